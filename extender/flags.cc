@@ -1,0 +1,169 @@
+#include "extender/flags.h"
+
+#include <charconv>
+#include <functional>
+#include <map>
+
+#include "scheduler/common/log.h"
+
+namespace taskgov::extender {
+namespace {
+
+Result<int> ParseInt(std::string_view name, std::string_view text, int min, int max) {
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
+    return Error{"flag --" + std::string(name) + ": '" + std::string(text) +
+                 "' is not an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+                 "]"};
+  }
+  return value;
+}
+
+using Setter = std::function<Status(Flags&, std::string_view)>;
+
+Setter HostPortSetter(HostPort Flags::*field, std::string_view name) {
+  return [field, name](Flags& flags, std::string_view value) -> Status {
+    Result<HostPort> hp = ParseHostPort(value);
+    if (!hp.ok()) return hp.error().Wrap("flag --" + std::string(name));
+    flags.*field = *hp;
+    return Status::Ok();
+  };
+}
+
+Setter StringSetter(std::string Flags::*field) {
+  return [field](Flags& flags, std::string_view value) -> Status {
+    flags.*field = std::string(value);
+    return Status::Ok();
+  };
+}
+
+const std::map<std::string, Setter, std::less<>>& Setters() {
+  static const auto* setters = new std::map<std::string, Setter, std::less<>>{
+      {"listen", HostPortSetter(&Flags::listen, "listen")},
+      {"metrics-listen", HostPortSetter(&Flags::metrics_listen, "metrics-listen")},
+      {"url-prefix",
+       [](Flags& flags, std::string_view value) -> Status {
+         std::string prefix(value);
+         while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+         if (!prefix.empty() && prefix.front() != '/') prefix.insert(prefix.begin(), '/');
+         flags.url_prefix = prefix;
+         return Status::Ok();
+       }},
+      {"config-dir", StringSetter(&Flags::config_dir)},
+      {"kubeconfig", StringSetter(&Flags::kubeconfig)},
+      {"tls-cert-file", StringSetter(&Flags::tls_cert_file)},
+      {"tls-key-file", StringSetter(&Flags::tls_key_file)},
+      {"tls-client-ca-file", StringSetter(&Flags::tls_client_ca_file)},
+      {"log-level",
+       [](Flags& flags, std::string_view value) -> Status {
+         log::Level level;
+         if (!log::ParseLevel(value, &level)) {
+           return Error{"flag --log-level: '" + std::string(value) +
+                        "' is not one of debug, info, warn, error"};
+         }
+         flags.log_level = std::string(value);
+         return Status::Ok();
+       }},
+      {"io-threads",
+       [](Flags& flags, std::string_view value) -> Status {
+         Result<int> n = ParseInt("io-threads", value, 1, 64);
+         if (!n.ok()) return n.error();
+         flags.io_threads = *n;
+         return Status::Ok();
+       }},
+      {"port-file", StringSetter(&Flags::port_file)},
+  };
+  return *setters;
+}
+
+}  // namespace
+
+Result<HostPort> ParseHostPort(std::string_view text) {
+  HostPort hp;
+  std::string_view port_text;
+  if (!text.empty() && text.front() == '[') {
+    size_t close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      return Error{"'" + std::string(text) + "' is not [ipv6]:port"};
+    }
+    hp.host = std::string(text.substr(1, close - 1));
+    port_text = text.substr(close + 2);
+  } else {
+    size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos) {
+      return Error{"'" + std::string(text) + "' is not host:port"};
+    }
+    hp.host = std::string(text.substr(0, colon));
+    if (hp.host.find(':') != std::string::npos) {
+      return Error{"'" + std::string(text) + "': write IPv6 addresses as [addr]:port"};
+    }
+    port_text = text.substr(colon + 1);
+  }
+  if (hp.host.empty()) hp.host = "0.0.0.0";
+  int port = 0;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() ||
+      port < 0 || port > 65535) {
+    return Error{"'" + std::string(text) + "': port must be an integer in [0, 65535]"};
+  }
+  hp.port = static_cast<uint16_t>(port);
+  return hp;
+}
+
+Result<Flags> ParseFlags(const std::vector<std::string_view>& args) {
+  Flags flags;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      flags.help = true;
+      continue;
+    }
+    if (arg.substr(0, 2) != "--") {
+      return Error{"unexpected argument '" + std::string(arg) + "' (flags are --name=value)"};
+    }
+    arg.remove_prefix(2);
+    std::string_view name = arg;
+    std::string_view value;
+    bool has_value = false;
+    if (size_t eq = arg.find('='); eq != std::string_view::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      has_value = true;
+    }
+    auto it = Setters().find(name);
+    if (it == Setters().end()) {
+      return Error{"unknown flag --" + std::string(name) + " (see --help)"};
+    }
+    if (!has_value) {
+      if (i + 1 >= args.size()) return Error{"flag --" + std::string(name) + " needs a value"};
+      value = args[++i];
+    }
+    Status status = it->second(flags, value);
+    if (!status.ok()) return status.error();
+  }
+  return flags;
+}
+
+std::string Usage() {
+  return R"(taskgov-extender: a kube-scheduler extender that governs how teams share accelerators.
+
+Flags (--name=value or --name value):
+  --listen=ADDR:PORT            webhook listener (default 127.0.0.1:8888)
+  --metrics-listen=ADDR:PORT    /metrics, /healthz and /readyz (default 0.0.0.0:9090)
+  --url-prefix=PATH             serve the verbs at PATH/filter, PATH/prioritize, ... (default /)
+  --config-dir=DIR              the mounted policy ConfigMap (default /etc/taskgov)
+  --kubeconfig=FILE             kubeconfig to use outside the cluster
+  --tls-cert-file=FILE          serve the webhooks over TLS with this certificate chain (PEM)
+  --tls-key-file=FILE           ... and this private key (PEM)
+  --tls-client-ca-file=FILE     require client certificates signed by this CA (mTLS)
+  --log-level=LEVEL             debug | info | warn | error (default info)
+  --io-threads=N                HTTP I/O threads (default 2)
+  --port-file=FILE              write the bound ports as JSON once serving
+  --help                        this text
+
+Exit codes: 0 after SIGTERM/SIGINT, 2 for bad flags or unreadable files.
+)";
+}
+
+}  // namespace taskgov::extender

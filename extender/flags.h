@@ -1,0 +1,45 @@
+#pragma once
+
+// Command-line flags of taskgov-extender. Parsing is pure (no file access); main() checks that
+// the named files are readable.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scheduler/common/result.h"
+
+namespace taskgov::extender {
+
+struct HostPort {
+  std::string host;  // an IP literal; IPv6 without brackets
+  uint16_t port = 0;
+};
+
+// Parses "127.0.0.1:8888", "[::1]:0", ":9090" (all interfaces).
+[[nodiscard]] Result<HostPort> ParseHostPort(std::string_view text);
+
+struct Flags {
+  HostPort listen{"127.0.0.1", 8888};        // webhook listener
+  HostPort metrics_listen{"0.0.0.0", 9090};  // /metrics, /healthz, /readyz
+  std::string url_prefix;                    // e.g. "/taskgov"; verbs are served at prefix/verb
+  std::string config_dir = "/etc/taskgov";
+  std::string kubeconfig;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+  std::string log_level = "info";
+  int io_threads = 2;
+  std::string port_file;  // when set, the bound ports are written here as JSON once serving
+  bool help = false;
+};
+
+// Accepts `--name=value` and `--name value`. Unknown flags, missing values and malformed values
+// are errors naming the flag.
+[[nodiscard]] Result<Flags> ParseFlags(const std::vector<std::string_view>& args);
+
+// The --help text.
+[[nodiscard]] std::string Usage();
+
+}  // namespace taskgov::extender

@@ -1,0 +1,47 @@
+#include "scheduler/common/log.h"
+
+#include <gtest/gtest.h>
+
+namespace taskgov::log {
+namespace {
+
+TEST(LogTest, FormatsOneJsonObjectWithFields) {
+  std::string line =
+      Format(Level::kWarn, "extender", "slow \"client\"\n",
+             {{"peer", "127.0.0.1"}, {"bytes", int64_t{42}}, {"tls", true}}, 1764454291123);
+  EXPECT_EQ(line,
+            "{\"time\":\"2025-11-29T22:11:31.123Z\",\"level\":\"warn\",\"component\":\"extender\","
+            "\"msg\":\"slow \\\"client\\\"\\n\",\"peer\":\"127.0.0.1\",\"bytes\":42,\"tls\":true}");
+}
+
+TEST(LogTest, EscapesControlCharacters) {
+  std::string out;
+  AppendJsonEscaped(std::string_view("a\x01z", 3), &out);
+  EXPECT_EQ(out, "a\\u0001z");
+}
+
+TEST(LogTest, ParsesLevelsAndRejectsOthers) {
+  Level level = Level::kInfo;
+  EXPECT_TRUE(ParseLevel("debug", &level));
+  EXPECT_EQ(level, Level::kDebug);
+  EXPECT_TRUE(ParseLevel("error", &level));
+  EXPECT_EQ(level, Level::kError);
+  EXPECT_FALSE(ParseLevel("verbose", &level));
+  EXPECT_EQ(level, Level::kError);
+}
+
+TEST(LogTest, ThresholdFiltersLowerLevels) {
+  SetLevel(Level::kWarn);
+  EXPECT_FALSE(Enabled(Level::kInfo));
+  EXPECT_TRUE(Enabled(Level::kWarn));
+  EXPECT_TRUE(Enabled(Level::kError));
+  SetLevel(Level::kInfo);
+}
+
+TEST(LogTest, NonFiniteDoubleBecomesNull) {
+  Field f("x", 1.0 / 0.0);
+  EXPECT_EQ(f.value, "null");
+}
+
+}  // namespace
+}  // namespace taskgov::log

@@ -1,0 +1,37 @@
+"""The project's C++ rules: every target gets the project's compiler options from here."""
+
+TASKGOV_COPTS = [
+    "-std=c++20",
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+]
+
+def taskgov_cc_library(name, copts = [], **kwargs):
+    native.cc_library(name = name, copts = TASKGOV_COPTS + copts, **kwargs)
+
+def taskgov_cc_binary(name, copts = [], **kwargs):
+    native.cc_binary(name = name, copts = TASKGOV_COPTS + copts, **kwargs)
+
+def taskgov_cc_test(name, copts = [], deps = [], own_main = False, **kwargs):
+    """A GoogleTest test; links gtest_main unless the test brings its own main (own_main)."""
+    native.cc_test(
+        name = name,
+        copts = TASKGOV_COPTS + copts,
+        deps = deps + ["@googletest//:gtest" if own_main else "@googletest//:gtest_main"],
+        **kwargs
+    )
+
+def taskgov_cc_benchmark(name, copts = [], deps = [], tags = [], **kwargs):
+    """A Google Benchmark target that prints a table; run it with `bazel run -c opt`.
+
+    Benchmarks measure and never gate: they are binaries, not tests.
+    """
+    native.cc_binary(
+        name = name,
+        copts = TASKGOV_COPTS + copts,
+        deps = deps + ["@benchmark//:benchmark_main"],
+        tags = tags + ["benchmark"],
+        testonly = True,
+        **kwargs
+    )
