@@ -1,0 +1,74 @@
+#pragma once
+
+// The seams between taskgov's decisions and the Kubernetes API (DESIGN §5):
+//  * ClusterObserver — informers push what they see (implemented by the cluster state that feeds
+//    the ledger and the node cache);
+//  * KubeActions — what taskgov does to the cluster (bind, evict, record events).
+// Implemented over the real API client in scheduler/kube/, by fakes in tests.
+
+#include <cstdint>
+#include <string>
+
+#include "scheduler/common/result.h"
+#include "scheduler/objects.h"
+
+namespace taskgov::scheduler {
+
+enum class ObjectKind { kPod, kNode, kNamespace, kLocalQueue, kPodGroup };
+
+// Called from informer threads, one event at a time per kind, in the order the API server sent
+// them. A relist reports objects that vanished as deletes. Implementations must be thread-safe
+// across kinds.
+class ClusterObserver {
+ public:
+  virtual ~ClusterObserver() = default;
+  virtual void OnPodUpsert(const Pod& pod) = 0;
+  virtual void OnPodDelete(const Pod& last_known) = 0;
+  virtual void OnNodeUpsert(const Node& node) = 0;
+  virtual void OnNodeDelete(const std::string& name) = 0;
+  virtual void OnNamespaceUpsert(const std::string& name, const Labels& labels) = 0;
+  virtual void OnNamespaceDelete(const std::string& name) = 0;
+  // Kueue LocalQueue (namespace/name → spec.clusterQueue).
+  virtual void OnLocalQueueUpsert(const std::string& ns, const std::string& name,
+                                  const std::string& cluster_queue) = 0;
+  virtual void OnLocalQueueDelete(const std::string& ns, const std::string& name) = 0;
+  // Volcano / scheduler-plugins PodGroup (namespace/name → spec.queue, spec.minMember).
+  virtual void OnPodGroupUpsert(const std::string& ns, const std::string& name,
+                                const std::string& queue, int64_t min_member) = 0;
+  virtual void OnPodGroupDelete(const std::string& ns, const std::string& name) = 0;
+  // The initial list of `kind` is complete (or the kind is not served: missing CRD).
+  virtual void OnSynced(ObjectKind kind) = 0;
+};
+
+enum class EvictOutcome {
+  kEvicted,       // accepted; the pod terminates within its grace period
+  kBlockedByPdb,  // 429: a PodDisruptionBudget refused it
+  kNotFound,      // already gone
+  kFailed,        // any other error
+};
+
+struct EventRecord {
+  std::string ns;
+  std::string pod_name;
+  std::string pod_uid;
+  std::string type = "Normal";  // Normal | Warning
+  std::string reason;           // e.g. Preempted, Reclaimed, Admitted
+  std::string action;           // e.g. Preempting, Binding
+  std::string note;             // the human explanation
+};
+
+// Thread-safe; calls block for at most their timeout.
+class KubeActions {
+ public:
+  virtual ~KubeActions() = default;
+  // POST pods/{name}/binding.
+  virtual Status Bind(const std::string& ns, const std::string& name, const std::string& uid,
+                      const std::string& node) = 0;
+  // POST pods/{name}/eviction (policy/v1) with deleteOptions.gracePeriodSeconds.
+  virtual EvictOutcome Evict(const std::string& ns, const std::string& name, const std::string& uid,
+                             int64_t grace_period_seconds, std::string* detail) = 0;
+  // events.k8s.io/v1, best effort (failures are counted and logged, not returned).
+  virtual void RecordEvent(const EventRecord& event) = 0;
+};
+
+}  // namespace taskgov::scheduler

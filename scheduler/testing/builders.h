@@ -1,0 +1,156 @@
+#pragma once
+
+// Test builders for pods and nodes:
+//   Pod p = PodBuilder("w-0").Namespace("hyperpod-ns-a").Gpus(8).Cpu("4").Build();
+//   Node n = NodeBuilder("n-1").InstanceType("ml.p5.48xlarge").Allocatable("nvidia.com/gpu", "8")
+//                .Build();
+// Quantities are Kubernetes strings; a malformed one aborts the test binary (a test bug).
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "scheduler/objects.h"
+#include "scheduler/quantity.h"
+
+namespace taskgov::scheduler::testing {
+
+inline int64_t Q(const std::string& resource, const std::string& quantity) {
+  Result<int64_t> r = ParseResourceQuantity(resource, quantity);
+  if (!r.ok()) {
+    std::cerr << "test builder: " << r.error().message << "\n";
+    std::abort();
+  }
+  return *r;
+}
+
+class ContainerBuilder {
+ public:
+  explicit ContainerBuilder(std::string name) { c_.name = std::move(name); }
+  ContainerBuilder& Request(const std::string& r, const std::string& q) {
+    c_.requests.Set(r, Q(r, q));
+    return *this;
+  }
+  ContainerBuilder& Limit(const std::string& r, const std::string& q) {
+    c_.limits.Set(r, Q(r, q));
+    return *this;
+  }
+  ContainerBuilder& Sidecar() {
+    c_.restart_always = true;
+    return *this;
+  }
+  Container Build() const { return c_; }
+
+ private:
+  Container c_;
+};
+
+class PodBuilder {
+ public:
+  explicit PodBuilder(std::string name) {
+    pod_.name = std::move(name);
+    pod_.namespace_ = "default";
+    pod_.uid = "uid-" + pod_.name;
+    pod_.scheduler_name = "taskgov";
+    pod_.containers.push_back(Container{"main", {}, {}, false});
+  }
+  PodBuilder& Namespace(std::string ns) {
+    pod_.namespace_ = std::move(ns);
+    return *this;
+  }
+  PodBuilder& Uid(std::string uid) {
+    pod_.uid = std::move(uid);
+    return *this;
+  }
+  PodBuilder& Label(const std::string& k, const std::string& v) {
+    pod_.labels[k] = v;
+    return *this;
+  }
+  PodBuilder& Annotation(const std::string& k, const std::string& v) {
+    pod_.annotations[k] = v;
+    return *this;
+  }
+  // Adds a request to the first (main) container.
+  PodBuilder& Request(const std::string& r, const std::string& q) {
+    pod_.containers.front().requests.Set(r, Q(r, q));
+    return *this;
+  }
+  PodBuilder& Gpus(int n) { return Request("nvidia.com/gpu", std::to_string(n)); }
+  PodBuilder& Cpu(const std::string& q) { return Request("cpu", q); }
+  PodBuilder& Memory(const std::string& q) { return Request("memory", q); }
+  PodBuilder& AddContainer(const scheduler::Container& c) {
+    pod_.containers.push_back(c);
+    return *this;
+  }
+  PodBuilder& AddInitContainer(const scheduler::Container& c) {
+    pod_.init_containers.push_back(c);
+    return *this;
+  }
+  PodBuilder& Overhead(const std::string& r, const std::string& q) {
+    pod_.overhead.Set(r, Q(r, q));
+    return *this;
+  }
+  PodBuilder& Priority(int32_t p) {
+    pod_.priority = p;
+    return *this;
+  }
+  PodBuilder& PriorityClassName(std::string name) {
+    pod_.priority_class_name = std::move(name);
+    return *this;
+  }
+  PodBuilder& Created(int64_t unix_ms) {
+    pod_.creation_unix_ms = unix_ms;
+    return *this;
+  }
+  PodBuilder& Started(int64_t unix_ms) {
+    pod_.start_unix_ms = unix_ms;
+    return *this;
+  }
+  PodBuilder& OnNode(std::string node) {
+    pod_.node_name = std::move(node);
+    pod_.phase = PodPhase::kRunning;
+    return *this;
+  }
+  PodBuilder& Phase(PodPhase phase) {
+    pod_.phase = phase;
+    return *this;
+  }
+  PodBuilder& Owner(std::string kind, std::string name, std::string uid) {
+    pod_.owner_references.push_back(
+        OwnerReference{"batch/v1", std::move(kind), std::move(name), std::move(uid), true});
+    return *this;
+  }
+  Pod Build() const { return pod_; }
+  operator Pod() const { return pod_; }  // NOLINT: builders convert implicitly
+
+ private:
+  Pod pod_;
+};
+
+class NodeBuilder {
+ public:
+  explicit NodeBuilder(std::string name) { node_.name = std::move(name); }
+  NodeBuilder& Label(const std::string& k, const std::string& v) {
+    node_.labels[k] = v;
+    return *this;
+  }
+  NodeBuilder& InstanceType(const std::string& type) {
+    return Label("node.kubernetes.io/instance-type", type);
+  }
+  NodeBuilder& Allocatable(const std::string& r, const std::string& q) {
+    node_.allocatable.Set(r, Q(r, q));
+    node_.capacity.Set(r, Q(r, q));
+    return *this;
+  }
+  NodeBuilder& Unschedulable() {
+    node_.unschedulable = true;
+    return *this;
+  }
+  Node Build() const { return node_; }
+  operator Node() const { return node_; }  // NOLINT: builders convert implicitly
+
+ private:
+  Node node_;
+};
+
+}  // namespace taskgov::scheduler::testing
