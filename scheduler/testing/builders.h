@@ -154,3 +154,91 @@ class NodeBuilder {
 };
 
 }  // namespace taskgov::scheduler::testing
+
+#include <memory>
+
+#include "scheduler/policy.h"
+
+namespace taskgov::scheduler::testing {
+
+// Builds a Policy:
+//   auto policy = PolicyBuilder()
+//       .Team("a", "cohort").Quota("ml.p5.48xlarge", "nvidia.com/gpu", 8, /*borrow=*/4)
+//       .Team("b", "cohort").Quota("ml.p5.48xlarge", "nvidia.com/gpu", 8)
+//       .Build();
+// Amounts are canonical; borrowing/lending default to unlimited. Team namespaces default to
+// "ns-<team>".
+class PolicyBuilder {
+ public:
+  PolicyBuilder& Team(const std::string& name, const std::string& cohort = "") {
+    scheduler::Team team;
+    team.name = name;
+    team.cohort = cohort;
+    team.namespaces = {"ns-" + name};
+    team.cluster_queue = name;
+    policy_.teams.push_back(team);
+    return *this;
+  }
+  PolicyBuilder& Weight(double weight) {
+    policy_.teams.back().fair_share_weight = weight;
+    return *this;
+  }
+  PolicyBuilder& Namespaces(std::vector<std::string> namespaces) {
+    policy_.teams.back().namespaces = std::move(namespaces);
+    return *this;
+  }
+  PolicyBuilder& Inactive() {
+    policy_.teams.back().active = false;
+    return *this;
+  }
+  PolicyBuilder& Queueing(QueueingStrategy strategy) {
+    policy_.teams.back().queueing = strategy;
+    return *this;
+  }
+  PolicyBuilder& Quota(const std::string& flavor, const std::string& resource, int64_t nominal,
+                       int64_t borrowing_limit = kUnlimited, int64_t lending_limit = kUnlimited) {
+    scheduler::Team& team = policy_.teams.back();
+    FlavorQuota* fq = nullptr;
+    for (FlavorQuota& f : team.flavors) {
+      if (f.flavor == flavor) fq = &f;
+    }
+    if (fq == nullptr) {
+      team.flavors.push_back(FlavorQuota{flavor, {}});
+      fq = &team.flavors.back();
+    }
+    fq->resources.push_back(ResourceQuota{resource, nominal, borrowing_limit, lending_limit});
+    bool known = false;
+    for (const Flavor& f : policy_.flavors) known |= f.name == flavor;
+    if (!known) {
+      policy_.flavors.push_back(Flavor{flavor, {{policy_.instance_type_label, flavor}}});
+    }
+    return *this;
+  }
+  PolicyBuilder& PriorityClass(const std::string& name, int32_t value) {
+    policy_.priority_classes.push_back(scheduler::PriorityClass{name, value});
+    return *this;
+  }
+  PolicyBuilder& TaskPrioritization(scheduler::TaskPrioritization mode) {
+    policy_.task_prioritization = mode;
+    return *this;
+  }
+  PolicyBuilder& IdleCompute(IdleComputeAllocation mode) {
+    policy_.idle_compute = mode;
+    return *this;
+  }
+  PolicyBuilder& NoTeam(NoTeamAction action) {
+    policy_.no_team = action;
+    return *this;
+  }
+  Policy& mutable_policy() { return policy_; }
+  std::shared_ptr<const Policy> Build() const {
+    auto policy = std::make_shared<Policy>(policy_);
+    policy->Finalize();
+    return policy;
+  }
+
+ private:
+  Policy policy_;
+};
+
+}  // namespace taskgov::scheduler::testing
