@@ -488,7 +488,7 @@ std::unique_ptr<Ledger::Generation> Ledger::Build(PolicyPtr policy, std::vector<
 }
 
 void Ledger::Swap(const std::function<std::unique_ptr<Generation>(const Generation&)>& make_next,
-                  const std::function<std::vector<Charge*>()>* collect) {
+                  const std::function<std::vector<Charge*>()>* collect, std::vector<Drift>* drift) {
   std::lock_guard<std::mutex> lock(structure_mu_);
   Generation* old = current_.load(std::memory_order_seq_cst);
   old->open.store(false, std::memory_order_seq_cst);
@@ -499,6 +499,24 @@ void Ledger::Swap(const std::function<std::unique_ptr<Generation>(const Generati
   if (collect != nullptr) charges = (*collect)();
   std::unique_ptr<Generation> next = make_next(*old);
   if (collect != nullptr) {
+    if (drift != nullptr) {
+      // Compare the old counters with what the charges say they should be.
+      std::unordered_map<const TeamCell*, int64_t> expected;
+      for (const Charge* charge : charges) {
+        for (uint8_t i = 0; i < charge->count; ++i) {
+          const TeamCell* cell =
+              old->FindCell(charge->team, charge->flavor, charge->items[i].resource);
+          if (cell != nullptr) expected[cell] += charge->items[i].amount;
+        }
+      }
+      for (size_t i = 0; i < old->cell_count; ++i) {
+        const TeamCell& cell = old->cells[i];
+        const int64_t usage = cell.g.load(kRelaxed) + cell.b.load(kRelaxed);
+        auto it = expected.find(&cell);
+        const int64_t want = it == expected.end() ? 0 : it->second;
+        if (usage != want) drift->push_back(Drift{cell.key, usage, want});
+      }
+    }
     for (Charge* charge : charges) {
       uint8_t kept = 0;
       for (uint8_t i = 0; i < charge->count; ++i) {
@@ -559,7 +577,8 @@ void Ledger::EnsureCells(const std::vector<CellKey>& keys) {
       nullptr);
 }
 
-void Ledger::Rebuild(const std::function<std::vector<Charge*>()>& collect) {
+std::vector<Ledger::Drift> Ledger::Rebuild(const std::function<std::vector<Charge*>()>& collect) {
+  std::vector<Drift> drift;
   std::vector<CellKey> charged;
   auto collect_keys = [&]() {
     std::vector<Charge*> charges = collect();
@@ -581,7 +600,8 @@ void Ledger::Rebuild(const std::function<std::vector<Charge*>()>& collect) {
         }
         return Build(old.policy, std::move(extra));
       },
-      &collector);
+      &collector, &drift);
+  return drift;
 }
 
 std::vector<Ledger::CellUsage> Ledger::Cells() const {

@@ -171,10 +171,17 @@ class Ledger {
   void ApplyPolicy(PolicyPtr policy);
   // Adds cells (with zero limits) for usage the policy does not mention.
   void EnsureCells(const std::vector<CellKey>& keys);
-  // Replaces all usage by the sum of the charges `collect` returns; `collect` runs while no
-  // Session is open, so whatever a caller updates inside Sessions is quiescent. Returned charges
-  // are re-pointed at the new generation (their cells are updated in place).
-  void Rebuild(const std::function<std::vector<Charge*>()>& collect);
+  // A cell whose counters disagreed with the charges it should hold.
+  struct Drift {
+    CellKey key;
+    int64_t ledger_usage = 0;
+    int64_t charged = 0;
+  };
+  // Replaces all usage by the sum of the charges `collect` returns and reports every cell that
+  // differed. `collect` runs while no Session is open, so whatever a caller updates inside
+  // Sessions is quiescent. Returned charges are re-pointed at the new generation (updated in
+  // place).
+  std::vector<Drift> Rebuild(const std::function<std::vector<Charge*>()>& collect);
 
   // A cell to create beyond the policy's, for usage the policy does not mention.
   struct ExtraCell {
@@ -196,7 +203,8 @@ class Ledger {
   // with `make_next`, fills it from the old counters (collect == nullptr) or from the collected
   // charges, and publishes it.
   void Swap(const std::function<std::unique_ptr<Generation>(const Generation&)>& make_next,
-            const std::function<std::vector<Charge*>()>* collect);
+            const std::function<std::vector<Charge*>()>* collect,
+            std::vector<Drift>* drift = nullptr);
 
   std::atomic<Generation*> current_{nullptr};
   std::mutex structure_mu_;  // serialises swaps
