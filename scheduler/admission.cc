@@ -1,0 +1,514 @@
+#include "scheduler/admission.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "scheduler/common/log.h"
+#include "scheduler/pod_identity.h"
+
+namespace taskgov::scheduler {
+namespace {
+
+constexpr std::string_view kComponent = "admission";
+using Mode = Ledger::Mode;
+
+bool IsAccelerator(std::string_view resource) {
+  return resource != "cpu" && resource != "memory" && resource != "ephemeral-storage" &&
+         resource != "pods" && !resource.starts_with("hugepages-");
+}
+
+// Would `request` fit for (team, flavor) now, if the team already used `team_extra` more and the
+// pool `pool_extra` more? A dry run on the ledger's current numbers (DESIGN §3.3).
+bool WouldFit(const Ledger::Session& s, NameId team, NameId flavor, const ResourceList& request,
+              Mode mode, const ResourceList& team_extra, const ResourceList& pool_extra) {
+  if (!s.HasFlavor(team, flavor)) return false;
+  for (const ResourceAmount& want : request) {
+    std::optional<NameId> resource = ResourceNames().Find(want.name);
+    if (!resource) continue;
+    CellView v = s.View(team, flavor, *resource);
+    if (!v.exists) continue;
+    const int64_t usage = SaturatingAdd(v.usage, team_extra.Get(want.name));
+    const int64_t ceiling =
+        v.borrowing_limit == kUnlimited ? kUnlimited : SaturatingAdd(v.nominal, v.borrowing_limit);
+    const int64_t cap = mode == Mode::kWithinNominal ? std::min(v.nominal, ceiling) : ceiling;
+    if (SaturatingAdd(usage, want.amount) > cap) return false;
+    const int64_t delta = std::max<int64_t>(0, usage + want.amount - v.guaranteed) -
+                          std::max<int64_t>(0, usage - v.guaranteed);
+    if (delta > 0 && SaturatingAdd(SaturatingAdd(v.pool_used, pool_extra.Get(want.name)), delta) >
+                         v.pool_capacity) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// What `request` would add to the cohort pool if (team, flavor) took it now.
+ResourceList PoolDelta(const Ledger::Session& s, NameId team, NameId flavor,
+                       const ResourceList& request) {
+  ResourceList delta;
+  for (const ResourceAmount& want : request) {
+    std::optional<NameId> resource = ResourceNames().Find(want.name);
+    if (!resource) continue;
+    CellView v = s.View(team, flavor, *resource);
+    if (!v.exists) continue;
+    delta.Set(want.name, std::max<int64_t>(0, v.usage + want.amount - v.guaranteed) -
+                             std::max<int64_t>(0, v.usage - v.guaranteed));
+  }
+  return delta;
+}
+
+bool NodeHasRoom(const NodeView& node, const ResourceList& request) {
+  if (!node.known) return true;  // not in the cache yet: the scheduler has checked its fit
+  if (!node.schedulable) return false;
+  for (const ResourceAmount& want : request) {
+    if (!node.allocatable.Has(want.name)) return false;
+    if (SaturatingAdd(node.used.Get(want.name), want.amount) > node.allocatable.Get(want.name)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string ReasonCode(RefusalKind kind) {
+  switch (kind) {
+    case RefusalKind::kNoQuota:
+      return "no_quota";
+    case RefusalKind::kNominal:
+      return "quota";
+    case RefusalKind::kBorrowingLimit:
+      return "borrowing_limit";
+    case RefusalKind::kPool:
+      return "pool";
+    case RefusalKind::kTooManyResources:
+      return "no_quota";
+  }
+  return "quota";
+}
+
+}  // namespace
+
+int64_t WeightedShare(const Ledger::Session& session, const Team& team, NameId flavor,
+                      const ResourceList& request) {
+  if (team.fair_share_weight <= 0) return kUnlimited;
+  const NameId team_id = TeamNames().Intern(team.name);
+  double share = 0;
+  for (NameId resource : session.Resources(team_id, flavor)) {
+    CellView v = session.View(team_id, flavor, resource);
+    const int64_t borrowed =
+        std::max<int64_t>(0, v.usage + request.Get(ResourceNames().Name(resource)) - v.nominal);
+    if (borrowed == 0) continue;
+    const double ratio = v.pool_capacity > 0
+                             ? static_cast<double>(borrowed) / static_cast<double>(v.pool_capacity)
+                             : 1e6;
+    share = std::max(share, ratio);
+  }
+  return static_cast<int64_t>(share * 1000.0 / team.fair_share_weight);
+}
+
+struct Admission::Context {
+  PolicyPtr policy;
+  const Team* team = nullptr;
+  NameId team_id = kNoTeam;
+  const Pod* pod = nullptr;
+  ResourceList request;
+  int32_t priority = 0;
+  bool by_priority = true;
+  Mode mode = Mode::kWithinNominal;
+  // Higher-ranked pending pods of the team, fetched once per filter.
+  std::optional<std::vector<PendingPod>> ahead;
+};
+
+Admission::Admission(QuotaBook* book, ClusterState* cluster, KubeActions* binder,
+                     const Clock* clock, Options options)
+    : book_(book), cluster_(cluster), binder_(binder), clock_(clock), options_(options) {}
+
+void Admission::ApplyPolicy(PolicyPtr policy) {
+  book_->ApplyPolicy(policy);
+  cluster_->SetPolicy(std::move(policy));
+}
+
+bool Admission::QueueOrderBlocks(Context& ctx, NameId flavor, std::string* why) const {
+  const bool strict = ctx.team->queueing == QueueingStrategy::kStrictFIFO;
+  if (!ctx.ahead) {
+    ctx.ahead =
+        cluster_->PendingAhead(ctx.team_id, ctx.priority, ctx.pod->creation_unix_ms, ctx.pod->uid,
+                               ctx.by_priority, strict ? 1 : options_.queue_lookahead);
+  }
+  if (ctx.ahead->empty()) return false;
+  if (strict) {
+    *why = "waiting behind higher-ranked pod " + ctx.ahead->front().key + " (StrictFIFO)";
+    return true;
+  }
+  // BestEffortFIFO: wait only for a pod ahead that fits now and would not fit after this one.
+  Ledger::Session s(book_->ledger());
+  const ResourceList none;
+  const ResourceList pool_after = PoolDelta(s, ctx.team_id, flavor, ctx.request);
+  for (const PendingPod& other : *ctx.ahead) {
+    const Mode mode = Mode::kBorrowing;
+    if (WouldFit(s, ctx.team_id, flavor, other.request, mode, none, none) &&
+        !WouldFit(s, ctx.team_id, flavor, other.request, mode, ctx.request, pool_after)) {
+      *why = "waiting behind higher-ranked pod " + other.key;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Admission::FairShareBlocks(Context& ctx, NameId flavor, std::string* why) const {
+  if (ctx.policy->idle_compute != IdleComputeAllocation::kFairShare || ctx.team->cohort.empty()) {
+    return false;
+  }
+  Ledger::Session s(book_->ledger());
+  const int64_t my_share = WeightedShare(s, *ctx.team, flavor, ctx.request);
+  const ResourceList none;
+  const ResourceList my_pool = PoolDelta(s, ctx.team_id, flavor, ctx.request);
+  for (const Team& other : ctx.policy->teams) {
+    if (other.cohort != ctx.team->cohort || other.name == ctx.team->name || !other.active) {
+      continue;
+    }
+    const NameId other_id = TeamNames().Intern(other.name);
+    if (!s.HasFlavor(other_id, flavor)) continue;
+    std::optional<PendingPod> head = cluster_->PendingHead(
+        other_id, ctx.policy->task_prioritization == TaskPrioritization::kTaskRanking);
+    if (!head) continue;
+    // Only demand that needs to borrow here, could borrow now, and would lose out to this pod.
+    if (WouldFit(s, other_id, flavor, head->request, Mode::kWithinNominal, none, none)) continue;
+    if (!WouldFit(s, other_id, flavor, head->request, Mode::kBorrowing, none, none)) continue;
+    if (WouldFit(s, other_id, flavor, head->request, Mode::kBorrowing, none, my_pool)) continue;
+    const int64_t other_share = WeightedShare(s, other, flavor, head->request);
+    if (other_share < my_share ||
+        (other_share == my_share && head->created_ms < ctx.pod->creation_unix_ms)) {
+      auto show = [](int64_t share) {
+        return share == kUnlimited ? std::string("inf") : std::to_string(share);
+      };
+      *why = "fair share: " + other.name + " (share " + show(other_share) + ") is ahead of " +
+             ctx.team->name + " (share " + show(my_share) + ")";
+      return true;
+    }
+  }
+  return false;
+}
+
+FilterResult Admission::Filter(const FilterArgs& args) {
+  FilterResult result;
+  FilterDecision decision;
+  auto refuse_all = [&](const std::string& reason, const std::string& code) {
+    for (const std::string& name : args.node_names) result.failed_unresolvable[name] = reason;
+    decision.reason = code;
+    if (observer_) observer_(decision);
+    return result;
+  };
+  if (std::string gate = Gate(); !gate.empty()) {
+    result.error = gate;
+    decision.reason = "not_ready";
+    if (observer_) observer_(decision);
+    return result;
+  }
+  Context ctx;
+  ctx.policy = book_->ledger().policy();
+  ctx.pod = &args.pod;
+  ctx.team_id = cluster_->TeamOf(args.pod);
+  ctx.team = ctx.team_id == kNoTeam ? nullptr : ctx.policy->FindTeam(TeamNames().Name(ctx.team_id));
+  decision.team = ctx.team_id;
+  if (ctx.team == nullptr) {
+    if (ctx.policy->no_team == NoTeamAction::kRefuse) {
+      return refuse_all("pod " + args.pod.key() + " belongs to no team (namespace " +
+                            args.pod.namespace_ + " is not a team namespace)",
+                        "no_team");
+    }
+    result.feasible = args.node_names;  // not governed: pass through untouched
+    decision.admitted = true;
+    decision.reason = "no_team";
+    if (observer_) observer_(decision);
+    return result;
+  }
+  if (!ctx.team->active) {
+    return refuse_all(ctx.team->name + " is not active: its new pods are held", "inactive");
+  }
+  ctx.request = EffectiveRequest(args.pod);
+  ctx.priority = ResolvePriority(*ctx.policy, args.pod);
+  ctx.by_priority = ctx.policy->task_prioritization == TaskPrioritization::kTaskRanking;
+  decision.priority_class = PriorityClassOf(*ctx.policy, args.pod);
+
+  // Candidate nodes by flavor.
+  std::vector<NodeView> views;
+  cluster_->ViewNodes(args.node_names, &views);
+  if (!args.node_names_mode) {
+    for (size_t i = 0; i < args.nodes.size() && i < views.size(); ++i) {
+      NodeView& v = views[i];
+      if (!v.known) {
+        v.known = true;
+        v.schedulable = !args.nodes[i].unschedulable;
+      }
+      v.flavor = cluster_->FlavorOfLabels(args.nodes[i].labels);
+      v.allocatable = args.nodes[i].allocatable;
+    }
+  }
+  std::unordered_map<NameId, std::vector<size_t>> by_flavor;
+  for (size_t i = 0; i < views.size(); ++i) by_flavor[views[i].flavor].push_back(i);
+
+  std::unordered_map<NameId, std::string> reason_of;  // flavor → why not
+  std::unordered_map<NameId, std::string> code_of;
+  for (Mode mode : {Mode::kWithinNominal, Mode::kBorrowing}) {
+    ctx.mode = mode;
+    for (const FlavorQuota& fq : ctx.team->flavors) {
+      const NameId flavor = FlavorNames().Intern(fq.flavor);
+      auto nodes = by_flavor.find(flavor);
+      if (nodes == by_flavor.end()) continue;
+      std::vector<size_t> roomy;
+      for (size_t i : nodes->second) {
+        if (NodeHasRoom(views[i], ctx.request)) roomy.push_back(i);
+      }
+      if (roomy.empty()) {
+        reason_of[flavor] =
+            ctx.team->name + ": no " + fq.flavor + " node has room for " + ctx.request.ToString();
+        code_of[flavor] = "no_room";
+        continue;
+      }
+      std::string why;
+      if (QueueOrderBlocks(ctx, flavor, &why)) {
+        reason_of[flavor] = ctx.team->name + ": " + why;
+        code_of[flavor] = "queue_order";
+        continue;
+      }
+      if (mode == Mode::kBorrowing && FairShareBlocks(ctx, flavor, &why)) {
+        reason_of[flavor] = why;
+        code_of[flavor] = "fair_share";
+        continue;
+      }
+      PodMeta meta;
+      meta.priority = ctx.priority;
+      meta.created_ms = args.pod.creation_unix_ms;
+      std::variant<Charge, Refusal> r = book_->Assume(
+          args.pod.uid, ctx.team_id, flavor, ctx.request, mode, options_.assume_ttl_ms, meta);
+      if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
+        reason_of[flavor] = refusal->Explain();
+        code_of[flavor] = ReasonCode(refusal->kind);
+        continue;
+      }
+      // Admitted on this flavor.
+      cluster_->NoteAdmitted(args.pod.uid);
+      std::vector<bool> feasible(views.size(), false);
+      for (size_t i : roomy) feasible[i] = true;
+      const std::string elsewhere = "taskgov assigned " + args.pod.key() + " to " + fq.flavor;
+      for (size_t i = 0; i < views.size(); ++i) {
+        if (feasible[i]) {
+          result.feasible.push_back(args.node_names[i]);
+        } else if (views[i].flavor == flavor) {
+          result.failed_unresolvable[args.node_names[i]] =
+              ctx.team->name + ": node has no room for " + ctx.request.ToString();
+        } else {
+          result.failed_unresolvable[args.node_names[i]] = elsewhere;
+        }
+      }
+      decision.admitted = true;
+      decision.flavor = flavor;
+      decision.borrowing = std::get<Charge>(r).borrowing;
+      if (observer_) observer_(decision);
+      return result;
+    }
+  }
+
+  // Refused on every flavor: one reason per flavor, shared by its nodes.
+  cluster_->NotePending(args.pod, ctx.team_id, ctx.priority, ctx.request);
+  std::string first_code = "no_quota";
+  for (const FlavorQuota& fq : ctx.team->flavors) {
+    auto it = code_of.find(FlavorNames().Intern(fq.flavor));
+    if (it != code_of.end()) {
+      first_code = it->second;
+      break;
+    }
+  }
+  for (size_t i = 0; i < views.size(); ++i) {
+    auto it = reason_of.find(views[i].flavor);
+    std::string reason;
+    if (it != reason_of.end()) {
+      reason = it->second;
+    } else if (views[i].flavor == kNoNode) {
+      reason = "node belongs to no flavor (no instance-type label)";
+    } else {
+      reason = ctx.team->name + ": no quota on " + FlavorNames().Name(views[i].flavor);
+    }
+    result.failed_unresolvable[args.node_names[i]] = std::move(reason);
+  }
+  decision.reason = first_code;
+  if (observer_) observer_(decision);
+  return result;
+}
+
+std::vector<HostPriority> Admission::Prioritize(const FilterArgs& args) {
+  std::vector<HostPriority> scores;
+  scores.reserve(args.node_names.size());
+  for (const std::string& name : args.node_names) scores.push_back(HostPriority{name, 0});
+  if (!Gate().empty()) return scores;
+  std::optional<Reservation> reservation = book_->Find(args.pod.uid);
+  if (!reservation) return scores;
+  const ResourceList request = EffectiveRequest(args.pod);
+  // The resource to pack: the pod's largest accelerator request, else cpu.
+  std::string packed = "cpu";
+  int64_t biggest = 0;
+  for (const ResourceAmount& r : request) {
+    if (IsAccelerator(r.name) && r.amount > biggest) {
+      biggest = r.amount;
+      packed = r.name;
+    }
+  }
+  std::vector<NodeView> views;
+  cluster_->ViewNodes(args.node_names, &views);
+  for (size_t i = 0; i < views.size(); ++i) {
+    const NodeView& v = views[i];
+    if (!v.known || v.flavor != reservation->charge.flavor) continue;
+    const int64_t allocatable = v.allocatable.Get(packed);
+    int64_t pack = 0;
+    if (allocatable > 0) {
+      const int64_t after =
+          std::min(allocatable, SaturatingAdd(v.used.Get(packed), request.Get(packed)));
+      pack = (8 * after + allocatable / 2) / allocatable;
+    }
+    const bool together =
+        reservation->charge.borrowing ? v.borrowing_pods > 0 : v.borrowing_pods == 0;
+    scores[i].score = std::clamp<int64_t>(pack + (together ? 2 : 0), 0, 10);
+  }
+  return scores;
+}
+
+PreemptResult Admission::Preempt(const PreemptArgs& args) {
+  PreemptResult result;
+  if (std::string gate = Gate(); !gate.empty()) {
+    result.error = gate;
+    return result;
+  }
+  PolicyPtr policy = book_->ledger().policy();
+  const NameId preemptor_team_id = cluster_->TeamOf(args.pod);
+  const Team* preemptor_team = preemptor_team_id == kNoTeam
+                                   ? nullptr
+                                   : policy->FindTeam(TeamNames().Name(preemptor_team_id));
+  const int32_t preemptor_priority = ResolvePriority(*policy, args.pod);
+  const ResourceList preemptor_request = EffectiveRequest(args.pod);
+  const int64_t now = clock_->NowMs();
+  const int64_t min_runtime_ms = policy->preemption.minimum_runtime_seconds * 1000;
+
+  for (const auto& [node, victims] : args.node_to_victims) {
+    const NodeView view = cluster_->ViewNode(node);
+    std::vector<std::pair<int32_t, Pod>> kept;
+    for (const Pod& given : victims.pods) {
+      std::optional<Pod> known = args.meta ? cluster_->FindPod(given.uid) : std::optional(given);
+      if (!known) continue;  // unknown to us: cannot judge, do not evict
+      const Pod& victim = *known;
+      const int32_t priority = ResolvePriority(*policy, victim);
+      if (min_runtime_ms > 0) {
+        const int64_t started = victim.start_unix_ms.value_or(victim.creation_unix_ms);
+        if (now - started < min_runtime_ms) continue;
+      }
+      const NameId victim_team_id = cluster_->TeamOf(victim);
+      bool allowed = false;
+      if (victim_team_id == kNoTeam || preemptor_team == nullptr) {
+        allowed = priority < preemptor_priority;  // outside governance: plain priority rules
+      } else if (victim_team_id == preemptor_team_id) {
+        switch (preemptor_team->within_team) {
+          case WithinTeamPreemption::kNever:
+            break;
+          case WithinTeamPreemption::kLowerPriority:
+            allowed = priority < preemptor_priority;
+            break;
+          case WithinTeamPreemption::kLowerOrNewerEqualPriority:
+            allowed = priority < preemptor_priority ||
+                      (priority == preemptor_priority &&
+                       victim.creation_unix_ms > args.pod.creation_unix_ms);
+            break;
+        }
+      } else {
+        const Team* victim_team = policy->FindTeam(TeamNames().Name(victim_team_id));
+        const bool policy_allows = preemptor_team->reclaim == ReclaimPolicy::kAny ||
+                                   (preemptor_team->reclaim == ReclaimPolicy::kLowerPriority &&
+                                    priority < preemptor_priority);
+        bool above_nominal = false;
+        if (policy_allows && victim_team != nullptr && victim_team->reclaimable &&
+            view.flavor != kNoNode) {
+          Ledger::Session s(book_->ledger());
+          for (const ResourceAmount& r : preemptor_request) {
+            std::optional<NameId> resource = ResourceNames().Find(r.name);
+            if (!resource) continue;
+            CellView v = s.View(victim_team_id, view.flavor, *resource);
+            if (v.exists && v.usage > v.nominal) above_nominal = true;
+          }
+        }
+        allowed = policy_allows && above_nominal;
+      }
+      if (allowed) kept.emplace_back(priority, victim);
+    }
+    if (kept.empty()) continue;  // a node without victims is dropped
+    std::stable_sort(kept.begin(), kept.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    Victims& out = result.node_to_victims[node];
+    out.num_pdb_violations = victims.num_pdb_violations;
+    for (auto& [priority, pod] : kept) out.pods.push_back(std::move(pod));
+  }
+  return result;
+}
+
+BindResult Admission::Bind(const BindArgs& args) {
+  BindResult result;
+  if (std::string gate = Gate(); !gate.empty()) {
+    result.error = gate;
+    return result;
+  }
+  if (binder_ == nullptr) {
+    result.error = "taskgov is not configured as the binder";
+    return result;
+  }
+  const std::string key = args.pod_namespace + "/" + args.pod_name;
+  const NodeView node = cluster_->ViewNode(args.node);
+  std::optional<Pod> pod = cluster_->FindPod(args.pod_uid);
+  std::optional<Reservation> reservation = book_->Find(args.pod_uid);
+  NameId team = kNoTeam;
+  ResourceList request;
+  if (pod) {
+    team = cluster_->TeamOf(*pod);
+    request = EffectiveRequest(*pod);
+  }
+  if (reservation) {
+    team = reservation->charge.team;
+    if (!pod) {
+      for (uint8_t i = 0; i < reservation->charge.count; ++i) {
+        const Charge::Item& item = reservation->charge.items[i];
+        request.Set(ResourceNames().Name(item.resource), item.amount);
+      }
+    }
+  } else if (!pod) {
+    result.error = "unknown pod " + key + " (uid " + args.pod_uid + "): not seen by taskgov";
+    return result;
+  } else if (team != kNoTeam) {
+    // The assumed reservation expired (or another replica filtered it): admit again here.
+    if (node.flavor == kNoNode) {
+      result.error = "node " + args.node + " belongs to no flavor";
+      return result;
+    }
+    PodMeta meta;
+    meta.priority = ResolvePriority(*book_->ledger().policy(), *pod);
+    meta.created_ms = pod->creation_unix_ms;
+    std::variant<Charge, Refusal> r = book_->Assume(args.pod_uid, team, node.flavor, request,
+                                                    Mode::kBorrowing, options_.assume_ttl_ms, meta);
+    if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
+      result.error = refusal->Explain();
+      return result;
+    }
+  }
+  Status bound = binder_->Bind(args.pod_namespace, args.pod_name, args.pod_uid, args.node);
+  if (!bound.ok()) {
+    book_->Release(args.pod_uid);
+    result.error = "binding " + key + " to " + args.node + " failed: " + bound.error().message;
+    log::Warn(kComponent, "bind failed",
+              {{"pod", key}, {"node", args.node}, {"error", bound.error().message}});
+    return result;
+  }
+  if (team != kNoTeam && node.flavor != kNoNode) {
+    PodMeta meta;
+    meta.node = NodeNames().Intern(args.node);
+    meta.created_ms = pod ? pod->creation_unix_ms : 0;
+    book_->ConfirmBound(args.pod_uid, team, node.flavor, request, meta);
+  }
+  return result;
+}
+
+}  // namespace taskgov::scheduler

@@ -1,0 +1,390 @@
+#include "scheduler/cluster_state.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "scheduler/common/log.h"
+
+namespace taskgov::scheduler {
+namespace {
+
+constexpr std::string_view kComponent = "cluster";
+
+bool GovernsPod(const Pod& pod) { return !pod.terminal(); }
+
+}  // namespace
+
+ClusterState::ClusterState(QuotaBook* book, const Clock* clock, Options options)
+    : book_(book), clock_(clock), options_(std::move(options)), policy_(book->ledger().policy()) {}
+
+void ClusterState::SetPolicy(PolicyPtr policy) {
+  std::unique_lock lock(mu_);
+  policy_ = std::move(policy);
+  for (auto& [name, record] : nodes_) {
+    const std::string flavor = policy_->FlavorOfNode(record.node.labels);
+    record.flavor = flavor.empty() ? kNoNode : FlavorNames().Intern(flavor);
+  }
+  // Pending pods may belong to other teams now.
+  std::vector<PendingEntry> entries;
+  for (auto& [uid, entry] : pending_) entries.push_back(entry);
+  pending_.clear();
+  queues_.clear();
+  for (PendingEntry& entry : entries) {
+    auto it = pods_.find(entry.pod.uid);
+    if (it != pods_.end()) {
+      entry.pod.team = ResolveTeamLocked(it->second.pod);
+      entry.pod.priority = ResolvePriority(*policy_, it->second.pod);
+    }
+    if (entry.pod.team != kNoTeam) AddPending(entry.pod, entry.from_informer);
+  }
+}
+
+NameId ClusterState::ResolveTeamLocked(const Pod& pod) const {
+  const Team* team = ResolveTeam(*policy_, pod, &live_);
+  return team == nullptr ? kNoTeam : TeamNames().Intern(team->name);
+}
+
+// ---- pods ----
+
+void ClusterState::Account(PodRecord& record) {
+  const Pod& pod = record.pod;
+  if (!pod.bound() || !GovernsPod(pod) || !record.counted_node.empty()) return;
+  auto node = nodes_.find(pod.node_name);
+  if (node == nodes_.end()) {
+    awaiting_node_[pod.node_name].insert(pod.uid);  // charged when the node shows up
+    return;
+  }
+  awaiting_node_[pod.node_name].erase(pod.uid);
+  NodeRecord& n = node->second;
+  n.used.Add(record.request);
+  record.counted_node = pod.node_name;
+  if (record.team != kNoTeam && n.flavor != kNoNode) {
+    PodMeta meta;
+    meta.priority = ResolvePriority(*policy_, pod);
+    meta.created_ms = pod.creation_unix_ms;
+    meta.admitted_ms = pod.start_unix_ms.value_or(0);
+    meta.node = NodeNames().Intern(pod.node_name);
+    book_->ConfirmBound(pod.uid, record.team, n.flavor, record.request, meta);
+    record.charged = true;
+    if (std::optional<Reservation> r = book_->Find(pod.uid); r && r->charge.borrowing) {
+      ++n.borrowing_pods;
+    }
+  }
+}
+
+void ClusterState::Unaccount(PodRecord& record) {
+  if (!record.counted_node.empty()) {
+    auto node = nodes_.find(record.counted_node);
+    if (node != nodes_.end()) {
+      ResourceList negative;
+      for (const ResourceAmount& r : record.request) negative.Set(r.name, -r.amount);
+      node->second.used.Add(negative);
+      node->second.used.DropZeros();
+      if (record.charged) {
+        if (std::optional<Reservation> r = book_->Find(record.pod.uid); r && r->charge.borrowing) {
+          node->second.borrowing_pods = std::max(0, node->second.borrowing_pods - 1);
+        }
+      }
+    }
+    record.counted_node.clear();
+  }
+  if (!record.pod.node_name.empty()) {
+    auto waiting = awaiting_node_.find(record.pod.node_name);
+    if (waiting != awaiting_node_.end()) waiting->second.erase(record.pod.uid);
+  }
+  book_->Release(record.pod.uid);
+  record.charged = false;
+}
+
+void ClusterState::OnPodUpsert(const Pod& pod) {
+  std::unique_lock lock(mu_);
+  auto [it, inserted] = pods_.try_emplace(pod.uid);
+  PodRecord& record = it->second;
+  const bool node_changed = !inserted && record.pod.node_name != pod.node_name;
+  if (!inserted && (node_changed || pod.terminal())) Unaccount(record);
+  record.pod = pod;
+  record.request = EffectiveRequest(pod);
+  if (record.team == kNoTeam || inserted) record.team = ResolveTeamLocked(pod);
+  if (pod.terminal()) {
+    RemovePending(pod.uid);
+    book_->Release(pod.uid);
+    return;
+  }
+  if (pod.bound()) {
+    RemovePending(pod.uid);
+    Account(record);
+    return;
+  }
+  // Waiting for a scheduler.
+  if (pod.scheduler_name == options_.scheduler_name && record.team != kNoTeam &&
+      !pod.deletion_unix_ms && !book_->Find(pod.uid)) {
+    PendingPod pending;
+    pending.uid = pod.uid;
+    pending.key = pod.key();
+    pending.team = record.team;
+    pending.priority = ResolvePriority(*policy_, pod);
+    pending.created_ms = pod.creation_unix_ms;
+    pending.request = record.request;
+    AddPending(pending, /*from_informer=*/true);
+  } else {
+    RemovePending(pod.uid);
+  }
+}
+
+void ClusterState::OnPodDelete(const Pod& last_known) {
+  std::unique_lock lock(mu_);
+  RemovePending(last_known.uid);
+  auto it = pods_.find(last_known.uid);
+  if (it == pods_.end()) {
+    book_->Release(last_known.uid);  // e.g. only ever seen in a filter call
+    return;
+  }
+  Unaccount(it->second);
+  pods_.erase(it);
+}
+
+// ---- nodes ----
+
+void ClusterState::OnNodeUpsert(const Node& node) {
+  std::unique_lock lock(mu_);
+  NodeRecord& record = nodes_[node.name];
+  record.node = node;
+  const std::string flavor = policy_->FlavorOfNode(node.labels);
+  record.flavor = flavor.empty() ? kNoNode : FlavorNames().Intern(flavor);
+  auto waiting = awaiting_node_.find(node.name);
+  if (waiting == awaiting_node_.end()) return;
+  std::set<std::string> uids = std::move(waiting->second);
+  awaiting_node_.erase(waiting);
+  for (const std::string& uid : uids) {
+    auto pod = pods_.find(uid);
+    if (pod != pods_.end()) Account(pod->second);
+  }
+}
+
+void ClusterState::OnNodeDelete(const std::string& name) {
+  std::unique_lock lock(mu_);
+  if (nodes_.erase(name) == 0) return;
+  // Pods still bound there keep their charges; they count on the node again if it returns.
+  for (auto& [uid, record] : pods_) {
+    if (record.counted_node == name) {
+      record.counted_node.clear();
+      awaiting_node_[name].insert(uid);
+    }
+  }
+}
+
+// ---- namespaces, queues ----
+
+void ClusterState::OnNamespaceUpsert(const std::string&, const Labels&) {}
+void ClusterState::OnNamespaceDelete(const std::string&) {}
+
+void ClusterState::OnLocalQueueUpsert(const std::string& ns, const std::string& name,
+                                      const std::string& cluster_queue) {
+  std::unique_lock lock(mu_);
+  live_.local_queues[{ns, name}] = cluster_queue;
+}
+
+void ClusterState::OnLocalQueueDelete(const std::string& ns, const std::string& name) {
+  std::unique_lock lock(mu_);
+  live_.local_queues.erase({ns, name});
+}
+
+void ClusterState::OnPodGroupUpsert(const std::string& ns, const std::string& name,
+                                    const std::string& queue, int64_t) {
+  std::unique_lock lock(mu_);
+  live_.pod_groups[{ns, name}] = queue;
+}
+
+void ClusterState::OnPodGroupDelete(const std::string& ns, const std::string& name) {
+  std::unique_lock lock(mu_);
+  live_.pod_groups.erase({ns, name});
+}
+
+void ClusterState::OnSynced(ObjectKind kind) {
+  std::unique_lock lock(mu_);
+  if (kind == ObjectKind::kPod) pods_synced_ = true;
+  if (kind == ObjectKind::kNode) nodes_synced_ = true;
+  log::Info(kComponent, "synced",
+            {{"kind", kind == ObjectKind::kPod    ? "pods"
+                      : kind == ObjectKind::kNode ? "nodes"
+                                                  : "other"},
+             {"pods", static_cast<int64_t>(pods_.size())},
+             {"nodes", static_cast<int64_t>(nodes_.size())}});
+}
+
+bool ClusterState::synced() const {
+  std::shared_lock lock(mu_);
+  return pods_synced_ && nodes_synced_;
+}
+
+// ---- queries ----
+
+void ClusterState::ViewNodes(const std::vector<std::string>& names,
+                             std::vector<NodeView>* out) const {
+  std::shared_lock lock(mu_);
+  out->clear();
+  out->resize(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto it = nodes_.find(names[i]);
+    if (it == nodes_.end()) continue;
+    NodeView& v = (*out)[i];
+    v.known = true;
+    v.flavor = it->second.flavor;
+    v.schedulable = !it->second.node.unschedulable && it->second.node.ready;
+    v.allocatable = it->second.node.allocatable;
+    v.used = it->second.used;
+    v.borrowing_pods = it->second.borrowing_pods;
+  }
+}
+
+NodeView ClusterState::ViewNode(const std::string& name) const {
+  std::vector<NodeView> out;
+  ViewNodes({name}, &out);
+  return out[0];
+}
+
+NameId ClusterState::FlavorOfLabels(const Labels& labels) const {
+  std::shared_lock lock(mu_);
+  const std::string flavor = policy_->FlavorOfNode(labels);
+  return flavor.empty() ? kNoNode : FlavorNames().Intern(flavor);
+}
+
+std::optional<Pod> ClusterState::FindPod(std::string_view uid) const {
+  std::shared_lock lock(mu_);
+  auto it = pods_.find(std::string(uid));
+  if (it == pods_.end()) return std::nullopt;
+  return it->second.pod;
+}
+
+NameId ClusterState::TeamOf(const Pod& pod) const {
+  std::shared_lock lock(mu_);
+  return ResolveTeamLocked(pod);
+}
+
+LiveQueues ClusterState::live_queues() const {
+  std::shared_lock lock(mu_);
+  return live_;
+}
+
+std::vector<Pod> ClusterState::PodsOnNode(const std::string& node) const {
+  std::shared_lock lock(mu_);
+  std::vector<Pod> out;
+  for (const auto& [uid, record] : pods_) {
+    if (record.pod.node_name == node && !record.pod.terminal()) out.push_back(record.pod);
+  }
+  return out;
+}
+
+// ---- pending ----
+
+void ClusterState::AddPending(const PendingPod& pod, bool from_informer) {
+  auto [it, inserted] = pending_.try_emplace(pod.uid);
+  PendingEntry& entry = it->second;
+  if (!inserted) {
+    TeamQueue& old = queues_[entry.pod.team];
+    old.by_priority.erase(PriorityKey{-int64_t{entry.pod.priority}, entry.pod.created_ms, pod.uid});
+    old.by_age.erase(AgeKey{entry.pod.created_ms, pod.uid});
+  }
+  entry.pod = pod;
+  entry.last_seen_ms = clock_->NowMs();
+  entry.from_informer = entry.from_informer || from_informer;
+  TeamQueue& queue = queues_[pod.team];
+  queue.by_priority.emplace(-int64_t{pod.priority}, pod.created_ms, pod.uid);
+  queue.by_age.emplace(pod.created_ms, pod.uid);
+}
+
+void ClusterState::RemovePending(const std::string& uid) {
+  auto it = pending_.find(uid);
+  if (it == pending_.end()) return;
+  const PendingPod& pod = it->second.pod;
+  TeamQueue& queue = queues_[pod.team];
+  queue.by_priority.erase(PriorityKey{-int64_t{pod.priority}, pod.created_ms, uid});
+  queue.by_age.erase(AgeKey{pod.created_ms, uid});
+  pending_.erase(it);
+}
+
+bool ClusterState::Live(const PendingEntry& entry) const {
+  return entry.from_informer || clock_->NowMs() - entry.last_seen_ms <= options_.filter_seen_ttl_ms;
+}
+
+void ClusterState::NotePending(const Pod& pod, NameId team, int32_t priority,
+                               const ResourceList& request) {
+  if (team == kNoTeam) return;
+  std::unique_lock lock(mu_);
+  PendingPod pending;
+  pending.uid = pod.uid;
+  pending.key = pod.key();
+  pending.team = team;
+  pending.priority = priority;
+  pending.created_ms = pod.creation_unix_ms;
+  pending.request = request;
+  AddPending(pending, /*from_informer=*/false);
+}
+
+void ClusterState::NoteAdmitted(std::string_view uid) {
+  std::unique_lock lock(mu_);
+  RemovePending(std::string(uid));
+}
+
+std::vector<PendingPod> ClusterState::PendingAhead(NameId team, int32_t priority,
+                                                   int64_t created_ms, std::string_view uid,
+                                                   bool by_priority, size_t limit) const {
+  std::shared_lock lock(mu_);
+  std::vector<PendingPod> out;
+  auto queue = queues_.find(team);
+  if (queue == queues_.end()) return out;
+  auto take = [&](const std::string& other) {
+    if (other == uid) return;
+    auto it = pending_.find(other);
+    if (it != pending_.end() && Live(it->second)) out.push_back(it->second.pod);
+  };
+  if (by_priority) {
+    const PriorityKey self{-int64_t{priority}, created_ms, std::string(uid)};
+    for (auto it = queue->second.by_priority.begin();
+         it != queue->second.by_priority.end() && *it < self && out.size() < limit; ++it) {
+      take(std::get<2>(*it));
+    }
+  } else {
+    const AgeKey self{created_ms, std::string(uid)};
+    for (auto it = queue->second.by_age.begin();
+         it != queue->second.by_age.end() && *it < self && out.size() < limit; ++it) {
+      take(std::get<1>(*it));
+    }
+  }
+  return out;
+}
+
+std::optional<PendingPod> ClusterState::PendingHead(NameId team, bool by_priority) const {
+  std::shared_lock lock(mu_);
+  auto queue = queues_.find(team);
+  if (queue == queues_.end()) return std::nullopt;
+  auto visit = [&](const std::string& uid) -> std::optional<PendingPod> {
+    auto it = pending_.find(uid);
+    if (it != pending_.end() && Live(it->second)) return it->second.pod;
+    return std::nullopt;
+  };
+  if (by_priority) {
+    for (const PriorityKey& key : queue->second.by_priority) {
+      if (auto pod = visit(std::get<2>(key))) return pod;
+    }
+  } else {
+    for (const AgeKey& key : queue->second.by_age) {
+      if (auto pod = visit(std::get<1>(key))) return pod;
+    }
+  }
+  return std::nullopt;
+}
+
+size_t ClusterState::pending_count(NameId team) const {
+  std::shared_lock lock(mu_);
+  auto queue = queues_.find(team);
+  if (queue == queues_.end()) return 0;
+  size_t n = 0;
+  for (const AgeKey& key : queue->second.by_age) {
+    auto it = pending_.find(std::get<1>(key));
+    if (it != pending_.end() && Live(it->second)) ++n;
+  }
+  return n;
+}
+
+}  // namespace taskgov::scheduler

@@ -1,0 +1,166 @@
+#pragma once
+
+// ClusterState: taskgov's view of the cluster, fed by the informers (it is their
+// ClusterObserver) and by the pods seen in filter calls.
+//
+//  * Nodes: flavor (from the policy), allocatable, what bound pods use, and how many of those
+//    pods borrow — the node cache the filter and prioritize verbs read (nodeCacheCapable).
+//  * Pods: every pod the informers report. Bound, non-terminal pods of a team are usage: they
+//    are confirmed in the QuotaBook (charged if no assumed reservation exists); pods that end
+//    or are deleted are released. A pod bound to a node not seen yet is charged when the node
+//    arrives.
+//  * Pending: pods of this scheduler waiting for admission, per team in rank order — for
+//    TaskRanking / FirstComeFirstServe ordering and for fair-share borrowing.
+//  * Live Kueue LocalQueues and Volcano PodGroups for team resolution.
+//
+// Thread-safety: one shared_mutex; informer events take it exclusively for microseconds, the
+// webhook queries share it. QuotaBook calls happen with the lock held (the book never calls
+// back).
+
+#include <atomic>
+#include <map>
+#include <optional>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "scheduler/cluster_api.h"
+#include "scheduler/common/clock.h"
+#include "scheduler/pod_identity.h"
+#include "scheduler/quota_book.h"
+
+namespace taskgov::scheduler {
+
+inline constexpr NameId kNoTeam = 0xffffffff;
+
+struct NodeView {
+  bool known = false;
+  NameId flavor = kNoNode;  // kNoNode: the node belongs to no flavor
+  bool schedulable = true;
+  ResourceList allocatable;
+  ResourceList used;  // by bound, non-terminal pods
+  int borrowing_pods = 0;
+};
+
+struct PendingPod {
+  std::string uid;
+  std::string key;  // namespace/name
+  NameId team = kNoTeam;
+  int32_t priority = 0;
+  int64_t created_ms = 0;
+  ResourceList request;
+};
+
+class ClusterState final : public ClusterObserver {
+ public:
+  struct Options {
+    std::string scheduler_name = "taskgov";
+    // A pod known only from filter calls (not from the informer) stops counting as pending
+    // when it has not been filtered for this long.
+    int64_t filter_seen_ttl_ms = 60'000;
+  };
+
+  ClusterState(QuotaBook* book, const Clock* clock, Options options);
+
+  // A new policy: node flavors and pending teams are recomputed (charges stay where they are).
+  void SetPolicy(PolicyPtr policy);
+
+  // ClusterObserver.
+  void OnPodUpsert(const Pod& pod) override;
+  void OnPodDelete(const Pod& last_known) override;
+  void OnNodeUpsert(const Node& node) override;
+  void OnNodeDelete(const std::string& name) override;
+  void OnNamespaceUpsert(const std::string& name, const Labels& labels) override;
+  void OnNamespaceDelete(const std::string& name) override;
+  void OnLocalQueueUpsert(const std::string& ns, const std::string& name,
+                          const std::string& cluster_queue) override;
+  void OnLocalQueueDelete(const std::string& ns, const std::string& name) override;
+  void OnPodGroupUpsert(const std::string& ns, const std::string& name, const std::string& queue,
+                        int64_t min_member) override;
+  void OnPodGroupDelete(const std::string& ns, const std::string& name) override;
+  void OnSynced(ObjectKind kind) override;
+
+  // Pods and nodes have been listed once.
+  [[nodiscard]] bool synced() const;
+
+  // Nodes, looked up under one lock. `out` is parallel to `names`.
+  void ViewNodes(const std::vector<std::string>& names, std::vector<NodeView>* out) const;
+  [[nodiscard]] NodeView ViewNode(const std::string& name) const;
+  // The flavor of a node given its labels (for full Nodes in a filter request).
+  [[nodiscard]] NameId FlavorOfLabels(const Labels& labels) const;
+
+  [[nodiscard]] std::optional<Pod> FindPod(std::string_view uid) const;
+  // The pod's team under the current policy and live queues (kNoTeam: none).
+  [[nodiscard]] NameId TeamOf(const Pod& pod) const;
+  [[nodiscard]] LiveQueues live_queues() const;
+
+  // A pod of `team` seen in a filter call and not admitted.
+  void NotePending(const Pod& pod, NameId team, int32_t priority, const ResourceList& request);
+  // The pod was admitted (assumed): it no longer waits.
+  void NoteAdmitted(std::string_view uid);
+  // Pending pods of `team` that rank ahead of (priority, created_ms, uid), best first, at most
+  // `limit`. by_priority: TaskRanking order (priority, then age); else age only.
+  [[nodiscard]] std::vector<PendingPod> PendingAhead(NameId team, int32_t priority,
+                                                     int64_t created_ms, std::string_view uid,
+                                                     bool by_priority, size_t limit) const;
+  // The best-ranked pending pod of `team`, if any.
+  [[nodiscard]] std::optional<PendingPod> PendingHead(NameId team, bool by_priority) const;
+  [[nodiscard]] size_t pending_count(NameId team) const;
+
+  // Bound pods (uid, pod) on a node — for victim selection.
+  [[nodiscard]] std::vector<Pod> PodsOnNode(const std::string& node) const;
+
+ private:
+  struct PodRecord {
+    Pod pod;
+    NameId team = kNoTeam;
+    ResourceList request;
+    std::string counted_node;  // node whose `used` includes this pod ("" if none)
+    bool charged = false;
+  };
+  struct NodeRecord {
+    Node node;
+    NameId flavor = kNoNode;
+    ResourceList used;
+    int borrowing_pods = 0;
+  };
+  struct PendingEntry {
+    PendingPod pod;
+    int64_t last_seen_ms = 0;
+    bool from_informer = false;
+  };
+  // Rank keys: (−priority, created, uid) and (created, uid).
+  using PriorityKey = std::tuple<int64_t, int64_t, std::string>;
+  using AgeKey = std::tuple<int64_t, std::string>;
+  struct TeamQueue {
+    std::set<PriorityKey> by_priority;
+    std::set<AgeKey> by_age;
+  };
+
+  // All with mu_ held exclusively.
+  void Account(PodRecord& record);
+  void Unaccount(PodRecord& record);
+  void AddPending(const PendingPod& pod, bool from_informer);
+  void RemovePending(const std::string& uid);
+  NameId ResolveTeamLocked(const Pod& pod) const;
+  bool Live(const PendingEntry& entry) const;
+
+  QuotaBook* const book_;
+  const Clock* const clock_;
+  const Options options_;
+
+  mutable std::shared_mutex mu_;
+  PolicyPtr policy_;
+  std::unordered_map<std::string, PodRecord> pods_;                       // by uid
+  std::unordered_map<std::string, NodeRecord> nodes_;                     // by name
+  std::unordered_map<std::string, std::set<std::string>> awaiting_node_;  // node → pod uids
+  std::unordered_map<std::string, PendingEntry> pending_;                 // by uid
+  std::unordered_map<NameId, TeamQueue> queues_;
+  LiveQueues live_;
+  bool pods_synced_ = false;
+  bool nodes_synced_ = false;
+};
+
+}  // namespace taskgov::scheduler

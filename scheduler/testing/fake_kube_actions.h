@@ -1,0 +1,74 @@
+#pragma once
+
+// FakeKubeActions: records binds, evictions and events; can fail on demand. Thread-safe.
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "scheduler/cluster_api.h"
+
+namespace taskgov::scheduler::testing {
+
+class FakeKubeActions final : public KubeActions {
+ public:
+  struct BindCall {
+    std::string ns, name, uid, node;
+  };
+  struct EvictCall {
+    std::string ns, name, uid;
+    int64_t grace_period_seconds;
+  };
+
+  Status Bind(const std::string& ns, const std::string& name, const std::string& uid,
+              const std::string& node) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    binds_.push_back({ns, name, uid, node});
+    if (!fail_bind_.empty()) return Error{fail_bind_};
+    return Status::Ok();
+  }
+  EvictOutcome Evict(const std::string& ns, const std::string& name, const std::string& uid,
+                     int64_t grace, std::string* detail) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    evictions_.push_back({ns, name, uid, grace});
+    if (detail) *detail = evict_detail_;
+    return evict_outcome_;
+  }
+  void RecordEvent(const EventRecord& event) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(event);
+  }
+
+  void FailBinds(std::string message) {
+    std::lock_guard<std::mutex> lock(mu_);
+    fail_bind_ = std::move(message);
+  }
+  void SetEvictOutcome(EvictOutcome outcome, std::string detail = "") {
+    std::lock_guard<std::mutex> lock(mu_);
+    evict_outcome_ = outcome;
+    evict_detail_ = std::move(detail);
+  }
+  std::vector<BindCall> binds() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return binds_;
+  }
+  std::vector<EvictCall> evictions() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return evictions_;
+  }
+  std::vector<EventRecord> events() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::string fail_bind_;
+  EvictOutcome evict_outcome_ = EvictOutcome::kEvicted;
+  std::string evict_detail_;
+  std::vector<BindCall> binds_;
+  std::vector<EvictCall> evictions_;
+  std::vector<EventRecord> events_;
+};
+
+}  // namespace taskgov::scheduler::testing
