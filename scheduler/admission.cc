@@ -57,18 +57,6 @@ ResourceList PoolDelta(const Ledger::Session& s, NameId team, NameId flavor,
   return delta;
 }
 
-bool NodeHasRoom(const NodeView& node, const ResourceList& request) {
-  if (!node.known) return true;  // not in the cache yet: the scheduler has checked its fit
-  if (!node.schedulable) return false;
-  for (const ResourceAmount& want : request) {
-    if (!node.allocatable.Has(want.name)) return false;
-    if (SaturatingAdd(node.used.Get(want.name), want.amount) > node.allocatable.Get(want.name)) {
-      return false;
-    }
-  }
-  return true;
-}
-
 std::string ReasonCode(RefusalKind kind) {
   switch (kind) {
     case RefusalKind::kNoQuota:
@@ -192,8 +180,11 @@ bool Admission::FairShareBlocks(Context& ctx, NameId flavor, std::string* why) c
 FilterResult Admission::Filter(const FilterArgs& args) {
   FilterResult result;
   FilterDecision decision;
-  auto refuse_all = [&](const std::string& reason, const std::string& code) {
-    for (const std::string& name : args.node_names) result.failed_unresolvable[name] = reason;
+  const uint32_t node_count = static_cast<uint32_t>(args.node_names.size());
+  auto refuse_all = [&](std::string reason, const std::string& code) {
+    const uint32_t why = result.AddReason(std::move(reason));
+    result.unresolvable.reserve(node_count);
+    for (uint32_t i = 0; i < node_count; ++i) result.unresolvable.push_back({i, why});
     decision.reason = code;
     if (observer_) observer_(decision);
     return result;
@@ -216,7 +207,8 @@ FilterResult Admission::Filter(const FilterArgs& args) {
                             args.pod.namespace_ + " is not a team namespace)",
                         "no_team");
     }
-    result.feasible = args.node_names;  // not governed: pass through untouched
+    result.feasible.resize(node_count);  // not governed: pass through untouched
+    for (uint32_t i = 0; i < node_count; ++i) result.feasible[i] = i;
     decision.admitted = true;
     decision.reason = "no_team";
     if (observer_) observer_(decision);
@@ -230,50 +222,64 @@ FilterResult Admission::Filter(const FilterArgs& args) {
   ctx.by_priority = ctx.policy->task_prioritization == TaskPrioritization::kTaskRanking;
   decision.priority_class = PriorityClassOf(*ctx.policy, args.pod);
 
-  // Candidate nodes by flavor.
-  std::vector<NodeView> views;
-  cluster_->ViewNodes(args.node_names, &views);
+  // Flavor and room of every candidate node: one hash lookup and integer compares each.
+  const IdAmounts request_ids = ToIdAmounts(ctx.request);
+  std::vector<NodeFit> fits;
+  cluster_->FitNodes(args.node_names, request_ids, &fits);
   if (!args.node_names_mode) {
-    for (size_t i = 0; i < args.nodes.size() && i < views.size(); ++i) {
-      NodeView& v = views[i];
-      if (!v.known) {
-        v.known = true;
-        v.schedulable = !args.nodes[i].unschedulable;
+    for (size_t i = 0; i < args.nodes.size() && i < fits.size(); ++i) {
+      NodeFit& fit = fits[i];
+      fit.flavor = cluster_->FlavorOfLabels(args.nodes[i].labels);
+      if (!fit.known) {  // not in the cache yet: judge by the node the scheduler sent
+        fit.known = true;
+        fit.room = !args.nodes[i].unschedulable;
+        for (const ResourceAmount& want : ctx.request) {
+          fit.room = fit.room && args.nodes[i].allocatable.Get(want.name) >= want.amount;
+        }
       }
-      v.flavor = cluster_->FlavorOfLabels(args.nodes[i].labels);
-      v.allocatable = args.nodes[i].allocatable;
     }
   }
-  std::unordered_map<NameId, std::vector<size_t>> by_flavor;
-  for (size_t i = 0; i < views.size(); ++i) by_flavor[views[i].flavor].push_back(i);
 
-  std::unordered_map<NameId, std::string> reason_of;  // flavor → why not
-  std::unordered_map<NameId, std::string> code_of;
+  std::vector<std::pair<NameId, uint32_t>> reason_of;  // flavor → index into result.reasons
+  std::vector<std::pair<NameId, std::string>> code_of;
+  auto note = [&](NameId flavor, std::string reason, std::string code) {
+    for (auto& [f, r] : reason_of) {
+      if (f == flavor) {
+        result.reasons[r] = std::move(reason);
+        for (auto& [g, c] : code_of) {
+          if (g == flavor) c = std::move(code);
+        }
+        return;
+      }
+    }
+    reason_of.emplace_back(flavor, result.AddReason(std::move(reason)));
+    code_of.emplace_back(flavor, std::move(code));
+  };
   for (Mode mode : {Mode::kWithinNominal, Mode::kBorrowing}) {
     ctx.mode = mode;
     for (const FlavorQuota& fq : ctx.team->flavors) {
       const NameId flavor = FlavorNames().Intern(fq.flavor);
-      auto nodes = by_flavor.find(flavor);
-      if (nodes == by_flavor.end()) continue;
-      std::vector<size_t> roomy;
-      for (size_t i : nodes->second) {
-        if (NodeHasRoom(views[i], ctx.request)) roomy.push_back(i);
+      bool any = false;
+      bool roomy = false;
+      for (const NodeFit& fit : fits) {
+        if (fit.flavor != flavor) continue;
+        any = true;
+        roomy = roomy || fit.room;
       }
-      if (roomy.empty()) {
-        reason_of[flavor] =
-            ctx.team->name + ": no " + fq.flavor + " node has room for " + ctx.request.ToString();
-        code_of[flavor] = "no_room";
+      if (!any) continue;
+      if (!roomy) {
+        note(flavor,
+             ctx.team->name + ": no " + fq.flavor + " node has room for " + ctx.request.ToString(),
+             "no_room");
         continue;
       }
       std::string why;
       if (QueueOrderBlocks(ctx, flavor, &why)) {
-        reason_of[flavor] = ctx.team->name + ": " + why;
-        code_of[flavor] = "queue_order";
+        note(flavor, ctx.team->name + ": " + why, "queue_order");
         continue;
       }
       if (mode == Mode::kBorrowing && FairShareBlocks(ctx, flavor, &why)) {
-        reason_of[flavor] = why;
-        code_of[flavor] = "fair_share";
+        note(flavor, std::move(why), "fair_share");
         continue;
       }
       PodMeta meta;
@@ -282,23 +288,25 @@ FilterResult Admission::Filter(const FilterArgs& args) {
       std::variant<Charge, Refusal> r = book_->Assume(
           args.pod.uid, ctx.team_id, flavor, ctx.request, mode, options_.assume_ttl_ms, meta);
       if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
-        reason_of[flavor] = refusal->Explain();
-        code_of[flavor] = ReasonCode(refusal->kind);
+        note(flavor, refusal->Explain(), ReasonCode(refusal->kind));
         continue;
       }
-      // Admitted on this flavor.
+      // Admitted on this flavor: its nodes with room are feasible, the others are explained.
       cluster_->NoteAdmitted(args.pod.uid);
-      std::vector<bool> feasible(views.size(), false);
-      for (size_t i : roomy) feasible[i] = true;
-      const std::string elsewhere = "taskgov assigned " + args.pod.key() + " to " + fq.flavor;
-      for (size_t i = 0; i < views.size(); ++i) {
-        if (feasible[i]) {
-          result.feasible.push_back(args.node_names[i]);
-        } else if (views[i].flavor == flavor) {
-          result.failed_unresolvable[args.node_names[i]] =
-              ctx.team->name + ": node has no room for " + ctx.request.ToString();
+      result.reasons.clear();
+      const uint32_t no_room =
+          result.AddReason(ctx.team->name + ": node has no room for " + ctx.request.ToString());
+      const uint32_t elsewhere =
+          result.AddReason("taskgov assigned " + args.pod.key() + " to " + fq.flavor);
+      result.feasible.reserve(node_count);
+      result.unresolvable.reserve(node_count);
+      for (uint32_t i = 0; i < node_count; ++i) {
+        if (fits[i].flavor != flavor) {
+          result.unresolvable.push_back({i, elsewhere});
+        } else if (fits[i].room) {
+          result.feasible.push_back(i);
         } else {
-          result.failed_unresolvable[args.node_names[i]] = elsewhere;
+          result.unresolvable.push_back({i, no_room});
         }
       }
       decision.admitted = true;
@@ -311,27 +319,33 @@ FilterResult Admission::Filter(const FilterArgs& args) {
 
   // Refused on every flavor: one reason per flavor, shared by its nodes.
   cluster_->NotePending(args.pod, ctx.team_id, ctx.priority, ctx.request);
-  std::string first_code = "no_quota";
-  for (const FlavorQuota& fq : ctx.team->flavors) {
-    auto it = code_of.find(FlavorNames().Intern(fq.flavor));
-    if (it != code_of.end()) {
-      first_code = it->second;
-      break;
+  decision.reason = code_of.empty() ? "no_quota" : code_of.front().second;
+  std::vector<std::pair<NameId, uint32_t>> other;  // flavors without a verdict
+  auto reason_for = [&](NameId flavor) -> uint32_t {
+    for (const auto& [f, r] : reason_of) {
+      if (f == flavor) return r;
     }
-  }
-  for (size_t i = 0; i < views.size(); ++i) {
-    auto it = reason_of.find(views[i].flavor);
-    std::string reason;
-    if (it != reason_of.end()) {
-      reason = it->second;
-    } else if (views[i].flavor == kNoNode) {
-      reason = "node belongs to no flavor (no instance-type label)";
-    } else {
-      reason = ctx.team->name + ": no quota on " + FlavorNames().Name(views[i].flavor);
+    for (const auto& [f, r] : other) {
+      if (f == flavor) return r;
     }
-    result.failed_unresolvable[args.node_names[i]] = std::move(reason);
+    std::string reason = flavor == kNoNode
+                             ? "node belongs to no flavor (no instance-type label, or unknown)"
+                             : ctx.team->name + ": no quota on " + FlavorNames().Name(flavor);
+    other.emplace_back(flavor, result.AddReason(std::move(reason)));
+    return other.back().second;
+  };
+  result.unresolvable.reserve(node_count);
+  NameId last_flavor = kNoNode;
+  uint32_t last_reason = 0;
+  bool have_last = false;
+  for (uint32_t i = 0; i < node_count; ++i) {
+    if (!have_last || fits[i].flavor != last_flavor) {
+      last_flavor = fits[i].flavor;
+      last_reason = reason_for(last_flavor);
+      have_last = true;
+    }
+    result.unresolvable.push_back({i, last_reason});
   }
-  decision.reason = first_code;
   if (observer_) observer_(decision);
   return result;
 }
@@ -353,20 +367,19 @@ std::vector<HostPriority> Admission::Prioritize(const FilterArgs& args) {
       packed = r.name;
     }
   }
-  std::vector<NodeView> views;
-  cluster_->ViewNodes(args.node_names, &views);
-  for (size_t i = 0; i < views.size(); ++i) {
-    const NodeView& v = views[i];
-    if (!v.known || v.flavor != reservation->charge.flavor) continue;
-    const int64_t allocatable = v.allocatable.Get(packed);
+  std::vector<NodePacking> nodes;
+  cluster_->PackNodes(args.node_names, ResourceNames().Intern(packed), &nodes);
+  const int64_t want = request.Get(packed);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const NodePacking& n = nodes[i];
+    if (!n.known || n.flavor != reservation->charge.flavor) continue;
     int64_t pack = 0;
-    if (allocatable > 0) {
-      const int64_t after =
-          std::min(allocatable, SaturatingAdd(v.used.Get(packed), request.Get(packed)));
-      pack = (8 * after + allocatable / 2) / allocatable;
+    if (n.allocatable > 0) {
+      const int64_t after = std::min(n.allocatable, SaturatingAdd(n.used, want));
+      pack = (8 * after + n.allocatable / 2) / n.allocatable;
     }
     const bool together =
-        reservation->charge.borrowing ? v.borrowing_pods > 0 : v.borrowing_pods == 0;
+        reservation->charge.borrowing ? n.borrowing_pods > 0 : n.borrowing_pods == 0;
     scores[i].score = std::clamp<int64_t>(pack + (together ? 2 : 0), 0, 10);
   }
   return scores;

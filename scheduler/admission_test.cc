@@ -1,5 +1,7 @@
 #include "scheduler/admission.h"
 
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "scheduler/testing/builders.h"
@@ -40,16 +42,33 @@ class AdmissionTest : public ::testing::Test {
       nodes_.push_back(name);
     }
   }
-  FilterResult Filter(const Pod& pod) {
+  // A filter verdict with names resolved, for readable assertions.
+  struct Verdict {
+    std::vector<std::string> feasible;
+    std::map<std::string, std::string> failed_unresolvable;
+    size_t failed = 0;
+    std::string error;
+  };
+  Verdict Filter(const Pod& pod) {
     FilterArgs args;
     args.pod = pod;
     args.node_names = nodes_;
-    return admission_->Filter(args);
+    FilterResult r = admission_->Filter(args);
+    Verdict v;
+    v.feasible = r.FeasibleNames(args);
+    for (const FilterResult::Refused& refused : r.unresolvable) {
+      v.failed_unresolvable[nodes_[refused.node]] = r.reasons[refused.reason];
+    }
+    v.failed = r.failed.size();
+    v.error = r.error;
+    EXPECT_EQ(r.feasible.size() + r.unresolvable.size() + r.failed.size(),
+              r.error.empty() ? nodes_.size() : 0u);
+    return v;
   }
   bool Admitted(const Pod& pod) { return !Filter(pod).feasible.empty(); }
   // Filters, then binds to the first feasible node; returns whether it ran.
   bool Run(const Pod& pod) {
-    FilterResult r = Filter(pod);
+    Verdict r = Filter(pod);
     if (r.feasible.empty()) return false;
     BindResult b = admission_->Bind(BindArgs{pod.name, pod.namespace_, pod.uid, r.feasible[0]});
     if (!b.error.empty()) return false;
@@ -92,7 +111,7 @@ TEST_F(AdmissionTest, WithinNominalReturnsTheFlavorsNodesAndExplainsTheRest) {
   Start(TwoTeams());
   AddNodes("p5", kP5, 2, 8);
   AddNodes("g5", kG5, 1, 4);
-  FilterResult r = Filter(GpuPod("w-0", "team-a", 8));
+  Verdict r = Filter(GpuPod("w-0", "team-a", 8));
   EXPECT_EQ(r.feasible, (std::vector<std::string>{"p5-0", "p5-1"}));
   EXPECT_EQ(r.failed_unresolvable.at("g5-0"), "taskgov assigned ns-team-a/w-0 to ml.p5.48xlarge");
   EXPECT_TRUE(r.error.empty());
@@ -112,9 +131,9 @@ TEST_F(AdmissionTest, OverQuotaIsUnresolvableWithTheNumbers) {
   AddNodes("p5", kP5, 4, 8);
   ASSERT_TRUE(Run(GpuPod("w-0", "team-a", 8)));
   ASSERT_TRUE(Run(GpuPod("w-1", "team-a", 8)));
-  FilterResult r = Filter(GpuPod("w-2", "team-a", 8));
+  Verdict r = Filter(GpuPod("w-2", "team-a", 8));
   EXPECT_TRUE(r.feasible.empty());
-  EXPECT_TRUE(r.failed.empty());
+  EXPECT_EQ(r.failed, 0u);
   ASSERT_EQ(r.failed_unresolvable.size(), 4u);
   EXPECT_EQ(r.failed_unresolvable.at("p5-3"),
             "team-a: nvidia.com/gpu on ml.p5.48xlarge: requested 8, in use 16 of nominal 16, "
@@ -142,16 +161,16 @@ TEST_F(AdmissionTest, PrefersAnotherFlavorWithinNominalOverBorrowing) {
   AddNodes("p5", kP5, 2, 8);
   AddNodes("g5", kG5, 1, 4);
   ASSERT_TRUE(Run(GpuPod("w-0", "team-a", 8)));
-  FilterResult r = Filter(GpuPod("w-1", "team-a", 4));
+  Verdict r = Filter(GpuPod("w-1", "team-a", 4));
   EXPECT_EQ(r.feasible, std::vector<std::string>{"g5-0"});
-  FilterResult r2 = Filter(GpuPod("w-2", "team-a", 2));      // g5 is taken: borrow on p5
+  Verdict r2 = Filter(GpuPod("w-2", "team-a", 2));           // g5 is taken: borrow on p5
   EXPECT_EQ(r2.feasible, std::vector<std::string>{"p5-1"});  // p5-0 is full
 }
 
 TEST_F(AdmissionTest, PodsOfNoTeamPassThroughOrAreRefused) {
   Start(TwoTeams());
   AddNodes("p5", kP5, 1, 8);
-  FilterResult pass = Filter(PodBuilder("x").Namespace("default").Gpus(8));
+  Verdict pass = Filter(PodBuilder("x").Namespace("default").Gpus(8));
   EXPECT_EQ(pass.feasible, std::vector<std::string>{"p5-0"});
   Start(PolicyBuilder()
             .Team("team-a", "c")
@@ -160,7 +179,7 @@ TEST_F(AdmissionTest, PodsOfNoTeamPassThroughOrAreRefused) {
             .Build());
   nodes_.clear();
   AddNodes("p5", kP5, 1, 8);
-  FilterResult refused = Filter(PodBuilder("x").Namespace("default").Gpus(8));
+  Verdict refused = Filter(PodBuilder("x").Namespace("default").Gpus(8));
   EXPECT_TRUE(refused.feasible.empty());
   EXPECT_NE(refused.failed_unresolvable.at("p5-0").find("belongs to no team"), std::string::npos);
 }
@@ -168,7 +187,7 @@ TEST_F(AdmissionTest, PodsOfNoTeamPassThroughOrAreRefused) {
 TEST_F(AdmissionTest, InactiveTeamIsHeld) {
   Start(PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 8).Inactive().Build());
   AddNodes("p5", kP5, 1, 8);
-  FilterResult r = Filter(GpuPod("w", "team-a", 1));
+  Verdict r = Filter(GpuPod("w", "team-a", 1));
   EXPECT_TRUE(r.feasible.empty());
   EXPECT_EQ(r.failed_unresolvable.at("p5-0"), "team-a is not active: its new pods are held");
 }
@@ -204,7 +223,7 @@ TEST_F(AdmissionTest, TaskRankingHigherPriorityPodThatFitsGoesFirst) {
                 .Label("kueue.x-k8s.io/priority-class", "training");
   // The scheduler happens to try `high` while the quota is busy elsewhere: make it pending.
   cluster_->OnPodUpsert(high);
-  FilterResult r = Filter(low);  // older but lower priority: high could use these 4 GPUs
+  Verdict r = Filter(low);  // older but lower priority: high could use these 4 GPUs
   EXPECT_TRUE(r.feasible.empty());
   EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
             "team-a: waiting behind higher-ranked pod ns-team-a/high");
@@ -228,7 +247,7 @@ TEST_F(AdmissionTest, StrictFifoWaitsForTheHeadWhateverItsSize) {
   AddNodes("p5", kP5, 1, 8);
   ASSERT_TRUE(Run(GpuPod("base", "team-a", 6)));
   cluster_->OnPodUpsert(PodBuilder("big").Namespace("ns-team-a").Gpus(8).Priority(100));
-  FilterResult r = Filter(PodBuilder("small").Namespace("ns-team-a").Gpus(2).Priority(1));
+  Verdict r = Filter(PodBuilder("small").Namespace("ns-team-a").Gpus(2).Priority(1));
   EXPECT_TRUE(r.feasible.empty());
   EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
             "team-a: waiting behind higher-ranked pod ns-team-a/big (StrictFIFO)");
@@ -242,8 +261,7 @@ TEST_F(AdmissionTest, FirstComeFirstServeKeepsSubmissionOrder) {
             .Build());
   AddNodes("p5", kP5, 1, 8);
   cluster_->OnPodUpsert(PodBuilder("old").Namespace("ns-team-a").Gpus(4).Priority(1).Created(1));
-  FilterResult r =
-      Filter(PodBuilder("new").Namespace("ns-team-a").Gpus(4).Priority(1000).Created(2));
+  Verdict r = Filter(PodBuilder("new").Namespace("ns-team-a").Gpus(4).Priority(1000).Created(2));
   EXPECT_TRUE(r.feasible.empty());
   EXPECT_NE(r.failed_unresolvable.at("p5-0").find("ns-team-a/old"), std::string::npos);
 }
@@ -263,7 +281,7 @@ TEST_F(AdmissionTest, FairShareGivesBorrowedCapacityToTheLowerShareFirst) {
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(Run(GpuPod("b-" + std::to_string(i), "team-b", 1)));
   cluster_->OnPodUpsert(GpuPod("c-0", "team-c", 1, 5000));  // c waits to borrow one GPU
   // b's fourth would leave nothing for c: b after = 4/4/3 = 333‰, c after = 1/4/1 = 250‰.
-  FilterResult r = Filter(GpuPod("b-3", "team-b", 1, 100));
+  Verdict r = Filter(GpuPod("b-3", "team-b", 1, 100));
   EXPECT_TRUE(r.feasible.empty());
   EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
             "fair share: team-c (share 250) is ahead of team-b (share 333)");
@@ -299,7 +317,7 @@ TEST_F(AdmissionTest, FairShareWeightZeroIsAlwaysLast) {
             .Build());
   AddNodes("p5", kP5, 1, 8);
   cluster_->OnPodUpsert(GpuPod("c-0", "team-c", 4));
-  FilterResult r = Filter(GpuPod("b-0", "team-b", 4, 1));
+  Verdict r = Filter(GpuPod("b-0", "team-b", 4, 1));
   EXPECT_TRUE(r.feasible.empty());
   EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
             "fair share: team-c (share 1000) is ahead of team-b (share inf)");

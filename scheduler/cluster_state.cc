@@ -12,7 +12,26 @@ constexpr std::string_view kComponent = "cluster";
 
 bool GovernsPod(const Pod& pod) { return !pod.terminal(); }
 
+int64_t AmountOf(const IdAmounts& list, NameId id) {
+  for (const auto& [key, amount] : list) {
+    if (key == id) return amount;
+  }
+  return -1;  // absent
+}
+
 }  // namespace
+
+IdAmounts ToIdAmounts(const ResourceList& list) {
+  IdAmounts out;
+  out.reserve(list.size());
+  for (const ResourceAmount& r : list) out.emplace_back(ResourceNames().Intern(r.name), r.amount);
+  return out;
+}
+
+void ClusterState::SyncIds(NodeRecord& record) {
+  record.allocatable_ids = ToIdAmounts(record.node.allocatable);
+  record.used_ids = ToIdAmounts(record.used);
+}
 
 ClusterState::ClusterState(QuotaBook* book, const Clock* clock, Options options)
     : book_(book), clock_(clock), options_(std::move(options)), policy_(book->ledger().policy()) {}
@@ -57,6 +76,7 @@ void ClusterState::Account(PodRecord& record) {
   awaiting_node_[pod.node_name].erase(pod.uid);
   NodeRecord& n = node->second;
   n.used.Add(record.request);
+  SyncIds(n);
   record.counted_node = pod.node_name;
   if (record.team != kNoTeam && n.flavor != kNoNode) {
     PodMeta meta;
@@ -80,6 +100,7 @@ void ClusterState::Unaccount(PodRecord& record) {
       for (const ResourceAmount& r : record.request) negative.Set(r.name, -r.amount);
       node->second.used.Add(negative);
       node->second.used.DropZeros();
+      SyncIds(node->second);
       if (record.charged) {
         if (std::optional<Reservation> r = book_->Find(record.pod.uid); r && r->charge.borrowing) {
           node->second.borrowing_pods = std::max(0, node->second.borrowing_pods - 1);
@@ -151,6 +172,7 @@ void ClusterState::OnNodeUpsert(const Node& node) {
   record.node = node;
   const std::string flavor = policy_->FlavorOfNode(node.labels);
   record.flavor = flavor.empty() ? kNoNode : FlavorNames().Intern(flavor);
+  SyncIds(record);
   auto waiting = awaiting_node_.find(node.name);
   if (waiting == awaiting_node_.end()) return;
   std::set<std::string> uids = std::move(waiting->second);
@@ -218,6 +240,44 @@ bool ClusterState::synced() const {
 }
 
 // ---- queries ----
+
+void ClusterState::FitNodes(const std::vector<std::string>& names, const IdAmounts& request,
+                            std::vector<NodeFit>* out) const {
+  std::shared_lock lock(mu_);
+  out->assign(names.size(), NodeFit{});
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto it = nodes_.find(names[i]);
+    if (it == nodes_.end()) continue;
+    const NodeRecord& n = it->second;
+    NodeFit& fit = (*out)[i];
+    fit.known = true;
+    fit.flavor = n.flavor;
+    fit.room = !n.node.unschedulable && n.node.ready;
+    for (const auto& [id, amount] : request) {
+      if (!fit.room) break;
+      const int64_t allocatable = AmountOf(n.allocatable_ids, id);
+      const int64_t used = std::max<int64_t>(0, AmountOf(n.used_ids, id));
+      fit.room = allocatable >= 0 && SaturatingAdd(used, amount) <= allocatable;
+    }
+  }
+}
+
+void ClusterState::PackNodes(const std::vector<std::string>& names, NameId resource,
+                             std::vector<NodePacking>* out) const {
+  std::shared_lock lock(mu_);
+  out->assign(names.size(), NodePacking{});
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto it = nodes_.find(names[i]);
+    if (it == nodes_.end()) continue;
+    const NodeRecord& n = it->second;
+    NodePacking& p = (*out)[i];
+    p.known = true;
+    p.flavor = n.flavor;
+    p.allocatable = std::max<int64_t>(0, AmountOf(n.allocatable_ids, resource));
+    p.used = std::max<int64_t>(0, AmountOf(n.used_ids, resource));
+    p.borrowing_pods = n.borrowing_pods;
+  }
+}
 
 void ClusterState::ViewNodes(const std::vector<std::string>& names,
                              std::vector<NodeView>* out) const {

@@ -44,6 +44,28 @@ struct NodeView {
   int borrowing_pods = 0;
 };
 
+// A compact resource list keyed by interned resource id (small; linear search).
+using IdAmounts = std::vector<std::pair<NameId, int64_t>>;
+
+// Interns the resources of `list`.
+[[nodiscard]] IdAmounts ToIdAmounts(const ResourceList& list);
+
+// What the filter needs per candidate node, without copying the node.
+struct NodeFit {
+  bool known = false;
+  NameId flavor = kNoNode;
+  bool room = true;  // schedulable and allocatable − used covers the request
+};
+
+// What prioritize needs per node for the resource it packs.
+struct NodePacking {
+  bool known = false;
+  NameId flavor = kNoNode;
+  int64_t allocatable = 0;
+  int64_t used = 0;
+  int borrowing_pods = 0;
+};
+
 struct PendingPod {
   std::string uid;
   std::string key;  // namespace/name
@@ -85,7 +107,13 @@ class ClusterState final : public ClusterObserver {
   // Pods and nodes have been listed once.
   [[nodiscard]] bool synced() const;
 
-  // Nodes, looked up under one lock. `out` is parallel to `names`.
+  // Flavor and room for `request` of each named node, under one lock; `out` is parallel to
+  // `names`. The cost per node is one hash lookup and a few integer compares.
+  void FitNodes(const std::vector<std::string>& names, const IdAmounts& request,
+                std::vector<NodeFit>* out) const;
+  void PackNodes(const std::vector<std::string>& names, NameId resource,
+                 std::vector<NodePacking>* out) const;
+  // Full views (copies), looked up under one lock. `out` is parallel to `names`.
   void ViewNodes(const std::vector<std::string>& names, std::vector<NodeView>* out) const;
   [[nodiscard]] NodeView ViewNode(const std::string& name) const;
   // The flavor of a node given its labels (for full Nodes in a filter request).
@@ -124,8 +152,11 @@ class ClusterState final : public ClusterObserver {
     Node node;
     NameId flavor = kNoNode;
     ResourceList used;
+    IdAmounts allocatable_ids;  // node.allocatable, interned
+    IdAmounts used_ids;         // `used`, interned
     int borrowing_pods = 0;
   };
+  static void SyncIds(NodeRecord& record);
   struct PendingEntry {
     PendingPod pod;
     int64_t last_seen_ms = 0;

@@ -23,11 +23,39 @@ struct FilterArgs {
   bool node_names_mode = true;
 };
 
+// Nodes are referred to by their index in FilterArgs::node_names and reasons are shared, so a
+// verdict over hundreds of nodes costs no string copies.
 struct FilterResult {
-  std::vector<std::string> feasible;  // a subset of FilterArgs::node_names, in request order
-  std::map<std::string, std::string> failed;               // node → reason (preemption may help)
-  std::map<std::string, std::string> failed_unresolvable;  // node → reason (it will not)
-  std::string error;                                       // non-empty: the call failed
+  struct Refused {
+    uint32_t node = 0;    // index into FilterArgs::node_names
+    uint32_t reason = 0;  // index into `reasons`
+  };
+  std::vector<uint32_t> feasible;     // ascending indices of the feasible nodes
+  std::vector<Refused> failed;        // preemption may help there
+  std::vector<Refused> unresolvable;  // it will not
+  std::vector<std::string> reasons;
+  std::string error;  // non-empty: the call failed
+
+  // Adds a reason and returns its index.
+  uint32_t AddReason(std::string reason) {
+    reasons.push_back(std::move(reason));
+    return static_cast<uint32_t>(reasons.size() - 1);
+  }
+  // Conveniences for tests and logs (linear).
+  [[nodiscard]] std::vector<std::string> FeasibleNames(const FilterArgs& args) const {
+    std::vector<std::string> out;
+    for (uint32_t i : feasible) out.push_back(args.node_names[i]);
+    return out;
+  }
+  // The reason a node was refused ("" if it was not).
+  [[nodiscard]] std::string ReasonFor(const FilterArgs& args, std::string_view node) const {
+    for (const auto* list : {&failed, &unresolvable}) {
+      for (const Refused& r : *list) {
+        if (args.node_names[r.node] == node) return reasons[r.reason];
+      }
+    }
+    return "";
+  }
 };
 
 struct HostPriority {
