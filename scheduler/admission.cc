@@ -319,6 +319,11 @@ FilterResult Admission::Filter(const FilterArgs& args) {
 
   // Refused on every flavor: one reason per flavor, shared by its nodes.
   cluster_->NotePending(args.pod, ctx.team_id, ctx.priority, ctx.request);
+  if (preemption_status_) {
+    if (std::string status = preemption_status_(args.pod.uid); !status.empty()) {
+      for (std::string& reason : result.reasons) reason += "; " + status;
+    }
+  }
   decision.reason = code_of.empty() ? "no_quota" : code_of.front().second;
   std::vector<std::pair<NameId, uint32_t>> other;  // flavors without a verdict
   auto reason_for = [&](NameId flavor) -> uint32_t {

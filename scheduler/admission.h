@@ -62,6 +62,11 @@ class Admission final : public Decider {
   void SetObserver(std::function<void(const FilterDecision&)> observer) {
     observer_ = std::move(observer);
   }
+  // For a refused pod: a note on a preemption or reclaim in progress for it (e.g. "reclaiming 4
+  // nvidia.com/gpu from team-a, 2 pods terminating"), appended to its refusal reason; "" if none.
+  void SetPreemptionStatus(std::function<std::string(std::string_view uid)> status) {
+    preemption_status_ = std::move(status);
+  }
 
   FilterResult Filter(const FilterArgs& args) override;
   std::vector<HostPriority> Prioritize(const FilterArgs& args) override;
@@ -81,6 +86,7 @@ class Admission final : public Decider {
   const Options options_;
   std::function<std::string()> gate_;
   std::function<void(const FilterDecision&)> observer_;
+  std::function<std::string(std::string_view uid)> preemption_status_;
 };
 
 // A team's weighted share on a flavor if it were given `request` (DESIGN §3.6), in per-mille:
