@@ -149,9 +149,12 @@ Status AddClientCas(SSL_CTX* ctx, const std::string& pem, const std::string& pat
 std::string CertificateSummary(SSL_CTX* ctx) {
   X509* cert = SSL_CTX_get0_certificate(ctx);
   if (cert == nullptr) return "";
-  char subject[256];
-  X509_NAME_oneline(X509_get_subject_name(cert), subject, sizeof(subject));
-  std::string summary = subject;
+  char name[256];
+  X509_NAME_oneline(X509_get_subject_name(cert), name, sizeof(name));
+  std::string summary = name;
+  X509_NAME_oneline(X509_get_issuer_name(cert), name, sizeof(name));
+  summary += ", issued by ";
+  summary += name;
   if (BIO* bio = BIO_new(BIO_s_mem())) {
     if (ASN1_TIME_print(bio, X509_get0_notAfter(cert)) == 1) {
       char* data = nullptr;
@@ -183,12 +186,19 @@ Result<std::shared_ptr<ssl::context>> BuildTlsContext(const HttpTlsOptions& opti
   ctx->use_certificate_chain(asio::buffer(files.cert_chain), ec);
   if (ec) {
     ERR_clear_error();
-    return Error{"TLS certificate chain '" + options.cert_chain_file + "': " + ec.message()};
+    return Error{"TLS certificate chain '" + options.cert_chain_file +
+                 "': cannot load a PEM certificate chain (" + ec.message() + ")"};
   }
   ctx->use_private_key(asio::buffer(files.key), ssl::context::pem, ec);
   if (ec) {
     ERR_clear_error();
-    return Error{"TLS key '" + options.key_file + "': " + ec.message()};
+    const auto code = static_cast<unsigned long>(ec.value());  // NOLINT(runtime/int)
+    if (ERR_GET_LIB(code) == ERR_LIB_X509 && ERR_GET_REASON(code) == X509_R_KEY_VALUES_MISMATCH) {
+      return Error{"TLS key '" + options.key_file + "' does not match the certificate in '" +
+                   options.cert_chain_file + "'"};
+    }
+    return Error{"TLS key '" + options.key_file + "': cannot load an unencrypted PEM key (" +
+                 ec.message() + ")"};
   }
   if (SSL_CTX_check_private_key(handle) != 1) {
     return Error{"TLS key '" + options.key_file + "' does not match the certificate in '" +
