@@ -272,12 +272,21 @@ TEST_F(HttpServerTest, ObserverSeesEveryReply) {
   };
   StartServer(options);
   e2e::HttpClient client("127.0.0.1", server_->port());
+  // The observer runs after the reply is written, and 404/405/413 close the connection: wait
+  // for each observation so that they stay in request order.
+  auto observed = [&](size_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(10), [&] { return seen.size() == n; });
+  };
   ASSERT_TRUE(client.Post("/echo?x=1", "abc").ok());
+  ASSERT_TRUE(observed(1));
   ASSERT_TRUE(client.Get("/echo").ok());
+  ASSERT_TRUE(observed(2));
   ASSERT_TRUE(client.Post("/nope", "{}").ok());
+  ASSERT_TRUE(observed(3));
   ASSERT_TRUE(client.Post("/echo", std::string(2000, 'x')).ok());
-  std::unique_lock<std::mutex> lock(mu);
-  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return seen.size() == 4; }));
+  ASSERT_TRUE(observed(4));
+  std::lock_guard<std::mutex> lock(mu);
   EXPECT_EQ(seen[0].method, "POST");
   EXPECT_EQ(seen[0].path, "/echo");
   EXPECT_TRUE(seen[0].matched);
