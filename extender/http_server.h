@@ -17,7 +17,8 @@
 //
 // Routes match the request path exactly (query ignored). Unknown path → 404, a known path with
 // another method → 405 with `Allow`. An oversized body → 413, an oversized header → 431, a
-// malformed or truncated request → 400; those three close the connection.
+// malformed or truncated request → 400. Every reply the server writes itself closes the
+// connection (the request body, if any, was not read). Bodies are JSON `{"Error":"..."}`.
 //
 // Handlers run synchronously on an I/O thread, on the connection's strand, and must be quick
 // (microseconds to a few milliseconds): while one runs, its I/O thread serves nobody else. Other
