@@ -1,32 +1,59 @@
 #pragma once
 
-// HttpServer: an asynchronous HTTP/1.1 server (Boost.Beast) for the webhook and metrics
-// listeners.
+// HttpServer: an asynchronous HTTP/1.1 server (Boost.Beast), plain or TLS, for the webhook and
+// metrics listeners.
 //
 // Shape (Beast's async server examples): a listener accepts on its own strand; each connection is
 // a session on a strand of its own with a fresh parser per message, an explicit body limit per
 // route, and a deadline before every read and write:
+//   * header_timeout   — the TLS handshake, and from a request's first byte until its header is
+//                        complete;
+//   * request_timeout  — from the first byte until the body is complete, and for the reply write;
 //   * idle_timeout     — waiting for the first byte of the next request on a kept-alive
-//                        connection;
-//   * header_timeout   — from the first byte until the header is complete;
-//   * request_timeout  — from the first byte until the body is complete, and for the reply write.
-// A client that trickles bytes is cut off at its deadline; other connections do not notice.
+//                        connection.
+// The deadlines are absolute per request, not per read: a client that trickles bytes is cut off
+// at its deadline however steadily it sends; other connections do not notice.
 // Replies always carry Content-Length (never chunked); sockets have TCP_NODELAY.
 //
 // Routes match the request path exactly (query ignored). Unknown path → 404, a known path with
-// another method → 405 with `Allow`. An oversized body → 413, a malformed request → 400; both
-// close the connection. Handlers run synchronously on an I/O thread and must be quick.
+// another method → 405 with `Allow`. An oversized body → 413, an oversized header → 431, a
+// malformed or truncated request → 400. Every reply the server writes itself closes the
+// connection (the request body, if any, was not read). Bodies are JSON `{"Error":"..."}`.
 //
-// Thread-safety: Start/Shutdown from one controlling thread. Handlers are called concurrently
-// from the I/O threads. Shutdown stops accepting, closes idle connections, lets requests in
-// flight finish until the drain deadline, then stops the threads.
+// Handlers run synchronously on an I/O thread, on the connection's strand, and must be quick
+// (microseconds to a few milliseconds): while one runs, its I/O thread serves nobody else. Other
+// connections keep being served by the remaining io_threads, so a slow handler delays others only
+// once every I/O thread is busy in one; deadlines of waiting connections keep running meanwhile.
+// Work that may block (API calls, disk) belongs on its own thread, not in a handler.
+//
+// TLS (HttpServerOptions::tls): TLS 1.2 and 1.3 only; ALPN selects "http/1.1" and never "h2" (a
+// client that offers ALPN without "http/1.1" fails the handshake with no_application_protocol;
+// one that offers no ALPN is served HTTP/1.1). With a client CA file, client certificates are
+// mandatory and verified against it (mTLS). The files are re-read every reload_interval, and by
+// ReloadTls(): changed content builds a new TLS context that new connections use while
+// established ones keep theirs; a new set that does not load (unreadable, malformed, key not
+// matching the certificate) is logged and counted, and the previous context stays in use.
+// A certificate file holds the leaf certificate first, then any intermediates (PEM); keys are
+// unencrypted PEM (PKCS#8, RSA or EC).
+//
+// Observation (HttpServerOptions::observer): called once per reply written — handler replies and
+// the server's own 400/404/405/413/431 — on the I/O thread, after the write finished. Connections
+// cut off at a deadline or closed by the peer before a reply produce no observation (they are in
+// stats()). Unset, it costs one branch per request. It must be quick and must not throw.
+//
+// Thread-safety: Start/Shutdown from one controlling thread; port, stats and ReloadTls from any
+// thread. Handlers and the observer are called concurrently from the I/O threads. Shutdown stops
+// accepting, closes idle connections, lets requests in flight finish until the drain deadline
+// (their replies carry `Connection: close`), then stops the threads.
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -54,6 +81,32 @@ struct Route {
   std::function<HttpResponse(const HttpRequest&)> handler;
 };
 
+// TLS for a listener. File paths are read at Start (an error there fails Start) and re-read
+// every reload_interval.
+struct HttpTlsOptions {
+  std::string cert_chain_file;  // PEM: the server certificate, then intermediates
+  std::string key_file;         // PEM: the certificate's private key, unencrypted
+  std::string client_ca_file;   // PEM, one or more CAs; non-empty ⇒ client certificates required
+  // How often the files are checked for new content; 0: only at Start and on ReloadTls().
+  std::chrono::milliseconds reload_interval{5'000};
+  // Called after every reload that found changed content (ok, or the reason the new files were
+  // rejected), on an I/O thread or the ReloadTls caller's thread. Optional; must not throw.
+  std::function<void(const Status&)> on_reload;
+};
+
+// What the server saw of one request, for metrics. The views are valid during the call only.
+struct RequestObservation {
+  std::string_view method;     // as received; empty when the request line did not parse
+  std::string_view path;       // without the query; the client's text for 404s (unbounded set)
+  bool route_matched = false;  // a route with this path and method handled it
+  int status = 0;              // the status written
+  std::chrono::nanoseconds duration{0};  // from the request's first byte until the reply was sent
+  uint64_t request_body_bytes = 0;
+  uint64_t response_body_bytes = 0;
+  bool reply_sent = false;  // false: the reply write failed (peer gone, deadline)
+  bool tls = false;
+};
+
 struct HttpServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 0;  // 0: an ephemeral port, see HttpServer::port().
@@ -64,6 +117,8 @@ struct HttpServerOptions {
   size_t max_connections = 1024;
   size_t max_header_bytes = 32 * 1024;
   std::string server_name = "taskgov";
+  std::optional<HttpTlsOptions> tls;                        // unset: plain HTTP
+  std::function<void(const RequestObservation&)> observer;  // optional, see above
 };
 
 // Connection-level counters, readable at any time (relaxed atomics inside).
@@ -74,6 +129,9 @@ struct HttpServerStats {
   uint64_t bad_requests = 0;  // 400 / 413 / 431 written by the server itself
   uint64_t timeouts = 0;
   uint64_t open_connections = 0;
+  uint64_t tls_handshake_failures = 0;  // incl. rejected client certificates and deadline
+  uint64_t tls_reloads = 0;             // new certificate sets taken into use after Start
+  uint64_t tls_reload_failures = 0;     // changed files that did not load (old set kept)
 };
 
 class HttpServer {
@@ -83,7 +141,8 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Binds, listens and starts the I/O threads. Errors name the address.
+  // Loads the TLS files (if any), binds, listens and starts the I/O threads. Errors name the
+  // address or the file.
   [[nodiscard]] Status Start();
   // The bound port (after a successful Start).
   [[nodiscard]] uint16_t port() const;
@@ -91,6 +150,11 @@ class HttpServer {
   // Idempotent.
   void Shutdown(std::chrono::milliseconds drain);
   [[nodiscard]] HttpServerStats stats() const;
+  // Re-reads the TLS files now; a changed, valid set is used by connections accepted from then
+  // on. Returns OK when the files loaded or did not change, the load error when they are
+  // rejected (the old set stays), and an error when the server has no TLS or is not started.
+  // Logging, stats and on_reload report each distinct rejected content once.
+  [[nodiscard]] Status ReloadTls();
 
  private:
   class Impl;
