@@ -94,6 +94,13 @@ int Run(int argc, char** argv) {
   webhook_options.address = flags.listen.host;
   webhook_options.port = flags.listen.port;
   webhook_options.io_threads = flags.io_threads;
+  if (!flags.tls_cert_file.empty()) {
+    HttpTlsOptions tls;
+    tls.cert_chain_file = flags.tls_cert_file;
+    tls.key_file = flags.tls_key_file;
+    tls.client_ca_file = flags.tls_client_ca_file;
+    webhook_options.tls = tls;
+  }
   HttpServer webhooks(webhook_options, {});
 
   if (Status s = health.Start(); !s.ok()) return Fail(s.error().message);
