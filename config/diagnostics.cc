@@ -6,16 +6,12 @@ namespace taskgov::config {
 
 std::string Diagnostic::ToString(int document_count) const {
   std::string out = file.empty() ? std::string("<config>") : file;
-  out += ": ";
-  if (document >= 0 && document_count > 1) {
-    out += "document " + std::to_string(document + 1) + ": ";
-  }
-  if (!path.empty()) out += path;
+  if (document >= 0 && document_count > 1) out += ": document " + std::to_string(document + 1);
+  if (!path.empty()) out += ": " + path;
   if (mark.line > 0) {
-    if (!path.empty()) out += " ";
-    out += "(line " + std::to_string(mark.line) + ", column " + std::to_string(mark.column) + ")";
+    out += " (line " + std::to_string(mark.line) + ", column " + std::to_string(mark.column) + ")";
   }
-  if (!path.empty() || mark.line > 0) out += ": ";
+  out += ": ";
   out += message;
   return out;
 }

@@ -141,6 +141,52 @@ void TempDir::Write(const std::string& name, const std::string& content) const {
   }
 }
 
+void KubeletPublish(const std::string& dir,
+                    const std::vector<std::pair<std::string, std::string>>& files,
+                    const std::string& stamp) {
+  auto check = [](bool ok, const std::string& what) {
+    if (!ok) {
+      std::cerr << "KubeletPublish: " << what << "\n";
+      std::abort();
+    }
+  };
+  const std::string version = "..2026_11_29_" + stamp;
+  check(::mkdir((dir + "/" + version).c_str(), 0755) == 0, "mkdir " + version);
+  for (const auto& [name, content] : files) {
+    std::ofstream out(dir + "/" + version + "/" + name, std::ios::trunc | std::ios::binary);
+    out << content;
+    check(static_cast<bool>(out), "write " + name);
+  }
+  char old_target[4096] = {0};
+  const ssize_t old_len = ::readlink((dir + "/..data").c_str(), old_target, sizeof old_target - 1);
+  ::unlink((dir + "/..data_tmp").c_str());
+  check(::symlink(version.c_str(), (dir + "/..data_tmp").c_str()) == 0, "symlink ..data_tmp");
+  check(::rename((dir + "/..data_tmp").c_str(), (dir + "/..data").c_str()) == 0, "rename ..data");
+  std::set<std::string> names;
+  for (const auto& [name, content] : files) {
+    names.insert(name);
+    const std::string link = dir + "/" + name;
+    struct stat st;
+    if (::lstat(link.c_str(), &st) != 0) {
+      check(::symlink(("..data/" + name).c_str(), link.c_str()) == 0, "symlink " + name);
+    }
+  }
+  if (DIR* d = ::opendir(dir.c_str())) {
+    std::vector<std::string> stale;
+    while (dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.empty() || name[0] == '.' || names.count(name)) continue;
+      stale.push_back(name);
+    }
+    ::closedir(d);
+    for (const std::string& name : stale) ::unlink((dir + "/" + name).c_str());
+  }
+  if (old_len > 0) {
+    const std::string old_version(old_target, static_cast<size_t>(old_len));
+    if (old_version != version) RemoveTree(dir + "/" + old_version);
+  }
+}
+
 std::string ReadRunfile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {

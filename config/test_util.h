@@ -48,6 +48,14 @@ class TempDir {
   std::string path_;
 };
 
+// Publishes `files` into `dir` the way the kubelet updates a mounted ConfigMap: writes them into a
+// new timestamped directory `..<stamp>`, points a `..data_tmp` symlink at it, renames it over
+// `..data`, makes sure each top-level `name -> ..data/name` symlink exists, removes the top-level
+// symlinks of files that are gone, and deletes the previous timestamped directory.
+void KubeletPublish(const std::string& dir,
+                    const std::vector<std::pair<std::string, std::string>>& files,
+                    const std::string& stamp);
+
 // Reads a file of the source tree (a runfile), aborting the test binary when it is missing.
 std::string ReadRunfile(const std::string& path);
 
