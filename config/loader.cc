@@ -193,8 +193,9 @@ LoadResult LoadSources(const std::vector<SourceFile>& files) {
   return result;
 }
 
-LoadResult LoadDirectory(const std::string& dir) {
-  DirectorySnapshot snapshot = ReadConfigDirectory(dir);
+LoadResult LoadDirectory(const std::string& dir) { return LoadSnapshot(ReadConfigDirectory(dir)); }
+
+LoadResult LoadSnapshot(const DirectorySnapshot& snapshot) {
   LoadResult result = LoadSources(snapshot.files);
   if (!snapshot.errors.empty()) {
     result.policy = nullptr;

@@ -59,6 +59,8 @@ struct LoadResult {
 // A stable hash of the files' names and contents (16 hex digits).
 [[nodiscard]] std::string ContentHash(const std::vector<SourceFile>& files);
 [[nodiscard]] LoadResult LoadSources(const std::vector<SourceFile>& files);
+// LoadSources of the snapshot's files, with its read errors added (which refuse the policy).
+[[nodiscard]] LoadResult LoadSnapshot(const DirectorySnapshot& snapshot);
 [[nodiscard]] LoadResult LoadDirectory(const std::string& dir);
 
 }  // namespace taskgov::config
