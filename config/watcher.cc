@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <optional>
 
 #include "scheduler/common/log.h"
 
@@ -157,12 +156,13 @@ void ConfigWatcher::Stop() {
 
 void ConfigWatcher::Run() {
   Clock::time_point next_poll = Clock::now() + options_.poll_interval;
-  std::optional<Clock::time_point> pending;  // debounce deadline
+  bool pending = false;  // a change was seen; reload at pending_at (debounce)
+  Clock::time_point pending_at{};
   alignas(inotify_event) char buffer[8192];
   while (true) {
     const Clock::time_point now = Clock::now();
     Clock::time_point deadline = next_poll;
-    if (pending && *pending < deadline) deadline = *pending;
+    if (pending && pending_at < deadline) deadline = pending_at;
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
     pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}};
     const int nfds = inotify_fd_ >= 0 ? 2 : 1;
@@ -190,11 +190,14 @@ void ConfigWatcher::Run() {
         watch_ = -1;
         (void)AddWatch();  // the directory may be back already; else the periodic check retries
       }
-      if (changed) pending = Clock::now() + options_.debounce;
+      if (changed) {
+        pending = true;
+        pending_at = Clock::now() + options_.debounce;
+      }
     }
     const Clock::time_point after = Clock::now();
-    if (pending && after >= *pending) {
-      pending.reset();
+    if (pending && after >= pending_at) {
+      pending = false;
       (void)CheckForChanges();
       next_poll = Clock::now() + options_.poll_interval;
     } else if (after >= next_poll) {
