@@ -85,7 +85,6 @@ std::optional<ComputeSpec> DecodeCompute(ObjectReader& r, const ComputeKeys& key
       ok = false;
     } else {
       std::optional<std::string> ptype = p.String(keys.partition_type, /*required=*/true);
-      const bool has_count = p.Has(keys.partition_count);
       std::optional<int64_t> pcount =
           p.Integer(keys.partition_count, 0, kMaxCount, /*required=*/true);
       if (ptype && ptype->empty()) {
@@ -95,7 +94,6 @@ std::optional<ComputeSpec> DecodeCompute(ObjectReader& r, const ComputeKeys& key
       }
       if (!ptype || !pcount) {
         ok = false;
-        (void)has_count;
       } else {
         spec.amounts.partition_type = *ptype;
         spec.amounts.partition_count = *pcount;

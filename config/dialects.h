@@ -25,7 +25,7 @@ namespace taskgov::config {
 
 void DecodeDocument(const Node& doc, const DocContext& ctx, ConfigSet* out);
 
-// Per dialect; `path` is the document's own path ("" or "items[3]").
+// Per dialect; the reader is positioned on the document (its path is "" or "items[3]").
 void DecodeNative(ObjectReader& doc, std::string_view kind, ConfigSet* out);
 void DecodeHyperPod(ObjectReader& doc, ConfigSet* out);
 void DecodeKueue(ObjectReader& doc, std::string_view api_version, std::string_view kind,
@@ -58,8 +58,9 @@ inline constexpr ComputeKeys kHyperPodComputeKeys{
     "InstanceType",         "Count", "Accelerators", "VCpu", "MemoryInGiB",
     "AcceleratorPartition", "Type",  "Count"};
 
-// Reads one compute line (the instance type is required unless `allow_flavor_only`); returns
-// nullopt when it is unusable (already reported).
+// Reads the common fields of one compute line (instance type, when present, and the amounts);
+// the caller reads its dialect's other fields and decides whether the instance type is required.
+// Returns nullopt when the line is unusable (already reported).
 [[nodiscard]] std::optional<ComputeSpec> DecodeCompute(ObjectReader& r, const ComputeKeys& keys);
 
 }  // namespace taskgov::config

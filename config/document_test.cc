@@ -80,6 +80,11 @@ TEST(ParseDocuments, AliasBombHitsTheNodeLimit) {
   EXPECT_NE(p.error.find("nodes"), std::string::npos) << p.error;
 }
 
+TEST(ParseDocuments, SelfReferencingAliasIsRefused) {
+  ParsedText p = ParseDocuments("a: &x [1, *x]\n");
+  EXPECT_FALSE(p.ok);
+}
+
 TEST(ParseDocuments, OversizedTextIsRefused) {
   ParsedText p = ParseDocuments(std::string(kMaxDocumentBytes + 1, ' '));
   EXPECT_FALSE(p.ok);
