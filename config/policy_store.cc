@@ -47,10 +47,11 @@ void PolicyStore::Publish(scheduler::PolicyPtr policy) {
   // seq_cst (a release at least): readers that load the new index see the slot's new pointer.
   left_right_.store(1 - lr, std::memory_order_seq_cst);
   const int v = version_.load(std::memory_order_relaxed);
-  // acquire: pairs with the readers' release departures.
-  while (readers_[1 - v].load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  // seq_cst: a reader whose registration precedes the toggle of left_right_ in the total order
+  // is seen here; and (as an acquire) it pairs with the readers' release departures.
+  while (readers_[1 - v].load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
   version_.store(1 - v, std::memory_order_seq_cst);
-  while (readers_[v].load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  while (readers_[v].load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
   // Every reader that could have picked slot lr has left; new ones pick 1 - lr.
   slots_[lr] = std::move(policy);
   // release: a reader that observes the new generation (acquire) also observes the new pointer.
