@@ -50,6 +50,9 @@ std::string Policy::FlavorOfNode(const Labels& node_labels) const {
         });
     if (match) return flavor.name;
   }
+  for (const Flavor& flavor : flavors) {
+    if (flavor.node_labels.empty() && flavor.matches_all_nodes) return flavor.name;
+  }
   auto it = node_labels.find(instance_type_label);
   return it == node_labels.end() ? std::string() : it->second;
 }

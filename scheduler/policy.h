@@ -43,6 +43,10 @@ struct PriorityClass {
 struct Flavor {
   std::string name;    // e.g. "ml.p5.48xlarge" or a Kueue ResourceFlavor name
   Labels node_labels;  // e.g. {"node.kubernetes.io/instance-type": "ml.p5.48xlarge"}
+  // true: a flavor without node labels that every node belongs to unless a labelled flavor
+  // claims it first (a Kueue ResourceFlavor without nodeLabels, the flavor of Volcano queues).
+  // Ignored when node_labels is not empty.
+  bool matches_all_nodes = false;
 };
 
 // Per (team, flavor, resource); DESIGN §3.3.
@@ -130,8 +134,8 @@ struct Policy {
   [[nodiscard]] const Team* FindTeam(std::string_view name) const;
   [[nodiscard]] const Team* TeamOfNamespace(std::string_view ns) const;
   [[nodiscard]] const PriorityClass* FindPriorityClass(std::string_view name) const;
-  // The flavor a node belongs to: the first Flavor whose labels match, else its instance type
-  // (empty when it has neither).
+  // The flavor a node belongs to: the first Flavor with labels that all match, else the first
+  // Flavor with matches_all_nodes, else its instance type (empty when it has none of these).
   [[nodiscard]] std::string FlavorOfNode(const Labels& node_labels) const;
 };
 

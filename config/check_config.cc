@@ -1,0 +1,194 @@
+#include "config/check_config.h"
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+#include "scheduler/quantity.h"
+
+namespace taskgov::config {
+
+namespace {
+
+using scheduler::kUnlimited;
+
+std::string Amount(const std::string& resource, int64_t amount) {
+  return amount == kUnlimited ? "unlimited" : scheduler::FormatQuantity(resource, amount);
+}
+
+std::string Plural(size_t n, std::string_view word) {
+  return std::to_string(n) + " " + std::string(word) + (n == 1 ? "" : "s");
+}
+
+std::string Weight(double w) {
+  std::ostringstream s;
+  s << w;
+  return s.str();
+}
+
+// A left-aligned text table.
+void PrintTable(const std::vector<std::vector<std::string>>& rows, std::ostream& out) {
+  std::vector<size_t> width;
+  for (const auto& row : rows) {
+    if (width.size() < row.size()) width.resize(row.size(), 0);
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  for (const auto& row : rows) {
+    std::string line = "  ";
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 2, ' ');
+    }
+    out << line << "\n";
+  }
+}
+
+std::string_view Name(scheduler::TaskPrioritization v) {
+  return v == scheduler::TaskPrioritization::kTaskRanking ? "TaskRanking" : "FirstComeFirstServe";
+}
+std::string_view Name(scheduler::IdleComputeAllocation v) {
+  return v == scheduler::IdleComputeAllocation::kFairShare ? "FairShare" : "FirstComeFirstServe";
+}
+std::string_view Name(scheduler::NoTeamAction v) {
+  return v == scheduler::NoTeamAction::kPassThrough ? "PassThrough" : "Refuse";
+}
+std::string_view Name(scheduler::QueueingStrategy v) {
+  return v == scheduler::QueueingStrategy::kStrictFIFO ? "StrictFIFO" : "BestEffortFIFO";
+}
+std::string_view Name(scheduler::WithinTeamPreemption v) {
+  switch (v) {
+    case scheduler::WithinTeamPreemption::kNever:
+      return "Never";
+    case scheduler::WithinTeamPreemption::kLowerPriority:
+      return "LowerPriority";
+    case scheduler::WithinTeamPreemption::kLowerOrNewerEqualPriority:
+      return "LowerOrNewerEqualPriority";
+  }
+  return "?";
+}
+std::string_view Name(scheduler::ReclaimPolicy v) {
+  switch (v) {
+    case scheduler::ReclaimPolicy::kNever:
+      return "Never";
+    case scheduler::ReclaimPolicy::kLowerPriority:
+      return "LowerPriority";
+    case scheduler::ReclaimPolicy::kAny:
+      return "Any";
+  }
+  return "?";
+}
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ",") + s;
+  return out.empty() ? "-" : out;
+}
+
+}  // namespace
+
+void RenderCheckConfig(const std::string& dir, const LoadResult& result, std::ostream& out) {
+  out << "taskgov configuration check: " << dir << "\n";
+  out << Plural(result.files.size(), "file") << " read\n\n";
+
+  // Diagnostics with no file (the directory itself, cross-document defaults) first.
+  std::vector<std::string> files = result.files;
+  const bool has_global = std::any_of(result.diagnostics.begin(), result.diagnostics.end(),
+                                      [](const Diagnostic& d) { return d.file.empty(); });
+  if (has_global) files.insert(files.begin(), "");
+  for (const std::string& file : files) {
+    size_t errors = 0;
+    size_t warnings = 0;
+    for (const Diagnostic& d : result.diagnostics) {
+      if (d.file != file) continue;
+      (d.severity == Severity::kError ? errors : warnings)++;
+    }
+    out << (file.empty() ? std::string("<directory>") : file) << ": ";
+    if (errors == 0 && warnings == 0) {
+      out << "ok\n";
+      continue;
+    }
+    std::string summary;
+    if (errors) summary = Plural(errors, "error");
+    if (warnings) summary += (summary.empty() ? "" : ", ") + Plural(warnings, "warning");
+    out << summary << "\n";
+    for (const Diagnostic& d : result.diagnostics) {
+      if (d.file != file) continue;
+      out << "  " << (d.severity == Severity::kError ? "error: " : "warning: ") << result.Format(d)
+          << "\n";
+    }
+  }
+
+  const scheduler::Policy* p = result.policy ? result.policy.get() : result.draft.get();
+  if (p != nullptr) {
+    out << "\ncluster policy";
+    if (!result.ok()) out << " (not loaded: the configuration has errors)";
+    out << "\n";
+    out << "  task prioritization: " << Name(p->task_prioritization) << "\n";
+    out << "  idle compute allocation: " << Name(p->idle_compute) << "\n";
+    out << "  pods without a team: " << Name(p->no_team) << "\n";
+    out << "  preemption: grace period " << p->preemption.grace_period_seconds
+        << "s, minimum runtime " << p->preemption.minimum_runtime_seconds << "s\n";
+    out << "  instance-type label: " << p->instance_type_label << "\n";
+    std::string classes;
+    for (const scheduler::PriorityClass& pc : p->priority_classes) {
+      classes += (classes.empty() ? "" : ", ") + pc.name + "=" + std::to_string(pc.value);
+    }
+    out << "  priority classes: " << (classes.empty() ? "none" : classes) << "\n";
+    for (const scheduler::Flavor& f : p->flavors) {
+      std::string labels;
+      for (const auto& [k, v] : f.node_labels) labels += (labels.empty() ? "" : ",") + k + "=" + v;
+      out << "  flavor " << f.name << ": "
+          << (f.matches_all_nodes && f.node_labels.empty() ? std::string("every node") : labels)
+          << "\n";
+    }
+
+    out << "\nteams\n";
+    std::vector<std::vector<std::string>> rows{{"TEAM", "COHORT", "WEIGHT", "NAMESPACES",
+                                                "CLUSTERQUEUE", "PREEMPT-OWN", "RECLAIM",
+                                                "QUEUEING", "STATE"}};
+    for (const scheduler::Team& t : p->teams) {
+      rows.push_back({t.name, t.cohort.empty() ? "-" : t.cohort, Weight(t.fair_share_weight),
+                      Join(t.namespaces), t.cluster_queue, std::string(Name(t.within_team)),
+                      std::string(Name(t.reclaim)) + (t.reclaimable ? "" : " (not reclaimable)"),
+                      std::string(Name(t.queueing)), t.active ? "active" : "held"});
+    }
+    if (rows.size() == 1) {
+      out << "  (none)\n";
+    } else {
+      PrintTable(rows, out);
+    }
+
+    out << "\neffective quotas\n";
+    rows = {{"TEAM", "FLAVOR", "RESOURCE", "NOMINAL", "BORROWING LIMIT", "LENDING LIMIT"}};
+    for (const scheduler::Team& t : p->teams) {
+      for (const scheduler::FlavorQuota& fq : t.flavors) {
+        for (const scheduler::ResourceQuota& q : fq.resources) {
+          rows.push_back({t.name, fq.flavor, q.resource, Amount(q.resource, q.nominal),
+                          Amount(q.resource, q.borrowing_limit),
+                          Amount(q.resource, q.lending_limit)});
+        }
+      }
+    }
+    if (rows.size() == 1) {
+      out << "  (none)\n";
+    } else {
+      PrintTable(rows, out);
+    }
+  }
+
+  out << "\n";
+  if (result.ok()) {
+    out << "result: valid (" << Plural(result.warning_count(), "warning") << ")\n";
+  } else {
+    out << "result: invalid (" << Plural(result.error_count(), "error") << ", "
+        << Plural(result.warning_count(), "warning") << ")\n";
+  }
+}
+
+int RunCheckConfig(const std::string& dir, std::ostream& out) {
+  LoadResult result = LoadDirectory(dir);
+  RenderCheckConfig(dir, result, out);
+  return result.ok() ? 0 : 1;
+}
+
+}  // namespace taskgov::config

@@ -1,0 +1,66 @@
+#pragma once
+
+// The dialect decoders: each turns one document into ConfigSet entries, reporting every problem
+// with its path. DecodeDocument recognises the dialect:
+//   * apiVersion taskgov.io/v1 — native (kind TaskGovernancePolicy or Team);
+//   * apiVersion kueue.x-k8s.io/v1beta1 | v1beta2 (and v1alpha1 Cohort) — Kueue ClusterQueue,
+//     LocalQueue, ResourceFlavor, WorkloadPriorityClass, Cohort;
+//   * apiVersion scheduling.volcano.sh/v1beta1, kind Queue — Volcano;
+//   * kind List (or any <Kind>List) with items — each item in turn, at path items[i];
+//   * no apiVersion, with ComputeQuotaConfig / ComputeQuotaTarget / ComputeQuotaId — a HyperPod
+//     CreateComputeQuota / UpdateComputeQuota request (or DescribeComputeQuota output); with
+//     SchedulerConfig — CreateClusterSchedulerConfig / UpdateClusterSchedulerConfig.
+// Other Kubernetes objects are reported as warnings and skipped; an unrecognisable document is an
+// error. Empty documents are skipped.
+//
+// Pure functions; thread-safe.
+
+#include <string>
+
+#include "config/document.h"
+#include "config/reader.h"
+#include "config/spec.h"
+
+namespace taskgov::config {
+
+void DecodeDocument(const Node& doc, const DocContext& ctx, ConfigSet* out);
+
+// Per dialect; the reader is positioned on the document (its path is "" or "items[3]").
+void DecodeNative(ObjectReader& doc, std::string_view kind, ConfigSet* out);
+void DecodeHyperPod(ObjectReader& doc, ConfigSet* out);
+void DecodeKueue(ObjectReader& doc, std::string_view api_version, std::string_view kind,
+                 ConfigSet* out);
+void DecodeVolcano(ObjectReader& doc, std::string_view kind, ConfigSet* out);
+
+// Shared pieces.
+[[nodiscard]] Origin OriginOf(const DocContext& ctx, std::string path, Mark mark);
+[[nodiscard]] Origin OriginOf(const ObjectReader& r);
+// A DNS-1123 label ([a-z0-9]([-a-z0-9]*[a-z0-9])?, at most `max_length` characters).
+[[nodiscard]] bool IsDnsLabel(std::string_view name, size_t max_length = 63);
+// A DNS-1123 subdomain (labels joined by dots, at most 253 characters).
+[[nodiscard]] bool IsDnsSubdomain(std::string_view name);
+
+// The field names of a compute line in one dialect's spelling.
+struct ComputeKeys {
+  std::string_view instance_type;
+  std::string_view count;
+  std::string_view accelerators;
+  std::string_view vcpu;
+  std::string_view memory;
+  std::string_view partition;
+  std::string_view partition_type;
+  std::string_view partition_count;
+};
+inline constexpr ComputeKeys kNativeComputeKeys{
+    "instanceType",         "count", "accelerators", "vCpu", "memoryInGiB",
+    "acceleratorPartition", "type",  "count"};
+inline constexpr ComputeKeys kHyperPodComputeKeys{
+    "InstanceType",         "Count", "Accelerators", "VCpu", "MemoryInGiB",
+    "AcceleratorPartition", "Type",  "Count"};
+
+// Reads the common fields of one compute line (instance type, when present, and the amounts);
+// the caller reads its dialect's other fields and decides whether the instance type is required.
+// Returns nullopt when the line is unusable (already reported).
+[[nodiscard]] std::optional<ComputeSpec> DecodeCompute(ObjectReader& r, const ComputeKeys& keys);
+
+}  // namespace taskgov::config

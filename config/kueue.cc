@@ -1,0 +1,316 @@
+// Kueue objects (kueue.x-k8s.io/v1beta1 and v1beta2): ClusterQueue, LocalQueue, ResourceFlavor,
+// WorkloadPriorityClass and Cohort, as `kubectl get -o yaml` prints them. A ClusterQueue is a
+// team named after it; status and bookkeeping metadata are skipped.
+
+#include <algorithm>
+
+#include "config/dialects.h"
+
+namespace taskgov::config {
+
+namespace {
+
+using scheduler::QueueingStrategy;
+using scheduler::ReclaimPolicy;
+using scheduler::WithinTeamPreemption;
+
+struct Meta {
+  std::optional<std::string> name;
+  std::optional<std::string> namespace_;
+};
+
+Meta ReadMetadata(ObjectReader& doc, bool namespaced) {
+  Meta meta;
+  ObjectReader m = doc.Object("metadata");
+  if (!m.present()) {
+    doc.ctx().Error(doc.PathOf("metadata"), doc.mark(), "required field is missing");
+    return meta;
+  }
+  meta.name = m.String("name", /*required=*/true);
+  if (meta.name && !IsDnsSubdomain(*meta.name)) {
+    m.ctx().Error(m.PathOf("name"), m.MarkOf("name"),
+                  "'" + *meta.name + "' is not a valid object name (a DNS subdomain)");
+    meta.name.reset();
+  }
+  if (namespaced) meta.namespace_ = m.String("namespace", /*required=*/true);
+  m.IgnoreRest();
+  return meta;
+}
+
+// A Kueue weight quantity ("1", "0.5", 2) as a double.
+std::optional<double> ReadWeight(ObjectReader& r, std::string_view key) {
+  std::optional<int64_t> millis = r.Quantity(key, "cpu");  // cpu: parsed in thousandths
+  if (!millis) return std::nullopt;
+  return static_cast<double>(*millis) / 1000.0;
+}
+
+void DecodeResourceGroups(ObjectReader& spec, TeamSpec* team) {
+  const Node* groups = spec.List("resourceGroups");
+  if (groups == nullptr) return;
+  const std::string base = spec.PathOf("resourceGroups");
+  std::vector<std::string> seen_flavors;
+  std::vector<std::string> seen_resources;
+  auto contains = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  if (groups->items().size() > 1) {
+    spec.ctx().Warn(base, groups->mark(),
+                    "taskgov assigns one flavor per pod for all its resources; the " +
+                        std::to_string(groups->items().size()) +
+                        " resource groups are merged by flavor");
+  }
+  for (size_t g = 0; g < groups->items().size(); ++g) {
+    ObjectReader group(&spec.ctx(), &groups->items()[g], IndexPath(base, g));
+    if (!group.present()) continue;
+    std::optional<std::vector<std::string>> covered = group.StringList("coveredResources");
+    if (!covered || covered->empty()) {
+      group.ctx().Error(group.PathOf("coveredResources"), group.mark(),
+                        "must list at least one resource");
+    }
+    std::vector<std::string> covered_list = covered.value_or(std::vector<std::string>{});
+    for (const std::string& r : covered_list) {
+      if (contains(seen_resources, r)) {
+        group.ctx().Error(group.PathOf("coveredResources"), group.MarkOf("coveredResources"),
+                          "resource '" + r + "' is covered by more than one resource group");
+      }
+      seen_resources.push_back(r);
+    }
+    const Node* flavors = group.List("flavors");
+    if (flavors == nullptr) {
+      group.ctx().Error(group.PathOf("flavors"), group.mark(), "required field is missing");
+      continue;
+    }
+    const std::string fbase = group.PathOf("flavors");
+    for (size_t f = 0; f < flavors->items().size(); ++f) {
+      ObjectReader flavor(&spec.ctx(), &flavors->items()[f], IndexPath(fbase, f));
+      if (!flavor.present()) continue;
+      std::optional<std::string> fname = flavor.String("name", /*required=*/true);
+      if (fname && contains(seen_flavors, *fname)) {
+        flavor.ctx().Error(flavor.PathOf("name"), flavor.MarkOf("name"),
+                           "flavor '" + *fname + "' is listed twice in this ClusterQueue");
+        fname.reset();
+      }
+      if (fname) seen_flavors.push_back(*fname);
+      const Node* resources = flavor.List("resources");
+      if (resources == nullptr) {
+        flavor.ctx().Error(flavor.PathOf("resources"), flavor.mark(), "required field is missing");
+        continue;
+      }
+      const std::string rbase = flavor.PathOf("resources");
+      std::vector<std::string> names;
+      for (size_t i = 0; i < resources->items().size(); ++i) {
+        ObjectReader res(&spec.ctx(), &resources->items()[i], IndexPath(rbase, i));
+        if (!res.present()) continue;
+        std::optional<std::string> rname = res.String("name", /*required=*/true);
+        if (!rname) continue;
+        names.push_back(*rname);
+        LineSpec line;
+        line.origin = OriginOf(res);
+        line.resource = *rname;
+        bool ok = true;
+        line.nominal = res.Quantity("nominalQuota", *rname, /*required=*/true);
+        if (!line.nominal) ok = false;
+        for (auto [key, field] : {std::pair{"borrowingLimit", &line.borrowing_limit},
+                                  std::pair{"lendingLimit", &line.lending_limit}}) {
+          const bool has = res.Has(key);
+          *field = res.Quantity(key, *rname);
+          if (has && !*field) ok = false;
+        }
+        if (!fname || !ok) continue;
+        if (!contains(covered_list, *rname)) continue;  // reported below
+        line.flavor = *fname;
+        team->lines.push_back(std::move(line));
+      }
+      if (covered && names != covered_list) {
+        flavor.ctx().Error(rbase, resources->mark(),
+                           "must list the group's coveredResources in the same order");
+      }
+    }
+  }
+}
+
+void DecodeClusterQueue(ObjectReader& doc, bool v1beta2, ConfigSet* out) {
+  Meta meta = ReadMetadata(doc, /*namespaced=*/false);
+  doc.Ignore("status");
+  TeamSpec team;
+  team.dialect = Dialect::kKueue;
+  team.origin = OriginOf(doc);
+  team.within_team = WithinTeamPreemption::kNever;  // Kueue defaults
+  team.reclaim = ReclaimPolicy::kNever;
+  team.queueing = QueueingStrategy::kBestEffortFIFO;
+  team.cohort = "";
+
+  ObjectReader spec = doc.Object("spec");
+  const char* cohort_key = v1beta2 ? "cohortName" : "cohort";
+  const char* other_key = v1beta2 ? "cohort" : "cohortName";
+  if (spec.Has(other_key)) {
+    spec.ctx().Error(spec.PathOf(other_key), spec.MarkOf(other_key),
+                     std::string("unknown field (") + (v1beta2 ? "v1beta2" : "v1beta1") +
+                         " calls it " + cohort_key + ")");
+    spec.Ignore(other_key);
+  }
+  if (spec.Has(cohort_key)) {
+    team.cohort_origin = OriginOf(spec.ctx(), spec.PathOf(cohort_key), spec.MarkOf(cohort_key));
+    team.cohort = spec.String(cohort_key).value_or("");
+  }
+  DecodeResourceGroups(spec, &team);
+  if (auto q = spec.Enum<QueueingStrategy>("queueingStrategy",
+                                           {{"BestEffortFIFO", QueueingStrategy::kBestEffortFIFO},
+                                            {"StrictFIFO", QueueingStrategy::kStrictFIFO}})) {
+    team.queueing = *q;
+  }
+  if (spec.present()) {
+    const Node* selector = spec.Take("namespaceSelector");
+    if (selector == nullptr) {
+      spec.ctx().Warn(spec.PathOf("namespaceSelector"), spec.mark(),
+                      "absent: Kueue admits workloads from no namespace; taskgov governs the "
+                      "pods of this ClusterQueue's LocalQueues");
+    } else if (!selector->is_map() || !selector->entries().empty()) {
+      spec.ctx().Warn(spec.PathOf("namespaceSelector"), selector->mark(),
+                      "not enforced: taskgov takes a pod's team from its LocalQueue (or its "
+                      "namespace) and does not check namespace labels");
+    }
+  }
+  if (spec.Has("preemption")) {
+    ObjectReader p = spec.Object("preemption");
+    if (auto v = p.Enum<WithinTeamPreemption>(
+            "withinClusterQueue",
+            {{"Never", WithinTeamPreemption::kNever},
+             {"LowerPriority", WithinTeamPreemption::kLowerPriority},
+             {"LowerOrNewerEqualPriority", WithinTeamPreemption::kLowerOrNewerEqualPriority}})) {
+      team.within_team = *v;
+    }
+    if (auto v = p.Enum<ReclaimPolicy>("reclaimWithinCohort",
+                                       {{"Never", ReclaimPolicy::kNever},
+                                        {"LowerPriority", ReclaimPolicy::kLowerPriority},
+                                        {"Any", ReclaimPolicy::kAny}})) {
+      team.reclaim = *v;
+    }
+    if (p.Has("borrowWithinCohort")) {
+      ObjectReader b = p.Object("borrowWithinCohort");
+      std::optional<std::string> policy = b.String("policy");
+      b.Ignore("maxPriorityThreshold");
+      if (policy && *policy != "Never") {
+        b.ctx().Warn(b.PathOf("policy"), b.MarkOf("policy"),
+                     "not honoured: a borrowing pod never preempts other teams' pods in taskgov "
+                     "(borrowWithinCohort " +
+                         *policy + ")");
+      }
+    }
+  }
+  if (spec.Has("flavorFungibility")) {
+    ObjectReader f = spec.Object("flavorFungibility");
+    for (const char* key : {"whenCanBorrow", "whenCanPreempt"}) {
+      std::optional<std::string> v = f.String(key);
+      if (v && *v != "TryNextFlavor") {
+        f.ctx().Warn(f.PathOf(key), f.MarkOf(key),
+                     "not honoured: taskgov tries every flavor within nominal quota before "
+                     "borrowing or preempting (TryNextFlavor); got " +
+                         *v);
+      }
+    }
+    f.NotHonoured("preference", "taskgov prefers borrowing over preemption");
+  }
+  if (auto stop = spec.Enum<std::string_view>(
+          "stopPolicy", {{"None", "None"}, {"Hold", "Hold"}, {"HoldAndDrain", "HoldAndDrain"}})) {
+    team.active = *stop == "None";
+    if (*stop == "HoldAndDrain") {
+      spec.ctx().Warn(spec.PathOf("stopPolicy"), spec.MarkOf("stopPolicy"),
+                      "HoldAndDrain is honoured as Hold: new pods are held, running pods are not "
+                      "evicted");
+    }
+  }
+  if (spec.Has("fairSharing")) {
+    ObjectReader fs = spec.Object("fairSharing");
+    if (auto w = ReadWeight(fs, "weight")) team.fair_share_weight = *w;
+  }
+  spec.NotHonoured("admissionChecks", "taskgov runs no admission checks");
+  spec.NotHonoured("admissionChecksStrategy", "taskgov runs no admission checks");
+  spec.NotHonoured("admissionScope", "taskgov has no admission fair sharing");
+  spec.NotHonoured("concurrentAdmissionPolicy", "taskgov does not migrate pods between flavors");
+  if (!meta.name) return;
+  team.name = *meta.name;
+  team.cluster_queue = *meta.name;
+  out->teams.push_back(std::move(team));
+}
+
+void DecodeLocalQueue(ObjectReader& doc, ConfigSet* out) {
+  Meta meta = ReadMetadata(doc, /*namespaced=*/true);
+  doc.Ignore("status");
+  ObjectReader spec = doc.Object("spec");
+  std::optional<std::string> cq = spec.String("clusterQueue", /*required=*/true);
+  if (!spec.present()) {
+    doc.ctx().Error(doc.PathOf("spec"), doc.mark(), "required field is missing");
+  }
+  std::optional<std::string> stop = spec.String("stopPolicy");
+  if (stop && *stop != "None") {
+    spec.ctx().Warn(spec.PathOf("stopPolicy"), spec.MarkOf("stopPolicy"),
+                    "not honoured: taskgov holds whole teams (the ClusterQueue's stopPolicy), not "
+                    "single LocalQueues");
+  }
+  spec.NotHonoured("fairSharing", "taskgov has no admission fair sharing");
+  if (!meta.name || !meta.namespace_ || !cq) return;
+  out->local_queues.push_back(LocalQueueSpec{OriginOf(doc), *meta.namespace_, *meta.name, *cq});
+}
+
+void DecodeResourceFlavor(ObjectReader& doc, ConfigSet* out) {
+  Meta meta = ReadMetadata(doc, /*namespaced=*/false);
+  FlavorSpec flavor;
+  flavor.origin = OriginOf(doc);
+  ObjectReader spec = doc.Object("spec");
+  if (auto labels = spec.StringMap("nodeLabels")) {
+    for (auto& [k, v] : *labels) flavor.flavor.node_labels.emplace(k, v);
+  }
+  spec.NotHonoured("nodeTaints", "taskgov leaves taints to the scheduler");
+  spec.NotHonoured("tolerations", "taskgov does not add tolerations to pods");
+  spec.NotHonoured("topologyName", "taskgov does no topology-aware scheduling");
+  spec.NotHonoured("resourceWeights", "taskgov weighs every resource equally in fair sharing");
+  if (!meta.name) return;
+  flavor.flavor.name = *meta.name;
+  // A ResourceFlavor without node labels is every node's flavor in Kueue.
+  flavor.flavor.matches_all_nodes = flavor.flavor.node_labels.empty();
+  out->flavors.push_back(std::move(flavor));
+}
+
+void DecodeWorkloadPriorityClass(ObjectReader& doc, ConfigSet* out) {
+  Meta meta = ReadMetadata(doc, /*namespaced=*/false);
+  doc.Ignore("description");
+  std::optional<int64_t> value =
+      doc.Integer("value", -2147483648LL, 1000000000LL, /*required=*/true);
+  if (!meta.name || !value) return;
+  out->priority_classes.push_back(
+      PriorityClassSpec{OriginOf(doc), {*meta.name, static_cast<int32_t>(*value)}});
+}
+
+void DecodeCohort(ObjectReader& doc, bool v1alpha1, ConfigSet* out) {
+  Meta meta = ReadMetadata(doc, /*namespaced=*/false);
+  doc.Ignore("status");
+  ObjectReader spec = doc.Object("spec");
+  std::optional<std::string> parent = spec.String(v1alpha1 ? "parent" : "parentName");
+  spec.NotHonoured("resourceGroups",
+                   "quota held by a Cohort itself is not lent: taskgov pools only its teams' "
+                   "quota");
+  spec.NotHonoured("fairSharing", "taskgov shares fairly between teams, not between cohorts");
+  if (!meta.name) return;
+  out->cohorts.push_back(CohortSpec{OriginOf(doc), *meta.name, parent.value_or("")});
+}
+
+}  // namespace
+
+void DecodeKueue(ObjectReader& doc, std::string_view api_version, std::string_view kind,
+                 ConfigSet* out) {
+  const bool v1beta2 = api_version == "kueue.x-k8s.io/v1beta2";
+  if (kind == "ClusterQueue") {
+    DecodeClusterQueue(doc, v1beta2, out);
+  } else if (kind == "LocalQueue") {
+    DecodeLocalQueue(doc, out);
+  } else if (kind == "ResourceFlavor") {
+    DecodeResourceFlavor(doc, out);
+  } else if (kind == "WorkloadPriorityClass") {
+    DecodeWorkloadPriorityClass(doc, out);
+  } else if (kind == "Cohort") {
+    DecodeCohort(doc, api_version == "kueue.x-k8s.io/v1alpha1", out);
+  }
+}
+
+}  // namespace taskgov::config

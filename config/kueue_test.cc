@@ -1,0 +1,278 @@
+// Kueue objects, v1beta1 and v1beta2.
+
+#include <gtest/gtest.h>
+
+#include "config/loader.h"
+#include "config/test_util.h"
+
+namespace taskgov::config {
+namespace {
+
+using scheduler::kUnlimited;
+using testing::Dump;
+using testing::FindQuota;
+using testing::HasDiagnostic;
+using testing::LoadOne;
+
+TEST(Kueue, DefaultsFollowKueue) {
+  LoadResult r = LoadOne("cq.yaml", R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team-a}
+spec:
+  cohortName: org
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, nvidia.com/gpu]
+    flavors:
+    - name: on-demand
+      resources:
+      - {name: cpu, nominalQuota: 500m}
+      - {name: nvidia.com/gpu, nominalQuota: 4, lendingLimit: 2}
+    - name: spot
+      resources:
+      - {name: cpu, nominalQuota: 2}
+      - {name: nvidia.com/gpu, nominalQuota: 0, borrowingLimit: 8}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: on-demand}
+spec:
+  nodeLabels: {capacity: on-demand}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: spot}
+)");
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  const scheduler::Policy& p = *r.policy;
+  const scheduler::Team* t = p.FindTeam("team-a");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->within_team, scheduler::WithinTeamPreemption::kNever);
+  EXPECT_EQ(t->reclaim, scheduler::ReclaimPolicy::kNever);
+  EXPECT_EQ(t->fair_share_weight, 1.0);
+  EXPECT_EQ(t->cluster_queue, "team-a");
+  EXPECT_EQ(t->cohort, "org");
+  EXPECT_TRUE(t->namespaces.empty());
+  ASSERT_EQ(t->flavors.size(), 2u);
+  EXPECT_EQ(t->flavors[0].flavor, "on-demand");
+  const scheduler::ResourceQuota* cpu = FindQuota(p, "team-a", "on-demand", "cpu");
+  EXPECT_EQ(cpu->nominal, 500);
+  EXPECT_EQ(cpu->borrowing_limit, kUnlimited);  // unset = unlimited
+  EXPECT_EQ(cpu->lending_limit, kUnlimited);
+  EXPECT_EQ(FindQuota(p, "team-a", "on-demand", "nvidia.com/gpu")->lending_limit, 2);
+  EXPECT_EQ(FindQuota(p, "team-a", "spot", "nvidia.com/gpu")->borrowing_limit, 8);
+  // A ResourceFlavor without labels matches every node not claimed by a labelled flavor.
+  EXPECT_EQ(p.FlavorOfNode({{"capacity", "on-demand"}}), "on-demand");
+  EXPECT_EQ(p.FlavorOfNode({{"node.kubernetes.io/instance-type", "ml.g5.xlarge"}}), "spot");
+}
+
+TEST(Kueue, PreemptionFairSharingStopPolicyAndPriorityClasses) {
+  LoadResult r = LoadOne("kueue.yaml", R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: prod}
+spec:
+  cohort: org
+  namespaceSelector:
+    matchLabels: {tier: prod}
+  queueingStrategy: StrictFIFO
+  stopPolicy: HoldAndDrain
+  fairSharing: {weight: "0.5"}
+  preemption:
+    withinClusterQueue: LowerOrNewerEqualPriority
+    reclaimWithinCohort: LowerPriority
+    borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 100}
+  admissionChecks: [prov]
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources: [{name: cpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 10000
+description: business critical
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: main, namespace: prod-ns}
+spec: {clusterQueue: prod}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: org}
+spec: {parentName: company}
+)");
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  const scheduler::Policy& p = *r.policy;
+  const scheduler::Team* t = p.FindTeam("prod");
+  EXPECT_EQ(t->within_team, scheduler::WithinTeamPreemption::kLowerOrNewerEqualPriority);
+  EXPECT_EQ(t->reclaim, scheduler::ReclaimPolicy::kLowerPriority);
+  EXPECT_EQ(t->queueing, scheduler::QueueingStrategy::kStrictFIFO);
+  EXPECT_FALSE(t->active);
+  EXPECT_DOUBLE_EQ(t->fair_share_weight, 0.5);
+  EXPECT_EQ(t->namespaces, std::vector<std::string>{"prod-ns"});
+  ASSERT_EQ(p.local_queues.size(), 1u);
+  EXPECT_EQ(p.local_queues[0].team, "prod");
+  EXPECT_EQ(p.FindPriorityClass("high")->value, 10000);
+  ASSERT_EQ(p.cohorts.size(), 2u);
+  EXPECT_EQ(p.cohorts[0].name, "org");
+  EXPECT_EQ(p.cohorts[0].parent, "company");
+  // Each thing taskgov cannot honour is a warning naming the field.
+  for (const char* path : {"spec.stopPolicy", "spec.namespaceSelector",
+                           "spec.preemption.borrowWithinCohort.policy", "spec.admissionChecks"}) {
+    EXPECT_TRUE(HasDiagnostic(r, Severity::kWarning, "kueue.yaml", path, "")) << path << Dump(r);
+  }
+  // 'default' is neither a ResourceFlavor here nor an instance type.
+  EXPECT_TRUE(
+      HasDiagnostic(r, Severity::kWarning, "kueue.yaml", "", "no ResourceFlavor 'default'"));
+}
+
+TEST(Kueue, KubectlListWithUnrelatedObjects) {
+  LoadResult r = LoadOne("dump.yaml", R"(
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: unrelated}
+  data: {x: y}
+- apiVersion: kueue.x-k8s.io/v1beta2
+  kind: Workload
+  metadata: {name: w, namespace: n}
+- apiVersion: kueue.x-k8s.io/v1beta2
+  kind: ClusterQueueList
+  items:
+  - apiVersion: kueue.x-k8s.io/v1beta2
+    kind: ClusterQueue
+    metadata: {name: q}
+    spec:
+      namespaceSelector: {}
+      resourceGroups:
+      - coveredResources: [cpu]
+        flavors: [{name: ml.m5.large, resources: [{name: cpu, nominalQuota: 4}]}]
+)");
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  EXPECT_NE(r.policy->FindTeam("q"), nullptr);
+  EXPECT_TRUE(HasDiagnostic(r, Severity::kWarning, "dump.yaml", "items[0]", "not a policy"));
+  EXPECT_TRUE(HasDiagnostic(r, Severity::kWarning, "dump.yaml", "items[1].kind", "Workload"));
+  // No cohort: lends and borrows nothing.
+  const scheduler::ResourceQuota* cpu = FindQuota(*r.policy, "q", "ml.m5.large", "cpu");
+  EXPECT_EQ(cpu->borrowing_limit, 0);
+  EXPECT_EQ(cpu->lending_limit, 0);
+}
+
+TEST(Kueue, UncoveredResourcesCannotBeBorrowed) {
+  LoadResult r = LoadOne("kueue.yaml", R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: gpu-team}
+spec:
+  cohortName: org
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, nvidia.com/gpu]
+    flavors: [{name: ml.g5.12xlarge, resources: [{name: cpu, nominalQuota: 48}, {name: nvidia.com/gpu, nominalQuota: 4}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cpu-team}
+spec:
+  cohortName: org
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: ml.g5.12xlarge, resources: [{name: cpu, nominalQuota: 4}]}]
+)");
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  const scheduler::ResourceQuota* gpu =
+      FindQuota(*r.policy, "cpu-team", "ml.g5.12xlarge", "nvidia.com/gpu");
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu->nominal, 0);
+  EXPECT_EQ(gpu->borrowing_limit, 0);
+  EXPECT_EQ(gpu->lending_limit, 0);
+}
+
+TEST(Kueue, ValidationErrors) {
+  struct Case {
+    std::string name, yaml, path, text;
+  };
+  const std::string head = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n";
+  for (const Case& c : std::vector<Case>{
+           {"v1beta1 field name in v1beta2",
+            head + "metadata: {name: q}\nspec: {cohort: x, namespaceSelector: {}}\n", "spec.cohort",
+            "calls it cohortName"},
+           {"borrowing limit without cohort", head + R"(metadata: {name: q}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: f, resources: [{name: cpu, nominalQuota: 4, borrowingLimit: 2}]}]
+)",
+            "spec.resourceGroups[0].flavors[0].resources[0]", "has no cohort"},
+           {"lending limit above nominal", head + R"(metadata: {name: q}
+spec:
+  cohortName: c
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: f, resources: [{name: cpu, nominalQuota: 4, lendingLimit: 5}]}]
+)",
+            "spec.resourceGroups[0].flavors[0].resources[0]", "exceeds the nominal quota"},
+           {"resources out of step with coveredResources", head + R"(metadata: {name: q}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors: [{name: f, resources: [{name: memory, nominalQuota: 1Gi}, {name: cpu, nominalQuota: 1}]}]
+)",
+            "spec.resourceGroups[0].flavors[0].resources", "same order"},
+           {"unparsable quantity", head + R"(metadata: {name: q}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: f, resources: [{name: cpu, nominalQuota: 1.5.3}]}]
+)",
+            "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", "1.5.3"},
+           {"negative quantity", head + R"(metadata: {name: q}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: f, resources: [{name: cpu, nominalQuota: "-1"}]}]
+)",
+            "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", "-1"},
+           {"unsupported version",
+            "apiVersion: kueue.x-k8s.io/v1alpha9\nkind: ClusterQueue\nmetadata: {name: q}\n",
+            "apiVersion", "unsupported Kueue version"},
+           {"cohort cycle",
+            R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: x}
+spec: {parentName: y}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: y}
+spec: {parentName: z}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: z}
+spec: {parentName: x}
+)",
+            "", "cohorts form a cycle"},
+       }) {
+    LoadResult r = LoadOne("kueue.yaml", c.yaml);
+    EXPECT_FALSE(r.ok()) << c.name;
+    EXPECT_TRUE(HasDiagnostic(r, Severity::kError, "kueue.yaml", c.path, c.text)) << c.name << "\n"
+                                                                                  << Dump(r);
+  }
+}
+
+}  // namespace
+}  // namespace taskgov::config

@@ -1,0 +1,66 @@
+#pragma once
+
+// Loading a policy from the ConfigMap directory (DESIGN §6).
+//
+// ReadConfigDirectory reads the directory as the kubelet mounts a ConfigMap: when a `..data`
+// symlink is present, the files are read from the timestamped directory it points to, resolved
+// once, and the read is retried if `..data` moved meanwhile — so a load never mixes two
+// versions of the ConfigMap. Without `..data` (a plain directory, e.g. in development), every
+// regular file is read, following symlinks. Names starting with '.' (the kubelet's `..data`,
+// `..data_tmp` and `..2026_11_29_...` entries, editor files) and subdirectories are skipped.
+//
+// LoadSources parses every document of every file, decodes it in its dialect, resolves the whole
+// set and reports all errors and warnings; the policy is set only when there is no error. An
+// empty directory is a valid, empty policy.
+//
+// Functions are thread-safe (no shared state).
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/diagnostics.h"
+#include "scheduler/policy.h"
+
+namespace taskgov::config {
+
+struct SourceFile {
+  std::string name;  // the file's name in the directory
+  std::string content;
+};
+
+struct DirectorySnapshot {
+  std::vector<SourceFile> files;   // sorted by name
+  std::vector<Diagnostic> errors;  // unreadable directory or files
+  std::string data_target;         // where `..data` pointed, when present
+};
+
+struct LoadResult {
+  // The validated policy, finalized; nullptr when any error was reported.
+  scheduler::PolicyPtr policy;
+  // What resolution built, even with errors (the erroneous parts left out): for check-config.
+  scheduler::PolicyPtr draft;
+  std::vector<Diagnostic> diagnostics;  // errors and warnings, file by file
+  std::vector<std::string> files;       // the files read, sorted
+  std::map<std::string, int> document_counts;
+  std::string content_hash;  // of the files' names and contents
+
+  [[nodiscard]] bool ok() const { return policy != nullptr; }
+  [[nodiscard]] size_t error_count() const;
+  [[nodiscard]] size_t warning_count() const;
+  // A diagnostic as one line, mentioning the document index only for multi-document files.
+  [[nodiscard]] std::string Format(const Diagnostic& d) const;
+  // The first error as one line; empty when there is none.
+  [[nodiscard]] std::string FirstError() const;
+};
+
+[[nodiscard]] DirectorySnapshot ReadConfigDirectory(const std::string& dir);
+// A stable hash of the files' names and contents (16 hex digits).
+[[nodiscard]] std::string ContentHash(const std::vector<SourceFile>& files);
+[[nodiscard]] LoadResult LoadSources(const std::vector<SourceFile>& files);
+// LoadSources of the snapshot's files, with its read errors added (which refuse the policy).
+[[nodiscard]] LoadResult LoadSnapshot(const DirectorySnapshot& snapshot);
+[[nodiscard]] LoadResult LoadDirectory(const std::string& dir);
+
+}  // namespace taskgov::config

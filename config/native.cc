@@ -1,0 +1,309 @@
+// The native taskgov schema (apiVersion taskgov.io/v1): TaskGovernancePolicy and Team documents.
+// config/README.md documents every field with a complete example.
+
+#include <limits>
+
+#include "config/dialects.h"
+
+namespace taskgov::config {
+
+namespace {
+
+using scheduler::IdleComputeAllocation;
+using scheduler::NoTeamAction;
+using scheduler::QueueingStrategy;
+using scheduler::ReclaimPolicy;
+using scheduler::TaskPrioritization;
+using scheduler::WithinTeamPreemption;
+
+constexpr int64_t kMaxSeconds = int64_t{10} * 365 * 24 * 3600;
+
+template <typename T>
+void SetIf(std::optional<T> value, const ObjectReader& r, std::string_view key, Setting<T>* s) {
+  if (!value) return;
+  AssignSetting(s, std::move(*value), OriginOf(r.ctx(), r.PathOf(key), r.MarkOf(key)), key,
+                r.ctx().diagnostics());
+}
+
+std::optional<QueueingStrategy> ReadQueueing(ObjectReader& r, std::string_view key) {
+  return r.Enum<QueueingStrategy>(key, {{"BestEffortFIFO", QueueingStrategy::kBestEffortFIFO},
+                                        {"StrictFIFO", QueueingStrategy::kStrictFIFO}});
+}
+
+void DecodeComputeList(ObjectReader& r, std::string_view key, std::vector<ComputeSpec>* out) {
+  const Node* list = r.List(key);
+  if (list == nullptr) return;
+  const std::string base = r.PathOf(key);
+  for (size_t i = 0; i < list->items().size(); ++i) {
+    ObjectReader line(&r.ctx(), &list->items()[i], IndexPath(base, i));
+    if (!line.present()) {
+      if (list->items()[i].is_null()) {
+        r.ctx().Error(IndexPath(base, i), list->items()[i].mark(), "must be a map, got null");
+      }
+      continue;
+    }
+    std::optional<std::string> flavor = line.String("flavor");
+    std::optional<ComputeSpec> spec = DecodeCompute(line, kNativeComputeKeys);
+    if (!spec) continue;
+    if (flavor && flavor->empty()) {
+      line.ctx().Error(line.PathOf("flavor"), line.MarkOf("flavor"), "must not be empty");
+      continue;
+    }
+    if (spec->instance_type.empty() && !flavor) {
+      line.ctx().Error(line.path(), line.mark(), "needs instanceType or flavor");
+      continue;
+    }
+    spec->flavor = flavor ? *flavor : spec->instance_type;
+    out->push_back(std::move(*spec));
+  }
+}
+
+void DecodeResourceLines(ObjectReader& r, std::vector<LineSpec>* out) {
+  const Node* list = r.List("resources");
+  if (list == nullptr) return;
+  const std::string base = r.PathOf("resources");
+  for (size_t i = 0; i < list->items().size(); ++i) {
+    ObjectReader line(&r.ctx(), &list->items()[i], IndexPath(base, i));
+    if (!line.present()) continue;
+    LineSpec spec;
+    spec.origin = OriginOf(line);
+    std::optional<std::string> flavor = line.String("flavor", /*required=*/true);
+    std::optional<std::string> name = line.String("name", /*required=*/true);
+    if (!flavor || !name) continue;
+    if (flavor->empty() || name->empty()) {
+      line.ctx().Error(line.path(), line.mark(), "flavor and name must not be empty");
+      continue;
+    }
+    spec.flavor = *flavor;
+    spec.resource = *name;
+    bool ok = true;
+    auto quantity = [&](std::string_view key, std::optional<int64_t>* field) {
+      const bool has = line.Has(key);
+      *field = line.Quantity(key, spec.resource);
+      if (has && !*field) ok = false;
+    };
+    quantity("nominalQuota", &spec.nominal);
+    quantity("borrowingLimit", &spec.borrowing_limit);
+    quantity("lendingLimit", &spec.lending_limit);
+    if (ok) out->push_back(std::move(spec));
+  }
+}
+
+void DecodeTeam(ObjectReader& r, ConfigSet* out) {
+  TeamSpec team;
+  team.dialect = Dialect::kNative;
+  team.origin = OriginOf(r);
+  std::optional<std::string> name = r.String("name", /*required=*/true);
+  if (name && !IsDnsLabel(*name)) {
+    r.ctx().Error(r.PathOf("name"), r.MarkOf("name"),
+                  "team name '" + *name +
+                      "' must be a DNS label (lower-case letters, digits and '-', at most 63)");
+    name.reset();
+  }
+  if (r.Has("namespaces")) {
+    team.namespaces_origin = OriginOf(r.ctx(), r.PathOf("namespaces"), r.MarkOf("namespaces"));
+    std::optional<std::vector<std::string>> namespaces = r.StringList("namespaces");
+    if (namespaces) {
+      for (size_t i = 0; i < namespaces->size(); ++i) {
+        if (!IsDnsLabel((*namespaces)[i])) {
+          r.ctx().Error(IndexPath(r.PathOf("namespaces"), i), r.MarkOf("namespaces"),
+                        "'" + (*namespaces)[i] + "' is not a valid namespace name");
+        }
+      }
+      team.namespaces = std::move(namespaces);
+    }
+  }
+  if (r.Has("cohort")) {
+    team.cohort_origin = OriginOf(r.ctx(), r.PathOf("cohort"), r.MarkOf("cohort"));
+    team.cohort = r.String("cohort");
+  }
+  if (std::optional<double> w = r.Number("fairShareWeight", 0, 1e9)) team.fair_share_weight = *w;
+
+  if (r.Has("sharing")) {
+    ObjectReader sharing = r.Object("sharing");
+    team.sharing_origin = OriginOf(sharing);
+    team.strategy = sharing.Enum<SharingStrategy>(
+        "strategy", {{"DontLend", SharingStrategy::kDontLend},
+                     {"Lend", SharingStrategy::kLend},
+                     {"LendAndBorrow", SharingStrategy::kLendAndBorrow}});
+    team.borrow_limit_percent = sharing.Integer("borrowLimit", 0, 10000);
+    DecodeComputeList(sharing, "absoluteBorrowLimits", &team.absolute_borrow_limits);
+    DecodeComputeList(sharing, "lendingLimits", &team.lending_limits);
+  }
+  if (!team.strategy) team.strategy = SharingStrategy::kLendAndBorrow;
+
+  if (auto v = r.Enum<WithinTeamPreemption>(
+          "preemptTeamTasks",
+          {{"LowerPriority", WithinTeamPreemption::kLowerPriority},
+           {"LowerOrNewerEqualPriority", WithinTeamPreemption::kLowerOrNewerEqualPriority},
+           {"Never", WithinTeamPreemption::kNever}})) {
+    team.within_team = *v;
+  }
+  if (auto v = r.Enum<ReclaimPolicy>("reclaimWithinCohort",
+                                     {{"Any", ReclaimPolicy::kAny},
+                                      {"LowerPriority", ReclaimPolicy::kLowerPriority},
+                                      {"Never", ReclaimPolicy::kNever}})) {
+    team.reclaim = *v;
+  }
+  team.queueing = ReadQueueing(r, "queueingStrategy");
+  if (auto v = r.Enum<bool>("activationState", {{"Enabled", true}, {"Disabled", false}})) {
+    team.active = *v;
+  }
+  if (auto v = r.Bool("reclaimable")) team.reclaimable = *v;
+  if (auto v = r.String("clusterQueue")) team.cluster_queue = *v;
+
+  DecodeComputeList(r, "compute", &team.compute);
+  DecodeResourceLines(r, &team.lines);
+  if (!name) return;
+  team.name = *name;
+  out->teams.push_back(std::move(team));
+}
+
+void DecodeTeams(ObjectReader& r, ConfigSet* out) {
+  const Node* list = r.List("teams");
+  if (list == nullptr) return;
+  for (size_t i = 0; i < list->items().size(); ++i) {
+    ObjectReader team(&r.ctx(), &list->items()[i], IndexPath(r.PathOf("teams"), i));
+    if (!team.present()) {
+      if (list->items()[i].is_null()) {
+        r.ctx().Error(IndexPath(r.PathOf("teams"), i), list->items()[i].mark(),
+                      "must be a map, got null");
+      }
+      continue;
+    }
+    DecodeTeam(team, out);
+  }
+}
+
+void DecodeFlavors(ObjectReader& r, ConfigSet* out) {
+  const Node* list = r.List("flavors");
+  if (list == nullptr) return;
+  for (size_t i = 0; i < list->items().size(); ++i) {
+    ObjectReader f(&r.ctx(), &list->items()[i], IndexPath(r.PathOf("flavors"), i));
+    if (!f.present()) continue;
+    FlavorSpec spec;
+    spec.origin = OriginOf(f);
+    std::optional<std::string> name = f.String("name", /*required=*/true);
+    if (auto labels = f.StringMap("nodeLabels")) {
+      for (auto& [k, v] : *labels) spec.flavor.node_labels.emplace(k, v);
+    }
+    if (auto t = f.String("instanceType")) spec.instance_type = *t;
+    if (auto all = f.Bool("matchAllNodes")) spec.flavor.matches_all_nodes = *all;
+    if (!name || name->empty()) continue;
+    spec.flavor.name = *name;
+    if (spec.flavor.node_labels.empty() && !spec.flavor.matches_all_nodes) {
+      // Only the instance type: the flavor is the nodes labelled with it.
+      if (spec.instance_type.empty()) {
+        f.ctx().Error(f.path(), f.mark(),
+                      "a flavor needs nodeLabels, instanceType or matchAllNodes: true");
+        continue;
+      }
+    }
+    if (spec.flavor.matches_all_nodes && !spec.flavor.node_labels.empty()) {
+      f.ctx().Error(f.PathOf("matchAllNodes"), f.MarkOf("matchAllNodes"),
+                    "matchAllNodes and nodeLabels exclude each other");
+      continue;
+    }
+    out->flavors.push_back(std::move(spec));
+  }
+}
+
+void DecodeInstanceTypes(ObjectReader& r, ConfigSet* out) {
+  const Node* list = r.List("instanceTypes");
+  if (list == nullptr) return;
+  for (size_t i = 0; i < list->items().size(); ++i) {
+    ObjectReader t(&r.ctx(), &list->items()[i], IndexPath(r.PathOf("instanceTypes"), i));
+    if (!t.present()) continue;
+    InstanceTypeOverride o;
+    o.origin = OriginOf(t);
+    std::optional<std::string> name = t.String("name", /*required=*/true);
+    o.accelerator_resource = t.String("acceleratorResource");
+    o.accelerators = t.Integer("accelerators", 0, 1000000);
+    o.vcpus = t.Integer("vCpu", 0, 1000000);
+    // x GiB is x × 1024 MiB, which the quantity grammar computes exactly as "xKi" units.
+    o.memory_mib = t.Decimal("memoryInGiB", "Ki", scheduler::QuantityUnit::kUnits);
+    if (const Node* profiles = t.List("migProfiles")) {
+      std::vector<MigProfile> parsed;
+      for (size_t j = 0; j < profiles->items().size(); ++j) {
+        ObjectReader p(&t.ctx(), &profiles->items()[j], IndexPath(t.PathOf("migProfiles"), j));
+        if (!p.present()) continue;
+        std::optional<std::string> pname = p.String("name", /*required=*/true);
+        std::optional<int64_t> per = p.Integer("perAccelerator", 1, 64, /*required=*/true);
+        if (pname && per) parsed.push_back(MigProfile{*pname, *per});
+      }
+      o.mig_profiles = std::move(parsed);
+    }
+    if (!name || name->empty()) continue;
+    o.name = *name;
+    out->instance_types.push_back(std::move(o));
+  }
+}
+
+void DecodePolicy(ObjectReader& r, ConfigSet* out) {
+  if (!out->policy_documents.empty()) {
+    const Origin& first = out->policy_documents.front();
+    r.ctx().Error(r.path(), r.mark(),
+                  "a second TaskGovernancePolicy (the first is in " + first.file +
+                      "): put the cluster policy in one document");
+  }
+  out->policy_documents.push_back(OriginOf(r));
+  r.Object("metadata").IgnoreRest();
+  SetIf(r.Enum<TaskPrioritization>(
+            "taskPrioritization",
+            {{"TaskRanking", TaskPrioritization::kTaskRanking},
+             {"FirstComeFirstServe", TaskPrioritization::kFirstComeFirstServe}}),
+        r, "taskPrioritization", &out->task_prioritization);
+  SetIf(ReadQueueing(r, "queueingStrategy"), r, "queueingStrategy", &out->queueing);
+  SetIf(r.Enum<IdleComputeAllocation>(
+            "idleComputeAllocation",
+            {{"FairShare", IdleComputeAllocation::kFairShare},
+             {"FirstComeFirstServe", IdleComputeAllocation::kFirstComeFirstServe}}),
+        r, "idleComputeAllocation", &out->idle_compute);
+  SetIf(r.Bool("usePodPriorityClassName"), r, "usePodPriorityClassName",
+        &out->use_pod_priority_class_name);
+  SetIf(r.Enum<NoTeamAction>("podsWithoutTeam", {{"PassThrough", NoTeamAction::kPassThrough},
+                                                 {"Refuse", NoTeamAction::kRefuse}}),
+        r, "podsWithoutTeam", &out->no_team);
+  SetIf(r.String("instanceTypeLabel"), r, "instanceTypeLabel", &out->instance_type_label);
+  SetIf(r.String("defaultCohort"), r, "defaultCohort", &out->default_cohort);
+  SetIf(r.String("hyperpodCohort"), r, "hyperpodCohort", &out->hyperpod_cohort);
+  SetIf(r.String("volcanoFlavor"), r, "volcanoFlavor", &out->volcano_flavor);
+  if (r.Has("preemption")) {
+    ObjectReader p = r.Object("preemption");
+    SetIf(p.Integer("gracePeriodSeconds", 0, kMaxSeconds), p, "gracePeriodSeconds",
+          &out->grace_period_seconds);
+    SetIf(p.Integer("minimumRuntimeSeconds", 0, kMaxSeconds), p, "minimumRuntimeSeconds",
+          &out->minimum_runtime_seconds);
+  }
+  if (const Node* list = r.List("priorityClasses")) {
+    for (size_t i = 0; i < list->items().size(); ++i) {
+      ObjectReader pc(&r.ctx(), &list->items()[i], IndexPath(r.PathOf("priorityClasses"), i));
+      if (!pc.present()) continue;
+      std::optional<std::string> name = pc.String("name", /*required=*/true);
+      std::optional<int64_t> weight = pc.Integer("weight", 0, 100, /*required=*/true);
+      if (name && name->empty()) {
+        pc.ctx().Error(pc.PathOf("name"), pc.MarkOf("name"), "must not be empty");
+        continue;
+      }
+      if (!name || !weight) continue;
+      out->priority_classes.push_back(
+          PriorityClassSpec{OriginOf(pc), {*name, static_cast<int32_t>(*weight)}});
+    }
+  }
+  DecodeFlavors(r, out);
+  DecodeInstanceTypes(r, out);
+  DecodeTeams(r, out);
+}
+
+}  // namespace
+
+void DecodeNative(ObjectReader& doc, std::string_view kind, ConfigSet* out) {
+  if (kind == "TaskGovernancePolicy") {
+    DecodePolicy(doc, out);
+    return;
+  }
+  doc.Object("metadata").IgnoreRest();
+  DecodeTeam(doc, out);
+}
+
+}  // namespace taskgov::config

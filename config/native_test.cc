@@ -1,0 +1,202 @@
+// The native taskgov schema.
+
+#include <gtest/gtest.h>
+
+#include "config/loader.h"
+#include "config/test_util.h"
+
+namespace taskgov::config {
+namespace {
+
+using scheduler::kUnlimited;
+using testing::Dump;
+using testing::FindQuota;
+using testing::HasDiagnostic;
+using testing::LoadOne;
+
+constexpr int64_t kGi = int64_t{1} << 30;
+
+struct QuotaCase {
+  std::string team, flavor, resource;
+  int64_t nominal, borrowing, lending;
+};
+
+void ExpectQuotas(const scheduler::Policy& p, const std::vector<QuotaCase>& cases) {
+  for (const QuotaCase& c : cases) {
+    SCOPED_TRACE(c.team + " " + c.flavor + " " + c.resource);
+    const scheduler::ResourceQuota* q = FindQuota(p, c.team, c.flavor, c.resource);
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q->nominal, c.nominal);
+    EXPECT_EQ(q->borrowing_limit, c.borrowing);
+    EXPECT_EQ(q->lending_limit, c.lending);
+  }
+}
+
+TEST(Native, CompleteExample) {
+  LoadResult r = LoadDirectory("config/testdata/native");
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  EXPECT_EQ(r.warning_count(), 0u) << Dump(r);
+  const scheduler::Policy& p = *r.policy;
+
+  EXPECT_EQ(p.task_prioritization, scheduler::TaskPrioritization::kTaskRanking);
+  EXPECT_EQ(p.idle_compute, scheduler::IdleComputeAllocation::kFairShare);
+  EXPECT_EQ(p.no_team, scheduler::NoTeamAction::kRefuse);
+  EXPECT_EQ(p.preemption.grace_period_seconds, 300);
+  EXPECT_EQ(p.preemption.minimum_runtime_seconds, 600);
+  ASSERT_EQ(p.priority_classes.size(), 2u);
+  EXPECT_EQ(p.FindPriorityClass("inference")->value, 100);
+
+  ExpectQuotas(p, {
+                      // count 2 of ml.p5.48xlarge; absolute borrow limit of 4 GPUs' worth.
+                      {"research", "ml.p5.48xlarge", "nvidia.com/gpu", 16, 4, kUnlimited},
+                      {"research", "ml.p5.48xlarge", "cpu", 384000, 96000, kUnlimited},
+                      {"research", "ml.p5.48xlarge", "memory", 4096 * kGi, 1024 * kGi, kUnlimited},
+                      {"research", "ml.p5.48xlarge", "vpc.amazonaws.com/efa", 64, 0, kUnlimited},
+                      // A named flavor whose proportions come from its instance type; 100%.
+                      {"research", "p5-reserved", "nvidia.com/gpu", 8, 8, kUnlimited},
+                      {"research", "p5-reserved", "cpu", 192000, 192000, kUnlimited},
+                      // 14 MIG 1g.5gb slices = 2 A100s' worth of vCPU and memory.
+                      {"research", "ml.p4d.24xlarge", "nvidia.com/mig-1g.5gb", 14, 14, kUnlimited},
+                      {"research", "ml.p4d.24xlarge", "nvidia.com/gpu", 0, 0, kUnlimited},
+                      {"research", "ml.p4d.24xlarge", "cpu", 24000, 24000, kUnlimited},
+                      {"research", "ml.p4d.24xlarge", "memory", 288 * kGi, 288 * kGi, kUnlimited},
+                      // Lend: never borrows; lends at most 2 GPUs' worth of the new type.
+                      {"inference", "ml.g7e.2xlarge", "nvidia.com/gpu", 4, 0, 2},
+                      {"inference", "ml.g7e.2xlarge", "cpu", 32000, 0, 16000},
+                      {"inference", "ml.g7e.2xlarge", "memory", 256 * kGi, 0, 128 * kGi},
+                      {"inference", "ml.m5.2xlarge", "cpu", 16000, 0, kUnlimited},
+                      {"inference", "ml.m5.2xlarge", "memory", 64 * kGi, 0, kUnlimited},
+                      // DontLend.
+                      {"interns", "ml.g5.xlarge", "nvidia.com/gpu", 2, 0, 0},
+                      {"interns", "ml.g5.xlarge", "cpu", 8000, 0, 0},
+                  });
+
+  const scheduler::Team* research = p.FindTeam("research");
+  ASSERT_NE(research, nullptr);
+  EXPECT_EQ(research->namespaces, (std::vector<std::string>{"research", "research-batch"}));
+  EXPECT_EQ(research->cohort, "ml-platform");
+  EXPECT_EQ(research->fair_share_weight, 2);
+  ASSERT_EQ(research->flavors.size(), 3u);
+  EXPECT_EQ(research->flavors[0].flavor, "ml.p5.48xlarge");
+  EXPECT_EQ(research->flavors[1].flavor, "p5-reserved");
+  EXPECT_EQ(research->flavors[2].flavor, "ml.p4d.24xlarge");
+  EXPECT_EQ(p.TeamOfNamespace("research-batch"), research);
+
+  const scheduler::Team* inference = p.FindTeam("inference");
+  EXPECT_EQ(inference->queueing, scheduler::QueueingStrategy::kStrictFIFO);
+  EXPECT_EQ(inference->namespaces, std::vector<std::string>{"hyperpod-ns-inference"});
+  EXPECT_EQ(inference->cluster_queue, "hyperpod-ns-inference-clusterqueue");
+
+  const scheduler::Team* interns = p.FindTeam("interns");
+  EXPECT_FALSE(interns->active);
+  EXPECT_EQ(interns->cohort, "sandbox");
+
+  // The named flavor wins over the instance-type flavor for nodes that carry its labels.
+  EXPECT_EQ(p.FlavorOfNode({{"node.kubernetes.io/instance-type", "ml.p5.48xlarge"},
+                            {"example.com/capacity", "reserved"}}),
+            "p5-reserved");
+  EXPECT_EQ(p.FlavorOfNode({{"node.kubernetes.io/instance-type", "ml.p5.48xlarge"}}),
+            "ml.p5.48xlarge");
+  // HyperPod's LocalQueue naming for the default namespace.
+  bool found = false;
+  for (const scheduler::LocalQueue& lq : p.local_queues) {
+    if (lq.namespace_ == "hyperpod-ns-inference" && lq.name == "hyperpod-ns-inference-localqueue" &&
+        lq.team == "inference") {
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(Native, Defaults) {
+  LoadResult r = LoadOne("t.yaml", R"(
+apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+defaultCohort: shared
+teams:
+  - name: a
+    compute: [{instanceType: ml.g5.12xlarge, accelerators: 3}]
+  - name: solo
+    cohort: ""
+    compute: [{instanceType: ml.g5.12xlarge, accelerators: 1}]
+)");
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  const scheduler::Policy& p = *r.policy;
+  // LendAndBorrow with BorrowLimit 50%, rounded down; lending unlimited.
+  ExpectQuotas(p, {{"a", "ml.g5.12xlarge", "nvidia.com/gpu", 3, 1, kUnlimited},
+                   {"a", "ml.g5.12xlarge", "cpu", 36000, 18000, kUnlimited},
+                   // No cohort: neither borrows nor lends.
+                   {"solo", "ml.g5.12xlarge", "nvidia.com/gpu", 1, 0, 0}});
+  const scheduler::Team* a = p.FindTeam("a");
+  EXPECT_EQ(a->fair_share_weight, 1.0);
+  EXPECT_EQ(a->within_team, scheduler::WithinTeamPreemption::kLowerPriority);
+  EXPECT_EQ(a->reclaim, scheduler::ReclaimPolicy::kAny);
+  EXPECT_EQ(a->queueing, scheduler::QueueingStrategy::kBestEffortFIFO);
+  EXPECT_TRUE(a->active);
+  EXPECT_EQ(p.FindTeam("solo")->cohort, "");
+}
+
+TEST(Native, FillerLinesForResourcesOthersGovern) {
+  LoadResult r = LoadOne("t.yaml", R"(
+apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+defaultCohort: shared
+teams:
+  - name: a
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 8}]
+    resources:
+      - {flavor: ml.p5.48xlarge, name: vpc.amazonaws.com/efa, nominalQuota: 32}
+  - name: b
+    compute: [{instanceType: ml.p5.48xlarge, vCpu: 10}]
+)");
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  // b never mentions EFA on the flavor: an explicit zero line that neither borrows nor lends.
+  ExpectQuotas(*r.policy, {{"b", "ml.p5.48xlarge", "vpc.amazonaws.com/efa", 0, 0, 0},
+                           {"b", "ml.p5.48xlarge", "nvidia.com/gpu", 0, 0, kUnlimited},
+                           {"a", "ml.p5.48xlarge", "vpc.amazonaws.com/efa", 32, 16, kUnlimited}});
+}
+
+TEST(Native, TeamDocumentsAndMultipleFiles) {
+  LoadResult r = testing::Load({{"b.yaml", R"(
+apiVersion: taskgov.io/v1
+kind: Team
+name: b
+cohort: x
+compute: [{instanceType: ml.m5.large, count: 4}]
+)"},
+                                {"a.yaml", R"(
+apiVersion: taskgov.io/v1
+kind: Team
+name: a
+cohort: x
+compute: [{instanceType: ml.m5.large, count: 1}]
+)"}});
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  ASSERT_EQ(r.policy->teams.size(), 2u);
+  EXPECT_EQ(r.policy->teams[0].name, "a");  // files in name order
+  ExpectQuotas(*r.policy, {{"b", "ml.m5.large", "cpu", 8000, 4000, kUnlimited},
+                           {"b", "ml.m5.large", "memory", 32 * kGi, 16 * kGi, kUnlimited}});
+}
+
+TEST(Native, EmptyConfigurationIsAValidEmptyPolicy) {
+  LoadResult r = testing::Load({});
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  EXPECT_TRUE(r.policy->teams.empty());
+  LoadResult blank = LoadOne("empty.yaml", "# nothing yet\n");
+  ASSERT_TRUE(blank.ok()) << Dump(blank);
+}
+
+TEST(Native, SettingsFromTwoDocumentsMustAgree) {
+  LoadResult r = testing::Load({{"a.yaml",
+                                 "apiVersion: taskgov.io/v1\nkind: TaskGovernancePolicy\n"
+                                 "idleComputeAllocation: FairShare\n"},
+                                {"b.json", R"({"SchedulerConfig": {"FairShare": "Disabled",
+                      "PriorityClasses": [{"Name": "x", "Weight": 1}]}})"}});
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(HasDiagnostic(r, Severity::kError, "b.json", "SchedulerConfig.FairShare",
+                            "conflicts with the value set in a.yaml"))
+      << Dump(r);
+}
+
+}  // namespace
+}  // namespace taskgov::config

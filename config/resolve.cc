@@ -1,0 +1,703 @@
+#include "config/resolve.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "scheduler/quantity.h"
+
+namespace taskgov::config {
+
+namespace {
+
+using scheduler::kUnlimited;
+
+void ErrorAt(Diagnostics* d, const Origin& o, std::string message) {
+  d->Error(o.file, o.document, o.path, o.mark, std::move(message));
+}
+
+void WarnAt(Diagnostics* d, const Origin& o, std::string message) {
+  d->Warn(o.file, o.document, o.path, o.mark, std::move(message));
+}
+
+std::string Where(const Origin& o) { return o.path.empty() ? o.file : o.file + " at " + o.path; }
+
+template <typename T>
+T ValueOr(const Setting<T>& s, T fallback) {
+  return s.value ? *s.value : fallback;
+}
+
+// One (flavor, resource) line of a team while it is being built.
+struct Draft {
+  Origin origin;
+  int64_t nominal = 0;
+  std::optional<int64_t> explicit_borrow;
+  std::optional<int64_t> absolute_borrow;
+  std::optional<int64_t> explicit_lend;
+  std::optional<int64_t> derived_lend;
+  bool from_compute = false;
+  bool from_line = false;
+};
+
+struct TeamDraft {
+  // Flavors in first-mention order; per flavor, resource → draft.
+  std::vector<std::string> flavor_order;
+  std::map<std::string, std::map<std::string, Draft>> flavors;
+
+  Draft& At(const std::string& flavor, const std::string& resource) {
+    auto [it, inserted] = flavors.try_emplace(flavor);
+    if (inserted) flavor_order.push_back(flavor);
+    return it->second[resource];
+  }
+};
+
+class Resolver {
+ public:
+  Resolver(ConfigSet set, Diagnostics* d) : set_(std::move(set)), d_(d) {}
+
+  std::shared_ptr<scheduler::Policy> Run() {
+    policy_ = std::make_shared<scheduler::Policy>();
+    BuildCatalogue();
+    ApplySettings();
+    CheckClusterArns();
+    BuildFlavors();
+    ApplyUpdates();
+    VolcanoParentsToCohorts();
+    BuildTeams();
+    AssignNamespaces();
+    BuildLocalQueues();
+    BuildCohorts();
+    AddFillerLines();
+    BuildPriorityClasses();
+    policy_->Finalize();
+    return policy_;
+  }
+
+ private:
+  void BuildCatalogue() {
+    catalogue_ = Catalogue::Builtin();
+    std::map<std::string, Origin> seen;
+    for (const InstanceTypeOverride& o : set_.instance_types) {
+      if (auto [it, inserted] = seen.emplace(o.name, o.origin); !inserted) {
+        ErrorAt(d_, o.origin,
+                "instance type '" + o.name + "' is described twice (first in " + Where(it->second) +
+                    ")");
+        continue;
+      }
+      const InstanceType* existing = catalogue_.Find(o.name);
+      InstanceType t;
+      if (existing != nullptr && existing->name == o.name) {
+        t = *existing;
+      } else {
+        if (!o.vcpus || !o.memory_mib) {
+          ErrorAt(d_, o.origin,
+                  "instance type '" + o.name +
+                      "' is not in the built-in catalogue: give vCpu and memoryInGiB");
+          continue;
+        }
+        t.name = o.name;
+      }
+      if (o.accelerator_resource) t.accelerator_resource = *o.accelerator_resource;
+      if (o.accelerators) t.accelerators = *o.accelerators;
+      if (o.vcpus) t.vcpus = *o.vcpus;
+      if (o.memory_mib) t.memory_mib = *o.memory_mib;
+      if (o.mig_profiles) t.mig_profiles = *o.mig_profiles;
+      if (t.accelerators > 0 && t.accelerator_resource.empty()) {
+        ErrorAt(d_, o.origin,
+                "instance type '" + o.name + "' has accelerators but no acceleratorResource");
+        continue;
+      }
+      catalogue_.Put(std::move(t));
+    }
+  }
+
+  void ApplySettings() {
+    scheduler::Policy& p = *policy_;
+    p.task_prioritization =
+        ValueOr(set_.task_prioritization, scheduler::TaskPrioritization::kTaskRanking);
+    p.idle_compute = ValueOr(set_.idle_compute, scheduler::IdleComputeAllocation::kFairShare);
+    p.use_pod_priority_class_name = ValueOr(set_.use_pod_priority_class_name, true);
+    p.preemption.grace_period_seconds =
+        ValueOr(set_.grace_period_seconds, p.preemption.grace_period_seconds);
+    p.preemption.minimum_runtime_seconds =
+        ValueOr(set_.minimum_runtime_seconds, p.preemption.minimum_runtime_seconds);
+    p.no_team = ValueOr(set_.no_team, scheduler::NoTeamAction::kPassThrough);
+    p.instance_type_label = ValueOr(set_.instance_type_label, p.instance_type_label);
+    if (p.instance_type_label.empty()) {
+      ErrorAt(d_, set_.instance_type_label.origin, "must not be empty");
+      p.instance_type_label = "node.kubernetes.io/instance-type";
+    }
+    default_queueing_ = ValueOr(set_.queueing, scheduler::QueueingStrategy::kBestEffortFIFO);
+    hyperpod_cohort_ = ValueOr(set_.hyperpod_cohort, std::string(kDefaultHyperPodCohort));
+    volcano_flavor_ = ValueOr(set_.volcano_flavor, std::string(kDefaultVolcanoFlavor));
+    default_cohort_ = ValueOr(set_.default_cohort, std::string());
+    if (hyperpod_cohort_.empty()) {
+      ErrorAt(d_, set_.hyperpod_cohort.origin, "must not be empty: HyperPod teams share a cohort");
+      hyperpod_cohort_ = std::string(kDefaultHyperPodCohort);
+    }
+    if (volcano_flavor_.empty()) {
+      ErrorAt(d_, set_.volcano_flavor.origin, "must not be empty");
+      volcano_flavor_ = std::string(kDefaultVolcanoFlavor);
+    }
+  }
+
+  void CheckClusterArns() {
+    for (const auto& [arn, origin] : set_.cluster_arns) {
+      if (arn != set_.cluster_arns.front().first) {
+        WarnAt(d_, origin,
+               "names cluster " + arn + " while " + Where(set_.cluster_arns.front().second) +
+                   " names " + set_.cluster_arns.front().first +
+                   ": taskgov governs one cluster and applies both");
+      }
+    }
+  }
+
+  void BuildFlavors() {
+    for (FlavorSpec& f : set_.flavors) {
+      if (auto it = flavors_.find(f.flavor.name); it != flavors_.end()) {
+        ErrorAt(d_, f.origin,
+                "flavor '" + f.flavor.name + "' is defined twice (first in " +
+                    Where(it->second.origin) + ")");
+        continue;
+      }
+      // A flavor defined only by an instance type is the nodes labelled with that type.
+      if (f.flavor.node_labels.empty() && !f.flavor.matches_all_nodes) {
+        f.flavor.node_labels.emplace(policy_->instance_type_label, f.instance_type);
+      }
+      policy_->flavors.push_back(f.flavor);
+      flavors_.emplace(f.flavor.name, f);
+    }
+    const bool any_volcano = std::any_of(set_.teams.begin(), set_.teams.end(), [](const auto& t) {
+      return t.dialect == Dialect::kVolcano;
+    });
+    if (any_volcano && !flavors_.count(volcano_flavor_) &&
+        catalogue_.Find(volcano_flavor_) == nullptr) {
+      scheduler::Flavor all;
+      all.name = volcano_flavor_;
+      all.matches_all_nodes = true;
+      policy_->flavors.push_back(all);
+      flavors_.emplace(volcano_flavor_, FlavorSpec{Origin{}, all, ""});
+    }
+  }
+
+  // The instance type whose proportions a compute line on `flavor` follows.
+  std::string InstanceTypeOf(const ComputeSpec& c) const {
+    if (!c.instance_type.empty()) return c.instance_type;
+    if (auto it = flavors_.find(c.flavor);
+        it != flavors_.end() && !it->second.instance_type.empty()) {
+      return it->second.instance_type;
+    }
+    return c.flavor;
+  }
+
+  void ApplyUpdates() {
+    std::stable_sort(set_.team_updates.begin(), set_.team_updates.end(),
+                     [](const TeamUpdateSpec& a, const TeamUpdateSpec& b) {
+                       return a.target_version < b.target_version;
+                     });
+    for (TeamUpdateSpec& u : set_.team_updates) {
+      auto it = std::find_if(set_.teams.begin(), set_.teams.end(), [&](const TeamSpec& t) {
+        return t.name == u.team && t.dialect == Dialect::kHyperPod;
+      });
+      if (it == set_.teams.end()) {
+        if (!u.has_compute) {
+          ErrorAt(d_, u.origin,
+                  "UpdateComputeQuota for team '" + u.team +
+                      "', which no CreateComputeQuota defines, must carry ComputeQuotaConfig");
+          continue;
+        }
+        set_.teams.push_back(std::move(u.fields));
+        continue;
+      }
+      TeamSpec& team = *it;
+      if (u.has_compute) {
+        team.compute = std::move(u.fields.compute);
+        team.absolute_borrow_limits = std::move(u.fields.absolute_borrow_limits);
+        team.strategy = u.fields.strategy;
+        team.borrow_limit_percent = u.fields.borrow_limit_percent;
+        team.within_team = u.fields.within_team;
+        team.sharing_origin = u.fields.sharing_origin;
+      }
+      if (u.has_target_weight) team.fair_share_weight = u.fields.fair_share_weight;
+      if (u.has_activation) team.active = u.fields.active;
+    }
+  }
+
+  void VolcanoParentsToCohorts() {
+    std::set<std::string> parents;
+    for (const TeamSpec& t : set_.teams) {
+      if (t.dialect == Dialect::kVolcano && t.cohort) parents.insert(*t.cohort);
+    }
+    std::vector<TeamSpec> kept;
+    for (TeamSpec& t : set_.teams) {
+      if (t.dialect == Dialect::kVolcano && (parents.count(t.name) || t.name == "root")) {
+        if (!t.lines.empty()) {
+          WarnAt(d_, t.origin,
+                 "queue '" + t.name +
+                     "' is a parent queue: taskgov makes it a cohort, and its deserved, "
+                     "capability and guarantee are not honoured");
+        }
+        set_.cohorts.push_back(
+            CohortSpec{t.origin, t.name, t.name == "root" ? "" : t.cohort.value_or("")});
+        volcano_cohorts_.insert(t.name);
+        continue;
+      }
+      kept.push_back(std::move(t));
+    }
+    set_.teams = std::move(kept);
+  }
+
+  std::optional<int64_t> PercentOf(int64_t nominal, int64_t percent) {
+    const __int128 v = static_cast<__int128>(nominal) * percent / 100;
+    if (v > kUnlimited - 1) return std::nullopt;
+    return static_cast<int64_t>(v);
+  }
+
+  void Derive(const TeamSpec& team, const std::vector<ComputeSpec>& lines, TeamDraft* draft,
+              std::string_view what, bool* ok) {
+    std::set<std::string> seen;
+    for (const ComputeSpec& c : lines) {
+      if (!seen.insert(c.flavor).second) {
+        ErrorAt(d_, c.origin,
+                "flavor '" + c.flavor + "' appears twice in the " + std::string(what) +
+                    " of team '" + team.name + "'");
+        *ok = false;
+        continue;
+      }
+      const std::string type = InstanceTypeOf(c);
+      Result<scheduler::ResourceList> derived = DeriveQuota(catalogue_.Find(type), type, c.amounts);
+      if (!derived.ok()) {
+        ErrorAt(d_, c.origin, derived.error().message);
+        *ok = false;
+        continue;
+      }
+      for (const scheduler::ResourceAmount& r : *derived) {
+        Draft& line = draft->At(c.flavor, r.name);
+        if (what == "compute") {
+          line.nominal = r.amount;
+          line.from_compute = true;
+          line.origin = c.origin;
+        } else if (what == "absoluteBorrowLimits") {
+          line.absolute_borrow = r.amount;
+          if (!line.from_compute && !line.from_line) line.origin = c.origin;
+        } else {
+          line.derived_lend = r.amount;
+          if (!line.from_compute && !line.from_line) line.origin = c.origin;
+        }
+      }
+    }
+  }
+
+  void BuildTeams() {
+    std::map<std::string, Origin> seen;
+    for (TeamSpec& spec : set_.teams) {
+      if (auto [it, inserted] = seen.emplace(spec.name, spec.origin); !inserted) {
+        ErrorAt(d_, spec.origin,
+                "team '" + spec.name + "' is defined twice (first in " + Where(it->second) +
+                    " by a " + std::string(DialectName(dialect_of_[spec.name])) + " document)");
+        continue;
+      }
+      dialect_of_[spec.name] = spec.dialect;
+      BuildTeam(spec);
+    }
+  }
+
+  void BuildTeam(const TeamSpec& spec) {
+    scheduler::Team team;
+    team.name = spec.name;
+    team.fair_share_weight = spec.fair_share_weight;
+    team.queueing = spec.queueing.value_or(default_queueing_);
+    team.within_team = spec.within_team;
+    team.reclaim = spec.reclaim;
+    team.active = spec.active;
+    team.reclaimable = spec.reclaimable;
+    const bool hyperpod_like =
+        spec.dialect == Dialect::kNative || spec.dialect == Dialect::kHyperPod;
+    team.cluster_queue = !spec.cluster_queue.empty() ? spec.cluster_queue
+                         : hyperpod_like             ? DefaultClusterQueue(spec.name)
+                                                     : spec.name;
+    if (spec.cohort) {
+      team.cohort = *spec.cohort;
+    } else if (spec.dialect == Dialect::kHyperPod) {
+      team.cohort = hyperpod_cohort_;
+    } else if (spec.dialect == Dialect::kNative) {
+      team.cohort = default_cohort_;
+    }
+    const bool has_cohort = !team.cohort.empty();
+
+    TeamDraft draft;
+    bool ok = true;
+    Derive(spec, spec.compute, &draft, "compute", &ok);
+    // Explicit lines, in order; they override what compute lines derived, field by field.
+    std::set<std::pair<std::string, std::string>> explicit_seen;
+    for (const LineSpec& l : spec.lines) {
+      const std::string flavor = l.flavor.empty() ? volcano_flavor_ : l.flavor;
+      if (!explicit_seen.insert({flavor, l.resource}).second) {
+        ErrorAt(d_, l.origin,
+                "resource '" + l.resource + "' on flavor '" + flavor +
+                    "' is given twice for team '" + spec.name + "'");
+        ok = false;
+        continue;
+      }
+      Draft& line = draft.At(flavor, l.resource);
+      line.origin = l.origin;
+      line.from_line = true;
+      if (l.nominal) line.nominal = *l.nominal;
+      if (l.borrowing_limit) line.explicit_borrow = l.borrowing_limit;
+      if (l.lending_limit) line.explicit_lend = l.lending_limit;
+    }
+    Derive(spec, spec.absolute_borrow_limits, &draft, "absoluteBorrowLimits", &ok);
+    Derive(spec, spec.lending_limits, &draft, "lendingLimits", &ok);
+
+    const SharingStrategy* strategy = spec.strategy ? &*spec.strategy : nullptr;
+    const int64_t percent = spec.borrow_limit_percent.value_or(kDefaultBorrowLimitPercent);
+    bool reported_no_cohort = false;
+    for (const std::string& flavor_name : draft.flavor_order) {
+      scheduler::FlavorQuota fq;
+      fq.flavor = flavor_name;
+      NoteFlavorUse(flavor_name, spec);
+      for (auto& [resource, line] : draft.flavors[flavor_name]) {
+        scheduler::ResourceQuota q;
+        q.resource = resource;
+        q.nominal = line.nominal;
+        if (!has_cohort) {
+          const bool any_limit = line.explicit_borrow || line.explicit_lend ||
+                                 (line.absolute_borrow && spec.dialect == Dialect::kNative) ||
+                                 (line.derived_lend);
+          if (any_limit && !reported_no_cohort) {
+            ErrorAt(d_, line.origin,
+                    "team '" + spec.name +
+                        "' has no cohort, so it can neither borrow nor lend: remove the "
+                        "borrowing/lending limits or give it a cohort");
+            reported_no_cohort = true;
+            ok = false;
+          }
+          q.borrowing_limit = 0;
+          q.lending_limit = 0;
+          fq.resources.push_back(std::move(q));
+          continue;
+        }
+        // Lending.
+        if (line.explicit_lend) {
+          q.lending_limit = *line.explicit_lend;
+        } else if (line.derived_lend) {
+          q.lending_limit = *line.derived_lend;
+        } else {
+          q.lending_limit = (strategy && *strategy == SharingStrategy::kDontLend) ? 0 : kUnlimited;
+        }
+        if (strategy && *strategy == SharingStrategy::kDontLend &&
+            (line.explicit_lend.value_or(0) > 0 || line.derived_lend.value_or(0) > 0)) {
+          ErrorAt(d_, line.origin,
+                  "team '" + spec.name + "' has strategy DontLend but a lending limit for " +
+                      resource + " on " + flavor_name);
+          ok = false;
+        }
+        // Borrowing.
+        const bool borrows = !strategy || *strategy == SharingStrategy::kLendAndBorrow;
+        if (line.explicit_borrow) {
+          q.borrowing_limit = *line.explicit_borrow;
+          if (!borrows && *line.explicit_borrow > 0) {
+            ErrorAt(d_, line.origin,
+                    "team '" + spec.name + "' does not borrow (strategy " +
+                        (*strategy == SharingStrategy::kLend ? "Lend" : "DontLend") +
+                        ") but has a borrowing limit for " + resource + " on " + flavor_name);
+            ok = false;
+          }
+        } else if (!borrows) {
+          q.borrowing_limit = 0;
+        } else if (line.absolute_borrow) {
+          q.borrowing_limit = *line.absolute_borrow;
+        } else if (!strategy) {
+          q.borrowing_limit = kUnlimited;
+        } else {
+          std::optional<int64_t> b = PercentOf(q.nominal, percent);
+          if (!b) {
+            ErrorAt(d_, line.origin, "borrowing limit for " + resource + " overflows");
+            ok = false;
+            b = kUnlimited;
+          }
+          q.borrowing_limit = *b;
+        }
+        if (!borrows && line.absolute_borrow && spec.dialect == Dialect::kNative &&
+            *line.absolute_borrow > 0) {
+          ErrorAt(d_, line.origin,
+                  "team '" + spec.name +
+                      "' does not borrow (its strategy is not LendAndBorrow) but has "
+                      "absoluteBorrowLimits");
+          ok = false;
+        }
+        if (q.lending_limit != kUnlimited && q.lending_limit > q.nominal) {
+          ErrorAt(d_, line.origin,
+                  "lending limit " + scheduler::FormatQuantity(resource, q.lending_limit) +
+                      " for " + resource + " on " + flavor_name + " exceeds the nominal quota " +
+                      scheduler::FormatQuantity(resource, q.nominal));
+          ok = false;
+        }
+        fq.resources.push_back(std::move(q));
+      }
+      team.flavors.push_back(std::move(fq));
+    }
+    (void)ok;  // errors are in the diagnostics; the team stays for check-config's table
+    team_specs_.push_back(&spec);
+    policy_->teams.push_back(std::move(team));
+  }
+
+  // Warns once per flavor name that is neither defined nor a known instance type.
+  void NoteFlavorUse(const std::string& flavor, const TeamSpec& spec) {
+    if (flavors_.count(flavor) || catalogue_.Find(flavor) != nullptr) return;
+    if (!warned_flavors_.insert(flavor).second) return;
+    const std::string label = policy_->instance_type_label;
+    if (spec.dialect == Dialect::kKueue) {
+      WarnAt(d_, spec.origin,
+             "no ResourceFlavor '" + flavor + "' in the configuration: nodes whose " + label +
+                 " label is '" + flavor + "' belong to it");
+    } else {
+      WarnAt(d_, spec.origin,
+             "flavor '" + flavor +
+                 "' is neither defined under flavors nor a known instance "
+                 "type: nodes whose " +
+                 label + " label is '" + flavor + "' belong to it");
+    }
+  }
+
+  void AssignNamespaces() {
+    std::map<std::string, std::pair<std::string, Origin>> owner;  // namespace → team, origin
+    // Explicit and default namespaces first: they are claims.
+    for (size_t i = 0; i < policy_->teams.size(); ++i) {
+      scheduler::Team& team = policy_->teams[i];
+      const TeamSpec& spec = *team_specs_[i];
+      std::vector<std::string> namespaces;
+      Origin origin = spec.namespaces ? spec.namespaces_origin : spec.origin;
+      if (origin.file.empty()) origin = spec.origin;
+      if (spec.namespaces) {
+        namespaces = *spec.namespaces;
+      } else if (spec.dialect == Dialect::kNative || spec.dialect == Dialect::kHyperPod) {
+        namespaces.push_back(DefaultNamespace(team.name));
+        if (namespaces.back().size() > 63) {
+          ErrorAt(d_, spec.origin,
+                  "the default namespace of team '" + team.name + "' (" + namespaces.back() +
+                      ") is longer than 63 characters: name the team's namespaces explicitly");
+          namespaces.clear();
+        }
+      } else {
+        continue;  // Kueue: below, from LocalQueues
+      }
+      std::set<std::string> own;
+      for (const std::string& ns : namespaces) {
+        if (!own.insert(ns).second) continue;
+        auto [it, inserted] = owner.emplace(ns, std::make_pair(team.name, origin));
+        if (!inserted) {
+          ErrorAt(d_, origin,
+                  "namespace '" + ns + "' is claimed by team '" + team.name + "' and by team '" +
+                      it->second.first + "' (" + Where(it->second.second) + ")");
+          continue;
+        }
+        team.namespaces.push_back(ns);
+      }
+    }
+    // Kueue teams: namespaces whose LocalQueues all point to the team.
+    std::map<std::string, std::set<std::string>> queues_of_namespace;
+    std::map<std::string, Origin> namespace_origin;
+    for (const LocalQueueSpec& lq : set_.local_queues) {
+      queues_of_namespace[lq.namespace_].insert(lq.cluster_queue);
+      namespace_origin.emplace(lq.namespace_, lq.origin);
+    }
+    for (const auto& [ns, cqs] : queues_of_namespace) {
+      if (cqs.size() != 1) {
+        std::string list;
+        for (const std::string& cq : cqs) list += (list.empty() ? "" : ", ") + cq;
+        WarnAt(d_, namespace_origin[ns],
+               "namespace '" + ns + "' has LocalQueues of several ClusterQueues (" + list +
+                   "): its pods belong to a team only through the kueue.x-k8s.io/queue-name "
+                   "label");
+        continue;
+      }
+      const std::string& cq = *cqs.begin();
+      for (size_t i = 0; i < policy_->teams.size(); ++i) {
+        scheduler::Team& team = policy_->teams[i];
+        const TeamSpec& spec = *team_specs_[i];
+        if (team.name != cq || spec.dialect != Dialect::kKueue || spec.namespaces) continue;
+        if (auto it = owner.find(ns); it != owner.end()) {
+          if (it->second.first != team.name) {
+            WarnAt(d_, namespace_origin[ns],
+                   "namespace '" + ns + "' belongs to team '" + it->second.first +
+                       "'; pods there reach ClusterQueue '" + cq +
+                       "' only through the kueue.x-k8s.io/queue-name label");
+          }
+          continue;
+        }
+        owner.emplace(ns, std::make_pair(team.name, namespace_origin[ns]));
+        team.namespaces.push_back(ns);
+      }
+    }
+  }
+
+  void BuildLocalQueues() {
+    std::set<std::pair<std::string, std::string>> seen;
+    std::map<std::string, size_t> index;
+    for (size_t i = 0; i < policy_->teams.size(); ++i) index[policy_->teams[i].name] = i;
+    for (const LocalQueueSpec& lq : set_.local_queues) {
+      if (!seen.insert({lq.namespace_, lq.name}).second) {
+        ErrorAt(d_, lq.origin, "LocalQueue " + lq.namespace_ + "/" + lq.name + " is defined twice");
+        continue;
+      }
+      auto it = index.find(lq.cluster_queue);
+      if (it == index.end()) {
+        // A LocalQueue may also name a HyperPod/native team's ClusterQueue.
+        auto by_cq = std::find_if(
+            policy_->teams.begin(), policy_->teams.end(),
+            [&](const scheduler::Team& t) { return t.cluster_queue == lq.cluster_queue; });
+        if (by_cq == policy_->teams.end()) {
+          WarnAt(d_, lq.origin,
+                 "LocalQueue " + lq.namespace_ + "/" + lq.name + " points to ClusterQueue '" +
+                     lq.cluster_queue +
+                     "', which is not in the configuration: its pods belong to no team");
+          continue;
+        }
+        policy_->local_queues.push_back(scheduler::LocalQueue{lq.namespace_, lq.name, by_cq->name});
+        continue;
+      }
+      policy_->local_queues.push_back(
+          scheduler::LocalQueue{lq.namespace_, lq.name, lq.cluster_queue});
+    }
+    // HyperPod's own LocalQueue in each namespace of HyperPod-style teams.
+    for (size_t i = 0; i < policy_->teams.size(); ++i) {
+      const scheduler::Team& team = policy_->teams[i];
+      const Dialect dialect = team_specs_[i]->dialect;
+      if (dialect == Dialect::kVolcano) {
+        policy_->volcano_queues.emplace(team.name, team.name);
+        continue;
+      }
+      if (dialect != Dialect::kNative && dialect != Dialect::kHyperPod) continue;
+      for (const std::string& ns : team.namespaces) {
+        const std::string name = ns + "-localqueue";
+        if (!seen.insert({ns, name}).second) continue;
+        policy_->local_queues.push_back(scheduler::LocalQueue{ns, name, team.name});
+      }
+    }
+  }
+
+  void BuildCohorts() {
+    std::map<std::string, std::string> parent;  // cohort → parent
+    std::map<std::string, Origin> origin;
+    std::vector<std::string> order;
+    auto add = [&](const std::string& name) {
+      if (name.empty()) return;
+      if (parent.emplace(name, "").second) order.push_back(name);
+    };
+    for (const CohortSpec& c : set_.cohorts) {
+      if (origin.count(c.name)) {
+        ErrorAt(
+            d_, c.origin,
+            "cohort '" + c.name + "' is defined twice (first in " + Where(origin[c.name]) + ")");
+        continue;
+      }
+      add(c.name);
+      parent[c.name] = c.parent;
+      origin.emplace(c.name, c.origin);
+      add(c.parent);
+    }
+    for (const scheduler::Team& t : policy_->teams) add(t.cohort);
+    // Cycles: follow parents from every cohort.
+    std::set<std::string> reported;
+    for (const std::string& start : order) {
+      std::vector<std::string> chain{start};
+      std::set<std::string> visited{start};
+      std::string at = start;
+      while (true) {
+        const std::string& next = parent[at];
+        if (next.empty()) break;
+        chain.push_back(next);
+        if (!visited.insert(next).second) {
+          // Report the cycle once, at the cohort that starts it.
+          auto begin = std::find(chain.begin(), chain.end(), next);
+          std::set<std::string> members(begin, chain.end());
+          if (!reported.count(next)) {
+            std::string text;
+            for (auto it = begin; it != chain.end(); ++it)
+              text += (text.empty() ? "" : " → ") + *it;
+            ErrorAt(d_, origin.count(next) ? origin[next] : Origin{},
+                    "cohorts form a cycle: " + text);
+            reported.insert(members.begin(), members.end());
+          }
+          break;
+        }
+        at = next;
+      }
+    }
+    for (const std::string& name : order) {
+      policy_->cohorts.push_back(scheduler::Cohort{name, parent[name]});
+    }
+  }
+
+  void AddFillerLines() {
+    // Resources governed per flavor, by any team.
+    std::map<std::string, std::set<std::string>> governed;
+    for (const scheduler::Team& t : policy_->teams) {
+      for (const scheduler::FlavorQuota& fq : t.flavors) {
+        for (const scheduler::ResourceQuota& q : fq.resources)
+          governed[fq.flavor].insert(q.resource);
+      }
+    }
+    for (size_t i = 0; i < policy_->teams.size(); ++i) {
+      scheduler::Team& t = policy_->teams[i];
+      const bool borrowable = team_specs_[i]->unlisted_resources_borrowable && !t.cohort.empty();
+      for (scheduler::FlavorQuota& fq : t.flavors) {
+        for (const std::string& r : governed[fq.flavor]) {
+          const bool has = std::any_of(fq.resources.begin(), fq.resources.end(),
+                                       [&](const auto& q) { return q.resource == r; });
+          if (has) continue;
+          scheduler::ResourceQuota q;
+          q.resource = r;
+          q.nominal = 0;
+          q.lending_limit = 0;
+          q.borrowing_limit = borrowable ? kUnlimited : 0;
+          fq.resources.push_back(std::move(q));
+        }
+        std::sort(fq.resources.begin(), fq.resources.end(),
+                  [](const auto& a, const auto& b) { return a.resource < b.resource; });
+      }
+    }
+  }
+
+  void BuildPriorityClasses() {
+    std::map<std::string, Origin> seen;
+    for (const PriorityClassSpec& pc : set_.priority_classes) {
+      if (auto [it, inserted] = seen.emplace(pc.priority_class.name, pc.origin); !inserted) {
+        ErrorAt(d_, pc.origin,
+                "priority class '" + pc.priority_class.name + "' is defined twice (first in " +
+                    Where(it->second) + ")");
+        continue;
+      }
+      policy_->priority_classes.push_back(pc.priority_class);
+    }
+  }
+
+  ConfigSet set_;
+  Diagnostics* d_;
+  std::shared_ptr<scheduler::Policy> policy_;
+  Catalogue catalogue_;
+  scheduler::QueueingStrategy default_queueing_ = scheduler::QueueingStrategy::kBestEffortFIFO;
+  std::string hyperpod_cohort_;
+  std::string volcano_flavor_;
+  std::string default_cohort_;
+  std::map<std::string, FlavorSpec> flavors_;
+  std::map<std::string, Dialect> dialect_of_;
+  std::set<std::string> volcano_cohorts_;
+  std::set<std::string> warned_flavors_;
+  std::vector<const TeamSpec*> team_specs_;  // parallel to policy_->teams
+};
+
+}  // namespace
+
+std::string DefaultNamespace(std::string_view team) { return "hyperpod-ns-" + std::string(team); }
+
+std::string DefaultClusterQueue(std::string_view team) {
+  return DefaultNamespace(team) + "-clusterqueue";
+}
+
+std::shared_ptr<scheduler::Policy> Resolve(ConfigSet set, Diagnostics* diagnostics) {
+  return Resolver(std::move(set), diagnostics).Run();
+}
+
+}  // namespace taskgov::config

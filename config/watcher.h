@@ -1,0 +1,106 @@
+#pragma once
+
+// ConfigWatcher: hot reload of the mounted ConfigMap directory (DESIGN §6).
+//
+// A background thread watches the directory with inotify — the kubelet updates a ConfigMap
+// volume by writing a new `..<timestamp>` directory and renaming a `..data_tmp` symlink over
+// `..data`, which shows up as IN_MOVED_TO in the watched directory; plain edits show up as
+// IN_CLOSE_WRITE / IN_CREATE / IN_DELETE — and, as a safety net, compares a hash of the files'
+// contents every `poll_interval`. Events are debounced (`debounce` after the last one). A change
+// of content is parsed and validated as a whole set; a valid set is published to the
+// PolicyStore atomically, an invalid one is logged and recorded while the last good snapshot
+// stays in force. Content that was already tried (valid or not) is not re-parsed.
+//
+// Observability: status() returns counters (attempts, successes, failures), whether the last
+// attempt succeeded, timestamps (from the injectable wall clock) and the first error, for the
+// metrics exporter; `on_reload` is called after every attempt with the full LoadResult.
+//
+// Thread-safety: Reload(), CheckForChanges() and the watcher thread are serialised by one mutex;
+// status() may be called from any thread. on_reload runs on the thread that made the attempt
+// (the watcher thread, or the caller of Reload / CheckForChanges) while that mutex is held, so
+// it must not call back into the watcher. Stop() (and the destructor) wake the thread and join
+// it.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "config/loader.h"
+#include "config/policy_store.h"
+#include "scheduler/common/result.h"
+
+namespace taskgov::config {
+
+struct ReloadStatus {
+  uint64_t attempts = 0;   // loads of new content (and explicit Reload calls)
+  uint64_t successes = 0;  // published
+  uint64_t failures = 0;   // refused; the previous snapshot stayed
+  bool last_success = false;
+  int64_t last_attempt_unix_ms = 0;
+  int64_t last_success_unix_ms = 0;
+  std::string last_error;  // the first error of the last failed attempt
+  size_t last_error_count = 0;
+  size_t last_warning_count = 0;
+  std::string current_hash;  // content hash of the published snapshot
+};
+
+struct WatcherOptions {
+  std::string dir;
+  // The periodic content check.
+  std::chrono::milliseconds poll_interval{std::chrono::seconds(10)};
+  // Quiet time after the last inotify event before reloading.
+  std::chrono::milliseconds debounce{std::chrono::milliseconds(200)};
+  // false: rely on the periodic check only (tests; file systems without inotify).
+  bool use_inotify = true;
+  // Wall clock for the status timestamps (Unix milliseconds); defaults to the system clock.
+  std::function<int64_t()> now_unix_ms;
+  // Called after every attempt, valid or not.
+  std::function<void(const LoadResult&)> on_reload;
+};
+
+class ConfigWatcher {
+ public:
+  ConfigWatcher(PolicyStore* store, WatcherOptions options);
+  ~ConfigWatcher();
+  ConfigWatcher(const ConfigWatcher&) = delete;
+  ConfigWatcher& operator=(const ConfigWatcher&) = delete;
+
+  // Reads and validates the directory now, whatever its hash, and publishes it when valid.
+  // Use it for the initial load before Start().
+  LoadResult Reload();
+  // Reloads only when the content differs from the last attempt. Returns whether it did.
+  bool CheckForChanges();
+  // Starts the watcher thread. An error when inotify cannot be set up (the directory missing);
+  // with use_inotify false it cannot fail.
+  [[nodiscard]] Status Start();
+  // Stops and joins the thread; idempotent.
+  void Stop();
+
+  [[nodiscard]] ReloadStatus status() const;
+
+ private:
+  LoadResult Attempt(const DirectorySnapshot& snapshot, const std::string& hash);
+  void Run();
+  bool AddWatch();
+  int64_t Now() const;
+
+  PolicyStore* store_;
+  WatcherOptions options_;
+
+  std::mutex reload_mu_;           // serialises attempts
+  std::string last_attempt_hash_;  // guarded by reload_mu_
+  bool attempted_ = false;         // guarded by reload_mu_
+
+  mutable std::mutex status_mu_;
+  ReloadStatus status_;  // guarded by status_mu_
+
+  int inotify_fd_ = -1;
+  int watch_ = -1;
+  int wake_fd_ = -1;
+  std::thread thread_;
+};
+
+}  // namespace taskgov::config
