@@ -73,6 +73,7 @@ const std::map<std::string, Setter, std::less<>>& Setters() {
          return Status::Ok();
        }},
       {"port-file", StringSetter(&Flags::port_file)},
+      {"check-config", StringSetter(&Flags::check_config)},
   };
   return *setters;
 }
@@ -160,6 +161,8 @@ Flags (--name=value or --name value):
   --log-level=LEVEL             debug | info | warn | error (default info)
   --io-threads=N                HTTP I/O threads (default 2)
   --port-file=FILE              write the bound ports as JSON once serving
+  --check-config=DIR            validate a policy directory, print errors, warnings and the
+                                effective quotas, exit 0 (valid) or 1
   --help                        this text
 
 Exit codes: 0 after SIGTERM/SIGINT, 2 for bad flags or unreadable files.

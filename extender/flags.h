@@ -31,7 +31,8 @@ struct Flags {
   std::string tls_client_ca_file;
   std::string log_level = "info";
   int io_threads = 2;
-  std::string port_file;  // when set, the bound ports are written here as JSON once serving
+  std::string port_file;     // when set, the bound ports are written here as JSON once serving
+  std::string check_config;  // when set: validate this directory, print the result, exit 0 / 1
   bool help = false;
 };
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "config/check_config.h"
 #include "extender/flags.h"
 #include "extender/http_server.h"
 #include "scheduler/common/log.h"
@@ -55,6 +56,7 @@ int Run(int argc, char** argv) {
     std::cout << Usage();
     return 0;
   }
+  if (!flags.check_config.empty()) return config::RunCheckConfig(flags.check_config, std::cout);
   log::Level level = log::Level::kInfo;
   (void)log::ParseLevel(flags.log_level, &level);  // validated by ParseFlags
   log::SetLevel(level);
