@@ -1,0 +1,336 @@
+#include "scheduler/json_select.h"
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
+namespace taskgov::scheduler {
+namespace {
+
+using rapidjson::SizeType;
+using rapidjson::Value;
+
+// Reads one folded character of `key` at `*i` and advances past it. Go folds with
+// unicode.ToUpper(unicode.ToLower(r)); the only non-ASCII runes that land on an ASCII letter are
+// K (U+212A → k), ſ (U+017F → s), İ (U+0130 → i) and ı (U+0131 → i).
+char NextFolded(std::string_view key, size_t* i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(key[k]); };
+  const size_t n = key.size();
+  const unsigned char c = b(*i);
+  if (c < 0x80) {
+    ++*i;
+    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : static_cast<char>(c);
+  }
+  if (c == 0xC5 && *i + 1 < n && b(*i + 1) == 0xBF) {
+    *i += 2;
+    return 's';
+  }
+  if (c == 0xC4 && *i + 1 < n && (b(*i + 1) == 0xB0 || b(*i + 1) == 0xB1)) {
+    *i += 2;
+    return 'i';
+  }
+  if (c == 0xE2 && *i + 2 < n && b(*i + 1) == 0x84 && b(*i + 2) == 0xAA) {
+    *i += 3;
+    return 'k';
+  }
+  ++*i;
+  return static_cast<char>(c);
+}
+
+bool EqualsFolded(std::string_view key, std::string_view folded) {
+  size_t i = 0;
+  size_t j = 0;
+  while (i < key.size()) {
+    if (j >= folded.size() || NextFolded(key, &i) != folded[j]) return false;
+    ++j;
+  }
+  return j == folded.size();
+}
+
+const FieldSelector& PlainKeepAll() {
+  static const FieldSelector* const kAll = new FieldSelector(KeepAll());
+  return *kAll;
+}
+
+std::string_view KeyOf(const Value& name) {
+  return std::string_view(name.GetString(), name.GetStringLength());
+}
+
+// The SAX handler behind SelectiveParse. Values in kept regions are built bottom-up on
+// `values_` (an object's keys and values interleaved) and assembled when their container ends.
+class SelectHandler {
+ public:
+  SelectHandler(std::string_view text, const rapidjson::MemoryStream* stream,
+                const FieldSelector* root, SelectedJson* out, size_t max_depth)
+      : text_(text),
+        stream_(stream),
+        root_(root),
+        out_(out),
+        alloc_(out->doc.GetAllocator()),
+        max_depth_(max_depth) {
+    values_.reserve(64);
+    frames_.reserve(32);
+  }
+
+  const std::string& error() const { return error_; }
+  Value TakeRoot() {
+    Value root;
+    if (!values_.empty()) root = values_.back();  // move
+    return root;
+  }
+
+  bool Null() {
+    return Scalar([] { return Value(); });
+  }
+  bool Bool(bool b) {
+    return Scalar([b] { return Value(b); });
+  }
+  bool Int(int i) {
+    return Scalar([i] { return Value(i); });
+  }
+  bool Uint(unsigned u) {
+    return Scalar([u] { return Value(u); });
+  }
+  bool Int64(int64_t i) {
+    return Scalar([i] { return Value(i); });
+  }
+  bool Uint64(uint64_t u) {
+    return Scalar([u] { return Value(u); });
+  }
+  bool Double(double d) {
+    return Scalar([d] { return Value(d); });
+  }
+  bool RawNumber(const char* s, SizeType n, bool) {
+    return Scalar([&] { return Value(s, n, alloc_); });
+  }
+  bool String(const char* s, SizeType n, bool) {
+    return Scalar([&] { return Value(s, n, alloc_); });
+  }
+
+  bool Key(const char* s, SizeType n, bool) {
+    Frame& top = frames_.back();
+    top.next_kept = false;
+    if (!top.kept) return true;
+    const FieldSelector* sel = top.sel;
+    const FieldSelector* child = nullptr;
+    if (sel->keep_all) {
+      child = &PlainKeepAll();  // a captured value's members are not captured themselves
+    } else {
+      std::string_view key(s, n);
+      for (const auto& [name, field] : sel->fields) {
+        if (sel->fold_keys ? EqualsFolded(key, name) : key == name) {
+          child = &field;
+          break;
+        }
+      }
+      if (child == nullptr) child = sel->any.get();
+    }
+    if (child == nullptr) return true;
+    top.next_sel = child;
+    top.next_kept = true;
+    values_.emplace_back(s, n, alloc_);
+    return true;
+  }
+
+  bool StartObject() { return Start(/*object=*/true); }
+  bool StartArray() { return Start(/*object=*/false); }
+
+  bool EndObject(SizeType) {
+    Frame frame = frames_.back();
+    frames_.pop_back();
+    if (!frame.kept) return true;
+    Value object(rapidjson::kObjectType);
+    for (size_t i = frame.base; i + 1 < values_.size(); i += 2) {
+      object.AddMember(values_[i], values_[i + 1], alloc_);
+    }
+    values_.resize(frame.base);
+    values_.push_back(std::move(object));
+    if (frame.capture >= 0) {
+      const size_t pos = stream_->Tell();
+      // The iterative reader calls EndObject before consuming '}', the recursive one after.
+      const size_t end = pos < text_.size() && text_[pos] == '}' ? pos + 1 : pos;
+      out_->captures[static_cast<size_t>(frame.capture)].end = end;
+    }
+    return true;
+  }
+
+  bool EndArray(SizeType) {
+    Frame frame = frames_.back();
+    frames_.pop_back();
+    if (!frame.kept) return true;
+    Value array(rapidjson::kArrayType);
+    array.Reserve(static_cast<SizeType>(values_.size() - frame.base), alloc_);
+    for (size_t i = frame.base; i < values_.size(); ++i) array.PushBack(values_[i], alloc_);
+    values_.resize(frame.base);
+    values_.push_back(std::move(array));
+    return true;
+  }
+
+ private:
+  struct Frame {
+    const FieldSelector* sel;  // applies to the children (object members / array elements)
+    bool kept;
+    bool object;
+    size_t base;   // index in values_ of the first child
+    long capture;  // index in out_->captures to complete at the end, or -1
+    // Objects: the selection of the value after the last key.
+    const FieldSelector* next_sel = nullptr;
+    bool next_kept = false;
+  };
+
+  // The selector and kept-ness of the value that starts now.
+  std::pair<const FieldSelector*, bool> Current() const {
+    if (frames_.empty()) return {root_, true};
+    const Frame& top = frames_.back();
+    if (top.object) return {top.next_sel, top.next_kept};
+    return {top.sel, top.kept};
+  }
+
+  template <typename Make>
+  bool Scalar(Make make) {
+    auto [sel, kept] = Current();
+    if (!kept) return true;
+    values_.push_back(make());
+    if (sel->capture) {
+      const size_t pos = stream_->Tell();
+      out_->captures.push_back(JsonSpan{pos, pos});
+    }
+    return true;
+  }
+
+  bool Start(bool object) {
+    if (frames_.size() >= max_depth_) {
+      error_ = "nesting deeper than " + std::to_string(max_depth_) + " levels at offset " +
+               std::to_string(stream_->Tell());
+      return false;
+    }
+    auto [sel, kept] = Current();
+    long capture = -1;
+    if (kept && object && sel->capture) {
+      const size_t pos = stream_->Tell();
+      // The iterative reader calls StartObject before consuming '{', the recursive one after.
+      const size_t begin = pos < text_.size() && text_[pos] == '{' ? pos : pos - 1;
+      capture = static_cast<long>(out_->captures.size());
+      out_->captures.push_back(JsonSpan{begin, begin});
+    }
+    frames_.push_back(Frame{sel, kept, object, values_.size(), capture});
+    return true;
+  }
+
+  std::string_view text_;
+  const rapidjson::MemoryStream* stream_;
+  const FieldSelector* root_;
+  SelectedJson* out_;
+  rapidjson::Document::AllocatorType& alloc_;
+  const size_t max_depth_;
+  std::vector<Value> values_;
+  std::vector<Frame> frames_;
+  std::string error_;
+};
+
+}  // namespace
+
+FieldSelector KeepAll() {
+  FieldSelector s;
+  s.keep_all = true;
+  return s;
+}
+
+FieldSelector Select(std::vector<std::pair<std::string, FieldSelector>> fields) {
+  FieldSelector s;
+  s.fields = std::move(fields);
+  return s;
+}
+
+FieldSelector SelectFolded(std::vector<std::pair<std::string, FieldSelector>> fields) {
+  FieldSelector s;
+  s.fold_keys = true;
+  for (auto& [key, field] : fields) s.fields.emplace_back(FoldJsonKey(key), std::move(field));
+  return s;
+}
+
+Status SelectiveParse(std::string_view text, const FieldSelector& selector, SelectedJson* out,
+                      const SelectOptions& options) {
+  out->doc.SetNull();
+  out->captures.clear();
+  rapidjson::MemoryStream stream(text.data(), text.size());
+  SelectHandler handler(text, &stream, &selector, out, options.max_depth);
+  rapidjson::Reader reader;
+  constexpr unsigned kFlags =
+      rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
+  rapidjson::ParseResult result =
+      options.stop_when_done
+          ? reader.Parse<kFlags | rapidjson::kParseStopWhenDoneFlag>(stream, handler)
+          : reader.Parse<kFlags>(stream, handler);
+  if (result.IsError()) {
+    out->captures.clear();
+    if (!handler.error().empty()) return Error{"malformed JSON: " + handler.error()};
+    if (result.Code() == rapidjson::kParseErrorDocumentEmpty) {
+      return Error{"malformed JSON: the body is empty"};
+    }
+    return Error{"malformed JSON at offset " + std::to_string(result.Offset()) + ": " +
+                 rapidjson::GetParseError_En(result.Code())};
+  }
+  // MemoryStream reports a NUL byte as the end of input: anything left over is one.
+  if (!options.stop_when_done && stream.Tell() != text.size()) {
+    out->captures.clear();
+    return Error{"malformed JSON at offset " + std::to_string(stream.Tell()) +
+                 ": unexpected NUL byte"};
+  }
+  static_cast<Value&>(out->doc) = handler.TakeRoot();
+  return Status::Ok();
+}
+
+Status ParseJson(std::string_view text, rapidjson::Document* out, const SelectOptions& options) {
+  static const FieldSelector kAll = KeepAll();
+  SelectedJson selected;
+  Status s = SelectiveParse(text, kAll, &selected, options);
+  if (!s.ok()) return s;
+  out->Swap(selected.doc);
+  return Status::Ok();
+}
+
+std::string FoldJsonKey(std::string_view key) {
+  std::string out;
+  out.reserve(key.size());
+  for (size_t i = 0; i < key.size();) out.push_back(NextFolded(key, &i));
+  return out;
+}
+
+const Value* FindMemberExact(const Value& object, std::string_view key) {
+  const Value* found = nullptr;
+  for (auto it = object.MemberBegin(); it != object.MemberEnd(); ++it) {
+    if (KeyOf(it->name) == key) found = &it->value;
+  }
+  return found;
+}
+
+const Value* FindMemberFolded(const Value& object, std::string_view folded_key) {
+  const Value* found = nullptr;
+  for (auto it = object.MemberBegin(); it != object.MemberEnd(); ++it) {
+    if (EqualsFolded(KeyOf(it->name), folded_key)) found = &it->value;
+  }
+  return found;
+}
+
+const char* JsonTypeName(const Value& value) {
+  switch (value.GetType()) {
+    case rapidjson::kNullType:
+      return "null";
+    case rapidjson::kFalseType:
+      return "false";
+    case rapidjson::kTrueType:
+      return "true";
+    case rapidjson::kObjectType:
+      return "object";
+    case rapidjson::kArrayType:
+      return "array";
+    case rapidjson::kStringType:
+      return "string";
+    case rapidjson::kNumberType:
+      return "number";
+  }
+  return "unknown";
+}
+
+}  // namespace taskgov::scheduler
