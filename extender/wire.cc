@@ -134,6 +134,38 @@ DecodeStatus GetString(const Value& object, std::string_view folded_key, const s
   return DecodeStatus{};
 }
 
+// Finds names among the request's node names. Deciders return a subset in request order, so a
+// forward scan finds each in amortised O(1); the first name not found ahead switches to a hash
+// index (out-of-order or unknown names).
+class NameIndex {
+ public:
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+
+  explicit NameIndex(const std::vector<std::string>& names) : names_(names) {}
+
+  size_t Find(std::string_view name) {
+    if (!indexed_) {
+      for (size_t i = next_; i < names_.size(); ++i) {
+        if (names_[i] == name) {
+          next_ = i + 1;
+          return i;
+        }
+      }
+      index_.reserve(names_.size());
+      for (size_t i = 0; i < names_.size(); ++i) index_.emplace(names_[i], i);  // first wins
+      indexed_ = true;
+    }
+    auto it = index_.find(name);
+    return it == index_.end() ? kNone : it->second;
+  }
+
+ private:
+  const std::vector<std::string>& names_;
+  size_t next_ = 0;
+  bool indexed_ = false;
+  std::unordered_map<std::string_view, size_t> index_;
+};
+
 #define TASKGOV_RETURN_IF_FAILED(expr)        \
   do {                                        \
     if (DecodeStatus s_ = (expr); !s_.ok()) { \
@@ -162,7 +194,18 @@ void AppendNodeMap(std::string_view key, const std::map<std::string, std::string
 
 void AppendJsonString(std::string_view text, std::string* out) {
   out->push_back('"');
-  log::AppendJsonEscaped(text, out);
+  bool plain = true;
+  for (char c : text) {
+    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) {
+    out->append(text);
+  } else {
+    log::AppendJsonEscaped(text, out);
+  }
   out->push_back('"');
 }
 
@@ -318,47 +361,39 @@ DecodeStatus DecodeBindRequest(std::string_view body, scheduler::BindArgs* out) 
 std::string EncodeFilterResult(const FilterRequest& request, const scheduler::FilterResult& result,
                                size_t* dropped) {
   const scheduler::FilterArgs& args = request.args;
-  // Position of each requested node (the first, if a name repeats).
-  std::unordered_map<std::string_view, size_t> index;
-  index.reserve(args.node_names.size());
-  for (size_t i = 0; i < args.node_names.size(); ++i) index.emplace(args.node_names[i], i);
+  NameIndex index(args.node_names);
+  // Positions in the request of the feasible nodes it named.
+  std::vector<size_t> positions;
+  positions.reserve(result.feasible.size());
   size_t unknown = 0;
+  size_t bytes = 128;
+  for (const std::string& name : result.feasible) {
+    const size_t i = index.Find(name);
+    if (i == NameIndex::kNone || (!args.node_names_mode && i >= request.raw_nodes.size())) {
+      ++unknown;
+      continue;
+    }
+    positions.push_back(i);
+    bytes += (args.node_names_mode ? name.size() + 3 : request.raw_nodes[i].size() + 1);
+  }
+  for (const auto* map : {&result.failed, &result.failed_unresolvable}) {
+    for (const auto& [node, reason] : *map) bytes += node.size() + reason.size() + 6;
+  }
 
   std::string out;
+  out.reserve(bytes + result.error.size());
   if (args.node_names_mode) {
-    out.reserve(64 + result.feasible.size() * 24);
     out.append("{\"NodeNames\":[");
-    bool first = true;
-    for (const std::string& name : result.feasible) {
-      if (index.find(name) == index.end()) {
-        ++unknown;
-        continue;
-      }
-      if (!first) out.push_back(',');
-      first = false;
-      AppendJsonString(name, &out);
+    for (size_t k = 0; k < positions.size(); ++k) {
+      if (k > 0) out.push_back(',');
+      AppendJsonString(args.node_names[positions[k]], &out);
     }
     out.append("]");
   } else {
-    size_t bytes = 64;
-    for (const std::string& name : result.feasible) {
-      auto it = index.find(name);
-      if (it != index.end() && it->second < request.raw_nodes.size()) {
-        bytes += request.raw_nodes[it->second].size() + 1;
-      }
-    }
-    out.reserve(bytes);
     out.append("{\"Nodes\":{\"metadata\":{},\"items\":[");
-    bool first = true;
-    for (const std::string& name : result.feasible) {
-      auto it = index.find(name);
-      if (it == index.end() || it->second >= request.raw_nodes.size()) {
-        ++unknown;
-        continue;
-      }
-      if (!first) out.push_back(',');
-      first = false;
-      out.append(request.raw_nodes[it->second]);
+    for (size_t k = 0; k < positions.size(); ++k) {
+      if (k > 0) out.push_back(',');
+      out.append(request.raw_nodes[positions[k]]);
     }
     out.append("]}");
   }

@@ -199,7 +199,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "nesting deeper than 512"),
         Malformed("DeepInIgnoredKey", WithPod(",\"X\":" + std::string(5000, '[')),
                   "nesting deeper than 512"),
-        Malformed("InvalidUtf8", WithPod(",\"NodeNames\":[\"n\xff\"]"), "encoding"),
+        Malformed("InvalidUtf8", WithPod(",\"NodeNames\":[\"n\xff\"]"), "invalid UTF-8"),
         // Malformed outranks unusable.
         Malformed("NoPodButBadNames", R"({"NodeNames":5})", "NodeNames: expected an array"),
         Unusable("NoPod", R"({"NodeNames":["a"]})", "the request has no Pod"),
@@ -288,7 +288,7 @@ TEST(DecodeFilterRequestTest, EveryTruncationIsMalformed) {
   const std::string body = WithPod(std::string(R"(,"Nodes":{"items":[)") + kNode1 + "]}");
   for (size_t n = 0; n < body.size(); ++n) {
     FilterRequest out;
-    DecodeStatus s = DecodeFilterRequest(std::string_view(body).substr(0, n), &out);
+    DecodeStatus s = DecodeFilterRequest(body.substr(0, n), &out);
     ASSERT_FALSE(s.ok()) << n;
     EXPECT_EQ(s.failure, DecodeFailure::kMalformed) << n << ": " << s.message;
   }

@@ -2,10 +2,12 @@
 
 // Reading large JSON bodies while keeping only what taskgov needs.
 //
-// SelectiveParse runs RapidJSON's iterative SAX reader over the text once (strict JSON, UTF-8
-// validated, nesting capped — the iterative reader keeps its stack on the heap, so hostile
-// nesting costs no call stack) and builds a DOM of only the members a FieldSelector tree selects;
-// everything else is skipped without allocating. A selector can also ask for the byte span of
+// SelectiveParse runs RapidJSON's iterative SAX reader over the text once (strict JSON, nesting
+// capped — the iterative reader keeps its stack on the heap, so hostile nesting costs no call
+// stack) and builds a DOM of only the members a FieldSelector tree selects; everything else is
+// skipped without allocating. Kept keys and strings must be valid UTF-8; skipped ones are not
+// checked (Go's decoder accepts invalid UTF-8 anywhere, so this is stricter only where taskgov
+// reads). A selector can also ask for the byte span of
 // each value it selects, so a caller can echo those values exactly as received.
 //
 // Key matching is exact (Kubernetes objects: keys are json tags) or Go-folded (types without

@@ -180,7 +180,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"TrailingComma", R"({"keep": [1,]})", "malformed JSON"},
         BadCase{"Comment", "{\"keep\": 1 /* c */}", "malformed JSON"},
         BadCase{"NumberTooBig", R"({"keep": 1e400})", "Number too big"},
-        BadCase{"InvalidUtf8", "{\"keep\": \"\xC3\x28\"}", "encoding"},
+        BadCase{"InvalidUtf8", "{\"keep\": \"\xC3\x28\"}", "invalid UTF-8"},
+        BadCase{"InvalidUtf8Key", "{\"keep\": {\"\xFF\": 1}}", "invalid UTF-8"},
+        BadCase{"Surrogate", "{\"keep\": \"\xED\xA0\x80\"}", "invalid UTF-8"},
+        BadCase{"Overlong", "{\"keep\": \"\xC0\xAF\"}", "invalid UTF-8"},
+        BadCase{"TooHigh", "{\"keep\": \"\xF4\x90\x80\x80\"}", "invalid UTF-8"},
+        BadCase{"TruncatedSequence", "{\"keep\": \"\xE2\x82\"}", "invalid UTF-8"},
         BadCase{"BadEscape", R"({"keep": "\x"})", "escape"},
         BadCase{"EmbeddedNul", std::string("{\"keep\": 1}\0{}", 14), "NUL byte"},
         BadCase{"ControlCharInString", std::string("{\"keep\": \"a\x01\"}"), "malformed"},
@@ -190,6 +195,19 @@ INSTANTIATE_TEST_SUITE_P(
                 "nesting deeper than 512"},
         BadCase{"DeepInKept", "{\"keep\": " + std::string(600, '[') + "}", "nesting deeper"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+TEST(SelectiveParseTest, Utf8IsCheckedWhereItIsKept) {
+  SelectedJson out;
+  const FieldSelector selector = Select({{"keep", KeepAll()}});
+  // Valid multi-byte sequences (2, 3 and 4 bytes) and escapes pass.
+  ASSERT_TRUE(SelectiveParse("{\"keep\": \"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x9A\x80 \\u00e9\"}",
+                             selector, &out)
+                  .ok());
+  EXPECT_EQ(std::string(out.doc["keep"].GetString()),
+            "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x9A\x80 \xC3\xA9");
+  // Skipped strings are not read, as Go's decoder would not reject them.
+  EXPECT_TRUE(SelectiveParse("{\"skip\": \"\xFF\", \"keep\": 1}", selector, &out).ok());
+}
 
 TEST(SelectiveParseTest, StopWhenDoneIgnoresTrailingData) {
   SelectedJson out;
