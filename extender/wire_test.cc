@@ -414,8 +414,10 @@ TEST(EncodeTest, FilterNamesModeDropsUnknownNames) {
 }
 
 TEST(EncodeTest, FilterNodesModeEchoesRawNodes) {
-  FilterRequest request = MustDecodeFilter(
-      WithPod(std::string(R"(,"Nodes":{"items":[)") + kNode1 + "," + kNode2 + "]}"));
+  // raw_nodes are views into the body: it must outlive the request.
+  const std::string body =
+      WithPod(std::string(R"(,"Nodes":{"items":[)") + kNode1 + "," + kNode2 + "]}");
+  FilterRequest request = MustDecodeFilter(body);
   scheduler::FilterResult result;
   result.feasible = {"n2", "nope"};
   result.error = "partial";
