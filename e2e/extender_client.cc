@@ -1,7 +1,9 @@
 #include "e2e/extender_client.h"
 
+#include <algorithm>
 #include <memory>
-#include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "scheduler/common/log.h"
 #include "scheduler/json_select.h"
@@ -19,7 +21,13 @@ using scheduler::SelectFolded;
 
 void AppendString(std::string_view text, std::string* out) {
   out->push_back('"');
-  log::AppendJsonEscaped(text, out);
+  if (text.find_first_of("\"\\") == std::string_view::npos &&
+      std::none_of(text.begin(), text.end(),
+                   [](char c) { return static_cast<unsigned char>(c) < 0x20; })) {
+    out->append(text);
+  } else {
+    log::AppendJsonEscaped(text, out);
+  }
   out->push_back('"');
 }
 
@@ -215,9 +223,11 @@ Result<FilterReply> ExtenderClient::DecodeFilter(const std::string& body, bool n
 
   // kube-scheduler's reading of the reply.
   if (node_cache_capable && reply.node_names.has_value()) {
-    std::set<std::string> requested;
-    if (requested_names != nullptr)
-      requested.insert(requested_names->begin(), requested_names->end());
+    std::unordered_set<std::string_view> requested;
+    if (requested_names != nullptr) {
+      requested.reserve(requested_names->size());
+      for (const std::string& name : *requested_names) requested.insert(name);
+    }
     for (const std::string& name : *reply.node_names) {
       if (reply.error.empty() && requested.count(name) == 0) {
         return Error{"extender claims a filtered node '" + name +

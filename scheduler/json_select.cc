@@ -97,57 +97,53 @@ std::string_view KeyOf(const Value& name) {
   return std::string_view(name.GetString(), name.GetStringLength());
 }
 
-// The SAX handler behind SelectiveParse. Values in kept regions are built bottom-up on
-// `values_` (an object's keys and values interleaved) and assembled when their container ends.
+// The SAX handler behind SelectiveParse: filters the reader's events through the selectors and
+// forwards the kept ones to a rapidjson::Document acting as the DOM builder (with a kept member
+// count at each EndObject / EndArray, so objects get exactly the storage they need).
 class SelectHandler {
  public:
   SelectHandler(std::string_view text, rapidjson::InsituStringStream* stream,
-                const FieldSelector* root, SelectedJson* out, size_t max_depth)
+                const FieldSelector* root, rapidjson::Document* builder,
+                std::vector<JsonSpan>* captures, size_t max_depth)
       : text_(text),
         stream_(stream),
         root_(root),
-        out_(out),
-        alloc_(out->doc.GetAllocator()),
+        builder_(builder),
+        captures_(captures),
         max_depth_(max_depth) {
-    values_.reserve(64);
     frames_.reserve(32);
   }
 
   const std::string& error() const { return error_; }
-  Value TakeRoot() {
-    Value root;
-    if (!values_.empty()) root = values_.back();  // move
-    return root;
-  }
 
   bool Null() {
-    return Scalar([] { return Value(); });
+    return Scalar([this] { return builder_->Null(); });
   }
   bool Bool(bool b) {
-    return Scalar([b] { return Value(b); });
+    return Scalar([&] { return builder_->Bool(b); });
   }
   bool Int(int i) {
-    return Scalar([i] { return Value(i); });
+    return Scalar([&] { return builder_->Int(i); });
   }
   bool Uint(unsigned u) {
-    return Scalar([u] { return Value(u); });
+    return Scalar([&] { return builder_->Uint(u); });
   }
   bool Int64(int64_t i) {
-    return Scalar([i] { return Value(i); });
+    return Scalar([&] { return builder_->Int64(i); });
   }
   bool Uint64(uint64_t u) {
-    return Scalar([u] { return Value(u); });
+    return Scalar([&] { return builder_->Uint64(u); });
   }
   bool Double(double d) {
-    return Scalar([d] { return Value(d); });
+    return Scalar([&] { return builder_->Double(d); });
   }
   bool RawNumber(const char* s, SizeType n, bool) {
-    return Scalar([&] { return Value(s, n, alloc_); });
+    return Scalar([&] { return builder_->RawNumber(s, n, /*copy=*/true); });
   }
   bool String(const char* s, SizeType n, bool) {
-    auto [sel, kept] = Current();
-    if (kept && !ValidUtf8(s, n)) return BadUtf8();
-    return Scalar([&] { return Value(s, n, alloc_); });
+    if (Current().second && !ValidUtf8(s, n)) return BadUtf8();
+    // Copied: the in-situ buffer does not outlive the parse.
+    return Scalar([&] { return builder_->String(s, n, /*copy=*/true); });
   }
 
   bool Key(const char* s, SizeType n, bool) {
@@ -172,42 +168,30 @@ class SelectHandler {
     if (!ValidUtf8(s, n)) return BadUtf8();
     top.next_sel = child;
     top.next_kept = true;
-    values_.emplace_back(s, n, alloc_);
-    return true;
+    return builder_->Key(s, n, /*copy=*/true);
   }
 
   bool StartObject() { return Start(/*object=*/true); }
   bool StartArray() { return Start(/*object=*/false); }
 
   bool EndObject(SizeType) {
-    Frame frame = frames_.back();
+    const Frame frame = frames_.back();
     frames_.pop_back();
     if (!frame.kept) return true;
-    Value object(rapidjson::kObjectType);
-    for (size_t i = frame.base; i + 1 < values_.size(); i += 2) {
-      object.AddMember(values_[i], values_[i + 1], alloc_);
-    }
-    values_.resize(frame.base);
-    values_.push_back(std::move(object));
     if (frame.capture >= 0) {
       const size_t pos = stream_->Tell();
       // The iterative reader calls EndObject before consuming '}', the recursive one after.
       const size_t end = pos < text_.size() && text_[pos] == '}' ? pos + 1 : pos;
-      out_->captures[static_cast<size_t>(frame.capture)].end = end;
+      (*captures_)[static_cast<size_t>(frame.capture)].end = end;
     }
-    return true;
+    return builder_->EndObject(frame.kept_count) && Completed();
   }
 
   bool EndArray(SizeType) {
-    Frame frame = frames_.back();
+    const Frame frame = frames_.back();
     frames_.pop_back();
     if (!frame.kept) return true;
-    Value array(rapidjson::kArrayType);
-    array.Reserve(static_cast<SizeType>(values_.size() - frame.base), alloc_);
-    for (size_t i = frame.base; i < values_.size(); ++i) array.PushBack(values_[i], alloc_);
-    values_.resize(frame.base);
-    values_.push_back(std::move(array));
-    return true;
+    return builder_->EndArray(frame.kept_count) && Completed();
   }
 
  private:
@@ -215,8 +199,8 @@ class SelectHandler {
     const FieldSelector* sel;  // applies to the children (object members / array elements)
     bool kept;
     bool object;
-    size_t base;   // index in values_ of the first child
-    long capture;  // index in out_->captures to complete at the end, or -1
+    long capture;             // index in captures_ to complete at the end, or -1
+    SizeType kept_count = 0;  // kept members / elements so far
     // Objects: the selection of the value after the last key.
     const FieldSelector* next_sel = nullptr;
     bool next_kept = false;
@@ -230,21 +214,26 @@ class SelectHandler {
     return {top.sel, top.kept};
   }
 
+  // A kept value is complete: its container has one more kept child.
+  bool Completed() {
+    if (!frames_.empty()) ++frames_.back().kept_count;
+    return true;
+  }
+
   bool BadUtf8() {
     error_ = "invalid UTF-8 in the string ending at offset " + std::to_string(stream_->Tell());
     return false;
   }
 
-  template <typename Make>
-  bool Scalar(Make make) {
+  template <typename Forward>
+  bool Scalar(Forward forward) {
     auto [sel, kept] = Current();
     if (!kept) return true;
-    values_.push_back(make());
     if (sel->capture) {
       const size_t pos = stream_->Tell();
-      out_->captures.push_back(JsonSpan{pos, pos});
+      captures_->push_back(JsonSpan{pos, pos});
     }
-    return true;
+    return forward() && Completed();
   }
 
   bool Start(bool object) {
@@ -259,20 +248,20 @@ class SelectHandler {
       const size_t pos = stream_->Tell();
       // The iterative reader calls StartObject before consuming '{', the recursive one after.
       const size_t begin = pos < text_.size() && text_[pos] == '{' ? pos : pos - 1;
-      capture = static_cast<long>(out_->captures.size());
-      out_->captures.push_back(JsonSpan{begin, begin});
+      capture = static_cast<long>(captures_->size());
+      captures_->push_back(JsonSpan{begin, begin});
     }
-    frames_.push_back(Frame{sel, kept, object, values_.size(), capture});
-    return true;
+    frames_.push_back(Frame{sel, kept, object, capture});
+    if (!kept) return true;
+    return object ? builder_->StartObject() : builder_->StartArray();
   }
 
   std::string_view text_;
   rapidjson::InsituStringStream* stream_;
   const FieldSelector* root_;
-  SelectedJson* out_;
-  rapidjson::Document::AllocatorType& alloc_;
+  rapidjson::Document* builder_;
+  std::vector<JsonSpan>* captures_;
   const size_t max_depth_;
-  std::vector<Value> values_;
   std::vector<Frame> frames_;
   std::string error_;
 };
@@ -312,31 +301,40 @@ Status SelectiveParse(std::string_view text, const FieldSelector& selector, Sele
   buffer.append(text);
   buffer.append(kPadding, '\0');
   rapidjson::InsituStringStream stream(buffer.data());
-  SelectHandler handler(text, &stream, &selector, out, options.max_depth);
   rapidjson::Reader reader;
   // Iterative: nesting costs heap, not stack. Encoding is validated for the kept strings only
   // (validating everything disables the fast string scan and costs 40%).
   constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseInsituFlag;
-  rapidjson::ParseResult result =
-      options.stop_when_done
-          ? reader.Parse<kFlags | rapidjson::kParseStopWhenDoneFlag>(stream, handler)
-          : reader.Parse<kFlags>(stream, handler);
+  rapidjson::ParseResult result;
+  std::string handler_error;
+  // Document::Populate runs the generator with the document as the handler and, when it returns
+  // true, takes the one value it built as the root.
+  auto generate = [&](rapidjson::Document& builder) {
+    SelectHandler handler(text, &stream, &selector, &builder, &out->captures, options.max_depth);
+    result = options.stop_when_done
+                 ? reader.Parse<kFlags | rapidjson::kParseStopWhenDoneFlag>(stream, handler)
+                 : reader.Parse<kFlags>(stream, handler);
+    handler_error = handler.error();
+    // The stream reports a NUL byte as the end of input: anything left over is one.
+    return !result.IsError() && (options.stop_when_done || stream.Tell() == text.size());
+  };
+  out->doc.Populate(generate);
   if (result.IsError()) {
+    out->doc.SetNull();
     out->captures.clear();
-    if (!handler.error().empty()) return Error{"malformed JSON: " + handler.error()};
+    if (!handler_error.empty()) return Error{"malformed JSON: " + handler_error};
     if (result.Code() == rapidjson::kParseErrorDocumentEmpty) {
       return Error{"malformed JSON: the body is empty"};
     }
     return Error{"malformed JSON at offset " + std::to_string(result.Offset()) + ": " +
                  rapidjson::GetParseError_En(result.Code())};
   }
-  // The stream reports a NUL byte as the end of input: anything left over is one.
   if (!options.stop_when_done && stream.Tell() != text.size()) {
+    out->doc.SetNull();
     out->captures.clear();
     return Error{"malformed JSON at offset " + std::to_string(stream.Tell()) +
                  ": unexpected NUL byte"};
   }
-  static_cast<Value&>(out->doc) = handler.TakeRoot();
   return Status::Ok();
 }
 
