@@ -545,6 +545,15 @@ class HttpServer::Impl::Session : public SessionBase,
 
   void Write(HttpResponse response, bool keep_alive) {
     auto res = std::make_shared<http::response<http::string_body>>();
+    // A status outside 200..599 is a handler bug: answer 500 rather than send nonsense. Statuses
+    // that may carry no body (204, 304) lose it, which Beast would otherwise throw on.
+    if (response.status < 200 || response.status > 599) {
+      log::Error(kComponent, "handler returned an invalid status; answering 500",
+                 {{"status", response.status}});
+      response.status = 500;
+      response.body = "{\"Error\":\"internal error\"}";
+    }
+    if (response.status == 204 || response.status == 304) response.body.clear();
     res->result(static_cast<unsigned>(response.status));
     res->version(11);
     res->set(http::field::server, server_->options_.server_name);

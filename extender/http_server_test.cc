@@ -388,5 +388,26 @@ TEST_F(HttpServerTest, ShutdownFinishesAnInFlightSlowHandlerButClosesIdleConnect
   EXPECT_EQ(slow_reply->headers["connection"], "close");
 }
 
+TEST(HttpServerStatusTest, BodilessAndInvalidStatusesDoNotCrash) {
+  std::vector<Route> routes;
+  routes.push_back(Route{"/nocontent", "GET", 0, [](const HttpRequest&) {
+                           return HttpResponse{204, "text/plain", "ignored body", {}};
+                         }});
+  routes.push_back(Route{"/weird", "GET", 0, [](const HttpRequest&) {
+                           return HttpResponse{42, "text/plain", "x", {}};
+                         }});
+  HttpServer server(HttpServerOptions{}, std::move(routes));
+  ASSERT_TRUE(server.Start().ok());
+  e2e::HttpClient client("127.0.0.1", server.port());
+  Result<e2e::HttpReply> none = client.Get("/nocontent");
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_EQ(none->status, 204);
+  EXPECT_EQ(none->body, "");
+  Result<e2e::HttpReply> weird = client.Get("/weird");
+  ASSERT_TRUE(weird.ok()) << weird.error().message;
+  EXPECT_EQ(weird->status, 500);
+  server.Shutdown(std::chrono::milliseconds(500));
+}
+
 }  // namespace
 }  // namespace taskgov::extender
