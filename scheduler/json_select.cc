@@ -1,10 +1,7 @@
-// Before any RapidJSON header (json_select.h includes one): RapidJSON scans strings and
-// whitespace 16 bytes at a time with SSE2 (baseline on x86-64) in NUL-terminated in-situ
-// streams. Its aligned loads may read up to 15 bytes past the terminator; SelectiveParse pads its
-// buffer so they stay inside it.
-#if defined(__SSE2__) && !defined(RAPIDJSON_SSE2)
-#define RAPIDJSON_SSE2
-#endif
+// RapidJSON is used without its SSE2 scanners everywhere: defining RAPIDJSON_SSE2 in one
+// translation unit only would give its inline stream functions two definitions (an ODR
+// violation the linker may resolve either way). SelectiveParse still pads its buffer, so turning
+// SSE2 on project-wide (third_party/rapidjson.BUILD) stays safe for it.
 
 #include "scheduler/json_select.h"
 
