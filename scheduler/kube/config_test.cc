@@ -52,8 +52,8 @@ TEST(Base64, DecodesWithAndWithoutPaddingAndRoundTrips) {
   d = Base64Decode("aGVsbG8gd29ybGQ", "x");
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(*d, "hello world");
-  for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", "abcd",
-                                                       std::string("\0\xff\x10", 3)}) {
+  for (const std::string& s :
+       std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)}) {
     Result<std::string> back = Base64Decode(Base64Encode(s), "x");
     ASSERT_TRUE(back.ok());
     EXPECT_EQ(*back, s);

@@ -200,6 +200,17 @@ bool Informers::synced() const {
   return true;
 }
 
+bool Informers::WaitStats(const std::string& resource,
+                          const std::function<bool(const ReflectorStats&)>& predicate,
+                          std::chrono::milliseconds timeout) const {
+  for (const Entry& entry : entries_) {
+    if (entry.reflector->spec().name == resource) {
+      return entry.reflector->WaitStats(predicate, timeout);
+    }
+  }
+  return false;
+}
+
 std::vector<ReflectorStats> Informers::Stats() const {
   std::vector<ReflectorStats> stats;
   for (const Entry& entry : entries_) stats.push_back(entry.reflector->stats());

@@ -60,6 +60,11 @@ class Informers {
   // True when every resource completed its first list (a missing CRD counts as synced).
   [[nodiscard]] bool synced() const;
   [[nodiscard]] std::vector<ReflectorStats> Stats() const;
+  // Blocks until `predicate` holds for the stats of `resource` ("pods", "nodes", ...); false on
+  // timeout or an unknown resource.
+  bool WaitStats(const std::string& resource,
+                 const std::function<bool(const ReflectorStats&)>& predicate,
+                 std::chrono::milliseconds timeout) const;
 
  private:
   struct Entry {

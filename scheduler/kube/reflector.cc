@@ -37,26 +37,36 @@ ReflectorStats Reflector::stats() const {
   return s;
 }
 
+bool Reflector::WaitStats(const std::function<bool(const ReflectorStats&)>& predicate,
+                          std::chrono::milliseconds timeout) const {
+  std::unique_lock<std::mutex> lock(stats_mu_);
+  return stats_cv_.wait_for(lock, timeout, [&] { return predicate(stats_); });
+}
+
 bool Reflector::Wait(std::chrono::milliseconds duration) {
   if (stopping_.load(std::memory_order_acquire)) return false;
   return cancel_.SleepFor(duration);
 }
 
 void Reflector::Restart(const char* reason) {
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  StatsLock lock(this);
   ++stats_.watch_restarts[reason];
 }
 
 void Reflector::MarkSynced() {
   if (synced_.load(std::memory_order_acquire)) return;
   synced_.store(true, std::memory_order_release);
+  {
+    StatsLock lock(this);
+    stats_.synced = true;
+  }
   log::Info(kComponent, "initial list complete",
             {{"resource", spec_.name}, {"objects", static_cast<uint64_t>(sink_->size())}});
   if (on_synced_) on_synced_();
 }
 
 void Reflector::Count(ApplyOutcome outcome, const ObjectMeta& meta, const std::string& error) {
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  StatsLock lock(this);
   switch (outcome) {
     case ApplyOutcome::kApplied:
     case ApplyOutcome::kDeleted:
@@ -100,7 +110,7 @@ ApiResult<std::string> Reflector::ListAll() {
         // The continue token expired (etcd compacted): start the list over.
         ++restarts;
         {
-          std::lock_guard<std::mutex> lock(stats_mu_);
+          StatsLock lock(this);
           ++stats_.expired_continues;
         }
         log::Info(kComponent, "continue token expired; restarting the list",
@@ -113,7 +123,7 @@ ApiResult<std::string> Reflector::ListAll() {
       return page.error();
     }
     {
-      std::lock_guard<std::mutex> lock(stats_mu_);
+      StatsLock lock(this);
       ++stats_.list_pages;
     }
     for (const rapidjson::Value& item : page->items().GetArray()) {
@@ -132,7 +142,7 @@ ApiResult<std::string> Reflector::ListAll() {
     list.continue_token = page->continue_token;
   }
   const size_t vanished = sink_->EndList();
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  StatsLock lock(this);
   ++stats_.lists;
   stats_.vanished_on_relist += vanished;
   stats_.objects = sink_->size();
@@ -157,7 +167,7 @@ void Reflector::Run() {
                       {{"resource", spec_.name}, {"path", spec_.path}});
           }
           {
-            std::lock_guard<std::mutex> lock(stats_mu_);
+            StatsLock lock(this);
             stats_.served = false;
           }
           MarkSynced();
@@ -165,7 +175,7 @@ void Reflector::Run() {
           continue;
         }
         {
-          std::lock_guard<std::mutex> lock(stats_mu_);
+          StatsLock lock(this);
           ++stats_.list_errors;
         }
         std::chrono::milliseconds delay = backoff_.Next();
@@ -228,7 +238,7 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(stats_mu_);
+    StatsLock lock(this);
     ++stats_.watches_opened;
   }
   uint64_t events = 0;
@@ -261,7 +271,7 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
     const int64_t now_ms = clock_->WallNowMicros() / 1000;
     if (event.type == WatchEventType::kError) {
       {
-        std::lock_guard<std::mutex> lock(stats_mu_);
+        StatsLock lock(this);
         ++stats_.error_events;
         stats_.last_event_unix_ms = now_ms;
       }
@@ -286,7 +296,7 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
     quick_expiries_ = 0;
     const std::string version = event.resource_version();
     if (event.type == WatchEventType::kBookmark) {
-      std::lock_guard<std::mutex> lock(stats_mu_);
+      StatsLock lock(this);
       ++stats_.bookmarks;
       stats_.last_event_unix_ms = now_ms;
       if (!version.empty()) {
@@ -306,7 +316,7 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
       outcome = sink_->Upsert(*meta, event.object(), &error);
     }
     Count(outcome, meta.ok() ? *meta : ObjectMeta{}, error);
-    std::lock_guard<std::mutex> lock(stats_mu_);
+    StatsLock lock(this);
     switch (event.type) {
       case WatchEventType::kAdded:
         ++stats_.added;

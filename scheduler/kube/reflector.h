@@ -24,6 +24,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -132,6 +133,10 @@ class Reflector {
   // Thread-safe; idempotent.
   void Stop();
   [[nodiscard]] ReflectorStats stats() const;
+  // Blocks until `predicate` holds for the stats (re-checked after every change) or the timeout
+  // passes; returns the last result. For tests and readiness probes.
+  bool WaitStats(const std::function<bool(const ReflectorStats&)>& predicate,
+                 std::chrono::milliseconds timeout) const;
   [[nodiscard]] bool synced() const { return synced_.load(std::memory_order_acquire); }
   [[nodiscard]] const ResourceSpec& spec() const { return spec_; }
 
@@ -160,7 +165,24 @@ class Reflector {
   // Release on store, acquire on load: a reader that sees synced also sees the sink filled.
   std::atomic<bool> synced_{false};
   std::atomic<bool> stopping_{false};  // release/acquire: pairs with Stop()'s cancel
+  // Locks stats_mu_; notifies stats_cv_ when released (so WaitStats sees every change).
+  class StatsLock {
+   public:
+    explicit StatsLock(const Reflector* r) : r_(r), lock_(r->stats_mu_) {}
+    ~StatsLock() {
+      lock_.unlock();
+      r_->stats_cv_.notify_all();
+    }
+    StatsLock(const StatsLock&) = delete;
+    StatsLock& operator=(const StatsLock&) = delete;
+
+   private:
+    const Reflector* r_;
+    std::unique_lock<std::mutex> lock_;
+  };
+
   mutable std::mutex stats_mu_;
+  mutable std::condition_variable stats_cv_;
   ReflectorStats stats_;  // guarded by stats_mu_
 };
 
