@@ -724,10 +724,6 @@ class Session final : public SessionBase {
     beast::get_lowest_layer(stream_).socket().close(ec);
   }
 
-  void CloseFromOutside() {
-    asio::post(stream_.get_executor(), [self = Self()] { self->Close(); });
-  }
-
  private:
   std::shared_ptr<Session> Self() { return std::static_pointer_cast<Session>(shared_from_this()); }
 
@@ -958,24 +954,25 @@ void FakeApiServer::Impl::ScheduleBookmarks() {
 void FakeApiServer::Impl::Stop() {
   if (!started_ || stopped_) return;
   stopped_ = true;
-  asio::post(acceptor_->get_executor(), [this] {
-    beast::error_code ec;
-    acceptor_->close(ec);
-    if (bookmark_timer_) bookmark_timer_->cancel();
-  });
+  ioc_.stop();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+  // No I/O thread runs any more: the acceptor and the sessions can be closed from here.
+  beast::error_code ec;
+  acceptor_->close(ec);
+  if (bookmark_timer_) bookmark_timer_->cancel();
   std::vector<std::shared_ptr<SessionBase>> sessions;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& w : sessions_) {
       if (auto s = w.lock()) sessions.push_back(std::move(s));
     }
-    watchers_.clear();
+    sessions_.clear();
   }
-  for (auto& s : sessions) s->EndStream(false);
-  sessions.clear();
-  ioc_.stop();
-  for (auto& t : threads_) t.join();
-  threads_.clear();
+  for (auto& s : sessions) s->Close();
+  std::lock_guard<std::mutex> lock(mu_);
+  watchers_.clear();
+  NotifyLocked();
 }
 
 bool FakeApiServer::Impl::WaitFor(const std::function<bool()>& predicate,

@@ -30,7 +30,7 @@
 namespace taskgov::scheduler::kube {
 
 struct KubeActionsOptions {
-  std::chrono::milliseconds bind_timeout{3'000};
+  std::chrono::milliseconds bind_timeout{1'500};  // well inside the scheduler's httpTimeout
   std::chrono::milliseconds evict_timeout{10'000};
   std::chrono::milliseconds event_timeout{5'000};
   size_t event_queue_limit = 1000;

@@ -114,7 +114,8 @@ class KubeClient {
   // One page of a collection (`path` like "/api/v1/pods").
   [[nodiscard]] ApiResult<ListPage> List(const std::string& path, const ListOptions& list,
                                          const CallOptions& call = {});
-  // Opens a watch on a collection; the call timeout bounds getting the response head.
+  // Opens a watch on a collection; the call timeout bounds getting the response head. A 401 is
+  // retried once with fresh credentials; a 429 is returned with retry_after (the reflector waits).
   [[nodiscard]] ApiResult<std::unique_ptr<WatchStream>> Watch(const std::string& path,
                                                               const WatchOptions& watch,
                                                               const CallOptions& call = {});

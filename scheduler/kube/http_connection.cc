@@ -328,7 +328,7 @@ ApiResult<HttpResponse> HttpConnection::RoundTrip(const HttpRequest& request, De
   im.WithStream([&](auto& stream) {
     ec = im.Run(cancel, [&](auto handler) { http::async_write(stream, req, handler); });
   });
-  if (ec) return im.Fail(ec, request.method + " " + request.target + ": write", cancel);
+  if (ec) return im.Fail(ec, "write", cancel);
   http::response_parser<http::string_body> parser;
   parser.header_limit(kHeaderLimit);
   parser.body_limit(body_limit);
@@ -345,7 +345,7 @@ ApiResult<HttpResponse> HttpConnection::RoundTrip(const HttpRequest& request, De
                           "response body exceeds " + std::to_string(body_limit) + " bytes",
                           im.what);
     }
-    return im.Fail(ec, request.method + " " + request.target + ": read", cancel);
+    return im.Fail(ec, "read", cancel);
   }
   HttpResponse response;
   CopyHeaders(parser.get().base(), &response);
@@ -364,7 +364,7 @@ ApiResult<HttpResponse> HttpConnection::WriteAndReadHead(const HttpRequest& requ
   im.WithStream([&](auto& stream) {
     ec = im.Run(cancel, [&](auto handler) { http::async_write(stream, req, handler); });
   });
-  if (ec) return im.Fail(ec, request.method + " " + request.target + ": write", cancel);
+  if (ec) return im.Fail(ec, "write", cancel);
   im.head_parser.emplace();
   im.head_parser->header_limit(kHeaderLimit);
   im.head_parser->body_limit(std::numeric_limits<uint64_t>::max());
@@ -374,7 +374,7 @@ ApiResult<HttpResponse> HttpConnection::WriteAndReadHead(const HttpRequest& requ
       http::async_read_header(stream, im.buffer, *im.head_parser, handler);
     });
   });
-  if (ec) return im.Fail(ec, request.method + " " + request.target + ": read header", cancel);
+  if (ec) return im.Fail(ec, "read header", cancel);
   HttpResponse response;
   CopyHeaders(im.head_parser->get().base(), &response);
   im.keep_alive = false;  // streamed connections are not reused

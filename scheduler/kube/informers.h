@@ -11,7 +11,8 @@
 //   podgroups    /apis/scheduling.volcano.sh/v1beta1/podgroups       (optional CRD)
 // Each resource has its own reflector thread (reflector.h), so the observer is called "one
 // event at a time per kind" from that kind's thread, and different kinds concurrently. OnSynced
-// is called once per kind after its first complete list (or when its CRD is missing).
+// is called once per kind after its first complete list (or when its CRD is missing); kinds
+// turned off in InformerOptions are reported synced by the constructor, on the caller's thread.
 //
 // Pods and nodes are decoded by the injected ObjectDecoders (the lead wires kube_json.h's
 // DecodePod / DecodeNode); namespaces, LocalQueues and PodGroups are decoded here.

@@ -47,7 +47,7 @@ std::string Format(int64_t unix_micros, bool micros) {
   int64_t y;
   unsigned m, d;
   CivilFromDays(days, &y, &m, &d);
-  char buf[48];
+  char buf[96];
   if (micros) {
     snprintf(buf, sizeof(buf), "%04lld-%02u-%02uT%02lld:%02lld:%02lld.%06lldZ",
              static_cast<long long>(y), m, d, static_cast<long long>(rem / 3600),
