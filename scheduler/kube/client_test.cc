@@ -506,6 +506,42 @@ TEST_F(TlsClientTest, ClientCertificateAuthenticates) {
   EXPECT_NE(bad.error().message.find("client key"), std::string::npos) << bad.error().message;
 }
 
+TEST_F(TlsClientTest, ExecPluginV1beta1CanSupplyTheClientCertificate) {
+  StartTls(true);
+  const std::string state = TempDir("exec-plugin-cert");
+  auto json_escaped = [](std::string pem) {
+    std::string out;
+    for (char c : pem) out += c == '\n' ? std::string("\\n") : std::string(1, c);
+    return out;
+  };
+  WriteFile(state + "/token", "");
+  WriteFile(state + "/cert", json_escaped(Testdata("client.crt")));
+  WriteFile(state + "/key", json_escaped(Testdata("client.key")));
+  const std::string plugin =
+      std::filesystem::absolute("scheduler/kube/testdata/exec_plugin.sh").string();
+  const std::string kubeconfig = state + "/kubeconfig";
+  WriteFile(kubeconfig,
+            "current-context: c\nclusters:\n- name: k\n  cluster:\n    server: " + server_->url() +
+                "\n    certificate-authority-data: " + Base64Encode(Testdata("ca.crt")) +
+                "\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n"
+                "users:\n- name: u\n  user:\n    exec:\n"
+                "      apiVersion: client.authentication.k8s.io/v1beta1\n"
+                "      command: " +
+                plugin + "\n      args: [" + state + "]\n");
+  KubeconfigSource source;
+  source.explicit_path = kubeconfig;
+  Result<ClusterConfig> config = LoadKubeconfig(source);
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  auto client = MakeClient(*config);
+  ApiResult<HttpResponse> r = client->Call("GET", "/api/v1/nodes");
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_TRUE(RequestsTo("/api/v1/nodes").back().client_certificate);
+  EXPECT_EQ(RequestsTo("/api/v1/nodes").back().authorization, "");
+  EXPECT_NE(
+      testing::ReadTestFile(state + "/exec_info").find("client.authentication.k8s.io/v1beta1"),
+      std::string::npos);
+}
+
 TEST_F(ClientTest, CancelInterruptsABlockedWatch) {
   StartServer();
   auto client = HttpClient();

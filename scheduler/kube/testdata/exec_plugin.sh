@@ -3,6 +3,7 @@
 #   token   the token to return (required)
 #   expiry  an RFC 3339 expirationTimestamp to return (optional)
 #   fail    if present, exit 1 with its content on stderr
+#   cert, key  if present (JSON-escaped PEM), returned as clientCertificateData / clientKeyData
 # It counts its runs in $1/count and saves $KUBERNETES_EXEC_INFO and $PLUGIN_GREETING (an env
 # entry of the kubeconfig) for the test to inspect.
 state="$1"
@@ -20,4 +21,8 @@ expiry=""
 if [ -f "$state/expiry" ]; then
   expiry=",\"expirationTimestamp\":\"$(cat "$state/expiry")\""
 fi
-printf '{"apiVersion":"%s","kind":"ExecCredential","status":{"token":"%s"%s}}\n' "$api" "$token" "$expiry"
+tls=""
+if [ -f "$state/cert" ]; then
+  tls=",\"clientCertificateData\":\"$(cat "$state/cert")\",\"clientKeyData\":\"$(cat "$state/key")\""
+fi
+printf '{"apiVersion":"%s","kind":"ExecCredential","status":{"token":"%s"%s%s}}\n' "$api" "$token" "$expiry" "$tls"
