@@ -72,8 +72,8 @@ class LeaderElector {
 
   // Runs Step() in a loop on a thread of its own until Stop().
   void Start();
-  // Stops the loop; releases the lease if held (release_on_stop), then reports stopped leading.
-  // Idempotent.
+  // Stops the loop (waiting for a lease call in flight, at most call_timeout); releases the
+  // lease if held (release_on_stop), then reports stopped leading. Idempotent.
   void Stop();
 
   [[nodiscard]] bool is_leader() const { return leading_.load(std::memory_order_acquire); }
