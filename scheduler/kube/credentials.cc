@@ -1,0 +1,314 @@
+#include "scheduler/kube/credentials.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "scheduler/common/log.h"
+#include "scheduler/kube/time_format.h"
+
+extern char** environ;
+
+namespace taskgov::scheduler::kube {
+namespace {
+
+constexpr std::string_view kComponent = "kube-credentials";
+constexpr size_t kMaxProcessOutput = 1024 * 1024;
+
+std::string TrimToken(std::string token) {
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
+    token.pop_back();
+  }
+  return token;
+}
+
+const rapidjson::Value* Member(const rapidjson::Value& object, const char* name) {
+  if (!object.IsObject()) return nullptr;
+  auto it = object.FindMember(name);
+  return it == object.MemberEnd() ? nullptr : &it->value;
+}
+
+Result<std::string> OptionalString(const rapidjson::Value& object, const char* name,
+                                   const std::string& where) {
+  const rapidjson::Value* v = Member(object, name);
+  if (v == nullptr || v->IsNull()) return std::string();
+  if (!v->IsString()) return Error{where + "." + name + ": expected a string"};
+  return std::string(v->GetString(), v->GetStringLength());
+}
+
+std::string ExecInfo(const ClusterConfig& config) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  w.StartObject();
+  w.Key("apiVersion");
+  w.String(config.exec->api_version.c_str());
+  w.Key("kind");
+  w.String("ExecCredential");
+  w.Key("spec");
+  w.StartObject();
+  w.Key("interactive");
+  w.Bool(false);
+  if (config.exec->provide_cluster_info) {
+    w.Key("cluster");
+    w.StartObject();
+    w.Key("server");
+    w.String(config.server.c_str());
+    if (!config.tls_server_name.empty()) {
+      w.Key("tls-server-name");
+      w.String(config.tls_server_name.c_str());
+    }
+    if (config.insecure_skip_tls_verify) {
+      w.Key("insecure-skip-tls-verify");
+      w.Bool(true);
+    }
+    if (!config.ca_pem.empty()) {
+      w.Key("certificate-authority-data");
+      const std::string data = Base64Encode(config.ca_pem);
+      w.String(data.c_str());
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+  w.EndObject();
+  return buffer.GetString();
+}
+
+}  // namespace
+
+CredentialProvider::CredentialProvider(const ClusterConfig& config, CredentialOptions options)
+    : config_(config),
+      options_(options),
+      clock_(options.clock != nullptr ? options.clock : RealClock::Get()) {
+  current_.token = config_.token;
+  SetCert(config_.client_cert_pem, config_.client_key_pem);
+}
+
+void CredentialProvider::SetCert(std::string cert, std::string key) {
+  if (cert == current_.client_cert_pem && key == current_.client_key_pem) return;
+  current_.client_cert_pem = std::move(cert);
+  current_.client_key_pem = std::move(key);
+  ++current_.tls_generation;
+}
+
+Result<Credentials> CredentialProvider::Get() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Clock::SteadyTime now = clock_->SteadyNow();
+  if (config_.exec) {
+    const bool expired = exec_expiry_micros_ && clock_->WallNowMicros() >= *exec_expiry_micros_;
+    if (!exec_valid_ || stale_ || expired) {
+      stale_ = false;
+      if (Status s = RunExec(); !s.ok()) {
+        ++stats_.exec_errors;
+        exec_valid_ = false;
+        return s.error();
+      }
+    }
+    return current_;
+  }
+  if (!config_.token_file.empty() &&
+      (!token_loaded_ || stale_ || now - token_read_at_ >= options_.token_reread_interval)) {
+    stale_ = false;
+    token_read_at_ = now;
+    ++stats_.token_file_reads;
+    Result<std::string> token = ReadFile(config_.token_file, "token file");
+    if (token.ok() && !TrimToken(*token).empty()) {
+      current_.token = TrimToken(*token);
+      token_loaded_ = true;
+    } else {
+      ++stats_.token_file_errors;
+      const std::string why =
+          token.ok() ? "token file '" + config_.token_file + "' is empty" : token.error().message;
+      if (!token_loaded_ && current_.token.empty()) return Error{why};
+      log::Warn(kComponent, "keeping the previous token", {{"error", why}});
+    }
+  }
+  return current_;
+}
+
+void CredentialProvider::Invalidate(const std::string& rejected_token) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.invalidations;
+  if (rejected_token == current_.token) stale_ = true;
+}
+
+CredentialStats CredentialProvider::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+Status CredentialProvider::RunExec() {
+  const ExecConfig& exec = *config_.exec;
+  ++stats_.exec_runs;
+  std::vector<std::pair<std::string, std::string>> env = exec.env;
+  env.emplace_back("KUBERNETES_EXEC_INFO", ExecInfo(config_));
+  const std::string what = "exec credential plugin '" + exec.command + "'";
+  Result<ProcessOutput> run = RunProcess(exec.command, exec.args, env, options_.exec_timeout);
+  if (!run.ok()) {
+    std::string message = run.error().message;
+    if (!exec.install_hint.empty()) message += " (" + exec.install_hint + ")";
+    return Error{message}.Wrap(what);
+  }
+  if (run->exit_code != 0) {
+    std::string err = run->err.substr(0, 512);
+    return Error{what + ": exited with status " + std::to_string(run->exit_code) +
+                 (err.empty() ? "" : ": " + TrimToken(err))};
+  }
+  rapidjson::Document doc;
+  doc.Parse(run->out.data(), run->out.size());
+  if (doc.HasParseError() || !doc.IsObject()) {
+    return Error{what + ": output is not a JSON object"};
+  }
+  Result<std::string> api = OptionalString(doc, "apiVersion", "ExecCredential");
+  if (!api.ok()) return api.error().Wrap(what);
+  if (*api != exec.api_version) {
+    return Error{what + ": apiVersion '" + *api + "' does not match the configured '" +
+                 exec.api_version + "'"};
+  }
+  Result<std::string> kind = OptionalString(doc, "kind", "ExecCredential");
+  if (!kind.ok()) return kind.error().Wrap(what);
+  if (*kind != "ExecCredential") return Error{what + ": kind '" + *kind + "', want ExecCredential"};
+  const rapidjson::Value* status = Member(doc, "status");
+  if (status == nullptr || !status->IsObject()) return Error{what + ": missing status"};
+  Result<std::string> token = OptionalString(*status, "token", "status");
+  Result<std::string> cert = OptionalString(*status, "clientCertificateData", "status");
+  Result<std::string> key = OptionalString(*status, "clientKeyData", "status");
+  Result<std::string> expiry = OptionalString(*status, "expirationTimestamp", "status");
+  for (const Result<std::string>* r : {&token, &cert, &key, &expiry}) {
+    if (!r->ok()) return r->error().Wrap(what);
+  }
+  if (cert->empty() != key->empty()) {
+    return Error{what + ": status.clientCertificateData and status.clientKeyData go together"};
+  }
+  if (token->empty() && cert->empty()) {
+    return Error{what + ": status has neither a token nor a client certificate"};
+  }
+  exec_expiry_micros_.reset();
+  if (!expiry->empty()) {
+    Result<int64_t> micros = ParseRfc3339Micros(*expiry);
+    if (!micros.ok()) return micros.error().Wrap(what + ": status.expirationTimestamp");
+    exec_expiry_micros_ = *micros;
+  }
+  current_.token = *token;
+  if (!cert->empty()) {
+    SetCert(*cert, *key);
+  } else {
+    SetCert(config_.client_cert_pem, config_.client_key_pem);
+  }
+  exec_valid_ = true;
+  return Status::Ok();
+}
+
+Result<ProcessOutput> RunProcess(const std::string& command, const std::vector<std::string>& args,
+                                 const std::vector<std::pair<std::string, std::string>>& env,
+                                 std::chrono::milliseconds timeout) {
+  std::map<std::string, std::string> vars;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    size_t eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    vars[std::string(entry.substr(0, eq))] = std::string(entry.substr(eq + 1));
+  }
+  for (const auto& [k, v] : env) vars[k] = v;
+  std::vector<std::string> env_strings;
+  env_strings.reserve(vars.size());
+  for (const auto& [k, v] : vars) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (std::string& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_strings;
+  argv_strings.push_back(command);
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + strerror(errno)};
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    return Error{std::string("pipe: ") + strerror(errno)};
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, command.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  if (rc != 0) {
+    ::close(out_pipe[0]);
+    ::close(err_pipe[0]);
+    return Error{"cannot run '" + command + "': " + strerror(rc)};
+  }
+  ProcessOutput output;
+  int fds[2] = {out_pipe[0], err_pipe[0]};
+  std::string* sinks[2] = {&output.out, &output.err};
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool timed_out = false;
+  while (fds[0] >= 0 || fds[1] >= 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd pfds[2];
+    int n = 0;
+    int index[2];
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i] >= 0) {
+        pfds[n] = pollfd{fds[i], POLLIN, 0};
+        index[n++] = i;
+      }
+    }
+    int ready = ::poll(pfds, static_cast<nfds_t>(n), static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) break;
+    for (int j = 0; j < n; ++j) {
+      if (pfds[j].revents == 0) continue;
+      const int i = index[j];
+      char buf[4096];
+      ssize_t got = ::read(fds[i], buf, sizeof(buf));
+      if (got <= 0) {
+        ::close(fds[i]);
+        fds[i] = -1;
+      } else if (sinks[i]->size() < kMaxProcessOutput) {
+        sinks[i]->append(buf, static_cast<size_t>(got));
+      }
+    }
+  }
+  for (int fd : fds) {
+    if (fd >= 0) ::close(fd);
+  }
+  if (timed_out) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    return Error{"'" + command + "' did not finish within " + std::to_string(timeout.count()) +
+                 " ms"};
+  }
+  if (WIFEXITED(status)) {
+    output.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    output.exit_code = 128 + WTERMSIG(status);
+  }
+  return output;
+}
+
+}  // namespace taskgov::scheduler::kube

@@ -1,0 +1,220 @@
+#include "scheduler/kube/informers.h"
+
+#include "scheduler/kube/sink.h"
+
+namespace taskgov::scheduler::kube {
+namespace {
+
+const rapidjson::Value* Member(const rapidjson::Value& object, const char* name) {
+  if (!object.IsObject()) return nullptr;
+  auto it = object.FindMember(name);
+  return it == object.MemberEnd() || it->value.IsNull() ? nullptr : &it->value;
+}
+
+Result<std::string> StringAt(const rapidjson::Value& object, const char* name,
+                             const std::string& path) {
+  const rapidjson::Value* v = Member(object, name);
+  if (v == nullptr) return std::string();
+  if (!v->IsString()) return Error{path + ": expected a string"};
+  return std::string(v->GetString(), v->GetStringLength());
+}
+
+// metadata.name / metadata.namespace with type checks; the name must be present.
+Status ReadNames(const rapidjson::Value& object, std::string* ns, std::string* name) {
+  const rapidjson::Value* meta = Member(object, "metadata");
+  if (meta == nullptr || !meta->IsObject()) return Error{"metadata: expected an object"};
+  Result<std::string> n = StringAt(*meta, "name", "metadata.name");
+  if (!n.ok()) return n.error();
+  if (n->empty()) return Error{"metadata.name: missing"};
+  *name = std::move(*n);
+  if (ns != nullptr) {
+    Result<std::string> s = StringAt(*meta, "namespace", "metadata.namespace");
+    if (!s.ok()) return s.error();
+    *ns = std::move(*s);
+  }
+  return Status::Ok();
+}
+
+const rapidjson::Value* Spec(const rapidjson::Value& object, Status* status) {
+  const rapidjson::Value* spec = Member(object, "spec");
+  if (spec != nullptr && !spec->IsObject()) *status = Error{"spec: expected an object"};
+  return spec;
+}
+
+struct PodTraits {
+  using Object = Pod;
+  ClusterObserver* observer;
+  std::function<Result<Pod>(const rapidjson::Value&)> decode;
+  Result<Pod> Decode(const rapidjson::Value& v) const { return decode(v); }
+  void OnUpsert(const Pod& pod) const { observer->OnPodUpsert(pod); }
+  void OnDelete(const Pod& pod) const { observer->OnPodDelete(pod); }
+};
+
+struct NodeTraits {
+  using Object = Node;
+  ClusterObserver* observer;
+  std::function<Result<Node>(const rapidjson::Value&)> decode;
+  Result<Node> Decode(const rapidjson::Value& v) const { return decode(v); }
+  void OnUpsert(const Node& node) const { observer->OnNodeUpsert(node); }
+  void OnDelete(const Node& node) const { observer->OnNodeDelete(node.name); }
+};
+
+struct NamespaceTraits {
+  using Object = NamespaceInfo;
+  ClusterObserver* observer;
+  Result<NamespaceInfo> Decode(const rapidjson::Value& v) const { return DecodeNamespace(v); }
+  void OnUpsert(const NamespaceInfo& ns) const { observer->OnNamespaceUpsert(ns.name, ns.labels); }
+  void OnDelete(const NamespaceInfo& ns) const { observer->OnNamespaceDelete(ns.name); }
+};
+
+struct LocalQueueTraits {
+  using Object = LocalQueueInfo;
+  ClusterObserver* observer;
+  Result<LocalQueueInfo> Decode(const rapidjson::Value& v) const { return DecodeLocalQueue(v); }
+  void OnUpsert(const LocalQueueInfo& q) const {
+    observer->OnLocalQueueUpsert(q.ns, q.name, q.cluster_queue);
+  }
+  void OnDelete(const LocalQueueInfo& q) const { observer->OnLocalQueueDelete(q.ns, q.name); }
+};
+
+struct PodGroupTraits {
+  using Object = PodGroupInfo;
+  ClusterObserver* observer;
+  Result<PodGroupInfo> Decode(const rapidjson::Value& v) const { return DecodePodGroup(v); }
+  void OnUpsert(const PodGroupInfo& g) const {
+    observer->OnPodGroupUpsert(g.ns, g.name, g.queue, g.min_member);
+  }
+  void OnDelete(const PodGroupInfo& g) const { observer->OnPodGroupDelete(g.ns, g.name); }
+};
+
+}  // namespace
+
+Result<NamespaceInfo> DecodeNamespace(const rapidjson::Value& object) {
+  NamespaceInfo info;
+  if (Status s = ReadNames(object, nullptr, &info.name); !s.ok()) return s.error();
+  const rapidjson::Value* labels = Member(object["metadata"], "labels");
+  if (labels != nullptr) {
+    if (!labels->IsObject()) return Error{"metadata.labels: expected an object"};
+    for (const auto& m : labels->GetObject()) {
+      std::string key(m.name.GetString(), m.name.GetStringLength());
+      if (!m.value.IsString()) return Error{"metadata.labels[\"" + key + "\"]: expected a string"};
+      info.labels[key] = std::string(m.value.GetString(), m.value.GetStringLength());
+    }
+  }
+  return info;
+}
+
+Result<LocalQueueInfo> DecodeLocalQueue(const rapidjson::Value& object) {
+  LocalQueueInfo info;
+  if (Status s = ReadNames(object, &info.ns, &info.name); !s.ok()) return s.error();
+  Status status;
+  const rapidjson::Value* spec = Spec(object, &status);
+  if (!status.ok()) return status.error();
+  if (spec != nullptr) {
+    Result<std::string> cq = StringAt(*spec, "clusterQueue", "spec.clusterQueue");
+    if (!cq.ok()) return cq.error();
+    info.cluster_queue = std::move(*cq);
+  }
+  return info;
+}
+
+Result<PodGroupInfo> DecodePodGroup(const rapidjson::Value& object) {
+  PodGroupInfo info;
+  if (Status s = ReadNames(object, &info.ns, &info.name); !s.ok()) return s.error();
+  Status status;
+  const rapidjson::Value* spec = Spec(object, &status);
+  if (!status.ok()) return status.error();
+  if (spec != nullptr) {
+    Result<std::string> queue = StringAt(*spec, "queue", "spec.queue");
+    if (!queue.ok()) return queue.error();
+    info.queue = std::move(*queue);
+    const rapidjson::Value* min = Member(*spec, "minMember");
+    if (min != nullptr) {
+      if (!min->IsInt64() || min->GetInt64() < 0) {
+        return Error{"spec.minMember: expected a non-negative integer"};
+      }
+      info.min_member = min->GetInt64();
+    }
+  }
+  return info;
+}
+
+Informers::Informers(KubeClient* client, ClusterObserver* observer, ObjectDecoders decoders,
+                     InformerOptions options) {
+  const Clock* clock = options.clock != nullptr ? options.clock : RealClock::Get();
+  RandomSource random = options.random ? options.random : MakeRandomSource();
+  auto add = [&](ResourceSpec spec, ObjectKind kind, std::unique_ptr<ObjectSink> sink) {
+    Entry entry;
+    entry.sink = std::move(sink);
+    entry.reflector = std::make_unique<Reflector>(
+        client, std::move(spec), entry.sink.get(), [observer, kind] { observer->OnSynced(kind); },
+        options.reflector, clock, random);
+    entries_.push_back(std::move(entry));
+  };
+  add(ResourceSpec{"pods", "/api/v1/pods", options.pod_field_selector, false}, ObjectKind::kPod,
+      std::make_unique<TypedSink<PodTraits>>(PodTraits{observer, std::move(decoders.pod)}));
+  add(ResourceSpec{"nodes", "/api/v1/nodes", "", false}, ObjectKind::kNode,
+      std::make_unique<TypedSink<NodeTraits>>(NodeTraits{observer, std::move(decoders.node)}));
+  add(ResourceSpec{"namespaces", "/api/v1/namespaces", "", false}, ObjectKind::kNamespace,
+      std::make_unique<TypedSink<NamespaceTraits>>(NamespaceTraits{observer}));
+  if (options.watch_local_queues) {
+    add(ResourceSpec{"localqueues", "/apis/kueue.x-k8s.io/v1beta1/localqueues", "", true},
+        ObjectKind::kLocalQueue,
+        std::make_unique<TypedSink<LocalQueueTraits>>(LocalQueueTraits{observer}));
+  } else {
+    observer->OnSynced(ObjectKind::kLocalQueue);
+  }
+  if (options.watch_pod_groups) {
+    add(ResourceSpec{"podgroups", "/apis/scheduling.volcano.sh/v1beta1/podgroups", "", true},
+        ObjectKind::kPodGroup,
+        std::make_unique<TypedSink<PodGroupTraits>>(PodGroupTraits{observer}));
+  } else {
+    observer->OnSynced(ObjectKind::kPodGroup);
+  }
+}
+
+Informers::~Informers() { Stop(); }
+
+void Informers::Start() {
+  if (started_) return;
+  started_ = true;
+  for (Entry& entry : entries_) {
+    Reflector* reflector = entry.reflector.get();
+    entry.thread = std::thread([reflector] { reflector->Run(); });
+  }
+}
+
+void Informers::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  for (Entry& entry : entries_) entry.reflector->Stop();
+  for (Entry& entry : entries_) {
+    if (entry.thread.joinable()) entry.thread.join();
+  }
+}
+
+bool Informers::synced() const {
+  for (const Entry& entry : entries_) {
+    if (!entry.reflector->synced()) return false;
+  }
+  return true;
+}
+
+bool Informers::WaitStats(const std::string& resource,
+                          const std::function<bool(const ReflectorStats&)>& predicate,
+                          std::chrono::milliseconds timeout) const {
+  for (const Entry& entry : entries_) {
+    if (entry.reflector->spec().name == resource) {
+      return entry.reflector->WaitStats(predicate, timeout);
+    }
+  }
+  return false;
+}
+
+std::vector<ReflectorStats> Informers::Stats() const {
+  std::vector<ReflectorStats> stats;
+  for (const Entry& entry : entries_) stats.push_back(entry.reflector->stats());
+  return stats;
+}
+
+}  // namespace taskgov::scheduler::kube

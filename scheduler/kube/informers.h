@@ -1,0 +1,101 @@
+#pragma once
+
+// Informers: the reflectors that feed a ClusterObserver (scheduler/cluster_api.h) from the API
+// server (DESIGN §5, issue 6):
+//   pods         /api/v1/pods (all namespaces; field selector `pod_field_selector`, by default
+//                every pod that is not Succeeded or Failed — a pod that ends leaves the
+//                selector and is reported deleted)
+//   nodes        /api/v1/nodes
+//   namespaces   /api/v1/namespaces (labels, for team resolution)
+//   localqueues  /apis/kueue.x-k8s.io/v1beta1/localqueues            (optional CRD)
+//   podgroups    /apis/scheduling.volcano.sh/v1beta1/podgroups       (optional CRD)
+// Each resource has its own reflector thread (reflector.h), so the observer is called "one
+// event at a time per kind" from that kind's thread, and different kinds concurrently. OnSynced
+// is called once per kind after its first complete list (or when its CRD is missing); kinds
+// turned off in InformerOptions are reported synced by the constructor, on the caller's thread.
+//
+// Pods and nodes are decoded by the injected ObjectDecoders (the lead wires kube_json.h's
+// DecodePod / DecodeNode); namespaces, LocalQueues and PodGroups are decoded here.
+//
+// Thread-safety: Start/Stop from one controlling thread; Stats() and synced() from any thread.
+
+#include <rapidjson/document.h>
+
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "scheduler/cluster_api.h"
+#include "scheduler/kube/reflector.h"
+
+namespace taskgov::scheduler::kube {
+
+struct ObjectDecoders {
+  std::function<Result<Pod>(const rapidjson::Value&)> pod;
+  std::function<Result<Node>(const rapidjson::Value&)> node;
+};
+
+struct InformerOptions {
+  std::string pod_field_selector = "status.phase!=Succeeded,status.phase!=Failed";
+  bool watch_local_queues = true;
+  bool watch_pod_groups = true;
+  ReflectorOptions reflector;
+  const Clock* clock = nullptr;  // nullptr: RealClock
+  RandomSource random;           // nullptr: seeded from std::random_device
+};
+
+class Informers {
+ public:
+  Informers(KubeClient* client, ClusterObserver* observer, ObjectDecoders decoders,
+            InformerOptions options = {});
+  ~Informers();  // Stop()
+  Informers(const Informers&) = delete;
+  Informers& operator=(const Informers&) = delete;
+
+  // Starts one thread per resource. Once.
+  void Start();
+  // Interrupts lists and watches in flight and joins the threads. Idempotent.
+  void Stop();
+
+  // True when every resource completed its first list (a missing CRD counts as synced).
+  [[nodiscard]] bool synced() const;
+  [[nodiscard]] std::vector<ReflectorStats> Stats() const;
+  // Blocks until `predicate` holds for the stats of `resource` ("pods", "nodes", ...); false on
+  // timeout or an unknown resource.
+  bool WaitStats(const std::string& resource,
+                 const std::function<bool(const ReflectorStats&)>& predicate,
+                 std::chrono::milliseconds timeout) const;
+
+ private:
+  struct Entry {
+    std::unique_ptr<ObjectSink> sink;
+    std::unique_ptr<Reflector> reflector;
+    std::thread thread;
+  };
+  std::vector<Entry> entries_;
+  bool started_ = false;
+  bool stopped_ = false;
+};
+
+// Decoders for the objects Informers decodes itself (exposed for tests).
+struct NamespaceInfo {
+  std::string name;
+  Labels labels;
+};
+struct LocalQueueInfo {
+  std::string ns;
+  std::string name;
+  std::string cluster_queue;  // spec.clusterQueue
+};
+struct PodGroupInfo {
+  std::string ns;
+  std::string name;
+  std::string queue;       // spec.queue
+  int64_t min_member = 1;  // spec.minMember (1 when absent)
+};
+[[nodiscard]] Result<NamespaceInfo> DecodeNamespace(const rapidjson::Value& object);
+[[nodiscard]] Result<LocalQueueInfo> DecodeLocalQueue(const rapidjson::Value& object);
+[[nodiscard]] Result<PodGroupInfo> DecodePodGroup(const rapidjson::Value& object);
+
+}  // namespace taskgov::scheduler::kube

@@ -1,0 +1,492 @@
+// Informers (reflectors + typed stores) against the fake API server: initial sync, missing CRDs,
+// watch resumption, bookmarks, relists after 410, expired continue tokens, slow and dropped
+// connections, an event-order fuzz, and an observer that calls the API from its callback.
+
+#include "scheduler/kube/informers.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "e2e/fake_apiserver.h"
+#include "scheduler/kube/actions.h"
+#include "scheduler/kube/testing/test_support.h"
+
+namespace taskgov::scheduler::kube {
+namespace {
+
+using e2e::FakeApiServer;
+using e2e::FakeApiServerOptions;
+using e2e::FaultRule;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::NodeJson;
+using testing::PodJson;
+using testing::RecordingObserver;
+
+std::string Meta(const std::string& json, const char* field) {
+  rapidjson::Document doc;
+  doc.Parse(json.c_str());
+  const rapidjson::Value* meta = testing::TestMember(doc, "metadata");
+  const rapidjson::Value* v = meta == nullptr ? nullptr : testing::TestMember(*meta, field);
+  return v != nullptr && v->IsString() ? v->GetString() : "";
+}
+
+class InformersTest : public ::testing::Test {
+ protected:
+  void StartServer(FakeApiServerOptions options = {}) {
+    server_ = std::make_unique<FakeApiServer>(std::move(options));
+    ASSERT_TRUE(server_->Start().ok());
+    auto client = KubeClient::Create(testing::HttpConfig(server_->port()));
+    ASSERT_TRUE(client.ok());
+    client_ = std::move(*client);
+  }
+
+  InformerOptions FastOptions() {
+    InformerOptions options;
+    options.reflector.backoff.initial = milliseconds(1);
+    options.reflector.backoff.max = milliseconds(20);
+    options.reflector.request_timeout = seconds(5);
+    options.reflector.min_healthy_watch = milliseconds(0);
+    options.random = MakeRandomSource(1);
+    return options;
+  }
+
+  void StartInformers(InformerOptions options) {
+    informers_ = std::make_unique<Informers>(
+        client_.get(), &observer_, ObjectDecoders{testing::TestDecodePod, testing::TestDecodeNode},
+        options);
+    informers_->Start();
+  }
+  void StartInformers() { StartInformers(FastOptions()); }
+
+  bool WaitSynced() {
+    return observer_.Wait([](RecordingObserver& o) { return o.synced_.size() == 5; });
+  }
+
+  ReflectorStats StatsOf(const std::string& resource) {
+    for (const ReflectorStats& s : informers_->Stats()) {
+      if (s.resource == resource) return s;
+    }
+    ADD_FAILURE() << "no reflector for " << resource;
+    return {};
+  }
+
+  bool WaitStats(const std::string& resource,
+                 const std::function<bool(const ReflectorStats&)>& predicate) {
+    return informers_->WaitStats(resource, predicate, seconds(20));
+  }
+
+  bool WaitWatching(const std::string& resource, size_t n = 1) {
+    return server_->WaitFor([&] { return server_->open_watches(resource) == n; }, seconds(20));
+  }
+
+  std::vector<std::string> WatchTargets(const std::string& path) {
+    std::vector<std::string> out;
+    for (const auto& r : server_->requests()) {
+      if (r.path == path && r.watch) out.push_back(r.target);
+    }
+    return out;
+  }
+
+  void TearDown() override {
+    if (informers_) informers_->Stop();
+    EXPECT_TRUE(observer_.With([](RecordingObserver& o) { return o.errors_; }).empty())
+        << "inconsistent stream: "
+        << observer_.With([](RecordingObserver& o) { return o.errors_.front(); });
+  }
+
+  std::unique_ptr<FakeApiServer> server_;
+  std::unique_ptr<KubeClient> client_;
+  RecordingObserver observer_;
+  std::unique_ptr<Informers> informers_;
+};
+
+TEST_F(InformersTest, InitialSyncFromTheSampleCluster) {
+  StartServer();
+  server_->LoadSampleCluster();
+  ASSERT_TRUE(
+      server_->Upsert("pods", PodJson("hyperpod-ns-a", "running", "hyperpod-p5-0", "Running"))
+          .ok());
+  ASSERT_TRUE(
+      server_->Upsert("pods", PodJson("hyperpod-ns-a", "done", "hyperpod-p5-0", "Succeeded")).ok());
+  ASSERT_TRUE(server_
+                  ->Upsert("podgroups",
+                           "{\"metadata\":{\"name\":\"pg\",\"namespace\":"
+                           "\"hyperpod-ns-b\"},\"spec\":{\"queue\":\"q-b\"}}")
+                  .ok());
+  StartInformers();
+  ASSERT_TRUE(WaitSynced());
+  EXPECT_TRUE(informers_->synced());
+  observer_.With([](RecordingObserver& o) {
+    EXPECT_EQ(o.nodes_.size(), 5u);
+    EXPECT_EQ(o.namespaces_.size(), 5u);
+    EXPECT_EQ(o.namespaces_["hyperpod-ns-b"].at("kubernetes.io/metadata.name"), "hyperpod-ns-b");
+    EXPECT_EQ(o.local_queues_["hyperpod-ns-a/hyperpod-ns-a-localqueue"],
+              "hyperpod-ns-a-clusterqueue");
+    EXPECT_EQ(o.pod_groups_["hyperpod-ns-b/pg"], "q-b/1");  // minMember defaults to 1
+    // The field selector keeps finished pods out.
+    EXPECT_EQ(o.pods_.size(), 1u);
+    EXPECT_EQ(o.pods_.count("hyperpod-ns-a/running"), 1u);
+    for (auto kind : {ObjectKind::kPod, ObjectKind::kNode, ObjectKind::kNamespace,
+                      ObjectKind::kLocalQueue, ObjectKind::kPodGroup}) {
+      EXPECT_EQ(o.synced_[kind], 1);
+    }
+    return 0;
+  });
+  bool selector_sent = false;
+  for (const auto& r : server_->requests()) {
+    if (r.path == "/api/v1/pods" &&
+        r.target.find("fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed") !=
+            std::string::npos) {
+      selector_sent = true;
+    }
+  }
+  EXPECT_TRUE(selector_sent);
+
+  // A pod that finishes leaves the selector: the watch reports it deleted.
+  ASSERT_TRUE(server_->SetPodPhase("hyperpod-ns-a", "running", "Succeeded"));
+  ASSERT_TRUE(observer_.Wait([](RecordingObserver& o) { return o.pods_.empty(); }));
+  EXPECT_EQ(observer_.With([](RecordingObserver& o) { return o.deleted_pods_; }),
+            std::vector<std::string>{"hyperpod-ns-a/running"});
+}
+
+TEST_F(InformersTest, AMissingCrdIsReportedOnceCountsAsSyncedAndIsPickedUpLater) {
+  FakeApiServerOptions options;
+  options.serve_local_queues = false;
+  options.serve_pod_groups = false;
+  StartServer(options);
+  InformerOptions informer_options = FastOptions();
+  informer_options.reflector.missing_crd_recheck = milliseconds(50);
+  StartInformers(informer_options);
+  ASSERT_TRUE(WaitSynced());
+  ReflectorStats queues = StatsOf("localqueues");
+  EXPECT_FALSE(queues.served);
+  EXPECT_TRUE(queues.synced);
+  EXPECT_EQ(queues.list_errors, 0u);
+
+  // The CRD gets installed: the next quiet re-check lists and watches it.
+  server_->SetServed("localqueues", true);
+  ASSERT_TRUE(server_
+                  ->Upsert("localqueues",
+                           "{\"metadata\":{\"name\":\"q\",\"namespace\":\"t\"},"
+                           "\"spec\":{\"clusterQueue\":\"cq\"}}")
+                  .ok());
+  ASSERT_TRUE(
+      observer_.Wait([](RecordingObserver& o) { return o.local_queues_.count("t/q") == 1; }));
+  EXPECT_TRUE(WaitStats("localqueues", [](const ReflectorStats& s) { return s.served; }));
+  EXPECT_EQ(observer_.With([](RecordingObserver& o) { return o.synced_[ObjectKind::kLocalQueue]; }),
+            1);
+}
+
+TEST_F(InformersTest, AWatchThatEndsCleanlyResumesFromTheLastVersion) {
+  StartServer();
+  StartInformers();
+  ASSERT_TRUE(WaitSynced());
+  ASSERT_TRUE(server_->Upsert("pods", PodJson("ns", "a")).ok());
+  ASSERT_TRUE(observer_.Wait([](RecordingObserver& o) { return o.pods_.count("ns/a") == 1; }));
+  const std::string last = std::to_string(server_->resource_version());
+  server_->EndWatches("pods");
+  ASSERT_TRUE(
+      server_->WaitFor([&] { return WatchTargets("/api/v1/pods").size() == 2; }, seconds(20)));
+  std::vector<std::string> targets = WatchTargets("/api/v1/pods");
+  ASSERT_EQ(targets.size(), 2u);
+  EXPECT_NE(targets[1].find("resourceVersion=" + last + "&"), std::string::npos) << targets[1];
+  EXPECT_NE(targets[1].find("allowWatchBookmarks=true"), std::string::npos);
+  ASSERT_TRUE(server_->Upsert("pods", PodJson("ns", "b")).ok());
+  ASSERT_TRUE(observer_.Wait([](RecordingObserver& o) { return o.pods_.count("ns/b") == 1; }));
+  // The counters are updated right after the observer is told.
+  ASSERT_TRUE(WaitStats("pods", [](const ReflectorStats& s) { return s.added == 2; }));
+  ReflectorStats stats = StatsOf("pods");
+  EXPECT_EQ(stats.lists, 1u);  // no relist
+  EXPECT_EQ(stats.watch_restarts["ended"], 1u);
+  EXPECT_EQ(stats.added, 2u);
+}
+
+TEST_F(InformersTest, BookmarksAdvanceTheResumeVersion) {
+  StartServer();
+  StartInformers();
+  ASSERT_TRUE(WaitSynced());
+  ASSERT_TRUE(server_->Upsert("nodes", NodeJson("n1")).ok());  // moves the global version
+  ASSERT_TRUE(observer_.Wait([](RecordingObserver& o) { return o.nodes_.size() == 1; }));
+  const std::string bookmark = std::to_string(server_->resource_version());
+  ASSERT_TRUE(WaitWatching("pods"));
+  server_->SendBookmarks("pods");
+  ASSERT_TRUE(WaitStats("pods", [](const ReflectorStats& s) { return s.bookmarks == 1; }));
+  EXPECT_EQ(StatsOf("pods").resource_version, bookmark);
+  server_->EndWatches("pods");
+  ASSERT_TRUE(
+      server_->WaitFor([&] { return WatchTargets("/api/v1/pods").size() == 2; }, seconds(20)));
+  EXPECT_NE(WatchTargets("/api/v1/pods")[1].find("resourceVersion=" + bookmark + "&"),
+            std::string::npos);
+}
+
+TEST_F(InformersTest, ARelistAfterExpiryReportsThreeVanishedPodsAsDeleted) {
+  StartServer();
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(server_->Upsert("pods", PodJson("ns", "p" + std::to_string(i), "node-1")).ok());
+  }
+  StartInformers();
+  ASSERT_TRUE(observer_.Wait([](RecordingObserver& o) { return o.pods_.size() == 5; }));
+  const int upserts_before = observer_.With([](RecordingObserver& o) { return o.pod_upserts_; });
+  ASSERT_TRUE(WaitWatching("pods"));
+
+  // The watch breaks and cannot be re-opened for a while; meanwhile three pods are deleted and
+  // the history is compacted, so the deletes can only be learnt by relisting.
+  FaultRule unavailable;
+  unavailable.path_prefix = "/api/v1/pods";
+  unavailable.watch = true;
+  unavailable.status = 503;
+  unavailable.times = -1;
+  server_->AddFault(unavailable);
+  server_->DropWatches("pods");
+  ASSERT_TRUE(server_->WaitFor(
+      [&] {
+        for (const auto& r : server_->requests()) {
+          if (r.path == "/api/v1/pods" && r.watch && r.status == 503) return true;
+        }
+        return false;
+      },
+      seconds(20)));
+  for (const char* name : {"p1", "p2", "p3"}) ASSERT_TRUE(server_->Delete("pods", "ns", name));
+  server_->Compact();
+  server_->ClearFaults();
+
+  ASSERT_TRUE(observer_.Wait([](RecordingObserver& o) { return o.pods_.size() == 2; }));
+  std::vector<std::string> deleted =
+      observer_.With([](RecordingObserver& o) { return o.deleted_pods_; });
+  std::sort(deleted.begin(), deleted.end());
+  EXPECT_EQ(deleted, (std::vector<std::string>{"ns/p1", "ns/p2", "ns/p3"}));
+  ASSERT_TRUE(WaitStats("pods", [](const ReflectorStats& s) { return s.lists == 2; }));
+  ReflectorStats stats = StatsOf("pods");
+  EXPECT_EQ(stats.vanished_on_relist, 3u);
+  EXPECT_GE(stats.watch_restarts["expired"], 1u);
+  EXPECT_GE(stats.watch_restarts["dropped"], 1u);
+  // The two survivors were listed again unchanged: the observer was not told twice.
+  EXPECT_EQ(observer_.With([](RecordingObserver& o) { return o.pod_upserts_; }), upserts_before);
+}
+
+TEST_F(InformersTest, A410StatusOnWatchRelists) {
+  StartServer();
+  ASSERT_TRUE(server_->Upsert("pods", PodJson("ns", "a")).ok());
+  StartInformers();
+  ASSERT_TRUE(WaitSynced());
+  ASSERT_TRUE(WaitWatching("pods"));
+  FaultRule gone;
+  gone.path_prefix = "/api/v1/pods";
+  gone.watch = true;
+  gone.status = 410;
+  gone.reason = "Expired";
+  server_->AddFault(gone);
+  server_->EndWatches("pods");
+  ASSERT_TRUE(WaitStats("pods", [](const ReflectorStats& s) { return s.lists == 2; }));
+  EXPECT_EQ(StatsOf("pods").watch_restarts["expired"], 1u);
+  ASSERT_TRUE(server_->Upsert("pods", PodJson("ns", "b")).ok());
+  ASSERT_TRUE(observer_.Wait([](RecordingObserver& o) { return o.pods_.size() == 2; }));
+  EXPECT_EQ(observer_.With([](RecordingObserver& o) { return o.pod_upserts_; }), 2);
+}
+
+TEST_F(InformersTest, AnExpiredContinueTokenRestartsTheList) {
+  StartServer();
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(server_->Upsert("pods", PodJson("ns", "p" + std::to_string(i))).ok());
+  }
+  FaultRule expired;
+  expired.path_prefix = "/api/v1/pods";
+  expired.only_with_continue = true;
+  expired.status = 410;
+  expired.reason = "Expired";
+  expired.message = "The provided continue parameter is too old";
+  server_->AddFault(expired);
+  InformerOptions options = FastOptions();
+  options.reflector.page_size = 2;
+  StartInformers(options);
+  ASSERT_TRUE(WaitSynced());
+  ReflectorStats stats = StatsOf("pods");
+  EXPECT_EQ(stats.expired_continues, 1u);
+  EXPECT_EQ(stats.lists, 1u);
+  EXPECT_EQ(stats.list_pages, 4u);  // 1 page, expired, then 3 pages from the start
+  observer_.With([](RecordingObserver& o) {
+    EXPECT_EQ(o.pods_.size(), 5u);
+    EXPECT_EQ(o.pod_upserts_, 5);  // the first page, listed twice, was reported once
+    return 0;
+  });
+}
+
+TEST_F(InformersTest, ListErrorsBackOffAndRetry) {
+  StartServer();
+  ASSERT_TRUE(server_->Upsert("nodes", NodeJson("n1")).ok());
+  FaultRule broken;
+  broken.path_prefix = "/api/v1/nodes";
+  broken.status = 500;
+  broken.times = 3;
+  server_->AddFault(broken);
+  StartInformers();
+  ASSERT_TRUE(WaitSynced());
+  EXPECT_EQ(StatsOf("nodes").list_errors, 3u);
+  EXPECT_EQ(observer_.With([](RecordingObserver& o) { return o.nodes_.size(); }), 1u);
+}
+
+TEST_F(InformersTest, SlowAndDroppedWatchConnectionsAreResumed) {
+  StartServer();
+  InformerOptions options = FastOptions();
+  options.reflector.request_timeout = milliseconds(300);
+  StartInformers(options);
+  ASSERT_TRUE(WaitSynced());
+  ASSERT_TRUE(WaitWatching("nodes"));
+  FaultRule slow;
+  slow.path_prefix = "/api/v1/nodes";
+  slow.watch = true;
+  slow.delay = milliseconds(2000);
+  server_->AddFault(slow);
+  server_->DropWatches("nodes");
+  ASSERT_TRUE(WaitStats("nodes", [](const ReflectorStats& s) {
+    auto it = s.watch_restarts.find("error");
+    return it != s.watch_restarts.end() && it->second >= 1;
+  }));
+  ASSERT_TRUE(server_->Upsert("nodes", NodeJson("late")).ok());
+  ASSERT_TRUE(observer_.Wait([](RecordingObserver& o) { return o.nodes_.count("late") == 1; }));
+  ReflectorStats stats = StatsOf("nodes");
+  EXPECT_EQ(stats.watch_restarts["dropped"], 1u);
+  EXPECT_EQ(stats.lists, 1u);
+}
+
+TEST_F(InformersTest, EventOrderFuzzKeepsTheObserverConsistent) {
+  StartServer();
+  StartInformers();
+  ASSERT_TRUE(WaitSynced());
+  std::mt19937 rng(20260101);
+  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  const std::vector<std::string> names = {"w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7"};
+  const std::vector<std::string> nodes = {"n0", "n1", "n2"};
+  auto pod_json = [&](const std::string& name) { return server_->Get("pods", "team", name); };
+  for (int op = 0; op < 400; ++op) {
+    const std::string name = names[static_cast<size_t>(pick(static_cast<int>(names.size())))];
+    const std::string node = nodes[static_cast<size_t>(pick(static_cast<int>(nodes.size())))];
+    switch (pick(14)) {
+      case 0:
+      case 1:  // created, possibly bound to a node that does not exist yet
+        (void)server_->Upsert("pods", PodJson("team", name, pick(2) ? node : ""));
+        break;
+      case 2:  // bound / running
+        if (pod_json(name))
+          (void)server_->Upsert(
+              "pods", PodJson("team", name, node, "Running", Meta(*pod_json(name), "uid")));
+        break;
+      case 3:
+        (void)server_->Delete("pods", "team", name);
+        break;
+      case 4:  // finished: leaves the field selector
+        (void)server_->SetPodPhase("team", name, pick(2) ? "Succeeded" : "Failed");
+        break;
+      case 5:  // a node appears (again: deleted and re-added gets a new uid)
+        (void)server_->Upsert("nodes", NodeJson(node));
+        break;
+      case 6:
+        (void)server_->Delete("nodes", "", node);
+        break;
+      case 7:  // duplicate ADDED of the current version (of a pod the watch shows)
+        if (auto json = pod_json(name)) {
+          rapidjson::Document doc;
+          doc.Parse(json->c_str());
+          Result<Pod> pod = testing::TestDecodePod(doc);
+          if (pod.ok() && !pod->terminal()) server_->InjectWatchEvent("pods", "ADDED", *json);
+        }
+        break;
+      case 8:  // DELETED for an object nobody has seen
+        server_->InjectWatchEvent("pods", "DELETED",
+                                  PodJson("team", "ghost-" + std::to_string(op)));
+        break;
+      case 9:  // DELETED for another incarnation of a pod
+        if (pod_json(name)) {
+          server_->InjectWatchEvent("pods", "DELETED",
+                                    PodJson("team", name, "", "Running", "stale-uid"));
+        }
+        break;
+      case 10:  // duplicate MODIFIED of a node
+        if (auto json = server_->Get("nodes", "", node)) {
+          server_->InjectWatchEvent("nodes", "MODIFIED", *json);
+        }
+        break;
+      case 11:
+        switch (pick(4)) {
+          case 0:
+            server_->EndWatches(pick(2) ? "pods" : "nodes");
+            break;
+          case 1:
+            server_->DropWatches(pick(2) ? "pods" : "nodes");
+            break;
+          case 2:
+            server_->ExpireWatches(pick(2) ? "pods" : "nodes");
+            break;
+          default:
+            server_->Compact();
+            break;
+        }
+        break;
+      default:  // re-created under the same name: a new uid
+        if (server_->Delete("pods", "team", name)) {
+          (void)server_->Upsert("pods", PodJson("team", name, node));
+        }
+        break;
+    }
+  }
+  // Converges to exactly the server's state.
+  std::map<std::string, RecordingObserver::PodState> want_pods;
+  for (const std::string& json : server_->List("pods")) {
+    Result<Pod> pod = [&] {
+      rapidjson::Document doc;
+      doc.Parse(json.c_str());
+      return testing::TestDecodePod(doc);
+    }();
+    ASSERT_TRUE(pod.ok());
+    if (pod->terminal()) continue;
+    want_pods[pod->key()] =
+        RecordingObserver::PodState{pod->uid, pod->resource_version, pod->node_name};
+  }
+  std::map<std::string, std::string> want_nodes;
+  for (const std::string& json : server_->List("nodes")) {
+    want_nodes[Meta(json, "name")] = Meta(json, "resourceVersion");
+  }
+  const bool converged = observer_.Wait(
+      [&](RecordingObserver& o) {
+        if (o.nodes_ != want_nodes || o.pods_.size() != want_pods.size()) return false;
+        for (const auto& [key, state] : want_pods) {
+          auto it = o.pods_.find(key);
+          if (it == o.pods_.end() || it->second.uid != state.uid ||
+              it->second.resource_version != state.resource_version ||
+              it->second.node != state.node) {
+            return false;
+          }
+        }
+        return true;
+      },
+      seconds(30));
+  EXPECT_TRUE(converged);
+  ReflectorStats pods = StatsOf("pods");
+  EXPECT_GT(pods.unknown_deletes + pods.stale_deletes + pods.duplicates, 0u);
+}
+
+TEST_F(InformersTest, AnObserverMayCallTheApiFromItsCallback) {
+  StartServer();
+  ApiKubeActions actions(client_.get());
+  observer_.on_pod_upsert = [&](const Pod& pod) {
+    if (pod.node_name.empty()) {
+      // Blocking I/O from the informer thread: it must not wait on the watch it is serving.
+      EXPECT_TRUE(actions.Bind(pod.namespace_, pod.name, pod.uid, "node-1").ok());
+    }
+  };
+  StartInformers();
+  ASSERT_TRUE(WaitSynced());
+  ASSERT_TRUE(server_->Upsert("pods", PodJson("ns", "needs-a-node")).ok());
+  ASSERT_TRUE(observer_.Wait([](RecordingObserver& o) {
+    auto it = o.pods_.find("ns/needs-a-node");
+    return it != o.pods_.end() && it->second.node == "node-1";
+  }));
+  EXPECT_EQ(server_->bindings().size(), 1u);
+  informers_->Stop();  // before `actions` goes away
+}
+
+}  // namespace
+}  // namespace taskgov::scheduler::kube

@@ -1,0 +1,172 @@
+#include "scheduler/kube/watch_decoder.h"
+
+#include <cstring>
+
+namespace taskgov::scheduler::kube {
+namespace {
+
+const rapidjson::Value* Member(const rapidjson::Value& object, const char* name) {
+  if (!object.IsObject()) return nullptr;
+  auto it = object.FindMember(name);
+  return it == object.MemberEnd() ? nullptr : &it->value;
+}
+
+std::string StringMember(const rapidjson::Value& object, const char* name) {
+  const rapidjson::Value* v = Member(object, name);
+  if (v == nullptr || !v->IsString()) return "";
+  return std::string(v->GetString(), v->GetStringLength());
+}
+
+const rapidjson::Value& EmptyObject() {
+  static const rapidjson::Value* empty = new rapidjson::Value(rapidjson::kObjectType);
+  return *empty;
+}
+
+}  // namespace
+
+std::optional<std::string> LineSplitter::NextLine() {
+  if (scan_ < start_) scan_ = start_;
+  const char* base = buffer_.data();
+  const void* nl = std::memchr(base + scan_, '\n', buffer_.size() - scan_);
+  if (nl == nullptr) {
+    scan_ = buffer_.size();
+    // Compact once the consumed prefix dominates, so the buffer does not grow without bound.
+    if (start_ > 0 && start_ >= buffer_.size() / 2) {
+      buffer_.erase(0, start_);
+      scan_ -= start_;
+      start_ = 0;
+    }
+    return std::nullopt;
+  }
+  const size_t end = static_cast<size_t>(static_cast<const char*>(nl) - base);
+  size_t line_end = end;
+  if (line_end > start_ && buffer_[line_end - 1] == '\r') --line_end;
+  std::string line = buffer_.substr(start_, line_end - start_);
+  start_ = end + 1;
+  scan_ = start_;
+  if (start_ == buffer_.size()) {
+    buffer_.clear();
+    start_ = scan_ = 0;
+  }
+  return line;
+}
+
+bool LineSplitter::blank() const {
+  for (size_t i = start_; i < buffer_.size(); ++i) {
+    char c = buffer_[i];
+    if (c != ' ' && c != '\t' && c != '\r' && c != '\n') return false;
+  }
+  return true;
+}
+
+const char* WatchEventTypeName(WatchEventType type) {
+  switch (type) {
+    case WatchEventType::kAdded:
+      return "ADDED";
+    case WatchEventType::kModified:
+      return "MODIFIED";
+    case WatchEventType::kDeleted:
+      return "DELETED";
+    case WatchEventType::kBookmark:
+      return "BOOKMARK";
+    case WatchEventType::kError:
+      return "ERROR";
+  }
+  return "?";
+}
+
+const rapidjson::Value& WatchEvent::object() const {
+  const rapidjson::Value* v = Member(doc, "object");
+  return v != nullptr && v->IsObject() ? *v : EmptyObject();
+}
+
+std::string WatchEvent::resource_version() const {
+  const rapidjson::Value* meta = Member(object(), "metadata");
+  return meta == nullptr ? "" : StringMember(*meta, "resourceVersion");
+}
+
+Result<WatchEvent> ParseWatchEvent(std::string_view line) {
+  WatchEvent event;
+  event.doc.Parse(line.data(), line.size());
+  if (event.doc.HasParseError()) {
+    return Error{"watch event is not valid JSON (at byte " +
+                 std::to_string(event.doc.GetErrorOffset()) + ")"};
+  }
+  if (!event.doc.IsObject()) return Error{"watch event is not a JSON object"};
+  const rapidjson::Value* type = Member(event.doc, "type");
+  if (type == nullptr || !type->IsString()) return Error{"watch event: missing string 'type'"};
+  std::string_view t(type->GetString(), type->GetStringLength());
+  if (t == "ADDED") {
+    event.type = WatchEventType::kAdded;
+  } else if (t == "MODIFIED") {
+    event.type = WatchEventType::kModified;
+  } else if (t == "DELETED") {
+    event.type = WatchEventType::kDeleted;
+  } else if (t == "BOOKMARK") {
+    event.type = WatchEventType::kBookmark;
+  } else if (t == "ERROR") {
+    event.type = WatchEventType::kError;
+  } else {
+    return Error{"watch event: unknown type '" + std::string(t.substr(0, 32)) + "'"};
+  }
+  const rapidjson::Value* object = Member(event.doc, "object");
+  if (object == nullptr || !object->IsObject()) {
+    return Error{"watch event " + std::string(t) + ": missing object 'object'"};
+  }
+  if (event.type == WatchEventType::kError) {
+    StatusInfo status = ReadStatus(*object);
+    event.error_code = status.code;
+    event.error_reason = status.reason;
+    event.error_message = status.message;
+  } else if (event.type != WatchEventType::kBookmark) {
+    Result<ObjectMeta> meta = ReadObjectMeta(*object);
+    if (!meta.ok()) return meta.error().Wrap("watch event " + std::string(t));
+    if (meta->name.empty()) return Error{"watch event " + std::string(t) + ": object has no name"};
+  }
+  return event;
+}
+
+Result<ObjectMeta> ReadObjectMeta(const rapidjson::Value& object) {
+  ObjectMeta meta;
+  const rapidjson::Value* md = Member(object, "metadata");
+  if (md == nullptr || md->IsNull()) return meta;
+  if (!md->IsObject()) return Error{"metadata: expected an object"};
+  struct Field {
+    const char* name;
+    std::string* out;
+  };
+  for (const Field& f :
+       {Field{"namespace", &meta.ns}, Field{"name", &meta.name}, Field{"uid", &meta.uid},
+        Field{"resourceVersion", &meta.resource_version}}) {
+    const rapidjson::Value* v = Member(*md, f.name);
+    if (v == nullptr || v->IsNull()) continue;
+    if (!v->IsString()) return Error{std::string("metadata.") + f.name + ": expected a string"};
+    f.out->assign(v->GetString(), v->GetStringLength());
+  }
+  return meta;
+}
+
+StatusInfo ReadStatus(const rapidjson::Value& status) {
+  StatusInfo info;
+  if (!status.IsObject()) return info;
+  const rapidjson::Value* code = Member(status, "code");
+  if (code != nullptr && code->IsInt()) info.code = code->GetInt();
+  info.status = StringMember(status, "status");
+  info.reason = StringMember(status, "reason");
+  info.message = StringMember(status, "message");
+  const rapidjson::Value* details = Member(status, "details");
+  if (details != nullptr && details->IsObject()) {
+    const rapidjson::Value* causes = Member(*details, "causes");
+    if (causes != nullptr && causes->IsArray()) {
+      for (const auto& cause : causes->GetArray()) {
+        std::string reason = StringMember(cause, "reason");
+        if (!reason.empty()) info.causes.push_back(std::move(reason));
+      }
+    }
+    const rapidjson::Value* retry = Member(*details, "retryAfterSeconds");
+    if (retry != nullptr && retry->IsInt64()) info.retry_after_seconds = retry->GetInt64();
+  }
+  return info;
+}
+
+}  // namespace taskgov::scheduler::kube
