@@ -23,8 +23,9 @@ int Demo(const std::string& binary) {
   printf("taskgov demo\n");
   printf("  starting %s on loopback\n", binary.c_str());
   Subprocess extender;
-  Status started = extender.Start(binary, {"--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0",
-                                           "--config-dir=" + (dir / "config").string()});
+  Status started =
+      extender.Start(binary, {"--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0",
+                              "--config-dir=" + (dir / "config").string(), "--no-kube"});
   if (!started.ok()) {
     fprintf(stderr, "demo: %s\n", started.error().message.c_str());
     return 1;

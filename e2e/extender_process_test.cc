@@ -28,7 +28,7 @@ class ExtenderProcessTest : public ::testing::Test {
 
   std::vector<std::string> LoopbackArgs() {
     return {"--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0",
-            "--config-dir=" + config_dir_.string()};
+            "--config-dir=" + config_dir_.string(), "--no-kube"};
   }
 
   static uint16_t PortFrom(const std::string& line, const std::string& key) {
@@ -126,10 +126,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlagsCase{"unreadable_kubeconfig",
                      {"--config-dir=/", "--kubeconfig=/nonexistent/kubeconfig"},
                      "cannot read kubeconfig"},
+        BadFlagsCase{"bad_bool", {"--leader-elect=maybe"}, "not true or false"},
         BadFlagsCase{
             "cert_without_key", {"--config-dir=/", "--tls-cert-file=/etc/hostname"}, "go together"},
         BadFlagsCase{"bad_address",
-                     {"--config-dir=/", "--listen=300.1.1.1:0", "--metrics-listen=127.0.0.1:0"},
+                     {"--no-kube", "--listen=300.1.1.1:0", "--metrics-listen=127.0.0.1:0"},
                      "invalid listen address '300.1.1.1'"}),
     [](const ::testing::TestParamInfo<BadFlagsCase>& info) { return info.param.name; });
 

@@ -1,5 +1,7 @@
 #include "extender/flags.h"
 
+#include <arpa/inet.h>
+
 #include <charconv>
 #include <functional>
 #include <map>
@@ -38,6 +40,23 @@ Setter StringSetter(std::string Flags::*field) {
   };
 }
 
+Setter BoolSetter(bool Flags::*field, std::string_view name) {
+  return [field, name](Flags& flags, std::string_view value) -> Status {
+    if (value == "true" || value == "1") {
+      flags.*field = true;
+    } else if (value == "false" || value == "0") {
+      flags.*field = false;
+    } else {
+      return Error{"flag --" + std::string(name) + ": '" + std::string(value) +
+                   "' is not true or false"};
+    }
+    return Status::Ok();
+  };
+}
+
+// Boolean flags may be given without a value.
+bool IsBoolFlag(std::string_view name) { return name == "no-kube" || name == "leader-elect"; }
+
 const std::map<std::string, Setter, std::less<>>& Setters() {
   static const auto* setters = new std::map<std::string, Setter, std::less<>>{
       {"listen", HostPortSetter(&Flags::listen, "listen")},
@@ -74,6 +93,12 @@ const std::map<std::string, Setter, std::less<>>& Setters() {
        }},
       {"port-file", StringSetter(&Flags::port_file)},
       {"check-config", StringSetter(&Flags::check_config)},
+      {"no-kube", BoolSetter(&Flags::no_kube, "no-kube")},
+      {"scheduler-name", StringSetter(&Flags::scheduler_name)},
+      {"leader-elect", BoolSetter(&Flags::leader_elect, "leader-elect")},
+      {"leader-elect-namespace", StringSetter(&Flags::leader_elect_namespace)},
+      {"leader-elect-name", StringSetter(&Flags::leader_elect_name)},
+      {"identity", StringSetter(&Flags::identity)},
   };
   return *setters;
 }
@@ -102,6 +127,11 @@ Result<HostPort> ParseHostPort(std::string_view text) {
     port_text = text.substr(colon + 1);
   }
   if (hp.host.empty()) hp.host = "0.0.0.0";
+  unsigned char buf[sizeof(struct in6_addr)];
+  if (inet_pton(AF_INET, hp.host.c_str(), buf) != 1 &&
+      inet_pton(AF_INET6, hp.host.c_str(), buf) != 1) {
+    return Error{"invalid listen address '" + hp.host + "': not an IPv4 or IPv6 address"};
+  }
   int port = 0;
   auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() ||
@@ -137,8 +167,12 @@ Result<Flags> ParseFlags(const std::vector<std::string_view>& args) {
       return Error{"unknown flag --" + std::string(name) + " (see --help)"};
     }
     if (!has_value) {
-      if (i + 1 >= args.size()) return Error{"flag --" + std::string(name) + " needs a value"};
-      value = args[++i];
+      if (IsBoolFlag(name)) {
+        value = "true";
+      } else {
+        if (i + 1 >= args.size()) return Error{"flag --" + std::string(name) + " needs a value"};
+        value = args[++i];
+      }
     }
     Status status = it->second(flags, value);
     if (!status.ok()) return status.error();
@@ -163,6 +197,13 @@ Flags (--name=value or --name value):
   --port-file=FILE              write the bound ports as JSON once serving
   --check-config=DIR            validate a policy directory, print errors, warnings and the
                                 effective quotas, exit 0 (valid) or 1
+  --scheduler-name=NAME         govern pods with this spec.schedulerName (default taskgov)
+  --leader-elect[=BOOL]         elect one active replica through a Lease (default true)
+  --leader-elect-namespace=NS   the Lease's namespace (default: the pod's, else default)
+  --leader-elect-name=NAME      the Lease's name (default taskgov)
+  --identity=ID                 this replica's identity (default: hostname + random suffix)
+  --no-kube                     run without a Kubernetes API (no informers, binding or leader
+                                election; for testing the webhooks)
   --help                        this text
 
 Exit codes: 0 after SIGTERM/SIGINT, 2 for bad flags or unreadable files.

@@ -33,6 +33,13 @@ struct Flags {
   int io_threads = 2;
   std::string port_file;     // when set, the bound ports are written here as JSON once serving
   std::string check_config;  // when set: validate this directory, print the result, exit 0 / 1
+  // Run without a Kubernetes API: no informers, no binding, no leader election (webhook tests).
+  bool no_kube = false;
+  std::string scheduler_name = "taskgov";  // pods with this schedulerName are governed
+  bool leader_elect = true;
+  std::string leader_elect_namespace;  // "" → the pod's namespace in-cluster, else "default"
+  std::string leader_elect_name = "taskgov";
+  std::string identity;  // "" → hostname + a random suffix
   bool help = false;
 };
 

@@ -21,7 +21,7 @@ TEST(ParseHostPortTest, AcceptsIpv4Ipv6AndAllInterfaces) {
 
 TEST(ParseHostPortTest, RejectsMalformed) {
   for (const char* bad : {"8888", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1", "::1:80",
-                          "[::1]80", "[::1", "host:port"}) {
+                          "[::1]80", "[::1", "host:port", "300.1.1.1:80", "localhost:80"}) {
     EXPECT_FALSE(ParseHostPort(bad).ok()) << bad;
   }
 }

@@ -1,25 +1,53 @@
 // taskgov-extender: the process. The only file that knows every concrete class.
+//
+// Wiring: the ConfigMap directory → ConfigWatcher → Admission::ApplyPolicy (ledger + cluster
+// view); the Kubernetes API → Informers → ClusterState (usage, node cache, pending pods) and
+// ApiKubeActions (bind, evict, events); LeaderElector gates the webhooks; WebhookHandlers serve
+// Admission over HttpServer; a housekeeping thread expires assumed reservations and reconciles
+// the ledger. Readiness: a valid config, informers synced, and leadership.
 
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <mutex>
+#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "config/check_config.h"
+#include "config/loader.h"
+#include "config/policy_store.h"
+#include "config/watcher.h"
 #include "extender/flags.h"
+#include "extender/handlers.h"
 #include "extender/http_server.h"
+#include "scheduler/admission.h"
+#include "scheduler/cluster_state.h"
+#include "scheduler/common/clock.h"
 #include "scheduler/common/log.h"
+#include "scheduler/kube/actions.h"
+#include "scheduler/kube/client.h"
+#include "scheduler/kube/config.h"
+#include "scheduler/kube/informers.h"
+#include "scheduler/kube/leader_election.h"
+#include "scheduler/kube/lease.h"
+#include "scheduler/kube_json.h"
+#include "scheduler/quota_book.h"
 
 namespace taskgov::extender {
 namespace {
 
 constexpr std::string_view kComponent = "main";
 constexpr std::chrono::milliseconds kShutdownDrain{600};
+constexpr std::chrono::milliseconds kHousekeepingPeriod{1'000};
+constexpr int kReconcileEveryTicks = 60;
 
 int Fail(const std::string& message) {
   std::cerr << "taskgov-extender: " << message << "\n";
@@ -46,6 +74,56 @@ Status WritePortFile(const std::string& path, uint16_t webhook, uint16_t metrics
   }
   return Status::Ok();
 }
+
+std::string DefaultIdentity() {
+  char host[256] = {0};
+  if (::gethostname(host, sizeof(host) - 1) != 0) snprintf(host, sizeof(host), "taskgov");
+  std::random_device rd;
+  char suffix[16];
+  snprintf(suffix, sizeof(suffix), "%08x", rd());
+  return std::string(host) + "_" + suffix;
+}
+
+std::string LeaseNamespace(const Flags& flags) {
+  if (!flags.leader_elect_namespace.empty()) return flags.leader_elect_namespace;
+  std::ifstream in("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
+  std::string ns;
+  if (in && std::getline(in, ns) && !ns.empty()) return ns;
+  return "default";
+}
+
+// Runs `tick` every period on a thread of its own until stopped.
+class Ticker {
+ public:
+  Ticker(std::chrono::milliseconds period, std::function<void(uint64_t)> tick)
+      : period_(period), tick_(std::move(tick)), thread_([this] { Loop(); }) {}
+  ~Ticker() { Stop(); }
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Loop() {
+    uint64_t n = 0;
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!cv_.wait_for(lock, period_, [this] { return stop_; })) {
+      lock.unlock();
+      tick_(++n);
+      lock.lock();
+    }
+  }
+  const std::chrono::milliseconds period_;
+  std::function<void(uint64_t)> tick_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
 
 int Run(int argc, char** argv) {
   std::vector<std::string_view> args(argv + 1, argv + argc);
@@ -82,6 +160,108 @@ int Run(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  SystemClock clock;
+
+  // ---- policy ----
+  config::PolicyStore policies;
+  std::atomic<bool> config_valid{false};
+  // Set once the admission exists; reloads before that only publish to the store.
+  std::atomic<scheduler::Admission*> admission_ptr{nullptr};
+  config::WatcherOptions watcher_options;
+  watcher_options.dir = flags.config_dir;
+  watcher_options.on_reload = [&](const config::LoadResult& result) {
+    if (!result.policy) {
+      log::Error("config", "invalid configuration; keeping the last good one",
+                 {{"dir", flags.config_dir},
+                  {"errors", static_cast<int64_t>(result.error_count())},
+                  {"first", result.FirstError()}});
+      return;
+    }
+    for (const auto& d : result.diagnostics) {
+      log::Warn("config", result.Format(d), {{"dir", flags.config_dir}});
+    }
+    config_valid.store(true, std::memory_order_release);
+    if (scheduler::Admission* admission = admission_ptr.load(std::memory_order_acquire)) {
+      admission->ApplyPolicy(result.policy);
+    }
+    log::Info("config", "policy loaded",
+              {{"teams", static_cast<int64_t>(result.policy->teams.size())},
+               {"hash", result.content_hash}});
+  };
+  config::ConfigWatcher watcher(&policies, watcher_options);
+  (void)watcher.Reload();
+
+  // ---- domain ----
+  scheduler::QuotaBook book(policies.Current(), &clock);
+  scheduler::ClusterState::Options cluster_options;
+  cluster_options.scheduler_name = flags.scheduler_name;
+  scheduler::ClusterState cluster(&book, &clock, cluster_options);
+
+  // ---- Kubernetes ----
+  std::unique_ptr<scheduler::kube::KubeClient> client;
+  std::unique_ptr<scheduler::kube::ApiKubeActions> actions;
+  std::unique_ptr<scheduler::kube::Informers> informers;
+  std::unique_ptr<scheduler::kube::ApiLeaseStore> lease_store;
+  std::unique_ptr<scheduler::kube::LeaderElector> elector;
+  const std::string identity = flags.identity.empty() ? DefaultIdentity() : flags.identity;
+  if (!flags.no_kube) {
+    Result<scheduler::kube::ClusterConfig> cluster_config =
+        scheduler::kube::LoadClusterConfig(flags.kubeconfig, "", scheduler::kube::ProcessEnv());
+    if (!cluster_config.ok()) {
+      return Fail("no usable Kubernetes API configuration: " + cluster_config.error().message +
+                  " (give --kubeconfig, run in a cluster, or --no-kube)");
+    }
+    auto created = scheduler::kube::KubeClient::Create(*cluster_config);
+    if (!created.ok()) return Fail(created.error().message);
+    client = std::move(created.value());
+    scheduler::kube::KubeActionsOptions action_options;
+    action_options.reporting_instance = identity;
+    actions = std::make_unique<scheduler::kube::ApiKubeActions>(client.get(), action_options);
+    informers = std::make_unique<scheduler::kube::Informers>(
+        client.get(), &cluster,
+        scheduler::kube::ObjectDecoders{scheduler::DecodePod, scheduler::DecodeNode});
+    if (flags.leader_elect) {
+      lease_store = std::make_unique<scheduler::kube::ApiLeaseStore>(
+          client.get(), LeaseNamespace(flags), flags.leader_elect_name);
+      scheduler::kube::LeaderElectionOptions election;
+      election.identity = identity;
+      election.on_started_leading = [&] {
+        // A new leader inherits no reservations: rebuild the counters from what is bound.
+        std::vector<scheduler::Ledger::Drift> drift = book.Reconcile();
+        log::Info("leader", "started leading",
+                  {{"identity", identity}, {"drift_cells", static_cast<int64_t>(drift.size())}});
+      };
+      election.on_stopped_leading = [&] {
+        log::Warn("leader", "stopped leading", {{"identity", identity}});
+      };
+      elector = std::make_unique<scheduler::kube::LeaderElector>(lease_store.get(), election);
+    }
+  } else {
+    cluster.OnSynced(scheduler::ObjectKind::kPod);
+    cluster.OnSynced(scheduler::ObjectKind::kNode);
+  }
+
+  scheduler::Admission admission(&book, &cluster, actions.get(), &clock, {});
+  // Why webhooks are refused and /readyz fails; "" when serving.
+  auto not_ready = [&]() -> std::string {
+    if (!config_valid.load(std::memory_order_acquire)) {
+      return "not ready: no valid configuration in " + flags.config_dir;
+    }
+    if (!cluster.synced()) return "not ready: waiting for initial sync";
+    if (elector && !elector->is_leader()) return "not leader";
+    return "";
+  };
+  admission.SetGate(not_ready);
+  admission.ApplyPolicy(policies.Current());
+  admission_ptr.store(&admission, std::memory_order_release);
+  // A reload that raced with the construction above is applied again (idempotent).
+  admission.ApplyPolicy(policies.Current());
+
+  // ---- HTTP ----
+  WebhookOptions webhook_options;
+  webhook_options.url_prefix = flags.url_prefix;
+  WebhookHandlers handlers(&admission, webhook_options);
+
   HttpServerOptions health_options;
   health_options.address = flags.metrics_listen.host;
   health_options.port = flags.metrics_listen.port;
@@ -90,23 +270,53 @@ int Run(int argc, char** argv) {
   health_routes.push_back(Route{"/healthz", "GET", 0, [](const HttpRequest&) {
                                   return HttpResponse{200, "text/plain", "ok\n", {}};
                                 }});
+  health_routes.push_back(Route{"/readyz", "GET", 0, [&](const HttpRequest&) {
+                                  const std::string why = not_ready();
+                                  if (why.empty())
+                                    return HttpResponse{200, "text/plain", "ok\n", {}};
+                                  return HttpResponse{503, "text/plain", why + "\n", {}};
+                                }});
   HttpServer health(health_options, std::move(health_routes));
 
-  HttpServerOptions webhook_options;
-  webhook_options.address = flags.listen.host;
-  webhook_options.port = flags.listen.port;
-  webhook_options.io_threads = flags.io_threads;
+  HttpServerOptions webhook_server_options;
+  webhook_server_options.address = flags.listen.host;
+  webhook_server_options.port = flags.listen.port;
+  webhook_server_options.io_threads = flags.io_threads;
   if (!flags.tls_cert_file.empty()) {
     HttpTlsOptions tls;
     tls.cert_chain_file = flags.tls_cert_file;
     tls.key_file = flags.tls_key_file;
     tls.client_ca_file = flags.tls_client_ca_file;
-    webhook_options.tls = tls;
+    webhook_server_options.tls = tls;
   }
-  HttpServer webhooks(webhook_options, {});
+  HttpServer webhooks(webhook_server_options, handlers.Routes());
 
   if (Status s = health.Start(); !s.ok()) return Fail(s.error().message);
   if (Status s = webhooks.Start(); !s.ok()) return Fail(s.error().message);
+  if (Status s = watcher.Start(); !s.ok()) {
+    log::Warn("config", "no inotify on the config directory; polling only",
+              {{"error", s.error().message}});
+  }
+  if (informers) informers->Start();
+  if (elector) elector->Start();
+
+  Ticker housekeeping(kHousekeepingPeriod, [&](uint64_t tick) {
+    if (size_t expired = book.ExpireAssumed(); expired > 0) {
+      log::Info("ledger", "assumed reservations expired",
+                {{"count", static_cast<int64_t>(expired)}});
+    }
+    if (tick % kReconcileEveryTicks == 0) {
+      for (const scheduler::Ledger::Drift& d : book.Reconcile()) {
+        log::Warn("ledger", "usage drift repaired",
+                  {{"team", scheduler::TeamNames().Name(d.key.team)},
+                   {"flavor", scheduler::FlavorNames().Name(d.key.flavor)},
+                   {"resource", scheduler::ResourceNames().Name(d.key.resource)},
+                   {"ledger", d.ledger_usage},
+                   {"reservations", d.charged}});
+      }
+    }
+  });
+
   if (!flags.port_file.empty()) {
     if (Status s = WritePortFile(flags.port_file, webhooks.port(), health.port()); !s.ok()) {
       return Fail(s.error().message);
@@ -115,12 +325,18 @@ int Run(int argc, char** argv) {
   log::Info(kComponent, "serving",
             {{"webhook_port", static_cast<int>(webhooks.port())},
              {"metrics_port", static_cast<int>(health.port())},
-             {"config_dir", flags.config_dir}});
+             {"config_dir", flags.config_dir},
+             {"identity", identity},
+             {"kube", !flags.no_kube}});
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   log::Info(kComponent, "shutting down", {{"signal", strsignal(signal_number)}});
   webhooks.Shutdown(kShutdownDrain);
+  housekeeping.Stop();
+  if (elector) elector->Stop();
+  if (informers) informers->Stop();
+  watcher.Stop();
   health.Shutdown(std::chrono::milliseconds(100));
   log::Info(kComponent, "stopped");
   return 0;

@@ -93,6 +93,9 @@ void ClusterState::Account(PodRecord& record) {
 }
 
 void ClusterState::Unaccount(PodRecord& record) {
+  if (!record.counted_node.empty() && lifecycle_) {
+    lifecycle_(record.pod, record.team, PodTransition::kEnded);
+  }
   if (!record.counted_node.empty()) {
     auto node = nodes_.find(record.counted_node);
     if (node != nodes_.end()) {
@@ -121,6 +124,7 @@ void ClusterState::OnPodUpsert(const Pod& pod) {
   std::unique_lock lock(mu_);
   auto [it, inserted] = pods_.try_emplace(pod.uid);
   PodRecord& record = it->second;
+  const bool was_pending = !inserted && record.pod.node_name.empty();
   const bool node_changed = !inserted && record.pod.node_name != pod.node_name;
   if (!inserted && (node_changed || pod.terminal())) Unaccount(record);
   record.pod = pod;
@@ -134,6 +138,7 @@ void ClusterState::OnPodUpsert(const Pod& pod) {
   if (pod.bound()) {
     RemovePending(pod.uid);
     Account(record);
+    if (was_pending && lifecycle_) lifecycle_(record.pod, record.team, PodTransition::kBound);
     return;
   }
   // Waiting for a scheduler.
@@ -433,6 +438,15 @@ std::optional<PendingPod> ClusterState::PendingHead(NameId team, bool by_priorit
     }
   }
   return std::nullopt;
+}
+
+std::unordered_map<NameId, size_t> ClusterState::RunningByTeam() const {
+  std::shared_lock lock(mu_);
+  std::unordered_map<NameId, size_t> out;
+  for (const auto& [uid, record] : pods_) {
+    if (record.team != kNoTeam && record.pod.bound() && !record.pod.terminal()) ++out[record.team];
+  }
+  return out;
 }
 
 size_t ClusterState::pending_count(NameId team) const {

@@ -18,6 +18,7 @@
 // back).
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -75,6 +76,11 @@ struct PendingPod {
   ResourceList request;
 };
 
+enum class PodTransition {
+  kBound,  // seen pending, then bound (wait time = now − created)
+  kEnded,  // seen bound, then terminal or deleted (run time = now − bound)
+};
+
 class ClusterState final : public ClusterObserver {
  public:
   struct Options {
@@ -88,6 +94,14 @@ class ClusterState final : public ClusterObserver {
 
   // A new policy: node flavors and pending teams are recomputed (charges stay where they are).
   void SetPolicy(PolicyPtr policy);
+  // Called (under the state's lock: keep it short, no calls back) when a pod is seen bound after
+  // having been seen pending, and when a pod seen bound ends. Set before events flow.
+  void SetLifecycleObserver(
+      std::function<void(const Pod& pod, NameId team, PodTransition transition)> observer) {
+    lifecycle_ = std::move(observer);
+  }
+  // Bound, non-terminal pods per team (running), and pending pods per team.
+  [[nodiscard]] std::unordered_map<NameId, size_t> RunningByTeam() const;
 
   // ClusterObserver.
   void OnPodUpsert(const Pod& pod) override;
@@ -181,6 +195,7 @@ class ClusterState final : public ClusterObserver {
   QuotaBook* const book_;
   const Clock* const clock_;
   const Options options_;
+  std::function<void(const Pod&, NameId, PodTransition)> lifecycle_;
 
   mutable std::shared_mutex mu_;
   PolicyPtr policy_;
