@@ -792,8 +792,8 @@ Selection VictimSelector::Select(const SelectionInput& in) {
   std::vector<Taken> taken;
   std::string why_not_now;
   (void)quota.Fits(prow, request_, &why_not_now);
-  if (!Walk(in, prow, /*node=*/-1, std::numeric_limits<uint32_t>::max(), &taken)) {
-    // Not even the quota can be freed: say why the candidates were not enough.
+  // Why the candidates were not enough, judged against the current state.
+  auto candidates_summary = [&]() {
     work_.Rollback(base_mark_);
     int allowed = 0;
     for (const Unit& unit : units_) {
@@ -802,29 +802,30 @@ Selection VictimSelector::Select(const SelectionInput& in) {
         ++allowed;
         continue;
       }
-      bool counted = false;
-      for (auto& [text, count] : excluded_) {
-        if (text == verdict.why_not) {
-          ++count;
-          counted = true;
-        }
+      auto it = std::find_if(excluded_.begin(), excluded_.end(),
+                             [&](const auto& e) { return e.first == verdict.why_not; });
+      if (it == excluded_.end()) {
+        excluded_.emplace_back(verdict.why_not, 1);
+      } else {
+        ++it->second;
       }
-      if (!counted) excluded_.emplace_back(verdict.why_not, 1);
     }
-    out.explanation = "no victims can make room for " + p.key + ": " + why_not_now;
     if (units_.empty() && excluded_.empty()) {
-      out.explanation += "; no running pod of its team or of a borrowing team on " + flavor_name;
-    } else {
-      out.explanation += "; candidates:";
-      bool first = true;
-      for (const auto& [text, count] : excluded_) {
-        out.explanation += (first ? " " : ", ") + std::to_string(count) + " " + std::string(text);
-        first = false;
-      }
-      if (allowed > 0) {
-        out.explanation += (first ? " " : ", ") + std::to_string(allowed) + " allowed, too few";
-      }
+      return "no running pod of " + TeamNames().Name(p.team) + " or of a borrowing team on " +
+             flavor_name;
     }
+    std::string out = "candidates:";
+    bool first = true;
+    for (const auto& [text, count] : excluded_) {
+      out += (first ? " " : ", ") + std::to_string(count) + " " + std::string(text);
+      first = false;
+    }
+    if (allowed > 0) out += (first ? " " : ", ") + std::to_string(allowed) + " allowed";
+    return out;
+  };
+  if (!Walk(in, prow, /*node=*/-1, std::numeric_limits<uint32_t>::max(), &taken)) {
+    out.explanation =
+        "no victims can make room for " + p.key + ": " + why_not_now + "; " + candidates_summary();
     return out;
   }
 
@@ -855,7 +856,7 @@ Selection VictimSelector::Select(const SelectionInput& in) {
   }
   if (best_node < 0) {
     out.explanation = "no " + flavor_name + " node can be freed enough for " + p.key + " (" +
-                      p.request.ToString() + ") by pods it may preempt";
+                      p.request.ToString() + ") by pods it may preempt; " + candidates_summary();
     return out;
   }
 
