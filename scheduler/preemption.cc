@@ -435,6 +435,10 @@ CandidateSet::CandidateSet(std::vector<Candidate> candidates) : all_(std::move(c
     by_flavor_[all_[i].flavor].push_back(i);
     if (!all_[i].gang.empty()) by_gang_[all_[i].gang].push_back(i);
   }
+  for (auto& [gang, members] : by_gang_) {  // members in UID order, whatever the input order
+    std::sort(members.begin(), members.end(),
+              [&](uint32_t a, uint32_t b) { return all_[a].uid < all_[b].uid; });
+  }
   for (uint32_t i = 0; i < all_.size(); ++i) {
     if (!all_[i].gang.empty()) gang_of_[i] = &by_gang_[all_[i].gang];
   }
