@@ -249,6 +249,32 @@ TEST_F(ControllerTest, HyperPodWalkthroughReclaimsLentGpusWithAGracePeriod) {
   EXPECT_EQ(stats.rounds_in_flight, 0u);
 }
 
+TEST_F(ControllerTest, LaterPreemptorsCountTerminatingPodsAsFreedAndRespectClaims) {
+  Start(TwoTeams());
+  AddNodes(2, 8);
+  for (int i = 0; i < 4; ++i) {
+    Submit("a-" + std::to_string(i), "team-a", 4, 10);
+    ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
+    clock_.Advance(kMinute);
+  }
+  Submit("b-0", "team-b", 4, 100);
+  controller_->RunOnce();
+  ASSERT_EQ(Evicted(), Strings{"a-3"});
+  Terminating("uid-a-3");
+  // b-1 arrives while a-3 terminates: a-3's 4 GPUs are b-0's; b-1 needs exactly one more pod.
+  clock_.Advance(10'000);
+  Submit("b-1", "team-b", 4, 100);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), (Strings{"a-3", "a-2"}));
+  // A user deletes a-1 (it terminates on its own): b-2 fits, by borrowing, once a-1 is gone —
+  // nothing is evicted for it.
+  Terminating("uid-a-1");
+  Submit("b-2", "team-b", 4, 100);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), (Strings{"a-3", "a-2"}));
+  EXPECT_EQ(controller_->StatusFor("uid-b-2"), "");
+}
+
 TEST_F(ControllerTest, InTeamPreemptionEvictsTheLowestPriorityMostRecentPod) {
   Start(PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 8, /*borrow=*/0).Build());
   AddNodes(1, 8);
@@ -434,6 +460,8 @@ struct ConvergenceCase {
   size_t expected_evictions;
   std::map<std::string, int64_t> expected_usage;
 };
+
+void PrintTo(const ConvergenceCase& c, std::ostream* os) { *os << c.name; }
 
 class ConvergenceTest : public ControllerTest,
                         public ::testing::WithParamInterface<ConvergenceCase> {};
