@@ -46,8 +46,15 @@ std::string ShowShare(int64_t share) {
   return share == kUnlimited ? std::string("inf") : std::to_string(share);
 }
 
-Verdict Yes(PreemptionReason reason) { return Verdict{true, reason, {}}; }
-Verdict No(std::string_view why) { return Verdict{false, PreemptionReason::kInTeamPriority, why}; }
+Verdict Yes(PreemptionReason reason) { return Verdict{true, reason, {}, false}; }
+// A refusal that may change as the state loses usage (shares, the preemptor's own usage).
+Verdict No(std::string_view why) {
+  return Verdict{false, PreemptionReason::kInTeamPriority, why, false};
+}
+// A refusal that holds however much usage the state loses.
+Verdict Never(std::string_view why) {
+  return Verdict{false, PreemptionReason::kInTeamPriority, why, true};
+}
 
 }  // namespace
 
@@ -337,32 +344,32 @@ Verdict JudgeVictim(const Policy& policy, const PreemptorFacts& preemptor,
                     int64_t now_ms) {
   const int64_t min_runtime_ms = policy.preemption.minimum_runtime_seconds * 1000;
   if (min_runtime_ms > 0 && now_ms - victim.started_ms < min_runtime_ms) {
-    return No("younger than the minimum runtime");
+    return Never("younger than the minimum runtime");
   }
   const bool lower = victim.priority < preemptor.priority;
   if (preemptor.team == nullptr || victim.team == nullptr) {
-    return lower ? Yes(PreemptionReason::kPriority) : No("not of lower priority");
+    return lower ? Yes(PreemptionReason::kPriority) : Never("not of lower priority");
   }
   if (preemptor.team_id == victim.team_id) {
     switch (preemptor.team->within_team) {
       case WithinTeamPreemption::kNever:
-        return No("its team never preempts its own pods");
+        return Never("its team never preempts its own pods");
       case WithinTeamPreemption::kLowerPriority:
-        return lower ? Yes(PreemptionReason::kInTeamPriority) : No("not of lower priority");
+        return lower ? Yes(PreemptionReason::kInTeamPriority) : Never("not of lower priority");
       case WithinTeamPreemption::kLowerOrNewerEqualPriority:
         return lower || (victim.priority == preemptor.priority &&
                          victim.created_ms > preemptor.created_ms)
                    ? Yes(PreemptionReason::kInTeamPriority)
-                   : No("neither of lower priority nor newer with equal priority");
+                   : Never("neither of lower priority nor newer with equal priority");
     }
-    return No("its team never preempts its own pods");
+    return Never("its team never preempts its own pods");
   }
-  if (!victim.team->reclaimable) return No("its team is not reclaimable");
+  if (!victim.team->reclaimable) return Never("its team is not reclaimable");
   switch (preemptor.team->reclaim) {
     case ReclaimPolicy::kNever:
-      return No("the preemptor's team never reclaims");
+      return Never("the preemptor's team never reclaims");
     case ReclaimPolicy::kLowerPriority:
-      if (!lower) return No("not of lower priority (reclaim: LowerPriority)");
+      if (!lower) return Never("not of lower priority (reclaim: LowerPriority)");
       break;
     case ReclaimPolicy::kAny:
       break;
@@ -370,15 +377,15 @@ Verdict JudgeVictim(const Policy& policy, const PreemptorFacts& preemptor,
   if (sim == nullptr) return No("quota state unknown");
   const int prow = sim->Row(preemptor.team_id);
   const int vrow = sim->Row(victim.team_id);
-  if (prow < 0 || vrow < 0) return No("no quota on the flavor");
-  if (!sim->SameCohort(prow, vrow)) return No("its team is in another cohort");
-  if (!sim->Borrowing(vrow, request)) return No("its team is within its nominal quota");
+  if (prow < 0 || vrow < 0) return Never("no quota on the flavor");
+  if (!sim->SameCohort(prow, vrow)) return Never("its team is in another cohort");
+  if (!sim->Borrowing(vrow, request)) return Never("its team is within its nominal quota");
   if (sim->WithinNominal(prow, request)) return Yes(PreemptionReason::kReclaim);
   if (policy.idle_compute != IdleComputeAllocation::kFairShare) {
     return No("the preemptor would borrow (no fair-share preemption)");
   }
   const int64_t preemptor_after = sim->ShareAfterAdding(prow, request);
-  if (preemptor_after == kUnlimited) return No("the preemptor's fair-share weight is 0");
+  if (preemptor_after == kUnlimited) return Never("the preemptor's fair-share weight is 0");
   const int64_t victim_before = sim->Share(vrow);
   const int64_t victim_after = sim->ShareAfterRemoving(vrow, victim_charge);
   if (preemptor_after <= victim_after || preemptor_after < victim_before) {
@@ -622,7 +629,8 @@ void VictimSelector::Order(const SelectionInput& in) {
     if (units_[a].row != units_[b].row) return units_[a].row < units_[b].row;
     return within(a, b);
   });
-  std::vector<std::pair<size_t, size_t>> ranges;  // per team: [next, end) in `order`
+  std::vector<std::pair<size_t, size_t>>& ranges = ranges_;  // per team: [next, end) in order
+  ranges.clear();
   for (size_t i = 0; i < others;) {
     size_t j = i;
     while (j < others && units_[order[j]].row == units_[order[i]].row) ++j;
@@ -631,8 +639,8 @@ void VictimSelector::Order(const SelectionInput& in) {
   }
   if (ranges.size() <= 1) return;
   work_.Rollback(base_mark_);
-  std::vector<uint32_t> sequence;
-  sequence.reserve(others);
+  std::vector<uint32_t>& sequence = sequence_;
+  sequence.clear();
   while (sequence.size() < others) {
     size_t best = ranges.size();
     int64_t best_share = -1;
@@ -665,7 +673,7 @@ Verdict VictimSelector::Judge(const SelectionInput& in, int prow, const Unit& un
   v.priority = unit.priority;
   v.created_ms = unit.created_ms;
   v.started_ms = unit.started_ms;
-  if (p.team == nullptr || v.team == nullptr) return No("its team is not in the policy");
+  if (p.team == nullptr || v.team == nullptr) return Never("its team is not in the policy");
   return JudgeVictim(*in.policy, p, v, &state, request_, unit.charge, in.now_ms);
 }
 
@@ -750,8 +758,8 @@ bool VictimSelector::Replay(const SelectionInput& in, int prow, int node,
 
 void VictimSelector::Minimize(const SelectionInput& in, int prow, int node,
                               std::vector<Taken>* taken) {
-  std::vector<Taken> trial;
-  std::vector<Taken> replayed;
+  std::vector<Taken>& trial = trial_;
+  std::vector<Taken>& replayed = replayed_;
   for (size_t j = taken->size(); j-- > 0;) {
     trial.clear();
     for (size_t i = 0; i < taken->size(); ++i) {
@@ -791,9 +799,26 @@ Selection VictimSelector::Select(const SelectionInput& in) {
   work_ = quota;
   base_mark_ = work_.Mark();
   BuildUnits(in, prow);
+  // Set aside the units that can never be allowed (the walks only ever remove usage).
+  size_t kept = 0;
+  for (size_t i = 0; i < units_.size(); ++i) {
+    const Verdict verdict = Judge(in, prow, units_[i], work_);
+    if (!verdict.allowed && verdict.lasting) {
+      auto it = std::find_if(excluded_.begin(), excluded_.end(),
+                             [&](const auto& e) { return e.first == verdict.why_not; });
+      if (it == excluded_.end()) {
+        excluded_.emplace_back(verdict.why_not, 1);
+      } else {
+        ++it->second;
+      }
+      continue;
+    }
+    units_[kept++] = units_[i];
+  }
+  units_.resize(kept);
   Order(in);
 
-  std::vector<Taken> taken;
+  std::vector<Taken>& taken = taken_;
   std::string why_not_now;
   (void)quota.Fits(prow, request_, &why_not_now);
   // Why the candidates were not enough, judged against the current state.
@@ -835,12 +860,14 @@ Selection VictimSelector::Select(const SelectionInput& in) {
 
   // Per node: the best set that lets the pod fit there.
   const size_t node_count = in.nodes->nodes.size();
-  std::vector<Amounts> reach(node_count);
+  std::vector<Amounts>& reach = reach_;
+  reach.resize(node_count);
   for (uint32_t n = 0; n < node_count; ++n) reach[n] = BaseFree(in, n);
   for (const NodeFree& f : frees_) {
     for (size_t k = 0; k < node_slot_count_; ++k) reach[f.node][k] += f.amounts[k];
   }
-  std::vector<Taken> best;
+  std::vector<Taken>& best = best_;
+  best.clear();
   int best_node = -1;
   uint32_t best_depth = std::numeric_limits<uint32_t>::max();
   for (uint32_t n = 0; n < node_count; ++n) {

@@ -209,6 +209,9 @@ struct Verdict {
   PreemptionReason reason = PreemptionReason::kInTeamPriority;
   // Why not, for explanations ("" when allowed). Static text.
   std::string_view why_not;
+  // The refusal holds however much usage the state loses (minimum runtime, priorities,
+  // policies, another cohort, a team within its nominal): the victim can be set aside.
+  bool lasting = false;
 };
 
 // May `victim` be preempted for the preemptor (see the header comment)? `sim` holds the quota
@@ -382,6 +385,13 @@ class VictimSelector {
   std::vector<uint32_t> order_;
   std::vector<uint32_t> stamp_;
   uint32_t call_ = 0;
+  std::vector<Amounts> reach_;
+  std::vector<Taken> taken_;
+  std::vector<Taken> best_;
+  std::vector<Taken> trial_;
+  std::vector<Taken> replayed_;
+  std::vector<std::pair<size_t, size_t>> ranges_;
+  std::vector<uint32_t> sequence_;
   QuotaSim work_;         // the state being tried: a copy of the input, journaled
   size_t base_mark_ = 0;  // work_ at the input state
   std::vector<std::pair<std::string_view, int>> excluded_;
