@@ -141,6 +141,7 @@ bool PreemptionController::MaybeNominateLocked(Round& round, int64_t now_ms) {
               {{"preemptor", p.key}, {"reason", refusal->Explain()}});
     round.ended = true;
     ++stats_.rounds_abandoned;
+    backoff_until_[p.uid] = now_ms + options_.retry_backoff_ms;
     return false;
   }
   round.nominated = true;
@@ -267,6 +268,9 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
       if (round.nominated && !reservation) {
         round.ended = true;  // the nomination expired unused
         ++stats_.rounds_abandoned;
+        backoff_until_[uid] = now + options_.retry_backoff_ms;
+        log::Warn(kComponent, "freed capacity was not used by the preemptor in time",
+                  {{"preemptor", round.preemptor.key}});
         continue;
       }
       MaybeNominateLocked(round, now);
@@ -274,6 +278,7 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
       if (!round.nominated && now > round.deadline_ms) {
         round.ended = true;
         ++stats_.rounds_abandoned;
+        backoff_until_[uid] = now + options_.retry_backoff_ms;
         log::Warn(kComponent, "victims did not go in time; round abandoned",
                   {{"preemptor", round.preemptor.key}});
         continue;
@@ -299,8 +304,10 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
       for (const RoundVictim& v : it->second.victims) victim_round_.erase(v.uid);
       it = rounds_.erase(it);
     }
-    for (auto it = pdb_blocked_until_.begin(); it != pdb_blocked_until_.end();) {
-      it = it->second <= now ? pdb_blocked_until_.erase(it) : std::next(it);
+    for (auto* until : {&pdb_blocked_until_, &backoff_until_}) {
+      for (auto it = until->begin(); it != until->end();) {
+        it = it->second <= now ? until->erase(it) : std::next(it);
+      }
     }
   }
 
@@ -318,7 +325,7 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
       bool skip = book_->Find(p.uid).has_value();
       {
         std::lock_guard<std::mutex> lock(mu_);
-        skip = skip || rounds_.count(p.uid) > 0;
+        skip = skip || rounds_.count(p.uid) > 0 || backoff_until_.count(p.uid) > 0;
       }
       if (!skip) preemptors.push_back(std::move(p));
       // StrictFIFO: nobody passes the head of the queue.

@@ -16,7 +16,8 @@
 //     VictimSelector, on the team's flavors in order. Decisions see the cluster as it will be:
 //     pods already terminating (evicted, or deleted with a grace period) count as freed, and
 //     every preemptor with a round or a fit this run claims its request (quota, and room on its
-//     node) — so no second round evicts for capacity that is already on its way.
+//     node) — so no second round evicts for capacity that is already on its way. A pod whose
+//     round failed (victims stuck, freed capacity unused) waits retry_backoff_ms first.
 //  3. Evicts through KubeActions::Evict with the policy's grace period, at most
 //     evictions_per_second (token bucket, burst eviction_burst; a round whose victims exceed the
 //     tokens waits unless the bucket is full), and records an event on each victim naming the
@@ -93,6 +94,11 @@ class PreemptionController {
     int64_t pdb_retry_ms = 30'000;
     int64_t nomination_ttl_ms = 60'000;
     int64_t round_slack_ms = 60'000;
+    // After a round failed — its victims did not go in time, or the capacity it freed was not
+    // used by the preemptor (nomination expired, or taken by others first) — no new round for
+    // that pod for this long: a pod the scheduler cannot place for other reasons (node
+    // selectors, taints) must not make the controller evict again and again.
+    int64_t retry_backoff_ms = 300'000;
     size_t max_preemptors_per_team = 16;
     size_t max_preemptors_per_run = 64;
     int max_eviction_attempts = 3;  // per victim, for errors other than a PDB refusal
@@ -218,6 +224,7 @@ class PreemptionController {
   std::unordered_map<std::string, std::string> victim_round_;   // victim uid → preemptor uid
   std::unordered_map<std::string, int64_t> pdb_blocked_until_;  // victim uid → ms
   std::unordered_map<std::string, NameId> evicted_;  // evicted and not gone: uid → its team
+  std::unordered_map<std::string, int64_t> backoff_until_;  // preemptor uid → ms
   PreemptionStats stats_;
   double tokens_ = 0;
   int64_t tokens_at_ms_ = 0;

@@ -449,6 +449,37 @@ TEST_F(ControllerTest, AnAbandonedRoundFreesItsPreemptorForANewOne) {
   EXPECT_EQ(Evicted(), Strings{"a-3"});
 }
 
+TEST_F(ControllerTest, FreedCapacityLeftUnusedBacksThePreemptorOff) {
+  Start(TwoTeams());
+  AddNodes(2, 8);
+  for (int i = 0; i < 4; ++i) {
+    Submit("a-" + std::to_string(i), "team-a", 4, 10);
+    ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
+    clock_.Advance(kMinute);
+  }
+  Submit("b-0", "team-b", 4, 100);
+  controller_->RunOnce();
+  ASSERT_EQ(Evicted(), Strings{"a-3"});
+  Gone("uid-a-3");
+  ASSERT_TRUE(book_->Find("uid-b-0").has_value());  // nominated
+  // The scheduler never places b-0 (say, a node selector no node matches). The nomination
+  // expires, A's recreated pod takes the GPUs back.
+  clock_.Advance(61'000);
+  EXPECT_EQ(book_->ExpireAssumed(), 1u);
+  Submit("a-3-retry", "team-a", 4, 10);
+  ASSERT_TRUE(Schedule("uid-a-3-retry"));
+  // The round failed: b-0 waits out the backoff before anything else is evicted for it.
+  for (int i = 0; i < 5; ++i) {
+    controller_->RunOnce();
+    clock_.Advance(kMinute);
+  }
+  EXPECT_EQ(Evicted(), Strings{"a-3"});
+  EXPECT_EQ(controller_->Stats().rounds_abandoned, 1u);
+  clock_.Advance(kMinute);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), (Strings{"a-3", "a-3-retry"}));
+}
+
 // Convergence: teams compete over many rounds, evicted pods come back under new UIDs; the
 // evictions stop after the first reclaim and the allocation settles.
 struct ConvergenceCase {
