@@ -204,7 +204,7 @@ class PreemptionController {
   // Refills the token bucket; true when `want` evictions (capped at the burst) may start.
   bool HaveTokensLocked(int64_t now_ms, double want);
 
-  // Steps 3–5 of RunOnce (see the header comment).
+  // Steps 2 (the decisions) and 3 (the evictions) of RunOnce, after the rounds are followed.
   void Decide(const Policy& policy, int64_t now, int64_t grace_s,
               const std::vector<PendingPod>& preemptors, const std::vector<Claim>& claims,
               const std::set<std::string>& committed, RunReport* report);
