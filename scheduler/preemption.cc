@@ -466,13 +466,6 @@ void CandidateSet::GangMembers(uint32_t i, const uint32_t** first, size_t* count
   }
 }
 
-std::vector<uint32_t> CandidateSet::GangOfCandidate(uint32_t i) const {
-  const uint32_t* first = nullptr;
-  size_t count = 0;
-  GangMembers(i, &first, &count);
-  return std::vector<uint32_t>(first, first + count);
-}
-
 // ---- VictimSelector ----
 
 bool VictimSelector::FitsNow(const SelectionInput& in, std::string* node) {

@@ -277,9 +277,8 @@ class CandidateSet {
   [[nodiscard]] size_t size() const { return all_.size(); }
   // Candidates charged on `flavor`.
   [[nodiscard]] const std::vector<uint32_t>& OnFlavor(NameId flavor) const;
-  // Every member of the candidate's gang (itself included), or just itself.
-  [[nodiscard]] std::vector<uint32_t> GangOfCandidate(uint32_t i) const;
-  // Same, without allocating: a span into the gang index (count 1 with `single` for no gang).
+  // Every member of the candidate's gang (itself included; just itself without a gang), in UID
+  // order, as a span into the index.
   void GangMembers(uint32_t i, const uint32_t** first, size_t* count) const;
 
  private:
