@@ -1,10 +1,14 @@
 #include "scheduler/admission.h"
 
 #include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
 #include <unordered_map>
 
 #include "scheduler/common/log.h"
 #include "scheduler/pod_identity.h"
+#include "scheduler/preemption.h"
 
 namespace taskgov::scheduler {
 namespace {
@@ -397,70 +401,103 @@ PreemptResult Admission::Preempt(const PreemptArgs& args) {
     return result;
   }
   PolicyPtr policy = book_->ledger().policy();
-  const NameId preemptor_team_id = cluster_->TeamOf(args.pod);
-  const Team* preemptor_team = preemptor_team_id == kNoTeam
-                                   ? nullptr
-                                   : policy->FindTeam(TeamNames().Name(preemptor_team_id));
-  const int32_t preemptor_priority = ResolvePriority(*policy, args.pod);
+  PreemptorFacts preemptor;
+  preemptor.team_id = cluster_->TeamOf(args.pod);
+  preemptor.team = preemptor.team_id == kNoTeam
+                       ? nullptr
+                       : policy->FindTeam(TeamNames().Name(preemptor.team_id));
+  preemptor.priority = ResolvePriority(*policy, args.pod);
+  preemptor.created_ms = args.pod.creation_unix_ms;
   const ResourceList preemptor_request = EffectiveRequest(args.pod);
+  const std::optional<Reservation> own = book_->Find(args.pod.uid);
   const int64_t now = clock_->NowMs();
-  const int64_t min_runtime_ms = policy->preemption.minimum_runtime_seconds * 1000;
+  auto charged = [](const Charge& charge) {
+    IdAmounts out;
+    for (uint8_t i = 0; i < charge.count; ++i) {
+      out.emplace_back(charge.items[i].resource, charge.items[i].amount);
+    }
+    return out;
+  };
+  // The quota state of each flavor met, as the rule needs it: with the preemptor not yet
+  // admitted (a reservation it already holds is taken out).
+  std::deque<QuotaSim> sims;
+  auto sim_of = [&](NameId flavor) -> const QuotaSim* {
+    if (flavor == kNoNode) return nullptr;
+    for (const QuotaSim& sim : sims) {
+      if (sim.flavor() == flavor) return &sim;
+    }
+    {
+      Ledger::Session session(book_->ledger());
+      sims.push_back(QuotaSim::FromSession(session, flavor));
+    }
+    QuotaSim& sim = sims.back();
+    if (own && own->charge.flavor == flavor) {
+      if (int row = sim.Row(own->charge.team); row >= 0) {
+        sim.Remove(row, sim.ToSlots(charged(own->charge)));
+      }
+    }
+    return &sim;
+  };
 
+  struct Kept {
+    int32_t priority = 0;
+    Pod pod;
+    std::string gang;
+  };
+  std::map<std::string, std::vector<Kept>> kept_by_node;
+  std::set<std::string> gangs;
   for (const auto& [node, victims] : args.node_to_victims) {
-    const NodeView view = cluster_->ViewNode(node);
-    std::vector<std::pair<int32_t, Pod>> kept;
+    const QuotaSim* sim = sim_of(cluster_->ViewNode(node).flavor);
+    const QuotaSim::Amounts request = sim ? sim->ToSlots(preemptor_request) : QuotaSim::Amounts{};
+    std::vector<Kept>& kept = kept_by_node[node];
     for (const Pod& given : victims.pods) {
       std::optional<Pod> known = args.meta ? cluster_->FindPod(given.uid) : std::optional(given);
       if (!known) continue;  // unknown to us: cannot judge, do not evict
-      const Pod& victim = *known;
-      const int32_t priority = ResolvePriority(*policy, victim);
-      if (min_runtime_ms > 0) {
-        const int64_t started = victim.start_unix_ms.value_or(victim.creation_unix_ms);
-        if (now - started < min_runtime_ms) continue;
+      VictimFacts victim;
+      victim.team_id = cluster_->TeamOf(*known);
+      victim.team =
+          victim.team_id == kNoTeam ? nullptr : policy->FindTeam(TeamNames().Name(victim.team_id));
+      victim.priority = ResolvePriority(*policy, *known);
+      victim.created_ms = known->creation_unix_ms;
+      victim.started_ms = known->start_unix_ms.value_or(known->creation_unix_ms);
+      QuotaSim::Amounts charge{};
+      if (sim != nullptr) {
+        std::optional<Reservation> r = book_->Find(known->uid);
+        charge = r && r->charge.flavor == sim->flavor() ? sim->ToSlots(charged(r->charge))
+                                                        : sim->ToSlots(EffectiveRequest(*known));
       }
-      const NameId victim_team_id = cluster_->TeamOf(victim);
-      bool allowed = false;
-      if (victim_team_id == kNoTeam || preemptor_team == nullptr) {
-        allowed = priority < preemptor_priority;  // outside governance: plain priority rules
-      } else if (victim_team_id == preemptor_team_id) {
-        switch (preemptor_team->within_team) {
-          case WithinTeamPreemption::kNever:
-            break;
-          case WithinTeamPreemption::kLowerPriority:
-            allowed = priority < preemptor_priority;
-            break;
-          case WithinTeamPreemption::kLowerOrNewerEqualPriority:
-            allowed = priority < preemptor_priority ||
-                      (priority == preemptor_priority &&
-                       victim.creation_unix_ms > args.pod.creation_unix_ms);
-            break;
-        }
-      } else {
-        const Team* victim_team = policy->FindTeam(TeamNames().Name(victim_team_id));
-        const bool policy_allows = preemptor_team->reclaim == ReclaimPolicy::kAny ||
-                                   (preemptor_team->reclaim == ReclaimPolicy::kLowerPriority &&
-                                    priority < preemptor_priority);
-        bool above_nominal = false;
-        if (policy_allows && victim_team != nullptr && victim_team->reclaimable &&
-            view.flavor != kNoNode) {
-          Ledger::Session s(book_->ledger());
-          for (const ResourceAmount& r : preemptor_request) {
-            std::optional<NameId> resource = ResourceNames().Find(r.name);
-            if (!resource) continue;
-            CellView v = s.View(victim_team_id, view.flavor, *resource);
-            if (v.exists && v.usage > v.nominal) above_nominal = true;
-          }
-        }
-        allowed = policy_allows && above_nominal;
-      }
-      if (allowed) kept.emplace_back(priority, victim);
+      if (!JudgeVictim(*policy, preemptor, victim, sim, request, charge, now).allowed) continue;
+      Kept k{victim.priority, std::move(*known), ""};
+      k.gang = GangOf(k.pod);
+      if (!k.gang.empty()) gangs.insert(k.gang);
+      kept.push_back(std::move(k));
     }
+  }
+  // A gang goes whole or not at all: a member is kept only when every running member of its
+  // gang is a kept victim on the same node (the scheduler evicts per node).
+  std::map<std::string, std::set<std::string>> members;
+  if (!gangs.empty()) {
+    cluster_->ForEachBoundPod([&](const Pod& pod, NameId, const ResourceList&) {
+      std::string gang = GangOf(pod);
+      if (gangs.count(gang) > 0) members[gang].insert(pod.uid);
+    });
+  }
+  for (auto& [node, kept] : kept_by_node) {
+    std::set<std::string> uids;
+    for (const Kept& k : kept) uids.insert(k.pod.uid);
+    std::erase_if(kept, [&](const Kept& k) {
+      if (k.gang.empty()) return false;
+      for (const std::string& uid : members[k.gang]) {
+        if (uids.count(uid) == 0) return true;
+      }
+      return false;
+    });
     if (kept.empty()) continue;  // a node without victims is dropped
     std::stable_sort(kept.begin(), kept.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
+                     [](const Kept& a, const Kept& b) { return a.priority > b.priority; });
     Victims& out = result.node_to_victims[node];
-    out.num_pdb_violations = victims.num_pdb_violations;
-    for (auto& [priority, pod] : kept) out.pods.push_back(std::move(pod));
+    out.num_pdb_violations = args.node_to_victims.at(node).num_pdb_violations;
+    for (Kept& k : kept) out.pods.push_back(std::move(k.pod));
   }
   return result;
 }

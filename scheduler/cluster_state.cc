@@ -340,6 +340,31 @@ std::vector<Pod> ClusterState::PodsOnNode(const std::string& node) const {
   return out;
 }
 
+void ClusterState::ForEachBoundPod(
+    const std::function<void(const Pod& pod, NameId team, const ResourceList& request)>& fn) const {
+  std::shared_lock lock(mu_);
+  for (const auto& [uid, record] : pods_) {
+    if (record.pod.bound() && !record.pod.terminal()) fn(record.pod, record.team, record.request);
+  }
+}
+
+std::vector<std::pair<std::string, NodeView>> ClusterState::NodesOfFlavor(NameId flavor) const {
+  std::shared_lock lock(mu_);
+  std::vector<std::pair<std::string, NodeView>> out;
+  for (const auto& [name, record] : nodes_) {
+    if (record.flavor != flavor) continue;
+    NodeView v;
+    v.known = true;
+    v.flavor = record.flavor;
+    v.schedulable = !record.node.unschedulable && record.node.ready;
+    v.allocatable = record.node.allocatable;
+    v.used = record.used;
+    v.borrowing_pods = record.borrowing_pods;
+    out.emplace_back(name, std::move(v));
+  }
+  return out;
+}
+
 // ---- pending ----
 
 void ClusterState::AddPending(const PendingPod& pod, bool from_informer) {

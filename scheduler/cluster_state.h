@@ -153,6 +153,12 @@ class ClusterState final : public ClusterObserver {
 
   // Bound pods (uid, pod) on a node — for victim selection.
   [[nodiscard]] std::vector<Pod> PodsOnNode(const std::string& node) const;
+  // Every bound, non-terminal pod with its team and effective request, under one shared lock
+  // (for the preemption controller). `fn` must not call back into the ClusterState.
+  void ForEachBoundPod(const std::function<void(const Pod& pod, NameId team,
+                                                const ResourceList& request)>& fn) const;
+  // The known nodes of a flavor with their views, in no particular order.
+  [[nodiscard]] std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(NameId flavor) const;
 
  private:
   struct PodRecord {
