@@ -237,6 +237,13 @@ std::string Refusal::Explain() const {
 // ---- Session ----
 
 Ledger::Session::Session(const Ledger& ledger) {
+  // While entering, this thread may hold a pointer to a generation being retired: announce it so
+  // the swap does not free that generation meanwhile (see Ledger::entering_).
+  ledger.entering_.fetch_add(1, std::memory_order_seq_cst);
+  struct Leave {
+    const Ledger& ledger;
+    ~Leave() { ledger.entering_.fetch_sub(1, std::memory_order_seq_cst); }
+  } leave{ledger};
   while (true) {
     Generation* gen = ledger.current_.load(std::memory_order_seq_cst);
     if (!gen->open.load(std::memory_order_seq_cst)) {
@@ -543,8 +550,16 @@ void Ledger::Swap(const std::function<std::unique_ptr<Generation>(const Generati
   // after the plain writes above).
   current_.store(next.release(), std::memory_order_seq_cst);
   retired_.emplace_back(old);
-  constexpr size_t kKeepRetired = 16;
-  if (retired_.size() > kKeepRetired) retired_.erase(retired_.begin());
+  // A session that loaded `old` (or an older generation) is still inside its entering window;
+  // once none is, nothing can reach a retired generation any more. Wait briefly for that;
+  // otherwise keep them until a later swap.
+  for (int i = 0; i < 1000; ++i) {
+    if (entering_.load(std::memory_order_seq_cst) == 0) {
+      retired_.clear();
+      break;
+    }
+    std::this_thread::yield();
+  }
 }
 
 namespace {
@@ -620,6 +635,9 @@ PolicyPtr Ledger::policy() const {
   return session.gen_->policy;
 }
 
-uint64_t Ledger::generation() const { return current_.load(std::memory_order_acquire)->number; }
+uint64_t Ledger::generation() const {
+  Session session(*this);
+  return session.gen_->number;
+}
 
 }  // namespace taskgov::scheduler

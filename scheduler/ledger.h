@@ -207,9 +207,11 @@ class Ledger {
             std::vector<Drift>* drift = nullptr);
 
   std::atomic<Generation*> current_{nullptr};
-  std::mutex structure_mu_;  // serialises swaps
-  // Retired generations are kept (not freed) for a while: a thread may still hold a pointer it
-  // loaded just before a swap, between its load and its in-flight increment.
+  // Sessions between loading current_ and settling on a generation: only they may hold a pointer
+  // to a generation that is no longer current. Retired generations are freed when this is
+  // seen at zero after their retirement (seq_cst with the session's increment).
+  mutable std::atomic<int64_t> entering_{0};
+  std::mutex structure_mu_;                           // serialises swaps
   std::vector<std::unique_ptr<Generation>> retired_;  // guarded by structure_mu_
   std::atomic<uint64_t> next_generation_{1};
 };
