@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -39,6 +40,7 @@
 #include "scheduler/kube/leader_election.h"
 #include "scheduler/kube/lease.h"
 #include "scheduler/kube_json.h"
+#include "scheduler/preemption_controller.h"
 #include "scheduler/quota_book.h"
 
 namespace taskgov::extender {
@@ -203,6 +205,7 @@ int Run(int argc, char** argv) {
   std::unique_ptr<scheduler::kube::Informers> informers;
   std::unique_ptr<scheduler::kube::ApiLeaseStore> lease_store;
   std::unique_ptr<scheduler::kube::LeaderElector> elector;
+  std::unique_ptr<scheduler::PreemptionController> preemption;
   const std::string identity = flags.identity.empty() ? DefaultIdentity() : flags.identity;
   if (!flags.no_kube) {
     Result<scheduler::kube::ClusterConfig> cluster_config =
@@ -217,8 +220,11 @@ int Run(int argc, char** argv) {
     scheduler::kube::KubeActionsOptions action_options;
     action_options.reporting_instance = identity;
     actions = std::make_unique<scheduler::kube::ApiKubeActions>(client.get(), action_options);
+    preemption = std::make_unique<scheduler::PreemptionController>(
+        &book, &cluster, actions.get(), &clock, scheduler::PreemptionController::Options{});
+    // The controller forwards every event to the cluster state and reacts to victims going.
     informers = std::make_unique<scheduler::kube::Informers>(
-        client.get(), &cluster,
+        client.get(), preemption->observer(),
         scheduler::kube::ObjectDecoders{scheduler::DecodePod, scheduler::DecodeNode});
     if (flags.leader_elect) {
       lease_store = std::make_unique<scheduler::kube::ApiLeaseStore>(
@@ -252,6 +258,9 @@ int Run(int argc, char** argv) {
     return "";
   };
   admission.SetGate(not_ready);
+  if (preemption) {
+    admission.SetPreemptionStatus([&](std::string_view uid) { return preemption->StatusFor(uid); });
+  }
   admission.ApplyPolicy(policies.Current());
   admission_ptr.store(&admission, std::memory_order_release);
   // A reload that raced with the construction above is applied again (idempotent).
@@ -300,6 +309,13 @@ int Run(int argc, char** argv) {
   if (informers) informers->Start();
   if (elector) elector->Start();
 
+  // Preemption and reclaim run only on the serving leader.
+  std::optional<Ticker> preemption_loop;
+  if (preemption) {
+    preemption_loop.emplace(kHousekeepingPeriod, [&](uint64_t) {
+      if (not_ready().empty()) (void)preemption->RunOnce();
+    });
+  }
   Ticker housekeeping(kHousekeepingPeriod, [&](uint64_t tick) {
     if (size_t expired = book.ExpireAssumed(); expired > 0) {
       log::Info("ledger", "assumed reservations expired",
@@ -333,6 +349,7 @@ int Run(int argc, char** argv) {
   sigwait(&signals, &signal_number);
   log::Info(kComponent, "shutting down", {{"signal", strsignal(signal_number)}});
   webhooks.Shutdown(kShutdownDrain);
+  if (preemption_loop) preemption_loop->Stop();
   housekeeping.Stop();
   if (elector) elector->Stop();
   if (informers) informers->Stop();
