@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "scheduler/common/log.h"
-#include "scheduler/kube/time_format.h"
+#include "scheduler/common/time_format.h"
 
 namespace taskgov::scheduler::kube {
 namespace {

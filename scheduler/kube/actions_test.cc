@@ -8,7 +8,7 @@
 #include "e2e/fake_apiserver.h"
 #include "scheduler/kube/testing/fake_clock.h"
 #include "scheduler/kube/testing/test_support.h"
-#include "scheduler/kube/time_format.h"
+#include "scheduler/common/time_format.h"
 
 namespace taskgov::scheduler::kube {
 namespace {

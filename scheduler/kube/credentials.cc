@@ -16,7 +16,7 @@
 #include <map>
 
 #include "scheduler/common/log.h"
-#include "scheduler/kube/time_format.h"
+#include "scheduler/common/time_format.h"
 
 extern char** environ;
 

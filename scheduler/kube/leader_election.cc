@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "scheduler/common/log.h"
-#include "scheduler/kube/time_format.h"
+#include "scheduler/common/time_format.h"
 
 namespace taskgov::scheduler::kube {
 namespace {

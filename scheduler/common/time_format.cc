@@ -1,18 +1,35 @@
-#include "scheduler/kube/time_format.h"
+#include "scheduler/common/time_format.h"
 
 #include <cstdio>
 
-namespace taskgov::scheduler::kube {
+namespace taskgov {
 namespace {
 
-// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
+bool Digits(std::string_view text, size_t pos, size_t count, int* out) {
+  if (pos + count > text.size()) return false;
+  int v = 0;
+  for (size_t i = pos; i < pos + count; ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+    v = v * 10 + (text[i] - '0');
+  }
+  *out = v;
+  return true;
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date (the "days from civil" algorithm).
+int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2 ? 1 : 0;
   const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+int DaysInMonth(int year, int month) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return month == 2 && leap ? 29 : kDays[month - 1];
 }
 
 void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
@@ -25,18 +42,6 @@ void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
   *d = doy - (153 * mp + 2) / 5 + 1;
   *m = mp < 10 ? mp + 3 : mp - 9;
   *y = static_cast<int64_t>(yoe) + era * 400 + (*m <= 2);
-}
-
-bool Digits(std::string_view text, size_t pos, size_t n, int* out) {
-  if (pos + n > text.size()) return false;
-  int v = 0;
-  for (size_t i = 0; i < n; ++i) {
-    char c = text[pos + i];
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + (c - '0');
-  }
-  *out = v;
-  return true;
 }
 
 std::string Format(int64_t unix_micros, bool micros) {
@@ -64,56 +69,57 @@ std::string Format(int64_t unix_micros, bool micros) {
 }  // namespace
 
 Result<int64_t> ParseRfc3339Micros(std::string_view text) {
-  auto bad = [&](std::string_view why) {
-    return Error{"invalid RFC 3339 timestamp '" + std::string(text.substr(0, 64)) +
-                 "': " + std::string(why)};
+  const auto bad = [&](std::string_view why) {
+    return Error{"invalid timestamp '" + std::string(text.substr(0, 64)) +
+                 "': " + std::string(why) + " (want RFC 3339, e.g. 2006-01-02T15:04:05Z)"};
   };
   int year, month, day, hour, minute, second;
   if (!Digits(text, 0, 4, &year) || text.size() < 19 || text[4] != '-' ||
       !Digits(text, 5, 2, &month) || text[7] != '-' || !Digits(text, 8, 2, &day) ||
-      (text[10] != 'T' && text[10] != 't' && text[10] != ' ') || !Digits(text, 11, 2, &hour) ||
-      text[13] != ':' || !Digits(text, 14, 2, &minute) || text[16] != ':' ||
-      !Digits(text, 17, 2, &second)) {
-    return bad("expected YYYY-MM-DDTHH:MM:SS");
+      (text[10] != 'T' && text[10] != 't') || !Digits(text, 11, 2, &hour) || text[13] != ':' ||
+      !Digits(text, 14, 2, &minute) || text[16] != ':' || !Digits(text, 17, 2, &second)) {
+    return bad("malformed");
   }
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
-    return bad("field out of range");
-  }
+  if (month < 1 || month > 12) return bad("month out of range");
+  if (day < 1 || day > DaysInMonth(year, month)) return bad("day out of range");
+  if (hour > 23 || minute > 59 || second > 59) return bad("time of day out of range");
   size_t pos = 19;
   int64_t micros = 0;
-  if (pos < text.size() && text[pos] == '.') {
+  if (pos < text.size() && (text[pos] == '.' || text[pos] == ',')) {
     ++pos;
-    int digits = 0;
+    const size_t start = pos;
+    int64_t scale = 100'000;
     while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
-      if (digits < 6) micros = micros * 10 + (text[pos] - '0');
-      ++digits;
+      micros += (text[pos] - '0') * scale;  // digits past the sixth contribute 0 (truncated)
+      scale /= 10;
       ++pos;
     }
-    if (digits == 0) return bad("empty fraction");
-    for (int i = digits; i < 6; ++i) micros *= 10;
+    if (pos == start) return bad("empty fraction");
   }
-  int64_t offset_seconds = 0;
+  int64_t offset_minutes = 0;
   if (pos < text.size() && (text[pos] == 'Z' || text[pos] == 'z')) {
     ++pos;
   } else if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) {
+    const int sign = text[pos] == '-' ? -1 : 1;
     int oh, om;
     if (!Digits(text, pos + 1, 2, &oh) || pos + 3 >= text.size() || text[pos + 3] != ':' ||
-        !Digits(text, pos + 4, 2, &om) || oh > 23 || om > 59) {
-      return bad("malformed offset");
+        !Digits(text, pos + 4, 2, &om)) {
+      return bad("malformed zone offset");
     }
-    offset_seconds = (oh * 3600 + om * 60) * (text[pos] == '+' ? 1 : -1);
+    if (oh > 23 || om > 59) return bad("zone offset out of range");
+    offset_minutes = sign * (oh * 60 + om);
     pos += 6;
   } else {
-    return bad("missing time zone");
+    return bad("missing zone (Z or ±hh:mm)");
   }
   if (pos != text.size()) return bad("trailing characters");
-  const int64_t days =
-      DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
-  const int64_t secs = days * 86400 + hour * 3600 + minute * 60 + second - offset_seconds;
-  return secs * 1'000'000 + micros;
+  const int64_t days = DaysFromCivil(year, month, day);
+  const int64_t seconds =
+      days * 86400 + int64_t{hour} * 3600 + int64_t{minute} * 60 + second - offset_minutes * 60;
+  return seconds * 1'000'000 + micros;
 }
 
 std::string FormatMicroTime(int64_t unix_micros) { return Format(unix_micros, true); }
 std::string FormatTime(int64_t unix_micros) { return Format(unix_micros, false); }
 
-}  // namespace taskgov::scheduler::kube
+}  // namespace taskgov
