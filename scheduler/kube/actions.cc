@@ -122,7 +122,7 @@ std::string EventBody(const EventRecord& event, const std::string& event_name,
 ApiKubeActions::ApiKubeActions(KubeClient* client, KubeActionsOptions options)
     : client_(client),
       options_(std::move(options)),
-      clock_(options_.clock != nullptr ? options_.clock : RealClock::Get()) {
+      clock_(options_.clock != nullptr ? options_.clock : SystemClock::Get()) {
   worker_ = std::thread([this] { EventLoop(); });
 }
 

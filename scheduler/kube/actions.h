@@ -36,7 +36,7 @@ struct KubeActionsOptions {
   size_t event_queue_limit = 1000;
   std::string reporting_controller = "taskgov.io/scheduler";
   std::string reporting_instance;  // e.g. the pod name; "" → "taskgov"
-  const Clock* clock = nullptr;    // eventTime; nullptr: RealClock
+  const Clock* clock = nullptr;    // eventTime; nullptr: SystemClock
 };
 
 struct KubeActionsStats {

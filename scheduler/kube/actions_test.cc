@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "e2e/fake_apiserver.h"
-#include "scheduler/kube/testing/fake_clock.h"
-#include "scheduler/kube/testing/test_support.h"
+#include "scheduler/common/clock.h"
 #include "scheduler/common/time_format.h"
+#include "scheduler/kube/testing/test_support.h"
 
 namespace taskgov::scheduler::kube {
 namespace {
@@ -46,7 +46,7 @@ class ActionsTest : public ::testing::Test {
 
   FakeApiServer server_;
   std::unique_ptr<KubeClient> client_;
-  testing::FakeClock clock_;
+  FakeClock clock_;
   std::unique_ptr<ApiKubeActions> actions_;
 };
 

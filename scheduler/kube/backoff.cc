@@ -24,7 +24,7 @@ RandomSource MakeRandomSource(uint64_t seed) {
 
 Backoff::Backoff(BackoffOptions options, const Clock* clock, RandomSource random)
     : options_(options),
-      clock_(clock != nullptr ? clock : RealClock::Get()),
+      clock_(clock != nullptr ? clock : SystemClock::Get()),
       random_(random ? std::move(random) : MakeRandomSource()),
       base_(options.initial) {}
 

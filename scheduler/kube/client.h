@@ -27,9 +27,9 @@
 #include <string_view>
 #include <vector>
 
+#include "scheduler/common/clock.h"
 #include "scheduler/common/result.h"
 #include "scheduler/kube/api_error.h"
-#include "scheduler/kube/clock.h"
 #include "scheduler/kube/config.h"
 #include "scheduler/kube/credentials.h"
 #include "scheduler/kube/http_connection.h"
@@ -47,7 +47,7 @@ struct ClientOptions {
   size_t max_watch_event_bytes = 64 * 1024 * 1024;
   int max_throttle_retries = 5;
   std::string user_agent = "taskgov";
-  const Clock* clock = nullptr;  // nullptr: RealClock (token re-read interval, exec expiry)
+  const Clock* clock = nullptr;  // nullptr: SystemClock (token re-read interval, exec expiry)
 };
 
 struct CallOptions {

@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "e2e/fake_apiserver.h"
-#include "scheduler/kube/testing/fake_clock.h"
-#include "scheduler/kube/testing/test_support.h"
+#include "scheduler/common/clock.h"
 #include "scheduler/common/time_format.h"
+#include "scheduler/kube/testing/test_support.h"
 
 namespace taskgov::scheduler::kube {
 namespace {
@@ -262,7 +262,7 @@ TEST_F(ClientTest, TokenFileIsReReadAfterA401AndEveryMinute) {
   WriteFile(dir + "/token", "t1\n");
   ClusterConfig config = HttpConfig(server_->port());
   config.token_file = dir + "/token";
-  testing::FakeClock clock;
+  FakeClock clock;
   ClientOptions client_options;
   client_options.clock = &clock;
   auto client = MakeClient(config, client_options);
@@ -296,7 +296,7 @@ TEST_F(ClientTest, ExecPluginTokenIsCachedUntilExpiryAndRefreshedAfterA401) {
   FakeApiServerOptions options;
   options.tokens = {"exec-1"};
   StartServer(options);
-  testing::FakeClock clock;
+  FakeClock clock;
   const std::string state = TempDir("exec-plugin");
   WriteFile(state + "/token", "exec-1");
   WriteFile(state + "/expiry", FormatTime(clock.WallNowMicros() + 60'000'000));

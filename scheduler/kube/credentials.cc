@@ -89,7 +89,7 @@ std::string ExecInfo(const ClusterConfig& config) {
 CredentialProvider::CredentialProvider(const ClusterConfig& config, CredentialOptions options)
     : config_(config),
       options_(options),
-      clock_(options.clock != nullptr ? options.clock : RealClock::Get()) {
+      clock_(options.clock != nullptr ? options.clock : SystemClock::Get()) {
   current_.token = config_.token;
   SetCert(config_.client_cert_pem, config_.client_key_pem);
 }

@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "scheduler/common/clock.h"
 #include "scheduler/common/result.h"
-#include "scheduler/kube/clock.h"
 #include "scheduler/kube/config.h"
 
 namespace taskgov::scheduler::kube {
@@ -40,7 +40,7 @@ struct Credentials {
 struct CredentialOptions {
   std::chrono::milliseconds token_reread_interval{60'000};
   std::chrono::milliseconds exec_timeout{30'000};
-  const Clock* clock = nullptr;  // nullptr: RealClock
+  const Clock* clock = nullptr;  // nullptr: SystemClock
 };
 
 struct CredentialStats {

@@ -141,7 +141,7 @@ Result<PodGroupInfo> DecodePodGroup(const rapidjson::Value& object) {
 
 Informers::Informers(KubeClient* client, ClusterObserver* observer, ObjectDecoders decoders,
                      InformerOptions options) {
-  const Clock* clock = options.clock != nullptr ? options.clock : RealClock::Get();
+  const Clock* clock = options.clock != nullptr ? options.clock : SystemClock::Get();
   RandomSource random = options.random ? options.random : MakeRandomSource();
   auto add = [&](ResourceSpec spec, ObjectKind kind, std::unique_ptr<ObjectSink> sink) {
     Entry entry;

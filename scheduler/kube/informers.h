@@ -41,7 +41,7 @@ struct InformerOptions {
   bool watch_local_queues = true;
   bool watch_pod_groups = true;
   ReflectorOptions reflector;
-  const Clock* clock = nullptr;  // nullptr: RealClock
+  const Clock* clock = nullptr;  // nullptr: SystemClock
   RandomSource random;           // nullptr: seeded from std::random_device
 };
 

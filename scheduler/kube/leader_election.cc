@@ -20,7 +20,7 @@ LeaderElector::LeaderElector(LeaseStore* store, LeaderElectionOptions options, c
                              RandomSource random)
     : store_(store),
       options_(std::move(options)),
-      clock_(clock != nullptr ? clock : RealClock::Get()),
+      clock_(clock != nullptr ? clock : SystemClock::Get()),
       random_(random ? std::move(random) : MakeRandomSource()) {}
 
 LeaderElector::~LeaderElector() { Stop(); }

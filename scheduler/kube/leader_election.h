@@ -31,8 +31,8 @@
 #include <string>
 #include <thread>
 
+#include "scheduler/common/clock.h"
 #include "scheduler/kube/backoff.h"
-#include "scheduler/kube/clock.h"
 #include "scheduler/kube/lease.h"
 
 namespace taskgov::scheduler::kube {

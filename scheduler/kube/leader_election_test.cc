@@ -9,10 +9,10 @@
 #include <condition_variable>
 
 #include "e2e/fake_apiserver.h"
-#include "scheduler/kube/client.h"
-#include "scheduler/kube/testing/fake_clock.h"
-#include "scheduler/kube/testing/test_support.h"
+#include "scheduler/common/clock.h"
 #include "scheduler/common/time_format.h"
+#include "scheduler/kube/client.h"
+#include "scheduler/kube/testing/test_support.h"
 
 namespace taskgov::scheduler::kube {
 namespace {
@@ -90,7 +90,7 @@ class LeaderElectionTest : public ::testing::Test {
   FakeApiServer server_;
   std::unique_ptr<KubeClient> client_;
   std::unique_ptr<ApiLeaseStore> store_;
-  testing::FakeClock clock_;
+  FakeClock clock_;
 };
 
 TEST_F(LeaderElectionTest, AcquiresAnAbsentLeaseThenRenewsIt) {

@@ -19,7 +19,7 @@ Reflector::Reflector(KubeClient* client, ResourceSpec spec, ObjectSink* sink,
       sink_(sink),
       on_synced_(std::move(on_synced)),
       options_(options),
-      clock_(clock != nullptr ? clock : RealClock::Get()),
+      clock_(clock != nullptr ? clock : SystemClock::Get()),
       random_(random ? std::move(random) : MakeRandomSource()),
       backoff_(options.backoff, clock_, random_) {
   stats_.resource = spec_.name;
