@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "scheduler/common/log.h"
+#include "scheduler/fair_share.h"
 #include "scheduler/pod_identity.h"
 #include "scheduler/preemption.h"
 
@@ -81,20 +82,13 @@ std::string ReasonCode(RefusalKind kind) {
 
 int64_t WeightedShare(const Ledger::Session& session, const Team& team, NameId flavor,
                       const ResourceList& request) {
-  if (team.fair_share_weight <= 0) return kUnlimited;
   const NameId team_id = TeamNames().Intern(team.name);
-  double share = 0;
+  ShareAccumulator share;
   for (NameId resource : session.Resources(team_id, flavor)) {
     CellView v = session.View(team_id, flavor, resource);
-    const int64_t borrowed =
-        std::max<int64_t>(0, v.usage + request.Get(ResourceNames().Name(resource)) - v.nominal);
-    if (borrowed == 0) continue;
-    const double ratio = v.pool_capacity > 0
-                             ? static_cast<double>(borrowed) / static_cast<double>(v.pool_capacity)
-                             : 1e6;
-    share = std::max(share, ratio);
+    share.Add(v.usage + request.Get(ResourceNames().Name(resource)), v.nominal, v.pool_capacity);
   }
-  return static_cast<int64_t>(share * 1000.0 / team.fair_share_weight);
+  return share.PerMille(team.fair_share_weight);
 }
 
 struct Admission::Context {

@@ -1,5 +1,7 @@
 #include "scheduler/preemption.h"
 
+#include "scheduler/fair_share.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -310,22 +312,16 @@ bool QuotaSim::Borrowing(int row, const Amounts& on) const {
 
 int64_t QuotaSim::ShareWith(int row, const Amounts* delta, int sign) const {
   const TeamRow& r = rows_[row];
-  if (r.weight <= 0) return kUnlimited;
   const Pool& pool = pools_[r.pool];
-  double share = 0;
+  ShareAccumulator share;
   for (size_t s = 0; s < slot_count_; ++s) {
     const Cell& c = r.cells[s];
     if (!c.governed) continue;
     const int64_t usage =
         delta == nullptr ? c.usage : std::max<int64_t>(0, c.usage + sign * (*delta)[s]);
-    const int64_t borrowed = Positive(usage - c.nominal);
-    if (borrowed == 0) continue;
-    const double ratio = pool.capacity[s] > 0
-                             ? static_cast<double>(borrowed) / static_cast<double>(pool.capacity[s])
-                             : 1e6;
-    share = std::max(share, ratio);
+    share.Add(usage, c.nominal, pool.capacity[s]);
   }
-  return static_cast<int64_t>(share * 1000.0 / r.weight);
+  return share.PerMille(r.weight);
 }
 
 int64_t QuotaSim::Share(int row) const { return ShareWith(row, nullptr, 0); }
