@@ -54,6 +54,15 @@ Setter BoolSetter(bool Flags::*field, std::string_view name) {
   };
 }
 
+Setter DurationSetter(std::chrono::milliseconds Flags::*field, std::string_view name) {
+  return [field, name](Flags& flags, std::string_view value) -> Status {
+    Result<std::chrono::milliseconds> d = ParseDuration(value);
+    if (!d.ok()) return d.error().Wrap("flag --" + std::string(name));
+    flags.*field = *d;
+    return Status::Ok();
+  };
+}
+
 // Boolean flags may be given without a value.
 bool IsBoolFlag(std::string_view name) { return name == "no-kube" || name == "leader-elect"; }
 
@@ -99,6 +108,12 @@ const std::map<std::string, Setter, std::less<>>& Setters() {
       {"leader-elect-namespace", StringSetter(&Flags::leader_elect_namespace)},
       {"leader-elect-name", StringSetter(&Flags::leader_elect_name)},
       {"identity", StringSetter(&Flags::identity)},
+      {"leader-elect-lease-duration",
+       DurationSetter(&Flags::lease_duration, "leader-elect-lease-duration")},
+      {"leader-elect-renew-deadline",
+       DurationSetter(&Flags::renew_deadline, "leader-elect-renew-deadline")},
+      {"leader-elect-retry-period",
+       DurationSetter(&Flags::retry_period, "leader-elect-retry-period")},
   };
   return *setters;
 }
@@ -140,6 +155,24 @@ Result<HostPort> ParseHostPort(std::string_view text) {
   }
   hp.port = static_cast<uint16_t>(port);
   return hp;
+}
+
+Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
+  static constexpr std::pair<std::string_view, int64_t> kUnits[] = {
+      {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}};
+  for (const auto& [unit, scale] : kUnits) {
+    if (text.size() <= unit.size() || !text.ends_with(unit)) continue;
+    std::string_view number = text.substr(0, text.size() - unit.size());
+    if (unit == "m" && number.ends_with('m')) continue;  // "ms" is handled first
+    int64_t value = 0;
+    auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (ec != std::errc() || end != number.data() + number.size() || value <= 0 ||
+        value > int64_t{1} << 40) {
+      break;
+    }
+    return std::chrono::milliseconds(value * scale);
+  }
+  return Error{"'" + std::string(text) + "' is not a positive duration like 15s or 1500ms"};
 }
 
 Result<Flags> ParseFlags(const std::vector<std::string_view>& args) {
@@ -202,6 +235,8 @@ Flags (--name=value or --name value):
   --leader-elect-namespace=NS   the Lease's namespace (default: the pod's, else default)
   --leader-elect-name=NAME      the Lease's name (default taskgov)
   --identity=ID                 this replica's identity (default: hostname + random suffix)
+  --leader-elect-lease-duration=D, --leader-elect-renew-deadline=D,
+  --leader-elect-retry-period=D  Lease timing (defaults 15s, 10s, 2s, as kube-scheduler's)
   --no-kube                     run without a Kubernetes API (no informers, binding or leader
                                 election; for testing the webhooks)
   --help                        this text

@@ -3,6 +3,7 @@
 // Command-line flags of taskgov-extender. Parsing is pure (no file access); main() checks that
 // the named files are readable.
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -40,12 +41,19 @@ struct Flags {
   std::string leader_elect_namespace;  // "" → the pod's namespace in-cluster, else "default"
   std::string leader_elect_name = "taskgov";
   std::string identity;  // "" → hostname + a random suffix
+  // kube-scheduler's defaults.
+  std::chrono::milliseconds lease_duration{15'000};
+  std::chrono::milliseconds renew_deadline{10'000};
+  std::chrono::milliseconds retry_period{2'000};
   bool help = false;
 };
 
 // Accepts `--name=value` and `--name value`. Unknown flags, missing values and malformed values
 // are errors naming the flag.
 [[nodiscard]] Result<Flags> ParseFlags(const std::vector<std::string_view>& args);
+
+// Parses a duration such as "15s", "1500ms", "2m".
+[[nodiscard]] Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
 
 // The --help text.
 [[nodiscard]] std::string Usage();

@@ -68,6 +68,20 @@ TEST(ParseFlagsTest, ErrorsNameTheFlag) {
   }
 }
 
+TEST(ParseDurationTest, UnitsAndErrors) {
+  EXPECT_EQ(*ParseDuration("15s"), std::chrono::milliseconds(15'000));
+  EXPECT_EQ(*ParseDuration("1500ms"), std::chrono::milliseconds(1'500));
+  EXPECT_EQ(*ParseDuration("2m"), std::chrono::milliseconds(120'000));
+  EXPECT_EQ(*ParseDuration("1h"), std::chrono::milliseconds(3'600'000));
+  for (const char* bad : {"", "15", "s", "-1s", "0s", "1.5s", "10x", "ms"}) {
+    EXPECT_FALSE(ParseDuration(bad).ok()) << bad;
+  }
+  Result<Flags> flags = ParseFlags({"--leader-elect-lease-duration=3s"});
+  ASSERT_TRUE(flags.ok());
+  EXPECT_EQ(flags->lease_duration, std::chrono::milliseconds(3'000));
+  EXPECT_FALSE(ParseFlags({"--leader-elect-retry-period=soon"}).ok());
+}
+
 TEST(ParseFlagsTest, HelpIsAFlag) {
   Result<Flags> flags = ParseFlags({"--help"});
   ASSERT_TRUE(flags.ok());

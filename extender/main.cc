@@ -141,6 +141,9 @@ int Run(int argc, char** argv) {
   (void)log::ParseLevel(flags.log_level, &level);  // validated by ParseFlags
   log::SetLevel(level);
 
+  if (!(flags.retry_period < flags.renew_deadline && flags.renew_deadline < flags.lease_duration)) {
+    return Fail("leader election needs retry period < renew deadline < lease duration");
+  }
   if ((flags.tls_cert_file.empty()) != (flags.tls_key_file.empty())) {
     return Fail("--tls-cert-file and --tls-key-file go together");
   }
@@ -231,6 +234,9 @@ int Run(int argc, char** argv) {
           client.get(), LeaseNamespace(flags), flags.leader_elect_name);
       scheduler::kube::LeaderElectionOptions election;
       election.identity = identity;
+      election.lease_duration = flags.lease_duration;
+      election.renew_deadline = flags.renew_deadline;
+      election.retry_period = flags.retry_period;
       election.on_started_leading = [&] {
         // A new leader inherits no reservations: rebuild the counters from what is bound.
         std::vector<scheduler::Ledger::Drift> drift = book.Reconcile();
