@@ -6,8 +6,9 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <ostream>
 #include <set>
-#include <sstream>
+#include <streambuf>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -114,6 +115,12 @@ double Seconds(int64_t from_ms, int64_t to_ms) {
   return static_cast<double>(std::max<int64_t>(0, to_ms - from_ms)) / 1000.0;
 }
 
+// Orders a family's series by label values (for series that come from hash maps).
+void SortSeries(MetricFamily& family) {
+  std::sort(family.metric.begin(), family.metric.end(),
+            [](const ClientMetric& a, const ClientMetric& b) { return a.label < b.label; });
+}
+
 // Builds one family of the exposition.
 class FamilyBuilder {
  public:
@@ -149,6 +156,11 @@ class FamilyBuilder {
   }
   bool empty() const { return family_.metric.empty(); }
   MetricFamily Take() { return std::move(family_); }
+  // For series that come out of a SeriesMap (creation order): ordered by label values.
+  MetricFamily TakeSorted() {
+    SortSeries(family_);
+    return std::move(family_);
+  }
 
  private:
   MetricFamily family_;
@@ -160,6 +172,25 @@ std::array<std::string_view, N> Views(const std::array<std::string, N>& labels) 
   for (size_t i = 0; i < N; ++i) out[i] = labels[i];
   return out;
 }
+
+// A streambuf appending to a std::string whose capacity the caller reserved.
+class StringSink final : public std::streambuf {
+ public:
+  explicit StringSink(std::string* out) : out_(out) {}
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (c != traits_type::eof()) out_->push_back(static_cast<char>(c));
+    return traits_type::not_eof(c);
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    out_->append(s, static_cast<size_t>(n));
+    return n;
+  }
+
+ private:
+  std::string* out_;
+};
 
 using L1 = std::array<std::string_view, 1>;
 using L2 = std::array<std::string_view, 2>;
@@ -332,7 +363,8 @@ class Metrics::Impl {
   SeriesMap<std::atomic<int64_t>, 1> informer_events_;  // resource → unix ms
   SeriesMap<char, 1> priority_classes_;                 // the admitted priority_class values
 
-  mutable std::mutex scrape_mu_;  // serialises scrapes; guards sources_ and known_teams_
+  mutable std::mutex scrape_mu_;  // serialises scrapes; guards the members below
+  mutable size_t last_size_ = 0;  // of the last exposition, to size the next one
   Sources sources_;
   // Teams seen in a policy, kept while their series live: a removed team's usage still
   // belongs to its old cohort and cluster queue.
@@ -644,7 +676,7 @@ void Metrics::Impl::CollectTeamSeries(const Scrape& scrape, std::vector<MetricFa
       admissions.Value(L3{"team", "flavor", "mode"}, Views(labels), static_cast<double>(c.Value()));
     }
   });
-  out->push_back(admissions.Take());
+  out->push_back(admissions.TakeSorted());
 
   std::string reasons;
   for (std::string_view r : kRefusalReasons)
@@ -664,7 +696,7 @@ void Metrics::Impl::CollectTeamSeries(const Scrape& scrape, std::vector<MetricFa
       }
     }
   });
-  out->push_back(refusals.Take());
+  out->push_back(refusals.TakeSorted());
 
   FamilyBuilder waits("taskgov_pod_wait_seconds",
                       "Time from a pod's creation until it was bound. Labels: team; "
@@ -674,7 +706,7 @@ void Metrics::Impl::CollectTeamSeries(const Scrape& scrape, std::vector<MetricFa
   waits_.ForEach([&](const auto& labels, const Histogram& h) {
     if (scrape.Live(labels[0])) waits.Hist(L2{"team", "priority_class"}, Views(labels), h);
   });
-  out->push_back(waits.Take());
+  out->push_back(waits.TakeSorted());
 
   FamilyBuilder runs("taskgov_pod_run_seconds",
                      "Time from a pod's binding until it ended (succeeded, failed, deleted or "
@@ -683,7 +715,7 @@ void Metrics::Impl::CollectTeamSeries(const Scrape& scrape, std::vector<MetricFa
   runs_.ForEach([&](const auto& labels, const Histogram& h) {
     if (scrape.Live(labels[0])) runs.Hist(L2{"team", "priority_class"}, Views(labels), h);
   });
-  out->push_back(runs.Take());
+  out->push_back(runs.TakeSorted());
 
   FamilyBuilder preemptions(
       "taskgov_preemptions_total",
@@ -701,7 +733,7 @@ void Metrics::Impl::CollectTeamSeries(const Scrape& scrape, std::vector<MetricFa
     kueue_preemptions[{std::string(scrape.ClusterQueue(labels[0])),
                        std::string(KueuePreemptionReason(labels[2]))}] += n;
   });
-  out->push_back(preemptions.Take());
+  out->push_back(preemptions.TakeSorted());
 
   if (options_.kueue_compatible) {
     FamilyBuilder k_wait("kueue_admission_wait_time_seconds",
@@ -714,7 +746,7 @@ void Metrics::Impl::CollectTeamSeries(const Scrape& scrape, std::vector<MetricFa
         k_wait.Hist(L1{"cluster_queue"}, L1{scrape.ClusterQueue(labels[0])}, h);
       }
     });
-    out->push_back(k_wait.Take());
+    out->push_back(k_wait.TakeSorted());
     FamilyBuilder k_preempted(
         "kueue_preempted_workloads_total",
         "The number of preempted workloads per 'preempting_cluster_queue'. 'reason': "
@@ -724,7 +756,7 @@ void Metrics::Impl::CollectTeamSeries(const Scrape& scrape, std::vector<MetricFa
     for (const auto& [key, n] : kueue_preemptions) {
       k_preempted.Value(L2{"preempting_cluster_queue", "reason"}, L2{key.first, key.second}, n);
     }
-    out->push_back(k_preempted.Take());
+    out->push_back(k_preempted.TakeSorted());
   }
 }
 
@@ -745,8 +777,8 @@ void Metrics::Impl::CollectProcess(int64_t now_ms, std::vector<MetricFamily>* ou
     }
     durations.Hist(L1{"verb"}, Views(labels), s.duration);
   });
-  out->push_back(requests.Take());
-  out->push_back(durations.Take());
+  out->push_back(requests.TakeSorted());
+  out->push_back(durations.TakeSorted());
 
   FamilyBuilder age("taskgov_informer_last_event_age_seconds",
                     "Seconds since the informer of a resource last received an event (a watch "
@@ -761,27 +793,29 @@ void Metrics::Impl::CollectProcess(int64_t now_ms, std::vector<MetricFamily>* ou
     age.Value(L1{"resource"}, Views(labels), Seconds(ms, now_ms));
     stamp.Value(L1{"resource"}, Views(labels), static_cast<double>(ms) / 1000.0);
   });
-  out->push_back(age.Take());
-  out->push_back(stamp.Take());
+  out->push_back(age.TakeSorted());
+  out->push_back(stamp.TakeSorted());
 }
 
 std::string Metrics::Impl::Render() const {
   std::lock_guard<std::mutex> lock(scrape_mu_);
   std::vector<MetricFamily> families = registry_.Collect();
+  for (MetricFamily& family : families) SortSeries(family);  // the registry's order is a hash's
   Scrape scrape;
   CollectLedger(scrape, &families);
   CollectTeamSeries(scrape, &families);
   CollectProcess(clock_->NowMs(), &families);
-
   std::sort(families.begin(), families.end(),
             [](const MetricFamily& a, const MetricFamily& b) { return a.name < b.name; });
-  for (MetricFamily& family : families) {
-    std::sort(family.metric.begin(), family.metric.end(),
-              [](const ClientMetric& a, const ClientMetric& b) { return a.label < b.label; });
-  }
-  std::ostringstream text;
-  prometheus::TextSerializer().Serialize(text, families);
-  return std::move(text).str();
+
+  // Serialise into one buffer sized by the previous scrape: no regrowth, no copies.
+  std::string text;
+  text.reserve(last_size_ + last_size_ / 8 + 4096);
+  StringSink sink(&text);
+  std::ostream out(&sink);
+  prometheus::TextSerializer().Serialize(out, families);
+  last_size_ = text.size();
+  return text;
 }
 
 Metrics::Metrics(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {}
