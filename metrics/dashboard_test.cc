@@ -7,7 +7,6 @@
 
 #include <fstream>
 #include <functional>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -47,6 +46,60 @@ void CollectQueries(const rapidjson::Value& v, std::vector<std::string>* out) {
   } else if (v.IsArray()) {
     for (const auto& item : v.GetArray()) CollectQueries(item, out);
   }
+}
+
+// A metric name in a query and the label names its selector matches on.
+struct Selector {
+  std::string name;
+  std::vector<std::string> labels;
+};
+
+bool NameChar(char c) { return (c >= 'a' && c <= 'z') || c == '_' || (c >= '0' && c <= '9'); }
+
+// The taskgov_* / kueue_* names a PromQL query mentions, with their `{...}` label names.
+std::vector<Selector> Selectors(const std::string& q) {
+  std::vector<Selector> out;
+  for (size_t i = 0; i < q.size();) {
+    const bool start = (i == 0 || !(NameChar(q[i - 1]) || (q[i - 1] >= 'A' && q[i - 1] <= 'Z'))) &&
+                       (q.compare(i, 8, "taskgov_") == 0 || q.compare(i, 6, "kueue_") == 0);
+    if (!start) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < q.size() && NameChar(q[end])) ++end;
+    Selector sel{q.substr(i, end - i), {}};
+    if (end < q.size() && q[end] == '{') {
+      size_t close = q.find('}', end);
+      if (close == std::string::npos) close = q.size();
+      const std::string inner = q.substr(end + 1, close - end - 1);
+      bool in_value = false;
+      std::string label;
+      for (size_t j = 0; j < inner.size(); ++j) {
+        const char c = inner[j];
+        if (in_value) {
+          if (c == '\\')
+            ++j;
+          else if (c == '"')
+            in_value = false;
+          continue;
+        }
+        if (c == '"') {
+          in_value = true;
+          if (!label.empty()) sel.labels.push_back(label);
+          label.clear();
+        } else if (NameChar(c) || (c >= 'A' && c <= 'Z')) {
+          label += c;
+        } else if (c == ',') {
+          label.clear();
+        }
+      }
+      end = close;
+    }
+    out.push_back(std::move(sel));
+    i = end;
+  }
+  return out;
 }
 
 class DashboardTest : public ::testing::Test {
@@ -104,24 +157,16 @@ TEST_F(DashboardTest, EveryMetricAndLabelItQueriesIsExported) {
   std::vector<std::string> queries;
   CollectQueries(dashboard_, &queries);
   ASSERT_FALSE(queries.empty());
-  const std::regex name_re("\\b((?:taskgov|kueue)_[a-z_]+)\\b");
-  const std::regex selector_re("\\b((?:taskgov|kueue)_[a-z_]+)\\{([^}]*)\\}");
-  const std::regex matcher_re("([a-zA-Z_][a-zA-Z0-9_]*)\\s*(=~|!~|!=|=)");
   std::set<std::string> used;
   for (const std::string& q : queries) {
-    for (std::sregex_iterator it(q.begin(), q.end(), name_re), end; it != end; ++it) {
-      const std::string name = (*it)[1];
-      used.insert(name);
-      EXPECT_TRUE(labels.count(name))
-          << "the dashboard queries " << name << ", which the exporter does not emit: " << q;
-    }
-    for (std::sregex_iterator it(q.begin(), q.end(), selector_re), end; it != end; ++it) {
-      const std::string name = (*it)[1];
-      const std::string matchers = (*it)[2];
-      for (std::sregex_iterator m(matchers.begin(), matchers.end(), matcher_re); m != end; ++m) {
-        const std::string label = (*m)[1];
-        EXPECT_TRUE(labels[name].count(label)) << "the dashboard selects " << name << " by label "
-                                               << label << ", which it does not have: " << q;
+    for (const Selector& sel : Selectors(q)) {
+      used.insert(sel.name);
+      EXPECT_TRUE(labels.count(sel.name))
+          << "the dashboard queries " << sel.name << ", which the exporter does not emit: " << q;
+      for (const std::string& label : sel.labels) {
+        EXPECT_TRUE(labels[sel.name].count(label))
+            << "the dashboard selects " << sel.name << " by label " << label
+            << ", which it does not have: " << q;
       }
     }
   }
