@@ -154,7 +154,6 @@ class FamilyBuilder {
             const std::array<std::string_view, N>& values, const Histogram& h) {
     Add(names, values).histogram = h.Snapshot();
   }
-  bool empty() const { return family_.metric.empty(); }
   MetricFamily Take() { return std::move(family_); }
   // For series that come out of a SeriesMap (creation order): ordered by label values.
   MetricFamily TakeSorted() {
@@ -311,12 +310,6 @@ class Metrics::Impl {
   std::string Render() const;
 
   prometheus::Registry& registry() { return registry_; }
-
-  size_t series_count() const {
-    return admissions_.size() + refusals_.size() * kRefusalReasons.size() +
-           verbs_.size() * (kOutcomes.size() + 1) + waits_.size() + runs_.size() +
-           kueue_waits_.size() + preemptions_.size() + informer_events_.size();
-  }
 
  private:
   struct TeamMeta {
@@ -494,20 +487,21 @@ void Metrics::Impl::CollectLedger(Scrape& scrape, std::vector<MetricFamily>* out
           quota_labels,
       MetricType::Gauge);
   FamilyBuilder k_nominal("kueue_cluster_queue_nominal_quota",
-                          "Reports the cluster_queue's resource nominal quota within all the "
-                          "flavors. Labels: cohort, cluster_queue, flavor, resource.",
+                          "Kueue-compatible taskgov_quota_nominal: a ClusterQueue's nominal "
+                          "quota per flavor and resource. Labels: cohort, cluster_queue, "
+                          "flavor, resource.",
                           MetricType::Gauge);
   FamilyBuilder k_borrowing("kueue_cluster_queue_borrowing_limit",
-                            "Reports the cluster_queue's resource borrowing limit within all the "
-                            "flavors. Labels: cohort, cluster_queue, flavor, resource.",
+                            "Kueue-compatible taskgov_quota_borrowing_limit (+Inf: unlimited). "
+                            "Labels: cohort, cluster_queue, flavor, resource.",
                             MetricType::Gauge);
   FamilyBuilder k_lending("kueue_cluster_queue_lending_limit",
-                          "Reports the cluster_queue's resource lending limit within all the "
-                          "flavors. Labels: cohort, cluster_queue, flavor, resource.",
+                          "Kueue-compatible taskgov_quota_lending_limit (+Inf: unlimited). "
+                          "Labels: cohort, cluster_queue, flavor, resource.",
                           MetricType::Gauge);
   FamilyBuilder k_usage("kueue_cluster_queue_resource_usage",
-                        "Reports the cluster_queue's total resource usage within all the "
-                        "flavors. Labels: cohort, cluster_queue, flavor, resource.",
+                        "Kueue-compatible taskgov_quota_usage: what a ClusterQueue's admitted "
+                        "pods use. Labels: cohort, cluster_queue, flavor, resource.",
                         MetricType::Gauge);
   static constexpr L3 kQuotaNames = {"team", "flavor", "resource"};
   static constexpr L4 kKueueQuotaNames = {"cohort", "cluster_queue", "flavor", "resource"};
@@ -567,13 +561,10 @@ void Metrics::Impl::CollectLedger(Scrape& scrape, std::vector<MetricFamily>* out
                       "borrowing). Labels: team, flavor.",
                       MetricType::Gauge);
   FamilyBuilder k_share("kueue_cluster_queue_weighted_share",
-                        "Reports a value that representing the maximum of the ratios of usage "
-                        "above nominal quota to the lendable resources in the cohort, among all "
-                        "the resources provided by the ClusterQueue, and divided by the weight. "
-                        "If zero, it means that the usage of the ClusterQueue is below the "
-                        "nominal quota. If the ClusterQueue has a weight of zero and is "
-                        "borrowing, this will return 9223372036854775807, the maximum possible "
-                        "share value. Labels: cluster_queue.",
+                        "Kueue-compatible weighted share of a ClusterQueue, in thousandths: "
+                        "the largest over its flavors of taskgov_weighted_share x 1000, "
+                        "truncated (0: within nominal; 9223372036854775807: weight 0 and "
+                        "borrowing). Labels: cluster_queue.",
                         MetricType::Gauge);
   {
     scheduler::Ledger::Session session(ledger);
@@ -624,16 +615,13 @@ void Metrics::Impl::CollectLedger(Scrape& scrape, std::vector<MetricFamily>* out
                      "terminated). Labels: team, state.",
                      MetricType::Gauge);
   FamilyBuilder k_pending("kueue_pending_workloads",
-                          "The number of pending workloads, per 'cluster_queue' and 'status'. "
-                          "'status' can have the following values: \"active\" means that the "
-                          "workloads are in the admission queue; \"inadmissible\" means there "
-                          "was a failed admission attempt for these workloads (taskgov: every "
-                          "pending pod). Labels: cluster_queue, status.",
+                          "Kueue-compatible pending pods of a ClusterQueue. Labels: "
+                          "cluster_queue; status: inadmissible (taskgov counts every pending "
+                          "pod here: the scheduler retries it after a refusal), active (0).",
                           MetricType::Gauge);
   FamilyBuilder k_active("kueue_admitted_active_workloads",
-                         "The number of admitted Workloads that are active (unsuspended and not "
-                         "finished), per 'cluster_queue' (taskgov: pods admitted, bound or "
-                         "about to be). Labels: cluster_queue.",
+                         "Kueue-compatible admitted pods of a ClusterQueue that hold quota: "
+                         "bound, or admitted and about to be bound. Labels: cluster_queue.",
                          MetricType::Gauge);
   static constexpr L2 kPodNames = {"team", "state"};
   for (const auto& [team, meta] : scrape.live) {
@@ -737,9 +725,8 @@ void Metrics::Impl::CollectTeamSeries(const Scrape& scrape, std::vector<MetricFa
 
   if (options_.kueue_compatible) {
     FamilyBuilder k_wait("kueue_admission_wait_time_seconds",
-                         "The time between a workload was created or requeued until admission, "
-                         "per 'cluster_queue' (taskgov: pod creation until binding). Labels: "
-                         "cluster_queue.",
+                         "Kueue-compatible taskgov_pod_wait_seconds (pod creation until "
+                         "binding), with Kueue's buckets. Labels: cluster_queue.",
                          MetricType::Histogram);
     kueue_waits_.ForEach([&](const auto& labels, const Histogram& h) {
       if (scrape.Live(labels[0])) {
@@ -749,9 +736,10 @@ void Metrics::Impl::CollectTeamSeries(const Scrape& scrape, std::vector<MetricFa
     out->push_back(k_wait.TakeSorted());
     FamilyBuilder k_preempted(
         "kueue_preempted_workloads_total",
-        "The number of preempted workloads per 'preempting_cluster_queue'. 'reason': "
-        "InClusterQueue, InCohortReclamation, InCohortFairSharing, "
-        "InCohortReclaimWhileBorrowing. Labels: preempting_cluster_queue, reason.",
+        "Kueue-compatible taskgov_preemptions_total summed over victims. Labels: "
+        "preempting_cluster_queue; reason: InClusterQueue (within_team), InCohortReclamation "
+        "(reclaim), InCohortFairSharing (fair_share), InCohortReclaimWhileBorrowing "
+        "(reclaim_while_borrowing).",
         MetricType::Counter);
     for (const auto& [key, n] : kueue_preemptions) {
       k_preempted.Value(L2{"preempting_cluster_queue", "reason"}, L2{key.first, key.second}, n);
@@ -854,6 +842,5 @@ void Metrics::ObserveConfigReload(bool ok, int64_t unix_ms) {
 }
 std::string Metrics::Render() const { return impl_->Render(); }
 prometheus::Registry& Metrics::registry() { return impl_->registry(); }
-size_t Metrics::series_count() const { return impl_->series_count(); }
 
 }  // namespace taskgov::metrics

@@ -174,9 +174,6 @@ class Metrics {
   // own (they are rendered with the rest; names must not collide with the families above).
   [[nodiscard]] prometheus::Registry& registry();
 
-  // Series currently held (all families, hidden ones included) — for tests and diagnostics.
-  [[nodiscard]] size_t series_count() const;
-
  private:
   class Impl;
   std::unique_ptr<Impl> impl_;
