@@ -1,0 +1,846 @@
+#include "metrics/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <streambuf>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "metrics/series.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/metric_family.h"
+#include "prometheus/registry.h"
+#include "prometheus/text_serializer.h"
+#include "scheduler/quantity.h"
+#include "scheduler/resources.h"
+
+namespace taskgov::metrics {
+namespace {
+
+using internal::Buckets;
+using internal::Counter;
+using internal::Histogram;
+using internal::SeriesMap;
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+using scheduler::NameId;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// FilterDecision::reason codes, in label order; anything else counts as the last, "other".
+constexpr std::array<std::string_view, 11> kRefusalReasons = {
+    "quota",    "borrowing_limit", "pool",    "fair_share", "queue_order", "no_room",
+    "no_quota", "inactive",        "no_team", "not_ready",  "other"};
+
+size_t RefusalIndex(std::string_view reason) {
+  for (size_t i = 0; i + 1 < kRefusalReasons.size(); ++i) {
+    if (kRefusalReasons[i] == reason) return i;
+  }
+  return kRefusalReasons.size() - 1;
+}
+
+constexpr std::array<std::string_view, 4> kOutcomes = {"success", "client_error", "server_error",
+                                                       "reply_failed"};
+
+size_t OutcomeIndex(int status, bool reply_sent) {
+  if (!reply_sent) return 3;
+  if (status >= 200 && status < 300) return 0;
+  if (status >= 400 && status < 500) return 1;
+  return 2;
+}
+
+// Latency of a webhook reply: 50µs .. 10s (kube-scheduler's httpTimeout is a few seconds).
+const Buckets kWebhookBuckets = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+                                 0.005,   0.01,   0.025,   0.05,   0.1,   0.25,
+                                 0.5,     1,      2.5,     5,      10};
+// Waiting for admission: a second to a week.
+const Buckets kWaitBuckets = {1,    5,    15,   30,    60,    120,   300,    600,
+                              1800, 3600, 7200, 14400, 28800, 86400, 172800, 604800};
+// Running: a minute to a month (training jobs run for days).
+const Buckets kRunBuckets = {60,    300,   900,    1800,   3600,   7200,    14400,  28800,
+                             43200, 86400, 172800, 345600, 604800, 1209600, 2592000};
+// Kueue's admission wait buckets: 1, then 2.5 × 2^k for k = 0..12.
+const Buckets kKueueWaitBuckets = {1,   2.5, 5,   10,   20,   40,   80,
+                                   160, 320, 640, 1280, 2560, 5120, 10240};
+
+struct TeamRefusals {
+  std::array<Counter, kRefusalReasons.size()> by_reason;
+};
+
+struct VerbSeries {
+  explicit VerbSeries(const Buckets& bounds) : duration(bounds) {}
+  std::array<Counter, kOutcomes.size()> outcomes;
+  Histogram duration;
+};
+
+std::string_view KueuePreemptionReason(std::string_view reason) {
+  if (reason == kPreemptWithinTeam) return "InClusterQueue";
+  if (reason == kPreemptReclaim) return "InCohortReclamation";
+  if (reason == kPreemptFairShare) return "InCohortFairSharing";
+  if (reason == kPreemptReclaimWhileBorrowing) return "InCohortReclaimWhileBorrowing";
+  return reason;
+}
+
+std::string_view TeamLabel(NameId id) {
+  if (id == scheduler::kNoTeam || id >= scheduler::TeamNames().size()) return kNoTeamLabel;
+  return scheduler::TeamNames().Name(id);
+}
+
+std::string_view FlavorLabel(NameId id) {
+  if (id == scheduler::kNoNode || id >= scheduler::FlavorNames().size()) return kNoTeamLabel;
+  return scheduler::FlavorNames().Name(id);
+}
+
+// A canonical amount in base units: cpu millicores → cores; everything else as is.
+double BaseUnits(std::string_view resource, int64_t amount) {
+  if (amount == scheduler::kUnlimited) return kInf;
+  if (scheduler::CanonicalUnit(resource) == scheduler::QuantityUnit::kMillis) {
+    return static_cast<double>(amount) / 1000.0;
+  }
+  return static_cast<double>(amount);
+}
+
+double Seconds(int64_t from_ms, int64_t to_ms) {
+  return static_cast<double>(std::max<int64_t>(0, to_ms - from_ms)) / 1000.0;
+}
+
+// Orders a family's series by label values (for series that come from hash maps).
+void SortSeries(MetricFamily& family) {
+  std::sort(family.metric.begin(), family.metric.end(),
+            [](const ClientMetric& a, const ClientMetric& b) { return a.label < b.label; });
+}
+
+// Builds one family of the exposition.
+class FamilyBuilder {
+ public:
+  FamilyBuilder(std::string name, std::string help, MetricType type) {
+    family_.name = std::move(name);
+    family_.help = std::move(help);
+    family_.type = type;
+  }
+  template <size_t N>
+  ClientMetric& Add(const std::array<std::string_view, N>& names,
+                    const std::array<std::string_view, N>& values) {
+    ClientMetric& m = family_.metric.emplace_back();
+    m.label.reserve(N);
+    for (size_t i = 0; i < N; ++i) {
+      m.label.push_back(ClientMetric::Label{std::string(names[i]), std::string(values[i])});
+    }
+    return m;
+  }
+  template <size_t N>
+  void Value(const std::array<std::string_view, N>& names,
+             const std::array<std::string_view, N>& values, double v) {
+    ClientMetric& m = Add(names, values);
+    if (family_.type == MetricType::Counter) {
+      m.counter.value = v;
+    } else {
+      m.gauge.value = v;
+    }
+  }
+  template <size_t N>
+  void Hist(const std::array<std::string_view, N>& names,
+            const std::array<std::string_view, N>& values, const Histogram& h) {
+    Add(names, values).histogram = h.Snapshot();
+  }
+  MetricFamily Take() { return std::move(family_); }
+  // For series that come out of a SeriesMap (creation order): ordered by label values.
+  MetricFamily TakeSorted() {
+    SortSeries(family_);
+    return std::move(family_);
+  }
+
+ private:
+  MetricFamily family_;
+};
+
+template <size_t N>
+std::array<std::string_view, N> Views(const std::array<std::string, N>& labels) {
+  std::array<std::string_view, N> out;
+  for (size_t i = 0; i < N; ++i) out[i] = labels[i];
+  return out;
+}
+
+// A streambuf appending to a std::string whose capacity the caller reserved.
+class StringSink final : public std::streambuf {
+ public:
+  explicit StringSink(std::string* out) : out_(out) {}
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (c != traits_type::eof()) out_->push_back(static_cast<char>(c));
+    return traits_type::not_eof(c);
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    out_->append(s, static_cast<size_t>(n));
+    return n;
+  }
+
+ private:
+  std::string* out_;
+};
+
+using L1 = std::array<std::string_view, 1>;
+using L2 = std::array<std::string_view, 2>;
+using L3 = std::array<std::string_view, 3>;
+using L4 = std::array<std::string_view, 4>;
+
+}  // namespace
+
+class Metrics::Impl {
+ public:
+  explicit Impl(Options options)
+      : options_(std::move(options)),
+        clock_(options_.clock != nullptr ? options_.clock : &system_clock_),
+        watch_restarts_(prometheus::BuildCounter()
+                            .Name("taskgov_watch_restarts_total")
+                            .Help("Watches of the Kubernetes API restarted, by resource (pods, "
+                                  "nodes, namespaces, localqueues, podgroups, configmaps, ...) "
+                                  "and reason (expired, gone, error, closed, ...).")
+                            .Register(registry_)),
+        reloads_(prometheus::BuildCounter()
+                     .Name("taskgov_config_reloads_total")
+                     .Help("Policy config reloads (the initial load included), by result: "
+                           "success, failure.")
+                     .Register(registry_)),
+        reload_success_(reloads_.Add({{"result", "success"}})),
+        reload_failure_(reloads_.Add({{"result", "failure"}})),
+        last_reload_ok_(prometheus::BuildGauge()
+                            .Name("taskgov_config_last_reload_successful")
+                            .Help("1 if the last config reload succeeded (its policy is in "
+                                  "use), 0 if it failed (the last good policy stays in use).")
+                            .Register(registry_)
+                            .Add({})),
+        last_reload_success_time_(prometheus::BuildGauge()
+                                      .Name("taskgov_config_last_reload_success_timestamp_seconds")
+                                      .Help("Unix time of the last successful config reload.")
+                                      .Register(registry_)
+                                      .Add({})) {
+    prometheus::BuildGauge()
+        .Name("taskgov_build_info")
+        .Help("1, labelled with the build: version, revision.")
+        .Register(registry_)
+        .Add({{"version", options_.build.version}, {"revision", options_.build.revision}})
+        .Set(1);
+  }
+
+  void SetSources(Sources sources) {
+    std::lock_guard<std::mutex> lock(scrape_mu_);
+    sources_ = std::move(sources);
+  }
+
+  void ObserveFilter(const scheduler::FilterDecision& d) {
+    if (d.admitted) {
+      if (d.team == scheduler::kNoTeam) {
+        admissions_.Get(L3{kNoTeamLabel, kNoTeamLabel, "passthrough"}).Add();
+      } else {
+        admissions_
+            .Get(
+                L3{TeamLabel(d.team), FlavorLabel(d.flavor), d.borrowing ? "borrowing" : "nominal"})
+            .Add();
+      }
+      return;
+    }
+    refusals_.Get(L1{TeamLabel(d.team)}).by_reason[RefusalIndex(d.reason)].Add();
+  }
+
+  void ObserveRequest(std::string_view path, bool route_matched, int status, bool reply_sent,
+                      std::chrono::nanoseconds duration) {
+    std::string_view verb = "unknown";
+    if (route_matched) {
+      const size_t slash = path.rfind('/');
+      verb = slash == std::string_view::npos ? path : path.substr(slash + 1);
+      if (verb.empty()) verb = "root";
+    }
+    VerbSeries& s = verbs_.Get(L1{verb}, kWebhookBuckets);
+    s.outcomes[OutcomeIndex(status, reply_sent)].Add();
+    s.duration.Observe(std::chrono::duration<double>(duration).count());
+  }
+
+  void ObservePodBound(NameId team, std::string_view priority_class, int64_t created_ms,
+                       int64_t bound_ms) {
+    const double wait = Seconds(created_ms, bound_ms);
+    const std::string_view t = TeamLabel(team);
+    waits_.Get(L2{t, PriorityClassLabel(priority_class)}, kWaitBuckets).Observe(wait);
+    if (options_.kueue_compatible) kueue_waits_.Get(L1{t}, kKueueWaitBuckets).Observe(wait);
+  }
+
+  void ObservePodEnded(NameId team, std::string_view priority_class, int64_t bound_ms,
+                       int64_t ended_ms) {
+    runs_.Get(L2{TeamLabel(team), PriorityClassLabel(priority_class)}, kRunBuckets)
+        .Observe(Seconds(bound_ms, ended_ms));
+  }
+
+  void ObservePreemption(NameId team, NameId victim_team, std::string_view reason) {
+    preemptions_.Get(L3{TeamLabel(team), TeamLabel(victim_team), reason}).Add();
+  }
+
+  void ObserveWatchRestart(std::string_view resource, std::string_view reason) {
+    // Rare: the family's own mutex is fine here. Series are never removed, so the reference
+    // stays valid.
+    watch_restarts_.Add({{"resource", std::string(resource)}, {"reason", std::string(reason)}})
+        .Increment();
+  }
+
+  void ObserveInformerEvent(std::string_view resource, int64_t unix_ms) {
+    // relaxed: a lone timestamp; a scrape may read the previous one.
+    informer_events_.Get(L1{resource}, int64_t{0}).store(unix_ms, std::memory_order_relaxed);
+  }
+
+  int64_t NowMs() const { return clock_->NowMs(); }
+
+  void ObserveConfigReload(bool ok, int64_t unix_ms) {
+    std::lock_guard<std::mutex> lock(reload_mu_);  // the three values change together
+    (ok ? reload_success_ : reload_failure_).Increment();
+    last_reload_ok_.Set(ok ? 1 : 0);
+    if (ok) last_reload_success_time_.Set(static_cast<double>(unix_ms) / 1000.0);
+  }
+
+  std::string Render() const;
+
+  prometheus::Registry& registry() { return registry_; }
+
+ private:
+  struct TeamMeta {
+    std::string cohort;
+    std::string cluster_queue;
+  };
+  struct Scrape;
+
+  // Priority classes come from the policy or the pod spec: bounded to kMaxPriorityClasses
+  // distinct values, then "other".
+  std::string_view PriorityClassLabel(std::string_view name) {
+    if (name.empty()) return "none";
+    if (priority_classes_.Find(L1{name}) != nullptr) return name;
+    if (priority_classes_.size() >= kMaxPriorityClasses) return "other";
+    priority_classes_.Get(L1{name});
+    return name;
+  }
+
+  void CollectLedger(Scrape& scrape, std::vector<MetricFamily>* out) const;
+  void CollectTeamSeries(const Scrape& scrape, std::vector<MetricFamily>* out) const;
+  void CollectProcess(int64_t now_ms, std::vector<MetricFamily>* out) const;
+
+  const Options options_;
+  SystemClock system_clock_;
+  const Clock* const clock_;
+
+  prometheus::Registry registry_;
+  prometheus::Family<prometheus::Counter>& watch_restarts_;
+  prometheus::Family<prometheus::Counter>& reloads_;
+  prometheus::Counter& reload_success_;
+  prometheus::Counter& reload_failure_;
+  prometheus::Gauge& last_reload_ok_;
+  prometheus::Gauge& last_reload_success_time_;
+  std::mutex reload_mu_;
+
+  // Lock-free series (see series.h). Keyed by label values.
+  SeriesMap<Counter, 3> admissions_;                    // team, flavor, mode
+  SeriesMap<TeamRefusals, 1> refusals_;                 // team
+  SeriesMap<VerbSeries, 1> verbs_;                      // verb
+  SeriesMap<Histogram, 2> waits_;                       // team, priority_class
+  SeriesMap<Histogram, 2> runs_;                        // team, priority_class
+  SeriesMap<Histogram, 1> kueue_waits_;                 // team (exported as its cluster_queue)
+  SeriesMap<Counter, 3> preemptions_;                   // team, victim_team, reason
+  SeriesMap<std::atomic<int64_t>, 1> informer_events_;  // resource → unix ms
+  SeriesMap<char, 1> priority_classes_;                 // the admitted priority_class values
+
+  mutable std::mutex scrape_mu_;  // serialises scrapes; guards the members below
+  mutable size_t last_size_ = 0;  // of the last exposition, to size the next one
+  Sources sources_;
+  // Teams seen in a policy, kept while their series live: a removed team's usage still
+  // belongs to its old cohort and cluster queue.
+  mutable std::map<std::string, TeamMeta, std::less<>> known_teams_;
+};
+
+// What one scrape learned from the sources.
+struct Metrics::Impl::Scrape {
+  bool have_teams = false;  // false: no ledger, every team counts as live
+  scheduler::PolicyPtr policy;
+  // Live teams (in the policy, or with usage) → cohort and cluster queue.
+  std::map<std::string, TeamMeta, std::less<>> live;
+
+  bool Live(std::string_view team) const {
+    return !have_teams || team == kNoTeamLabel || live.find(team) != live.end();
+  }
+  std::string_view ClusterQueue(std::string_view team) const {
+    auto it = live.find(team);
+    return it == live.end() ? team : std::string_view(it->second.cluster_queue);
+  }
+};
+
+void Metrics::Impl::CollectLedger(Scrape& scrape, std::vector<MetricFamily>* out) const {
+  const scheduler::QuotaBook* book = sources_.book;
+  if (book == nullptr) return;
+  const scheduler::Ledger& ledger = book->ledger();
+  // The policy and the cells of one generation (retry if a reload swapped between the reads).
+  std::vector<scheduler::Ledger::CellUsage> cells;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const uint64_t generation = ledger.generation();
+    scrape.policy = ledger.policy();
+    cells = ledger.Cells();
+    if (ledger.generation() == generation) break;
+  }
+  const scheduler::Policy& policy = *scrape.policy;
+  scrape.have_teams = true;
+
+  // Which (team, flavor, resource) the policy names; which teams it has.
+  std::set<std::tuple<std::string_view, std::string_view, std::string_view>> in_policy;
+  for (const scheduler::Team& team : policy.teams) {
+    TeamMeta meta{team.cohort, team.cluster_queue.empty() ? team.name : team.cluster_queue};
+    known_teams_[team.name] = meta;
+    scrape.live[team.name] = std::move(meta);
+    for (const scheduler::FlavorQuota& fq : team.flavors) {
+      for (const scheduler::ResourceQuota& rq : fq.resources) {
+        in_policy.emplace(team.name, fq.flavor, rq.resource);
+      }
+    }
+  }
+
+  struct Row {
+    std::string_view team, flavor, resource;
+    const scheduler::CellView* view;
+    std::string pool;  // cohort pool key: cohort + flavor + resource
+  };
+  std::vector<Row> rows;
+  rows.reserve(cells.size());
+  for (const auto& cell : cells) {
+    Row row{scheduler::TeamNames().Name(cell.key.team),
+            scheduler::FlavorNames().Name(cell.key.flavor),
+            scheduler::ResourceNames().Name(cell.key.resource),
+            &cell.view,
+            {}};
+    if (cell.view.usage == 0 && in_policy.count({row.team, row.flavor, row.resource}) == 0) {
+      continue;  // a removed team's, flavor's or resource's cell whose usage has drained
+    }
+    auto live = scrape.live.find(row.team);
+    if (live == scrape.live.end()) {  // a removed team that still has usage
+      auto known = known_teams_.find(row.team);
+      TeamMeta meta =
+          known != known_teams_.end() ? known->second : TeamMeta{"", std::string(row.team)};
+      live = scrape.live.emplace(std::string(row.team), std::move(meta)).first;
+    }
+    const std::string& cohort = live->second.cohort;
+    // A team without a cohort has a pool of its own.
+    row.pool = (cohort.empty() ? "\x01team:" + std::string(row.team) : cohort) + '\0' +
+               std::string(row.flavor) + '\0' + std::string(row.resource);
+    rows.push_back(std::move(row));
+  }
+  // Forget teams that have no series any more.
+  for (auto it = known_teams_.begin(); it != known_teams_.end();) {
+    it = scrape.live.count(it->first) ? std::next(it) : known_teams_.erase(it);
+  }
+
+  // Lent: see metrics.h.
+  struct Pool {
+    int64_t borrowed = 0;
+    int64_t idle = 0;
+  };
+  auto idle_of = [](const scheduler::CellView& v) {
+    const int64_t own = std::max(v.guaranteed, std::min(v.usage, v.nominal));
+    return std::max<int64_t>(0, v.nominal - own);
+  };
+  std::unordered_map<std::string, Pool> pools;
+  for (const Row& row : rows) {
+    Pool& pool = pools[row.pool];
+    const scheduler::CellView& v = *row.view;
+    pool.borrowed =
+        scheduler::SaturatingAdd(pool.borrowed, std::max<int64_t>(0, v.usage - v.nominal));
+    pool.idle = scheduler::SaturatingAdd(pool.idle, idle_of(v));
+  }
+
+  const std::string quota_labels =
+      " Labels: team; flavor (instance type); resource (cpu in cores, memory and "
+      "ephemeral-storage in bytes, any other resource in its own count).";
+  FamilyBuilder nominal("taskgov_quota_nominal",
+                        "Nominal (guaranteed) quota of a team." + quota_labels, MetricType::Gauge);
+  FamilyBuilder borrowing_limit(
+      "taskgov_quota_borrowing_limit",
+      "How far above its nominal quota a team may borrow; +Inf: unlimited." + quota_labels,
+      MetricType::Gauge);
+  FamilyBuilder lending_limit(
+      "taskgov_quota_lending_limit",
+      "How much of its unused nominal quota a team lends to its cohort; +Inf: all of it." +
+          quota_labels,
+      MetricType::Gauge);
+  FamilyBuilder usage("taskgov_quota_usage",
+                      "What a team's admitted pods use (bound and assumed)." + quota_labels,
+                      MetricType::Gauge);
+  FamilyBuilder borrowed("taskgov_quota_borrowed",
+                         "Usage above nominal quota: max(0, usage - nominal)." + quota_labels,
+                         MetricType::Gauge);
+  FamilyBuilder lent(
+      "taskgov_quota_lent",
+      "Nominal quota of this team that other teams of its cohort use: the cohort's borrowed "
+      "total shared among the teams whose lendable quota is idle, in proportion to it." +
+          quota_labels,
+      MetricType::Gauge);
+  FamilyBuilder k_nominal("kueue_cluster_queue_nominal_quota",
+                          "Kueue-compatible taskgov_quota_nominal: a ClusterQueue's nominal "
+                          "quota per flavor and resource. Labels: cohort, cluster_queue, "
+                          "flavor, resource.",
+                          MetricType::Gauge);
+  FamilyBuilder k_borrowing("kueue_cluster_queue_borrowing_limit",
+                            "Kueue-compatible taskgov_quota_borrowing_limit (+Inf: unlimited). "
+                            "Labels: cohort, cluster_queue, flavor, resource.",
+                            MetricType::Gauge);
+  FamilyBuilder k_lending("kueue_cluster_queue_lending_limit",
+                          "Kueue-compatible taskgov_quota_lending_limit (+Inf: unlimited). "
+                          "Labels: cohort, cluster_queue, flavor, resource.",
+                          MetricType::Gauge);
+  FamilyBuilder k_usage("kueue_cluster_queue_resource_usage",
+                        "Kueue-compatible taskgov_quota_usage: what a ClusterQueue's admitted "
+                        "pods use. Labels: cohort, cluster_queue, flavor, resource.",
+                        MetricType::Gauge);
+  static constexpr L3 kQuotaNames = {"team", "flavor", "resource"};
+  static constexpr L4 kKueueQuotaNames = {"cohort", "cluster_queue", "flavor", "resource"};
+  for (const Row& row : rows) {
+    const scheduler::CellView& v = *row.view;
+    const L3 labels{row.team, row.flavor, row.resource};
+    const Pool& pool = pools[row.pool];
+    const int64_t idle = idle_of(v);
+    double lent_amount = 0;
+    if (pool.idle > 0 && pool.borrowed > 0) {
+      lent_amount = std::min<double>(static_cast<double>(idle), static_cast<double>(pool.borrowed) *
+                                                                    static_cast<double>(idle) /
+                                                                    static_cast<double>(pool.idle));
+    }
+    const bool cpu = scheduler::CanonicalUnit(row.resource) == scheduler::QuantityUnit::kMillis;
+    nominal.Value(kQuotaNames, labels, BaseUnits(row.resource, v.nominal));
+    borrowing_limit.Value(kQuotaNames, labels, BaseUnits(row.resource, v.borrowing_limit));
+    lending_limit.Value(kQuotaNames, labels, BaseUnits(row.resource, v.lending_limit));
+    usage.Value(kQuotaNames, labels, BaseUnits(row.resource, v.usage));
+    borrowed.Value(kQuotaNames, labels,
+                   BaseUnits(row.resource, std::max<int64_t>(0, v.usage - v.nominal)));
+    lent.Value(kQuotaNames, labels, cpu ? lent_amount / 1000.0 : lent_amount);
+    if (options_.kueue_compatible) {
+      const TeamMeta& meta = scrape.live.find(row.team)->second;
+      const L4 k{meta.cohort, meta.cluster_queue, row.flavor, row.resource};
+      k_nominal.Value(kKueueQuotaNames, k, BaseUnits(row.resource, v.nominal));
+      k_borrowing.Value(kKueueQuotaNames, k, BaseUnits(row.resource, v.borrowing_limit));
+      k_lending.Value(kKueueQuotaNames, k, BaseUnits(row.resource, v.lending_limit));
+      k_usage.Value(kKueueQuotaNames, k, BaseUnits(row.resource, v.usage));
+    }
+  }
+  for (FamilyBuilder* f : {&nominal, &borrowing_limit, &lending_limit, &usage, &borrowed, &lent}) {
+    out->push_back(f->Take());
+  }
+  if (options_.kueue_compatible) {
+    for (FamilyBuilder* f : {&k_nominal, &k_borrowing, &k_lending, &k_usage}) {
+      out->push_back(f->Take());
+    }
+  }
+
+  // Team info.
+  FamilyBuilder info("taskgov_team_info",
+                     "1 for every team with series, labelled with its cohort (empty: none) and "
+                     "the Kueue ClusterQueue it is known by. Labels: team, cohort, "
+                     "cluster_queue.",
+                     MetricType::Gauge);
+  for (const auto& [team, meta] : scrape.live) {
+    info.Value(L3{"team", "cohort", "cluster_queue"}, L3{team, meta.cohort, meta.cluster_queue}, 1);
+  }
+  out->push_back(info.Take());
+
+  // Weighted share per (team, flavor) of the policy.
+  FamilyBuilder share("taskgov_weighted_share",
+                      "A team's fair-share weighted share on a flavor: the largest ratio, over "
+                      "resources, of its usage above nominal to the cohort's lendable quota, "
+                      "divided by its fair-share weight (0: within nominal; +Inf: weight 0 and "
+                      "borrowing). Labels: team, flavor.",
+                      MetricType::Gauge);
+  FamilyBuilder k_share("kueue_cluster_queue_weighted_share",
+                        "Kueue-compatible weighted share of a ClusterQueue, in thousandths: "
+                        "the largest over its flavors of taskgov_weighted_share x 1000, "
+                        "truncated (0: within nominal; 9223372036854775807: weight 0 and "
+                        "borrowing). Labels: cluster_queue.",
+                        MetricType::Gauge);
+  {
+    scheduler::Ledger::Session session(ledger);
+    const scheduler::ResourceList none;
+    for (const scheduler::Team& team : policy.teams) {
+      const NameId team_id = scheduler::TeamNames().Intern(team.name);
+      int64_t max_share = 0;  // per mille, as Kueue reports it
+      for (const scheduler::FlavorQuota& fq : team.flavors) {
+        const NameId flavor = scheduler::FlavorNames().Intern(fq.flavor);
+        int64_t per_mille = 0;
+        if (team.fair_share_weight <= 0) {
+          bool borrows = false;
+          for (NameId resource : session.Resources(team_id, flavor)) {
+            const scheduler::CellView v = session.View(team_id, flavor, resource);
+            borrows = borrows || v.usage > v.nominal;
+          }
+          per_mille = borrows ? scheduler::kUnlimited : 0;
+        } else {
+          per_mille = scheduler::WeightedShare(session, team, flavor, none);
+        }
+        max_share = std::max(max_share, per_mille);
+        share.Value(
+            L2{"team", "flavor"}, L2{team.name, fq.flavor},
+            per_mille == scheduler::kUnlimited ? kInf : static_cast<double>(per_mille) / 1000.0);
+      }
+      if (options_.kueue_compatible) {
+        k_share.Value(L1{"cluster_queue"}, L1{scrape.ClusterQueue(team.name)},
+                      static_cast<double>(max_share));
+      }
+    }
+  }
+  out->push_back(share.Take());
+  if (options_.kueue_compatible) out->push_back(k_share.Take());
+
+  // Pods by state.
+  struct Counts {
+    int64_t running = 0;  // bound
+    int64_t assumed = 0;
+  };
+  std::unordered_map<NameId, Counts> counts;
+  book->ForEach([&](std::string_view, const scheduler::Reservation& r) {
+    Counts& c = counts[r.charge.team];
+    (r.state == scheduler::ReservationState::kBound ? c.running : c.assumed) += 1;
+  });
+  FamilyBuilder pods("taskgov_pods",
+                     "Pods of a team by state: pending (waiting for admission), running (bound "
+                     "and charged to the quota), preempted (evicted by preemption, not yet "
+                     "terminated). Labels: team, state.",
+                     MetricType::Gauge);
+  FamilyBuilder k_pending("kueue_pending_workloads",
+                          "Kueue-compatible pending pods of a ClusterQueue. Labels: "
+                          "cluster_queue; status: inadmissible (taskgov counts every pending "
+                          "pod here: the scheduler retries it after a refusal), active (0).",
+                          MetricType::Gauge);
+  FamilyBuilder k_active("kueue_admitted_active_workloads",
+                         "Kueue-compatible admitted pods of a ClusterQueue that hold quota: "
+                         "bound, or admitted and about to be bound. Labels: cluster_queue.",
+                         MetricType::Gauge);
+  static constexpr L2 kPodNames = {"team", "state"};
+  for (const auto& [team, meta] : scrape.live) {
+    const std::optional<NameId> id = scheduler::TeamNames().Find(team);
+    const Counts c = id ? counts[*id] : Counts{};
+    const int64_t pending = (id && sources_.cluster != nullptr)
+                                ? static_cast<int64_t>(sources_.cluster->pending_count(*id))
+                                : 0;
+    if (sources_.cluster != nullptr) pods.Value(kPodNames, L2{team, "pending"}, pending);
+    pods.Value(kPodNames, L2{team, "running"}, static_cast<double>(c.running));
+    if (sources_.preempted_pods && id) {
+      pods.Value(kPodNames, L2{team, "preempted"},
+                 static_cast<double>(sources_.preempted_pods(*id)));
+    }
+    if (options_.kueue_compatible) {
+      if (sources_.cluster != nullptr) {
+        k_pending.Value(L2{"cluster_queue", "status"}, L2{meta.cluster_queue, "active"}, 0);
+        k_pending.Value(L2{"cluster_queue", "status"}, L2{meta.cluster_queue, "inadmissible"},
+                        static_cast<double>(pending));
+      }
+      k_active.Value(L1{"cluster_queue"}, L1{meta.cluster_queue},
+                     static_cast<double>(c.running + c.assumed));
+    }
+  }
+  out->push_back(pods.Take());
+  if (options_.kueue_compatible) {
+    out->push_back(k_pending.Take());
+    out->push_back(k_active.Take());
+  }
+}
+
+void Metrics::Impl::CollectTeamSeries(const Scrape& scrape, std::vector<MetricFamily>* out) const {
+  FamilyBuilder admissions(
+      "taskgov_admissions_total",
+      "Filter decisions that admitted a pod. Labels: team (\"_none\": pods of no team, passed "
+      "through); flavor; mode: nominal (within nominal quota), borrowing, passthrough.",
+      MetricType::Counter);
+  admissions_.ForEach([&](const auto& labels, const Counter& c) {
+    if (scrape.Live(labels[0])) {
+      admissions.Value(L3{"team", "flavor", "mode"}, Views(labels), static_cast<double>(c.Value()));
+    }
+  });
+  out->push_back(admissions.TakeSorted());
+
+  std::string reasons;
+  for (std::string_view r : kRefusalReasons)
+    reasons += (reasons.empty() ? "" : ", ") + std::string(r);
+  FamilyBuilder refusals("taskgov_refusals_total",
+                         "Filter decisions that refused a pod (a pod retried is counted each "
+                         "time). Labels: team (\"_none\": no team or not ready); reason: " +
+                             reasons + ".",
+                         MetricType::Counter);
+  refusals_.ForEach([&](const auto& labels, const TeamRefusals& r) {
+    if (!scrape.Live(labels[0])) return;
+    for (size_t i = 0; i < kRefusalReasons.size(); ++i) {
+      const uint64_t n = r.by_reason[i].Value();
+      if (n > 0) {
+        refusals.Value(L2{"team", "reason"}, L2{labels[0], kRefusalReasons[i]},
+                       static_cast<double>(n));
+      }
+    }
+  });
+  out->push_back(refusals.TakeSorted());
+
+  FamilyBuilder waits("taskgov_pod_wait_seconds",
+                      "Time from a pod's creation until it was bound. Labels: team; "
+                      "priority_class (\"none\": no class, \"other\": beyond the first " +
+                          std::to_string(kMaxPriorityClasses) + " classes).",
+                      MetricType::Histogram);
+  waits_.ForEach([&](const auto& labels, const Histogram& h) {
+    if (scrape.Live(labels[0])) waits.Hist(L2{"team", "priority_class"}, Views(labels), h);
+  });
+  out->push_back(waits.TakeSorted());
+
+  FamilyBuilder runs("taskgov_pod_run_seconds",
+                     "Time from a pod's binding until it ended (succeeded, failed, deleted or "
+                     "evicted). Labels: team; priority_class (as taskgov_pod_wait_seconds).",
+                     MetricType::Histogram);
+  runs_.ForEach([&](const auto& labels, const Histogram& h) {
+    if (scrape.Live(labels[0])) runs.Hist(L2{"team", "priority_class"}, Views(labels), h);
+  });
+  out->push_back(runs.TakeSorted());
+
+  FamilyBuilder preemptions(
+      "taskgov_preemptions_total",
+      "Pods preempted. Labels: team (the preemptor's); victim_team; reason: within_team, "
+      "reclaim, fair_share, reclaim_while_borrowing.",
+      MetricType::Counter);
+  std::map<std::pair<std::string, std::string>, double> kueue_preemptions;
+  preemptions_.ForEach([&](const auto& labels, const Counter& c) {
+    if (!scrape.Live(labels[0])) return;
+    const double n = static_cast<double>(c.Value());
+    if (scrape.Live(labels[1])) {
+      preemptions.Value(L3{"team", "victim_team", "reason"}, Views(labels), n);
+    }
+    // Kueue counts per preempting queue, whoever the victim was.
+    kueue_preemptions[{std::string(scrape.ClusterQueue(labels[0])),
+                       std::string(KueuePreemptionReason(labels[2]))}] += n;
+  });
+  out->push_back(preemptions.TakeSorted());
+
+  if (options_.kueue_compatible) {
+    FamilyBuilder k_wait("kueue_admission_wait_time_seconds",
+                         "Kueue-compatible taskgov_pod_wait_seconds (pod creation until "
+                         "binding), with Kueue's buckets. Labels: cluster_queue.",
+                         MetricType::Histogram);
+    kueue_waits_.ForEach([&](const auto& labels, const Histogram& h) {
+      if (scrape.Live(labels[0])) {
+        k_wait.Hist(L1{"cluster_queue"}, L1{scrape.ClusterQueue(labels[0])}, h);
+      }
+    });
+    out->push_back(k_wait.TakeSorted());
+    FamilyBuilder k_preempted(
+        "kueue_preempted_workloads_total",
+        "Kueue-compatible taskgov_preemptions_total summed over victims. Labels: "
+        "preempting_cluster_queue; reason: InClusterQueue (within_team), InCohortReclamation "
+        "(reclaim), InCohortFairSharing (fair_share), InCohortReclaimWhileBorrowing "
+        "(reclaim_while_borrowing).",
+        MetricType::Counter);
+    for (const auto& [key, n] : kueue_preemptions) {
+      k_preempted.Value(L2{"preempting_cluster_queue", "reason"}, L2{key.first, key.second}, n);
+    }
+    out->push_back(k_preempted.TakeSorted());
+  }
+}
+
+void Metrics::Impl::CollectProcess(int64_t now_ms, std::vector<MetricFamily>* out) const {
+  FamilyBuilder requests("taskgov_webhook_requests_total",
+                         "Webhook replies. Labels: verb (the route: filter, prioritize, preempt, "
+                         "bind, ...; unknown: no route matched); outcome: success (2xx), "
+                         "client_error (4xx), server_error (5xx), reply_failed (not written).",
+                         MetricType::Counter);
+  FamilyBuilder durations("taskgov_webhook_request_duration_seconds",
+                          "Time from a request's first byte until its reply was written. "
+                          "Labels: verb (as taskgov_webhook_requests_total).",
+                          MetricType::Histogram);
+  verbs_.ForEach([&](const auto& labels, const VerbSeries& s) {
+    for (size_t i = 0; i < kOutcomes.size(); ++i) {
+      requests.Value(L2{"verb", "outcome"}, L2{labels[0], kOutcomes[i]},
+                     static_cast<double>(s.outcomes[i].Value()));
+    }
+    durations.Hist(L1{"verb"}, Views(labels), s.duration);
+  });
+  out->push_back(requests.TakeSorted());
+  out->push_back(durations.TakeSorted());
+
+  FamilyBuilder age("taskgov_informer_last_event_age_seconds",
+                    "Seconds since the informer of a resource last received an event (a watch "
+                    "that stalls keeps growing). Labels: resource.",
+                    MetricType::Gauge);
+  FamilyBuilder stamp("taskgov_informer_last_event_timestamp_seconds",
+                      "Unix time of the last event the informer of a resource received. "
+                      "Labels: resource.",
+                      MetricType::Gauge);
+  informer_events_.ForEach([&](const auto& labels, const std::atomic<int64_t>& last) {
+    const int64_t ms = last.load(std::memory_order_relaxed);
+    age.Value(L1{"resource"}, Views(labels), Seconds(ms, now_ms));
+    stamp.Value(L1{"resource"}, Views(labels), static_cast<double>(ms) / 1000.0);
+  });
+  out->push_back(age.TakeSorted());
+  out->push_back(stamp.TakeSorted());
+}
+
+std::string Metrics::Impl::Render() const {
+  std::lock_guard<std::mutex> lock(scrape_mu_);
+  std::vector<MetricFamily> families = registry_.Collect();
+  for (MetricFamily& family : families) SortSeries(family);  // the registry's order is a hash's
+  Scrape scrape;
+  CollectLedger(scrape, &families);
+  CollectTeamSeries(scrape, &families);
+  CollectProcess(clock_->NowMs(), &families);
+  std::sort(families.begin(), families.end(),
+            [](const MetricFamily& a, const MetricFamily& b) { return a.name < b.name; });
+
+  // Serialise into one buffer sized by the previous scrape: no regrowth, no copies.
+  std::string text;
+  text.reserve(last_size_ + last_size_ / 8 + 4096);
+  StringSink sink(&text);
+  std::ostream out(&sink);
+  prometheus::TextSerializer().Serialize(out, families);
+  last_size_ = text.size();
+  return text;
+}
+
+Metrics::Metrics(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Metrics::~Metrics() = default;
+
+void Metrics::SetSources(Sources sources) { impl_->SetSources(std::move(sources)); }
+void Metrics::ObserveFilter(const scheduler::FilterDecision& decision) {
+  impl_->ObserveFilter(decision);
+}
+void Metrics::ObserveRequest(std::string_view path, bool route_matched, int status, bool reply_sent,
+                             std::chrono::nanoseconds duration) {
+  impl_->ObserveRequest(path, route_matched, status, reply_sent, duration);
+}
+void Metrics::ObservePodBound(NameId team, std::string_view priority_class, int64_t created_ms,
+                              int64_t bound_ms) {
+  impl_->ObservePodBound(team, priority_class, created_ms, bound_ms);
+}
+void Metrics::ObservePodEnded(NameId team, std::string_view priority_class, int64_t bound_ms,
+                              int64_t ended_ms) {
+  impl_->ObservePodEnded(team, priority_class, bound_ms, ended_ms);
+}
+void Metrics::ObservePreemption(NameId team, NameId victim_team, std::string_view reason) {
+  impl_->ObservePreemption(team, victim_team, reason);
+}
+void Metrics::ObserveWatchRestart(std::string_view resource, std::string_view reason) {
+  impl_->ObserveWatchRestart(resource, reason);
+}
+void Metrics::ObserveInformerEvent(std::string_view resource, int64_t unix_ms) {
+  impl_->ObserveInformerEvent(resource, unix_ms);
+}
+void Metrics::ObserveInformerEvent(std::string_view resource) {
+  impl_->ObserveInformerEvent(resource, impl_->NowMs());
+}
+void Metrics::ObserveConfigReload(bool ok, int64_t unix_ms) {
+  impl_->ObserveConfigReload(ok, unix_ms);
+}
+std::string Metrics::Render() const { return impl_->Render(); }
+prometheus::Registry& Metrics::registry() { return impl_->registry(); }
+
+}  // namespace taskgov::metrics

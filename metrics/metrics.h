@@ -1,0 +1,182 @@
+#pragma once
+
+// Metrics: taskgov's Prometheus exporter (DESIGN §7). One object per process owns the registry,
+// is fed by a few Observe* calls from the components that see the events, reads the ledger and
+// the cluster view when scraped, and renders the text exposition format 0.0.4.
+//
+// Families (prefix `taskgov_`, base units: seconds, bytes, cpu in cores; counters end in
+// `_total`; every HELP text lists its labels and their values):
+//   per team × flavor × resource, read from the ledger at scrape time —
+//     taskgov_quota_nominal, taskgov_quota_borrowing_limit, taskgov_quota_lending_limit
+//       (+Inf where unlimited), taskgov_quota_usage, taskgov_quota_borrowed,
+//       taskgov_quota_lent                                      {team, flavor, resource}
+//   per team — taskgov_team_info{team, cohort, cluster_queue} (1),
+//     taskgov_weighted_share{team, flavor}, taskgov_pods{team, state},
+//     taskgov_admissions_total{team, flavor, mode}, taskgov_refusals_total{team, reason},
+//     taskgov_pod_wait_seconds{team, priority_class} (created → bound),
+//     taskgov_pod_run_seconds{team, priority_class} (bound → ended),
+//     taskgov_preemptions_total{team, victim_team, reason}
+//   process — taskgov_webhook_requests_total{verb, outcome},
+//     taskgov_webhook_request_duration_seconds{verb}, taskgov_watch_restarts_total{resource,
+//     reason}, taskgov_informer_last_event_age_seconds{resource},
+//     taskgov_informer_last_event_timestamp_seconds{resource}, taskgov_config_reloads_total
+//     {result}, taskgov_config_last_reload_successful,
+//     taskgov_config_last_reload_success_timestamp_seconds, taskgov_build_info{version,
+//     revision}
+//   with Options::kueue_compatible, the same numbers under Kueue's names and labels —
+//     kueue_cluster_queue_{nominal_quota, borrowing_limit, lending_limit, resource_usage}
+//       {cohort, cluster_queue, flavor, resource}, kueue_cluster_queue_weighted_share
+//       {cluster_queue}, kueue_pending_workloads{cluster_queue, status},
+//     kueue_admitted_active_workloads{cluster_queue}, kueue_admission_wait_time_seconds
+//       {cluster_queue}, kueue_preempted_workloads_total{preempting_cluster_queue, reason}.
+//
+// Lent. Within a cohort's pool for (flavor, resource), what the borrowers use is lent by the
+// teams whose lendable quota is idle. For team t with nominal N, lendable part L' = min(L, N)
+// and guaranteed part G = N − L', its idle lendable quota is I_t = max(0, N − max(G, min(U, N)))
+// (the part of L' it does not use itself); the cohort's borrowed total is B = Σ_s max(0, U_s −
+// N_s) (teams of the policy, plus removed teams whose usage still occupies the pool). Then
+//   lent_t = min(I_t, B × I_t / Σ_s I_s)   (0 when Σ I = 0)
+// so the idle lenders carry the borrowing in proportion to what each leaves idle, and within a
+// cohort Σ lent = Σ borrowed whenever the ledger's pool constraint holds (it guarantees B ≤ Σ I).
+// A team without a cohort neither lends nor borrows.
+//
+// Removed teams. A team's series exist while it is in the policy or still has usage in the
+// ledger; after that every series naming it (quota, pods, counters, histograms) disappears from
+// the exposition. Counters of a team that comes back continue from where they were (they
+// count since the process started).
+//
+// Label values are bounded by construction: teams and flavors come from the policy (or the
+// ledger), refusal reasons are FilterDecision's codes (others count as "other"), webhook verbs
+// are the matched route's last path segment (every unmatched request is verb "unknown"),
+// priority classes are capped at kMaxPriorityClasses distinct values (then "other"), watch
+// resources/reasons and preemption reasons are code-defined strings.
+//
+// Thread-safety: every method may be called from any thread. The Observe* methods on the
+// webhook path (ObserveFilter, ObserveRequest, and the others once their series exist) take no
+// lock: a lock-free lookup and relaxed atomic increments. The first observation of a new label
+// combination takes that family's mutex once. Render() serialises scrapes on its own mutex and
+// never blocks observers.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "scheduler/admission.h"
+#include "scheduler/cluster_state.h"
+#include "scheduler/common/clock.h"
+#include "scheduler/interner.h"
+#include "scheduler/quota_book.h"
+
+namespace prometheus {
+class Registry;
+}
+
+namespace taskgov::metrics {
+
+// The Content-Type of Render()'s output.
+inline constexpr std::string_view kContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+// Label value for events that belong to no team (pods passed through, not-ready refusals).
+inline constexpr std::string_view kNoTeamLabel = "_none";
+
+// Preemption reasons for ObservePreemption, and the Kueue reason each is exported as.
+inline constexpr std::string_view kPreemptWithinTeam = "within_team";  // InClusterQueue
+inline constexpr std::string_view kPreemptReclaim = "reclaim";         // InCohortReclamation
+inline constexpr std::string_view kPreemptFairShare = "fair_share";    // InCohortFairSharing
+// Reclaiming nominal quota while the preemptor itself borrows: InCohortReclaimWhileBorrowing.
+inline constexpr std::string_view kPreemptReclaimWhileBorrowing = "reclaim_while_borrowing";
+
+inline constexpr size_t kMaxPriorityClasses = 64;
+
+struct BuildInfo {
+  std::string version = "dev";
+  std::string revision = "unknown";
+};
+
+struct Options {
+  // Also export Kueue's metric names and labels (see the header comment).
+  bool kueue_compatible = false;
+  BuildInfo build;
+  // Time for informer event ages and ObserveInformerEvent(resource); null: the system clock.
+  const Clock* clock = nullptr;
+};
+
+// What a scrape reads. Pointers must outlive the Metrics object (or be replaced first).
+struct Sources {
+  // Limits, usage and reservations; the policy is the ledger's. Null: no quota, team or pod
+  // series (only the process families).
+  const scheduler::QuotaBook* book = nullptr;
+  // Pending pods per team. Null: no pending series.
+  const scheduler::ClusterState* cluster = nullptr;
+  // Pods of `team` evicted by preemption that have not terminated yet. Unset: no "preempted"
+  // series.
+  std::function<int64_t(scheduler::NameId team)> preempted_pods;
+};
+
+class Metrics {
+ public:
+  explicit Metrics(Options options = {});
+  ~Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  // Replaces what scrapes read. Call before serving, or at any time (a scrape in progress
+  // finishes with the old sources).
+  void SetSources(Sources sources);
+
+  // --- Feeding (any thread) ---
+
+  // After every filter decision (Admission::SetObserver): admitted ⇒
+  // taskgov_admissions_total{team, flavor, mode="nominal"|"borrowing"} (pods of no team passed
+  // through: team=flavor="_none", mode="passthrough"); refused ⇒
+  // taskgov_refusals_total{team, reason}. Each filter call counts (a pod retried after a
+  // refusal counts each time it is refused). Lock-free.
+  void ObserveFilter(const scheduler::FilterDecision& decision);
+
+  // After every reply of the webhook listener (HttpServerOptions::observer; see
+  // extender/metrics_http.h): verb = the last segment of the matched route's path, "unknown"
+  // when no route matched; outcome = "success" (2xx), "client_error" (4xx), "server_error"
+  // (5xx or other), "reply_failed" (the reply could not be written). Lock-free.
+  void ObserveRequest(std::string_view path, bool route_matched, int status, bool reply_sent,
+                      std::chrono::nanoseconds duration);
+
+  // A pod of `team` was seen bound: wait time = bound − created (clamped at 0), into
+  // taskgov_pod_wait_seconds{team, priority_class} (and kueue_admission_wait_time_seconds).
+  void ObservePodBound(scheduler::NameId team, std::string_view priority_class, int64_t created_ms,
+                       int64_t bound_ms);
+  // A bound pod of `team` ended (succeeded, failed, deleted or evicted): run time = ended −
+  // bound, into taskgov_pod_run_seconds{team, priority_class}.
+  void ObservePodEnded(scheduler::NameId team, std::string_view priority_class, int64_t bound_ms,
+                       int64_t ended_ms);
+  // `team` preempted a pod of `victim_team` for `reason` (one of kPreempt*).
+  void ObservePreemption(scheduler::NameId team, scheduler::NameId victim_team,
+                         std::string_view reason);
+  // A watch of `resource` ("pods", "nodes", ...) was restarted for `reason` ("expired",
+  // "gone", "error", "closed", ...).
+  void ObserveWatchRestart(std::string_view resource, std::string_view reason);
+  // The informer of `resource` received an event at `unix_ms` (or now, by the clock).
+  void ObserveInformerEvent(std::string_view resource, int64_t unix_ms);
+  void ObserveInformerEvent(std::string_view resource);
+  // A config reload finished (the initial load counts as one) at `unix_ms`.
+  void ObserveConfigReload(bool ok, int64_t unix_ms);
+
+  // --- Exposition ---
+
+  // The text exposition (format 0.0.4) of every family, read at this moment: quota and pod
+  // gauges come from the sources now. Families are sorted by name; series of the quota
+  // families follow the policy (team, flavor, resource order), the others their label values.
+  [[nodiscard]] std::string Render() const;
+
+  // The registry of the process-level families, for components that declare families of their
+  // own (they are rendered with the rest; names must not collide with the families above).
+  [[nodiscard]] prometheus::Registry& registry();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace taskgov::metrics

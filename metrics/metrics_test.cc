@@ -1,0 +1,471 @@
+#include "metrics/metrics.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "metrics/testing/exposition.h"
+#include "metrics/testing/scenario.h"
+
+namespace taskgov::metrics {
+namespace {
+
+using scheduler::ResourceList;
+using testing::Exposition;
+using testing::FlavorId;
+using testing::ParseExposition;
+using testing::Scenario;
+using testing::TeamId;
+
+constexpr char kGolden[] = "metrics/testdata/exposition.prom";
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// `bazel run //metrics:metrics_test -- --gtest_filter='*Golden*'` with UPDATE_GOLDEN=1 rewrites
+// the golden file in the source tree.
+TEST(MetricsTest, GoldenExposition) {
+  Scenario s;
+  s.Script();
+  const std::string actual = s.metrics->Render();
+  const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+  if (std::getenv("UPDATE_GOLDEN") != nullptr && workspace != nullptr) {
+    std::ofstream(std::string(workspace) + "/" + kGolden) << actual;
+    GTEST_SKIP() << "rewrote " << kGolden;
+  }
+  const std::string expected = ReadFile(kGolden);
+  ASSERT_FALSE(expected.empty()) << "cannot read " << kGolden;
+  if (actual == expected) return;
+  std::istringstream a(actual), e(expected);
+  std::string la, le;
+  for (int line = 1;; ++line) {
+    const bool more_a = static_cast<bool>(std::getline(a, la));
+    const bool more_e = static_cast<bool>(std::getline(e, le));
+    if (!more_a && !more_e) break;
+    if (la != le || more_a != more_e) {
+      FAIL() << kGolden << " differs at line " << line << "\n  expected: " << le
+             << "\n  actual:   " << la
+             << "\n(rerun with UPDATE_GOLDEN=1 under `bazel run` to accept)";
+    }
+  }
+}
+
+// Every family has one HELP and one TYPE line before its samples; HELP names every label;
+// counters end in _total; histograms are cumulative with +Inf equal to _count.
+void CheckWellFormed(const std::string& text) {
+  const Exposition x = ParseExposition(text);
+  EXPECT_TRUE(x.errors.empty()) << x.errors.front();
+  std::map<std::string, int> first_sample;
+  for (size_t i = 0; i < x.samples.size(); ++i) {
+    const testing::Sample& sample = x.samples[i];
+    const std::string family = x.FamilyOf(sample.name);
+    ASSERT_FALSE(family.empty()) << "sample of no declared family: " << sample.name;
+    const testing::FamilyInfo& info = x.families.at(family);
+    for (const auto& [label, value] : sample.labels) {
+      if (label == "le") continue;
+      EXPECT_NE(info.help.find(label), std::string::npos)
+          << family << ": HELP does not name label " << label;
+    }
+  }
+  for (const auto& [name, info] : x.families) {
+    SCOPED_TRACE(name);
+    EXPECT_FALSE(info.help.empty());
+    EXPECT_GT(info.help_line, 0);
+    EXPECT_EQ(info.type_line, info.help_line + 1);
+    EXPECT_TRUE(info.type == "counter" || info.type == "gauge" || info.type == "histogram")
+        << info.type;
+    EXPECT_TRUE(name.rfind("taskgov_", 0) == 0 || name.rfind("kueue_", 0) == 0);
+    const bool total = name.size() > 6 && name.compare(name.size() - 6, 6, "_total") == 0;
+    EXPECT_EQ(total, info.type == "counter");
+  }
+  // Histograms: cumulative buckets; +Inf bucket == count.
+  for (const testing::Sample& sample : x.samples) {
+    if (sample.name.size() < 7 || sample.name.compare(sample.name.size() - 6, 6, "_count") != 0) {
+      continue;
+    }
+    const std::string base = sample.name.substr(0, sample.name.size() - 6);
+    if (x.families.count(base) == 0 || x.families.at(base).type != "histogram") continue;
+    std::map<std::string, std::string> labels = sample.labels;
+    double last = 0;
+    int buckets = 0;
+    for (const testing::Sample& b : x.All(base + "_bucket")) {
+      std::map<std::string, std::string> without_le = b.labels;
+      without_le.erase("le");
+      if (without_le != labels) continue;
+      ++buckets;
+      EXPECT_GE(b.value, last) << base;
+      last = b.value;
+      if (b.labels.at("le") == "+Inf") {
+        EXPECT_EQ(b.value, sample.value) << base;
+      }
+    }
+    EXPECT_GT(buckets, 1) << base;
+  }
+}
+
+TEST(MetricsTest, HelpAndTypeLinesAreWellFormed) {
+  for (bool kueue : {false, true}) {
+    SCOPED_TRACE(kueue ? "kueue" : "taskgov only");
+    Scenario s(kueue);
+    s.Script();
+    CheckWellFormed(s.metrics->Render());
+  }
+}
+
+TEST(MetricsTest, NoSourcesRendersProcessFamiliesOnly) {
+  Metrics m;
+  m.ObserveRequest("/filter", true, 200, true, std::chrono::microseconds(100));
+  const std::string text = m.Render();
+  CheckWellFormed(text);
+  const Exposition x = ParseExposition(text);
+  EXPECT_EQ(x.Value("taskgov_build_info", {{"version", "dev"}}), 1);
+  EXPECT_EQ(x.Value("taskgov_webhook_requests_total", {{"verb", "filter"}, {"outcome", "success"}}),
+            1);
+  EXPECT_TRUE(x.All("taskgov_quota_usage").empty());
+  EXPECT_TRUE(x.All("taskgov_pods").empty());
+}
+
+TEST(MetricsTest, QuotaGaugesInBaseUnits) {
+  Scenario s;
+  s.Script();
+  const Exposition x = ParseExposition(s.metrics->Render());
+  auto v = [&](const std::string& name, const std::string& team, const std::string& resource) {
+    return x.Value(name, {{"team", team}, {"resource", resource}});
+  };
+  EXPECT_EQ(v("taskgov_quota_nominal", "team-a", "cpu"), 192);  // cores, from 192000m
+  EXPECT_EQ(v("taskgov_quota_usage", "team-a", "cpu"), 48);
+  EXPECT_EQ(v("taskgov_quota_nominal", "team-a", "memory"), 2048.0 * testing::kGi);  // bytes
+  EXPECT_EQ(v("taskgov_quota_usage", "team-a", "memory"), 512.0 * testing::kGi);
+  EXPECT_EQ(v("taskgov_quota_borrowing_limit", "team-a", "nvidia.com/gpu"), 8);
+  EXPECT_EQ(v("taskgov_quota_borrowing_limit", "team-b", "nvidia.com/gpu"), INFINITY);
+  EXPECT_EQ(v("taskgov_quota_lending_limit", "team-a", "nvidia.com/gpu"), INFINITY);
+  EXPECT_EQ(v("taskgov_quota_lending_limit", "team-b", "nvidia.com/gpu"), 8);
+  EXPECT_EQ(v("taskgov_quota_usage", "team-b", "nvidia.com/gpu"), 24);
+  EXPECT_EQ(v("taskgov_quota_borrowed", "team-b", "nvidia.com/gpu"), 8);
+  EXPECT_EQ(v("taskgov_quota_borrowed", "team-a", "nvidia.com/gpu"), 0);
+  EXPECT_EQ(v("taskgov_quota_lent", "team-a", "nvidia.com/gpu"), 8);
+  EXPECT_EQ(v("taskgov_quota_lent", "team-b", "nvidia.com/gpu"), 0);
+  // Bound and assumed both count as usage.
+  EXPECT_EQ(v("taskgov_quota_usage", "ml", "aws.amazon.com/neurondevice"), 16);
+  EXPECT_EQ(x.Value("taskgov_weighted_share", {{"team", "team-b"}}), 0.166);  // 8/24 / 2
+  EXPECT_EQ(x.Value("taskgov_pods", {{"team", "team-b"}, {"state", "pending"}}), 2);
+  EXPECT_EQ(x.Value("taskgov_pods", {{"team", "team-b"}, {"state", "running"}}), 2);
+  EXPECT_EQ(x.Value("taskgov_pods", {{"team", "ml"}, {"state", "running"}}), 1);  // 1 assumed
+  EXPECT_EQ(x.Value("taskgov_pods", {{"team", "team-a"}, {"state", "preempted"}}), 1);
+}
+
+TEST(MetricsTest, ScrapeReflectsTheLedgerAtThatMoment) {
+  Scenario s;
+  s.Script();
+  auto usage = [&] {
+    return ParseExposition(s.metrics->Render())
+        .Value("taskgov_quota_usage", {{"team", "team-a"}, {"resource", "nvidia.com/gpu"}});
+  };
+  EXPECT_EQ(usage(), 4);
+  auto r = s.book.Assume("a-2", TeamId("team-a"), FlavorId("ml.p5.48xlarge"),
+                         ResourceList{{"nvidia.com/gpu", 4}},  // what the cohort pool has left
+                         scheduler::Ledger::Mode::kWithinNominal, 30'000, scheduler::PodMeta{});
+  ASSERT_TRUE(std::holds_alternative<scheduler::Charge>(r));
+  EXPECT_EQ(usage(), 8);
+  EXPECT_TRUE(s.book.Release("a-2"));
+  EXPECT_EQ(usage(), 4);
+}
+
+// Property: in every cohort pool Σ lent = Σ borrowed, and no team lends more than it leaves
+// idle of its lendable quota.
+TEST(MetricsTest, LentSumsToBorrowedInEachCohort) {
+  struct Line {
+    const char* team;
+    int64_t nominal, borrowing, lending, usage;
+  };
+  struct Case {
+    const char* name;
+    std::vector<Line> lines;
+  };
+  using scheduler::kUnlimited;
+  const std::vector<Case> cases = {
+      {"one borrower, two lenders",
+       {{"l1", 10, 0, kUnlimited, 2}, {"l2", 10, 0, kUnlimited, 6}, {"b", 4, kUnlimited, 0, 12}}},
+      {"lending limits", {{"l1", 10, 0, 3, 0}, {"l2", 10, 0, 5, 0}, {"b", 0, kUnlimited, 0, 6}}},
+      {"two borrowers", {{"x", 8, 8, 4, 10}, {"y", 8, 8, 8, 11}, {"z", 16, 0, kUnlimited, 1}}},
+      {"nobody borrows", {{"p", 8, 8, kUnlimited, 8}, {"q", 8, 8, kUnlimited, 3}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    scheduler::testing::PolicyBuilder builder;
+    for (const Line& l : c.lines) {
+      builder.Team(std::string("lent-") + l.team, "pool")
+          .Quota("f", "nvidia.com/gpu", l.nominal, l.borrowing, l.lending);
+    }
+    FakeClock clock;
+    scheduler::QuotaBook book(builder.Build(), &clock);
+    for (const Line& l : c.lines) {
+      const std::string team = std::string("lent-") + l.team;
+      book.ConfirmBound("uid-" + team, TeamId(team), FlavorId("f"),
+                        ResourceList{{"nvidia.com/gpu", l.usage}}, scheduler::PodMeta{});
+    }
+    Metrics m;
+    m.SetSources(Sources{&book, nullptr, nullptr});
+    const Exposition x = ParseExposition(m.Render());
+    double lent = 0, borrowed = 0;
+    for (const Line& l : c.lines) {
+      const std::map<std::string, std::string> labels = {{"team", std::string("lent-") + l.team}};
+      const double t_lent = x.Value("taskgov_quota_lent", labels).value_or(-1);
+      const double t_borrowed = x.Value("taskgov_quota_borrowed", labels).value_or(-1);
+      EXPECT_GE(t_lent, 0);
+      EXPECT_EQ(t_borrowed, static_cast<double>(std::max<int64_t>(0, l.usage - l.nominal)));
+      const int64_t lendable = std::min(l.lending, l.nominal);
+      const int64_t guaranteed = l.nominal - lendable;
+      const int64_t idle =
+          std::max<int64_t>(0, l.nominal - std::max(guaranteed, std::min(l.usage, l.nominal)));
+      EXPECT_LE(t_lent, static_cast<double>(idle) + 1e-9) << l.team;
+      lent += t_lent;
+      borrowed += t_borrowed;
+    }
+    EXPECT_NEAR(lent, borrowed, 1e-9);
+  }
+}
+
+TEST(MetricsTest, KueueFamiliesOnlyWhenSwitchedOn) {
+  Scenario plain(false);
+  plain.Script();
+  const std::string off = plain.metrics->Render();
+  EXPECT_EQ(off.find("kueue_"), std::string::npos);
+
+  Scenario kueue(true);
+  kueue.Script();
+  const std::string on = kueue.metrics->Render();
+  const Exposition x = ParseExposition(on);
+  const std::map<std::string, std::string> want = {
+      {"kueue_cluster_queue_nominal_quota", "gauge"},
+      {"kueue_cluster_queue_resource_usage", "gauge"},
+      {"kueue_cluster_queue_borrowing_limit", "gauge"},
+      {"kueue_cluster_queue_lending_limit", "gauge"},
+      {"kueue_cluster_queue_weighted_share", "gauge"},
+      {"kueue_pending_workloads", "gauge"},
+      {"kueue_admitted_active_workloads", "gauge"},
+      {"kueue_admission_wait_time_seconds", "histogram"},
+      {"kueue_preempted_workloads_total", "counter"},
+  };
+  for (const auto& [name, type] : want) {
+    ASSERT_TRUE(x.families.count(name)) << name;
+    EXPECT_EQ(x.families.at(name).type, type) << name;
+  }
+  // Kueue's labels, with cluster_queue = the team's ClusterQueue name.
+  const std::map<std::string, std::string> ml = {{"cohort", ""},
+                                                 {"cluster_queue", "hyperpod-ns-ml-clusterqueue"},
+                                                 {"flavor", "ml.trn1.32xlarge"},
+                                                 {"resource", "aws.amazon.com/neurondevice"}};
+  EXPECT_EQ(x.Value("kueue_cluster_queue_nominal_quota", ml), 16);
+  EXPECT_EQ(x.Value("kueue_cluster_queue_resource_usage", ml), 16);
+  EXPECT_EQ(x.Value("kueue_cluster_queue_resource_usage",
+                    {{"cohort", "research"}, {"cluster_queue", "team-a"}, {"resource", "cpu"}}),
+            48);
+  EXPECT_EQ(x.Value("kueue_cluster_queue_borrowing_limit",
+                    {{"cluster_queue", "team-b"}, {"resource", "nvidia.com/gpu"}}),
+            INFINITY);
+  EXPECT_EQ(x.Value("kueue_cluster_queue_weighted_share", {{"cluster_queue", "team-b"}}), 166);
+  EXPECT_EQ(
+      x.Value("kueue_pending_workloads", {{"cluster_queue", "team-b"}, {"status", "inadmissible"}}),
+      2);
+  EXPECT_EQ(x.Value("kueue_admitted_active_workloads",
+                    {{"cluster_queue", "hyperpod-ns-ml-clusterqueue"}}),
+            2);
+  EXPECT_EQ(x.Value("kueue_admission_wait_time_seconds_count", {{"cluster_queue", "team-a"}}), 1);
+  EXPECT_EQ(x.Value("kueue_admission_wait_time_seconds_bucket",
+                    {{"cluster_queue", "team-a"}, {"le", "80"}}),
+            0);  // waited 90 s
+  EXPECT_EQ(x.Value("kueue_admission_wait_time_seconds_bucket",
+                    {{"cluster_queue", "team-a"}, {"le", "160"}}),
+            1);
+  EXPECT_EQ(x.Value("kueue_preempted_workloads_total",
+                    {{"preempting_cluster_queue", "team-a"}, {"reason", "InCohortReclamation"}}),
+            1);
+
+  // The taskgov families are the same either way.
+  std::string filtered;
+  std::istringstream lines(on);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("kueue_", 0) == 0 || line.rfind("# HELP kueue_", 0) == 0 ||
+        line.rfind("# TYPE kueue_", 0) == 0) {
+      continue;
+    }
+    filtered += line + "\n";
+  }
+  EXPECT_EQ(filtered, off);
+}
+
+std::vector<std::string> LinesNaming(const std::string& text, const std::string& value) {
+  std::vector<std::string> out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line[0] != '#' && line.find("\"" + value + "\"") != std::string::npos) {
+      out.push_back(line);
+    }
+  }
+  return out;
+}
+
+TEST(MetricsTest, SeriesOfRemovedTeamsDisappearOnceTheirUsageDrains) {
+  Scenario s;
+  s.Script();
+  ASSERT_FALSE(LinesNaming(s.metrics->Render(), "team-b").empty());
+
+  // team-b leaves the policy while its pods still run: its usage keeps its series.
+  s.book.ApplyPolicy(testing::ScenarioPolicy(/*with_team_b=*/false));
+  s.cluster.SetPolicy(s.book.ledger().policy());
+  Exposition x = ParseExposition(s.metrics->Render());
+  const std::map<std::string, std::string> b_gpu = {{"team", "team-b"},
+                                                    {"resource", "nvidia.com/gpu"}};
+  EXPECT_EQ(x.Value("taskgov_quota_usage", b_gpu), 24);
+  EXPECT_EQ(x.Value("taskgov_quota_nominal", b_gpu), 0);
+  EXPECT_EQ(x.Value("taskgov_quota_borrowed", b_gpu), 24);
+  EXPECT_EQ(x.Value("taskgov_team_info", {{"team", "team-b"}, {"cohort", "research"}}), 1);
+  // It still occupies its old cohort's pool: team-a lends all its idle 12.
+  EXPECT_EQ(x.Value("taskgov_quota_lent", {{"team", "team-a"}, {"resource", "nvidia.com/gpu"}}),
+            12);
+  EXPECT_EQ(x.Value("kueue_cluster_queue_resource_usage",
+                    {{"cluster_queue", "team-b"}, {"cohort", "research"}}),
+            24);
+
+  // Its pods end: every series naming it goes, in every family.
+  EXPECT_TRUE(s.book.Release("b-1"));
+  EXPECT_TRUE(s.book.Release("b-2"));
+  const std::string text = s.metrics->Render();
+  EXPECT_EQ(LinesNaming(text, "team-b"), std::vector<std::string>{});
+  CheckWellFormed(text);
+  x = ParseExposition(text);
+  EXPECT_EQ(x.Value("taskgov_quota_lent", {{"team", "team-a"}, {"resource", "nvidia.com/gpu"}}), 0);
+  // team-a's own counters stay (its preemption of team-b still counts for Kueue).
+  EXPECT_EQ(x.Value("taskgov_admissions_total", {{"team", "team-a"}}), 2);
+  EXPECT_EQ(x.Value("kueue_preempted_workloads_total", {{"preempting_cluster_queue", "team-a"}}),
+            1);
+
+  // A team that comes back continues its counters.
+  s.book.ApplyPolicy(testing::ScenarioPolicy(/*with_team_b=*/true));
+  x = ParseExposition(s.metrics->Render());
+  EXPECT_EQ(x.Value("taskgov_refusals_total", {{"team", "team-b"}, {"reason", "pool"}}), 1);
+  EXPECT_EQ(x.Value("taskgov_quota_usage", b_gpu), 0);
+}
+
+TEST(MetricsTest, WebhookVerbsAreRoutesNotPaths) {
+  Metrics m;
+  for (int i = 0; i < 50; ++i) {
+    m.ObserveRequest("/probe/" + std::to_string(i), false, 404, true,
+                     std::chrono::microseconds(10));
+  }
+  m.ObserveRequest("/scheduler/filter", true, 200, true, std::chrono::microseconds(10));
+  m.ObserveRequest("/scheduler/bind", true, 500, true, std::chrono::microseconds(10));
+  m.ObserveRequest("/scheduler/bind", true, 200, false, std::chrono::microseconds(10));
+  m.ObserveRequest("/filter", false, 405, true, std::chrono::microseconds(10));  // GET /filter
+  const Exposition x = ParseExposition(m.Render());
+  std::set<std::string> verbs;
+  for (const testing::Sample& s : x.All("taskgov_webhook_requests_total")) {
+    verbs.insert(s.labels.at("verb"));
+  }
+  EXPECT_EQ(verbs, (std::set<std::string>{"bind", "filter", "unknown"}));
+  EXPECT_EQ(
+      x.Value("taskgov_webhook_requests_total", {{"verb", "unknown"}, {"outcome", "client_error"}}),
+      51);
+  EXPECT_EQ(
+      x.Value("taskgov_webhook_requests_total", {{"verb", "bind"}, {"outcome", "server_error"}}),
+      1);
+  EXPECT_EQ(
+      x.Value("taskgov_webhook_requests_total", {{"verb", "bind"}, {"outcome", "reply_failed"}}),
+      1);
+  EXPECT_EQ(x.Value("taskgov_webhook_request_duration_seconds_count", {{"verb", "unknown"}}), 51);
+}
+
+TEST(MetricsTest, InformerAgeFollowsTheInjectedClock) {
+  FakeClock clock(100'000);
+  Options options;
+  options.clock = &clock;
+  Metrics m(options);
+  m.ObserveInformerEvent("pods");
+  clock.Advance(12'500);
+  Exposition x = ParseExposition(m.Render());
+  EXPECT_EQ(x.Value("taskgov_informer_last_event_age_seconds", {{"resource", "pods"}}), 12.5);
+  EXPECT_EQ(x.Value("taskgov_informer_last_event_timestamp_seconds", {{"resource", "pods"}}), 100);
+  m.ObserveInformerEvent("pods", 110'000);
+  x = ParseExposition(m.Render());
+  EXPECT_EQ(x.Value("taskgov_informer_last_event_age_seconds", {{"resource", "pods"}}), 2.5);
+}
+
+TEST(MetricsTest, ConfigReloadState) {
+  Metrics m;
+  m.ObserveConfigReload(true, 5'000);
+  Exposition x = ParseExposition(m.Render());
+  EXPECT_EQ(x.Value("taskgov_config_last_reload_successful"), 1);
+  EXPECT_EQ(x.Value("taskgov_config_last_reload_success_timestamp_seconds"), 5);
+  m.ObserveConfigReload(false, 9'000);
+  x = ParseExposition(m.Render());
+  EXPECT_EQ(x.Value("taskgov_config_last_reload_successful"), 0);
+  EXPECT_EQ(x.Value("taskgov_config_last_reload_success_timestamp_seconds"), 5);
+  EXPECT_EQ(x.Value("taskgov_config_reloads_total", {{"result", "success"}}), 1);
+  EXPECT_EQ(x.Value("taskgov_config_reloads_total", {{"result", "failure"}}), 1);
+}
+
+TEST(MetricsTest, PriorityClassesAreCapped) {
+  Metrics m;
+  const scheduler::NameId team = TeamId("capped");
+  for (size_t i = 0; i < kMaxPriorityClasses + 20; ++i) {
+    m.ObservePodBound(team, "class-" + std::to_string(i), 0, 1'000);
+  }
+  m.ObservePodBound(team, "", 0, 1'000);
+  const Exposition x = ParseExposition(m.Render());
+  const auto counts = x.All("taskgov_pod_wait_seconds_count");
+  EXPECT_EQ(counts.size(), kMaxPriorityClasses + 2);  // + "other" + "none"
+  EXPECT_EQ(x.Value("taskgov_pod_wait_seconds_count", {{"priority_class", "other"}}), 20);
+  EXPECT_EQ(x.Value("taskgov_pod_wait_seconds_count", {{"priority_class", "none"}}), 1);
+}
+
+TEST(MetricsTest, RefusalCodesOutsideTheListCountAsOther) {
+  Metrics m;
+  scheduler::FilterDecision d;
+  d.team = TeamId("team-x");
+  d.reason = "something new";
+  m.ObserveFilter(d);
+  d.reason = "quota";
+  m.ObserveFilter(d);
+  const Exposition x = ParseExposition(m.Render());
+  EXPECT_EQ(x.Value("taskgov_refusals_total", {{"team", "team-x"}, {"reason", "other"}}), 1);
+  EXPECT_EQ(x.Value("taskgov_refusals_total", {{"team", "team-x"}, {"reason", "quota"}}), 1);
+  EXPECT_EQ(x.All("taskgov_refusals_total").size(), 2u);  // zero reasons are not exported
+}
+
+TEST(MetricsTest, NegativeDurationsClampToZero) {
+  Metrics m;
+  m.ObservePodBound(TeamId("skew"), "p", 10'000, 9'000);  // clock skew: bound before created
+  const Exposition x = ParseExposition(m.Render());
+  EXPECT_EQ(x.Value("taskgov_pod_wait_seconds_sum", {{"team", "skew"}}), 0);
+  EXPECT_EQ(x.Value("taskgov_pod_wait_seconds_bucket", {{"team", "skew"}, {"le", "1"}}), 1);
+}
+
+TEST(MetricsTest, ZeroWeightBorrowingTeamHasInfiniteShare) {
+  scheduler::testing::PolicyBuilder builder;
+  builder.Team("w0", "c").Weight(0).Quota("f", "nvidia.com/gpu", 4);
+  builder.Team("w1", "c").Quota("f", "nvidia.com/gpu", 4);
+  FakeClock clock;
+  scheduler::QuotaBook book(builder.Build(), &clock);
+  Metrics m(Options{true, {}, &clock});
+  m.SetSources(Sources{&book, nullptr, nullptr});
+  EXPECT_EQ(ParseExposition(m.Render()).Value("taskgov_weighted_share", {{"team", "w0"}}), 0);
+  book.ConfirmBound("w0-1", TeamId("w0"), FlavorId("f"), ResourceList{{"nvidia.com/gpu", 6}},
+                    scheduler::PodMeta{});
+  const Exposition x = ParseExposition(m.Render());
+  EXPECT_EQ(x.Value("taskgov_weighted_share", {{"team", "w0"}}), INFINITY);
+  EXPECT_EQ(x.Value("kueue_cluster_queue_weighted_share", {{"cluster_queue", "w0"}}),
+            9223372036854775807.0);
+}
+
+}  // namespace
+}  // namespace taskgov::metrics
