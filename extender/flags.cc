@@ -104,6 +104,7 @@ const std::map<std::string, Setter, std::less<>>& Setters() {
       {"check-config", StringSetter(&Flags::check_config)},
       {"no-kube", BoolSetter(&Flags::no_kube, "no-kube")},
       {"scheduler-name", StringSetter(&Flags::scheduler_name)},
+      {"kueue-metrics", BoolSetter(&Flags::kueue_metrics, "kueue-metrics")},
       {"leader-elect", BoolSetter(&Flags::leader_elect, "leader-elect")},
       {"leader-elect-namespace", StringSetter(&Flags::leader_elect_namespace)},
       {"leader-elect-name", StringSetter(&Flags::leader_elect_name)},
@@ -237,6 +238,7 @@ Flags (--name=value or --name value):
   --identity=ID                 this replica's identity (default: hostname + random suffix)
   --leader-elect-lease-duration=D, --leader-elect-renew-deadline=D,
   --leader-elect-retry-period=D  Lease timing (defaults 15s, 10s, 2s, as kube-scheduler's)
+  --kueue-metrics[=BOOL]        also export Kueue's metric names and labels (default false)
   --no-kube                     run without a Kubernetes API (no informers, binding or leader
                                 election; for testing the webhooks)
   --help                        this text

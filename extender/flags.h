@@ -37,6 +37,7 @@ struct Flags {
   // Run without a Kubernetes API: no informers, no binding, no leader election (webhook tests).
   bool no_kube = false;
   std::string scheduler_name = "taskgov";  // pods with this schedulerName are governed
+  bool kueue_metrics = false;  // also export Kueue's metric names (dashboards, CloudWatch)
   bool leader_elect = true;
   std::string leader_elect_namespace;  // "" → the pod's namespace in-cluster, else "default"
   std::string leader_elect_name = "taskgov";

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -29,6 +30,8 @@
 #include "extender/flags.h"
 #include "extender/handlers.h"
 #include "extender/http_server.h"
+#include "extender/metrics_http.h"
+#include "metrics/metrics.h"
 #include "scheduler/admission.h"
 #include "scheduler/cluster_state.h"
 #include "scheduler/common/clock.h"
@@ -47,6 +50,8 @@ namespace taskgov::extender {
 namespace {
 
 constexpr std::string_view kComponent = "main";
+constexpr char kVersion[] = "0.1.0";
+constexpr char kRevision[] = "dev";
 constexpr std::chrono::milliseconds kShutdownDrain{600};
 constexpr std::chrono::milliseconds kHousekeepingPeriod{1'000};
 constexpr int kReconcileEveryTicks = 60;
@@ -167,6 +172,12 @@ int Run(int argc, char** argv) {
 
   SystemClock clock;
 
+  metrics::Options metrics_options;
+  metrics_options.kueue_compatible = flags.kueue_metrics;
+  metrics_options.build = metrics::BuildInfo{kVersion, kRevision};
+  metrics_options.clock = &clock;
+  metrics::Metrics metrics(metrics_options);
+
   // ---- policy ----
   config::PolicyStore policies;
   std::atomic<bool> config_valid{false};
@@ -175,6 +186,7 @@ int Run(int argc, char** argv) {
   config::WatcherOptions watcher_options;
   watcher_options.dir = flags.config_dir;
   watcher_options.on_reload = [&](const config::LoadResult& result) {
+    metrics.ObserveConfigReload(result.policy != nullptr, clock.NowMs());
     if (!result.policy) {
       log::Error("config", "invalid configuration; keeping the last good one",
                  {{"dir", flags.config_dir},
@@ -201,6 +213,15 @@ int Run(int argc, char** argv) {
   scheduler::ClusterState::Options cluster_options;
   cluster_options.scheduler_name = flags.scheduler_name;
   scheduler::ClusterState cluster(&book, &clock, cluster_options);
+  cluster.SetLifecycleObserver([&](const scheduler::ClusterState::PodLifecycle& event) {
+    if (event.team == scheduler::kNoTeam) return;
+    if (event.transition == scheduler::PodTransition::kBound) {
+      metrics.ObservePodBound(event.team, event.priority_class, event.pod->creation_unix_ms,
+                              event.now_ms);
+    } else {
+      metrics.ObservePodEnded(event.team, event.priority_class, event.bound_ms, event.now_ms);
+    }
+  });
 
   // ---- Kubernetes ----
   std::unique_ptr<scheduler::kube::KubeClient> client;
@@ -264,6 +285,19 @@ int Run(int argc, char** argv) {
     return "";
   };
   admission.SetGate(not_ready);
+  admission.SetObserver(
+      [&](const scheduler::FilterDecision& decision) { metrics.ObserveFilter(decision); });
+  metrics::Sources sources;
+  sources.book = &book;
+  sources.cluster = &cluster;
+  if (preemption) {
+    sources.preempted_pods = [&](scheduler::NameId team) -> int64_t {
+      const scheduler::PreemptionStats stats = preemption->Stats();
+      auto it = stats.preempted_pods.find(scheduler::TeamNames().Name(team));
+      return it == stats.preempted_pods.end() ? 0 : it->second;
+    };
+  }
+  metrics.SetSources(sources);
   if (preemption) {
     admission.SetPreemptionStatus([&](std::string_view uid) { return preemption->StatusFor(uid); });
   }
@@ -282,6 +316,7 @@ int Run(int argc, char** argv) {
   health_options.port = flags.metrics_listen.port;
   health_options.io_threads = 1;
   std::vector<Route> health_routes;
+  health_routes.push_back(MetricsRoute(metrics));
   health_routes.push_back(Route{"/healthz", "GET", 0, [](const HttpRequest&) {
                                   return HttpResponse{200, "text/plain", "ok\n", {}};
                                 }});
@@ -297,6 +332,7 @@ int Run(int argc, char** argv) {
   webhook_server_options.address = flags.listen.host;
   webhook_server_options.port = flags.listen.port;
   webhook_server_options.io_threads = flags.io_threads;
+  webhook_server_options.observer = MetricsObserver(metrics);
   if (!flags.tls_cert_file.empty()) {
     HttpTlsOptions tls;
     tls.cert_chain_file = flags.tls_cert_file;
@@ -322,7 +358,39 @@ int Run(int argc, char** argv) {
       if (not_ready().empty()) (void)preemption->RunOnce();
     });
   }
+  // Informer and preemption counters are pulled once a tick and fed to the metrics as deltas.
+  std::map<std::string, uint64_t> seen_restarts;
+  std::map<scheduler::PreemptionStats::Key, uint64_t> seen_preemptions;
+  auto feed_metrics = [&] {
+    if (informers) {
+      for (const scheduler::kube::ReflectorStats& stats : informers->Stats()) {
+        for (const auto& [reason, count] : stats.watch_restarts) {
+          uint64_t& seen = seen_restarts[stats.resource + "/" + reason];
+          for (; seen < count; ++seen) metrics.ObserveWatchRestart(stats.resource, reason);
+        }
+        if (stats.last_event_unix_ms > 0) {
+          metrics.ObserveInformerEvent(stats.resource, stats.last_event_unix_ms);
+        }
+      }
+    }
+    if (preemption) {
+      for (const auto& [key, count] : preemption->Stats().preemptions) {
+        // Pods of no team preempted by plain priority are not a team's preemption.
+        const std::string_view reason = key.reason == "InTeamPriority" ? metrics::kPreemptWithinTeam
+                                        : key.reason == "Reclaim"      ? metrics::kPreemptReclaim
+                                        : key.reason == "FairShare"    ? metrics::kPreemptFairShare
+                                                                       : std::string_view();
+        if (reason.empty() || key.victim_team.empty()) continue;
+        uint64_t& seen = seen_preemptions[key];
+        for (; seen < count; ++seen) {
+          metrics.ObservePreemption(scheduler::TeamNames().Intern(key.preemptor_team),
+                                    scheduler::TeamNames().Intern(key.victim_team), reason);
+        }
+      }
+    }
+  };
   Ticker housekeeping(kHousekeepingPeriod, [&](uint64_t tick) {
+    feed_metrics();
     if (size_t expired = book.ExpireAssumed(); expired > 0) {
       log::Info("ledger", "assumed reservations expired",
                 {{"count", static_cast<int64_t>(expired)}});

@@ -144,19 +144,29 @@ bool Admission::FairShareBlocks(Context& ctx, NameId flavor, std::string* why) c
   if (ctx.policy->idle_compute != IdleComputeAllocation::kFairShare || ctx.team->cohort.empty()) {
     return false;
   }
-  Ledger::Session s(book_->ledger());
-  const int64_t my_share = WeightedShare(s, *ctx.team, flavor, ctx.request);
-  const ResourceList none;
-  const ResourceList my_pool = PoolDelta(s, ctx.team_id, flavor, ctx.request);
+  // The other teams' best-ranked waiting pods, read before the ledger session: the cluster
+  // state's lock is never taken inside a session (informer events hold it while charging, and a
+  // generation swap waits for open sessions).
+  std::vector<std::pair<const Team*, PendingPod>> heads;
   for (const Team& other : ctx.policy->teams) {
     if (other.cohort != ctx.team->cohort || other.name == ctx.team->name || !other.active) {
       continue;
     }
+    std::optional<PendingPod> head = cluster_->PendingHead(
+        TeamNames().Intern(other.name),
+        ctx.policy->task_prioritization == TaskPrioritization::kTaskRanking);
+    if (head) heads.emplace_back(&other, std::move(*head));
+  }
+  if (heads.empty()) return false;
+  Ledger::Session s(book_->ledger());
+  const int64_t my_share = WeightedShare(s, *ctx.team, flavor, ctx.request);
+  const ResourceList none;
+  const ResourceList my_pool = PoolDelta(s, ctx.team_id, flavor, ctx.request);
+  for (const auto& [other_team, pending] : heads) {
+    const Team& other = *other_team;
     const NameId other_id = TeamNames().Intern(other.name);
     if (!s.HasFlavor(other_id, flavor)) continue;
-    std::optional<PendingPod> head = cluster_->PendingHead(
-        other_id, ctx.policy->task_prioritization == TaskPrioritization::kTaskRanking);
-    if (!head) continue;
+    const PendingPod* head = &pending;
     // Only demand that needs to borrow here, could borrow now, and would lose out to this pod.
     if (WouldFit(s, other_id, flavor, head->request, Mode::kWithinNominal, none, none)) continue;
     if (!WouldFit(s, other_id, flavor, head->request, Mode::kBorrowing, none, none)) continue;

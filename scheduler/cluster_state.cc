@@ -78,6 +78,8 @@ void ClusterState::Account(PodRecord& record) {
   n.used.Add(record.request);
   SyncIds(n);
   record.counted_node = pod.node_name;
+  // A pod bound before taskgov saw it ran since its start time.
+  if (record.bound_ms == 0) record.bound_ms = pod.start_unix_ms.value_or(clock_->NowMs());
   if (record.team != kNoTeam && n.flavor != kNoNode) {
     PodMeta meta;
     meta.priority = ResolvePriority(*policy_, pod);
@@ -92,10 +94,21 @@ void ClusterState::Account(PodRecord& record) {
   }
 }
 
+void ClusterState::Notify(const PodRecord& record, PodTransition transition) {
+  if (!lifecycle_) return;
+  const std::string priority_class = PriorityClassOf(*policy_, record.pod);
+  PodLifecycle event;
+  event.pod = &record.pod;
+  event.team = record.team;
+  event.priority_class = priority_class;
+  event.transition = transition;
+  event.now_ms = clock_->NowMs();
+  event.bound_ms = record.bound_ms != 0 ? record.bound_ms : event.now_ms;
+  lifecycle_(event);
+}
+
 void ClusterState::Unaccount(PodRecord& record) {
-  if (!record.counted_node.empty() && lifecycle_) {
-    lifecycle_(record.pod, record.team, PodTransition::kEnded);
-  }
+  if (!record.counted_node.empty()) Notify(record, PodTransition::kEnded);
   if (!record.counted_node.empty()) {
     auto node = nodes_.find(record.counted_node);
     if (node != nodes_.end()) {
@@ -138,7 +151,7 @@ void ClusterState::OnPodUpsert(const Pod& pod) {
   if (pod.bound()) {
     RemovePending(pod.uid);
     Account(record);
-    if (was_pending && lifecycle_) lifecycle_(record.pod, record.team, PodTransition::kBound);
+    if (was_pending) Notify(record, PodTransition::kBound);
     return;
   }
   // Waiting for a scheduler.

@@ -15,7 +15,8 @@
 //
 // Thread-safety: one shared_mutex; informer events take it exclusively for microseconds, the
 // webhook queries share it. QuotaBook calls happen with the lock held (the book never calls
-// back).
+// back), and may open ledger sessions or wait for a generation swap — so callers must never take
+// this lock while holding a Ledger::Session (lock order: cluster state, then ledger session).
 
 #include <atomic>
 #include <functional>
@@ -94,10 +95,18 @@ class ClusterState final : public ClusterObserver {
 
   // A new policy: node flavors and pending teams are recomputed (charges stay where they are).
   void SetPolicy(PolicyPtr policy);
+  // What a lifecycle observer learns about a pod.
+  struct PodLifecycle {
+    const Pod* pod = nullptr;
+    NameId team = kNoTeam;
+    std::string_view priority_class;  // PriorityClassOf under the current policy
+    PodTransition transition = PodTransition::kBound;
+    int64_t bound_ms = 0;  // when it was seen bound (start time for pods bound before we saw them)
+    int64_t now_ms = 0;
+  };
   // Called (under the state's lock: keep it short, no calls back) when a pod is seen bound after
   // having been seen pending, and when a pod seen bound ends. Set before events flow.
-  void SetLifecycleObserver(
-      std::function<void(const Pod& pod, NameId team, PodTransition transition)> observer) {
+  void SetLifecycleObserver(std::function<void(const PodLifecycle&)> observer) {
     lifecycle_ = std::move(observer);
   }
   // Bound, non-terminal pods per team (running), and pending pods per team.
@@ -167,6 +176,7 @@ class ClusterState final : public ClusterObserver {
     ResourceList request;
     std::string counted_node;  // node whose `used` includes this pod ("" if none)
     bool charged = false;
+    int64_t bound_ms = 0;  // when first counted on a node
   };
   struct NodeRecord {
     Node node;
@@ -201,7 +211,8 @@ class ClusterState final : public ClusterObserver {
   QuotaBook* const book_;
   const Clock* const clock_;
   const Options options_;
-  std::function<void(const Pod&, NameId, PodTransition)> lifecycle_;
+  std::function<void(const PodLifecycle&)> lifecycle_;
+  void Notify(const PodRecord& record, PodTransition transition);
 
   mutable std::shared_mutex mu_;
   PolicyPtr policy_;
