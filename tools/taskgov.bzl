@@ -18,7 +18,10 @@ def taskgov_cc_test(name, copts = [], deps = [], own_main = False, **kwargs):
     native.cc_test(
         name = name,
         copts = TASKGOV_COPTS + copts,
-        deps = deps + ["@googletest//:gtest" if own_main else "@googletest//:gtest_main"],
+        deps = deps + [
+            "@googletest//:gtest" if own_main else "@googletest//:gtest_main",
+            "//tools:tsan_suppressions",
+        ],
         **kwargs
     )
 
