@@ -22,44 +22,38 @@ bool IsAccelerator(std::string_view resource) {
          resource != "pods" && !resource.starts_with("hugepages-");
 }
 
-// Would `request` fit for (team, flavor) now, if the team already used `team_extra` more and the
-// pool `pool_extra` more? A dry run on the ledger's current numbers (DESIGN §3.3).
-bool WouldFit(const Ledger::Session& s, NameId team, NameId flavor, const ResourceList& request,
-              Mode mode, const ResourceList& team_extra, const ResourceList& pool_extra) {
+// What hypothetical admissions add on top of the ledger's current numbers: to one team's usage
+// and to its cohort pool.
+struct Tally {
+  ResourceList team;
+  ResourceList pool;
+};
+
+// Would `request` fit for (team, flavor) on top of the ledger and `tally` (DESIGN §3.3)? A dry
+// run. When it fits and `after` is given, *after = tally plus this admission.
+bool FitsOnTop(const Ledger::Session& s, NameId team, NameId flavor, const ResourceList& request,
+               Mode mode, const Tally& tally, Tally* after) {
   if (!s.HasFlavor(team, flavor)) return false;
+  Tally next = tally;
   for (const ResourceAmount& want : request) {
     std::optional<NameId> resource = ResourceNames().Find(want.name);
     if (!resource) continue;
     CellView v = s.View(team, flavor, *resource);
     if (!v.exists) continue;
-    const int64_t usage = SaturatingAdd(v.usage, team_extra.Get(want.name));
+    const int64_t usage = SaturatingAdd(v.usage, tally.team.Get(want.name));
     const int64_t ceiling =
         v.borrowing_limit == kUnlimited ? kUnlimited : SaturatingAdd(v.nominal, v.borrowing_limit);
     const int64_t cap = mode == Mode::kWithinNominal ? std::min(v.nominal, ceiling) : ceiling;
     if (SaturatingAdd(usage, want.amount) > cap) return false;
     const int64_t delta = std::max<int64_t>(0, usage + want.amount - v.guaranteed) -
                           std::max<int64_t>(0, usage - v.guaranteed);
-    if (delta > 0 && SaturatingAdd(SaturatingAdd(v.pool_used, pool_extra.Get(want.name)), delta) >
-                         v.pool_capacity) {
-      return false;
-    }
+    const int64_t pool_used = SaturatingAdd(v.pool_used, tally.pool.Get(want.name));
+    if (delta > 0 && SaturatingAdd(pool_used, delta) > v.pool_capacity) return false;
+    next.team.Set(want.name, SaturatingAdd(next.team.Get(want.name), want.amount));
+    next.pool.Set(want.name, SaturatingAdd(next.pool.Get(want.name), delta));
   }
+  if (after != nullptr) *after = std::move(next);
   return true;
-}
-
-// What `request` would add to the cohort pool if (team, flavor) took it now.
-ResourceList PoolDelta(const Ledger::Session& s, NameId team, NameId flavor,
-                       const ResourceList& request) {
-  ResourceList delta;
-  for (const ResourceAmount& want : request) {
-    std::optional<NameId> resource = ResourceNames().Find(want.name);
-    if (!resource) continue;
-    CellView v = s.View(team, flavor, *resource);
-    if (!v.exists) continue;
-    delta.Set(want.name, std::max<int64_t>(0, v.usage + want.amount - v.guaranteed) -
-                             std::max<int64_t>(0, v.usage - v.guaranteed));
-  }
-  return delta;
 }
 
 std::string ReasonCode(RefusalKind kind) {
@@ -125,14 +119,19 @@ bool Admission::QueueOrderBlocks(Context& ctx, NameId flavor, std::string* why) 
     *why = "waiting behind higher-ranked pod " + ctx.ahead->front().key + " (StrictFIFO)";
     return true;
   }
-  // BestEffortFIFO: wait only for a pod ahead that fits now and would not fit after this one.
+  // BestEffortFIFO: the pods ahead take what they can, in rank order (a pod that cannot fit
+  // does not hold the others back); this pod waits if what they take leaves it no room.
   Ledger::Session s(book_->ledger());
-  const ResourceList none;
-  const ResourceList pool_after = PoolDelta(s, ctx.team_id, flavor, ctx.request);
+  const Tally none;
+  if (!FitsOnTop(s, ctx.team_id, flavor, ctx.request, ctx.mode, none, nullptr)) {
+    return false;  // it does not fit anyway: the quota refusal explains it
+  }
+  Tally ahead;
   for (const PendingPod& other : *ctx.ahead) {
-    const Mode mode = Mode::kBorrowing;
-    if (WouldFit(s, ctx.team_id, flavor, other.request, mode, none, none) &&
-        !WouldFit(s, ctx.team_id, flavor, other.request, mode, ctx.request, pool_after)) {
+    if (!FitsOnTop(s, ctx.team_id, flavor, other.request, Mode::kBorrowing, ahead, &ahead)) {
+      continue;
+    }
+    if (!FitsOnTop(s, ctx.team_id, flavor, ctx.request, ctx.mode, ahead, nullptr)) {
       *why = "waiting behind higher-ranked pod " + other.key;
       return true;
     }
@@ -152,25 +151,31 @@ bool Admission::FairShareBlocks(Context& ctx, NameId flavor, std::string* why) c
     if (other.cohort != ctx.team->cohort || other.name == ctx.team->name || !other.active) {
       continue;
     }
-    std::optional<PendingPod> head = cluster_->PendingHead(
-        TeamNames().Intern(other.name),
-        ctx.policy->task_prioritization == TaskPrioritization::kTaskRanking);
+    std::optional<PendingPod> head =
+        cluster_->PendingHead(TeamNames().Intern(other.name),
+                              ctx.policy->task_prioritization == TaskPrioritization::kTaskRanking);
     if (head) heads.emplace_back(&other, std::move(*head));
   }
   if (heads.empty()) return false;
   Ledger::Session s(book_->ledger());
   const int64_t my_share = WeightedShare(s, *ctx.team, flavor, ctx.request);
-  const ResourceList none;
-  const ResourceList my_pool = PoolDelta(s, ctx.team_id, flavor, ctx.request);
+  const Tally none;
+  Tally mine;
+  (void)FitsOnTop(s, ctx.team_id, flavor, ctx.request, Mode::kBorrowing, none, &mine);
+  Tally after_mine;  // another team's view once this pod took its share of the pool
+  after_mine.pool = mine.pool;
   for (const auto& [other_team, pending] : heads) {
     const Team& other = *other_team;
     const NameId other_id = TeamNames().Intern(other.name);
     if (!s.HasFlavor(other_id, flavor)) continue;
     const PendingPod* head = &pending;
     // Only demand that needs to borrow here, could borrow now, and would lose out to this pod.
-    if (WouldFit(s, other_id, flavor, head->request, Mode::kWithinNominal, none, none)) continue;
-    if (!WouldFit(s, other_id, flavor, head->request, Mode::kBorrowing, none, none)) continue;
-    if (WouldFit(s, other_id, flavor, head->request, Mode::kBorrowing, none, my_pool)) continue;
+    if (FitsOnTop(s, other_id, flavor, head->request, Mode::kWithinNominal, none, nullptr))
+      continue;
+    if (!FitsOnTop(s, other_id, flavor, head->request, Mode::kBorrowing, none, nullptr)) continue;
+    if (FitsOnTop(s, other_id, flavor, head->request, Mode::kBorrowing, after_mine, nullptr)) {
+      continue;
+    }
     const int64_t other_share = WeightedShare(s, other, flavor, head->request);
     if (other_share < my_share ||
         (other_share == my_share && head->created_ms < ctx.pod->creation_unix_ms)) {

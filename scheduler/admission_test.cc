@@ -238,6 +238,24 @@ TEST_F(AdmissionTest, BestEffortFifoLetsASmallerPodPassAHeadThatCannotFit) {
   EXPECT_TRUE(Admitted(PodBuilder("small").Namespace("ns-team-a").Gpus(2).Priority(1)));
 }
 
+TEST_F(AdmissionTest, PodsAheadTakeWhatTheyNeedTogether) {
+  Start(PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 4, 0, 0).Build());
+  AddNodes("p5", kP5, 1, 8);
+  ASSERT_TRUE(Run(GpuPod("base", "team-a", 2)));
+  // Two higher-ranked pods of one GPU each wait; each alone would leave room for one more, but
+  // together they need both free GPUs.
+  cluster_->OnPodUpsert(
+      PodBuilder("high-0").Namespace("ns-team-a").Gpus(1).Priority(50).Created(2));
+  cluster_->OnPodUpsert(
+      PodBuilder("high-1").Namespace("ns-team-a").Gpus(1).Priority(50).Created(3));
+  Verdict r = Filter(PodBuilder("low").Namespace("ns-team-a").Gpus(1).Priority(10).Created(1));
+  EXPECT_TRUE(r.feasible.empty());
+  EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
+            "team-a: waiting behind higher-ranked pod ns-team-a/high-1");
+  EXPECT_TRUE(
+      Admitted(PodBuilder("high-0").Namespace("ns-team-a").Gpus(1).Priority(50).Created(2)));
+}
+
 TEST_F(AdmissionTest, StrictFifoWaitsForTheHeadWhateverItsSize) {
   Start(PolicyBuilder()
             .Team("team-a", "c")
