@@ -321,8 +321,7 @@ Result<int> ExtenderProcess::Stop(int signal_number, milliseconds timeout) {
     }
   }
   if (drain_.joinable()) drain_.join();
-  client_.reset();
-  health_.reset();
+  // The clients stay (calls fail: nothing listens) until the next Start replaces them.
   std::lock_guard<std::mutex> lock(mu_);
   return exit_code_.value_or(-1);
 }
@@ -573,6 +572,7 @@ Status Harness::Finish(const std::string& job_name) {
   if (!api_->SetPodPhase(it->second.spec.ns, it->second.current, "Succeeded")) {
     return Error{"pod " + it->second.current + " is gone"};
   }
+  it->second.done = true;
   return Status::Ok();
 }
 
@@ -623,6 +623,12 @@ std::optional<PodView> Harness::PodOfJob(const std::string& job) const {
   return Parse(*json);
 }
 
+size_t Harness::CompletedJobs() const {
+  size_t n = 0;
+  for (const auto& [name, job] : jobs_) n += job.done ? 1 : 0;
+  return n;
+}
+
 size_t Harness::CountPods(const std::function<bool(const PodView&)>& pred) const {
   size_t n = 0;
   for (const PodView& p : Pods()) n += !p.job.empty() && pred(p) ? 1 : 0;
@@ -662,6 +668,7 @@ void Harness::Kubelet(const std::vector<PodView>& pods, StepReport* report) {
   for (const PodView& p : pods) {
     if (p.job.empty()) continue;
     Job& job = jobs_.at(p.job);
+    if (p.ended()) job.done = job.done || p.phase == "Succeeded";
     if (p.terminating) {
       auto [since, first] = terminating_since_.try_emplace(p.uid, step_);
       if (first) report->evicted.push_back(p.key);
@@ -687,7 +694,10 @@ void Harness::Kubelet(const std::vector<PodView>& pods, StepReport* report) {
       }
     } else if (p.phase == "Running" && finishing_ && job.spec.run_steps > 0 &&
                job.started_step >= 0 && step_ - job.started_step >= job.spec.run_steps) {
-      if (api_->SetPodPhase(p.ns, p.name, "Succeeded")) report->finished.push_back(p.key);
+      if (api_->SetPodPhase(p.ns, p.name, "Succeeded")) {
+        job.done = true;
+        report->finished.push_back(p.key);
+      }
     }
   }
 }
@@ -713,7 +723,6 @@ void Harness::SchedulePass(StepReport* report) {
     return a->key < b->key;
   });
   ExtenderProcess& extender = *extenders_.at(serving_);
-  const bool up = extender.running();
   for (const PodView* p : pending) {
     Attempt attempt;
     attempt.pod = p->key;
@@ -737,7 +746,7 @@ void Harness::SchedulePass(StepReport* report) {
            "0/" + std::to_string(nodes_.size()) + " nodes are available: insufficient resources");
       continue;
     }
-    if (!up) {
+    if (!extender.running()) {
       done(Attempt::Outcome::kError, "extender " + extender.identity() + " is down");
       continue;
     }

@@ -121,7 +121,7 @@ class ExtenderProcess {
   // Polls /readyz until its body contains `text` (any status).
   [[nodiscard]] Status WaitReadyzSays(const std::string& text, std::chrono::milliseconds timeout);
 
-  // The webhook client (kube-scheduler's view); valid while running.
+  // The webhook client (kube-scheduler's view); after Stop its calls fail until Start.
   [[nodiscard]] ExtenderClient& client();
   [[nodiscard]] uint16_t webhook_port() const { return webhook_port_; }
   [[nodiscard]] uint16_t metrics_port() const { return metrics_port_; }
@@ -282,6 +282,9 @@ class Harness {
   [[nodiscard]] std::vector<PodView> Pods() const;
   // The job's current pod.
   [[nodiscard]] std::optional<PodView> PodOfJob(const std::string& job) const;
+  // Jobs whose work is done: their pod reached Succeeded (it may have been evicted and deleted
+  // after that; it is not recreated).
+  [[nodiscard]] size_t CompletedJobs() const;
   // How many harness pods satisfy `pred`.
   [[nodiscard]] size_t CountPods(const std::function<bool(const PodView&)>& pred) const;
   // Sum of the requests of active pods (bound, not ended; terminating ones included) per
@@ -333,6 +336,7 @@ class Harness {
     std::string current;  // pod name
     int generation = 0;
     int started_step = -1;
+    bool done = false;
   };
 
   std::string NextTimestamp();
