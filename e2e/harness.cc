@@ -326,6 +326,11 @@ Result<int> ExtenderProcess::Stop(int signal_number, milliseconds timeout) {
   return exit_code_.value_or(-1);
 }
 
+int ExtenderProcess::pid() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return proc_ ? static_cast<int>(proc_->pid()) : -1;
+}
+
 bool ExtenderProcess::running() const {
   std::lock_guard<std::mutex> lock(mu_);
   return proc_ != nullptr && !exited_;
@@ -602,6 +607,7 @@ PodView Harness::Parse(const std::string& json) const {
   if (auto job = job_of_pod_.find(p.name); job != job_of_pod_.end()) {
     p.job = job->second;
     p.request = jobs_.at(p.job).spec.requests;
+    p.node_selector = jobs_.at(p.job).spec.node_selector;
   }
   if (auto node = node_by_name_.find(p.node); node != node_by_name_.end()) {
     p.instance_type = node->second.instance_type;

@@ -126,6 +126,8 @@ class ExtenderProcess {
   [[nodiscard]] uint16_t webhook_port() const { return webhook_port_; }
   [[nodiscard]] uint16_t metrics_port() const { return metrics_port_; }
   [[nodiscard]] const std::string& identity() const { return options_.identity; }
+  // The process id of the current (or last) run; -1 before the first.
+  [[nodiscard]] int pid() const;
 
   // Log lines (every run of this process, in order).
   [[nodiscard]] size_t log_line_count() const;
@@ -193,7 +195,8 @@ struct PodView {
   int64_t created_ms = 0;
   std::string json;
   Amounts request;
-  std::string instance_type;  // its node's, when bound to a known node
+  std::map<std::string, std::string> node_selector;  // harness pods: their spec's
+  std::string instance_type;                         // its node's, when bound to a known node
 
   [[nodiscard]] bool ended() const { return phase == "Succeeded" || phase == "Failed"; }
   // Bound and not ended: what the quota is charged for.
