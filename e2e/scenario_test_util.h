@@ -42,6 +42,12 @@ inline PodSpec GpuPod(const std::string& team, const std::string& name, int64_t 
   return spec;
 }
 
+// gtest prints outcomes by name.
+inline void PrintTo(Attempt::Outcome outcome, std::ostream* os) {
+  static const char* kNames[] = {"bound", "refused", "unschedulable", "error"};
+  *os << kNames[static_cast<int>(outcome)];
+}
+
 class ScenarioTest : public ::testing::Test {
  protected:
   void StartHarness(HarnessOptions options) {
