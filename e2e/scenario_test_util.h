@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -64,26 +65,52 @@ class ScenarioTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    // E2E_VERBOSE=1 prints every step of passing tests too.
-    if (harness_ && (HasFailure() || getenv("E2E_VERBOSE") != nullptr)) {
+    // E2E_VERBOSE=1 prints every step of passing tests too. A failure shows the last steps
+    // (long ones cut) and the extender's recent log lines.
+    const bool failed = HasFailure();
+    if (harness_ && (failed || getenv("E2E_VERBOSE") != nullptr)) {
+      constexpr size_t kSteps = 12, kLinesPerStep = 60, kLogLines = 400;
+      const std::vector<StepReport>& history = harness_->history();
       std::string steps;
-      for (const StepReport& r : harness_->history()) {
-        steps += "step " + std::to_string(r.step) + ":";
+      const size_t first = failed && history.size() > kSteps ? history.size() - kSteps : 0;
+      for (size_t i = first; i < history.size(); ++i) {
+        const StepReport& r = history[i];
+        std::vector<std::string> lines;
         for (const Attempt& a : r.attempts) {
-          static const char* kOutcome[] = {"bound", "refused", "unschedulable", "error"};
-          steps += "\n  " + a.pod + " " + kOutcome[static_cast<int>(a.outcome)] +
-                   (a.node.empty() ? "" : " " + a.node) + (a.reason.empty() ? "" : ": " + a.reason);
+          std::ostringstream outcome;
+          PrintTo(a.outcome, &outcome);
+          lines.push_back(a.pod + " " + outcome.str() + (a.node.empty() ? "" : " " + a.node) +
+                          (a.reason.empty() ? "" : ": " + a.reason));
         }
-        for (const auto& e : r.started) steps += "\n  started " + e;
-        for (const auto& e : r.finished) steps += "\n  finished " + e;
-        for (const auto& e : r.evicted) steps += "\n  evicted " + e;
-        for (const auto& e : r.deleted) steps += "\n  deleted " + e;
-        for (const auto& e : r.recreated) steps += "\n  recreated " + e;
-        if (!r.sync_error.empty()) steps += "\n  sync: " + r.sync_error;
+        for (const auto& e : r.started) lines.push_back("started " + e);
+        for (const auto& e : r.finished) lines.push_back("finished " + e);
+        for (const auto& e : r.evicted) lines.push_back("evicted " + e);
+        for (const auto& e : r.deleted) lines.push_back("deleted " + e);
+        for (const auto& e : r.recreated) lines.push_back("recreated " + e);
+        if (!r.sync_error.empty()) lines.push_back("sync: " + r.sync_error);
+        steps += "step " + std::to_string(r.step) + ":";
+        for (size_t k = 0; k < lines.size(); ++k) {
+          if (failed && k == kLinesPerStep) {
+            steps += "\n  ... " + std::to_string(lines.size() - k) + " more";
+            break;
+          }
+          steps += "\n  " + lines[k];
+        }
         steps += "\n";
       }
-      if (HasFailure()) {
-        ADD_FAILURE() << "steps:\n" << steps << "extender log:\n" << harness_->Logs();
+      if (failed) {
+        std::vector<std::string> log;
+        for (size_t i = 0; i < harness_->extender_count(); ++i) {
+          for (const std::string& line : harness_->extender(i).log_lines()) log.push_back(line);
+        }
+        std::string tail;
+        for (size_t i = log.size() > kLogLines ? log.size() - kLogLines : 0; i < log.size(); ++i) {
+          tail += log[i] + "\n";
+        }
+        ADD_FAILURE() << "steps" << (first > 0 ? " (the last " + std::to_string(kSteps) + ")" : "")
+                      << ":\n"
+                      << steps << "extender log:\n"
+                      << tail;
       } else {
         printf("steps:\n%s", steps.c_str());
         for (const std::string& e : harness_->Events()) printf("event: %s\n", e.c_str());
