@@ -877,7 +877,7 @@ Status Harness::Sync(milliseconds timeout) {
 Result<LedgerLine> Harness::ProbeLedger(const std::string& ns, const std::string& instance_type,
                                         const std::string& resource) {
   ExtenderProcess& extender = *extenders_.at(serving_);
-  if (!extender.running()) return Error{"extender " + extender.identity() + " is down"};
+  if (Status synced = Sync(); !synced.ok()) return synced.error();
   const std::string name = "e2e-probe-" + std::to_string(++sync_seq_);
   PodSpec spec;
   spec.ns = ns;

@@ -36,7 +36,8 @@
 //    to bind it; the extender binds only pods its pod informer has seen, and the informer sees
 //    events in resourceVersion order, so once that bind succeeds every earlier pod event has
 //    been applied. The barrier pod is then deleted.
-//  * ProbeLedger() reads the extender's own numbers for a (team, flavor, resource): it filters
+//  * ProbeLedger() reads the extender's own numbers for a (team, flavor, resource), after a
+//    Sync(): it filters
 //    a probe pod that can never fit (it asks for a million) against a made-up node of that
 //    flavor with room for it, and parses the refusal ("in use U of nominal N, borrowing limit
 //    B"). The probe ranks above every pod (so no queue-order rule applies to it) and is deleted
