@@ -37,12 +37,11 @@
 //    events in resourceVersion order, so once that bind succeeds every earlier pod event has
 //    been applied. The barrier pod is then deleted.
 //  * ProbeLedger() reads the extender's own numbers for a (team, flavor, resource), after a
-//    Sync(): it filters
-//    a probe pod that can never fit (it asks for a million) against a made-up node of that
-//    flavor with room for it, and parses the refusal ("in use U of nominal N, borrowing limit
-//    B"). The probe ranks above every pod (so no queue-order rule applies to it) and is deleted
-//    afterwards (so it leaves no pending entry). Use it where fair-share ordering cannot speak
-//    first (FirstComeFirstServe idle compute, or no other team waiting to borrow).
+//    Sync(): it filters a probe pod that can never fit (it asks for a million) against a made-up
+//    node of that flavor with room for it, and parses the refusal ("in use U of nominal N,
+//    borrowing limit B"). The probe ranks above every pod (so no queue-order rule applies to it)
+//    and is deleted afterwards (so it leaves no pending entry). Use it where fair-share ordering
+//    cannot speak first (FirstComeFirstServe idle compute, or no other team waiting to borrow).
 //
 // Amounts are canonical integers: cpu in millicores, memory in bytes, everything else counts.
 // Thread-safety: a Harness is driven from one thread; the fake API server and the extenders'
