@@ -506,7 +506,8 @@ class FakeApiServer::Impl {
     std::lock_guard<std::mutex> lock(mu_);
     return rv_;
   }
-  bool SetPodPhase(const std::string& ns, const std::string& name, const std::string& phase);
+  bool SetPodPhase(const std::string& ns, const std::string& name, const std::string& phase,
+                   const std::string& start_time = "");
   void LoadSampleCluster();
   void AddFault(FaultRule rule) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -1211,14 +1212,16 @@ size_t FakeApiServer::Impl::Count(std::string_view resource) const {
 }
 
 bool FakeApiServer::Impl::SetPodPhase(const std::string& ns, const std::string& name,
-                                      const std::string& phase) {
+                                      const std::string& phase, const std::string& start_time) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& bucket = objects_["pods"];
   auto it = bucket.find(ns + "/" + name);
   if (it == bucket.end()) return false;
   Document doc;
   doc.Parse(it->second.json.c_str());
-  SetString(doc, EnsureObject(doc, doc, "status"), "phase", phase);
+  Value& status = EnsureObject(doc, doc, "status");
+  SetString(doc, status, "phase", phase);
+  if (!start_time.empty()) SetString(doc, status, "startTime", start_time);
   Reply reply = WriteLocked(*TypeByPlural("pods"), doc, false, true, nullptr);
   return reply.status < 300;
 }
@@ -1902,6 +1905,10 @@ int64_t FakeApiServer::resource_version() const { return impl_->resource_version
 bool FakeApiServer::SetPodPhase(const std::string& ns, const std::string& name,
                                 const std::string& phase) {
   return impl_->SetPodPhase(ns, name, phase);
+}
+bool FakeApiServer::StartPod(const std::string& ns, const std::string& name,
+                             const std::string& start_time) {
+  return impl_->SetPodPhase(ns, name, "Running", start_time);
 }
 void FakeApiServer::LoadSampleCluster() { impl_->LoadSampleCluster(); }
 void FakeApiServer::AddFault(FaultRule rule) { impl_->AddFault(std::move(rule)); }

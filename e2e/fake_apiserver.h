@@ -143,6 +143,9 @@ class FakeApiServer {
   [[nodiscard]] int64_t resource_version() const;
   // Sets status.phase (MODIFIED).
   bool SetPodPhase(const std::string& ns, const std::string& name, const std::string& phase);
+  // Sets status.phase and status.startTime (RFC 3339) in one write (MODIFIED), as a kubelet
+  // starting the pod does. False when absent.
+  bool StartPod(const std::string& ns, const std::string& name, const std::string& start_time);
   // Nodes ml.p5.48xlarge ×2 (8 nvidia.com/gpu), ml.g5.12xlarge ×2 (4 GPUs), ml.trn1.32xlarge ×1
   // (16 aws.amazon.com/neurondevice); namespaces hyperpod-ns-a/b/c (+ default, kube-system);
   // a LocalQueue per team namespace.

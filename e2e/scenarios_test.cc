@@ -1,0 +1,375 @@
+// The task-governance story through the real taskgov-extender binary (issue 9, scenarios 1–5):
+// borrowing idle quota, reclaiming it, in-team preemption, fair share, task ranking and a
+// config reload, each asserting the numbers. The cluster is the fake API server's sample
+// cluster: two ml.p5.48xlarge nodes (16 nvidia.com/gpu), two ml.g5.12xlarge, one trn1.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <regex>
+
+#include "e2e/scenario_test_util.h"
+
+namespace taskgov::e2e {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Teams a and b, 8 GPUs each on ml.p5.48xlarge (the whole 16), may borrow all of each other's.
+constexpr char kTwoTeams[] = R"(apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+taskPrioritization: TaskRanking
+idleComputeAllocation: FairShare
+priorityClasses:
+  - {name: inference, weight: 100}
+  - {name: training, weight: 50}
+  - {name: experimentation, weight: 10}
+preemption: {gracePeriodSeconds: 30, minimumRuntimeSeconds: 0}
+defaultCohort: e2e
+teams:
+  - name: a
+    sharing: {strategy: LendAndBorrow, borrowLimit: 100}
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 8}]
+  - name: b
+    sharing: {strategy: LendAndBorrow, borrowLimit: 100}
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 8}]
+)";
+
+QuotaOracle TwoTeamsOracle() {
+  return QuotaOracle({{"a", Ns("a"), "e2e", kP5, kGpu, 8, 8, kNoLimit},
+                      {"b", Ns("b"), "e2e", kP5, kGpu, 8, 8, kNoLimit}});
+}
+
+std::vector<std::string> Evicted(const std::vector<std::string>& eviction_bodies) {
+  std::vector<std::string> out;
+  std::regex name(R"re("metadata":\{"name":"([^"]+)","namespace":"([^"]+)")re");
+  for (const std::string& body : eviction_bodies) {
+    std::smatch m;
+    if (std::regex_search(body, m, name)) out.push_back(m[2].str() + "/" + m[1].str());
+  }
+  return out;
+}
+
+std::vector<std::string> Notes(const std::vector<std::string>& event_bodies) {
+  std::vector<std::string> out;
+  std::regex note(R"re("note":"([^"]*)")re");
+  for (const std::string& body : event_bodies) {
+    std::smatch m;
+    if (std::regex_search(body, m, note)) out.push_back(m[1].str());
+  }
+  return out;
+}
+
+// (1) Team a asks for 12 GPUs with a nominal 8: it gets 8 within its quota and borrows the 4 that
+// team b does not use. (2) Team b then asks for its 8 back with high-priority pods: 4 fit in
+// the free GPUs at once; for the other 4 taskgov reclaims — it evicts 4 of a's pods through the
+// Eviction API with the policy's 30 s grace period and records why. b's pods run; a's job
+// controller recreates the evicted pods, which wait until b's pods finish and then run again.
+TEST_F(ScenarioTest, BorrowIdleQuotaThenReclaimIt) {
+  StartWithPolicy(kTwoTeams);
+  CheckLimitsEveryStep(TwoTeamsOracle());
+
+  std::vector<PodSpec> a_pods;
+  for (int i = 0; i < 12; ++i) a_pods.push_back(GpuPod("a", "a-train-" + std::to_string(100 + i)));
+  SubmitAll(a_pods);
+  StepReport first = h().Step();
+  EXPECT_EQ(first.Bound().size(), 12u);
+  ASSERT_TRUE(h().RunUntil([&] { return Running("a") == 12; }, 5));
+  EXPECT_EQ(Running("b"), 0u);
+  Result<LedgerLine> a_line = h().ProbeLedger(Ns("a"), kP5, kGpu);
+  ASSERT_TRUE(a_line.ok()) << a_line.error().message;
+  EXPECT_EQ(a_line->in_use, 12);  // 8 nominal + 4 borrowed from b
+  EXPECT_EQ(a_line->nominal, 8);
+
+  // (2) b reclaims.
+  std::vector<PodSpec> b_pods;
+  for (int i = 0; i < 8; ++i) {
+    PodSpec p = GpuPod("b", "b-serve-" + std::to_string(i), 1, "inference");
+    p.priority = 1000;
+    b_pods.push_back(p);
+  }
+  SubmitAll(b_pods);
+  StepReport second = h().Step();
+  EXPECT_EQ(second.Bound().size(), 4u) << "4 GPUs were free";
+  ASSERT_TRUE(h().RunUntil([&] { return Running("b") == 8; }, 40));
+  EXPECT_EQ(Running("a"), 8u);
+
+  // Exactly a's 4 borrowed pods were evicted, with the grace period, and each got an event.
+  const std::vector<std::string> evictions = h().Evictions();
+  ASSERT_EQ(evictions.size(), 4u);
+  for (const std::string& victim : Evicted(evictions)) {
+    EXPECT_EQ(victim.rfind(Ns("a") + "/a-train-", 0), 0u) << victim;
+  }
+  for (const std::string& body : evictions) {
+    EXPECT_NE(body.find("\"gracePeriodSeconds\":30"), std::string::npos) << body;
+  }
+  ASSERT_TRUE(h().api().WaitFor([&] { return h().Events().size() >= 4; }, milliseconds(5000)));
+  for (const std::string& note : Notes(h().Events())) {
+    EXPECT_EQ(note.rfind("Reclaim: b reclaims the nvidia.com/gpu on ml.p5.48xlarge it lent", 0), 0u)
+        << note;
+    EXPECT_NE(note.find("(grace period 30s)"), std::string::npos) << note;
+  }
+  // The recreated pods wait: the 16 GPUs are taken.
+  EXPECT_EQ(PendingOf("a"), 4u);
+  EXPECT_EQ(h().CountPods([](const PodView& p) {
+    return p.name.find("-r1") != std::string::npos && p.pending();
+  }),
+            4u);
+
+  // b's pods finish; a's recreated pods run again; nothing else is evicted.
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(h().Finish("b-serve-" + std::to_string(i)).ok());
+  ASSERT_TRUE(h().RunUntil([&] { return Running("b") == 0 && Running("a") == 12; }, 5));
+  EXPECT_EQ(h().Evictions().size(), 4u);
+  EXPECT_EQ(h().CountPods([](const PodView& p) { return p.phase == "Succeeded"; }), 8u);
+}
+
+// (2b) Team a at its quota, with b using the rest, submits an inference pod: it cannot borrow,
+// so taskgov preempts within a — its lowest-priority pod that started last.
+TEST_F(ScenarioTest, InTeamPreemptionEvictsTheLowestPriorityNewestPod) {
+  StartWithPolicy(kTwoTeams);
+  CheckLimitsEveryStep(TwoTeamsOracle());
+  std::vector<PodSpec> pods;
+  for (int i = 0; i < 8; ++i) pods.push_back(GpuPod("b", "b-train-" + std::to_string(i)));
+  for (int i = 0; i < 4; ++i) pods.push_back(GpuPod("a", "a-train-" + std::to_string(i)));
+  SubmitAll(pods);
+  ASSERT_TRUE(h().RunUntil([&] { return Running("a") == 4 && Running("b") == 8; }, 5));
+  // Four experimentation pods, started one after the other (one per step).
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(h().Submit(GpuPod("a", "a-exp-" + std::to_string(i), 1, "experimentation")).ok());
+    ASSERT_TRUE(h().RunUntil([&] { return Running("a") == static_cast<size_t>(5 + i); }, 5));
+  }
+  ASSERT_TRUE(h().RunUntil(
+      [&] { return h().CountPods([](const PodView& p) { return p.phase == "Running"; }) == 16; },
+      5));
+
+  PodSpec urgent = GpuPod("a", "a-urgent", 1, "inference");
+  urgent.priority = 1000;
+  ASSERT_TRUE(h().Submit(urgent).ok());
+  ASSERT_TRUE(h().RunUntil(
+      [&] {
+        std::optional<PodView> p = h().PodOfJob("a-urgent");
+        return p && p->active();
+      },
+      30));
+  ASSERT_EQ(Evicted(h().Evictions()), std::vector<std::string>{Ns("a") + "/a-exp-3"});
+  ASSERT_TRUE(h().api().WaitFor([&] { return !h().Events().empty(); }, milliseconds(5000)));
+  const std::vector<std::string> notes = Notes(h().Events());
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(
+      notes[0].rfind("InTeamPriority: preempted by higher-priority pod hyperpod-ns-a/a-urgent "
+                     "of a (priority 100 > 10)",
+                     0),
+      0u)
+      << notes[0];
+  EXPECT_EQ(Running("a"), 8u);
+  EXPECT_EQ(Running("b"), 8u);
+  std::optional<PodView> again = h().PodOfJob("a-exp-3");
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->name, "a-exp-3-r1");
+  EXPECT_TRUE(again->pending());
+}
+
+// (3) Team a lends its 8 idle GPUs; teams b (weight 3) and c (weight 1), with 4 GPUs of nominal
+// quota each, both want 8 more. Fair share hands the 8 out so that borrowed / weight is equal:
+// b borrows 6 and c 2 (6/3 = 2/1). Admission gets close on its own (a borrowing pod is refused
+// while a team with a lower weighted share would lose the last GPUs to it); fair-share
+// preemption finishes the job, and neither team can then take from the other: b taking one more
+// would leave it at 7/3 > c's 1/1, c taking one back would give it 3/1 > b's 5/3.
+TEST_F(ScenarioTest, FairShareHandsOutBorrowedCapacityByWeight) {
+  StartWithPolicy(R"(apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+taskPrioritization: TaskRanking
+idleComputeAllocation: FairShare
+preemption: {gracePeriodSeconds: 30, minimumRuntimeSeconds: 0}
+defaultCohort: e2e
+teams:
+  - name: a
+    sharing: {strategy: Lend}
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 8}]
+  - name: b
+    fairShareWeight: 3
+    sharing: {strategy: LendAndBorrow, borrowLimit: 200}
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 4}]
+  - name: c
+    fairShareWeight: 1
+    sharing: {strategy: LendAndBorrow, borrowLimit: 200}
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 4}]
+)");
+  CheckLimitsEveryStep(QuotaOracle({{"a", Ns("a"), "e2e", kP5, kGpu, 8, 0, kNoLimit},
+                                    {"b", Ns("b"), "e2e", kP5, kGpu, 4, 8, kNoLimit},
+                                    {"c", Ns("c"), "e2e", kP5, kGpu, 4, 8, kNoLimit}}));
+  std::vector<PodSpec> pods;
+  for (int i = 0; i < 12; ++i) {
+    char suffix[8];
+    snprintf(suffix, sizeof(suffix), "%02d", i);
+    pods.push_back(GpuPod("b", std::string("b-") + suffix));
+    pods.push_back(GpuPod("c", std::string("c-") + suffix));
+  }
+  SubmitAll(pods);
+  ASSERT_TRUE(h().RunUntilQuiet(milliseconds(3000), 40));
+  EXPECT_EQ(Running("b"), 10u);  // 4 nominal + 6 borrowed
+  EXPECT_EQ(Running("c"), 6u);   // 4 nominal + 2 borrowed
+  EXPECT_EQ(Running("a"), 0u);
+  for (const std::string& victim : Evicted(h().Evictions())) {
+    EXPECT_EQ(victim.rfind(Ns("c") + "/", 0), 0u) << "only c gave back: " << victim;
+  }
+  for (const std::string& note : Notes(h().Events())) {
+    EXPECT_EQ(note.rfind("FairShare: pod hyperpod-ns-b/", 0), 0u) << note;
+  }
+}
+
+// (4) Task ranking: team a is at its quota with three experimentation pods waiting; an
+// inference pod submitted after them takes the first GPU that frees up — the older,
+// lower-ranked pods are refused while it waits — and then they go in submission order.
+// kube-scheduler sees no priority (the class is a Kueue label), so the order is taskgov's.
+constexpr char kRankingPolicy[] = R"(apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+taskPrioritization: %s
+idleComputeAllocation: FairShare
+priorityClasses:
+  - {name: inference, weight: 100}
+  - {name: training, weight: 50}
+  - {name: experimentation, weight: 10}
+preemption: {gracePeriodSeconds: 30, minimumRuntimeSeconds: 0}
+teams:
+  - name: a
+    sharing: {strategy: DontLend}
+    preemptTeamTasks: Never
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 4}]
+)";
+
+std::string RankingPolicy(const char* prioritization) {
+  char buf[2048];
+  snprintf(buf, sizeof(buf), kRankingPolicy, prioritization);
+  return buf;
+}
+
+// Admits the waiting pods one GPU at a time; returns the order they were bound in.
+std::vector<std::string> AdmissionOrder(ScenarioTest* t, Harness& h,
+                                        std::vector<std::string>* first_refusals) {
+  std::vector<std::string> order;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(h.Finish("a-run-" + std::to_string(i)).ok());
+    StepReport r = h.Step();
+    for (const std::string& pod : r.Bound()) order.push_back(pod.substr(pod.find('/') + 1));
+    if (i == 0) {
+      for (const Attempt& a : r.attempts) {
+        if (a.outcome == Attempt::Outcome::kRefused) first_refusals->push_back(a.reason);
+      }
+    }
+  }
+  (void)t;
+  return order;
+}
+
+void SubmitRankingPods(Harness& h) {
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(h.Submit(GpuPod("a", "a-run-" + std::to_string(i))).ok());
+  }
+  ASSERT_TRUE(h.RunUntil([&] { return h.Usage(Ns("a"), kP5, kGpu) == 4; }, 5));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(h.Submit(GpuPod("a", "a-low-" + std::to_string(i), 1, "experimentation")).ok());
+  }
+  ASSERT_TRUE(h.Submit(GpuPod("a", "a-high", 1, "inference")).ok());
+  StepReport full = h.Step();
+  ASSERT_EQ(full.attempts.size(), 4u);
+  for (const Attempt& a : full.attempts) {
+    EXPECT_EQ(a.outcome, Attempt::Outcome::kRefused) << a.pod;
+    EXPECT_NE(a.reason.find("in use 4 of nominal 4"), std::string::npos) << a.reason;
+  }
+}
+
+TEST_F(ScenarioTest, TaskRankingLetsAHighPriorityPodJumpAhead) {
+  StartWithPolicy(RankingPolicy("TaskRanking"));
+  SubmitRankingPods(h());
+  std::vector<std::string> refusals;
+  EXPECT_EQ(AdmissionOrder(this, h(), &refusals),
+            (std::vector<std::string>{"a-high", "a-low-0", "a-low-1", "a-low-2"}));
+  ASSERT_EQ(refusals.size(), 3u);
+  for (const std::string& r : refusals) {
+    EXPECT_EQ(r, "a: waiting behind higher-ranked pod hyperpod-ns-a/a-high");
+  }
+}
+
+TEST_F(ScenarioTest, FirstComeFirstServeKeepsSubmissionOrder) {
+  StartWithPolicy(RankingPolicy("FirstComeFirstServe"));
+  SubmitRankingPods(h());
+  std::vector<std::string> refusals;
+  EXPECT_EQ(AdmissionOrder(this, h(), &refusals),
+            (std::vector<std::string>{"a-low-0", "a-low-1", "a-low-2", "a-high"}));
+}
+
+// (5) A config reload halves team a's quota while it runs 8 pods: none of them is touched, and
+// a's new pods are refused until its usage is back under the new quota.
+TEST_F(ScenarioTest, ReloadHalvingAQuotaTouchesNoRunningPod) {
+  constexpr char kPolicy[] = R"(apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+preemption: {gracePeriodSeconds: 30, minimumRuntimeSeconds: 0}
+defaultCohort: e2e
+teams:
+  - name: a
+    sharing: {strategy: Lend}
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: %d}]
+  - name: b
+    sharing: {strategy: LendAndBorrow, borrowLimit: 100}
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 8}]
+)";
+  auto policy = [&](int a_gpus) {
+    char buf[1024];
+    snprintf(buf, sizeof(buf), kPolicy, a_gpus);
+    return std::string(buf);
+  };
+  StartWithPolicy(policy(8));
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(h().Submit(GpuPod("a", "a-" + std::to_string(i))).ok());
+  ASSERT_TRUE(h().RunUntil(
+      [&] { return h().CountPods([](const PodView& p) { return p.phase == "Running"; }) == 8; },
+      5));
+
+  Status reloaded = h().Reconfigure({{"policy.yaml", policy(4)}});
+  ASSERT_TRUE(reloaded.ok()) << reloaded.error().message;
+  ASSERT_TRUE(h().Sync().ok());
+  Result<LedgerLine> line = h().ProbeLedger(Ns("a"), kP5, kGpu);
+  ASSERT_TRUE(line.ok()) << line.error().message;
+  EXPECT_EQ(line->in_use, 8);
+  EXPECT_EQ(line->nominal, 4);
+  // Three preemption-controller periods: nothing is evicted.
+  EXPECT_FALSE(h().api().WaitFor([&] { return !h().Evictions().empty(); }, milliseconds(3000)));
+  EXPECT_EQ(h().CountPods([](const PodView& p) { return p.phase == "Running" && !p.terminating; }),
+            8u);
+
+  ASSERT_TRUE(h().Submit(GpuPod("a", "a-new-0")).ok());
+  ASSERT_TRUE(h().Submit(GpuPod("a", "a-new-1")).ok());
+  auto refused_with = [&](const StepReport& r, const std::string& pod, const std::string& text) {
+    const Attempt* a = r.Find(Ns("a") + "/" + pod);
+    ASSERT_NE(a, nullptr) << pod;
+    EXPECT_EQ(a->outcome, Attempt::Outcome::kRefused) << pod;
+    EXPECT_NE(a->reason.find(text), std::string::npos) << a->reason;
+  };
+  StepReport r = h().Step();
+  refused_with(r, "a-new-0",
+               "a: nvidia.com/gpu on ml.p5.48xlarge: requested 1, in use 8 of nominal 4, "
+               "borrowing limit 0");
+  refused_with(r, "a-new-1", "in use 8 of nominal 4");
+
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(h().Finish("a-" + std::to_string(i)).ok());
+  r = h().Step();
+  refused_with(r, "a-new-0", "in use 5 of nominal 4");
+  for (int i = 3; i < 5; ++i) ASSERT_TRUE(h().Finish("a-" + std::to_string(i)).ok());
+  r = h().Step();
+  EXPECT_EQ(r.Bound(), std::vector<std::string>{Ns("a") + "/a-new-0"});
+  refused_with(r, "a-new-1", "in use 4 of nominal 4");
+  EXPECT_TRUE(h().Evictions().empty());
+}
+
+}  // namespace
+}  // namespace taskgov::e2e
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s <path to taskgov-extender>\n", argv[0]);
+    return 2;
+  }
+  taskgov::e2e::ExtenderBinary() = taskgov::e2e::RunfilePath(argv[1]);
+  return RUN_ALL_TESTS();
+}
