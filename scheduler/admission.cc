@@ -127,7 +127,9 @@ bool Admission::QueueOrderBlocks(Context& ctx, NameId flavor, std::string* why) 
     return false;  // it does not fit anyway: the quota refusal explains it
   }
   Tally ahead;
+  const std::string_view flavor_name = FlavorNames().Name(flavor);
   for (const PendingPod& other : *ctx.ahead) {
+    if (!ctx.policy->FlavorAllows(flavor_name, other.node_selector)) continue;  // not its flavor
     if (!FitsOnTop(s, ctx.team_id, flavor, other.request, Mode::kBorrowing, ahead, &ahead)) {
       continue;
     }
@@ -169,6 +171,7 @@ bool Admission::FairShareBlocks(Context& ctx, NameId flavor, std::string* why) c
     const NameId other_id = TeamNames().Intern(other.name);
     if (!s.HasFlavor(other_id, flavor)) continue;
     const PendingPod* head = &pending;
+    if (!ctx.policy->FlavorAllows(FlavorNames().Name(flavor), head->node_selector)) continue;
     // Only demand that needs to borrow here, could borrow now, and would lose out to this pod.
     if (FitsOnTop(s, other_id, flavor, head->request, Mode::kWithinNominal, none, nullptr))
       continue;

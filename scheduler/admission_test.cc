@@ -256,6 +256,39 @@ TEST_F(AdmissionTest, PodsAheadTakeWhatTheyNeedTogether) {
       Admitted(PodBuilder("high-0").Namespace("ns-team-a").Gpus(1).Priority(50).Created(2)));
 }
 
+TEST(PolicyFlavorAllowsTest, NodeSelectorsRuleOutOtherFlavors) {
+  PolicyBuilder builder;
+  builder.Team("team-a", "c").Quota(kP5, kGpu, 8).Quota(kG5, kGpu, 4);
+  builder.mutable_policy().flavors.push_back(Flavor{"spot", {{"lifecycle", "spot"}}, false});
+  builder.mutable_policy().flavors.push_back(Flavor{"any", {}, true});
+  PolicyPtr policy = builder.Build();
+  const Labels p5{{"node.kubernetes.io/instance-type", kP5}};
+  EXPECT_TRUE(policy->FlavorAllows(kP5, {}));
+  EXPECT_TRUE(policy->FlavorAllows(kP5, p5));
+  EXPECT_FALSE(policy->FlavorAllows(kG5, p5));
+  EXPECT_TRUE(policy->FlavorAllows(kG5, {{"team", "a"}}));  // a key the flavor does not define
+  EXPECT_TRUE(policy->FlavorAllows("spot", {{"lifecycle", "spot"}}));
+  EXPECT_FALSE(policy->FlavorAllows("spot", {{"lifecycle", "on-demand"}}));
+  EXPECT_TRUE(policy->FlavorAllows("any", p5));
+}
+
+TEST_F(AdmissionTest, PodsAheadThatSelectAnotherFlavorDoNotBlock) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 4, 0, 0)
+            .Quota(kG5, kGpu, 4, 0, 0)
+            .Build());
+  AddNodes("p5", kP5, 1, 8);
+  ASSERT_TRUE(Run(GpuPod("base", "team-a", 3)));
+  // A higher-ranked pod that only runs on g5 does not hold back a pod on p5.
+  cluster_->OnPodUpsert(PodBuilder("g5-only")
+                            .Namespace("ns-team-a")
+                            .Gpus(1)
+                            .Priority(50)
+                            .NodeSelector("node.kubernetes.io/instance-type", kG5));
+  EXPECT_TRUE(Admitted(PodBuilder("low").Namespace("ns-team-a").Gpus(1).Priority(10)));
+}
+
 TEST_F(AdmissionTest, StrictFifoWaitsForTheHeadWhateverItsSize) {
   Start(PolicyBuilder()
             .Team("team-a", "c")

@@ -164,6 +164,7 @@ void ClusterState::OnPodUpsert(const Pod& pod) {
     pending.priority = ResolvePriority(*policy_, pod);
     pending.created_ms = pod.creation_unix_ms;
     pending.request = record.request;
+    pending.node_selector = pod.node_selector;
     AddPending(pending, /*from_informer=*/true);
   } else {
     RemovePending(pod.uid);
@@ -421,6 +422,7 @@ void ClusterState::NotePending(const Pod& pod, NameId team, int32_t priority,
   pending.priority = priority;
   pending.created_ms = pod.creation_unix_ms;
   pending.request = request;
+  pending.node_selector = pod.node_selector;
   AddPending(pending, /*from_informer=*/false);
 }
 

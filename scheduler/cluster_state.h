@@ -75,6 +75,7 @@ struct PendingPod {
   int32_t priority = 0;
   int64_t created_ms = 0;
   ResourceList request;
+  Labels node_selector;  // the flavors it can use: Policy::FlavorAllows
 };
 
 enum class PodTransition {

@@ -247,6 +247,7 @@ Result<Pod> DecodePod(const Value& value) {
     const std::string path = "spec";
     TASKGOV_RETURN_IF_ERROR(GetString(s, "schedulerName", path, &pod.scheduler_name));
     TASKGOV_RETURN_IF_ERROR(GetString(s, "nodeName", path, &pod.node_name));
+    TASKGOV_RETURN_IF_ERROR(GetStringMap(s, "nodeSelector", path, &pod.node_selector));
     if (const Value* p = Member(s, "priority"); p != nullptr) {
       if (!p->IsInt()) return TypeError("spec.priority", "a 32-bit integer", *p);
       pod.priority = p->GetInt();
@@ -353,6 +354,7 @@ const FieldSelector& PodFieldSelector() {
         {"spec", Select({
                      {"schedulerName", KeepAll()},
                      {"nodeName", KeepAll()},
+                     {"nodeSelector", KeepAll()},
                      {"priority", KeepAll()},
                      {"priorityClassName", KeepAll()},
                      {"containers", container},

@@ -46,6 +46,7 @@ struct Pod {
   std::string resource_version;
   std::string scheduler_name;
   std::string node_name;  // spec.nodeName: empty while pending
+  Labels node_selector;   // spec.nodeSelector
   std::optional<int32_t> priority;
   std::string priority_class_name;
   PodPhase phase = PodPhase::kPending;

@@ -40,6 +40,25 @@ const PriorityClass* Policy::FindPriorityClass(std::string_view name) const {
   return nullptr;
 }
 
+bool Policy::FlavorAllows(std::string_view flavor, const Labels& node_selector) const {
+  if (node_selector.empty()) return true;
+  const Flavor* defined = nullptr;
+  for (const Flavor& f : flavors) {
+    if (f.name == flavor) defined = &f;
+  }
+  if (defined != nullptr && defined->matches_all_nodes) return true;
+  const bool by_labels = defined != nullptr && !defined->node_labels.empty();
+  for (const auto& [key, value] : node_selector) {
+    if (by_labels) {
+      auto it = defined->node_labels.find(key);
+      if (it != defined->node_labels.end() && it->second != value) return false;
+    } else if (key == instance_type_label && value != flavor) {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::string Policy::FlavorOfNode(const Labels& node_labels) const {
   for (const Flavor& flavor : flavors) {
     if (flavor.node_labels.empty()) continue;

@@ -134,6 +134,10 @@ struct Policy {
   [[nodiscard]] const Team* FindTeam(std::string_view name) const;
   [[nodiscard]] const Team* TeamOfNamespace(std::string_view ns) const;
   [[nodiscard]] const PriorityClass* FindPriorityClass(std::string_view name) const;
+  // Whether a pod with `node_selector` can run on nodes of `flavor`: no selector key that the
+  // flavor's labels define (its node_labels, or the instance-type label for an instance-type
+  // flavor) asks for another value. Keys the flavor does not define cannot rule it out.
+  [[nodiscard]] bool FlavorAllows(std::string_view flavor, const Labels& node_selector) const;
   // The flavor a node belongs to: the first Flavor with labels that all match, else the first
   // Flavor with matches_all_nodes, else its instance type (empty when it has none of these).
   [[nodiscard]] std::string FlavorOfNode(const Labels& node_labels) const;

@@ -130,6 +130,13 @@ bool PreemptionController::MaybeNominateLocked(Round& round, int64_t now_ms) {
     round.nominated = true;
     return true;
   }
+  // A preemptor that is gone, ending or already bound needs no capacity held for it.
+  std::optional<Pod> pod = cluster_->FindPod(p.uid);
+  if (!pod || pod->terminal() || pod->deletion_unix_ms || pod->bound()) {
+    round.ended = true;
+    ++stats_.rounds_cancelled;
+    return false;
+  }
   PodMeta meta;
   meta.priority = p.priority;
   meta.created_ms = p.created_ms;
@@ -318,16 +325,23 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
     if (!team.active || team.flavors.empty()) continue;
     const NameId team_id = TeamNames().Intern(team.name);
     // Every pending pod ranks ahead of the last possible position.
+    // Look further than the per-team limit: pods set aside (backoff, rounds in flight) do not
+    // take the places of those behind them.
     std::vector<PendingPod> pending = cluster_->PendingAhead(
         team_id, std::numeric_limits<int32_t>::min(), std::numeric_limits<int64_t>::max(), "",
-        by_priority, options_.max_preemptors_per_team);
+        by_priority, options_.max_preemptors_per_team * 8);
+    size_t taken = 0;
     for (PendingPod& p : pending) {
+      if (taken == options_.max_preemptors_per_team) break;
       bool skip = book_->Find(p.uid).has_value();
       {
         std::lock_guard<std::mutex> lock(mu_);
         skip = skip || rounds_.count(p.uid) > 0 || backoff_until_.count(p.uid) > 0;
       }
-      if (!skip) preemptors.push_back(std::move(p));
+      if (!skip) {
+        preemptors.push_back(std::move(p));
+        ++taken;
+      }
       // StrictFIFO: nobody passes the head of the queue.
       if (team.queueing == QueueingStrategy::kStrictFIFO) break;
     }
@@ -704,6 +718,7 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
     // Fits somewhere now (or once what terminates is gone): claim it, evict nothing.
     bool fits = false;
     for (const FlavorQuota& fq : team->flavors) {
+      if (!policy.FlavorAllows(fq.flavor, pending.node_selector)) continue;  // not its flavor
       const NameId flavor = FlavorNames().Intern(fq.flavor);
       FlavorCtx& ctx = ctx_of(flavor);
       SelectionInput in;
@@ -724,6 +739,7 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
     Selection chosen;
     std::string why;
     for (const FlavorQuota& fq : team->flavors) {
+      if (!policy.FlavorAllows(fq.flavor, pending.node_selector)) continue;
       Selection sel;
       select(p, FlavorNames().Intern(fq.flavor), &sel);
       if (sel.outcome == Selection::Outcome::kVictims) {
@@ -733,7 +749,11 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
       if (why.empty()) why = sel.explanation;
     }
     if (chosen.outcome != Selection::Outcome::kVictims) {
+      // Nothing can be evicted for it now: set it aside for a while, so that pods ranked below
+      // it are considered too (a run looks at a bounded number of preemptors).
       log::Debug(kComponent, "no preemption", {{"pod", p.key}, {"why", why}});
+      std::lock_guard<std::mutex> lock(mu_);
+      backoff_until_[p.uid] = now + options_.no_victims_backoff_ms;
       continue;
     }
     {

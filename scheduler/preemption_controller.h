@@ -99,6 +99,8 @@ class PreemptionController {
     // that pod for this long: a pod the scheduler cannot place for other reasons (node
     // selectors, taints) must not make the controller evict again and again.
     int64_t retry_backoff_ms = 300'000;
+    // A pending pod for which no victims exist now is not considered again for this long.
+    int64_t no_victims_backoff_ms = 5'000;
     size_t max_preemptors_per_team = 16;
     size_t max_preemptors_per_run = 64;
     int max_eviction_attempts = 3;  // per victim, for errors other than a PDB refusal

@@ -90,6 +90,10 @@ class PodBuilder {
     pod_.overhead.Set(r, Q(r, q));
     return *this;
   }
+  PodBuilder& NodeSelector(const std::string& k, const std::string& v) {
+    pod_.node_selector[k] = v;
+    return *this;
+  }
   PodBuilder& Priority(int32_t p) {
     pod_.priority = p;
     return *this;
