@@ -101,13 +101,12 @@ TEST(Samples, NativeAndHyperPodSamplesAgree) {
 
   const scheduler::Policy& p = *native.policy;
   ExpectQuotas(p, {
-                      {"a", "ml.p5.48xlarge", "nvidia.com/gpu", 16, 8, kUnlimited},
+                      {"a", "ml.p5.48xlarge", "nvidia.com/gpu", 8, 4, kUnlimited},
                       {"a", "ml.g5.12xlarge", "nvidia.com/gpu", 4, 2, kUnlimited},
                       {"a", "ml.g5.12xlarge", "cpu", 48000, 24000, kUnlimited},
-                      {"b", "ml.g5.12xlarge", "memory", 384 * kGi, 384 * kGi, kUnlimited},
-                      {"c", "ml.trn1.32xlarge", "aws.amazon.com/neuron", 32, 0, kUnlimited},
-                      {"c", "ml.trn1.32xlarge", "cpu", 256000, 0, kUnlimited},
-                      {"c", "ml.g5.12xlarge", "nvidia.com/gpu", 4, 0, kUnlimited},
+                      {"b", "ml.g5.12xlarge", "memory", 192 * kGi, 192 * kGi, kUnlimited},
+                      {"c", "ml.trn1.32xlarge", "aws.amazon.com/neuron", 16, 0, kUnlimited},
+                      {"c", "ml.trn1.32xlarge", "cpu", 128000, 0, kUnlimited},
                   });
   // Team a's flavors in the order it lists them.
   const scheduler::Team* a = p.FindTeam("a");

@@ -108,15 +108,15 @@ TEST(CheckConfig, ValidSampleExitsZeroAndPrintsTheQuotaTable) {
                            "aws.amazon.com/neuron", "inference=100", "result: valid"}) {
     EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
   }
-  // Team a on p5: 16 GPUs, borrows 8, lends all.
+  // Team a on p5: 8 GPUs, borrows 4 (50%), lends all.
   bool row = false;
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
     std::istringstream words(line);
     std::vector<std::string> w{std::istream_iterator<std::string>(words), {}};
     if (w.size() == 6 && w[0] == "a" && w[1] == "ml.p5.48xlarge" && w[2] == "nvidia.com/gpu") {
-      EXPECT_EQ(w[3], "16");
-      EXPECT_EQ(w[4], "8");
+      EXPECT_EQ(w[3], "8");
+      EXPECT_EQ(w[4], "4");
       EXPECT_EQ(w[5], "unlimited");
       row = true;
     }

@@ -258,7 +258,7 @@ class Demo {
     for (const NodeSpec& n : h_->nodes()) {
       std::string resources;
       for (const auto& [r, v] : n.allocatable) {
-        if (r == "nvidia.com/gpu" || r == "aws.amazon.com/neurondevice") {
+        if (r == "nvidia.com/gpu" || r == "aws.amazon.com/neuron") {
           resources += std::to_string(v) + " " + r;
         }
       }

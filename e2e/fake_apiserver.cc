@@ -1833,7 +1833,7 @@ void FakeApiServer::Impl::LoadSampleCluster() {
   const InstanceType types[] = {
       {"ml.p5.48xlarge", 2, "hyperpod-p5", "192", "2048Gi", "nvidia.com/gpu", 8, 32},
       {"ml.g5.12xlarge", 2, "hyperpod-g5", "48", "192Gi", "nvidia.com/gpu", 4, 1},
-      {"ml.trn1.32xlarge", 1, "hyperpod-trn1", "128", "512Gi", "aws.amazon.com/neurondevice", 16,
+      {"ml.trn1.32xlarge", 1, "hyperpod-trn1", "128", "512Gi", "aws.amazon.com/neuron", 16,
        8},
   };
   for (const InstanceType& t : types) {
@@ -1843,7 +1843,7 @@ void FakeApiServer::Impl::LoadSampleCluster() {
                               "\",\"pods\":\"110\",\"" + t.accelerator + "\":\"" +
                               std::to_string(t.accelerators) + "\",\"vpc.amazonaws.com/efa\":\"" +
                               std::to_string(t.efa) + "\"}";
-      if (std::string(t.accelerator) == "aws.amazon.com/neurondevice") {
+      if (std::string(t.accelerator) == "aws.amazon.com/neuron") {
         resources.pop_back();
         resources +=
             ",\"aws.amazon.com/neuroncore\":\"" + std::to_string(t.accelerators * 2) + "\"}";

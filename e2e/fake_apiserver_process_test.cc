@@ -51,8 +51,8 @@ TEST(FakeApiServerProcess, ServesTheSampleClusterAndObeysTheControlApi) {
     if (allocatable.HasMember("nvidia.com/gpu")) {
       gpus += std::stoi(allocatable["nvidia.com/gpu"].GetString());
     }
-    if (allocatable.HasMember("aws.amazon.com/neurondevice")) {
-      neuron += std::stoi(allocatable["aws.amazon.com/neurondevice"].GetString());
+    if (allocatable.HasMember("aws.amazon.com/neuron")) {
+      neuron += std::stoi(allocatable["aws.amazon.com/neuron"].GetString());
     }
   }
   EXPECT_EQ(p5, 2);
