@@ -1,5 +1,7 @@
 #include "e2e/fake_apiserver.h"
 
+#include "scheduler/common/base64.h"
+
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <rapidjson/document.h>
@@ -145,58 +147,6 @@ std::string Rfc3339(std::chrono::system_clock::time_point t) {
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
-}
-
-std::string Base64Encode(std::string_view data) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < data.size(); i += 3) {
-    uint32_t v = (static_cast<uint8_t>(data[i]) << 16) | (static_cast<uint8_t>(data[i + 1]) << 8) |
-                 static_cast<uint8_t>(data[i + 2]);
-    for (int s : {18, 12, 6, 0}) out += kAlphabet[(v >> s) & 63];
-  }
-  if (i < data.size()) {
-    uint32_t v = static_cast<uint8_t>(data[i]) << 16;
-    if (i + 1 < data.size()) v |= static_cast<uint8_t>(data[i + 1]) << 8;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += i + 1 < data.size() ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
-std::optional<std::string> Base64Decode(std::string_view text) {
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : text) {
-    int v;
-    if (c >= 'A' && c <= 'Z') {
-      v = c - 'A';
-    } else if (c >= 'a' && c <= 'z') {
-      v = c - 'a' + 26;
-    } else if (c >= '0' && c <= '9') {
-      v = c - '0' + 52;
-    } else if (c == '+') {
-      v = 62;
-    } else if (c == '/') {
-      v = 63;
-    } else if (c == '=') {
-      continue;
-    } else {
-      return std::nullopt;
-    }
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xff));
-    }
-  }
-  return out;
 }
 
 std::string PercentDecode(std::string_view text) {
@@ -1461,9 +1411,9 @@ Reply FakeApiServer::Impl::ListLocked(const ResourceType& type, const std::strin
   std::string start_after;
   const std::string token = get("continue");
   if (!token.empty()) {
-    std::optional<std::string> decoded = Base64Decode(token);
-    size_t bar = decoded ? decoded->find('|') : std::string::npos;
-    if (!decoded || bar == std::string::npos) {
+    Result<std::string> decoded = Base64Decode(token, "continue token");
+    size_t bar = decoded.ok() ? decoded->find('|') : std::string::npos;
+    if (!decoded.ok() || bar == std::string::npos) {
       return Reply{400, StatusJson(400, "BadRequest", "invalid continue token")};
     }
     list_rv = std::strtoll(decoded->substr(0, bar).c_str(), nullptr, 10);
@@ -1833,8 +1783,7 @@ void FakeApiServer::Impl::LoadSampleCluster() {
   const InstanceType types[] = {
       {"ml.p5.48xlarge", 2, "hyperpod-p5", "192", "2048Gi", "nvidia.com/gpu", 8, 32},
       {"ml.g5.12xlarge", 2, "hyperpod-g5", "48", "192Gi", "nvidia.com/gpu", 4, 1},
-      {"ml.trn1.32xlarge", 1, "hyperpod-trn1", "128", "512Gi", "aws.amazon.com/neuron", 16,
-       8},
+      {"ml.trn1.32xlarge", 1, "hyperpod-trn1", "128", "512Gi", "aws.amazon.com/neuron", 16, 8},
   };
   for (const InstanceType& t : types) {
     for (int i = 0; i < t.count; ++i) {

@@ -2,6 +2,7 @@
 // 429 handling, timeouts, stale connections, TLS, cancellation and concurrent use.
 
 #include "scheduler/kube/client.h"
+#include "scheduler/common/base64.h"
 
 #include <gtest/gtest.h>
 

@@ -100,8 +100,7 @@ struct KubeconfigSource {
 // Reads a whole file; errors name the path and the system error.
 [[nodiscard]] Result<std::string> ReadFile(const std::string& path, std::string_view what);
 // Standard base64 (with or without padding; URL-safe letters accepted); errors name `what`.
-[[nodiscard]] Result<std::string> Base64Decode(std::string_view text, std::string_view what);
+
 // Standard base64 with padding.
-[[nodiscard]] std::string Base64Encode(std::string_view data);
 
 }  // namespace taskgov::scheduler::kube

@@ -1,4 +1,5 @@
 #include "scheduler/kube/credentials.h"
+#include "scheduler/common/base64.h"
 
 #include <fcntl.h>
 #include <poll.h>
