@@ -48,9 +48,9 @@ bool Reflector::Wait(std::chrono::milliseconds duration) {
   return cancel_.SleepFor(duration);
 }
 
-void Reflector::Restart(const char* reason) {
+void Reflector::Restart(std::string_view reason) {
   StatsLock lock(this);
-  ++stats_.watch_restarts[reason];
+  ++stats_.watch_restarts[std::string(reason)];
 }
 
 void Reflector::MarkSynced() {
@@ -220,17 +220,17 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
     const ApiError& e = stream.error();
     if (e.cancelled || stopping_.load(std::memory_order_acquire)) return;
     if (e.status == 410) {
-      Restart(kExpired);
+      Restart(kWatchExpired);
       *relist = true;
       if (++quick_expiries_ > 1) backoff_wait();
       return;
     }
     if (e.status == 429) {
-      Restart(kThrottled);
+      Restart(kWatchThrottled);
       Wait(std::max(backoff_.Next(), e.retry_after));
       return;
     }
-    Restart(kError);
+    Restart(kWatchError);
     log::Warn(kComponent, "watch failed", {{"resource", spec_.name}, {"error", e.ToString()}});
     // Transport errors and 5xx re-watch from the same version; other refusals relist.
     if (!e.transport() && e.status < 500) *relist = true;
@@ -248,9 +248,9 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
     if (!next.ok()) {
       const ApiError& e = next.error();
       if (e.cancelled || stopping_.load(std::memory_order_acquire)) return;
-      const char* reason = e.reason == "Timeout"        ? kTimeout
-                           : e.reason == "InvalidEvent" ? kError
-                                                        : kDropped;
+      const std::string_view reason = e.reason == "Timeout"        ? kWatchTimeout
+                                      : e.reason == "InvalidEvent" ? kWatchError
+                                                                   : kWatchDropped;
       Restart(reason);
       log::Info(kComponent, "watch interrupted; resuming",
                 {{"resource", spec_.name},
@@ -261,7 +261,7 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
       return;
     }
     if (!*next) {
-      Restart(kEnded);
+      Restart(kWatchEnded);
       if (events == 0 && clock_->SteadyNow() - opened_at < options_.min_healthy_watch) {
         backoff_wait();
       }
@@ -276,7 +276,7 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
         stats_.last_event_unix_ms = now_ms;
       }
       if (event.error_code == 410) {
-        Restart(kExpired);
+        Restart(kWatchExpired);
         log::Info(kComponent, "watch expired (410); relisting",
                   {{"resource", spec_.name}, {"message", event.error_message}});
         *relist = true;
@@ -284,7 +284,7 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
         if (events == 1 && ++quick_expiries_ > 1) backoff_wait();
         return;
       }
-      Restart(kError);
+      Restart(kWatchError);
       log::Warn(kComponent, "watch error event",
                 {{"resource", spec_.name},
                  {"code", event.error_code},

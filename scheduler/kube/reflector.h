@@ -34,6 +34,7 @@
 #include "scheduler/kube/backoff.h"
 #include "scheduler/kube/client.h"
 #include "scheduler/kube/watch_decoder.h"
+#include "scheduler/kube/watch_reasons.h"
 
 namespace taskgov::scheduler::kube {
 
@@ -96,7 +97,7 @@ struct ReflectorStats {
   uint64_t list_pages = 0;
   uint64_t list_errors = 0;
   uint64_t expired_continues = 0;
-  std::map<std::string, uint64_t> watch_restarts;  // by reason (see Reflector)
+  std::map<std::string, uint64_t> watch_restarts;  // by reason (watch_reasons.h)
   uint64_t watches_opened = 0;
   uint64_t added = 0;
   uint64_t modified = 0;
@@ -116,14 +117,6 @@ struct ReflectorStats {
 
 class Reflector {
  public:
-  // Watch restart reasons (keys of ReflectorStats::watch_restarts).
-  static constexpr const char* kEnded = "ended";          // the server closed the watch cleanly
-  static constexpr const char* kExpired = "expired";      // 410 Gone: relist
-  static constexpr const char* kDropped = "dropped";      // the connection broke mid-stream
-  static constexpr const char* kTimeout = "timeout";      // silent past the idle deadline
-  static constexpr const char* kThrottled = "throttled";  // 429
-  static constexpr const char* kError = "error";          // any other failure
-
   Reflector(KubeClient* client, ResourceSpec spec, ObjectSink* sink,
             std::function<void()> on_synced, ReflectorOptions options, const Clock* clock,
             RandomSource random);
@@ -145,7 +138,7 @@ class Reflector {
   ApiResult<std::string> ListAll();
   // Watches until the stream ends; sets *relist when it must relist.
   void WatchOnce(std::string* resource_version, bool* relist);
-  void Restart(const char* reason);
+  void Restart(std::string_view reason);  // one of kWatchRestartReasons
   void MarkSynced();
   bool Wait(std::chrono::milliseconds duration);  // false: stopping
   void Count(ApplyOutcome outcome, const ObjectMeta& meta, const std::string& error);
