@@ -52,7 +52,6 @@ namespace {
 constexpr std::string_view kComponent = "main";
 constexpr char kVersion[] = "0.1.0";
 constexpr char kRevision[] = "dev";
-constexpr std::chrono::milliseconds kShutdownDrain{600};
 constexpr std::chrono::milliseconds kHousekeepingPeriod{1'000};
 constexpr int kReconcileEveryTicks = 60;
 
@@ -232,8 +231,8 @@ int Run(int argc, char** argv) {
   std::unique_ptr<scheduler::PreemptionController> preemption;
   const std::string identity = flags.identity.empty() ? DefaultIdentity() : flags.identity;
   if (!flags.no_kube) {
-    Result<scheduler::kube::ClusterConfig> cluster_config =
-        scheduler::kube::LoadClusterConfig(flags.kubeconfig, "", scheduler::kube::ProcessEnv());
+    Result<scheduler::kube::ClusterConfig> cluster_config = scheduler::kube::LoadClusterConfig(
+        flags.kubeconfig, flags.kube_context, scheduler::kube::ProcessEnv());
     if (!cluster_config.ok()) {
       return Fail("no usable Kubernetes API configuration: " + cluster_config.error().message +
                   " (give --kubeconfig, run in a cluster, or --no-kube)");
@@ -247,9 +246,12 @@ int Run(int argc, char** argv) {
     preemption = std::make_unique<scheduler::PreemptionController>(
         &book, &cluster, actions.get(), &clock, scheduler::PreemptionController::Options{});
     // The controller forwards every event to the cluster state and reacts to victims going.
+    scheduler::kube::InformerOptions informer_options;
+    informer_options.pod_field_selector = flags.pod_field_selector;
     informers = std::make_unique<scheduler::kube::Informers>(
         client.get(), preemption->observer(),
-        scheduler::kube::ObjectDecoders{scheduler::DecodePod, scheduler::DecodeNode});
+        scheduler::kube::ObjectDecoders{scheduler::DecodePod, scheduler::DecodeNode},
+        informer_options);
     if (flags.leader_elect) {
       lease_store = std::make_unique<scheduler::kube::ApiLeaseStore>(
           client.get(), LeaseNamespace(flags), flags.leader_elect_name);
@@ -309,6 +311,10 @@ int Run(int argc, char** argv) {
   // ---- HTTP ----
   WebhookOptions webhook_options;
   webhook_options.url_prefix = flags.url_prefix;
+  webhook_options.filter_body_limit = flags.filter_body_limit;
+  webhook_options.prioritize_body_limit = flags.prioritize_body_limit;
+  webhook_options.preempt_body_limit = flags.preempt_body_limit;
+  webhook_options.bind_body_limit = flags.bind_body_limit;
   WebhookHandlers handlers(&admission, webhook_options);
 
   HttpServerOptions health_options;
@@ -332,6 +338,10 @@ int Run(int argc, char** argv) {
   webhook_server_options.address = flags.listen.host;
   webhook_server_options.port = flags.listen.port;
   webhook_server_options.io_threads = flags.io_threads;
+  webhook_server_options.header_timeout = flags.header_timeout;
+  webhook_server_options.request_timeout = flags.request_timeout;
+  webhook_server_options.idle_timeout = flags.idle_timeout;
+  webhook_server_options.max_connections = flags.max_connections;
   webhook_server_options.observer = MetricsObserver(metrics);
   if (!flags.tls_cert_file.empty()) {
     HttpTlsOptions tls;
@@ -426,7 +436,7 @@ int Run(int argc, char** argv) {
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   log::Info(kComponent, "shutting down", {{"signal", strsignal(signal_number)}});
-  webhooks.Shutdown(kShutdownDrain);
+  webhooks.Shutdown(flags.shutdown_drain);
   if (preemption_loop) preemption_loop->Stop();
   housekeeping.Stop();
   if (elector) elector->Stop();
