@@ -184,18 +184,12 @@ int Run(int argc, char** argv) {
   std::atomic<scheduler::Admission*> admission_ptr{nullptr};
   config::WatcherOptions watcher_options;
   watcher_options.dir = flags.config_dir;
+  // The watcher logs every attempt itself (each diagnostic once, then loaded or refused); this
+  // applies a valid policy and says so once it is in force ("policy loaded", which tools wait
+  // for).
   watcher_options.on_reload = [&](const config::LoadResult& result) {
     metrics.ObserveConfigReload(result.policy != nullptr, clock.NowMs());
-    if (!result.policy) {
-      log::Error("config", "invalid configuration; keeping the last good one",
-                 {{"dir", flags.config_dir},
-                  {"errors", static_cast<int64_t>(result.error_count())},
-                  {"first", result.FirstError()}});
-      return;
-    }
-    for (const auto& d : result.diagnostics) {
-      log::Warn("config", result.Format(d), {{"dir", flags.config_dir}});
-    }
+    if (!result.policy) return;
     config_valid.store(true, std::memory_order_release);
     if (scheduler::Admission* admission = admission_ptr.load(std::memory_order_acquire)) {
       admission->ApplyPolicy(result.policy);
