@@ -277,7 +277,8 @@ int Run(int argc, char** argv) {
       return "not ready: no valid configuration in " + flags.config_dir;
     }
     if (!cluster.synced()) return "not ready: waiting for initial sync";
-    if (elector && !elector->is_leader()) return "not leader";
+    // Serving needs the lease *and* the new leader's resync (on_started_leading) done.
+    if (elector && !elector->is_serving()) return "not leader";
     return "";
   };
   admission.SetGate(not_ready);
