@@ -71,13 +71,14 @@ size_t OutcomeIndex(int status, bool reply_sent, std::string_view handler_outcom
   return index(WebhookOutcome::kServerError);
 }
 
-// "a (meaning), b (meaning), ..." for a HELP text, from a list of label values.
-template <typename List, typename Format>
-std::string JoinLabelValues(const List& list, Format format) {
+// "a (note), b (note), ..." for a HELP text: each item's `label` member, then its `note`.
+template <typename List, typename Item = typename List::value_type>
+std::string JoinLabelValues(const List& list, std::string_view Item::*label,
+                            std::string_view Item::*note) {
   std::string out;
-  for (const auto& item : list) {
+  for (const Item& item : list) {
     if (!out.empty()) out += ", ";
-    out += format(item);
+    out += std::string(item.*label) + " (" + std::string(item.*note) + ")";
   }
   return out;
 }
@@ -229,10 +230,8 @@ class Metrics::Impl {
                             .Help("Watches of the Kubernetes API restarted. Labels: resource "
                                   "(pods, nodes, namespaces, localqueues, podgroups); reason: " +
                                   JoinLabelValues(scheduler::kube::kWatchRestartReasons,
-                                                  [](const auto& r) {
-                                                    return std::string(r.name) + " (" +
-                                                           std::string(r.meaning) + ")";
-                                                  }) +
+                                                  &scheduler::kube::WatchRestartReason::name,
+                                                  &scheduler::kube::WatchRestartReason::meaning) +
                                   ".")
                             .Register(registry_)),
         reloads_(prometheus::BuildCounter()
@@ -739,10 +738,7 @@ void Metrics::Impl::CollectTeamSeries(const Scrape& scrape, std::vector<MetricFa
   FamilyBuilder preemptions(
       "taskgov_preemptions_total",
       "Pods preempted. Labels: team (the preemptor's); victim_team; reason: " +
-          JoinLabelValues(kPreemptionReasons,
-                          [](const PreemptionReason& r) {
-                            return std::string(r.name) + " (" + std::string(r.meaning) + ")";
-                          }) +
+          JoinLabelValues(kPreemptionReasons, &PreemptionReason::name, &PreemptionReason::meaning) +
           ".",
       MetricType::Counter);
   std::map<std::pair<std::string, std::string>, double> kueue_preemptions;
@@ -773,10 +769,8 @@ void Metrics::Impl::CollectTeamSeries(const Scrape& scrape, std::vector<MetricFa
         "kueue_preempted_workloads_total",
         "Kueue-compatible taskgov_preemptions_total summed over victims. Labels: "
         "preempting_cluster_queue; reason: " +
-            JoinLabelValues(kPreemptionReasons,
-                            [](const PreemptionReason& r) {
-                              return std::string(r.kueue_reason) + " (" + std::string(r.name) + ")";
-                            }) +
+            JoinLabelValues(kPreemptionReasons, &PreemptionReason::kueue_reason,
+                            &PreemptionReason::name) +
             ".",
         MetricType::Counter);
     for (const auto& [key, n] : kueue_preemptions) {
@@ -787,16 +781,12 @@ void Metrics::Impl::CollectTeamSeries(const Scrape& scrape, std::vector<MetricFa
 }
 
 void Metrics::Impl::CollectProcess(int64_t now_ms, std::vector<MetricFamily>* out) const {
-  FamilyBuilder requests("taskgov_webhook_requests_total",
-                         "Webhook replies. Labels: verb (the route: filter, prioritize, preempt, "
-                         "bind; unknown: no route matched); outcome: " +
-                             JoinLabelValues(kWebhookOutcomes,
-                                             [](const LabelValue& v) {
-                                               return std::string(v.name) + " (" +
-                                                      std::string(v.meaning) + ")";
-                                             }) +
-                             ".",
-                         MetricType::Counter);
+  FamilyBuilder requests(
+      "taskgov_webhook_requests_total",
+      "Webhook replies. Labels: verb (the route: filter, prioritize, preempt, "
+      "bind; unknown: no route matched); outcome: " +
+          JoinLabelValues(kWebhookOutcomes, &LabelValue::name, &LabelValue::meaning) + ".",
+      MetricType::Counter);
   FamilyBuilder durations("taskgov_webhook_request_duration_seconds",
                           "Time from a request's first byte until its reply was written. "
                           "Labels: verb (as taskgov_webhook_requests_total).",
