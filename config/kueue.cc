@@ -249,6 +249,7 @@ void DecodeLocalQueue(ObjectReader& doc, ConfigSet* out) {
                     "single LocalQueues");
   }
   spec.NotHonoured("fairSharing", "taskgov has no admission fair sharing");
+  spec.NotHonoured("wallTimePolicy", "taskgov keeps no wall-time budgets");  // v1beta2
   if (!meta.name || !meta.namespace_ || !cq) return;
   out->local_queues.push_back(LocalQueueSpec{OriginOf(doc), *meta.namespace_, *meta.name, *cq});
 }

@@ -131,6 +131,80 @@ spec: {parentName: company}
       HasDiagnostic(r, Severity::kWarning, "kueue.yaml", "", "no ResourceFlavor 'default'"));
 }
 
+// v1beta2 LocalQueue, WorkloadPriorityClass and Cohort with Kueue's v1beta2 field names
+// (apis/kueue/v1beta2: LocalQueueSpec.clusterQueue / stopPolicy / fairSharing / wallTimePolicy,
+// WorkloadPriorityClass.value / description, CohortSpec.parentName / resourceGroups /
+// fairSharing), as `kubectl get -o yaml` prints them.
+TEST(Kueue, V1beta2LocalQueuePriorityClassAndCohort) {
+  LoadResult r = LoadOne("v1beta2.yaml", R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: research}
+spec:
+  cohortName: lab
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: ml.p5.48xlarge
+      resources: [{name: nvidia.com/gpu, nominalQuota: 16}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: jobs, namespace: research-ns}
+spec:
+  clusterQueue: research
+  stopPolicy: Hold
+  fairSharing: {weight: "2"}
+  wallTimePolicy: {wallTimeAllocatedHours: 100, actionWhenWallTimeExhausted: Hold}
+status: {pendingWorkloads: 3, admittedWorkloads: 1}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: urgent}
+value: 5000
+description: deadlines
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: lab}
+spec:
+  parentName: company
+  fairSharing: {weight: "1"}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: ml.p5.48xlarge
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+status: {}
+)");
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  const scheduler::Policy& p = *r.policy;
+  ASSERT_EQ(p.local_queues.size(), 1u);
+  EXPECT_EQ(p.local_queues[0].team, "research");
+  EXPECT_EQ(p.FindTeam("research")->namespaces, std::vector<std::string>{"research-ns"});
+  ASSERT_NE(p.FindPriorityClass("urgent"), nullptr);
+  EXPECT_EQ(p.FindPriorityClass("urgent")->value, 5000);
+  ASSERT_FALSE(p.cohorts.empty());
+  EXPECT_EQ(p.cohorts[0].name, "lab");
+  EXPECT_EQ(p.cohorts[0].parent, "company");
+  EXPECT_EQ(p.FindTeam("research")->cohort, "lab");
+  for (const char* path :
+       {"spec.stopPolicy", "spec.fairSharing", "spec.wallTimePolicy", "spec.resourceGroups"}) {
+    EXPECT_TRUE(HasDiagnostic(r, Severity::kWarning, "v1beta2.yaml", path, "")) << path << Dump(r);
+  }
+}
+
+TEST(Kueue, V1beta2CohortTakesParentNameNotParent) {
+  LoadResult r = LoadOne("cohort.yaml", R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: lab}
+spec: {parent: company}
+)");
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(HasDiagnostic(r, Severity::kError, "cohort.yaml", "spec.parent", "")) << Dump(r);
+}
+
 TEST(Kueue, KubectlListWithUnrelatedObjects) {
   LoadResult r = LoadOne("dump.yaml", R"(
 apiVersion: v1

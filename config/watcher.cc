@@ -89,7 +89,7 @@ LoadResult ConfigWatcher::Attempt(const DirectorySnapshot& snapshot, const std::
                {"teams", static_cast<uint64_t>(result.policy->teams.size())},
                {"warnings", static_cast<uint64_t>(result.warning_count())}});
   } else {
-    log::Error(kComponent, "configuration refused; the previous one stays in force",
+    log::Error(kComponent, "invalid configuration refused; the previous one stays in force",
                {{"dir", options_.dir},
                 {"hash", hash},
                 {"errors", static_cast<uint64_t>(result.error_count())},
@@ -109,6 +109,10 @@ bool ConfigWatcher::CheckForChanges() {
   std::lock_guard<std::mutex> lock(reload_mu_);
   DirectorySnapshot snapshot = ReadConfigDirectory(options_.dir);
   const std::string hash = SnapshotHash(snapshot);
+  {
+    std::lock_guard<std::mutex> status_lock(status_mu_);
+    status_.checks++;
+  }
   if (attempted_ && hash == last_attempt_hash_) return false;
   (void)Attempt(snapshot, hash);
   return true;

@@ -11,9 +11,10 @@
 // PolicyStore atomically, an invalid one is logged and recorded while the last good snapshot
 // stays in force. Content that was already tried (valid or not) is not re-parsed.
 //
-// Observability: status() returns counters (attempts, successes, failures), whether the last
-// attempt succeeded, timestamps (from the injectable wall clock) and the first error, for the
-// metrics exporter; `on_reload` is called after every attempt with the full LoadResult.
+// Observability: status() returns counters (checks, attempts, successes, failures), whether the
+// last attempt succeeded, timestamps (from the injectable wall clock) and the first error, for the
+// metrics exporter; `on_reload` is called after every attempt with the full LoadResult. The
+// watcher logs every attempt itself (each diagnostic, then loaded or refused): on_reload need not.
 //
 // Thread-safety: Reload(), CheckForChanges() and the watcher thread are serialised by one mutex;
 // status() may be called from any thread. on_reload runs on the thread that made the attempt
@@ -35,6 +36,10 @@
 namespace taskgov::config {
 
 struct ReloadStatus {
+  // Examinations of the directory by CheckForChanges (the debounced inotify trigger, the
+  // periodic check, or a caller): each reads and hashes the files, and loads them when the
+  // content changed. A burst of events within the debounce window is one check.
+  uint64_t checks = 0;
   uint64_t attempts = 0;   // loads of new content (and explicit Reload calls)
   uint64_t successes = 0;  // published
   uint64_t failures = 0;   // refused; the previous snapshot stayed

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "config/test_util.h"
+#include "scheduler/common/log.h"
 
 namespace taskgov::config {
 namespace {
@@ -142,6 +143,55 @@ TEST(ConfigWatcher, KubeletSwapInvalidUpdateThenValidUpdate) {
   watcher.Stop();
 }
 
+// Many filesystem events inside the debounce window (each write changes the content) make one
+// check and one load; a later change makes the next one.
+TEST(ConfigWatcher, ABurstOfEventsWithinTheDebounceIsOneReloadAttempt) {
+  Fixture f;
+  f.dir.Write("a.yaml", Team("a", 1));
+  WatcherOptions options = f.Options(/*inotify=*/true);
+  options.debounce = std::chrono::milliseconds(500);
+  ConfigWatcher watcher(&f.store, options);
+  ASSERT_TRUE(watcher.Reload().ok());
+  ASSERT_TRUE(watcher.Start().ok());
+  for (int i = 2; i <= 21; ++i) {
+    f.dir.Write("a.yaml", Team("a", i));
+    f.dir.Write("b" + std::to_string(i % 3) + ".yaml", Team("b" + std::to_string(i % 3), i));
+  }
+  ASSERT_TRUE(f.reloads.WaitFor(2));
+  EXPECT_TRUE(f.reloads.last_ok()) << f.reloads.last_error();
+  EXPECT_EQ(GpusOf(*f.store.Current(), "a"), 21);
+  // The next change, well after the burst: had the burst made more than one check, it would
+  // show in the counts now.
+  f.dir.Write("a.yaml", Team("a", 30));
+  ASSERT_TRUE(f.reloads.WaitFor(3));
+  EXPECT_EQ(GpusOf(*f.store.Current(), "a"), 30);
+  const ReloadStatus s = watcher.status();
+  EXPECT_EQ(s.checks, 2u);
+  EXPECT_EQ(s.attempts, 3u);  // the initial Reload, the burst, the next change
+  watcher.Stop();
+}
+
+// The watcher logs each diagnostic of an attempt once (the process's on_reload does not repeat
+// them).
+TEST(ConfigWatcher, EachWarningIsLoggedOncePerAttempt) {
+  Fixture f;
+  f.dir.Write("cq.yaml", R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: ml.m5.large, resources: [{name: cpu, nominalQuota: 4}]}]
+)");
+  ConfigWatcher watcher(&f.store, f.Options(/*inotify=*/false));
+  log::ScopedCapture logs;
+  LoadResult r = watcher.Reload();
+  ASSERT_TRUE(r.ok()) << testing::Dump(r);
+  ASSERT_EQ(r.warning_count(), 1u) << testing::Dump(r);
+  EXPECT_EQ(logs.Count("spec.namespaceSelector"), 1u);
+  EXPECT_EQ(logs.Count("configuration loaded"), 1u);
+}
+
 TEST(ConfigWatcher, PeriodicContentCheckWithoutInotify) {
   Fixture f;
   f.dir.Write("a.yaml", Team("a", 1));
@@ -163,6 +213,7 @@ TEST(ConfigWatcher, UnchangedContentIsNotReloaded) {
   f.dir.Write("a.yaml", "not: [valid");
   EXPECT_TRUE(watcher.CheckForChanges());
   EXPECT_FALSE(watcher.CheckForChanges());  // the same bad content is not re-tried
+  EXPECT_EQ(watcher.status().checks, 4u);
   EXPECT_EQ(watcher.status().attempts, 2u);
   EXPECT_EQ(watcher.status().failures, 1u);
   EXPECT_EQ(GpusOf(*f.store.Current(), "a"), 1);

@@ -63,6 +63,43 @@ Setter DurationSetter(std::chrono::milliseconds Flags::*field, std::string_view 
   };
 }
 
+constexpr size_t kMinBodyLimit = 1024;
+constexpr size_t kMaxBodyLimit = size_t{1} << 30;
+
+Setter ByteSizeSetter(size_t Flags::*field, std::string_view name) {
+  return [field, name](Flags& flags, std::string_view value) -> Status {
+    Result<size_t> n = ParseByteSize(value);
+    if (!n.ok()) return n.error().Wrap("flag --" + std::string(name));
+    if (*n < kMinBodyLimit || *n > kMaxBodyLimit) {
+      return Error{"flag --" + std::string(name) + ": '" + std::string(value) +
+                   "' is outside [1Ki, 1Gi]"};
+    }
+    flags.*field = *n;
+    return Status::Ok();
+  };
+}
+
+// A field selector as the API server takes it: comma-separated `key=value`, `key==value` or
+// `key!=value` terms with non-empty keys; "" selects everything.
+Status CheckFieldSelector(std::string_view selector) {
+  if (selector.empty()) return Status::Ok();
+  size_t start = 0;
+  while (start <= selector.size()) {
+    size_t comma = selector.find(',', start);
+    if (comma == std::string_view::npos) comma = selector.size();
+    const std::string_view term = selector.substr(start, comma - start);
+    const size_t eq = term.find('=');
+    const size_t key_end =
+        eq != std::string_view::npos && eq > 0 && term[eq - 1] == '!' ? eq - 1 : eq;
+    if (eq == std::string_view::npos || key_end == 0) {
+      return Error{"flag --pod-field-selector: term '" + std::string(term) +
+                   "' is not key=value, key==value or key!=value"};
+    }
+    start = comma + 1;
+  }
+  return Status::Ok();
+}
+
 // Boolean flags may be given without a value.
 bool IsBoolFlag(std::string_view name) { return name == "no-kube" || name == "leader-elect"; }
 
@@ -115,6 +152,29 @@ const std::map<std::string, Setter, std::less<>>& Setters() {
        DurationSetter(&Flags::renew_deadline, "leader-elect-renew-deadline")},
       {"leader-elect-retry-period",
        DurationSetter(&Flags::retry_period, "leader-elect-retry-period")},
+      {"kube-context", StringSetter(&Flags::kube_context)},
+      {"pod-field-selector",
+       [](Flags& flags, std::string_view value) -> Status {
+         if (Status s = CheckFieldSelector(value); !s.ok()) return s;
+         flags.pod_field_selector = std::string(value);
+         return Status::Ok();
+       }},
+      {"filter-body-limit", ByteSizeSetter(&Flags::filter_body_limit, "filter-body-limit")},
+      {"prioritize-body-limit",
+       ByteSizeSetter(&Flags::prioritize_body_limit, "prioritize-body-limit")},
+      {"preempt-body-limit", ByteSizeSetter(&Flags::preempt_body_limit, "preempt-body-limit")},
+      {"bind-body-limit", ByteSizeSetter(&Flags::bind_body_limit, "bind-body-limit")},
+      {"header-timeout", DurationSetter(&Flags::header_timeout, "header-timeout")},
+      {"request-timeout", DurationSetter(&Flags::request_timeout, "request-timeout")},
+      {"idle-timeout", DurationSetter(&Flags::idle_timeout, "idle-timeout")},
+      {"max-connections",
+       [](Flags& flags, std::string_view value) -> Status {
+         Result<int> n = ParseInt("max-connections", value, 1, 1'000'000);
+         if (!n.ok()) return n.error();
+         flags.max_connections = static_cast<size_t>(*n);
+         return Status::Ok();
+       }},
+      {"shutdown-drain", DurationSetter(&Flags::shutdown_drain, "shutdown-drain")},
   };
   return *setters;
 }
@@ -156,6 +216,23 @@ Result<HostPort> ParseHostPort(std::string_view text) {
   }
   hp.port = static_cast<uint16_t>(port);
   return hp;
+}
+
+Result<size_t> ParseByteSize(std::string_view text) {
+  static constexpr std::pair<std::string_view, int> kSuffixes[] = {
+      {"Gi", 30}, {"Mi", 20}, {"Ki", 10}, {"", 0}};
+  for (const auto& [suffix, shift] : kSuffixes) {
+    if (!text.ends_with(suffix)) continue;
+    const std::string_view number = text.substr(0, text.size() - suffix.size());
+    uint64_t value = 0;
+    auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (number.empty() || ec != std::errc() || end != number.data() + number.size() ||
+        value > (uint64_t{1} << 40) >> shift) {
+      break;
+    }
+    return static_cast<size_t>(value << shift);
+  }
+  return Error{"'" + std::string(text) + "' is not a byte size like 65536, 64Ki or 64Mi"};
 }
 
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
@@ -211,6 +288,11 @@ Result<Flags> ParseFlags(const std::vector<std::string_view>& args) {
     Status status = it->second(flags, value);
     if (!status.ok()) return status.error();
   }
+  if (flags.header_timeout > flags.request_timeout) {
+    return Error{"flag --header-timeout: " + std::to_string(flags.header_timeout.count()) +
+                 "ms exceeds --request-timeout " + std::to_string(flags.request_timeout.count()) +
+                 "ms (the header is part of the request)"};
+  }
   return flags;
 }
 
@@ -238,11 +320,27 @@ Flags (--name=value or --name value):
   --identity=ID                 this replica's identity (default: hostname + random suffix)
   --leader-elect-lease-duration=D, --leader-elect-renew-deadline=D,
   --leader-elect-retry-period=D  Lease timing (defaults 15s, 10s, 2s, as kube-scheduler's)
+  --kube-context=NAME           the kubeconfig context to use (default: its current-context)
+  --pod-field-selector=SEL      pods to watch (default status.phase!=Succeeded,
+                                status.phase!=Failed; "" watches every pod)
+  --filter-body-limit=SIZE, --prioritize-body-limit=SIZE, --preempt-body-limit=SIZE
+                                largest request body per verb (default 64Mi; 1Ki..1Gi)
+  --bind-body-limit=SIZE        largest bind request body (default 64Ki; 1Ki..1Gi)
+  --header-timeout=D            from a request's first byte (and the TLS handshake) until its
+                                header is read (default 10s)
+  --request-timeout=D           from a request's first byte until its body is read, and for
+                                writing the reply (default 30s)
+  --idle-timeout=D              how long a kept-alive connection may wait for its next
+                                request (default 90s)
+  --max-connections=N           concurrent webhook connections; more are refused (default 1024)
+  --shutdown-drain=D            after SIGTERM, how long requests in flight may finish
+                                (default 600ms)
   --kueue-metrics[=BOOL]        also export Kueue's metric names and labels (default false)
   --no-kube                     run without a Kubernetes API (no informers, binding or leader
                                 election; for testing the webhooks)
   --help                        this text
 
+Sizes: bytes, or with a binary suffix (64Ki, 64Mi, 1Gi). Durations: 1500ms, 15s, 2m, 1h.
 Exit codes: 0 after SIGTERM/SIGINT, 2 for bad flags or unreadable files.
 )";
 }

@@ -4,6 +4,7 @@
 // the named files are readable.
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -46,12 +47,32 @@ struct Flags {
   std::chrono::milliseconds lease_duration{15'000};
   std::chrono::milliseconds renew_deadline{10'000};
   std::chrono::milliseconds retry_period{2'000};
+  // The kubeconfig context to use ("" → its current-context).
+  std::string kube_context;
+  // Pods the informer lists and watches (InformerOptions::pod_field_selector; "" → all pods).
+  std::string pod_field_selector = "status.phase!=Succeeded,status.phase!=Failed";
+  // Webhook body limits per endpoint (WebhookOptions), in bytes.
+  size_t filter_body_limit = 64 << 20;
+  size_t prioritize_body_limit = 64 << 20;
+  size_t preempt_body_limit = 64 << 20;
+  size_t bind_body_limit = 64 << 10;
+  // Webhook listener deadlines and capacity (HttpServerOptions).
+  std::chrono::milliseconds header_timeout{10'000};
+  std::chrono::milliseconds request_timeout{30'000};
+  std::chrono::milliseconds idle_timeout{90'000};
+  size_t max_connections = 1024;
+  // How long requests in flight may finish after SIGTERM.
+  std::chrono::milliseconds shutdown_drain{600};
   bool help = false;
 };
 
 // Accepts `--name=value` and `--name value`. Unknown flags, missing values and malformed values
 // are errors naming the flag.
 [[nodiscard]] Result<Flags> ParseFlags(const std::vector<std::string_view>& args);
+
+// Parses a byte size: a whole number with an optional binary suffix Ki, Mi or Gi ("65536",
+// "64Ki", "64Mi").
+[[nodiscard]] Result<size_t> ParseByteSize(std::string_view text);
 
 // Parses a duration such as "15s", "1500ms", "2m".
 [[nodiscard]] Result<std::chrono::milliseconds> ParseDuration(std::string_view text);

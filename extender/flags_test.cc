@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "extender/handlers.h"
+#include "extender/http_server.h"
+#include "scheduler/kube/informers.h"
+
 namespace taskgov::extender {
 namespace {
 
@@ -80,6 +84,95 @@ TEST(ParseDurationTest, UnitsAndErrors) {
   ASSERT_TRUE(flags.ok());
   EXPECT_EQ(flags->lease_duration, std::chrono::milliseconds(3'000));
   EXPECT_FALSE(ParseFlags({"--leader-elect-retry-period=soon"}).ok());
+}
+
+TEST(ParseByteSizeTest, SuffixesAndErrors) {
+  EXPECT_EQ(*ParseByteSize("65536"), 65536u);
+  EXPECT_EQ(*ParseByteSize("64Ki"), 64u << 10);
+  EXPECT_EQ(*ParseByteSize("64Mi"), 64u << 20);
+  EXPECT_EQ(*ParseByteSize("1Gi"), 1u << 30);
+  for (const char* bad : {"", "Mi", "-1", "1.5Mi", "64MB", "64mi", "1e6", "99999999999Gi"}) {
+    EXPECT_FALSE(ParseByteSize(bad).ok()) << bad;
+  }
+}
+
+// The flag defaults are the option structs' defaults: a flag left out changes nothing.
+TEST(ParseFlagsTest, ServerDefaultsMatchTheOptionStructs) {
+  Result<Flags> flags = ParseFlags({});
+  ASSERT_TRUE(flags.ok());
+  const WebhookOptions webhook;
+  EXPECT_EQ(flags->filter_body_limit, webhook.filter_body_limit);
+  EXPECT_EQ(flags->prioritize_body_limit, webhook.prioritize_body_limit);
+  EXPECT_EQ(flags->preempt_body_limit, webhook.preempt_body_limit);
+  EXPECT_EQ(flags->bind_body_limit, webhook.bind_body_limit);
+  const HttpServerOptions server;
+  EXPECT_EQ(flags->header_timeout, server.header_timeout);
+  EXPECT_EQ(flags->request_timeout, server.request_timeout);
+  EXPECT_EQ(flags->idle_timeout, server.idle_timeout);
+  EXPECT_EQ(flags->max_connections, server.max_connections);
+  EXPECT_EQ(flags->pod_field_selector, scheduler::kube::InformerOptions{}.pod_field_selector);
+  EXPECT_EQ(flags->kube_context, "");
+}
+
+TEST(ParseFlagsTest, ServerLimitsTimeoutsSelectorAndContext) {
+  Result<Flags> flags = ParseFlags(
+      {"--filter-body-limit=8Mi", "--prioritize-body-limit", "4Mi", "--preempt-body-limit=2097152",
+       "--bind-body-limit=16Ki", "--header-timeout=2s", "--request-timeout=5s", "--idle-timeout=2m",
+       "--max-connections=64", "--shutdown-drain=3s",
+       "--pod-field-selector=spec.schedulerName=taskgov,status.phase!=Failed",
+       "--kube-context=prod"});
+  ASSERT_TRUE(flags.ok()) << flags.error().message;
+  EXPECT_EQ(flags->filter_body_limit, 8u << 20);
+  EXPECT_EQ(flags->prioritize_body_limit, 4u << 20);
+  EXPECT_EQ(flags->preempt_body_limit, 2u << 20);
+  EXPECT_EQ(flags->bind_body_limit, 16u << 10);
+  EXPECT_EQ(flags->header_timeout, std::chrono::milliseconds(2'000));
+  EXPECT_EQ(flags->request_timeout, std::chrono::milliseconds(5'000));
+  EXPECT_EQ(flags->idle_timeout, std::chrono::milliseconds(120'000));
+  EXPECT_EQ(flags->max_connections, 64u);
+  EXPECT_EQ(flags->shutdown_drain, std::chrono::milliseconds(3'000));
+  EXPECT_EQ(flags->pod_field_selector, "spec.schedulerName=taskgov,status.phase!=Failed");
+  EXPECT_EQ(flags->kube_context, "prod");
+  Result<Flags> all_pods = ParseFlags({"--pod-field-selector="});
+  ASSERT_TRUE(all_pods.ok());
+  EXPECT_EQ(all_pods->pod_field_selector, "");
+}
+
+TEST(ParseFlagsTest, BadServerValuesAreOneLineErrorsNamingTheFlag) {
+  struct Case {
+    std::string_view arg;
+    std::string expected;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--filter-body-limit=lots", "flag --filter-body-limit"},
+           {"--prioritize-body-limit=512", "flag --prioritize-body-limit: '512' is outside"},
+           {"--preempt-body-limit=2Gi", "flag --preempt-body-limit: '2Gi' is outside"},
+           {"--bind-body-limit=-1", "flag --bind-body-limit"},
+           {"--header-timeout=0s", "flag --header-timeout"},
+           {"--request-timeout=30", "flag --request-timeout"},
+           {"--idle-timeout=forever", "flag --idle-timeout"},
+           {"--max-connections=0", "flag --max-connections"},
+           {"--max-connections=1e3", "flag --max-connections"},
+           {"--shutdown-drain=-1s", "flag --shutdown-drain"},
+           {"--pod-field-selector=status.phase", "flag --pod-field-selector"},
+           {"--pod-field-selector=a=b,,c=d", "flag --pod-field-selector"},
+           {"--pod-field-selector=!=x", "flag --pod-field-selector"},
+           {"--header-timeout=31s", "flag --header-timeout: 31000ms exceeds --request-timeout"},
+       }) {
+    Result<Flags> flags = ParseFlags({c.arg});
+    ASSERT_FALSE(flags.ok()) << c.arg;
+    EXPECT_NE(flags.error().message.find(c.expected), std::string::npos) << flags.error().message;
+    EXPECT_EQ(flags.error().message.find('\n'), std::string::npos) << flags.error().message;
+  }
+}
+
+TEST(ParseFlagsTest, UsageListsEveryServerFlag) {
+  for (const char* name :
+       {"--kube-context", "--pod-field-selector", "--filter-body-limit", "--prioritize-body-limit",
+        "--preempt-body-limit", "--bind-body-limit", "--header-timeout", "--request-timeout",
+        "--idle-timeout", "--max-connections", "--shutdown-drain"}) {
+    EXPECT_NE(Usage().find(name), std::string::npos) << name;
+  }
 }
 
 TEST(ParseFlagsTest, HelpIsAFlag) {

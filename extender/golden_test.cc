@@ -58,8 +58,8 @@ TEST_P(GoldenTest, ReplyMatches) {
       break;
   }
   EXPECT_EQ(response.status, 200) << response.body;
-  EXPECT_EQ(handlers.counters().Get(c.verb, Outcome::kMalformed), 0u);
-  EXPECT_EQ(handlers.counters().Get(c.verb, Outcome::kUnusable), 0u);
+  EXPECT_NE(response.outcome, "bad_request");
+  EXPECT_NE(response.outcome, "unusable");
 
   if (const char* dir = std::getenv("TASKGOV_UPDATE_GOLDEN"); dir != nullptr) {
     std::ofstream out(std::string(dir) + "/" + c.name + ".reply.json", std::ios::binary);

@@ -29,7 +29,7 @@ void LogRejected(Verb verb, const DecodeStatus& status, size_t body_bytes) {
 }
 
 Outcome OutcomeOf(const DecodeStatus& status) {
-  return status.failure == DecodeFailure::kMalformed ? Outcome::kMalformed : Outcome::kUnusable;
+  return status.failure == DecodeFailure::kMalformed ? Outcome::kBadRequest : Outcome::kUnusable;
 }
 
 }  // namespace
@@ -44,20 +44,6 @@ const char* VerbName(Verb verb) {
       return "preempt";
     case Verb::kBind:
       return "bind";
-  }
-  return "unknown";
-}
-
-const char* OutcomeName(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kOk:
-      return "ok";
-    case Outcome::kDeciderError:
-      return "decider_error";
-    case Outcome::kUnusable:
-      return "unusable";
-    case Outcome::kMalformed:
-      return "malformed";
   }
   return "unknown";
 }
@@ -87,13 +73,11 @@ std::vector<Route> WebhookHandlers::Routes() {
   return routes;
 }
 
-HttpResponse WebhookHandlers::Finish(Verb verb, Outcome outcome, Clock::time_point start,
-                                     int status, std::string body) {
-  counters_.Increment(verb, outcome);
-  if (options_.observer) options_.observer(verb, outcome, Clock::now() - start);
+HttpResponse WebhookHandlers::Finish(Outcome outcome, int status, std::string body) {
   HttpResponse response;
   response.status = status;
   response.body = std::move(body);
+  response.outcome = metrics::WebhookOutcomeName(outcome);
   return response;
 }
 
@@ -104,10 +88,9 @@ HttpResponse WebhookHandlers::Filter(const HttpRequest& request) {
   if (!status.ok()) {
     LogRejected(Verb::kFilter, status, request.body.size());
     if (status.failure == DecodeFailure::kMalformed) {
-      return Finish(Verb::kFilter, Outcome::kMalformed, start, kBadRequest,
-                    EncodeError(status.message));
+      return Finish(Outcome::kBadRequest, kBadRequest, EncodeError(status.message));
     }
-    return Finish(Verb::kFilter, Outcome::kUnusable, start, kOk, EncodeFilterError(status.message));
+    return Finish(Outcome::kUnusable, kOk, EncodeFilterError(status.message));
   }
   const scheduler::FilterResult result = decider_->Filter(decoded.args);
   size_t dropped = 0;
@@ -116,8 +99,8 @@ HttpResponse WebhookHandlers::Filter(const HttpRequest& request) {
     log::Error(kComponent, "decider returned feasible nodes the request did not name; dropped",
                {{"pod", decoded.args.pod.key()}, {"dropped", uint64_t{dropped}}});
   }
-  const Outcome outcome = result.error.empty() ? Outcome::kOk : Outcome::kDeciderError;
-  if (outcome == Outcome::kDeciderError) {
+  const Outcome outcome = result.error.empty() ? Outcome::kOk : Outcome::kErrorReply;
+  if (outcome == Outcome::kErrorReply) {
     log::Info(kComponent, "filter failed",
               {{"pod", decoded.args.pod.key()}, {"error", result.error}});
   } else {
@@ -127,7 +110,7 @@ HttpResponse WebhookHandlers::Filter(const HttpRequest& request) {
                 {"feasible", uint64_t{result.feasible.size()}},
                 {"micros", Micros(start)}});
   }
-  return Finish(Verb::kFilter, outcome, start, kOk, std::move(body));
+  return Finish(outcome, kOk, std::move(body));
 }
 
 HttpResponse WebhookHandlers::Prioritize(const HttpRequest& request) {
@@ -137,8 +120,7 @@ HttpResponse WebhookHandlers::Prioritize(const HttpRequest& request) {
   if (!status.ok()) {
     LogRejected(Verb::kPrioritize, status, request.body.size());
     // No Error field in a bare list: both kinds are HTTP 400 (see the header).
-    return Finish(Verb::kPrioritize, OutcomeOf(status), start, kBadRequest,
-                  EncodeError(status.message));
+    return Finish(OutcomeOf(status), kBadRequest, EncodeError(status.message));
   }
   std::vector<scheduler::HostPriority> priorities = decider_->Prioritize(decoded.args);
   size_t clamped = 0;
@@ -155,7 +137,7 @@ HttpResponse WebhookHandlers::Prioritize(const HttpRequest& request) {
              {{"pod", decoded.args.pod.key()},
               {"nodes", uint64_t{decoded.args.node_names.size()}},
               {"micros", Micros(start)}});
-  return Finish(Verb::kPrioritize, Outcome::kOk, start, kOk, EncodePriorities(priorities));
+  return Finish(Outcome::kOk, kOk, EncodePriorities(priorities));
 }
 
 HttpResponse WebhookHandlers::Preempt(const HttpRequest& request) {
@@ -165,19 +147,18 @@ HttpResponse WebhookHandlers::Preempt(const HttpRequest& request) {
   if (!status.ok()) {
     LogRejected(Verb::kPreempt, status, request.body.size());
     if (status.failure == DecodeFailure::kMalformed) {
-      return Finish(Verb::kPreempt, Outcome::kMalformed, start, kBadRequest,
-                    EncodeError(status.message));
+      return Finish(Outcome::kBadRequest, kBadRequest, EncodeError(status.message));
     }
     scheduler::PreemptResult veto;
     veto.error = status.message;
-    return Finish(Verb::kPreempt, Outcome::kUnusable, start, kOk, EncodePreemptResult(veto));
+    return Finish(Outcome::kUnusable, kOk, EncodePreemptResult(veto));
   }
   scheduler::PreemptResult result = decider_->Preempt(args);
   Outcome outcome = Outcome::kOk;
   if (!result.error.empty()) {
     // Whatever the Decider put in the map, an error vetoes preemption.
     result.node_to_victims.clear();
-    outcome = Outcome::kDeciderError;
+    outcome = Outcome::kErrorReply;
     log::Info(kComponent, "preempt failed", {{"pod", args.pod.key()}, {"error", result.error}});
   } else {
     log::Debug(kComponent, "preempt",
@@ -186,7 +167,7 @@ HttpResponse WebhookHandlers::Preempt(const HttpRequest& request) {
                 {"kept", uint64_t{result.node_to_victims.size()}},
                 {"micros", Micros(start)}});
   }
-  return Finish(Verb::kPreempt, outcome, start, kOk, EncodePreemptResult(result));
+  return Finish(outcome, kOk, EncodePreemptResult(result));
 }
 
 HttpResponse WebhookHandlers::Bind(const HttpRequest& request) {
@@ -196,23 +177,21 @@ HttpResponse WebhookHandlers::Bind(const HttpRequest& request) {
   if (!status.ok()) {
     LogRejected(Verb::kBind, status, request.body.size());
     if (status.failure == DecodeFailure::kMalformed) {
-      return Finish(Verb::kBind, Outcome::kMalformed, start, kBadRequest,
-                    EncodeError(status.message));
+      return Finish(Outcome::kBadRequest, kBadRequest, EncodeError(status.message));
     }
-    return Finish(Verb::kBind, Outcome::kUnusable, start, kOk,
-                  EncodeBindResult(scheduler::BindResult{status.message}));
+    return Finish(Outcome::kUnusable, kOk, EncodeBindResult(scheduler::BindResult{status.message}));
   }
   const scheduler::BindResult result = decider_->Bind(args);
   const std::string pod = args.pod_namespace + "/" + args.pod_name;
   Outcome outcome = Outcome::kOk;
   if (!result.error.empty()) {
-    outcome = Outcome::kDeciderError;
+    outcome = Outcome::kErrorReply;
     log::Info(kComponent, "bind failed",
               {{"pod", pod}, {"node", args.node}, {"error", result.error}});
   } else {
     log::Debug(kComponent, "bind", {{"pod", pod}, {"node", args.node}, {"micros", Micros(start)}});
   }
-  return Finish(Verb::kBind, outcome, start, kOk, EncodeBindResult(result));
+  return Finish(outcome, kOk, EncodeBindResult(result));
 }
 
 }  // namespace taskgov::extender

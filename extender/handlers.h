@@ -14,57 +14,35 @@
 //    prioritize means anyway.
 //  * malformed body (not JSON, wrong JSON types, bad quantities) — HTTP 400 {"Error": "<what
 //    and where>"} for every verb.
-// Every request that is not ok writes one log line; every request increments one counter of
-// (verb, outcome). Prioritize scores outside 0..10 are clamped (kube-scheduler multiplies them by
-// weight × 10 and clamps nothing) and logged, feasible nodes the request did not name are dropped
-// and logged: both are Decider bugs that must not reach the scheduler.
+// Every request that is not ok writes one log line; every reply carries its outcome label
+// (HttpResponse::outcome) for the listener's metrics observer. Prioritize scores outside 0..10 are
+// clamped (kube-scheduler multiplies them by weight × 10 and clamps nothing) and logged, feasible
+// nodes the request did not name are dropped and logged: both are Decider bugs that must not reach
+// the scheduler.
 //
 // Thread-safety: the handlers are called concurrently from the HTTP server's I/O threads; they
-// share only the Decider (thread-safe by contract) and the counters (relaxed atomics).
+// share only the Decider (thread-safe by contract).
 
-#include <array>
-#include <atomic>
-#include <chrono>
 #include <cstddef>
-#include <cstdint>
-#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "extender/http_server.h"
+#include "metrics/labels.h"
 #include "scheduler/extender_api.h"
 
 namespace taskgov::extender {
 
 enum class Verb { kFilter = 0, kPrioritize = 1, kPreempt = 2, kBind = 3 };
-enum class Outcome {
-  kOk = 0,            // decided, no error
-  kDeciderError = 1,  // decided, the Decider reported an error in the reply
-  kUnusable = 2,      // well-formed but unusable request
-  kMalformed = 3,     // undecodable body: HTTP 400
-};
-inline constexpr size_t kVerbCount = 4;
-inline constexpr size_t kOutcomeCount = 4;
 
-[[nodiscard]] const char* VerbName(Verb verb);           // "filter", "prioritize", ...
-[[nodiscard]] const char* OutcomeName(Outcome outcome);  // "ok", "decider_error", ...
+// A handler's outcome: ok, error_reply (decided, the Decider reported an error in the reply),
+// unusable (well-formed but unusable request), bad_request (undecodable body: HTTP 400). Each
+// reply carries its outcome's label in HttpResponse::outcome; the listener's observer counts it
+// (extender/metrics_http.h), the only count of webhook outcomes.
+using Outcome = metrics::WebhookOutcome;
 
-// Requests per (verb, outcome). Relaxed atomics: statistics that order nothing.
-class WebhookCounters {
- public:
-  void Increment(Verb verb, Outcome outcome) {
-    counts_[static_cast<size_t>(verb)][static_cast<size_t>(outcome)].fetch_add(
-        1, std::memory_order_relaxed);
-  }
-  [[nodiscard]] uint64_t Get(Verb verb, Outcome outcome) const {
-    return counts_[static_cast<size_t>(verb)][static_cast<size_t>(outcome)].load(
-        std::memory_order_relaxed);
-  }
-
- private:
-  std::array<std::array<std::atomic<uint64_t>, kOutcomeCount>, kVerbCount> counts_{};
-};
+[[nodiscard]] const char* VerbName(Verb verb);  // "filter", "prioritize", ...
 
 struct WebhookOptions {
   // The extender's urlPrefix path: "" or "/" serve /filter, "/taskgov" serves /taskgov/filter.
@@ -73,9 +51,6 @@ struct WebhookOptions {
   size_t prioritize_body_limit = 64 << 20;
   size_t preempt_body_limit = 64 << 20;
   size_t bind_body_limit = 64 << 10;
-  // Optional: called after every request with its verb, outcome and handling time (decode,
-  // decide, encode), e.g. for a latency histogram. Called concurrently; must be thread-safe.
-  std::function<void(Verb, Outcome, std::chrono::nanoseconds)> observer;
 };
 
 class WebhookHandlers {
@@ -94,18 +69,14 @@ class WebhookHandlers {
   HttpResponse Preempt(const HttpRequest& request);
   HttpResponse Bind(const HttpRequest& request);
 
-  [[nodiscard]] const WebhookCounters& counters() const { return counters_; }
-
   // "" / "/" → ""; "taskgov/" → "/taskgov" (kube-scheduler trims trailing slashes too).
   [[nodiscard]] static std::string NormalizePrefix(std::string_view prefix);
 
  private:
-  HttpResponse Finish(Verb verb, Outcome outcome, std::chrono::steady_clock::time_point start,
-                      int status, std::string body);
+  static HttpResponse Finish(Outcome outcome, int status, std::string body);
 
   scheduler::Decider* const decider_;
   const WebhookOptions options_;
-  WebhookCounters counters_;
 };
 
 }  // namespace taskgov::extender

@@ -18,6 +18,9 @@
 #include "extender/fake_decider.h"
 #include "extender/handlers.h"
 #include "extender/http_server.h"
+#include "extender/metrics_http.h"
+#include "metrics/metrics.h"
+#include "metrics/testing/exposition.h"
 
 namespace taskgov::extender {
 namespace {
@@ -46,6 +49,7 @@ class WebhookServerTest : public ::testing::Test {
     server_options.io_threads = 2;
     server_options.header_timeout = milliseconds(5000);
     server_options.request_timeout = milliseconds(5000);
+    server_options.observer = MetricsObserver(metrics_);
     server_ = std::make_unique<HttpServer>(server_options, handlers_->Routes());
     Status s = server_->Start();
     ASSERT_TRUE(s.ok()) << s.error().message;
@@ -88,8 +92,27 @@ class WebhookServerTest : public ::testing::Test {
     return out;
   }
 
-  uint64_t Count(Verb verb, Outcome outcome) { return handlers_->counters().Get(verb, outcome); }
+  // taskgov_webhook_requests_total{verb, outcome} as the exposition renders it.
+  double Count(Verb verb, Outcome outcome) {
+    return metrics::testing::ParseExposition(metrics_.Render())
+        .Value("taskgov_webhook_requests_total",
+               {{"verb", VerbName(verb)},
+                {"outcome", std::string(metrics::WebhookOutcomeName(outcome))}})
+        .value_or(0);
+  }
+  // The observer runs after a reply is written, so the client may read it first: waits (bounded)
+  // until the count reaches `expected`, and returns the count.
+  double CountWhenAt(Verb verb, Outcome outcome, double expected) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    double n = Count(verb, outcome);
+    while (n < expected && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(1));
+      n = Count(verb, outcome);
+    }
+    return n;
+  }
 
+  metrics::Metrics metrics_;
   testing::FakeDecider decider_;
   std::unique_ptr<WebhookHandlers> handlers_;
   std::unique_ptr<HttpServer> server_;
@@ -149,8 +172,8 @@ TEST_F(WebhookServerTest, EveryVerbInBothKeyCasings) {
 
     EXPECT_EQ(client.connections_opened(), 1);
   }
-  EXPECT_EQ(Count(Verb::kFilter, Outcome::kOk), 4u);
-  EXPECT_EQ(Count(Verb::kBind, Outcome::kDeciderError), 2u);
+  EXPECT_EQ(CountWhenAt(Verb::kFilter, Outcome::kOk, 4), 4);
+  EXPECT_EQ(CountWhenAt(Verb::kBind, Outcome::kErrorReply, 2), 2);
 }
 
 TEST_F(WebhookServerTest, ThousandSequentialFiltersOnOneConnection) {
@@ -164,7 +187,7 @@ TEST_F(WebhookServerTest, ThousandSequentialFiltersOnOneConnection) {
     ASSERT_EQ(reply->feasible.size(), 50u) << i;
   }
   EXPECT_EQ(client.connections_opened(), 1);
-  EXPECT_EQ(Count(Verb::kFilter, Outcome::kOk), 1000u);
+  EXPECT_EQ(CountWhenAt(Verb::kFilter, Outcome::kOk, 1000), 1000);
 }
 
 TEST_F(WebhookServerTest, BadRequestsBetweenGoodOnesOnTheSameConnection) {
@@ -205,10 +228,10 @@ TEST_F(WebhookServerTest, BadRequestsBetweenGoodOnesOnTheSameConnection) {
   EXPECT_EQ(good, 40);
   // 400s written by the handlers keep the connection; nothing here needed a new one.
   EXPECT_EQ(client.connections_opened(), 1);
-  EXPECT_EQ(Count(Verb::kFilter, Outcome::kMalformed), 20u);
-  EXPECT_EQ(Count(Verb::kPrioritize, Outcome::kMalformed), 20u);
-  EXPECT_EQ(Count(Verb::kFilter, Outcome::kUnusable), 20u);
-  EXPECT_EQ(Count(Verb::kFilter, Outcome::kOk), 20u);
+  EXPECT_EQ(CountWhenAt(Verb::kFilter, Outcome::kBadRequest, 20), 20);
+  EXPECT_EQ(CountWhenAt(Verb::kPrioritize, Outcome::kBadRequest, 20), 20);
+  EXPECT_EQ(CountWhenAt(Verb::kFilter, Outcome::kUnusable, 20), 20);
+  EXPECT_EQ(CountWhenAt(Verb::kFilter, Outcome::kOk, 20), 20);
 }
 
 TEST_F(WebhookServerTest, OversizedBodyGets413AndTheServerGoesOn) {
@@ -309,9 +332,59 @@ TEST_F(WebhookServerTest, BadConnectionsDoNotDisturbGoodOnes) {
   bad.join();
   EXPECT_EQ(answered.load(), kGoodClients * kRequestsEach);
   EXPECT_GT(bad_sent.load(), 0);
-  EXPECT_EQ(Count(Verb::kFilter, Outcome::kOk),
-            static_cast<uint64_t>(kGoodClients * kRequestsEach));
-  EXPECT_EQ(Count(Verb::kFilter, Outcome::kMalformed), static_cast<uint64_t>(bad_sent.load()));
+  EXPECT_EQ(CountWhenAt(Verb::kFilter, Outcome::kOk, kGoodClients * kRequestsEach),
+            kGoodClients * kRequestsEach);
+  EXPECT_EQ(CountWhenAt(Verb::kFilter, Outcome::kBadRequest, bad_sent.load()), bad_sent.load());
+}
+
+// The outcome label says how each request really ended: a 200 that carries Error is error_reply,
+// not ok; replies the server writes itself are labelled from their status.
+TEST_F(WebhookServerTest, MetricsRenderTheRealOutcomeOfEachRequest) {
+  e2e::ExtenderClient client = Client();
+  ASSERT_TRUE(client.FilterNames(kPod, {"n1"}).ok());
+  Result<e2e::FilterReply> not_ready =
+      client.FilterNames(R"({"metadata":{"name":"p","namespace":"n","uid":"u",)"
+                         R"("labels":{"taskgov.test/error":"not leader"}}})",
+                         {"n1"});
+  ASSERT_TRUE(not_ready.ok());
+  EXPECT_EQ(not_ready->error, "not leader");
+  ASSERT_TRUE(client.FilterNames(R"({"metadata":{"name":"nouid","namespace":"n"}})", {"n1"}).ok());
+  Result<e2e::HttpReply> garbage = client.PostRaw("filter", "{");
+  ASSERT_TRUE(garbage.ok());
+  EXPECT_EQ(garbage->status, 400);
+  Result<std::string> conflict = client.Bind("w-0", "team-a", "conflict-1", "n1");
+  ASSERT_TRUE(conflict.ok());
+
+  for (const auto& [request, status] :
+       {std::pair{std::string("GET /taskgov/filter HTTP/1.1\r\nHost: x\r\n\r\n"), 405},
+        std::pair{std::string("POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"),
+                  404}}) {
+    int fd = RawConnect();
+    SendAll(fd, request);
+    ::shutdown(fd, SHUT_WR);
+    EXPECT_NE(ReadAll(fd).find(" " + std::to_string(status) + " "), std::string::npos);
+    ::close(fd);
+  }
+
+  EXPECT_EQ(CountWhenAt(Verb::kFilter, Outcome::kOk, 1), 1);
+  EXPECT_EQ(CountWhenAt(Verb::kFilter, Outcome::kErrorReply, 1), 1);
+  EXPECT_EQ(CountWhenAt(Verb::kFilter, Outcome::kUnusable, 1), 1);
+  EXPECT_EQ(CountWhenAt(Verb::kFilter, Outcome::kBadRequest, 1), 1);
+  EXPECT_EQ(CountWhenAt(Verb::kBind, Outcome::kErrorReply, 1), 1);
+  EXPECT_EQ(Count(Verb::kBind, Outcome::kOk), 0);
+  const auto unknown = [&](std::string_view outcome) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    double n = 0;
+    do {
+      n = metrics::testing::ParseExposition(metrics_.Render())
+              .Value("taskgov_webhook_requests_total",
+                     {{"verb", "unknown"}, {"outcome", std::string(outcome)}})
+              .value_or(0);
+    } while (n < 1 && std::chrono::steady_clock::now() < deadline);
+    return n;
+  };
+  EXPECT_EQ(unknown("method_not_allowed"), 1);
+  EXPECT_EQ(unknown("not_found"), 1);
 }
 
 }  // namespace

@@ -3,11 +3,11 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "extender/fake_decider.h"
+#include "scheduler/common/log.h"
 #include "scheduler/json_select.h"
 
 namespace taskgov::extender {
@@ -100,7 +100,7 @@ TEST(WebhookHandlersTest, FilterDecides) {
   EXPECT_EQ(r.content_type, "application/json");
   EXPECT_EQ(r.body.substr(0, 23), R"({"NodeNames":["n1"],"Fa)");
   EXPECT_EQ(ErrorOf(r.body), "");
-  EXPECT_EQ(handlers.counters().Get(Verb::kFilter, Outcome::kOk), 1u);
+  EXPECT_EQ(r.outcome, "ok");
 }
 
 struct BadCase {
@@ -116,19 +116,14 @@ void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
 
 class WebhookBadInputTest : public ::testing::TestWithParam<BadCase> {};
 
-TEST_P(WebhookBadInputTest, AnswersAndCounts) {
+// Each bad request: the status, an Error naming what and where, its outcome label, and exactly
+// one log line (at the default level) that names the verb.
+TEST_P(WebhookBadInputTest, AnswersLabelsAndLogsOnce) {
   const BadCase& c = GetParam();
   testing::FakeDecider decider;
-  std::vector<std::pair<Verb, Outcome>> observed;
-  std::mutex mu;
-  WebhookOptions options;
-  options.observer = [&](Verb v, Outcome o, std::chrono::nanoseconds took) {
-    std::lock_guard<std::mutex> lock(mu);
-    EXPECT_GE(took.count(), 0);
-    observed.emplace_back(v, o);
-  };
-  WebhookHandlers handlers(&decider, options);
+  WebhookHandlers handlers(&decider);
   HttpRequest request = Post(std::string("/") + VerbName(c.verb), c.body);
+  log::ScopedCapture logs;
   HttpResponse r;
   switch (c.verb) {
     case Verb::kFilter:
@@ -146,15 +141,11 @@ TEST_P(WebhookBadInputTest, AnswersAndCounts) {
   }
   EXPECT_EQ(r.status, c.status) << r.body;
   EXPECT_NE(ErrorOf(r.body).find(c.error), std::string::npos) << r.body;
-  EXPECT_EQ(handlers.counters().Get(c.verb, c.outcome), 1u);
-  for (size_t o = 0; o < kOutcomeCount; ++o) {
-    if (static_cast<Outcome>(o) != c.outcome) {
-      EXPECT_EQ(handlers.counters().Get(c.verb, static_cast<Outcome>(o)), 0u);
-    }
-  }
-  ASSERT_EQ(observed.size(), 1u);
-  EXPECT_EQ(observed[0], std::make_pair(c.verb, c.outcome));
-  if (c.outcome == Outcome::kMalformed || c.outcome == Outcome::kUnusable) {
+  EXPECT_EQ(r.outcome, metrics::WebhookOutcomeName(c.outcome));
+  const std::vector<std::string> lines = logs.Lines();
+  ASSERT_EQ(lines.size(), 1u) << ::testing::PrintToString(lines);
+  EXPECT_NE(lines[0].find(VerbName(c.verb)), std::string::npos) << lines[0];
+  if (c.outcome == Outcome::kBadRequest || c.outcome == Outcome::kUnusable) {
     EXPECT_EQ(decider.filter_calls + decider.prioritize_calls + decider.preempt_calls +
                   decider.bind_calls,
               0);
@@ -173,16 +164,16 @@ const std::string kQuantityPath =
 INSTANTIATE_TEST_SUITE_P(
     Table, WebhookBadInputTest,
     ::testing::Values(
-        BadCase{"FilterNotJson", Verb::kFilter, "{", 400, Outcome::kMalformed, "malformed JSON"},
-        BadCase{"FilterWrongType", Verb::kFilter, R"({"Pod":[]})", 400, Outcome::kMalformed,
+        BadCase{"FilterNotJson", Verb::kFilter, "{", 400, Outcome::kBadRequest, "malformed JSON"},
+        BadCase{"FilterWrongType", Verb::kFilter, R"({"Pod":[]})", 400, Outcome::kBadRequest,
                 "Pod: expected an object, got array"},
-        BadCase{"Quantity153", Verb::kFilter, PodRequest("1.5.3"), 400, Outcome::kMalformed,
+        BadCase{"Quantity153", Verb::kFilter, PodRequest("1.5.3"), 400, Outcome::kBadRequest,
                 kQuantityPath + " '1.5.3'"},
-        BadCase{"QuantityNegative", Verb::kFilter, PodRequest("-4"), 400, Outcome::kMalformed,
+        BadCase{"QuantityNegative", Verb::kFilter, PodRequest("-4"), 400, Outcome::kBadRequest,
                 kQuantityPath + " '-4'"},
-        BadCase{"QuantityHuge", Verb::kFilter, PodRequest("1e400"), 400, Outcome::kMalformed,
+        BadCase{"QuantityHuge", Verb::kFilter, PodRequest("1e400"), 400, Outcome::kBadRequest,
                 kQuantityPath + " '1e400'"},
-        BadCase{"QuantitySuffix", Verb::kFilter, PodRequest("12XB"), 400, Outcome::kMalformed,
+        BadCase{"QuantitySuffix", Verb::kFilter, PodRequest("12XB"), 400, Outcome::kBadRequest,
                 kQuantityPath + " '12XB'"},
         BadCase{"FilterNoPod", Verb::kFilter, R"({"NodeNames":["a"]})", 200, Outcome::kUnusable,
                 "the request has no Pod"},
@@ -190,21 +181,21 @@ INSTANTIATE_TEST_SUITE_P(
                 std::string(R"({"Pod":{"metadata":{"name":"p","namespace":"n","uid":"u",)") +
                     R"("labels":{"taskgov.test/error":"not ready: pods not synced"}}},)" +
                     R"("NodeNames":["a"]})",
-                200, Outcome::kDeciderError, "not ready: pods not synced"},
-        BadCase{"PrioritizeNotJson", Verb::kPrioritize, "nope", 400, Outcome::kMalformed,
+                200, Outcome::kErrorReply, "not ready: pods not synced"},
+        BadCase{"PrioritizeNotJson", Verb::kPrioritize, "nope", 400, Outcome::kBadRequest,
                 "malformed JSON"},
         BadCase{"PrioritizeNoPod", Verb::kPrioritize, R"({"NodeNames":["a"]})", 400,
                 Outcome::kUnusable, "the request has no Pod"},
-        BadCase{"PreemptNotJson", Verb::kPreempt, "[", 400, Outcome::kMalformed, "malformed JSON"},
+        BadCase{"PreemptNotJson", Verb::kPreempt, "[", 400, Outcome::kBadRequest, "malformed JSON"},
         BadCase{"PreemptNoPod", Verb::kPreempt, R"({"NodeNameToMetaVictims":{}})", 200,
                 Outcome::kUnusable, "the request has no Pod"},
-        BadCase{"BindWrongType", Verb::kBind, R"({"PodName":["p"]})", 400, Outcome::kMalformed,
+        BadCase{"BindWrongType", Verb::kBind, R"({"PodName":["p"]})", 400, Outcome::kBadRequest,
                 "PodName: expected a string, got array"},
         BadCase{"BindNoNode", Verb::kBind, R"({"PodName":"p","PodNamespace":"n"})", 200,
                 Outcome::kUnusable, "the bind request has no Node"},
         BadCase{"BindConflict", Verb::kBind,
                 R"({"PodName":"p","PodNamespace":"n","PodUID":"conflict-1","Node":"x"})", 200,
-                Outcome::kDeciderError, "409 Conflict"}),
+                Outcome::kErrorReply, "409 Conflict"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
 TEST(WebhookHandlersTest, UnusableFilterReplyHasNoNodes) {
@@ -249,7 +240,7 @@ TEST(WebhookHandlersTest, PreemptErrorClearsVictims) {
       Post("/preempt", std::string(R"({"Pod":)") + kPod + R"(,"NodeNameToMetaVictims":{}})"));
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, R"({"NodeNameToMetaVictims":{},"Error":"ledger unavailable"})");
-  EXPECT_EQ(handlers.counters().Get(Verb::kPreempt, Outcome::kDeciderError), 1u);
+  EXPECT_EQ(r.outcome, "error_reply");
 }
 
 TEST(WebhookHandlersTest, NamesForMetrics) {
@@ -257,10 +248,10 @@ TEST(WebhookHandlersTest, NamesForMetrics) {
   EXPECT_STREQ(VerbName(Verb::kPrioritize), "prioritize");
   EXPECT_STREQ(VerbName(Verb::kPreempt), "preempt");
   EXPECT_STREQ(VerbName(Verb::kBind), "bind");
-  EXPECT_STREQ(OutcomeName(Outcome::kOk), "ok");
-  EXPECT_STREQ(OutcomeName(Outcome::kDeciderError), "decider_error");
-  EXPECT_STREQ(OutcomeName(Outcome::kUnusable), "unusable");
-  EXPECT_STREQ(OutcomeName(Outcome::kMalformed), "malformed");
+  EXPECT_EQ(metrics::WebhookOutcomeName(Outcome::kOk), "ok");
+  EXPECT_EQ(metrics::WebhookOutcomeName(Outcome::kErrorReply), "error_reply");
+  EXPECT_EQ(metrics::WebhookOutcomeName(Outcome::kUnusable), "unusable");
+  EXPECT_EQ(metrics::WebhookOutcomeName(Outcome::kBadRequest), "bad_request");
 }
 
 }  // namespace

@@ -552,7 +552,9 @@ class HttpServer::Impl::Session : public SessionBase,
                  {{"status", response.status}});
       response.status = 500;
       response.body = "{\"Error\":\"internal error\"}";
+      response.outcome = {};
     }
+    outcome_ = response.outcome;
     if (response.status == 204 || response.status == 304) response.body.clear();
     res->result(static_cast<unsigned>(response.status));
     res->version(11);
@@ -583,6 +585,7 @@ class HttpServer::Impl::Session : public SessionBase,
     observation.response_body_bytes = res.body().size();
     observation.reply_sent = sent;
     observation.tls = kTls;
+    observation.outcome = outcome_;
     try {
       server_->options_.observer(observation);
     } catch (const std::exception& e) {
@@ -622,6 +625,7 @@ class HttpServer::Impl::Session : public SessionBase,
   std::optional<http::request_parser<http::empty_body>> header_parser_;
   std::optional<http::request_parser<http::string_body>> body_parser_;
   const Route* route_ = nullptr;  // the route handling the current request, if any
+  std::string_view outcome_;      // the current reply's HttpResponse::outcome
   std::string method_;            // of the current request
   std::string path_;              // of the current request, without the query
   uint64_t request_body_bytes_ = 0;

@@ -68,10 +68,21 @@ struct HttpRequest {
 };
 
 struct HttpResponse {
+  HttpResponse() = default;
+  HttpResponse(int status_code, std::string type, std::string body_text,
+               std::vector<std::pair<std::string, std::string>> extra_headers = {})
+      : status(status_code),
+        content_type(std::move(type)),
+        body(std::move(body_text)),
+        headers(std::move(extra_headers)) {}
+
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers
+  // How the handler's request ended, as a metrics label (static storage, e.g.
+  // metrics::WebhookOutcomeName); passed to the observer. Empty: the status tells.
+  std::string_view outcome;
 };
 
 struct Route {
@@ -105,6 +116,7 @@ struct RequestObservation {
   uint64_t response_body_bytes = 0;
   bool reply_sent = false;  // false: the reply write failed (peer gone, deadline)
   bool tls = false;
+  std::string_view outcome;  // the handler's HttpResponse::outcome; empty for server replies
 };
 
 struct HttpServerOptions {

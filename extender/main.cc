@@ -52,7 +52,6 @@ namespace {
 constexpr std::string_view kComponent = "main";
 constexpr char kVersion[] = "0.1.0";
 constexpr char kRevision[] = "dev";
-constexpr std::chrono::milliseconds kShutdownDrain{600};
 constexpr std::chrono::milliseconds kHousekeepingPeriod{1'000};
 constexpr int kReconcileEveryTicks = 60;
 
@@ -185,18 +184,12 @@ int Run(int argc, char** argv) {
   std::atomic<scheduler::Admission*> admission_ptr{nullptr};
   config::WatcherOptions watcher_options;
   watcher_options.dir = flags.config_dir;
+  // The watcher logs every attempt itself (each diagnostic once, then loaded or refused); this
+  // applies a valid policy and says so once it is in force ("policy loaded", which tools wait
+  // for).
   watcher_options.on_reload = [&](const config::LoadResult& result) {
     metrics.ObserveConfigReload(result.policy != nullptr, clock.NowMs());
-    if (!result.policy) {
-      log::Error("config", "invalid configuration; keeping the last good one",
-                 {{"dir", flags.config_dir},
-                  {"errors", static_cast<int64_t>(result.error_count())},
-                  {"first", result.FirstError()}});
-      return;
-    }
-    for (const auto& d : result.diagnostics) {
-      log::Warn("config", result.Format(d), {{"dir", flags.config_dir}});
-    }
+    if (!result.policy) return;
     config_valid.store(true, std::memory_order_release);
     if (scheduler::Admission* admission = admission_ptr.load(std::memory_order_acquire)) {
       admission->ApplyPolicy(result.policy);
@@ -232,8 +225,8 @@ int Run(int argc, char** argv) {
   std::unique_ptr<scheduler::PreemptionController> preemption;
   const std::string identity = flags.identity.empty() ? DefaultIdentity() : flags.identity;
   if (!flags.no_kube) {
-    Result<scheduler::kube::ClusterConfig> cluster_config =
-        scheduler::kube::LoadClusterConfig(flags.kubeconfig, "", scheduler::kube::ProcessEnv());
+    Result<scheduler::kube::ClusterConfig> cluster_config = scheduler::kube::LoadClusterConfig(
+        flags.kubeconfig, flags.kube_context, scheduler::kube::ProcessEnv());
     if (!cluster_config.ok()) {
       return Fail("no usable Kubernetes API configuration: " + cluster_config.error().message +
                   " (give --kubeconfig, run in a cluster, or --no-kube)");
@@ -247,9 +240,12 @@ int Run(int argc, char** argv) {
     preemption = std::make_unique<scheduler::PreemptionController>(
         &book, &cluster, actions.get(), &clock, scheduler::PreemptionController::Options{});
     // The controller forwards every event to the cluster state and reacts to victims going.
+    scheduler::kube::InformerOptions informer_options;
+    informer_options.pod_field_selector = flags.pod_field_selector;
     informers = std::make_unique<scheduler::kube::Informers>(
         client.get(), preemption->observer(),
-        scheduler::kube::ObjectDecoders{scheduler::DecodePod, scheduler::DecodeNode});
+        scheduler::kube::ObjectDecoders{scheduler::DecodePod, scheduler::DecodeNode},
+        informer_options);
     if (flags.leader_elect) {
       lease_store = std::make_unique<scheduler::kube::ApiLeaseStore>(
           client.get(), LeaseNamespace(flags), flags.leader_elect_name);
@@ -281,7 +277,8 @@ int Run(int argc, char** argv) {
       return "not ready: no valid configuration in " + flags.config_dir;
     }
     if (!cluster.synced()) return "not ready: waiting for initial sync";
-    if (elector && !elector->is_leader()) return "not leader";
+    // Serving needs the lease *and* the new leader's resync (on_started_leading) done.
+    if (elector && !elector->is_serving()) return "not leader";
     return "";
   };
   admission.SetGate(not_ready);
@@ -309,6 +306,10 @@ int Run(int argc, char** argv) {
   // ---- HTTP ----
   WebhookOptions webhook_options;
   webhook_options.url_prefix = flags.url_prefix;
+  webhook_options.filter_body_limit = flags.filter_body_limit;
+  webhook_options.prioritize_body_limit = flags.prioritize_body_limit;
+  webhook_options.preempt_body_limit = flags.preempt_body_limit;
+  webhook_options.bind_body_limit = flags.bind_body_limit;
   WebhookHandlers handlers(&admission, webhook_options);
 
   HttpServerOptions health_options;
@@ -332,6 +333,10 @@ int Run(int argc, char** argv) {
   webhook_server_options.address = flags.listen.host;
   webhook_server_options.port = flags.listen.port;
   webhook_server_options.io_threads = flags.io_threads;
+  webhook_server_options.header_timeout = flags.header_timeout;
+  webhook_server_options.request_timeout = flags.request_timeout;
+  webhook_server_options.idle_timeout = flags.idle_timeout;
+  webhook_server_options.max_connections = flags.max_connections;
   webhook_server_options.observer = MetricsObserver(metrics);
   if (!flags.tls_cert_file.empty()) {
     HttpTlsOptions tls;
@@ -376,10 +381,14 @@ int Run(int argc, char** argv) {
     if (preemption) {
       for (const auto& [key, count] : preemption->Stats().preemptions) {
         // Pods of no team preempted by plain priority are not a team's preemption.
-        const std::string_view reason = key.reason == "InTeamPriority" ? metrics::kPreemptWithinTeam
-                                        : key.reason == "Reclaim"      ? metrics::kPreemptReclaim
-                                        : key.reason == "FairShare"    ? metrics::kPreemptFairShare
-                                                                       : std::string_view();
+        using scheduler::PreemptionReason;
+        using scheduler::ReasonName;
+        const std::string_view reason =
+            key.reason == ReasonName(PreemptionReason::kInTeamPriority)
+                ? metrics::kPreemptWithinTeam
+            : key.reason == ReasonName(PreemptionReason::kReclaim)   ? metrics::kPreemptReclaim
+            : key.reason == ReasonName(PreemptionReason::kFairShare) ? metrics::kPreemptFairShare
+                                                                     : std::string_view();
         if (reason.empty() || key.victim_team.empty()) continue;
         uint64_t& seen = seen_preemptions[key];
         for (; seen < count; ++seen) {
@@ -422,7 +431,7 @@ int Run(int argc, char** argv) {
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   log::Info(kComponent, "shutting down", {{"signal", strsignal(signal_number)}});
-  webhooks.Shutdown(kShutdownDrain);
+  webhooks.Shutdown(flags.shutdown_drain);
   if (preemption_loop) preemption_loop->Stop();
   housekeeping.Stop();
   if (elector) elector->Stop();

@@ -4,7 +4,7 @@
 // request observer for the webhook listener. metrics/ knows nothing of HTTP; this is the glue.
 //
 //   HttpServerOptions webhook_options; ...
-//   webhook_options.observer = MetricsObserver(metrics);
+//   webhook_server_options.observer = MetricsObserver(metrics);
 //   health_routes.push_back(MetricsRoute(metrics));
 //
 // Thread-safety: as Metrics (the route renders under Metrics' scrape lock; the observer is
@@ -23,7 +23,9 @@ namespace taskgov::extender {
 
 // An HttpServerOptions::observer that counts every reply of that listener in
 // taskgov_webhook_requests_total / taskgov_webhook_request_duration_seconds (verb = the matched
-// route's last path segment; unmatched requests are verb "unknown", never their raw path).
+// route's last path segment; unmatched requests are verb "unknown", never their raw path;
+// outcome = the handler's HttpResponse::outcome, else derived from the status: see
+// Metrics::ObserveRequest). The only place webhook outcomes are counted.
 [[nodiscard]] std::function<void(const RequestObservation&)> MetricsObserver(
     metrics::Metrics& metrics);
 

@@ -78,11 +78,14 @@ TEST(MetricsHttpTest, RouteServesTheExpositionAndTheObserverCountsRoutes) {
   EXPECT_EQ(x.Value("taskgov_quota_usage", {{"team", "team-b"}, {"resource", "nvidia.com/gpu"}}),
             24);
   // The scenario's own requests plus these (the /metrics GET itself is observed after reply).
-  EXPECT_EQ(x.Value("taskgov_webhook_requests_total", {{"verb", "filter"}, {"outcome", "success"}}),
-            3);
+  // A reply without a handler outcome label is labelled from its status.
+  EXPECT_EQ(x.Value("taskgov_webhook_requests_total", {{"verb", "filter"}, {"outcome", "ok"}}), 3);
   EXPECT_EQ(
-      x.Value("taskgov_webhook_requests_total", {{"verb", "unknown"}, {"outcome", "client_error"}}),
-      3);
+      x.Value("taskgov_webhook_requests_total", {{"verb", "unknown"}, {"outcome", "not_found"}}),
+      2);
+  EXPECT_EQ(x.Value("taskgov_webhook_requests_total",
+                    {{"verb", "unknown"}, {"outcome", "method_not_allowed"}}),
+            1);
   server.Shutdown(std::chrono::milliseconds(200));
 }
 

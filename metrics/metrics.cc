@@ -21,6 +21,8 @@
 #include "prometheus/metric_family.h"
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
+#include "scheduler/common/log.h"
+#include "scheduler/kube/watch_reasons.h"
 #include "scheduler/quantity.h"
 #include "scheduler/resources.h"
 
@@ -38,6 +40,8 @@ using scheduler::NameId;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+constexpr std::string_view kComponent = "metrics";
+
 // FilterDecision::reason codes, in label order; anything else counts as the last, "other".
 constexpr std::array<std::string_view, 11> kRefusalReasons = {
     "quota",    "borrowing_limit", "pool",    "fair_share", "queue_order", "no_room",
@@ -50,14 +54,33 @@ size_t RefusalIndex(std::string_view reason) {
   return kRefusalReasons.size() - 1;
 }
 
-constexpr std::array<std::string_view, 4> kOutcomes = {"success", "client_error", "server_error",
-                                                       "reply_failed"};
+size_t OutcomeIndex(int status, bool reply_sent, std::string_view handler_outcome) {
+  auto index = [](WebhookOutcome o) { return static_cast<size_t>(o); };
+  if (!reply_sent) return index(WebhookOutcome::kReplyFailed);
+  if (!handler_outcome.empty()) {
+    for (size_t i = 0; i < kWebhookOutcomes.size(); ++i) {
+      if (kWebhookOutcomes[i].name == handler_outcome) return i;
+    }
+    return index(WebhookOutcome::kServerError);
+  }
+  if (status >= 200 && status < 300) return index(WebhookOutcome::kOk);
+  if (status == 404) return index(WebhookOutcome::kNotFound);
+  if (status == 405) return index(WebhookOutcome::kMethodNotAllowed);
+  if (status == 413 || status == 431) return index(WebhookOutcome::kTooLarge);
+  if (status >= 400 && status < 500) return index(WebhookOutcome::kBadRequest);
+  return index(WebhookOutcome::kServerError);
+}
 
-size_t OutcomeIndex(int status, bool reply_sent) {
-  if (!reply_sent) return 3;
-  if (status >= 200 && status < 300) return 0;
-  if (status >= 400 && status < 500) return 1;
-  return 2;
+// "a (note), b (note), ..." for a HELP text: each item's `label` member, then its `note`.
+template <typename List, typename Item = typename List::value_type>
+std::string JoinLabelValues(const List& list, std::string_view Item::*label,
+                            std::string_view Item::*note) {
+  std::string out;
+  for (const Item& item : list) {
+    if (!out.empty()) out += ", ";
+    out += std::string(item.*label) + " (" + std::string(item.*note) + ")";
+  }
+  return out;
 }
 
 // Latency of a webhook reply: 50µs .. 10s (kube-scheduler's httpTimeout is a few seconds).
@@ -80,16 +103,15 @@ struct TeamRefusals {
 
 struct VerbSeries {
   explicit VerbSeries(const Buckets& bounds) : duration(bounds) {}
-  std::array<Counter, kOutcomes.size()> outcomes;
+  std::array<Counter, kWebhookOutcomes.size()> outcomes;
   Histogram duration;
 };
 
-std::string_view KueuePreemptionReason(std::string_view reason) {
-  if (reason == kPreemptWithinTeam) return "InClusterQueue";
-  if (reason == kPreemptReclaim) return "InCohortReclamation";
-  if (reason == kPreemptFairShare) return "InCohortFairSharing";
-  if (reason == kPreemptReclaimWhileBorrowing) return "InCohortReclaimWhileBorrowing";
-  return reason;
+const PreemptionReason* FindPreemptionReason(std::string_view reason) {
+  for (const PreemptionReason& r : kPreemptionReasons) {
+    if (r.name == reason) return &r;
+  }
+  return nullptr;
 }
 
 std::string_view TeamLabel(NameId id) {
@@ -205,9 +227,12 @@ class Metrics::Impl {
         clock_(options_.clock != nullptr ? options_.clock : &system_clock_),
         watch_restarts_(prometheus::BuildCounter()
                             .Name("taskgov_watch_restarts_total")
-                            .Help("Watches of the Kubernetes API restarted, by resource (pods, "
-                                  "nodes, namespaces, localqueues, podgroups, configmaps, ...) "
-                                  "and reason (expired, gone, error, closed, ...).")
+                            .Help("Watches of the Kubernetes API restarted. Labels: resource "
+                                  "(pods, nodes, namespaces, localqueues, podgroups); reason: " +
+                                  JoinLabelValues(scheduler::kube::kWatchRestartReasons,
+                                                  &scheduler::kube::WatchRestartReason::name,
+                                                  &scheduler::kube::WatchRestartReason::meaning) +
+                                  ".")
                             .Register(registry_)),
         reloads_(prometheus::BuildCounter()
                      .Name("taskgov_config_reloads_total")
@@ -256,7 +281,7 @@ class Metrics::Impl {
   }
 
   void ObserveRequest(std::string_view path, bool route_matched, int status, bool reply_sent,
-                      std::chrono::nanoseconds duration) {
+                      std::string_view handler_outcome, std::chrono::nanoseconds duration) {
     std::string_view verb = "unknown";
     if (route_matched) {
       const size_t slash = path.rfind('/');
@@ -264,7 +289,7 @@ class Metrics::Impl {
       if (verb.empty()) verb = "root";
     }
     VerbSeries& s = verbs_.Get(L1{verb}, kWebhookBuckets);
-    s.outcomes[OutcomeIndex(status, reply_sent)].Add();
+    s.outcomes[OutcomeIndex(status, reply_sent, handler_outcome)].Add();
     s.duration.Observe(std::chrono::duration<double>(duration).count());
   }
 
@@ -283,6 +308,11 @@ class Metrics::Impl {
   }
 
   void ObservePreemption(NameId team, NameId victim_team, std::string_view reason) {
+    if (FindPreemptionReason(reason) == nullptr) {
+      log::Error(kComponent, "preemption with an undeclared reason; not counted",
+                 {{"reason", reason}});
+      return;
+    }
     preemptions_.Get(L3{TeamLabel(team), TeamLabel(victim_team), reason}).Add();
   }
 
@@ -707,8 +737,9 @@ void Metrics::Impl::CollectTeamSeries(const Scrape& scrape, std::vector<MetricFa
 
   FamilyBuilder preemptions(
       "taskgov_preemptions_total",
-      "Pods preempted. Labels: team (the preemptor's); victim_team; reason: within_team, "
-      "reclaim, fair_share, reclaim_while_borrowing.",
+      "Pods preempted. Labels: team (the preemptor's); victim_team; reason: " +
+          JoinLabelValues(kPreemptionReasons, &PreemptionReason::name, &PreemptionReason::meaning) +
+          ".",
       MetricType::Counter);
   std::map<std::pair<std::string, std::string>, double> kueue_preemptions;
   preemptions_.ForEach([&](const auto& labels, const Counter& c) {
@@ -719,7 +750,7 @@ void Metrics::Impl::CollectTeamSeries(const Scrape& scrape, std::vector<MetricFa
     }
     // Kueue counts per preempting queue, whoever the victim was.
     kueue_preemptions[{std::string(scrape.ClusterQueue(labels[0])),
-                       std::string(KueuePreemptionReason(labels[2]))}] += n;
+                       std::string(FindPreemptionReason(labels[2])->kueue_reason)}] += n;
   });
   out->push_back(preemptions.TakeSorted());
 
@@ -737,9 +768,10 @@ void Metrics::Impl::CollectTeamSeries(const Scrape& scrape, std::vector<MetricFa
     FamilyBuilder k_preempted(
         "kueue_preempted_workloads_total",
         "Kueue-compatible taskgov_preemptions_total summed over victims. Labels: "
-        "preempting_cluster_queue; reason: InClusterQueue (within_team), InCohortReclamation "
-        "(reclaim), InCohortFairSharing (fair_share), InCohortReclaimWhileBorrowing "
-        "(reclaim_while_borrowing).",
+        "preempting_cluster_queue; reason: " +
+            JoinLabelValues(kPreemptionReasons, &PreemptionReason::kueue_reason,
+                            &PreemptionReason::name) +
+            ".",
         MetricType::Counter);
     for (const auto& [key, n] : kueue_preemptions) {
       k_preempted.Value(L2{"preempting_cluster_queue", "reason"}, L2{key.first, key.second}, n);
@@ -749,18 +781,19 @@ void Metrics::Impl::CollectTeamSeries(const Scrape& scrape, std::vector<MetricFa
 }
 
 void Metrics::Impl::CollectProcess(int64_t now_ms, std::vector<MetricFamily>* out) const {
-  FamilyBuilder requests("taskgov_webhook_requests_total",
-                         "Webhook replies. Labels: verb (the route: filter, prioritize, preempt, "
-                         "bind, ...; unknown: no route matched); outcome: success (2xx), "
-                         "client_error (4xx), server_error (5xx), reply_failed (not written).",
-                         MetricType::Counter);
+  FamilyBuilder requests(
+      "taskgov_webhook_requests_total",
+      "Webhook replies. Labels: verb (the route: filter, prioritize, preempt, "
+      "bind; unknown: no route matched); outcome: " +
+          JoinLabelValues(kWebhookOutcomes, &LabelValue::name, &LabelValue::meaning) + ".",
+      MetricType::Counter);
   FamilyBuilder durations("taskgov_webhook_request_duration_seconds",
                           "Time from a request's first byte until its reply was written. "
                           "Labels: verb (as taskgov_webhook_requests_total).",
                           MetricType::Histogram);
   verbs_.ForEach([&](const auto& labels, const VerbSeries& s) {
-    for (size_t i = 0; i < kOutcomes.size(); ++i) {
-      requests.Value(L2{"verb", "outcome"}, L2{labels[0], kOutcomes[i]},
+    for (size_t i = 0; i < kWebhookOutcomes.size(); ++i) {
+      requests.Value(L2{"verb", "outcome"}, L2{labels[0], kWebhookOutcomes[i].name},
                      static_cast<double>(s.outcomes[i].Value()));
     }
     durations.Hist(L1{"verb"}, Views(labels), s.duration);
@@ -814,8 +847,8 @@ void Metrics::ObserveFilter(const scheduler::FilterDecision& decision) {
   impl_->ObserveFilter(decision);
 }
 void Metrics::ObserveRequest(std::string_view path, bool route_matched, int status, bool reply_sent,
-                             std::chrono::nanoseconds duration) {
-  impl_->ObserveRequest(path, route_matched, status, reply_sent, duration);
+                             std::string_view handler_outcome, std::chrono::nanoseconds duration) {
+  impl_->ObserveRequest(path, route_matched, status, reply_sent, handler_outcome, duration);
 }
 void Metrics::ObservePodBound(NameId team, std::string_view priority_class, int64_t created_ms,
                               int64_t bound_ms) {

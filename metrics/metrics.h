@@ -64,6 +64,7 @@
 #include <string>
 #include <string_view>
 
+#include "metrics/labels.h"
 #include "scheduler/admission.h"
 #include "scheduler/cluster_state.h"
 #include "scheduler/common/clock.h"
@@ -82,12 +83,8 @@ inline constexpr std::string_view kContentType = "text/plain; version=0.0.4; cha
 // Label value for events that belong to no team (pods passed through, not-ready refusals).
 inline constexpr std::string_view kNoTeamLabel = "_none";
 
-// Preemption reasons for ObservePreemption, and the Kueue reason each is exported as.
-inline constexpr std::string_view kPreemptWithinTeam = "within_team";  // InClusterQueue
-inline constexpr std::string_view kPreemptReclaim = "reclaim";         // InCohortReclamation
-inline constexpr std::string_view kPreemptFairShare = "fair_share";    // InCohortFairSharing
-// Reclaiming nominal quota while the preemptor itself borrows: InCohortReclaimWhileBorrowing.
-inline constexpr std::string_view kPreemptReclaimWhileBorrowing = "reclaim_while_borrowing";
+// Preemption reasons for ObservePreemption (kPreempt*, with the Kueue reason each is exported
+// as) and webhook outcomes are declared in labels.h.
 
 inline constexpr size_t kMaxPriorityClasses = 64;
 
@@ -138,10 +135,13 @@ class Metrics {
 
   // After every reply of the webhook listener (HttpServerOptions::observer; see
   // extender/metrics_http.h): verb = the last segment of the matched route's path, "unknown"
-  // when no route matched; outcome = "success" (2xx), "client_error" (4xx), "server_error"
-  // (5xx or other), "reply_failed" (the reply could not be written). Lock-free.
+  // when no route matched. outcome (kWebhookOutcomes) = reply_failed when the reply could not
+  // be written; else `handler_outcome`, the label the handler gave its reply (one of
+  // kWebhookOutcomes; anything else counts as server_error); else, for replies the server wrote
+  // itself, from the status: 2xx ok, 404 not_found, 405 method_not_allowed, 413/431 too_large,
+  // other 4xx bad_request, the rest server_error. Lock-free.
   void ObserveRequest(std::string_view path, bool route_matched, int status, bool reply_sent,
-                      std::chrono::nanoseconds duration);
+                      std::string_view handler_outcome, std::chrono::nanoseconds duration);
 
   // A pod of `team` was seen bound: wait time = bound − created (clamped at 0), into
   // taskgov_pod_wait_seconds{team, priority_class} (and kueue_admission_wait_time_seconds).
@@ -151,11 +151,12 @@ class Metrics {
   // bound, into taskgov_pod_run_seconds{team, priority_class}.
   void ObservePodEnded(scheduler::NameId team, std::string_view priority_class, int64_t bound_ms,
                        int64_t ended_ms);
-  // `team` preempted a pod of `victim_team` for `reason` (one of kPreempt*).
+  // `team` preempted a pod of `victim_team` for `reason` (a name in kPreemptionReasons; any
+  // other reason is a caller bug: logged and not counted).
   void ObservePreemption(scheduler::NameId team, scheduler::NameId victim_team,
                          std::string_view reason);
-  // A watch of `resource` ("pods", "nodes", ...) was restarted for `reason` ("expired",
-  // "gone", "error", "closed", ...).
+  // A watch of `resource` ("pods", "nodes", ...) was restarted for `reason` (one of
+  // scheduler::kube::kWatchRestartReasons).
   void ObserveWatchRestart(std::string_view resource, std::string_view reason);
   // The informer of `resource` received an event at `unix_ms` (or now, by the clock).
   void ObserveInformerEvent(std::string_view resource, int64_t unix_ms);

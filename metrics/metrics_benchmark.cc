@@ -63,7 +63,7 @@ struct Cluster {
       metrics->ObservePodEnded(team, "training", 0, 3'600'000 * t);
     }
     for (const char* verb : {"/filter", "/prioritize", "/preempt", "/bind"}) {
-      metrics->ObserveRequest(verb, true, 200, true, std::chrono::microseconds(100));
+      metrics->ObserveRequest(verb, true, 200, true, "", std::chrono::microseconds(100));
     }
   }
 
@@ -131,7 +131,7 @@ BENCHMARK(BM_ObserveFilter)->Threads(1)->Threads(2);
 void BM_ObserveRequest(benchmark::State& state) {
   Metrics& m = Shared();
   for (auto _ : state) {
-    m.ObserveRequest("/filter", true, 200, true, std::chrono::microseconds(120));
+    m.ObserveRequest("/filter", true, 200, true, "", std::chrono::microseconds(120));
   }
 }
 BENCHMARK(BM_ObserveRequest)->Threads(1)->Threads(2);

@@ -49,7 +49,7 @@ TEST(MetricsConcurrencyTest, RecordingWhileRendering) {
         d.admitted = i % 3 != 0;
         d.reason = d.admitted ? "" : "pool";
         s.metrics->ObserveFilter(d);
-        s.metrics->ObserveRequest("/v" + std::to_string(i % 5), true, 200, true,
+        s.metrics->ObserveRequest("/v" + std::to_string(i % 5), true, 200, true, "ok",
                                   std::chrono::microseconds(i % 1000));
         s.metrics->ObservePodBound(d.team, "pc-" + std::to_string((i * 7 + w) % kClasses), 0, i);
         s.metrics->ObserveInformerEvent("pods", i);

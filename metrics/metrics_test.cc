@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "metrics/testing/exposition.h"
 #include "metrics/testing/scenario.h"
+#include "scheduler/kube/watch_reasons.h"
 
 namespace taskgov::metrics {
 namespace {
@@ -123,13 +124,12 @@ TEST(MetricsTest, HelpAndTypeLinesAreWellFormed) {
 
 TEST(MetricsTest, NoSourcesRendersProcessFamiliesOnly) {
   Metrics m;
-  m.ObserveRequest("/filter", true, 200, true, std::chrono::microseconds(100));
+  m.ObserveRequest("/filter", true, 200, true, "", std::chrono::microseconds(100));
   const std::string text = m.Render();
   CheckWellFormed(text);
   const Exposition x = ParseExposition(text);
   EXPECT_EQ(x.Value("taskgov_build_info", {{"version", "dev"}}), 1);
-  EXPECT_EQ(x.Value("taskgov_webhook_requests_total", {{"verb", "filter"}, {"outcome", "success"}}),
-            1);
+  EXPECT_EQ(x.Value("taskgov_webhook_requests_total", {{"verb", "filter"}, {"outcome", "ok"}}), 1);
   EXPECT_TRUE(x.All("taskgov_quota_usage").empty());
   EXPECT_TRUE(x.All("taskgov_pods").empty());
 }
@@ -360,13 +360,13 @@ TEST(MetricsTest, SeriesOfRemovedTeamsDisappearOnceTheirUsageDrains) {
 TEST(MetricsTest, WebhookVerbsAreRoutesNotPaths) {
   Metrics m;
   for (int i = 0; i < 50; ++i) {
-    m.ObserveRequest("/probe/" + std::to_string(i), false, 404, true,
+    m.ObserveRequest("/probe/" + std::to_string(i), false, 404, true, "",
                      std::chrono::microseconds(10));
   }
-  m.ObserveRequest("/scheduler/filter", true, 200, true, std::chrono::microseconds(10));
-  m.ObserveRequest("/scheduler/bind", true, 500, true, std::chrono::microseconds(10));
-  m.ObserveRequest("/scheduler/bind", true, 200, false, std::chrono::microseconds(10));
-  m.ObserveRequest("/filter", false, 405, true, std::chrono::microseconds(10));  // GET /filter
+  m.ObserveRequest("/scheduler/filter", true, 200, true, "", std::chrono::microseconds(10));
+  m.ObserveRequest("/scheduler/bind", true, 500, true, "", std::chrono::microseconds(10));
+  m.ObserveRequest("/scheduler/bind", true, 200, false, "", std::chrono::microseconds(10));
+  m.ObserveRequest("/filter", false, 405, true, "", std::chrono::microseconds(10));  // GET /filter
   const Exposition x = ParseExposition(m.Render());
   std::set<std::string> verbs;
   for (const testing::Sample& s : x.All("taskgov_webhook_requests_total")) {
@@ -374,8 +374,11 @@ TEST(MetricsTest, WebhookVerbsAreRoutesNotPaths) {
   }
   EXPECT_EQ(verbs, (std::set<std::string>{"bind", "filter", "unknown"}));
   EXPECT_EQ(
-      x.Value("taskgov_webhook_requests_total", {{"verb", "unknown"}, {"outcome", "client_error"}}),
-      51);
+      x.Value("taskgov_webhook_requests_total", {{"verb", "unknown"}, {"outcome", "not_found"}}),
+      50);
+  EXPECT_EQ(x.Value("taskgov_webhook_requests_total",
+                    {{"verb", "unknown"}, {"outcome", "method_not_allowed"}}),
+            1);
   EXPECT_EQ(
       x.Value("taskgov_webhook_requests_total", {{"verb", "bind"}, {"outcome", "server_error"}}),
       1);
@@ -383,6 +386,76 @@ TEST(MetricsTest, WebhookVerbsAreRoutesNotPaths) {
       x.Value("taskgov_webhook_requests_total", {{"verb", "bind"}, {"outcome", "reply_failed"}}),
       1);
   EXPECT_EQ(x.Value("taskgov_webhook_request_duration_seconds_count", {{"verb", "unknown"}}), 51);
+}
+
+// The outcome is the handler's label when it gave one (a 200 that carries Error is not "ok"),
+// else the status of the reply the server wrote itself; every value is listed in the HELP text.
+TEST(MetricsTest, WebhookOutcomesFollowTheHandlerLabelThenTheStatus) {
+  struct Case {
+    std::string name;
+    int status;
+    bool sent;
+    std::string_view handler_outcome;
+    std::string_view expected;
+  };
+  const std::vector<Case> cases = {
+      {"HandlerOk", 200, true, "ok", "ok"},
+      {"ErrorReplyIsNotOk", 200, true, "error_reply", "error_reply"},
+      {"Unusable", 200, true, "unusable", "unusable"},
+      {"HandlerBadRequest", 400, true, "bad_request", "bad_request"},
+      {"ServerNotFound", 404, true, "", "not_found"},
+      {"ServerMethod", 405, true, "", "method_not_allowed"},
+      {"ServerBodyTooLarge", 413, true, "", "too_large"},
+      {"ServerHeaderTooLarge", 431, true, "", "too_large"},
+      {"ServerMalformedHttp", 400, true, "", "bad_request"},
+      {"Server500", 500, true, "", "server_error"},
+      {"UndeclaredHandlerLabel", 200, true, "weird", "server_error"},
+      {"NotWritten", 200, false, "ok", "reply_failed"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Metrics m;
+    m.ObserveRequest("/filter", true, c.status, c.sent, c.handler_outcome,
+                     std::chrono::microseconds(1));
+    const std::string text = m.Render();
+    const Exposition x = ParseExposition(text);
+    for (const LabelValue& v : kWebhookOutcomes) {
+      EXPECT_EQ(x.Value("taskgov_webhook_requests_total",
+                        {{"verb", "filter"}, {"outcome", std::string(v.name)}}),
+                v.name == c.expected ? 1 : 0)
+          << v.name;
+      EXPECT_NE(text.find(std::string(v.name) + " ("), std::string::npos)
+          << v.name << " is not in the HELP text";
+    }
+  }
+}
+
+TEST(MetricsTest, HelpTextsListExactlyTheEmittedReasons) {
+  Options options;
+  options.kueue_compatible = true;
+  Metrics m(options);
+  m.ObserveWatchRestart("pods", "ended");
+  const std::string text = m.Render();
+  auto help = [&](const std::string& family) {
+    const size_t at = text.find("# HELP " + family + " ");
+    EXPECT_NE(at, std::string::npos) << family;
+    return at == std::string::npos ? "" : text.substr(at, text.find('\n', at) - at);
+  };
+  const std::string watch = help("taskgov_watch_restarts_total");
+  for (const auto& r : scheduler::kube::kWatchRestartReasons) {
+    EXPECT_NE(watch.find(std::string(r.name) + " ("), std::string::npos) << r.name;
+  }
+  EXPECT_EQ(watch.find("gone ("), std::string::npos);
+  EXPECT_EQ(watch.find("closed ("), std::string::npos);
+  const std::string kueue = help("kueue_preempted_workloads_total");
+  const std::string ours = help("taskgov_preemptions_total");
+  for (const PreemptionReason& r : kPreemptionReasons) {
+    EXPECT_NE(kueue.find(std::string(r.kueue_reason) + " (" + std::string(r.name) + ")"),
+              std::string::npos)
+        << r.kueue_reason;
+    EXPECT_NE(ours.find(std::string(r.name) + " ("), std::string::npos) << r.name;
+  }
+  EXPECT_EQ(kueue.find("InCohortReclaimWhileBorrowing"), std::string::npos);
 }
 
 TEST(MetricsTest, InformerAgeFollowsTheInjectedClock) {

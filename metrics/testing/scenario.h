@@ -120,11 +120,11 @@ struct Scenario {
     not_ready.reason = "not_ready";
     metrics->ObserveFilter(not_ready);
 
-    metrics->ObserveRequest("/filter", true, 200, true, std::chrono::microseconds(180));
-    metrics->ObserveRequest("/filter", true, 200, true, std::chrono::microseconds(700));
-    metrics->ObserveRequest("/bind", true, 200, true, std::chrono::milliseconds(12));
-    metrics->ObserveRequest("/nope", false, 404, true, std::chrono::microseconds(40));
-    metrics->ObserveRequest("/prioritize", true, 400, true, std::chrono::microseconds(90));
+    metrics->ObserveRequest("/filter", true, 200, true, "", std::chrono::microseconds(180));
+    metrics->ObserveRequest("/filter", true, 200, true, "", std::chrono::microseconds(700));
+    metrics->ObserveRequest("/bind", true, 200, true, "", std::chrono::milliseconds(12));
+    metrics->ObserveRequest("/nope", false, 404, true, "", std::chrono::microseconds(40));
+    metrics->ObserveRequest("/prioritize", true, 400, true, "", std::chrono::microseconds(90));
 
     metrics->ObservePodBound(TeamId("team-a"), "training", kStartMs - 90'000, kStartMs);
     metrics->ObservePodBound(TeamId("team-b"), "inference", kStartMs - 4'000, kStartMs);

@@ -7,11 +7,19 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <mutex>
 
 namespace taskgov::log {
 namespace {
 
 std::atomic<int> g_level{static_cast<int>(Level::kInfo)};
+
+// The live ScopedCapture, if any. g_capturing (relaxed: a line written while a capture starts or
+// ends may go either way) keeps the mutex off the normal path; g_capture_mu guards the pointer
+// and keeps a capture alive while a line is appended to it.
+std::atomic<bool> g_capturing{false};
+std::mutex g_capture_mu;
+ScopedCapture* g_capture = nullptr;  // guarded by g_capture_mu
 
 const char* LevelName(Level level) {
   switch (level) {
@@ -135,6 +143,13 @@ void Write(Level level, std::string_view component, std::string_view message,
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
   std::string line = Format(level, component, message, fields, now_ms);
+  if (g_capturing.load(std::memory_order_relaxed)) {
+    std::lock_guard<std::mutex> lock(g_capture_mu);
+    if (g_capture != nullptr) {
+      g_capture->Append(std::move(line));
+      return;
+    }
+  }
   line.push_back('\n');
   size_t written = 0;
   while (written < line.size()) {
@@ -142,6 +157,43 @@ void Write(Level level, std::string_view component, std::string_view message,
     if (n <= 0) return;  // Nowhere left to report a failed log write.
     written += static_cast<size_t>(n);
   }
+}
+
+ScopedCapture::ScopedCapture() {
+  std::lock_guard<std::mutex> lock(g_capture_mu);
+  previous_ = g_capture;
+  g_capture = this;
+  g_capturing.store(true, std::memory_order_relaxed);
+}
+
+ScopedCapture::~ScopedCapture() {
+  std::lock_guard<std::mutex> lock(g_capture_mu);
+  g_capture = previous_;
+  g_capturing.store(g_capture != nullptr, std::memory_order_relaxed);
+}
+
+std::vector<std::string> ScopedCapture::Lines() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return lines_;
+}
+
+size_t ScopedCapture::Count(std::string_view text) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t n = 0;
+  for (const std::string& line : lines_) {
+    if (line.find(text) != std::string::npos) ++n;
+  }
+  return n;
+}
+
+void ScopedCapture::Clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  lines_.clear();
+}
+
+void ScopedCapture::Append(std::string line) {
+  std::lock_guard<std::mutex> lock(mu_);
+  lines_.push_back(std::move(line));
 }
 
 }  // namespace taskgov::log

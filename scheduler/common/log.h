@@ -8,10 +8,13 @@
 // so lines from different threads never interleave. The level threshold is an atomic read with
 // relaxed order (a stale threshold only changes which lines appear).
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace taskgov::log {
 
@@ -61,6 +64,29 @@ inline void Error(std::string_view component, std::string_view message,
                   std::initializer_list<Field> fields = {}) {
   Write(Level::kError, component, message, fields);
 }
+
+// Test hook: while a ScopedCapture lives, every line written (from any thread) is kept by it,
+// without its newline, instead of going to stderr. At most one at a time (a second one replaces
+// the first until it ends). Level filtering applies as usual.
+class ScopedCapture {
+ public:
+  ScopedCapture();
+  ~ScopedCapture();
+  ScopedCapture(const ScopedCapture&) = delete;
+  ScopedCapture& operator=(const ScopedCapture&) = delete;
+
+  [[nodiscard]] std::vector<std::string> Lines() const;
+  // Lines containing `text`.
+  [[nodiscard]] size_t Count(std::string_view text) const;
+  void Clear();
+  // Called by Write; not for other callers.
+  void Append(std::string line);
+
+ private:
+  ScopedCapture* previous_;
+  mutable std::mutex mu_;
+  std::vector<std::string> lines_;  // guarded by mu_
+};
 
 // Appends `text` to `out` as the inside of a JSON string (quotes, backslashes and control
 // characters escaped; bytes >= 0x80 copied as they are).

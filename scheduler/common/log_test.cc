@@ -43,5 +43,21 @@ TEST(LogTest, NonFiniteDoubleBecomesNull) {
   EXPECT_EQ(f.value, "null");
 }
 
+TEST(LogTest, ScopedCaptureKeepsLinesAndRestoresThePreviousOne) {
+  ScopedCapture outer;
+  Warn("test", "to the outer");
+  {
+    ScopedCapture inner;
+    Warn("test", "to the inner", {{"n", 1}});
+    ASSERT_EQ(inner.Lines().size(), 1u);
+    EXPECT_NE(inner.Lines()[0].find("\"msg\":\"to the inner\",\"n\":1}"), std::string::npos);
+  }
+  Warn("test", "to the outer again");
+  EXPECT_EQ(outer.Count("to the outer"), 2u);
+  EXPECT_EQ(outer.Count("to the inner"), 0u);
+  outer.Clear();
+  EXPECT_TRUE(outer.Lines().empty());
+}
+
 }  // namespace
 }  // namespace taskgov::log

@@ -151,21 +151,27 @@ Informers::Informers(KubeClient* client, ClusterObserver* observer, ObjectDecode
         options.reflector, clock, random);
     entries_.push_back(std::move(entry));
   };
-  add(ResourceSpec{"pods", "/api/v1/pods", options.pod_field_selector, false}, ObjectKind::kPod,
+  add(ResourceSpec{"pods", "/api/v1/pods", options.pod_field_selector, false, {}}, ObjectKind::kPod,
       std::make_unique<TypedSink<PodTraits>>(PodTraits{observer, std::move(decoders.pod)}));
-  add(ResourceSpec{"nodes", "/api/v1/nodes", "", false}, ObjectKind::kNode,
+  add(ResourceSpec{"nodes", "/api/v1/nodes", "", false, {}}, ObjectKind::kNode,
       std::make_unique<TypedSink<NodeTraits>>(NodeTraits{observer, std::move(decoders.node)}));
-  add(ResourceSpec{"namespaces", "/api/v1/namespaces", "", false}, ObjectKind::kNamespace,
+  add(ResourceSpec{"namespaces", "/api/v1/namespaces", "", false, {}}, ObjectKind::kNamespace,
       std::make_unique<TypedSink<NamespaceTraits>>(NamespaceTraits{observer}));
   if (options.watch_local_queues) {
-    add(ResourceSpec{"localqueues", "/apis/kueue.x-k8s.io/v1beta1/localqueues", "", true},
+    // The served Kueue version: v1beta2 preferred, v1beta1 otherwise (DecodeLocalQueue reads
+    // spec.clusterQueue, the same in both).
+    add(ResourceSpec{"localqueues",
+                     "/apis/kueue.x-k8s.io/v1beta2/localqueues",
+                     "",
+                     true,
+                     {"/apis/kueue.x-k8s.io/v1beta1/localqueues"}},
         ObjectKind::kLocalQueue,
         std::make_unique<TypedSink<LocalQueueTraits>>(LocalQueueTraits{observer}));
   } else {
     observer->OnSynced(ObjectKind::kLocalQueue);
   }
   if (options.watch_pod_groups) {
-    add(ResourceSpec{"podgroups", "/apis/scheduling.volcano.sh/v1beta1/podgroups", "", true},
+    add(ResourceSpec{"podgroups", "/apis/scheduling.volcano.sh/v1beta1/podgroups", "", true, {}},
         ObjectKind::kPodGroup,
         std::make_unique<TypedSink<PodGroupTraits>>(PodGroupTraits{observer}));
   } else {

@@ -7,7 +7,8 @@
 //                selector and is reported deleted)
 //   nodes        /api/v1/nodes
 //   namespaces   /api/v1/namespaces (labels, for team resolution)
-//   localqueues  /apis/kueue.x-k8s.io/v1beta1/localqueues            (optional CRD)
+//   localqueues  /apis/kueue.x-k8s.io/v1beta2/localqueues, else v1beta1 (optional CRD; the
+//                first served version, see Reflector)
 //   podgroups    /apis/scheduling.volcano.sh/v1beta1/podgroups       (optional CRD)
 // Each resource has its own reflector thread (reflector.h), so the observer is called "one
 // event at a time per kind" from that kind's thread, and different kinds concurrently. OnSynced

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "e2e/fake_apiserver.h"
+#include "scheduler/common/log.h"
 #include "scheduler/kube/actions.h"
 #include "scheduler/kube/testing/test_support.h"
 
@@ -19,6 +20,7 @@ namespace {
 using e2e::FakeApiServer;
 using e2e::FakeApiServerOptions;
 using e2e::FaultRule;
+using e2e::RecordedRequest;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::NodeJson;
@@ -178,6 +180,130 @@ TEST_F(InformersTest, AMissingCrdIsReportedOnceCountsAsSyncedAndIsPickedUpLater)
   EXPECT_TRUE(WaitStats("localqueues", [](const ReflectorStats& s) { return s.served; }));
   EXPECT_EQ(observer_.With([](RecordingObserver& o) { return o.synced_[ObjectKind::kLocalQueue]; }),
             1);
+}
+
+// LocalQueues: v1beta2 is asked for first; the fake API server serves Kueue at v1beta1 only
+// (like a cluster with Kueue < 0.15), so the informer falls back to it and stays there.
+TEST_F(InformersTest, LocalQueuesUseTheServedKueueVersionPreferringV1beta2) {
+  StartServer();
+  ASSERT_TRUE(server_
+                  ->Upsert("localqueues",
+                           "{\"metadata\":{\"name\":\"q\",\"namespace\":\"t\"},"
+                           "\"spec\":{\"clusterQueue\":\"cq\"}}")
+                  .ok());
+  log::ScopedCapture logs;
+  StartInformers();
+  ASSERT_TRUE(WaitSynced());
+  ASSERT_TRUE(
+      observer_.Wait([](RecordingObserver& o) { return o.local_queues_.count("t/q") == 1; }));
+  ASSERT_TRUE(WaitWatching("localqueues"));
+  const std::string v1beta2 = "/apis/kueue.x-k8s.io/v1beta2/localqueues";
+  const std::string v1beta1 = "/apis/kueue.x-k8s.io/v1beta1/localqueues";
+  // The lists, in order (the open watch, on the only served path, is waited for above).
+  std::vector<std::pair<std::string, int>> lists;  // path, status
+  for (const auto& r : server_->requests()) {
+    if (r.path.rfind("/apis/kueue.x-k8s.io/", 0) == 0 && !r.watch) {
+      lists.emplace_back(r.path, r.status);
+    }
+  }
+  ASSERT_EQ(lists.size(), 2u);
+  EXPECT_EQ(lists[0], std::make_pair(v1beta2, 404));  // preferred, not served
+  EXPECT_EQ(lists[1], std::make_pair(v1beta1, 200));
+  ReflectorStats stats = StatsOf("localqueues");
+  EXPECT_TRUE(stats.served);
+  EXPECT_EQ(stats.path, v1beta1);
+  EXPECT_EQ(logs.Count("resource not served"), 0u);  // a fallback is not a missing CRD
+
+  // A relist (410) stays on the version found.
+  server_->ExpireWatches("localqueues");
+  ASSERT_TRUE(WaitStats("localqueues", [](const ReflectorStats& s) { return s.lists == 2; }));
+  size_t v1beta2_asks = 0;
+  for (const auto& r : server_->requests()) v1beta2_asks += r.path == v1beta2 ? 1 : 0;
+  EXPECT_EQ(v1beta2_asks, 1u);
+}
+
+// A missing CRD: every version answers 404, re-checked quietly; the log says so exactly once.
+TEST_F(InformersTest, AMissingCrdIsLoggedExactlyOnceAcrossRechecks) {
+  FakeApiServerOptions options;
+  options.serve_local_queues = false;
+  StartServer(options);
+  log::ScopedCapture logs;
+  InformerOptions informer_options = FastOptions();
+  informer_options.reflector.missing_crd_recheck = milliseconds(20);
+  StartInformers(informer_options);
+  ASSERT_TRUE(WaitSynced());
+  // Several re-check rounds (each asks v1beta2, then v1beta1).
+  ASSERT_TRUE(server_->WaitFor(
+      [&] {
+        size_t v1beta1 = 0;
+        for (const auto& r : server_->requests()) {
+          v1beta1 += r.path == "/apis/kueue.x-k8s.io/v1beta1/localqueues" ? 1 : 0;
+        }
+        return v1beta1 >= 4;
+      },
+      seconds(20)));
+  EXPECT_EQ(logs.Count("resource not served"), 1u);
+  const std::vector<std::string> lines = logs.Lines();
+  for (const std::string& line : lines) {
+    if (line.find("resource not served") == std::string::npos) continue;
+    EXPECT_NE(line.find("\"resource\":\"localqueues\""), std::string::npos) << line;
+    EXPECT_NE(line.find("v1beta2/localqueues, /apis/kueue.x-k8s.io/v1beta1/localqueues"),
+              std::string::npos)
+        << line;
+  }
+  EXPECT_FALSE(StatsOf("localqueues").served);
+  EXPECT_EQ(StatsOf("localqueues").list_errors, 0u);
+}
+
+// 429 with Retry-After on a list and on a watch, at the reflector: a Retry-After longer than the
+// call's deadline is not waited out by the client, so the reflector gets the 429 and waits at
+// least that long, although its own backoff (1 ms here) would retry at once.
+TEST_F(InformersTest, TooManyRequestsWaitsForRetryAfterOnListAndWatch) {
+  StartServer();
+  InformerOptions options = FastOptions();
+  options.reflector.request_timeout = milliseconds(800);
+  ASSERT_TRUE(server_->Upsert("nodes", NodeJson("n1")).ok());
+  FaultRule list_throttled;
+  list_throttled.path_prefix = "/api/v1/nodes";
+  list_throttled.watch = false;
+  list_throttled.status = 429;
+  list_throttled.reason = "TooManyRequests";
+  list_throttled.retry_after_seconds = 1;
+  server_->AddFault(list_throttled);
+  StartInformers(options);
+  ASSERT_TRUE(WaitSynced());
+  ASSERT_TRUE(WaitWatching("nodes"));
+  auto requests_to = [&](bool watch) {
+    std::vector<RecordedRequest> out;
+    for (const auto& r : server_->requests()) {
+      if (r.path == "/api/v1/nodes" && r.watch == watch) out.push_back(r);
+    }
+    return out;
+  };
+  std::vector<RecordedRequest> lists = requests_to(false);
+  ASSERT_EQ(lists.size(), 2u);
+  EXPECT_EQ(lists[0].status, 429);
+  EXPECT_EQ(lists[1].status, 200);
+  EXPECT_GE(lists[1].at - lists[0].at, milliseconds(1000));
+  EXPECT_EQ(StatsOf("nodes").list_errors, 1u);
+
+  FaultRule watch_throttled = list_throttled;
+  watch_throttled.watch = true;
+  server_->AddFault(watch_throttled);
+  server_->EndWatches("nodes");
+  ASSERT_TRUE(server_->WaitFor(
+      [&] {
+        std::vector<RecordedRequest> w = requests_to(true);
+        return w.size() >= 3 && w.back().status == 200;
+      },
+      seconds(20)));
+  std::vector<RecordedRequest> watches = requests_to(true);
+  ASSERT_EQ(watches.size(), 3u);
+  EXPECT_EQ(watches[1].status, 429);
+  EXPECT_GE(watches[2].at - watches[1].at, milliseconds(1000));
+  EXPECT_TRUE(WaitStats("nodes", [](const ReflectorStats& s) {
+    return s.watch_restarts.count("throttled") == 1 && s.watch_restarts.at("throttled") == 1;
+  }));
 }
 
 TEST_F(InformersTest, AWatchThatEndsCleanlyResumesFromTheLastVersion) {

@@ -117,6 +117,7 @@ bool LeaderElector::TryAcquireOrRenew(std::chrono::milliseconds timeout) {
 }
 
 void LeaderElector::StepDown(const std::string& why) {
+  serving_.store(false, std::memory_order_release);
   leading_.store(false, std::memory_order_release);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -139,6 +140,9 @@ std::chrono::milliseconds LeaderElector::Step() {
     log::Info(kComponent, "started leading",
               {{"lease", store_->Describe()}, {"identity", options_.identity}});
     if (options_.on_started_leading) options_.on_started_leading();
+    // Only now may the leader serve: the callback (a resync) has finished. A step-down the
+    // callback could not see happens on this thread, after this store.
+    serving_.store(true, std::memory_order_release);
     return options_.retry_period;
   }
   const auto deadline = last_renew_ + options_.renew_deadline;
@@ -202,6 +206,7 @@ void LeaderElector::Stop() {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   if (leading_.load(std::memory_order_acquire)) {
+    serving_.store(false, std::memory_order_release);
     leading_.store(false, std::memory_order_release);
     if (options_.release_on_stop) Release();
     {

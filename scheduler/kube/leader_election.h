@@ -19,8 +19,10 @@
 // Clock and random source are injected: tests drive Step() by hand with a fake clock.
 //
 // Threading: Step() runs on one thread at a time (the elector's own thread after Start(), or the
-// test's). Callbacks run on that thread, without internal locks held. is_leader() is an atomic
-// load (acquire) and may be read from any thread; leader() and stats() are thread-safe.
+// test's). Callbacks run on that thread, without internal locks held. is_leader() and
+// is_serving() are atomic loads (acquire) and may be read from any thread; leader() and stats()
+// are thread-safe. Serve only while is_serving(): is_leader() turns true before
+// on_started_leading has rebuilt anything.
 
 #include <atomic>
 #include <chrono>
@@ -76,7 +78,11 @@ class LeaderElector {
   // lease if held (release_on_stop), then reports stopped leading. Idempotent.
   void Stop();
 
+  // Holds the lease (from acquisition until stepping down).
   [[nodiscard]] bool is_leader() const { return leading_.load(std::memory_order_acquire); }
+  // Holds the lease and on_started_leading has returned (a new leader's resync is done): the
+  // condition for serving. False again before on_stopped_leading runs.
+  [[nodiscard]] bool is_serving() const { return serving_.load(std::memory_order_acquire); }
   // The holder last observed in the lease ("" when none).
   [[nodiscard]] std::string leader() const;
   [[nodiscard]] LeaderElectionStats stats() const;
@@ -102,6 +108,9 @@ class LeaderElector {
   // Release on store, acquire on load: a reader that sees true also sees the callbacks' effects
   // ordered before the store (on_started_leading runs after the store: see Step()).
   std::atomic<bool> leading_{false};
+  // Release on store after on_started_leading returned, acquire on load: a reader that sees
+  // true also sees everything the callback (the resync) wrote.
+  std::atomic<bool> serving_{false};
 
   mutable std::mutex mu_;
   std::string observed_holder_;  // guarded by mu_

@@ -209,6 +209,38 @@ TEST_F(LeaderElectionTest, AConcurrentWriterMakesTheUpdateFailWithConflict) {
   EXPECT_TRUE(saw_409);
 }
 
+// A new leader serves only once its resync (on_started_leading) has finished, and stops serving
+// before on_stopped_leading runs.
+TEST_F(LeaderElectionTest, ServesOnlyAfterTheResyncCallbackReturned) {
+  Events events;
+  LeaderElectionOptions options = Options("replica-a", &events);
+  LeaderElector* self = nullptr;
+  bool leader_during_resync = false;
+  bool serving_during_resync = true;
+  bool serving_during_step_down = true;
+  options.on_started_leading = [&] {
+    leader_during_resync = self->is_leader();
+    serving_during_resync = self->is_serving();
+  };
+  options.on_stopped_leading = [&] { serving_during_step_down = self->is_serving(); };
+  LeaderElector a(store_.get(), options, &clock_, [] { return 0.0; });
+  self = &a;
+  EXPECT_FALSE(a.is_serving());
+  (void)a.Step();
+  EXPECT_TRUE(leader_during_resync);
+  EXPECT_FALSE(serving_during_resync);
+  EXPECT_TRUE(a.is_serving());
+
+  LeaseRecord other = Lease();  // another replica takes the lease
+  other.holder_identity = "replica-b";
+  PutLease(other);
+  clock_.Advance(seconds(2));
+  (void)a.Step();
+  EXPECT_FALSE(a.is_leader());
+  EXPECT_FALSE(a.is_serving());
+  EXPECT_FALSE(serving_during_step_down);
+}
+
 TEST_F(LeaderElectionTest, StepsDownWhenRenewalFailsPastTheRenewDeadline) {
   Events events;
   auto a = Elector("replica-a", &events);

@@ -23,6 +23,17 @@ Reflector::Reflector(KubeClient* client, ResourceSpec spec, ObjectSink* sink,
       random_(random ? std::move(random) : MakeRandomSource()),
       backoff_(options.backoff, clock_, random_) {
   stats_.resource = spec_.name;
+  stats_.path = spec_.path;
+}
+
+const std::string& Reflector::ActivePath() const {
+  return path_index_ == 0 ? spec_.path : spec_.fallback_paths[path_index_ - 1];
+}
+
+std::string Reflector::CandidateList() const {
+  std::string out = spec_.path;
+  for (const std::string& p : spec_.fallback_paths) out += ", " + p;
+  return out;
 }
 
 void Reflector::Stop() {
@@ -48,9 +59,9 @@ bool Reflector::Wait(std::chrono::milliseconds duration) {
   return cancel_.SleepFor(duration);
 }
 
-void Reflector::Restart(const char* reason) {
+void Reflector::Restart(std::string_view reason) {
   StatsLock lock(this);
-  ++stats_.watch_restarts[reason];
+  ++stats_.watch_restarts[std::string(reason)];
 }
 
 void Reflector::MarkSynced() {
@@ -103,7 +114,7 @@ ApiResult<std::string> Reflector::ListAll() {
   int restarts = 0;
   std::string resource_version;
   while (true) {
-    ApiResult<ListPage> page = client_->List(spec_.path, list, call);
+    ApiResult<ListPage> page = client_->List(ActivePath(), list, call);
     if (!page.ok()) {
       if (page.error().status == 410 && !list.continue_token.empty() &&
           restarts < options_.max_list_restarts && !stopping_.load(std::memory_order_acquire)) {
@@ -148,6 +159,7 @@ ApiResult<std::string> Reflector::ListAll() {
   stats_.objects = sink_->size();
   stats_.resource_version = resource_version;
   stats_.served = true;
+  stats_.path = ActivePath();
   return resource_version;
 }
 
@@ -161,10 +173,15 @@ void Reflector::Run() {
         const ApiError& e = listed.error();
         if (e.cancelled || stopping_.load(std::memory_order_acquire)) break;
         if (e.status == 404 && spec_.optional) {
+          if (path_index_ < spec_.fallback_paths.size()) {
+            ++path_index_;  // another served version may exist: try it now
+            continue;
+          }
+          path_index_ = 0;  // the next re-check starts from the preferred version
           if (!missing_reported_) {
             missing_reported_ = true;
             log::Warn(kComponent, "resource not served (CRD not installed?); ignoring it",
-                      {{"resource", spec_.name}, {"path", spec_.path}});
+                      {{"resource", spec_.name}, {"paths", CandidateList()}});
           }
           {
             StatsLock lock(this);
@@ -189,7 +206,8 @@ void Reflector::Run() {
       }
       if (missing_reported_) {
         missing_reported_ = false;
-        log::Info(kComponent, "resource is now served", {{"resource", spec_.name}});
+        log::Info(kComponent, "resource is now served",
+                  {{"resource", spec_.name}, {"path", ActivePath()}});
       }
       resource_version = *listed;
       relist = false;
@@ -214,23 +232,23 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
   call.timeout = options_.request_timeout;
   call.cancel = &cancel_;
   const Clock::SteadyTime opened_at = clock_->SteadyNow();
-  ApiResult<std::unique_ptr<WatchStream>> stream = client_->Watch(spec_.path, watch, call);
+  ApiResult<std::unique_ptr<WatchStream>> stream = client_->Watch(ActivePath(), watch, call);
   auto backoff_wait = [&]() { Wait(backoff_.Next()); };
   if (!stream.ok()) {
     const ApiError& e = stream.error();
     if (e.cancelled || stopping_.load(std::memory_order_acquire)) return;
     if (e.status == 410) {
-      Restart(kExpired);
+      Restart(kWatchExpired);
       *relist = true;
       if (++quick_expiries_ > 1) backoff_wait();
       return;
     }
     if (e.status == 429) {
-      Restart(kThrottled);
+      Restart(kWatchThrottled);
       Wait(std::max(backoff_.Next(), e.retry_after));
       return;
     }
-    Restart(kError);
+    Restart(kWatchError);
     log::Warn(kComponent, "watch failed", {{"resource", spec_.name}, {"error", e.ToString()}});
     // Transport errors and 5xx re-watch from the same version; other refusals relist.
     if (!e.transport() && e.status < 500) *relist = true;
@@ -248,9 +266,9 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
     if (!next.ok()) {
       const ApiError& e = next.error();
       if (e.cancelled || stopping_.load(std::memory_order_acquire)) return;
-      const char* reason = e.reason == "Timeout"        ? kTimeout
-                           : e.reason == "InvalidEvent" ? kError
-                                                        : kDropped;
+      const std::string_view reason = e.reason == "Timeout"        ? kWatchTimeout
+                                      : e.reason == "InvalidEvent" ? kWatchError
+                                                                   : kWatchDropped;
       Restart(reason);
       log::Info(kComponent, "watch interrupted; resuming",
                 {{"resource", spec_.name},
@@ -261,7 +279,7 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
       return;
     }
     if (!*next) {
-      Restart(kEnded);
+      Restart(kWatchEnded);
       if (events == 0 && clock_->SteadyNow() - opened_at < options_.min_healthy_watch) {
         backoff_wait();
       }
@@ -276,7 +294,7 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
         stats_.last_event_unix_ms = now_ms;
       }
       if (event.error_code == 410) {
-        Restart(kExpired);
+        Restart(kWatchExpired);
         log::Info(kComponent, "watch expired (410); relisting",
                   {{"resource", spec_.name}, {"message", event.error_message}});
         *relist = true;
@@ -284,7 +302,7 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
         if (events == 1 && ++quick_expiries_ > 1) backoff_wait();
         return;
       }
-      Restart(kError);
+      Restart(kWatchError);
       log::Warn(kComponent, "watch error event",
                 {{"resource", spec_.name},
                  {"code", event.error_code},

@@ -11,8 +11,11 @@
 //     from the last seen resourceVersion; 410 Gone (as the reply status or an in-stream ERROR
 //     event) goes back to 1; 429 waits Retry-After; other failures wait a jittered exponential
 //     backoff (backoff.h); a 4xx other than 410/429 on a watch also relists;
-//  4. a 404 on the list of an optional resource (a CRD that is not installed) is reported once,
-//     counts as synced, and is re-checked quietly every `missing_crd_recheck`.
+//  4. a 404 on the list of an optional resource moves on to the next served-version candidate
+//     (ResourceSpec::fallback_paths) at once; when every candidate answers 404 (the CRD is not
+//     installed) it is reported once, counts as synced, and is re-checked quietly every
+//     `missing_crd_recheck`, from the preferred version again. The version found is kept for
+//     watches and relists until it answers 404.
 // The store (ObjectSink) makes duplicate ADDED, MODIFIED-before-ADDED and DELETED-for-unknown
 // idempotent, so the observer sees a consistent stream.
 //
@@ -30,10 +33,12 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "scheduler/kube/backoff.h"
 #include "scheduler/kube/client.h"
 #include "scheduler/kube/watch_decoder.h"
+#include "scheduler/kube/watch_reasons.h"
 
 namespace taskgov::scheduler::kube {
 
@@ -70,6 +75,9 @@ struct ResourceSpec {
   std::string path;  // the collection, e.g. "/api/v1/pods"
   std::string field_selector;
   bool optional = false;  // a CRD that may not be installed
+  // Optional resources: the same collection at other versions of the CRD, in order of
+  // preference after `path` (e.g. path = .../v1beta2/localqueues, fallback .../v1beta1/...).
+  std::vector<std::string> fallback_paths;
 };
 
 struct ReflectorOptions {
@@ -96,7 +104,7 @@ struct ReflectorStats {
   uint64_t list_pages = 0;
   uint64_t list_errors = 0;
   uint64_t expired_continues = 0;
-  std::map<std::string, uint64_t> watch_restarts;  // by reason (see Reflector)
+  std::map<std::string, uint64_t> watch_restarts;  // by reason (watch_reasons.h)
   uint64_t watches_opened = 0;
   uint64_t added = 0;
   uint64_t modified = 0;
@@ -112,18 +120,11 @@ struct ReflectorStats {
   int64_t last_event_unix_ms = 0;  // wall time of the last watch event (bookmarks included)
   uint64_t objects = 0;
   std::string resource_version;  // the last one seen
+  std::string path;              // the collection in use (for optional resources: the version)
 };
 
 class Reflector {
  public:
-  // Watch restart reasons (keys of ReflectorStats::watch_restarts).
-  static constexpr const char* kEnded = "ended";          // the server closed the watch cleanly
-  static constexpr const char* kExpired = "expired";      // 410 Gone: relist
-  static constexpr const char* kDropped = "dropped";      // the connection broke mid-stream
-  static constexpr const char* kTimeout = "timeout";      // silent past the idle deadline
-  static constexpr const char* kThrottled = "throttled";  // 429
-  static constexpr const char* kError = "error";          // any other failure
-
   Reflector(KubeClient* client, ResourceSpec spec, ObjectSink* sink,
             std::function<void()> on_synced, ReflectorOptions options, const Clock* clock,
             RandomSource random);
@@ -145,7 +146,7 @@ class Reflector {
   ApiResult<std::string> ListAll();
   // Watches until the stream ends; sets *relist when it must relist.
   void WatchOnce(std::string* resource_version, bool* relist);
-  void Restart(const char* reason);
+  void Restart(std::string_view reason);  // one of kWatchRestartReasons
   void MarkSynced();
   bool Wait(std::chrono::milliseconds duration);  // false: stopping
   void Count(ApplyOutcome outcome, const ObjectMeta& meta, const std::string& error);
@@ -160,7 +161,11 @@ class Reflector {
   Backoff backoff_;
   Cancellation cancel_;
   bool missing_reported_ = false;  // reflector thread only
-  int quick_expiries_ = 0;         // reflector thread only
+  size_t path_index_ = 0;          // reflector thread only: into Candidates()
+  // spec_.path, then spec_.fallback_paths.
+  [[nodiscard]] const std::string& ActivePath() const;
+  [[nodiscard]] std::string CandidateList() const;  // "a, b" for logs
+  int quick_expiries_ = 0;                          // reflector thread only
 
   // Release on store, acquire on load: a reader that sees synced also sees the sink filled.
   std::atomic<bool> synced_{false};

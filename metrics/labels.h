@@ -1,0 +1,70 @@
+#pragma once
+
+// Label values of taskgov's process families that other components produce, declared once so
+// that what a component emits and what the family's HELP text advertises are the same list.
+// Header-only, no dependencies: the HTTP surface (extender/) sets webhook outcomes from it, and
+// metrics.cc builds the HELP texts from it.
+//
+// Thread-safety: constants only.
+
+#include <array>
+#include <cstddef>
+#include <string_view>
+
+namespace taskgov::metrics {
+
+// A label value and what it means (for HELP texts and README).
+struct LabelValue {
+  std::string_view name;
+  std::string_view meaning;
+};
+
+// taskgov_webhook_requests_total{outcome}: how a request to the webhook listener ended.
+enum class WebhookOutcome : size_t {
+  kOk = 0,            // decided; HTTP 200 without an error
+  kErrorReply,        // decided; HTTP 200 whose reply carries Error (not ready, not leader, bind
+                      // failure, ...) or, for preempt, vetoes preemption
+  kUnusable,          // well-formed but unusable request (no Pod, no node list, ...)
+  kBadRequest,        // undecodable body or HTTP request: HTTP 400
+  kNotFound,          // no route with this path: HTTP 404
+  kMethodNotAllowed,  // a route, another method: HTTP 405
+  kTooLarge,          // body or header over its limit: HTTP 413 / 431
+  kServerError,       // any other status (5xx)
+  kReplyFailed,       // the reply could not be written (peer gone, deadline)
+};
+
+inline constexpr std::array<LabelValue, 9> kWebhookOutcomes = {{
+    {"ok", "HTTP 200, decided without error"},
+    {"error_reply", "HTTP 200 whose reply carries Error: not ready, not leader, bind failure"},
+    {"unusable", "well-formed but unusable request, answered with Error (prioritize: 400)"},
+    {"bad_request", "undecodable body or request, HTTP 400"},
+    {"not_found", "no such path, HTTP 404"},
+    {"method_not_allowed", "HTTP 405"},
+    {"too_large", "body or header over its limit, HTTP 413 or 431"},
+    {"server_error", "any other status"},
+    {"reply_failed", "the reply could not be written"},
+}};
+
+[[nodiscard]] constexpr std::string_view WebhookOutcomeName(WebhookOutcome outcome) {
+  return kWebhookOutcomes[static_cast<size_t>(outcome)].name;
+}
+
+// Preemption reasons of taskgov_preemptions_total{reason} and the Kueue reason each is exported
+// as in kueue_preempted_workloads_total{reason}. Only reasons the preemption controller
+// produces are listed (Kueue's InCohortReclaimWhileBorrowing has no counterpart: taskgov does
+// not let a borrowing team reclaim).
+struct PreemptionReason {
+  std::string_view name;
+  std::string_view kueue_reason;
+  std::string_view meaning;
+};
+inline constexpr std::string_view kPreemptWithinTeam = "within_team";
+inline constexpr std::string_view kPreemptReclaim = "reclaim";
+inline constexpr std::string_view kPreemptFairShare = "fair_share";
+inline constexpr std::array<PreemptionReason, 3> kPreemptionReasons = {{
+    {kPreemptWithinTeam, "InClusterQueue", "a lower-priority pod of the same team"},
+    {kPreemptReclaim, "InCohortReclamation", "nominal quota taken back from a borrower"},
+    {kPreemptFairShare, "InCohortFairSharing", "borrowed capacity of a team above its share"},
+}};
+
+}  // namespace taskgov::metrics
