@@ -374,6 +374,93 @@ TEST_F(AdmissionTest, FairShareWeightZeroIsAlwaysLast) {
             "fair share: team-c (share 1000) is ahead of team-b (share inf)");
 }
 
+TEST_F(AdmissionTest, FirstComeFirstServeIdleComputeIgnoresFairShare) {
+  // The situation of FairShareGivesBorrowedCapacityToTheLowerShareFirst, with idle compute
+  // handed out first come, first served: b's fourth borrowed GPU is admitted although c, with
+  // the lower share, waits.
+  Start(PolicyBuilder()
+            .IdleCompute(IdleComputeAllocation::kFirstComeFirstServe)
+            .Team("lender", "c")
+            .Quota(kP5, kGpu, 4)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 0)
+            .Weight(3)
+            .Team("team-c", "c")
+            .Quota(kP5, kGpu, 0)
+            .Weight(1)
+            .Build());
+  AddNodes("p5", kP5, 1, 8);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Run(GpuPod("b-" + std::to_string(i), "team-b", 1)));
+  cluster_->OnPodUpsert(GpuPod("c-0", "team-c", 1, 5000));
+  EXPECT_TRUE(Run(GpuPod("b-3", "team-b", 1, 100)));
+  EXPECT_EQ(Usage("team-b"), 4);
+  Verdict r = Filter(GpuPod("c-0", "team-c", 1, 5000));
+  EXPECT_TRUE(r.feasible.empty());
+  EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
+            "team-c: nvidia.com/gpu on ml.p5.48xlarge: requested 1, in use 0 of nominal 0, "
+            "borrowing limit unlimited, cohort pool free 0 of 4");
+}
+
+TEST_F(AdmissionTest, FullNodesModeJudgesNodesTheCacheDoesNotKnow) {
+  // nodeCacheCapable: false — the scheduler sends whole nodes; nodes the informer has not
+  // delivered yet are judged by what the request carries (labels → flavor, allocatable → room).
+  Start(TwoTeams(/*a_borrow=*/0));
+  AddNodes("p5", kP5, 1, 8);  // known to the cache, 8 GPUs
+  FilterArgs args;
+  args.pod = GpuPod("w-0", "team-a", 4);
+  args.node_names_mode = false;
+  args.node_names = {"p5-0", "p5-new", "p5-small", "g5-new", "cordoned"};
+  args.nodes.push_back(NodeBuilder("p5-0").InstanceType(kP5).Allocatable(kGpu, "8"));
+  args.nodes.push_back(NodeBuilder("p5-new").InstanceType(kP5).Allocatable(kGpu, "8"));
+  args.nodes.push_back(NodeBuilder("p5-small").InstanceType(kP5).Allocatable(kGpu, "2"));
+  args.nodes.push_back(NodeBuilder("g5-new").InstanceType(kG5).Allocatable(kGpu, "4"));
+  Node cordoned = NodeBuilder("cordoned").InstanceType(kP5).Allocatable(kGpu, "8");
+  cordoned.unschedulable = true;
+  args.nodes.push_back(cordoned);
+  FilterResult r = admission_->Filter(args);
+  EXPECT_TRUE(r.error.empty());
+  EXPECT_EQ(r.FeasibleNames(args), (std::vector<std::string>{"p5-0", "p5-new"}));
+  EXPECT_EQ(r.ReasonFor(args, "p5-small"), "team-a: node has no room for nvidia.com/gpu: 4");
+  EXPECT_EQ(r.ReasonFor(args, "cordoned"), "team-a: node has no room for nvidia.com/gpu: 4");
+  EXPECT_EQ(r.ReasonFor(args, "g5-new"), "taskgov assigned ns-team-a/w-0 to ml.p5.48xlarge");
+  EXPECT_EQ(Usage("team-a"), 4);
+}
+
+TEST_F(AdmissionTest, RemovedFlavorKeepsItsPodsCountedUntilTheyEnd) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 8, 0)
+            .Quota(kG5, kGpu, 4, 0)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 8)
+            .Build());
+  AddNodes("g5", kG5, 1, 4);
+  std::vector<Pod> running;
+  for (int i = 0; i < 3; ++i) {
+    running.push_back(GpuPod("g-" + std::to_string(i), "team-a", 1));
+    ASSERT_TRUE(Run(running.back()));
+  }
+  // The g5 flavor goes from the policy while three pods run on it.
+  admission_->ApplyPolicy(PolicyBuilder()
+                              .Team("team-a", "c")
+                              .Quota(kP5, kGpu, 8, 0)
+                              .Team("team-b", "c")
+                              .Quota(kP5, kGpu, 8)
+                              .Build());
+  EXPECT_EQ(Usage("team-a", kG5), 3);
+  EXPECT_TRUE(kube_.evictions().empty());
+  EXPECT_FALSE(Admitted(GpuPod("g-new", "team-a", 1)));
+  cluster_->OnPodDelete(running[0]);
+  EXPECT_EQ(Usage("team-a", kG5), 2);
+  Pod done = running[1];
+  done.node_name = "g5-0";
+  done.phase = PodPhase::kSucceeded;
+  cluster_->OnPodUpsert(done);
+  EXPECT_EQ(Usage("team-a", kG5), 1);
+  cluster_->OnPodDelete(running[2]);
+  EXPECT_EQ(Usage("team-a", kG5), 0);
+}
+
 TEST_F(AdmissionTest, BurstOfFiltersBeforeAnyBindingIsCappedByTheQuota) {
   Start(TwoTeams(/*a_borrow=*/0));
   AddNodes("p5", kP5, 4, 8);

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -105,6 +107,57 @@ TEST(LedgerStressTest, NoLimitIsEverExceededAndUsageEndsAtZero) {
                                   << ResourceNames().Name(cell.key.resource);
     EXPECT_EQ(cell.view.pool_used, 0);
   }
+}
+
+// A peer's bug: two teams admitted at once into the same borrowed capacity. Two threads, one
+// per borrowing team, each reach for the lender's whole idle quota at the same instant; in every
+// race exactly one of them gets it.
+TEST(LedgerStressTest, TwoTeamsRacingForTheSameBorrowedCapacityNeverBothGetIt) {
+  Ledger ledger(PolicyBuilder()
+                    .Team("lender", "c")
+                    .Quota(kP5, kGpu, 4)
+                    .Team("x", "c")
+                    .Quota(kP5, kGpu, 0)
+                    .Team("y", "c")
+                    .Quota(kP5, kGpu, 0)
+                    .Build());
+  const NameId flavor = FlavorNames().Intern(kP5);
+  const NameId teams[2] = {TeamNames().Intern("x"), TeamNames().Intern("y")};
+  constexpr int kRaces = 3000;
+  std::atomic<int> ready{0};
+  std::atomic<int> race{-1};  // the race both threads may start
+  std::vector<std::array<std::optional<Charge>, 2>> won(kRaces);
+  std::array<std::thread, 2> racers;
+  for (int t = 0; t < 2; ++t) {
+    racers[t] = std::thread([&, t] {
+      for (int i = 0; i < kRaces; ++i) {
+        while (race.load(std::memory_order_acquire) < i) std::this_thread::yield();
+        Ledger::Session s(ledger);
+        auto r = s.Reserve(teams[t], flavor, ResourceList{{kGpu, 4}}, Ledger::Mode::kBorrowing);
+        if (const Charge* c = std::get_if<Charge>(&r)) won[i][t] = *c;
+        ready.fetch_add(1, std::memory_order_acq_rel);
+      }
+    });
+  }
+  int x_wins = 0, y_wins = 0, bad_races = 0;
+  for (int i = 0; i < kRaces; ++i) {
+    race.store(i, std::memory_order_release);
+    while (ready.load(std::memory_order_acquire) < 2 * (i + 1)) std::this_thread::yield();
+    const int winners = won[i][0].has_value() + won[i][1].has_value();
+    bad_races += winners != 1;
+    x_wins += won[i][0].has_value();
+    y_wins += won[i][1].has_value();
+    Ledger::Session s(ledger);
+    for (const std::optional<Charge>& c : won[i]) {
+      if (c) {
+        EXPECT_TRUE(s.Release(*c));
+      }
+    }
+  }
+  for (std::thread& r : racers) r.join();
+  EXPECT_EQ(bad_races, 0);
+  EXPECT_EQ(x_wins + y_wins, kRaces);
+  for (const Ledger::CellUsage& cell : ledger.Cells()) EXPECT_EQ(cell.view.usage, 0);
 }
 
 }  // namespace

@@ -122,6 +122,41 @@ TEST_F(LedgerTest, LendButNeverBorrow) {
   EXPECT_FALSE(Ok(Reserve(ledger, "a", Gpus(1))));  // a's other 4 are lent out
 }
 
+// A peer's bug: checking `used < limit` instead of `used + request <= limit`. Every limit is
+// tested from below: the team is under the limit, and the request would cross it.
+TEST_F(LedgerTest, UsedPlusRequestIsComparedWithEveryLimit) {
+  {  // nominal: 6 of 8 in use, 3 more would cross it, 2 fit
+    Ledger ledger(TwoTeams());
+    ASSERT_TRUE(Ok(Reserve(ledger, "a", Gpus(6), Mode::kWithinNominal)));
+    auto refused = Reserve(ledger, "a", Gpus(3), Mode::kWithinNominal);
+    ASSERT_FALSE(Ok(refused));
+    EXPECT_EQ(Why(refused).kind, RefusalKind::kNominal);
+    EXPECT_EQ(Why(refused).Explain(),
+              "a: nvidia.com/gpu on ml.p5.48xlarge: requested 3, in use 6 of nominal 8 "
+              "(staying within nominal)");
+    EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(2), Mode::kWithinNominal)));
+  }
+  {  // borrowing limit: 9 of 8 + 2 in use, 2 more would cross it, 1 fits
+    Ledger ledger(TwoTeams(/*a_borrow=*/2));
+    ASSERT_TRUE(Ok(Reserve(ledger, "a", Gpus(9))));
+    auto refused = Reserve(ledger, "a", Gpus(2));
+    ASSERT_FALSE(Ok(refused));
+    EXPECT_EQ(Why(refused).kind, RefusalKind::kBorrowingLimit);
+    EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(1))));
+  }
+  {  // cohort pool: b lends 3; a borrowed 2 of them, 2 more would cross the pool, 1 fits
+    Ledger ledger(TwoTeams(kUnlimited, /*b_lend=*/3, kUnlimited, /*a_lend=*/0));
+    ASSERT_TRUE(Ok(Reserve(ledger, "a", Gpus(10))));
+    auto refused = Reserve(ledger, "a", Gpus(2));
+    ASSERT_FALSE(Ok(refused));
+    EXPECT_EQ(Why(refused).kind, RefusalKind::kPool);
+    EXPECT_EQ(Why(refused).Explain(),
+              "a: nvidia.com/gpu on ml.p5.48xlarge: requested 2, in use 10 of nominal 8, "
+              "borrowing limit unlimited, cohort pool free 1 of 3");
+    EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(1))));
+  }
+}
+
 TEST_F(LedgerTest, LenderIsNotAdmittedWhileABorrowerHoldsItsLentCapacity) {
   Ledger ledger(TwoTeams());
   auto borrowed = Reserve(ledger, "a", Gpus(12));
