@@ -98,7 +98,7 @@ TEST_F(RestartTest, RestartKeepsTheNumbersAndAdmitsNothingWhileDown) {
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(h().Finish("a-" + std::to_string(i)).ok());
   for (int i = 6; i < 9; ++i) ASSERT_TRUE(h().Submit(GpuPod("b", "b-" + std::to_string(i))).ok());
   std::string killed_before_bind;
-  h().SetBeforeBind([&](const PodView& pod) {
+  h().SetBeforeBind([&](const PodView& pod, const std::string& /*node*/) {
     if (!killed_before_bind.empty()) return;
     killed_before_bind = pod.key;
     Result<int> killed = h().extender().Stop(SIGKILL);
