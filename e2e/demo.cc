@@ -9,13 +9,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "e2e/harness.h"
+#include "metrics/testing/exposition.h"
 
 namespace taskgov::e2e {
 namespace {
@@ -83,6 +86,9 @@ PodSpec Pod(const std::string& team, const std::string& name, const std::string&
   spec.requests[kGpu] = 1;
   spec.priority_class = priority_class;
   spec.node_selector[kInstanceTypeLabel] = flavor;
+  // An evicted pod saves its checkpoint and exits within one step (30 s of simulated time),
+  // well inside the 120 s grace period.
+  spec.checkpoint_steps = 1;
   return spec;
 }
 
@@ -235,14 +241,76 @@ class Demo {
     }
   }
 
+  // The per-team table as the metrics show it: a scrape of the extender's /metrics after a
+  // Sync() (so the extender has seen every pod change), each number checked against the API
+  // server's pods. Every row is also written to stderr as one machine-readable line,
+  //   demo-table|<title>|<team>|<flavor>|<metric>=<from /metrics>/<from the API server>|...
+  // which demo_test reads.
   void Table(const std::string& title) {
-    printf("\n   %s\n", title.c_str());
-    printf("   %-5s %-16s %8s %7s %9s %8s\n", "team", "flavor", "nominal", "in use", "borrowed",
-           "pending");
+    printf("\n   %s (from taskgov's /metrics)\n", title.c_str());
+    Status synced = h_->Sync();
+    Check(synced.ok(), "the extender caught up with the API server before the scrape");
+    Result<metrics::testing::Exposition> scraped = h_->extender(h_->serving()).ScrapeMetrics();
+    if (!Check(scraped.ok(), "the extender's /metrics can be scraped: " +
+                                 (scraped.ok() ? std::string() : scraped.error().message))) {
+      return;
+    }
+    const metrics::testing::Exposition& m = *scraped;
+    auto gauge = [&](const char* family, const std::map<std::string, std::string>& labels) {
+      std::optional<double> v = m.Value(family, labels);
+      Check(v.has_value(),
+            std::string("/metrics has one ") + family + " series for " + labels.begin()->second);
+      return v ? static_cast<int>(std::lround(*v)) : -1;
+    };
+    printf("   %-5s %-16s %8s %7s %9s %5s %8s %8s %10s\n", "team", "flavor", "nominal", "in use",
+           "borrowed", "lent", "running", "pending", "preempted");
+    std::map<std::string, int> lent_sum, borrowed_sum;
     for (const QuotaRow& q : kQuotas) {
-      const int used = Running(q.team, q.flavor);
-      printf("   %-5s %-16s %8d %7d %9d %8d\n", q.team.c_str(), q.flavor.c_str(), q.nominal, used,
-             std::max(0, used - q.nominal), Pending(q.team, q.flavor));
+      const std::map<std::string, std::string> cell = {
+          {"team", q.team}, {"flavor", q.flavor}, {"resource", kGpu}};
+      const int nominal = gauge("taskgov_quota_nominal", cell);
+      const int used = gauge("taskgov_quota_usage", cell);
+      const int borrowed = gauge("taskgov_quota_borrowed", cell);
+      const int lent = gauge("taskgov_quota_lent", cell);
+      const int running = gauge("taskgov_pods", {{"team", q.team}, {"state", "running"}});
+      const int pending = gauge("taskgov_pods", {{"team", q.team}, {"state", "pending"}});
+      const int preempted = gauge("taskgov_pods", {{"team", q.team}, {"state", "preempted"}});
+      lent_sum[q.flavor] += lent;
+      borrowed_sum[q.flavor] += borrowed;
+      printf("   %-5s %-16s %8d %7d %9d %5d %8d %8d %10d\n", q.team.c_str(), q.flavor.c_str(),
+             nominal, used, borrowed, lent, running, pending, preempted);
+
+      // What the API server shows.
+      const int api_used = Running(q.team, q.flavor);
+      const int api_running = static_cast<int>(
+          h_->CountPods([&](const PodView& p) { return p.ns == Ns(q.team) && p.active(); }));
+      const int api_pending = static_cast<int>(
+          h_->CountPods([&](const PodView& p) { return p.ns == Ns(q.team) && p.pending(); }));
+      const int api_preempted = static_cast<int>(h_->CountPods(
+          [&](const PodView& p) { return p.ns == Ns(q.team) && p.active() && p.terminating; }));
+      const std::vector<std::pair<std::string, std::pair<int, int>>> compared = {
+          {"nominal", {nominal, q.nominal}},
+          {"usage", {used, api_used}},
+          {"borrowed", {borrowed, std::max(0, api_used - q.nominal)}},
+          {"running", {running, api_running}},
+          {"pending", {pending, api_pending}},
+          {"preempted", {preempted, api_preempted}}};
+      std::string row = "demo-table|" + title + "|" + q.team + "|" + q.flavor;
+      for (const auto& [what, values] : compared) {
+        row +=
+            "|" + what + "=" + std::to_string(values.first) + "/" + std::to_string(values.second);
+        Check(values.first == values.second,
+              "team " + q.team + ": /metrics " + what + " " + std::to_string(values.first) +
+                  " equals the API server's " + std::to_string(values.second));
+      }
+      fprintf(stderr, "%s\n", row.c_str());
+      Check(lent >= 0 && lent <= std::max(0, q.nominal - api_used),
+            "team " + q.team + " lends no more than its idle nominal quota");
+    }
+    for (const auto& [flavor, lent] : lent_sum) {
+      Check(lent == borrowed_sum[flavor], "on " + flavor + " what is lent (" +
+                                              std::to_string(lent) + ") is what is borrowed (" +
+                                              std::to_string(borrowed_sum[flavor]) + ")");
     }
     printf("\n");
   }
@@ -316,7 +384,8 @@ class Demo {
     Check(r.Bound().size() == 4, "4 of b's pods start at once on the 4 free GPUs");
     printf(
         "   b is within its quota and a borrows b's GPUs, so taskgov reclaims them for b's other\n"
-        "   4 pods: it evicts 4 of a's pods, giving each time to checkpoint.\n");
+        "   4 pods: it evicts 4 of a's pods, giving each time to checkpoint (each saves its\n"
+        "   checkpoint within 30 s and exits; until then it keeps its GPU).\n");
     const bool done = h_->RunUntil([&] { return Running("b", kP5) == 8; }, 30);
     Evictions(evictions_before);
     Check(done && h_->Evictions().size() - evictions_before == 4,
