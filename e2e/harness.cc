@@ -15,6 +15,7 @@
 #include <regex>
 #include <sstream>
 
+#include "scheduler/kube/actions.h"
 #include "scheduler/kube_json.h"
 #include "scheduler/quantity.h"
 
@@ -845,24 +846,10 @@ void Harness::SchedulePass(StepReport* report) {
 }
 
 std::string Harness::BindThroughApi(const PodView& pod, const std::string& node) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartObject();
-  Str(w, "apiVersion", "v1");
-  Str(w, "kind", "Binding");
-  Key(w, "metadata");
-  w.StartObject();
-  Str(w, "name", pod.name);
-  Str(w, "uid", pod.uid);
-  w.EndObject();
-  Key(w, "target");
-  w.StartObject();
-  Str(w, "kind", "Node");
-  Str(w, "name", node);
-  w.EndObject();
-  w.EndObject();
-  Result<HttpReply> reply = api_client_->Post(
-      "/api/v1/namespaces/" + pod.ns + "/pods/" + pod.name + "/binding", buffer.GetString());
+  // The Binding kube-scheduler's default binder posts; its wire form is taskgov's own.
+  Result<HttpReply> reply =
+      api_client_->Post("/api/v1/namespaces/" + pod.ns + "/pods/" + pod.name + "/binding",
+                        scheduler::kube::BindingBody(pod.name, pod.uid, node));
   if (!reply.ok()) return reply.error().message;
   if (reply->status != 201 && reply->status != 200) {
     return "the API server answered " + std::to_string(reply->status) + ": " + reply->body;
