@@ -220,20 +220,34 @@ TEST_P(BindingScenarioTest, BorrowIdleQuotaThenReclaimIt) {
     for (const NodeSpec& n : h().nodes()) {
       if (n.instance_type == kP5) p5_nodes.push_back(n.name);
     }
+    // The controller publishes a round's progress right after its evictions: ask (bounded)
+    // until every waiting pod has been told.
     std::map<std::string, std::string> told;  // pod → its refusal, when it names a reclaim
-    for (const PodView& p : h().Pods()) {
-      if (p.ns != Ns("b") || !p.pending()) continue;
-      Result<FilterReply> reply = h().extender().client().FilterNames(p.json, p5_nodes);
-      ASSERT_TRUE(reply.ok()) << reply.error().message;
-      EXPECT_TRUE(!reply->node_names || reply->node_names->empty()) << p.key;
-      for (const auto* failed : {&reply->failed_and_unresolvable_nodes, &reply->failed_nodes}) {
-        for (const auto& [node, reason] : *failed) {
-          if (reason.find("reclaiming") != std::string::npos) told[p.key] = reason;
+    std::string others;                       // the other refusals, for a failure message
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (true) {
+      told.clear();
+      others.clear();
+      for (const PodView& p : h().Pods()) {
+        if (p.ns != Ns("b") || !p.pending()) continue;
+        Result<FilterReply> reply = h().extender().client().FilterNames(p.json, p5_nodes);
+        ASSERT_TRUE(reply.ok()) << reply.error().message;
+        EXPECT_TRUE(!reply->node_names || reply->node_names->empty()) << p.key;
+        for (const auto* failed : {&reply->failed_and_unresolvable_nodes, &reply->failed_nodes}) {
+          for (const auto& [node, reason] : *failed) {
+            if (reason.find("reclaiming") != std::string::npos) {
+              told[p.key] = reason;
+            } else {
+              others += "\n" + p.key + ": " + reason;
+            }
+          }
         }
       }
+      if (told.size() >= 4 || std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(milliseconds(50));  // polling a condition, bounded above
     }
     // One round per waiting pod, each reclaiming the one GPU it needs from one of a's pods.
-    ASSERT_EQ(told.size(), 4u) << "every waiting pod of b is told about its reclaim";
+    ASSERT_EQ(told.size(), 4u) << "every waiting pod of b is told about its reclaim" << others;
     for (const auto& [pod, reason] : told) {
       EXPECT_EQ(reason,
                 "b: no ml.p5.48xlarge node has room for nvidia.com/gpu: 1; reclaiming 1 "
