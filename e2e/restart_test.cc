@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <map>
 #include <regex>
 
@@ -140,10 +139,11 @@ TEST_F(RestartTest, RestartKeepsTheNumbersAndAdmitsNothingWhileDown) {
 // a's pods (a step is 10 s of simulated time; the grace period is 30 s). Half of a's pods save
 // their checkpoint within a step, the others use the whole grace period. The extender is killed
 // (SIGKILL) the moment kube-scheduler is about to bind the first preemptor whose capacity the
-// first finished victim freed — its filter has just admitted that pod — while the other
-// victims are still terminating. After the restart its numbers are the API server's (the
-// terminating victims still hold their GPUs; the killed process's admission left no trace),
-// no second round evicts more than the 4, and no step over-admits.
+// first finished victim freed — its filter has just admitted that pod, and the controller has
+// nominated the freed capacity — while the other victims are still terminating. After the restart
+// its numbers are the API server's (the terminating victims still hold their GPUs; the killed
+// process's admission left no trace), no second round evicts more than the 4, and no step
+// over-admits.
 TEST_F(RestartTest, RestartMidReclaimKeepsTheNumbersAndEvictsNoMore) {
   HarnessOptions options;
   options.config["policy.yaml"] = kPolicy;
@@ -168,6 +168,10 @@ TEST_F(RestartTest, RestartMidReclaimKeepsTheNumbersAndEvictsNoMore) {
   size_t terminating_at_kill = 0;
   h().SetBeforeBind([&](const PodView& pod, const std::string& /*node*/) {
     if (!killed_before_bind.empty()) return;
+    // The controller nominates the freed capacity on its own one-second loop: wait for it.
+    Result<std::string> nominated =
+        h().extender().WaitForLog("capacity reserved for the preemptor", 0, seconds(5));
+    EXPECT_TRUE(nominated.ok()) << "the extender nominated capacity for a preemptor";
     terminating_at_kill = h().CountPods([](const PodView& p) { return p.terminating; });
     killed_before_bind = pod.key;
     Result<int> killed = h().extender().Stop(SIGKILL);
@@ -178,10 +182,6 @@ TEST_F(RestartTest, RestartMidReclaimKeepsTheNumbersAndEvictsNoMore) {
   EXPECT_EQ(h().Evictions().size(), 4u);
   EXPECT_GT(terminating_at_kill, 0u) << "victims were still terminating at the kill";
   EXPECT_LT(terminating_at_kill, 4u) << "a victim had finished, freeing capacity";
-  const std::vector<std::string> log = h().extender().log_lines();
-  EXPECT_TRUE(std::any_of(log.begin(), log.end(), [](const std::string& line) {
-    return line.find("capacity reserved for the preemptor") != std::string::npos;
-  })) << "the killed process had nominated capacity for a preemptor";
   const int64_t a_before = h().Usage(Ns("a"), kP5, kGpu);
   const int64_t b_before = h().Usage(Ns("b"), kP5, kGpu);
   EXPECT_EQ(b_before, 4) << "the admitted preemptor was not bound";
