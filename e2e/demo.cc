@@ -236,7 +236,10 @@ class Demo {
           "every eviction is explained by an event");
     const std::vector<std::string> events = h_->Events();
     for (size_t i = from; i < events.size(); ++i) {
-      printf("      event on %s: \"%s\"\n", Field(events[i], "name").c_str(),
+      std::smatch regarding;  // the pod the event is about (not the Event's own name)
+      std::regex_search(events[i], regarding,
+                        std::regex(R"re("regarding":\{[^}]*"name":"([^"]+)")re"));
+      printf("      event on %s: \"%s\"\n", regarding.empty() ? "?" : regarding[1].str().c_str(),
              Field(events[i], "note").c_str());
     }
   }
