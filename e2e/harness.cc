@@ -886,7 +886,14 @@ bool Harness::RunUntil(const std::function<bool()>& done, int max_steps) {
 
 bool Harness::RunUntilQuiet(milliseconds quiet, int max_steps) {
   for (int i = 0; i < max_steps; ++i) {
-    if (!Step().progress() && !WaitForActivity(quiet)) return true;
+    const StepReport report = Step();
+    if (report.progress()) continue;
+    if (!report.terminating.empty()) {
+      // Not quiet: pods still terminate, and only steps move their grace period on.
+      WaitForActivity(options_.idle_wait);
+      continue;
+    }
+    if (!WaitForActivity(quiet)) return true;
   }
   return false;
 }

@@ -322,8 +322,8 @@ class Harness {
   // Steps until `done()` holds (checked before every step); a step that changed nothing waits
   // up to idle_wait for the extender to evict something. False if max_steps ran out.
   bool RunUntil(const std::function<bool()>& done, int max_steps);
-  // Steps until a step changes nothing and nothing is evicted for `quiet`. False if max_steps
-  // ran out first.
+  // Steps until a step changes nothing, leaves no pod terminating, and nothing is evicted for
+  // `quiet`. False if max_steps ran out first.
   bool RunUntilQuiet(std::chrono::milliseconds quiet, int max_steps);
   // Called after every step (invariant checks).
   void SetStepObserver(std::function<void(const StepReport&)> observer) {
