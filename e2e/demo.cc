@@ -102,7 +102,8 @@ std::string Field(const std::string& json, const std::string& key) {
 
 class Demo {
  public:
-  explicit Demo(const std::string& binary) {
+  // `table_rows`: also write every table row to stderr for a program to read (demo_test).
+  Demo(const std::string& binary, bool table_rows) : table_rows_(table_rows) {
     HarnessOptions options;
     options.extender_binary = binary;
     options.config["policy.yaml"] = kPolicy;
@@ -300,7 +301,7 @@ class Demo {
   // Sync(), each number checked against the API server's pods. Some series follow the pods a
   // moment later (the preemption controller counts a victim as preempted until its own loop,
   // once a second, sees it gone): the scrape is repeated, for up to 3 s, until it agrees.
-  // Every row is also written to stderr as one machine-readable line,
+  // With --table-rows every row is also written to stderr as one machine-readable line,
   //   demo-table|<title>|<team>|<flavor>|<name>=<from /metrics>/<from the API server>|...
   // which demo_test reads.
   void Table(const std::string& title) {
@@ -335,7 +336,7 @@ class Demo {
               "team " + q.team + ": /metrics " + what + " " + std::to_string(values.first) +
                   " equals the API server's " + std::to_string(values.second));
       }
-      fprintf(stderr, "%s\n", line.c_str());
+      if (table_rows_) fprintf(stderr, "%s\n", line.c_str());
       const int api_used = row.compared[1].second.second;
       Check(row.lent >= 0 && row.lent <= std::max(0, q.nominal - api_used),
             "team " + q.team + " lends no more than its idle nominal quota");
@@ -520,6 +521,7 @@ class Demo {
           "submission order");
   }
 
+  const bool table_rows_;
   std::unique_ptr<Harness> h_;
   int checks_ = 0;
   int failures_ = 0;
@@ -529,11 +531,11 @@ class Demo {
 }  // namespace taskgov::e2e
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s <path to taskgov-extender>\n", argv[0]);
+  if (argc < 2 || (argc == 3 && std::string(argv[2]) != "--table-rows") || argc > 3) {
+    fprintf(stderr, "usage: %s <path to taskgov-extender> [--table-rows]\n", argv[0]);
     return 2;
   }
   setvbuf(stdout, nullptr, _IOLBF, 0);
-  taskgov::e2e::Demo demo(taskgov::e2e::RunfilePath(argv[1]));
+  taskgov::e2e::Demo demo(taskgov::e2e::RunfilePath(argv[1]), argc == 3);
   return demo.Run();
 }

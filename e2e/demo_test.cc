@@ -59,7 +59,7 @@ std::vector<TableRow> Rows(const std::vector<std::string>& lines) {
 TEST(DemoTest, EveryNarratedStepHoldsAndTheTablesAreTheMetrics) {
   Subprocess demo;
   const auto start = std::chrono::steady_clock::now();
-  ASSERT_TRUE(demo.Start(g_demo, {g_extender}).ok());
+  ASSERT_TRUE(demo.Start(g_demo, {g_extender, "--table-rows"}).ok());
   std::optional<int> code = demo.Wait(std::chrono::seconds(120));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
