@@ -9,13 +9,18 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
+#include <optional>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "e2e/harness.h"
+#include "metrics/testing/exposition.h"
 
 namespace taskgov::e2e {
 namespace {
@@ -83,6 +88,9 @@ PodSpec Pod(const std::string& team, const std::string& name, const std::string&
   spec.requests[kGpu] = 1;
   spec.priority_class = priority_class;
   spec.node_selector[kInstanceTypeLabel] = flavor;
+  // An evicted pod saves its checkpoint and exits within one step (30 s of simulated time),
+  // well inside the 120 s grace period.
+  spec.checkpoint_steps = 1;
   return spec;
 }
 
@@ -94,7 +102,8 @@ std::string Field(const std::string& json, const std::string& key) {
 
 class Demo {
  public:
-  explicit Demo(const std::string& binary) {
+  // `table_rows`: also write every table row to stderr for a program to read (demo_test).
+  Demo(const std::string& binary, bool table_rows) : table_rows_(table_rows) {
     HarnessOptions options;
     options.extender_binary = binary;
     options.config["policy.yaml"] = kPolicy;
@@ -230,19 +239,114 @@ class Demo {
           "every eviction is explained by an event");
     const std::vector<std::string> events = h_->Events();
     for (size_t i = from; i < events.size(); ++i) {
-      printf("      event on %s: \"%s\"\n", Field(events[i], "name").c_str(),
+      std::smatch regarding;  // the pod the event is about (not the Event's own name)
+      std::regex_search(events[i], regarding,
+                        std::regex(R"re("regarding":\{[^}]*"name":"([^"]+)")re"));
+      printf("      event on %s: \"%s\"\n", regarding.empty() ? "?" : regarding[1].str().c_str(),
              Field(events[i], "note").c_str());
     }
   }
 
-  void Table(const std::string& title) {
-    printf("\n   %s\n", title.c_str());
-    printf("   %-5s %-16s %8s %7s %9s %8s\n", "team", "flavor", "nominal", "in use", "borrowed",
-           "pending");
+  // One row of a per-team table: each number as /metrics shows it and as the API server's pods
+  // have it (-1: no such series), in the table's order: nominal, usage, borrowed, running,
+  // pending, preempted.
+  struct Row {
+    const QuotaRow* quota;
+    int lent = -1;
+    std::vector<std::pair<std::string, std::pair<int, int>>> compared;  // name → (metric, API)
+  };
+
+  std::vector<Row> ReadTable(const metrics::testing::Exposition& m) const {
+    auto gauge = [&](const char* family, const std::map<std::string, std::string>& labels) {
+      std::optional<double> v = m.Value(family, labels);
+      return v ? static_cast<int>(std::lround(*v)) : -1;
+    };
+    std::vector<Row> rows;
     for (const QuotaRow& q : kQuotas) {
-      const int used = Running(q.team, q.flavor);
-      printf("   %-5s %-16s %8d %7d %9d %8d\n", q.team.c_str(), q.flavor.c_str(), q.nominal, used,
-             std::max(0, used - q.nominal), Pending(q.team, q.flavor));
+      const std::map<std::string, std::string> cell = {
+          {"team", q.team}, {"flavor", q.flavor}, {"resource", kGpu}};
+      auto pods = [&](const char* state) {
+        return gauge("taskgov_pods", {{"team", q.team}, {"state", state}});
+      };
+      auto api_pods = [&](const std::function<bool(const PodView&)>& pred) {
+        return static_cast<int>(
+            h_->CountPods([&](const PodView& p) { return p.ns == Ns(q.team) && pred(p); }));
+      };
+      const int api_used = static_cast<int>(h_->Usage(Ns(q.team), q.flavor, kGpu));
+      Row row{&q, gauge("taskgov_quota_lent", cell), {}};
+      row.compared = {
+          {"nominal", {gauge("taskgov_quota_nominal", cell), q.nominal}},
+          {"usage", {gauge("taskgov_quota_usage", cell), api_used}},
+          {"borrowed", {gauge("taskgov_quota_borrowed", cell), std::max(0, api_used - q.nominal)}},
+          {"running", {pods("running"), api_pods([](const PodView& p) { return p.active(); })}},
+          {"pending", {pods("pending"), api_pods([](const PodView& p) { return p.pending(); })}},
+          {"preempted", {pods("preempted"), api_pods([](const PodView& p) {
+                           return p.active() && p.terminating;
+                         })}}};
+      rows.push_back(std::move(row));
+    }
+    return rows;
+  }
+
+  static bool Agree(const std::vector<Row>& rows) {
+    for (const Row& row : rows) {
+      for (const auto& [what, values] : row.compared) {
+        if (values.first != values.second) return false;
+      }
+    }
+    return true;
+  }
+
+  // The per-team table as the metrics show it: a scrape of the extender's /metrics after a
+  // Sync(), each number checked against the API server's pods. Some series follow the pods a
+  // moment later (the preemption controller counts a victim as preempted until its own loop,
+  // once a second, sees it gone): the scrape is repeated, for up to 3 s, until it agrees.
+  // With --table-rows every row is also written to stderr as one machine-readable line,
+  //   demo-table|<title>|<team>|<flavor>|<name>=<from /metrics>/<from the API server>|...
+  // which demo_test reads.
+  void Table(const std::string& title) {
+    printf("\n   %s (from taskgov's /metrics)\n", title.c_str());
+    Status synced = h_->Sync();
+    Check(synced.ok(), "the extender caught up with the API server before the scrape");
+    const auto deadline = SteadyClock::now() + std::chrono::seconds(3);
+    std::vector<Row> rows;
+    while (true) {
+      Result<metrics::testing::Exposition> scraped = h_->extender(h_->serving()).ScrapeMetrics();
+      if (!Check(scraped.ok(), "the extender's /metrics can be scraped: " +
+                                   (scraped.ok() ? std::string() : scraped.error().message))) {
+        return;
+      }
+      rows = ReadTable(*scraped);
+      if (Agree(rows) || SteadyClock::now() >= deadline) break;
+      std::this_thread::sleep_for(milliseconds(50));  // polling a condition, bounded above
+    }
+    printf("   %-5s %-16s %8s %7s %9s %5s %8s %8s %10s\n", "team", "flavor", "nominal", "in use",
+           "borrowed", "lent", "running", "pending", "preempted");
+    std::map<std::string, int> lent_sum, borrowed_sum;
+    for (const Row& row : rows) {
+      const QuotaRow& q = *row.quota;
+      auto metric = [&](size_t i) { return row.compared[i].second.first; };
+      printf("   %-5s %-16s %8d %7d %9d %5d %8d %8d %10d\n", q.team.c_str(), q.flavor.c_str(),
+             metric(0), metric(1), metric(2), row.lent, metric(3), metric(4), metric(5));
+      std::string line = "demo-table|" + title + "|" + q.team + "|" + q.flavor;
+      for (const auto& [what, values] : row.compared) {
+        line +=
+            "|" + what + "=" + std::to_string(values.first) + "/" + std::to_string(values.second);
+        Check(values.first == values.second,
+              "team " + q.team + ": /metrics " + what + " " + std::to_string(values.first) +
+                  " equals the API server's " + std::to_string(values.second));
+      }
+      if (table_rows_) fprintf(stderr, "%s\n", line.c_str());
+      const int api_used = row.compared[1].second.second;
+      Check(row.lent >= 0 && row.lent <= std::max(0, q.nominal - api_used),
+            "team " + q.team + " lends no more than its idle nominal quota");
+      lent_sum[q.flavor] += row.lent;
+      borrowed_sum[q.flavor] += metric(2);
+    }
+    for (const auto& [flavor, lent] : lent_sum) {
+      Check(lent == borrowed_sum[flavor], "on " + flavor + " what is lent (" +
+                                              std::to_string(lent) + ") is what is borrowed (" +
+                                              std::to_string(borrowed_sum[flavor]) + ")");
     }
     printf("\n");
   }
@@ -316,7 +420,8 @@ class Demo {
     Check(r.Bound().size() == 4, "4 of b's pods start at once on the 4 free GPUs");
     printf(
         "   b is within its quota and a borrows b's GPUs, so taskgov reclaims them for b's other\n"
-        "   4 pods: it evicts 4 of a's pods, giving each time to checkpoint.\n");
+        "   4 pods: it evicts 4 of a's pods, giving each time to checkpoint (each saves its\n"
+        "   checkpoint within 30 s and exits; until then it keeps its GPU).\n");
     const bool done = h_->RunUntil([&] { return Running("b", kP5) == 8; }, 30);
     Evictions(evictions_before);
     Check(done && h_->Evictions().size() - evictions_before == 4,
@@ -416,6 +521,7 @@ class Demo {
           "submission order");
   }
 
+  const bool table_rows_;
   std::unique_ptr<Harness> h_;
   int checks_ = 0;
   int failures_ = 0;
@@ -425,11 +531,11 @@ class Demo {
 }  // namespace taskgov::e2e
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s <path to taskgov-extender>\n", argv[0]);
+  if (argc < 2 || (argc == 3 && std::string(argv[2]) != "--table-rows") || argc > 3) {
+    fprintf(stderr, "usage: %s <path to taskgov-extender> [--table-rows]\n", argv[0]);
     return 2;
   }
   setvbuf(stdout, nullptr, _IOLBF, 0);
-  taskgov::e2e::Demo demo(taskgov::e2e::RunfilePath(argv[1]));
+  taskgov::e2e::Demo demo(taskgov::e2e::RunfilePath(argv[1]), argc == 3);
   return demo.Run();
 }

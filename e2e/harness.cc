@@ -15,6 +15,7 @@
 #include <regex>
 #include <sstream>
 
+#include "scheduler/kube/actions.h"
 #include "scheduler/kube_json.h"
 #include "scheduler/quantity.h"
 
@@ -341,6 +342,21 @@ Result<HttpReply> ExtenderProcess::Readyz() {
   return health_->Get("/readyz");
 }
 
+Result<metrics::testing::Exposition> ExtenderProcess::ScrapeMetrics() {
+  if (!health_) return Error{"extender " + options_.identity + " is not running"};
+  Result<HttpReply> reply = health_->Get("/metrics");
+  if (!reply.ok()) return reply.error();
+  if (reply->status != 200) {
+    return Error{"extender " + options_.identity + ": /metrics answered " +
+                 std::to_string(reply->status)};
+  }
+  metrics::testing::Exposition parsed = metrics::testing::ParseExposition(reply->body);
+  if (!parsed.errors.empty()) {
+    return Error{"extender " + options_.identity + ": unparsable /metrics: " + parsed.errors[0]};
+  }
+  return parsed;
+}
+
 Status ExtenderProcess::WaitReady(milliseconds timeout) { return WaitReadyzSays("ok", timeout); }
 
 Status ExtenderProcess::WaitReadyzSays(const std::string& text, milliseconds timeout) {
@@ -440,6 +456,7 @@ Status Harness::Start() {
   api_options.eviction_mode = EvictionMode::kManual;
   api_ = std::make_unique<FakeApiServer>(api_options);
   if (Status s = api_->Start(); !s.ok()) return s;
+  api_client_ = std::make_unique<HttpClient>("127.0.0.1", api_->port(), std::chrono::seconds(2));
   if (options_.sample_cluster) api_->LoadSampleCluster();
   for (const NodeSpec& node : options_.nodes) {
     if (Result<std::string> r = api_->Upsert("nodes", NodeJson(node)); !r.ok()) return r.error();
@@ -491,6 +508,7 @@ Status Harness::Start() {
            "users:\n- name: e2e\n  user: {}\n";
     if (!out) return Error{"cannot write " + kubeconfig};
   }
+  for (const FaultRule& fault : options_.api_faults) api_->AddFault(fault);
   for (size_t i = 0; i < options_.extenders; ++i) {
     ExtenderProcessOptions o;
     o.binary = options_.extender_binary;
@@ -502,7 +520,7 @@ Status Harness::Start() {
     o.extra_args = options_.extender_args;
     extenders_.push_back(std::make_unique<ExtenderProcess>(o));
     if (Status s = extenders_.back()->Start(); !s.ok()) return s;
-    if (i == 0) {
+    if (i == 0 && options_.wait_ready) {
       if (Status s = extenders_.back()->WaitReady(std::chrono::seconds(20)); !s.ok()) return s;
     }
   }
@@ -594,6 +612,12 @@ PodView Harness::Parse(const std::string& json) const {
   p.node = StringAt(doc, {"spec", "nodeName"});
   p.phase = StringAt(doc, {"status", "phase"});
   p.terminating = !StringAt(doc, {"metadata", "deletionTimestamp"}).empty();
+  if (const rapidjson::Value* meta = Member(doc, "metadata"); meta != nullptr) {
+    if (const rapidjson::Value* grace = Member(*meta, "deletionGracePeriodSeconds");
+        grace != nullptr && grace->IsInt64()) {
+      p.grace_seconds = grace->GetInt64();
+    }
+  }
   p.priority_class = StringAt(doc, {"metadata", "labels", kPriorityClassLabel});
   if (const rapidjson::Value* spec = Member(doc, "spec"); spec != nullptr) {
     if (const rapidjson::Value* prio = Member(*spec, "priority");
@@ -678,8 +702,16 @@ void Harness::Kubelet(const std::vector<PodView>& pods, StepReport* report) {
     if (p.terminating) {
       auto [since, first] = terminating_since_.try_emplace(p.uid, step_);
       if (first) report->evicted.push_back(p.key);
-      if (step_ - since->second < options_.termination_steps) continue;
-      // Checkpointed and exited within its grace period: the pod object goes.
+      // The kubelet's default terminationGracePeriodSeconds when the deletion carried none.
+      const int64_t grace = p.grace_seconds >= 0 ? p.grace_seconds : 30;
+      const int steps = step_ - since->second;
+      const bool grace_over = static_cast<int64_t>(steps) * options_.step_seconds >= grace;
+      const bool checkpointed = job.spec.checkpoint_steps && steps >= *job.spec.checkpoint_steps;
+      if (!grace_over && !checkpointed) {
+        report->terminating.push_back(p.key);
+        continue;
+      }
+      // Checkpointed and exited (or killed when its grace period ran out): the pod object goes.
       if (!api_->Delete("pods", p.ns, p.name)) continue;
       report->deleted.push_back(p.key);
       terminating_since_.erase(since);
@@ -796,19 +828,34 @@ void Harness::SchedulePass(StepReport* report) {
       if (score[n] > score[best]) best = n;
     }
     attempt.node = best;
-    if (before_bind_) before_bind_(*p);
-    Result<std::string> bound = extender.client().Bind(p->name, p->ns, p->uid, best);
-    if (!bound.ok()) {
-      done(Attempt::Outcome::kError, "bind: " + bound.error().message);
-      continue;
+    if (before_bind_) before_bind_(*p, best);
+    std::string bind_error;
+    if (options_.extender_binds) {
+      Result<std::string> bound = extender.client().Bind(p->name, p->ns, p->uid, best);
+      bind_error = !bound.ok() ? bound.error().message : *bound;
+    } else {
+      bind_error = BindThroughApi(*p, best);
     }
-    if (!bound->empty()) {
-      done(Attempt::Outcome::kError, "bind: " + *bound);
+    if (!bind_error.empty()) {
+      done(Attempt::Outcome::kError, "bind: " + bind_error);
       continue;
     }
     for (const auto& [resource, amount] : p->request) free[best][resource] -= amount;
     done(Attempt::Outcome::kBound, "");
   }
+}
+
+std::string Harness::BindThroughApi(const PodView& pod, const std::string& node) {
+  // The Binding kube-scheduler's default binder posts; its wire form is taskgov's own.
+  Result<HttpReply> reply =
+      api_client_->Post("/api/v1/namespaces/" + pod.ns + "/pods/" + pod.name + "/binding",
+                        scheduler::kube::BindingBody(pod.name, pod.uid, node));
+  if (!reply.ok()) return reply.error().message;
+  if (reply->status != 201 && reply->status != 200) {
+    return "the API server answered " + std::to_string(reply->status) + ": " + reply->body;
+  }
+  ++bindings_through_api_;
+  return "";
 }
 
 StepReport Harness::Step() {
@@ -839,7 +886,14 @@ bool Harness::RunUntil(const std::function<bool()>& done, int max_steps) {
 
 bool Harness::RunUntilQuiet(milliseconds quiet, int max_steps) {
   for (int i = 0; i < max_steps; ++i) {
-    if (!Step().progress() && !WaitForActivity(quiet)) return true;
+    const StepReport report = Step();
+    if (report.progress()) continue;
+    if (!report.terminating.empty()) {
+      // Not quiet: pods still terminate, and only steps move their grace period on.
+      WaitForActivity(options_.idle_wait);
+      continue;
+    }
+    if (!WaitForActivity(quiet)) return true;
   }
   return false;
 }

@@ -16,8 +16,11 @@
 //    does, in a fixed order:
 //      1. kubelet: a bound pod starts (phase Running, startTime); a running pod whose scripted
 //         run time (in steps) is over finishes (Succeeded); a pod being evicted (it has a
-//         deletionTimestamp) is deleted `termination_steps` steps after it was first seen
-//         terminating — it checkpointed and exited within its grace period;
+//         deletionTimestamp) keeps its node and its quota while it terminates, and is deleted
+//         once the grace period its eviction carried (metadata.deletionGracePeriodSeconds;
+//         30 s, the kubelet's default, when absent) has passed in simulated time — each step
+//         is `step_seconds` — or earlier, when the job scripts that its checkpoint is saved
+//         (PodSpec::checkpoint_steps);
 //      2. job controller: a pod evicted and deleted is created again under a new name
 //         (`<job>-r<N>`, a new UID, a new creationTimestamp), with the same spec;
 //      3. Sync(): waits until the serving extender has seen every pod change made so far;
@@ -25,10 +28,13 @@
 //         order (spec.priority descending, then creation), gets one attempt — the nodes that
 //         physically fit it (node selector, allocatable minus the requests of the pods bound
 //         there that have not ended) go to the extender's filter (nodeCacheCapable: NodeNames);
-//         the feasible ones to prioritize; the best-scored node (ties: the first by name) to the
-//         extender's bind verb (taskgov is the binder). A pod no node fits is not sent to the
-//         extender (kube-scheduler's own filters reject it first); a refused pod waits for the
-//         next step.
+//         the feasible ones to prioritize; the best-scored node (ties: the first by name) is
+//         bound: through the extender's bind verb when taskgov is the binder
+//         (HarnessOptions::extender_binds), else through the API server's pods/binding
+//         endpoint, as kube-scheduler's default binder does (the extender then learns of the
+//         binding from its pod informer). A pod no node fits is not sent to the extender
+//         (kube-scheduler's own filters reject it first); a refused pod waits for the next
+//         step.
 //    Steps are explicit: nothing moves unless a test steps. The extender acts on its own only
 //    through evictions (its preemption controller runs every second), so a step that changed
 //    nothing waits (bounded) for the next eviction before returning control to RunUntil.
@@ -63,6 +69,7 @@
 #include "e2e/extender_client.h"
 #include "e2e/fake_apiserver.h"
 #include "e2e/process.h"
+#include "metrics/testing/exposition.h"
 #include "scheduler/common/result.h"
 
 namespace taskgov::e2e {
@@ -116,6 +123,9 @@ class ExtenderProcess {
 
   // GET /readyz: the status and body ("ok\n", "not leader\n", ...); an error when unreachable.
   [[nodiscard]] Result<HttpReply> Readyz();
+  // GET /metrics, parsed (Prometheus text format 0.0.4); an error when unreachable, not 200 or
+  // unparsable.
+  [[nodiscard]] Result<metrics::testing::Exposition> ScrapeMetrics();
   // Polls /readyz until it answers 200.
   [[nodiscard]] Status WaitReady(std::chrono::milliseconds timeout);
   // Polls /readyz until its body contains `text` (any status).
@@ -177,6 +187,9 @@ struct PodSpec {
   std::optional<int32_t> priority;  // spec.priority: kube-scheduler's queue order
   std::map<std::string, std::string> node_selector;
   int run_steps = 0;  // steps from Running to Succeeded; 0: until Finish()
+  // Steps from the eviction until the pod has saved its checkpoint and exits, when that is
+  // sooner than its grace period; unset: it uses the whole grace period.
+  std::optional<int> checkpoint_steps;
   bool recreate_when_evicted = true;
 };
 
@@ -190,7 +203,8 @@ struct PodView {
   std::string node;
   std::string phase;
   bool terminating = false;
-  int32_t priority = 0;  // spec.priority
+  int64_t grace_seconds = -1;  // metadata.deletionGracePeriodSeconds; -1: not set
+  int32_t priority = 0;        // spec.priority
   std::string priority_class;
   int64_t created_ms = 0;
   std::string json;
@@ -219,11 +233,12 @@ struct Attempt {
 
 struct StepReport {
   int step = 0;
-  std::vector<std::string> started;    // pods the kubelet started
-  std::vector<std::string> finished;   // pods that ran their time
-  std::vector<std::string> evicted;    // pods seen terminating for the first time
-  std::vector<std::string> deleted;    // terminated pods the kubelet deleted
-  std::vector<std::string> recreated;  // "old -> new"
+  std::vector<std::string> started;      // pods the kubelet started
+  std::vector<std::string> finished;     // pods that ran their time
+  std::vector<std::string> evicted;      // pods seen terminating for the first time
+  std::vector<std::string> terminating;  // pods terminating after the kubelet's turn
+  std::vector<std::string> deleted;      // terminated pods the kubelet deleted
+  std::vector<std::string> recreated;    // "old -> new"
   std::vector<Attempt> attempts;
   std::string sync_error;  // why Sync() failed, when it did
 
@@ -247,10 +262,15 @@ struct HarnessOptions {
   std::vector<NodeSpec> nodes;                // more nodes
   std::vector<std::string> namespaces;        // more namespaces
   size_t extenders = 1;                       // started in order; the first becomes the leader
-  int termination_steps = 1;
+  int step_seconds = 30;       // simulated time a step takes (grace periods count in it)
+  bool extender_binds = true;  // false: the harness binds through the API, as kube-scheduler's
+                               // default binder does
   std::chrono::milliseconds idle_wait{1500};  // see RunUntil
   std::string log_level = "info";
   std::vector<std::string> extender_args;
+  // Installed in the fake API server before the extenders start (e.g. a withheld pod LIST).
+  std::vector<FaultRule> api_faults;
+  bool wait_ready = true;  // false: Start() does not wait for the first extender's /readyz
 };
 
 class Harness {
@@ -261,7 +281,8 @@ class Harness {
   Harness& operator=(const Harness&) = delete;
 
   // Fake API server, config directory, kubeconfig, then the extenders (the first one is waited
-  // for until ready: it holds the lease; the others are started and left following).
+  // for until ready, unless wait_ready is off: it holds the lease; the others are started and
+  // left following).
   [[nodiscard]] Status Start();
   void Stop();
 
@@ -301,20 +322,24 @@ class Harness {
   // Steps until `done()` holds (checked before every step); a step that changed nothing waits
   // up to idle_wait for the extender to evict something. False if max_steps ran out.
   bool RunUntil(const std::function<bool()>& done, int max_steps);
-  // Steps until a step changes nothing and nothing is evicted for `quiet`. False if max_steps
-  // ran out first.
+  // Steps until a step changes nothing, leaves no pod terminating, and nothing is evicted for
+  // `quiet`. False if max_steps ran out first.
   bool RunUntilQuiet(std::chrono::milliseconds quiet, int max_steps);
   // Called after every step (invariant checks).
   void SetStepObserver(std::function<void(const StepReport&)> observer) {
     step_observer_ = std::move(observer);
   }
-  // Called in the scheduling pass after the filter admitted `pod` and before its bind.
-  void SetBeforeBind(std::function<void(const PodView& pod)> hook) {
+  // Called in the scheduling pass after the filter admitted `pod` and before its bind to `node`.
+  void SetBeforeBind(std::function<void(const PodView& pod, const std::string& node)> hook) {
     before_bind_ = std::move(hook);
   }
   // false: running pods never finish on their own (run_steps is ignored until set back).
   void set_finishing(bool on) { finishing_ = on; }
   [[nodiscard]] int step() const { return step_; }
+  // Simulated time: step() × step_seconds.
+  [[nodiscard]] int64_t simulated_seconds() const {
+    return static_cast<int64_t>(step_) * options_.step_seconds;
+  }
   [[nodiscard]] const std::vector<StepReport>& history() const { return history_; }
 
   // ---- the extender's view ----
@@ -329,6 +354,8 @@ class Harness {
   [[nodiscard]] std::vector<std::string> Events() const { return api_->events(); }
   // Bindings of harness pods (the barrier's are left out).
   [[nodiscard]] size_t BindingCount() const;
+  // Bindings the harness made itself through the API server (extender_binds off).
+  [[nodiscard]] size_t BindingsThroughApi() const { return bindings_through_api_; }
 
   // Every extender's log, for failure messages.
   [[nodiscard]] std::string Logs() const;
@@ -348,10 +375,13 @@ class Harness {
   void SchedulePass(StepReport* report);
   bool WaitForActivity(std::chrono::milliseconds timeout);
   PodView Parse(const std::string& json) const;
+  // Binds through the API server's pods/binding endpoint; "" on success, else why not.
+  std::string BindThroughApi(const PodView& pod, const std::string& node);
 
   const HarnessOptions options_;
   std::string work_dir_;
   std::unique_ptr<FakeApiServer> api_;
+  std::unique_ptr<HttpClient> api_client_;  // kube-scheduler's binder, when taskgov is not
   std::unique_ptr<ConfigDir> config_dir_;
   std::vector<std::unique_ptr<ExtenderProcess>> extenders_;
   size_t serving_ = 0;
@@ -363,13 +393,14 @@ class Harness {
   std::map<std::string, int> terminating_since_;   // pod uid → step first seen terminating
   std::set<std::string> recreated_uids_;           // evicted pods already replaced
   int64_t last_timestamp_ms_ = 0;
-  size_t step_evictions_ = 0;  // evictions recorded when the current step began
+  size_t step_evictions_ = 0;
+  size_t bindings_through_api_ = 0;  // evictions recorded when the current step began
   int step_ = 0;
   int sync_seq_ = 0;
   bool finishing_ = true;
   std::vector<StepReport> history_;
   std::function<void(const StepReport&)> step_observer_;
-  std::function<void(const PodView&)> before_bind_;
+  std::function<void(const PodView&, const std::string&)> before_bind_;
 };
 
 // "2026-01-02T03:04:05.678Z"

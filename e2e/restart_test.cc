@@ -98,7 +98,7 @@ TEST_F(RestartTest, RestartKeepsTheNumbersAndAdmitsNothingWhileDown) {
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(h().Finish("a-" + std::to_string(i)).ok());
   for (int i = 6; i < 9; ++i) ASSERT_TRUE(h().Submit(GpuPod("b", "b-" + std::to_string(i))).ok());
   std::string killed_before_bind;
-  h().SetBeforeBind([&](const PodView& pod) {
+  h().SetBeforeBind([&](const PodView& pod, const std::string& /*node*/) {
     if (!killed_before_bind.empty()) return;
     killed_before_bind = pod.key;
     Result<int> killed = h().extender().Stop(SIGKILL);
@@ -133,6 +133,74 @@ TEST_F(RestartTest, RestartKeepsTheNumbersAndAdmitsNothingWhileDown) {
   EXPECT_EQ(Probe("b").in_use, 9);
   for (const auto& [pod, binds] : BindsPerPod()) EXPECT_EQ(binds, 1) << pod;
   EXPECT_TRUE(h().Evictions().empty());
+}
+
+// Restart mid-reclaim: team a borrows 4 of b's GPUs; b wants its 8 back, and taskgov evicts 4 of
+// a's pods (a step is 10 s of simulated time; the grace period is 30 s). Half of a's pods save
+// their checkpoint within a step, the others use the whole grace period. The extender is killed
+// (SIGKILL) the moment kube-scheduler is about to bind the first preemptor whose capacity the
+// first finished victim freed — its filter has just admitted that pod, and the controller has
+// nominated the freed capacity — while the other victims are still terminating. After the restart
+// its numbers are the API server's (the terminating victims still hold their GPUs; the killed
+// process's admission left no trace), no second round evicts more than the 4, and no step
+// over-admits.
+TEST_F(RestartTest, RestartMidReclaimKeepsTheNumbersAndEvictsNoMore) {
+  HarnessOptions options;
+  options.config["policy.yaml"] = kPolicy;
+  options.step_seconds = 10;
+  StartHarness(std::move(options));
+  CheckLimitsEveryStep(Oracle());
+  for (int i = 0; i < 12; ++i) {
+    PodSpec pod = GpuPod("a", "a-" + std::to_string(100 + i));
+    if (i % 2 == 0) pod.checkpoint_steps = 1;
+    ASSERT_TRUE(h().Submit(pod).ok());
+  }
+  ASSERT_TRUE(h().RunUntil([&] { return h().Usage(Ns("a"), kP5, kGpu) == 12; }, 5));
+  for (int i = 0; i < 8; ++i) {
+    PodSpec pod = GpuPod("b", "b-" + std::to_string(i));
+    pod.priority = 1000;
+    ASSERT_TRUE(h().Submit(pod).ok());
+  }
+  StepReport first = h().Step();
+  ASSERT_EQ(first.Bound().size(), 4u) << "4 GPUs were free";
+
+  std::string killed_before_bind;
+  size_t terminating_at_kill = 0;
+  h().SetBeforeBind([&](const PodView& pod, const std::string& /*node*/) {
+    if (!killed_before_bind.empty()) return;
+    // The controller nominates the freed capacity on its own one-second loop: wait for it.
+    Result<std::string> nominated =
+        h().extender().WaitForLog("capacity reserved for the preemptor", 0, seconds(5));
+    EXPECT_TRUE(nominated.ok()) << "the extender nominated capacity for a preemptor";
+    terminating_at_kill = h().CountPods([](const PodView& p) { return p.terminating; });
+    killed_before_bind = pod.key;
+    Result<int> killed = h().extender().Stop(SIGKILL);
+    EXPECT_TRUE(killed.ok());
+  });
+  ASSERT_TRUE(h().RunUntil([&] { return !killed_before_bind.empty(); }, 10));
+  EXPECT_EQ(killed_before_bind.rfind(Ns("b") + "/b-", 0), 0u) << killed_before_bind;
+  EXPECT_EQ(h().Evictions().size(), 4u);
+  EXPECT_GT(terminating_at_kill, 0u) << "victims were still terminating at the kill";
+  EXPECT_LT(terminating_at_kill, 4u) << "a victim had finished, freeing capacity";
+  const int64_t a_before = h().Usage(Ns("a"), kP5, kGpu);
+  const int64_t b_before = h().Usage(Ns("b"), kP5, kGpu);
+  EXPECT_EQ(b_before, 4) << "the admitted preemptor was not bound";
+  EXPECT_EQ(a_before, 12 - (4 - static_cast<int64_t>(terminating_at_kill)));
+
+  h().SetBeforeBind(nullptr);
+  ASSERT_TRUE(h().extender().Start().ok());
+  ASSERT_TRUE(h().extender().WaitReady(seconds(20)).ok());
+  // The numbers after the restart are those before, as the API server holds them: the victims
+  // still terminating are charged to a; the killed process's admission of the preemptor is gone.
+  EXPECT_EQ(Probe("a").in_use, a_before);
+  EXPECT_EQ(Probe("b").in_use, b_before);
+
+  ASSERT_TRUE(h().RunUntil([&] { return h().Usage(Ns("b"), kP5, kGpu) == 8; }, 40));
+  EXPECT_EQ(h().Usage(Ns("a"), kP5, kGpu), 8);
+  EXPECT_EQ(h().Evictions().size(), 4u) << "no second round evicts more after the restart";
+  EXPECT_EQ(Probe("a").in_use, 8);
+  EXPECT_EQ(Probe("b").in_use, 8);
+  for (const auto& [pod, binds] : BindsPerPod()) EXPECT_EQ(binds, 1) << pod;
 }
 
 // Failover (issue 6): two extenders share a Lease. The follower answers "not leader"; when the
