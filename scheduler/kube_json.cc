@@ -177,6 +177,121 @@ Status DecodeOwnerReferences(const Value& metadata, std::vector<OwnerReference>*
   return Status::Ok();
 }
 
+// "" is kAll: in a toleration, every effect.
+TaintEffect ParseTaintEffect(std::string_view effect) {
+  if (effect.empty()) return TaintEffect::kAll;
+  if (effect == "NoSchedule") return TaintEffect::kNoSchedule;
+  if (effect == "PreferNoSchedule") return TaintEffect::kPreferNoSchedule;
+  if (effect == "NoExecute") return TaintEffect::kNoExecute;
+  return TaintEffect::kOther;
+}
+
+TolerationOperator ParseTolerationOperator(std::string_view op) {
+  if (op.empty() || op == "Equal") return TolerationOperator::kEqual;
+  if (op == "Exists") return TolerationOperator::kExists;
+  return TolerationOperator::kOther;
+}
+
+NodeSelectorOperator ParseNodeSelectorOperator(std::string_view op) {
+  if (op == "In") return NodeSelectorOperator::kIn;
+  if (op == "NotIn") return NodeSelectorOperator::kNotIn;
+  if (op == "Exists") return NodeSelectorOperator::kExists;
+  if (op == "DoesNotExist") return NodeSelectorOperator::kDoesNotExist;
+  if (op == "Gt") return NodeSelectorOperator::kGt;
+  if (op == "Lt") return NodeSelectorOperator::kLt;
+  return NodeSelectorOperator::kOther;
+}
+
+// spec.tolerations.
+Status DecodeTolerations(const Value& spec, std::vector<Toleration>* out) {
+  const Value* list = nullptr;
+  TASKGOV_RETURN_IF_ERROR(GetArray(spec, "tolerations", "spec", &list));
+  if (list == nullptr) return Status::Ok();
+  out->resize(list->Size());
+  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+    const Value& t = (*list)[i];
+    const std::string path = Indexed("spec.tolerations", i);
+    if (!t.IsObject()) return TypeError(path, "an object", t);
+    Toleration& toleration = (*out)[i];
+    std::string op, effect;
+    TASKGOV_RETURN_IF_ERROR(GetString(t, "key", path, &toleration.key));
+    TASKGOV_RETURN_IF_ERROR(GetString(t, "operator", path, &op));
+    TASKGOV_RETURN_IF_ERROR(GetString(t, "value", path, &toleration.value));
+    TASKGOV_RETURN_IF_ERROR(GetString(t, "effect", path, &effect));
+    toleration.op = ParseTolerationOperator(op);
+    toleration.effect = ParseTaintEffect(effect);
+  }
+  return Status::Ok();
+}
+
+// []string; null elements are empty strings (Go's zero value).
+Status GetStringArray(const Value& obj, std::string_view key, const std::string& path,
+                      std::vector<std::string>* out) {
+  const Value* list = nullptr;
+  TASKGOV_RETURN_IF_ERROR(GetArray(obj, key, path, &list));
+  if (list == nullptr) return Status::Ok();
+  out->resize(list->Size());
+  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+    const Value& v = (*list)[i];
+    if (v.IsNull()) continue;
+    if (!v.IsString()) return TypeError(Indexed(Join(path, key), i), "a string", v);
+    (*out)[i].assign(v.GetString(), v.GetStringLength());
+  }
+  return Status::Ok();
+}
+
+// A term's matchExpressions or matchFields.
+Status DecodeRequirements(const Value& term, std::string_view key, const std::string& path,
+                          std::vector<NodeSelectorRequirement>* out) {
+  const Value* list = nullptr;
+  TASKGOV_RETURN_IF_ERROR(GetArray(term, key, path, &list));
+  if (list == nullptr) return Status::Ok();
+  out->resize(list->Size());
+  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+    const Value& r = (*list)[i];
+    const std::string rpath = Indexed(Join(path, key), i);
+    if (!r.IsObject()) return TypeError(rpath, "an object", r);
+    NodeSelectorRequirement& requirement = (*out)[i];
+    std::string op;
+    TASKGOV_RETURN_IF_ERROR(GetString(r, "key", rpath, &requirement.key));
+    TASKGOV_RETURN_IF_ERROR(GetString(r, "operator", rpath, &op));
+    TASKGOV_RETURN_IF_ERROR(GetStringArray(r, "values", rpath, &requirement.values));
+    requirement.op = ParseNodeSelectorOperator(op);
+  }
+  return Status::Ok();
+}
+
+// spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.
+Status DecodeRequiredNodeAffinity(const Value& spec,
+                                  std::optional<std::vector<NodeSelectorTerm>>* out) {
+  const Value* affinity = nullptr;
+  TASKGOV_RETURN_IF_ERROR(GetObject(spec, "affinity", "spec", &affinity));
+  if (affinity == nullptr) return Status::Ok();
+  const Value* node_affinity = nullptr;
+  TASKGOV_RETURN_IF_ERROR(GetObject(*affinity, "nodeAffinity", "spec.affinity", &node_affinity));
+  if (node_affinity == nullptr) return Status::Ok();
+  const std::string npath = "spec.affinity.nodeAffinity";
+  const Value* required = nullptr;
+  TASKGOV_RETURN_IF_ERROR(GetObject(
+      *node_affinity, "requiredDuringSchedulingIgnoredDuringExecution", npath, &required));
+  if (required == nullptr) return Status::Ok();
+  const std::string rpath = Join(npath, "requiredDuringSchedulingIgnoredDuringExecution");
+  std::vector<NodeSelectorTerm>& terms = out->emplace();
+  const Value* list = nullptr;
+  TASKGOV_RETURN_IF_ERROR(GetArray(*required, "nodeSelectorTerms", rpath, &list));
+  if (list == nullptr) return Status::Ok();
+  terms.resize(list->Size());
+  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+    const Value& term = (*list)[i];
+    const std::string tpath = Indexed(Join(rpath, "nodeSelectorTerms"), i);
+    if (!term.IsObject()) return TypeError(tpath, "an object", term);
+    TASKGOV_RETURN_IF_ERROR(
+        DecodeRequirements(term, "matchExpressions", tpath, &terms[i].match_expressions));
+    TASKGOV_RETURN_IF_ERROR(DecodeRequirements(term, "matchFields", tpath, &terms[i].match_fields));
+  }
+  return Status::Ok();
+}
+
 PodPhase ParsePhase(std::string_view phase) {
   if (phase.empty() || phase == "Pending") return PodPhase::kPending;
   if (phase == "Running") return PodPhase::kRunning;
@@ -248,6 +363,12 @@ Result<Pod> DecodePod(const Value& value) {
     TASKGOV_RETURN_IF_ERROR(GetString(s, "schedulerName", path, &pod.scheduler_name));
     TASKGOV_RETURN_IF_ERROR(GetString(s, "nodeName", path, &pod.node_name));
     TASKGOV_RETURN_IF_ERROR(GetStringMap(s, "nodeSelector", path, &pod.node_selector));
+    PodPlacementSpec placement;
+    TASKGOV_RETURN_IF_ERROR(DecodeTolerations(s, &placement.tolerations));
+    TASKGOV_RETURN_IF_ERROR(DecodeRequiredNodeAffinity(s, &placement.required_node_affinity));
+    if (!placement.tolerations.empty() || placement.required_node_affinity.has_value()) {
+      pod.placement = std::make_shared<const PodPlacementSpec>(std::move(placement));
+    }
     if (const Value* p = Member(s, "priority"); p != nullptr) {
       if (!p->IsInt()) return TypeError("spec.priority", "a 32-bit integer", *p);
       pod.priority = p->GetInt();
@@ -306,7 +427,10 @@ Result<Node> DecodeNode(const Value& value) {
         if (!t.IsObject()) return TypeError(path, "an object", t);
         TASKGOV_RETURN_IF_ERROR(GetString(t, "key", path, &node.taints[i].key));
         TASKGOV_RETURN_IF_ERROR(GetString(t, "value", path, &node.taints[i].value));
-        TASKGOV_RETURN_IF_ERROR(GetString(t, "effect", path, &node.taints[i].effect));
+        std::string effect;
+        TASKGOV_RETURN_IF_ERROR(GetString(t, "effect", path, &effect));
+        // A taint without an effect is invalid, and keeps no pod off the node.
+        node.taints[i].effect = effect.empty() ? TaintEffect::kOther : ParseTaintEffect(effect);
       }
     }
   }
@@ -351,17 +475,22 @@ const FieldSelector& PodFieldSelector() {
                          {"resourceVersion", KeepAll()},
                          {"ownerReferences", KeepAll()},
                      })},
-        {"spec", Select({
-                     {"schedulerName", KeepAll()},
-                     {"nodeName", KeepAll()},
-                     {"nodeSelector", KeepAll()},
-                     {"priority", KeepAll()},
-                     {"priorityClassName", KeepAll()},
-                     {"containers", container},
-                     {"initContainers", container},
-                     {"overhead", KeepAll()},
-                     {"resources", KeepAll()},
-                 })},
+        {"spec",
+         Select({
+             {"schedulerName", KeepAll()},
+             {"nodeName", KeepAll()},
+             {"nodeSelector", KeepAll()},
+             {"tolerations", KeepAll()},
+             {"affinity",
+              Select({{"nodeAffinity",
+                       Select({{"requiredDuringSchedulingIgnoredDuringExecution", KeepAll()}})}})},
+             {"priority", KeepAll()},
+             {"priorityClassName", KeepAll()},
+             {"containers", container},
+             {"initContainers", container},
+             {"overhead", KeepAll()},
+             {"resources", KeepAll()},
+         })},
         {"status", Select({
                        {"phase", KeepAll()},
                        {"startTime", KeepAll()},
