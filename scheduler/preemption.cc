@@ -468,8 +468,9 @@ bool VictimSelector::FitsNow(const SelectionInput& in, std::string* node) {
   const QuotaSim& quota = *in.quota;
   const int prow = quota.Row(in.preemptor->team);
   if (prow < 0 || !quota.Fits(prow, quota.ToSlots(in.preemptor->request))) return false;
-  for (const NodeState& n : in.nodes->nodes) {
-    if (!n.schedulable) continue;
+  for (size_t i = 0; i < in.nodes->nodes.size(); ++i) {
+    const NodeState& n = in.nodes->nodes[i];
+    if (!Usable(in, i)) continue;
     bool room = true;
     for (const ResourceAmount& want : in.preemptor->request) {
       if (want.amount <= 0) continue;
@@ -486,6 +487,11 @@ bool VictimSelector::FitsNow(const SelectionInput& in, std::string* node) {
     }
   }
   return false;
+}
+
+bool VictimSelector::Usable(const SelectionInput& in, size_t node) {
+  return in.nodes->nodes[node].schedulable &&
+         (in.eligible == nullptr || (node < in.eligible->size() && (*in.eligible)[node] != 0));
 }
 
 bool VictimSelector::Room(const Amounts& free) const {
@@ -859,8 +865,10 @@ Selection VictimSelector::Select(const SelectionInput& in) {
   best.clear();
   int best_node = -1;
   uint32_t best_depth = std::numeric_limits<uint32_t>::max();
+  size_t refused = 0;  // schedulable nodes the pod may not go to
   for (uint32_t n = 0; n < node_count; ++n) {
-    if (!in.nodes->nodes[n].schedulable || !Room(reach[n])) continue;
+    refused += in.nodes->nodes[n].schedulable && !Usable(in, n);
+    if (!Usable(in, n) || !Room(reach[n])) continue;
     work_.Rollback(base_mark_);
     if (!Walk(in, prow, static_cast<int>(n), best_depth, &taken)) continue;
     Minimize(in, prow, static_cast<int>(n), &taken);
@@ -876,7 +884,12 @@ Selection VictimSelector::Select(const SelectionInput& in) {
   }
   if (best_node < 0) {
     out.explanation = "no " + flavor_name + " node can be freed enough for " + p.key + " (" +
-                      p.request.ToString() + ") by pods it may preempt; " + candidates_summary();
+                      p.request.ToString() + ") by pods it may preempt";
+    if (refused > 0) {
+      out.explanation += " (" + std::to_string(refused) + " of " + std::to_string(node_count) +
+                         " nodes refuse it: taints, nodeSelector or required node affinity)";
+    }
+    out.explanation += "; " + candidates_summary();
     return out;
   }
 

@@ -31,17 +31,21 @@
 //     weighted share first (FairShare, recomputed as each unit is taken) or the most recently
 //     admitted first (FirstComeFirstServe); then lower priority first; most recently started
 //     first; UID last.
-//  4. For each node of the flavor: walk the order, taking a unit when the rule allows it (judged
-//     against the state with the units taken so far) and it helps — it frees quota the pod still
-//     lacks, or room on that node once the quota is there — until the pod fits (quota AND that
-//     node has room); then drop, in reverse, every unit the pod does not need.
+//  4. For each node of the flavor the pod may use (schedulable, and accepted by its placement
+//     constraints — SelectionInput::eligible, placement.h): walk the order, taking a unit when the
+//     rule allows it (judged against the state with the units taken so far) and it helps — it
+//     frees quota the pod still lacks, wherever the unit runs, or room on that node once the
+//     quota is there — until the pod fits (quota AND that node has room); then drop, in reverse,
+//     every unit the pod does not need. A node the pod may not use is never a target, so no set
+//     is chosen that frees room only where the pod cannot go.
 //  5. Of the nodes' sets, keep the one reaching least deep into the order, then the smallest,
 //     then the first node by name: victims concentrated where the pod will run, never a scatter
 //     that frees quota but no node.
 //
 // Thread-safety: value types; a VictimSelector keeps scratch buffers and is not shared between
 // threads (one per caller). Costs: O(nodes × units) fit checks per decision, each a few integer
-// compares per resource; buffers are reused across calls.
+// compares per resource; buffers are reused across calls. Placement is judged by the caller,
+// once per preemptor and flavor, never per fit check.
 
 #include <array>
 #include <cstdint>
@@ -306,6 +310,9 @@ struct SelectionInput {
   const FlavorNodes* nodes = nullptr;
   const CandidateSet* candidates = nullptr;
   int64_t now_ms = 0;
+  // Parallel to nodes->nodes: non-zero where the preemptor's taints, nodeSelector and required
+  // affinity let it go (NodeEligibility::accepts). nullptr: every node.
+  const std::vector<uint8_t>* eligible = nullptr;
 };
 
 struct Selection {
@@ -330,7 +337,7 @@ class VictimSelector {
  public:
   // Decides for one preemptor on the flavor of `in.quota` (see the header comment).
   [[nodiscard]] Selection Select(const SelectionInput& in);
-  // The pod fits now; `node` (optional) receives the first node with room.
+  // The pod fits now; `node` (optional) receives the first eligible node with room.
   [[nodiscard]] static bool FitsNow(const SelectionInput& in, std::string* node = nullptr);
 
  private:
@@ -370,6 +377,8 @@ class VictimSelector {
   bool Replay(const SelectionInput& in, int prow, int node, const std::vector<Taken>& taken,
               std::vector<Taken>* with_reasons);
   void Minimize(const SelectionInput& in, int prow, int node, std::vector<Taken>* taken);
+  // Node `node` of in.nodes is schedulable and eligible.
+  static bool Usable(const SelectionInput& in, size_t node);
   bool Room(const Amounts& free) const;
   Amounts BaseFree(const SelectionInput& in, uint32_t node) const;
 
