@@ -35,17 +35,20 @@
 //     constraints — SelectionInput::eligible, placement.h): walk the order, taking a unit when the
 //     rule allows it (judged against the state with the units taken so far) and it helps — it
 //     frees quota the pod still lacks, wherever the unit runs, or room on that node once the
-//     quota is there — until the pod fits (quota AND that node has room); then drop, in reverse,
-//     every unit the pod does not need. A node the pod may not use is never a target, so no set
-//     is chosen that frees room only where the pod cannot go.
+//     quota is there — until the pod fits (quota AND that node has room). When that walk fails
+//     (typically: the most preferred borrowers run elsewhere, and once they are taken the
+//     victims' team is back at its nominal), walk again room first: the units on the node, in
+//     order, then whatever quota still lacks. Then drop, in reverse, every unit the pod does not
+//     need. A node the pod may not use is never a target, so no set is chosen that frees room
+//     only where the pod cannot go.
 //  5. Of the nodes' sets, keep the one reaching least deep into the order, then the smallest,
 //     then the first node by name: victims concentrated where the pod will run, never a scatter
 //     that frees quota but no node.
 //
 // Thread-safety: value types; a VictimSelector keeps scratch buffers and is not shared between
-// threads (one per caller). Costs: O(nodes × units) fit checks per decision, each a few integer
-// compares per resource; buffers are reused across calls. Placement is judged by the caller,
-// once per preemptor and flavor, never per fit check.
+// threads (one per caller). Costs: O(nodes × units) fit checks per decision (at most two walks
+// per node), each a few integer compares per resource; buffers are reused across calls. Placement
+// is judged by the caller, once per preemptor and flavor, never per fit check.
 
 #include <array>
 #include <cstdint>
@@ -370,8 +373,13 @@ class VictimSelector {
   void Order(const SelectionInput& in);
   Verdict Judge(const SelectionInput& in, int prow, const Unit& unit, const QuotaSim& state) const;
   // Greedy walk for target node `node` (-1: quota only). Returns whether the pod fits.
-  bool Walk(const SelectionInput& in, int prow, int node, uint32_t max_pos,
+  // room_first: first the units that free room on the node, then those that free quota.
+  bool Walk(const SelectionInput& in, int prow, int node, uint32_t max_pos, bool room_first,
             std::vector<Taken>* taken);
+  // What evicting `unit` frees on node `node` (in request slots; nothing for -1).
+  Amounts Gain(const Unit& unit, int node) const;
+  // `gain` covers part of what `free` still lacks for the request.
+  bool FreesRoom(const Amounts& free, const Amounts& gain) const;
   // Re-checks `taken` in order against the base state; true when every unit is still allowed
   // and the pod fits on `node`.
   bool Replay(const SelectionInput& in, int prow, int node, const std::vector<Taken>& taken,
@@ -398,6 +406,7 @@ class VictimSelector {
   std::vector<Taken> best_;
   std::vector<Taken> trial_;
   std::vector<Taken> replayed_;
+  std::vector<uint8_t> on_node_;  // Walk(room_first): order positions taken for room
   std::vector<std::pair<size_t, size_t>> ranges_;
   std::vector<uint32_t> sequence_;
   QuotaSim work_;         // the state being tried: a copy of the input, journaled

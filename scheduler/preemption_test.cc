@@ -460,15 +460,21 @@ PodBuilder GpuTolerating() {
 }
 
 TEST_F(SelectTest, TheOnlyNodeWithVictimsCarriesAnUntoleratedTaint) {
-  // team-a borrows 8 (16 of nominal 8). Its two most recent pods fill n0, which is tainted; its
-  // two oldest fill n1, and taking them would put team-a below its nominal.
-  SetPolicy(TwoTeams());
+  // team-a borrows everything it runs: a0 and a1 fill n0, which is tainted. n1 is full with
+  // team-c's pod, within its nominal: nobody may take it for another team.
+  SetPolicy(PolicyBuilder()
+                .Team("team-a", "c")
+                .Quota(kP5, kGpu, 0)
+                .Team("team-b", "c")
+                .Quota(kP5, kGpu, 8)
+                .Team("team-c", "c")
+                .Quota(kP5, kGpu, 8)
+                .Build());
   AddNode("n0", 8, GpuTainted());
   AddNode("n1", 8);
-  Running("a0", "team-a", 4, "n1", 0, 40);
-  Running("a1", "team-a", 4, "n1", 0, 30);
-  Running("a2", "team-a", 4, "n0", 0, 20);
-  Running("a3", "team-a", 4, "n0", 0, 10);
+  Running("a0", "team-a", 4, "n0", 0, 20);
+  Running("a1", "team-a", 4, "n0", 0, 10);
+  Running("c0", "team-c", 8, "n1", 0, 30);
   const Preemptor b0 = Pending("b0", "team-b", 8, 100);
 
   // Blind to placement, n0 would be emptied for b0 — which the scheduler never puts there.
@@ -483,13 +489,13 @@ TEST_F(SelectTest, TheOnlyNodeWithVictimsCarriesAnUntoleratedTaint) {
   EXPECT_EQ(s.explanation,
             "no ml.p5.48xlarge node can be freed enough for ns-team-b/b0 (nvidia.com/gpu: 8) by "
             "pods it may preempt (1 of 2 nodes refuse it: taints, nodeSelector or required node "
-            "affinity); candidates: 4 allowed");
+            "affinity); candidates: 1 its team is within its nominal quota, 2 allowed");
 
   // Tolerating the taint makes n0 a target again.
   Selection tolerated = Select(b0, GpuTolerating().Build());
   ASSERT_EQ(tolerated.outcome, Selection::Outcome::kVictims) << tolerated.explanation;
   EXPECT_EQ(tolerated.node, "n0");
-  EXPECT_EQ(Victims(tolerated), (Strings{"a3:Reclaim", "a2:Reclaim"}));
+  EXPECT_EQ(Victims(tolerated), (Strings{"a1:Reclaim", "a0:Reclaim"}));
   // A toleration of another key, or of another effect, does not.
   EXPECT_EQ(
       Select(b0, PodBuilder("").Toleration("aws.amazon.com/neuron", TolerationOperator::kExists))
@@ -525,6 +531,23 @@ TEST_F(SelectTest, AnUntoleratedTaintSendsTheVictimsToAnotherNode) {
   placements_[0] = std::make_shared<const NodePlacement>(PlacementOf(
       NodeBuilder("n0").Taint("nvidia.com/gpu", "present", TaintEffect::kPreferNoSchedule)));
   EXPECT_EQ(Select(b0, PodBuilder("b0").Build()).node, "n0");
+}
+
+TEST_F(SelectTest, ThePodsOnTheOneNodeItMayUseGoEvenWhenMoreRecentOnesRunElsewhere) {
+  // team-a borrows 8 (16 of nominal 8). Its most recent pods fill tainted n0; b0 may only use
+  // n1. Taking the preferred a3 and a2 first would put team-a back at its nominal and leave n1
+  // full; walking n1 room first, a1 and a0 go — each while team-a is still above its nominal.
+  SetPolicy(TwoTeams());
+  AddNode("n0", 8, GpuTainted());
+  AddNode("n1", 8);
+  Running("a0", "team-a", 4, "n1", 0, 40);
+  Running("a1", "team-a", 4, "n1", 0, 30);
+  Running("a2", "team-a", 4, "n0", 0, 20);
+  Running("a3", "team-a", 4, "n0", 0, 10);
+  Selection s = Select(Pending("b0", "team-b", 8, 100), PodBuilder("b0").Build());
+  ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
+  EXPECT_EQ(s.node, "n1");
+  EXPECT_EQ(Victims(s), (Strings{"a1:Reclaim", "a0:Reclaim"}));
 }
 
 TEST_F(SelectTest, QuotaIsReclaimedFromPodsWhereverTheyRun) {
