@@ -3,53 +3,12 @@
 #include <algorithm>
 #include <limits>
 
+#include "scheduler/common/k8s_names.h"
+
 namespace taskgov::scheduler {
 namespace {
 
 const std::vector<Toleration> kNoTolerations;
-
-bool IsAlnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-
-// The name part of a qualified name: ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], at most 63.
-bool IsQualifiedNamePart(std::string_view name) {
-  if (name.empty() || name.size() > 63) return false;
-  if (!IsAlnum(name.front()) || !IsAlnum(name.back())) return false;
-  return std::all_of(name.begin(), name.end(),
-                     [](char c) { return IsAlnum(c) || c == '-' || c == '_' || c == '.'; });
-}
-
-// A DNS-1123 subdomain: dot-separated [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 253 in all.
-bool IsDns1123Subdomain(std::string_view name) {
-  if (name.empty() || name.size() > 253) return false;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = name.find('.', start);
-    const std::string_view label =
-        name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
-    if (label.empty() || !IsLowerAlnum(label.front()) || !IsLowerAlnum(label.back())) return false;
-    if (!std::all_of(label.begin(), label.end(),
-                     [](char c) { return IsLowerAlnum(c) || c == '-'; })) {
-      return false;
-    }
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
-// A label key: a qualified name, with an optional DNS-1123 subdomain prefix and a slash.
-bool IsLabelKey(std::string_view key) {
-  const size_t slash = key.find('/');
-  if (slash == std::string_view::npos) return IsQualifiedNamePart(key);
-  if (key.find('/', slash + 1) != std::string_view::npos) return false;
-  return IsDns1123Subdomain(key.substr(0, slash)) && IsQualifiedNamePart(key.substr(slash + 1));
-}
-
-// A label value: empty, or a qualified name part.
-bool IsLabelValue(std::string_view value) { return value.empty() || IsQualifiedNamePart(value); }
 
 // Go's strconv.ParseInt(text, 10, 64): an optional sign, then decimal digits, in range.
 bool ParseInt64(std::string_view text, int64_t* out) {
@@ -79,7 +38,7 @@ bool Contains(const std::vector<std::string>& values, std::string_view value) {
 
 // labels.NewRequirement's checks.
 bool ParsableLabelRequirement(const NodeSelectorRequirement& r) {
-  if (!IsLabelKey(r.key)) return false;
+  if (!IsQualifiedName(r.key)) return false;
   switch (r.op) {
     case NodeSelectorOperator::kIn:
     case NodeSelectorOperator::kNotIn:
