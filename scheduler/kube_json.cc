@@ -89,6 +89,20 @@ Status GetArray(const Value& obj, std::string_view key, const std::string& path,
   return Status::Ok();
 }
 
+// An array member, each element read by `decode(element, its path, &(*out)[i])`.
+template <typename T, typename Decode>
+Status GetArrayOf(const Value& obj, std::string_view key, const std::string& path,
+                  std::vector<T>* out, Decode decode) {
+  const Value* list = nullptr;
+  TASKGOV_RETURN_IF_ERROR(GetArray(obj, key, path, &list));
+  if (list == nullptr) return Status::Ok();
+  out->resize(list->Size());
+  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+    TASKGOV_RETURN_IF_ERROR(decode((*list)[i], Indexed(Join(path, key), i), &(*out)[i]));
+  }
+  return Status::Ok();
+}
+
 Status GetTimestamp(const Value& obj, std::string_view key, const std::string& path,
                     std::optional<int64_t>* out) {
   const Value* v = Member(obj, key);
@@ -146,34 +160,13 @@ Status DecodeContainer(const Value& value, const std::string& path, Container* o
   return Status::Ok();
 }
 
-Status DecodeContainers(const Value& spec, std::string_view key, const std::string& path,
-                        std::vector<Container>* out) {
-  const Value* list = nullptr;
-  TASKGOV_RETURN_IF_ERROR(GetArray(spec, key, path, &list));
-  if (list == nullptr) return Status::Ok();
-  out->resize(list->Size());
-  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
-    TASKGOV_RETURN_IF_ERROR(DecodeContainer((*list)[i], Indexed(Join(path, key), i), &(*out)[i]));
-  }
-  return Status::Ok();
-}
-
-Status DecodeOwnerReferences(const Value& metadata, std::vector<OwnerReference>* out) {
-  const Value* refs = nullptr;
-  TASKGOV_RETURN_IF_ERROR(GetArray(metadata, "ownerReferences", "metadata", &refs));
-  if (refs == nullptr) return Status::Ok();
-  out->resize(refs->Size());
-  for (rapidjson::SizeType i = 0; i < refs->Size(); ++i) {
-    const Value& ref = (*refs)[i];
-    const std::string path = Indexed("metadata.ownerReferences", i);
-    if (!ref.IsObject()) return TypeError(path, "an object", ref);
-    OwnerReference& o = (*out)[i];
-    TASKGOV_RETURN_IF_ERROR(GetString(ref, "apiVersion", path, &o.api_version));
-    TASKGOV_RETURN_IF_ERROR(GetString(ref, "kind", path, &o.kind));
-    TASKGOV_RETURN_IF_ERROR(GetString(ref, "name", path, &o.name));
-    TASKGOV_RETURN_IF_ERROR(GetString(ref, "uid", path, &o.uid));
-    TASKGOV_RETURN_IF_ERROR(GetBool(ref, "controller", path, &o.controller));
-  }
+Status DecodeOwnerReference(const Value& ref, const std::string& path, OwnerReference* out) {
+  if (!ref.IsObject()) return TypeError(path, "an object", ref);
+  TASKGOV_RETURN_IF_ERROR(GetString(ref, "apiVersion", path, &out->api_version));
+  TASKGOV_RETURN_IF_ERROR(GetString(ref, "kind", path, &out->kind));
+  TASKGOV_RETURN_IF_ERROR(GetString(ref, "name", path, &out->name));
+  TASKGOV_RETURN_IF_ERROR(GetString(ref, "uid", path, &out->uid));
+  TASKGOV_RETURN_IF_ERROR(GetBool(ref, "controller", path, &out->controller));
   return Status::Ok();
 }
 
@@ -202,63 +195,42 @@ NodeSelectorOperator ParseNodeSelectorOperator(std::string_view op) {
   return NodeSelectorOperator::kOther;
 }
 
-// spec.tolerations.
-Status DecodeTolerations(const Value& spec, std::vector<Toleration>* out) {
-  const Value* list = nullptr;
-  TASKGOV_RETURN_IF_ERROR(GetArray(spec, "tolerations", "spec", &list));
-  if (list == nullptr) return Status::Ok();
-  out->resize(list->Size());
-  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
-    const Value& t = (*list)[i];
-    const std::string path = Indexed("spec.tolerations", i);
-    if (!t.IsObject()) return TypeError(path, "an object", t);
-    Toleration& toleration = (*out)[i];
-    std::string op, effect;
-    TASKGOV_RETURN_IF_ERROR(GetString(t, "key", path, &toleration.key));
-    TASKGOV_RETURN_IF_ERROR(GetString(t, "operator", path, &op));
-    TASKGOV_RETURN_IF_ERROR(GetString(t, "value", path, &toleration.value));
-    TASKGOV_RETURN_IF_ERROR(GetString(t, "effect", path, &effect));
-    toleration.op = ParseTolerationOperator(op);
-    toleration.effect = ParseTaintEffect(effect);
-  }
+Status DecodeToleration(const Value& t, const std::string& path, Toleration* out) {
+  if (!t.IsObject()) return TypeError(path, "an object", t);
+  std::string op, effect;
+  TASKGOV_RETURN_IF_ERROR(GetString(t, "key", path, &out->key));
+  TASKGOV_RETURN_IF_ERROR(GetString(t, "operator", path, &op));
+  TASKGOV_RETURN_IF_ERROR(GetString(t, "value", path, &out->value));
+  TASKGOV_RETURN_IF_ERROR(GetString(t, "effect", path, &effect));
+  out->op = ParseTolerationOperator(op);
+  out->effect = ParseTaintEffect(effect);
   return Status::Ok();
 }
 
-// []string; null elements are empty strings (Go's zero value).
-Status GetStringArray(const Value& obj, std::string_view key, const std::string& path,
-                      std::vector<std::string>* out) {
-  const Value* list = nullptr;
-  TASKGOV_RETURN_IF_ERROR(GetArray(obj, key, path, &list));
-  if (list == nullptr) return Status::Ok();
-  out->resize(list->Size());
-  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
-    const Value& v = (*list)[i];
-    if (v.IsNull()) continue;
-    if (!v.IsString()) return TypeError(Indexed(Join(path, key), i), "a string", v);
-    (*out)[i].assign(v.GetString(), v.GetStringLength());
-  }
+// An element of a []string; null is the empty string (Go's zero value).
+Status DecodeStringElement(const Value& v, const std::string& path, std::string* out) {
+  if (v.IsNull()) return Status::Ok();
+  if (!v.IsString()) return TypeError(path, "a string", v);
+  out->assign(v.GetString(), v.GetStringLength());
   return Status::Ok();
 }
 
-// A term's matchExpressions or matchFields.
-Status DecodeRequirements(const Value& term, std::string_view key, const std::string& path,
-                          std::vector<NodeSelectorRequirement>* out) {
-  const Value* list = nullptr;
-  TASKGOV_RETURN_IF_ERROR(GetArray(term, key, path, &list));
-  if (list == nullptr) return Status::Ok();
-  out->resize(list->Size());
-  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
-    const Value& r = (*list)[i];
-    const std::string rpath = Indexed(Join(path, key), i);
-    if (!r.IsObject()) return TypeError(rpath, "an object", r);
-    NodeSelectorRequirement& requirement = (*out)[i];
-    std::string op;
-    TASKGOV_RETURN_IF_ERROR(GetString(r, "key", rpath, &requirement.key));
-    TASKGOV_RETURN_IF_ERROR(GetString(r, "operator", rpath, &op));
-    TASKGOV_RETURN_IF_ERROR(GetStringArray(r, "values", rpath, &requirement.values));
-    requirement.op = ParseNodeSelectorOperator(op);
-  }
+// An element of a term's matchExpressions or matchFields.
+Status DecodeRequirement(const Value& r, const std::string& path, NodeSelectorRequirement* out) {
+  if (!r.IsObject()) return TypeError(path, "an object", r);
+  std::string op;
+  TASKGOV_RETURN_IF_ERROR(GetString(r, "key", path, &out->key));
+  TASKGOV_RETURN_IF_ERROR(GetString(r, "operator", path, &op));
+  TASKGOV_RETURN_IF_ERROR(GetArrayOf(r, "values", path, &out->values, DecodeStringElement));
+  out->op = ParseNodeSelectorOperator(op);
   return Status::Ok();
+}
+
+Status DecodeTerm(const Value& term, const std::string& path, NodeSelectorTerm* out) {
+  if (!term.IsObject()) return TypeError(path, "an object", term);
+  TASKGOV_RETURN_IF_ERROR(
+      GetArrayOf(term, "matchExpressions", path, &out->match_expressions, DecodeRequirement));
+  return GetArrayOf(term, "matchFields", path, &out->match_fields, DecodeRequirement);
 }
 
 // spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.
@@ -275,20 +247,19 @@ Status DecodeRequiredNodeAffinity(const Value& spec,
   TASKGOV_RETURN_IF_ERROR(GetObject(
       *node_affinity, "requiredDuringSchedulingIgnoredDuringExecution", npath, &required));
   if (required == nullptr) return Status::Ok();
-  const std::string rpath = Join(npath, "requiredDuringSchedulingIgnoredDuringExecution");
-  std::vector<NodeSelectorTerm>& terms = out->emplace();
-  const Value* list = nullptr;
-  TASKGOV_RETURN_IF_ERROR(GetArray(*required, "nodeSelectorTerms", rpath, &list));
-  if (list == nullptr) return Status::Ok();
-  terms.resize(list->Size());
-  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
-    const Value& term = (*list)[i];
-    const std::string tpath = Indexed(Join(rpath, "nodeSelectorTerms"), i);
-    if (!term.IsObject()) return TypeError(tpath, "an object", term);
-    TASKGOV_RETURN_IF_ERROR(
-        DecodeRequirements(term, "matchExpressions", tpath, &terms[i].match_expressions));
-    TASKGOV_RETURN_IF_ERROR(DecodeRequirements(term, "matchFields", tpath, &terms[i].match_fields));
-  }
+  return GetArrayOf(*required, "nodeSelectorTerms",
+                    Join(npath, "requiredDuringSchedulingIgnoredDuringExecution"), &out->emplace(),
+                    DecodeTerm);
+}
+
+Status DecodeTaint(const Value& t, const std::string& path, Taint* out) {
+  if (!t.IsObject()) return TypeError(path, "an object", t);
+  std::string effect;
+  TASKGOV_RETURN_IF_ERROR(GetString(t, "key", path, &out->key));
+  TASKGOV_RETURN_IF_ERROR(GetString(t, "value", path, &out->value));
+  TASKGOV_RETURN_IF_ERROR(GetString(t, "effect", path, &effect));
+  // A taint without an effect is invalid, and keeps no pod off the node.
+  out->effect = effect.empty() ? TaintEffect::kOther : ParseTaintEffect(effect);
   return Status::Ok();
 }
 
@@ -353,7 +324,8 @@ Result<Pod> DecodePod(const Value& value) {
     pod.creation_unix_ms = created.value_or(0);
     TASKGOV_RETURN_IF_ERROR(GetTimestamp(m, "deletionTimestamp", path, &pod.deletion_unix_ms));
     TASKGOV_RETURN_IF_ERROR(GetString(m, "resourceVersion", path, &pod.resource_version));
-    TASKGOV_RETURN_IF_ERROR(DecodeOwnerReferences(m, &pod.owner_references));
+    TASKGOV_RETURN_IF_ERROR(
+        GetArrayOf(m, "ownerReferences", path, &pod.owner_references, DecodeOwnerReference));
   }
   const Value* spec = nullptr;
   TASKGOV_RETURN_IF_ERROR(GetObject(value, "spec", "", &spec));
@@ -364,7 +336,8 @@ Result<Pod> DecodePod(const Value& value) {
     TASKGOV_RETURN_IF_ERROR(GetString(s, "nodeName", path, &pod.node_name));
     TASKGOV_RETURN_IF_ERROR(GetStringMap(s, "nodeSelector", path, &pod.node_selector));
     PodPlacementSpec placement;
-    TASKGOV_RETURN_IF_ERROR(DecodeTolerations(s, &placement.tolerations));
+    TASKGOV_RETURN_IF_ERROR(
+        GetArrayOf(s, "tolerations", path, &placement.tolerations, DecodeToleration));
     TASKGOV_RETURN_IF_ERROR(DecodeRequiredNodeAffinity(s, &placement.required_node_affinity));
     if (!placement.tolerations.empty() || placement.required_node_affinity.has_value()) {
       pod.placement = std::make_shared<const PodPlacementSpec>(std::move(placement));
@@ -374,8 +347,9 @@ Result<Pod> DecodePod(const Value& value) {
       pod.priority = p->GetInt();
     }
     TASKGOV_RETURN_IF_ERROR(GetString(s, "priorityClassName", path, &pod.priority_class_name));
-    TASKGOV_RETURN_IF_ERROR(DecodeContainers(s, "containers", path, &pod.containers));
-    TASKGOV_RETURN_IF_ERROR(DecodeContainers(s, "initContainers", path, &pod.init_containers));
+    TASKGOV_RETURN_IF_ERROR(GetArrayOf(s, "containers", path, &pod.containers, DecodeContainer));
+    TASKGOV_RETURN_IF_ERROR(
+        GetArrayOf(s, "initContainers", path, &pod.init_containers, DecodeContainer));
     TASKGOV_RETURN_IF_ERROR(GetResourceList(s, "overhead", path, &pod.overhead));
     const Value* resources = nullptr;
     TASKGOV_RETURN_IF_ERROR(GetObject(s, "resources", path, &resources));
@@ -417,22 +391,7 @@ Result<Node> DecodeNode(const Value& value) {
   TASKGOV_RETURN_IF_ERROR(GetObject(value, "spec", "", &spec));
   if (spec != nullptr) {
     TASKGOV_RETURN_IF_ERROR(GetBool(*spec, "unschedulable", "spec", &node.unschedulable));
-    const Value* taints = nullptr;
-    TASKGOV_RETURN_IF_ERROR(GetArray(*spec, "taints", "spec", &taints));
-    if (taints != nullptr) {
-      node.taints.resize(taints->Size());
-      for (rapidjson::SizeType i = 0; i < taints->Size(); ++i) {
-        const Value& t = (*taints)[i];
-        const std::string path = Indexed("spec.taints", i);
-        if (!t.IsObject()) return TypeError(path, "an object", t);
-        TASKGOV_RETURN_IF_ERROR(GetString(t, "key", path, &node.taints[i].key));
-        TASKGOV_RETURN_IF_ERROR(GetString(t, "value", path, &node.taints[i].value));
-        std::string effect;
-        TASKGOV_RETURN_IF_ERROR(GetString(t, "effect", path, &effect));
-        // A taint without an effect is invalid, and keeps no pod off the node.
-        node.taints[i].effect = effect.empty() ? TaintEffect::kOther : ParseTaintEffect(effect);
-      }
-    }
+    TASKGOV_RETURN_IF_ERROR(GetArrayOf(*spec, "taints", "spec", &node.taints, DecodeTaint));
   }
   const Value* status = nullptr;
   TASKGOV_RETURN_IF_ERROR(GetObject(value, "status", "", &status));

@@ -339,9 +339,20 @@ TEST(DecodePodTest, SelectiveParseDecodesTheSamePod) {
 
 struct ErrorCase {
   const char* name;
-  const char* json;
-  const char* message;  // the whole expected message
+  std::string json;
+  std::string message;  // the whole expected message
 };
+
+// A pod whose spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution is
+// `required`, and the error path of that field followed by `rest`.
+std::string WithRequiredAffinity(const std::string& required) {
+  return R"({"spec": {"affinity": {"nodeAffinity": {)"
+         R"("requiredDuringSchedulingIgnoredDuringExecution": )" +
+         required + "}}}}";
+}
+std::string RequiredAffinityPath(const std::string& rest) {
+  return "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution" + rest;
+}
 
 class DecodePodErrorTest : public ::testing::TestWithParam<ErrorCase> {};
 
@@ -433,52 +444,32 @@ INSTANTIATE_TEST_SUITE_P(
                   "spec.affinity: expected an object, got array"},
         ErrorCase{"NodeAffinity", R"({"spec": {"affinity": {"nodeAffinity": "x"}}})",
                   "spec.affinity.nodeAffinity: expected an object, got string"},
-        ErrorCase{"RequiredAffinity",
-                  R"({"spec": {"affinity": {"nodeAffinity":
-                       {"requiredDuringSchedulingIgnoredDuringExecution": [{}]}}}})",
-                  "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution: "
-                  "expected an object, got array"},
-        ErrorCase{"Terms",
-                  R"({"spec": {"affinity": {"nodeAffinity":
-                       {"requiredDuringSchedulingIgnoredDuringExecution":
-                         {"nodeSelectorTerms": {}}}}}})",
-                  "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
-                  "nodeSelectorTerms: expected an array, got object"},
-        ErrorCase{"Term",
-                  R"({"spec": {"affinity": {"nodeAffinity":
-                       {"requiredDuringSchedulingIgnoredDuringExecution":
-                         {"nodeSelectorTerms": [{}, null]}}}}})",
-                  "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
-                  "nodeSelectorTerms[1]: expected an object, got null"},
-        ErrorCase{"MatchExpressions",
-                  R"({"spec": {"affinity": {"nodeAffinity":
-                       {"requiredDuringSchedulingIgnoredDuringExecution":
-                         {"nodeSelectorTerms": [{"matchExpressions": {"key": "a"}}]}}}}})",
-                  "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
-                  "nodeSelectorTerms[0].matchExpressions: expected an array, got object"},
+        ErrorCase{"RequiredAffinity", WithRequiredAffinity("[{}]"),
+                  RequiredAffinityPath(": expected an object, got array")},
+        ErrorCase{"Terms", WithRequiredAffinity(R"({"nodeSelectorTerms": {}})"),
+                  RequiredAffinityPath(".nodeSelectorTerms: expected an array, got object")},
+        ErrorCase{"Term", WithRequiredAffinity(R"({"nodeSelectorTerms": [{}, null]})"),
+                  RequiredAffinityPath(".nodeSelectorTerms[1]: expected an object, got null")},
+        ErrorCase{
+            "MatchExpressions",
+            WithRequiredAffinity(R"({"nodeSelectorTerms": [{"matchExpressions": {"key": "a"}}]})"),
+            RequiredAffinityPath(
+                ".nodeSelectorTerms[0].matchExpressions: expected an array, got object")},
         ErrorCase{"RequirementOperator",
-                  R"({"spec": {"affinity": {"nodeAffinity":
-                       {"requiredDuringSchedulingIgnoredDuringExecution":
-                         {"nodeSelectorTerms": [{"matchExpressions":
-                           [{"key": "a", "operator": 1}]}]}}}}})",
-                  "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
-                  "nodeSelectorTerms[0].matchExpressions[0].operator: expected a string, got "
-                  "number"},
+                  WithRequiredAffinity(R"({"nodeSelectorTerms": [{"matchExpressions":
+                                            [{"key": "a", "operator": 1}]}]})"),
+                  RequiredAffinityPath(".nodeSelectorTerms[0].matchExpressions[0].operator: "
+                                       "expected a string, got number")},
         ErrorCase{"RequirementValues",
-                  R"({"spec": {"affinity": {"nodeAffinity":
-                       {"requiredDuringSchedulingIgnoredDuringExecution":
-                         {"nodeSelectorTerms": [{"matchFields":
-                           [{"key": "metadata.name", "operator": "In", "values": "n1"}]}]}}}}})",
-                  "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
-                  "nodeSelectorTerms[0].matchFields[0].values: expected an array, got string"},
+                  WithRequiredAffinity(R"({"nodeSelectorTerms": [{"matchFields":
+                      [{"key": "metadata.name", "operator": "In", "values": "n1"}]}]})"),
+                  RequiredAffinityPath(".nodeSelectorTerms[0].matchFields[0].values: expected an "
+                                       "array, got string")},
         ErrorCase{"RequirementValue",
-                  R"({"spec": {"affinity": {"nodeAffinity":
-                       {"requiredDuringSchedulingIgnoredDuringExecution":
-                         {"nodeSelectorTerms": [{}, {"matchExpressions":
-                           [{"key": "gpus", "operator": "Gt", "values": [4]}]}]}}}}})",
-                  "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
-                  "nodeSelectorTerms[1].matchExpressions[0].values[0]: expected a string, got "
-                  "number"},
+                  WithRequiredAffinity(R"({"nodeSelectorTerms": [{}, {"matchExpressions":
+                      [{"key": "gpus", "operator": "Gt", "values": [4]}]}]})"),
+                  RequiredAffinityPath(".nodeSelectorTerms[1].matchExpressions[0].values[0]: "
+                                       "expected a string, got number")},
         ErrorCase{"Phase", R"({"status": {"phase": 3}})",
                   "status.phase: expected a string, got number"},
         ErrorCase{"StartTime", R"({"status": {"startTime": "2026-02-30T00:00:00Z"}})",
