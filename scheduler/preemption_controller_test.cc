@@ -93,6 +93,32 @@ class ControllerTest : public ::testing::Test {
     informer_->OnNodeUpsert(node);
     nodes_.push_back(name);
   }
+  // Two 8-GPU nodes; four 4-GPU pods of team-a, a minute apart: a-0 and a-1 on p5-0, a-2 and
+  // a-3 on p5-1.
+  void FourBorrowedPods() {
+    AddNodes(2, 8);
+    for (int i = 0; i < 4; ++i) {
+      Submit("a-" + std::to_string(i), "team-a", 4, 10);
+      ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
+      clock_.Advance(kMinute);
+    }
+  }
+  // GPU nodes tainted as in production: p5-0 nvidia.com/gpu=present:NoSchedule, p5-1 reserved
+  // (dedicated=team-x:NoSchedule). Four 4-GPU pods of team-a that tolerate everything, a minute
+  // apart, fill both: a-0 and a-1 on p5-0, the more recent a-2 and a-3 on p5-1.
+  void TaintedNodesFilledByTeamA() {
+    AddNode("p5-0", 8,
+            NodeBuilder("").Taint("nvidia.com/gpu", "present", TaintEffect::kNoSchedule));
+    AddNode("p5-1", 8, NodeBuilder("").Taint("dedicated", "team-x", TaintEffect::kNoSchedule));
+    for (int i = 0; i < 4; ++i) {
+      Submit("a-" + std::to_string(i), "team-a", 4, 10,
+             PodBuilder("").Toleration("", TolerationOperator::kExists));
+      ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
+      clock_.Advance(kMinute);
+    }
+    ASSERT_EQ(pods_["uid-a-1"].node_name, "p5-0");
+    ASSERT_EQ(pods_["uid-a-2"].node_name, "p5-1");
+  }
   // The extender's filter over the nodes kube-scheduler's own filters leave: those whose taints
   // the pod tolerates and whose labels its nodeSelector and required affinity match.
   FilterResult Filter(const Pod& pod, FilterArgs* args) {
@@ -356,20 +382,8 @@ TEST_F(ControllerTest, AGangIsEvictedWhole) {
 }
 
 TEST_F(ControllerTest, NoEvictionForAPreemptorNoNodeAccepts) {
-  // GPU nodes tainted as in production: p5-0 nvidia.com/gpu=present:NoSchedule, p5-1 reserved
-  // (dedicated=team-x:NoSchedule). team-a's pods tolerate everything and fill both, borrowing 8:
-  // a-0 and a-1 on p5-0, the more recent a-2 and a-3 on p5-1.
   Start(TwoTeams());
-  AddNode("p5-0", 8, NodeBuilder("").Taint("nvidia.com/gpu", "present", TaintEffect::kNoSchedule));
-  AddNode("p5-1", 8, NodeBuilder("").Taint("dedicated", "team-x", TaintEffect::kNoSchedule));
-  for (int i = 0; i < 4; ++i) {
-    Submit("a-" + std::to_string(i), "team-a", 4, 10,
-           PodBuilder("").Toleration("", TolerationOperator::kExists));
-    ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
-    clock_.Advance(kMinute);
-  }
-  ASSERT_EQ(pods_["uid-a-0"].node_name, "p5-0");
-  ASSERT_EQ(pods_["uid-a-3"].node_name, "p5-1");
+  TaintedNodesFilledByTeamA();  // team-a borrows 8
 
   // b-0 tolerates neither taint: reclaiming team-a's lent GPUs would be for nothing.
   Submit("b-0", "team-b", 8, 100);
@@ -415,12 +429,7 @@ TEST_F(ControllerTest, NoEvictionForAPreemptorNoNodeAccepts) {
 
 TEST_F(ControllerTest, APinnedPreemptorReclaimsOnItsNode) {
   Start(TwoTeams());
-  AddNodes(2, 8);
-  for (int i = 0; i < 4; ++i) {
-    Submit("a-" + std::to_string(i), "team-a", 4, 10);
-    ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
-    clock_.Advance(kMinute);
-  }
+  FourBorrowedPods();
   // Unpinned, a-3 (on p5-1) would go; pinned to p5-0 by its required affinity, a-1 goes.
   Submit("b-0", "team-b", 4, 100, PodBuilder("").PinnedTo({"p5-0"}));
   controller_->RunOnce();
@@ -439,14 +448,6 @@ class PdbControllerTest : public ControllerTest {
     informer_ = controller_->observer();
   }
   const FakeKubeActions& fake() const override { return kube_pdb_.fake; }
-  void FourBorrowedPods() {
-    AddNodes(2, 8);
-    for (int i = 0; i < 4; ++i) {
-      Submit("a-" + std::to_string(i), "team-a", 4, 10);
-      ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
-      clock_.Advance(kMinute);
-    }
-  }
   PdbKube kube_pdb_;
 };
 
@@ -479,14 +480,7 @@ TEST_F(PdbControllerTest, ChoosingAgainAfterARefusalStaysOnNodesThePodAccepts) {
             .Team("team-b", "c")
             .Quota(kP5, kGpu, 12)
             .Build());
-  AddNode("p5-0", 8, NodeBuilder("").Taint("nvidia.com/gpu", "present", TaintEffect::kNoSchedule));
-  AddNode("p5-1", 8, NodeBuilder("").Taint("dedicated", "team-x", TaintEffect::kNoSchedule));
-  for (int i = 0; i < 4; ++i) {
-    Submit("a-" + std::to_string(i), "team-a", 4, 10,
-           PodBuilder("").Toleration("", TolerationOperator::kExists));
-    ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
-    clock_.Advance(kMinute);
-  }
+  TaintedNodesFilledByTeamA();
   // b-0 may only use p5-0. A budget protects a-1: choosing again, team-a's pods on p5-1 would
   // free quota but no room b-0 can use — so nothing else goes, a-0 included.
   kube_pdb_.protected_uids = {"uid-a-1"};

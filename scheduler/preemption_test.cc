@@ -103,6 +103,9 @@ class SelectTest : public ::testing::Test {
     return selector_.Select(in);
   }
   Selection Select(const Preemptor& p, const Pod& constraints) { return Select(p, &constraints); }
+  // Two teams of nominal 8; team-a borrows 8 (16 of nominal 8): its oldest pods a0 and a1 fill
+  // n1, its most recent a2 and a3 fill n0, tainted nvidia.com/gpu=present:NoSchedule.
+  void BorrowedPodsOnATaintedAndAPlainNode();
   // "name:Reason" per victim, in the order chosen.
   std::vector<std::string> Victims(const Selection& s) const {
     std::vector<std::string> out;
@@ -459,6 +462,16 @@ PodBuilder GpuTolerating() {
   return PodBuilder("").Toleration("nvidia.com/gpu", TolerationOperator::kExists);
 }
 
+void SelectTest::BorrowedPodsOnATaintedAndAPlainNode() {
+  SetPolicy(TwoTeams());
+  AddNode("n0", 8, GpuTainted());
+  AddNode("n1", 8);
+  Running("a0", "team-a", 4, "n1", 0, 40);
+  Running("a1", "team-a", 4, "n1", 0, 30);
+  Running("a2", "team-a", 4, "n0", 0, 20);
+  Running("a3", "team-a", 4, "n0", 0, 10);
+}
+
 TEST_F(SelectTest, TheOnlyNodeWithVictimsCarriesAnUntoleratedTaint) {
   // team-a borrows everything it runs: a0 and a1 fill n0, which is tainted. n1 is full with
   // team-c's pod, within its nominal: nobody may take it for another team.
@@ -508,14 +521,8 @@ TEST_F(SelectTest, TheOnlyNodeWithVictimsCarriesAnUntoleratedTaint) {
 }
 
 TEST_F(SelectTest, AnUntoleratedTaintSendsTheVictimsToAnotherNode) {
-  // team-a borrows 8. b0 needs 4: the least deep set is a3 alone on n0; on n1 it is a1.
-  SetPolicy(TwoTeams());
-  AddNode("n0", 8, GpuTainted());
-  AddNode("n1", 8);
-  Running("a0", "team-a", 4, "n1", 0, 40);
-  Running("a1", "team-a", 4, "n1", 0, 30);
-  Running("a2", "team-a", 4, "n0", 0, 20);
-  Running("a3", "team-a", 4, "n0", 0, 10);
+  // b0 needs 4: the least deep set is a3 alone on n0; on n1 it is a1.
+  BorrowedPodsOnATaintedAndAPlainNode();
   const Preemptor b0 = Pending("b0", "team-b", 4, 100);
 
   Selection tolerated = Select(b0, GpuTolerating().Build());
@@ -534,16 +541,10 @@ TEST_F(SelectTest, AnUntoleratedTaintSendsTheVictimsToAnotherNode) {
 }
 
 TEST_F(SelectTest, ThePodsOnTheOneNodeItMayUseGoEvenWhenMoreRecentOnesRunElsewhere) {
-  // team-a borrows 8 (16 of nominal 8). Its most recent pods fill tainted n0; b0 may only use
-  // n1. Taking the preferred a3 and a2 first would put team-a back at its nominal and leave n1
-  // full; walking n1 room first, a1 and a0 go — each while team-a is still above its nominal.
-  SetPolicy(TwoTeams());
-  AddNode("n0", 8, GpuTainted());
-  AddNode("n1", 8);
-  Running("a0", "team-a", 4, "n1", 0, 40);
-  Running("a1", "team-a", 4, "n1", 0, 30);
-  Running("a2", "team-a", 4, "n0", 0, 20);
-  Running("a3", "team-a", 4, "n0", 0, 10);
+  // b0 needs 8 and may only use n1. Taking the preferred a3 and a2 first would put team-a back
+  // at its nominal and leave n1 full; walking n1 room first, a1 and a0 go — each while team-a is
+  // still above its nominal.
+  BorrowedPodsOnATaintedAndAPlainNode();
   Selection s = Select(Pending("b0", "team-b", 8, 100), PodBuilder("b0").Build());
   ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
   EXPECT_EQ(s.node, "n1");
