@@ -889,25 +889,26 @@ Selection VictimSelector::Select(const SelectionInput& in) {
   int best_node = -1;
   uint32_t best_depth = std::numeric_limits<uint32_t>::max();
   size_t refused = 0;  // schedulable nodes the pod may not go to
-  for (uint32_t n = 0; n < node_count; ++n) {
+  for (uint32_t n = 0; n < node_count; ++n)
     refused += in.nodes->nodes[n].schedulable && !Usable(in, n);
-    if (!Usable(in, n) || !Room(reach[n])) continue;
-    work_.Rollback(base_mark_);
-    // Quota first, in preference order; when that spends the allowance on units elsewhere and
-    // leaves none that may free this node, room first.
-    if (!Walk(in, prow, static_cast<int>(n), best_depth, /*room_first=*/false, &taken)) {
+  // Quota first, in preference order, on every node; if that frees none (it spent what the
+  // victims' teams may lose on units elsewhere), every node again room first.
+  for (const bool room_first : {false, true}) {
+    if (best_node >= 0) break;
+    for (uint32_t n = 0; n < node_count; ++n) {
+      if (!Usable(in, n) || !Room(reach[n])) continue;
       work_.Rollback(base_mark_);
-      if (!Walk(in, prow, static_cast<int>(n), best_depth, /*room_first=*/true, &taken)) continue;
-    }
-    Minimize(in, prow, static_cast<int>(n), &taken);
-    uint32_t depth = 0;
-    for (const Taken& t : taken) depth = std::max(depth, t.pos);
-    const bool better =
-        best_node < 0 || depth < best_depth || (depth == best_depth && taken.size() < best.size());
-    if (better) {
-      best = taken;
-      best_node = static_cast<int>(n);
-      best_depth = depth;
+      if (!Walk(in, prow, static_cast<int>(n), best_depth, room_first, &taken)) continue;
+      Minimize(in, prow, static_cast<int>(n), &taken);
+      uint32_t depth = 0;
+      for (const Taken& t : taken) depth = std::max(depth, t.pos);
+      const bool better = best_node < 0 || depth < best_depth ||
+                          (depth == best_depth && taken.size() < best.size());
+      if (better) {
+        best = taken;
+        best_node = static_cast<int>(n);
+        best_depth = depth;
+      }
     }
   }
   if (best_node < 0) {

@@ -35,20 +35,21 @@
 //     constraints — SelectionInput::eligible, placement.h): walk the order, taking a unit when the
 //     rule allows it (judged against the state with the units taken so far) and it helps — it
 //     frees quota the pod still lacks, wherever the unit runs, or room on that node once the
-//     quota is there — until the pod fits (quota AND that node has room). When that walk fails
-//     (typically: the most preferred borrowers run elsewhere, and once they are taken the
-//     victims' team is back at its nominal), walk again room first: the units on the node, in
-//     order, then whatever quota still lacks. Then drop, in reverse, every unit the pod does not
-//     need. A node the pod may not use is never a target, so no set is chosen that frees room
-//     only where the pod cannot go.
+//     quota is there — until the pod fits (quota AND that node has room); then drop, in reverse,
+//     every unit the pod does not need. When no node can be freed so (typically: the most
+//     preferred borrowers run elsewhere, and once they are taken the victims' team is back at
+//     its nominal), walk every node again room first: the units on the node, in order, then
+//     whatever quota still lacks. A node the pod may not use is never a target, so no set is
+//     chosen that frees room only where the pod cannot go.
 //  5. Of the nodes' sets, keep the one reaching least deep into the order, then the smallest,
 //     then the first node by name: victims concentrated where the pod will run, never a scatter
 //     that frees quota but no node.
 //
 // Thread-safety: value types; a VictimSelector keeps scratch buffers and is not shared between
-// threads (one per caller). Costs: O(nodes × units) fit checks per decision (at most two walks
-// per node), each a few integer compares per resource; buffers are reused across calls. Placement
-// is judged by the caller, once per preemptor and flavor, never per fit check.
+// threads (one per caller). Costs: O(nodes × units) fit checks per decision (a second walk per
+// node only when the first frees none), each a few integer compares per resource; buffers are
+// reused across calls. Placement is judged by the caller, once per preemptor and flavor, never
+// per fit check.
 
 #include <array>
 #include <cstdint>
