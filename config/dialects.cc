@@ -22,31 +22,6 @@ Origin OriginOf(const DocContext& ctx, std::string path, Mark mark) {
 
 Origin OriginOf(const ObjectReader& r) { return OriginOf(r.ctx(), r.path(), r.mark()); }
 
-bool IsDnsLabel(std::string_view name, size_t max_length) {
-  if (name.empty() || name.size() > max_length) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-    if (alnum) continue;
-    if (c == '-' && i != 0 && i + 1 != name.size()) continue;
-    return false;
-  }
-  return true;
-}
-
-bool IsDnsSubdomain(std::string_view name) {
-  if (name.empty() || name.size() > 253) return false;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = name.find('.', start);
-    const std::string_view label =
-        name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
-    if (!IsDnsLabel(label)) return false;
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
 std::optional<ComputeSpec> DecodeCompute(ObjectReader& r, const ComputeKeys& keys) {
   constexpr int64_t kMaxCount = 10000000;
   ComputeSpec spec;

@@ -35,10 +35,6 @@ void DecodeVolcano(ObjectReader& doc, std::string_view kind, ConfigSet* out);
 // Shared pieces.
 [[nodiscard]] Origin OriginOf(const DocContext& ctx, std::string path, Mark mark);
 [[nodiscard]] Origin OriginOf(const ObjectReader& r);
-// A DNS-1123 label ([a-z0-9]([-a-z0-9]*[a-z0-9])?, at most `max_length` characters).
-[[nodiscard]] bool IsDnsLabel(std::string_view name, size_t max_length = 63);
-// A DNS-1123 subdomain (labels joined by dots, at most 253 characters).
-[[nodiscard]] bool IsDnsSubdomain(std::string_view name);
 
 // The field names of a compute line in one dialect's spelling.
 struct ComputeKeys {

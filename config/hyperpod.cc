@@ -5,6 +5,7 @@
 // FairShareWeight 0, ActivationState Enabled, FairShare Enabled.
 
 #include "config/dialects.h"
+#include "scheduler/common/k8s_names.h"
 
 namespace taskgov::config {
 

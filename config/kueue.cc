@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "config/dialects.h"
+#include "scheduler/common/k8s_names.h"
 
 namespace taskgov::config {
 

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "config/dialects.h"
+#include "scheduler/common/k8s_names.h"
 
 namespace taskgov::config {
 

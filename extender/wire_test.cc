@@ -62,6 +62,41 @@ TEST(DecodeFilterRequestTest, NodesModeKeepsRawNodes) {
   EXPECT_EQ(r.raw_nodes[1], kNode2);
 }
 
+TEST(DecodeFilterRequestTest, PodPlacementThroughTheSharedDecoder) {
+  // The webhook's pod goes through scheduler/kube_json.h like the informer's: tolerations and
+  // required node affinity arrive; preferred affinity and pod affinity are skipped.
+  const std::string pod =
+      R"({"metadata":{"name":"w-1","namespace":"team-a","uid":"u-2"},"spec":{)"
+      R"("nodeSelector":{"node.kubernetes.io/instance-type":"ml.p5.48xlarge"},)"
+      R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}],)"
+      R"("affinity":{"podAffinity":{"x":1},"nodeAffinity":{)"
+      R"("preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1}],)"
+      R"("requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[)"
+      R"({"matchFields":[{"key":"metadata.name","operator":"In","values":["n1"]}]}]}}}}})";
+  FilterRequest r = MustDecodeFilter(R"({"Pod":)" + pod + R"(,"NodeNames":["n1"]})");
+  const scheduler::Pod& p = r.args.pod;
+  EXPECT_EQ(p.node_selector.at("node.kubernetes.io/instance-type"), "ml.p5.48xlarge");
+  ASSERT_NE(p.placement, nullptr);
+  ASSERT_EQ(p.placement->tolerations.size(), 1u);
+  EXPECT_EQ(p.placement->tolerations[0].key, "nvidia.com/gpu");
+  EXPECT_EQ(p.placement->tolerations[0].op, scheduler::TolerationOperator::kExists);
+  EXPECT_EQ(p.placement->tolerations[0].effect, scheduler::TaintEffect::kNoSchedule);
+  ASSERT_TRUE(p.placement->required_node_affinity.has_value());
+  ASSERT_EQ(p.placement->required_node_affinity->size(), 1u);
+  const auto& fields = p.placement->required_node_affinity->at(0).match_fields;
+  ASSERT_EQ(fields.size(), 1u);
+  EXPECT_EQ(fields[0].values, std::vector<std::string>{"n1"});
+
+  // A wrong type inside is malformed, with its path.
+  FilterRequest bad;
+  DecodeStatus s = DecodeFilterRequest(
+      R"({"Pod":{"spec":{"tolerations":[{"effect":1}]}},"NodeNames":["n1"]})", &bad);
+  EXPECT_EQ(s.failure, DecodeFailure::kMalformed);
+  EXPECT_NE(s.message.find("spec.tolerations[0].effect: expected a string, got number"),
+            std::string::npos)
+      << s.message;
+}
+
 TEST(DecodeFilterRequestTest, KeysMatchLikeGo) {
   // ≥ 1.18 capitalised, ≤ 1.17 lower-case, and any other folding Go accepts.
   for (const char* pod_key : {"Pod", "pod", "POD", "pOd"}) {

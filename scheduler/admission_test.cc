@@ -627,6 +627,49 @@ TEST_F(AdmissionTest, InformerEventsKeepUsageExact) {
   EXPECT_EQ(Usage("team-a"), 0);
 }
 
+TEST_F(AdmissionTest, NodeViewsCarryPlacementAndPendingPodsTheirConstraints) {
+  Start(TwoTeams());
+  cluster_->OnNodeUpsert(NodeBuilder("p5-0")
+                             .InstanceType(kP5)
+                             .Label("zone", "a")
+                             .Taint("nvidia.com/gpu", "present", TaintEffect::kNoSchedule)
+                             .Taint("spot", "", TaintEffect::kPreferNoSchedule)
+                             .Allocatable(kGpu, "8"));
+  const NodeView view = cluster_->ViewNode("p5-0");
+  ASSERT_NE(view.placement, nullptr);
+  EXPECT_EQ(view.placement->name, "p5-0");
+  EXPECT_EQ(view.placement->labels.at("zone"), "a");
+  ASSERT_EQ(view.placement->taints.size(), 1u);  // PreferNoSchedule keeps no pod off
+  EXPECT_EQ(FormatTaint(view.placement->taints[0]), "nvidia.com/gpu=present:NoSchedule");
+  EXPECT_EQ(cluster_->ViewNode("unknown").placement, nullptr);
+  auto of_flavor = cluster_->NodesOfFlavor(FlavorNames().Intern(kP5));
+  ASSERT_EQ(of_flavor.size(), 1u);
+  EXPECT_EQ(of_flavor[0].second.placement.get(), view.placement.get());  // shared, not copied
+  // A new version of the node replaces its placement facts.
+  cluster_->OnNodeUpsert(NodeBuilder("p5-0").InstanceType(kP5).Allocatable(kGpu, "8"));
+  EXPECT_TRUE(cluster_->ViewNode("p5-0").placement->taints.empty());
+  EXPECT_FALSE(cluster_->ViewNode("p5-0").placement->labels.count("zone"));
+
+  // A pending pod's record carries its constraints, from the informer and from a filter call.
+  Pod pod = PodBuilder("w-0")
+                .Namespace("ns-team-a")
+                .Gpus(16)
+                .NodeSelector("zone", "a")
+                .Toleration("nvidia.com/gpu", TolerationOperator::kExists)
+                .PinnedTo({"p5-0"});
+  cluster_->OnPodUpsert(pod);
+  std::optional<PendingPod> head = cluster_->PendingHead(TeamNames().Intern("team-a"), true);
+  ASSERT_TRUE(head.has_value());
+  EXPECT_EQ(head->node_selector, pod.node_selector);
+  EXPECT_EQ(head->placement.get(), pod.placement.get());
+  Pod other =
+      PodBuilder("w-1").Namespace("ns-team-b").Gpus(16).Toleration("", TolerationOperator::kExists);
+  EXPECT_FALSE(Admitted(other));  // refused: noted pending by the filter
+  std::optional<PendingPod> b = cluster_->PendingHead(TeamNames().Intern("team-b"), true);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->placement.get(), other.placement.get());
+}
+
 TEST_F(AdmissionTest, ReloadHalvingAQuotaTouchesNoRunningPod) {
   Start(TwoTeams(/*a_borrow=*/0));
   AddNodes("p5", kP5, 1, 8);

@@ -29,7 +29,7 @@ IdAmounts ToIdAmounts(const ResourceList& list) {
 }
 
 void ClusterState::SyncIds(NodeRecord& record) {
-  record.allocatable_ids = ToIdAmounts(record.node.allocatable);
+  record.allocatable_ids = ToIdAmounts(record.allocatable);
   record.used_ids = ToIdAmounts(record.used);
 }
 
@@ -40,7 +40,7 @@ void ClusterState::SetPolicy(PolicyPtr policy) {
   std::unique_lock lock(mu_);
   policy_ = std::move(policy);
   for (auto& [name, record] : nodes_) {
-    const std::string flavor = policy_->FlavorOfNode(record.node.labels);
+    const std::string flavor = policy_->FlavorOfNode(record.placement->labels);
     record.flavor = flavor.empty() ? kNoNode : FlavorNames().Intern(flavor);
   }
   // Pending pods may belong to other teams now.
@@ -165,6 +165,7 @@ void ClusterState::OnPodUpsert(const Pod& pod) {
     pending.created_ms = pod.creation_unix_ms;
     pending.request = record.request;
     pending.node_selector = pod.node_selector;
+    pending.placement = pod.placement;
     AddPending(pending, /*from_informer=*/true);
   } else {
     RemovePending(pod.uid);
@@ -188,7 +189,9 @@ void ClusterState::OnPodDelete(const Pod& last_known) {
 void ClusterState::OnNodeUpsert(const Node& node) {
   std::unique_lock lock(mu_);
   NodeRecord& record = nodes_[node.name];
-  record.node = node;
+  record.placement = std::make_shared<const NodePlacement>(PlacementOf(node));
+  record.allocatable = node.allocatable;
+  record.schedulable = !node.unschedulable && node.ready;
   const std::string flavor = policy_->FlavorOfNode(node.labels);
   record.flavor = flavor.empty() ? kNoNode : FlavorNames().Intern(flavor);
   SyncIds(record);
@@ -271,7 +274,7 @@ void ClusterState::FitNodes(const std::vector<std::string>& names, const IdAmoun
     NodeFit& fit = (*out)[i];
     fit.known = true;
     fit.flavor = n.flavor;
-    fit.room = !n.node.unschedulable && n.node.ready;
+    fit.room = n.schedulable;
     for (const auto& [id, amount] : request) {
       if (!fit.room) break;
       const int64_t allocatable = AmountOf(n.allocatable_ids, id);
@@ -309,10 +312,11 @@ void ClusterState::ViewNodes(const std::vector<std::string>& names,
     NodeView& v = (*out)[i];
     v.known = true;
     v.flavor = it->second.flavor;
-    v.schedulable = !it->second.node.unschedulable && it->second.node.ready;
-    v.allocatable = it->second.node.allocatable;
+    v.schedulable = it->second.schedulable;
+    v.allocatable = it->second.allocatable;
     v.used = it->second.used;
     v.borrowing_pods = it->second.borrowing_pods;
+    v.placement = it->second.placement;
   }
 }
 
@@ -370,10 +374,11 @@ std::vector<std::pair<std::string, NodeView>> ClusterState::NodesOfFlavor(NameId
     NodeView v;
     v.known = true;
     v.flavor = record.flavor;
-    v.schedulable = !record.node.unschedulable && record.node.ready;
-    v.allocatable = record.node.allocatable;
+    v.schedulable = record.schedulable;
+    v.allocatable = record.allocatable;
     v.used = record.used;
     v.borrowing_pods = record.borrowing_pods;
+    v.placement = record.placement;
     out.emplace_back(name, std::move(v));
   }
   return out;
@@ -423,6 +428,7 @@ void ClusterState::NotePending(const Pod& pod, NameId team, int32_t priority,
   pending.created_ms = pod.creation_unix_ms;
   pending.request = request;
   pending.node_selector = pod.node_selector;
+  pending.placement = pod.placement;
   AddPending(pending, /*from_informer=*/false);
 }
 

@@ -4,7 +4,8 @@
 // ClusterObserver) and by the pods seen in filter calls.
 //
 //  * Nodes: flavor (from the policy), allocatable, what bound pods use, and how many of those
-//    pods borrow — the node cache the filter and prioritize verbs read (nodeCacheCapable).
+//    pods borrow — the node cache the filter and prioritize verbs read (nodeCacheCapable); and
+//    the labels and taints that decide which pods may go there (placement.h), for preemption.
 //  * Pods: every pod the informers report. Bound, non-terminal pods of a team are usage: they
 //    are confirmed in the QuotaBook (charged if no assumed reservation exists); pods that end
 //    or are deleted are released. A pod bound to a node not seen yet is charged when the node
@@ -21,6 +22,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <shared_mutex>
@@ -30,6 +32,7 @@
 
 #include "scheduler/cluster_api.h"
 #include "scheduler/common/clock.h"
+#include "scheduler/placement.h"
 #include "scheduler/pod_identity.h"
 #include "scheduler/quota_book.h"
 
@@ -44,6 +47,9 @@ struct NodeView {
   ResourceList allocatable;
   ResourceList used;  // by bound, non-terminal pods
   int borrowing_pods = 0;
+  // Name, labels and the taints that keep pods off (placement.h); shared with the node's record,
+  // immutable. Null for an unknown node.
+  std::shared_ptr<const NodePlacement> placement;
 };
 
 // A compact resource list keyed by interned resource id (small; linear search).
@@ -76,6 +82,9 @@ struct PendingPod {
   int64_t created_ms = 0;
   ResourceList request;
   Labels node_selector;  // the flavors it can use: Policy::FlavorAllows
+  // Tolerations and required node affinity (null: none): with node_selector, the nodes it can
+  // use (placement.h). Shared with the pod's record.
+  std::shared_ptr<const PodPlacementSpec> placement;
 };
 
 enum class PodTransition {
@@ -167,7 +176,7 @@ class ClusterState final : public ClusterObserver {
   // (for the preemption controller). `fn` must not call back into the ClusterState.
   void ForEachBoundPod(const std::function<void(const Pod& pod, NameId team,
                                                 const ResourceList& request)>& fn) const;
-  // The known nodes of a flavor with their views, in no particular order.
+  // The known nodes of a flavor with their views (placement included), in no particular order.
   [[nodiscard]] std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(NameId flavor) const;
 
  private:
@@ -180,10 +189,12 @@ class ClusterState final : public ClusterObserver {
     int64_t bound_ms = 0;  // when first counted on a node
   };
   struct NodeRecord {
-    Node node;
+    std::shared_ptr<const NodePlacement> placement;  // name, labels, taints that keep pods off
+    ResourceList allocatable;
+    bool schedulable = true;  // not cordoned, and Ready
     NameId flavor = kNoNode;
     ResourceList used;
-    IdAmounts allocatable_ids;  // node.allocatable, interned
+    IdAmounts allocatable_ids;  // allocatable, interned
     IdAmounts used_ids;         // `used`, interned
     int borrowing_pods = 0;
   };

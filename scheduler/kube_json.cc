@@ -89,6 +89,20 @@ Status GetArray(const Value& obj, std::string_view key, const std::string& path,
   return Status::Ok();
 }
 
+// An array member, each element read by `decode(element, its path, &(*out)[i])`.
+template <typename T, typename Decode>
+Status GetArrayOf(const Value& obj, std::string_view key, const std::string& path,
+                  std::vector<T>* out, Decode decode) {
+  const Value* list = nullptr;
+  TASKGOV_RETURN_IF_ERROR(GetArray(obj, key, path, &list));
+  if (list == nullptr) return Status::Ok();
+  out->resize(list->Size());
+  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+    TASKGOV_RETURN_IF_ERROR(decode((*list)[i], Indexed(Join(path, key), i), &(*out)[i]));
+  }
+  return Status::Ok();
+}
+
 Status GetTimestamp(const Value& obj, std::string_view key, const std::string& path,
                     std::optional<int64_t>* out) {
   const Value* v = Member(obj, key);
@@ -146,34 +160,106 @@ Status DecodeContainer(const Value& value, const std::string& path, Container* o
   return Status::Ok();
 }
 
-Status DecodeContainers(const Value& spec, std::string_view key, const std::string& path,
-                        std::vector<Container>* out) {
-  const Value* list = nullptr;
-  TASKGOV_RETURN_IF_ERROR(GetArray(spec, key, path, &list));
-  if (list == nullptr) return Status::Ok();
-  out->resize(list->Size());
-  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
-    TASKGOV_RETURN_IF_ERROR(DecodeContainer((*list)[i], Indexed(Join(path, key), i), &(*out)[i]));
-  }
+Status DecodeOwnerReference(const Value& ref, const std::string& path, OwnerReference* out) {
+  if (!ref.IsObject()) return TypeError(path, "an object", ref);
+  TASKGOV_RETURN_IF_ERROR(GetString(ref, "apiVersion", path, &out->api_version));
+  TASKGOV_RETURN_IF_ERROR(GetString(ref, "kind", path, &out->kind));
+  TASKGOV_RETURN_IF_ERROR(GetString(ref, "name", path, &out->name));
+  TASKGOV_RETURN_IF_ERROR(GetString(ref, "uid", path, &out->uid));
+  TASKGOV_RETURN_IF_ERROR(GetBool(ref, "controller", path, &out->controller));
   return Status::Ok();
 }
 
-Status DecodeOwnerReferences(const Value& metadata, std::vector<OwnerReference>* out) {
-  const Value* refs = nullptr;
-  TASKGOV_RETURN_IF_ERROR(GetArray(metadata, "ownerReferences", "metadata", &refs));
-  if (refs == nullptr) return Status::Ok();
-  out->resize(refs->Size());
-  for (rapidjson::SizeType i = 0; i < refs->Size(); ++i) {
-    const Value& ref = (*refs)[i];
-    const std::string path = Indexed("metadata.ownerReferences", i);
-    if (!ref.IsObject()) return TypeError(path, "an object", ref);
-    OwnerReference& o = (*out)[i];
-    TASKGOV_RETURN_IF_ERROR(GetString(ref, "apiVersion", path, &o.api_version));
-    TASKGOV_RETURN_IF_ERROR(GetString(ref, "kind", path, &o.kind));
-    TASKGOV_RETURN_IF_ERROR(GetString(ref, "name", path, &o.name));
-    TASKGOV_RETURN_IF_ERROR(GetString(ref, "uid", path, &o.uid));
-    TASKGOV_RETURN_IF_ERROR(GetBool(ref, "controller", path, &o.controller));
-  }
+// "" is kAll: in a toleration, every effect.
+TaintEffect ParseTaintEffect(std::string_view effect) {
+  if (effect.empty()) return TaintEffect::kAll;
+  if (effect == "NoSchedule") return TaintEffect::kNoSchedule;
+  if (effect == "PreferNoSchedule") return TaintEffect::kPreferNoSchedule;
+  if (effect == "NoExecute") return TaintEffect::kNoExecute;
+  return TaintEffect::kOther;
+}
+
+TolerationOperator ParseTolerationOperator(std::string_view op) {
+  if (op.empty() || op == "Equal") return TolerationOperator::kEqual;
+  if (op == "Exists") return TolerationOperator::kExists;
+  return TolerationOperator::kOther;
+}
+
+NodeSelectorOperator ParseNodeSelectorOperator(std::string_view op) {
+  if (op == "In") return NodeSelectorOperator::kIn;
+  if (op == "NotIn") return NodeSelectorOperator::kNotIn;
+  if (op == "Exists") return NodeSelectorOperator::kExists;
+  if (op == "DoesNotExist") return NodeSelectorOperator::kDoesNotExist;
+  if (op == "Gt") return NodeSelectorOperator::kGt;
+  if (op == "Lt") return NodeSelectorOperator::kLt;
+  return NodeSelectorOperator::kOther;
+}
+
+Status DecodeToleration(const Value& t, const std::string& path, Toleration* out) {
+  if (!t.IsObject()) return TypeError(path, "an object", t);
+  std::string op, effect;
+  TASKGOV_RETURN_IF_ERROR(GetString(t, "key", path, &out->key));
+  TASKGOV_RETURN_IF_ERROR(GetString(t, "operator", path, &op));
+  TASKGOV_RETURN_IF_ERROR(GetString(t, "value", path, &out->value));
+  TASKGOV_RETURN_IF_ERROR(GetString(t, "effect", path, &effect));
+  out->op = ParseTolerationOperator(op);
+  out->effect = ParseTaintEffect(effect);
+  return Status::Ok();
+}
+
+// An element of a []string; null is the empty string (Go's zero value).
+Status DecodeStringElement(const Value& v, const std::string& path, std::string* out) {
+  if (v.IsNull()) return Status::Ok();
+  if (!v.IsString()) return TypeError(path, "a string", v);
+  out->assign(v.GetString(), v.GetStringLength());
+  return Status::Ok();
+}
+
+// An element of a term's matchExpressions or matchFields.
+Status DecodeRequirement(const Value& r, const std::string& path, NodeSelectorRequirement* out) {
+  if (!r.IsObject()) return TypeError(path, "an object", r);
+  std::string op;
+  TASKGOV_RETURN_IF_ERROR(GetString(r, "key", path, &out->key));
+  TASKGOV_RETURN_IF_ERROR(GetString(r, "operator", path, &op));
+  TASKGOV_RETURN_IF_ERROR(GetArrayOf(r, "values", path, &out->values, DecodeStringElement));
+  out->op = ParseNodeSelectorOperator(op);
+  return Status::Ok();
+}
+
+Status DecodeTerm(const Value& term, const std::string& path, NodeSelectorTerm* out) {
+  if (!term.IsObject()) return TypeError(path, "an object", term);
+  TASKGOV_RETURN_IF_ERROR(
+      GetArrayOf(term, "matchExpressions", path, &out->match_expressions, DecodeRequirement));
+  return GetArrayOf(term, "matchFields", path, &out->match_fields, DecodeRequirement);
+}
+
+// spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.
+Status DecodeRequiredNodeAffinity(const Value& spec,
+                                  std::optional<std::vector<NodeSelectorTerm>>* out) {
+  const Value* affinity = nullptr;
+  TASKGOV_RETURN_IF_ERROR(GetObject(spec, "affinity", "spec", &affinity));
+  if (affinity == nullptr) return Status::Ok();
+  const Value* node_affinity = nullptr;
+  TASKGOV_RETURN_IF_ERROR(GetObject(*affinity, "nodeAffinity", "spec.affinity", &node_affinity));
+  if (node_affinity == nullptr) return Status::Ok();
+  const std::string npath = "spec.affinity.nodeAffinity";
+  const Value* required = nullptr;
+  TASKGOV_RETURN_IF_ERROR(GetObject(
+      *node_affinity, "requiredDuringSchedulingIgnoredDuringExecution", npath, &required));
+  if (required == nullptr) return Status::Ok();
+  return GetArrayOf(*required, "nodeSelectorTerms",
+                    Join(npath, "requiredDuringSchedulingIgnoredDuringExecution"), &out->emplace(),
+                    DecodeTerm);
+}
+
+Status DecodeTaint(const Value& t, const std::string& path, Taint* out) {
+  if (!t.IsObject()) return TypeError(path, "an object", t);
+  std::string effect;
+  TASKGOV_RETURN_IF_ERROR(GetString(t, "key", path, &out->key));
+  TASKGOV_RETURN_IF_ERROR(GetString(t, "value", path, &out->value));
+  TASKGOV_RETURN_IF_ERROR(GetString(t, "effect", path, &effect));
+  // A taint without an effect is invalid, and keeps no pod off the node.
+  out->effect = effect.empty() ? TaintEffect::kOther : ParseTaintEffect(effect);
   return Status::Ok();
 }
 
@@ -238,7 +324,8 @@ Result<Pod> DecodePod(const Value& value) {
     pod.creation_unix_ms = created.value_or(0);
     TASKGOV_RETURN_IF_ERROR(GetTimestamp(m, "deletionTimestamp", path, &pod.deletion_unix_ms));
     TASKGOV_RETURN_IF_ERROR(GetString(m, "resourceVersion", path, &pod.resource_version));
-    TASKGOV_RETURN_IF_ERROR(DecodeOwnerReferences(m, &pod.owner_references));
+    TASKGOV_RETURN_IF_ERROR(
+        GetArrayOf(m, "ownerReferences", path, &pod.owner_references, DecodeOwnerReference));
   }
   const Value* spec = nullptr;
   TASKGOV_RETURN_IF_ERROR(GetObject(value, "spec", "", &spec));
@@ -248,13 +335,21 @@ Result<Pod> DecodePod(const Value& value) {
     TASKGOV_RETURN_IF_ERROR(GetString(s, "schedulerName", path, &pod.scheduler_name));
     TASKGOV_RETURN_IF_ERROR(GetString(s, "nodeName", path, &pod.node_name));
     TASKGOV_RETURN_IF_ERROR(GetStringMap(s, "nodeSelector", path, &pod.node_selector));
+    PodPlacementSpec placement;
+    TASKGOV_RETURN_IF_ERROR(
+        GetArrayOf(s, "tolerations", path, &placement.tolerations, DecodeToleration));
+    TASKGOV_RETURN_IF_ERROR(DecodeRequiredNodeAffinity(s, &placement.required_node_affinity));
+    if (!placement.tolerations.empty() || placement.required_node_affinity.has_value()) {
+      pod.placement = std::make_shared<const PodPlacementSpec>(std::move(placement));
+    }
     if (const Value* p = Member(s, "priority"); p != nullptr) {
       if (!p->IsInt()) return TypeError("spec.priority", "a 32-bit integer", *p);
       pod.priority = p->GetInt();
     }
     TASKGOV_RETURN_IF_ERROR(GetString(s, "priorityClassName", path, &pod.priority_class_name));
-    TASKGOV_RETURN_IF_ERROR(DecodeContainers(s, "containers", path, &pod.containers));
-    TASKGOV_RETURN_IF_ERROR(DecodeContainers(s, "initContainers", path, &pod.init_containers));
+    TASKGOV_RETURN_IF_ERROR(GetArrayOf(s, "containers", path, &pod.containers, DecodeContainer));
+    TASKGOV_RETURN_IF_ERROR(
+        GetArrayOf(s, "initContainers", path, &pod.init_containers, DecodeContainer));
     TASKGOV_RETURN_IF_ERROR(GetResourceList(s, "overhead", path, &pod.overhead));
     const Value* resources = nullptr;
     TASKGOV_RETURN_IF_ERROR(GetObject(s, "resources", path, &resources));
@@ -296,19 +391,7 @@ Result<Node> DecodeNode(const Value& value) {
   TASKGOV_RETURN_IF_ERROR(GetObject(value, "spec", "", &spec));
   if (spec != nullptr) {
     TASKGOV_RETURN_IF_ERROR(GetBool(*spec, "unschedulable", "spec", &node.unschedulable));
-    const Value* taints = nullptr;
-    TASKGOV_RETURN_IF_ERROR(GetArray(*spec, "taints", "spec", &taints));
-    if (taints != nullptr) {
-      node.taints.resize(taints->Size());
-      for (rapidjson::SizeType i = 0; i < taints->Size(); ++i) {
-        const Value& t = (*taints)[i];
-        const std::string path = Indexed("spec.taints", i);
-        if (!t.IsObject()) return TypeError(path, "an object", t);
-        TASKGOV_RETURN_IF_ERROR(GetString(t, "key", path, &node.taints[i].key));
-        TASKGOV_RETURN_IF_ERROR(GetString(t, "value", path, &node.taints[i].value));
-        TASKGOV_RETURN_IF_ERROR(GetString(t, "effect", path, &node.taints[i].effect));
-      }
-    }
+    TASKGOV_RETURN_IF_ERROR(GetArrayOf(*spec, "taints", "spec", &node.taints, DecodeTaint));
   }
   const Value* status = nullptr;
   TASKGOV_RETURN_IF_ERROR(GetObject(value, "status", "", &status));
@@ -351,17 +434,22 @@ const FieldSelector& PodFieldSelector() {
                          {"resourceVersion", KeepAll()},
                          {"ownerReferences", KeepAll()},
                      })},
-        {"spec", Select({
-                     {"schedulerName", KeepAll()},
-                     {"nodeName", KeepAll()},
-                     {"nodeSelector", KeepAll()},
-                     {"priority", KeepAll()},
-                     {"priorityClassName", KeepAll()},
-                     {"containers", container},
-                     {"initContainers", container},
-                     {"overhead", KeepAll()},
-                     {"resources", KeepAll()},
-                 })},
+        {"spec",
+         Select({
+             {"schedulerName", KeepAll()},
+             {"nodeName", KeepAll()},
+             {"nodeSelector", KeepAll()},
+             {"tolerations", KeepAll()},
+             {"affinity",
+              Select({{"nodeAffinity",
+                       Select({{"requiredDuringSchedulingIgnoredDuringExecution", KeepAll()}})}})},
+             {"priority", KeepAll()},
+             {"priorityClassName", KeepAll()},
+             {"containers", container},
+             {"initContainers", container},
+             {"overhead", KeepAll()},
+             {"resources", KeepAll()},
+         })},
         {"status", Select({
                        {"phase", KeepAll()},
                        {"startTime", KeepAll()},

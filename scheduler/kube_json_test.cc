@@ -48,7 +48,26 @@ constexpr const char* kPod = R"({
       {"name": "logger", "resources": {"limits": {"cpu": "100m"}}}
     ],
     "overhead": {"cpu": "250m", "memory": "128Mi"},
-    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]
+    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"},
+                    {"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                     "effect": "NoExecute", "tolerationSeconds": 300},
+                    {"key": "dedicated", "value": "ml", "effect": "NoSchedule"}],
+    "affinity": {
+      "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+          {"matchExpressions": [
+             {"key": "node.kubernetes.io/instance-type", "operator": "In",
+              "values": ["ml.p5.48xlarge", "ml.p4d.24xlarge"]},
+             {"key": "gpu-count", "operator": "Gt", "values": ["4"]}]},
+          {"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["bad"]}]}
+        ]},
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+          {"weight": 1, "preference": {"matchExpressions": [
+             {"key": "zone", "operator": "In", "values": ["a"]}]}}]
+      },
+      "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": "kubernetes.io/hostname"}]}
+    }
   },
   "status": {"phase": "Running", "startTime": "2026-11-29T22:12:00Z",
              "conditions": [{"type": "Ready", "status": "True"}]}
@@ -110,6 +129,27 @@ std::string Describe(const Pod& p) {
   o << " overhead=" << p.overhead.ToString();
   o << " podreq=" << (p.pod_requests ? p.pod_requests->ToString() : "-");
   o << " podlim=" << (p.pod_limits ? p.pod_limits->ToString() : "-");
+  for (const auto& [k, v] : p.node_selector) o << " sel:" << k << "=" << v;
+  if (p.placement != nullptr) {
+    for (const Toleration& t : p.placement->tolerations) {
+      o << " tol:" << t.key << "," << static_cast<int>(t.op) << "," << t.value << ","
+        << static_cast<int>(t.effect);
+    }
+    if (p.placement->required_node_affinity) {
+      o << " affinity:";
+      for (const NodeSelectorTerm& term : *p.placement->required_node_affinity) {
+        for (const auto* list : {&term.match_expressions, &term.match_fields}) {
+          for (const NodeSelectorRequirement& r : *list) {
+            o << r.key << "," << static_cast<int>(r.op);
+            for (const std::string& v : r.values) o << "," << v;
+            o << ";";
+          }
+          o << "|";
+        }
+        o << "||";
+      }
+    }
+  }
   return o.str();
 }
 
@@ -143,6 +183,96 @@ TEST(DecodePodTest, ReadsEveryField) {
   EXPECT_EQ(p.containers[0].limits.Get("vpc.amazonaws.com/efa"), 4);  // unquoted integer
   EXPECT_EQ(p.overhead.Get("memory"), 128 << 20);
   EXPECT_FALSE(p.pod_requests.has_value());
+
+  ASSERT_NE(p.placement, nullptr);
+  const std::vector<Toleration>& tolerations = p.placement->tolerations;
+  ASSERT_EQ(tolerations.size(), 3u);
+  EXPECT_EQ(tolerations[0].key, "nvidia.com/gpu");
+  EXPECT_EQ(tolerations[0].op, TolerationOperator::kExists);
+  EXPECT_EQ(tolerations[0].effect, TaintEffect::kAll);
+  EXPECT_EQ(tolerations[1].key, "node.kubernetes.io/not-ready");
+  EXPECT_EQ(tolerations[1].effect, TaintEffect::kNoExecute);
+  EXPECT_EQ(tolerations[2].op, TolerationOperator::kEqual);  // absent operator: Equal
+  EXPECT_EQ(tolerations[2].value, "ml");
+  EXPECT_EQ(tolerations[2].effect, TaintEffect::kNoSchedule);
+  ASSERT_TRUE(p.placement->required_node_affinity.has_value());
+  const std::vector<NodeSelectorTerm>& terms = *p.placement->required_node_affinity;
+  ASSERT_EQ(terms.size(), 2u);
+  ASSERT_EQ(terms[0].match_expressions.size(), 2u);
+  EXPECT_TRUE(terms[0].match_fields.empty());
+  EXPECT_EQ(terms[0].match_expressions[0].key, "node.kubernetes.io/instance-type");
+  EXPECT_EQ(terms[0].match_expressions[0].op, NodeSelectorOperator::kIn);
+  EXPECT_EQ(terms[0].match_expressions[0].values,
+            (std::vector<std::string>{"ml.p5.48xlarge", "ml.p4d.24xlarge"}));
+  EXPECT_EQ(terms[0].match_expressions[1].op, NodeSelectorOperator::kGt);
+  EXPECT_EQ(terms[0].match_expressions[1].values, std::vector<std::string>{"4"});
+  EXPECT_TRUE(terms[1].match_expressions.empty());
+  ASSERT_EQ(terms[1].match_fields.size(), 1u);
+  EXPECT_EQ(terms[1].match_fields[0].key, "metadata.name");
+  EXPECT_EQ(terms[1].match_fields[0].op, NodeSelectorOperator::kNotIn);
+  EXPECT_EQ(terms[1].match_fields[0].values, std::vector<std::string>{"bad"});
+}
+
+TEST(DecodePodTest, PlacementOperatorsAndEffects) {
+  Pod p = MustDecodePod(R"({"spec": {
+      "tolerations": [
+        {"operator": "Exists"},
+        {"key": "k", "operator": "Equal", "value": "v", "effect": "PreferNoSchedule"},
+        {"key": "k", "operator": "Gt", "value": "3", "effect": "Sometimes"},
+        {"key": null, "operator": null, "value": null, "effect": null}],
+      "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+          {"key": "a", "operator": "NotIn", "values": ["x", null]},
+          {"key": "b", "operator": "Exists"},
+          {"key": "c", "operator": "DoesNotExist", "values": null},
+          {"key": "d", "operator": "Lt", "values": ["10"]},
+          {"key": "e", "operator": "in", "values": ["x"]},
+          {"key": "f"}]}]}}}}})");
+  ASSERT_NE(p.placement, nullptr);
+  const std::vector<Toleration>& t = p.placement->tolerations;
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t[0].key, "");
+  EXPECT_EQ(t[0].op, TolerationOperator::kExists);
+  EXPECT_EQ(t[0].effect, TaintEffect::kAll);
+  EXPECT_EQ(t[1].op, TolerationOperator::kEqual);
+  EXPECT_EQ(t[1].effect, TaintEffect::kPreferNoSchedule);
+  EXPECT_EQ(t[2].op, TolerationOperator::kOther);  // Gt: alpha, off by default
+  EXPECT_EQ(t[2].effect, TaintEffect::kOther);
+  EXPECT_EQ(t[3].op, TolerationOperator::kEqual);  // nulls: zero values
+  EXPECT_EQ(t[3].effect, TaintEffect::kAll);
+  ASSERT_TRUE(p.placement->required_node_affinity.has_value());
+  const std::vector<NodeSelectorRequirement>& r =
+      p.placement->required_node_affinity->at(0).match_expressions;
+  ASSERT_EQ(r.size(), 6u);
+  EXPECT_EQ(r[0].op, NodeSelectorOperator::kNotIn);
+  EXPECT_EQ(r[0].values, (std::vector<std::string>{"x", ""}));
+  EXPECT_EQ(r[1].op, NodeSelectorOperator::kExists);
+  EXPECT_EQ(r[2].op, NodeSelectorOperator::kDoesNotExist);
+  EXPECT_TRUE(r[2].values.empty());
+  EXPECT_EQ(r[3].op, NodeSelectorOperator::kLt);
+  EXPECT_EQ(r[4].op, NodeSelectorOperator::kOther);  // operators are case-sensitive
+  EXPECT_EQ(r[5].op, NodeSelectorOperator::kOther);  // no operator
+}
+
+TEST(DecodePodTest, PlacementIsNullWithoutTolerationsOrRequiredAffinity) {
+  EXPECT_EQ(MustDecodePod("{}").placement, nullptr);
+  EXPECT_EQ(MustDecodePod(R"({"spec": {"tolerations": [], "affinity": {}}})").placement, nullptr);
+  // Only preferred affinity: nothing is required.
+  EXPECT_EQ(MustDecodePod(R"({"spec": {"affinity": {"nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": null,
+                "preferredDuringSchedulingIgnoredDuringExecution": []}}}})")
+                .placement,
+            nullptr);
+  // A required selector without terms is kept: it matches no node.
+  Pod empty = MustDecodePod(R"({"spec": {"affinity": {"nodeAffinity": {
+      "requiredDuringSchedulingIgnoredDuringExecution": {}}}}})");
+  ASSERT_NE(empty.placement, nullptr);
+  ASSERT_TRUE(empty.placement->required_node_affinity.has_value());
+  EXPECT_TRUE(empty.placement->required_node_affinity->empty());
+  EXPECT_TRUE(empty.placement->tolerations.empty());
+  // Copies share the decoded constraints.
+  Pod copy = empty;
+  EXPECT_EQ(copy.placement.get(), empty.placement.get());
 }
 
 TEST(DecodePodTest, EffectiveRequestOfTheDecodedPod) {
@@ -200,13 +330,29 @@ TEST(DecodePodTest, SelectiveParseDecodesTheSamePod) {
   EXPECT_FALSE(spec.HasMember("volumes"));
   EXPECT_FALSE(selected.doc["metadata"].HasMember("managedFields"));
   EXPECT_FALSE(spec["containers"][0].HasMember("env"));
+  EXPECT_FALSE(spec["affinity"].HasMember("podAntiAffinity"));
+  EXPECT_FALSE(spec["affinity"]["nodeAffinity"].HasMember(
+      "preferredDuringSchedulingIgnoredDuringExecution"));
+  EXPECT_NE(Describe(*b).find(" tol:dedicated,0,ml,1"), std::string::npos) << Describe(*b);
+  EXPECT_NE(Describe(*b).find("metadata.name,1,bad;"), std::string::npos) << Describe(*b);
 }
 
 struct ErrorCase {
   const char* name;
-  const char* json;
-  const char* message;  // the whole expected message
+  std::string json;
+  std::string message;  // the whole expected message
 };
+
+// A pod whose spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution is
+// `required`, and the error path of that field followed by `rest`.
+std::string WithRequiredAffinity(const std::string& required) {
+  return R"({"spec": {"affinity": {"nodeAffinity": {)"
+         R"("requiredDuringSchedulingIgnoredDuringExecution": )" +
+         required + "}}}}";
+}
+std::string RequiredAffinityPath(const std::string& rest) {
+  return "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution" + rest;
+}
 
 class DecodePodErrorTest : public ::testing::TestWithParam<ErrorCase> {};
 
@@ -282,6 +428,48 @@ INSTANTIATE_TEST_SUITE_P(
                   "spec.resources.requests[\"cpu\"]: invalid quantity 'x': no digits"},
         ErrorCase{"RestartPolicy", R"({"spec": {"initContainers": [{"restartPolicy": 1}]}})",
                   "spec.initContainers[0].restartPolicy: expected a string, got number"},
+        ErrorCase{"Tolerations", R"({"spec": {"tolerations": {"key": "k"}}})",
+                  "spec.tolerations: expected an array, got object"},
+        ErrorCase{"Toleration", R"({"spec": {"tolerations": [{}, "nvidia.com/gpu"]}})",
+                  "spec.tolerations[1]: expected an object, got string"},
+        ErrorCase{"TolerationKey", R"({"spec": {"tolerations": [{"key": 7}]}})",
+                  "spec.tolerations[0].key: expected a string, got number"},
+        ErrorCase{"TolerationOperator", R"({"spec": {"tolerations": [{"operator": true}]}})",
+                  "spec.tolerations[0].operator: expected a string, got true"},
+        ErrorCase{"TolerationValue", R"({"spec": {"tolerations": [{"value": 1}]}})",
+                  "spec.tolerations[0].value: expected a string, got number"},
+        ErrorCase{"TolerationEffect", R"({"spec": {"tolerations": [{"effect": []}]}})",
+                  "spec.tolerations[0].effect: expected a string, got array"},
+        ErrorCase{"Affinity", R"({"spec": {"affinity": []}})",
+                  "spec.affinity: expected an object, got array"},
+        ErrorCase{"NodeAffinity", R"({"spec": {"affinity": {"nodeAffinity": "x"}}})",
+                  "spec.affinity.nodeAffinity: expected an object, got string"},
+        ErrorCase{"RequiredAffinity", WithRequiredAffinity("[{}]"),
+                  RequiredAffinityPath(": expected an object, got array")},
+        ErrorCase{"Terms", WithRequiredAffinity(R"({"nodeSelectorTerms": {}})"),
+                  RequiredAffinityPath(".nodeSelectorTerms: expected an array, got object")},
+        ErrorCase{"Term", WithRequiredAffinity(R"({"nodeSelectorTerms": [{}, null]})"),
+                  RequiredAffinityPath(".nodeSelectorTerms[1]: expected an object, got null")},
+        ErrorCase{
+            "MatchExpressions",
+            WithRequiredAffinity(R"({"nodeSelectorTerms": [{"matchExpressions": {"key": "a"}}]})"),
+            RequiredAffinityPath(
+                ".nodeSelectorTerms[0].matchExpressions: expected an array, got object")},
+        ErrorCase{"RequirementOperator",
+                  WithRequiredAffinity(R"({"nodeSelectorTerms": [{"matchExpressions":
+                                            [{"key": "a", "operator": 1}]}]})"),
+                  RequiredAffinityPath(".nodeSelectorTerms[0].matchExpressions[0].operator: "
+                                       "expected a string, got number")},
+        ErrorCase{"RequirementValues",
+                  WithRequiredAffinity(R"({"nodeSelectorTerms": [{"matchFields":
+                      [{"key": "metadata.name", "operator": "In", "values": "n1"}]}]})"),
+                  RequiredAffinityPath(".nodeSelectorTerms[0].matchFields[0].values: expected an "
+                                       "array, got string")},
+        ErrorCase{"RequirementValue",
+                  WithRequiredAffinity(R"({"nodeSelectorTerms": [{}, {"matchExpressions":
+                      [{"key": "gpus", "operator": "Gt", "values": [4]}]}]})"),
+                  RequiredAffinityPath(".nodeSelectorTerms[1].matchExpressions[0].values[0]: "
+                                       "expected a string, got number")},
         ErrorCase{"Phase", R"({"status": {"phase": 3}})",
                   "status.phase: expected a string, got number"},
         ErrorCase{"StartTime", R"({"status": {"startTime": "2026-02-30T00:00:00Z"}})",
@@ -301,7 +489,7 @@ TEST(DecodeNodeTest, ReadsEveryField) {
   ASSERT_EQ(node->taints.size(), 1u);
   EXPECT_EQ(node->taints[0].key, "nvidia.com/gpu");
   EXPECT_EQ(node->taints[0].value, "true");
-  EXPECT_EQ(node->taints[0].effect, "NoSchedule");
+  EXPECT_EQ(node->taints[0].effect, TaintEffect::kNoSchedule);
   EXPECT_EQ(node->allocatable.Get("cpu"), 191450);
   EXPECT_EQ(node->allocatable.Get("memory"), int64_t{2000} << 30);
   EXPECT_EQ(node->allocatable.Get("nvidia.com/gpu"), 8);
@@ -320,6 +508,20 @@ TEST(DecodeNodeTest, ReadsEveryField) {
   EXPECT_EQ(again->ready, node->ready);
   EXPECT_EQ(again->taints.size(), 1u);
   EXPECT_FALSE(selected.doc["status"].HasMember("images"));
+}
+
+TEST(DecodeNodeTest, TaintEffects) {
+  rapidjson::Document doc = Parse(R"({"spec": {"taints": [
+      {"key": "a", "effect": "NoSchedule"}, {"key": "b", "effect": "PreferNoSchedule"},
+      {"key": "c", "effect": "NoExecute"}, {"key": "d", "effect": "Later"}, {"key": "e"}]}})");
+  Result<Node> node = DecodeNode(doc);
+  ASSERT_TRUE(node.ok()) << node.error().message;
+  std::vector<TaintEffect> effects;
+  for (const Taint& t : node->taints) effects.push_back(t.effect);
+  // A taint without an effect (invalid) keeps no pod off: kOther, not "every effect".
+  EXPECT_EQ(effects, (std::vector<TaintEffect>{
+                         TaintEffect::kNoSchedule, TaintEffect::kPreferNoSchedule,
+                         TaintEffect::kNoExecute, TaintEffect::kOther, TaintEffect::kOther}));
 }
 
 TEST(DecodeNodeTest, ReadyCondition) {

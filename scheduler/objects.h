@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,48 @@ struct OwnerReference {
 
 enum class PodPhase { kPending, kRunning, kSucceeded, kFailed, kUnknown };
 
+// A taint's effect; in a toleration, kAll (an empty effect) matches every effect. kOther stands
+// for any effect Kubernetes does not define (API validation rejects them): such a taint never
+// keeps a pod off a node, and such a toleration tolerates no taint that does.
+enum class TaintEffect : uint8_t { kAll, kNoSchedule, kPreferNoSchedule, kNoExecute, kOther };
+
+// A toleration's operator: empty means Equal. kOther is any other string (including Gt and Lt,
+// which Kubernetes accepts only behind an alpha feature gate): it tolerates nothing.
+enum class TolerationOperator : uint8_t { kEqual, kExists, kOther };
+
+struct Toleration {
+  std::string key;  // empty: every key (with Exists: every taint)
+  std::string value;
+  TolerationOperator op = TolerationOperator::kEqual;
+  TaintEffect effect = TaintEffect::kAll;
+  // tolerationSeconds is not read: it only bounds how long a NoExecute taint is tolerated.
+};
+
+// NodeSelectorRequirement.operator. kOther is any other string: Kubernetes cannot parse the
+// requirement, and its term matches no node.
+enum class NodeSelectorOperator : uint8_t { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt, kOther };
+
+struct NodeSelectorRequirement {
+  std::string key;
+  NodeSelectorOperator op = NodeSelectorOperator::kIn;
+  std::vector<std::string> values;
+};
+
+// One term of a node selector: its requirements are ANDed; a term with none matches no node.
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> match_expressions;  // on the node's labels
+  std::vector<NodeSelectorRequirement> match_fields;       // on its fields (metadata.name)
+};
+
+// Where a pod may run besides spec.nodeSelector: spec.tolerations and the required node
+// affinity. Decoded once and shared (immutable) by every copy of the pod.
+struct PodPlacementSpec {
+  std::vector<Toleration> tolerations;
+  // spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms
+  // (ORed), when that selector is set; set with no terms, it matches no node.
+  std::optional<std::vector<NodeSelectorTerm>> required_node_affinity;
+};
+
 struct Pod {
   std::string namespace_;
   std::string name;
@@ -47,6 +90,9 @@ struct Pod {
   std::string scheduler_name;
   std::string node_name;  // spec.nodeName: empty while pending
   Labels node_selector;   // spec.nodeSelector
+  // Tolerations and required node affinity; null when the pod has neither. Copies of the pod
+  // share it.
+  std::shared_ptr<const PodPlacementSpec> placement;
   std::optional<int32_t> priority;
   std::string priority_class_name;
   PodPhase phase = PodPhase::kPending;
@@ -77,7 +123,7 @@ struct Pod {
 struct Taint {
   std::string key;
   std::string value;
-  std::string effect;  // NoSchedule | PreferNoSchedule | NoExecute
+  TaintEffect effect = TaintEffect::kOther;  // kAll never appears on a taint
 };
 
 struct Node {

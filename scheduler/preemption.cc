@@ -468,8 +468,9 @@ bool VictimSelector::FitsNow(const SelectionInput& in, std::string* node) {
   const QuotaSim& quota = *in.quota;
   const int prow = quota.Row(in.preemptor->team);
   if (prow < 0 || !quota.Fits(prow, quota.ToSlots(in.preemptor->request))) return false;
-  for (const NodeState& n : in.nodes->nodes) {
-    if (!n.schedulable) continue;
+  for (size_t i = 0; i < in.nodes->nodes.size(); ++i) {
+    const NodeState& n = in.nodes->nodes[i];
+    if (!Usable(in, i)) continue;
     bool room = true;
     for (const ResourceAmount& want : in.preemptor->request) {
       if (want.amount <= 0) continue;
@@ -486,6 +487,11 @@ bool VictimSelector::FitsNow(const SelectionInput& in, std::string* node) {
     }
   }
   return false;
+}
+
+bool VictimSelector::Usable(const SelectionInput& in, size_t node) {
+  return in.nodes->nodes[node].schedulable &&
+         (in.eligible == nullptr || (node < in.eligible->size() && (*in.eligible)[node] != 0));
 }
 
 bool VictimSelector::Room(const Amounts& free) const {
@@ -666,11 +672,46 @@ Verdict VictimSelector::Judge(const SelectionInput& in, int prow, const Unit& un
   return JudgeVictim(*in.policy, p, v, &state, request_, unit.charge, in.now_ms);
 }
 
+VictimSelector::Amounts VictimSelector::Gain(const Unit& unit, int node) const {
+  Amounts gain{};
+  if (node < 0) return gain;
+  for (uint32_t f = unit.first_free; f < unit.first_free + unit.free_count; ++f) {
+    if (frees_[f].node != static_cast<uint32_t>(node)) continue;
+    for (size_t k = 0; k < node_slot_count_; ++k) gain[k] += frees_[f].amounts[k];
+  }
+  return gain;
+}
+
+bool VictimSelector::FreesRoom(const Amounts& free, const Amounts& gain) const {
+  for (size_t k = 0; k < node_slot_count_; ++k) {
+    if (free[k] < node_request_[k] && gain[k] > 0) return true;
+  }
+  return false;
+}
+
 bool VictimSelector::Walk(const SelectionInput& in, int prow, int node, uint32_t max_pos,
-                          std::vector<Taken>* taken) {
+                          bool room_first, std::vector<Taken>* taken) {
   taken->clear();
   Amounts free = node >= 0 ? BaseFree(in, static_cast<uint32_t>(node)) : Amounts{};
   const size_t slots = work_.slot_count();
+  // Room first: the units on the node, in order, until it has room; the walk below then adds
+  // what the quota still lacks.
+  std::vector<uint8_t>& on_node = on_node_;
+  on_node.assign(room_first ? order_.size() : 0, 0);
+  if (room_first && node >= 0) {
+    for (uint32_t pos = 0; pos < order_.size() && pos <= max_pos && !Room(free); ++pos) {
+      const Unit& unit = units_[order_[pos]];
+      const Amounts gain = Gain(unit, node);
+      if (!FreesRoom(free, gain)) continue;
+      const Verdict verdict = Judge(in, prow, unit, work_);
+      if (!verdict.allowed) continue;
+      work_.Remove(unit.row, unit.charge);
+      for (size_t k = 0; k < node_slot_count_; ++k) free[k] += gain[k];
+      taken->push_back(Taken{order_[pos], pos, verdict.reason});
+      on_node[pos] = 1;
+    }
+    if (!Room(free)) return false;
+  }
   for (uint32_t pos = 0; pos <= order_.size(); ++pos) {
     // Which limits are still in the way.
     uint32_t team_short = 0;  // slots where the team's own limit is in the way
@@ -694,6 +735,7 @@ bool VictimSelector::Walk(const SelectionInput& in, int prow, int node, uint32_t
     const bool room_ok = node < 0 || Room(free);
     if (quota_ok && room_ok) return true;
     if (pos == order_.size() || pos > max_pos) return false;
+    if (room_first && on_node[pos]) continue;  // taken for room already
     const Unit& unit = units_[order_[pos]];
     bool helps = false;
     if (!quota_ok) {
@@ -702,18 +744,8 @@ bool VictimSelector::Walk(const SelectionInput& in, int prow, int node, uint32_t
         helps = (mask & (1u << s)) != 0 && unit.charge[s] > 0;
       }
     }
-    Amounts gain{};
-    if (node >= 0) {
-      for (uint32_t f = unit.first_free; f < unit.first_free + unit.free_count; ++f) {
-        if (frees_[f].node != static_cast<uint32_t>(node)) continue;
-        for (size_t k = 0; k < node_slot_count_; ++k) gain[k] += frees_[f].amounts[k];
-      }
-      if (!room_ok) {
-        for (size_t k = 0; k < node_slot_count_ && !helps; ++k) {
-          helps = free[k] < node_request_[k] && gain[k] > 0;
-        }
-      }
-    }
+    const Amounts gain = Gain(unit, node);
+    if (!room_ok) helps = helps || FreesRoom(free, gain);
     if (!helps) continue;
     const Verdict verdict = Judge(in, prow, unit, work_);
     if (!verdict.allowed) continue;
@@ -734,12 +766,8 @@ bool VictimSelector::Replay(const SelectionInput& in, int prow, int node,
     const Verdict verdict = Judge(in, prow, unit, work_);
     if (!verdict.allowed) return false;
     work_.Remove(unit.row, unit.charge);
-    if (node >= 0) {
-      for (uint32_t f = unit.first_free; f < unit.first_free + unit.free_count; ++f) {
-        if (frees_[f].node != static_cast<uint32_t>(node)) continue;
-        for (size_t k = 0; k < node_slot_count_; ++k) free[k] += frees_[f].amounts[k];
-      }
-    }
+    const Amounts gain = Gain(unit, node);
+    for (size_t k = 0; k < node_slot_count_; ++k) free[k] += gain[k];
     if (with_reasons != nullptr) with_reasons->push_back(Taken{t.unit, t.pos, verdict.reason});
   }
   return work_.Fits(prow, request_) && (node < 0 || Room(free));
@@ -841,7 +869,8 @@ Selection VictimSelector::Select(const SelectionInput& in) {
     if (allowed > 0) out += (first ? " " : ", ") + std::to_string(allowed) + " allowed";
     return out;
   };
-  if (!Walk(in, prow, /*node=*/-1, std::numeric_limits<uint32_t>::max(), &taken)) {
+  if (!Walk(in, prow, /*node=*/-1, std::numeric_limits<uint32_t>::max(), /*room_first=*/false,
+            &taken)) {
     out.explanation =
         "no victims can make room for " + p.key + ": " + why_not_now + "; " + candidates_summary();
     return out;
@@ -859,24 +888,37 @@ Selection VictimSelector::Select(const SelectionInput& in) {
   best.clear();
   int best_node = -1;
   uint32_t best_depth = std::numeric_limits<uint32_t>::max();
-  for (uint32_t n = 0; n < node_count; ++n) {
-    if (!in.nodes->nodes[n].schedulable || !Room(reach[n])) continue;
-    work_.Rollback(base_mark_);
-    if (!Walk(in, prow, static_cast<int>(n), best_depth, &taken)) continue;
-    Minimize(in, prow, static_cast<int>(n), &taken);
-    uint32_t depth = 0;
-    for (const Taken& t : taken) depth = std::max(depth, t.pos);
-    const bool better =
-        best_node < 0 || depth < best_depth || (depth == best_depth && taken.size() < best.size());
-    if (better) {
-      best = taken;
-      best_node = static_cast<int>(n);
-      best_depth = depth;
+  size_t refused = 0;  // schedulable nodes the pod may not go to
+  for (uint32_t n = 0; n < node_count; ++n)
+    refused += in.nodes->nodes[n].schedulable && !Usable(in, n);
+  // Quota first, in preference order, on every node; if that frees none (it spent what the
+  // victims' teams may lose on units elsewhere), every node again room first.
+  for (const bool room_first : {false, true}) {
+    if (best_node >= 0) break;
+    for (uint32_t n = 0; n < node_count; ++n) {
+      if (!Usable(in, n) || !Room(reach[n])) continue;
+      work_.Rollback(base_mark_);
+      if (!Walk(in, prow, static_cast<int>(n), best_depth, room_first, &taken)) continue;
+      Minimize(in, prow, static_cast<int>(n), &taken);
+      uint32_t depth = 0;
+      for (const Taken& t : taken) depth = std::max(depth, t.pos);
+      const bool better = best_node < 0 || depth < best_depth ||
+                          (depth == best_depth && taken.size() < best.size());
+      if (better) {
+        best = taken;
+        best_node = static_cast<int>(n);
+        best_depth = depth;
+      }
     }
   }
   if (best_node < 0) {
     out.explanation = "no " + flavor_name + " node can be freed enough for " + p.key + " (" +
-                      p.request.ToString() + ") by pods it may preempt; " + candidates_summary();
+                      p.request.ToString() + ") by pods it may preempt";
+    if (refused > 0) {
+      out.explanation += " (" + std::to_string(refused) + " of " + std::to_string(node_count) +
+                         " nodes refuse it: taints, nodeSelector or required node affinity)";
+    }
+    out.explanation += "; " + candidates_summary();
     return out;
   }
 

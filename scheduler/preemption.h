@@ -31,17 +31,25 @@
 //     weighted share first (FairShare, recomputed as each unit is taken) or the most recently
 //     admitted first (FirstComeFirstServe); then lower priority first; most recently started
 //     first; UID last.
-//  4. For each node of the flavor: walk the order, taking a unit when the rule allows it (judged
-//     against the state with the units taken so far) and it helps — it frees quota the pod still
-//     lacks, or room on that node once the quota is there — until the pod fits (quota AND that
-//     node has room); then drop, in reverse, every unit the pod does not need.
+//  4. For each node of the flavor the pod may use (schedulable, and accepted by its placement
+//     constraints — SelectionInput::eligible, placement.h): walk the order, taking a unit when the
+//     rule allows it (judged against the state with the units taken so far) and it helps — it
+//     frees quota the pod still lacks, wherever the unit runs, or room on that node once the
+//     quota is there — until the pod fits (quota AND that node has room); then drop, in reverse,
+//     every unit the pod does not need. When no node can be freed so (typically: the most
+//     preferred borrowers run elsewhere, and once they are taken the victims' team is back at
+//     its nominal), walk every node again room first: the units on the node, in order, then
+//     whatever quota still lacks. A node the pod may not use is never a target, so no set is
+//     chosen that frees room only where the pod cannot go.
 //  5. Of the nodes' sets, keep the one reaching least deep into the order, then the smallest,
 //     then the first node by name: victims concentrated where the pod will run, never a scatter
 //     that frees quota but no node.
 //
 // Thread-safety: value types; a VictimSelector keeps scratch buffers and is not shared between
-// threads (one per caller). Costs: O(nodes × units) fit checks per decision, each a few integer
-// compares per resource; buffers are reused across calls.
+// threads (one per caller). Costs: O(nodes × units) fit checks per decision (a second walk per
+// node only when the first frees none), each a few integer compares per resource; buffers are
+// reused across calls. Placement is judged by the caller, once per preemptor and flavor, never
+// per fit check.
 
 #include <array>
 #include <cstdint>
@@ -306,6 +314,9 @@ struct SelectionInput {
   const FlavorNodes* nodes = nullptr;
   const CandidateSet* candidates = nullptr;
   int64_t now_ms = 0;
+  // Parallel to nodes->nodes: non-zero where the preemptor's taints, nodeSelector and required
+  // affinity let it go (NodeEligibility::accepts). nullptr: every node.
+  const std::vector<uint8_t>* eligible = nullptr;
 };
 
 struct Selection {
@@ -330,7 +341,7 @@ class VictimSelector {
  public:
   // Decides for one preemptor on the flavor of `in.quota` (see the header comment).
   [[nodiscard]] Selection Select(const SelectionInput& in);
-  // The pod fits now; `node` (optional) receives the first node with room.
+  // The pod fits now; `node` (optional) receives the first eligible node with room.
   [[nodiscard]] static bool FitsNow(const SelectionInput& in, std::string* node = nullptr);
 
  private:
@@ -363,13 +374,20 @@ class VictimSelector {
   void Order(const SelectionInput& in);
   Verdict Judge(const SelectionInput& in, int prow, const Unit& unit, const QuotaSim& state) const;
   // Greedy walk for target node `node` (-1: quota only). Returns whether the pod fits.
-  bool Walk(const SelectionInput& in, int prow, int node, uint32_t max_pos,
+  // room_first: first the units that free room on the node, then those that free quota.
+  bool Walk(const SelectionInput& in, int prow, int node, uint32_t max_pos, bool room_first,
             std::vector<Taken>* taken);
+  // What evicting `unit` frees on node `node` (in request slots; nothing for -1).
+  Amounts Gain(const Unit& unit, int node) const;
+  // `gain` covers part of what `free` still lacks for the request.
+  bool FreesRoom(const Amounts& free, const Amounts& gain) const;
   // Re-checks `taken` in order against the base state; true when every unit is still allowed
   // and the pod fits on `node`.
   bool Replay(const SelectionInput& in, int prow, int node, const std::vector<Taken>& taken,
               std::vector<Taken>* with_reasons);
   void Minimize(const SelectionInput& in, int prow, int node, std::vector<Taken>* taken);
+  // Node `node` of in.nodes is schedulable and eligible.
+  static bool Usable(const SelectionInput& in, size_t node);
   bool Room(const Amounts& free) const;
   Amounts BaseFree(const SelectionInput& in, uint32_t node) const;
 
@@ -389,6 +407,7 @@ class VictimSelector {
   std::vector<Taken> best_;
   std::vector<Taken> trial_;
   std::vector<Taken> replayed_;
+  std::vector<uint8_t> on_node_;  // Walk(room_first): order positions taken for room
   std::vector<std::pair<size_t, size_t>> ranges_;
   std::vector<uint32_t> sequence_;
   QuotaSim work_;         // the state being tried: a copy of the input, journaled

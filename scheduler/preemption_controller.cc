@@ -5,6 +5,7 @@
 #include <set>
 
 #include "scheduler/common/log.h"
+#include "scheduler/placement.h"
 #include "scheduler/pod_identity.h"
 #include "scheduler/quantity.h"
 
@@ -42,6 +43,7 @@ std::string Pods(size_t n) { return std::to_string(n) + (n == 1 ? " pod" : " pod
 struct PreemptionController::FlavorCtx {
   QuotaSim quota;
   FlavorNodes nodes;
+  std::vector<std::shared_ptr<const NodePlacement>> placement;  // parallel to nodes.nodes
 };
 
 PreemptionController::PreemptionController(QuotaBook* book, ClusterState* cluster,
@@ -435,6 +437,7 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
       n.allocatable = InternAmounts(view.allocatable);
       n.used = InternAmounts(view.used);
       ctx.nodes.Add(std::move(n));
+      ctx.placement.push_back(std::move(view.placement));
     }
     for (const Candidate& t : terminating) {
       if (t.flavor != flavor) continue;
@@ -471,7 +474,8 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
     }
     sign > 0 ? ctx.nodes.Free(v.node, v.occupies) : ctx.nodes.Take(v.node, v.occupies);
   };
-  auto select = [&](const Preemptor& p, NameId flavor, Selection* out) {
+  // The input of a decision for `p` on `flavor`, on the nodes `eligible` marks.
+  auto input = [&](const Preemptor& p, NameId flavor, const std::vector<uint8_t>& eligible) {
     FlavorCtx& ctx = ctx_of(flavor);
     SelectionInput in;
     in.policy = &policy;
@@ -480,8 +484,11 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
     in.nodes = &ctx.nodes;
     in.candidates = &set;
     in.now_ms = now;
-    *out = selector_.Select(in);
+    in.eligible = &eligible;
+    return in;
   };
+  auto select = [&](const Preemptor& p, NameId flavor, const std::vector<uint8_t>& eligible,
+                    Selection* out) { *out = selector_.Select(input(p, flavor, eligible)); };
   auto victims_from = [&](const Selection& sel) {
     std::vector<RoundVictim> out;
     for (const Selection::Victim& chosen : sel.victims) {
@@ -516,12 +523,16 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
       std::vector<RoundVictim> due;
       Preemptor preemptor;
       NameId flavor = 0;
+      Labels node_selector;
+      std::shared_ptr<const PodPlacementSpec> placement;
       {
         std::lock_guard<std::mutex> lock(mu_);
         auto it = rounds_.find(uid);
         if (it == rounds_.end() || it->second.ended) return;
         preemptor = it->second.preemptor;
         flavor = it->second.flavor;
+        node_selector = it->second.node_selector;
+        placement = it->second.placement;
         for (const RoundVictim& v : it->second.victims) {
           if (v.phase == VictimPhase::kToEvict ||
               (v.phase == VictimPhase::kBlocked && v.retry_at_ms <= now)) {
@@ -651,8 +662,10 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
       }
       const bool quota_claimed = !book_->Find(uid).has_value();
       claim(preemptor.team, flavor, node, preemptor.request, quota_claimed, -1);
+      NodeEligibility eligibility;
+      eligibility.Compute(node_selector, placement.get(), ctx_of(flavor).placement);
       Selection sel;
-      select(preemptor, flavor, &sel);
+      select(preemptor, flavor, eligibility.accepts, &sel);
       std::lock_guard<std::mutex> lock(mu_);
       auto it = rounds_.find(uid);
       if (it == rounds_.end()) return;
@@ -704,6 +717,7 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
   for (const std::string& uid : in_flight) evict_round(uid);
 
   // 5. Decide for each preemptor.
+  std::vector<std::pair<NameId, NodeEligibility>> eligibility;  // per usable flavor, reused
   for (const PendingPod& pending : preemptors) {
     const Team* team = policy.FindTeam(TeamNames().Name(pending.team));
     if (team == nullptr) continue;
@@ -715,43 +729,51 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
     p.priority = pending.priority;
     p.created_ms = pending.created_ms;
     p.request = pending.request;
-    // Fits somewhere now (or once what terminates is gone): claim it, evict nothing.
-    bool fits = false;
+    // The flavors it may use, each with the nodes that accept it (taints, nodeSelector, required
+    // affinity), judged once here for every decision below. A flavor none of whose nodes accept
+    // it is skipped: evicting there would free room it cannot use.
+    std::string why;
+    size_t usable = 0;
     for (const FlavorQuota& fq : team->flavors) {
       if (!policy.FlavorAllows(fq.flavor, pending.node_selector)) continue;  // not its flavor
       const NameId flavor = FlavorNames().Intern(fq.flavor);
-      FlavorCtx& ctx = ctx_of(flavor);
-      SelectionInput in;
-      in.policy = &policy;
-      in.preemptor = &p;
-      in.quota = &ctx.quota;
-      in.nodes = &ctx.nodes;
-      in.candidates = &set;
-      in.now_ms = now;
+      const FlavorCtx& ctx = ctx_of(flavor);
+      if (eligibility.size() == usable) eligibility.emplace_back();
+      std::pair<NameId, NodeEligibility>& e = eligibility[usable];
+      e.first = flavor;
+      e.second.Compute(pending.node_selector, pending.placement.get(), ctx.placement);
+      if (!ctx.placement.empty() && e.second.accepted == 0) {
+        why += (why.empty() ? "" : "; ") + e.second.Explain(fq.flavor, p.key);
+        continue;
+      }
+      ++usable;
+    }
+    // Fits somewhere now (or once what terminates is gone): claim it, evict nothing.
+    bool fits = false;
+    for (size_t i = 0; i < usable && !fits; ++i) {
+      const auto& [flavor, nodes] = eligibility[i];
       std::string node;
-      if (VictimSelector::FitsNow(in, &node)) {
+      if (VictimSelector::FitsNow(input(p, flavor, nodes.accepts), &node)) {
         claim(p.team, flavor, node, p.request, true, +1);
         fits = true;
-        break;
       }
     }
     if (fits) continue;
     Selection chosen;
-    std::string why;
-    for (const FlavorQuota& fq : team->flavors) {
-      if (!policy.FlavorAllows(fq.flavor, pending.node_selector)) continue;
+    for (size_t i = 0; i < usable; ++i) {
       Selection sel;
-      select(p, FlavorNames().Intern(fq.flavor), &sel);
+      select(p, eligibility[i].first, eligibility[i].second.accepts, &sel);
       if (sel.outcome == Selection::Outcome::kVictims) {
         chosen = std::move(sel);
         break;
       }
-      if (why.empty()) why = sel.explanation;
+      why += (why.empty() ? "" : "; ") + sel.explanation;
     }
     if (chosen.outcome != Selection::Outcome::kVictims) {
       // Nothing can be evicted for it now: set it aside for a while, so that pods ranked below
       // it are considered too (a run looks at a bounded number of preemptors).
       log::Debug(kComponent, "no preemption", {{"pod", p.key}, {"why", why}});
+      report->no_preemption[p.key] = why;
       std::lock_guard<std::mutex> lock(mu_);
       backoff_until_[p.uid] = now + options_.no_victims_backoff_ms;
       continue;
@@ -765,6 +787,8 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
     }
     Round round;
     round.preemptor = p;
+    round.node_selector = pending.node_selector;
+    round.placement = pending.placement;
     round.flavor = chosen.flavor;
     round.node = chosen.node;
     round.started_ms = now;

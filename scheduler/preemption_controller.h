@@ -13,7 +13,12 @@
 //     round_slack_ms (abandoned).
 //  2. Takes the pending pods of every active team (ClusterState's queues, best-ranked first),
 //     skipping pods with a round in flight or a reservation, and decides for each with
-//     VictimSelector, on the team's flavors in order. Decisions see the cluster as it will be:
+//     VictimSelector, on the team's flavors in order — only on the nodes that accept the pod
+//     (its tolerations against their taints, its nodeSelector and required node affinity against
+//     their labels: placement.h), judged once per pod and flavor. A flavor none of whose nodes
+//     accept the pod is skipped, with the reason in RunReport::no_preemption and the
+//     "no preemption" log line; victims are only chosen where the pod can then run (quota may be
+//     reclaimed from pods anywhere on the flavor). Decisions see the cluster as it will be:
 //     pods already terminating (evicted, or deleted with a grace period) count as freed, and
 //     every preemptor with a round or a fit this run claims its request (quota, and room on its
 //     node) — so no second round evicts for capacity that is already on its way. A pod whose
@@ -119,6 +124,10 @@ class PreemptionController {
     size_t rounds_started = 0;  // new rounds
     size_t evictions = 0;       // accepted evictions
     size_t blocked = 0;         // PDB refusals
+    // Pending pods nothing may be evicted for, by key, with why: the "no preemption" log line
+    // (e.g. "no ml.p5.48xlarge node accepts team-a/job-0: 2 nodes with an untolerated taint
+    // (nvidia.com/gpu=present:NoSchedule)"; one clause per flavor it may use, "; "-joined).
+    std::map<std::string, std::string> no_preemption;
   };
   RunReport RunOnce();
 
@@ -159,6 +168,9 @@ class PreemptionController {
   };
   struct Round {
     Preemptor preemptor;
+    // Its placement constraints, for choosing again after a refused eviction.
+    Labels node_selector;
+    std::shared_ptr<const PodPlacementSpec> placement;
     NameId flavor = 0;
     std::string node;
     std::vector<RoundVictim> victims;

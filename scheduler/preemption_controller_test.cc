@@ -7,6 +7,7 @@
 #include <set>
 
 #include "scheduler/admission.h"
+#include "scheduler/placement.h"
 #include "scheduler/testing/builders.h"
 #include "scheduler/testing/fake_kube_actions.h"
 
@@ -85,9 +86,51 @@ class ControllerTest : public ::testing::Test {
     informer_->OnPodUpsert(pod);
     return pod;
   }
+  // A node of the flavor with labels and taints from `facts`.
+  void AddNode(const std::string& name, int gpus, NodeBuilder facts) {
+    Node node = facts.InstanceType(kP5).Allocatable(kGpu, std::to_string(gpus));
+    node.name = name;
+    informer_->OnNodeUpsert(node);
+    nodes_.push_back(name);
+  }
+  // Two 8-GPU nodes; four 4-GPU pods of team-a, a minute apart: a-0 and a-1 on p5-0, a-2 and
+  // a-3 on p5-1.
+  void FourBorrowedPods() {
+    AddNodes(2, 8);
+    for (int i = 0; i < 4; ++i) {
+      Submit("a-" + std::to_string(i), "team-a", 4, 10);
+      ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
+      clock_.Advance(kMinute);
+    }
+  }
+  // GPU nodes tainted as in production: p5-0 nvidia.com/gpu=present:NoSchedule, p5-1 reserved
+  // (dedicated=team-x:NoSchedule). Four 4-GPU pods of team-a that tolerate everything, a minute
+  // apart, fill both: a-0 and a-1 on p5-0, the more recent a-2 and a-3 on p5-1.
+  void TaintedNodesFilledByTeamA() {
+    AddNode("p5-0", 8,
+            NodeBuilder("").Taint("nvidia.com/gpu", "present", TaintEffect::kNoSchedule));
+    AddNode("p5-1", 8, NodeBuilder("").Taint("dedicated", "team-x", TaintEffect::kNoSchedule));
+    for (int i = 0; i < 4; ++i) {
+      Submit("a-" + std::to_string(i), "team-a", 4, 10,
+             PodBuilder("").Toleration("", TolerationOperator::kExists));
+      ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
+      clock_.Advance(kMinute);
+    }
+    ASSERT_EQ(pods_["uid-a-1"].node_name, "p5-0");
+    ASSERT_EQ(pods_["uid-a-2"].node_name, "p5-1");
+  }
+  // The extender's filter over the nodes kube-scheduler's own filters leave: those whose taints
+  // the pod tolerates and whose labels its nodeSelector and required affinity match.
   FilterResult Filter(const Pod& pod, FilterArgs* args) {
     args->pod = pod;
-    args->node_names = nodes_;
+    args->node_names.clear();
+    for (const std::string& node : nodes_) {
+      const NodeView view = cluster_->ViewNode(node);
+      if (Judge(pod.node_selector, pod.placement.get(), *view.placement) ==
+          PlacementVerdict::kAccepted) {
+        args->node_names.push_back(node);
+      }
+    }
     return admission_->Filter(*args);
   }
   // The scheduler's attempt: filter, bind to the first feasible node, the informer sees it run.
@@ -338,6 +381,64 @@ TEST_F(ControllerTest, AGangIsEvictedWhole) {
   EXPECT_TRUE(Schedule("uid-b-0"));
 }
 
+TEST_F(ControllerTest, NoEvictionForAPreemptorNoNodeAccepts) {
+  Start(TwoTeams());
+  TaintedNodesFilledByTeamA();  // team-a borrows 8
+
+  // b-0 tolerates neither taint: reclaiming team-a's lent GPUs would be for nothing.
+  Submit("b-0", "team-b", 8, 100);
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_TRUE(Evicted().empty());
+  EXPECT_EQ(report.rounds_started, 0u);
+  EXPECT_EQ(report.no_preemption["ns-team-b/b-0"],
+            "no ml.p5.48xlarge node accepts ns-team-b/b-0: 2 nodes with an untolerated taint "
+            "(nvidia.com/gpu=present:NoSchedule)");
+  EXPECT_EQ(controller_->StatusFor("uid-b-0"), "");
+  // It keeps being refused (after its backoff), and nothing is ever evicted for it.
+  for (int i = 0; i < 3; ++i) {
+    clock_.Advance(10'000);
+    report = controller_->RunOnce();
+    EXPECT_EQ(report.no_preemption.count("ns-team-b/b-0"), 1u);
+  }
+  EXPECT_TRUE(Evicted().empty());
+  EXPECT_EQ(controller_->Stats().rounds_started, 0u);
+
+  // b-1 tolerates the GPU taint: the victims are team-a's pods on p5-0 — not its most recent
+  // ones, which run on p5-1 where b-1 cannot go.
+  Submit("b-1", "team-b", 8, 100,
+         PodBuilder("").Toleration("nvidia.com/gpu", TolerationOperator::kExists));
+  report = controller_->RunOnce();
+  EXPECT_TRUE(report.no_preemption.empty());  // b-0 waits out its backoff
+  EXPECT_EQ(Evicted(), (Strings{"a-1", "a-0"}));
+  EXPECT_EQ(report.rounds_started, 1u);
+  for (const FakeKubeActions::EvictCall& e : kube_.evictions()) {
+    EXPECT_EQ(pods_.at(e.uid).node_name, "p5-0") << e.name;
+  }
+  EXPECT_EQ(controller_->StatusFor("uid-b-1"),
+            "reclaiming 8 nvidia.com/gpu from team-a, 2 pods terminating");
+  Gone("uid-a-1");
+  Gone("uid-a-0");
+  ASSERT_TRUE(Schedule("uid-b-1"));
+  EXPECT_EQ(pods_.at("uid-b-1").node_name, "p5-0");
+  EXPECT_EQ(Usage("team-b"), 8);
+  // b-0 still goes nowhere, and still takes nothing.
+  clock_.Advance(10'000);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), (Strings{"a-1", "a-0"}));
+}
+
+TEST_F(ControllerTest, APinnedPreemptorReclaimsOnItsNode) {
+  Start(TwoTeams());
+  FourBorrowedPods();
+  // Unpinned, a-3 (on p5-1) would go; pinned to p5-0 by its required affinity, a-1 goes.
+  Submit("b-0", "team-b", 4, 100, PodBuilder("").PinnedTo({"p5-0"}));
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), Strings{"a-1"});
+  Gone("uid-a-1");
+  ASSERT_TRUE(Schedule("uid-b-0"));
+  EXPECT_EQ(pods_.at("uid-b-0").node_name, "p5-0");
+}
+
 class PdbControllerTest : public ControllerTest {
  protected:
   void Start(PolicyPtr policy) {
@@ -347,14 +448,6 @@ class PdbControllerTest : public ControllerTest {
     informer_ = controller_->observer();
   }
   const FakeKubeActions& fake() const override { return kube_pdb_.fake; }
-  void FourBorrowedPods() {
-    AddNodes(2, 8);
-    for (int i = 0; i < 4; ++i) {
-      Submit("a-" + std::to_string(i), "team-a", 4, 10);
-      ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
-      clock_.Advance(kMinute);
-    }
-  }
   PdbKube kube_pdb_;
 };
 
@@ -376,6 +469,30 @@ TEST_F(PdbControllerTest, AVictimProtectedByABudgetIsReplacedByAnother) {
   EXPECT_EQ(controller_->Stats().evictions_blocked_by_pdb, 1u);
   Gone("uid-a-2");
   EXPECT_TRUE(Schedule("uid-b-0"));
+}
+
+TEST_F(PdbControllerTest, ChoosingAgainAfterARefusalStaysOnNodesThePodAccepts) {
+  // team-a borrows 12 (16 of nominal 4): once a-0 and a-1 are chosen, a-2 and a-3 could still
+  // free p5-1 — where b-0 cannot go.
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 4)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 12)
+            .Build());
+  TaintedNodesFilledByTeamA();
+  // b-0 may only use p5-0. A budget protects a-1: choosing again, team-a's pods on p5-1 would
+  // free quota but no room b-0 can use — so nothing else goes, a-0 included.
+  kube_pdb_.protected_uids = {"uid-a-1"};
+  Submit("b-0", "team-b", 8, 100,
+         PodBuilder("").Toleration("nvidia.com/gpu", TolerationOperator::kExists));
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), Strings{"a-1"});  // the refused attempt
+  EXPECT_EQ(controller_->Stats().evictions_blocked_by_pdb, 1u);
+  EXPECT_EQ(controller_->Stats().rounds_abandoned, 1u);
+  clock_.Advance(10'000);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), Strings{"a-1"});
 }
 
 TEST_F(PdbControllerTest, WhenEveryVictimIsProtectedItRetriesLater) {

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "scheduler/admission.h"
+#include "scheduler/placement.h"
 #include "scheduler/testing/builders.h"
 #include "scheduler/testing/fake_kube_actions.h"
 
@@ -35,11 +36,15 @@ class SelectTest : public ::testing::Test {
     policy_ = std::move(policy);
     ledger_ = std::make_unique<Ledger>(policy_);
   }
-  void AddNode(const std::string& name, int gpus) {
+  // A node of the flavor; `facts` gives its labels and taints (its name is set here).
+  void AddNode(const std::string& name, int gpus, NodeBuilder facts = NodeBuilder("")) {
     NodeState node;
     node.name = name;
     node.allocatable = {{R(kGpu), gpus}};
     nodes_.Add(node);
+    Node n = facts.Build();
+    n.name = name;
+    placements_.push_back(std::make_shared<const NodePlacement>(PlacementOf(n)));
   }
   // A running pod of `team` with `gpus` on `node`, started `age_min` minutes before now.
   Candidate& Running(const std::string& name, const std::string& team, int gpus,
@@ -78,7 +83,9 @@ class SelectTest : public ::testing::Test {
     p.request = ResourceList{{kGpu, gpus}};
     return p;
   }
-  Selection Select(const Preemptor& p) {
+  // Decides for `p` on every node, or (with `constraints`) only on the nodes that accept a pod
+  // with that pod's nodeSelector, tolerations and required affinity.
+  Selection Select(const Preemptor& p, const Pod* constraints = nullptr) {
     QuotaSim quota = QuotaSim::FromCells(*policy_, F(kP5), ledger_->Cells());
     set_ = CandidateSet(candidates_);
     SelectionInput in;
@@ -88,8 +95,17 @@ class SelectTest : public ::testing::Test {
     in.nodes = &nodes_;
     in.candidates = &set_;
     in.now_ms = kNow;
+    NodeEligibility eligibility;
+    if (constraints != nullptr) {
+      eligibility.Compute(constraints->node_selector, constraints->placement.get(), placements_);
+      in.eligible = &eligibility.accepts;
+    }
     return selector_.Select(in);
   }
+  Selection Select(const Preemptor& p, const Pod& constraints) { return Select(p, &constraints); }
+  // Two teams of nominal 8; team-a borrows 8 (16 of nominal 8): its oldest pods a0 and a1 fill
+  // n1, its most recent a2 and a3 fill n0, tainted nvidia.com/gpu=present:NoSchedule.
+  void BorrowedPodsOnATaintedAndAPlainNode();
   // "name:Reason" per victim, in the order chosen.
   std::vector<std::string> Victims(const Selection& s) const {
     std::vector<std::string> out;
@@ -102,6 +118,7 @@ class SelectTest : public ::testing::Test {
   PolicyPtr policy_;
   std::unique_ptr<Ledger> ledger_;
   FlavorNodes nodes_;
+  std::vector<std::shared_ptr<const NodePlacement>> placements_;  // parallel to nodes_.nodes
   std::vector<Candidate> candidates_;
   CandidateSet set_;
   VictimSelector selector_;
@@ -169,6 +186,7 @@ TEST_F(SelectTest, OnlyThePartAboveNominalIsReclaimed) {
                   .Quota(kP5, kGpu, 4, 0)
                   .Build());
     nodes_ = FlavorNodes();
+    placements_.clear();
     candidates_.clear();
     AddNode("n0", 8);
     AddNode("n1", 8);
@@ -337,6 +355,7 @@ TEST_F(SelectTest, WithinTeamPolicies) {
     builder.mutable_policy().teams.back().within_team = c.policy;
     SetPolicy(builder.Build());
     nodes_ = FlavorNodes();
+    placements_.clear();
     candidates_.clear();
     AddNode("n0", 8);
     Candidate& v = Running("v", "team-a", 8, "n0", c.victim_priority);
@@ -371,6 +390,7 @@ TEST_F(SelectTest, ReclaimPoliciesAndReclaimableTeams) {
     builder.mutable_policy().teams.back().reclaim = c.reclaim;
     SetPolicy(builder.Build());
     nodes_ = FlavorNodes();
+    placements_.clear();
     candidates_.clear();
     AddNode("n0", 8);
     Running("a0", "team-a", 8, "n0", c.victim_priority);
@@ -430,6 +450,189 @@ TEST_F(SelectTest, NoNodeCanBeFreedMeansNoVictims) {
   EXPECT_EQ(s.outcome, Selection::Outcome::kNoVictims);
   EXPECT_NE(s.explanation.find("no ml.p5.48xlarge node can be freed enough"), std::string::npos)
       << s.explanation;
+}
+
+// ---- placement: victims only where the preemptor may run ----
+
+// What the GPU nodes of a production cluster carry; the pods that tolerate it.
+NodeBuilder GpuTainted() {
+  return NodeBuilder("").Taint("nvidia.com/gpu", "present", TaintEffect::kNoSchedule);
+}
+PodBuilder GpuTolerating() {
+  return PodBuilder("").Toleration("nvidia.com/gpu", TolerationOperator::kExists);
+}
+
+void SelectTest::BorrowedPodsOnATaintedAndAPlainNode() {
+  SetPolicy(TwoTeams());
+  AddNode("n0", 8, GpuTainted());
+  AddNode("n1", 8);
+  Running("a0", "team-a", 4, "n1", 0, 40);
+  Running("a1", "team-a", 4, "n1", 0, 30);
+  Running("a2", "team-a", 4, "n0", 0, 20);
+  Running("a3", "team-a", 4, "n0", 0, 10);
+}
+
+TEST_F(SelectTest, TheOnlyNodeWithVictimsCarriesAnUntoleratedTaint) {
+  // team-a borrows everything it runs: a0 and a1 fill n0, which is tainted. n1 is full with
+  // team-c's pod, within its nominal: nobody may take it for another team.
+  SetPolicy(PolicyBuilder()
+                .Team("team-a", "c")
+                .Quota(kP5, kGpu, 0)
+                .Team("team-b", "c")
+                .Quota(kP5, kGpu, 8)
+                .Team("team-c", "c")
+                .Quota(kP5, kGpu, 8)
+                .Build());
+  AddNode("n0", 8, GpuTainted());
+  AddNode("n1", 8);
+  Running("a0", "team-a", 4, "n0", 0, 20);
+  Running("a1", "team-a", 4, "n0", 0, 10);
+  Running("c0", "team-c", 8, "n1", 0, 30);
+  const Preemptor b0 = Pending("b0", "team-b", 8, 100);
+
+  // Blind to placement, n0 would be emptied for b0 — which the scheduler never puts there.
+  Selection blind = Select(b0);
+  ASSERT_EQ(blind.outcome, Selection::Outcome::kVictims) << blind.explanation;
+  EXPECT_EQ(blind.node, "n0");
+
+  Selection s = Select(b0, PodBuilder("b0").Build());
+  EXPECT_EQ(s.outcome, Selection::Outcome::kNoVictims);
+  EXPECT_TRUE(s.victims.empty());
+  EXPECT_TRUE(s.node.empty());
+  EXPECT_EQ(s.explanation,
+            "no ml.p5.48xlarge node can be freed enough for ns-team-b/b0 (nvidia.com/gpu: 8) by "
+            "pods it may preempt (1 of 2 nodes refuse it: taints, nodeSelector or required node "
+            "affinity); candidates: 1 its team is within its nominal quota, 2 allowed");
+
+  // Tolerating the taint makes n0 a target again.
+  Selection tolerated = Select(b0, GpuTolerating().Build());
+  ASSERT_EQ(tolerated.outcome, Selection::Outcome::kVictims) << tolerated.explanation;
+  EXPECT_EQ(tolerated.node, "n0");
+  EXPECT_EQ(Victims(tolerated), (Strings{"a1:Reclaim", "a0:Reclaim"}));
+  // A toleration of another key, or of another effect, does not.
+  EXPECT_EQ(
+      Select(b0, PodBuilder("").Toleration("aws.amazon.com/neuron", TolerationOperator::kExists))
+          .outcome,
+      Selection::Outcome::kNoVictims);
+  EXPECT_EQ(Select(b0, PodBuilder("").Toleration("nvidia.com/gpu", TolerationOperator::kExists, "",
+                                                 TaintEffect::kNoExecute))
+                .outcome,
+            Selection::Outcome::kNoVictims);
+}
+
+TEST_F(SelectTest, AnUntoleratedTaintSendsTheVictimsToAnotherNode) {
+  // b0 needs 4: the least deep set is a3 alone on n0; on n1 it is a1.
+  BorrowedPodsOnATaintedAndAPlainNode();
+  const Preemptor b0 = Pending("b0", "team-b", 4, 100);
+
+  Selection tolerated = Select(b0, GpuTolerating().Build());
+  ASSERT_EQ(tolerated.outcome, Selection::Outcome::kVictims) << tolerated.explanation;
+  EXPECT_EQ(tolerated.node, "n0");
+  EXPECT_EQ(Victims(tolerated), Strings{"a3:Reclaim"});
+
+  Selection s = Select(b0, PodBuilder("b0").Build());
+  ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
+  EXPECT_EQ(s.node, "n1");
+  EXPECT_EQ(Victims(s), Strings{"a1:Reclaim"});
+  // PreferNoSchedule keeps no pod off: with only that taint, n0 is a target again.
+  placements_[0] = std::make_shared<const NodePlacement>(PlacementOf(
+      NodeBuilder("n0").Taint("nvidia.com/gpu", "present", TaintEffect::kPreferNoSchedule)));
+  EXPECT_EQ(Select(b0, PodBuilder("b0").Build()).node, "n0");
+}
+
+TEST_F(SelectTest, ThePodsOnTheOneNodeItMayUseGoEvenWhenMoreRecentOnesRunElsewhere) {
+  // b0 needs 8 and may only use n1. Taking the preferred a3 and a2 first would put team-a back
+  // at its nominal and leave n1 full; walking n1 room first, a1 and a0 go — each while team-a is
+  // still above its nominal.
+  BorrowedPodsOnATaintedAndAPlainNode();
+  Selection s = Select(Pending("b0", "team-b", 8, 100), PodBuilder("b0").Build());
+  ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
+  EXPECT_EQ(s.node, "n1");
+  EXPECT_EQ(Victims(s), (Strings{"a1:Reclaim", "a0:Reclaim"}));
+}
+
+TEST_F(SelectTest, QuotaIsReclaimedFromPodsWhereverTheyRun) {
+  // b0 needs the pool's GPUs back and room on a node it may use. team-a's borrowed pods run on
+  // tainted n0, where b0 cannot go; n1 is empty. Evicting a1 frees the quota; b0 runs on n1.
+  SetPolicy(PolicyBuilder()
+                .Team("team-a", "c")
+                .Quota(kP5, kGpu, 4)
+                .Team("team-b", "c")
+                .Quota(kP5, kGpu, 8)
+                .Build());
+  AddNode("n0", 8, GpuTainted());
+  AddNode("n1", 8);
+  Running("a0", "team-a", 4, "n0", 0, 40);
+  Running("a1", "team-a", 4, "n0", 0, 30);
+  Selection s = Select(Pending("b0", "team-b", 8, 100), PodBuilder("b0").Build());
+  ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
+  EXPECT_EQ(s.node, "n1");
+  EXPECT_EQ(Victims(s), Strings{"a1:Reclaim"});
+}
+
+TEST_F(SelectTest, NodeSelectorAndAffinityPinThePodToOneNode) {
+  // Three nodes, each holding two of team-a's borrowed pods; b0 needs a whole node. Unpinned,
+  // the node with the most recent pods (n2) goes.
+  auto world = [&] {
+    SetPolicy(PolicyBuilder()
+                  .Team("team-a", "c")
+                  .Quota(kP5, kGpu, 4)
+                  .Team("team-b", "c")
+                  .Quota(kP5, kGpu, 24)
+                  .Build());
+    nodes_ = FlavorNodes();
+    placements_.clear();
+    candidates_.clear();
+    for (int n = 0; n < 3; ++n) {
+      const std::string node = "n" + std::to_string(n);
+      AddNode(node, 8, NodeBuilder("").Label("zone", n == 1 ? "b" : "a"));
+      for (int i = 0; i < 2; ++i) {
+        Running("a-" + node + "-" + std::to_string(i), "team-a", 4, node, 0, 30 - 10 * n - i);
+      }
+    }
+  };
+  const Preemptor b0 = Pending("b0", "team-b", 8, 100);
+  world();
+  Selection free = Select(b0, PodBuilder("b0").Build());
+  ASSERT_EQ(free.outcome, Selection::Outcome::kVictims) << free.explanation;
+  EXPECT_EQ(free.node, "n2");
+
+  world();
+  Selection by_selector = Select(b0, PodBuilder("b0").NodeSelector("zone", "b").Build());
+  ASSERT_EQ(by_selector.outcome, Selection::Outcome::kVictims) << by_selector.explanation;
+  EXPECT_EQ(by_selector.node, "n1");
+  EXPECT_EQ(Victims(by_selector), (Strings{"a-n1-1:Reclaim", "a-n1-0:Reclaim"}));
+
+  world();
+  Selection by_affinity = Select(b0, PodBuilder("b0").PinnedTo({"n0"}).Build());
+  ASSERT_EQ(by_affinity.outcome, Selection::Outcome::kVictims) << by_affinity.explanation;
+  EXPECT_EQ(by_affinity.node, "n0");
+  EXPECT_EQ(Victims(by_affinity), (Strings{"a-n0-1:Reclaim", "a-n0-0:Reclaim"}));
+
+  // Affinity by label: zone NotIn [a] is n1 again.
+  world();
+  NodeSelectorTerm not_a;
+  not_a.match_expressions.push_back({"zone", NodeSelectorOperator::kNotIn, {"a"}});
+  Selection by_label = Select(b0, PodBuilder("b0").AffinityTerm(not_a).Build());
+  EXPECT_EQ(by_label.node, "n1");
+
+  // Pinned to a node that the selector refuses: nowhere, nothing goes.
+  world();
+  Selection nowhere =
+      Select(b0, PodBuilder("b0").NodeSelector("zone", "b").PinnedTo({"n0"}).Build());
+  EXPECT_EQ(nowhere.outcome, Selection::Outcome::kNoVictims);
+  EXPECT_TRUE(nowhere.victims.empty());
+}
+
+TEST_F(SelectTest, FitsNowOnlyOnANodeThePodMayUse) {
+  SetPolicy(TwoTeams());
+  AddNode("n0", 8);
+  AddNode("n1", 8, NodeBuilder("").Label("zone", "b"));
+  Running("a0", "team-a", 4, "n1");
+  const Preemptor b0 = Pending("b0", "team-b", 4);
+  Selection s = Select(b0, PodBuilder("b0").NodeSelector("zone", "b").Build());
+  EXPECT_EQ(s.outcome, Selection::Outcome::kFits);
+  EXPECT_EQ(s.node, "n1");  // n0 is emptier, but not the pod's
 }
 
 TEST_F(SelectTest, AGangGoesWholeOrNotAtAll) {

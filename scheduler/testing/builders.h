@@ -8,7 +8,9 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "scheduler/objects.h"
 #include "scheduler/quantity.h"
@@ -94,6 +96,29 @@ class PodBuilder {
     pod_.node_selector[k] = v;
     return *this;
   }
+  // Appends to spec.tolerations (an empty effect tolerates every effect).
+  PodBuilder& Toleration(const std::string& key, TolerationOperator op,
+                         const std::string& value = "", TaintEffect effect = TaintEffect::kAll) {
+    PodPlacementSpec spec = pod_.placement ? *pod_.placement : PodPlacementSpec{};
+    spec.tolerations.push_back(scheduler::Toleration{key, value, op, effect});
+    pod_.placement = std::make_shared<const PodPlacementSpec>(std::move(spec));
+    return *this;
+  }
+  // Appends a term (ORed with the others) to the required node affinity.
+  PodBuilder& AffinityTerm(NodeSelectorTerm term) {
+    PodPlacementSpec spec = pod_.placement ? *pod_.placement : PodPlacementSpec{};
+    if (!spec.required_node_affinity) spec.required_node_affinity.emplace();
+    spec.required_node_affinity->push_back(std::move(term));
+    pod_.placement = std::make_shared<const PodPlacementSpec>(std::move(spec));
+    return *this;
+  }
+  // A required node affinity term pinning the pod to the named nodes (matchFields).
+  PodBuilder& PinnedTo(std::vector<std::string> nodes) {
+    NodeSelectorTerm term;
+    term.match_fields.push_back(
+        NodeSelectorRequirement{"metadata.name", NodeSelectorOperator::kIn, std::move(nodes)});
+    return AffinityTerm(std::move(term));
+  }
   PodBuilder& Priority(int32_t p) {
     pod_.priority = p;
     return *this;
@@ -144,6 +169,10 @@ class NodeBuilder {
   NodeBuilder& Allocatable(const std::string& r, const std::string& q) {
     node_.allocatable.Set(r, Q(r, q));
     node_.capacity.Set(r, Q(r, q));
+    return *this;
+  }
+  NodeBuilder& Taint(const std::string& key, const std::string& value, TaintEffect effect) {
+    node_.taints.push_back(scheduler::Taint{key, value, effect});
     return *this;
   }
   NodeBuilder& Unschedulable() {
