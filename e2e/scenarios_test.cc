@@ -432,8 +432,7 @@ teams:
                                     {"c", Ns("c"), "e2e", kP5, kGpu, 4, 8, kNoLimit}}));
   std::vector<PodSpec> pods;
   for (int i = 0; i < 12; ++i) {
-    char suffix[8];
-    snprintf(suffix, sizeof(suffix), "%02d", i);
+    const std::string suffix = (i < 10 ? "0" : "") + std::to_string(i);
     pods.push_back(GpuPod("b", std::string("b-") + suffix));
     pods.push_back(GpuPod("c", std::string("c-") + suffix));
   }

@@ -24,6 +24,15 @@ Result<int> ParseInt(std::string_view name, std::string_view text, int min, int 
 
 using Setter = std::function<Status(Flags&, std::string_view)>;
 
+// A flag's setter, and whether the flag is a switch (`--name` alone means true).
+struct FlagDef {
+  template <typename F>
+  FlagDef(F set, bool is_switch = false)  // NOLINT: setters convert implicitly
+      : set(std::move(set)), is_switch(is_switch) {}
+  Setter set;
+  bool is_switch;
+};
+
 Setter HostPortSetter(HostPort Flags::*field, std::string_view name) {
   return [field, name](Flags& flags, std::string_view value) -> Status {
     Result<HostPort> hp = ParseHostPort(value);
@@ -40,8 +49,8 @@ Setter StringSetter(std::string Flags::*field) {
   };
 }
 
-Setter BoolSetter(bool Flags::*field, std::string_view name) {
-  return [field, name](Flags& flags, std::string_view value) -> Status {
+FlagDef BoolSetter(bool Flags::*field, std::string_view name) {
+  auto set = [field, name](Flags& flags, std::string_view value) -> Status {
     if (value == "true" || value == "1") {
       flags.*field = true;
     } else if (value == "false" || value == "0") {
@@ -52,6 +61,7 @@ Setter BoolSetter(bool Flags::*field, std::string_view name) {
     }
     return Status::Ok();
   };
+  return FlagDef(set, /*is_switch=*/true);
 }
 
 Setter DurationSetter(std::chrono::milliseconds Flags::*field, std::string_view name) {
@@ -101,10 +111,8 @@ Status CheckFieldSelector(std::string_view selector) {
 }
 
 // Boolean flags may be given without a value.
-bool IsBoolFlag(std::string_view name) { return name == "no-kube" || name == "leader-elect"; }
-
-const std::map<std::string, Setter, std::less<>>& Setters() {
-  static const auto* setters = new std::map<std::string, Setter, std::less<>>{
+const std::map<std::string, FlagDef, std::less<>>& Setters() {
+  static const auto* setters = new std::map<std::string, FlagDef, std::less<>>{
       {"listen", HostPortSetter(&Flags::listen, "listen")},
       {"metrics-listen", HostPortSetter(&Flags::metrics_listen, "metrics-listen")},
       {"url-prefix",
@@ -278,14 +286,14 @@ Result<Flags> ParseFlags(const std::vector<std::string_view>& args) {
       return Error{"unknown flag --" + std::string(name) + " (see --help)"};
     }
     if (!has_value) {
-      if (IsBoolFlag(name)) {
+      if (it->second.is_switch) {
         value = "true";
       } else {
         if (i + 1 >= args.size()) return Error{"flag --" + std::string(name) + " needs a value"};
         value = args[++i];
       }
     }
-    Status status = it->second(flags, value);
+    Status status = it->second.set(flags, value);
     if (!status.ok()) return status.error();
   }
   if (flags.header_timeout > flags.request_timeout) {

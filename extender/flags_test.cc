@@ -30,6 +30,26 @@ TEST(ParseHostPortTest, RejectsMalformed) {
   }
 }
 
+TEST(ParseFlagsTest, EverySwitchStandsAloneAndNeverSwallowsTheNextFlag) {
+  for (const char* name : {"no-kube", "kueue-metrics", "leader-elect"}) {
+    const std::string flag = std::string("--") + name;
+    // Last on the line, and followed by another flag.
+    for (const std::vector<std::string_view>& args :
+         {std::vector<std::string_view>{flag},
+          std::vector<std::string_view>{flag, "--listen=127.0.0.1:0"}}) {
+      Result<Flags> flags = ParseFlags(args);
+      ASSERT_TRUE(flags.ok()) << name << ": " << flags.error().message;
+      const bool value = std::string(name) == "no-kube"         ? flags->no_kube
+                         : std::string(name) == "kueue-metrics" ? flags->kueue_metrics
+                                                                : flags->leader_elect;
+      EXPECT_TRUE(value) << name;
+    }
+    const std::string off = flag + "=false", bad = flag + "=maybe";
+    EXPECT_TRUE(ParseFlags({off}).ok()) << name;
+    EXPECT_FALSE(ParseFlags({bad}).ok()) << name;
+  }
+}
+
 TEST(ParseFlagsTest, DefaultsWhenEmpty) {
   Result<Flags> flags = ParseFlags({});
   ASSERT_TRUE(flags.ok());
