@@ -126,6 +126,9 @@ void RenderCheckConfig(const std::string& dir, const LoadResult& result, std::os
     out << "  task prioritization: " << Name(p->task_prioritization) << "\n";
     out << "  idle compute allocation: " << Name(p->idle_compute) << "\n";
     out << "  pods without a team: " << Name(p->no_team) << "\n";
+    auto rule = [](const std::string& label) { return label.empty() ? "off" : label; };
+    out << "  team resolution: pod label " << rule(p->team_resolution.pod_label)
+        << ", namespace label " << rule(p->team_resolution.namespace_label) << "\n";
     out << "  preemption: grace period " << p->preemption.grace_period_seconds
         << "s, minimum runtime " << p->preemption.minimum_runtime_seconds << "s\n";
     out << "  instance-type label: " << p->instance_type_label << "\n";

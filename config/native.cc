@@ -265,6 +265,22 @@ void DecodePolicy(ObjectReader& r, ConfigSet* out) {
   SetIf(r.Enum<NoTeamAction>("podsWithoutTeam", {{"PassThrough", NoTeamAction::kPassThrough},
                                                  {"Refuse", NoTeamAction::kRefuse}}),
         r, "podsWithoutTeam", &out->no_team);
+  if (r.Has("teamResolution")) {
+    ObjectReader t = r.Object("teamResolution");
+    for (const char* key : {"podLabel", "namespaceLabel"}) {
+      std::optional<std::string> label = t.String(key);
+      if (label && !label->empty() && !IsQualifiedName(*label)) {
+        t.ctx().Error(t.PathOf(key), t.MarkOf(key),
+                      "'" + *label +
+                          "' is not a label key (an optional DNS subdomain prefix and "
+                          "'/', then at most 63 of [A-Za-z0-9-_.])");
+        continue;
+      }
+      SetIf(
+          label, t, key,
+          std::string_view(key) == "podLabel" ? &out->team_pod_label : &out->team_namespace_label);
+    }
+  }
   SetIf(r.String("instanceTypeLabel"), r, "instanceTypeLabel", &out->instance_type_label);
   SetIf(r.String("defaultCohort"), r, "defaultCohort", &out->default_cohort);
   SetIf(r.String("hyperpodCohort"), r, "hyperpodCohort", &out->hyperpod_cohort);

@@ -136,6 +136,45 @@ teams:
   EXPECT_EQ(p.FindTeam("solo")->cohort, "");
 }
 
+TEST(Native, TeamResolutionRules) {
+  LoadResult defaults = LoadOne("t.yaml", R"(
+apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+)");
+  ASSERT_TRUE(defaults.ok()) << Dump(defaults);
+  EXPECT_EQ(defaults.policy->team_resolution.pod_label, "");
+  EXPECT_EQ(defaults.policy->team_resolution.namespace_label, "taskgov.io/team");
+
+  LoadResult set = LoadOne("t.yaml", R"(
+apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+teamResolution:
+  podLabel: ml-platform.io/team
+  namespaceLabel: ""
+)");
+  ASSERT_TRUE(set.ok()) << Dump(set);
+  EXPECT_EQ(set.policy->team_resolution.pod_label, "ml-platform.io/team");
+  EXPECT_EQ(set.policy->team_resolution.namespace_label, "");
+
+  LoadResult bad = LoadOne("t.yaml", R"(
+apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+teamResolution:
+  podLabel: "not a label"
+  namespaceLabel: [taskgov.io/team]
+  byOwner: true
+)");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_TRUE(HasDiagnostic(bad, Severity::kError, "t.yaml", "teamResolution.podLabel",
+                            "'not a label' is not a label key"))
+      << Dump(bad);
+  EXPECT_TRUE(HasDiagnostic(bad, Severity::kError, "t.yaml", "teamResolution.namespaceLabel", ""))
+      << Dump(bad);
+  EXPECT_TRUE(
+      HasDiagnostic(bad, Severity::kError, "t.yaml", "teamResolution.byOwner", "unknown field"))
+      << Dump(bad);
+}
+
 TEST(Native, FillerLinesForResourcesOthersGovern) {
   LoadResult r = LoadOne("t.yaml", R"(
 apiVersion: taskgov.io/v1

@@ -122,6 +122,9 @@ class Resolver {
     p.preemption.minimum_runtime_seconds =
         ValueOr(set_.minimum_runtime_seconds, p.preemption.minimum_runtime_seconds);
     p.no_team = ValueOr(set_.no_team, scheduler::NoTeamAction::kPassThrough);
+    p.team_resolution.pod_label = ValueOr(set_.team_pod_label, p.team_resolution.pod_label);
+    p.team_resolution.namespace_label =
+        ValueOr(set_.team_namespace_label, p.team_resolution.namespace_label);
     p.instance_type_label = ValueOr(set_.instance_type_label, p.instance_type_label);
     if (p.instance_type_label.empty()) {
       ErrorAt(d_, set_.instance_type_label.origin, "must not be empty");

@@ -170,6 +170,8 @@ struct ConfigSet {
   Setting<int64_t> grace_period_seconds;
   Setting<int64_t> minimum_runtime_seconds;
   Setting<scheduler::NoTeamAction> no_team;
+  Setting<std::string> team_pod_label;        // teamResolution.podLabel
+  Setting<std::string> team_namespace_label;  // teamResolution.namespaceLabel
   Setting<std::string> instance_type_label;
   Setting<std::string> default_cohort;    // native teams that name no cohort
   Setting<std::string> hyperpod_cohort;   // all HyperPod teams (default "hyperpod")

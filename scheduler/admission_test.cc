@@ -184,6 +184,36 @@ TEST_F(AdmissionTest, PodsOfNoTeamPassThroughOrAreRefused) {
   EXPECT_NE(refused.failed_unresolvable.at("p5-0").find("belongs to no team"), std::string::npos);
 }
 
+TEST_F(AdmissionTest, TeamFromPodLabelQueueNamespaceListOrNamespaceLabel) {
+  PolicyBuilder builder;
+  builder.Team("team-a", "c").Quota(kP5, kGpu, 8, 0).Team("team-b", "c").Quota(kP5, kGpu, 8, 0);
+  builder.mutable_policy().team_resolution.pod_label = "example.com/team";
+  Start(builder.Build());
+  AddNodes("p5", kP5, 2, 8);
+  // A namespace no team lists joins team-b by its label; the pod label beats the namespace.
+  cluster_->OnNamespaceUpsert("research", {{"taskgov.io/team", "team-b"}});
+  cluster_->OnNamespaceUpsert("stray", {{"taskgov.io/team", "no-such-team"}});
+  ASSERT_TRUE(Run(PodBuilder("by-ns-label").Namespace("research").Gpus(2).Created(1)));
+  EXPECT_EQ(Usage("team-b"), 2);
+  ASSERT_TRUE(Run(PodBuilder("by-pod-label")
+                      .Namespace("research")
+                      .Label("example.com/team", "team-a")
+                      .Gpus(3)));
+  EXPECT_EQ(Usage("team-a"), 3);
+  // The team's own namespace list comes before a namespace label.
+  cluster_->OnNamespaceUpsert("ns-team-a", {{"taskgov.io/team", "team-b"}});
+  ASSERT_TRUE(Run(GpuPod("listed", "team-a", 1)));
+  EXPECT_EQ(Usage("team-a"), 4);
+  // An unknown team name, or a namespace whose label went away: no team (passed through).
+  Verdict stray = Filter(PodBuilder("stray").Namespace("stray").Gpus(1));
+  EXPECT_EQ(stray.feasible.size(), 2u);
+  EXPECT_EQ(decisions_.back().reason, "no_team");
+  cluster_->OnNamespaceDelete("research");
+  Filter(PodBuilder("late").Namespace("research").Gpus(1));
+  EXPECT_EQ(decisions_.back().reason, "no_team");
+  EXPECT_EQ(Usage("team-b"), 2);  // the running pod keeps its team until it ends
+}
+
 TEST_F(AdmissionTest, InactiveTeamIsHeld) {
   Start(PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 8).Inactive().Build());
   AddNodes("p5", kP5, 1, 8);

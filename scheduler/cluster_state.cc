@@ -219,8 +219,15 @@ void ClusterState::OnNodeDelete(const std::string& name) {
 
 // ---- namespaces, queues ----
 
-void ClusterState::OnNamespaceUpsert(const std::string&, const Labels&) {}
-void ClusterState::OnNamespaceDelete(const std::string&) {}
+void ClusterState::OnNamespaceUpsert(const std::string& name, const Labels& labels) {
+  std::unique_lock lock(mu_);
+  live_.namespace_labels[name] = labels;
+}
+
+void ClusterState::OnNamespaceDelete(const std::string& name) {
+  std::unique_lock lock(mu_);
+  live_.namespace_labels.erase(name);
+}
 
 void ClusterState::OnLocalQueueUpsert(const std::string& ns, const std::string& name,
                                       const std::string& cluster_queue) {

@@ -33,6 +33,12 @@ const PriorityClass* ClassOf(const Policy& policy, const Pod& pod) {
 }  // namespace
 
 const Team* ResolveTeam(const Policy& policy, const Pod& pod, const LiveQueues* live) {
+  const TeamResolution& rules = policy.team_resolution;
+  if (!rules.pod_label.empty()) {
+    if (auto it = pod.labels.find(rules.pod_label); it != pod.labels.end()) {
+      if (const Team* team = policy.FindTeam(it->second)) return team;
+    }
+  }
   if (auto it = pod.labels.find(kKueueQueueLabel); it != pod.labels.end()) {
     for (const LocalQueue& lq : policy.local_queues) {
       if (lq.namespace_ == pod.namespace_ && lq.name == it->second) {
@@ -61,7 +67,16 @@ const Team* ResolveTeam(const Policy& policy, const Pod& pod, const LiveQueues* 
       }
     }
   }
-  return policy.TeamOfNamespace(pod.namespace_);
+  if (const Team* team = policy.TeamOfNamespace(pod.namespace_)) return team;
+  if (live != nullptr && !rules.namespace_label.empty()) {
+    auto ns = live->namespace_labels.find(pod.namespace_);
+    if (ns != live->namespace_labels.end()) {
+      if (auto it = ns->second.find(rules.namespace_label); it != ns->second.end()) {
+        return policy.FindTeam(it->second);
+      }
+    }
+  }
+  return nullptr;
 }
 
 int32_t ResolvePriority(const Policy& policy, const Pod& pod) {

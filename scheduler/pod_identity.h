@@ -18,14 +18,18 @@ inline constexpr char kKueuePriorityLabel[] = "kueue.x-k8s.io/priority-class";
 inline constexpr char kVolcanoQueueAnnotation[] = "scheduling.volcano.sh/queue-name";
 inline constexpr char kPodGroupAnnotation[] = "scheduling.k8s.io/group-name";
 
-// Kueue LocalQueues and Volcano PodGroups seen live, keyed by (namespace, name).
+// Kueue LocalQueues and Volcano PodGroups seen live, keyed by (namespace, name), and the labels
+// of the namespaces.
 struct LiveQueues {
   std::map<std::pair<std::string, std::string>, std::string> local_queues;  // → ClusterQueue
   std::map<std::pair<std::string, std::string>, std::string> pod_groups;    // → Volcano queue
+  std::map<std::string, Labels, std::less<>> namespace_labels;
 };
 
-// The pod's team, in order: Kueue queue-name label (LocalQueue → ClusterQueue → team), Volcano
-// queue-name annotation or its PodGroup's queue, then its namespace. nullptr: no team.
+// The pod's team, in order: the team pod label (Policy::team_resolution.pod_label), Kueue
+// queue-name label (LocalQueue → ClusterQueue → team), Volcano queue-name annotation or its
+// PodGroup's queue, the team owning its namespace, then the team its namespace's label names
+// (team_resolution.namespace_label). A rule naming an unknown team is skipped. nullptr: no team.
 [[nodiscard]] const Team* ResolveTeam(const Policy& policy, const Pod& pod, const LiveQueues* live);
 
 // The pod's priority: the Kueue priority-class label (with or without a "-priority" suffix),

@@ -106,6 +106,16 @@ struct PreemptionSettings {
   int64_t minimum_runtime_seconds = 0;  // younger pods are never preempted
 };
 
+// How a pod's team is found besides Kueue / Volcano queues and the teams' namespace lists
+// (DESIGN §3.3). Empty strings turn a rule off.
+struct TeamResolution {
+  // A pod label naming its team directly; checked first.
+  std::string pod_label;
+  // A namespace label naming the team that owns the namespace; checked last, after the teams'
+  // own namespace lists, so namespaces can join a team without a policy change.
+  std::string namespace_label = "taskgov.io/team";
+};
+
 struct Policy {
   TaskPrioritization task_prioritization = TaskPrioritization::kTaskRanking;
   IdleComputeAllocation idle_compute = IdleComputeAllocation::kFairShare;
@@ -114,6 +124,7 @@ struct Policy {
   bool use_pod_priority_class_name = true;
   PreemptionSettings preemption;
   NoTeamAction no_team = NoTeamAction::kPassThrough;
+  TeamResolution team_resolution;
   std::string instance_type_label = "node.kubernetes.io/instance-type";
   // Explicit flavors first; a node matching none of them belongs to the flavor named by its
   // instance-type label value.
