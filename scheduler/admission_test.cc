@@ -214,6 +214,44 @@ TEST_F(AdmissionTest, TeamFromPodLabelQueueNamespaceListOrNamespaceLabel) {
   EXPECT_EQ(Usage("team-b"), 2);  // the running pod keeps its team until it ends
 }
 
+TEST(KeptPartTest, KeepsWhatTaskgovReadsAndTheEffectiveRequest) {
+  Pod pod =
+      PodBuilder("w-0")
+          .Namespace("ns-a")
+          .Label("kueue.x-k8s.io/queue-name", "q")
+          .Annotation("kubectl.kubernetes.io/last-applied-configuration", std::string(4096, 'x'))
+          .Annotation("scheduling.volcano.sh/queue-name", "research")
+          .Gpus(2)
+          .Cpu("4")
+          .Build();
+  pod.overhead.Set("cpu", 250);
+  Container init;
+  init.name = "download";
+  init.requests.Set("cpu", 8000);
+  pod.init_containers.push_back(init);
+  Container sidecar;
+  sidecar.name = "logs";
+  sidecar.restart_always = true;
+  sidecar.limits.Set("memory", int64_t{1} << 30);  // limits only: requests its limit
+  pod.init_containers.push_back(sidecar);
+  for (std::string_view key : kGangKeys) {
+    Pod member = pod;
+    member.annotations[std::string(key)] = "gang-1";
+    const Pod kept = KeptPart(member, EffectiveRequest(member));
+    EXPECT_EQ(GangOf(kept), GangOf(member)) << key;
+    EXPECT_EQ(kept.annotations.count(std::string(key)), 1u) << key;
+  }
+  const ResourceList effective = EffectiveRequest(pod);
+  const Pod kept = KeptPart(pod, effective);
+  EXPECT_EQ(EffectiveRequest(kept).ToString(), effective.ToString());
+  EXPECT_EQ(effective.Get("cpu"), 8250);  // the init container's 8, plus overhead
+  EXPECT_TRUE(kept.containers.empty());
+  EXPECT_TRUE(kept.init_containers.empty());
+  EXPECT_EQ(kept.annotations.size(), 1u);  // the Volcano queue; last-applied is gone
+  EXPECT_EQ(kept.labels, pod.labels);
+  EXPECT_EQ(kept.uid, pod.uid);
+}
+
 TEST_F(AdmissionTest, InactiveTeamIsHeld) {
   Start(PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 8).Inactive().Build());
   AddNodes("p5", kP5, 1, 8);

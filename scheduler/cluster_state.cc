@@ -140,8 +140,8 @@ void ClusterState::OnPodUpsert(const Pod& pod) {
   const bool was_pending = !inserted && record.pod.node_name.empty();
   const bool node_changed = !inserted && record.pod.node_name != pod.node_name;
   if (!inserted && (node_changed || pod.terminal())) Unaccount(record);
-  record.pod = pod;
   record.request = EffectiveRequest(pod);
+  record.pod = KeptPart(pod, record.request);
   if (record.team == kNoTeam || inserted) record.team = ResolveTeamLocked(pod);
   if (pod.terminal()) {
     RemovePending(pod.uid);

@@ -135,5 +135,63 @@ void BM_MemoryPerTrackedPod(benchmark::State& state) {
 }
 BENCHMARK(BM_MemoryPerTrackedPod)->Iterations(1)->Unit(benchmark::kMillisecond);
 
+// Bytes per running pod in the whole in-memory state (QuotaBook reservation + ClusterState pod
+// record + node accounting), for a pod shaped like a real training worker: owner reference,
+// Kueue and job labels, a kubectl last-applied-configuration annotation of ~2 KB, a main
+// container and a sidecar with requests and limits.
+void BM_MemoryPerRunningPodWholeState(benchmark::State& state) {
+  const std::string last_applied(2048, 'x');
+  for (auto _ : state) {
+    FakeClock clock;
+    auto book = std::make_unique<QuotaBook>(HundredTeams(), &clock);
+    auto cluster = std::make_unique<ClusterState>(book.get(), &clock, ClusterState::Options{});
+    constexpr int kNodes = 2'000;
+    for (int i = 0; i < kNodes; ++i) {
+      cluster->OnNodeUpsert(NodeBuilder("node-" + std::to_string(i))
+                                .InstanceType(kFlavors[0])
+                                .Allocatable(kGpu, "1000")
+                                .Allocatable("cpu", "100000")
+                                .Allocatable("memory", "1000Ti"));
+    }
+    constexpr int kPods = 50'000;
+    std::vector<Pod> pods;
+    pods.reserve(kPods);
+    for (int i = 0; i < kPods; ++i) {
+      const std::string team = "team-" + std::to_string(i % 100);
+      Pod pod = PodBuilder("llama-pretrain-worker-" + std::to_string(i))
+                    .Namespace("ns-" + team)
+                    .Uid("0b1f5c2e-6a7d-4c8e-9f00-" + std::to_string(100000000000 + i))
+                    .Label("kueue.x-k8s.io/queue-name", "hyperpod-ns-" + team + "-localqueue")
+                    .Label("kueue.x-k8s.io/priority-class", "training-priority")
+                    .Label("training.kubeflow.org/job-name", "llama-pretrain")
+                    .Label("training.kubeflow.org/replica-type", "worker")
+                    .Annotation("kubectl.kubernetes.io/last-applied-configuration", last_applied)
+                    .Gpus(1)
+                    .Cpu("4")
+                    .Memory("64Gi")
+                    .Build();
+      pod.containers.front().limits = pod.containers.front().requests;
+      Container sidecar;
+      sidecar.name = "log-shipper";
+      sidecar.restart_always = true;
+      sidecar.requests.Set("cpu", 100);
+      sidecar.requests.Set("memory", int64_t{128} << 20);
+      pod.init_containers.push_back(sidecar);
+      pod.owner_references.push_back(
+          OwnerReference{"kubeflow.org/v1", "PyTorchJob", "llama-pretrain", "9d3c-uid", true});
+      pod.node_name = "node-" + std::to_string(i % kNodes);
+      pod.phase = PodPhase::kRunning;
+      pods.push_back(std::move(pod));
+    }
+    const size_t before = mallinfo2().uordblks;
+    for (const Pod& pod : pods) cluster->OnPodUpsert(pod);
+    const size_t after = mallinfo2().uordblks;
+    state.counters["bytes_per_pod"] = static_cast<double>(after - before) / kPods;
+    state.counters["tracked"] = static_cast<double>(book->size());
+    benchmark::DoNotOptimize(cluster);
+  }
+}
+BENCHMARK(BM_MemoryPerRunningPodWholeState)->Iterations(1)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace taskgov::scheduler

@@ -60,7 +60,7 @@ const Team* ResolveTeam(const Policy& policy, const Pod& pod, const LiveQueues* 
     if (const Team* team = team_of_volcano_queue(it->second)) return team;
   }
   if (live != nullptr) {
-    if (auto it = pod.annotations.find(kPodGroupAnnotation); it != pod.annotations.end()) {
+    if (auto it = pod.annotations.find(kPodGroupKey); it != pod.annotations.end()) {
       auto pg = live->pod_groups.find({pod.namespace_, it->second});
       if (pg != live->pod_groups.end()) {
         if (const Team* team = team_of_volcano_queue(pg->second)) return team;
@@ -77,6 +77,25 @@ const Team* ResolveTeam(const Policy& policy, const Pod& pod, const LiveQueues* 
     }
   }
   return nullptr;
+}
+
+Pod KeptPart(const Pod& pod, const ResourceList& effective) {
+  Pod kept = pod;
+  Labels annotations;
+  for (std::string_view key : kGangKeys) {
+    if (auto it = pod.annotations.find(key); it != pod.annotations.end()) annotations.insert(*it);
+  }
+  if (auto it = pod.annotations.find(kVolcanoQueueAnnotation); it != pod.annotations.end()) {
+    annotations.insert(*it);
+  }
+  kept.annotations = std::move(annotations);
+  // Move-assigning empty containers frees their storage (clear() would keep it).
+  kept.containers = std::vector<Container>();
+  kept.init_containers = std::vector<Container>();
+  kept.overhead = ResourceList();
+  kept.pod_limits.reset();
+  kept.pod_requests = effective;
+  return kept;
 }
 
 int32_t ResolvePriority(const Policy& policy, const Pod& pod) {

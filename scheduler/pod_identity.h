@@ -10,13 +10,13 @@
 
 #include "scheduler/objects.h"
 #include "scheduler/policy.h"
+#include "scheduler/preemption.h"
 
 namespace taskgov::scheduler {
 
 inline constexpr char kKueueQueueLabel[] = "kueue.x-k8s.io/queue-name";
 inline constexpr char kKueuePriorityLabel[] = "kueue.x-k8s.io/priority-class";
 inline constexpr char kVolcanoQueueAnnotation[] = "scheduling.volcano.sh/queue-name";
-inline constexpr char kPodGroupAnnotation[] = "scheduling.k8s.io/group-name";
 
 // Kueue LocalQueues and Volcano PodGroups seen live, keyed by (namespace, name), and the labels
 // of the namespaces.
@@ -31,6 +31,13 @@ struct LiveQueues {
 // PodGroup's queue, the team owning its namespace, then the team its namespace's label names
 // (team_resolution.namespace_label). A rule naming an unknown team is skipped. nullptr: no team.
 [[nodiscard]] const Team* ResolveTeam(const Policy& policy, const Pod& pod, const LiveQueues* live);
+
+// What ClusterState keeps of a pod it tracks: everything taskgov reads, nothing else. Its
+// annotations only those taskgov reads (team resolution, gangs) — pods often carry kilobytes of
+// others, such as kubectl's last-applied-configuration — and instead of its containers, init
+// containers, overhead and pod-level resources, pod-level requests equal to `effective` (its
+// EffectiveRequest), so EffectiveRequest of the kept pod is unchanged.
+[[nodiscard]] Pod KeptPart(const Pod& pod, const ResourceList& effective);
 
 // The pod's priority: the Kueue priority-class label (with or without a "-priority" suffix),
 // then spec.priorityClassName when configured, then spec.priority, then 0.

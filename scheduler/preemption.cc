@@ -10,11 +10,6 @@
 namespace taskgov::scheduler {
 namespace {
 
-constexpr char kKueuePodGroup[] = "kueue.x-k8s.io/pod-group-name";
-constexpr char kPodGroupName[] = "scheduling.k8s.io/group-name";
-constexpr char kVolcanoGroupName[] = "scheduling.volcano.sh/group-name";
-constexpr char kJobSetName[] = "jobset.sigs.k8s.io/jobset-name";
-
 constexpr std::string_view kGangOwnerKinds[] = {
     "Job",    "JobSet",   "PyTorchJob",         "TFJob",  "MPIJob", "XGBoostJob", "PaddleJob",
     "JAXJob", "TrainJob", "HyperPodPyTorchJob", "RayJob",
@@ -82,15 +77,15 @@ std::string_view ReasonName(PreemptionReason reason) {
 }
 
 std::string GangOf(const Pod& pod) {
-  if (const std::string* name = LabelOrAnnotation(pod, kKueuePodGroup)) {
+  if (const std::string* name = LabelOrAnnotation(pod, kKueuePodGroupKey)) {
     return "kueue/" + pod.namespace_ + "/" + *name;
   }
-  for (const char* key : {kPodGroupName, kVolcanoGroupName}) {
+  for (const char* key : {kPodGroupKey, kVolcanoGroupKey}) {
     if (const std::string* name = LabelOrAnnotation(pod, key)) {
       return "podgroup/" + pod.namespace_ + "/" + *name;
     }
   }
-  if (const std::string* name = LabelOrAnnotation(pod, kJobSetName)) {
+  if (const std::string* name = LabelOrAnnotation(pod, kJobSetKey)) {
     return "jobset/" + pod.namespace_ + "/" + *name;
   }
   if (const OwnerReference* owner = pod.controller_owner()) {

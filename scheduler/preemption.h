@@ -88,6 +88,13 @@ enum class PreemptionReason : uint8_t {
 // JAXJob, TrainJob, HyperPodPyTorchJob, RayJob). Keys are namespaced so different sources never
 // collide.
 [[nodiscard]] std::string GangOf(const Pod& pod);
+// The label or annotation keys GangOf reads.
+inline constexpr char kKueuePodGroupKey[] = "kueue.x-k8s.io/pod-group-name";
+inline constexpr char kPodGroupKey[] = "scheduling.k8s.io/group-name";
+inline constexpr char kVolcanoGroupKey[] = "scheduling.volcano.sh/group-name";
+inline constexpr char kJobSetKey[] = "jobset.sigs.k8s.io/jobset-name";
+inline constexpr std::string_view kGangKeys[] = {kKueuePodGroupKey, kPodGroupKey, kVolcanoGroupKey,
+                                                 kJobSetKey};
 
 // ---------------------------------------------------------------------------------------------
 // QuotaSim: the ledger's numbers for one flavor (every team with quota on it, its cohort pools),
