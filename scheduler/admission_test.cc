@@ -738,6 +738,47 @@ TEST_F(AdmissionTest, NodeViewsCarryPlacementAndPendingPodsTheirConstraints) {
   EXPECT_EQ(b->placement.get(), other.placement.get());
 }
 
+// A peer's bug: a pod recreated under a new UID (a job controller replacing it) counted twice.
+// Whatever order the informer delivers the old pod's DELETED and the new pod's ADDED in, the
+// name is charged once.
+TEST_F(AdmissionTest, PodRecreatedUnderANewUidCountsOnceInEitherEventOrder) {
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 2, 8);
+  auto bound = [](const std::string& uid, const std::string& node) {
+    Pod pod = PodBuilder("worker-0").Namespace("ns-team-a").Uid(uid).Gpus(8);
+    pod.node_name = node;
+    pod.phase = PodPhase::kRunning;
+    return pod;
+  };
+  // DELETED, then ADDED.
+  const Pod first = bound("uid-1", "p5-0");
+  cluster_->OnPodUpsert(first);
+  EXPECT_EQ(Usage("team-a"), 8);
+  cluster_->OnPodDelete(first);
+  const Pod second = bound("uid-2", "p5-1");
+  cluster_->OnPodUpsert(second);
+  EXPECT_EQ(Usage("team-a"), 8);
+  // ADDED before the predecessor's DELETED (e.g. a relist): still once, node usage moves too.
+  const Pod third = bound("uid-3", "p5-0");
+  cluster_->OnPodUpsert(third);
+  EXPECT_EQ(Usage("team-a"), 8);
+  EXPECT_EQ(cluster_->ViewNode("p5-1").used.Get(kGpu), 0);
+  EXPECT_EQ(cluster_->ViewNode("p5-0").used.Get(kGpu), 8);
+  EXPECT_FALSE(book_->Find("uid-2").has_value());
+  cluster_->OnPodDelete(second);  // the late DELETED changes nothing
+  EXPECT_EQ(Usage("team-a"), 8);
+  EXPECT_TRUE(book_->Find("uid-3").has_value());
+  // Another pod's name in the same namespace is not a predecessor.
+  cluster_->OnPodUpsert([&] {
+    Pod other = bound("uid-9", "p5-1");
+    other.name = "worker-1";
+    return other;
+  }());
+  EXPECT_EQ(Usage("team-a"), 16);
+  cluster_->OnPodDelete(third);
+  EXPECT_EQ(Usage("team-a"), 8);
+}
+
 TEST_F(AdmissionTest, ReloadHalvingAQuotaTouchesNoRunningPod) {
   Start(TwoTeams(/*a_borrow=*/0));
   AddNodes("p5", kP5, 1, 8);

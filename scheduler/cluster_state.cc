@@ -136,6 +136,26 @@ void ClusterState::Unaccount(PodRecord& record) {
 void ClusterState::OnPodUpsert(const Pod& pod) {
   std::unique_lock lock(mu_);
   auto [it, inserted] = pods_.try_emplace(pod.uid);
+  if (inserted) {
+    // A predecessor of the same name is gone: the API server admits a new pod of a name only
+    // once the old object is deleted. Release it now rather than count both until its DELETED.
+    const size_t hash = NameHash(pod.namespace_, pod.name);
+    auto [b, e] = uid_by_name_.equal_range(hash);
+    for (auto n = b; n != e; ++n) {
+      auto old = pods_.find(std::string(n->second));
+      if (old == pods_.end() || old->second.pod.namespace_ != pod.namespace_ ||
+          old->second.pod.name != pod.name) {
+        continue;
+      }
+      log::Info(kComponent, "pod replaced under a new uid before its deletion was seen",
+                {{"pod", pod.key()}, {"old_uid", old->first}, {"uid", pod.uid}});
+      RemovePending(old->first);
+      Unaccount(old->second);
+      ErasePodLocked(old);
+      break;
+    }
+    uid_by_name_.emplace(hash, std::string_view(it->first));
+  }
   PodRecord& record = it->second;
   const bool was_pending = !inserted && record.pod.node_name.empty();
   const bool node_changed = !inserted && record.pod.node_name != pod.node_name;
@@ -181,6 +201,22 @@ void ClusterState::OnPodDelete(const Pod& last_known) {
     return;
   }
   Unaccount(it->second);
+  ErasePodLocked(it);
+}
+
+size_t ClusterState::NameHash(std::string_view ns, std::string_view name) {
+  const size_t h = std::hash<std::string_view>{}(ns);
+  return h ^ (std::hash<std::string_view>{}(name) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+
+void ClusterState::ErasePodLocked(std::unordered_map<std::string, PodRecord>::iterator it) {
+  auto [b, e] = uid_by_name_.equal_range(NameHash(it->second.pod.namespace_, it->second.pod.name));
+  for (auto n = b; n != e; ++n) {
+    if (n->second.data() == it->first.data()) {
+      uid_by_name_.erase(n);
+      break;
+    }
+  }
   pods_.erase(it);
 }
 

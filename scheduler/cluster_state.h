@@ -228,7 +228,13 @@ class ClusterState final : public ClusterObserver {
 
   mutable std::shared_mutex mu_;
   PolicyPtr policy_;
-  std::unordered_map<std::string, PodRecord> pods_;                       // by uid
+  std::unordered_map<std::string, PodRecord> pods_;  // by uid
+  // Known pods by a hash of namespace/name → their uid (a key of pods_). A name belongs to one
+  // live pod: one seen under a new UID proves its predecessor gone, even before its DELETED.
+  std::unordered_multimap<size_t, std::string_view> uid_by_name_;
+  static size_t NameHash(std::string_view ns, std::string_view name);
+  // Drops pods_[uid] and its name entry (after Unaccount).
+  void ErasePodLocked(std::unordered_map<std::string, PodRecord>::iterator it);
   std::unordered_map<std::string, NodeRecord> nodes_;                     // by name
   std::unordered_map<std::string, std::set<std::string>> awaiting_node_;  // node → pod uids
   std::unordered_map<std::string, PendingEntry> pending_;                 // by uid
