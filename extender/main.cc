@@ -54,6 +54,8 @@ constexpr char kVersion[] = "0.1.0";
 constexpr char kRevision[] = "dev";
 constexpr std::chrono::milliseconds kHousekeepingPeriod{1'000};
 constexpr int kReconcileEveryTicks = 60;
+// A bound reservation whose pod has not been seen running for this long is an orphan.
+constexpr int64_t kOrphanReservationAgeMs = 120'000;
 
 int Fail(const std::string& message) {
   std::cerr << "taskgov-extender: " << message << "\n";
@@ -405,6 +407,17 @@ int Run(int argc, char** argv) {
                 {{"count", static_cast<int64_t>(expired)}});
     }
     if (tick % kReconcileEveryTicks == 0) {
+      // Reservations against the pods running, then the counters against the reservations.
+      const scheduler::ClusterState::ReservationDrift pods =
+          cluster.ReconcileReservations(kOrphanReservationAgeMs);
+      for (const auto& [what, uids] :
+           {std::pair{"released", &pods.released}, std::pair{"charged", &pods.charged}}) {
+        if (uids->empty()) continue;
+        log::Warn("ledger", "reservations repaired against the running pods",
+                  {{"repair", what},
+                   {"count", static_cast<int64_t>(uids->size())},
+                   {"first_uid", uids->front()}});
+      }
       for (const scheduler::Ledger::Drift& d : book.Reconcile()) {
         log::Warn("ledger", "usage drift repaired",
                   {{"team", scheduler::TeamNames().Name(d.key.team)},

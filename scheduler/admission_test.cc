@@ -779,6 +779,36 @@ TEST_F(AdmissionTest, PodRecreatedUnderANewUidCountsOnceInEitherEventOrder) {
   EXPECT_EQ(Usage("team-a"), 8);
 }
 
+TEST_F(AdmissionTest, ReservationsAreReconciledWithTheRunningPods) {
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 1, 8);
+  Pod running = GpuPod("w-0", "team-a", 3);
+  running.node_name = "p5-0";
+  running.phase = PodPhase::kRunning;
+  cluster_->OnPodUpsert(running);
+  ASSERT_EQ(Usage("team-a"), 3);
+  EXPECT_TRUE(cluster_->ReconcileReservations(60'000).released.empty());
+  // A running pod whose reservation went missing is charged again.
+  ASSERT_TRUE(book_->Release(running.uid));
+  ASSERT_EQ(Usage("team-a"), 0);
+  ClusterState::ReservationDrift drift = cluster_->ReconcileReservations(60'000);
+  EXPECT_EQ(drift.charged, std::vector<std::string>{running.uid});
+  EXPECT_EQ(Usage("team-a"), 3);
+  // A bound reservation whose pod is not running here: released once it is old enough (a young
+  // one may be a pod just bound whose update is still on its way).
+  ASSERT_EQ(book_->ConfirmBound("ghost", TeamNames().Intern("team-a"), FlavorNames().Intern(kP5),
+                                ResourceList{{kGpu, 2}}, PodMeta{}),
+            QuotaBook::ConfirmOutcome::kCharged);
+  ASSERT_EQ(Usage("team-a"), 5);
+  EXPECT_TRUE(cluster_->ReconcileReservations(60'000).released.empty());
+  clock_.Advance(61'000);
+  drift = cluster_->ReconcileReservations(60'000);
+  EXPECT_EQ(drift.released, std::vector<std::string>{"ghost"});
+  EXPECT_TRUE(drift.charged.empty());
+  EXPECT_EQ(Usage("team-a"), 3);
+  EXPECT_TRUE(cluster_->ReconcileReservations(60'000).released.empty());  // nothing left to do
+}
+
 TEST_F(AdmissionTest, ReloadHalvingAQuotaTouchesNoRunningPod) {
   Start(TwoTeams(/*a_borrow=*/0));
   AddNodes("p5", kP5, 1, 8);

@@ -80,18 +80,49 @@ void ClusterState::Account(PodRecord& record) {
   record.counted_node = pod.node_name;
   // A pod bound before taskgov saw it ran since its start time.
   if (record.bound_ms == 0) record.bound_ms = pod.start_unix_ms.value_or(clock_->NowMs());
-  if (record.team != kNoTeam && n.flavor != kNoNode) {
-    PodMeta meta;
-    meta.priority = ResolvePriority(*policy_, pod);
-    meta.created_ms = pod.creation_unix_ms;
-    meta.admitted_ms = pod.start_unix_ms.value_or(0);
-    meta.node = NodeNames().Intern(pod.node_name);
-    book_->ConfirmBound(pod.uid, record.team, n.flavor, record.request, meta);
-    record.charged = true;
-    if (std::optional<Reservation> r = book_->Find(pod.uid); r && r->charge.borrowing) {
-      ++n.borrowing_pods;
-    }
+  ChargeLocked(record, n);
+}
+
+void ClusterState::ChargeLocked(PodRecord& record, NodeRecord& node) {
+  const Pod& pod = record.pod;
+  if (record.team == kNoTeam || node.flavor == kNoNode) return;
+  PodMeta meta;
+  meta.priority = ResolvePriority(*policy_, pod);
+  meta.created_ms = pod.creation_unix_ms;
+  meta.admitted_ms = pod.start_unix_ms.value_or(0);
+  meta.node = NodeNames().Intern(pod.node_name);
+  book_->ConfirmBound(pod.uid, record.team, node.flavor, record.request, meta);
+  record.charged = true;
+  if (std::optional<Reservation> r = book_->Find(pod.uid); r && r->charge.borrowing) {
+    ++node.borrowing_pods;
   }
+}
+
+ClusterState::ReservationDrift ClusterState::ReconcileReservations(int64_t min_age_ms) {
+  std::unique_lock lock(mu_);
+  ReservationDrift drift;
+  if (!pods_synced_ || !nodes_synced_) return drift;
+  const int64_t now = clock_->NowMs();
+  // Bound reservations of pods that are not running here: gone without a DELETED we saw. A
+  // young one may be a pod we bound whose update has not arrived yet: left alone.
+  std::vector<std::string> orphans;
+  book_->ForEach([&](std::string_view uid, const Reservation& r) {
+    if (r.state != ReservationState::kBound || now - r.meta.admitted_ms < min_age_ms) return;
+    auto it = pods_.find(std::string(uid));
+    if (it == pods_.end() || it->second.counted_node.empty()) orphans.emplace_back(uid);
+  });
+  for (const std::string& uid : orphans) {
+    if (book_->Release(uid)) drift.released.push_back(uid);
+  }
+  // Running pods counted on a node but holding no reservation: charged again.
+  for (auto& [uid, record] : pods_) {
+    if (record.counted_node.empty() || book_->Find(uid)) continue;
+    auto node = nodes_.find(record.counted_node);
+    if (node == nodes_.end()) continue;
+    ChargeLocked(record, node->second);
+    if (record.charged) drift.charged.push_back(uid);
+  }
+  return drift;
 }
 
 void ClusterState::Notify(const PodRecord& record, PodTransition transition) {

@@ -174,6 +174,16 @@ class ClusterState final : public ClusterObserver {
   [[nodiscard]] std::vector<Pod> PodsOnNode(const std::string& node) const;
   // Every bound, non-terminal pod with its team and effective request, under one shared lock
   // (for the preemption controller). `fn` must not call back into the ClusterState.
+  // Compares the QuotaBook's reservations with the pods running here and repairs both ways:
+  // bound reservations at least `min_age_ms` old whose pod is not running here are released;
+  // running pods of a team on a flavor without a reservation are charged. Nothing before the
+  // first sync. Returns the UIDs repaired (drift: normally none).
+  struct ReservationDrift {
+    std::vector<std::string> released;
+    std::vector<std::string> charged;
+  };
+  ReservationDrift ReconcileReservations(int64_t min_age_ms);
+
   void ForEachBoundPod(const std::function<void(const Pod& pod, NameId team,
                                                 const ResourceList& request)>& fn) const;
   // The known nodes of a flavor with their views (placement included), in no particular order.
@@ -233,6 +243,8 @@ class ClusterState final : public ClusterObserver {
   // live pod: one seen under a new UID proves its predecessor gone, even before its DELETED.
   std::unordered_multimap<size_t, std::string_view> uid_by_name_;
   static size_t NameHash(std::string_view ns, std::string_view name);
+  // Charges a pod counted on `node` to its team's quota on the node's flavor (ConfirmBound).
+  void ChargeLocked(PodRecord& record, NodeRecord& node);
   // Drops pods_[uid] and its name entry (after Unaccount).
   void ErasePodLocked(std::unordered_map<std::string, PodRecord>::iterator it);
   std::unordered_map<std::string, NodeRecord> nodes_;                     // by name
