@@ -844,6 +844,58 @@ TEST(GangTest, GroupsBySourceAndNamespacesTheKeys) {
   EXPECT_EQ(GangOf(PodBuilder("p")), "");
 }
 
+// Each key as a label and as an annotation, and every gang owner kind.
+TEST(GangTest, EverySourceAsLabelAndAnnotation) {
+  struct Case {
+    std::string key;
+    std::string want;
+  };
+  for (const Case& c : {Case{"kueue.x-k8s.io/pod-group-name", "kueue/ns/g"},
+                        Case{"scheduling.k8s.io/group-name", "podgroup/ns/g"},
+                        Case{"scheduling.volcano.sh/group-name", "podgroup/ns/g"},
+                        Case{"jobset.sigs.k8s.io/jobset-name", "jobset/ns/g"}}) {
+    EXPECT_EQ(GangOf(PodBuilder("p").Namespace("ns").Label(c.key, "g")), c.want) << c.key;
+    EXPECT_EQ(GangOf(PodBuilder("p").Namespace("ns").Annotation(c.key, "g")), c.want) << c.key;
+    // Same name, other namespace: another gang.
+    EXPECT_NE(GangOf(PodBuilder("p").Namespace("other").Label(c.key, "g")), c.want) << c.key;
+  }
+  for (const char* kind : {"Job", "JobSet", "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob",
+                           "PaddleJob", "JAXJob", "TrainJob", "HyperPodPyTorchJob", "RayJob"}) {
+    EXPECT_EQ(GangOf(PodBuilder("p").Namespace("ns").Owner(kind, "j", "uid-j")), "owner/uid-j")
+        << kind;
+  }
+  // Without an owner uid, the owner's namespaced kind and name.
+  EXPECT_EQ(GangOf(PodBuilder("p").Namespace("ns").Owner("JobSet", "js", "")),
+            "owner/ns/JobSet/js");
+  for (const char* kind : {"ReplicaSet", "StatefulSet", "DaemonSet", "Node"}) {
+    EXPECT_EQ(GangOf(PodBuilder("p").Namespace("ns").Owner(kind, "x", "uid-x")), "") << kind;
+  }
+}
+
+// A pod with several markers belongs to the most specific: the Kueue pod group, then the
+// PodGroup, then the JobSet label, then its owner.
+TEST(GangTest, TheMostSpecificSourceWins) {
+  PodBuilder all = PodBuilder("p")
+                       .Namespace("ns")
+                       .Owner("JobSet", "js", "uid-js")
+                       .Label("jobset.sigs.k8s.io/jobset-name", "js")
+                       .Annotation("scheduling.volcano.sh/group-name", "vg")
+                       .Label("scheduling.k8s.io/group-name", "pg")
+                       .Annotation("kueue.x-k8s.io/pod-group-name", "kg");
+  EXPECT_EQ(GangOf(all), "kueue/ns/kg");
+  EXPECT_EQ(GangOf(PodBuilder("p")
+                       .Namespace("ns")
+                       .Owner("JobSet", "js", "uid-js")
+                       .Label("jobset.sigs.k8s.io/jobset-name", "js")
+                       .Label("scheduling.k8s.io/group-name", "pg")),
+            "podgroup/ns/pg");
+  EXPECT_EQ(GangOf(PodBuilder("p")
+                       .Namespace("ns")
+                       .Owner("PyTorchJob", "t", "uid-t")
+                       .Label("jobset.sigs.k8s.io/jobset-name", "js")),
+            "jobset/ns/js");
+}
+
 // ---------------------------------------------------------------------------------------------
 // The preempt verb decides through the same rule.
 
