@@ -72,8 +72,15 @@ class ControllerTest : public ::testing::Test {
       nodes_.push_back(name);
     }
   }
-  // A pod created now, pending.
+  // A pod created now, pending, that the informer delivers.
   Pod Submit(const std::string& name, const std::string& team, int gpus, int32_t priority,
+             PodBuilder builder = PodBuilder("")) {
+    Pod pod = Create(name, team, gpus, priority, std::move(builder));
+    informer_->OnPodUpsert(pod);
+    return pod;
+  }
+  // A pod created now, pending, in the API server only: the informer has not delivered it.
+  Pod Create(const std::string& name, const std::string& team, int gpus, int32_t priority,
              PodBuilder builder = PodBuilder("")) {
     Pod pod = builder.Build();
     pod.name = name;
@@ -83,7 +90,6 @@ class ControllerTest : public ::testing::Test {
     pod.creation_unix_ms = clock_.NowMs();
     pod.containers.front().requests.Set(kGpu, gpus);
     pods_[pod.uid] = pod;
-    informer_->OnPodUpsert(pod);
     return pod;
   }
   // A node of the flavor with labels and taints from `facts`.
@@ -567,14 +573,7 @@ TEST_F(ControllerTest, APreemptorKnownOnlyFromTheFilterGetsARound) {
   Start(TwoTeams());
   FourBorrowedPods();
   clock_.Advance(10 * kMinute);
-  Pod b0 = PodBuilder("").Build();
-  b0.name = "b-0";
-  b0.uid = "uid-b-0";
-  b0.namespace_ = "ns-team-b";
-  b0.priority = 100;
-  b0.creation_unix_ms = clock_.NowMs();
-  b0.containers.front().requests.Set(kGpu, 4);
-  pods_[b0.uid] = b0;  // the API server has it; the informer has not delivered it
+  Create("b-0", "team-b", 4, 100);
   ASSERT_FALSE(cluster_->FindPod("uid-b-0").has_value());
   EXPECT_EQ(Refusal("uid-b-0"), "team-b: no ml.p5.48xlarge node has room for nvidia.com/gpu: 4");
 
@@ -619,14 +618,7 @@ TEST_F(ControllerTest, AFilterOnlyPreemptorNoLongerFilteredEndsItsRound) {
   Start(TwoTeams());
   FourBorrowedPods();
   clock_.Advance(10 * kMinute);
-  Pod b0 = PodBuilder("").Build();
-  b0.name = "b-0";
-  b0.uid = "uid-b-0";
-  b0.namespace_ = "ns-team-b";
-  b0.priority = 100;
-  b0.creation_unix_ms = clock_.NowMs();
-  b0.containers.front().requests.Set(kGpu, 4);
-  pods_[b0.uid] = b0;
+  Create("b-0", "team-b", 4, 100);
   EXPECT_NE(Refusal("uid-b-0"), "");
   EXPECT_EQ(controller_->RunOnce().rounds_started, 1u);
   clock_.Advance(ClusterState::Options{}.filter_seen_ttl_ms + 1);
