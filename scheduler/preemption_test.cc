@@ -667,6 +667,21 @@ TEST_F(SelectTest, AGangGoesWholeOrNotAtAll) {
   EXPECT_EQ(Victims(s2), (Strings{"a-x:Reclaim"}));
 }
 
+// A gang spread over two nodes goes whole, though the room of its member on one node would do.
+TEST_F(SelectTest, AGangAcrossNodesGoesWhole) {
+  SetPolicy(TwoTeams());
+  AddNode("n0", 8);
+  AddNode("n1", 8);
+  Running("a-solo-0", "team-a", 4, "n0", 0, 100);
+  Running("a-solo-1", "team-a", 4, "n1", 0, 100);
+  Running("job-0", "team-a", 4, "n0", 0, 5).gang = "kueue/ns/train";
+  Running("job-1", "team-a", 4, "n1", 0, 5).gang = "kueue/ns/train";
+  Selection s = Select(Pending("b0", "team-b", 4));
+  ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
+  EXPECT_EQ(Victims(s), (Strings{"job-0:Reclaim", "job-1:Reclaim"}));
+  EXPECT_NE(s.victims[1].note.find("evicted with its gang of 2 pods"), std::string::npos);
+}
+
 TEST_F(SelectTest, MinimumRuntimeProtectsYoungPods) {
   PolicyBuilder builder;
   builder.Team("team-a", "c").Quota(kP5, kGpu, 8).Team("team-b", "c").Quota(kP5, kGpu, 8);
