@@ -109,6 +109,23 @@ class ControllerTest : public ::testing::Test {
       clock_.Advance(kMinute);
     }
   }
+  // Two 8-GPU nodes: team-a's a-solo-0 and a-solo-1 (4 GPUs each) fill p5-0; a minute later,
+  // the two 4-GPU members of a gang (`member`: its labels, annotations or owner), job-0 and
+  // job-1, land on p5-1. Alone, one member would be enough for a 4-GPU preemptor.
+  void GangStartedLastOnP51(PodBuilder member) {
+    AddNodes(2, 8);
+    Submit("a-solo-0", "team-a", 4, 10);
+    ASSERT_TRUE(Schedule("uid-a-solo-0"));
+    Submit("a-solo-1", "team-a", 4, 10);
+    ASSERT_TRUE(Schedule("uid-a-solo-1"));
+    clock_.Advance(kMinute);
+    for (int i = 0; i < 2; ++i) {
+      Submit("job-" + std::to_string(i), "team-a", 4, 10, member);
+      ASSERT_TRUE(Schedule("uid-job-" + std::to_string(i)));
+    }
+    ASSERT_EQ(pods_["uid-job-0"].node_name, "p5-1");
+    ASSERT_EQ(pods_["uid-job-1"].node_name, "p5-1");
+  }
   // GPU nodes tainted as in production: p5-0 nvidia.com/gpu=present:NoSchedule, p5-1 reserved
   // (dedicated=team-x:NoSchedule). Four 4-GPU pods of team-a that tolerate everything, a minute
   // apart, fill both: a-0 and a-1 on p5-0, the more recent a-2 and a-3 on p5-1.
@@ -370,31 +387,15 @@ TEST_F(ControllerTest, InTeamPreemptionEvictsTheLowestPriorityMostRecentPod) {
 
 TEST_F(ControllerTest, AGangIsEvictedWhole) {
   Start(TwoTeams());
-  AddNodes(2, 8);
-  Submit("a-solo-0", "team-a", 4, 10);
-  ASSERT_TRUE(Schedule("uid-a-solo-0"));
-  Submit("a-solo-1", "team-a", 4, 10);
-  ASSERT_TRUE(Schedule("uid-a-solo-1"));
-  clock_.Advance(kMinute);
-  // A two-pod PyTorchJob, started last (p5-0 is full: both land on p5-1).
-  for (int i = 0; i < 2; ++i) {
-    Submit("job-" + std::to_string(i), "team-a", 4, 10,
-           PodBuilder("").Owner("PyTorchJob", "train", "uid-train"));
-    ASSERT_TRUE(Schedule("uid-job-" + std::to_string(i)));
-  }
-  ASSERT_EQ(pods_["uid-job-0"].node_name, "p5-1");
-  ASSERT_EQ(pods_["uid-job-1"].node_name, "p5-1");
+  // A two-pod PyTorchJob.
+  ASSERT_NO_FATAL_FAILURE(
+      GangStartedLastOnP51(PodBuilder("").Owner("PyTorchJob", "train", "uid-train")));
   EXPECT_EQ(Usage("team-a"), 16);
   Submit("b-0", "team-b", 4, 100);
   controller_->RunOnce();
   EXPECT_EQ(Evicted(), (Strings{"job-0", "job-1"}));
   ASSERT_EQ(Events("Preempted").size(), 2u);
   EXPECT_NE(Events("Preempted")[1].note.find("evicted with its gang of 2 pods"), std::string::npos);
-  ASSERT_EQ(Events("Preempting").size(), 1u);
-  EXPECT_EQ(Events("Preempting")[0].pod_name, "b-0");
-  EXPECT_EQ(Events("Preempting")[0].note,
-            "taskgov is reclaiming 8 nvidia.com/gpu on ml.p5.48xlarge from team-a (Reclaim): "
-            "evicting 2 pods with a 120s grace period");
   EXPECT_EQ(controller_->StatusFor("uid-b-0"),
             "reclaiming 8 nvidia.com/gpu from team-a, 2 pods terminating");
   // The round hands the capacity over only when the whole gang is gone.
@@ -471,23 +472,12 @@ class GangControllerTest : public ControllerTest, public ::testing::WithParamInt
 
 TEST_P(GangControllerTest, TheWholeGangIsEvicted) {
   Start(TwoTeams());
-  AddNodes(2, 8);
-  Submit("a-solo-0", "team-a", 4, 10);
-  ASSERT_TRUE(Schedule("uid-a-solo-0"));
-  Submit("a-solo-1", "team-a", 4, 10);
-  ASSERT_TRUE(Schedule("uid-a-solo-1"));
-  clock_.Advance(kMinute);
-  // Two members started last, both on p5-1: alone, one of them would be enough for b-0.
-  for (int i = 0; i < 2; ++i) {
-    Submit("job-" + std::to_string(i), "team-a", 4, 10, GetParam().member);
-    ASSERT_TRUE(Schedule("uid-job-" + std::to_string(i)));
-  }
-  ASSERT_EQ(pods_["uid-job-0"].node_name, "p5-1");
-  ASSERT_EQ(pods_["uid-job-1"].node_name, "p5-1");
+  ASSERT_NO_FATAL_FAILURE(GangStartedLastOnP51(GetParam().member));
   Submit("b-0", "team-b", 4, 100);
   controller_->RunOnce();
   EXPECT_EQ(Evicted(), (Strings{"job-0", "job-1"}));
   ASSERT_EQ(Events("Preempting").size(), 1u);
+  EXPECT_EQ(Events("Preempting")[0].pod_name, "b-0");
   EXPECT_EQ(Events("Preempting")[0].note,
             "taskgov is reclaiming 8 nvidia.com/gpu on ml.p5.48xlarge from team-a (Reclaim): "
             "evicting 2 pods with a 120s grace period");
