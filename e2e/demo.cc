@@ -100,6 +100,16 @@ std::string Field(const std::string& json, const std::string& key) {
   return "";
 }
 
+// The Event bodies with `reason` ("Preempted" on victims, "Preempting" on preemptors).
+std::vector<std::string> WithReason(const std::vector<std::string>& events,
+                                    const std::string& reason) {
+  std::vector<std::string> out;
+  for (const std::string& e : events) {
+    if (Field(e, "reason") == reason) out.push_back(e);
+  }
+  return out;
+}
+
 class Demo {
  public:
   // `table_rows`: also write every table row to stderr for a program to read (demo_test).
@@ -233,11 +243,21 @@ class Demo {
                 std::string::npos,
             "the eviction carries the policy's grace period");
     }
-    // The events are sent in the background: wait for them.
+    // The events are sent in the background: wait for one on each victim.
     const size_t want = evictions.size();
-    Check(h_->api().WaitFor([&] { return h_->Events().size() >= want; }, milliseconds(5000)),
+    Check(h_->api().WaitFor([&] { return WithReason(h_->Events(), "Preempted").size() >= want; },
+                            milliseconds(5000)),
           "every eviction is explained by an event");
-    const std::vector<std::string> events = h_->Events();
+    // The preemptors' events (one per round) first, then the victims'.
+    const std::vector<std::string> told = WithReason(h_->Events(), "Preempting");
+    for (; told_shown_ < told.size(); ++told_shown_) {
+      std::smatch regarding;
+      std::regex_search(told[told_shown_], regarding,
+                        std::regex(R"re("regarding":\{[^}]*"name":"([^"]+)")re"));
+      printf("      event on %s: \"%s\"\n", regarding.empty() ? "?" : regarding[1].str().c_str(),
+             Field(told[told_shown_], "note").c_str());
+    }
+    const std::vector<std::string> events = WithReason(h_->Events(), "Preempted");
     for (size_t i = from; i < events.size(); ++i) {
       std::smatch regarding;  // the pod the event is about (not the Event's own name)
       std::regex_search(events[i], regarding,
@@ -457,7 +477,7 @@ class Demo {
     Evictions(evictions_before);
     Check(done && h_->Evictions().size() - evictions_before == 1,
           "one of a's training pods made room and a-urgent runs");
-    const std::vector<std::string> events = h_->Events();
+    const std::vector<std::string> events = WithReason(h_->Events(), "Preempted");
     Check(!events.empty() && Field(events.back(), "note").rfind("InTeamPriority", 0) == 0,
           "the eviction is explained as in-team priority preemption");
     printf("   The evicted pod was recreated and waits.\n");
@@ -525,6 +545,7 @@ class Demo {
   std::unique_ptr<Harness> h_;
   int checks_ = 0;
   int failures_ = 0;
+  size_t told_shown_ = 0;  // preemptor events printed so far
 };
 
 }  // namespace

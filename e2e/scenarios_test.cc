@@ -54,13 +54,16 @@ std::vector<std::string> Evicted(const std::vector<std::string>& eviction_bodies
   return out;
 }
 
-// Each event's pod (regarding.namespace/regarding.name) and note.
+// The events recorded with `reason` ("Preempted" on victims, "Preempting" on preemptors): each
+// one's pod (regarding.namespace/regarding.name) and note.
 std::vector<std::pair<std::string, std::string>> EventsByPod(
-    const std::vector<std::string>& event_bodies) {
+    const std::vector<std::string>& event_bodies, const std::string& reason = "Preempted") {
   std::vector<std::pair<std::string, std::string>> out;
   std::regex regarding(R"re("regarding":\{[^}]*"namespace":"([^"]+)","name":"([^"]+)")re");
   std::regex note(R"re("note":"([^"]*)")re");
+  const std::string reason_field = "\"reason\":\"" + reason + "\"";
   for (const std::string& body : event_bodies) {
+    if (body.find(reason_field) == std::string::npos) continue;
     std::smatch r, n;
     if (std::regex_search(body, r, regarding) && std::regex_search(body, n, note)) {
       out.push_back({r[1].str() + "/" + r[2].str(), n[1].str()});
@@ -285,7 +288,9 @@ TEST_P(BindingScenarioTest, BorrowIdleQuotaThenReclaimIt) {
     ASSERT_TRUE(evicted_at.count(victim) && deleted_at.count(victim)) << victim;
     EXPECT_GE((deleted_at[victim] - evicted_at[victim]) * 10, 30) << victim;
   }
-  ASSERT_TRUE(h().api().WaitFor([&] { return h().Events().size() >= 4; }, milliseconds(5000)));
+  // Events are sent in the background: 4 on the victims, 4 on the preemptors.
+  ASSERT_TRUE(h().api().WaitFor([&] { return h().Events().size() >= 8; }, milliseconds(5000)));
+  EXPECT_EQ(h().Events().size(), 8u);
   const auto events = EventsByPod(h().Events());
   ASSERT_EQ(events.size(), 4u);
   std::set<std::string> explained;
@@ -313,6 +318,20 @@ TEST_P(BindingScenarioTest, BorrowIdleQuotaThenReclaimIt) {
         << preemptor << " was bound while its victim " << victim << " was terminating";
   }
   EXPECT_EQ(preemptors.size(), 4u) << "one victim per waiting pod of b";
+  // kube-scheduler's own filters refuse b's pods while the nodes are full, so the refusal
+  // reason never reaches them: each preemptor was told of its round by one event on itself.
+  const auto told = EventsByPod(h().Events(), "Preempting");
+  std::map<std::string, int> told_per_pod;
+  for (const auto& [pod, note] : told) {
+    ++told_per_pod[pod];
+    EXPECT_EQ(note,
+              "taskgov is reclaiming 1 nvidia.com/gpu on ml.p5.48xlarge from a (Reclaim): "
+              "evicting 1 pod with a 30s grace period")
+        << pod;
+  }
+  std::map<std::string, int> once;
+  for (const std::string& preemptor : preemptors) once[preemptor] = 1;
+  EXPECT_EQ(told_per_pod, once);
   // The recreated pods wait: the 16 GPUs are taken.
   EXPECT_EQ(PendingOf("a"), 4u);
   EXPECT_EQ(h().CountPods([](const PodView& p) {
@@ -370,10 +389,17 @@ TEST_P(BindingScenarioTest, InTeamPreemptionEvictsTheLowestPriorityNewestPod) {
       },
       30));
   ASSERT_EQ(Evicted(h().Evictions()), std::vector<std::string>{Ns("a") + "/a-exp-3"});
-  ASSERT_TRUE(h().api().WaitFor([&] { return !h().Events().empty(); }, milliseconds(5000)));
+  ASSERT_TRUE(h().api().WaitFor([&] { return h().Events().size() >= 2; }, milliseconds(5000)));
+  EXPECT_EQ(h().Events().size(), 2u);
   const auto events = EventsByPod(h().Events());
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].first, Ns("a") + "/a-exp-3");
+  const auto told = EventsByPod(h().Events(), "Preempting");
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0].first, Ns("a") + "/a-urgent");
+  EXPECT_EQ(told[0].second,
+            "taskgov is preempting 1 nvidia.com/gpu on ml.p5.48xlarge from a (InTeamPriority): "
+            "evicting 1 pod with a 30s grace period");
   EXPECT_EQ(events[0].second.rfind(
                 "InTeamPriority: preempted by higher-priority pod hyperpod-ns-a/a-urgent "
                 "of a (priority 100 > 10)",
@@ -453,10 +479,20 @@ teams:
   for (const std::string& victim : victims) {
     EXPECT_EQ(victim.rfind(Ns("c") + "/", 0), 0u) << "only c gave back: " << victim;
   }
-  ASSERT_TRUE(
-      h().api().WaitFor([&] { return h().Events().size() >= victims.size(); }, milliseconds(5000)));
+  // One event per victim and one per preemptor (one victim each).
+  ASSERT_TRUE(h().api().WaitFor([&] { return h().Events().size() >= 2 * victims.size(); },
+                                milliseconds(5000)));
   const auto events = EventsByPod(h().Events());
   ASSERT_EQ(events.size(), victims.size());
+  const auto told = EventsByPod(h().Events(), "Preempting");
+  ASSERT_EQ(told.size(), victims.size());
+  for (const auto& [pod, note] : told) {
+    EXPECT_EQ(pod.rfind(Ns("b") + "/", 0), 0u) << pod;
+    EXPECT_EQ(note,
+              "taskgov is reclaiming 1 nvidia.com/gpu on ml.p5.48xlarge from c (FairShare): "
+              "evicting 1 pod with a 30s grace period")
+        << note;
+  }
   for (const auto& [pod, note] : events) {
     EXPECT_EQ(note.rfind("FairShare: pod hyperpod-ns-b/", 0), 0u) << note;
     EXPECT_NE(note.find(" of b (weighted share "), std::string::npos) << note;

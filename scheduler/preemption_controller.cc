@@ -122,6 +122,14 @@ void PreemptionController::OnPodGone(std::string_view uid) {
   PublishLocked();
 }
 
+bool PreemptionController::FilterPending(const Preemptor& p) const {
+  const std::vector<PendingPod> pending = cluster_->PendingAhead(
+      p.team, std::numeric_limits<int32_t>::min(), std::numeric_limits<int64_t>::max(), "",
+      /*by_priority=*/false, cluster_->pending_count(p.team));
+  return std::any_of(pending.begin(), pending.end(),
+                     [&](const PendingPod& x) { return x.uid == p.uid; });
+}
+
 bool PreemptionController::MaybeNominateLocked(Round& round, int64_t now_ms) {
   if (round.nominated || round.ended) return false;
   for (const RoundVictim& v : round.victims) {
@@ -134,7 +142,7 @@ bool PreemptionController::MaybeNominateLocked(Round& round, int64_t now_ms) {
   }
   // A preemptor that is gone, ending or already bound needs no capacity held for it.
   std::optional<Pod> pod = cluster_->FindPod(p.uid);
-  if (!pod || pod->terminal() || pod->deletion_unix_ms || pod->bound()) {
+  if (pod ? pod->terminal() || pod->deletion_unix_ms || pod->bound() : !FilterPending(p)) {
     round.ended = true;
     ++stats_.rounds_cancelled;
     return false;
@@ -160,33 +168,73 @@ bool PreemptionController::MaybeNominateLocked(Round& round, int64_t now_ms) {
   return true;
 }
 
+PreemptionController::Freed PreemptionController::FreedBy(const Round& round) {
+  Freed out;
+  out.resource = MainResource(round.preemptor.request);
+  const std::optional<NameId> resource_id = ResourceNames().Find(out.resource);
+  for (const RoundVictim& v : round.victims) {
+    out.reclaim = out.reclaim || v.reason == PreemptionReason::kReclaim;
+    out.fair = out.fair || v.reason == PreemptionReason::kFairShare;
+    const std::string& team = TeamNames().Name(v.team);
+    auto t = std::find_if(out.teams.begin(), out.teams.end(),
+                          [&](const auto& x) { return x.first == team; });
+    if (t == out.teams.end()) t = out.teams.insert(out.teams.end(), {team, {}});
+    if (std::find(t->second.begin(), t->second.end(), v.reason) == t->second.end()) {
+      t->second.push_back(v.reason);
+    }
+    if (resource_id && v.flavor == round.flavor) {
+      for (const auto& [id, a] : v.charged) {
+        if (id == *resource_id) out.amount += a;
+      }
+    }
+  }
+  return out;
+}
+
+EventRecord PreemptionController::PreemptorEvent(const Round& round, int64_t grace_s) {
+  const Freed freed = FreedBy(round);
+  const std::string& key = round.preemptor.key;
+  const size_t slash = key.find('/');
+  EventRecord e;
+  e.ns = slash == std::string::npos ? std::string() : key.substr(0, slash);
+  e.pod_name = slash == std::string::npos ? key : key.substr(slash + 1);
+  e.pod_uid = round.preemptor.uid;
+  e.type = "Normal";
+  e.reason = "Preempting";
+  e.action = "Preempting";
+  e.note = std::string("taskgov is ") +
+           (freed.reclaim || freed.fair ? "reclaiming" : "preempting") + " " +
+           FormatQuantity(freed.resource, freed.amount) + " " + freed.resource + " on " +
+           FlavorNames().Name(round.flavor) + " from ";
+  for (size_t i = 0; i < freed.teams.size(); ++i) {
+    e.note += (i == 0 ? "" : ", ") + freed.teams[i].first + " (";
+    for (size_t j = 0; j < freed.teams[i].second.size(); ++j) {
+      e.note += (j == 0 ? "" : ", ") + std::string(ReasonName(freed.teams[i].second[j]));
+    }
+    e.note += ")";
+  }
+  e.note += ": evicting " + Pods(round.victims.size()) + " with a " + std::to_string(grace_s) +
+            "s grace period";
+  return e;
+}
+
 std::string PreemptionController::StatusOfLocked(const Round& round) const {
-  bool reclaim = false;
-  bool fair = false;
-  std::vector<std::string> teams;
-  const std::string resource = MainResource(round.preemptor.request);
-  const std::optional<NameId> resource_id = ResourceNames().Find(resource);
-  int64_t amount = 0;
+  const Freed freed = FreedBy(round);
   size_t terminating = 0;
   size_t to_evict = 0;
   size_t blocked = 0;
   for (const RoundVictim& v : round.victims) {
-    reclaim = reclaim || v.reason == PreemptionReason::kReclaim;
-    fair = fair || v.reason == PreemptionReason::kFairShare;
-    const std::string& team = TeamNames().Name(v.team);
-    if (std::find(teams.begin(), teams.end(), team) == teams.end()) teams.push_back(team);
-    if (resource_id && v.flavor == round.flavor) {
-      for (const auto& [id, a] : v.charged) {
-        if (id == *resource_id) amount += a;
-      }
-    }
     terminating += v.phase == VictimPhase::kEvicted;
     to_evict += v.phase == VictimPhase::kToEvict;
     blocked += v.phase == VictimPhase::kBlocked;
   }
-  std::string out = reclaim ? "reclaiming" : fair ? "reclaiming (fair share)" : "preempting";
-  out += " " + FormatQuantity(resource, amount) + " " + resource + " from ";
-  for (size_t i = 0; i < teams.size(); ++i) out += (i == 0 ? "" : ", ") + teams[i];
+  std::string out = freed.reclaim ? "reclaiming"
+                    : freed.fair  ? "reclaiming (fair share)"
+                                  : "preempting";
+  out += " " + FormatQuantity(freed.resource, freed.amount) + " " + freed.resource + " from ";
+  for (size_t i = 0; i < freed.teams.size(); ++i) {
+    out += (i == 0 ? "" : ", ") + freed.teams[i].first;
+  }
   if (terminating > 0) out += ", " + Pods(terminating) + " terminating";
   if (to_evict > 0) out += ", " + Pods(to_evict) + " to evict";
   if (blocked > 0) out += ", " + Pods(blocked) + " waiting for a PodDisruptionBudget";
@@ -263,12 +311,15 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
       }
       std::optional<Pod> pod = cluster_->FindPod(uid);
       std::optional<Reservation> reservation = book_->Find(uid);
-      if (!pod || pod->terminal() || pod->deletion_unix_ms) {
+      // A preemptor known only from filter calls lives as long as the filter keeps seeing it.
+      if (pod ? pod->terminal() || pod->deletion_unix_ms.has_value()
+              : !reservation && !FilterPending(round.preemptor)) {
         round.ended = true;
         ++stats_.rounds_cancelled;
         continue;
       }
-      if (pod->bound() || (reservation && reservation->state == ReservationState::kBound)) {
+      if ((pod && pod->bound()) ||
+          (reservation && reservation->state == ReservationState::kBound)) {
         round.ended = true;
         ++stats_.rounds_succeeded;
         log::Info(kComponent, "preemptor bound", {{"preemptor", round.preemptor.key}});
@@ -796,6 +847,7 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
     round.victims = victims_from(chosen);
     for (const RoundVictim& v : round.victims) commit_victim(v, +1);
     claim(p.team, chosen.flavor, chosen.node, p.request, true, +1);
+    const EventRecord started = PreemptorEvent(round, grace_s);
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (const RoundVictim& v : round.victims) victim_round_[v.uid] = p.uid;
@@ -809,6 +861,7 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
                {"flavor", FlavorNames().Name(chosen.flavor)},
                {"node", chosen.node},
                {"victims", static_cast<int64_t>(chosen.victims.size())}});
+    kube_->RecordEvent(started);
     evict_round(p.uid);
   }
 

@@ -30,6 +30,12 @@
 //     PodDisruptionBudget refusal marks the victim as blocked for pdb_retry_ms and chooses other
 //     victims for the same round at once (a gang member refused after others of its gang were
 //     evicted is retried instead: half a gang is worth nothing); failures are retried.
+//     When a round starts, one event (reason Preempting) is recorded on the preemptor itself,
+//     naming what is freed for it, from which teams, why and how many pods go ("taskgov is
+//     reclaiming 4 nvidia.com/gpu on ml.p5.48xlarge from team-a (Reclaim): evicting 2 pods with a
+//     120s grace period"): kube-scheduler's own filters refuse the pod while nodes are full, so
+//     the filter's refusal reason alone would not reach the user. A round starts only when the
+//     token bucket holds its evictions, so these events are rate-limited with the victims'.
 //  4. Publishes, per waiting preemptor, a status for the filter's refusal reason
 //     ("reclaiming 4 nvidia.com/gpu from team-a, 2 pods terminating") and counters.
 //
@@ -210,6 +216,24 @@ class PreemptionController {
     ResourceList request;
     bool quota = false;  // no reservation yet: the quota is claimed too, not only the node
   };
+
+  // What a round frees for its preemptor: the teams it takes from in victim order, each with its
+  // reasons, and the amount of the preemptor's main resource the victims are charged on the
+  // round's flavor.
+  struct Freed {
+    std::string resource;
+    int64_t amount = 0;
+    std::vector<std::pair<std::string, std::vector<PreemptionReason>>> teams;
+    bool reclaim = false;  // some victim is taken by Reclaim
+    bool fair = false;     // some victim is taken by FairShare
+  };
+  static Freed FreedBy(const Round& round);
+  // The event recorded on a preemptor when its round starts (DESIGN §4: a reason on the pod).
+  static EventRecord PreemptorEvent(const Round& round, int64_t grace_s);
+
+  // A preemptor the informer has not seen (known only from filter calls, ClusterState::
+  // NotePending) still waits: the filter saw it within ClusterState's filter_seen_ttl_ms.
+  bool FilterPending(const Preemptor& p) const;
 
   // With mu_ held.
   bool MaybeNominateLocked(Round& round, int64_t now_ms);

@@ -129,6 +129,11 @@ TEST_F(ConcurrencyTest, BackgroundLoopReclaimsWhileWebhooksAndInformersRun) {
     });
   }
   ASSERT_TRUE(WaitUntil([&] { return kube_.evictions().size() >= 2; }, std::chrono::seconds(10)));
+  // The rounds stay in flight until the victims go, and the status is published at the end of
+  // the run that evicted them: a webhook sees it before the informer thread below lets them go
+  // (and b-0 is nominated, so that its filter admits it).
+  ASSERT_TRUE(WaitUntil([&] { return statuses_seen.load(std::memory_order_relaxed) > 0; },
+                        std::chrono::seconds(10)));
 
   // The informer thread: the victims terminate and go; A's job recreates them.
   std::thread informer([&] {

@@ -72,8 +72,15 @@ class ControllerTest : public ::testing::Test {
       nodes_.push_back(name);
     }
   }
-  // A pod created now, pending.
+  // A pod created now, pending, that the informer delivers.
   Pod Submit(const std::string& name, const std::string& team, int gpus, int32_t priority,
+             PodBuilder builder = PodBuilder("")) {
+    Pod pod = Create(name, team, gpus, priority, std::move(builder));
+    informer_->OnPodUpsert(pod);
+    return pod;
+  }
+  // A pod created now, pending, in the API server only: the informer has not delivered it.
+  Pod Create(const std::string& name, const std::string& team, int gpus, int32_t priority,
              PodBuilder builder = PodBuilder("")) {
     Pod pod = builder.Build();
     pod.name = name;
@@ -83,7 +90,6 @@ class ControllerTest : public ::testing::Test {
     pod.creation_unix_ms = clock_.NowMs();
     pod.containers.front().requests.Set(kGpu, gpus);
     pods_[pod.uid] = pod;
-    informer_->OnPodUpsert(pod);
     return pod;
   }
   // A node of the flavor with labels and taints from `facts`.
@@ -102,6 +108,23 @@ class ControllerTest : public ::testing::Test {
       ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
       clock_.Advance(kMinute);
     }
+  }
+  // Two 8-GPU nodes: team-a's a-solo-0 and a-solo-1 (4 GPUs each) fill p5-0; a minute later,
+  // the two 4-GPU members of a gang (`member`: its labels, annotations or owner), job-0 and
+  // job-1, land on p5-1. Alone, one member would be enough for a 4-GPU preemptor.
+  void GangStartedLastOnP51(PodBuilder member) {
+    AddNodes(2, 8);
+    Submit("a-solo-0", "team-a", 4, 10);
+    ASSERT_TRUE(Schedule("uid-a-solo-0"));
+    Submit("a-solo-1", "team-a", 4, 10);
+    ASSERT_TRUE(Schedule("uid-a-solo-1"));
+    clock_.Advance(kMinute);
+    for (int i = 0; i < 2; ++i) {
+      Submit("job-" + std::to_string(i), "team-a", 4, 10, member);
+      ASSERT_TRUE(Schedule("uid-job-" + std::to_string(i)));
+    }
+    ASSERT_EQ(pods_["uid-job-0"].node_name, "p5-1");
+    ASSERT_EQ(pods_["uid-job-1"].node_name, "p5-1");
   }
   // GPU nodes tainted as in production: p5-0 nvidia.com/gpu=present:NoSchedule, p5-1 reserved
   // (dedicated=team-x:NoSchedule). Four 4-GPU pods of team-a that tolerate everything, a minute
@@ -181,6 +204,14 @@ class ControllerTest : public ::testing::Test {
     return out;
   }
   virtual const FakeKubeActions& fake() const { return kube_; }
+  // The events recorded with `reason`, in order: Preempted on victims, Preempting on preemptors.
+  std::vector<EventRecord> Events(const std::string& reason) const {
+    std::vector<EventRecord> out;
+    for (const EventRecord& e : fake().events()) {
+      if (e.reason == reason) out.push_back(e);
+    }
+    return out;
+  }
 
   FakeClock clock_;
   FakeKubeActions kube_;
@@ -230,8 +261,8 @@ TEST_F(ControllerTest, HyperPodWalkthroughReclaimsLentGpusWithAGracePeriod) {
   for (const FakeKubeActions::EvictCall& e : kube_.evictions()) {
     EXPECT_EQ(e.grace_period_seconds, 120);
   }
-  ASSERT_EQ(kube_.events().size(), 2u);
-  const EventRecord event = kube_.events()[0];
+  ASSERT_EQ(Events("Preempted").size(), 2u);
+  const EventRecord event = Events("Preempted")[0];
   EXPECT_EQ(event.pod_name, "a-3");
   EXPECT_EQ(event.reason, "Preempted");
   EXPECT_EQ(event.note,
@@ -335,11 +366,16 @@ TEST_F(ControllerTest, InTeamPreemptionEvictsTheLowestPriorityMostRecentPod) {
 
   controller_->RunOnce();
   EXPECT_EQ(Evicted(), Strings{"train-1"});
-  ASSERT_EQ(kube_.events().size(), 1u);
-  EXPECT_EQ(kube_.events()[0].note,
+  ASSERT_EQ(Events("Preempted").size(), 1u);
+  EXPECT_EQ(Events("Preempted")[0].note,
             "InTeamPriority: preempted by higher-priority pod ns-team-a/urgent of team-a "
             "(priority 100 > 10), which needs nvidia.com/gpu: 2 on ml.p5.48xlarge (grace period "
             "120s)");
+  ASSERT_EQ(Events("Preempting").size(), 1u);
+  EXPECT_EQ(Events("Preempting")[0].pod_name, "urgent");
+  EXPECT_EQ(Events("Preempting")[0].note,
+            "taskgov is preempting 2 nvidia.com/gpu on ml.p5.48xlarge from team-a "
+            "(InTeamPriority): evicting 1 pod with a 120s grace period");
   EXPECT_EQ(controller_->StatusFor("uid-urgent"),
             "preempting 2 nvidia.com/gpu from team-a, 1 pod terminating");
   Gone("uid-train-1");
@@ -351,26 +387,15 @@ TEST_F(ControllerTest, InTeamPreemptionEvictsTheLowestPriorityMostRecentPod) {
 
 TEST_F(ControllerTest, AGangIsEvictedWhole) {
   Start(TwoTeams());
-  AddNodes(2, 8);
-  Submit("a-solo-0", "team-a", 4, 10);
-  ASSERT_TRUE(Schedule("uid-a-solo-0"));
-  Submit("a-solo-1", "team-a", 4, 10);
-  ASSERT_TRUE(Schedule("uid-a-solo-1"));
-  clock_.Advance(kMinute);
-  // A two-pod PyTorchJob, started last (p5-0 is full: both land on p5-1).
-  for (int i = 0; i < 2; ++i) {
-    Submit("job-" + std::to_string(i), "team-a", 4, 10,
-           PodBuilder("").Owner("PyTorchJob", "train", "uid-train"));
-    ASSERT_TRUE(Schedule("uid-job-" + std::to_string(i)));
-  }
-  ASSERT_EQ(pods_["uid-job-0"].node_name, "p5-1");
-  ASSERT_EQ(pods_["uid-job-1"].node_name, "p5-1");
+  // A two-pod PyTorchJob.
+  ASSERT_NO_FATAL_FAILURE(
+      GangStartedLastOnP51(PodBuilder("").Owner("PyTorchJob", "train", "uid-train")));
   EXPECT_EQ(Usage("team-a"), 16);
   Submit("b-0", "team-b", 4, 100);
   controller_->RunOnce();
   EXPECT_EQ(Evicted(), (Strings{"job-0", "job-1"}));
-  ASSERT_EQ(kube_.events().size(), 2u);
-  EXPECT_NE(kube_.events()[1].note.find("evicted with its gang of 2 pods"), std::string::npos);
+  ASSERT_EQ(Events("Preempted").size(), 2u);
+  EXPECT_NE(Events("Preempted")[1].note.find("evicted with its gang of 2 pods"), std::string::npos);
   EXPECT_EQ(controller_->StatusFor("uid-b-0"),
             "reclaiming 8 nvidia.com/gpu from team-a, 2 pods terminating");
   // The round hands the capacity over only when the whole gang is gone.
@@ -379,6 +404,219 @@ TEST_F(ControllerTest, AGangIsEvictedWhole) {
   Gone("uid-job-1");
   EXPECT_TRUE(book_->Find("uid-b-0").has_value());
   EXPECT_TRUE(Schedule("uid-b-0"));
+}
+
+// kube-scheduler's own resource filters refuse a pod while the nodes are full, before the
+// extender is asked: the preemptor learns of its round from an event on itself, one per round,
+// and no sooner than the token bucket lets the round start.
+TEST_F(ControllerTest, EachRoundRecordsOneEventOnItsPreemptor) {
+  PreemptionController::Options options;
+  options.evictions_per_second = 1;
+  options.eviction_burst = 1;
+  Start(TwoTeams(), options);
+  FourBorrowedPods();
+  clock_.Advance(10 * kMinute);
+  Submit("b-0", "team-b", 4, 100);
+  Submit("b-1", "team-b", 4, 100);
+
+  // One token: b-0's round starts; b-1's waits for the bucket, and so does its event.
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.rounds_started, 1u);
+  EXPECT_EQ(Evicted(), Strings{"a-3"});
+  const std::string note =
+      "taskgov is reclaiming 4 nvidia.com/gpu on ml.p5.48xlarge from team-a (Reclaim): evicting "
+      "1 pod with a 120s grace period";
+  std::vector<EventRecord> told = Events("Preempting");
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0].ns, "ns-team-b");
+  EXPECT_EQ(told[0].pod_name, "b-0");
+  EXPECT_EQ(told[0].pod_uid, "uid-b-0");
+  EXPECT_EQ(told[0].type, "Normal");
+  EXPECT_EQ(told[0].action, "Preempting");
+  EXPECT_EQ(told[0].note, note);
+
+  // Half a token later: b-1 still waits; b-0's round in flight records nothing more.
+  clock_.Advance(500);
+  EXPECT_EQ(controller_->RunOnce().rounds_started, 0u);
+  EXPECT_EQ(Events("Preempting").size(), 1u);
+  EXPECT_EQ(controller_->Stats().rounds_deferred_by_rate_limit, 2u);
+
+  clock_.Advance(1000);
+  EXPECT_EQ(controller_->RunOnce().rounds_started, 1u);
+  EXPECT_EQ(Evicted(), (Strings{"a-3", "a-2"}));
+  for (int i = 0; i < 3; ++i) {
+    clock_.Advance(10'000);
+    controller_->RunOnce();
+  }
+  told = Events("Preempting");
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_EQ(told[1].pod_name, "b-1");
+  EXPECT_EQ(told[1].pod_uid, "uid-b-1");
+  EXPECT_EQ(told[1].note, note);
+  const std::vector<EventRecord> victims = Events("Preempted");
+  ASSERT_EQ(victims.size(), 2u);
+  EXPECT_EQ(victims[0].pod_name, "a-3");
+  EXPECT_EQ(victims[1].pod_name, "a-2");
+  EXPECT_EQ(kube_.events().size(), 4u);  // nothing else
+}
+
+// Every source of a gang keeps its members together: the Kueue pod group, the PodGroup of
+// scheduler-plugins and Volcano (label or annotation), the JobSet (label or owner) and training
+// job owners.
+struct GangCase {
+  std::string name;
+  PodBuilder member;
+};
+
+class GangControllerTest : public ControllerTest, public ::testing::WithParamInterface<GangCase> {};
+
+TEST_P(GangControllerTest, TheWholeGangIsEvicted) {
+  Start(TwoTeams());
+  ASSERT_NO_FATAL_FAILURE(GangStartedLastOnP51(GetParam().member));
+  Submit("b-0", "team-b", 4, 100);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), (Strings{"job-0", "job-1"}));
+  ASSERT_EQ(Events("Preempting").size(), 1u);
+  EXPECT_EQ(Events("Preempting")[0].pod_name, "b-0");
+  EXPECT_EQ(Events("Preempting")[0].note,
+            "taskgov is reclaiming 8 nvidia.com/gpu on ml.p5.48xlarge from team-a (Reclaim): "
+            "evicting 2 pods with a 120s grace period");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sources, GangControllerTest,
+    ::testing::Values(
+        GangCase{"KueuePodGroupLabel", PodBuilder("").Label("kueue.x-k8s.io/pod-group-name", "g")},
+        GangCase{"KueuePodGroupAnnotation",
+                 PodBuilder("").Annotation("kueue.x-k8s.io/pod-group-name", "g")},
+        GangCase{"PodGroupLabel", PodBuilder("").Label("scheduling.k8s.io/group-name", "pg")},
+        GangCase{"PodGroupAnnotation",
+                 PodBuilder("").Annotation("scheduling.k8s.io/group-name", "pg")},
+        GangCase{"VolcanoLabel", PodBuilder("").Label("scheduling.volcano.sh/group-name", "pg")},
+        GangCase{"VolcanoAnnotation",
+                 PodBuilder("").Annotation("scheduling.volcano.sh/group-name", "pg")},
+        GangCase{"JobSetLabel", PodBuilder("").Label("jobset.sigs.k8s.io/jobset-name", "js")},
+        GangCase{"JobSetOwner", PodBuilder("").Owner("JobSet", "js", "uid-js")},
+        GangCase{"PyTorchJobOwner", PodBuilder("").Owner("PyTorchJob", "train", "uid-train")}),
+    [](const ::testing::TestParamInfo<GangCase>& info) { return info.param.name; });
+
+// A gang spread over two nodes goes whole though b-0 needs the room of only one of them, and
+// everything it frees counts as freed: b-1, arriving while the gang terminates, fits in the
+// member's room on the other node without a second round.
+TEST_F(ControllerTest, AGangAcrossTwoNodesIsEvictedWholeAndCountedAsFreed) {
+  Start(TwoTeams());
+  AddNodes(2, 8);
+  const auto pinned = [](const std::string& node) { return PodBuilder("").PinnedTo({node}); };
+  Submit("a-solo-0", "team-a", 4, 10, pinned("p5-0"));
+  ASSERT_TRUE(Schedule("uid-a-solo-0"));
+  Submit("a-solo-1", "team-a", 4, 10, pinned("p5-1"));
+  ASSERT_TRUE(Schedule("uid-a-solo-1"));
+  clock_.Advance(kMinute);
+  for (int i = 0; i < 2; ++i) {
+    const std::string name = "job-" + std::to_string(i);
+    Submit(name, "team-a", 4, 10,
+           pinned("p5-" + std::to_string(i)).Label("kueue.x-k8s.io/pod-group-name", "train"));
+    ASSERT_TRUE(Schedule("uid-" + name));
+    ASSERT_EQ(pods_["uid-" + name].node_name, "p5-" + std::to_string(i));
+  }
+  EXPECT_EQ(Usage("team-a"), 16);
+
+  Submit("b-0", "team-b", 4, 100);
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.rounds_started, 1u);
+  EXPECT_EQ(Evicted(), (Strings{"job-0", "job-1"}));
+  EXPECT_EQ(controller_->StatusFor("uid-b-0"),
+            "reclaiming 8 nvidia.com/gpu from team-a, 2 pods terminating");
+  Terminating("uid-job-0");
+  Terminating("uid-job-1");
+
+  clock_.Advance(10'000);
+  Submit("b-1", "team-b", 4, 100);
+  for (int i = 0; i < 3; ++i) {
+    report = controller_->RunOnce();
+    EXPECT_EQ(report.rounds_started, 0u);
+    EXPECT_EQ(report.evictions, 0u);
+    clock_.Advance(10'000);
+  }
+  EXPECT_EQ(Evicted(), (Strings{"job-0", "job-1"}));
+  EXPECT_EQ(controller_->StatusFor("uid-b-1"), "");
+
+  Gone("uid-job-0");
+  EXPECT_FALSE(book_->Find("uid-b-0").has_value());  // half the gang is not the round's end
+  Gone("uid-job-1");
+  EXPECT_TRUE(book_->Find("uid-b-0").has_value());
+  ASSERT_TRUE(Schedule("uid-b-0"));
+  ASSERT_TRUE(Schedule("uid-b-1"));
+  EXPECT_NE(pods_.at("uid-b-0").node_name, pods_.at("uid-b-1").node_name);
+  EXPECT_EQ(Usage("team-a"), 8);
+  EXPECT_EQ(Usage("team-b"), 8);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), (Strings{"job-0", "job-1"}));
+  EXPECT_EQ(controller_->Stats().rounds_started, 1u);
+  EXPECT_EQ(controller_->Stats().rounds_succeeded, 1u);
+}
+
+// A pending pod the informer never delivered (kube-scheduler asked about it; the filter refused
+// it and noted it pending) is a preemptor like any other, and its round lives on while the
+// filter keeps seeing it.
+TEST_F(ControllerTest, APreemptorKnownOnlyFromTheFilterGetsARound) {
+  Start(TwoTeams());
+  FourBorrowedPods();
+  clock_.Advance(10 * kMinute);
+  Create("b-0", "team-b", 4, 100);
+  ASSERT_FALSE(cluster_->FindPod("uid-b-0").has_value());
+  EXPECT_EQ(Refusal("uid-b-0"), "team-b: no ml.p5.48xlarge node has room for nvidia.com/gpu: 4");
+
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.preemptors, 1u);
+  EXPECT_EQ(report.rounds_started, 1u);
+  EXPECT_EQ(Evicted(), Strings{"a-3"});
+  ASSERT_EQ(Events("Preempting").size(), 1u);
+  EXPECT_EQ(Events("Preempting")[0].ns, "ns-team-b");
+  EXPECT_EQ(Events("Preempting")[0].pod_name, "b-0");
+  EXPECT_EQ(Events("Preempting")[0].pod_uid, "uid-b-0");
+  EXPECT_EQ(Events("Preempting")[0].note,
+            "taskgov is reclaiming 4 nvidia.com/gpu on ml.p5.48xlarge from team-a (Reclaim): "
+            "evicting 1 pod with a 120s grace period");
+
+  // The scheduler keeps retrying it while a-3 terminates: the round stays, nothing more goes.
+  Terminating("uid-a-3");
+  for (int i = 0; i < 3; ++i) {
+    clock_.Advance(20'000);
+    EXPECT_EQ(Refusal("uid-b-0"),
+              "team-b: no ml.p5.48xlarge node has room for nvidia.com/gpu: 4; reclaiming 4 "
+              "nvidia.com/gpu from team-a, 1 pod terminating");
+    report = controller_->RunOnce();
+    EXPECT_EQ(report.rounds_started, 0u);
+  }
+  EXPECT_EQ(Evicted(), Strings{"a-3"});
+  EXPECT_EQ(controller_->Stats().rounds_in_flight, 1u);
+  EXPECT_EQ(controller_->Stats().rounds_cancelled, 0u);
+
+  // a-3 is gone: the capacity is reserved for b-0, which then runs.
+  Gone("uid-a-3");
+  EXPECT_TRUE(book_->Find("uid-b-0").has_value());
+  ASSERT_TRUE(Schedule("uid-b-0"));
+  controller_->RunOnce();
+  EXPECT_EQ(controller_->Stats().rounds_succeeded, 1u);
+  EXPECT_EQ(Usage("team-b"), 4);
+  EXPECT_EQ(Evicted(), Strings{"a-3"});
+}
+
+// Without the filter's calls it is forgotten: its round ends, and nothing more is evicted.
+TEST_F(ControllerTest, AFilterOnlyPreemptorNoLongerFilteredEndsItsRound) {
+  Start(TwoTeams());
+  FourBorrowedPods();
+  clock_.Advance(10 * kMinute);
+  Create("b-0", "team-b", 4, 100);
+  EXPECT_NE(Refusal("uid-b-0"), "");
+  EXPECT_EQ(controller_->RunOnce().rounds_started, 1u);
+  clock_.Advance(ClusterState::Options{}.filter_seen_ttl_ms + 1);
+  controller_->RunOnce();
+  EXPECT_EQ(controller_->Stats().rounds_cancelled, 1u);
+  EXPECT_EQ(controller_->Stats().rounds_in_flight, 0u);
+  EXPECT_EQ(controller_->StatusFor("uid-b-0"), "");
+  EXPECT_EQ(Evicted(), Strings{"a-3"});
 }
 
 TEST_F(ControllerTest, NoEvictionForAPreemptorNoNodeAccepts) {
@@ -460,8 +698,8 @@ TEST_F(PdbControllerTest, AVictimProtectedByABudgetIsReplacedByAnother) {
   EXPECT_EQ(report.blocked, 1u);
   EXPECT_EQ(report.evictions, 1u);
   EXPECT_EQ(Evicted(), (Strings{"a-3", "a-2"}));  // a-3 refused, a-2 instead, same run
-  ASSERT_EQ(kube_pdb_.fake.events().size(), 1u);
-  EXPECT_EQ(kube_pdb_.fake.events()[0].pod_name, "a-2");
+  ASSERT_EQ(Events("Preempted").size(), 1u);
+  EXPECT_EQ(Events("Preempted")[0].pod_name, "a-2");
   EXPECT_EQ(controller_->StatusFor("uid-b-0"),
             "reclaiming 4 nvidia.com/gpu from team-a, 1 pod terminating, eviction of "
             "ns-team-a/a-3 refused by a PodDisruptionBudget: Cannot evict pod as it would "

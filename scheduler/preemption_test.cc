@@ -667,6 +667,21 @@ TEST_F(SelectTest, AGangGoesWholeOrNotAtAll) {
   EXPECT_EQ(Victims(s2), (Strings{"a-x:Reclaim"}));
 }
 
+// A gang spread over two nodes goes whole, though the room of its member on one node would do.
+TEST_F(SelectTest, AGangAcrossNodesGoesWhole) {
+  SetPolicy(TwoTeams());
+  AddNode("n0", 8);
+  AddNode("n1", 8);
+  Running("a-solo-0", "team-a", 4, "n0", 0, 100);
+  Running("a-solo-1", "team-a", 4, "n1", 0, 100);
+  Running("job-0", "team-a", 4, "n0", 0, 5).gang = "kueue/ns/train";
+  Running("job-1", "team-a", 4, "n1", 0, 5).gang = "kueue/ns/train";
+  Selection s = Select(Pending("b0", "team-b", 4));
+  ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
+  EXPECT_EQ(Victims(s), (Strings{"job-0:Reclaim", "job-1:Reclaim"}));
+  EXPECT_NE(s.victims[1].note.find("evicted with its gang of 2 pods"), std::string::npos);
+}
+
 TEST_F(SelectTest, MinimumRuntimeProtectsYoungPods) {
   PolicyBuilder builder;
   builder.Team("team-a", "c").Quota(kP5, kGpu, 8).Team("team-b", "c").Quota(kP5, kGpu, 8);
@@ -842,6 +857,58 @@ TEST(GangTest, GroupsBySourceAndNamespacesTheKeys) {
   EXPECT_EQ(GangOf(PodBuilder("p").Owner("Job", "batch", "uid-batch")), "owner/uid-batch");
   EXPECT_EQ(GangOf(PodBuilder("p").Owner("ReplicaSet", "web", "uid-rs")), "");
   EXPECT_EQ(GangOf(PodBuilder("p")), "");
+}
+
+// Each key as a label and as an annotation, and every gang owner kind.
+TEST(GangTest, EverySourceAsLabelAndAnnotation) {
+  struct Case {
+    std::string key;
+    std::string want;
+  };
+  for (const Case& c : {Case{"kueue.x-k8s.io/pod-group-name", "kueue/ns/g"},
+                        Case{"scheduling.k8s.io/group-name", "podgroup/ns/g"},
+                        Case{"scheduling.volcano.sh/group-name", "podgroup/ns/g"},
+                        Case{"jobset.sigs.k8s.io/jobset-name", "jobset/ns/g"}}) {
+    EXPECT_EQ(GangOf(PodBuilder("p").Namespace("ns").Label(c.key, "g")), c.want) << c.key;
+    EXPECT_EQ(GangOf(PodBuilder("p").Namespace("ns").Annotation(c.key, "g")), c.want) << c.key;
+    // Same name, other namespace: another gang.
+    EXPECT_NE(GangOf(PodBuilder("p").Namespace("other").Label(c.key, "g")), c.want) << c.key;
+  }
+  for (const char* kind : {"Job", "JobSet", "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob",
+                           "PaddleJob", "JAXJob", "TrainJob", "HyperPodPyTorchJob", "RayJob"}) {
+    EXPECT_EQ(GangOf(PodBuilder("p").Namespace("ns").Owner(kind, "j", "uid-j")), "owner/uid-j")
+        << kind;
+  }
+  // Without an owner uid, the owner's namespaced kind and name.
+  EXPECT_EQ(GangOf(PodBuilder("p").Namespace("ns").Owner("JobSet", "js", "")),
+            "owner/ns/JobSet/js");
+  for (const char* kind : {"ReplicaSet", "StatefulSet", "DaemonSet", "Node"}) {
+    EXPECT_EQ(GangOf(PodBuilder("p").Namespace("ns").Owner(kind, "x", "uid-x")), "") << kind;
+  }
+}
+
+// A pod with several markers belongs to the most specific: the Kueue pod group, then the
+// PodGroup, then the JobSet label, then its owner.
+TEST(GangTest, TheMostSpecificSourceWins) {
+  PodBuilder all = PodBuilder("p")
+                       .Namespace("ns")
+                       .Owner("JobSet", "js", "uid-js")
+                       .Label("jobset.sigs.k8s.io/jobset-name", "js")
+                       .Annotation("scheduling.volcano.sh/group-name", "vg")
+                       .Label("scheduling.k8s.io/group-name", "pg")
+                       .Annotation("kueue.x-k8s.io/pod-group-name", "kg");
+  EXPECT_EQ(GangOf(all), "kueue/ns/kg");
+  EXPECT_EQ(GangOf(PodBuilder("p")
+                       .Namespace("ns")
+                       .Owner("JobSet", "js", "uid-js")
+                       .Label("jobset.sigs.k8s.io/jobset-name", "js")
+                       .Label("scheduling.k8s.io/group-name", "pg")),
+            "podgroup/ns/pg");
+  EXPECT_EQ(GangOf(PodBuilder("p")
+                       .Namespace("ns")
+                       .Owner("PyTorchJob", "t", "uid-t")
+                       .Label("jobset.sigs.k8s.io/jobset-name", "js")),
+            "jobset/ns/js");
 }
 
 // ---------------------------------------------------------------------------------------------
