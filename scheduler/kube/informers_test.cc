@@ -72,6 +72,29 @@ class InformersTest : public ::testing::Test {
   }
   void StartInformers() { StartInformers(FastOptions()); }
 
+  // The pod watch breaks and cannot be re-opened for a while; meanwhile `names` (namespace "ns")
+  // are deleted and the history is compacted, so the deletes can only be learnt by relisting.
+  void DeletePodsWhileTheWatchIsDown(const std::vector<std::string>& names) {
+    FaultRule unavailable;
+    unavailable.path_prefix = "/api/v1/pods";
+    unavailable.watch = true;
+    unavailable.status = 503;
+    unavailable.times = -1;
+    server_->AddFault(unavailable);
+    server_->DropWatches("pods");
+    ASSERT_TRUE(server_->WaitFor(
+        [&] {
+          for (const auto& r : server_->requests()) {
+            if (r.path == "/api/v1/pods" && r.watch && r.status == 503) return true;
+          }
+          return false;
+        },
+        seconds(20)));
+    for (const std::string& name : names) ASSERT_TRUE(server_->Delete("pods", "ns", name));
+    server_->Compact();
+    server_->ClearFaults();
+  }
+
   bool WaitSynced() {
     return observer_.Wait([](RecordingObserver& o) { return o.synced_.size() == 5; });
   }
@@ -367,26 +390,7 @@ TEST_F(InformersTest, ARelistAfterExpiryReportsThreeVanishedPodsAsDeleted) {
   const int upserts_before = observer_.With([](RecordingObserver& o) { return o.pod_upserts_; });
   ASSERT_TRUE(WaitWatching("pods"));
 
-  // The watch breaks and cannot be re-opened for a while; meanwhile three pods are deleted and
-  // the history is compacted, so the deletes can only be learnt by relisting.
-  FaultRule unavailable;
-  unavailable.path_prefix = "/api/v1/pods";
-  unavailable.watch = true;
-  unavailable.status = 503;
-  unavailable.times = -1;
-  server_->AddFault(unavailable);
-  server_->DropWatches("pods");
-  ASSERT_TRUE(server_->WaitFor(
-      [&] {
-        for (const auto& r : server_->requests()) {
-          if (r.path == "/api/v1/pods" && r.watch && r.status == 503) return true;
-        }
-        return false;
-      },
-      seconds(20)));
-  for (const char* name : {"p1", "p2", "p3"}) ASSERT_TRUE(server_->Delete("pods", "ns", name));
-  server_->Compact();
-  server_->ClearFaults();
+  ASSERT_NO_FATAL_FAILURE(DeletePodsWhileTheWatchIsDown({"p1", "p2", "p3"}));
 
   ASSERT_TRUE(observer_.Wait([](RecordingObserver& o) { return o.pods_.size() == 2; }));
   std::vector<std::string> deleted =
@@ -437,16 +441,7 @@ TEST_F(InformersTest, ARelistReleasesTheUsageOfVanishedPods) {
   ASSERT_TRUE(wait_usage(5)) << usage();
   ASSERT_TRUE(WaitWatching("pods"));
 
-  FaultRule unavailable;
-  unavailable.path_prefix = "/api/v1/pods";
-  unavailable.watch = true;
-  unavailable.status = 503;
-  unavailable.times = -1;
-  server_->AddFault(unavailable);
-  server_->DropWatches("pods");
-  for (const char* name : {"p1", "p2", "p3"}) ASSERT_TRUE(server_->Delete("pods", "ns", name));
-  server_->Compact();
-  server_->ClearFaults();
+  ASSERT_NO_FATAL_FAILURE(DeletePodsWhileTheWatchIsDown({"p1", "p2", "p3"}));
 
   ASSERT_TRUE(wait_usage(2)) << usage();
   EXPECT_EQ(cluster.ViewNode("node-1").used.Get("nvidia.com/gpu"), 2);
