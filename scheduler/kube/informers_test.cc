@@ -10,9 +10,12 @@
 #include <random>
 
 #include "e2e/fake_apiserver.h"
+#include "scheduler/cluster_state.h"
 #include "scheduler/common/log.h"
 #include "scheduler/kube/actions.h"
 #include "scheduler/kube/testing/test_support.h"
+#include "scheduler/kube_json.h"
+#include "scheduler/testing/builders.h"
 
 namespace taskgov::scheduler::kube {
 namespace {
@@ -61,7 +64,36 @@ class InformersTest : public ::testing::Test {
         options);
     informers_->Start();
   }
+  // The product's wiring: the real decoders feeding a ClusterState and its QuotaBook.
+  void StartInformersInto(ClusterState* cluster) {
+    informers_ = std::make_unique<Informers>(client_.get(), cluster,
+                                             ObjectDecoders{DecodePod, DecodeNode}, FastOptions());
+    informers_->Start();
+  }
   void StartInformers() { StartInformers(FastOptions()); }
+
+  // The pod watch breaks and cannot be re-opened for a while; meanwhile `names` (namespace "ns")
+  // are deleted and the history is compacted, so the deletes can only be learnt by relisting.
+  void DeletePodsWhileTheWatchIsDown(const std::vector<std::string>& names) {
+    FaultRule unavailable;
+    unavailable.path_prefix = "/api/v1/pods";
+    unavailable.watch = true;
+    unavailable.status = 503;
+    unavailable.times = -1;
+    server_->AddFault(unavailable);
+    server_->DropWatches("pods");
+    ASSERT_TRUE(server_->WaitFor(
+        [&] {
+          for (const auto& r : server_->requests()) {
+            if (r.path == "/api/v1/pods" && r.watch && r.status == 503) return true;
+          }
+          return false;
+        },
+        seconds(20)));
+    for (const std::string& name : names) ASSERT_TRUE(server_->Delete("pods", "ns", name));
+    server_->Compact();
+    server_->ClearFaults();
+  }
 
   bool WaitSynced() {
     return observer_.Wait([](RecordingObserver& o) { return o.synced_.size() == 5; });
@@ -358,26 +390,7 @@ TEST_F(InformersTest, ARelistAfterExpiryReportsThreeVanishedPodsAsDeleted) {
   const int upserts_before = observer_.With([](RecordingObserver& o) { return o.pod_upserts_; });
   ASSERT_TRUE(WaitWatching("pods"));
 
-  // The watch breaks and cannot be re-opened for a while; meanwhile three pods are deleted and
-  // the history is compacted, so the deletes can only be learnt by relisting.
-  FaultRule unavailable;
-  unavailable.path_prefix = "/api/v1/pods";
-  unavailable.watch = true;
-  unavailable.status = 503;
-  unavailable.times = -1;
-  server_->AddFault(unavailable);
-  server_->DropWatches("pods");
-  ASSERT_TRUE(server_->WaitFor(
-      [&] {
-        for (const auto& r : server_->requests()) {
-          if (r.path == "/api/v1/pods" && r.watch && r.status == 503) return true;
-        }
-        return false;
-      },
-      seconds(20)));
-  for (const char* name : {"p1", "p2", "p3"}) ASSERT_TRUE(server_->Delete("pods", "ns", name));
-  server_->Compact();
-  server_->ClearFaults();
+  ASSERT_NO_FATAL_FAILURE(DeletePodsWhileTheWatchIsDown({"p1", "p2", "p3"}));
 
   ASSERT_TRUE(observer_.Wait([](RecordingObserver& o) { return o.pods_.size() == 2; }));
   std::vector<std::string> deleted =
@@ -391,6 +404,49 @@ TEST_F(InformersTest, ARelistAfterExpiryReportsThreeVanishedPodsAsDeleted) {
   EXPECT_GE(stats.watch_restarts["dropped"], 1u);
   // The two survivors were listed again unchanged: the observer was not told twice.
   EXPECT_EQ(observer_.With([](RecordingObserver& o) { return o.pod_upserts_; }), upserts_before);
+}
+
+// The relist above, through the product's ClusterState: the three vanished pods' quota usage and
+// node usage are released, the survivors' kept.
+TEST_F(InformersTest, ARelistReleasesTheUsageOfVanishedPods) {
+  StartServer();
+  FakeClock clock;
+  QuotaBook book(scheduler::testing::PolicyBuilder()
+                     .Team("t", "c")
+                     .Namespaces({"ns"})
+                     .Quota("ml.p5", "nvidia.com/gpu", 8)
+                     .Build(),
+                 &clock);
+  ClusterState cluster(&book, &clock, ClusterState::Options{});
+  auto usage = [&] {
+    Ledger::Session s(book.ledger());
+    return s
+        .View(TeamNames().Intern("t"), FlavorNames().Intern("ml.p5"),
+              ResourceNames().Intern("nvidia.com/gpu"))
+        .usage;
+  };
+  auto wait_usage = [&](int64_t want) {
+    const auto deadline = std::chrono::steady_clock::now() + seconds(20);
+    while (usage() != want && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return usage() == want;
+  };
+  ASSERT_TRUE(server_->Upsert("nodes", testing::NodeJson("node-1")).ok());
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(
+        server_->Upsert("pods", PodJson("ns", "p" + std::to_string(i), "node-1", "Running")).ok());
+  }
+  StartInformersInto(&cluster);
+  ASSERT_TRUE(wait_usage(5)) << usage();
+  ASSERT_TRUE(WaitWatching("pods"));
+
+  ASSERT_NO_FATAL_FAILURE(DeletePodsWhileTheWatchIsDown({"p1", "p2", "p3"}));
+
+  ASSERT_TRUE(wait_usage(2)) << usage();
+  EXPECT_EQ(cluster.ViewNode("node-1").used.Get("nvidia.com/gpu"), 2);
+  EXPECT_EQ(book.size(), 2u);
+  EXPECT_EQ(StatsOf("pods").vanished_on_relist, 3u);
 }
 
 TEST_F(InformersTest, A410StatusOnWatchRelists) {
