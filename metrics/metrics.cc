@@ -646,8 +646,8 @@ void Metrics::Impl::CollectLedger(Scrape& scrape, std::vector<MetricFamily>* out
                      MetricType::Gauge);
   FamilyBuilder k_pending("kueue_pending_workloads",
                           "Kueue-compatible pending pods of a ClusterQueue. Labels: "
-                          "cluster_queue; status: inadmissible (taskgov counts every pending "
-                          "pod here: the scheduler retries it after a refusal), active (0).",
+                          "cluster_queue; status: inadmissible (refused by a filter call, "
+                          "waiting for quota), active (not tried yet).",
                           MetricType::Gauge);
   FamilyBuilder k_active("kueue_admitted_active_workloads",
                          "Kueue-compatible admitted pods of a ClusterQueue that hold quota: "
@@ -657,9 +657,10 @@ void Metrics::Impl::CollectLedger(Scrape& scrape, std::vector<MetricFamily>* out
   for (const auto& [team, meta] : scrape.live) {
     const std::optional<NameId> id = scheduler::TeamNames().Find(team);
     const Counts c = id ? counts[*id] : Counts{};
-    const int64_t pending = (id && sources_.cluster != nullptr)
-                                ? static_cast<int64_t>(sources_.cluster->pending_count(*id))
-                                : 0;
+    const scheduler::ClusterState::PendingCounts pending_counts =
+        (id && sources_.cluster != nullptr) ? sources_.cluster->pending_counts(*id)
+                                            : scheduler::ClusterState::PendingCounts{};
+    const int64_t pending = static_cast<int64_t>(pending_counts.total);
     if (sources_.cluster != nullptr) pods.Value(kPodNames, L2{team, "pending"}, pending);
     pods.Value(kPodNames, L2{team, "running"}, static_cast<double>(c.running));
     if (sources_.preempted_pods && id) {
@@ -668,9 +669,10 @@ void Metrics::Impl::CollectLedger(Scrape& scrape, std::vector<MetricFamily>* out
     }
     if (options_.kueue_compatible) {
       if (sources_.cluster != nullptr) {
-        k_pending.Value(L2{"cluster_queue", "status"}, L2{meta.cluster_queue, "active"}, 0);
+        k_pending.Value(L2{"cluster_queue", "status"}, L2{meta.cluster_queue, "active"},
+                        static_cast<double>(pending_counts.total - pending_counts.refused));
         k_pending.Value(L2{"cluster_queue", "status"}, L2{meta.cluster_queue, "inadmissible"},
-                        static_cast<double>(pending));
+                        static_cast<double>(pending_counts.refused));
       }
       k_active.Value(L1{"cluster_queue"}, L1{meta.cluster_queue},
                      static_cast<double>(c.running + c.assumed));

@@ -809,6 +809,25 @@ TEST_F(AdmissionTest, ReservationsAreReconciledWithTheRunningPods) {
   EXPECT_TRUE(cluster_->ReconcileReservations(60'000).released.empty());  // nothing left to do
 }
 
+TEST_F(AdmissionTest, PendingPodsCountAsRefusedOnceAFilterRefusedThem) {
+  Start(TwoTeams(/*a_borrow=*/0));
+  AddNodes("p5", kP5, 1, 8);
+  const NameId a = TeamNames().Intern("team-a");
+  ASSERT_TRUE(Run(GpuPod("w-0", "team-a", 8)));
+  const Pod waiting = GpuPod("w-1", "team-a", 1, 2000);
+  cluster_->OnPodUpsert(waiting);  // seen by the informer, not tried yet
+  EXPECT_EQ(cluster_->pending_counts(a).total, 1u);
+  EXPECT_EQ(cluster_->pending_counts(a).refused, 0u);
+  EXPECT_FALSE(Admitted(waiting));  // tried and refused: over quota
+  EXPECT_EQ(cluster_->pending_counts(a).total, 1u);
+  EXPECT_EQ(cluster_->pending_counts(a).refused, 1u);
+  cluster_->OnPodUpsert(waiting);  // an informer update keeps the verdict
+  EXPECT_EQ(cluster_->pending_counts(a).refused, 1u);
+  cluster_->OnPodDelete(GpuPod("w-0", "team-a", 8));
+  EXPECT_TRUE(Admitted(waiting));
+  EXPECT_EQ(cluster_->pending_counts(a).total, 0u);
+}
+
 TEST_F(AdmissionTest, ReloadHalvingAQuotaTouchesNoRunningPod) {
   Start(TwoTeams(/*a_borrow=*/0));
   AddNodes("p5", kP5, 1, 8);

@@ -471,6 +471,7 @@ void ClusterState::AddPending(const PendingPod& pod, bool from_informer) {
   entry.pod = pod;
   entry.last_seen_ms = clock_->NowMs();
   entry.from_informer = entry.from_informer || from_informer;
+  entry.refused = entry.refused || !from_informer;  // NotePending: after a refusing filter
   TeamQueue& queue = queues_[pod.team];
   queue.by_priority.emplace(-int64_t{pod.priority}, pod.created_ms, pod.uid);
   queue.by_age.emplace(pod.created_ms, pod.uid);
@@ -569,14 +570,16 @@ std::unordered_map<NameId, size_t> ClusterState::RunningByTeam() const {
   return out;
 }
 
-size_t ClusterState::pending_count(NameId team) const {
+ClusterState::PendingCounts ClusterState::pending_counts(NameId team) const {
   std::shared_lock lock(mu_);
+  PendingCounts n;
   auto queue = queues_.find(team);
-  if (queue == queues_.end()) return 0;
-  size_t n = 0;
+  if (queue == queues_.end()) return n;
   for (const AgeKey& key : queue->second.by_age) {
     auto it = pending_.find(std::get<1>(key));
-    if (it != pending_.end() && Live(it->second)) ++n;
+    if (it == pending_.end() || !Live(it->second)) continue;
+    ++n.total;
+    if (it->second.refused) ++n.refused;
   }
   return n;
 }

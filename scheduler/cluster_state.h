@@ -168,7 +168,14 @@ class ClusterState final : public ClusterObserver {
                                                      bool by_priority, size_t limit) const;
   // The best-ranked pending pod of `team`, if any.
   [[nodiscard]] std::optional<PendingPod> PendingHead(NameId team, bool by_priority) const;
-  [[nodiscard]] size_t pending_count(NameId team) const;
+  [[nodiscard]] size_t pending_count(NameId team) const { return pending_counts(team).total; }
+  // Pending pods of `team`: all, and those a filter call has refused (the rest are waiting for
+  // the scheduler to try them).
+  struct PendingCounts {
+    size_t total = 0;
+    size_t refused = 0;
+  };
+  [[nodiscard]] PendingCounts pending_counts(NameId team) const;
 
   // Bound pods (uid, pod) on a node — for victim selection.
   [[nodiscard]] std::vector<Pod> PodsOnNode(const std::string& node) const;
@@ -213,6 +220,7 @@ class ClusterState final : public ClusterObserver {
     PendingPod pod;
     int64_t last_seen_ms = 0;
     bool from_informer = false;
+    bool refused = false;  // a filter call refused it (Kueue: inadmissible; else active)
   };
   // Rank keys: (−priority, created, uid) and (created, uid).
   using PriorityKey = std::tuple<int64_t, int64_t, std::string>;
