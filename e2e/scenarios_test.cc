@@ -648,13 +648,3 @@ teams:
 
 }  // namespace
 }  // namespace taskgov::e2e
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s <path to taskgov-extender>\n", argv[0]);
-    return 2;
-  }
-  taskgov::e2e::ExtenderBinary() = taskgov::e2e::RunfilePath(argv[1]);
-  return RUN_ALL_TESTS();
-}

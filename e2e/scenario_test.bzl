@@ -1,0 +1,19 @@
+"""The scenario tests: the real extender binary, the harness, and one shared main()."""
+
+load("//tools:taskgov.bzl", "taskgov_cc_test")
+
+def scenario_test(name, size = "medium", deps = []):
+    """An e2e test `name`.cc run against //extender:taskgov-extender."""
+    taskgov_cc_test(
+        name = name,
+        size = size,
+        srcs = [name + ".cc"],
+        args = ["$(rootpath //extender:taskgov-extender)"],
+        data = ["//extender:taskgov-extender"],
+        own_main = True,
+        tags = ["e2e"],
+        deps = deps + [
+            ":scenario_test_main",
+            ":scenario_test_util",
+        ],
+    )

@@ -1,0 +1,19 @@
+// main() of the scenario tests: the one argument is the extender binary's runfiles path
+// ($(rootpath //extender:taskgov-extender)), kept in ExtenderBinary().
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "e2e/process.h"
+#include "e2e/scenario_test_util.h"
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s <path to taskgov-extender>\n", argv[0]);
+    return 2;
+  }
+  taskgov::e2e::ExtenderBinary() = taskgov::e2e::RunfilePath(argv[1]);
+  return RUN_ALL_TESTS();
+}
