@@ -229,31 +229,35 @@ std::string PartitionResource(std::string_view partition_type) {
   return "nvidia.com/" + std::string(partition_type);
 }
 
-Result<scheduler::ResourceList> DeriveQuota(const InstanceType* type, std::string_view type_name,
-                                            const ComputeAmounts& a) {
+common::Result<scheduler::ResourceList> DeriveQuota(const InstanceType* type,
+                                                    std::string_view type_name,
+                                                    const ComputeAmounts& a) {
   const std::string quoted = "'" + std::string(type_name) + "'";
   const bool has_partition = a.partition_type.has_value();
   if (!a.count && !a.accelerators && !a.vcpu_millis && !a.memory_bytes && !has_partition) {
-    return Error{"gives none of Count, Accelerators, VCpu, MemoryInGiB or AcceleratorPartition"};
+    return common::Error{
+        "gives none of Count, Accelerators, VCpu, MemoryInGiB or AcceleratorPartition"};
   }
   scheduler::ResourceList out;
-  auto overflow = [&] { return Error{"quota for instance type " + quoted + " overflows"}; };
+  auto overflow = [&] { return common::Error{"quota for instance type " + quoted + " overflows"}; };
 
   if (type == nullptr) {
     if (a.count) {
-      return Error{"instance type " + quoted +
-                   " is not in the catalogue, so Count cannot be converted: give VCpu and "
-                   "MemoryInGiB explicitly, or describe the type under instanceTypes"};
+      return common::Error{"instance type " + quoted +
+                           " is not in the catalogue, so Count cannot be converted: give VCpu and "
+                           "MemoryInGiB explicitly, or describe the type under instanceTypes"};
     }
     if ((a.accelerators && *a.accelerators > 0) || has_partition) {
-      return Error{"instance type " + quoted +
-                   " is not in the catalogue, so its accelerator resource is unknown: describe "
-                   "the type under instanceTypes"};
+      return common::Error{
+          "instance type " + quoted +
+          " is not in the catalogue, so its accelerator resource is unknown: describe "
+          "the type under instanceTypes"};
     }
     if (!a.vcpu_millis || !a.memory_bytes) {
-      return Error{"instance type " + quoted +
-                   " is not in the catalogue: give VCpu and MemoryInGiB explicitly, or describe "
-                   "the type under instanceTypes"};
+      return common::Error{
+          "instance type " + quoted +
+          " is not in the catalogue: give VCpu and MemoryInGiB explicitly, or describe "
+          "the type under instanceTypes"};
     }
     out.Set("cpu", *a.vcpu_millis);
     out.Set("memory", *a.memory_bytes);
@@ -265,7 +269,7 @@ Result<scheduler::ResourceList> DeriveQuota(const InstanceType* type, std::strin
   const int64_t per_acc = type->accelerators;
   const bool has_accelerators = per_acc > 0 && !type->accelerator_resource.empty();
   if (!has_accelerators && ((a.accelerators && *a.accelerators > 0) || has_partition)) {
-    return Error{"instance type " + quoted + " has no accelerators"};
+    return common::Error{"instance type " + quoted + " has no accelerators"};
   }
 
   // Partition: resource count and the profile's size as a fraction of one accelerator.
@@ -278,12 +282,12 @@ Result<scheduler::ResourceList> DeriveQuota(const InstanceType* type, std::strin
         if (!offered.empty()) offered += ", ";
         offered += p.name;
       }
-      return Error{"instance type " + quoted + " offers no accelerator partition '" +
-                   *a.partition_type + "'" +
-                   (offered.empty() ? std::string(" (it has no MIG profiles)")
-                                    : " (it offers " + offered + ")") +
-                   ": give VCpu and MemoryInGiB explicitly, or describe the profile under "
-                   "instanceTypes"};
+      return common::Error{"instance type " + quoted + " offers no accelerator partition '" +
+                           *a.partition_type + "'" +
+                           (offered.empty() ? std::string(" (it has no MIG profiles)")
+                                            : " (it offers " + offered + ")") +
+                           ": give VCpu and MemoryInGiB explicitly, or describe the profile under "
+                           "instanceTypes"};
     }
     out.Set(PartitionResource(*a.partition_type), a.partition_count.value_or(0));
   }

@@ -28,8 +28,8 @@
 #include <string_view>
 #include <vector>
 
-#include "scheduler/common/result.h"
-#include "scheduler/resources.h"
+#include "common/result.h"
+#include "scheduler/model/resources.h"
 
 namespace taskgov::config {
 
@@ -87,8 +87,8 @@ struct ComputeAmounts {
 // (bytes). `type` is the catalogue entry, or nullptr when the type is not in the catalogue.
 // Errors name what is missing, e.g. "instance type 'ml.x' is not in the catalogue: give VCpu and
 // MemoryInGiB explicitly, or describe it under instanceTypes".
-[[nodiscard]] Result<scheduler::ResourceList> DeriveQuota(const InstanceType* type,
-                                                          std::string_view type_name,
-                                                          const ComputeAmounts& amounts);
+[[nodiscard]] common::Result<scheduler::ResourceList> DeriveQuota(const InstanceType* type,
+                                                                  std::string_view type_name,
+                                                                  const ComputeAmounts& amounts);
 
 }  // namespace taskgov::config

@@ -96,7 +96,7 @@ TEST(DeriveQuota, RatioDefaults) {
        {{"cpu", 4000}, {"memory", 16 * kGi}}},
   };
   for (const RatioCase& k : cases) {
-    Result<scheduler::ResourceList> got = DeriveQuota(c.Find(k.type), k.type, k.amounts);
+    common::Result<scheduler::ResourceList> got = DeriveQuota(c.Find(k.type), k.type, k.amounts);
     ASSERT_TRUE(got.ok()) << k.name << ": " << got.error().message;
     EXPECT_EQ(*got, k.want) << k.name << ": got " << got->ToString();
   }
@@ -127,7 +127,7 @@ TEST(DeriveQuota, Errors) {
             "offers no accelerator partition"},
            {"overflow", "ml.p5.48xlarge", {.count = int64_t{1} << 40}, "overflows"},
        }) {
-    Result<scheduler::ResourceList> got = DeriveQuota(c.Find(k.type), k.type, k.amounts);
+    common::Result<scheduler::ResourceList> got = DeriveQuota(c.Find(k.type), k.type, k.amounts);
     ASSERT_FALSE(got.ok()) << k.name;
     EXPECT_NE(got.error().message.find(k.error), std::string::npos)
         << k.name << ": " << got.error().message;

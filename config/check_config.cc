@@ -4,7 +4,7 @@
 #include <sstream>
 #include <vector>
 
-#include "scheduler/quantity.h"
+#include "scheduler/model/quantity.h"
 
 namespace taskgov::config {
 

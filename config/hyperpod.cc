@@ -4,8 +4,8 @@
 // AWS defaults: Strategy LendAndBorrow, BorrowLimit 50, PreemptTeamTasks LowerPriority,
 // FairShareWeight 0, ActivationState Enabled, FairShare Enabled.
 
+#include "common/k8s_names.h"
 #include "config/dialects.h"
-#include "scheduler/common/k8s_names.h"
 
 namespace taskgov::config {
 
@@ -110,7 +110,7 @@ void DecodeComputeQuota(ObjectReader& r, ConfigSet* out) {
   {
     ObjectReader target = r.Object("ComputeQuotaTarget");
     name = target.String("TeamName", /*required=*/target.present());
-    if (name && !IsDnsLabel(*name)) {
+    if (name && !common::IsDnsLabel(*name)) {
       target.ctx().Error(target.PathOf("TeamName"), target.MarkOf("TeamName"),
                          "team name '" + *name +
                              "' must match [a-z0-9]([-a-z0-9]*[a-z0-9])? (at most 63 characters)");
@@ -181,7 +181,7 @@ void DecodeSchedulerConfig(ObjectReader& r, ConfigSet* out) {
       if (!pc.present()) continue;
       std::optional<std::string> name = pc.String("Name", /*required=*/true);
       std::optional<int64_t> weight = pc.Integer("Weight", 0, 100, /*required=*/true);
-      if (name && !IsDnsLabel(*name)) {
+      if (name && !common::IsDnsLabel(*name)) {
         pc.ctx().Error(
             pc.PathOf("Name"), pc.MarkOf("Name"),
             "priority class name '" + *name + "' must match [a-z0-9]([-a-z0-9]*[a-z0-9])?");

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
+#include "common/k8s_names.h"
 #include "config/dialects.h"
-#include "scheduler/common/k8s_names.h"
 
 namespace taskgov::config {
 
@@ -28,7 +28,7 @@ Meta ReadMetadata(ObjectReader& doc, bool namespaced) {
     return meta;
   }
   meta.name = m.String("name", /*required=*/true);
-  if (meta.name && !IsDnsSubdomain(*meta.name)) {
+  if (meta.name && !common::IsDnsSubdomain(*meta.name)) {
     m.ctx().Error(m.PathOf("name"), m.MarkOf("name"),
                   "'" + *meta.name + "' is not a valid object name (a DNS subdomain)");
     meta.name.reset();

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "config/diagnostics.h"
-#include "scheduler/policy.h"
+#include "scheduler/model/policy.h"
 
 namespace taskgov::config {
 

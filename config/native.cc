@@ -3,8 +3,8 @@
 
 #include <limits>
 
+#include "common/k8s_names.h"
 #include "config/dialects.h"
-#include "scheduler/common/k8s_names.h"
 
 namespace taskgov::config {
 
@@ -95,7 +95,7 @@ void DecodeTeam(ObjectReader& r, ConfigSet* out) {
   team.dialect = Dialect::kNative;
   team.origin = OriginOf(r);
   std::optional<std::string> name = r.String("name", /*required=*/true);
-  if (name && !IsDnsLabel(*name)) {
+  if (name && !common::IsDnsLabel(*name)) {
     r.ctx().Error(r.PathOf("name"), r.MarkOf("name"),
                   "team name '" + *name +
                       "' must be a DNS label (lower-case letters, digits and '-', at most 63)");
@@ -106,7 +106,7 @@ void DecodeTeam(ObjectReader& r, ConfigSet* out) {
     std::optional<std::vector<std::string>> namespaces = r.StringList("namespaces");
     if (namespaces) {
       for (size_t i = 0; i < namespaces->size(); ++i) {
-        if (!IsDnsLabel((*namespaces)[i])) {
+        if (!common::IsDnsLabel((*namespaces)[i])) {
           r.ctx().Error(IndexPath(r.PathOf("namespaces"), i), r.MarkOf("namespaces"),
                         "'" + (*namespaces)[i] + "' is not a valid namespace name");
         }
@@ -269,7 +269,7 @@ void DecodePolicy(ObjectReader& r, ConfigSet* out) {
     ObjectReader t = r.Object("teamResolution");
     for (const char* key : {"podLabel", "namespaceLabel"}) {
       std::optional<std::string> label = t.String(key);
-      if (label && !label->empty() && !IsQualifiedName(*label)) {
+      if (label && !label->empty() && !common::IsQualifiedName(*label)) {
         t.ctx().Error(t.PathOf(key), t.MarkOf(key),
                       "'" + *label +
                           "' is not a label key (an optional DNS subdomain prefix and "

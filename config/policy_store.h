@@ -28,7 +28,7 @@
 #include <memory>
 #include <mutex>
 
-#include "scheduler/policy.h"
+#include "scheduler/model/policy.h"
 
 namespace taskgov::config {
 

@@ -234,7 +234,7 @@ std::optional<int64_t> ReadQuantity(const DocContext& ctx, const Node& node,
     ctx.Error(path, node.mark(), "must be a quantity, got " + std::string(node.TypeName()));
     return std::nullopt;
   }
-  Result<int64_t> parsed = scheduler::ParseResourceQuantity(resource, node.text());
+  common::Result<int64_t> parsed = scheduler::ParseResourceQuantity(resource, node.text());
   if (!parsed.ok()) {
     ctx.Error(path, node.mark(), parsed.error().message);
     return std::nullopt;
@@ -275,7 +275,7 @@ std::optional<int64_t> ObjectReader::Decimal(std::string_view key, std::string_v
     }
     return std::nullopt;
   }
-  Result<int64_t> parsed = scheduler::ParseQuantity(v->text() + std::string(suffix), unit);
+  common::Result<int64_t> parsed = scheduler::ParseQuantity(v->text() + std::string(suffix), unit);
   if (!parsed.ok()) {
     Error(key, v, parsed.error().message);
     return std::nullopt;

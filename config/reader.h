@@ -21,7 +21,7 @@
 
 #include "config/diagnostics.h"
 #include "config/document.h"
-#include "scheduler/quantity.h"
+#include "scheduler/model/quantity.h"
 
 namespace taskgov::config {
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "scheduler/quantity.h"
+#include "scheduler/model/quantity.h"
 
 namespace taskgov::config {
 
@@ -268,7 +268,8 @@ class Resolver {
         continue;
       }
       const std::string type = InstanceTypeOf(c);
-      Result<scheduler::ResourceList> derived = DeriveQuota(catalogue_.Find(type), type, c.amounts);
+      common::Result<scheduler::ResourceList> derived =
+          DeriveQuota(catalogue_.Find(type), type, c.amounts);
       if (!derived.ok()) {
         ErrorAt(d_, c.origin, derived.error().message);
         *ok = false;

@@ -31,7 +31,7 @@
 
 #include "config/diagnostics.h"
 #include "config/spec.h"
-#include "scheduler/policy.h"
+#include "scheduler/model/policy.h"
 
 namespace taskgov::config {
 

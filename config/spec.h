@@ -18,7 +18,7 @@
 
 #include "config/catalogue.h"
 #include "config/diagnostics.h"
-#include "scheduler/policy.h"
+#include "scheduler/model/policy.h"
 
 namespace taskgov::config {
 

@@ -13,7 +13,7 @@
 #include <set>
 #include <sstream>
 
-#include "scheduler/quantity.h"
+#include "scheduler/model/quantity.h"
 
 namespace taskgov::config::testing {
 

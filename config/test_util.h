@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "config/loader.h"
-#include "scheduler/policy.h"
+#include "scheduler/model/policy.h"
 
 namespace taskgov::config::testing {
 

@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-#include "scheduler/common/log.h"
+#include "common/log.h"
 
 namespace taskgov::config {
 
@@ -73,27 +73,27 @@ LoadResult ConfigWatcher::Attempt(const DirectorySnapshot& snapshot, const std::
   for (const Diagnostic& d : result.diagnostics) {
     if (logged++ == kLoggedDiagnostics) break;
     if (d.severity == Severity::kError) {
-      log::Error(kComponent, "configuration error",
-                 {{"dir", options_.dir}, {"error", result.Format(d)}});
+      common::log::Error(kComponent, "configuration error",
+                         {{"dir", options_.dir}, {"error", result.Format(d)}});
     } else {
-      log::Warn(kComponent, "configuration warning",
-                {{"dir", options_.dir}, {"warning", result.Format(d)}});
+      common::log::Warn(kComponent, "configuration warning",
+                        {{"dir", options_.dir}, {"warning", result.Format(d)}});
     }
   }
   if (result.ok()) {
     store_->Publish(result.policy);
-    log::Info(kComponent, "configuration loaded",
-              {{"dir", options_.dir},
-               {"hash", result.policy->source_hash},
-               {"files", static_cast<uint64_t>(result.files.size())},
-               {"teams", static_cast<uint64_t>(result.policy->teams.size())},
-               {"warnings", static_cast<uint64_t>(result.warning_count())}});
+    common::log::Info(kComponent, "configuration loaded",
+                      {{"dir", options_.dir},
+                       {"hash", result.policy->source_hash},
+                       {"files", static_cast<uint64_t>(result.files.size())},
+                       {"teams", static_cast<uint64_t>(result.policy->teams.size())},
+                       {"warnings", static_cast<uint64_t>(result.warning_count())}});
   } else {
-    log::Error(kComponent, "invalid configuration refused; the previous one stays in force",
-               {{"dir", options_.dir},
-                {"hash", hash},
-                {"errors", static_cast<uint64_t>(result.error_count())},
-                {"first_error", result.FirstError()}});
+    common::log::Error(kComponent, "invalid configuration refused; the previous one stays in force",
+                       {{"dir", options_.dir},
+                        {"hash", hash},
+                        {"errors", static_cast<uint64_t>(result.error_count())},
+                        {"first_error", result.FirstError()}});
   }
   if (options_.on_reload) options_.on_reload(result);
   return result;
@@ -124,25 +124,25 @@ bool ConfigWatcher::AddWatch() {
   return watch_ >= 0;
 }
 
-Status ConfigWatcher::Start() {
-  if (thread_.joinable()) return Status::Ok();
+common::Status ConfigWatcher::Start() {
+  if (thread_.joinable()) return common::Status::Ok();
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd_ < 0) return Error{std::string("eventfd: ") + std::strerror(errno)};
+  if (wake_fd_ < 0) return common::Error{std::string("eventfd: ") + std::strerror(errno)};
   if (options_.use_inotify) {
     inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (inotify_fd_ < 0) {
       const std::string why = std::strerror(errno);
       Stop();
-      return Error{"inotify_init1: " + why};
+      return common::Error{"inotify_init1: " + why};
     }
     if (!AddWatch()) {
       const std::string why = std::strerror(errno);
       Stop();
-      return Error{"cannot watch config directory '" + options_.dir + "': " + why};
+      return common::Error{"cannot watch config directory '" + options_.dir + "': " + why};
     }
   }
   thread_ = std::thread([this] { Run(); });
-  return Status::Ok();
+  return common::Status::Ok();
 }
 
 void ConfigWatcher::Stop() {
@@ -173,7 +173,7 @@ void ConfigWatcher::Run() {
     const int ready =
         ::poll(fds, nfds, wait > 0 ? static_cast<int>(std::min<int64_t>(wait, 60000)) : 0);
     if (ready < 0 && errno != EINTR) {
-      log::Error(kComponent, "poll failed", {{"error", std::strerror(errno)}});
+      common::log::Error(kComponent, "poll failed", {{"error", std::strerror(errno)}});
     }
     if (ready > 0 && (fds[0].revents & POLLIN)) return;  // Stop()
     if (ready > 0 && nfds == 2 && (fds[1].revents & POLLIN)) {

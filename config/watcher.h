@@ -29,9 +29,9 @@
 #include <string>
 #include <thread>
 
+#include "common/result.h"
 #include "config/loader.h"
 #include "config/policy_store.h"
-#include "scheduler/common/result.h"
 
 namespace taskgov::config {
 
@@ -80,7 +80,7 @@ class ConfigWatcher {
   bool CheckForChanges();
   // Starts the watcher thread. An error when inotify cannot be set up (the directory missing);
   // with use_inotify false it cannot fail.
-  [[nodiscard]] Status Start();
+  [[nodiscard]] common::Status Start();
   // Stops and joins the thread; idempotent.
   void Stop();
 

@@ -10,8 +10,8 @@
 #include <mutex>
 #include <thread>
 
+#include "common/log.h"
 #include "config/test_util.h"
-#include "scheduler/common/log.h"
 
 namespace taskgov::config {
 namespace {
@@ -184,7 +184,7 @@ spec:
     flavors: [{name: ml.m5.large, resources: [{name: cpu, nominalQuota: 4}]}]
 )");
   ConfigWatcher watcher(&f.store, f.Options(/*inotify=*/false));
-  log::ScopedCapture logs;
+  common::log::ScopedCapture logs;
   LoadResult r = watcher.Reload();
   ASSERT_TRUE(r.ok()) << testing::Dump(r);
   ASSERT_EQ(r.warning_count(), 1u) << testing::Dump(r);
@@ -224,7 +224,7 @@ TEST(ConfigWatcher, StartFailsForAMissingDirectory) {
   WatcherOptions o;
   o.dir = "/nonexistent/taskgov";
   ConfigWatcher watcher(&store, o);
-  Status s = watcher.Start();
+  common::Status s = watcher.Start();
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("/nonexistent/taskgov"), std::string::npos);
 }

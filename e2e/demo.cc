@@ -213,7 +213,7 @@ class Demo {
   }
 
   void Ledger(const std::string& team, const std::string& flavor) {
-    Result<LedgerLine> line = h_->ProbeLedger(Ns(team), flavor, kGpu);
+    common::Result<LedgerLine> line = h_->ProbeLedger(Ns(team), flavor, kGpu);
     if (!line.ok()) {
       Check(false, "taskgov's ledger for team " + team + ": " + line.error().message);
       return;
@@ -326,12 +326,13 @@ class Demo {
   // which demo_test reads.
   void Table(const std::string& title) {
     printf("\n   %s (from taskgov's /metrics)\n", title.c_str());
-    Status synced = h_->Sync();
+    common::Status synced = h_->Sync();
     Check(synced.ok(), "the extender caught up with the API server before the scrape");
     const auto deadline = SteadyClock::now() + std::chrono::seconds(3);
     std::vector<Row> rows;
     while (true) {
-      Result<metrics::testing::Exposition> scraped = h_->extender(h_->serving()).ScrapeMetrics();
+      common::Result<metrics::testing::Exposition> scraped =
+          h_->extender(h_->serving()).ScrapeMetrics();
       if (!Check(scraped.ok(), "the extender's /metrics can be scraped: " +
                                    (scraped.ok() ? std::string() : scraped.error().message))) {
         return;
@@ -374,7 +375,7 @@ class Demo {
   bool Start() {
     printf("The cluster is a simulated Kubernetes API server holding the sample cluster:\n");
     const auto t0 = SteadyClock::now();
-    Status started = h_->Start();
+    common::Status started = h_->Start();
     if (!started.ok()) {
       printf("   could not start: %s\n%s", started.error().message.c_str(), h_->Logs().c_str());
       return false;
@@ -557,6 +558,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   setvbuf(stdout, nullptr, _IOLBF, 0);
-  taskgov::e2e::Demo demo(taskgov::e2e::RunfilePath(argv[1]), argc == 3);
+  taskgov::e2e::Demo demo(taskgov::common::testing::RunfilePath(argv[1]), argc == 3);
   return demo.Run();
 }

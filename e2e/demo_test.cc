@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "e2e/process.h"
+#include "common/testing/process.h"
 
 namespace taskgov::e2e {
 namespace {
@@ -57,7 +57,7 @@ std::vector<TableRow> Rows(const std::vector<std::string>& lines) {
 }
 
 TEST(DemoTest, EveryNarratedStepHoldsAndTheTablesAreTheMetrics) {
-  Subprocess demo;
+  common::testing::Subprocess demo;
   const auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(demo.Start(g_demo, {g_extender, "--table-rows"}).ok());
   std::optional<int> code = demo.Wait(std::chrono::seconds(120));
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: %s <demo> <taskgov-extender>\n", argv[0]);
     return 2;
   }
-  taskgov::e2e::g_demo = taskgov::e2e::RunfilePath(argv[1]);
-  taskgov::e2e::g_extender = taskgov::e2e::RunfilePath(argv[2]);
+  taskgov::e2e::g_demo = taskgov::common::testing::RunfilePath(argv[1]);
+  taskgov::e2e::g_extender = taskgov::common::testing::RunfilePath(argv[2]);
   return RUN_ALL_TESTS();
 }

@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "e2e/http_client.h"
-#include "e2e/process.h"
+#include "common/testing/http_client.h"
+#include "common/testing/process.h"
 
 namespace taskgov::e2e {
 namespace {
@@ -42,16 +42,17 @@ class ExtenderProcessTest : public ::testing::Test {
 };
 
 TEST_F(ExtenderProcessTest, ServesHealthAndStopsOnSigtermWithinASecond) {
-  Subprocess proc;
+  common::testing::Subprocess proc;
   ASSERT_TRUE(proc.Start(g_binary, LoopbackArgs()).ok());
-  Result<std::string> serving = proc.WaitForLine("\"msg\":\"serving\"", milliseconds(10000));
+  common::Result<std::string> serving =
+      proc.WaitForLine("\"msg\":\"serving\"", milliseconds(10000));
   ASSERT_TRUE(serving.ok()) << serving.error().message;
   uint16_t metrics_port = PortFrom(*serving, "metrics_port");
   ASSERT_NE(metrics_port, 0);
   ASSERT_NE(PortFrom(*serving, "webhook_port"), 0);
 
-  HttpClient client("127.0.0.1", metrics_port);
-  Result<HttpReply> health = client.Get("/healthz");
+  common::testing::HttpClient client("127.0.0.1", metrics_port);
+  common::Result<common::testing::HttpReply> health = client.Get("/healthz");
   ASSERT_TRUE(health.ok()) << health.error().message;
   EXPECT_EQ(health->status, 200);
   EXPECT_EQ(health->body, "ok\n");
@@ -66,11 +67,12 @@ TEST_F(ExtenderProcessTest, ServesHealthAndStopsOnSigtermWithinASecond) {
 }
 
 TEST_F(ExtenderProcessTest, StopsOnSigintWithAnOpenKeepAliveConnection) {
-  Subprocess proc;
+  common::testing::Subprocess proc;
   ASSERT_TRUE(proc.Start(g_binary, LoopbackArgs()).ok());
-  Result<std::string> serving = proc.WaitForLine("\"msg\":\"serving\"", milliseconds(10000));
+  common::Result<std::string> serving =
+      proc.WaitForLine("\"msg\":\"serving\"", milliseconds(10000));
   ASSERT_TRUE(serving.ok()) << serving.error().message;
-  HttpClient client("127.0.0.1", PortFrom(*serving, "metrics_port"));
+  common::testing::HttpClient client("127.0.0.1", PortFrom(*serving, "metrics_port"));
   ASSERT_TRUE(client.Get("/healthz").ok());  // leaves an idle kept-alive connection open
   proc.Signal(SIGINT);
   std::optional<int> code = proc.Wait(milliseconds(1000));
@@ -79,7 +81,7 @@ TEST_F(ExtenderProcessTest, StopsOnSigintWithAnOpenKeepAliveConnection) {
 }
 
 TEST_F(ExtenderProcessTest, LogsAreOneJsonObjectPerLine) {
-  Subprocess proc;
+  common::testing::Subprocess proc;
   ASSERT_TRUE(proc.Start(g_binary, LoopbackArgs()).ok());
   ASSERT_TRUE(proc.WaitForLine("\"msg\":\"serving\"", milliseconds(10000)).ok());
   proc.Signal(SIGTERM);
@@ -102,7 +104,7 @@ struct BadFlagsCase {
 class BadFlagsTest : public ::testing::TestWithParam<BadFlagsCase> {};
 
 TEST_P(BadFlagsTest, OneLineErrorAndExitCodeTwo) {
-  Subprocess proc;
+  common::testing::Subprocess proc;
   ASSERT_TRUE(proc.Start(g_binary, GetParam().args).ok());
   std::optional<int> code = proc.Wait(milliseconds(5000));
   ASSERT_TRUE(code.has_value());
@@ -143,6 +145,6 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: %s <path to taskgov-extender>\n", argv[0]);
     return 2;
   }
-  taskgov::e2e::g_binary = taskgov::e2e::RunfilePath(argv[1]);
+  taskgov::e2e::g_binary = taskgov::common::testing::RunfilePath(argv[1]);
   return RUN_ALL_TESTS();
 }

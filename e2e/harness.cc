@@ -16,8 +16,8 @@
 #include <sstream>
 
 #include "scheduler/kube/actions.h"
-#include "scheduler/kube_json.h"
-#include "scheduler/quantity.h"
+#include "scheduler/model/kube_json.h"
+#include "scheduler/model/quantity.h"
 
 namespace taskgov::e2e {
 namespace {
@@ -188,31 +188,31 @@ std::string QuantityText(const std::string& resource, int64_t amount) {
 // ================================================================================================
 // ConfigDir
 
-Status ConfigDir::Write(const std::map<std::string, std::string>& files) {
+common::Status ConfigDir::Write(const std::map<std::string, std::string>& files) {
   std::error_code ec;
   fs::create_directories(path_, ec);
-  if (ec) return Error{"config dir " + path_ + ": " + ec.message()};
+  if (ec) return common::Error{"config dir " + path_ + ": " + ec.message()};
   // The kubelet's AtomicWriter: a fresh timestamped directory, a ..data_tmp symlink to it
   // renamed over ..data, then the per-file symlinks, then the old directory goes.
   const std::string ts = "..2026_01_01_00_00_00." + std::to_string(++generation_);
   fs::create_directory(path_ + "/" + ts, ec);
-  if (ec) return Error{"config dir " + path_ + "/" + ts + ": " + ec.message()};
+  if (ec) return common::Error{"config dir " + path_ + "/" + ts + ": " + ec.message()};
   for (const auto& [name, content] : files) {
     std::ofstream out(path_ + "/" + ts + "/" + name, std::ios::trunc);
     out << content;
-    if (!out) return Error{"cannot write " + path_ + "/" + ts + "/" + name};
+    if (!out) return common::Error{"cannot write " + path_ + "/" + ts + "/" + name};
   }
   const std::string tmp = path_ + "/..data_tmp";
   ::unlink(tmp.c_str());
-  if (::symlink(ts.c_str(), tmp.c_str()) != 0) return Error{"symlink " + tmp + " failed"};
+  if (::symlink(ts.c_str(), tmp.c_str()) != 0) return common::Error{"symlink " + tmp + " failed"};
   if (::rename(tmp.c_str(), (path_ + "/..data").c_str()) != 0) {
-    return Error{"rename ..data_tmp over ..data failed in " + path_};
+    return common::Error{"rename ..data_tmp over ..data failed in " + path_};
   }
   for (const auto& [name, content] : files) {
     if (names_.count(name) > 0) continue;
     const std::string link = path_ + "/" + name;
     if (::symlink(("..data/" + name).c_str(), link.c_str()) != 0) {
-      return Error{"symlink " + link + " failed"};
+      return common::Error{"symlink " + link + " failed"};
     }
   }
   for (const std::string& name : names_) {
@@ -222,7 +222,7 @@ Status ConfigDir::Write(const std::map<std::string, std::string>& files) {
   for (const auto& [name, content] : files) names_.insert(name);
   if (!current_.empty()) fs::remove_all(path_ + "/" + current_, ec);
   current_ = ts;
-  return Status::Ok();
+  return common::Status::Ok();
 }
 
 // ================================================================================================
@@ -235,8 +235,8 @@ ExtenderProcess::~ExtenderProcess() {
   if (drain_.joinable()) drain_.join();
 }
 
-Status ExtenderProcess::Start(milliseconds timeout) {
-  if (running()) return Error{"extender " + options_.identity + " is already running"};
+common::Status ExtenderProcess::Start(milliseconds timeout) {
+  if (running()) return common::Error{"extender " + options_.identity + " is already running"};
   if (drain_.joinable()) drain_.join();
   ++runs_;
   const std::string port_file = options_.work_dir + "/ports-" + options_.identity + ".json";
@@ -249,8 +249,8 @@ Status ExtenderProcess::Start(milliseconds timeout) {
                                    "--identity=" + options_.identity,
                                    "--log-level=" + options_.log_level};
   for (const std::string& a : options_.extra_args) args.push_back(a);
-  auto proc = std::make_unique<Subprocess>();
-  if (Status s = proc->Start(options_.binary, args); !s.ok()) return s;
+  auto proc = std::make_unique<common::testing::Subprocess>();
+  if (common::Status s = proc->Start(options_.binary, args); !s.ok()) return s;
   size_t from;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -262,26 +262,27 @@ Status ExtenderProcess::Start(milliseconds timeout) {
     lines_.push_back("---- " + options_.identity + " run " + std::to_string(runs_) + " ----");
   }
   drain_ = std::thread([this] { Drain(); });
-  Result<std::string> serving = WaitForLog("\"msg\":\"serving\"", from, timeout);
-  if (!serving.ok()) return Error{"extender " + options_.identity + " did not start"};
+  common::Result<std::string> serving = WaitForLog("\"msg\":\"serving\"", from, timeout);
+  if (!serving.ok()) return common::Error{"extender " + options_.identity + " did not start"};
   std::ifstream in(port_file);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::smatch m;
   if (!std::regex_search(text, m, std::regex(R"re("webhook":(\d+),"metrics":(\d+))re"))) {
-    return Error{"extender " + options_.identity + ": unreadable port file '" + text + "'"};
+    return common::Error{"extender " + options_.identity + ": unreadable port file '" + text + "'"};
   }
   webhook_port_ = static_cast<uint16_t>(std::stoi(m[1]));
   metrics_port_ = static_cast<uint16_t>(std::stoi(m[2]));
-  ExtenderClientOptions client_options;
+  extender::testing::ExtenderClientOptions client_options;
   client_options.port = webhook_port_;
-  client_ = std::make_unique<ExtenderClient>(client_options);
-  health_ = std::make_unique<HttpClient>("127.0.0.1", metrics_port_, std::chrono::seconds(2));
-  return Status::Ok();
+  client_ = std::make_unique<extender::testing::ExtenderClient>(client_options);
+  health_ = std::make_unique<common::testing::HttpClient>("127.0.0.1", metrics_port_,
+                                                          std::chrono::seconds(2));
+  return common::Status::Ok();
 }
 
 void ExtenderProcess::Drain() {
   // Only this thread reads the child's stderr and reaps it; the lines are copied out under mu_.
-  Subprocess* proc;
+  common::testing::Subprocess* proc;
   {
     std::lock_guard<std::mutex> lock(mu_);
     proc = proc_.get();
@@ -311,10 +312,10 @@ void ExtenderProcess::Drain() {
   }
 }
 
-Result<int> ExtenderProcess::Stop(int signal_number, milliseconds timeout) {
+common::Result<int> ExtenderProcess::Stop(int signal_number, milliseconds timeout) {
   {
     std::unique_lock<std::mutex> lock(mu_);
-    if (!proc_) return Error{"extender " + options_.identity + " was never started"};
+    if (!proc_) return common::Error{"extender " + options_.identity + " was never started"};
     if (!exited_) ::kill(proc_->pid(), signal_number);
     if (!cv_.wait_for(lock, timeout, [this] { return exited_; })) {
       ::kill(proc_->pid(), SIGKILL);
@@ -337,49 +338,52 @@ bool ExtenderProcess::running() const {
   return proc_ != nullptr && !exited_;
 }
 
-Result<HttpReply> ExtenderProcess::Readyz() {
-  if (!health_) return Error{"extender " + options_.identity + " is not running"};
+common::Result<common::testing::HttpReply> ExtenderProcess::Readyz() {
+  if (!health_) return common::Error{"extender " + options_.identity + " is not running"};
   return health_->Get("/readyz");
 }
 
-Result<metrics::testing::Exposition> ExtenderProcess::ScrapeMetrics() {
-  if (!health_) return Error{"extender " + options_.identity + " is not running"};
-  Result<HttpReply> reply = health_->Get("/metrics");
+common::Result<metrics::testing::Exposition> ExtenderProcess::ScrapeMetrics() {
+  if (!health_) return common::Error{"extender " + options_.identity + " is not running"};
+  common::Result<common::testing::HttpReply> reply = health_->Get("/metrics");
   if (!reply.ok()) return reply.error();
   if (reply->status != 200) {
-    return Error{"extender " + options_.identity + ": /metrics answered " +
-                 std::to_string(reply->status)};
+    return common::Error{"extender " + options_.identity + ": /metrics answered " +
+                         std::to_string(reply->status)};
   }
   metrics::testing::Exposition parsed = metrics::testing::ParseExposition(reply->body);
   if (!parsed.errors.empty()) {
-    return Error{"extender " + options_.identity + ": unparsable /metrics: " + parsed.errors[0]};
+    return common::Error{"extender " + options_.identity +
+                         ": unparsable /metrics: " + parsed.errors[0]};
   }
   return parsed;
 }
 
-Status ExtenderProcess::WaitReady(milliseconds timeout) { return WaitReadyzSays("ok", timeout); }
+common::Status ExtenderProcess::WaitReady(milliseconds timeout) {
+  return WaitReadyzSays("ok", timeout);
+}
 
-Status ExtenderProcess::WaitReadyzSays(const std::string& text, milliseconds timeout) {
+common::Status ExtenderProcess::WaitReadyzSays(const std::string& text, milliseconds timeout) {
   const auto deadline = SteadyClock::now() + timeout;
   std::string last = "no answer";
   while (true) {
-    if (!running()) return Error{"extender " + options_.identity + " exited"};
-    Result<HttpReply> r = Readyz();
+    if (!running()) return common::Error{"extender " + options_.identity + " exited"};
+    common::Result<common::testing::HttpReply> r = Readyz();
     if (r.ok()) {
-      if (r->body.find(text) != std::string::npos) return Status::Ok();
+      if (r->body.find(text) != std::string::npos) return common::Status::Ok();
       last = std::to_string(r->status) + " " + r->body;
     } else {
       last = r.error().message;
     }
     if (SteadyClock::now() >= deadline) {
-      return Error{"extender " + options_.identity + ": /readyz never said '" + text +
-                   "'; last: " + last};
+      return common::Error{"extender " + options_.identity + ": /readyz never said '" + text +
+                           "'; last: " + last};
     }
     std::this_thread::sleep_for(milliseconds(10));  // polling a condition, bounded above
   }
 }
 
-ExtenderClient& ExtenderProcess::client() { return *client_; }
+extender::testing::ExtenderClient& ExtenderProcess::client() { return *client_; }
 
 size_t ExtenderProcess::log_line_count() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -391,14 +395,14 @@ std::vector<std::string> ExtenderProcess::log_lines() const {
   return lines_;
 }
 
-Result<std::string> ExtenderProcess::WaitForLog(const std::string& needle, size_t from,
-                                                milliseconds timeout) {
+common::Result<std::string> ExtenderProcess::WaitForLog(const std::string& needle, size_t from,
+                                                        milliseconds timeout) {
   return WaitForLogMatching(
       [&](const std::string& line) { return line.find(needle) != std::string::npos; }, from,
       timeout, "'" + needle + "'");
 }
 
-Result<std::string> ExtenderProcess::WaitForLogMatching(
+common::Result<std::string> ExtenderProcess::WaitForLogMatching(
     const std::function<bool(const std::string&)>& match, size_t from, milliseconds timeout,
     const std::string& what) {
   std::unique_lock<std::mutex> lock(mu_);
@@ -415,8 +419,8 @@ Result<std::string> ExtenderProcess::WaitForLogMatching(
   };
   cv_.wait_for(lock, timeout, seen);
   if (found) return *found;
-  return Error{"extender " + options_.identity + ": no log line matching " + what +
-               (exited_ ? " (it exited)" : "")};
+  return common::Error{"extender " + options_.identity + ": no log line matching " + what +
+                       (exited_ ? " (it exited)" : "")};
 }
 
 // ================================================================================================
@@ -449,22 +453,24 @@ Harness::Harness(HarnessOptions options) : options_(std::move(options)) {}
 
 Harness::~Harness() { Stop(); }
 
-Status Harness::Start() {
+common::Status Harness::Start() {
   work_dir_ = WorkDir();
-  if (work_dir_.empty()) return Error{"cannot create a work directory"};
-  FakeApiServerOptions api_options;
-  api_options.eviction_mode = EvictionMode::kManual;
-  api_ = std::make_unique<FakeApiServer>(api_options);
-  if (Status s = api_->Start(); !s.ok()) return s;
-  api_client_ = std::make_unique<HttpClient>("127.0.0.1", api_->port(), std::chrono::seconds(2));
+  if (work_dir_.empty()) return common::Error{"cannot create a work directory"};
+  scheduler::kube::testing::FakeApiServerOptions api_options;
+  api_options.eviction_mode = scheduler::kube::testing::EvictionMode::kManual;
+  api_ = std::make_unique<scheduler::kube::testing::FakeApiServer>(api_options);
+  if (common::Status s = api_->Start(); !s.ok()) return s;
+  api_client_ = std::make_unique<common::testing::HttpClient>("127.0.0.1", api_->port(),
+                                                              std::chrono::seconds(2));
   if (options_.sample_cluster) api_->LoadSampleCluster();
   for (const NodeSpec& node : options_.nodes) {
-    if (Result<std::string> r = api_->Upsert("nodes", NodeJson(node)); !r.ok()) return r.error();
+    if (common::Result<std::string> r = api_->Upsert("nodes", NodeJson(node)); !r.ok())
+      return r.error();
   }
   for (const std::string& ns : options_.namespaces) {
     const std::string json = "{\"metadata\":{\"name\":\"" + ns +
                              "\",\"labels\":{\"kubernetes.io/metadata.name\":\"" + ns + "\"}}}";
-    if (Result<std::string> r = api_->Upsert("namespaces", json); !r.ok()) return r.error();
+    if (common::Result<std::string> r = api_->Upsert("namespaces", json); !r.ok()) return r.error();
   }
   // The nodes as the API holds them: what the scheduler loop places pods on.
   for (const std::string& json : api_->List("nodes")) {
@@ -485,7 +491,7 @@ Status Harness::Start() {
     if (alloc != nullptr && alloc->IsObject()) {
       for (auto it = alloc->MemberBegin(); it != alloc->MemberEnd(); ++it) {
         if (!it->value.IsString()) continue;
-        Result<int64_t> q =
+        common::Result<int64_t> q =
             scheduler::ParseResourceQuantity(it->name.GetString(), it->value.GetString());
         if (q.ok()) node.allocatable[it->name.GetString()] = *q;
       }
@@ -497,7 +503,7 @@ Status Harness::Start() {
             [](const NodeSpec& a, const NodeSpec& b) { return a.name < b.name; });
 
   config_dir_ = std::make_unique<ConfigDir>(work_dir_ + "/config");
-  if (Status s = config_dir_->Write(options_.config); !s.ok()) return s;
+  if (common::Status s = config_dir_->Write(options_.config); !s.ok()) return s;
   const std::string kubeconfig = work_dir_ + "/kubeconfig";
   {
     std::ofstream out(kubeconfig);
@@ -506,9 +512,10 @@ Status Harness::Start() {
         << api_->url()
         << "\ncontexts:\n- name: e2e\n  context: {cluster: fake, user: e2e}\n"
            "users:\n- name: e2e\n  user: {}\n";
-    if (!out) return Error{"cannot write " + kubeconfig};
+    if (!out) return common::Error{"cannot write " + kubeconfig};
   }
-  for (const FaultRule& fault : options_.api_faults) api_->AddFault(fault);
+  for (const scheduler::kube::testing::FaultRule& fault : options_.api_faults)
+    api_->AddFault(fault);
   for (size_t i = 0; i < options_.extenders; ++i) {
     ExtenderProcessOptions o;
     o.binary = options_.extender_binary;
@@ -519,13 +526,14 @@ Status Harness::Start() {
     o.log_level = options_.log_level;
     o.extra_args = options_.extender_args;
     extenders_.push_back(std::make_unique<ExtenderProcess>(o));
-    if (Status s = extenders_.back()->Start(); !s.ok()) return s;
+    if (common::Status s = extenders_.back()->Start(); !s.ok()) return s;
     if (i == 0 && options_.wait_ready) {
-      if (Status s = extenders_.back()->WaitReady(std::chrono::seconds(20)); !s.ok()) return s;
+      if (common::Status s = extenders_.back()->WaitReady(std::chrono::seconds(20)); !s.ok())
+        return s;
     }
   }
   serving_ = 0;
-  return Status::Ok();
+  return common::Status::Ok();
 }
 
 void Harness::Stop() {
@@ -540,24 +548,26 @@ void Harness::Stop() {
   }
 }
 
-Status Harness::Reconfigure(const std::map<std::string, std::string>& files, milliseconds timeout) {
+common::Status Harness::Reconfigure(const std::map<std::string, std::string>& files,
+                                    milliseconds timeout) {
   std::vector<size_t> from;
   for (auto& e : extenders_) from.push_back(e->log_line_count());
-  if (Status s = config_dir_->Write(files); !s.ok()) return s;
+  if (common::Status s = config_dir_->Write(files); !s.ok()) return s;
   auto outcome = [](const std::string& line) {
     return line.find("\"msg\":\"policy loaded\"") != std::string::npos ||
            line.find("invalid configuration") != std::string::npos;
   };
   for (size_t i = 0; i < extenders_.size(); ++i) {
     if (!extenders_[i]->running()) continue;
-    Result<std::string> line =
+    common::Result<std::string> line =
         extenders_[i]->WaitForLogMatching(outcome, from[i], timeout, "a reload outcome");
     if (!line.ok()) return line.error();
     if (line->find("invalid configuration") != std::string::npos) {
-      return Error{"extender " + extenders_[i]->identity() + " refused the new policy: " + *line};
+      return common::Error{"extender " + extenders_[i]->identity() +
+                           " refused the new policy: " + *line};
     }
   }
-  return Status::Ok();
+  return common::Status::Ok();
 }
 
 std::string Harness::NextTimestamp() {
@@ -568,19 +578,21 @@ std::string Harness::NextTimestamp() {
   return Rfc3339Millis(last_timestamp_ms_);
 }
 
-Status Harness::CreatePod(const PodSpec& spec, const std::string& name) {
-  Result<std::string> stored =
+common::Status Harness::CreatePod(const PodSpec& spec, const std::string& name) {
+  common::Result<std::string> stored =
       api_->Upsert("pods", PodJson(spec, name, spec.name, NextTimestamp(), kSchedulerName));
   if (!stored.ok()) return stored.error();
   job_of_pod_[name] = spec.name;
-  return Status::Ok();
+  return common::Status::Ok();
 }
 
-Status Harness::Submit(const PodSpec& spec) {
-  if (spec.name.empty() || spec.ns.empty()) return Error{"a pod needs a namespace and a name"};
-  if (spec.name.rfind("e2e-", 0) == 0) return Error{"pod names starting e2e- are the harness's"};
+common::Status Harness::Submit(const PodSpec& spec) {
+  if (spec.name.empty() || spec.ns.empty())
+    return common::Error{"a pod needs a namespace and a name"};
+  if (spec.name.rfind("e2e-", 0) == 0)
+    return common::Error{"pod names starting e2e- are the harness's"};
   if (jobs_.count(spec.name) > 0 || job_of_pod_.count(spec.name) > 0) {
-    return Error{"pod " + spec.name + " already exists"};
+    return common::Error{"pod " + spec.name + " already exists"};
   }
   Job job;
   job.spec = spec;
@@ -589,14 +601,14 @@ Status Harness::Submit(const PodSpec& spec) {
   return CreatePod(spec, spec.name);
 }
 
-Status Harness::Finish(const std::string& job_name) {
+common::Status Harness::Finish(const std::string& job_name) {
   auto it = jobs_.find(job_name);
-  if (it == jobs_.end()) return Error{"no job " + job_name};
+  if (it == jobs_.end()) return common::Error{"no job " + job_name};
   if (!api_->SetPodPhase(it->second.spec.ns, it->second.current, "Succeeded")) {
-    return Error{"pod " + it->second.current + " is gone"};
+    return common::Error{"pod " + it->second.current + " is gone"};
   }
   it->second.done = true;
-  return Status::Ok();
+  return common::Status::Ok();
 }
 
 PodView Harness::Parse(const std::string& json) const {
@@ -625,7 +637,7 @@ PodView Harness::Parse(const std::string& json) const {
       p.priority = prio->GetInt();
     }
   }
-  Result<int64_t> created =
+  common::Result<int64_t> created =
       scheduler::ParseTimestamp(StringAt(doc, {"metadata", "creationTimestamp"}));
   if (created.ok()) p.created_ms = *created;
   if (auto job = job_of_pod_.find(p.name); job != job_of_pod_.end()) {
@@ -788,7 +800,8 @@ void Harness::SchedulePass(StepReport* report) {
       done(Attempt::Outcome::kError, "extender " + extender.identity() + " is down");
       continue;
     }
-    Result<FilterReply> filtered = extender.client().FilterNames(p->json, candidates);
+    common::Result<extender::testing::FilterReply> filtered =
+        extender.client().FilterNames(p->json, candidates);
     if (!filtered.ok()) {
       done(Attempt::Outcome::kError, "filter: " + filtered.error().message);
       continue;
@@ -816,10 +829,10 @@ void Harness::SchedulePass(StepReport* report) {
       continue;
     }
     std::map<std::string, int64_t> score;
-    if (Result<std::vector<HostScore>> scores =
+    if (common::Result<std::vector<extender::testing::HostScore>> scores =
             extender.client().PrioritizeNames(p->json, filtered->feasible);
         scores.ok()) {
-      for (const HostScore& s : *scores) score[s.host] = s.score;
+      for (const extender::testing::HostScore& s : *scores) score[s.host] = s.score;
     }
     std::vector<std::string> feasible = filtered->feasible;
     std::sort(feasible.begin(), feasible.end());
@@ -831,7 +844,7 @@ void Harness::SchedulePass(StepReport* report) {
     if (before_bind_) before_bind_(*p, best);
     std::string bind_error;
     if (options_.extender_binds) {
-      Result<std::string> bound = extender.client().Bind(p->name, p->ns, p->uid, best);
+      common::Result<std::string> bound = extender.client().Bind(p->name, p->ns, p->uid, best);
       bind_error = !bound.ok() ? bound.error().message : *bound;
     } else {
       bind_error = BindThroughApi(*p, best);
@@ -847,7 +860,7 @@ void Harness::SchedulePass(StepReport* report) {
 
 std::string Harness::BindThroughApi(const PodView& pod, const std::string& node) {
   // The Binding kube-scheduler's default binder posts; its wire form is taskgov's own.
-  Result<HttpReply> reply =
+  common::Result<common::testing::HttpReply> reply =
       api_client_->Post("/api/v1/namespaces/" + pod.ns + "/pods/" + pod.name + "/binding",
                         scheduler::kube::BindingBody(pod.name, pod.uid, node));
   if (!reply.ok()) return reply.error().message;
@@ -864,7 +877,7 @@ StepReport Harness::Step() {
   report.step = step_;
   step_evictions_ = api_->evictions().size();
   Kubelet(Pods(), &report);
-  if (Status s = Sync(); !s.ok()) report.sync_error = s.error().message;
+  if (common::Status s = Sync(); !s.ok()) report.sync_error = s.error().message;
   SchedulePass(&report);
   history_.push_back(report);
   if (step_observer_) step_observer_(history_.back());
@@ -900,25 +913,26 @@ bool Harness::RunUntilQuiet(milliseconds quiet, int max_steps) {
 
 // ---- the extender's view ----
 
-Status Harness::Sync(milliseconds timeout) {
+common::Status Harness::Sync(milliseconds timeout) {
   ExtenderProcess& extender = *extenders_.at(serving_);
-  if (!extender.running()) return Error{"extender " + extender.identity() + " is down"};
+  if (!extender.running()) return common::Error{"extender " + extender.identity() + " is down"};
   const std::string name = "e2e-sync-" + std::to_string(++sync_seq_);
   PodSpec spec;
   spec.ns = kSyncNamespace;
-  Result<std::string> stored =
+  common::Result<std::string> stored =
       api_->Upsert("pods", PodJson(spec, name, "", NextTimestamp(), "e2e-sync"));
   if (!stored.ok()) return stored.error();
   const std::string uid = Parse(*stored).uid;
   const auto deadline = SteadyClock::now() + timeout;
-  Status result = Status::Ok();
+  common::Status result = common::Status::Ok();
   milliseconds pause(1);
   while (true) {
-    Result<std::string> bound = extender.client().Bind(name, kSyncNamespace, uid, kSyncNode);
+    common::Result<std::string> bound =
+        extender.client().Bind(name, kSyncNamespace, uid, kSyncNode);
     if (bound.ok() && bound->empty()) break;
     const std::string why = bound.ok() ? *bound : bound.error().message;
     if (why.find("unknown pod") == std::string::npos || SteadyClock::now() >= deadline) {
-      result = Error{"sync with " + extender.identity() + ": " + why};
+      result = common::Error{"sync with " + extender.identity() + ": " + why};
       break;
     }
     std::this_thread::sleep_for(pause);  // polling a condition, bounded above
@@ -928,40 +942,44 @@ Status Harness::Sync(milliseconds timeout) {
   return result;
 }
 
-Result<LedgerLine> Harness::ProbeLedger(const std::string& ns, const std::string& instance_type,
-                                        const std::string& resource) {
+common::Result<LedgerLine> Harness::ProbeLedger(const std::string& ns,
+                                                const std::string& instance_type,
+                                                const std::string& resource) {
   ExtenderProcess& extender = *extenders_.at(serving_);
-  if (Status synced = Sync(); !synced.ok()) return synced.error();
+  if (common::Status synced = Sync(); !synced.ok()) return synced.error();
   const std::string name = "e2e-probe-" + std::to_string(++sync_seq_);
   PodSpec spec;
   spec.ns = ns;
   spec.priority = 1'000'000'000;
   spec.requests[resource] = kProbeRequest;
-  Result<std::string> stored =
+  common::Result<std::string> stored =
       api_->Upsert("pods", PodJson(spec, name, "", "2000-01-01T00:00:00.000Z", "e2e-probe"));
   if (!stored.ok()) return stored.error();
   NodeSpec node;
   node.name = "e2e-probe-node";
   node.instance_type = instance_type;
   node.allocatable[resource] = kProbeRequest * 10;
-  Result<FilterReply> reply = extender.client().FilterNodes(*stored, {NodeJson(node)});
+  common::Result<extender::testing::FilterReply> reply =
+      extender.client().FilterNodes(*stored, {NodeJson(node)});
   (void)api_->Delete("pods", ns, name);
   if (!reply.ok()) return reply.error();
-  if (!reply->error.empty()) return Error{"probe: " + reply->error};
+  if (!reply->error.empty()) return common::Error{"probe: " + reply->error};
   std::string reason;
   for (const auto* m : {&reply->failed_and_unresolvable_nodes, &reply->failed_nodes}) {
     if (auto it = m->find(node.name); it != m->end()) reason = it->second;
   }
-  if (reason.empty()) return Error{"probe of " + ns + " on " + instance_type + " was admitted"};
+  if (reason.empty())
+    return common::Error{"probe of " + ns + " on " + instance_type + " was admitted"};
   LedgerLine line;
   line.reason = reason;
   std::smatch m;
   if (!std::regex_search(reason, m, std::regex(R"re(in use ([^ ,;]+) of nominal ([^ ,;)]+))re"))) {
-    return Error{"probe: no usage in '" + reason + "'"};
+    return common::Error{"probe: no usage in '" + reason + "'"};
   }
-  Result<int64_t> in_use = scheduler::ParseResourceQuantity(resource, m[1].str());
-  Result<int64_t> nominal = scheduler::ParseResourceQuantity(resource, m[2].str());
-  if (!in_use.ok() || !nominal.ok()) return Error{"probe: unparsable numbers in '" + reason + "'"};
+  common::Result<int64_t> in_use = scheduler::ParseResourceQuantity(resource, m[1].str());
+  common::Result<int64_t> nominal = scheduler::ParseResourceQuantity(resource, m[2].str());
+  if (!in_use.ok() || !nominal.ok())
+    return common::Error{"probe: unparsable numbers in '" + reason + "'"};
   line.in_use = *in_use;
   line.nominal = *nominal;
   if (std::regex_search(reason, m, std::regex(R"re(borrowing limit ([^ ,;]+))re"))) {

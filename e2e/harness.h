@@ -66,11 +66,11 @@
 #include <thread>
 #include <vector>
 
-#include "e2e/extender_client.h"
-#include "e2e/fake_apiserver.h"
-#include "e2e/process.h"
+#include "common/result.h"
+#include "common/testing/process.h"
+#include "extender/testing/extender_client.h"
 #include "metrics/testing/exposition.h"
-#include "scheduler/common/result.h"
+#include "scheduler/kube/testing/fake_apiserver.h"
 
 namespace taskgov::e2e {
 
@@ -86,7 +86,7 @@ class ConfigDir {
   // `path` is created if missing.
   explicit ConfigDir(std::string path) : path_(std::move(path)) {}
   // Replaces the directory's files with `files` (name → content) atomically.
-  [[nodiscard]] Status Write(const std::map<std::string, std::string>& files);
+  [[nodiscard]] common::Status Write(const std::map<std::string, std::string>& files);
   [[nodiscard]] const std::string& path() const { return path_; }
 
  private:
@@ -116,23 +116,25 @@ class ExtenderProcess {
   ExtenderProcess& operator=(const ExtenderProcess&) = delete;
 
   // Starts the process and waits until it serves (its port file is written). Not ready yet.
-  [[nodiscard]] Status Start(std::chrono::milliseconds timeout = std::chrono::seconds(20));
+  [[nodiscard]] common::Status Start(std::chrono::milliseconds timeout = std::chrono::seconds(20));
   // Sends `signal_number` and waits for the exit; returns the exit code (128+signal if killed).
-  Result<int> Stop(int signal_number, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  common::Result<int> Stop(int signal_number,
+                           std::chrono::milliseconds timeout = std::chrono::seconds(10));
   [[nodiscard]] bool running() const;
 
   // GET /readyz: the status and body ("ok\n", "not leader\n", ...); an error when unreachable.
-  [[nodiscard]] Result<HttpReply> Readyz();
+  [[nodiscard]] common::Result<common::testing::HttpReply> Readyz();
   // GET /metrics, parsed (Prometheus text format 0.0.4); an error when unreachable, not 200 or
   // unparsable.
-  [[nodiscard]] Result<metrics::testing::Exposition> ScrapeMetrics();
+  [[nodiscard]] common::Result<metrics::testing::Exposition> ScrapeMetrics();
   // Polls /readyz until it answers 200.
-  [[nodiscard]] Status WaitReady(std::chrono::milliseconds timeout);
+  [[nodiscard]] common::Status WaitReady(std::chrono::milliseconds timeout);
   // Polls /readyz until its body contains `text` (any status).
-  [[nodiscard]] Status WaitReadyzSays(const std::string& text, std::chrono::milliseconds timeout);
+  [[nodiscard]] common::Status WaitReadyzSays(const std::string& text,
+                                              std::chrono::milliseconds timeout);
 
   // The webhook client (kube-scheduler's view); after Stop its calls fail until Start.
-  [[nodiscard]] ExtenderClient& client();
+  [[nodiscard]] extender::testing::ExtenderClient& client();
   [[nodiscard]] uint16_t webhook_port() const { return webhook_port_; }
   [[nodiscard]] uint16_t metrics_port() const { return metrics_port_; }
   [[nodiscard]] const std::string& identity() const { return options_.identity; }
@@ -143,10 +145,10 @@ class ExtenderProcess {
   [[nodiscard]] size_t log_line_count() const;
   [[nodiscard]] std::vector<std::string> log_lines() const;
   // Waits until a line at index >= `from` contains `needle`; returns it.
-  [[nodiscard]] Result<std::string> WaitForLog(const std::string& needle, size_t from,
-                                               std::chrono::milliseconds timeout);
+  [[nodiscard]] common::Result<std::string> WaitForLog(const std::string& needle, size_t from,
+                                                       std::chrono::milliseconds timeout);
   // Waits until a line at index >= `from` satisfies `match`; returns it.
-  [[nodiscard]] Result<std::string> WaitForLogMatching(
+  [[nodiscard]] common::Result<std::string> WaitForLogMatching(
       const std::function<bool(const std::string&)>& match, size_t from,
       std::chrono::milliseconds timeout, const std::string& what);
 
@@ -157,14 +159,14 @@ class ExtenderProcess {
   int runs_ = 0;
   uint16_t webhook_port_ = 0;
   uint16_t metrics_port_ = 0;
-  std::unique_ptr<ExtenderClient> client_;
-  std::unique_ptr<HttpClient> health_;
+  std::unique_ptr<extender::testing::ExtenderClient> client_;
+  std::unique_ptr<common::testing::HttpClient> health_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::unique_ptr<Subprocess> proc_;  // guarded by mu_
-  std::vector<std::string> lines_;    // guarded by mu_
-  size_t copied_ = 0;                 // lines of proc_ already in lines_
+  std::unique_ptr<common::testing::Subprocess> proc_;  // guarded by mu_
+  std::vector<std::string> lines_;                     // guarded by mu_
+  size_t copied_ = 0;                                  // lines of proc_ already in lines_
   bool exited_ = true;
   std::optional<int> exit_code_;
   std::thread drain_;
@@ -269,7 +271,7 @@ struct HarnessOptions {
   std::string log_level = "info";
   std::vector<std::string> extender_args;
   // Installed in the fake API server before the extenders start (e.g. a withheld pod LIST).
-  std::vector<FaultRule> api_faults;
+  std::vector<scheduler::kube::testing::FaultRule> api_faults;
   bool wait_ready = true;  // false: Start() does not wait for the first extender's /readyz
 };
 
@@ -283,10 +285,10 @@ class Harness {
   // Fake API server, config directory, kubeconfig, then the extenders (the first one is waited
   // for until ready, unless wait_ready is off: it holds the lease; the others are started and
   // left following).
-  [[nodiscard]] Status Start();
+  [[nodiscard]] common::Status Start();
   void Stop();
 
-  [[nodiscard]] FakeApiServer& api() { return *api_; }
+  [[nodiscard]] scheduler::kube::testing::FakeApiServer& api() { return *api_; }
   [[nodiscard]] ExtenderProcess& extender(size_t i = 0) { return *extenders_.at(i); }
   [[nodiscard]] size_t extender_count() const { return extenders_.size(); }
   // The extender the scheduler loop talks to.
@@ -294,14 +296,15 @@ class Harness {
   void set_serving(size_t i) { serving_ = i; }
   [[nodiscard]] ConfigDir& config_dir() { return *config_dir_; }
   // Writes a new policy (kubelet swap) and waits until every running extender has loaded it.
-  [[nodiscard]] Status Reconfigure(const std::map<std::string, std::string>& files,
-                                   std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  [[nodiscard]] common::Status Reconfigure(
+      const std::map<std::string, std::string>& files,
+      std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
   // ---- pods ----
   // Creates the pod (status Pending, creationTimestamp now, strictly after every earlier pod).
-  [[nodiscard]] Status Submit(const PodSpec& spec);
+  [[nodiscard]] common::Status Submit(const PodSpec& spec);
   // The job's work is done: its current pod becomes Succeeded.
-  [[nodiscard]] Status Finish(const std::string& job);
+  [[nodiscard]] common::Status Finish(const std::string& job);
   // Every pod in the fake API server (parsed), sorted by namespace/name.
   [[nodiscard]] std::vector<PodView> Pods() const;
   // The job's current pod.
@@ -343,10 +346,10 @@ class Harness {
   [[nodiscard]] const std::vector<StepReport>& history() const { return history_; }
 
   // ---- the extender's view ----
-  [[nodiscard]] Status Sync(std::chrono::milliseconds timeout = std::chrono::seconds(10));
-  [[nodiscard]] Result<LedgerLine> ProbeLedger(const std::string& ns,
-                                               const std::string& instance_type,
-                                               const std::string& resource);
+  [[nodiscard]] common::Status Sync(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  [[nodiscard]] common::Result<LedgerLine> ProbeLedger(const std::string& ns,
+                                                       const std::string& instance_type,
+                                                       const std::string& resource);
 
   // The recorded evictions (policy/v1 Eviction bodies) and events (events.k8s.io/v1 Event
   // bodies) as the fake API server received them.
@@ -370,7 +373,7 @@ class Harness {
   };
 
   std::string NextTimestamp();
-  Status CreatePod(const PodSpec& spec, const std::string& name);
+  common::Status CreatePod(const PodSpec& spec, const std::string& name);
   void Kubelet(const std::vector<PodView>& pods, StepReport* report);
   void SchedulePass(StepReport* report);
   bool WaitForActivity(std::chrono::milliseconds timeout);
@@ -380,8 +383,9 @@ class Harness {
 
   const HarnessOptions options_;
   std::string work_dir_;
-  std::unique_ptr<FakeApiServer> api_;
-  std::unique_ptr<HttpClient> api_client_;  // kube-scheduler's binder, when taskgov is not
+  std::unique_ptr<scheduler::kube::testing::FakeApiServer> api_;
+  std::unique_ptr<common::testing::HttpClient>
+      api_client_;  // kube-scheduler's binder, when taskgov is not
   std::unique_ptr<ConfigDir> config_dir_;
   std::vector<std::unique_ptr<ExtenderProcess>> extenders_;
   size_t serving_ = 0;

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "e2e/http_client.h"
+#include "common/testing/http_client.h"
 #include "e2e/scenario_test_util.h"
 #include "metrics/testing/prometheus_server.h"
 #include "metrics/testing/run_tool.h"
@@ -44,8 +44,8 @@ TEST_F(ScenarioTest, PrometheusSeesWhatTheScenarioAdmitted) {
   ASSERT_TRUE(h().RunUntil([&] { return Running("a") == 12; }, 5));
 
   const uint16_t metrics_port = h().extender().metrics_port();
-  HttpClient scrape("127.0.0.1", metrics_port);
-  Result<HttpReply> exposition = scrape.Get("/metrics");
+  common::testing::HttpClient scrape("127.0.0.1", metrics_port);
+  common::Result<common::testing::HttpReply> exposition = scrape.Get("/metrics");
   ASSERT_TRUE(exposition.ok()) << exposition.error().message;
   ASSERT_EQ(exposition->status, 200);
   metrics::testing::ToolRun promtool =
@@ -53,7 +53,7 @@ TEST_F(ScenarioTest, PrometheusSeesWhatTheScenarioAdmitted) {
   EXPECT_EQ(promtool.exit_code, 0) << promtool.output;
 
   metrics::testing::PrometheusServer prometheus;
-  Status started = prometheus.Start("127.0.0.1:" + std::to_string(metrics_port));
+  common::Status started = prometheus.Start("127.0.0.1:" + std::to_string(metrics_port));
   ASSERT_TRUE(started.ok()) << started.error().message << "\n" << prometheus.LogTail();
   const std::string gpu = "flavor=\"ml.p5.48xlarge\",resource=\"nvidia.com/gpu\"";
   auto wait_for = [&](const std::string& query, double want) {

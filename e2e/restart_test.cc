@@ -42,9 +42,9 @@ QuotaOracle Oracle() {
 class RestartTest : public ScenarioTest {
  protected:
   LedgerLine Probe(const std::string& team) {
-    Status synced = h().Sync();
+    common::Status synced = h().Sync();
     EXPECT_TRUE(synced.ok()) << synced.error().message;
-    Result<LedgerLine> line = h().ProbeLedger(Ns(team), kP5, kGpu);
+    common::Result<LedgerLine> line = h().ProbeLedger(Ns(team), kP5, kGpu);
     EXPECT_TRUE(line.ok()) << line.error().message;
     return line.ok() ? *line : LedgerLine{};
   }
@@ -84,7 +84,7 @@ TEST_F(RestartTest, RestartKeepsTheNumbersAndAdmitsNothingWhileDown) {
 
   // A clean restart with nothing changing: the same numbers, to the letter.
   const size_t bindings = h().BindingCount();
-  Result<int> code = h().extender().Stop(SIGTERM);
+  common::Result<int> code = h().extender().Stop(SIGTERM);
   ASSERT_TRUE(code.ok());
   EXPECT_EQ(*code, 0);
   ASSERT_TRUE(h().extender().Start().ok());
@@ -101,7 +101,7 @@ TEST_F(RestartTest, RestartKeepsTheNumbersAndAdmitsNothingWhileDown) {
   h().SetBeforeBind([&](const PodView& pod, const std::string& /*node*/) {
     if (!killed_before_bind.empty()) return;
     killed_before_bind = pod.key;
-    Result<int> killed = h().extender().Stop(SIGKILL);
+    common::Result<int> killed = h().extender().Stop(SIGKILL);
     EXPECT_TRUE(killed.ok());
   });
   StepReport during = h().Step();
@@ -169,12 +169,12 @@ TEST_F(RestartTest, RestartMidReclaimKeepsTheNumbersAndEvictsNoMore) {
   h().SetBeforeBind([&](const PodView& pod, const std::string& /*node*/) {
     if (!killed_before_bind.empty()) return;
     // The controller nominates the freed capacity on its own one-second loop: wait for it.
-    Result<std::string> nominated =
+    common::Result<std::string> nominated =
         h().extender().WaitForLog("capacity reserved for the preemptor", 0, seconds(5));
     EXPECT_TRUE(nominated.ok()) << "the extender nominated capacity for a preemptor";
     terminating_at_kill = h().CountPods([](const PodView& p) { return p.terminating; });
     killed_before_bind = pod.key;
-    Result<int> killed = h().extender().Stop(SIGKILL);
+    common::Result<int> killed = h().extender().Stop(SIGKILL);
     EXPECT_TRUE(killed.ok());
   });
   ASSERT_TRUE(h().RunUntil([&] { return !killed_before_bind.empty(); }, 10));
@@ -218,11 +218,11 @@ TEST_F(RestartTest, FailoverToTheFollowerAndBack) {
   StartHarness(std::move(options));
   CheckLimitsEveryStep(Oracle());
   ASSERT_TRUE(h().extender(1).WaitReadyzSays("not leader", seconds(20)).ok());
-  Result<HttpReply> follower = h().extender(1).Readyz();
+  common::Result<common::testing::HttpReply> follower = h().extender(1).Readyz();
   ASSERT_TRUE(follower.ok());
   EXPECT_EQ(follower->status, 503);
   auto filter_on = [&](size_t i) {
-    Result<FilterReply> r = h().extender(i).client().FilterNames(
+    common::Result<extender::testing::FilterReply> r = h().extender(i).client().FilterNames(
         "{\"metadata\":{\"name\":\"x\",\"namespace\":\"hyperpod-ns-a\",\"uid\":\"u-x\"}}",
         {"hyperpod-p5-0"});
     EXPECT_TRUE(r.ok());
@@ -238,7 +238,7 @@ TEST_F(RestartTest, FailoverToTheFollowerAndBack) {
   auto start = SteadyClock::now();
   ASSERT_TRUE(h().extender(0).Stop(SIGTERM).ok());
   h().set_serving(1);
-  Status took = h().extender(1).WaitReady(seconds(15));
+  common::Status took = h().extender(1).WaitReady(seconds(15));
   ASSERT_TRUE(took.ok()) << took.error().message;
   EXPECT_LT(SteadyClock::now() - start, seconds(6)) << "within the lease duration";
   std::optional<std::string> lease = h().api().Get("leases", "default", "taskgov");

@@ -171,7 +171,7 @@ TEST_F(ScenarioTest, ThousandPodsNeverExceedTheLimitsAndFillTheCluster) {
   h().set_finishing(true);
   ASSERT_TRUE(h().RunUntil([&] { return h().CompletedJobs() == 1000; }, 300));
   for (const QuotaLine& l : oracle.lines()) {
-    Result<LedgerLine> line = h().ProbeLedger(l.ns, l.instance_type, l.resource);
+    common::Result<LedgerLine> line = h().ProbeLedger(l.ns, l.instance_type, l.resource);
     ASSERT_TRUE(line.ok()) << line.error().message;
     EXPECT_EQ(line->in_use, 0) << l.team << " " << l.instance_type << ": " << line->reason;
     EXPECT_EQ(line->nominal, l.nominal) << l.team << " " << l.instance_type;

@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "e2e/process.h"
+#include "common/testing/process.h"
 #include "e2e/scenario_test_util.h"
 
 int main(int argc, char** argv) {
@@ -14,6 +14,6 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: %s <path to taskgov-extender>\n", argv[0]);
     return 2;
   }
-  taskgov::e2e::ExtenderBinary() = taskgov::e2e::RunfilePath(argv[1]);
+  taskgov::e2e::ExtenderBinary() = taskgov::common::testing::RunfilePath(argv[1]);
   return RUN_ALL_TESTS();
 }

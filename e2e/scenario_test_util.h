@@ -54,7 +54,7 @@ class ScenarioTest : public ::testing::Test {
   void StartHarness(HarnessOptions options) {
     options.extender_binary = ExtenderBinary();
     harness_ = std::make_unique<Harness>(std::move(options));
-    Status started = harness_->Start();
+    common::Status started = harness_->Start();
     ASSERT_TRUE(started.ok()) << started.error().message << "\n" << harness_->Logs();
   }
 
@@ -123,7 +123,7 @@ class ScenarioTest : public ::testing::Test {
 
   void SubmitAll(const std::vector<PodSpec>& pods) {
     for (const PodSpec& p : pods) {
-      Status s = h().Submit(p);
+      common::Status s = h().Submit(p);
       ASSERT_TRUE(s.ok()) << s.error().message;
     }
   }

@@ -77,9 +77,10 @@ class MetricsScenarioTest : public ScenarioTest {
  protected:
   // A scrape after a Sync(): the numbers of every pod change made so far.
   metrics::testing::Exposition Scrape() {
-    Status synced = h().Sync();
+    common::Status synced = h().Sync();
     EXPECT_TRUE(synced.ok()) << synced.error().message;
-    Result<metrics::testing::Exposition> scraped = h().extender(h().serving()).ScrapeMetrics();
+    common::Result<metrics::testing::Exposition> scraped =
+        h().extender(h().serving()).ScrapeMetrics();
     EXPECT_TRUE(scraped.ok()) << scraped.error().message;
     return scraped.ok() ? *scraped : metrics::testing::Exposition{};
   }
@@ -185,7 +186,7 @@ TEST_P(BindingScenarioTest, BorrowIdleQuotaThenReclaimIt) {
   ASSERT_TRUE(h().RunUntil([&] { return Running("a") == 12; }, 5));
   EXPECT_EQ(Running("b"), 0u);
   EXPECT_EQ(h().BindingCount(), 12u);
-  Result<LedgerLine> a_line = h().ProbeLedger(Ns("a"), kP5, kGpu);
+  common::Result<LedgerLine> a_line = h().ProbeLedger(Ns("a"), kP5, kGpu);
   ASSERT_TRUE(a_line.ok()) << a_line.error().message;
   EXPECT_EQ(a_line->in_use, 12);  // 8 nominal + 4 borrowed from b
   EXPECT_EQ(a_line->nominal, 8);
@@ -233,7 +234,8 @@ TEST_P(BindingScenarioTest, BorrowIdleQuotaThenReclaimIt) {
       others.clear();
       for (const PodView& p : h().Pods()) {
         if (p.ns != Ns("b") || !p.pending()) continue;
-        Result<FilterReply> reply = h().extender().client().FilterNames(p.json, p5_nodes);
+        common::Result<extender::testing::FilterReply> reply =
+            h().extender().client().FilterNames(p.json, p5_nodes);
         ASSERT_TRUE(reply.ok()) << reply.error().message;
         EXPECT_TRUE(!reply->node_names || reply->node_names->empty()) << p.key;
         for (const auto* failed : {&reply->failed_and_unresolvable_nodes, &reply->failed_nodes}) {
@@ -610,10 +612,10 @@ teams:
       [&] { return h().CountPods([](const PodView& p) { return p.phase == "Running"; }) == 8; },
       5));
 
-  Status reloaded = h().Reconfigure({{"policy.yaml", policy(4)}});
+  common::Status reloaded = h().Reconfigure({{"policy.yaml", policy(4)}});
   ASSERT_TRUE(reloaded.ok()) << reloaded.error().message;
   ASSERT_TRUE(h().Sync().ok());
-  Result<LedgerLine> line = h().ProbeLedger(Ns("a"), kP5, kGpu);
+  common::Result<LedgerLine> line = h().ProbeLedger(Ns("a"), kP5, kGpu);
   ASSERT_TRUE(line.ok()) << line.error().message;
   EXPECT_EQ(line->in_use, 8);
   EXPECT_EQ(line->nominal, 4);

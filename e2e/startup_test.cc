@@ -40,7 +40,7 @@ class StartupTest : public ScenarioTest {
   // The extender's LISTs of pods (not watches) so far.
   size_t PodLists() {
     size_t n = 0;
-    for (const RecordedRequest& r : h().api().requests()) {
+    for (const scheduler::kube::testing::RecordedRequest& r : h().api().requests()) {
       n += r.method == "GET" && r.path == "/api/v1/pods" && !r.watch;
     }
     return n;
@@ -59,7 +59,7 @@ TEST_F(StartupTest, NotReadyUntilThePodListSucceeds) {
   HarnessOptions options;
   options.config["policy.yaml"] = kPolicy;
   options.wait_ready = false;
-  FaultRule withhold;  // every pod LIST fails until the test clears it
+  scheduler::kube::testing::FaultRule withhold;  // every pod LIST fails until the test clears it
   withhold.method = "GET";
   withhold.path_prefix = "/api/v1/pods";
   withhold.watch = false;
@@ -75,23 +75,25 @@ TEST_F(StartupTest, NotReadyUntilThePodListSucceeds) {
 
   // The extender serves, and has asked for the pods (twice: the list is retried).
   ASSERT_TRUE(h().api().WaitFor([&] { return PodLists() >= 2; }, seconds(20)));
-  Result<HttpReply> readyz = h().extender().Readyz();
+  common::Result<common::testing::HttpReply> readyz = h().extender().Readyz();
   ASSERT_TRUE(readyz.ok()) << readyz.error().message;
   EXPECT_EQ(readyz->status, 503);
   EXPECT_NE(readyz->body.find(kNotReady), std::string::npos) << readyz->body;
-  Result<FilterReply> refused = h().extender().client().FilterNames(pod->json, P5Nodes());
+  common::Result<extender::testing::FilterReply> refused =
+      h().extender().client().FilterNames(pod->json, P5Nodes());
   ASSERT_TRUE(refused.ok()) << refused.error().message;
   EXPECT_NE(refused->error.find(kNotReady), std::string::npos) << refused->error;
   EXPECT_TRUE(!refused->node_names || refused->node_names->empty()) << "nothing is admitted";
 
   // The list goes through: ready, and the filter decides.
   h().api().ClearFaults();
-  Status ready = h().extender().WaitReady(seconds(40));
+  common::Status ready = h().extender().WaitReady(seconds(40));
   ASSERT_TRUE(ready.ok()) << ready.error().message;
   readyz = h().extender().Readyz();
   ASSERT_TRUE(readyz.ok()) << readyz.error().message;
   EXPECT_EQ(readyz->status, 200);
-  Result<FilterReply> decided = h().extender().client().FilterNames(pod->json, P5Nodes());
+  common::Result<extender::testing::FilterReply> decided =
+      h().extender().client().FilterNames(pod->json, P5Nodes());
   ASSERT_TRUE(decided.ok()) << decided.error().message;
   EXPECT_EQ(decided->error, "");
   ASSERT_TRUE(decided->node_names.has_value());
@@ -141,10 +143,10 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: %s <taskgov-extender> <the files of config/samples>...\n", argv[0]);
     return 2;
   }
-  taskgov::e2e::ExtenderBinary() = taskgov::e2e::RunfilePath(argv[1]);
+  taskgov::e2e::ExtenderBinary() = taskgov::common::testing::RunfilePath(argv[1]);
   // The native sample's directory.
   for (int i = 2; i < argc; ++i) {
-    const std::filesystem::path file(taskgov::e2e::RunfilePath(argv[i]));
+    const std::filesystem::path file(taskgov::common::testing::RunfilePath(argv[i]));
     if (file.parent_path().filename() == "native") {
       taskgov::e2e::SampleConfigDir() = file.parent_path().string();
     }

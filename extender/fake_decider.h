@@ -21,7 +21,7 @@
 #include <string>
 
 #include "scheduler/extender_api.h"
-#include "scheduler/quantity.h"
+#include "scheduler/model/quantity.h"
 
 namespace taskgov::extender::testing {
 

@@ -1,7 +1,7 @@
 // A filter (and prioritize) round trip over 500 node names through the real HttpServer on
 // loopback, with a trivial Decider: the cost of the HTTP path and the codec alone. The client
-// is the kube-scheduler-like e2e::ExtenderClient on one kept-alive connection. Reports the
-// median and p99 of the per-call latency.
+// is the kube-scheduler-like extender::testing::ExtenderClient on one kept-alive connection.
+// Reports the median and p99 of the per-call latency.
 //
 //   bazel run -c opt //extender:filter_roundtrip_benchmark
 
@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "e2e/extender_client.h"
 #include "extender/handlers.h"
 #include "extender/http_server.h"
+#include "extender/testing/extender_client.h"
 
 namespace taskgov::extender {
 namespace {
@@ -49,9 +49,9 @@ struct Fixture {
   Fixture() : handlers(&decider) {
     server = std::make_unique<HttpServer>(HttpServerOptions{}, handlers.Routes());
     if (!server->Start().ok()) std::abort();
-    e2e::ExtenderClientOptions options;
+    extender::testing::ExtenderClientOptions options;
     options.port = server->port();
-    client = std::make_unique<e2e::ExtenderClient>(options);
+    client = std::make_unique<extender::testing::ExtenderClient>(options);
     for (int i = 0; i < 500; ++i) {
       names.push_back("ip-10-0-" + std::to_string(i / 250) + "-" + std::to_string(i % 250));
     }
@@ -61,7 +61,7 @@ struct Fixture {
   TrivialDecider decider;
   WebhookHandlers handlers;
   std::unique_ptr<HttpServer> server;
-  std::unique_ptr<e2e::ExtenderClient> client;
+  std::unique_ptr<extender::testing::ExtenderClient> client;
   std::vector<std::string> names;
 };
 
@@ -78,7 +78,7 @@ void BM_FilterRoundTrip500Names(benchmark::State& state) {
   std::vector<double> micros;
   for (auto _ : state) {
     const Clock::time_point start = Clock::now();
-    Result<e2e::FilterReply> reply = f.client->FilterNames(kPod, f.names);
+    common::Result<extender::testing::FilterReply> reply = f.client->FilterNames(kPod, f.names);
     micros.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
     if (!reply.ok() || reply->feasible.size() != 500) {
       state.SkipWithError(reply.ok() ? "wrong reply" : reply.error().message.c_str());
@@ -95,8 +95,9 @@ void BM_FilterAndPrioritize500Names(benchmark::State& state) {
   std::vector<double> micros;
   for (auto _ : state) {
     const Clock::time_point start = Clock::now();
-    Result<e2e::FilterReply> reply = f.client->FilterNames(kPod, f.names);
-    Result<std::vector<e2e::HostScore>> scores = f.client->PrioritizeNames(kPod, f.names);
+    common::Result<extender::testing::FilterReply> reply = f.client->FilterNames(kPod, f.names);
+    common::Result<std::vector<extender::testing::HostScore>> scores =
+        f.client->PrioritizeNames(kPod, f.names);
     micros.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
     if (!reply.ok() || !scores.ok() || scores->size() != 500) {
       state.SkipWithError("call failed");

@@ -6,23 +6,23 @@
 #include <functional>
 #include <map>
 
-#include "scheduler/common/log.h"
+#include "common/log.h"
 
 namespace taskgov::extender {
 namespace {
 
-Result<int> ParseInt(std::string_view name, std::string_view text, int min, int max) {
+common::Result<int> ParseInt(std::string_view name, std::string_view text, int min, int max) {
   int value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
-    return Error{"flag --" + std::string(name) + ": '" + std::string(text) +
-                 "' is not an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
-                 "]"};
+    return common::Error{"flag --" + std::string(name) + ": '" + std::string(text) +
+                         "' is not an integer in [" + std::to_string(min) + ", " +
+                         std::to_string(max) + "]"};
   }
   return value;
 }
 
-using Setter = std::function<Status(Flags&, std::string_view)>;
+using Setter = std::function<common::Status(Flags&, std::string_view)>;
 
 // A flag's setter, and whether the flag is a switch (`--name` alone means true).
 struct FlagDef {
@@ -34,42 +34,42 @@ struct FlagDef {
 };
 
 Setter HostPortSetter(HostPort Flags::*field, std::string_view name) {
-  return [field, name](Flags& flags, std::string_view value) -> Status {
-    Result<HostPort> hp = ParseHostPort(value);
+  return [field, name](Flags& flags, std::string_view value) -> common::Status {
+    common::Result<HostPort> hp = ParseHostPort(value);
     if (!hp.ok()) return hp.error().Wrap("flag --" + std::string(name));
     flags.*field = *hp;
-    return Status::Ok();
+    return common::Status::Ok();
   };
 }
 
 Setter StringSetter(std::string Flags::*field) {
-  return [field](Flags& flags, std::string_view value) -> Status {
+  return [field](Flags& flags, std::string_view value) -> common::Status {
     flags.*field = std::string(value);
-    return Status::Ok();
+    return common::Status::Ok();
   };
 }
 
 FlagDef BoolSetter(bool Flags::*field, std::string_view name) {
-  auto set = [field, name](Flags& flags, std::string_view value) -> Status {
+  auto set = [field, name](Flags& flags, std::string_view value) -> common::Status {
     if (value == "true" || value == "1") {
       flags.*field = true;
     } else if (value == "false" || value == "0") {
       flags.*field = false;
     } else {
-      return Error{"flag --" + std::string(name) + ": '" + std::string(value) +
-                   "' is not true or false"};
+      return common::Error{"flag --" + std::string(name) + ": '" + std::string(value) +
+                           "' is not true or false"};
     }
-    return Status::Ok();
+    return common::Status::Ok();
   };
   return FlagDef(set, /*is_switch=*/true);
 }
 
 Setter DurationSetter(std::chrono::milliseconds Flags::*field, std::string_view name) {
-  return [field, name](Flags& flags, std::string_view value) -> Status {
-    Result<std::chrono::milliseconds> d = ParseDuration(value);
+  return [field, name](Flags& flags, std::string_view value) -> common::Status {
+    common::Result<std::chrono::milliseconds> d = ParseDuration(value);
     if (!d.ok()) return d.error().Wrap("flag --" + std::string(name));
     flags.*field = *d;
-    return Status::Ok();
+    return common::Status::Ok();
   };
 }
 
@@ -77,22 +77,22 @@ constexpr size_t kMinBodyLimit = 1024;
 constexpr size_t kMaxBodyLimit = size_t{1} << 30;
 
 Setter ByteSizeSetter(size_t Flags::*field, std::string_view name) {
-  return [field, name](Flags& flags, std::string_view value) -> Status {
-    Result<size_t> n = ParseByteSize(value);
+  return [field, name](Flags& flags, std::string_view value) -> common::Status {
+    common::Result<size_t> n = ParseByteSize(value);
     if (!n.ok()) return n.error().Wrap("flag --" + std::string(name));
     if (*n < kMinBodyLimit || *n > kMaxBodyLimit) {
-      return Error{"flag --" + std::string(name) + ": '" + std::string(value) +
-                   "' is outside [1Ki, 1Gi]"};
+      return common::Error{"flag --" + std::string(name) + ": '" + std::string(value) +
+                           "' is outside [1Ki, 1Gi]"};
     }
     flags.*field = *n;
-    return Status::Ok();
+    return common::Status::Ok();
   };
 }
 
 // A field selector as the API server takes it: comma-separated `key=value`, `key==value` or
 // `key!=value` terms with non-empty keys; "" selects everything.
-Status CheckFieldSelector(std::string_view selector) {
-  if (selector.empty()) return Status::Ok();
+common::Status CheckFieldSelector(std::string_view selector) {
+  if (selector.empty()) return common::Status::Ok();
   size_t start = 0;
   while (start <= selector.size()) {
     size_t comma = selector.find(',', start);
@@ -102,12 +102,12 @@ Status CheckFieldSelector(std::string_view selector) {
     const size_t key_end =
         eq != std::string_view::npos && eq > 0 && term[eq - 1] == '!' ? eq - 1 : eq;
     if (eq == std::string_view::npos || key_end == 0) {
-      return Error{"flag --pod-field-selector: term '" + std::string(term) +
-                   "' is not key=value, key==value or key!=value"};
+      return common::Error{"flag --pod-field-selector: term '" + std::string(term) +
+                           "' is not key=value, key==value or key!=value"};
     }
     start = comma + 1;
   }
-  return Status::Ok();
+  return common::Status::Ok();
 }
 
 // Boolean flags may be given without a value.
@@ -116,12 +116,12 @@ const std::map<std::string, FlagDef, std::less<>>& Setters() {
       {"listen", HostPortSetter(&Flags::listen, "listen")},
       {"metrics-listen", HostPortSetter(&Flags::metrics_listen, "metrics-listen")},
       {"url-prefix",
-       [](Flags& flags, std::string_view value) -> Status {
+       [](Flags& flags, std::string_view value) -> common::Status {
          std::string prefix(value);
          while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
          if (!prefix.empty() && prefix.front() != '/') prefix.insert(prefix.begin(), '/');
          flags.url_prefix = prefix;
-         return Status::Ok();
+         return common::Status::Ok();
        }},
       {"config-dir", StringSetter(&Flags::config_dir)},
       {"kubeconfig", StringSetter(&Flags::kubeconfig)},
@@ -129,21 +129,21 @@ const std::map<std::string, FlagDef, std::less<>>& Setters() {
       {"tls-key-file", StringSetter(&Flags::tls_key_file)},
       {"tls-client-ca-file", StringSetter(&Flags::tls_client_ca_file)},
       {"log-level",
-       [](Flags& flags, std::string_view value) -> Status {
-         log::Level level;
-         if (!log::ParseLevel(value, &level)) {
-           return Error{"flag --log-level: '" + std::string(value) +
-                        "' is not one of debug, info, warn, error"};
+       [](Flags& flags, std::string_view value) -> common::Status {
+         common::log::Level level;
+         if (!common::log::ParseLevel(value, &level)) {
+           return common::Error{"flag --log-level: '" + std::string(value) +
+                                "' is not one of debug, info, warn, error"};
          }
          flags.log_level = std::string(value);
-         return Status::Ok();
+         return common::Status::Ok();
        }},
       {"io-threads",
-       [](Flags& flags, std::string_view value) -> Status {
-         Result<int> n = ParseInt("io-threads", value, 1, 64);
+       [](Flags& flags, std::string_view value) -> common::Status {
+         common::Result<int> n = ParseInt("io-threads", value, 1, 64);
          if (!n.ok()) return n.error();
          flags.io_threads = *n;
-         return Status::Ok();
+         return common::Status::Ok();
        }},
       {"port-file", StringSetter(&Flags::port_file)},
       {"check-config", StringSetter(&Flags::check_config)},
@@ -162,10 +162,10 @@ const std::map<std::string, FlagDef, std::less<>>& Setters() {
        DurationSetter(&Flags::retry_period, "leader-elect-retry-period")},
       {"kube-context", StringSetter(&Flags::kube_context)},
       {"pod-field-selector",
-       [](Flags& flags, std::string_view value) -> Status {
-         if (Status s = CheckFieldSelector(value); !s.ok()) return s;
+       [](Flags& flags, std::string_view value) -> common::Status {
+         if (common::Status s = CheckFieldSelector(value); !s.ok()) return s;
          flags.pod_field_selector = std::string(value);
-         return Status::Ok();
+         return common::Status::Ok();
        }},
       {"filter-body-limit", ByteSizeSetter(&Flags::filter_body_limit, "filter-body-limit")},
       {"prioritize-body-limit",
@@ -176,11 +176,11 @@ const std::map<std::string, FlagDef, std::less<>>& Setters() {
       {"request-timeout", DurationSetter(&Flags::request_timeout, "request-timeout")},
       {"idle-timeout", DurationSetter(&Flags::idle_timeout, "idle-timeout")},
       {"max-connections",
-       [](Flags& flags, std::string_view value) -> Status {
-         Result<int> n = ParseInt("max-connections", value, 1, 1'000'000);
+       [](Flags& flags, std::string_view value) -> common::Status {
+         common::Result<int> n = ParseInt("max-connections", value, 1, 1'000'000);
          if (!n.ok()) return n.error();
          flags.max_connections = static_cast<size_t>(*n);
-         return Status::Ok();
+         return common::Status::Ok();
        }},
       {"shutdown-drain", DurationSetter(&Flags::shutdown_drain, "shutdown-drain")},
   };
@@ -189,24 +189,24 @@ const std::map<std::string, FlagDef, std::less<>>& Setters() {
 
 }  // namespace
 
-Result<HostPort> ParseHostPort(std::string_view text) {
+common::Result<HostPort> ParseHostPort(std::string_view text) {
   HostPort hp;
   std::string_view port_text;
   if (!text.empty() && text.front() == '[') {
     size_t close = text.find(']');
     if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
-      return Error{"'" + std::string(text) + "' is not [ipv6]:port"};
+      return common::Error{"'" + std::string(text) + "' is not [ipv6]:port"};
     }
     hp.host = std::string(text.substr(1, close - 1));
     port_text = text.substr(close + 2);
   } else {
     size_t colon = text.rfind(':');
     if (colon == std::string_view::npos) {
-      return Error{"'" + std::string(text) + "' is not host:port"};
+      return common::Error{"'" + std::string(text) + "' is not host:port"};
     }
     hp.host = std::string(text.substr(0, colon));
     if (hp.host.find(':') != std::string::npos) {
-      return Error{"'" + std::string(text) + "': write IPv6 addresses as [addr]:port"};
+      return common::Error{"'" + std::string(text) + "': write IPv6 addresses as [addr]:port"};
     }
     port_text = text.substr(colon + 1);
   }
@@ -214,19 +214,19 @@ Result<HostPort> ParseHostPort(std::string_view text) {
   unsigned char buf[sizeof(struct in6_addr)];
   if (inet_pton(AF_INET, hp.host.c_str(), buf) != 1 &&
       inet_pton(AF_INET6, hp.host.c_str(), buf) != 1) {
-    return Error{"invalid listen address '" + hp.host + "': not an IPv4 or IPv6 address"};
+    return common::Error{"invalid listen address '" + hp.host + "': not an IPv4 or IPv6 address"};
   }
   int port = 0;
   auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() ||
       port < 0 || port > 65535) {
-    return Error{"'" + std::string(text) + "': port must be an integer in [0, 65535]"};
+    return common::Error{"'" + std::string(text) + "': port must be an integer in [0, 65535]"};
   }
   hp.port = static_cast<uint16_t>(port);
   return hp;
 }
 
-Result<size_t> ParseByteSize(std::string_view text) {
+common::Result<size_t> ParseByteSize(std::string_view text) {
   static constexpr std::pair<std::string_view, int> kSuffixes[] = {
       {"Gi", 30}, {"Mi", 20}, {"Ki", 10}, {"", 0}};
   for (const auto& [suffix, shift] : kSuffixes) {
@@ -240,10 +240,10 @@ Result<size_t> ParseByteSize(std::string_view text) {
     }
     return static_cast<size_t>(value << shift);
   }
-  return Error{"'" + std::string(text) + "' is not a byte size like 65536, 64Ki or 64Mi"};
+  return common::Error{"'" + std::string(text) + "' is not a byte size like 65536, 64Ki or 64Mi"};
 }
 
-Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
+common::Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   static constexpr std::pair<std::string_view, int64_t> kUnits[] = {
       {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}};
   for (const auto& [unit, scale] : kUnits) {
@@ -258,10 +258,10 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     }
     return std::chrono::milliseconds(value * scale);
   }
-  return Error{"'" + std::string(text) + "' is not a positive duration like 15s or 1500ms"};
+  return common::Error{"'" + std::string(text) + "' is not a positive duration like 15s or 1500ms"};
 }
 
-Result<Flags> ParseFlags(const std::vector<std::string_view>& args) {
+common::Result<Flags> ParseFlags(const std::vector<std::string_view>& args) {
   Flags flags;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
@@ -270,7 +270,8 @@ Result<Flags> ParseFlags(const std::vector<std::string_view>& args) {
       continue;
     }
     if (arg.substr(0, 2) != "--") {
-      return Error{"unexpected argument '" + std::string(arg) + "' (flags are --name=value)"};
+      return common::Error{"unexpected argument '" + std::string(arg) +
+                           "' (flags are --name=value)"};
     }
     arg.remove_prefix(2);
     std::string_view name = arg;
@@ -283,23 +284,25 @@ Result<Flags> ParseFlags(const std::vector<std::string_view>& args) {
     }
     auto it = Setters().find(name);
     if (it == Setters().end()) {
-      return Error{"unknown flag --" + std::string(name) + " (see --help)"};
+      return common::Error{"unknown flag --" + std::string(name) + " (see --help)"};
     }
     if (!has_value) {
       if (it->second.is_switch) {
         value = "true";
       } else {
-        if (i + 1 >= args.size()) return Error{"flag --" + std::string(name) + " needs a value"};
+        if (i + 1 >= args.size())
+          return common::Error{"flag --" + std::string(name) + " needs a value"};
         value = args[++i];
       }
     }
-    Status status = it->second.set(flags, value);
+    common::Status status = it->second.set(flags, value);
     if (!status.ok()) return status.error();
   }
   if (flags.header_timeout > flags.request_timeout) {
-    return Error{"flag --header-timeout: " + std::to_string(flags.header_timeout.count()) +
-                 "ms exceeds --request-timeout " + std::to_string(flags.request_timeout.count()) +
-                 "ms (the header is part of the request)"};
+    return common::Error{"flag --header-timeout: " + std::to_string(flags.header_timeout.count()) +
+                         "ms exceeds --request-timeout " +
+                         std::to_string(flags.request_timeout.count()) +
+                         "ms (the header is part of the request)"};
   }
   return flags;
 }

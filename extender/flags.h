@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "scheduler/common/result.h"
+#include "common/result.h"
 
 namespace taskgov::extender {
 
@@ -20,7 +20,7 @@ struct HostPort {
 };
 
 // Parses "127.0.0.1:8888", "[::1]:0", ":9090" (all interfaces).
-[[nodiscard]] Result<HostPort> ParseHostPort(std::string_view text);
+[[nodiscard]] common::Result<HostPort> ParseHostPort(std::string_view text);
 
 struct Flags {
   HostPort listen{"127.0.0.1", 8888};        // webhook listener
@@ -68,14 +68,14 @@ struct Flags {
 
 // Accepts `--name=value` and `--name value`. Unknown flags, missing values and malformed values
 // are errors naming the flag.
-[[nodiscard]] Result<Flags> ParseFlags(const std::vector<std::string_view>& args);
+[[nodiscard]] common::Result<Flags> ParseFlags(const std::vector<std::string_view>& args);
 
 // Parses a byte size: a whole number with an optional binary suffix Ki, Mi or Gi ("65536",
 // "64Ki", "64Mi").
-[[nodiscard]] Result<size_t> ParseByteSize(std::string_view text);
+[[nodiscard]] common::Result<size_t> ParseByteSize(std::string_view text);
 
 // Parses a duration such as "15s", "1500ms", "2m".
-[[nodiscard]] Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
+[[nodiscard]] common::Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
 
 // The --help text.
 [[nodiscard]] std::string Usage();

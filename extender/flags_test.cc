@@ -10,15 +10,15 @@ namespace taskgov::extender {
 namespace {
 
 TEST(ParseHostPortTest, AcceptsIpv4Ipv6AndAllInterfaces) {
-  Result<HostPort> v4 = ParseHostPort("127.0.0.1:8888");
+  common::Result<HostPort> v4 = ParseHostPort("127.0.0.1:8888");
   ASSERT_TRUE(v4.ok());
   EXPECT_EQ(v4->host, "127.0.0.1");
   EXPECT_EQ(v4->port, 8888);
-  Result<HostPort> v6 = ParseHostPort("[::1]:0");
+  common::Result<HostPort> v6 = ParseHostPort("[::1]:0");
   ASSERT_TRUE(v6.ok());
   EXPECT_EQ(v6->host, "::1");
   EXPECT_EQ(v6->port, 0);
-  Result<HostPort> any = ParseHostPort(":9090");
+  common::Result<HostPort> any = ParseHostPort(":9090");
   ASSERT_TRUE(any.ok());
   EXPECT_EQ(any->host, "0.0.0.0");
 }
@@ -37,7 +37,7 @@ TEST(ParseFlagsTest, EverySwitchStandsAloneAndNeverSwallowsTheNextFlag) {
     for (const std::vector<std::string_view>& args :
          {std::vector<std::string_view>{flag},
           std::vector<std::string_view>{flag, "--listen=127.0.0.1:0"}}) {
-      Result<Flags> flags = ParseFlags(args);
+      common::Result<Flags> flags = ParseFlags(args);
       ASSERT_TRUE(flags.ok()) << name << ": " << flags.error().message;
       const bool value = std::string(name) == "no-kube"         ? flags->no_kube
                          : std::string(name) == "kueue-metrics" ? flags->kueue_metrics
@@ -51,7 +51,7 @@ TEST(ParseFlagsTest, EverySwitchStandsAloneAndNeverSwallowsTheNextFlag) {
 }
 
 TEST(ParseFlagsTest, DefaultsWhenEmpty) {
-  Result<Flags> flags = ParseFlags({});
+  common::Result<Flags> flags = ParseFlags({});
   ASSERT_TRUE(flags.ok());
   EXPECT_EQ(flags->listen.host, "127.0.0.1");
   EXPECT_EQ(flags->listen.port, 8888);
@@ -61,7 +61,7 @@ TEST(ParseFlagsTest, DefaultsWhenEmpty) {
 }
 
 TEST(ParseFlagsTest, BothValueFormsAndPrefixNormalised) {
-  Result<Flags> flags =
+  common::Result<Flags> flags =
       ParseFlags({"--listen=[::1]:8443", "--config-dir", "/cfg", "--url-prefix=taskgov/",
                   "--io-threads=4", "--log-level", "debug"});
   ASSERT_TRUE(flags.ok()) << flags.error().message;
@@ -86,7 +86,7 @@ TEST(ParseFlagsTest, ErrorsNameTheFlag) {
            {{"--kubeconfig"}, "--kubeconfig needs a value"},
            {{"positional"}, "unexpected argument 'positional'"},
        }) {
-    Result<Flags> flags = ParseFlags(c.args);
+    common::Result<Flags> flags = ParseFlags(c.args);
     ASSERT_FALSE(flags.ok()) << c.expected;
     EXPECT_NE(flags.error().message.find(c.expected), std::string::npos) << flags.error().message;
   }
@@ -100,7 +100,7 @@ TEST(ParseDurationTest, UnitsAndErrors) {
   for (const char* bad : {"", "15", "s", "-1s", "0s", "1.5s", "10x", "ms"}) {
     EXPECT_FALSE(ParseDuration(bad).ok()) << bad;
   }
-  Result<Flags> flags = ParseFlags({"--leader-elect-lease-duration=3s"});
+  common::Result<Flags> flags = ParseFlags({"--leader-elect-lease-duration=3s"});
   ASSERT_TRUE(flags.ok());
   EXPECT_EQ(flags->lease_duration, std::chrono::milliseconds(3'000));
   EXPECT_FALSE(ParseFlags({"--leader-elect-retry-period=soon"}).ok());
@@ -118,7 +118,7 @@ TEST(ParseByteSizeTest, SuffixesAndErrors) {
 
 // The flag defaults are the option structs' defaults: a flag left out changes nothing.
 TEST(ParseFlagsTest, ServerDefaultsMatchTheOptionStructs) {
-  Result<Flags> flags = ParseFlags({});
+  common::Result<Flags> flags = ParseFlags({});
   ASSERT_TRUE(flags.ok());
   const WebhookOptions webhook;
   EXPECT_EQ(flags->filter_body_limit, webhook.filter_body_limit);
@@ -135,7 +135,7 @@ TEST(ParseFlagsTest, ServerDefaultsMatchTheOptionStructs) {
 }
 
 TEST(ParseFlagsTest, ServerLimitsTimeoutsSelectorAndContext) {
-  Result<Flags> flags = ParseFlags(
+  common::Result<Flags> flags = ParseFlags(
       {"--filter-body-limit=8Mi", "--prioritize-body-limit", "4Mi", "--preempt-body-limit=2097152",
        "--bind-body-limit=16Ki", "--header-timeout=2s", "--request-timeout=5s", "--idle-timeout=2m",
        "--max-connections=64", "--shutdown-drain=3s",
@@ -153,7 +153,7 @@ TEST(ParseFlagsTest, ServerLimitsTimeoutsSelectorAndContext) {
   EXPECT_EQ(flags->shutdown_drain, std::chrono::milliseconds(3'000));
   EXPECT_EQ(flags->pod_field_selector, "spec.schedulerName=taskgov,status.phase!=Failed");
   EXPECT_EQ(flags->kube_context, "prod");
-  Result<Flags> all_pods = ParseFlags({"--pod-field-selector="});
+  common::Result<Flags> all_pods = ParseFlags({"--pod-field-selector="});
   ASSERT_TRUE(all_pods.ok());
   EXPECT_EQ(all_pods->pod_field_selector, "");
 }
@@ -179,7 +179,7 @@ TEST(ParseFlagsTest, BadServerValuesAreOneLineErrorsNamingTheFlag) {
            {"--pod-field-selector=!=x", "flag --pod-field-selector"},
            {"--header-timeout=31s", "flag --header-timeout: 31000ms exceeds --request-timeout"},
        }) {
-    Result<Flags> flags = ParseFlags({c.arg});
+    common::Result<Flags> flags = ParseFlags({c.arg});
     ASSERT_FALSE(flags.ok()) << c.arg;
     EXPECT_NE(flags.error().message.find(c.expected), std::string::npos) << flags.error().message;
     EXPECT_EQ(flags.error().message.find('\n'), std::string::npos) << flags.error().message;
@@ -196,7 +196,7 @@ TEST(ParseFlagsTest, UsageListsEveryServerFlag) {
 }
 
 TEST(ParseFlagsTest, HelpIsAFlag) {
-  Result<Flags> flags = ParseFlags({"--help"});
+  common::Result<Flags> flags = ParseFlags({"--help"});
   ASSERT_TRUE(flags.ok());
   EXPECT_TRUE(flags->help);
   EXPECT_NE(Usage().find("--config-dir"), std::string::npos);

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "common/log.h"
 #include "extender/wire.h"
-#include "scheduler/common/log.h"
 
 namespace taskgov::extender {
 namespace {
@@ -22,7 +22,7 @@ int64_t Micros(Clock::time_point start) {
 
 // Logs a request that could not be decided on.
 void LogRejected(Verb verb, const DecodeStatus& status, size_t body_bytes) {
-  log::Warn(
+  common::log::Warn(
       kComponent,
       status.failure == DecodeFailure::kMalformed ? "undecodable request" : "unusable request",
       {{"verb", VerbName(verb)}, {"error", status.message}, {"bytes", uint64_t{body_bytes}}});
@@ -96,19 +96,20 @@ HttpResponse WebhookHandlers::Filter(const HttpRequest& request) {
   size_t dropped = 0;
   std::string body = EncodeFilterResult(decoded, result, &dropped);
   if (dropped > 0) {
-    log::Error(kComponent, "decider returned feasible nodes the request did not name; dropped",
-               {{"pod", decoded.args.pod.key()}, {"dropped", uint64_t{dropped}}});
+    common::log::Error(kComponent,
+                       "decider returned feasible nodes the request did not name; dropped",
+                       {{"pod", decoded.args.pod.key()}, {"dropped", uint64_t{dropped}}});
   }
   const Outcome outcome = result.error.empty() ? Outcome::kOk : Outcome::kErrorReply;
   if (outcome == Outcome::kErrorReply) {
-    log::Info(kComponent, "filter failed",
-              {{"pod", decoded.args.pod.key()}, {"error", result.error}});
+    common::log::Info(kComponent, "filter failed",
+                      {{"pod", decoded.args.pod.key()}, {"error", result.error}});
   } else {
-    log::Debug(kComponent, "filter",
-               {{"pod", decoded.args.pod.key()},
-                {"nodes", uint64_t{decoded.args.node_names.size()}},
-                {"feasible", uint64_t{result.feasible.size()}},
-                {"micros", Micros(start)}});
+    common::log::Debug(kComponent, "filter",
+                       {{"pod", decoded.args.pod.key()},
+                        {"nodes", uint64_t{decoded.args.node_names.size()}},
+                        {"feasible", uint64_t{result.feasible.size()}},
+                        {"micros", Micros(start)}});
   }
   return Finish(outcome, kOk, std::move(body));
 }
@@ -130,13 +131,13 @@ HttpResponse WebhookHandlers::Prioritize(const HttpRequest& request) {
     p.score = score;
   }
   if (clamped > 0) {
-    log::Error(kComponent, "decider returned scores outside 0..10; clamped",
-               {{"pod", decoded.args.pod.key()}, {"clamped", uint64_t{clamped}}});
+    common::log::Error(kComponent, "decider returned scores outside 0..10; clamped",
+                       {{"pod", decoded.args.pod.key()}, {"clamped", uint64_t{clamped}}});
   }
-  log::Debug(kComponent, "prioritize",
-             {{"pod", decoded.args.pod.key()},
-              {"nodes", uint64_t{decoded.args.node_names.size()}},
-              {"micros", Micros(start)}});
+  common::log::Debug(kComponent, "prioritize",
+                     {{"pod", decoded.args.pod.key()},
+                      {"nodes", uint64_t{decoded.args.node_names.size()}},
+                      {"micros", Micros(start)}});
   return Finish(Outcome::kOk, kOk, EncodePriorities(priorities));
 }
 
@@ -159,13 +160,14 @@ HttpResponse WebhookHandlers::Preempt(const HttpRequest& request) {
     // Whatever the Decider put in the map, an error vetoes preemption.
     result.node_to_victims.clear();
     outcome = Outcome::kErrorReply;
-    log::Info(kComponent, "preempt failed", {{"pod", args.pod.key()}, {"error", result.error}});
+    common::log::Info(kComponent, "preempt failed",
+                      {{"pod", args.pod.key()}, {"error", result.error}});
   } else {
-    log::Debug(kComponent, "preempt",
-               {{"pod", args.pod.key()},
-                {"candidates", uint64_t{args.node_to_victims.size()}},
-                {"kept", uint64_t{result.node_to_victims.size()}},
-                {"micros", Micros(start)}});
+    common::log::Debug(kComponent, "preempt",
+                       {{"pod", args.pod.key()},
+                        {"candidates", uint64_t{args.node_to_victims.size()}},
+                        {"kept", uint64_t{result.node_to_victims.size()}},
+                        {"micros", Micros(start)}});
   }
   return Finish(outcome, kOk, EncodePreemptResult(result));
 }
@@ -186,10 +188,11 @@ HttpResponse WebhookHandlers::Bind(const HttpRequest& request) {
   Outcome outcome = Outcome::kOk;
   if (!result.error.empty()) {
     outcome = Outcome::kErrorReply;
-    log::Info(kComponent, "bind failed",
-              {{"pod", pod}, {"node", args.node}, {"error", result.error}});
+    common::log::Info(kComponent, "bind failed",
+                      {{"pod", pod}, {"node", args.node}, {"error", result.error}});
   } else {
-    log::Debug(kComponent, "bind", {{"pod", pod}, {"node", args.node}, {"micros", Micros(start)}});
+    common::log::Debug(kComponent, "bind",
+                       {{"pod", pod}, {"node", args.node}, {"micros", Micros(start)}});
   }
   return Finish(outcome, kOk, EncodeBindResult(result));
 }

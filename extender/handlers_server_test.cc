@@ -1,6 +1,6 @@
 // The webhooks end to end: a real HttpServer on 127.0.0.1:0 serving WebhookHandlers over the
-// FakeDecider, driven by the kube-scheduler-like e2e::ExtenderClient and by raw sockets that
-// misbehave.
+// FakeDecider, driven by the kube-scheduler-like extender::testing::ExtenderClient and by raw
+// sockets that misbehave.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -14,11 +14,11 @@
 #include <sstream>
 #include <thread>
 
-#include "e2e/extender_client.h"
 #include "extender/fake_decider.h"
 #include "extender/handlers.h"
 #include "extender/http_server.h"
 #include "extender/metrics_http.h"
+#include "extender/testing/extender_client.h"
 #include "metrics/metrics.h"
 #include "metrics/testing/exposition.h"
 
@@ -51,18 +51,19 @@ class WebhookServerTest : public ::testing::Test {
     server_options.request_timeout = milliseconds(5000);
     server_options.observer = MetricsObserver(metrics_);
     server_ = std::make_unique<HttpServer>(server_options, handlers_->Routes());
-    Status s = server_->Start();
+    common::Status s = server_->Start();
     ASSERT_TRUE(s.ok()) << s.error().message;
   }
 
   void TearDown() override { server_->Shutdown(milliseconds(1000)); }
 
-  e2e::ExtenderClient Client(e2e::ExtenderKeys keys = e2e::ExtenderKeys::kGoFieldNames) {
-    e2e::ExtenderClientOptions options;
+  extender::testing::ExtenderClient Client(
+      extender::testing::ExtenderKeys keys = extender::testing::ExtenderKeys::kGoFieldNames) {
+    extender::testing::ExtenderClientOptions options;
     options.port = server_->port();
     options.url_prefix = "/taskgov/";
     options.keys = keys;
-    return e2e::ExtenderClient(options);
+    return extender::testing::ExtenderClient(options);
   }
 
   int RawConnect() {
@@ -119,10 +120,12 @@ class WebhookServerTest : public ::testing::Test {
 };
 
 TEST_F(WebhookServerTest, EveryVerbInBothKeyCasings) {
-  for (auto keys : {e2e::ExtenderKeys::kGoFieldNames, e2e::ExtenderKeys::kLowerCase}) {
-    e2e::ExtenderClient client = Client(keys);
+  for (auto keys : {extender::testing::ExtenderKeys::kGoFieldNames,
+                    extender::testing::ExtenderKeys::kLowerCase}) {
+    extender::testing::ExtenderClient client = Client(keys);
 
-    Result<e2e::FilterReply> names = client.FilterNames(kPod, {"n1", "busy-2", "full-3"});
+    common::Result<extender::testing::FilterReply> names =
+        client.FilterNames(kPod, {"n1", "busy-2", "full-3"});
     ASSERT_TRUE(names.ok()) << names.error().message;
     EXPECT_EQ(names->feasible, std::vector<std::string>{"n1"});
     EXPECT_EQ(names->failed_nodes.count("busy-2"), 1u);
@@ -132,7 +135,7 @@ TEST_F(WebhookServerTest, EveryVerbInBothKeyCasings) {
 
     const std::vector<std::string> nodes = {Node("p5-a", "8"), Node("p5-b", "4"),
                                             Node("p5-c", "8")};
-    Result<e2e::FilterReply> full = client.FilterNodes(kPod, nodes);
+    common::Result<extender::testing::FilterReply> full = client.FilterNodes(kPod, nodes);
     ASSERT_TRUE(full.ok()) << full.error().message;
     EXPECT_EQ(full->feasible, (std::vector<std::string>{"p5-a", "p5-c"}));
     ASSERT_TRUE(full->nodes.has_value());
@@ -140,16 +143,18 @@ TEST_F(WebhookServerTest, EveryVerbInBothKeyCasings) {
     EXPECT_NE(full->failed_and_unresolvable_nodes.at("p5-b").find("allocatable 4"),
               std::string::npos);
 
-    Result<std::vector<e2e::HostScore>> scores = client.PrioritizeNames(kPod, {"a", "bb"});
+    common::Result<std::vector<extender::testing::HostScore>> scores =
+        client.PrioritizeNames(kPod, {"a", "bb"});
     ASSERT_TRUE(scores.ok()) << scores.error().message;
     ASSERT_EQ(scores->size(), 2u);
     EXPECT_EQ((*scores)[1].host, "bb");
     EXPECT_EQ((*scores)[1].score, (2 + 7 + 2) % 11);
-    Result<std::vector<e2e::HostScore>> node_scores = client.PrioritizeNodes(kPod, nodes);
+    common::Result<std::vector<extender::testing::HostScore>> node_scores =
+        client.PrioritizeNodes(kPod, nodes);
     ASSERT_TRUE(node_scores.ok()) << node_scores.error().message;
     EXPECT_EQ(node_scores->size(), 3u);
 
-    Result<e2e::PreemptReply> meta =
+    common::Result<extender::testing::PreemptReply> meta =
         client.PreemptMeta(kPod, {{"n1", {{"v1", "v2"}, 1}}, {"protected-2", {{"v3"}, 0}}});
     ASSERT_TRUE(meta.ok()) << meta.error().message;
     ASSERT_EQ(meta->node_to_victims.size(), 1u);
@@ -158,15 +163,16 @@ TEST_F(WebhookServerTest, EveryVerbInBothKeyCasings) {
 
     const std::string low = R"({"metadata":{"uid":"low"},"spec":{"priority":1}})";
     const std::string high = R"({"metadata":{"uid":"high"},"spec":{"priority":9}})";
-    Result<e2e::PreemptReply> full_victims = client.PreemptFull(kPod, {{"n1", {{low, high}, 0}}});
+    common::Result<extender::testing::PreemptReply> full_victims =
+        client.PreemptFull(kPod, {{"n1", {{low, high}, 0}}});
     ASSERT_TRUE(full_victims.ok()) << full_victims.error().message;
     EXPECT_EQ(full_victims->node_to_victims.at("n1").uids,
               (std::vector<std::string>{"high", "low"}));
 
-    Result<std::string> bound = client.Bind("w-0", "team-a", "u-1", "n1");
+    common::Result<std::string> bound = client.Bind("w-0", "team-a", "u-1", "n1");
     ASSERT_TRUE(bound.ok()) << bound.error().message;
     EXPECT_EQ(*bound, "");
-    Result<std::string> conflict = client.Bind("w-0", "team-a", "conflict-1", "n1");
+    common::Result<std::string> conflict = client.Bind("w-0", "team-a", "conflict-1", "n1");
     ASSERT_TRUE(conflict.ok());
     EXPECT_NE(conflict->find("409 Conflict"), std::string::npos);
 
@@ -177,12 +183,12 @@ TEST_F(WebhookServerTest, EveryVerbInBothKeyCasings) {
 }
 
 TEST_F(WebhookServerTest, ThousandSequentialFiltersOnOneConnection) {
-  e2e::ExtenderClient client = Client();
+  extender::testing::ExtenderClient client = Client();
   std::vector<std::string> names;
   for (int i = 0; i < 50; ++i) names.push_back("node-" + std::to_string(i));
   names.push_back("busy-x");
   for (int i = 0; i < 1000; ++i) {
-    Result<e2e::FilterReply> reply = client.FilterNames(kPod, names);
+    common::Result<extender::testing::FilterReply> reply = client.FilterNames(kPod, names);
     ASSERT_TRUE(reply.ok()) << i << ": " << reply.error().message;
     ASSERT_EQ(reply->feasible.size(), 50u) << i;
   }
@@ -191,21 +197,22 @@ TEST_F(WebhookServerTest, ThousandSequentialFiltersOnOneConnection) {
 }
 
 TEST_F(WebhookServerTest, BadRequestsBetweenGoodOnesOnTheSameConnection) {
-  e2e::ExtenderClient client = Client();
+  extender::testing::ExtenderClient client = Client();
   int good = 0;
   for (int i = 0; i < 20; ++i) {
-    Result<e2e::FilterReply> ok = client.FilterNames(kPod, {"n1", "full-2"});
+    common::Result<extender::testing::FilterReply> ok = client.FilterNames(kPod, {"n1", "full-2"});
     ASSERT_TRUE(ok.ok()) << ok.error().message;
     EXPECT_EQ(ok->feasible, std::vector<std::string>{"n1"});
     ++good;
 
-    Result<e2e::HttpReply> garbage = client.PostRaw("filter", "{\"Pod\": [1, 2");
+    common::Result<common::testing::HttpReply> garbage =
+        client.PostRaw("filter", "{\"Pod\": [1, 2");
     ASSERT_TRUE(garbage.ok()) << garbage.error().message;
     EXPECT_EQ(garbage->status, 400);
     EXPECT_NE(garbage->body.find("malformed JSON"), std::string::npos);
     EXPECT_EQ(garbage->headers.count("content-length"), 1u);
 
-    Result<e2e::HttpReply> quantity = client.PostRaw(
+    common::Result<common::testing::HttpReply> quantity = client.PostRaw(
         "prioritize",
         R"({"Pod":{"metadata":{"name":"p","namespace":"n","uid":"u"},"spec":{"overhead":)"
         R"({"cpu":"1.5.3"}}},"NodeNames":["a"]})");
@@ -215,13 +222,14 @@ TEST_F(WebhookServerTest, BadRequestsBetweenGoodOnesOnTheSameConnection) {
               std::string::npos)
         << quantity->body;
 
-    Result<e2e::FilterReply> unusable_seen =
+    common::Result<extender::testing::FilterReply> unusable_seen =
         client.FilterNames(R"({"metadata":{"name":"nouid","namespace":"n"}})", {"n1"});
     ASSERT_TRUE(unusable_seen.ok());
     EXPECT_EQ(unusable_seen->error, "Pod has no metadata.uid");
     EXPECT_TRUE(unusable_seen->feasible.empty());
 
-    Result<std::vector<e2e::HostScore>> scores = client.PrioritizeNames(kPod, {"n1"});
+    common::Result<std::vector<extender::testing::HostScore>> scores =
+        client.PrioritizeNames(kPod, {"n1"});
     ASSERT_TRUE(scores.ok()) << scores.error().message;
     ++good;
   }
@@ -256,8 +264,8 @@ TEST_F(WebhookServerTest, OversizedBodyGets413AndTheServerGoesOn) {
   ::close(fd);
   EXPECT_EQ(bind_reply.substr(0, 12), "HTTP/1.1 413") << bind_reply;
 
-  e2e::ExtenderClient client = Client();
-  Result<e2e::FilterReply> ok = client.FilterNames(kPod, {"n1"});
+  extender::testing::ExtenderClient client = Client();
+  common::Result<extender::testing::FilterReply> ok = client.FilterNames(kPod, {"n1"});
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_EQ(ok->feasible, std::vector<std::string>{"n1"});
   EXPECT_EQ(decider_.filter_calls.load(), 1);
@@ -275,13 +283,14 @@ TEST_F(WebhookServerTest, TruncatedBodiesNeverReachTheDecider) {
     EXPECT_EQ(reply.find("200 OK"), std::string::npos);
   }
   // A complete HTTP request whose JSON is truncated: 400.
-  e2e::ExtenderClient client = Client();
+  extender::testing::ExtenderClient client = Client();
   const std::string body = client.FilterNamesBody(kPod, {"n1"});
-  Result<e2e::HttpReply> cut = client.PostRaw("filter", body.substr(0, body.size() / 2));
+  common::Result<common::testing::HttpReply> cut =
+      client.PostRaw("filter", body.substr(0, body.size() / 2));
   ASSERT_TRUE(cut.ok());
   EXPECT_EQ(cut->status, 400);
   EXPECT_EQ(decider_.filter_calls.load(), 0);
-  Result<e2e::FilterReply> ok = client.FilterNames(kPod, {"n1"});
+  common::Result<extender::testing::FilterReply> ok = client.FilterNames(kPod, {"n1"});
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_EQ(decider_.filter_calls.load(), 1);
 }
@@ -296,10 +305,11 @@ TEST_F(WebhookServerTest, BadConnectionsDoNotDisturbGoodOnes) {
   std::vector<std::thread> good;
   for (int c = 0; c < kGoodClients; ++c) {
     good.emplace_back([&, c] {
-      e2e::ExtenderClient client = Client();
+      extender::testing::ExtenderClient client = Client();
       for (int i = 0; i < kRequestsEach; ++i) {
         const std::string node = "n-" + std::to_string(c) + "-" + std::to_string(i);
-        Result<e2e::FilterReply> reply = client.FilterNames(kPod, {node, "full-x"});
+        common::Result<extender::testing::FilterReply> reply =
+            client.FilterNames(kPod, {node, "full-x"});
         if (reply.ok() && reply->feasible == std::vector<std::string>{node}) {
           answered.fetch_add(1, std::memory_order_relaxed);
         } else {
@@ -309,13 +319,13 @@ TEST_F(WebhookServerTest, BadConnectionsDoNotDisturbGoodOnes) {
     });
   }
   std::thread bad([&] {
-    e2e::ExtenderClient client = Client();
+    extender::testing::ExtenderClient client = Client();
     const std::string deep = "{\"Pod\":" + std::string(200000, '[');
     while (!stop.load(std::memory_order_relaxed)) {
       for (const std::string& body :
            {std::string("{"), deep, std::string("[1,2,3]"),
             std::string(R"({"Pod":{"spec":{"overhead":{"cpu":"-4"}}}})")}) {
-        Result<e2e::HttpReply> r = client.PostRaw("filter", body);
+        common::Result<common::testing::HttpReply> r = client.PostRaw("filter", body);
         ASSERT_TRUE(r.ok()) << r.error().message;
         EXPECT_EQ(r->status, 400);
         bad_sent.fetch_add(1, std::memory_order_relaxed);
@@ -340,19 +350,19 @@ TEST_F(WebhookServerTest, BadConnectionsDoNotDisturbGoodOnes) {
 // The outcome label says how each request really ended: a 200 that carries Error is error_reply,
 // not ok; replies the server writes itself are labelled from their status.
 TEST_F(WebhookServerTest, MetricsRenderTheRealOutcomeOfEachRequest) {
-  e2e::ExtenderClient client = Client();
+  extender::testing::ExtenderClient client = Client();
   ASSERT_TRUE(client.FilterNames(kPod, {"n1"}).ok());
-  Result<e2e::FilterReply> not_ready =
+  common::Result<extender::testing::FilterReply> not_ready =
       client.FilterNames(R"({"metadata":{"name":"p","namespace":"n","uid":"u",)"
                          R"("labels":{"taskgov.test/error":"not leader"}}})",
                          {"n1"});
   ASSERT_TRUE(not_ready.ok());
   EXPECT_EQ(not_ready->error, "not leader");
   ASSERT_TRUE(client.FilterNames(R"({"metadata":{"name":"nouid","namespace":"n"}})", {"n1"}).ok());
-  Result<e2e::HttpReply> garbage = client.PostRaw("filter", "{");
+  common::Result<common::testing::HttpReply> garbage = client.PostRaw("filter", "{");
   ASSERT_TRUE(garbage.ok());
   EXPECT_EQ(garbage->status, 400);
-  Result<std::string> conflict = client.Bind("w-0", "team-a", "conflict-1", "n1");
+  common::Result<std::string> conflict = client.Bind("w-0", "team-a", "conflict-1", "n1");
   ASSERT_TRUE(conflict.ok());
 
   for (const auto& [request, status] :

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "common/log.h"
 #include "extender/fake_decider.h"
-#include "scheduler/common/log.h"
-#include "scheduler/json_select.h"
+#include "scheduler/model/json_select.h"
 
 namespace taskgov::extender {
 namespace {
@@ -123,7 +123,7 @@ TEST_P(WebhookBadInputTest, AnswersLabelsAndLogsOnce) {
   testing::FakeDecider decider;
   WebhookHandlers handlers(&decider);
   HttpRequest request = Post(std::string("/") + VerbName(c.verb), c.body);
-  log::ScopedCapture logs;
+  common::log::ScopedCapture logs;
   HttpResponse r;
   switch (c.verb) {
     case Verb::kFilter:

@@ -13,10 +13,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include "e2e/http_client.h"
+#include "common/log.h"
+#include "common/testing/http_client.h"
 #include "extender/http_server.h"
 #include "extender/http_test_util.h"
-#include "scheduler/common/log.h"
 
 namespace taskgov::extender {
 namespace {
@@ -38,7 +38,7 @@ std::string FilterLikeBody() {
 }
 
 void RoundTrip(benchmark::State& state, bool tls) {
-  log::SetLevel(log::Level::kError);
+  common::log::SetLevel(common::log::Level::kError);
   HttpServerOptions options;
   if (tls) {
     HttpTlsOptions server_tls;
@@ -53,22 +53,22 @@ void RoundTrip(benchmark::State& state, bool tls) {
                            return HttpResponse{200, "application/json", reply, {}};
                          }});
   HttpServer server(options, std::move(routes));
-  if (Status s = server.Start(); !s.ok()) {
+  if (common::Status s = server.Start(); !s.ok()) {
     state.SkipWithError(s.error().message.c_str());
     return;
   }
-  std::unique_ptr<e2e::HttpClient> client;
+  std::unique_ptr<common::testing::HttpClient> client;
   if (tls) {
-    e2e::HttpClientTls client_tls;
+    common::testing::HttpClientTls client_tls;
     client_tls.ca_file = TlsTestFile("ca.pem");
     client_tls.cert_file = TlsTestFile("client.pem");
     client_tls.key_file = TlsTestFile("client.key");
-    client = std::make_unique<e2e::HttpClient>("127.0.0.1", server.port(), client_tls);
+    client = std::make_unique<common::testing::HttpClient>("127.0.0.1", server.port(), client_tls);
   } else {
-    client = std::make_unique<e2e::HttpClient>("127.0.0.1", server.port());
+    client = std::make_unique<common::testing::HttpClient>("127.0.0.1", server.port());
   }
   const std::string body = FilterLikeBody();
-  if (Result<e2e::HttpReply> warm = client->Post("/filter", body); !warm.ok()) {
+  if (common::Result<common::testing::HttpReply> warm = client->Post("/filter", body); !warm.ok()) {
     state.SkipWithError(warm.error().message.c_str());
     return;
   }
@@ -76,7 +76,7 @@ void RoundTrip(benchmark::State& state, bool tls) {
   micros.reserve(100'000);
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    Result<e2e::HttpReply> r = client->Post("/filter", body);
+    common::Result<common::testing::HttpReply> r = client->Post("/filter", body);
     micros.push_back(
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
             .count());

@@ -36,7 +36,7 @@
 #include <type_traits>
 #include <unordered_map>
 
-#include "scheduler/common/log.h"
+#include "common/log.h"
 
 namespace taskgov::extender {
 namespace {
@@ -61,31 +61,32 @@ struct TlsFiles {
   bool operator==(const TlsFiles&) const = default;
 };
 
-Result<std::string> ReadSmallFile(const std::string& path, std::string_view what) {
+common::Result<std::string> ReadSmallFile(const std::string& path, std::string_view what) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{"cannot read " + std::string(what) + " '" + path + "'"};
+  if (!in) return common::Error{"cannot read " + std::string(what) + " '" + path + "'"};
   std::string content;
   char buf[8192];
   while (in.read(buf, sizeof(buf)) || in.gcount() > 0) {
     content.append(buf, static_cast<size_t>(in.gcount()));
     if (static_cast<std::streamsize>(content.size()) > kMaxTlsFileBytes) {
-      return Error{std::string(what) + " '" + path + "' is larger than 1 MiB"};
+      return common::Error{std::string(what) + " '" + path + "' is larger than 1 MiB"};
     }
   }
-  if (in.bad()) return Error{"cannot read " + std::string(what) + " '" + path + "'"};
+  if (in.bad()) return common::Error{"cannot read " + std::string(what) + " '" + path + "'"};
   return content;
 }
 
-Result<TlsFiles> ReadTlsFiles(const HttpTlsOptions& options) {
+common::Result<TlsFiles> ReadTlsFiles(const HttpTlsOptions& options) {
   TlsFiles files;
-  Result<std::string> cert = ReadSmallFile(options.cert_chain_file, "TLS certificate chain");
+  common::Result<std::string> cert =
+      ReadSmallFile(options.cert_chain_file, "TLS certificate chain");
   if (!cert.ok()) return cert.error();
   files.cert_chain = std::move(*cert);
-  Result<std::string> key = ReadSmallFile(options.key_file, "TLS key");
+  common::Result<std::string> key = ReadSmallFile(options.key_file, "TLS key");
   if (!key.ok()) return key.error();
   files.key = std::move(*key);
   if (!options.client_ca_file.empty()) {
-    Result<std::string> ca = ReadSmallFile(options.client_ca_file, "TLS client CA");
+    common::Result<std::string> ca = ReadSmallFile(options.client_ca_file, "TLS client CA");
     if (!ca.ok()) return ca.error();
     files.client_ca = std::move(*ca);
   }
@@ -124,15 +125,15 @@ int SelectAlpn(SSL*, const unsigned char** out, unsigned char* out_len, const un
 
 // Adds every certificate in `pem` to the context's trust store and to the CA names sent in the
 // CertificateRequest (clients such as Go's pick their certificate by those names).
-Status AddClientCas(SSL_CTX* ctx, const std::string& pem, const std::string& path) {
+common::Status AddClientCas(SSL_CTX* ctx, const std::string& pem, const std::string& path) {
   BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
-  if (bio == nullptr) return Error{"TLS client CA '" + path + "': out of memory"};
+  if (bio == nullptr) return common::Error{"TLS client CA '" + path + "': out of memory"};
   X509_STORE* store = SSL_CTX_get_cert_store(ctx);
   int added = 0;
-  Status status;
+  common::Status status;
   while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
     if (X509_STORE_add_cert(store, cert) != 1 || SSL_CTX_add_client_CA(ctx, cert) != 1) {
-      status = Error{"TLS client CA '" + path + "': " + OpenSslError()};
+      status = common::Error{"TLS client CA '" + path + "': " + OpenSslError()};
       X509_free(cert);
       break;
     }
@@ -142,8 +143,9 @@ Status AddClientCas(SSL_CTX* ctx, const std::string& pem, const std::string& pat
   BIO_free(bio);
   if (!status.ok()) return status;
   ERR_clear_error();  // the read that ended the loop leaves "no start line"
-  if (added == 0) return Error{"TLS client CA '" + path + "': no PEM certificate in the file"};
-  return Status::Ok();
+  if (added == 0)
+    return common::Error{"TLS client CA '" + path + "': no PEM certificate in the file"};
+  return common::Status::Ok();
 }
 
 std::string CertificateSummary(SSL_CTX* ctx) {
@@ -167,8 +169,8 @@ std::string CertificateSummary(SSL_CTX* ctx) {
 }
 
 // Builds a server context from the files' content. Errors name the file and OpenSSL's reason.
-Result<std::shared_ptr<ssl::context>> BuildTlsContext(const HttpTlsOptions& options,
-                                                      const TlsFiles& files) {
+common::Result<std::shared_ptr<ssl::context>> BuildTlsContext(const HttpTlsOptions& options,
+                                                              const TlsFiles& files) {
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
   SSL_CTX* handle = ctx->native_handle();
   beast::error_code ec;
@@ -181,31 +183,31 @@ Result<std::shared_ptr<ssl::context>> BuildTlsContext(const HttpTlsOptions& opti
                               "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
                               "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
                               "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305") != 1) {
-    return Error{"TLS settings: " + OpenSslError()};
+    return common::Error{"TLS settings: " + OpenSslError()};
   }
   ctx->use_certificate_chain(asio::buffer(files.cert_chain), ec);
   if (ec) {
     ERR_clear_error();
-    return Error{"TLS certificate chain '" + options.cert_chain_file +
-                 "': cannot load a PEM certificate chain (" + ec.message() + ")"};
+    return common::Error{"TLS certificate chain '" + options.cert_chain_file +
+                         "': cannot load a PEM certificate chain (" + ec.message() + ")"};
   }
   ctx->use_private_key(asio::buffer(files.key), ssl::context::pem, ec);
   if (ec) {
     ERR_clear_error();
     const auto code = static_cast<unsigned long>(ec.value());  // NOLINT(runtime/int)
     if (ERR_GET_LIB(code) == ERR_LIB_X509 && ERR_GET_REASON(code) == X509_R_KEY_VALUES_MISMATCH) {
-      return Error{"TLS key '" + options.key_file + "' does not match the certificate in '" +
-                   options.cert_chain_file + "'"};
+      return common::Error{"TLS key '" + options.key_file +
+                           "' does not match the certificate in '" + options.cert_chain_file + "'"};
     }
-    return Error{"TLS key '" + options.key_file + "': cannot load an unencrypted PEM key (" +
-                 ec.message() + ")"};
+    return common::Error{"TLS key '" + options.key_file +
+                         "': cannot load an unencrypted PEM key (" + ec.message() + ")"};
   }
   if (SSL_CTX_check_private_key(handle) != 1) {
-    return Error{"TLS key '" + options.key_file + "' does not match the certificate in '" +
-                 options.cert_chain_file + "': " + OpenSslError()};
+    return common::Error{"TLS key '" + options.key_file + "' does not match the certificate in '" +
+                         options.cert_chain_file + "': " + OpenSslError()};
   }
   if (!options.client_ca_file.empty()) {
-    if (Status s = AddClientCas(handle, files.client_ca, options.client_ca_file); !s.ok()) {
+    if (common::Status s = AddClientCas(handle, files.client_ca, options.client_ca_file); !s.ok()) {
       return s.error();
     }
     ctx->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert, ec);
@@ -234,10 +236,10 @@ class HttpServer::Impl {
 
   ~Impl() { Shutdown(std::chrono::milliseconds(0)); }
 
-  Status Start();
+  common::Status Start();
   void Shutdown(std::chrono::milliseconds drain);
   uint16_t port() const { return port_; }
-  Status ReloadTls();
+  common::Status ReloadTls();
 
   HttpServerStats stats() const {
     HttpServerStats s;
@@ -264,7 +266,7 @@ class HttpServer::Impl {
   void Register(const std::shared_ptr<SessionBase>& session);
   void Unregister(SessionBase* session);
   // Reads the TLS files; at Start any error is returned, later a rejected set is reported once.
-  Status LoadTls(bool initial);
+  common::Status LoadTls(bool initial);
   void ScheduleTlsCheck();
   std::shared_ptr<ssl::context> CurrentTlsContext() {
     std::lock_guard<std::mutex> lock(tls_ctx_mu_);
@@ -393,7 +395,7 @@ class HttpServer::Impl::Session : public SessionBase,
           reason += X509_verify_cert_error_string(verify);
         }
       }
-      log::Warn(kComponent, "TLS handshake failed", {{"error", reason}, {"peer", peer_}});
+      common::log::Warn(kComponent, "TLS handshake failed", {{"error", reason}, {"peer", peer_}});
       return CloseSocket();
     }
     handshake_done_ = true;
@@ -491,7 +493,7 @@ class HttpServer::Impl::Session : public SessionBase,
       response = route_->handler(request);
     } catch (const std::exception& e) {
       // Handlers must not throw; a bug here must still not take the connection down silently.
-      log::Error(kComponent, "handler threw", {{"path", request.path}, {"what", e.what()}});
+      common::log::Error(kComponent, "handler threw", {{"path", request.path}, {"what", e.what()}});
       response = HttpResponse{500, "application/json", "{\"Error\":\"internal error\"}", {}};
     }
     const bool keep_alive = req.keep_alive() && !server_->stopping_.load(std::memory_order_acquire);
@@ -502,13 +504,13 @@ class HttpServer::Impl::Session : public SessionBase,
     if (IsPeerGone(ec)) return Close();
     if (ec == beast::error::timeout) {
       server_->timeouts_.fetch_add(1, std::memory_order_relaxed);
-      log::Warn(kComponent, "request deadline passed; connection closed",
-                {{"stage", stage}, {"peer", peer_}});
+      common::log::Warn(kComponent, "request deadline passed; connection closed",
+                        {{"stage", stage}, {"peer", peer_}});
       return Close();  // Nothing sensible can be written to a client that stopped sending.
     }
     if (ec.category() == asio::error::get_ssl_category()) {
-      log::Warn(kComponent, "TLS error; connection closed",
-                {{"stage", stage}, {"error", ec.message()}, {"peer", peer_}});
+      common::log::Warn(kComponent, "TLS error; connection closed",
+                        {{"stage", stage}, {"error", ec.message()}, {"peer", peer_}});
       return CloseSocket();  // the TLS stream is unusable: not even close_notify can be sent
     }
     if (ec == http::error::body_limit) {
@@ -531,12 +533,13 @@ class HttpServer::Impl::Session : public SessionBase,
                   std::vector<std::pair<std::string, std::string>> headers = {}) {
     if (status != http::status::not_found && status != http::status::method_not_allowed) {
       server_->bad_requests_.fetch_add(1, std::memory_order_relaxed);
-      log::Warn(kComponent, "bad request",
-                {{"status", static_cast<int>(status)}, {"error", message}, {"peer", peer_}});
+      common::log::Warn(
+          kComponent, "bad request",
+          {{"status", static_cast<int>(status)}, {"error", message}, {"peer", peer_}});
     }
     route_ = nullptr;  // for the observer: no route handled it
     std::string body = "{\"Error\":\"";
-    log::AppendJsonEscaped(message, &body);
+    common::log::AppendJsonEscaped(message, &body);
     body += "\"}";
     HttpResponse response{static_cast<int>(status), "application/json", std::move(body),
                           std::move(headers)};
@@ -548,8 +551,8 @@ class HttpServer::Impl::Session : public SessionBase,
     // A status outside 200..599 is a handler bug: answer 500 rather than send nonsense. Statuses
     // that may carry no body (204, 304) lose it, which Beast would otherwise throw on.
     if (response.status < 200 || response.status > 599) {
-      log::Error(kComponent, "handler returned an invalid status; answering 500",
-                 {{"status", response.status}});
+      common::log::Error(kComponent, "handler returned an invalid status; answering 500",
+                         {{"status", response.status}});
       response.status = 500;
       response.body = "{\"Error\":\"internal error\"}";
       response.outcome = {};
@@ -589,7 +592,7 @@ class HttpServer::Impl::Session : public SessionBase,
     try {
       server_->options_.observer(observation);
     } catch (const std::exception& e) {
-      log::Error(kComponent, "request observer threw", {{"what", e.what()}});
+      common::log::Error(kComponent, "request observer threw", {{"what", e.what()}});
     }
   }
 
@@ -636,13 +639,13 @@ class HttpServer::Impl::Session : public SessionBase,
   std::string peer_ = "unknown";
 };
 
-Status HttpServer::Impl::LoadTls(bool initial) {
+common::Status HttpServer::Impl::LoadTls(bool initial) {
   const HttpTlsOptions& tls = *options_.tls;
   std::lock_guard<std::mutex> lock(tls_reload_mu_);
-  Result<TlsFiles> files = ReadTlsFiles(tls);
-  Result<std::shared_ptr<ssl::context>> ctx = Error{""};
+  common::Result<TlsFiles> files = ReadTlsFiles(tls);
+  common::Result<std::shared_ptr<ssl::context>> ctx = common::Error{""};
   if (files.ok()) {
-    if (!initial && *files == tls_loaded_) return Status::Ok();
+    if (!initial && *files == tls_loaded_) return common::Status::Ok();
     ctx = BuildTlsContext(tls, *files);
   } else {
     ctx = files.error();
@@ -662,8 +665,9 @@ Status HttpServer::Impl::LoadTls(bool initial) {
     }
     if (!seen) {
       tls_reload_failures_.fetch_add(1, std::memory_order_relaxed);
-      log::Error(kComponent, "new TLS files rejected; still serving the previous certificate",
-                 {{"error", ctx.error().message}});
+      common::log::Error(kComponent,
+                         "new TLS files rejected; still serving the previous certificate",
+                         {{"error", ctx.error().message}});
       if (tls.on_reload) tls.on_reload(ctx.error());
     }
     return ctx.error();
@@ -676,20 +680,20 @@ Status HttpServer::Impl::LoadTls(bool initial) {
     std::lock_guard<std::mutex> ctx_lock(tls_ctx_mu_);
     tls_ctx_ = std::move(*ctx);
   }
-  log::Info(kComponent, initial ? "TLS certificate loaded" : "TLS certificate reloaded",
-            {{"certificate", summary},
-             {"client_ca",
-              tls.client_ca_file.empty() ? "none (no client certificates)" : tls.client_ca_file}});
+  common::log::Info(kComponent, initial ? "TLS certificate loaded" : "TLS certificate reloaded",
+                    {{"certificate", summary},
+                     {"client_ca", tls.client_ca_file.empty() ? "none (no client certificates)"
+                                                              : tls.client_ca_file}});
   if (!initial) {
     tls_reloads_.fetch_add(1, std::memory_order_relaxed);
-    if (tls.on_reload) tls.on_reload(Status::Ok());
+    if (tls.on_reload) tls.on_reload(common::Status::Ok());
   }
-  return Status::Ok();
+  return common::Status::Ok();
 }
 
-Status HttpServer::Impl::ReloadTls() {
-  if (!options_.tls) return Error{"this server has no TLS"};
-  if (!running_.load(std::memory_order_acquire)) return Error{"server not running"};
+common::Status HttpServer::Impl::ReloadTls() {
+  if (!options_.tls) return common::Error{"this server has no TLS"};
+  if (!running_.load(std::memory_order_acquire)) return common::Error{"server not running"};
   return LoadTls(/*initial=*/false);
 }
 
@@ -702,24 +706,25 @@ void HttpServer::Impl::ScheduleTlsCheck() {
   });
 }
 
-Status HttpServer::Impl::Start() {
-  if (started_) return Error{"server already started"};
+common::Status HttpServer::Impl::Start() {
+  if (started_) return common::Error{"server already started"};
   if (options_.tls) {
-    if (Status s = LoadTls(/*initial=*/true); !s.ok()) return s;
+    if (common::Status s = LoadTls(/*initial=*/true); !s.ok()) return s;
   }
   beast::error_code ec;
   auto address = asio::ip::make_address(options_.address, ec);
-  if (ec) return Error{"invalid listen address '" + options_.address + "': " + ec.message()};
+  if (ec)
+    return common::Error{"invalid listen address '" + options_.address + "': " + ec.message()};
   tcp::endpoint endpoint(address, options_.port);
   const std::string where = options_.address + ":" + std::to_string(options_.port);
   acceptor_.emplace(asio::make_strand(ioc_));
   acceptor_->open(endpoint.protocol(), ec);
-  if (ec) return Error{"cannot open socket for " + where + ": " + ec.message()};
+  if (ec) return common::Error{"cannot open socket for " + where + ": " + ec.message()};
   acceptor_->set_option(asio::socket_base::reuse_address(true), ec);
   acceptor_->bind(endpoint, ec);
-  if (ec) return Error{"cannot bind " + where + ": " + ec.message()};
+  if (ec) return common::Error{"cannot bind " + where + ": " + ec.message()};
   acceptor_->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return Error{"cannot listen on " + where + ": " + ec.message()};
+  if (ec) return common::Error{"cannot listen on " + where + ": " + ec.message()};
   port_ = acceptor_->local_endpoint().port();
   accept_retry_.emplace(acceptor_->get_executor());
   started_ = true;
@@ -732,7 +737,7 @@ Status HttpServer::Impl::Start() {
     threads_.emplace_back([this] { ioc_.run(); });
   }
   running_.store(true, std::memory_order_release);
-  return Status::Ok();
+  return common::Status::Ok();
 }
 
 void HttpServer::Impl::Accept() {
@@ -745,7 +750,7 @@ void HttpServer::Impl::OnAccept(beast::error_code ec, tcp::socket socket) {
   if (stopping_.load(std::memory_order_acquire) || !acceptor_->is_open()) return;
   if (ec) {
     // Typically EMFILE: back off briefly instead of spinning on the failing accept.
-    log::Warn(kComponent, "accept failed", {{"error", ec.message()}});
+    common::log::Warn(kComponent, "accept failed", {{"error", ec.message()}});
     accept_retry_->expires_after(std::chrono::milliseconds(50));
     accept_retry_->async_wait([this](beast::error_code wait_ec) {
       if (!wait_ec) Accept();
@@ -822,10 +827,10 @@ void HttpServer::Impl::Shutdown(std::chrono::milliseconds drain) {
 HttpServer::HttpServer(HttpServerOptions options, std::vector<Route> routes)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(routes))) {}
 HttpServer::~HttpServer() = default;
-Status HttpServer::Start() { return impl_->Start(); }
+common::Status HttpServer::Start() { return impl_->Start(); }
 uint16_t HttpServer::port() const { return impl_->port(); }
 void HttpServer::Shutdown(std::chrono::milliseconds drain) { impl_->Shutdown(drain); }
 HttpServerStats HttpServer::stats() const { return impl_->stats(); }
-Status HttpServer::ReloadTls() { return impl_->ReloadTls(); }
+common::Status HttpServer::ReloadTls() { return impl_->ReloadTls(); }
 
 }  // namespace taskgov::extender

@@ -57,7 +57,7 @@
 #include <utility>
 #include <vector>
 
-#include "scheduler/common/result.h"
+#include "common/result.h"
 
 namespace taskgov::extender {
 
@@ -102,7 +102,7 @@ struct HttpTlsOptions {
   std::chrono::milliseconds reload_interval{5'000};
   // Called after every reload that found changed content (ok, or the reason the new files were
   // rejected), on an I/O thread or the ReloadTls caller's thread. Optional; must not throw.
-  std::function<void(const Status&)> on_reload;
+  std::function<void(const common::Status&)> on_reload;
 };
 
 // What the server saw of one request, for metrics. The views are valid during the call only.
@@ -155,7 +155,7 @@ class HttpServer {
 
   // Loads the TLS files (if any), binds, listens and starts the I/O threads. Errors name the
   // address or the file.
-  [[nodiscard]] Status Start();
+  [[nodiscard]] common::Status Start();
   // The bound port (after a successful Start).
   [[nodiscard]] uint16_t port() const;
   // Stops accepting, finishes requests in flight until `drain` has passed, stops the threads.
@@ -166,7 +166,7 @@ class HttpServer {
   // on. Returns OK when the files loaded or did not change, the load error when they are
   // rejected (the old set stays), and an error when the server has no TLS or is not started.
   // Logging, stats and on_reload report each distinct rejected content once.
-  [[nodiscard]] Status ReloadTls();
+  [[nodiscard]] common::Status ReloadTls();
 
  private:
   class Impl;

@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "e2e/http_client.h"
+#include "common/testing/http_client.h"
 #include "extender/http_test_util.h"
 
 namespace taskgov::extender {
@@ -41,7 +41,7 @@ class HttpServerTest : public ::testing::Test {
                              return HttpResponse{200, "application/json", req.body, {}};
                            }});
     server_ = std::make_unique<HttpServer>(options, std::move(routes));
-    Status s = server_->Start();
+    common::Status s = server_->Start();
     ASSERT_TRUE(s.ok()) << s.error().message;
   }
 
@@ -66,24 +66,24 @@ class HttpServerTest : public ::testing::Test {
 
 TEST_F(HttpServerTest, RoutesAndStatusCodes) {
   StartServer();
-  e2e::HttpClient client("127.0.0.1", server_->port());
-  Result<e2e::HttpReply> ok = client.Post("/echo", "{\"a\":1}");
+  common::testing::HttpClient client("127.0.0.1", server_->port());
+  common::Result<common::testing::HttpReply> ok = client.Post("/echo", "{\"a\":1}");
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_EQ(ok->status, 200);
   EXPECT_EQ(ok->body, "{\"a\":1}");
   EXPECT_EQ(ok->headers["content-length"], "7");
   EXPECT_EQ(ok->headers.count("transfer-encoding"), 0u);
 
-  Result<e2e::HttpReply> query = client.Post("/echo?x=1", "q");
+  common::Result<common::testing::HttpReply> query = client.Post("/echo?x=1", "q");
   ASSERT_TRUE(query.ok());
   EXPECT_EQ(query->status, 200);
 
-  Result<e2e::HttpReply> missing = client.Post("/nope", "{}");
+  common::Result<common::testing::HttpReply> missing = client.Post("/nope", "{}");
   ASSERT_TRUE(missing.ok());
   EXPECT_EQ(missing->status, 404);
   EXPECT_NE(missing->body.find("no such endpoint: /nope"), std::string::npos);
 
-  Result<e2e::HttpReply> wrong = client.Get("/echo");
+  common::Result<common::testing::HttpReply> wrong = client.Get("/echo");
   ASSERT_TRUE(wrong.ok());
   EXPECT_EQ(wrong->status, 405);
   EXPECT_EQ(wrong->headers["allow"], "POST");
@@ -91,13 +91,13 @@ TEST_F(HttpServerTest, RoutesAndStatusCodes) {
 
 TEST_F(HttpServerTest, OversizedBodyIs413AndServerKeepsServing) {
   StartServer();
-  e2e::HttpClient client("127.0.0.1", server_->port());
-  Result<e2e::HttpReply> big = client.Post("/echo", std::string(4096, 'x'));
+  common::testing::HttpClient client("127.0.0.1", server_->port());
+  common::Result<common::testing::HttpReply> big = client.Post("/echo", std::string(4096, 'x'));
   ASSERT_TRUE(big.ok()) << big.error().message;
   EXPECT_EQ(big->status, 413);
   EXPECT_NE(big->body.find("limit of 1024 bytes for /echo"), std::string::npos) << big->body;
   EXPECT_EQ(calls_.load(), 0);
-  Result<e2e::HttpReply> after = client.Post("/echo", "fine");
+  common::Result<common::testing::HttpReply> after = client.Post("/echo", "fine");
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(after->status, 200);
   EXPECT_EQ(server_->stats().bad_requests, 1u);
@@ -115,9 +115,9 @@ TEST_F(HttpServerTest, MalformedRequestIs400) {
 
 TEST_F(HttpServerTest, ThousandSequentialRequestsOnOneConnection) {
   StartServer();
-  e2e::HttpClient client("127.0.0.1", server_->port());
+  common::testing::HttpClient client("127.0.0.1", server_->port());
   for (int i = 0; i < 1000; ++i) {
-    Result<e2e::HttpReply> r = client.Post("/echo", std::to_string(i));
+    common::Result<common::testing::HttpReply> r = client.Post("/echo", std::to_string(i));
     ASSERT_TRUE(r.ok()) << r.error().message;
     ASSERT_EQ(r->body, std::to_string(i));
   }
@@ -134,9 +134,9 @@ TEST_F(HttpServerTest, TricklingClientIsCutOffWithoutSlowingOthers) {
   const std::string partial = "POST /echo HTTP/1.1\r\nHost: x\r\n";
   ASSERT_EQ(::write(slow, partial.data(), 5), 5);  // first bytes, then silence
 
-  e2e::HttpClient client("127.0.0.1", server_->port());
+  common::testing::HttpClient client("127.0.0.1", server_->port());
   for (int i = 0; i < 50; ++i) {
-    Result<e2e::HttpReply> r = client.Post("/echo", "x");
+    common::Result<common::testing::HttpReply> r = client.Post("/echo", "x");
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->status, 200);
   }
@@ -152,8 +152,8 @@ TEST_F(HttpServerTest, ConnectionCapClosesExtraConnections) {
   HttpServerOptions options;
   options.max_connections = 2;
   StartServer(options);
-  e2e::HttpClient a("127.0.0.1", server_->port());
-  e2e::HttpClient b("127.0.0.1", server_->port());
+  common::testing::HttpClient a("127.0.0.1", server_->port());
+  common::testing::HttpClient b("127.0.0.1", server_->port());
   ASSERT_TRUE(a.Get("/healthz").ok());
   ASSERT_TRUE(b.Get("/healthz").ok());
   int extra = RawConnect();
@@ -171,10 +171,10 @@ TEST_F(HttpServerTest, ParallelClients) {
   std::atomic<int> ok{0};
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
-      e2e::HttpClient client("127.0.0.1", server_->port());
+      common::testing::HttpClient client("127.0.0.1", server_->port());
       for (int i = 0; i < 100; ++i) {
         std::string body = std::to_string(t) + ":" + std::to_string(i);
-        Result<e2e::HttpReply> r = client.Post("/echo", body);
+        common::Result<common::testing::HttpReply> r = client.Post("/echo", body);
         if (r.ok() && r->status == 200 && r->body == body) ok.fetch_add(1);
       }
     });
@@ -185,7 +185,7 @@ TEST_F(HttpServerTest, ParallelClients) {
 
 TEST_F(HttpServerTest, ShutdownClosesIdleConnectionsPromptly) {
   StartServer();
-  e2e::HttpClient client("127.0.0.1", server_->port());
+  common::testing::HttpClient client("127.0.0.1", server_->port());
   ASSERT_TRUE(client.Get("/healthz").ok());
   const auto start = std::chrono::steady_clock::now();
   server_->Shutdown(milliseconds(2000));
@@ -209,8 +209,8 @@ TEST_F(HttpServerTest, TruncatedBodyIsRejectedAndNeverHandled) {
   ASSERT_TRUE(SendAll(gone, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nab"));
   ::close(gone);
 
-  e2e::HttpClient client("127.0.0.1", server_->port());
-  Result<e2e::HttpReply> r = client.Post("/echo", "whole");
+  common::testing::HttpClient client("127.0.0.1", server_->port());
+  common::Result<common::testing::HttpReply> r = client.Post("/echo", "whole");
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->body, "whole");
   EXPECT_TRUE(Eventually([&] { return server_->stats().open_connections == 1; }));
@@ -234,9 +234,9 @@ TEST_F(HttpServerTest, TricklingBodyIsCutAtTheRequestDeadlineWhileOthersAreServe
       std::this_thread::sleep_for(milliseconds(10));
     }
   });
-  e2e::HttpClient client("127.0.0.1", server_->port());
+  common::testing::HttpClient client("127.0.0.1", server_->port());
   for (int i = 0; i < 50; ++i) {
-    Result<e2e::HttpReply> r = client.Post("/echo", std::to_string(i));
+    common::Result<common::testing::HttpReply> r = client.Post("/echo", std::to_string(i));
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_EQ(r->body, std::to_string(i));
   }
@@ -271,7 +271,7 @@ TEST_F(HttpServerTest, ObserverSeesEveryReply) {
     cv.notify_all();
   };
   StartServer(options);
-  e2e::HttpClient client("127.0.0.1", server_->port());
+  common::testing::HttpClient client("127.0.0.1", server_->port());
   // The observer runs after the reply is written, and 404/405/413 close the connection: wait
   // for each observation so that they stay in request order.
   auto observed = [&](size_t n) {
@@ -311,10 +311,10 @@ TEST_F(HttpServerTest, ClientReplacesAKeptAliveConnectionTheServerClosed) {
   HttpServerOptions options;
   options.idle_timeout = milliseconds(50);
   StartServer(options);
-  e2e::HttpClient client("127.0.0.1", server_->port());
+  common::testing::HttpClient client("127.0.0.1", server_->port());
   ASSERT_TRUE(client.Post("/echo", "1").ok());
   ASSERT_TRUE(Eventually([&] { return server_->stats().open_connections == 0; }));
-  Result<e2e::HttpReply> r = client.Post("/echo", "2");
+  common::Result<common::testing::HttpReply> r = client.Post("/echo", "2");
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->body, "2");
   EXPECT_EQ(client.connections_opened(), 2);
@@ -332,14 +332,15 @@ TEST_F(HttpServerTest, ManyParallelConnections) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      std::vector<std::unique_ptr<e2e::HttpClient>> clients;
+      std::vector<std::unique_ptr<common::testing::HttpClient>> clients;
       for (int c = 0; c < kClientsPerThread; ++c) {
-        clients.push_back(std::make_unique<e2e::HttpClient>("127.0.0.1", server_->port()));
+        clients.push_back(
+            std::make_unique<common::testing::HttpClient>("127.0.0.1", server_->port()));
       }
       for (int round = 0; round < kRounds; ++round) {
         for (auto& client : clients) {
           const std::string body = std::to_string(t) + ":" + std::to_string(round);
-          Result<e2e::HttpReply> r = client->Post("/echo", body);
+          common::Result<common::testing::HttpReply> r = client->Post("/echo", body);
           if (r.ok() && r->status == 200 && r->body == body) ok.fetch_add(1);
         }
       }
@@ -357,9 +358,9 @@ TEST_F(HttpServerTest, ShutdownFinishesAnInFlightSlowHandlerButClosesIdleConnect
   int idle = RawConnect();
   ASSERT_TRUE(SendAll(idle, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
 
-  Result<e2e::HttpReply> slow_reply = Error{"not run"};
+  common::Result<common::testing::HttpReply> slow_reply = common::Error{"not run"};
   std::thread slow([&] {
-    e2e::HttpClient client("127.0.0.1", server_->port());
+    common::testing::HttpClient client("127.0.0.1", server_->port());
     slow_reply = client.Post("/slow", "finish me");
   });
   ASSERT_EQ(slow_entered_.get_future().wait_for(std::chrono::seconds(10)),
@@ -398,12 +399,12 @@ TEST(HttpServerStatusTest, BodilessAndInvalidStatusesDoNotCrash) {
                          }});
   HttpServer server(HttpServerOptions{}, std::move(routes));
   ASSERT_TRUE(server.Start().ok());
-  e2e::HttpClient client("127.0.0.1", server.port());
-  Result<e2e::HttpReply> none = client.Get("/nocontent");
+  common::testing::HttpClient client("127.0.0.1", server.port());
+  common::Result<common::testing::HttpReply> none = client.Get("/nocontent");
   ASSERT_TRUE(none.ok()) << none.error().message;
   EXPECT_EQ(none->status, 204);
   EXPECT_EQ(none->body, "");
-  Result<e2e::HttpReply> weird = client.Get("/weird");
+  common::Result<common::testing::HttpReply> weird = client.Get("/weird");
   ASSERT_TRUE(weird.ok()) << weird.error().message;
   EXPECT_EQ(weird->status, 500);
   server.Shutdown(std::chrono::milliseconds(500));

@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
+#include "common/log.h"
 #include "config/check_config.h"
 #include "config/loader.h"
 #include "config/policy_store.h"
@@ -32,19 +34,17 @@
 #include "extender/http_server.h"
 #include "extender/metrics_http.h"
 #include "metrics/metrics.h"
-#include "scheduler/admission.h"
-#include "scheduler/cluster_state.h"
-#include "scheduler/common/clock.h"
-#include "scheduler/common/log.h"
+#include "scheduler/actions/preemption_controller.h"
+#include "scheduler/decisions/admission.h"
 #include "scheduler/kube/actions.h"
 #include "scheduler/kube/client.h"
 #include "scheduler/kube/config.h"
 #include "scheduler/kube/informers.h"
 #include "scheduler/kube/leader_election.h"
 #include "scheduler/kube/lease.h"
-#include "scheduler/kube_json.h"
-#include "scheduler/preemption_controller.h"
-#include "scheduler/quota_book.h"
+#include "scheduler/ledger/quota_book.h"
+#include "scheduler/model/kube_json.h"
+#include "scheduler/state/cluster_state.h"
 
 namespace taskgov::extender {
 namespace {
@@ -62,25 +62,26 @@ int Fail(const std::string& message) {
   return 2;
 }
 
-Status CheckReadable(const std::string& path, std::string_view what) {
-  if (path.empty()) return Status::Ok();
+common::Status CheckReadable(const std::string& path, std::string_view what) {
+  if (path.empty()) return common::Status::Ok();
   if (::access(path.c_str(), R_OK) != 0) {
-    return Error{"cannot read " + std::string(what) + " '" + path + "': " + strerror(errno)};
+    return common::Error{"cannot read " + std::string(what) + " '" + path +
+                         "': " + strerror(errno)};
   }
-  return Status::Ok();
+  return common::Status::Ok();
 }
 
-Status WritePortFile(const std::string& path, uint16_t webhook, uint16_t metrics) {
+common::Status WritePortFile(const std::string& path, uint16_t webhook, uint16_t metrics) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << "{\"webhook\":" << webhook << ",\"metrics\":" << metrics << "}\n";
-    if (!out) return Error{"cannot write port file '" + tmp + "'"};
+    if (!out) return common::Error{"cannot write port file '" + tmp + "'"};
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Error{"cannot rename port file to '" + path + "': " + strerror(errno)};
+    return common::Error{"cannot rename port file to '" + path + "': " + strerror(errno)};
   }
-  return Status::Ok();
+  return common::Status::Ok();
 }
 
 std::string DefaultIdentity() {
@@ -135,7 +136,7 @@ class Ticker {
 
 int Run(int argc, char** argv) {
   std::vector<std::string_view> args(argv + 1, argv + argc);
-  Result<Flags> parsed = ParseFlags(args);
+  common::Result<Flags> parsed = ParseFlags(args);
   if (!parsed.ok()) return Fail(parsed.error().message);
   const Flags& flags = *parsed;
   if (flags.help) {
@@ -143,9 +144,9 @@ int Run(int argc, char** argv) {
     return 0;
   }
   if (!flags.check_config.empty()) return config::RunCheckConfig(flags.check_config, std::cout);
-  log::Level level = log::Level::kInfo;
-  (void)log::ParseLevel(flags.log_level, &level);  // validated by ParseFlags
-  log::SetLevel(level);
+  common::log::Level level = common::log::Level::kInfo;
+  (void)common::log::ParseLevel(flags.log_level, &level);  // validated by ParseFlags
+  common::log::SetLevel(level);
 
   if (!(flags.retry_period < flags.renew_deadline && flags.renew_deadline < flags.lease_duration)) {
     return Fail("leader election needs retry period < renew deadline < lease duration");
@@ -160,7 +161,7 @@ int Run(int argc, char** argv) {
        {std::pair{flags.config_dir, "config directory"}, std::pair{flags.kubeconfig, "kubeconfig"},
         std::pair{flags.tls_cert_file, "TLS certificate"}, std::pair{flags.tls_key_file, "TLS key"},
         std::pair{flags.tls_client_ca_file, "TLS client CA"}}) {
-    if (Status s = CheckReadable(path, what); !s.ok()) return Fail(s.error().message);
+    if (common::Status s = CheckReadable(path, what); !s.ok()) return Fail(s.error().message);
   }
 
   // Block the termination signals before any thread starts, so every thread inherits the mask
@@ -171,7 +172,7 @@ int Run(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  SystemClock clock;
+  common::SystemClock clock;
 
   metrics::Options metrics_options;
   metrics_options.kueue_compatible = flags.kueue_metrics;
@@ -196,9 +197,9 @@ int Run(int argc, char** argv) {
     if (scheduler::Admission* admission = admission_ptr.load(std::memory_order_acquire)) {
       admission->ApplyPolicy(result.policy);
     }
-    log::Info("config", "policy loaded",
-              {{"teams", static_cast<int64_t>(result.policy->teams.size())},
-               {"hash", result.content_hash}});
+    common::log::Info("config", "policy loaded",
+                      {{"teams", static_cast<int64_t>(result.policy->teams.size())},
+                       {"hash", result.content_hash}});
   };
   config::ConfigWatcher watcher(&policies, watcher_options);
   (void)watcher.Reload();
@@ -227,8 +228,9 @@ int Run(int argc, char** argv) {
   std::unique_ptr<scheduler::PreemptionController> preemption;
   const std::string identity = flags.identity.empty() ? DefaultIdentity() : flags.identity;
   if (!flags.no_kube) {
-    Result<scheduler::kube::ClusterConfig> cluster_config = scheduler::kube::LoadClusterConfig(
-        flags.kubeconfig, flags.kube_context, scheduler::kube::ProcessEnv());
+    common::Result<scheduler::kube::ClusterConfig> cluster_config =
+        scheduler::kube::LoadClusterConfig(flags.kubeconfig, flags.kube_context,
+                                           scheduler::kube::ProcessEnv());
     if (!cluster_config.ok()) {
       return Fail("no usable Kubernetes API configuration: " + cluster_config.error().message +
                   " (give --kubeconfig, run in a cluster, or --no-kube)");
@@ -259,11 +261,12 @@ int Run(int argc, char** argv) {
       election.on_started_leading = [&] {
         // A new leader inherits no reservations: rebuild the counters from what is bound.
         std::vector<scheduler::Ledger::Drift> drift = book.Reconcile();
-        log::Info("leader", "started leading",
-                  {{"identity", identity}, {"drift_cells", static_cast<int64_t>(drift.size())}});
+        common::log::Info(
+            "leader", "started leading",
+            {{"identity", identity}, {"drift_cells", static_cast<int64_t>(drift.size())}});
       };
       election.on_stopped_leading = [&] {
-        log::Warn("leader", "stopped leading", {{"identity", identity}});
+        common::log::Warn("leader", "stopped leading", {{"identity", identity}});
       };
       elector = std::make_unique<scheduler::kube::LeaderElector>(lease_store.get(), election);
     }
@@ -349,11 +352,11 @@ int Run(int argc, char** argv) {
   }
   HttpServer webhooks(webhook_server_options, handlers.Routes());
 
-  if (Status s = health.Start(); !s.ok()) return Fail(s.error().message);
-  if (Status s = webhooks.Start(); !s.ok()) return Fail(s.error().message);
-  if (Status s = watcher.Start(); !s.ok()) {
-    log::Warn("config", "no inotify on the config directory; polling only",
-              {{"error", s.error().message}});
+  if (common::Status s = health.Start(); !s.ok()) return Fail(s.error().message);
+  if (common::Status s = webhooks.Start(); !s.ok()) return Fail(s.error().message);
+  if (common::Status s = watcher.Start(); !s.ok()) {
+    common::log::Warn("config", "no inotify on the config directory; polling only",
+                      {{"error", s.error().message}});
   }
   if (informers) informers->Start();
   if (elector) elector->Start();
@@ -403,8 +406,8 @@ int Run(int argc, char** argv) {
   Ticker housekeeping(kHousekeepingPeriod, [&](uint64_t tick) {
     feed_metrics();
     if (size_t expired = book.ExpireAssumed(); expired > 0) {
-      log::Info("ledger", "assumed reservations expired",
-                {{"count", static_cast<int64_t>(expired)}});
+      common::log::Info("ledger", "assumed reservations expired",
+                        {{"count", static_cast<int64_t>(expired)}});
     }
     if (tick % kReconcileEveryTicks == 0) {
       // Reservations against the pods running, then the counters against the reservations.
@@ -413,37 +416,38 @@ int Run(int argc, char** argv) {
       for (const auto& [what, uids] :
            {std::pair{"released", &pods.released}, std::pair{"charged", &pods.charged}}) {
         if (uids->empty()) continue;
-        log::Warn("ledger", "reservations repaired against the running pods",
-                  {{"repair", what},
-                   {"count", static_cast<int64_t>(uids->size())},
-                   {"first_uid", uids->front()}});
+        common::log::Warn("ledger", "reservations repaired against the running pods",
+                          {{"repair", what},
+                           {"count", static_cast<int64_t>(uids->size())},
+                           {"first_uid", uids->front()}});
       }
       for (const scheduler::Ledger::Drift& d : book.Reconcile()) {
-        log::Warn("ledger", "usage drift repaired",
-                  {{"team", scheduler::TeamNames().Name(d.key.team)},
-                   {"flavor", scheduler::FlavorNames().Name(d.key.flavor)},
-                   {"resource", scheduler::ResourceNames().Name(d.key.resource)},
-                   {"ledger", d.ledger_usage},
-                   {"reservations", d.charged}});
+        common::log::Warn("ledger", "usage drift repaired",
+                          {{"team", scheduler::TeamNames().Name(d.key.team)},
+                           {"flavor", scheduler::FlavorNames().Name(d.key.flavor)},
+                           {"resource", scheduler::ResourceNames().Name(d.key.resource)},
+                           {"ledger", d.ledger_usage},
+                           {"reservations", d.charged}});
       }
     }
   });
 
   if (!flags.port_file.empty()) {
-    if (Status s = WritePortFile(flags.port_file, webhooks.port(), health.port()); !s.ok()) {
+    if (common::Status s = WritePortFile(flags.port_file, webhooks.port(), health.port());
+        !s.ok()) {
       return Fail(s.error().message);
     }
   }
-  log::Info(kComponent, "serving",
-            {{"webhook_port", static_cast<int>(webhooks.port())},
-             {"metrics_port", static_cast<int>(health.port())},
-             {"config_dir", flags.config_dir},
-             {"identity", identity},
-             {"kube", !flags.no_kube}});
+  common::log::Info(kComponent, "serving",
+                    {{"webhook_port", static_cast<int>(webhooks.port())},
+                     {"metrics_port", static_cast<int>(health.port())},
+                     {"config_dir", flags.config_dir},
+                     {"identity", identity},
+                     {"kube", !flags.no_kube}});
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);
-  log::Info(kComponent, "shutting down", {{"signal", strsignal(signal_number)}});
+  common::log::Info(kComponent, "shutting down", {{"signal", strsignal(signal_number)}});
   webhooks.Shutdown(flags.shutdown_drain);
   if (preemption_loop) preemption_loop->Stop();
   housekeeping.Stop();
@@ -451,7 +455,7 @@ int Run(int argc, char** argv) {
   if (informers) informers->Stop();
   watcher.Stop();
   health.Shutdown(std::chrono::milliseconds(100));
-  log::Info(kComponent, "stopped");
+  common::log::Info(kComponent, "stopped");
   return 0;
 }
 

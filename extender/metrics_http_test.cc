@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "e2e/http_client.h"
+#include "common/testing/http_client.h"
 #include "metrics/testing/exposition.h"
 #include "metrics/testing/prometheus_server.h"
 #include "metrics/testing/scenario.h"
@@ -64,12 +64,12 @@ TEST(MetricsHttpTest, RouteServesTheExpositionAndTheObserverCountsRoutes) {
   HttpServer server(options, std::move(routes));
   ASSERT_TRUE(server.Start().ok());
 
-  e2e::HttpClient client("127.0.0.1", server.port());
+  common::testing::HttpClient client("127.0.0.1", server.port());
   ASSERT_TRUE(client.Post("/scheduler/filter", "{}").ok());
   ASSERT_TRUE(client.Get("/no/such/path").ok());
   ASSERT_TRUE(client.Get("/scheduler/filter").ok());  // 405: a path, but no route
   ASSERT_TRUE(observed.WaitFor(3));
-  Result<e2e::HttpReply> reply = client.Get("/metrics");
+  common::Result<common::testing::HttpReply> reply = client.Get("/metrics");
   ASSERT_TRUE(reply.ok()) << reply.error().message;
   EXPECT_EQ(reply->status, 200);
   EXPECT_EQ(reply->headers["content-type"], "text/plain; version=0.0.4; charset=utf-8");
@@ -110,11 +110,11 @@ TEST(MetricsPrometheusTest, RealPrometheusScrapesTheExporter) {
   ASSERT_TRUE(exporter.Start().ok());
 
   PrometheusServer prometheus;
-  Status started = prometheus.Start("127.0.0.1:" + std::to_string(exporter.port()));
+  common::Status started = prometheus.Start("127.0.0.1:" + std::to_string(exporter.port()));
   ASSERT_TRUE(started.ok()) << started.error().message;
 
   auto wait_value = [&](const std::string& query, double want) {
-    Result<std::vector<QuerySample>> r = prometheus.WaitFor(
+    common::Result<std::vector<QuerySample>> r = prometheus.WaitFor(
         query, [&](const std::vector<QuerySample>& v) { return Only(v) == want; },
         std::chrono::seconds(20));
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message) << "\nprometheus log:\n"

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "e2e/http_client.h"
+#include "common/testing/http_client.h"
 #include "extender/http_server.h"
 #include "extender/http_test_util.h"
 
@@ -20,15 +20,15 @@ using std::chrono::milliseconds;
 using testing::Eventually;
 using testing::TlsTestFile;
 
-e2e::HttpClientTls TrustingCa(std::string_view ca) {
-  e2e::HttpClientTls tls;
+common::testing::HttpClientTls TrustingCa(std::string_view ca) {
+  common::testing::HttpClientTls tls;
   tls.ca_file = TlsTestFile(ca);
   return tls;
 }
 
-e2e::HttpClientTls WithClientCert(std::string_view ca, std::string_view cert,
-                                  std::string_view key) {
-  e2e::HttpClientTls tls = TrustingCa(ca);
+common::testing::HttpClientTls WithClientCert(std::string_view ca, std::string_view cert,
+                                              std::string_view key) {
+  common::testing::HttpClientTls tls = TrustingCa(ca);
   tls.cert_file = TlsTestFile(cert);
   tls.key_file = TlsTestFile(key);
   return tls;
@@ -55,7 +55,7 @@ class TlsServerTest : public ::testing::Test {
                              return HttpResponse{200, "application/json", req.body, {}};
                            }});
     server_ = std::make_unique<HttpServer>(std::move(options), std::move(routes));
-    Status s = server_->Start();
+    common::Status s = server_->Start();
     ASSERT_TRUE(s.ok()) << s.error().message;
   }
 
@@ -64,16 +64,17 @@ class TlsServerTest : public ::testing::Test {
   }
 
   // One POST /echo on `client`; the error message, or "" when the echo came back.
-  static std::string Echo(e2e::HttpClient& client, const std::string& body = "ping") {
-    Result<e2e::HttpReply> r = client.Post("/echo", body);
+  static std::string Echo(common::testing::HttpClient& client, const std::string& body = "ping") {
+    common::Result<common::testing::HttpReply> r = client.Post("/echo", body);
     if (!r.ok()) return r.error().message;
     if (r->status != 200) return "status " + std::to_string(r->status);
     if (r->body != body) return "wrong body " + r->body;
     return "";
   }
 
-  e2e::HttpClient Client(e2e::HttpClientTls tls) {
-    return e2e::HttpClient("127.0.0.1", server_->port(), std::move(tls), milliseconds(5000));
+  common::testing::HttpClient Client(common::testing::HttpClientTls tls) {
+    return common::testing::HttpClient("127.0.0.1", server_->port(), std::move(tls),
+                                       milliseconds(5000));
   }
 
   std::unique_ptr<HttpServer> server_;
@@ -82,7 +83,7 @@ class TlsServerTest : public ::testing::Test {
 
 TEST_F(TlsServerTest, RoundTripOverTls) {
   StartServer(ServerTls());
-  e2e::HttpClient client = Client(TrustingCa("ca.pem"));
+  common::testing::HttpClient client = Client(TrustingCa("ca.pem"));
   EXPECT_EQ(Echo(client, "{\"Pod\":{}}"), "");
   EXPECT_EQ(Echo(client, std::string(20000, 'n')), "");
   EXPECT_EQ(client.connections_opened(), 1);
@@ -100,7 +101,7 @@ TEST_F(TlsServerTest, StartFailsOnBadFilesNamingThem) {
   HttpTlsOptions tls = ServerTls();
   tls.key_file = TlsTestFile("other_server.key");  // does not match server.pem
   HttpServer mismatched(WithTls(tls), {});
-  Status s = mismatched.Start();
+  common::Status s = mismatched.Start();
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("does not match the certificate"), std::string::npos)
       << s.error().message;
@@ -123,52 +124,53 @@ TEST_F(TlsServerTest, StartFailsOnBadFilesNamingThem) {
 
 TEST_F(TlsServerTest, ServerNameVerification) {
   StartServer(ServerTls());
-  e2e::HttpClientTls by_name = TrustingCa("ca.pem");
+  common::testing::HttpClientTls by_name = TrustingCa("ca.pem");
   by_name.server_name = "localhost";  // SNI + DNS SAN
-  e2e::HttpClient named = Client(by_name);
+  common::testing::HttpClient named = Client(by_name);
   EXPECT_EQ(Echo(named), "");
 
-  e2e::HttpClientTls wrong_name = TrustingCa("ca.pem");
+  common::testing::HttpClientTls wrong_name = TrustingCa("ca.pem");
   wrong_name.server_name = "taskgov.example";
-  e2e::HttpClient wrong = Client(wrong_name);
+  common::testing::HttpClient wrong = Client(wrong_name);
   const std::string error = Echo(wrong);
   EXPECT_NE(error.find("hostname mismatch"), std::string::npos) << error;
 
-  e2e::HttpClient untrusting = Client(TrustingCa("other_ca.pem"));
+  common::testing::HttpClient untrusting = Client(TrustingCa("other_ca.pem"));
   const std::string untrusted = Echo(untrusting);
   EXPECT_NE(untrusted.find("certificate"), std::string::npos) << untrusted;
 }
 
 TEST_F(TlsServerTest, OnlyTls12AndNewer) {
   StartServer(ServerTls());
-  e2e::HttpClientTls tls12 = TrustingCa("ca.pem");
+  common::testing::HttpClientTls tls12 = TrustingCa("ca.pem");
   tls12.max_version = "1.2";
-  e2e::HttpClient modern = Client(tls12);
+  common::testing::HttpClient modern = Client(tls12);
   EXPECT_EQ(Echo(modern), "");
 
-  e2e::HttpClientTls tls11 = TrustingCa("ca.pem");
+  common::testing::HttpClientTls tls11 = TrustingCa("ca.pem");
   tls11.min_version = "1.0";
   tls11.max_version = "1.1";
-  e2e::HttpClient old = Client(tls11);
+  common::testing::HttpClient old = Client(tls11);
   EXPECT_NE(Echo(old), "");
   EXPECT_TRUE(Eventually([&] { return server_->stats().tls_handshake_failures == 1; }));
 }
 
 TEST_F(TlsServerTest, AlpnSelectsHttp11AndNeverH2) {
   StartServer(ServerTls());
-  e2e::HttpClient go_like = Client(TrustingCa("ca.pem"));  // offers h2, http/1.1 (Go's order)
+  common::testing::HttpClient go_like =
+      Client(TrustingCa("ca.pem"));  // offers h2, http/1.1 (Go's order)
   EXPECT_EQ(Echo(go_like), "");
   EXPECT_EQ(go_like.negotiated_protocol(), "http/1.1");
 
-  e2e::HttpClientTls no_alpn = TrustingCa("ca.pem");
+  common::testing::HttpClientTls no_alpn = TrustingCa("ca.pem");
   no_alpn.alpn.clear();
-  e2e::HttpClient plain_tls = Client(no_alpn);
+  common::testing::HttpClient plain_tls = Client(no_alpn);
   EXPECT_EQ(Echo(plain_tls), "");
   EXPECT_EQ(plain_tls.negotiated_protocol(), "");
 
-  e2e::HttpClientTls h2_only = TrustingCa("ca.pem");
+  common::testing::HttpClientTls h2_only = TrustingCa("ca.pem");
   h2_only.alpn = {"h2"};
-  e2e::HttpClient h2 = Client(h2_only);
+  common::testing::HttpClient h2 = Client(h2_only);
   const std::string error = Echo(h2);
   EXPECT_NE(error.find("no application protocol"), std::string::npos) << error;
   EXPECT_TRUE(Eventually([&] { return server_->stats().tls_handshake_failures == 1; }));
@@ -176,16 +178,17 @@ TEST_F(TlsServerTest, AlpnSelectsHttp11AndNeverH2) {
 
 TEST_F(TlsServerTest, MutualTlsRequiresACertificateFromTheClientCa) {
   StartServer(ServerTls(/*mtls=*/true));
-  e2e::HttpClient anonymous = Client(TrustingCa("ca.pem"));
+  common::testing::HttpClient anonymous = Client(TrustingCa("ca.pem"));
   EXPECT_NE(Echo(anonymous), "");
   EXPECT_TRUE(Eventually([&] { return server_->stats().tls_handshake_failures == 1; }));
 
-  e2e::HttpClient wrong_ca =
+  common::testing::HttpClient wrong_ca =
       Client(WithClientCert("ca.pem", "other_client.pem", "other_client.key"));
   EXPECT_NE(Echo(wrong_ca), "");
   EXPECT_TRUE(Eventually([&] { return server_->stats().tls_handshake_failures == 2; }));
 
-  e2e::HttpClient scheduler = Client(WithClientCert("ca.pem", "client.pem", "client.key"));
+  common::testing::HttpClient scheduler =
+      Client(WithClientCert("ca.pem", "client.pem", "client.key"));
   EXPECT_EQ(Echo(scheduler), "");
   EXPECT_EQ(Echo(scheduler), "");
   EXPECT_EQ(scheduler.connections_opened(), 1);
@@ -194,9 +197,9 @@ TEST_F(TlsServerTest, MutualTlsRequiresACertificateFromTheClientCa) {
 
 TEST_F(TlsServerTest, PlainHttpToTheTlsPortIsRefusedAndOthersAreServed) {
   StartServer(ServerTls());
-  e2e::HttpClient plain("127.0.0.1", server_->port(), milliseconds(5000));
+  common::testing::HttpClient plain("127.0.0.1", server_->port(), milliseconds(5000));
   EXPECT_FALSE(plain.Post("/echo", "x").ok());
-  e2e::HttpClient tls = Client(TrustingCa("ca.pem"));
+  common::testing::HttpClient tls = Client(TrustingCa("ca.pem"));
   EXPECT_EQ(Echo(tls), "");
   EXPECT_TRUE(Eventually([&] { return server_->stats().tls_handshake_failures == 1; }));
 }
@@ -208,7 +211,7 @@ TEST_F(TlsServerTest, SilentClientIsCutAtTheHandshakeDeadline) {
   int silent = testing::RawConnect(server_->port());
   ASSERT_GE(silent, 0);
   ASSERT_TRUE(testing::SendAll(silent, std::string("\x16\x03\x01", 3)));  // a ClientHello begins
-  e2e::HttpClient client = Client(TrustingCa("ca.pem"));
+  common::testing::HttpClient client = Client(TrustingCa("ca.pem"));
   for (int i = 0; i < 20; ++i) ASSERT_EQ(Echo(client), "");
   bool closed = false;
   EXPECT_EQ(testing::ReadUntilClosed(silent, &closed), "");
@@ -219,7 +222,7 @@ TEST_F(TlsServerTest, SilentClientIsCutAtTheHandshakeDeadline) {
 
 TEST_F(TlsServerTest, ThousandSequentialRequestsOnOneTlsConnection) {
   StartServer(ServerTls(/*mtls=*/true));
-  e2e::HttpClient client = Client(WithClientCert("ca.pem", "client.pem", "client.key"));
+  common::testing::HttpClient client = Client(WithClientCert("ca.pem", "client.pem", "client.key"));
   for (int i = 0; i < 1000; ++i) ASSERT_EQ(Echo(client, std::to_string(i)), "") << i;
   EXPECT_EQ(client.connections_opened(), 1);
   EXPECT_EQ(client.retries(), 0);
@@ -237,9 +240,9 @@ TEST_F(TlsServerTest, ManyParallelTlsConnections) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      std::vector<std::unique_ptr<e2e::HttpClient>> clients;
+      std::vector<std::unique_ptr<common::testing::HttpClient>> clients;
       for (int c = 0; c < kClientsPerThread; ++c) {
-        clients.push_back(std::make_unique<e2e::HttpClient>(
+        clients.push_back(std::make_unique<common::testing::HttpClient>(
             "127.0.0.1", server_->port(), WithClientCert("ca.pem", "client.pem", "client.key"),
             milliseconds(10000)));
       }
@@ -288,20 +291,20 @@ class TlsRotationTest : public TlsServerTest {
 
 TEST_F(TlsRotationTest, NewCertificateForNewConnectionsOldConnectionsKeepWorking) {
   StartServer(RotatingTls());
-  e2e::HttpClient before = Client(TrustingCa("ca.pem"));
+  common::testing::HttpClient before = Client(TrustingCa("ca.pem"));
   ASSERT_EQ(Echo(before), "");
 
   ASSERT_TRUE(server_->ReloadTls().ok());  // unchanged files: nothing to do
   EXPECT_EQ(server_->stats().tls_reloads, 0u);
 
   Install("other_server.pem", "other_server.key");
-  Status reloaded = server_->ReloadTls();
+  common::Status reloaded = server_->ReloadTls();
   ASSERT_TRUE(reloaded.ok()) << reloaded.error().message;
   EXPECT_EQ(server_->stats().tls_reloads, 1u);
 
-  e2e::HttpClient after = Client(TrustingCa("other_ca.pem"));
+  common::testing::HttpClient after = Client(TrustingCa("other_ca.pem"));
   EXPECT_EQ(Echo(after), "");
-  e2e::HttpClient stale_trust = Client(TrustingCa("ca.pem"));
+  common::testing::HttpClient stale_trust = Client(TrustingCa("ca.pem"));
   EXPECT_NE(Echo(stale_trust), "");  // new connections get the new certificate
 
   for (int i = 0; i < 10; ++i) EXPECT_EQ(Echo(before), "");
@@ -311,30 +314,30 @@ TEST_F(TlsRotationTest, NewCertificateForNewConnectionsOldConnectionsKeepWorking
 TEST_F(TlsRotationTest, BadNewFilesKeepTheOldCertificate) {
   StartServer(RotatingTls());
   ASSERT_TRUE(testing::WriteFileAtomically(dir_ / "tls.crt", "-----BEGIN CERTIFICATE-----\nxx"));
-  Status garbage = server_->ReloadTls();
+  common::Status garbage = server_->ReloadTls();
   ASSERT_FALSE(garbage.ok());
   EXPECT_NE(garbage.error().message.find("tls.crt"), std::string::npos) << garbage.error().message;
   EXPECT_FALSE(server_->ReloadTls().ok());  // still bad, reported (counted, logged) once
   EXPECT_EQ(server_->stats().tls_reload_failures, 1u);
 
-  e2e::HttpClient client = Client(TrustingCa("ca.pem"));
+  common::testing::HttpClient client = Client(TrustingCa("ca.pem"));
   EXPECT_EQ(Echo(client), "");  // still the original certificate
 
   // A rotation caught half-way: the new certificate with the old key.
   ASSERT_TRUE(testing::WriteFileAtomically(
       dir_ / "tls.crt", testing::ReadFileOrEmpty(TlsTestFile("other_server.pem"))));
-  Status mismatched = server_->ReloadTls();
+  common::Status mismatched = server_->ReloadTls();
   ASSERT_FALSE(mismatched.ok());
   EXPECT_NE(mismatched.error().message.find("does not match"), std::string::npos)
       << mismatched.error().message;
   EXPECT_EQ(server_->stats().tls_reload_failures, 2u);
-  e2e::HttpClient fresh = Client(TrustingCa("ca.pem"));
+  common::testing::HttpClient fresh = Client(TrustingCa("ca.pem"));
   EXPECT_EQ(Echo(fresh), "");
 
   // The key arrives: the rotation completes.
   Install("other_server.pem", "other_server.key");
   ASSERT_TRUE(server_->ReloadTls().ok());
-  e2e::HttpClient rotated = Client(TrustingCa("other_ca.pem"));
+  common::testing::HttpClient rotated = Client(TrustingCa("other_ca.pem"));
   EXPECT_EQ(Echo(rotated), "");
   EXPECT_EQ(server_->stats().tls_reloads, 1u);
 }
@@ -345,7 +348,7 @@ TEST_F(TlsRotationTest, FilesAreWatchedOnATimer) {
   std::vector<bool> reloads;  // ok or not, in order; guarded by mu
   HttpTlsOptions tls = RotatingTls();
   tls.reload_interval = milliseconds(20);
-  tls.on_reload = [&](const Status& s) {
+  tls.on_reload = [&](const common::Status& s) {
     std::lock_guard<std::mutex> lock(mu);
     reloads.push_back(s.ok());
     cv.notify_all();
@@ -357,7 +360,7 @@ TEST_F(TlsRotationTest, FilesAreWatchedOnATimer) {
     ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return !reloads.empty(); }));
     EXPECT_TRUE(reloads.front());
   }
-  e2e::HttpClient rotated = Client(TrustingCa("other_ca.pem"));
+  common::testing::HttpClient rotated = Client(TrustingCa("other_ca.pem"));
   EXPECT_EQ(Echo(rotated), "");
 
   ASSERT_TRUE(testing::WriteFileAtomically(dir_ / "tls.key", "not a key"));
@@ -366,7 +369,7 @@ TEST_F(TlsRotationTest, FilesAreWatchedOnATimer) {
     ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return reloads.size() == 2; }));
     EXPECT_FALSE(reloads.back());
   }
-  e2e::HttpClient still = Client(TrustingCa("other_ca.pem"));
+  common::testing::HttpClient still = Client(TrustingCa("other_ca.pem"));
   EXPECT_EQ(Echo(still), "");
 }
 

@@ -3,10 +3,10 @@
 #include <memory>
 #include <unordered_map>
 
-#include "scheduler/common/log.h"
-#include "scheduler/json_select.h"
-#include "scheduler/kube_fields.h"
-#include "scheduler/kube_json.h"
+#include "common/log.h"
+#include "scheduler/model/json_select.h"
+#include "scheduler/model/kube_fields.h"
+#include "scheduler/model/kube_json.h"
 
 namespace taskgov::extender {
 namespace {
@@ -89,7 +89,7 @@ const FieldSelector& BindingArgsSelector() {
 
 DecodeStatus ParseBody(std::string_view body, const FieldSelector& selector,
                        scheduler::SelectedJson* out) {
-  Status s = scheduler::SelectiveParse(body, selector, out);
+  common::Status s = scheduler::SelectiveParse(body, selector, out);
   if (!s.ok()) return Malformed(s.error().message);
   if (!out->doc.IsObject()) return TypeError("request", "a JSON object", out->doc);
   return DecodeStatus{};
@@ -101,7 +101,7 @@ DecodeStatus DecodeRequestPod(const Value& root, scheduler::Pod* pod, bool* pres
   *present = v != nullptr;
   if (v == nullptr) return DecodeStatus{};
   if (!v->IsObject()) return TypeError("Pod", "an object", *v);
-  Result<scheduler::Pod> decoded = scheduler::DecodePod(*v);
+  common::Result<scheduler::Pod> decoded = scheduler::DecodePod(*v);
   if (!decoded.ok()) return Malformed("Pod: " + decoded.error().message);
   *pod = std::move(decoded).value();
   return DecodeStatus{};
@@ -214,7 +214,7 @@ void AppendJsonString(std::string_view text, std::string* out) {
   if (plain) {
     out->append(text);
   } else {
-    log::AppendJsonEscaped(text, out);
+    common::log::AppendJsonEscaped(text, out);
   }
   out->push_back('"');
 }
@@ -247,7 +247,7 @@ DecodeStatus DecodeFilterRequest(std::string_view body, FilterRequest* out) {
       const std::string where = "Nodes.items[" + std::to_string(i) + "]";
       const Value& item = (*items)[i];
       if (!item.IsObject()) return TypeError(where, "a Node object", item);
-      Result<scheduler::Node> node = scheduler::DecodeNode(item);
+      common::Result<scheduler::Node> node = scheduler::DecodeNode(item);
       if (!node.ok()) return Malformed(where + ": " + node.error().message);
       const scheduler::JsonSpan span = json.captures[first_span + i];
       args.node_names.push_back(node->name);
@@ -322,7 +322,7 @@ DecodeStatus DecodePreemptRequest(std::string_view body, scheduler::PreemptArgs*
             if (is_meta) {
               TASKGOV_RETURN_IF_FAILED(GetString(p, "uid", pod_where + ".UID", &pod.uid));
             } else {
-              Result<scheduler::Pod> decoded = scheduler::DecodePod(p);
+              common::Result<scheduler::Pod> decoded = scheduler::DecodePod(p);
               if (!decoded.ok()) return Malformed(pod_where + ": " + decoded.error().message);
               pod = std::move(decoded).value();
             }

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "scheduler/json_select.h"
+#include "scheduler/model/json_select.h"
 
 namespace taskgov::extender {
 namespace {
@@ -63,7 +63,7 @@ TEST(DecodeFilterRequestTest, NodesModeKeepsRawNodes) {
 }
 
 TEST(DecodeFilterRequestTest, PodPlacementThroughTheSharedDecoder) {
-  // The webhook's pod goes through scheduler/kube_json.h like the informer's: tolerations and
+  // The webhook's pod goes through scheduler/model/kube_json.h like the informer's: tolerations and
   // required node affinity arrive; preferred affinity and pod affinity are skipped.
   const std::string pod =
       R"({"metadata":{"name":"w-1","namespace":"team-a","uid":"u-2"},"spec":{)"

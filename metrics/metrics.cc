@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/log.h"
 #include "metrics/series.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
@@ -21,10 +22,9 @@
 #include "prometheus/metric_family.h"
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
-#include "scheduler/common/log.h"
 #include "scheduler/kube/watch_reasons.h"
-#include "scheduler/quantity.h"
-#include "scheduler/resources.h"
+#include "scheduler/model/quantity.h"
+#include "scheduler/model/resources.h"
 
 namespace taskgov::metrics {
 namespace {
@@ -309,8 +309,8 @@ class Metrics::Impl {
 
   void ObservePreemption(NameId team, NameId victim_team, std::string_view reason) {
     if (FindPreemptionReason(reason) == nullptr) {
-      log::Error(kComponent, "preemption with an undeclared reason; not counted",
-                 {{"reason", reason}});
+      common::log::Error(kComponent, "preemption with an undeclared reason; not counted",
+                         {{"reason", reason}});
       return;
     }
     preemptions_.Get(L3{TeamLabel(team), TeamLabel(victim_team), reason}).Add();
@@ -363,8 +363,8 @@ class Metrics::Impl {
   void CollectProcess(int64_t now_ms, std::vector<MetricFamily>* out) const;
 
   const Options options_;
-  SystemClock system_clock_;
-  const Clock* const clock_;
+  common::SystemClock system_clock_;
+  const common::Clock* const clock_;
 
   prometheus::Registry registry_;
   prometheus::Family<prometheus::Counter>& watch_restarts_;

@@ -64,12 +64,12 @@
 #include <string>
 #include <string_view>
 
+#include "common/clock.h"
 #include "metrics/labels.h"
-#include "scheduler/admission.h"
-#include "scheduler/cluster_state.h"
-#include "scheduler/common/clock.h"
-#include "scheduler/interner.h"
-#include "scheduler/quota_book.h"
+#include "scheduler/decisions/admission.h"
+#include "scheduler/ledger/quota_book.h"
+#include "scheduler/model/interner.h"
+#include "scheduler/state/cluster_state.h"
 
 namespace prometheus {
 class Registry;
@@ -98,7 +98,7 @@ struct Options {
   bool kueue_compatible = false;
   BuildInfo build;
   // Time for informer event ages and ObserveInformerEvent(resource); null: the system clock.
-  const Clock* clock = nullptr;
+  const common::Clock* clock = nullptr;
 };
 
 // What a scrape reads. Pointers must outlive the Metrics object (or be replaced first).

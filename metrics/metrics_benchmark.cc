@@ -13,12 +13,12 @@
 #include <string>
 
 #include "benchmark/benchmark.h"
+#include "common/clock.h"
 #include "metrics/metrics.h"
 #include "prometheus/histogram.h"
-#include "scheduler/admission.h"
-#include "scheduler/common/clock.h"
-#include "scheduler/interner.h"
-#include "scheduler/quota_book.h"
+#include "scheduler/decisions/admission.h"
+#include "scheduler/ledger/quota_book.h"
+#include "scheduler/model/interner.h"
 #include "scheduler/testing/builders.h"
 
 namespace taskgov::metrics {
@@ -80,7 +80,7 @@ struct Cluster {
     return b.Build();
   }
 
-  FakeClock clock;
+  common::FakeClock clock;
   scheduler::QuotaBook book;
   scheduler::ClusterState cluster;
   std::unique_ptr<Metrics> metrics;

@@ -206,7 +206,7 @@ TEST(MetricsTest, LentSumsToBorrowedInEachCohort) {
       builder.Team(std::string("lent-") + l.team, "pool")
           .Quota("f", "nvidia.com/gpu", l.nominal, l.borrowing, l.lending);
     }
-    FakeClock clock;
+    common::FakeClock clock;
     scheduler::QuotaBook book(builder.Build(), &clock);
     for (const Line& l : c.lines) {
       const std::string team = std::string("lent-") + l.team;
@@ -459,7 +459,7 @@ TEST(MetricsTest, HelpTextsListExactlyTheEmittedReasons) {
 }
 
 TEST(MetricsTest, InformerAgeFollowsTheInjectedClock) {
-  FakeClock clock(100'000);
+  common::FakeClock clock(100'000);
   Options options;
   options.clock = &clock;
   Metrics m(options);
@@ -527,7 +527,7 @@ TEST(MetricsTest, ZeroWeightBorrowingTeamHasInfiniteShare) {
   scheduler::testing::PolicyBuilder builder;
   builder.Team("w0", "c").Weight(0).Quota("f", "nvidia.com/gpu", 4);
   builder.Team("w1", "c").Quota("f", "nvidia.com/gpu", 4);
-  FakeClock clock;
+  common::FakeClock clock;
   scheduler::QuotaBook book(builder.Build(), &clock);
   Metrics m(Options{true, {}, &clock});
   m.SetSources(Sources{&book, nullptr, nullptr});

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <string>
 
-#include "scheduler/common/result.h"
-#include "scheduler/objects.h"
+#include "common/result.h"
+#include "scheduler/model/objects.h"
 
 namespace taskgov::scheduler {
 
@@ -62,8 +62,8 @@ class KubeActions {
  public:
   virtual ~KubeActions() = default;
   // POST pods/{name}/binding.
-  virtual Status Bind(const std::string& ns, const std::string& name, const std::string& uid,
-                      const std::string& node) = 0;
+  virtual common::Status Bind(const std::string& ns, const std::string& name,
+                              const std::string& uid, const std::string& node) = 0;
   // POST pods/{name}/eviction (policy/v1) with deleteOptions.gracePeriodSeconds.
   virtual EvictOutcome Evict(const std::string& ns, const std::string& name, const std::string& uid,
                              int64_t grace_period_seconds, std::string* detail) = 0;

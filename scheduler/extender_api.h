@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/objects.h"
+#include "scheduler/model/objects.h"
 
 namespace taskgov::scheduler {
 

@@ -5,7 +5,7 @@
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
-#include "scheduler/admission.h"
+#include "scheduler/decisions/admission.h"
 #include "scheduler/testing/builders.h"
 
 namespace taskgov::scheduler {
@@ -60,7 +60,7 @@ void BM_ReserveReleaseThreeResources(benchmark::State& state) {
 BENCHMARK(BM_ReserveReleaseThreeResources);
 
 struct FilterFixture {
-  FakeClock clock;
+  common::FakeClock clock;
   QuotaBook book{HundredTeams(), &clock};
   ClusterState cluster{&book, &clock, ClusterState::Options{}};
   Admission admission{&book, &cluster, nullptr, &clock, Admission::Options{}};
@@ -113,7 +113,7 @@ BENCHMARK(BM_FilterRefuse500Nodes100Teams);
 // Bytes per tracked pod: heap growth for 100,000 bound reservations.
 void BM_MemoryPerTrackedPod(benchmark::State& state) {
   for (auto _ : state) {
-    FakeClock clock;
+    common::FakeClock clock;
     auto book = std::make_unique<QuotaBook>(HundredTeams(), &clock);
     const NameId flavor = FlavorNames().Intern(kFlavors[0]);
     std::vector<NameId> teams;
@@ -142,7 +142,7 @@ BENCHMARK(BM_MemoryPerTrackedPod)->Iterations(1)->Unit(benchmark::kMillisecond);
 void BM_MemoryPerRunningPodWholeState(benchmark::State& state) {
   const std::string last_applied(2048, 'x');
   for (auto _ : state) {
-    FakeClock clock;
+    common::FakeClock clock;
     auto book = std::make_unique<QuotaBook>(HundredTeams(), &clock);
     auto cluster = std::make_unique<ClusterState>(book.get(), &clock, ClusterState::Options{});
     constexpr int kNodes = 2'000;

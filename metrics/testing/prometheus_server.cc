@@ -39,9 +39,9 @@ using SteadyClock = std::chrono::steady_clock;
 void Pause(std::chrono::milliseconds ms) { ::poll(nullptr, 0, static_cast<int>(ms.count())); }
 
 // A loopback port that was free a moment ago.
-Result<uint16_t> FreePort() {
+common::Result<uint16_t> FreePort() {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Error{std::string("socket: ") + strerror(errno)};
+  if (fd < 0) return common::Error{std::string("socket: ") + strerror(errno)};
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -51,7 +51,7 @@ Result<uint16_t> FreePort() {
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     const std::string why = strerror(errno);
     ::close(fd);
-    return Error{"bind 127.0.0.1:0: " + why};
+    return common::Error{"bind 127.0.0.1:0: " + why};
   }
   ::close(fd);
   return ntohs(addr.sin_port);
@@ -72,10 +72,10 @@ std::string UrlEncode(const std::string& s) {
   return out;
 }
 
-Result<double> SampleValue(const rapidjson::Value& pair) {
+common::Result<double> SampleValue(const rapidjson::Value& pair) {
   // [ <unix time>, "<value>" ]
   if (!pair.IsArray() || pair.Size() != 2 || !pair[1].IsString()) {
-    return Error{"sample value is not [time, \"value\"]"};
+    return common::Error{"sample value is not [time, \"value\"]"};
   }
   const std::string text = pair[1].GetString();
   if (text == "+Inf") return INFINITY;
@@ -83,7 +83,8 @@ Result<double> SampleValue(const rapidjson::Value& pair) {
   if (text == "NaN") return NAN;
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
-  if (end == nullptr || *end != '\0') return Error{"sample value '" + text + "' is not a number"};
+  if (end == nullptr || *end != '\0')
+    return common::Error{"sample value '" + text + "' is not a number"};
   return v;
 }
 
@@ -97,25 +98,25 @@ bool PrometheusServer::Available(const std::string& binary) {
   return ::access(binary.c_str(), X_OK) == 0;
 }
 
-Status PrometheusServer::Start(const std::string& target, const std::string& metrics_path) {
-  if (pid_ > 0) return Error{"prometheus already started"};
+common::Status PrometheusServer::Start(const std::string& target, const std::string& metrics_path) {
+  if (pid_ > 0) return common::Error{"prometheus already started"};
   const char* tmp = std::getenv("TEST_TMPDIR");
   std::string templ = std::string(tmp != nullptr ? tmp : "/tmp") + "/prometheus-XXXXXX";
   if (::mkdtemp(templ.data()) == nullptr) {
-    return Error{"mkdtemp " + templ + ": " + strerror(errno)};
+    return common::Error{"mkdtemp " + templ + ": " + strerror(errno)};
   }
   dir_ = templ;
   log_path_ = dir_ + "/prometheus.log";
   for (int attempt = 0;; ++attempt) {
     bool port_taken = false;
-    Status s = StartOnce(target, metrics_path, &port_taken);
+    common::Status s = StartOnce(target, metrics_path, &port_taken);
     if (s.ok() || !port_taken || attempt == 4) return s;
   }
 }
 
-Status PrometheusServer::StartOnce(const std::string& target, const std::string& metrics_path,
-                                   bool* port_taken) {
-  Result<uint16_t> port = FreePort();
+common::Status PrometheusServer::StartOnce(const std::string& target,
+                                           const std::string& metrics_path, bool* port_taken) {
+  common::Result<uint16_t> port = FreePort();
   if (!port.ok()) return port.error();
   port_ = *port;
   const auto interval = std::to_string(options_.scrape_interval.count()) + "ms";
@@ -131,7 +132,7 @@ Status PrometheusServer::StartOnce(const std::string& target, const std::string&
         << "    metrics_path: " << metrics_path << "\n"
         << "    static_configs:\n"
         << "      - targets: ['" << target << "']\n";
-    if (!out) return Error{"cannot write " + config};
+    if (!out) return common::Error{"cannot write " + config};
   }
   const std::vector<std::string> args = {
       options_.binary,
@@ -154,7 +155,7 @@ Status PrometheusServer::StartOnce(const std::string& target, const std::string&
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     pid_ = -1;
-    return Error{"spawn " + options_.binary + ": " + strerror(rc)};
+    return common::Error{"spawn " + options_.binary + ": " + strerror(rc)};
   }
 
   const auto deadline = SteadyClock::now() + options_.ready_timeout;
@@ -163,21 +164,22 @@ Status PrometheusServer::StartOnce(const std::string& target, const std::string&
     if (Exited()) {
       const std::string log = LogTail(4000);
       *port_taken = log.find("address already in use") != std::string::npos;
-      return Error{"prometheus exited before it was ready; its log ends:\n" + log};
+      return common::Error{"prometheus exited before it was ready; its log ends:\n" + log};
     }
-    Result<std::string> ready = Get("/-/ready");
-    if (ready.ok()) return Status::Ok();
+    common::Result<std::string> ready = Get("/-/ready");
+    if (ready.ok()) return common::Status::Ok();
     last = ready.error().message;
     Pause(std::chrono::milliseconds(50));
   }
   const std::string log = LogTail(4000);
   Stop();
-  return Error{"prometheus not ready after " + std::to_string(options_.ready_timeout.count()) +
-               " ms (" + last + "); its log ends:\n" + log};
+  return common::Error{"prometheus not ready after " +
+                       std::to_string(options_.ready_timeout.count()) + " ms (" + last +
+                       "); its log ends:\n" + log};
 }
 
 // A plain blocking GET (no Accept-Encoding: Prometheus' API would gzip its replies).
-Result<std::string> PrometheusServer::Get(const std::string& target) {
+common::Result<std::string> PrometheusServer::Get(const std::string& target) {
   namespace beast = boost::beast;
   namespace http = beast::http;
   boost::asio::io_context ioc;
@@ -186,60 +188,61 @@ Result<std::string> PrometheusServer::Get(const std::string& target) {
   beast::error_code ec;
   const boost::asio::ip::tcp::endpoint endpoint(boost::asio::ip::make_address("127.0.0.1"), port_);
   stream.connect(endpoint, ec);
-  if (ec) return Error{"connect 127.0.0.1:" + std::to_string(port_) + ": " + ec.message()};
+  if (ec) return common::Error{"connect 127.0.0.1:" + std::to_string(port_) + ": " + ec.message()};
   http::request<http::empty_body> req{http::verb::get, target, 11};
   req.set(http::field::host, "127.0.0.1:" + std::to_string(port_));
   http::write(stream, req, ec);
-  if (ec) return Error{"GET " + target + ": " + ec.message()};
+  if (ec) return common::Error{"GET " + target + ": " + ec.message()};
   beast::flat_buffer buffer;
   http::response<http::string_body> res;
   http::read(stream, buffer, res, ec);
-  if (ec) return Error{"GET " + target + ": " + ec.message()};
+  if (ec) return common::Error{"GET " + target + ": " + ec.message()};
   stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
   if (res.result_int() != 200) {
-    return Error{"GET " + target + ": status " + std::to_string(res.result_int()) + ": " +
-                 res.body()};
+    return common::Error{"GET " + target + ": status " + std::to_string(res.result_int()) + ": " +
+                         res.body()};
   }
   return std::move(res.body());
 }
 
-Result<std::vector<QuerySample>> PrometheusServer::Query(const std::string& promql) {
-  Result<std::string> body = Get("/api/v1/query?query=" + UrlEncode(promql));
+common::Result<std::vector<QuerySample>> PrometheusServer::Query(const std::string& promql) {
+  common::Result<std::string> body = Get("/api/v1/query?query=" + UrlEncode(promql));
   if (!body.ok()) return body.error().Wrap("query " + promql);
   rapidjson::Document doc;
   doc.Parse(body->c_str(), body->size());
   const std::string where = "query " + promql + ": ";
-  if (doc.HasParseError() || !doc.IsObject()) return Error{where + "reply is not JSON: " + *body};
+  if (doc.HasParseError() || !doc.IsObject())
+    return common::Error{where + "reply is not JSON: " + *body};
   auto status = doc.FindMember("status");
   if (status == doc.MemberEnd() || !status->value.IsString() ||
       std::string(status->value.GetString()) != "success") {
-    return Error{where + "status is not success: " + *body};
+    return common::Error{where + "status is not success: " + *body};
   }
   auto data = doc.FindMember("data");
-  if (data == doc.MemberEnd() || !data->value.IsObject()) return Error{where + "no data"};
+  if (data == doc.MemberEnd() || !data->value.IsObject()) return common::Error{where + "no data"};
   auto type = data->value.FindMember("resultType");
   auto result = data->value.FindMember("result");
   if (type == data->value.MemberEnd() || !type->value.IsString() ||
       result == data->value.MemberEnd()) {
-    return Error{where + "no resultType/result"};
+    return common::Error{where + "no resultType/result"};
   }
   std::vector<QuerySample> out;
   const std::string kind = type->value.GetString();
   if (kind == "scalar") {
-    Result<double> v = SampleValue(result->value);
+    common::Result<double> v = SampleValue(result->value);
     if (!v.ok()) return v.error().Wrap(where);
     out.push_back(QuerySample{{}, *v});
     return out;
   }
   if (kind != "vector" || !result->value.IsArray()) {
-    return Error{where + "result type " + kind + " is not a vector"};
+    return common::Error{where + "result type " + kind + " is not a vector"};
   }
   for (const rapidjson::Value& item : result->value.GetArray()) {
-    if (!item.IsObject()) return Error{where + "result item is not an object"};
+    if (!item.IsObject()) return common::Error{where + "result item is not an object"};
     auto metric = item.FindMember("metric");
     auto value = item.FindMember("value");
     if (metric == item.MemberEnd() || !metric->value.IsObject() || value == item.MemberEnd()) {
-      return Error{where + "result item without metric/value"};
+      return common::Error{where + "result item without metric/value"};
     }
     QuerySample sample;
     for (const auto& label : metric->value.GetObject()) {
@@ -247,7 +250,7 @@ Result<std::vector<QuerySample>> PrometheusServer::Query(const std::string& prom
         sample.labels[label.name.GetString()] = label.value.GetString();
       }
     }
-    Result<double> v = SampleValue(value->value);
+    common::Result<double> v = SampleValue(value->value);
     if (!v.ok()) return v.error().Wrap(where);
     sample.value = *v;
     out.push_back(std::move(sample));
@@ -255,20 +258,20 @@ Result<std::vector<QuerySample>> PrometheusServer::Query(const std::string& prom
   return out;
 }
 
-Result<std::vector<QuerySample>> PrometheusServer::WaitFor(
+common::Result<std::vector<QuerySample>> PrometheusServer::WaitFor(
     const std::string& promql, const std::function<bool(const std::vector<QuerySample>&)>& done,
     std::chrono::milliseconds timeout) {
   const auto deadline = SteadyClock::now() + timeout;
   while (true) {
-    Result<std::vector<QuerySample>> r = Query(promql);
+    common::Result<std::vector<QuerySample>> r = Query(promql);
     if (r.ok() && done(*r)) return r;
     if (SteadyClock::now() >= deadline) {
       if (!r.ok()) return r;
       std::string seen;
       for (const QuerySample& s : *r) seen += " " + std::to_string(s.value);
-      return Error{"query " + promql + ": condition not met within " +
-                   std::to_string(timeout.count()) +
-                   " ms; last result:" + (seen.empty() ? " (empty)" : seen)};
+      return common::Error{"query " + promql + ": condition not met within " +
+                           std::to_string(timeout.count()) +
+                           " ms; last result:" + (seen.empty() ? " (empty)" : seen)};
     }
     Pause(std::chrono::milliseconds(50));
   }

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/common/result.h"
+#include "common/result.h"
 
 namespace taskgov::metrics::testing {
 
@@ -52,12 +52,12 @@ class PrometheusServer {
   [[nodiscard]] static bool Available(const std::string& binary = kPrometheusBinary);
 
   // Starts a server that scrapes http://<target><metrics_path> (target "127.0.0.1:1234").
-  [[nodiscard]] Status Start(const std::string& target,
-                             const std::string& metrics_path = "/metrics");
+  [[nodiscard]] common::Status Start(const std::string& target,
+                                     const std::string& metrics_path = "/metrics");
   // An instant query; the result must be a vector (or scalar, returned as one sample).
-  [[nodiscard]] Result<std::vector<QuerySample>> Query(const std::string& promql);
+  [[nodiscard]] common::Result<std::vector<QuerySample>> Query(const std::string& promql);
   // Repeats `promql` until `done(result)` holds; the last result or error at the deadline.
-  [[nodiscard]] Result<std::vector<QuerySample>> WaitFor(
+  [[nodiscard]] common::Result<std::vector<QuerySample>> WaitFor(
       const std::string& promql, const std::function<bool(const std::vector<QuerySample>&)>& done,
       std::chrono::milliseconds timeout);
   void Stop();
@@ -69,8 +69,9 @@ class PrometheusServer {
   [[nodiscard]] std::string LogTail(size_t bytes = 2000) const;
 
  private:
-  Status StartOnce(const std::string& target, const std::string& metrics_path, bool* port_taken);
-  Result<std::string> Get(const std::string& target);
+  common::Status StartOnce(const std::string& target, const std::string& metrics_path,
+                           bool* port_taken);
+  common::Result<std::string> Get(const std::string& target);
   bool Exited();
 
   PrometheusOptions options_;

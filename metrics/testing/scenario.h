@@ -19,12 +19,12 @@
 #include <memory>
 #include <string>
 
+#include "common/clock.h"
 #include "metrics/metrics.h"
-#include "scheduler/admission.h"
-#include "scheduler/cluster_state.h"
-#include "scheduler/common/clock.h"
-#include "scheduler/interner.h"
-#include "scheduler/quota_book.h"
+#include "scheduler/decisions/admission.h"
+#include "scheduler/ledger/quota_book.h"
+#include "scheduler/model/interner.h"
+#include "scheduler/state/cluster_state.h"
 #include "scheduler/testing/builders.h"
 
 namespace taskgov::metrics::testing {
@@ -138,7 +138,7 @@ struct Scenario {
     clock.Advance(500);
   }
 
-  FakeClock clock;
+  common::FakeClock clock;
   scheduler::QuotaBook book;
   scheduler::ClusterState cluster;
   std::unique_ptr<Metrics> metrics;

@@ -5,8 +5,8 @@
 
 #include <cstdio>
 
-#include "scheduler/common/log.h"
-#include "scheduler/common/time_format.h"
+#include "common/log.h"
+#include "common/time_format.h"
 
 namespace taskgov::scheduler::kube {
 namespace {
@@ -122,7 +122,7 @@ std::string EventBody(const EventRecord& event, const std::string& event_name,
 ApiKubeActions::ApiKubeActions(KubeClient* client, KubeActionsOptions options)
     : client_(client),
       options_(std::move(options)),
-      clock_(options_.clock != nullptr ? options_.clock : SystemClock::Get()) {
+      clock_(options_.clock != nullptr ? options_.clock : common::SystemClock::Get()) {
   worker_ = std::thread([this] { EventLoop(); });
 }
 
@@ -140,8 +140,8 @@ KubeActionsStats ApiKubeActions::stats() const {
   return stats_;
 }
 
-Status ApiKubeActions::Bind(const std::string& ns, const std::string& name, const std::string& uid,
-                            const std::string& node) {
+common::Status ApiKubeActions::Bind(const std::string& ns, const std::string& name,
+                                    const std::string& uid, const std::string& node) {
   CallOptions call;
   call.timeout = options_.bind_timeout;
   ApiResult<HttpResponse> response =
@@ -149,10 +149,11 @@ Status ApiKubeActions::Bind(const std::string& ns, const std::string& name, cons
   std::lock_guard<std::mutex> lock(mu_);
   if (!response.ok()) {
     ++stats_.bind_failures;
-    return Error{"bind " + ns + "/" + name + " to " + node + ": " + response.error().ToString()};
+    return common::Error{"bind " + ns + "/" + name + " to " + node + ": " +
+                         response.error().ToString()};
   }
   ++stats_.binds;
-  return Status::Ok();
+  return common::Status::Ok();
 }
 
 EvictOutcome ApiKubeActions::Evict(const std::string& ns, const std::string& name,
@@ -199,7 +200,7 @@ EvictOutcome ApiKubeActions::Evict(const std::string& ns, const std::string& nam
       outcome = EvictOutcome::kNotFound;
       break;
     }
-    log::Warn(kComponent, "eviction failed", {{"pod", ns + "/" + name}, {"error", text}});
+    common::log::Warn(kComponent, "eviction failed", {{"pod", ns + "/" + name}, {"error", text}});
     outcome = EvictOutcome::kFailed;
     break;
   }
@@ -273,16 +274,17 @@ void ApiKubeActions::SendEvent(const EventRecord& event) {
   call.timeout = options_.event_timeout;
   ApiResult<HttpResponse> response = client_->Call(
       "POST", "/apis/events.k8s.io/v1/namespaces/" + QueryEscape(event.ns) + "/events",
-      EventBody(event, name, FormatMicroTime(now), options_.reporting_controller, instance), call);
+      EventBody(event, name, common::FormatMicroTime(now), options_.reporting_controller, instance),
+      call);
   std::lock_guard<std::mutex> lock(mu_);
   if (response.ok()) {
     ++stats_.events_sent;
   } else {
     ++stats_.events_failed;
-    log::Warn(kComponent, "cannot record event",
-              {{"pod", event.ns + "/" + event.pod_name},
-               {"reason", event.reason},
-               {"error", response.error().ToString()}});
+    common::log::Warn(kComponent, "cannot record event",
+                      {{"pod", event.ns + "/" + event.pod_name},
+                       {"reason", event.reason},
+                       {"error", response.error().ToString()}});
   }
 }
 

@@ -35,8 +35,8 @@ struct KubeActionsOptions {
   std::chrono::milliseconds event_timeout{5'000};
   size_t event_queue_limit = 1000;
   std::string reporting_controller = "taskgov.io/scheduler";
-  std::string reporting_instance;  // e.g. the pod name; "" → "taskgov"
-  const Clock* clock = nullptr;    // eventTime; nullptr: SystemClock
+  std::string reporting_instance;        // e.g. the pod name; "" → "taskgov"
+  const common::Clock* clock = nullptr;  // eventTime; nullptr: SystemClock
 };
 
 struct KubeActionsStats {
@@ -56,8 +56,8 @@ class ApiKubeActions final : public KubeActions {
   ApiKubeActions(KubeClient* client, KubeActionsOptions options = {});
   ~ApiKubeActions() override;  // sends what is queued (bounded by event_timeout each), then stops
 
-  Status Bind(const std::string& ns, const std::string& name, const std::string& uid,
-              const std::string& node) override;
+  common::Status Bind(const std::string& ns, const std::string& name, const std::string& uid,
+                      const std::string& node) override;
   EvictOutcome Evict(const std::string& ns, const std::string& name, const std::string& uid,
                      int64_t grace_period_seconds, std::string* detail) override;
   void RecordEvent(const EventRecord& event) override;
@@ -72,7 +72,7 @@ class ApiKubeActions final : public KubeActions {
 
   KubeClient* const client_;
   const KubeActionsOptions options_;
-  const Clock* const clock_;
+  const common::Clock* const clock_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -5,17 +5,17 @@
 
 #include <gtest/gtest.h>
 
-#include "e2e/fake_apiserver.h"
-#include "scheduler/common/clock.h"
-#include "scheduler/common/time_format.h"
+#include "common/clock.h"
+#include "common/time_format.h"
+#include "scheduler/kube/testing/fake_apiserver.h"
 #include "scheduler/kube/testing/test_support.h"
 
 namespace taskgov::scheduler::kube {
 namespace {
 
-using e2e::EvictionMode;
-using e2e::FakeApiServer;
-using e2e::FaultRule;
+using scheduler::kube::testing::EvictionMode;
+using scheduler::kube::testing::FakeApiServer;
+using scheduler::kube::testing::FaultRule;
 using testing::PodJson;
 
 class ActionsTest : public ::testing::Test {
@@ -40,13 +40,13 @@ class ActionsTest : public ::testing::Test {
   std::string Field(const std::string& json, const char* a, const char* b) {
     rapidjson::Document doc;
     doc.Parse(json.c_str());
-    Result<std::string> v = testing::TestString(doc, a, b);
+    common::Result<std::string> v = testing::TestString(doc, a, b);
     return v.ok() ? *v : "";
   }
 
   FakeApiServer server_;
   std::unique_ptr<KubeClient> client_;
-  FakeClock clock_;
+  common::FakeClock clock_;
   std::unique_ptr<ApiKubeActions> actions_;
 };
 
@@ -75,23 +75,23 @@ TEST(ActionBodies, BindingEvictionAndEventMatchTheApi) {
 TEST_F(ActionsTest, BindSetsTheNodeAndReportsConflicts) {
   ASSERT_TRUE(server_.Upsert("pods", PodJson("team-a", "w-0")).ok());
   const std::string uid = Uid("team-a", "w-0");
-  Status bound = actions_->Bind("team-a", "w-0", uid, "hyperpod-p5-0");
+  common::Status bound = actions_->Bind("team-a", "w-0", uid, "hyperpod-p5-0");
   ASSERT_TRUE(bound.ok()) << bound.error().message;
   EXPECT_EQ(Field(*server_.Get("pods", "team-a", "w-0"), "spec", "nodeName"), "hyperpod-p5-0");
   ASSERT_EQ(server_.bindings().size(), 1u);
   EXPECT_EQ(server_.bindings()[0], BindingBody("w-0", uid, "hyperpod-p5-0"));
 
-  Status again = actions_->Bind("team-a", "w-0", uid, "hyperpod-p5-1");
+  common::Status again = actions_->Bind("team-a", "w-0", uid, "hyperpod-p5-1");
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.error().message.find("409"), std::string::npos);
   EXPECT_NE(again.error().message.find("already assigned"), std::string::npos);
 
   ASSERT_TRUE(server_.Upsert("pods", PodJson("team-a", "w-1")).ok());
-  Status wrong_uid = actions_->Bind("team-a", "w-1", "some-older-pod", "hyperpod-p5-1");
+  common::Status wrong_uid = actions_->Bind("team-a", "w-1", "some-older-pod", "hyperpod-p5-1");
   ASSERT_FALSE(wrong_uid.ok());
   EXPECT_NE(wrong_uid.error().message.find("UID"), std::string::npos);
 
-  Status missing = actions_->Bind("team-a", "nope", "x", "hyperpod-p5-1");
+  common::Status missing = actions_->Bind("team-a", "nope", "x", "hyperpod-p5-1");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("bind team-a/nope to hyperpod-p5-1"), std::string::npos);
   EXPECT_NE(missing.error().message.find("404"), std::string::npos);

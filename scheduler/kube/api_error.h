@@ -15,7 +15,7 @@
 #include <variant>
 #include <vector>
 
-#include "scheduler/common/result.h"
+#include "common/result.h"
 
 namespace taskgov::scheduler::kube {
 
@@ -65,7 +65,7 @@ struct ApiError {
     out += message;
     return out;
   }
-  [[nodiscard]] Error ToError() const { return Error{ToString()}; }
+  [[nodiscard]] common::Error ToError() const { return common::Error{ToString()}; }
 };
 
 template <typename T>

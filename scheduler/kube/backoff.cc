@@ -22,14 +22,14 @@ RandomSource MakeRandomSource(uint64_t seed) {
   };
 }
 
-Backoff::Backoff(BackoffOptions options, const Clock* clock, RandomSource random)
+Backoff::Backoff(BackoffOptions options, const common::Clock* clock, RandomSource random)
     : options_(options),
-      clock_(clock != nullptr ? clock : SystemClock::Get()),
+      clock_(clock != nullptr ? clock : common::SystemClock::Get()),
       random_(random ? std::move(random) : MakeRandomSource()),
       base_(options.initial) {}
 
 std::chrono::milliseconds Backoff::Next() {
-  const Clock::SteadyTime now = clock_->SteadyNow();
+  const common::Clock::SteadyTime now = clock_->SteadyNow();
   if (failed_before_ && now - last_failure_ >= options_.reset_after) base_ = options_.initial;
   failed_before_ = true;
   last_failure_ = now;

@@ -11,7 +11,7 @@
 #include <chrono>
 #include <functional>
 
-#include "scheduler/common/clock.h"
+#include "common/clock.h"
 
 namespace taskgov::scheduler::kube {
 
@@ -30,7 +30,7 @@ using RandomSource = std::function<double()>;
 
 class Backoff {
  public:
-  Backoff(BackoffOptions options, const Clock* clock, RandomSource random);
+  Backoff(BackoffOptions options, const common::Clock* clock, RandomSource random);
 
   // The delay to wait after a failure observed now.
   [[nodiscard]] std::chrono::milliseconds Next();
@@ -39,11 +39,11 @@ class Backoff {
 
  private:
   BackoffOptions options_;
-  const Clock* clock_;
+  const common::Clock* clock_;
   RandomSource random_;
   std::chrono::milliseconds base_;
   bool failed_before_ = false;
-  Clock::SteadyTime last_failure_{};
+  common::Clock::SteadyTime last_failure_{};
 };
 
 }  // namespace taskgov::scheduler::kube

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "scheduler/common/clock.h"
+#include "common/clock.h"
 
 namespace taskgov::scheduler::kube {
 namespace {
@@ -11,7 +11,7 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 TEST(Backoff, DoublesFromPointEightSecondsToThirtyWithoutJitter) {
-  FakeClock clock;
+  common::FakeClock clock;
   Backoff backoff(BackoffOptions{}, &clock, [] { return 0.0; });
   const int64_t expected[] = {800, 1600, 3200, 6400, 12800, 25600, 30000, 30000};
   for (int64_t ms : expected) {
@@ -21,7 +21,7 @@ TEST(Backoff, DoublesFromPointEightSecondsToThirtyWithoutJitter) {
 }
 
 TEST(Backoff, JitterStretchesWithinBoundsAndNeverPassesTheCap) {
-  FakeClock clock;
+  common::FakeClock clock;
   double r = 0.0;
   Backoff backoff(BackoffOptions{}, &clock, [&r] { return r; });
   r = 0.999;
@@ -33,7 +33,7 @@ TEST(Backoff, JitterStretchesWithinBoundsAndNeverPassesTheCap) {
 }
 
 TEST(Backoff, ResetsAfterTwoMinutesWithoutFailure) {
-  FakeClock clock;
+  common::FakeClock clock;
   Backoff backoff(BackoffOptions{}, &clock, [] { return 0.0; });
   for (int i = 0; i < 5; ++i) (void)backoff.Next();
   clock.Advance(seconds(119));

@@ -2,7 +2,7 @@
 
 #include <thread>
 
-#include "scheduler/common/log.h"
+#include "common/log.h"
 
 namespace taskgov::scheduler::kube {
 namespace {
@@ -101,18 +101,18 @@ KubeClient::KubeClient(ClusterConfig config, ClientOptions options)
 
 KubeClient::~KubeClient() = default;
 
-Result<std::unique_ptr<KubeClient>> KubeClient::Create(ClusterConfig config,
-                                                       ClientOptions options) {
+common::Result<std::unique_ptr<KubeClient>> KubeClient::Create(ClusterConfig config,
+                                                               ClientOptions options) {
   if (config.host.empty() || config.port == 0) {
-    if (config.server.empty()) return Error{"Kubernetes client: no server configured"};
-    if (Status s = ParseServerUrl(config.server, &config); !s.ok()) return s.error();
+    if (config.server.empty()) return common::Error{"Kubernetes client: no server configured"};
+    if (common::Status s = ParseServerUrl(config.server, &config); !s.ok()) return s.error();
   }
   std::unique_ptr<KubeClient> client(new KubeClient(std::move(config), std::move(options)));
   if (client->endpoint_.tls) {
     // Validate the static TLS material now, so a bad CA or key fails at startup.
     TlsSettings settings{client->config_.ca_pem, client->config_.insecure_skip_tls_verify,
                          client->config_.client_cert_pem, client->config_.client_key_pem};
-    Result<std::shared_ptr<TlsContext>> tls = MakeTlsContext(settings);
+    common::Result<std::shared_ptr<TlsContext>> tls = MakeTlsContext(settings);
     if (!tls.ok()) return tls.error().Wrap("Kubernetes client (" + client->config_.source + ")");
   }
   return client;
@@ -137,7 +137,7 @@ ClientStats KubeClient::stats() const {
 ApiResult<KubeClient::Prepared> KubeClient::Prepare(std::string_view method,
                                                     std::string_view target,
                                                     const std::string& body) {
-  Result<Credentials> creds = credentials_.Get();
+  common::Result<Credentials> creds = credentials_.Get();
   if (!creds.ok()) {
     return ApiError::Of(0, "CredentialsUnavailable", creds.error().message,
                         std::string(method) + " " + std::string(target));
@@ -147,7 +147,7 @@ ApiResult<KubeClient::Prepared> KubeClient::Prepare(std::string_view method,
     if (endpoint_.tls && (!tls_ || tls_generation_ != creds->tls_generation)) {
       TlsSettings settings{config_.ca_pem, config_.insecure_skip_tls_verify, creds->client_cert_pem,
                            creds->client_key_pem};
-      Result<std::shared_ptr<TlsContext>> tls = MakeTlsContext(settings);
+      common::Result<std::shared_ptr<TlsContext>> tls = MakeTlsContext(settings);
       if (!tls.ok()) {
         return ApiError::Of(0, "CredentialsUnavailable", tls.error().message,
                             std::string(method) + " " + std::string(target));
@@ -250,15 +250,15 @@ ApiResult<HttpResponse> KubeClient::Call(std::string_view method, std::string_vi
       auth_retried = true;
       auth_retries_.fetch_add(1, std::memory_order_relaxed);
       credentials_.Invalidate(prepared->token);
-      log::Info(kComponent, "401 Unauthorized; refreshing credentials and retrying",
-                {{"request", what}});
+      common::log::Info(kComponent, "401 Unauthorized; refreshing credentials and retrying",
+                        {{"request", what}});
       continue;
     }
     if (status == 429 && call.retry_throttled && error.retry_after.count() > 0 &&
         throttled < options_.max_throttle_retries && error.retry_after < Remaining(deadline)) {
       ++throttled;
       throttle_retries_.fetch_add(1, std::memory_order_relaxed);
-      log::Info(
+      common::log::Info(
           kComponent, "429 Too Many Requests; waiting Retry-After",
           {{"request", what}, {"retry_after_ms", static_cast<int64_t>(error.retry_after.count())}});
       if (call.cancel != nullptr) {
@@ -419,7 +419,7 @@ ApiResult<bool> WatchStream::Next(WatchEvent* event) {
         if (c != ' ' && c != '\t' && c != '\r') blank = false;
       }
       if (blank) continue;
-      Result<WatchEvent> parsed = ParseWatchEvent(*line);
+      common::Result<WatchEvent> parsed = ParseWatchEvent(*line);
       if (!parsed.ok()) return fail("InvalidEvent", parsed.error().message);
       *event = std::move(*parsed);
       return true;

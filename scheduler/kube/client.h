@@ -27,8 +27,8 @@
 #include <string_view>
 #include <vector>
 
-#include "scheduler/common/clock.h"
-#include "scheduler/common/result.h"
+#include "common/clock.h"
+#include "common/result.h"
 #include "scheduler/kube/api_error.h"
 #include "scheduler/kube/config.h"
 #include "scheduler/kube/credentials.h"
@@ -47,7 +47,8 @@ struct ClientOptions {
   size_t max_watch_event_bytes = 64 * 1024 * 1024;
   int max_throttle_retries = 5;
   std::string user_agent = "taskgov";
-  const Clock* clock = nullptr;  // nullptr: SystemClock (token re-read interval, exec expiry)
+  const common::Clock* clock =
+      nullptr;  // nullptr: SystemClock (token re-read interval, exec expiry)
 };
 
 struct CallOptions {
@@ -96,8 +97,8 @@ class WatchStream;
 
 class KubeClient {
  public:
-  [[nodiscard]] static Result<std::unique_ptr<KubeClient>> Create(ClusterConfig config,
-                                                                  ClientOptions options = {});
+  [[nodiscard]] static common::Result<std::unique_ptr<KubeClient>> Create(
+      ClusterConfig config, ClientOptions options = {});
   ~KubeClient();
   KubeClient(const KubeClient&) = delete;
   KubeClient& operator=(const KubeClient&) = delete;

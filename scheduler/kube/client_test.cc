@@ -2,7 +2,7 @@
 // 429 handling, timeouts, stale connections, TLS, cancellation and concurrent use.
 
 #include "scheduler/kube/client.h"
-#include "scheduler/common/base64.h"
+#include "common/base64.h"
 
 #include <gtest/gtest.h>
 
@@ -10,17 +10,17 @@
 #include <filesystem>
 #include <thread>
 
-#include "e2e/fake_apiserver.h"
-#include "scheduler/common/clock.h"
-#include "scheduler/common/time_format.h"
+#include "common/clock.h"
+#include "common/time_format.h"
+#include "scheduler/kube/testing/fake_apiserver.h"
 #include "scheduler/kube/testing/test_support.h"
 
 namespace taskgov::scheduler::kube {
 namespace {
 
-using e2e::FakeApiServer;
-using e2e::FakeApiServerOptions;
-using e2e::FaultRule;
+using scheduler::kube::testing::FakeApiServer;
+using scheduler::kube::testing::FakeApiServerOptions;
+using scheduler::kube::testing::FaultRule;
 using std::chrono::milliseconds;
 using testing::HttpConfig;
 using testing::PodJson;
@@ -35,15 +35,16 @@ class ClientTest : public ::testing::Test {
     ASSERT_TRUE(server_->Start().ok());
   }
   std::unique_ptr<KubeClient> MakeClient(ClusterConfig config, ClientOptions options = {}) {
-    Result<std::unique_ptr<KubeClient>> client = KubeClient::Create(std::move(config), options);
+    common::Result<std::unique_ptr<KubeClient>> client =
+        KubeClient::Create(std::move(config), options);
     EXPECT_TRUE(client.ok()) << (client.ok() ? "" : client.error().message);
     return client.ok() ? std::move(*client) : nullptr;
   }
   std::unique_ptr<KubeClient> HttpClient(ClientOptions options = {}) {
     return MakeClient(HttpConfig(server_->port()), options);
   }
-  std::vector<e2e::RecordedRequest> RequestsTo(const std::string& path) {
-    std::vector<e2e::RecordedRequest> out;
+  std::vector<scheduler::kube::testing::RecordedRequest> RequestsTo(const std::string& path) {
+    std::vector<scheduler::kube::testing::RecordedRequest> out;
     for (auto& r : server_->requests()) {
       if (r.path == path) out.push_back(r);
     }
@@ -134,7 +135,7 @@ TEST_F(ClientTest, WatchDeliversAnEventSplitAcrossThreeChunks) {
   watch.resource_version = std::to_string(server_->resource_version());
   ApiResult<std::unique_ptr<WatchStream>> stream = client->Watch("/api/v1/pods", watch);
   ASSERT_TRUE(stream.ok()) << stream.error().ToString();
-  Result<std::string> stored = server_->Upsert("pods", PodJson("ns", "split-me", "node-1"));
+  common::Result<std::string> stored = server_->Upsert("pods", PodJson("ns", "split-me", "node-1"));
   ASSERT_TRUE(stored.ok());
   WatchEvent event;
   ApiResult<bool> next = (*stream)->Next(&event);
@@ -263,7 +264,7 @@ TEST_F(ClientTest, TokenFileIsReReadAfterA401AndEveryMinute) {
   WriteFile(dir + "/token", "t1\n");
   ClusterConfig config = HttpConfig(server_->port());
   config.token_file = dir + "/token";
-  FakeClock clock;
+  common::FakeClock clock;
   ClientOptions client_options;
   client_options.clock = &clock;
   auto client = MakeClient(config, client_options);
@@ -297,10 +298,10 @@ TEST_F(ClientTest, ExecPluginTokenIsCachedUntilExpiryAndRefreshedAfterA401) {
   FakeApiServerOptions options;
   options.tokens = {"exec-1"};
   StartServer(options);
-  FakeClock clock;
+  common::FakeClock clock;
   const std::string state = TempDir("exec-plugin");
   WriteFile(state + "/token", "exec-1");
-  WriteFile(state + "/expiry", FormatTime(clock.WallNowMicros() + 60'000'000));
+  WriteFile(state + "/expiry", common::FormatTime(clock.WallNowMicros() + 60'000'000));
   const std::string plugin =
       std::filesystem::absolute("scheduler/kube/testdata/exec_plugin.sh").string();
   const std::string kubeconfig = state + "/kubeconfig";
@@ -317,7 +318,7 @@ TEST_F(ClientTest, ExecPluginTokenIsCachedUntilExpiryAndRefreshedAfterA401) {
                 "      interactiveMode: Never\n");
   KubeconfigSource source;
   source.explicit_path = kubeconfig;
-  Result<ClusterConfig> config = LoadKubeconfig(source);
+  common::Result<ClusterConfig> config = LoadKubeconfig(source);
   ASSERT_TRUE(config.ok()) << config.error().message;
   ClientOptions client_options;
   client_options.clock = &clock;
@@ -502,7 +503,7 @@ TEST_F(TlsClientTest, ClientCertificateAuthenticates) {
   ClusterConfig mismatched = TlsConfig("ca.crt");
   mismatched.client_cert_pem = Testdata("client.crt");
   mismatched.client_key_pem = Testdata("server.key");
-  Result<std::unique_ptr<KubeClient>> bad = KubeClient::Create(mismatched);
+  common::Result<std::unique_ptr<KubeClient>> bad = KubeClient::Create(mismatched);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("client key"), std::string::npos) << bad.error().message;
 }
@@ -523,7 +524,7 @@ TEST_F(TlsClientTest, ExecPluginV1beta1CanSupplyTheClientCertificate) {
   const std::string kubeconfig = state + "/kubeconfig";
   WriteFile(kubeconfig,
             "current-context: c\nclusters:\n- name: k\n  cluster:\n    server: " + server_->url() +
-                "\n    certificate-authority-data: " + Base64Encode(Testdata("ca.crt")) +
+                "\n    certificate-authority-data: " + common::Base64Encode(Testdata("ca.crt")) +
                 "\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n"
                 "users:\n- name: u\n  user:\n    exec:\n"
                 "      apiVersion: client.authentication.k8s.io/v1beta1\n"
@@ -531,7 +532,7 @@ TEST_F(TlsClientTest, ExecPluginV1beta1CanSupplyTheClientCertificate) {
                 plugin + "\n      args: [" + state + "]\n");
   KubeconfigSource source;
   source.explicit_path = kubeconfig;
-  Result<ClusterConfig> config = LoadKubeconfig(source);
+  common::Result<ClusterConfig> config = LoadKubeconfig(source);
   ASSERT_TRUE(config.ok()) << config.error().message;
   auto client = MakeClient(*config);
   ApiResult<HttpResponse> r = client->Call("GET", "/api/v1/nodes");

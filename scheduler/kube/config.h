@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "scheduler/common/result.h"
+#include "common/result.h"
 
 namespace taskgov::scheduler::kube {
 
@@ -63,7 +63,7 @@ struct ClusterConfig {
 
 // Parses "https://host:port/prefix" into `config`'s scheme/host/port/base_path. Default ports:
 // 443 for https, 80 for http.
-[[nodiscard]] Status ParseServerUrl(const std::string& server, ClusterConfig* config);
+[[nodiscard]] common::Status ParseServerUrl(const std::string& server, ClusterConfig* config);
 
 struct InClusterPaths {
   std::string token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
@@ -77,8 +77,8 @@ using GetEnv = std::function<std::optional<std::string>(const std::string&)>;
 
 // True when KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are set.
 [[nodiscard]] bool InClusterAvailable(const GetEnv& env);
-[[nodiscard]] Result<ClusterConfig> LoadInClusterConfig(const GetEnv& env,
-                                                        const InClusterPaths& paths = {});
+[[nodiscard]] common::Result<ClusterConfig> LoadInClusterConfig(const GetEnv& env,
+                                                                const InClusterPaths& paths = {});
 
 struct KubeconfigSource {
   std::string explicit_path;   // --kubeconfig
@@ -89,16 +89,17 @@ struct KubeconfigSource {
 
 // The files to read, in precedence order.
 [[nodiscard]] std::vector<std::string> KubeconfigPaths(const KubeconfigSource& source);
-[[nodiscard]] Result<ClusterConfig> LoadKubeconfig(const KubeconfigSource& source);
+[[nodiscard]] common::Result<ClusterConfig> LoadKubeconfig(const KubeconfigSource& source);
 
 // What the extender does: --kubeconfig if given; else in-cluster when its environment is set;
 // else $KUBECONFIG / ~/.kube/config.
-[[nodiscard]] Result<ClusterConfig> LoadClusterConfig(const std::string& kubeconfig_flag,
-                                                      const std::string& context, const GetEnv& env,
-                                                      const InClusterPaths& paths = {});
+[[nodiscard]] common::Result<ClusterConfig> LoadClusterConfig(const std::string& kubeconfig_flag,
+                                                              const std::string& context,
+                                                              const GetEnv& env,
+                                                              const InClusterPaths& paths = {});
 
 // Reads a whole file; errors name the path and the system error.
-[[nodiscard]] Result<std::string> ReadFile(const std::string& path, std::string_view what);
+[[nodiscard]] common::Result<std::string> ReadFile(const std::string& path, std::string_view what);
 // Standard base64 (with or without padding; URL-safe letters accepted); errors name `what`.
 
 // Standard base64 with padding.

@@ -1,5 +1,5 @@
 #include "scheduler/kube/config.h"
-#include "scheduler/common/base64.h"
+#include "common/base64.h"
 
 #include <gtest/gtest.h>
 
@@ -30,7 +30,7 @@ TEST(ParseServerUrl, SplitsSchemeHostPortAndPath) {
   };
   for (const Case& c : cases) {
     ClusterConfig config;
-    Status s = ParseServerUrl(c.url, &config);
+    common::Status s = ParseServerUrl(c.url, &config);
     ASSERT_TRUE(s.ok()) << c.url << ": " << s.error().message;
     EXPECT_EQ(config.scheme, c.scheme) << c.url;
     EXPECT_EQ(config.host, c.host) << c.url;
@@ -40,26 +40,26 @@ TEST(ParseServerUrl, SplitsSchemeHostPortAndPath) {
   for (const char* bad : {"ftp://x", "10.0.0.1:443", "https://", "https://h:0", "https://h:99999",
                           "https://h:12a", "https://[::1"}) {
     ClusterConfig config;
-    Status s = ParseServerUrl(bad, &config);
+    common::Status s = ParseServerUrl(bad, &config);
     ASSERT_FALSE(s.ok()) << bad;
     EXPECT_NE(s.error().message.find(bad), std::string::npos) << s.error().message;
   }
 }
 
 TEST(Base64, DecodesWithAndWithoutPaddingAndRoundTrips) {
-  Result<std::string> d = Base64Decode("aGVsbG8gd29ybGQ=", "x");
+  common::Result<std::string> d = common::Base64Decode("aGVsbG8gd29ybGQ=", "x");
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(*d, "hello world");
-  d = Base64Decode("aGVsbG8gd29ybGQ", "x");
+  d = common::Base64Decode("aGVsbG8gd29ybGQ", "x");
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(*d, "hello world");
   for (const std::string& s :
        std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)}) {
-    Result<std::string> back = Base64Decode(Base64Encode(s), "x");
+    common::Result<std::string> back = common::Base64Decode(common::Base64Encode(s), "x");
     ASSERT_TRUE(back.ok());
     EXPECT_EQ(*back, s);
   }
-  Result<std::string> bad = Base64Decode("a*b", "users[u].client-key-data");
+  common::Result<std::string> bad = common::Base64Decode("a*b", "users[u].client-key-data");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("users[u].client-key-data"), std::string::npos);
 }
@@ -77,7 +77,7 @@ TEST(InCluster, ReadsEnvironmentTokenFileCaAndNamespace) {
     if (it == env.end()) return std::nullopt;
     return it->second;
   };
-  Result<ClusterConfig> config = LoadInClusterConfig(get, paths);
+  common::Result<ClusterConfig> config = LoadInClusterConfig(get, paths);
   ASSERT_TRUE(config.ok()) << config.error().message;
   EXPECT_EQ(config->server, "https://[fd00::10]:6443");
   EXPECT_EQ(config->host, "fd00::10");
@@ -87,18 +87,18 @@ TEST(InCluster, ReadsEnvironmentTokenFileCaAndNamespace) {
   EXPECT_EQ(config->default_namespace, "taskgov-system");
 
   // LoadClusterConfig prefers in-cluster when no --kubeconfig is given.
-  Result<ClusterConfig> chosen = LoadClusterConfig("", "", get, paths);
+  common::Result<ClusterConfig> chosen = LoadClusterConfig("", "", get, paths);
   ASSERT_TRUE(chosen.ok());
   EXPECT_EQ(chosen->source, "in-cluster");
 
   env.erase("KUBERNETES_SERVICE_PORT");
-  Result<ClusterConfig> missing = LoadInClusterConfig(get, paths);
+  common::Result<ClusterConfig> missing = LoadInClusterConfig(get, paths);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("KUBERNETES_SERVICE_PORT"), std::string::npos);
 
   env["KUBERNETES_SERVICE_PORT"] = "443";
   InClusterPaths no_token{dir + "/absent", dir + "/ca.crt", dir + "/namespace"};
-  Result<ClusterConfig> unreadable = LoadInClusterConfig(get, no_token);
+  common::Result<ClusterConfig> unreadable = LoadInClusterConfig(get, no_token);
   ASSERT_FALSE(unreadable.ok());
   EXPECT_NE(unreadable.error().message.find(dir + "/absent"), std::string::npos);
 }
@@ -167,7 +167,7 @@ TEST(Kubeconfig, MergesPathListFirstWinsAndResolvesRelativePaths) {
   source.env_kubeconfig = dir + "/a/config:" + dir + "/missing:" + dir + "/b/config";
   ASSERT_EQ(KubeconfigPaths(source).size(), 3u);
 
-  Result<ClusterConfig> prod = LoadKubeconfig(source);  // current-context of the first file
+  common::Result<ClusterConfig> prod = LoadKubeconfig(source);  // current-context of the first file
   ASSERT_TRUE(prod.ok()) << prod.error().message;
   EXPECT_EQ(prod->server, "https://10.1.2.3:6443");
   EXPECT_EQ(prod->ca_pem, "CA FROM FILE");
@@ -179,7 +179,7 @@ TEST(Kubeconfig, MergesPathListFirstWinsAndResolvesRelativePaths) {
   EXPECT_FALSE(prod->exec.has_value());
 
   source.context = "plugin";  // "shared" is defined in both files: the first wins
-  Result<ClusterConfig> plugin = LoadKubeconfig(source);
+  common::Result<ClusterConfig> plugin = LoadKubeconfig(source);
   ASSERT_TRUE(plugin.ok()) << plugin.error().message;
   EXPECT_EQ(plugin->server, "https://first.example");
   EXPECT_FALSE(plugin->insecure_skip_tls_verify);
@@ -192,7 +192,7 @@ TEST(Kubeconfig, MergesPathListFirstWinsAndResolvesRelativePaths) {
   EXPECT_EQ(plugin->exec->interactive_mode, "Never");
 
   source.context = "dev";  // only in the second file
-  Result<ClusterConfig> dev = LoadKubeconfig(source);
+  common::Result<ClusterConfig> dev = LoadKubeconfig(source);
   ASSERT_TRUE(dev.ok()) << dev.error().message;
   EXPECT_EQ(dev->scheme, "http");
   EXPECT_EQ(dev->token, "static-dev-token");
@@ -201,7 +201,7 @@ TEST(Kubeconfig, MergesPathListFirstWinsAndResolvesRelativePaths) {
   // --kubeconfig alone wins over $KUBECONFIG.
   source.explicit_path = dir + "/b/config";
   source.context = "";
-  Result<ClusterConfig> only_b = LoadKubeconfig(source);
+  common::Result<ClusterConfig> only_b = LoadKubeconfig(source);
   ASSERT_FALSE(only_b.ok());  // its current-context "other" does not exist
   EXPECT_NE(only_b.error().message.find("context 'other' not found"), std::string::npos);
 }
@@ -214,7 +214,7 @@ TEST(Kubeconfig, HomeConfigIsTheFallback) {
   source.home = home;
   source.context = "dev";
   EXPECT_EQ(KubeconfigPaths(source), std::vector<std::string>{home + "/.kube/config"});
-  Result<ClusterConfig> config = LoadKubeconfig(source);
+  common::Result<ClusterConfig> config = LoadKubeconfig(source);
   ASSERT_TRUE(config.ok()) << config.error().message;
   EXPECT_EQ(config->port, 8080);
 }
@@ -268,7 +268,7 @@ TEST(Kubeconfig, ErrorsNameTheFileAndThePath) {
     WriteFile(path, c.yaml);
     KubeconfigSource source;
     source.explicit_path = path;
-    Result<ClusterConfig> config = LoadKubeconfig(source);
+    common::Result<ClusterConfig> config = LoadKubeconfig(source);
     ASSERT_FALSE(config.ok()) << c.yaml;
     EXPECT_NE(config.error().message.find(c.expect), std::string::npos)
         << "want '" << c.expect << "' in: " << config.error().message;
@@ -276,7 +276,7 @@ TEST(Kubeconfig, ErrorsNameTheFileAndThePath) {
   }
   KubeconfigSource absent;
   absent.explicit_path = dir + "/nope";
-  Result<ClusterConfig> missing = LoadKubeconfig(absent);
+  common::Result<ClusterConfig> missing = LoadKubeconfig(absent);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find(dir + "/nope"), std::string::npos);
 }

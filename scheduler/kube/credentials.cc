@@ -1,5 +1,5 @@
 #include "scheduler/kube/credentials.h"
-#include "scheduler/common/base64.h"
+#include "common/base64.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -16,8 +16,8 @@
 #include <cstring>
 #include <map>
 
-#include "scheduler/common/log.h"
-#include "scheduler/common/time_format.h"
+#include "common/log.h"
+#include "common/time_format.h"
 
 extern char** environ;
 
@@ -40,11 +40,11 @@ const rapidjson::Value* Member(const rapidjson::Value& object, const char* name)
   return it == object.MemberEnd() ? nullptr : &it->value;
 }
 
-Result<std::string> OptionalString(const rapidjson::Value& object, const char* name,
-                                   const std::string& where) {
+common::Result<std::string> OptionalString(const rapidjson::Value& object, const char* name,
+                                           const std::string& where) {
   const rapidjson::Value* v = Member(object, name);
   if (v == nullptr || v->IsNull()) return std::string();
-  if (!v->IsString()) return Error{where + "." + name + ": expected a string"};
+  if (!v->IsString()) return common::Error{where + "." + name + ": expected a string"};
   return std::string(v->GetString(), v->GetStringLength());
 }
 
@@ -75,7 +75,7 @@ std::string ExecInfo(const ClusterConfig& config) {
     }
     if (!config.ca_pem.empty()) {
       w.Key("certificate-authority-data");
-      const std::string data = Base64Encode(config.ca_pem);
+      const std::string data = common::Base64Encode(config.ca_pem);
       w.String(data.c_str());
     }
     w.EndObject();
@@ -90,7 +90,7 @@ std::string ExecInfo(const ClusterConfig& config) {
 CredentialProvider::CredentialProvider(const ClusterConfig& config, CredentialOptions options)
     : config_(config),
       options_(options),
-      clock_(options.clock != nullptr ? options.clock : SystemClock::Get()) {
+      clock_(options.clock != nullptr ? options.clock : common::SystemClock::Get()) {
   current_.token = config_.token;
   SetCert(config_.client_cert_pem, config_.client_key_pem);
 }
@@ -102,14 +102,14 @@ void CredentialProvider::SetCert(std::string cert, std::string key) {
   ++current_.tls_generation;
 }
 
-Result<Credentials> CredentialProvider::Get() {
+common::Result<Credentials> CredentialProvider::Get() {
   std::lock_guard<std::mutex> lock(mu_);
-  const Clock::SteadyTime now = clock_->SteadyNow();
+  const common::Clock::SteadyTime now = clock_->SteadyNow();
   if (config_.exec) {
     const bool expired = exec_expiry_micros_ && clock_->WallNowMicros() >= *exec_expiry_micros_;
     if (!exec_valid_ || stale_ || expired) {
       stale_ = false;
-      if (Status s = RunExec(); !s.ok()) {
+      if (common::Status s = RunExec(); !s.ok()) {
         ++stats_.exec_errors;
         exec_valid_ = false;
         return s.error();
@@ -122,7 +122,7 @@ Result<Credentials> CredentialProvider::Get() {
     stale_ = false;
     token_read_at_ = now;
     ++stats_.token_file_reads;
-    Result<std::string> token = ReadFile(config_.token_file, "token file");
+    common::Result<std::string> token = ReadFile(config_.token_file, "token file");
     if (token.ok() && !TrimToken(*token).empty()) {
       current_.token = TrimToken(*token);
       token_loaded_ = true;
@@ -130,8 +130,8 @@ Result<Credentials> CredentialProvider::Get() {
       ++stats_.token_file_errors;
       const std::string why =
           token.ok() ? "token file '" + config_.token_file + "' is empty" : token.error().message;
-      if (!token_loaded_ && current_.token.empty()) return Error{why};
-      log::Warn(kComponent, "keeping the previous token", {{"error", why}});
+      if (!token_loaded_ && current_.token.empty()) return common::Error{why};
+      common::log::Warn(kComponent, "keeping the previous token", {{"error", why}});
     }
   }
   return current_;
@@ -148,55 +148,58 @@ CredentialStats CredentialProvider::stats() const {
   return stats_;
 }
 
-Status CredentialProvider::RunExec() {
+common::Status CredentialProvider::RunExec() {
   const ExecConfig& exec = *config_.exec;
   ++stats_.exec_runs;
   std::vector<std::pair<std::string, std::string>> env = exec.env;
   env.emplace_back("KUBERNETES_EXEC_INFO", ExecInfo(config_));
   const std::string what = "exec credential plugin '" + exec.command + "'";
-  Result<ProcessOutput> run = RunProcess(exec.command, exec.args, env, options_.exec_timeout);
+  common::Result<ProcessOutput> run =
+      RunProcess(exec.command, exec.args, env, options_.exec_timeout);
   if (!run.ok()) {
     std::string message = run.error().message;
     if (!exec.install_hint.empty()) message += " (" + exec.install_hint + ")";
-    return Error{message}.Wrap(what);
+    return common::Error{message}.Wrap(what);
   }
   if (run->exit_code != 0) {
     std::string err = run->err.substr(0, 512);
-    return Error{what + ": exited with status " + std::to_string(run->exit_code) +
-                 (err.empty() ? "" : ": " + TrimToken(err))};
+    return common::Error{what + ": exited with status " + std::to_string(run->exit_code) +
+                         (err.empty() ? "" : ": " + TrimToken(err))};
   }
   rapidjson::Document doc;
   doc.Parse(run->out.data(), run->out.size());
   if (doc.HasParseError() || !doc.IsObject()) {
-    return Error{what + ": output is not a JSON object"};
+    return common::Error{what + ": output is not a JSON object"};
   }
-  Result<std::string> api = OptionalString(doc, "apiVersion", "ExecCredential");
+  common::Result<std::string> api = OptionalString(doc, "apiVersion", "ExecCredential");
   if (!api.ok()) return api.error().Wrap(what);
   if (*api != exec.api_version) {
-    return Error{what + ": apiVersion '" + *api + "' does not match the configured '" +
-                 exec.api_version + "'"};
+    return common::Error{what + ": apiVersion '" + *api + "' does not match the configured '" +
+                         exec.api_version + "'"};
   }
-  Result<std::string> kind = OptionalString(doc, "kind", "ExecCredential");
+  common::Result<std::string> kind = OptionalString(doc, "kind", "ExecCredential");
   if (!kind.ok()) return kind.error().Wrap(what);
-  if (*kind != "ExecCredential") return Error{what + ": kind '" + *kind + "', want ExecCredential"};
+  if (*kind != "ExecCredential")
+    return common::Error{what + ": kind '" + *kind + "', want ExecCredential"};
   const rapidjson::Value* status = Member(doc, "status");
-  if (status == nullptr || !status->IsObject()) return Error{what + ": missing status"};
-  Result<std::string> token = OptionalString(*status, "token", "status");
-  Result<std::string> cert = OptionalString(*status, "clientCertificateData", "status");
-  Result<std::string> key = OptionalString(*status, "clientKeyData", "status");
-  Result<std::string> expiry = OptionalString(*status, "expirationTimestamp", "status");
-  for (const Result<std::string>* r : {&token, &cert, &key, &expiry}) {
+  if (status == nullptr || !status->IsObject()) return common::Error{what + ": missing status"};
+  common::Result<std::string> token = OptionalString(*status, "token", "status");
+  common::Result<std::string> cert = OptionalString(*status, "clientCertificateData", "status");
+  common::Result<std::string> key = OptionalString(*status, "clientKeyData", "status");
+  common::Result<std::string> expiry = OptionalString(*status, "expirationTimestamp", "status");
+  for (const common::Result<std::string>* r : {&token, &cert, &key, &expiry}) {
     if (!r->ok()) return r->error().Wrap(what);
   }
   if (cert->empty() != key->empty()) {
-    return Error{what + ": status.clientCertificateData and status.clientKeyData go together"};
+    return common::Error{what +
+                         ": status.clientCertificateData and status.clientKeyData go together"};
   }
   if (token->empty() && cert->empty()) {
-    return Error{what + ": status has neither a token nor a client certificate"};
+    return common::Error{what + ": status has neither a token nor a client certificate"};
   }
   exec_expiry_micros_.reset();
   if (!expiry->empty()) {
-    Result<int64_t> micros = ParseRfc3339Micros(*expiry);
+    common::Result<int64_t> micros = common::ParseRfc3339Micros(*expiry);
     if (!micros.ok()) return micros.error().Wrap(what + ": status.expirationTimestamp");
     exec_expiry_micros_ = *micros;
   }
@@ -207,12 +210,13 @@ Status CredentialProvider::RunExec() {
     SetCert(config_.client_cert_pem, config_.client_key_pem);
   }
   exec_valid_ = true;
-  return Status::Ok();
+  return common::Status::Ok();
 }
 
-Result<ProcessOutput> RunProcess(const std::string& command, const std::vector<std::string>& args,
-                                 const std::vector<std::pair<std::string, std::string>>& env,
-                                 std::chrono::milliseconds timeout) {
+common::Result<ProcessOutput> RunProcess(
+    const std::string& command, const std::vector<std::string>& args,
+    const std::vector<std::pair<std::string, std::string>>& env,
+    std::chrono::milliseconds timeout) {
   std::map<std::string, std::string> vars;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     std::string_view entry(*e);
@@ -235,11 +239,12 @@ Result<ProcessOutput> RunProcess(const std::string& command, const std::vector<s
   argv.push_back(nullptr);
 
   int out_pipe[2], err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + strerror(errno)};
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0)
+    return common::Error{std::string("pipe: ") + strerror(errno)};
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
     ::close(out_pipe[0]);
     ::close(out_pipe[1]);
-    return Error{std::string("pipe: ") + strerror(errno)};
+    return common::Error{std::string("pipe: ") + strerror(errno)};
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -254,7 +259,7 @@ Result<ProcessOutput> RunProcess(const std::string& command, const std::vector<s
   if (rc != 0) {
     ::close(out_pipe[0]);
     ::close(err_pipe[0]);
-    return Error{"cannot run '" + command + "': " + strerror(rc)};
+    return common::Error{"cannot run '" + command + "': " + strerror(rc)};
   }
   ProcessOutput output;
   int fds[2] = {out_pipe[0], err_pipe[0]};
@@ -301,8 +306,8 @@ Result<ProcessOutput> RunProcess(const std::string& command, const std::vector<s
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (timed_out) {
-    return Error{"'" + command + "' did not finish within " + std::to_string(timeout.count()) +
-                 " ms"};
+    return common::Error{"'" + command + "' did not finish within " +
+                         std::to_string(timeout.count()) + " ms"};
   }
   if (WIFEXITED(status)) {
     output.exit_code = WEXITSTATUS(status);

@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "scheduler/common/clock.h"
-#include "scheduler/common/result.h"
+#include "common/clock.h"
+#include "common/result.h"
 #include "scheduler/kube/config.h"
 
 namespace taskgov::scheduler::kube {
@@ -40,7 +40,7 @@ struct Credentials {
 struct CredentialOptions {
   std::chrono::milliseconds token_reread_interval{60'000};
   std::chrono::milliseconds exec_timeout{30'000};
-  const Clock* clock = nullptr;  // nullptr: SystemClock
+  const common::Clock* clock = nullptr;  // nullptr: SystemClock
 };
 
 struct CredentialStats {
@@ -57,25 +57,25 @@ class CredentialProvider {
 
   // Current credentials; an error only when none can be produced (the plugin failed and nothing
   // valid is cached, or the token file was never readable).
-  [[nodiscard]] Result<Credentials> Get();
+  [[nodiscard]] common::Result<Credentials> Get();
   // The server answered 401 to a request made with `rejected_token`: re-read the file / re-run
   // the plugin before the next request (unless the credentials already changed meanwhile).
   void Invalidate(const std::string& rejected_token);
   [[nodiscard]] CredentialStats stats() const;
 
  private:
-  Status RunExec();
+  common::Status RunExec();
   void SetCert(std::string cert, std::string key);
 
   const ClusterConfig config_;
   const CredentialOptions options_;
-  const Clock* clock_;
+  const common::Clock* clock_;
 
   mutable std::mutex mu_;
   Credentials current_;                        // guarded by mu_
   bool token_loaded_ = false;                  // guarded by mu_
   bool stale_ = false;                         // guarded by mu_: Invalidate was called
-  Clock::SteadyTime token_read_at_{};          // guarded by mu_
+  common::Clock::SteadyTime token_read_at_{};  // guarded by mu_
   std::optional<int64_t> exec_expiry_micros_;  // guarded by mu_
   bool exec_valid_ = false;                    // guarded by mu_
   CredentialStats stats_;                      // guarded by mu_
@@ -90,7 +90,7 @@ struct ProcessOutput {
 // Runs `command` (looked up in PATH when it has no '/') with `args`, the process environment
 // plus `env`, stdin from /dev/null, collecting stdout and stderr (each capped at 1 MiB). Killed
 // after `timeout`. Thread-safe (posix_spawn).
-[[nodiscard]] Result<ProcessOutput> RunProcess(
+[[nodiscard]] common::Result<ProcessOutput> RunProcess(
     const std::string& command, const std::vector<std::string>& args,
     const std::vector<std::pair<std::string, std::string>>& env, std::chrono::milliseconds timeout);
 

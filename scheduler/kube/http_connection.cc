@@ -51,7 +51,7 @@ struct TlsContext {
   ssl::context ctx;
 };
 
-Result<std::shared_ptr<TlsContext>> MakeTlsContext(const TlsSettings& settings) {
+common::Result<std::shared_ptr<TlsContext>> MakeTlsContext(const TlsSettings& settings) {
   auto tls = std::make_shared<TlsContext>();
   beast::error_code ec;
   tls->ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
@@ -61,19 +61,19 @@ Result<std::shared_ptr<TlsContext>> MakeTlsContext(const TlsSettings& settings) 
   if (!settings.insecure_skip_verify) {
     if (!settings.ca_pem.empty()) {
       tls->ctx.add_certificate_authority(asio::buffer(settings.ca_pem), ec);
-      if (ec) return Error{"invalid CA certificate: " + SslErrorText(ec)};
+      if (ec) return common::Error{"invalid CA certificate: " + SslErrorText(ec)};
     } else {
       tls->ctx.set_default_verify_paths(ec);
-      if (ec) return Error{"cannot load the system CA certificates: " + SslErrorText(ec)};
+      if (ec) return common::Error{"cannot load the system CA certificates: " + SslErrorText(ec)};
     }
   }
   if (!settings.client_cert_pem.empty()) {
     tls->ctx.use_certificate_chain(asio::buffer(settings.client_cert_pem), ec);
-    if (ec) return Error{"invalid client certificate: " + SslErrorText(ec)};
+    if (ec) return common::Error{"invalid client certificate: " + SslErrorText(ec)};
     tls->ctx.use_private_key(asio::buffer(settings.client_key_pem), ssl::context::pem, ec);
-    if (ec) return Error{"invalid client key: " + SslErrorText(ec)};
+    if (ec) return common::Error{"invalid client key: " + SslErrorText(ec)};
     if (SSL_CTX_check_private_key(tls->ctx.native_handle()) != 1) {
-      return Error{"the client key does not match the client certificate"};
+      return common::Error{"the client key does not match the client certificate"};
     }
   }
   return tls;

@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "scheduler/common/result.h"
+#include "common/result.h"
 #include "scheduler/kube/api_error.h"
 
 namespace taskgov::scheduler::kube {
@@ -66,7 +66,8 @@ struct TlsSettings {
   std::string client_cert_pem;
   std::string client_key_pem;
 };
-[[nodiscard]] Result<std::shared_ptr<TlsContext>> MakeTlsContext(const TlsSettings& settings);
+[[nodiscard]] common::Result<std::shared_ptr<TlsContext>> MakeTlsContext(
+    const TlsSettings& settings);
 
 struct Endpoint {
   bool tls = true;

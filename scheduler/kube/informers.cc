@@ -11,41 +11,41 @@ const rapidjson::Value* Member(const rapidjson::Value& object, const char* name)
   return it == object.MemberEnd() || it->value.IsNull() ? nullptr : &it->value;
 }
 
-Result<std::string> StringAt(const rapidjson::Value& object, const char* name,
-                             const std::string& path) {
+common::Result<std::string> StringAt(const rapidjson::Value& object, const char* name,
+                                     const std::string& path) {
   const rapidjson::Value* v = Member(object, name);
   if (v == nullptr) return std::string();
-  if (!v->IsString()) return Error{path + ": expected a string"};
+  if (!v->IsString()) return common::Error{path + ": expected a string"};
   return std::string(v->GetString(), v->GetStringLength());
 }
 
 // metadata.name / metadata.namespace with type checks; the name must be present.
-Status ReadNames(const rapidjson::Value& object, std::string* ns, std::string* name) {
+common::Status ReadNames(const rapidjson::Value& object, std::string* ns, std::string* name) {
   const rapidjson::Value* meta = Member(object, "metadata");
-  if (meta == nullptr || !meta->IsObject()) return Error{"metadata: expected an object"};
-  Result<std::string> n = StringAt(*meta, "name", "metadata.name");
+  if (meta == nullptr || !meta->IsObject()) return common::Error{"metadata: expected an object"};
+  common::Result<std::string> n = StringAt(*meta, "name", "metadata.name");
   if (!n.ok()) return n.error();
-  if (n->empty()) return Error{"metadata.name: missing"};
+  if (n->empty()) return common::Error{"metadata.name: missing"};
   *name = std::move(*n);
   if (ns != nullptr) {
-    Result<std::string> s = StringAt(*meta, "namespace", "metadata.namespace");
+    common::Result<std::string> s = StringAt(*meta, "namespace", "metadata.namespace");
     if (!s.ok()) return s.error();
     *ns = std::move(*s);
   }
-  return Status::Ok();
+  return common::Status::Ok();
 }
 
-const rapidjson::Value* Spec(const rapidjson::Value& object, Status* status) {
+const rapidjson::Value* Spec(const rapidjson::Value& object, common::Status* status) {
   const rapidjson::Value* spec = Member(object, "spec");
-  if (spec != nullptr && !spec->IsObject()) *status = Error{"spec: expected an object"};
+  if (spec != nullptr && !spec->IsObject()) *status = common::Error{"spec: expected an object"};
   return spec;
 }
 
 struct PodTraits {
   using Object = Pod;
   ClusterObserver* observer;
-  std::function<Result<Pod>(const rapidjson::Value&)> decode;
-  Result<Pod> Decode(const rapidjson::Value& v) const { return decode(v); }
+  std::function<common::Result<Pod>(const rapidjson::Value&)> decode;
+  common::Result<Pod> Decode(const rapidjson::Value& v) const { return decode(v); }
   void OnUpsert(const Pod& pod) const { observer->OnPodUpsert(pod); }
   void OnDelete(const Pod& pod) const { observer->OnPodDelete(pod); }
 };
@@ -53,8 +53,8 @@ struct PodTraits {
 struct NodeTraits {
   using Object = Node;
   ClusterObserver* observer;
-  std::function<Result<Node>(const rapidjson::Value&)> decode;
-  Result<Node> Decode(const rapidjson::Value& v) const { return decode(v); }
+  std::function<common::Result<Node>(const rapidjson::Value&)> decode;
+  common::Result<Node> Decode(const rapidjson::Value& v) const { return decode(v); }
   void OnUpsert(const Node& node) const { observer->OnNodeUpsert(node); }
   void OnDelete(const Node& node) const { observer->OnNodeDelete(node.name); }
 };
@@ -62,7 +62,9 @@ struct NodeTraits {
 struct NamespaceTraits {
   using Object = NamespaceInfo;
   ClusterObserver* observer;
-  Result<NamespaceInfo> Decode(const rapidjson::Value& v) const { return DecodeNamespace(v); }
+  common::Result<NamespaceInfo> Decode(const rapidjson::Value& v) const {
+    return DecodeNamespace(v);
+  }
   void OnUpsert(const NamespaceInfo& ns) const { observer->OnNamespaceUpsert(ns.name, ns.labels); }
   void OnDelete(const NamespaceInfo& ns) const { observer->OnNamespaceDelete(ns.name); }
 };
@@ -70,7 +72,9 @@ struct NamespaceTraits {
 struct LocalQueueTraits {
   using Object = LocalQueueInfo;
   ClusterObserver* observer;
-  Result<LocalQueueInfo> Decode(const rapidjson::Value& v) const { return DecodeLocalQueue(v); }
+  common::Result<LocalQueueInfo> Decode(const rapidjson::Value& v) const {
+    return DecodeLocalQueue(v);
+  }
   void OnUpsert(const LocalQueueInfo& q) const {
     observer->OnLocalQueueUpsert(q.ns, q.name, q.cluster_queue);
   }
@@ -80,7 +84,7 @@ struct LocalQueueTraits {
 struct PodGroupTraits {
   using Object = PodGroupInfo;
   ClusterObserver* observer;
-  Result<PodGroupInfo> Decode(const rapidjson::Value& v) const { return DecodePodGroup(v); }
+  common::Result<PodGroupInfo> Decode(const rapidjson::Value& v) const { return DecodePodGroup(v); }
   void OnUpsert(const PodGroupInfo& g) const {
     observer->OnPodGroupUpsert(g.ns, g.name, g.queue, g.min_member);
   }
@@ -89,49 +93,50 @@ struct PodGroupTraits {
 
 }  // namespace
 
-Result<NamespaceInfo> DecodeNamespace(const rapidjson::Value& object) {
+common::Result<NamespaceInfo> DecodeNamespace(const rapidjson::Value& object) {
   NamespaceInfo info;
-  if (Status s = ReadNames(object, nullptr, &info.name); !s.ok()) return s.error();
+  if (common::Status s = ReadNames(object, nullptr, &info.name); !s.ok()) return s.error();
   const rapidjson::Value* labels = Member(object["metadata"], "labels");
   if (labels != nullptr) {
-    if (!labels->IsObject()) return Error{"metadata.labels: expected an object"};
+    if (!labels->IsObject()) return common::Error{"metadata.labels: expected an object"};
     for (const auto& m : labels->GetObject()) {
       std::string key(m.name.GetString(), m.name.GetStringLength());
-      if (!m.value.IsString()) return Error{"metadata.labels[\"" + key + "\"]: expected a string"};
+      if (!m.value.IsString())
+        return common::Error{"metadata.labels[\"" + key + "\"]: expected a string"};
       info.labels[key] = std::string(m.value.GetString(), m.value.GetStringLength());
     }
   }
   return info;
 }
 
-Result<LocalQueueInfo> DecodeLocalQueue(const rapidjson::Value& object) {
+common::Result<LocalQueueInfo> DecodeLocalQueue(const rapidjson::Value& object) {
   LocalQueueInfo info;
-  if (Status s = ReadNames(object, &info.ns, &info.name); !s.ok()) return s.error();
-  Status status;
+  if (common::Status s = ReadNames(object, &info.ns, &info.name); !s.ok()) return s.error();
+  common::Status status;
   const rapidjson::Value* spec = Spec(object, &status);
   if (!status.ok()) return status.error();
   if (spec != nullptr) {
-    Result<std::string> cq = StringAt(*spec, "clusterQueue", "spec.clusterQueue");
+    common::Result<std::string> cq = StringAt(*spec, "clusterQueue", "spec.clusterQueue");
     if (!cq.ok()) return cq.error();
     info.cluster_queue = std::move(*cq);
   }
   return info;
 }
 
-Result<PodGroupInfo> DecodePodGroup(const rapidjson::Value& object) {
+common::Result<PodGroupInfo> DecodePodGroup(const rapidjson::Value& object) {
   PodGroupInfo info;
-  if (Status s = ReadNames(object, &info.ns, &info.name); !s.ok()) return s.error();
-  Status status;
+  if (common::Status s = ReadNames(object, &info.ns, &info.name); !s.ok()) return s.error();
+  common::Status status;
   const rapidjson::Value* spec = Spec(object, &status);
   if (!status.ok()) return status.error();
   if (spec != nullptr) {
-    Result<std::string> queue = StringAt(*spec, "queue", "spec.queue");
+    common::Result<std::string> queue = StringAt(*spec, "queue", "spec.queue");
     if (!queue.ok()) return queue.error();
     info.queue = std::move(*queue);
     const rapidjson::Value* min = Member(*spec, "minMember");
     if (min != nullptr) {
       if (!min->IsInt64() || min->GetInt64() < 0) {
-        return Error{"spec.minMember: expected a non-negative integer"};
+        return common::Error{"spec.minMember: expected a non-negative integer"};
       }
       info.min_member = min->GetInt64();
     }
@@ -141,7 +146,8 @@ Result<PodGroupInfo> DecodePodGroup(const rapidjson::Value& object) {
 
 Informers::Informers(KubeClient* client, ClusterObserver* observer, ObjectDecoders decoders,
                      InformerOptions options) {
-  const Clock* clock = options.clock != nullptr ? options.clock : SystemClock::Get();
+  const common::Clock* clock =
+      options.clock != nullptr ? options.clock : common::SystemClock::Get();
   RandomSource random = options.random ? options.random : MakeRandomSource();
   auto add = [&](ResourceSpec spec, ObjectKind kind, std::unique_ptr<ObjectSink> sink) {
     Entry entry;

@@ -33,8 +33,8 @@
 namespace taskgov::scheduler::kube {
 
 struct ObjectDecoders {
-  std::function<Result<Pod>(const rapidjson::Value&)> pod;
-  std::function<Result<Node>(const rapidjson::Value&)> node;
+  std::function<common::Result<Pod>(const rapidjson::Value&)> pod;
+  std::function<common::Result<Node>(const rapidjson::Value&)> node;
 };
 
 struct InformerOptions {
@@ -42,8 +42,8 @@ struct InformerOptions {
   bool watch_local_queues = true;
   bool watch_pod_groups = true;
   ReflectorOptions reflector;
-  const Clock* clock = nullptr;  // nullptr: SystemClock
-  RandomSource random;           // nullptr: seeded from std::random_device
+  const common::Clock* clock = nullptr;  // nullptr: SystemClock
+  RandomSource random;                   // nullptr: seeded from std::random_device
 };
 
 class Informers {
@@ -95,8 +95,8 @@ struct PodGroupInfo {
   std::string queue;       // spec.queue
   int64_t min_member = 1;  // spec.minMember (1 when absent)
 };
-[[nodiscard]] Result<NamespaceInfo> DecodeNamespace(const rapidjson::Value& object);
-[[nodiscard]] Result<LocalQueueInfo> DecodeLocalQueue(const rapidjson::Value& object);
-[[nodiscard]] Result<PodGroupInfo> DecodePodGroup(const rapidjson::Value& object);
+[[nodiscard]] common::Result<NamespaceInfo> DecodeNamespace(const rapidjson::Value& object);
+[[nodiscard]] common::Result<LocalQueueInfo> DecodeLocalQueue(const rapidjson::Value& object);
+[[nodiscard]] common::Result<PodGroupInfo> DecodePodGroup(const rapidjson::Value& object);
 
 }  // namespace taskgov::scheduler::kube

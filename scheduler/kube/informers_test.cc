@@ -9,21 +9,21 @@
 #include <algorithm>
 #include <random>
 
-#include "e2e/fake_apiserver.h"
-#include "scheduler/cluster_state.h"
-#include "scheduler/common/log.h"
+#include "common/log.h"
 #include "scheduler/kube/actions.h"
+#include "scheduler/kube/testing/fake_apiserver.h"
 #include "scheduler/kube/testing/test_support.h"
-#include "scheduler/kube_json.h"
+#include "scheduler/model/kube_json.h"
+#include "scheduler/state/cluster_state.h"
 #include "scheduler/testing/builders.h"
 
 namespace taskgov::scheduler::kube {
 namespace {
 
-using e2e::FakeApiServer;
-using e2e::FakeApiServerOptions;
-using e2e::FaultRule;
-using e2e::RecordedRequest;
+using scheduler::kube::testing::FakeApiServer;
+using scheduler::kube::testing::FakeApiServerOptions;
+using scheduler::kube::testing::FaultRule;
+using scheduler::kube::testing::RecordedRequest;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::NodeJson;
@@ -223,7 +223,7 @@ TEST_F(InformersTest, LocalQueuesUseTheServedKueueVersionPreferringV1beta2) {
                            "{\"metadata\":{\"name\":\"q\",\"namespace\":\"t\"},"
                            "\"spec\":{\"clusterQueue\":\"cq\"}}")
                   .ok());
-  log::ScopedCapture logs;
+  common::log::ScopedCapture logs;
   StartInformers();
   ASSERT_TRUE(WaitSynced());
   ASSERT_TRUE(
@@ -259,7 +259,7 @@ TEST_F(InformersTest, AMissingCrdIsLoggedExactlyOnceAcrossRechecks) {
   FakeApiServerOptions options;
   options.serve_local_queues = false;
   StartServer(options);
-  log::ScopedCapture logs;
+  common::log::ScopedCapture logs;
   InformerOptions informer_options = FastOptions();
   informer_options.reflector.missing_crd_recheck = milliseconds(20);
   StartInformers(informer_options);
@@ -410,7 +410,7 @@ TEST_F(InformersTest, ARelistAfterExpiryReportsThreeVanishedPodsAsDeleted) {
 // node usage are released, the survivors' kept.
 TEST_F(InformersTest, ARelistReleasesTheUsageOfVanishedPods) {
   StartServer();
-  FakeClock clock;
+  common::FakeClock clock;
   QuotaBook book(scheduler::testing::PolicyBuilder()
                      .Team("t", "c")
                      .Namespaces({"ns"})
@@ -572,7 +572,7 @@ TEST_F(InformersTest, EventOrderFuzzKeepsTheObserverConsistent) {
         if (auto json = pod_json(name)) {
           rapidjson::Document doc;
           doc.Parse(json->c_str());
-          Result<Pod> pod = testing::TestDecodePod(doc);
+          common::Result<Pod> pod = testing::TestDecodePod(doc);
           if (pod.ok() && !pod->terminal()) server_->InjectWatchEvent("pods", "ADDED", *json);
         }
         break;
@@ -617,7 +617,7 @@ TEST_F(InformersTest, EventOrderFuzzKeepsTheObserverConsistent) {
   // Converges to exactly the server's state.
   std::map<std::string, RecordingObserver::PodState> want_pods;
   for (const std::string& json : server_->List("pods")) {
-    Result<Pod> pod = [&] {
+    common::Result<Pod> pod = [&] {
       rapidjson::Document doc;
       doc.Parse(json.c_str());
       return testing::TestDecodePod(doc);

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "scheduler/common/log.h"
-#include "scheduler/common/time_format.h"
+#include "common/log.h"
+#include "common/time_format.h"
 
 namespace taskgov::scheduler::kube {
 namespace {
@@ -16,11 +16,11 @@ int32_t Seconds(std::chrono::milliseconds d) {
 
 }  // namespace
 
-LeaderElector::LeaderElector(LeaseStore* store, LeaderElectionOptions options, const Clock* clock,
-                             RandomSource random)
+LeaderElector::LeaderElector(LeaseStore* store, LeaderElectionOptions options,
+                             const common::Clock* clock, RandomSource random)
     : store_(store),
       options_(std::move(options)),
-      clock_(clock != nullptr ? clock : SystemClock::Get()),
+      clock_(clock != nullptr ? clock : common::SystemClock::Get()),
       random_(random ? std::move(random) : MakeRandomSource()) {}
 
 LeaderElector::~LeaderElector() { Stop(); }
@@ -42,7 +42,7 @@ std::chrono::milliseconds LeaderElector::Jittered() const {
              static_cast<double>(options_.retry_period.count()) * options_.jitter_factor * r));
 }
 
-void LeaderElector::Observe(const LeaseRecord& record, Clock::SteadyTime now) {
+void LeaderElector::Observe(const LeaseRecord& record, common::Clock::SteadyTime now) {
   if (have_observed_ && record.SameSpec(observed_)) {
     observed_.resource_version = record.resource_version;
     return;
@@ -58,21 +58,22 @@ void LeaderElector::Observe(const LeaseRecord& record, Clock::SteadyTime now) {
       observed_holder_ = record.holder_identity;
     }
     if (!record.holder_identity.empty()) {
-      log::Info(kComponent, "lease holder observed",
-                {{"lease", store_->Describe()}, {"holder", record.holder_identity}});
+      common::log::Info(kComponent, "lease holder observed",
+                        {{"lease", store_->Describe()}, {"holder", record.holder_identity}});
     }
     if (options_.on_new_leader) options_.on_new_leader(record.holder_identity);
   }
 }
 
 bool LeaderElector::TryAcquireOrRenew(std::chrono::milliseconds timeout) {
-  const Clock::SteadyTime now = clock_->SteadyNow();
-  const std::string wall = FormatMicroTime(clock_->WallNowMicros());
+  const common::Clock::SteadyTime now = clock_->SteadyNow();
+  const std::string wall = common::FormatMicroTime(clock_->WallNowMicros());
   auto failed = [&](const ApiError& error, const char* what) {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.failed_attempts;
     if (error.status == 409) ++stats_.conflicts;
-    log::Debug(kComponent, what, {{"lease", store_->Describe()}, {"error", error.ToString()}});
+    common::log::Debug(kComponent, what,
+                       {{"lease", store_->Describe()}, {"error", error.ToString()}});
     return false;
   };
   ApiResult<LeaseRecord> current = store_->Get(timeout);
@@ -123,12 +124,12 @@ void LeaderElector::StepDown(const std::string& why) {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.step_downs;
   }
-  log::Warn(kComponent, "stopped leading", {{"lease", store_->Describe()}, {"why", why}});
+  common::log::Warn(kComponent, "stopped leading", {{"lease", store_->Describe()}, {"why", why}});
   if (options_.on_stopped_leading) options_.on_stopped_leading();
 }
 
 std::chrono::milliseconds LeaderElector::Step() {
-  const Clock::SteadyTime now = clock_->SteadyNow();
+  const common::Clock::SteadyTime now = clock_->SteadyNow();
   if (!leading_.load(std::memory_order_acquire)) {
     if (!TryAcquireOrRenew(options_.call_timeout)) return Jittered();
     last_renew_ = now;
@@ -137,8 +138,8 @@ std::chrono::milliseconds LeaderElector::Step() {
       ++stats_.acquisitions;
     }
     leading_.store(true, std::memory_order_release);
-    log::Info(kComponent, "started leading",
-              {{"lease", store_->Describe()}, {"identity", options_.identity}});
+    common::log::Info(kComponent, "started leading",
+                      {{"lease", store_->Describe()}, {"identity", options_.identity}});
     if (options_.on_started_leading) options_.on_started_leading();
     // Only now may the leader serve: the callback (a resync) has finished. A step-down the
     // callback could not see happens on this thread, after this store.
@@ -161,7 +162,7 @@ std::chrono::milliseconds LeaderElector::Step() {
     StepDown("the lease is held by " + observed_.holder_identity);
     return Jittered();
   }
-  const Clock::SteadyTime after = clock_->SteadyNow();
+  const common::Clock::SteadyTime after = clock_->SteadyNow();
   if (after >= deadline) {
     StepDown("renew deadline passed");
     return Jittered();
@@ -184,15 +185,15 @@ void LeaderElector::Release() {
   LeaseRecord released = observed_;
   released.holder_identity.clear();
   released.lease_duration_seconds = 1;
-  const std::string wall = FormatMicroTime(clock_->WallNowMicros());
+  const std::string wall = common::FormatMicroTime(clock_->WallNowMicros());
   released.renew_time = wall;
   released.acquire_time = wall;
   ApiResult<LeaseRecord> updated = store_->Update(released, options_.call_timeout);
   if (!updated.ok()) {
-    log::Warn(kComponent, "cannot release the lease",
-              {{"lease", store_->Describe()}, {"error", updated.error().ToString()}});
+    common::log::Warn(kComponent, "cannot release the lease",
+                      {{"lease", store_->Describe()}, {"error", updated.error().ToString()}});
   } else {
-    log::Info(kComponent, "released the lease", {{"lease", store_->Describe()}});
+    common::log::Info(kComponent, "released the lease", {{"lease", store_->Describe()}});
   }
 }
 

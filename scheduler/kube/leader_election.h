@@ -33,7 +33,7 @@
 #include <string>
 #include <thread>
 
-#include "scheduler/common/clock.h"
+#include "common/clock.h"
 #include "scheduler/kube/backoff.h"
 #include "scheduler/kube/lease.h"
 
@@ -62,8 +62,8 @@ struct LeaderElectionStats {
 
 class LeaderElector {
  public:
-  LeaderElector(LeaseStore* store, LeaderElectionOptions options, const Clock* clock = nullptr,
-                RandomSource random = nullptr);
+  LeaderElector(LeaseStore* store, LeaderElectionOptions options,
+                const common::Clock* clock = nullptr, RandomSource random = nullptr);
   ~LeaderElector();  // Stop()
   LeaderElector(const LeaderElector&) = delete;
   LeaderElector& operator=(const LeaderElector&) = delete;
@@ -89,21 +89,21 @@ class LeaderElector {
 
  private:
   bool TryAcquireOrRenew(std::chrono::milliseconds timeout);
-  void Observe(const LeaseRecord& record, Clock::SteadyTime now);
+  void Observe(const LeaseRecord& record, common::Clock::SteadyTime now);
   void StepDown(const std::string& why);
   void Release();
   std::chrono::milliseconds Jittered() const;
 
   LeaseStore* const store_;
   const LeaderElectionOptions options_;
-  const Clock* const clock_;
+  const common::Clock* const clock_;
   RandomSource random_;
 
   // Owned by the thread running Step().
   LeaseRecord observed_;
-  Clock::SteadyTime observed_time_{};
+  common::Clock::SteadyTime observed_time_{};
   bool have_observed_ = false;
-  Clock::SteadyTime last_renew_{};
+  common::Clock::SteadyTime last_renew_{};
 
   // Release on store, acquire on load: a reader that sees true also sees the callbacks' effects
   // ordered before the store (on_started_leading runs after the store: see Step()).

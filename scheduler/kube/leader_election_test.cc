@@ -8,17 +8,17 @@
 
 #include <condition_variable>
 
-#include "e2e/fake_apiserver.h"
-#include "scheduler/common/clock.h"
-#include "scheduler/common/time_format.h"
+#include "common/clock.h"
+#include "common/time_format.h"
 #include "scheduler/kube/client.h"
+#include "scheduler/kube/testing/fake_apiserver.h"
 #include "scheduler/kube/testing/test_support.h"
 
 namespace taskgov::scheduler::kube {
 namespace {
 
-using e2e::FakeApiServer;
-using e2e::FaultRule;
+using scheduler::kube::testing::FakeApiServer;
+using scheduler::kube::testing::FaultRule;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -76,7 +76,7 @@ class LeaderElectionTest : public ::testing::Test {
   LeaseRecord Lease() {
     std::optional<std::string> json = server_.Get("leases", kNs, kName);
     EXPECT_TRUE(json.has_value());
-    Result<LeaseRecord> record = DecodeLease(json.value_or("{}"));
+    common::Result<LeaseRecord> record = DecodeLease(json.value_or("{}"));
     EXPECT_TRUE(record.ok());
     return record.ok() ? *record : LeaseRecord{};
   }
@@ -90,7 +90,7 @@ class LeaderElectionTest : public ::testing::Test {
   FakeApiServer server_;
   std::unique_ptr<KubeClient> client_;
   std::unique_ptr<ApiLeaseStore> store_;
-  FakeClock clock_;
+  common::FakeClock clock_;
 };
 
 TEST_F(LeaderElectionTest, AcquiresAnAbsentLeaseThenRenewsIt) {
@@ -103,7 +103,7 @@ TEST_F(LeaderElectionTest, AcquiresAnAbsentLeaseThenRenewsIt) {
   LeaseRecord lease = Lease();
   EXPECT_EQ(lease.holder_identity, "replica-a");
   EXPECT_EQ(lease.lease_duration_seconds, 15);
-  EXPECT_EQ(lease.acquire_time, FormatMicroTime(clock_.WallNowMicros()));
+  EXPECT_EQ(lease.acquire_time, common::FormatMicroTime(clock_.WallNowMicros()));
   EXPECT_EQ(lease.renew_time, lease.acquire_time);
   EXPECT_EQ(lease.lease_transitions, 0);
   const std::string acquired = lease.acquire_time;
@@ -113,7 +113,7 @@ TEST_F(LeaderElectionTest, AcquiresAnAbsentLeaseThenRenewsIt) {
   EXPECT_EQ(a->Step(), seconds(2));
   EXPECT_TRUE(a->is_leader());
   lease = Lease();
-  EXPECT_EQ(lease.renew_time, FormatMicroTime(clock_.WallNowMicros()));
+  EXPECT_EQ(lease.renew_time, common::FormatMicroTime(clock_.WallNowMicros()));
   EXPECT_EQ(lease.acquire_time, acquired);
   EXPECT_EQ(lease.lease_transitions, 0);
   std::vector<std::string> writes = server_.lease_writes();
@@ -162,7 +162,7 @@ TEST_F(LeaderElectionTest, ExpiryIsJudgedFromLocalObservationNotRemoteTimestamps
   LeaseRecord lease = Lease();
   EXPECT_EQ(lease.holder_identity, "replica-b");
   EXPECT_EQ(lease.lease_transitions, 5);
-  EXPECT_EQ(lease.acquire_time, FormatMicroTime(clock_.WallNowMicros()));
+  EXPECT_EQ(lease.acquire_time, common::FormatMicroTime(clock_.WallNowMicros()));
   EXPECT_EQ(events.leaders, (std::vector<std::string>{"replica-other", "replica-b"}));
 }
 

@@ -15,43 +15,44 @@ const rapidjson::Value* Member(const rapidjson::Value& object, const char* name)
   return it == object.MemberEnd() || it->value.IsNull() ? nullptr : &it->value;
 }
 
-Status ReadString(const rapidjson::Value& object, const char* name, const char* path,
-                  std::string* out) {
+common::Status ReadString(const rapidjson::Value& object, const char* name, const char* path,
+                          std::string* out) {
   const rapidjson::Value* v = Member(object, name);
-  if (v == nullptr) return Status::Ok();
-  if (!v->IsString()) return Error{std::string(path) + ": expected a string"};
+  if (v == nullptr) return common::Status::Ok();
+  if (!v->IsString()) return common::Error{std::string(path) + ": expected a string"};
   out->assign(v->GetString(), v->GetStringLength());
-  return Status::Ok();
+  return common::Status::Ok();
 }
 
-Status ReadInt32(const rapidjson::Value& object, const char* name, const char* path, int32_t* out) {
+common::Status ReadInt32(const rapidjson::Value& object, const char* name, const char* path,
+                         int32_t* out) {
   const rapidjson::Value* v = Member(object, name);
-  if (v == nullptr) return Status::Ok();
-  if (!v->IsInt()) return Error{std::string(path) + ": expected a 32-bit integer"};
+  if (v == nullptr) return common::Status::Ok();
+  if (!v->IsInt()) return common::Error{std::string(path) + ": expected a 32-bit integer"};
   *out = v->GetInt();
-  return Status::Ok();
+  return common::Status::Ok();
 }
 
 }  // namespace
 
-Result<LeaseRecord> DecodeLease(std::string_view json) {
+common::Result<LeaseRecord> DecodeLease(std::string_view json) {
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());
-  if (doc.HasParseError() || !doc.IsObject()) return Error{"lease: not a JSON object"};
+  if (doc.HasParseError() || !doc.IsObject()) return common::Error{"lease: not a JSON object"};
   LeaseRecord record;
   const rapidjson::Value* meta = Member(doc, "metadata");
   if (meta != nullptr) {
-    if (!meta->IsObject()) return Error{"lease metadata: expected an object"};
-    if (Status s = ReadString(*meta, "resourceVersion", "lease metadata.resourceVersion",
-                              &record.resource_version);
+    if (!meta->IsObject()) return common::Error{"lease metadata: expected an object"};
+    if (common::Status s = ReadString(*meta, "resourceVersion", "lease metadata.resourceVersion",
+                                      &record.resource_version);
         !s.ok()) {
       return s.error();
     }
   }
   const rapidjson::Value* spec = Member(doc, "spec");
   if (spec == nullptr) return record;
-  if (!spec->IsObject()) return Error{"lease spec: expected an object"};
-  for (Status s :
+  if (!spec->IsObject()) return common::Error{"lease spec: expected an object"};
+  for (common::Status s :
        {ReadString(*spec, "holderIdentity", "lease spec.holderIdentity", &record.holder_identity),
         ReadInt32(*spec, "leaseDurationSeconds", "lease spec.leaseDurationSeconds",
                   &record.lease_duration_seconds),
@@ -101,7 +102,7 @@ namespace {
 
 ApiResult<LeaseRecord> Decoded(ApiResult<HttpResponse> response, const std::string& what) {
   if (!response.ok()) return response.error();
-  Result<LeaseRecord> record = DecodeLease(response->body);
+  common::Result<LeaseRecord> record = DecodeLease(response->body);
   if (!record.ok()) {
     return ApiError::Of(response->status, "InvalidResponse", record.error().message, what);
   }

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "scheduler/common/result.h"
+#include "common/result.h"
 #include "scheduler/kube/api_error.h"
 
 namespace taskgov::scheduler::kube {
@@ -34,7 +34,7 @@ struct LeaseRecord {
 };
 
 // Lease JSON ↔ LeaseRecord. Decoding checks every field's type; errors name the field.
-[[nodiscard]] Result<LeaseRecord> DecodeLease(std::string_view json);
+[[nodiscard]] common::Result<LeaseRecord> DecodeLease(std::string_view json);
 [[nodiscard]] std::string EncodeLease(const std::string& ns, const std::string& name,
                                       const LeaseRecord& record);
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "scheduler/common/log.h"
+#include "common/log.h"
 
 namespace taskgov::scheduler::kube {
 namespace {
@@ -12,14 +12,14 @@ constexpr std::string_view kComponent = "kube-reflector";
 }  // namespace
 
 Reflector::Reflector(KubeClient* client, ResourceSpec spec, ObjectSink* sink,
-                     std::function<void()> on_synced, ReflectorOptions options, const Clock* clock,
-                     RandomSource random)
+                     std::function<void()> on_synced, ReflectorOptions options,
+                     const common::Clock* clock, RandomSource random)
     : client_(client),
       spec_(std::move(spec)),
       sink_(sink),
       on_synced_(std::move(on_synced)),
       options_(options),
-      clock_(clock != nullptr ? clock : SystemClock::Get()),
+      clock_(clock != nullptr ? clock : common::SystemClock::Get()),
       random_(random ? std::move(random) : MakeRandomSource()),
       backoff_(options.backoff, clock_, random_) {
   stats_.resource = spec_.name;
@@ -71,8 +71,8 @@ void Reflector::MarkSynced() {
     StatsLock lock(this);
     stats_.synced = true;
   }
-  log::Info(kComponent, "initial list complete",
-            {{"resource", spec_.name}, {"objects", static_cast<uint64_t>(sink_->size())}});
+  common::log::Info(kComponent, "initial list complete",
+                    {{"resource", spec_.name}, {"objects", static_cast<uint64_t>(sink_->size())}});
   if (on_synced_) on_synced_();
 }
 
@@ -90,8 +90,8 @@ void Reflector::Count(ApplyOutcome outcome, const ObjectMeta& meta, const std::s
       break;
     case ApplyOutcome::kDecodeError:
       ++stats_.decode_errors;
-      log::Warn(kComponent, "cannot decode object; keeping the last good version",
-                {{"resource", spec_.name}, {"object", meta.key()}, {"error", error}});
+      common::log::Warn(kComponent, "cannot decode object; keeping the last good version",
+                        {{"resource", spec_.name}, {"object", meta.key()}, {"error", error}});
       break;
     case ApplyOutcome::kUnknownDelete:
       ++stats_.unknown_deletes;
@@ -124,8 +124,8 @@ ApiResult<std::string> Reflector::ListAll() {
           StatsLock lock(this);
           ++stats_.expired_continues;
         }
-        log::Info(kComponent, "continue token expired; restarting the list",
-                  {{"resource", spec_.name}});
+        common::log::Info(kComponent, "continue token expired; restarting the list",
+                          {{"resource", spec_.name}});
         list.continue_token.clear();
         sink_->BeginList();
         continue;
@@ -138,7 +138,7 @@ ApiResult<std::string> Reflector::ListAll() {
       ++stats_.list_pages;
     }
     for (const rapidjson::Value& item : page->items().GetArray()) {
-      Result<ObjectMeta> meta = ReadObjectMeta(item);
+      common::Result<ObjectMeta> meta = ReadObjectMeta(item);
       if (!meta.ok() || meta->name.empty()) {
         Count(ApplyOutcome::kDecodeError, meta.ok() ? *meta : ObjectMeta{},
               meta.ok() ? "object has no name" : meta.error().message);
@@ -180,8 +180,8 @@ void Reflector::Run() {
           path_index_ = 0;  // the next re-check starts from the preferred version
           if (!missing_reported_) {
             missing_reported_ = true;
-            log::Warn(kComponent, "resource not served (CRD not installed?); ignoring it",
-                      {{"resource", spec_.name}, {"paths", CandidateList()}});
+            common::log::Warn(kComponent, "resource not served (CRD not installed?); ignoring it",
+                              {{"resource", spec_.name}, {"paths", CandidateList()}});
           }
           {
             StatsLock lock(this);
@@ -197,17 +197,17 @@ void Reflector::Run() {
         }
         std::chrono::milliseconds delay = backoff_.Next();
         if (e.status == 429) delay = std::max(delay, e.retry_after);
-        log::Warn(kComponent, "list failed; retrying",
-                  {{"resource", spec_.name},
-                   {"error", e.ToString()},
-                   {"retry_in_ms", static_cast<int64_t>(delay.count())}});
+        common::log::Warn(kComponent, "list failed; retrying",
+                          {{"resource", spec_.name},
+                           {"error", e.ToString()},
+                           {"retry_in_ms", static_cast<int64_t>(delay.count())}});
         if (!Wait(delay)) break;
         continue;
       }
       if (missing_reported_) {
         missing_reported_ = false;
-        log::Info(kComponent, "resource is now served",
-                  {{"resource", spec_.name}, {"path", ActivePath()}});
+        common::log::Info(kComponent, "resource is now served",
+                          {{"resource", spec_.name}, {"path", ActivePath()}});
       }
       resource_version = *listed;
       relist = false;
@@ -231,7 +231,7 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
   CallOptions call;
   call.timeout = options_.request_timeout;
   call.cancel = &cancel_;
-  const Clock::SteadyTime opened_at = clock_->SteadyNow();
+  const common::Clock::SteadyTime opened_at = clock_->SteadyNow();
   ApiResult<std::unique_ptr<WatchStream>> stream = client_->Watch(ActivePath(), watch, call);
   auto backoff_wait = [&]() { Wait(backoff_.Next()); };
   if (!stream.ok()) {
@@ -249,7 +249,8 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
       return;
     }
     Restart(kWatchError);
-    log::Warn(kComponent, "watch failed", {{"resource", spec_.name}, {"error", e.ToString()}});
+    common::log::Warn(kComponent, "watch failed",
+                      {{"resource", spec_.name}, {"error", e.ToString()}});
     // Transport errors and 5xx re-watch from the same version; other refusals relist.
     if (!e.transport() && e.status < 500) *relist = true;
     backoff_wait();
@@ -270,11 +271,11 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
                                       : e.reason == "InvalidEvent" ? kWatchError
                                                                    : kWatchDropped;
       Restart(reason);
-      log::Info(kComponent, "watch interrupted; resuming",
-                {{"resource", spec_.name},
-                 {"reason", reason},
-                 {"error", e.ToString()},
-                 {"resource_version", *resource_version}});
+      common::log::Info(kComponent, "watch interrupted; resuming",
+                        {{"resource", spec_.name},
+                         {"reason", reason},
+                         {"error", e.ToString()},
+                         {"resource_version", *resource_version}});
       backoff_wait();
       return;
     }
@@ -295,19 +296,19 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
       }
       if (event.error_code == 410) {
         Restart(kWatchExpired);
-        log::Info(kComponent, "watch expired (410); relisting",
-                  {{"resource", spec_.name}, {"message", event.error_message}});
+        common::log::Info(kComponent, "watch expired (410); relisting",
+                          {{"resource", spec_.name}, {"message", event.error_message}});
         *relist = true;
         // Expired again before anything else arrived: do not spin list → watch → 410.
         if (events == 1 && ++quick_expiries_ > 1) backoff_wait();
         return;
       }
       Restart(kWatchError);
-      log::Warn(kComponent, "watch error event",
-                {{"resource", spec_.name},
-                 {"code", event.error_code},
-                 {"reason", event.error_reason},
-                 {"message", event.error_message}});
+      common::log::Warn(kComponent, "watch error event",
+                        {{"resource", spec_.name},
+                         {"code", event.error_code},
+                         {"reason", event.error_reason},
+                         {"message", event.error_message}});
       backoff_wait();
       return;
     }
@@ -323,7 +324,7 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
       }
       continue;
     }
-    Result<ObjectMeta> meta = ReadObjectMeta(event.object());
+    common::Result<ObjectMeta> meta = ReadObjectMeta(event.object());
     ApplyOutcome outcome = ApplyOutcome::kDecodeError;
     std::string error;
     if (!meta.ok()) {

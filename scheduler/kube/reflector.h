@@ -126,7 +126,7 @@ struct ReflectorStats {
 class Reflector {
  public:
   Reflector(KubeClient* client, ResourceSpec spec, ObjectSink* sink,
-            std::function<void()> on_synced, ReflectorOptions options, const Clock* clock,
+            std::function<void()> on_synced, ReflectorOptions options, const common::Clock* clock,
             RandomSource random);
 
   // The loop; returns after Stop().
@@ -156,7 +156,7 @@ class Reflector {
   ObjectSink* const sink_;
   const std::function<void()> on_synced_;
   const ReflectorOptions options_;
-  const Clock* const clock_;
+  const common::Clock* const clock_;
   RandomSource random_;
   Backoff backoff_;
   Cancellation cancel_;

@@ -44,7 +44,7 @@ class TypedSink final : public ObjectSink {
         it->second.resource_version == meta.resource_version) {
       return ApplyOutcome::kUnchanged;
     }
-    Result<Object> decoded = traits_.Decode(value);
+    common::Result<Object> decoded = traits_.Decode(value);
     if (!decoded.ok()) {
       *error = decoded.error().message;
       return ApplyOutcome::kDecodeError;

@@ -85,16 +85,17 @@ std::string WatchEvent::resource_version() const {
   return meta == nullptr ? "" : StringMember(*meta, "resourceVersion");
 }
 
-Result<WatchEvent> ParseWatchEvent(std::string_view line) {
+common::Result<WatchEvent> ParseWatchEvent(std::string_view line) {
   WatchEvent event;
   event.doc.Parse(line.data(), line.size());
   if (event.doc.HasParseError()) {
-    return Error{"watch event is not valid JSON (at byte " +
-                 std::to_string(event.doc.GetErrorOffset()) + ")"};
+    return common::Error{"watch event is not valid JSON (at byte " +
+                         std::to_string(event.doc.GetErrorOffset()) + ")"};
   }
-  if (!event.doc.IsObject()) return Error{"watch event is not a JSON object"};
+  if (!event.doc.IsObject()) return common::Error{"watch event is not a JSON object"};
   const rapidjson::Value* type = Member(event.doc, "type");
-  if (type == nullptr || !type->IsString()) return Error{"watch event: missing string 'type'"};
+  if (type == nullptr || !type->IsString())
+    return common::Error{"watch event: missing string 'type'"};
   std::string_view t(type->GetString(), type->GetStringLength());
   if (t == "ADDED") {
     event.type = WatchEventType::kAdded;
@@ -107,11 +108,11 @@ Result<WatchEvent> ParseWatchEvent(std::string_view line) {
   } else if (t == "ERROR") {
     event.type = WatchEventType::kError;
   } else {
-    return Error{"watch event: unknown type '" + std::string(t.substr(0, 32)) + "'"};
+    return common::Error{"watch event: unknown type '" + std::string(t.substr(0, 32)) + "'"};
   }
   const rapidjson::Value* object = Member(event.doc, "object");
   if (object == nullptr || !object->IsObject()) {
-    return Error{"watch event " + std::string(t) + ": missing object 'object'"};
+    return common::Error{"watch event " + std::string(t) + ": missing object 'object'"};
   }
   if (event.type == WatchEventType::kError) {
     StatusInfo status = ReadStatus(*object);
@@ -119,18 +120,19 @@ Result<WatchEvent> ParseWatchEvent(std::string_view line) {
     event.error_reason = status.reason;
     event.error_message = status.message;
   } else if (event.type != WatchEventType::kBookmark) {
-    Result<ObjectMeta> meta = ReadObjectMeta(*object);
+    common::Result<ObjectMeta> meta = ReadObjectMeta(*object);
     if (!meta.ok()) return meta.error().Wrap("watch event " + std::string(t));
-    if (meta->name.empty()) return Error{"watch event " + std::string(t) + ": object has no name"};
+    if (meta->name.empty())
+      return common::Error{"watch event " + std::string(t) + ": object has no name"};
   }
   return event;
 }
 
-Result<ObjectMeta> ReadObjectMeta(const rapidjson::Value& object) {
+common::Result<ObjectMeta> ReadObjectMeta(const rapidjson::Value& object) {
   ObjectMeta meta;
   const rapidjson::Value* md = Member(object, "metadata");
   if (md == nullptr || md->IsNull()) return meta;
-  if (!md->IsObject()) return Error{"metadata: expected an object"};
+  if (!md->IsObject()) return common::Error{"metadata: expected an object"};
   struct Field {
     const char* name;
     std::string* out;
@@ -140,7 +142,8 @@ Result<ObjectMeta> ReadObjectMeta(const rapidjson::Value& object) {
         Field{"resourceVersion", &meta.resource_version}}) {
     const rapidjson::Value* v = Member(*md, f.name);
     if (v == nullptr || v->IsNull()) continue;
-    if (!v->IsString()) return Error{std::string("metadata.") + f.name + ": expected a string"};
+    if (!v->IsString())
+      return common::Error{std::string("metadata.") + f.name + ": expected a string"};
     f.out->assign(v->GetString(), v->GetStringLength());
   }
   return meta;

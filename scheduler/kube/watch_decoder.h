@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "scheduler/common/result.h"
+#include "common/result.h"
 
 namespace taskgov::scheduler::kube {
 
@@ -60,7 +60,7 @@ struct WatchEvent {
 };
 
 // Parses one line of a watch stream.
-[[nodiscard]] Result<WatchEvent> ParseWatchEvent(std::string_view line);
+[[nodiscard]] common::Result<WatchEvent> ParseWatchEvent(std::string_view line);
 
 // Metadata every object carries, read with type checks. Absent fields are "".
 struct ObjectMeta {
@@ -70,7 +70,7 @@ struct ObjectMeta {
   std::string resource_version;
   [[nodiscard]] std::string key() const { return ns.empty() ? name : ns + "/" + name; }
 };
-[[nodiscard]] Result<ObjectMeta> ReadObjectMeta(const rapidjson::Value& object);
+[[nodiscard]] common::Result<ObjectMeta> ReadObjectMeta(const rapidjson::Value& object);
 
 // Reads a metav1.Status object (an error body or an ERROR event): code, reason, message,
 // details.causes[].reason and details.retryAfterSeconds. Wrong types are skipped.

@@ -25,7 +25,7 @@ std::vector<std::string> Types(LineSplitter* splitter) {
   std::vector<std::string> out;
   while (auto line = splitter->NextLine()) {
     if (line->empty()) continue;
-    Result<WatchEvent> event = ParseWatchEvent(*line);
+    common::Result<WatchEvent> event = ParseWatchEvent(*line);
     EXPECT_TRUE(event.ok()) << (event.ok() ? "" : event.error().message);
     if (event.ok()) {
       out.push_back(std::string(WatchEventTypeName(event->type)) + "@" + event->resource_version());
@@ -76,7 +76,7 @@ TEST(LineSplitter, ReportsAnOverlongLine) {
 }
 
 TEST(ParseWatchEvent, ErrorEventCarriesTheStatus) {
-  Result<WatchEvent> event = ParseWatchEvent(
+  common::Result<WatchEvent> event = ParseWatchEvent(
       "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"message\":\"too old\","
       "\"reason\":\"Expired\",\"code\":410}}");
   ASSERT_TRUE(event.ok());
@@ -106,7 +106,7 @@ TEST(ParseWatchEvent, RejectsMalformedEventsWithAReason) {
        "metadata.uid"},
   };
   for (const Case& c : cases) {
-    Result<WatchEvent> event = ParseWatchEvent(c.line);
+    common::Result<WatchEvent> event = ParseWatchEvent(c.line);
     ASSERT_FALSE(event.ok()) << c.line;
     EXPECT_NE(event.error().message.find(c.why), std::string::npos)
         << c.line << " → " << event.error().message;
@@ -122,7 +122,7 @@ TEST(ParseWatchEvent, ArbitraryBytesNeverCrash) {
     for (size_t j = 0; j < n; ++j) {
       line.push_back(alphabet[std::uniform_int_distribution<size_t>(0, alphabet.size() - 1)(rng)]);
     }
-    Result<WatchEvent> event = ParseWatchEvent(line);
+    common::Result<WatchEvent> event = ParseWatchEvent(line);
     if (event.ok()) {
       EXPECT_TRUE(event->object().IsObject());
     }

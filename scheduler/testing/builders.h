@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/objects.h"
-#include "scheduler/quantity.h"
+#include "scheduler/model/objects.h"
+#include "scheduler/model/quantity.h"
 
 namespace taskgov::scheduler::testing {
 
 inline int64_t Q(const std::string& resource, const std::string& quantity) {
-  Result<int64_t> r = ParseResourceQuantity(resource, quantity);
+  common::Result<int64_t> r = ParseResourceQuantity(resource, quantity);
   if (!r.ok()) {
     std::cerr << "test builder: " << r.error().message << "\n";
     std::abort();
@@ -190,7 +190,7 @@ class NodeBuilder {
 
 #include <memory>
 
-#include "scheduler/policy.h"
+#include "scheduler/model/policy.h"
 
 namespace taskgov::scheduler::testing {
 

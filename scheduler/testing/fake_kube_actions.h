@@ -20,12 +20,12 @@ class FakeKubeActions final : public KubeActions {
     int64_t grace_period_seconds;
   };
 
-  Status Bind(const std::string& ns, const std::string& name, const std::string& uid,
-              const std::string& node) override {
+  common::Status Bind(const std::string& ns, const std::string& name, const std::string& uid,
+                      const std::string& node) override {
     std::lock_guard<std::mutex> lock(mu_);
     binds_.push_back({ns, name, uid, node});
-    if (!fail_bind_.empty()) return Error{fail_bind_};
-    return Status::Ok();
+    if (!fail_bind_.empty()) return common::Error{fail_bind_};
+    return common::Status::Ok();
   }
   EvictOutcome Evict(const std::string& ns, const std::string& name, const std::string& uid,
                      int64_t grace, std::string* detail) override {

@@ -20,8 +20,8 @@
 #include <tuple>
 #include <vector>
 
+#include "common/result.h"
 #include "scheduler/cluster_api.h"
-#include "scheduler/common/result.h"
 #include "scheduler/kube/client.h"
 #include "scheduler/kube/config.h"
 
@@ -56,28 +56,29 @@ inline const rapidjson::Value* TestMember(const rapidjson::Value& v, const char*
   return it == v.MemberEnd() ? nullptr : &it->value;
 }
 
-inline Result<std::string> TestString(const rapidjson::Value& root, const char* a, const char* b) {
+inline common::Result<std::string> TestString(const rapidjson::Value& root, const char* a,
+                                              const char* b) {
   const rapidjson::Value* v = TestMember(root, a);
   if (v == nullptr) return std::string();
   v = TestMember(*v, b);
   if (v == nullptr || v->IsNull()) return std::string();
-  if (!v->IsString()) return Error{std::string(a) + "." + b + ": expected a string"};
+  if (!v->IsString()) return common::Error{std::string(a) + "." + b + ": expected a string"};
   return std::string(v->GetString(), v->GetStringLength());
 }
 
 // Reads metadata (name, namespace, uid, resourceVersion), spec.nodeName and status.phase.
-inline Result<Pod> TestDecodePod(const rapidjson::Value& v) {
+inline common::Result<Pod> TestDecodePod(const rapidjson::Value& v) {
   Pod pod;
   for (auto [out, a, b] : {std::tuple{&pod.name, "metadata", "name"},
                            std::tuple{&pod.namespace_, "metadata", "namespace"},
                            std::tuple{&pod.uid, "metadata", "uid"},
                            std::tuple{&pod.resource_version, "metadata", "resourceVersion"},
                            std::tuple{&pod.node_name, "spec", "nodeName"}}) {
-    Result<std::string> s = TestString(v, a, b);
+    common::Result<std::string> s = TestString(v, a, b);
     if (!s.ok()) return s.error();
     *out = *s;
   }
-  Result<std::string> phase = TestString(v, "status", "phase");
+  common::Result<std::string> phase = TestString(v, "status", "phase");
   if (!phase.ok()) return phase.error();
   if (*phase == "Running") pod.phase = PodPhase::kRunning;
   if (*phase == "Succeeded") pod.phase = PodPhase::kSucceeded;
@@ -85,12 +86,12 @@ inline Result<Pod> TestDecodePod(const rapidjson::Value& v) {
   return pod;
 }
 
-inline Result<Node> TestDecodeNode(const rapidjson::Value& v) {
+inline common::Result<Node> TestDecodeNode(const rapidjson::Value& v) {
   Node node;
-  Result<std::string> name = TestString(v, "metadata", "name");
+  common::Result<std::string> name = TestString(v, "metadata", "name");
   if (!name.ok()) return name.error();
   node.name = *name;
-  Result<std::string> rv = TestString(v, "metadata", "resourceVersion");
+  common::Result<std::string> rv = TestString(v, "metadata", "resourceVersion");
   if (!rv.ok()) return rv.error();
   node.resource_version = *rv;
   return node;

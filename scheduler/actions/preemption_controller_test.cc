@@ -1,0 +1,957 @@
+#include "scheduler/actions/preemption_controller.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "scheduler/decisions/admission.h"
+#include "scheduler/decisions/placement.h"
+#include "scheduler/testing/builders.h"
+#include "scheduler/testing/fake_kube_actions.h"
+
+namespace taskgov::scheduler {
+namespace {
+
+using testing::FakeKubeActions;
+using testing::NodeBuilder;
+using testing::PodBuilder;
+using testing::PolicyBuilder;
+
+constexpr char kP5[] = "ml.p5.48xlarge";
+constexpr char kGpu[] = "nvidia.com/gpu";
+constexpr int64_t kMinute = 60'000;
+
+using Strings = std::vector<std::string>;
+
+// FakeKubeActions, with a PodDisruptionBudget refusing the eviction of chosen pods.
+class PdbKube final : public KubeActions {
+ public:
+  common::Status Bind(const std::string& ns, const std::string& name, const std::string& uid,
+                      const std::string& node) override {
+    return fake.Bind(ns, name, uid, node);
+  }
+  EvictOutcome Evict(const std::string& ns, const std::string& name, const std::string& uid,
+                     int64_t grace, std::string* detail) override {
+    EvictOutcome outcome = fake.Evict(ns, name, uid, grace, detail);
+    if (protected_uids.count(uid) > 0) {
+      if (detail != nullptr) *detail = "Cannot evict pod as it would violate the pod's budget";
+      return EvictOutcome::kBlockedByPdb;
+    }
+    return outcome;
+  }
+  void RecordEvent(const EventRecord& event) override { fake.RecordEvent(event); }
+
+  FakeKubeActions fake;
+  std::set<std::string> protected_uids;
+};
+
+// The domain wired as in the process: informer events through the controller's observer, the
+// scheduler as filter + bind over every node, the kubelet as explicit steps.
+class ControllerTest : public ::testing::Test {
+ protected:
+  void Start(PolicyPtr policy, PreemptionController::Options options = {}) {
+    book_ = std::make_unique<QuotaBook>(policy, &clock_);
+    cluster_ = std::make_unique<ClusterState>(book_.get(), &clock_, ClusterState::Options{});
+    admission_ = std::make_unique<Admission>(book_.get(), cluster_.get(), &kube_, &clock_,
+                                             Admission::Options{});
+    controller_ = std::make_unique<PreemptionController>(book_.get(), cluster_.get(), &kube_,
+                                                         &clock_, options);
+    admission_->SetPreemptionStatus(
+        [this](std::string_view uid) { return controller_->StatusFor(uid); });
+    informer_ = controller_->observer();
+    informer_->OnSynced(ObjectKind::kPod);
+    informer_->OnSynced(ObjectKind::kNode);
+  }
+  void AddNodes(int n, int gpus) {
+    for (int i = 0; i < n; ++i) {
+      const std::string name = "p5-" + std::to_string(i);
+      informer_->OnNodeUpsert(
+          NodeBuilder(name).InstanceType(kP5).Allocatable(kGpu, std::to_string(gpus)));
+      nodes_.push_back(name);
+    }
+  }
+  // A pod created now, pending, that the informer delivers.
+  Pod Submit(const std::string& name, const std::string& team, int gpus, int32_t priority,
+             PodBuilder builder = PodBuilder("")) {
+    Pod pod = Create(name, team, gpus, priority, std::move(builder));
+    informer_->OnPodUpsert(pod);
+    return pod;
+  }
+  // A pod created now, pending, in the API server only: the informer has not delivered it.
+  Pod Create(const std::string& name, const std::string& team, int gpus, int32_t priority,
+             PodBuilder builder = PodBuilder("")) {
+    Pod pod = builder.Build();
+    pod.name = name;
+    pod.uid = "uid-" + name;
+    pod.namespace_ = "ns-" + team;
+    pod.priority = priority;
+    pod.creation_unix_ms = clock_.NowMs();
+    pod.containers.front().requests.Set(kGpu, gpus);
+    pods_[pod.uid] = pod;
+    return pod;
+  }
+  // A node of the flavor with labels and taints from `facts`.
+  void AddNode(const std::string& name, int gpus, NodeBuilder facts) {
+    Node node = facts.InstanceType(kP5).Allocatable(kGpu, std::to_string(gpus));
+    node.name = name;
+    informer_->OnNodeUpsert(node);
+    nodes_.push_back(name);
+  }
+  // Two 8-GPU nodes; four 4-GPU pods of team-a, a minute apart: a-0 and a-1 on p5-0, a-2 and
+  // a-3 on p5-1.
+  void FourBorrowedPods() {
+    AddNodes(2, 8);
+    for (int i = 0; i < 4; ++i) {
+      Submit("a-" + std::to_string(i), "team-a", 4, 10);
+      ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
+      clock_.Advance(kMinute);
+    }
+  }
+  // Two 8-GPU nodes: team-a's a-solo-0 and a-solo-1 (4 GPUs each) fill p5-0; a minute later,
+  // the two 4-GPU members of a gang (`member`: its labels, annotations or owner), job-0 and
+  // job-1, land on p5-1. Alone, one member would be enough for a 4-GPU preemptor.
+  void GangStartedLastOnP51(PodBuilder member) {
+    AddNodes(2, 8);
+    Submit("a-solo-0", "team-a", 4, 10);
+    ASSERT_TRUE(Schedule("uid-a-solo-0"));
+    Submit("a-solo-1", "team-a", 4, 10);
+    ASSERT_TRUE(Schedule("uid-a-solo-1"));
+    clock_.Advance(kMinute);
+    for (int i = 0; i < 2; ++i) {
+      Submit("job-" + std::to_string(i), "team-a", 4, 10, member);
+      ASSERT_TRUE(Schedule("uid-job-" + std::to_string(i)));
+    }
+    ASSERT_EQ(pods_["uid-job-0"].node_name, "p5-1");
+    ASSERT_EQ(pods_["uid-job-1"].node_name, "p5-1");
+  }
+  // GPU nodes tainted as in production: p5-0 nvidia.com/gpu=present:NoSchedule, p5-1 reserved
+  // (dedicated=team-x:NoSchedule). Four 4-GPU pods of team-a that tolerate everything, a minute
+  // apart, fill both: a-0 and a-1 on p5-0, the more recent a-2 and a-3 on p5-1.
+  void TaintedNodesFilledByTeamA() {
+    AddNode("p5-0", 8,
+            NodeBuilder("").Taint("nvidia.com/gpu", "present", TaintEffect::kNoSchedule));
+    AddNode("p5-1", 8, NodeBuilder("").Taint("dedicated", "team-x", TaintEffect::kNoSchedule));
+    for (int i = 0; i < 4; ++i) {
+      Submit("a-" + std::to_string(i), "team-a", 4, 10,
+             PodBuilder("").Toleration("", TolerationOperator::kExists));
+      ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
+      clock_.Advance(kMinute);
+    }
+    ASSERT_EQ(pods_["uid-a-1"].node_name, "p5-0");
+    ASSERT_EQ(pods_["uid-a-2"].node_name, "p5-1");
+  }
+  // The extender's filter over the nodes kube-scheduler's own filters leave: those whose taints
+  // the pod tolerates and whose labels its nodeSelector and required affinity match.
+  FilterResult Filter(const Pod& pod, FilterArgs* args) {
+    args->pod = pod;
+    args->node_names.clear();
+    for (const std::string& node : nodes_) {
+      const NodeView view = cluster_->ViewNode(node);
+      if (Judge(pod.node_selector, pod.placement.get(), *view.placement) ==
+          PlacementVerdict::kAccepted) {
+        args->node_names.push_back(node);
+      }
+    }
+    return admission_->Filter(*args);
+  }
+  // The scheduler's attempt: filter, bind to the first feasible node, the informer sees it run.
+  bool Schedule(const std::string& uid) {
+    Pod pod = pods_.at(uid);
+    FilterArgs args;
+    FilterResult r = Filter(pod, &args);
+    if (r.feasible.empty()) return false;
+    const std::string& node = args.node_names[r.feasible[0]];
+    if (!admission_->Bind(BindArgs{pod.name, pod.namespace_, pod.uid, node}).error.empty()) {
+      return false;
+    }
+    pod.node_name = node;
+    pod.phase = PodPhase::kRunning;
+    pod.start_unix_ms = clock_.NowMs();
+    pods_[uid] = pod;
+    informer_->OnPodUpsert(pod);
+    return true;
+  }
+  std::string Refusal(const std::string& uid) {
+    FilterArgs args;
+    FilterResult r = Filter(pods_.at(uid), &args);
+    return r.feasible.empty() ? r.ReasonFor(args, nodes_[0]) : "";
+  }
+  // The kubelet: an evicted pod gets its deletion timestamp, later it is gone.
+  void Terminating(const std::string& uid) {
+    Pod& pod = pods_.at(uid);
+    pod.deletion_unix_ms = clock_.NowMs();
+    informer_->OnPodUpsert(pod);
+  }
+  void Gone(const std::string& uid) {
+    informer_->OnPodDelete(pods_.at(uid));
+    pods_.erase(uid);
+  }
+  void Finish(const std::string& uid) {
+    Pod& pod = pods_.at(uid);
+    pod.phase = PodPhase::kSucceeded;
+    informer_->OnPodUpsert(pod);
+  }
+  int64_t Usage(const std::string& team) {
+    Ledger::Session s(book_->ledger());
+    return s.View(TeamNames().Intern(team), FlavorNames().Intern(kP5), ResourceNames().Intern(kGpu))
+        .usage;
+  }
+  Strings Evicted() const {
+    Strings out;
+    for (const FakeKubeActions::EvictCall& e : fake().evictions()) out.push_back(e.name);
+    return out;
+  }
+  virtual const FakeKubeActions& fake() const { return kube_; }
+  // The events recorded with `reason`, in order: Preempted on victims, Preempting on preemptors.
+  std::vector<EventRecord> Events(const std::string& reason) const {
+    std::vector<EventRecord> out;
+    for (const EventRecord& e : fake().events()) {
+      if (e.reason == reason) out.push_back(e);
+    }
+    return out;
+  }
+
+  common::FakeClock clock_;
+  FakeKubeActions kube_;
+  std::unique_ptr<QuotaBook> book_;
+  std::unique_ptr<ClusterState> cluster_;
+  std::unique_ptr<Admission> admission_;
+  std::unique_ptr<PreemptionController> controller_;
+  ClusterObserver* informer_ = nullptr;
+  std::vector<std::string> nodes_;
+  std::map<std::string, Pod> pods_;  // by uid, as the API server has them
+};
+
+PolicyPtr TwoTeams(IdleComputeAllocation idle = IdleComputeAllocation::kFairShare) {
+  return PolicyBuilder()
+      .Team("team-a", "c")
+      .Quota(kP5, kGpu, 8)
+      .Team("team-b", "c")
+      .Quota(kP5, kGpu, 8)
+      .IdleCompute(idle)
+      .Build();
+}
+
+TEST_F(ControllerTest, HyperPodWalkthroughReclaimsLentGpusWithAGracePeriod) {
+  Start(TwoTeams());
+  AddNodes(2, 8);
+  // Team A borrows team B's idle GPUs: four 4-GPU training pods, 16 of nominal 8.
+  for (int i = 0; i < 4; ++i) {
+    Submit("a-" + std::to_string(i), "team-a", 4, 10);
+    ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
+    clock_.Advance(kMinute);
+  }
+  EXPECT_EQ(Usage("team-a"), 16);
+  EXPECT_EQ(controller_->RunOnce().rounds_started, 0u);  // nobody waits
+
+  // Team B submits a high-priority job within its own quota: refused, A's pods fill the nodes
+  // (and the cohort pool).
+  clock_.Advance(10 * kMinute);
+  Submit("b-0", "team-b", 4, 100);
+  Submit("b-1", "team-b", 4, 100);
+  EXPECT_EQ(Refusal("uid-b-0"), "team-b: no ml.p5.48xlarge node has room for nvidia.com/gpu: 4");
+
+  // Reclaim: A's two most recent pods go, with the grace period to checkpoint.
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.rounds_started, 2u);
+  EXPECT_EQ(report.evictions, 2u);
+  EXPECT_EQ(Evicted(), (Strings{"a-3", "a-2"}));
+  for (const FakeKubeActions::EvictCall& e : kube_.evictions()) {
+    EXPECT_EQ(e.grace_period_seconds, 120);
+  }
+  ASSERT_EQ(Events("Preempted").size(), 2u);
+  const EventRecord event = Events("Preempted")[0];
+  EXPECT_EQ(event.pod_name, "a-3");
+  EXPECT_EQ(event.reason, "Preempted");
+  EXPECT_EQ(event.note,
+            "Reclaim: team-b reclaims the nvidia.com/gpu on ml.p5.48xlarge it lent, for its pod "
+            "ns-team-b/b-0; team-a uses 16 of nominal 8 (grace period 120s)");
+  EXPECT_EQ(controller_->StatusFor("uid-b-0"),
+            "reclaiming 4 nvidia.com/gpu from team-a, 1 pod terminating");
+  EXPECT_EQ(Refusal("uid-b-0"),
+            "team-b: no ml.p5.48xlarge node has room for nvidia.com/gpu: 4; reclaiming 4 "
+            "nvidia.com/gpu from team-a, 1 pod terminating");
+
+  // While the victims terminate they count as freed: no second round evicts more.
+  clock_.Advance(30'000);
+  Terminating("uid-a-3");
+  Terminating("uid-a-2");
+  // A's job controller recreates its pods under new UIDs; they wait.
+  Submit("a-2-retry", "team-a", 4, 10);
+  Submit("a-3-retry", "team-a", 4, 10);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(controller_->RunOnce().evictions, 0u);
+    clock_.Advance(30'000);
+  }
+  EXPECT_EQ(kube_.evictions().size(), 2u);
+  PreemptionStats mid = controller_->Stats();
+  EXPECT_EQ(mid.preempted_pods["team-a"], 2);
+  EXPECT_EQ(mid.rounds_in_flight, 2u);
+
+  // The victims are gone: their capacity is handed to B's pods at once, not to A's retries.
+  Gone("uid-a-3");
+  Gone("uid-a-2");
+  EXPECT_TRUE(book_->Find("uid-b-0").has_value());
+  EXPECT_NE(controller_->StatusFor("uid-b-0").find("capacity reserved on ml.p5.48xlarge"),
+            std::string::npos);
+  EXPECT_FALSE(Schedule("uid-a-2-retry"));
+  EXPECT_TRUE(Schedule("uid-b-0"));
+  EXPECT_TRUE(Schedule("uid-b-1"));
+  EXPECT_EQ(Usage("team-b"), 8);
+  EXPECT_EQ(Usage("team-a"), 8);
+  controller_->RunOnce();
+  EXPECT_EQ(controller_->StatusFor("uid-b-0"), "");
+  // A's retries wait without evicting anything: B is within its nominal.
+  for (int i = 0; i < 3; ++i) controller_->RunOnce();
+  EXPECT_FALSE(Schedule("uid-a-2-retry"));
+  EXPECT_EQ(kube_.evictions().size(), 2u);
+
+  // B's job finishes: A's retries run.
+  Finish("uid-b-0");
+  Finish("uid-b-1");
+  EXPECT_TRUE(Schedule("uid-a-2-retry"));
+  EXPECT_TRUE(Schedule("uid-a-3-retry"));
+
+  PreemptionStats stats = controller_->Stats();
+  EXPECT_EQ((stats.preemptions[{"team-b", "team-a", "Reclaim"}]), 2u);
+  EXPECT_EQ(stats.preemptions.size(), 1u);
+  EXPECT_EQ(stats.rounds_started, 2u);
+  EXPECT_EQ(stats.rounds_succeeded, 2u);
+  EXPECT_TRUE(stats.preempted_pods.empty());
+  EXPECT_EQ(stats.rounds_in_flight, 0u);
+}
+
+TEST_F(ControllerTest, LaterPreemptorsCountTerminatingPodsAsFreedAndRespectClaims) {
+  Start(TwoTeams());
+  AddNodes(2, 8);
+  for (int i = 0; i < 4; ++i) {
+    Submit("a-" + std::to_string(i), "team-a", 4, 10);
+    ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
+    clock_.Advance(kMinute);
+  }
+  Submit("b-0", "team-b", 4, 100);
+  controller_->RunOnce();
+  ASSERT_EQ(Evicted(), Strings{"a-3"});
+  Terminating("uid-a-3");
+  // b-1 arrives while a-3 terminates: a-3's 4 GPUs are b-0's; b-1 needs exactly one more pod.
+  clock_.Advance(10'000);
+  Submit("b-1", "team-b", 4, 100);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), (Strings{"a-3", "a-2"}));
+  // A user deletes a-1 (it terminates on its own): b-2 fits, by borrowing, once a-1 is gone —
+  // nothing is evicted for it.
+  Terminating("uid-a-1");
+  Submit("b-2", "team-b", 4, 100);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), (Strings{"a-3", "a-2"}));
+  EXPECT_EQ(controller_->StatusFor("uid-b-2"), "");
+}
+
+TEST_F(ControllerTest, InTeamPreemptionEvictsTheLowestPriorityMostRecentPod) {
+  Start(PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 8, /*borrow=*/0).Build());
+  AddNodes(1, 8);
+  Submit("train-0", "team-a", 2, 10);
+  ASSERT_TRUE(Schedule("uid-train-0"));
+  clock_.Advance(kMinute);
+  Submit("train-1", "team-a", 2, 10);
+  ASSERT_TRUE(Schedule("uid-train-1"));
+  clock_.Advance(kMinute);
+  Submit("eval", "team-a", 4, 50);
+  ASSERT_TRUE(Schedule("uid-eval"));
+  clock_.Advance(kMinute);
+  Submit("urgent", "team-a", 2, 100);
+  EXPECT_FALSE(Schedule("uid-urgent"));
+
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), Strings{"train-1"});
+  ASSERT_EQ(Events("Preempted").size(), 1u);
+  EXPECT_EQ(Events("Preempted")[0].note,
+            "InTeamPriority: preempted by higher-priority pod ns-team-a/urgent of team-a "
+            "(priority 100 > 10), which needs nvidia.com/gpu: 2 on ml.p5.48xlarge (grace period "
+            "120s)");
+  ASSERT_EQ(Events("Preempting").size(), 1u);
+  EXPECT_EQ(Events("Preempting")[0].pod_name, "urgent");
+  EXPECT_EQ(Events("Preempting")[0].note,
+            "taskgov is preempting 2 nvidia.com/gpu on ml.p5.48xlarge from team-a "
+            "(InTeamPriority): evicting 1 pod with a 120s grace period");
+  EXPECT_EQ(controller_->StatusFor("uid-urgent"),
+            "preempting 2 nvidia.com/gpu from team-a, 1 pod terminating");
+  Gone("uid-train-1");
+  EXPECT_TRUE(Schedule("uid-urgent"));
+  controller_->RunOnce();
+  EXPECT_EQ((controller_->Stats().preemptions[{"team-a", "team-a", "InTeamPriority"}]), 1u);
+  EXPECT_EQ(controller_->Stats().rounds_succeeded, 1u);
+}
+
+TEST_F(ControllerTest, AGangIsEvictedWhole) {
+  Start(TwoTeams());
+  // A two-pod PyTorchJob.
+  ASSERT_NO_FATAL_FAILURE(
+      GangStartedLastOnP51(PodBuilder("").Owner("PyTorchJob", "train", "uid-train")));
+  EXPECT_EQ(Usage("team-a"), 16);
+  Submit("b-0", "team-b", 4, 100);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), (Strings{"job-0", "job-1"}));
+  ASSERT_EQ(Events("Preempted").size(), 2u);
+  EXPECT_NE(Events("Preempted")[1].note.find("evicted with its gang of 2 pods"), std::string::npos);
+  EXPECT_EQ(controller_->StatusFor("uid-b-0"),
+            "reclaiming 8 nvidia.com/gpu from team-a, 2 pods terminating");
+  // The round hands the capacity over only when the whole gang is gone.
+  Gone("uid-job-0");
+  EXPECT_FALSE(book_->Find("uid-b-0").has_value());
+  Gone("uid-job-1");
+  EXPECT_TRUE(book_->Find("uid-b-0").has_value());
+  EXPECT_TRUE(Schedule("uid-b-0"));
+}
+
+// kube-scheduler's own resource filters refuse a pod while the nodes are full, before the
+// extender is asked: the preemptor learns of its round from an event on itself, one per round,
+// and no sooner than the token bucket lets the round start.
+TEST_F(ControllerTest, EachRoundRecordsOneEventOnItsPreemptor) {
+  PreemptionController::Options options;
+  options.evictions_per_second = 1;
+  options.eviction_burst = 1;
+  Start(TwoTeams(), options);
+  FourBorrowedPods();
+  clock_.Advance(10 * kMinute);
+  Submit("b-0", "team-b", 4, 100);
+  Submit("b-1", "team-b", 4, 100);
+
+  // One token: b-0's round starts; b-1's waits for the bucket, and so does its event.
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.rounds_started, 1u);
+  EXPECT_EQ(Evicted(), Strings{"a-3"});
+  const std::string note =
+      "taskgov is reclaiming 4 nvidia.com/gpu on ml.p5.48xlarge from team-a (Reclaim): evicting "
+      "1 pod with a 120s grace period";
+  std::vector<EventRecord> told = Events("Preempting");
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0].ns, "ns-team-b");
+  EXPECT_EQ(told[0].pod_name, "b-0");
+  EXPECT_EQ(told[0].pod_uid, "uid-b-0");
+  EXPECT_EQ(told[0].type, "Normal");
+  EXPECT_EQ(told[0].action, "Preempting");
+  EXPECT_EQ(told[0].note, note);
+
+  // Half a token later: b-1 still waits; b-0's round in flight records nothing more.
+  clock_.Advance(500);
+  EXPECT_EQ(controller_->RunOnce().rounds_started, 0u);
+  EXPECT_EQ(Events("Preempting").size(), 1u);
+  EXPECT_EQ(controller_->Stats().rounds_deferred_by_rate_limit, 2u);
+
+  clock_.Advance(1000);
+  EXPECT_EQ(controller_->RunOnce().rounds_started, 1u);
+  EXPECT_EQ(Evicted(), (Strings{"a-3", "a-2"}));
+  for (int i = 0; i < 3; ++i) {
+    clock_.Advance(10'000);
+    controller_->RunOnce();
+  }
+  told = Events("Preempting");
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_EQ(told[1].pod_name, "b-1");
+  EXPECT_EQ(told[1].pod_uid, "uid-b-1");
+  EXPECT_EQ(told[1].note, note);
+  const std::vector<EventRecord> victims = Events("Preempted");
+  ASSERT_EQ(victims.size(), 2u);
+  EXPECT_EQ(victims[0].pod_name, "a-3");
+  EXPECT_EQ(victims[1].pod_name, "a-2");
+  EXPECT_EQ(kube_.events().size(), 4u);  // nothing else
+}
+
+// Every source of a gang keeps its members together: the Kueue pod group, the PodGroup of
+// scheduler-plugins and Volcano (label or annotation), the JobSet (label or owner) and training
+// job owners.
+struct GangCase {
+  std::string name;
+  PodBuilder member;
+};
+
+class GangControllerTest : public ControllerTest, public ::testing::WithParamInterface<GangCase> {};
+
+TEST_P(GangControllerTest, TheWholeGangIsEvicted) {
+  Start(TwoTeams());
+  ASSERT_NO_FATAL_FAILURE(GangStartedLastOnP51(GetParam().member));
+  Submit("b-0", "team-b", 4, 100);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), (Strings{"job-0", "job-1"}));
+  ASSERT_EQ(Events("Preempting").size(), 1u);
+  EXPECT_EQ(Events("Preempting")[0].pod_name, "b-0");
+  EXPECT_EQ(Events("Preempting")[0].note,
+            "taskgov is reclaiming 8 nvidia.com/gpu on ml.p5.48xlarge from team-a (Reclaim): "
+            "evicting 2 pods with a 120s grace period");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sources, GangControllerTest,
+    ::testing::Values(
+        GangCase{"KueuePodGroupLabel", PodBuilder("").Label("kueue.x-k8s.io/pod-group-name", "g")},
+        GangCase{"KueuePodGroupAnnotation",
+                 PodBuilder("").Annotation("kueue.x-k8s.io/pod-group-name", "g")},
+        GangCase{"PodGroupLabel", PodBuilder("").Label("scheduling.k8s.io/group-name", "pg")},
+        GangCase{"PodGroupAnnotation",
+                 PodBuilder("").Annotation("scheduling.k8s.io/group-name", "pg")},
+        GangCase{"VolcanoLabel", PodBuilder("").Label("scheduling.volcano.sh/group-name", "pg")},
+        GangCase{"VolcanoAnnotation",
+                 PodBuilder("").Annotation("scheduling.volcano.sh/group-name", "pg")},
+        GangCase{"JobSetLabel", PodBuilder("").Label("jobset.sigs.k8s.io/jobset-name", "js")},
+        GangCase{"JobSetOwner", PodBuilder("").Owner("JobSet", "js", "uid-js")},
+        GangCase{"PyTorchJobOwner", PodBuilder("").Owner("PyTorchJob", "train", "uid-train")}),
+    [](const ::testing::TestParamInfo<GangCase>& info) { return info.param.name; });
+
+// A gang spread over two nodes goes whole though b-0 needs the room of only one of them, and
+// everything it frees counts as freed: b-1, arriving while the gang terminates, fits in the
+// member's room on the other node without a second round.
+TEST_F(ControllerTest, AGangAcrossTwoNodesIsEvictedWholeAndCountedAsFreed) {
+  Start(TwoTeams());
+  AddNodes(2, 8);
+  const auto pinned = [](const std::string& node) { return PodBuilder("").PinnedTo({node}); };
+  Submit("a-solo-0", "team-a", 4, 10, pinned("p5-0"));
+  ASSERT_TRUE(Schedule("uid-a-solo-0"));
+  Submit("a-solo-1", "team-a", 4, 10, pinned("p5-1"));
+  ASSERT_TRUE(Schedule("uid-a-solo-1"));
+  clock_.Advance(kMinute);
+  for (int i = 0; i < 2; ++i) {
+    const std::string name = "job-" + std::to_string(i);
+    Submit(name, "team-a", 4, 10,
+           pinned("p5-" + std::to_string(i)).Label("kueue.x-k8s.io/pod-group-name", "train"));
+    ASSERT_TRUE(Schedule("uid-" + name));
+    ASSERT_EQ(pods_["uid-" + name].node_name, "p5-" + std::to_string(i));
+  }
+  EXPECT_EQ(Usage("team-a"), 16);
+
+  Submit("b-0", "team-b", 4, 100);
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.rounds_started, 1u);
+  EXPECT_EQ(Evicted(), (Strings{"job-0", "job-1"}));
+  EXPECT_EQ(controller_->StatusFor("uid-b-0"),
+            "reclaiming 8 nvidia.com/gpu from team-a, 2 pods terminating");
+  Terminating("uid-job-0");
+  Terminating("uid-job-1");
+
+  clock_.Advance(10'000);
+  Submit("b-1", "team-b", 4, 100);
+  for (int i = 0; i < 3; ++i) {
+    report = controller_->RunOnce();
+    EXPECT_EQ(report.rounds_started, 0u);
+    EXPECT_EQ(report.evictions, 0u);
+    clock_.Advance(10'000);
+  }
+  EXPECT_EQ(Evicted(), (Strings{"job-0", "job-1"}));
+  EXPECT_EQ(controller_->StatusFor("uid-b-1"), "");
+
+  Gone("uid-job-0");
+  EXPECT_FALSE(book_->Find("uid-b-0").has_value());  // half the gang is not the round's end
+  Gone("uid-job-1");
+  EXPECT_TRUE(book_->Find("uid-b-0").has_value());
+  ASSERT_TRUE(Schedule("uid-b-0"));
+  ASSERT_TRUE(Schedule("uid-b-1"));
+  EXPECT_NE(pods_.at("uid-b-0").node_name, pods_.at("uid-b-1").node_name);
+  EXPECT_EQ(Usage("team-a"), 8);
+  EXPECT_EQ(Usage("team-b"), 8);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), (Strings{"job-0", "job-1"}));
+  EXPECT_EQ(controller_->Stats().rounds_started, 1u);
+  EXPECT_EQ(controller_->Stats().rounds_succeeded, 1u);
+}
+
+// A pending pod the informer never delivered (kube-scheduler asked about it; the filter refused
+// it and noted it pending) is a preemptor like any other, and its round lives on while the
+// filter keeps seeing it.
+TEST_F(ControllerTest, APreemptorKnownOnlyFromTheFilterGetsARound) {
+  Start(TwoTeams());
+  FourBorrowedPods();
+  clock_.Advance(10 * kMinute);
+  Create("b-0", "team-b", 4, 100);
+  ASSERT_FALSE(cluster_->FindPod("uid-b-0").has_value());
+  EXPECT_EQ(Refusal("uid-b-0"), "team-b: no ml.p5.48xlarge node has room for nvidia.com/gpu: 4");
+
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.preemptors, 1u);
+  EXPECT_EQ(report.rounds_started, 1u);
+  EXPECT_EQ(Evicted(), Strings{"a-3"});
+  ASSERT_EQ(Events("Preempting").size(), 1u);
+  EXPECT_EQ(Events("Preempting")[0].ns, "ns-team-b");
+  EXPECT_EQ(Events("Preempting")[0].pod_name, "b-0");
+  EXPECT_EQ(Events("Preempting")[0].pod_uid, "uid-b-0");
+  EXPECT_EQ(Events("Preempting")[0].note,
+            "taskgov is reclaiming 4 nvidia.com/gpu on ml.p5.48xlarge from team-a (Reclaim): "
+            "evicting 1 pod with a 120s grace period");
+
+  // The scheduler keeps retrying it while a-3 terminates: the round stays, nothing more goes.
+  Terminating("uid-a-3");
+  for (int i = 0; i < 3; ++i) {
+    clock_.Advance(20'000);
+    EXPECT_EQ(Refusal("uid-b-0"),
+              "team-b: no ml.p5.48xlarge node has room for nvidia.com/gpu: 4; reclaiming 4 "
+              "nvidia.com/gpu from team-a, 1 pod terminating");
+    report = controller_->RunOnce();
+    EXPECT_EQ(report.rounds_started, 0u);
+  }
+  EXPECT_EQ(Evicted(), Strings{"a-3"});
+  EXPECT_EQ(controller_->Stats().rounds_in_flight, 1u);
+  EXPECT_EQ(controller_->Stats().rounds_cancelled, 0u);
+
+  // a-3 is gone: the capacity is reserved for b-0, which then runs.
+  Gone("uid-a-3");
+  EXPECT_TRUE(book_->Find("uid-b-0").has_value());
+  ASSERT_TRUE(Schedule("uid-b-0"));
+  controller_->RunOnce();
+  EXPECT_EQ(controller_->Stats().rounds_succeeded, 1u);
+  EXPECT_EQ(Usage("team-b"), 4);
+  EXPECT_EQ(Evicted(), Strings{"a-3"});
+}
+
+// Without the filter's calls it is forgotten: its round ends, and nothing more is evicted.
+TEST_F(ControllerTest, AFilterOnlyPreemptorNoLongerFilteredEndsItsRound) {
+  Start(TwoTeams());
+  FourBorrowedPods();
+  clock_.Advance(10 * kMinute);
+  Create("b-0", "team-b", 4, 100);
+  EXPECT_NE(Refusal("uid-b-0"), "");
+  EXPECT_EQ(controller_->RunOnce().rounds_started, 1u);
+  clock_.Advance(ClusterState::Options{}.filter_seen_ttl_ms + 1);
+  controller_->RunOnce();
+  EXPECT_EQ(controller_->Stats().rounds_cancelled, 1u);
+  EXPECT_EQ(controller_->Stats().rounds_in_flight, 0u);
+  EXPECT_EQ(controller_->StatusFor("uid-b-0"), "");
+  EXPECT_EQ(Evicted(), Strings{"a-3"});
+}
+
+TEST_F(ControllerTest, NoEvictionForAPreemptorNoNodeAccepts) {
+  Start(TwoTeams());
+  TaintedNodesFilledByTeamA();  // team-a borrows 8
+
+  // b-0 tolerates neither taint: reclaiming team-a's lent GPUs would be for nothing.
+  Submit("b-0", "team-b", 8, 100);
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_TRUE(Evicted().empty());
+  EXPECT_EQ(report.rounds_started, 0u);
+  EXPECT_EQ(report.no_preemption["ns-team-b/b-0"],
+            "no ml.p5.48xlarge node accepts ns-team-b/b-0: 2 nodes with an untolerated taint "
+            "(nvidia.com/gpu=present:NoSchedule)");
+  EXPECT_EQ(controller_->StatusFor("uid-b-0"), "");
+  // It keeps being refused (after its backoff), and nothing is ever evicted for it.
+  for (int i = 0; i < 3; ++i) {
+    clock_.Advance(10'000);
+    report = controller_->RunOnce();
+    EXPECT_EQ(report.no_preemption.count("ns-team-b/b-0"), 1u);
+  }
+  EXPECT_TRUE(Evicted().empty());
+  EXPECT_EQ(controller_->Stats().rounds_started, 0u);
+
+  // b-1 tolerates the GPU taint: the victims are team-a's pods on p5-0 — not its most recent
+  // ones, which run on p5-1 where b-1 cannot go.
+  Submit("b-1", "team-b", 8, 100,
+         PodBuilder("").Toleration("nvidia.com/gpu", TolerationOperator::kExists));
+  report = controller_->RunOnce();
+  EXPECT_TRUE(report.no_preemption.empty());  // b-0 waits out its backoff
+  EXPECT_EQ(Evicted(), (Strings{"a-1", "a-0"}));
+  EXPECT_EQ(report.rounds_started, 1u);
+  for (const FakeKubeActions::EvictCall& e : kube_.evictions()) {
+    EXPECT_EQ(pods_.at(e.uid).node_name, "p5-0") << e.name;
+  }
+  EXPECT_EQ(controller_->StatusFor("uid-b-1"),
+            "reclaiming 8 nvidia.com/gpu from team-a, 2 pods terminating");
+  Gone("uid-a-1");
+  Gone("uid-a-0");
+  ASSERT_TRUE(Schedule("uid-b-1"));
+  EXPECT_EQ(pods_.at("uid-b-1").node_name, "p5-0");
+  EXPECT_EQ(Usage("team-b"), 8);
+  // b-0 still goes nowhere, and still takes nothing.
+  clock_.Advance(10'000);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), (Strings{"a-1", "a-0"}));
+}
+
+TEST_F(ControllerTest, APinnedPreemptorReclaimsOnItsNode) {
+  Start(TwoTeams());
+  FourBorrowedPods();
+  // Unpinned, a-3 (on p5-1) would go; pinned to p5-0 by its required affinity, a-1 goes.
+  Submit("b-0", "team-b", 4, 100, PodBuilder("").PinnedTo({"p5-0"}));
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), Strings{"a-1"});
+  Gone("uid-a-1");
+  ASSERT_TRUE(Schedule("uid-b-0"));
+  EXPECT_EQ(pods_.at("uid-b-0").node_name, "p5-0");
+}
+
+class PdbControllerTest : public ControllerTest {
+ protected:
+  void Start(PolicyPtr policy) {
+    ControllerTest::Start(policy);
+    controller_ = std::make_unique<PreemptionController>(book_.get(), cluster_.get(), &kube_pdb_,
+                                                         &clock_, PreemptionController::Options{});
+    informer_ = controller_->observer();
+  }
+  const FakeKubeActions& fake() const override { return kube_pdb_.fake; }
+  PdbKube kube_pdb_;
+};
+
+TEST_F(PdbControllerTest, AVictimProtectedByABudgetIsReplacedByAnother) {
+  Start(TwoTeams());
+  FourBorrowedPods();
+  kube_pdb_.protected_uids = {"uid-a-3"};
+  Submit("b-0", "team-b", 4, 100);
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.blocked, 1u);
+  EXPECT_EQ(report.evictions, 1u);
+  EXPECT_EQ(Evicted(), (Strings{"a-3", "a-2"}));  // a-3 refused, a-2 instead, same run
+  ASSERT_EQ(Events("Preempted").size(), 1u);
+  EXPECT_EQ(Events("Preempted")[0].pod_name, "a-2");
+  EXPECT_EQ(controller_->StatusFor("uid-b-0"),
+            "reclaiming 4 nvidia.com/gpu from team-a, 1 pod terminating, eviction of "
+            "ns-team-a/a-3 refused by a PodDisruptionBudget: Cannot evict pod as it would "
+            "violate the pod's budget");
+  EXPECT_EQ(controller_->Stats().evictions_blocked_by_pdb, 1u);
+  Gone("uid-a-2");
+  EXPECT_TRUE(Schedule("uid-b-0"));
+}
+
+TEST_F(PdbControllerTest, ChoosingAgainAfterARefusalStaysOnNodesThePodAccepts) {
+  // team-a borrows 12 (16 of nominal 4): once a-0 and a-1 are chosen, a-2 and a-3 could still
+  // free p5-1 — where b-0 cannot go.
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 4)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 12)
+            .Build());
+  TaintedNodesFilledByTeamA();
+  // b-0 may only use p5-0. A budget protects a-1: choosing again, team-a's pods on p5-1 would
+  // free quota but no room b-0 can use — so nothing else goes, a-0 included.
+  kube_pdb_.protected_uids = {"uid-a-1"};
+  Submit("b-0", "team-b", 8, 100,
+         PodBuilder("").Toleration("nvidia.com/gpu", TolerationOperator::kExists));
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), Strings{"a-1"});  // the refused attempt
+  EXPECT_EQ(controller_->Stats().evictions_blocked_by_pdb, 1u);
+  EXPECT_EQ(controller_->Stats().rounds_abandoned, 1u);
+  clock_.Advance(10'000);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), Strings{"a-1"});
+}
+
+TEST_F(PdbControllerTest, WhenEveryVictimIsProtectedItRetriesLater) {
+  Start(TwoTeams());
+  FourBorrowedPods();
+  kube_pdb_.protected_uids = {"uid-a-0", "uid-a-1", "uid-a-2", "uid-a-3"};
+  Submit("b-0", "team-b", 4, 100);
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.evictions, 0u);
+  EXPECT_EQ(report.blocked, 4u);
+  EXPECT_EQ(controller_->StatusFor("uid-b-0"), "");  // nothing in flight
+  EXPECT_EQ(controller_->Stats().rounds_abandoned, 1u);
+  // The budgets allow again; refused pods are left alone for a while, then retried.
+  kube_pdb_.protected_uids.clear();
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted().size(), 4u);
+  clock_.Advance(31'000);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted().size(), 5u);
+  EXPECT_EQ(Evicted().back(), "a-3");
+}
+
+TEST_F(ControllerTest, RateLimitDefersRoundsUntilTokensRefill) {
+  PreemptionController::Options options;
+  options.evictions_per_second = 0.1;  // one every 10 s
+  options.eviction_burst = 1;
+  Start(TwoTeams(), options);
+  AddNodes(2, 8);
+  for (int i = 0; i < 4; ++i) {
+    Submit("a-" + std::to_string(i), "team-a", 4, 10);
+    ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
+    clock_.Advance(kMinute);
+  }
+  Submit("b-0", "team-b", 4, 100);
+  Submit("b-1", "team-b", 4, 100);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted().size(), 1u);
+  EXPECT_EQ(controller_->Stats().rounds_deferred_by_rate_limit, 1u);
+  clock_.Advance(5'000);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted().size(), 1u);
+  clock_.Advance(5'000);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), (Strings{"a-3", "a-2"}));
+}
+
+TEST_F(ControllerTest, AnAbandonedRoundFreesItsPreemptorForANewOne) {
+  PreemptionController::Options options;
+  options.round_slack_ms = 10'000;
+  Start(TwoTeams(), options);
+  AddNodes(2, 8);
+  for (int i = 0; i < 4; ++i) {
+    Submit("a-" + std::to_string(i), "team-a", 4, 10);
+    ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
+    clock_.Advance(kMinute);
+  }
+  Submit("b-0", "team-b", 4, 100);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), Strings{"a-3"});
+  // a-3 is terminating but never goes (a stuck finalizer). Within the grace period and the
+  // slack the round waits; after it, the round is abandoned — and since a-3 still counts as
+  // freed, the new decision for b-0 evicts nothing more.
+  clock_.Advance(121'000);
+  controller_->RunOnce();
+  EXPECT_EQ(controller_->Stats().rounds_abandoned, 0u);
+  clock_.Advance(10'000);
+  controller_->RunOnce();
+  EXPECT_EQ(controller_->Stats().rounds_abandoned, 1u);
+  EXPECT_EQ(controller_->StatusFor("uid-b-0"), "");
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), Strings{"a-3"});
+}
+
+TEST_F(ControllerTest, FreedCapacityLeftUnusedBacksThePreemptorOff) {
+  Start(TwoTeams());
+  AddNodes(2, 8);
+  for (int i = 0; i < 4; ++i) {
+    Submit("a-" + std::to_string(i), "team-a", 4, 10);
+    ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
+    clock_.Advance(kMinute);
+  }
+  Submit("b-0", "team-b", 4, 100);
+  controller_->RunOnce();
+  ASSERT_EQ(Evicted(), Strings{"a-3"});
+  Gone("uid-a-3");
+  ASSERT_TRUE(book_->Find("uid-b-0").has_value());  // nominated
+  // The scheduler never places b-0 (say, a node selector no node matches). The nomination
+  // expires, A's recreated pod takes the GPUs back.
+  clock_.Advance(61'000);
+  EXPECT_EQ(book_->ExpireAssumed(), 1u);
+  Submit("a-3-retry", "team-a", 4, 10);
+  ASSERT_TRUE(Schedule("uid-a-3-retry"));
+  // The round failed: b-0 waits out the backoff before anything else is evicted for it.
+  for (int i = 0; i < 5; ++i) {
+    controller_->RunOnce();
+    clock_.Advance(kMinute);
+  }
+  EXPECT_EQ(Evicted(), Strings{"a-3"});
+  EXPECT_EQ(controller_->Stats().rounds_abandoned, 1u);
+  clock_.Advance(kMinute);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), (Strings{"a-3", "a-3-retry"}));
+}
+
+// Convergence: teams compete over many rounds, evicted pods come back under new UIDs; the
+// evictions stop after the first reclaim and the allocation settles.
+struct ConvergenceCase {
+  std::string name;
+  PolicyPtr policy;
+  std::vector<std::pair<std::string, int>> first;   // team, 4-GPU or 2-GPU pod count at tick 0
+  std::vector<std::pair<std::string, int>> second;  // submitted at tick 5
+  int gpus_per_pod;
+  size_t expected_evictions;
+  std::map<std::string, int64_t> expected_usage;
+};
+
+void PrintTo(const ConvergenceCase& c, std::ostream* os) { *os << c.name; }
+
+class ConvergenceTest : public ControllerTest,
+                        public ::testing::WithParamInterface<ConvergenceCase> {};
+
+TEST_P(ConvergenceTest, EvictionsStopAndTheAllocationSettles) {
+  const ConvergenceCase& c = GetParam();
+  Start(c.policy);
+  AddNodes(2, 8);
+  int serial = 0;
+  std::map<std::string, std::string> team_of;  // uid → team
+  auto submit = [&](const std::string& team) {
+    const std::string name = team + "-" + std::to_string(serial++);
+    Submit(name, team, c.gpus_per_pod, 10);
+    team_of["uid-" + name] = team;
+  };
+  size_t processed = 0;
+  std::vector<std::string> terminating;
+  std::vector<size_t> evictions_at;
+  for (int tick = 0; tick < 60; ++tick) {
+    clock_.Advance(10'000);
+    if (tick == 0) {
+      for (const auto& [team, n] : c.first) {
+        for (int i = 0; i < n; ++i) submit(team);
+      }
+    }
+    if (tick == 5) {
+      for (const auto& [team, n] : c.second) {
+        for (int i = 0; i < n; ++i) submit(team);
+      }
+    }
+    // The kubelet and the job controllers: terminating pods go and come back as new pods.
+    for (const std::string& uid : terminating) {
+      const std::string team = team_of[uid];
+      Gone(uid);
+      submit(team);
+    }
+    terminating.clear();
+    const auto evictions = kube_.evictions();
+    for (; processed < evictions.size(); ++processed) {
+      Terminating(evictions[processed].uid);
+      terminating.push_back(evictions[processed].uid);
+    }
+    // The scheduler tries every pending pod, best first.
+    std::vector<Pod> pending;
+    for (const auto& [uid, pod] : pods_) {
+      if (!pod.bound() && !pod.deletion_unix_ms) pending.push_back(pod);
+    }
+    std::sort(pending.begin(), pending.end(), [](const Pod& a, const Pod& b) {
+      return a.creation_unix_ms != b.creation_unix_ms ? a.creation_unix_ms < b.creation_unix_ms
+                                                      : a.uid < b.uid;
+    });
+    for (const Pod& pod : pending) Schedule(pod.uid);
+    controller_->RunOnce();
+    evictions_at.push_back(kube_.evictions().size());
+  }
+  EXPECT_EQ(kube_.evictions().size(), c.expected_evictions);
+  // Nothing was evicted in the second half.
+  EXPECT_EQ(evictions_at[30], evictions_at.back());
+  for (const auto& [team, usage] : c.expected_usage) EXPECT_EQ(Usage(team), usage) << team;
+  EXPECT_EQ(controller_->Stats().rounds_in_flight, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Teams, ConvergenceTest,
+    ::testing::Values(
+        ConvergenceCase{"ReclaimFairShare",
+                        TwoTeams(IdleComputeAllocation::kFairShare),
+                        {{"team-a", 4}},
+                        {{"team-b", 4}},
+                        4,
+                        2,
+                        {{"team-a", 8}, {"team-b", 8}}},
+        ConvergenceCase{"ReclaimFirstComeFirstServe",
+                        TwoTeams(IdleComputeAllocation::kFirstComeFirstServe),
+                        {{"team-a", 4}},
+                        {{"team-b", 4}},
+                        4,
+                        2,
+                        {{"team-a", 8}, {"team-b", 8}}},
+        // Both submit at once: team-a's pods happen to be tried first and borrow; team-b
+        // reclaims once.
+        ConvergenceCase{"BothTeamsAtOnce",
+                        TwoTeams(IdleComputeAllocation::kFairShare),
+                        {{"team-a", 4}, {"team-b", 4}},
+                        {},
+                        4,
+                        2,
+                        {{"team-a", 8}, {"team-b", 8}}},
+        // Two borrowers of an idle lender's 8 GPUs: fair share balances them, then stops.
+        ConvergenceCase{"FairShareBetweenBorrowers",
+                        PolicyBuilder()
+                            .Team("lender", "c")
+                            .Quota(kP5, kGpu, 16)
+                            .Team("team-x", "c")
+                            .Quota(kP5, kGpu, 0)
+                            .Team("team-y", "c")
+                            .Quota(kP5, kGpu, 0)
+                            .Build(),
+                        {{"team-x", 8}},
+                        {{"team-y", 8}},
+                        2,
+                        4,
+                        {{"team-x", 8}, {"team-y", 8}}}),
+    [](const ::testing::TestParamInfo<ConvergenceCase>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace taskgov::scheduler

@@ -1,0 +1,98 @@
+#pragma once
+
+// Admission: the decisions behind the webhooks (DESIGN §3.6, §4), implementing Decider.
+//
+//  * filter — resolve team, effective request and priority; group the candidate nodes by flavor;
+//    try the team's flavors in order, first staying within nominal, then borrowing; a flavor is
+//    taken only if a node of it has room, no higher-ranked pod of the team could use the
+//    capacity (TaskRanking / FirstComeFirstServe, BestEffortFIFO or StrictFIFO), and — when
+//    borrowing under FairShare — no team with a lower weighted share has pending borrowing
+//    demand on it. A pass records an assumed reservation (QuotaBook) and returns that flavor's
+//    nodes; every other node is unresolvable with a reason a person can act on. The work for a
+//    refused pod is per flavor, not per node.
+//  * prioritize — 0..10: accelerators packed onto partly used nodes, borrowers together.
+//  * preempt — trims kube-scheduler's candidates to what policy allows.
+//  * bind — reserve (or confirm the assumed reservation), bind through KubeActions, commit or
+//    roll back.
+//
+// Thread-safety: all verbs may run concurrently.
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "scheduler/extender_api.h"
+#include "scheduler/ledger/quota_book.h"
+#include "scheduler/state/cluster_state.h"
+
+namespace taskgov::scheduler {
+
+// What a filter decided, for metrics and logs.
+struct FilterDecision {
+  NameId team = kNoTeam;
+  NameId flavor = kNoNode;  // the flavor admitted to (kNoNode when refused)
+  bool admitted = false;
+  bool borrowing = false;
+  std::string priority_class;
+  // Why it was refused: "quota", "borrowing_limit", "pool", "fair_share", "queue_order",
+  // "no_room", "no_quota", "inactive", "no_team", "not_ready"; empty when admitted.
+  std::string reason;
+};
+
+class Admission final : public Decider {
+ public:
+  struct Options {
+    int64_t assume_ttl_ms = 30'000;
+    // How many higher-ranked pending pods of the team a filter looks at (BestEffortFIFO).
+    size_t queue_lookahead = 32;
+  };
+
+  // `binder` may be null: then taskgov is not the binder and the bind verb refuses.
+  Admission(QuotaBook* book, ClusterState* cluster, KubeActions* binder, const common::Clock* clock,
+            Options options);
+
+  // New policy for the ledger and the cluster view.
+  void ApplyPolicy(PolicyPtr policy);
+  // Returns "" when webhooks may be served, else the reason ("not ready: waiting for initial
+  // sync", "not leader"). Unset: always serve.
+  void SetGate(std::function<std::string()> gate) { gate_ = std::move(gate); }
+  // Called after every filter decision.
+  void SetObserver(std::function<void(const FilterDecision&)> observer) {
+    observer_ = std::move(observer);
+  }
+  // For a refused pod: a note on a preemption or reclaim in progress for it (e.g. "reclaiming 4
+  // nvidia.com/gpu from team-a, 2 pods terminating"), appended to its refusal reason; "" if none.
+  void SetPreemptionStatus(std::function<std::string(std::string_view uid)> status) {
+    preemption_status_ = std::move(status);
+  }
+
+  FilterResult Filter(const FilterArgs& args) override;
+  std::vector<HostPriority> Prioritize(const FilterArgs& args) override;
+  PreemptResult Preempt(const PreemptArgs& args) override;
+  BindResult Bind(const BindArgs& args) override;
+
+ private:
+  struct Context;
+  bool QueueOrderBlocks(Context& ctx, NameId flavor, std::string* why) const;
+  bool FairShareBlocks(Context& ctx, NameId flavor, std::string* why) const;
+  std::string Gate() const { return gate_ ? gate_() : std::string(); }
+
+  QuotaBook* const book_;
+  ClusterState* const cluster_;
+  KubeActions* const binder_;
+  const common::Clock* const clock_;
+  const Options options_;
+  std::function<std::string()> gate_;
+  std::function<void(const FilterDecision&)> observer_;
+  std::function<std::string(std::string_view uid)> preemption_status_;
+};
+
+// A team's weighted share on a flavor if it were given `request` (DESIGN §3.6), in per-mille:
+// max over governed resources of (usage + request − nominal)⁺ / pool capacity, divided by the
+// fair-share weight. Weight 0 ⇒ kUnlimited (always last).
+[[nodiscard]] int64_t WeightedShare(const Ledger::Session& session, const Team& team, NameId flavor,
+                                    const ResourceList& request);
+
+}  // namespace taskgov::scheduler

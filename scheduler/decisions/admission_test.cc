@@ -1,0 +1,859 @@
+#include "scheduler/decisions/admission.h"
+
+#include "scheduler/decisions/placement.h"
+
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "scheduler/testing/builders.h"
+#include "scheduler/testing/fake_kube_actions.h"
+
+namespace taskgov::scheduler {
+namespace {
+
+using testing::FakeKubeActions;
+using testing::NodeBuilder;
+using testing::PodBuilder;
+using testing::PolicyBuilder;
+
+constexpr char kP5[] = "ml.p5.48xlarge";
+constexpr char kG5[] = "ml.g5.12xlarge";
+constexpr char kGpu[] = "nvidia.com/gpu";
+
+class AdmissionTest : public ::testing::Test {
+ protected:
+  void Start(PolicyPtr policy) {
+    book_ = std::make_unique<QuotaBook>(policy, &clock_);
+    cluster_ = std::make_unique<ClusterState>(book_.get(), &clock_, ClusterState::Options{});
+    admission_ = std::make_unique<Admission>(book_.get(), cluster_.get(), &kube_, &clock_,
+                                             Admission::Options{});
+    admission_->SetObserver([this](const FilterDecision& d) { decisions_.push_back(d); });
+    cluster_->OnSynced(ObjectKind::kPod);
+    cluster_->OnSynced(ObjectKind::kNode);
+  }
+  // n nodes of `flavor` with `gpus` GPUs each, named <prefix>-<i>.
+  void AddNodes(const std::string& prefix, const std::string& flavor, int n, int gpus) {
+    for (int i = 0; i < n; ++i) {
+      std::string name = prefix + "-" + std::to_string(i);
+      cluster_->OnNodeUpsert(NodeBuilder(name)
+                                 .InstanceType(flavor)
+                                 .Allocatable(kGpu, std::to_string(gpus))
+                                 .Allocatable("cpu", "192")
+                                 .Allocatable("memory", "2Ti"));
+      nodes_.push_back(name);
+    }
+  }
+  // A filter verdict with names resolved, for readable assertions.
+  struct Verdict {
+    std::vector<std::string> feasible;
+    std::map<std::string, std::string> failed_unresolvable;
+    size_t failed = 0;
+    std::string error;
+  };
+  Verdict Filter(const Pod& pod) {
+    FilterArgs args;
+    args.pod = pod;
+    args.node_names = nodes_;
+    FilterResult r = admission_->Filter(args);
+    Verdict v;
+    v.feasible = r.FeasibleNames(args);
+    for (const FilterResult::Refused& refused : r.unresolvable) {
+      v.failed_unresolvable[nodes_[refused.node]] = r.reasons[refused.reason];
+    }
+    v.failed = r.failed.size();
+    v.error = r.error;
+    EXPECT_EQ(r.feasible.size() + r.unresolvable.size() + r.failed.size(),
+              r.error.empty() ? nodes_.size() : 0u);
+    return v;
+  }
+  bool Admitted(const Pod& pod) { return !Filter(pod).feasible.empty(); }
+  // Filters, then binds to the first feasible node; returns whether it ran.
+  bool Run(const Pod& pod) {
+    Verdict r = Filter(pod);
+    if (r.feasible.empty()) return false;
+    BindResult b = admission_->Bind(BindArgs{pod.name, pod.namespace_, pod.uid, r.feasible[0]});
+    if (!b.error.empty()) return false;
+    Pod bound = pod;
+    bound.node_name = r.feasible[0];
+    bound.phase = PodPhase::kRunning;
+    cluster_->OnPodUpsert(bound);
+    return true;
+  }
+  int64_t Usage(const std::string& team, const std::string& flavor = kP5) {
+    Ledger::Session s(book_->ledger());
+    return s
+        .View(TeamNames().Intern(team), FlavorNames().Intern(flavor), ResourceNames().Intern(kGpu))
+        .usage;
+  }
+  static Pod GpuPod(const std::string& name, const std::string& team, int gpus,
+                    int64_t created_ms = 1000) {
+    return PodBuilder(name).Namespace("ns-" + team).Gpus(gpus).Created(created_ms);
+  }
+
+  common::FakeClock clock_;
+  FakeKubeActions kube_;
+  std::unique_ptr<QuotaBook> book_;
+  std::unique_ptr<ClusterState> cluster_;
+  std::unique_ptr<Admission> admission_;
+  std::vector<std::string> nodes_;
+  std::vector<FilterDecision> decisions_;
+};
+
+PolicyPtr TwoTeams(int64_t a_borrow = kUnlimited) {
+  return PolicyBuilder()
+      .Team("team-a", "c")
+      .Quota(kP5, kGpu, 8, a_borrow)
+      .Team("team-b", "c")
+      .Quota(kP5, kGpu, 8)
+      .Build();
+}
+
+TEST_F(AdmissionTest, WithinNominalReturnsTheFlavorsNodesAndExplainsTheRest) {
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 2, 8);
+  AddNodes("g5", kG5, 1, 4);
+  Verdict r = Filter(GpuPod("w-0", "team-a", 8));
+  EXPECT_EQ(r.feasible, (std::vector<std::string>{"p5-0", "p5-1"}));
+  EXPECT_EQ(r.failed_unresolvable.at("g5-0"), "taskgov assigned ns-team-a/w-0 to ml.p5.48xlarge");
+  EXPECT_TRUE(r.error.empty());
+  EXPECT_EQ(Usage("team-a"), 8);
+  ASSERT_EQ(decisions_.size(), 1u);
+  EXPECT_TRUE(decisions_[0].admitted);
+  EXPECT_FALSE(decisions_[0].borrowing);
+}
+
+TEST_F(AdmissionTest, OverQuotaIsUnresolvableWithTheNumbers) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 16, 0)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 8)
+            .Build());
+  AddNodes("p5", kP5, 4, 8);
+  ASSERT_TRUE(Run(GpuPod("w-0", "team-a", 8)));
+  ASSERT_TRUE(Run(GpuPod("w-1", "team-a", 8)));
+  Verdict r = Filter(GpuPod("w-2", "team-a", 8));
+  EXPECT_TRUE(r.feasible.empty());
+  EXPECT_EQ(r.failed, 0u);
+  ASSERT_EQ(r.failed_unresolvable.size(), 4u);
+  EXPECT_EQ(r.failed_unresolvable.at("p5-3"),
+            "team-a: nvidia.com/gpu on ml.p5.48xlarge: requested 8, in use 16 of nominal 16, "
+            "borrowing limit 0");
+  EXPECT_EQ(decisions_.back().reason, "borrowing_limit");
+}
+
+TEST_F(AdmissionTest, BorrowsIdleQuotaAndSaysSo) {
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 2, 8);
+  for (int i = 0; i < 12; ++i) ASSERT_TRUE(Run(GpuPod("a-" + std::to_string(i), "team-a", 1)));
+  EXPECT_EQ(Usage("team-a"), 12);
+  EXPECT_TRUE(decisions_.back().borrowing);
+  EXPECT_FALSE(decisions_.front().borrowing);
+}
+
+TEST_F(AdmissionTest, PrefersAnotherFlavorWithinNominalOverBorrowing) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 8)
+            .Quota(kG5, kGpu, 4)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 8)
+            .Build());
+  AddNodes("p5", kP5, 2, 8);
+  AddNodes("g5", kG5, 1, 4);
+  ASSERT_TRUE(Run(GpuPod("w-0", "team-a", 8)));
+  Verdict r = Filter(GpuPod("w-1", "team-a", 4));
+  EXPECT_EQ(r.feasible, std::vector<std::string>{"g5-0"});
+  Verdict r2 = Filter(GpuPod("w-2", "team-a", 2));           // g5 is taken: borrow on p5
+  EXPECT_EQ(r2.feasible, std::vector<std::string>{"p5-1"});  // p5-0 is full
+}
+
+TEST_F(AdmissionTest, PodsOfNoTeamPassThroughOrAreRefused) {
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 1, 8);
+  Verdict pass = Filter(PodBuilder("x").Namespace("default").Gpus(8));
+  EXPECT_EQ(pass.feasible, std::vector<std::string>{"p5-0"});
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 8)
+            .NoTeam(NoTeamAction::kRefuse)
+            .Build());
+  nodes_.clear();
+  AddNodes("p5", kP5, 1, 8);
+  Verdict refused = Filter(PodBuilder("x").Namespace("default").Gpus(8));
+  EXPECT_TRUE(refused.feasible.empty());
+  EXPECT_NE(refused.failed_unresolvable.at("p5-0").find("belongs to no team"), std::string::npos);
+}
+
+TEST_F(AdmissionTest, TeamFromPodLabelQueueNamespaceListOrNamespaceLabel) {
+  PolicyBuilder builder;
+  builder.Team("team-a", "c").Quota(kP5, kGpu, 8, 0).Team("team-b", "c").Quota(kP5, kGpu, 8, 0);
+  builder.mutable_policy().team_resolution.pod_label = "example.com/team";
+  Start(builder.Build());
+  AddNodes("p5", kP5, 2, 8);
+  // A namespace no team lists joins team-b by its label; the pod label beats the namespace.
+  cluster_->OnNamespaceUpsert("research", {{"taskgov.io/team", "team-b"}});
+  cluster_->OnNamespaceUpsert("stray", {{"taskgov.io/team", "no-such-team"}});
+  ASSERT_TRUE(Run(PodBuilder("by-ns-label").Namespace("research").Gpus(2).Created(1)));
+  EXPECT_EQ(Usage("team-b"), 2);
+  ASSERT_TRUE(Run(PodBuilder("by-pod-label")
+                      .Namespace("research")
+                      .Label("example.com/team", "team-a")
+                      .Gpus(3)));
+  EXPECT_EQ(Usage("team-a"), 3);
+  // The team's own namespace list comes before a namespace label.
+  cluster_->OnNamespaceUpsert("ns-team-a", {{"taskgov.io/team", "team-b"}});
+  ASSERT_TRUE(Run(GpuPod("listed", "team-a", 1)));
+  EXPECT_EQ(Usage("team-a"), 4);
+  // An unknown team name, or a namespace whose label went away: no team (passed through).
+  Verdict stray = Filter(PodBuilder("stray").Namespace("stray").Gpus(1));
+  EXPECT_EQ(stray.feasible.size(), 2u);
+  EXPECT_EQ(decisions_.back().reason, "no_team");
+  cluster_->OnNamespaceDelete("research");
+  Filter(PodBuilder("late").Namespace("research").Gpus(1));
+  EXPECT_EQ(decisions_.back().reason, "no_team");
+  EXPECT_EQ(Usage("team-b"), 2);  // the running pod keeps its team until it ends
+}
+
+TEST(KeptPartTest, KeepsWhatTaskgovReadsAndTheEffectiveRequest) {
+  Pod pod =
+      PodBuilder("w-0")
+          .Namespace("ns-a")
+          .Label("kueue.x-k8s.io/queue-name", "q")
+          .Annotation("kubectl.kubernetes.io/last-applied-configuration", std::string(4096, 'x'))
+          .Annotation("scheduling.volcano.sh/queue-name", "research")
+          .Gpus(2)
+          .Cpu("4")
+          .Build();
+  pod.overhead.Set("cpu", 250);
+  Container init;
+  init.name = "download";
+  init.requests.Set("cpu", 8000);
+  pod.init_containers.push_back(init);
+  Container sidecar;
+  sidecar.name = "logs";
+  sidecar.restart_always = true;
+  sidecar.limits.Set("memory", int64_t{1} << 30);  // limits only: requests its limit
+  pod.init_containers.push_back(sidecar);
+  for (std::string_view key : kGangKeys) {
+    Pod member = pod;
+    member.annotations[std::string(key)] = "gang-1";
+    const Pod kept = KeptPart(member, EffectiveRequest(member));
+    EXPECT_EQ(GangOf(kept), GangOf(member)) << key;
+    EXPECT_EQ(kept.annotations.count(std::string(key)), 1u) << key;
+  }
+  const ResourceList effective = EffectiveRequest(pod);
+  const Pod kept = KeptPart(pod, effective);
+  EXPECT_EQ(EffectiveRequest(kept).ToString(), effective.ToString());
+  EXPECT_EQ(effective.Get("cpu"), 8250);  // the init container's 8, plus overhead
+  EXPECT_TRUE(kept.containers.empty());
+  EXPECT_TRUE(kept.init_containers.empty());
+  EXPECT_EQ(kept.annotations.size(), 1u);  // the Volcano queue; last-applied is gone
+  EXPECT_EQ(kept.labels, pod.labels);
+  EXPECT_EQ(kept.uid, pod.uid);
+}
+
+TEST_F(AdmissionTest, InactiveTeamIsHeld) {
+  Start(PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 8).Inactive().Build());
+  AddNodes("p5", kP5, 1, 8);
+  Verdict r = Filter(GpuPod("w", "team-a", 1));
+  EXPECT_TRUE(r.feasible.empty());
+  EXPECT_EQ(r.failed_unresolvable.at("p5-0"), "team-a is not active: its new pods are held");
+}
+
+TEST_F(AdmissionTest, GateRefusesEveryVerb) {
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 1, 8);
+  admission_->SetGate([] { return std::string("not ready: waiting for initial sync"); });
+  EXPECT_EQ(Filter(GpuPod("w", "team-a", 1)).error, "not ready: waiting for initial sync");
+  EXPECT_EQ(admission_->Bind(BindArgs{"w", "ns-team-a", "uid-w", "p5-0"}).error,
+            "not ready: waiting for initial sync");
+  EXPECT_EQ(Usage("team-a"), 0);
+}
+
+TEST_F(AdmissionTest, TaskRankingHigherPriorityPodThatFitsGoesFirst) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 8, 0)
+            .PriorityClass("inference", 100)
+            .PriorityClass("training", 10)
+            .Build());
+  AddNodes("p5", kP5, 1, 8);
+  ASSERT_TRUE(Run(GpuPod("base", "team-a", 4)));
+  Pod high = PodBuilder("high")
+                 .Namespace("ns-team-a")
+                 .Gpus(4)
+                 .Created(2000)
+                 .Label("kueue.x-k8s.io/priority-class", "inference-priority");
+  Pod low = PodBuilder("low")
+                .Namespace("ns-team-a")
+                .Gpus(4)
+                .Created(1000)
+                .Label("kueue.x-k8s.io/priority-class", "training");
+  // The scheduler happens to try `high` while the quota is busy elsewhere: make it pending.
+  cluster_->OnPodUpsert(high);
+  Verdict r = Filter(low);  // older but lower priority: high could use these 4 GPUs
+  EXPECT_TRUE(r.feasible.empty());
+  EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
+            "team-a: waiting behind higher-ranked pod ns-team-a/high");
+  EXPECT_TRUE(Run(high));
+}
+
+TEST_F(AdmissionTest, BestEffortFifoLetsASmallerPodPassAHeadThatCannotFit) {
+  Start(PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 8, 0).Build());
+  AddNodes("p5", kP5, 1, 8);
+  ASSERT_TRUE(Run(GpuPod("base", "team-a", 6)));
+  cluster_->OnPodUpsert(PodBuilder("big").Namespace("ns-team-a").Gpus(8).Priority(100));
+  EXPECT_TRUE(Admitted(PodBuilder("small").Namespace("ns-team-a").Gpus(2).Priority(1)));
+}
+
+TEST_F(AdmissionTest, PodsAheadTakeWhatTheyNeedTogether) {
+  Start(PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 4, 0, 0).Build());
+  AddNodes("p5", kP5, 1, 8);
+  ASSERT_TRUE(Run(GpuPod("base", "team-a", 2)));
+  // Two higher-ranked pods of one GPU each wait; each alone would leave room for one more, but
+  // together they need both free GPUs.
+  cluster_->OnPodUpsert(
+      PodBuilder("high-0").Namespace("ns-team-a").Gpus(1).Priority(50).Created(2));
+  cluster_->OnPodUpsert(
+      PodBuilder("high-1").Namespace("ns-team-a").Gpus(1).Priority(50).Created(3));
+  Verdict r = Filter(PodBuilder("low").Namespace("ns-team-a").Gpus(1).Priority(10).Created(1));
+  EXPECT_TRUE(r.feasible.empty());
+  EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
+            "team-a: waiting behind higher-ranked pod ns-team-a/high-1");
+  EXPECT_TRUE(
+      Admitted(PodBuilder("high-0").Namespace("ns-team-a").Gpus(1).Priority(50).Created(2)));
+}
+
+TEST(PolicyFlavorAllowsTest, NodeSelectorsRuleOutOtherFlavors) {
+  PolicyBuilder builder;
+  builder.Team("team-a", "c").Quota(kP5, kGpu, 8).Quota(kG5, kGpu, 4);
+  builder.mutable_policy().flavors.push_back(Flavor{"spot", {{"lifecycle", "spot"}}, false});
+  builder.mutable_policy().flavors.push_back(Flavor{"any", {}, true});
+  PolicyPtr policy = builder.Build();
+  const Labels p5{{"node.kubernetes.io/instance-type", kP5}};
+  EXPECT_TRUE(policy->FlavorAllows(kP5, {}));
+  EXPECT_TRUE(policy->FlavorAllows(kP5, p5));
+  EXPECT_FALSE(policy->FlavorAllows(kG5, p5));
+  EXPECT_TRUE(policy->FlavorAllows(kG5, {{"team", "a"}}));  // a key the flavor does not define
+  EXPECT_TRUE(policy->FlavorAllows("spot", {{"lifecycle", "spot"}}));
+  EXPECT_FALSE(policy->FlavorAllows("spot", {{"lifecycle", "on-demand"}}));
+  EXPECT_TRUE(policy->FlavorAllows("any", p5));
+}
+
+TEST_F(AdmissionTest, PodsAheadThatSelectAnotherFlavorDoNotBlock) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 4, 0, 0)
+            .Quota(kG5, kGpu, 4, 0, 0)
+            .Build());
+  AddNodes("p5", kP5, 1, 8);
+  ASSERT_TRUE(Run(GpuPod("base", "team-a", 3)));
+  // A higher-ranked pod that only runs on g5 does not hold back a pod on p5.
+  cluster_->OnPodUpsert(PodBuilder("g5-only")
+                            .Namespace("ns-team-a")
+                            .Gpus(1)
+                            .Priority(50)
+                            .NodeSelector("node.kubernetes.io/instance-type", kG5));
+  EXPECT_TRUE(Admitted(PodBuilder("low").Namespace("ns-team-a").Gpus(1).Priority(10)));
+}
+
+TEST_F(AdmissionTest, StrictFifoWaitsForTheHeadWhateverItsSize) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 8, 0)
+            .Queueing(QueueingStrategy::kStrictFIFO)
+            .Build());
+  AddNodes("p5", kP5, 1, 8);
+  ASSERT_TRUE(Run(GpuPod("base", "team-a", 6)));
+  cluster_->OnPodUpsert(PodBuilder("big").Namespace("ns-team-a").Gpus(8).Priority(100));
+  Verdict r = Filter(PodBuilder("small").Namespace("ns-team-a").Gpus(2).Priority(1));
+  EXPECT_TRUE(r.feasible.empty());
+  EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
+            "team-a: waiting behind higher-ranked pod ns-team-a/big (StrictFIFO)");
+}
+
+TEST_F(AdmissionTest, FirstComeFirstServeKeepsSubmissionOrder) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 4, 0)
+            .TaskPrioritization(TaskPrioritization::kFirstComeFirstServe)
+            .Build());
+  AddNodes("p5", kP5, 1, 8);
+  cluster_->OnPodUpsert(PodBuilder("old").Namespace("ns-team-a").Gpus(4).Priority(1).Created(1));
+  Verdict r = Filter(PodBuilder("new").Namespace("ns-team-a").Gpus(4).Priority(1000).Created(2));
+  EXPECT_TRUE(r.feasible.empty());
+  EXPECT_NE(r.failed_unresolvable.at("p5-0").find("ns-team-a/old"), std::string::npos);
+}
+
+TEST_F(AdmissionTest, FairShareGivesBorrowedCapacityToTheLowerShareFirst) {
+  Start(PolicyBuilder()
+            .Team("lender", "c")
+            .Quota(kP5, kGpu, 4)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 0)
+            .Weight(3)
+            .Team("team-c", "c")
+            .Quota(kP5, kGpu, 0)
+            .Weight(1)
+            .Build());
+  AddNodes("p5", kP5, 1, 8);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Run(GpuPod("b-" + std::to_string(i), "team-b", 1)));
+  cluster_->OnPodUpsert(GpuPod("c-0", "team-c", 1, 5000));  // c waits to borrow one GPU
+  // b's fourth would leave nothing for c: b after = 4/4/3 = 333‰, c after = 1/4/1 = 250‰.
+  Verdict r = Filter(GpuPod("b-3", "team-b", 1, 100));
+  EXPECT_TRUE(r.feasible.empty());
+  EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
+            "fair share: team-c (share 250) is ahead of team-b (share 333)");
+  EXPECT_EQ(decisions_.back().reason, "fair_share");
+  EXPECT_TRUE(Admitted(GpuPod("c-0", "team-c", 1, 5000)));
+}
+
+TEST_F(AdmissionTest, FairShareOnlyMattersWhenCapacityIsContended) {
+  Start(PolicyBuilder()
+            .Team("lender", "c")
+            .Quota(kP5, kGpu, 8)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 0)
+            .Team("team-c", "c")
+            .Quota(kP5, kGpu, 0)
+            .Build());
+  AddNodes("p5", kP5, 1, 8);
+  ASSERT_TRUE(Run(GpuPod("b-0", "team-b", 4)));
+  cluster_->OnPodUpsert(GpuPod("c-0", "team-c", 1, 5000));
+  EXPECT_TRUE(Admitted(GpuPod("b-1", "team-b", 1)));  // c still fits afterwards
+}
+
+TEST_F(AdmissionTest, FairShareWeightZeroIsAlwaysLast) {
+  Start(PolicyBuilder()
+            .Team("lender", "c")
+            .Quota(kP5, kGpu, 4)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 0)
+            .Weight(0)
+            .Team("team-c", "c")
+            .Quota(kP5, kGpu, 0)
+            .Weight(1)
+            .Build());
+  AddNodes("p5", kP5, 1, 8);
+  cluster_->OnPodUpsert(GpuPod("c-0", "team-c", 4));
+  Verdict r = Filter(GpuPod("b-0", "team-b", 4, 1));
+  EXPECT_TRUE(r.feasible.empty());
+  EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
+            "fair share: team-c (share 1000) is ahead of team-b (share inf)");
+}
+
+TEST_F(AdmissionTest, FirstComeFirstServeIdleComputeIgnoresFairShare) {
+  // The situation of FairShareGivesBorrowedCapacityToTheLowerShareFirst, with idle compute
+  // handed out first come, first served: b's fourth borrowed GPU is admitted although c, with
+  // the lower share, waits.
+  Start(PolicyBuilder()
+            .IdleCompute(IdleComputeAllocation::kFirstComeFirstServe)
+            .Team("lender", "c")
+            .Quota(kP5, kGpu, 4)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 0)
+            .Weight(3)
+            .Team("team-c", "c")
+            .Quota(kP5, kGpu, 0)
+            .Weight(1)
+            .Build());
+  AddNodes("p5", kP5, 1, 8);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Run(GpuPod("b-" + std::to_string(i), "team-b", 1)));
+  cluster_->OnPodUpsert(GpuPod("c-0", "team-c", 1, 5000));
+  EXPECT_TRUE(Run(GpuPod("b-3", "team-b", 1, 100)));
+  EXPECT_EQ(Usage("team-b"), 4);
+  Verdict r = Filter(GpuPod("c-0", "team-c", 1, 5000));
+  EXPECT_TRUE(r.feasible.empty());
+  EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
+            "team-c: nvidia.com/gpu on ml.p5.48xlarge: requested 1, in use 0 of nominal 0, "
+            "borrowing limit unlimited, cohort pool free 0 of 4");
+}
+
+TEST_F(AdmissionTest, FullNodesModeJudgesNodesTheCacheDoesNotKnow) {
+  // nodeCacheCapable: false — the scheduler sends whole nodes; nodes the informer has not
+  // delivered yet are judged by what the request carries (labels → flavor, allocatable → room).
+  Start(TwoTeams(/*a_borrow=*/0));
+  AddNodes("p5", kP5, 1, 8);  // known to the cache, 8 GPUs
+  FilterArgs args;
+  args.pod = GpuPod("w-0", "team-a", 4);
+  args.node_names_mode = false;
+  args.node_names = {"p5-0", "p5-new", "p5-small", "g5-new", "cordoned"};
+  args.nodes.push_back(NodeBuilder("p5-0").InstanceType(kP5).Allocatable(kGpu, "8"));
+  args.nodes.push_back(NodeBuilder("p5-new").InstanceType(kP5).Allocatable(kGpu, "8"));
+  args.nodes.push_back(NodeBuilder("p5-small").InstanceType(kP5).Allocatable(kGpu, "2"));
+  args.nodes.push_back(NodeBuilder("g5-new").InstanceType(kG5).Allocatable(kGpu, "4"));
+  Node cordoned = NodeBuilder("cordoned").InstanceType(kP5).Allocatable(kGpu, "8");
+  cordoned.unschedulable = true;
+  args.nodes.push_back(cordoned);
+  FilterResult r = admission_->Filter(args);
+  EXPECT_TRUE(r.error.empty());
+  EXPECT_EQ(r.FeasibleNames(args), (std::vector<std::string>{"p5-0", "p5-new"}));
+  EXPECT_EQ(r.ReasonFor(args, "p5-small"), "team-a: node has no room for nvidia.com/gpu: 4");
+  EXPECT_EQ(r.ReasonFor(args, "cordoned"), "team-a: node has no room for nvidia.com/gpu: 4");
+  EXPECT_EQ(r.ReasonFor(args, "g5-new"), "taskgov assigned ns-team-a/w-0 to ml.p5.48xlarge");
+  EXPECT_EQ(Usage("team-a"), 4);
+}
+
+TEST_F(AdmissionTest, RemovedFlavorKeepsItsPodsCountedUntilTheyEnd) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 8, 0)
+            .Quota(kG5, kGpu, 4, 0)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 8)
+            .Build());
+  AddNodes("g5", kG5, 1, 4);
+  std::vector<Pod> running;
+  for (int i = 0; i < 3; ++i) {
+    running.push_back(GpuPod("g-" + std::to_string(i), "team-a", 1));
+    ASSERT_TRUE(Run(running.back()));
+  }
+  // The g5 flavor goes from the policy while three pods run on it.
+  admission_->ApplyPolicy(PolicyBuilder()
+                              .Team("team-a", "c")
+                              .Quota(kP5, kGpu, 8, 0)
+                              .Team("team-b", "c")
+                              .Quota(kP5, kGpu, 8)
+                              .Build());
+  EXPECT_EQ(Usage("team-a", kG5), 3);
+  EXPECT_TRUE(kube_.evictions().empty());
+  EXPECT_FALSE(Admitted(GpuPod("g-new", "team-a", 1)));
+  cluster_->OnPodDelete(running[0]);
+  EXPECT_EQ(Usage("team-a", kG5), 2);
+  Pod done = running[1];
+  done.node_name = "g5-0";
+  done.phase = PodPhase::kSucceeded;
+  cluster_->OnPodUpsert(done);
+  EXPECT_EQ(Usage("team-a", kG5), 1);
+  cluster_->OnPodDelete(running[2]);
+  EXPECT_EQ(Usage("team-a", kG5), 0);
+}
+
+TEST_F(AdmissionTest, BurstOfFiltersBeforeAnyBindingIsCappedByTheQuota) {
+  Start(TwoTeams(/*a_borrow=*/0));
+  AddNodes("p5", kP5, 4, 8);
+  int admitted = 0;
+  for (int i = 0; i < 30; ++i) admitted += Admitted(GpuPod("w-" + std::to_string(i), "team-a", 1));
+  EXPECT_EQ(admitted, 8);
+}
+
+TEST_F(AdmissionTest, BindConfirmsOrRollsBack) {
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 1, 8);
+  Pod pod = GpuPod("w", "team-a", 4);
+  ASSERT_FALSE(Filter(pod).feasible.empty());
+  EXPECT_EQ(admission_->Bind(BindArgs{"w", "ns-team-a", pod.uid, "p5-0"}).error, "");
+  ASSERT_EQ(kube_.binds().size(), 1u);
+  EXPECT_EQ(kube_.binds()[0].node, "p5-0");
+  EXPECT_EQ(book_->Find(pod.uid)->state, ReservationState::kBound);
+
+  Pod second = GpuPod("w2", "team-a", 4);
+  ASSERT_FALSE(Filter(second).feasible.empty());
+  kube_.FailBinds("409 Conflict: pod already bound");
+  BindResult failed = admission_->Bind(BindArgs{"w2", "ns-team-a", second.uid, "p5-0"});
+  EXPECT_EQ(failed.error, "binding ns-team-a/w2 to p5-0 failed: 409 Conflict: pod already bound");
+  EXPECT_EQ(Usage("team-a"), 4);
+  EXPECT_FALSE(book_->Find(second.uid).has_value());
+}
+
+TEST_F(AdmissionTest, BindAfterTheReservationExpiredAdmitsAgain) {
+  Start(TwoTeams(/*a_borrow=*/0));
+  AddNodes("p5", kP5, 1, 8);
+  Pod pod = GpuPod("w", "team-a", 8);
+  cluster_->OnPodUpsert(pod);
+  ASSERT_FALSE(Filter(pod).feasible.empty());
+  clock_.Advance(31'000);
+  EXPECT_EQ(book_->ExpireAssumed(), 1u);
+  EXPECT_EQ(admission_->Bind(BindArgs{"w", "ns-team-a", pod.uid, "p5-0"}).error, "");
+  EXPECT_EQ(Usage("team-a"), 8);
+  EXPECT_NE(admission_->Bind(BindArgs{"ghost", "ns-team-a", "no-such-uid", "p5-0"})
+                .error.find("unknown pod ns-team-a/ghost"),
+            std::string::npos);
+}
+
+TEST_F(AdmissionTest, PrioritizePacksAcceleratorsAndKeepsBorrowersTogether) {
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 3, 8);
+  // p5-1 has 4 GPUs used by team-b.
+  Pod busy = GpuPod("busy", "team-b", 4);
+  busy.node_name = "p5-1";
+  busy.phase = PodPhase::kRunning;
+  cluster_->OnPodUpsert(busy);
+  Pod pod = GpuPod("w", "team-a", 2);
+  ASSERT_FALSE(Filter(pod).feasible.empty());
+  FilterArgs args;
+  args.pod = pod;
+  args.node_names = nodes_;
+  std::vector<HostPriority> scores = admission_->Prioritize(args);
+  ASSERT_EQ(scores.size(), 3u);
+  EXPECT_EQ(scores[0].host, "p5-0");
+  EXPECT_EQ(scores[0].score, 2 + 2);  // 2/8 packed → 2, no borrowers there → +2
+  EXPECT_EQ(scores[1].score, 6 + 2);  // 6/8 packed → 6
+  for (const HostPriority& h : scores) {
+    EXPECT_GE(h.score, 0);
+    EXPECT_LE(h.score, 10);
+  }
+}
+
+TEST_F(AdmissionTest, PreemptKeepsOnlyVictimsPolicyAllows) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 8)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 8)
+            .Build());
+  AddNodes("p5", kP5, 2, 8);
+  auto bind = [&](Pod pod, const std::string& node) {
+    pod.node_name = node;
+    pod.phase = PodPhase::kRunning;
+    cluster_->OnPodUpsert(pod);
+    return pod;
+  };
+  // team-b borrows: 12 GPUs on p5-0 (8) and p5-1 (4). team-a's low-priority pod on p5-1.
+  Pod b0 = bind(PodBuilder("b0").Namespace("ns-team-b").Gpus(8).Priority(5), "p5-0");
+  Pod b1 = bind(PodBuilder("b1").Namespace("ns-team-b").Gpus(4).Priority(5), "p5-1");
+  Pod a_low = bind(PodBuilder("a-low").Namespace("ns-team-a").Gpus(2).Priority(1), "p5-1");
+  Pod a_high = bind(PodBuilder("a-high").Namespace("ns-team-a").Gpus(2).Priority(90), "p5-1");
+  PreemptArgs args;
+  args.pod = PodBuilder("a-new").Namespace("ns-team-a").Gpus(4).Priority(50);
+  args.node_to_victims["p5-0"].pods = {b0};
+  args.node_to_victims["p5-1"].pods = {a_low, a_high, b1};
+  args.node_to_victims["p5-1"].num_pdb_violations = 1;
+  PreemptResult r = admission_->Preempt(args);
+  ASSERT_EQ(r.node_to_victims.size(), 2u);
+  ASSERT_EQ(r.node_to_victims["p5-0"].pods.size(), 1u);  // team-b is above nominal: reclaimable
+  const Victims& p51 = r.node_to_victims["p5-1"];
+  ASSERT_EQ(p51.pods.size(), 2u);     // a-high (priority 90 > 50) is not a victim
+  EXPECT_EQ(p51.pods[0].name, "b1");  // highest priority first
+  EXPECT_EQ(p51.pods[1].name, "a-low");
+
+  // Once team-b is back within nominal, its pods are protected.
+  cluster_->OnPodDelete(b1);
+  PreemptResult protected_result = admission_->Preempt(args);
+  EXPECT_EQ(protected_result.node_to_victims.count("p5-0"), 0u);
+  ASSERT_EQ(protected_result.node_to_victims["p5-1"].pods.size(), 1u);
+  EXPECT_EQ(protected_result.node_to_victims["p5-1"].pods[0].name, "a-low");
+
+  // Meta victims are looked up by UID; unknown UIDs are dropped; no victims vetoes.
+  PreemptArgs meta;
+  meta.meta = true;
+  meta.pod = args.pod;
+  Pod ghost;
+  ghost.uid = "ghost";
+  meta.node_to_victims["p5-1"].pods = {ghost};
+  EXPECT_TRUE(admission_->Preempt(meta).node_to_victims.empty());
+  Pod by_uid;
+  by_uid.uid = a_low.uid;
+  meta.node_to_victims["p5-1"].pods = {by_uid};
+  EXPECT_EQ(admission_->Preempt(meta).node_to_victims["p5-1"].pods[0].name, "a-low");
+}
+
+TEST_F(AdmissionTest, MinimumRuntimeProtectsYoungPods) {
+  PolicyBuilder builder;
+  builder.Team("team-a", "c").Quota(kP5, kGpu, 8);
+  builder.mutable_policy().preemption.minimum_runtime_seconds = 600;
+  Start(builder.Build());
+  AddNodes("p5", kP5, 1, 8);
+  Pod young = PodBuilder("young")
+                  .Namespace("ns-team-a")
+                  .Gpus(8)
+                  .Priority(1)
+                  .Started(clock_.NowMs() - 60'000);
+  young.node_name = "p5-0";
+  cluster_->OnPodUpsert(young);
+  PreemptArgs args;
+  args.pod = PodBuilder("new").Namespace("ns-team-a").Gpus(8).Priority(100);
+  args.node_to_victims["p5-0"].pods = {young};
+  EXPECT_TRUE(admission_->Preempt(args).node_to_victims.empty());
+  clock_.Advance(600'000);
+  EXPECT_EQ(admission_->Preempt(args).node_to_victims.size(), 1u);
+}
+
+TEST_F(AdmissionTest, InformerEventsKeepUsageExact) {
+  Start(TwoTeams());
+  Pod pod = GpuPod("w", "team-a", 4);
+  pod.node_name = "p5-0";
+  pod.phase = PodPhase::kRunning;
+  cluster_->OnPodUpsert(pod);  // before its node
+  EXPECT_EQ(Usage("team-a"), 0);
+  AddNodes("p5", kP5, 1, 8);
+  EXPECT_EQ(Usage("team-a"), 4);
+  cluster_->OnPodUpsert(pod);  // duplicate ADDED
+  EXPECT_EQ(Usage("team-a"), 4);
+  EXPECT_EQ(cluster_->ViewNode("p5-0").used.Get(kGpu), 4);
+  cluster_->OnNodeDelete("p5-0");  // node gone and back
+  AddNodes("p5", kP5, 1, 8);
+  EXPECT_EQ(Usage("team-a"), 4);
+  EXPECT_EQ(cluster_->ViewNode("p5-0").used.Get(kGpu), 4);
+  Pod done = pod;
+  done.phase = PodPhase::kSucceeded;
+  cluster_->OnPodUpsert(done);
+  EXPECT_EQ(Usage("team-a"), 0);
+  EXPECT_EQ(cluster_->ViewNode("p5-0").used.Get(kGpu), 0);
+  cluster_->OnPodDelete(done);  // DELETED after terminal, and for an unknown pod
+  cluster_->OnPodDelete(GpuPod("never-seen", "team-a", 1));
+  EXPECT_EQ(Usage("team-a"), 0);
+}
+
+TEST_F(AdmissionTest, NodeViewsCarryPlacementAndPendingPodsTheirConstraints) {
+  Start(TwoTeams());
+  cluster_->OnNodeUpsert(NodeBuilder("p5-0")
+                             .InstanceType(kP5)
+                             .Label("zone", "a")
+                             .Taint("nvidia.com/gpu", "present", TaintEffect::kNoSchedule)
+                             .Taint("spot", "", TaintEffect::kPreferNoSchedule)
+                             .Allocatable(kGpu, "8"));
+  const NodeView view = cluster_->ViewNode("p5-0");
+  ASSERT_NE(view.placement, nullptr);
+  EXPECT_EQ(view.placement->name, "p5-0");
+  EXPECT_EQ(view.placement->labels.at("zone"), "a");
+  ASSERT_EQ(view.placement->taints.size(), 1u);  // PreferNoSchedule keeps no pod off
+  EXPECT_EQ(FormatTaint(view.placement->taints[0]), "nvidia.com/gpu=present:NoSchedule");
+  EXPECT_EQ(cluster_->ViewNode("unknown").placement, nullptr);
+  auto of_flavor = cluster_->NodesOfFlavor(FlavorNames().Intern(kP5));
+  ASSERT_EQ(of_flavor.size(), 1u);
+  EXPECT_EQ(of_flavor[0].second.placement.get(), view.placement.get());  // shared, not copied
+  // A new version of the node replaces its placement facts.
+  cluster_->OnNodeUpsert(NodeBuilder("p5-0").InstanceType(kP5).Allocatable(kGpu, "8"));
+  EXPECT_TRUE(cluster_->ViewNode("p5-0").placement->taints.empty());
+  EXPECT_FALSE(cluster_->ViewNode("p5-0").placement->labels.count("zone"));
+
+  // A pending pod's record carries its constraints, from the informer and from a filter call.
+  Pod pod = PodBuilder("w-0")
+                .Namespace("ns-team-a")
+                .Gpus(16)
+                .NodeSelector("zone", "a")
+                .Toleration("nvidia.com/gpu", TolerationOperator::kExists)
+                .PinnedTo({"p5-0"});
+  cluster_->OnPodUpsert(pod);
+  std::optional<PendingPod> head = cluster_->PendingHead(TeamNames().Intern("team-a"), true);
+  ASSERT_TRUE(head.has_value());
+  EXPECT_EQ(head->node_selector, pod.node_selector);
+  EXPECT_EQ(head->placement.get(), pod.placement.get());
+  Pod other =
+      PodBuilder("w-1").Namespace("ns-team-b").Gpus(16).Toleration("", TolerationOperator::kExists);
+  EXPECT_FALSE(Admitted(other));  // refused: noted pending by the filter
+  std::optional<PendingPod> b = cluster_->PendingHead(TeamNames().Intern("team-b"), true);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->placement.get(), other.placement.get());
+}
+
+// A peer's bug: a pod recreated under a new UID (a job controller replacing it) counted twice.
+// Whatever order the informer delivers the old pod's DELETED and the new pod's ADDED in, the
+// name is charged once.
+TEST_F(AdmissionTest, PodRecreatedUnderANewUidCountsOnceInEitherEventOrder) {
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 2, 8);
+  auto bound = [](const std::string& uid, const std::string& node) {
+    Pod pod = PodBuilder("worker-0").Namespace("ns-team-a").Uid(uid).Gpus(8);
+    pod.node_name = node;
+    pod.phase = PodPhase::kRunning;
+    return pod;
+  };
+  // DELETED, then ADDED.
+  const Pod first = bound("uid-1", "p5-0");
+  cluster_->OnPodUpsert(first);
+  EXPECT_EQ(Usage("team-a"), 8);
+  cluster_->OnPodDelete(first);
+  const Pod second = bound("uid-2", "p5-1");
+  cluster_->OnPodUpsert(second);
+  EXPECT_EQ(Usage("team-a"), 8);
+  // ADDED before the predecessor's DELETED (e.g. a relist): still once, node usage moves too.
+  const Pod third = bound("uid-3", "p5-0");
+  cluster_->OnPodUpsert(third);
+  EXPECT_EQ(Usage("team-a"), 8);
+  EXPECT_EQ(cluster_->ViewNode("p5-1").used.Get(kGpu), 0);
+  EXPECT_EQ(cluster_->ViewNode("p5-0").used.Get(kGpu), 8);
+  EXPECT_FALSE(book_->Find("uid-2").has_value());
+  cluster_->OnPodDelete(second);  // the late DELETED changes nothing
+  EXPECT_EQ(Usage("team-a"), 8);
+  EXPECT_TRUE(book_->Find("uid-3").has_value());
+  // Another pod's name in the same namespace is not a predecessor.
+  cluster_->OnPodUpsert([&] {
+    Pod other = bound("uid-9", "p5-1");
+    other.name = "worker-1";
+    return other;
+  }());
+  EXPECT_EQ(Usage("team-a"), 16);
+  cluster_->OnPodDelete(third);
+  EXPECT_EQ(Usage("team-a"), 8);
+}
+
+TEST_F(AdmissionTest, ReservationsAreReconciledWithTheRunningPods) {
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 1, 8);
+  Pod running = GpuPod("w-0", "team-a", 3);
+  running.node_name = "p5-0";
+  running.phase = PodPhase::kRunning;
+  cluster_->OnPodUpsert(running);
+  ASSERT_EQ(Usage("team-a"), 3);
+  EXPECT_TRUE(cluster_->ReconcileReservations(60'000).released.empty());
+  // A running pod whose reservation went missing is charged again.
+  ASSERT_TRUE(book_->Release(running.uid));
+  ASSERT_EQ(Usage("team-a"), 0);
+  ClusterState::ReservationDrift drift = cluster_->ReconcileReservations(60'000);
+  EXPECT_EQ(drift.charged, std::vector<std::string>{running.uid});
+  EXPECT_EQ(Usage("team-a"), 3);
+  // A bound reservation whose pod is not running here: released once it is old enough (a young
+  // one may be a pod just bound whose update is still on its way).
+  ASSERT_EQ(book_->ConfirmBound("ghost", TeamNames().Intern("team-a"), FlavorNames().Intern(kP5),
+                                ResourceList{{kGpu, 2}}, PodMeta{}),
+            QuotaBook::ConfirmOutcome::kCharged);
+  ASSERT_EQ(Usage("team-a"), 5);
+  EXPECT_TRUE(cluster_->ReconcileReservations(60'000).released.empty());
+  clock_.Advance(61'000);
+  drift = cluster_->ReconcileReservations(60'000);
+  EXPECT_EQ(drift.released, std::vector<std::string>{"ghost"});
+  EXPECT_TRUE(drift.charged.empty());
+  EXPECT_EQ(Usage("team-a"), 3);
+  EXPECT_TRUE(cluster_->ReconcileReservations(60'000).released.empty());  // nothing left to do
+}
+
+TEST_F(AdmissionTest, PendingPodsCountAsRefusedOnceAFilterRefusedThem) {
+  Start(TwoTeams(/*a_borrow=*/0));
+  AddNodes("p5", kP5, 1, 8);
+  const NameId a = TeamNames().Intern("team-a");
+  ASSERT_TRUE(Run(GpuPod("w-0", "team-a", 8)));
+  const Pod waiting = GpuPod("w-1", "team-a", 1, 2000);
+  cluster_->OnPodUpsert(waiting);  // seen by the informer, not tried yet
+  EXPECT_EQ(cluster_->pending_counts(a).total, 1u);
+  EXPECT_EQ(cluster_->pending_counts(a).refused, 0u);
+  EXPECT_FALSE(Admitted(waiting));  // tried and refused: over quota
+  EXPECT_EQ(cluster_->pending_counts(a).total, 1u);
+  EXPECT_EQ(cluster_->pending_counts(a).refused, 1u);
+  cluster_->OnPodUpsert(waiting);  // an informer update keeps the verdict
+  EXPECT_EQ(cluster_->pending_counts(a).refused, 1u);
+  cluster_->OnPodDelete(GpuPod("w-0", "team-a", 8));
+  EXPECT_TRUE(Admitted(waiting));
+  EXPECT_EQ(cluster_->pending_counts(a).total, 0u);
+}
+
+TEST_F(AdmissionTest, ReloadHalvingAQuotaTouchesNoRunningPod) {
+  Start(TwoTeams(/*a_borrow=*/0));
+  AddNodes("p5", kP5, 1, 8);
+  std::vector<Pod> running;
+  for (int i = 0; i < 8; ++i) {
+    Pod pod = GpuPod("w-" + std::to_string(i), "team-a", 1);
+    ASSERT_TRUE(Run(pod));
+    running.push_back(pod);
+  }
+  admission_->ApplyPolicy(PolicyBuilder()
+                              .Team("team-a", "c")
+                              .Quota(kP5, kGpu, 4, 0)
+                              .Team("team-b", "c")
+                              .Quota(kP5, kGpu, 8)
+                              .Build());
+  EXPECT_EQ(Usage("team-a"), 8);
+  EXPECT_TRUE(kube_.evictions().empty());
+  EXPECT_FALSE(Admitted(GpuPod("new-0", "team-a", 1)));
+  for (int i = 0; i < 5; ++i) cluster_->OnPodDelete(running[i]);
+  // new-0 waited first: it goes first, then there is room for new-1 too.
+  EXPECT_FALSE(Admitted(GpuPod("new-1", "team-a", 1)));
+  EXPECT_TRUE(Admitted(GpuPod("new-0", "team-a", 1)));
+  EXPECT_FALSE(Admitted(GpuPod("new-2", "team-a", 1)));
+}
+
+}  // namespace
+}  // namespace taskgov::scheduler

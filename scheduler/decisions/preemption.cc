@@ -1,0 +1,930 @@
+#include "scheduler/decisions/preemption.h"
+
+#include "scheduler/decisions/fair_share.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "scheduler/model/quantity.h"
+
+namespace taskgov::scheduler {
+namespace {
+
+int64_t AmountOf(const IdAmounts& list, NameId id) {
+  for (const auto& [key, amount] : list) {
+    if (key == id) return amount;
+  }
+  return 0;
+}
+
+int64_t Positive(int64_t v) { return v > 0 ? v : 0; }
+
+std::string Show(NameId resource, int64_t amount) {
+  if (amount == kUnlimited) return "unlimited";
+  return FormatQuantity(ResourceNames().Name(resource), amount);
+}
+
+std::string ShowShare(int64_t share) {
+  return share == kUnlimited ? std::string("inf") : std::to_string(share);
+}
+
+Verdict Yes(PreemptionReason reason) { return Verdict{true, reason, {}, false}; }
+// A refusal that may change as the state loses usage (shares, the preemptor's own usage).
+Verdict No(std::string_view why) {
+  return Verdict{false, PreemptionReason::kInTeamPriority, why, false};
+}
+// A refusal that holds however much usage the state loses.
+Verdict Never(std::string_view why) {
+  return Verdict{false, PreemptionReason::kInTeamPriority, why, true};
+}
+
+}  // namespace
+
+std::string_view ReasonName(PreemptionReason reason) {
+  switch (reason) {
+    case PreemptionReason::kInTeamPriority:
+      return "InTeamPriority";
+    case PreemptionReason::kReclaim:
+      return "Reclaim";
+    case PreemptionReason::kFairShare:
+      return "FairShare";
+    case PreemptionReason::kPriority:
+      return "Priority";
+  }
+  return "Priority";
+}
+
+// ---- QuotaSim ----
+
+void QuotaSim::AddCell(const Policy& policy, NameId team, NameId resource, const CellView& view) {
+  if (!view.exists) return;
+  int slot = Slot(resource);
+  if (slot < 0) {
+    if (slot_count_ == kMaxSlots) {
+      ++dropped_;
+      return;
+    }
+    slots_[slot_count_] = resource;
+    slot = static_cast<int>(slot_count_++);
+  }
+  int row = Row(team);
+  if (row < 0) {
+    TeamRow r;
+    r.team = team;
+    r.policy = policy.FindTeam(TeamNames().Name(team));
+    r.weight = r.policy != nullptr ? r.policy->fair_share_weight : 1.0;
+    std::string key = r.policy == nullptr        ? "\x01orphan:" + TeamNames().Name(team)
+                      : r.policy->cohort.empty() ? "\x01team:" + r.policy->name
+                                                 : r.policy->cohort;
+    auto it = std::find(pool_keys_.begin(), pool_keys_.end(), key);
+    if (it == pool_keys_.end()) {
+      pool_keys_.push_back(std::move(key));
+      pools_.emplace_back();
+      r.pool = static_cast<uint32_t>(pools_.size() - 1);
+    } else {
+      r.pool = static_cast<uint32_t>(it - pool_keys_.begin());
+    }
+    rows_.push_back(r);
+    row = static_cast<int>(rows_.size() - 1);
+  }
+  Cell& cell = rows_[row].cells[slot];
+  cell.governed = true;
+  cell.usage = view.usage;
+  cell.nominal = view.nominal;
+  cell.ceiling = view.borrowing_limit == kUnlimited
+                     ? kUnlimited
+                     : SaturatingAdd(view.nominal, view.borrowing_limit);
+  cell.guaranteed = view.guaranteed;
+  Pool& pool = pools_[rows_[row].pool];
+  if (!pool.seen[slot]) {
+    pool.seen[slot] = true;
+    pool.used[slot] = view.pool_used;
+    pool.capacity[slot] = view.pool_capacity;
+  }
+}
+
+QuotaSim QuotaSim::FromCells(const Policy& policy, NameId flavor,
+                             const std::vector<Ledger::CellUsage>& cells) {
+  QuotaSim sim;
+  sim.flavor_ = flavor;
+  for (const Ledger::CellUsage& cell : cells) {
+    if (cell.key.flavor != flavor) continue;
+    sim.AddCell(policy, cell.key.team, cell.key.resource, cell.view);
+  }
+  return sim;
+}
+
+QuotaSim QuotaSim::FromSession(const Ledger::Session& session, NameId flavor) {
+  QuotaSim sim;
+  sim.flavor_ = flavor;
+  const Policy& policy = session.policy();
+  for (const Team& team : policy.teams) {
+    const NameId team_id = TeamNames().Intern(team.name);
+    if (!session.HasFlavor(team_id, flavor)) continue;
+    for (NameId resource : session.Resources(team_id, flavor)) {
+      sim.AddCell(policy, team_id, resource, session.View(team_id, flavor, resource));
+    }
+  }
+  return sim;
+}
+
+int QuotaSim::Slot(NameId resource) const {
+  for (size_t i = 0; i < slot_count_; ++i) {
+    if (slots_[i] == resource) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int QuotaSim::Row(NameId team) const {
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    if (rows_[i].team == team) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int64_t QuotaSim::pool_used(int row, size_t slot) const {
+  return pools_[rows_[row].pool].used[slot];
+}
+
+int64_t QuotaSim::pool_capacity(int row, size_t slot) const {
+  return pools_[rows_[row].pool].capacity[slot];
+}
+
+QuotaSim::Amounts QuotaSim::ToSlots(const IdAmounts& amounts) const {
+  Amounts out{};
+  for (const auto& [resource, amount] : amounts) {
+    const int slot = Slot(resource);
+    if (slot >= 0) out[slot] = SaturatingAdd(out[slot], amount);
+  }
+  return out;
+}
+
+QuotaSim::Amounts QuotaSim::ToSlots(const ResourceList& amounts) const {
+  Amounts out{};
+  for (const ResourceAmount& r : amounts) {
+    std::optional<NameId> resource = ResourceNames().Find(r.name);
+    if (!resource) continue;
+    const int slot = Slot(*resource);
+    if (slot >= 0) out[slot] = SaturatingAdd(out[slot], r.amount);
+  }
+  return out;
+}
+
+void QuotaSim::Add(int row, const Amounts& amounts) {
+  TeamRow& r = rows_[row];
+  Pool& pool = pools_[r.pool];
+  for (size_t s = 0; s < slot_count_; ++s) {
+    Cell& c = r.cells[s];
+    if (!c.governed || amounts[s] == 0) continue;
+    if (journaling_) {
+      journal_.push_back(
+          Undo{static_cast<uint32_t>(row), static_cast<uint32_t>(s), c.usage, pool.used[s]});
+    }
+    const int64_t before = Positive(c.usage - c.guaranteed);
+    c.usage = std::max<int64_t>(0, SaturatingAdd(c.usage, amounts[s]));
+    const int64_t after = Positive(c.usage - c.guaranteed);
+    pool.used[s] = std::max<int64_t>(0, pool.used[s] + (after - before));
+  }
+}
+
+size_t QuotaSim::Mark() {
+  journaling_ = true;
+  return journal_.size();
+}
+
+void QuotaSim::Rollback(size_t mark) {
+  while (journal_.size() > mark) {
+    const Undo& u = journal_.back();
+    rows_[u.row].cells[u.slot].usage = u.usage;
+    pools_[rows_[u.row].pool].used[u.slot] = u.pool_used;
+    journal_.pop_back();
+  }
+}
+
+void QuotaSim::Remove(int row, const Amounts& amounts) {
+  Amounts negative{};
+  for (size_t s = 0; s < slot_count_; ++s) negative[s] = -amounts[s];
+  Add(row, negative);
+}
+
+bool QuotaSim::Fits(int row, const Amounts& request, std::string* why) const {
+  if (row < 0) {
+    if (why != nullptr) *why = "no quota on " + FlavorNames().Name(flavor_);
+    return false;
+  }
+  const TeamRow& r = rows_[row];
+  const Pool& pool = pools_[r.pool];
+  for (size_t s = 0; s < slot_count_; ++s) {
+    const Cell& c = r.cells[s];
+    const int64_t q = request[s];
+    if (!c.governed || q <= 0) continue;
+    const int64_t after = SaturatingAdd(c.usage, q);
+    if (after > c.ceiling) {
+      if (why != nullptr) {
+        *why = TeamNames().Name(r.team) + ": " + ResourceNames().Name(slots_[s]) + " on " +
+               FlavorNames().Name(flavor_) + ": requested " + Show(slots_[s], q) + ", in use " +
+               Show(slots_[s], c.usage) + " of nominal " + Show(slots_[s], c.nominal) + ", limit " +
+               Show(slots_[s], c.ceiling);
+      }
+      return false;
+    }
+    const int64_t delta = Positive(after - c.guaranteed) - Positive(c.usage - c.guaranteed);
+    if (delta > 0 && SaturatingAdd(pool.used[s], delta) > pool.capacity[s]) {
+      if (why != nullptr) {
+        *why = TeamNames().Name(r.team) + ": " + ResourceNames().Name(slots_[s]) + " on " +
+               FlavorNames().Name(flavor_) + ": requested " + Show(slots_[s], q) + ", in use " +
+               Show(slots_[s], c.usage) + " of nominal " + Show(slots_[s], c.nominal) +
+               ", cohort pool free " + Show(slots_[s], Positive(pool.capacity[s] - pool.used[s])) +
+               " of " + Show(slots_[s], pool.capacity[s]);
+      }
+      return false;
+    }
+  }
+  return true;
+}
+
+bool QuotaSim::WithinNominal(int row, const Amounts& extra) const {
+  const TeamRow& r = rows_[row];
+  for (size_t s = 0; s < slot_count_; ++s) {
+    const Cell& c = r.cells[s];
+    if (c.governed && extra[s] > 0 && SaturatingAdd(c.usage, extra[s]) > c.nominal) return false;
+  }
+  return true;
+}
+
+bool QuotaSim::Borrowing(int row, const Amounts& on) const {
+  const TeamRow& r = rows_[row];
+  for (size_t s = 0; s < slot_count_; ++s) {
+    const Cell& c = r.cells[s];
+    if (c.governed && on[s] > 0 && c.usage > c.nominal) return true;
+  }
+  return false;
+}
+
+int64_t QuotaSim::ShareWith(int row, const Amounts* delta, int sign) const {
+  const TeamRow& r = rows_[row];
+  const Pool& pool = pools_[r.pool];
+  ShareAccumulator share;
+  for (size_t s = 0; s < slot_count_; ++s) {
+    const Cell& c = r.cells[s];
+    if (!c.governed) continue;
+    const int64_t usage =
+        delta == nullptr ? c.usage : std::max<int64_t>(0, c.usage + sign * (*delta)[s]);
+    share.Add(usage, c.nominal, pool.capacity[s]);
+  }
+  return share.PerMille(r.weight);
+}
+
+int64_t QuotaSim::Share(int row) const { return ShareWith(row, nullptr, 0); }
+int64_t QuotaSim::ShareAfterAdding(int row, const Amounts& delta) const {
+  return ShareWith(row, &delta, 1);
+}
+int64_t QuotaSim::ShareAfterRemoving(int row, const Amounts& delta) const {
+  return ShareWith(row, &delta, -1);
+}
+
+// ---- the rule ----
+
+Verdict JudgeVictim(const Policy& policy, const PreemptorFacts& preemptor,
+                    const VictimFacts& victim, const QuotaSim* sim,
+                    const QuotaSim::Amounts& request, const QuotaSim::Amounts& victim_charge,
+                    int64_t now_ms) {
+  const int64_t min_runtime_ms = policy.preemption.minimum_runtime_seconds * 1000;
+  if (min_runtime_ms > 0 && now_ms - victim.started_ms < min_runtime_ms) {
+    return Never("younger than the minimum runtime");
+  }
+  const bool lower = victim.priority < preemptor.priority;
+  if (preemptor.team == nullptr || victim.team == nullptr) {
+    return lower ? Yes(PreemptionReason::kPriority) : Never("not of lower priority");
+  }
+  if (preemptor.team_id == victim.team_id) {
+    switch (preemptor.team->within_team) {
+      case WithinTeamPreemption::kNever:
+        return Never("its team never preempts its own pods");
+      case WithinTeamPreemption::kLowerPriority:
+        return lower ? Yes(PreemptionReason::kInTeamPriority) : Never("not of lower priority");
+      case WithinTeamPreemption::kLowerOrNewerEqualPriority:
+        return lower || (victim.priority == preemptor.priority &&
+                         victim.created_ms > preemptor.created_ms)
+                   ? Yes(PreemptionReason::kInTeamPriority)
+                   : Never("neither of lower priority nor newer with equal priority");
+    }
+    return Never("its team never preempts its own pods");
+  }
+  if (!victim.team->reclaimable) return Never("its team is not reclaimable");
+  switch (preemptor.team->reclaim) {
+    case ReclaimPolicy::kNever:
+      return Never("the preemptor's team never reclaims");
+    case ReclaimPolicy::kLowerPriority:
+      if (!lower) return Never("not of lower priority (reclaim: LowerPriority)");
+      break;
+    case ReclaimPolicy::kAny:
+      break;
+  }
+  if (sim == nullptr) return No("quota state unknown");
+  const int prow = sim->Row(preemptor.team_id);
+  const int vrow = sim->Row(victim.team_id);
+  if (prow < 0 || vrow < 0) return Never("no quota on the flavor");
+  if (!sim->SameCohort(prow, vrow)) return Never("its team is in another cohort");
+  if (!sim->Borrowing(vrow, request)) return Never("its team is within its nominal quota");
+  if (sim->WithinNominal(prow, request)) return Yes(PreemptionReason::kReclaim);
+  if (policy.idle_compute != IdleComputeAllocation::kFairShare) {
+    return No("the preemptor would borrow (no fair-share preemption)");
+  }
+  const int64_t preemptor_after = sim->ShareAfterAdding(prow, request);
+  if (preemptor_after == kUnlimited) return Never("the preemptor's fair-share weight is 0");
+  const int64_t victim_before = sim->Share(vrow);
+  const int64_t victim_after = sim->ShareAfterRemoving(vrow, victim_charge);
+  if (preemptor_after <= victim_after || preemptor_after < victim_before) {
+    return Yes(PreemptionReason::kFairShare);
+  }
+  return No("its team's weighted share is not above the preemptor's");
+}
+
+// ---- nodes and candidates ----
+
+void FlavorNodes::Add(NodeState node) {
+  index[node.name] = static_cast<uint32_t>(nodes.size());
+  nodes.push_back(std::move(node));
+}
+
+void FlavorNodes::Take(const std::string& node, const IdAmounts& amounts) {
+  auto it = index.find(node);
+  if (it == index.end()) return;
+  IdAmounts& used = nodes[it->second].used;
+  for (const auto& [resource, amount] : amounts) {
+    auto entry =
+        std::find_if(used.begin(), used.end(), [&](const auto& e) { return e.first == resource; });
+    if (entry == used.end()) {
+      used.emplace_back(resource, amount);
+    } else {
+      entry->second = SaturatingAdd(entry->second, amount);
+    }
+  }
+}
+
+void FlavorNodes::Free(const std::string& node, const IdAmounts& amounts) {
+  auto it = index.find(node);
+  if (it == index.end()) return;
+  IdAmounts& used = nodes[it->second].used;
+  for (const auto& [resource, amount] : amounts) {
+    for (auto& entry : used) {
+      if (entry.first == resource) entry.second = std::max<int64_t>(0, entry.second - amount);
+    }
+  }
+}
+
+const NodeState* FlavorNodes::Find(const std::string& node) const {
+  auto it = index.find(node);
+  return it == index.end() ? nullptr : &nodes[it->second];
+}
+
+const std::vector<uint32_t> CandidateSet::kEmpty;
+
+CandidateSet::CandidateSet(std::vector<Candidate> candidates) : all_(std::move(candidates)) {
+  self_.resize(all_.size());
+  gang_of_.assign(all_.size(), nullptr);
+  for (uint32_t i = 0; i < all_.size(); ++i) {
+    self_[i] = i;
+    by_flavor_[all_[i].flavor].push_back(i);
+    if (!all_[i].gang.empty()) by_gang_[all_[i].gang].push_back(i);
+  }
+  for (auto& [gang, members] : by_gang_) {  // members in UID order, whatever the input order
+    std::sort(members.begin(), members.end(),
+              [&](uint32_t a, uint32_t b) { return all_[a].uid < all_[b].uid; });
+  }
+  for (uint32_t i = 0; i < all_.size(); ++i) {
+    if (!all_[i].gang.empty()) gang_of_[i] = &by_gang_[all_[i].gang];
+  }
+}
+
+const std::vector<uint32_t>& CandidateSet::OnFlavor(NameId flavor) const {
+  auto it = by_flavor_.find(flavor);
+  return it == by_flavor_.end() ? kEmpty : it->second;
+}
+
+void CandidateSet::GangMembers(uint32_t i, const uint32_t** first, size_t* count) const {
+  if (gang_of_[i] != nullptr) {
+    *first = gang_of_[i]->data();
+    *count = gang_of_[i]->size();
+  } else {
+    *first = &self_[i];
+    *count = 1;
+  }
+}
+
+// ---- VictimSelector ----
+
+bool VictimSelector::FitsNow(const SelectionInput& in, std::string* node) {
+  const QuotaSim& quota = *in.quota;
+  const int prow = quota.Row(in.preemptor->team);
+  if (prow < 0 || !quota.Fits(prow, quota.ToSlots(in.preemptor->request))) return false;
+  for (size_t i = 0; i < in.nodes->nodes.size(); ++i) {
+    const NodeState& n = in.nodes->nodes[i];
+    if (!Usable(in, i)) continue;
+    bool room = true;
+    for (const ResourceAmount& want : in.preemptor->request) {
+      if (want.amount <= 0) continue;
+      std::optional<NameId> id = ResourceNames().Find(want.name);
+      const int64_t free = id ? AmountOf(n.allocatable, *id) - AmountOf(n.used, *id) : int64_t{0};
+      if (free < want.amount) {
+        room = false;
+        break;
+      }
+    }
+    if (room) {
+      if (node != nullptr) *node = n.name;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool VictimSelector::Usable(const SelectionInput& in, size_t node) {
+  return in.nodes->nodes[node].schedulable &&
+         (in.eligible == nullptr || (node < in.eligible->size() && (*in.eligible)[node] != 0));
+}
+
+bool VictimSelector::Room(const Amounts& free) const {
+  for (size_t k = 0; k < node_slot_count_; ++k) {
+    if (free[k] < node_request_[k]) return false;
+  }
+  return true;
+}
+
+VictimSelector::Amounts VictimSelector::BaseFree(const SelectionInput& in, uint32_t node) const {
+  Amounts free{};
+  const NodeState& n = in.nodes->nodes[node];
+  for (size_t k = 0; k < node_slot_count_; ++k) {
+    free[k] = AmountOf(n.allocatable, node_resources_[k]) - AmountOf(n.used, node_resources_[k]);
+  }
+  return free;
+}
+
+void VictimSelector::BuildUnits(const SelectionInput& in, int prow) {
+  units_.clear();
+  members_.clear();
+  frees_.clear();
+  excluded_.clear();
+  const CandidateSet& set = *in.candidates;
+  if (stamp_.size() < set.size()) stamp_.resize(set.size(), 0);
+  if (++call_ == 0) {  // wrapped: reset the stamps
+    std::fill(stamp_.begin(), stamp_.end(), 0);
+    call_ = 1;
+  }
+  auto exclude = [&](std::string_view why) {
+    for (auto& [text, count] : excluded_) {
+      if (text == why) {
+        ++count;
+        return;
+      }
+    }
+    excluded_.emplace_back(why, 1);
+  };
+  const QuotaSim& quota = *in.quota;
+  const NameId flavor = quota.flavor();
+  for (uint32_t i : set.OnFlavor(flavor)) {
+    if (stamp_[i] == call_) continue;
+    const Candidate& c = set.at(i);
+    const int row = quota.Row(c.team);
+    if (row < 0 || (row != prow && !quota.SameCohort(row, prow))) continue;
+    const uint32_t* first = nullptr;
+    size_t count = 0;
+    set.GangMembers(i, &first, &count);
+    Unit unit;
+    unit.row = row;
+    unit.own = row == prow;
+    unit.first_member = static_cast<uint32_t>(members_.size());
+    unit.first_free = static_cast<uint32_t>(frees_.size());
+    unit.priority = std::numeric_limits<int32_t>::min();
+    unit.created_ms = std::numeric_limits<int64_t>::max();
+    unit.uid = c.uid;
+    std::string_view bad;
+    for (size_t m = 0; m < count; ++m) {
+      const uint32_t idx = first[m];
+      stamp_[idx] = call_;
+      const Candidate& member = set.at(idx);
+      if (member.excluded) bad = "already being evicted";
+      if (bad.empty() && member.pdb_blocked)
+        bad = "its eviction was refused by a PodDisruptionBudget";
+      if (bad.empty() && member.team != c.team) bad = "its gang spans teams";
+      members_.push_back(idx);
+      unit.priority = std::max(unit.priority, member.priority);
+      unit.started_ms = std::max(unit.started_ms, member.started_ms);
+      unit.admitted_ms = std::max(unit.admitted_ms, member.admitted_ms);
+      unit.created_ms = std::min(unit.created_ms, member.created_ms);
+      if (member.uid < unit.uid) unit.uid = member.uid;
+      if (member.flavor != flavor) continue;
+      const Amounts charge = quota.ToSlots(member.charged);
+      for (size_t s = 0; s < quota.slot_count(); ++s) {
+        unit.charge[s] = SaturatingAdd(unit.charge[s], charge[s]);
+      }
+      auto node = in.nodes->index.find(member.node);
+      if (node == in.nodes->index.end()) continue;
+      NodeFree free;
+      free.node = node->second;
+      for (size_t k = 0; k < node_slot_count_; ++k) {
+        free.amounts[k] = AmountOf(member.occupies, node_resources_[k]);
+      }
+      frees_.push_back(free);
+    }
+    if (!bad.empty()) {
+      exclude(count > 1 ? std::string_view("a gang member may not be evicted") : bad);
+      members_.resize(unit.first_member);
+      frees_.resize(unit.first_free);
+      continue;
+    }
+    unit.member_count = static_cast<uint32_t>(members_.size() - unit.first_member);
+    unit.free_count = static_cast<uint32_t>(frees_.size() - unit.first_free);
+    units_.push_back(unit);
+  }
+}
+
+void VictimSelector::Order(const SelectionInput& in) {
+  order_.clear();
+  std::vector<uint32_t>& order = order_;
+  const size_t n = units_.size();
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!units_[i].own) order.push_back(i);
+  }
+  const size_t others = order.size();
+  for (uint32_t i = 0; i < n; ++i) {
+    if (units_[i].own) order.push_back(i);
+  }
+  // Within a team: lower priority first, most recently started first, UID last.
+  auto within = [&](uint32_t a, uint32_t b) {
+    const Unit& x = units_[a];
+    const Unit& y = units_[b];
+    if (x.priority != y.priority) return x.priority < y.priority;
+    if (x.started_ms != y.started_ms) return x.started_ms > y.started_ms;
+    return x.uid < y.uid;
+  };
+  std::sort(order.begin() + others, order.end(), within);
+  if (in.policy->idle_compute == IdleComputeAllocation::kFirstComeFirstServe) {
+    std::sort(order.begin(), order.begin() + others, [&](uint32_t a, uint32_t b) {
+      if (units_[a].admitted_ms != units_[b].admitted_ms) {
+        return units_[a].admitted_ms > units_[b].admitted_ms;
+      }
+      return within(a, b);
+    });
+    return;
+  }
+  // FairShare: the team with the highest weighted share gives first, its share recomputed as
+  // each of its units is taken.
+  std::sort(order.begin(), order.begin() + others, [&](uint32_t a, uint32_t b) {
+    if (units_[a].row != units_[b].row) return units_[a].row < units_[b].row;
+    return within(a, b);
+  });
+  std::vector<std::pair<size_t, size_t>>& ranges = ranges_;  // per team: [next, end) in order
+  ranges.clear();
+  for (size_t i = 0; i < others;) {
+    size_t j = i;
+    while (j < others && units_[order[j]].row == units_[order[i]].row) ++j;
+    ranges.emplace_back(i, j);
+    i = j;
+  }
+  if (ranges.size() <= 1) return;
+  work_.Rollback(base_mark_);
+  std::vector<uint32_t>& sequence = sequence_;
+  sequence.clear();
+  while (sequence.size() < others) {
+    size_t best = ranges.size();
+    int64_t best_share = -1;
+    for (size_t t = 0; t < ranges.size(); ++t) {
+      if (ranges[t].first == ranges[t].second) continue;
+      const int64_t share = work_.Share(units_[order[ranges[t].first]].row);
+      if (share > best_share) {
+        best_share = share;
+        best = t;
+      }
+    }
+    const uint32_t unit = order[ranges[best].first++];
+    sequence.push_back(unit);
+    work_.Remove(units_[unit].row, units_[unit].charge);
+  }
+  work_.Rollback(base_mark_);
+  std::copy(sequence.begin(), sequence.end(), order.begin());
+}
+
+Verdict VictimSelector::Judge(const SelectionInput& in, int prow, const Unit& unit,
+                              const QuotaSim& state) const {
+  PreemptorFacts p;
+  p.team = state.team_policy(prow);
+  p.team_id = state.team(prow);
+  p.priority = in.preemptor->priority;
+  p.created_ms = in.preemptor->created_ms;
+  VictimFacts v;
+  v.team = state.team_policy(unit.row);
+  v.team_id = state.team(unit.row);
+  v.priority = unit.priority;
+  v.created_ms = unit.created_ms;
+  v.started_ms = unit.started_ms;
+  if (p.team == nullptr || v.team == nullptr) return Never("its team is not in the policy");
+  return JudgeVictim(*in.policy, p, v, &state, request_, unit.charge, in.now_ms);
+}
+
+VictimSelector::Amounts VictimSelector::Gain(const Unit& unit, int node) const {
+  Amounts gain{};
+  if (node < 0) return gain;
+  for (uint32_t f = unit.first_free; f < unit.first_free + unit.free_count; ++f) {
+    if (frees_[f].node != static_cast<uint32_t>(node)) continue;
+    for (size_t k = 0; k < node_slot_count_; ++k) gain[k] += frees_[f].amounts[k];
+  }
+  return gain;
+}
+
+bool VictimSelector::FreesRoom(const Amounts& free, const Amounts& gain) const {
+  for (size_t k = 0; k < node_slot_count_; ++k) {
+    if (free[k] < node_request_[k] && gain[k] > 0) return true;
+  }
+  return false;
+}
+
+bool VictimSelector::Walk(const SelectionInput& in, int prow, int node, uint32_t max_pos,
+                          bool room_first, std::vector<Taken>* taken) {
+  taken->clear();
+  Amounts free = node >= 0 ? BaseFree(in, static_cast<uint32_t>(node)) : Amounts{};
+  const size_t slots = work_.slot_count();
+  // Room first: the units on the node, in order, until it has room; the walk below then adds
+  // what the quota still lacks.
+  std::vector<uint8_t>& on_node = on_node_;
+  on_node.assign(room_first ? order_.size() : 0, 0);
+  if (room_first && node >= 0) {
+    for (uint32_t pos = 0; pos < order_.size() && pos <= max_pos && !Room(free); ++pos) {
+      const Unit& unit = units_[order_[pos]];
+      const Amounts gain = Gain(unit, node);
+      if (!FreesRoom(free, gain)) continue;
+      const Verdict verdict = Judge(in, prow, unit, work_);
+      if (!verdict.allowed) continue;
+      work_.Remove(unit.row, unit.charge);
+      for (size_t k = 0; k < node_slot_count_; ++k) free[k] += gain[k];
+      taken->push_back(Taken{order_[pos], pos, verdict.reason});
+      on_node[pos] = 1;
+    }
+    if (!Room(free)) return false;
+  }
+  for (uint32_t pos = 0; pos <= order_.size(); ++pos) {
+    // Which limits are still in the way.
+    uint32_t team_short = 0;  // slots where the team's own limit is in the way
+    uint32_t pool_short = 0;  // slots where the cohort pool is
+    {
+      const int64_t* req = request_.data();
+      for (size_t s = 0; s < slots; ++s) {
+        if (req[s] <= 0) continue;
+        const QuotaSim::Cell& c = work_.cell(prow, s);
+        if (!c.governed) continue;
+        const int64_t after = SaturatingAdd(c.usage, req[s]);
+        if (after > c.ceiling) team_short |= 1u << s;
+        const int64_t delta = Positive(after - c.guaranteed) - Positive(c.usage - c.guaranteed);
+        if (delta > 0 &&
+            SaturatingAdd(work_.pool_used(prow, s), delta) > work_.pool_capacity(prow, s)) {
+          pool_short |= 1u << s;
+        }
+      }
+    }
+    const bool quota_ok = team_short == 0 && pool_short == 0;
+    const bool room_ok = node < 0 || Room(free);
+    if (quota_ok && room_ok) return true;
+    if (pos == order_.size() || pos > max_pos) return false;
+    if (room_first && on_node[pos]) continue;  // taken for room already
+    const Unit& unit = units_[order_[pos]];
+    bool helps = false;
+    if (!quota_ok) {
+      const uint32_t mask = unit.own ? (team_short | pool_short) : pool_short;
+      for (size_t s = 0; s < slots && !helps; ++s) {
+        helps = (mask & (1u << s)) != 0 && unit.charge[s] > 0;
+      }
+    }
+    const Amounts gain = Gain(unit, node);
+    if (!room_ok) helps = helps || FreesRoom(free, gain);
+    if (!helps) continue;
+    const Verdict verdict = Judge(in, prow, unit, work_);
+    if (!verdict.allowed) continue;
+    work_.Remove(unit.row, unit.charge);
+    for (size_t k = 0; k < node_slot_count_; ++k) free[k] += gain[k];
+    taken->push_back(Taken{order_[pos], pos, verdict.reason});
+  }
+  return false;
+}
+
+bool VictimSelector::Replay(const SelectionInput& in, int prow, int node,
+                            const std::vector<Taken>& taken, std::vector<Taken>* with_reasons) {
+  work_.Rollback(base_mark_);
+  Amounts free = node >= 0 ? BaseFree(in, static_cast<uint32_t>(node)) : Amounts{};
+  if (with_reasons != nullptr) with_reasons->clear();
+  for (const Taken& t : taken) {
+    const Unit& unit = units_[t.unit];
+    const Verdict verdict = Judge(in, prow, unit, work_);
+    if (!verdict.allowed) return false;
+    work_.Remove(unit.row, unit.charge);
+    const Amounts gain = Gain(unit, node);
+    for (size_t k = 0; k < node_slot_count_; ++k) free[k] += gain[k];
+    if (with_reasons != nullptr) with_reasons->push_back(Taken{t.unit, t.pos, verdict.reason});
+  }
+  return work_.Fits(prow, request_) && (node < 0 || Room(free));
+}
+
+void VictimSelector::Minimize(const SelectionInput& in, int prow, int node,
+                              std::vector<Taken>* taken) {
+  std::vector<Taken>& trial = trial_;
+  std::vector<Taken>& replayed = replayed_;
+  for (size_t j = taken->size(); j-- > 0;) {
+    trial.clear();
+    for (size_t i = 0; i < taken->size(); ++i) {
+      if (i != j) trial.push_back((*taken)[i]);
+    }
+    if (Replay(in, prow, node, trial, &replayed)) *taken = replayed;
+  }
+}
+
+Selection VictimSelector::Select(const SelectionInput& in) {
+  Selection out;
+  const QuotaSim& quota = *in.quota;
+  const Preemptor& p = *in.preemptor;
+  out.flavor = quota.flavor();
+  const std::string& flavor_name = FlavorNames().Name(quota.flavor());
+  const int prow = quota.Row(p.team);
+  if (prow < 0) {
+    out.explanation = TeamNames().Name(p.team) + ": no quota on " + flavor_name;
+    return out;
+  }
+  if (FitsNow(in, &out.node)) {
+    out.outcome = Selection::Outcome::kFits;
+    return out;
+  }
+  request_ = quota.ToSlots(p.request);
+  node_slot_count_ = 0;
+  node_request_ = Amounts{};
+  for (const ResourceAmount& want : p.request) {
+    if (want.amount <= 0) continue;
+    if (node_slot_count_ == QuotaSim::kMaxSlots) {
+      out.explanation = p.key + " requests more resources than victim selection handles";
+      return out;
+    }
+    node_resources_[node_slot_count_] = ResourceNames().Intern(want.name);
+    node_request_[node_slot_count_++] = want.amount;
+  }
+  work_ = quota;
+  base_mark_ = work_.Mark();
+  BuildUnits(in, prow);
+  // Set aside the units that can never be allowed (the walks only ever remove usage).
+  size_t kept = 0;
+  for (size_t i = 0; i < units_.size(); ++i) {
+    const Verdict verdict = Judge(in, prow, units_[i], work_);
+    if (!verdict.allowed && verdict.lasting) {
+      auto it = std::find_if(excluded_.begin(), excluded_.end(),
+                             [&](const auto& e) { return e.first == verdict.why_not; });
+      if (it == excluded_.end()) {
+        excluded_.emplace_back(verdict.why_not, 1);
+      } else {
+        ++it->second;
+      }
+      continue;
+    }
+    units_[kept++] = units_[i];
+  }
+  units_.resize(kept);
+  Order(in);
+
+  std::vector<Taken>& taken = taken_;
+  std::string why_not_now;
+  (void)quota.Fits(prow, request_, &why_not_now);
+  // Why the candidates were not enough, judged against the current state.
+  auto candidates_summary = [&]() {
+    work_.Rollback(base_mark_);
+    int allowed = 0;
+    for (const Unit& unit : units_) {
+      const Verdict verdict = Judge(in, prow, unit, work_);
+      if (verdict.allowed) {
+        ++allowed;
+        continue;
+      }
+      auto it = std::find_if(excluded_.begin(), excluded_.end(),
+                             [&](const auto& e) { return e.first == verdict.why_not; });
+      if (it == excluded_.end()) {
+        excluded_.emplace_back(verdict.why_not, 1);
+      } else {
+        ++it->second;
+      }
+    }
+    if (units_.empty() && excluded_.empty()) {
+      return "no running pod of " + TeamNames().Name(p.team) + " or of a borrowing team on " +
+             flavor_name;
+    }
+    std::string out = "candidates:";
+    bool first = true;
+    for (const auto& [text, count] : excluded_) {
+      out += (first ? " " : ", ") + std::to_string(count) + " " + std::string(text);
+      first = false;
+    }
+    if (allowed > 0) out += (first ? " " : ", ") + std::to_string(allowed) + " allowed";
+    return out;
+  };
+  if (!Walk(in, prow, /*node=*/-1, std::numeric_limits<uint32_t>::max(), /*room_first=*/false,
+            &taken)) {
+    out.explanation =
+        "no victims can make room for " + p.key + ": " + why_not_now + "; " + candidates_summary();
+    return out;
+  }
+
+  // Per node: the best set that lets the pod fit there.
+  const size_t node_count = in.nodes->nodes.size();
+  std::vector<Amounts>& reach = reach_;
+  reach.resize(node_count);
+  for (uint32_t n = 0; n < node_count; ++n) reach[n] = BaseFree(in, n);
+  for (const NodeFree& f : frees_) {
+    for (size_t k = 0; k < node_slot_count_; ++k) reach[f.node][k] += f.amounts[k];
+  }
+  std::vector<Taken>& best = best_;
+  best.clear();
+  int best_node = -1;
+  uint32_t best_depth = std::numeric_limits<uint32_t>::max();
+  size_t refused = 0;  // schedulable nodes the pod may not go to
+  for (uint32_t n = 0; n < node_count; ++n)
+    refused += in.nodes->nodes[n].schedulable && !Usable(in, n);
+  // Quota first, in preference order, on every node; if that frees none (it spent what the
+  // victims' teams may lose on units elsewhere), every node again room first.
+  for (const bool room_first : {false, true}) {
+    if (best_node >= 0) break;
+    for (uint32_t n = 0; n < node_count; ++n) {
+      if (!Usable(in, n) || !Room(reach[n])) continue;
+      work_.Rollback(base_mark_);
+      if (!Walk(in, prow, static_cast<int>(n), best_depth, room_first, &taken)) continue;
+      Minimize(in, prow, static_cast<int>(n), &taken);
+      uint32_t depth = 0;
+      for (const Taken& t : taken) depth = std::max(depth, t.pos);
+      const bool better = best_node < 0 || depth < best_depth ||
+                          (depth == best_depth && taken.size() < best.size());
+      if (better) {
+        best = taken;
+        best_node = static_cast<int>(n);
+        best_depth = depth;
+      }
+    }
+  }
+  if (best_node < 0) {
+    out.explanation = "no " + flavor_name + " node can be freed enough for " + p.key + " (" +
+                      p.request.ToString() + ") by pods it may preempt";
+    if (refused > 0) {
+      out.explanation += " (" + std::to_string(refused) + " of " + std::to_string(node_count) +
+                         " nodes refuse it: taints, nodeSelector or required node affinity)";
+    }
+    out.explanation += "; " + candidates_summary();
+    return out;
+  }
+
+  // The chosen set, replayed in order for the reasons and the numbers behind them.
+  out.outcome = Selection::Outcome::kVictims;
+  out.node = in.nodes->nodes[best_node].name;
+  work_.Rollback(base_mark_);
+  const std::string& pteam = TeamNames().Name(p.team);
+  for (const Taken& t : best) {
+    const Unit& unit = units_[t.unit];
+    const std::string& vteam = TeamNames().Name(work_.team(unit.row));
+    std::string note;
+    switch (t.reason) {
+      case PreemptionReason::kInTeamPriority:
+      case PreemptionReason::kPriority:
+        note = std::string(ReasonName(t.reason)) + ": preempted by higher-priority pod " + p.key +
+               " of " + pteam + " (priority " + std::to_string(p.priority) + " > " +
+               std::to_string(unit.priority) + "), which needs " + p.request.ToString() + " on " +
+               flavor_name;
+        break;
+      case PreemptionReason::kReclaim:
+      case PreemptionReason::kFairShare: {
+        size_t slot = 0;
+        for (size_t s = 0; s < work_.slot_count(); ++s) {
+          const QuotaSim::Cell& c = work_.cell(unit.row, s);
+          if (request_[s] > 0 && c.governed && c.usage > c.nominal) {
+            slot = s;
+            break;
+          }
+        }
+        const QuotaSim::Cell& c = work_.cell(unit.row, slot);
+        const NameId r = work_.slot_resource(slot);
+        if (t.reason == PreemptionReason::kReclaim) {
+          note = "Reclaim: " + pteam + " reclaims the " + ResourceNames().Name(r) + " on " +
+                 flavor_name + " it lent, for its pod " + p.key + "; " + vteam + " uses " +
+                 Show(r, c.usage) + " of nominal " + Show(r, c.nominal);
+        } else {
+          note = "FairShare: pod " + p.key + " of " + pteam + " (weighted share " +
+                 ShowShare(work_.ShareAfterAdding(prow, request_)) +
+                 " after admission) takes borrowed " + ResourceNames().Name(r) + " on " +
+                 flavor_name + " from " + vteam + " (share " + ShowShare(work_.Share(unit.row)) +
+                 ", uses " + Show(r, c.usage) + " of nominal " + Show(r, c.nominal) + ")";
+        }
+        break;
+      }
+    }
+    if (unit.member_count > 1) {
+      note += "; evicted with its gang of " + std::to_string(unit.member_count) + " pods";
+    }
+    work_.Remove(unit.row, unit.charge);
+    for (uint32_t m = unit.first_member; m < unit.first_member + unit.member_count; ++m) {
+      out.victims.push_back(Selection::Victim{members_[m], t.reason, note});
+    }
+  }
+  return out;
+}
+
+}  // namespace taskgov::scheduler

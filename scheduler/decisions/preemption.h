@@ -1,0 +1,406 @@
+#pragma once
+
+// Preemption and reclaim, as value code (DESIGN §3.6, §4; issue 8): the one rule that says
+// whether a running pod may be a victim of a pending pod, and the choice of a minimal victim set.
+// No I/O, no locks, no clock: callers pass the ledger's numbers, the nodes and the candidates in,
+// and get a decision with a reason per victim out. The preempt verb (Admission::Preempt) and the
+// preemption controller (preemption_controller.h) both decide through JudgeVictim.
+//
+// The rule (JudgeVictim). A pod younger than the minimum runtime is never a victim. Then:
+//  * same team — the preemptor's team policy within_team: LowerPriority (victim priority lower),
+//    LowerOrNewerEqualPriority (or equal and created later), Never. Reason InTeamPriority.
+//  * another team of the same cohort — the victim's team is reclaimable, the preemptor's team
+//    reclaim policy allows it (Any; LowerPriority: victim priority lower), and the victim's team
+//    is above its nominal quota, on the flavor, in a resource the preemptor requests, *before*
+//    losing the victim (a team at or within its nominal loses nothing to another team; as in
+//    Kueue, the last pod taken may straddle the nominal line). Then:
+//      - Reclaim when the preemptor's team, once the pod is admitted, stays within its nominal
+//        on every resource the pod requests;
+//      - else, with idle compute FairShare, FairShare when the preemptor's weighted share after
+//        admission is ≤ the victim team's share after losing the victim, or < its share before
+//        (Kueue's LessThanOrEqualToFinalShare / LessThanInitialShare). Both strategies imply
+//        that a team that took from another can never be taken back from by it in turn;
+//      - else no.
+//  * a preemptor or victim outside governance (no team) — plain priority (reason Priority).
+//
+// The choice (VictimSelector::Select), for one preemptor on one flavor:
+//  1. If the pod fits now (quota, and a node of the flavor with room) there is nothing to do.
+//  2. Candidates become units: a pod alone, or every running pod of its gang (gangs are evicted
+//     together or not at all: a gang with a member that may not be a victim is not a candidate).
+//  3. Units are put in preference order: other teams before own; among other teams the highest
+//     weighted share first (FairShare, recomputed as each unit is taken) or the most recently
+//     admitted first (FirstComeFirstServe); then lower priority first; most recently started
+//     first; UID last.
+//  4. For each node of the flavor the pod may use (schedulable, and accepted by its placement
+//     constraints — SelectionInput::eligible, placement.h): walk the order, taking a unit when the
+//     rule allows it (judged against the state with the units taken so far) and it helps — it
+//     frees quota the pod still lacks, wherever the unit runs, or room on that node once the
+//     quota is there — until the pod fits (quota AND that node has room); then drop, in reverse,
+//     every unit the pod does not need. When no node can be freed so (typically: the most
+//     preferred borrowers run elsewhere, and once they are taken the victims' team is back at
+//     its nominal), walk every node again room first: the units on the node, in order, then
+//     whatever quota still lacks. A node the pod may not use is never a target, so no set is
+//     chosen that frees room only where the pod cannot go.
+//  5. Of the nodes' sets, keep the one reaching least deep into the order, then the smallest,
+//     then the first node by name: victims concentrated where the pod will run, never a scatter
+//     that frees quota but no node.
+//
+// Thread-safety: value types; a VictimSelector keeps scratch buffers and is not shared between
+// threads (one per caller). Costs: O(nodes × units) fit checks per decision (a second walk per
+// node only when the first frees none), each a few integer compares per resource; buffers are
+// reused across calls. Placement is judged by the caller, once per preemptor and flavor, never
+// per fit check.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "scheduler/ledger/ledger.h"
+#include "scheduler/model/gang.h"
+#include "scheduler/model/interner.h"
+#include "scheduler/model/objects.h"
+#include "scheduler/model/policy.h"
+
+namespace taskgov::scheduler {
+
+enum class PreemptionReason : uint8_t {
+  kInTeamPriority,  // a higher-priority pod of the same team
+  kReclaim,         // the owner takes back quota it lent
+  kFairShare,       // a team below its fair share takes from one above it
+  kPriority,        // outside governance: plain pod priority
+};
+
+// "InTeamPriority", "Reclaim", "FairShare", "Priority".
+[[nodiscard]] std::string_view ReasonName(PreemptionReason reason);
+
+// ---------------------------------------------------------------------------------------------
+// QuotaSim: the ledger's numbers for one flavor (every team with quota on it, its cohort pools),
+// as a value that can be changed to simulate evictions and admissions with the ledger's own
+// arithmetic (DESIGN §3.3): a team's usage above its guaranteed part G = N − L is charged to its
+// cohort's pool. Resources are held in slots (at most kMaxSlots governed resources per flavor;
+// further ones are ignored and counted in dropped_resources()). Teams are rows, in the order of
+// the policy (then orphan cells); a team without cells on the flavor has no row.
+class QuotaSim {
+ public:
+  static constexpr size_t kMaxSlots = 16;
+  using Amounts = std::array<int64_t, kMaxSlots>;
+
+  struct Cell {
+    bool governed = false;
+    int64_t usage = 0;
+    int64_t nominal = 0;
+    int64_t ceiling = 0;  // N + B (kUnlimited when B is)
+    int64_t guaranteed = 0;
+  };
+
+  QuotaSim() = default;
+  // From Ledger::Cells() (every cell of the current generation); `policy` outlives the sim.
+  static QuotaSim FromCells(const Policy& policy, NameId flavor,
+                            const std::vector<Ledger::CellUsage>& cells);
+  // From a session (the policy's teams only).
+  static QuotaSim FromSession(const Ledger::Session& session, NameId flavor);
+
+  [[nodiscard]] NameId flavor() const { return flavor_; }
+  [[nodiscard]] size_t slot_count() const { return slot_count_; }
+  [[nodiscard]] NameId slot_resource(size_t slot) const { return slots_[slot]; }
+  [[nodiscard]] size_t dropped_resources() const { return dropped_; }
+  // The slot of a resource, -1 when no team governs it on the flavor.
+  [[nodiscard]] int Slot(NameId resource) const;
+  [[nodiscard]] size_t row_count() const { return rows_.size(); }
+  // The row of a team, -1 when it has no quota on the flavor.
+  [[nodiscard]] int Row(NameId team) const;
+  [[nodiscard]] NameId team(int row) const { return rows_[row].team; }
+  // The team's policy (nullptr: a team the policy no longer has).
+  [[nodiscard]] const Team* team_policy(int row) const { return rows_[row].policy; }
+  [[nodiscard]] const Cell& cell(int row, size_t slot) const { return rows_[row].cells[slot]; }
+  [[nodiscard]] bool SameCohort(int a, int b) const { return rows_[a].pool == rows_[b].pool; }
+  [[nodiscard]] int64_t pool_used(int row, size_t slot) const;
+  [[nodiscard]] int64_t pool_capacity(int row, size_t slot) const;
+
+  // `amounts` in slots (resources not governed on the flavor are dropped).
+  [[nodiscard]] Amounts ToSlots(const IdAmounts& amounts) const;
+  [[nodiscard]] Amounts ToSlots(const ResourceList& amounts) const;
+
+  // Usage of the team grows / shrinks by `amounts` (never below zero), its pool by the change in
+  // its above-guaranteed part.
+  void Add(int row, const Amounts& amounts);
+  void Remove(int row, const Amounts& amounts);
+
+  // Would `request` be admitted for the team now, borrowing allowed (Ledger::Mode::kBorrowing)?
+  // When not and `why` is set: the first limit in the way, with the numbers.
+  [[nodiscard]] bool Fits(int row, const Amounts& request, std::string* why = nullptr) const;
+  // usage + extra ≤ nominal on every governed slot where `extra` is positive.
+  [[nodiscard]] bool WithinNominal(int row, const Amounts& extra) const;
+  // usage > nominal on some governed slot where `on` is positive.
+  [[nodiscard]] bool Borrowing(int row, const Amounts& on) const;
+  // The weighted share (DESIGN §3.6) in per-mille, as WeightedShare in admission.h computes it:
+  // max over governed slots of (usage ± delta − nominal)⁺ / pool capacity, divided by the
+  // fair-share weight; weight 0 ⇒ kUnlimited.
+  [[nodiscard]] int64_t Share(int row) const;
+  [[nodiscard]] int64_t ShareAfterAdding(int row, const Amounts& delta) const;
+  [[nodiscard]] int64_t ShareAfterRemoving(int row, const Amounts& delta) const;
+
+  // Journaling: from Mark() on, every change is recorded, and Rollback(mark) undoes the changes
+  // made since that mark exactly (trial evictions without copying the whole state).
+  [[nodiscard]] size_t Mark();
+  void Rollback(size_t mark);
+
+ private:
+  struct TeamRow {
+    NameId team = 0;
+    const Team* policy = nullptr;
+    double weight = 1.0;
+    uint32_t pool = 0;
+    std::array<Cell, kMaxSlots> cells{};
+  };
+  struct Pool {
+    std::array<int64_t, kMaxSlots> used{};
+    std::array<int64_t, kMaxSlots> capacity{};
+    std::array<bool, kMaxSlots> seen{};
+  };
+  void AddCell(const Policy& policy, NameId team, NameId resource, const CellView& view);
+  int64_t ShareWith(int row, const Amounts* delta, int sign) const;
+
+  NameId flavor_ = 0;
+  std::array<NameId, kMaxSlots> slots_{};
+  size_t slot_count_ = 0;
+  size_t dropped_ = 0;
+  std::vector<TeamRow> rows_;
+  std::vector<Pool> pools_;
+  std::vector<std::string> pool_keys_;
+  struct Undo {
+    uint32_t row = 0;
+    uint32_t slot = 0;
+    int64_t usage = 0;
+    int64_t pool_used = 0;
+  };
+  std::vector<Undo> journal_;
+  bool journaling_ = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The rule.
+
+struct PreemptorFacts {
+  const Team* team = nullptr;  // nullptr: the pod belongs to no team
+  NameId team_id = 0;
+  int32_t priority = 0;
+  int64_t created_ms = 0;
+};
+
+struct VictimFacts {
+  const Team* team = nullptr;  // nullptr: no team
+  NameId team_id = 0;
+  int32_t priority = 0;
+  int64_t created_ms = 0;
+  int64_t started_ms = 0;  // status.startTime, else creation
+};
+
+struct Verdict {
+  bool allowed = false;
+  PreemptionReason reason = PreemptionReason::kInTeamPriority;
+  // Why not, for explanations ("" when allowed). Static text.
+  std::string_view why_not;
+  // The refusal holds however much usage the state loses (minimum runtime, priorities,
+  // policies, another cohort, a team within its nominal): the victim can be set aside.
+  bool lasting = false;
+};
+
+// May `victim` be preempted for the preemptor (see the header comment)? `sim` holds the quota
+// state of the flavor in question (nullptr: unknown — other teams' pods are then refused);
+// `request` is the preemptor's request and `victim_charge` what the victim holds, both in `sim`
+// slots.
+[[nodiscard]] Verdict JudgeVictim(const Policy& policy, const PreemptorFacts& preemptor,
+                                  const VictimFacts& victim, const QuotaSim* sim,
+                                  const QuotaSim::Amounts& request,
+                                  const QuotaSim::Amounts& victim_charge, int64_t now_ms);
+
+// ---------------------------------------------------------------------------------------------
+// The inputs of a choice.
+
+struct NodeState {
+  std::string name;
+  bool schedulable = true;
+  IdAmounts allocatable;
+  IdAmounts used;  // by running pods (and claims)
+};
+
+// The nodes of one flavor with a name index.
+struct FlavorNodes {
+  NameId flavor = 0;
+  std::vector<NodeState> nodes;
+  std::unordered_map<std::string, uint32_t> index;
+
+  void Add(NodeState node);
+  // used += amounts / used −= amounts on the named node (no-op for an unknown node).
+  void Take(const std::string& node, const IdAmounts& amounts);
+  void Free(const std::string& node, const IdAmounts& amounts);
+  [[nodiscard]] const NodeState* Find(const std::string& node) const;
+};
+
+// A running pod that could be a victim.
+struct Candidate {
+  std::string uid;
+  std::string ns;
+  std::string name;
+  NameId team = 0;
+  NameId flavor = 0;  // the flavor it is charged on
+  int32_t priority = 0;
+  int64_t created_ms = 0;
+  int64_t started_ms = 0;
+  int64_t admitted_ms = 0;
+  std::string node;
+  IdAmounts occupies;        // its effective request: what it holds on its node
+  IdAmounts charged;         // what it holds in the ledger on `flavor`
+  std::string gang;          // GangOf(pod)
+  bool pdb_blocked = false;  // a PodDisruptionBudget refused its eviction recently
+  bool excluded = false;     // already chosen (terminating): never chosen again
+};
+
+// Candidates with their indexes by flavor and gang.
+class CandidateSet {
+ public:
+  CandidateSet() = default;
+  explicit CandidateSet(std::vector<Candidate> candidates);
+
+  [[nodiscard]] const std::vector<Candidate>& all() const { return all_; }
+  [[nodiscard]] const Candidate& at(uint32_t i) const { return all_[i]; }
+  [[nodiscard]] Candidate& at(uint32_t i) { return all_[i]; }
+  [[nodiscard]] size_t size() const { return all_.size(); }
+  // Candidates charged on `flavor`.
+  [[nodiscard]] const std::vector<uint32_t>& OnFlavor(NameId flavor) const;
+  // Every member of the candidate's gang (itself included; just itself without a gang), in UID
+  // order, as a span into the index.
+  void GangMembers(uint32_t i, const uint32_t** first, size_t* count) const;
+
+ private:
+  std::vector<Candidate> all_;
+  std::unordered_map<NameId, std::vector<uint32_t>> by_flavor_;
+  std::unordered_map<std::string, std::vector<uint32_t>> by_gang_;
+  std::vector<uint32_t> self_;  // self_[i] == i (spans for pods without a gang)
+  std::vector<const std::vector<uint32_t>*> gang_of_;
+  static const std::vector<uint32_t> kEmpty;
+};
+
+struct Preemptor {
+  std::string uid;
+  std::string key;  // namespace/name
+  NameId team = 0;
+  int32_t priority = 0;
+  int64_t created_ms = 0;
+  ResourceList request;
+};
+
+struct SelectionInput {
+  const Policy* policy = nullptr;
+  const Preemptor* preemptor = nullptr;
+  const QuotaSim* quota = nullptr;  // the flavor's quota state (terminating pods already freed)
+  const FlavorNodes* nodes = nullptr;
+  const CandidateSet* candidates = nullptr;
+  int64_t now_ms = 0;
+  // Parallel to nodes->nodes: non-zero where the preemptor's taints, nodeSelector and required
+  // affinity let it go (NodeEligibility::accepts). nullptr: every node.
+  const std::vector<uint8_t>* eligible = nullptr;
+};
+
+struct Selection {
+  enum class Outcome {
+    kFits,       // fits now: nothing to evict
+    kVictims,    // evicting `victims` lets it fit on `node`
+    kNoVictims,  // no allowed victim set makes it fit (see `explanation`)
+  };
+  struct Victim {
+    uint32_t candidate = 0;  // index in the CandidateSet
+    PreemptionReason reason = PreemptionReason::kInTeamPriority;
+    std::string note;  // a sentence a person can read: why this pod, for whom
+  };
+  Outcome outcome = Outcome::kNoVictims;
+  NameId flavor = 0;
+  std::string node;  // where the pod fits (kFits, kVictims)
+  std::vector<Victim> victims;
+  std::string explanation;
+};
+
+class VictimSelector {
+ public:
+  // Decides for one preemptor on the flavor of `in.quota` (see the header comment).
+  [[nodiscard]] Selection Select(const SelectionInput& in);
+  // The pod fits now; `node` (optional) receives the first eligible node with room.
+  [[nodiscard]] static bool FitsNow(const SelectionInput& in, std::string* node = nullptr);
+
+ private:
+  using Amounts = QuotaSim::Amounts;
+  struct Unit {
+    uint32_t first_member = 0;  // into members_
+    uint32_t member_count = 0;
+    uint32_t first_free = 0;  // into frees_
+    uint32_t free_count = 0;
+    int row = -1;
+    bool own = false;
+    int32_t priority = 0;
+    int64_t started_ms = 0;
+    int64_t admitted_ms = 0;
+    int64_t created_ms = 0;
+    std::string_view uid;
+    Amounts charge{};
+  };
+  struct NodeFree {
+    uint32_t node = 0;
+    Amounts amounts{};  // in request slots
+  };
+  struct Taken {
+    uint32_t unit = 0;
+    uint32_t pos = 0;
+    PreemptionReason reason = PreemptionReason::kInTeamPriority;
+  };
+
+  void BuildUnits(const SelectionInput& in, int prow);
+  void Order(const SelectionInput& in);
+  Verdict Judge(const SelectionInput& in, int prow, const Unit& unit, const QuotaSim& state) const;
+  // Greedy walk for target node `node` (-1: quota only). Returns whether the pod fits.
+  // room_first: first the units that free room on the node, then those that free quota.
+  bool Walk(const SelectionInput& in, int prow, int node, uint32_t max_pos, bool room_first,
+            std::vector<Taken>* taken);
+  // What evicting `unit` frees on node `node` (in request slots; nothing for -1).
+  Amounts Gain(const Unit& unit, int node) const;
+  // `gain` covers part of what `free` still lacks for the request.
+  bool FreesRoom(const Amounts& free, const Amounts& gain) const;
+  // Re-checks `taken` in order against the base state; true when every unit is still allowed
+  // and the pod fits on `node`.
+  bool Replay(const SelectionInput& in, int prow, int node, const std::vector<Taken>& taken,
+              std::vector<Taken>* with_reasons);
+  void Minimize(const SelectionInput& in, int prow, int node, std::vector<Taken>* taken);
+  // Node `node` of in.nodes is schedulable and eligible.
+  static bool Usable(const SelectionInput& in, size_t node);
+  bool Room(const Amounts& free) const;
+  Amounts BaseFree(const SelectionInput& in, uint32_t node) const;
+
+  // Per-call state, reused.
+  Amounts request_{};       // quota slots
+  Amounts node_request_{};  // request slots
+  std::array<NameId, QuotaSim::kMaxSlots> node_resources_{};
+  size_t node_slot_count_ = 0;
+  std::vector<Unit> units_;
+  std::vector<uint32_t> members_;
+  std::vector<NodeFree> frees_;
+  std::vector<uint32_t> order_;
+  std::vector<uint32_t> stamp_;
+  uint32_t call_ = 0;
+  std::vector<Amounts> reach_;
+  std::vector<Taken> taken_;
+  std::vector<Taken> best_;
+  std::vector<Taken> trial_;
+  std::vector<Taken> replayed_;
+  std::vector<uint8_t> on_node_;  // Walk(room_first): order positions taken for room
+  std::vector<std::pair<size_t, size_t>> ranges_;
+  std::vector<uint32_t> sequence_;
+  QuotaSim work_;         // the state being tried: a copy of the input, journaled
+  size_t base_mark_ = 0;  // work_ at the input state
+  std::vector<std::pair<std::string_view, int>> excluded_;
+};
+
+}  // namespace taskgov::scheduler

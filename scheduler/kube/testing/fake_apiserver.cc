@@ -1,0 +1,1919 @@
+#include "scheduler/kube/testing/fake_apiserver.h"
+
+#include "common/base64.h"
+
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <condition_variable>
+#include <ctime>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "common/log.h"
+
+namespace taskgov::scheduler::kube::testing {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using SteadyClock = std::chrono::steady_clock;
+using Value = rapidjson::Value;
+using Document = rapidjson::Document;
+
+constexpr std::string_view kComponent = "fake-apiserver";
+constexpr size_t kBodyLimit = 16 * 1024 * 1024;
+
+// ------------------------------------------------------------------------------------------------
+// Resource types
+
+struct ResourceType {
+  std::string group_version;  // "v1" or "<group>/<version>"
+  std::string plural;
+  std::string kind;
+  bool namespaced;
+  bool optional;  // a CRD that can be "uninstalled"
+  [[nodiscard]] std::string api_version() const { return group_version; }
+};
+
+const std::vector<ResourceType>& Types() {
+  static const std::vector<ResourceType> types = {
+      {"v1", "pods", "Pod", true, false},
+      {"v1", "nodes", "Node", false, false},
+      {"v1", "namespaces", "Namespace", false, false},
+      {"coordination.k8s.io/v1", "leases", "Lease", true, false},
+      {"events.k8s.io/v1", "events", "Event", true, false},
+      {"kueue.x-k8s.io/v1beta1", "localqueues", "LocalQueue", true, true},
+      {"scheduling.volcano.sh/v1beta1", "podgroups", "PodGroup", true, true},
+  };
+  return types;
+}
+
+const ResourceType* TypeByPlural(std::string_view plural) {
+  for (const ResourceType& t : Types()) {
+    if (t.plural == plural) return &t;
+  }
+  return nullptr;
+}
+
+const ResourceType* TypeByPath(std::string_view group_version, std::string_view plural) {
+  for (const ResourceType& t : Types()) {
+    if (t.group_version == group_version && t.plural == plural) return &t;
+  }
+  return nullptr;
+}
+
+// ------------------------------------------------------------------------------------------------
+// JSON and text helpers
+
+std::string Serialize(const Value& value) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  value.Accept(writer);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+std::string JsonString(std::string_view text) {
+  std::string out = "\"";
+  common::log::AppendJsonEscaped(text, &out);
+  out += "\"";
+  return out;
+}
+
+const Value* Member(const Value& object, std::string_view name) {
+  if (!object.IsObject()) return nullptr;
+  auto it = object.FindMember(Value(rapidjson::StringRef(name.data(), name.size())));
+  return it == object.MemberEnd() ? nullptr : &it->value;
+}
+
+// A dotted path ("status.phase") as text: strings as they are, booleans and numbers printed,
+// anything else (or absent) "".
+std::string PathText(const Value& object, std::string_view path) {
+  const Value* v = &object;
+  while (!path.empty()) {
+    size_t dot = path.find('.');
+    v = Member(*v, path.substr(0, dot));
+    if (v == nullptr) return "";
+    path = dot == std::string_view::npos ? std::string_view() : path.substr(dot + 1);
+  }
+  if (v->IsString()) return std::string(v->GetString(), v->GetStringLength());
+  if (v->IsBool()) return v->GetBool() ? "true" : "false";
+  if (v->IsInt64()) return std::to_string(v->GetInt64());
+  return "";
+}
+
+Value& EnsureObject(Document& doc, Value& parent, const char* name) {
+  auto it = parent.FindMember(name);
+  if (it != parent.MemberEnd() && it->value.IsObject()) return it->value;
+  if (it != parent.MemberEnd()) parent.RemoveMember(it);
+  parent.AddMember(Value(name, doc.GetAllocator()), Value(rapidjson::kObjectType),
+                   doc.GetAllocator());
+  return parent[name];
+}
+
+void SetString(Document& doc, Value& object, const char* name, std::string_view value) {
+  Value v(value.data(), static_cast<rapidjson::SizeType>(value.size()), doc.GetAllocator());
+  auto it = object.FindMember(name);
+  if (it != object.MemberEnd()) {
+    it->value = v;
+  } else {
+    object.AddMember(Value(name, doc.GetAllocator()), v, doc.GetAllocator());
+  }
+}
+
+std::string Rfc3339(std::chrono::system_clock::time_point t) {
+  std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string PercentDecode(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '+') {
+      out.push_back(' ');
+    } else if (c == '%' && i + 2 < text.size()) {
+      auto hex = [](char h) -> int {
+        if (h >= '0' && h <= '9') return h - '0';
+        if (h >= 'a' && h <= 'f') return h - 'a' + 10;
+        if (h >= 'A' && h <= 'F') return h - 'A' + 10;
+        return -1;
+      };
+      int hi = hex(text[i + 1]), lo = hex(text[i + 2]);
+      if (hi < 0 || lo < 0) {
+        out.push_back(c);
+        continue;
+      }
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::string> ParseQuery(std::string_view query) {
+  std::map<std::string, std::string> out;
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    size_t eq = pair.find('=');
+    out[PercentDecode(pair.substr(0, eq))] =
+        eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1));
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+  }
+  return out;
+}
+
+std::vector<std::string> SplitPath(std::string_view path) {
+  std::vector<std::string> parts;
+  while (!path.empty()) {
+    size_t slash = path.find('/');
+    if (slash != 0) parts.push_back(PercentDecode(path.substr(0, slash)));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
+  }
+  return parts;
+}
+
+const char* ReasonPhrase(int status) {
+  switch (status) {
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 409:
+      return "Conflict";
+    case 410:
+      return "Gone";
+    case 422:
+      return "Unprocessable Entity";
+    case 429:
+      return "Too Many Requests";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Status";
+  }
+}
+
+std::string DefaultReason(int code) {
+  switch (code) {
+    case 400:
+      return "BadRequest";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "NotFound";
+    case 405:
+      return "MethodNotAllowed";
+    case 409:
+      return "Conflict";
+    case 410:
+      return "Expired";
+    case 422:
+      return "Invalid";
+    case 429:
+      return "TooManyRequests";
+    case 503:
+      return "ServiceUnavailable";
+    default:
+      return "InternalError";
+  }
+}
+
+std::string StatusJson(int code, std::string reason, const std::string& message,
+                       const std::vector<std::string>& causes = {}) {
+  if (reason.empty()) reason = DefaultReason(code);
+  std::string out = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":";
+  out += code < 300 ? "\"Success\"" : "\"Failure\"";
+  out += ",\"message\":" + JsonString(message) + ",\"reason\":" + JsonString(reason);
+  if (!causes.empty()) {
+    out += ",\"details\":{\"causes\":[";
+    for (size_t i = 0; i < causes.size(); ++i) {
+      if (i > 0) out += ",";
+      out += "{\"reason\":" + JsonString(causes[i]) + ",\"message\":" + JsonString(message) + "}";
+    }
+    out += "]}";
+  }
+  out += ",\"code\":" + std::to_string(code) + "}";
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Selectors
+
+struct Selector {
+  enum class Op { kEq, kNe, kExists, kNotExists };
+  struct Term {
+    std::string key;
+    Op op;
+    std::string value;
+  };
+  std::vector<Term> terms;
+  bool labels = false;
+
+  bool Matches(const Value& object) const {
+    for (const Term& t : terms) {
+      std::string actual;
+      bool present;
+      if (labels) {
+        const Value* ls = Member(object, "metadata");
+        ls = ls == nullptr ? nullptr : Member(*ls, "labels");
+        const Value* v = ls == nullptr ? nullptr : Member(*ls, t.key);
+        present = v != nullptr && v->IsString();
+        if (present) actual = v->GetString();
+      } else {
+        actual = PathText(object, t.key);
+        present = true;
+      }
+      switch (t.op) {
+        case Op::kEq:
+          if (!present || actual != t.value) return false;
+          break;
+        case Op::kNe:
+          if (present && actual == t.value) return false;
+          break;
+        case Op::kExists:
+          if (!present) return false;
+          break;
+        case Op::kNotExists:
+          if (present) return false;
+          break;
+      }
+    }
+    return true;
+  }
+};
+
+std::optional<Selector> ParseSelector(std::string_view text, bool labels) {
+  Selector selector;
+  selector.labels = labels;
+  while (!text.empty()) {
+    size_t comma = text.find(',');
+    std::string_view term = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    if (term.empty()) continue;
+    Selector::Term t;
+    size_t ne = term.find("!=");
+    size_t eq = term.find('=');
+    if (ne != std::string_view::npos) {
+      t.key = std::string(term.substr(0, ne));
+      t.op = Selector::Op::kNe;
+      t.value = std::string(term.substr(ne + 2));
+    } else if (eq != std::string_view::npos) {
+      t.key = std::string(term.substr(0, eq));
+      t.op = Selector::Op::kEq;
+      size_t skip = eq + 1 < term.size() && term[eq + 1] == '=' ? 2 : 1;
+      t.value = std::string(term.substr(eq + skip));
+    } else if (labels && term[0] == '!') {
+      t.key = std::string(term.substr(1));
+      t.op = Selector::Op::kNotExists;
+    } else if (labels) {
+      t.key = std::string(term);
+      t.op = Selector::Op::kExists;
+    } else {
+      return std::nullopt;
+    }
+    if (t.key.empty()) return std::nullopt;
+    selector.terms.push_back(std::move(t));
+  }
+  return selector;
+}
+
+// ------------------------------------------------------------------------------------------------
+
+struct Incoming {
+  std::string method;
+  std::string target;
+  std::string path;
+  std::map<std::string, std::string> query;
+  std::string body;
+  std::string authorization;
+  bool client_certificate = false;
+  bool keep_alive = true;
+
+  [[nodiscard]] bool watch() const {
+    auto it = query.find("watch");
+    return it != query.end() && (it->second == "true" || it->second == "1");
+  }
+};
+
+struct Reply {
+  Reply() = default;
+  Reply(int s, std::string b) : status(s), body(std::move(b)) {}
+
+  int status = 200;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  bool drop = false;
+  // Watches: the stream starts; `pieces` are sent first; `end` finishes it right after them.
+  bool watch = false;
+  std::vector<std::string> pieces;
+  bool end = false;
+  int64_t timeout_seconds = 0;
+  uint64_t watcher_id = 0;
+};
+
+class SessionBase : public std::enable_shared_from_this<SessionBase> {
+ public:
+  virtual ~SessionBase() = default;
+  virtual void Start() = 0;
+  // Thread-safe (posted to the session's strand).
+  virtual void Send(std::vector<std::string> pieces) = 0;
+  virtual void EndStream(bool clean) = 0;
+  virtual void Close() = 0;
+};
+
+struct Watcher {
+  uint64_t id = 0;
+  const ResourceType* type = nullptr;
+  std::string ns;
+  Selector fields;
+  Selector labels;
+  bool bookmarks = false;
+  std::weak_ptr<SessionBase> session;
+};
+
+}  // namespace
+
+// ================================================================================================
+
+class FakeApiServer::Impl {
+ public:
+  explicit Impl(FakeApiServerOptions options)
+      : options_(std::move(options)), ioc_(std::max(1, options_.io_threads)) {
+    served_["localqueues"] = options_.serve_local_queues;
+    served_["podgroups"] = options_.serve_pod_groups;
+    tokens_ = options_.tokens;
+    eviction_mode_ = options_.eviction_mode;
+  }
+  ~Impl() { Stop(); }
+
+  common::Status Start();
+  void Stop();
+  uint16_t port() const { return port_; }
+  bool tls() const { return tls_ != nullptr; }
+
+  // Called on a session strand for every request: authentication and fault selection first,
+  // then (after any fault delay) the reply.
+  struct Preflight {
+    bool control = false;
+    bool authorized = true;
+    std::optional<FaultRule> fault;
+  };
+  Preflight Check(const Incoming& in);
+  Reply Handle(Incoming& in, const Preflight& preflight, const std::weak_ptr<SessionBase>& session);
+  void WatcherClosed(uint64_t id);
+  std::chrono::milliseconds piece_delay() const { return options_.watch_piece_delay; }
+
+  // Public API (FakeApiServer forwards here).
+  common::Result<std::string> Upsert(std::string_view resource, std::string_view json);
+  bool Delete(std::string_view resource, const std::string& ns, const std::string& name);
+  std::optional<std::string> Get(std::string_view resource, const std::string& ns,
+                                 const std::string& name) const;
+  std::vector<std::string> List(std::string_view resource) const;
+  size_t Count(std::string_view resource) const;
+  int64_t resource_version() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return rv_;
+  }
+  bool SetPodPhase(const std::string& ns, const std::string& name, const std::string& phase,
+                   const std::string& start_time = "");
+  void LoadSampleCluster();
+  void AddFault(FaultRule rule) {
+    std::lock_guard<std::mutex> lock(mu_);
+    faults_.push_back(std::move(rule));
+  }
+  void ClearFaults() {
+    std::lock_guard<std::mutex> lock(mu_);
+    faults_.clear();
+  }
+  void SetAcceptedTokens(std::vector<std::string> tokens) {
+    std::lock_guard<std::mutex> lock(mu_);
+    tokens_ = std::move(tokens);
+  }
+  void SetServed(std::string_view resource, bool served) {
+    std::lock_guard<std::mutex> lock(mu_);
+    served_[std::string(resource)] = served;
+  }
+  void BlockEvictions(const std::string& pod, const std::string& message) {
+    std::lock_guard<std::mutex> lock(mu_);
+    blocked_[pod] = message;
+  }
+  void UnblockEvictions() {
+    std::lock_guard<std::mutex> lock(mu_);
+    blocked_.clear();
+  }
+  void SetEvictionMode(EvictionMode mode) {
+    std::lock_guard<std::mutex> lock(mu_);
+    eviction_mode_ = mode;
+  }
+  void CompleteEvictions();
+  void SetWatchSplitter(std::function<std::vector<size_t>(size_t)> splitter) {
+    std::lock_guard<std::mutex> lock(mu_);
+    splitter_ = std::move(splitter);
+  }
+  enum class WatchAction { kEnd, kDrop, kExpire, kBookmark };
+  void ActOnWatches(std::string_view resource, WatchAction action);
+  void InjectWatchEvent(std::string_view resource, const std::string& type,
+                        const std::string& object_json);
+  void Compact() {
+    std::lock_guard<std::mutex> lock(mu_);
+    history_.clear();
+    compacted_rv_ = rv_;
+    NotifyLocked();
+  }
+  size_t open_watches(std::string_view resource) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t n = 0;
+    for (const auto& w : watchers_) n += w->type->plural == resource ? 1 : 0;
+    return n;
+  }
+  uint64_t watches_started(std::string_view resource) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = watches_started_.find(std::string(resource));
+    return it == watches_started_.end() ? 0 : it->second;
+  }
+  std::vector<RecordedRequest> requests() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return requests_;
+  }
+  std::vector<std::string> bindings() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return bindings_;
+  }
+  std::vector<std::string> evictions() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return evictions_;
+  }
+  std::vector<std::string> events() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+  std::vector<std::string> lease_writes() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lease_writes_;
+  }
+  bool WaitFor(const std::function<bool()>& predicate, std::chrono::milliseconds timeout) const;
+
+ private:
+  template <typename Stream>
+  friend class Session;
+
+  struct Stored {
+    std::string json;
+    std::string ns;
+  };
+  struct HistoryEntry {
+    int64_t rv;
+    const ResourceType* type;
+    std::string ns;
+    std::string event_type;
+    std::string json;
+    std::string prev;
+  };
+
+  void Accept();
+  void ScheduleBookmarks();
+
+  // All *Locked functions require mu_.
+  void NotifyLocked() {
+    ++change_seq_;
+    change_cv_.notify_all();
+  }
+  bool ServedLocked(const ResourceType& type) const {
+    if (!type.optional) return true;
+    auto it = served_.find(type.plural);
+    return it == served_.end() || it->second;
+  }
+  std::vector<std::string> PiecesLocked(const std::string& line) const;
+  std::optional<std::string> EventLineLocked(const Watcher& w, const HistoryEntry& e) const;
+  std::string BookmarkLineLocked(const Watcher& w) const;
+  void CommitLocked(const ResourceType& type, const std::string& ns, const std::string& event_type,
+                    const std::string& json, const std::string& prev);
+  // Stores `doc` (an object) as `type`: assigns resourceVersion, and uid / creationTimestamp
+  // when missing. `create`: fails when it exists; `expected_rv`: fails when it differs.
+  Reply WriteLocked(const ResourceType& type, Document& doc, bool create, bool update,
+                    std::string* stored_json);
+  bool DeleteLocked(const ResourceType& type, const std::string& key);
+  void RemoveWatcherLocked(uint64_t id);
+
+  Reply Route(Incoming& in, const std::weak_ptr<SessionBase>& session);
+  Reply Control(Incoming& in);
+  Reply ListLocked(const ResourceType& type, const std::string& ns, const Incoming& in);
+  Reply WatchLocked(const ResourceType& type, const std::string& ns, const Incoming& in,
+                    const std::weak_ptr<SessionBase>& session);
+  Reply BindLocked(const std::string& ns, const std::string& name, const std::string& body);
+  Reply EvictLocked(const std::string& ns, const std::string& name, const std::string& body);
+
+  const FakeApiServerOptions options_;
+  // Declared before the objects that own sockets and timers, so it is destroyed after them.
+  asio::io_context ioc_;
+  std::unique_ptr<ssl::context> tls_;
+  std::optional<tcp::acceptor> acceptor_;
+  std::optional<asio::steady_timer> bookmark_timer_;
+  std::vector<std::thread> threads_;
+  uint16_t port_ = 0;
+  bool started_ = false;
+  bool stopped_ = false;
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable change_cv_;
+  uint64_t change_seq_ = 0;  // guarded by mu_
+  // Store, guarded by mu_.
+  std::map<std::string, std::map<std::string, Stored>> objects_;
+  std::deque<HistoryEntry> history_;
+  int64_t rv_ = 1000;
+  int64_t compacted_rv_ = 0;
+  uint64_t uid_seq_ = 0;
+  std::vector<std::shared_ptr<Watcher>> watchers_;
+  uint64_t watcher_seq_ = 0;
+  std::map<std::string, uint64_t> watches_started_;
+  std::map<std::string, bool> served_;
+  std::vector<FaultRule> faults_;
+  std::vector<std::string> tokens_;
+  std::map<std::string, std::string> blocked_;
+  EvictionMode eviction_mode_;
+  std::set<std::string> pending_evictions_;  // pod keys
+  std::function<std::vector<size_t>(size_t)> splitter_;
+  std::vector<RecordedRequest> requests_;
+  std::vector<std::string> bindings_, evictions_, events_, lease_writes_;
+  std::vector<std::weak_ptr<SessionBase>> sessions_;
+};
+
+// ================================================================================================
+// Sessions
+
+namespace {
+
+std::string Frame(std::string_view piece) {
+  char head[24];
+  snprintf(head, sizeof(head), "%zx\r\n", piece.size());
+  std::string out(head);
+  out.append(piece.data(), piece.size());
+  out += "\r\n";
+  return out;
+}
+
+}  // namespace
+
+template <typename Stream>
+class Session final : public SessionBase {
+ public:
+  template <typename... Args>
+  Session(FakeApiServer::Impl* server, Args&&... args)
+      : server_(server), stream_(std::forward<Args>(args)...), timer_(stream_.get_executor()) {}
+
+  void Start() override {
+    asio::dispatch(stream_.get_executor(), [self = Self()] { self->Handshake(); });
+  }
+
+  void Send(std::vector<std::string> pieces) override {
+    asio::post(stream_.get_executor(), [self = Self(), pieces = std::move(pieces)]() mutable {
+      if (self->closed_ || self->ending_) return;
+      for (auto& p : pieces) self->outbox_.push_back(Frame(p));
+      self->Flush();
+    });
+  }
+
+  void EndStream(bool clean) override {
+    asio::post(stream_.get_executor(), [self = Self(), clean] {
+      if (self->closed_ || self->ending_) return;
+      if (!clean) return self->Close();
+      self->ending_ = true;
+      self->outbox_.push_back("0\r\n\r\n");
+      self->Flush();
+    });
+  }
+
+  void Close() override {
+    if (closed_) return;
+    closed_ = true;
+    if (watcher_id_ != 0) server_->WatcherClosed(watcher_id_);
+    timer_.cancel();
+    beast::error_code ec;
+    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_both, ec);
+    beast::get_lowest_layer(stream_).socket().close(ec);
+  }
+
+ private:
+  std::shared_ptr<Session> Self() { return std::static_pointer_cast<Session>(shared_from_this()); }
+
+  void Handshake() {
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+      ReadRequest();
+    } else {
+      beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(30));
+      stream_.async_handshake(ssl::stream_base::server, [self = Self()](beast::error_code ec) {
+        if (ec) return self->Close();
+        X509* cert = SSL_get1_peer_certificate(self->stream_.native_handle());
+        if (cert != nullptr) {
+          self->client_certificate_ =
+              SSL_get_verify_result(self->stream_.native_handle()) == X509_V_OK;
+          X509_free(cert);
+        }
+        self->ReadRequest();
+      });
+    }
+  }
+
+  void ReadRequest() {
+    if (closed_) return;
+    parser_.emplace();
+    parser_->body_limit(kBodyLimit);
+    beast::get_lowest_layer(stream_).expires_after(std::chrono::minutes(5));
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = Self()](beast::error_code ec, size_t) { self->OnRead(ec); });
+  }
+
+  void OnRead(beast::error_code ec) {
+    if (ec) return Close();
+    beast::get_lowest_layer(stream_).expires_never();
+    auto req = parser_->release();
+    parser_.reset();
+    incoming_ = Incoming{};
+    incoming_.method = std::string(req.method_string());
+    incoming_.target = std::string(req.target());
+    size_t q = incoming_.target.find('?');
+    incoming_.path = incoming_.target.substr(0, q);
+    if (q != std::string::npos) incoming_.query = ParseQuery(incoming_.target.substr(q + 1));
+    incoming_.body = std::move(req.body());
+    incoming_.authorization = std::string(req[http::field::authorization]);
+    incoming_.client_certificate = client_certificate_;
+    incoming_.keep_alive = req.keep_alive();
+    FakeApiServer::Impl::Preflight preflight = server_->Check(incoming_);
+    if (preflight.fault && preflight.fault->delay.count() > 0) {
+      // A slow server: answer after the delay (other connections are not held up).
+      timer_.expires_after(preflight.fault->delay);
+      timer_.async_wait([self = Self(), preflight](beast::error_code ec) {
+        if (ec || self->closed_) return;
+        self->Respond(self->server_->Handle(self->incoming_, preflight, self->weak_from_this()));
+      });
+      return;
+    }
+    Respond(server_->Handle(incoming_, preflight, weak_from_this()));
+  }
+
+  void Respond(Reply reply) {
+    if (reply.drop) return Close();
+    if (reply.watch) return StartWatch(std::move(reply));
+    std::string out = "HTTP/1.1 " + std::to_string(reply.status) + " " +
+                      ReasonPhrase(reply.status) + "\r\nContent-Type: application/json\r\n";
+    for (const auto& [k, v] : reply.headers) out += k + ": " + v + "\r\n";
+    out += "Content-Length: " + std::to_string(reply.body.size()) + "\r\n";
+    if (!incoming_.keep_alive) out += "Connection: close\r\n";
+    out += "\r\n";
+    out += reply.body;
+    auto data = std::make_shared<std::string>(std::move(out));
+    const bool keep_alive = incoming_.keep_alive;
+    asio::async_write(stream_, asio::buffer(*data),
+                      [self = Self(), data, keep_alive](beast::error_code ec, size_t) {
+                        if (ec || !keep_alive) return self->Close();
+                        self->ReadRequest();
+                      });
+  }
+
+  void StartWatch(Reply reply) {
+    watcher_id_ = reply.watcher_id;
+    outbox_.push_back(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+        "Connection: close\r\n\r\n");
+    for (auto& p : reply.pieces) outbox_.push_back(Frame(p));
+    if (reply.end) {
+      ending_ = true;
+      outbox_.push_back("0\r\n\r\n");
+    } else if (reply.timeout_seconds > 0) {
+      timer_.expires_after(std::chrono::seconds(reply.timeout_seconds));
+      timer_.async_wait([self = Self()](beast::error_code ec) {
+        if (ec || self->closed_ || self->ending_) return;
+        if (self->watcher_id_ != 0) self->server_->WatcherClosed(self->watcher_id_);
+        self->watcher_id_ = 0;
+        self->ending_ = true;
+        self->outbox_.push_back("0\r\n\r\n");
+        self->Flush();
+      });
+    }
+    // The client never writes on a watch: a completed read means it went away.
+    stream_.async_read_some(asio::buffer(probe_),
+                            [self = Self()](beast::error_code, size_t) { self->Close(); });
+    Flush();
+  }
+
+  void Flush() {
+    if (writing_ || closed_) return;
+    if (outbox_.empty()) {
+      if (ending_) Close();
+      return;
+    }
+    writing_ = true;
+    auto data = std::make_shared<std::string>(std::move(outbox_.front()));
+    outbox_.pop_front();
+    asio::async_write(
+        stream_, asio::buffer(*data), [self = Self(), data](beast::error_code ec, size_t) {
+          self->writing_ = false;
+          if (ec) return self->Close();
+          const auto delay = self->server_->piece_delay();
+          if (delay.count() > 0 && !self->outbox_.empty() && !self->ending_) {
+            self->writing_ = true;
+            auto pause = std::make_shared<asio::steady_timer>(self->stream_.get_executor(), delay);
+            pause->async_wait([self, pause](beast::error_code) {
+              self->writing_ = false;
+              self->Flush();
+            });
+            return;
+          }
+          self->Flush();
+        });
+  }
+
+  FakeApiServer::Impl* server_;
+  Stream stream_;
+  asio::steady_timer timer_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  Incoming incoming_;
+  std::deque<std::string> outbox_;
+  bool writing_ = false;
+  bool ending_ = false;
+  bool closed_ = false;
+  bool client_certificate_ = false;
+  uint64_t watcher_id_ = 0;
+  char probe_[64];
+};
+
+// ================================================================================================
+// Server lifecycle
+
+common::Status FakeApiServer::Impl::Start() {
+  if (started_) return common::Error{"fake API server already started"};
+  started_ = true;
+  if (!options_.tls_cert_pem.empty()) {
+    tls_ = std::make_unique<ssl::context>(ssl::context::tls_server);
+    beast::error_code ec;
+    tls_->use_certificate_chain(asio::buffer(options_.tls_cert_pem), ec);
+    if (ec) return common::Error{"fake API server: bad TLS certificate: " + ec.message()};
+    tls_->use_private_key(asio::buffer(options_.tls_key_pem), ssl::context::pem, ec);
+    if (ec) return common::Error{"fake API server: bad TLS key: " + ec.message()};
+    if (!options_.client_ca_pem.empty()) {
+      tls_->add_certificate_authority(asio::buffer(options_.client_ca_pem), ec);
+      if (ec) return common::Error{"fake API server: bad client CA: " + ec.message()};
+      tls_->set_verify_mode(ssl::verify_peer);
+      // Accept any presented certificate chain at the TLS layer; verification is recorded and
+      // decides authentication per request.
+      SSL_CTX_set_verify(tls_->native_handle(), SSL_VERIFY_PEER,
+                         [](int, X509_STORE_CTX*) { return 1; });
+    }
+  }
+  beast::error_code ec;
+  auto address = asio::ip::make_address(options_.address, ec);
+  if (ec) return common::Error{"fake API server: bad address '" + options_.address + "'"};
+  acceptor_.emplace(asio::make_strand(ioc_));
+  tcp::endpoint endpoint(address, options_.port);
+  acceptor_->open(endpoint.protocol(), ec);
+  if (!ec) acceptor_->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_->bind(endpoint, ec);
+  if (!ec) acceptor_->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec)
+    return common::Error{"fake API server: cannot listen on " + options_.address + ": " +
+                         ec.message()};
+  port_ = acceptor_->local_endpoint().port();
+  Accept();
+  if (options_.bookmark_interval.count() > 0) {
+    bookmark_timer_.emplace(ioc_);
+    ScheduleBookmarks();
+  }
+  for (int i = 0; i < std::max(1, options_.io_threads); ++i) {
+    threads_.emplace_back([this] { ioc_.run(); });
+  }
+  return common::Status::Ok();
+}
+
+void FakeApiServer::Impl::Accept() {
+  acceptor_->async_accept(asio::make_strand(ioc_), [this](beast::error_code ec, tcp::socket s) {
+    if (ec) {
+      if (ec == asio::error::operation_aborted || !acceptor_->is_open()) return;
+      return Accept();
+    }
+    beast::error_code opt_ec;
+    s.set_option(tcp::no_delay(true), opt_ec);
+    std::shared_ptr<SessionBase> session;
+    if (tls_) {
+      session = std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(this, std::move(s),
+                                                                                *tls_);
+    } else {
+      session = std::make_shared<Session<beast::tcp_stream>>(this, std::move(s));
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      sessions_.erase(std::remove_if(sessions_.begin(), sessions_.end(),
+                                     [](const auto& w) { return w.expired(); }),
+                      sessions_.end());
+      sessions_.push_back(session);
+    }
+    session->Start();
+    Accept();
+  });
+}
+
+void FakeApiServer::Impl::ScheduleBookmarks() {
+  bookmark_timer_->expires_after(options_.bookmark_interval);
+  bookmark_timer_->async_wait([this](beast::error_code ec) {
+    if (ec) return;
+    for (const ResourceType& t : Types()) ActOnWatches(t.plural, WatchAction::kBookmark);
+    ScheduleBookmarks();
+  });
+}
+
+void FakeApiServer::Impl::Stop() {
+  if (!started_ || stopped_) return;
+  stopped_ = true;
+  ioc_.stop();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+  // No I/O thread runs any more: the acceptor and the sessions can be closed from here.
+  beast::error_code ec;
+  acceptor_->close(ec);
+  if (bookmark_timer_) bookmark_timer_->cancel();
+  std::vector<std::shared_ptr<SessionBase>> sessions;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& w : sessions_) {
+      if (auto s = w.lock()) sessions.push_back(std::move(s));
+    }
+    sessions_.clear();
+  }
+  for (auto& s : sessions) s->Close();
+  std::lock_guard<std::mutex> lock(mu_);
+  watchers_.clear();
+  NotifyLocked();
+}
+
+bool FakeApiServer::Impl::WaitFor(const std::function<bool()>& predicate,
+                                  std::chrono::milliseconds timeout) const {
+  const auto deadline = SteadyClock::now() + timeout;
+  while (true) {
+    uint64_t seq;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      seq = change_seq_;
+    }
+    if (predicate()) return true;
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!change_cv_.wait_until(lock, deadline, [&] { return change_seq_ != seq; })) {
+      lock.unlock();
+      return predicate();
+    }
+  }
+}
+
+// ================================================================================================
+// Store
+
+std::vector<std::string> FakeApiServer::Impl::PiecesLocked(const std::string& line) const {
+  if (!splitter_) return {line};
+  std::vector<size_t> cuts = splitter_(line.size());
+  std::sort(cuts.begin(), cuts.end());
+  std::vector<std::string> pieces;
+  size_t start = 0;
+  for (size_t cut : cuts) {
+    if (cut <= start || cut >= line.size()) continue;
+    pieces.push_back(line.substr(start, cut - start));
+    start = cut;
+  }
+  pieces.push_back(line.substr(start));
+  return pieces;
+}
+
+std::optional<std::string> FakeApiServer::Impl::EventLineLocked(const Watcher& w,
+                                                                const HistoryEntry& e) const {
+  if (w.type != e.type) return std::nullopt;
+  if (!w.ns.empty() && w.ns != e.ns) return std::nullopt;
+  Document now;
+  now.Parse(e.json.c_str());
+  auto matches = [&](const Value& object) {
+    return w.fields.Matches(object) && w.labels.Matches(object);
+  };
+  const bool now_match = matches(now);
+  bool was_match = false;
+  if (!e.prev.empty()) {
+    Document prev;
+    prev.Parse(e.prev.c_str());
+    was_match = matches(prev);
+  }
+  std::string type;
+  if (e.event_type == "DELETED") {
+    if (!now_match) return std::nullopt;
+    type = "DELETED";
+  } else if (e.event_type == "ADDED" || !was_match) {
+    if (!now_match) return std::nullopt;
+    type = "ADDED";
+  } else {
+    type = now_match ? "MODIFIED" : "DELETED";
+  }
+  return "{\"type\":\"" + type + "\",\"object\":" + e.json + "}\n";
+}
+
+std::string FakeApiServer::Impl::BookmarkLineLocked(const Watcher& w) const {
+  return "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"" + w.type->kind + "\",\"apiVersion\":\"" +
+         w.type->api_version() + "\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(rv_) +
+         "\"}}}\n";
+}
+
+void FakeApiServer::Impl::CommitLocked(const ResourceType& type, const std::string& ns,
+                                       const std::string& event_type, const std::string& json,
+                                       const std::string& prev) {
+  history_.push_back(HistoryEntry{rv_, &type, ns, event_type, json, prev});
+  while (history_.size() > options_.history_limit) {
+    compacted_rv_ = history_.front().rv;
+    history_.pop_front();
+  }
+  const HistoryEntry& entry = history_.back();
+  for (const auto& w : watchers_) {
+    std::optional<std::string> line = EventLineLocked(*w, entry);
+    if (!line) continue;
+    if (auto session = w->session.lock()) session->Send(PiecesLocked(*line));
+  }
+  NotifyLocked();
+}
+
+Reply FakeApiServer::Impl::WriteLocked(const ResourceType& type, Document& doc, bool create,
+                                       bool update, std::string* stored_json) {
+  if (!doc.IsObject()) return Reply{400, StatusJson(400, "", "body is not a JSON object")};
+  Value& meta = EnsureObject(doc, doc, "metadata");
+  std::string name = PathText(doc, "metadata.name");
+  if (name.empty()) {
+    std::string generate = PathText(doc, "metadata.generateName");
+    if (generate.empty()) {
+      return Reply{422,
+                   StatusJson(422, "Invalid", type.plural + ": metadata.name: Required value")};
+    }
+    name = generate + std::to_string(++uid_seq_ % 100000);
+    SetString(doc, meta, "name", name);
+  }
+  std::string ns = type.namespaced ? PathText(doc, "metadata.namespace") : "";
+  if (type.namespaced && ns.empty()) {
+    ns = "default";
+    SetString(doc, meta, "namespace", ns);
+  }
+  const std::string key = ns.empty() ? name : ns + "/" + name;
+  auto& bucket = objects_[type.plural];
+  auto existing = bucket.find(key);
+  const std::string what = type.plural + " \"" + name + "\"";
+  if (create && existing != bucket.end()) {
+    return Reply{409, StatusJson(409, "AlreadyExists", what + " already exists")};
+  }
+  if (update && existing == bucket.end()) {
+    return Reply{404, StatusJson(404, "NotFound", what + " not found")};
+  }
+  std::string prev;
+  if (existing != bucket.end()) {
+    prev = existing->second.json;
+    Document old;
+    old.Parse(prev.c_str());
+    const std::string expected = PathText(doc, "metadata.resourceVersion");
+    if (update && !expected.empty() && expected != PathText(old, "metadata.resourceVersion")) {
+      return Reply{409,
+                   StatusJson(409, "Conflict",
+                              "Operation cannot be fulfilled on " + type.plural + " \"" + name +
+                                  "\": the object has been modified; please apply your "
+                                  "changes to the latest version and try again")};
+    }
+    for (const char* field : {"uid", "creationTimestamp"}) {
+      const std::string old_value = PathText(old, std::string("metadata.") + field);
+      if (PathText(doc, std::string("metadata.") + field).empty() && !old_value.empty()) {
+        SetString(doc, meta, field, old_value);
+      }
+    }
+  }
+  if (PathText(doc, "metadata.uid").empty()) {
+    char uid[48];
+    snprintf(uid, sizeof(uid), "6b1f0000-0000-4000-8000-%012llx",
+             static_cast<unsigned long long>(++uid_seq_));
+    SetString(doc, meta, "uid", uid);
+  }
+  if (PathText(doc, "metadata.creationTimestamp").empty()) {
+    SetString(doc, meta, "creationTimestamp", Rfc3339(std::chrono::system_clock::now()));
+  }
+  SetString(doc, doc, "apiVersion", type.api_version());
+  SetString(doc, doc, "kind", type.kind);
+  if (type.plural == "pods" && PathText(doc, "status.phase").empty()) {
+    SetString(doc, EnsureObject(doc, doc, "status"), "phase", "Pending");
+  }
+  ++rv_;
+  SetString(doc, doc["metadata"], "resourceVersion", std::to_string(rv_));
+  std::string json = Serialize(doc);
+  bucket[key] = Stored{json, ns};
+  CommitLocked(type, ns, prev.empty() ? "ADDED" : "MODIFIED", json, prev);
+  if (stored_json != nullptr) *stored_json = json;
+  return Reply{prev.empty() ? 201 : 200, json};
+}
+
+bool FakeApiServer::Impl::DeleteLocked(const ResourceType& type, const std::string& key) {
+  auto& bucket = objects_[type.plural];
+  auto it = bucket.find(key);
+  if (it == bucket.end()) return false;
+  Stored stored = std::move(it->second);
+  bucket.erase(it);
+  pending_evictions_.erase(key);
+  Document doc;
+  doc.Parse(stored.json.c_str());
+  ++rv_;
+  SetString(doc, EnsureObject(doc, doc, "metadata"), "resourceVersion", std::to_string(rv_));
+  const std::string json = Serialize(doc);
+  CommitLocked(type, stored.ns, "DELETED", json, stored.json);
+  return true;
+}
+
+void FakeApiServer::Impl::RemoveWatcherLocked(uint64_t id) {
+  watchers_.erase(std::remove_if(watchers_.begin(), watchers_.end(),
+                                 [id](const auto& w) { return w->id == id; }),
+                  watchers_.end());
+  NotifyLocked();
+}
+
+void FakeApiServer::Impl::WatcherClosed(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RemoveWatcherLocked(id);
+}
+
+common::Result<std::string> FakeApiServer::Impl::Upsert(std::string_view resource,
+                                                        std::string_view json) {
+  const ResourceType* type = TypeByPlural(resource);
+  if (type == nullptr) return common::Error{"unknown resource '" + std::string(resource) + "'"};
+  Document doc;
+  doc.Parse(json.data(), json.size());
+  if (doc.HasParseError())
+    return common::Error{"upsert " + std::string(resource) + ": invalid JSON"};
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string stored;
+  Reply reply = WriteLocked(*type, doc, false, false, &stored);
+  if (reply.status >= 300)
+    return common::Error{"upsert " + std::string(resource) + ": " + reply.body};
+  return stored;
+}
+
+bool FakeApiServer::Impl::Delete(std::string_view resource, const std::string& ns,
+                                 const std::string& name) {
+  const ResourceType* type = TypeByPlural(resource);
+  if (type == nullptr) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  return DeleteLocked(*type, ns.empty() ? name : ns + "/" + name);
+}
+
+std::optional<std::string> FakeApiServer::Impl::Get(std::string_view resource,
+                                                    const std::string& ns,
+                                                    const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto bucket = objects_.find(std::string(resource));
+  if (bucket == objects_.end()) return std::nullopt;
+  auto it = bucket->second.find(ns.empty() ? name : ns + "/" + name);
+  if (it == bucket->second.end()) return std::nullopt;
+  return it->second.json;
+}
+
+std::vector<std::string> FakeApiServer::Impl::List(std::string_view resource) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  auto bucket = objects_.find(std::string(resource));
+  if (bucket == objects_.end()) return out;
+  for (const auto& [key, stored] : bucket->second) out.push_back(stored.json);
+  return out;
+}
+
+size_t FakeApiServer::Impl::Count(std::string_view resource) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto bucket = objects_.find(std::string(resource));
+  return bucket == objects_.end() ? 0 : bucket->second.size();
+}
+
+bool FakeApiServer::Impl::SetPodPhase(const std::string& ns, const std::string& name,
+                                      const std::string& phase, const std::string& start_time) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& bucket = objects_["pods"];
+  auto it = bucket.find(ns + "/" + name);
+  if (it == bucket.end()) return false;
+  Document doc;
+  doc.Parse(it->second.json.c_str());
+  Value& status = EnsureObject(doc, doc, "status");
+  SetString(doc, status, "phase", phase);
+  if (!start_time.empty()) SetString(doc, status, "startTime", start_time);
+  Reply reply = WriteLocked(*TypeByPlural("pods"), doc, false, true, nullptr);
+  return reply.status < 300;
+}
+
+void FakeApiServer::Impl::CompleteEvictions() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::set<std::string> pending = pending_evictions_;
+  for (const std::string& key : pending) DeleteLocked(*TypeByPlural("pods"), key);
+  pending_evictions_.clear();
+}
+
+void FakeApiServer::Impl::ActOnWatches(std::string_view resource, WatchAction action) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::shared_ptr<Watcher>> keep;
+  for (auto& w : watchers_) {
+    if (w->type->plural != resource) {
+      keep.push_back(w);
+      continue;
+    }
+    auto session = w->session.lock();
+    switch (action) {
+      case WatchAction::kBookmark:
+        if (session && w->bookmarks) session->Send(PiecesLocked(BookmarkLineLocked(*w)));
+        keep.push_back(w);
+        break;
+      case WatchAction::kEnd:
+        if (session) session->EndStream(true);
+        break;
+      case WatchAction::kDrop:
+        if (session) session->EndStream(false);
+        break;
+      case WatchAction::kExpire:
+        if (session) {
+          session->Send(
+              PiecesLocked("{\"type\":\"ERROR\",\"object\":" +
+                           StatusJson(410, "Expired",
+                                      "too old resource version: " + std::to_string(compacted_rv_) +
+                                          " (" + std::to_string(rv_) + ")") +
+                           "}\n"));
+          session->EndStream(true);
+        }
+        break;
+    }
+  }
+  watchers_ = std::move(keep);
+  NotifyLocked();
+}
+
+void FakeApiServer::Impl::InjectWatchEvent(std::string_view resource, const std::string& type,
+                                           const std::string& object_json) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string line = "{\"type\":\"" + type + "\",\"object\":" + object_json + "}\n";
+  for (auto& w : watchers_) {
+    if (w->type->plural != resource) continue;
+    if (auto session = w->session.lock()) session->Send(PiecesLocked(line));
+  }
+}
+
+// ================================================================================================
+// Request handling
+
+FakeApiServer::Impl::Preflight FakeApiServer::Impl::Check(const Incoming& in) {
+  Preflight p;
+  if (in.path.rfind("/fake/", 0) == 0) {
+    p.control = true;
+    return p;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!tokens_.empty() && !in.client_certificate) {
+    p.authorized = false;
+    const std::string prefix = "Bearer ";
+    if (in.authorization.rfind(prefix, 0) == 0) {
+      const std::string token = in.authorization.substr(prefix.size());
+      p.authorized = std::find(tokens_.begin(), tokens_.end(), token) != tokens_.end();
+    }
+  }
+  if (!p.authorized) return p;
+  for (auto it = faults_.begin(); it != faults_.end(); ++it) {
+    if (!it->method.empty() && it->method != in.method) continue;
+    if (!it->path_prefix.empty() && in.path.rfind(it->path_prefix, 0) != 0) continue;
+    if (it->watch && *it->watch != in.watch()) continue;
+    if (it->only_with_continue && in.query.count("continue") == 0) continue;
+    p.fault = *it;
+    if (it->times > 0 && --it->times == 0) faults_.erase(it);
+    break;
+  }
+  return p;
+}
+
+Reply FakeApiServer::Impl::Handle(Incoming& in, const Preflight& preflight,
+                                  const std::weak_ptr<SessionBase>& session) {
+  if (preflight.control) return Control(in);
+  Reply reply;
+  const std::optional<FaultRule>& fault = preflight.fault;
+  if (!preflight.authorized) {
+    reply = Reply{401, StatusJson(401, "Unauthorized", "Unauthorized")};
+  } else if (fault && fault->drop_connection) {
+    reply.drop = true;
+  } else if (fault && fault->status != 0) {
+    reply.status = fault->status;
+    reply.body =
+        StatusJson(fault->status, fault->reason,
+                   fault->message.empty() ? "injected fault" : fault->message, fault->causes);
+    if (fault->retry_after_seconds >= 0) {
+      reply.headers.emplace_back("Retry-After", std::to_string(fault->retry_after_seconds));
+    }
+  } else {
+    reply = Route(in, session);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  requests_.push_back(RecordedRequest{in.method, in.target, in.path, in.authorization, in.body,
+                                      in.client_certificate, in.watch(),
+                                      reply.drop ? 0 : reply.status, SteadyClock::now()});
+  NotifyLocked();
+  return reply;
+}
+
+Reply FakeApiServer::Impl::Route(Incoming& in, const std::weak_ptr<SessionBase>& session) {
+  std::vector<std::string> parts = SplitPath(in.path);
+  std::string group_version;
+  size_t i = 0;
+  if (parts.size() >= 2 && parts[0] == "api" && parts[1] == "v1") {
+    group_version = "v1";
+    i = 2;
+  } else if (parts.size() >= 3 && parts[0] == "apis") {
+    group_version = parts[1] + "/" + parts[2];
+    i = 3;
+  } else {
+    return Reply{404,
+                 StatusJson(404, "NotFound", "the server could not find the requested resource")};
+  }
+  std::string ns;
+  std::vector<std::string> rest(parts.begin() + static_cast<ptrdiff_t>(i), parts.end());
+  if (rest.size() >= 3 && rest[0] == "namespaces") {
+    ns = rest[1];
+    rest.erase(rest.begin(), rest.begin() + 2);
+  }
+  if (rest.empty()) {
+    return Reply{404,
+                 StatusJson(404, "NotFound", "the server could not find the requested resource")};
+  }
+  const ResourceType* type = TypeByPath(group_version, rest[0]);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (type == nullptr || !ServedLocked(*type)) {
+    return Reply{404,
+                 StatusJson(404, "NotFound", "the server could not find the requested resource")};
+  }
+  const std::string name = rest.size() >= 2 ? rest[1] : "";
+  const std::string sub = rest.size() >= 3 ? rest[2] : "";
+  if (rest.size() > 3 || (!ns.empty() && !type->namespaced)) {
+    return Reply{404,
+                 StatusJson(404, "NotFound", "the server could not find the requested resource")};
+  }
+  const std::string key = ns.empty() ? name : ns + "/" + name;
+  const std::string what = type->plural + " \"" + name + "\"";
+  if (name.empty()) {
+    if (in.method == "GET") {
+      return in.watch() ? WatchLocked(*type, ns, in, session) : ListLocked(*type, ns, in);
+    }
+    if (in.method == "POST") {
+      Document doc;
+      doc.Parse(in.body.c_str());
+      if (doc.HasParseError() || !doc.IsObject()) {
+        return Reply{400, StatusJson(400, "BadRequest", "request body is not a JSON object")};
+      }
+      if (type->namespaced) {
+        if (ns.empty())
+          return Reply{405, StatusJson(405, "MethodNotAllowed", "POST needs a namespace")};
+        SetString(doc, EnsureObject(doc, doc, "metadata"), "namespace", ns);
+      }
+      std::string stored;
+      Reply reply = WriteLocked(*type, doc, true, false, &stored);
+      if (reply.status < 300 && type->plural == "events") events_.push_back(stored);
+      if (reply.status < 300 && type->plural == "leases") lease_writes_.push_back("POST " + stored);
+      return reply;
+    }
+    return Reply{405, StatusJson(405, "MethodNotAllowed", in.method + " not allowed")};
+  }
+  if (type->namespaced && ns.empty()) {
+    return Reply{404,
+                 StatusJson(404, "NotFound", "the server could not find the requested resource")};
+  }
+  if (!sub.empty()) {
+    if (type->plural != "pods") {
+      return Reply{404, StatusJson(404, "NotFound", "no subresource " + sub)};
+    }
+    if (sub == "binding" && in.method == "POST") return BindLocked(ns, name, in.body);
+    if (sub == "eviction" && in.method == "POST") return EvictLocked(ns, name, in.body);
+    if (sub != "status" || in.method != "PUT") {
+      return Reply{405, StatusJson(405, "MethodNotAllowed", in.method + " " + sub)};
+    }
+  }
+  auto& bucket = objects_[type->plural];
+  auto it = bucket.find(key);
+  if (in.method == "GET") {
+    if (it == bucket.end()) return Reply{404, StatusJson(404, "NotFound", what + " not found")};
+    return Reply{200, it->second.json};
+  }
+  if (in.method == "PUT") {
+    Document doc;
+    doc.Parse(in.body.c_str());
+    if (doc.HasParseError() || !doc.IsObject()) {
+      return Reply{400, StatusJson(400, "BadRequest", "request body is not a JSON object")};
+    }
+    if (PathText(doc, "metadata.name") != name) {
+      return Reply{400, StatusJson(400, "BadRequest", "metadata.name does not match the path")};
+    }
+    if (type->namespaced) SetString(doc, EnsureObject(doc, doc, "metadata"), "namespace", ns);
+    std::string stored;
+    Reply reply = WriteLocked(*type, doc, false, true, &stored);
+    if (reply.status < 300) reply.status = 200;
+    if (reply.status < 300 && type->plural == "leases") lease_writes_.push_back("PUT " + stored);
+    return reply;
+  }
+  if (in.method == "DELETE") {
+    if (it == bucket.end()) return Reply{404, StatusJson(404, "NotFound", what + " not found")};
+    std::string json = it->second.json;
+    DeleteLocked(*type, key);
+    return Reply{200, json};
+  }
+  return Reply{405, StatusJson(405, "MethodNotAllowed", in.method + " not allowed")};
+}
+
+Reply FakeApiServer::Impl::ListLocked(const ResourceType& type, const std::string& ns,
+                                      const Incoming& in) {
+  auto get = [&](const char* key) {
+    auto it = in.query.find(key);
+    return it == in.query.end() ? std::string() : it->second;
+  };
+  std::optional<Selector> fields = ParseSelector(get("fieldSelector"), false);
+  std::optional<Selector> labels = ParseSelector(get("labelSelector"), true);
+  if (!fields || !labels) return Reply{400, StatusJson(400, "BadRequest", "invalid selector")};
+  int64_t limit = 0;
+  const std::string limit_text = get("limit");
+  if (!limit_text.empty()) limit = std::strtoll(limit_text.c_str(), nullptr, 10);
+  int64_t list_rv = rv_;
+  std::string start_after;
+  const std::string token = get("continue");
+  if (!token.empty()) {
+    common::Result<std::string> decoded = common::Base64Decode(token, "continue token");
+    size_t bar = decoded.ok() ? decoded->find('|') : std::string::npos;
+    if (!decoded.ok() || bar == std::string::npos) {
+      return Reply{400, StatusJson(400, "BadRequest", "invalid continue token")};
+    }
+    list_rv = std::strtoll(decoded->substr(0, bar).c_str(), nullptr, 10);
+    start_after = decoded->substr(bar + 1);
+    if (list_rv < compacted_rv_) {
+      return Reply{410,
+                   StatusJson(410, "Expired",
+                              "The provided continue parameter is too old to display a consistent "
+                              "list result. You can start a new list without the continue "
+                              "parameter, or use the continue token in this response to retrieve "
+                              "the remainder of the results. Continuing with the provided token "
+                              "results in an inconsistent list - objects that were created, "
+                              "modified, or deleted between the time the first chunk was returned "
+                              "and now may show up in the list.")};
+    }
+  }
+  std::string items;
+  int64_t count = 0;
+  std::string last_key;
+  bool more = false;
+  const auto& bucket = objects_[type.plural];
+  for (auto it = start_after.empty() ? bucket.begin() : bucket.upper_bound(start_after);
+       it != bucket.end(); ++it) {
+    if (!ns.empty() && it->second.ns != ns) continue;
+    Document doc;
+    doc.Parse(it->second.json.c_str());
+    if (!fields->Matches(doc) || !labels->Matches(doc)) continue;
+    if (limit > 0 && count == limit) {
+      more = true;
+      break;
+    }
+    if (count > 0) items += ",";
+    items += it->second.json;
+    last_key = it->first;
+    ++count;
+  }
+  std::string body = "{\"kind\":\"" + type.kind + "List\",\"apiVersion\":\"" + type.api_version() +
+                     "\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(list_rv) + "\"";
+  if (more) {
+    body += ",\"continue\":" +
+            JsonString(common::Base64Encode(std::to_string(list_rv) + "|" + last_key));
+  }
+  body += "},\"items\":[" + items + "]}";
+  return Reply{200, std::move(body)};
+}
+
+Reply FakeApiServer::Impl::WatchLocked(const ResourceType& type, const std::string& ns,
+                                       const Incoming& in,
+                                       const std::weak_ptr<SessionBase>& session) {
+  auto get = [&](const char* key) {
+    auto it = in.query.find(key);
+    return it == in.query.end() ? std::string() : it->second;
+  };
+  std::optional<Selector> fields = ParseSelector(get("fieldSelector"), false);
+  std::optional<Selector> labels = ParseSelector(get("labelSelector"), true);
+  if (!fields || !labels) return Reply{400, StatusJson(400, "BadRequest", "invalid selector")};
+  auto watcher = std::make_shared<Watcher>();
+  watcher->id = ++watcher_seq_;
+  watcher->type = &type;
+  watcher->ns = ns;
+  watcher->fields = *fields;
+  watcher->labels = *labels;
+  watcher->bookmarks = get("allowWatchBookmarks") == "true";
+  watcher->session = session;
+  Reply reply;
+  reply.watch = true;
+  const std::string timeout = get("timeoutSeconds");
+  reply.timeout_seconds = timeout.empty() ? options_.default_watch_timeout_seconds
+                                          : std::strtoll(timeout.c_str(), nullptr, 10);
+  ++watches_started_[type.plural];
+  const std::string version = get("resourceVersion");
+  if (version.empty() || version == "0") {
+    for (const auto& [key, stored] : objects_[type.plural]) {
+      HistoryEntry synthetic{rv_, &type, stored.ns, "ADDED", stored.json, ""};
+      if (auto line = EventLineLocked(*watcher, synthetic)) {
+        for (auto& p : PiecesLocked(*line)) reply.pieces.push_back(std::move(p));
+      }
+    }
+  } else {
+    const int64_t from = std::strtoll(version.c_str(), nullptr, 10);
+    if (from < compacted_rv_) {
+      reply.pieces = PiecesLocked("{\"type\":\"ERROR\",\"object\":" +
+                                  StatusJson(410, "Expired",
+                                             "too old resource version: " + version + " (" +
+                                                 std::to_string(compacted_rv_) + ")") +
+                                  "}\n");
+      reply.end = true;
+      NotifyLocked();
+      return reply;
+    }
+    for (const HistoryEntry& e : history_) {
+      if (e.rv <= from) continue;
+      if (auto line = EventLineLocked(*watcher, e)) {
+        for (auto& p : PiecesLocked(*line)) reply.pieces.push_back(std::move(p));
+      }
+    }
+  }
+  reply.watcher_id = watcher->id;
+  watchers_.push_back(std::move(watcher));
+  NotifyLocked();
+  return reply;
+}
+
+Reply FakeApiServer::Impl::BindLocked(const std::string& ns, const std::string& name,
+                                      const std::string& body) {
+  Document binding;
+  binding.Parse(body.c_str());
+  if (binding.HasParseError() || !binding.IsObject()) {
+    return Reply{400, StatusJson(400, "BadRequest", "binding body is not a JSON object")};
+  }
+  const std::string node = PathText(binding, "target.name");
+  if (node.empty()) return Reply{422, StatusJson(422, "Invalid", "target.name: Required value")};
+  auto& bucket = objects_["pods"];
+  auto it = bucket.find(ns + "/" + name);
+  if (it == bucket.end()) {
+    return Reply{404, StatusJson(404, "NotFound", "pods \"" + name + "\" not found")};
+  }
+  Document pod;
+  pod.Parse(it->second.json.c_str());
+  const std::string uid = PathText(binding, "metadata.uid");
+  if (!uid.empty() && uid != PathText(pod, "metadata.uid")) {
+    return Reply{409, StatusJson(409, "Conflict",
+                                 "Operation cannot be fulfilled on pods/binding \"" + name +
+                                     "\": Precondition failed: UID in precondition: " + uid +
+                                     ", UID in object meta: " + PathText(pod, "metadata.uid"))};
+  }
+  const std::string current = PathText(pod, "spec.nodeName");
+  if (!current.empty()) {
+    return Reply{409,
+                 StatusJson(409, "Conflict",
+                            "Operation cannot be fulfilled on pods/binding \"" + name + "\": pod " +
+                                name + " is already assigned to node \"" + current + "\"")};
+  }
+  SetString(pod, EnsureObject(pod, pod, "spec"), "nodeName", node);
+  if (options_.auto_run_bound_pods) {
+    Value& status = EnsureObject(pod, pod, "status");
+    SetString(pod, status, "phase", "Running");
+    SetString(pod, status, "startTime", Rfc3339(std::chrono::system_clock::now()));
+  }
+  bindings_.push_back(body);
+  Reply written = WriteLocked(*TypeByPlural("pods"), pod, false, true, nullptr);
+  if (written.status >= 300) return written;
+  return Reply{201, StatusJson(201, "", "")};
+}
+
+Reply FakeApiServer::Impl::EvictLocked(const std::string& ns, const std::string& name,
+                                       const std::string& body) {
+  Document eviction;
+  eviction.Parse(body.c_str());
+  if (eviction.HasParseError() || !eviction.IsObject()) {
+    return Reply{400, StatusJson(400, "BadRequest", "eviction body is not a JSON object")};
+  }
+  if (PathText(eviction, "kind") != "Eviction") {
+    return Reply{400, StatusJson(400, "BadRequest", "kind must be Eviction")};
+  }
+  const std::string key = ns + "/" + name;
+  auto& bucket = objects_["pods"];
+  auto it = bucket.find(key);
+  if (it == bucket.end()) {
+    return Reply{404, StatusJson(404, "NotFound", "pods \"" + name + "\" not found")};
+  }
+  Document pod;
+  pod.Parse(it->second.json.c_str());
+  const std::string uid = PathText(eviction, "deleteOptions.preconditions.uid");
+  if (!uid.empty() && uid != PathText(pod, "metadata.uid")) {
+    return Reply{409, StatusJson(409, "Conflict",
+                                 "Precondition failed: UID in precondition: " + uid +
+                                     ", UID in object meta: " + PathText(pod, "metadata.uid"))};
+  }
+  auto blocked = blocked_.find(key);
+  if (blocked == blocked_.end()) blocked = blocked_.find("*");
+  if (blocked != blocked_.end()) {
+    return Reply{
+        429, StatusJson(429, "TooManyRequests",
+                        blocked->second.empty() ? "Cannot evict pod as it would violate the pod's "
+                                                  "disruption budget."
+                                                : blocked->second,
+                        {"DisruptionBudget"})};
+  }
+  evictions_.push_back(body);
+  int64_t grace = 30;
+  const Value* options = Member(eviction, "deleteOptions");
+  const Value* g = options == nullptr ? nullptr : Member(*options, "gracePeriodSeconds");
+  if (g != nullptr && g->IsInt64()) grace = std::max<int64_t>(0, g->GetInt64());
+  if (eviction_mode_ == EvictionMode::kImmediate ||
+      (eviction_mode_ == EvictionMode::kGracePeriod && grace == 0)) {
+    DeleteLocked(*TypeByPlural("pods"), key);
+  } else if (pending_evictions_.insert(key).second) {
+    Value& meta = EnsureObject(pod, pod, "metadata");
+    SetString(pod, meta, "deletionTimestamp",
+              Rfc3339(std::chrono::system_clock::now() + std::chrono::seconds(grace)));
+    meta.RemoveMember("deletionGracePeriodSeconds");
+    meta.AddMember("deletionGracePeriodSeconds", Value(grace), pod.GetAllocator());
+    WriteLocked(*TypeByPlural("pods"), pod, false, true, nullptr);
+    if (eviction_mode_ == EvictionMode::kGracePeriod) {
+      auto timer = std::make_shared<asio::steady_timer>(ioc_, std::chrono::seconds(grace));
+      const std::string pod_uid = PathText(pod, "metadata.uid");
+      timer->async_wait([this, timer, key, pod_uid](beast::error_code ec) {
+        if (ec) return;
+        std::lock_guard<std::mutex> lock(mu_);
+        auto& pods = objects_["pods"];
+        auto found = pods.find(key);
+        if (found == pods.end() || pending_evictions_.count(key) == 0) return;
+        Document current;
+        current.Parse(found->second.json.c_str());
+        if (PathText(current, "metadata.uid") == pod_uid) DeleteLocked(*TypeByPlural("pods"), key);
+      });
+    }
+  }
+  return Reply{201, StatusJson(201, "", "")};
+}
+
+// ================================================================================================
+// Control API
+
+namespace {
+
+std::vector<std::string> StringArray(const Value& value) {
+  std::vector<std::string> out;
+  if (!value.IsArray()) return out;
+  for (const auto& v : value.GetArray()) {
+    if (v.IsString()) out.emplace_back(v.GetString(), v.GetStringLength());
+  }
+  return out;
+}
+
+std::string JsonArray(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ",";
+    out += items[i];
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+Reply FakeApiServer::Impl::Control(Incoming& in) {
+  std::vector<std::string> parts = SplitPath(in.path);  // "fake", ...
+  auto ok = [](std::string body = "{}") { return Reply{200, std::move(body)}; };
+  auto bad = [](const std::string& why) { return Reply{400, StatusJson(400, "BadRequest", why)}; };
+  Document body;
+  if (!in.body.empty()) {
+    body.Parse(in.body.c_str());
+    if (body.HasParseError()) return bad("control body is not JSON");
+  }
+  const size_t n = parts.size();
+  if (n == 3 && parts[1] == "objects" && in.method == "POST") {
+    common::Result<std::string> stored = Upsert(parts[2], in.body);
+    if (!stored.ok()) return bad(stored.error().message);
+    return ok(*stored);
+  }
+  if ((n == 4 || n == 5) && parts[1] == "objects" && in.method == "DELETE") {
+    const bool deleted =
+        n == 5 ? Delete(parts[2], parts[3], parts[4]) : Delete(parts[2], "", parts[3]);
+    return deleted ? ok() : Reply{404, StatusJson(404, "NotFound", "no such object")};
+  }
+  if (n == 2 && parts[1] == "faults") {
+    if (in.method == "DELETE") {
+      ClearFaults();
+      return ok();
+    }
+    if (in.method != "POST" || !body.IsObject()) return bad("POST a fault object");
+    FaultRule rule;
+    rule.method = PathText(body, "method");
+    rule.path_prefix = PathText(body, "pathPrefix");
+    if (const Value* w = Member(body, "watch"); w != nullptr && w->IsBool())
+      rule.watch = w->GetBool();
+    rule.only_with_continue = PathText(body, "onlyWithContinue") == "true";
+    if (const Value* t = Member(body, "times"); t != nullptr && t->IsInt())
+      rule.times = t->GetInt();
+    if (const Value* s = Member(body, "status"); s != nullptr && s->IsInt())
+      rule.status = s->GetInt();
+    rule.reason = PathText(body, "reason");
+    rule.message = PathText(body, "message");
+    if (const Value* r = Member(body, "retryAfterSeconds"); r != nullptr && r->IsInt()) {
+      rule.retry_after_seconds = r->GetInt();
+    }
+    if (const Value* c = Member(body, "causes"); c != nullptr) rule.causes = StringArray(*c);
+    if (const Value* d = Member(body, "delayMs"); d != nullptr && d->IsInt64()) {
+      rule.delay = std::chrono::milliseconds(d->GetInt64());
+    }
+    rule.drop_connection = PathText(body, "drop") == "true";
+    AddFault(std::move(rule));
+    return ok();
+  }
+  if (n == 2 && parts[1] == "tokens" && in.method == "POST") {
+    SetAcceptedTokens(StringArray(body));
+    return ok();
+  }
+  if (n == 4 && parts[1] == "watches" && in.method == "POST") {
+    static const std::map<std::string, WatchAction> actions = {
+        {"end", WatchAction::kEnd},
+        {"drop", WatchAction::kDrop},
+        {"expire", WatchAction::kExpire},
+        {"bookmark", WatchAction::kBookmark}};
+    auto action = actions.find(parts[2]);
+    if (action == actions.end()) return bad("unknown watch action " + parts[2]);
+    ActOnWatches(parts[3], action->second);
+    return ok();
+  }
+  if (n == 2 && parts[1] == "compact" && in.method == "POST") {
+    Compact();
+    return ok();
+  }
+  if (n == 3 && parts[1] == "evictions" && parts[2] == "complete" && in.method == "POST") {
+    CompleteEvictions();
+    return ok();
+  }
+  if (n == 3 && parts[1] == "evictions" && parts[2] == "block") {
+    if (in.method == "DELETE") {
+      UnblockEvictions();
+      return ok();
+    }
+    const std::string pod = PathText(body, "pod");
+    if (pod.empty()) return bad("block: want {\"pod\": \"ns/name\" or \"*\"}");
+    BlockEvictions(pod, PathText(body, "message"));
+    return ok();
+  }
+  if (n == 5 && parts[1] == "pods" && parts[4] == "phase" && in.method == "POST") {
+    const std::string phase = PathText(body, "phase");
+    if (phase.empty()) return bad("want {\"phase\": ...}");
+    return SetPodPhase(parts[2], parts[3], phase)
+               ? ok()
+               : Reply{404, StatusJson(404, "NotFound", "no such pod")};
+  }
+  if (n == 2 && parts[1] == "recorded" && in.method == "GET") {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::string> writes;
+    for (const auto& w : lease_writes_) writes.push_back(JsonString(w));
+    return ok("{\"bindings\":" + JsonArray(bindings_) + ",\"evictions\":" + JsonArray(evictions_) +
+              ",\"events\":" + JsonArray(events_) + ",\"leaseWrites\":" + JsonArray(writes) + "}");
+  }
+  if (n == 2 && parts[1] == "state" && in.method == "GET") {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string counts, open;
+    for (const ResourceType& t : Types()) {
+      auto bucket = objects_.find(t.plural);
+      if (!counts.empty()) counts += ",";
+      counts += JsonString(t.plural) + ":" +
+                std::to_string(bucket == objects_.end() ? 0 : bucket->second.size());
+      size_t watches = 0;
+      for (const auto& w : watchers_) watches += w->type == &t ? 1 : 0;
+      if (!open.empty()) open += ",";
+      open += JsonString(t.plural) + ":" + std::to_string(watches);
+    }
+    return ok("{\"resourceVersion\":" + std::to_string(rv_) + ",\"counts\":{" + counts +
+              "},\"openWatches\":{" + open + "}}");
+  }
+  return Reply{404,
+               StatusJson(404, "NotFound", "no control endpoint " + in.method + " " + in.path)};
+}
+
+// ================================================================================================
+// The sample cluster
+
+void FakeApiServer::Impl::LoadSampleCluster() {
+  struct InstanceType {
+    const char* type;
+    int count;
+    const char* prefix;
+    const char* cpu;
+    const char* memory;
+    const char* accelerator;
+    int accelerators;
+    int efa;
+  };
+  const InstanceType types[] = {
+      {"ml.p5.48xlarge", 2, "hyperpod-p5", "192", "2048Gi", "nvidia.com/gpu", 8, 32},
+      {"ml.g5.12xlarge", 2, "hyperpod-g5", "48", "192Gi", "nvidia.com/gpu", 4, 1},
+      {"ml.trn1.32xlarge", 1, "hyperpod-trn1", "128", "512Gi", "aws.amazon.com/neuron", 16, 8},
+  };
+  for (const InstanceType& t : types) {
+    for (int i = 0; i < t.count; ++i) {
+      const std::string name = std::string(t.prefix) + "-" + std::to_string(i);
+      std::string resources = "{\"cpu\":\"" + std::string(t.cpu) + "\",\"memory\":\"" + t.memory +
+                              "\",\"pods\":\"110\",\"" + t.accelerator + "\":\"" +
+                              std::to_string(t.accelerators) + "\",\"vpc.amazonaws.com/efa\":\"" +
+                              std::to_string(t.efa) + "\"}";
+      if (std::string(t.accelerator) == "aws.amazon.com/neuron") {
+        resources.pop_back();
+        resources +=
+            ",\"aws.amazon.com/neuroncore\":\"" + std::to_string(t.accelerators * 2) + "\"}";
+      }
+      const std::string node = "{\"metadata\":{\"name\":\"" + name +
+                               "\",\"labels\":{\"kubernetes.io/hostname\":\"" + name +
+                               "\",\"node.kubernetes.io/instance-type\":\"" + t.type +
+                               "\",\"topology.kubernetes.io/zone\":\"us-west-2a\","
+                               "\"sagemaker.amazonaws.com/node-health-status\":\"Schedulable\"}},"
+                               "\"spec\":{},\"status\":{\"capacity\":" +
+                               resources + ",\"allocatable\":" + resources +
+                               ",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}";
+      (void)Upsert("nodes", node);
+    }
+  }
+  for (const char* ns :
+       {"default", "kube-system", "hyperpod-ns-a", "hyperpod-ns-b", "hyperpod-ns-c"}) {
+    (void)Upsert("namespaces", "{\"metadata\":{\"name\":\"" + std::string(ns) +
+                                   "\",\"labels\":{\"kubernetes.io/metadata.name\":\"" + ns +
+                                   "\"}}}");
+  }
+  for (const char* team : {"a", "b", "c"}) {
+    const std::string ns = std::string("hyperpod-ns-") + team;
+    (void)Upsert("localqueues", "{\"metadata\":{\"name\":\"" + ns +
+                                    "-localqueue\",\"namespace\":\"" + ns +
+                                    "\"},\"spec\":{\"clusterQueue\":\"" + ns + "-clusterqueue\"}}");
+  }
+}
+
+// ================================================================================================
+// FakeApiServer
+
+FakeApiServer::FakeApiServer(FakeApiServerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+FakeApiServer::~FakeApiServer() = default;
+common::Status FakeApiServer::Start() { return impl_->Start(); }
+void FakeApiServer::Stop() { impl_->Stop(); }
+uint16_t FakeApiServer::port() const { return impl_->port(); }
+std::string FakeApiServer::url() const {
+  return std::string(impl_->tls() ? "https" : "http") +
+         "://127.0.0.1:" + std::to_string(impl_->port());
+}
+common::Result<std::string> FakeApiServer::Upsert(std::string_view resource,
+                                                  std::string_view json) {
+  return impl_->Upsert(resource, json);
+}
+bool FakeApiServer::Delete(std::string_view resource, const std::string& ns,
+                           const std::string& name) {
+  return impl_->Delete(resource, ns, name);
+}
+std::optional<std::string> FakeApiServer::Get(std::string_view resource, const std::string& ns,
+                                              const std::string& name) const {
+  return impl_->Get(resource, ns, name);
+}
+std::vector<std::string> FakeApiServer::List(std::string_view resource) const {
+  return impl_->List(resource);
+}
+size_t FakeApiServer::Count(std::string_view resource) const { return impl_->Count(resource); }
+int64_t FakeApiServer::resource_version() const { return impl_->resource_version(); }
+bool FakeApiServer::SetPodPhase(const std::string& ns, const std::string& name,
+                                const std::string& phase) {
+  return impl_->SetPodPhase(ns, name, phase);
+}
+bool FakeApiServer::StartPod(const std::string& ns, const std::string& name,
+                             const std::string& start_time) {
+  return impl_->SetPodPhase(ns, name, "Running", start_time);
+}
+void FakeApiServer::LoadSampleCluster() { impl_->LoadSampleCluster(); }
+void FakeApiServer::AddFault(FaultRule rule) { impl_->AddFault(std::move(rule)); }
+void FakeApiServer::ClearFaults() { impl_->ClearFaults(); }
+void FakeApiServer::SetAcceptedTokens(std::vector<std::string> tokens) {
+  impl_->SetAcceptedTokens(std::move(tokens));
+}
+void FakeApiServer::SetServed(std::string_view resource, bool served) {
+  impl_->SetServed(resource, served);
+}
+void FakeApiServer::BlockEvictions(const std::string& pod, const std::string& message) {
+  impl_->BlockEvictions(pod, message);
+}
+void FakeApiServer::UnblockEvictions() { impl_->UnblockEvictions(); }
+void FakeApiServer::SetEvictionMode(EvictionMode mode) { impl_->SetEvictionMode(mode); }
+void FakeApiServer::CompleteEvictions() { impl_->CompleteEvictions(); }
+void FakeApiServer::SetWatchSplitter(std::function<std::vector<size_t>(size_t)> splitter) {
+  impl_->SetWatchSplitter(std::move(splitter));
+}
+void FakeApiServer::EndWatches(std::string_view resource) {
+  impl_->ActOnWatches(resource, Impl::WatchAction::kEnd);
+}
+void FakeApiServer::DropWatches(std::string_view resource) {
+  impl_->ActOnWatches(resource, Impl::WatchAction::kDrop);
+}
+void FakeApiServer::ExpireWatches(std::string_view resource) {
+  impl_->ActOnWatches(resource, Impl::WatchAction::kExpire);
+}
+void FakeApiServer::SendBookmarks(std::string_view resource) {
+  impl_->ActOnWatches(resource, Impl::WatchAction::kBookmark);
+}
+void FakeApiServer::InjectWatchEvent(std::string_view resource, const std::string& type,
+                                     const std::string& object_json) {
+  impl_->InjectWatchEvent(resource, type, object_json);
+}
+void FakeApiServer::Compact() { impl_->Compact(); }
+size_t FakeApiServer::open_watches(std::string_view resource) const {
+  return impl_->open_watches(resource);
+}
+uint64_t FakeApiServer::watches_started(std::string_view resource) const {
+  return impl_->watches_started(resource);
+}
+std::vector<RecordedRequest> FakeApiServer::requests() const { return impl_->requests(); }
+std::vector<std::string> FakeApiServer::bindings() const { return impl_->bindings(); }
+std::vector<std::string> FakeApiServer::evictions() const { return impl_->evictions(); }
+std::vector<std::string> FakeApiServer::events() const { return impl_->events(); }
+std::vector<std::string> FakeApiServer::lease_writes() const { return impl_->lease_writes(); }
+bool FakeApiServer::WaitFor(const std::function<bool()>& predicate,
+                            std::chrono::milliseconds timeout) const {
+  return impl_->WaitFor(predicate, timeout);
+}
+
+}  // namespace taskgov::scheduler::kube::testing

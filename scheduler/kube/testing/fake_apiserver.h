@@ -1,0 +1,200 @@
+#pragma once
+
+// FakeApiServer: an in-process Kubernetes API server for tests and the demo. It speaks the real
+// wire format (JSON objects, metav1.Status errors, chunked newline-delimited watch streams) for
+// what taskgov uses, over HTTP or HTTPS (optionally verifying client certificates):
+//  * an in-memory object store with a global resourceVersion counter for pods, nodes, namespaces,
+//    leases (coordination.k8s.io/v1), events (events.k8s.io/v1), LocalQueues
+//    (kueue.x-k8s.io/v1beta1) and PodGroups (scheduling.volcano.sh/v1beta1; these two CRDs can
+//    be "uninstalled": their paths then answer 404);
+//  * GET (item), LIST (limit/continue paging with opaque base64 tokens, fieldSelector and
+//    labelSelector with = == != and existence terms), POST (create, 409 AlreadyExists), PUT
+//    (update with resourceVersion precondition, 409 Conflict), DELETE;
+//  * WATCH (?watch=true) from a resourceVersion with a replayed history, bookmarks
+//    (allowWatchBookmarks), field-selector transitions reported as ADDED/DELETED like the real
+//    watch cache, timeoutSeconds, 410 for versions older than the last Compact() — in-stream as
+//    an ERROR event by default, or as the reply status through a fault rule;
+//  * subresources: pods/binding (sets spec.nodeName, MODIFIED; 409 when bound or uid differs),
+//    pods/eviction (policy/v1; records it; deletes at once, after the grace period, or when the
+//    test says; 429 with a DisruptionBudget cause when blocked), pods/status (PUT);
+//  * recording: every API request (method, target, Authorization, body, status), bindings,
+//    evictions, events and lease writes;
+//  * faults, as C++ methods and as an HTTP control API under /fake/ (for tests that drive a
+//    separate process): reply statuses with a Status body (401, 410 Expired on continue tokens,
+//    429 with Retry-After, 500...), delays (slow replies), dropped connections, watch streams
+//    split at arbitrary byte offsets into separate HTTP chunks, watches ended cleanly / dropped /
+//    expired on demand, raw injected watch events (duplicates, deletes of unknown objects),
+//    token rotation.
+// LoadSampleCluster() installs the simulated cluster tools/demo runs against.
+//
+// Control API (no authentication, no faults):
+//   POST   /fake/objects/{resource}                 body: object → upsert (ADDED/MODIFIED)
+//   DELETE /fake/objects/{resource}/{ns}/{name}     or /fake/objects/{resource}/{name}
+//   POST   /fake/faults                             body: {"method","pathPrefix","watch",
+//          "onlyWithContinue","times","status","reason","message","retryAfterSeconds",
+//          "causes":[..],"delayMs","drop"}
+//   DELETE /fake/faults
+//   POST   /fake/tokens                             body: ["token", ...]
+//   POST   /fake/watches/{end|drop|expire|bookmark}/{resource}
+//   POST   /fake/compact
+//   POST   /fake/evictions/complete
+//   POST   /fake/evictions/block                    body: {"pod":"ns/name" or "*","message":..}
+//   DELETE /fake/evictions/block
+//   POST   /fake/pods/{ns}/{name}/phase             body: {"phase":"Succeeded"}
+//   GET    /fake/recorded                           {"bindings","evictions","events","leaseWrites"}
+//   GET    /fake/state                              {"resourceVersion","counts","openWatches"}
+//
+// Thread-safety: every public method is thread-safe. One mutex guards the store, the watch
+// registry, faults and records; network I/O runs on `io_threads` Asio threads, one strand per
+// connection.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace taskgov::scheduler::kube::testing {
+
+enum class EvictionMode {
+  kImmediate,    // the pod is deleted when the eviction is accepted
+  kGracePeriod,  // deletionTimestamp is set; the pod is deleted after gracePeriodSeconds
+  kManual,       // deletionTimestamp is set; CompleteEvictions() deletes
+};
+
+struct FakeApiServerOptions {
+  std::string address = "127.0.0.1";
+  uint16_t port = 0;
+  int io_threads = 2;
+  // Both set: HTTPS. client_ca_pem set: client certificates are requested and a verified one
+  // authenticates the request.
+  std::string tls_cert_pem;
+  std::string tls_key_pem;
+  std::string client_ca_pem;
+  // Accepted bearer tokens; empty: no authentication.
+  std::vector<std::string> tokens;
+  bool serve_local_queues = true;
+  bool serve_pod_groups = true;
+  std::chrono::milliseconds bookmark_interval{0};  // 0: bookmarks only on demand
+  int64_t default_watch_timeout_seconds = 1800;
+  EvictionMode eviction_mode = EvictionMode::kImmediate;
+  bool auto_run_bound_pods = false;  // binding also sets status.phase=Running and startTime
+  size_t history_limit = 100'000;    // watch history kept; older versions answer 410
+  std::chrono::milliseconds watch_piece_delay{0};  // pause between split pieces of an event
+};
+
+struct FaultRule {
+  std::string method;         // "" matches any
+  std::string path_prefix;    // "" matches any; compared with the path without the query
+  std::optional<bool> watch;  // only watches (true) / only non-watches (false)
+  bool only_with_continue = false;
+  int times = 1;  // how many matching requests it affects; -1: until ClearFaults
+  // Effects, in order: delay, then drop the connection, or reply `status` with a Status body.
+  std::chrono::milliseconds delay{0};
+  bool drop_connection = false;
+  int status = 0;
+  std::string reason;
+  std::string message;
+  int retry_after_seconds = -1;  // >= 0: a Retry-After header
+  std::vector<std::string> causes;
+};
+
+struct RecordedRequest {
+  std::string method;
+  std::string target;  // path and query
+  std::string path;
+  std::string authorization;
+  std::string body;
+  bool client_certificate = false;
+  bool watch = false;
+  int status = 0;  // for watches: 200 when the stream started
+  std::chrono::steady_clock::time_point at;
+};
+
+class FakeApiServer {
+ public:
+  explicit FakeApiServer(FakeApiServerOptions options = {});
+  ~FakeApiServer();
+  FakeApiServer(const FakeApiServer&) = delete;
+  FakeApiServer& operator=(const FakeApiServer&) = delete;
+
+  [[nodiscard]] common::Status Start();
+  void Stop();  // idempotent
+  [[nodiscard]] uint16_t port() const;
+  // "https://127.0.0.1:<port>" or "http://...".
+  [[nodiscard]] std::string url() const;
+
+  // ---- objects (JSON text) ----
+  // Creates or replaces; assigns metadata.resourceVersion (and uid, creationTimestamp when
+  // missing) and emits ADDED or MODIFIED. `resource` is the plural ("pods", "nodes", ...).
+  // Returns the stored object.
+  common::Result<std::string> Upsert(std::string_view resource, std::string_view json);
+  // Emits DELETED. False when absent.
+  bool Delete(std::string_view resource, const std::string& ns, const std::string& name);
+  [[nodiscard]] std::optional<std::string> Get(std::string_view resource, const std::string& ns,
+                                               const std::string& name) const;
+  [[nodiscard]] std::vector<std::string> List(std::string_view resource) const;
+  [[nodiscard]] size_t Count(std::string_view resource) const;
+  [[nodiscard]] int64_t resource_version() const;
+  // Sets status.phase (MODIFIED).
+  bool SetPodPhase(const std::string& ns, const std::string& name, const std::string& phase);
+  // Sets status.phase and status.startTime (RFC 3339) in one write (MODIFIED), as a kubelet
+  // starting the pod does. False when absent.
+  bool StartPod(const std::string& ns, const std::string& name, const std::string& start_time);
+  // Nodes ml.p5.48xlarge ×2 (8 nvidia.com/gpu), ml.g5.12xlarge ×2 (4 GPUs), ml.trn1.32xlarge ×1
+  // (16 aws.amazon.com/neurondevice); namespaces hyperpod-ns-a/b/c (+ default, kube-system);
+  // a LocalQueue per team namespace.
+  void LoadSampleCluster();
+
+  // ---- faults and behaviour ----
+  void AddFault(FaultRule rule);
+  void ClearFaults();
+  void SetAcceptedTokens(std::vector<std::string> tokens);
+  void SetServed(std::string_view resource, bool served);  // optional CRDs only
+  // Evictions of `pod` ("ns/name", or "*" for all) answer 429 with a DisruptionBudget cause.
+  void BlockEvictions(const std::string& pod, const std::string& message = "");
+  void UnblockEvictions();
+  void SetEvictionMode(EvictionMode mode);
+  // Deletes every pod with an accepted, not yet completed eviction.
+  void CompleteEvictions();
+
+  // ---- watches ----
+  // Cuts each event (line including its '\n') at the returned offsets; every piece is sent as a
+  // separate HTTP chunk with a separate write. nullptr: one chunk per event.
+  void SetWatchSplitter(std::function<std::vector<size_t>(size_t event_bytes)> splitter);
+  void EndWatches(std::string_view resource);     // terminating chunk: a clean end
+  void DropWatches(std::string_view resource);    // close the connections abruptly
+  void ExpireWatches(std::string_view resource);  // in-stream ERROR 410, then a clean end
+  void SendBookmarks(std::string_view resource);  // to watches that allowed bookmarks
+  // Sends a raw event to the current watches of `resource` without touching the store.
+  void InjectWatchEvent(std::string_view resource, const std::string& type,
+                        const std::string& object_json);
+  // Forgets the watch history: watches from older versions and continue tokens get 410.
+  void Compact();
+  [[nodiscard]] size_t open_watches(std::string_view resource) const;
+  [[nodiscard]] uint64_t watches_started(std::string_view resource) const;
+
+  // ---- records ----
+  [[nodiscard]] std::vector<RecordedRequest> requests() const;
+  [[nodiscard]] std::vector<std::string> bindings() const;      // request bodies
+  [[nodiscard]] std::vector<std::string> evictions() const;     // accepted eviction bodies
+  [[nodiscard]] std::vector<std::string> events() const;        // created Event bodies
+  [[nodiscard]] std::vector<std::string> lease_writes() const;  // "POST <body>" / "PUT <body>"
+
+  // Waits until `predicate` holds, re-checking after every change the server sees (requests,
+  // store changes, watch openings and closings). False on timeout. `predicate` may call the
+  // public methods.
+  bool WaitFor(const std::function<bool()>& predicate, std::chrono::milliseconds timeout) const;
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace taskgov::scheduler::kube::testing

@@ -1,0 +1,643 @@
+#include "scheduler/ledger/ledger.h"
+
+#include <algorithm>
+#include <map>
+#include <thread>
+#include <tuple>
+
+#include "scheduler/model/quantity.h"
+
+namespace taskgov::scheduler {
+namespace {
+
+// Every counter is changed only by its own atomic read-modify-write, and the admission argument
+// in ledger.h needs nothing beyond per-counter atomicity: relaxed order throughout. (The
+// generation hand-over, which does need ordering, uses its own fences below.)
+constexpr auto kRelaxed = std::memory_order_relaxed;
+
+struct alignas(64) TeamCell {
+  std::atomic<int64_t> g{0};  // usage inside the guaranteed part, ≤ guaranteed
+  std::atomic<int64_t> b{0};  // usage charged to the pool
+  CellKey key;
+  int64_t nominal = 0;
+  int64_t borrowing_limit = 0;
+  int64_t lending_limit = 0;
+  int64_t guaranteed = 0;
+  int64_t ceiling = 0;
+  uint32_t pool = 0;
+};
+
+struct alignas(64) PoolCell {
+  std::atomic<int64_t> used{0};  // Σ b of its cells, never below it
+  int64_t capacity = 0;
+};
+
+struct Range {
+  uint32_t first = 0;
+  uint32_t count = 0;
+};
+
+uint64_t PairKey(NameId a, NameId b) { return (uint64_t{a} << 32) | b; }
+
+// Takes up to `q` from `counter` without letting it drop below zero; returns what it took.
+int64_t TakeUpTo(std::atomic<int64_t>& counter, int64_t q) {
+  int64_t cur = counter.load(kRelaxed);
+  while (true) {
+    int64_t take = std::clamp<int64_t>(cur, 0, q);
+    if (take == 0) return 0;
+    if (counter.compare_exchange_weak(cur, cur - take, kRelaxed)) return take;
+  }
+}
+
+}  // namespace
+
+struct Ledger::Generation {
+  uint64_t number = 0;
+  PolicyPtr policy;
+  std::unique_ptr<TeamCell[]> cells;
+  size_t cell_count = 0;
+  std::unique_ptr<PoolCell[]> pools;
+  size_t pool_count = 0;
+  std::vector<std::string> pool_cohorts;                     // the cohort key of each pool
+  std::unordered_map<uint64_t, Range> index;                 // (team, flavor) → its cells
+  std::unordered_map<NameId, std::vector<NameId>> governed;  // flavor → resources with cells
+  // Sessions inside this generation. seq_cst against `open` (a Dekker pair, see Session).
+  std::atomic<int64_t> inflight{0};
+  // True while sessions may enter; a swap closes it, waits for inflight == 0, then publishes the
+  // next generation (which is open from the start).
+  std::atomic<bool> open{true};
+
+  bool Governed(NameId flavor, NameId resource) const {
+    auto it = governed.find(flavor);
+    return it != governed.end() &&
+           std::find(it->second.begin(), it->second.end(), resource) != it->second.end();
+  }
+
+  const Range* Find(NameId team, NameId flavor) const {
+    auto it = index.find(PairKey(team, flavor));
+    return it == index.end() ? nullptr : &it->second;
+  }
+
+  TeamCell* FindCell(NameId team, NameId flavor, NameId resource) const {
+    const Range* range = Find(team, flavor);
+    if (range == nullptr) return nullptr;
+    for (uint32_t i = range->first; i < range->first + range->count; ++i) {
+      if (cells[i].key.resource == resource) return &cells[i];
+    }
+    return nullptr;
+  }
+
+  // Takes `q` of one resource (steps 1–3 of ledger.h) or nothing.
+  bool Take(TeamCell& c, int64_t q, int64_t cap, RefusalKind* why) {
+    PoolCell& p = pools[c.pool];
+    // 1. The guaranteed part. The b read can only be stale-high when it matters (b above a
+    // lowered limit cannot grow), so the total check is conservative.
+    int64_t a = 0;
+    int64_t cur_g = c.g.load(kRelaxed);
+    while (true) {
+      int64_t take = std::min(q, c.guaranteed - cur_g);
+      take = std::min(take, SaturatingSub(cap, SaturatingAdd(cur_g, c.b.load(kRelaxed))));
+      if (take <= 0) break;
+      if (c.g.compare_exchange_weak(cur_g, cur_g + take, kRelaxed)) {
+        a = take;
+        break;
+      }
+    }
+    const int64_t r = q - a;
+    if (r == 0) return true;
+    auto give_back_g = [&] {
+      if (a > 0) c.g.fetch_sub(a, kRelaxed);
+    };
+    // The team limit is checked for real in step 3; a look first gives the right reason when
+    // both the team and the pool would refuse.
+    if (SaturatingAdd(c.b.load(kRelaxed), r) >
+        SaturatingSub(cap, std::max(c.guaranteed, c.g.load(kRelaxed)))) {
+      give_back_g();
+      *why = cap == c.ceiling ? RefusalKind::kBorrowingLimit : RefusalKind::kNominal;
+      return false;
+    }
+    // 2. The pool, before b: the pool counter never drops below Σ b.
+    int64_t cur_p = p.used.load(kRelaxed);
+    do {
+      if (SaturatingAdd(cur_p, r) > p.capacity) {
+        give_back_g();
+        *why = RefusalKind::kPool;
+        return false;
+      }
+    } while (!p.used.compare_exchange_weak(cur_p, cur_p + r, kRelaxed));
+    // 3. The team's pool charge, against its ceiling. The g read is conservative: g ≤ guaranteed
+    // always, except above a lowered limit, where it cannot grow.
+    int64_t cur_b = c.b.load(kRelaxed);
+    do {
+      const int64_t limit = SaturatingSub(cap, std::max(c.guaranteed, c.g.load(kRelaxed)));
+      if (SaturatingAdd(cur_b, r) > limit) {
+        p.used.fetch_sub(r, kRelaxed);
+        give_back_g();
+        *why = cap == c.ceiling ? RefusalKind::kBorrowingLimit : RefusalKind::kNominal;
+        return false;
+      }
+    } while (!c.b.compare_exchange_weak(cur_b, cur_b + r, kRelaxed));
+    return true;
+  }
+
+  // Adds `q` without limits (existing usage), guaranteed part first.
+  void Add(TeamCell& c, int64_t q) {
+    int64_t a = 0;
+    int64_t cur_g = c.g.load(kRelaxed);
+    while (true) {
+      int64_t take = std::min(q, c.guaranteed - cur_g);
+      if (take <= 0) break;
+      if (c.g.compare_exchange_weak(cur_g, cur_g + take, kRelaxed)) {
+        a = take;
+        break;
+      }
+    }
+    if (q - a > 0) {
+      pools[c.pool].used.fetch_add(q - a, kRelaxed);  // pool first: never below Σ b
+      c.b.fetch_add(q - a, kRelaxed);
+    }
+  }
+
+  // Canonical release: the pool charge first, then the guaranteed part.
+  void Give(TeamCell& c, int64_t q) {
+    const int64_t t = TakeUpTo(c.b, q);
+    if (t > 0) pools[c.pool].used.fetch_sub(t, kRelaxed);
+    if (q - t > 0) c.g.fetch_sub(q - t, kRelaxed);
+    Rebalance(c);
+  }
+
+  // Moves usage from b to g when the guaranteed part has room again (races between concurrent
+  // reserves and releases can leave b > 0 while g < guaranteed, which only over-charges the pool).
+  // g grows first, so the usage seen meanwhile is too high, never too low.
+  void Rebalance(TeamCell& c) {
+    int64_t cur_b = c.b.load(kRelaxed);
+    if (cur_b <= 0) return;
+    int64_t cur_g = c.g.load(kRelaxed);
+    const int64_t x = std::min(cur_b, c.guaranteed - cur_g);
+    if (x <= 0 || !c.g.compare_exchange_strong(cur_g, cur_g + x, kRelaxed)) return;
+    const int64_t moved = TakeUpTo(c.b, x);
+    if (moved > 0) pools[c.pool].used.fetch_sub(moved, kRelaxed);
+    if (x - moved > 0) c.g.fetch_sub(x - moved, kRelaxed);
+  }
+
+  CellView View(const TeamCell& c) const {
+    CellView v;
+    v.exists = true;
+    v.usage = c.g.load(kRelaxed) + c.b.load(kRelaxed);
+    v.nominal = c.nominal;
+    v.borrowing_limit = c.borrowing_limit;
+    v.lending_limit = c.lending_limit;
+    v.guaranteed = c.guaranteed;
+    v.pool_used = pools[c.pool].used.load(kRelaxed);
+    v.pool_capacity = pools[c.pool].capacity;
+    return v;
+  }
+};
+
+int64_t Charge::Amount(NameId resource) const {
+  for (uint8_t i = 0; i < count; ++i) {
+    if (items[i].resource == resource) return items[i].amount;
+  }
+  return 0;
+}
+
+std::string Refusal::Explain() const {
+  const std::string& team_name = TeamNames().Name(team);
+  const std::string& flavor_name = FlavorNames().Name(flavor);
+  if (kind == RefusalKind::kNoQuota) {
+    return team_name + ": no quota on " + flavor_name;
+  }
+  if (kind == RefusalKind::kTooManyResources) {
+    return team_name + ": the pod requests more than " + std::to_string(kMaxChargedResources) +
+           " governed resources on " + flavor_name;
+  }
+  const std::string& r = ResourceNames().Name(resource);
+  auto q = [&](int64_t v) {
+    return v == kUnlimited ? std::string("unlimited") : FormatQuantity(r, v);
+  };
+  std::string out = team_name + ": " + r + " on " + flavor_name + ": requested " + q(requested) +
+                    ", in use " + q(in_use) + " of nominal " + q(nominal);
+  switch (kind) {
+    case RefusalKind::kNominal:
+      out += " (staying within nominal)";
+      break;
+    case RefusalKind::kBorrowingLimit:
+      out += ", borrowing limit " + q(borrowing_limit);
+      break;
+    case RefusalKind::kPool:
+      out += ", borrowing limit " + q(borrowing_limit) + ", cohort pool free " +
+             q(std::max<int64_t>(0, pool_capacity - pool_used)) + " of " + q(pool_capacity);
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+// ---- Session ----
+
+Ledger::Session::Session(const Ledger& ledger) {
+  // While entering, this thread may hold a pointer to a generation being retired: announce it so
+  // the swap does not free that generation meanwhile (see Ledger::entering_).
+  ledger.entering_.fetch_add(1, std::memory_order_seq_cst);
+  struct Leave {
+    const Ledger& ledger;
+    ~Leave() { ledger.entering_.fetch_sub(1, std::memory_order_seq_cst); }
+  } leave{ledger};
+  while (true) {
+    Generation* gen = ledger.current_.load(std::memory_order_seq_cst);
+    if (!gen->open.load(std::memory_order_seq_cst)) {
+      std::this_thread::yield();  // a swap is in progress: wait for the next generation
+      continue;
+    }
+    gen->inflight.fetch_add(1, std::memory_order_seq_cst);
+    // seq_cst Dekker pair with Swap(): it stores open = false then reads inflight; this session
+    // increments inflight then reads open. At least one of the two sees the other.
+    if (gen->open.load(std::memory_order_seq_cst) &&
+        ledger.current_.load(std::memory_order_seq_cst) == gen) {
+      gen_ = gen;
+      return;
+    }
+    gen->inflight.fetch_sub(1, std::memory_order_seq_cst);
+  }
+}
+
+Ledger::Session::~Session() {
+  // Release: this session's counter updates happen before the swap reads the counters.
+  gen_->inflight.fetch_sub(1, std::memory_order_release);
+}
+
+std::variant<Charge, Refusal> Ledger::Session::Reserve(NameId team, NameId flavor,
+                                                       const ResourceList& request, Mode mode) {
+  Refusal refusal;
+  refusal.team = team;
+  refusal.flavor = flavor;
+  const Range* range = gen_->Find(team, flavor);
+  if (range == nullptr) return refusal;  // kNoQuota
+  Charge charge;
+  charge.generation = gen_->number;
+  charge.team = team;
+  charge.flavor = flavor;
+  auto rollback = [&] {
+    for (uint8_t i = 0; i < charge.count; ++i) {
+      gen_->Give(gen_->cells[charge.items[i].cell], charge.items[i].amount);
+    }
+  };
+  for (const ResourceAmount& want : request) {
+    if (want.amount <= 0) continue;
+    std::optional<NameId> resource = ResourceNames().Find(want.name);
+    if (!resource) continue;  // never governed anywhere
+    TeamCell* cell = nullptr;
+    for (uint32_t i = range->first; i < range->first + range->count; ++i) {
+      if (gen_->cells[i].key.resource == *resource) cell = &gen_->cells[i];
+    }
+    if (cell == nullptr) continue;  // not governed for this team on this flavor
+    if (charge.count == kMaxChargedResources) {
+      rollback();
+      refusal.kind = RefusalKind::kTooManyResources;
+      return refusal;
+    }
+    const int64_t cap =
+        mode == Mode::kWithinNominal ? std::min(cell->nominal, cell->ceiling) : cell->ceiling;
+    RefusalKind why = RefusalKind::kPool;
+    if (!gen_->Take(*cell, want.amount, cap, &why)) {
+      rollback();
+      CellView v = gen_->View(*cell);
+      refusal.kind = why;
+      refusal.resource = *resource;
+      refusal.requested = want.amount;
+      refusal.in_use = v.usage;
+      refusal.nominal = v.nominal;
+      refusal.borrowing_limit = v.borrowing_limit;
+      refusal.pool_used = v.pool_used;
+      refusal.pool_capacity = v.pool_capacity;
+      return refusal;
+    }
+    charge.items[charge.count++] =
+        Charge::Item{*resource, static_cast<uint32_t>(cell - gen_->cells.get()), want.amount};
+  }
+  for (uint8_t i = 0; i < charge.count; ++i) {
+    const TeamCell& cell = gen_->cells[charge.items[i].cell];
+    if (cell.g.load(kRelaxed) + cell.b.load(kRelaxed) > cell.nominal) charge.borrowing = true;
+  }
+  return charge;
+}
+
+bool Ledger::Session::ForceCharge(NameId team, NameId flavor, const ResourceList& request,
+                                  Charge* charge, std::vector<CellKey>* missing) {
+  *charge = Charge{};
+  charge->generation = gen_->number;
+  charge->team = team;
+  charge->flavor = flavor;
+  // Resources governed on this flavor by anyone; what nobody governs is not charged.
+  std::vector<std::pair<NameId, int64_t>> wanted;
+  for (const ResourceAmount& want : request) {
+    if (want.amount <= 0) continue;
+    std::optional<NameId> resource = ResourceNames().Find(want.name);
+    if (resource && gen_->Governed(flavor, *resource)) wanted.emplace_back(*resource, want.amount);
+  }
+  missing->clear();
+  for (const auto& [resource, amount] : wanted) {
+    if (gen_->FindCell(team, flavor, resource) == nullptr) {
+      missing->push_back(CellKey{team, flavor, resource});
+    }
+  }
+  if (!missing->empty()) return false;
+  for (const auto& [resource, amount] : wanted) {
+    if (charge->count == kMaxChargedResources) break;  // config keeps flavors far below this
+    TeamCell* cell = gen_->FindCell(team, flavor, resource);
+    gen_->Add(*cell, amount);
+    charge->items[charge->count++] =
+        Charge::Item{resource, static_cast<uint32_t>(cell - gen_->cells.get()), amount};
+    if (cell->g.load(kRelaxed) + cell->b.load(kRelaxed) > cell->nominal) charge->borrowing = true;
+  }
+  return true;
+}
+
+bool Ledger::Session::Release(const Charge& charge) {
+  bool found_all = true;
+  for (uint8_t i = 0; i < charge.count; ++i) {
+    const Charge::Item& item = charge.items[i];
+    TeamCell* cell = charge.generation == gen_->number
+                         ? &gen_->cells[item.cell]
+                         : gen_->FindCell(charge.team, charge.flavor, item.resource);
+    if (cell == nullptr) {
+      found_all = false;
+      continue;
+    }
+    gen_->Give(*cell, item.amount);
+  }
+  return found_all;
+}
+
+CellView Ledger::Session::View(NameId team, NameId flavor, NameId resource) const {
+  const TeamCell* cell = gen_->FindCell(team, flavor, resource);
+  return cell == nullptr ? CellView{} : gen_->View(*cell);
+}
+
+bool Ledger::Session::HasFlavor(NameId team, NameId flavor) const {
+  return gen_->Find(team, flavor) != nullptr;
+}
+
+std::vector<NameId> Ledger::Session::Resources(NameId team, NameId flavor) const {
+  std::vector<NameId> out;
+  if (const Range* range = gen_->Find(team, flavor)) {
+    for (uint32_t i = range->first; i < range->first + range->count; ++i) {
+      out.push_back(gen_->cells[i].key.resource);
+    }
+  }
+  return out;
+}
+
+const Policy& Ledger::Session::policy() const { return *gen_->policy; }
+uint64_t Ledger::Session::generation() const { return gen_->number; }
+
+// ---- Ledger ----
+
+Ledger::Ledger(PolicyPtr policy) {
+  current_.store(Build(std::move(policy), {}).release(), std::memory_order_seq_cst);
+}
+
+Ledger::~Ledger() { delete current_.load(std::memory_order_acquire); }
+
+std::unique_ptr<Ledger::Generation> Ledger::Build(PolicyPtr policy, std::vector<ExtraCell> extra) {
+  struct Spec {
+    CellKey key;
+    const ResourceQuota* quota = nullptr;  // null: an orphan cell with zero limits
+    uint32_t pool = 0;
+  };
+  auto gen = std::make_unique<Generation>();
+  gen->number = next_generation_.fetch_add(1, kRelaxed);
+  gen->policy = policy;
+
+  // Pools per (cohort, flavor, resource); a team without a cohort lends and borrows only with
+  // itself; orphans of teams the policy no longer has get a pool of capacity 0.
+  std::map<std::tuple<std::string, NameId, NameId>, uint32_t> pool_ids;
+  std::vector<int64_t> pool_capacity;
+  auto pool_of = [&](const std::string& cohort_key, NameId flavor, NameId resource) {
+    auto [it, inserted] = pool_ids.emplace(std::tuple{cohort_key, flavor, resource},
+                                           static_cast<uint32_t>(pool_capacity.size()));
+    if (inserted) pool_capacity.push_back(0);
+    return it->second;
+  };
+  // A team the policy does not know keeps the cohort it had (its usage still occupies that
+  // cohort's capacity), or gets a pool of its own.
+  auto cohort_key = [&](std::string_view team_name, const std::string& hint) -> std::string {
+    const Team* team = policy->FindTeam(team_name);
+    if (team == nullptr) return hint.empty() ? "\x01orphan:" + std::string(team_name) : hint;
+    return team->cohort.empty() ? "\x01team:" + team->name : team->cohort;
+  };
+
+  std::vector<uint64_t> order;  // (team, flavor) in first-seen order
+  std::unordered_map<uint64_t, std::vector<Spec>> specs;
+  auto add = [&](Spec spec) {
+    const uint64_t key = PairKey(spec.key.team, spec.key.flavor);
+    auto& list = specs[key];
+    if (list.empty()) order.push_back(key);
+    for (const Spec& s : list) {
+      if (s.key.resource == spec.key.resource) return;  // first line wins
+    }
+    list.push_back(spec);
+  };
+  for (const Team& team : policy->teams) {
+    const NameId team_id = TeamNames().Intern(team.name);
+    const std::string ck = cohort_key(team.name, "");
+    for (const FlavorQuota& fq : team.flavors) {
+      const NameId flavor_id = FlavorNames().Intern(fq.flavor);
+      for (const ResourceQuota& rq : fq.resources) {
+        const NameId resource_id = ResourceNames().Intern(rq.resource);
+        const uint32_t pool = pool_of(ck, flavor_id, resource_id);
+        pool_capacity[pool] = SaturatingAdd(pool_capacity[pool], rq.lendable());
+        add(Spec{CellKey{team_id, flavor_id, resource_id}, &rq, pool});
+      }
+    }
+  }
+  for (const ExtraCell& cell : extra) {
+    const CellKey& key = cell.key;
+    add(Spec{
+        key, nullptr,
+        pool_of(cohort_key(TeamNames().Name(key.team), cell.cohort), key.flavor, key.resource)});
+  }
+
+  size_t total = 0;
+  for (const auto& [key, list] : specs) total += list.size();
+  gen->cells = std::make_unique<TeamCell[]>(total);
+  gen->cell_count = total;
+  uint32_t next = 0;
+  for (uint64_t key : order) {
+    const auto& list = specs[key];
+    gen->index[key] = Range{next, static_cast<uint32_t>(list.size())};
+    for (const Spec& spec : list) {
+      TeamCell& cell = gen->cells[next++];
+      cell.key = spec.key;
+      cell.pool = spec.pool;
+      if (spec.quota != nullptr) {
+        cell.nominal = spec.quota->nominal;
+        cell.borrowing_limit = spec.quota->borrowing_limit;
+        cell.lending_limit = spec.quota->lending_limit;
+        cell.guaranteed = spec.quota->guaranteed();
+        cell.ceiling = spec.quota->ceiling();
+      }
+    }
+  }
+  for (size_t i = 0; i < gen->cell_count; ++i) {
+    auto& list = gen->governed[gen->cells[i].key.flavor];
+    if (std::find(list.begin(), list.end(), gen->cells[i].key.resource) == list.end()) {
+      list.push_back(gen->cells[i].key.resource);
+    }
+  }
+  gen->pools = std::make_unique<PoolCell[]>(pool_capacity.size());
+  gen->pool_count = pool_capacity.size();
+  gen->pool_cohorts.resize(pool_capacity.size());
+  for (const auto& [key, id] : pool_ids) gen->pool_cohorts[id] = std::get<0>(key);
+  for (size_t i = 0; i < pool_capacity.size(); ++i) gen->pools[i].capacity = pool_capacity[i];
+  return gen;
+}
+
+void Ledger::Swap(const std::function<std::unique_ptr<Generation>(const Generation&)>& make_next,
+                  const std::function<std::vector<Charge*>()>* collect, std::vector<Drift>* drift) {
+  std::lock_guard<std::mutex> lock(structure_mu_);
+  Generation* old = current_.load(std::memory_order_seq_cst);
+  old->open.store(false, std::memory_order_seq_cst);
+  // seq_cst: see Session. Sessions that entered before finish; later ones back off and wait.
+  while (old->inflight.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+  // The old generation is quiescent from here on.
+  std::vector<Charge*> charges;
+  if (collect != nullptr) charges = (*collect)();
+  std::unique_ptr<Generation> next = make_next(*old);
+  if (collect != nullptr) {
+    if (drift != nullptr) {
+      // Compare the old counters with what the charges say they should be.
+      std::unordered_map<const TeamCell*, int64_t> expected;
+      for (const Charge* charge : charges) {
+        for (uint8_t i = 0; i < charge->count; ++i) {
+          const TeamCell* cell =
+              old->FindCell(charge->team, charge->flavor, charge->items[i].resource);
+          if (cell != nullptr) expected[cell] += charge->items[i].amount;
+        }
+      }
+      for (size_t i = 0; i < old->cell_count; ++i) {
+        const TeamCell& cell = old->cells[i];
+        const int64_t usage = cell.g.load(kRelaxed) + cell.b.load(kRelaxed);
+        auto it = expected.find(&cell);
+        const int64_t want = it == expected.end() ? 0 : it->second;
+        if (usage != want) drift->push_back(Drift{cell.key, usage, want});
+      }
+    }
+    for (Charge* charge : charges) {
+      uint8_t kept = 0;
+      for (uint8_t i = 0; i < charge->count; ++i) {
+        Charge::Item item = charge->items[i];
+        TeamCell* cell = next->FindCell(charge->team, charge->flavor, item.resource);
+        if (cell == nullptr) continue;
+        next->Add(*cell, item.amount);
+        item.cell = static_cast<uint32_t>(cell - next->cells.get());
+        charge->items[kept++] = item;
+      }
+      charge->count = kept;
+      charge->generation = next->number;
+    }
+  } else {
+    for (size_t i = 0; i < old->cell_count; ++i) {
+      const TeamCell& from = old->cells[i];
+      const int64_t usage = from.g.load(kRelaxed) + from.b.load(kRelaxed);
+      if (usage == 0) continue;
+      TeamCell* to = next->FindCell(from.key.team, from.key.flavor, from.key.resource);
+      if (to != nullptr) next->Add(*to, usage);  // make_next keeps every cell with usage
+    }
+  }
+  // seq_cst publication: a session that loads `next` sees its counters (the store is ordered
+  // after the plain writes above).
+  current_.store(next.release(), std::memory_order_seq_cst);
+  retired_.emplace_back(old);
+  // A session that loaded `old` (or an older generation) is still inside its entering window;
+  // once none is, nothing can reach a retired generation any more. Wait briefly for that;
+  // otherwise keep them until a later swap.
+  for (int i = 0; i < 1000; ++i) {
+    if (entering_.load(std::memory_order_seq_cst) == 0) {
+      retired_.clear();
+      break;
+    }
+    std::this_thread::yield();
+  }
+}
+
+namespace {
+
+// The cells of `gen` that hold usage, with the cohort each was in.
+template <typename Gen>
+std::vector<Ledger::ExtraCell> CellsWithUsage(const Gen& gen) {
+  std::vector<Ledger::ExtraCell> cells;
+  for (size_t i = 0; i < gen.cell_count; ++i) {
+    if (gen.cells[i].g.load(kRelaxed) + gen.cells[i].b.load(kRelaxed) != 0) {
+      cells.push_back(Ledger::ExtraCell{gen.cells[i].key, gen.pool_cohorts[gen.cells[i].pool]});
+    }
+  }
+  return cells;
+}
+
+}  // namespace
+
+void Ledger::ApplyPolicy(PolicyPtr policy) {
+  Swap([&](const Generation& old) { return Build(policy, CellsWithUsage(old)); }, nullptr);
+}
+
+void Ledger::EnsureCells(const std::vector<CellKey>& keys) {
+  Swap(
+      [&](const Generation& old) {
+        std::vector<ExtraCell> extra = CellsWithUsage(old);
+        for (const CellKey& key : keys) extra.push_back(ExtraCell{key, ""});
+        return Build(old.policy, std::move(extra));
+      },
+      nullptr);
+}
+
+std::vector<Ledger::Drift> Ledger::Rebuild(const std::function<std::vector<Charge*>()>& collect) {
+  std::vector<Drift> drift;
+  std::vector<CellKey> charged;
+  auto collect_keys = [&]() {
+    std::vector<Charge*> charges = collect();
+    for (const Charge* c : charges) {
+      for (uint8_t i = 0; i < c->count; ++i) {
+        charged.push_back(CellKey{c->team, c->flavor, c->items[i].resource});
+      }
+    }
+    return charges;
+  };
+  std::function<std::vector<Charge*>()> collector = collect_keys;
+  Swap(
+      [&](const Generation& old) {
+        // Keep the cohort of every cell the charges name.
+        std::vector<ExtraCell> extra;
+        for (const CellKey& key : charged) {
+          const TeamCell* cell = old.FindCell(key.team, key.flavor, key.resource);
+          extra.push_back(ExtraCell{key, cell ? old.pool_cohorts[cell->pool] : ""});
+        }
+        return Build(old.policy, std::move(extra));
+      },
+      &collector, &drift);
+  return drift;
+}
+
+std::vector<Ledger::CellUsage> Ledger::Cells() const {
+  Session session(*this);
+  const Generation* gen = session.gen_;
+  std::vector<CellUsage> out;
+  out.reserve(gen->cell_count);
+  for (size_t i = 0; i < gen->cell_count; ++i) {
+    out.push_back(CellUsage{gen->cells[i].key, gen->View(gen->cells[i])});
+  }
+  return out;
+}
+
+PolicyPtr Ledger::policy() const {
+  Session session(*this);
+  return session.gen_->policy;
+}
+
+uint64_t Ledger::generation() const {
+  Session session(*this);
+  return session.gen_->number;
+}
+
+}  // namespace taskgov::scheduler

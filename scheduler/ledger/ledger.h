@@ -1,0 +1,219 @@
+#pragma once
+
+// Ledger: the lock-free quota accounting of DESIGN §3.3.
+//
+// Cells. Usage is held per (team, flavor, resource) in a TeamCell and per (cohort, flavor,
+// resource) in a PoolCell. A team cell splits its usage U into two counters:
+//   g — usage inside the team's guaranteed part G = N − L (never lent), g ≤ G;
+//   b — usage charged to the cohort pool (its own lendable part and anything borrowed).
+// The pool counter P is Σ b over the cohort's teams and its capacity is Σ L. Admission of q on a
+// resource takes what fits from g, and the rest r from the pool and then from b:
+//   1. g' = g + a ≤ G                         (CAS loop; a = min(q, G − g))
+//   2. P' = P + r ≤ Σ L                       (CAS loop; pool first, so P ≥ Σ b at every instant)
+//   3. b' = b + r ≤ T − max(G, g)             (CAS loop; T = N + B, or N when staying in nominal)
+// Each step checks its limit inside the compare-exchange (never check-then-add). A failed step
+// gives back what the earlier steps took. Because g ≤ G always, b ≥ U − G, so the pool
+// constraint Σ max(0, U − G) ≤ Σ b ≤ P ≤ Σ L of DESIGN §3.3 holds, and U = g + b ≤ G + (T − G).
+// A reader may observe a reservation half applied (taken from g but not yet from the pool); that
+// can cause a spurious refusal, never an over-admission. A multi-resource reservation takes
+// every resource or gives back everything it took.
+//
+// Release is canonical: it takes from b first (shrinking the pool charge), then from g, so the
+// ledger does not remember how each reservation was split and releases never go negative.
+// Memory orders: every counter is only ever changed by its own read-modify-write, and the safety
+// argument above needs nothing but per-counter atomicity, so the counters use relaxed order; the
+// cross-counter reads (b in step 1, g in step 3) only ever err on the conservative side (see
+// ledger.cc).
+//
+// Generations. Limits and the cell layout come from one Policy snapshot: a Generation. A new
+// policy (or a cell needed for usage the policy does not mention: a removed team or flavor)
+// makes a new Generation: the swap closes the current one to new sessions, waits until no
+// operation is inside it (each announces itself in the generation's in-flight counter — a grace
+// period of microseconds during which new operations wait), copies the usage over with the
+// canonical split for the new limits, and publishes the new one. Usage is never lost or double
+// counted across a reload; usage above new limits stays (no running pod is touched) and blocks
+// new admissions until it drains. Swaps are serialised by a mutex; reserve and release never take
+// a lock and never wait except during a swap.
+//
+// Charges. Reserve returns a Charge: what was taken, per governed resource, with the cell
+// indices of the generation it was taken in. Release accepts charges of any generation (cells are
+// found again by name after a reload). Resources the team's quota does not govern on the flavor
+// are not charged.
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "scheduler/model/interner.h"
+#include "scheduler/model/policy.h"
+#include "scheduler/model/resources.h"
+
+namespace taskgov::scheduler {
+
+inline constexpr size_t kMaxChargedResources = 8;
+
+struct Charge {
+  struct Item {
+    NameId resource = 0;
+    uint32_t cell = 0;  // index in the generation's cells
+    int64_t amount = 0;
+  };
+  uint64_t generation = 0;
+  NameId team = 0;
+  NameId flavor = 0;
+  uint8_t count = 0;
+  // True when, after this charge, the team used more than its nominal quota of some resource.
+  bool borrowing = false;
+  std::array<Item, kMaxChargedResources> items{};
+
+  [[nodiscard]] int64_t Amount(NameId resource) const;
+};
+
+enum class RefusalKind {
+  kNoQuota,         // the team has no quota on this flavor
+  kNominal,         // would exceed nominal (when asked to stay within it)
+  kBorrowingLimit,  // would exceed nominal + borrowing limit
+  kPool,            // the cohort has no idle quota left for it
+  kTooManyResources,
+};
+
+struct Refusal {
+  RefusalKind kind = RefusalKind::kNoQuota;
+  NameId team = 0;
+  NameId flavor = 0;
+  NameId resource = 0;
+  int64_t requested = 0;
+  int64_t in_use = 0;
+  int64_t nominal = 0;
+  int64_t borrowing_limit = 0;
+  int64_t pool_used = 0;
+  int64_t pool_capacity = 0;
+
+  // e.g. "team-a: nvidia.com/gpu on ml.p5.48xlarge: requested 8, in use 16 of nominal 16,
+  // borrowing limit 0"
+  [[nodiscard]] std::string Explain() const;
+};
+
+// A consistent-enough view of one team cell and its pool (two relaxed loads).
+struct CellView {
+  bool exists = false;
+  int64_t usage = 0;
+  int64_t nominal = 0;
+  int64_t borrowing_limit = 0;
+  int64_t lending_limit = 0;
+  int64_t guaranteed = 0;
+  int64_t pool_used = 0;
+  int64_t pool_capacity = 0;
+  // borrowed = max(0, usage − nominal); lent (to others) is computed by the caller per cohort.
+};
+
+struct CellKey {
+  NameId team = 0;
+  NameId flavor = 0;
+  NameId resource = 0;
+  bool operator==(const CellKey&) const = default;
+};
+
+class Ledger {
+ public:
+  enum class Mode { kWithinNominal, kBorrowing };
+  struct Generation;
+
+  explicit Ledger(PolicyPtr policy);
+  ~Ledger();
+  Ledger(const Ledger&) = delete;
+  Ledger& operator=(const Ledger&) = delete;
+
+  // A scope in which operations run against one generation. While any Session is open, a
+  // generation swap waits (and a Session opened during a swap waits until the swap is done), so
+  // a caller can keep side tables (the reservation table) consistent with the counters by
+  // updating them inside the same Session. Sessions are cheap (two atomic increments); never
+  // hold one while calling ApplyPolicy/EnsureCells/Rebuild on the same thread.
+  class Session {
+   public:
+    explicit Session(const Ledger& ledger);
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    // Reserves every governed resource of `request` for (team, flavor) or nothing.
+    [[nodiscard]] std::variant<Charge, Refusal> Reserve(NameId team, NameId flavor,
+                                                        const ResourceList& request, Mode mode);
+    // Charges unconditionally (usage that already exists, e.g. a bound pod, is never refused).
+    // Returns false and leaves nothing charged when a needed cell does not exist in this
+    // generation; `missing` then names the cells to create with Ledger::EnsureCells.
+    [[nodiscard]] bool ForceCharge(NameId team, NameId flavor, const ResourceList& request,
+                                   Charge* charge, std::vector<CellKey>* missing);
+    // Gives a charge (of this or an earlier generation) back. Returns false when a cell it names
+    // no longer holds that much (drift; nothing is subtracted for that resource).
+    bool Release(const Charge& charge);
+
+    [[nodiscard]] CellView View(NameId team, NameId flavor, NameId resource) const;
+    [[nodiscard]] bool HasFlavor(NameId team, NameId flavor) const;
+    // Governed resources of (team, flavor), in cell order.
+    [[nodiscard]] std::vector<NameId> Resources(NameId team, NameId flavor) const;
+    [[nodiscard]] const Policy& policy() const;
+    [[nodiscard]] uint64_t generation() const;
+
+   private:
+    friend class Ledger;
+    Generation* gen_ = nullptr;
+  };
+
+  // Installs new limits; keeps usage (see the header comment).
+  void ApplyPolicy(PolicyPtr policy);
+  // Adds cells (with zero limits) for usage the policy does not mention.
+  void EnsureCells(const std::vector<CellKey>& keys);
+  // A cell whose counters disagreed with the charges it should hold.
+  struct Drift {
+    CellKey key;
+    int64_t ledger_usage = 0;
+    int64_t charged = 0;
+  };
+  // Replaces all usage by the sum of the charges `collect` returns and reports every cell that
+  // differed. `collect` runs while no Session is open, so whatever a caller updates inside
+  // Sessions is quiescent. Returned charges are re-pointed at the new generation (updated in
+  // place).
+  std::vector<Drift> Rebuild(const std::function<std::vector<Charge*>()>& collect);
+
+  // A cell to create beyond the policy's, for usage the policy does not mention.
+  struct ExtraCell {
+    CellKey key;
+    std::string cohort;  // the pool's cohort key it had, for teams the policy no longer has
+  };
+  struct CellUsage {
+    CellKey key;
+    CellView view;
+  };
+  // Every cell of the current generation (orphans included).
+  [[nodiscard]] std::vector<CellUsage> Cells() const;
+  [[nodiscard]] PolicyPtr policy() const;
+  [[nodiscard]] uint64_t generation() const;
+
+ private:
+  std::unique_ptr<Generation> Build(PolicyPtr policy, std::vector<ExtraCell> extra);
+  // Closes the current generation, waits until no session is inside it, builds the next one
+  // with `make_next`, fills it from the old counters (collect == nullptr) or from the collected
+  // charges, and publishes it.
+  void Swap(const std::function<std::unique_ptr<Generation>(const Generation&)>& make_next,
+            const std::function<std::vector<Charge*>()>* collect,
+            std::vector<Drift>* drift = nullptr);
+
+  std::atomic<Generation*> current_{nullptr};
+  // Sessions between loading current_ and settling on a generation: only they may hold a pointer
+  // to a generation that is no longer current. Retired generations are freed when this is
+  // seen at zero after their retirement (seq_cst with the session's increment).
+  mutable std::atomic<int64_t> entering_{0};
+  std::mutex structure_mu_;                           // serialises swaps
+  std::vector<std::unique_ptr<Generation>> retired_;  // guarded by structure_mu_
+  std::atomic<uint64_t> next_generation_{1};
+};
+
+}  // namespace taskgov::scheduler

@@ -1,0 +1,164 @@
+// Many threads reserving and releasing against tight limits, with policy swaps in between: no
+// limit is exceeded at any observed instant and usage ends at zero. Runs under TSan in CI.
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "scheduler/ledger/ledger.h"
+#include "scheduler/testing/builders.h"
+
+namespace taskgov::scheduler {
+namespace {
+
+using testing::PolicyBuilder;
+
+constexpr char kP5[] = "ml.p5.48xlarge";
+constexpr char kGpu[] = "nvidia.com/gpu";
+
+PolicyPtr StressPolicy() {
+  return PolicyBuilder()
+      .Team("s0", "c")
+      .Quota(kP5, kGpu, 8, 4)
+      .Quota(kP5, "cpu", 64000, 16000)
+      .Team("s1", "c")
+      .Quota(kP5, kGpu, 8, 8, 4)
+      .Quota(kP5, "cpu", 64000)
+      .Team("s2", "c")
+      .Quota(kP5, kGpu, 4, 0)
+      .Quota(kP5, "cpu", 32000, 0)
+      .Team("s3", "c")
+      .Quota(kP5, kGpu, 0)
+      .Quota(kP5, "cpu", 0)
+      .Build();
+}
+
+TEST(LedgerStressTest, NoLimitIsEverExceededAndUsageEndsAtZero) {
+  Ledger ledger(StressPolicy());
+  const NameId flavor = FlavorNames().Intern(kP5);
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> violations{0};
+  std::atomic<int64_t> admitted{0};
+
+  // A monitor reads every cell and pool continuously.
+  std::thread monitor([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      for (const Ledger::CellUsage& cell : ledger.Cells()) {
+        const CellView& v = cell.view;
+        const int64_t ceiling =
+            v.borrowing_limit == kUnlimited ? kUnlimited : v.nominal + v.borrowing_limit;
+        if (v.usage > ceiling || v.usage < 0 || v.pool_used > v.pool_capacity) {
+          violations.fetch_add(1);
+        }
+      }
+    }
+  });
+  // A reloader swaps generations with the same limits.
+  std::thread reloader([&] {
+    for (int i = 0; i < 200 && !stop.load(std::memory_order_relaxed); ++i) {
+      ledger.ApplyPolicy(StressPolicy());
+      std::this_thread::yield();
+    }
+  });
+
+  constexpr int kThreads = 6;
+  constexpr int kOps = 20000;
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; ++t) {
+    workers.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<uint32_t>(t * 7919));
+      std::vector<Charge> held;
+      for (int i = 0; i < kOps; ++i) {
+        if (held.size() < 4 && rng() % 3 != 0) {
+          const NameId team = TeamNames().Intern("s" + std::to_string(rng() % 4));
+          ResourceList request{{kGpu, 1 + static_cast<int64_t>(rng() % 3)},
+                               {"cpu", 1000 * (1 + static_cast<int64_t>(rng() % 16))}};
+          Ledger::Session s(ledger);
+          auto r = s.Reserve(team, flavor, request,
+                             rng() % 2 ? Ledger::Mode::kBorrowing : Ledger::Mode::kWithinNominal);
+          if (std::holds_alternative<Charge>(r)) {
+            held.push_back(std::get<Charge>(r));
+            admitted.fetch_add(1, std::memory_order_relaxed);
+          }
+        } else if (!held.empty()) {
+          const size_t k = rng() % held.size();
+          Ledger::Session s(ledger);
+          EXPECT_TRUE(s.Release(held[k]));
+          held.erase(held.begin() + static_cast<long>(k));
+        }
+      }
+      Ledger::Session s(ledger);
+      for (const Charge& c : held) EXPECT_TRUE(s.Release(c));
+    });
+  }
+  for (auto& w : workers) w.join();
+  stop.store(true);
+  monitor.join();
+  reloader.join();
+
+  EXPECT_EQ(violations.load(), 0);
+  EXPECT_GT(admitted.load(), 1000);
+  for (const Ledger::CellUsage& cell : ledger.Cells()) {
+    EXPECT_EQ(cell.view.usage, 0) << TeamNames().Name(cell.key.team) << " "
+                                  << ResourceNames().Name(cell.key.resource);
+    EXPECT_EQ(cell.view.pool_used, 0);
+  }
+}
+
+// A peer's bug: two teams admitted at once into the same borrowed capacity. Two threads, one
+// per borrowing team, each reach for the lender's whole idle quota at the same instant; in every
+// race exactly one of them gets it.
+TEST(LedgerStressTest, TwoTeamsRacingForTheSameBorrowedCapacityNeverBothGetIt) {
+  Ledger ledger(PolicyBuilder()
+                    .Team("lender", "c")
+                    .Quota(kP5, kGpu, 4)
+                    .Team("x", "c")
+                    .Quota(kP5, kGpu, 0)
+                    .Team("y", "c")
+                    .Quota(kP5, kGpu, 0)
+                    .Build());
+  const NameId flavor = FlavorNames().Intern(kP5);
+  const NameId teams[2] = {TeamNames().Intern("x"), TeamNames().Intern("y")};
+  constexpr int kRaces = 3000;
+  std::atomic<int> ready{0};
+  std::atomic<int> race{-1};  // the race both threads may start
+  std::vector<std::array<std::optional<Charge>, 2>> won(kRaces);
+  std::array<std::thread, 2> racers;
+  for (int t = 0; t < 2; ++t) {
+    racers[t] = std::thread([&, t] {
+      for (int i = 0; i < kRaces; ++i) {
+        while (race.load(std::memory_order_acquire) < i) std::this_thread::yield();
+        Ledger::Session s(ledger);
+        auto r = s.Reserve(teams[t], flavor, ResourceList{{kGpu, 4}}, Ledger::Mode::kBorrowing);
+        if (const Charge* c = std::get_if<Charge>(&r)) won[i][t] = *c;
+        ready.fetch_add(1, std::memory_order_acq_rel);
+      }
+    });
+  }
+  int x_wins = 0, y_wins = 0, bad_races = 0;
+  for (int i = 0; i < kRaces; ++i) {
+    race.store(i, std::memory_order_release);
+    while (ready.load(std::memory_order_acquire) < 2 * (i + 1)) std::this_thread::yield();
+    const int winners = won[i][0].has_value() + won[i][1].has_value();
+    bad_races += winners != 1;
+    x_wins += won[i][0].has_value();
+    y_wins += won[i][1].has_value();
+    Ledger::Session s(ledger);
+    for (const std::optional<Charge>& c : won[i]) {
+      if (c) {
+        EXPECT_TRUE(s.Release(*c));
+      }
+    }
+  }
+  for (std::thread& r : racers) r.join();
+  EXPECT_EQ(bad_races, 0);
+  EXPECT_EQ(x_wins + y_wins, kRaces);
+  for (const Ledger::CellUsage& cell : ledger.Cells()) EXPECT_EQ(cell.view.usage, 0);
+}
+
+}  // namespace
+}  // namespace taskgov::scheduler

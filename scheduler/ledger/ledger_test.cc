@@ -1,0 +1,405 @@
+#include "scheduler/ledger/ledger.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "scheduler/testing/builders.h"
+
+namespace taskgov::scheduler {
+namespace {
+
+using testing::PolicyBuilder;
+using Mode = Ledger::Mode;
+
+constexpr char kP5[] = "ml.p5.48xlarge";
+constexpr char kGpu[] = "nvidia.com/gpu";
+
+NameId T(const std::string& name) { return TeamNames().Intern(name); }
+NameId F(const std::string& name) { return FlavorNames().Intern(name); }
+NameId R(const std::string& name) { return ResourceNames().Intern(name); }
+
+ResourceList Gpus(int64_t n) { return ResourceList{{kGpu, n}}; }
+
+class LedgerTest : public ::testing::Test {
+ protected:
+  std::variant<Charge, Refusal> Reserve(Ledger& ledger, const std::string& team,
+                                        const ResourceList& request, Mode mode = Mode::kBorrowing,
+                                        const std::string& flavor = kP5) {
+    Ledger::Session s(ledger);
+    return s.Reserve(T(team), F(flavor), request, mode);
+  }
+  static bool Ok(const std::variant<Charge, Refusal>& r) {
+    return std::holds_alternative<Charge>(r);
+  }
+  static const Refusal& Why(const std::variant<Charge, Refusal>& r) { return std::get<Refusal>(r); }
+  static int64_t Usage(Ledger& ledger, const std::string& team, const std::string& resource = kGpu,
+                       const std::string& flavor = kP5) {
+    Ledger::Session s(ledger);
+    return s.View(T(team), F(flavor), R(resource)).usage;
+  }
+  static void Release(Ledger& ledger, const std::variant<Charge, Refusal>& r) {
+    Ledger::Session s(ledger);
+    EXPECT_TRUE(s.Release(std::get<Charge>(r)));
+  }
+};
+
+// Two teams of 8 GPUs each in one cohort, borrowing unlimited unless said otherwise.
+PolicyPtr TwoTeams(int64_t a_borrow = kUnlimited, int64_t b_lend = kUnlimited,
+                   int64_t b_borrow = kUnlimited, int64_t a_lend = kUnlimited) {
+  return PolicyBuilder()
+      .Team("a", "c")
+      .Quota(kP5, kGpu, 8, a_borrow, a_lend)
+      .Team("b", "c")
+      .Quota(kP5, kGpu, 8, b_borrow, b_lend)
+      .Build();
+}
+
+TEST_F(LedgerTest, WithinNominalAdmitsUpToNominal) {
+  Ledger ledger(TwoTeams());
+  EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(8), Mode::kWithinNominal)));
+  auto refused = Reserve(ledger, "a", Gpus(1), Mode::kWithinNominal);
+  ASSERT_FALSE(Ok(refused));
+  EXPECT_EQ(Why(refused).kind, RefusalKind::kNominal);
+  EXPECT_EQ(Usage(ledger, "a"), 8);
+}
+
+TEST_F(LedgerTest, BorrowsIdleQuotaOfTheCohort) {
+  Ledger ledger(TwoTeams());
+  std::vector<std::variant<Charge, Refusal>> held;
+  for (int i = 0; i < 12; ++i) {
+    held.push_back(Reserve(ledger, "a", Gpus(1)));
+    ASSERT_TRUE(Ok(held.back())) << i;
+  }
+  EXPECT_EQ(Usage(ledger, "a"), 12);
+  EXPECT_TRUE(std::get<Charge>(held.back()).borrowing);
+  EXPECT_FALSE(std::get<Charge>(held.front()).borrowing);
+  // 16 in the cohort: a 13th..16th still fit, the 17th does not.
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(Ok(Reserve(ledger, "a", Gpus(1))));
+  auto refused = Reserve(ledger, "a", Gpus(1));
+  ASSERT_FALSE(Ok(refused));
+  EXPECT_EQ(Why(refused).kind, RefusalKind::kPool);
+}
+
+TEST_F(LedgerTest, BorrowingLimitCapsTheTeam) {
+  Ledger ledger(TwoTeams(/*a_borrow=*/2));
+  EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(10))));
+  auto refused = Reserve(ledger, "a", Gpus(1));
+  ASSERT_FALSE(Ok(refused));
+  EXPECT_EQ(Why(refused).kind, RefusalKind::kBorrowingLimit);
+  EXPECT_EQ(Why(refused).Explain(),
+            "a: nvidia.com/gpu on ml.p5.48xlarge: requested 1, in use 10 of nominal 8, "
+            "borrowing limit 2");
+}
+
+TEST_F(LedgerTest, LendingLimitCapsWhatOthersBorrow) {
+  Ledger ledger(TwoTeams(kUnlimited, /*b_lend=*/3));
+  EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(11))));
+  auto refused = Reserve(ledger, "a", Gpus(1));
+  ASSERT_FALSE(Ok(refused));
+  EXPECT_EQ(Why(refused).kind, RefusalKind::kPool);
+  // b still gets its whole nominal: 5 guaranteed + 3 lendable that a holds... no: a holds b's 3,
+  // so b gets only its 5 guaranteed until a gives them back.
+  EXPECT_TRUE(Ok(Reserve(ledger, "b", Gpus(5), Mode::kWithinNominal)));
+  EXPECT_FALSE(Ok(Reserve(ledger, "b", Gpus(1), Mode::kWithinNominal)));
+}
+
+TEST_F(LedgerTest, DontLendKeepsNominalForTheTeam) {
+  // b: DontLend ⇒ L = 0, B = 0.
+  Ledger ledger(TwoTeams(kUnlimited, /*b_lend=*/0, /*b_borrow=*/0));
+  EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(8))));
+  EXPECT_FALSE(Ok(Reserve(ledger, "a", Gpus(1))));  // nothing to borrow
+  EXPECT_TRUE(Ok(Reserve(ledger, "b", Gpus(8))));
+  EXPECT_FALSE(Ok(Reserve(ledger, "b", Gpus(1))));  // b may not borrow either
+}
+
+TEST_F(LedgerTest, LendButNeverBorrow) {
+  // a: Lend ⇒ B = 0.
+  Ledger ledger(TwoTeams(/*a_borrow=*/0));
+  EXPECT_TRUE(Ok(Reserve(ledger, "b", Gpus(12))));  // b borrows 4 of a's
+  EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(4))));
+  EXPECT_FALSE(Ok(Reserve(ledger, "a", Gpus(1))));  // a's other 4 are lent out
+}
+
+// A peer's bug: checking `used < limit` instead of `used + request <= limit`. Every limit is
+// tested from below: the team is under the limit, and the request would cross it.
+TEST_F(LedgerTest, UsedPlusRequestIsComparedWithEveryLimit) {
+  {  // nominal: 6 of 8 in use, 3 more would cross it, 2 fit
+    Ledger ledger(TwoTeams());
+    ASSERT_TRUE(Ok(Reserve(ledger, "a", Gpus(6), Mode::kWithinNominal)));
+    auto refused = Reserve(ledger, "a", Gpus(3), Mode::kWithinNominal);
+    ASSERT_FALSE(Ok(refused));
+    EXPECT_EQ(Why(refused).kind, RefusalKind::kNominal);
+    EXPECT_EQ(Why(refused).Explain(),
+              "a: nvidia.com/gpu on ml.p5.48xlarge: requested 3, in use 6 of nominal 8 "
+              "(staying within nominal)");
+    EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(2), Mode::kWithinNominal)));
+  }
+  {  // borrowing limit: 9 of 8 + 2 in use, 2 more would cross it, 1 fits
+    Ledger ledger(TwoTeams(/*a_borrow=*/2));
+    ASSERT_TRUE(Ok(Reserve(ledger, "a", Gpus(9))));
+    auto refused = Reserve(ledger, "a", Gpus(2));
+    ASSERT_FALSE(Ok(refused));
+    EXPECT_EQ(Why(refused).kind, RefusalKind::kBorrowingLimit);
+    EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(1))));
+  }
+  {  // cohort pool: b lends 3; a borrowed 2 of them, 2 more would cross the pool, 1 fits
+    Ledger ledger(TwoTeams(kUnlimited, /*b_lend=*/3, kUnlimited, /*a_lend=*/0));
+    ASSERT_TRUE(Ok(Reserve(ledger, "a", Gpus(10))));
+    auto refused = Reserve(ledger, "a", Gpus(2));
+    ASSERT_FALSE(Ok(refused));
+    EXPECT_EQ(Why(refused).kind, RefusalKind::kPool);
+    EXPECT_EQ(Why(refused).Explain(),
+              "a: nvidia.com/gpu on ml.p5.48xlarge: requested 2, in use 10 of nominal 8, "
+              "borrowing limit unlimited, cohort pool free 1 of 3");
+    EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(1))));
+  }
+}
+
+TEST_F(LedgerTest, LenderIsNotAdmittedWhileABorrowerHoldsItsLentCapacity) {
+  Ledger ledger(TwoTeams());
+  auto borrowed = Reserve(ledger, "a", Gpus(12));
+  ASSERT_TRUE(Ok(borrowed));
+  auto refused = Reserve(ledger, "b", Gpus(8), Mode::kWithinNominal);
+  ASSERT_FALSE(Ok(refused));
+  EXPECT_EQ(Why(refused).kind, RefusalKind::kPool);
+  EXPECT_TRUE(Ok(Reserve(ledger, "b", Gpus(4), Mode::kWithinNominal)));
+  Release(ledger, borrowed);
+  EXPECT_TRUE(Ok(Reserve(ledger, "b", Gpus(4), Mode::kWithinNominal)));
+}
+
+TEST_F(LedgerTest, TwoTeamsCannotTakeTheSameBorrowedCapacity) {
+  Ledger ledger(PolicyBuilder()
+                    .Team("a", "c")
+                    .Quota(kP5, kGpu, 8)
+                    .Team("b", "c")
+                    .Quota(kP5, kGpu, 8)
+                    .Team("lender", "c")
+                    .Quota(kP5, kGpu, 4)
+                    .Build());
+  EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(12))));  // a takes the lender's 4
+  EXPECT_TRUE(Ok(Reserve(ledger, "b", Gpus(8))));
+  EXPECT_FALSE(Ok(Reserve(ledger, "b", Gpus(1))));
+}
+
+TEST_F(LedgerTest, MultiResourceTakesAllOrNothing) {
+  Ledger ledger(PolicyBuilder()
+                    .Team("a", "c")
+                    .Quota(kP5, kGpu, 8)
+                    .Quota(kP5, "cpu", 4000, 0)
+                    .Team("b", "c")
+                    .Quota(kP5, kGpu, 8)
+                    .Build());
+  auto refused = Reserve(ledger, "a", ResourceList{{kGpu, 2}, {"cpu", 5000}});
+  ASSERT_FALSE(Ok(refused));
+  EXPECT_EQ(ResourceNames().Name(Why(refused).resource), "cpu");
+  EXPECT_EQ(Usage(ledger, "a"), 0);
+  EXPECT_EQ(Usage(ledger, "a", "cpu"), 0);
+  EXPECT_TRUE(Ok(Reserve(ledger, "a", ResourceList{{kGpu, 2}, {"cpu", 4000}})));
+}
+
+TEST_F(LedgerTest, UngovernedResourcesAreNotCharged) {
+  Ledger ledger(TwoTeams());
+  auto r = Reserve(ledger, "a", ResourceList{{kGpu, 1}, {"vpc.amazonaws.com/efa", 32}});
+  ASSERT_TRUE(Ok(r));
+  EXPECT_EQ(std::get<Charge>(r).count, 1);
+  EXPECT_EQ(std::get<Charge>(r).Amount(R(kGpu)), 1);
+}
+
+TEST_F(LedgerTest, NoQuotaOnFlavor) {
+  Ledger ledger(TwoTeams());
+  auto r = Reserve(ledger, "a", Gpus(1), Mode::kBorrowing, "ml.g5.12xlarge");
+  ASSERT_FALSE(Ok(r));
+  EXPECT_EQ(Why(r).kind, RefusalKind::kNoQuota);
+  EXPECT_EQ(Why(r).Explain(), "a: no quota on ml.g5.12xlarge");
+}
+
+TEST_F(LedgerTest, TeamWithoutCohortUsesItsNominalAndNoMore) {
+  Ledger ledger(PolicyBuilder().Team("solo").Quota(kP5, kGpu, 8).Build());
+  EXPECT_TRUE(Ok(Reserve(ledger, "solo", Gpus(8))));
+  EXPECT_FALSE(Ok(Reserve(ledger, "solo", Gpus(1))));
+}
+
+TEST_F(LedgerTest, ReloadKeepsUsageAndRefusesUntilItDrains) {
+  Ledger ledger(TwoTeams());
+  std::vector<std::variant<Charge, Refusal>> held;
+  for (int i = 0; i < 8; ++i) held.push_back(Reserve(ledger, "a", Gpus(1)));
+  // Halve a's quota, no borrowing.
+  ledger.ApplyPolicy(TwoTeams(/*a_borrow=*/0, kUnlimited, kUnlimited, /*a_lend=*/0).get()
+                         ? PolicyBuilder()
+                               .Team("a", "c")
+                               .Quota(kP5, kGpu, 4, 0, 0)
+                               .Team("b", "c")
+                               .Quota(kP5, kGpu, 8)
+                               .Build()
+                         : nullptr);
+  EXPECT_EQ(Usage(ledger, "a"), 8);  // nothing lost, nothing touched
+  EXPECT_FALSE(Ok(Reserve(ledger, "a", Gpus(1))));
+  for (int i = 0; i < 4; ++i) Release(ledger, held[i]);  // charges of the old generation
+  EXPECT_EQ(Usage(ledger, "a"), 4);
+  EXPECT_FALSE(Ok(Reserve(ledger, "a", Gpus(1))));
+  Release(ledger, held[4]);
+  EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(1))));
+  EXPECT_EQ(Usage(ledger, "a"), 4);
+}
+
+TEST_F(LedgerTest, RemovedTeamKeepsItsUsageUntilItEnds) {
+  Ledger ledger(TwoTeams());
+  auto charge = Reserve(ledger, "a", Gpus(12));  // 4 borrowed from b
+  ASSERT_TRUE(Ok(charge));
+  ledger.ApplyPolicy(PolicyBuilder().Team("b", "c").Quota(kP5, kGpu, 8).Build());
+  EXPECT_EQ(Usage(ledger, "a"), 12);
+  // a's 12 now sit in the cohort pool, whose capacity is b's 8: b is blocked.
+  EXPECT_FALSE(Ok(Reserve(ledger, "b", Gpus(1))));
+  Release(ledger, charge);
+  EXPECT_EQ(Usage(ledger, "a"), 0);
+  EXPECT_TRUE(Ok(Reserve(ledger, "b", Gpus(8))));
+}
+
+TEST_F(LedgerTest, ForceChargeCreatesMissingCellsOnRequest) {
+  Ledger ledger(TwoTeams());
+  Charge charge;
+  std::vector<CellKey> missing;
+  {
+    Ledger::Session s(ledger);
+    ASSERT_FALSE(s.ForceCharge(T("ghost"), F(kP5), Gpus(2), &charge, &missing));
+  }
+  ASSERT_EQ(missing.size(), 1u);
+  ledger.EnsureCells(missing);
+  {
+    Ledger::Session s(ledger);
+    ASSERT_TRUE(s.ForceCharge(T("ghost"), F(kP5), Gpus(2), &charge, &missing));
+  }
+  EXPECT_EQ(Usage(ledger, "ghost"), 2);
+  // Unlimited force: existing usage beyond every limit is still recorded.
+  {
+    Ledger::Session s(ledger);
+    Charge big;
+    ASSERT_TRUE(s.ForceCharge(T("a"), F(kP5), Gpus(100), &big, &missing));
+  }
+  EXPECT_EQ(Usage(ledger, "a"), 100);
+  // A flavor nobody governs is not charged at all.
+  {
+    Ledger::Session s(ledger);
+    Charge none;
+    ASSERT_TRUE(s.ForceCharge(T("a"), F("ml.c5.xlarge"), Gpus(1), &none, &missing));
+    EXPECT_EQ(none.count, 0);
+  }
+}
+
+TEST_F(LedgerTest, RebuildReplacesUsageByTheCollectedCharges) {
+  Ledger ledger(TwoTeams());
+  auto keep = Reserve(ledger, "a", Gpus(3));
+  auto lost = Reserve(ledger, "a", Gpus(5));  // pretend this one leaked
+  ASSERT_TRUE(Ok(keep) && Ok(lost));
+  Charge kept = std::get<Charge>(keep);
+  ledger.Rebuild([&] { return std::vector<Charge*>{&kept}; });
+  EXPECT_EQ(Usage(ledger, "a"), 3);
+  EXPECT_EQ(kept.generation, ledger.generation());
+  Ledger::Session s(ledger);
+  EXPECT_TRUE(s.Release(kept));
+  EXPECT_EQ(s.View(T("a"), F(kP5), R(kGpu)).usage, 0);
+}
+
+// ---- Property test: random reserve / release / reload against a reference model. ----
+
+struct ModelCell {
+  int64_t nominal, borrowing, lending;
+};
+
+class Model {
+ public:
+  std::map<std::string, ModelCell> limits;  // team → limits (one flavor, one resource)
+  std::map<std::string, int64_t> usage;
+
+  int64_t G(const std::string& t) const {
+    const ModelCell& c = limits.at(t);
+    return c.nominal - std::min(c.lending, c.nominal);
+  }
+  int64_t PoolCapacity() const {
+    int64_t cap = 0;
+    for (const auto& [t, c] : limits) cap = SaturatingAdd(cap, std::min(c.lending, c.nominal));
+    return cap;
+  }
+  int64_t PoolUsed() const {
+    int64_t used = 0;
+    for (const auto& [t, u] : usage) {
+      const int64_t g = limits.count(t) ? G(t) : 0;
+      used += std::max<int64_t>(0, u - g);
+    }
+    return used;
+  }
+  bool Fits(const std::string& t, int64_t q, Mode mode) const {
+    const ModelCell& c = limits.at(t);
+    const int64_t u = usage.count(t) ? usage.at(t) : 0;
+    const int64_t cap =
+        mode == Mode::kWithinNominal ? c.nominal : SaturatingAdd(c.nominal, c.borrowing);
+    if (SaturatingAdd(u, q) > cap) return false;
+    const int64_t delta = std::max<int64_t>(0, u + q - G(t)) - std::max<int64_t>(0, u - G(t));
+    return delta == 0 || PoolUsed() + delta <= PoolCapacity();
+  }
+};
+
+PolicyPtr PolicyFrom(const Model& model) {
+  PolicyBuilder builder;
+  for (const auto& [team, c] : model.limits) {
+    builder.Team(team, "c").Quota(kP5, kGpu, c.nominal, c.borrowing, c.lending);
+  }
+  return builder.Build();
+}
+
+TEST_F(LedgerTest, PropertyRandomSequencesMatchTheModel) {
+  std::mt19937_64 rng(20261129);
+  for (int round = 0; round < 40; ++round) {
+    Model model;
+    const int teams = 2 + static_cast<int>(rng() % 4);
+    auto random_limits = [&] {
+      ModelCell c;
+      c.nominal = static_cast<int64_t>(rng() % 10);
+      c.borrowing = rng() % 3 == 0 ? kUnlimited : static_cast<int64_t>(rng() % 6);
+      c.lending = rng() % 3 == 0 ? kUnlimited : static_cast<int64_t>(rng() % 6);
+      return c;
+    };
+    for (int t = 0; t < teams; ++t) model.limits["p" + std::to_string(t)] = random_limits();
+    Ledger ledger(PolicyFrom(model));
+    std::vector<std::pair<std::string, Charge>> live;
+    for (int step = 0; step < 300; ++step) {
+      const int op = static_cast<int>(rng() % 10);
+      if (op < 6) {
+        const std::string team = "p" + std::to_string(rng() % teams);
+        const int64_t q = 1 + static_cast<int64_t>(rng() % 4);
+        const Mode mode = rng() % 2 ? Mode::kBorrowing : Mode::kWithinNominal;
+        const bool fits = model.Fits(team, q, mode);
+        auto r = Reserve(ledger, team, Gpus(q), mode);
+        ASSERT_EQ(Ok(r), fits) << "round " << round << " step " << step << " team " << team << " q "
+                               << q;
+        if (fits) {
+          model.usage[team] += q;
+          live.emplace_back(team, std::get<Charge>(r));
+        }
+      } else if (op < 9 && !live.empty()) {
+        const size_t i = rng() % live.size();
+        {
+          Ledger::Session s(ledger);
+          ASSERT_TRUE(s.Release(live[i].second));
+        }
+        model.usage[live[i].first] -= live[i].second.Amount(R(kGpu));
+        live.erase(live.begin() + static_cast<long>(i));
+      } else {
+        for (auto& [team, c] : model.limits) {
+          if (rng() % 2) c = random_limits();
+        }
+        ledger.ApplyPolicy(PolicyFrom(model));
+      }
+      // Usage equals the sum of live reservations, cell by cell.
+      for (const auto& [team, c] : model.limits) {
+        const int64_t expected = model.usage.count(team) ? model.usage.at(team) : 0;
+        ASSERT_EQ(Usage(ledger, team), expected) << "round " << round << " step " << step;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace taskgov::scheduler

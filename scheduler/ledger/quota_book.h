@@ -1,0 +1,109 @@
+#pragma once
+
+// QuotaBook: the ledger plus the reservations behind its counters, keyed by pod UID.
+//
+// A reservation is *assumed* after a positive filter (it expires after a TTL unless confirmed),
+// *bound* once the pod is seen bound (or bound by us), and gone once released. Every operation is
+// idempotent per UID: confirming a bound pod again, releasing twice, or an informer replaying
+// events changes nothing; a re-filter of an assumed pod replaces its reservation; a pod recreated
+// under a new UID is a new reservation (its predecessor's is released when that pod goes).
+//
+// Consistency: each operation opens a Ledger::Session and then locks the UID's shard, always in
+// that order, so the ledger counters and the table change together and Reconcile() — which
+// rebuilds the counters from the table while no session is open — sees them quiescent.
+// Thread-safety: all methods are thread-safe.
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "common/clock.h"
+#include "scheduler/ledger/ledger.h"
+
+namespace taskgov::scheduler {
+
+inline constexpr NameId kNoNode = 0xffffffff;
+
+enum class ReservationState : uint8_t { kAssumed, kBound };
+
+// What decisions need to know about a charged pod without the pod store.
+struct PodMeta {
+  int32_t priority = 0;
+  int64_t created_ms = 0;
+  int64_t admitted_ms = 0;  // when it was admitted (assumed or seen bound first)
+  NameId node = kNoNode;
+};
+
+struct Reservation {
+  Charge charge;
+  ReservationState state = ReservationState::kAssumed;
+  int64_t expires_ms = 0;  // assumed only
+  PodMeta meta;
+};
+
+class QuotaBook {
+ public:
+  QuotaBook(PolicyPtr policy, const common::Clock* clock);
+  QuotaBook(const QuotaBook&) = delete;
+  QuotaBook& operator=(const QuotaBook&) = delete;
+
+  // After a positive filter: reserves `request` for (team, flavor) as an assumed reservation that
+  // expires after `ttl_ms`, replacing an earlier assumed reservation of the same UID. A bound
+  // UID is left as it is and its charge returned.
+  [[nodiscard]] std::variant<Charge, Refusal> Assume(std::string_view uid, NameId team,
+                                                     NameId flavor, const ResourceList& request,
+                                                     Ledger::Mode mode, int64_t ttl_ms,
+                                                     const PodMeta& meta);
+
+  enum class ConfirmOutcome { kConfirmedAssumed, kCharged, kAlreadyBound };
+  // The pod is bound (seen bound, or bound by us). An assumed reservation on the same flavor
+  // becomes bound; otherwise the pod's request is charged unconditionally (existing usage).
+  ConfirmOutcome ConfirmBound(std::string_view uid, NameId team, NameId flavor,
+                              const ResourceList& request, const PodMeta& meta);
+
+  // The pod ended, was deleted, or its binding failed. True if a reservation was released.
+  bool Release(std::string_view uid);
+  // Releases assumed reservations whose TTL has passed; returns how many.
+  size_t ExpireAssumed();
+
+  [[nodiscard]] std::optional<Reservation> Find(std::string_view uid) const;
+  // Calls `fn` for every reservation (under its shard's lock: keep `fn` short, no QuotaBook
+  // calls inside).
+  void ForEach(const std::function<void(std::string_view uid, const Reservation&)>& fn) const;
+  [[nodiscard]] size_t size() const;
+
+  // Rebuilds the ledger counters from the reservations and reports the cells that had drifted.
+  std::vector<Ledger::Drift> Reconcile();
+  // New limits; usage kept.
+  void ApplyPolicy(PolicyPtr policy) { ledger_.ApplyPolicy(std::move(policy)); }
+
+  [[nodiscard]] Ledger& ledger() { return ledger_; }
+  [[nodiscard]] const Ledger& ledger() const { return ledger_; }
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  struct Shard {
+    mutable std::mutex mu;
+    std::unordered_map<std::string, Reservation, Hash, std::equal_to<>> map;
+  };
+  // Reconcile() holds every shard's lock at once; ThreadSanitizer's deadlock detector tracks at
+  // most 64 locks held by one thread, so the shard count stays well below that.
+  static constexpr size_t kShards = 32;
+
+  Shard& ShardOf(std::string_view uid) const { return shards_[Hash{}(uid) % kShards]; }
+
+  Ledger ledger_;
+  const common::Clock* clock_;
+  mutable std::array<Shard, kShards> shards_;
+};
+
+}  // namespace taskgov::scheduler

@@ -1,0 +1,153 @@
+#include "scheduler/ledger/quota_book.h"
+
+#include <gtest/gtest.h>
+
+#include "scheduler/testing/builders.h"
+
+namespace taskgov::scheduler {
+namespace {
+
+using testing::PolicyBuilder;
+using Mode = Ledger::Mode;
+
+constexpr char kP5[] = "ml.p5.48xlarge";
+constexpr char kG5[] = "ml.g5.12xlarge";
+constexpr char kGpu[] = "nvidia.com/gpu";
+constexpr int64_t kTtl = 30'000;
+
+NameId T(const std::string& name) { return TeamNames().Intern(name); }
+NameId F(const std::string& name) { return FlavorNames().Intern(name); }
+
+ResourceList Gpus(int64_t n) { return ResourceList{{kGpu, n}}; }
+
+class QuotaBookTest : public ::testing::Test {
+ protected:
+  QuotaBookTest()
+      : book_(PolicyBuilder()
+                  .Team("a", "c")
+                  .Quota(kP5, kGpu, 8, 0)
+                  .Quota(kG5, kGpu, 4, 0)
+                  .Team("b", "c")
+                  .Quota(kP5, kGpu, 8, 0, 0)
+                  .Build(),
+              &clock_) {}
+
+  bool Assume(const std::string& uid, int64_t gpus, const std::string& flavor = kP5) {
+    return std::holds_alternative<Charge>(
+        book_.Assume(uid, T("a"), F(flavor), Gpus(gpus), Mode::kBorrowing, kTtl, PodMeta{}));
+  }
+  int64_t Usage(const std::string& flavor = kP5) {
+    Ledger::Session s(book_.ledger());
+    return s.View(T("a"), F(flavor), ResourceNames().Intern(kGpu)).usage;
+  }
+
+  common::FakeClock clock_;
+  QuotaBook book_;
+};
+
+TEST_F(QuotaBookTest, AssumeThenConfirmChargesOnce) {
+  ASSERT_TRUE(Assume("u1", 4));
+  EXPECT_EQ(book_.ConfirmBound("u1", T("a"), F(kP5), Gpus(4), PodMeta{}),
+            QuotaBook::ConfirmOutcome::kConfirmedAssumed);
+  EXPECT_EQ(book_.ConfirmBound("u1", T("a"), F(kP5), Gpus(4), PodMeta{}),
+            QuotaBook::ConfirmOutcome::kAlreadyBound);
+  EXPECT_EQ(Usage(), 4);
+  EXPECT_EQ(book_.Find("u1")->state, ReservationState::kBound);
+}
+
+TEST_F(QuotaBookTest, DuplicateReleaseChangesNothing) {
+  ASSERT_TRUE(Assume("u1", 4));
+  EXPECT_TRUE(book_.Release("u1"));
+  EXPECT_FALSE(book_.Release("u1"));
+  EXPECT_EQ(Usage(), 0);
+}
+
+TEST_F(QuotaBookTest, RefilterReplacesTheAssumedReservation) {
+  ASSERT_TRUE(Assume("u1", 4));
+  ASSERT_TRUE(Assume("u1", 2));
+  EXPECT_EQ(Usage(), 2);
+  EXPECT_EQ(book_.size(), 1u);
+}
+
+TEST_F(QuotaBookTest, RefilterOfABoundPodKeepsItsCharge) {
+  ASSERT_TRUE(Assume("u1", 4));
+  book_.ConfirmBound("u1", T("a"), F(kP5), Gpus(4), PodMeta{});
+  ASSERT_TRUE(Assume("u1", 4));
+  EXPECT_EQ(Usage(), 4);
+}
+
+TEST_F(QuotaBookTest, BurstOfFiltersBeforeAnyBindingCannotExceedTheQuota) {
+  int admitted = 0;
+  for (int i = 0; i < 20; ++i) admitted += Assume("burst-" + std::to_string(i), 1) ? 1 : 0;
+  EXPECT_EQ(admitted, 8);
+  EXPECT_EQ(Usage(), 8);
+}
+
+TEST_F(QuotaBookTest, AssumedReservationsExpireAfterTheirTtl) {
+  ASSERT_TRUE(Assume("u1", 4));
+  ASSERT_TRUE(Assume("u2", 2));
+  book_.ConfirmBound("u2", T("a"), F(kP5), Gpus(2), PodMeta{});
+  clock_.Advance(kTtl - 1);
+  EXPECT_EQ(book_.ExpireAssumed(), 0u);
+  clock_.Advance(1);
+  EXPECT_EQ(book_.ExpireAssumed(), 1u);
+  EXPECT_EQ(Usage(), 2);  // the bound one stays
+  EXPECT_FALSE(book_.Find("u1").has_value());
+}
+
+TEST_F(QuotaBookTest, BoundPodsSeenAfterARestartAreChargedEvenOverQuota) {
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(book_.ConfirmBound("r" + std::to_string(i), T("a"), F(kP5), Gpus(1), PodMeta{}),
+              QuotaBook::ConfirmOutcome::kCharged);
+  }
+  EXPECT_EQ(Usage(), 10);
+  EXPECT_FALSE(Assume("new", 1));
+}
+
+TEST_F(QuotaBookTest, DeletedPodIsNoLongerCountedAndItsRecreationCountsOnce) {
+  book_.ConfirmBound("old-uid", T("a"), F(kP5), Gpus(8), PodMeta{});
+  EXPECT_TRUE(book_.Release("old-uid"));  // the job controller deleted it
+  book_.ConfirmBound("new-uid", T("a"), F(kP5), Gpus(8), PodMeta{});
+  EXPECT_EQ(Usage(), 8);
+}
+
+TEST_F(QuotaBookTest, BoundToAnotherFlavorThanAssumedMovesTheCharge) {
+  ASSERT_TRUE(Assume("u1", 2, kP5));
+  EXPECT_EQ(book_.ConfirmBound("u1", T("a"), F(kG5), Gpus(2), PodMeta{}),
+            QuotaBook::ConfirmOutcome::kCharged);
+  EXPECT_EQ(Usage(kP5), 0);
+  EXPECT_EQ(Usage(kG5), 2);
+}
+
+TEST_F(QuotaBookTest, ReconcileReportsAndRepairsDrift) {
+  ASSERT_TRUE(Assume("u1", 3));
+  EXPECT_TRUE(book_.Reconcile().empty());
+  // Corrupt the counters behind the table's back.
+  {
+    Ledger::Session s(book_.ledger());
+    ASSERT_TRUE(
+        std::holds_alternative<Charge>(s.Reserve(T("a"), F(kP5), Gpus(2), Mode::kBorrowing)));
+  }
+  EXPECT_EQ(Usage(), 5);
+  std::vector<Ledger::Drift> drift = book_.Reconcile();
+  ASSERT_EQ(drift.size(), 1u);
+  EXPECT_EQ(drift[0].ledger_usage, 5);
+  EXPECT_EQ(drift[0].charged, 3);
+  EXPECT_EQ(Usage(), 3);
+  // The table's charges still release cleanly after the rebuild.
+  EXPECT_TRUE(book_.Release("u1"));
+  EXPECT_EQ(Usage(), 0);
+}
+
+TEST_F(QuotaBookTest, ReloadKeepsReservations) {
+  ASSERT_TRUE(Assume("u1", 6));
+  book_.ApplyPolicy(PolicyBuilder().Team("a", "c").Quota(kP5, kGpu, 4, 0).Build());
+  EXPECT_EQ(Usage(), 6);
+  EXPECT_FALSE(Assume("u2", 1));
+  EXPECT_TRUE(book_.Release("u1"));
+  EXPECT_EQ(Usage(), 0);
+  EXPECT_TRUE(Assume("u2", 4));
+}
+
+}  // namespace
+}  // namespace taskgov::scheduler

@@ -1,0 +1,159 @@
+#pragma once
+
+// Policy: one immutable snapshot of who may use what (DESIGN §3, §6). config/ builds it from the
+// ConfigMap in any dialect (native, HyperPod, Kueue, Volcano); the ledger and the decisions read
+// it. Published as std::shared_ptr<const Policy>; never modified after publication, so any number
+// of threads may read it without synchronisation.
+//
+// Amounts are canonical (quantity.h). Every quota line is explicit: config/ has already applied
+// HyperPod ratio defaults, sharing strategies and dialect defaults, so a team has one
+// ResourceQuota per (flavor, resource) it may use and nothing else.
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduler/model/objects.h"
+
+namespace taskgov::scheduler {
+
+// Amount meaning "no limit".
+inline constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
+
+enum class TaskPrioritization { kTaskRanking, kFirstComeFirstServe };
+enum class QueueingStrategy { kBestEffortFIFO, kStrictFIFO };
+enum class IdleComputeAllocation { kFairShare, kFirstComeFirstServe };
+// Kueue ClusterQueue preemption.withinClusterQueue.
+enum class WithinTeamPreemption { kNever, kLowerPriority, kLowerOrNewerEqualPriority };
+// Kueue ClusterQueue preemption.reclaimWithinCohort.
+enum class ReclaimPolicy { kNever, kLowerPriority, kAny };
+enum class NoTeamAction { kPassThrough, kRefuse };
+
+struct PriorityClass {
+  std::string name;
+  int32_t value = 0;  // HyperPod weight 0..100, or Kueue WorkloadPriorityClass value
+};
+
+// A class of identical nodes. A node belongs to the first flavor (in Policy::flavors order)
+// whose node_labels it all carries.
+struct Flavor {
+  std::string name;    // e.g. "ml.p5.48xlarge" or a Kueue ResourceFlavor name
+  Labels node_labels;  // e.g. {"node.kubernetes.io/instance-type": "ml.p5.48xlarge"}
+  // true: a flavor without node labels that every node belongs to unless a labelled flavor
+  // claims it first (a Kueue ResourceFlavor without nodeLabels, the flavor of Volcano queues).
+  // Ignored when node_labels is not empty.
+  bool matches_all_nodes = false;
+};
+
+// Per (team, flavor, resource); DESIGN §3.3.
+struct ResourceQuota {
+  std::string resource;
+  int64_t nominal = 0;                   // N: the team's guaranteed share
+  int64_t borrowing_limit = kUnlimited;  // B: how far above N the team may go
+  int64_t lending_limit = kUnlimited;    // L: how much of its unused N others may use (≤ N)
+
+  // G = N − L: the part never lent.
+  [[nodiscard]] int64_t guaranteed() const;
+  // N + B, saturating.
+  [[nodiscard]] int64_t ceiling() const;
+  // min(L, N): what the team contributes to its cohort's pool.
+  [[nodiscard]] int64_t lendable() const;
+};
+
+struct FlavorQuota {
+  std::string flavor;  // a Flavor::name
+  std::vector<ResourceQuota> resources;
+};
+
+struct Team {
+  std::string name;
+  std::vector<std::string> namespaces;
+  std::string cohort;  // empty: no cohort (lends and borrows nothing)
+  double fair_share_weight = 1.0;
+  // In the team's preference order: flavor assignment tries them in this order.
+  std::vector<FlavorQuota> flavors;
+  QueueingStrategy queueing = QueueingStrategy::kBestEffortFIFO;
+  WithinTeamPreemption within_team = WithinTeamPreemption::kLowerPriority;
+  ReclaimPolicy reclaim = ReclaimPolicy::kAny;
+  // false: ActivationState Disabled / Kueue stopPolicy Hold — the team's new pods are held.
+  bool active = true;
+  // false: Volcano reclaimable: false — never reclaimed from.
+  bool reclaimable = true;
+  // The Kueue ClusterQueue name this team is known by (metrics compatibility); for HyperPod teams
+  // "hyperpod-ns-<team>-clusterqueue".
+  std::string cluster_queue;
+};
+
+// A Kueue LocalQueue: pods labelled kueue.x-k8s.io/queue-name=<name> in <namespace> belong to the
+// team of <cluster_queue>.
+struct LocalQueue {
+  std::string namespace_;
+  std::string name;
+  std::string team;
+};
+
+struct Cohort {
+  std::string name;
+  std::string parent;  // hierarchical cohorts; empty at the root
+};
+
+struct PreemptionSettings {
+  int64_t grace_period_seconds = 120;   // for evictions, so jobs can checkpoint
+  int64_t minimum_runtime_seconds = 0;  // younger pods are never preempted
+};
+
+// How a pod's team is found besides Kueue / Volcano queues and the teams' namespace lists
+// (DESIGN §3.3). Empty strings turn a rule off.
+struct TeamResolution {
+  // A pod label naming its team directly; checked first.
+  std::string pod_label;
+  // A namespace label naming the team that owns the namespace; checked last, after the teams'
+  // own namespace lists, so namespaces can join a team without a policy change.
+  std::string namespace_label = "taskgov.io/team";
+};
+
+struct Policy {
+  TaskPrioritization task_prioritization = TaskPrioritization::kTaskRanking;
+  IdleComputeAllocation idle_compute = IdleComputeAllocation::kFairShare;
+  std::vector<PriorityClass> priority_classes;
+  // Also look up spec.priorityClassName among priority_classes.
+  bool use_pod_priority_class_name = true;
+  PreemptionSettings preemption;
+  NoTeamAction no_team = NoTeamAction::kPassThrough;
+  TeamResolution team_resolution;
+  std::string instance_type_label = "node.kubernetes.io/instance-type";
+  // Explicit flavors first; a node matching none of them belongs to the flavor named by its
+  // instance-type label value.
+  std::vector<Flavor> flavors;
+  std::vector<Team> teams;
+  std::vector<Cohort> cohorts;
+  std::vector<LocalQueue> local_queues;
+  // Volcano queue name → team name.
+  std::map<std::string, std::string, std::less<>> volcano_queues;
+  // Resolved lookups, filled by Finalize().
+  std::map<std::string, size_t, std::less<>> team_index;       // team name → index
+  std::map<std::string, size_t, std::less<>> namespace_index;  // namespace → team index
+  // A content hash of the documents this snapshot came from (for logs and metrics).
+  std::string source_hash;
+
+  // Builds the lookup maps. Call once after filling the vectors, before publishing.
+  void Finalize();
+  [[nodiscard]] const Team* FindTeam(std::string_view name) const;
+  [[nodiscard]] const Team* TeamOfNamespace(std::string_view ns) const;
+  [[nodiscard]] const PriorityClass* FindPriorityClass(std::string_view name) const;
+  // Whether a pod with `node_selector` can run on nodes of `flavor`: no selector key that the
+  // flavor's labels define (its node_labels, or the instance-type label for an instance-type
+  // flavor) asks for another value. Keys the flavor does not define cannot rule it out.
+  [[nodiscard]] bool FlavorAllows(std::string_view flavor, const Labels& node_selector) const;
+  // The flavor a node belongs to: the first Flavor with labels that all match, else the first
+  // Flavor with matches_all_nodes, else its instance type (empty when it has none of these).
+  [[nodiscard]] std::string FlavorOfNode(const Labels& node_labels) const;
+};
+
+using PolicyPtr = std::shared_ptr<const Policy>;
+
+}  // namespace taskgov::scheduler

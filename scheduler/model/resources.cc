@@ -1,0 +1,86 @@
+#include "scheduler/model/resources.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "scheduler/model/quantity.h"
+
+namespace taskgov::scheduler {
+
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t out;
+  if (__builtin_add_overflow(a, b, &out)) {
+    return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  }
+  return out;
+}
+
+int64_t SaturatingSub(int64_t a, int64_t b) {
+  int64_t out;
+  if (__builtin_sub_overflow(a, b, &out)) {
+    return b < 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  }
+  return out;
+}
+
+ResourceList::ResourceList(std::initializer_list<ResourceAmount> items) {
+  for (const ResourceAmount& item : items) Set(item.name, item.amount);
+}
+
+int64_t ResourceList::Get(std::string_view name) const {
+  auto it =
+      std::lower_bound(items_.begin(), items_.end(), name,
+                       [](const ResourceAmount& a, std::string_view n) { return a.name < n; });
+  return it != items_.end() && it->name == name ? it->amount : 0;
+}
+
+bool ResourceList::Has(std::string_view name) const {
+  auto it =
+      std::lower_bound(items_.begin(), items_.end(), name,
+                       [](const ResourceAmount& a, std::string_view n) { return a.name < n; });
+  return it != items_.end() && it->name == name;
+}
+
+void ResourceList::Set(std::string_view name, int64_t amount) {
+  auto it =
+      std::lower_bound(items_.begin(), items_.end(), name,
+                       [](const ResourceAmount& a, std::string_view n) { return a.name < n; });
+  if (it != items_.end() && it->name == name) {
+    it->amount = amount;
+  } else {
+    items_.insert(it, ResourceAmount{std::string(name), amount});
+  }
+}
+
+void ResourceList::Add(const ResourceList& other) {
+  for (const ResourceAmount& item : other)
+    Set(item.name, SaturatingAdd(Get(item.name), item.amount));
+}
+
+void ResourceList::MaxWith(const ResourceList& other) {
+  for (const ResourceAmount& item : other) {
+    if (!Has(item.name) || Get(item.name) < item.amount) Set(item.name, item.amount);
+  }
+}
+
+void ResourceList::DropZeros() {
+  std::erase_if(items_, [](const ResourceAmount& a) { return a.amount == 0; });
+}
+
+std::string ResourceList::ToString() const {
+  std::string out;
+  for (const ResourceAmount& item : items_) {
+    if (!out.empty()) out += ", ";
+    out += item.name + ": " + FormatQuantity(item.name, item.amount);
+  }
+  return out;
+}
+
+IdAmounts ToIdAmounts(const ResourceList& list) {
+  IdAmounts out;
+  out.reserve(list.size());
+  for (const ResourceAmount& r : list) out.emplace_back(ResourceNames().Intern(r.name), r.amount);
+  return out;
+}
+
+}  // namespace taskgov::scheduler

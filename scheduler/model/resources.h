@@ -1,0 +1,62 @@
+#pragma once
+
+// ResourceList: resource name → amount in canonical units (see quantity.h), kept sorted by name
+// in a flat vector (pods name a handful of resources). Arithmetic saturates at the int64 limits
+// instead of overflowing. Value type; not synchronised.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "scheduler/model/interner.h"
+
+namespace taskgov::scheduler {
+
+// Saturating arithmetic on canonical amounts.
+[[nodiscard]] int64_t SaturatingAdd(int64_t a, int64_t b);
+[[nodiscard]] int64_t SaturatingSub(int64_t a, int64_t b);
+
+struct ResourceAmount {
+  std::string name;
+  int64_t amount = 0;
+  bool operator==(const ResourceAmount&) const = default;
+};
+
+class ResourceList {
+ public:
+  ResourceList() = default;
+  ResourceList(std::initializer_list<ResourceAmount> items);
+
+  // 0 when absent.
+  [[nodiscard]] int64_t Get(std::string_view name) const;
+  [[nodiscard]] bool Has(std::string_view name) const;
+  void Set(std::string_view name, int64_t amount);
+  // this[r] += other[r] for every r (saturating).
+  void Add(const ResourceList& other);
+  // this[r] = max(this[r], other[r]) for every r.
+  void MaxWith(const ResourceList& other);
+  // Drops entries whose amount is zero.
+  void DropZeros();
+
+  [[nodiscard]] bool empty() const { return items_.empty(); }
+  [[nodiscard]] size_t size() const { return items_.size(); }
+  [[nodiscard]] auto begin() const { return items_.begin(); }
+  [[nodiscard]] auto end() const { return items_.end(); }
+  bool operator==(const ResourceList&) const = default;
+
+  // "nvidia.com/gpu: 8, cpu: 1500m, memory: 64Gi" — for messages.
+  [[nodiscard]] std::string ToString() const;
+
+ private:
+  std::vector<ResourceAmount> items_;  // sorted by name, unique
+};
+
+// A compact resource list keyed by interned resource id (small; linear search).
+using IdAmounts = std::vector<std::pair<NameId, int64_t>>;
+
+// Interns the resources of `list` (ResourceNames()).
+[[nodiscard]] IdAmounts ToIdAmounts(const ResourceList& list);
+
+}  // namespace taskgov::scheduler

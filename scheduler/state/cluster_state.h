@@ -1,0 +1,261 @@
+#pragma once
+
+// ClusterState: taskgov's view of the cluster, fed by the informers (it is their
+// ClusterObserver) and by the pods seen in filter calls.
+//
+//  * Nodes: flavor (from the policy), allocatable, what bound pods use, and how many of those
+//    pods borrow — the node cache the filter and prioritize verbs read (nodeCacheCapable); and
+//    the labels and taints that decide which pods may go there (placement.h), for preemption.
+//  * Pods: every pod the informers report. Bound, non-terminal pods of a team are usage: they
+//    are confirmed in the QuotaBook (charged if no assumed reservation exists); pods that end
+//    or are deleted are released. A pod bound to a node not seen yet is charged when the node
+//    arrives.
+//  * Pending: pods of this scheduler waiting for admission, per team in rank order — for
+//    TaskRanking / FirstComeFirstServe ordering and for fair-share borrowing.
+//  * Live Kueue LocalQueues and Volcano PodGroups for team resolution.
+//
+// Thread-safety: one shared_mutex; informer events take it exclusively for microseconds, the
+// webhook queries share it. QuotaBook calls happen with the lock held (the book never calls
+// back), and may open ledger sessions or wait for a generation swap — so callers must never take
+// this lock while holding a Ledger::Session (lock order: cluster state, then ledger session).
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/clock.h"
+#include "scheduler/cluster_api.h"
+#include "scheduler/ledger/quota_book.h"
+#include "scheduler/model/objects.h"
+#include "scheduler/model/pod_identity.h"
+
+namespace taskgov::scheduler {
+
+inline constexpr NameId kNoTeam = 0xffffffff;
+
+struct NodeView {
+  bool known = false;
+  NameId flavor = kNoNode;  // kNoNode: the node belongs to no flavor
+  bool schedulable = true;
+  ResourceList allocatable;
+  ResourceList used;  // by bound, non-terminal pods
+  int borrowing_pods = 0;
+  // Name, labels and the taints that keep pods off (placement.h); shared with the node's record,
+  // immutable. Null for an unknown node.
+  std::shared_ptr<const NodePlacement> placement;
+};
+
+// What the filter needs per candidate node, without copying the node.
+struct NodeFit {
+  bool known = false;
+  NameId flavor = kNoNode;
+  bool room = true;  // schedulable and allocatable − used covers the request
+};
+
+// What prioritize needs per node for the resource it packs.
+struct NodePacking {
+  bool known = false;
+  NameId flavor = kNoNode;
+  int64_t allocatable = 0;
+  int64_t used = 0;
+  int borrowing_pods = 0;
+};
+
+struct PendingPod {
+  std::string uid;
+  std::string key;  // namespace/name
+  NameId team = kNoTeam;
+  int32_t priority = 0;
+  int64_t created_ms = 0;
+  ResourceList request;
+  Labels node_selector;  // the flavors it can use: Policy::FlavorAllows
+  // Tolerations and required node affinity (null: none): with node_selector, the nodes it can
+  // use (placement.h). Shared with the pod's record.
+  std::shared_ptr<const PodPlacementSpec> placement;
+};
+
+enum class PodTransition {
+  kBound,  // seen pending, then bound (wait time = now − created)
+  kEnded,  // seen bound, then terminal or deleted (run time = now − bound)
+};
+
+class ClusterState final : public ClusterObserver {
+ public:
+  struct Options {
+    std::string scheduler_name = "taskgov";
+    // A pod known only from filter calls (not from the informer) stops counting as pending
+    // when it has not been filtered for this long.
+    int64_t filter_seen_ttl_ms = 60'000;
+  };
+
+  ClusterState(QuotaBook* book, const common::Clock* clock, Options options);
+
+  // A new policy: node flavors and pending teams are recomputed (charges stay where they are).
+  void SetPolicy(PolicyPtr policy);
+  // What a lifecycle observer learns about a pod.
+  struct PodLifecycle {
+    const Pod* pod = nullptr;
+    NameId team = kNoTeam;
+    std::string_view priority_class;  // PriorityClassOf under the current policy
+    PodTransition transition = PodTransition::kBound;
+    int64_t bound_ms = 0;  // when it was seen bound (start time for pods bound before we saw them)
+    int64_t now_ms = 0;
+  };
+  // Called (under the state's lock: keep it short, no calls back) when a pod is seen bound after
+  // having been seen pending, and when a pod seen bound ends. Set before events flow.
+  void SetLifecycleObserver(std::function<void(const PodLifecycle&)> observer) {
+    lifecycle_ = std::move(observer);
+  }
+  // Bound, non-terminal pods per team (running), and pending pods per team.
+  [[nodiscard]] std::unordered_map<NameId, size_t> RunningByTeam() const;
+
+  // ClusterObserver.
+  void OnPodUpsert(const Pod& pod) override;
+  void OnPodDelete(const Pod& last_known) override;
+  void OnNodeUpsert(const Node& node) override;
+  void OnNodeDelete(const std::string& name) override;
+  void OnNamespaceUpsert(const std::string& name, const Labels& labels) override;
+  void OnNamespaceDelete(const std::string& name) override;
+  void OnLocalQueueUpsert(const std::string& ns, const std::string& name,
+                          const std::string& cluster_queue) override;
+  void OnLocalQueueDelete(const std::string& ns, const std::string& name) override;
+  void OnPodGroupUpsert(const std::string& ns, const std::string& name, const std::string& queue,
+                        int64_t min_member) override;
+  void OnPodGroupDelete(const std::string& ns, const std::string& name) override;
+  void OnSynced(ObjectKind kind) override;
+
+  // Pods and nodes have been listed once.
+  [[nodiscard]] bool synced() const;
+
+  // Flavor and room for `request` of each named node, under one lock; `out` is parallel to
+  // `names`. The cost per node is one hash lookup and a few integer compares.
+  void FitNodes(const std::vector<std::string>& names, const IdAmounts& request,
+                std::vector<NodeFit>* out) const;
+  void PackNodes(const std::vector<std::string>& names, NameId resource,
+                 std::vector<NodePacking>* out) const;
+  // Full views (copies), looked up under one lock. `out` is parallel to `names`.
+  void ViewNodes(const std::vector<std::string>& names, std::vector<NodeView>* out) const;
+  [[nodiscard]] NodeView ViewNode(const std::string& name) const;
+  // The flavor of a node given its labels (for full Nodes in a filter request).
+  [[nodiscard]] NameId FlavorOfLabels(const Labels& labels) const;
+
+  [[nodiscard]] std::optional<Pod> FindPod(std::string_view uid) const;
+  // The pod's team under the current policy and live queues (kNoTeam: none).
+  [[nodiscard]] NameId TeamOf(const Pod& pod) const;
+  [[nodiscard]] LiveQueues live_queues() const;
+
+  // A pod of `team` seen in a filter call and not admitted.
+  void NotePending(const Pod& pod, NameId team, int32_t priority, const ResourceList& request);
+  // The pod was admitted (assumed): it no longer waits.
+  void NoteAdmitted(std::string_view uid);
+  // Pending pods of `team` that rank ahead of (priority, created_ms, uid), best first, at most
+  // `limit`. by_priority: TaskRanking order (priority, then age); else age only.
+  [[nodiscard]] std::vector<PendingPod> PendingAhead(NameId team, int32_t priority,
+                                                     int64_t created_ms, std::string_view uid,
+                                                     bool by_priority, size_t limit) const;
+  // The best-ranked pending pod of `team`, if any.
+  [[nodiscard]] std::optional<PendingPod> PendingHead(NameId team, bool by_priority) const;
+  [[nodiscard]] size_t pending_count(NameId team) const { return pending_counts(team).total; }
+  // Pending pods of `team`: all, and those a filter call has refused (the rest are waiting for
+  // the scheduler to try them).
+  struct PendingCounts {
+    size_t total = 0;
+    size_t refused = 0;
+  };
+  [[nodiscard]] PendingCounts pending_counts(NameId team) const;
+
+  // Bound pods (uid, pod) on a node — for victim selection.
+  [[nodiscard]] std::vector<Pod> PodsOnNode(const std::string& node) const;
+  // Every bound, non-terminal pod with its team and effective request, under one shared lock
+  // (for the preemption controller). `fn` must not call back into the ClusterState.
+  // Compares the QuotaBook's reservations with the pods running here and repairs both ways:
+  // bound reservations at least `min_age_ms` old whose pod is not running here are released;
+  // running pods of a team on a flavor without a reservation are charged. Nothing before the
+  // first sync. Returns the UIDs repaired (drift: normally none).
+  struct ReservationDrift {
+    std::vector<std::string> released;
+    std::vector<std::string> charged;
+  };
+  ReservationDrift ReconcileReservations(int64_t min_age_ms);
+
+  void ForEachBoundPod(const std::function<void(const Pod& pod, NameId team,
+                                                const ResourceList& request)>& fn) const;
+  // The known nodes of a flavor with their views (placement included), in no particular order.
+  [[nodiscard]] std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(NameId flavor) const;
+
+ private:
+  struct PodRecord {
+    Pod pod;
+    NameId team = kNoTeam;
+    ResourceList request;
+    std::string counted_node;  // node whose `used` includes this pod ("" if none)
+    bool charged = false;
+    int64_t bound_ms = 0;  // when first counted on a node
+  };
+  struct NodeRecord {
+    std::shared_ptr<const NodePlacement> placement;  // name, labels, taints that keep pods off
+    ResourceList allocatable;
+    bool schedulable = true;  // not cordoned, and Ready
+    NameId flavor = kNoNode;
+    ResourceList used;
+    IdAmounts allocatable_ids;  // allocatable, interned
+    IdAmounts used_ids;         // `used`, interned
+    int borrowing_pods = 0;
+  };
+  static void SyncIds(NodeRecord& record);
+  struct PendingEntry {
+    PendingPod pod;
+    int64_t last_seen_ms = 0;
+    bool from_informer = false;
+    bool refused = false;  // a filter call refused it (Kueue: inadmissible; else active)
+  };
+  // Rank keys: (−priority, created, uid) and (created, uid).
+  using PriorityKey = std::tuple<int64_t, int64_t, std::string>;
+  using AgeKey = std::tuple<int64_t, std::string>;
+  struct TeamQueue {
+    std::set<PriorityKey> by_priority;
+    std::set<AgeKey> by_age;
+  };
+
+  // All with mu_ held exclusively.
+  void Account(PodRecord& record);
+  void Unaccount(PodRecord& record);
+  void AddPending(const PendingPod& pod, bool from_informer);
+  void RemovePending(const std::string& uid);
+  NameId ResolveTeamLocked(const Pod& pod) const;
+  bool Live(const PendingEntry& entry) const;
+
+  QuotaBook* const book_;
+  const common::Clock* const clock_;
+  const Options options_;
+  std::function<void(const PodLifecycle&)> lifecycle_;
+  void Notify(const PodRecord& record, PodTransition transition);
+
+  mutable std::shared_mutex mu_;
+  PolicyPtr policy_;
+  std::unordered_map<std::string, PodRecord> pods_;  // by uid
+  // Known pods by a hash of namespace/name → their uid (a key of pods_). A name belongs to one
+  // live pod: one seen under a new UID proves its predecessor gone, even before its DELETED.
+  std::unordered_multimap<size_t, std::string_view> uid_by_name_;
+  static size_t NameHash(std::string_view ns, std::string_view name);
+  // Charges a pod counted on `node` to its team's quota on the node's flavor (ConfirmBound).
+  void ChargeLocked(PodRecord& record, NodeRecord& node);
+  // Drops pods_[uid] and its name entry (after Unaccount).
+  void ErasePodLocked(std::unordered_map<std::string, PodRecord>::iterator it);
+  std::unordered_map<std::string, NodeRecord> nodes_;                     // by name
+  std::unordered_map<std::string, std::set<std::string>> awaiting_node_;  // node → pod uids
+  std::unordered_map<std::string, PendingEntry> pending_;                 // by uid
+  std::unordered_map<NameId, TeamQueue> queues_;
+  LiveQueues live_;
+  bool pods_synced_ = false;
+  bool nodes_synced_ = false;
+};
+
+}  // namespace taskgov::scheduler
