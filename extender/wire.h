@@ -9,8 +9,8 @@
 // "UID"); ≤ 1.17 used lower-case tags ("pod", "nodenames", "nodeNameToVictims", "podName", ...).
 // Those keys are matched the way Go's encoding/json matches them (case-insensitively, with Go's
 // Unicode folds); the v1.Pod / v1.Node objects inside use their json tags and are decoded by
-// scheduler/model/kube_json.h. `null` and absent are the same. Unknown keys are ignored. A key given
-// twice: the last one wins.
+// scheduler/model/kube_json.h. `null` and absent are the same. Unknown keys are ignored. A key
+// given twice: the last one wins.
 //
 // Only what taskgov reads is materialised (scheduler/kube_fields.h): a filter request with 500
 // full nodes (~6 MB) is read in one pass without building a DOM of the skipped parts. In Nodes

@@ -1,0 +1,199 @@
+// Benchmarks of the filter decision under concurrency: the same work as ledger_benchmark's
+// BM_FilterAdmit500Nodes100Teams and BM_FilterRefuse500Nodes100Teams, run by 1, 2 and 8 threads
+// against one shared Admission (100 teams, 500 nodes over 3 flavors, synced), with and without
+// an informer thread writing to the ClusterState. Wall time (UseRealTime) and items/s summed over
+// the threads, so the numbers show what the locks on the filter path cost as threads are added.
+// Run: bazel run -c opt //scheduler:filter_concurrency_benchmark
+//
+// Each benchmark has its own fixture, built once on first use and shared by every thread of
+// every run of that benchmark; each thread files its own pod (own uid, own team), so threads
+// contend on the shared state's locks and never on quota.
+
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "scheduler/decisions/admission.h"
+#include "scheduler/testing/builders.h"
+
+namespace taskgov::scheduler {
+namespace {
+
+using testing::NodeBuilder;
+using testing::PodBuilder;
+using testing::PolicyBuilder;
+
+constexpr char kGpu[] = "nvidia.com/gpu";
+const char* const kFlavors[] = {"ml.p5.48xlarge", "ml.g5.12xlarge", "ml.trn1.32xlarge"};
+
+PolicyPtr HundredTeams() {
+  PolicyBuilder builder;
+  for (int t = 0; t < 100; ++t) {
+    builder.Team("team-" + std::to_string(t), "cohort");
+    for (const char* flavor : kFlavors) {
+      builder.Quota(flavor, kGpu, 8, 16)
+          .Quota(flavor, "cpu", 192000)
+          .Quota(flavor, "memory", int64_t{2048} << 30);
+    }
+  }
+  return builder.Build();
+}
+
+struct FilterFixture {
+  common::FakeClock clock;
+  QuotaBook book{HundredTeams(), &clock};
+  ClusterState cluster{&book, &clock, ClusterState::Options{}};
+  Admission admission{&book, &cluster, nullptr, &clock, Admission::Options{}};
+  std::vector<std::string> names;
+
+  FilterFixture() {
+    for (int i = 0; i < 500; ++i) {
+      const char* flavor = kFlavors[i % 3];
+      std::string name = "node-" + std::to_string(i);
+      cluster.OnNodeUpsert(NodeBuilder(name)
+                               .InstanceType(flavor)
+                               .Allocatable(kGpu, "8")
+                               .Allocatable("cpu", "192")
+                               .Allocatable("memory", "2Ti"));
+      names.push_back(name);
+    }
+    cluster.OnSynced(ObjectKind::kPod);
+    cluster.OnSynced(ObjectKind::kNode);
+  }
+};
+
+// Benchmark thread `thread`'s pod: its own uid ("uid-w-<thread>") in team (7·thread) mod 100 —
+// distinct teams for up to 100 threads.
+PodBuilder ThreadPod(int thread) {
+  PodBuilder pod("w-" + std::to_string(thread));
+  pod.Namespace("ns-team-" + std::to_string(thread * 7 % 100));
+  return pod;
+}
+
+// A filter of `pod` over every node of `f`.
+FilterArgs ArgsFor(const FilterFixture& f, Pod pod) {
+  FilterArgs args;
+  args.pod = std::move(pod);
+  args.node_names = f.names;
+  return args;
+}
+
+// One admit cycle, as BM_FilterAdmit500Nodes100Teams: the decision, then the reservation given
+// back and the pod forgotten.
+void AdmitCycle(FilterFixture& f, const FilterArgs& args) {
+  FilterResult r = f.admission.Filter(args);
+  benchmark::DoNotOptimize(r);
+  f.book.Release(args.pod.uid);
+  f.cluster.OnPodDelete(args.pod);
+}
+
+// Marks the benchmark failed unless `args` is admitted (want_admitted) or refused; untimed,
+// leaves no reservation behind. The caller still enters its loop (which then runs no iteration):
+// every thread must reach the framework's start barrier.
+void CheckPremise(benchmark::State& state, FilterFixture& f, const FilterArgs& args,
+                  bool want_admitted) {
+  FilterResult r = f.admission.Filter(args);
+  f.book.Release(args.pod.uid);
+  if (r.feasible.empty() == want_admitted) {
+    state.SkipWithError(want_admitted ? "premise: the pod was refused"
+                                      : "premise: the pod was admitted");
+  }
+}
+
+// An informer feeding the ClusterState from its own thread for as long as the object lives: a
+// bound pod of team-99 (no benchmark thread's team) upserted onto node-0, then deleted, in a
+// loop — each event takes the state's lock exclusively and charges or releases the QuotaBook.
+// Stop() (or the destructor) ends the loop and joins.
+class InformerChurn {
+ public:
+  explicit InformerChurn(ClusterState* cluster)
+      : pod_(PodBuilder("informer-churn")
+                 .Namespace("ns-team-99")
+                 .Gpus(1)
+                 .Cpu("4")
+                 .Memory("64Gi")
+                 .OnNode("node-0")),
+        thread_([this, cluster] { Run(cluster); }) {}
+  InformerChurn(const InformerChurn&) = delete;
+  InformerChurn& operator=(const InformerChurn&) = delete;
+  ~InformerChurn() { Stop(); }
+
+  // Ends the loop, joins; returns how many events were delivered.
+  int64_t Stop() {
+    // relaxed: the flag carries no data; join() orders the writer's work before what follows.
+    stop_.store(true, std::memory_order_relaxed);
+    if (thread_.joinable()) thread_.join();
+    return events_;
+  }
+
+ private:
+  void Run(ClusterState* cluster) {
+    int64_t events = 0;
+    // relaxed: see Stop().
+    while (!stop_.load(std::memory_order_relaxed)) {
+      cluster->OnPodUpsert(pod_);
+      cluster->OnPodDelete(pod_);
+      events += 2;
+    }
+    events_ = events;  // read only after join()
+  }
+
+  const Pod pod_;
+  std::atomic<bool> stop_{false};
+  int64_t events_ = 0;
+  std::thread thread_;  // last: starts after the members it reads are built
+};
+
+// Admitted pods, one per thread: filter + release + pod delete per iteration.
+void BM_ConcurrentFilterAdmit(benchmark::State& state) {
+  // Built by the first thread to get here (thread-safe static), before any timed loop; never
+  // destroyed, so process exit does not race a late reader.
+  static FilterFixture& f = *new FilterFixture();
+  const FilterArgs args =
+      ArgsFor(f, ThreadPod(state.thread_index()).Gpus(1).Cpu("4").Memory("64Gi"));
+  CheckPremise(state, f, args, /*want_admitted=*/true);
+  for (auto _ : state) AdmitCycle(f, args);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ConcurrentFilterAdmit)->Threads(1)->Threads(2)->Threads(8)->UseRealTime();
+
+// Refused pods (64 GPUs: no node of any flavor has room), one per thread; each refusal records
+// the pod as pending.
+void BM_ConcurrentFilterRefuse(benchmark::State& state) {
+  static FilterFixture& f = *new FilterFixture();
+  const FilterArgs args = ArgsFor(f, ThreadPod(state.thread_index()).Gpus(64));
+  CheckPremise(state, f, args, /*want_admitted=*/false);
+  for (auto _ : state) {
+    FilterResult r = f.admission.Filter(args);
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ConcurrentFilterRefuse)->Threads(1)->Threads(2)->Threads(8)->UseRealTime();
+
+// BM_ConcurrentFilterAdmit with an informer thread writing throughout each run (started by
+// thread 0 before the timed loops begin, stopped and joined after they have all ended: the
+// framework's start and stop barriers order both). informer_events: events per second it got in.
+void BM_ConcurrentFilterWithInformer(benchmark::State& state) {
+  static FilterFixture& f = *new FilterFixture();
+  const FilterArgs args =
+      ArgsFor(f, ThreadPod(state.thread_index()).Gpus(1).Cpu("4").Memory("64Gi"));
+  CheckPremise(state, f, args, /*want_admitted=*/true);
+  std::optional<InformerChurn> churn;
+  if (state.thread_index() == 0) churn.emplace(&f.cluster);
+  for (auto _ : state) AdmitCycle(f, args);
+  state.SetItemsProcessed(state.iterations());
+  if (churn) {
+    state.counters["informer_events"] =
+        benchmark::Counter(static_cast<double>(churn->Stop()), benchmark::Counter::kIsRate);
+  }
+}
+BENCHMARK(BM_ConcurrentFilterWithInformer)->Threads(1)->Threads(2)->Threads(8)->UseRealTime();
+
+}  // namespace
+}  // namespace taskgov::scheduler
