@@ -10,91 +10,71 @@ namespace {
 
 constexpr std::string_view kComponent = "cluster";
 
-bool GovernsPod(const Pod& pod) { return !pod.terminal(); }
-
-int64_t AmountOf(const IdAmounts& list, NameId id) {
-  for (const auto& [key, amount] : list) {
-    if (key == id) return amount;
-  }
-  return -1;  // absent
+// The effective request KeptPart stored in the kept pod.
+const ResourceList& RequestOf(const Pod& kept) {
+  static const ResourceList kNone;
+  return kept.pod_requests ? *kept.pod_requests : kNone;
 }
 
 }  // namespace
 
-void ClusterState::SyncIds(NodeRecord& record) {
-  record.allocatable_ids = ToIdAmounts(record.allocatable);
-  record.used_ids = ToIdAmounts(record.used);
-}
-
 ClusterState::ClusterState(QuotaBook* book, const common::Clock* clock, Options options)
-    : book_(book), clock_(clock), options_(std::move(options)), policy_(book->ledger().policy()) {}
+    : book_(book),
+      clock_(clock),
+      options_(std::move(options)),
+      pending_(clock, PendingQueues::Options{options_.filter_seen_ttl_ms}),
+      teams_(book->ledger().policy()) {}
 
 void ClusterState::SetPolicy(PolicyPtr policy) {
-  std::unique_lock lock(mu_);
-  policy_ = std::move(policy);
-  for (auto& [name, record] : nodes_) {
-    const std::string flavor = policy_->FlavorOfNode(record.placement->labels);
-    record.flavor = flavor.empty() ? kNoNode : FlavorNames().Intern(flavor);
-  }
-  // Pending pods may belong to other teams now.
-  std::vector<PendingEntry> entries;
-  for (auto& [uid, entry] : pending_) entries.push_back(entry);
-  pending_.clear();
-  queues_.clear();
-  for (PendingEntry& entry : entries) {
-    auto it = pods_.find(entry.pod.uid);
-    if (it != pods_.end()) {
-      entry.pod.team = ResolveTeamLocked(it->second.pod);
-      entry.pod.priority = ResolvePriority(*policy_, it->second.pod);
-    }
-    if (entry.pod.team != kNoTeam) AddPending(entry.pod, entry.from_informer);
-  }
-}
-
-NameId ClusterState::ResolveTeamLocked(const Pod& pod) const {
-  const Team* team = ResolveTeam(*policy_, pod, &live_);
-  return team == nullptr ? kNoTeam : TeamNames().Intern(team->name);
+  std::lock_guard lock(mu_);
+  teams_.SetPolicy(policy);
+  nodes_.Reflavor(*policy);
+  // Pending pods may belong to other teams now, or rank differently.
+  pending_.Retarget([&](PendingPod& pending) {
+    auto it = pods_.find(pending.uid);
+    if (it == pods_.end()) return;
+    pending.team = teams_.TeamOf(it->second.pod);
+    pending.priority = ResolvePriority(*policy, it->second.pod);
+  });
 }
 
 // ---- pods ----
 
 void ClusterState::Account(PodRecord& record) {
   const Pod& pod = record.pod;
-  if (!pod.bound() || !GovernsPod(pod) || !record.counted_node.empty()) return;
-  auto node = nodes_.find(pod.node_name);
-  if (node == nodes_.end()) {
-    awaiting_node_[pod.node_name].insert(pod.uid);  // charged when the node shows up
+  if (!pod.bound() || pod.terminal() || !record.counted_node.empty()) return;
+  const std::optional<NameId> flavor = nodes_.AddUsage(pod.node_name, RequestOf(pod));
+  if (!flavor) {
+    awaiting_node_[pod.node_name].insert(pod.uid);  // counted when the node shows up
     return;
   }
   awaiting_node_[pod.node_name].erase(pod.uid);
-  NodeRecord& n = node->second;
-  n.used.Add(record.request);
-  SyncIds(n);
   record.counted_node = pod.node_name;
   // A pod bound before taskgov saw it ran since its start time.
   if (record.bound_ms == 0) record.bound_ms = pod.start_unix_ms.value_or(clock_->NowMs());
-  ChargeLocked(record, n);
+  ChargeLocked(record, *flavor);
 }
 
-void ClusterState::ChargeLocked(PodRecord& record, NodeRecord& node) {
+void ClusterState::ChargeLocked(PodRecord& record, NameId flavor) {
   const Pod& pod = record.pod;
-  if (record.team == kNoTeam || node.flavor == kNoNode) return;
+  if (record.team == kNoTeam || flavor == kNoFlavor) return;
   PodMeta meta;
-  meta.priority = ResolvePriority(*policy_, pod);
+  meta.priority = ResolvePriority(*teams_.policy(), pod);
   meta.created_ms = pod.creation_unix_ms;
   meta.admitted_ms = pod.start_unix_ms.value_or(0);
   meta.node = NodeNames().Intern(pod.node_name);
-  book_->ConfirmBound(pod.uid, record.team, node.flavor, record.request, meta);
+  book_->ConfirmBound(pod.uid, record.team, flavor, RequestOf(pod), meta);
   record.charged = true;
   if (std::optional<Reservation> r = book_->Find(pod.uid); r && r->charge.borrowing) {
-    ++node.borrowing_pods;
+    record.borrowing = true;
+    nodes_.AddBorrower(record.counted_node);
   }
 }
 
 ClusterState::ReservationDrift ClusterState::ReconcileReservations(int64_t min_age_ms) {
-  std::unique_lock lock(mu_);
+  std::lock_guard lock(mu_);
   ReservationDrift drift;
-  if (!pods_synced_ || !nodes_synced_) return drift;
+  if (!synced()) return drift;
   const int64_t now = clock_->NowMs();
   // Bound reservations of pods that are not running here: gone without a DELETED we saw. A
   // young one may be a pod we bound whose update has not arrived yet: left alone.
@@ -110,9 +90,8 @@ ClusterState::ReservationDrift ClusterState::ReconcileReservations(int64_t min_a
   // Running pods counted on a node but holding no reservation: charged again.
   for (auto& [uid, record] : pods_) {
     if (record.counted_node.empty() || book_->Find(uid)) continue;
-    auto node = nodes_.find(record.counted_node);
-    if (node == nodes_.end()) continue;
-    ChargeLocked(record, node->second);
+    if (!nodes_.Contains(record.counted_node)) continue;
+    ChargeLocked(record, nodes_.FlavorOf(record.counted_node));
     if (record.charged) drift.charged.push_back(uid);
   }
   return drift;
@@ -120,7 +99,7 @@ ClusterState::ReservationDrift ClusterState::ReconcileReservations(int64_t min_a
 
 void ClusterState::Notify(const PodRecord& record, PodTransition transition) {
   if (!lifecycle_) return;
-  const std::string priority_class = PriorityClassOf(*policy_, record.pod);
+  const std::string priority_class = PriorityClassOf(*teams_.policy(), record.pod);
   PodLifecycle event;
   event.pod = &record.pod;
   event.team = record.team;
@@ -132,68 +111,75 @@ void ClusterState::Notify(const PodRecord& record, PodTransition transition) {
 }
 
 void ClusterState::Unaccount(PodRecord& record) {
-  if (!record.counted_node.empty()) Notify(record, PodTransition::kEnded);
   if (!record.counted_node.empty()) {
-    auto node = nodes_.find(record.counted_node);
-    if (node != nodes_.end()) {
-      ResourceList negative;
-      for (const ResourceAmount& r : record.request) negative.Set(r.name, -r.amount);
-      node->second.used.Add(negative);
-      node->second.used.DropZeros();
-      SyncIds(node->second);
-      if (record.charged) {
-        if (std::optional<Reservation> r = book_->Find(record.pod.uid); r && r->charge.borrowing) {
-          node->second.borrowing_pods = std::max(0, node->second.borrowing_pods - 1);
-        }
-      }
-    }
+    Notify(record, PodTransition::kEnded);
+    nodes_.RemoveUsage(record.counted_node, RequestOf(record.pod), record.borrowing);
     record.counted_node.clear();
+    record.borrowing = false;
   }
   if (!record.pod.node_name.empty()) {
     auto waiting = awaiting_node_.find(record.pod.node_name);
     if (waiting != awaiting_node_.end()) waiting->second.erase(record.pod.uid);
   }
-  book_->Release(record.pod.uid);
+  (void)book_->Release(record.pod.uid);  // false: it held no reservation
   record.charged = false;
 }
 
-void ClusterState::OnPodUpsert(const Pod& pod) {
-  std::unique_lock lock(mu_);
-  auto [it, inserted] = pods_.try_emplace(pod.uid);
-  if (inserted) {
-    // A predecessor of the same name is gone: the API server admits a new pod of a name only
-    // once the old object is deleted. Release it now rather than count both until its DELETED.
-    const size_t hash = NameHash(pod.namespace_, pod.name);
-    auto [b, e] = uid_by_name_.equal_range(hash);
-    for (auto n = b; n != e; ++n) {
-      auto old = pods_.find(std::string(n->second));
-      if (old == pods_.end() || old->second.pod.namespace_ != pod.namespace_ ||
-          old->second.pod.name != pod.name) {
-        continue;
-      }
-      common::log::Info(kComponent, "pod replaced under a new uid before its deletion was seen",
-                        {{"pod", pod.key()}, {"old_uid", old->first}, {"uid", pod.uid}});
-      RemovePending(old->first);
-      Unaccount(old->second);
-      ErasePodLocked(old);
-      break;
+void ClusterState::ReleaseSameNameLocked(const Pod& pod) {
+  // A predecessor of the same name is gone: the API server admits a new pod of a name only
+  // once the old object is deleted. Release it now rather than count both until its DELETED.
+  auto [b, e] = uid_by_name_.equal_range(NameHash(pod.namespace_, pod.name));
+  for (auto n = b; n != e; ++n) {
+    auto old = pods_.find(std::string(n->second));
+    if (old == pods_.end() || old->second.pod.namespace_ != pod.namespace_ ||
+        old->second.pod.name != pod.name) {
+      continue;
     }
-    uid_by_name_.emplace(hash, std::string_view(it->first));
+    common::log::Info(kComponent, "pod replaced under a new uid before its deletion was seen",
+                      {{"pod", pod.key()}, {"old_uid", old->first}, {"uid", pod.uid}});
+    pending_.Remove(old->first);
+    Unaccount(old->second);
+    ErasePodLocked(old);
+    return;
   }
-  PodRecord& record = it->second;
+}
+
+void ClusterState::NotePendingFromInformer(const PodRecord& record) {
+  const Pod& pod = record.pod;
+  PendingPod pending;
+  pending.uid = pod.uid;
+  pending.key = pod.key();
+  pending.team = record.team;
+  pending.priority = ResolvePriority(*teams_.policy(), pod);
+  pending.created_ms = pod.creation_unix_ms;
+  pending.request = RequestOf(pod);
+  pending.node_selector = pod.node_selector;
+  pending.placement = pod.placement;
+  pending_.Upsert(pending);
+}
+
+void ClusterState::OnPodUpsert(const Pod& pod) {
+  std::lock_guard lock(mu_);
+  auto found = pods_.find(pod.uid);
+  const bool inserted = found == pods_.end();
+  if (inserted) {
+    ReleaseSameNameLocked(pod);
+    found = pods_.try_emplace(pod.uid).first;
+    uid_by_name_.emplace(NameHash(pod.namespace_, pod.name), std::string_view(found->first));
+  }
+  PodRecord& record = found->second;
   const bool was_pending = !inserted && record.pod.node_name.empty();
   const bool node_changed = !inserted && record.pod.node_name != pod.node_name;
   if (!inserted && (node_changed || pod.terminal())) Unaccount(record);
-  record.request = EffectiveRequest(pod);
-  record.pod = KeptPart(pod, record.request);
-  if (record.team == kNoTeam || inserted) record.team = ResolveTeamLocked(pod);
+  record.pod = KeptPart(pod, EffectiveRequest(pod));
+  if (record.team == kNoTeam || inserted) record.team = teams_.TeamOf(pod);
   if (pod.terminal()) {
-    RemovePending(pod.uid);
-    book_->Release(pod.uid);
+    pending_.Remove(pod.uid);
+    (void)book_->Release(pod.uid);
     return;
   }
   if (pod.bound()) {
-    RemovePending(pod.uid);
+    pending_.Remove(pod.uid);
     Account(record);
     if (was_pending) Notify(record, PodTransition::kBound);
     return;
@@ -201,27 +187,18 @@ void ClusterState::OnPodUpsert(const Pod& pod) {
   // Waiting for a scheduler.
   if (pod.scheduler_name == options_.scheduler_name && record.team != kNoTeam &&
       !pod.deletion_unix_ms && !book_->Find(pod.uid)) {
-    PendingPod pending;
-    pending.uid = pod.uid;
-    pending.key = pod.key();
-    pending.team = record.team;
-    pending.priority = ResolvePriority(*policy_, pod);
-    pending.created_ms = pod.creation_unix_ms;
-    pending.request = record.request;
-    pending.node_selector = pod.node_selector;
-    pending.placement = pod.placement;
-    AddPending(pending, /*from_informer=*/true);
+    NotePendingFromInformer(record);
   } else {
-    RemovePending(pod.uid);
+    pending_.Remove(pod.uid);
   }
 }
 
 void ClusterState::OnPodDelete(const Pod& last_known) {
-  std::unique_lock lock(mu_);
-  RemovePending(last_known.uid);
+  std::lock_guard lock(mu_);
+  pending_.Remove(last_known.uid);
   auto it = pods_.find(last_known.uid);
   if (it == pods_.end()) {
-    book_->Release(last_known.uid);  // e.g. only ever seen in a filter call
+    (void)book_->Release(last_known.uid);  // e.g. only ever seen in a filter call
     return;
   }
   Unaccount(it->second);
@@ -247,14 +224,8 @@ void ClusterState::ErasePodLocked(std::unordered_map<std::string, PodRecord>::it
 // ---- nodes ----
 
 void ClusterState::OnNodeUpsert(const Node& node) {
-  std::unique_lock lock(mu_);
-  NodeRecord& record = nodes_[node.name];
-  record.placement = std::make_shared<const NodePlacement>(PlacementOf(node));
-  record.allocatable = node.allocatable;
-  record.schedulable = !node.unschedulable && node.ready;
-  const std::string flavor = policy_->FlavorOfNode(node.labels);
-  record.flavor = flavor.empty() ? kNoNode : FlavorNames().Intern(flavor);
-  SyncIds(record);
+  std::lock_guard lock(mu_);
+  nodes_.Upsert(node, *teams_.policy());
   auto waiting = awaiting_node_.find(node.name);
   if (waiting == awaiting_node_.end()) return;
   std::set<std::string> uids = std::move(waiting->second);
@@ -266,12 +237,13 @@ void ClusterState::OnNodeUpsert(const Node& node) {
 }
 
 void ClusterState::OnNodeDelete(const std::string& name) {
-  std::unique_lock lock(mu_);
-  if (nodes_.erase(name) == 0) return;
+  std::lock_guard lock(mu_);
+  if (!nodes_.Erase(name)) return;
   // Pods still bound there keep their charges; they count on the node again if it returns.
   for (auto& [uid, record] : pods_) {
     if (record.counted_node == name) {
       record.counted_node.clear();
+      record.borrowing = false;
       awaiting_node_[name].insert(uid);
     }
   }
@@ -280,41 +252,34 @@ void ClusterState::OnNodeDelete(const std::string& name) {
 // ---- namespaces, queues ----
 
 void ClusterState::OnNamespaceUpsert(const std::string& name, const Labels& labels) {
-  std::unique_lock lock(mu_);
-  live_.namespace_labels[name] = labels;
+  teams_.UpsertNamespace(name, labels);
 }
 
-void ClusterState::OnNamespaceDelete(const std::string& name) {
-  std::unique_lock lock(mu_);
-  live_.namespace_labels.erase(name);
-}
+void ClusterState::OnNamespaceDelete(const std::string& name) { teams_.EraseNamespace(name); }
 
 void ClusterState::OnLocalQueueUpsert(const std::string& ns, const std::string& name,
                                       const std::string& cluster_queue) {
-  std::unique_lock lock(mu_);
-  live_.local_queues[{ns, name}] = cluster_queue;
+  teams_.UpsertLocalQueue(ns, name, cluster_queue);
 }
 
 void ClusterState::OnLocalQueueDelete(const std::string& ns, const std::string& name) {
-  std::unique_lock lock(mu_);
-  live_.local_queues.erase({ns, name});
+  teams_.EraseLocalQueue(ns, name);
 }
 
 void ClusterState::OnPodGroupUpsert(const std::string& ns, const std::string& name,
                                     const std::string& queue, int64_t) {
-  std::unique_lock lock(mu_);
-  live_.pod_groups[{ns, name}] = queue;
+  teams_.UpsertPodGroup(ns, name, queue);
 }
 
 void ClusterState::OnPodGroupDelete(const std::string& ns, const std::string& name) {
-  std::unique_lock lock(mu_);
-  live_.pod_groups.erase({ns, name});
+  teams_.ErasePodGroup(ns, name);
 }
 
 void ClusterState::OnSynced(ObjectKind kind) {
-  std::unique_lock lock(mu_);
-  if (kind == ObjectKind::kPod) pods_synced_ = true;
-  if (kind == ObjectKind::kNode) nodes_synced_ = true;
+  std::lock_guard lock(mu_);
+  // release: a reader that sees the flag synced also sees everything listed before it.
+  if (kind == ObjectKind::kPod) pods_synced_.store(true, std::memory_order_release);
+  if (kind == ObjectKind::kNode) nodes_synced_.store(true, std::memory_order_release);
   common::log::Info(kComponent, "synced",
                     {{"kind", kind == ObjectKind::kPod    ? "pods"
                               : kind == ObjectKind::kNode ? "nodes"
@@ -324,100 +289,51 @@ void ClusterState::OnSynced(ObjectKind kind) {
 }
 
 bool ClusterState::synced() const {
-  std::shared_lock lock(mu_);
-  return pods_synced_ && nodes_synced_;
+  // acquire: pairs with OnSynced's release.
+  return pods_synced_.load(std::memory_order_acquire) &&
+         nodes_synced_.load(std::memory_order_acquire);
 }
 
 // ---- queries ----
 
 void ClusterState::FitNodes(const std::vector<std::string>& names, const IdAmounts& request,
                             std::vector<NodeFit>* out) const {
-  std::shared_lock lock(mu_);
-  out->assign(names.size(), NodeFit{});
-  for (size_t i = 0; i < names.size(); ++i) {
-    auto it = nodes_.find(names[i]);
-    if (it == nodes_.end()) continue;
-    const NodeRecord& n = it->second;
-    NodeFit& fit = (*out)[i];
-    fit.known = true;
-    fit.flavor = n.flavor;
-    fit.room = n.schedulable;
-    for (const auto& [id, amount] : request) {
-      if (!fit.room) break;
-      const int64_t allocatable = AmountOf(n.allocatable_ids, id);
-      const int64_t used = std::max<int64_t>(0, AmountOf(n.used_ids, id));
-      fit.room = allocatable >= 0 && SaturatingAdd(used, amount) <= allocatable;
-    }
-  }
+  nodes_.FitNodes(names, request, out);
 }
 
 void ClusterState::PackNodes(const std::vector<std::string>& names, NameId resource,
                              std::vector<NodePacking>* out) const {
-  std::shared_lock lock(mu_);
-  out->assign(names.size(), NodePacking{});
-  for (size_t i = 0; i < names.size(); ++i) {
-    auto it = nodes_.find(names[i]);
-    if (it == nodes_.end()) continue;
-    const NodeRecord& n = it->second;
-    NodePacking& p = (*out)[i];
-    p.known = true;
-    p.flavor = n.flavor;
-    p.allocatable = std::max<int64_t>(0, AmountOf(n.allocatable_ids, resource));
-    p.used = std::max<int64_t>(0, AmountOf(n.used_ids, resource));
-    p.borrowing_pods = n.borrowing_pods;
-  }
+  nodes_.PackNodes(names, resource, out);
 }
 
 void ClusterState::ViewNodes(const std::vector<std::string>& names,
                              std::vector<NodeView>* out) const {
-  std::shared_lock lock(mu_);
-  out->clear();
-  out->resize(names.size());
-  for (size_t i = 0; i < names.size(); ++i) {
-    auto it = nodes_.find(names[i]);
-    if (it == nodes_.end()) continue;
-    NodeView& v = (*out)[i];
-    v.known = true;
-    v.flavor = it->second.flavor;
-    v.schedulable = it->second.schedulable;
-    v.allocatable = it->second.allocatable;
-    v.used = it->second.used;
-    v.borrowing_pods = it->second.borrowing_pods;
-    v.placement = it->second.placement;
-  }
+  nodes_.ViewNodes(names, out);
 }
 
 NodeView ClusterState::ViewNode(const std::string& name) const {
   std::vector<NodeView> out;
-  ViewNodes({name}, &out);
+  nodes_.ViewNodes({name}, &out);
   return out[0];
 }
 
 NameId ClusterState::FlavorOfLabels(const Labels& labels) const {
-  std::shared_lock lock(mu_);
-  const std::string flavor = policy_->FlavorOfNode(labels);
-  return flavor.empty() ? kNoNode : FlavorNames().Intern(flavor);
+  return FlavorOfNode(*teams_.policy(), labels);
 }
 
 std::optional<Pod> ClusterState::FindPod(std::string_view uid) const {
-  std::shared_lock lock(mu_);
+  std::lock_guard lock(mu_);
   auto it = pods_.find(std::string(uid));
   if (it == pods_.end()) return std::nullopt;
   return it->second.pod;
 }
 
-NameId ClusterState::TeamOf(const Pod& pod) const {
-  std::shared_lock lock(mu_);
-  return ResolveTeamLocked(pod);
-}
+NameId ClusterState::TeamOf(const Pod& pod) const { return teams_.TeamOf(pod); }
 
-LiveQueues ClusterState::live_queues() const {
-  std::shared_lock lock(mu_);
-  return live_;
-}
+LiveQueues ClusterState::live_queues() const { return teams_.live_queues(); }
 
 std::vector<Pod> ClusterState::PodsOnNode(const std::string& node) const {
-  std::shared_lock lock(mu_);
+  std::lock_guard lock(mu_);
   std::vector<Pod> out;
   for (const auto& [uid, record] : pods_) {
     if (record.pod.node_name == node && !record.pod.terminal()) out.push_back(record.pod);
@@ -427,67 +343,22 @@ std::vector<Pod> ClusterState::PodsOnNode(const std::string& node) const {
 
 void ClusterState::ForEachBoundPod(
     const std::function<void(const Pod& pod, NameId team, const ResourceList& request)>& fn) const {
-  std::shared_lock lock(mu_);
+  std::lock_guard lock(mu_);
   for (const auto& [uid, record] : pods_) {
-    if (record.pod.bound() && !record.pod.terminal()) fn(record.pod, record.team, record.request);
+    if (record.pod.bound() && !record.pod.terminal()) {
+      fn(record.pod, record.team, RequestOf(record.pod));
+    }
   }
 }
 
 std::vector<std::pair<std::string, NodeView>> ClusterState::NodesOfFlavor(NameId flavor) const {
-  std::shared_lock lock(mu_);
-  std::vector<std::pair<std::string, NodeView>> out;
-  for (const auto& [name, record] : nodes_) {
-    if (record.flavor != flavor) continue;
-    NodeView v;
-    v.known = true;
-    v.flavor = record.flavor;
-    v.schedulable = record.schedulable;
-    v.allocatable = record.allocatable;
-    v.used = record.used;
-    v.borrowing_pods = record.borrowing_pods;
-    v.placement = record.placement;
-    out.emplace_back(name, std::move(v));
-  }
-  return out;
+  return nodes_.NodesOfFlavor(flavor);
 }
 
 // ---- pending ----
 
-void ClusterState::AddPending(const PendingPod& pod, bool from_informer) {
-  auto [it, inserted] = pending_.try_emplace(pod.uid);
-  PendingEntry& entry = it->second;
-  if (!inserted) {
-    TeamQueue& old = queues_[entry.pod.team];
-    old.by_priority.erase(PriorityKey{-int64_t{entry.pod.priority}, entry.pod.created_ms, pod.uid});
-    old.by_age.erase(AgeKey{entry.pod.created_ms, pod.uid});
-  }
-  entry.pod = pod;
-  entry.last_seen_ms = clock_->NowMs();
-  entry.from_informer = entry.from_informer || from_informer;
-  entry.refused = entry.refused || !from_informer;  // NotePending: after a refusing filter
-  TeamQueue& queue = queues_[pod.team];
-  queue.by_priority.emplace(-int64_t{pod.priority}, pod.created_ms, pod.uid);
-  queue.by_age.emplace(pod.created_ms, pod.uid);
-}
-
-void ClusterState::RemovePending(const std::string& uid) {
-  auto it = pending_.find(uid);
-  if (it == pending_.end()) return;
-  const PendingPod& pod = it->second.pod;
-  TeamQueue& queue = queues_[pod.team];
-  queue.by_priority.erase(PriorityKey{-int64_t{pod.priority}, pod.created_ms, uid});
-  queue.by_age.erase(AgeKey{pod.created_ms, uid});
-  pending_.erase(it);
-}
-
-bool ClusterState::Live(const PendingEntry& entry) const {
-  return entry.from_informer || clock_->NowMs() - entry.last_seen_ms <= options_.filter_seen_ttl_ms;
-}
-
 void ClusterState::NotePending(const Pod& pod, NameId team, int32_t priority,
                                const ResourceList& request) {
-  if (team == kNoTeam) return;
-  std::unique_lock lock(mu_);
   PendingPod pending;
   pending.uid = pod.uid;
   pending.key = pod.key();
@@ -497,65 +368,23 @@ void ClusterState::NotePending(const Pod& pod, NameId team, int32_t priority,
   pending.request = request;
   pending.node_selector = pod.node_selector;
   pending.placement = pod.placement;
-  AddPending(pending, /*from_informer=*/false);
+  pending_.NoteRefused(std::move(pending));
 }
 
-void ClusterState::NoteAdmitted(std::string_view uid) {
-  std::unique_lock lock(mu_);
-  RemovePending(std::string(uid));
-}
+void ClusterState::NoteAdmitted(std::string_view uid) { pending_.NoteAdmitted(std::string(uid)); }
 
 std::vector<PendingPod> ClusterState::PendingAhead(NameId team, int32_t priority,
                                                    int64_t created_ms, std::string_view uid,
                                                    bool by_priority, size_t limit) const {
-  std::shared_lock lock(mu_);
-  std::vector<PendingPod> out;
-  auto queue = queues_.find(team);
-  if (queue == queues_.end()) return out;
-  auto take = [&](const std::string& other) {
-    if (other == uid) return;
-    auto it = pending_.find(other);
-    if (it != pending_.end() && Live(it->second)) out.push_back(it->second.pod);
-  };
-  if (by_priority) {
-    const PriorityKey self{-int64_t{priority}, created_ms, std::string(uid)};
-    for (auto it = queue->second.by_priority.begin();
-         it != queue->second.by_priority.end() && *it < self && out.size() < limit; ++it) {
-      take(std::get<2>(*it));
-    }
-  } else {
-    const AgeKey self{created_ms, std::string(uid)};
-    for (auto it = queue->second.by_age.begin();
-         it != queue->second.by_age.end() && *it < self && out.size() < limit; ++it) {
-      take(std::get<1>(*it));
-    }
-  }
-  return out;
+  return pending_.Ahead(team, priority, created_ms, uid, by_priority, limit);
 }
 
 std::optional<PendingPod> ClusterState::PendingHead(NameId team, bool by_priority) const {
-  std::shared_lock lock(mu_);
-  auto queue = queues_.find(team);
-  if (queue == queues_.end()) return std::nullopt;
-  auto visit = [&](const std::string& uid) -> std::optional<PendingPod> {
-    auto it = pending_.find(uid);
-    if (it != pending_.end() && Live(it->second)) return it->second.pod;
-    return std::nullopt;
-  };
-  if (by_priority) {
-    for (const PriorityKey& key : queue->second.by_priority) {
-      if (auto pod = visit(std::get<2>(key))) return pod;
-    }
-  } else {
-    for (const AgeKey& key : queue->second.by_age) {
-      if (auto pod = visit(std::get<1>(key))) return pod;
-    }
-  }
-  return std::nullopt;
+  return pending_.Head(team, by_priority);
 }
 
 std::unordered_map<NameId, size_t> ClusterState::RunningByTeam() const {
-  std::shared_lock lock(mu_);
+  std::lock_guard lock(mu_);
   std::unordered_map<NameId, size_t> out;
   for (const auto& [uid, record] : pods_) {
     if (record.team != kNoTeam && record.pod.bound() && !record.pod.terminal()) ++out[record.team];
@@ -564,17 +393,8 @@ std::unordered_map<NameId, size_t> ClusterState::RunningByTeam() const {
 }
 
 ClusterState::PendingCounts ClusterState::pending_counts(NameId team) const {
-  std::shared_lock lock(mu_);
-  PendingCounts n;
-  auto queue = queues_.find(team);
-  if (queue == queues_.end()) return n;
-  for (const AgeKey& key : queue->second.by_age) {
-    auto it = pending_.find(std::get<1>(key));
-    if (it == pending_.end() || !Live(it->second)) continue;
-    ++n.total;
-    if (it->second.refused) ++n.refused;
-  }
-  return n;
+  const PendingQueues::Counts n = pending_.CountsOf(team);
+  return PendingCounts{n.total, n.refused};
 }
 
 }  // namespace taskgov::scheduler

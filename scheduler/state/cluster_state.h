@@ -1,23 +1,21 @@
 #pragma once
 
 // ClusterState: taskgov's view of the cluster, fed by the informers (it is their
-// ClusterObserver) and by the pods seen in filter calls.
+// ClusterObserver) and by the pods seen in filter calls. It is the pod usage feeder and routes
+// everything else to the component that owns it:
 //
-//  * Nodes: flavor (from the policy), allocatable, what bound pods use, and how many of those
-//    pods borrow — the node cache the filter and prioritize verbs read (nodeCacheCapable); and
-//    the labels and taints that decide which pods may go there (placement.h), for preemption.
-//  * Pods: every pod the informers report. Bound, non-terminal pods of a team are usage: they
-//    are confirmed in the QuotaBook (charged if no assumed reservation exists); pods that end
-//    or are deleted are released. A pod bound to a node not seen yet is charged when the node
-//    arrives.
-//  * Pending: pods of this scheduler waiting for admission, per team in rank order — for
-//    TaskRanking / FirstComeFirstServe ordering and for fair-share borrowing.
-//  * Live Kueue LocalQueues and Volcano PodGroups for team resolution.
+//  * NodeCache (node_cache.h): nodes, their flavor, allocatable, usage and placement facts.
+//  * Pods (here): every pod the informers report. Bound, non-terminal pods of a team are usage:
+//    they are counted on their node and confirmed in the QuotaBook (charged if no assumed
+//    reservation exists); pods that end or are deleted are released. A pod bound to a node not
+//    seen yet is counted and charged when the node arrives.
+//  * PendingQueues (pending_queues.h): pods waiting for admission, per team in rank order.
+//  * TeamResolver (team_resolver.h): the policy's teams and the live Kueue / Volcano queues.
 //
-// Thread-safety: one shared_mutex; informer events take it exclusively for microseconds, the
-// webhook queries share it. QuotaBook calls happen with the lock held (the book never calls
-// back), and may open ledger sessions or wait for a generation swap — so callers must never take
-// this lock while holding a Ledger::Session (lock order: cluster state, then ledger session).
+// Thread-safety: the pods are guarded by one mutex that only informer events (and the
+// reconcile pass) take; webhook calls never take it. Each component has its own lock (see its
+// header). Lock order: pods, then a component's lock, then the QuotaBook; the QuotaBook never
+// calls back, and no lock here is ever taken while holding a Ledger::Session.
 
 #include <atomic>
 #include <functional>
@@ -35,51 +33,11 @@
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/model/objects.h"
 #include "scheduler/model/pod_identity.h"
+#include "scheduler/state/node_cache.h"
+#include "scheduler/state/pending_queues.h"
+#include "scheduler/state/team_resolver.h"
 
 namespace taskgov::scheduler {
-
-inline constexpr NameId kNoTeam = 0xffffffff;
-
-struct NodeView {
-  bool known = false;
-  NameId flavor = kNoNode;  // kNoNode: the node belongs to no flavor
-  bool schedulable = true;
-  ResourceList allocatable;
-  ResourceList used;  // by bound, non-terminal pods
-  int borrowing_pods = 0;
-  // Name, labels and the taints that keep pods off (placement.h); shared with the node's record,
-  // immutable. Null for an unknown node.
-  std::shared_ptr<const NodePlacement> placement;
-};
-
-// What the filter needs per candidate node, without copying the node.
-struct NodeFit {
-  bool known = false;
-  NameId flavor = kNoNode;
-  bool room = true;  // schedulable and allocatable − used covers the request
-};
-
-// What prioritize needs per node for the resource it packs.
-struct NodePacking {
-  bool known = false;
-  NameId flavor = kNoNode;
-  int64_t allocatable = 0;
-  int64_t used = 0;
-  int borrowing_pods = 0;
-};
-
-struct PendingPod {
-  std::string uid;
-  std::string key;  // namespace/name
-  NameId team = kNoTeam;
-  int32_t priority = 0;
-  int64_t created_ms = 0;
-  ResourceList request;
-  Labels node_selector;  // the flavors it can use: Policy::FlavorAllows
-  // Tolerations and required node affinity (null: none): with node_selector, the nodes it can
-  // use (placement.h). Shared with the pod's record.
-  std::shared_ptr<const PodPlacementSpec> placement;
-};
 
 enum class PodTransition {
   kBound,  // seen pending, then bound (wait time = now − created)
@@ -194,68 +152,42 @@ class ClusterState final : public ClusterObserver {
   struct PodRecord {
     Pod pod;
     NameId team = kNoTeam;
-    ResourceList request;
     std::string counted_node;  // node whose `used` includes this pod ("" if none)
     bool charged = false;
-    int64_t bound_ms = 0;  // when first counted on a node
-  };
-  struct NodeRecord {
-    std::shared_ptr<const NodePlacement> placement;  // name, labels, taints that keep pods off
-    ResourceList allocatable;
-    bool schedulable = true;  // not cordoned, and Ready
-    NameId flavor = kNoNode;
-    ResourceList used;
-    IdAmounts allocatable_ids;  // allocatable, interned
-    IdAmounts used_ids;         // `used`, interned
-    int borrowing_pods = 0;
-  };
-  static void SyncIds(NodeRecord& record);
-  struct PendingEntry {
-    PendingPod pod;
-    int64_t last_seen_ms = 0;
-    bool from_informer = false;
-    bool refused = false;  // a filter call refused it (Kueue: inadmissible; else active)
-  };
-  // Rank keys: (−priority, created, uid) and (created, uid).
-  using PriorityKey = std::tuple<int64_t, int64_t, std::string>;
-  using AgeKey = std::tuple<int64_t, std::string>;
-  struct TeamQueue {
-    std::set<PriorityKey> by_priority;
-    std::set<AgeKey> by_age;
+    bool borrowing = false;  // counted as a borrower on counted_node
+    int64_t bound_ms = 0;    // when first counted on a node
   };
 
-  // All with mu_ held exclusively.
+  // All with mu_ held.
   void Account(PodRecord& record);
   void Unaccount(PodRecord& record);
-  void AddPending(const PendingPod& pod, bool from_informer);
-  void RemovePending(const std::string& uid);
-  NameId ResolveTeamLocked(const Pod& pod) const;
-  bool Live(const PendingEntry& entry) const;
+  // Charges a pod counted on its node to its team's quota on the node's flavor (ConfirmBound).
+  void ChargeLocked(PodRecord& record, NameId flavor);
+  void NotePendingFromInformer(const PodRecord& record);
+  void ReleaseSameNameLocked(const Pod& pod);
+  void Notify(const PodRecord& record, PodTransition transition);
+  // Drops pods_[uid] and its name entry (after Unaccount).
+  void ErasePodLocked(std::unordered_map<std::string, PodRecord>::iterator it);
+  static size_t NameHash(std::string_view ns, std::string_view name);
 
   QuotaBook* const book_;
   const common::Clock* const clock_;
   const Options options_;
   std::function<void(const PodLifecycle&)> lifecycle_;
-  void Notify(const PodRecord& record, PodTransition transition);
 
-  mutable std::shared_mutex mu_;
-  PolicyPtr policy_;
+  NodeCache nodes_;
+  // Mutable: applying the notes filter calls posted (pending_counts) changes no meaning.
+  mutable PendingQueues pending_;
+  TeamResolver teams_;
+
+  mutable std::mutex mu_;                            // the pods
   std::unordered_map<std::string, PodRecord> pods_;  // by uid
   // Known pods by a hash of namespace/name → their uid (a key of pods_). A name belongs to one
   // live pod: one seen under a new UID proves its predecessor gone, even before its DELETED.
   std::unordered_multimap<size_t, std::string_view> uid_by_name_;
-  static size_t NameHash(std::string_view ns, std::string_view name);
-  // Charges a pod counted on `node` to its team's quota on the node's flavor (ConfirmBound).
-  void ChargeLocked(PodRecord& record, NodeRecord& node);
-  // Drops pods_[uid] and its name entry (after Unaccount).
-  void ErasePodLocked(std::unordered_map<std::string, PodRecord>::iterator it);
-  std::unordered_map<std::string, NodeRecord> nodes_;                     // by name
   std::unordered_map<std::string, std::set<std::string>> awaiting_node_;  // node → pod uids
-  std::unordered_map<std::string, PendingEntry> pending_;                 // by uid
-  std::unordered_map<NameId, TeamQueue> queues_;
-  LiveQueues live_;
-  bool pods_synced_ = false;
-  bool nodes_synced_ = false;
+  std::atomic<bool> pods_synced_{false};
+  std::atomic<bool> nodes_synced_{false};
 };
 
 }  // namespace taskgov::scheduler

@@ -1,0 +1,160 @@
+#include "scheduler/state/node_cache.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "scheduler/model/quantity.h"
+
+namespace taskgov::scheduler {
+namespace {
+
+int64_t AmountOf(const IdAmounts& list, NameId id) {
+  for (const auto& [key, amount] : list) {
+    if (key == id) return amount;
+  }
+  return -1;  // absent
+}
+
+}  // namespace
+
+NameId FlavorOfNode(const Policy& policy, const Labels& labels) {
+  const std::string flavor = policy.FlavorOfNode(labels);
+  return flavor.empty() ? kNoFlavor : FlavorNames().Intern(flavor);
+}
+
+NodeView NodeCache::ViewOf(const Record& record) {
+  NodeView v;
+  v.known = true;
+  v.flavor = record.flavor;
+  v.schedulable = record.schedulable;
+  v.allocatable = record.allocatable;
+  v.used = record.used;
+  v.borrowing_pods = record.borrowing_pods;
+  v.placement = record.placement;
+  return v;
+}
+
+void NodeCache::Upsert(const Node& node, const Policy& policy) {
+  const NameId flavor = FlavorOfNode(policy, node.labels);
+  auto placement = std::make_shared<const NodePlacement>(PlacementOf(node));
+  std::unique_lock lock(mu_);
+  Record& record = nodes_[node.name];
+  record.placement = std::move(placement);
+  record.allocatable = node.allocatable;
+  record.allocatable_ids = ToIdAmounts(record.allocatable);
+  record.schedulable = !node.unschedulable && node.ready;
+  record.flavor = flavor;
+}
+
+bool NodeCache::Erase(const std::string& name) {
+  std::unique_lock lock(mu_);
+  return nodes_.erase(name) > 0;
+}
+
+void NodeCache::Reflavor(const Policy& policy) {
+  std::unique_lock lock(mu_);
+  for (auto& [name, record] : nodes_)
+    record.flavor = FlavorOfNode(policy, record.placement->labels);
+}
+
+std::optional<NameId> NodeCache::AddUsage(const std::string& name, const ResourceList& request) {
+  std::unique_lock lock(mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return std::nullopt;
+  it->second.used.Add(request);
+  it->second.used_ids = ToIdAmounts(it->second.used);
+  return it->second.flavor;
+}
+
+void NodeCache::RemoveUsage(const std::string& name, const ResourceList& request, bool borrowing) {
+  std::unique_lock lock(mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return;
+  Record& record = it->second;
+  ResourceList negative;
+  for (const ResourceAmount& r : request) negative.Set(r.name, -r.amount);
+  record.used.Add(negative);
+  record.used.DropZeros();
+  record.used_ids = ToIdAmounts(record.used);
+  if (borrowing) record.borrowing_pods = std::max(0, record.borrowing_pods - 1);
+}
+
+void NodeCache::AddBorrower(const std::string& name) {
+  std::unique_lock lock(mu_);
+  if (auto it = nodes_.find(name); it != nodes_.end()) ++it->second.borrowing_pods;
+}
+
+bool NodeCache::Contains(const std::string& name) const {
+  std::shared_lock lock(mu_);
+  return nodes_.contains(name);
+}
+
+NameId NodeCache::FlavorOf(const std::string& name) const {
+  std::shared_lock lock(mu_);
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? kNoFlavor : it->second.flavor;
+}
+
+void NodeCache::FitNodes(const std::vector<std::string>& names, const IdAmounts& request,
+                         std::vector<NodeFit>* out) const {
+  std::shared_lock lock(mu_);
+  out->assign(names.size(), NodeFit{});
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto it = nodes_.find(names[i]);
+    if (it == nodes_.end()) continue;
+    const Record& n = it->second;
+    NodeFit& fit = (*out)[i];
+    fit.known = true;
+    fit.flavor = n.flavor;
+    fit.room = n.schedulable;
+    for (const auto& [id, amount] : request) {
+      if (!fit.room) break;
+      const int64_t allocatable = AmountOf(n.allocatable_ids, id);
+      const int64_t used = std::max<int64_t>(0, AmountOf(n.used_ids, id));
+      fit.room = allocatable >= 0 && SaturatingAdd(used, amount) <= allocatable;
+    }
+  }
+}
+
+void NodeCache::PackNodes(const std::vector<std::string>& names, NameId resource,
+                          std::vector<NodePacking>* out) const {
+  std::shared_lock lock(mu_);
+  out->assign(names.size(), NodePacking{});
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto it = nodes_.find(names[i]);
+    if (it == nodes_.end()) continue;
+    const Record& n = it->second;
+    NodePacking& p = (*out)[i];
+    p.known = true;
+    p.flavor = n.flavor;
+    p.allocatable = std::max<int64_t>(0, AmountOf(n.allocatable_ids, resource));
+    p.used = std::max<int64_t>(0, AmountOf(n.used_ids, resource));
+    p.borrowing_pods = n.borrowing_pods;
+  }
+}
+
+void NodeCache::ViewNodes(const std::vector<std::string>& names, std::vector<NodeView>* out) const {
+  std::shared_lock lock(mu_);
+  out->clear();
+  out->resize(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto it = nodes_.find(names[i]);
+    if (it != nodes_.end()) (*out)[i] = ViewOf(it->second);
+  }
+}
+
+std::vector<std::pair<std::string, NodeView>> NodeCache::NodesOfFlavor(NameId flavor) const {
+  std::shared_lock lock(mu_);
+  std::vector<std::pair<std::string, NodeView>> out;
+  for (const auto& [name, record] : nodes_) {
+    if (record.flavor == flavor) out.emplace_back(name, ViewOf(record));
+  }
+  return out;
+}
+
+size_t NodeCache::size() const {
+  std::shared_lock lock(mu_);
+  return nodes_.size();
+}
+
+}  // namespace taskgov::scheduler

@@ -1,0 +1,114 @@
+#pragma once
+
+// NodeCache: the nodes the informers report, with what the filter and prioritize verbs read of
+// them (nodeCacheCapable): flavor (from the policy), schedulability, allocatable, what bound pods
+// use, and how many of those pods borrow; and the placement facts (labels, taints that keep pods
+// off) that decide which pods may go there, for preemption.
+//
+// The cache knows nothing of pods: the pod usage feeder (ClusterState) adds and removes a bound
+// pod's request as it counts the pod on a node.
+//
+// Thread-safety: one shared_mutex. Writers (informer events, policy changes) hold it exclusively
+// for microseconds; every query holds it shared, so webhook calls never exclude each other. The
+// cache calls nothing outside itself while holding it.
+
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "scheduler/model/interner.h"
+#include "scheduler/model/objects.h"
+#include "scheduler/model/policy.h"
+#include "scheduler/model/resources.h"
+
+namespace taskgov::scheduler {
+
+inline constexpr NameId kNoFlavor = 0xffffffff;
+
+struct NodeView {
+  bool known = false;
+  NameId flavor = kNoFlavor;  // kNoFlavor: the node belongs to no flavor
+  bool schedulable = true;
+  ResourceList allocatable;
+  ResourceList used;  // by bound, non-terminal pods
+  int borrowing_pods = 0;
+  // Name, labels and the taints that keep pods off (placement.h); shared with the node's record,
+  // immutable. Null for an unknown node.
+  std::shared_ptr<const NodePlacement> placement;
+};
+
+// What the filter needs per candidate node, without copying the node.
+struct NodeFit {
+  bool known = false;
+  NameId flavor = kNoFlavor;
+  bool room = true;  // schedulable and allocatable − used covers the request
+};
+
+// What prioritize needs per node for the resource it packs.
+struct NodePacking {
+  bool known = false;
+  NameId flavor = kNoFlavor;
+  int64_t allocatable = 0;
+  int64_t used = 0;
+  int borrowing_pods = 0;
+};
+
+// The flavor of a node given its labels under `policy` (kNoFlavor: none).
+[[nodiscard]] NameId FlavorOfNode(const Policy& policy, const Labels& labels);
+
+class NodeCache {
+ public:
+  // ---- writers ----
+  // A new or changed node; its flavor under `policy`. Usage already counted on it stays.
+  void Upsert(const Node& node, const Policy& policy);
+  // False when the node was not known.
+  bool Erase(const std::string& name);
+  // Every node's flavor recomputed under a new policy.
+  void Reflavor(const Policy& policy);
+  // Counts a bound pod's request on the node and returns the node's flavor; nullopt (nothing
+  // counted) when the node is unknown.
+  [[nodiscard]] std::optional<NameId> AddUsage(const std::string& name,
+                                               const ResourceList& request);
+  // Takes a counted pod's request back off the node (and one borrower if it borrowed).
+  void RemoveUsage(const std::string& name, const ResourceList& request, bool borrowing);
+  // A pod counted on the node borrows.
+  void AddBorrower(const std::string& name);
+
+  // ---- queries (shared lock) ----
+  [[nodiscard]] bool Contains(const std::string& name) const;
+  // The node's flavor, kNoFlavor when unknown or of no flavor.
+  [[nodiscard]] NameId FlavorOf(const std::string& name) const;
+  // Flavor and room for `request` of each named node; `out` is parallel to `names`. The cost
+  // per node is one hash lookup and a few integer compares.
+  void FitNodes(const std::vector<std::string>& names, const IdAmounts& request,
+                std::vector<NodeFit>* out) const;
+  void PackNodes(const std::vector<std::string>& names, NameId resource,
+                 std::vector<NodePacking>* out) const;
+  // Full views (copies). `out` is parallel to `names`.
+  void ViewNodes(const std::vector<std::string>& names, std::vector<NodeView>* out) const;
+  // The known nodes of a flavor with their views, in no particular order.
+  [[nodiscard]] std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(NameId flavor) const;
+  [[nodiscard]] size_t size() const;
+
+ private:
+  struct Record {
+    std::shared_ptr<const NodePlacement> placement;  // name, labels, taints that keep pods off
+    ResourceList allocatable;
+    bool schedulable = true;  // not cordoned, and Ready
+    NameId flavor = kNoFlavor;
+    ResourceList used;
+    IdAmounts allocatable_ids;  // allocatable, interned
+    IdAmounts used_ids;         // `used`, interned
+    int borrowing_pods = 0;
+  };
+  static NodeView ViewOf(const Record& record);
+
+  mutable std::shared_mutex mu_;
+  std::unordered_map<std::string, Record> nodes_;  // by name
+};
+
+}  // namespace taskgov::scheduler

@@ -1,0 +1,182 @@
+#include "scheduler/state/pending_queues.h"
+
+#include <mutex>
+
+namespace taskgov::scheduler {
+
+PendingQueues::PendingQueues(const common::Clock* clock, Options options)
+    : clock_(clock), options_(options) {}
+
+void PendingQueues::AddLocked(const PendingPod& pod, bool from_informer) {
+  auto [it, inserted] = pending_.try_emplace(pod.uid);
+  Entry& entry = it->second;
+  if (!inserted) {
+    TeamQueue& old = queues_[entry.pod.team];
+    old.by_priority.erase(PriorityKey{-int64_t{entry.pod.priority}, entry.pod.created_ms, pod.uid});
+    old.by_age.erase(AgeKey{entry.pod.created_ms, pod.uid});
+  }
+  entry.pod = pod;
+  entry.last_seen_ms = clock_->NowMs();
+  entry.from_informer = entry.from_informer || from_informer;
+  entry.refused = entry.refused || !from_informer;  // a note: after a refusing filter
+  TeamQueue& queue = queues_[pod.team];
+  queue.by_priority.emplace(-int64_t{pod.priority}, pod.created_ms, pod.uid);
+  queue.by_age.emplace(pod.created_ms, pod.uid);
+}
+
+void PendingQueues::RemoveLocked(const std::string& uid) {
+  auto it = pending_.find(uid);
+  if (it == pending_.end()) return;
+  const PendingPod& pod = it->second.pod;
+  TeamQueue& queue = queues_[pod.team];
+  queue.by_priority.erase(PriorityKey{-int64_t{pod.priority}, pod.created_ms, uid});
+  queue.by_age.erase(AgeKey{pod.created_ms, uid});
+  pending_.erase(it);
+}
+
+void PendingQueues::ApplyNotesLocked() {
+  for (Note& note : notes_.TakeAll()) {
+    if (note.admitted) {
+      RemoveLocked(note.pod.uid);
+    } else if (note.pod.team != kNoTeam) {
+      AddLocked(note.pod, /*from_informer=*/false);
+    }
+  }
+}
+
+void PendingQueues::TryApplyNotes() {
+  // A holder that let go after our post was applied looks again (below, in its own call), so
+  // a note is never left behind: either this try_lock wins, or the holder sees the note.
+  while (!notes_.Empty()) {
+    std::unique_lock lock(mu_, std::try_to_lock);
+    if (!lock.owns_lock()) return;
+    ApplyNotesLocked();
+  }
+}
+
+void PendingQueues::Upsert(const PendingPod& pod) {
+  {
+    std::unique_lock lock(mu_);
+    ApplyNotesLocked();
+    AddLocked(pod, /*from_informer=*/true);
+  }
+  TryApplyNotes();
+}
+
+void PendingQueues::Remove(const std::string& uid) {
+  {
+    std::unique_lock lock(mu_);
+    ApplyNotesLocked();
+    RemoveLocked(uid);
+  }
+  TryApplyNotes();
+}
+
+void PendingQueues::Retarget(const std::function<void(PendingPod&)>& retarget) {
+  {
+    std::unique_lock lock(mu_);
+    ApplyNotesLocked();
+    std::vector<Entry> entries;
+    entries.reserve(pending_.size());
+    for (auto& [uid, entry] : pending_) entries.push_back(std::move(entry));
+    pending_.clear();
+    queues_.clear();
+    for (Entry& entry : entries) {
+      retarget(entry.pod);
+      if (entry.pod.team != kNoTeam) AddLocked(entry.pod, entry.from_informer);
+    }
+  }
+  TryApplyNotes();
+}
+
+void PendingQueues::NoteRefused(PendingPod pod) {
+  if (pod.team == kNoTeam) return;
+  notes_.Post(Note{false, std::move(pod)});
+  TryApplyNotes();
+}
+
+void PendingQueues::NoteAdmitted(std::string uid) {
+  Note note;
+  note.admitted = true;
+  note.pod.uid = std::move(uid);
+  notes_.Post(std::move(note));
+  TryApplyNotes();
+}
+
+void PendingQueues::Sync() {
+  {
+    std::unique_lock lock(mu_);
+    ApplyNotesLocked();
+  }
+  TryApplyNotes();
+}
+
+bool PendingQueues::Live(const Entry& entry) const {
+  return entry.from_informer || clock_->NowMs() - entry.last_seen_ms <= options_.filter_seen_ttl_ms;
+}
+
+std::vector<PendingPod> PendingQueues::Ahead(NameId team, int32_t priority, int64_t created_ms,
+                                             std::string_view uid, bool by_priority,
+                                             size_t limit) const {
+  std::shared_lock lock(mu_);
+  std::vector<PendingPod> out;
+  auto queue = queues_.find(team);
+  if (queue == queues_.end()) return out;
+  auto take = [&](const std::string& other) {
+    if (other == uid) return;
+    auto it = pending_.find(other);
+    if (it != pending_.end() && Live(it->second)) out.push_back(it->second.pod);
+  };
+  if (by_priority) {
+    const PriorityKey self{-int64_t{priority}, created_ms, std::string(uid)};
+    for (auto it = queue->second.by_priority.begin();
+         it != queue->second.by_priority.end() && *it < self && out.size() < limit; ++it) {
+      take(std::get<2>(*it));
+    }
+  } else {
+    const AgeKey self{created_ms, std::string(uid)};
+    for (auto it = queue->second.by_age.begin();
+         it != queue->second.by_age.end() && *it < self && out.size() < limit; ++it) {
+      take(std::get<1>(*it));
+    }
+  }
+  return out;
+}
+
+std::optional<PendingPod> PendingQueues::Head(NameId team, bool by_priority) const {
+  std::shared_lock lock(mu_);
+  auto queue = queues_.find(team);
+  if (queue == queues_.end()) return std::nullopt;
+  auto visit = [&](const std::string& uid) -> std::optional<PendingPod> {
+    auto it = pending_.find(uid);
+    if (it != pending_.end() && Live(it->second)) return it->second.pod;
+    return std::nullopt;
+  };
+  if (by_priority) {
+    for (const PriorityKey& key : queue->second.by_priority) {
+      if (auto pod = visit(std::get<2>(key))) return pod;
+    }
+  } else {
+    for (const AgeKey& key : queue->second.by_age) {
+      if (auto pod = visit(std::get<1>(key))) return pod;
+    }
+  }
+  return std::nullopt;
+}
+
+PendingQueues::Counts PendingQueues::CountsOf(NameId team) {
+  Sync();
+  std::shared_lock lock(mu_);
+  Counts n;
+  auto queue = queues_.find(team);
+  if (queue == queues_.end()) return n;
+  for (const AgeKey& key : queue->second.by_age) {
+    auto it = pending_.find(std::get<1>(key));
+    if (it == pending_.end() || !Live(it->second)) continue;
+    ++n.total;
+    if (it->second.refused) ++n.refused;
+  }
+  return n;
+}
+
+}  // namespace taskgov::scheduler

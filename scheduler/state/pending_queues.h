@@ -1,0 +1,127 @@
+#pragma once
+
+// PendingQueues: the pods of this scheduler waiting for admission, per team in rank order — for
+// TaskRanking / FirstComeFirstServe ordering and fair-share borrowing (DESIGN §3.6).
+//
+// Two sources feed it. The informers (through ClusterState) report pods waiting for a scheduler:
+// Upsert / Remove, applied at once. Filter calls report what they decided — a pod refused
+// (NoteRefused: it waits, and counts as "refused" for Kueue's inadmissible metric) or admitted
+// (NoteAdmitted: it no longer waits); a pod known only from filter calls stops counting once it
+// has not been filtered for filter_seen_ttl_ms. Filter notes never wait for the queues' lock:
+// they are posted to a lock-free PostBox and applied by whoever holds the write lock — the
+// poster itself only when the lock is free at that instant (try_lock), otherwise the holder,
+// which applies every posted note before it lets go and looks again after. So the filter path
+// never blocks on this lock, and a note is in force before the next writer's or reader's step.
+//
+// Thread-safety: a shared_mutex. Informer writes hold it exclusively for microseconds; the
+// ranking queries (PendingAhead, PendingHead) hold it shared; Counts() and Sync() first apply the
+// posted notes (exclusive) so that callers off the webhook path (metrics, the preemption
+// controller, tests) read every note posted before the call.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/post_box.h"
+#include "scheduler/model/interner.h"
+#include "scheduler/model/objects.h"
+
+namespace taskgov::scheduler {
+
+inline constexpr NameId kNoTeam = 0xffffffff;
+
+struct PendingPod {
+  std::string uid;
+  std::string key;  // namespace/name
+  NameId team = kNoTeam;
+  int32_t priority = 0;
+  int64_t created_ms = 0;
+  ResourceList request;
+  Labels node_selector;  // the flavors it can use: Policy::FlavorAllows
+  // Tolerations and required node affinity (null: none): with node_selector, the nodes it can
+  // use (placement.h). Shared with the pod's record.
+  std::shared_ptr<const PodPlacementSpec> placement;
+};
+
+class PendingQueues {
+ public:
+  struct Options {
+    // A pod known only from filter calls (not from the informer) stops counting as pending
+    // when it has not been filtered for this long.
+    int64_t filter_seen_ttl_ms = 60'000;
+  };
+  PendingQueues(const common::Clock* clock, Options options);
+
+  // ---- informer side ----
+  void Upsert(const PendingPod& pod);
+  void Remove(const std::string& uid);
+  // Re-ranks every entry after a policy change: `retarget` gives its new team and priority (a
+  // team of kNoTeam drops it).
+  void Retarget(const std::function<void(PendingPod&)>& retarget);
+
+  // ---- filter side: never waits ----
+  void NoteRefused(PendingPod pod);
+  void NoteAdmitted(std::string uid);
+
+  // ---- queries ----
+  // Pending pods of `team` that rank ahead of (priority, created_ms, uid), best first, at most
+  // `limit`. by_priority: TaskRanking order (priority, then age); else age only.
+  [[nodiscard]] std::vector<PendingPod> Ahead(NameId team, int32_t priority, int64_t created_ms,
+                                              std::string_view uid, bool by_priority,
+                                              size_t limit) const;
+  // The best-ranked pending pod of `team`, if any.
+  [[nodiscard]] std::optional<PendingPod> Head(NameId team, bool by_priority) const;
+  // Pending pods of `team`: all, and those a filter call has refused (the rest are waiting for
+  // the scheduler to try them). Applies posted notes first.
+  struct Counts {
+    size_t total = 0;
+    size_t refused = 0;
+  };
+  [[nodiscard]] Counts CountsOf(NameId team);
+  // Applies every note posted before the call.
+  void Sync();
+
+ private:
+  struct Entry {
+    PendingPod pod;
+    int64_t last_seen_ms = 0;
+    bool from_informer = false;
+    bool refused = false;  // a filter call refused it (Kueue: inadmissible; else active)
+  };
+  // Rank keys: (−priority, created, uid) and (created, uid).
+  using PriorityKey = std::tuple<int64_t, int64_t, std::string>;
+  using AgeKey = std::tuple<int64_t, std::string>;
+  struct TeamQueue {
+    std::set<PriorityKey> by_priority;
+    std::set<AgeKey> by_age;
+  };
+  struct Note {
+    bool admitted = false;
+    PendingPod pod;  // for a refusal; only uid for an admission
+  };
+
+  // With mu_ held exclusively.
+  void AddLocked(const PendingPod& pod, bool from_informer);
+  void RemoveLocked(const std::string& uid);
+  void ApplyNotesLocked();
+  // Applies posted notes if the lock is free, without waiting; see the header comment.
+  void TryApplyNotes();
+  [[nodiscard]] bool Live(const Entry& entry) const;
+
+  const common::Clock* const clock_;
+  const Options options_;
+  common::PostBox<Note> notes_;
+  mutable std::shared_mutex mu_;
+  std::unordered_map<std::string, Entry> pending_;  // by uid
+  std::unordered_map<NameId, TeamQueue> queues_;
+};
+
+}  // namespace taskgov::scheduler

@@ -1,0 +1,45 @@
+#pragma once
+
+// TeamResolver: which team a pod belongs to (DESIGN §3.3), from the policy in force and the live
+// Kueue LocalQueues, Volcano PodGroups and namespace labels the informers report. The rule itself
+// is the pure ResolveTeam (pod_identity.h); this holds its inputs.
+//
+// Thread-safety: a shared_mutex; informer events and policy changes hold it exclusively for
+// microseconds, TeamOf holds it shared.
+
+#include <shared_mutex>
+#include <string>
+
+#include "scheduler/model/interner.h"
+#include "scheduler/model/pod_identity.h"
+#include "scheduler/model/policy.h"
+#include "scheduler/state/pending_queues.h"
+
+namespace taskgov::scheduler {
+
+class TeamResolver {
+ public:
+  explicit TeamResolver(PolicyPtr policy) : policy_(std::move(policy)) {}
+
+  void SetPolicy(PolicyPtr policy);
+  [[nodiscard]] PolicyPtr policy() const;
+
+  void UpsertNamespace(const std::string& name, const Labels& labels);
+  void EraseNamespace(const std::string& name);
+  void UpsertLocalQueue(const std::string& ns, const std::string& name,
+                        const std::string& cluster_queue);
+  void EraseLocalQueue(const std::string& ns, const std::string& name);
+  void UpsertPodGroup(const std::string& ns, const std::string& name, const std::string& queue);
+  void ErasePodGroup(const std::string& ns, const std::string& name);
+
+  // The pod's team under the current policy and live queues (kNoTeam: none).
+  [[nodiscard]] NameId TeamOf(const Pod& pod) const;
+  [[nodiscard]] LiveQueues live_queues() const;
+
+ private:
+  mutable std::shared_mutex mu_;
+  PolicyPtr policy_;
+  LiveQueues live_;
+};
+
+}  // namespace taskgov::scheduler
