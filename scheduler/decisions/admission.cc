@@ -85,8 +85,14 @@ int64_t WeightedShare(const Ledger::Session& session, const Team& team, NameId f
   return share.PerMille(team.fair_share_weight);
 }
 
+// One decision's view of the world, taken once at its start: the ledger generation (the policy
+// and the usage counters, pinned by the session for the decision's whole length) and what the
+// decision resolved about its pod. The cluster view (node cache, pending queues, team resolver)
+// is read through their shared locks; none of them is ever taken exclusively here.
 struct Admission::Context {
-  PolicyPtr policy;
+  explicit Context(const QuotaBook& book) : session(book.ledger()), policy(session.policy()) {}
+  Ledger::Session session;
+  const Policy& policy;
   const Team* team = nullptr;
   NameId team_id = kNoTeam;
   const Pod* pod = nullptr;
@@ -96,6 +102,42 @@ struct Admission::Context {
   Mode mode = Mode::kWithinNominal;
   // Higher-ranked pending pods of the team, fetched once per filter.
   std::optional<std::vector<PendingPod>> ahead;
+};
+
+// Why each flavor was refused: one reason per flavor, shared by its nodes, and its code.
+class Admission::FlavorNotes {
+ public:
+  explicit FlavorNotes(FilterResult* result) : result_(result) {}
+  // A later verdict on a flavor replaces the earlier one (borrowing after within-nominal).
+  void Note(NameId flavor, std::string reason, std::string code) {
+    for (Entry& e : entries_) {
+      if (e.flavor == flavor) {
+        result_->reasons[e.reason] = std::move(reason);
+        e.code = std::move(code);
+        return;
+      }
+    }
+    entries_.push_back({flavor, result_->AddReason(std::move(reason)), std::move(code)});
+  }
+  [[nodiscard]] std::optional<uint32_t> ReasonOf(NameId flavor) const {
+    for (const Entry& e : entries_) {
+      if (e.flavor == flavor) return e.reason;
+    }
+    return std::nullopt;
+  }
+  // The code of the first flavor with a verdict ("no_quota" when none had one).
+  [[nodiscard]] std::string FirstCode() const {
+    return entries_.empty() ? "no_quota" : entries_.front().code;
+  }
+
+ private:
+  struct Entry {
+    NameId flavor;
+    uint32_t reason;
+    std::string code;
+  };
+  FilterResult* result_;
+  std::vector<Entry> entries_;
 };
 
 Admission::Admission(QuotaBook* book, ClusterState* cluster, KubeActions* binder,
@@ -121,7 +163,7 @@ bool Admission::QueueOrderBlocks(Context& ctx, NameId flavor, std::string* why) 
   }
   // BestEffortFIFO: the pods ahead take what they can, in rank order (a pod that cannot fit
   // does not hold the others back); this pod waits if what they take leaves it no room.
-  Ledger::Session s(book_->ledger());
+  const Ledger::Session& s = ctx.session;
   const Tally none;
   if (!FitsOnTop(s, ctx.team_id, flavor, ctx.request, ctx.mode, none, nullptr)) {
     return false;  // it does not fit anyway: the quota refusal explains it
@@ -129,7 +171,7 @@ bool Admission::QueueOrderBlocks(Context& ctx, NameId flavor, std::string* why) 
   Tally ahead;
   const std::string_view flavor_name = FlavorNames().Name(flavor);
   for (const PendingPod& other : *ctx.ahead) {
-    if (!ctx.policy->FlavorAllows(flavor_name, other.node_selector)) continue;  // not its flavor
+    if (!ctx.policy.FlavorAllows(flavor_name, other.node_selector)) continue;  // not its flavor
     if (!FitsOnTop(s, ctx.team_id, flavor, other.request, Mode::kBorrowing, ahead, &ahead)) {
       continue;
     }
@@ -142,24 +184,23 @@ bool Admission::QueueOrderBlocks(Context& ctx, NameId flavor, std::string* why) 
 }
 
 bool Admission::FairShareBlocks(Context& ctx, NameId flavor, std::string* why) const {
-  if (ctx.policy->idle_compute != IdleComputeAllocation::kFairShare || ctx.team->cohort.empty()) {
+  if (ctx.policy.idle_compute != IdleComputeAllocation::kFairShare || ctx.team->cohort.empty()) {
     return false;
   }
-  // The other teams' best-ranked waiting pods, read before the ledger session: the cluster
-  // state's lock is never taken inside a session (informer events hold it while charging, and a
-  // generation swap waits for open sessions).
+  // The other teams' best-ranked waiting pods (the pending queues' lock, shared: it may be taken
+  // inside a session, see cluster_state.h).
   std::vector<std::pair<const Team*, PendingPod>> heads;
-  for (const Team& other : ctx.policy->teams) {
+  for (const Team& other : ctx.policy.teams) {
     if (other.cohort != ctx.team->cohort || other.name == ctx.team->name || !other.active) {
       continue;
     }
     std::optional<PendingPod> head =
         cluster_->PendingHead(TeamNames().Intern(other.name),
-                              ctx.policy->task_prioritization == TaskPrioritization::kTaskRanking);
+                              ctx.policy.task_prioritization == TaskPrioritization::kTaskRanking);
     if (head) heads.emplace_back(&other, std::move(*head));
   }
   if (heads.empty()) return false;
-  Ledger::Session s(book_->ledger());
+  const Ledger::Session& s = ctx.session;
   const int64_t my_share = WeightedShare(s, *ctx.team, flavor, ctx.request);
   const Tally none;
   Tally mine;
@@ -171,7 +212,7 @@ bool Admission::FairShareBlocks(Context& ctx, NameId flavor, std::string* why) c
     const NameId other_id = TeamNames().Intern(other.name);
     if (!s.HasFlavor(other_id, flavor)) continue;
     const PendingPod* head = &pending;
-    if (!ctx.policy->FlavorAllows(FlavorNames().Name(flavor), head->node_selector)) continue;
+    if (!ctx.policy.FlavorAllows(FlavorNames().Name(flavor), head->node_selector)) continue;
     // Only demand that needs to borrow here, could borrow now, and would lose out to this pod.
     if (FitsOnTop(s, other_id, flavor, head->request, Mode::kWithinNominal, none, nullptr))
       continue;
@@ -194,145 +235,171 @@ bool Admission::FairShareBlocks(Context& ctx, NameId flavor, std::string* why) c
 }
 
 FilterResult Admission::Filter(const FilterArgs& args) {
-  FilterResult result;
   FilterDecision decision;
-  const uint32_t node_count = static_cast<uint32_t>(args.node_names.size());
-  auto refuse_all = [&](std::string reason, const std::string& code) {
-    const uint32_t why = result.AddReason(std::move(reason));
-    result.unresolvable.reserve(node_count);
-    for (uint32_t i = 0; i < node_count; ++i) result.unresolvable.push_back({i, why});
-    decision.reason = code;
-    if (observer_) observer_(decision);
-    return result;
-  };
   if (std::string gate = Gate(); !gate.empty()) {
+    FilterResult result;
     result.error = gate;
     decision.reason = "not_ready";
-    if (observer_) observer_(decision);
-    return result;
+    return Report(decision, std::move(result));
   }
-  Context ctx;
-  ctx.policy = book_->ledger().policy();
-  ctx.pod = &args.pod;
-  ctx.team_id = cluster_->TeamOf(args.pod);
-  ctx.team = ctx.team_id == kNoTeam ? nullptr : ctx.policy->FindTeam(TeamNames().Name(ctx.team_id));
+  Context ctx(*book_);
+  ResolveSubject(ctx, args.pod);
   decision.team = ctx.team_id;
-  if (ctx.team == nullptr) {
-    if (ctx.policy->no_team == NoTeamAction::kRefuse) {
-      return refuse_all("pod " + args.pod.key() + " belongs to no team (namespace " +
-                            args.pod.namespace_ + " is not a team namespace)",
-                        "no_team");
-    }
-    result.feasible.resize(node_count);  // not governed: pass through untouched
-    for (uint32_t i = 0; i < node_count; ++i) result.feasible[i] = i;
-    decision.admitted = true;
-    decision.reason = "no_team";
-    if (observer_) observer_(decision);
-    return result;
-  }
+  if (ctx.team == nullptr) return NoTeam(ctx, args, decision);
   if (!ctx.team->active) {
-    return refuse_all(ctx.team->name + " is not active: its new pods are held", "inactive");
+    return RefuseAll(args, ctx.team->name + " is not active: its new pods are held", "inactive",
+                     decision);
   }
-  ctx.request = EffectiveRequest(args.pod);
-  ctx.priority = ResolvePriority(*ctx.policy, args.pod);
-  ctx.by_priority = ctx.policy->task_prioritization == TaskPrioritization::kTaskRanking;
-  decision.priority_class = PriorityClassOf(*ctx.policy, args.pod);
-
-  // Flavor and room of every candidate node: one hash lookup and integer compares each.
-  const IdAmounts request_ids = ToIdAmounts(ctx.request);
-  std::vector<NodeFit> fits;
-  cluster_->FitNodes(args.node_names, request_ids, &fits);
-  if (!args.node_names_mode) {
-    for (size_t i = 0; i < args.nodes.size() && i < fits.size(); ++i) {
-      NodeFit& fit = fits[i];
-      fit.flavor = cluster_->FlavorOfLabels(args.nodes[i].labels);
-      if (!fit.known) {  // not in the cache yet: judge by the node the scheduler sent
-        fit.known = true;
-        fit.room = !args.nodes[i].unschedulable;
-        for (const ResourceAmount& want : ctx.request) {
-          fit.room = fit.room && args.nodes[i].allocatable.Get(want.name) >= want.amount;
-        }
-      }
-    }
-  }
-
-  std::vector<std::pair<NameId, uint32_t>> reason_of;  // flavor → index into result.reasons
-  std::vector<std::pair<NameId, std::string>> code_of;
-  auto note = [&](NameId flavor, std::string reason, std::string code) {
-    for (auto& [f, r] : reason_of) {
-      if (f == flavor) {
-        result.reasons[r] = std::move(reason);
-        for (auto& [g, c] : code_of) {
-          if (g == flavor) c = std::move(code);
-        }
-        return;
-      }
-    }
-    reason_of.emplace_back(flavor, result.AddReason(std::move(reason)));
-    code_of.emplace_back(flavor, std::move(code));
-  };
+  decision.priority_class = PriorityClassOf(ctx.policy, args.pod);
+  const std::vector<NodeFit> fits = JudgeNodes(ctx, args);
+  FilterResult result;
+  FlavorNotes notes(&result);
   for (Mode mode : {Mode::kWithinNominal, Mode::kBorrowing}) {
     ctx.mode = mode;
     for (const FlavorQuota& fq : ctx.team->flavors) {
       const NameId flavor = FlavorNames().Intern(fq.flavor);
-      bool any = false;
-      bool roomy = false;
-      for (const NodeFit& fit : fits) {
-        if (fit.flavor != flavor) continue;
-        any = true;
-        roomy = roomy || fit.room;
-      }
-      if (!any) continue;
-      if (!roomy) {
-        note(flavor,
-             ctx.team->name + ": no " + fq.flavor + " node has room for " + ctx.request.ToString(),
-             "no_room");
-        continue;
-      }
-      std::string why;
-      if (QueueOrderBlocks(ctx, flavor, &why)) {
-        note(flavor, ctx.team->name + ": " + why, "queue_order");
-        continue;
-      }
-      if (mode == Mode::kBorrowing && FairShareBlocks(ctx, flavor, &why)) {
-        note(flavor, std::move(why), "fair_share");
-        continue;
-      }
-      PodMeta meta;
-      meta.priority = ctx.priority;
-      meta.created_ms = args.pod.creation_unix_ms;
-      std::variant<Charge, Refusal> r = book_->Assume(
-          args.pod.uid, ctx.team_id, flavor, ctx.request, mode, options_.assume_ttl_ms, meta);
-      if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
-        note(flavor, refusal->Explain(), ReasonCode(refusal->kind));
-        continue;
-      }
-      // Admitted on this flavor: its nodes with room are feasible, the others are explained.
-      cluster_->NoteAdmitted(args.pod.uid);
-      result.reasons.clear();
-      const uint32_t no_room =
-          result.AddReason(ctx.team->name + ": node has no room for " + ctx.request.ToString());
-      const uint32_t elsewhere =
-          result.AddReason("taskgov assigned " + args.pod.key() + " to " + fq.flavor);
-      result.feasible.reserve(node_count);
-      result.unresolvable.reserve(node_count);
-      for (uint32_t i = 0; i < node_count; ++i) {
-        if (fits[i].flavor != flavor) {
-          result.unresolvable.push_back({i, elsewhere});
-        } else if (fits[i].room) {
-          result.feasible.push_back(i);
-        } else {
-          result.unresolvable.push_back({i, no_room});
-        }
-      }
+      std::optional<Charge> charge = TryFlavor(ctx, fq, flavor, fits, &notes);
+      if (!charge) continue;
       decision.admitted = true;
       decision.flavor = flavor;
-      decision.borrowing = std::get<Charge>(r).borrowing;
-      if (observer_) observer_(decision);
-      return result;
+      decision.borrowing = charge->borrowing;
+      return Report(decision, AdmittedOn(ctx, args, fq, flavor, fits));
     }
   }
+  decision.reason = notes.FirstCode();
+  return Report(decision, RefusedEverywhere(ctx, args, fits, notes, std::move(result)));
+}
 
+void Admission::ResolveSubject(Context& ctx, const Pod& pod) const {
+  ctx.pod = &pod;
+  ctx.team_id = cluster_->TeamOf(pod);
+  ctx.team = ctx.team_id == kNoTeam ? nullptr : ctx.policy.FindTeam(TeamNames().Name(ctx.team_id));
+  if (ctx.team == nullptr) return;
+  ctx.request = EffectiveRequest(pod);
+  ctx.priority = ResolvePriority(ctx.policy, pod);
+  ctx.by_priority = ctx.policy.task_prioritization == TaskPrioritization::kTaskRanking;
+}
+
+FilterResult Admission::Report(const FilterDecision& decision, FilterResult result) const {
+  if (observer_) observer_(decision);
+  return result;
+}
+
+FilterResult Admission::RefuseAll(const FilterArgs& args, std::string reason,
+                                  const std::string& code, FilterDecision decision) const {
+  FilterResult result;
+  const uint32_t why = result.AddReason(std::move(reason));
+  const uint32_t node_count = static_cast<uint32_t>(args.node_names.size());
+  result.unresolvable.reserve(node_count);
+  for (uint32_t i = 0; i < node_count; ++i) result.unresolvable.push_back({i, why});
+  decision.reason = code;
+  return Report(decision, std::move(result));
+}
+
+FilterResult Admission::NoTeam(const Context& ctx, const FilterArgs& args,
+                               FilterDecision decision) const {
+  if (ctx.policy.no_team == NoTeamAction::kRefuse) {
+    return RefuseAll(args,
+                     "pod " + args.pod.key() + " belongs to no team (namespace " +
+                         args.pod.namespace_ + " is not a team namespace)",
+                     "no_team", decision);
+  }
+  FilterResult result;  // not governed: pass through untouched
+  const uint32_t node_count = static_cast<uint32_t>(args.node_names.size());
+  result.feasible.resize(node_count);
+  for (uint32_t i = 0; i < node_count; ++i) result.feasible[i] = i;
+  decision.admitted = true;
+  decision.reason = "no_team";
+  return Report(decision, std::move(result));
+}
+
+std::vector<NodeFit> Admission::JudgeNodes(const Context& ctx, const FilterArgs& args) const {
+  // Flavor and room of every candidate node: one hash lookup and integer compares each.
+  std::vector<NodeFit> fits;
+  cluster_->FitNodes(args.node_names, ToIdAmounts(ctx.request), &fits);
+  if (args.node_names_mode) return fits;
+  for (size_t i = 0; i < args.nodes.size() && i < fits.size(); ++i) {
+    NodeFit& fit = fits[i];
+    fit.flavor = FlavorOfNode(ctx.policy, args.nodes[i].labels);
+    if (fit.known) continue;
+    // Not in the cache yet: judge by the node the scheduler sent.
+    fit.known = true;
+    fit.room = !args.nodes[i].unschedulable;
+    for (const ResourceAmount& want : ctx.request) {
+      fit.room = fit.room && args.nodes[i].allocatable.Get(want.name) >= want.amount;
+    }
+  }
+  return fits;
+}
+
+std::optional<Charge> Admission::TryFlavor(Context& ctx, const FlavorQuota& fq, NameId flavor,
+                                           const std::vector<NodeFit>& fits,
+                                           FlavorNotes* notes) const {
+  bool any = false;
+  bool roomy = false;
+  for (const NodeFit& fit : fits) {
+    if (fit.flavor != flavor) continue;
+    any = true;
+    roomy = roomy || fit.room;
+  }
+  if (!any) return std::nullopt;
+  if (!roomy) {
+    notes->Note(
+        flavor,
+        ctx.team->name + ": no " + fq.flavor + " node has room for " + ctx.request.ToString(),
+        "no_room");
+    return std::nullopt;
+  }
+  std::string why;
+  if (QueueOrderBlocks(ctx, flavor, &why)) {
+    notes->Note(flavor, ctx.team->name + ": " + why, "queue_order");
+    return std::nullopt;
+  }
+  if (ctx.mode == Mode::kBorrowing && FairShareBlocks(ctx, flavor, &why)) {
+    notes->Note(flavor, std::move(why), "fair_share");
+    return std::nullopt;
+  }
+  PodMeta meta;
+  meta.priority = ctx.priority;
+  meta.created_ms = ctx.pod->creation_unix_ms;
+  std::variant<Charge, Refusal> r =
+      book_->Assume(ctx.session, ctx.pod->uid, ctx.team_id, flavor, ctx.request, ctx.mode,
+                    options_.assume_ttl_ms, meta);
+  if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
+    notes->Note(flavor, refusal->Explain(), ReasonCode(refusal->kind));
+    return std::nullopt;
+  }
+  return std::get<Charge>(r);
+}
+
+FilterResult Admission::AdmittedOn(const Context& ctx, const FilterArgs& args,
+                                   const FlavorQuota& fq, NameId flavor,
+                                   const std::vector<NodeFit>& fits) const {
+  // Admitted on this flavor: its nodes with room are feasible, the others are explained.
+  cluster_->NoteAdmitted(args.pod.uid);
+  FilterResult result;
+  const uint32_t no_room =
+      result.AddReason(ctx.team->name + ": node has no room for " + ctx.request.ToString());
+  const uint32_t elsewhere =
+      result.AddReason("taskgov assigned " + args.pod.key() + " to " + fq.flavor);
+  const uint32_t node_count = static_cast<uint32_t>(args.node_names.size());
+  result.feasible.reserve(node_count);
+  result.unresolvable.reserve(node_count);
+  for (uint32_t i = 0; i < node_count; ++i) {
+    if (fits[i].flavor != flavor) {
+      result.unresolvable.push_back({i, elsewhere});
+    } else if (fits[i].room) {
+      result.feasible.push_back(i);
+    } else {
+      result.unresolvable.push_back({i, no_room});
+    }
+  }
+  return result;
+}
+
+FilterResult Admission::RefusedEverywhere(const Context& ctx, const FilterArgs& args,
+                                          const std::vector<NodeFit>& fits,
+                                          const FlavorNotes& notes, FilterResult result) const {
   // Refused on every flavor: one reason per flavor, shared by its nodes.
   cluster_->NotePending(args.pod, ctx.team_id, ctx.priority, ctx.request);
   if (preemption_status_) {
@@ -340,12 +407,9 @@ FilterResult Admission::Filter(const FilterArgs& args) {
       for (std::string& reason : result.reasons) reason += "; " + status;
     }
   }
-  decision.reason = code_of.empty() ? "no_quota" : code_of.front().second;
   std::vector<std::pair<NameId, uint32_t>> other;  // flavors without a verdict
   auto reason_for = [&](NameId flavor) -> uint32_t {
-    for (const auto& [f, r] : reason_of) {
-      if (f == flavor) return r;
-    }
+    if (std::optional<uint32_t> r = notes.ReasonOf(flavor)) return *r;
     for (const auto& [f, r] : other) {
       if (f == flavor) return r;
     }
@@ -355,6 +419,7 @@ FilterResult Admission::Filter(const FilterArgs& args) {
     other.emplace_back(flavor, result.AddReason(std::move(reason)));
     return other.back().second;
   };
+  const uint32_t node_count = static_cast<uint32_t>(args.node_names.size());
   result.unresolvable.reserve(node_count);
   NameId last_flavor = kNoNode;
   uint32_t last_reason = 0;
@@ -367,7 +432,6 @@ FilterResult Admission::Filter(const FilterArgs& args) {
     }
     result.unresolvable.push_back({i, last_reason});
   }
-  if (observer_) observer_(decision);
   return result;
 }
 
@@ -406,112 +470,144 @@ std::vector<HostPriority> Admission::Prioritize(const FilterArgs& args) {
   return scores;
 }
 
+// What the preempt verb judges one victim with: the preemptor, and the quota state of each flavor
+// met as the rule needs it — with the preemptor not yet admitted (a reservation it already holds
+// is taken out). Every flavor's state is read through the one session of the decision.
+class Admission::PreemptJudge {
+ public:
+  PreemptJudge(const QuotaBook& book, const ClusterState& cluster, const Pod& pod, int64_t now)
+      : book_(book),
+        cluster_(cluster),
+        session_(book.ledger()),
+        policy_(session_.policy()),
+        now_(now),
+        own_(book.Find(pod.uid)),
+        request_(EffectiveRequest(pod)) {
+    preemptor_.team_id = cluster.TeamOf(pod);
+    preemptor_.team = TeamOf(preemptor_.team_id);
+    preemptor_.priority = ResolvePriority(policy_, pod);
+    preemptor_.created_ms = pod.creation_unix_ms;
+  }
+
+  // The victims of one node the rule allows, with their gangs.
+  [[nodiscard]] std::vector<KeptVictim> AllowedOn(const std::string& node, const Victims& victims,
+                                                  bool meta) {
+    const QuotaSim* sim = SimOf(cluster_.ViewNode(node).flavor);
+    const QuotaSim::Amounts request = sim ? sim->ToSlots(request_) : QuotaSim::Amounts{};
+    std::vector<KeptVictim> kept;
+    for (const Pod& given : victims.pods) {
+      std::optional<Pod> known = meta ? cluster_.FindPod(given.uid) : std::optional(given);
+      if (!known) continue;  // unknown to us: cannot judge, do not evict
+      VictimFacts victim;
+      victim.team_id = cluster_.TeamOf(*known);
+      victim.team = TeamOf(victim.team_id);
+      victim.priority = ResolvePriority(policy_, *known);
+      victim.created_ms = known->creation_unix_ms;
+      victim.started_ms = known->start_unix_ms.value_or(known->creation_unix_ms);
+      const QuotaSim::Amounts charge = sim ? ChargeOf(*sim, *known) : QuotaSim::Amounts{};
+      if (!JudgeVictim(policy_, preemptor_, victim, sim, request, charge, now_).allowed) continue;
+      KeptVictim k{victim.priority, std::move(*known), ""};
+      k.gang = GangOf(k.pod);
+      kept.push_back(std::move(k));
+    }
+    return kept;
+  }
+
+ private:
+  static IdAmounts Charged(const Charge& charge) {
+    IdAmounts out;
+    for (uint8_t i = 0; i < charge.count; ++i) {
+      out.emplace_back(charge.items[i].resource, charge.items[i].amount);
+    }
+    return out;
+  }
+  const Team* TeamOf(NameId id) const {
+    return id == kNoTeam ? nullptr : policy_.FindTeam(TeamNames().Name(id));
+  }
+  QuotaSim::Amounts ChargeOf(const QuotaSim& sim, const Pod& victim) const {
+    std::optional<Reservation> r = book_.Find(victim.uid);
+    return r && r->charge.flavor == sim.flavor() ? sim.ToSlots(Charged(r->charge))
+                                                 : sim.ToSlots(EffectiveRequest(victim));
+  }
+  const QuotaSim* SimOf(NameId flavor) {
+    if (flavor == kNoNode) return nullptr;
+    for (const QuotaSim& sim : sims_) {
+      if (sim.flavor() == flavor) return &sim;
+    }
+    sims_.push_back(QuotaSim::FromSession(session_, flavor));
+    QuotaSim& sim = sims_.back();
+    if (own_ && own_->charge.flavor == flavor) {
+      if (int row = sim.Row(own_->charge.team); row >= 0) {
+        sim.Remove(row, sim.ToSlots(Charged(own_->charge)));
+      }
+    }
+    return &sim;
+  }
+
+  const QuotaBook& book_;
+  const ClusterState& cluster_;
+  Ledger::Session session_;
+  const Policy& policy_;
+  const int64_t now_;
+  const std::optional<Reservation> own_;
+  const ResourceList request_;
+  PreemptorFacts preemptor_;
+  std::deque<QuotaSim> sims_;
+};
+
 PreemptResult Admission::Preempt(const PreemptArgs& args) {
   PreemptResult result;
   if (std::string gate = Gate(); !gate.empty()) {
     result.error = gate;
     return result;
   }
-  PolicyPtr policy = book_->ledger().policy();
-  PreemptorFacts preemptor;
-  preemptor.team_id = cluster_->TeamOf(args.pod);
-  preemptor.team = preemptor.team_id == kNoTeam
-                       ? nullptr
-                       : policy->FindTeam(TeamNames().Name(preemptor.team_id));
-  preemptor.priority = ResolvePriority(*policy, args.pod);
-  preemptor.created_ms = args.pod.creation_unix_ms;
-  const ResourceList preemptor_request = EffectiveRequest(args.pod);
-  const std::optional<Reservation> own = book_->Find(args.pod.uid);
-  const int64_t now = clock_->NowMs();
-  auto charged = [](const Charge& charge) {
-    IdAmounts out;
-    for (uint8_t i = 0; i < charge.count; ++i) {
-      out.emplace_back(charge.items[i].resource, charge.items[i].amount);
-    }
-    return out;
-  };
-  // The quota state of each flavor met, as the rule needs it: with the preemptor not yet
-  // admitted (a reservation it already holds is taken out).
-  std::deque<QuotaSim> sims;
-  auto sim_of = [&](NameId flavor) -> const QuotaSim* {
-    if (flavor == kNoNode) return nullptr;
-    for (const QuotaSim& sim : sims) {
-      if (sim.flavor() == flavor) return &sim;
-    }
-    {
-      Ledger::Session session(book_->ledger());
-      sims.push_back(QuotaSim::FromSession(session, flavor));
-    }
-    QuotaSim& sim = sims.back();
-    if (own && own->charge.flavor == flavor) {
-      if (int row = sim.Row(own->charge.team); row >= 0) {
-        sim.Remove(row, sim.ToSlots(charged(own->charge)));
-      }
-    }
-    return &sim;
-  };
-
-  struct Kept {
-    int32_t priority = 0;
-    Pod pod;
-    std::string gang;
-  };
-  std::map<std::string, std::vector<Kept>> kept_by_node;
-  std::set<std::string> gangs;
-  for (const auto& [node, victims] : args.node_to_victims) {
-    const QuotaSim* sim = sim_of(cluster_->ViewNode(node).flavor);
-    const QuotaSim::Amounts request = sim ? sim->ToSlots(preemptor_request) : QuotaSim::Amounts{};
-    std::vector<Kept>& kept = kept_by_node[node];
-    for (const Pod& given : victims.pods) {
-      std::optional<Pod> known = args.meta ? cluster_->FindPod(given.uid) : std::optional(given);
-      if (!known) continue;  // unknown to us: cannot judge, do not evict
-      VictimFacts victim;
-      victim.team_id = cluster_->TeamOf(*known);
-      victim.team =
-          victim.team_id == kNoTeam ? nullptr : policy->FindTeam(TeamNames().Name(victim.team_id));
-      victim.priority = ResolvePriority(*policy, *known);
-      victim.created_ms = known->creation_unix_ms;
-      victim.started_ms = known->start_unix_ms.value_or(known->creation_unix_ms);
-      QuotaSim::Amounts charge{};
-      if (sim != nullptr) {
-        std::optional<Reservation> r = book_->Find(known->uid);
-        charge = r && r->charge.flavor == sim->flavor() ? sim->ToSlots(charged(r->charge))
-                                                        : sim->ToSlots(EffectiveRequest(*known));
-      }
-      if (!JudgeVictim(*policy, preemptor, victim, sim, request, charge, now).allowed) continue;
-      Kept k{victim.priority, std::move(*known), ""};
-      k.gang = GangOf(k.pod);
-      if (!k.gang.empty()) gangs.insert(k.gang);
-      kept.push_back(std::move(k));
+  std::map<std::string, std::vector<KeptVictim>> kept_by_node;
+  {
+    PreemptJudge judge(*book_, *cluster_, args.pod, clock_->NowMs());
+    for (const auto& [node, victims] : args.node_to_victims) {
+      kept_by_node[node] = judge.AllowedOn(node, victims, args.meta);
     }
   }
+  DropPartialGangs(&kept_by_node);
+  for (auto& [node, kept] : kept_by_node) {
+    if (kept.empty()) continue;  // a node without victims is dropped
+    std::stable_sort(kept.begin(), kept.end(), [](const KeptVictim& a, const KeptVictim& b) {
+      return a.priority > b.priority;
+    });
+    Victims& out = result.node_to_victims[node];
+    out.num_pdb_violations = args.node_to_victims.at(node).num_pdb_violations;
+    for (KeptVictim& k : kept) out.pods.push_back(std::move(k.pod));
+  }
+  return result;
+}
+
+void Admission::DropPartialGangs(
+    std::map<std::string, std::vector<KeptVictim>>* kept_by_node) const {
   // A gang goes whole or not at all: a member is kept only when every running member of its
   // gang is a kept victim on the same node (the scheduler evicts per node).
-  std::map<std::string, std::set<std::string>> members;
-  if (!gangs.empty()) {
-    cluster_->ForEachBoundPod([&](const Pod& pod, NameId, const ResourceList&) {
-      std::string gang = GangOf(pod);
-      if (gangs.count(gang) > 0) members[gang].insert(pod.uid);
-    });
+  std::set<std::string> gangs;
+  for (const auto& [node, kept] : *kept_by_node) {
+    for (const KeptVictim& k : kept) {
+      if (!k.gang.empty()) gangs.insert(k.gang);
+    }
   }
-  for (auto& [node, kept] : kept_by_node) {
+  if (gangs.empty()) return;
+  std::map<std::string, std::set<std::string>> members;
+  cluster_->ForEachBoundPod([&](const Pod& pod, NameId, const ResourceList&) {
+    std::string gang = GangOf(pod);
+    if (gangs.count(gang) > 0) members[gang].insert(pod.uid);
+  });
+  for (auto& [node, kept] : *kept_by_node) {
     std::set<std::string> uids;
-    for (const Kept& k : kept) uids.insert(k.pod.uid);
-    std::erase_if(kept, [&](const Kept& k) {
+    for (const KeptVictim& k : kept) uids.insert(k.pod.uid);
+    std::erase_if(kept, [&](const KeptVictim& k) {
       if (k.gang.empty()) return false;
       for (const std::string& uid : members[k.gang]) {
         if (uids.count(uid) == 0) return true;
       }
       return false;
     });
-    if (kept.empty()) continue;  // a node without victims is dropped
-    std::stable_sort(kept.begin(), kept.end(),
-                     [](const Kept& a, const Kept& b) { return a.priority > b.priority; });
-    Victims& out = result.node_to_victims[node];
-    out.num_pdb_violations = args.node_to_victims.at(node).num_pdb_violations;
-    for (Kept& k : kept) out.pods.push_back(std::move(k.pod));
   }
-  return result;
 }
 
 BindResult Admission::Bind(const BindArgs& args) {

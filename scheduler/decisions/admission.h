@@ -19,6 +19,8 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,8 +77,36 @@ class Admission final : public Decider {
 
  private:
   struct Context;
+  class FlavorNotes;
+  // The steps of Filter: what the pod is, which nodes could hold it, each flavor in turn
+  // (queue order, fair share, then the quota itself), and the reply.
+  void ResolveSubject(Context& ctx, const Pod& pod) const;
+  [[nodiscard]] std::vector<NodeFit> JudgeNodes(const Context& ctx, const FilterArgs& args) const;
+  [[nodiscard]] std::optional<Charge> TryFlavor(Context& ctx, const FlavorQuota& fq, NameId flavor,
+                                                const std::vector<NodeFit>& fits,
+                                                FlavorNotes* notes) const;
   bool QueueOrderBlocks(Context& ctx, NameId flavor, std::string* why) const;
   bool FairShareBlocks(Context& ctx, NameId flavor, std::string* why) const;
+  [[nodiscard]] FilterResult AdmittedOn(const Context& ctx, const FilterArgs& args,
+                                        const FlavorQuota& fq, NameId flavor,
+                                        const std::vector<NodeFit>& fits) const;
+  [[nodiscard]] FilterResult RefusedEverywhere(const Context& ctx, const FilterArgs& args,
+                                               const std::vector<NodeFit>& fits,
+                                               const FlavorNotes& notes, FilterResult result) const;
+  [[nodiscard]] FilterResult NoTeam(const Context& ctx, const FilterArgs& args,
+                                    FilterDecision decision) const;
+  [[nodiscard]] FilterResult RefuseAll(const FilterArgs& args, std::string reason,
+                                       const std::string& code, FilterDecision decision) const;
+  // The steps of Preempt: judge each node's victims, then keep gangs whole.
+  class PreemptJudge;
+  struct KeptVictim {
+    int32_t priority = 0;
+    Pod pod;
+    std::string gang;
+  };
+  void DropPartialGangs(std::map<std::string, std::vector<KeptVictim>>* kept_by_node) const;
+  // Tells the observer, then returns `result`.
+  FilterResult Report(const FilterDecision& decision, FilterResult result) const;
   std::string Gate() const { return gate_ ? gate_() : std::string(); }
 
   QuotaBook* const book_;

@@ -9,6 +9,13 @@ std::variant<Charge, Refusal> QuotaBook::Assume(std::string_view uid, NameId tea
                                                 const ResourceList& request, Ledger::Mode mode,
                                                 int64_t ttl_ms, const PodMeta& meta) {
   Ledger::Session session(ledger_);
+  return Assume(session, uid, team, flavor, request, mode, ttl_ms, meta);
+}
+
+std::variant<Charge, Refusal> QuotaBook::Assume(Ledger::Session& session, std::string_view uid,
+                                                NameId team, NameId flavor,
+                                                const ResourceList& request, Ledger::Mode mode,
+                                                int64_t ttl_ms, const PodMeta& meta) {
   Shard& shard = ShardOf(uid);
   std::lock_guard<std::mutex> lock(shard.mu);
   auto it = shard.map.find(uid);

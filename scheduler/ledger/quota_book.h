@@ -60,6 +60,12 @@ class QuotaBook {
                                                      NameId flavor, const ResourceList& request,
                                                      Ledger::Mode mode, int64_t ttl_ms,
                                                      const PodMeta& meta);
+  // The same inside the caller's session: a decision that read the ledger through `session`
+  // reserves in the generation it read (and opens no second session on its thread).
+  [[nodiscard]] std::variant<Charge, Refusal> Assume(Ledger::Session& session, std::string_view uid,
+                                                     NameId team, NameId flavor,
+                                                     const ResourceList& request, Ledger::Mode mode,
+                                                     int64_t ttl_ms, const PodMeta& meta);
 
   enum class ConfirmOutcome { kConfirmedAssumed, kCharged, kAlreadyBound };
   // The pod is bound (seen bound, or bound by us). An assumed reservation on the same flavor
