@@ -16,7 +16,7 @@ void PendingQueues::AddLocked(const PendingPod& pod, bool from_informer) {
     old.by_age.erase(AgeKey{entry.pod.created_ms, pod.uid});
   }
   entry.pod = pod;
-  entry.last_seen_ms = clock_->NowMs();
+  entry.last_seen_ms.store(clock_->NowMs(), std::memory_order_relaxed);
   entry.from_informer = entry.from_informer || from_informer;
   entry.refused = entry.refused || !from_informer;  // a note: after a refusing filter
   TeamQueue& queue = queues_[pod.team];
@@ -89,8 +89,24 @@ void PendingQueues::Retarget(const std::function<void(PendingPod&)>& retarget) {
   TryApplyNotes();
 }
 
+bool PendingQueues::RefreshRefused(const PendingPod& pod) const {
+  std::shared_lock lock(mu_);
+  auto it = pending_.find(pod.uid);
+  if (it == pending_.end() || !it->second.refused) return false;
+  const PendingPod& known = it->second.pod;
+  if (known.team != pod.team || known.priority != pod.priority ||
+      known.created_ms != pod.created_ms || known.request != pod.request) {
+    return false;
+  }
+  it->second.last_seen_ms.store(clock_->NowMs(), std::memory_order_relaxed);
+  return true;
+}
+
 void PendingQueues::NoteRefused(PendingPod pod) {
   if (pod.team == kNoTeam) return;
+  // Over-quota pods come back on every cluster event: the common case changes nothing but a
+  // time, and takes no write lock at all.
+  if (notes_.Empty() && RefreshRefused(pod)) return;
   notes_.Post(Note{false, std::move(pod)});
   TryApplyNotes();
 }
@@ -112,7 +128,9 @@ void PendingQueues::Sync() {
 }
 
 bool PendingQueues::Live(const Entry& entry) const {
-  return entry.from_informer || clock_->NowMs() - entry.last_seen_ms <= options_.filter_seen_ttl_ms;
+  return entry.from_informer ||
+         clock_->NowMs() - entry.last_seen_ms.load(std::memory_order_relaxed) <=
+             options_.filter_seen_ttl_ms;
 }
 
 std::vector<PendingPod> PendingQueues::Ahead(NameId team, int32_t priority, int64_t created_ms,

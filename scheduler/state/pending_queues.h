@@ -18,6 +18,7 @@
 // posted notes (exclusive) so that callers off the webhook path (metrics, the preemption
 // controller, tests) read every note posted before the call.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -91,11 +92,22 @@ class PendingQueues {
 
  private:
   struct Entry {
+    Entry() = default;
+    Entry(const Entry& o)
+        : pod(o.pod),
+          last_seen_ms(o.last_seen_ms.load(std::memory_order_relaxed)),
+          from_informer(o.from_informer),
+          refused(o.refused) {}
     PendingPod pod;
-    int64_t last_seen_ms = 0;
+    // Refreshed under the shared lock by a repeated refusal (relaxed: a freshness time, read
+    // for a TTL compared in milliseconds; no other data is published through it).
+    mutable std::atomic<int64_t> last_seen_ms{0};
     bool from_informer = false;
     bool refused = false;  // a filter call refused it (Kueue: inadmissible; else active)
   };
+  // A refusal of a pod already waiting as refused, with the same rank: only its time is
+  // refreshed (shared lock), nothing is posted. False when the note must be posted.
+  bool RefreshRefused(const PendingPod& pod) const;
   // Rank keys: (−priority, created, uid) and (created, uid).
   using PriorityKey = std::tuple<int64_t, int64_t, std::string>;
   using AgeKey = std::tuple<int64_t, std::string>;

@@ -65,6 +65,24 @@ TEST_F(PendingQueuesTest, FilterNotesRefuseAdmitAndExpire) {
   EXPECT_FALSE(queues_.Head(1, true).has_value());
 }
 
+// A pod refused again and again (over quota, retried on every cluster event) keeps waiting: each
+// refusal refreshes its time, through the shortcut that posts nothing.
+TEST_F(PendingQueuesTest, RepeatedRefusalsKeepAFilterOnlyPodWaiting) {
+  queues_.NoteRefused(Pending("retried", 1, 0, 100));
+  EXPECT_EQ(queues_.CountsOf(1).total, 1u);
+  for (int i = 0; i < 3; ++i) {
+    clock_.Advance(50'000);
+    queues_.NoteRefused(Pending("retried", 1, 0, 100));
+  }
+  EXPECT_EQ(queues_.CountsOf(1).total, 1u);
+  EXPECT_EQ(queues_.CountsOf(1).refused, 1u);
+  // A refusal at another rank is a change: posted and applied.
+  queues_.NoteRefused(Pending("retried", 1, 7, 100));
+  EXPECT_EQ(queues_.Head(1, true)->priority, 7);
+  clock_.Advance(60'001);
+  EXPECT_EQ(queues_.CountsOf(1).total, 0u);
+}
+
 TEST_F(PendingQueuesTest, RetargetMovesOrDropsEntries) {
   queues_.Upsert(Pending("a", 1, 0, 100));
   queues_.Upsert(Pending("b", 1, 0, 200));
