@@ -697,6 +697,29 @@ TEST_F(AdmissionTest, InformerEventsKeepUsageExact) {
   EXPECT_EQ(Usage("team-a"), 0);
 }
 
+// The default binder binds (no bind verb): the informer then sees the pending pod bound. Its
+// assumed reservation is confirmed as it is — never released and charged again, which would
+// leave a window in which a concurrent filter sees the quota free and over-admits.
+TEST_F(AdmissionTest, BindingSeenByTheInformerConfirmsTheAssumedReservationInPlace) {
+  Start(TwoTeams(/*a_borrow=*/0));
+  AddNodes("p5", kP5, 1, 8);
+  Pod pod = GpuPod("w", "team-a", 8);
+  cluster_->OnPodUpsert(pod);  // pending, seen by the informer
+  const int64_t filtered_at = clock_.NowMs();
+  ASSERT_TRUE(Admitted(pod));
+  clock_.Advance(5'000);
+  Pod bound = pod;
+  bound.node_name = "p5-0";
+  bound.phase = PodPhase::kRunning;
+  cluster_->OnPodUpsert(bound);
+  std::optional<Reservation> r = book_->Find(pod.uid);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->state, ReservationState::kBound);
+  EXPECT_EQ(r->meta.admitted_ms, filtered_at);  // the filter's reservation, not a new charge
+  EXPECT_EQ(Usage("team-a"), 8);
+  EXPECT_EQ(cluster_->ViewNode("p5-0").used.Get(kGpu), 8);
+}
+
 TEST_F(AdmissionTest, NodeViewsCarryPlacementAndPendingPodsTheirConstraints) {
   Start(TwoTeams());
   cluster_->OnNodeUpsert(NodeBuilder("p5-0")

@@ -169,8 +169,11 @@ void ClusterState::OnPodUpsert(const Pod& pod) {
   }
   PodRecord& record = found->second;
   const bool was_pending = !inserted && record.pod.node_name.empty();
-  const bool node_changed = !inserted && record.pod.node_name != pod.node_name;
-  if (!inserted && (node_changed || pod.terminal())) Unaccount(record);
+  // A pod that leaves a node it was bound to is taken off it; a pending pod that is now bound is
+  // not: its assumed reservation is confirmed as it is (Account), never released and charged
+  // again — a filter in between would see the quota free and over-admit.
+  const bool left_node = !was_pending && !inserted && record.pod.node_name != pod.node_name;
+  if (!inserted && (left_node || pod.terminal())) Unaccount(record);
   record.pod = KeptPart(pod, EffectiveRequest(pod));
   if (record.team == kNoTeam || inserted) record.team = teams_.TeamOf(pod);
   if (pod.terminal()) {
