@@ -30,15 +30,10 @@
 //     kueue_admitted_active_workloads{cluster_queue}, kueue_admission_wait_time_seconds
 //       {cluster_queue}, kueue_preempted_workloads_total{preempting_cluster_queue, reason}.
 //
-// Lent. Within a cohort's pool for (flavor, resource), what the borrowers use is lent by the
-// teams whose lendable quota is idle. For team t with nominal N, lendable part L' = min(L, N)
-// and guaranteed part G = N − L', its idle lendable quota is I_t = max(0, N − max(G, min(U, N)))
-// (the part of L' it does not use itself); the cohort's borrowed total is B = Σ_s max(0, U_s −
-// N_s) (teams of the policy, plus removed teams whose usage still occupies the pool). Then
-//   lent_t = min(I_t, B × I_t / Σ_s I_s)   (0 when Σ I = 0)
-// so the idle lenders carry the borrowing in proportion to what each leaves idle, and within a
-// cohort Σ lent = Σ borrowed whenever the ledger's pool constraint holds (it guarantees B ≤ Σ I).
-// A team without a cohort neither lends nor borrows.
+// Borrowed and lent are the ledger's rule, computed once in scheduler/ledger/cohort_usage.h: a
+// team's usage above nominal, and its share of its cohort's borrowing in proportion to the
+// lendable quota it leaves idle (within a cohort Σ lent = Σ borrowed; a team without a cohort
+// neither lends nor borrows).
 //
 // Removed teams. A team's series exist while it is in the policy or still has usage in the
 // ledger; after that every series naming it (quota, pods, counters, histograms) disappears from
