@@ -33,6 +33,7 @@
 #include "extender/handlers.h"
 #include "extender/http_server.h"
 #include "extender/metrics_http.h"
+#include "extender/metrics_sources.h"
 #include "metrics/metrics.h"
 #include "scheduler/actions/preemption_controller.h"
 #include "scheduler/decisions/admission.h"
@@ -289,17 +290,7 @@ int Run(int argc, char** argv) {
   admission.SetGate(not_ready);
   admission.SetObserver(
       [&](const scheduler::FilterDecision& decision) { metrics.ObserveFilter(decision); });
-  metrics::Sources sources;
-  sources.book = &book;
-  sources.cluster = &cluster;
-  if (preemption) {
-    sources.preempted_pods = [&](scheduler::NameId team) -> int64_t {
-      const scheduler::PreemptionStats stats = preemption->Stats();
-      auto it = stats.preempted_pods.find(scheduler::TeamNames().Name(team));
-      return it == stats.preempted_pods.end() ? 0 : it->second;
-    };
-  }
-  metrics.SetSources(sources);
+  metrics.SetSources(MetricsSources(&book, &cluster, nullptr, informers.get(), preemption.get()));
   if (preemption) {
     admission.SetPreemptionStatus([&](std::string_view uid) { return preemption->StatusFor(uid); });
   }
@@ -368,43 +359,7 @@ int Run(int argc, char** argv) {
       if (not_ready().empty()) (void)preemption->RunOnce();
     });
   }
-  // Informer and preemption counters are pulled once a tick and fed to the metrics as deltas.
-  std::map<std::string, uint64_t> seen_restarts;
-  std::map<scheduler::PreemptionStats::Key, uint64_t> seen_preemptions;
-  auto feed_metrics = [&] {
-    if (informers) {
-      for (const scheduler::kube::ReflectorStats& stats : informers->Stats()) {
-        for (const auto& [reason, count] : stats.watch_restarts) {
-          uint64_t& seen = seen_restarts[stats.resource + "/" + reason];
-          for (; seen < count; ++seen) metrics.ObserveWatchRestart(stats.resource, reason);
-        }
-        if (stats.last_event_unix_ms > 0) {
-          metrics.ObserveInformerEvent(stats.resource, stats.last_event_unix_ms);
-        }
-      }
-    }
-    if (preemption) {
-      for (const auto& [key, count] : preemption->Stats().preemptions) {
-        // Pods of no team preempted by plain priority are not a team's preemption.
-        using scheduler::PreemptionReason;
-        using scheduler::ReasonName;
-        const std::string_view reason =
-            key.reason == ReasonName(PreemptionReason::kInTeamPriority)
-                ? metrics::kPreemptWithinTeam
-            : key.reason == ReasonName(PreemptionReason::kReclaim)   ? metrics::kPreemptReclaim
-            : key.reason == ReasonName(PreemptionReason::kFairShare) ? metrics::kPreemptFairShare
-                                                                     : std::string_view();
-        if (reason.empty() || key.victim_team.empty()) continue;
-        uint64_t& seen = seen_preemptions[key];
-        for (; seen < count; ++seen) {
-          metrics.ObservePreemption(scheduler::TeamNames().Intern(key.preemptor_team),
-                                    scheduler::TeamNames().Intern(key.victim_team), reason);
-        }
-      }
-    }
-  };
   Ticker housekeeping(kHousekeepingPeriod, [&](uint64_t tick) {
-    feed_metrics();
     if (size_t expired = book.ExpireAssumed(); expired > 0) {
       common::log::Info("ledger", "assumed reservations expired",
                         {{"count", static_cast<int64_t>(expired)}});
