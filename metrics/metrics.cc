@@ -971,6 +971,15 @@ void Metrics::ObservePodEnded(NameId team, std::string_view priority_class, int6
                               int64_t ended_ms) {
   impl_->ObservePodEnded(team, priority_class, bound_ms, ended_ms);
 }
+void Metrics::ObservePodLifecycle(const scheduler::ClusterState::PodLifecycle& event) {
+  if (event.team == scheduler::kNoTeam) return;
+  if (event.transition == scheduler::PodTransition::kBound) {
+    impl_->ObservePodBound(event.team, event.priority_class, event.pod->creation_unix_ms,
+                           event.now_ms);
+  } else {
+    impl_->ObservePodEnded(event.team, event.priority_class, event.bound_ms, event.now_ms);
+  }
+}
 void Metrics::ObserveConfigReload(bool ok, int64_t unix_ms) {
   impl_->ObserveConfigReload(ok, unix_ms);
 }

@@ -190,6 +190,10 @@ class Metrics {
   // bound, into taskgov_pod_run_seconds{team, priority_class}.
   void ObservePodEnded(scheduler::NameId team, std::string_view priority_class, int64_t bound_ms,
                        int64_t ended_ms);
+  // A pod's lifecycle transition (ClusterState::SetLifecycleObserver): seen bound ⇒
+  // ObservePodBound(created → now), ended ⇒ ObservePodEnded(bound → now). Pods of no team are
+  // not counted.
+  void ObservePodLifecycle(const scheduler::ClusterState::PodLifecycle& event);
   // A config reload finished (the initial load counts as one) at `unix_ms`.
   void ObserveConfigReload(bool ok, int64_t unix_ms);
 

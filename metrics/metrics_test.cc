@@ -611,6 +611,33 @@ TEST(MetricsTest, RefusalCodesOutsideTheListCountAsOther) {
   EXPECT_EQ(x.All("taskgov_refusals_total").size(), 2u);  // zero reasons are not exported
 }
 
+TEST(MetricsTest, PodLifecycleFeedsWaitAndRunTimesOfTeamsOnly) {
+  Metrics m;
+  const scheduler::Pod pod = scheduler::testing::PodBuilder("w-0").Created(10'000);
+  scheduler::ClusterState::PodLifecycle event;
+  event.pod = &pod;
+  event.team = TeamId("lifecycle");
+  event.priority_class = "training";
+  event.transition = scheduler::PodTransition::kBound;
+  event.now_ms = 40'000;
+  m.ObservePodLifecycle(event);
+  event.transition = scheduler::PodTransition::kEnded;
+  event.bound_ms = 40'000;
+  event.now_ms = 100'000;
+  m.ObservePodLifecycle(event);
+  event.team = scheduler::kNoTeam;  // passed through: not counted
+  m.ObservePodLifecycle(event);
+  event.transition = scheduler::PodTransition::kBound;
+  m.ObservePodLifecycle(event);
+  const Exposition x = ParseExposition(m.Render());
+  const std::map<std::string, std::string> labels = {{"team", "lifecycle"},
+                                                     {"priority_class", "training"}};
+  EXPECT_EQ(x.Value("taskgov_pod_wait_seconds_sum", labels), 30);
+  EXPECT_EQ(x.Value("taskgov_pod_run_seconds_sum", labels), 60);
+  EXPECT_EQ(x.All("taskgov_pod_wait_seconds_count").size(), 1u);
+  EXPECT_EQ(x.All("taskgov_pod_run_seconds_count").size(), 1u);
+}
+
 TEST(MetricsTest, NegativeDurationsClampToZero) {
   Metrics m;
   m.ObservePodBound(TeamId("skew"), "p", 10'000, 9'000);  // clock skew: bound before created
