@@ -201,8 +201,8 @@ class Metrics {
 
   // The text exposition (format 0.0.4) of every family, read at this moment: quota and pod
   // gauges and the components' totals come from the sources now. Families are sorted by name;
-  // series of the quota families follow the policy (team, flavor, resource order), the others their
-  // label values.
+  // series of the quota families follow the policy (team, flavor, resource order), the others
+  // their label values.
   [[nodiscard]] std::string Render() const;
 
   // The registry of the process-level families, for components that declare families of their
