@@ -1,26 +1,28 @@
-// taskgov-extender: the process. The only file that knows every concrete class.
+// taskgov-extender: the process. The only file that knows every concrete class; it only wires.
 //
 // Wiring: the ConfigMap directory → ConfigWatcher → Admission::ApplyPolicy (ledger + cluster
 // view); the Kubernetes API → Informers → ClusterState (usage, node cache, pending pods) and
 // ApiKubeActions (bind, evict, events); LeaderElector gates the webhooks; WebhookHandlers serve
-// Admission over HttpServer; a housekeeping thread expires assumed reservations and reconciles
-// the ledger. Readiness: a valid config, informers synced, and leadership.
+// Admission over HttpServer; a housekeeping Ticker runs the Reconciler (expiry of assumed
+// reservations, ledger repairs) and another the PreemptionController; Metrics reads them all
+// when scraped. Readiness: a valid config, informers synced, and leadership.
+//
+// Run reads as its steps: parse and validate the flags, block the termination signals, build
+// the metrics, the policy watcher, the domain, the Kubernetes side, the admission and the HTTP
+// servers, start, wait for a signal, shut down.
 
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <map>
-#include <mutex>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/clock.h"
@@ -33,6 +35,8 @@
 #include "extender/handlers.h"
 #include "extender/http_server.h"
 #include "extender/metrics_http.h"
+#include "extender/metrics_sources.h"
+#include "extender/ticker.h"
 #include "metrics/metrics.h"
 #include "scheduler/actions/preemption_controller.h"
 #include "scheduler/decisions/admission.h"
@@ -45,6 +49,7 @@
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/model/kube_json.h"
 #include "scheduler/state/cluster_state.h"
+#include "scheduler/state/reconciler.h"
 
 namespace taskgov::extender {
 namespace {
@@ -53,9 +58,6 @@ constexpr std::string_view kComponent = "main";
 constexpr char kVersion[] = "0.1.0";
 constexpr char kRevision[] = "dev";
 constexpr std::chrono::milliseconds kHousekeepingPeriod{1'000};
-constexpr int kReconcileEveryTicks = 60;
-// A bound reservation whose pod has not been seen running for this long is an orphan.
-constexpr int64_t kOrphanReservationAgeMs = 120'000;
 
 int Fail(const std::string& message) {
   std::cerr << "taskgov-extender: " << message << "\n";
@@ -101,361 +103,346 @@ std::string LeaseNamespace(const Flags& flags) {
   return "default";
 }
 
-// Runs `tick` every period on a thread of its own until stopped.
-class Ticker {
- public:
-  Ticker(std::chrono::milliseconds period, std::function<void(uint64_t)> tick)
-      : period_(period), tick_(std::move(tick)), thread_([this] { Loop(); }) {}
-  ~Ticker() { Stop(); }
-  void Stop() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
-  }
+// Everything the process runs, in construction order (destroyed in reverse: the loops and
+// servers first, the metrics last). The Kubernetes members are null with --no-kube, the lease
+// store and elector without --leader-elect.
+struct Process {
+  explicit Process(const Flags& f)
+      : flags(f), identity(f.identity.empty() ? DefaultIdentity() : f.identity) {}
 
- private:
-  void Loop() {
-    uint64_t n = 0;
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!cv_.wait_for(lock, period_, [this] { return stop_; })) {
-      lock.unlock();
-      tick_(++n);
-      lock.lock();
-    }
-  }
-  const std::chrono::milliseconds period_;
-  std::function<void(uint64_t)> tick_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;
-};
-
-int Run(int argc, char** argv) {
-  std::vector<std::string_view> args(argv + 1, argv + argc);
-  common::Result<Flags> parsed = ParseFlags(args);
-  if (!parsed.ok()) return Fail(parsed.error().message);
-  const Flags& flags = *parsed;
-  if (flags.help) {
-    std::cout << Usage();
-    return 0;
-  }
-  if (!flags.check_config.empty()) return config::RunCheckConfig(flags.check_config, std::cout);
-  common::log::Level level = common::log::Level::kInfo;
-  (void)common::log::ParseLevel(flags.log_level, &level);  // validated by ParseFlags
-  common::log::SetLevel(level);
-
-  if (!(flags.retry_period < flags.renew_deadline && flags.renew_deadline < flags.lease_duration)) {
-    return Fail("leader election needs retry period < renew deadline < lease duration");
-  }
-  if ((flags.tls_cert_file.empty()) != (flags.tls_key_file.empty())) {
-    return Fail("--tls-cert-file and --tls-key-file go together");
-  }
-  if (!flags.tls_client_ca_file.empty() && flags.tls_cert_file.empty()) {
-    return Fail("--tls-client-ca-file needs --tls-cert-file and --tls-key-file");
-  }
-  for (auto [path, what] :
-       {std::pair{flags.config_dir, "config directory"}, std::pair{flags.kubeconfig, "kubeconfig"},
-        std::pair{flags.tls_cert_file, "TLS certificate"}, std::pair{flags.tls_key_file, "TLS key"},
-        std::pair{flags.tls_client_ca_file, "TLS client CA"}}) {
-    if (common::Status s = CheckReadable(path, what); !s.ok()) return Fail(s.error().message);
-  }
-
-  // Block the termination signals before any thread starts, so every thread inherits the mask
-  // and sigwait() below is the only place they are delivered.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
+  const Flags& flags;
+  const std::string identity;
   common::SystemClock clock;
-
-  metrics::Options metrics_options;
-  metrics_options.kueue_compatible = flags.kueue_metrics;
-  metrics_options.build = metrics::BuildInfo{kVersion, kRevision};
-  metrics_options.clock = &clock;
-  metrics::Metrics metrics(metrics_options);
-
-  // ---- policy ----
+  std::unique_ptr<metrics::Metrics> metrics;
+  // Policy.
   config::PolicyStore policies;
   std::atomic<bool> config_valid{false};
   // Set once the admission exists; reloads before that only publish to the store.
   std::atomic<scheduler::Admission*> admission_ptr{nullptr};
-  config::WatcherOptions watcher_options;
-  watcher_options.dir = flags.config_dir;
-  // The watcher logs every attempt itself (each diagnostic once, then loaded or refused); this
-  // applies a valid policy and says so once it is in force ("policy loaded", which tools wait
-  // for).
-  watcher_options.on_reload = [&](const config::LoadResult& result) {
-    metrics.ObserveConfigReload(result.policy != nullptr, clock.NowMs());
-    if (!result.policy) return;
-    config_valid.store(true, std::memory_order_release);
-    if (scheduler::Admission* admission = admission_ptr.load(std::memory_order_acquire)) {
-      admission->ApplyPolicy(result.policy);
-    }
-    common::log::Info("config", "policy loaded",
-                      {{"teams", static_cast<int64_t>(result.policy->teams.size())},
-                       {"hash", result.content_hash}});
-  };
-  config::ConfigWatcher watcher(&policies, watcher_options);
-  (void)watcher.Reload();
-
-  // ---- domain ----
-  scheduler::QuotaBook book(policies.Current(), &clock);
-  scheduler::ClusterState::Options cluster_options;
-  cluster_options.scheduler_name = flags.scheduler_name;
-  scheduler::ClusterState cluster(&book, &clock, cluster_options);
-  cluster.SetLifecycleObserver([&](const scheduler::ClusterState::PodLifecycle& event) {
-    if (event.team == scheduler::kNoTeam) return;
-    if (event.transition == scheduler::PodTransition::kBound) {
-      metrics.ObservePodBound(event.team, event.priority_class, event.pod->creation_unix_ms,
-                              event.now_ms);
-    } else {
-      metrics.ObservePodEnded(event.team, event.priority_class, event.bound_ms, event.now_ms);
-    }
-  });
-
-  // ---- Kubernetes ----
+  std::unique_ptr<config::ConfigWatcher> watcher;
+  // Domain.
+  std::unique_ptr<scheduler::QuotaBook> book;
+  std::unique_ptr<scheduler::ClusterState> cluster;
+  std::unique_ptr<scheduler::Reconciler> reconciler;
+  // Kubernetes.
   std::unique_ptr<scheduler::kube::KubeClient> client;
   std::unique_ptr<scheduler::kube::ApiKubeActions> actions;
   std::unique_ptr<scheduler::kube::Informers> informers;
   std::unique_ptr<scheduler::kube::ApiLeaseStore> lease_store;
   std::unique_ptr<scheduler::kube::LeaderElector> elector;
   std::unique_ptr<scheduler::PreemptionController> preemption;
-  const std::string identity = flags.identity.empty() ? DefaultIdentity() : flags.identity;
-  if (!flags.no_kube) {
-    common::Result<scheduler::kube::ClusterConfig> cluster_config =
-        scheduler::kube::LoadClusterConfig(flags.kubeconfig, flags.kube_context,
-                                           scheduler::kube::ProcessEnv());
-    if (!cluster_config.ok()) {
-      return Fail("no usable Kubernetes API configuration: " + cluster_config.error().message +
-                  " (give --kubeconfig, run in a cluster, or --no-kube)");
-    }
-    auto created = scheduler::kube::KubeClient::Create(*cluster_config);
-    if (!created.ok()) return Fail(created.error().message);
-    client = std::move(created.value());
-    scheduler::kube::KubeActionsOptions action_options;
-    action_options.reporting_instance = identity;
-    actions = std::make_unique<scheduler::kube::ApiKubeActions>(client.get(), action_options);
-    preemption = std::make_unique<scheduler::PreemptionController>(
-        &book, &cluster, actions.get(), &clock, scheduler::PreemptionController::Options{});
-    // The controller forwards every event to the cluster state and reacts to victims going.
-    scheduler::kube::InformerOptions informer_options;
-    informer_options.pod_field_selector = flags.pod_field_selector;
-    informers = std::make_unique<scheduler::kube::Informers>(
-        client.get(), preemption->observer(),
-        scheduler::kube::ObjectDecoders{scheduler::DecodePod, scheduler::DecodeNode},
-        informer_options);
-    if (flags.leader_elect) {
-      lease_store = std::make_unique<scheduler::kube::ApiLeaseStore>(
-          client.get(), LeaseNamespace(flags), flags.leader_elect_name);
-      scheduler::kube::LeaderElectionOptions election;
-      election.identity = identity;
-      election.lease_duration = flags.lease_duration;
-      election.renew_deadline = flags.renew_deadline;
-      election.retry_period = flags.retry_period;
-      election.on_started_leading = [&] {
-        // A new leader inherits no reservations: rebuild the counters from what is bound.
-        std::vector<scheduler::Ledger::Drift> drift = book.Reconcile();
-        common::log::Info(
-            "leader", "started leading",
-            {{"identity", identity}, {"drift_cells", static_cast<int64_t>(drift.size())}});
-      };
-      election.on_stopped_leading = [&] {
-        common::log::Warn("leader", "stopped leading", {{"identity", identity}});
-      };
-      elector = std::make_unique<scheduler::kube::LeaderElector>(lease_store.get(), election);
-    }
-  } else {
-    cluster.OnSynced(scheduler::ObjectKind::kPod);
-    cluster.OnSynced(scheduler::ObjectKind::kNode);
-  }
+  std::unique_ptr<scheduler::Admission> admission;
+  // HTTP.
+  std::unique_ptr<WebhookHandlers> handlers;
+  std::unique_ptr<HttpServer> health;
+  std::unique_ptr<HttpServer> webhooks;
+  // Background loops.
+  std::optional<Ticker> preemption_loop;
+  std::optional<Ticker> housekeeping;
+};
 
-  scheduler::Admission admission(&book, &cluster, actions.get(), &clock, {});
-  // Why webhooks are refused and /readyz fails; "" when serving.
-  auto not_ready = [&]() -> std::string {
-    if (!config_valid.load(std::memory_order_acquire)) {
-      return "not ready: no valid configuration in " + flags.config_dir;
-    }
-    if (!cluster.synced()) return "not ready: waiting for initial sync";
-    // Serving needs the lease *and* the new leader's resync (on_started_leading) done.
-    if (elector && !elector->is_serving()) return "not leader";
-    return "";
+// The exit code when the command line is all there is to do (an error, --help,
+// --check-config); nullopt to run, with `flags` set and the log level applied.
+std::optional<int> ParseCommandLine(int argc, char** argv, Flags* flags) {
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  common::Result<Flags> parsed = ParseFlags(args);
+  if (!parsed.ok()) return Fail(parsed.error().message);
+  *flags = std::move(*parsed);
+  if (flags->help) {
+    std::cout << Usage();
+    return 0;
+  }
+  if (!flags->check_config.empty()) return config::RunCheckConfig(flags->check_config, std::cout);
+  common::log::Level level = common::log::Level::kInfo;
+  (void)common::log::ParseLevel(flags->log_level, &level);  // validated by ParseFlags
+  common::log::SetLevel(level);
+  return std::nullopt;
+}
+
+// What ParseFlags cannot check flag by flag: timings and files that go together, and files
+// that must be readable.
+common::Status ValidateFlags(const Flags& flags) {
+  if (!(flags.retry_period < flags.renew_deadline && flags.renew_deadline < flags.lease_duration)) {
+    return common::Error{"leader election needs retry period < renew deadline < lease duration"};
+  }
+  if ((flags.tls_cert_file.empty()) != (flags.tls_key_file.empty())) {
+    return common::Error{"--tls-cert-file and --tls-key-file go together"};
+  }
+  if (!flags.tls_client_ca_file.empty() && flags.tls_cert_file.empty()) {
+    return common::Error{"--tls-client-ca-file needs --tls-cert-file and --tls-key-file"};
+  }
+  for (auto [path, what] :
+       {std::pair{flags.config_dir, "config directory"}, std::pair{flags.kubeconfig, "kubeconfig"},
+        std::pair{flags.tls_cert_file, "TLS certificate"}, std::pair{flags.tls_key_file, "TLS key"},
+        std::pair{flags.tls_client_ca_file, "TLS client CA"}}) {
+    if (common::Status s = CheckReadable(path, what); !s.ok()) return s;
+  }
+  return common::Status::Ok();
+}
+
+// Blocks the termination signals before any thread starts, so every thread inherits the mask
+// and WaitForSignal is the only place they are delivered.
+sigset_t BlockTerminationSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+int WaitForSignal(const sigset_t& signals) {
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  return signal_number;
+}
+
+void BuildMetrics(Process& p) {
+  metrics::Options options;
+  options.kueue_compatible = p.flags.kueue_metrics;
+  options.build = metrics::BuildInfo{kVersion, kRevision};
+  options.clock = &p.clock;
+  p.metrics = std::make_unique<metrics::Metrics>(options);
+}
+
+// A reload finished: counted; a valid policy is applied (once the admission exists) and said to
+// be in force ("policy loaded", which tools wait for). The watcher logs every attempt itself.
+void OnPolicyReload(Process& p, const config::LoadResult& result) {
+  p.metrics->ObserveConfigReload(result.policy != nullptr, p.clock.NowMs());
+  if (!result.policy) return;
+  p.config_valid.store(true, std::memory_order_release);
+  if (scheduler::Admission* admission = p.admission_ptr.load(std::memory_order_acquire)) {
+    admission->ApplyPolicy(result.policy);
+  }
+  common::log::Info("config", "policy loaded",
+                    {{"teams", static_cast<int64_t>(result.policy->teams.size())},
+                     {"hash", result.content_hash}});
+}
+
+// The watcher, with the first load done (valid or not).
+void BuildPolicyWatcher(Process& p) {
+  config::WatcherOptions options;
+  options.dir = p.flags.config_dir;
+  options.on_reload = [&p](const config::LoadResult& result) { OnPolicyReload(p, result); };
+  p.watcher = std::make_unique<config::ConfigWatcher>(&p.policies, options);
+  (void)p.watcher->Reload();
+}
+
+void BuildDomain(Process& p) {
+  p.book = std::make_unique<scheduler::QuotaBook>(p.policies.Current(), &p.clock);
+  scheduler::ClusterState::Options cluster_options;
+  cluster_options.scheduler_name = p.flags.scheduler_name;
+  p.cluster = std::make_unique<scheduler::ClusterState>(p.book.get(), &p.clock, cluster_options);
+  metrics::Metrics* metrics = p.metrics.get();
+  p.cluster->SetLifecycleObserver([metrics](const scheduler::ClusterState::PodLifecycle& event) {
+    metrics->ObservePodLifecycle(event);
+  });
+  p.reconciler = std::make_unique<scheduler::Reconciler>(p.book.get(), p.cluster.get(), &p.clock,
+                                                         scheduler::Reconciler::Options{});
+}
+
+void BuildLeaderElector(Process& p) {
+  p.lease_store = std::make_unique<scheduler::kube::ApiLeaseStore>(
+      p.client.get(), LeaseNamespace(p.flags), p.flags.leader_elect_name);
+  scheduler::kube::LeaderElectionOptions election;
+  election.identity = p.identity;
+  election.lease_duration = p.flags.lease_duration;
+  election.renew_deadline = p.flags.renew_deadline;
+  election.retry_period = p.flags.retry_period;
+  election.on_started_leading = [&p] {
+    // A new leader inherits no reservations: rebuild the counters from what is bound.
+    std::vector<scheduler::Ledger::Drift> drift = p.book->Reconcile();
+    common::log::Info(
+        "leader", "started leading",
+        {{"identity", p.identity}, {"drift_cells", static_cast<int64_t>(drift.size())}});
   };
-  admission.SetGate(not_ready);
-  admission.SetObserver(
-      [&](const scheduler::FilterDecision& decision) { metrics.ObserveFilter(decision); });
-  metrics::Sources sources;
-  sources.book = &book;
-  sources.cluster = &cluster;
-  if (preemption) {
-    sources.preempted_pods = [&](scheduler::NameId team) -> int64_t {
-      const scheduler::PreemptionStats stats = preemption->Stats();
-      auto it = stats.preempted_pods.find(scheduler::TeamNames().Name(team));
-      return it == stats.preempted_pods.end() ? 0 : it->second;
-    };
+  election.on_stopped_leading = [&p] {
+    common::log::Warn("leader", "stopped leading", {{"identity", p.identity}});
+  };
+  p.elector = std::make_unique<scheduler::kube::LeaderElector>(p.lease_store.get(), election);
+}
+
+// The API client, actions, preemption controller, informers and (with --leader-elect) the
+// elector; with --no-kube, the cluster view counts as synced instead.
+common::Status BuildKubeSide(Process& p) {
+  if (p.flags.no_kube) {
+    p.cluster->OnSynced(scheduler::ObjectKind::kPod);
+    p.cluster->OnSynced(scheduler::ObjectKind::kNode);
+    return common::Status::Ok();
   }
-  metrics.SetSources(sources);
-  if (preemption) {
-    admission.SetPreemptionStatus([&](std::string_view uid) { return preemption->StatusFor(uid); });
+  common::Result<scheduler::kube::ClusterConfig> cluster_config =
+      scheduler::kube::LoadClusterConfig(p.flags.kubeconfig, p.flags.kube_context,
+                                         scheduler::kube::ProcessEnv());
+  if (!cluster_config.ok()) {
+    return common::Error{
+        "no usable Kubernetes API configuration: " + cluster_config.error().message +
+        " (give --kubeconfig, run in a cluster, or --no-kube)"};
   }
-  admission.ApplyPolicy(policies.Current());
-  admission_ptr.store(&admission, std::memory_order_release);
+  auto created = scheduler::kube::KubeClient::Create(*cluster_config);
+  if (!created.ok()) return created.error();
+  p.client = std::move(created.value());
+  scheduler::kube::KubeActionsOptions action_options;
+  action_options.reporting_instance = p.identity;
+  p.actions = std::make_unique<scheduler::kube::ApiKubeActions>(p.client.get(), action_options);
+  p.preemption = std::make_unique<scheduler::PreemptionController>(
+      p.book.get(), p.cluster.get(), p.actions.get(), &p.clock,
+      scheduler::PreemptionController::Options{});
+  // The controller forwards every event to the cluster state and reacts to victims going.
+  scheduler::kube::InformerOptions informer_options;
+  informer_options.pod_field_selector = p.flags.pod_field_selector;
+  p.informers = std::make_unique<scheduler::kube::Informers>(
+      p.client.get(), p.preemption->observer(),
+      scheduler::kube::ObjectDecoders{scheduler::DecodePod, scheduler::DecodeNode},
+      informer_options);
+  if (p.flags.leader_elect) BuildLeaderElector(p);
+  return common::Status::Ok();
+}
+
+// Why webhooks are refused and /readyz fails; "" when serving.
+std::string NotReady(const Process& p) {
+  if (!p.config_valid.load(std::memory_order_acquire)) {
+    return "not ready: no valid configuration in " + p.flags.config_dir;
+  }
+  if (!p.cluster->synced()) return "not ready: waiting for initial sync";
+  // Serving needs the lease *and* the new leader's resync (on_started_leading) done.
+  if (p.elector && !p.elector->is_serving()) return "not leader";
+  return "";
+}
+
+// The admission, gated by readiness and observed by the metrics, with the policy in force; and
+// the metrics' sources.
+void BuildAdmission(Process& p) {
+  p.admission = std::make_unique<scheduler::Admission>(
+      p.book.get(), p.cluster.get(), p.actions.get(), &p.clock, scheduler::Admission::Options{});
+  p.admission->SetGate([&p] { return NotReady(p); });
+  metrics::Metrics* metrics = p.metrics.get();
+  p.admission->SetObserver(
+      [metrics](const scheduler::FilterDecision& decision) { metrics->ObserveFilter(decision); });
+  p.metrics->SetSources(MetricsSources(p.book.get(), p.cluster.get(), p.reconciler.get(),
+                                       p.informers.get(), p.preemption.get()));
+  if (scheduler::PreemptionController* preemption = p.preemption.get()) {
+    p.admission->SetPreemptionStatus(
+        [preemption](std::string_view uid) { return preemption->StatusFor(uid); });
+  }
+  p.admission->ApplyPolicy(p.policies.Current());
+  p.admission_ptr.store(p.admission.get(), std::memory_order_release);
   // A reload that raced with the construction above is applied again (idempotent).
-  admission.ApplyPolicy(policies.Current());
+  p.admission->ApplyPolicy(p.policies.Current());
+}
 
-  // ---- HTTP ----
+// /metrics, /healthz and /readyz on the metrics listener.
+std::unique_ptr<HttpServer> BuildHealthServer(const Process& p) {
+  HttpServerOptions options;
+  options.address = p.flags.metrics_listen.host;
+  options.port = p.flags.metrics_listen.port;
+  options.io_threads = 1;
+  std::vector<Route> routes;
+  routes.push_back(MetricsRoute(*p.metrics));
+  routes.push_back(Route{"/healthz", "GET", 0, [](const HttpRequest&) {
+                           return HttpResponse{200, "text/plain", "ok\n", {}};
+                         }});
+  routes.push_back(Route{"/readyz", "GET", 0, [&p](const HttpRequest&) {
+                           const std::string why = NotReady(p);
+                           if (why.empty()) return HttpResponse{200, "text/plain", "ok\n", {}};
+                           return HttpResponse{503, "text/plain", why + "\n", {}};
+                         }});
+  return std::make_unique<HttpServer>(options, std::move(routes));
+}
+
+// The webhook handlers and their listener (TLS when given).
+void BuildWebhookServer(Process& p) {
   WebhookOptions webhook_options;
-  webhook_options.url_prefix = flags.url_prefix;
-  webhook_options.filter_body_limit = flags.filter_body_limit;
-  webhook_options.prioritize_body_limit = flags.prioritize_body_limit;
-  webhook_options.preempt_body_limit = flags.preempt_body_limit;
-  webhook_options.bind_body_limit = flags.bind_body_limit;
-  WebhookHandlers handlers(&admission, webhook_options);
+  webhook_options.url_prefix = p.flags.url_prefix;
+  webhook_options.filter_body_limit = p.flags.filter_body_limit;
+  webhook_options.prioritize_body_limit = p.flags.prioritize_body_limit;
+  webhook_options.preempt_body_limit = p.flags.preempt_body_limit;
+  webhook_options.bind_body_limit = p.flags.bind_body_limit;
+  p.handlers = std::make_unique<WebhookHandlers>(p.admission.get(), webhook_options);
 
-  HttpServerOptions health_options;
-  health_options.address = flags.metrics_listen.host;
-  health_options.port = flags.metrics_listen.port;
-  health_options.io_threads = 1;
-  std::vector<Route> health_routes;
-  health_routes.push_back(MetricsRoute(metrics));
-  health_routes.push_back(Route{"/healthz", "GET", 0, [](const HttpRequest&) {
-                                  return HttpResponse{200, "text/plain", "ok\n", {}};
-                                }});
-  health_routes.push_back(Route{"/readyz", "GET", 0, [&](const HttpRequest&) {
-                                  const std::string why = not_ready();
-                                  if (why.empty())
-                                    return HttpResponse{200, "text/plain", "ok\n", {}};
-                                  return HttpResponse{503, "text/plain", why + "\n", {}};
-                                }});
-  HttpServer health(health_options, std::move(health_routes));
-
-  HttpServerOptions webhook_server_options;
-  webhook_server_options.address = flags.listen.host;
-  webhook_server_options.port = flags.listen.port;
-  webhook_server_options.io_threads = flags.io_threads;
-  webhook_server_options.header_timeout = flags.header_timeout;
-  webhook_server_options.request_timeout = flags.request_timeout;
-  webhook_server_options.idle_timeout = flags.idle_timeout;
-  webhook_server_options.max_connections = flags.max_connections;
-  webhook_server_options.observer = MetricsObserver(metrics);
-  if (!flags.tls_cert_file.empty()) {
+  HttpServerOptions options;
+  options.address = p.flags.listen.host;
+  options.port = p.flags.listen.port;
+  options.io_threads = p.flags.io_threads;
+  options.header_timeout = p.flags.header_timeout;
+  options.request_timeout = p.flags.request_timeout;
+  options.idle_timeout = p.flags.idle_timeout;
+  options.max_connections = p.flags.max_connections;
+  options.observer = MetricsObserver(*p.metrics);
+  if (!p.flags.tls_cert_file.empty()) {
     HttpTlsOptions tls;
-    tls.cert_chain_file = flags.tls_cert_file;
-    tls.key_file = flags.tls_key_file;
-    tls.client_ca_file = flags.tls_client_ca_file;
-    webhook_server_options.tls = tls;
+    tls.cert_chain_file = p.flags.tls_cert_file;
+    tls.key_file = p.flags.tls_key_file;
+    tls.client_ca_file = p.flags.tls_client_ca_file;
+    options.tls = tls;
   }
-  HttpServer webhooks(webhook_server_options, handlers.Routes());
+  p.webhooks = std::make_unique<HttpServer>(options, p.handlers->Routes());
+}
 
-  if (common::Status s = health.Start(); !s.ok()) return Fail(s.error().message);
-  if (common::Status s = webhooks.Start(); !s.ok()) return Fail(s.error().message);
-  if (common::Status s = watcher.Start(); !s.ok()) {
+// The listeners, the watcher, the informers and the elector, then the loops: preemption (only
+// on the serving leader) and housekeeping; then the port file and the "serving" line.
+common::Status Start(Process& p) {
+  if (common::Status s = p.health->Start(); !s.ok()) return s;
+  if (common::Status s = p.webhooks->Start(); !s.ok()) return s;
+  if (common::Status s = p.watcher->Start(); !s.ok()) {
     common::log::Warn("config", "no inotify on the config directory; polling only",
                       {{"error", s.error().message}});
   }
-  if (informers) informers->Start();
-  if (elector) elector->Start();
-
-  // Preemption and reclaim run only on the serving leader.
-  std::optional<Ticker> preemption_loop;
-  if (preemption) {
-    preemption_loop.emplace(kHousekeepingPeriod, [&](uint64_t) {
-      if (not_ready().empty()) (void)preemption->RunOnce();
+  if (p.informers) p.informers->Start();
+  if (p.elector) p.elector->Start();
+  if (scheduler::PreemptionController* preemption = p.preemption.get()) {
+    p.preemption_loop.emplace(kHousekeepingPeriod, [&p, preemption](uint64_t) {
+      if (NotReady(p).empty()) (void)preemption->RunOnce();
     });
   }
-  // Informer and preemption counters are pulled once a tick and fed to the metrics as deltas.
-  std::map<std::string, uint64_t> seen_restarts;
-  std::map<scheduler::PreemptionStats::Key, uint64_t> seen_preemptions;
-  auto feed_metrics = [&] {
-    if (informers) {
-      for (const scheduler::kube::ReflectorStats& stats : informers->Stats()) {
-        for (const auto& [reason, count] : stats.watch_restarts) {
-          uint64_t& seen = seen_restarts[stats.resource + "/" + reason];
-          for (; seen < count; ++seen) metrics.ObserveWatchRestart(stats.resource, reason);
-        }
-        if (stats.last_event_unix_ms > 0) {
-          metrics.ObserveInformerEvent(stats.resource, stats.last_event_unix_ms);
-        }
-      }
-    }
-    if (preemption) {
-      for (const auto& [key, count] : preemption->Stats().preemptions) {
-        // Pods of no team preempted by plain priority are not a team's preemption.
-        using scheduler::PreemptionReason;
-        using scheduler::ReasonName;
-        const std::string_view reason =
-            key.reason == ReasonName(PreemptionReason::kInTeamPriority)
-                ? metrics::kPreemptWithinTeam
-            : key.reason == ReasonName(PreemptionReason::kReclaim)   ? metrics::kPreemptReclaim
-            : key.reason == ReasonName(PreemptionReason::kFairShare) ? metrics::kPreemptFairShare
-                                                                     : std::string_view();
-        if (reason.empty() || key.victim_team.empty()) continue;
-        uint64_t& seen = seen_preemptions[key];
-        for (; seen < count; ++seen) {
-          metrics.ObservePreemption(scheduler::TeamNames().Intern(key.preemptor_team),
-                                    scheduler::TeamNames().Intern(key.victim_team), reason);
-        }
-      }
-    }
-  };
-  Ticker housekeeping(kHousekeepingPeriod, [&](uint64_t tick) {
-    feed_metrics();
-    if (size_t expired = book.ExpireAssumed(); expired > 0) {
-      common::log::Info("ledger", "assumed reservations expired",
-                        {{"count", static_cast<int64_t>(expired)}});
-    }
-    if (tick % kReconcileEveryTicks == 0) {
-      // Reservations against the pods running, then the counters against the reservations.
-      const scheduler::ClusterState::ReservationDrift pods =
-          cluster.ReconcileReservations(kOrphanReservationAgeMs);
-      for (const auto& [what, uids] :
-           {std::pair{"released", &pods.released}, std::pair{"charged", &pods.charged}}) {
-        if (uids->empty()) continue;
-        common::log::Warn("ledger", "reservations repaired against the running pods",
-                          {{"repair", what},
-                           {"count", static_cast<int64_t>(uids->size())},
-                           {"first_uid", uids->front()}});
-      }
-      for (const scheduler::Ledger::Drift& d : book.Reconcile()) {
-        common::log::Warn("ledger", "usage drift repaired",
-                          {{"team", scheduler::TeamNames().Name(d.key.team)},
-                           {"flavor", scheduler::FlavorNames().Name(d.key.flavor)},
-                           {"resource", scheduler::ResourceNames().Name(d.key.resource)},
-                           {"ledger", d.ledger_usage},
-                           {"reservations", d.charged}});
-      }
-    }
-  });
+  scheduler::Reconciler* reconciler = p.reconciler.get();
+  p.housekeeping.emplace(kHousekeepingPeriod, [reconciler](uint64_t) { reconciler->Tick(); });
 
-  if (!flags.port_file.empty()) {
-    if (common::Status s = WritePortFile(flags.port_file, webhooks.port(), health.port());
+  if (!p.flags.port_file.empty()) {
+    if (common::Status s = WritePortFile(p.flags.port_file, p.webhooks->port(), p.health->port());
         !s.ok()) {
-      return Fail(s.error().message);
+      return s;
     }
   }
   common::log::Info(kComponent, "serving",
-                    {{"webhook_port", static_cast<int>(webhooks.port())},
-                     {"metrics_port", static_cast<int>(health.port())},
-                     {"config_dir", flags.config_dir},
-                     {"identity", identity},
-                     {"kube", !flags.no_kube}});
+                    {{"webhook_port", static_cast<int>(p.webhooks->port())},
+                     {"metrics_port", static_cast<int>(p.health->port())},
+                     {"config_dir", p.flags.config_dir},
+                     {"identity", p.identity},
+                     {"kube", !p.flags.no_kube}});
+  return common::Status::Ok();
+}
 
-  int signal_number = 0;
-  sigwait(&signals, &signal_number);
+// Webhooks drain first; the loops, the elector, the informers and the watcher stop; /metrics
+// and the probes go last.
+void Shutdown(Process& p, int signal_number) {
   common::log::Info(kComponent, "shutting down", {{"signal", strsignal(signal_number)}});
-  webhooks.Shutdown(flags.shutdown_drain);
-  if (preemption_loop) preemption_loop->Stop();
-  housekeeping.Stop();
-  if (elector) elector->Stop();
-  if (informers) informers->Stop();
-  watcher.Stop();
-  health.Shutdown(std::chrono::milliseconds(100));
+  p.webhooks->Shutdown(p.flags.shutdown_drain);
+  if (p.preemption_loop) p.preemption_loop->Stop();
+  p.housekeeping->Stop();
+  if (p.elector) p.elector->Stop();
+  if (p.informers) p.informers->Stop();
+  p.watcher->Stop();
+  p.health->Shutdown(std::chrono::milliseconds(100));
   common::log::Info(kComponent, "stopped");
+}
+
+int Run(int argc, char** argv) {
+  Flags flags;
+  if (std::optional<int> done = ParseCommandLine(argc, argv, &flags)) return *done;
+  if (common::Status s = ValidateFlags(flags); !s.ok()) return Fail(s.error().message);
+  const sigset_t signals = BlockTerminationSignals();
+
+  Process p(flags);
+  BuildMetrics(p);
+  BuildPolicyWatcher(p);
+  BuildDomain(p);
+  if (common::Status s = BuildKubeSide(p); !s.ok()) return Fail(s.error().message);
+  BuildAdmission(p);
+  p.health = BuildHealthServer(p);
+  BuildWebhookServer(p);
+  if (common::Status s = Start(p); !s.ok()) return Fail(s.error().message);
+
+  Shutdown(p, WaitForSignal(signals));
   return 0;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 
 // Metrics: taskgov's Prometheus exporter (DESIGN §7). One object per process owns the registry,
-// is fed by a few Observe* calls from the components that see the events, reads the ledger and
-// the cluster view when scraped, and renders the text exposition format 0.0.4.
+// is fed by a few Observe* calls from the components that see the events, reads the ledger, the
+// cluster view and the other components' monotonic totals (Sources) when scraped, and renders the
+// text exposition format 0.0.4.
 //
 // Families (prefix `taskgov_`, base units: seconds, bytes, cpu in cores; counters end in
 // `_total`; every HELP text lists its labels and their values):
@@ -23,6 +24,13 @@
 //     {result}, taskgov_config_last_reload_successful,
 //     taskgov_config_last_reload_success_timestamp_seconds, taskgov_build_info{version,
 //     revision}
+//   ledger housekeeping (Sources::reconciler) — taskgov_ledger_repairs_total{kind}: expired
+//     (assumed reservations released when their TTL passed: a filter whose bind never came),
+//     orphan_released (bound reservations released because their pod was not running),
+//     uncharged_charged (running pods charged because they held no reservation), drift_cell
+//     (ledger cells whose counters disagreed with the reservations, rebuilt); all but expired
+//     are drift and normally stay 0. taskgov_ledger_over_release_total (releases that found a
+//     cell holding less than the charge), once the ledger counts them (see metrics.cc).
 //   with Options::kueue_compatible, the same numbers under Kueue's names and labels —
 //     kueue_cluster_queue_{nominal_quota, borrowing_limit, lending_limit, resource_usage}
 //       {cohort, cluster_queue, flavor, resource}, kueue_cluster_queue_weighted_share
@@ -30,20 +38,19 @@
 //     kueue_admitted_active_workloads{cluster_queue}, kueue_admission_wait_time_seconds
 //       {cluster_queue}, kueue_preempted_workloads_total{preempting_cluster_queue, reason}.
 //
-// Lent. Within a cohort's pool for (flavor, resource), what the borrowers use is lent by the
-// teams whose lendable quota is idle. For team t with nominal N, lendable part L' = min(L, N)
-// and guaranteed part G = N − L', its idle lendable quota is I_t = max(0, N − max(G, min(U, N)))
-// (the part of L' it does not use itself); the cohort's borrowed total is B = Σ_s max(0, U_s −
-// N_s) (teams of the policy, plus removed teams whose usage still occupies the pool). Then
-//   lent_t = min(I_t, B × I_t / Σ_s I_s)   (0 when Σ I = 0)
-// so the idle lenders carry the borrowing in proportion to what each leaves idle, and within a
-// cohort Σ lent = Σ borrowed whenever the ledger's pool constraint holds (it guarantees B ≤ Σ I).
-// A team without a cohort neither lends nor borrows.
+// Borrowed and lent are the ledger's rule, computed once in scheduler/ledger/cohort_usage.h: a
+// team's usage above nominal, and its share of its cohort's borrowing in proportion to the
+// lendable quota it leaves idle (within a cohort Σ lent = Σ borrowed; a team without a cohort
+// neither lends nor borrows).
 //
 // Removed teams. A team's series exist while it is in the policy or still has usage in the
 // ledger; after that every series naming it (quota, pods, counters, histograms) disappears from
 // the exposition. Counters of a team that comes back continue from where they were (they
 // count since the process started).
+//
+// Totals of other components (informers, preemptions, ledger repairs) are not copied here: a
+// scrape reads them through Sources and renders them as they are then, so they are as monotonic
+// as the component's own counts.
 //
 // Label values are bounded by construction: teams and flavors come from the policy (or the
 // ledger), refusal reasons are FilterDecision's codes (others count as "other"), webhook verbs
@@ -60,16 +67,20 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/clock.h"
 #include "metrics/labels.h"
 #include "scheduler/decisions/admission.h"
+#include "scheduler/decisions/preemption.h"
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/model/interner.h"
 #include "scheduler/state/cluster_state.h"
+#include "scheduler/state/reconciler.h"
 
 namespace prometheus {
 class Registry;
@@ -83,8 +94,8 @@ inline constexpr std::string_view kContentType = "text/plain; version=0.0.4; cha
 // Label value for events that belong to no team (pods passed through, not-ready refusals).
 inline constexpr std::string_view kNoTeamLabel = "_none";
 
-// Preemption reasons for ObservePreemption (kPreempt*, with the Kueue reason each is exported
-// as) and webhook outcomes are declared in labels.h.
+// Preemption reason labels (kPreempt*, with the Kueue reason each is exported as) and webhook
+// outcomes are declared in labels.h.
 
 inline constexpr size_t kMaxPriorityClasses = 64;
 
@@ -97,20 +108,48 @@ struct Options {
   // Also export Kueue's metric names and labels (see the header comment).
   bool kueue_compatible = false;
   BuildInfo build;
-  // Time for informer event ages and ObserveInformerEvent(resource); null: the system clock.
+  // Time for informer event ages; null: the system clock.
   const common::Clock* clock = nullptr;
 };
 
-// What a scrape reads. Pointers must outlive the Metrics object (or be replaced first).
+// One informer's totals (scheduler::kube::ReflectorStats' fields of the same names).
+struct InformerTotals {
+  std::string resource;                            // "pods", "nodes", ...
+  std::map<std::string, uint64_t> watch_restarts;  // by reason (kWatchRestartReasons); monotonic
+  int64_t last_event_unix_ms = 0;                  // wall time of the last event; 0: none yet
+};
+
+// The preemption controller's totals (scheduler::PreemptionStats).
+struct PreemptionTotals {
+  struct Count {
+    std::string team;         // the preemptor's
+    std::string victim_team;  // "" for a pod of no team
+    scheduler::PreemptionReason reason = scheduler::PreemptionReason::kPriority;
+    uint64_t evictions = 0;  // accepted by the API server; monotonic
+  };
+  std::vector<Count> preemptions;  // one per (team, victim_team, reason)
+  // Gauge: pods evicted by preemption that have not terminated yet, by victim team.
+  std::map<std::string, int64_t, std::less<>> preempted_pods;
+};
+
+// What a scrape reads. Pointers must outlive the Metrics object (or be replaced first). Each
+// function is called once per scrape, on the scraping thread: it must be safe to call while the
+// component runs, and must not call back into Metrics.
 struct Sources {
   // Limits, usage and reservations; the policy is the ledger's. Null: no quota, team or pod
   // series (only the process families).
   const scheduler::QuotaBook* book = nullptr;
   // Pending pods per team. Null: no pending series.
   const scheduler::ClusterState* cluster = nullptr;
-  // Pods of `team` evicted by preemption that have not terminated yet. Unset: no "preempted"
+  // The ledger's housekeeping. Null: no taskgov_ledger_repairs_total series.
+  const scheduler::Reconciler* reconciler = nullptr;
+  // taskgov_watch_restarts_total and the informer event age and timestamp. Unset: no such
   // series.
-  std::function<int64_t(scheduler::NameId team)> preempted_pods;
+  std::function<std::vector<InformerTotals>()> informers;
+  // taskgov_preemptions_total (kueue_preempted_workloads_total) and taskgov_pods{state=
+  // "preempted"}. Preemptions of plain priority (outside governance) and of pods of no team are
+  // not a team's and are not counted. Unset: no such series.
+  std::function<PreemptionTotals()> preemptions;
 };
 
 class Metrics {
@@ -151,24 +190,19 @@ class Metrics {
   // bound, into taskgov_pod_run_seconds{team, priority_class}.
   void ObservePodEnded(scheduler::NameId team, std::string_view priority_class, int64_t bound_ms,
                        int64_t ended_ms);
-  // `team` preempted a pod of `victim_team` for `reason` (a name in kPreemptionReasons; any
-  // other reason is a caller bug: logged and not counted).
-  void ObservePreemption(scheduler::NameId team, scheduler::NameId victim_team,
-                         std::string_view reason);
-  // A watch of `resource` ("pods", "nodes", ...) was restarted for `reason` (one of
-  // scheduler::kube::kWatchRestartReasons).
-  void ObserveWatchRestart(std::string_view resource, std::string_view reason);
-  // The informer of `resource` received an event at `unix_ms` (or now, by the clock).
-  void ObserveInformerEvent(std::string_view resource, int64_t unix_ms);
-  void ObserveInformerEvent(std::string_view resource);
+  // A pod's lifecycle transition (ClusterState::SetLifecycleObserver): seen bound ⇒
+  // ObservePodBound(created → now), ended ⇒ ObservePodEnded(bound → now). Pods of no team are
+  // not counted.
+  void ObservePodLifecycle(const scheduler::ClusterState::PodLifecycle& event);
   // A config reload finished (the initial load counts as one) at `unix_ms`.
   void ObserveConfigReload(bool ok, int64_t unix_ms);
 
   // --- Exposition ---
 
   // The text exposition (format 0.0.4) of every family, read at this moment: quota and pod
-  // gauges come from the sources now. Families are sorted by name; series of the quota
-  // families follow the policy (team, flavor, resource order), the others their label values.
+  // gauges and the components' totals come from the sources now. Families are sorted by name;
+  // series of the quota families follow the policy (team, flavor, resource order), the others
+  // their label values.
   [[nodiscard]] std::string Render() const;
 
   // The registry of the process-level families, for components that declare families of their

@@ -39,7 +39,13 @@ struct Cluster {
     options.kueue_compatible = kueue;
     options.clock = &clock;
     metrics = std::make_unique<Metrics>(options);
-    metrics->SetSources(Sources{&book, &cluster, [](scheduler::NameId) { return int64_t{1}; }});
+    PreemptionTotals preemptions;  // one preempted pod per team
+    for (int t = 0; t < teams; ++t) preemptions.preempted_pods[Team(t)] = 1;
+    Sources sources;
+    sources.book = &book;
+    sources.cluster = &cluster;
+    sources.preemptions = [preemptions] { return preemptions; };
+    metrics->SetSources(sources);
     for (int t = 0; t < teams; ++t) {
       const scheduler::NameId team = scheduler::TeamNames().Intern(Team(t));
       for (int f = 0; f < kFlavors; ++f) {

@@ -214,7 +214,9 @@ TEST(MetricsTest, LentSumsToBorrowedInEachCohort) {
                         ResourceList{{"nvidia.com/gpu", l.usage}}, scheduler::PodMeta{});
     }
     Metrics m;
-    m.SetSources(Sources{&book, nullptr, nullptr});
+    Sources sources;
+    sources.book = &book;
+    m.SetSources(sources);
     const Exposition x = ParseExposition(m.Render());
     double lent = 0, borrowed = 0;
     for (const Line& l : c.lines) {
@@ -434,7 +436,9 @@ TEST(MetricsTest, HelpTextsListExactlyTheEmittedReasons) {
   Options options;
   options.kueue_compatible = true;
   Metrics m(options);
-  m.ObserveWatchRestart("pods", "ended");
+  Sources sources;
+  sources.informers = [] { return std::vector<InformerTotals>{{"pods", {{"ended", 1}}, 0}}; };
+  m.SetSources(sources);
   const std::string text = m.Render();
   auto help = [&](const std::string& family) {
     const size_t at = text.find("# HELP " + family + " ");
@@ -463,14 +467,106 @@ TEST(MetricsTest, InformerAgeFollowsTheInjectedClock) {
   Options options;
   options.clock = &clock;
   Metrics m(options);
-  m.ObserveInformerEvent("pods");
+  int64_t last_event_ms = clock.NowMs();
+  Sources sources;
+  sources.informers = [&] {
+    return std::vector<InformerTotals>{{"pods", {}, last_event_ms}, {"nodes", {}, 0}};
+  };
+  m.SetSources(sources);
   clock.Advance(12'500);
   Exposition x = ParseExposition(m.Render());
   EXPECT_EQ(x.Value("taskgov_informer_last_event_age_seconds", {{"resource", "pods"}}), 12.5);
   EXPECT_EQ(x.Value("taskgov_informer_last_event_timestamp_seconds", {{"resource", "pods"}}), 100);
-  m.ObserveInformerEvent("pods", 110'000);
+  // An informer without an event yet has no age.
+  EXPECT_FALSE(x.Value("taskgov_informer_last_event_age_seconds", {{"resource", "nodes"}}));
+  last_event_ms = 110'000;
   x = ParseExposition(m.Render());
   EXPECT_EQ(x.Value("taskgov_informer_last_event_age_seconds", {{"resource", "pods"}}), 2.5);
+}
+
+// The informers' and the preemption controller's totals are read when scraped, as they are then:
+// nothing is copied or diffed in between, so the counters are exactly the components' own.
+TEST(MetricsTest, ComponentTotalsAreReadAtScrapeTime) {
+  Scenario s;
+  s.Script();
+  Exposition x = ParseExposition(s.metrics->Render());
+  EXPECT_EQ(x.Value("taskgov_watch_restarts_total", {{"resource", "pods"}, {"reason", "expired"}}),
+            1);
+  s.NoteWatchRestart("pods", "expired");
+  s.NoteWatchRestart("nodes", "dropped");
+  s.NotePreemption("team-a", "team-b", scheduler::PreemptionReason::kReclaim);
+  s.NotePreemption("team-b", "team-b", scheduler::PreemptionReason::kInTeamPriority);
+  s.SetPreempted("team-b", 3);
+  x = ParseExposition(s.metrics->Render());
+  EXPECT_EQ(x.Value("taskgov_watch_restarts_total", {{"resource", "pods"}, {"reason", "expired"}}),
+            2);
+  EXPECT_EQ(x.Value("taskgov_watch_restarts_total", {{"resource", "nodes"}, {"reason", "dropped"}}),
+            1);
+  EXPECT_EQ(x.Value("taskgov_preemptions_total",
+                    {{"team", "team-a"}, {"victim_team", "team-b"}, {"reason", "reclaim"}}),
+            2);
+  EXPECT_EQ(x.Value("taskgov_preemptions_total",
+                    {{"team", "team-b"}, {"victim_team", "team-b"}, {"reason", "within_team"}}),
+            1);
+  EXPECT_EQ(x.Value("kueue_preempted_workloads_total",
+                    {{"preempting_cluster_queue", "team-b"}, {"reason", "InClusterQueue"}}),
+            1);
+  EXPECT_EQ(x.Value("taskgov_pods", {{"team", "team-b"}, {"state", "preempted"}}), 3);
+  EXPECT_EQ(x.Value("taskgov_pods", {{"team", "ml"}, {"state", "preempted"}}), 0);
+}
+
+// Only a team's preemptions count: plain priority (outside governance) and victims of no team do
+// not, under any label.
+TEST(MetricsTest, PreemptionsOutsideGovernanceAreNotCounted) {
+  Scenario s;
+  s.NotePreemption("team-a", "team-b", scheduler::PreemptionReason::kPriority);
+  s.NotePreemption("team-a", "", scheduler::PreemptionReason::kReclaim);
+  const Exposition x = ParseExposition(s.metrics->Render());
+  EXPECT_TRUE(x.All("taskgov_preemptions_total").empty());
+  EXPECT_TRUE(x.All("kueue_preempted_workloads_total").empty());
+  EXPECT_EQ(x.families.count("taskgov_preemptions_total"), 1u);  // declared, without series
+}
+
+TEST(MetricsTest, NoWatchRestartFamilyBeforeTheFirstRestart) {
+  Metrics m;
+  Sources sources;
+  sources.informers = [] { return std::vector<InformerTotals>{{"pods", {{"expired", 0}}, 1}}; };
+  m.SetSources(sources);
+  const std::string text = m.Render();
+  EXPECT_EQ(text.find("taskgov_watch_restarts_total"), std::string::npos);
+  CheckWellFormed(text);
+}
+
+TEST(MetricsTest, LedgerRepairsCountWhatTheReconcilerRepaired) {
+  Scenario s;
+  s.Script();
+  Exposition x = ParseExposition(s.metrics->Render());
+  for (const char* kind : {"expired", "orphan_released", "uncharged_charged", "drift_cell"}) {
+    EXPECT_EQ(x.Value("taskgov_ledger_repairs_total", {{"kind", kind}}), 0) << kind;
+  }
+  // ml-2's 30 s reservation expires; a reconcile period later, usage charged to the ledger
+  // without a reservation is repaired.
+  s.clock.Advance(30'000);
+  s.reconciler.Tick();
+  {
+    scheduler::Ledger::Session session(s.book.ledger());
+    ASSERT_TRUE(std::holds_alternative<scheduler::Charge>(
+        session.Reserve(TeamId("ml"), FlavorId("ml.trn1.32xlarge"),
+                        ResourceList{{"aws.amazon.com/neurondevice", 1}},
+                        scheduler::Ledger::Mode::kWithinNominal)));
+  }
+  s.clock.Advance(60'000);
+  s.reconciler.Tick();
+  x = ParseExposition(s.metrics->Render());
+  EXPECT_EQ(x.Value("taskgov_ledger_repairs_total", {{"kind", "expired"}}), 1);
+  EXPECT_EQ(x.Value("taskgov_ledger_repairs_total", {{"kind", "drift_cell"}}), 1);
+  EXPECT_EQ(x.Value("taskgov_ledger_repairs_total", {{"kind", "orphan_released"}}), 0);
+  EXPECT_EQ(x.Value("taskgov_ledger_repairs_total", {{"kind", "uncharged_charged"}}), 0);
+  const std::string help = x.families.at("taskgov_ledger_repairs_total").help;
+  for (const char* kind :
+       {"expired (", "orphan_released (", "uncharged_charged (", "drift_cell ("}) {
+    EXPECT_NE(help.find(kind), std::string::npos) << kind << " is not in the HELP text";
+  }
 }
 
 TEST(MetricsTest, ConfigReloadState) {
@@ -515,6 +611,33 @@ TEST(MetricsTest, RefusalCodesOutsideTheListCountAsOther) {
   EXPECT_EQ(x.All("taskgov_refusals_total").size(), 2u);  // zero reasons are not exported
 }
 
+TEST(MetricsTest, PodLifecycleFeedsWaitAndRunTimesOfTeamsOnly) {
+  Metrics m;
+  const scheduler::Pod pod = scheduler::testing::PodBuilder("w-0").Created(10'000);
+  scheduler::ClusterState::PodLifecycle event;
+  event.pod = &pod;
+  event.team = TeamId("lifecycle");
+  event.priority_class = "training";
+  event.transition = scheduler::PodTransition::kBound;
+  event.now_ms = 40'000;
+  m.ObservePodLifecycle(event);
+  event.transition = scheduler::PodTransition::kEnded;
+  event.bound_ms = 40'000;
+  event.now_ms = 100'000;
+  m.ObservePodLifecycle(event);
+  event.team = scheduler::kNoTeam;  // passed through: not counted
+  m.ObservePodLifecycle(event);
+  event.transition = scheduler::PodTransition::kBound;
+  m.ObservePodLifecycle(event);
+  const Exposition x = ParseExposition(m.Render());
+  const std::map<std::string, std::string> labels = {{"team", "lifecycle"},
+                                                     {"priority_class", "training"}};
+  EXPECT_EQ(x.Value("taskgov_pod_wait_seconds_sum", labels), 30);
+  EXPECT_EQ(x.Value("taskgov_pod_run_seconds_sum", labels), 60);
+  EXPECT_EQ(x.All("taskgov_pod_wait_seconds_count").size(), 1u);
+  EXPECT_EQ(x.All("taskgov_pod_run_seconds_count").size(), 1u);
+}
+
 TEST(MetricsTest, NegativeDurationsClampToZero) {
   Metrics m;
   m.ObservePodBound(TeamId("skew"), "p", 10'000, 9'000);  // clock skew: bound before created
@@ -530,7 +653,9 @@ TEST(MetricsTest, ZeroWeightBorrowingTeamHasInfiniteShare) {
   common::FakeClock clock;
   scheduler::QuotaBook book(builder.Build(), &clock);
   Metrics m(Options{true, {}, &clock});
-  m.SetSources(Sources{&book, nullptr, nullptr});
+  Sources sources;
+  sources.book = &book;
+  m.SetSources(sources);
   EXPECT_EQ(ParseExposition(m.Render()).Value("taskgov_weighted_share", {{"team", "w0"}}), 0);
   book.ConfirmBound("w0-1", TeamId("w0"), FlavorId("f"), ResourceList{{"nvidia.com/gpu", 6}},
                     scheduler::PodMeta{});

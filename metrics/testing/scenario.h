@@ -2,8 +2,10 @@
 
 // A scripted cluster state for metrics tests: a policy of three teams (two in cohort
 // "research", one HyperPod-style team without a cohort), reservations in a QuotaBook, pending
-// pods in a ClusterState, a fake clock, and a Metrics object wired to them and fed a fixed
+// pods in a ClusterState, the ledger's Reconciler, what the informers and the preemption
+// controller report (fakes), a fake clock, and a Metrics object wired to them and fed a fixed
 // sequence of events. Every number in its exposition is known (see the comments). Test support.
+// Thread-safety: the Note* and SetPreempted methods may be called while another thread renders.
 //
 //   team-a (research; weight 1; cluster queue "team-a"): ml.p5.48xlarge
 //       nvidia.com/gpu nominal 16, borrowing limit 8, lending unlimited — 4 bound
@@ -17,7 +19,9 @@
 // lendable 16 idle and team-b none, so team-a lends 8.
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "metrics/metrics.h"
@@ -25,6 +29,7 @@
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/model/interner.h"
 #include "scheduler/state/cluster_state.h"
+#include "scheduler/state/reconciler.h"
 #include "scheduler/testing/builders.h"
 
 namespace taskgov::metrics::testing {
@@ -61,7 +66,8 @@ struct Scenario {
   explicit Scenario(bool kueue_compatible = true)
       : clock(kStartMs),
         book(ScenarioPolicy(), &clock),
-        cluster(&book, &clock, scheduler::ClusterState::Options{}) {
+        cluster(&book, &clock, scheduler::ClusterState::Options{}),
+        reconciler(&book, &cluster, &clock, scheduler::Reconciler::Options{}) {
     cluster.SetPolicy(book.ledger().policy());
     Options options;
     options.kueue_compatible = kueue_compatible;
@@ -71,8 +77,14 @@ struct Scenario {
     Sources sources;
     sources.book = &book;
     sources.cluster = &cluster;
-    sources.preempted_pods = [this](scheduler::NameId team) {
-      return team == TeamId("team-a") ? preempted_team_a : int64_t{0};
+    sources.reconciler = &reconciler;
+    sources.informers = [this] {
+      std::lock_guard<std::mutex> lock(fakes_mu);
+      return informers;
+    };
+    sources.preemptions = [this] {
+      std::lock_guard<std::mutex> lock(fakes_mu);
+      return preemptions;
     };
     metrics->SetSources(sources);
   }
@@ -97,7 +109,7 @@ struct Scenario {
       cluster.NotePending(scheduler::testing::PodBuilder(name).Namespace("ns-team-b").Gpus(8),
                           TeamId("team-b"), 0, ResourceList{{"nvidia.com/gpu", 8}});
     }
-    preempted_team_a = 1;
+    SetPreempted("team-a", 1);
 
     scheduler::FilterDecision admitted;
     admitted.team = TeamId("team-b");
@@ -129,20 +141,59 @@ struct Scenario {
     metrics->ObservePodBound(TeamId("team-a"), "training", kStartMs - 90'000, kStartMs);
     metrics->ObservePodBound(TeamId("team-b"), "inference", kStartMs - 4'000, kStartMs);
     metrics->ObservePodEnded(TeamId("team-b"), "inference", kStartMs - 7'200'000, kStartMs);
-    metrics->ObservePreemption(TeamId("team-a"), TeamId("team-b"), kPreemptReclaim);
-    metrics->ObserveWatchRestart("pods", "expired");
-    metrics->ObserveInformerEvent("pods", kStartMs - 2'500);
-    metrics->ObserveInformerEvent("nodes");  // now, by the clock
+    NotePreemption("team-a", "team-b", scheduler::PreemptionReason::kReclaim);
+    NoteWatchRestart("pods", "expired");
+    NoteInformerEvent("pods", kStartMs - 2'500);
+    NoteInformerEvent("nodes", clock.NowMs());
     metrics->ObserveConfigReload(true, kStartMs - 60'000);
     metrics->ObserveConfigReload(false, kStartMs - 1'000);
     clock.Advance(500);
   }
 
+  // What the informers report: one more restart of `resource`'s watch for `reason`, its last
+  // event at `unix_ms`.
+  void NoteWatchRestart(const std::string& resource, const std::string& reason) {
+    std::lock_guard<std::mutex> lock(fakes_mu);
+    ++Informer(resource).watch_restarts[reason];
+  }
+  void NoteInformerEvent(const std::string& resource, int64_t unix_ms) {
+    std::lock_guard<std::mutex> lock(fakes_mu);
+    Informer(resource).last_event_unix_ms = unix_ms;
+  }
+  // What the preemption controller reports: one more eviction, pods preempted and not yet gone.
+  void NotePreemption(const std::string& team, const std::string& victim_team,
+                      scheduler::PreemptionReason reason) {
+    std::lock_guard<std::mutex> lock(fakes_mu);
+    for (PreemptionTotals::Count& c : preemptions.preemptions) {
+      if (c.team == team && c.victim_team == victim_team && c.reason == reason) {
+        ++c.evictions;
+        return;
+      }
+    }
+    preemptions.preemptions.push_back(PreemptionTotals::Count{team, victim_team, reason, 1});
+  }
+  void SetPreempted(const std::string& team, int64_t pods) {
+    std::lock_guard<std::mutex> lock(fakes_mu);
+    preemptions.preempted_pods[team] = pods;
+  }
+
   common::FakeClock clock;
   scheduler::QuotaBook book;
   scheduler::ClusterState cluster;
+  scheduler::Reconciler reconciler;
   std::unique_ptr<Metrics> metrics;
-  int64_t preempted_team_a = 0;
+  std::mutex fakes_mu;
+  std::vector<InformerTotals> informers;  // guarded by fakes_mu
+  PreemptionTotals preemptions;           // guarded by fakes_mu
+
+ private:
+  InformerTotals& Informer(const std::string& resource) {
+    for (InformerTotals& i : informers) {
+      if (i.resource == resource) return i;
+    }
+    informers.push_back(InformerTotals{resource, {}, 0});
+    return informers.back();
+  }
 };
 
 }  // namespace taskgov::metrics::testing
