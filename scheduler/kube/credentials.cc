@@ -213,10 +213,11 @@ common::Status CredentialProvider::RunExec() {
   return common::Status::Ok();
 }
 
-common::Result<ProcessOutput> RunProcess(
-    const std::string& command, const std::vector<std::string>& args,
-    const std::vector<std::pair<std::string, std::string>>& env,
-    std::chrono::milliseconds timeout) {
+namespace {
+
+// This process's environment with `env` set over it, as sorted "name=value" strings.
+std::vector<std::string> MergedEnvironment(
+    const std::vector<std::pair<std::string, std::string>>& env) {
   std::map<std::string, std::string> vars;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     std::string_view entry(*e);
@@ -228,16 +229,22 @@ common::Result<ProcessOutput> RunProcess(
   std::vector<std::string> env_strings;
   env_strings.reserve(vars.size());
   for (const auto& [k, v] : vars) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_strings;
-  argv_strings.push_back(command);
-  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& s : argv_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
+  return env_strings;
+}
 
+// The strings as a null-terminated char* array (argv, envp); valid while `strings` lives.
+std::vector<char*> NullTerminated(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (std::string& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// Starts `command` (looked up in PATH) with stdin from /dev/null and stdout / stderr into pipes
+// whose read ends are stored in out_err[0] / out_err[1]; the caller closes them. Nothing is left
+// open on failure.
+common::Result<pid_t> Spawn(const std::string& command, std::vector<char*>& argv,
+                            std::vector<char*>& envp, int out_err[2]) {
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0)
     return common::Error{std::string("pipe: ") + strerror(errno)};
@@ -261,9 +268,16 @@ common::Result<ProcessOutput> RunProcess(
     ::close(err_pipe[0]);
     return common::Error{"cannot run '" + command + "': " + strerror(rc)};
   }
-  ProcessOutput output;
-  int fds[2] = {out_pipe[0], err_pipe[0]};
-  std::string* sinks[2] = {&output.out, &output.err};
+  out_err[0] = out_pipe[0];
+  out_err[1] = err_pipe[0];
+  return pid;
+}
+
+// Reads fds[0] into *out and fds[1] into *err (each up to kMaxProcessOutput; the rest is
+// dropped) until both end or `timeout` passes, and closes them. Returns false on timeout.
+bool ReadOutputs(int fds[2], std::chrono::milliseconds timeout, std::string* out,
+                 std::string* err) {
+  std::string* sinks[2] = {out, err};
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   bool timed_out = false;
   while (fds[0] >= 0 || fds[1] >= 0) {
@@ -298,12 +312,33 @@ common::Result<ProcessOutput> RunProcess(
       }
     }
   }
-  for (int fd : fds) {
-    if (fd >= 0) ::close(fd);
+  for (int i = 0; i < 2; ++i) {
+    if (fds[i] >= 0) ::close(fds[i]);
   }
-  if (timed_out) ::kill(pid, SIGKILL);
+  return !timed_out;
+}
+
+}  // namespace
+
+common::Result<ProcessOutput> RunProcess(
+    const std::string& command, const std::vector<std::string>& args,
+    const std::vector<std::pair<std::string, std::string>>& env,
+    std::chrono::milliseconds timeout) {
+  std::vector<std::string> env_strings = MergedEnvironment(env);
+  std::vector<char*> envp = NullTerminated(env_strings);
+  std::vector<std::string> argv_strings;
+  argv_strings.push_back(command);
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv = NullTerminated(argv_strings);
+
+  int fds[2];
+  common::Result<pid_t> pid = Spawn(command, argv, envp, fds);
+  if (!pid.ok()) return pid.error();
+  ProcessOutput output;
+  const bool timed_out = !ReadOutputs(fds, timeout, &output.out, &output.err);
+  if (timed_out) ::kill(*pid, SIGKILL);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (timed_out) {
     return common::Error{"'" + command + "' did not finish within " +
