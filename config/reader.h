@@ -116,6 +116,11 @@ class ObjectReader {
 
  private:
   void Error(std::string_view key, const Node* value, std::string message) const;
+  // Take, reporting a missing key as an error when `required`.
+  const Node* TakeRequired(std::string_view key, bool required);
+  // Take, for a plain non-negative decimal scalar (unquoted digits, optional fraction); nullptr
+  // when absent or anything else (reported).
+  const Node* TakePlainDecimal(std::string_view key);
 
   const DocContext* ctx_;
   const Node* node_ = nullptr;
