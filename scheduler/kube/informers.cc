@@ -1,34 +1,21 @@
 #include "scheduler/kube/informers.h"
 
 #include "scheduler/kube/sink.h"
+#include "scheduler/kube/watch_decoder.h"
 
 namespace taskgov::scheduler::kube {
 namespace {
 
-const rapidjson::Value* Member(const rapidjson::Value& object, const char* name) {
-  if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(name);
-  return it == object.MemberEnd() || it->value.IsNull() ? nullptr : &it->value;
-}
-
-common::Result<std::string> StringAt(const rapidjson::Value& object, const char* name,
-                                     const std::string& path) {
-  const rapidjson::Value* v = Member(object, name);
-  if (v == nullptr) return std::string();
-  if (!v->IsString()) return common::Error{path + ": expected a string"};
-  return std::string(v->GetString(), v->GetStringLength());
-}
-
 // metadata.name / metadata.namespace with type checks; the name must be present.
 common::Status ReadNames(const rapidjson::Value& object, std::string* ns, std::string* name) {
-  const rapidjson::Value* meta = Member(object, "metadata");
+  const rapidjson::Value* meta = JsonMember(object, "metadata");
   if (meta == nullptr || !meta->IsObject()) return common::Error{"metadata: expected an object"};
-  common::Result<std::string> n = StringAt(*meta, "name", "metadata.name");
+  common::Result<std::string> n = OptionalJsonString(*meta, "name", "metadata.name");
   if (!n.ok()) return n.error();
   if (n->empty()) return common::Error{"metadata.name: missing"};
   *name = std::move(*n);
   if (ns != nullptr) {
-    common::Result<std::string> s = StringAt(*meta, "namespace", "metadata.namespace");
+    common::Result<std::string> s = OptionalJsonString(*meta, "namespace", "metadata.namespace");
     if (!s.ok()) return s.error();
     *ns = std::move(*s);
   }
@@ -36,7 +23,7 @@ common::Status ReadNames(const rapidjson::Value& object, std::string* ns, std::s
 }
 
 const rapidjson::Value* Spec(const rapidjson::Value& object, common::Status* status) {
-  const rapidjson::Value* spec = Member(object, "spec");
+  const rapidjson::Value* spec = JsonMember(object, "spec");
   if (spec != nullptr && !spec->IsObject()) *status = common::Error{"spec: expected an object"};
   return spec;
 }
@@ -96,7 +83,7 @@ struct PodGroupTraits {
 common::Result<NamespaceInfo> DecodeNamespace(const rapidjson::Value& object) {
   NamespaceInfo info;
   if (common::Status s = ReadNames(object, nullptr, &info.name); !s.ok()) return s.error();
-  const rapidjson::Value* labels = Member(object["metadata"], "labels");
+  const rapidjson::Value* labels = JsonMember(object["metadata"], "labels");
   if (labels != nullptr) {
     if (!labels->IsObject()) return common::Error{"metadata.labels: expected an object"};
     for (const auto& m : labels->GetObject()) {
@@ -116,7 +103,7 @@ common::Result<LocalQueueInfo> DecodeLocalQueue(const rapidjson::Value& object) 
   const rapidjson::Value* spec = Spec(object, &status);
   if (!status.ok()) return status.error();
   if (spec != nullptr) {
-    common::Result<std::string> cq = StringAt(*spec, "clusterQueue", "spec.clusterQueue");
+    common::Result<std::string> cq = OptionalJsonString(*spec, "clusterQueue", "spec.clusterQueue");
     if (!cq.ok()) return cq.error();
     info.cluster_queue = std::move(*cq);
   }
@@ -130,10 +117,10 @@ common::Result<PodGroupInfo> DecodePodGroup(const rapidjson::Value& object) {
   const rapidjson::Value* spec = Spec(object, &status);
   if (!status.ok()) return status.error();
   if (spec != nullptr) {
-    common::Result<std::string> queue = StringAt(*spec, "queue", "spec.queue");
+    common::Result<std::string> queue = OptionalJsonString(*spec, "queue", "spec.queue");
     if (!queue.ok()) return queue.error();
     info.queue = std::move(*queue);
-    const rapidjson::Value* min = Member(*spec, "minMember");
+    const rapidjson::Value* min = JsonMember(*spec, "minMember");
     if (min != nullptr) {
       if (!min->IsInt64() || min->GetInt64() < 0) {
         return common::Error{"spec.minMember: expected a non-negative integer"};
