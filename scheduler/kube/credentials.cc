@@ -18,6 +18,7 @@
 
 #include "common/log.h"
 #include "common/time_format.h"
+#include "scheduler/kube/watch_decoder.h"
 
 extern char** environ;
 
@@ -32,20 +33,6 @@ std::string TrimToken(std::string token) {
     token.pop_back();
   }
   return token;
-}
-
-const rapidjson::Value* Member(const rapidjson::Value& object, const char* name) {
-  if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(name);
-  return it == object.MemberEnd() ? nullptr : &it->value;
-}
-
-common::Result<std::string> OptionalString(const rapidjson::Value& object, const char* name,
-                                           const std::string& where) {
-  const rapidjson::Value* v = Member(object, name);
-  if (v == nullptr || v->IsNull()) return std::string();
-  if (!v->IsString()) return common::Error{where + "." + name + ": expected a string"};
-  return std::string(v->GetString(), v->GetStringLength());
 }
 
 std::string ExecInfo(const ClusterConfig& config) {
@@ -171,22 +158,26 @@ common::Status CredentialProvider::RunExec() {
   if (doc.HasParseError() || !doc.IsObject()) {
     return common::Error{what + ": output is not a JSON object"};
   }
-  common::Result<std::string> api = OptionalString(doc, "apiVersion", "ExecCredential");
+  common::Result<std::string> api =
+      OptionalJsonString(doc, "apiVersion", "ExecCredential.apiVersion");
   if (!api.ok()) return api.error().Wrap(what);
   if (*api != exec.api_version) {
     return common::Error{what + ": apiVersion '" + *api + "' does not match the configured '" +
                          exec.api_version + "'"};
   }
-  common::Result<std::string> kind = OptionalString(doc, "kind", "ExecCredential");
+  common::Result<std::string> kind = OptionalJsonString(doc, "kind", "ExecCredential.kind");
   if (!kind.ok()) return kind.error().Wrap(what);
   if (*kind != "ExecCredential")
     return common::Error{what + ": kind '" + *kind + "', want ExecCredential"};
-  const rapidjson::Value* status = Member(doc, "status");
+  const rapidjson::Value* status = JsonMember(doc, "status");
   if (status == nullptr || !status->IsObject()) return common::Error{what + ": missing status"};
-  common::Result<std::string> token = OptionalString(*status, "token", "status");
-  common::Result<std::string> cert = OptionalString(*status, "clientCertificateData", "status");
-  common::Result<std::string> key = OptionalString(*status, "clientKeyData", "status");
-  common::Result<std::string> expiry = OptionalString(*status, "expirationTimestamp", "status");
+  common::Result<std::string> token = OptionalJsonString(*status, "token", "status.token");
+  common::Result<std::string> cert =
+      OptionalJsonString(*status, "clientCertificateData", "status.clientCertificateData");
+  common::Result<std::string> key =
+      OptionalJsonString(*status, "clientKeyData", "status.clientKeyData");
+  common::Result<std::string> expiry =
+      OptionalJsonString(*status, "expirationTimestamp", "status.expirationTimestamp");
   for (const common::Result<std::string>* r : {&token, &cert, &key, &expiry}) {
     if (!r->ok()) return r->error().Wrap(what);
   }
