@@ -22,9 +22,12 @@ common::Status ReadNames(const rapidjson::Value& object, std::string* ns, std::s
   return common::Status::Ok();
 }
 
-const rapidjson::Value* Spec(const rapidjson::Value& object, common::Status* status) {
+// ReadNames, then the spec: nullptr when absent, an error when not an object.
+common::Result<const rapidjson::Value*> NamesAndSpec(const rapidjson::Value& object,
+                                                     std::string* ns, std::string* name) {
+  if (common::Status s = ReadNames(object, ns, name); !s.ok()) return s.error();
   const rapidjson::Value* spec = JsonMember(object, "spec");
-  if (spec != nullptr && !spec->IsObject()) *status = common::Error{"spec: expected an object"};
+  if (spec != nullptr && !spec->IsObject()) return common::Error{"spec: expected an object"};
   return spec;
 }
 
@@ -98,12 +101,11 @@ common::Result<NamespaceInfo> DecodeNamespace(const rapidjson::Value& object) {
 
 common::Result<LocalQueueInfo> DecodeLocalQueue(const rapidjson::Value& object) {
   LocalQueueInfo info;
-  if (common::Status s = ReadNames(object, &info.ns, &info.name); !s.ok()) return s.error();
-  common::Status status;
-  const rapidjson::Value* spec = Spec(object, &status);
-  if (!status.ok()) return status.error();
-  if (spec != nullptr) {
-    common::Result<std::string> cq = OptionalJsonString(*spec, "clusterQueue", "spec.clusterQueue");
+  common::Result<const rapidjson::Value*> spec = NamesAndSpec(object, &info.ns, &info.name);
+  if (!spec.ok()) return spec.error();
+  if (*spec != nullptr) {
+    common::Result<std::string> cq =
+        OptionalJsonString(**spec, "clusterQueue", "spec.clusterQueue");
     if (!cq.ok()) return cq.error();
     info.cluster_queue = std::move(*cq);
   }
@@ -112,15 +114,13 @@ common::Result<LocalQueueInfo> DecodeLocalQueue(const rapidjson::Value& object) 
 
 common::Result<PodGroupInfo> DecodePodGroup(const rapidjson::Value& object) {
   PodGroupInfo info;
-  if (common::Status s = ReadNames(object, &info.ns, &info.name); !s.ok()) return s.error();
-  common::Status status;
-  const rapidjson::Value* spec = Spec(object, &status);
-  if (!status.ok()) return status.error();
-  if (spec != nullptr) {
-    common::Result<std::string> queue = OptionalJsonString(*spec, "queue", "spec.queue");
+  common::Result<const rapidjson::Value*> spec = NamesAndSpec(object, &info.ns, &info.name);
+  if (!spec.ok()) return spec.error();
+  if (*spec != nullptr) {
+    common::Result<std::string> queue = OptionalJsonString(**spec, "queue", "spec.queue");
     if (!queue.ok()) return queue.error();
     info.queue = std::move(*queue);
-    const rapidjson::Value* min = JsonMember(*spec, "minMember");
+    const rapidjson::Value* min = JsonMember(**spec, "minMember");
     if (min != nullptr) {
       if (!min->IsInt64() || min->GetInt64() < 0) {
         return common::Error{"spec.minMember: expected a non-negative integer"};
