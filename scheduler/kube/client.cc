@@ -318,10 +318,10 @@ ApiResult<ListPage> KubeClient::List(const std::string& path, const ListOptions&
     if (!meta->value.IsObject()) return bad("metadata: expected an object");
     for (auto [key, out] : {std::pair{"resourceVersion", &page.resource_version},
                             std::pair{"continue", &page.continue_token}}) {
-      auto it = meta->value.FindMember(key);
-      if (it == meta->value.MemberEnd() || it->value.IsNull()) continue;
-      if (!it->value.IsString()) return bad(std::string("metadata.") + key + ": expected a string");
-      out->assign(it->value.GetString(), it->value.GetStringLength());
+      common::Result<std::string> v =
+          OptionalJsonString(meta->value, key, std::string("metadata.") + key);
+      if (!v.ok()) return bad(v.error().message);
+      *out = std::move(*v);
     }
   }
   return page;
