@@ -22,6 +22,16 @@ Origin OriginOf(const DocContext& ctx, std::string path, Mark mark) {
 
 Origin OriginOf(const ObjectReader& r) { return OriginOf(r.ctx(), r.path(), r.mark()); }
 
+void RecordSingleton(const ObjectReader& r, std::vector<Origin>* seen, std::string_view what,
+                     std::string_view advice) {
+  if (!seen->empty()) {
+    r.ctx().Error(r.path(), r.mark(),
+                  "a second " + std::string(what) + " (the first is in " + seen->front().file +
+                      "): " + std::string(advice));
+  }
+  seen->push_back(OriginOf(r));
+}
+
 std::optional<ComputeSpec> DecodeCompute(ObjectReader& r, const ComputeKeys& keys) {
   constexpr int64_t kMaxCount = 10000000;
   ComputeSpec spec;
