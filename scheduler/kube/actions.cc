@@ -184,23 +184,6 @@ std::optional<EvictOutcome> RefusedEviction(const ApiError& e, const std::string
   return EvictOutcome::kFailed;
 }
 
-void CountEviction(EvictOutcome outcome, KubeActionsStats* stats) {
-  switch (outcome) {
-    case EvictOutcome::kEvicted:
-      ++stats->evictions;
-      break;
-    case EvictOutcome::kBlockedByPdb:
-      ++stats->evictions_blocked_by_pdb;
-      break;
-    case EvictOutcome::kNotFound:
-      ++stats->evictions_not_found;
-      break;
-    case EvictOutcome::kFailed:
-      ++stats->eviction_failures;
-      break;
-  }
-}
-
 }  // namespace
 
 EvictOutcome ApiKubeActions::Evict(const std::string& ns, const std::string& name,
@@ -230,7 +213,20 @@ EvictOutcome ApiKubeActions::Evict(const std::string& ns, const std::string& nam
   }
   if (detail != nullptr) *detail = text;
   std::lock_guard<std::mutex> lock(mu_);
-  CountEviction(outcome, &stats_);
+  switch (outcome) {
+    case EvictOutcome::kEvicted:
+      ++stats_.evictions;
+      break;
+    case EvictOutcome::kBlockedByPdb:
+      ++stats_.evictions_blocked_by_pdb;
+      break;
+    case EvictOutcome::kNotFound:
+      ++stats_.evictions_not_found;
+      break;
+    case EvictOutcome::kFailed:
+      ++stats_.eviction_failures;
+      break;
+  }
   return outcome;
 }
 
