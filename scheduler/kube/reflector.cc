@@ -9,6 +9,20 @@ namespace {
 
 constexpr std::string_view kComponent = "kube-reflector";
 
+// The counter of a bookmark or object (ADDED, MODIFIED, DELETED) event.
+uint64_t ReflectorStats::*EventCounter(WatchEventType type) {
+  switch (type) {
+    case WatchEventType::kBookmark:
+      return &ReflectorStats::bookmarks;
+    case WatchEventType::kAdded:
+      return &ReflectorStats::added;
+    case WatchEventType::kModified:
+      return &ReflectorStats::modified;
+    default:
+      return &ReflectorStats::deleted;
+  }
+}
+
 }  // namespace
 
 Reflector::Reflector(KubeClient* client, ResourceSpec spec, ObjectSink* sink,
@@ -356,20 +370,7 @@ void Reflector::Apply(const WatchEvent& event) {
 void Reflector::Advance(const WatchEvent& event, int64_t now_ms, std::string* resource_version) {
   const std::string version = event.resource_version();
   StatsLock lock(this);
-  switch (event.type) {
-    case WatchEventType::kBookmark:
-      ++stats_.bookmarks;
-      break;
-    case WatchEventType::kAdded:
-      ++stats_.added;
-      break;
-    case WatchEventType::kModified:
-      ++stats_.modified;
-      break;
-    default:
-      ++stats_.deleted;
-      break;
-  }
+  ++(stats_.*EventCounter(event.type));
   stats_.last_event_unix_ms = now_ms;
   if (!version.empty()) {
     *resource_version = version;
