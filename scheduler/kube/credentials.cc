@@ -72,6 +72,57 @@ std::string ExecInfo(const ClusterConfig& config) {
   return buffer.GetString();
 }
 
+// The status of an ExecCredential.
+struct ExecStatus {
+  std::string token;
+  std::string cert;
+  std::string key;
+  std::string expiry;  // RFC 3339; "" when none
+};
+
+// Decodes an exec plugin's output: an ExecCredential of `api_version` whose status has a token, a
+// client certificate and key, or both. Errors are prefixed by `what`.
+common::Result<ExecStatus> DecodeExecCredential(const std::string& out,
+                                                const std::string& api_version,
+                                                const std::string& what) {
+  rapidjson::Document doc;
+  doc.Parse(out.data(), out.size());
+  if (doc.HasParseError() || !doc.IsObject()) {
+    return common::Error{what + ": output is not a JSON object"};
+  }
+  common::Result<std::string> api =
+      OptionalJsonString(doc, "apiVersion", "ExecCredential.apiVersion");
+  if (!api.ok()) return api.error().Wrap(what);
+  if (*api != api_version) {
+    return common::Error{what + ": apiVersion '" + *api + "' does not match the configured '" +
+                         api_version + "'"};
+  }
+  common::Result<std::string> kind = OptionalJsonString(doc, "kind", "ExecCredential.kind");
+  if (!kind.ok()) return kind.error().Wrap(what);
+  if (*kind != "ExecCredential")
+    return common::Error{what + ": kind '" + *kind + "', want ExecCredential"};
+  const rapidjson::Value* status = JsonMember(doc, "status");
+  if (status == nullptr || !status->IsObject()) return common::Error{what + ": missing status"};
+  common::Result<std::string> token = OptionalJsonString(*status, "token", "status.token");
+  common::Result<std::string> cert =
+      OptionalJsonString(*status, "clientCertificateData", "status.clientCertificateData");
+  common::Result<std::string> key =
+      OptionalJsonString(*status, "clientKeyData", "status.clientKeyData");
+  common::Result<std::string> expiry =
+      OptionalJsonString(*status, "expirationTimestamp", "status.expirationTimestamp");
+  for (const common::Result<std::string>* r : {&token, &cert, &key, &expiry}) {
+    if (!r->ok()) return r->error().Wrap(what);
+  }
+  if (cert->empty() != key->empty()) {
+    return common::Error{what +
+                         ": status.clientCertificateData and status.clientKeyData go together"};
+  }
+  if (token->empty() && cert->empty()) {
+    return common::Error{what + ": status has neither a token nor a client certificate"};
+  }
+  return ExecStatus{std::move(*token), std::move(*cert), std::move(*key), std::move(*expiry)};
+}
+
 }  // namespace
 
 CredentialProvider::CredentialProvider(const ClusterConfig& config, CredentialOptions options)
@@ -153,50 +204,17 @@ common::Status CredentialProvider::RunExec() {
     return common::Error{what + ": exited with status " + std::to_string(run->exit_code) +
                          (err.empty() ? "" : ": " + TrimToken(err))};
   }
-  rapidjson::Document doc;
-  doc.Parse(run->out.data(), run->out.size());
-  if (doc.HasParseError() || !doc.IsObject()) {
-    return common::Error{what + ": output is not a JSON object"};
-  }
-  common::Result<std::string> api =
-      OptionalJsonString(doc, "apiVersion", "ExecCredential.apiVersion");
-  if (!api.ok()) return api.error().Wrap(what);
-  if (*api != exec.api_version) {
-    return common::Error{what + ": apiVersion '" + *api + "' does not match the configured '" +
-                         exec.api_version + "'"};
-  }
-  common::Result<std::string> kind = OptionalJsonString(doc, "kind", "ExecCredential.kind");
-  if (!kind.ok()) return kind.error().Wrap(what);
-  if (*kind != "ExecCredential")
-    return common::Error{what + ": kind '" + *kind + "', want ExecCredential"};
-  const rapidjson::Value* status = JsonMember(doc, "status");
-  if (status == nullptr || !status->IsObject()) return common::Error{what + ": missing status"};
-  common::Result<std::string> token = OptionalJsonString(*status, "token", "status.token");
-  common::Result<std::string> cert =
-      OptionalJsonString(*status, "clientCertificateData", "status.clientCertificateData");
-  common::Result<std::string> key =
-      OptionalJsonString(*status, "clientKeyData", "status.clientKeyData");
-  common::Result<std::string> expiry =
-      OptionalJsonString(*status, "expirationTimestamp", "status.expirationTimestamp");
-  for (const common::Result<std::string>* r : {&token, &cert, &key, &expiry}) {
-    if (!r->ok()) return r->error().Wrap(what);
-  }
-  if (cert->empty() != key->empty()) {
-    return common::Error{what +
-                         ": status.clientCertificateData and status.clientKeyData go together"};
-  }
-  if (token->empty() && cert->empty()) {
-    return common::Error{what + ": status has neither a token nor a client certificate"};
-  }
+  common::Result<ExecStatus> status = DecodeExecCredential(run->out, exec.api_version, what);
+  if (!status.ok()) return status.error();
   exec_expiry_micros_.reset();
-  if (!expiry->empty()) {
-    common::Result<int64_t> micros = common::ParseRfc3339Micros(*expiry);
+  if (!status->expiry.empty()) {
+    common::Result<int64_t> micros = common::ParseRfc3339Micros(status->expiry);
     if (!micros.ok()) return micros.error().Wrap(what + ": status.expirationTimestamp");
     exec_expiry_micros_ = *micros;
   }
-  current_.token = *token;
-  if (!cert->empty()) {
-    SetCert(*cert, *key);
+  current_.token = status->token;
+  if (!status->cert.empty()) {
+    SetCert(status->cert, status->key);
   } else {
     SetCert(config_.client_cert_pem, config_.client_key_pem);
   }
