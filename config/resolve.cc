@@ -483,9 +483,18 @@ class Resolver {
     }
   }
 
+  // namespace → the team that owns it, and where.
+  using NamespaceOwners = std::map<std::string, std::pair<std::string, Origin>>;
+
   void AssignNamespaces() {
-    std::map<std::string, std::pair<std::string, Origin>> owner;  // namespace → team, origin
-    // Explicit and default namespaces first: they are claims.
+    NamespaceOwners owner;
+    ClaimNamespaces(&owner);
+    AssignLocalQueueNamespaces(&owner);
+  }
+
+  // Explicit and default namespaces first: they are claims; a namespace claimed twice is an
+  // error.
+  void ClaimNamespaces(NamespaceOwners* owner) {
     for (size_t i = 0; i < policy_->teams.size(); ++i) {
       scheduler::Team& team = policy_->teams[i];
       const TeamSpec& spec = *team_specs_[i];
@@ -508,7 +517,7 @@ class Resolver {
       std::set<std::string> own;
       for (const std::string& ns : namespaces) {
         if (!own.insert(ns).second) continue;
-        auto [it, inserted] = owner.emplace(ns, std::make_pair(team.name, origin));
+        auto [it, inserted] = owner->emplace(ns, std::make_pair(team.name, origin));
         if (!inserted) {
           ErrorAt(d_, origin,
                   "namespace '" + ns + "' is claimed by team '" + team.name + "' and by team '" +
@@ -518,7 +527,11 @@ class Resolver {
         team.namespaces.push_back(ns);
       }
     }
-    // Kueue teams: namespaces whose LocalQueues all point to the team.
+  }
+
+  // Kueue teams without explicit namespaces: the unclaimed namespaces whose LocalQueues all
+  // point to the team.
+  void AssignLocalQueueNamespaces(NamespaceOwners* owner) {
     std::map<std::string, std::set<std::string>> queues_of_namespace;
     std::map<std::string, Origin> namespace_origin;
     for (const LocalQueueSpec& lq : set_.local_queues) {
@@ -540,7 +553,7 @@ class Resolver {
         scheduler::Team& team = policy_->teams[i];
         const TeamSpec& spec = *team_specs_[i];
         if (team.name != cq || spec.dialect != Dialect::kKueue || spec.namespaces) continue;
-        if (auto it = owner.find(ns); it != owner.end()) {
+        if (auto it = owner->find(ns); it != owner->end()) {
           if (it->second.first != team.name) {
             WarnAt(d_, namespace_origin[ns],
                    "namespace '" + ns + "' belongs to team '" + it->second.first +
@@ -549,7 +562,7 @@ class Resolver {
           }
           continue;
         }
-        owner.emplace(ns, std::make_pair(team.name, namespace_origin[ns]));
+        owner->emplace(ns, std::make_pair(team.name, namespace_origin[ns]));
         team.namespaces.push_back(ns);
       }
     }
