@@ -229,6 +229,104 @@ std::string PartitionResource(std::string_view partition_type) {
   return "nvidia.com/" + std::string(partition_type);
 }
 
+namespace {
+
+common::Error Overflow(const std::string& quoted) {
+  return common::Error{"quota for instance type " + quoted + " overflows"};
+}
+
+// A type not in the catalogue: only explicit VCpu and MemoryInGiB can be taken as they are.
+common::Result<scheduler::ResourceList> ExplicitOnly(const std::string& quoted,
+                                                     const ComputeAmounts& a) {
+  if (a.count) {
+    return common::Error{"instance type " + quoted +
+                         " is not in the catalogue, so Count cannot be converted: give VCpu and "
+                         "MemoryInGiB explicitly, or describe the type under instanceTypes"};
+  }
+  if ((a.accelerators && *a.accelerators > 0) || a.partition_type) {
+    return common::Error{"instance type " + quoted +
+                         " is not in the catalogue, so its accelerator resource is unknown: "
+                         "describe the type under instanceTypes"};
+  }
+  if (!a.vcpu_millis || !a.memory_bytes) {
+    return common::Error{"instance type " + quoted +
+                         " is not in the catalogue: give VCpu and MemoryInGiB explicitly, or "
+                         "describe the type under instanceTypes"};
+  }
+  scheduler::ResourceList out;
+  out.Set("cpu", *a.vcpu_millis);
+  out.Set("memory", *a.memory_bytes);
+  return out;
+}
+
+// The MIG profile of the line's partition; nullptr when the type does not offer it but VCpu and
+// MemoryInGiB are explicit (nothing is derived from it then), an error otherwise.
+common::Result<const MigProfile*> PartitionProfile(const InstanceType& type,
+                                                   const std::string& quoted,
+                                                   const ComputeAmounts& a) {
+  const MigProfile* profile = type.FindMigProfile(*a.partition_type);
+  if (profile != nullptr || (a.vcpu_millis && a.memory_bytes)) return profile;
+  std::string offered;
+  for (const MigProfile& p : type.mig_profiles) {
+    if (!offered.empty()) offered += ", ";
+    offered += p.name;
+  }
+  return common::Error{"instance type " + quoted + " offers no accelerator partition '" +
+                       *a.partition_type + "'" +
+                       (offered.empty() ? std::string(" (it has no MIG profiles)")
+                                        : " (it offers " + offered + ")") +
+                       ": give VCpu and MemoryInGiB explicitly, or describe the profile under "
+                       "instanceTypes"};
+}
+
+// Accelerators, cpu millicores and memory bytes; unset where nothing was derived.
+struct Amounts {
+  std::optional<int64_t> acc;
+  std::optional<int64_t> vcpu;
+  std::optional<int64_t> memory;
+};
+
+// The amounts in the type's proportions from the first of: Count instances; accelerators and
+// partitions (as a fraction of an instance); VCpu; MemoryInGiB. Rounded up; an error on
+// overflow.
+common::Result<Amounts> Proportional(const InstanceType& type, const MigProfile* profile,
+                                     const std::string& quoted, const ComputeAmounts& a) {
+  const int64_t per_vcpu_millis = type.vcpus * 1000;
+  const int64_t per_memory = type.memory_mib * (int64_t{1} << 20);
+  const int64_t per_acc = type.accelerators;
+  Amounts d;
+  if (a.count) {
+    d.acc = Mul(*a.count, per_acc);
+    d.vcpu = Mul(*a.count, per_vcpu_millis);
+    d.memory = Mul(*a.count, per_memory);
+    if (!d.acc || !d.vcpu || !d.memory) return Overflow(quoted);
+  } else if (a.accelerators || a.partition_type) {
+    // f = accelerators / A + partitions / (per_accelerator × A) = num / den.
+    const int64_t accelerators = a.accelerators.value_or(0);
+    const int128 per_partition = profile ? profile->per_accelerator : 1;
+    const int128 num = int128{accelerators} * per_partition +
+                       (profile ? int128{a.partition_count.value_or(0)} : 0);
+    const int128 den = per_partition * per_acc;
+    d.acc = accelerators;
+    d.vcpu = MulDivCeil(num, per_vcpu_millis, den);
+    d.memory = MulDivCeil(num, per_memory, den);
+    if (!d.vcpu || !d.memory) return Overflow(quoted);
+  } else if (a.vcpu_millis) {
+    d.acc = 0;
+    d.memory = per_vcpu_millis == 0 ? std::optional<int64_t>(0)
+                                    : MulDivCeil(*a.vcpu_millis, per_memory, per_vcpu_millis);
+    if (!d.memory) return Overflow(quoted);
+  } else {
+    d.acc = 0;
+    d.vcpu = per_memory == 0 ? std::optional<int64_t>(0)
+                             : MulDivCeil(*a.memory_bytes, per_vcpu_millis, per_memory);
+    if (!d.vcpu) return Overflow(quoted);
+  }
+  return d;
+}
+
+}  // namespace
+
 common::Result<scheduler::ResourceList> DeriveQuota(const InstanceType* type,
                                                     std::string_view type_name,
                                                     const ComputeAmounts& a) {
@@ -238,98 +336,30 @@ common::Result<scheduler::ResourceList> DeriveQuota(const InstanceType* type,
     return common::Error{
         "gives none of Count, Accelerators, VCpu, MemoryInGiB or AcceleratorPartition"};
   }
-  scheduler::ResourceList out;
-  auto overflow = [&] { return common::Error{"quota for instance type " + quoted + " overflows"}; };
-
-  if (type == nullptr) {
-    if (a.count) {
-      return common::Error{"instance type " + quoted +
-                           " is not in the catalogue, so Count cannot be converted: give VCpu and "
-                           "MemoryInGiB explicitly, or describe the type under instanceTypes"};
-    }
-    if ((a.accelerators && *a.accelerators > 0) || has_partition) {
-      return common::Error{
-          "instance type " + quoted +
-          " is not in the catalogue, so its accelerator resource is unknown: describe "
-          "the type under instanceTypes"};
-    }
-    if (!a.vcpu_millis || !a.memory_bytes) {
-      return common::Error{
-          "instance type " + quoted +
-          " is not in the catalogue: give VCpu and MemoryInGiB explicitly, or describe "
-          "the type under instanceTypes"};
-    }
-    out.Set("cpu", *a.vcpu_millis);
-    out.Set("memory", *a.memory_bytes);
-    return out;
-  }
-
-  const int64_t per_vcpu_millis = type->vcpus * 1000;
-  const int64_t per_memory = type->memory_mib * (int64_t{1} << 20);
-  const int64_t per_acc = type->accelerators;
-  const bool has_accelerators = per_acc > 0 && !type->accelerator_resource.empty();
+  if (type == nullptr) return ExplicitOnly(quoted, a);
+  const bool has_accelerators = type->accelerators > 0 && !type->accelerator_resource.empty();
   if (!has_accelerators && ((a.accelerators && *a.accelerators > 0) || has_partition)) {
     return common::Error{"instance type " + quoted + " has no accelerators"};
   }
 
-  // Partition: resource count and the profile's size as a fraction of one accelerator.
+  scheduler::ResourceList out;
   const MigProfile* profile = nullptr;
   if (has_partition) {
-    profile = type->FindMigProfile(*a.partition_type);
-    if (profile == nullptr && (!a.vcpu_millis || !a.memory_bytes)) {
-      std::string offered;
-      for (const MigProfile& p : type->mig_profiles) {
-        if (!offered.empty()) offered += ", ";
-        offered += p.name;
-      }
-      return common::Error{"instance type " + quoted + " offers no accelerator partition '" +
-                           *a.partition_type + "'" +
-                           (offered.empty() ? std::string(" (it has no MIG profiles)")
-                                            : " (it offers " + offered + ")") +
-                           ": give VCpu and MemoryInGiB explicitly, or describe the profile under "
-                           "instanceTypes"};
-    }
+    common::Result<const MigProfile*> found = PartitionProfile(*type, quoted, a);
+    if (!found.ok()) return found.error();
+    profile = *found;
     out.Set(PartitionResource(*a.partition_type), a.partition_count.value_or(0));
   }
-
-  std::optional<int64_t> acc;
-  std::optional<int64_t> vcpu;
-  std::optional<int64_t> memory;
-  if (a.count) {
-    acc = Mul(*a.count, per_acc);
-    vcpu = Mul(*a.count, per_vcpu_millis);
-    memory = Mul(*a.count, per_memory);
-    if (!acc || !vcpu || !memory) return overflow();
-  } else if (a.accelerators || has_partition) {
-    // f = accelerators / A + partitions / (per_accelerator × A) = num / den.
-    const int64_t accelerators = a.accelerators.value_or(0);
-    const int128 per_partition = profile ? profile->per_accelerator : 1;
-    const int128 num = int128{accelerators} * per_partition +
-                       (profile ? int128{a.partition_count.value_or(0)} : 0);
-    const int128 den = per_partition * per_acc;
-    acc = accelerators;
-    vcpu = MulDivCeil(num, per_vcpu_millis, den);
-    memory = MulDivCeil(num, per_memory, den);
-    if (!vcpu || !memory) return overflow();
-  } else if (a.vcpu_millis) {
-    acc = 0;
-    memory = per_vcpu_millis == 0 ? std::optional<int64_t>(0)
-                                  : MulDivCeil(*a.vcpu_millis, per_memory, per_vcpu_millis);
-    if (!memory) return overflow();
-  } else {
-    acc = 0;
-    vcpu = per_memory == 0 ? std::optional<int64_t>(0)
-                           : MulDivCeil(*a.memory_bytes, per_vcpu_millis, per_memory);
-    if (!vcpu) return overflow();
-  }
+  common::Result<Amounts> derived = Proportional(*type, profile, quoted, a);
+  if (!derived.ok()) return derived.error();
   // Explicit values win.
-  if (a.accelerators) acc = a.accelerators;
-  if (a.vcpu_millis) vcpu = a.vcpu_millis;
-  if (a.memory_bytes) memory = a.memory_bytes;
+  if (a.accelerators) derived->acc = a.accelerators;
+  if (a.vcpu_millis) derived->vcpu = a.vcpu_millis;
+  if (a.memory_bytes) derived->memory = a.memory_bytes;
 
-  if (has_accelerators) out.Set(type->accelerator_resource, acc.value_or(0));
-  out.Set("cpu", vcpu.value_or(0));
-  out.Set("memory", memory.value_or(0));
+  if (has_accelerators) out.Set(type->accelerator_resource, derived->acc.value_or(0));
+  out.Set("cpu", derived->vcpu.value_or(0));
+  out.Set("memory", derived->memory.value_or(0));
   return out;
 }
 

@@ -84,13 +84,18 @@ std::string Join(const std::vector<std::string>& items) {
   return out.empty() ? "-" : out;
 }
 
-}  // namespace
+// PrintTable under a header row, or "(none)" when there is no other row.
+void PrintTableOrNone(const std::vector<std::vector<std::string>>& rows, std::ostream& out) {
+  if (rows.size() == 1) {
+    out << "  (none)\n";
+  } else {
+    PrintTable(rows, out);
+  }
+}
 
-void RenderCheckConfig(const std::string& dir, const LoadResult& result, std::ostream& out) {
-  out << "taskgov configuration check: " << dir << "\n";
-  out << Plural(result.files.size(), "file") << " read\n\n";
-
-  // Diagnostics with no file (the directory itself, cross-document defaults) first.
+// Per file, in load order (diagnostics with no file first, as <directory>): "ok", or the counts
+// and every diagnostic.
+void PrintDiagnostics(const LoadResult& result, std::ostream& out) {
   std::vector<std::string> files = result.files;
   const bool has_global = std::any_of(result.diagnostics.begin(), result.diagnostics.end(),
                                       [](const Diagnostic& d) { return d.file.empty(); });
@@ -117,68 +122,81 @@ void RenderCheckConfig(const std::string& dir, const LoadResult& result, std::os
           << "\n";
     }
   }
+}
 
-  const scheduler::Policy* p = result.policy ? result.policy.get() : result.draft.get();
-  if (p != nullptr) {
-    out << "\ncluster policy";
-    if (!result.ok()) out << " (not loaded: the configuration has errors)";
-    out << "\n";
-    out << "  task prioritization: " << Name(p->task_prioritization) << "\n";
-    out << "  idle compute allocation: " << Name(p->idle_compute) << "\n";
-    out << "  pods without a team: " << Name(p->no_team) << "\n";
-    auto rule = [](const std::string& label) { return label.empty() ? "off" : label; };
-    out << "  team resolution: pod label " << rule(p->team_resolution.pod_label)
-        << ", namespace label " << rule(p->team_resolution.namespace_label) << "\n";
-    out << "  preemption: grace period " << p->preemption.grace_period_seconds
-        << "s, minimum runtime " << p->preemption.minimum_runtime_seconds << "s\n";
-    out << "  instance-type label: " << p->instance_type_label << "\n";
-    std::string classes;
-    for (const scheduler::PriorityClass& pc : p->priority_classes) {
-      classes += (classes.empty() ? "" : ", ") + pc.name + "=" + std::to_string(pc.value);
-    }
-    out << "  priority classes: " << (classes.empty() ? "none" : classes) << "\n";
-    for (const scheduler::Flavor& f : p->flavors) {
-      std::string labels;
-      for (const auto& [k, v] : f.node_labels) labels += (labels.empty() ? "" : ",") + k + "=" + v;
-      out << "  flavor " << f.name << ": "
-          << (f.matches_all_nodes && f.node_labels.empty() ? std::string("every node") : labels)
-          << "\n";
-    }
+// The cluster-wide settings, priority classes and flavors.
+void PrintClusterPolicy(const scheduler::Policy& p, bool loaded, std::ostream& out) {
+  out << "\ncluster policy";
+  if (!loaded) out << " (not loaded: the configuration has errors)";
+  out << "\n";
+  out << "  task prioritization: " << Name(p.task_prioritization) << "\n";
+  out << "  idle compute allocation: " << Name(p.idle_compute) << "\n";
+  out << "  pods without a team: " << Name(p.no_team) << "\n";
+  auto rule = [](const std::string& label) { return label.empty() ? "off" : label; };
+  out << "  team resolution: pod label " << rule(p.team_resolution.pod_label)
+      << ", namespace label " << rule(p.team_resolution.namespace_label) << "\n";
+  out << "  preemption: grace period " << p.preemption.grace_period_seconds << "s, minimum runtime "
+      << p.preemption.minimum_runtime_seconds << "s\n";
+  out << "  instance-type label: " << p.instance_type_label << "\n";
+  std::string classes;
+  for (const scheduler::PriorityClass& pc : p.priority_classes) {
+    classes += (classes.empty() ? "" : ", ") + pc.name + "=" + std::to_string(pc.value);
+  }
+  out << "  priority classes: " << (classes.empty() ? "none" : classes) << "\n";
+  for (const scheduler::Flavor& f : p.flavors) {
+    std::string labels;
+    for (const auto& [k, v] : f.node_labels) labels += (labels.empty() ? "" : ",") + k + "=" + v;
+    out << "  flavor " << f.name << ": "
+        << (f.matches_all_nodes && f.node_labels.empty() ? std::string("every node") : labels)
+        << "\n";
+  }
+}
 
-    out << "\nteams\n";
-    std::vector<std::vector<std::string>> rows{{"TEAM", "COHORT", "WEIGHT", "NAMESPACES",
-                                                "CLUSTERQUEUE", "PREEMPT-OWN", "RECLAIM",
-                                                "QUEUEING", "STATE"}};
-    for (const scheduler::Team& t : p->teams) {
-      rows.push_back({t.name, t.cohort.empty() ? "-" : t.cohort, Weight(t.fair_share_weight),
-                      Join(t.namespaces), t.cluster_queue, std::string(Name(t.within_team)),
-                      std::string(Name(t.reclaim)) + (t.reclaimable ? "" : " (not reclaimable)"),
-                      std::string(Name(t.queueing)), t.active ? "active" : "held"});
-    }
-    if (rows.size() == 1) {
-      out << "  (none)\n";
-    } else {
-      PrintTable(rows, out);
-    }
+// One row per team: cohort, weight, namespaces, ClusterQueue, preemption, queueing, state.
+void PrintTeams(const scheduler::Policy& p, std::ostream& out) {
+  out << "\nteams\n";
+  std::vector<std::vector<std::string>> rows{{"TEAM", "COHORT", "WEIGHT", "NAMESPACES",
+                                              "CLUSTERQUEUE", "PREEMPT-OWN", "RECLAIM", "QUEUEING",
+                                              "STATE"}};
+  for (const scheduler::Team& t : p.teams) {
+    rows.push_back({t.name, t.cohort.empty() ? "-" : t.cohort, Weight(t.fair_share_weight),
+                    Join(t.namespaces), t.cluster_queue, std::string(Name(t.within_team)),
+                    std::string(Name(t.reclaim)) + (t.reclaimable ? "" : " (not reclaimable)"),
+                    std::string(Name(t.queueing)), t.active ? "active" : "held"});
+  }
+  PrintTableOrNone(rows, out);
+}
 
-    out << "\neffective quotas\n";
-    rows = {{"TEAM", "FLAVOR", "RESOURCE", "NOMINAL", "BORROWING LIMIT", "LENDING LIMIT"}};
-    for (const scheduler::Team& t : p->teams) {
-      for (const scheduler::FlavorQuota& fq : t.flavors) {
-        for (const scheduler::ResourceQuota& q : fq.resources) {
-          rows.push_back({t.name, fq.flavor, q.resource, Amount(q.resource, q.nominal),
-                          Amount(q.resource, q.borrowing_limit),
-                          Amount(q.resource, q.lending_limit)});
-        }
+// One row per team, flavor and resource: nominal, borrowing and lending limits.
+void PrintQuotas(const scheduler::Policy& p, std::ostream& out) {
+  out << "\neffective quotas\n";
+  std::vector<std::vector<std::string>> rows{
+      {"TEAM", "FLAVOR", "RESOURCE", "NOMINAL", "BORROWING LIMIT", "LENDING LIMIT"}};
+  for (const scheduler::Team& t : p.teams) {
+    for (const scheduler::FlavorQuota& fq : t.flavors) {
+      for (const scheduler::ResourceQuota& q : fq.resources) {
+        rows.push_back({t.name, fq.flavor, q.resource, Amount(q.resource, q.nominal),
+                        Amount(q.resource, q.borrowing_limit),
+                        Amount(q.resource, q.lending_limit)});
       }
     }
-    if (rows.size() == 1) {
-      out << "  (none)\n";
-    } else {
-      PrintTable(rows, out);
-    }
   }
+  PrintTableOrNone(rows, out);
+}
 
+}  // namespace
+
+void RenderCheckConfig(const std::string& dir, const LoadResult& result, std::ostream& out) {
+  out << "taskgov configuration check: " << dir << "\n";
+  out << Plural(result.files.size(), "file") << " read\n\n";
+  PrintDiagnostics(result, out);
+  // The loaded policy, or the draft resolution produced despite the errors.
+  const scheduler::Policy* p = result.policy ? result.policy.get() : result.draft.get();
+  if (p != nullptr) {
+    PrintClusterPolicy(*p, result.ok(), out);
+    PrintTeams(*p, out);
+    PrintQuotas(*p, out);
+  }
   out << "\n";
   if (result.ok()) {
     out << "result: valid (" << Plural(result.warning_count(), "warning") << ")\n";

@@ -22,6 +22,16 @@ Origin OriginOf(const DocContext& ctx, std::string path, Mark mark) {
 
 Origin OriginOf(const ObjectReader& r) { return OriginOf(r.ctx(), r.path(), r.mark()); }
 
+void RecordSingleton(const ObjectReader& r, std::vector<Origin>* seen, std::string_view what,
+                     std::string_view advice) {
+  if (!seen->empty()) {
+    r.ctx().Error(r.path(), r.mark(),
+                  "a second " + std::string(what) + " (the first is in " + seen->front().file +
+                      "): " + std::string(advice));
+  }
+  seen->push_back(OriginOf(r));
+}
+
 std::optional<ComputeSpec> DecodeCompute(ObjectReader& r, const ComputeKeys& keys) {
   constexpr int64_t kMaxCount = 10000000;
   ComputeSpec spec;
@@ -90,6 +100,140 @@ bool LooksLikeHyperPod(const Node& doc) {
 }
 
 void Decode(const Node& doc, const DocContext& ctx, const std::string& path, int depth,
+            ConfigSet* out);
+
+// A document without apiVersion and kind: a HyperPod request, or an error.
+void DecodeUntyped(const Node& doc, const DocContext& ctx, const std::string& path,
+                   ConfigSet* out) {
+  if (LooksLikeHyperPod(doc)) {
+    ObjectReader r(&ctx, &doc, path);
+    DecodeHyperPod(r, out);
+    return;
+  }
+  ctx.Error(path, doc.mark(),
+            "cannot tell what this document is: expected apiVersion and kind (taskgov.io/v1, "
+            "kueue.x-k8s.io/v1beta1 or v1beta2, scheduling.volcano.sh/v1beta1) or a HyperPod "
+            "request (ComputeQuotaConfig, ComputeQuotaTarget or SchedulerConfig)");
+}
+
+// A map document with a string apiVersion and kind.
+struct TypedDoc {
+  const Node& doc;
+  const DocContext& ctx;
+  const std::string& path;
+  const Node& api_node;
+  const Node& kind_node;
+  std::string api = api_node.text();
+  std::string kind = kind_node.text();
+
+  void ApiError(std::string message) const {
+    ctx.Error(JoinPath(path, "apiVersion"), api_node.mark(), std::move(message));
+  }
+  void KindError(std::string message) const {
+    ctx.Error(JoinPath(path, "kind"), kind_node.mark(), std::move(message));
+  }
+  void KindWarn(std::string message) const {
+    ctx.Warn(JoinPath(path, "kind"), kind_node.mark(), std::move(message));
+  }
+  // A reader of the document with apiVersion and kind already read.
+  ObjectReader Reader() const {
+    ObjectReader r(&ctx, &doc, path);
+    r.Ignore("apiVersion");
+    r.Ignore("kind");
+    return r;
+  }
+};
+
+// The node of `key` (apiVersion or kind) when it is a string; else nullptr, reported.
+const Node* TypeField(const Node& doc, const DocContext& ctx, const std::string& path,
+                      std::string_view key) {
+  const Node* node = doc.Find(key);
+  if (node == nullptr || !node->is_scalar()) {
+    ctx.Error(JoinPath(path, key), node ? node->mark() : doc.mark(),
+              node ? "must be a string" : "required field is missing");
+    return nullptr;
+  }
+  return node;
+}
+
+// A List (or <Kind>List) with items: each item in turn, at path items[i].
+void DecodeList(const TypedDoc& t, int depth, ConfigSet* out) {
+  ObjectReader r = t.Reader();
+  r.Ignore("metadata");
+  const Node* items = r.List("items");
+  if (items == nullptr) return;
+  if (depth > 4) {
+    t.ctx.Error(t.path, t.doc.mark(), "lists nested too deeply");
+    return;
+  }
+  for (size_t i = 0; i < items->items().size(); ++i) {
+    Decode(items->items()[i], t.ctx, IndexPath(JoinPath(t.path, "items"), i), depth + 1, out);
+  }
+}
+
+void DecodeNativeDoc(const TypedDoc& t, ConfigSet* out) {
+  if (t.api != "taskgov.io/v1") {
+    t.ApiError("unsupported version '" + t.api + "' (expected taskgov.io/v1)");
+    return;
+  }
+  if (t.kind != "TaskGovernancePolicy" && t.kind != "Team") {
+    t.KindError("unknown kind '" + t.kind + "' (expected TaskGovernancePolicy or Team)");
+    return;
+  }
+  ObjectReader r = t.Reader();
+  DecodeNative(r, t.kind, out);
+}
+
+void DecodeKueueDoc(const TypedDoc& t, ConfigSet* out) {
+  const std::string& api = t.api;
+  const std::string& kind = t.kind;
+  const bool known_version = api == "kueue.x-k8s.io/v1beta1" || api == "kueue.x-k8s.io/v1beta2" ||
+                             (api == "kueue.x-k8s.io/v1alpha1" && kind == "Cohort");
+  if (!known_version) {
+    t.ApiError("unsupported Kueue version '" + api +
+               "' (expected kueue.x-k8s.io/v1beta1 or v1beta2)");
+    return;
+  }
+  if (kind != "ClusterQueue" && kind != "LocalQueue" && kind != "ResourceFlavor" &&
+      kind != "WorkloadPriorityClass" && kind != "Cohort") {
+    t.KindWarn("Kueue kind '" + kind + "' carries no quota policy; ignored");
+    return;
+  }
+  ObjectReader r = t.Reader();
+  DecodeKueue(r, api, kind, out);
+}
+
+void DecodeVolcanoDoc(const TypedDoc& t, ConfigSet* out) {
+  if (t.kind != "Queue") {
+    t.KindWarn("Volcano kind '" + t.kind + "' carries no quota policy; ignored");
+    return;
+  }
+  if (t.api != "scheduling.volcano.sh/v1beta1") {
+    t.ApiError("unsupported Volcano version '" + t.api +
+               "' (expected scheduling.volcano.sh/v1beta1)");
+    return;
+  }
+  ObjectReader r = t.Reader();
+  DecodeVolcano(r, t.kind, out);
+}
+
+// A typed document, by the group of its apiVersion; other groups are warned about and skipped.
+void DecodeTyped(const TypedDoc& t, ConfigSet* out) {
+  const std::string group = t.api.substr(0, t.api.find('/'));
+  if (group == "taskgov.io") {
+    DecodeNativeDoc(t, out);
+  } else if (group == "kueue.x-k8s.io") {
+    DecodeKueueDoc(t, out);
+  } else if (group == "scheduling.volcano.sh") {
+    DecodeVolcanoDoc(t, out);
+  } else {
+    t.ctx.Warn(
+        t.path, t.doc.mark(),
+        "kind '" + t.kind + "' (apiVersion " + t.api + ") is not a policy document; ignored");
+  }
+}
+
+void Decode(const Node& doc, const DocContext& ctx, const std::string& path, int depth,
             ConfigSet* out) {
   if (doc.is_null()) return;
   if (!doc.is_map()) {
@@ -98,112 +242,21 @@ void Decode(const Node& doc, const DocContext& ctx, const std::string& path, int
         "a configuration document must be a map (an object), got " + std::string(doc.TypeName()));
     return;
   }
-  const Node* api_node = doc.Find("apiVersion");
-  const Node* kind_node = doc.Find("kind");
-  if (api_node == nullptr && kind_node == nullptr) {
-    if (LooksLikeHyperPod(doc)) {
-      ObjectReader r(&ctx, &doc, path);
-      DecodeHyperPod(r, out);
-      return;
-    }
-    ctx.Error(path, doc.mark(),
-              "cannot tell what this document is: expected apiVersion and kind (taskgov.io/v1, "
-              "kueue.x-k8s.io/v1beta1 or v1beta2, scheduling.volcano.sh/v1beta1) or a HyperPod "
-              "request (ComputeQuotaConfig, ComputeQuotaTarget or SchedulerConfig)");
+  if (doc.Find("apiVersion") == nullptr && doc.Find("kind") == nullptr) {
+    DecodeUntyped(doc, ctx, path, out);
     return;
   }
-  std::string api;
-  std::string kind;
-  if (api_node == nullptr || !api_node->is_scalar()) {
-    ctx.Error(JoinPath(path, "apiVersion"), api_node ? api_node->mark() : doc.mark(),
-              api_node ? "must be a string" : "required field is missing");
-    return;
-  }
-  if (kind_node == nullptr || !kind_node->is_scalar()) {
-    ctx.Error(JoinPath(path, "kind"), kind_node ? kind_node->mark() : doc.mark(),
-              kind_node ? "must be a string" : "required field is missing");
-    return;
-  }
-  api = api_node->text();
-  kind = kind_node->text();
-
-  const bool is_list = kind == "List" || (kind.size() > 4 && kind.ends_with("List"));
+  const Node* api_node = TypeField(doc, ctx, path, "apiVersion");
+  if (api_node == nullptr) return;
+  const Node* kind_node = TypeField(doc, ctx, path, "kind");
+  if (kind_node == nullptr) return;
+  const TypedDoc t{doc, ctx, path, *api_node, *kind_node};
+  const bool is_list = t.kind == "List" || (t.kind.size() > 4 && t.kind.ends_with("List"));
   if (is_list && doc.Find("items") != nullptr) {
-    ObjectReader r(&ctx, &doc, path);
-    r.Ignore("apiVersion");
-    r.Ignore("kind");
-    r.Ignore("metadata");
-    const Node* items = r.List("items");
-    if (items == nullptr) return;
-    if (depth > 4) {
-      ctx.Error(path, doc.mark(), "lists nested too deeply");
-      return;
-    }
-    for (size_t i = 0; i < items->items().size(); ++i) {
-      Decode(items->items()[i], ctx, IndexPath(JoinPath(path, "items"), i), depth + 1, out);
-    }
+    DecodeList(t, depth, out);
     return;
   }
-
-  const std::string group = api.substr(0, api.find('/'));
-  if (group == "taskgov.io") {
-    if (api != "taskgov.io/v1") {
-      ctx.Error(JoinPath(path, "apiVersion"), api_node->mark(),
-                "unsupported version '" + api + "' (expected taskgov.io/v1)");
-      return;
-    }
-    if (kind != "TaskGovernancePolicy" && kind != "Team") {
-      ctx.Error(JoinPath(path, "kind"), kind_node->mark(),
-                "unknown kind '" + kind + "' (expected TaskGovernancePolicy or Team)");
-      return;
-    }
-    ObjectReader r(&ctx, &doc, path);
-    r.Ignore("apiVersion");
-    r.Ignore("kind");
-    DecodeNative(r, kind, out);
-    return;
-  }
-  if (group == "kueue.x-k8s.io") {
-    const bool known_version = api == "kueue.x-k8s.io/v1beta1" || api == "kueue.x-k8s.io/v1beta2" ||
-                               (api == "kueue.x-k8s.io/v1alpha1" && kind == "Cohort");
-    if (!known_version) {
-      ctx.Error(
-          JoinPath(path, "apiVersion"), api_node->mark(),
-          "unsupported Kueue version '" + api + "' (expected kueue.x-k8s.io/v1beta1 or v1beta2)");
-      return;
-    }
-    if (kind != "ClusterQueue" && kind != "LocalQueue" && kind != "ResourceFlavor" &&
-        kind != "WorkloadPriorityClass" && kind != "Cohort") {
-      ctx.Warn(JoinPath(path, "kind"), kind_node->mark(),
-               "Kueue kind '" + kind + "' carries no quota policy; ignored");
-      return;
-    }
-    ObjectReader r(&ctx, &doc, path);
-    r.Ignore("apiVersion");
-    r.Ignore("kind");
-    DecodeKueue(r, api, kind, out);
-    return;
-  }
-  if (group == "scheduling.volcano.sh") {
-    if (kind != "Queue") {
-      ctx.Warn(JoinPath(path, "kind"), kind_node->mark(),
-               "Volcano kind '" + kind + "' carries no quota policy; ignored");
-      return;
-    }
-    if (api != "scheduling.volcano.sh/v1beta1") {
-      ctx.Error(
-          JoinPath(path, "apiVersion"), api_node->mark(),
-          "unsupported Volcano version '" + api + "' (expected scheduling.volcano.sh/v1beta1)");
-      return;
-    }
-    ObjectReader r(&ctx, &doc, path);
-    r.Ignore("apiVersion");
-    r.Ignore("kind");
-    DecodeVolcano(r, kind, out);
-    return;
-  }
-  ctx.Warn(path, doc.mark(),
-           "kind '" + kind + "' (apiVersion " + api + ") is not a policy document; ignored");
+  DecodeTyped(t, out);
 }
 
 }  // namespace

@@ -36,6 +36,12 @@ void DecodeVolcano(ObjectReader& doc, std::string_view kind, ConfigSet* out);
 [[nodiscard]] Origin OriginOf(const DocContext& ctx, std::string path, Mark mark);
 [[nodiscard]] Origin OriginOf(const ObjectReader& r);
 
+// Records the document `r` reads in `seen`, the documents of a kind a configuration holds once;
+// from the second on, an error naming the first: "a second <what> (the first is in <file>):
+// <advice>".
+void RecordSingleton(const ObjectReader& r, std::vector<Origin>* seen, std::string_view what,
+                     std::string_view advice);
+
 // The field names of a compute line in one dialect's spelling.
 struct ComputeKeys {
   std::string_view instance_type;

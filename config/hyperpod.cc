@@ -41,23 +41,20 @@ void IgnoreDescriptive(ObjectReader& r, ConfigSet* out) {
   }
 }
 
-void DecodeComputeList(ObjectReader& r, std::string_view key, std::vector<ComputeSpec>* out) {
-  const Node* list = r.List(key);
-  if (list == nullptr) return;
-  const std::string base = r.PathOf(key);
-  for (size_t i = 0; i < list->items().size(); ++i) {
-    ObjectReader line(&r.ctx(), &list->items()[i], IndexPath(base, i));
-    if (!line.present()) continue;
-    const bool has_type = line.Has("InstanceType");
-    std::optional<ComputeSpec> spec = DecodeCompute(line, kHyperPodComputeKeys);
-    if (!has_type) {
-      line.ctx().Error(line.PathOf("InstanceType"), line.mark(), "required field is missing");
-      continue;
-    }
-    if (!spec) continue;
-    spec->flavor = spec->instance_type;
-    out->push_back(std::move(*spec));
+void DecodeComputeLine(ObjectReader& line, std::vector<ComputeSpec>* out) {
+  const bool has_type = line.Has("InstanceType");
+  std::optional<ComputeSpec> spec = DecodeCompute(line, kHyperPodComputeKeys);
+  if (!has_type) {
+    line.ctx().Error(line.PathOf("InstanceType"), line.mark(), "required field is missing");
+    return;
   }
+  if (!spec) return;
+  spec->flavor = spec->instance_type;
+  out->push_back(std::move(*spec));
+}
+
+void DecodeComputeList(ObjectReader& r, std::string_view key, std::vector<ComputeSpec>* out) {
+  r.ForEachObject(key, [&](ObjectReader& line) { DecodeComputeLine(line, out); });
 }
 
 // ComputeQuotaConfig into `team`.
@@ -91,6 +88,32 @@ void DecodeQuotaConfig(ObjectReader& config, TeamSpec* team) {
   }
 }
 
+// ComputeQuotaTarget: returns TeamName (nullopt when missing or invalid: reported) and reads
+// FairShareWeight into `team`; *has_weight says whether it was given.
+std::optional<std::string> DecodeQuotaTarget(ObjectReader& r, TeamSpec* team, bool* has_weight) {
+  std::optional<std::string> name;
+  const bool has_target = r.Has("ComputeQuotaTarget");
+  {
+    ObjectReader target = r.Object("ComputeQuotaTarget");
+    name = target.String("TeamName", /*required=*/target.present());
+    if (name && !common::IsDnsLabel(*name)) {
+      target.ctx().Error(target.PathOf("TeamName"), target.MarkOf("TeamName"),
+                         "team name '" + *name +
+                             "' must match [a-z0-9]([-a-z0-9]*[a-z0-9])? (at most 63 characters)");
+      name.reset();
+    }
+    *has_weight = target.Has("FairShareWeight");
+    if (auto w = target.Integer("FairShareWeight", 0, 100)) {
+      team->fair_share_weight = static_cast<double>(*w);
+    }
+  }
+  if (!has_target) {
+    r.ctx().Error(r.PathOf("ComputeQuotaTarget"), r.mark(),
+                  "required field is missing: ComputeQuotaTarget.TeamName names the team");
+  }
+  return name;
+}
+
 void DecodeComputeQuota(ObjectReader& r, ConfigSet* out) {
   IgnoreDescriptive(r, out);
   const bool is_update = r.Has("TargetVersion");
@@ -104,27 +127,8 @@ void DecodeComputeQuota(ObjectReader& r, ConfigSet* out) {
   team.within_team = WithinTeamPreemption::kLowerPriority;
   team.reclaim = scheduler::ReclaimPolicy::kAny;
 
-  std::optional<std::string> name;
   bool has_weight = false;
-  const bool has_target = r.Has("ComputeQuotaTarget");
-  {
-    ObjectReader target = r.Object("ComputeQuotaTarget");
-    name = target.String("TeamName", /*required=*/target.present());
-    if (name && !common::IsDnsLabel(*name)) {
-      target.ctx().Error(target.PathOf("TeamName"), target.MarkOf("TeamName"),
-                         "team name '" + *name +
-                             "' must match [a-z0-9]([-a-z0-9]*[a-z0-9])? (at most 63 characters)");
-      name.reset();
-    }
-    has_weight = target.Has("FairShareWeight");
-    if (auto w = target.Integer("FairShareWeight", 0, 100)) {
-      team.fair_share_weight = static_cast<double>(*w);
-    }
-  }
-  if (!has_target) {
-    r.ctx().Error(r.PathOf("ComputeQuotaTarget"), r.mark(),
-                  "required field is missing: ComputeQuotaTarget.TeamName names the team");
-  }
+  std::optional<std::string> name = DecodeQuotaTarget(r, &team, &has_weight);
   const bool has_config = r.Has("ComputeQuotaConfig");
   if (has_config) {
     ObjectReader config = r.Object("ComputeQuotaConfig");
@@ -153,46 +157,45 @@ void DecodeComputeQuota(ObjectReader& r, ConfigSet* out) {
   out->teams.push_back(std::move(team));
 }
 
+// SchedulerConfig.PriorityClasses (at most 10) into `out`; returns how many are valid.
+size_t DecodePriorityClasses(ObjectReader& config, ConfigSet* out) {
+  const Node* list = config.List("PriorityClasses");
+  if (list == nullptr) return 0;
+  const std::string base = config.PathOf("PriorityClasses");
+  if (list->items().size() > 10) {
+    config.ctx().Error(base, list->mark(),
+                       "at most 10 priority classes, got " + std::to_string(list->items().size()));
+  }
+  size_t classes = 0;
+  for (size_t i = 0; i < list->items().size(); ++i) {
+    ObjectReader pc(&config.ctx(), &list->items()[i], IndexPath(base, i));
+    if (!pc.present()) continue;
+    std::optional<std::string> name = pc.String("Name", /*required=*/true);
+    std::optional<int64_t> weight = pc.Integer("Weight", 0, 100, /*required=*/true);
+    if (name && !common::IsDnsLabel(*name)) {
+      pc.ctx().Error(
+          pc.PathOf("Name"), pc.MarkOf("Name"),
+          "priority class name '" + *name + "' must match [a-z0-9]([-a-z0-9]*[a-z0-9])?");
+      continue;
+    }
+    if (!name || !weight) continue;
+    ++classes;
+    out->priority_classes.push_back(
+        PriorityClassSpec{OriginOf(pc), {*name, static_cast<int32_t>(*weight)}});
+  }
+  return classes;
+}
+
 void DecodeSchedulerConfig(ObjectReader& r, ConfigSet* out) {
   IgnoreDescriptive(r, out);
   r.Ignore("TargetVersion");
-  if (!out->scheduler_configs.empty()) {
-    const Origin& first = out->scheduler_configs.front();
-    r.ctx().Error(r.path(), r.mark(),
-                  "a second cluster scheduler config (the first is in " + first.file +
-                      "): a cluster has one");
-  }
-  out->scheduler_configs.push_back(OriginOf(r));
+  RecordSingleton(r, &out->scheduler_configs, "cluster scheduler config", "a cluster has one");
   ObjectReader config = r.Object("SchedulerConfig");
   if (!config.present()) {
     r.ctx().Error(r.PathOf("SchedulerConfig"), r.mark(), "required field is missing");
     return;
   }
-  size_t classes = 0;
-  if (const Node* list = config.List("PriorityClasses")) {
-    const std::string base = config.PathOf("PriorityClasses");
-    if (list->items().size() > 10) {
-      config.ctx().Error(
-          base, list->mark(),
-          "at most 10 priority classes, got " + std::to_string(list->items().size()));
-    }
-    for (size_t i = 0; i < list->items().size(); ++i) {
-      ObjectReader pc(&config.ctx(), &list->items()[i], IndexPath(base, i));
-      if (!pc.present()) continue;
-      std::optional<std::string> name = pc.String("Name", /*required=*/true);
-      std::optional<int64_t> weight = pc.Integer("Weight", 0, 100, /*required=*/true);
-      if (name && !common::IsDnsLabel(*name)) {
-        pc.ctx().Error(
-            pc.PathOf("Name"), pc.MarkOf("Name"),
-            "priority class name '" + *name + "' must match [a-z0-9]([-a-z0-9]*[a-z0-9])?");
-        continue;
-      }
-      if (!name || !weight) continue;
-      ++classes;
-      out->priority_classes.push_back(
-          PriorityClassSpec{OriginOf(pc), {*name, static_cast<int32_t>(*weight)}});
-    }
-  }
+  const size_t classes = DecodePriorityClasses(config, out);
   // With priority classes the cluster ranks tasks; without, it serves them in order.
   AssignSetting(
       &out->task_prioritization,

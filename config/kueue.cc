@@ -45,88 +45,204 @@ std::optional<double> ReadWeight(ObjectReader& r, std::string_view key) {
   return static_cast<double>(*millis) / 1000.0;
 }
 
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// One resources[] entry of a flavor: its name (appended to *names when present) and, when its
+// quotas read, the line.
+std::optional<LineSpec> DecodeQuotaLine(ObjectReader& res, std::vector<std::string>* names) {
+  std::optional<std::string> rname = res.String("name", /*required=*/true);
+  if (!rname) return std::nullopt;
+  names->push_back(*rname);
+  LineSpec line;
+  line.origin = OriginOf(res);
+  line.resource = *rname;
+  bool ok = true;
+  line.nominal = res.Quantity("nominalQuota", *rname, /*required=*/true);
+  if (!line.nominal) ok = false;
+  for (auto [key, field] : {std::pair{"borrowingLimit", &line.borrowing_limit},
+                            std::pair{"lendingLimit", &line.lending_limit}}) {
+    const bool has = res.Has(key);
+    *field = res.Quantity(key, *rname);
+    if (has && !*field) ok = false;
+  }
+  if (!ok) return std::nullopt;
+  return line;
+}
+
+// One flavors[] entry of a resource group: a line per resource that the group covers. The
+// resources must be the group's `covered` ones, in order; a flavor may appear once per
+// ClusterQueue (`seen_flavors`).
+void DecodeGroupFlavor(const DocContext& ctx, const Node& node, std::string path,
+                       const std::optional<std::vector<std::string>>& covered,
+                       std::vector<std::string>* seen_flavors, TeamSpec* team) {
+  ObjectReader flavor(&ctx, &node, std::move(path));
+  if (!flavor.present()) return;
+  std::optional<std::string> fname = flavor.String("name", /*required=*/true);
+  if (fname && Contains(*seen_flavors, *fname)) {
+    flavor.ctx().Error(flavor.PathOf("name"), flavor.MarkOf("name"),
+                       "flavor '" + *fname + "' is listed twice in this ClusterQueue");
+    fname.reset();
+  }
+  if (fname) seen_flavors->push_back(*fname);
+  const Node* resources = flavor.List("resources");
+  if (resources == nullptr) {
+    flavor.ctx().Error(flavor.PathOf("resources"), flavor.mark(), "required field is missing");
+    return;
+  }
+  const std::vector<std::string> covered_list = covered.value_or(std::vector<std::string>{});
+  const std::string rbase = flavor.PathOf("resources");
+  std::vector<std::string> names;
+  for (size_t i = 0; i < resources->items().size(); ++i) {
+    ObjectReader res(&ctx, &resources->items()[i], IndexPath(rbase, i));
+    if (!res.present()) continue;
+    std::optional<LineSpec> line = DecodeQuotaLine(res, &names);
+    if (!fname || !line) continue;
+    if (!Contains(covered_list, line->resource)) continue;  // reported below
+    line->flavor = *fname;
+    team->lines.push_back(std::move(*line));
+  }
+  if (covered && names != covered_list) {
+    flavor.ctx().Error(rbase, resources->mark(),
+                       "must list the group's coveredResources in the same order");
+  }
+}
+
+// One resourceGroups[] entry; a resource may be covered by one group only (`seen_resources`).
+void DecodeResourceGroup(const DocContext& ctx, const Node& node, std::string path,
+                         std::vector<std::string>* seen_flavors,
+                         std::vector<std::string>* seen_resources, TeamSpec* team) {
+  ObjectReader group(&ctx, &node, std::move(path));
+  if (!group.present()) return;
+  std::optional<std::vector<std::string>> covered = group.StringList("coveredResources");
+  if (!covered || covered->empty()) {
+    group.ctx().Error(group.PathOf("coveredResources"), group.mark(),
+                      "must list at least one resource");
+  }
+  for (const std::string& r : covered.value_or(std::vector<std::string>{})) {
+    if (Contains(*seen_resources, r)) {
+      group.ctx().Error(group.PathOf("coveredResources"), group.MarkOf("coveredResources"),
+                        "resource '" + r + "' is covered by more than one resource group");
+    }
+    seen_resources->push_back(r);
+  }
+  const Node* flavors = group.List("flavors");
+  if (flavors == nullptr) {
+    group.ctx().Error(group.PathOf("flavors"), group.mark(), "required field is missing");
+    return;
+  }
+  const std::string fbase = group.PathOf("flavors");
+  for (size_t f = 0; f < flavors->items().size(); ++f) {
+    DecodeGroupFlavor(ctx, flavors->items()[f], IndexPath(fbase, f), covered, seen_flavors, team);
+  }
+}
+
 void DecodeResourceGroups(ObjectReader& spec, TeamSpec* team) {
   const Node* groups = spec.List("resourceGroups");
   if (groups == nullptr) return;
   const std::string base = spec.PathOf("resourceGroups");
-  std::vector<std::string> seen_flavors;
-  std::vector<std::string> seen_resources;
-  auto contains = [](const std::vector<std::string>& v, const std::string& s) {
-    return std::find(v.begin(), v.end(), s) != v.end();
-  };
   if (groups->items().size() > 1) {
     spec.ctx().Warn(base, groups->mark(),
                     "taskgov assigns one flavor per pod for all its resources; the " +
                         std::to_string(groups->items().size()) +
                         " resource groups are merged by flavor");
   }
+  std::vector<std::string> seen_flavors;
+  std::vector<std::string> seen_resources;
   for (size_t g = 0; g < groups->items().size(); ++g) {
-    ObjectReader group(&spec.ctx(), &groups->items()[g], IndexPath(base, g));
-    if (!group.present()) continue;
-    std::optional<std::vector<std::string>> covered = group.StringList("coveredResources");
-    if (!covered || covered->empty()) {
-      group.ctx().Error(group.PathOf("coveredResources"), group.mark(),
-                        "must list at least one resource");
+    DecodeResourceGroup(spec.ctx(), groups->items()[g], IndexPath(base, g), &seen_flavors,
+                        &seen_resources, team);
+  }
+}
+
+// spec.cohort (v1beta1) or spec.cohortName (v1beta2); the other version's spelling is an error.
+void ReadCohort(ObjectReader& spec, bool v1beta2, TeamSpec* team) {
+  const char* cohort_key = v1beta2 ? "cohortName" : "cohort";
+  const char* other_key = v1beta2 ? "cohort" : "cohortName";
+  if (spec.Has(other_key)) {
+    spec.ctx().Error(spec.PathOf(other_key), spec.MarkOf(other_key),
+                     std::string("unknown field (") + (v1beta2 ? "v1beta2" : "v1beta1") +
+                         " calls it " + cohort_key + ")");
+    spec.Ignore(other_key);
+  }
+  if (spec.Has(cohort_key)) {
+    team->cohort_origin = OriginOf(spec.ctx(), spec.PathOf(cohort_key), spec.MarkOf(cohort_key));
+    team->cohort = spec.String(cohort_key).value_or("");
+  }
+}
+
+// Warns that a namespaceSelector is not how taskgov finds a ClusterQueue's pods.
+void CheckNamespaceSelector(ObjectReader& spec) {
+  if (!spec.present()) return;
+  const Node* selector = spec.Take("namespaceSelector");
+  if (selector == nullptr) {
+    spec.ctx().Warn(spec.PathOf("namespaceSelector"), spec.mark(),
+                    "absent: Kueue admits workloads from no namespace; taskgov governs the "
+                    "pods of this ClusterQueue's LocalQueues");
+  } else if (!selector->is_map() || !selector->entries().empty()) {
+    spec.ctx().Warn(spec.PathOf("namespaceSelector"), selector->mark(),
+                    "not enforced: taskgov takes a pod's team from its LocalQueue (or its "
+                    "namespace) and does not check namespace labels");
+  }
+}
+
+// spec.preemption: within-team and reclaim policies; borrowWithinCohort is not honoured.
+void ReadPreemption(ObjectReader& spec, TeamSpec* team) {
+  if (!spec.Has("preemption")) return;
+  ObjectReader p = spec.Object("preemption");
+  if (auto v = p.Enum<WithinTeamPreemption>(
+          "withinClusterQueue",
+          {{"Never", WithinTeamPreemption::kNever},
+           {"LowerPriority", WithinTeamPreemption::kLowerPriority},
+           {"LowerOrNewerEqualPriority", WithinTeamPreemption::kLowerOrNewerEqualPriority}})) {
+    team->within_team = *v;
+  }
+  if (auto v = p.Enum<ReclaimPolicy>("reclaimWithinCohort",
+                                     {{"Never", ReclaimPolicy::kNever},
+                                      {"LowerPriority", ReclaimPolicy::kLowerPriority},
+                                      {"Any", ReclaimPolicy::kAny}})) {
+    team->reclaim = *v;
+  }
+  if (p.Has("borrowWithinCohort")) {
+    ObjectReader b = p.Object("borrowWithinCohort");
+    std::optional<std::string> policy = b.String("policy");
+    b.Ignore("maxPriorityThreshold");
+    if (policy && *policy != "Never") {
+      b.ctx().Warn(b.PathOf("policy"), b.MarkOf("policy"),
+                   "not honoured: a borrowing pod never preempts other teams' pods in taskgov "
+                   "(borrowWithinCohort " +
+                       *policy + ")");
     }
-    std::vector<std::string> covered_list = covered.value_or(std::vector<std::string>{});
-    for (const std::string& r : covered_list) {
-      if (contains(seen_resources, r)) {
-        group.ctx().Error(group.PathOf("coveredResources"), group.MarkOf("coveredResources"),
-                          "resource '" + r + "' is covered by more than one resource group");
-      }
-      seen_resources.push_back(r);
+  }
+}
+
+// Warns about spec.flavorFungibility other than TryNextFlavor, which is what taskgov does.
+void CheckFlavorFungibility(ObjectReader& spec) {
+  if (!spec.Has("flavorFungibility")) return;
+  ObjectReader f = spec.Object("flavorFungibility");
+  for (const char* key : {"whenCanBorrow", "whenCanPreempt"}) {
+    std::optional<std::string> v = f.String(key);
+    if (v && *v != "TryNextFlavor") {
+      f.ctx().Warn(f.PathOf(key), f.MarkOf(key),
+                   "not honoured: taskgov tries every flavor within nominal quota before "
+                   "borrowing or preempting (TryNextFlavor); got " +
+                       *v);
     }
-    const Node* flavors = group.List("flavors");
-    if (flavors == nullptr) {
-      group.ctx().Error(group.PathOf("flavors"), group.mark(), "required field is missing");
-      continue;
-    }
-    const std::string fbase = group.PathOf("flavors");
-    for (size_t f = 0; f < flavors->items().size(); ++f) {
-      ObjectReader flavor(&spec.ctx(), &flavors->items()[f], IndexPath(fbase, f));
-      if (!flavor.present()) continue;
-      std::optional<std::string> fname = flavor.String("name", /*required=*/true);
-      if (fname && contains(seen_flavors, *fname)) {
-        flavor.ctx().Error(flavor.PathOf("name"), flavor.MarkOf("name"),
-                           "flavor '" + *fname + "' is listed twice in this ClusterQueue");
-        fname.reset();
-      }
-      if (fname) seen_flavors.push_back(*fname);
-      const Node* resources = flavor.List("resources");
-      if (resources == nullptr) {
-        flavor.ctx().Error(flavor.PathOf("resources"), flavor.mark(), "required field is missing");
-        continue;
-      }
-      const std::string rbase = flavor.PathOf("resources");
-      std::vector<std::string> names;
-      for (size_t i = 0; i < resources->items().size(); ++i) {
-        ObjectReader res(&spec.ctx(), &resources->items()[i], IndexPath(rbase, i));
-        if (!res.present()) continue;
-        std::optional<std::string> rname = res.String("name", /*required=*/true);
-        if (!rname) continue;
-        names.push_back(*rname);
-        LineSpec line;
-        line.origin = OriginOf(res);
-        line.resource = *rname;
-        bool ok = true;
-        line.nominal = res.Quantity("nominalQuota", *rname, /*required=*/true);
-        if (!line.nominal) ok = false;
-        for (auto [key, field] : {std::pair{"borrowingLimit", &line.borrowing_limit},
-                                  std::pair{"lendingLimit", &line.lending_limit}}) {
-          const bool has = res.Has(key);
-          *field = res.Quantity(key, *rname);
-          if (has && !*field) ok = false;
-        }
-        if (!fname || !ok) continue;
-        if (!contains(covered_list, *rname)) continue;  // reported below
-        line.flavor = *fname;
-        team->lines.push_back(std::move(line));
-      }
-      if (covered && names != covered_list) {
-        flavor.ctx().Error(rbase, resources->mark(),
-                           "must list the group's coveredResources in the same order");
-      }
-    }
+  }
+  f.NotHonoured("preference", "taskgov prefers borrowing over preemption");
+}
+
+// spec.stopPolicy: a held team admits no new pods; HoldAndDrain is honoured as Hold.
+void ReadStopPolicy(ObjectReader& spec, TeamSpec* team) {
+  auto stop = spec.Enum<std::string_view>(
+      "stopPolicy", {{"None", "None"}, {"Hold", "Hold"}, {"HoldAndDrain", "HoldAndDrain"}});
+  if (!stop) return;
+  team->active = *stop == "None";
+  if (*stop == "HoldAndDrain") {
+    spec.ctx().Warn(spec.PathOf("stopPolicy"), spec.MarkOf("stopPolicy"),
+                    "HoldAndDrain is honoured as Hold: new pods are held, running pods are not "
+                    "evicted");
   }
 }
 
@@ -142,85 +258,17 @@ void DecodeClusterQueue(ObjectReader& doc, bool v1beta2, ConfigSet* out) {
   team.cohort = "";
 
   ObjectReader spec = doc.Object("spec");
-  const char* cohort_key = v1beta2 ? "cohortName" : "cohort";
-  const char* other_key = v1beta2 ? "cohort" : "cohortName";
-  if (spec.Has(other_key)) {
-    spec.ctx().Error(spec.PathOf(other_key), spec.MarkOf(other_key),
-                     std::string("unknown field (") + (v1beta2 ? "v1beta2" : "v1beta1") +
-                         " calls it " + cohort_key + ")");
-    spec.Ignore(other_key);
-  }
-  if (spec.Has(cohort_key)) {
-    team.cohort_origin = OriginOf(spec.ctx(), spec.PathOf(cohort_key), spec.MarkOf(cohort_key));
-    team.cohort = spec.String(cohort_key).value_or("");
-  }
+  ReadCohort(spec, v1beta2, &team);
   DecodeResourceGroups(spec, &team);
   if (auto q = spec.Enum<QueueingStrategy>("queueingStrategy",
                                            {{"BestEffortFIFO", QueueingStrategy::kBestEffortFIFO},
                                             {"StrictFIFO", QueueingStrategy::kStrictFIFO}})) {
     team.queueing = *q;
   }
-  if (spec.present()) {
-    const Node* selector = spec.Take("namespaceSelector");
-    if (selector == nullptr) {
-      spec.ctx().Warn(spec.PathOf("namespaceSelector"), spec.mark(),
-                      "absent: Kueue admits workloads from no namespace; taskgov governs the "
-                      "pods of this ClusterQueue's LocalQueues");
-    } else if (!selector->is_map() || !selector->entries().empty()) {
-      spec.ctx().Warn(spec.PathOf("namespaceSelector"), selector->mark(),
-                      "not enforced: taskgov takes a pod's team from its LocalQueue (or its "
-                      "namespace) and does not check namespace labels");
-    }
-  }
-  if (spec.Has("preemption")) {
-    ObjectReader p = spec.Object("preemption");
-    if (auto v = p.Enum<WithinTeamPreemption>(
-            "withinClusterQueue",
-            {{"Never", WithinTeamPreemption::kNever},
-             {"LowerPriority", WithinTeamPreemption::kLowerPriority},
-             {"LowerOrNewerEqualPriority", WithinTeamPreemption::kLowerOrNewerEqualPriority}})) {
-      team.within_team = *v;
-    }
-    if (auto v = p.Enum<ReclaimPolicy>("reclaimWithinCohort",
-                                       {{"Never", ReclaimPolicy::kNever},
-                                        {"LowerPriority", ReclaimPolicy::kLowerPriority},
-                                        {"Any", ReclaimPolicy::kAny}})) {
-      team.reclaim = *v;
-    }
-    if (p.Has("borrowWithinCohort")) {
-      ObjectReader b = p.Object("borrowWithinCohort");
-      std::optional<std::string> policy = b.String("policy");
-      b.Ignore("maxPriorityThreshold");
-      if (policy && *policy != "Never") {
-        b.ctx().Warn(b.PathOf("policy"), b.MarkOf("policy"),
-                     "not honoured: a borrowing pod never preempts other teams' pods in taskgov "
-                     "(borrowWithinCohort " +
-                         *policy + ")");
-      }
-    }
-  }
-  if (spec.Has("flavorFungibility")) {
-    ObjectReader f = spec.Object("flavorFungibility");
-    for (const char* key : {"whenCanBorrow", "whenCanPreempt"}) {
-      std::optional<std::string> v = f.String(key);
-      if (v && *v != "TryNextFlavor") {
-        f.ctx().Warn(f.PathOf(key), f.MarkOf(key),
-                     "not honoured: taskgov tries every flavor within nominal quota before "
-                     "borrowing or preempting (TryNextFlavor); got " +
-                         *v);
-      }
-    }
-    f.NotHonoured("preference", "taskgov prefers borrowing over preemption");
-  }
-  if (auto stop = spec.Enum<std::string_view>(
-          "stopPolicy", {{"None", "None"}, {"Hold", "Hold"}, {"HoldAndDrain", "HoldAndDrain"}})) {
-    team.active = *stop == "None";
-    if (*stop == "HoldAndDrain") {
-      spec.ctx().Warn(spec.PathOf("stopPolicy"), spec.MarkOf("stopPolicy"),
-                      "HoldAndDrain is honoured as Hold: new pods are held, running pods are not "
-                      "evicted");
-    }
-  }
+  CheckNamespaceSelector(spec);
+  ReadPreemption(spec, &team);
+  CheckFlavorFungibility(spec);
+  ReadStopPolicy(spec, &team);
   if (spec.Has("fairSharing")) {
     ObjectReader fs = spec.Object("fairSharing");
     if (auto w = ReadWeight(fs, "weight")) team.fair_share_weight = *w;

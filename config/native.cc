@@ -31,63 +31,80 @@ std::optional<QueueingStrategy> ReadQueueing(ObjectReader& r, std::string_view k
                                         {"StrictFIFO", QueueingStrategy::kStrictFIFO}});
 }
 
-void DecodeComputeList(ObjectReader& r, std::string_view key, std::vector<ComputeSpec>* out) {
-  const Node* list = r.List(key);
-  if (list == nullptr) return;
-  const std::string base = r.PathOf(key);
-  for (size_t i = 0; i < list->items().size(); ++i) {
-    ObjectReader line(&r.ctx(), &list->items()[i], IndexPath(base, i));
-    if (!line.present()) {
-      if (list->items()[i].is_null()) {
-        r.ctx().Error(IndexPath(base, i), list->items()[i].mark(), "must be a map, got null");
-      }
-      continue;
-    }
-    std::optional<std::string> flavor = line.String("flavor");
-    std::optional<ComputeSpec> spec = DecodeCompute(line, kNativeComputeKeys);
-    if (!spec) continue;
-    if (flavor && flavor->empty()) {
-      line.ctx().Error(line.PathOf("flavor"), line.MarkOf("flavor"), "must not be empty");
-      continue;
-    }
-    if (spec->instance_type.empty() && !flavor) {
-      line.ctx().Error(line.path(), line.mark(), "needs instanceType or flavor");
-      continue;
-    }
-    spec->flavor = flavor ? *flavor : spec->instance_type;
-    out->push_back(std::move(*spec));
+void DecodeComputeLine(ObjectReader& line, std::vector<ComputeSpec>* out) {
+  std::optional<std::string> flavor = line.String("flavor");
+  std::optional<ComputeSpec> spec = DecodeCompute(line, kNativeComputeKeys);
+  if (!spec) return;
+  if (flavor && flavor->empty()) {
+    line.ctx().Error(line.PathOf("flavor"), line.MarkOf("flavor"), "must not be empty");
+    return;
   }
+  if (spec->instance_type.empty() && !flavor) {
+    line.ctx().Error(line.path(), line.mark(), "needs instanceType or flavor");
+    return;
+  }
+  spec->flavor = flavor ? *flavor : spec->instance_type;
+  out->push_back(std::move(*spec));
 }
 
-void DecodeResourceLines(ObjectReader& r, std::vector<LineSpec>* out) {
-  const Node* list = r.List("resources");
-  if (list == nullptr) return;
-  const std::string base = r.PathOf("resources");
-  for (size_t i = 0; i < list->items().size(); ++i) {
-    ObjectReader line(&r.ctx(), &list->items()[i], IndexPath(base, i));
-    if (!line.present()) continue;
-    LineSpec spec;
-    spec.origin = OriginOf(line);
-    std::optional<std::string> flavor = line.String("flavor", /*required=*/true);
-    std::optional<std::string> name = line.String("name", /*required=*/true);
-    if (!flavor || !name) continue;
-    if (flavor->empty() || name->empty()) {
-      line.ctx().Error(line.path(), line.mark(), "flavor and name must not be empty");
-      continue;
-    }
-    spec.flavor = *flavor;
-    spec.resource = *name;
-    bool ok = true;
-    auto quantity = [&](std::string_view key, std::optional<int64_t>* field) {
-      const bool has = line.Has(key);
-      *field = line.Quantity(key, spec.resource);
-      if (has && !*field) ok = false;
-    };
-    quantity("nominalQuota", &spec.nominal);
-    quantity("borrowingLimit", &spec.borrowing_limit);
-    quantity("lendingLimit", &spec.lending_limit);
-    if (ok) out->push_back(std::move(spec));
+void DecodeComputeList(ObjectReader& r, std::string_view key, std::vector<ComputeSpec>* out) {
+  r.ForEachObject(
+      key, [&](ObjectReader& line) { DecodeComputeLine(line, out); }, /*null_is_error=*/true);
+}
+
+void DecodeResourceLine(ObjectReader& line, std::vector<LineSpec>* out) {
+  LineSpec spec;
+  spec.origin = OriginOf(line);
+  std::optional<std::string> flavor = line.String("flavor", /*required=*/true);
+  std::optional<std::string> name = line.String("name", /*required=*/true);
+  if (!flavor || !name) return;
+  if (flavor->empty() || name->empty()) {
+    line.ctx().Error(line.path(), line.mark(), "flavor and name must not be empty");
+    return;
   }
+  spec.flavor = *flavor;
+  spec.resource = *name;
+  bool ok = true;
+  auto quantity = [&](std::string_view key, std::optional<int64_t>* field) {
+    const bool has = line.Has(key);
+    *field = line.Quantity(key, spec.resource);
+    if (has && !*field) ok = false;
+  };
+  quantity("nominalQuota", &spec.nominal);
+  quantity("borrowingLimit", &spec.borrowing_limit);
+  quantity("lendingLimit", &spec.lending_limit);
+  if (ok) out->push_back(std::move(spec));
+}
+
+// namespaces: explicit namespace names, each a DNS label.
+void DecodeNamespaces(ObjectReader& r, TeamSpec* team) {
+  if (!r.Has("namespaces")) return;
+  team->namespaces_origin = OriginOf(r.ctx(), r.PathOf("namespaces"), r.MarkOf("namespaces"));
+  std::optional<std::vector<std::string>> namespaces = r.StringList("namespaces");
+  if (!namespaces) return;
+  for (size_t i = 0; i < namespaces->size(); ++i) {
+    if (!common::IsDnsLabel((*namespaces)[i])) {
+      r.ctx().Error(IndexPath(r.PathOf("namespaces"), i), r.MarkOf("namespaces"),
+                    "'" + (*namespaces)[i] + "' is not a valid namespace name");
+    }
+  }
+  team->namespaces = std::move(namespaces);
+}
+
+// sharing: the strategy (default LendAndBorrow), borrowLimit and the absolute limits.
+void DecodeSharing(ObjectReader& r, TeamSpec* team) {
+  if (r.Has("sharing")) {
+    ObjectReader sharing = r.Object("sharing");
+    team->sharing_origin = OriginOf(sharing);
+    team->strategy = sharing.Enum<SharingStrategy>(
+        "strategy", {{"DontLend", SharingStrategy::kDontLend},
+                     {"Lend", SharingStrategy::kLend},
+                     {"LendAndBorrow", SharingStrategy::kLendAndBorrow}});
+    team->borrow_limit_percent = sharing.Integer("borrowLimit", 0, 10000);
+    DecodeComputeList(sharing, "absoluteBorrowLimits", &team->absolute_borrow_limits);
+    DecodeComputeList(sharing, "lendingLimits", &team->lending_limits);
+  }
+  if (!team->strategy) team->strategy = SharingStrategy::kLendAndBorrow;
 }
 
 void DecodeTeam(ObjectReader& r, ConfigSet* out) {
@@ -101,37 +118,14 @@ void DecodeTeam(ObjectReader& r, ConfigSet* out) {
                       "' must be a DNS label (lower-case letters, digits and '-', at most 63)");
     name.reset();
   }
-  if (r.Has("namespaces")) {
-    team.namespaces_origin = OriginOf(r.ctx(), r.PathOf("namespaces"), r.MarkOf("namespaces"));
-    std::optional<std::vector<std::string>> namespaces = r.StringList("namespaces");
-    if (namespaces) {
-      for (size_t i = 0; i < namespaces->size(); ++i) {
-        if (!common::IsDnsLabel((*namespaces)[i])) {
-          r.ctx().Error(IndexPath(r.PathOf("namespaces"), i), r.MarkOf("namespaces"),
-                        "'" + (*namespaces)[i] + "' is not a valid namespace name");
-        }
-      }
-      team.namespaces = std::move(namespaces);
-    }
-  }
+  DecodeNamespaces(r, &team);
   if (r.Has("cohort")) {
     team.cohort_origin = OriginOf(r.ctx(), r.PathOf("cohort"), r.MarkOf("cohort"));
     team.cohort = r.String("cohort");
   }
   if (std::optional<double> w = r.Number("fairShareWeight", 0, 1e9)) team.fair_share_weight = *w;
 
-  if (r.Has("sharing")) {
-    ObjectReader sharing = r.Object("sharing");
-    team.sharing_origin = OriginOf(sharing);
-    team.strategy = sharing.Enum<SharingStrategy>(
-        "strategy", {{"DontLend", SharingStrategy::kDontLend},
-                     {"Lend", SharingStrategy::kLend},
-                     {"LendAndBorrow", SharingStrategy::kLendAndBorrow}});
-    team.borrow_limit_percent = sharing.Integer("borrowLimit", 0, 10000);
-    DecodeComputeList(sharing, "absoluteBorrowLimits", &team.absolute_borrow_limits);
-    DecodeComputeList(sharing, "lendingLimits", &team.lending_limits);
-  }
-  if (!team.strategy) team.strategy = SharingStrategy::kLendAndBorrow;
+  DecodeSharing(r, &team);
 
   if (auto v = r.Enum<WithinTeamPreemption>(
           "preemptTeamTasks",
@@ -154,100 +148,99 @@ void DecodeTeam(ObjectReader& r, ConfigSet* out) {
   if (auto v = r.String("clusterQueue")) team.cluster_queue = *v;
 
   DecodeComputeList(r, "compute", &team.compute);
-  DecodeResourceLines(r, &team.lines);
+  r.ForEachObject("resources", [&](ObjectReader& line) { DecodeResourceLine(line, &team.lines); });
   if (!name) return;
   team.name = *name;
   out->teams.push_back(std::move(team));
 }
 
-void DecodeTeams(ObjectReader& r, ConfigSet* out) {
-  const Node* list = r.List("teams");
-  if (list == nullptr) return;
-  for (size_t i = 0; i < list->items().size(); ++i) {
-    ObjectReader team(&r.ctx(), &list->items()[i], IndexPath(r.PathOf("teams"), i));
-    if (!team.present()) {
-      if (list->items()[i].is_null()) {
-        r.ctx().Error(IndexPath(r.PathOf("teams"), i), list->items()[i].mark(),
-                      "must be a map, got null");
-      }
+void DecodeFlavor(ObjectReader& f, ConfigSet* out) {
+  FlavorSpec spec;
+  spec.origin = OriginOf(f);
+  std::optional<std::string> name = f.String("name", /*required=*/true);
+  if (auto labels = f.StringMap("nodeLabels")) {
+    for (auto& [k, v] : *labels) spec.flavor.node_labels.emplace(k, v);
+  }
+  if (auto t = f.String("instanceType")) spec.instance_type = *t;
+  if (auto all = f.Bool("matchAllNodes")) spec.flavor.matches_all_nodes = *all;
+  if (!name || name->empty()) return;
+  spec.flavor.name = *name;
+  if (spec.flavor.node_labels.empty() && !spec.flavor.matches_all_nodes) {
+    // Only the instance type: the flavor is the nodes labelled with it.
+    if (spec.instance_type.empty()) {
+      f.ctx().Error(f.path(), f.mark(),
+                    "a flavor needs nodeLabels, instanceType or matchAllNodes: true");
+      return;
+    }
+  }
+  if (spec.flavor.matches_all_nodes && !spec.flavor.node_labels.empty()) {
+    f.ctx().Error(f.PathOf("matchAllNodes"), f.MarkOf("matchAllNodes"),
+                  "matchAllNodes and nodeLabels exclude each other");
+    return;
+  }
+  out->flavors.push_back(std::move(spec));
+}
+
+// migProfiles; nullopt when absent (or not a list: reported).
+std::optional<std::vector<MigProfile>> DecodeMigProfiles(ObjectReader& t) {
+  std::vector<MigProfile> parsed;
+  const Node* list = t.ForEachObject("migProfiles", [&](ObjectReader& p) {
+    std::optional<std::string> pname = p.String("name", /*required=*/true);
+    std::optional<int64_t> per = p.Integer("perAccelerator", 1, 64, /*required=*/true);
+    if (pname && per) parsed.push_back(MigProfile{*pname, *per});
+  });
+  if (list == nullptr) return std::nullopt;
+  return parsed;
+}
+
+void DecodeInstanceType(ObjectReader& t, ConfigSet* out) {
+  InstanceTypeOverride o;
+  o.origin = OriginOf(t);
+  std::optional<std::string> name = t.String("name", /*required=*/true);
+  o.accelerator_resource = t.String("acceleratorResource");
+  o.accelerators = t.Integer("accelerators", 0, 1000000);
+  o.vcpus = t.Integer("vCpu", 0, 1000000);
+  // x GiB is x × 1024 MiB, which the quantity grammar computes exactly as "xKi" units.
+  o.memory_mib = t.Decimal("memoryInGiB", "Ki", scheduler::QuantityUnit::kUnits);
+  o.mig_profiles = DecodeMigProfiles(t);
+  if (!name || name->empty()) return;
+  o.name = *name;
+  out->instance_types.push_back(std::move(o));
+}
+
+// teamResolution: the pod and namespace label keys that name a pod's team.
+void DecodeTeamResolution(ObjectReader& r, ConfigSet* out) {
+  if (!r.Has("teamResolution")) return;
+  ObjectReader t = r.Object("teamResolution");
+  for (const char* key : {"podLabel", "namespaceLabel"}) {
+    std::optional<std::string> label = t.String(key);
+    if (label && !label->empty() && !common::IsQualifiedName(*label)) {
+      t.ctx().Error(t.PathOf(key), t.MarkOf(key),
+                    "'" + *label +
+                        "' is not a label key (an optional DNS subdomain prefix and "
+                        "'/', then at most 63 of [A-Za-z0-9-_.])");
       continue;
     }
-    DecodeTeam(team, out);
+    SetIf(label, t, key,
+          std::string_view(key) == "podLabel" ? &out->team_pod_label : &out->team_namespace_label);
   }
 }
 
-void DecodeFlavors(ObjectReader& r, ConfigSet* out) {
-  const Node* list = r.List("flavors");
-  if (list == nullptr) return;
-  for (size_t i = 0; i < list->items().size(); ++i) {
-    ObjectReader f(&r.ctx(), &list->items()[i], IndexPath(r.PathOf("flavors"), i));
-    if (!f.present()) continue;
-    FlavorSpec spec;
-    spec.origin = OriginOf(f);
-    std::optional<std::string> name = f.String("name", /*required=*/true);
-    if (auto labels = f.StringMap("nodeLabels")) {
-      for (auto& [k, v] : *labels) spec.flavor.node_labels.emplace(k, v);
-    }
-    if (auto t = f.String("instanceType")) spec.instance_type = *t;
-    if (auto all = f.Bool("matchAllNodes")) spec.flavor.matches_all_nodes = *all;
-    if (!name || name->empty()) continue;
-    spec.flavor.name = *name;
-    if (spec.flavor.node_labels.empty() && !spec.flavor.matches_all_nodes) {
-      // Only the instance type: the flavor is the nodes labelled with it.
-      if (spec.instance_type.empty()) {
-        f.ctx().Error(f.path(), f.mark(),
-                      "a flavor needs nodeLabels, instanceType or matchAllNodes: true");
-        continue;
-      }
-    }
-    if (spec.flavor.matches_all_nodes && !spec.flavor.node_labels.empty()) {
-      f.ctx().Error(f.PathOf("matchAllNodes"), f.MarkOf("matchAllNodes"),
-                    "matchAllNodes and nodeLabels exclude each other");
-      continue;
-    }
-    out->flavors.push_back(std::move(spec));
+void DecodePriorityClass(ObjectReader& pc, ConfigSet* out) {
+  std::optional<std::string> name = pc.String("name", /*required=*/true);
+  std::optional<int64_t> weight = pc.Integer("weight", 0, 100, /*required=*/true);
+  if (name && name->empty()) {
+    pc.ctx().Error(pc.PathOf("name"), pc.MarkOf("name"), "must not be empty");
+    return;
   }
-}
-
-void DecodeInstanceTypes(ObjectReader& r, ConfigSet* out) {
-  const Node* list = r.List("instanceTypes");
-  if (list == nullptr) return;
-  for (size_t i = 0; i < list->items().size(); ++i) {
-    ObjectReader t(&r.ctx(), &list->items()[i], IndexPath(r.PathOf("instanceTypes"), i));
-    if (!t.present()) continue;
-    InstanceTypeOverride o;
-    o.origin = OriginOf(t);
-    std::optional<std::string> name = t.String("name", /*required=*/true);
-    o.accelerator_resource = t.String("acceleratorResource");
-    o.accelerators = t.Integer("accelerators", 0, 1000000);
-    o.vcpus = t.Integer("vCpu", 0, 1000000);
-    // x GiB is x × 1024 MiB, which the quantity grammar computes exactly as "xKi" units.
-    o.memory_mib = t.Decimal("memoryInGiB", "Ki", scheduler::QuantityUnit::kUnits);
-    if (const Node* profiles = t.List("migProfiles")) {
-      std::vector<MigProfile> parsed;
-      for (size_t j = 0; j < profiles->items().size(); ++j) {
-        ObjectReader p(&t.ctx(), &profiles->items()[j], IndexPath(t.PathOf("migProfiles"), j));
-        if (!p.present()) continue;
-        std::optional<std::string> pname = p.String("name", /*required=*/true);
-        std::optional<int64_t> per = p.Integer("perAccelerator", 1, 64, /*required=*/true);
-        if (pname && per) parsed.push_back(MigProfile{*pname, *per});
-      }
-      o.mig_profiles = std::move(parsed);
-    }
-    if (!name || name->empty()) continue;
-    o.name = *name;
-    out->instance_types.push_back(std::move(o));
-  }
+  if (!name || !weight) return;
+  out->priority_classes.push_back(
+      PriorityClassSpec{OriginOf(pc), {*name, static_cast<int32_t>(*weight)}});
 }
 
 void DecodePolicy(ObjectReader& r, ConfigSet* out) {
-  if (!out->policy_documents.empty()) {
-    const Origin& first = out->policy_documents.front();
-    r.ctx().Error(r.path(), r.mark(),
-                  "a second TaskGovernancePolicy (the first is in " + first.file +
-                      "): put the cluster policy in one document");
-  }
-  out->policy_documents.push_back(OriginOf(r));
+  RecordSingleton(r, &out->policy_documents, "TaskGovernancePolicy",
+                  "put the cluster policy in one document");
   r.Object("metadata").IgnoreRest();
   SetIf(r.Enum<TaskPrioritization>(
             "taskPrioritization",
@@ -265,22 +258,7 @@ void DecodePolicy(ObjectReader& r, ConfigSet* out) {
   SetIf(r.Enum<NoTeamAction>("podsWithoutTeam", {{"PassThrough", NoTeamAction::kPassThrough},
                                                  {"Refuse", NoTeamAction::kRefuse}}),
         r, "podsWithoutTeam", &out->no_team);
-  if (r.Has("teamResolution")) {
-    ObjectReader t = r.Object("teamResolution");
-    for (const char* key : {"podLabel", "namespaceLabel"}) {
-      std::optional<std::string> label = t.String(key);
-      if (label && !label->empty() && !common::IsQualifiedName(*label)) {
-        t.ctx().Error(t.PathOf(key), t.MarkOf(key),
-                      "'" + *label +
-                          "' is not a label key (an optional DNS subdomain prefix and "
-                          "'/', then at most 63 of [A-Za-z0-9-_.])");
-        continue;
-      }
-      SetIf(
-          label, t, key,
-          std::string_view(key) == "podLabel" ? &out->team_pod_label : &out->team_namespace_label);
-    }
-  }
+  DecodeTeamResolution(r, out);
   SetIf(r.String("instanceTypeLabel"), r, "instanceTypeLabel", &out->instance_type_label);
   SetIf(r.String("defaultCohort"), r, "defaultCohort", &out->default_cohort);
   SetIf(r.String("hyperpodCohort"), r, "hyperpodCohort", &out->hyperpod_cohort);
@@ -292,24 +270,11 @@ void DecodePolicy(ObjectReader& r, ConfigSet* out) {
     SetIf(p.Integer("minimumRuntimeSeconds", 0, kMaxSeconds), p, "minimumRuntimeSeconds",
           &out->minimum_runtime_seconds);
   }
-  if (const Node* list = r.List("priorityClasses")) {
-    for (size_t i = 0; i < list->items().size(); ++i) {
-      ObjectReader pc(&r.ctx(), &list->items()[i], IndexPath(r.PathOf("priorityClasses"), i));
-      if (!pc.present()) continue;
-      std::optional<std::string> name = pc.String("name", /*required=*/true);
-      std::optional<int64_t> weight = pc.Integer("weight", 0, 100, /*required=*/true);
-      if (name && name->empty()) {
-        pc.ctx().Error(pc.PathOf("name"), pc.MarkOf("name"), "must not be empty");
-        continue;
-      }
-      if (!name || !weight) continue;
-      out->priority_classes.push_back(
-          PriorityClassSpec{OriginOf(pc), {*name, static_cast<int32_t>(*weight)}});
-    }
-  }
-  DecodeFlavors(r, out);
-  DecodeInstanceTypes(r, out);
-  DecodeTeams(r, out);
+  r.ForEachObject("priorityClasses", [&](ObjectReader& pc) { DecodePriorityClass(pc, out); });
+  r.ForEachObject("flavors", [&](ObjectReader& f) { DecodeFlavor(f, out); });
+  r.ForEachObject("instanceTypes", [&](ObjectReader& t) { DecodeInstanceType(t, out); });
+  r.ForEachObject(
+      "teams", [&](ObjectReader& team) { DecodeTeam(team, out); }, /*null_is_error=*/true);
 }
 
 }  // namespace

@@ -38,6 +38,22 @@ std::string Quote(std::string_view text) {
   return out;
 }
 
+// Calls visit(entry, path) for each entry of a map node in order, reporting a repeated key as a
+// "duplicate key" error and skipping it.
+template <typename Visit>
+void ForEachUniqueEntry(const DocContext& ctx, const Node& map, const std::string& base,
+                        Visit&& visit) {
+  std::set<std::string_view> seen;
+  for (const Node::Entry& e : map.entries()) {
+    const std::string path = JoinPath(base, e.key);
+    if (!seen.insert(e.key).second) {
+      ctx.Error(path, e.key_mark, "duplicate key");
+      continue;
+    }
+    visit(e, path);
+  }
+}
+
 }  // namespace
 
 std::string JoinPath(std::string_view base, std::string_view key) {
@@ -67,12 +83,7 @@ ObjectReader::ObjectReader(const DocContext* ctx, const Node* node, std::string 
   }
   node_ = node;
   used_.assign(node->entries().size(), false);
-  std::set<std::string_view> seen;
-  for (const Node::Entry& e : node->entries()) {
-    if (!seen.insert(e.key).second) {
-      ctx_->Error(JoinPath(path_, e.key), e.key_mark, "duplicate key");
-    }
-  }
+  ForEachUniqueEntry(*ctx_, *node, path_, [](const Node::Entry&, const std::string&) {});
 }
 
 ObjectReader::ObjectReader(ObjectReader&& other) noexcept
@@ -134,14 +145,31 @@ void ObjectReader::Error(std::string_view key, const Node* value, std::string me
   ctx_->Error(PathOf(key), value ? value->mark() : MarkOf(key), std::move(message));
 }
 
-std::optional<std::string> ObjectReader::String(std::string_view key, bool required) {
+const Node* ObjectReader::TakeRequired(std::string_view key, bool required) {
   const Node* v = Take(key);
-  if (v == nullptr) {
-    if (required) {
-      ctx_->Error(PathOf(key), mark(), "required field is missing");
+  if (v == nullptr && required) ctx_->Error(PathOf(key), mark(), "required field is missing");
+  return v;
+}
+
+const Node* ObjectReader::TakePlainDecimal(std::string_view key) {
+  const Node* v = Take(key);
+  if (v == nullptr) return nullptr;
+  if (!v->is_scalar() || v->quoted() || !IsPlainDecimal(v->text())) {
+    if (v->is_scalar() && !v->text().empty() && v->text()[0] == '-') {
+      Error(key, v, "must not be negative, got " + Quote(v->text()));
+    } else {
+      Error(key, v,
+            "must be a non-negative number, got " + std::string(v->TypeName()) +
+                (v->is_scalar() ? " " + Quote(v->text()) : std::string()));
     }
-    return std::nullopt;
+    return nullptr;
   }
+  return v;
+}
+
+std::optional<std::string> ObjectReader::String(std::string_view key, bool required) {
+  const Node* v = TakeRequired(key, required);
+  if (v == nullptr) return std::nullopt;
   if (!v->is_scalar()) {
     Error(key, v, "must be a string, got " + std::string(v->TypeName()));
     return std::nullopt;
@@ -151,11 +179,8 @@ std::optional<std::string> ObjectReader::String(std::string_view key, bool requi
 
 std::optional<int64_t> ObjectReader::Integer(std::string_view key, int64_t min, int64_t max,
                                              bool required) {
-  const Node* v = Take(key);
-  if (v == nullptr) {
-    if (required) ctx_->Error(PathOf(key), mark(), "required field is missing");
-    return std::nullopt;
-  }
+  const Node* v = TakeRequired(key, required);
+  if (v == nullptr) return std::nullopt;
   if (!v->is_scalar() || v->quoted()) {
     Error(key, v,
           "must be an integer, got " + std::string(v->TypeName()) +
@@ -186,18 +211,8 @@ std::optional<int64_t> ObjectReader::Integer(std::string_view key, int64_t min, 
 }
 
 std::optional<double> ObjectReader::Number(std::string_view key, double min, double max) {
-  const Node* v = Take(key);
+  const Node* v = TakePlainDecimal(key);
   if (v == nullptr) return std::nullopt;
-  if (!v->is_scalar() || v->quoted() || !IsPlainDecimal(v->text())) {
-    if (v->is_scalar() && !v->text().empty() && v->text()[0] == '-') {
-      Error(key, v, "must not be negative, got " + Quote(v->text()));
-    } else {
-      Error(key, v,
-            "must be a non-negative number, got " + std::string(v->TypeName()) +
-                (v->is_scalar() ? " " + Quote(v->text()) : std::string()));
-    }
-    return std::nullopt;
-  }
   double value = 0;
   const std::string& text = v->text();
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -253,28 +268,15 @@ std::optional<std::string> ReadString(const DocContext& ctx, const Node& node,
 
 std::optional<int64_t> ObjectReader::Quantity(std::string_view key, std::string_view resource,
                                               bool required) {
-  const Node* v = Take(key);
-  if (v == nullptr) {
-    if (required) ctx_->Error(PathOf(key), mark(), "required field is missing");
-    return std::nullopt;
-  }
+  const Node* v = TakeRequired(key, required);
+  if (v == nullptr) return std::nullopt;
   return ReadQuantity(*ctx_, *v, resource, PathOf(key));
 }
 
 std::optional<int64_t> ObjectReader::Decimal(std::string_view key, std::string_view suffix,
                                              scheduler::QuantityUnit unit) {
-  const Node* v = Take(key);
+  const Node* v = TakePlainDecimal(key);
   if (v == nullptr) return std::nullopt;
-  if (!v->is_scalar() || v->quoted() || !IsPlainDecimal(v->text())) {
-    if (v->is_scalar() && !v->text().empty() && v->text()[0] == '-') {
-      Error(key, v, "must not be negative, got " + Quote(v->text()));
-    } else {
-      Error(key, v,
-            "must be a non-negative number, got " + std::string(v->TypeName()) +
-                (v->is_scalar() ? " " + Quote(v->text()) : std::string()));
-    }
-    return std::nullopt;
-  }
   common::Result<int64_t> parsed = scheduler::ParseQuantity(v->text() + std::string(suffix), unit);
   if (!parsed.ok()) {
     Error(key, v, parsed.error().message);
@@ -307,17 +309,10 @@ std::optional<std::vector<std::pair<std::string, std::string>>> ObjectReader::St
     return std::nullopt;
   }
   std::vector<std::pair<std::string, std::string>> out;
-  std::set<std::string_view> seen;
-  const std::string base = PathOf(key);
-  for (const Node::Entry& e : v->entries()) {
-    const std::string path = JoinPath(base, e.key);
-    if (!seen.insert(e.key).second) {
-      ctx_->Error(path, e.key_mark, "duplicate key");
-      continue;
-    }
+  ForEachUniqueEntry(*ctx_, *v, PathOf(key), [&](const Node::Entry& e, const std::string& path) {
     std::optional<std::string> value = ReadString(*ctx_, e.value, path);
     if (value) out.emplace_back(e.key, *value);
-  }
+  });
   return out;
 }
 
@@ -330,21 +325,14 @@ std::optional<std::vector<std::pair<std::string, int64_t>>> ObjectReader::Resour
     return std::nullopt;
   }
   std::vector<std::pair<std::string, int64_t>> out;
-  std::set<std::string_view> seen;
-  const std::string base = PathOf(key);
-  for (const Node::Entry& e : v->entries()) {
-    const std::string path = JoinPath(base, e.key);
-    if (!seen.insert(e.key).second) {
-      ctx_->Error(path, e.key_mark, "duplicate key");
-      continue;
-    }
+  ForEachUniqueEntry(*ctx_, *v, PathOf(key), [&](const Node::Entry& e, const std::string& path) {
     if (e.key.empty()) {
       ctx_->Error(path, e.key_mark, "resource name must not be empty");
-      continue;
+      return;
     }
     std::optional<int64_t> q = ReadQuantity(*ctx_, e.value, e.key, path);
     if (q) out.emplace_back(e.key, *q);
-  }
+  });
   return out;
 }
 

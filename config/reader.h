@@ -106,6 +106,11 @@ class ObjectReader {
   ObjectReader Object(std::string_view key);
   // A list; nullptr when absent or of the wrong type (reported).
   const Node* List(std::string_view key);
+  // visit(item) with a reader of each map item of list `key` (path `key[i]`), in order; items of
+  // another type are reported by the item's reader. A null item is skipped, or reported as
+  // "must be a map, got null" when `null_is_error`. Returns List(key).
+  template <typename Visit>
+  const Node* ForEachObject(std::string_view key, Visit&& visit, bool null_is_error = false);
   // A map of string → string (node labels).
   std::optional<std::vector<std::pair<std::string, std::string>>> StringMap(std::string_view key);
   // A map of resource name → quantity (a v1.ResourceList), in canonical units; entries that do
@@ -116,6 +121,11 @@ class ObjectReader {
 
  private:
   void Error(std::string_view key, const Node* value, std::string message) const;
+  // Take, reporting a missing key as an error when `required`.
+  const Node* TakeRequired(std::string_view key, bool required);
+  // Take, for a plain non-negative decimal scalar (unquoted digits, optional fraction); nullptr
+  // when absent or anything else (reported).
+  const Node* TakePlainDecimal(std::string_view key);
 
   const DocContext* ctx_;
   const Node* node_ = nullptr;
@@ -130,6 +140,23 @@ class ObjectReader {
                                                   const std::string& path);
 [[nodiscard]] std::optional<std::string> ReadString(const DocContext& ctx, const Node& node,
                                                     const std::string& path);
+
+template <typename Visit>
+const Node* ObjectReader::ForEachObject(std::string_view key, Visit&& visit, bool null_is_error) {
+  const Node* list = List(key);
+  if (list == nullptr) return nullptr;
+  const std::string base = PathOf(key);
+  for (size_t i = 0; i < list->items().size(); ++i) {
+    const Node& node = list->items()[i];
+    ObjectReader item(ctx_, &node, IndexPath(base, i));
+    if (item.present()) {
+      visit(item);
+    } else if (null_is_error && node.is_null()) {
+      ctx_->Error(IndexPath(base, i), node.mark(), "must be a map, got null");
+    }
+  }
+  return list;
+}
 
 template <typename E>
 std::optional<E> ObjectReader::Enum(std::string_view key,

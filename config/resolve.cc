@@ -257,14 +257,13 @@ class Resolver {
   }
 
   void Derive(const TeamSpec& team, const std::vector<ComputeSpec>& lines, TeamDraft* draft,
-              std::string_view what, bool* ok) {
+              std::string_view what) {
     std::set<std::string> seen;
     for (const ComputeSpec& c : lines) {
       if (!seen.insert(c.flavor).second) {
         ErrorAt(d_, c.origin,
                 "flavor '" + c.flavor + "' appears twice in the " + std::string(what) +
                     " of team '" + team.name + "'");
-        *ok = false;
         continue;
       }
       const std::string type = InstanceTypeOf(c);
@@ -272,7 +271,6 @@ class Resolver {
           DeriveQuota(catalogue_.Find(type), type, c.amounts);
       if (!derived.ok()) {
         ErrorAt(d_, c.origin, derived.error().message);
-        *ok = false;
         continue;
       }
       for (const scheduler::ResourceAmount& r : *derived) {
@@ -306,7 +304,8 @@ class Resolver {
     }
   }
 
-  void BuildTeam(const TeamSpec& spec) {
+  // The team's identity, queueing and cohort, with the dialect defaults; no quota yet.
+  scheduler::Team TeamOf(const TeamSpec& spec) const {
     scheduler::Team team;
     team.name = spec.name;
     team.fair_share_weight = spec.fair_share_weight;
@@ -327,12 +326,15 @@ class Resolver {
     } else if (spec.dialect == Dialect::kNative) {
       team.cohort = default_cohort_;
     }
-    const bool has_cohort = !team.cohort.empty();
+    return team;
+  }
 
+  // The team's lines: what its compute lines derive, overridden field by field by its explicit
+  // lines, then the limits its absoluteBorrowLimits and lendingLimits derive. Errors go to the
+  // diagnostics; the offending line is skipped.
+  TeamDraft DraftQuota(const TeamSpec& spec) {
     TeamDraft draft;
-    bool ok = true;
-    Derive(spec, spec.compute, &draft, "compute", &ok);
-    // Explicit lines, in order; they override what compute lines derived, field by field.
+    Derive(spec, spec.compute, &draft, "compute");
     std::set<std::pair<std::string, std::string>> explicit_seen;
     for (const LineSpec& l : spec.lines) {
       const std::string flavor = l.flavor.empty() ? volcano_flavor_ : l.flavor;
@@ -340,7 +342,6 @@ class Resolver {
         ErrorAt(d_, l.origin,
                 "resource '" + l.resource + "' on flavor '" + flavor +
                     "' is given twice for team '" + spec.name + "'");
-        ok = false;
         continue;
       }
       Draft& line = draft.At(flavor, l.resource);
@@ -350,98 +351,116 @@ class Resolver {
       if (l.borrowing_limit) line.explicit_borrow = l.borrowing_limit;
       if (l.lending_limit) line.explicit_lend = l.lending_limit;
     }
-    Derive(spec, spec.absolute_borrow_limits, &draft, "absoluteBorrowLimits", &ok);
-    Derive(spec, spec.lending_limits, &draft, "lendingLimits", &ok);
+    Derive(spec, spec.absolute_borrow_limits, &draft, "absoluteBorrowLimits");
+    Derive(spec, spec.lending_limits, &draft, "lendingLimits");
+    return draft;
+  }
 
-    const SharingStrategy* strategy = spec.strategy ? &*spec.strategy : nullptr;
+  // A line of a team without a cohort: it neither borrows nor lends. Any limit on it is an error,
+  // reported once per team (*reported).
+  scheduler::ResourceQuota IsolatedQuota(const TeamSpec& spec, const std::string& resource,
+                                         const Draft& line, bool* reported) {
+    const bool any_limit = line.explicit_borrow || line.explicit_lend ||
+                           (line.absolute_borrow && spec.dialect == Dialect::kNative) ||
+                           (line.derived_lend);
+    if (any_limit && !*reported) {
+      ErrorAt(d_, line.origin,
+              "team '" + spec.name +
+                  "' has no cohort, so it can neither borrow nor lend: remove the "
+                  "borrowing/lending limits or give it a cohort");
+      *reported = true;
+    }
+    return scheduler::ResourceQuota{resource, line.nominal, 0, 0};
+  }
+
+  // Lending: the explicit limit, else the derived one, else nothing for DontLend and unlimited
+  // otherwise. A lending limit under DontLend is an error.
+  int64_t LendingLimit(const TeamSpec& spec, const std::string& flavor, const std::string& resource,
+                       const Draft& line) {
+    const bool dont_lend = spec.strategy == SharingStrategy::kDontLend;
+    if (dont_lend && (line.explicit_lend.value_or(0) > 0 || line.derived_lend.value_or(0) > 0)) {
+      ErrorAt(d_, line.origin,
+              "team '" + spec.name + "' has strategy DontLend but a lending limit for " + resource +
+                  " on " + flavor);
+    }
+    if (line.explicit_lend) return *line.explicit_lend;
+    if (line.derived_lend) return *line.derived_lend;
+    return dont_lend ? 0 : kUnlimited;
+  }
+
+  // Whether the team's sharing strategy lets it borrow (no strategy: lines say for themselves).
+  static bool Borrows(const TeamSpec& spec) {
+    return !spec.strategy || *spec.strategy == SharingStrategy::kLendAndBorrow;
+  }
+
+  // Borrowing: the explicit limit (an error above zero when the team does not borrow), else none
+  // when it does not borrow, else its absoluteBorrowLimits, else unlimited without a strategy,
+  // else BorrowLimit% of the nominal quota.
+  int64_t BorrowingLimit(const TeamSpec& spec, const std::string& flavor,
+                         const std::string& resource, const Draft& line) {
+    if (line.explicit_borrow) {
+      if (!Borrows(spec) && *line.explicit_borrow > 0) {
+        ErrorAt(d_, line.origin,
+                "team '" + spec.name + "' does not borrow (strategy " +
+                    (*spec.strategy == SharingStrategy::kLend ? "Lend" : "DontLend") +
+                    ") but has a borrowing limit for " + resource + " on " + flavor);
+      }
+      return *line.explicit_borrow;
+    }
+    if (!Borrows(spec)) return 0;
+    if (line.absolute_borrow) return *line.absolute_borrow;
+    if (!spec.strategy) return kUnlimited;
     const int64_t percent = spec.borrow_limit_percent.value_or(kDefaultBorrowLimitPercent);
+    std::optional<int64_t> b = PercentOf(line.nominal, percent);
+    if (!b) {
+      ErrorAt(d_, line.origin, "borrowing limit for " + resource + " overflows");
+      return kUnlimited;
+    }
+    return *b;
+  }
+
+  // A line of a team in a cohort, with its lending and borrowing limits, checked against the
+  // strategy and the nominal quota.
+  scheduler::ResourceQuota SharedQuota(const TeamSpec& spec, const std::string& flavor,
+                                       const std::string& resource, const Draft& line) {
+    scheduler::ResourceQuota q;
+    q.resource = resource;
+    q.nominal = line.nominal;
+    q.lending_limit = LendingLimit(spec, flavor, resource, line);
+    q.borrowing_limit = BorrowingLimit(spec, flavor, resource, line);
+    if (!Borrows(spec) && line.absolute_borrow && spec.dialect == Dialect::kNative &&
+        *line.absolute_borrow > 0) {
+      ErrorAt(d_, line.origin,
+              "team '" + spec.name +
+                  "' does not borrow (its strategy is not LendAndBorrow) but has "
+                  "absoluteBorrowLimits");
+    }
+    if (q.lending_limit != kUnlimited && q.lending_limit > q.nominal) {
+      ErrorAt(d_, line.origin,
+              "lending limit " + scheduler::FormatQuantity(resource, q.lending_limit) + " for " +
+                  resource + " on " + flavor + " exceeds the nominal quota " +
+                  scheduler::FormatQuantity(resource, q.nominal));
+    }
+    return q;
+  }
+
+  // Adds the team to the policy. Errors are in the diagnostics; the team stays for
+  // check-config's table.
+  void BuildTeam(const TeamSpec& spec) {
+    scheduler::Team team = TeamOf(spec);
+    TeamDraft draft = DraftQuota(spec);
     bool reported_no_cohort = false;
     for (const std::string& flavor_name : draft.flavor_order) {
       scheduler::FlavorQuota fq;
       fq.flavor = flavor_name;
       NoteFlavorUse(flavor_name, spec);
-      for (auto& [resource, line] : draft.flavors[flavor_name]) {
-        scheduler::ResourceQuota q;
-        q.resource = resource;
-        q.nominal = line.nominal;
-        if (!has_cohort) {
-          const bool any_limit = line.explicit_borrow || line.explicit_lend ||
-                                 (line.absolute_borrow && spec.dialect == Dialect::kNative) ||
-                                 (line.derived_lend);
-          if (any_limit && !reported_no_cohort) {
-            ErrorAt(d_, line.origin,
-                    "team '" + spec.name +
-                        "' has no cohort, so it can neither borrow nor lend: remove the "
-                        "borrowing/lending limits or give it a cohort");
-            reported_no_cohort = true;
-            ok = false;
-          }
-          q.borrowing_limit = 0;
-          q.lending_limit = 0;
-          fq.resources.push_back(std::move(q));
-          continue;
-        }
-        // Lending.
-        if (line.explicit_lend) {
-          q.lending_limit = *line.explicit_lend;
-        } else if (line.derived_lend) {
-          q.lending_limit = *line.derived_lend;
-        } else {
-          q.lending_limit = (strategy && *strategy == SharingStrategy::kDontLend) ? 0 : kUnlimited;
-        }
-        if (strategy && *strategy == SharingStrategy::kDontLend &&
-            (line.explicit_lend.value_or(0) > 0 || line.derived_lend.value_or(0) > 0)) {
-          ErrorAt(d_, line.origin,
-                  "team '" + spec.name + "' has strategy DontLend but a lending limit for " +
-                      resource + " on " + flavor_name);
-          ok = false;
-        }
-        // Borrowing.
-        const bool borrows = !strategy || *strategy == SharingStrategy::kLendAndBorrow;
-        if (line.explicit_borrow) {
-          q.borrowing_limit = *line.explicit_borrow;
-          if (!borrows && *line.explicit_borrow > 0) {
-            ErrorAt(d_, line.origin,
-                    "team '" + spec.name + "' does not borrow (strategy " +
-                        (*strategy == SharingStrategy::kLend ? "Lend" : "DontLend") +
-                        ") but has a borrowing limit for " + resource + " on " + flavor_name);
-            ok = false;
-          }
-        } else if (!borrows) {
-          q.borrowing_limit = 0;
-        } else if (line.absolute_borrow) {
-          q.borrowing_limit = *line.absolute_borrow;
-        } else if (!strategy) {
-          q.borrowing_limit = kUnlimited;
-        } else {
-          std::optional<int64_t> b = PercentOf(q.nominal, percent);
-          if (!b) {
-            ErrorAt(d_, line.origin, "borrowing limit for " + resource + " overflows");
-            ok = false;
-            b = kUnlimited;
-          }
-          q.borrowing_limit = *b;
-        }
-        if (!borrows && line.absolute_borrow && spec.dialect == Dialect::kNative &&
-            *line.absolute_borrow > 0) {
-          ErrorAt(d_, line.origin,
-                  "team '" + spec.name +
-                      "' does not borrow (its strategy is not LendAndBorrow) but has "
-                      "absoluteBorrowLimits");
-          ok = false;
-        }
-        if (q.lending_limit != kUnlimited && q.lending_limit > q.nominal) {
-          ErrorAt(d_, line.origin,
-                  "lending limit " + scheduler::FormatQuantity(resource, q.lending_limit) +
-                      " for " + resource + " on " + flavor_name + " exceeds the nominal quota " +
-                      scheduler::FormatQuantity(resource, q.nominal));
-          ok = false;
-        }
-        fq.resources.push_back(std::move(q));
+      for (const auto& [resource, line] : draft.flavors[flavor_name]) {
+        fq.resources.push_back(team.cohort.empty()
+                                   ? IsolatedQuota(spec, resource, line, &reported_no_cohort)
+                                   : SharedQuota(spec, flavor_name, resource, line));
       }
       team.flavors.push_back(std::move(fq));
     }
-    (void)ok;  // errors are in the diagnostics; the team stays for check-config's table
     team_specs_.push_back(&spec);
     policy_->teams.push_back(std::move(team));
   }
@@ -464,9 +483,18 @@ class Resolver {
     }
   }
 
+  // namespace → the team that owns it, and where.
+  using NamespaceOwners = std::map<std::string, std::pair<std::string, Origin>>;
+
   void AssignNamespaces() {
-    std::map<std::string, std::pair<std::string, Origin>> owner;  // namespace → team, origin
-    // Explicit and default namespaces first: they are claims.
+    NamespaceOwners owner;
+    ClaimNamespaces(&owner);
+    AssignLocalQueueNamespaces(&owner);
+  }
+
+  // Explicit and default namespaces first: they are claims; a namespace claimed twice is an
+  // error.
+  void ClaimNamespaces(NamespaceOwners* owner) {
     for (size_t i = 0; i < policy_->teams.size(); ++i) {
       scheduler::Team& team = policy_->teams[i];
       const TeamSpec& spec = *team_specs_[i];
@@ -489,7 +517,7 @@ class Resolver {
       std::set<std::string> own;
       for (const std::string& ns : namespaces) {
         if (!own.insert(ns).second) continue;
-        auto [it, inserted] = owner.emplace(ns, std::make_pair(team.name, origin));
+        auto [it, inserted] = owner->emplace(ns, std::make_pair(team.name, origin));
         if (!inserted) {
           ErrorAt(d_, origin,
                   "namespace '" + ns + "' is claimed by team '" + team.name + "' and by team '" +
@@ -499,7 +527,11 @@ class Resolver {
         team.namespaces.push_back(ns);
       }
     }
-    // Kueue teams: namespaces whose LocalQueues all point to the team.
+  }
+
+  // Kueue teams without explicit namespaces: the unclaimed namespaces whose LocalQueues all
+  // point to the team.
+  void AssignLocalQueueNamespaces(NamespaceOwners* owner) {
     std::map<std::string, std::set<std::string>> queues_of_namespace;
     std::map<std::string, Origin> namespace_origin;
     for (const LocalQueueSpec& lq : set_.local_queues) {
@@ -521,7 +553,7 @@ class Resolver {
         scheduler::Team& team = policy_->teams[i];
         const TeamSpec& spec = *team_specs_[i];
         if (team.name != cq || spec.dialect != Dialect::kKueue || spec.namespaces) continue;
-        if (auto it = owner.find(ns); it != owner.end()) {
+        if (auto it = owner->find(ns); it != owner->end()) {
           if (it->second.first != team.name) {
             WarnAt(d_, namespace_origin[ns],
                    "namespace '" + ns + "' belongs to team '" + it->second.first +
@@ -530,7 +562,7 @@ class Resolver {
           }
           continue;
         }
-        owner.emplace(ns, std::make_pair(team.name, namespace_origin[ns]));
+        owner->emplace(ns, std::make_pair(team.name, namespace_origin[ns]));
         team.namespaces.push_back(ns);
       }
     }

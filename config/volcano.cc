@@ -19,48 +19,47 @@ namespace {
 
 using scheduler::kUnlimited;
 
-}  // namespace
+using ResourceAmounts = std::vector<std::pair<std::string, int64_t>>;
 
-void DecodeVolcano(ObjectReader& doc, std::string_view /*kind*/, ConfigSet* out) {
-  std::optional<std::string> name;
-  {
-    ObjectReader m = doc.Object("metadata");
-    if (!m.present()) {
-      doc.ctx().Error(doc.PathOf("metadata"), doc.mark(), "required field is missing");
-    }
-    name = m.String("name", /*required=*/m.present());
-    if (name && name->empty()) {
-      m.ctx().Error(m.PathOf("name"), m.MarkOf("name"), "must not be empty");
-      name.reset();
-    }
-    m.IgnoreRest();
+// metadata.name, required and non-empty; nullopt when unusable (reported).
+std::optional<std::string> ReadQueueName(ObjectReader& doc) {
+  ObjectReader m = doc.Object("metadata");
+  if (!m.present()) {
+    doc.ctx().Error(doc.PathOf("metadata"), doc.mark(), "required field is missing");
   }
-  doc.Ignore("status");
-  TeamSpec team;
-  team.dialect = Dialect::kVolcano;
-  team.origin = OriginOf(doc);
-  team.within_team = scheduler::WithinTeamPreemption::kLowerPriority;
-  team.reclaim = scheduler::ReclaimPolicy::kAny;
-  team.unlisted_resources_borrowable = true;
-  team.namespaces = std::vector<std::string>{};
+  std::optional<std::string> name = m.String("name", /*required=*/m.present());
+  if (name && name->empty()) {
+    m.ctx().Error(m.PathOf("name"), m.MarkOf("name"), "must not be empty");
+    name.reset();
+  }
+  m.IgnoreRest();
+  return name;
+}
 
-  ObjectReader spec = doc.Object("spec");
-  if (auto w = spec.Integer("weight", 0, 2147483647)) team.fair_share_weight = *w;
-  std::optional<std::vector<std::pair<std::string, int64_t>>> capability =
-      spec.ResourceMap("capability");
-  std::optional<std::vector<std::pair<std::string, int64_t>>> deserved =
-      spec.ResourceMap("deserved");
-  std::optional<std::vector<std::pair<std::string, int64_t>>> guarantee;
+// The three resource lists of a queue's spec.
+struct QueueQuota {
+  std::optional<ResourceAmounts> capability;
+  std::optional<ResourceAmounts> deserved;
+  std::optional<ResourceAmounts> guarantee;
+};
+
+// Reads the queue's spec into `team` (weight, reclaimable, parent, state) and returns its
+// quota lists; warns about the fields taskgov does not honour.
+QueueQuota ReadQueueSpec(ObjectReader& spec, TeamSpec* team) {
+  QueueQuota quota;
+  if (auto w = spec.Integer("weight", 0, 2147483647)) team->fair_share_weight = *w;
+  quota.capability = spec.ResourceMap("capability");
+  quota.deserved = spec.ResourceMap("deserved");
   if (spec.Has("guarantee")) {
     ObjectReader g = spec.Object("guarantee");
-    guarantee = g.ResourceMap("resource");
+    quota.guarantee = g.ResourceMap("resource");
   }
-  if (auto reclaimable = spec.Bool("reclaimable")) team.reclaimable = *reclaimable;
+  if (auto reclaimable = spec.Bool("reclaimable")) team->reclaimable = *reclaimable;
   if (auto parent = spec.String("parent")) {
-    team.cohort = parent->empty() ? "root" : *parent;
-    team.cohort_origin = OriginOf(spec.ctx(), spec.PathOf("parent"), spec.MarkOf("parent"));
+    team->cohort = parent->empty() ? "root" : *parent;
+    team->cohort_origin = OriginOf(spec.ctx(), spec.PathOf("parent"), spec.MarkOf("parent"));
   } else {
-    team.cohort = "root";
+    team->cohort = "root";
   }
   if (auto priority = spec.Integer("priority", -2147483648LL, 2147483647LL)) {
     if (*priority != 0) {
@@ -73,10 +72,15 @@ void DecodeVolcano(ObjectReader& doc, std::string_view /*kind*/, ConfigSet* out)
   spec.NotHonoured("extendClusters", "taskgov governs one cluster");
   spec.NotHonoured("dequeueStrategy", "taskgov orders pods by its task prioritization");
   if (auto state = spec.String("state")) {
-    team.active = *state != "Closed" && *state != "Closing";
+    team->active = *state != "Closed" && *state != "Closing";
   }
+  return quota;
+}
 
-  // Lines per resource named in any of the three lists.
+// One line per resource named in any of the three lists, in resource order: deserved is the
+// nominal quota, capability − deserved the borrowing limit, deserved − guarantee the lending
+// limit. nullopt when a capability is below or a guarantee above deserved (reported).
+std::optional<std::vector<LineSpec>> QuotaLines(ObjectReader& spec, const QueueQuota& quota) {
   std::map<std::string, LineSpec> lines;
   auto line_for = [&](const std::string& resource, const std::string& path) -> LineSpec& {
     auto [it, inserted] = lines.try_emplace(resource);
@@ -87,11 +91,11 @@ void DecodeVolcano(ObjectReader& doc, std::string_view /*kind*/, ConfigSet* out)
     }
     return it->second;
   };
-  for (const auto& [r, q] : deserved.value_or(std::vector<std::pair<std::string, int64_t>>{})) {
+  for (const auto& [r, q] : quota.deserved.value_or(ResourceAmounts{})) {
     line_for(r, JoinPath(spec.PathOf("deserved"), r)).nominal = q;
   }
   bool ok = true;
-  for (const auto& [r, q] : capability.value_or(std::vector<std::pair<std::string, int64_t>>{})) {
+  for (const auto& [r, q] : quota.capability.value_or(ResourceAmounts{})) {
     LineSpec& line = line_for(r, JoinPath(spec.PathOf("capability"), r));
     if (q < *line.nominal) {
       spec.ctx().Error(JoinPath(spec.PathOf("capability"), r), spec.MarkOf("capability"),
@@ -102,7 +106,7 @@ void DecodeVolcano(ObjectReader& doc, std::string_view /*kind*/, ConfigSet* out)
     }
     line.borrowing_limit = q - *line.nominal;
   }
-  for (const auto& [r, q] : guarantee.value_or(std::vector<std::pair<std::string, int64_t>>{})) {
+  for (const auto& [r, q] : quota.guarantee.value_or(ResourceAmounts{})) {
     const std::string path = JoinPath(spec.PathOf("guarantee") + ".resource", r);
     LineSpec& line = line_for(r, path);
     if (q > *line.nominal) {
@@ -114,15 +118,37 @@ void DecodeVolcano(ObjectReader& doc, std::string_view /*kind*/, ConfigSet* out)
     }
     line.lending_limit = *line.nominal - q;
   }
-  if (!deserved && !guarantee) {
+  if (!ok) return std::nullopt;
+  std::vector<LineSpec> out;
+  for (auto& [r, line] : lines) out.push_back(std::move(line));
+  return out;
+}
+
+}  // namespace
+
+void DecodeVolcano(ObjectReader& doc, std::string_view /*kind*/, ConfigSet* out) {
+  std::optional<std::string> name = ReadQueueName(doc);
+  doc.Ignore("status");
+  TeamSpec team;
+  team.dialect = Dialect::kVolcano;
+  team.origin = OriginOf(doc);
+  team.within_team = scheduler::WithinTeamPreemption::kLowerPriority;
+  team.reclaim = scheduler::ReclaimPolicy::kAny;
+  team.unlisted_resources_borrowable = true;
+  team.namespaces = std::vector<std::string>{};
+
+  ObjectReader spec = doc.Object("spec");
+  const QueueQuota quota = ReadQueueSpec(spec, &team);
+  std::optional<std::vector<LineSpec>> lines = QuotaLines(spec, quota);
+  if (!quota.deserved && !quota.guarantee) {
     spec.ctx().Warn(spec.PathOf("deserved"), spec.mark(),
                     "absent: taskgov gives the queue no nominal quota (Volcano's proportion "
                     "plugin would derive one from weight); it may borrow up to its capability");
   }
-  if (!name || !ok) return;
+  if (!name || !lines) return;
   team.name = *name;
   team.cluster_queue = *name;
-  for (auto& [r, line] : lines) team.lines.push_back(std::move(line));
+  team.lines = std::move(*lines);
   out->teams.push_back(std::move(team));
 }
 

@@ -110,41 +110,55 @@ common::Status CheckFieldSelector(std::string_view selector) {
   return common::Status::Ok();
 }
 
+// An integer flag within [min, max].
+template <typename T>
+Setter IntSetter(T Flags::*field, std::string_view name, int min, int max) {
+  return [field, name, min, max](Flags& flags, std::string_view value) -> common::Status {
+    common::Result<int> n = ParseInt(name, value, min, max);
+    if (!n.ok()) return n.error();
+    flags.*field = static_cast<T>(*n);
+    return common::Status::Ok();
+  };
+}
+
+// Without trailing slashes, with a leading one.
+common::Status SetUrlPrefix(Flags& flags, std::string_view value) {
+  std::string prefix(value);
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  if (!prefix.empty() && prefix.front() != '/') prefix.insert(prefix.begin(), '/');
+  flags.url_prefix = prefix;
+  return common::Status::Ok();
+}
+
+common::Status SetLogLevel(Flags& flags, std::string_view value) {
+  common::log::Level level;
+  if (!common::log::ParseLevel(value, &level)) {
+    return common::Error{"flag --log-level: '" + std::string(value) +
+                         "' is not one of debug, info, warn, error"};
+  }
+  flags.log_level = std::string(value);
+  return common::Status::Ok();
+}
+
+common::Status SetPodFieldSelector(Flags& flags, std::string_view value) {
+  if (common::Status s = CheckFieldSelector(value); !s.ok()) return s;
+  flags.pod_field_selector = std::string(value);
+  return common::Status::Ok();
+}
+
 // Boolean flags may be given without a value.
 const std::map<std::string, FlagDef, std::less<>>& Setters() {
   static const auto* setters = new std::map<std::string, FlagDef, std::less<>>{
       {"listen", HostPortSetter(&Flags::listen, "listen")},
       {"metrics-listen", HostPortSetter(&Flags::metrics_listen, "metrics-listen")},
-      {"url-prefix",
-       [](Flags& flags, std::string_view value) -> common::Status {
-         std::string prefix(value);
-         while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-         if (!prefix.empty() && prefix.front() != '/') prefix.insert(prefix.begin(), '/');
-         flags.url_prefix = prefix;
-         return common::Status::Ok();
-       }},
+      {"url-prefix", SetUrlPrefix},
       {"config-dir", StringSetter(&Flags::config_dir)},
       {"kubeconfig", StringSetter(&Flags::kubeconfig)},
       {"tls-cert-file", StringSetter(&Flags::tls_cert_file)},
       {"tls-key-file", StringSetter(&Flags::tls_key_file)},
       {"tls-client-ca-file", StringSetter(&Flags::tls_client_ca_file)},
-      {"log-level",
-       [](Flags& flags, std::string_view value) -> common::Status {
-         common::log::Level level;
-         if (!common::log::ParseLevel(value, &level)) {
-           return common::Error{"flag --log-level: '" + std::string(value) +
-                                "' is not one of debug, info, warn, error"};
-         }
-         flags.log_level = std::string(value);
-         return common::Status::Ok();
-       }},
-      {"io-threads",
-       [](Flags& flags, std::string_view value) -> common::Status {
-         common::Result<int> n = ParseInt("io-threads", value, 1, 64);
-         if (!n.ok()) return n.error();
-         flags.io_threads = *n;
-         return common::Status::Ok();
-       }},
+      {"log-level", SetLogLevel},
+      {"io-threads", IntSetter(&Flags::io_threads, "io-threads", 1, 64)},
       {"port-file", StringSetter(&Flags::port_file)},
       {"check-config", StringSetter(&Flags::check_config)},
       {"no-kube", BoolSetter(&Flags::no_kube, "no-kube")},
@@ -161,12 +175,7 @@ const std::map<std::string, FlagDef, std::less<>>& Setters() {
       {"leader-elect-retry-period",
        DurationSetter(&Flags::retry_period, "leader-elect-retry-period")},
       {"kube-context", StringSetter(&Flags::kube_context)},
-      {"pod-field-selector",
-       [](Flags& flags, std::string_view value) -> common::Status {
-         if (common::Status s = CheckFieldSelector(value); !s.ok()) return s;
-         flags.pod_field_selector = std::string(value);
-         return common::Status::Ok();
-       }},
+      {"pod-field-selector", SetPodFieldSelector},
       {"filter-body-limit", ByteSizeSetter(&Flags::filter_body_limit, "filter-body-limit")},
       {"prioritize-body-limit",
        ByteSizeSetter(&Flags::prioritize_body_limit, "prioritize-body-limit")},
@@ -175,13 +184,7 @@ const std::map<std::string, FlagDef, std::less<>>& Setters() {
       {"header-timeout", DurationSetter(&Flags::header_timeout, "header-timeout")},
       {"request-timeout", DurationSetter(&Flags::request_timeout, "request-timeout")},
       {"idle-timeout", DurationSetter(&Flags::idle_timeout, "idle-timeout")},
-      {"max-connections",
-       [](Flags& flags, std::string_view value) -> common::Status {
-         common::Result<int> n = ParseInt("max-connections", value, 1, 1'000'000);
-         if (!n.ok()) return n.error();
-         flags.max_connections = static_cast<size_t>(*n);
-         return common::Status::Ok();
-       }},
+      {"max-connections", IntSetter(&Flags::max_connections, "max-connections", 1, 1'000'000)},
       {"shutdown-drain", DurationSetter(&Flags::shutdown_drain, "shutdown-drain")},
   };
   return *setters;

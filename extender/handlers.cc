@@ -32,6 +32,25 @@ Outcome OutcomeOf(const DecodeStatus& status) {
   return status.failure == DecodeFailure::kMalformed ? Outcome::kBadRequest : Outcome::kUnusable;
 }
 
+struct Reply {
+  Outcome outcome;
+  int status;
+  std::string body;
+};
+
+// The reply to a filter, preempt or bind request that could not be decided on, logged: HTTP 400
+// for a malformed body; for an unusable one HTTP 200 with the verb's own error reply,
+// unusable_reply(message).
+template <typename UnusableReply>
+Reply Rejection(Verb verb, const DecodeStatus& status, size_t body_bytes,
+                UnusableReply&& unusable_reply) {
+  LogRejected(verb, status, body_bytes);
+  if (status.failure == DecodeFailure::kMalformed) {
+    return Reply{Outcome::kBadRequest, kBadRequest, EncodeError(status.message)};
+  }
+  return Reply{Outcome::kUnusable, kOk, unusable_reply(status.message)};
+}
+
 }  // namespace
 
 const char* VerbName(Verb verb) {
@@ -86,11 +105,8 @@ HttpResponse WebhookHandlers::Filter(const HttpRequest& request) {
   FilterRequest decoded;
   DecodeStatus status = DecodeFilterRequest(request.body, &decoded);
   if (!status.ok()) {
-    LogRejected(Verb::kFilter, status, request.body.size());
-    if (status.failure == DecodeFailure::kMalformed) {
-      return Finish(Outcome::kBadRequest, kBadRequest, EncodeError(status.message));
-    }
-    return Finish(Outcome::kUnusable, kOk, EncodeFilterError(status.message));
+    Reply r = Rejection(Verb::kFilter, status, request.body.size(), EncodeFilterError);
+    return Finish(r.outcome, r.status, std::move(r.body));
   }
   const scheduler::FilterResult result = decider_->Filter(decoded.args);
   size_t dropped = 0;
@@ -146,13 +162,12 @@ HttpResponse WebhookHandlers::Preempt(const HttpRequest& request) {
   scheduler::PreemptArgs args;
   DecodeStatus status = DecodePreemptRequest(request.body, &args);
   if (!status.ok()) {
-    LogRejected(Verb::kPreempt, status, request.body.size());
-    if (status.failure == DecodeFailure::kMalformed) {
-      return Finish(Outcome::kBadRequest, kBadRequest, EncodeError(status.message));
-    }
-    scheduler::PreemptResult veto;
-    veto.error = status.message;
-    return Finish(Outcome::kUnusable, kOk, EncodePreemptResult(veto));
+    Reply r = Rejection(Verb::kPreempt, status, request.body.size(), [](const std::string& error) {
+      scheduler::PreemptResult veto;
+      veto.error = error;
+      return EncodePreemptResult(veto);
+    });
+    return Finish(r.outcome, r.status, std::move(r.body));
   }
   scheduler::PreemptResult result = decider_->Preempt(args);
   Outcome outcome = Outcome::kOk;
@@ -177,11 +192,10 @@ HttpResponse WebhookHandlers::Bind(const HttpRequest& request) {
   scheduler::BindArgs args;
   DecodeStatus status = DecodeBindRequest(request.body, &args);
   if (!status.ok()) {
-    LogRejected(Verb::kBind, status, request.body.size());
-    if (status.failure == DecodeFailure::kMalformed) {
-      return Finish(Outcome::kBadRequest, kBadRequest, EncodeError(status.message));
-    }
-    return Finish(Outcome::kUnusable, kOk, EncodeBindResult(scheduler::BindResult{status.message}));
+    Reply r = Rejection(Verb::kBind, status, request.body.size(), [](const std::string& error) {
+      return EncodeBindResult(scheduler::BindResult{error});
+    });
+    return Finish(r.outcome, r.status, std::move(r.body));
   }
   const scheduler::BindResult result = decider_->Bind(args);
   const std::string pod = args.pod_namespace + "/" + args.pod_name;

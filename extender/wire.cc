@@ -1,5 +1,6 @@
 #include "extender/wire.h"
 
+#include <map>
 #include <memory>
 #include <unordered_map>
 
@@ -219,6 +220,95 @@ void AppendJsonString(std::string_view text, std::string* out) {
   out->push_back('"');
 }
 
+namespace {
+
+// The request's Nodes (a NodeList): the decoded nodes, their names and each one's text in `body`
+// (from the captures of `json`).
+DecodeStatus DecodeNodeList(const Value& nodes, const scheduler::SelectedJson& json,
+                            std::string_view body, FilterRequest* out) {
+  scheduler::FilterArgs& args = out->args;
+  if (!nodes.IsObject()) return TypeError("Nodes", "a NodeList object", nodes);
+  const Value* items = Member(nodes, "items");
+  if (items != nullptr && !items->IsArray()) return TypeError("Nodes.items", "an array", *items);
+  const SizeType count = items != nullptr ? items->Size() : 0;
+  // The chosen items array is the last one captured (last key wins at every level), so its
+  // spans are the last `count` captures.
+  if (json.captures.size() < count) return Malformed("Nodes.items: internal span mismatch");
+  const size_t first_span = json.captures.size() - count;
+  args.nodes.reserve(count);
+  args.node_names.reserve(count);
+  out->raw_nodes.reserve(count);
+  for (SizeType i = 0; i < count; ++i) {
+    const std::string where = "Nodes.items[" + std::to_string(i) + "]";
+    const Value& item = (*items)[i];
+    if (!item.IsObject()) return TypeError(where, "a Node object", item);
+    common::Result<scheduler::Node> node = scheduler::DecodeNode(item);
+    if (!node.ok()) return Malformed(where + ": " + node.error().message);
+    const scheduler::JsonSpan span = json.captures[first_span + i];
+    args.node_names.push_back(node->name);
+    args.nodes.push_back(std::move(node).value());
+    out->raw_nodes.push_back(body.substr(span.begin, span.end - span.begin));
+  }
+  return DecodeStatus{};
+}
+
+// The request's NodeNames (an array) into *out.
+DecodeStatus DecodeNodeNames(const Value& names, std::vector<std::string>* out) {
+  out->reserve(names.Size());
+  for (SizeType i = 0; i < names.Size(); ++i) {
+    const Value& name = names[i];
+    if (!name.IsString())
+      return TypeError("NodeNames[" + std::to_string(i) + "]", "a string", name);
+    out->push_back(View(name));
+  }
+  return DecodeStatus{};
+}
+
+// One node's entry of NodeNameToVictims (full pods) or NodeNameToMetaVictims (`is_meta`: UIDs
+// only); null is no victims.
+DecodeStatus DecodeVictims(const Value& v, const std::string& where, bool is_meta,
+                           scheduler::Victims* victims) {
+  if (v.IsNull()) return DecodeStatus{};
+  if (!v.IsObject()) return TypeError(where, "an object", v);
+  TASKGOV_RETURN_IF_FAILED(
+      GetInt64(v, "numpdbviolations", where + ".NumPDBViolations", &victims->num_pdb_violations));
+  const Value* pods = Member(v, "pods");
+  if (pods == nullptr) return DecodeStatus{};
+  if (!pods->IsArray()) return TypeError(where + ".Pods", "an array", *pods);
+  for (SizeType i = 0; i < pods->Size(); ++i) {
+    const std::string pod_where = where + ".Pods[" + std::to_string(i) + "]";
+    const Value& p = (*pods)[i];
+    if (!p.IsObject()) return TypeError(pod_where, "an object", p);
+    scheduler::Pod pod;
+    if (is_meta) {
+      TASKGOV_RETURN_IF_FAILED(GetString(p, "uid", pod_where + ".UID", &pod.uid));
+    } else {
+      common::Result<scheduler::Pod> decoded = scheduler::DecodePod(p);
+      if (!decoded.ok()) return Malformed(pod_where + ": " + decoded.error().message);
+      pod = std::move(decoded).value();
+    }
+    victims->pods.push_back(std::move(pod));
+  }
+  return DecodeStatus{};
+}
+
+// Every node's victims of one of the two maps into *out; a node given twice: the last wins.
+DecodeStatus DecodeVictimsMap(const Value& map, bool is_meta,
+                              std::map<std::string, scheduler::Victims>* out) {
+  const std::string map_name = is_meta ? "NodeNameToMetaVictims" : "NodeNameToVictims";
+  if (!map.IsObject()) return TypeError(map_name, "an object", map);
+  for (auto it = map.MemberBegin(); it != map.MemberEnd(); ++it) {
+    const std::string node = View(it->name);
+    scheduler::Victims victims;
+    TASKGOV_RETURN_IF_FAILED(
+        DecodeVictims(it->value, map_name + "[\"" + node + "\"]", is_meta, &victims));
+    (*out)[node] = std::move(victims);
+  }
+  return DecodeStatus{};
+}
+
+}  // namespace
+
 DecodeStatus DecodeFilterRequest(std::string_view body, FilterRequest* out) {
   *out = FilterRequest{};
   scheduler::SelectedJson json;
@@ -231,42 +321,10 @@ DecodeStatus DecodeFilterRequest(std::string_view body, FilterRequest* out) {
 
   const Value* nodes = Member(root, "nodes");
   const Value* names = Member(root, "nodenames");
-  if (nodes != nullptr) {
-    if (!nodes->IsObject()) return TypeError("Nodes", "a NodeList object", *nodes);
-    const Value* items = Member(*nodes, "items");
-    if (items != nullptr && !items->IsArray()) return TypeError("Nodes.items", "an array", *items);
-    const SizeType count = items != nullptr ? items->Size() : 0;
-    // The chosen items array is the last one captured (last key wins at every level), so its
-    // spans are the last `count` captures.
-    if (json.captures.size() < count) return Malformed("Nodes.items: internal span mismatch");
-    const size_t first_span = json.captures.size() - count;
-    args.nodes.reserve(count);
-    args.node_names.reserve(count);
-    out->raw_nodes.reserve(count);
-    for (SizeType i = 0; i < count; ++i) {
-      const std::string where = "Nodes.items[" + std::to_string(i) + "]";
-      const Value& item = (*items)[i];
-      if (!item.IsObject()) return TypeError(where, "a Node object", item);
-      common::Result<scheduler::Node> node = scheduler::DecodeNode(item);
-      if (!node.ok()) return Malformed(where + ": " + node.error().message);
-      const scheduler::JsonSpan span = json.captures[first_span + i];
-      args.node_names.push_back(node->name);
-      args.nodes.push_back(std::move(node).value());
-      out->raw_nodes.push_back(body.substr(span.begin, span.end - span.begin));
-    }
-  }
+  if (nodes != nullptr) TASKGOV_RETURN_IF_FAILED(DecodeNodeList(*nodes, json, body, out));
   if (names != nullptr) {
     if (!names->IsArray()) return TypeError("NodeNames", "an array of strings", *names);
-    if (nodes == nullptr) {
-      args.node_names.reserve(names->Size());
-      for (SizeType i = 0; i < names->Size(); ++i) {
-        const Value& name = (*names)[i];
-        if (!name.IsString()) {
-          return TypeError("NodeNames[" + std::to_string(i) + "]", "a string", name);
-        }
-        args.node_names.push_back(View(name));
-      }
-    }
+    if (nodes == nullptr) TASKGOV_RETURN_IF_FAILED(DecodeNodeNames(*names, &args.node_names));
   }
 
   // Well-formed from here on; is it usable?
@@ -297,41 +355,11 @@ DecodeStatus DecodePreemptRequest(std::string_view body, scheduler::PreemptArgs*
 
   const Value* full = Member(root, "nodenametovictims");
   const Value* meta = Member(root, "nodenametometavictims");
-  for (const Value* map : {full, meta}) {
-    if (map == nullptr) continue;
-    const bool is_meta = map == meta;
-    const std::string map_name = is_meta ? "NodeNameToMetaVictims" : "NodeNameToVictims";
-    if (!map->IsObject()) return TypeError(map_name, "an object", *map);
-    for (auto it = map->MemberBegin(); it != map->MemberEnd(); ++it) {
-      const std::string node = View(it->name);
-      const std::string where = map_name + "[\"" + node + "\"]";
-      scheduler::Victims victims;
-      const Value& v = it->value;
-      if (!v.IsNull()) {
-        if (!v.IsObject()) return TypeError(where, "an object", v);
-        TASKGOV_RETURN_IF_FAILED(GetInt64(v, "numpdbviolations", where + ".NumPDBViolations",
-                                          &victims.num_pdb_violations));
-        const Value* pods = Member(v, "pods");
-        if (pods != nullptr) {
-          if (!pods->IsArray()) return TypeError(where + ".Pods", "an array", *pods);
-          for (SizeType i = 0; i < pods->Size(); ++i) {
-            const std::string pod_where = where + ".Pods[" + std::to_string(i) + "]";
-            const Value& p = (*pods)[i];
-            if (!p.IsObject()) return TypeError(pod_where, "an object", p);
-            scheduler::Pod pod;
-            if (is_meta) {
-              TASKGOV_RETURN_IF_FAILED(GetString(p, "uid", pod_where + ".UID", &pod.uid));
-            } else {
-              common::Result<scheduler::Pod> decoded = scheduler::DecodePod(p);
-              if (!decoded.ok()) return Malformed(pod_where + ": " + decoded.error().message);
-              pod = std::move(decoded).value();
-            }
-            victims.pods.push_back(std::move(pod));
-          }
-        }
-      }
-      out->node_to_victims[node] = std::move(victims);  // a node given twice: the last wins
-    }
+  if (full != nullptr) {
+    TASKGOV_RETURN_IF_FAILED(DecodeVictimsMap(*full, /*is_meta=*/false, &out->node_to_victims));
+  }
+  if (meta != nullptr) {
+    TASKGOV_RETURN_IF_FAILED(DecodeVictimsMap(*meta, /*is_meta=*/true, &out->node_to_victims));
   }
 
   if (!has_pod) return Unusable("the request has no Pod");
@@ -469,10 +497,7 @@ std::string EncodePreemptResult(const scheduler::PreemptResult& result) {
 }
 
 std::string EncodeBindResult(const scheduler::BindResult& result) {
-  std::string out = "{\"Error\":";
-  AppendJsonString(result.error, &out);
-  out.push_back('}');
-  return out;
+  return EncodeError(result.error);
 }
 
 std::string EncodeError(std::string_view message) {

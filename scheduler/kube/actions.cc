@@ -4,6 +4,7 @@
 #include <rapidjson/writer.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "common/log.h"
 #include "common/time_format.h"
@@ -18,6 +19,28 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 void Str(Writer& w, const char* key, std::string_view value) {
   w.Key(key);
   w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+}
+
+// `key: {...}` with the members `fields()` writes.
+template <typename Fields>
+void Nested(Writer& w, const char* key, Fields&& fields) {
+  w.Key(key);
+  w.StartObject();
+  fields();
+  w.EndObject();
+}
+
+// A Kubernetes object as compact JSON: apiVersion and kind, then the members `fields(w)` writes.
+template <typename Fields>
+std::string ObjectJson(std::string_view api_version, std::string_view kind, Fields&& fields) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  Str(w, "apiVersion", api_version);
+  Str(w, "kind", kind);
+  fields(w);
+  w.EndObject();
+  return buffer.GetString();
 }
 
 // Cuts `text` to at most `limit` bytes without splitting a UTF-8 sequence.
@@ -40,83 +63,57 @@ bool MentionsDisruptionBudget(const std::string& message) {
 }  // namespace
 
 std::string BindingBody(const std::string& name, const std::string& uid, const std::string& node) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartObject();
-  Str(w, "apiVersion", "v1");
-  Str(w, "kind", "Binding");
-  w.Key("metadata");
-  w.StartObject();
-  Str(w, "name", name);
-  if (!uid.empty()) Str(w, "uid", uid);
-  w.EndObject();
-  w.Key("target");
-  w.StartObject();
-  Str(w, "kind", "Node");
-  Str(w, "name", node);
-  w.EndObject();
-  w.EndObject();
-  return buffer.GetString();
+  return ObjectJson("v1", "Binding", [&](Writer& w) {
+    Nested(w, "metadata", [&] {
+      Str(w, "name", name);
+      if (!uid.empty()) Str(w, "uid", uid);
+    });
+    Nested(w, "target", [&] {
+      Str(w, "kind", "Node");
+      Str(w, "name", node);
+    });
+  });
 }
 
 std::string EvictionBody(const std::string& ns, const std::string& name, const std::string& uid,
                          int64_t grace_period_seconds) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartObject();
-  Str(w, "apiVersion", "policy/v1");
-  Str(w, "kind", "Eviction");
-  w.Key("metadata");
-  w.StartObject();
-  Str(w, "name", name);
-  Str(w, "namespace", ns);
-  w.EndObject();
-  w.Key("deleteOptions");
-  w.StartObject();
-  w.Key("gracePeriodSeconds");
-  w.Int64(std::max<int64_t>(0, grace_period_seconds));
-  if (!uid.empty()) {
-    w.Key("preconditions");
-    w.StartObject();
-    Str(w, "uid", uid);
-    w.EndObject();
-  }
-  w.EndObject();
-  w.EndObject();
-  return buffer.GetString();
+  return ObjectJson("policy/v1", "Eviction", [&](Writer& w) {
+    Nested(w, "metadata", [&] {
+      Str(w, "name", name);
+      Str(w, "namespace", ns);
+    });
+    Nested(w, "deleteOptions", [&] {
+      w.Key("gracePeriodSeconds");
+      w.Int64(std::max<int64_t>(0, grace_period_seconds));
+      if (!uid.empty()) Nested(w, "preconditions", [&] { Str(w, "uid", uid); });
+    });
+  });
 }
 
 std::string EventBody(const EventRecord& event, const std::string& event_name,
                       const std::string& event_time, const std::string& reporting_controller,
                       const std::string& reporting_instance) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartObject();
-  Str(w, "apiVersion", "events.k8s.io/v1");
-  Str(w, "kind", "Event");
-  w.Key("metadata");
-  w.StartObject();
-  Str(w, "name", event_name);
-  Str(w, "namespace", event.ns);
-  w.EndObject();
-  Str(w, "eventTime", event_time);
-  // The API's validation limits: reason and action 128 bytes, note 1 KiB.
-  Str(w, "reportingController", Truncate(reporting_controller, 128));
-  Str(w, "reportingInstance", Truncate(reporting_instance, 128));
-  Str(w, "action", Truncate(event.action.empty() ? event.reason : event.action, 128));
-  Str(w, "reason", Truncate(event.reason, 128));
-  Str(w, "type", event.type == "Warning" ? "Warning" : "Normal");
-  Str(w, "note", Truncate(event.note, 1024));
-  w.Key("regarding");
-  w.StartObject();
-  Str(w, "apiVersion", "v1");
-  Str(w, "kind", "Pod");
-  Str(w, "namespace", event.ns);
-  Str(w, "name", event.pod_name);
-  if (!event.pod_uid.empty()) Str(w, "uid", event.pod_uid);
-  w.EndObject();
-  w.EndObject();
-  return buffer.GetString();
+  return ObjectJson("events.k8s.io/v1", "Event", [&](Writer& w) {
+    Nested(w, "metadata", [&] {
+      Str(w, "name", event_name);
+      Str(w, "namespace", event.ns);
+    });
+    Str(w, "eventTime", event_time);
+    // The API's validation limits: reason and action 128 bytes, note 1 KiB.
+    Str(w, "reportingController", Truncate(reporting_controller, 128));
+    Str(w, "reportingInstance", Truncate(reporting_instance, 128));
+    Str(w, "action", Truncate(event.action.empty() ? event.reason : event.action, 128));
+    Str(w, "reason", Truncate(event.reason, 128));
+    Str(w, "type", event.type == "Warning" ? "Warning" : "Normal");
+    Str(w, "note", Truncate(event.note, 1024));
+    Nested(w, "regarding", [&] {
+      Str(w, "apiVersion", "v1");
+      Str(w, "kind", "Pod");
+      Str(w, "namespace", event.ns);
+      Str(w, "name", event.pod_name);
+      if (!event.pod_uid.empty()) Str(w, "uid", event.pod_uid);
+    });
+  });
 }
 
 ApiKubeActions::ApiKubeActions(KubeClient* client, KubeActionsOptions options)
@@ -156,6 +153,39 @@ common::Status ApiKubeActions::Bind(const std::string& ns, const std::string& na
   return common::Status::Ok();
 }
 
+namespace {
+
+// What a refused eviction of `pod` comes to: blocked by a PodDisruptionBudget, the pod gone (or
+// replaced), or failed (logged unless throttled). nullopt for API throttling whose Retry-After
+// the deadline allows: it has been waited out and call->timeout is the time left.
+std::optional<EvictOutcome> RefusedEviction(const ApiError& e, const std::string& pod,
+                                            std::chrono::steady_clock::time_point deadline,
+                                            CallOptions* call) {
+  if (e.status == 429) {
+    const bool pdb = e.HasCause("DisruptionBudget") || MentionsDisruptionBudget(e.message) ||
+                     e.retry_after.count() == 0;
+    if (pdb) return EvictOutcome::kBlockedByPdb;
+    // API throttling with Retry-After: wait it out if the deadline allows.
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (e.retry_after < left) {
+      std::this_thread::sleep_for(e.retry_after);
+      call->timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (call->timeout.count() > 0) return std::nullopt;
+    }
+    return EvictOutcome::kFailed;
+  }
+  if (e.status == 404 || (e.status == 409 && (e.message.find("UID") != std::string::npos ||
+                                              e.message.find("uid") != std::string::npos))) {
+    return EvictOutcome::kNotFound;
+  }
+  common::log::Warn(kComponent, "eviction failed", {{"pod", pod}, {"error", e.ToString()}});
+  return EvictOutcome::kFailed;
+}
+
+}  // namespace
+
 EvictOutcome ApiKubeActions::Evict(const std::string& ns, const std::string& name,
                                    const std::string& uid, int64_t grace_period_seconds,
                                    std::string* detail) {
@@ -174,34 +204,11 @@ EvictOutcome ApiKubeActions::Evict(const std::string& ns, const std::string& nam
       outcome = EvictOutcome::kEvicted;
       break;
     }
-    const ApiError& e = response.error();
-    text = e.ToString();
-    if (e.status == 429) {
-      const bool pdb = e.HasCause("DisruptionBudget") || MentionsDisruptionBudget(e.message) ||
-                       e.retry_after.count() == 0;
-      if (pdb) {
-        outcome = EvictOutcome::kBlockedByPdb;
-        break;
-      }
-      // API throttling with Retry-After: wait it out if the deadline allows.
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (e.retry_after < left) {
-        std::this_thread::sleep_for(e.retry_after);
-        call.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (call.timeout.count() > 0) continue;
-      }
-      outcome = EvictOutcome::kFailed;
-      break;
-    }
-    if (e.status == 404 || (e.status == 409 && (e.message.find("UID") != std::string::npos ||
-                                                e.message.find("uid") != std::string::npos))) {
-      outcome = EvictOutcome::kNotFound;
-      break;
-    }
-    common::log::Warn(kComponent, "eviction failed", {{"pod", ns + "/" + name}, {"error", text}});
-    outcome = EvictOutcome::kFailed;
+    text = response.error().ToString();
+    std::optional<EvictOutcome> refused =
+        RefusedEviction(response.error(), ns + "/" + name, deadline, &call);
+    if (!refused) continue;
+    outcome = *refused;
     break;
   }
   if (detail != nullptr) *detail = text;

@@ -211,6 +211,17 @@ void KubeClient::Release(std::unique_ptr<HttpConnection> connection) {
   idle_.push_back(std::move(connection));
 }
 
+namespace {
+
+// Sleeps `delay`; false when `cancel` (may be nullptr) fired first.
+bool SleepUnlessCancelled(std::chrono::milliseconds delay, Cancellation* cancel) {
+  if (cancel != nullptr) return cancel->SleepFor(delay);
+  std::this_thread::sleep_for(delay);
+  return true;
+}
+
+}  // namespace
+
 ApiResult<HttpResponse> KubeClient::Call(std::string_view method, std::string_view target,
                                          std::string body, const CallOptions& call) {
   const std::string what = std::string(method) + " " + std::string(target);
@@ -261,12 +272,8 @@ ApiResult<HttpResponse> KubeClient::Call(std::string_view method, std::string_vi
       common::log::Info(
           kComponent, "429 Too Many Requests; waiting Retry-After",
           {{"request", what}, {"retry_after_ms", static_cast<int64_t>(error.retry_after.count())}});
-      if (call.cancel != nullptr) {
-        if (!call.cancel->SleepFor(error.retry_after)) {
-          return fail(ApiError::Cancelled("cancelled while waiting Retry-After", what));
-        }
-      } else {
-        std::this_thread::sleep_for(error.retry_after);
+      if (!SleepUnlessCancelled(error.retry_after, call.cancel)) {
+        return fail(ApiError::Cancelled("cancelled while waiting Retry-After", what));
       }
       continue;
     }
@@ -318,10 +325,10 @@ ApiResult<ListPage> KubeClient::List(const std::string& path, const ListOptions&
     if (!meta->value.IsObject()) return bad("metadata: expected an object");
     for (auto [key, out] : {std::pair{"resourceVersion", &page.resource_version},
                             std::pair{"continue", &page.continue_token}}) {
-      auto it = meta->value.FindMember(key);
-      if (it == meta->value.MemberEnd() || it->value.IsNull()) continue;
-      if (!it->value.IsString()) return bad(std::string("metadata.") + key + ": expected a string");
-      out->assign(it->value.GetString(), it->value.GetStringLength());
+      common::Result<std::string> v =
+          OptionalJsonString(meta->value, key, std::string("metadata.") + key);
+      if (!v.ok()) return bad(v.error().message);
+      *out = std::move(*v);
     }
   }
   return page;

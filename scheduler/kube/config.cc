@@ -133,6 +133,56 @@ common::Status ReadPemField(const Named& named, const std::string& where, const 
   return common::Status::Ok();
 }
 
+// exec.args (`w` is the path of exec), when present: a list of strings.
+common::Status ReadExecArgs(const YAML::Node& args, const std::string& w,
+                            std::vector<std::string>* out) {
+  if (!args.IsDefined() || args.IsNull()) return common::Status::Ok();
+  if (!args.IsSequence()) return common::Error{w + ".args: expected a list"};
+  for (size_t i = 0; i < args.size(); ++i) {
+    common::Result<std::string> arg = ScalarString(args[i], w + ".args[" + std::to_string(i) + "]");
+    if (!arg.ok()) return arg.error();
+    out->push_back(*arg);
+  }
+  return common::Status::Ok();
+}
+
+// exec.env, when present: a list of {name, value} with non-empty names.
+common::Status ReadExecEnv(const YAML::Node& env, const std::string& w,
+                           std::vector<std::pair<std::string, std::string>>* out) {
+  if (!env.IsDefined() || env.IsNull()) return common::Status::Ok();
+  if (!env.IsSequence()) return common::Error{w + ".env: expected a list"};
+  for (size_t i = 0; i < env.size(); ++i) {
+    const std::string ew = w + ".env[" + std::to_string(i) + "]";
+    if (!env[i].IsMap()) return common::Error{ew + ": expected a map with name and value"};
+    common::Result<std::string> name = ScalarString(env[i]["name"], ew + ".name");
+    if (!name.ok()) return name.error();
+    common::Result<std::string> value = ScalarString(env[i]["value"], ew + ".value");
+    if (!value.ok()) return value.error();
+    if (name->empty()) return common::Error{ew + ".name: missing"};
+    out->emplace_back(*name, *value);
+  }
+  return common::Status::Ok();
+}
+
+// exec.interactiveMode: Never or IfAvailable (the default, except that v1 requires it); Always
+// needs a terminal, which taskgov never has.
+common::Result<std::string> ReadInteractiveMode(const YAML::Node& node, const std::string& w,
+                                                const std::string& api_version) {
+  common::Result<std::string> mode = ScalarString(node, w + ".interactiveMode");
+  if (!mode.ok()) return mode.error();
+  if (!mode->empty() && *mode != "Never" && *mode != "IfAvailable" && *mode != "Always") {
+    return common::Error{w + ".interactiveMode: want Never, IfAvailable or Always, got '" + *mode +
+                         "'"};
+  }
+  if (mode->empty() && api_version == "client.authentication.k8s.io/v1") {
+    return common::Error{w + ".interactiveMode: required for client.authentication.k8s.io/v1"};
+  }
+  if (*mode == "Always") {
+    return common::Error{w + ".interactiveMode: Always needs a terminal; taskgov runs unattended"};
+  }
+  return mode->empty() ? std::string("IfAvailable") : *mode;
+}
+
 common::Status ReadExec(const Named& named, const std::string& where, ClusterConfig* config) {
   YAML::Node exec = named.body["exec"];
   if (!exec.IsDefined() || exec.IsNull()) return common::Status::Ok();
@@ -150,43 +200,12 @@ common::Status ReadExec(const Named& named, const std::string& where, ClusterCon
   if (!command.ok()) return command.error();
   if (command->empty()) return common::Error{w + ".command: missing"};
   out.command = command->find('/') != std::string::npos ? Resolve(named.dir, *command) : *command;
-  YAML::Node args = exec["args"];
-  if (args.IsDefined() && !args.IsNull()) {
-    if (!args.IsSequence()) return common::Error{w + ".args: expected a list"};
-    for (size_t i = 0; i < args.size(); ++i) {
-      common::Result<std::string> arg =
-          ScalarString(args[i], w + ".args[" + std::to_string(i) + "]");
-      if (!arg.ok()) return arg.error();
-      out.args.push_back(*arg);
-    }
-  }
-  YAML::Node env = exec["env"];
-  if (env.IsDefined() && !env.IsNull()) {
-    if (!env.IsSequence()) return common::Error{w + ".env: expected a list"};
-    for (size_t i = 0; i < env.size(); ++i) {
-      const std::string ew = w + ".env[" + std::to_string(i) + "]";
-      if (!env[i].IsMap()) return common::Error{ew + ": expected a map with name and value"};
-      common::Result<std::string> name = ScalarString(env[i]["name"], ew + ".name");
-      if (!name.ok()) return name.error();
-      common::Result<std::string> value = ScalarString(env[i]["value"], ew + ".value");
-      if (!value.ok()) return value.error();
-      if (name->empty()) return common::Error{ew + ".name: missing"};
-      out.env.emplace_back(*name, *value);
-    }
-  }
-  common::Result<std::string> mode = ScalarString(exec["interactiveMode"], w + ".interactiveMode");
+  if (common::Status s = ReadExecArgs(exec["args"], w, &out.args); !s.ok()) return s;
+  if (common::Status s = ReadExecEnv(exec["env"], w, &out.env); !s.ok()) return s;
+  common::Result<std::string> mode =
+      ReadInteractiveMode(exec["interactiveMode"], w, out.api_version);
   if (!mode.ok()) return mode.error();
-  if (!mode->empty() && *mode != "Never" && *mode != "IfAvailable" && *mode != "Always") {
-    return common::Error{w + ".interactiveMode: want Never, IfAvailable or Always, got '" + *mode +
-                         "'"};
-  }
-  if (mode->empty() && out.api_version == "client.authentication.k8s.io/v1") {
-    return common::Error{w + ".interactiveMode: required for client.authentication.k8s.io/v1"};
-  }
-  if (*mode == "Always") {
-    return common::Error{w + ".interactiveMode: Always needs a terminal; taskgov runs unattended"};
-  }
-  out.interactive_mode = mode->empty() ? "IfAvailable" : *mode;
+  out.interactive_mode = *mode;
   common::Result<bool> provide = ScalarBool(exec["provideClusterInfo"], w + ".provideClusterInfo");
   if (!provide.ok()) return provide.error();
   out.provide_cluster_info = *provide;
@@ -195,6 +214,49 @@ common::Status ReadExec(const Named& named, const std::string& where, ClusterCon
   out.install_hint = *hint;
   config->exec = std::move(out);
   return common::Status::Ok();
+}
+
+// A clusters[].cluster entry (at `where`): server URL and TLS settings.
+common::Status ReadCluster(const Named& c, const std::string& where, ClusterConfig* config) {
+  common::Result<std::string> server = ScalarString(c.body["server"], where + ".server");
+  if (!server.ok()) return server.error();
+  if (server->empty()) return common::Error{where + ".server: missing"};
+  if (common::Status s = ParseServerUrl(*server, config); !s.ok())
+    return s.error().Wrap(where + ".server");
+  if (common::Status s = ReadPemField(c, where, "certificate-authority", &config->ca_pem);
+      !s.ok()) {
+    return s.error();
+  }
+  common::Result<bool> insecure =
+      ScalarBool(c.body["insecure-skip-tls-verify"], where + ".insecure-skip-tls-verify");
+  if (!insecure.ok()) return insecure.error();
+  config->insecure_skip_tls_verify = *insecure;
+  common::Result<std::string> sni =
+      ScalarString(c.body["tls-server-name"], where + ".tls-server-name");
+  if (!sni.ok()) return sni.error();
+  config->tls_server_name = *sni;
+  return common::Status::Ok();
+}
+
+// A users[].user entry (at `uw`): token, token file, client certificate and key, exec plugin.
+common::Status ReadUser(const Named& u, const std::string& uw, ClusterConfig* config) {
+  common::Result<std::string> token = ScalarString(u.body["token"], uw + ".token");
+  if (!token.ok()) return token.error();
+  config->token = *token;
+  common::Result<std::string> token_file = ScalarString(u.body["tokenFile"], uw + ".tokenFile");
+  if (!token_file.ok()) return token_file.error();
+  if (!token_file->empty()) config->token_file = Resolve(u.dir, *token_file);
+  if (common::Status s = ReadPemField(u, uw, "client-certificate", &config->client_cert_pem);
+      !s.ok()) {
+    return s.error();
+  }
+  if (common::Status s = ReadPemField(u, uw, "client-key", &config->client_key_pem); !s.ok()) {
+    return s.error();
+  }
+  if (config->client_cert_pem.empty() != config->client_key_pem.empty()) {
+    return common::Error{uw + ": client-certificate and client-key go together"};
+  }
+  return ReadExec(u, uw, config);
 }
 
 common::Result<ClusterConfig> Build(const Merged& merged, const std::string& context_override,
@@ -225,23 +287,7 @@ common::Result<ClusterConfig> Build(const Merged& merged, const std::string& con
   if (!ns->empty()) config.default_namespace = *ns;
   const Named& c = cluster->second;
   const std::string where = c.file + ": clusters[" + *cluster_name + "].cluster";
-  common::Result<std::string> server = ScalarString(c.body["server"], where + ".server");
-  if (!server.ok()) return server.error();
-  if (server->empty()) return common::Error{where + ".server: missing"};
-  if (common::Status s = ParseServerUrl(*server, &config); !s.ok())
-    return s.error().Wrap(where + ".server");
-  if (common::Status s = ReadPemField(c, where, "certificate-authority", &config.ca_pem); !s.ok()) {
-    return s.error();
-  }
-  common::Result<bool> insecure =
-      ScalarBool(c.body["insecure-skip-tls-verify"], where + ".insecure-skip-tls-verify");
-  if (!insecure.ok()) return insecure.error();
-  config.insecure_skip_tls_verify = *insecure;
-  common::Result<std::string> sni =
-      ScalarString(c.body["tls-server-name"], where + ".tls-server-name");
-  if (!sni.ok()) return sni.error();
-  config.tls_server_name = *sni;
-
+  if (common::Status s = ReadCluster(c, where, &config); !s.ok()) return s.error();
   if (!user_name->empty()) {
     auto user = merged.users.find(*user_name);
     if (user == merged.users.end()) {
@@ -249,23 +295,7 @@ common::Result<ClusterConfig> Build(const Merged& merged, const std::string& con
     }
     const Named& u = user->second;
     const std::string uw = u.file + ": users[" + *user_name + "].user";
-    common::Result<std::string> token = ScalarString(u.body["token"], uw + ".token");
-    if (!token.ok()) return token.error();
-    config.token = *token;
-    common::Result<std::string> token_file = ScalarString(u.body["tokenFile"], uw + ".tokenFile");
-    if (!token_file.ok()) return token_file.error();
-    if (!token_file->empty()) config.token_file = Resolve(u.dir, *token_file);
-    if (common::Status s = ReadPemField(u, uw, "client-certificate", &config.client_cert_pem);
-        !s.ok()) {
-      return s.error();
-    }
-    if (common::Status s = ReadPemField(u, uw, "client-key", &config.client_key_pem); !s.ok()) {
-      return s.error();
-    }
-    if (config.client_cert_pem.empty() != config.client_key_pem.empty()) {
-      return common::Error{uw + ": client-certificate and client-key go together"};
-    }
-    if (common::Status s = ReadExec(u, uw, &config); !s.ok()) return s.error();
+    if (common::Status s = ReadUser(u, uw, &config); !s.ok()) return s.error();
   }
   return config;
 }

@@ -18,6 +18,7 @@
 
 #include "common/log.h"
 #include "common/time_format.h"
+#include "scheduler/kube/watch_decoder.h"
 
 extern char** environ;
 
@@ -32,20 +33,6 @@ std::string TrimToken(std::string token) {
     token.pop_back();
   }
   return token;
-}
-
-const rapidjson::Value* Member(const rapidjson::Value& object, const char* name) {
-  if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(name);
-  return it == object.MemberEnd() ? nullptr : &it->value;
-}
-
-common::Result<std::string> OptionalString(const rapidjson::Value& object, const char* name,
-                                           const std::string& where) {
-  const rapidjson::Value* v = Member(object, name);
-  if (v == nullptr || v->IsNull()) return std::string();
-  if (!v->IsString()) return common::Error{where + "." + name + ": expected a string"};
-  return std::string(v->GetString(), v->GetStringLength());
 }
 
 std::string ExecInfo(const ClusterConfig& config) {
@@ -83,6 +70,57 @@ std::string ExecInfo(const ClusterConfig& config) {
   w.EndObject();
   w.EndObject();
   return buffer.GetString();
+}
+
+// The status of an ExecCredential.
+struct ExecStatus {
+  std::string token;
+  std::string cert;
+  std::string key;
+  std::string expiry;  // RFC 3339; "" when none
+};
+
+// Decodes an exec plugin's output: an ExecCredential of `api_version` whose status has a token, a
+// client certificate and key, or both. Errors are prefixed by `what`.
+common::Result<ExecStatus> DecodeExecCredential(const std::string& out,
+                                                const std::string& api_version,
+                                                const std::string& what) {
+  rapidjson::Document doc;
+  doc.Parse(out.data(), out.size());
+  if (doc.HasParseError() || !doc.IsObject()) {
+    return common::Error{what + ": output is not a JSON object"};
+  }
+  common::Result<std::string> api =
+      OptionalJsonString(doc, "apiVersion", "ExecCredential.apiVersion");
+  if (!api.ok()) return api.error().Wrap(what);
+  if (*api != api_version) {
+    return common::Error{what + ": apiVersion '" + *api + "' does not match the configured '" +
+                         api_version + "'"};
+  }
+  common::Result<std::string> kind = OptionalJsonString(doc, "kind", "ExecCredential.kind");
+  if (!kind.ok()) return kind.error().Wrap(what);
+  if (*kind != "ExecCredential")
+    return common::Error{what + ": kind '" + *kind + "', want ExecCredential"};
+  const rapidjson::Value* status = JsonMember(doc, "status");
+  if (status == nullptr || !status->IsObject()) return common::Error{what + ": missing status"};
+  common::Result<std::string> token = OptionalJsonString(*status, "token", "status.token");
+  common::Result<std::string> cert =
+      OptionalJsonString(*status, "clientCertificateData", "status.clientCertificateData");
+  common::Result<std::string> key =
+      OptionalJsonString(*status, "clientKeyData", "status.clientKeyData");
+  common::Result<std::string> expiry =
+      OptionalJsonString(*status, "expirationTimestamp", "status.expirationTimestamp");
+  for (const common::Result<std::string>* r : {&token, &cert, &key, &expiry}) {
+    if (!r->ok()) return r->error().Wrap(what);
+  }
+  if (cert->empty() != key->empty()) {
+    return common::Error{what +
+                         ": status.clientCertificateData and status.clientKeyData go together"};
+  }
+  if (token->empty() && cert->empty()) {
+    return common::Error{what + ": status has neither a token nor a client certificate"};
+  }
+  return ExecStatus{std::move(*token), std::move(*cert), std::move(*key), std::move(*expiry)};
 }
 
 }  // namespace
@@ -166,46 +204,17 @@ common::Status CredentialProvider::RunExec() {
     return common::Error{what + ": exited with status " + std::to_string(run->exit_code) +
                          (err.empty() ? "" : ": " + TrimToken(err))};
   }
-  rapidjson::Document doc;
-  doc.Parse(run->out.data(), run->out.size());
-  if (doc.HasParseError() || !doc.IsObject()) {
-    return common::Error{what + ": output is not a JSON object"};
-  }
-  common::Result<std::string> api = OptionalString(doc, "apiVersion", "ExecCredential");
-  if (!api.ok()) return api.error().Wrap(what);
-  if (*api != exec.api_version) {
-    return common::Error{what + ": apiVersion '" + *api + "' does not match the configured '" +
-                         exec.api_version + "'"};
-  }
-  common::Result<std::string> kind = OptionalString(doc, "kind", "ExecCredential");
-  if (!kind.ok()) return kind.error().Wrap(what);
-  if (*kind != "ExecCredential")
-    return common::Error{what + ": kind '" + *kind + "', want ExecCredential"};
-  const rapidjson::Value* status = Member(doc, "status");
-  if (status == nullptr || !status->IsObject()) return common::Error{what + ": missing status"};
-  common::Result<std::string> token = OptionalString(*status, "token", "status");
-  common::Result<std::string> cert = OptionalString(*status, "clientCertificateData", "status");
-  common::Result<std::string> key = OptionalString(*status, "clientKeyData", "status");
-  common::Result<std::string> expiry = OptionalString(*status, "expirationTimestamp", "status");
-  for (const common::Result<std::string>* r : {&token, &cert, &key, &expiry}) {
-    if (!r->ok()) return r->error().Wrap(what);
-  }
-  if (cert->empty() != key->empty()) {
-    return common::Error{what +
-                         ": status.clientCertificateData and status.clientKeyData go together"};
-  }
-  if (token->empty() && cert->empty()) {
-    return common::Error{what + ": status has neither a token nor a client certificate"};
-  }
+  common::Result<ExecStatus> status = DecodeExecCredential(run->out, exec.api_version, what);
+  if (!status.ok()) return status.error();
   exec_expiry_micros_.reset();
-  if (!expiry->empty()) {
-    common::Result<int64_t> micros = common::ParseRfc3339Micros(*expiry);
+  if (!status->expiry.empty()) {
+    common::Result<int64_t> micros = common::ParseRfc3339Micros(status->expiry);
     if (!micros.ok()) return micros.error().Wrap(what + ": status.expirationTimestamp");
     exec_expiry_micros_ = *micros;
   }
-  current_.token = *token;
-  if (!cert->empty()) {
-    SetCert(*cert, *key);
+  current_.token = status->token;
+  if (!status->cert.empty()) {
+    SetCert(status->cert, status->key);
   } else {
     SetCert(config_.client_cert_pem, config_.client_key_pem);
   }
@@ -213,10 +222,11 @@ common::Status CredentialProvider::RunExec() {
   return common::Status::Ok();
 }
 
-common::Result<ProcessOutput> RunProcess(
-    const std::string& command, const std::vector<std::string>& args,
-    const std::vector<std::pair<std::string, std::string>>& env,
-    std::chrono::milliseconds timeout) {
+namespace {
+
+// This process's environment with `env` set over it, as sorted "name=value" strings.
+std::vector<std::string> MergedEnvironment(
+    const std::vector<std::pair<std::string, std::string>>& env) {
   std::map<std::string, std::string> vars;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     std::string_view entry(*e);
@@ -228,16 +238,22 @@ common::Result<ProcessOutput> RunProcess(
   std::vector<std::string> env_strings;
   env_strings.reserve(vars.size());
   for (const auto& [k, v] : vars) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_strings;
-  argv_strings.push_back(command);
-  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& s : argv_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
+  return env_strings;
+}
 
+// The strings as a null-terminated char* array (argv, envp); valid while `strings` lives.
+std::vector<char*> NullTerminated(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (std::string& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// Starts `command` (looked up in PATH) with stdin from /dev/null and stdout / stderr into pipes
+// whose read ends are stored in out_err[0] / out_err[1]; the caller closes them. Nothing is left
+// open on failure.
+common::Result<pid_t> Spawn(const std::string& command, std::vector<char*>& argv,
+                            std::vector<char*>& envp, int out_err[2]) {
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0)
     return common::Error{std::string("pipe: ") + strerror(errno)};
@@ -261,9 +277,16 @@ common::Result<ProcessOutput> RunProcess(
     ::close(err_pipe[0]);
     return common::Error{"cannot run '" + command + "': " + strerror(rc)};
   }
-  ProcessOutput output;
-  int fds[2] = {out_pipe[0], err_pipe[0]};
-  std::string* sinks[2] = {&output.out, &output.err};
+  out_err[0] = out_pipe[0];
+  out_err[1] = err_pipe[0];
+  return pid;
+}
+
+// Reads fds[0] into *out and fds[1] into *err (each up to kMaxProcessOutput; the rest is
+// dropped) until both end or `timeout` passes, and closes them. Returns false on timeout.
+bool ReadOutputs(int fds[2], std::chrono::milliseconds timeout, std::string* out,
+                 std::string* err) {
+  std::string* sinks[2] = {out, err};
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   bool timed_out = false;
   while (fds[0] >= 0 || fds[1] >= 0) {
@@ -298,12 +321,33 @@ common::Result<ProcessOutput> RunProcess(
       }
     }
   }
-  for (int fd : fds) {
-    if (fd >= 0) ::close(fd);
+  for (int i = 0; i < 2; ++i) {
+    if (fds[i] >= 0) ::close(fds[i]);
   }
-  if (timed_out) ::kill(pid, SIGKILL);
+  return !timed_out;
+}
+
+}  // namespace
+
+common::Result<ProcessOutput> RunProcess(
+    const std::string& command, const std::vector<std::string>& args,
+    const std::vector<std::pair<std::string, std::string>>& env,
+    std::chrono::milliseconds timeout) {
+  std::vector<std::string> env_strings = MergedEnvironment(env);
+  std::vector<char*> envp = NullTerminated(env_strings);
+  std::vector<std::string> argv_strings;
+  argv_strings.push_back(command);
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv = NullTerminated(argv_strings);
+
+  int fds[2];
+  common::Result<pid_t> pid = Spawn(command, argv, envp, fds);
+  if (!pid.ok()) return pid.error();
+  ProcessOutput output;
+  const bool timed_out = !ReadOutputs(fds, timeout, &output.out, &output.err);
+  if (timed_out) ::kill(*pid, SIGKILL);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (timed_out) {
     return common::Error{"'" + command + "' did not finish within " +

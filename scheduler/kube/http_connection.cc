@@ -44,6 +44,27 @@ std::string SslErrorText(const beast::error_code& ec) {
   return text;
 }
 
+http::request<http::string_body> BuildRequest(const HttpRequest& request) {
+  http::request<http::string_body> req;
+  req.method_string(request.method);
+  req.target(request.target);
+  req.version(11);
+  for (const auto& [k, v] : request.headers) req.set(k, v);
+  req.body() = request.body;
+  if (!request.body.empty() || request.method == "POST" || request.method == "PUT") {
+    req.prepare_payload();
+  }
+  req.keep_alive(true);
+  return req;
+}
+
+void CopyHeaders(const http::response_header<>& header, HttpResponse* out) {
+  out->status = static_cast<int>(header.result_int());
+  for (const auto& field : header) {
+    out->headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  }
+}
+
 }  // namespace
 
 struct TlsContext {
@@ -171,6 +192,34 @@ struct HttpConnection::Impl {
     return *result;
   }
 
+  // Run for an operation on the stream (TLS or plain) under `deadline`:
+  // initiate(stream, handler) starts it.
+  template <typename Initiate>
+  beast::error_code RunOnStream(Deadline deadline, Cancellation* cancel, Initiate&& initiate) {
+    Lowest().expires_at(deadline);
+    beast::error_code ec;
+    WithStream(
+        [&](auto& stream) { ec = Run(cancel, [&](auto handler) { initiate(stream, handler); }); });
+    return ec;
+  }
+
+  // Sends `request`; the failure as an error value (the connection is then broken).
+  std::optional<ApiError> Write(const HttpRequest& request, Deadline deadline,
+                                Cancellation* cancel) {
+    auto req = BuildRequest(request);
+    beast::error_code ec = RunOnStream(deadline, cancel, [&](auto& stream, auto handler) {
+      http::async_write(stream, req, handler);
+    });
+    if (ec) return Fail(ec, "write", cancel);
+    return std::nullopt;
+  }
+
+  // The addresses of `endpoint` (IP literals need no lookup), resolved before `deadline`.
+  ApiResult<std::vector<tcp::endpoint>> Resolve(const Endpoint& endpoint, Deadline deadline,
+                                                Cancellation* cancel);
+  // The TLS handshake, with SNI and (when `endpoint.verify`) host name verification.
+  beast::error_code Handshake(const Endpoint& endpoint, Deadline deadline, Cancellation* cancel);
+
   ApiError Fail(const beast::error_code& ec, std::string_view stage, Cancellation* cancel) {
     broken = true;
     ApiError error;
@@ -210,6 +259,65 @@ bool HttpConnection::reusable() const {
   return !impl_->broken && impl_->keep_alive && !impl_->head_parser && !impl_->body_parser;
 }
 
+ApiResult<std::vector<tcp::endpoint>> HttpConnection::Impl::Resolve(const Endpoint& endpoint,
+                                                                    Deadline deadline,
+                                                                    Cancellation* cancel) {
+  beast::error_code ec;
+  asio::ip::address address = asio::ip::make_address(endpoint.host, ec);
+  std::vector<tcp::endpoint> targets;
+  if (!ec) {
+    targets.emplace_back(address, endpoint.port);
+    return targets;
+  }
+  tcp::resolver::results_type endpoints;
+  resolver.emplace(ioc);
+  asio::steady_timer timer(ioc);
+  timer.expires_at(deadline);
+  timer.async_wait([this](beast::error_code timer_ec) {
+    if (!timer_ec) resolver->cancel();
+  });
+  ec = Run(cancel, [&](auto handler) {
+    resolver->async_resolve(
+        endpoint.host, std::to_string(endpoint.port),
+        [&endpoints, handler](beast::error_code e, tcp::resolver::results_type r) mutable {
+          endpoints = std::move(r);
+          handler(e);
+        });
+  });
+  timer.cancel();
+  if (ec) {
+    if (ec == asio::error::operation_aborted && !(cancel && cancel->cancelled())) {
+      ec = beast::error::timeout;
+    }
+    return Fail(ec, "resolve " + endpoint.host, cancel);
+  }
+  for (const auto& e : endpoints) targets.push_back(e.endpoint());
+  // The timer's cancelled handler must run before `timer` goes out of scope.
+  ioc.restart();
+  ioc.poll();
+  return targets;
+}
+
+beast::error_code HttpConnection::Impl::Handshake(const Endpoint& endpoint, Deadline deadline,
+                                                  Cancellation* cancel) {
+  const std::string& name = endpoint.server_name.empty() ? endpoint.host : endpoint.server_name;
+  beast::error_code ip_ec;
+  asio::ip::make_address(name, ip_ec);
+  if (ip_ec) {
+    // SNI carries names only, never addresses.
+    SSL_set_tlsext_host_name(tls->native_handle(), name.c_str());
+  }
+  if (endpoint.verify) {
+    tls->set_verify_mode(ssl::verify_peer);
+    tls->set_verify_callback(ssl::host_name_verification(name));
+  } else {
+    tls->set_verify_mode(ssl::verify_none);
+  }
+  Lowest().expires_at(deadline);
+  return Run(cancel,
+             [&](auto handler) { tls->async_handshake(ssl::stream_base::client, handler); });
+}
+
 ApiResult<std::unique_ptr<HttpConnection>> HttpConnection::Open(const Endpoint& endpoint,
                                                                 std::shared_ptr<TlsContext> tls,
                                                                 Deadline deadline,
@@ -219,41 +327,8 @@ ApiResult<std::unique_ptr<HttpConnection>> HttpConnection::Open(const Endpoint& 
   ScopedAttach attach(cancel, conn.get());
   im.what = "connect " + endpoint.host + ":" + std::to_string(endpoint.port);
   im.tls_context = std::move(tls);
-
-  // Resolve (IP literals need no lookup).
-  tcp::resolver::results_type endpoints;
-  beast::error_code ec;
-  asio::ip::address address = asio::ip::make_address(endpoint.host, ec);
-  std::vector<tcp::endpoint> targets;
-  if (!ec) {
-    targets.emplace_back(address, endpoint.port);
-  } else {
-    im.resolver.emplace(im.ioc);
-    asio::steady_timer timer(im.ioc);
-    timer.expires_at(deadline);
-    timer.async_wait([&im](beast::error_code timer_ec) {
-      if (!timer_ec) im.resolver->cancel();
-    });
-    ec = im.Run(cancel, [&](auto handler) {
-      im.resolver->async_resolve(
-          endpoint.host, std::to_string(endpoint.port),
-          [&endpoints, handler](beast::error_code e, tcp::resolver::results_type r) mutable {
-            endpoints = std::move(r);
-            handler(e);
-          });
-    });
-    timer.cancel();
-    if (ec) {
-      if (ec == asio::error::operation_aborted && !(cancel && cancel->cancelled())) {
-        ec = beast::error::timeout;
-      }
-      return im.Fail(ec, "resolve " + endpoint.host, cancel);
-    }
-    for (const auto& e : endpoints) targets.push_back(e.endpoint());
-    // The timer's cancelled handler must run before `timer` goes out of scope.
-    im.ioc.restart();
-    im.ioc.poll();
-  }
+  ApiResult<std::vector<tcp::endpoint>> targets = im.Resolve(endpoint, deadline, cancel);
+  if (!targets.ok()) return targets.error();
 
   if (endpoint.tls) {
     if (!im.tls_context) return ApiError::Of(0, "TransportError", "no TLS context", im.what);
@@ -263,27 +338,13 @@ ApiResult<std::unique_ptr<HttpConnection>> HttpConnection::Open(const Endpoint& 
   }
   beast::tcp_stream& lowest = im.Lowest();
   lowest.expires_at(deadline);
-  ec = im.Run(cancel, [&](auto handler) { lowest.async_connect(targets, handler); });
+  beast::error_code ec =
+      im.Run(cancel, [&](auto handler) { lowest.async_connect(*targets, handler); });
   if (ec) return im.Fail(ec, "connect", cancel);
   lowest.socket().set_option(tcp::no_delay(true), ec);
 
   if (endpoint.tls) {
-    const std::string& name = endpoint.server_name.empty() ? endpoint.host : endpoint.server_name;
-    beast::error_code ip_ec;
-    asio::ip::make_address(name, ip_ec);
-    if (ip_ec) {
-      // SNI carries names only, never addresses.
-      SSL_set_tlsext_host_name(im.tls->native_handle(), name.c_str());
-    }
-    if (endpoint.verify) {
-      im.tls->set_verify_mode(ssl::verify_peer);
-      im.tls->set_verify_callback(ssl::host_name_verification(name));
-    } else {
-      im.tls->set_verify_mode(ssl::verify_none);
-    }
-    lowest.expires_at(deadline);
-    ec = im.Run(cancel,
-                [&](auto handler) { im.tls->async_handshake(ssl::stream_base::client, handler); });
+    ec = im.Handshake(endpoint, deadline, cancel);
     if (ec) return im.Fail(ec, "TLS handshake", cancel);
   }
   im.keep_alive = true;
@@ -291,51 +352,18 @@ ApiResult<std::unique_ptr<HttpConnection>> HttpConnection::Open(const Endpoint& 
   return conn;
 }
 
-namespace {
-
-http::request<http::string_body> BuildRequest(const HttpRequest& request) {
-  http::request<http::string_body> req;
-  req.method_string(request.method);
-  req.target(request.target);
-  req.version(11);
-  for (const auto& [k, v] : request.headers) req.set(k, v);
-  req.body() = request.body;
-  if (!request.body.empty() || request.method == "POST" || request.method == "PUT") {
-    req.prepare_payload();
-  }
-  req.keep_alive(true);
-  return req;
-}
-
-void CopyHeaders(const http::response_header<>& header, HttpResponse* out) {
-  out->status = static_cast<int>(header.result_int());
-  for (const auto& field : header) {
-    out->headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-  }
-}
-
-}  // namespace
-
 ApiResult<HttpResponse> HttpConnection::RoundTrip(const HttpRequest& request, Deadline deadline,
                                                   size_t body_limit, Cancellation* cancel,
                                                   bool* got_response) {
   Impl& im = *impl_;
   ScopedAttach attach(cancel, this);
   *got_response = false;
-  auto req = BuildRequest(request);
-  im.Lowest().expires_at(deadline);
-  beast::error_code ec;
-  im.WithStream([&](auto& stream) {
-    ec = im.Run(cancel, [&](auto handler) { http::async_write(stream, req, handler); });
-  });
-  if (ec) return im.Fail(ec, "write", cancel);
+  if (std::optional<ApiError> failed = im.Write(request, deadline, cancel)) return *failed;
   http::response_parser<http::string_body> parser;
   parser.header_limit(kHeaderLimit);
   parser.body_limit(body_limit);
-  im.Lowest().expires_at(deadline);
-  im.WithStream([&](auto& stream) {
-    ec =
-        im.Run(cancel, [&](auto handler) { http::async_read(stream, im.buffer, parser, handler); });
+  beast::error_code ec = im.RunOnStream(deadline, cancel, [&](auto& stream, auto handler) {
+    http::async_read(stream, im.buffer, parser, handler);
   });
   *got_response = parser.got_some();
   if (ec) {
@@ -358,21 +386,12 @@ ApiResult<HttpResponse> HttpConnection::WriteAndReadHead(const HttpRequest& requ
                                                          Deadline deadline, Cancellation* cancel) {
   Impl& im = *impl_;
   ScopedAttach attach(cancel, this);
-  auto req = BuildRequest(request);
-  im.Lowest().expires_at(deadline);
-  beast::error_code ec;
-  im.WithStream([&](auto& stream) {
-    ec = im.Run(cancel, [&](auto handler) { http::async_write(stream, req, handler); });
-  });
-  if (ec) return im.Fail(ec, "write", cancel);
+  if (std::optional<ApiError> failed = im.Write(request, deadline, cancel)) return *failed;
   im.head_parser.emplace();
   im.head_parser->header_limit(kHeaderLimit);
   im.head_parser->body_limit(std::numeric_limits<uint64_t>::max());
-  im.Lowest().expires_at(deadline);
-  im.WithStream([&](auto& stream) {
-    ec = im.Run(cancel, [&](auto handler) {
-      http::async_read_header(stream, im.buffer, *im.head_parser, handler);
-    });
+  beast::error_code ec = im.RunOnStream(deadline, cancel, [&](auto& stream, auto handler) {
+    http::async_read_header(stream, im.buffer, *im.head_parser, handler);
   });
   if (ec) return im.Fail(ec, "read header", cancel);
   HttpResponse response;
@@ -390,11 +409,8 @@ ApiResult<std::string> HttpConnection::ReadBodyToString(Deadline deadline, size_
   im.head_parser.reset();
   parser.body_limit(body_limit);
   if (parser.is_done()) return std::string(parser.get().body());
-  im.Lowest().expires_at(deadline);
-  beast::error_code ec;
-  im.WithStream([&](auto& stream) {
-    ec =
-        im.Run(cancel, [&](auto handler) { http::async_read(stream, im.buffer, parser, handler); });
+  beast::error_code ec = im.RunOnStream(deadline, cancel, [&](auto& stream, auto handler) {
+    http::async_read(stream, im.buffer, parser, handler);
   });
   if (ec) return im.Fail(ec, "read body", cancel);
   return std::move(parser.get().body());
@@ -420,11 +436,8 @@ ApiResult<size_t> HttpConnection::ReadBodySome(std::string* out, Deadline deadli
     parser.get().body().data = buf;
     parser.get().body().size = sizeof(buf);
     parser.get().body().more = true;
-    im.Lowest().expires_at(deadline);
-    beast::error_code ec;
-    im.WithStream([&](auto& stream) {
-      ec = im.Run(cancel,
-                  [&](auto handler) { http::async_read_some(stream, im.buffer, parser, handler); });
+    beast::error_code ec = im.RunOnStream(deadline, cancel, [&](auto& stream, auto handler) {
+      http::async_read_some(stream, im.buffer, parser, handler);
     });
     if (ec == http::error::need_buffer) ec = {};
     if (ec) return im.Fail(ec, "read watch stream", cancel);

@@ -1,43 +1,33 @@
 #include "scheduler/kube/informers.h"
 
 #include "scheduler/kube/sink.h"
+#include "scheduler/kube/watch_decoder.h"
 
 namespace taskgov::scheduler::kube {
 namespace {
 
-const rapidjson::Value* Member(const rapidjson::Value& object, const char* name) {
-  if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(name);
-  return it == object.MemberEnd() || it->value.IsNull() ? nullptr : &it->value;
-}
-
-common::Result<std::string> StringAt(const rapidjson::Value& object, const char* name,
-                                     const std::string& path) {
-  const rapidjson::Value* v = Member(object, name);
-  if (v == nullptr) return std::string();
-  if (!v->IsString()) return common::Error{path + ": expected a string"};
-  return std::string(v->GetString(), v->GetStringLength());
-}
-
 // metadata.name / metadata.namespace with type checks; the name must be present.
 common::Status ReadNames(const rapidjson::Value& object, std::string* ns, std::string* name) {
-  const rapidjson::Value* meta = Member(object, "metadata");
+  const rapidjson::Value* meta = JsonMember(object, "metadata");
   if (meta == nullptr || !meta->IsObject()) return common::Error{"metadata: expected an object"};
-  common::Result<std::string> n = StringAt(*meta, "name", "metadata.name");
+  common::Result<std::string> n = OptionalJsonString(*meta, "name", "metadata.name");
   if (!n.ok()) return n.error();
   if (n->empty()) return common::Error{"metadata.name: missing"};
   *name = std::move(*n);
   if (ns != nullptr) {
-    common::Result<std::string> s = StringAt(*meta, "namespace", "metadata.namespace");
+    common::Result<std::string> s = OptionalJsonString(*meta, "namespace", "metadata.namespace");
     if (!s.ok()) return s.error();
     *ns = std::move(*s);
   }
   return common::Status::Ok();
 }
 
-const rapidjson::Value* Spec(const rapidjson::Value& object, common::Status* status) {
-  const rapidjson::Value* spec = Member(object, "spec");
-  if (spec != nullptr && !spec->IsObject()) *status = common::Error{"spec: expected an object"};
+// ReadNames, then the spec: nullptr when absent, an error when not an object.
+common::Result<const rapidjson::Value*> NamesAndSpec(const rapidjson::Value& object,
+                                                     std::string* ns, std::string* name) {
+  if (common::Status s = ReadNames(object, ns, name); !s.ok()) return s.error();
+  const rapidjson::Value* spec = JsonMember(object, "spec");
+  if (spec != nullptr && !spec->IsObject()) return common::Error{"spec: expected an object"};
   return spec;
 }
 
@@ -96,7 +86,7 @@ struct PodGroupTraits {
 common::Result<NamespaceInfo> DecodeNamespace(const rapidjson::Value& object) {
   NamespaceInfo info;
   if (common::Status s = ReadNames(object, nullptr, &info.name); !s.ok()) return s.error();
-  const rapidjson::Value* labels = Member(object["metadata"], "labels");
+  const rapidjson::Value* labels = JsonMember(object["metadata"], "labels");
   if (labels != nullptr) {
     if (!labels->IsObject()) return common::Error{"metadata.labels: expected an object"};
     for (const auto& m : labels->GetObject()) {
@@ -111,12 +101,11 @@ common::Result<NamespaceInfo> DecodeNamespace(const rapidjson::Value& object) {
 
 common::Result<LocalQueueInfo> DecodeLocalQueue(const rapidjson::Value& object) {
   LocalQueueInfo info;
-  if (common::Status s = ReadNames(object, &info.ns, &info.name); !s.ok()) return s.error();
-  common::Status status;
-  const rapidjson::Value* spec = Spec(object, &status);
-  if (!status.ok()) return status.error();
-  if (spec != nullptr) {
-    common::Result<std::string> cq = StringAt(*spec, "clusterQueue", "spec.clusterQueue");
+  common::Result<const rapidjson::Value*> spec = NamesAndSpec(object, &info.ns, &info.name);
+  if (!spec.ok()) return spec.error();
+  if (*spec != nullptr) {
+    common::Result<std::string> cq =
+        OptionalJsonString(**spec, "clusterQueue", "spec.clusterQueue");
     if (!cq.ok()) return cq.error();
     info.cluster_queue = std::move(*cq);
   }
@@ -125,15 +114,13 @@ common::Result<LocalQueueInfo> DecodeLocalQueue(const rapidjson::Value& object) 
 
 common::Result<PodGroupInfo> DecodePodGroup(const rapidjson::Value& object) {
   PodGroupInfo info;
-  if (common::Status s = ReadNames(object, &info.ns, &info.name); !s.ok()) return s.error();
-  common::Status status;
-  const rapidjson::Value* spec = Spec(object, &status);
-  if (!status.ok()) return status.error();
-  if (spec != nullptr) {
-    common::Result<std::string> queue = StringAt(*spec, "queue", "spec.queue");
+  common::Result<const rapidjson::Value*> spec = NamesAndSpec(object, &info.ns, &info.name);
+  if (!spec.ok()) return spec.error();
+  if (*spec != nullptr) {
+    common::Result<std::string> queue = OptionalJsonString(**spec, "queue", "spec.queue");
     if (!queue.ok()) return queue.error();
     info.queue = std::move(*queue);
-    const rapidjson::Value* min = Member(*spec, "minMember");
+    const rapidjson::Value* min = JsonMember(**spec, "minMember");
     if (min != nullptr) {
       if (!min->IsInt64() || min->GetInt64() < 0) {
         return common::Error{"spec.minMember: expected a non-negative integer"};

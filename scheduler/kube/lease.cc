@@ -5,28 +5,23 @@
 #include <rapidjson/writer.h>
 
 #include "scheduler/kube/client.h"
+#include "scheduler/kube/watch_decoder.h"
 
 namespace taskgov::scheduler::kube {
 namespace {
 
-const rapidjson::Value* Member(const rapidjson::Value& object, const char* name) {
-  if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(name);
-  return it == object.MemberEnd() || it->value.IsNull() ? nullptr : &it->value;
-}
-
+// OptionalJsonString into *out.
 common::Status ReadString(const rapidjson::Value& object, const char* name, const char* path,
                           std::string* out) {
-  const rapidjson::Value* v = Member(object, name);
-  if (v == nullptr) return common::Status::Ok();
-  if (!v->IsString()) return common::Error{std::string(path) + ": expected a string"};
-  out->assign(v->GetString(), v->GetStringLength());
+  common::Result<std::string> v = OptionalJsonString(object, name, path);
+  if (!v.ok()) return v.error();
+  *out = std::move(*v);
   return common::Status::Ok();
 }
 
 common::Status ReadInt32(const rapidjson::Value& object, const char* name, const char* path,
                          int32_t* out) {
-  const rapidjson::Value* v = Member(object, name);
+  const rapidjson::Value* v = JsonMember(object, name);
   if (v == nullptr) return common::Status::Ok();
   if (!v->IsInt()) return common::Error{std::string(path) + ": expected a 32-bit integer"};
   *out = v->GetInt();
@@ -40,7 +35,7 @@ common::Result<LeaseRecord> DecodeLease(std::string_view json) {
   doc.Parse(json.data(), json.size());
   if (doc.HasParseError() || !doc.IsObject()) return common::Error{"lease: not a JSON object"};
   LeaseRecord record;
-  const rapidjson::Value* meta = Member(doc, "metadata");
+  const rapidjson::Value* meta = JsonMember(doc, "metadata");
   if (meta != nullptr) {
     if (!meta->IsObject()) return common::Error{"lease metadata: expected an object"};
     if (common::Status s = ReadString(*meta, "resourceVersion", "lease metadata.resourceVersion",
@@ -49,7 +44,7 @@ common::Result<LeaseRecord> DecodeLease(std::string_view json) {
       return s.error();
     }
   }
-  const rapidjson::Value* spec = Member(doc, "spec");
+  const rapidjson::Value* spec = JsonMember(doc, "spec");
   if (spec == nullptr) return record;
   if (!spec->IsObject()) return common::Error{"lease spec: expected an object"};
   for (common::Status s :

@@ -9,6 +9,20 @@ namespace {
 
 constexpr std::string_view kComponent = "kube-reflector";
 
+// The counter of a bookmark or object (ADDED, MODIFIED, DELETED) event.
+uint64_t ReflectorStats::*EventCounter(WatchEventType type) {
+  switch (type) {
+    case WatchEventType::kBookmark:
+      return &ReflectorStats::bookmarks;
+    case WatchEventType::kAdded:
+      return &ReflectorStats::added;
+    case WatchEventType::kModified:
+      return &ReflectorStats::modified;
+    default:
+      return &ReflectorStats::deleted;
+  }
+}
+
 }  // namespace
 
 Reflector::Reflector(KubeClient* client, ResourceSpec spec, ObjectSink* sink,
@@ -108,9 +122,7 @@ ApiResult<std::string> Reflector::ListAll() {
   ListOptions list;
   list.field_selector = spec_.field_selector;
   list.limit = options_.page_size;
-  CallOptions call;
-  call.timeout = options_.request_timeout;
-  call.cancel = &cancel_;
+  const CallOptions call = Call();
   int restarts = 0;
   std::string resource_version;
   while (true) {
@@ -217,9 +229,18 @@ void Reflector::Run() {
   }
 }
 
-void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
+CallOptions Reflector::Call() {
+  CallOptions call;
+  call.timeout = options_.request_timeout;
+  call.cancel = &cancel_;
+  return call;
+}
+
+void Reflector::BackOff() { Wait(backoff_.Next()); }
+
+WatchOptions Reflector::WatchFrom(const std::string& resource_version) {
   WatchOptions watch;
-  watch.resource_version = *resource_version;
+  watch.resource_version = resource_version;
   watch.field_selector = spec_.field_selector;
   watch.allow_bookmarks = true;
   const int64_t lo = options_.watch_timeout_min_seconds;
@@ -228,130 +249,132 @@ void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
   watch.timeout_seconds = std::clamp(watch.timeout_seconds, lo, hi);
   watch.idle_timeout =
       std::chrono::milliseconds(watch.timeout_seconds * 1000) + options_.watch_idle_grace;
-  CallOptions call;
-  call.timeout = options_.request_timeout;
-  call.cancel = &cancel_;
+  return watch;
+}
+
+void Reflector::WatchOnce(std::string* resource_version, bool* relist) {
+  const WatchOptions watch = WatchFrom(*resource_version);
   const common::Clock::SteadyTime opened_at = clock_->SteadyNow();
-  ApiResult<std::unique_ptr<WatchStream>> stream = client_->Watch(ActivePath(), watch, call);
-  auto backoff_wait = [&]() { Wait(backoff_.Next()); };
+  ApiResult<std::unique_ptr<WatchStream>> stream = client_->Watch(ActivePath(), watch, Call());
   if (!stream.ok()) {
-    const ApiError& e = stream.error();
-    if (e.cancelled || stopping_.load(std::memory_order_acquire)) return;
-    if (e.status == 410) {
-      Restart(kWatchExpired);
-      *relist = true;
-      if (++quick_expiries_ > 1) backoff_wait();
-      return;
-    }
-    if (e.status == 429) {
-      Restart(kWatchThrottled);
-      Wait(std::max(backoff_.Next(), e.retry_after));
-      return;
-    }
-    Restart(kWatchError);
-    common::log::Warn(kComponent, "watch failed",
-                      {{"resource", spec_.name}, {"error", e.ToString()}});
-    // Transport errors and 5xx re-watch from the same version; other refusals relist.
-    if (!e.transport() && e.status < 500) *relist = true;
-    backoff_wait();
+    OnWatchRefused(stream.error(), relist);
     return;
   }
   {
     StatsLock lock(this);
     ++stats_.watches_opened;
   }
+  ReadEvents(**stream, opened_at, resource_version, relist);
+}
+
+void Reflector::OnWatchRefused(const ApiError& e, bool* relist) {
+  if (e.cancelled || stopping_.load(std::memory_order_acquire)) return;
+  if (e.status == 410) {
+    Restart(kWatchExpired);
+    *relist = true;
+    if (++quick_expiries_ > 1) BackOff();
+    return;
+  }
+  if (e.status == 429) {
+    Restart(kWatchThrottled);
+    Wait(std::max(backoff_.Next(), e.retry_after));
+    return;
+  }
+  Restart(kWatchError);
+  common::log::Warn(kComponent, "watch failed",
+                    {{"resource", spec_.name}, {"error", e.ToString()}});
+  // Transport errors and 5xx re-watch from the same version; other refusals relist.
+  if (!e.transport() && e.status < 500) *relist = true;
+  BackOff();
+}
+
+void Reflector::ReadEvents(WatchStream& stream, common::Clock::SteadyTime opened_at,
+                           std::string* resource_version, bool* relist) {
   uint64_t events = 0;
   while (true) {
     WatchEvent event;
-    ApiResult<bool> next = (*stream)->Next(&event);
+    ApiResult<bool> next = stream.Next(&event);
     if (!next.ok()) {
-      const ApiError& e = next.error();
-      if (e.cancelled || stopping_.load(std::memory_order_acquire)) return;
-      const std::string_view reason = e.reason == "Timeout"        ? kWatchTimeout
-                                      : e.reason == "InvalidEvent" ? kWatchError
-                                                                   : kWatchDropped;
-      Restart(reason);
-      common::log::Info(kComponent, "watch interrupted; resuming",
-                        {{"resource", spec_.name},
-                         {"reason", reason},
-                         {"error", e.ToString()},
-                         {"resource_version", *resource_version}});
-      backoff_wait();
+      OnStreamBroken(next.error(), *resource_version);
       return;
     }
     if (!*next) {
       Restart(kWatchEnded);
-      if (events == 0 && clock_->SteadyNow() - opened_at < options_.min_healthy_watch) {
-        backoff_wait();
-      }
+      if (events == 0 && clock_->SteadyNow() - opened_at < options_.min_healthy_watch) BackOff();
       return;
     }
     ++events;
     const int64_t now_ms = clock_->WallNowMicros() / 1000;
     if (event.type == WatchEventType::kError) {
-      {
-        StatsLock lock(this);
-        ++stats_.error_events;
-        stats_.last_event_unix_ms = now_ms;
-      }
-      if (event.error_code == 410) {
-        Restart(kWatchExpired);
-        common::log::Info(kComponent, "watch expired (410); relisting",
-                          {{"resource", spec_.name}, {"message", event.error_message}});
-        *relist = true;
-        // Expired again before anything else arrived: do not spin list → watch → 410.
-        if (events == 1 && ++quick_expiries_ > 1) backoff_wait();
-        return;
-      }
-      Restart(kWatchError);
-      common::log::Warn(kComponent, "watch error event",
-                        {{"resource", spec_.name},
-                         {"code", event.error_code},
-                         {"reason", event.error_reason},
-                         {"message", event.error_message}});
-      backoff_wait();
+      OnErrorEvent(event, /*first=*/events == 1, now_ms, relist);
       return;
     }
     quick_expiries_ = 0;
-    const std::string version = event.resource_version();
-    if (event.type == WatchEventType::kBookmark) {
-      StatsLock lock(this);
-      ++stats_.bookmarks;
-      stats_.last_event_unix_ms = now_ms;
-      if (!version.empty()) {
-        *resource_version = version;
-        stats_.resource_version = version;
-      }
-      continue;
-    }
-    common::Result<ObjectMeta> meta = ReadObjectMeta(event.object());
-    ApplyOutcome outcome = ApplyOutcome::kDecodeError;
-    std::string error;
-    if (!meta.ok()) {
-      error = meta.error().message;
-    } else if (event.type == WatchEventType::kDeleted) {
-      outcome = sink_->Delete(*meta);
-    } else {
-      outcome = sink_->Upsert(*meta, event.object(), &error);
-    }
-    Count(outcome, meta.ok() ? *meta : ObjectMeta{}, error);
+    if (event.type != WatchEventType::kBookmark) Apply(event);
+    Advance(event, now_ms, resource_version);
+  }
+}
+
+void Reflector::OnStreamBroken(const ApiError& e, const std::string& resource_version) {
+  if (e.cancelled || stopping_.load(std::memory_order_acquire)) return;
+  const std::string_view reason = e.reason == "Timeout"        ? kWatchTimeout
+                                  : e.reason == "InvalidEvent" ? kWatchError
+                                                               : kWatchDropped;
+  Restart(reason);
+  common::log::Info(kComponent, "watch interrupted; resuming",
+                    {{"resource", spec_.name},
+                     {"reason", reason},
+                     {"error", e.ToString()},
+                     {"resource_version", resource_version}});
+  BackOff();
+}
+
+void Reflector::OnErrorEvent(const WatchEvent& event, bool first, int64_t now_ms, bool* relist) {
+  {
     StatsLock lock(this);
-    switch (event.type) {
-      case WatchEventType::kAdded:
-        ++stats_.added;
-        break;
-      case WatchEventType::kModified:
-        ++stats_.modified;
-        break;
-      default:
-        ++stats_.deleted;
-        break;
-    }
+    ++stats_.error_events;
     stats_.last_event_unix_ms = now_ms;
-    if (!version.empty()) {
-      *resource_version = version;
-      stats_.resource_version = version;
-    }
+  }
+  if (event.error_code == 410) {
+    Restart(kWatchExpired);
+    common::log::Info(kComponent, "watch expired (410); relisting",
+                      {{"resource", spec_.name}, {"message", event.error_message}});
+    *relist = true;
+    // Expired again before anything else arrived: do not spin list → watch → 410.
+    if (first && ++quick_expiries_ > 1) BackOff();
+    return;
+  }
+  Restart(kWatchError);
+  common::log::Warn(kComponent, "watch error event",
+                    {{"resource", spec_.name},
+                     {"code", event.error_code},
+                     {"reason", event.error_reason},
+                     {"message", event.error_message}});
+  BackOff();
+}
+
+void Reflector::Apply(const WatchEvent& event) {
+  common::Result<ObjectMeta> meta = ReadObjectMeta(event.object());
+  ApplyOutcome outcome = ApplyOutcome::kDecodeError;
+  std::string error;
+  if (!meta.ok()) {
+    error = meta.error().message;
+  } else if (event.type == WatchEventType::kDeleted) {
+    outcome = sink_->Delete(*meta);
+  } else {
+    outcome = sink_->Upsert(*meta, event.object(), &error);
+  }
+  Count(outcome, meta.ok() ? *meta : ObjectMeta{}, error);
+}
+
+void Reflector::Advance(const WatchEvent& event, int64_t now_ms, std::string* resource_version) {
+  const std::string version = event.resource_version();
+  StatsLock lock(this);
+  ++(stats_.*EventCounter(event.type));
+  stats_.last_event_unix_ms = now_ms;
+  if (!version.empty()) {
+    *resource_version = version;
+    stats_.resource_version = version;
   }
 }
 

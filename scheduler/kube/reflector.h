@@ -146,6 +146,25 @@ class Reflector {
   ApiResult<std::string> ListAll();
   // Watches until the stream ends; sets *relist when it must relist.
   void WatchOnce(std::string* resource_version, bool* relist);
+  // The steps of WatchOnce, each on the reflector thread:
+  // a watch from `resource_version` with a jittered server-side timeout;
+  WatchOptions WatchFrom(const std::string& resource_version);
+  // the watch could not be opened: count, wait, and maybe relist;
+  void OnWatchRefused(const ApiError& e, bool* relist);
+  // the events of an open watch, until it ends, breaks or sends an ERROR event;
+  void ReadEvents(WatchStream& stream, common::Clock::SteadyTime opened_at,
+                  std::string* resource_version, bool* relist);
+  // the stream broke: count and wait before resuming from `resource_version`;
+  void OnStreamBroken(const ApiError& e, const std::string& resource_version);
+  // an ERROR event (`first`: the watch's first event): relist on 410, else wait;
+  void OnErrorEvent(const WatchEvent& event, bool first, int64_t now_ms, bool* relist);
+  // an ADDED/MODIFIED/DELETED event into the sink;
+  void Apply(const WatchEvent& event);
+  // count a bookmark or object event and advance *resource_version to its version.
+  void Advance(const WatchEvent& event, int64_t now_ms, std::string* resource_version);
+  // Every list page and watch: the request timeout, interrupted by Stop().
+  CallOptions Call();
+  void BackOff();                         // waits the next backoff delay
   void Restart(std::string_view reason);  // one of kWatchRestartReasons
   void MarkSynced();
   bool Wait(std::chrono::milliseconds duration);  // false: stopping

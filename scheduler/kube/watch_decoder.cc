@@ -5,14 +5,9 @@
 namespace taskgov::scheduler::kube {
 namespace {
 
-const rapidjson::Value* Member(const rapidjson::Value& object, const char* name) {
-  if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(name);
-  return it == object.MemberEnd() ? nullptr : &it->value;
-}
-
+// A string member; "" when absent or of another type.
 std::string StringMember(const rapidjson::Value& object, const char* name) {
-  const rapidjson::Value* v = Member(object, name);
+  const rapidjson::Value* v = JsonMember(object, name);
   if (v == nullptr || !v->IsString()) return "";
   return std::string(v->GetString(), v->GetStringLength());
 }
@@ -76,12 +71,12 @@ const char* WatchEventTypeName(WatchEventType type) {
 }
 
 const rapidjson::Value& WatchEvent::object() const {
-  const rapidjson::Value* v = Member(doc, "object");
+  const rapidjson::Value* v = JsonMember(doc, "object");
   return v != nullptr && v->IsObject() ? *v : EmptyObject();
 }
 
 std::string WatchEvent::resource_version() const {
-  const rapidjson::Value* meta = Member(object(), "metadata");
+  const rapidjson::Value* meta = JsonMember(object(), "metadata");
   return meta == nullptr ? "" : StringMember(*meta, "resourceVersion");
 }
 
@@ -93,7 +88,7 @@ common::Result<WatchEvent> ParseWatchEvent(std::string_view line) {
                          std::to_string(event.doc.GetErrorOffset()) + ")"};
   }
   if (!event.doc.IsObject()) return common::Error{"watch event is not a JSON object"};
-  const rapidjson::Value* type = Member(event.doc, "type");
+  const rapidjson::Value* type = JsonMember(event.doc, "type");
   if (type == nullptr || !type->IsString())
     return common::Error{"watch event: missing string 'type'"};
   std::string_view t(type->GetString(), type->GetStringLength());
@@ -110,7 +105,7 @@ common::Result<WatchEvent> ParseWatchEvent(std::string_view line) {
   } else {
     return common::Error{"watch event: unknown type '" + std::string(t.substr(0, 32)) + "'"};
   }
-  const rapidjson::Value* object = Member(event.doc, "object");
+  const rapidjson::Value* object = JsonMember(event.doc, "object");
   if (object == nullptr || !object->IsObject()) {
     return common::Error{"watch event " + std::string(t) + ": missing object 'object'"};
   }
@@ -130,7 +125,7 @@ common::Result<WatchEvent> ParseWatchEvent(std::string_view line) {
 
 common::Result<ObjectMeta> ReadObjectMeta(const rapidjson::Value& object) {
   ObjectMeta meta;
-  const rapidjson::Value* md = Member(object, "metadata");
+  const rapidjson::Value* md = JsonMember(object, "metadata");
   if (md == nullptr || md->IsNull()) return meta;
   if (!md->IsObject()) return common::Error{"metadata: expected an object"};
   struct Field {
@@ -140,33 +135,46 @@ common::Result<ObjectMeta> ReadObjectMeta(const rapidjson::Value& object) {
   for (const Field& f :
        {Field{"namespace", &meta.ns}, Field{"name", &meta.name}, Field{"uid", &meta.uid},
         Field{"resourceVersion", &meta.resource_version}}) {
-    const rapidjson::Value* v = Member(*md, f.name);
-    if (v == nullptr || v->IsNull()) continue;
-    if (!v->IsString())
-      return common::Error{std::string("metadata.") + f.name + ": expected a string"};
-    f.out->assign(v->GetString(), v->GetStringLength());
+    common::Result<std::string> v =
+        OptionalJsonString(*md, f.name, std::string("metadata.") + f.name);
+    if (!v.ok()) return v.error();
+    *f.out = std::move(*v);
   }
   return meta;
+}
+
+const rapidjson::Value* JsonMember(const rapidjson::Value& object, const char* name) {
+  if (!object.IsObject()) return nullptr;
+  auto it = object.FindMember(name);
+  return it == object.MemberEnd() || it->value.IsNull() ? nullptr : &it->value;
+}
+
+common::Result<std::string> OptionalJsonString(const rapidjson::Value& object, const char* name,
+                                               std::string_view path) {
+  const rapidjson::Value* v = JsonMember(object, name);
+  if (v == nullptr) return std::string();
+  if (!v->IsString()) return common::Error{std::string(path) + ": expected a string"};
+  return std::string(v->GetString(), v->GetStringLength());
 }
 
 StatusInfo ReadStatus(const rapidjson::Value& status) {
   StatusInfo info;
   if (!status.IsObject()) return info;
-  const rapidjson::Value* code = Member(status, "code");
+  const rapidjson::Value* code = JsonMember(status, "code");
   if (code != nullptr && code->IsInt()) info.code = code->GetInt();
   info.status = StringMember(status, "status");
   info.reason = StringMember(status, "reason");
   info.message = StringMember(status, "message");
-  const rapidjson::Value* details = Member(status, "details");
+  const rapidjson::Value* details = JsonMember(status, "details");
   if (details != nullptr && details->IsObject()) {
-    const rapidjson::Value* causes = Member(*details, "causes");
+    const rapidjson::Value* causes = JsonMember(*details, "causes");
     if (causes != nullptr && causes->IsArray()) {
       for (const auto& cause : causes->GetArray()) {
         std::string reason = StringMember(cause, "reason");
         if (!reason.empty()) info.causes.push_back(std::move(reason));
       }
     }
-    const rapidjson::Value* retry = Member(*details, "retryAfterSeconds");
+    const rapidjson::Value* retry = JsonMember(*details, "retryAfterSeconds");
     if (retry != nullptr && retry->IsInt64()) info.retry_after_seconds = retry->GetInt64();
   }
   return info;

@@ -72,6 +72,15 @@ struct ObjectMeta {
 };
 [[nodiscard]] common::Result<ObjectMeta> ReadObjectMeta(const rapidjson::Value& object);
 
+// Member `name` of `object`: nullptr when `object` is not an object or the member is absent or
+// null (Kubernetes omits and nulls an unset optional field alike). Of duplicate keys, the first.
+[[nodiscard]] const rapidjson::Value* JsonMember(const rapidjson::Value& object, const char* name);
+// A string member: "" when absent or null, the error "<path>: expected a string" when of another
+// type.
+[[nodiscard]] common::Result<std::string> OptionalJsonString(const rapidjson::Value& object,
+                                                             const char* name,
+                                                             std::string_view path);
+
 // Reads a metav1.Status object (an error body or an ERROR event): code, reason, message,
 // details.causes[].reason and details.retryAfterSeconds. Wrong types are skipped.
 struct StatusInfo {

@@ -310,73 +310,85 @@ common::Result<ResourceList> DecodeResourceList(const Value& value, const std::s
   return out;
 }
 
+namespace {
+
+common::Status DecodePodMetadata(const Value& m, Pod* pod) {
+  const std::string path = "metadata";
+  TASKGOV_RETURN_IF_ERROR(GetString(m, "namespace", path, &pod->namespace_));
+  TASKGOV_RETURN_IF_ERROR(GetString(m, "name", path, &pod->name));
+  TASKGOV_RETURN_IF_ERROR(GetString(m, "uid", path, &pod->uid));
+  TASKGOV_RETURN_IF_ERROR(GetStringMap(m, "labels", path, &pod->labels));
+  TASKGOV_RETURN_IF_ERROR(GetStringMap(m, "annotations", path, &pod->annotations));
+  std::optional<int64_t> created;
+  TASKGOV_RETURN_IF_ERROR(GetTimestamp(m, "creationTimestamp", path, &created));
+  pod->creation_unix_ms = created.value_or(0);
+  TASKGOV_RETURN_IF_ERROR(GetTimestamp(m, "deletionTimestamp", path, &pod->deletion_unix_ms));
+  TASKGOV_RETURN_IF_ERROR(GetString(m, "resourceVersion", path, &pod->resource_version));
+  return GetArrayOf(m, "ownerReferences", path, &pod->owner_references, DecodeOwnerReference);
+}
+
+// spec.resources (pod-level requests and limits), when present.
+common::Status DecodePodResources(const Value& s, Pod* pod) {
+  const Value* resources = nullptr;
+  TASKGOV_RETURN_IF_ERROR(GetObject(s, "resources", "spec", &resources));
+  if (resources == nullptr) return common::Status::Ok();
+  const std::string rpath = "spec.resources";
+  if (Member(*resources, "requests") != nullptr) {
+    pod->pod_requests.emplace();
+    TASKGOV_RETURN_IF_ERROR(GetResourceList(*resources, "requests", rpath, &*pod->pod_requests));
+  }
+  if (Member(*resources, "limits") != nullptr) {
+    pod->pod_limits.emplace();
+    TASKGOV_RETURN_IF_ERROR(GetResourceList(*resources, "limits", rpath, &*pod->pod_limits));
+  }
+  return common::Status::Ok();
+}
+
+common::Status DecodePodSpec(const Value& s, Pod* pod) {
+  const std::string path = "spec";
+  TASKGOV_RETURN_IF_ERROR(GetString(s, "schedulerName", path, &pod->scheduler_name));
+  TASKGOV_RETURN_IF_ERROR(GetString(s, "nodeName", path, &pod->node_name));
+  TASKGOV_RETURN_IF_ERROR(GetStringMap(s, "nodeSelector", path, &pod->node_selector));
+  PodPlacementSpec placement;
+  TASKGOV_RETURN_IF_ERROR(
+      GetArrayOf(s, "tolerations", path, &placement.tolerations, DecodeToleration));
+  TASKGOV_RETURN_IF_ERROR(DecodeRequiredNodeAffinity(s, &placement.required_node_affinity));
+  if (!placement.tolerations.empty() || placement.required_node_affinity.has_value()) {
+    pod->placement = std::make_shared<const PodPlacementSpec>(std::move(placement));
+  }
+  if (const Value* p = Member(s, "priority"); p != nullptr) {
+    if (!p->IsInt()) return TypeError("spec.priority", "a 32-bit integer", *p);
+    pod->priority = p->GetInt();
+  }
+  TASKGOV_RETURN_IF_ERROR(GetString(s, "priorityClassName", path, &pod->priority_class_name));
+  TASKGOV_RETURN_IF_ERROR(GetArrayOf(s, "containers", path, &pod->containers, DecodeContainer));
+  TASKGOV_RETURN_IF_ERROR(
+      GetArrayOf(s, "initContainers", path, &pod->init_containers, DecodeContainer));
+  TASKGOV_RETURN_IF_ERROR(GetResourceList(s, "overhead", path, &pod->overhead));
+  return DecodePodResources(s, pod);
+}
+
+common::Status DecodePodStatus(const Value& status, Pod* pod) {
+  std::string phase;
+  TASKGOV_RETURN_IF_ERROR(GetString(status, "phase", "status", &phase));
+  pod->phase = ParsePhase(phase);
+  return GetTimestamp(status, "startTime", "status", &pod->start_unix_ms);
+}
+
+}  // namespace
+
 common::Result<Pod> DecodePod(const Value& value) {
   if (!value.IsObject()) return TypeError("pod", "an object", value);
   Pod pod;
   const Value* metadata = nullptr;
   TASKGOV_RETURN_IF_ERROR(GetObject(value, "metadata", "", &metadata));
-  if (metadata != nullptr) {
-    const Value& m = *metadata;
-    const std::string path = "metadata";
-    TASKGOV_RETURN_IF_ERROR(GetString(m, "namespace", path, &pod.namespace_));
-    TASKGOV_RETURN_IF_ERROR(GetString(m, "name", path, &pod.name));
-    TASKGOV_RETURN_IF_ERROR(GetString(m, "uid", path, &pod.uid));
-    TASKGOV_RETURN_IF_ERROR(GetStringMap(m, "labels", path, &pod.labels));
-    TASKGOV_RETURN_IF_ERROR(GetStringMap(m, "annotations", path, &pod.annotations));
-    std::optional<int64_t> created;
-    TASKGOV_RETURN_IF_ERROR(GetTimestamp(m, "creationTimestamp", path, &created));
-    pod.creation_unix_ms = created.value_or(0);
-    TASKGOV_RETURN_IF_ERROR(GetTimestamp(m, "deletionTimestamp", path, &pod.deletion_unix_ms));
-    TASKGOV_RETURN_IF_ERROR(GetString(m, "resourceVersion", path, &pod.resource_version));
-    TASKGOV_RETURN_IF_ERROR(
-        GetArrayOf(m, "ownerReferences", path, &pod.owner_references, DecodeOwnerReference));
-  }
+  if (metadata != nullptr) TASKGOV_RETURN_IF_ERROR(DecodePodMetadata(*metadata, &pod));
   const Value* spec = nullptr;
   TASKGOV_RETURN_IF_ERROR(GetObject(value, "spec", "", &spec));
-  if (spec != nullptr) {
-    const Value& s = *spec;
-    const std::string path = "spec";
-    TASKGOV_RETURN_IF_ERROR(GetString(s, "schedulerName", path, &pod.scheduler_name));
-    TASKGOV_RETURN_IF_ERROR(GetString(s, "nodeName", path, &pod.node_name));
-    TASKGOV_RETURN_IF_ERROR(GetStringMap(s, "nodeSelector", path, &pod.node_selector));
-    PodPlacementSpec placement;
-    TASKGOV_RETURN_IF_ERROR(
-        GetArrayOf(s, "tolerations", path, &placement.tolerations, DecodeToleration));
-    TASKGOV_RETURN_IF_ERROR(DecodeRequiredNodeAffinity(s, &placement.required_node_affinity));
-    if (!placement.tolerations.empty() || placement.required_node_affinity.has_value()) {
-      pod.placement = std::make_shared<const PodPlacementSpec>(std::move(placement));
-    }
-    if (const Value* p = Member(s, "priority"); p != nullptr) {
-      if (!p->IsInt()) return TypeError("spec.priority", "a 32-bit integer", *p);
-      pod.priority = p->GetInt();
-    }
-    TASKGOV_RETURN_IF_ERROR(GetString(s, "priorityClassName", path, &pod.priority_class_name));
-    TASKGOV_RETURN_IF_ERROR(GetArrayOf(s, "containers", path, &pod.containers, DecodeContainer));
-    TASKGOV_RETURN_IF_ERROR(
-        GetArrayOf(s, "initContainers", path, &pod.init_containers, DecodeContainer));
-    TASKGOV_RETURN_IF_ERROR(GetResourceList(s, "overhead", path, &pod.overhead));
-    const Value* resources = nullptr;
-    TASKGOV_RETURN_IF_ERROR(GetObject(s, "resources", path, &resources));
-    if (resources != nullptr) {
-      const std::string rpath = "spec.resources";
-      if (Member(*resources, "requests") != nullptr) {
-        pod.pod_requests.emplace();
-        TASKGOV_RETURN_IF_ERROR(GetResourceList(*resources, "requests", rpath, &*pod.pod_requests));
-      }
-      if (Member(*resources, "limits") != nullptr) {
-        pod.pod_limits.emplace();
-        TASKGOV_RETURN_IF_ERROR(GetResourceList(*resources, "limits", rpath, &*pod.pod_limits));
-      }
-    }
-  }
+  if (spec != nullptr) TASKGOV_RETURN_IF_ERROR(DecodePodSpec(*spec, &pod));
   const Value* status = nullptr;
   TASKGOV_RETURN_IF_ERROR(GetObject(value, "status", "", &status));
-  if (status != nullptr) {
-    std::string phase;
-    TASKGOV_RETURN_IF_ERROR(GetString(*status, "phase", "status", &phase));
-    pod.phase = ParsePhase(phase);
-    TASKGOV_RETURN_IF_ERROR(GetTimestamp(*status, "startTime", "status", &pod.start_unix_ms));
-  }
+  if (status != nullptr) TASKGOV_RETURN_IF_ERROR(DecodePodStatus(*status, &pod));
   return pod;
 }
 
