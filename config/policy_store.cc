@@ -53,9 +53,17 @@ void PolicyStore::Publish(scheduler::PolicyPtr policy) {
   version_.store(1 - v, std::memory_order_seq_cst);
   while (readers_[v].load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
   // Every reader that could have picked slot lr has left; new ones pick 1 - lr.
-  slots_[lr] = std::move(policy);
+  slots_[lr] = policy;
   // release: a reader that observes the new generation (acquire) also observes the new pointer.
   generation_.fetch_add(1, std::memory_order_release);
+  for (const auto& apply : subscribers_) apply(policy);
+}
+
+void PolicyStore::Subscribe(std::function<void(const scheduler::PolicyPtr&)> apply) {
+  std::lock_guard<std::mutex> lock(writer_mu_);
+  // relaxed: left_right_ is only stored by writers, which hold writer_mu_.
+  apply(slots_[left_right_.load(std::memory_order_relaxed)]);
+  subscribers_.push_back(std::move(apply));
 }
 
 uint64_t PolicyStore::generation() const {

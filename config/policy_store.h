@@ -1,6 +1,12 @@
 #pragma once
 
-// PolicyStore: the published policy snapshot.
+// PolicyStore: the published policy snapshot — the one holder of the policy in force.
+//
+// The components that hold state derived from the policy (the ledger's cell layout and limits,
+// the cluster view's node flavors and pending teams) Subscribe(): they are given the current
+// snapshot at once and every later one in publication order, on the publishing thread, before
+// Publish returns. So there is one published object, and everything else holds that same
+// pointer (a decision reads it from the ledger generation it opened).
 //
 // Readers call Current() on any thread, as often as every decision, and get a complete,
 // immutable scheduler::Policy that stays valid for as long as they hold the pointer; a reload
@@ -25,8 +31,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "scheduler/model/policy.h"
 
@@ -46,6 +54,9 @@ class PolicyStore {
   // the readers that are copying the previous pointer at that instant.
   void Publish(scheduler::PolicyPtr policy);
   [[nodiscard]] uint64_t generation() const;
+  // Calls `apply` now with the current snapshot, then with each one published after it, in
+  // order, one at a time (under the writer's lock: `apply` must not Publish or Subscribe).
+  void Subscribe(std::function<void(const scheduler::PolicyPtr&)> apply);
 
  private:
   scheduler::PolicyPtr slots_[2];
@@ -54,6 +65,7 @@ class PolicyStore {
   mutable std::atomic<int64_t> readers_[2] = {0, 0};  // readers registered per indicator
   std::mutex writer_mu_;                              // one writer at a time
   std::atomic<uint64_t> generation_{0};
+  std::vector<std::function<void(const scheduler::PolicyPtr&)>> subscribers_;  // writer_mu_
 };
 
 }  // namespace taskgov::config

@@ -47,6 +47,22 @@ TEST(PolicyStore, StartsEmptyAndPublishes) {
   EXPECT_TRUE(held->teams.empty());  // a held snapshot never changes
 }
 
+// A subscriber gets the snapshot in force at once and then every published one, in order, before
+// Publish returns: the components holding derived state follow the one published policy.
+TEST(PolicyStore, SubscribersFollowEveryPublicationInOrder) {
+  PolicyStore store(Versioned(1));
+  std::vector<int> seen_a;
+  std::vector<int> seen_b;
+  store.Subscribe([&](const scheduler::PolicyPtr& p) { seen_a.push_back(Check(*p)); });
+  store.Publish(Versioned(2));
+  store.Subscribe([&](const scheduler::PolicyPtr& p) { seen_b.push_back(Check(*p)); });
+  store.Publish(Versioned(3));
+  store.Publish(Versioned(4));
+  EXPECT_EQ(seen_a, (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(seen_b, (std::vector<int>{2, 3, 4}));
+  EXPECT_EQ(Check(*store.Current()), 4);
+}
+
 TEST(PolicyStore, ConcurrentReadersSeeWholeSnapshotsInOrder) {
   PolicyStore store(Versioned(0));
   std::atomic<bool> done{false};

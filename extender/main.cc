@@ -1,8 +1,8 @@
 // taskgov-extender: the process. The only file that knows every concrete class; it only wires.
 //
-// Wiring: the ConfigMap directory → ConfigWatcher → Admission::ApplyPolicy (ledger + cluster
-// view); the Kubernetes API → Informers → ClusterState (usage, node cache, pending pods) and
-// ApiKubeActions (bind, evict, events); LeaderElector gates the webhooks; WebhookHandlers serve
+// Wiring: the ConfigMap directory → ConfigWatcher → PolicyStore → Admission::ApplyPolicy (ledger +
+// cluster view); the Kubernetes API → Informers → ClusterState (usage, node cache, pending pods)
+// and ApiKubeActions (bind, evict, events); LeaderElector gates the webhooks; WebhookHandlers serve
 // Admission over HttpServer; a housekeeping Ticker runs the Reconciler (expiry of assumed
 // reservations, ledger repairs) and another the PreemptionController; Metrics reads them all
 // when scraped. Readiness: a valid config, informers synced, and leadership.
@@ -117,8 +117,6 @@ struct Process {
   // Policy.
   config::PolicyStore policies;
   std::atomic<bool> config_valid{false};
-  // Set once the admission exists; reloads before that only publish to the store.
-  std::atomic<scheduler::Admission*> admission_ptr{nullptr};
   std::unique_ptr<config::ConfigWatcher> watcher;
   // Domain.
   std::unique_ptr<scheduler::QuotaBook> book;
@@ -205,15 +203,13 @@ void BuildMetrics(Process& p) {
   p.metrics = std::make_unique<metrics::Metrics>(options);
 }
 
-// A reload finished: counted; a valid policy is applied (once the admission exists) and said to
-// be in force ("policy loaded", which tools wait for). The watcher logs every attempt itself.
+// A reload finished: counted; a valid policy, already applied by the store's subscribers when it
+// was published, is said to be in force ("policy loaded", which tools wait for). The watcher
+// logs every attempt itself.
 void OnPolicyReload(Process& p, const config::LoadResult& result) {
   p.metrics->ObserveConfigReload(result.policy != nullptr, p.clock.NowMs());
   if (!result.policy) return;
   p.config_valid.store(true, std::memory_order_release);
-  if (scheduler::Admission* admission = p.admission_ptr.load(std::memory_order_acquire)) {
-    admission->ApplyPolicy(result.policy);
-  }
   common::log::Info("config", "policy loaded",
                     {{"teams", static_cast<int64_t>(result.policy->teams.size())},
                      {"hash", result.content_hash}});
@@ -324,10 +320,11 @@ void BuildAdmission(Process& p) {
     p.admission->SetPreemptionStatus(
         [preemption](std::string_view uid) { return preemption->StatusFor(uid); });
   }
-  p.admission->ApplyPolicy(p.policies.Current());
-  p.admission_ptr.store(p.admission.get(), std::memory_order_release);
-  // A reload that raced with the construction above is applied again (idempotent).
-  p.admission->ApplyPolicy(p.policies.Current());
+  // The ledger and the cluster view follow the published policy from now on (the current one at
+  // once, then every reload, in order).
+  scheduler::Admission* admission = p.admission.get();
+  p.policies.Subscribe(
+      [admission](const scheduler::PolicyPtr& policy) { admission->ApplyPolicy(policy); });
 }
 
 // /metrics, /healthz and /readyz on the metrics listener.
