@@ -145,17 +145,9 @@ void ClusterState::ReleaseSameNameLocked(const Pod& pod) {
 }
 
 void ClusterState::NotePendingFromInformer(const PodRecord& record) {
-  const Pod& pod = record.pod;
-  PendingPod pending;
-  pending.uid = pod.uid;
-  pending.key = pod.key();
-  pending.team = record.team;
-  pending.priority = ResolvePriority(*teams_.policy(), pod);
-  pending.created_ms = pod.creation_unix_ms;
-  pending.request = RequestOf(pod);
-  pending.node_selector = pod.node_selector;
-  pending.placement = pod.placement;
-  pending_.Upsert(pending);
+  pending_.Upsert(PendingPodOf(record.pod, record.team,
+                               ResolvePriority(*teams_.policy(), record.pod),
+                               RequestOf(record.pod)));
 }
 
 void ClusterState::OnPodUpsert(const Pod& pod) {
@@ -362,16 +354,7 @@ std::vector<std::pair<std::string, NodeView>> ClusterState::NodesOfFlavor(NameId
 
 void ClusterState::NotePending(const Pod& pod, NameId team, int32_t priority,
                                const ResourceList& request) {
-  PendingPod pending;
-  pending.uid = pod.uid;
-  pending.key = pod.key();
-  pending.team = team;
-  pending.priority = priority;
-  pending.created_ms = pod.creation_unix_ms;
-  pending.request = request;
-  pending.node_selector = pod.node_selector;
-  pending.placement = pod.placement;
-  pending_.NoteRefused(std::move(pending));
+  pending_.NoteRefused(PendingPodOf(pod, team, priority, request));
 }
 
 void ClusterState::NoteAdmitted(std::string_view uid) { pending_.NoteAdmitted(std::string(uid)); }

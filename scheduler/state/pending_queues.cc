@@ -4,6 +4,20 @@
 
 namespace taskgov::scheduler {
 
+PendingPod PendingPodOf(const Pod& pod, NameId team, int32_t priority,
+                        const ResourceList& request) {
+  PendingPod pending;
+  pending.uid = pod.uid;
+  pending.key = pod.key();
+  pending.team = team;
+  pending.priority = priority;
+  pending.created_ms = pod.creation_unix_ms;
+  pending.request = request;
+  pending.node_selector = pod.node_selector;
+  pending.placement = pod.placement;
+  return pending;
+}
+
 PendingQueues::PendingQueues(const common::Clock* clock, Options options)
     : clock_(clock), options_(options) {}
 

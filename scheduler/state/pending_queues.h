@@ -52,6 +52,10 @@ struct PendingPod {
   std::shared_ptr<const PodPlacementSpec> placement;
 };
 
+// The pending entry of `pod` for `team`, at `priority`, asking for `request`.
+[[nodiscard]] PendingPod PendingPodOf(const Pod& pod, NameId team, int32_t priority,
+                                      const ResourceList& request);
+
 class PendingQueues {
  public:
   struct Options {
