@@ -462,6 +462,20 @@ common::Status Harness::Start() {
   if (common::Status s = api_->Start(); !s.ok()) return s;
   api_client_ = std::make_unique<common::testing::HttpClient>("127.0.0.1", api_->port(),
                                                               std::chrono::seconds(2));
+  if (common::Status s = LoadCluster(); !s.ok()) return s;
+  ReadNodesFromApi();
+  config_dir_ = std::make_unique<ConfigDir>(work_dir_ + "/config");
+  if (common::Status s = config_dir_->Write(options_.config); !s.ok()) return s;
+  const std::string kubeconfig = work_dir_ + "/kubeconfig";
+  if (common::Status s = WriteKubeconfig(kubeconfig); !s.ok()) return s;
+  for (const scheduler::kube::testing::FaultRule& fault : options_.api_faults)
+    api_->AddFault(fault);
+  if (common::Status s = StartExtenders(kubeconfig); !s.ok()) return s;
+  serving_ = 0;
+  return common::Status::Ok();
+}
+
+common::Status Harness::LoadCluster() {
   if (options_.sample_cluster) api_->LoadSampleCluster();
   for (const NodeSpec& node : options_.nodes) {
     if (common::Result<std::string> r = api_->Upsert("nodes", NodeJson(node)); !r.ok())
@@ -472,6 +486,10 @@ common::Status Harness::Start() {
                              "\",\"labels\":{\"kubernetes.io/metadata.name\":\"" + ns + "\"}}}";
     if (common::Result<std::string> r = api_->Upsert("namespaces", json); !r.ok()) return r.error();
   }
+  return common::Status::Ok();
+}
+
+void Harness::ReadNodesFromApi() {
   // The nodes as the API holds them: what the scheduler loop places pods on.
   for (const std::string& json : api_->List("nodes")) {
     rapidjson::Document doc;
@@ -501,21 +519,20 @@ common::Status Harness::Start() {
   }
   std::sort(nodes_.begin(), nodes_.end(),
             [](const NodeSpec& a, const NodeSpec& b) { return a.name < b.name; });
+}
 
-  config_dir_ = std::make_unique<ConfigDir>(work_dir_ + "/config");
-  if (common::Status s = config_dir_->Write(options_.config); !s.ok()) return s;
-  const std::string kubeconfig = work_dir_ + "/kubeconfig";
-  {
-    std::ofstream out(kubeconfig);
-    out << "apiVersion: v1\nkind: Config\ncurrent-context: e2e\nclusters:\n- name: fake\n"
-           "  cluster:\n    server: "
-        << api_->url()
-        << "\ncontexts:\n- name: e2e\n  context: {cluster: fake, user: e2e}\n"
-           "users:\n- name: e2e\n  user: {}\n";
-    if (!out) return common::Error{"cannot write " + kubeconfig};
-  }
-  for (const scheduler::kube::testing::FaultRule& fault : options_.api_faults)
-    api_->AddFault(fault);
+common::Status Harness::WriteKubeconfig(const std::string& path) const {
+  std::ofstream out(path);
+  out << "apiVersion: v1\nkind: Config\ncurrent-context: e2e\nclusters:\n- name: fake\n"
+         "  cluster:\n    server: "
+      << api_->url()
+      << "\ncontexts:\n- name: e2e\n  context: {cluster: fake, user: e2e}\n"
+         "users:\n- name: e2e\n  user: {}\n";
+  if (!out) return common::Error{"cannot write " + path};
+  return common::Status::Ok();
+}
+
+common::Status Harness::StartExtenders(const std::string& kubeconfig) {
   for (size_t i = 0; i < options_.extenders; ++i) {
     ExtenderProcessOptions o;
     o.binary = options_.extender_binary;
@@ -532,7 +549,6 @@ common::Status Harness::Start() {
         return s;
     }
   }
-  serving_ = 0;
   return common::Status::Ok();
 }
 
@@ -753,9 +769,9 @@ void Harness::Kubelet(const std::vector<PodView>& pods, StepReport* report) {
 }
 
 void Harness::SchedulePass(StepReport* report) {
-  std::vector<PodView> pods = Pods();
   std::map<std::string, Amounts> free;
   for (const NodeSpec& n : nodes_) free[n.name] = n.allocatable;
+  const std::vector<PodView> pods = Pods();
   std::vector<const PodView*> pending;
   for (const PodView& p : pods) {
     if (p.active()) {
@@ -772,90 +788,105 @@ void Harness::SchedulePass(StepReport* report) {
     if (a->created_ms != b->created_ms) return a->created_ms < b->created_ms;
     return a->key < b->key;
   });
-  ExtenderProcess& extender = *extenders_.at(serving_);
   for (const PodView* p : pending) {
-    Attempt attempt;
-    attempt.pod = p->key;
-    const PodSpec& spec = jobs_.at(p->job).spec;
-    std::vector<std::string> candidates;
-    for (const NodeSpec& n : nodes_) {
-      bool selected = true;
-      for (const auto& [k, v] : spec.node_selector) {
-        auto label = n.labels.find(k);
-        selected = selected && label != n.labels.end() && label->second == v;
-      }
-      if (selected && Fits(free[n.name], p->request)) candidates.push_back(n.name);
-    }
-    auto done = [&](Attempt::Outcome outcome, std::string reason) {
-      attempt.outcome = outcome;
-      attempt.reason = std::move(reason);
-      report->attempts.push_back(attempt);
-    };
-    if (candidates.empty()) {
-      done(Attempt::Outcome::kUnschedulable,
-           "0/" + std::to_string(nodes_.size()) + " nodes are available: insufficient resources");
-      continue;
-    }
-    if (!extender.running()) {
-      done(Attempt::Outcome::kError, "extender " + extender.identity() + " is down");
-      continue;
-    }
-    common::Result<extender::testing::FilterReply> filtered =
-        extender.client().FilterNames(p->json, candidates);
-    if (!filtered.ok()) {
-      done(Attempt::Outcome::kError, "filter: " + filtered.error().message);
-      continue;
-    }
-    if (!filtered->error.empty()) {
-      done(Attempt::Outcome::kError, "filter: " + filtered->error);
-      continue;
-    }
-    if (filtered->feasible.empty()) {
-      std::vector<std::string> reasons;
-      auto add = [&](const std::map<std::string, std::string>& by_node) {
-        for (const std::string& node : candidates) {
-          auto it = by_node.find(node);
-          if (it != by_node.end() &&
-              std::find(reasons.begin(), reasons.end(), it->second) == reasons.end()) {
-            reasons.push_back(it->second);
-          }
-        }
-      };
-      add(filtered->failed_and_unresolvable_nodes);
-      add(filtered->failed_nodes);
-      std::string joined;
-      for (const std::string& r : reasons) joined += (joined.empty() ? "" : " | ") + r;
-      done(Attempt::Outcome::kRefused, joined);
-      continue;
-    }
-    std::map<std::string, int64_t> score;
-    if (common::Result<std::vector<extender::testing::HostScore>> scores =
-            extender.client().PrioritizeNames(p->json, filtered->feasible);
-        scores.ok()) {
-      for (const extender::testing::HostScore& s : *scores) score[s.host] = s.score;
-    }
-    std::vector<std::string> feasible = filtered->feasible;
-    std::sort(feasible.begin(), feasible.end());
-    std::string best = feasible.front();
-    for (const std::string& n : feasible) {
-      if (score[n] > score[best]) best = n;
-    }
-    attempt.node = best;
-    if (before_bind_) before_bind_(*p, best);
-    std::string bind_error;
-    if (options_.extender_binds) {
-      common::Result<std::string> bound = extender.client().Bind(p->name, p->ns, p->uid, best);
-      bind_error = !bound.ok() ? bound.error().message : *bound;
-    } else {
-      bind_error = BindThroughApi(*p, best);
-    }
-    if (!bind_error.empty()) {
-      done(Attempt::Outcome::kError, "bind: " + bind_error);
-      continue;
-    }
-    for (const auto& [resource, amount] : p->request) free[best][resource] -= amount;
-    done(Attempt::Outcome::kBound, "");
+    Attempt attempt = SchedulePod(*p, &free);
+    report->attempts.push_back(std::move(attempt));
   }
+}
+
+std::vector<std::string> Harness::Candidates(const PodView& pod,
+                                             const std::map<std::string, Amounts>& free) const {
+  const PodSpec& spec = jobs_.at(pod.job).spec;
+  std::vector<std::string> candidates;
+  for (const NodeSpec& n : nodes_) {
+    bool selected = true;
+    for (const auto& [k, v] : spec.node_selector) {
+      auto label = n.labels.find(k);
+      selected = selected && label != n.labels.end() && label->second == v;
+    }
+    if (selected && Fits(free.at(n.name), pod.request)) candidates.push_back(n.name);
+  }
+  return candidates;
+}
+
+namespace {
+
+// Every distinct refusal reason of the candidates, unresolvable first, " | "-joined.
+std::string RefusalReasons(const extender::testing::FilterReply& filtered,
+                           const std::vector<std::string>& candidates) {
+  std::vector<std::string> reasons;
+  auto add = [&](const std::map<std::string, std::string>& by_node) {
+    for (const std::string& node : candidates) {
+      auto it = by_node.find(node);
+      if (it != by_node.end() &&
+          std::find(reasons.begin(), reasons.end(), it->second) == reasons.end()) {
+        reasons.push_back(it->second);
+      }
+    }
+  };
+  add(filtered.failed_and_unresolvable_nodes);
+  add(filtered.failed_nodes);
+  std::string joined;
+  for (const std::string& r : reasons) joined += (joined.empty() ? "" : " | ") + r;
+  return joined;
+}
+
+}  // namespace
+
+Attempt Harness::SchedulePod(const PodView& p, std::map<std::string, Amounts>* free) {
+  Attempt attempt;
+  attempt.pod = p.key;
+  auto done = [&](Attempt::Outcome outcome, std::string reason) {
+    attempt.outcome = outcome;
+    attempt.reason = std::move(reason);
+    return attempt;
+  };
+  const std::vector<std::string> candidates = Candidates(p, *free);
+  if (candidates.empty()) {
+    return done(
+        Attempt::Outcome::kUnschedulable,
+        "0/" + std::to_string(nodes_.size()) + " nodes are available: insufficient resources");
+  }
+  ExtenderProcess& extender = *extenders_.at(serving_);
+  if (!extender.running()) {
+    return done(Attempt::Outcome::kError, "extender " + extender.identity() + " is down");
+  }
+  common::Result<extender::testing::FilterReply> filtered =
+      extender.client().FilterNames(p.json, candidates);
+  if (!filtered.ok()) return done(Attempt::Outcome::kError, "filter: " + filtered.error().message);
+  if (!filtered->error.empty()) return done(Attempt::Outcome::kError, "filter: " + filtered->error);
+  if (filtered->feasible.empty()) {
+    return done(Attempt::Outcome::kRefused, RefusalReasons(*filtered, candidates));
+  }
+  attempt.node = BestNode(extender, p, filtered->feasible);
+  if (before_bind_) before_bind_(p, attempt.node);
+  std::string bind_error;
+  if (options_.extender_binds) {
+    common::Result<std::string> bound = extender.client().Bind(p.name, p.ns, p.uid, attempt.node);
+    bind_error = !bound.ok() ? bound.error().message : *bound;
+  } else {
+    bind_error = BindThroughApi(p, attempt.node);
+  }
+  if (!bind_error.empty()) return done(Attempt::Outcome::kError, "bind: " + bind_error);
+  for (const auto& [resource, amount] : p.request) (*free)[attempt.node][resource] -= amount;
+  return done(Attempt::Outcome::kBound, "");
+}
+
+std::string Harness::BestNode(ExtenderProcess& extender, const PodView& pod,
+                              std::vector<std::string> feasible) {
+  // The highest prioritize score, the first by name among equals.
+  std::map<std::string, int64_t> score;
+  if (common::Result<std::vector<extender::testing::HostScore>> scores =
+          extender.client().PrioritizeNames(pod.json, feasible);
+      scores.ok()) {
+    for (const extender::testing::HostScore& s : *scores) score[s.host] = s.score;
+  }
+  std::sort(feasible.begin(), feasible.end());
+  std::string best = feasible.front();
+  for (const std::string& n : feasible) {
+    if (score[n] > score[best]) best = n;
+  }
+  return best;
 }
 
 std::string Harness::BindThroughApi(const PodView& pod, const std::string& node) {

@@ -375,7 +375,18 @@ class Harness {
   std::string NextTimestamp();
   common::Status CreatePod(const PodSpec& spec, const std::string& name);
   void Kubelet(const std::vector<PodView>& pods, StepReport* report);
+  // Start's steps.
+  common::Status LoadCluster();
+  void ReadNodesFromApi();
+  common::Status WriteKubeconfig(const std::string& path) const;
+  common::Status StartExtenders(const std::string& kubeconfig);
+  // One pass of the scheduler loop: every pending pod in queue order, through the extender.
   void SchedulePass(StepReport* report);
+  [[nodiscard]] std::vector<std::string> Candidates(
+      const PodView& pod, const std::map<std::string, Amounts>& free) const;
+  Attempt SchedulePod(const PodView& pod, std::map<std::string, Amounts>* free);
+  std::string BestNode(ExtenderProcess& extender, const PodView& pod,
+                       std::vector<std::string> feasible);
   bool WaitForActivity(std::chrono::milliseconds timeout);
   PodView Parse(const std::string& json) const;
   // Binds through the API server's pods/binding endpoint; "" on success, else why not.
