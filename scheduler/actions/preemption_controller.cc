@@ -59,8 +59,6 @@ PreemptionController::PreemptionController(QuotaBook* book, ClusterState* cluste
   tokens_at_ms_ = clock_->NowMs();
 }
 
-PreemptionController::~PreemptionController() { Stop(); }
-
 // ---- the informer tee ----
 
 void PreemptionController::Observer::OnPodUpsert(const Pod& pod) {
@@ -415,11 +413,6 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
   } else {
     Decide(*policy, now, grace_s, preemptors, claims, committed, &report);
   }
-  {
-    std::lock_guard<std::mutex> lock(loop_mu_);
-    ++runs_;
-  }
-  loop_cv_.notify_all();
   return report;
 }
 
@@ -869,48 +862,6 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.runs;
   PublishLocked();
-}
-
-// ---- the loop ----
-
-void PreemptionController::Start() {
-  std::lock_guard<std::mutex> lock(loop_mu_);
-  if (thread_.joinable()) return;
-  stop_ = false;
-  thread_ = std::thread([this] { Loop(); });
-}
-
-void PreemptionController::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(loop_mu_);
-    stop_ = true;
-  }
-  loop_cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-void PreemptionController::Kick() {
-  {
-    std::lock_guard<std::mutex> lock(loop_mu_);
-    kicked_ = true;
-  }
-  loop_cv_.notify_all();
-}
-
-bool PreemptionController::WaitForRuns(uint64_t count, std::chrono::milliseconds timeout) const {
-  std::unique_lock<std::mutex> lock(loop_mu_);
-  return loop_cv_.wait_for(lock, timeout, [&] { return runs_ >= count; });
-}
-
-void PreemptionController::Loop() {
-  while (true) {
-    RunOnce();
-    std::unique_lock<std::mutex> lock(loop_mu_);
-    loop_cv_.wait_for(lock, std::chrono::milliseconds(options_.interval_ms),
-                      [&] { return stop_ || kicked_; });
-    if (stop_) return;
-    kicked_ = false;
-  }
 }
 
 }  // namespace taskgov::scheduler

@@ -46,11 +46,9 @@
 //
 // Thread-safety: RunOnce calls are serialised (run_mu_); the round table is guarded by mu_,
 // never held across a KubeActions call; StatusFor and Stats may be called from any thread
-// (webhook, metrics) and never wait for a run. Start() runs RunOnce every interval_ms on a
-// background thread until Stop() (or destruction).
+// (webhook, metrics) and never wait for a run. The controller has no thread of its own: the
+// process calls RunOnce from its housekeeping ticker.
 
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -58,7 +56,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -99,7 +96,6 @@ struct PreemptionStats {
 class PreemptionController {
  public:
   struct Options {
-    int64_t interval_ms = 1000;
     double evictions_per_second = 5.0;
     int64_t eviction_burst = 20;
     int64_t pdb_retry_ms = 30'000;
@@ -121,7 +117,7 @@ class PreemptionController {
   // All pointers outlive the controller.
   PreemptionController(QuotaBook* book, ClusterState* cluster, KubeActions* kube,
                        const common::Clock* clock, Options options);
-  ~PreemptionController();
+  ~PreemptionController() = default;
   PreemptionController(const PreemptionController&) = delete;
   PreemptionController& operator=(const PreemptionController&) = delete;
 
@@ -136,14 +132,6 @@ class PreemptionController {
     std::map<std::string, std::string> no_preemption;
   };
   RunReport RunOnce();
-
-  // The background loop.
-  void Start();
-  void Stop();
-  // Runs the loop's next RunOnce now.
-  void Kick();
-  // Waits until at least `count` runs have completed; false on timeout.
-  bool WaitForRuns(uint64_t count, std::chrono::milliseconds timeout) const;
 
   // The note for a waiting pod's refusal reason ("" when no round is in flight for it).
   [[nodiscard]] std::string StatusFor(std::string_view uid) const;
@@ -269,13 +257,6 @@ class PreemptionController {
 
   mutable std::mutex status_mu_;
   std::shared_ptr<const std::unordered_map<std::string, std::string>> status_;
-
-  mutable std::mutex loop_mu_;
-  mutable std::condition_variable loop_cv_;
-  uint64_t runs_ = 0;  // guarded by loop_mu_
-  bool stop_ = false;
-  bool kicked_ = false;
-  std::thread thread_;
 
   VictimSelector selector_;  // used by RunOnce only
 };
