@@ -387,13 +387,11 @@ int Run(int argc, char** argv) {
       for (const auto& [key, count] : preemption->Stats().preemptions) {
         // Pods of no team preempted by plain priority are not a team's preemption.
         using scheduler::PreemptionReason;
-        using scheduler::ReasonName;
         const std::string_view reason =
-            key.reason == ReasonName(PreemptionReason::kInTeamPriority)
-                ? metrics::kPreemptWithinTeam
-            : key.reason == ReasonName(PreemptionReason::kReclaim)   ? metrics::kPreemptReclaim
-            : key.reason == ReasonName(PreemptionReason::kFairShare) ? metrics::kPreemptFairShare
-                                                                     : std::string_view();
+            key.reason == PreemptionReason::kInTeamPriority ? metrics::kPreemptWithinTeam
+            : key.reason == PreemptionReason::kReclaim      ? metrics::kPreemptReclaim
+            : key.reason == PreemptionReason::kFairShare    ? metrics::kPreemptFairShare
+                                                            : std::string_view();
         if (reason.empty() || key.victim_team.empty()) continue;
         uint64_t& seen = seen_preemptions[key];
         for (; seen < count; ++seen) {

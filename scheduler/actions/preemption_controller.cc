@@ -611,8 +611,7 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
               round.deadline_ms =
                   std::max(round.deadline_ms, now + grace_s * 1000 + options_.round_slack_ms);
               ++stats_.preemptions[PreemptionStats::Key{TeamNames().Name(preemptor.team),
-                                                        TeamNames().Name(v.team),
-                                                        std::string(ReasonName(v.reason))}];
+                                                        TeamNames().Name(v.team), v.reason}];
               ++report->evictions;
               EventRecord e;
               e.ns = v.ns;

@@ -72,7 +72,7 @@ struct PreemptionStats {
   struct Key {
     std::string preemptor_team;
     std::string victim_team;
-    std::string reason;  // ReasonName()
+    PreemptionReason reason = PreemptionReason::kReclaim;  // metrics map it to their label
     bool operator<(const Key& o) const {
       return std::tie(preemptor_team, victim_team, reason) <
              std::tie(o.preemptor_team, o.victim_team, o.reason);

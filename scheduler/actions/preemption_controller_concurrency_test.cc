@@ -173,7 +173,7 @@ TEST_F(ConcurrencyTest, RunsReclaimWhileWebhooksAndInformersRun) {
   EXPECT_GT(statuses_seen.load(), 0);
   PreemptionStats stats = controller_->Stats();
   EXPECT_EQ(stats.rounds_in_flight, 0u);
-  EXPECT_EQ((stats.preemptions[{"team-b", "team-a", "Reclaim"}]), 2u);
+  EXPECT_EQ((stats.preemptions[{"team-b", "team-a", PreemptionReason::kReclaim}]), 2u);
 }
 
 }  // namespace
