@@ -54,10 +54,8 @@ PreemptionController::PreemptionController(QuotaBook* book, ClusterState* cluste
       kube_(kube),
       clock_(clock),
       options_(options),
-      status_(std::make_shared<const std::unordered_map<std::string, std::string>>()) {
-  tokens_ = static_cast<double>(options_.eviction_burst);
-  tokens_at_ms_ = clock_->NowMs();
-}
+      limiter_(options.evictions_per_second, options.eviction_burst, clock->NowMs()),
+      status_(std::make_shared<const std::unordered_map<std::string, std::string>>()) {}
 
 // ---- the informer tee ----
 
@@ -269,14 +267,6 @@ PreemptionStats PreemptionController::Stats() const {
   out.rounds_in_flight = 0;
   for (const auto& [uid, round] : rounds_) out.rounds_in_flight += !round.ended;
   return out;
-}
-
-bool PreemptionController::HaveTokensLocked(int64_t now_ms, double want) {
-  const double rate = options_.evictions_per_second;
-  const double burst = static_cast<double>(std::max<int64_t>(1, options_.eviction_burst));
-  tokens_ = std::min(burst, tokens_ + static_cast<double>(now_ms - tokens_at_ms_) * rate / 1000.0);
-  tokens_at_ms_ = now_ms;
-  return tokens_ + 1e-9 >= std::min(want, burst);
 }
 
 // ---- the run ----
@@ -587,11 +577,7 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
       }
       bool reselect = false;
       for (const RoundVictim& v : due) {
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          if (!HaveTokensLocked(now, 1)) break;  // the rest waits for the next run
-          tokens_ -= 1;
-        }
+        if (!limiter_.TryTake(now)) break;  // the rest waits for the next run
         std::string detail;
         const EvictOutcome outcome = kube_->Evict(v.ns, v.name, v.uid, grace_s, &detail);
         std::optional<EventRecord> event;
@@ -822,12 +808,10 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
       backoff_until_[p.uid] = now + options_.no_victims_backoff_ms;
       continue;
     }
-    {
+    if (!limiter_.Allows(now, static_cast<double>(chosen.victims.size()))) {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!HaveTokensLocked(now, static_cast<double>(chosen.victims.size()))) {
-        ++stats_.rounds_deferred_by_rate_limit;
-        continue;
-      }
+      ++stats_.rounds_deferred_by_rate_limit;
+      continue;
     }
     Round round;
     round.preemptor = p;

@@ -60,6 +60,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "scheduler/actions/eviction_rate_limiter.h"
 #include "scheduler/cluster_api.h"
 #include "scheduler/decisions/preemption.h"
 #include "scheduler/ledger/quota_book.h"
@@ -227,8 +228,6 @@ class PreemptionController {
   bool MaybeNominateLocked(Round& round, int64_t now_ms);
   std::string StatusOfLocked(const Round& round) const;
   void PublishLocked();
-  // Refills the token bucket; true when `want` evictions (capped at the burst) may start.
-  bool HaveTokensLocked(int64_t now_ms, double want);
 
   // Steps 2 (the decisions) and 3 (the evictions) of RunOnce, after the rounds are followed.
   void Decide(const Policy& policy, int64_t now, int64_t grace_s,
@@ -243,7 +242,8 @@ class PreemptionController {
   const Options options_;
   Observer observer_{this};
 
-  std::mutex run_mu_;  // serialises RunOnce
+  std::mutex run_mu_;            // serialises RunOnce
+  EvictionRateLimiter limiter_;  // RunOnce only
 
   mutable std::mutex mu_;
   std::map<std::string, Round> rounds_;                         // by preemptor uid
@@ -252,8 +252,6 @@ class PreemptionController {
   std::unordered_map<std::string, NameId> evicted_;  // evicted and not gone: uid → its team
   std::unordered_map<std::string, int64_t> backoff_until_;  // preemptor uid → ms
   PreemptionStats stats_;
-  double tokens_ = 0;
-  int64_t tokens_at_ms_ = 0;
 
   mutable std::mutex status_mu_;
   std::shared_ptr<const std::unordered_map<std::string, std::string>> status_;
