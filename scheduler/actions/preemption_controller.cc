@@ -14,29 +14,6 @@ namespace {
 
 constexpr std::string_view kComponent = "preemption";
 
-bool IsAccelerator(std::string_view resource) {
-  return resource != "cpu" && resource != "memory" && resource != "ephemeral-storage" &&
-         resource != "pods" && !resource.starts_with("hugepages-");
-}
-
-// The resource a status line counts: the pod's largest accelerator request, else cpu, else the
-// first it requests.
-std::string MainResource(const ResourceList& request) {
-  std::string best;
-  int64_t biggest = 0;
-  for (const ResourceAmount& r : request) {
-    if (IsAccelerator(r.name) && r.amount > biggest) {
-      biggest = r.amount;
-      best = r.name;
-    }
-  }
-  if (!best.empty()) return best;
-  if (request.Has("cpu")) return "cpu";
-  return request.empty() ? std::string("cpu") : request.begin()->name;
-}
-
-std::string Pods(size_t n) { return std::to_string(n) + (n == 1 ? " pod" : " pods"); }
-
 }  // namespace
 
 // The decision state of one flavor during a run.
@@ -54,6 +31,7 @@ PreemptionController::PreemptionController(QuotaBook* book, ClusterState* cluste
       kube_(kube),
       clock_(clock),
       options_(options),
+      events_(kube),
       limiter_(options.evictions_per_second, options.eviction_burst, clock->NowMs()),
       status_(std::make_shared<const std::unordered_map<std::string, std::string>>()) {}
 
@@ -165,56 +143,6 @@ bool PreemptionController::MaybeNominateLocked(Round& round, int64_t now_ms) {
   return true;
 }
 
-PreemptionController::Freed PreemptionController::FreedBy(const Round& round) {
-  Freed out;
-  out.resource = MainResource(round.preemptor.request);
-  const std::optional<NameId> resource_id = ResourceNames().Find(out.resource);
-  for (const RoundVictim& v : round.victims) {
-    out.reclaim = out.reclaim || v.reason == PreemptionReason::kReclaim;
-    out.fair = out.fair || v.reason == PreemptionReason::kFairShare;
-    const std::string& team = TeamNames().Name(v.team);
-    auto t = std::find_if(out.teams.begin(), out.teams.end(),
-                          [&](const auto& x) { return x.first == team; });
-    if (t == out.teams.end()) t = out.teams.insert(out.teams.end(), {team, {}});
-    if (std::find(t->second.begin(), t->second.end(), v.reason) == t->second.end()) {
-      t->second.push_back(v.reason);
-    }
-    if (resource_id && v.flavor == round.flavor) {
-      for (const auto& [id, a] : v.charged) {
-        if (id == *resource_id) out.amount += a;
-      }
-    }
-  }
-  return out;
-}
-
-EventRecord PreemptionController::PreemptorEvent(const Round& round, int64_t grace_s) {
-  const Freed freed = FreedBy(round);
-  const std::string& key = round.preemptor.key;
-  const size_t slash = key.find('/');
-  EventRecord e;
-  e.ns = slash == std::string::npos ? std::string() : key.substr(0, slash);
-  e.pod_name = slash == std::string::npos ? key : key.substr(slash + 1);
-  e.pod_uid = round.preemptor.uid;
-  e.type = "Normal";
-  e.reason = "Preempting";
-  e.action = "Preempting";
-  e.note = std::string("taskgov is ") +
-           (freed.reclaim || freed.fair ? "reclaiming" : "preempting") + " " +
-           FormatQuantity(freed.resource, freed.amount) + " " + freed.resource + " on " +
-           FlavorNames().Name(round.flavor) + " from ";
-  for (size_t i = 0; i < freed.teams.size(); ++i) {
-    e.note += (i == 0 ? "" : ", ") + freed.teams[i].first + " (";
-    for (size_t j = 0; j < freed.teams[i].second.size(); ++j) {
-      e.note += (j == 0 ? "" : ", ") + std::string(ReasonName(freed.teams[i].second[j]));
-    }
-    e.note += ")";
-  }
-  e.note += ": evicting " + Pods(round.victims.size()) + " with a " + std::to_string(grace_s) +
-            "s grace period";
-  return e;
-}
-
 std::string PreemptionController::StatusOfLocked(const Round& round) const {
   const Freed freed = FreedBy(round);
   size_t terminating = 0;
@@ -232,9 +160,9 @@ std::string PreemptionController::StatusOfLocked(const Round& round) const {
   for (size_t i = 0; i < freed.teams.size(); ++i) {
     out += (i == 0 ? "" : ", ") + freed.teams[i].first;
   }
-  if (terminating > 0) out += ", " + Pods(terminating) + " terminating";
-  if (to_evict > 0) out += ", " + Pods(to_evict) + " to evict";
-  if (blocked > 0) out += ", " + Pods(blocked) + " waiting for a PodDisruptionBudget";
+  if (terminating > 0) out += ", " + PodCount(terminating) + " terminating";
+  if (to_evict > 0) out += ", " + PodCount(to_evict) + " to evict";
+  if (blocked > 0) out += ", " + PodCount(blocked) + " waiting for a PodDisruptionBudget";
   if (!round.blocked_note.empty() && blocked == 0) out += ", " + round.blocked_note;
   if (round.nominated) out += ", capacity reserved on " + FlavorNames().Name(round.flavor);
   return out;
@@ -580,7 +508,7 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
         if (!limiter_.TryTake(now)) break;  // the rest waits for the next run
         std::string detail;
         const EvictOutcome outcome = kube_->Evict(v.ns, v.name, v.uid, grace_s, &detail);
-        std::optional<EventRecord> event;
+        bool evicted = false;
         std::vector<RoundVictim> dropped;
         {
           std::lock_guard<std::mutex> lock(mu_);
@@ -599,15 +527,7 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
               ++stats_.preemptions[PreemptionStats::Key{TeamNames().Name(preemptor.team),
                                                         TeamNames().Name(v.team), v.reason}];
               ++report->evictions;
-              EventRecord e;
-              e.ns = v.ns;
-              e.pod_name = v.name;
-              e.pod_uid = v.uid;
-              e.type = "Normal";
-              e.reason = "Preempted";
-              e.action = "Preempting";
-              e.note = v.note + " (grace period " + std::to_string(grace_s) + "s)";
-              event = std::move(e);
+              evicted = true;
               common::log::Info(kComponent, "evicted",
                                 {{"pod", v.ns + "/" + v.name},
                                  {"team", TeamNames().Name(v.team)},
@@ -669,7 +589,7 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
             }
           }
         }
-        if (event) kube_->RecordEvent(*event);
+        if (evicted) events_.VictimEvicted(v, grace_s);
         for (const RoundVictim& d : dropped) {
           commit_victim(d, -1);
           if (int64_t i = candidate_index(d.uid); i >= 0) {
@@ -824,7 +744,7 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
     round.victims = victims_from(chosen);
     for (const RoundVictim& v : round.victims) commit_victim(v, +1);
     claim(p.team, chosen.flavor, chosen.node, p.request, true, +1);
-    const EventRecord started = PreemptorEvent(round, grace_s);
+    events_.RoundStarted(round, grace_s);
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (const RoundVictim& v : round.victims) victim_round_[v.uid] = p.uid;
@@ -838,7 +758,6 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
                        {"flavor", FlavorNames().Name(chosen.flavor)},
                        {"node", chosen.node},
                        {"victims", static_cast<int64_t>(chosen.victims.size())}});
-    kube_->RecordEvent(started);
     evict_round(p.uid);
   }
 

@@ -60,7 +60,9 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "scheduler/actions/event_writer.h"
 #include "scheduler/actions/eviction_rate_limiter.h"
+#include "scheduler/actions/round.h"
 #include "scheduler/cluster_api.h"
 #include "scheduler/decisions/preemption.h"
 #include "scheduler/ledger/quota_book.h"
@@ -144,37 +146,6 @@ class PreemptionController {
   void OnPodGone(std::string_view uid);
 
  private:
-  enum class VictimPhase { kToEvict, kEvicted, kBlocked, kGone };
-  struct RoundVictim {
-    std::string uid;
-    std::string ns;
-    std::string name;
-    NameId team = 0;
-    NameId flavor = 0;
-    std::string node;
-    std::string gang;
-    IdAmounts charged;
-    IdAmounts occupies;
-    PreemptionReason reason = PreemptionReason::kReclaim;
-    std::string note;
-    VictimPhase phase = VictimPhase::kToEvict;
-    int attempts = 0;
-    int64_t retry_at_ms = 0;
-  };
-  struct Round {
-    Preemptor preemptor;
-    // Its placement constraints, for choosing again after a refused eviction.
-    Labels node_selector;
-    std::shared_ptr<const PodPlacementSpec> placement;
-    NameId flavor = 0;
-    std::string node;
-    std::vector<RoundVictim> victims;
-    int64_t started_ms = 0;
-    int64_t deadline_ms = 0;
-    bool nominated = false;
-    bool ended = false;
-    std::string blocked_note;  // the last PDB refusal, for the status
-  };
   struct FlavorCtx;
   class Observer final : public ClusterObserver {
    public:
@@ -197,29 +168,6 @@ class PreemptionController {
     PreemptionController* c_;
   };
 
-  // What a round in flight holds back for its preemptor.
-  struct Claim {
-    NameId team = 0;
-    NameId flavor = 0;
-    std::string node;
-    ResourceList request;
-    bool quota = false;  // no reservation yet: the quota is claimed too, not only the node
-  };
-
-  // What a round frees for its preemptor: the teams it takes from in victim order, each with its
-  // reasons, and the amount of the preemptor's main resource the victims are charged on the
-  // round's flavor.
-  struct Freed {
-    std::string resource;
-    int64_t amount = 0;
-    std::vector<std::pair<std::string, std::vector<PreemptionReason>>> teams;
-    bool reclaim = false;  // some victim is taken by Reclaim
-    bool fair = false;     // some victim is taken by FairShare
-  };
-  static Freed FreedBy(const Round& round);
-  // The event recorded on a preemptor when its round starts (DESIGN §4: a reason on the pod).
-  static EventRecord PreemptorEvent(const Round& round, int64_t grace_s);
-
   // A preemptor the informer has not seen (known only from filter calls, ClusterState::
   // NotePending) still waits: the filter saw it within ClusterState's filter_seen_ttl_ms.
   bool FilterPending(const Preemptor& p) const;
@@ -241,6 +189,7 @@ class PreemptionController {
   const common::Clock* const clock_;
   const Options options_;
   Observer observer_{this};
+  EventWriter events_;
 
   std::mutex run_mu_;            // serialises RunOnce
   EvictionRateLimiter limiter_;  // RunOnce only
