@@ -16,6 +16,46 @@ constexpr std::string_view kComponent = "preemption";
 
 }  // namespace
 
+// The round table's world: the ClusterState and the QuotaBook.
+class PreemptionController::RoundWorldImpl final : public RoundWorld {
+ public:
+  RoundWorldImpl(QuotaBook* book, const ClusterState* cluster) : book_(book), cluster_(cluster) {}
+
+  PodFacts FindPod(std::string_view uid) const override {
+    const std::optional<Pod> pod = cluster_->FindPod(uid);
+    if (!pod) return PodFacts{};
+    return PodFacts{true, pod->terminal(), pod->deletion_unix_ms.has_value(), pod->bound()};
+  }
+  Reservation FindReservation(std::string_view uid) const override {
+    const std::optional<scheduler::Reservation> r = book_->Find(uid);
+    if (!r) return Reservation::kNone;
+    return r->state == ReservationState::kBound ? Reservation::kBound : Reservation::kAssumed;
+  }
+  bool FilterPending(const Preemptor& p) const override {
+    const std::vector<PendingPod> pending = cluster_->PendingAhead(
+        p.team, std::numeric_limits<int32_t>::min(), std::numeric_limits<int64_t>::max(), "",
+        /*by_priority=*/false, cluster_->pending_count(p.team));
+    return std::any_of(pending.begin(), pending.end(),
+                       [&](const PendingPod& x) { return x.uid == p.uid; });
+  }
+  bool Nominate(const Preemptor& p, NameId flavor, int64_t ttl_ms, std::string* why) override {
+    PodMeta meta;
+    meta.priority = p.priority;
+    meta.created_ms = p.created_ms;
+    std::variant<Charge, Refusal> r =
+        book_->Assume(p.uid, p.team, flavor, p.request, Ledger::Mode::kBorrowing, ttl_ms, meta);
+    if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
+      *why = refusal->Explain();
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  QuotaBook* const book_;
+  const ClusterState* const cluster_;
+};
+
 // The decision state of one flavor during a run.
 struct PreemptionController::FlavorCtx {
   QuotaSim quota;
@@ -33,7 +73,12 @@ PreemptionController::PreemptionController(QuotaBook* book, ClusterState* cluste
       options_(options),
       events_(kube),
       limiter_(options.evictions_per_second, options.eviction_burst, clock->NowMs()),
+      world_(std::make_unique<RoundWorldImpl>(book, cluster)),
+      table_(world_.get(), RoundTable::Options{options.nomination_ttl_ms, options.round_slack_ms,
+                                               options.retry_backoff_ms}),
       status_(std::make_shared<const std::unordered_map<std::string, std::string>>()) {}
+
+PreemptionController::~PreemptionController() = default;
 
 // ---- the informer tee ----
 
@@ -83,96 +128,12 @@ void PreemptionController::Observer::OnSynced(ObjectKind kind) { c_->cluster_->O
 
 void PreemptionController::OnPodGone(std::string_view uid) {
   std::lock_guard<std::mutex> lock(mu_);
-  const std::string key(uid);
-  evicted_.erase(key);
-  auto it = victim_round_.find(key);
-  if (it == victim_round_.end()) return;
-  auto round = rounds_.find(it->second);
-  victim_round_.erase(it);
-  if (round == rounds_.end() || round->second.ended) return;
-  for (RoundVictim& v : round->second.victims) {
-    if (v.uid == key) v.phase = VictimPhase::kGone;
-  }
-  MaybeNominateLocked(round->second, clock_->NowMs());
-  PublishLocked();
-}
-
-bool PreemptionController::FilterPending(const Preemptor& p) const {
-  const std::vector<PendingPod> pending = cluster_->PendingAhead(
-      p.team, std::numeric_limits<int32_t>::min(), std::numeric_limits<int64_t>::max(), "",
-      /*by_priority=*/false, cluster_->pending_count(p.team));
-  return std::any_of(pending.begin(), pending.end(),
-                     [&](const PendingPod& x) { return x.uid == p.uid; });
-}
-
-bool PreemptionController::MaybeNominateLocked(Round& round, int64_t now_ms) {
-  if (round.nominated || round.ended) return false;
-  for (const RoundVictim& v : round.victims) {
-    if (v.phase != VictimPhase::kGone) return false;
-  }
-  const Preemptor& p = round.preemptor;
-  if (book_->Find(p.uid)) {  // the filter admitted it already
-    round.nominated = true;
-    return true;
-  }
-  // A preemptor that is gone, ending or already bound needs no capacity held for it.
-  std::optional<Pod> pod = cluster_->FindPod(p.uid);
-  if (pod ? pod->terminal() || pod->deletion_unix_ms || pod->bound() : !FilterPending(p)) {
-    round.ended = true;
-    ++stats_.rounds_cancelled;
-    return false;
-  }
-  PodMeta meta;
-  meta.priority = p.priority;
-  meta.created_ms = p.created_ms;
-  std::variant<Charge, Refusal> r =
-      book_->Assume(p.uid, p.team, round.flavor, p.request, Ledger::Mode::kBorrowing,
-                    options_.nomination_ttl_ms, meta);
-  if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
-    common::log::Warn(kComponent, "freed capacity was taken before the preemptor was nominated",
-                      {{"preemptor", p.key}, {"reason", refusal->Explain()}});
-    round.ended = true;
-    ++stats_.rounds_abandoned;
-    backoff_until_[p.uid] = now_ms + options_.retry_backoff_ms;
-    return false;
-  }
-  round.nominated = true;
-  round.deadline_ms = now_ms + options_.nomination_ttl_ms + options_.round_slack_ms;
-  common::log::Info(kComponent, "victims gone; capacity reserved for the preemptor",
-                    {{"preemptor", p.key}, {"flavor", FlavorNames().Name(round.flavor)}});
-  return true;
-}
-
-std::string PreemptionController::StatusOfLocked(const Round& round) const {
-  const Freed freed = FreedBy(round);
-  size_t terminating = 0;
-  size_t to_evict = 0;
-  size_t blocked = 0;
-  for (const RoundVictim& v : round.victims) {
-    terminating += v.phase == VictimPhase::kEvicted;
-    to_evict += v.phase == VictimPhase::kToEvict;
-    blocked += v.phase == VictimPhase::kBlocked;
-  }
-  std::string out = freed.reclaim ? "reclaiming"
-                    : freed.fair  ? "reclaiming (fair share)"
-                                  : "preempting";
-  out += " " + FormatQuantity(freed.resource, freed.amount) + " " + freed.resource + " from ";
-  for (size_t i = 0; i < freed.teams.size(); ++i) {
-    out += (i == 0 ? "" : ", ") + freed.teams[i].first;
-  }
-  if (terminating > 0) out += ", " + PodCount(terminating) + " terminating";
-  if (to_evict > 0) out += ", " + PodCount(to_evict) + " to evict";
-  if (blocked > 0) out += ", " + PodCount(blocked) + " waiting for a PodDisruptionBudget";
-  if (!round.blocked_note.empty() && blocked == 0) out += ", " + round.blocked_note;
-  if (round.nominated) out += ", capacity reserved on " + FlavorNames().Name(round.flavor);
-  return out;
+  if (table_.OnPodGone(uid, clock_->NowMs())) PublishLocked();
 }
 
 void PreemptionController::PublishLocked() {
-  auto map = std::make_shared<std::unordered_map<std::string, std::string>>();
-  for (const auto& [uid, round] : rounds_) {
-    if (!round.ended) (*map)[uid] = StatusOfLocked(round);
-  }
+  auto map =
+      std::make_shared<const std::unordered_map<std::string, std::string>>(table_.Statuses());
   std::lock_guard<std::mutex> lock(status_mu_);
   status_ = std::move(map);
 }
@@ -190,10 +151,13 @@ std::string PreemptionController::StatusFor(std::string_view uid) const {
 PreemptionStats PreemptionController::Stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   PreemptionStats out = stats_;
-  out.preempted_pods.clear();
-  for (const auto& [uid, team] : evicted_) ++out.preempted_pods[TeamNames().Name(team)];
-  out.rounds_in_flight = 0;
-  for (const auto& [uid, round] : rounds_) out.rounds_in_flight += !round.ended;
+  out.preempted_pods = table_.PreemptedPods();
+  out.rounds_in_flight = table_.in_flight();
+  const RoundTable::Counts& rounds = table_.counts();
+  out.rounds_started = rounds.started;
+  out.rounds_succeeded = rounds.succeeded;
+  out.rounds_cancelled = rounds.cancelled;
+  out.rounds_abandoned = rounds.abandoned;
   return out;
 }
 
@@ -207,84 +171,12 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
   const int64_t grace_s = policy->preemption.grace_period_seconds;
 
   // 1. Rounds in flight; what they claim.
-  std::vector<Claim> claims;
-  std::set<std::string> committed;  // victims of rounds, not gone: count as terminating
-  bool evictions_due = false;
+  RoundTable::Followed followed;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = evicted_.begin(); it != evicted_.end();) {
-      std::optional<Pod> pod = cluster_->FindPod(it->first);
-      it = (!pod || pod->terminal()) ? evicted_.erase(it) : std::next(it);
-    }
-    for (auto& [uid, round] : rounds_) {
-      if (round.ended) continue;
-      for (RoundVictim& v : round.victims) {
-        if (v.phase == VictimPhase::kGone) continue;
-        std::optional<Pod> pod = cluster_->FindPod(v.uid);
-        if (!pod || pod->terminal()) {
-          v.phase = VictimPhase::kGone;
-          victim_round_.erase(v.uid);
-        }
-      }
-      std::optional<Pod> pod = cluster_->FindPod(uid);
-      std::optional<Reservation> reservation = book_->Find(uid);
-      // A preemptor known only from filter calls lives as long as the filter keeps seeing it.
-      if (pod ? pod->terminal() || pod->deletion_unix_ms.has_value()
-              : !reservation && !FilterPending(round.preemptor)) {
-        round.ended = true;
-        ++stats_.rounds_cancelled;
-        continue;
-      }
-      if ((pod && pod->bound()) ||
-          (reservation && reservation->state == ReservationState::kBound)) {
-        round.ended = true;
-        ++stats_.rounds_succeeded;
-        common::log::Info(kComponent, "preemptor bound", {{"preemptor", round.preemptor.key}});
-        continue;
-      }
-      if (round.nominated && !reservation) {
-        round.ended = true;  // the nomination expired unused
-        ++stats_.rounds_abandoned;
-        backoff_until_[uid] = now + options_.retry_backoff_ms;
-        common::log::Warn(kComponent, "freed capacity was not used by the preemptor in time",
-                          {{"preemptor", round.preemptor.key}});
-        continue;
-      }
-      MaybeNominateLocked(round, now);
-      if (round.ended) continue;
-      if (!round.nominated && now > round.deadline_ms) {
-        round.ended = true;
-        ++stats_.rounds_abandoned;
-        backoff_until_[uid] = now + options_.retry_backoff_ms;
-        common::log::Warn(kComponent, "victims did not go in time; round abandoned",
-                          {{"preemptor", round.preemptor.key}});
-        continue;
-      }
-      Claim claim;
-      claim.team = round.preemptor.team;
-      claim.flavor = round.flavor;
-      claim.node = round.node;
-      claim.request = round.preemptor.request;
-      claim.quota = !reservation.has_value();
-      claims.push_back(std::move(claim));
-      for (const RoundVictim& v : round.victims) {
-        if (v.phase != VictimPhase::kGone) committed.insert(v.uid);
-        evictions_due = evictions_due || v.phase == VictimPhase::kToEvict ||
-                        (v.phase == VictimPhase::kBlocked && v.retry_at_ms <= now);
-      }
-    }
-    for (auto it = rounds_.begin(); it != rounds_.end();) {
-      if (!it->second.ended) {
-        ++it;
-        continue;
-      }
-      for (const RoundVictim& v : it->second.victims) victim_round_.erase(v.uid);
-      it = rounds_.erase(it);
-    }
-    for (auto* until : {&pdb_blocked_until_, &backoff_until_}) {
-      for (auto it = until->begin(); it != until->end();) {
-        it = it->second <= now ? until->erase(it) : std::next(it);
-      }
+    followed = table_.Follow(now);
+    for (auto it = pdb_blocked_until_.begin(); it != pdb_blocked_until_.end();) {
+      it = it->second <= now ? pdb_blocked_until_.erase(it) : std::next(it);
     }
   }
 
@@ -306,7 +198,7 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
       bool skip = book_->Find(p.uid).has_value();
       {
         std::lock_guard<std::mutex> lock(mu_);
-        skip = skip || rounds_.count(p.uid) > 0 || backoff_until_.count(p.uid) > 0;
+        skip = skip || table_.Has(p.uid) || table_.BackedOff(p.uid);
       }
       if (!skip) {
         preemptors.push_back(std::move(p));
@@ -324,12 +216,12 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
   if (preemptors.size() > options_.max_preemptors_per_run) {
     preemptors.resize(options_.max_preemptors_per_run);
   }
-  if (preemptors.empty() && !evictions_due) {
+  if (preemptors.empty() && !followed.evictions_due) {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.runs;
     PublishLocked();
   } else {
-    Decide(*policy, now, grace_s, preemptors, claims, committed, &report);
+    Decide(*policy, now, grace_s, preemptors, followed.claims, followed.committed, &report);
   }
   return report;
 }
@@ -344,7 +236,7 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
   {
     std::lock_guard<std::mutex> lock(mu_);
     blocked = pdb_blocked_until_;
-    for (const auto& [uid, team] : evicted_) evicted.insert(uid);
+    evicted = table_.EvictedUids();
   }
   std::vector<Candidate> running;
   std::vector<Candidate> terminating;
@@ -490,17 +382,14 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
       std::shared_ptr<const PodPlacementSpec> placement;
       {
         std::lock_guard<std::mutex> lock(mu_);
-        auto it = rounds_.find(uid);
-        if (it == rounds_.end() || it->second.ended) return;
-        preemptor = it->second.preemptor;
-        flavor = it->second.flavor;
-        node_selector = it->second.node_selector;
-        placement = it->second.placement;
-        for (const RoundVictim& v : it->second.victims) {
-          if (v.phase == VictimPhase::kToEvict ||
-              (v.phase == VictimPhase::kBlocked && v.retry_at_ms <= now)) {
-            due.push_back(v);
-          }
+        const Round* round = table_.Find(uid);
+        if (round == nullptr || round->ended) return;
+        preemptor = round->preemptor;
+        flavor = round->flavor;
+        node_selector = round->node_selector;
+        placement = round->placement;
+        for (const RoundVictim& v : round->victims) {
+          if (EvictionDue(v, now)) due.push_back(v);
         }
       }
       bool reselect = false;
@@ -512,18 +401,14 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
         std::vector<RoundVictim> dropped;
         {
           std::lock_guard<std::mutex> lock(mu_);
-          auto it = rounds_.find(uid);
-          if (it == rounds_.end()) break;
-          Round& round = it->second;
-          auto mine = std::find_if(round.victims.begin(), round.victims.end(),
-                                   [&](const RoundVictim& x) { return x.uid == v.uid; });
-          if (mine == round.victims.end()) continue;
+          Round* found = table_.Find(uid);
+          if (found == nullptr) break;
+          Round& round = *found;
+          RoundVictim* mine = RoundTable::FindVictim(round, v.uid);
+          if (mine == nullptr) continue;
           switch (outcome) {
             case EvictOutcome::kEvicted: {
-              if (mine->phase != VictimPhase::kGone) mine->phase = VictimPhase::kEvicted;
-              evicted_[v.uid] = v.team;
-              round.deadline_ms =
-                  std::max(round.deadline_ms, now + grace_s * 1000 + options_.round_slack_ms);
+              table_.MarkEvicted(round, *mine, now, grace_s);
               ++stats_.preemptions[PreemptionStats::Key{TeamNames().Name(preemptor.team),
                                                         TeamNames().Name(v.team), v.reason}];
               ++report->evictions;
@@ -537,8 +422,7 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
               break;
             }
             case EvictOutcome::kNotFound:
-              mine->phase = VictimPhase::kGone;
-              victim_round_.erase(v.uid);
+              table_.MarkGone(*mine);
               break;
             case EvictOutcome::kBlockedByPdb:
             case EvictOutcome::kFailed: {
@@ -547,9 +431,7 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
                 ++stats_.evictions_blocked_by_pdb;
                 ++report->blocked;
                 pdb_blocked_until_[v.uid] = now + options_.pdb_retry_ms;
-                round.blocked_note = "eviction of " + v.ns + "/" + v.name +
-                                     " refused by a PodDisruptionBudget" +
-                                     (detail.empty() ? "" : ": " + detail);
+                RoundTable::RefusedByPdb(round, v, detail);
               } else {
                 ++stats_.eviction_failures;
                 ++mine->attempts;
@@ -573,17 +455,10 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
                 break;
               }
               // Drop it (and its gang's members not evicted yet) and choose again.
-              for (auto x = round.victims.begin(); x != round.victims.end();) {
-                const bool same = x->uid == v.uid || (!v.gang.empty() && x->gang == v.gang &&
-                                                      x->phase == VictimPhase::kToEvict);
-                if (!same) {
-                  ++x;
-                  continue;
-                }
-                victim_round_.erase(x->uid);
-                dropped.push_back(*x);
-                x = round.victims.erase(x);
-              }
+              dropped = table_.Drop(round, [&](const RoundVictim& x) {
+                return x.uid == v.uid ||
+                       (!v.gang.empty() && x.gang == v.gang && x.phase == VictimPhase::kToEvict);
+              });
               reselect = true;
               break;
             }
@@ -606,9 +481,9 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
       std::string node;
       {
         std::lock_guard<std::mutex> lock(mu_);
-        auto it = rounds_.find(uid);
-        if (it == rounds_.end()) return;
-        node = it->second.node;
+        const Round* round = table_.Find(uid);
+        if (round == nullptr) return;
+        node = round->node;
       }
       const bool quota_claimed = !book_->Find(uid).has_value();
       claim(preemptor.team, flavor, node, preemptor.request, quota_claimed, -1);
@@ -617,38 +492,30 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
       Selection sel;
       select(preemptor, flavor, eligibility.accepts, &sel);
       std::lock_guard<std::mutex> lock(mu_);
-      auto it = rounds_.find(uid);
-      if (it == rounds_.end()) return;
-      Round& round = it->second;
+      Round* found = table_.Find(uid);
+      if (found == nullptr) return;
+      Round& round = *found;
       if (sel.outcome == Selection::Outcome::kNoVictims) {
         // Nothing else may go: do not evict the rest for nothing; what is evicted stays.
-        for (auto x = round.victims.begin(); x != round.victims.end();) {
-          if (x->phase != VictimPhase::kToEvict) {
-            ++x;
-            continue;
-          }
-          victim_round_.erase(x->uid);
-          commit_victim(*x, -1);
-          x = round.victims.erase(x);
+        for (const RoundVictim& x : table_.Drop(
+                 round, [](const RoundVictim& x) { return x.phase == VictimPhase::kToEvict; })) {
+          commit_victim(x, -1);
         }
         common::log::Info(kComponent, "no other victims after a refused eviction",
                           {{"preemptor", preemptor.key}, {"why", sel.explanation}});
         if (round.victims.empty()) {
-          round.ended = true;
-          ++stats_.rounds_abandoned;
+          table_.Abandon(round);
           return;
         }
         claim(preemptor.team, flavor, node, preemptor.request, quota_claimed, +1);
-        MaybeNominateLocked(round, now);
+        table_.MaybeNominate(round, now);
         return;
       }
       if (sel.outcome == Selection::Outcome::kVictims) {
         round.node = sel.node;
-        for (RoundVictim& v : victims_from(sel)) {
-          commit_victim(v, +1);
-          victim_round_[v.uid] = uid;
-          round.victims.push_back(std::move(v));
-        }
+        std::vector<RoundVictim> more = victims_from(sel);
+        for (const RoundVictim& v : more) commit_victim(v, +1);
+        table_.Add(round, std::move(more));
       } else if (!sel.node.empty()) {
         round.node = sel.node;
       }
@@ -660,9 +527,7 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
   std::vector<std::string> in_flight;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [uid, round] : rounds_) {
-      if (!round.ended) in_flight.push_back(uid);
-    }
+    in_flight = table_.InFlight();
   }
   for (const std::string& uid : in_flight) evict_round(uid);
 
@@ -725,7 +590,7 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
       common::log::Debug(kComponent, "no preemption", {{"pod", p.key}, {"why", why}});
       report->no_preemption[p.key] = why;
       std::lock_guard<std::mutex> lock(mu_);
-      backoff_until_[p.uid] = now + options_.no_victims_backoff_ms;
+      table_.BackOff(p.uid, now + options_.no_victims_backoff_ms);
       continue;
     }
     if (!limiter_.Allows(now, static_cast<double>(chosen.victims.size()))) {
@@ -747,9 +612,7 @@ void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t gra
     events_.RoundStarted(round, grace_s);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      for (const RoundVictim& v : round.victims) victim_round_[v.uid] = p.uid;
-      rounds_[p.uid] = std::move(round);
-      ++stats_.rounds_started;
+      table_.Start(std::move(round));
     }
     ++report->rounds_started;
     common::log::Info(kComponent, "preemption round",

@@ -63,6 +63,7 @@
 #include "scheduler/actions/event_writer.h"
 #include "scheduler/actions/eviction_rate_limiter.h"
 #include "scheduler/actions/round.h"
+#include "scheduler/actions/round_table.h"
 #include "scheduler/cluster_api.h"
 #include "scheduler/decisions/preemption.h"
 #include "scheduler/ledger/quota_book.h"
@@ -120,7 +121,7 @@ class PreemptionController {
   // All pointers outlive the controller.
   PreemptionController(QuotaBook* book, ClusterState* cluster, KubeActions* kube,
                        const common::Clock* clock, Options options);
-  ~PreemptionController() = default;
+  ~PreemptionController();
   PreemptionController(const PreemptionController&) = delete;
   PreemptionController& operator=(const PreemptionController&) = delete;
 
@@ -168,13 +169,9 @@ class PreemptionController {
     PreemptionController* c_;
   };
 
-  // A preemptor the informer has not seen (known only from filter calls, ClusterState::
-  // NotePending) still waits: the filter saw it within ClusterState's filter_seen_ttl_ms.
-  bool FilterPending(const Preemptor& p) const;
+  class RoundWorldImpl;
 
   // With mu_ held.
-  bool MaybeNominateLocked(Round& round, int64_t now_ms);
-  std::string StatusOfLocked(const Round& round) const;
   void PublishLocked();
 
   // Steps 2 (the decisions) and 3 (the evictions) of RunOnce, after the rounds are followed.
@@ -195,12 +192,10 @@ class PreemptionController {
   EvictionRateLimiter limiter_;  // RunOnce only
 
   mutable std::mutex mu_;
-  std::map<std::string, Round> rounds_;                         // by preemptor uid
-  std::unordered_map<std::string, std::string> victim_round_;   // victim uid → preemptor uid
+  std::unique_ptr<RoundWorldImpl> world_;
+  RoundTable table_;                                            // guarded by mu_
   std::unordered_map<std::string, int64_t> pdb_blocked_until_;  // victim uid → ms
-  std::unordered_map<std::string, NameId> evicted_;  // evicted and not gone: uid → its team
-  std::unordered_map<std::string, int64_t> backoff_until_;  // preemptor uid → ms
-  PreemptionStats stats_;
+  PreemptionStats stats_;  // guarded by mu_; the round counters live in table_
 
   mutable std::mutex status_mu_;
   std::shared_ptr<const std::unordered_map<std::string, std::string>> status_;

@@ -80,6 +80,10 @@ class RoundBuilder {
     r_.flavor = FlavorNames().Intern(kRoundFlavor);
     Team("team-b");
   }
+  // More of an existing round.
+  explicit RoundBuilder(Round base) : r_(std::move(base)) {
+    name_ = r_.preemptor.key.substr(r_.preemptor.key.find('/') + 1);
+  }
   RoundBuilder& Team(const std::string& team) {
     r_.preemptor.team = TeamNames().Intern(team);
     r_.preemptor.key = "ns-" + team + "/" + name_;
