@@ -6,8 +6,8 @@ void PdbRetry::Block(const std::string& uid, int64_t now_ms) {
   blocked_until_[uid] = now_ms + options_.retry_ms;
 }
 
-bool PdbRetry::Blocked(std::string_view uid, int64_t now_ms) const {
-  auto it = blocked_until_.find(std::string(uid));
+bool PdbRetry::Blocked(const std::string& uid, int64_t now_ms) const {
+  auto it = blocked_until_.find(uid);
   return it != blocked_until_.end() && it->second > now_ms;
 }
 

@@ -17,7 +17,6 @@
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -37,7 +36,7 @@ class PdbRetry {
   // A budget refused the pod's eviction at `now_ms`.
   void Block(const std::string& uid, int64_t now_ms);
   // Still blocked at `now_ms`.
-  [[nodiscard]] bool Blocked(std::string_view uid, int64_t now_ms) const;
+  [[nodiscard]] bool Blocked(const std::string& uid, int64_t now_ms) const;
   // Forgets the blocks over at `now_ms`.
   void Expire(int64_t now_ms);
   [[nodiscard]] size_t blocked_count() const { return blocked_until_.size(); }

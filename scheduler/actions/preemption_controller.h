@@ -1,69 +1,57 @@
 #pragma once
 
-// PreemptionController: preemption and reclaim for pods waiting for quota (DESIGN §4, issue 8).
-//
-// Every RunOnce():
-//  1. Follows the rounds in flight. A round is one preemptor's set of victims. A victim is gone
-//     when its pod is deleted or terminal. When every victim of a round is gone, the capacity is
-//     handed to the preemptor: an assumed reservation for it in the QuotaBook (a "nomination",
-//     expiring after nomination_ttl_ms), so that pods of other teams cannot take what was freed
-//     for it before the scheduler retries it; the filter replaces that reservation with its own
-//     when the pod comes back. A round ends when its preemptor is bound (success), deleted, its
-//     nomination expired unused, or its victims have not gone within the grace period plus
-//     round_slack_ms (abandoned).
-//  2. Takes the pending pods of every active team (ClusterState's queues, best-ranked first),
-//     skipping pods with a round in flight or a reservation, and decides for each with
-//     VictimSelector, on the team's flavors in order — only on the nodes that accept the pod
-//     (its tolerations against their taints, its nodeSelector and required node affinity against
-//     their labels: placement.h), judged once per pod and flavor. A flavor none of whose nodes
-//     accept the pod is skipped, with the reason in RunReport::no_preemption and the
-//     "no preemption" log line; victims are only chosen where the pod can then run (quota may be
-//     reclaimed from pods anywhere on the flavor). Decisions see the cluster as it will be:
-//     pods already terminating (evicted, or deleted with a grace period) count as freed, and
-//     every preemptor with a round or a fit this run claims its request (quota, and room on its
-//     node) — so no second round evicts for capacity that is already on its way. A pod whose
-//     round failed (victims stuck, freed capacity unused) waits retry_backoff_ms first.
-//  3. Evicts through KubeActions::Evict with the policy's grace period, at most
-//     evictions_per_second (token bucket, burst eviction_burst; a round whose victims exceed the
-//     tokens waits unless the bucket is full), and records an event on each victim naming the
-//     preemptor, its team and the reason (InTeamPriority, Reclaim, FairShare). A
-//     PodDisruptionBudget refusal marks the victim as blocked for pdb_retry_ms and chooses other
-//     victims for the same round at once (a gang member refused after others of its gang were
-//     evicted is retried instead: half a gang is worth nothing); failures are retried.
-//     When a round starts, one event (reason Preempting) is recorded on the preemptor itself,
-//     naming what is freed for it, from which teams, why and how many pods go ("taskgov is
-//     reclaiming 4 nvidia.com/gpu on ml.p5.48xlarge from team-a (Reclaim): evicting 2 pods with a
-//     120s grace period"): kube-scheduler's own filters refuse the pod while nodes are full, so
-//     the filter's refusal reason alone would not reach the user. A round starts only when the
-//     token bucket holds its evictions, so these events are rate-limited with the victims'.
-//  4. Publishes, per waiting preemptor, a status for the filter's refusal reason
-//     ("reclaiming 4 nvidia.com/gpu from team-a, 2 pods terminating") and counters.
+// PreemptionController: preemption and reclaim for pods waiting for quota (DESIGN §3.6, §4).
+// Each RunOnce() is a short pipeline over small parts, each with its own contract:
+//  1. Follow the rounds in flight (RoundTable, round_table.h). A round is one preemptor's set of
+//     victims; when they are gone the capacity is handed to the preemptor (a nomination); a
+//     round ends when its preemptor is bound, deleted, or its victims or nomination fail.
+//  2. Pick preemptors: the pending pods of every active team (ClusterState's queues, at most
+//     max_preemptors_per_team each — StrictFIFO: only the head — and max_preemptors_per_run in
+//     all, best-ranked first), skipping pods with a round, a reservation or a backoff.
+//  3. Plan (VictimPlanner, victim_planner.h): for each preemptor, its team's flavors in order,
+//     only on the nodes that accept it, over the cluster as it will be (pods going count as
+//     freed, rounds in flight claim their preemptors' requests); VictimSelector chooses. A pod
+//     nothing may be evicted for is backed off no_victims_backoff_ms, with why in
+//     RunReport::no_preemption and the "no preemption" log line.
+//  4. Evict, through KubeActions::Evict with the policy's grace period: first what is due in the
+//     rounds in flight, then each new round as it starts. At most evictions_per_second (burst
+//     eviction_burst: EvictionRateLimiter); a round starts only when the bucket holds all its
+//     evictions. A refused eviction (PdbRetry, pdb_retry.h) is retried, or its victim is
+//     replaced by others chosen at once. Events (EventWriter, event_writer.h): Preempting on the
+//     preemptor when its round starts — so it is rate-limited with the evictions — and
+//     Preempted on each victim evicted.
+//  5. Publish, per waiting preemptor, a status for the filter's refusal reason ("reclaiming 4
+//     nvidia.com/gpu from team-a, 2 pods terminating") and the counters (Stats).
 //
 // Wiring: Admission::SetPreemptionStatus([&](uid) { return controller.StatusFor(uid); }). Feed
 // the informers to observer() instead of the ClusterState: it forwards every event to the
 // ClusterState and, when a victim goes, nominates its preemptor at once (otherwise that happens
-// at the next RunOnce, and another team's pod may take the capacity in between).
+// at the next RunOnce, and another team's pod may take the capacity in between). The process
+// calls RunOnce from its housekeeping ticker; the controller has no thread of its own.
 //
-// Thread-safety: RunOnce calls are serialised (run_mu_); the round table is guarded by mu_,
-// never held across a KubeActions call; StatusFor and Stats may be called from any thread
-// (webhook, metrics) and never wait for a run. The controller has no thread of its own: the
-// process calls RunOnce from its housekeeping ticker.
+// Thread-safety: RunOnce calls are serialised (run_mu_); the rate limiter, the PDB retry state,
+// the planner and the selector belong to the run. The round table and the counters are guarded
+// by mu_, never held across a KubeActions call. StatusFor and Stats may be called from any
+// thread (webhook, metrics) and never wait for a run; OnPodGone (informer thread) takes mu_
+// only.
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "common/clock.h"
 #include "scheduler/actions/event_writer.h"
 #include "scheduler/actions/eviction_rate_limiter.h"
+#include "scheduler/actions/pdb_retry.h"
 #include "scheduler/actions/round.h"
 #include "scheduler/actions/round_table.h"
+#include "scheduler/actions/victim_planner.h"
 #include "scheduler/cluster_api.h"
 #include "scheduler/decisions/preemption.h"
 #include "scheduler/ledger/quota_book.h"
@@ -147,7 +135,6 @@ class PreemptionController {
   void OnPodGone(std::string_view uid);
 
  private:
-  struct FlavorCtx;
   class Observer final : public ClusterObserver {
    public:
     explicit Observer(PreemptionController* c) : c_(c) {}
@@ -168,17 +155,50 @@ class PreemptionController {
    private:
     PreemptionController* c_;
   };
+  // The round table's and the planner's view of the ClusterState and the QuotaBook.
+  class WorldImpl;
 
-  class RoundWorldImpl;
+  // One run: its fixed inputs, its planner and its report.
+  struct Run {
+    const Policy& policy;
+    int64_t now_ms = 0;
+    int64_t grace_s = 0;
+    VictimPlanner* planner = nullptr;
+    RunReport* report = nullptr;
+  };
+  // What one eviction attempt did to its round.
+  struct Applied {
+    bool round_gone = false;
+    bool evicted = false;       // accepted: the victim's event is due
+    bool choose_again = false;  // refused: `dropped` left the round, choose others
+    std::vector<RoundVictim> dropped;
+  };
+
+  // The pipeline.
+  RoundTable::Followed FollowRounds(int64_t now_ms);
+  std::vector<PendingPod> PickPreemptors(const Policy& policy);
+  // The planner's inputs: the candidates (running, and going) and the rounds' claims.
+  VictimPlanner::Inputs PlanInputs(const Policy& policy, int64_t now_ms,
+                                   RoundTable::Followed followed);
+  void DecideFor(Run& run, const PendingPod& pending);
+  void StartRound(Run& run, const PendingPod& pending, const Preemptor& p, const Selection& chosen);
+  void FinishRun();
+
+  // Evicting one round: what is due, and after a refused eviction, other victims for it.
+  void EvictRound(Run& run, const std::string& uid);
+  // Evicts the round's due victims while tokens last; true when one was refused and dropped.
+  bool EvictDue(Run& run, const std::string& uid);
+  Applied ApplyLocked(Run& run, const std::string& uid, const Preemptor& preemptor,
+                      const RoundVictim& victim, EvictOutcome outcome, const std::string& detail);
+  void RefusedLocked(Run& run, Round& round, RoundVictim& victim, bool by_pdb,
+                     const std::string& detail, Applied* out);
+  // Chooses other victims for the round; true when it goes on evicting (another pass).
+  bool ChooseAgain(Run& run, const std::string& uid);
+  // No other victims: the round keeps what is evicted (or ends without it).
+  void KeepWhatIsEvictedLocked(Run& run, Round& round, const Claim& claim, const Selection& sel);
 
   // With mu_ held.
   void PublishLocked();
-
-  // Steps 2 (the decisions) and 3 (the evictions) of RunOnce, after the rounds are followed.
-  void Decide(const Policy& policy, int64_t now, int64_t grace_s,
-              const std::vector<PendingPod>& preemptors, const std::vector<Claim>& claims,
-              const std::set<std::string>& committed, RunReport* report);
-  void Loop();
 
   QuotaBook* const book_;
   ClusterState* const cluster_;
@@ -186,21 +206,21 @@ class PreemptionController {
   const common::Clock* const clock_;
   const Options options_;
   Observer observer_{this};
+  const std::unique_ptr<WorldImpl> world_;
   EventWriter events_;
 
-  std::mutex run_mu_;            // serialises RunOnce
-  EvictionRateLimiter limiter_;  // RunOnce only
+  std::mutex run_mu_;  // serialises RunOnce
+  // The run's: used by RunOnce only.
+  EvictionRateLimiter limiter_;
+  PdbRetry pdb_;
+  VictimSelector selector_;
 
   mutable std::mutex mu_;
-  std::unique_ptr<RoundWorldImpl> world_;
-  RoundTable table_;                                            // guarded by mu_
-  std::unordered_map<std::string, int64_t> pdb_blocked_until_;  // victim uid → ms
-  PreemptionStats stats_;  // guarded by mu_; the round counters live in table_
+  RoundTable table_;       // guarded by mu_
+  PreemptionStats stats_;  // guarded by mu_; the round counters are table_'s
 
   mutable std::mutex status_mu_;
   std::shared_ptr<const std::unordered_map<std::string, std::string>> status_;
-
-  VictimSelector selector_;  // used by RunOnce only
 };
 
 }  // namespace taskgov::scheduler

@@ -161,13 +161,13 @@ void RoundTable::Start(Round round) {
   ++counts_.started;
 }
 
-Round* RoundTable::Find(std::string_view preemptor_uid) {
-  auto it = rounds_.find(std::string(preemptor_uid));
+Round* RoundTable::Find(const std::string& preemptor_uid) {
+  auto it = rounds_.find(preemptor_uid);
   return it == rounds_.end() ? nullptr : &it->second;
 }
 
-bool RoundTable::Has(std::string_view preemptor_uid) const {
-  return rounds_.count(std::string(preemptor_uid)) > 0;
+bool RoundTable::Has(const std::string& preemptor_uid) const {
+  return rounds_.count(preemptor_uid) > 0;
 }
 
 std::vector<std::string> RoundTable::InFlight() const {
@@ -227,8 +227,8 @@ void RoundTable::BackOff(const std::string& preemptor_uid, int64_t until_ms) {
   backoff_until_[preemptor_uid] = until_ms;
 }
 
-bool RoundTable::BackedOff(std::string_view preemptor_uid) const {
-  return backoff_until_.count(std::string(preemptor_uid)) > 0;
+bool RoundTable::BackedOff(const std::string& preemptor_uid) const {
+  return backoff_until_.count(preemptor_uid) > 0;
 }
 
 // ---- reading ----

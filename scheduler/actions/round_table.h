@@ -100,8 +100,8 @@ class RoundTable {
   // A new round (its preemptor has none).
   void Start(Round round);
   // The round of a preemptor, ended or not; nullptr when none.
-  [[nodiscard]] Round* Find(std::string_view preemptor_uid);
-  [[nodiscard]] bool Has(std::string_view preemptor_uid) const;
+  [[nodiscard]] Round* Find(const std::string& preemptor_uid);
+  [[nodiscard]] bool Has(const std::string& preemptor_uid) const;
   // Preemptors of the rounds in flight, in uid order.
   [[nodiscard]] std::vector<std::string> InFlight() const;
   // Hands the capacity to the round's preemptor when every victim is gone (see above).
@@ -125,7 +125,7 @@ class RoundTable {
 
   // Preemptor backoff: no new round for it until `until_ms`.
   void BackOff(const std::string& preemptor_uid, int64_t until_ms);
-  [[nodiscard]] bool BackedOff(std::string_view preemptor_uid) const;
+  [[nodiscard]] bool BackedOff(const std::string& preemptor_uid) const;
 
   // The status of each round in flight, by preemptor uid.
   [[nodiscard]] std::unordered_map<std::string, std::string> Statuses() const;
