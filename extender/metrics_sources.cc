@@ -7,22 +7,6 @@
 namespace taskgov::extender {
 namespace {
 
-// INTEGRATION: PreemptionStats::Key::reason is becoming the PreemptionReason enum (a change in
-// flight); until then it is ReasonName()'s string. Overload resolution picks whichever fits, so
-// this compiles before and after; once the enum has landed the string overload can go.
-[[maybe_unused]] std::optional<scheduler::PreemptionReason> ReasonOf(
-    scheduler::PreemptionReason reason) {
-  return reason;
-}
-[[maybe_unused]] std::optional<scheduler::PreemptionReason> ReasonOf(std::string_view name) {
-  using scheduler::PreemptionReason;
-  for (PreemptionReason reason : {PreemptionReason::kInTeamPriority, PreemptionReason::kReclaim,
-                                  PreemptionReason::kFairShare, PreemptionReason::kPriority}) {
-    if (scheduler::ReasonName(reason) == name) return reason;
-  }
-  return std::nullopt;
-}
-
 std::vector<metrics::InformerTotals> InformerTotalsOf(const scheduler::kube::Informers& informers) {
   std::vector<metrics::InformerTotals> out;
   for (const scheduler::kube::ReflectorStats& stats : informers.Stats()) {
@@ -37,10 +21,8 @@ std::vector<metrics::InformerTotals> InformerTotalsOf(const scheduler::kube::Inf
 metrics::PreemptionTotals PreemptionTotalsOf(const scheduler::PreemptionStats& stats) {
   metrics::PreemptionTotals out;
   for (const auto& [key, count] : stats.preemptions) {
-    const std::optional<scheduler::PreemptionReason> reason = ReasonOf(key.reason);
-    if (!reason) continue;  // not a reason the controller declares
     out.preemptions.push_back(
-        metrics::PreemptionTotals::Count{key.preemptor_team, key.victim_team, *reason, count});
+        metrics::PreemptionTotals::Count{key.preemptor_team, key.victim_team, key.reason, count});
   }
   out.preempted_pods.insert(stats.preempted_pods.begin(), stats.preempted_pods.end());
   return out;

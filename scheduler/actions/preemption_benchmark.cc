@@ -1,6 +1,6 @@
 // Benchmarks of victim selection and of one preemption-controller run at cluster scale: 64 nodes
 // of 8 GPUs, 512 running 1-GPU pods of 8 teams, preemptors needing a whole node.
-// Run: bazel run -c opt //scheduler:preemption_benchmark
+// Run: bazel run -c opt //scheduler/actions:preemption_benchmark
 
 #include <benchmark/benchmark.h>
 
@@ -149,46 +149,71 @@ void BM_QuotaSimFromCells(benchmark::State& state) {
 }
 BENCHMARK(BM_QuotaSimFromCells)->Unit(benchmark::kMicrosecond);
 
-// One controller run over the same cluster fed through ClusterState, with 64 pods waiting that
-// no eviction can place (16 GPUs: larger than any node) — the steady state of a busy cluster.
-void BM_ControllerRunOnce(benchmark::State& state) {
+// The same cluster fed through ClusterState to a controller, with 64 pods waiting that no
+// eviction can place (16 GPUs: larger than any node) — the steady state of a busy cluster.
+struct ControllerWorld {
   World world;
-  common::FakeClock clock(kNow);
-  QuotaBook book(world.policy, &clock);
-  ClusterState cluster(&book, &clock, ClusterState::Options{});
+  common::FakeClock clock{kNow};
+  QuotaBook book{world.policy, &clock};
+  ClusterState cluster{&book, &clock, ClusterState::Options{}};
   testing::FakeKubeActions kube;
   PreemptionController::Options options;
-  PreemptionController controller(&book, &cluster, &kube, &clock, options);
-  for (const NodeState& n : world.nodes.nodes) {
-    cluster.OnNodeUpsert(NodeBuilder(n.name).InstanceType(kP5).Allocatable(kGpu, "8"));
+  PreemptionController controller{&book, &cluster, &kube, &clock, options};
+
+  ControllerWorld() {
+    for (const NodeState& n : world.nodes.nodes) {
+      cluster.OnNodeUpsert(NodeBuilder(n.name).InstanceType(kP5).Allocatable(kGpu, "8"));
+    }
+    for (const Candidate& c : world.candidates) {
+      Pod pod = PodBuilder(c.name)
+                    .Namespace("ns-" + TeamNames().Name(c.team))
+                    .Uid(c.uid)
+                    .Gpus(1)
+                    .Priority(c.priority)
+                    .Created(c.created_ms)
+                    .Started(c.started_ms)
+                    .OnNode(c.node);
+      cluster.OnPodUpsert(pod);
+    }
+    for (int i = 0; i < 64; ++i) {
+      cluster.OnPodUpsert(PodBuilder("wait-" + std::to_string(i))
+                              .Namespace("ns-bench-team-" + std::to_string(2 + i % 6))
+                              .Gpus(16)
+                              .Created(kNow + i));
+    }
   }
-  for (const Candidate& c : world.candidates) {
-    Pod pod = PodBuilder(c.name)
-                  .Namespace("ns-" + TeamNames().Name(c.team))
-                  .Uid(c.uid)
-                  .Gpus(1)
-                  .Priority(c.priority)
-                  .Created(c.created_ms)
-                  .Started(c.started_ms)
-                  .OnNode(c.node);
-    cluster.OnPodUpsert(pod);
-  }
-  for (int i = 0; i < 64; ++i) {
-    cluster.OnPodUpsert(PodBuilder("wait-" + std::to_string(i))
-                            .Namespace("ns-bench-team-" + std::to_string(2 + i % 6))
-                            .Gpus(16)
-                            .Created(kNow + i));
-  }
+};
+
+// One controller run after the first: every waiting pod is backed off (no victims), so the run
+// only follows rounds and picks no preemptor.
+void BM_ControllerRunOnce(benchmark::State& state) {
+  ControllerWorld w;
   size_t preemptors = 0;
   for (auto _ : state) {
-    PreemptionController::RunReport r = controller.RunOnce();
+    PreemptionController::RunReport r = w.controller.RunOnce();
     preemptors = r.preemptors;
     benchmark::DoNotOptimize(r);
   }
   state.counters["preemptors"] = static_cast<double>(preemptors);
-  state.counters["evictions"] = static_cast<double>(kube.evictions().size());
+  state.counters["evictions"] = static_cast<double>(w.kube.evictions().size());
 }
 BENCHMARK(BM_ControllerRunOnce)->Unit(benchmark::kMillisecond);
+
+// One controller run that decides: the clock moves past the no-victims backoff before each, so
+// every run gathers the candidates and chooses (in vain) for all 64 waiting pods.
+void BM_ControllerRunDecides(benchmark::State& state) {
+  ControllerWorld w;
+  size_t preemptors = 0;
+  for (auto _ : state) {
+    w.clock.Advance(w.options.no_victims_backoff_ms + 1);
+    PreemptionController::RunReport r = w.controller.RunOnce();
+    preemptors = r.preemptors;
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["preemptors"] = static_cast<double>(preemptors);
+  state.counters["evictions"] = static_cast<double>(w.kube.evictions().size());
+}
+BENCHMARK(BM_ControllerRunDecides)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace taskgov::scheduler

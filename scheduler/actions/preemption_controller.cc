@@ -5,45 +5,94 @@
 #include <set>
 
 #include "common/log.h"
-#include "scheduler/decisions/placement.h"
 #include "scheduler/model/pod_identity.h"
-#include "scheduler/model/quantity.h"
 
 namespace taskgov::scheduler {
 namespace {
 
 constexpr std::string_view kComponent = "preemption";
 
-bool IsAccelerator(std::string_view resource) {
-  return resource != "cpu" && resource != "memory" && resource != "ephemeral-storage" &&
-         resource != "pods" && !resource.starts_with("hugepages-");
-}
-
-// The resource a status line counts: the pod's largest accelerator request, else cpu, else the
-// first it requests.
-std::string MainResource(const ResourceList& request) {
-  std::string best;
-  int64_t biggest = 0;
-  for (const ResourceAmount& r : request) {
-    if (IsAccelerator(r.name) && r.amount > biggest) {
-      biggest = r.amount;
-      best = r.name;
-    }
+// A running pod of a team, charged on the ledger, as a victim candidate.
+Candidate CandidateOf(const Policy& policy, const Pod& pod, NameId team,
+                      const ResourceList& request, const Reservation& r) {
+  Candidate c;
+  c.uid = pod.uid;
+  c.ns = pod.namespace_;
+  c.name = pod.name;
+  c.team = team;
+  c.flavor = r.charge.flavor;
+  c.priority = ResolvePriority(policy, pod);
+  c.created_ms = pod.creation_unix_ms;
+  c.started_ms = pod.start_unix_ms.value_or(pod.creation_unix_ms);
+  c.admitted_ms = r.meta.admitted_ms != 0 ? r.meta.admitted_ms : c.started_ms;
+  c.node = pod.node_name;
+  c.occupies = ToIdAmounts(request);
+  for (uint8_t i = 0; i < r.charge.count; ++i) {
+    c.charged.emplace_back(r.charge.items[i].resource, r.charge.items[i].amount);
   }
-  if (!best.empty()) return best;
-  if (request.Has("cpu")) return "cpu";
-  return request.empty() ? std::string("cpu") : request.begin()->name;
+  c.gang = GangOf(pod);
+  return c;
 }
 
-std::string Pods(size_t n) { return std::to_string(n) + (n == 1 ? " pod" : " pods"); }
+Preemptor PreemptorOf(const PendingPod& pending) {
+  Preemptor p;
+  p.uid = pending.uid;
+  p.key = pending.key;
+  p.team = pending.team;
+  p.priority = pending.priority;
+  p.created_ms = pending.created_ms;
+  p.request = pending.request;
+  return p;
+}
 
 }  // namespace
 
-// The decision state of one flavor during a run.
-struct PreemptionController::FlavorCtx {
-  QuotaSim quota;
-  FlavorNodes nodes;
-  std::vector<std::shared_ptr<const NodePlacement>> placement;  // parallel to nodes.nodes
+class PreemptionController::WorldImpl final : public RoundWorld, public PlanSource {
+ public:
+  WorldImpl(QuotaBook* book, const ClusterState* cluster) : book_(book), cluster_(cluster) {}
+
+  // RoundWorld.
+  PodFacts FindPod(std::string_view uid) const override {
+    const std::optional<Pod> pod = cluster_->FindPod(uid);
+    if (!pod) return PodFacts{};
+    return PodFacts{true, pod->terminal(), pod->deletion_unix_ms.has_value(), pod->bound()};
+  }
+  Reservation FindReservation(std::string_view uid) const override {
+    const std::optional<scheduler::Reservation> r = book_->Find(uid);
+    if (!r) return Reservation::kNone;
+    return r->state == ReservationState::kBound ? Reservation::kBound : Reservation::kAssumed;
+  }
+  // Known only from filter calls (ClusterState::NotePending): the filter saw it within
+  // ClusterState's filter_seen_ttl_ms.
+  bool FilterPending(const Preemptor& p) const override {
+    const std::vector<PendingPod> pending = cluster_->PendingAhead(
+        p.team, std::numeric_limits<int32_t>::min(), std::numeric_limits<int64_t>::max(), "",
+        /*by_priority=*/false, cluster_->pending_count(p.team));
+    return std::any_of(pending.begin(), pending.end(),
+                       [&](const PendingPod& x) { return x.uid == p.uid; });
+  }
+  bool Nominate(const Preemptor& p, NameId flavor, int64_t ttl_ms, std::string* why) override {
+    PodMeta meta;
+    meta.priority = p.priority;
+    meta.created_ms = p.created_ms;
+    std::variant<Charge, Refusal> r =
+        book_->Assume(p.uid, p.team, flavor, p.request, Ledger::Mode::kBorrowing, ttl_ms, meta);
+    if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
+      *why = refusal->Explain();
+      return false;
+    }
+    return true;
+  }
+
+  // PlanSource.
+  std::vector<Ledger::CellUsage> Cells() const override { return book_->ledger().Cells(); }
+  std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(NameId flavor) const override {
+    return cluster_->NodesOfFlavor(flavor);
+  }
+
+ private:
+  QuotaBook* const book_;
+  const ClusterState* const cluster_;
 };
 
 PreemptionController::PreemptionController(QuotaBook* book, ClusterState* cluster,
@@ -54,12 +103,16 @@ PreemptionController::PreemptionController(QuotaBook* book, ClusterState* cluste
       kube_(kube),
       clock_(clock),
       options_(options),
-      status_(std::make_shared<const std::unordered_map<std::string, std::string>>()) {
-  tokens_ = static_cast<double>(options_.eviction_burst);
-  tokens_at_ms_ = clock_->NowMs();
-}
+      world_(std::make_unique<WorldImpl>(book, cluster)),
+      events_(kube),
+      limiter_(options.evictions_per_second, options.eviction_burst, clock->NowMs()),
+      pdb_(PdbRetry::Options{options.pdb_retry_ms, options.max_eviction_attempts,
+                             options.max_reselections}),
+      table_(world_.get(), RoundTable::Options{options.nomination_ttl_ms, options.round_slack_ms,
+                                               options.retry_backoff_ms}),
+      status_(std::make_shared<const std::unordered_map<std::string, std::string>>()) {}
 
-PreemptionController::~PreemptionController() { Stop(); }
+PreemptionController::~PreemptionController() = default;
 
 // ---- the informer tee ----
 
@@ -105,150 +158,16 @@ void PreemptionController::Observer::OnPodGroupDelete(const std::string& ns,
 }
 void PreemptionController::Observer::OnSynced(ObjectKind kind) { c_->cluster_->OnSynced(kind); }
 
-// ---- rounds ----
+// ---- what others read ----
 
 void PreemptionController::OnPodGone(std::string_view uid) {
   std::lock_guard<std::mutex> lock(mu_);
-  const std::string key(uid);
-  evicted_.erase(key);
-  auto it = victim_round_.find(key);
-  if (it == victim_round_.end()) return;
-  auto round = rounds_.find(it->second);
-  victim_round_.erase(it);
-  if (round == rounds_.end() || round->second.ended) return;
-  for (RoundVictim& v : round->second.victims) {
-    if (v.uid == key) v.phase = VictimPhase::kGone;
-  }
-  MaybeNominateLocked(round->second, clock_->NowMs());
-  PublishLocked();
-}
-
-bool PreemptionController::FilterPending(const Preemptor& p) const {
-  const std::vector<PendingPod> pending = cluster_->PendingAhead(
-      p.team, std::numeric_limits<int32_t>::min(), std::numeric_limits<int64_t>::max(), "",
-      /*by_priority=*/false, cluster_->pending_count(p.team));
-  return std::any_of(pending.begin(), pending.end(),
-                     [&](const PendingPod& x) { return x.uid == p.uid; });
-}
-
-bool PreemptionController::MaybeNominateLocked(Round& round, int64_t now_ms) {
-  if (round.nominated || round.ended) return false;
-  for (const RoundVictim& v : round.victims) {
-    if (v.phase != VictimPhase::kGone) return false;
-  }
-  const Preemptor& p = round.preemptor;
-  if (book_->Find(p.uid)) {  // the filter admitted it already
-    round.nominated = true;
-    return true;
-  }
-  // A preemptor that is gone, ending or already bound needs no capacity held for it.
-  std::optional<Pod> pod = cluster_->FindPod(p.uid);
-  if (pod ? pod->terminal() || pod->deletion_unix_ms || pod->bound() : !FilterPending(p)) {
-    round.ended = true;
-    ++stats_.rounds_cancelled;
-    return false;
-  }
-  PodMeta meta;
-  meta.priority = p.priority;
-  meta.created_ms = p.created_ms;
-  std::variant<Charge, Refusal> r =
-      book_->Assume(p.uid, p.team, round.flavor, p.request, Ledger::Mode::kBorrowing,
-                    options_.nomination_ttl_ms, meta);
-  if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
-    common::log::Warn(kComponent, "freed capacity was taken before the preemptor was nominated",
-                      {{"preemptor", p.key}, {"reason", refusal->Explain()}});
-    round.ended = true;
-    ++stats_.rounds_abandoned;
-    backoff_until_[p.uid] = now_ms + options_.retry_backoff_ms;
-    return false;
-  }
-  round.nominated = true;
-  round.deadline_ms = now_ms + options_.nomination_ttl_ms + options_.round_slack_ms;
-  common::log::Info(kComponent, "victims gone; capacity reserved for the preemptor",
-                    {{"preemptor", p.key}, {"flavor", FlavorNames().Name(round.flavor)}});
-  return true;
-}
-
-PreemptionController::Freed PreemptionController::FreedBy(const Round& round) {
-  Freed out;
-  out.resource = MainResource(round.preemptor.request);
-  const std::optional<NameId> resource_id = ResourceNames().Find(out.resource);
-  for (const RoundVictim& v : round.victims) {
-    out.reclaim = out.reclaim || v.reason == PreemptionReason::kReclaim;
-    out.fair = out.fair || v.reason == PreemptionReason::kFairShare;
-    const std::string& team = TeamNames().Name(v.team);
-    auto t = std::find_if(out.teams.begin(), out.teams.end(),
-                          [&](const auto& x) { return x.first == team; });
-    if (t == out.teams.end()) t = out.teams.insert(out.teams.end(), {team, {}});
-    if (std::find(t->second.begin(), t->second.end(), v.reason) == t->second.end()) {
-      t->second.push_back(v.reason);
-    }
-    if (resource_id && v.flavor == round.flavor) {
-      for (const auto& [id, a] : v.charged) {
-        if (id == *resource_id) out.amount += a;
-      }
-    }
-  }
-  return out;
-}
-
-EventRecord PreemptionController::PreemptorEvent(const Round& round, int64_t grace_s) {
-  const Freed freed = FreedBy(round);
-  const std::string& key = round.preemptor.key;
-  const size_t slash = key.find('/');
-  EventRecord e;
-  e.ns = slash == std::string::npos ? std::string() : key.substr(0, slash);
-  e.pod_name = slash == std::string::npos ? key : key.substr(slash + 1);
-  e.pod_uid = round.preemptor.uid;
-  e.type = "Normal";
-  e.reason = "Preempting";
-  e.action = "Preempting";
-  e.note = std::string("taskgov is ") +
-           (freed.reclaim || freed.fair ? "reclaiming" : "preempting") + " " +
-           FormatQuantity(freed.resource, freed.amount) + " " + freed.resource + " on " +
-           FlavorNames().Name(round.flavor) + " from ";
-  for (size_t i = 0; i < freed.teams.size(); ++i) {
-    e.note += (i == 0 ? "" : ", ") + freed.teams[i].first + " (";
-    for (size_t j = 0; j < freed.teams[i].second.size(); ++j) {
-      e.note += (j == 0 ? "" : ", ") + std::string(ReasonName(freed.teams[i].second[j]));
-    }
-    e.note += ")";
-  }
-  e.note += ": evicting " + Pods(round.victims.size()) + " with a " + std::to_string(grace_s) +
-            "s grace period";
-  return e;
-}
-
-std::string PreemptionController::StatusOfLocked(const Round& round) const {
-  const Freed freed = FreedBy(round);
-  size_t terminating = 0;
-  size_t to_evict = 0;
-  size_t blocked = 0;
-  for (const RoundVictim& v : round.victims) {
-    terminating += v.phase == VictimPhase::kEvicted;
-    to_evict += v.phase == VictimPhase::kToEvict;
-    blocked += v.phase == VictimPhase::kBlocked;
-  }
-  std::string out = freed.reclaim ? "reclaiming"
-                    : freed.fair  ? "reclaiming (fair share)"
-                                  : "preempting";
-  out += " " + FormatQuantity(freed.resource, freed.amount) + " " + freed.resource + " from ";
-  for (size_t i = 0; i < freed.teams.size(); ++i) {
-    out += (i == 0 ? "" : ", ") + freed.teams[i].first;
-  }
-  if (terminating > 0) out += ", " + Pods(terminating) + " terminating";
-  if (to_evict > 0) out += ", " + Pods(to_evict) + " to evict";
-  if (blocked > 0) out += ", " + Pods(blocked) + " waiting for a PodDisruptionBudget";
-  if (!round.blocked_note.empty() && blocked == 0) out += ", " + round.blocked_note;
-  if (round.nominated) out += ", capacity reserved on " + FlavorNames().Name(round.flavor);
-  return out;
+  if (table_.OnPodGone(uid, clock_->NowMs())) PublishLocked();
 }
 
 void PreemptionController::PublishLocked() {
-  auto map = std::make_shared<std::unordered_map<std::string, std::string>>();
-  for (const auto& [uid, round] : rounds_) {
-    if (!round.ended) (*map)[uid] = StatusOfLocked(round);
-  }
+  auto map =
+      std::make_shared<const std::unordered_map<std::string, std::string>>(table_.Statuses());
   std::lock_guard<std::mutex> lock(status_mu_);
   status_ = std::move(map);
 }
@@ -266,121 +185,56 @@ std::string PreemptionController::StatusFor(std::string_view uid) const {
 PreemptionStats PreemptionController::Stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   PreemptionStats out = stats_;
-  out.preempted_pods.clear();
-  for (const auto& [uid, team] : evicted_) ++out.preempted_pods[TeamNames().Name(team)];
-  out.rounds_in_flight = 0;
-  for (const auto& [uid, round] : rounds_) out.rounds_in_flight += !round.ended;
+  out.preempted_pods = table_.PreemptedPods();
+  out.rounds_in_flight = table_.in_flight();
+  const RoundTable::Counts& rounds = table_.counts();
+  out.rounds_started = rounds.started;
+  out.rounds_succeeded = rounds.succeeded;
+  out.rounds_cancelled = rounds.cancelled;
+  out.rounds_abandoned = rounds.abandoned;
   return out;
 }
 
-bool PreemptionController::HaveTokensLocked(int64_t now_ms, double want) {
-  const double rate = options_.evictions_per_second;
-  const double burst = static_cast<double>(std::max<int64_t>(1, options_.eviction_burst));
-  tokens_ = std::min(burst, tokens_ + static_cast<double>(now_ms - tokens_at_ms_) * rate / 1000.0);
-  tokens_at_ms_ = now_ms;
-  return tokens_ + 1e-9 >= std::min(want, burst);
-}
-
-// ---- the run ----
+// ---- the run: follow rounds → pick preemptors → plan → evict → publish ----
 
 PreemptionController::RunReport PreemptionController::RunOnce() {
   std::lock_guard<std::mutex> run_lock(run_mu_);
   RunReport report;
   const int64_t now = clock_->NowMs();
   const PolicyPtr policy = book_->ledger().policy();
-  const int64_t grace_s = policy->preemption.grace_period_seconds;
-
-  // 1. Rounds in flight; what they claim.
-  std::vector<Claim> claims;
-  std::set<std::string> committed;  // victims of rounds, not gone: count as terminating
-  bool evictions_due = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = evicted_.begin(); it != evicted_.end();) {
-      std::optional<Pod> pod = cluster_->FindPod(it->first);
-      it = (!pod || pod->terminal()) ? evicted_.erase(it) : std::next(it);
+  RoundTable::Followed followed = FollowRounds(now);
+  const std::vector<PendingPod> preemptors = PickPreemptors(*policy);
+  if (!preemptors.empty() || followed.evictions_due) {
+    VictimPlanner planner(PlanInputs(*policy, now, std::move(followed)));
+    Run run{*policy, now, policy->preemption.grace_period_seconds, &planner, &report};
+    std::vector<std::string> in_flight;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      in_flight = table_.InFlight();
     }
-    for (auto& [uid, round] : rounds_) {
-      if (round.ended) continue;
-      for (RoundVictim& v : round.victims) {
-        if (v.phase == VictimPhase::kGone) continue;
-        std::optional<Pod> pod = cluster_->FindPod(v.uid);
-        if (!pod || pod->terminal()) {
-          v.phase = VictimPhase::kGone;
-          victim_round_.erase(v.uid);
-        }
-      }
-      std::optional<Pod> pod = cluster_->FindPod(uid);
-      std::optional<Reservation> reservation = book_->Find(uid);
-      // A preemptor known only from filter calls lives as long as the filter keeps seeing it.
-      if (pod ? pod->terminal() || pod->deletion_unix_ms.has_value()
-              : !reservation && !FilterPending(round.preemptor)) {
-        round.ended = true;
-        ++stats_.rounds_cancelled;
-        continue;
-      }
-      if ((pod && pod->bound()) ||
-          (reservation && reservation->state == ReservationState::kBound)) {
-        round.ended = true;
-        ++stats_.rounds_succeeded;
-        common::log::Info(kComponent, "preemptor bound", {{"preemptor", round.preemptor.key}});
-        continue;
-      }
-      if (round.nominated && !reservation) {
-        round.ended = true;  // the nomination expired unused
-        ++stats_.rounds_abandoned;
-        backoff_until_[uid] = now + options_.retry_backoff_ms;
-        common::log::Warn(kComponent, "freed capacity was not used by the preemptor in time",
-                          {{"preemptor", round.preemptor.key}});
-        continue;
-      }
-      MaybeNominateLocked(round, now);
-      if (round.ended) continue;
-      if (!round.nominated && now > round.deadline_ms) {
-        round.ended = true;
-        ++stats_.rounds_abandoned;
-        backoff_until_[uid] = now + options_.retry_backoff_ms;
-        common::log::Warn(kComponent, "victims did not go in time; round abandoned",
-                          {{"preemptor", round.preemptor.key}});
-        continue;
-      }
-      Claim claim;
-      claim.team = round.preemptor.team;
-      claim.flavor = round.flavor;
-      claim.node = round.node;
-      claim.request = round.preemptor.request;
-      claim.quota = !reservation.has_value();
-      claims.push_back(std::move(claim));
-      for (const RoundVictim& v : round.victims) {
-        if (v.phase != VictimPhase::kGone) committed.insert(v.uid);
-        evictions_due = evictions_due || v.phase == VictimPhase::kToEvict ||
-                        (v.phase == VictimPhase::kBlocked && v.retry_at_ms <= now);
-      }
-    }
-    for (auto it = rounds_.begin(); it != rounds_.end();) {
-      if (!it->second.ended) {
-        ++it;
-        continue;
-      }
-      for (const RoundVictim& v : it->second.victims) victim_round_.erase(v.uid);
-      it = rounds_.erase(it);
-    }
-    for (auto* until : {&pdb_blocked_until_, &backoff_until_}) {
-      for (auto it = until->begin(); it != until->end();) {
-        it = it->second <= now ? until->erase(it) : std::next(it);
-      }
-    }
+    // Rounds in flight first (evictions rate-limited before, or to retry), then new ones.
+    for (const std::string& uid : in_flight) EvictRound(run, uid);
+    for (const PendingPod& pending : preemptors) DecideFor(run, pending);
   }
+  FinishRun();
+  return report;
+}
 
-  // 2. Preemptors: pending pods of active teams, best-ranked first.
-  const bool by_priority = policy->task_prioritization == TaskPrioritization::kTaskRanking;
+RoundTable::Followed PreemptionController::FollowRounds(int64_t now_ms) {
+  pdb_.Expire(now_ms);
+  std::lock_guard<std::mutex> lock(mu_);
+  return table_.Follow(now_ms);
+}
+
+std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& policy) {
+  const bool by_priority = policy.task_prioritization == TaskPrioritization::kTaskRanking;
   std::vector<PendingPod> preemptors;
-  for (const Team& team : policy->teams) {
+  for (const Team& team : policy.teams) {
     if (!team.active || team.flavors.empty()) continue;
     const NameId team_id = TeamNames().Intern(team.name);
-    // Every pending pod ranks ahead of the last possible position.
-    // Look further than the per-team limit: pods set aside (backoff, rounds in flight) do not
-    // take the places of those behind them.
+    // Every pending pod ranks ahead of the last possible position. Look further than the
+    // per-team limit: pods set aside (backoff, rounds in flight) do not take the places of those
+    // behind them.
     std::vector<PendingPod> pending = cluster_->PendingAhead(
         team_id, std::numeric_limits<int32_t>::min(), std::numeric_limits<int64_t>::max(), "",
         by_priority, options_.max_preemptors_per_team * 8);
@@ -390,7 +244,7 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
       bool skip = book_->Find(p.uid).has_value();
       {
         std::lock_guard<std::mutex> lock(mu_);
-        skip = skip || rounds_.count(p.uid) > 0 || backoff_until_.count(p.uid) > 0;
+        skip = skip || table_.Has(p.uid) || table_.BackedOff(p.uid);
       }
       if (!skip) {
         preemptors.push_back(std::move(p));
@@ -408,509 +262,254 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
   if (preemptors.size() > options_.max_preemptors_per_run) {
     preemptors.resize(options_.max_preemptors_per_run);
   }
-  if (preemptors.empty() && !evictions_due) {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.runs;
-    PublishLocked();
-  } else {
-    Decide(*policy, now, grace_s, preemptors, claims, committed, &report);
-  }
-  {
-    std::lock_guard<std::mutex> lock(loop_mu_);
-    ++runs_;
-  }
-  loop_cv_.notify_all();
-  return report;
+  return preemptors;
 }
 
-void PreemptionController::Decide(const Policy& policy, int64_t now, int64_t grace_s,
-                                  const std::vector<PendingPod>& preemptors,
-                                  const std::vector<Claim>& claims,
-                                  const std::set<std::string>& committed, RunReport* report) {
-  // 3. Candidates: running pods of teams; terminating ones count as freed.
-  std::unordered_map<std::string, int64_t> blocked;
+VictimPlanner::Inputs PreemptionController::PlanInputs(const Policy& policy, int64_t now_ms,
+                                                       RoundTable::Followed followed) {
   std::set<std::string> evicted;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    blocked = pdb_blocked_until_;
-    for (const auto& [uid, team] : evicted_) evicted.insert(uid);
+    evicted = table_.EvictedUids();
   }
-  std::vector<Candidate> running;
-  std::vector<Candidate> terminating;
+  VictimPlanner::Inputs in;
+  in.policy = &policy;
+  in.now_ms = now_ms;
+  in.source = world_.get();
+  in.selector = &selector_;
+  in.claims = std::move(followed.claims);
+  // Running pods of teams; those already going (deleted, evicted, or victims of a round in
+  // flight) count as freed.
   cluster_->ForEachBoundPod([&](const Pod& pod, NameId team, const ResourceList& request) {
     if (team == kNoTeam) return;
     std::optional<Reservation> r = book_->Find(pod.uid);
     if (!r || r->state != ReservationState::kBound) return;
-    Candidate c;
-    c.uid = pod.uid;
-    c.ns = pod.namespace_;
-    c.name = pod.name;
-    c.team = team;
-    c.flavor = r->charge.flavor;
-    c.priority = ResolvePriority(policy, pod);
-    c.created_ms = pod.creation_unix_ms;
-    c.started_ms = pod.start_unix_ms.value_or(pod.creation_unix_ms);
-    c.admitted_ms = r->meta.admitted_ms != 0 ? r->meta.admitted_ms : c.started_ms;
-    c.node = pod.node_name;
-    c.occupies = ToIdAmounts(request);
-    for (uint8_t i = 0; i < r->charge.count; ++i) {
-      c.charged.emplace_back(r->charge.items[i].resource, r->charge.items[i].amount);
-    }
-    c.gang = GangOf(pod);
-    auto b = blocked.find(pod.uid);
-    c.pdb_blocked = b != blocked.end() && b->second > now;
+    Candidate c = CandidateOf(policy, pod, team, request, *r);
+    c.pdb_blocked = pdb_.Blocked(pod.uid, now_ms);
     const bool going = pod.deletion_unix_ms.has_value() || evicted.count(pod.uid) > 0 ||
-                       committed.count(pod.uid) > 0;
-    (going ? terminating : running).push_back(std::move(c));
+                       followed.committed.count(pod.uid) > 0;
+    (going ? in.terminating : in.running).push_back(std::move(c));
   });
-  CandidateSet set(std::move(running));
+  return in;
+}
 
-  // Per-flavor state, built on first use: the ledger minus what is terminating, plus claims.
-  std::vector<Ledger::CellUsage> cells;
-  bool have_cells = false;
-  std::unordered_map<NameId, FlavorCtx> ctxs;
-  auto ctx_of = [&](NameId flavor) -> FlavorCtx& {
-    auto it = ctxs.find(flavor);
-    if (it != ctxs.end()) return it->second;
-    if (!have_cells) {
-      cells = book_->ledger().Cells();
-      have_cells = true;
-    }
-    FlavorCtx& ctx = ctxs[flavor];
-    ctx.quota = QuotaSim::FromCells(policy, flavor, cells);
-    ctx.nodes.flavor = flavor;
-    std::vector<std::pair<std::string, NodeView>> nodes = cluster_->NodesOfFlavor(flavor);
-    std::sort(nodes.begin(), nodes.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (auto& [name, view] : nodes) {
-      NodeState n;
-      n.name = name;
-      n.schedulable = view.schedulable;
-      n.allocatable = ToIdAmounts(view.allocatable);
-      n.used = ToIdAmounts(view.used);
-      ctx.nodes.Add(std::move(n));
-      ctx.placement.push_back(std::move(view.placement));
-    }
-    for (const Candidate& t : terminating) {
-      if (t.flavor != flavor) continue;
-      if (int row = ctx.quota.Row(t.team); row >= 0) {
-        ctx.quota.Remove(row, ctx.quota.ToSlots(t.charged));
-      }
-      ctx.nodes.Free(t.node, t.occupies);
-    }
-    for (const Claim& claim : claims) {
-      if (claim.flavor != flavor) continue;
-      if (int row = ctx.quota.Row(claim.team); row >= 0 && claim.quota) {
-        ctx.quota.Add(row, ctx.quota.ToSlots(claim.request));
-      }
-      ctx.nodes.Take(claim.node, ToIdAmounts(claim.request));
-    }
-    return ctx;
-  };
-  auto claim = [&](NameId team, NameId flavor, const std::string& node, const ResourceList& request,
-                   bool quota, int sign) {
-    FlavorCtx& ctx = ctx_of(flavor);
-    if (int row = ctx.quota.Row(team); row >= 0 && quota) {
-      const QuotaSim::Amounts amounts = ctx.quota.ToSlots(request);
-      sign > 0 ? ctx.quota.Add(row, amounts) : ctx.quota.Remove(row, amounts);
-    }
-    sign > 0 ? ctx.nodes.Take(node, ToIdAmounts(request))
-             : ctx.nodes.Free(node, ToIdAmounts(request));
-  };
-  // A victim chosen: it counts as freed from now on (sign −1 undoes that).
-  auto commit_victim = [&](const RoundVictim& v, int sign) {
-    FlavorCtx& ctx = ctx_of(v.flavor);
-    if (int row = ctx.quota.Row(v.team); row >= 0) {
-      const QuotaSim::Amounts amounts = ctx.quota.ToSlots(v.charged);
-      sign > 0 ? ctx.quota.Remove(row, amounts) : ctx.quota.Add(row, amounts);
-    }
-    sign > 0 ? ctx.nodes.Free(v.node, v.occupies) : ctx.nodes.Take(v.node, v.occupies);
-  };
-  // The input of a decision for `p` on `flavor`, on the nodes `eligible` marks.
-  auto input = [&](const Preemptor& p, NameId flavor, const std::vector<uint8_t>& eligible) {
-    FlavorCtx& ctx = ctx_of(flavor);
-    SelectionInput in;
-    in.policy = &policy;
-    in.preemptor = &p;
-    in.quota = &ctx.quota;
-    in.nodes = &ctx.nodes;
-    in.candidates = &set;
-    in.now_ms = now;
-    in.eligible = &eligible;
-    return in;
-  };
-  auto select = [&](const Preemptor& p, NameId flavor, const std::vector<uint8_t>& eligible,
-                    Selection* out) { *out = selector_.Select(input(p, flavor, eligible)); };
-  auto victims_from = [&](const Selection& sel) {
-    std::vector<RoundVictim> out;
-    for (const Selection::Victim& chosen : sel.victims) {
-      Candidate& c = set.at(chosen.candidate);
-      c.excluded = true;
-      RoundVictim v;
-      v.uid = c.uid;
-      v.ns = c.ns;
-      v.name = c.name;
-      v.team = c.team;
-      v.flavor = c.flavor;
-      v.node = c.node;
-      v.gang = c.gang;
-      v.charged = c.charged;
-      v.occupies = c.occupies;
-      v.reason = chosen.reason;
-      v.note = chosen.note;
-      out.push_back(std::move(v));
-    }
-    return out;
-  };
-  auto candidate_index = [&](const std::string& uid) -> int64_t {
-    for (size_t i = 0; i < set.size(); ++i) {
-      if (set.at(static_cast<uint32_t>(i)).uid == uid) return static_cast<int64_t>(i);
-    }
-    return -1;
-  };
+void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
+  const Team* team = run.policy.FindTeam(TeamNames().Name(pending.team));
+  if (team == nullptr) return;
+  ++run.report->preemptors;
+  const Preemptor p = PreemptorOf(pending);
+  const Selection chosen = run.planner->Plan(*team, pending, p);
+  if (chosen.outcome == Selection::Outcome::kFits) return;  // claimed: nothing to evict
+  if (chosen.outcome != Selection::Outcome::kVictims) {
+    // Nothing can be evicted for it now: set it aside for a while, so that pods ranked below it
+    // are considered too (a run looks at a bounded number of preemptors).
+    common::log::Debug(kComponent, "no preemption", {{"pod", p.key}, {"why", chosen.explanation}});
+    run.report->no_preemption[p.key] = chosen.explanation;
+    std::lock_guard<std::mutex> lock(mu_);
+    table_.BackOff(p.uid, run.now_ms + options_.no_victims_backoff_ms);
+    return;
+  }
+  if (!limiter_.Allows(run.now_ms, static_cast<double>(chosen.victims.size()))) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.rounds_deferred_by_rate_limit;
+    return;
+  }
+  StartRound(run, pending, p, chosen);
+}
 
-  // Evicts what is due in one round; after a PDB refusal, chooses other victims for it.
-  auto evict_round = [&](const std::string& uid) {
-    for (int pass = 0; pass <= options_.max_reselections; ++pass) {
-      std::vector<RoundVictim> due;
-      Preemptor preemptor;
-      NameId flavor = 0;
-      Labels node_selector;
-      std::shared_ptr<const PodPlacementSpec> placement;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        auto it = rounds_.find(uid);
-        if (it == rounds_.end() || it->second.ended) return;
-        preemptor = it->second.preemptor;
-        flavor = it->second.flavor;
-        node_selector = it->second.node_selector;
-        placement = it->second.placement;
-        for (const RoundVictim& v : it->second.victims) {
-          if (v.phase == VictimPhase::kToEvict ||
-              (v.phase == VictimPhase::kBlocked && v.retry_at_ms <= now)) {
-            due.push_back(v);
-          }
-        }
-      }
-      bool reselect = false;
-      for (const RoundVictim& v : due) {
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          if (!HaveTokensLocked(now, 1)) break;  // the rest waits for the next run
-          tokens_ -= 1;
-        }
-        std::string detail;
-        const EvictOutcome outcome = kube_->Evict(v.ns, v.name, v.uid, grace_s, &detail);
-        std::optional<EventRecord> event;
-        std::vector<RoundVictim> dropped;
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          auto it = rounds_.find(uid);
-          if (it == rounds_.end()) break;
-          Round& round = it->second;
-          auto mine = std::find_if(round.victims.begin(), round.victims.end(),
-                                   [&](const RoundVictim& x) { return x.uid == v.uid; });
-          if (mine == round.victims.end()) continue;
-          switch (outcome) {
-            case EvictOutcome::kEvicted: {
-              if (mine->phase != VictimPhase::kGone) mine->phase = VictimPhase::kEvicted;
-              evicted_[v.uid] = v.team;
-              round.deadline_ms =
-                  std::max(round.deadline_ms, now + grace_s * 1000 + options_.round_slack_ms);
-              ++stats_.preemptions[PreemptionStats::Key{TeamNames().Name(preemptor.team),
-                                                        TeamNames().Name(v.team),
-                                                        std::string(ReasonName(v.reason))}];
-              ++report->evictions;
-              EventRecord e;
-              e.ns = v.ns;
-              e.pod_name = v.name;
-              e.pod_uid = v.uid;
-              e.type = "Normal";
-              e.reason = "Preempted";
-              e.action = "Preempting";
-              e.note = v.note + " (grace period " + std::to_string(grace_s) + "s)";
-              event = std::move(e);
-              common::log::Info(kComponent, "evicted",
-                                {{"pod", v.ns + "/" + v.name},
-                                 {"team", TeamNames().Name(v.team)},
-                                 {"preemptor", preemptor.key},
-                                 {"preemptor_team", TeamNames().Name(preemptor.team)},
-                                 {"reason", std::string(ReasonName(v.reason))}});
-              break;
-            }
-            case EvictOutcome::kNotFound:
-              mine->phase = VictimPhase::kGone;
-              victim_round_.erase(v.uid);
-              break;
-            case EvictOutcome::kBlockedByPdb:
-            case EvictOutcome::kFailed: {
-              const bool pdb = outcome == EvictOutcome::kBlockedByPdb;
-              if (pdb) {
-                ++stats_.evictions_blocked_by_pdb;
-                ++report->blocked;
-                pdb_blocked_until_[v.uid] = now + options_.pdb_retry_ms;
-                round.blocked_note = "eviction of " + v.ns + "/" + v.name +
-                                     " refused by a PodDisruptionBudget" +
-                                     (detail.empty() ? "" : ": " + detail);
-              } else {
-                ++stats_.eviction_failures;
-                ++mine->attempts;
-                common::log::Warn(kComponent, "eviction failed",
-                                  {{"pod", v.ns + "/" + v.name}, {"error", detail}});
-                if (mine->attempts < options_.max_eviction_attempts) break;  // next run
-              }
-              // Half a gang is worth nothing: once part of it is gone, finish it later.
-              bool gang_started = false;
-              if (!v.gang.empty()) {
-                for (const RoundVictim& x : round.victims) {
-                  gang_started =
-                      gang_started ||
-                      (x.gang == v.gang && x.uid != v.uid &&
-                       (x.phase == VictimPhase::kEvicted || x.phase == VictimPhase::kGone));
-                }
-              }
-              if (gang_started) {
-                mine->phase = VictimPhase::kBlocked;
-                mine->retry_at_ms = now + options_.pdb_retry_ms;
-                break;
-              }
-              // Drop it (and its gang's members not evicted yet) and choose again.
-              for (auto x = round.victims.begin(); x != round.victims.end();) {
-                const bool same = x->uid == v.uid || (!v.gang.empty() && x->gang == v.gang &&
-                                                      x->phase == VictimPhase::kToEvict);
-                if (!same) {
-                  ++x;
-                  continue;
-                }
-                victim_round_.erase(x->uid);
-                dropped.push_back(*x);
-                x = round.victims.erase(x);
-              }
-              reselect = true;
-              break;
-            }
-          }
-        }
-        if (event) kube_->RecordEvent(*event);
-        for (const RoundVictim& d : dropped) {
-          commit_victim(d, -1);
-          if (int64_t i = candidate_index(d.uid); i >= 0) {
-            Candidate& c = set.at(static_cast<uint32_t>(i));
-            c.excluded = false;
-            c.pdb_blocked = c.pdb_blocked || d.uid == v.uid;
-            if (outcome == EvictOutcome::kFailed && d.uid == v.uid) c.excluded = true;
-          }
-        }
-        if (reselect) break;
-      }
-      if (!reselect) return;
-      // Choose again for this preemptor, on the same flavor, with what is already committed.
-      std::string node;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        auto it = rounds_.find(uid);
-        if (it == rounds_.end()) return;
-        node = it->second.node;
-      }
-      const bool quota_claimed = !book_->Find(uid).has_value();
-      claim(preemptor.team, flavor, node, preemptor.request, quota_claimed, -1);
-      NodeEligibility eligibility;
-      eligibility.Compute(node_selector, placement.get(), ctx_of(flavor).placement);
-      Selection sel;
-      select(preemptor, flavor, eligibility.accepts, &sel);
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = rounds_.find(uid);
-      if (it == rounds_.end()) return;
-      Round& round = it->second;
-      if (sel.outcome == Selection::Outcome::kNoVictims) {
-        // Nothing else may go: do not evict the rest for nothing; what is evicted stays.
-        for (auto x = round.victims.begin(); x != round.victims.end();) {
-          if (x->phase != VictimPhase::kToEvict) {
-            ++x;
-            continue;
-          }
-          victim_round_.erase(x->uid);
-          commit_victim(*x, -1);
-          x = round.victims.erase(x);
-        }
-        common::log::Info(kComponent, "no other victims after a refused eviction",
-                          {{"preemptor", preemptor.key}, {"why", sel.explanation}});
-        if (round.victims.empty()) {
-          round.ended = true;
-          ++stats_.rounds_abandoned;
-          return;
-        }
-        claim(preemptor.team, flavor, node, preemptor.request, quota_claimed, +1);
-        MaybeNominateLocked(round, now);
-        return;
-      }
-      if (sel.outcome == Selection::Outcome::kVictims) {
-        round.node = sel.node;
-        for (RoundVictim& v : victims_from(sel)) {
-          commit_victim(v, +1);
-          victim_round_[v.uid] = uid;
-          round.victims.push_back(std::move(v));
-        }
-      } else if (!sel.node.empty()) {
-        round.node = sel.node;
-      }
-      claim(preemptor.team, flavor, round.node, preemptor.request, quota_claimed, +1);
-    }
-  };
-
-  // 4. Rounds in flight with evictions due (rate-limited or to retry).
-  std::vector<std::string> in_flight;
+void PreemptionController::StartRound(Run& run, const PendingPod& pending, const Preemptor& p,
+                                      const Selection& chosen) {
+  Round round;
+  round.preemptor = p;
+  round.node_selector = pending.node_selector;
+  round.placement = pending.placement;
+  round.flavor = chosen.flavor;
+  round.node = chosen.node;
+  round.started_ms = run.now_ms;
+  round.deadline_ms = run.now_ms + run.grace_s * 1000 + options_.round_slack_ms;
+  round.victims = run.planner->Commit(p, chosen);
+  events_.RoundStarted(round, run.grace_s);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [uid, round] : rounds_) {
-      if (!round.ended) in_flight.push_back(uid);
-    }
+    table_.Start(std::move(round));
   }
-  for (const std::string& uid : in_flight) evict_round(uid);
+  ++run.report->rounds_started;
+  common::log::Info(kComponent, "preemption round",
+                    {{"preemptor", p.key},
+                     {"team", TeamNames().Name(p.team)},
+                     {"flavor", FlavorNames().Name(chosen.flavor)},
+                     {"node", chosen.node},
+                     {"victims", static_cast<int64_t>(chosen.victims.size())}});
+  EvictRound(run, p.uid);
+}
 
-  // 5. Decide for each preemptor.
-  std::vector<std::pair<NameId, NodeEligibility>> eligibility;  // per usable flavor, reused
-  for (const PendingPod& pending : preemptors) {
-    const Team* team = policy.FindTeam(TeamNames().Name(pending.team));
-    if (team == nullptr) continue;
-    ++report->preemptors;
-    Preemptor p;
-    p.uid = pending.uid;
-    p.key = pending.key;
-    p.team = pending.team;
-    p.priority = pending.priority;
-    p.created_ms = pending.created_ms;
-    p.request = pending.request;
-    // The flavors it may use, each with the nodes that accept it (taints, nodeSelector, required
-    // affinity), judged once here for every decision below. A flavor none of whose nodes accept
-    // it is skipped: evicting there would free room it cannot use.
-    std::string why;
-    size_t usable = 0;
-    for (const FlavorQuota& fq : team->flavors) {
-      if (!policy.FlavorAllows(fq.flavor, pending.node_selector)) continue;  // not its flavor
-      const NameId flavor = FlavorNames().Intern(fq.flavor);
-      const FlavorCtx& ctx = ctx_of(flavor);
-      if (eligibility.size() == usable) eligibility.emplace_back();
-      std::pair<NameId, NodeEligibility>& e = eligibility[usable];
-      e.first = flavor;
-      e.second.Compute(pending.node_selector, pending.placement.get(), ctx.placement);
-      if (!ctx.placement.empty() && e.second.accepted == 0) {
-        why += (why.empty() ? "" : "; ") + e.second.Explain(fq.flavor, p.key);
-        continue;
-      }
-      ++usable;
-    }
-    // Fits somewhere now (or once what terminates is gone): claim it, evict nothing.
-    bool fits = false;
-    for (size_t i = 0; i < usable && !fits; ++i) {
-      const auto& [flavor, nodes] = eligibility[i];
-      std::string node;
-      if (VictimSelector::FitsNow(input(p, flavor, nodes.accepts), &node)) {
-        claim(p.team, flavor, node, p.request, true, +1);
-        fits = true;
-      }
-    }
-    if (fits) continue;
-    Selection chosen;
-    for (size_t i = 0; i < usable; ++i) {
-      Selection sel;
-      select(p, eligibility[i].first, eligibility[i].second.accepts, &sel);
-      if (sel.outcome == Selection::Outcome::kVictims) {
-        chosen = std::move(sel);
-        break;
-      }
-      why += (why.empty() ? "" : "; ") + sel.explanation;
-    }
-    if (chosen.outcome != Selection::Outcome::kVictims) {
-      // Nothing can be evicted for it now: set it aside for a while, so that pods ranked below
-      // it are considered too (a run looks at a bounded number of preemptors).
-      common::log::Debug(kComponent, "no preemption", {{"pod", p.key}, {"why", why}});
-      report->no_preemption[p.key] = why;
-      std::lock_guard<std::mutex> lock(mu_);
-      backoff_until_[p.uid] = now + options_.no_victims_backoff_ms;
-      continue;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!HaveTokensLocked(now, static_cast<double>(chosen.victims.size()))) {
-        ++stats_.rounds_deferred_by_rate_limit;
-        continue;
-      }
-    }
-    Round round;
-    round.preemptor = p;
-    round.node_selector = pending.node_selector;
-    round.placement = pending.placement;
-    round.flavor = chosen.flavor;
-    round.node = chosen.node;
-    round.started_ms = now;
-    round.deadline_ms = now + grace_s * 1000 + options_.round_slack_ms;
-    round.victims = victims_from(chosen);
-    for (const RoundVictim& v : round.victims) commit_victim(v, +1);
-    claim(p.team, chosen.flavor, chosen.node, p.request, true, +1);
-    const EventRecord started = PreemptorEvent(round, grace_s);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (const RoundVictim& v : round.victims) victim_round_[v.uid] = p.uid;
-      rounds_[p.uid] = std::move(round);
-      ++stats_.rounds_started;
-    }
-    ++report->rounds_started;
-    common::log::Info(kComponent, "preemption round",
-                      {{"preemptor", p.key},
-                       {"team", TeamNames().Name(p.team)},
-                       {"flavor", FlavorNames().Name(chosen.flavor)},
-                       {"node", chosen.node},
-                       {"victims", static_cast<int64_t>(chosen.victims.size())}});
-    kube_->RecordEvent(started);
-    evict_round(p.uid);
-  }
-
+void PreemptionController::FinishRun() {
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.runs;
   PublishLocked();
 }
 
-// ---- the loop ----
+// ---- evicting one round ----
 
-void PreemptionController::Start() {
-  std::lock_guard<std::mutex> lock(loop_mu_);
-  if (thread_.joinable()) return;
-  stop_ = false;
-  thread_ = std::thread([this] { Loop(); });
+void PreemptionController::EvictRound(Run& run, const std::string& uid) {
+  for (int pass = 0; pass <= pdb_.max_reselections(); ++pass) {
+    if (!EvictDue(run, uid) || !ChooseAgain(run, uid)) return;
+  }
 }
 
-void PreemptionController::Stop() {
+bool PreemptionController::EvictDue(Run& run, const std::string& uid) {
+  std::vector<RoundVictim> due;
+  Preemptor preemptor;
   {
-    std::lock_guard<std::mutex> lock(loop_mu_);
-    stop_ = true;
+    std::lock_guard<std::mutex> lock(mu_);
+    const Round* round = table_.Find(uid);
+    if (round == nullptr || round->ended) return false;
+    preemptor = round->preemptor;
+    for (const RoundVictim& v : round->victims) {
+      if (EvictionDue(v, run.now_ms)) due.push_back(v);
+    }
   }
-  loop_cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (const RoundVictim& v : due) {
+    if (!limiter_.TryTake(run.now_ms)) break;  // the rest waits for the next run
+    std::string detail;
+    const EvictOutcome outcome = kube_->Evict(v.ns, v.name, v.uid, run.grace_s, &detail);
+    Applied applied;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      applied = ApplyLocked(run, uid, preemptor, v, outcome, detail);
+    }
+    if (applied.round_gone) break;
+    if (applied.evicted) events_.VictimEvicted(v, run.grace_s);
+    if (!applied.choose_again) continue;
+    run.planner->ReturnVictims(applied.dropped, v.uid, outcome == EvictOutcome::kFailed);
+    return true;
+  }
+  return false;
 }
 
-void PreemptionController::Kick() {
+PreemptionController::Applied PreemptionController::ApplyLocked(Run& run, const std::string& uid,
+                                                                const Preemptor& preemptor,
+                                                                const RoundVictim& v,
+                                                                EvictOutcome outcome,
+                                                                const std::string& detail) {
+  Applied out;
+  Round* round = table_.Find(uid);
+  if (round == nullptr) {
+    out.round_gone = true;
+    return out;
+  }
+  RoundVictim* mine = RoundTable::FindVictim(*round, v.uid);
+  if (mine == nullptr) return out;  // dropped meanwhile
+  switch (outcome) {
+    case EvictOutcome::kEvicted:
+      table_.MarkEvicted(*round, *mine, run.now_ms, run.grace_s);
+      ++stats_.preemptions[PreemptionStats::Key{TeamNames().Name(preemptor.team),
+                                                TeamNames().Name(v.team), v.reason}];
+      ++run.report->evictions;
+      out.evicted = true;
+      common::log::Info(kComponent, "evicted",
+                        {{"pod", v.ns + "/" + v.name},
+                         {"team", TeamNames().Name(v.team)},
+                         {"preemptor", preemptor.key},
+                         {"preemptor_team", TeamNames().Name(preemptor.team)},
+                         {"reason", std::string(ReasonName(v.reason))}});
+      break;
+    case EvictOutcome::kNotFound:
+      table_.MarkGone(*mine);
+      break;
+    case EvictOutcome::kBlockedByPdb:
+    case EvictOutcome::kFailed:
+      RefusedLocked(run, *round, *mine, outcome == EvictOutcome::kBlockedByPdb, detail, &out);
+      break;
+  }
+  return out;
+}
+
+void PreemptionController::RefusedLocked(Run& run, Round& round, RoundVictim& victim, bool by_pdb,
+                                         const std::string& detail, Applied* out) {
+  if (by_pdb) {
+    ++stats_.evictions_blocked_by_pdb;
+    ++run.report->blocked;
+    pdb_.Block(victim.uid, run.now_ms);
+    RoundTable::RefusedByPdb(round, victim, detail);
+  } else {
+    ++stats_.eviction_failures;
+    ++victim.attempts;
+    common::log::Warn(kComponent, "eviction failed",
+                      {{"pod", victim.ns + "/" + victim.name}, {"error", detail}});
+  }
+  const PdbRetry::Decision decision = pdb_.OnRefused(round.victims, victim, by_pdb, run.now_ms);
+  switch (decision.step) {
+    case PdbRetry::Step::kRetryNextRun:
+      break;
+    case PdbRetry::Step::kRetryLater:
+      victim.phase = VictimPhase::kBlocked;
+      victim.retry_at_ms = decision.retry_at_ms;
+      break;
+    case PdbRetry::Step::kChooseAgain:
+      out->dropped = table_.Drop(round, [&](const RoundVictim& x) {
+        return std::find(decision.drop.begin(), decision.drop.end(), x.uid) != decision.drop.end();
+      });
+      out->choose_again = true;
+      break;
+  }
+}
+
+bool PreemptionController::ChooseAgain(Run& run, const std::string& uid) {
+  Preemptor preemptor;
+  NameId flavor = 0;
+  Labels node_selector;
+  std::shared_ptr<const PodPlacementSpec> placement;
+  std::string node;
   {
-    std::lock_guard<std::mutex> lock(loop_mu_);
-    kicked_ = true;
+    std::lock_guard<std::mutex> lock(mu_);
+    const Round* round = table_.Find(uid);
+    if (round == nullptr) return false;
+    preemptor = round->preemptor;
+    flavor = round->flavor;
+    node_selector = round->node_selector;
+    placement = round->placement;
+    node = round->node;
   }
-  loop_cv_.notify_all();
+  // Choose again for this preemptor, on the same flavor, with what is already committed — its
+  // own claim handed back first.
+  Claim claim{preemptor.team, flavor, node, preemptor.request,
+              /*quota=*/!book_->Find(uid).has_value()};
+  run.planner->Release(claim);
+  const Selection sel = run.planner->Choose(preemptor, flavor, node_selector, placement.get());
+  std::lock_guard<std::mutex> lock(mu_);
+  Round* round = table_.Find(uid);
+  if (round == nullptr) return false;
+  if (sel.outcome == Selection::Outcome::kNoVictims) {
+    KeepWhatIsEvictedLocked(run, *round, claim, sel);
+    return false;
+  }
+  if (sel.outcome == Selection::Outcome::kVictims) {
+    round->node = sel.node;
+    table_.Add(*round, run.planner->TakeVictims(sel));
+  } else if (!sel.node.empty()) {
+    round->node = sel.node;
+  }
+  claim.node = round->node;
+  run.planner->Hold(claim);
+  return true;
 }
 
-bool PreemptionController::WaitForRuns(uint64_t count, std::chrono::milliseconds timeout) const {
-  std::unique_lock<std::mutex> lock(loop_mu_);
-  return loop_cv_.wait_for(lock, timeout, [&] { return runs_ >= count; });
-}
-
-void PreemptionController::Loop() {
-  while (true) {
-    RunOnce();
-    std::unique_lock<std::mutex> lock(loop_mu_);
-    loop_cv_.wait_for(lock, std::chrono::milliseconds(options_.interval_ms),
-                      [&] { return stop_ || kicked_; });
-    if (stop_) return;
-    kicked_ = false;
+void PreemptionController::KeepWhatIsEvictedLocked(Run& run, Round& round, const Claim& claim,
+                                                   const Selection& sel) {
+  // Nothing else may go: do not evict the rest for nothing; what is evicted stays.
+  for (const RoundVictim& x :
+       table_.Drop(round, [](const RoundVictim& x) { return x.phase == VictimPhase::kToEvict; })) {
+    run.planner->Unfree(x);
   }
+  common::log::Info(kComponent, "no other victims after a refused eviction",
+                    {{"preemptor", round.preemptor.key}, {"why", sel.explanation}});
+  if (round.victims.empty()) {
+    table_.Abandon(round);
+    return;
+  }
+  run.planner->Hold(claim);
+  table_.MaybeNominate(round, run.now_ms);
 }
 
 }  // namespace taskgov::scheduler

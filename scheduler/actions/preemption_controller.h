@@ -1,68 +1,57 @@
 #pragma once
 
-// PreemptionController: preemption and reclaim for pods waiting for quota (DESIGN §4, issue 8).
-//
-// Every RunOnce():
-//  1. Follows the rounds in flight. A round is one preemptor's set of victims. A victim is gone
-//     when its pod is deleted or terminal. When every victim of a round is gone, the capacity is
-//     handed to the preemptor: an assumed reservation for it in the QuotaBook (a "nomination",
-//     expiring after nomination_ttl_ms), so that pods of other teams cannot take what was freed
-//     for it before the scheduler retries it; the filter replaces that reservation with its own
-//     when the pod comes back. A round ends when its preemptor is bound (success), deleted, its
-//     nomination expired unused, or its victims have not gone within the grace period plus
-//     round_slack_ms (abandoned).
-//  2. Takes the pending pods of every active team (ClusterState's queues, best-ranked first),
-//     skipping pods with a round in flight or a reservation, and decides for each with
-//     VictimSelector, on the team's flavors in order — only on the nodes that accept the pod
-//     (its tolerations against their taints, its nodeSelector and required node affinity against
-//     their labels: placement.h), judged once per pod and flavor. A flavor none of whose nodes
-//     accept the pod is skipped, with the reason in RunReport::no_preemption and the
-//     "no preemption" log line; victims are only chosen where the pod can then run (quota may be
-//     reclaimed from pods anywhere on the flavor). Decisions see the cluster as it will be:
-//     pods already terminating (evicted, or deleted with a grace period) count as freed, and
-//     every preemptor with a round or a fit this run claims its request (quota, and room on its
-//     node) — so no second round evicts for capacity that is already on its way. A pod whose
-//     round failed (victims stuck, freed capacity unused) waits retry_backoff_ms first.
-//  3. Evicts through KubeActions::Evict with the policy's grace period, at most
-//     evictions_per_second (token bucket, burst eviction_burst; a round whose victims exceed the
-//     tokens waits unless the bucket is full), and records an event on each victim naming the
-//     preemptor, its team and the reason (InTeamPriority, Reclaim, FairShare). A
-//     PodDisruptionBudget refusal marks the victim as blocked for pdb_retry_ms and chooses other
-//     victims for the same round at once (a gang member refused after others of its gang were
-//     evicted is retried instead: half a gang is worth nothing); failures are retried.
-//     When a round starts, one event (reason Preempting) is recorded on the preemptor itself,
-//     naming what is freed for it, from which teams, why and how many pods go ("taskgov is
-//     reclaiming 4 nvidia.com/gpu on ml.p5.48xlarge from team-a (Reclaim): evicting 2 pods with a
-//     120s grace period"): kube-scheduler's own filters refuse the pod while nodes are full, so
-//     the filter's refusal reason alone would not reach the user. A round starts only when the
-//     token bucket holds its evictions, so these events are rate-limited with the victims'.
-//  4. Publishes, per waiting preemptor, a status for the filter's refusal reason
-//     ("reclaiming 4 nvidia.com/gpu from team-a, 2 pods terminating") and counters.
+// PreemptionController: preemption and reclaim for pods waiting for quota (DESIGN §3.6, §4).
+// Each RunOnce() is a short pipeline over small parts, each with its own contract:
+//  1. Follow the rounds in flight (RoundTable, round_table.h). A round is one preemptor's set of
+//     victims; when they are gone the capacity is handed to the preemptor (a nomination); a
+//     round ends when its preemptor is bound, deleted, or its victims or nomination fail.
+//  2. Pick preemptors: the pending pods of every active team (ClusterState's queues, at most
+//     max_preemptors_per_team each — StrictFIFO: only the head — and max_preemptors_per_run in
+//     all, best-ranked first), skipping pods with a round, a reservation or a backoff.
+//  3. Plan (VictimPlanner, victim_planner.h): for each preemptor, its team's flavors in order,
+//     only on the nodes that accept it, over the cluster as it will be (pods going count as
+//     freed, rounds in flight claim their preemptors' requests); VictimSelector chooses. A pod
+//     nothing may be evicted for is backed off no_victims_backoff_ms, with why in
+//     RunReport::no_preemption and the "no preemption" log line.
+//  4. Evict, through KubeActions::Evict with the policy's grace period: first what is due in the
+//     rounds in flight, then each new round as it starts. At most evictions_per_second (burst
+//     eviction_burst: EvictionRateLimiter); a round starts only when the bucket holds all its
+//     evictions. A refused eviction (PdbRetry, pdb_retry.h) is retried, or its victim is
+//     replaced by others chosen at once. Events (EventWriter, event_writer.h): Preempting on the
+//     preemptor when its round starts — so it is rate-limited with the evictions — and
+//     Preempted on each victim evicted.
+//  5. Publish, per waiting preemptor, a status for the filter's refusal reason ("reclaiming 4
+//     nvidia.com/gpu from team-a, 2 pods terminating") and the counters (Stats).
 //
 // Wiring: Admission::SetPreemptionStatus([&](uid) { return controller.StatusFor(uid); }). Feed
 // the informers to observer() instead of the ClusterState: it forwards every event to the
 // ClusterState and, when a victim goes, nominates its preemptor at once (otherwise that happens
-// at the next RunOnce, and another team's pod may take the capacity in between).
+// at the next RunOnce, and another team's pod may take the capacity in between). The process
+// calls RunOnce from its housekeeping ticker; the controller has no thread of its own.
 //
-// Thread-safety: RunOnce calls are serialised (run_mu_); the round table is guarded by mu_,
-// never held across a KubeActions call; StatusFor and Stats may be called from any thread
-// (webhook, metrics) and never wait for a run. Start() runs RunOnce every interval_ms on a
-// background thread until Stop() (or destruction).
+// Thread-safety: RunOnce calls are serialised (run_mu_); the rate limiter, the PDB retry state,
+// the planner and the selector belong to the run. The round table and the counters are guarded
+// by mu_, never held across a KubeActions call. StatusFor and Stats may be called from any
+// thread (webhook, metrics) and never wait for a run; OnPodGone (informer thread) takes mu_
+// only.
 
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <string_view>
-#include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "common/clock.h"
+#include "scheduler/actions/event_writer.h"
+#include "scheduler/actions/eviction_rate_limiter.h"
+#include "scheduler/actions/pdb_retry.h"
+#include "scheduler/actions/round.h"
+#include "scheduler/actions/round_table.h"
+#include "scheduler/actions/victim_planner.h"
 #include "scheduler/cluster_api.h"
 #include "scheduler/decisions/preemption.h"
 #include "scheduler/ledger/quota_book.h"
@@ -75,7 +64,7 @@ struct PreemptionStats {
   struct Key {
     std::string preemptor_team;
     std::string victim_team;
-    std::string reason;  // ReasonName()
+    PreemptionReason reason = PreemptionReason::kReclaim;  // metrics map it to their label
     bool operator<(const Key& o) const {
       return std::tie(preemptor_team, victim_team, reason) <
              std::tie(o.preemptor_team, o.victim_team, o.reason);
@@ -99,7 +88,6 @@ struct PreemptionStats {
 class PreemptionController {
  public:
   struct Options {
-    int64_t interval_ms = 1000;
     double evictions_per_second = 5.0;
     int64_t eviction_burst = 20;
     int64_t pdb_retry_ms = 30'000;
@@ -137,14 +125,6 @@ class PreemptionController {
   };
   RunReport RunOnce();
 
-  // The background loop.
-  void Start();
-  void Stop();
-  // Runs the loop's next RunOnce now.
-  void Kick();
-  // Waits until at least `count` runs have completed; false on timeout.
-  bool WaitForRuns(uint64_t count, std::chrono::milliseconds timeout) const;
-
   // The note for a waiting pod's refusal reason ("" when no round is in flight for it).
   [[nodiscard]] std::string StatusFor(std::string_view uid) const;
   [[nodiscard]] PreemptionStats Stats() const;
@@ -155,38 +135,6 @@ class PreemptionController {
   void OnPodGone(std::string_view uid);
 
  private:
-  enum class VictimPhase { kToEvict, kEvicted, kBlocked, kGone };
-  struct RoundVictim {
-    std::string uid;
-    std::string ns;
-    std::string name;
-    NameId team = 0;
-    NameId flavor = 0;
-    std::string node;
-    std::string gang;
-    IdAmounts charged;
-    IdAmounts occupies;
-    PreemptionReason reason = PreemptionReason::kReclaim;
-    std::string note;
-    VictimPhase phase = VictimPhase::kToEvict;
-    int attempts = 0;
-    int64_t retry_at_ms = 0;
-  };
-  struct Round {
-    Preemptor preemptor;
-    // Its placement constraints, for choosing again after a refused eviction.
-    Labels node_selector;
-    std::shared_ptr<const PodPlacementSpec> placement;
-    NameId flavor = 0;
-    std::string node;
-    std::vector<RoundVictim> victims;
-    int64_t started_ms = 0;
-    int64_t deadline_ms = 0;
-    bool nominated = false;
-    bool ended = false;
-    std::string blocked_note;  // the last PDB refusal, for the status
-  };
-  struct FlavorCtx;
   class Observer final : public ClusterObserver {
    public:
     explicit Observer(PreemptionController* c) : c_(c) {}
@@ -207,46 +155,50 @@ class PreemptionController {
    private:
     PreemptionController* c_;
   };
+  // The round table's and the planner's view of the ClusterState and the QuotaBook.
+  class WorldImpl;
 
-  // What a round in flight holds back for its preemptor.
-  struct Claim {
-    NameId team = 0;
-    NameId flavor = 0;
-    std::string node;
-    ResourceList request;
-    bool quota = false;  // no reservation yet: the quota is claimed too, not only the node
+  // One run: its fixed inputs, its planner and its report.
+  struct Run {
+    const Policy& policy;
+    int64_t now_ms = 0;
+    int64_t grace_s = 0;
+    VictimPlanner* planner = nullptr;
+    RunReport* report = nullptr;
+  };
+  // What one eviction attempt did to its round.
+  struct Applied {
+    bool round_gone = false;
+    bool evicted = false;       // accepted: the victim's event is due
+    bool choose_again = false;  // refused: `dropped` left the round, choose others
+    std::vector<RoundVictim> dropped;
   };
 
-  // What a round frees for its preemptor: the teams it takes from in victim order, each with its
-  // reasons, and the amount of the preemptor's main resource the victims are charged on the
-  // round's flavor.
-  struct Freed {
-    std::string resource;
-    int64_t amount = 0;
-    std::vector<std::pair<std::string, std::vector<PreemptionReason>>> teams;
-    bool reclaim = false;  // some victim is taken by Reclaim
-    bool fair = false;     // some victim is taken by FairShare
-  };
-  static Freed FreedBy(const Round& round);
-  // The event recorded on a preemptor when its round starts (DESIGN §4: a reason on the pod).
-  static EventRecord PreemptorEvent(const Round& round, int64_t grace_s);
+  // The pipeline.
+  RoundTable::Followed FollowRounds(int64_t now_ms);
+  std::vector<PendingPod> PickPreemptors(const Policy& policy);
+  // The planner's inputs: the candidates (running, and going) and the rounds' claims.
+  VictimPlanner::Inputs PlanInputs(const Policy& policy, int64_t now_ms,
+                                   RoundTable::Followed followed);
+  void DecideFor(Run& run, const PendingPod& pending);
+  void StartRound(Run& run, const PendingPod& pending, const Preemptor& p, const Selection& chosen);
+  void FinishRun();
 
-  // A preemptor the informer has not seen (known only from filter calls, ClusterState::
-  // NotePending) still waits: the filter saw it within ClusterState's filter_seen_ttl_ms.
-  bool FilterPending(const Preemptor& p) const;
+  // Evicting one round: what is due, and after a refused eviction, other victims for it.
+  void EvictRound(Run& run, const std::string& uid);
+  // Evicts the round's due victims while tokens last; true when one was refused and dropped.
+  bool EvictDue(Run& run, const std::string& uid);
+  Applied ApplyLocked(Run& run, const std::string& uid, const Preemptor& preemptor,
+                      const RoundVictim& victim, EvictOutcome outcome, const std::string& detail);
+  void RefusedLocked(Run& run, Round& round, RoundVictim& victim, bool by_pdb,
+                     const std::string& detail, Applied* out);
+  // Chooses other victims for the round; true when it goes on evicting (another pass).
+  bool ChooseAgain(Run& run, const std::string& uid);
+  // No other victims: the round keeps what is evicted (or ends without it).
+  void KeepWhatIsEvictedLocked(Run& run, Round& round, const Claim& claim, const Selection& sel);
 
   // With mu_ held.
-  bool MaybeNominateLocked(Round& round, int64_t now_ms);
-  std::string StatusOfLocked(const Round& round) const;
   void PublishLocked();
-  // Refills the token bucket; true when `want` evictions (capped at the burst) may start.
-  bool HaveTokensLocked(int64_t now_ms, double want);
-
-  // Steps 2 (the decisions) and 3 (the evictions) of RunOnce, after the rounds are followed.
-  void Decide(const Policy& policy, int64_t now, int64_t grace_s,
-              const std::vector<PendingPod>& preemptors, const std::vector<Claim>& claims,
-              const std::set<std::string>& committed, RunReport* report);
-  void Loop();
 
   QuotaBook* const book_;
   ClusterState* const cluster_;
@@ -254,30 +206,21 @@ class PreemptionController {
   const common::Clock* const clock_;
   const Options options_;
   Observer observer_{this};
+  const std::unique_ptr<WorldImpl> world_;
+  EventWriter events_;
 
   std::mutex run_mu_;  // serialises RunOnce
+  // The run's: used by RunOnce only.
+  EvictionRateLimiter limiter_;
+  PdbRetry pdb_;
+  VictimSelector selector_;
 
   mutable std::mutex mu_;
-  std::map<std::string, Round> rounds_;                         // by preemptor uid
-  std::unordered_map<std::string, std::string> victim_round_;   // victim uid → preemptor uid
-  std::unordered_map<std::string, int64_t> pdb_blocked_until_;  // victim uid → ms
-  std::unordered_map<std::string, NameId> evicted_;  // evicted and not gone: uid → its team
-  std::unordered_map<std::string, int64_t> backoff_until_;  // preemptor uid → ms
-  PreemptionStats stats_;
-  double tokens_ = 0;
-  int64_t tokens_at_ms_ = 0;
+  RoundTable table_;       // guarded by mu_
+  PreemptionStats stats_;  // guarded by mu_; the round counters are table_'s
 
   mutable std::mutex status_mu_;
   std::shared_ptr<const std::unordered_map<std::string, std::string>> status_;
-
-  mutable std::mutex loop_mu_;
-  mutable std::condition_variable loop_cv_;
-  uint64_t runs_ = 0;  // guarded by loop_mu_
-  bool stop_ = false;
-  bool kicked_ = false;
-  std::thread thread_;
-
-  VictimSelector selector_;  // used by RunOnce only
 };
 
 }  // namespace taskgov::scheduler

@@ -1,5 +1,6 @@
-// The preemption controller's background loop running while webhook threads filter and read
-// statuses and an informer thread delivers pod events. Run under ThreadSanitizer in CI.
+// The preemption controller's runs (on the test's thread, as the process's ticker calls RunOnce)
+// while webhook threads filter and read statuses and an informer thread delivers pod events. Run
+// under ThreadSanitizer in CI.
 
 #include <gtest/gtest.h>
 
@@ -37,10 +38,8 @@ class ConcurrencyTest : public ::testing::Test {
     cluster_ = std::make_unique<ClusterState>(book_.get(), &clock_, ClusterState::Options{});
     admission_ = std::make_unique<Admission>(book_.get(), cluster_.get(), &kube_, &clock_,
                                              Admission::Options{});
-    PreemptionController::Options options;
-    options.interval_ms = 1;
     controller_ = std::make_unique<PreemptionController>(book_.get(), cluster_.get(), &kube_,
-                                                         &clock_, options);
+                                                         &clock_, PreemptionController::Options{});
     admission_->SetPreemptionStatus(
         [this](std::string_view uid) { return controller_->StatusFor(uid); });
     informer_ = controller_->observer();
@@ -73,13 +72,13 @@ class ConcurrencyTest : public ::testing::Test {
     informer_->OnPodUpsert(pod);
     return true;
   }
-  // Waits, run by run, until `done` holds; false after `timeout`.
-  bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+  // The process's ticker: runs the controller, run after run, until `done` holds; false after
+  // `timeout`.
+  bool RunUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    uint64_t run = 1;
     while (!done()) {
       if (std::chrono::steady_clock::now() > deadline) return false;
-      (void)controller_->WaitForRuns(run++, std::chrono::milliseconds(100));
+      (void)controller_->RunOnce();
     }
     return true;
   }
@@ -94,7 +93,7 @@ class ConcurrencyTest : public ::testing::Test {
   std::vector<std::string> nodes_;
 };
 
-TEST_F(ConcurrencyTest, BackgroundLoopReclaimsWhileWebhooksAndInformersRun) {
+TEST_F(ConcurrencyTest, RunsReclaimWhileWebhooksAndInformersRun) {
   std::vector<Pod> a;
   for (int i = 0; i < 4; ++i) {
     a.push_back(Make("a-" + std::to_string(i), "team-a", 10));
@@ -107,7 +106,6 @@ TEST_F(ConcurrencyTest, BackgroundLoopReclaimsWhileWebhooksAndInformersRun) {
   informer_->OnPodUpsert(b0);
   informer_->OnPodUpsert(b1);
 
-  controller_->Start();
   std::atomic<bool> stop{false};
   std::atomic<int> statuses_seen{0};
   // Webhook threads: the scheduler retries b-0 and reads status and counters meanwhile.
@@ -128,14 +126,16 @@ TEST_F(ConcurrencyTest, BackgroundLoopReclaimsWhileWebhooksAndInformersRun) {
       }
     });
   }
-  ASSERT_TRUE(WaitUntil([&] { return kube_.evictions().size() >= 2; }, std::chrono::seconds(10)));
+  ASSERT_TRUE(RunUntil([&] { return kube_.evictions().size() >= 2; }, std::chrono::seconds(10)));
   // The rounds stay in flight until the victims go, and the status is published at the end of
   // the run that evicted them: a webhook sees it before the informer thread below lets them go
   // (and b-0 is nominated, so that its filter admits it).
-  ASSERT_TRUE(WaitUntil([&] { return statuses_seen.load(std::memory_order_relaxed) > 0; },
-                        std::chrono::seconds(10)));
+  ASSERT_TRUE(RunUntil([&] { return statuses_seen.load(std::memory_order_relaxed) > 0; },
+                       std::chrono::seconds(10)));
 
-  // The informer thread: the victims terminate and go; A's job recreates them.
+  // The informer thread: the victims terminate and go; A's job recreates them. The controller
+  // keeps running meanwhile.
+  std::atomic<bool> delivered{false};
   std::thread informer([&] {
     for (const FakeKubeActions::EvictCall& e : kube_.evictions()) {
       for (Pod pod : a) {
@@ -153,38 +153,27 @@ TEST_F(ConcurrencyTest, BackgroundLoopReclaimsWhileWebhooksAndInformersRun) {
         informer_->OnPodUpsert(retry);
       }
     }
+    delivered.store(true, std::memory_order_release);
   });
+  const bool informer_done =
+      RunUntil([&] { return delivered.load(std::memory_order_acquire); }, std::chrono::seconds(10));
   informer.join();
+  ASSERT_TRUE(informer_done);
   stop.store(true, std::memory_order_relaxed);
   for (std::thread& t : webhooks) t.join();
 
   // The victims' capacity went to b-0 and b-1 (nominated, or admitted by a webhook filter).
-  ASSERT_TRUE(WaitUntil([&] { return book_->Find(b1.uid).has_value(); }, std::chrono::seconds(10)));
-  ASSERT_TRUE(WaitUntil([&] { return Schedule(b0); }, std::chrono::seconds(10)));
-  ASSERT_TRUE(WaitUntil([&] { return Schedule(b1); }, std::chrono::seconds(10)));
-  controller_->Kick();
+  ASSERT_TRUE(RunUntil([&] { return book_->Find(b1.uid).has_value(); }, std::chrono::seconds(10)));
+  ASSERT_TRUE(RunUntil([&] { return Schedule(b0); }, std::chrono::seconds(10)));
+  ASSERT_TRUE(RunUntil([&] { return Schedule(b1); }, std::chrono::seconds(10)));
   const uint64_t runs = controller_->Stats().runs;
   ASSERT_TRUE(
-      WaitUntil([&] { return controller_->Stats().runs > runs + 3; }, std::chrono::seconds(10)));
-  controller_->Stop();
+      RunUntil([&] { return controller_->Stats().runs > runs + 3; }, std::chrono::seconds(10)));
   EXPECT_EQ(kube_.evictions().size(), 2u);
   EXPECT_GT(statuses_seen.load(), 0);
   PreemptionStats stats = controller_->Stats();
   EXPECT_EQ(stats.rounds_in_flight, 0u);
-  EXPECT_EQ((stats.preemptions[{"team-b", "team-a", "Reclaim"}]), 2u);
-}
-
-TEST_F(ConcurrencyTest, KickRunsTheLoopAtOnceAndStopJoins) {
-  PreemptionController::Options options;
-  options.interval_ms = 3'600'000;  // an hour: only a kick makes a second run
-  controller_ =
-      std::make_unique<PreemptionController>(book_.get(), cluster_.get(), &kube_, &clock_, options);
-  controller_->Start();
-  ASSERT_TRUE(controller_->WaitForRuns(1, std::chrono::seconds(10)));
-  controller_->Kick();
-  EXPECT_TRUE(controller_->WaitForRuns(2, std::chrono::seconds(10)));
-  controller_->Stop();
-  controller_->Stop();  // idempotent
+  EXPECT_EQ((stats.preemptions[{"team-b", "team-a", PreemptionReason::kReclaim}]), 2u);
 }
 
 }  // namespace

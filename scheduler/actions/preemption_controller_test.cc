@@ -315,7 +315,7 @@ TEST_F(ControllerTest, HyperPodWalkthroughReclaimsLentGpusWithAGracePeriod) {
   EXPECT_TRUE(Schedule("uid-a-3-retry"));
 
   PreemptionStats stats = controller_->Stats();
-  EXPECT_EQ((stats.preemptions[{"team-b", "team-a", "Reclaim"}]), 2u);
+  EXPECT_EQ((stats.preemptions[{"team-b", "team-a", PreemptionReason::kReclaim}]), 2u);
   EXPECT_EQ(stats.preemptions.size(), 1u);
   EXPECT_EQ(stats.rounds_started, 2u);
   EXPECT_EQ(stats.rounds_succeeded, 2u);
@@ -381,7 +381,9 @@ TEST_F(ControllerTest, InTeamPreemptionEvictsTheLowestPriorityMostRecentPod) {
   Gone("uid-train-1");
   EXPECT_TRUE(Schedule("uid-urgent"));
   controller_->RunOnce();
-  EXPECT_EQ((controller_->Stats().preemptions[{"team-a", "team-a", "InTeamPriority"}]), 1u);
+  EXPECT_EQ(
+      (controller_->Stats().preemptions[{"team-a", "team-a", PreemptionReason::kInTeamPriority}]),
+      1u);
   EXPECT_EQ(controller_->Stats().rounds_succeeded, 1u);
 }
 

@@ -472,15 +472,6 @@ void VictimSelector::BuildUnits(const SelectionInput& in, int prow) {
     std::fill(stamp_.begin(), stamp_.end(), 0);
     call_ = 1;
   }
-  auto exclude = [&](std::string_view why) {
-    for (auto& [text, count] : excluded_) {
-      if (text == why) {
-        ++count;
-        return;
-      }
-    }
-    excluded_.emplace_back(why, 1);
-  };
   const QuotaSim& quota = *in.quota;
   const NameId flavor = quota.flavor();
   for (uint32_t i : set.OnFlavor(flavor)) {
@@ -529,7 +520,7 @@ void VictimSelector::BuildUnits(const SelectionInput& in, int prow) {
       frees_.push_back(free);
     }
     if (!bad.empty()) {
-      exclude(count > 1 ? std::string_view("a gang member may not be evicted") : bad);
+      CountExcluded(count > 1 ? std::string_view("a gang member may not be evicted") : bad);
       members_.resize(unit.first_member);
       frees_.resize(unit.first_free);
       continue;
@@ -737,34 +728,60 @@ void VictimSelector::Minimize(const SelectionInput& in, int prow, int node,
   }
 }
 
+// Select: fits now → request slots → units (lasting refusals set aside, ordered) → quota walk →
+// best node → victims with their notes.
 Selection VictimSelector::Select(const SelectionInput& in) {
   Selection out;
-  const QuotaSim& quota = *in.quota;
   const Preemptor& p = *in.preemptor;
-  out.flavor = quota.flavor();
-  const std::string& flavor_name = FlavorNames().Name(quota.flavor());
-  const int prow = quota.Row(p.team);
+  out.flavor = in.quota->flavor();
+  const int prow = in.quota->Row(p.team);
   if (prow < 0) {
-    out.explanation = TeamNames().Name(p.team) + ": no quota on " + flavor_name;
+    out.explanation = TeamNames().Name(p.team) + ": no quota on " + FlavorNames().Name(out.flavor);
     return out;
   }
   if (FitsNow(in, &out.node)) {
     out.outcome = Selection::Outcome::kFits;
     return out;
   }
-  request_ = quota.ToSlots(p.request);
+  if (!PrepareRequest(in)) {
+    out.explanation = p.key + " requests more resources than victim selection handles";
+    return out;
+  }
+  PrepareUnits(in, prow);
+  std::string why_not_now;
+  (void)in.quota->Fits(prow, request_, &why_not_now);
+  if (!Walk(in, prow, /*node=*/-1, std::numeric_limits<uint32_t>::max(), /*room_first=*/false,
+            &taken_)) {
+    out.explanation = "no victims can make room for " + p.key + ": " + why_not_now + "; " +
+                      CandidatesSummary(in, prow);
+    return out;
+  }
+  const int node = PickNode(in, prow);
+  if (node < 0) {
+    out.explanation = NoNodeExplanation(in) + "; " + CandidatesSummary(in, prow);
+    return out;
+  }
+  out.outcome = Selection::Outcome::kVictims;
+  out.node = in.nodes->nodes[node].name;
+  AddVictims(in, prow, &out);
+  return out;
+}
+
+bool VictimSelector::PrepareRequest(const SelectionInput& in) {
+  request_ = in.quota->ToSlots(in.preemptor->request);
   node_slot_count_ = 0;
   node_request_ = Amounts{};
-  for (const ResourceAmount& want : p.request) {
+  for (const ResourceAmount& want : in.preemptor->request) {
     if (want.amount <= 0) continue;
-    if (node_slot_count_ == QuotaSim::kMaxSlots) {
-      out.explanation = p.key + " requests more resources than victim selection handles";
-      return out;
-    }
+    if (node_slot_count_ == QuotaSim::kMaxSlots) return false;
     node_resources_[node_slot_count_] = ResourceNames().Intern(want.name);
     node_request_[node_slot_count_++] = want.amount;
   }
-  work_ = quota;
+  return true;
+}
+
+void VictimSelector::PrepareUnits(const SelectionInput& in, int prow) {
+  work_ = *in.quota;
   base_mark_ = work_.Mark();
   BuildUnits(in, prow);
   // Set aside the units that can never be allowed (the walks only ever remove usage).
@@ -772,62 +789,52 @@ Selection VictimSelector::Select(const SelectionInput& in) {
   for (size_t i = 0; i < units_.size(); ++i) {
     const Verdict verdict = Judge(in, prow, units_[i], work_);
     if (!verdict.allowed && verdict.lasting) {
-      auto it = std::find_if(excluded_.begin(), excluded_.end(),
-                             [&](const auto& e) { return e.first == verdict.why_not; });
-      if (it == excluded_.end()) {
-        excluded_.emplace_back(verdict.why_not, 1);
-      } else {
-        ++it->second;
-      }
+      CountExcluded(verdict.why_not);
       continue;
     }
     units_[kept++] = units_[i];
   }
   units_.resize(kept);
   Order(in);
+}
 
-  std::vector<Taken>& taken = taken_;
-  std::string why_not_now;
-  (void)quota.Fits(prow, request_, &why_not_now);
-  // Why the candidates were not enough, judged against the current state.
-  auto candidates_summary = [&]() {
-    work_.Rollback(base_mark_);
-    int allowed = 0;
-    for (const Unit& unit : units_) {
-      const Verdict verdict = Judge(in, prow, unit, work_);
-      if (verdict.allowed) {
-        ++allowed;
-        continue;
-      }
-      auto it = std::find_if(excluded_.begin(), excluded_.end(),
-                             [&](const auto& e) { return e.first == verdict.why_not; });
-      if (it == excluded_.end()) {
-        excluded_.emplace_back(verdict.why_not, 1);
-      } else {
-        ++it->second;
-      }
+void VictimSelector::CountExcluded(std::string_view why) {
+  for (auto& [text, count] : excluded_) {
+    if (text == why) {
+      ++count;
+      return;
     }
-    if (units_.empty() && excluded_.empty()) {
-      return "no running pod of " + TeamNames().Name(p.team) + " or of a borrowing team on " +
-             flavor_name;
-    }
-    std::string out = "candidates:";
-    bool first = true;
-    for (const auto& [text, count] : excluded_) {
-      out += (first ? " " : ", ") + std::to_string(count) + " " + std::string(text);
-      first = false;
-    }
-    if (allowed > 0) out += (first ? " " : ", ") + std::to_string(allowed) + " allowed";
-    return out;
-  };
-  if (!Walk(in, prow, /*node=*/-1, std::numeric_limits<uint32_t>::max(), /*room_first=*/false,
-            &taken)) {
-    out.explanation =
-        "no victims can make room for " + p.key + ": " + why_not_now + "; " + candidates_summary();
-    return out;
   }
+  excluded_.emplace_back(why, 1);
+}
 
-  // Per node: the best set that lets the pod fit there.
+std::string VictimSelector::CandidatesSummary(const SelectionInput& in, int prow) {
+  work_.Rollback(base_mark_);
+  int allowed = 0;
+  for (const Unit& unit : units_) {
+    const Verdict verdict = Judge(in, prow, unit, work_);
+    if (verdict.allowed) {
+      ++allowed;
+    } else {
+      CountExcluded(verdict.why_not);
+    }
+  }
+  if (units_.empty() && excluded_.empty()) {
+    return "no running pod of " + TeamNames().Name(in.preemptor->team) +
+           " or of a borrowing team on " + FlavorNames().Name(in.quota->flavor());
+  }
+  std::string out = "candidates:";
+  bool first = true;
+  for (const auto& [text, count] : excluded_) {
+    out += (first ? " " : ", ") + std::to_string(count) + " " + std::string(text);
+    first = false;
+  }
+  if (allowed > 0) out += (first ? " " : ", ") + std::to_string(allowed) + " allowed";
+  return out;
+}
+
+int VictimSelector::PickNode(const SelectionInput& in, int prow) {
+  // What each node would have free with every unit gone: nodes short even then are skipped.
   const size_t node_count = in.nodes->nodes.size();
   std::vector<Amounts>& reach = reach_;
   reach.resize(node_count);
@@ -835,13 +842,11 @@ Selection VictimSelector::Select(const SelectionInput& in) {
   for (const NodeFree& f : frees_) {
     for (size_t k = 0; k < node_slot_count_; ++k) reach[f.node][k] += f.amounts[k];
   }
+  std::vector<Taken>& taken = taken_;
   std::vector<Taken>& best = best_;
   best.clear();
   int best_node = -1;
   uint32_t best_depth = std::numeric_limits<uint32_t>::max();
-  size_t refused = 0;  // schedulable nodes the pod may not go to
-  for (uint32_t n = 0; n < node_count; ++n)
-    refused += in.nodes->nodes[n].schedulable && !Usable(in, n);
   // Quota first, in preference order, on every node; if that frees none (it spent what the
   // victims' teams may lose on units elsewhere), every node again room first.
   for (const bool room_first : {false, true}) {
@@ -862,69 +867,75 @@ Selection VictimSelector::Select(const SelectionInput& in) {
       }
     }
   }
-  if (best_node < 0) {
-    out.explanation = "no " + flavor_name + " node can be freed enough for " + p.key + " (" +
-                      p.request.ToString() + ") by pods it may preempt";
-    if (refused > 0) {
-      out.explanation += " (" + std::to_string(refused) + " of " + std::to_string(node_count) +
-                         " nodes refuse it: taints, nodeSelector or required node affinity)";
-    }
-    out.explanation += "; " + candidates_summary();
-    return out;
-  }
+  return best_node;
+}
 
+std::string VictimSelector::NoNodeExplanation(const SelectionInput& in) const {
+  const size_t node_count = in.nodes->nodes.size();
+  size_t refused = 0;  // schedulable nodes the pod may not go to
+  for (uint32_t n = 0; n < node_count; ++n) {
+    refused += in.nodes->nodes[n].schedulable && !Usable(in, n);
+  }
+  std::string out = "no " + FlavorNames().Name(in.quota->flavor()) +
+                    " node can be freed enough for " + in.preemptor->key + " (" +
+                    in.preemptor->request.ToString() + ") by pods it may preempt";
+  if (refused > 0) {
+    out += " (" + std::to_string(refused) + " of " + std::to_string(node_count) +
+           " nodes refuse it: taints, nodeSelector or required node affinity)";
+  }
+  return out;
+}
+
+void VictimSelector::AddVictims(const SelectionInput& in, int prow, Selection* out) {
   // The chosen set, replayed in order for the reasons and the numbers behind them.
-  out.outcome = Selection::Outcome::kVictims;
-  out.node = in.nodes->nodes[best_node].name;
   work_.Rollback(base_mark_);
-  const std::string& pteam = TeamNames().Name(p.team);
-  for (const Taken& t : best) {
+  for (const Taken& t : best_) {
     const Unit& unit = units_[t.unit];
-    const std::string& vteam = TeamNames().Name(work_.team(unit.row));
-    std::string note;
-    switch (t.reason) {
-      case PreemptionReason::kInTeamPriority:
-      case PreemptionReason::kPriority:
-        note = std::string(ReasonName(t.reason)) + ": preempted by higher-priority pod " + p.key +
-               " of " + pteam + " (priority " + std::to_string(p.priority) + " > " +
-               std::to_string(unit.priority) + "), which needs " + p.request.ToString() + " on " +
-               flavor_name;
-        break;
-      case PreemptionReason::kReclaim:
-      case PreemptionReason::kFairShare: {
-        size_t slot = 0;
-        for (size_t s = 0; s < work_.slot_count(); ++s) {
-          const QuotaSim::Cell& c = work_.cell(unit.row, s);
-          if (request_[s] > 0 && c.governed && c.usage > c.nominal) {
-            slot = s;
-            break;
-          }
-        }
-        const QuotaSim::Cell& c = work_.cell(unit.row, slot);
-        const NameId r = work_.slot_resource(slot);
-        if (t.reason == PreemptionReason::kReclaim) {
-          note = "Reclaim: " + pteam + " reclaims the " + ResourceNames().Name(r) + " on " +
-                 flavor_name + " it lent, for its pod " + p.key + "; " + vteam + " uses " +
-                 Show(r, c.usage) + " of nominal " + Show(r, c.nominal);
-        } else {
-          note = "FairShare: pod " + p.key + " of " + pteam + " (weighted share " +
-                 ShowShare(work_.ShareAfterAdding(prow, request_)) +
-                 " after admission) takes borrowed " + ResourceNames().Name(r) + " on " +
-                 flavor_name + " from " + vteam + " (share " + ShowShare(work_.Share(unit.row)) +
-                 ", uses " + Show(r, c.usage) + " of nominal " + Show(r, c.nominal) + ")";
-        }
-        break;
-      }
-    }
+    std::string note = VictimNote(in, prow, unit, t.reason);
     if (unit.member_count > 1) {
       note += "; evicted with its gang of " + std::to_string(unit.member_count) + " pods";
     }
     work_.Remove(unit.row, unit.charge);
     for (uint32_t m = unit.first_member; m < unit.first_member + unit.member_count; ++m) {
-      out.victims.push_back(Selection::Victim{members_[m], t.reason, note});
+      out->victims.push_back(Selection::Victim{members_[m], t.reason, note});
     }
   }
-  return out;
+}
+
+std::string VictimSelector::VictimNote(const SelectionInput& in, int prow, const Unit& unit,
+                                       PreemptionReason reason) const {
+  const Preemptor& p = *in.preemptor;
+  const std::string& flavor_name = FlavorNames().Name(in.quota->flavor());
+  const std::string& pteam = TeamNames().Name(p.team);
+  if (reason == PreemptionReason::kInTeamPriority || reason == PreemptionReason::kPriority) {
+    return std::string(ReasonName(reason)) + ": preempted by higher-priority pod " + p.key +
+           " of " + pteam + " (priority " + std::to_string(p.priority) + " > " +
+           std::to_string(unit.priority) + "), which needs " + p.request.ToString() + " on " +
+           flavor_name;
+  }
+  // Reclaim and FairShare name the first resource the pod requests that the victim's team
+  // borrows.
+  size_t slot = 0;
+  for (size_t s = 0; s < work_.slot_count(); ++s) {
+    const QuotaSim::Cell& c = work_.cell(unit.row, s);
+    if (request_[s] > 0 && c.governed && c.usage > c.nominal) {
+      slot = s;
+      break;
+    }
+  }
+  const QuotaSim::Cell& c = work_.cell(unit.row, slot);
+  const NameId r = work_.slot_resource(slot);
+  const std::string& vteam = TeamNames().Name(work_.team(unit.row));
+  if (reason == PreemptionReason::kReclaim) {
+    return "Reclaim: " + pteam + " reclaims the " + ResourceNames().Name(r) + " on " + flavor_name +
+           " it lent, for its pod " + p.key + "; " + vteam + " uses " + Show(r, c.usage) +
+           " of nominal " + Show(r, c.nominal);
+  }
+  return "FairShare: pod " + p.key + " of " + pteam + " (weighted share " +
+         ShowShare(work_.ShareAfterAdding(prow, request_)) + " after admission) takes borrowed " +
+         ResourceNames().Name(r) + " on " + flavor_name + " from " + vteam + " (share " +
+         ShowShare(work_.Share(unit.row)) + ", uses " + Show(r, c.usage) + " of nominal " +
+         Show(r, c.nominal) + ")";
 }
 
 }  // namespace taskgov::scheduler

@@ -358,6 +358,29 @@ class VictimSelector {
     PreemptionReason reason = PreemptionReason::kInTeamPriority;
   };
 
+  // The steps of Select, in order.
+  // Fills the request's quota slots and node slots; false when it names more resources than
+  // QuotaSim::kMaxSlots.
+  bool PrepareRequest(const SelectionInput& in);
+  // work_ at the input state; the units (BuildUnits), those no walk could ever take set aside,
+  // the rest in preference order (Order).
+  void PrepareUnits(const SelectionInput& in, int prow);
+  // The best node's walk, minimized, into best_ (header comment, steps 4 and 5); -1: none.
+  int PickNode(const SelectionInput& in, int prow);
+  // best_ as victims, each with its reason and note.
+  void AddVictims(const SelectionInput& in, int prow, Selection* out);
+
+  // Why no node can be freed (with how many nodes refuse the pod).
+  std::string NoNodeExplanation(const SelectionInput& in) const;
+  // Why the candidates were not enough, judged against the input state ("candidates: 3 not of
+  // lower priority, 1 allowed").
+  std::string CandidatesSummary(const SelectionInput& in, int prow);
+  // The note of one chosen unit, against work_ with the units chosen before it removed.
+  std::string VictimNote(const SelectionInput& in, int prow, const Unit& unit,
+                         PreemptionReason reason) const;
+  // Counts one more candidate set aside for `why` (static text).
+  void CountExcluded(std::string_view why);
+
   void BuildUnits(const SelectionInput& in, int prow);
   void Order(const SelectionInput& in);
   Verdict Judge(const SelectionInput& in, int prow, const Unit& unit, const QuotaSim& state) const;

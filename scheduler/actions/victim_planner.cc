@@ -1,0 +1,200 @@
+#include "scheduler/actions/victim_planner.h"
+
+#include <algorithm>
+
+namespace taskgov::scheduler {
+
+VictimPlanner::VictimPlanner(Inputs inputs)
+    : policy_(*inputs.policy),
+      now_ms_(inputs.now_ms),
+      source_(*inputs.source),
+      selector_(*inputs.selector),
+      set_(std::move(inputs.running)),
+      terminating_(std::move(inputs.terminating)),
+      claims_(std::move(inputs.claims)) {}
+
+// ---- per-flavor state ----
+
+VictimPlanner::FlavorCtx& VictimPlanner::Ctx(NameId flavor) {
+  auto it = ctxs_.find(flavor);
+  if (it != ctxs_.end()) return it->second;
+  if (!have_cells_) {
+    cells_ = source_.Cells();
+    have_cells_ = true;
+  }
+  FlavorCtx& ctx = ctxs_[flavor];
+  BuildCtx(flavor, &ctx);
+  return ctx;
+}
+
+// The ledger minus what is terminating, plus claims.
+void VictimPlanner::BuildCtx(NameId flavor, FlavorCtx* ctx) {
+  ctx->quota = QuotaSim::FromCells(policy_, flavor, cells_);
+  ctx->nodes.flavor = flavor;
+  std::vector<std::pair<std::string, NodeView>> nodes = source_.NodesOfFlavor(flavor);
+  std::sort(nodes.begin(), nodes.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [name, view] : nodes) {
+    NodeState n;
+    n.name = name;
+    n.schedulable = view.schedulable;
+    n.allocatable = ToIdAmounts(view.allocatable);
+    n.used = ToIdAmounts(view.used);
+    ctx->nodes.Add(std::move(n));
+    ctx->placement.push_back(std::move(view.placement));
+  }
+  for (const Candidate& t : terminating_) {
+    if (t.flavor != flavor) continue;
+    if (int row = ctx->quota.Row(t.team); row >= 0) {
+      ctx->quota.Remove(row, ctx->quota.ToSlots(t.charged));
+    }
+    ctx->nodes.Free(t.node, t.occupies);
+  }
+  for (const Claim& claim : claims_) {
+    if (claim.flavor != flavor) continue;
+    if (int row = ctx->quota.Row(claim.team); row >= 0 && claim.quota) {
+      ctx->quota.Add(row, ctx->quota.ToSlots(claim.request));
+    }
+    ctx->nodes.Take(claim.node, ToIdAmounts(claim.request));
+  }
+}
+
+void VictimPlanner::ApplyClaim(const Claim& claim, int sign) {
+  FlavorCtx& ctx = Ctx(claim.flavor);
+  if (int row = ctx.quota.Row(claim.team); row >= 0 && claim.quota) {
+    const QuotaSim::Amounts amounts = ctx.quota.ToSlots(claim.request);
+    sign > 0 ? ctx.quota.Add(row, amounts) : ctx.quota.Remove(row, amounts);
+  }
+  sign > 0 ? ctx.nodes.Take(claim.node, ToIdAmounts(claim.request))
+           : ctx.nodes.Free(claim.node, ToIdAmounts(claim.request));
+}
+
+void VictimPlanner::ApplyVictim(const RoundVictim& v, int sign) {
+  FlavorCtx& ctx = Ctx(v.flavor);
+  if (int row = ctx.quota.Row(v.team); row >= 0) {
+    const QuotaSim::Amounts amounts = ctx.quota.ToSlots(v.charged);
+    sign > 0 ? ctx.quota.Remove(row, amounts) : ctx.quota.Add(row, amounts);
+  }
+  sign > 0 ? ctx.nodes.Free(v.node, v.occupies) : ctx.nodes.Take(v.node, v.occupies);
+}
+
+void VictimPlanner::Hold(const Claim& claim) { ApplyClaim(claim, +1); }
+void VictimPlanner::Release(const Claim& claim) { ApplyClaim(claim, -1); }
+void VictimPlanner::Unfree(const RoundVictim& victim) { ApplyVictim(victim, -1); }
+
+SelectionInput VictimPlanner::Input(const Preemptor& p, NameId flavor,
+                                    const std::vector<uint8_t>& eligible) {
+  FlavorCtx& ctx = Ctx(flavor);
+  SelectionInput in;
+  in.policy = &policy_;
+  in.preemptor = &p;
+  in.quota = &ctx.quota;
+  in.nodes = &ctx.nodes;
+  in.candidates = &set_;
+  in.now_ms = now_ms_;
+  in.eligible = &eligible;
+  return in;
+}
+
+// ---- decisions ----
+
+size_t VictimPlanner::UsableFlavors(const Team& team, const PendingPod& pending, std::string* why) {
+  size_t usable = 0;
+  for (const FlavorQuota& fq : team.flavors) {
+    if (!policy_.FlavorAllows(fq.flavor, pending.node_selector)) continue;  // not its flavor
+    const NameId flavor = FlavorNames().Intern(fq.flavor);
+    const FlavorCtx& ctx = Ctx(flavor);
+    if (eligibility_.size() == usable) eligibility_.emplace_back();
+    std::pair<NameId, NodeEligibility>& e = eligibility_[usable];
+    e.first = flavor;
+    e.second.Compute(pending.node_selector, pending.placement.get(), ctx.placement);
+    if (!ctx.placement.empty() && e.second.accepted == 0) {
+      *why += (why->empty() ? "" : "; ") + e.second.Explain(fq.flavor, pending.key);
+      continue;
+    }
+    ++usable;
+  }
+  return usable;
+}
+
+Selection VictimPlanner::Plan(const Team& team, const PendingPod& pending, const Preemptor& p) {
+  std::string why;
+  const size_t usable = UsableFlavors(team, pending, &why);
+  // Fits somewhere now (or once what terminates is gone): claim it, evict nothing.
+  for (size_t i = 0; i < usable; ++i) {
+    const auto& [flavor, nodes] = eligibility_[i];
+    Selection fits;
+    if (VictimSelector::FitsNow(Input(p, flavor, nodes.accepts), &fits.node)) {
+      Hold(Claim{p.team, flavor, fits.node, p.request, /*quota=*/true});
+      fits.outcome = Selection::Outcome::kFits;
+      fits.flavor = flavor;
+      return fits;
+    }
+  }
+  for (size_t i = 0; i < usable; ++i) {
+    Selection sel =
+        selector_.Select(Input(p, eligibility_[i].first, eligibility_[i].second.accepts));
+    if (sel.outcome == Selection::Outcome::kVictims) return sel;
+    why += (why.empty() ? "" : "; ") + sel.explanation;
+  }
+  Selection none;
+  none.explanation = std::move(why);
+  return none;
+}
+
+std::vector<RoundVictim> VictimPlanner::Commit(const Preemptor& p, const Selection& chosen) {
+  std::vector<RoundVictim> victims = TakeVictims(chosen);
+  Hold(Claim{p.team, chosen.flavor, chosen.node, p.request, /*quota=*/true});
+  return victims;
+}
+
+Selection VictimPlanner::Choose(const Preemptor& p, NameId flavor, const Labels& node_selector,
+                                const PodPlacementSpec* placement) {
+  NodeEligibility eligibility;
+  eligibility.Compute(node_selector, placement, Ctx(flavor).placement);
+  return selector_.Select(Input(p, flavor, eligibility.accepts));
+}
+
+std::vector<RoundVictim> VictimPlanner::TakeVictims(const Selection& sel) {
+  std::vector<RoundVictim> out;
+  for (const Selection::Victim& chosen : sel.victims) {
+    Candidate& c = set_.at(chosen.candidate);
+    c.excluded = true;
+    RoundVictim v;
+    v.uid = c.uid;
+    v.ns = c.ns;
+    v.name = c.name;
+    v.team = c.team;
+    v.flavor = c.flavor;
+    v.node = c.node;
+    v.gang = c.gang;
+    v.charged = c.charged;
+    v.occupies = c.occupies;
+    v.reason = chosen.reason;
+    v.note = chosen.note;
+    out.push_back(std::move(v));
+  }
+  for (const RoundVictim& v : out) ApplyVictim(v, +1);
+  return out;
+}
+
+int64_t VictimPlanner::CandidateIndex(std::string_view uid) const {
+  for (size_t i = 0; i < set_.size(); ++i) {
+    if (set_.at(static_cast<uint32_t>(i)).uid == uid) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+void VictimPlanner::ReturnVictims(const std::vector<RoundVictim>& dropped,
+                                  std::string_view refused_uid, bool refused_for_good) {
+  for (const RoundVictim& d : dropped) {
+    ApplyVictim(d, -1);
+    if (int64_t i = CandidateIndex(d.uid); i >= 0) {
+      Candidate& c = set_.at(static_cast<uint32_t>(i));
+      c.excluded = refused_for_good && d.uid == refused_uid;
+      c.pdb_blocked = c.pdb_blocked || d.uid == refused_uid;
+    }
+  }
+}
+
+}  // namespace taskgov::scheduler

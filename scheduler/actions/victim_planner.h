@@ -1,0 +1,123 @@
+#pragma once
+
+// VictimPlanner: one run's victim decisions (DESIGN §4), for one preemptor at a time, over the
+// cluster as it will be — pure given its inputs:
+//  * Candidates: running pods of teams that may be victims, and pods already going (deleted
+//    with a grace period, evicted, or victims of rounds in flight), which count as freed.
+//  * Per flavor, built on its first use: the ledger's numbers (QuotaSim) minus what is going,
+//    the flavor's nodes with what they hold minus what is going, plus the claims of the rounds
+//    in flight (quota, and room on their nodes) — so no second round evicts for capacity that
+//    is already on its way to a preemptor.
+//  * Plan(): the preemptor's flavors in its team's order (those its nodeSelector allows), each
+//    with the nodes that accept it (taints, nodeSelector, required node affinity: placement.h),
+//    judged once per flavor. A flavor none of whose nodes accept it is skipped, with why:
+//    evicting there would free room it cannot use. If it fits on one now, it claims its request
+//    there (kFits). Else the first flavor where VictimSelector finds victims (kVictims; nothing
+//    claimed until Commit). Else kNoVictims with every flavor's reason, "; "-joined.
+//  * Commit(): the victims leave the candidates and count as freed; the preemptor claims its
+//    request on the chosen node. After a refused eviction the controller releases the claim,
+//    returns dropped victims (ReturnVictims) and chooses again (Choose) on the round's flavor.
+//
+// Thread-compatible: one planner per run, used by the run's thread only. PlanSource calls are
+// made on the first use of each flavor.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "scheduler/actions/round.h"
+#include "scheduler/decisions/placement.h"
+#include "scheduler/decisions/preemption.h"
+#include "scheduler/ledger/ledger.h"
+#include "scheduler/model/policy.h"
+#include "scheduler/state/cluster_state.h"
+
+namespace taskgov::scheduler {
+
+// Where the planner reads the cluster: the ledger and ClusterState in production.
+class PlanSource {
+ public:
+  virtual ~PlanSource() = default;
+  // Every cell of the ledger's current generation (Ledger::Cells).
+  [[nodiscard]] virtual std::vector<Ledger::CellUsage> Cells() const = 0;
+  // The nodes of a flavor, any order (ClusterState::NodesOfFlavor).
+  [[nodiscard]] virtual std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(
+      NameId flavor) const = 0;
+};
+
+class VictimPlanner {
+ public:
+  struct Inputs {
+    const Policy* policy = nullptr;  // outlives the planner
+    int64_t now_ms = 0;
+    const PlanSource* source = nullptr;  // outlives the planner
+    VictimSelector* selector = nullptr;  // scratch buffers, reused across runs
+    std::vector<Candidate> running;      // may be victims
+    std::vector<Candidate> terminating;  // count as freed
+    std::vector<Claim> claims;           // held back for rounds in flight
+  };
+  explicit VictimPlanner(Inputs inputs);
+
+  // The decision for one preemptor of `team` (see the header comment). kFits: its request is
+  // claimed; kVictims: `victims` on `node` of `flavor`; kNoVictims: `explanation`.
+  [[nodiscard]] Selection Plan(const Team& team, const PendingPod& pending, const Preemptor& p);
+  // A round starts with `chosen`: its victims, taken (TakeVictims), and the preemptor's claim.
+  [[nodiscard]] std::vector<RoundVictim> Commit(const Preemptor& p, const Selection& chosen);
+
+  // Choosing again for a round in flight.
+  // Chooses for `p` on `flavor`, on the nodes its constraints accept, with what is committed.
+  [[nodiscard]] Selection Choose(const Preemptor& p, NameId flavor, const Labels& node_selector,
+                                 const PodPlacementSpec* placement);
+  // The victims of `sel`: no longer candidates, counted as freed.
+  [[nodiscard]] std::vector<RoundVictim> TakeVictims(const Selection& sel);
+  // A claim held back from / handed back to the decisions that follow.
+  void Hold(const Claim& claim);
+  void Release(const Claim& claim);
+  // A victim taken out of its round: no longer counts as freed.
+  void Unfree(const RoundVictim& victim);
+  // Victims dropped from a round after `refused_uid`'s eviction was refused: no longer freed,
+  // candidates again — except the refused pod itself, which is PDB-blocked for the rest of the
+  // run, and excluded when `refused_for_good` (its eviction failed for another reason).
+  void ReturnVictims(const std::vector<RoundVictim>& dropped, std::string_view refused_uid,
+                     bool refused_for_good);
+
+  [[nodiscard]] const CandidateSet& candidates() const { return set_; }
+
+ private:
+  // The decision state of one flavor during the run.
+  struct FlavorCtx {
+    QuotaSim quota;
+    FlavorNodes nodes;
+    std::vector<std::shared_ptr<const NodePlacement>> placement;  // parallel to nodes.nodes
+  };
+  FlavorCtx& Ctx(NameId flavor);
+  void BuildCtx(NameId flavor, FlavorCtx* ctx);
+  // A claim (sign +1) or its release (−1).
+  void ApplyClaim(const Claim& claim, int sign);
+  // A victim counts as freed (sign +1), or no longer (−1).
+  void ApplyVictim(const RoundVictim& victim, int sign);
+  [[nodiscard]] SelectionInput Input(const Preemptor& p, NameId flavor,
+                                     const std::vector<uint8_t>& eligible);
+  // The flavors `pending` may use, each with the nodes that accept it, into eligibility_
+  // [0, return); the clauses of flavors none of whose nodes accept it, into `why`.
+  size_t UsableFlavors(const Team& team, const PendingPod& pending, std::string* why);
+  [[nodiscard]] int64_t CandidateIndex(std::string_view uid) const;
+
+  const Policy& policy_;
+  const int64_t now_ms_;
+  const PlanSource& source_;
+  VictimSelector& selector_;
+  CandidateSet set_;
+  std::vector<Candidate> terminating_;
+  std::vector<Claim> claims_;
+  std::vector<Ledger::CellUsage> cells_;
+  bool have_cells_ = false;
+  std::unordered_map<NameId, FlavorCtx> ctxs_;
+  std::vector<std::pair<NameId, NodeEligibility>> eligibility_;  // per usable flavor, reused
+};
+
+}  // namespace taskgov::scheduler
