@@ -693,9 +693,9 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::QuotaBook
   for (const auto& [team, meta] : scrape.live) {
     const std::optional<NameId> id = scheduler::TeamNames().Find(team);
     const PodCounts c = id ? counts[*id] : PodCounts{};
-    const scheduler::ClusterState::PendingCounts pending =
-        (id && cluster != nullptr) ? cluster->pending_counts(*id)
-                                   : scheduler::ClusterState::PendingCounts{};
+    const scheduler::PendingQueues::Counts pending =
+        (id && cluster != nullptr) ? cluster->pending().CountsOf(*id)
+                                   : scheduler::PendingQueues::Counts{};
     if (cluster != nullptr) {
       pods.Value(kPodNames, L2{team, "pending"}, static_cast<double>(pending.total));
     }

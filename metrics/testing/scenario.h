@@ -106,8 +106,9 @@ struct Scenario {
                       ResourceList{{"aws.amazon.com/neurondevice", 4}},
                       scheduler::Ledger::Mode::kWithinNominal, 30'000, scheduler::PodMeta{});
     for (const char* name : {"b-3", "b-4"}) {
-      cluster.NotePending(scheduler::testing::PodBuilder(name).Namespace("ns-team-b").Gpus(8),
-                          TeamId("team-b"), 0, ResourceList{{"nvidia.com/gpu", 8}});
+      cluster.pending().NoteRefused(scheduler::PendingPodOf(
+          scheduler::testing::PodBuilder(name).Namespace("ns-team-b").Gpus(8), TeamId("team-b"), 0,
+          ResourceList{{"nvidia.com/gpu", 8}}));
     }
     SetPreempted("team-a", 1);
 

@@ -65,9 +65,9 @@ class PreemptionController::WorldImpl final : public RoundWorld, public PlanSour
   // Known only from filter calls (ClusterState::NotePending): the filter saw it within
   // ClusterState's filter_seen_ttl_ms.
   bool FilterPending(const Preemptor& p) const override {
-    const std::vector<PendingPod> pending = cluster_->PendingAhead(
+    const std::vector<PendingPod> pending = cluster_->pending().Ahead(
         p.team, std::numeric_limits<int32_t>::min(), std::numeric_limits<int64_t>::max(), "",
-        /*by_priority=*/false, cluster_->pending_count(p.team));
+        /*by_priority=*/false, cluster_->pending().CountsOf(p.team).total);
     return std::any_of(pending.begin(), pending.end(),
                        [&](const PendingPod& x) { return x.uid == p.uid; });
   }
@@ -87,7 +87,7 @@ class PreemptionController::WorldImpl final : public RoundWorld, public PlanSour
   // PlanSource.
   std::vector<Ledger::CellUsage> Cells() const override { return book_->ledger().Cells(); }
   std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(NameId flavor) const override {
-    return cluster_->NodesOfFlavor(flavor);
+    return cluster_->nodes().NodesOfFlavor(flavor);
   }
 
  private:
@@ -235,7 +235,7 @@ std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& polic
     // Every pending pod ranks ahead of the last possible position. Look further than the
     // per-team limit: pods set aside (backoff, rounds in flight) do not take the places of those
     // behind them.
-    std::vector<PendingPod> pending = cluster_->PendingAhead(
+    std::vector<PendingPod> pending = cluster_->pending().Ahead(
         team_id, std::numeric_limits<int32_t>::min(), std::numeric_limits<int64_t>::max(), "",
         by_priority, options_.max_preemptors_per_team * 8);
     size_t taken = 0;

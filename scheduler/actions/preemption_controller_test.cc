@@ -148,7 +148,7 @@ class ControllerTest : public ::testing::Test {
     args->pod = pod;
     args->node_names.clear();
     for (const std::string& node : nodes_) {
-      const NodeView view = cluster_->ViewNode(node);
+      const NodeView view = cluster_->nodes().View(node);
       if (Judge(pod.node_selector, pod.placement.get(), *view.placement) ==
           PlacementVerdict::kAccepted) {
         args->node_names.push_back(node);

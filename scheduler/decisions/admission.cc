@@ -152,9 +152,9 @@ void Admission::ApplyPolicy(PolicyPtr policy) {
 bool Admission::QueueOrderBlocks(Context& ctx, NameId flavor, std::string* why) const {
   const bool strict = ctx.team->queueing == QueueingStrategy::kStrictFIFO;
   if (!ctx.ahead) {
-    ctx.ahead =
-        cluster_->PendingAhead(ctx.team_id, ctx.priority, ctx.pod->creation_unix_ms, ctx.pod->uid,
-                               ctx.by_priority, strict ? 1 : options_.queue_lookahead);
+    ctx.ahead = cluster_->pending().Ahead(ctx.team_id, ctx.priority, ctx.pod->creation_unix_ms,
+                                          ctx.pod->uid, ctx.by_priority,
+                                          strict ? 1 : options_.queue_lookahead);
   }
   if (ctx.ahead->empty()) return false;
   if (strict) {
@@ -194,9 +194,9 @@ bool Admission::FairShareBlocks(Context& ctx, NameId flavor, std::string* why) c
     if (other.cohort != ctx.team->cohort || other.name == ctx.team->name || !other.active) {
       continue;
     }
-    std::optional<PendingPod> head =
-        cluster_->PendingHead(TeamNames().Intern(other.name),
-                              ctx.policy.task_prioritization == TaskPrioritization::kTaskRanking);
+    std::optional<PendingPod> head = cluster_->pending().Head(
+        TeamNames().Intern(other.name),
+        ctx.policy.task_prioritization == TaskPrioritization::kTaskRanking);
     if (head) heads.emplace_back(&other, std::move(*head));
   }
   if (heads.empty()) return false;
@@ -272,7 +272,7 @@ FilterResult Admission::Filter(const FilterArgs& args) {
 
 void Admission::ResolveSubject(Context& ctx, const Pod& pod) const {
   ctx.pod = &pod;
-  ctx.team_id = cluster_->TeamOf(pod);
+  ctx.team_id = cluster_->teams().TeamOf(pod);
   ctx.team = ctx.team_id == kNoTeam ? nullptr : ctx.policy.FindTeam(TeamNames().Name(ctx.team_id));
   if (ctx.team == nullptr) return;
   ctx.request = EffectiveRequest(pod);
@@ -316,7 +316,7 @@ FilterResult Admission::NoTeam(const Context& ctx, const FilterArgs& args,
 std::vector<NodeFit> Admission::JudgeNodes(const Context& ctx, const FilterArgs& args) const {
   // Flavor and room of every candidate node: one hash lookup and integer compares each.
   std::vector<NodeFit> fits;
-  cluster_->FitNodes(args.node_names, ToIdAmounts(ctx.request), &fits);
+  cluster_->nodes().FitNodes(args.node_names, ToIdAmounts(ctx.request), &fits);
   if (args.node_names_mode) return fits;
   for (size_t i = 0; i < args.nodes.size() && i < fits.size(); ++i) {
     NodeFit& fit = fits[i];
@@ -376,7 +376,7 @@ FilterResult Admission::AdmittedOn(const Context& ctx, const FilterArgs& args,
                                    const FlavorQuota& fq, NameId flavor,
                                    const std::vector<NodeFit>& fits) const {
   // Admitted on this flavor: its nodes with room are feasible, the others are explained.
-  cluster_->NoteAdmitted(args.pod.uid);
+  cluster_->pending().NoteAdmitted(std::string(args.pod.uid));
   FilterResult result;
   const uint32_t no_room =
       result.AddReason(ctx.team->name + ": node has no room for " + ctx.request.ToString());
@@ -401,7 +401,7 @@ FilterResult Admission::RefusedEverywhere(const Context& ctx, const FilterArgs& 
                                           const std::vector<NodeFit>& fits,
                                           const FlavorNotes& notes, FilterResult result) const {
   // Refused on every flavor: one reason per flavor, shared by its nodes.
-  cluster_->NotePending(args.pod, ctx.team_id, ctx.priority, ctx.request);
+  cluster_->pending().NoteRefused(PendingPodOf(args.pod, ctx.team_id, ctx.priority, ctx.request));
   if (preemption_status_) {
     if (std::string status = preemption_status_(args.pod.uid); !status.empty()) {
       for (std::string& reason : result.reasons) reason += "; " + status;
@@ -453,7 +453,7 @@ std::vector<HostPriority> Admission::Prioritize(const FilterArgs& args) {
     }
   }
   std::vector<NodePacking> nodes;
-  cluster_->PackNodes(args.node_names, ResourceNames().Intern(packed), &nodes);
+  cluster_->nodes().PackNodes(args.node_names, ResourceNames().Intern(packed), &nodes);
   const int64_t want = request.Get(packed);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const NodePacking& n = nodes[i];
@@ -483,7 +483,7 @@ class Admission::PreemptJudge {
         now_(now),
         own_(book.Find(pod.uid)),
         request_(EffectiveRequest(pod)) {
-    preemptor_.team_id = cluster.TeamOf(pod);
+    preemptor_.team_id = cluster.teams().TeamOf(pod);
     preemptor_.team = TeamOf(preemptor_.team_id);
     preemptor_.priority = ResolvePriority(policy_, pod);
     preemptor_.created_ms = pod.creation_unix_ms;
@@ -492,14 +492,14 @@ class Admission::PreemptJudge {
   // The victims of one node the rule allows, with their gangs.
   [[nodiscard]] std::vector<KeptVictim> AllowedOn(const std::string& node, const Victims& victims,
                                                   bool meta) {
-    const QuotaSim* sim = SimOf(cluster_.ViewNode(node).flavor);
+    const QuotaSim* sim = SimOf(cluster_.nodes().View(node).flavor);
     const QuotaSim::Amounts request = sim ? sim->ToSlots(request_) : QuotaSim::Amounts{};
     std::vector<KeptVictim> kept;
     for (const Pod& given : victims.pods) {
       std::optional<Pod> known = meta ? cluster_.FindPod(given.uid) : std::optional(given);
       if (!known) continue;  // unknown to us: cannot judge, do not evict
       VictimFacts victim;
-      victim.team_id = cluster_.TeamOf(*known);
+      victim.team_id = cluster_.teams().TeamOf(*known);
       victim.team = TeamOf(victim.team_id);
       victim.priority = ResolvePriority(policy_, *known);
       victim.created_ms = known->creation_unix_ms;
@@ -621,13 +621,13 @@ BindResult Admission::Bind(const BindArgs& args) {
     return result;
   }
   const std::string key = args.pod_namespace + "/" + args.pod_name;
-  const NodeView node = cluster_->ViewNode(args.node);
+  const NodeView node = cluster_->nodes().View(args.node);
   std::optional<Pod> pod = cluster_->FindPod(args.pod_uid);
   std::optional<Reservation> reservation = book_->Find(args.pod_uid);
   NameId team = kNoTeam;
   ResourceList request;
   if (pod) {
-    team = cluster_->TeamOf(*pod);
+    team = cluster_->teams().TeamOf(*pod);
     request = EffectiveRequest(*pod);
   }
   if (reservation) {

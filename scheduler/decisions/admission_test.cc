@@ -682,16 +682,16 @@ TEST_F(AdmissionTest, InformerEventsKeepUsageExact) {
   EXPECT_EQ(Usage("team-a"), 4);
   cluster_->OnPodUpsert(pod);  // duplicate ADDED
   EXPECT_EQ(Usage("team-a"), 4);
-  EXPECT_EQ(cluster_->ViewNode("p5-0").used.Get(kGpu), 4);
+  EXPECT_EQ(cluster_->nodes().View("p5-0").used.Get(kGpu), 4);
   cluster_->OnNodeDelete("p5-0");  // node gone and back
   AddNodes("p5", kP5, 1, 8);
   EXPECT_EQ(Usage("team-a"), 4);
-  EXPECT_EQ(cluster_->ViewNode("p5-0").used.Get(kGpu), 4);
+  EXPECT_EQ(cluster_->nodes().View("p5-0").used.Get(kGpu), 4);
   Pod done = pod;
   done.phase = PodPhase::kSucceeded;
   cluster_->OnPodUpsert(done);
   EXPECT_EQ(Usage("team-a"), 0);
-  EXPECT_EQ(cluster_->ViewNode("p5-0").used.Get(kGpu), 0);
+  EXPECT_EQ(cluster_->nodes().View("p5-0").used.Get(kGpu), 0);
   cluster_->OnPodDelete(done);  // DELETED after terminal, and for an unknown pod
   cluster_->OnPodDelete(GpuPod("never-seen", "team-a", 1));
   EXPECT_EQ(Usage("team-a"), 0);
@@ -717,7 +717,7 @@ TEST_F(AdmissionTest, BindingSeenByTheInformerConfirmsTheAssumedReservationInPla
   EXPECT_EQ(r->state, ReservationState::kBound);
   EXPECT_EQ(r->meta.admitted_ms, filtered_at);  // the filter's reservation, not a new charge
   EXPECT_EQ(Usage("team-a"), 8);
-  EXPECT_EQ(cluster_->ViewNode("p5-0").used.Get(kGpu), 8);
+  EXPECT_EQ(cluster_->nodes().View("p5-0").used.Get(kGpu), 8);
 }
 
 TEST_F(AdmissionTest, NodeViewsCarryPlacementAndPendingPodsTheirConstraints) {
@@ -728,20 +728,20 @@ TEST_F(AdmissionTest, NodeViewsCarryPlacementAndPendingPodsTheirConstraints) {
                              .Taint("nvidia.com/gpu", "present", TaintEffect::kNoSchedule)
                              .Taint("spot", "", TaintEffect::kPreferNoSchedule)
                              .Allocatable(kGpu, "8"));
-  const NodeView view = cluster_->ViewNode("p5-0");
+  const NodeView view = cluster_->nodes().View("p5-0");
   ASSERT_NE(view.placement, nullptr);
   EXPECT_EQ(view.placement->name, "p5-0");
   EXPECT_EQ(view.placement->labels.at("zone"), "a");
   ASSERT_EQ(view.placement->taints.size(), 1u);  // PreferNoSchedule keeps no pod off
   EXPECT_EQ(FormatTaint(view.placement->taints[0]), "nvidia.com/gpu=present:NoSchedule");
-  EXPECT_EQ(cluster_->ViewNode("unknown").placement, nullptr);
-  auto of_flavor = cluster_->NodesOfFlavor(FlavorNames().Intern(kP5));
+  EXPECT_EQ(cluster_->nodes().View("unknown").placement, nullptr);
+  auto of_flavor = cluster_->nodes().NodesOfFlavor(FlavorNames().Intern(kP5));
   ASSERT_EQ(of_flavor.size(), 1u);
   EXPECT_EQ(of_flavor[0].second.placement.get(), view.placement.get());  // shared, not copied
   // A new version of the node replaces its placement facts.
   cluster_->OnNodeUpsert(NodeBuilder("p5-0").InstanceType(kP5).Allocatable(kGpu, "8"));
-  EXPECT_TRUE(cluster_->ViewNode("p5-0").placement->taints.empty());
-  EXPECT_FALSE(cluster_->ViewNode("p5-0").placement->labels.count("zone"));
+  EXPECT_TRUE(cluster_->nodes().View("p5-0").placement->taints.empty());
+  EXPECT_FALSE(cluster_->nodes().View("p5-0").placement->labels.count("zone"));
 
   // A pending pod's record carries its constraints, from the informer and from a filter call.
   Pod pod = PodBuilder("w-0")
@@ -751,14 +751,14 @@ TEST_F(AdmissionTest, NodeViewsCarryPlacementAndPendingPodsTheirConstraints) {
                 .Toleration("nvidia.com/gpu", TolerationOperator::kExists)
                 .PinnedTo({"p5-0"});
   cluster_->OnPodUpsert(pod);
-  std::optional<PendingPod> head = cluster_->PendingHead(TeamNames().Intern("team-a"), true);
+  std::optional<PendingPod> head = cluster_->pending().Head(TeamNames().Intern("team-a"), true);
   ASSERT_TRUE(head.has_value());
   EXPECT_EQ(head->node_selector, pod.node_selector);
   EXPECT_EQ(head->placement.get(), pod.placement.get());
   Pod other =
       PodBuilder("w-1").Namespace("ns-team-b").Gpus(16).Toleration("", TolerationOperator::kExists);
   EXPECT_FALSE(Admitted(other));  // refused: noted pending by the filter
-  std::optional<PendingPod> b = cluster_->PendingHead(TeamNames().Intern("team-b"), true);
+  std::optional<PendingPod> b = cluster_->pending().Head(TeamNames().Intern("team-b"), true);
   ASSERT_TRUE(b.has_value());
   EXPECT_EQ(b->placement.get(), other.placement.get());
 }
@@ -787,8 +787,8 @@ TEST_F(AdmissionTest, PodRecreatedUnderANewUidCountsOnceInEitherEventOrder) {
   const Pod third = bound("uid-3", "p5-0");
   cluster_->OnPodUpsert(third);
   EXPECT_EQ(Usage("team-a"), 8);
-  EXPECT_EQ(cluster_->ViewNode("p5-1").used.Get(kGpu), 0);
-  EXPECT_EQ(cluster_->ViewNode("p5-0").used.Get(kGpu), 8);
+  EXPECT_EQ(cluster_->nodes().View("p5-1").used.Get(kGpu), 0);
+  EXPECT_EQ(cluster_->nodes().View("p5-0").used.Get(kGpu), 8);
   EXPECT_FALSE(book_->Find("uid-2").has_value());
   cluster_->OnPodDelete(second);  // the late DELETED changes nothing
   EXPECT_EQ(Usage("team-a"), 8);
@@ -841,16 +841,16 @@ TEST_F(AdmissionTest, PendingPodsCountAsRefusedOnceAFilterRefusedThem) {
   ASSERT_TRUE(Run(GpuPod("w-0", "team-a", 8)));
   const Pod waiting = GpuPod("w-1", "team-a", 1, 2000);
   cluster_->OnPodUpsert(waiting);  // seen by the informer, not tried yet
-  EXPECT_EQ(cluster_->pending_counts(a).total, 1u);
-  EXPECT_EQ(cluster_->pending_counts(a).refused, 0u);
+  EXPECT_EQ(cluster_->pending().CountsOf(a).total, 1u);
+  EXPECT_EQ(cluster_->pending().CountsOf(a).refused, 0u);
   EXPECT_FALSE(Admitted(waiting));  // tried and refused: over quota
-  EXPECT_EQ(cluster_->pending_counts(a).total, 1u);
-  EXPECT_EQ(cluster_->pending_counts(a).refused, 1u);
+  EXPECT_EQ(cluster_->pending().CountsOf(a).total, 1u);
+  EXPECT_EQ(cluster_->pending().CountsOf(a).refused, 1u);
   cluster_->OnPodUpsert(waiting);  // an informer update keeps the verdict
-  EXPECT_EQ(cluster_->pending_counts(a).refused, 1u);
+  EXPECT_EQ(cluster_->pending().CountsOf(a).refused, 1u);
   cluster_->OnPodDelete(GpuPod("w-0", "team-a", 8));
   EXPECT_TRUE(Admitted(waiting));
-  EXPECT_EQ(cluster_->pending_counts(a).total, 0u);
+  EXPECT_EQ(cluster_->pending().CountsOf(a).total, 0u);
 }
 
 TEST_F(AdmissionTest, ReloadHalvingAQuotaTouchesNoRunningPod) {

@@ -444,7 +444,7 @@ TEST_F(InformersTest, ARelistReleasesTheUsageOfVanishedPods) {
   ASSERT_NO_FATAL_FAILURE(DeletePodsWhileTheWatchIsDown({"p1", "p2", "p3"}));
 
   ASSERT_TRUE(wait_usage(2)) << usage();
-  EXPECT_EQ(cluster.ViewNode("node-1").used.Get("nvidia.com/gpu"), 2);
+  EXPECT_EQ(cluster.nodes().View("node-1").used.Get("nvidia.com/gpu"), 2);
   EXPECT_EQ(book.size(), 2u);
   EXPECT_EQ(StatsOf("pods").vanished_on_relist, 3u);
 }

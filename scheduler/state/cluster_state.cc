@@ -291,41 +291,12 @@ bool ClusterState::synced() const {
 
 // ---- queries ----
 
-void ClusterState::FitNodes(const std::vector<std::string>& names, const IdAmounts& request,
-                            std::vector<NodeFit>* out) const {
-  nodes_.FitNodes(names, request, out);
-}
-
-void ClusterState::PackNodes(const std::vector<std::string>& names, NameId resource,
-                             std::vector<NodePacking>* out) const {
-  nodes_.PackNodes(names, resource, out);
-}
-
-void ClusterState::ViewNodes(const std::vector<std::string>& names,
-                             std::vector<NodeView>* out) const {
-  nodes_.ViewNodes(names, out);
-}
-
-NodeView ClusterState::ViewNode(const std::string& name) const {
-  std::vector<NodeView> out;
-  nodes_.ViewNodes({name}, &out);
-  return out[0];
-}
-
-NameId ClusterState::FlavorOfLabels(const Labels& labels) const {
-  return FlavorOfNode(*teams_.policy(), labels);
-}
-
 std::optional<Pod> ClusterState::FindPod(std::string_view uid) const {
   std::lock_guard lock(mu_);
   auto it = pods_.find(std::string(uid));
   if (it == pods_.end()) return std::nullopt;
   return it->second.pod;
 }
-
-NameId ClusterState::TeamOf(const Pod& pod) const { return teams_.TeamOf(pod); }
-
-LiveQueues ClusterState::live_queues() const { return teams_.live_queues(); }
 
 std::vector<Pod> ClusterState::PodsOnNode(const std::string& node) const {
   std::lock_guard lock(mu_);
@@ -346,29 +317,6 @@ void ClusterState::ForEachBoundPod(
   }
 }
 
-std::vector<std::pair<std::string, NodeView>> ClusterState::NodesOfFlavor(NameId flavor) const {
-  return nodes_.NodesOfFlavor(flavor);
-}
-
-// ---- pending ----
-
-void ClusterState::NotePending(const Pod& pod, NameId team, int32_t priority,
-                               const ResourceList& request) {
-  pending_.NoteRefused(PendingPodOf(pod, team, priority, request));
-}
-
-void ClusterState::NoteAdmitted(std::string_view uid) { pending_.NoteAdmitted(std::string(uid)); }
-
-std::vector<PendingPod> ClusterState::PendingAhead(NameId team, int32_t priority,
-                                                   int64_t created_ms, std::string_view uid,
-                                                   bool by_priority, size_t limit) const {
-  return pending_.Ahead(team, priority, created_ms, uid, by_priority, limit);
-}
-
-std::optional<PendingPod> ClusterState::PendingHead(NameId team, bool by_priority) const {
-  return pending_.Head(team, by_priority);
-}
-
 std::unordered_map<NameId, size_t> ClusterState::RunningByTeam() const {
   std::lock_guard lock(mu_);
   std::unordered_map<NameId, size_t> out;
@@ -376,11 +324,6 @@ std::unordered_map<NameId, size_t> ClusterState::RunningByTeam() const {
     if (record.team != kNoTeam && record.pod.bound() && !record.pod.terminal()) ++out[record.team];
   }
   return out;
-}
-
-ClusterState::PendingCounts ClusterState::pending_counts(NameId team) const {
-  const PendingQueues::Counts n = pending_.CountsOf(team);
-  return PendingCounts{n.total, n.refused};
 }
 
 }  // namespace taskgov::scheduler

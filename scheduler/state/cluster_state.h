@@ -92,42 +92,13 @@ class ClusterState final : public ClusterObserver {
   // Pods and nodes have been listed once.
   [[nodiscard]] bool synced() const;
 
-  // Flavor and room for `request` of each named node, under one lock; `out` is parallel to
-  // `names`. The cost per node is one hash lookup and a few integer compares.
-  void FitNodes(const std::vector<std::string>& names, const IdAmounts& request,
-                std::vector<NodeFit>* out) const;
-  void PackNodes(const std::vector<std::string>& names, NameId resource,
-                 std::vector<NodePacking>* out) const;
-  // Full views (copies), looked up under one lock. `out` is parallel to `names`.
-  void ViewNodes(const std::vector<std::string>& names, std::vector<NodeView>* out) const;
-  [[nodiscard]] NodeView ViewNode(const std::string& name) const;
-  // The flavor of a node given its labels (for full Nodes in a filter request).
-  [[nodiscard]] NameId FlavorOfLabels(const Labels& labels) const;
+  // The components, for their queries (see each header). The pending queues are mutable:
+  // applying the notes filter calls posted changes no meaning, and a filter posts through them.
+  [[nodiscard]] const NodeCache& nodes() const { return nodes_; }
+  [[nodiscard]] PendingQueues& pending() const { return pending_; }
+  [[nodiscard]] const TeamResolver& teams() const { return teams_; }
 
   [[nodiscard]] std::optional<Pod> FindPod(std::string_view uid) const;
-  // The pod's team under the current policy and live queues (kNoTeam: none).
-  [[nodiscard]] NameId TeamOf(const Pod& pod) const;
-  [[nodiscard]] LiveQueues live_queues() const;
-
-  // A pod of `team` seen in a filter call and not admitted.
-  void NotePending(const Pod& pod, NameId team, int32_t priority, const ResourceList& request);
-  // The pod was admitted (assumed): it no longer waits.
-  void NoteAdmitted(std::string_view uid);
-  // Pending pods of `team` that rank ahead of (priority, created_ms, uid), best first, at most
-  // `limit`. by_priority: TaskRanking order (priority, then age); else age only.
-  [[nodiscard]] std::vector<PendingPod> PendingAhead(NameId team, int32_t priority,
-                                                     int64_t created_ms, std::string_view uid,
-                                                     bool by_priority, size_t limit) const;
-  // The best-ranked pending pod of `team`, if any.
-  [[nodiscard]] std::optional<PendingPod> PendingHead(NameId team, bool by_priority) const;
-  [[nodiscard]] size_t pending_count(NameId team) const { return pending_counts(team).total; }
-  // Pending pods of `team`: all, and those a filter call has refused (the rest are waiting for
-  // the scheduler to try them).
-  struct PendingCounts {
-    size_t total = 0;
-    size_t refused = 0;
-  };
-  [[nodiscard]] PendingCounts pending_counts(NameId team) const;
 
   // Bound pods (uid, pod) on a node — for victim selection.
   [[nodiscard]] std::vector<Pod> PodsOnNode(const std::string& node) const;
@@ -145,8 +116,6 @@ class ClusterState final : public ClusterObserver {
 
   void ForEachBoundPod(const std::function<void(const Pod& pod, NameId team,
                                                 const ResourceList& request)>& fn) const;
-  // The known nodes of a flavor with their views (placement included), in no particular order.
-  [[nodiscard]] std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(NameId flavor) const;
 
  private:
   struct PodRecord {

@@ -133,6 +133,12 @@ void NodeCache::PackNodes(const std::vector<std::string>& names, NameId resource
   }
 }
 
+NodeView NodeCache::View(const std::string& name) const {
+  std::shared_lock lock(mu_);
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? NodeView{} : ViewOf(it->second);
+}
+
 void NodeCache::ViewNodes(const std::vector<std::string>& names, std::vector<NodeView>* out) const {
   std::shared_lock lock(mu_);
   out->clear();

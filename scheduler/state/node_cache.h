@@ -88,6 +88,8 @@ class NodeCache {
                 std::vector<NodeFit>* out) const;
   void PackNodes(const std::vector<std::string>& names, NameId resource,
                  std::vector<NodePacking>* out) const;
+  // A full view (a copy); an unknown node's has known == false.
+  [[nodiscard]] NodeView View(const std::string& name) const;
   // Full views (copies). `out` is parallel to `names`.
   void ViewNodes(const std::vector<std::string>& names, std::vector<NodeView>* out) const;
   // The known nodes of a flavor with their views, in no particular order.
