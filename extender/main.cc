@@ -283,11 +283,13 @@ common::Status BuildKubeSide(Process& p) {
   p.preemption = std::make_unique<scheduler::PreemptionController>(
       p.book.get(), p.cluster.get(), p.actions.get(), &p.clock,
       scheduler::PreemptionController::Options{});
-  // The controller forwards every event to the cluster state and reacts to victims going.
+  // The informers feed the cluster state; the controller hears of victims going at once.
+  scheduler::PreemptionController* preemption = p.preemption.get();
+  p.cluster->SetPodGoneObserver([preemption](std::string_view uid) { preemption->OnPodGone(uid); });
   scheduler::kube::InformerOptions informer_options;
   informer_options.pod_field_selector = p.flags.pod_field_selector;
   p.informers = std::make_unique<scheduler::kube::Informers>(
-      p.client.get(), p.preemption->observer(),
+      p.client.get(), p.cluster.get(),
       scheduler::kube::ObjectDecoders{scheduler::DecodePod, scheduler::DecodeNode},
       informer_options);
   if (p.flags.leader_elect) BuildLeaderElector(p);

@@ -114,52 +114,6 @@ PreemptionController::PreemptionController(QuotaBook* book, ClusterState* cluste
 
 PreemptionController::~PreemptionController() = default;
 
-// ---- the informer tee ----
-
-void PreemptionController::Observer::OnPodUpsert(const Pod& pod) {
-  c_->cluster_->OnPodUpsert(pod);
-  if (pod.terminal()) c_->OnPodGone(pod.uid);
-}
-void PreemptionController::Observer::OnPodDelete(const Pod& last_known) {
-  c_->cluster_->OnPodDelete(last_known);
-  c_->OnPodGone(last_known.uid);
-}
-void PreemptionController::Observer::OnNodeUpsert(const Node& node) {
-  c_->cluster_->OnNodeUpsert(node);
-}
-void PreemptionController::Observer::OnNodeDelete(const std::string& name) {
-  c_->cluster_->OnNodeDelete(name);
-}
-void PreemptionController::Observer::OnNamespaceUpsert(const std::string& name,
-                                                       const Labels& labels) {
-  c_->cluster_->OnNamespaceUpsert(name, labels);
-}
-void PreemptionController::Observer::OnNamespaceDelete(const std::string& name) {
-  c_->cluster_->OnNamespaceDelete(name);
-}
-void PreemptionController::Observer::OnLocalQueueUpsert(const std::string& ns,
-                                                        const std::string& name,
-                                                        const std::string& cluster_queue) {
-  c_->cluster_->OnLocalQueueUpsert(ns, name, cluster_queue);
-}
-void PreemptionController::Observer::OnLocalQueueDelete(const std::string& ns,
-                                                        const std::string& name) {
-  c_->cluster_->OnLocalQueueDelete(ns, name);
-}
-void PreemptionController::Observer::OnPodGroupUpsert(const std::string& ns,
-                                                      const std::string& name,
-                                                      const std::string& queue,
-                                                      int64_t min_member) {
-  c_->cluster_->OnPodGroupUpsert(ns, name, queue, min_member);
-}
-void PreemptionController::Observer::OnPodGroupDelete(const std::string& ns,
-                                                      const std::string& name) {
-  c_->cluster_->OnPodGroupDelete(ns, name);
-}
-void PreemptionController::Observer::OnSynced(ObjectKind kind) { c_->cluster_->OnSynced(kind); }
-
-// ---- what others read ----
-
 void PreemptionController::OnPodGone(std::string_view uid) {
   std::lock_guard<std::mutex> lock(mu_);
   if (table_.OnPodGone(uid, clock_->NowMs())) PublishLocked();

@@ -23,10 +23,10 @@
 //  5. Publish, per waiting preemptor, a status for the filter's refusal reason ("reclaiming 4
 //     nvidia.com/gpu from team-a, 2 pods terminating") and the counters (Stats).
 //
-// Wiring: Admission::SetPreemptionStatus([&](uid) { return controller.StatusFor(uid); }). Feed
-// the informers to observer() instead of the ClusterState: it forwards every event to the
-// ClusterState and, when a victim goes, nominates its preemptor at once (otherwise that happens
-// at the next RunOnce, and another team's pod may take the capacity in between). The process
+// Wiring: Admission::SetPreemptionStatus([&](uid) { return controller.StatusFor(uid); }) and
+// ClusterState::SetPodGoneObserver([&](uid) { controller.OnPodGone(uid); }): when a victim goes,
+// its preemptor is nominated at once (otherwise that happens at the next RunOnce, and another
+// team's pod may take the capacity in between). The process
 // calls RunOnce from its housekeeping ticker; the controller has no thread of its own.
 //
 // Thread-safety: RunOnce calls are serialised (run_mu_); the rate limiter, the PDB retry state,
@@ -129,32 +129,10 @@ class PreemptionController {
   [[nodiscard]] std::string StatusFor(std::string_view uid) const;
   [[nodiscard]] PreemptionStats Stats() const;
 
-  // Forwards informer events to the ClusterState; see the header comment.
-  [[nodiscard]] ClusterObserver* observer() { return &observer_; }
   // A pod was deleted or ended: if it was a victim, the round may hand over its capacity now.
   void OnPodGone(std::string_view uid);
 
  private:
-  class Observer final : public ClusterObserver {
-   public:
-    explicit Observer(PreemptionController* c) : c_(c) {}
-    void OnPodUpsert(const Pod& pod) override;
-    void OnPodDelete(const Pod& last_known) override;
-    void OnNodeUpsert(const Node& node) override;
-    void OnNodeDelete(const std::string& name) override;
-    void OnNamespaceUpsert(const std::string& name, const Labels& labels) override;
-    void OnNamespaceDelete(const std::string& name) override;
-    void OnLocalQueueUpsert(const std::string& ns, const std::string& name,
-                            const std::string& cluster_queue) override;
-    void OnLocalQueueDelete(const std::string& ns, const std::string& name) override;
-    void OnPodGroupUpsert(const std::string& ns, const std::string& name, const std::string& queue,
-                          int64_t min_member) override;
-    void OnPodGroupDelete(const std::string& ns, const std::string& name) override;
-    void OnSynced(ObjectKind kind) override;
-
-   private:
-    PreemptionController* c_;
-  };
   // The round table's and the planner's view of the ClusterState and the QuotaBook.
   class WorldImpl;
 
@@ -205,7 +183,6 @@ class PreemptionController {
   KubeActions* const kube_;
   const common::Clock* const clock_;
   const Options options_;
-  Observer observer_{this};
   const std::unique_ptr<WorldImpl> world_;
   EventWriter events_;
 

@@ -42,7 +42,8 @@ class ConcurrencyTest : public ::testing::Test {
                                                          &clock_, PreemptionController::Options{});
     admission_->SetPreemptionStatus(
         [this](std::string_view uid) { return controller_->StatusFor(uid); });
-    informer_ = controller_->observer();
+    cluster_->SetPodGoneObserver([this](std::string_view uid) { controller_->OnPodGone(uid); });
+    informer_ = cluster_.get();
     informer_->OnSynced(ObjectKind::kPod);
     informer_->OnSynced(ObjectKind::kNode);
     for (int i = 0; i < 2; ++i) {

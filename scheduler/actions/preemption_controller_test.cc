@@ -60,7 +60,8 @@ class ControllerTest : public ::testing::Test {
                                                          &clock_, options);
     admission_->SetPreemptionStatus(
         [this](std::string_view uid) { return controller_->StatusFor(uid); });
-    informer_ = controller_->observer();
+    cluster_->SetPodGoneObserver([this](std::string_view uid) { controller_->OnPodGone(uid); });
+    informer_ = cluster_.get();
     informer_->OnSynced(ObjectKind::kPod);
     informer_->OnSynced(ObjectKind::kNode);
   }
@@ -685,7 +686,8 @@ class PdbControllerTest : public ControllerTest {
     ControllerTest::Start(policy);
     controller_ = std::make_unique<PreemptionController>(book_.get(), cluster_.get(), &kube_pdb_,
                                                          &clock_, PreemptionController::Options{});
-    informer_ = controller_->observer();
+    cluster_->SetPodGoneObserver([this](std::string_view uid) { controller_->OnPodGone(uid); });
+    informer_ = cluster_.get();
   }
   const FakeKubeActions& fake() const override { return kube_pdb_.fake; }
   PdbKube kube_pdb_;

@@ -151,7 +151,14 @@ void ClusterState::NotePendingFromInformer(const PodRecord& record) {
 }
 
 void ClusterState::OnPodUpsert(const Pod& pod) {
-  std::lock_guard lock(mu_);
+  {
+    std::lock_guard lock(mu_);
+    UpsertLocked(pod);
+  }
+  if (pod.terminal() && pod_gone_) pod_gone_(pod.uid);
+}
+
+void ClusterState::UpsertLocked(const Pod& pod) {
   auto found = pods_.find(pod.uid);
   const bool inserted = found == pods_.end();
   if (inserted) {
@@ -189,7 +196,14 @@ void ClusterState::OnPodUpsert(const Pod& pod) {
 }
 
 void ClusterState::OnPodDelete(const Pod& last_known) {
-  std::lock_guard lock(mu_);
+  {
+    std::lock_guard lock(mu_);
+    DeleteLocked(last_known);
+  }
+  if (pod_gone_) pod_gone_(last_known.uid);
+}
+
+void ClusterState::DeleteLocked(const Pod& last_known) {
   pending_.Remove(last_known.uid);
   auto it = pods_.find(last_known.uid);
   if (it == pods_.end()) {

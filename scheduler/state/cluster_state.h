@@ -71,6 +71,12 @@ class ClusterState final : public ClusterObserver {
   void SetLifecycleObserver(std::function<void(const PodLifecycle&)> observer) {
     lifecycle_ = std::move(observer);
   }
+  // Called (outside the state's locks) after a pod ended or was deleted, once the state has
+  // released it: the preemption controller hands a victim's capacity over at once. Set before
+  // events flow.
+  void SetPodGoneObserver(std::function<void(std::string_view uid)> observer) {
+    pod_gone_ = std::move(observer);
+  }
   // Bound, non-terminal pods per team (running), and pending pods per team.
   [[nodiscard]] std::unordered_map<NameId, size_t> RunningByTeam() const;
 
@@ -135,6 +141,8 @@ class ClusterState final : public ClusterObserver {
   void NotePendingFromInformer(const PodRecord& record);
   void ReleaseSameNameLocked(const Pod& pod);
   void Notify(const PodRecord& record, PodTransition transition);
+  void UpsertLocked(const Pod& pod);
+  void DeleteLocked(const Pod& last_known);
   // Drops pods_[uid] and its name entry (after Unaccount).
   void ErasePodLocked(std::unordered_map<std::string, PodRecord>::iterator it);
   static size_t NameHash(std::string_view ns, std::string_view name);
@@ -143,6 +151,7 @@ class ClusterState final : public ClusterObserver {
   const common::Clock* const clock_;
   const Options options_;
   std::function<void(const PodLifecycle&)> lifecycle_;
+  std::function<void(std::string_view uid)> pod_gone_;
 
   NodeCache nodes_;
   // Mutable: applying the notes filter calls posted (pending_counts) changes no meaning.
