@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <thread>
 #include <tuple>
 
@@ -13,7 +14,7 @@ namespace {
 // Every counter is changed only by its own atomic read-modify-write, and the admission argument
 // in ledger.h needs nothing beyond per-counter atomicity: relaxed order throughout. (The
 // generation hand-over, which does need ordering, uses its own fences below.)
-constexpr auto kRelaxed = std::memory_order_relaxed;
+constexpr auto kCounter = std::memory_order_relaxed;
 
 struct alignas(64) TeamCell {
   std::atomic<int64_t> g{0};  // usage inside the guaranteed part, ≤ guaranteed
@@ -41,12 +42,27 @@ uint64_t PairKey(NameId a, NameId b) { return (uint64_t{a} << 32) | b; }
 
 // Takes up to `q` from `counter` without letting it drop below zero; returns what it took.
 int64_t TakeUpTo(std::atomic<int64_t>& counter, int64_t q) {
-  int64_t cur = counter.load(kRelaxed);
+  int64_t cur = counter.load(kCounter);
   while (true) {
-    int64_t take = std::clamp<int64_t>(cur, 0, q);
+    const int64_t take = std::clamp<int64_t>(cur, 0, q);
     if (take == 0) return 0;
-    if (counter.compare_exchange_weak(cur, cur - take, kRelaxed)) return take;
+    if (counter.compare_exchange_weak(cur, cur - take, kCounter)) return take;
   }
+}
+
+// Adds `q` to `counter` if the sum stays within `limit` (checked inside the compare-exchange).
+bool AddWithin(std::atomic<int64_t>& counter, int64_t q, int64_t limit) {
+  int64_t cur = counter.load(kCounter);
+  do {
+    if (SaturatingAdd(cur, q) > limit) return false;
+  } while (!counter.compare_exchange_weak(cur, SaturatingAdd(cur, q), kCounter));
+  return true;
+}
+
+// A cell's usage g + b.
+int64_t UsageOf(const TeamCell& c) {
+  const int64_t b = c.b.load(kCounter);
+  return SaturatingAdd(b, c.g.load(kCounter));
 }
 
 }  // namespace
@@ -78,91 +94,88 @@ struct Ledger::Generation {
     return it == index.end() ? nullptr : &it->second;
   }
 
-  TeamCell* FindCell(NameId team, NameId flavor, NameId resource) const {
-    const Range* range = Find(team, flavor);
-    if (range == nullptr) return nullptr;
-    for (uint32_t i = range->first; i < range->first + range->count; ++i) {
+  TeamCell* CellIn(const Range& range, NameId resource) const {
+    for (uint32_t i = range.first; i < range.first + range.count; ++i) {
       if (cells[i].key.resource == resource) return &cells[i];
     }
     return nullptr;
   }
 
+  TeamCell* FindCell(NameId team, NameId flavor, NameId resource) const {
+    const Range* range = Find(team, flavor);
+    return range == nullptr ? nullptr : CellIn(*range, resource);
+  }
+
+  uint32_t IndexOf(const TeamCell& c) const { return static_cast<uint32_t>(&c - cells.get()); }
+
+  // Step 1 of ledger.h: takes what fits of `q` into g, also keeping g + b within `cap` for the b
+  // read here (exact for the team limit only together with step 3; see kWithinNominal).
+  static int64_t TakeGuaranteed(TeamCell& c, int64_t q, int64_t cap) {
+    int64_t cur_g = c.g.load(kCounter);
+    while (true) {
+      int64_t take = std::min(q, c.guaranteed - cur_g);
+      take = std::min(take, SaturatingSub(cap, SaturatingAdd(cur_g, c.b.load(kCounter))));
+      if (take <= 0) return 0;
+      if (c.g.compare_exchange_weak(cur_g, cur_g + take, kCounter)) return take;
+    }
+  }
+
   // Takes `q` of one resource (steps 1–3 of ledger.h) or nothing.
   bool Take(TeamCell& c, int64_t q, int64_t cap, RefusalKind* why) {
     PoolCell& p = pools[c.pool];
-    // 1. The guaranteed part. The b read can only be stale-high when it matters (b above a
-    // lowered limit cannot grow), so the total check is conservative.
-    int64_t a = 0;
-    int64_t cur_g = c.g.load(kRelaxed);
-    while (true) {
-      int64_t take = std::min(q, c.guaranteed - cur_g);
-      take = std::min(take, SaturatingSub(cap, SaturatingAdd(cur_g, c.b.load(kRelaxed))));
-      if (take <= 0) break;
-      if (c.g.compare_exchange_weak(cur_g, cur_g + take, kRelaxed)) {
-        a = take;
-        break;
-      }
-    }
+    const RefusalKind over_team =
+        cap == c.ceiling ? RefusalKind::kBorrowingLimit : RefusalKind::kNominal;
+    // What b may reach: with g ≤ guaranteed always, b ≤ cap − guaranteed keeps g + b ≤ cap.
+    const int64_t b_limit = SaturatingSub(cap, c.guaranteed);
+    const int64_t a = TakeGuaranteed(c, q, cap);
     const int64_t r = q - a;
     if (r == 0) return true;
-    auto give_back_g = [&] {
-      if (a > 0) c.g.fetch_sub(a, kRelaxed);
-    };
     // The team limit is checked for real in step 3; a look first gives the right reason when
     // both the team and the pool would refuse.
-    if (SaturatingAdd(c.b.load(kRelaxed), r) >
-        SaturatingSub(cap, std::max(c.guaranteed, c.g.load(kRelaxed)))) {
-      give_back_g();
-      *why = cap == c.ceiling ? RefusalKind::kBorrowingLimit : RefusalKind::kNominal;
+    if (SaturatingAdd(c.b.load(kCounter), r) > b_limit) {
+      if (a > 0) c.g.fetch_sub(a, kCounter);
+      *why = over_team;
       return false;
     }
-    // 2. The pool, before b: the pool counter never drops below Σ b.
-    int64_t cur_p = p.used.load(kRelaxed);
-    do {
-      if (SaturatingAdd(cur_p, r) > p.capacity) {
-        give_back_g();
-        *why = RefusalKind::kPool;
-        return false;
-      }
-    } while (!p.used.compare_exchange_weak(cur_p, cur_p + r, kRelaxed));
-    // 3. The team's pool charge, against its ceiling. The g read is conservative: g ≤ guaranteed
-    // always, except above a lowered limit, where it cannot grow.
-    int64_t cur_b = c.b.load(kRelaxed);
-    do {
-      const int64_t limit = SaturatingSub(cap, std::max(c.guaranteed, c.g.load(kRelaxed)));
-      if (SaturatingAdd(cur_b, r) > limit) {
-        p.used.fetch_sub(r, kRelaxed);
-        give_back_g();
-        *why = cap == c.ceiling ? RefusalKind::kBorrowingLimit : RefusalKind::kNominal;
-        return false;
-      }
-    } while (!c.b.compare_exchange_weak(cur_b, cur_b + r, kRelaxed));
+    // 2. The pool, before b: P never drops below Σ b.
+    if (!AddWithin(p.used, r, p.capacity)) {
+      if (a > 0) c.g.fetch_sub(a, kCounter);
+      *why = RefusalKind::kPool;
+      return false;
+    }
+    // 3. The team's pool charge, against its limit.
+    if (!AddWithin(c.b, r, b_limit)) {
+      p.used.fetch_sub(r, kCounter);  // what step 2 added: P stays ≥ Σ b
+      if (a > 0) c.g.fetch_sub(a, kCounter);
+      *why = over_team;
+      return false;
+    }
     return true;
   }
 
   // Adds `q` without limits (existing usage), guaranteed part first.
   void Add(TeamCell& c, int64_t q) {
     int64_t a = 0;
-    int64_t cur_g = c.g.load(kRelaxed);
+    int64_t cur_g = c.g.load(kCounter);
     while (true) {
-      int64_t take = std::min(q, c.guaranteed - cur_g);
+      const int64_t take = std::min(q, c.guaranteed - cur_g);
       if (take <= 0) break;
-      if (c.g.compare_exchange_weak(cur_g, cur_g + take, kRelaxed)) {
+      if (c.g.compare_exchange_weak(cur_g, cur_g + take, kCounter)) {
         a = take;
         break;
       }
     }
     if (q - a > 0) {
-      pools[c.pool].used.fetch_add(q - a, kRelaxed);  // pool first: never below Σ b
-      c.b.fetch_add(q - a, kRelaxed);
+      pools[c.pool].used.fetch_add(q - a, kCounter);  // pool first: never below Σ b
+      c.b.fetch_add(q - a, kCounter);
     }
   }
 
   // Canonical release: the pool charge first, then the guaranteed part.
   void Give(TeamCell& c, int64_t q) {
     const int64_t t = TakeUpTo(c.b, q);
-    if (t > 0) pools[c.pool].used.fetch_sub(t, kRelaxed);
-    if (q - t > 0) c.g.fetch_sub(q - t, kRelaxed);
+    if (t > 0) pools[c.pool].used.fetch_sub(t, kCounter);
+    if (q - t > 0) c.g.fetch_sub(q - t, kCounter);
     Rebalance(c);
   }
 
@@ -170,29 +183,198 @@ struct Ledger::Generation {
   // reserves and releases can leave b > 0 while g < guaranteed, which only over-charges the pool).
   // g grows first, so the usage seen meanwhile is too high, never too low.
   void Rebalance(TeamCell& c) {
-    int64_t cur_b = c.b.load(kRelaxed);
+    const int64_t cur_b = c.b.load(kCounter);
     if (cur_b <= 0) return;
-    int64_t cur_g = c.g.load(kRelaxed);
+    int64_t cur_g = c.g.load(kCounter);
     const int64_t x = std::min(cur_b, c.guaranteed - cur_g);
-    if (x <= 0 || !c.g.compare_exchange_strong(cur_g, cur_g + x, kRelaxed)) return;
+    if (x <= 0 || !c.g.compare_exchange_strong(cur_g, cur_g + x, kCounter)) return;
     const int64_t moved = TakeUpTo(c.b, x);
-    if (moved > 0) pools[c.pool].used.fetch_sub(moved, kRelaxed);
-    if (x - moved > 0) c.g.fetch_sub(x - moved, kRelaxed);
+    if (moved > 0) pools[c.pool].used.fetch_sub(moved, kCounter);
+    if (x - moved > 0) c.g.fetch_sub(x - moved, kCounter);
   }
 
   CellView View(const TeamCell& c) const {
     CellView v;
     v.exists = true;
-    v.usage = c.g.load(kRelaxed) + c.b.load(kRelaxed);
+    v.usage = UsageOf(c);
     v.nominal = c.nominal;
     v.borrowing_limit = c.borrowing_limit;
     v.lending_limit = c.lending_limit;
     v.guaranteed = c.guaranteed;
-    v.pool_used = pools[c.pool].used.load(kRelaxed);
+    v.pool_used = pools[c.pool].used.load(kCounter);
     v.pool_capacity = pools[c.pool].capacity;
     return v;
   }
+
+  // Why `q` of cell `c` was refused, with the numbers.
+  Refusal Refuse(const TeamCell& c, RefusalKind kind, int64_t q) const {
+    const CellView v = View(c);
+    Refusal refusal;
+    refusal.kind = kind;
+    refusal.team = c.key.team;
+    refusal.flavor = c.key.flavor;
+    refusal.resource = c.key.resource;
+    refusal.requested = q;
+    refusal.in_use = v.usage;
+    refusal.nominal = v.nominal;
+    refusal.borrowing_limit = v.borrowing_limit;
+    refusal.pool_used = v.pool_used;
+    refusal.pool_capacity = v.pool_capacity;
+    return refusal;
+  }
 };
+
+namespace {
+
+// The cells and pools of a generation to build, planned in the order they are first named, then
+// laid out by Fill.
+class CellPlan {
+ public:
+  explicit CellPlan(const Policy& policy) : policy_(policy) {}
+
+  // Every quota line of the policy; the first line of a (team, flavor, resource) wins.
+  void AddPolicyCells() {
+    for (const Team& team : policy_.teams) {
+      const NameId team_id = TeamNames().Intern(team.name);
+      const std::string cohort = CohortKey(team.name, "");
+      for (const FlavorQuota& fq : team.flavors) {
+        const NameId flavor_id = FlavorNames().Intern(fq.flavor);
+        for (const ResourceQuota& rq : fq.resources) {
+          const NameId resource_id = ResourceNames().Intern(rq.resource);
+          const uint32_t pool = PoolOf(cohort, flavor_id, resource_id);
+          pool_capacity_[pool] = SaturatingAdd(pool_capacity_[pool], rq.lendable());
+          Add(Spec{CellKey{team_id, flavor_id, resource_id}, &rq, pool});
+        }
+      }
+    }
+  }
+
+  // Cells with zero limits for usage the policy does not mention.
+  void AddExtraCells(const std::vector<Ledger::ExtraCell>& extra) {
+    for (const Ledger::ExtraCell& cell : extra) {
+      const CellKey& key = cell.key;
+      const std::string cohort = CohortKey(TeamNames().Name(key.team), cell.cohort);
+      Add(Spec{key, nullptr, PoolOf(cohort, key.flavor, key.resource)});
+    }
+  }
+
+  void Fill(Ledger::Generation& gen) const {
+    FillCells(gen);
+    FillGoverned(gen);
+    FillPools(gen);
+  }
+
+ private:
+  struct Spec {
+    CellKey key;
+    const ResourceQuota* quota = nullptr;  // null: an orphan cell with zero limits
+    uint32_t pool = 0;
+  };
+
+  // Pools per (cohort, flavor, resource).
+  uint32_t PoolOf(const std::string& cohort_key, NameId flavor, NameId resource) {
+    auto [it, inserted] = pool_ids_.emplace(std::tuple{cohort_key, flavor, resource},
+                                            static_cast<uint32_t>(pool_capacity_.size()));
+    if (inserted) pool_capacity_.push_back(0);
+    return it->second;
+  }
+
+  // A team without a cohort lends and borrows only with itself. A team the policy does not know
+  // keeps the cohort it had (its usage still occupies that cohort's capacity) or gets a pool of
+  // its own, of capacity 0.
+  std::string CohortKey(std::string_view team_name, const std::string& hint) const {
+    const Team* team = policy_.FindTeam(team_name);
+    if (team == nullptr) return hint.empty() ? "\x01orphan:" + std::string(team_name) : hint;
+    return team->cohort.empty() ? "\x01team:" + team->name : team->cohort;
+  }
+
+  void Add(Spec spec) {
+    const uint64_t key = PairKey(spec.key.team, spec.key.flavor);
+    std::vector<Spec>& list = specs_[key];
+    if (list.empty()) order_.push_back(key);
+    for (const Spec& s : list) {
+      if (s.key.resource == spec.key.resource) return;
+    }
+    list.push_back(spec);
+  }
+
+  // The cells of each (team, flavor) next to each other, in first-seen order.
+  void FillCells(Ledger::Generation& gen) const {
+    size_t total = 0;
+    for (const auto& [key, list] : specs_) total += list.size();
+    gen.cells = std::make_unique<TeamCell[]>(total);
+    gen.cell_count = total;
+    uint32_t next = 0;
+    for (uint64_t key : order_) {
+      const std::vector<Spec>& list = specs_.at(key);
+      gen.index[key] = Range{next, static_cast<uint32_t>(list.size())};
+      for (const Spec& spec : list) {
+        TeamCell& cell = gen.cells[next++];
+        cell.key = spec.key;
+        cell.pool = spec.pool;
+        if (spec.quota != nullptr) {
+          cell.nominal = spec.quota->nominal;
+          cell.borrowing_limit = spec.quota->borrowing_limit;
+          cell.lending_limit = spec.quota->lending_limit;
+          cell.guaranteed = spec.quota->guaranteed();
+          cell.ceiling = spec.quota->ceiling();
+        }
+      }
+    }
+  }
+
+  static void FillGoverned(Ledger::Generation& gen) {
+    for (size_t i = 0; i < gen.cell_count; ++i) {
+      std::vector<NameId>& list = gen.governed[gen.cells[i].key.flavor];
+      if (std::find(list.begin(), list.end(), gen.cells[i].key.resource) == list.end()) {
+        list.push_back(gen.cells[i].key.resource);
+      }
+    }
+  }
+
+  void FillPools(Ledger::Generation& gen) const {
+    gen.pools = std::make_unique<PoolCell[]>(pool_capacity_.size());
+    gen.pool_count = pool_capacity_.size();
+    gen.pool_cohorts.resize(pool_capacity_.size());
+    for (const auto& [key, id] : pool_ids_) gen.pool_cohorts[id] = std::get<0>(key);
+    for (size_t i = 0; i < pool_capacity_.size(); ++i) gen.pools[i].capacity = pool_capacity_[i];
+  }
+
+  const Policy& policy_;
+  std::map<std::tuple<std::string, NameId, NameId>, uint32_t> pool_ids_;
+  std::vector<int64_t> pool_capacity_;
+  std::vector<uint64_t> order_;  // (team, flavor) in first-seen order
+  std::unordered_map<uint64_t, std::vector<Spec>> specs_;
+};
+
+// Writes the known resources of `list` to `out` (room for list.size()); returns how many.
+size_t FillKnownIds(const ResourceList& list, IdAmount* out) {
+  size_t n = 0;
+  for (const ResourceAmount& r : list) {
+    if (std::optional<NameId> id = ResourceNames().Find(r.name)) out[n++] = IdAmount{*id, r.amount};
+  }
+  return n;
+}
+
+// Calls fn with the known resources of `list`, without allocating for lists of typical size.
+template <typename Fn>
+auto WithKnownIds(const ResourceList& list, Fn&& fn) {
+  constexpr size_t kInline = 16;
+  if (list.size() > kInline) {
+    const IdAmounts ids = KnownIdAmounts(list);
+    return fn(std::span<const IdAmount>(ids));
+  }
+  std::array<IdAmount, kInline> buffer;
+  return fn(std::span<const IdAmount>(buffer.data(), FillKnownIds(list, buffer.data())));
+}
+
+}  // namespace
+
+IdAmounts KnownIdAmounts(const ResourceList& list) {
+  IdAmounts out(list.size());
+  out.resize(FillKnownIds(list, out.data()));
+  return out;
+}
 
 int64_t Charge::Amount(NameId resource) const {
   for (uint8_t i = 0; i < count; ++i) {
@@ -268,7 +450,19 @@ Ledger::Session::~Session() {
 }
 
 std::variant<Charge, Refusal> Ledger::Session::Reserve(NameId team, NameId flavor,
+                                                       const IdAmounts& request, Mode mode) {
+  return ReserveIds(team, flavor, request, mode);
+}
+
+std::variant<Charge, Refusal> Ledger::Session::Reserve(NameId team, NameId flavor,
                                                        const ResourceList& request, Mode mode) {
+  return WithKnownIds(
+      request, [&](std::span<const IdAmount> ids) { return ReserveIds(team, flavor, ids, mode); });
+}
+
+std::variant<Charge, Refusal> Ledger::Session::ReserveIds(NameId team, NameId flavor,
+                                                          std::span<const IdAmount> request,
+                                                          Mode mode) {
   Refusal refusal;
   refusal.team = team;
   refusal.flavor = flavor;
@@ -278,78 +472,66 @@ std::variant<Charge, Refusal> Ledger::Session::Reserve(NameId team, NameId flavo
   charge.generation = gen_->number;
   charge.team = team;
   charge.flavor = flavor;
-  auto rollback = [&] {
-    for (uint8_t i = 0; i < charge.count; ++i) {
-      gen_->Give(gen_->cells[charge.items[i].cell], charge.items[i].amount);
-    }
-  };
-  for (const ResourceAmount& want : request) {
-    if (want.amount <= 0) continue;
-    std::optional<NameId> resource = ResourceNames().Find(want.name);
-    if (!resource) continue;  // never governed anywhere
-    TeamCell* cell = nullptr;
-    for (uint32_t i = range->first; i < range->first + range->count; ++i) {
-      if (gen_->cells[i].key.resource == *resource) cell = &gen_->cells[i];
-    }
+  for (const auto& [resource, amount] : request) {
+    if (amount <= 0) continue;
+    TeamCell* cell = gen_->CellIn(*range, resource);
     if (cell == nullptr) continue;  // not governed for this team on this flavor
-    if (charge.count == kMaxChargedResources) {
-      rollback();
-      refusal.kind = RefusalKind::kTooManyResources;
-      return refusal;
-    }
+    RefusalKind why = RefusalKind::kTooManyResources;
     const int64_t cap =
         mode == Mode::kWithinNominal ? std::min(cell->nominal, cell->ceiling) : cell->ceiling;
-    RefusalKind why = RefusalKind::kPool;
-    if (!gen_->Take(*cell, want.amount, cap, &why)) {
-      rollback();
-      CellView v = gen_->View(*cell);
-      refusal.kind = why;
-      refusal.resource = *resource;
-      refusal.requested = want.amount;
-      refusal.in_use = v.usage;
-      refusal.nominal = v.nominal;
-      refusal.borrowing_limit = v.borrowing_limit;
-      refusal.pool_used = v.pool_used;
-      refusal.pool_capacity = v.pool_capacity;
-      return refusal;
+    if (charge.count == kMaxChargedResources || !gen_->Take(*cell, amount, cap, &why)) {
+      Release(charge);  // gives back what this call took
+      if (why == RefusalKind::kTooManyResources) {
+        refusal.kind = why;
+        return refusal;
+      }
+      return gen_->Refuse(*cell, why, amount);
     }
-    charge.items[charge.count++] =
-        Charge::Item{*resource, static_cast<uint32_t>(cell - gen_->cells.get()), want.amount};
+    charge.items[charge.count++] = Charge::Item{resource, gen_->IndexOf(*cell), amount};
   }
   for (uint8_t i = 0; i < charge.count; ++i) {
     const TeamCell& cell = gen_->cells[charge.items[i].cell];
-    if (cell.g.load(kRelaxed) + cell.b.load(kRelaxed) > cell.nominal) charge.borrowing = true;
+    if (UsageOf(cell) > cell.nominal) charge.borrowing = true;
   }
   return charge;
 }
 
+bool Ledger::Session::ForceCharge(NameId team, NameId flavor, const IdAmounts& request,
+                                  Charge* charge, std::vector<CellKey>* missing) {
+  return ForceChargeIds(team, flavor, request, charge, missing);
+}
+
 bool Ledger::Session::ForceCharge(NameId team, NameId flavor, const ResourceList& request,
                                   Charge* charge, std::vector<CellKey>* missing) {
+  return WithKnownIds(request, [&](std::span<const IdAmount> ids) {
+    return ForceChargeIds(team, flavor, ids, charge, missing);
+  });
+}
+
+bool Ledger::Session::ForceChargeIds(NameId team, NameId flavor, std::span<const IdAmount> request,
+                                     Charge* charge, std::vector<CellKey>* missing) {
   *charge = Charge{};
   charge->generation = gen_->number;
   charge->team = team;
   charge->flavor = flavor;
-  // Resources governed on this flavor by anyone; what nobody governs is not charged.
-  std::vector<std::pair<NameId, int64_t>> wanted;
-  for (const ResourceAmount& want : request) {
-    if (want.amount <= 0) continue;
-    std::optional<NameId> resource = ResourceNames().Find(want.name);
-    if (resource && gen_->Governed(flavor, *resource)) wanted.emplace_back(*resource, want.amount);
-  }
+  // Resources governed on this flavor by anyone are charged; what nobody governs is not.
+  auto wanted = [&](const IdAmount& want) {
+    return want.second > 0 && gen_->Governed(flavor, want.first);
+  };
   missing->clear();
-  for (const auto& [resource, amount] : wanted) {
-    if (gen_->FindCell(team, flavor, resource) == nullptr) {
-      missing->push_back(CellKey{team, flavor, resource});
+  for (const IdAmount& want : request) {
+    if (wanted(want) && gen_->FindCell(team, flavor, want.first) == nullptr) {
+      missing->push_back(CellKey{team, flavor, want.first});
     }
   }
   if (!missing->empty()) return false;
-  for (const auto& [resource, amount] : wanted) {
+  for (const IdAmount& want : request) {
+    if (!wanted(want)) continue;
     if (charge->count == kMaxChargedResources) break;  // config keeps flavors far below this
-    TeamCell* cell = gen_->FindCell(team, flavor, resource);
-    gen_->Add(*cell, amount);
-    charge->items[charge->count++] =
-        Charge::Item{resource, static_cast<uint32_t>(cell - gen_->cells.get()), amount};
-    if (cell->g.load(kRelaxed) + cell->b.load(kRelaxed) > cell->nominal) charge->borrowing = true;
+    TeamCell* cell = gen_->FindCell(team, flavor, want.first);
+    gen_->Add(*cell, want.second);
+    charge->items[charge->count++] = Charge::Item{want.first, gen_->IndexOf(*cell), want.second};
+    if (UsageOf(*cell) > cell->nominal) charge->borrowing = true;
   }
   return true;
 }
@@ -395,156 +577,96 @@ uint64_t Ledger::Session::generation() const { return gen_->number; }
 // ---- Ledger ----
 
 Ledger::Ledger(PolicyPtr policy) {
+  // seq_cst like every store of current_ (see Swap).
   current_.store(Build(std::move(policy), {}).release(), std::memory_order_seq_cst);
 }
 
+// Acquire: whoever destroys the ledger has synchronised with its last swap.
 Ledger::~Ledger() { delete current_.load(std::memory_order_acquire); }
 
 std::unique_ptr<Ledger::Generation> Ledger::Build(PolicyPtr policy, std::vector<ExtraCell> extra) {
-  struct Spec {
-    CellKey key;
-    const ResourceQuota* quota = nullptr;  // null: an orphan cell with zero limits
-    uint32_t pool = 0;
-  };
+  CellPlan plan(*policy);
+  plan.AddPolicyCells();
+  plan.AddExtraCells(extra);
   auto gen = std::make_unique<Generation>();
-  gen->number = next_generation_.fetch_add(1, kRelaxed);
-  gen->policy = policy;
-
-  // Pools per (cohort, flavor, resource); a team without a cohort lends and borrows only with
-  // itself; orphans of teams the policy no longer has get a pool of capacity 0.
-  std::map<std::tuple<std::string, NameId, NameId>, uint32_t> pool_ids;
-  std::vector<int64_t> pool_capacity;
-  auto pool_of = [&](const std::string& cohort_key, NameId flavor, NameId resource) {
-    auto [it, inserted] = pool_ids.emplace(std::tuple{cohort_key, flavor, resource},
-                                           static_cast<uint32_t>(pool_capacity.size()));
-    if (inserted) pool_capacity.push_back(0);
-    return it->second;
-  };
-  // A team the policy does not know keeps the cohort it had (its usage still occupies that
-  // cohort's capacity), or gets a pool of its own.
-  auto cohort_key = [&](std::string_view team_name, const std::string& hint) -> std::string {
-    const Team* team = policy->FindTeam(team_name);
-    if (team == nullptr) return hint.empty() ? "\x01orphan:" + std::string(team_name) : hint;
-    return team->cohort.empty() ? "\x01team:" + team->name : team->cohort;
-  };
-
-  std::vector<uint64_t> order;  // (team, flavor) in first-seen order
-  std::unordered_map<uint64_t, std::vector<Spec>> specs;
-  auto add = [&](Spec spec) {
-    const uint64_t key = PairKey(spec.key.team, spec.key.flavor);
-    auto& list = specs[key];
-    if (list.empty()) order.push_back(key);
-    for (const Spec& s : list) {
-      if (s.key.resource == spec.key.resource) return;  // first line wins
-    }
-    list.push_back(spec);
-  };
-  for (const Team& team : policy->teams) {
-    const NameId team_id = TeamNames().Intern(team.name);
-    const std::string ck = cohort_key(team.name, "");
-    for (const FlavorQuota& fq : team.flavors) {
-      const NameId flavor_id = FlavorNames().Intern(fq.flavor);
-      for (const ResourceQuota& rq : fq.resources) {
-        const NameId resource_id = ResourceNames().Intern(rq.resource);
-        const uint32_t pool = pool_of(ck, flavor_id, resource_id);
-        pool_capacity[pool] = SaturatingAdd(pool_capacity[pool], rq.lendable());
-        add(Spec{CellKey{team_id, flavor_id, resource_id}, &rq, pool});
-      }
-    }
-  }
-  for (const ExtraCell& cell : extra) {
-    const CellKey& key = cell.key;
-    add(Spec{
-        key, nullptr,
-        pool_of(cohort_key(TeamNames().Name(key.team), cell.cohort), key.flavor, key.resource)});
-  }
-
-  size_t total = 0;
-  for (const auto& [key, list] : specs) total += list.size();
-  gen->cells = std::make_unique<TeamCell[]>(total);
-  gen->cell_count = total;
-  uint32_t next = 0;
-  for (uint64_t key : order) {
-    const auto& list = specs[key];
-    gen->index[key] = Range{next, static_cast<uint32_t>(list.size())};
-    for (const Spec& spec : list) {
-      TeamCell& cell = gen->cells[next++];
-      cell.key = spec.key;
-      cell.pool = spec.pool;
-      if (spec.quota != nullptr) {
-        cell.nominal = spec.quota->nominal;
-        cell.borrowing_limit = spec.quota->borrowing_limit;
-        cell.lending_limit = spec.quota->lending_limit;
-        cell.guaranteed = spec.quota->guaranteed();
-        cell.ceiling = spec.quota->ceiling();
-      }
-    }
-  }
-  for (size_t i = 0; i < gen->cell_count; ++i) {
-    auto& list = gen->governed[gen->cells[i].key.flavor];
-    if (std::find(list.begin(), list.end(), gen->cells[i].key.resource) == list.end()) {
-      list.push_back(gen->cells[i].key.resource);
-    }
-  }
-  gen->pools = std::make_unique<PoolCell[]>(pool_capacity.size());
-  gen->pool_count = pool_capacity.size();
-  gen->pool_cohorts.resize(pool_capacity.size());
-  for (const auto& [key, id] : pool_ids) gen->pool_cohorts[id] = std::get<0>(key);
-  for (size_t i = 0; i < pool_capacity.size(); ++i) gen->pools[i].capacity = pool_capacity[i];
+  // Relaxed: only a unique number; builds run in the constructor or under structure_mu_.
+  gen->number = next_generation_.fetch_add(1, std::memory_order_relaxed);
+  gen->policy = std::move(policy);
+  plan.Fill(*gen);
   return gen;
 }
+
+namespace {
+
+// The cells of `old` whose usage differs from what `charges` (of `old`) say they hold.
+std::vector<Ledger::Drift> DriftOf(const Ledger::Generation& old,
+                                   const std::vector<Charge*>& charges) {
+  std::unordered_map<const TeamCell*, int64_t> expected;
+  for (const Charge* charge : charges) {
+    for (uint8_t i = 0; i < charge->count; ++i) {
+      const TeamCell* cell = old.FindCell(charge->team, charge->flavor, charge->items[i].resource);
+      if (cell != nullptr) expected[cell] += charge->items[i].amount;
+    }
+  }
+  std::vector<Ledger::Drift> drift;
+  for (size_t i = 0; i < old.cell_count; ++i) {
+    const TeamCell& cell = old.cells[i];
+    const int64_t usage = UsageOf(cell);
+    auto it = expected.find(&cell);
+    const int64_t want = it == expected.end() ? 0 : it->second;
+    if (usage != want) drift.push_back(Ledger::Drift{cell.key, usage, want});
+  }
+  return drift;
+}
+
+// Charges `charges` to `next` and re-points them at it (items without a cell there are dropped).
+void MoveCharges(Ledger::Generation& next, const std::vector<Charge*>& charges) {
+  for (Charge* charge : charges) {
+    uint8_t kept = 0;
+    for (uint8_t i = 0; i < charge->count; ++i) {
+      Charge::Item item = charge->items[i];
+      TeamCell* cell = next.FindCell(charge->team, charge->flavor, item.resource);
+      if (cell == nullptr) continue;
+      next.Add(*cell, item.amount);
+      item.cell = next.IndexOf(*cell);
+      charge->items[kept++] = item;
+    }
+    charge->count = kept;
+    charge->generation = next.number;
+  }
+}
+
+// Copies the usage of every cell of `old` to the same cell of `next`, split for its limits.
+void CopyUsage(const Ledger::Generation& old, Ledger::Generation& next) {
+  for (size_t i = 0; i < old.cell_count; ++i) {
+    const TeamCell& from = old.cells[i];
+    const int64_t usage = UsageOf(from);
+    if (usage == 0) continue;
+    TeamCell* to = next.FindCell(from.key.team, from.key.flavor, from.key.resource);
+    if (to != nullptr) next.Add(*to, usage);  // make_next keeps every cell with usage
+  }
+}
+
+}  // namespace
 
 void Ledger::Swap(const std::function<std::unique_ptr<Generation>(const Generation&)>& make_next,
                   const std::function<std::vector<Charge*>()>* collect, std::vector<Drift>* drift) {
   std::lock_guard<std::mutex> lock(structure_mu_);
   Generation* old = current_.load(std::memory_order_seq_cst);
   old->open.store(false, std::memory_order_seq_cst);
-  // seq_cst: see Session. Sessions that entered before finish; later ones back off and wait.
+  // seq_cst: see Session. Sessions that entered before finish; later ones back off and wait. The
+  // value read was written by ~Session's release decrement (or a later one), so their counter
+  // updates happen before what follows.
   while (old->inflight.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
   // The old generation is quiescent from here on.
   std::vector<Charge*> charges;
   if (collect != nullptr) charges = (*collect)();
   std::unique_ptr<Generation> next = make_next(*old);
   if (collect != nullptr) {
-    if (drift != nullptr) {
-      // Compare the old counters with what the charges say they should be.
-      std::unordered_map<const TeamCell*, int64_t> expected;
-      for (const Charge* charge : charges) {
-        for (uint8_t i = 0; i < charge->count; ++i) {
-          const TeamCell* cell =
-              old->FindCell(charge->team, charge->flavor, charge->items[i].resource);
-          if (cell != nullptr) expected[cell] += charge->items[i].amount;
-        }
-      }
-      for (size_t i = 0; i < old->cell_count; ++i) {
-        const TeamCell& cell = old->cells[i];
-        const int64_t usage = cell.g.load(kRelaxed) + cell.b.load(kRelaxed);
-        auto it = expected.find(&cell);
-        const int64_t want = it == expected.end() ? 0 : it->second;
-        if (usage != want) drift->push_back(Drift{cell.key, usage, want});
-      }
-    }
-    for (Charge* charge : charges) {
-      uint8_t kept = 0;
-      for (uint8_t i = 0; i < charge->count; ++i) {
-        Charge::Item item = charge->items[i];
-        TeamCell* cell = next->FindCell(charge->team, charge->flavor, item.resource);
-        if (cell == nullptr) continue;
-        next->Add(*cell, item.amount);
-        item.cell = static_cast<uint32_t>(cell - next->cells.get());
-        charge->items[kept++] = item;
-      }
-      charge->count = kept;
-      charge->generation = next->number;
-    }
+    if (drift != nullptr) *drift = DriftOf(*old, charges);
+    MoveCharges(*next, charges);
   } else {
-    for (size_t i = 0; i < old->cell_count; ++i) {
-      const TeamCell& from = old->cells[i];
-      const int64_t usage = from.g.load(kRelaxed) + from.b.load(kRelaxed);
-      if (usage == 0) continue;
-      TeamCell* to = next->FindCell(from.key.team, from.key.flavor, from.key.resource);
-      if (to != nullptr) next->Add(*to, usage);  // make_next keeps every cell with usage
-    }
+    CopyUsage(*old, *next);
   }
   // seq_cst publication: a session that loads `next` sees its counters (the store is ordered
   // after the plain writes above).
@@ -552,7 +674,7 @@ void Ledger::Swap(const std::function<std::unique_ptr<Generation>(const Generati
   retired_.emplace_back(old);
   // A session that loaded `old` (or an older generation) is still inside its entering window;
   // once none is, nothing can reach a retired generation any more. Wait briefly for that;
-  // otherwise keep them until a later swap.
+  // otherwise keep them until a later swap (or the ledger's destruction).
   for (int i = 0; i < 1000; ++i) {
     if (entering_.load(std::memory_order_seq_cst) == 0) {
       retired_.clear();
@@ -565,11 +687,10 @@ void Ledger::Swap(const std::function<std::unique_ptr<Generation>(const Generati
 namespace {
 
 // The cells of `gen` that hold usage, with the cohort each was in.
-template <typename Gen>
-std::vector<Ledger::ExtraCell> CellsWithUsage(const Gen& gen) {
+std::vector<Ledger::ExtraCell> CellsWithUsage(const Ledger::Generation& gen) {
   std::vector<Ledger::ExtraCell> cells;
   for (size_t i = 0; i < gen.cell_count; ++i) {
-    if (gen.cells[i].g.load(kRelaxed) + gen.cells[i].b.load(kRelaxed) != 0) {
+    if (UsageOf(gen.cells[i]) != 0) {
       cells.push_back(Ledger::ExtraCell{gen.cells[i].key, gen.pool_cohorts[gen.cells[i].pool]});
     }
   }

@@ -46,6 +46,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -58,6 +59,15 @@
 namespace taskgov::scheduler {
 
 inline constexpr size_t kMaxChargedResources = 8;
+
+// One entry of an IdAmounts list (resources.h): an interned resource and its amount.
+using IdAmount = IdAmounts::value_type;
+
+// The resources of `list` that have an interned id, with their amounts, in list order. A name that
+// was never interned has no cell anywhere (Build interns every governed resource), so dropping it
+// changes no charge, and unlike ToIdAmounts this never adds names from untrusted input to the
+// interner. Lock-free (Interner::Find).
+[[nodiscard]] IdAmounts KnownIdAmounts(const ResourceList& list);
 
 struct Charge {
   struct Item {
@@ -143,12 +153,20 @@ class Ledger {
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
 
-    // Reserves every governed resource of `request` for (team, flavor) or nothing.
+    // Reserves every governed resource of `request` for (team, flavor) or nothing. The ids must
+    // be distinct (as ToIdAmounts and KnownIdAmounts make them); non-positive amounts are
+    // skipped. No lock, no allocation.
+    [[nodiscard]] std::variant<Charge, Refusal> Reserve(NameId team, NameId flavor,
+                                                        const IdAmounts& request, Mode mode);
+    // The same for names: looks each name up once (lock-free) and reserves the known ones. No
+    // lock; allocates only for requests naming more than 16 resources.
     [[nodiscard]] std::variant<Charge, Refusal> Reserve(NameId team, NameId flavor,
                                                         const ResourceList& request, Mode mode);
     // Charges unconditionally (usage that already exists, e.g. a bound pod, is never refused).
     // Returns false and leaves nothing charged when a needed cell does not exist in this
     // generation; `missing` then names the cells to create with Ledger::EnsureCells.
+    [[nodiscard]] bool ForceCharge(NameId team, NameId flavor, const IdAmounts& request,
+                                   Charge* charge, std::vector<CellKey>* missing);
     [[nodiscard]] bool ForceCharge(NameId team, NameId flavor, const ResourceList& request,
                                    Charge* charge, std::vector<CellKey>* missing);
     // Gives a charge (of this or an earlier generation) back. Returns false when a cell it names
@@ -164,6 +182,11 @@ class Ledger {
 
    private:
     friend class Ledger;
+    std::variant<Charge, Refusal> ReserveIds(NameId team, NameId flavor,
+                                             std::span<const IdAmount> request, Mode mode);
+    bool ForceChargeIds(NameId team, NameId flavor, std::span<const IdAmount> request,
+                        Charge* charge, std::vector<CellKey>* missing);
+
     Generation* gen_ = nullptr;
   };
 

@@ -302,6 +302,58 @@ TEST_F(LedgerTest, RebuildReplacesUsageByTheCollectedCharges) {
   EXPECT_EQ(s.View(T("a"), F(kP5), R(kGpu)).usage, 0);
 }
 
+// ---- Interned ids: the lock-free, allocation-free overloads. ----
+
+// The IdAmounts overloads decide exactly as the ResourceList ones do.
+TEST_F(LedgerTest, IdAmountsOverloadsMatchTheResourceListOnes) {
+  struct Case {
+    std::string name;
+    ResourceList request;
+    Mode mode;
+  };
+  const std::vector<Case> cases = {
+      {"within nominal", Gpus(8), Mode::kWithinNominal},
+      {"over nominal, staying within", Gpus(9), Mode::kWithinNominal},
+      {"borrowing", Gpus(12), Mode::kBorrowing},
+      {"over the cohort", Gpus(17), Mode::kBorrowing},
+      {"ungoverned resource skipped", ResourceList{{kGpu, 2}, {"vpc.amazonaws.com/efa", 4}},
+       Mode::kBorrowing},
+      {"zero amount skipped", ResourceList{{kGpu, 0}, {"cpu", 1000}}, Mode::kBorrowing},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Ledger by_name(TwoTeams());
+    Ledger by_id(TwoTeams());
+    Ledger::Session names(by_name);
+    Ledger::Session ids(by_id);
+    auto a = names.Reserve(T("a"), F(kP5), c.request, c.mode);
+    auto b = ids.Reserve(T("a"), F(kP5), ToIdAmounts(c.request), c.mode);
+    ASSERT_EQ(Ok(a), Ok(b));
+    if (Ok(a)) {
+      EXPECT_EQ(std::get<Charge>(a).count, std::get<Charge>(b).count);
+      EXPECT_EQ(std::get<Charge>(a).Amount(R(kGpu)), std::get<Charge>(b).Amount(R(kGpu)));
+      EXPECT_EQ(std::get<Charge>(a).borrowing, std::get<Charge>(b).borrowing);
+    } else {
+      EXPECT_EQ(Why(a).Explain(), Why(b).Explain());
+    }
+    EXPECT_EQ(names.View(T("a"), F(kP5), R(kGpu)).usage, ids.View(T("a"), F(kP5), R(kGpu)).usage);
+    Charge forced_by_name, forced_by_id;
+    std::vector<CellKey> missing;
+    ASSERT_TRUE(names.ForceCharge(T("b"), F(kP5), c.request, &forced_by_name, &missing));
+    ASSERT_TRUE(ids.ForceCharge(T("b"), F(kP5), ToIdAmounts(c.request), &forced_by_id, &missing));
+    EXPECT_EQ(forced_by_name.count, forced_by_id.count);
+    EXPECT_EQ(forced_by_name.Amount(R(kGpu)), forced_by_id.Amount(R(kGpu)));
+  }
+}
+
+TEST_F(LedgerTest, KnownIdAmountsDropsNamesNeverInternedWithoutInterningThem) {
+  const std::string unknown = "example.com/never-interned-by-anyone";
+  const IdAmounts ids = KnownIdAmounts(ResourceList{{kGpu, 2}, {unknown, 5}, {"cpu", 0}});
+  const IdAmounts want = {{R("cpu"), 0}, {R(kGpu), 2}};  // list order (sorted by name)
+  EXPECT_EQ(ids, want);
+  EXPECT_EQ(ResourceNames().Find(unknown), std::nullopt);
+}
+
 // ---- Property test: random reserve / release / reload against a reference model. ----
 
 struct ModelCell {

@@ -8,6 +8,12 @@ QuotaBook::QuotaBook(PolicyPtr policy, const common::Clock* clock)
 std::variant<Charge, Refusal> QuotaBook::Assume(std::string_view uid, NameId team, NameId flavor,
                                                 const ResourceList& request, Ledger::Mode mode,
                                                 int64_t ttl_ms, const PodMeta& meta) {
+  return Assume(uid, team, flavor, KnownIdAmounts(request), mode, ttl_ms, meta);
+}
+
+std::variant<Charge, Refusal> QuotaBook::Assume(std::string_view uid, NameId team, NameId flavor,
+                                                const IdAmounts& request, Ledger::Mode mode,
+                                                int64_t ttl_ms, const PodMeta& meta) {
   Ledger::Session session(ledger_);
   return Assume(session, uid, team, flavor, request, mode, ttl_ms, meta);
 }
@@ -15,6 +21,13 @@ std::variant<Charge, Refusal> QuotaBook::Assume(std::string_view uid, NameId tea
 std::variant<Charge, Refusal> QuotaBook::Assume(Ledger::Session& session, std::string_view uid,
                                                 NameId team, NameId flavor,
                                                 const ResourceList& request, Ledger::Mode mode,
+                                                int64_t ttl_ms, const PodMeta& meta) {
+  return Assume(session, uid, team, flavor, KnownIdAmounts(request), mode, ttl_ms, meta);
+}
+
+std::variant<Charge, Refusal> QuotaBook::Assume(Ledger::Session& session, std::string_view uid,
+                                                NameId team, NameId flavor,
+                                                const IdAmounts& request, Ledger::Mode mode,
                                                 int64_t ttl_ms, const PodMeta& meta) {
   Shard& shard = ShardOf(uid);
   std::lock_guard<std::mutex> lock(shard.mu);
@@ -40,6 +53,11 @@ std::variant<Charge, Refusal> QuotaBook::Assume(Ledger::Session& session, std::s
 QuotaBook::ConfirmOutcome QuotaBook::ConfirmBound(std::string_view uid, NameId team, NameId flavor,
                                                   const ResourceList& request,
                                                   const PodMeta& meta) {
+  return ConfirmBound(uid, team, flavor, KnownIdAmounts(request), meta);
+}
+
+QuotaBook::ConfirmOutcome QuotaBook::ConfirmBound(std::string_view uid, NameId team, NameId flavor,
+                                                  const IdAmounts& request, const PodMeta& meta) {
   while (true) {
     std::vector<CellKey> missing;
     {

@@ -12,6 +12,9 @@
 // that order, so the ledger counters and the table change together and Reconcile() — which
 // rebuilds the counters from the table while no session is open — sees them quiescent.
 // Thread-safety: all methods are thread-safe.
+//
+// Requests come as IdAmounts (resource ids; the hot path, no name lookups) or as a ResourceList
+// (converted once with KnownIdAmounts, lock-free).
 
 #include <functional>
 #include <memory>
@@ -57,11 +60,19 @@ class QuotaBook {
   // expires after `ttl_ms`, replacing an earlier assumed reservation of the same UID. A bound
   // UID is left as it is and its charge returned.
   [[nodiscard]] std::variant<Charge, Refusal> Assume(std::string_view uid, NameId team,
+                                                     NameId flavor, const IdAmounts& request,
+                                                     Ledger::Mode mode, int64_t ttl_ms,
+                                                     const PodMeta& meta);
+  [[nodiscard]] std::variant<Charge, Refusal> Assume(std::string_view uid, NameId team,
                                                      NameId flavor, const ResourceList& request,
                                                      Ledger::Mode mode, int64_t ttl_ms,
                                                      const PodMeta& meta);
   // The same inside the caller's session: a decision that read the ledger through `session`
   // reserves in the generation it read (and opens no second session on its thread).
+  [[nodiscard]] std::variant<Charge, Refusal> Assume(Ledger::Session& session, std::string_view uid,
+                                                     NameId team, NameId flavor,
+                                                     const IdAmounts& request, Ledger::Mode mode,
+                                                     int64_t ttl_ms, const PodMeta& meta);
   [[nodiscard]] std::variant<Charge, Refusal> Assume(Ledger::Session& session, std::string_view uid,
                                                      NameId team, NameId flavor,
                                                      const ResourceList& request, Ledger::Mode mode,
@@ -70,6 +81,8 @@ class QuotaBook {
   enum class ConfirmOutcome { kConfirmedAssumed, kCharged, kAlreadyBound };
   // The pod is bound (seen bound, or bound by us). An assumed reservation on the same flavor
   // becomes bound; otherwise the pod's request is charged unconditionally (existing usage).
+  ConfirmOutcome ConfirmBound(std::string_view uid, NameId team, NameId flavor,
+                              const IdAmounts& request, const PodMeta& meta);
   ConfirmOutcome ConfirmBound(std::string_view uid, NameId team, NameId flavor,
                               const ResourceList& request, const PodMeta& meta);
 

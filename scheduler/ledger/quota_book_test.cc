@@ -149,5 +149,21 @@ TEST_F(QuotaBookTest, ReloadKeepsReservations) {
   EXPECT_TRUE(Assume("u2", 4));
 }
 
+TEST_F(QuotaBookTest, IdAmountsOverloadsChargeLikeResourceLists) {
+  const IdAmounts four = ToIdAmounts(Gpus(4));
+  ASSERT_TRUE(std::holds_alternative<Charge>(
+      book_.Assume("u1", T("a"), F(kP5), four, Mode::kBorrowing, kTtl, PodMeta{})));
+  EXPECT_EQ(book_.ConfirmBound("u1", T("a"), F(kP5), four, PodMeta{}),
+            QuotaBook::ConfirmOutcome::kConfirmedAssumed);
+  EXPECT_EQ(book_.ConfirmBound("u2", T("a"), F(kP5), ToIdAmounts(Gpus(2)), PodMeta{}),
+            QuotaBook::ConfirmOutcome::kCharged);
+  EXPECT_EQ(Usage(), 6);
+  EXPECT_FALSE(std::holds_alternative<Charge>(
+      book_.Assume("u3", T("a"), F(kP5), ToIdAmounts(Gpus(3)), Mode::kBorrowing, kTtl, {})));
+  EXPECT_TRUE(book_.Release("u1"));
+  EXPECT_TRUE(book_.Release("u2"));
+  EXPECT_EQ(Usage(), 0);
+}
+
 }  // namespace
 }  // namespace taskgov::scheduler
