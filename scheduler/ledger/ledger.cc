@@ -11,10 +11,10 @@
 namespace taskgov::scheduler {
 namespace {
 
-// Every counter is changed only by its own atomic read-modify-write, and the admission argument
-// in ledger.h needs nothing beyond per-counter atomicity: relaxed order throughout. (The
-// generation hand-over, which does need ordering, uses its own fences below.)
-constexpr auto kCounter = std::memory_order_relaxed;
+// Counter order: seq_cst at every counter access, for the reason under "Memory order" in
+// ledger.h (one total order over all counter operations; free on x86-64). The generation
+// hand-over names its own orders below.
+constexpr auto kCounter = std::memory_order_seq_cst;
 
 struct alignas(64) TeamCell {
   std::atomic<int64_t> g{0};  // usage inside the guaranteed part, ≤ guaranteed
@@ -59,7 +59,8 @@ bool AddWithin(std::atomic<int64_t>& counter, int64_t q, int64_t limit) {
   return true;
 }
 
-// A cell's usage g + b.
+// A cell's usage g + b. b is read before g: usage only moves from b to g (Rebalance adds to g
+// before it takes from b), so in this order it may be counted twice for a moment, never missed.
 int64_t UsageOf(const TeamCell& c) {
   const int64_t b = c.b.load(kCounter);
   return SaturatingAdd(b, c.g.load(kCounter));
@@ -133,20 +134,20 @@ struct Ledger::Generation {
     // The team limit is checked for real in step 3; a look first gives the right reason when
     // both the team and the pool would refuse.
     if (SaturatingAdd(c.b.load(kCounter), r) > b_limit) {
-      if (a > 0) c.g.fetch_sub(a, kCounter);
+      TakeUpTo(c.g, a);
       *why = over_team;
       return false;
     }
     // 2. The pool, before b: P never drops below Σ b.
     if (!AddWithin(p.used, r, p.capacity)) {
-      if (a > 0) c.g.fetch_sub(a, kCounter);
+      TakeUpTo(c.g, a);
       *why = RefusalKind::kPool;
       return false;
     }
     // 3. The team's pool charge, against its limit.
     if (!AddWithin(c.b, r, b_limit)) {
       p.used.fetch_sub(r, kCounter);  // what step 2 added: P stays ≥ Σ b
-      if (a > 0) c.g.fetch_sub(a, kCounter);
+      TakeUpTo(c.g, a);
       *why = over_team;
       return false;
     }
@@ -171,17 +172,21 @@ struct Ledger::Generation {
     }
   }
 
-  // Canonical release: the pool charge first, then the guaranteed part.
-  void Give(TeamCell& c, int64_t q) {
-    const int64_t t = TakeUpTo(c.b, q);
-    if (t > 0) pools[c.pool].used.fetch_sub(t, kCounter);
-    if (q - t > 0) c.g.fetch_sub(q - t, kCounter);
+  // Subtracts `q` from the cell: b first (and the pool with it), then g. False, an over-release,
+  // when the cell holds less than `q`; see "Release" in ledger.h.
+  bool Give(TeamCell& c, int64_t q) {
+    if (UsageOf(c) < q) return false;  // nothing subtracted
+    const int64_t from_b = TakeUpTo(c.b, q);
+    if (from_b > 0) pools[c.pool].used.fetch_sub(from_b, kCounter);  // ≥ Σ b: stays ≥ 0
+    const int64_t from_g = from_b < q ? TakeUpTo(c.g, q - from_b) : 0;
     Rebalance(c);
+    return from_b + from_g == q;  // short only if a racing release drained a drifted cell
   }
 
   // Moves usage from b to g when the guaranteed part has room again (races between concurrent
   // reserves and releases can leave b > 0 while g < guaranteed, which only over-charges the pool).
-  // g grows first, so the usage seen meanwhile is too high, never too low.
+  // g grows first, so in the total order of counter operations the usage is too high meanwhile,
+  // never too low (what Give's check relies on).
   void Rebalance(TeamCell& c) {
     const int64_t cur_b = c.b.load(kCounter);
     if (cur_b <= 0) return;
@@ -190,7 +195,7 @@ struct Ledger::Generation {
     if (x <= 0 || !c.g.compare_exchange_strong(cur_g, cur_g + x, kCounter)) return;
     const int64_t moved = TakeUpTo(c.b, x);
     if (moved > 0) pools[c.pool].used.fetch_sub(moved, kCounter);
-    if (x - moved > 0) c.g.fetch_sub(x - moved, kCounter);
+    if (moved < x) TakeUpTo(c.g, x - moved);  // what b no longer had
   }
 
   CellView View(const TeamCell& c) const {
@@ -418,18 +423,21 @@ std::string Refusal::Explain() const {
 
 // ---- Session ----
 
-Ledger::Session::Session(const Ledger& ledger) {
+Ledger::Session::Session(const Ledger& ledger) : ledger_(&ledger) {
   // While entering, this thread may hold a pointer to a generation being retired: announce it so
-  // the swap does not free that generation meanwhile (see Ledger::entering_).
+  // the swap does not free that generation meanwhile (see Ledger::entering_). seq_cst: this
+  // increment precedes the load of current_ below in the total order that also holds the swap's
+  // publication of the next generation and its later check of entering_.
   ledger.entering_.fetch_add(1, std::memory_order_seq_cst);
   struct Leave {
     const Ledger& ledger;
-    ~Leave() { ledger.entering_.fetch_sub(1, std::memory_order_seq_cst); }
+    ~Leave() { ledger.entering_.fetch_sub(1, std::memory_order_seq_cst); }  // seq_cst: see above
   } leave{ledger};
   while (true) {
+    // seq_cst: see above; acquire at least, to see the published generation's contents.
     Generation* gen = ledger.current_.load(std::memory_order_seq_cst);
     if (!gen->open.load(std::memory_order_seq_cst)) {
-      std::this_thread::yield();  // a swap is in progress: wait for the next generation
+      std::this_thread::yield();  // a swap is under way: wait for the next generation
       continue;
     }
     gen->inflight.fetch_add(1, std::memory_order_seq_cst);
@@ -480,7 +488,9 @@ std::variant<Charge, Refusal> Ledger::Session::ReserveIds(NameId team, NameId fl
     const int64_t cap =
         mode == Mode::kWithinNominal ? std::min(cell->nominal, cell->ceiling) : cell->ceiling;
     if (charge.count == kMaxChargedResources || !gen_->Take(*cell, amount, cap, &why)) {
-      Release(charge);  // gives back what this call took
+      // Gives back what this call took. The cells hold it, so only a cell that had drifted
+      // already (a double release racing this call) can refuse, and that is counted.
+      (void)Release(charge);
       if (why == RefusalKind::kTooManyResources) {
         refusal.kind = why;
         return refusal;
@@ -536,20 +546,22 @@ bool Ledger::Session::ForceChargeIds(NameId team, NameId flavor, std::span<const
   return true;
 }
 
-bool Ledger::Session::Release(const Charge& charge) {
-  bool found_all = true;
+bool Ledger::Session::Release(const Charge& charge) { return Release(charge, nullptr); }
+
+bool Ledger::Session::Release(const Charge& charge, std::bitset<kMaxChargedResources>* refused) {
+  std::bitset<kMaxChargedResources> bad;
   for (uint8_t i = 0; i < charge.count; ++i) {
     const Charge::Item& item = charge.items[i];
     TeamCell* cell = charge.generation == gen_->number
                          ? &gen_->cells[item.cell]
                          : gen_->FindCell(charge.team, charge.flavor, item.resource);
-    if (cell == nullptr) {
-      found_all = false;
-      continue;
-    }
-    gen_->Give(*cell, item.amount);
+    // A cell gone after a reload held nothing (cells with usage are carried over).
+    if (cell == nullptr || !gen_->Give(*cell, item.amount)) bad.set(i);
   }
-  return found_all;
+  // Relaxed: a statistic; nothing is ordered by it.
+  if (bad.any()) ledger_->over_releases_.fetch_add(bad.count(), std::memory_order_relaxed);
+  if (refused != nullptr) *refused = bad;
+  return bad.none();
 }
 
 CellView Ledger::Session::View(NameId team, NameId flavor, NameId resource) const {
@@ -653,7 +665,7 @@ void Ledger::Swap(const std::function<std::unique_ptr<Generation>(const Generati
                   const std::function<std::vector<Charge*>()>* collect, std::vector<Drift>* drift) {
   std::lock_guard<std::mutex> lock(structure_mu_);
   Generation* old = current_.load(std::memory_order_seq_cst);
-  old->open.store(false, std::memory_order_seq_cst);
+  old->open.store(false, std::memory_order_seq_cst);  // seq_cst: the Dekker pair of Session
   // seq_cst: see Session. Sessions that entered before finish; later ones back off and wait. The
   // value read was written by ~Session's release decrement (or a later one), so their counter
   // updates happen before what follows.
@@ -669,7 +681,7 @@ void Ledger::Swap(const std::function<std::unique_ptr<Generation>(const Generati
     CopyUsage(*old, *next);
   }
   // seq_cst publication: a session that loads `next` sees its counters (the store is ordered
-  // after the plain writes above).
+  // after the writes above), and Session reasons about entering_ in the same total order.
   current_.store(next.release(), std::memory_order_seq_cst);
   retired_.emplace_back(old);
   // A session that loaded `old` (or an older generation) is still inside its entering window;
@@ -760,5 +772,8 @@ uint64_t Ledger::generation() const {
   Session session(*this);
   return session.gen_->number;
 }
+
+// Relaxed: a statistic read on its own.
+uint64_t Ledger::over_releases() const { return over_releases_.load(std::memory_order_relaxed); }
 
 }  // namespace taskgov::scheduler

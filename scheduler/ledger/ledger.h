@@ -10,30 +10,50 @@
 // resource takes what fits from g, and the rest r from the pool and then from b:
 //   1. g' = g + a ≤ G                         (CAS loop; a = min(q, G − g))
 //   2. P' = P + r ≤ Σ L                       (CAS loop; pool first, so P ≥ Σ b at every instant)
-//   3. b' = b + r ≤ T − max(G, g)             (CAS loop; T = N + B, or N when staying in nominal)
+//   3. b' = b + r ≤ T − G                     (CAS loop; T = N + B, or N when staying in nominal)
 // Each step checks its limit inside the compare-exchange (never check-then-add). A failed step
-// gives back what the earlier steps took. Because g ≤ G always, b ≥ U − G, so the pool
-// constraint Σ max(0, U − G) ≤ Σ b ≤ P ≤ Σ L of DESIGN §3.3 holds, and U = g + b ≤ G + (T − G).
-// A reader may observe a reservation half applied (taken from g but not yet from the pool); that
-// can cause a spurious refusal, never an over-admission. A multi-resource reservation takes
-// every resource or gives back everything it took.
+// gives back what the earlier steps took. Every increase of g is checked against G, so g ≤ G
+// always; hence b ≥ U − G, the pool constraint Σ max(0, U − G) ≤ Σ b ≤ P ≤ Σ L of DESIGN §3.3
+// holds, and U = g + b ≤ G + (T − G) = T for what Reserve admits (ForceCharge and the copy into a
+// new generation add usage that already exists, without limits). A reader may observe a
+// reservation half applied (taken from g but not yet from the pool); that can cause a spurious
+// refusal, never an over-admission.
+// A multi-resource reservation takes every resource or gives back everything it took.
+// Mode::kWithinNominal is exact when reservations of one team do not overlap in time. Step 1
+// bounds g + b + a by N with the b it reads, and a borrowing reservation of the same team may
+// raise b just after that read, so two overlapping ones can leave the team above N. It still
+// stays within N + B, and the pool within Σ L, because steps 2 and 3 check their own counters.
 //
-// Release is canonical: it takes from b first (shrinking the pool charge), then from g, so the
-// ledger does not remember how each reservation was split and releases never go negative.
-// Memory orders: every counter is only ever changed by its own read-modify-write, and the safety
-// argument above needs nothing but per-counter atomicity, so the counters use relaxed order; the
-// cross-counter reads (b in step 1, g in step 3) only ever err on the conservative side (see
-// ledger.cc).
+// Release. Releases are canonical: a release takes from b first (shrinking the pool charge), then
+// from g, so the ledger need not remember how each reservation was split. A release first checks
+// that the cell holds what the charge names (reading b before g: usage only moves from b to g, so
+// that order never undercounts) and subtracts nothing for that resource when it does not: an
+// over-release, which only drift causes (a charge released twice, or usage rebuilt without it).
+// The ledger counts those (over_releases()) and Release returns false. The subtractions are CAS
+// loops that never take g or b below zero. P cannot go below zero because it never drops below
+// Σ b. In one case a refused release still subtracts: when it races with another release of the
+// same cell, which needs the cell to have drifted already. It then takes only what the cell
+// holds, and the counters stay non-negative with P ≥ Σ b.
+//
+// Memory order. Every counter access is seq_cst. The limit checks would need only per-counter
+// atomicity, but the release check and the rebalance (which moves usage from b to g, adding to g
+// first) reason about g + b "at one instant". The single total order of seq_cst operations,
+// consistent with each thread's program order, is what gives that phrase a meaning across two
+// counters. On x86-64 this costs nothing: every read-modify-write is a locked instruction
+// whatever its order, and a seq_cst load is a plain load.
 //
 // Generations. Limits and the cell layout come from one Policy snapshot: a Generation. A new
 // policy (or a cell needed for usage the policy does not mention: a removed team or flavor)
-// makes a new Generation: the swap closes the current one to new sessions, waits until no
-// operation is inside it (each announces itself in the generation's in-flight counter — a grace
-// period of microseconds during which new operations wait), copies the usage over with the
-// canonical split for the new limits, and publishes the new one. Usage is never lost or double
-// counted across a reload; usage above new limits stays (no running pod is touched) and blocks
-// new admissions until it drains. Swaps are serialised by a mutex; reserve and release never take
-// a lock and never wait except during a swap.
+// makes a new Generation. The swap closes the current one to new sessions and waits until no
+// session is inside it; each session announces itself in the generation's in-flight counter.
+// This is a grace period of microseconds, during which newly opened sessions wait. The swap then
+// copies the usage over with the canonical split for the new limits and publishes the new
+// generation. Usage is never lost or double counted across a reload; usage above new limits
+// stays (no running pod is touched) and blocks new admissions until it drains. Swaps are
+// serialised by a mutex. Reserve, ForceCharge and Release take no lock and never wait (their CAS
+// loops retry only when another thread changed the same counter). Opening a Session takes no
+// lock either; it waits only while a swap is under way, from closing the current generation to
+// publishing the next (the grace period plus the copy).
 //
 // Charges. Reserve returns a Charge: what was taken, per governed resource, with the cell
 // indices of the generation it was taken in. Release accepts charges of any generation (cells are
@@ -42,6 +62,7 @@
 
 #include <array>
 #include <atomic>
+#include <bitset>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -111,7 +132,8 @@ struct Refusal {
   [[nodiscard]] std::string Explain() const;
 };
 
-// A consistent-enough view of one team cell and its pool (two relaxed loads).
+// One team cell and its pool, read with three loads (b before g, so usage moving from b to g may
+// be counted twice for a moment but is never missed).
 struct CellView {
   bool exists = false;
   int64_t usage = 0;
@@ -144,8 +166,9 @@ class Ledger {
   // A scope in which operations run against one generation. While any Session is open, a
   // generation swap waits (and a Session opened during a swap waits until the swap is done), so
   // a caller can keep side tables (the reservation table) consistent with the counters by
-  // updating them inside the same Session. Sessions are cheap (two atomic increments); never
-  // hold one while calling ApplyPolicy/EnsureCells/Rebuild on the same thread.
+  // updating them inside the same Session. Sessions are cheap (a few uncontended atomic
+  // operations) and take no lock; never hold one while calling ApplyPolicy/EnsureCells/Rebuild
+  // on the same thread.
   class Session {
    public:
     explicit Session(const Ledger& ledger);
@@ -169,9 +192,13 @@ class Ledger {
                                    Charge* charge, std::vector<CellKey>* missing);
     [[nodiscard]] bool ForceCharge(NameId team, NameId flavor, const ResourceList& request,
                                    Charge* charge, std::vector<CellKey>* missing);
-    // Gives a charge (of this or an earlier generation) back. Returns false when a cell it names
-    // no longer holds that much (drift; nothing is subtracted for that resource).
-    bool Release(const Charge& charge);
+    // Gives a charge (of this or an earlier generation) back. Returns true when every resource
+    // was subtracted. For a resource whose cell no longer holds that much (or no longer exists)
+    // it subtracts nothing, counts an over-release (Ledger::over_releases) and returns false;
+    // see "Release" in the header comment. `refused`, if given, gets bit i set for each refused
+    // charge.items[i].
+    [[nodiscard]] bool Release(const Charge& charge);
+    [[nodiscard]] bool Release(const Charge& charge, std::bitset<kMaxChargedResources>* refused);
 
     [[nodiscard]] CellView View(NameId team, NameId flavor, NameId resource) const;
     [[nodiscard]] bool HasFlavor(NameId team, NameId flavor) const;
@@ -187,6 +214,7 @@ class Ledger {
     bool ForceChargeIds(NameId team, NameId flavor, std::span<const IdAmount> request,
                         Charge* charge, std::vector<CellKey>* missing);
 
+    const Ledger* ledger_;
     Generation* gen_ = nullptr;
   };
 
@@ -219,6 +247,8 @@ class Ledger {
   [[nodiscard]] std::vector<CellUsage> Cells() const;
   [[nodiscard]] PolicyPtr policy() const;
   [[nodiscard]] uint64_t generation() const;
+  // How many times a release was refused for a resource (see Session::Release): monotonic.
+  [[nodiscard]] uint64_t over_releases() const;
 
  private:
   std::unique_ptr<Generation> Build(PolicyPtr policy, std::vector<ExtraCell> extra);
@@ -237,6 +267,7 @@ class Ledger {
   std::mutex structure_mu_;                           // serialises swaps
   std::vector<std::unique_ptr<Generation>> retired_;  // guarded by structure_mu_
   std::atomic<uint64_t> next_generation_{1};
+  mutable std::atomic<uint64_t> over_releases_{0};
 };
 
 }  // namespace taskgov::scheduler

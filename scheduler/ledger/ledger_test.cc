@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <bitset>
+#include <functional>
 #include <map>
 #include <random>
 
@@ -354,6 +356,138 @@ TEST_F(LedgerTest, KnownIdAmountsDropsNamesNeverInternedWithoutInterningThem) {
   EXPECT_EQ(ResourceNames().Find(unknown), std::nullopt);
 }
 
+// ---- Over-release: refused, counted, and the counters stay right. ----
+
+// (usage, pool used) per "team/resource" cell.
+std::map<std::string, std::pair<int64_t, int64_t>> Snapshot(const Ledger& ledger) {
+  std::map<std::string, std::pair<int64_t, int64_t>> out;
+  for (const Ledger::CellUsage& cell : ledger.Cells()) {
+    out[TeamNames().Name(cell.key.team) + "/" + ResourceNames().Name(cell.key.resource)] = {
+        cell.view.usage, cell.view.pool_used};
+  }
+  return out;
+}
+
+std::string KeyOf(const Charge& charge, uint8_t item) {
+  return TeamNames().Name(charge.team) + "/" + ResourceNames().Name(charge.items[item].resource);
+}
+
+TEST_F(LedgerTest, AnOverReleaseIsRefusedCountedAndSubtractsNothing) {
+  struct Setup {
+    std::vector<Charge> kept;  // still held afterwards
+    Charge bad;                // released once too often, or for too much
+  };
+  struct Case {
+    std::string name;
+    std::function<Setup(Ledger&)> setup;
+    std::bitset<kMaxChargedResources> want_refused;
+  };
+  auto reserve = [this](Ledger& ledger, const ResourceList& request) {
+    auto r = Reserve(ledger, "a", request);
+    EXPECT_TRUE(Ok(r));
+    return std::get<Charge>(r);
+  };
+  const std::vector<Case> cases = {
+      {"released twice, guaranteed part (the old code took g to -3)",
+       [&](Ledger& ledger) {
+         Charge c = reserve(ledger, Gpus(3));
+         Release(ledger, c);
+         return Setup{{}, c};
+       },
+       0b1},
+      {"released twice, pool charge too",
+       [&](Ledger& ledger) {
+         Charge c = reserve(ledger, Gpus(10));  // 4 guaranteed, 6 from the pool
+         Release(ledger, c);
+         return Setup{{}, c};
+       },
+       0b1},
+      {"for more than the cell holds",
+       [&](Ledger& ledger) {
+         Charge c = reserve(ledger, Gpus(3));
+         Charge bad = c;
+         bad.items[0].amount = 5;
+         return Setup{{c}, bad};
+       },
+       0b1},
+      {"one resource short: only that one is refused",
+       [&](Ledger& ledger) {
+         Charge c = reserve(ledger, ResourceList{{kGpu, 2}, {"cpu", 1000}});
+         Charge bad = c;  // items: cpu, then the GPU (names in order)
+         bad.items[0].amount = 3000;
+         Charge cpu_only = c;
+         cpu_only.count = 1;
+         return Setup{{cpu_only}, bad};
+       },
+       0b01},
+      {"a charge the counters were rebuilt without",
+       [&](Ledger& ledger) {
+         Charge c = reserve(ledger, Gpus(2));
+         (void)ledger.Rebuild([] { return std::vector<Charge*>{}; });
+         return Setup{{}, c};
+       },
+       0b1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Ledger ledger(PolicyBuilder()
+                      .Team("a", "c")
+                      .Quota(kP5, kGpu, 8, kUnlimited, 4)
+                      .Quota(kP5, "cpu", 4000)
+                      .Team("b", "c")
+                      .Quota(kP5, kGpu, 8)
+                      .Quota(kP5, "cpu", 4000)
+                      .Build());
+    Setup setup = c.setup(ledger);
+    const auto before = Snapshot(ledger);
+    const uint64_t over_before = ledger.over_releases();
+    std::bitset<kMaxChargedResources> refused;
+    {
+      Ledger::Session s(ledger);
+      EXPECT_FALSE(s.Release(setup.bad, &refused));
+    }
+    EXPECT_EQ(refused, c.want_refused);
+    EXPECT_EQ(ledger.over_releases() - over_before, c.want_refused.count());
+    const auto after = Snapshot(ledger);
+    for (uint8_t i = 0; i < setup.bad.count; ++i) {
+      const std::string key = KeyOf(setup.bad, i);
+      if (refused[i]) {
+        EXPECT_EQ(after.at(key), before.at(key)) << key << ": nothing subtracted";
+      } else {
+        EXPECT_EQ(after.at(key).first, before.at(key).first - setup.bad.items[i].amount) << key;
+      }
+    }
+    for (const Ledger::CellUsage& cell : ledger.Cells()) {
+      EXPECT_GE(cell.view.usage, 0);
+      EXPECT_GE(cell.view.pool_used, 0);
+      EXPECT_LE(cell.view.pool_used, cell.view.pool_capacity);
+    }
+    // Consistent: what is still held gives back cleanly, to zero everywhere.
+    {
+      Ledger::Session s(ledger);
+      for (const Charge& kept : setup.kept) EXPECT_TRUE(s.Release(kept));
+    }
+    for (const Ledger::CellUsage& cell : ledger.Cells()) {
+      EXPECT_EQ(cell.view.usage, 0) << TeamNames().Name(cell.key.team);
+      EXPECT_EQ(cell.view.pool_used, 0);
+    }
+  }
+}
+
+TEST_F(LedgerTest, ANormalReleaseReturnsTrueAndCountsNothing) {
+  Ledger ledger(TwoTeams());
+  for (int64_t gpus : {1, 8, 12, 16}) {
+    auto r = Reserve(ledger, "a", Gpus(gpus));
+    ASSERT_TRUE(Ok(r)) << gpus;
+    std::bitset<kMaxChargedResources> refused;
+    Ledger::Session s(ledger);
+    EXPECT_TRUE(s.Release(std::get<Charge>(r), &refused));
+    EXPECT_TRUE(refused.none());
+  }
+  EXPECT_EQ(ledger.over_releases(), 0u);
+  EXPECT_EQ(Usage(ledger, "a"), 0);
+}
+
 // ---- Property test: random reserve / release / reload against a reference model. ----
 
 struct ModelCell {
@@ -450,6 +584,7 @@ TEST_F(LedgerTest, PropertyRandomSequencesMatchTheModel) {
         ASSERT_EQ(Usage(ledger, team), expected) << "round " << round << " step " << step;
       }
     }
+    EXPECT_EQ(ledger.over_releases(), 0u);
   }
 }
 

@@ -1,9 +1,30 @@
 #include "scheduler/ledger/quota_book.h"
 
+#include <bitset>
+
+#include "common/log.h"
+
 namespace taskgov::scheduler {
 
 QuotaBook::QuotaBook(PolicyPtr policy, const common::Clock* clock)
     : ledger_(std::move(policy)), clock_(clock) {}
+
+void QuotaBook::GiveBack(Ledger::Session& session, std::string_view uid, const Charge& charge) {
+  std::bitset<kMaxChargedResources> refused;
+  if (session.Release(charge, &refused)) return;
+  for (uint8_t i = 0; i < charge.count; ++i) {
+    if (!refused[i]) continue;
+    const Charge::Item& item = charge.items[i];
+    common::log::Warn("ledger",
+                      "release refused: the cell holds less than the charge (counters drifted)",
+                      {{"uid", uid},
+                       {"team", TeamNames().Name(charge.team)},
+                       {"flavor", FlavorNames().Name(charge.flavor)},
+                       {"resource", ResourceNames().Name(item.resource)},
+                       {"amount", item.amount},
+                       {"in_use", session.View(charge.team, charge.flavor, item.resource).usage}});
+  }
+}
 
 std::variant<Charge, Refusal> QuotaBook::Assume(std::string_view uid, NameId team, NameId flavor,
                                                 const ResourceList& request, Ledger::Mode mode,
@@ -34,7 +55,7 @@ std::variant<Charge, Refusal> QuotaBook::Assume(Ledger::Session& session, std::s
   auto it = shard.map.find(uid);
   if (it != shard.map.end()) {
     if (it->second.state == ReservationState::kBound) return it->second.charge;
-    session.Release(it->second.charge);  // a re-filter replaces the assumed reservation
+    GiveBack(session, uid, it->second.charge);  // a re-filter replaces the assumed reservation
     shard.map.erase(it);
   }
   std::variant<Charge, Refusal> result = session.Reserve(team, flavor, request, mode);
@@ -83,7 +104,7 @@ QuotaBook::ConfirmOutcome QuotaBook::ConfirmBound(std::string_view uid, NameId t
         if (reservation.meta.admitted_ms == 0) reservation.meta.admitted_ms = clock_->NowMs();
         if (it != shard.map.end()) {
           // Assumed for another flavor or team than it was bound to: charge what is real.
-          session.Release(it->second.charge);
+          GiveBack(session, uid, it->second.charge);
           it->second = reservation;
         } else {
           shard.map.emplace(std::string(uid), reservation);
@@ -102,7 +123,7 @@ bool QuotaBook::Release(std::string_view uid) {
   std::lock_guard<std::mutex> lock(shard.mu);
   auto it = shard.map.find(uid);
   if (it == shard.map.end()) return false;
-  session.Release(it->second.charge);
+  GiveBack(session, uid, it->second.charge);
   shard.map.erase(it);
   return true;
 }
@@ -115,7 +136,7 @@ size_t QuotaBook::ExpireAssumed() {
     std::lock_guard<std::mutex> lock(shard.mu);
     for (auto it = shard.map.begin(); it != shard.map.end();) {
       if (it->second.state == ReservationState::kAssumed && it->second.expires_ms <= now) {
-        session.Release(it->second.charge);
+        GiveBack(session, it->first, it->second.charge);
         it = shard.map.erase(it);
         ++expired;
       } else {

@@ -11,7 +11,11 @@
 // Consistency: each operation opens a Ledger::Session and then locks the UID's shard, always in
 // that order, so the ledger counters and the table change together and Reconcile() — which
 // rebuilds the counters from the table while no session is open — sees them quiescent.
-// Thread-safety: all methods are thread-safe.
+// A release the ledger refuses (an over-release: the counters had drifted from the table) is
+// logged as a warning naming the team, flavor and resource, counted by the ledger
+// (Ledger::over_releases), and the operation goes on; Reconcile() repairs the counters.
+// Thread-safety: all methods are thread-safe. The shard mutexes guard only the table; the ledger
+// counters take no lock.
 //
 // Requests come as IdAmounts (resource ids; the hot path, no name lookups) or as a ResourceList
 // (converted once with KnownIdAmounts, lock-free).
@@ -119,6 +123,8 @@ class QuotaBook {
   static constexpr size_t kShards = 32;
 
   Shard& ShardOf(std::string_view uid) const { return shards_[Hash{}(uid) % kShards]; }
+  // Gives `charge` (of pod `uid`) back; warns about every resource the ledger refused.
+  static void GiveBack(Ledger::Session& session, std::string_view uid, const Charge& charge);
 
   Ledger ledger_;
   const common::Clock* clock_;

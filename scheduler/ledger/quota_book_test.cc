@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
+#include "common/log.h"
 #include "scheduler/testing/builders.h"
 
 namespace taskgov::scheduler {
@@ -149,6 +152,63 @@ TEST_F(QuotaBookTest, ReloadKeepsReservations) {
   EXPECT_TRUE(Assume("u2", 4));
 }
 
+// Every place the book gives a charge back handles a refused release: it warns, naming the team,
+// flavor and resource, the ledger counts it, and the operation completes.
+TEST_F(QuotaBookTest, ARefusedReleaseIsLoggedCountedAndTheOperationGoesOn) {
+  struct Case {
+    std::string name;
+    std::function<void()> op;  // gives back u1's reservation one way or another
+    int64_t usage_after;       // on p5
+  };
+  const std::vector<Case> cases = {
+      {"release", [this] { EXPECT_TRUE(book_.Release("u1")); }, 0},
+      {"re-filter", [this] { EXPECT_TRUE(Assume("u1", 2)); }, 2},
+      {"bound to another flavor",
+       [this] {
+         EXPECT_EQ(book_.ConfirmBound("u1", T("a"), F(kG5), Gpus(4), PodMeta{}),
+                   QuotaBook::ConfirmOutcome::kCharged);
+       },
+       0},
+      {"expiry",
+       [this] {
+         clock_.Advance(kTtl);
+         EXPECT_EQ(book_.ExpireAssumed(), 1u);
+       },
+       0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ASSERT_TRUE(Assume("u1", 4));
+    // The counters drift behind the table's back: u1's charge is given back directly.
+    {
+      Ledger::Session s(book_.ledger());
+      ASSERT_TRUE(s.Release(book_.Find("u1")->charge));
+    }
+    const uint64_t over_before = book_.ledger().over_releases();
+    common::log::ScopedCapture logs;
+    c.op();
+    EXPECT_EQ(book_.ledger().over_releases() - over_before, 1u);
+    ASSERT_EQ(logs.Count("release refused"), 1u);
+    std::string line;
+    for (const std::string& l : logs.Lines()) {
+      if (l.find("release refused") != std::string::npos) line = l;
+    }
+    EXPECT_NE(line.find(R"("level":"warn")"), std::string::npos) << line;
+    EXPECT_NE(line.find(R"("component":"ledger")"), std::string::npos) << line;
+    EXPECT_NE(line.find(R"("team":"a")"), std::string::npos) << line;
+    EXPECT_NE(line.find(R"("flavor":"ml.p5.48xlarge")"), std::string::npos) << line;
+    EXPECT_NE(line.find(R"("resource":"nvidia.com/gpu")"), std::string::npos) << line;
+    EXPECT_NE(line.find(R"("uid":"u1")"), std::string::npos) << line;
+    EXPECT_EQ(Usage(), c.usage_after);  // nothing went negative
+    // Clean up for the next case.
+    book_.Release("u1");
+    clock_.Advance(kTtl);
+    book_.ExpireAssumed();
+    ASSERT_EQ(book_.size(), 0u);
+    ASSERT_TRUE(book_.Reconcile().empty());
+  }
+}
+
 TEST_F(QuotaBookTest, IdAmountsOverloadsChargeLikeResourceLists) {
   const IdAmounts four = ToIdAmounts(Gpus(4));
   ASSERT_TRUE(std::holds_alternative<Charge>(
@@ -163,6 +223,7 @@ TEST_F(QuotaBookTest, IdAmountsOverloadsChargeLikeResourceLists) {
   EXPECT_TRUE(book_.Release("u1"));
   EXPECT_TRUE(book_.Release("u2"));
   EXPECT_EQ(Usage(), 0);
+  EXPECT_EQ(book_.ledger().over_releases(), 0u);
 }
 
 }  // namespace
