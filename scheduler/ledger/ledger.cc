@@ -1,11 +1,13 @@
 #include "scheduler/ledger/ledger.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <string_view>
 #include <thread>
 #include <tuple>
 
+#include "common/log.h"
 #include "scheduler/model/quantity.h"
 
 namespace taskgov::scheduler {
@@ -66,6 +68,18 @@ int64_t UsageOf(const TeamCell& c) {
   return SaturatingAdd(b, c.g.load(kCounter));
 }
 
+// Misuse that would otherwise wait for itself forever: a bug in the caller, never input.
+[[noreturn]] void DieOfSelfWait(std::string_view what) {
+  common::log::Error("ledger", what);
+  std::abort();
+}
+
+// This thread's innermost open Session (each links to the next outer one, of any ledger), and
+// the ledger whose swap this thread is running, if any. Plain thread-locals: only their own
+// thread reads or writes them.
+thread_local Ledger::Session* tls_innermost = nullptr;
+thread_local const Ledger* tls_swapping = nullptr;
+
 }  // namespace
 
 struct Ledger::Generation {
@@ -78,7 +92,7 @@ struct Ledger::Generation {
   std::vector<std::string> pool_cohorts;                     // the cohort key of each pool
   std::unordered_map<uint64_t, Range> index;                 // (team, flavor) → its cells
   std::unordered_map<NameId, std::vector<NameId>> governed;  // flavor → resources with cells
-  // Sessions inside this generation. seq_cst against `open` (a Dekker pair, see Session).
+  // Sessions inside this generation. seq_cst against `open` (a Dekker pair, see Enter).
   std::atomic<int64_t> inflight{0};
   // True while sessions may enter; a swap closes it, waits for inflight == 0, then publishes the
   // next generation (which is open from the start).
@@ -423,19 +437,16 @@ std::string Refusal::Explain() const {
 
 // ---- Session ----
 
-Ledger::Session::Session(const Ledger& ledger) : ledger_(&ledger) {
+Ledger::Generation* Ledger::Enter(const Ledger& ledger) {
   // While entering, this thread may hold a pointer to a generation being retired: announce it so
   // the swap does not free that generation meanwhile (see Ledger::entering_). seq_cst: this
   // increment precedes the load of current_ below in the total order that also holds the swap's
   // publication of the next generation and its later check of entering_.
   ledger.entering_.fetch_add(1, std::memory_order_seq_cst);
-  struct Leave {
-    const Ledger& ledger;
-    ~Leave() { ledger.entering_.fetch_sub(1, std::memory_order_seq_cst); }  // seq_cst: see above
-  } leave{ledger};
+  Generation* gen = nullptr;
   while (true) {
     // seq_cst: see above; acquire at least, to see the published generation's contents.
-    Generation* gen = ledger.current_.load(std::memory_order_seq_cst);
+    gen = ledger.current_.load(std::memory_order_seq_cst);
     if (!gen->open.load(std::memory_order_seq_cst)) {
       std::this_thread::yield();  // a swap is under way: wait for the next generation
       continue;
@@ -445,14 +456,40 @@ Ledger::Session::Session(const Ledger& ledger) : ledger_(&ledger) {
     // increments inflight then reads open. At least one of the two sees the other.
     if (gen->open.load(std::memory_order_seq_cst) &&
         ledger.current_.load(std::memory_order_seq_cst) == gen) {
-      gen_ = gen;
-      return;
+      break;
     }
     gen->inflight.fetch_sub(1, std::memory_order_seq_cst);
   }
+  ledger.entering_.fetch_sub(1, std::memory_order_seq_cst);  // seq_cst: see the increment
+  return gen;
+}
+
+Ledger::Session::Session(const Ledger& ledger) : ledger_(&ledger), below_(tls_innermost) {
+  if (tls_swapping == &ledger) {
+    DieOfSelfWait(
+        "a Session opened inside this ledger's own swap (Rebuild's collect?) would wait "
+        "for that swap forever");
+  }
+  const Session* outer = below_;
+  while (outer != nullptr && outer->ledger_ != &ledger) outer = outer->below_;
+  if (outer != nullptr) {
+    gen_ = outer->gen_;  // nested: join the generation the outer session holds
+    // Relaxed: the outer session's count keeps inflight above zero from before this increment
+    // to after it (one thread, one counter: modification order follows program order), so no
+    // swap passes its wait meanwhile; the release decrement in ~Session publishes this session.
+    gen_->inflight.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    gen_ = Enter(ledger);
+  }
+  tls_innermost = this;
 }
 
 Ledger::Session::~Session() {
+  // Unlink from this thread's chain: usually the innermost, but sessions may end in any order.
+  Session** link = &tls_innermost;
+  while (*link != nullptr && *link != this) link = &(*link)->below_;
+  if (*link == nullptr) DieOfSelfWait("a Session ended on another thread than it was opened on");
+  *link = below_;
   // Release: this session's counter updates happen before the swap reads the counters.
   gen_->inflight.fetch_sub(1, std::memory_order_release);
 }
@@ -663,10 +700,23 @@ void CopyUsage(const Ledger::Generation& old, Ledger::Generation& next) {
 
 void Ledger::Swap(const std::function<std::unique_ptr<Generation>(const Generation&)>& make_next,
                   const std::function<std::vector<Charge*>()>* collect, std::vector<Drift>* drift) {
+  for (const Session* s = tls_innermost; s != nullptr; s = s->below_) {
+    if (s->ledger_ == this) {
+      DieOfSelfWait(
+          "ApplyPolicy, EnsureCells or Rebuild called on a thread that holds a Session "
+          "on the same ledger: the swap would wait for that session forever");
+    }
+  }
+  struct SwappingMark {
+    const Ledger* previous = tls_swapping;
+    ~SwappingMark() { tls_swapping = previous; }
+  } mark;
+  tls_swapping = this;
   std::lock_guard<std::mutex> lock(structure_mu_);
   Generation* old = current_.load(std::memory_order_seq_cst);
-  old->open.store(false, std::memory_order_seq_cst);  // seq_cst: the Dekker pair of Session
-  // seq_cst: see Session. Sessions that entered before finish; later ones back off and wait. The
+  old->open.store(false, std::memory_order_seq_cst);  // seq_cst: the Dekker pair of Enter()
+  swapping_.store(true, std::memory_order_seq_cst);   // seq_cst: after the close, for observers
+  // seq_cst: see Enter(). Sessions that entered before finish; later ones back off and wait. The
   // value read was written by ~Session's release decrement (or a later one), so their counter
   // updates happen before what follows.
   while (old->inflight.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
@@ -681,8 +731,9 @@ void Ledger::Swap(const std::function<std::unique_ptr<Generation>(const Generati
     CopyUsage(*old, *next);
   }
   // seq_cst publication: a session that loads `next` sees its counters (the store is ordered
-  // after the writes above), and Session reasons about entering_ in the same total order.
+  // after the writes above), and Enter() reasons about entering_ in the same total order.
   current_.store(next.release(), std::memory_order_seq_cst);
+  swapping_.store(false, std::memory_order_seq_cst);
   retired_.emplace_back(old);
   // A session that loaded `old` (or an older generation) is still inside its entering window;
   // once none is, nothing can reach a retired generation any more. Wait briefly for that;
@@ -775,5 +826,8 @@ uint64_t Ledger::generation() const {
 
 // Relaxed: a statistic read on its own.
 uint64_t Ledger::over_releases() const { return over_releases_.load(std::memory_order_relaxed); }
+
+// seq_cst: ordered with the swap's close of the generation (see Swap).
+bool Ledger::swap_in_progress() const { return swapping_.load(std::memory_order_seq_cst); }
 
 }  // namespace taskgov::scheduler

@@ -167,8 +167,19 @@ class Ledger {
   // generation swap waits (and a Session opened during a swap waits until the swap is done), so
   // a caller can keep side tables (the reservation table) consistent with the counters by
   // updating them inside the same Session. Sessions are cheap (a few uncontended atomic
-  // operations) and take no lock; never hold one while calling ApplyPolicy/EnsureCells/Rebuild
-  // on the same thread.
+  // operations and a thread-local link) and take no lock.
+  //
+  // Nesting. A Session opened on a thread that already holds one on the same ledger joins the
+  // generation the outer one holds, without waiting. Outer and nested sessions therefore always
+  // see the same generation. Waiting there instead would deadlock: the swap waits for the outer
+  // session to end while the nested one waits for the swap. Joining is safe because the outer
+  // session's in-flight count keeps any swap in its wait, so the generation is neither copied
+  // nor freed until both have ended (in either order). A Session belongs to the thread that
+  // opened it: use and destroy it there.
+  //
+  // Misuse that would wait for itself forever aborts with a message instead: calling
+  // ApplyPolicy, EnsureCells or Rebuild on a thread that holds a Session on the same ledger, or
+  // opening a Session inside Rebuild's `collect`.
   class Session {
    public:
     explicit Session(const Ledger& ledger);
@@ -216,6 +227,7 @@ class Ledger {
 
     const Ledger* ledger_;
     Generation* gen_ = nullptr;
+    Session* below_;  // the next outer open Session of this thread (any ledger), or null
   };
 
   // Installs new limits; keeps usage (see the header comment).
@@ -249,8 +261,13 @@ class Ledger {
   [[nodiscard]] uint64_t generation() const;
   // How many times a release was refused for a resource (see Session::Release): monotonic.
   [[nodiscard]] uint64_t over_releases() const;
+  // True from when a swap has closed the current generation to new sessions until it has
+  // published the next one. For tests and diagnostics.
+  [[nodiscard]] bool swap_in_progress() const;
 
  private:
+  // Settles a new (outermost) session on the current generation, waiting out a swap.
+  static Generation* Enter(const Ledger& ledger);
   std::unique_ptr<Generation> Build(PolicyPtr policy, std::vector<ExtraCell> extra);
   // Closes the current generation, waits until no session is inside it, builds the next one
   // with `make_next`, fills it from the old counters (collect == nullptr) or from the collected
@@ -267,6 +284,7 @@ class Ledger {
   std::mutex structure_mu_;                           // serialises swaps
   std::vector<std::unique_ptr<Generation>> retired_;  // guarded by structure_mu_
   std::atomic<uint64_t> next_generation_{1};
+  std::atomic<bool> swapping_{false};
   mutable std::atomic<uint64_t> over_releases_{0};
 };
 

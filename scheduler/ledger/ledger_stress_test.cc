@@ -1,23 +1,27 @@
 // Many threads reserving and releasing against tight limits, with policy swaps in between: no
 // limit is exceeded at any observed instant, no legitimate release is refused, and usage ends at
-// zero. Also over-releases racing legitimate traffic. Runs under TSan in CI (tag "concurrency").
+// zero. Also nested sessions racing swaps, and over-releases racing legitimate traffic. Runs
+// under TSan in CI (tag "concurrency").
 
 #include <gtest/gtest.h>
 
 #include <array>
 #include <atomic>
 #include <bitset>
+#include <chrono>
 #include <optional>
 #include <random>
 #include <thread>
 
 #include "scheduler/ledger/ledger.h"
+#include "scheduler/ledger/run_bounded_for_testing.h"
 #include "scheduler/testing/builders.h"
 
 namespace taskgov::scheduler {
 namespace {
 
 using testing::PolicyBuilder;
+using testing::RunBounded;
 
 constexpr char kP5[] = "ml.p5.48xlarge";
 constexpr char kGpu[] = "nvidia.com/gpu";
@@ -110,6 +114,54 @@ TEST(LedgerStressTest, NoLimitIsEverExceededAndUsageEndsAtZero) {
                                   << ResourceNames().Name(cell.key.resource);
     EXPECT_EQ(cell.view.pool_used, 0);
   }
+}
+
+// Sessions nested on one thread while another thread swaps generations over and over: nobody
+// deadlocks, the nested session always sees the outer one's generation, and usage ends at zero.
+TEST(LedgerStressTest, NestedSessionsRacingSwapsNeverDeadlock) {
+  Ledger ledger(StressPolicy());
+  const NameId flavor = FlavorNames().Intern(kP5);
+  const uint64_t first_generation = ledger.generation();
+  RunBounded(
+      "nested sessions racing swaps",
+      [&] {
+        // The workers run until the reloader has swapped 100 times, so the two always overlap.
+        std::atomic<bool> reloaded{false};
+        std::thread reloader([&] {
+          for (int i = 0; i < 100; ++i) ledger.ApplyPolicy(StressPolicy());
+          reloaded.store(true, std::memory_order_relaxed);
+        });
+        std::atomic<int64_t> mismatched{0};
+        std::vector<std::thread> workers;
+        for (int t = 0; t < 3; ++t) {
+          workers.emplace_back([&, t] {
+            const NameId team = TeamNames().Intern("s" + std::to_string(t));
+            const ResourceList one{{kGpu, 1}};
+            for (int i = 0; i < 200 || !reloaded.load(std::memory_order_relaxed); ++i) {
+              Ledger::Session outer(ledger);
+              auto first = outer.Reserve(team, flavor, one, Ledger::Mode::kBorrowing);
+              {
+                Ledger::Session nested(ledger);
+                if (nested.generation() != outer.generation()) mismatched.fetch_add(1);
+                auto second = nested.Reserve(team, flavor, one, Ledger::Mode::kBorrowing);
+                if (const Charge* c = std::get_if<Charge>(&first)) {
+                  EXPECT_TRUE(nested.Release(*c));  // given back by the nested session
+                }
+                if (const Charge* c = std::get_if<Charge>(&second)) {
+                  EXPECT_TRUE(outer.Release(*c));  // given back by the outer session
+                }
+              }
+            }
+          });
+        }
+        for (std::thread& w : workers) w.join();
+        reloader.join();
+        EXPECT_EQ(mismatched.load(), 0);
+      },
+      std::chrono::seconds(240));
+  EXPECT_EQ(ledger.generation(), first_generation + 100);
+  EXPECT_EQ(ledger.over_releases(), 0u);
+  for (const Ledger::CellUsage& cell : ledger.Cells()) EXPECT_EQ(cell.view.usage, 0);
 }
 
 // Drift under load: some threads release charges twice (a bug elsewhere) while others reserve and

@@ -5,14 +5,18 @@
 #include <bitset>
 #include <functional>
 #include <map>
+#include <memory>
 #include <random>
+#include <thread>
 
+#include "scheduler/ledger/run_bounded_for_testing.h"
 #include "scheduler/testing/builders.h"
 
 namespace taskgov::scheduler {
 namespace {
 
 using testing::PolicyBuilder;
+using testing::RunBounded;
 using Mode = Ledger::Mode;
 
 constexpr char kP5[] = "ml.p5.48xlarge";
@@ -486,6 +490,94 @@ TEST_F(LedgerTest, ANormalReleaseReturnsTrueAndCountsNothing) {
   }
   EXPECT_EQ(ledger.over_releases(), 0u);
   EXPECT_EQ(Usage(ledger, "a"), 0);
+}
+
+// ---- Sessions: nesting, and misuse that would wait for itself. ----
+
+TEST_F(LedgerTest, NestedSessionsShareTheOuterGeneration) {
+  Ledger ledger(TwoTeams());
+  Ledger other(TwoTeams());
+  Ledger::Session outer(ledger);
+  Ledger::Session elsewhere(other);  // a session on another ledger in between
+  Ledger::Session nested(ledger);
+  EXPECT_EQ(nested.generation(), outer.generation());
+  // Helpers that open sessions of their own work inside one.
+  EXPECT_EQ(ledger.generation(), outer.generation());
+  EXPECT_FALSE(ledger.Cells().empty());
+  auto r = nested.Reserve(T("a"), F(kP5), Gpus(2), Mode::kBorrowing);
+  ASSERT_TRUE(Ok(r));
+  EXPECT_EQ(outer.View(T("a"), F(kP5), R(kGpu)).usage, 2);
+  EXPECT_TRUE(outer.Release(std::get<Charge>(r)));
+}
+
+// The hazard: a thread holds a session, another starts a swap (which waits for that session), and
+// the first opens a nested session. Waiting for the swap there would deadlock.
+TEST_F(LedgerTest, NestedSessionDuringASwapJoinsTheHeldGeneration) {
+  Ledger ledger(TwoTeams());
+  RunBounded("nested session during a swap", [&] {
+    std::thread swapper;
+    uint64_t held = 0;
+    {
+      Ledger::Session outer(ledger);
+      held = outer.generation();
+      swapper = std::thread([&] { ledger.ApplyPolicy(TwoTeams(/*a_borrow=*/2)); });
+      // The swap has closed the generation and now waits for `outer`.
+      while (!ledger.swap_in_progress()) std::this_thread::yield();
+      {
+        Ledger::Session nested(ledger);
+        EXPECT_EQ(nested.generation(), held);
+        auto r = nested.Reserve(T("a"), F(kP5), Gpus(3), Mode::kBorrowing);
+        ASSERT_TRUE(Ok(r));
+        EXPECT_TRUE(nested.Release(std::get<Charge>(r)));
+      }
+      EXPECT_TRUE(ledger.swap_in_progress());  // still waiting for `outer`
+    }
+    swapper.join();
+    EXPECT_FALSE(ledger.swap_in_progress());
+    EXPECT_GT(ledger.generation(), held);
+  });
+}
+
+// Sessions may end in any order; the swap still waits for (only) the ones still open.
+TEST_F(LedgerTest, SessionsEndingOutOfOrderStillHoldOffTheSwap) {
+  Ledger ledger(TwoTeams());
+  RunBounded("sessions ending out of order", [&] {
+    auto outer = std::make_unique<Ledger::Session>(ledger);
+    auto nested = std::make_unique<Ledger::Session>(ledger);
+    const uint64_t held = nested->generation();
+    std::thread swapper([&] { ledger.ApplyPolicy(TwoTeams(/*a_borrow=*/2)); });
+    while (!ledger.swap_in_progress()) std::this_thread::yield();
+    outer.reset();  // the nested one still holds the generation
+    auto r = nested->Reserve(T("a"), F(kP5), Gpus(1), Mode::kBorrowing);
+    ASSERT_TRUE(Ok(r));
+    EXPECT_TRUE(nested->Release(std::get<Charge>(r)));
+    EXPECT_TRUE(ledger.swap_in_progress());
+    nested.reset();
+    swapper.join();
+    EXPECT_GT(ledger.generation(), held);
+    Ledger::Session fresh(ledger);  // the chain is empty again: a normal session
+    EXPECT_EQ(fresh.generation(), ledger.generation());
+  });
+}
+
+TEST(LedgerDeathTest, ASwapOnAThreadHoldingASessionAbortsInsteadOfWaitingForever) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        Ledger ledger(TwoTeams());
+        Ledger::Session s(ledger);
+        ledger.ApplyPolicy(TwoTeams());
+      },
+      "holds a Session on the same ledger");
+  EXPECT_DEATH(
+      {
+        Ledger ledger(TwoTeams());
+        (void)ledger.Rebuild([&] {
+          Ledger::Session s(ledger);
+          return std::vector<Charge*>{};
+        });
+      },
+      "inside this ledger's own swap");
 }
 
 // ---- Property test: random reserve / release / reload against a reference model. ----
