@@ -89,6 +89,28 @@ void BM_ReserveReleaseIdsThreeResources(benchmark::State& state) {
 }
 BENCHMARK(BM_ReserveReleaseIdsThreeResources);
 
+// Reserve + release by name from several threads, each for a team of its own (no shared
+// counters): what the threads still share is the name lookup.
+void BM_ReserveReleaseThreaded(benchmark::State& state) {
+  static Ledger* ledger = nullptr;
+  if (state.thread_index() == 0) ledger = new Ledger(HundredTeams());
+  const NameId team = TeamNames().Intern("team-" + std::to_string(10 + state.thread_index()));
+  const NameId flavor = FlavorNames().Intern(kFlavors[0]);
+  const ResourceList request{{kGpu, 1}, {"cpu", 24000}, {"memory", int64_t{256} << 30}};
+  for (auto _ : state) {
+    Ledger::Session s(*ledger);
+    auto r = s.Reserve(team, flavor, request, Ledger::Mode::kBorrowing);
+    benchmark::DoNotOptimize(r);
+    if (const Charge* c = std::get_if<Charge>(&r)) benchmark::DoNotOptimize(s.Release(*c));
+  }
+  state.SetItemsProcessed(state.iterations());
+  if (state.thread_index() == 0) {
+    delete ledger;
+    ledger = nullptr;
+  }
+}
+BENCHMARK(BM_ReserveReleaseThreaded)->Threads(1)->Threads(2)->UseRealTime();
+
 struct FilterFixture {
   common::FakeClock clock;
   QuotaBook book{HundredTeams(), &clock};
