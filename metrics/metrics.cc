@@ -140,16 +140,6 @@ std::array<uint64_t, kLedgerRepairKinds.size()> RepairCounts(
   return {r.expired, r.orphan_released, r.uncharged_charged, r.drift_cells};
 }
 
-// INTEGRATION: Ledger::over_releases() (releases that found a cell holding less than the charge)
-// is being added by another change. Until it lands this returns nullopt and
-// taskgov_ledger_over_release_total is not rendered; to enable it, replace the body by the line
-// in the comment.
-std::optional<uint64_t> LedgerOverReleases(const scheduler::Ledger& ledger) {
-  (void)ledger;
-  return std::nullopt;
-  // return ledger.over_releases();
-}
-
 std::string_view TeamLabel(NameId id) {
   if (id == scheduler::kNoTeam || id >= scheduler::TeamNames().size()) return kNoTeamLabel;
   return scheduler::TeamNames().Name(id);
@@ -693,9 +683,9 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::QuotaBook
   for (const auto& [team, meta] : scrape.live) {
     const std::optional<NameId> id = scheduler::TeamNames().Find(team);
     const PodCounts c = id ? counts[*id] : PodCounts{};
-    const scheduler::PendingQueues::Counts pending =
-        (id && cluster != nullptr) ? cluster->pending().CountsOf(*id)
-                                   : scheduler::PendingQueues::Counts{};
+    const scheduler::PendingQueues::Counts pending = (id && cluster != nullptr)
+                                                         ? cluster->pending().CountsOf(*id)
+                                                         : scheduler::PendingQueues::Counts{};
     if (cluster != nullptr) {
       pods.Value(kPodNames, L2{team, "pending"}, static_cast<double>(pending.total));
     }
@@ -918,15 +908,13 @@ void Metrics::Impl::CollectLedgerRepairs(std::vector<MetricFamily>* out) const {
     out->push_back(repairs.Take());
   }
   if (sources_.book == nullptr) return;
-  if (const std::optional<uint64_t> n = LedgerOverReleases(sources_.book->ledger())) {
-    FamilyBuilder over("taskgov_ledger_over_release_total",
-                       "Releases that found a ledger cell holding less than the charge they "
-                       "named (drift: nothing was subtracted for that resource).",
-                       MetricType::Counter);
-    over.Value(std::array<std::string_view, 0>{}, std::array<std::string_view, 0>{},
-               static_cast<double>(*n));
-    out->push_back(over.Take());
-  }
+  FamilyBuilder over("taskgov_ledger_over_release_total",
+                     "Releases that found a ledger cell holding less than the charge they "
+                     "named (drift: nothing was subtracted for that resource).",
+                     MetricType::Counter);
+  over.Value(std::array<std::string_view, 0>{}, std::array<std::string_view, 0>{},
+             static_cast<double>(sources_.book->ledger().over_releases()));
+  out->push_back(over.Take());
 }
 
 std::string Metrics::Impl::Render() const {

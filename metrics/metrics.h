@@ -30,7 +30,7 @@
 //     uncharged_charged (running pods charged because they held no reservation), drift_cell
 //     (ledger cells whose counters disagreed with the reservations, rebuilt); all but expired
 //     are drift and normally stay 0. taskgov_ledger_over_release_total (releases that found a
-//     cell holding less than the charge), once the ledger counts them (see metrics.cc).
+//     cell holding less than the charge: Ledger::over_releases(), drift, normally 0).
 //   with Options::kueue_compatible, the same numbers under Kueue's names and labels —
 //     kueue_cluster_queue_{nominal_quota, borrowing_limit, lending_limit, resource_usage}
 //       {cohort, cluster_queue, flavor, resource}, kueue_cluster_queue_weighted_share

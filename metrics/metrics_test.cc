@@ -569,6 +569,24 @@ TEST(MetricsTest, LedgerRepairsCountWhatTheReconcilerRepaired) {
   }
 }
 
+// A charge given back twice: once the cell holds less than it (team-a's 48 cores stay in use),
+// the ledger refuses the second release and the metric counts it.
+TEST(MetricsTest, OverReleasesAreCounted) {
+  Scenario s;
+  s.Script();
+  auto over = [&] {
+    return ParseExposition(s.metrics->Render()).Value("taskgov_ledger_over_release_total", {});
+  };
+  EXPECT_EQ(over(), 0);
+  scheduler::Ledger::Session session(s.book.ledger());
+  auto r = session.Reserve(TeamId("team-a"), FlavorId("ml.p5.48xlarge"),
+                           ResourceList{{"cpu", 100'000}}, scheduler::Ledger::Mode::kWithinNominal);
+  ASSERT_TRUE(std::holds_alternative<scheduler::Charge>(r));
+  EXPECT_TRUE(session.Release(std::get<scheduler::Charge>(r)));
+  EXPECT_FALSE(session.Release(std::get<scheduler::Charge>(r)));
+  EXPECT_EQ(over(), 1);
+}
+
 TEST(MetricsTest, ConfigReloadState) {
   Metrics m;
   m.ObserveConfigReload(true, 5'000);
