@@ -97,6 +97,11 @@ struct Admission::Context {
   NameId team_id = kNoTeam;
   const Pod* pod = nullptr;
   ResourceList request;
+  // The request's resources that have an interned id (KnownIdAmounts: lock-free, and names from
+  // the pod are never added to the interners); `unknown_resource` when some positive request
+  // names a resource nothing ever interned, so no node can hold it.
+  IdAmounts request_ids;
+  bool unknown_resource = false;
   int32_t priority = 0;
   bool by_priority = true;
   Mode mode = Mode::kWithinNominal;
@@ -276,6 +281,10 @@ void Admission::ResolveSubject(Context& ctx, const Pod& pod) const {
   ctx.team = ctx.team_id == kNoTeam ? nullptr : ctx.policy.FindTeam(TeamNames().Name(ctx.team_id));
   if (ctx.team == nullptr) return;
   ctx.request = EffectiveRequest(pod);
+  ctx.request_ids = KnownIdAmounts(ctx.request);
+  for (const ResourceAmount& r : ctx.request) {
+    ctx.unknown_resource = ctx.unknown_resource || (r.amount > 0 && !ResourceNames().Find(r.name));
+  }
   ctx.priority = ResolvePriority(ctx.policy, pod);
   ctx.by_priority = ctx.policy.task_prioritization == TaskPrioritization::kTaskRanking;
 }
@@ -316,7 +325,10 @@ FilterResult Admission::NoTeam(const Context& ctx, const FilterArgs& args,
 std::vector<NodeFit> Admission::JudgeNodes(const Context& ctx, const FilterArgs& args) const {
   // Flavor and room of every candidate node: one hash lookup and integer compares each.
   std::vector<NodeFit> fits;
-  cluster_->nodes().FitNodes(args.node_names, ToIdAmounts(ctx.request), &fits);
+  cluster_->nodes().FitNodes(args.node_names, ctx.request_ids, &fits);
+  if (ctx.unknown_resource) {
+    for (NodeFit& fit : fits) fit.room = false;  // no node has a resource nothing interned
+  }
   if (args.node_names_mode) return fits;
   for (size_t i = 0; i < args.nodes.size() && i < fits.size(); ++i) {
     NodeFit& fit = fits[i];
