@@ -7,6 +7,7 @@
 
 #include "scheduler/decisions/admission.h"
 #include "scheduler/testing/builders.h"
+#include "scheduler/testing/filter_fixture.h"
 
 namespace taskgov::scheduler {
 namespace {
@@ -15,21 +16,10 @@ using testing::NodeBuilder;
 using testing::PodBuilder;
 using testing::PolicyBuilder;
 
-constexpr char kGpu[] = "nvidia.com/gpu";
-const char* const kFlavors[] = {"ml.p5.48xlarge", "ml.g5.12xlarge", "ml.trn1.32xlarge"};
-
-PolicyPtr HundredTeams() {
-  PolicyBuilder builder;
-  for (int t = 0; t < 100; ++t) {
-    builder.Team("team-" + std::to_string(t), "cohort");
-    for (const char* flavor : kFlavors) {
-      builder.Quota(flavor, kGpu, 8, 16)
-          .Quota(flavor, "cpu", 192000)
-          .Quota(flavor, "memory", int64_t{2048} << 30);
-    }
-  }
-  return builder.Build();
-}
+using testing::FilterFixture;
+using testing::HundredTeams;
+constexpr const char* kGpu = testing::kBenchGpu;
+constexpr const char* const* kFlavors = testing::kBenchFlavors;
 
 void BM_ReserveRelease(benchmark::State& state) {
   Ledger ledger(HundredTeams());
@@ -110,29 +100,6 @@ void BM_ReserveReleaseThreaded(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ReserveReleaseThreaded)->Threads(1)->Threads(2)->UseRealTime();
-
-struct FilterFixture {
-  common::FakeClock clock;
-  QuotaBook book{HundredTeams(), &clock};
-  ClusterState cluster{&book, &clock, ClusterState::Options{}};
-  Admission admission{&book, &cluster, nullptr, &clock, Admission::Options{}};
-  std::vector<std::string> names;
-
-  FilterFixture() {
-    for (int i = 0; i < 500; ++i) {
-      const char* flavor = kFlavors[i % 3];
-      std::string name = "node-" + std::to_string(i);
-      cluster.OnNodeUpsert(NodeBuilder(name)
-                               .InstanceType(flavor)
-                               .Allocatable(kGpu, "8")
-                               .Allocatable("cpu", "192")
-                               .Allocatable("memory", "2Ti"));
-      names.push_back(name);
-    }
-    cluster.OnSynced(ObjectKind::kPod);
-    cluster.OnSynced(ObjectKind::kNode);
-  }
-};
 
 // An admitted pod: the filter decision plus giving the reservation back.
 void BM_FilterAdmit500Nodes100Teams(benchmark::State& state) {
