@@ -502,23 +502,22 @@ class Admission::PreemptJudge {
   }
 
   // The victims of one node the rule allows, with their gangs.
-  [[nodiscard]] std::vector<KeptVictim> AllowedOn(const std::string& node, const Victims& victims,
-                                                  bool meta) {
+  // `victims` are the pods as taskgov knows them (KnownVictims).
+  [[nodiscard]] std::vector<KeptVictim> AllowedOn(const std::string& node,
+                                                  std::vector<Pod> victims) {
     const QuotaSim* sim = SimOf(cluster_.nodes().View(node).flavor);
     const QuotaSim::Amounts request = sim ? sim->ToSlots(request_) : QuotaSim::Amounts{};
     std::vector<KeptVictim> kept;
-    for (const Pod& given : victims.pods) {
-      std::optional<Pod> known = meta ? cluster_.FindPod(given.uid) : std::optional(given);
-      if (!known) continue;  // unknown to us: cannot judge, do not evict
+    for (Pod& pod : victims) {
       VictimFacts victim;
-      victim.team_id = cluster_.teams().TeamOf(*known);
+      victim.team_id = cluster_.teams().TeamOf(pod);
       victim.team = TeamOf(victim.team_id);
-      victim.priority = ResolvePriority(policy_, *known);
-      victim.created_ms = known->creation_unix_ms;
-      victim.started_ms = known->start_unix_ms.value_or(known->creation_unix_ms);
-      const QuotaSim::Amounts charge = sim ? ChargeOf(*sim, *known) : QuotaSim::Amounts{};
+      victim.priority = ResolvePriority(policy_, pod);
+      victim.created_ms = pod.creation_unix_ms;
+      victim.started_ms = pod.start_unix_ms.value_or(pod.creation_unix_ms);
+      const QuotaSim::Amounts charge = sim ? ChargeOf(*sim, pod) : QuotaSim::Amounts{};
       if (!JudgeVictim(policy_, preemptor_, victim, sim, request, charge, now_).allowed) continue;
-      KeptVictim k{victim.priority, std::move(*known), ""};
+      KeptVictim k{victim.priority, std::move(pod), ""};
       k.gang = GangOf(k.pod);
       kept.push_back(std::move(k));
     }
@@ -573,12 +572,15 @@ PreemptResult Admission::Preempt(const PreemptArgs& args) {
     result.error = gate;
     return result;
   }
+  // The victims as taskgov knows them, read before the judge's session opens: the pods' lock is
+  // never taken inside a session (informer events hold it while they charge the ledger, and a
+  // generation swap waits for open sessions).
+  std::map<std::string, std::vector<Pod>> known = KnownVictims(args);
   std::map<std::string, std::vector<KeptVictim>> kept_by_node;
   {
     PreemptJudge judge(*book_, *cluster_, args.pod, clock_->NowMs());
-    for (const auto& [node, victims] : args.node_to_victims) {
-      kept_by_node[node] = judge.AllowedOn(node, victims, args.meta);
-    }
+    for (auto& [node, victims] : known)
+      kept_by_node[node] = judge.AllowedOn(node, std::move(victims));
   }
   DropPartialGangs(&kept_by_node);
   for (auto& [node, kept] : kept_by_node) {
@@ -591,6 +593,19 @@ PreemptResult Admission::Preempt(const PreemptArgs& args) {
     for (KeptVictim& k : kept) out.pods.push_back(std::move(k.pod));
   }
   return result;
+}
+
+std::map<std::string, std::vector<Pod>> Admission::KnownVictims(const PreemptArgs& args) const {
+  std::map<std::string, std::vector<Pod>> known;
+  for (const auto& [node, victims] : args.node_to_victims) {
+    std::vector<Pod>& pods = known[node];
+    for (const Pod& given : victims.pods) {
+      // Meta victims are UIDs only: judged as taskgov knows them; unknown ones are not evicted.
+      std::optional<Pod> pod = args.meta ? cluster_->FindPod(given.uid) : std::optional(given);
+      if (pod) pods.push_back(std::move(*pod));
+    }
+  }
+  return known;
 }
 
 void Admission::DropPartialGangs(

@@ -104,6 +104,7 @@ class Admission final : public Decider {
     Pod pod;
     std::string gang;
   };
+  [[nodiscard]] std::map<std::string, std::vector<Pod>> KnownVictims(const PreemptArgs& args) const;
   void DropPartialGangs(std::map<std::string, std::vector<KeptVictim>>* kept_by_node) const;
   // Tells the observer, then returns `result`.
   FilterResult Report(const FilterDecision& decision, FilterResult result) const;

@@ -13,9 +13,12 @@
 //  * TeamResolver (team_resolver.h): the policy's teams and the live Kueue / Volcano queues.
 //
 // Thread-safety: the pods are guarded by one mutex that only informer events (and the
-// reconcile pass) take; webhook calls never take it. Each component has its own lock (see its
-// header). Lock order: pods, then a component's lock, then the QuotaBook; the QuotaBook never
-// calls back, and no lock here is ever taken while holding a Ledger::Session.
+// reconcile pass and the pod queries) take; webhook decisions never take it. Each component has
+// its own lock (see its header). Lock order: the pods' lock, then a component's lock, then the
+// QuotaBook (which never calls back). A decision holds a Ledger::Session while it reads the
+// components (their holders never wait for a session: they call no QuotaBook), but the pods' lock
+// is never taken inside a session — informer events hold it while they charge the ledger, and a
+// generation swap waits for open sessions.
 
 #include <atomic>
 #include <functional>
