@@ -12,8 +12,9 @@
 //  * PendingQueues (pending_queues.h): pods waiting for admission, per team in rank order.
 //  * TeamResolver (team_resolver.h): the policy's teams and the live Kueue / Volcano queues.
 //
-// Thread-safety: the pods are guarded by one mutex that only informer events (and the
-// reconcile pass and the pod queries) take; webhook decisions never take it. Each component has
+// Thread-safety: the pods are guarded by one mutex, taken by informer events, the reconcile pass
+// and the pod queries (FindPod, PodsOnNode, ForEachBoundPod: the preempt and bind verbs and the
+// preemption controller); the filter and prioritize verbs never take it. Each component has
 // its own lock (see its header). Lock order: the pods' lock, then a component's lock, then the
 // QuotaBook (which never calls back). A decision holds a Ledger::Session while it reads the
 // components (their holders never wait for a session: they call no QuotaBook), but the pods' lock
