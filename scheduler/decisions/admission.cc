@@ -85,10 +85,11 @@ int64_t WeightedShare(const Ledger::Session& session, const Team& team, NameId f
   return share.PerMille(team.fair_share_weight);
 }
 
-// One decision's view of the world, taken once at its start: the ledger generation (the policy
-// and the usage counters, pinned by the session for the decision's whole length) and what the
-// decision resolved about its pod. The cluster view (node cache, pending queues, team resolver)
-// is read through their shared locks; none of them is ever taken exclusively here.
+// One decision's snapshot. The ledger generation — the policy and the usage counters — is
+// pinned by the session for the decision's whole length, and the reservation is taken inside it.
+// Everything else is read once and then held as a copy: the pod's team (TeamResolver), the
+// candidate nodes' flavor and room (NodeCache, JudgeNodes) and the pending view (PendingQueues,
+// on first need). Those reads take their components' locks shared, never exclusively.
 struct Admission::Context {
   explicit Context(const QuotaBook& book) : session(book.ledger()), policy(session.policy()) {}
   Ledger::Session session;
@@ -105,8 +106,11 @@ struct Admission::Context {
   int32_t priority = 0;
   bool by_priority = true;
   Mode mode = Mode::kWithinNominal;
-  // Higher-ranked pending pods of the team, fetched once per filter.
+  // The pending view the decision needs, copied from the pending queues the first time it is
+  // needed and never read again: the team's higher-ranked pending pods, and the best-ranked
+  // pending pod of every other active team of its cohort.
   std::optional<std::vector<PendingPod>> ahead;
+  std::optional<std::vector<std::pair<const Team*, PendingPod>>> heads;
 };
 
 // Why each flavor was refused: one reason per flavor, shared by its nodes, and its code.
@@ -188,12 +192,8 @@ bool Admission::QueueOrderBlocks(Context& ctx, NameId flavor, std::string* why) 
   return false;
 }
 
-bool Admission::FairShareBlocks(Context& ctx, NameId flavor, std::string* why) const {
-  if (ctx.policy.idle_compute != IdleComputeAllocation::kFairShare || ctx.team->cohort.empty()) {
-    return false;
-  }
-  // The other teams' best-ranked waiting pods (the pending queues' lock, shared: it may be taken
-  // inside a session, see cluster_state.h).
+std::vector<std::pair<const Team*, PendingPod>> Admission::CohortHeads(const Context& ctx) const {
+  // The pending queues' lock, shared: it may be taken inside a session (see cluster_state.h).
   std::vector<std::pair<const Team*, PendingPod>> heads;
   for (const Team& other : ctx.policy.teams) {
     if (other.cohort != ctx.team->cohort || other.name == ctx.team->name || !other.active) {
@@ -204,6 +204,15 @@ bool Admission::FairShareBlocks(Context& ctx, NameId flavor, std::string* why) c
         ctx.policy.task_prioritization == TaskPrioritization::kTaskRanking);
     if (head) heads.emplace_back(&other, std::move(*head));
   }
+  return heads;
+}
+
+bool Admission::FairShareBlocks(Context& ctx, NameId flavor, std::string* why) const {
+  if (ctx.policy.idle_compute != IdleComputeAllocation::kFairShare || ctx.team->cohort.empty()) {
+    return false;
+  }
+  if (!ctx.heads) ctx.heads = CohortHeads(ctx);
+  const std::vector<std::pair<const Team*, PendingPod>>& heads = *ctx.heads;
   if (heads.empty()) return false;
   const Ledger::Session& s = ctx.session;
   const int64_t my_share = WeightedShare(s, *ctx.team, flavor, ctx.request);

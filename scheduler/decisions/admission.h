@@ -87,6 +87,8 @@ class Admission final : public Decider {
                                                 FlavorNotes* notes) const;
   bool QueueOrderBlocks(Context& ctx, NameId flavor, std::string* why) const;
   bool FairShareBlocks(Context& ctx, NameId flavor, std::string* why) const;
+  [[nodiscard]] std::vector<std::pair<const Team*, PendingPod>> CohortHeads(
+      const Context& ctx) const;
   [[nodiscard]] FilterResult AdmittedOn(const Context& ctx, const FilterArgs& args,
                                         const FlavorQuota& fq, NameId flavor,
                                         const std::vector<NodeFit>& fits) const;
