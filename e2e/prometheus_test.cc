@@ -8,7 +8,7 @@
 #include "common/testing/http_client.h"
 #include "e2e/scenario_test_util.h"
 #include "metrics/testing/prometheus_server.h"
-#include "metrics/testing/run_tool.h"
+#include "metrics/testing/promtool.h"
 
 namespace taskgov::e2e {
 namespace {
@@ -48,8 +48,7 @@ TEST_F(ScenarioTest, PrometheusSeesWhatTheScenarioAdmitted) {
   common::Result<common::testing::HttpReply> exposition = scrape.Get("/metrics");
   ASSERT_TRUE(exposition.ok()) << exposition.error().message;
   ASSERT_EQ(exposition->status, 200);
-  metrics::testing::ToolRun promtool =
-      metrics::testing::RunTool({"/usr/bin/promtool", "check", "metrics"}, exposition->body);
+  common::testing::ToolRun promtool = metrics::testing::PromtoolCheckMetrics(exposition->body);
   EXPECT_EQ(promtool.exit_code, 0) << promtool.output;
 
   metrics::testing::PrometheusServer prometheus;

@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/testing/process.h"
 #include "e2e/scenario_test_util.h"
-#include "metrics/testing/run_tool.h"
 
 namespace taskgov::e2e {
 namespace {
@@ -104,13 +104,13 @@ TEST_F(StartupTest, NotReadyUntilThePodListSucceeds) {
 
 // ---- --check-config ----
 
-metrics::testing::ToolRun CheckConfig(const std::string& dir) {
-  return metrics::testing::RunTool({ExtenderBinary(), "--check-config=" + dir});
+common::testing::ToolRun CheckConfig(const std::string& dir) {
+  return common::testing::RunToCompletion({ExtenderBinary(), "--check-config=" + dir});
 }
 
 TEST(CheckConfigTest, TheSampleConfigurationIsValid) {
   ASSERT_FALSE(SampleConfigDir().empty());
-  metrics::testing::ToolRun run = CheckConfig(SampleConfigDir());
+  common::testing::ToolRun run = CheckConfig(SampleConfigDir());
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("ml.p5.48xlarge"), std::string::npos) << run.output;
 }
@@ -126,7 +126,7 @@ teams:
     sharing: {strategy: LendAndBorrow, borrowLimit: 100}
     compute: [{instanceType: ml.p5.48xlarge, accelerators: -3}]
 )";
-  metrics::testing::ToolRun run = CheckConfig(dir.string());
+  common::testing::ToolRun run = CheckConfig(dir.string());
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_NE(run.output.find("error: broken.yaml: teams[0].compute[0].accelerators (line 6"),
             std::string::npos)

@@ -12,9 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "common/testing/process.h"
 #include "gtest/gtest.h"
 #include "metrics/testing/exposition.h"
-#include "metrics/testing/run_tool.h"
+#include "metrics/testing/promtool.h"
 #include "metrics/testing/scenario.h"
 #include "rapidjson/document.h"
 
@@ -218,9 +219,10 @@ TEST_F(DashboardTest, EveryPanelQueryIsValidPromQL) {
     rules += "      - record: dashboard:expr_" + std::to_string(i) + "\n        expr: '" + quoted +
              "'\n";
   }
-  const std::string path = testing::ScratchPath("dashboard-rules.yml");
+  const std::string path = ::testing::TempDir() + "dashboard-rules.yml";
   std::ofstream(path) << rules;
-  const testing::ToolRun run = testing::RunTool({testing::kPromtool, "check", "rules", path});
+  const common::testing::ToolRun run =
+      common::testing::RunToCompletion({testing::kPromtool, "check", "rules", path});
   EXPECT_EQ(run.exit_code, 0) << run.output << "\n" << rules;
 }
 

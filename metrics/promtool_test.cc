@@ -9,19 +9,15 @@
 
 #include "gtest/gtest.h"
 #include "metrics/metrics.h"
-#include "metrics/testing/run_tool.h"
+#include "metrics/testing/promtool.h"
 #include "metrics/testing/scenario.h"
 
 namespace taskgov::metrics {
 namespace {
 
+using common::testing::ToolRun;
 using testing::kPromtool;
-using testing::RunTool;
-using testing::ToolRun;
-
-ToolRun CheckMetrics(const std::string& exposition) {
-  return RunTool({kPromtool, "check", "metrics"}, exposition);
-}
+using testing::PromtoolCheckMetrics;
 
 class PromtoolTest : public ::testing::Test {
  protected:
@@ -36,7 +32,7 @@ class PromtoolTest : public ::testing::Test {
 TEST_F(PromtoolTest, ScenarioWithKueueFamiliesIsLintClean) {
   testing::Scenario s(/*kueue_compatible=*/true);
   s.Script();
-  const ToolRun run = CheckMetrics(s.metrics->Render());
+  const ToolRun run = PromtoolCheckMetrics(s.metrics->Render());
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.output, "");
 }
@@ -44,21 +40,21 @@ TEST_F(PromtoolTest, ScenarioWithKueueFamiliesIsLintClean) {
 TEST_F(PromtoolTest, ScenarioWithoutKueueFamiliesIsLintClean) {
   testing::Scenario s(/*kueue_compatible=*/false);
   s.Script();
-  const ToolRun run = CheckMetrics(s.metrics->Render());
+  const ToolRun run = PromtoolCheckMetrics(s.metrics->Render());
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.output, "");
 }
 
 TEST_F(PromtoolTest, EmptyExporterIsLintClean) {
   Metrics m;
-  const ToolRun run = CheckMetrics(m.Render());
+  const ToolRun run = PromtoolCheckMetrics(m.Render());
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.output, "");
 }
 
 // The check is real: promtool rejects what breaks the conventions.
 TEST_F(PromtoolTest, PromtoolRejectsACounterWithoutTotal) {
-  const ToolRun run = CheckMetrics("# HELP x_count c\n# TYPE x_count counter\nx_count 1\n");
+  const ToolRun run = PromtoolCheckMetrics("# HELP x_count c\n# TYPE x_count counter\nx_count 1\n");
   EXPECT_NE(run.exit_code, 0);
   EXPECT_NE(run.output.find("_total"), std::string::npos) << run.output;
 }
