@@ -72,6 +72,10 @@ class HttpClient {
   }
   // Closes the kept-alive connection (the next request opens a new one).
   void CloseConnection();
+  // As Go's Transport.DisableCompression: when set, requests no longer carry "Accept-Encoding:
+  // gzip". This client does not decompress, so a server that compresses what it is offered
+  // (Prometheus' HTTP API does) must not be offered it.
+  void set_disable_compression(bool disable) { disable_compression_ = disable; }
 
   // How many connections this client has opened so far (TCP connects, TLS or not).
   [[nodiscard]] int connections_opened() const { return connections_opened_; }
@@ -99,6 +103,7 @@ class HttpClient {
   int connections_opened_ = 0;
   int retries_ = 0;
   int stale_connections_ = 0;
+  bool disable_compression_ = false;
 };
 
 }  // namespace taskgov::common::testing

@@ -46,8 +46,9 @@ class ScriptedServer {
 
   int Accept() { return ::accept(listen_fd_, nullptr, nullptr); }
 
-  // Reads one request (header and Content-Length body); returns its body, or "<eof>".
-  static std::string ReadRequest(int fd) {
+  // Reads one request (header and Content-Length body); returns its body, or "<eof>", and its
+  // head (request line and header fields) in `head` if given.
+  static std::string ReadRequest(int fd, std::string* head = nullptr) {
     std::string data;
     char buf[4096];
     size_t header_end = std::string::npos;
@@ -64,6 +65,7 @@ class ScriptedServer {
       if (n <= 0) return "<eof>";
       data.append(buf, static_cast<size_t>(n));
     }
+    if (head != nullptr) *head = data.substr(0, header_end);
     return data.substr(header_end + 4, length);
   }
 
@@ -138,6 +140,42 @@ TEST(HttpClientTest, TimesOutOnASilentServer) {
   EXPECT_NE(r.error().message.find("timed out"), std::string::npos) << r.error().message;
   server.Join();
 }
+
+struct CompressionCase {
+  std::string name;
+  bool disable_compression;
+  bool offers_gzip;
+};
+
+void PrintTo(const CompressionCase& c, std::ostream* os) { *os << c.name; }
+
+class HttpClientCompressionTest : public ::testing::TestWithParam<CompressionCase> {};
+
+TEST_P(HttpClientCompressionTest, OffersGzipUnlessCompressionIsDisabled) {
+  ScriptedServer server;
+  std::string head;
+  server.Run([&head](ScriptedServer& s) {
+    int fd = s.Accept();
+    EXPECT_EQ(ScriptedServer::ReadRequest(fd, &head), "");
+    ScriptedServer::Reply(fd, "ok");
+    ::close(fd);
+  });
+  HttpClient client("127.0.0.1", server.port());
+  client.set_disable_compression(GetParam().disable_compression);
+  common::Result<HttpReply> r = client.Get("/api/v1/query");
+  server.Join();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->body, "ok");
+  EXPECT_EQ(head.find("\r\nAccept-Encoding: gzip") != std::string::npos, GetParam().offers_gzip)
+      << head;
+}
+
+INSTANTIATE_TEST_SUITE_P(Compression, HttpClientCompressionTest,
+                         ::testing::Values(CompressionCase{"AsGoByDefault", false, true},
+                                           CompressionCase{"Disabled", true, false}),
+                         [](const ::testing::TestParamInfo<CompressionCase>& info) {
+                           return info.param.name;
+                         });
 
 }  // namespace
 }  // namespace taskgov::common::testing
