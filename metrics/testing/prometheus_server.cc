@@ -1,13 +1,10 @@
 #include "metrics/testing/prometheus_server.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -19,22 +16,15 @@
 #include <sstream>
 #include <vector>
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/empty_body.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
 #include "rapidjson/document.h"
-
-extern char** environ;
 
 namespace taskgov::metrics::testing {
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
+
+constexpr std::chrono::seconds kRequestTimeout{10};
+constexpr std::chrono::seconds kStopTimeout{10};
 
 void Pause(std::chrono::milliseconds ms) { ::poll(nullptr, 0, static_cast<int>(ms.count())); }
 
@@ -99,7 +89,7 @@ bool PrometheusServer::Available(const std::string& binary) {
 }
 
 common::Status PrometheusServer::Start(const std::string& target, const std::string& metrics_path) {
-  if (pid_ > 0) return common::Error{"prometheus already started"};
+  if (server_) return common::Error{"prometheus already started"};
   const char* tmp = std::getenv("TEST_TMPDIR");
   std::string templ = std::string(tmp != nullptr ? tmp : "/tmp") + "/prometheus-XXXXXX";
   if (::mkdtemp(templ.data()) == nullptr) {
@@ -135,33 +125,29 @@ common::Status PrometheusServer::StartOnce(const std::string& target,
     if (!out) return common::Error{"cannot write " + config};
   }
   const std::vector<std::string> args = {
-      options_.binary,
       "--config.file=" + config,
       "--storage.tsdb.path=" + dir_ + "/data",
       "--web.listen-address=127.0.0.1:" + std::to_string(port_),
       "--log.level=info",
   };
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path_.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  const int rc =
-      posix_spawn(&pid_, options_.binary.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    pid_ = -1;
-    return common::Error{"spawn " + options_.binary + ": " + strerror(rc)};
+  common::testing::SubprocessOptions spawn;
+  spawn.stdin_text = "";  // end of file, as /dev/null
+  spawn.output_file = log_path_;
+  server_ = std::make_unique<common::testing::Subprocess>();
+  if (common::Status s = server_->Start(options_.binary, args, spawn); !s.ok()) {
+    server_.reset();
+    return s;
   }
+  client_ = std::make_unique<common::testing::HttpClient>("127.0.0.1", port_, kRequestTimeout);
+  client_->set_disable_compression(true);
 
   const auto deadline = SteadyClock::now() + options_.ready_timeout;
   std::string last;
   while (SteadyClock::now() < deadline) {
-    if (Exited()) {
+    // Waiting for an exit doubles as the pause between readiness probes.
+    if (server_->Wait(std::chrono::milliseconds(50))) {
+      client_.reset();
+      server_.reset();
       const std::string log = LogTail(4000);
       *port_taken = log.find("address already in use") != std::string::npos;
       return common::Error{"prometheus exited before it was ready; its log ends:\n" + log};
@@ -169,7 +155,6 @@ common::Status PrometheusServer::StartOnce(const std::string& target,
     common::Result<std::string> ready = Get("/-/ready");
     if (ready.ok()) return common::Status::Ok();
     last = ready.error().message;
-    Pause(std::chrono::milliseconds(50));
   }
   const std::string log = LogTail(4000);
   Stop();
@@ -178,31 +163,16 @@ common::Status PrometheusServer::StartOnce(const std::string& target,
                        "); its log ends:\n" + log};
 }
 
-// A plain blocking GET (no Accept-Encoding: Prometheus' API would gzip its replies).
+// The body of a 200 reply to a GET.
 common::Result<std::string> PrometheusServer::Get(const std::string& target) {
-  namespace beast = boost::beast;
-  namespace http = beast::http;
-  boost::asio::io_context ioc;
-  beast::tcp_stream stream(ioc);
-  stream.expires_after(std::chrono::seconds(10));
-  beast::error_code ec;
-  const boost::asio::ip::tcp::endpoint endpoint(boost::asio::ip::make_address("127.0.0.1"), port_);
-  stream.connect(endpoint, ec);
-  if (ec) return common::Error{"connect 127.0.0.1:" + std::to_string(port_) + ": " + ec.message()};
-  http::request<http::empty_body> req{http::verb::get, target, 11};
-  req.set(http::field::host, "127.0.0.1:" + std::to_string(port_));
-  http::write(stream, req, ec);
-  if (ec) return common::Error{"GET " + target + ": " + ec.message()};
-  beast::flat_buffer buffer;
-  http::response<http::string_body> res;
-  http::read(stream, buffer, res, ec);
-  if (ec) return common::Error{"GET " + target + ": " + ec.message()};
-  stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
-  if (res.result_int() != 200) {
-    return common::Error{"GET " + target + ": status " + std::to_string(res.result_int()) + ": " +
-                         res.body()};
+  if (!client_) return common::Error{"GET " + target + ": prometheus is not running"};
+  common::Result<common::testing::HttpReply> reply = client_->Get(target);
+  if (!reply.ok()) return reply.error();
+  if (reply->status != 200) {
+    return common::Error{"GET " + target + ": status " + std::to_string(reply->status) + ": " +
+                         reply->body};
   }
-  return std::move(res.body());
+  return std::move(reply->body);
 }
 
 common::Result<std::vector<QuerySample>> PrometheusServer::Query(const std::string& promql) {
@@ -277,30 +247,12 @@ common::Result<std::vector<QuerySample>> PrometheusServer::WaitFor(
   }
 }
 
-bool PrometheusServer::Exited() {
-  if (pid_ <= 0) return true;
-  int status = 0;
-  if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-    pid_ = -1;
-    return true;
-  }
-  return false;
-}
-
 void PrometheusServer::Stop() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
-  const auto deadline = SteadyClock::now() + std::chrono::seconds(10);
-  while (!Exited()) {
-    if (SteadyClock::now() >= deadline) {
-      ::kill(pid_, SIGKILL);
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-      pid_ = -1;
-      return;
-    }
-    Pause(std::chrono::milliseconds(20));
-  }
+  if (!server_) return;
+  client_.reset();
+  server_->Signal(SIGTERM);
+  if (!server_->Wait(kStopTimeout)) server_->Kill();
+  server_.reset();  // reaps a killed server
 }
 
 std::string PrometheusServer::LogTail(size_t bytes) const {

@@ -6,12 +6,14 @@
 // Start() writes a config that scrapes one target every scrape_interval as job "taskgov", picks
 // a free loopback port (Prometheus cannot listen on port 0: a port is found by binding port 0
 // and closing it, and Start retries with another port if Prometheus then finds it taken),
-// starts the server with its TSDB, config and log in a fresh directory under $TEST_TMPDIR, and
-// waits until /-/ready answers 200. Query() runs an instant query through the HTTP API
-// (/api/v1/query); WaitFor() repeats a query until its result satisfies a predicate, polling
-// every 50 ms up to a deadline (Prometheus offers nothing to wait on). Stop() (and the
-// destructor) sends SIGTERM to the server's PID, waits up to 10 s for it to exit, then SIGKILLs
-// it. The server's output goes to `log_path()`; errors quote its tail.
+// starts the server (a common::testing::Subprocess, so in a process group of its own) with its
+// TSDB, config and log in a fresh directory under $TEST_TMPDIR, and waits until /-/ready answers
+// 200. Query() runs an instant query through the HTTP API (/api/v1/query) on one kept-alive
+// common::testing::HttpClient connection, with compression disabled (the API would gzip);
+// WaitFor() repeats a query until its result satisfies a predicate, polling every 50 ms up to a
+// deadline (Prometheus offers nothing to wait on). Stop() (and the destructor) sends SIGTERM to
+// the server, waits up to 10 s for it to exit, then SIGKILLs its process group. The server's
+// output goes to `log_path()`; errors quote its tail.
 //
 // Thread-safety: one thread at a time.
 
@@ -21,10 +23,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
+#include "common/testing/http_client.h"
+#include "common/testing/process.h"
 
 namespace taskgov::metrics::testing {
 
@@ -63,7 +68,8 @@ class PrometheusServer {
   void Stop();
 
   [[nodiscard]] uint16_t port() const { return port_; }
-  [[nodiscard]] pid_t pid() const { return pid_; }
+  // The server's pid while it runs (until Stop()), else -1.
+  [[nodiscard]] pid_t pid() const { return server_ ? server_->pid() : -1; }
   [[nodiscard]] const std::string& log_path() const { return log_path_; }
   // The last `bytes` of the server's output.
   [[nodiscard]] std::string LogTail(size_t bytes = 2000) const;
@@ -72,13 +78,13 @@ class PrometheusServer {
   common::Status StartOnce(const std::string& target, const std::string& metrics_path,
                            bool* port_taken);
   common::Result<std::string> Get(const std::string& target);
-  bool Exited();
 
   PrometheusOptions options_;
   std::string dir_;
   std::string log_path_;
   uint16_t port_ = 0;
-  pid_t pid_ = -1;
+  std::unique_ptr<common::testing::Subprocess> server_;  // set from start until Stop()
+  std::unique_ptr<common::testing::HttpClient> client_;  // to server_, while it is set
 };
 
 }  // namespace taskgov::metrics::testing
