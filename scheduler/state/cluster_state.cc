@@ -190,6 +190,9 @@ void ClusterState::UpsertLocked(const Pod& pod) {
   if (pod.scheduler_name == options_.scheduler_name && record.team != kNoTeam &&
       !pod.deletion_unix_ms && !book_->Find(pod.uid)) {
     NotePendingFromInformer(record);
+    // A filter that admitted the pod since the Find above may have had its note applied before
+    // this entry existed: look again now that it does (a later admission's note comes after it).
+    if (book_->Find(pod.uid)) pending_.Remove(pod.uid);
   } else {
     pending_.Remove(pod.uid);
   }
