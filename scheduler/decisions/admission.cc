@@ -291,9 +291,11 @@ void Admission::ResolveSubject(Context& ctx, const Pod& pod) const {
   if (ctx.team == nullptr) return;
   ctx.request = EffectiveRequest(pod);
   ctx.request_ids = KnownIdAmounts(ctx.request);
-  for (const ResourceAmount& r : ctx.request) {
-    ctx.unknown_resource = ctx.unknown_resource || (r.amount > 0 && !ResourceNames().Find(r.name));
-  }
+  const auto requested = std::count_if(ctx.request.begin(), ctx.request.end(),
+                                       [](const ResourceAmount& r) { return r.amount > 0; });
+  const auto known = std::count_if(ctx.request_ids.begin(), ctx.request_ids.end(),
+                                   [](const IdAmount& r) { return r.second > 0; });
+  ctx.unknown_resource = known < requested;
   ctx.priority = ResolvePriority(ctx.policy, pod);
   ctx.by_priority = ctx.policy.task_prioritization == TaskPrioritization::kTaskRanking;
 }

@@ -720,6 +720,24 @@ TEST_F(AdmissionTest, BindingSeenByTheInformerConfirmsTheAssumedReservationInPla
   EXPECT_EQ(cluster_->nodes().View("p5-0").used.Get(kGpu), 8);
 }
 
+// A pod asking for a resource no node has (nothing ever interned its name) fits no node; the
+// filter explains it per flavor and adds nothing to the interners.
+TEST_F(AdmissionTest, AResourceNoNodeHasFitsNowhere) {
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 2, 8);
+  const size_t interned = ResourceNames().size();
+  Verdict r = Filter(PodBuilder("fpga")
+                         .Namespace("ns-team-a")
+                         .Gpus(1)
+                         .Request("example.com/never-seen-fpga", "1"));
+  EXPECT_TRUE(r.feasible.empty());
+  EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
+            "team-a: no ml.p5.48xlarge node has room for example.com/never-seen-fpga: 1, "
+            "nvidia.com/gpu: 1");
+  EXPECT_EQ(ResourceNames().size(), interned);
+  EXPECT_TRUE(Admitted(GpuPod("plain", "team-a", 1)));  // the same pod without it fits
+}
+
 TEST_F(AdmissionTest, NodeViewsCarryPlacementAndPendingPodsTheirConstraints) {
   Start(TwoTeams());
   cluster_->OnNodeUpsert(NodeBuilder("p5-0")
