@@ -146,7 +146,7 @@ std::string_view TeamLabel(NameId id) {
 }
 
 std::string_view FlavorLabel(NameId id) {
-  if (id == scheduler::kNoNode || id >= scheduler::FlavorNames().size()) return kNoTeamLabel;
+  if (id == scheduler::kNoFlavor || id >= scheduler::FlavorNames().size()) return kNoTeamLabel;
   return scheduler::FlavorNames().Name(id);
 }
 

@@ -21,11 +21,16 @@ using testing::HundredTeams;
 constexpr const char* kGpu = testing::kBenchGpu;
 constexpr const char* const* kFlavors = testing::kBenchFlavors;
 
-void BM_ReserveRelease(benchmark::State& state) {
+const ResourceList kOneGpu{{kGpu, 1}};
+const ResourceList kThreeResources{{kGpu, 1}, {"cpu", 24000}, {"memory", int64_t{256} << 30}};
+
+// Reserve + release of `request` for team-7 on the first flavor, one thread. `Request` is a
+// ResourceList (names looked up per call) or IdAmounts (interned once up front: no lookups).
+template <typename Request>
+void ReserveReleaseLoop(benchmark::State& state, const Request& request) {
   Ledger ledger(HundredTeams());
   const NameId team = TeamNames().Intern("team-7");
   const NameId flavor = FlavorNames().Intern(kFlavors[0]);
-  const ResourceList request{{kGpu, 1}};
   for (auto _ : state) {
     Ledger::Session s(ledger);
     auto r = s.Reserve(team, flavor, request, Ledger::Mode::kBorrowing);
@@ -33,49 +38,22 @@ void BM_ReserveRelease(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
+
+void BM_ReserveRelease(benchmark::State& state) { ReserveReleaseLoop(state, kOneGpu); }
 BENCHMARK(BM_ReserveRelease);
 
 void BM_ReserveReleaseThreeResources(benchmark::State& state) {
-  Ledger ledger(HundredTeams());
-  const NameId team = TeamNames().Intern("team-7");
-  const NameId flavor = FlavorNames().Intern(kFlavors[0]);
-  const ResourceList request{{kGpu, 1}, {"cpu", 24000}, {"memory", int64_t{256} << 30}};
-  for (auto _ : state) {
-    Ledger::Session s(ledger);
-    auto r = s.Reserve(team, flavor, request, Ledger::Mode::kBorrowing);
-    benchmark::DoNotOptimize(s.Release(std::get<Charge>(r)));
-  }
-  state.SetItemsProcessed(state.iterations());
+  ReserveReleaseLoop(state, kThreeResources);
 }
 BENCHMARK(BM_ReserveReleaseThreeResources);
 
-// The same with the request interned once up front (the IdAmounts overloads: no name lookups).
 void BM_ReserveReleaseIds(benchmark::State& state) {
-  Ledger ledger(HundredTeams());
-  const NameId team = TeamNames().Intern("team-7");
-  const NameId flavor = FlavorNames().Intern(kFlavors[0]);
-  const IdAmounts request = ToIdAmounts(ResourceList{{kGpu, 1}});
-  for (auto _ : state) {
-    Ledger::Session s(ledger);
-    auto r = s.Reserve(team, flavor, request, Ledger::Mode::kBorrowing);
-    benchmark::DoNotOptimize(s.Release(std::get<Charge>(r)));
-  }
-  state.SetItemsProcessed(state.iterations());
+  ReserveReleaseLoop(state, ToIdAmounts(kOneGpu));
 }
 BENCHMARK(BM_ReserveReleaseIds);
 
 void BM_ReserveReleaseIdsThreeResources(benchmark::State& state) {
-  Ledger ledger(HundredTeams());
-  const NameId team = TeamNames().Intern("team-7");
-  const NameId flavor = FlavorNames().Intern(kFlavors[0]);
-  const IdAmounts request =
-      ToIdAmounts(ResourceList{{kGpu, 1}, {"cpu", 24000}, {"memory", int64_t{256} << 30}});
-  for (auto _ : state) {
-    Ledger::Session s(ledger);
-    auto r = s.Reserve(team, flavor, request, Ledger::Mode::kBorrowing);
-    benchmark::DoNotOptimize(s.Release(std::get<Charge>(r)));
-  }
-  state.SetItemsProcessed(state.iterations());
+  ReserveReleaseLoop(state, ToIdAmounts(kThreeResources));
 }
 BENCHMARK(BM_ReserveReleaseIdsThreeResources);
 
@@ -86,7 +64,7 @@ void BM_ReserveReleaseThreaded(benchmark::State& state) {
   if (state.thread_index() == 0) ledger = new Ledger(HundredTeams());
   const NameId team = TeamNames().Intern("team-" + std::to_string(10 + state.thread_index()));
   const NameId flavor = FlavorNames().Intern(kFlavors[0]);
-  const ResourceList request{{kGpu, 1}, {"cpu", 24000}, {"memory", int64_t{256} << 30}};
+  const ResourceList& request = kThreeResources;
   for (auto _ : state) {
     Ledger::Session s(*ledger);
     auto r = s.Reserve(team, flavor, request, Ledger::Mode::kBorrowing);

@@ -436,7 +436,7 @@ FilterResult Admission::RefusedEverywhere(const Context& ctx, const FilterArgs& 
     for (const auto& [f, r] : other) {
       if (f == flavor) return r;
     }
-    std::string reason = flavor == kNoNode
+    std::string reason = flavor == kNoFlavor
                              ? "node belongs to no flavor (no instance-type label, or unknown)"
                              : ctx.team->name + ": no quota on " + FlavorNames().Name(flavor);
     other.emplace_back(flavor, result.AddReason(std::move(reason)));
@@ -444,7 +444,7 @@ FilterResult Admission::RefusedEverywhere(const Context& ctx, const FilterArgs& 
   };
   const uint32_t node_count = static_cast<uint32_t>(args.node_names.size());
   result.unresolvable.reserve(node_count);
-  NameId last_flavor = kNoNode;
+  NameId last_flavor = kNoFlavor;
   uint32_t last_reason = 0;
   bool have_last = false;
   for (uint32_t i = 0; i < node_count; ++i) {
@@ -552,7 +552,7 @@ class Admission::PreemptJudge {
                                                  : sim.ToSlots(EffectiveRequest(victim));
   }
   const QuotaSim* SimOf(NameId flavor) {
-    if (flavor == kNoNode) return nullptr;
+    if (flavor == kNoFlavor) return nullptr;
     for (const QuotaSim& sim : sims_) {
       if (sim.flavor() == flavor) return &sim;
     }
@@ -681,7 +681,7 @@ BindResult Admission::Bind(const BindArgs& args) {
     return result;
   } else if (team != kNoTeam) {
     // The assumed reservation expired (or another replica filtered it): admit again here.
-    if (node.flavor == kNoNode) {
+    if (node.flavor == kNoFlavor) {
       result.error = "node " + args.node + " belongs to no flavor";
       return result;
     }
@@ -703,7 +703,7 @@ BindResult Admission::Bind(const BindArgs& args) {
                       {{"pod", key}, {"node", args.node}, {"error", bound.error().message}});
     return result;
   }
-  if (team != kNoTeam && node.flavor != kNoNode) {
+  if (team != kNoTeam && node.flavor != kNoFlavor) {
     PodMeta meta;
     meta.node = NodeNames().Intern(args.node);
     meta.created_ms = pod ? pod->creation_unix_ms : 0;

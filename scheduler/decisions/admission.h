@@ -34,7 +34,7 @@ namespace taskgov::scheduler {
 // What a filter decided, for metrics and logs.
 struct FilterDecision {
   NameId team = kNoTeam;
-  NameId flavor = kNoNode;  // the flavor admitted to (kNoNode when refused)
+  NameId flavor = kNoFlavor;  // the flavor admitted to (kNoFlavor when refused)
   bool admitted = false;
   bool borrowing = false;
   std::string priority_class;

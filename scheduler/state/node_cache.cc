@@ -139,16 +139,6 @@ NodeView NodeCache::View(const std::string& name) const {
   return it == nodes_.end() ? NodeView{} : ViewOf(it->second);
 }
 
-void NodeCache::ViewNodes(const std::vector<std::string>& names, std::vector<NodeView>* out) const {
-  std::shared_lock lock(mu_);
-  out->clear();
-  out->resize(names.size());
-  for (size_t i = 0; i < names.size(); ++i) {
-    auto it = nodes_.find(names[i]);
-    if (it != nodes_.end()) (*out)[i] = ViewOf(it->second);
-  }
-}
-
 std::vector<std::pair<std::string, NodeView>> NodeCache::NodesOfFlavor(NameId flavor) const {
   std::shared_lock lock(mu_);
   std::vector<std::pair<std::string, NodeView>> out;

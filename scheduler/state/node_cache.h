@@ -90,8 +90,6 @@ class NodeCache {
                  std::vector<NodePacking>* out) const;
   // A full view (a copy); an unknown node's has known == false.
   [[nodiscard]] NodeView View(const std::string& name) const;
-  // Full views (copies). `out` is parallel to `names`.
-  void ViewNodes(const std::vector<std::string>& names, std::vector<NodeView>* out) const;
   // The known nodes of a flavor with their views, in no particular order.
   [[nodiscard]] std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(NameId flavor) const;
   [[nodiscard]] size_t size() const;
