@@ -22,6 +22,7 @@
 #include "prometheus/metric_family.h"
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
+#include "scheduler/decisions/rules.h"
 #include "scheduler/kube/watch_reasons.h"
 #include "scheduler/ledger/cohort_usage.h"
 #include "scheduler/model/quantity.h"

@@ -7,8 +7,8 @@
 #include <unordered_map>
 
 #include "common/log.h"
-#include "scheduler/decisions/fair_share.h"
 #include "scheduler/decisions/preemption.h"
+#include "scheduler/decisions/rules.h"
 #include "scheduler/model/pod_identity.h"
 
 namespace taskgov::scheduler {
@@ -20,40 +20,6 @@ using Mode = Ledger::Mode;
 bool IsAccelerator(std::string_view resource) {
   return resource != "cpu" && resource != "memory" && resource != "ephemeral-storage" &&
          resource != "pods" && !resource.starts_with("hugepages-");
-}
-
-// What hypothetical admissions add on top of the ledger's current numbers: to one team's usage
-// and to its cohort pool.
-struct Tally {
-  ResourceList team;
-  ResourceList pool;
-};
-
-// Would `request` fit for (team, flavor) on top of the ledger and `tally` (DESIGN §3.3)? A dry
-// run. When it fits and `after` is given, *after = tally plus this admission.
-bool FitsOnTop(const Ledger::Session& s, NameId team, NameId flavor, const ResourceList& request,
-               Mode mode, const Tally& tally, Tally* after) {
-  if (!s.HasFlavor(team, flavor)) return false;
-  Tally next = tally;
-  for (const ResourceAmount& want : request) {
-    std::optional<NameId> resource = ResourceNames().Find(want.name);
-    if (!resource) continue;
-    CellView v = s.View(team, flavor, *resource);
-    if (!v.exists) continue;
-    const int64_t usage = SaturatingAdd(v.usage, tally.team.Get(want.name));
-    const int64_t ceiling =
-        v.borrowing_limit == kUnlimited ? kUnlimited : SaturatingAdd(v.nominal, v.borrowing_limit);
-    const int64_t cap = mode == Mode::kWithinNominal ? std::min(v.nominal, ceiling) : ceiling;
-    if (SaturatingAdd(usage, want.amount) > cap) return false;
-    const int64_t delta = std::max<int64_t>(0, usage + want.amount - v.guaranteed) -
-                          std::max<int64_t>(0, usage - v.guaranteed);
-    const int64_t pool_used = SaturatingAdd(v.pool_used, tally.pool.Get(want.name));
-    if (delta > 0 && SaturatingAdd(pool_used, delta) > v.pool_capacity) return false;
-    next.team.Set(want.name, SaturatingAdd(next.team.Get(want.name), want.amount));
-    next.pool.Set(want.name, SaturatingAdd(next.pool.Get(want.name), delta));
-  }
-  if (after != nullptr) *after = std::move(next);
-  return true;
 }
 
 std::string ReasonCode(RefusalKind kind) {
@@ -73,45 +39,6 @@ std::string ReasonCode(RefusalKind kind) {
 }
 
 }  // namespace
-
-int64_t WeightedShare(const Ledger::Session& session, const Team& team, NameId flavor,
-                      const ResourceList& request) {
-  const NameId team_id = TeamNames().Intern(team.name);
-  ShareAccumulator share;
-  for (NameId resource : session.Resources(team_id, flavor)) {
-    CellView v = session.View(team_id, flavor, resource);
-    share.Add(v.usage + request.Get(ResourceNames().Name(resource)), v.nominal, v.pool_capacity);
-  }
-  return share.PerMille(team.fair_share_weight);
-}
-
-// One decision's snapshot. The ledger generation — the policy and the usage counters — is
-// pinned by the session for the decision's whole length, and the reservation is taken inside it.
-// Everything else is read once and then held as a copy: the pod's team (TeamResolver), the
-// candidate nodes' flavor and room (NodeCache, JudgeNodes) and the pending view (PendingQueues,
-// on first need). Those reads take their components' locks shared, never exclusively.
-struct Admission::Context {
-  explicit Context(const QuotaBook& book) : session(book.ledger()), policy(session.policy()) {}
-  Ledger::Session session;
-  const Policy& policy;
-  const Team* team = nullptr;
-  NameId team_id = kNoTeam;
-  const Pod* pod = nullptr;
-  ResourceList request;
-  // The request's resources that have an interned id (KnownIdAmounts: lock-free, and names from
-  // the pod are never added to the interners); `unknown_resource` when some positive request
-  // names a resource nothing ever interned, so no node can hold it.
-  IdAmounts request_ids;
-  bool unknown_resource = false;
-  int32_t priority = 0;
-  bool by_priority = true;
-  Mode mode = Mode::kWithinNominal;
-  // The pending view the decision needs, copied from the pending queues the first time it is
-  // needed and never read again: the team's higher-ranked pending pods, and the best-ranked
-  // pending pod of every other active team of its cohort.
-  std::optional<std::vector<PendingPod>> ahead;
-  std::optional<std::vector<std::pair<const Team*, PendingPod>>> heads;
-};
 
 // Why each flavor was refused: one reason per flavor, shared by its nodes, and its code.
 class Admission::FlavorNotes {
@@ -158,96 +85,6 @@ void Admission::ApplyPolicy(PolicyPtr policy) {
   cluster_->SetPolicy(std::move(policy));
 }
 
-bool Admission::QueueOrderBlocks(Context& ctx, NameId flavor, std::string* why) const {
-  const bool strict = ctx.team->queueing == QueueingStrategy::kStrictFIFO;
-  if (!ctx.ahead) {
-    ctx.ahead = cluster_->pending().Ahead(ctx.team_id, ctx.priority, ctx.pod->creation_unix_ms,
-                                          ctx.pod->uid, ctx.by_priority,
-                                          strict ? 1 : options_.queue_lookahead);
-  }
-  if (ctx.ahead->empty()) return false;
-  if (strict) {
-    *why = "waiting behind higher-ranked pod " + ctx.ahead->front().key + " (StrictFIFO)";
-    return true;
-  }
-  // BestEffortFIFO: the pods ahead take what they can, in rank order (a pod that cannot fit
-  // does not hold the others back); this pod waits if what they take leaves it no room.
-  const Ledger::Session& s = ctx.session;
-  const Tally none;
-  if (!FitsOnTop(s, ctx.team_id, flavor, ctx.request, ctx.mode, none, nullptr)) {
-    return false;  // it does not fit anyway: the quota refusal explains it
-  }
-  Tally ahead;
-  const std::string_view flavor_name = FlavorNames().Name(flavor);
-  for (const PendingPod& other : *ctx.ahead) {
-    if (!ctx.policy.FlavorAllows(flavor_name, other.node_selector)) continue;  // not its flavor
-    if (!FitsOnTop(s, ctx.team_id, flavor, other.request, Mode::kBorrowing, ahead, &ahead)) {
-      continue;
-    }
-    if (!FitsOnTop(s, ctx.team_id, flavor, ctx.request, ctx.mode, ahead, nullptr)) {
-      *why = "waiting behind higher-ranked pod " + other.key;
-      return true;
-    }
-  }
-  return false;
-}
-
-std::vector<std::pair<const Team*, PendingPod>> Admission::CohortHeads(const Context& ctx) const {
-  // The pending queues' lock, shared: it may be taken inside a session (see cluster_state.h).
-  std::vector<std::pair<const Team*, PendingPod>> heads;
-  for (const Team& other : ctx.policy.teams) {
-    if (other.cohort != ctx.team->cohort || other.name == ctx.team->name || !other.active) {
-      continue;
-    }
-    std::optional<PendingPod> head = cluster_->pending().Head(
-        TeamNames().Intern(other.name),
-        ctx.policy.task_prioritization == TaskPrioritization::kTaskRanking);
-    if (head) heads.emplace_back(&other, std::move(*head));
-  }
-  return heads;
-}
-
-bool Admission::FairShareBlocks(Context& ctx, NameId flavor, std::string* why) const {
-  if (ctx.policy.idle_compute != IdleComputeAllocation::kFairShare || ctx.team->cohort.empty()) {
-    return false;
-  }
-  if (!ctx.heads) ctx.heads = CohortHeads(ctx);
-  const std::vector<std::pair<const Team*, PendingPod>>& heads = *ctx.heads;
-  if (heads.empty()) return false;
-  const Ledger::Session& s = ctx.session;
-  const int64_t my_share = WeightedShare(s, *ctx.team, flavor, ctx.request);
-  const Tally none;
-  Tally mine;
-  (void)FitsOnTop(s, ctx.team_id, flavor, ctx.request, Mode::kBorrowing, none, &mine);
-  Tally after_mine;  // another team's view once this pod took its share of the pool
-  after_mine.pool = mine.pool;
-  for (const auto& [other_team, pending] : heads) {
-    const Team& other = *other_team;
-    const NameId other_id = TeamNames().Intern(other.name);
-    if (!s.HasFlavor(other_id, flavor)) continue;
-    const PendingPod* head = &pending;
-    if (!ctx.policy.FlavorAllows(FlavorNames().Name(flavor), head->node_selector)) continue;
-    // Only demand that needs to borrow here, could borrow now, and would lose out to this pod.
-    if (FitsOnTop(s, other_id, flavor, head->request, Mode::kWithinNominal, none, nullptr))
-      continue;
-    if (!FitsOnTop(s, other_id, flavor, head->request, Mode::kBorrowing, none, nullptr)) continue;
-    if (FitsOnTop(s, other_id, flavor, head->request, Mode::kBorrowing, after_mine, nullptr)) {
-      continue;
-    }
-    const int64_t other_share = WeightedShare(s, other, flavor, head->request);
-    if (other_share < my_share ||
-        (other_share == my_share && head->created_ms < ctx.pod->creation_unix_ms)) {
-      auto show = [](int64_t share) {
-        return share == kUnlimited ? std::string("inf") : std::to_string(share);
-      };
-      *why = "fair share: " + other.name + " (share " + show(other_share) + ") is ahead of " +
-             ctx.team->name + " (share " + show(my_share) + ")";
-      return true;
-    }
-  }
-  return false;
-}
-
 FilterResult Admission::Filter(const FilterArgs& args) {
   FilterDecision decision;
   if (std::string gate = Gate(); !gate.empty()) {
@@ -256,48 +93,31 @@ FilterResult Admission::Filter(const FilterArgs& args) {
     decision.reason = "not_ready";
     return Report(decision, std::move(result));
   }
-  Context ctx(*book_);
-  ResolveSubject(ctx, args.pod);
-  decision.team = ctx.team_id;
-  if (ctx.team == nullptr) return NoTeam(ctx, args, decision);
-  if (!ctx.team->active) {
-    return RefuseAll(args, ctx.team->name + " is not active: its new pods are held", "inactive",
+  Snapshot snap(*book_);
+  TakeSnapshot(*cluster_, args, options_.queue_lookahead, &snap);
+  const Subject& me = snap.subject;
+  decision.team = me.team_id;
+  if (me.team == nullptr) return NoTeam(snap, args, decision);
+  if (!me.team->active) {
+    return RefuseAll(args, me.team->name + " is not active: its new pods are held", "inactive",
                      decision);
   }
-  decision.priority_class = PriorityClassOf(ctx.policy, args.pod);
-  const std::vector<NodeFit> fits = JudgeNodes(ctx, args);
+  decision.priority_class = PriorityClassOf(snap.policy, args.pod);
   FilterResult result;
   FlavorNotes notes(&result);
   for (Mode mode : {Mode::kWithinNominal, Mode::kBorrowing}) {
-    ctx.mode = mode;
-    for (const FlavorQuota& fq : ctx.team->flavors) {
+    for (const FlavorQuota& fq : me.team->flavors) {
       const NameId flavor = FlavorNames().Intern(fq.flavor);
-      std::optional<Charge> charge = TryFlavor(ctx, fq, flavor, fits, &notes);
+      std::optional<Charge> charge = TryFlavor(snap, fq, flavor, mode, &notes);
       if (!charge) continue;
       decision.admitted = true;
       decision.flavor = flavor;
       decision.borrowing = charge->borrowing;
-      return Report(decision, AdmittedOn(ctx, args, fq, flavor, fits));
+      return Report(decision, AdmittedOn(snap, args, fq, flavor));
     }
   }
   decision.reason = notes.FirstCode();
-  return Report(decision, RefusedEverywhere(ctx, args, fits, notes, std::move(result)));
-}
-
-void Admission::ResolveSubject(Context& ctx, const Pod& pod) const {
-  ctx.pod = &pod;
-  ctx.team_id = cluster_->teams().TeamOf(pod);
-  ctx.team = ctx.team_id == kNoTeam ? nullptr : ctx.policy.FindTeam(TeamNames().Name(ctx.team_id));
-  if (ctx.team == nullptr) return;
-  ctx.request = EffectiveRequest(pod);
-  ctx.request_ids = KnownIdAmounts(ctx.request);
-  const auto requested = std::count_if(ctx.request.begin(), ctx.request.end(),
-                                       [](const ResourceAmount& r) { return r.amount > 0; });
-  const auto known = std::count_if(ctx.request_ids.begin(), ctx.request_ids.end(),
-                                   [](const IdAmount& r) { return r.second > 0; });
-  ctx.unknown_resource = known < requested;
-  ctx.priority = ResolvePriority(ctx.policy, pod);
-  ctx.by_priority = ctx.policy.task_prioritization == TaskPrioritization::kTaskRanking;
+  return Report(decision, RefusedEverywhere(snap, args, notes, std::move(result)));
 }
 
 FilterResult Admission::Report(const FilterDecision& decision, FilterResult result) const {
@@ -316,9 +136,9 @@ FilterResult Admission::RefuseAll(const FilterArgs& args, std::string reason,
   return Report(decision, std::move(result));
 }
 
-FilterResult Admission::NoTeam(const Context& ctx, const FilterArgs& args,
+FilterResult Admission::NoTeam(const Snapshot& snap, const FilterArgs& args,
                                FilterDecision decision) const {
-  if (ctx.policy.no_team == NoTeamAction::kRefuse) {
+  if (snap.policy.no_team == NoTeamAction::kRefuse) {
     return RefuseAll(args,
                      "pod " + args.pod.key() + " belongs to no team (namespace " +
                          args.pod.namespace_ + " is not a team namespace)",
@@ -333,60 +153,40 @@ FilterResult Admission::NoTeam(const Context& ctx, const FilterArgs& args,
   return Report(decision, std::move(result));
 }
 
-std::vector<NodeFit> Admission::JudgeNodes(const Context& ctx, const FilterArgs& args) const {
-  // Flavor and room of every candidate node: one hash lookup and integer compares each.
-  std::vector<NodeFit> fits;
-  cluster_->nodes().FitNodes(args.node_names, ctx.request_ids, &fits);
-  if (ctx.unknown_resource) {
-    for (NodeFit& fit : fits) fit.room = false;  // no node has a resource nothing interned
-  }
-  if (args.node_names_mode) return fits;
-  for (size_t i = 0; i < args.nodes.size() && i < fits.size(); ++i) {
-    NodeFit& fit = fits[i];
-    fit.flavor = FlavorOfNode(ctx.policy, args.nodes[i].labels);
-    if (fit.known) continue;
-    // Not in the cache yet: judge by the node the scheduler sent.
-    fit.known = true;
-    fit.room = !args.nodes[i].unschedulable;
-    for (const ResourceAmount& want : ctx.request) {
-      fit.room = fit.room && args.nodes[i].allocatable.Get(want.name) >= want.amount;
-    }
-  }
-  return fits;
-}
-
-std::optional<Charge> Admission::TryFlavor(Context& ctx, const FlavorQuota& fq, NameId flavor,
-                                           const std::vector<NodeFit>& fits,
-                                           FlavorNotes* notes) const {
+std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq, NameId flavor,
+                                           Mode mode, FlavorNotes* notes) const {
+  const Subject& me = snap.subject;
   bool any = false;
   bool roomy = false;
-  for (const NodeFit& fit : fits) {
+  for (const NodeFit& fit : snap.fits) {
     if (fit.flavor != flavor) continue;
     any = true;
     roomy = roomy || fit.room;
   }
   if (!any) return std::nullopt;
   if (!roomy) {
-    notes->Note(
-        flavor,
-        ctx.team->name + ": no " + fq.flavor + " node has room for " + ctx.request.ToString(),
-        "no_room");
+    notes->Note(flavor,
+                me.team->name + ": no " + fq.flavor + " node has room for " + me.request.ToString(),
+                "no_room");
     return std::nullopt;
   }
-  std::string why;
-  if (QueueOrderBlocks(ctx, flavor, &why)) {
-    notes->Note(flavor, ctx.team->name + ": " + why, "queue_order");
+  if (std::optional<std::string> why = QueueOrderBlocks(snap, flavor, mode)) {
+    notes->Note(flavor, me.team->name + ": " + *why, "queue_order");
     return std::nullopt;
   }
-  if (ctx.mode == Mode::kBorrowing && FairShareBlocks(ctx, flavor, &why)) {
-    notes->Note(flavor, std::move(why), "fair_share");
-    return std::nullopt;
+  if (mode == Mode::kBorrowing) {
+    if (std::optional<std::string> why = FairShareBlocks(snap, flavor)) {
+      notes->Note(flavor, std::move(*why), "fair_share");
+      return std::nullopt;
+    }
   }
+  // The rules let it through: the reservation is the quota check itself, against the live
+  // counters of the snapshot's generation.
   PodMeta meta;
-  meta.priority = ctx.priority;
-  meta.created_ms = ctx.pod->creation_unix_ms;
+  meta.priority = me.priority;
+  meta.created_ms = me.pod->creation_unix_ms;
   std::variant<Charge, Refusal> r =
-      book_->Assume(ctx.session, ctx.pod->uid, ctx.team_id, flavor, ctx.request, ctx.mode,
+      book_->Assume(snap.session, me.pod->uid, me.team_id, flavor, me.request_ids, mode,
                     options_.assume_ttl_ms, meta);
   if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
     notes->Note(flavor, refusal->Explain(), ReasonCode(refusal->kind));
@@ -395,14 +195,14 @@ std::optional<Charge> Admission::TryFlavor(Context& ctx, const FlavorQuota& fq, 
   return std::get<Charge>(r);
 }
 
-FilterResult Admission::AdmittedOn(const Context& ctx, const FilterArgs& args,
-                                   const FlavorQuota& fq, NameId flavor,
-                                   const std::vector<NodeFit>& fits) const {
+FilterResult Admission::AdmittedOn(const Snapshot& snap, const FilterArgs& args,
+                                   const FlavorQuota& fq, NameId flavor) const {
+  const std::vector<NodeFit>& fits = snap.fits;
   // Admitted on this flavor: its nodes with room are feasible, the others are explained.
   cluster_->pending().NoteAdmitted(std::string(args.pod.uid));
   FilterResult result;
-  const uint32_t no_room =
-      result.AddReason(ctx.team->name + ": node has no room for " + ctx.request.ToString());
+  const uint32_t no_room = result.AddReason(snap.subject.team->name + ": node has no room for " +
+                                            snap.subject.request.ToString());
   const uint32_t elsewhere =
       result.AddReason("taskgov assigned " + args.pod.key() + " to " + fq.flavor);
   const uint32_t node_count = static_cast<uint32_t>(args.node_names.size());
@@ -420,11 +220,12 @@ FilterResult Admission::AdmittedOn(const Context& ctx, const FilterArgs& args,
   return result;
 }
 
-FilterResult Admission::RefusedEverywhere(const Context& ctx, const FilterArgs& args,
-                                          const std::vector<NodeFit>& fits,
+FilterResult Admission::RefusedEverywhere(const Snapshot& snap, const FilterArgs& args,
                                           const FlavorNotes& notes, FilterResult result) const {
+  const Subject& me = snap.subject;
+  const std::vector<NodeFit>& fits = snap.fits;
   // Refused on every flavor: one reason per flavor, shared by its nodes.
-  cluster_->pending().NoteRefused(PendingPodOf(args.pod, ctx.team_id, ctx.priority, ctx.request));
+  cluster_->pending().NoteRefused(PendingPodOf(args.pod, me.team_id, me.priority, me.request));
   if (preemption_status_) {
     if (std::string status = preemption_status_(args.pod.uid); !status.empty()) {
       for (std::string& reason : result.reasons) reason += "; " + status;
@@ -438,7 +239,7 @@ FilterResult Admission::RefusedEverywhere(const Context& ctx, const FilterArgs& 
     }
     std::string reason = flavor == kNoFlavor
                              ? "node belongs to no flavor (no instance-type label, or unknown)"
-                             : ctx.team->name + ": no quota on " + FlavorNames().Name(flavor);
+                             : me.team->name + ": no quota on " + FlavorNames().Name(flavor);
     other.emplace_back(flavor, result.AddReason(std::move(reason)));
     return other.back().second;
   };

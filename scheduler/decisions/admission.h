@@ -2,14 +2,15 @@
 
 // Admission: the decisions behind the webhooks (DESIGN §3.6, §4), implementing Decider.
 //
-//  * filter — resolve team, effective request and priority; group the candidate nodes by flavor;
-//    try the team's flavors in order, first staying within nominal, then borrowing; a flavor is
-//    taken only if a node of it has room, no higher-ranked pod of the team could use the
-//    capacity (TaskRanking / FirstComeFirstServe, BestEffortFIFO or StrictFIFO), and — when
-//    borrowing under FairShare — no team with a lower weighted share has pending borrowing
-//    demand on it. A pass records an assumed reservation (QuotaBook) and returns that flavor's
-//    nodes; every other node is unresolvable with a reason a person can act on. The work for a
-//    refused pod is per flavor, not per node.
+//  * filter — take one Snapshot (snapshot.h: team, request, priority, the candidate nodes'
+//    flavor and room, the pending view, inside one ledger session); try the team's flavors in
+//    order, first staying within nominal, then borrowing; a flavor is taken only if a node of it
+//    has room, no higher-ranked pod of the team could use the capacity (TaskRanking /
+//    FirstComeFirstServe, BestEffortFIFO or StrictFIFO), and — when borrowing under FairShare — no
+//    team with a lower weighted share has pending borrowing demand on it (rules.h, functions of the
+//    snapshot). A pass records an assumed reservation (QuotaBook) and returns that flavor's nodes;
+//    every other node is unresolvable with a reason a person can act on. The work for a refused pod
+//    is per flavor, not per node.
 //  * prioritize — 0..10: accelerators packed onto partly used nodes, borrowers together.
 //  * preempt — trims kube-scheduler's candidates to what policy allows.
 //  * bind — reserve (or confirm the assumed reservation), bind through KubeActions, commit or
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "scheduler/decisions/snapshot.h"
 #include "scheduler/extender_api.h"
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/state/cluster_state.h"
@@ -76,26 +78,17 @@ class Admission final : public Decider {
   BindResult Bind(const BindArgs& args) override;
 
  private:
-  struct Context;
   class FlavorNotes;
-  // The steps of Filter: what the pod is, which nodes could hold it, each flavor in turn
-  // (queue order, fair share, then the quota itself), and the reply.
-  void ResolveSubject(Context& ctx, const Pod& pod) const;
-  [[nodiscard]] std::vector<NodeFit> JudgeNodes(const Context& ctx, const FilterArgs& args) const;
-  [[nodiscard]] std::optional<Charge> TryFlavor(Context& ctx, const FlavorQuota& fq, NameId flavor,
-                                                const std::vector<NodeFit>& fits,
+  // The steps of Filter after the snapshot: each flavor in turn (room, queue order, fair share,
+  // then the quota itself, which reserves), and the reply.
+  [[nodiscard]] std::optional<Charge> TryFlavor(Snapshot& snap, const FlavorQuota& fq,
+                                                NameId flavor, Ledger::Mode mode,
                                                 FlavorNotes* notes) const;
-  bool QueueOrderBlocks(Context& ctx, NameId flavor, std::string* why) const;
-  bool FairShareBlocks(Context& ctx, NameId flavor, std::string* why) const;
-  [[nodiscard]] std::vector<std::pair<const Team*, PendingPod>> CohortHeads(
-      const Context& ctx) const;
-  [[nodiscard]] FilterResult AdmittedOn(const Context& ctx, const FilterArgs& args,
-                                        const FlavorQuota& fq, NameId flavor,
-                                        const std::vector<NodeFit>& fits) const;
-  [[nodiscard]] FilterResult RefusedEverywhere(const Context& ctx, const FilterArgs& args,
-                                               const std::vector<NodeFit>& fits,
+  [[nodiscard]] FilterResult AdmittedOn(const Snapshot& snap, const FilterArgs& args,
+                                        const FlavorQuota& fq, NameId flavor) const;
+  [[nodiscard]] FilterResult RefusedEverywhere(const Snapshot& snap, const FilterArgs& args,
                                                const FlavorNotes& notes, FilterResult result) const;
-  [[nodiscard]] FilterResult NoTeam(const Context& ctx, const FilterArgs& args,
+  [[nodiscard]] FilterResult NoTeam(const Snapshot& snap, const FilterArgs& args,
                                     FilterDecision decision) const;
   [[nodiscard]] FilterResult RefuseAll(const FilterArgs& args, std::string reason,
                                        const std::string& code, FilterDecision decision) const;
@@ -121,11 +114,5 @@ class Admission final : public Decider {
   std::function<void(const FilterDecision&)> observer_;
   std::function<std::string(std::string_view uid)> preemption_status_;
 };
-
-// A team's weighted share on a flavor if it were given `request` (DESIGN §3.6), in per-mille:
-// max over governed resources of (usage + request − nominal)⁺ / pool capacity, divided by the
-// fair-share weight. Weight 0 ⇒ kUnlimited (always last).
-[[nodiscard]] int64_t WeightedShare(const Ledger::Session& session, const Team& team, NameId flavor,
-                                    const ResourceList& request);
 
 }  // namespace taskgov::scheduler

@@ -137,7 +137,7 @@ class QuotaSim {
   [[nodiscard]] bool WithinNominal(int row, const Amounts& extra) const;
   // usage > nominal on some governed slot where `on` is positive.
   [[nodiscard]] bool Borrowing(int row, const Amounts& on) const;
-  // The weighted share (DESIGN §3.6) in per-mille, as WeightedShare in admission.h computes it:
+  // The weighted share (DESIGN §3.6) in per-mille, as WeightedShare in rules.h computes it:
   // max over governed slots of (usage ± delta − nominal)⁺ / pool capacity, divided by the
   // fair-share weight; weight 0 ⇒ kUnlimited.
   [[nodiscard]] int64_t Share(int row) const;

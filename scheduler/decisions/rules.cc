@@ -1,0 +1,127 @@
+#include "scheduler/decisions/rules.h"
+
+#include <algorithm>
+
+#include "scheduler/decisions/fair_share.h"
+
+namespace taskgov::scheduler {
+namespace {
+
+using Mode = Ledger::Mode;
+
+// What hypothetical admissions add on top of the ledger's current numbers: to one team's usage
+// and to its cohort pool.
+struct Tally {
+  ResourceList team;
+  ResourceList pool;
+};
+
+// Would `request` fit for (team, flavor) on top of the ledger and `tally` (DESIGN §3.3)? A dry
+// run. When it fits and `after` is given, *after = tally plus this admission.
+bool FitsOnTop(const Ledger::Session& s, NameId team, NameId flavor, const ResourceList& request,
+               Mode mode, const Tally& tally, Tally* after) {
+  if (!s.HasFlavor(team, flavor)) return false;
+  Tally next = tally;
+  for (const ResourceAmount& want : request) {
+    std::optional<NameId> resource = ResourceNames().Find(want.name);
+    if (!resource) continue;
+    CellView v = s.View(team, flavor, *resource);
+    if (!v.exists) continue;
+    const int64_t usage = SaturatingAdd(v.usage, tally.team.Get(want.name));
+    const int64_t ceiling =
+        v.borrowing_limit == kUnlimited ? kUnlimited : SaturatingAdd(v.nominal, v.borrowing_limit);
+    const int64_t cap = mode == Mode::kWithinNominal ? std::min(v.nominal, ceiling) : ceiling;
+    if (SaturatingAdd(usage, want.amount) > cap) return false;
+    const int64_t delta = std::max<int64_t>(0, usage + want.amount - v.guaranteed) -
+                          std::max<int64_t>(0, usage - v.guaranteed);
+    const int64_t pool_used = SaturatingAdd(v.pool_used, tally.pool.Get(want.name));
+    if (delta > 0 && SaturatingAdd(pool_used, delta) > v.pool_capacity) return false;
+    next.team.Set(want.name, SaturatingAdd(next.team.Get(want.name), want.amount));
+    next.pool.Set(want.name, SaturatingAdd(next.pool.Get(want.name), delta));
+  }
+  if (after != nullptr) *after = std::move(next);
+  return true;
+}
+
+std::string ShowShare(int64_t share) {
+  return share == kUnlimited ? std::string("inf") : std::to_string(share);
+}
+
+}  // namespace
+
+int64_t WeightedShare(const Ledger::Session& session, const Team& team, NameId flavor,
+                      const ResourceList& request) {
+  const NameId team_id = TeamNames().Intern(team.name);
+  ShareAccumulator share;
+  for (NameId resource : session.Resources(team_id, flavor)) {
+    CellView v = session.View(team_id, flavor, resource);
+    share.Add(v.usage + request.Get(ResourceNames().Name(resource)), v.nominal, v.pool_capacity);
+  }
+  return share.PerMille(team.fair_share_weight);
+}
+
+std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId flavor, Mode mode) {
+  const Subject& me = snapshot.subject;
+  if (snapshot.ahead.empty()) return std::nullopt;
+  if (me.team->queueing == QueueingStrategy::kStrictFIFO) {
+    return "waiting behind higher-ranked pod " + snapshot.ahead.front().key + " (StrictFIFO)";
+  }
+  // BestEffortFIFO: the pods ahead take what they can, in rank order (a pod that cannot fit
+  // does not hold the others back); this pod waits if what they take leaves it no room.
+  const Ledger::Session& s = snapshot.session;
+  const Tally none;
+  if (!FitsOnTop(s, me.team_id, flavor, me.request, mode, none, nullptr)) {
+    return std::nullopt;  // it does not fit anyway: the quota refusal explains it
+  }
+  Tally ahead;
+  const std::string_view flavor_name = FlavorNames().Name(flavor);
+  for (const PendingPod& other : snapshot.ahead) {
+    if (!snapshot.policy.FlavorAllows(flavor_name, other.node_selector)) continue;  // elsewhere
+    if (!FitsOnTop(s, me.team_id, flavor, other.request, Mode::kBorrowing, ahead, &ahead)) {
+      continue;
+    }
+    if (!FitsOnTop(s, me.team_id, flavor, me.request, mode, ahead, nullptr)) {
+      return "waiting behind higher-ranked pod " + other.key;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flavor) {
+  const Subject& me = snapshot.subject;
+  if (snapshot.policy.idle_compute != IdleComputeAllocation::kFairShare ||
+      me.team->cohort.empty() || snapshot.heads.empty()) {
+    return std::nullopt;
+  }
+  const Ledger::Session& s = snapshot.session;
+  const int64_t my_share = WeightedShare(s, *me.team, flavor, me.request);
+  const Tally none;
+  Tally mine;
+  (void)FitsOnTop(s, me.team_id, flavor, me.request, Mode::kBorrowing, none, &mine);
+  Tally after_mine;  // another team's view once this pod took its share of the pool
+  after_mine.pool = mine.pool;
+  const std::string_view flavor_name = FlavorNames().Name(flavor);
+  for (const auto& [other_team, head] : snapshot.heads) {
+    const Team& other = *other_team;
+    const NameId other_id = TeamNames().Intern(other.name);
+    if (!s.HasFlavor(other_id, flavor)) continue;
+    if (!snapshot.policy.FlavorAllows(flavor_name, head.node_selector)) continue;
+    // Only demand that needs to borrow here, could borrow now, and would lose out to this pod.
+    if (FitsOnTop(s, other_id, flavor, head.request, Mode::kWithinNominal, none, nullptr)) {
+      continue;
+    }
+    if (!FitsOnTop(s, other_id, flavor, head.request, Mode::kBorrowing, none, nullptr)) continue;
+    if (FitsOnTop(s, other_id, flavor, head.request, Mode::kBorrowing, after_mine, nullptr)) {
+      continue;
+    }
+    const int64_t other_share = WeightedShare(s, other, flavor, head.request);
+    if (other_share < my_share ||
+        (other_share == my_share && head.created_ms < me.pod->creation_unix_ms)) {
+      return "fair share: " + other.name + " (share " + ShowShare(other_share) + ") is ahead of " +
+             me.team->name + " (share " + ShowShare(my_share) + ")";
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace taskgov::scheduler

@@ -1,0 +1,167 @@
+#include "scheduler/decisions/rules.h"
+
+#include <gtest/gtest.h>
+
+#include "scheduler/testing/builders.h"
+
+// The rules read a hand-built snapshot: a ledger with usage, a subject and a pending view, and no
+// cluster state at all.
+namespace taskgov::scheduler {
+namespace {
+
+using testing::PolicyBuilder;
+
+constexpr char kP5[] = "ml.p5.48xlarge";
+constexpr char kG5[] = "ml.g5.12xlarge";
+constexpr char kGpu[] = "nvidia.com/gpu";
+
+ResourceList Gpus(int64_t n) {
+  ResourceList list;
+  list.Set(kGpu, n);
+  return list;
+}
+
+PendingPod Pending(const std::string& key, const std::string& team, int64_t gpus,
+                   int64_t created_ms = 1) {
+  PendingPod pod;
+  pod.uid = key + "-uid";
+  pod.key = key;
+  pod.team = TeamNames().Intern(team);
+  pod.created_ms = created_ms;
+  pod.request = Gpus(gpus);
+  return pod;
+}
+
+class RulesTest : public ::testing::Test {
+ protected:
+  void Start(PolicyPtr policy) { book_ = std::make_unique<QuotaBook>(std::move(policy), &clock_); }
+  // Usage of `gpus` for `team` on p5, as a bound pod.
+  void Use(const std::string& team, int64_t gpus) {
+    book_->ConfirmBound("used-" + std::to_string(++used_), TeamNames().Intern(team),
+                        FlavorNames().Intern(kP5), Gpus(gpus), PodMeta{});
+  }
+  // A snapshot for a pod of `team` asking for `gpus`.
+  std::unique_ptr<Snapshot> Take(const std::string& team, int64_t gpus, int64_t created_ms = 10) {
+    auto snap = std::make_unique<Snapshot>(*book_);
+    pod_.creation_unix_ms = created_ms;
+    pod_.uid = "me";
+    Subject& me = snap->subject;
+    me.pod = &pod_;
+    me.team_id = TeamNames().Intern(team);
+    me.team = snap->policy.FindTeam(team);
+    me.request = Gpus(gpus);
+    me.request_ids = KnownIdAmounts(me.request);
+    return snap;
+  }
+  NameId P5() const { return FlavorNames().Intern(kP5); }
+
+  common::FakeClock clock_;
+  std::unique_ptr<QuotaBook> book_;
+  Pod pod_;
+  int used_ = 0;
+};
+
+TEST_F(RulesTest, NothingAheadNeverBlocks) {
+  Start(PolicyBuilder().Team("team-a").Quota(kP5, kGpu, 8, 0).Build());
+  EXPECT_EQ(QueueOrderBlocks(*Take("team-a", 8), P5(), Ledger::Mode::kWithinNominal), std::nullopt);
+}
+
+TEST_F(RulesTest, StrictFifoWaitsBehindTheHeadWhateverItsSize) {
+  Start(PolicyBuilder()
+            .Team("team-a")
+            .Quota(kP5, kGpu, 8, 0)
+            .Queueing(QueueingStrategy::kStrictFIFO)
+            .Build());
+  auto snap = Take("team-a", 1);
+  snap->ahead.push_back(Pending("ns-team-a/huge", "team-a", 64));  // can never fit
+  EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal),
+            "waiting behind higher-ranked pod ns-team-a/huge (StrictFIFO)");
+}
+
+TEST_F(RulesTest, BestEffortFifoWaitsOnlyWhenThePodsAheadTakeTheRoom) {
+  Start(PolicyBuilder().Team("team-a").Quota(kP5, kGpu, 8, 0).Build());
+  Use("team-a", 5);
+  auto snap = Take("team-a", 2);
+  snap->ahead.push_back(Pending("ns-team-a/too-big", "team-a", 4));  // cannot fit: passed
+  EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal), std::nullopt);
+  snap->ahead.push_back(Pending("ns-team-a/two", "team-a", 2));  // takes 2 of the 3 left
+  EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal),
+            "waiting behind higher-ranked pod ns-team-a/two");
+}
+
+TEST_F(RulesTest, PodsAheadForAnotherFlavorDoNotBlock) {
+  Start(PolicyBuilder().Team("team-a").Quota(kP5, kGpu, 4, 0).Quota(kG5, kGpu, 4, 0).Build());
+  auto snap = Take("team-a", 4);
+  PendingPod g5_only = Pending("ns-team-a/g5-only", "team-a", 4);
+  g5_only.node_selector = {{"node.kubernetes.io/instance-type", kG5}};
+  snap->ahead.push_back(g5_only);
+  EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal), std::nullopt);
+}
+
+TEST_F(RulesTest, QueueOrderLeavesAPodThatDoesNotFitToTheQuota) {
+  Start(PolicyBuilder().Team("team-a").Quota(kP5, kGpu, 4, 0).Build());
+  auto snap = Take("team-a", 8);
+  snap->ahead.push_back(Pending("ns-team-a/one", "team-a", 1));
+  EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal), std::nullopt);
+}
+
+PolicyPtr FairPolicy(double b_weight, double c_weight) {
+  return PolicyBuilder()
+      .Team("lender", "c")
+      .Quota(kP5, kGpu, 4)
+      .Team("team-b", "c")
+      .Quota(kP5, kGpu, 0)
+      .Weight(b_weight)
+      .Team("team-c", "c")
+      .Quota(kP5, kGpu, 0)
+      .Weight(c_weight)
+      .Build();
+}
+
+TEST_F(RulesTest, FairShareYieldsToALowerShareThatWouldLoseOut) {
+  Start(FairPolicy(3, 1));
+  Use("team-b", 3);
+  auto snap = Take("team-b", 1);
+  snap->heads.emplace_back(snap->policy.FindTeam("team-c"), Pending("ns-team-c/c-0", "team-c", 1));
+  // b after = 4/4/3 = 333‰, c after = 1/4/1 = 250‰, and b's fourth leaves c nothing.
+  EXPECT_EQ(FairShareBlocks(*snap, P5()),
+            "fair share: team-c (share 250) is ahead of team-b (share 333)");
+}
+
+TEST_F(RulesTest, FairShareIgnoresDemandThatStillFitsAfterwards) {
+  Start(FairPolicy(3, 1));
+  Use("team-b", 2);
+  auto snap = Take("team-b", 1);
+  snap->heads.emplace_back(snap->policy.FindTeam("team-c"), Pending("ns-team-c/c-0", "team-c", 1));
+  EXPECT_EQ(FairShareBlocks(*snap, P5()), std::nullopt);
+}
+
+TEST_F(RulesTest, FairShareTiesGoToTheOlderPod) {
+  Start(FairPolicy(1, 1));
+  // b and c each want the whole pool: both shares after admission are 4/4 = 1000‰.
+  auto newer = Take("team-b", 4, /*created_ms=*/10);
+  newer->heads.emplace_back(newer->policy.FindTeam("team-c"),
+                            Pending("ns-team-c/c-old", "team-c", 4, /*created_ms=*/5));
+  EXPECT_EQ(FairShareBlocks(*newer, P5()),
+            "fair share: team-c (share 1000) is ahead of team-b (share 1000)");
+  auto older = Take("team-b", 4, /*created_ms=*/1);
+  older->heads.emplace_back(older->policy.FindTeam("team-c"),
+                            Pending("ns-team-c/c-new", "team-c", 4, /*created_ms=*/5));
+  EXPECT_EQ(FairShareBlocks(*older, P5()), std::nullopt);
+}
+
+TEST_F(RulesTest, FairShareIsOffUnderFirstComeFirstServeIdleCompute) {
+  PolicyBuilder builder;
+  builder.Team("lender", "c").Quota(kP5, kGpu, 4);
+  builder.Team("team-b", "c").Quota(kP5, kGpu, 0).Weight(3);
+  builder.Team("team-c", "c").Quota(kP5, kGpu, 0).Weight(1);
+  builder.IdleCompute(IdleComputeAllocation::kFirstComeFirstServe);
+  Start(builder.Build());
+  Use("team-b", 3);
+  auto snap = Take("team-b", 1);
+  snap->heads.emplace_back(snap->policy.FindTeam("team-c"), Pending("ns-team-c/c-0", "team-c", 1));
+  EXPECT_EQ(FairShareBlocks(*snap, P5()), std::nullopt);
+}
+
+}  // namespace
+}  // namespace taskgov::scheduler

@@ -1,0 +1,87 @@
+#include "scheduler/decisions/snapshot.h"
+
+#include <algorithm>
+
+#include "scheduler/model/pod_identity.h"
+
+namespace taskgov::scheduler {
+namespace {
+
+void ResolveSubject(const TeamResolver& teams, const Policy& policy, const Pod& pod,
+                    Subject* subject) {
+  subject->pod = &pod;
+  subject->team_id = teams.TeamOf(pod);
+  subject->team =
+      subject->team_id == kNoTeam ? nullptr : policy.FindTeam(TeamNames().Name(subject->team_id));
+  if (subject->team == nullptr) return;
+  subject->request = EffectiveRequest(pod);
+  subject->request_ids = KnownIdAmounts(subject->request);
+  const auto requested = std::count_if(subject->request.begin(), subject->request.end(),
+                                       [](const ResourceAmount& r) { return r.amount > 0; });
+  const auto known = std::count_if(subject->request_ids.begin(), subject->request_ids.end(),
+                                   [](const IdAmount& r) { return r.second > 0; });
+  subject->unknown_resource = known < requested;
+  subject->priority = ResolvePriority(policy, pod);
+  subject->by_priority = policy.task_prioritization == TaskPrioritization::kTaskRanking;
+}
+
+// Flavor and room of every candidate node: one hash lookup and integer compares each.
+void JudgeNodes(const NodeCache& nodes, const Policy& policy, const Subject& subject,
+                const FilterArgs& args, std::vector<NodeFit>* fits) {
+  nodes.FitNodes(args.node_names, subject.request_ids, fits);
+  if (subject.unknown_resource) {
+    for (NodeFit& fit : *fits) fit.room = false;  // no node has a resource nothing interned
+  }
+  if (args.node_names_mode) return;
+  for (size_t i = 0; i < args.nodes.size() && i < fits->size(); ++i) {
+    NodeFit& fit = (*fits)[i];
+    fit.flavor = FlavorOfNode(policy, args.nodes[i].labels);
+    if (fit.known) continue;
+    // Not in the cache yet: judge by the node the scheduler sent.
+    fit.known = true;
+    fit.room = !args.nodes[i].unschedulable;
+    for (const ResourceAmount& want : subject.request) {
+      fit.room = fit.room && args.nodes[i].allocatable.Get(want.name) >= want.amount;
+    }
+  }
+}
+
+std::vector<std::pair<const Team*, PendingPod>> CohortHeads(const PendingQueues& pending,
+                                                            const Policy& policy,
+                                                            const Team& team) {
+  std::vector<std::pair<const Team*, PendingPod>> heads;
+  for (const Team& other : policy.teams) {
+    if (other.cohort != team.cohort || other.name == team.name || !other.active) continue;
+    std::optional<PendingPod> head =
+        pending.Head(TeamNames().Intern(other.name),
+                     policy.task_prioritization == TaskPrioritization::kTaskRanking);
+    if (head) heads.emplace_back(&other, std::move(*head));
+  }
+  return heads;
+}
+
+}  // namespace
+
+void TakeSnapshot(const ClusterState& cluster, const FilterArgs& args, size_t queue_lookahead,
+                  Snapshot* snapshot) {
+  Subject& subject = snapshot->subject;
+  ResolveSubject(cluster.teams(), snapshot->policy, args.pod, &subject);
+  if (subject.team == nullptr || !subject.team->active) return;
+  JudgeNodes(cluster.nodes(), snapshot->policy, subject, args, &snapshot->fits);
+  const bool any_room = std::any_of(snapshot->fits.begin(), snapshot->fits.end(),
+                                    [](const NodeFit& fit) { return fit.room; });
+  if (!any_room) return;  // refused for room alone: no rule reads the pending view
+  const bool strict = subject.team->queueing == QueueingStrategy::kStrictFIFO;
+  // The pending queues' locks are taken shared: they may be taken inside a session (see
+  // cluster_state.h).
+  const PendingQueues& pending = cluster.pending();
+  snapshot->ahead =
+      pending.Ahead(subject.team_id, subject.priority, subject.pod->creation_unix_ms,
+                    subject.pod->uid, subject.by_priority, strict ? 1 : queue_lookahead);
+  if (snapshot->policy.idle_compute == IdleComputeAllocation::kFairShare &&
+      !subject.team->cohort.empty()) {
+    snapshot->heads = CohortHeads(pending, snapshot->policy, *subject.team);
+  }
+}
+
+}  // namespace taskgov::scheduler

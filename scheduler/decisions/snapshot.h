@@ -1,0 +1,70 @@
+#pragma once
+
+// Snapshot: everything one filter decision reads, taken once at its start.
+//
+//  * the ledger generation — the policy and its usage counters — pinned by a Ledger::Session for
+//    the decision's whole length (the reservation that ends an admission is taken inside it, so
+//    it lands in the generation the decision read);
+//  * the subject: the pod's team, effective request (with its interned resource ids) and
+//    priority (TeamResolver, read under its shared lock);
+//  * the candidate nodes' flavor and room (NodeCache, shared lock);
+//  * the pending view: the team's pending pods that rank ahead of this one (at most the
+//    lookahead) and, under FairShare, the best-ranked pending pod of every other active team of
+//    its cohort (PendingQueues, shared lock).
+//
+// Nothing is read from the state components after TakeSnapshot returns: the rules (rules.h) are
+// functions of the snapshot alone, and tests build snapshots by hand. The counters stay live
+// atomics (a snapshot of usage would be stale the moment it was taken); the reservation re-checks
+// every limit inside its compare-exchange, so a decision made on them never over-admits.
+//
+// Thread-compatible: one snapshot per decision, used and destroyed on the thread that took it.
+
+#include <cstddef>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "scheduler/extender_api.h"
+#include "scheduler/ledger/quota_book.h"
+#include "scheduler/state/cluster_state.h"
+
+namespace taskgov::scheduler {
+
+// What is being decided on: the pod and what policy makes of it.
+struct Subject {
+  const Pod* pod = nullptr;
+  NameId team_id = kNoTeam;
+  const Team* team = nullptr;  // null: the pod belongs to no team of the policy
+  ResourceList request;
+  // The request's resources that have an interned id (KnownIdAmounts: lock-free, and names from
+  // the pod are never added to the interners); `unknown_resource` when some positive request
+  // names a resource nothing ever interned, so no node can hold it.
+  IdAmounts request_ids;
+  bool unknown_resource = false;
+  int32_t priority = 0;
+  bool by_priority = true;  // TaskRanking (else FirstComeFirstServe)
+};
+
+struct Snapshot {
+  explicit Snapshot(const QuotaBook& book) : session(book.ledger()), policy(session.policy()) {}
+  Snapshot(const Snapshot&) = delete;
+  Snapshot& operator=(const Snapshot&) = delete;
+
+  Ledger::Session session;
+  const Policy& policy;
+  Subject subject;
+  // One per candidate node, in the order of the filter's node list.
+  std::vector<NodeFit> fits;
+  // The team's pending pods ranked ahead of the subject, best first (one under StrictFIFO, at
+  // most the lookahead under BestEffortFIFO); read only when some candidate node has room.
+  std::vector<PendingPod> ahead;
+  // Under FairShare: the best-ranked pending pod of each other active team of the cohort.
+  std::vector<std::pair<const Team*, PendingPod>> heads;
+};
+
+// Fills `snapshot` for `args` from the state components, in one pass. Stops after the subject
+// when the pod has no team or its team is inactive (nothing else is needed to refuse it).
+void TakeSnapshot(const ClusterState& cluster, const FilterArgs& args, size_t queue_lookahead,
+                  Snapshot* snapshot);
+
+}  // namespace taskgov::scheduler
