@@ -116,6 +116,24 @@ class InformerChurn {
   std::thread thread_;  // last: starts after the members it reads are built
 };
 
+// Counts, on thread 0, the waits on the reservation table's shard mutexes (QuotaBook::lock_waits)
+// from before the timed loops start until after they end: the counter `lock_waits`, per run.
+class LockWaits {
+ public:
+  LockWaits(benchmark::State& state, const QuotaBook& book)
+      : state_(state), book_(book), before_(book.lock_waits()) {}
+  ~LockWaits() {
+    if (state_.thread_index() != 0) return;
+    state_.counters["lock_waits"] =
+        benchmark::Counter(static_cast<double>(book_.lock_waits() - before_));
+  }
+
+ private:
+  benchmark::State& state_;
+  const QuotaBook& book_;
+  const uint64_t before_;
+};
+
 // Admitted pods, one per thread: filter + release + pod delete per iteration.
 void BM_ConcurrentFilterAdmit(benchmark::State& state) {
   // Built by the first thread to get here (thread-safe static), before any timed loop; never
@@ -124,6 +142,7 @@ void BM_ConcurrentFilterAdmit(benchmark::State& state) {
   const FilterArgs args =
       ArgsFor(f, ThreadPod(state.thread_index()).Gpus(1).Cpu("4").Memory("64Gi"));
   CheckPremise(state, f, args, /*want_admitted=*/true);
+  LockWaits waits(state, f.book);
   for (auto _ : state) AdmitCycle(f, args);
   state.SetItemsProcessed(state.iterations());
 }
@@ -151,6 +170,7 @@ void BM_ConcurrentFilterWithInformer(benchmark::State& state) {
   const FilterArgs args =
       ArgsFor(f, ThreadPod(state.thread_index()).Gpus(1).Cpu("4").Memory("64Gi"));
   CheckPremise(state, f, args, /*want_admitted=*/true);
+  LockWaits waits(state, f.book);
   std::optional<InformerChurn> churn;
   if (state.thread_index() == 0) churn.emplace(&f.cluster);
   for (auto _ : state) AdmitCycle(f, args);

@@ -9,6 +9,15 @@ namespace taskgov::scheduler {
 QuotaBook::QuotaBook(PolicyPtr policy, const common::Clock* clock)
     : ledger_(std::move(policy)), clock_(clock) {}
 
+std::unique_lock<std::mutex> QuotaBook::Lock(Shard& shard) const {
+  std::unique_lock<std::mutex> lock(shard.mu, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    lock_waits_.fetch_add(1, std::memory_order_relaxed);
+    lock.lock();
+  }
+  return lock;
+}
+
 void QuotaBook::GiveBack(Ledger::Session& session, std::string_view uid, const Charge& charge) {
   std::bitset<kMaxChargedResources> refused;
   if (session.Release(charge, &refused)) return;
@@ -51,7 +60,7 @@ std::variant<Charge, Refusal> QuotaBook::Assume(Ledger::Session& session, std::s
                                                 const IdAmounts& request, Ledger::Mode mode,
                                                 int64_t ttl_ms, const PodMeta& meta) {
   Shard& shard = ShardOf(uid);
-  std::lock_guard<std::mutex> lock(shard.mu);
+  std::unique_lock<std::mutex> lock = Lock(shard);
   auto it = shard.map.find(uid);
   if (it != shard.map.end()) {
     if (it->second.state == ReservationState::kBound) return it->second.charge;
@@ -84,7 +93,7 @@ QuotaBook::ConfirmOutcome QuotaBook::ConfirmBound(std::string_view uid, NameId t
     {
       Ledger::Session session(ledger_);
       Shard& shard = ShardOf(uid);
-      std::lock_guard<std::mutex> lock(shard.mu);
+      std::unique_lock<std::mutex> lock = Lock(shard);
       auto it = shard.map.find(uid);
       if (it != shard.map.end()) {
         Reservation& r = it->second;
@@ -120,7 +129,7 @@ QuotaBook::ConfirmOutcome QuotaBook::ConfirmBound(std::string_view uid, NameId t
 bool QuotaBook::Release(std::string_view uid) {
   Ledger::Session session(ledger_);
   Shard& shard = ShardOf(uid);
-  std::lock_guard<std::mutex> lock(shard.mu);
+  std::unique_lock<std::mutex> lock = Lock(shard);
   auto it = shard.map.find(uid);
   if (it == shard.map.end()) return false;
   GiveBack(session, uid, it->second.charge);
@@ -133,7 +142,7 @@ size_t QuotaBook::ExpireAssumed() {
   size_t expired = 0;
   for (Shard& shard : shards_) {
     Ledger::Session session(ledger_);
-    std::lock_guard<std::mutex> lock(shard.mu);
+    std::unique_lock<std::mutex> lock = Lock(shard);
     for (auto it = shard.map.begin(); it != shard.map.end();) {
       if (it->second.state == ReservationState::kAssumed && it->second.expires_ms <= now) {
         GiveBack(session, it->first, it->second.charge);
@@ -149,7 +158,7 @@ size_t QuotaBook::ExpireAssumed() {
 
 std::optional<Reservation> QuotaBook::Find(std::string_view uid) const {
   Shard& shard = ShardOf(uid);
-  std::lock_guard<std::mutex> lock(shard.mu);
+  std::unique_lock<std::mutex> lock = Lock(shard);
   auto it = shard.map.find(uid);
   if (it == shard.map.end()) return std::nullopt;
   return it->second;
@@ -158,7 +167,7 @@ std::optional<Reservation> QuotaBook::Find(std::string_view uid) const {
 void QuotaBook::ForEach(
     const std::function<void(std::string_view uid, const Reservation&)>& fn) const {
   for (Shard& shard : shards_) {
-    std::lock_guard<std::mutex> lock(shard.mu);
+    std::unique_lock<std::mutex> lock = Lock(shard);
     for (const auto& [uid, reservation] : shard.map) fn(uid, reservation);
   }
 }
@@ -166,7 +175,7 @@ void QuotaBook::ForEach(
 size_t QuotaBook::size() const {
   size_t n = 0;
   for (Shard& shard : shards_) {
-    std::lock_guard<std::mutex> lock(shard.mu);
+    std::unique_lock<std::mutex> lock = Lock(shard);
     n += shard.map.size();
   }
   return n;

@@ -15,11 +15,16 @@
 // logged as a warning naming the team, flavor and resource, counted by the ledger
 // (Ledger::over_releases), and the operation goes on; Reconcile() repairs the counters.
 // Thread-safety: all methods are thread-safe. The shard mutexes guard only the table; the ledger
-// counters take no lock.
+// counters take no lock. A shard's mutex is the one exclusive lock of the filter path: it makes
+// each UID's reservation change atomically with its counters (a re-filter gives the earlier
+// charge back before it reserves; a bound UID is never re-reserved). It is held for one hash-map
+// step, never across I/O or another component's lock, and two filters meet on it only when their
+// UIDs share one of kShards shards; lock_waits() counts the times a caller found it taken.
 //
 // Requests come as IdAmounts (resource ids; the hot path, no name lookups) or as a ResourceList
 // (converted once with KnownIdAmounts, lock-free).
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -100,6 +105,8 @@ class QuotaBook {
   // calls inside).
   void ForEach(const std::function<void(std::string_view uid, const Reservation&)>& fn) const;
   [[nodiscard]] size_t size() const;
+  // How many times an operation found its shard's mutex held and waited: monotonic.
+  [[nodiscard]] uint64_t lock_waits() const { return lock_waits_.load(std::memory_order_relaxed); }
 
   // Rebuilds the ledger counters from the reservations and reports the cells that had drifted.
   std::vector<Ledger::Drift> Reconcile();
@@ -123,12 +130,16 @@ class QuotaBook {
   static constexpr size_t kShards = 32;
 
   Shard& ShardOf(std::string_view uid) const { return shards_[Hash{}(uid) % kShards]; }
+  // Locks `shard`, counting a wait when it is held.
+  std::unique_lock<std::mutex> Lock(Shard& shard) const;
   // Gives `charge` (of pod `uid`) back; warns about every resource the ledger refused.
   static void GiveBack(Ledger::Session& session, std::string_view uid, const Charge& charge);
 
   Ledger ledger_;
   const common::Clock* clock_;
   mutable std::array<Shard, kShards> shards_;
+  // Relaxed: a statistic, publishing nothing.
+  mutable std::atomic<uint64_t> lock_waits_{0};
 };
 
 }  // namespace taskgov::scheduler

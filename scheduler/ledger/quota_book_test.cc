@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <functional>
+#include <thread>
 
 #include "common/log.h"
 #include "scheduler/testing/builders.h"
@@ -224,6 +226,27 @@ TEST_F(QuotaBookTest, IdAmountsOverloadsChargeLikeResourceLists) {
   EXPECT_TRUE(book_.Release("u2"));
   EXPECT_EQ(Usage(), 0);
   EXPECT_EQ(book_.ledger().over_releases(), 0u);
+}
+
+TEST_F(QuotaBookTest, AWaitOnAShardMutexIsCounted) {
+  ASSERT_TRUE(Assume("u1", 1));
+  EXPECT_EQ(book_.lock_waits(), 0u);  // one thread: never a wait
+  // ForEach holds u1's shard while its callback runs; a Find of u1 from another thread must wait
+  // for it, and counts the wait before it blocks, which the callback sees.
+  std::thread finder;
+  bool seen = false;
+  book_.ForEach([&](std::string_view uid, const Reservation&) {
+    if (uid != "u1") return;
+    finder = std::thread([this] { (void)book_.Find("u1"); });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (book_.lock_waits() == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    seen = book_.lock_waits() == 1;
+  });
+  finder.join();
+  EXPECT_TRUE(seen);
+  EXPECT_EQ(book_.lock_waits(), 1u);
 }
 
 }  // namespace
