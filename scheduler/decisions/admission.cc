@@ -175,6 +175,7 @@ std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq
     return std::nullopt;
   }
   if (mode == Mode::kBorrowing) {
+    TakeCohortHeads(*cluster_, &snap);  // once per decision, on the first flavor that needs it
     if (std::optional<std::string> why = FairShareBlocks(snap, flavor)) {
       notes->Note(flavor, std::move(*why), "fair_share");
       return std::nullopt;

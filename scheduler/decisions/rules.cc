@@ -1,6 +1,9 @@
 #include "scheduler/decisions/rules.h"
 
 #include <algorithm>
+#include <cstdlib>
+
+#include "common/log.h"
 
 #include "scheduler/decisions/fair_share.h"
 
@@ -89,8 +92,12 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
 
 std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flavor) {
   const Subject& me = snapshot.subject;
+  if (!snapshot.heads) {
+    common::log::Error("admission", "fair share judged without the cohort's heads");
+    std::abort();
+  }
   if (snapshot.policy.idle_compute != IdleComputeAllocation::kFairShare ||
-      me.team->cohort.empty() || snapshot.heads.empty()) {
+      me.team->cohort.empty() || snapshot.heads->empty()) {
     return std::nullopt;
   }
   const Ledger::Session& s = snapshot.session;
@@ -101,7 +108,7 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
   Tally after_mine;  // another team's view once this pod took its share of the pool
   after_mine.pool = mine.pool;
   const std::string_view flavor_name = FlavorNames().Name(flavor);
-  for (const auto& [other_team, head] : snapshot.heads) {
+  for (const auto& [other_team, head] : *snapshot.heads) {
     const Team& other = *other_team;
     const NameId other_id = TeamNames().Intern(other.name);
     if (!s.HasFlavor(other_id, flavor)) continue;

@@ -11,6 +11,8 @@
 //    flavor, could borrow now, and would lose out to this pod.
 //
 // Each returns the reason the subject waits on `flavor` (for a person to read), or nothing.
+// FairShareBlocks needs the cohort's heads in the snapshot (TakeCohortHeads); without them it
+// aborts (a bug in the caller: it must not pass a borrowing pod unchecked).
 // Thread-compatible (the snapshot is).
 
 #include <cstdint>

@@ -122,7 +122,8 @@ TEST_F(RulesTest, FairShareYieldsToALowerShareThatWouldLoseOut) {
   Start(FairPolicy(3, 1));
   Use("team-b", 3);
   auto snap = Take("team-b", 1);
-  snap->heads.emplace_back(snap->policy.FindTeam("team-c"), Pending("ns-team-c/c-0", "team-c", 1));
+  snap->heads.emplace().emplace_back(snap->policy.FindTeam("team-c"),
+                                     Pending("ns-team-c/c-0", "team-c", 1));
   // b after = 4/4/3 = 333‰, c after = 1/4/1 = 250‰, and b's fourth leaves c nothing.
   EXPECT_EQ(FairShareBlocks(*snap, P5()),
             "fair share: team-c (share 250) is ahead of team-b (share 333)");
@@ -132,7 +133,8 @@ TEST_F(RulesTest, FairShareIgnoresDemandThatStillFitsAfterwards) {
   Start(FairPolicy(3, 1));
   Use("team-b", 2);
   auto snap = Take("team-b", 1);
-  snap->heads.emplace_back(snap->policy.FindTeam("team-c"), Pending("ns-team-c/c-0", "team-c", 1));
+  snap->heads.emplace().emplace_back(snap->policy.FindTeam("team-c"),
+                                     Pending("ns-team-c/c-0", "team-c", 1));
   EXPECT_EQ(FairShareBlocks(*snap, P5()), std::nullopt);
 }
 
@@ -140,13 +142,13 @@ TEST_F(RulesTest, FairShareTiesGoToTheOlderPod) {
   Start(FairPolicy(1, 1));
   // b and c each want the whole pool: both shares after admission are 4/4 = 1000‰.
   auto newer = Take("team-b", 4, /*created_ms=*/10);
-  newer->heads.emplace_back(newer->policy.FindTeam("team-c"),
-                            Pending("ns-team-c/c-old", "team-c", 4, /*created_ms=*/5));
+  newer->heads.emplace().emplace_back(newer->policy.FindTeam("team-c"),
+                                      Pending("ns-team-c/c-old", "team-c", 4, /*created_ms=*/5));
   EXPECT_EQ(FairShareBlocks(*newer, P5()),
             "fair share: team-c (share 1000) is ahead of team-b (share 1000)");
   auto older = Take("team-b", 4, /*created_ms=*/1);
-  older->heads.emplace_back(older->policy.FindTeam("team-c"),
-                            Pending("ns-team-c/c-new", "team-c", 4, /*created_ms=*/5));
+  older->heads.emplace().emplace_back(older->policy.FindTeam("team-c"),
+                                      Pending("ns-team-c/c-new", "team-c", 4, /*created_ms=*/5));
   EXPECT_EQ(FairShareBlocks(*older, P5()), std::nullopt);
 }
 
@@ -159,7 +161,8 @@ TEST_F(RulesTest, FairShareIsOffUnderFirstComeFirstServeIdleCompute) {
   Start(builder.Build());
   Use("team-b", 3);
   auto snap = Take("team-b", 1);
-  snap->heads.emplace_back(snap->policy.FindTeam("team-c"), Pending("ns-team-c/c-0", "team-c", 1));
+  snap->heads.emplace().emplace_back(snap->policy.FindTeam("team-c"),
+                                     Pending("ns-team-c/c-0", "team-c", 1));
   EXPECT_EQ(FairShareBlocks(*snap, P5()), std::nullopt);
 }
 

@@ -46,7 +46,7 @@ void JudgeNodes(const NodeCache& nodes, const Policy& policy, const Subject& sub
   }
 }
 
-std::vector<std::pair<const Team*, PendingPod>> CohortHeads(const PendingQueues& pending,
+std::vector<std::pair<const Team*, PendingPod>> CohortHeads(PendingQueues& pending,
                                                             const Policy& policy,
                                                             const Team& team) {
   std::vector<std::pair<const Team*, PendingPod>> heads;
@@ -72,16 +72,21 @@ void TakeSnapshot(const ClusterState& cluster, const FilterArgs& args, size_t qu
                                     [](const NodeFit& fit) { return fit.room; });
   if (!any_room) return;  // refused for room alone: no rule reads the pending view
   const bool strict = subject.team->queueing == QueueingStrategy::kStrictFIFO;
-  // The pending queues' locks are taken shared: they may be taken inside a session (see
-  // cluster_state.h).
-  const PendingQueues& pending = cluster.pending();
+  // The pending queues' lock is taken shared (and tried, never waited for, to apply notes): it
+  // may be taken inside a session (see cluster_state.h).
   snapshot->ahead =
-      pending.Ahead(subject.team_id, subject.priority, subject.pod->creation_unix_ms,
-                    subject.pod->uid, subject.by_priority, strict ? 1 : queue_lookahead);
-  if (snapshot->policy.idle_compute == IdleComputeAllocation::kFairShare &&
-      !subject.team->cohort.empty()) {
-    snapshot->heads = CohortHeads(pending, snapshot->policy, *subject.team);
+      cluster.pending().Ahead(subject.team_id, subject.priority, subject.pod->creation_unix_ms,
+                              subject.pod->uid, subject.by_priority, strict ? 1 : queue_lookahead);
+}
+
+void TakeCohortHeads(const ClusterState& cluster, Snapshot* snapshot) {
+  if (snapshot->heads) return;
+  const Team& team = *snapshot->subject.team;
+  snapshot->heads.emplace();
+  if (snapshot->policy.idle_compute != IdleComputeAllocation::kFairShare || team.cohort.empty()) {
+    return;
   }
+  *snapshot->heads = CohortHeads(cluster.pending(), snapshot->policy, team);
 }
 
 }  // namespace taskgov::scheduler

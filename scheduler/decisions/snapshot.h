@@ -9,11 +9,14 @@
 //    priority (TeamResolver, read under its shared lock);
 //  * the candidate nodes' flavor and room (NodeCache, shared lock);
 //  * the pending view: the team's pending pods that rank ahead of this one (at most the
-//    lookahead) and, under FairShare, the best-ranked pending pod of every other active team of
-//    its cohort (PendingQueues, shared lock).
+//    lookahead) and, for the borrowing pass under FairShare, the best-ranked pending pod of every
+//    other active team of its cohort (PendingQueues, shared lock).
 //
-// Nothing is read from the state components after TakeSnapshot returns: the rules (rules.h) are
-// functions of the snapshot alone, and tests build snapshots by hand. The counters stay live
+// TakeSnapshot reads all of it but the cohort's heads, which only borrowing needs and which cost
+// one queue lookup per cohort team: TakeCohortHeads adds them, once, when the borrowing pass
+// first reaches the fair-share rule.
+// Nothing else is read from the state components: the rules (rules.h) are functions of the
+// snapshot alone, and tests build snapshots by hand. The counters stay live
 // atomics (a snapshot of usage would be stale the moment it was taken); the reservation re-checks
 // every limit inside its compare-exchange, so a decision made on them never over-admits.
 //
@@ -58,13 +61,16 @@ struct Snapshot {
   // The team's pending pods ranked ahead of the subject, best first (one under StrictFIFO, at
   // most the lookahead under BestEffortFIFO); read only when some candidate node has room.
   std::vector<PendingPod> ahead;
-  // Under FairShare: the best-ranked pending pod of each other active team of the cohort.
-  std::vector<std::pair<const Team*, PendingPod>> heads;
+  // Under FairShare: the best-ranked pending pod of each other active team of the cohort (empty
+  // when fair share does not apply); unset until TakeCohortHeads.
+  std::optional<std::vector<std::pair<const Team*, PendingPod>>> heads;
 };
 
 // Fills `snapshot` for `args` from the state components, in one pass. Stops after the subject
 // when the pod has no team or its team is inactive (nothing else is needed to refuse it).
 void TakeSnapshot(const ClusterState& cluster, const FilterArgs& args, size_t queue_lookahead,
                   Snapshot* snapshot);
+// Adds the cohort's heads to a snapshot of a governed pod; does nothing when they are taken.
+void TakeCohortHeads(const ClusterState& cluster, Snapshot* snapshot);
 
 }  // namespace taskgov::scheduler

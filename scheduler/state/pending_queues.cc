@@ -148,8 +148,8 @@ bool PendingQueues::Live(const Entry& entry) const {
 }
 
 std::vector<PendingPod> PendingQueues::Ahead(NameId team, int32_t priority, int64_t created_ms,
-                                             std::string_view uid, bool by_priority,
-                                             size_t limit) const {
+                                             std::string_view uid, bool by_priority, size_t limit) {
+  TryApplyNotes();
   std::shared_lock lock(mu_);
   std::vector<PendingPod> out;
   auto queue = queues_.find(team);
@@ -175,7 +175,8 @@ std::vector<PendingPod> PendingQueues::Ahead(NameId team, int32_t priority, int6
   return out;
 }
 
-std::optional<PendingPod> PendingQueues::Head(NameId team, bool by_priority) const {
+std::optional<PendingPod> PendingQueues::Head(NameId team, bool by_priority) {
+  TryApplyNotes();
   std::shared_lock lock(mu_);
   auto queue = queues_.find(team);
   if (queue == queues_.end()) return std::nullopt;

@@ -11,11 +11,13 @@
 // they are posted to a lock-free PostBox and applied by whoever holds the write lock — the
 // poster itself only when the lock is free at that instant (try_lock), otherwise the holder,
 // which applies every posted note before it lets go and looks again after. So the filter path
-// never blocks on this lock, and a note is in force before the next writer's or reader's step.
+// never blocks on this lock. A ranking query that finds notes posted applies them the same way
+// (try_lock) before it reads, so a note is in force before the next writer's step and, unless a
+// writer or another reader holds the lock at that instant, before the next reader's.
 //
 // Thread-safety: a shared_mutex. Informer writes hold it exclusively for microseconds; the
-// ranking queries (PendingAhead, PendingHead) hold it shared; Counts() and Sync() first apply the
-// posted notes (exclusive) so that callers off the webhook path (metrics, the preemption
+// ranking queries (Ahead, Head) hold it shared; CountsOf() and Sync() first apply the posted
+// notes (waiting for the lock) so that callers off the webhook path (metrics, the preemption
 // controller, tests) read every note posted before the call.
 
 #include <atomic>
@@ -80,10 +82,9 @@ class PendingQueues {
   // Pending pods of `team` that rank ahead of (priority, created_ms, uid), best first, at most
   // `limit`. by_priority: TaskRanking order (priority, then age); else age only.
   [[nodiscard]] std::vector<PendingPod> Ahead(NameId team, int32_t priority, int64_t created_ms,
-                                              std::string_view uid, bool by_priority,
-                                              size_t limit) const;
+                                              std::string_view uid, bool by_priority, size_t limit);
   // The best-ranked pending pod of `team`, if any.
-  [[nodiscard]] std::optional<PendingPod> Head(NameId team, bool by_priority) const;
+  [[nodiscard]] std::optional<PendingPod> Head(NameId team, bool by_priority);
   // Pending pods of `team`: all, and those a filter call has refused (the rest are waiting for
   // the scheduler to try them). Applies posted notes first.
   struct Counts {
