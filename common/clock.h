@@ -18,6 +18,11 @@ class Clock {
   virtual ~Clock() = default;
   [[nodiscard]] virtual SteadyTime SteadyNow() const = 0;
   [[nodiscard]] virtual int64_t WallNowMicros() const = 0;
+  // Steady milliseconds since an arbitrary epoch: never steps back.
+  [[nodiscard]] int64_t SteadyNowMs() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(SteadyNow().time_since_epoch())
+        .count();
+  }
   // Wall-clock Unix milliseconds.
   [[nodiscard]] int64_t NowMs() const {
     const int64_t us = WallNowMicros();

@@ -11,7 +11,9 @@ EvictionRateLimiter::EvictionRateLimiter(double per_second, int64_t burst, int64
       at_ms_(now_ms) {}
 
 void EvictionRateLimiter::Refill(int64_t now_ms) {
-  tokens_ = std::min(burst_, tokens_ + static_cast<double>(now_ms - at_ms_) * per_second_ / 1000.0);
+  // Time that went back refills nothing and takes nothing: the bucket restarts from there.
+  const int64_t elapsed = std::max<int64_t>(0, now_ms - at_ms_);
+  tokens_ = std::min(burst_, tokens_ + static_cast<double>(elapsed) * per_second_ / 1000.0);
   at_ms_ = now_ms;
 }
 

@@ -5,8 +5,8 @@
 // `per_second` tokens a second up to the burst (at least 1); each eviction takes one token.
 //
 // Time is passed in — the run's one reading of the controller's injected clock — and never read
-// here, so every check of a run sees the same instant and tests need no clock at all. Time that
-// steps back (the controller reads wall time) drains what that span would have refilled.
+// here, so every check of a run sees the same instant and tests need no clock at all. The
+// controller passes steady time; time that steps back anyway refills nothing (see Refill).
 //
 // Thread-compatible: not synchronised; the controller uses it from RunOnce only (serialised).
 

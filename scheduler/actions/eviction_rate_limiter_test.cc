@@ -84,13 +84,15 @@ INSTANTIATE_TEST_SUITE_P(
         BucketCase{"FractionsAccumulate", 2, 1, {{0, 0, true}, {250, 0, false}, {500, 0, true}}}),
     [](const ::testing::TestParamInfo<BucketCase>& info) { return info.param.name; });
 
-TEST(EvictionRateLimiterTest, TimeSteppingBackDrainsWhatItWouldHaveRefilled) {
+TEST(EvictionRateLimiterTest, TimeSteppingBackNeitherDrainsNorRefills) {
   EvictionRateLimiter limiter(1, 5, kT0);
-  EXPECT_DOUBLE_EQ(limiter.tokens(), 5);
+  ASSERT_TRUE(limiter.TryTake(kT0));
+  ASSERT_TRUE(limiter.TryTake(kT0));
+  EXPECT_DOUBLE_EQ(limiter.tokens(), 3);
   EXPECT_TRUE(limiter.Allows(kT0 - 2'000, 1));
   EXPECT_DOUBLE_EQ(limiter.tokens(), 3);
-  EXPECT_TRUE(limiter.Allows(kT0, 1));  // and refills from the new reading on
-  EXPECT_DOUBLE_EQ(limiter.tokens(), 5);
+  EXPECT_TRUE(limiter.Allows(kT0 - 1'000, 1));  // refills from the new reading on
+  EXPECT_DOUBLE_EQ(limiter.tokens(), 4);
 }
 
 }  // namespace

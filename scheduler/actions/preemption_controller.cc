@@ -105,7 +105,7 @@ PreemptionController::PreemptionController(QuotaBook* book, ClusterState* cluste
       options_(options),
       world_(std::make_unique<WorldImpl>(book, cluster)),
       events_(kube),
-      limiter_(options.evictions_per_second, options.eviction_burst, clock->NowMs()),
+      limiter_(options.evictions_per_second, options.eviction_burst, clock->SteadyNowMs()),
       pdb_(PdbRetry::Options{options.pdb_retry_ms, options.max_eviction_attempts,
                              options.max_reselections}),
       table_(world_.get(), RoundTable::Options{options.nomination_ttl_ms, options.round_slack_ms,
@@ -160,7 +160,8 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
   const std::vector<PendingPod> preemptors = PickPreemptors(*policy);
   if (!preemptors.empty() || followed.evictions_due) {
     VictimPlanner planner(PlanInputs(*policy, now, std::move(followed)));
-    Run run{*policy, now, policy->preemption.grace_period_seconds, &planner, &report};
+    Run run{*policy,  now,    clock_->SteadyNowMs(), policy->preemption.grace_period_seconds,
+            &planner, &report};
     std::vector<std::string> in_flight;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -263,7 +264,7 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
     table_.BackOff(p.uid, run.now_ms + options_.no_victims_backoff_ms);
     return;
   }
-  if (!limiter_.Allows(run.now_ms, static_cast<double>(chosen.victims.size()))) {
+  if (!limiter_.Allows(run.steady_ms, static_cast<double>(chosen.victims.size()))) {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.rounds_deferred_by_rate_limit;
     return;
@@ -324,7 +325,7 @@ bool PreemptionController::EvictDue(Run& run, const std::string& uid) {
     }
   }
   for (const RoundVictim& v : due) {
-    if (!limiter_.TryTake(run.now_ms)) break;  // the rest waits for the next run
+    if (!limiter_.TryTake(run.steady_ms)) break;  // the rest waits for the next run
     std::string detail;
     const EvictOutcome outcome = kube_->Evict(v.ns, v.name, v.uid, run.grace_s, &detail);
     Applied applied;

@@ -139,7 +139,8 @@ class PreemptionController {
   // One run: its fixed inputs, its planner and its report.
   struct Run {
     const Policy& policy;
-    int64_t now_ms = 0;
+    int64_t now_ms = 0;     // wall time: compared with the pods' times and the rounds' deadlines
+    int64_t steady_ms = 0;  // steady time: the eviction rate limiter's, which never steps back
     int64_t grace_s = 0;
     VictimPlanner* planner = nullptr;
     RunReport* report = nullptr;

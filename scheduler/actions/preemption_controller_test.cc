@@ -409,6 +409,25 @@ TEST_F(ControllerTest, AGangIsEvictedWhole) {
   EXPECT_TRUE(Schedule("uid-b-0"));
 }
 
+// The token bucket runs on steady time: the wall clock stepping back (an NTP correction) neither
+// drains it nor holds evictions back.
+TEST_F(ControllerTest, TheWallClockSteppingBackDoesNotHoldEvictionsBack) {
+  PreemptionController::Options options;
+  options.evictions_per_second = 1;
+  options.eviction_burst = 1;
+  Start(TwoTeams(), options);
+  FourBorrowedPods();
+  clock_.Advance(10 * kMinute);
+  Submit("b-0", "team-b", 4, 100);
+  Submit("b-1", "team-b", 4, 100);
+  EXPECT_EQ(controller_->RunOnce().rounds_started, 1u);
+  // An hour back on the wall clock, a second and a half on the steady one: one token is there.
+  clock_.Set(clock_.NowMs() - 60 * kMinute);
+  clock_.Advance(1500);
+  EXPECT_EQ(controller_->RunOnce().rounds_started, 1u);
+  EXPECT_EQ(Evicted(), (Strings{"a-3", "a-2"}));
+}
+
 // kube-scheduler's own resource filters refuse a pod while the nodes are full, before the
 // extender is asked: the preemptor learns of its round from an event on itself, one per round,
 // and no sooner than the token bucket lets the round start.

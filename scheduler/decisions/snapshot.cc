@@ -46,7 +46,7 @@ void JudgeNodes(const NodeCache& nodes, const Policy& policy, const Subject& sub
   }
 }
 
-std::vector<std::pair<const Team*, PendingPod>> CohortHeads(PendingQueues& pending,
+std::vector<std::pair<const Team*, PendingPod>> CohortHeads(const PendingQueues& pending,
                                                             const Policy& policy,
                                                             const Team& team) {
   std::vector<std::pair<const Team*, PendingPod>> heads;
@@ -72,8 +72,8 @@ void TakeSnapshot(const ClusterState& cluster, const FilterArgs& args, size_t qu
                                     [](const NodeFit& fit) { return fit.room; });
   if (!any_room) return;  // refused for room alone: no rule reads the pending view
   const bool strict = subject.team->queueing == QueueingStrategy::kStrictFIFO;
-  // The pending queues' lock is taken shared (and tried, never waited for, to apply notes): it
-  // may be taken inside a session (see cluster_state.h).
+  // The pending queues' lock is taken shared: it may be taken inside a session (see
+  // cluster_state.h).
   snapshot->ahead =
       cluster.pending().Ahead(subject.team_id, subject.priority, subject.pod->creation_unix_ms,
                               subject.pod->uid, subject.by_priority, strict ? 1 : queue_lookahead);

@@ -175,8 +175,7 @@ std::vector<PendingPod> PendingQueues::Ahead(NameId team, int32_t priority, int6
   return out;
 }
 
-std::optional<PendingPod> PendingQueues::Head(NameId team, bool by_priority) {
-  TryApplyNotes();
+std::optional<PendingPod> PendingQueues::Head(NameId team, bool by_priority) const {
   std::shared_lock lock(mu_);
   auto queue = queues_.find(team);
   if (queue == queues_.end()) return std::nullopt;

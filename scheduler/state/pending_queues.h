@@ -11,9 +11,10 @@
 // they are posted to a lock-free PostBox and applied by whoever holds the write lock — the
 // poster itself only when the lock is free at that instant (try_lock), otherwise the holder,
 // which applies every posted note before it lets go and looks again after. So the filter path
-// never blocks on this lock. A ranking query that finds notes posted applies them the same way
-// (try_lock) before it reads, so a note is in force before the next writer's step and, unless a
-// writer or another reader holds the lock at that instant, before the next reader's.
+// never blocks on this lock, and a note is in force before the next writer's step. A note posted
+// while only readers hold the lock waits for the next writer, poster or Sync: the housekeeping
+// tick (Reconciler) syncs every second, so that is the longest a note can wait. Readers (the
+// ranking queries) never apply notes: that would put writes on every filter's path.
 //
 // Thread-safety: a shared_mutex. Informer writes hold it exclusively for microseconds; the
 // ranking queries (Ahead, Head) hold it shared; CountsOf() and Sync() first apply the posted
@@ -84,7 +85,7 @@ class PendingQueues {
   [[nodiscard]] std::vector<PendingPod> Ahead(NameId team, int32_t priority, int64_t created_ms,
                                               std::string_view uid, bool by_priority, size_t limit);
   // The best-ranked pending pod of `team`, if any.
-  [[nodiscard]] std::optional<PendingPod> Head(NameId team, bool by_priority);
+  [[nodiscard]] std::optional<PendingPod> Head(NameId team, bool by_priority) const;
   // Pending pods of `team`: all, and those a filter call has refused (the rest are waiting for
   // the scheduler to try them). Applies posted notes first.
   struct Counts {

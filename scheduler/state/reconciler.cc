@@ -24,6 +24,7 @@ Reconciler::Reconciler(QuotaBook* book, ClusterState* cluster, const common::Clo
 
 void Reconciler::Tick() {
   Expire();
+  cluster_->pending().Sync();  // a filter's note posted while only readers held the queues
   const common::Clock::SteadyTime now = clock_->SteadyNow();
   if (now - last_reconcile_ < options_.reconcile_period) return;
   last_reconcile_ = now;

@@ -9,7 +9,8 @@
 //
 // Every Tick():
 //  1. QuotaBook::ExpireAssumed(); logs "assumed reservations expired" when any were.
-//  2. When at least Options::reconcile_period of steady time (by the injected clock) has passed
+//  2. PendingQueues::Sync(): applies the filters' notes no writer has applied yet.
+//  3. When at least Options::reconcile_period of steady time (by the injected clock) has passed
 //     since construction or the last reconcile: ReconcileReservations(orphan_reservation_age)
 //     — logs "reservations repaired against the running pods" per kind repaired — then
 //     QuotaBook::Reconcile — logs "usage drift repaired" per cell.
