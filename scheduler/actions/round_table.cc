@@ -59,8 +59,12 @@ void RoundTable::FollowRound(const std::string& uid, Round& round, int64_t now_m
                       {{"preemptor", round.preemptor.key}});
     return;
   }
+  const bool was_nominated = round.nominated;
   MaybeNominate(round, now_ms);
   if (round.ended) return;
+  // A nomination made just now is a reservation the ledger holds: the claim must not count it
+  // again.
+  const bool holds_quota = reserved || (round.nominated && !was_nominated);
   if (!round.nominated && now_ms > round.deadline_ms) {
     AbandonAndBackOff(round, now_ms);
     common::log::Warn(kComponent, "victims did not go in time; round abandoned",
@@ -68,7 +72,7 @@ void RoundTable::FollowRound(const std::string& uid, Round& round, int64_t now_m
     return;
   }
   out->claims.push_back(
-      Claim{round.preemptor.team, round.flavor, round.node, round.preemptor.request, !reserved});
+      Claim{round.preemptor.team, round.flavor, round.node, round.preemptor.request, !holds_quota});
   for (const RoundVictim& v : round.victims) {
     if (v.phase != VictimPhase::kGone) out->committed.insert(v.uid);
     out->evictions_due = out->evictions_due || EvictionDue(v, now_ms);

@@ -176,12 +176,13 @@ INSTANTIATE_TEST_SUITE_P(
                          .Victim(VictimBuilder("a-1").Phase(VictimPhase::kBlocked, kNow + 1)),
             .world = Waiting().Pod("uid-a-1", Running()),
             .committed = {"uid-a-3", "uid-a-2", "uid-a-1"}},
-        // Every victim gone: the capacity is reserved for the preemptor. (Its claim still
-        // counts the quota: the reservation was looked up before the nomination.)
+        // Every victim gone: the capacity is reserved for the preemptor, and its claim no
+        // longer counts the quota (the ledger holds it now).
         FollowCase{.name = "VictimsGoneNominate",
                    .round = TwoTerminating(),
                    .world = FakeWorld().Pod("uid-b-0", Pending()),
-                   .nominated = true},
+                   .nominated = true,
+                   .claims_quota = false},
         // The filter admitted it already: nominated without a reservation of the table's.
         FollowCase{
             .name = "VictimsGoneAndAdmittedNeedsNoNomination",
