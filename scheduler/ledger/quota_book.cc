@@ -6,6 +6,69 @@
 
 namespace taskgov::scheduler {
 
+namespace {
+
+bool Empty(const Charge& charge) {
+  for (uint8_t i = 0; i < charge.count; ++i) {
+    if (charge.items[i].amount != 0) return false;
+  }
+  return true;
+}
+
+// The part of `gang` that one member asking `request` takes, with the gang's cells; false when
+// the gang's charge does not hold that much of every resource it charges.
+bool ShareOf(const Charge& gang, const IdAmounts& request, Charge* share) {
+  if (Empty(gang)) return false;
+  *share = gang;
+  share->count = 0;
+  for (uint8_t i = 0; i < gang.count; ++i) {
+    const Charge::Item& item = gang.items[i];
+    int64_t want = 0;
+    for (const IdAmount& r : request) {
+      if (r.first == item.resource) want = r.second;
+    }
+    if (want <= 0) continue;
+    if (item.amount < want) return false;
+    share->items[share->count++] = Charge::Item{item.resource, item.cell, want};
+  }
+  return true;
+}
+
+// to += sign × part, resource by resource (part's resources are all in `to`).
+void Move(const Charge& part, int64_t sign, Charge* to) {
+  for (uint8_t i = 0; i < part.count; ++i) {
+    for (uint8_t j = 0; j < to->count; ++j) {
+      if (to->items[j].resource == part.items[i].resource) {
+        to->items[j].amount += sign * part.items[i].amount;
+      }
+    }
+  }
+}
+
+// Whether `part` can go back into `to`: the same team and flavor, every resource of it charged.
+bool Covers(const Charge& to, const Charge& part) {
+  if (to.team != part.team || to.flavor != part.flavor || to.generation != part.generation) {
+    return false;
+  }
+  for (uint8_t i = 0; i < part.count; ++i) {
+    bool found = false;
+    for (uint8_t j = 0; j < to.count; ++j)
+      found = found || to.items[j].resource == part.items[i].resource;
+    if (!found) return false;
+  }
+  return true;
+}
+
+
+IdAmounts Times(const IdAmounts& request, int64_t n) {
+  IdAmounts out = request;
+  for (IdAmount& r : out)
+    r.second = r.second > kUnlimited / std::max<int64_t>(n, 1) ? kUnlimited : r.second * n;
+  return out;
+}
+
+}  // namespace
+
 QuotaBook::QuotaBook(PolicyPtr policy, const common::Clock* clock)
     : ledger_(std::move(policy)), clock_(clock) {}
 
@@ -80,6 +143,89 @@ std::variant<Charge, Refusal> QuotaBook::Assume(Ledger::Session& session, std::s
   return result;
 }
 
+std::variant<Charge, Refusal> QuotaBook::AssumeMember(Ledger::Session& session,
+                                                      std::string_view uid, int32_t size,
+                                                      NameId team, NameId flavor,
+                                                      const IdAmounts& request, Ledger::Mode mode,
+                                                      int64_t ttl_ms, int64_t gang_ttl_ms,
+                                                      const PodMeta& meta) {
+  const int64_t now = clock_->NowMs();
+  std::lock_guard<std::mutex> gangs(workloads_mu_);
+  Shard& shard = ShardOf(uid);
+  std::unique_lock<std::mutex> lock = Lock(shard);
+  auto it = shard.map.find(uid);
+  auto gang = gangs_.find(meta.workload);
+  if (it != shard.map.end()) {
+    Reservation& r = it->second;
+    if (r.state == ReservationState::kBound) return r.charge;
+    if (r.meta.workload == meta.workload && r.charge.flavor == flavor) {
+      r.expires_ms = now + ttl_ms;  // a re-filter keeps its share
+      return r.charge;
+    }
+    // Held on another flavor or for another gang: give it back, to its gang while that holds.
+    auto from = gangs_.find(r.meta.workload);
+    if (from != gangs_.end() && Covers(from->second.remaining, r.charge)) {
+      Move(r.charge, +1, &from->second.remaining);
+    } else {
+      GiveBack(session, uid, r.charge);
+    }
+    if (from != gangs_.end()) MemberGoneLocked(r.meta.workload);
+    shard.map.erase(it);
+    gang = gangs_.find(meta.workload);
+  }
+  Charge share;
+  // take: the share comes out of the gang's hold.
+  bool take = gang != gangs_.end() && gang->second.flavor == flavor &&
+              ShareOf(gang->second.remaining, request, &share);
+  if (!take) {
+    // Nothing held for it: with nothing held for anyone, this member reserves for every member
+    // not holding a reservation yet; otherwise (more members than declared, or a member
+    // recreated after the others took their shares) it reserves alone.
+    const bool for_gang = gang == gangs_.end() || Empty(gang->second.remaining);
+    const int32_t holders = gang == gangs_.end() ? 0 : gang->second.holders;
+    const int64_t members = for_gang ? std::max<int64_t>(1, size - holders) : 1;
+    std::variant<Charge, Refusal> result =
+        session.Reserve(team, flavor, Times(request, members), mode);
+    const Charge* charge = std::get_if<Charge>(&result);
+    if (charge == nullptr) return result;
+    if (gang == gangs_.end()) gang = gangs_.emplace(meta.workload, GangHold{}).first;
+    gang->second.size = size;
+    if (members > 1) {
+      GangHold& hold = gang->second;
+      hold.flavor = flavor;
+      hold.reserved_ms = now;
+      hold.expires_ms = now + gang_ttl_ms;
+      hold.remaining = *charge;
+      take = ShareOf(hold.remaining, request, &share);  // members × request holds one request
+    } else {
+      share = *charge;
+    }
+  }
+  if (take) Move(share, -1, &gang->second.remaining);
+  ++gang->second.holders;
+  Reservation reservation;
+  reservation.charge = share;
+  reservation.state = ReservationState::kAssumed;
+  reservation.expires_ms = now + ttl_ms;
+  reservation.meta = meta;
+  reservation.meta.admitted_ms = now;
+  shard.map.emplace(std::string(uid), std::move(reservation));
+  return share;
+}
+
+std::optional<GangHold> QuotaBook::FindGang(std::string_view workload) const {
+  std::lock_guard<std::mutex> gangs(workloads_mu_);
+  auto it = gangs_.find(workload);
+  if (it == gangs_.end()) return std::nullopt;
+  return it->second;
+}
+
+void QuotaBook::MemberGoneLocked(const std::string& workload) {
+  auto it = gangs_.find(workload);
+  if (it == gangs_.end()) return;
+  if (--it->second.holders <= 0 && Empty(it->second.remaining)) gangs_.erase(it);
+}
+
 QuotaBook::ConfirmOutcome QuotaBook::ConfirmBound(std::string_view uid, NameId team, NameId flavor,
                                                   const ResourceList& request,
                                                   const PodMeta& meta) {
@@ -117,6 +263,14 @@ QuotaBook::ConfirmOutcome QuotaBook::ConfirmBound(std::string_view uid, NameId t
           it->second = reservation;
         } else {
           shard.map.emplace(std::string(uid), reservation);
+          if (!meta.workload.empty()) {
+            // A member bound without a share (seen after a restart): it holds quota of its gang.
+            lock.unlock();
+            std::lock_guard<std::mutex> gangs(workloads_mu_);
+            GangHold& hold = gangs_[meta.workload];
+            if (hold.size == 0) hold.flavor = flavor;
+            ++hold.holders;
+          }
         }
         return ConfirmOutcome::kCharged;
       }
@@ -128,13 +282,51 @@ QuotaBook::ConfirmOutcome QuotaBook::ConfirmBound(std::string_view uid, NameId t
 
 bool QuotaBook::Release(std::string_view uid) {
   Ledger::Session session(ledger_);
-  Shard& shard = ShardOf(uid);
-  std::unique_lock<std::mutex> lock = Lock(shard);
-  auto it = shard.map.find(uid);
-  if (it == shard.map.end()) return false;
-  GiveBack(session, uid, it->second.charge);
-  shard.map.erase(it);
+  std::string workload;
+  {
+    Shard& shard = ShardOf(uid);
+    std::unique_lock<std::mutex> lock = Lock(shard);
+    auto it = shard.map.find(uid);
+    if (it == shard.map.end()) return false;
+    GiveBack(session, uid, it->second.charge);
+    workload = std::move(it->second.meta.workload);
+    shard.map.erase(it);
+  }
+  if (!workload.empty()) {
+    std::lock_guard<std::mutex> gangs(workloads_mu_);
+    MemberGoneLocked(workload);
+  }
   return true;
+}
+
+bool QuotaBook::ReturnShare(const Reservation& r) {
+  // With workloads_mu_ and the member's shard held.
+  auto gang = gangs_.find(r.meta.workload);
+  if (gang == gangs_.end() || !Covers(gang->second.remaining, r.charge)) return false;
+  if (gang->second.expires_ms <= clock_->NowMs()) return false;  // the hold goes too
+  Move(r.charge, +1, &gang->second.remaining);
+  MemberGoneLocked(r.meta.workload);
+  return true;
+}
+
+void QuotaBook::ExpireGangs(Ledger::Session& session, int64_t now) {
+  std::lock_guard<std::mutex> gangs(workloads_mu_);
+  for (auto it = gangs_.begin(); it != gangs_.end();) {
+    GangHold& hold = it->second;
+    if (hold.expires_ms > now || Empty(hold.remaining)) {
+      ++it;
+      continue;
+    }
+    common::log::Warn("ledger", "gang reservation released: not every member came in time",
+                      {{"workload", it->first},
+                       {"members_admitted", static_cast<int64_t>(hold.holders)},
+                       {"members_declared", static_cast<int64_t>(hold.size)},
+                       {"waited_s", (now - hold.reserved_ms) / 1000}});
+    GiveBack(session, it->first, hold.remaining);
+    for (uint8_t i = 0; i < hold.remaining.count; ++i) hold.remaining.items[i].amount = 0;
+    gangs_expired_.fetch_add(1, std::memory_order_relaxed);
+    it = hold.holders <= 0 ? gangs_.erase(it) : std::next(it);
+  }
 }
 
 size_t QuotaBook::ExpireAssumed() {
@@ -142,17 +334,24 @@ size_t QuotaBook::ExpireAssumed() {
   size_t expired = 0;
   for (Shard& shard : shards_) {
     Ledger::Session session(ledger_);
+    std::lock_guard<std::mutex> gangs(workloads_mu_);
     std::unique_lock<std::mutex> lock = Lock(shard);
     for (auto it = shard.map.begin(); it != shard.map.end();) {
-      if (it->second.state == ReservationState::kAssumed && it->second.expires_ms <= now) {
-        GiveBack(session, it->first, it->second.charge);
-        it = shard.map.erase(it);
-        ++expired;
-      } else {
+      Reservation& r = it->second;
+      if (r.state != ReservationState::kAssumed || r.expires_ms > now) {
         ++it;
+        continue;
       }
+      if (r.meta.workload.empty() || !ReturnShare(r)) {
+        GiveBack(session, it->first, r.charge);
+        if (!r.meta.workload.empty()) MemberGoneLocked(r.meta.workload);
+      }
+      it = shard.map.erase(it);
+      ++expired;
     }
   }
+  Ledger::Session session(ledger_);
+  ExpireGangs(session, now);
   return expired;
 }
 
@@ -186,6 +385,8 @@ std::vector<Ledger::Drift> QuotaBook::Reconcile() {
   std::vector<Ledger::Drift> drift = ledger_.Rebuild([&] {
     // No session is open now; hold every shard until the counters are rebuilt.
     std::vector<Charge*> charges;
+    locks.emplace_back(workloads_mu_);  // lock order: the gangs' first
+    for (auto& [workload, hold] : gangs_) charges.push_back(&hold.remaining);
     for (Shard& shard : shards_) {
       locks.emplace_back(shard.mu);
       for (auto& [uid, reservation] : shard.map) charges.push_back(&reservation.charge);

@@ -50,6 +50,19 @@ struct PodMeta {
   int64_t created_ms = 0;
   int64_t admitted_ms = 0;  // when it was admitted (assumed or seen bound first)
   NameId node = kNoNode;
+  std::string workload;  // the gang it is a member of (WorkloadRef::key), "" for a lone pod
+};
+
+// A gang's quota (DESIGN §3.7): what its first member's filter reserved for every member, less
+// the shares members took. Charges are canonical per cell, so a share moves between the gang's
+// charge and a member's reservation without touching the ledger's counters.
+struct GangHold {
+  NameId flavor = 0;
+  int32_t size = 0;     // members the gang declares
+  int32_t holders = 0;  // members holding a reservation (assumed or bound)
+  Charge remaining;     // reserved for members that have not taken their share yet
+  int64_t reserved_ms = 0;
+  int64_t expires_ms = 0;  // when `remaining` is released if members have not taken it
 };
 
 struct Reservation {
@@ -87,6 +100,20 @@ class QuotaBook {
                                                      const ResourceList& request, Ledger::Mode mode,
                                                      int64_t ttl_ms, const PodMeta& meta);
 
+  // For a member of a gang (meta.workload, declaring `size` members, each asking `request`):
+  // admits it on `flavor` with a share of the gang's reservation. When the gang holds none yet,
+  // reserves for every member at once — (size − members holding a reservation) × request, all or
+  // nothing — and keeps the rest for the others until `gang_ttl_ms` has passed. A member beyond
+  // what the gang reserved (more pods than declared, or a recreated one) is reserved alone. A
+  // re-filter of a member keeps its share; a bound UID is left as it is. The share is an assumed
+  // reservation expiring after `ttl_ms`, as Assume's.
+  [[nodiscard]] std::variant<Charge, Refusal> AssumeMember(
+      Ledger::Session& session, std::string_view uid, int32_t size, NameId team, NameId flavor,
+      const IdAmounts& request, Ledger::Mode mode, int64_t ttl_ms, int64_t gang_ttl_ms,
+      const PodMeta& meta);
+  // The gang's hold, if it has one.
+  [[nodiscard]] std::optional<GangHold> FindGang(std::string_view workload) const;
+
   enum class ConfirmOutcome { kConfirmedAssumed, kCharged, kAlreadyBound };
   // The pod is bound (seen bound, or bound by us). An assumed reservation on the same flavor
   // becomes bound; otherwise the pod's request is charged unconditionally (existing usage).
@@ -97,8 +124,15 @@ class QuotaBook {
 
   // The pod ended, was deleted, or its binding failed. True if a reservation was released.
   bool Release(std::string_view uid);
-  // Releases assumed reservations whose TTL has passed; returns how many.
+  // Releases assumed reservations whose TTL has passed — a gang member's share goes back to its
+  // gang while the gang holds quota — and the quota of gangs whose members did not all come in
+  // time (logged, naming the gang and how many members came); returns how many pod reservations
+  // expired.
   size_t ExpireAssumed();
+  // How many gang holds expired with members missing: monotonic.
+  [[nodiscard]] uint64_t gangs_expired() const {
+    return gangs_expired_.load(std::memory_order_relaxed);
+  }
 
   [[nodiscard]] std::optional<Reservation> Find(std::string_view uid) const;
   // Calls `fn` for every reservation (under its shard's lock: keep `fn` short, no QuotaBook
@@ -134,10 +168,22 @@ class QuotaBook {
   std::unique_lock<std::mutex> Lock(Shard& shard) const;
   // Gives `charge` (of pod `uid`) back; warns about every resource the ledger refused.
   static void GiveBack(Ledger::Session& session, std::string_view uid, const Charge& charge);
+  // With workloads_mu_ held: a member's reservation is gone (released, or its share returned).
+  void MemberGoneLocked(const std::string& workload);
+  // With workloads_mu_ and the member's shard held: returns the share of member reservation `r`
+  // (about to leave the table) to its gang's hold while that holds quota and has not expired,
+  // and counts the member gone. False (nothing done) otherwise.
+  bool ReturnShare(const Reservation& r);
+  // Releases the holds whose time has passed.
+  void ExpireGangs(Ledger::Session& session, int64_t now);
 
   Ledger ledger_;
   const common::Clock* clock_;
   mutable std::array<Shard, kShards> shards_;
+  // The gangs' holds, by workload key. Lock order: workloads_mu_ before a shard's mutex.
+  mutable std::mutex workloads_mu_;
+  std::unordered_map<std::string, GangHold, Hash, std::equal_to<>> gangs_;
+  std::atomic<uint64_t> gangs_expired_{0};  // relaxed: a statistic
   // Relaxed: a statistic, publishing nothing.
   mutable std::atomic<uint64_t> lock_waits_{0};
 };

@@ -228,6 +228,121 @@ TEST_F(QuotaBookTest, IdAmountsOverloadsChargeLikeResourceLists) {
   EXPECT_EQ(book_.ledger().over_releases(), 0u);
 }
 
+// ---- gangs ----
+
+constexpr int64_t kGangTtl = 300'000;
+
+class GangBookTest : public QuotaBookTest {
+ protected:
+  // Member `uid` of gang `gang` (declaring `size` members of `gpus` GPUs each) on p5.
+  std::variant<Charge, Refusal> Member(const std::string& uid, const std::string& gang, int size,
+                                       int64_t gpus, const std::string& team = "a") {
+    PodMeta meta;
+    meta.workload = gang;
+    Ledger::Session session(book_.ledger());
+    return book_.AssumeMember(session, uid, size, T(team), F(kP5), KnownIdAmounts(Gpus(gpus)),
+                              Mode::kBorrowing, kTtl, kGangTtl, meta);
+  }
+  bool Admitted(const std::string& uid, const std::string& gang, int size, int64_t gpus) {
+    return std::holds_alternative<Charge>(Member(uid, gang, size, gpus));
+  }
+  int64_t Held(const std::string& gang) {
+    std::optional<GangHold> hold = book_.FindGang(gang);
+    return hold ? hold->remaining.Amount(ResourceNames().Intern(kGpu)) : -1;
+  }
+};
+
+TEST_F(GangBookTest, TheFirstMemberReservesForEveryMember) {
+  ASSERT_TRUE(Admitted("m0", "job-x", 4, 2));
+  EXPECT_EQ(Usage(), 8);  // all four members' quota
+  EXPECT_EQ(Held("job-x"), 6);
+  EXPECT_EQ(book_.FindGang("job-x")->holders, 1);
+  for (const char* uid : {"m1", "m2", "m3"}) ASSERT_TRUE(Admitted(uid, "job-x", 4, 2));
+  EXPECT_EQ(Usage(), 8);  // the others took their shares: nothing more charged
+  EXPECT_EQ(Held("job-x"), 0);
+  EXPECT_EQ(book_.Find("m3")->charge.Amount(ResourceNames().Intern(kGpu)), 2);
+}
+
+TEST_F(GangBookTest, OfTwoGangsThatEachNeedTheQuotaOnlyOneIsAdmitted) {
+  ASSERT_TRUE(Admitted("x0", "job-x", 4, 2));
+  std::variant<Charge, Refusal> y = Member("y0", "job-y", 4, 2);
+  ASSERT_TRUE(std::holds_alternative<Refusal>(y));
+  EXPECT_EQ(std::get<Refusal>(y).requested, 8);  // the whole gang was asked for
+  EXPECT_FALSE(book_.FindGang("job-y").has_value());
+  for (const char* uid : {"x1", "x2", "x3"}) EXPECT_TRUE(Admitted(uid, "job-x", 4, 2));
+  EXPECT_FALSE(Admitted("y1", "job-y", 4, 2));
+  EXPECT_EQ(Usage(), 8);
+}
+
+TEST_F(GangBookTest, AGangLargerThanTheQuotaReservesNothing) {
+  EXPECT_FALSE(Admitted("m0", "big", 8, 2));  // 16 > 8, no borrowing
+  EXPECT_EQ(Usage(), 0);
+  EXPECT_FALSE(book_.FindGang("big").has_value());
+}
+
+TEST_F(GangBookTest, ARefilterKeepsItsShare) {
+  ASSERT_TRUE(Admitted("m0", "job-x", 4, 2));
+  ASSERT_TRUE(Admitted("m0", "job-x", 4, 2));
+  EXPECT_EQ(Usage(), 8);
+  EXPECT_EQ(Held("job-x"), 6);
+  EXPECT_EQ(book_.FindGang("job-x")->holders, 1);
+}
+
+TEST_F(GangBookTest, AnExpiredMemberShareGoesBackToItsGang) {
+  ASSERT_TRUE(Admitted("m0", "job-x", 4, 2));
+  clock_.Advance(kTtl + 1);
+  EXPECT_EQ(book_.ExpireAssumed(), 1u);
+  EXPECT_EQ(Usage(), 8);  // still held for the gang
+  EXPECT_EQ(Held("job-x"), 8);
+  EXPECT_EQ(book_.FindGang("job-x")->holders, 0);
+  ASSERT_TRUE(Admitted("m0", "job-x", 4, 2));  // retried: takes a share again
+  EXPECT_EQ(Usage(), 8);
+}
+
+TEST_F(GangBookTest, AGangWhoseMembersDoNotAllComeIsReleasedAfterItsTimeout) {
+  ASSERT_TRUE(Admitted("m0", "job-x", 4, 2));
+  ASSERT_EQ(book_.ConfirmBound("m0", T("a"), F(kP5), Gpus(2), PodMeta{}),
+            QuotaBook::ConfirmOutcome::kConfirmedAssumed);
+  clock_.Advance(kGangTtl + 1);
+  common::log::ScopedCapture capture;
+  EXPECT_EQ(book_.ExpireAssumed(), 0u);
+  EXPECT_EQ(Usage(), 2);  // the bound member keeps its share; the rest went back
+  EXPECT_EQ(book_.gangs_expired(), 1u);
+  EXPECT_EQ(capture.Count("gang reservation released"), 1u);
+  EXPECT_TRUE(book_.Release("m0"));
+  EXPECT_EQ(Usage(), 0);
+  EXPECT_FALSE(book_.FindGang("job-x").has_value());
+}
+
+TEST_F(GangBookTest, MembersBoundBeforeARestartCountTowardTheGang) {
+  PodMeta meta;
+  meta.workload = "job-x";
+  for (const char* uid : {"m0", "m1"}) {
+    ASSERT_EQ(book_.ConfirmBound(uid, T("a"), F(kP5), Gpus(2), meta),
+              QuotaBook::ConfirmOutcome::kCharged);
+  }
+  ASSERT_TRUE(Admitted("m2", "job-x", 4, 2));
+  EXPECT_EQ(Usage(), 8);  // two running, two reserved: not four more
+  EXPECT_EQ(Held("job-x"), 2);
+}
+
+TEST_F(GangBookTest, AMemberBeyondTheDeclaredSizeIsReservedAlone) {
+  ASSERT_TRUE(Admitted("m0", "job-x", 2, 2));
+  ASSERT_TRUE(Admitted("m1", "job-x", 2, 2));
+  ASSERT_TRUE(Admitted("m2", "job-x", 2, 2));
+  EXPECT_EQ(Usage(), 6);
+}
+
+TEST_F(GangBookTest, GangHoldsAgreeWithTheCountersAfterReconcile) {
+  ASSERT_TRUE(Admitted("m0", "job-x", 4, 2));
+  ASSERT_TRUE(Admitted("m1", "job-x", 4, 2));
+  EXPECT_TRUE(book_.Reconcile().empty());
+  EXPECT_EQ(Usage(), 8);
+  EXPECT_TRUE(book_.Release("m1"));
+  EXPECT_TRUE(book_.Reconcile().empty());
+  EXPECT_EQ(Usage(), 6);
+}
+
 TEST_F(QuotaBookTest, AWaitOnAShardMutexIsCounted) {
   ASSERT_TRUE(Assume("u1", 1));
   EXPECT_EQ(book_.lock_waits(), 0u);  // one thread: never a wait

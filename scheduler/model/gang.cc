@@ -1,5 +1,8 @@
 #include "scheduler/model/gang.h"
 
+#include <tuple>
+#include <utility>
+
 namespace taskgov::scheduler {
 namespace {
 
@@ -18,28 +21,52 @@ const std::string* LabelOrAnnotation(const Pod& pod, std::string_view key) {
   return nullptr;
 }
 
-}  // namespace
-
-std::string GangOf(const Pod& pod) {
+// The gang key and its display name.
+std::pair<std::string, std::string> GangKeyAndName(const Pod& pod) {
   if (const std::string* name = LabelOrAnnotation(pod, kKueuePodGroupKey)) {
-    return "kueue/" + pod.namespace_ + "/" + *name;
+    return {"kueue/" + pod.namespace_ + "/" + *name, pod.namespace_ + "/" + *name};
   }
   for (const char* key : {kPodGroupKey, kVolcanoGroupKey}) {
     if (const std::string* name = LabelOrAnnotation(pod, key)) {
-      return "podgroup/" + pod.namespace_ + "/" + *name;
+      return {"podgroup/" + pod.namespace_ + "/" + *name, pod.namespace_ + "/" + *name};
     }
   }
   if (const std::string* name = LabelOrAnnotation(pod, kJobSetKey)) {
-    return "jobset/" + pod.namespace_ + "/" + *name;
+    return {"jobset/" + pod.namespace_ + "/" + *name, pod.namespace_ + "/" + *name};
   }
   if (const OwnerReference* owner = pod.controller_owner()) {
     for (std::string_view kind : kGangOwnerKinds) {
       if (owner->kind != kind) continue;
-      if (!owner->uid.empty()) return "owner/" + owner->uid;
-      return "owner/" + pod.namespace_ + "/" + owner->kind + "/" + owner->name;
+      std::string display = pod.namespace_ + "/" + owner->name;
+      if (!owner->uid.empty()) return {"owner/" + owner->uid, std::move(display)};
+      return {"owner/" + pod.namespace_ + "/" + owner->kind + "/" + owner->name,
+              std::move(display)};
     }
   }
-  return "";
+  return {};
+}
+
+// A declared member count: a positive decimal integer, else 0.
+int32_t DeclaredSize(const Pod& pod) {
+  const std::string* text = LabelOrAnnotation(pod, kKueueTotalCountKey);
+  if (text == nullptr || text->empty() || text->size() > 9) return 0;
+  int32_t n = 0;
+  for (char c : *text) {
+    if (c < '0' || c > '9') return 0;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string GangOf(const Pod& pod) { return GangKeyAndName(pod).first; }
+
+WorkloadRef WorkloadOf(const Pod& pod) {
+  WorkloadRef ref;
+  std::tie(ref.key, ref.display) = GangKeyAndName(pod);
+  if (!ref.key.empty()) ref.size = DeclaredSize(pod);
+  return ref;
 }
 
 }  // namespace taskgov::scheduler

@@ -3,6 +3,7 @@
 // Gangs: the pods that are admitted, preempted and evicted together. A pod's gang is a fact of
 // the pod (its labels, annotations and controller owner); pure functions, no state.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -17,11 +18,24 @@ namespace taskgov::scheduler {
 // JAXJob, TrainJob, HyperPodPyTorchJob, RayJob). Keys are namespaced so different sources never
 // collide.
 [[nodiscard]] std::string GangOf(const Pod& pod);
+
+// A pod's workload (DESIGN §3.7): the gang it belongs to and how many pods the gang declares.
+struct WorkloadRef {
+  std::string key;      // GangOf; "" for a lone pod
+  std::string display;  // for people: "namespace/name" of the group or owner
+  // Members the gang declares (kueue.x-k8s.io/pod-group-total-count); 0 when nothing declares
+  // it, and then the gang is admitted pod by pod.
+  int32_t size = 0;
+  [[nodiscard]] bool gang() const { return !key.empty() && size > 1; }
+};
+[[nodiscard]] WorkloadRef WorkloadOf(const Pod& pod);
+
 // The label or annotation keys GangOf reads.
 inline constexpr char kKueuePodGroupKey[] = "kueue.x-k8s.io/pod-group-name";
 inline constexpr char kPodGroupKey[] = "scheduling.k8s.io/group-name";
 inline constexpr char kVolcanoGroupKey[] = "scheduling.volcano.sh/group-name";
 inline constexpr char kJobSetKey[] = "jobset.sigs.k8s.io/jobset-name";
+inline constexpr char kKueueTotalCountKey[] = "kueue.x-k8s.io/pod-group-total-count";
 inline constexpr std::string_view kGangKeys[] = {kKueuePodGroupKey, kPodGroupKey, kVolcanoGroupKey,
                                                  kJobSetKey};
 
