@@ -10,6 +10,7 @@
 #include "scheduler/decisions/preemption.h"
 #include "scheduler/decisions/rules.h"
 #include "scheduler/model/pod_identity.h"
+#include "scheduler/model/quantity.h"
 
 namespace taskgov::scheduler {
 namespace {
@@ -94,7 +95,7 @@ FilterResult Admission::Filter(const FilterArgs& args) {
     return Report(decision, std::move(result));
   }
   Snapshot snap(*book_);
-  TakeSnapshot(*cluster_, args, options_.queue_lookahead, &snap);
+  TakeSnapshot(*book_, *cluster_, args, options_.queue_lookahead, &snap);
   const Subject& me = snap.subject;
   decision.team = me.team_id;
   if (me.team == nullptr) return NoTeam(snap, args, decision);
@@ -164,36 +165,82 @@ std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq
     roomy = roomy || fit.room;
   }
   if (!any) return std::nullopt;
+  if (me.held && snap.gang->flavor != flavor) {
+    notes->Note(
+        flavor,
+        me.workload.display + " holds its quota on " + FlavorNames().Name(snap.gang->flavor),
+        "gang_elsewhere");
+    return std::nullopt;
+  }
   if (!roomy) {
     notes->Note(flavor,
                 me.team->name + ": no " + fq.flavor + " node has room for " + me.request.ToString(),
                 "no_room");
     return std::nullopt;
   }
-  if (std::optional<std::string> why = QueueOrderBlocks(snap, flavor, mode)) {
-    notes->Note(flavor, me.team->name + ": " + *why, "queue_order");
-    return std::nullopt;
-  }
-  if (mode == Mode::kBorrowing) {
-    TakeCohortHeads(*cluster_, &snap);  // once per decision, on the first flavor that needs it
-    if (std::optional<std::string> why = FairShareBlocks(snap, flavor)) {
-      notes->Note(flavor, std::move(*why), "fair_share");
+  if (!me.held) {  // a gang holding quota for it was admitted already, as a whole
+    if (std::optional<std::string> why = QueueOrderBlocks(snap, flavor, mode)) {
+      notes->Note(flavor, me.team->name + ": " + *why, "queue_order");
       return std::nullopt;
+    }
+    if (mode == Mode::kBorrowing) {
+      TakeCohortHeads(*cluster_, &snap);  // once per decision, on the first flavor that needs it
+      if (std::optional<std::string> why = FairShareBlocks(snap, flavor)) {
+        notes->Note(flavor, std::move(*why), "fair_share");
+        return std::nullopt;
+      }
     }
   }
   // The rules let it through: the reservation is the quota check itself, against the live
   // counters of the snapshot's generation.
-  PodMeta meta;
-  meta.priority = me.priority;
-  meta.created_ms = me.pod->creation_unix_ms;
-  std::variant<Charge, Refusal> r =
-      book_->Assume(snap.session, me.pod->uid, me.team_id, flavor, me.request_ids, mode,
-                    options_.assume_ttl_ms, meta);
+  std::variant<Charge, Refusal> r = Commit(snap, flavor, mode);
   if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
-    notes->Note(flavor, refusal->Explain(), ReasonCode(refusal->kind));
+    notes->Note(flavor, me.workload.gang() ? ExplainGang(me, *refusal) : refusal->Explain(),
+                ReasonCode(refusal->kind));
     return std::nullopt;
   }
   return std::get<Charge>(r);
+}
+
+std::variant<Charge, Refusal> Admission::Commit(Snapshot& snap, NameId flavor, Mode mode) const {
+  const Subject& me = snap.subject;
+  PodMeta meta;
+  meta.priority = me.priority;
+  meta.created_ms = me.pod->creation_unix_ms;
+  if (!me.workload.gang()) {
+    return book_->Assume(snap.session, me.pod->uid, me.team_id, flavor, me.request_ids, mode,
+                         options_.assume_ttl_ms, meta);
+  }
+  meta.workload = me.workload.key;
+  return book_->AssumeMember(snap.session, me.pod->uid, me.workload.size, me.team_id, flavor,
+                             me.request_ids, mode, options_.assume_ttl_ms, options_.gang_timeout_ms,
+                             meta);
+}
+
+std::string Admission::ExplainGang(const Subject& me, const Refusal& refusal) {
+  // e.g. "team-a/job-x (8 pods, 16 nvidia.com/gpu on ml.p5.48xlarge): needs 16, team-a may use
+  // 8 more"; a gang that can never fit says so.
+  std::string out = me.workload.display + " (" + std::to_string(me.workload.size) + " pods";
+  if (refusal.kind == RefusalKind::kNoQuota || refusal.kind == RefusalKind::kTooManyResources) {
+    return out + "): " + refusal.Explain();
+  }
+  const std::string& resource = ResourceNames().Name(refusal.resource);
+  auto q = [&](int64_t v) { return FormatQuantity(resource, v); };
+  out += ", " + q(me.need.Get(resource)) + " " + resource + " on " +
+         FlavorNames().Name(refusal.flavor) + "): needs " + q(refusal.requested) + ", ";
+  const int64_t ceiling = refusal.borrowing_limit == kUnlimited
+                              ? kUnlimited
+                              : SaturatingAdd(refusal.nominal, refusal.borrowing_limit);
+  if (ceiling != kUnlimited && refusal.requested > ceiling) {
+    return out + "more than " + me.team->name + " may ever use (nominal " + q(refusal.nominal) +
+           " + borrowing limit " + q(refusal.borrowing_limit) + "): it can never be admitted";
+  }
+  int64_t room = refusal.pool_capacity - refusal.pool_used;  // kPool
+  if (refusal.kind == RefusalKind::kNominal) room = refusal.nominal - refusal.in_use;
+  if (refusal.kind == RefusalKind::kBorrowingLimit) room = ceiling - refusal.in_use;
+  out += me.team->name + " may use " + q(std::max<int64_t>(0, room)) + " more";
+  if (refusal.kind == RefusalKind::kPool) out += " of the cohort's idle quota";
+  return out;
 }
 
 FilterResult Admission::AdmittedOn(const Snapshot& snap, const FilterArgs& args,

@@ -51,6 +51,8 @@ class Admission final : public Decider {
     int64_t assume_ttl_ms = 30'000;
     // How many higher-ranked pending pods of the team a filter looks at (BestEffortFIFO).
     size_t queue_lookahead = 32;
+    // How long a gang's quota is held for members that have not come (DESIGN §3.7).
+    int64_t gang_timeout_ms = 300'000;
   };
 
   // `binder` may be null: then taskgov is not the binder and the bind verb refuses.
@@ -84,6 +86,11 @@ class Admission final : public Decider {
   [[nodiscard]] std::optional<Charge> TryFlavor(Snapshot& snap, const FlavorQuota& fq,
                                                 NameId flavor, Ledger::Mode mode,
                                                 FlavorNotes* notes) const;
+  // The reservation: the pod's own, or a gang member's share (QuotaBook::AssumeMember).
+  [[nodiscard]] std::variant<Charge, Refusal> Commit(Snapshot& snap, NameId flavor,
+                                                     Ledger::Mode mode) const;
+  // A gang's refusal, naming the gang and the numbers.
+  [[nodiscard]] static std::string ExplainGang(const Subject& me, const Refusal& refusal);
   [[nodiscard]] FilterResult AdmittedOn(const Snapshot& snap, const FilterArgs& args,
                                         const FlavorQuota& fq, NameId flavor) const;
   [[nodiscard]] FilterResult RefusedEverywhere(const Snapshot& snap, const FilterArgs& args,

@@ -896,5 +896,99 @@ TEST_F(AdmissionTest, ReloadHalvingAQuotaTouchesNoRunningPod) {
   EXPECT_FALSE(Admitted(GpuPod("new-2", "team-a", 1)));
 }
 
+// ---- workloads (DESIGN §3.7) ----
+
+// Worker `i` of Kueue pod group `job` of team `team`, declaring `size` members of `gpus` GPUs.
+PodBuilder Worker(const std::string& job, int i, int size, int gpus,
+                  const std::string& team = "team-a", int64_t created_ms = 1000) {
+  return PodBuilder(job + "-" + std::to_string(i))
+      .Namespace("ns-" + team)
+      .Gpus(gpus)
+      .Created(created_ms)
+      .Label("kueue.x-k8s.io/pod-group-name", job)
+      .Annotation("kueue.x-k8s.io/pod-group-total-count", std::to_string(size));
+}
+
+class GangAdmissionTest : public AdmissionTest {
+ protected:
+  void SetUp() override {
+    Start(PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 8, 0).Build());
+    AddNodes("p5", kP5, 2, 8);
+  }
+};
+
+TEST_F(GangAdmissionTest, OfTwoGangsThatEachNeedTheWholeQuotaOneRunsWholeAndTheOtherNone) {
+  // Submitted at once: the scheduler tries their workers in turns.
+  int x = 0;
+  int y = 0;
+  for (int i = 0; i < 8; ++i) {
+    x += Run(Worker("job-x", i, 8, 1)) ? 1 : 0;
+    y += Run(Worker("job-y", i, 8, 1)) ? 1 : 0;
+  }
+  EXPECT_EQ(x, 8);
+  EXPECT_EQ(y, 0);
+  EXPECT_EQ(Usage("team-a"), 8);
+  Verdict v = Filter(Worker("job-y", 0, 8, 1));
+  EXPECT_EQ(v.failed_unresolvable.at("p5-0"),
+            "ns-team-a/job-y (8 pods, 8 nvidia.com/gpu on ml.p5.48xlarge): needs 8, team-a may "
+            "use 0 more");
+  // job-x finishes: job-y runs whole.
+  for (int i = 0; i < 8; ++i) cluster_->OnPodDelete(Worker("job-x", i, 8, 1));
+  for (int i = 0; i < 8; ++i) EXPECT_TRUE(Run(Worker("job-y", i, 8, 1))) << i;
+  EXPECT_EQ(Usage("team-a"), 8);
+}
+
+TEST_F(GangAdmissionTest, AGangLargerThanItsTeamMayEverUseIsRefusedAtOnceWithThatReason) {
+  Verdict v = Filter(Worker("huge", 0, 16, 1));
+  EXPECT_TRUE(v.feasible.empty());
+  EXPECT_EQ(v.failed_unresolvable.at("p5-0"),
+            "ns-team-a/huge (16 pods, 16 nvidia.com/gpu on ml.p5.48xlarge): needs 16, more than "
+            "team-a may ever use (nominal 8 + borrowing limit 0): it can never be admitted");
+  EXPECT_EQ(Usage("team-a"), 0);
+}
+
+TEST_F(GangAdmissionTest, MembersArrivingOverThirtySecondsAreAdmittedWhole) {
+  ASSERT_TRUE(Run(Worker("job-x", 0, 4, 2)));
+  EXPECT_EQ(Usage("team-a"), 8);  // held for all four
+  // A lone pod arriving meanwhile finds no quota: it is held for the gang.
+  EXPECT_FALSE(Admitted(GpuPod("lone", "team-a", 1)));
+  for (int i = 1; i < 4; ++i) {
+    clock_.Advance(10'000);
+    EXPECT_TRUE(Run(Worker("job-x", i, 4, 2))) << i;
+  }
+  EXPECT_EQ(Usage("team-a"), 8);
+}
+
+TEST_F(GangAdmissionTest, AGangWhoseMembersDoNotComeGivesItsQuotaBackAfterTheTimeout) {
+  ASSERT_TRUE(Run(Worker("job-x", 0, 4, 2)));
+  clock_.Advance(Admission::Options{}.gang_timeout_ms + 1);
+  (void)book_->ExpireAssumed();
+  EXPECT_EQ(Usage("team-a"), 2);  // the running member only
+  EXPECT_TRUE(Admitted(GpuPod("lone", "team-a", 6)));
+}
+
+TEST_F(GangAdmissionTest, AMemberOfAGangHoldingQuotaIsNotHeldBackByQueueOrder) {
+  ASSERT_TRUE(Run(Worker("job-x", 0, 4, 2)));
+  // A higher-ranked pod arrives after the gang was admitted: the gang's members still come in.
+  cluster_->OnPodUpsert(PodBuilder("urgent").Namespace("ns-team-a").Gpus(2).Priority(1000));
+  EXPECT_TRUE(Run(Worker("job-x", 1, 4, 2)));
+}
+
+TEST_F(GangAdmissionTest, ItsOwnPendingMembersNeverHoldAGangBack) {
+  // The informer saw every worker pending before any filter: none waits behind a sibling.
+  for (int i = 0; i < 4; ++i) cluster_->OnPodUpsert(Worker("job-x", i, 4, 2, "team-a", 1000 + i));
+  EXPECT_TRUE(Run(Worker("job-x", 3, 4, 2, "team-a", 1003)));
+}
+
+TEST_F(GangAdmissionTest, APodWaitsBehindAHigherRankedGangThatNeedsTheQuotaWhole) {
+  // A gang of 4 × 2 GPUs ranks ahead (BestEffortFIFO): it needs all 8, so a 1-GPU pod that
+  // would fit alone waits for it.
+  cluster_->OnPodUpsert(Worker("job-x", 0, 4, 2).Priority(100));
+  Verdict v = Filter(PodBuilder("small").Namespace("ns-team-a").Gpus(1).Priority(1));
+  EXPECT_TRUE(v.feasible.empty());
+  EXPECT_EQ(v.failed_unresolvable.at("p5-0"),
+            "team-a: waiting behind higher-ranked gang of pod ns-team-a/job-x-0");
+}
+
 }  // namespace
 }  // namespace taskgov::scheduler

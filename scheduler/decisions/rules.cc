@@ -73,18 +73,24 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
   // does not hold the others back); this pod waits if what they take leaves it no room.
   const Ledger::Session& s = snapshot.session;
   const Tally none;
-  if (!FitsOnTop(s, me.team_id, flavor, me.request, mode, none, nullptr)) {
+  if (!FitsOnTop(s, me.team_id, flavor, me.need, mode, none, nullptr)) {
     return std::nullopt;  // it does not fit anyway: the quota refusal explains it
   }
   Tally ahead;
   const std::string_view flavor_name = FlavorNames().Name(flavor);
+  std::vector<std::string_view> gangs;  // a gang ahead takes its members' quota once, whole
   for (const PendingPod& other : snapshot.ahead) {
     if (!snapshot.policy.FlavorAllows(flavor_name, other.node_selector)) continue;  // elsewhere
-    if (!FitsOnTop(s, me.team_id, flavor, other.request, Mode::kBorrowing, ahead, &ahead)) {
-      continue;
+    ResourceList other_need = other.request;
+    if (!other.workload.empty()) {
+      if (std::find(gangs.begin(), gangs.end(), other.workload) != gangs.end()) continue;
+      gangs.push_back(other.workload);
+      other_need = other.request.Times(std::max(1, other.workload_size));
     }
-    if (!FitsOnTop(s, me.team_id, flavor, me.request, mode, ahead, nullptr)) {
-      return "waiting behind higher-ranked pod " + other.key;
+    if (!FitsOnTop(s, me.team_id, flavor, other_need, Mode::kBorrowing, ahead, &ahead)) continue;
+    if (!FitsOnTop(s, me.team_id, flavor, me.need, mode, ahead, nullptr)) {
+      return "waiting behind higher-ranked " +
+             (other.workload.empty() ? "pod " + other.key : "gang of pod " + other.key);
     }
   }
   return std::nullopt;
@@ -101,10 +107,10 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
     return std::nullopt;
   }
   const Ledger::Session& s = snapshot.session;
-  const int64_t my_share = WeightedShare(s, *me.team, flavor, me.request);
+  const int64_t my_share = WeightedShare(s, *me.team, flavor, me.need);
   const Tally none;
   Tally mine;
-  (void)FitsOnTop(s, me.team_id, flavor, me.request, Mode::kBorrowing, none, &mine);
+  (void)FitsOnTop(s, me.team_id, flavor, me.need, Mode::kBorrowing, none, &mine);
   Tally after_mine;  // another team's view once this pod took its share of the pool
   after_mine.pool = mine.pool;
   const std::string_view flavor_name = FlavorNames().Name(flavor);

@@ -51,6 +51,7 @@ class RulesTest : public ::testing::Test {
     me.team = snap->policy.FindTeam(team);
     me.request = Gpus(gpus);
     me.request_ids = KnownIdAmounts(me.request);
+    me.need = me.request;
     return snap;
   }
   NameId P5() const { return FlavorNames().Intern(kP5); }

@@ -62,11 +62,20 @@ std::vector<std::pair<const Team*, PendingPod>> CohortHeads(const PendingQueues&
 
 }  // namespace
 
-void TakeSnapshot(const ClusterState& cluster, const FilterArgs& args, size_t queue_lookahead,
-                  Snapshot* snapshot) {
+void TakeSnapshot(const QuotaBook& book, const ClusterState& cluster, const FilterArgs& args,
+                  size_t queue_lookahead, Snapshot* snapshot) {
   Subject& subject = snapshot->subject;
   ResolveSubject(cluster.teams(), snapshot->policy, args.pod, &subject);
   if (subject.team == nullptr || !subject.team->active) return;
+  subject.workload = WorkloadOf(args.pod);
+  subject.need = subject.request;
+  if (subject.workload.gang()) {
+    snapshot->gang = book.FindGang(subject.workload.key);
+    subject.held = snapshot->gang && snapshot->gang->holds_quota();
+    const int64_t holders = snapshot->gang ? snapshot->gang->holders : 0;
+    const int64_t members = std::max<int64_t>(1, subject.workload.size - holders);
+    if (!subject.held) subject.need = subject.request.Times(members);
+  }
   JudgeNodes(cluster.nodes(), snapshot->policy, subject, args, &snapshot->fits);
   const bool any_room = std::any_of(snapshot->fits.begin(), snapshot->fits.end(),
                                     [](const NodeFit& fit) { return fit.room; });
@@ -76,7 +85,13 @@ void TakeSnapshot(const ClusterState& cluster, const FilterArgs& args, size_t qu
   // cluster_state.h).
   snapshot->ahead =
       cluster.pending().Ahead(subject.team_id, subject.priority, subject.pod->creation_unix_ms,
-                              subject.pod->uid, subject.by_priority, strict ? 1 : queue_lookahead);
+                              subject.pod->uid, subject.by_priority, strict ? 1 : queue_lookahead,
+                              subject.workload.gang() ? subject.workload.key : std::string());
+  // A gang never waits for itself (left out above), and members of gangs holding quota take
+  // what is held for them.
+  std::erase_if(snapshot->ahead, [&](const PendingPod& other) {
+    return !other.workload.empty() && book.FindGang(other.workload).has_value();
+  });
 }
 
 void TakeCohortHeads(const ClusterState& cluster, Snapshot* snapshot) {

@@ -5,8 +5,8 @@
 //  * the ledger generation — the policy and its usage counters — pinned by a Ledger::Session for
 //    the decision's whole length (the reservation that ends an admission is taken inside it, so
 //    it lands in the generation the decision read);
-//  * the subject: the pod's team, effective request (with its interned resource ids) and
-//    priority (TeamResolver, read under its shared lock);
+//  * the subject: the pod's team, effective request (with its interned resource ids), priority
+//    and workload (TeamResolver, read under its shared lock), and its gang's hold (QuotaBook);
 //  * the candidate nodes' flavor and room (NodeCache, shared lock);
 //  * the pending view: the team's pending pods that rank ahead of this one (at most the
 //    lookahead) and, for the borrowing pass under FairShare, the best-ranked pending pod of every
@@ -29,6 +29,7 @@
 
 #include "scheduler/extender_api.h"
 #include "scheduler/ledger/quota_book.h"
+#include "scheduler/model/gang.h"
 #include "scheduler/state/cluster_state.h"
 
 namespace taskgov::scheduler {
@@ -46,6 +47,13 @@ struct Subject {
   bool unknown_resource = false;
   int32_t priority = 0;
   bool by_priority = true;  // TaskRanking (else FirstComeFirstServe)
+  // Its workload (DESIGN §3.7): a gang member is admitted with its gang, all or nothing.
+  WorkloadRef workload;
+  // What admitting it must reserve: its request, or for a gang member whose gang holds no quota
+  // the request of every member not holding a reservation yet.
+  ResourceList need;
+  // Whether its gang holds quota for it (then it takes its share and no rule applies).
+  bool held = false;
 };
 
 struct Snapshot {
@@ -58,8 +66,12 @@ struct Snapshot {
   Subject subject;
   // One per candidate node, in the order of the filter's node list.
   std::vector<NodeFit> fits;
+  // A gang member's gang hold (QuotaBook::FindGang), if its gang holds quota.
+  std::optional<GangHold> gang;
   // The team's pending pods ranked ahead of the subject, best first (one under StrictFIFO, at
-  // most the lookahead under BestEffortFIFO); read only when some candidate node has room.
+  // most the lookahead under BestEffortFIFO), without the subject's own gang and without the
+  // members of gangs that hold quota already (they take what is held for them); read only when
+  // some candidate node has room.
   std::vector<PendingPod> ahead;
   // Under FairShare: the best-ranked pending pod of each other active team of the cohort (empty
   // when fair share does not apply); unset until TakeCohortHeads.
@@ -68,8 +80,8 @@ struct Snapshot {
 
 // Fills `snapshot` for `args` from the state components, in one pass. Stops after the subject
 // when the pod has no team or its team is inactive (nothing else is needed to refuse it).
-void TakeSnapshot(const ClusterState& cluster, const FilterArgs& args, size_t queue_lookahead,
-                  Snapshot* snapshot);
+void TakeSnapshot(const QuotaBook& book, const ClusterState& cluster, const FilterArgs& args,
+                  size_t queue_lookahead, Snapshot* snapshot);
 // Adds the cohort's heads to a snapshot of a governed pod; does nothing when they are taken.
 void TakeCohortHeads(const ClusterState& cluster, Snapshot* snapshot);
 

@@ -59,11 +59,9 @@ bool Covers(const Charge& to, const Charge& part) {
   return true;
 }
 
-
 IdAmounts Times(const IdAmounts& request, int64_t n) {
   IdAmounts out = request;
-  for (IdAmount& r : out)
-    r.second = r.second > kUnlimited / std::max<int64_t>(n, 1) ? kUnlimited : r.second * n;
+  for (IdAmount& r : out) r.second = SaturatingTimes(r.second, n);
   return out;
 }
 

@@ -63,6 +63,14 @@ struct GangHold {
   Charge remaining;     // reserved for members that have not taken their share yet
   int64_t reserved_ms = 0;
   int64_t expires_ms = 0;  // when `remaining` is released if members have not taken it
+
+  // Whether quota is held for members that have not taken their share.
+  [[nodiscard]] bool holds_quota() const {
+    for (uint8_t i = 0; i < remaining.count; ++i) {
+      if (remaining.items[i].amount > 0) return true;
+    }
+    return false;
+  }
 };
 
 struct Reservation {

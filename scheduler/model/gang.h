@@ -30,13 +30,13 @@ struct WorkloadRef {
 };
 [[nodiscard]] WorkloadRef WorkloadOf(const Pod& pod);
 
-// The label or annotation keys GangOf reads.
+// The label or annotation keys GangOf and WorkloadOf read.
 inline constexpr char kKueuePodGroupKey[] = "kueue.x-k8s.io/pod-group-name";
 inline constexpr char kPodGroupKey[] = "scheduling.k8s.io/group-name";
 inline constexpr char kVolcanoGroupKey[] = "scheduling.volcano.sh/group-name";
 inline constexpr char kJobSetKey[] = "jobset.sigs.k8s.io/jobset-name";
 inline constexpr char kKueueTotalCountKey[] = "kueue.x-k8s.io/pod-group-total-count";
 inline constexpr std::string_view kGangKeys[] = {kKueuePodGroupKey, kPodGroupKey, kVolcanoGroupKey,
-                                                 kJobSetKey};
+                                                 kJobSetKey, kKueueTotalCountKey};
 
 }  // namespace taskgov::scheduler

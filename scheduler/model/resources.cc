@@ -15,6 +15,12 @@ int64_t SaturatingAdd(int64_t a, int64_t b) {
   return out;
 }
 
+int64_t SaturatingTimes(int64_t a, int64_t n) {
+  int64_t out;
+  if (__builtin_mul_overflow(a, n, &out)) return std::numeric_limits<int64_t>::max();
+  return out;
+}
+
 int64_t SaturatingSub(int64_t a, int64_t b) {
   int64_t out;
   if (__builtin_sub_overflow(a, b, &out)) {
@@ -61,6 +67,12 @@ void ResourceList::MaxWith(const ResourceList& other) {
   for (const ResourceAmount& item : other) {
     if (!Has(item.name) || Get(item.name) < item.amount) Set(item.name, item.amount);
   }
+}
+
+ResourceList ResourceList::Times(int64_t n) const {
+  ResourceList out = *this;
+  for (ResourceAmount& item : out.items_) item.amount = SaturatingTimes(item.amount, n);
+  return out;
 }
 
 void ResourceList::DropZeros() {

@@ -16,6 +16,8 @@ namespace taskgov::scheduler {
 
 // Saturating arithmetic on canonical amounts.
 [[nodiscard]] int64_t SaturatingAdd(int64_t a, int64_t b);
+// a × n for n ≥ 0, saturating at the int64 maximum (amounts are non-negative).
+[[nodiscard]] int64_t SaturatingTimes(int64_t a, int64_t n);
 [[nodiscard]] int64_t SaturatingSub(int64_t a, int64_t b);
 
 struct ResourceAmount {
@@ -37,6 +39,8 @@ class ResourceList {
   void Add(const ResourceList& other);
   // this[r] = max(this[r], other[r]) for every r.
   void MaxWith(const ResourceList& other);
+  // Every amount times n ≥ 0 (saturating): the request of n pods asking this each.
+  [[nodiscard]] ResourceList Times(int64_t n) const;
   // Drops entries whose amount is zero.
   void DropZeros();
 

@@ -1,5 +1,7 @@
 #include "scheduler/state/cluster_state.h"
 
+#include "scheduler/model/gang.h"
+
 #include <algorithm>
 #include <mutex>
 
@@ -63,6 +65,8 @@ void ClusterState::ChargeLocked(PodRecord& record, NameId flavor) {
   meta.created_ms = pod.creation_unix_ms;
   meta.admitted_ms = pod.start_unix_ms.value_or(0);
   meta.node = NodeNames().Intern(pod.node_name);
+  if (WorkloadRef workload = WorkloadOf(pod); workload.gang())
+    meta.workload = std::move(workload.key);
   book_->ConfirmBound(pod.uid, record.team, flavor, RequestOf(pod), meta);
   record.charged = true;
   if (std::optional<Reservation> r = book_->Find(pod.uid); r && r->charge.borrowing) {

@@ -2,6 +2,8 @@
 
 #include <mutex>
 
+#include "scheduler/model/gang.h"
+
 namespace taskgov::scheduler {
 
 PendingPod PendingPodOf(const Pod& pod, NameId team, int32_t priority,
@@ -15,6 +17,10 @@ PendingPod PendingPodOf(const Pod& pod, NameId team, int32_t priority,
   pending.request = request;
   pending.node_selector = pod.node_selector;
   pending.placement = pod.placement;
+  if (WorkloadRef workload = WorkloadOf(pod); workload.gang()) {
+    pending.workload = std::move(workload.key);
+    pending.workload_size = workload.size;
+  }
   return pending;
 }
 
@@ -148,8 +154,8 @@ bool PendingQueues::Live(const Entry& entry) const {
 }
 
 std::vector<PendingPod> PendingQueues::Ahead(NameId team, int32_t priority, int64_t created_ms,
-                                             std::string_view uid, bool by_priority, size_t limit) {
-  TryApplyNotes();
+                                             std::string_view uid, bool by_priority, size_t limit,
+                                             std::string_view skip_workload) const {
   std::shared_lock lock(mu_);
   std::vector<PendingPod> out;
   auto queue = queues_.find(team);
@@ -157,7 +163,9 @@ std::vector<PendingPod> PendingQueues::Ahead(NameId team, int32_t priority, int6
   auto take = [&](const std::string& other) {
     if (other == uid) return;
     auto it = pending_.find(other);
-    if (it != pending_.end() && Live(it->second)) out.push_back(it->second.pod);
+    if (it == pending_.end() || !Live(it->second)) return;
+    if (!skip_workload.empty() && it->second.pod.workload == skip_workload) return;
+    out.push_back(it->second.pod);
   };
   if (by_priority) {
     const PriorityKey self{-int64_t{priority}, created_ms, std::string(uid)};

@@ -53,6 +53,10 @@ struct PendingPod {
   // Tolerations and required node affinity (null: none): with node_selector, the nodes it can
   // use (placement.h). Shared with the pod's record.
   std::shared_ptr<const PodPlacementSpec> placement;
+  // Its gang (WorkloadRef::key, "" for a lone pod or a gang of undeclared size) and the members
+  // the gang declares.
+  std::string workload;
+  int32_t workload_size = 0;
 };
 
 // The pending entry of `pod` for `team`, at `priority`, asking for `request`.
@@ -81,9 +85,11 @@ class PendingQueues {
 
   // ---- queries ----
   // Pending pods of `team` that rank ahead of (priority, created_ms, uid), best first, at most
-  // `limit`. by_priority: TaskRanking order (priority, then age); else age only.
+  // `limit`, leaving out the members of gang `skip_workload` (when not empty). by_priority:
+  // TaskRanking order (priority, then age); else age only.
   [[nodiscard]] std::vector<PendingPod> Ahead(NameId team, int32_t priority, int64_t created_ms,
-                                              std::string_view uid, bool by_priority, size_t limit);
+                                              std::string_view uid, bool by_priority, size_t limit,
+                                              std::string_view skip_workload = {}) const;
   // The best-ranked pending pod of `team`, if any.
   [[nodiscard]] std::optional<PendingPod> Head(NameId team, bool by_priority) const;
   // Pending pods of `team`: all, and those a filter call has refused (the rest are waiting for
