@@ -80,10 +80,11 @@ std::string PodJson(const PodSpec& spec, const std::string& name, const std::str
   Str(w, "name", name);
   Str(w, "namespace", spec.ns);
   Str(w, "creationTimestamp", created);
-  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> labels = spec.labels;
   if (!job.empty()) labels[kJobLabel] = job;
   if (!spec.priority_class.empty()) labels[kPriorityClassLabel] = spec.priority_class;
   StringMap(w, "labels", labels);
+  if (!spec.annotations.empty()) StringMap(w, "annotations", spec.annotations);
   w.EndObject();
   Key(w, "spec");
   w.StartObject();

@@ -188,6 +188,9 @@ struct PodSpec {
   std::string priority_class;       // the kueue.x-k8s.io/priority-class label ("": none)
   std::optional<int32_t> priority;  // spec.priority: kube-scheduler's queue order
   std::map<std::string, std::string> node_selector;
+  // More metadata (gangs: kueue.x-k8s.io/pod-group-name, pod-group-total-count).
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
   int run_steps = 0;  // steps from Running to Succeeded; 0: until Finish()
   // Steps from the eviction until the pod has saved its checkpoint and exits, when that is
   // sooner than its grace period; unset: it uses the whole grace period.

@@ -1,0 +1,98 @@
+// Workloads, not pods (DESIGN §3.7), through the real extender: a gang is admitted whole or not
+// at all. The user story of the workloads issue: a team with 8 GPUs of quota submits two
+// 8-worker jobs at once (Kueue pod groups); exactly one runs its 8 workers and the other none,
+// and when the first finishes the second runs whole.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "e2e/scenario_test_util.h"
+
+namespace taskgov::e2e {
+namespace {
+
+constexpr char kPolicy[] = R"(apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+taskPrioritization: TaskRanking
+priorityClasses:
+  - {name: training, weight: 50}
+preemption: {gracePeriodSeconds: 30, minimumRuntimeSeconds: 0}
+teams:
+  - name: a
+    sharing: {strategy: DontLend}
+    preemptTeamTasks: Never
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 8}]
+)";
+
+// Worker `i` of Kueue pod group `job` (declaring `size` members of `gpus` GPUs) of team a.
+PodSpec Worker(const std::string& job, int i, int size = 8, int64_t gpus = 1) {
+  PodSpec spec = GpuPod("a", job + "-" + std::to_string(i), gpus);
+  spec.labels["kueue.x-k8s.io/pod-group-name"] = job;
+  spec.annotations["kueue.x-k8s.io/pod-group-total-count"] = std::to_string(size);
+  return spec;
+}
+
+class GangTest : public ScenarioTest {
+ protected:
+  // Running workers of `job`.
+  size_t RunningOf(const std::string& job) {
+    return h().CountPods([&](const PodView& p) {
+      return p.job.starts_with(job + "-") && !p.node.empty() && p.phase != "Succeeded" &&
+             p.phase != "Failed";
+    });
+  }
+};
+
+TEST_F(GangTest, OfTwoEightWorkerJobsOneRunsWholeAndTheOtherNoneThenTheOther) {
+  StartWithPolicy(kPolicy);
+  // Submitted at once, interleaved: kube-scheduler tries them in turns.
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(h().Submit(Worker("job-x", i)).ok());
+    ASSERT_TRUE(h().Submit(Worker("job-y", i)).ok());
+  }
+  ASSERT_TRUE(h().RunUntil([&] { return RunningOf("job-x") == 8; }, 10));
+  for (int i = 0; i < 3; ++i) h().Step();
+  EXPECT_EQ(RunningOf("job-x"), 8u);
+  EXPECT_EQ(RunningOf("job-y"), 0u);
+  const Attempt* refused = h().history().back().Find(Ns("a") + "/job-y-0");
+  ASSERT_NE(refused, nullptr);
+  EXPECT_NE(refused->reason.find(Ns("a") + "/job-y (8 pods, 8 nvidia.com/gpu on ml.p5.48xlarge): "
+                                           "needs 8, a may use 0 more"),
+            std::string::npos)
+      << refused->reason;
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(h().Finish("job-x-" + std::to_string(i)).ok());
+  ASSERT_TRUE(h().RunUntil([&] { return RunningOf("job-y") == 8; }, 10));
+  EXPECT_EQ(h().Usage(Ns("a"), kP5, kGpu), 8);
+}
+
+TEST_F(GangTest, AGangLargerThanItsTeamMayEverUseIsRefusedAtOnceWithThatReason) {
+  StartWithPolicy(kPolicy);
+  ASSERT_TRUE(h().Submit(Worker("huge", 0, 16)).ok());
+  StepReport r = h().Step();
+  const Attempt* a = r.Find(Ns("a") + "/huge-0");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->outcome, Attempt::Outcome::kRefused);
+  EXPECT_NE(a->reason.find("it can never be admitted"), std::string::npos) << a->reason;
+}
+
+TEST_F(GangTest, AGangWhoseMembersArriveOverThirtySecondsIsAdmittedWhole) {
+  StartWithPolicy(kPolicy);
+  // The first worker reserves for all four; a lone pod arriving meanwhile finds no quota.
+  ASSERT_TRUE(h().Submit(Worker("job-x", 0, 4, 2)).ok());
+  h().Step();
+  ASSERT_EQ(RunningOf("job-x"), 1u);
+  ASSERT_TRUE(h().Submit(GpuPod("a", "lone", 1)).ok());
+  for (int i = 1; i < 4; ++i) {
+    std::this_thread::sleep_for(std::chrono::seconds(10));
+    ASSERT_TRUE(h().Submit(Worker("job-x", i, 4, 2)).ok());
+    h().Step();
+  }
+  h().Step();
+  EXPECT_EQ(RunningOf("job-x"), 4u);
+  EXPECT_EQ(RunningOf("lone"), 0u);
+}
+
+}  // namespace
+}  // namespace taskgov::e2e
