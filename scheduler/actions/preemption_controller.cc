@@ -34,7 +34,9 @@ Candidate CandidateOf(const Policy& policy, const Pod& pod, NameId team,
   return c;
 }
 
-Preemptor PreemptorOf(const PendingPod& pending) {
+// The preemptor for `pending`; a gang member stands for its gang: its need is the request of
+// every member of the gang not holding quota (`holders` of them do).
+Preemptor PreemptorOf(const PendingPod& pending, int32_t holders) {
   Preemptor p;
   p.uid = pending.uid;
   p.key = pending.key;
@@ -42,6 +44,11 @@ Preemptor PreemptorOf(const PendingPod& pending) {
   p.priority = pending.priority;
   p.created_ms = pending.created_ms;
   p.request = pending.request;
+  if (!pending.workload.empty()) {
+    p.workload = pending.workload;
+    p.workload_size = pending.workload_size;
+    p.need = pending.request.Times(std::max(1, pending.workload_size - holders));
+  }
   return p;
 }
 
@@ -49,7 +56,8 @@ Preemptor PreemptorOf(const PendingPod& pending) {
 
 class PreemptionController::WorldImpl final : public RoundWorld, public PlanSource {
  public:
-  WorldImpl(QuotaBook* book, const ClusterState* cluster) : book_(book), cluster_(cluster) {}
+  WorldImpl(QuotaBook* book, const ClusterState* cluster, int64_t gang_timeout_ms)
+      : book_(book), cluster_(cluster), gang_timeout_ms_(gang_timeout_ms) {}
 
   // RoundWorld.
   PodFacts FindPod(std::string_view uid) const override {
@@ -75,8 +83,17 @@ class PreemptionController::WorldImpl final : public RoundWorld, public PlanSour
     PodMeta meta;
     meta.priority = p.priority;
     meta.created_ms = p.created_ms;
-    std::variant<Charge, Refusal> r =
-        book_->Assume(p.uid, p.team, flavor, p.request, Ledger::Mode::kBorrowing, ttl_ms, meta);
+    std::variant<Charge, Refusal> r;
+    if (p.workload.empty()) {
+      r = book_->Assume(p.uid, p.team, flavor, p.request, Ledger::Mode::kBorrowing, ttl_ms, meta);
+    } else {
+      // A gang member: the freed quota is held for its whole gang.
+      meta.workload = p.workload;
+      Ledger::Session session(book_->ledger());
+      r = book_->AssumeMember(session, p.uid, p.workload_size, p.team, flavor,
+                              KnownIdAmounts(p.request), Ledger::Mode::kBorrowing, ttl_ms,
+                              std::max(ttl_ms, gang_timeout_ms_), meta);
+    }
     if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
       *why = refusal->Explain();
       return false;
@@ -93,6 +110,7 @@ class PreemptionController::WorldImpl final : public RoundWorld, public PlanSour
  private:
   QuotaBook* const book_;
   const ClusterState* const cluster_;
+  const int64_t gang_timeout_ms_;
 };
 
 PreemptionController::PreemptionController(QuotaBook* book, ClusterState* cluster,
@@ -103,7 +121,7 @@ PreemptionController::PreemptionController(QuotaBook* book, ClusterState* cluste
       kube_(kube),
       clock_(clock),
       options_(options),
-      world_(std::make_unique<WorldImpl>(book, cluster)),
+      world_(std::make_unique<WorldImpl>(book, cluster, options.gang_timeout_ms)),
       events_(kube),
       limiter_(options.evictions_per_second, options.eviction_burst, clock->SteadyNowMs()),
       pdb_(PdbRetry::Options{options.pdb_retry_ms, options.max_eviction_attempts,
@@ -194,9 +212,17 @@ std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& polic
         team_id, std::numeric_limits<int32_t>::min(), std::numeric_limits<int64_t>::max(), "",
         by_priority, options_.max_preemptors_per_team * 8);
     size_t taken = 0;
+    std::vector<std::string> gangs;  // one preemptor per gang: its best-ranked pending member
     for (PendingPod& p : pending) {
       if (taken == options_.max_preemptors_per_team) break;
       bool skip = book_->Find(p.uid).has_value();
+      if (!p.workload.empty()) {
+        skip = skip || std::find(gangs.begin(), gangs.end(), p.workload) != gangs.end();
+        gangs.push_back(p.workload);
+        // A gang holding quota takes what is held for it: nothing to free.
+        const std::optional<GangHold> hold = book_->FindGang(p.workload);
+        skip = skip || (hold && hold->holds_quota());
+      }
       {
         std::lock_guard<std::mutex> lock(mu_);
         skip = skip || table_.Has(p.uid) || table_.BackedOff(p.uid);
@@ -252,7 +278,9 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
   const Team* team = run.policy.FindTeam(TeamNames().Name(pending.team));
   if (team == nullptr) return;
   ++run.report->preemptors;
-  const Preemptor p = PreemptorOf(pending);
+  const std::optional<GangHold> hold =
+      pending.workload.empty() ? std::nullopt : book_->FindGang(pending.workload);
+  const Preemptor p = PreemptorOf(pending, hold ? hold->holders : 0);
   const Selection chosen = run.planner->Plan(*team, pending, p);
   if (chosen.outcome == Selection::Outcome::kFits) return;  // claimed: nothing to evict
   if (chosen.outcome != Selection::Outcome::kVictims) {
@@ -429,7 +457,7 @@ bool PreemptionController::ChooseAgain(Run& run, const std::string& uid) {
   // Choose again for this preemptor, on the same flavor, with what is already committed — its
   // own claim handed back first.
   Claim claim{preemptor.team, flavor, node, preemptor.request,
-              /*quota=*/!book_->Find(uid).has_value()};
+              /*quota=*/!book_->Find(uid).has_value(), preemptor.need};
   run.planner->Release(claim);
   const Selection sel = run.planner->Choose(preemptor, flavor, node_selector, placement.get());
   std::lock_guard<std::mutex> lock(mu_);

@@ -409,6 +409,35 @@ TEST_F(ControllerTest, AGangIsEvictedWhole) {
   EXPECT_TRUE(Schedule("uid-b-0"));
 }
 
+// A gang is one preemptor (DESIGN §3.7): one round frees what all its members need, and once
+// the victims are gone the freed quota is held for the whole gang, so every member is admitted.
+TEST_F(ControllerTest, AGangReclaimsForAllItsMembersInOneRoundAndIsAdmittedWhole) {
+  Start(TwoTeams());
+  FourBorrowedPods();
+  clock_.Advance(10 * kMinute);
+  const auto member = [] {
+    return PodBuilder("")
+        .Label("kueue.x-k8s.io/pod-group-name", "train")
+        .Annotation("kueue.x-k8s.io/pod-group-total-count", "2");
+  };
+  Submit("b-0", "team-b", 4, 100, member());
+  Submit("b-1", "team-b", 4, 100, member());
+  ASSERT_FALSE(Schedule("uid-b-0"));
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.preemptors, 1u);  // the gang, not each member
+  EXPECT_EQ(report.rounds_started, 1u);
+  EXPECT_EQ(Evicted(), (Strings{"a-3", "a-2"}));  // 8 GPUs: what both members need
+  Gone("uid-a-3");
+  Gone("uid-a-2");
+  (void)controller_->RunOnce();  // victims gone: the freed quota is held for the gang
+  const std::optional<GangHold> hold = book_->FindGang("kueue/ns-team-b/train");
+  ASSERT_TRUE(hold.has_value());
+  EXPECT_EQ(hold->remaining.Amount(ResourceNames().Intern(kGpu)), 4);  // b-1's share
+  EXPECT_TRUE(Schedule("uid-b-0"));
+  EXPECT_TRUE(Schedule("uid-b-1"));
+  EXPECT_EQ(Usage("team-b"), 8);
+}
+
 // The token bucket runs on steady time: the wall clock stepping back (an NTP correction) neither
 // drains it nor holds evictions back.
 TEST_F(ControllerTest, TheWallClockSteppingBackDoesNotHoldEvictionsBack) {

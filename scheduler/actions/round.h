@@ -66,8 +66,11 @@ struct Claim {
   NameId team = 0;
   NameId flavor = 0;
   std::string node;
-  ResourceList request;
-  bool quota = false;  // no reservation yet: the quota is claimed too, not only the node
+  ResourceList request;  // on the node
+  bool quota = false;    // no reservation yet: the quota is claimed too, not only the node
+  ResourceList need;     // from the quota, when it differs from `request` (a gang's; see Preemptor)
+
+  [[nodiscard]] const ResourceList& quota_request() const { return need.empty() ? request : need; }
 };
 
 // What a round frees for its preemptor: the teams it takes from in victim order, each with its

@@ -71,8 +71,8 @@ void RoundTable::FollowRound(const std::string& uid, Round& round, int64_t now_m
                       {{"preemptor", round.preemptor.key}});
     return;
   }
-  out->claims.push_back(
-      Claim{round.preemptor.team, round.flavor, round.node, round.preemptor.request, !holds_quota});
+  out->claims.push_back(Claim{round.preemptor.team, round.flavor, round.node,
+                              round.preemptor.request, !holds_quota, round.preemptor.need});
   for (const RoundVictim& v : round.victims) {
     if (v.phase != VictimPhase::kGone) out->committed.insert(v.uid);
     out->evictions_due = out->evictions_due || EvictionDue(v, now_ms);

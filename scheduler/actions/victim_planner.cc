@@ -53,7 +53,7 @@ void VictimPlanner::BuildCtx(NameId flavor, FlavorCtx* ctx) {
   for (const Claim& claim : claims_) {
     if (claim.flavor != flavor) continue;
     if (int row = ctx->quota.Row(claim.team); row >= 0 && claim.quota) {
-      ctx->quota.Add(row, ctx->quota.ToSlots(claim.request));
+      ctx->quota.Add(row, ctx->quota.ToSlots(claim.quota_request()));
     }
     ctx->nodes.Take(claim.node, ToIdAmounts(claim.request));
   }
@@ -62,7 +62,7 @@ void VictimPlanner::BuildCtx(NameId flavor, FlavorCtx* ctx) {
 void VictimPlanner::ApplyClaim(const Claim& claim, int sign) {
   FlavorCtx& ctx = Ctx(claim.flavor);
   if (int row = ctx.quota.Row(claim.team); row >= 0 && claim.quota) {
-    const QuotaSim::Amounts amounts = ctx.quota.ToSlots(claim.request);
+    const QuotaSim::Amounts amounts = ctx.quota.ToSlots(claim.quota_request());
     sign > 0 ? ctx.quota.Add(row, amounts) : ctx.quota.Remove(row, amounts);
   }
   sign > 0 ? ctx.nodes.Take(claim.node, ToIdAmounts(claim.request))
@@ -125,7 +125,7 @@ Selection VictimPlanner::Plan(const Team& team, const PendingPod& pending, const
     const auto& [flavor, nodes] = eligibility_[i];
     Selection fits;
     if (VictimSelector::FitsNow(Input(p, flavor, nodes.accepts), &fits.node)) {
-      Hold(Claim{p.team, flavor, fits.node, p.request, /*quota=*/true});
+      Hold(Claim{p.team, flavor, fits.node, p.request, /*quota=*/true, p.need});
       fits.outcome = Selection::Outcome::kFits;
       fits.flavor = flavor;
       return fits;
@@ -144,7 +144,7 @@ Selection VictimPlanner::Plan(const Team& team, const PendingPod& pending, const
 
 std::vector<RoundVictim> VictimPlanner::Commit(const Preemptor& p, const Selection& chosen) {
   std::vector<RoundVictim> victims = TakeVictims(chosen);
-  Hold(Claim{p.team, chosen.flavor, chosen.node, p.request, /*quota=*/true});
+  Hold(Claim{p.team, chosen.flavor, chosen.node, p.request, /*quota=*/true, p.need});
   return victims;
 }
 

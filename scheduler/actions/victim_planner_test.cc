@@ -138,8 +138,15 @@ class PlannerTest : public ::testing::Test {
     return p;
   }
   static Preemptor PreemptorOf(const PendingPod& pending) {
-    return Preemptor{pending.uid,      pending.key,        pending.team,
-                     pending.priority, pending.created_ms, pending.request};
+    return Preemptor{pending.uid,
+                     pending.key,
+                     pending.team,
+                     pending.priority,
+                     pending.created_ms,
+                     pending.request,
+                     {},
+                     "",
+                     0};
   }
   Selection Plan(VictimPlanner& planner, const PendingPod& pending) {
     return planner.Plan(*policy_->FindTeam("team-b"), pending, PreemptorOf(pending));
@@ -203,7 +210,7 @@ TEST_P(PlanTest, Decides) {
 
 // b-9 of team-b, whose round in flight holds 4 GPUs on p5-1.
 std::vector<Claim> ClaimOnP51() {
-  return {Claim{TeamNames().Intern("team-b"), P5(), "p5-1", ResourceList{{kGpu, 4}}, true}};
+  return {Claim{TeamNames().Intern("team-b"), P5(), "p5-1", ResourceList{{kGpu, 4}}, true, {}}};
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -337,7 +344,7 @@ TEST_F(PlannerTest, AfterARefusalTheRoundChoosesAgainWithoutTheRefusedPod) {
   planner.ReturnVictims(victims, "uid-a-3", /*refused_for_good=*/false);
   EXPECT_FALSE(CandidateNamed(planner, "a-3").excluded);
   EXPECT_TRUE(CandidateNamed(planner, "a-3").pdb_blocked);
-  const Claim claim{p.team, P5(), "p5-1", p.request, /*quota=*/true};
+  const Claim claim{p.team, P5(), "p5-1", p.request, /*quota=*/true, {}};
   planner.Release(claim);
   const Selection again = planner.Choose(p, P5(), b0.node_selector, b0.placement.get());
   EXPECT_EQ(again.outcome, Selection::Outcome::kVictims);

@@ -418,7 +418,7 @@ void CandidateSet::GangMembers(uint32_t i, const uint32_t** first, size_t* count
 bool VictimSelector::FitsNow(const SelectionInput& in, std::string* node) {
   const QuotaSim& quota = *in.quota;
   const int prow = quota.Row(in.preemptor->team);
-  if (prow < 0 || !quota.Fits(prow, quota.ToSlots(in.preemptor->request))) return false;
+  if (prow < 0 || !quota.Fits(prow, quota.ToSlots(in.preemptor->quota_request()))) return false;
   for (size_t i = 0; i < in.nodes->nodes.size(); ++i) {
     const NodeState& n = in.nodes->nodes[i];
     if (!Usable(in, i)) continue;
@@ -768,7 +768,7 @@ Selection VictimSelector::Select(const SelectionInput& in) {
 }
 
 bool VictimSelector::PrepareRequest(const SelectionInput& in) {
-  request_ = in.quota->ToSlots(in.preemptor->request);
+  request_ = in.quota->ToSlots(in.preemptor->quota_request());
   node_slot_count_ = 0;
   node_request_ = Amounts{};
   for (const ResourceAmount& want : in.preemptor->request) {

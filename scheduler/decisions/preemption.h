@@ -292,7 +292,15 @@ struct Preemptor {
   NameId team = 0;
   int32_t priority = 0;
   int64_t created_ms = 0;
-  ResourceList request;
+  ResourceList request;  // the pod's: what one node must have room for
+  // What admitting it takes from the quota: its request, or for a gang member the request of
+  // every member of its gang not holding quota yet (DESIGN §3.7). Empty: `request`.
+  ResourceList need;
+  // Its gang (WorkloadRef::key) and the members the gang declares; "" for a lone pod.
+  std::string workload;
+  int32_t workload_size = 0;
+
+  [[nodiscard]] const ResourceList& quota_request() const { return need.empty() ? request : need; }
 };
 
 struct SelectionInput {
