@@ -108,7 +108,7 @@ struct Scenario {
     for (const char* name : {"b-3", "b-4"}) {
       cluster.pending().NoteRefused(scheduler::PendingPodOf(
           scheduler::testing::PodBuilder(name).Namespace("ns-team-b").Gpus(8), TeamId("team-b"), 0,
-          ResourceList{{"nvidia.com/gpu", 8}}));
+          ResourceList{{"nvidia.com/gpu", 8}}, scheduler::WorkloadRef{}));
     }
     SetPreempted("team-a", 1);
 

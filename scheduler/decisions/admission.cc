@@ -273,7 +273,8 @@ FilterResult Admission::RefusedEverywhere(const Snapshot& snap, const FilterArgs
   const Subject& me = snap.subject;
   const std::vector<NodeFit>& fits = snap.fits;
   // Refused on every flavor: one reason per flavor, shared by its nodes.
-  cluster_->pending().NoteRefused(PendingPodOf(args.pod, me.team_id, me.priority, me.request));
+  cluster_->pending().NoteRefused(
+      PendingPodOf(args.pod, me.team_id, me.priority, me.request, me.workload));
   if (preemption_status_) {
     if (std::string status = preemption_status_(args.pod.uid); !status.empty()) {
       for (std::string& reason : result.reasons) reason += "; " + status;

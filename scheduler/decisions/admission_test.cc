@@ -938,6 +938,21 @@ TEST_F(GangAdmissionTest, OfTwoGangsThatEachNeedTheWholeQuotaOneRunsWholeAndTheO
   EXPECT_EQ(Usage("team-a"), 8);
 }
 
+TEST_F(GangAdmissionTest, AVolcanoPodGroupsMinMemberMakesItsPodsOneGang) {
+  cluster_->OnPodGroupUpsert("ns-team-a", "pg", "", 4);
+  const auto member = [](int i) {
+    return PodBuilder("pg-" + std::to_string(i))
+        .Namespace("ns-team-a")
+        .Gpus(2)
+        .Annotation("scheduling.k8s.io/group-name", "pg");
+  };
+  ASSERT_TRUE(Run(member(0)));
+  EXPECT_EQ(Usage("team-a"), 8);  // minMember 4 × 2 GPUs, held from the first member on
+  EXPECT_FALSE(Admitted(GpuPod("lone", "team-a", 1)));
+  for (int i = 1; i < 4; ++i) EXPECT_TRUE(Run(member(i))) << i;
+  EXPECT_EQ(Usage("team-a"), 8);
+}
+
 TEST_F(GangAdmissionTest, AGangLargerThanItsTeamMayEverUseIsRefusedAtOnceWithThatReason) {
   Verdict v = Filter(Worker("huge", 0, 16, 1));
   EXPECT_TRUE(v.feasible.empty());

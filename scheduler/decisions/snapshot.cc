@@ -67,7 +67,7 @@ void TakeSnapshot(const QuotaBook& book, const ClusterState& cluster, const Filt
   Subject& subject = snapshot->subject;
   ResolveSubject(cluster.teams(), snapshot->policy, args.pod, &subject);
   if (subject.team == nullptr || !subject.team->active) return;
-  subject.workload = WorkloadOf(args.pod);
+  subject.workload = cluster.teams().WorkloadOf(args.pod);
   subject.need = subject.request;
   if (subject.workload.gang()) {
     snapshot->gang = book.FindGang(subject.workload.key);

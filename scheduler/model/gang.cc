@@ -28,7 +28,7 @@ std::pair<std::string, std::string> GangKeyAndName(const Pod& pod) {
   }
   for (const char* key : {kPodGroupKey, kVolcanoGroupKey}) {
     if (const std::string* name = LabelOrAnnotation(pod, key)) {
-      return {"podgroup/" + pod.namespace_ + "/" + *name, pod.namespace_ + "/" + *name};
+      return {PodGroupKey(pod.namespace_, *name), pod.namespace_ + "/" + *name};
     }
   }
   if (const std::string* name = LabelOrAnnotation(pod, kJobSetKey)) {
@@ -61,6 +61,12 @@ int32_t DeclaredSize(const Pod& pod) {
 }  // namespace
 
 std::string GangOf(const Pod& pod) { return GangKeyAndName(pod).first; }
+
+std::string PodGroupKey(std::string_view ns, std::string_view name) {
+  std::string key = "podgroup/";
+  key.append(ns).append("/").append(name);
+  return key;
+}
 
 WorkloadRef WorkloadOf(const Pod& pod) {
   WorkloadRef ref;

@@ -29,6 +29,8 @@ struct WorkloadRef {
   [[nodiscard]] bool gang() const { return !key.empty() && size > 1; }
 };
 [[nodiscard]] WorkloadRef WorkloadOf(const Pod& pod);
+// The gang key of the PodGroup object `name` in `ns` (what GangOf gives its members).
+[[nodiscard]] std::string PodGroupKey(std::string_view ns, std::string_view name);
 
 // The label or annotation keys GangOf and WorkloadOf read.
 inline constexpr char kKueuePodGroupKey[] = "kueue.x-k8s.io/pod-group-name";

@@ -65,8 +65,9 @@ void ClusterState::ChargeLocked(PodRecord& record, NameId flavor) {
   meta.created_ms = pod.creation_unix_ms;
   meta.admitted_ms = pod.start_unix_ms.value_or(0);
   meta.node = NodeNames().Intern(pod.node_name);
-  if (WorkloadRef workload = WorkloadOf(pod); workload.gang())
+  if (WorkloadRef workload = teams_.WorkloadOf(pod); workload.gang()) {
     meta.workload = std::move(workload.key);
+  }
   book_->ConfirmBound(pod.uid, record.team, flavor, RequestOf(pod), meta);
   record.charged = true;
   if (std::optional<Reservation> r = book_->Find(pod.uid); r && r->charge.borrowing) {
@@ -150,8 +151,8 @@ void ClusterState::ReleaseSameNameLocked(const Pod& pod) {
 
 void ClusterState::NotePendingFromInformer(const PodRecord& record) {
   pending_.Upsert(PendingPodOf(record.pod, record.team,
-                               ResolvePriority(*teams_.policy(), record.pod),
-                               RequestOf(record.pod)));
+                               ResolvePriority(*teams_.policy(), record.pod), RequestOf(record.pod),
+                               teams_.WorkloadOf(record.pod)));
 }
 
 void ClusterState::OnPodUpsert(const Pod& pod) {
@@ -283,8 +284,8 @@ void ClusterState::OnLocalQueueDelete(const std::string& ns, const std::string& 
 }
 
 void ClusterState::OnPodGroupUpsert(const std::string& ns, const std::string& name,
-                                    const std::string& queue, int64_t) {
-  teams_.UpsertPodGroup(ns, name, queue);
+                                    const std::string& queue, int64_t min_member) {
+  teams_.UpsertPodGroup(ns, name, queue, min_member);
 }
 
 void ClusterState::OnPodGroupDelete(const std::string& ns, const std::string& name) {

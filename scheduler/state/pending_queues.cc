@@ -6,8 +6,8 @@
 
 namespace taskgov::scheduler {
 
-PendingPod PendingPodOf(const Pod& pod, NameId team, int32_t priority,
-                        const ResourceList& request) {
+PendingPod PendingPodOf(const Pod& pod, NameId team, int32_t priority, const ResourceList& request,
+                        const WorkloadRef& workload) {
   PendingPod pending;
   pending.uid = pod.uid;
   pending.key = pod.key();
@@ -17,8 +17,8 @@ PendingPod PendingPodOf(const Pod& pod, NameId team, int32_t priority,
   pending.request = request;
   pending.node_selector = pod.node_selector;
   pending.placement = pod.placement;
-  if (WorkloadRef workload = WorkloadOf(pod); workload.gang()) {
-    pending.workload = std::move(workload.key);
+  if (workload.gang()) {
+    pending.workload = workload.key;
     pending.workload_size = workload.size;
   }
   return pending;

@@ -35,6 +35,7 @@
 
 #include "common/clock.h"
 #include "common/post_box.h"
+#include "scheduler/model/gang.h"
 #include "scheduler/model/interner.h"
 #include "scheduler/model/objects.h"
 
@@ -61,7 +62,7 @@ struct PendingPod {
 
 // The pending entry of `pod` for `team`, at `priority`, asking for `request`.
 [[nodiscard]] PendingPod PendingPodOf(const Pod& pod, NameId team, int32_t priority,
-                                      const ResourceList& request);
+                                      const ResourceList& request, const WorkloadRef& workload);
 
 class PendingQueues {
  public:

@@ -1,5 +1,7 @@
 #include "scheduler/state/team_resolver.h"
 
+#include <algorithm>
+
 #include <mutex>
 
 namespace taskgov::scheduler {
@@ -36,14 +38,29 @@ void TeamResolver::EraseLocalQueue(const std::string& ns, const std::string& nam
 }
 
 void TeamResolver::UpsertPodGroup(const std::string& ns, const std::string& name,
-                                  const std::string& queue) {
+                                  const std::string& queue, int64_t min_member) {
   std::unique_lock lock(mu_);
   live_.pod_groups[{ns, name}] = queue;
+  const int32_t size = static_cast<int32_t>(std::clamp<int64_t>(min_member, 0, 1'000'000));
+  if (size > 0) {
+    group_sizes_[PodGroupKey(ns, name)] = size;
+  } else {
+    group_sizes_.erase(PodGroupKey(ns, name));
+  }
 }
 
 void TeamResolver::ErasePodGroup(const std::string& ns, const std::string& name) {
   std::unique_lock lock(mu_);
   live_.pod_groups.erase({ns, name});
+  group_sizes_.erase(PodGroupKey(ns, name));
+}
+
+WorkloadRef TeamResolver::WorkloadOf(const Pod& pod) const {
+  WorkloadRef ref = scheduler::WorkloadOf(pod);
+  if (ref.key.empty() || ref.size > 0) return ref;
+  std::shared_lock lock(mu_);
+  if (auto it = group_sizes_.find(ref.key); it != group_sizes_.end()) ref.size = it->second;
+  return ref;
 }
 
 NameId TeamResolver::TeamOf(const Pod& pod) const {

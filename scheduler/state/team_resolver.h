@@ -9,7 +9,9 @@
 
 #include <shared_mutex>
 #include <string>
+#include <unordered_map>
 
+#include "scheduler/model/gang.h"
 #include "scheduler/model/interner.h"
 #include "scheduler/model/pod_identity.h"
 #include "scheduler/model/policy.h"
@@ -29,17 +31,23 @@ class TeamResolver {
   void UpsertLocalQueue(const std::string& ns, const std::string& name,
                         const std::string& cluster_queue);
   void EraseLocalQueue(const std::string& ns, const std::string& name);
-  void UpsertPodGroup(const std::string& ns, const std::string& name, const std::string& queue);
+  // A PodGroup: its queue (team resolution) and minMember (its gang's declared size).
+  void UpsertPodGroup(const std::string& ns, const std::string& name, const std::string& queue,
+                      int64_t min_member = 0);
   void ErasePodGroup(const std::string& ns, const std::string& name);
 
   // The pod's team under the current policy and live queues (kNoTeam: none).
   [[nodiscard]] NameId TeamOf(const Pod& pod) const;
   [[nodiscard]] LiveQueues live_queues() const;
+  // The pod's workload (WorkloadOf), its size declared on the pod or, for a PodGroup member, by
+  // the PodGroup's minMember.
+  [[nodiscard]] WorkloadRef WorkloadOf(const Pod& pod) const;
 
  private:
   mutable std::shared_mutex mu_;
   PolicyPtr policy_;
   LiveQueues live_;
+  std::unordered_map<std::string, int32_t> group_sizes_;  // PodGroupKey → minMember
 };
 
 }  // namespace taskgov::scheduler
