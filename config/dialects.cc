@@ -85,7 +85,10 @@ std::optional<ComputeSpec> DecodeCompute(ObjectReader& r, const ComputeKeys& key
       }
     }
   }
-  if (!ok) return std::nullopt;
+  if (!ok) {
+    if (spec.instance_type.empty()) return std::nullopt;
+    spec.amounts_valid = false;
+  }
   return spec;
 }
 

@@ -62,7 +62,9 @@ inline constexpr ComputeKeys kHyperPodComputeKeys{
 
 // Reads the common fields of one compute line (instance type, when present, and the amounts);
 // the caller reads its dialect's other fields and decides whether the instance type is required.
-// Returns nullopt when the line is unusable (already reported).
+// Returns nullopt when the line is unusable (already reported); a line whose instance type is
+// readable but whose amounts are not comes back with amounts_valid false (its instance type is
+// still checked at resolution).
 [[nodiscard]] std::optional<ComputeSpec> DecodeCompute(ObjectReader& r, const ComputeKeys& keys);
 
 }  // namespace taskgov::config

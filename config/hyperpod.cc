@@ -140,7 +140,11 @@ void DecodeComputeQuota(ObjectReader& r, ConfigSet* out) {
   if (auto v = r.Enum<bool>("ActivationState", {{"Enabled", true}, {"Disabled", false}})) {
     team.active = *v;
   }
-  if (!name) return;
+  if (!name) {
+    team.checks_only = true;  // its compute lines are still checked
+    out->teams.push_back(std::move(team));
+    return;
+  }
   team.name = *name;
   if (is_update) {
     TeamUpdateSpec update;

@@ -116,7 +116,7 @@ void DecodeTeam(ObjectReader& r, ConfigSet* out) {
     r.ctx().Error(r.PathOf("name"), r.MarkOf("name"),
                   "team name '" + *name +
                       "' must be a DNS label (lower-case letters, digits and '-', at most 63)");
-    name.reset();
+    team.checks_only = true;
   }
   DecodeNamespaces(r, &team);
   if (r.Has("cohort")) {
@@ -149,8 +149,11 @@ void DecodeTeam(ObjectReader& r, ConfigSet* out) {
 
   DecodeComputeList(r, "compute", &team.compute);
   r.ForEachObject("resources", [&](ObjectReader& line) { DecodeResourceLine(line, &team.lines); });
-  if (!name) return;
-  team.name = *name;
+  if (name) {
+    team.name = *name;
+  } else {
+    team.checks_only = true;
+  }
   out->teams.push_back(std::move(team));
 }
 

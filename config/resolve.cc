@@ -267,8 +267,14 @@ class Resolver {
         continue;
       }
       const std::string type = InstanceTypeOf(c);
-      common::Result<scheduler::ResourceList> derived =
-          DeriveQuota(catalogue_.Find(type), type, c.amounts);
+      const InstanceType* known = catalogue_.Find(type);
+      if (!c.amounts_valid) {
+        // Its amounts are in error (reported): only an unknown instance type adds to that.
+        common::Status s = CheckKnownInstanceType(known, type);
+        if (!s.ok()) ErrorAt(d_, c.origin, s.error().message);
+        continue;
+      }
+      common::Result<scheduler::ResourceList> derived = DeriveQuota(known, type, c.amounts);
       if (!derived.ok()) {
         ErrorAt(d_, c.origin, derived.error().message);
         continue;
@@ -293,6 +299,10 @@ class Resolver {
   void BuildTeams() {
     std::map<std::string, Origin> seen;
     for (TeamSpec& spec : set_.teams) {
+      if (spec.checks_only) {
+        (void)DraftQuota(spec);  // reports the errors of its lines; it joins no policy
+        continue;
+      }
       if (auto [it, inserted] = seen.emplace(spec.name, spec.origin); !inserted) {
         ErrorAt(d_, spec.origin,
                 "team '" + spec.name + "' is defined twice (first in " + Where(it->second) +

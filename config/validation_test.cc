@@ -227,6 +227,44 @@ teams:
   }
 }
 
+// An instance type missing from the catalogue is reported together with the document's other
+// errors, even when they make the line's amounts or the team's name unusable.
+TEST(Validation, UnknownInstanceTypeIsReportedWithTheOtherErrors) {
+  const char kUnknown[] = "is not in the catalogue";
+  LoadResult native = LoadOne("t.yaml", R"(apiVersion: taskgov.io/v1
+kind: Team
+name: Bad_Name
+compute:
+  - {instanceType: ml.nonexistent.xlarge, accelerators: 2}
+  - {instanceType: ml.unknown.xlarge, accelerators: -2}
+)");
+  EXPECT_EQ(native.error_count(), 4u) << Dump(native);
+  EXPECT_TRUE(HasDiagnostic(native, Severity::kError, "t.yaml", "name", "DNS label"))
+      << Dump(native);
+  EXPECT_TRUE(HasDiagnostic(native, Severity::kError, "t.yaml", "compute[0]", kUnknown))
+      << Dump(native);
+  EXPECT_TRUE(HasDiagnostic(native, Severity::kError, "t.yaml", "compute[1].accelerators", ""))
+      << Dump(native);
+  EXPECT_TRUE(HasDiagnostic(native, Severity::kError, "t.yaml", "compute[1]", kUnknown))
+      << Dump(native);
+
+  LoadResult hyperpod = LoadOne("q.json", R"({
+  "Name": "q", "ClusterArn": "arn:aws:sagemaker:us-west-2:1:cluster/x",
+  "ComputeQuotaTarget": {"TeamName": "Bad_Name"},
+  "ComputeQuotaConfig": {"ComputeQuotaResources": [
+    {"InstanceType": "ml.nonexistent.xlarge", "Count": -1}]}
+})");
+  EXPECT_TRUE(
+      HasDiagnostic(hyperpod, Severity::kError, "q.json", "ComputeQuotaTarget.TeamName", ""))
+      << Dump(hyperpod);
+  EXPECT_TRUE(HasDiagnostic(hyperpod, Severity::kError, "q.json",
+                            "ComputeQuotaConfig.ComputeQuotaResources[0].Count", ""))
+      << Dump(hyperpod);
+  EXPECT_TRUE(HasDiagnostic(hyperpod, Severity::kError, "q.json",
+                            "ComputeQuotaConfig.ComputeQuotaResources[0]", kUnknown))
+      << Dump(hyperpod);
+}
+
 TEST(Validation, ErrorsCarryLineAndDocumentIndex) {
   LoadResult r = LoadOne("t.yaml", R"(apiVersion: taskgov.io/v1
 kind: Team
