@@ -274,6 +274,7 @@ void DecodePolicy(ObjectReader& r, ConfigSet* out) {
         r, "podsWithoutTeam", &out->no_team);
   DecodeTeamResolution(r, out);
   SetIf(r.String("instanceTypeLabel"), r, "instanceTypeLabel", &out->instance_type_label);
+  SetIf(r.Bool("emptyPolicy"), r, "emptyPolicy", &out->empty_policy);
   SetNameIf(r, "defaultCohort", "cohort name", /*allow_empty=*/true, &out->default_cohort);
   SetNameIf(r, "hyperpodCohort", "cohort name", /*allow_empty=*/true, &out->hyperpod_cohort);
   SetNameIf(r, "volcanoFlavor", "flavor name", /*allow_empty=*/false, &out->volcano_flavor);

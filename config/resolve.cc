@@ -64,6 +64,7 @@ class Resolver {
     ApplyUpdates();
     VolcanoParentsToCohorts();
     BuildTeams();
+    CheckTeamsDefined();
     AssignNamespaces();
     BuildLocalQueues();
     BuildCohorts();
@@ -312,6 +313,27 @@ class Resolver {
       dialect_of_[spec.name] = spec.dialect;
       BuildTeam(spec);
     }
+  }
+
+  // A configuration with no team is refused unless it says `emptyPolicy: true`, and one that says
+  // so must define none. (A team left out for its own errors is not counted: they refuse anyway.)
+  void CheckTeamsDefined() {
+    const bool marker = set_.empty_policy.value.value_or(false);
+    if (marker && !policy_->teams.empty()) {
+      ErrorAt(d_, set_.empty_policy.origin,
+              "emptyPolicy: true, but the configuration defines " +
+                  std::to_string(policy_->teams.size()) +
+                  " teams: remove emptyPolicy, or the teams");
+      return;
+    }
+    const bool skipped = std::any_of(set_.teams.begin(), set_.teams.end(),
+                                     [](const TeamSpec& t) { return t.checks_only; });
+    if (marker || !policy_->teams.empty() || skipped) return;
+    ErrorAt(d_, Origin{},
+            "no team is defined: a configuration without teams would switch governance off, "
+            "so it is refused (an empty, truncated or deleted policy looks like this). To run "
+            "with no teams on purpose, put `emptyPolicy: true` in a TaskGovernancePolicy "
+            "document (apiVersion: taskgov.io/v1)");
   }
 
   // The team's identity, queueing and cohort, with the dialect defaults; no quota yet.

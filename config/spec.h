@@ -180,9 +180,13 @@ struct ConfigSet {
   Setting<std::string> team_pod_label;        // teamResolution.podLabel
   Setting<std::string> team_namespace_label;  // teamResolution.namespaceLabel
   Setting<std::string> instance_type_label;
-  Setting<std::string> default_cohort;    // native teams that name no cohort
-  Setting<std::string> hyperpod_cohort;   // all HyperPod teams (default "hyperpod")
-  Setting<std::string> volcano_flavor;    // the flavor of Volcano queues (default "default")
+  Setting<std::string> default_cohort;   // native teams that name no cohort
+  Setting<std::string> hyperpod_cohort;  // all HyperPod teams (default "hyperpod")
+  Setting<std::string> volcano_flavor;   // the flavor of Volcano queues (default "default")
+  // `emptyPolicy: true`: the configuration defines no team on purpose. Without it a configuration
+  // with no team is refused, so that an empty, truncated or deleted policy cannot switch
+  // governance off.
+  Setting<bool> empty_policy;
   std::vector<Origin> policy_documents;   // TaskGovernancePolicy documents, to refuse a second
   std::vector<Origin> scheduler_configs;  // HyperPod CreateClusterSchedulerConfig documents
   std::vector<std::pair<std::string, Origin>> cluster_arns;

@@ -345,7 +345,8 @@ compute:
 }
 
 TEST(Validation, WarningsDoNotRefuse) {
-  LoadResult r = LoadOne("dump.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n");
+  LoadResult r = Load({{"dump.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n"},
+                       {"team.yaml", "apiVersion: taskgov.io/v1\nkind: Team\nname: a\n"}});
   EXPECT_TRUE(r.ok()) << Dump(r);
   EXPECT_EQ(r.warning_count(), 1u);
 }
