@@ -316,7 +316,8 @@ class Resolver {
   }
 
   // A configuration with no team is refused unless it says `emptyPolicy: true`, and one that says
-  // so must define none. (A team left out for its own errors is not counted: they refuse anyway.)
+  // so must define none. Reported only when nothing else is wrong (an emptied or broken file that
+  // held the teams is the error to fix, and names the file).
   void CheckTeamsDefined() {
     const bool marker = set_.empty_policy.value.value_or(false);
     if (marker && !policy_->teams.empty()) {
@@ -326,9 +327,7 @@ class Resolver {
                   " teams: remove emptyPolicy, or the teams");
       return;
     }
-    const bool skipped = std::any_of(set_.teams.begin(), set_.teams.end(),
-                                     [](const TeamSpec& t) { return t.checks_only; });
-    if (marker || !policy_->teams.empty() || skipped) return;
+    if (marker || !policy_->teams.empty() || d_->has_errors()) return;
     ErrorAt(d_, Origin{},
             "no team is defined: a configuration without teams would switch governance off, "
             "so it is refused (an empty, truncated or deleted policy looks like this). To run "
