@@ -231,6 +231,12 @@ std::string PartitionResource(std::string_view partition_type) {
 
 namespace {
 
+common::Error UnknownInstanceType(const std::string& quoted) {
+  return common::Error{"instance type " + quoted +
+                       " is not in the catalogue: give VCpu and MemoryInGiB explicitly, or "
+                       "describe the type under instanceTypes"};
+}
+
 common::Error Overflow(const std::string& quoted) {
   return common::Error{"quota for instance type " + quoted + " overflows"};
 }
@@ -248,11 +254,7 @@ common::Result<scheduler::ResourceList> ExplicitOnly(const std::string& quoted,
                          " is not in the catalogue, so its accelerator resource is unknown: "
                          "describe the type under instanceTypes"};
   }
-  if (!a.vcpu_millis || !a.memory_bytes) {
-    return common::Error{"instance type " + quoted +
-                         " is not in the catalogue: give VCpu and MemoryInGiB explicitly, or "
-                         "describe the type under instanceTypes"};
-  }
+  if (!a.vcpu_millis || !a.memory_bytes) return UnknownInstanceType(quoted);
   scheduler::ResourceList out;
   out.Set("cpu", *a.vcpu_millis);
   out.Set("memory", *a.memory_bytes);
@@ -326,6 +328,11 @@ common::Result<Amounts> Proportional(const InstanceType& type, const MigProfile*
 }
 
 }  // namespace
+
+common::Status CheckKnownInstanceType(const InstanceType* type, std::string_view type_name) {
+  if (type != nullptr) return common::Status::Ok();
+  return UnknownInstanceType("'" + std::string(type_name) + "'");
+}
 
 common::Result<scheduler::ResourceList> DeriveQuota(const InstanceType* type,
                                                     std::string_view type_name,

@@ -91,4 +91,9 @@ struct ComputeAmounts {
                                                                   std::string_view type_name,
                                                                   const ComputeAmounts& amounts);
 
+// For a line whose amounts cannot be read: an error when `type` (the catalogue entry of
+// `type_name`) is nullptr, with DeriveQuota's wording.
+[[nodiscard]] common::Status CheckKnownInstanceType(const InstanceType* type,
+                                                    std::string_view type_name);
+
 }  // namespace taskgov::config

@@ -1,5 +1,7 @@
 #include "config/dialects.h"
 
+#include "common/k8s_names.h"
+
 namespace taskgov::config {
 
 std::string_view DialectName(Dialect d) {
@@ -14,6 +16,37 @@ std::string_view DialectName(Dialect d) {
       return "Volcano";
   }
   return "?";
+}
+
+bool CheckName(const DocContext& ctx, std::string path, Mark mark, std::string_view what,
+               std::string_view name, NameRule rule) {
+  constexpr size_t kLabelMax = 63;
+  constexpr size_t kSubdomainMax = 253;
+  constexpr size_t kQuoted = 40;  // a long name is quoted up to here
+  const bool label = rule == NameRule::kDnsLabel;
+  if (label ? common::IsDnsLabel(name) : common::IsDnsSubdomain(name)) return true;
+  const size_t max = label ? kLabelMax : kSubdomainMax;
+  const std::string kind = label ? "a DNS label (RFC 1123)" : "a DNS subdomain (RFC 1123)";
+  if (name.size() > max) {
+    ctx.Error(std::move(path), mark,
+              std::string(what) + " '" + std::string(name.substr(0, kQuoted)) + "...' is " +
+                  std::to_string(name.size()) + " characters long: Kubernetes allows at most " +
+                  std::to_string(max) + " for " + kind);
+    return false;
+  }
+  const std::string syntax =
+      label ? "must match [a-z0-9]([-a-z0-9]*[a-z0-9])? (lower-case letters, digits and '-')"
+            : "lower-case DNS labels joined by '.', each matching [a-z0-9]([-a-z0-9]*[a-z0-9])?";
+  ctx.Error(std::move(path), mark,
+            std::string(what) + " '" + std::string(name) + "' must be " + kind + ": " + syntax +
+                ", at most " + std::to_string(max) + " characters");
+  return false;
+}
+
+bool CheckNameField(const ObjectReader& r, std::string_view key, std::string_view what,
+                    const std::optional<std::string>& name, NameRule rule, bool allow_empty) {
+  if (!name || (allow_empty && name->empty())) return true;
+  return CheckName(r.ctx(), r.PathOf(key), r.MarkOf(key), what, *name, rule);
 }
 
 Origin OriginOf(const DocContext& ctx, std::string path, Mark mark) {
@@ -85,7 +118,10 @@ std::optional<ComputeSpec> DecodeCompute(ObjectReader& r, const ComputeKeys& key
       }
     }
   }
-  if (!ok) return std::nullopt;
+  if (!ok) {
+    if (spec.instance_type.empty()) return std::nullopt;
+    spec.amounts_valid = false;
+  }
   return spec;
 }
 

@@ -60,9 +60,25 @@ inline constexpr ComputeKeys kHyperPodComputeKeys{
     "InstanceType",         "Count", "Accelerators", "VCpu", "MemoryInGiB",
     "AcceleratorPartition", "Type",  "Count"};
 
+// Kubernetes' rules for the names a configuration gives (common/k8s_names.h): a DNS-1123 label
+// (team names, namespaces; at most 63 characters) or a DNS-1123 subdomain (object names: queues,
+// flavors, cohorts, priority classes; at most 253).
+enum class NameRule { kDnsLabel, kDnsSubdomain };
+// Whether `name` follows `rule`; otherwise reports an error at `path` naming `what` ("team name")
+// and the rule, and for a name that is too long its length and the limit Kubernetes sets.
+bool CheckName(const DocContext& ctx, std::string path, Mark mark, std::string_view what,
+               std::string_view name, NameRule rule);
+// CheckName of field `key` of `r`, when present with a string value (empty allowed only when
+// `allow_empty`, for names where "" means none).
+bool CheckNameField(const ObjectReader& r, std::string_view key, std::string_view what,
+                    const std::optional<std::string>& name, NameRule rule,
+                    bool allow_empty = false);
+
 // Reads the common fields of one compute line (instance type, when present, and the amounts);
 // the caller reads its dialect's other fields and decides whether the instance type is required.
-// Returns nullopt when the line is unusable (already reported).
+// Returns nullopt when the line is unusable (already reported); a line whose instance type is
+// readable but whose amounts are not comes back with amounts_valid false (its instance type is
+// still checked at resolution).
 [[nodiscard]] std::optional<ComputeSpec> DecodeCompute(ObjectReader& r, const ComputeKeys& keys);
 
 }  // namespace taskgov::config

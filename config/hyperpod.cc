@@ -4,7 +4,6 @@
 // AWS defaults: Strategy LendAndBorrow, BorrowLimit 50, PreemptTeamTasks LowerPriority,
 // FairShareWeight 0, ActivationState Enabled, FairShare Enabled.
 
-#include "common/k8s_names.h"
 #include "config/dialects.h"
 
 namespace taskgov::config {
@@ -96,12 +95,7 @@ std::optional<std::string> DecodeQuotaTarget(ObjectReader& r, TeamSpec* team, bo
   {
     ObjectReader target = r.Object("ComputeQuotaTarget");
     name = target.String("TeamName", /*required=*/target.present());
-    if (name && !common::IsDnsLabel(*name)) {
-      target.ctx().Error(target.PathOf("TeamName"), target.MarkOf("TeamName"),
-                         "team name '" + *name +
-                             "' must match [a-z0-9]([-a-z0-9]*[a-z0-9])? (at most 63 characters)");
-      name.reset();
-    }
+    if (!CheckNameField(target, "TeamName", "team name", name, NameRule::kDnsLabel)) name.reset();
     *has_weight = target.Has("FairShareWeight");
     if (auto w = target.Integer("FairShareWeight", 0, 100)) {
       team->fair_share_weight = static_cast<double>(*w);
@@ -140,7 +134,11 @@ void DecodeComputeQuota(ObjectReader& r, ConfigSet* out) {
   if (auto v = r.Enum<bool>("ActivationState", {{"Enabled", true}, {"Disabled", false}})) {
     team.active = *v;
   }
-  if (!name) return;
+  if (!name) {
+    team.checks_only = true;  // its compute lines are still checked
+    out->teams.push_back(std::move(team));
+    return;
+  }
   team.name = *name;
   if (is_update) {
     TeamUpdateSpec update;
@@ -172,12 +170,7 @@ size_t DecodePriorityClasses(ObjectReader& config, ConfigSet* out) {
     if (!pc.present()) continue;
     std::optional<std::string> name = pc.String("Name", /*required=*/true);
     std::optional<int64_t> weight = pc.Integer("Weight", 0, 100, /*required=*/true);
-    if (name && !common::IsDnsLabel(*name)) {
-      pc.ctx().Error(
-          pc.PathOf("Name"), pc.MarkOf("Name"),
-          "priority class name '" + *name + "' must match [a-z0-9]([-a-z0-9]*[a-z0-9])?");
-      continue;
-    }
+    if (!CheckNameField(pc, "Name", "priority class name", name, NameRule::kDnsLabel)) continue;
     if (!name || !weight) continue;
     ++classes;
     out->priority_classes.push_back(

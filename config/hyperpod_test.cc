@@ -159,6 +159,9 @@ TEST(HyperPod, DescribeOutputIsAccepted) {
   EXPECT_EQ(FindQuota(*r.policy, "x", "ml.g6.12xlarge", "nvidia.com/gpu")->nominal, 4);
 }
 
+// A cluster-policy document alone defines no team, which is refused: the tests add one.
+const char kOneTeam[] = "apiVersion: taskgov.io/v1\nkind: Team\nname: t\n";
+
 TEST(HyperPod, SchedulerConfig) {
   struct Case {
     std::string name, json;
@@ -179,14 +182,15 @@ TEST(HyperPod, SchedulerConfig) {
             scheduler::TaskPrioritization::kFirstComeFirstServe,
             scheduler::IdleComputeAllocation::kFirstComeFirstServe, 0},
        }) {
-    LoadResult r = LoadOne("policy.json", c.json);
+    LoadResult r = testing::Load({{"policy.json", c.json}, {"team.yaml", kOneTeam}});
     ASSERT_TRUE(r.ok()) << c.name << "\n" << Dump(r);
     EXPECT_EQ(r.policy->task_prioritization, c.prioritization) << c.name;
     EXPECT_EQ(r.policy->idle_compute, c.idle) << c.name;
     EXPECT_EQ(r.policy->priority_classes.size(), c.classes) << c.name;
   }
   LoadResult idle =
-      LoadOne("policy.json", R"({"SchedulerConfig": {"IdleResourceSharing": "Enabled"}})");
+      testing::Load({{"policy.json", R"({"SchedulerConfig": {"IdleResourceSharing": "Enabled"}})"},
+                     {"team.yaml", kOneTeam}});
   ASSERT_TRUE(idle.ok()) << Dump(idle);
   EXPECT_TRUE(HasDiagnostic(idle, Severity::kWarning, "policy.json",
                             "SchedulerConfig.IdleResourceSharing", "not honoured"));

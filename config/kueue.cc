@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "common/k8s_names.h"
 #include "config/dialects.h"
 
 namespace taskgov::config {
@@ -28,12 +27,15 @@ Meta ReadMetadata(ObjectReader& doc, bool namespaced) {
     return meta;
   }
   meta.name = m.String("name", /*required=*/true);
-  if (meta.name && !common::IsDnsSubdomain(*meta.name)) {
-    m.ctx().Error(m.PathOf("name"), m.MarkOf("name"),
-                  "'" + *meta.name + "' is not a valid object name (a DNS subdomain)");
+  if (!CheckNameField(m, "name", "object name", meta.name, NameRule::kDnsSubdomain)) {
     meta.name.reset();
   }
-  if (namespaced) meta.namespace_ = m.String("namespace", /*required=*/true);
+  if (namespaced) {
+    meta.namespace_ = m.String("namespace", /*required=*/true);
+    if (!CheckNameField(m, "namespace", "namespace", meta.namespace_, NameRule::kDnsLabel)) {
+      meta.namespace_.reset();
+    }
+  }
   m.IgnoreRest();
   return meta;
 }
@@ -169,6 +171,8 @@ void ReadCohort(ObjectReader& spec, bool v1beta2, TeamSpec* team) {
   if (spec.Has(cohort_key)) {
     team->cohort_origin = OriginOf(spec.ctx(), spec.PathOf(cohort_key), spec.MarkOf(cohort_key));
     team->cohort = spec.String(cohort_key).value_or("");
+    (void)CheckNameField(spec, cohort_key, "cohort name", team->cohort, NameRule::kDnsSubdomain,
+                         /*allow_empty=*/true);
   }
 }
 
@@ -288,6 +292,9 @@ void DecodeLocalQueue(ObjectReader& doc, ConfigSet* out) {
   doc.Ignore("status");
   ObjectReader spec = doc.Object("spec");
   std::optional<std::string> cq = spec.String("clusterQueue", /*required=*/true);
+  if (!CheckNameField(spec, "clusterQueue", "ClusterQueue name", cq, NameRule::kDnsSubdomain)) {
+    cq.reset();
+  }
   if (!spec.present()) {
     doc.ctx().Error(doc.PathOf("spec"), doc.mark(), "required field is missing");
   }

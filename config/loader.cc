@@ -26,6 +26,13 @@ Diagnostic FileError(std::string file, std::string message) {
 
 std::string ErrnoText(int err) { return std::strerror(err); }
 
+std::string EmptyFileMessage(const std::string& content) {
+  return (content.empty() ? std::string("the file is empty (0 bytes)")
+                          : "the file holds no document (only blanks or comments)") +
+         ": refused, as an emptied file would remove its part of the policy. Delete the file "
+         "instead, or give it content";
+}
+
 // Reads a whole file, refusing more than kMaxDocumentBytes.
 bool ReadFile(const std::string& path, std::string* out, std::string* error) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -90,6 +97,7 @@ DirectorySnapshot ReadConfigDirectory(const std::string& dir) {
   const std::string data_link = dir + "/..data";
   for (int attempt = 0; attempt < kSnapshotAttempts; ++attempt) {
     snapshot = DirectorySnapshot{};
+    snapshot.dir = dir;
     std::string read_dir = dir;
     std::string target;
     const bool kubelet = ReadLink(data_link, &target);
@@ -175,6 +183,12 @@ LoadResult LoadSources(const std::vector<SourceFile>& files) {
       result.document_counts[file.name] = 1;
       continue;
     }
+    if (std::all_of(parsed.documents.begin(), parsed.documents.end(),
+                    [](const Node& d) { return d.is_null(); })) {
+      diagnostics.Error(file.name, -1, "", Mark{}, EmptyFileMessage(file.content));
+      result.document_counts[file.name] = 1;
+      continue;
+    }
     result.document_counts[file.name] = static_cast<int>(parsed.documents.size());
     for (size_t i = 0; i < parsed.documents.size(); ++i) {
       DocContext ctx(file.name, static_cast<int>(i), &diagnostics);
@@ -195,15 +209,49 @@ LoadResult LoadSources(const std::vector<SourceFile>& files) {
 
 LoadResult LoadDirectory(const std::string& dir) { return LoadSnapshot(ReadConfigDirectory(dir)); }
 
-LoadResult LoadSnapshot(const DirectorySnapshot& snapshot) {
+std::vector<Diagnostic> TruncationErrors(const std::vector<SourceFile>& files,
+                                         const std::vector<SourceFile>& in_force) {
+  std::vector<Diagnostic> errors;
+  for (const SourceFile& f : files) {
+    auto old = std::find_if(in_force.begin(), in_force.end(),
+                            [&](const SourceFile& g) { return g.name == f.name; });
+    if (old == in_force.end() || f.content.empty() || f.content.size() >= old->content.size() ||
+        !old->content.starts_with(f.content)) {
+      continue;  // new, empty (reported as such), or not a prefix
+    }
+    const std::string_view cut = std::string_view(old->content).substr(f.content.size());
+    if (cut.find_first_not_of(" \t\r\n") == std::string_view::npos) continue;
+    errors.push_back(FileError(
+        f.name, "the file shrank to its first " + std::to_string(f.content.size()) + " of " +
+                    std::to_string(old->content.size()) +
+                    " bytes in force: it looks truncated (a partial or interrupted write) and is "
+                    "refused. If the end was removed on purpose, change anything else in the file "
+                    "as well (a comment will do)"));
+  }
+  return errors;
+}
+
+LoadResult LoadSnapshot(const DirectorySnapshot& snapshot,
+                        const std::vector<SourceFile>* in_force) {
   LoadResult result = LoadSources(snapshot.files);
-  if (!snapshot.errors.empty()) {
+  std::vector<Diagnostic> errors = snapshot.errors;
+  if (in_force != nullptr) {
+    std::vector<Diagnostic> cut = TruncationErrors(snapshot.files, *in_force);
+    errors.insert(errors.end(), cut.begin(), cut.end());
+  }
+  if (snapshot.files.empty() && snapshot.errors.empty()) {
+    result.diagnostics.insert(result.diagnostics.begin(),
+                              Diagnostic{Severity::kWarning, "", -1, "", Mark{},
+                                         "the directory '" + snapshot.dir +
+                                             "' holds no configuration file (names starting with "
+                                             "'.' and subdirectories are skipped)"});
+  }
+  if (!errors.empty()) {
     result.policy = nullptr;
-    result.diagnostics.insert(result.diagnostics.begin(), snapshot.errors.begin(),
-                              snapshot.errors.end());
+    result.diagnostics.insert(result.diagnostics.begin(), errors.begin(), errors.end());
     std::stable_sort(result.diagnostics.begin(), result.diagnostics.end(),
                      [](const Diagnostic& a, const Diagnostic& b) { return a.file < b.file; });
-    for (const Diagnostic& e : snapshot.errors) {
+    for (const Diagnostic& e : errors) {
       if (!e.file.empty() &&
           std::find(result.files.begin(), result.files.end(), e.file) == result.files.end()) {
         result.files.push_back(e.file);

@@ -10,8 +10,14 @@
 // `..data_tmp` and `..2026_11_29_...` entries, editor files) and subdirectories are skipped.
 //
 // LoadSources parses every document of every file, decodes it in its dialect, resolves the whole
-// set and reports all errors and warnings; the policy is set only when there is no error. An
-// empty directory is a valid, empty policy.
+// set and reports all errors and warnings; the policy is set only when there is no error.
+//
+// Fail-safe (governance never switches off by accident): a file that holds no document (0 bytes,
+// or only blanks and comments) is an error, and so is a configuration that defines no team —
+// an empty directory, every file deleted — unless a TaskGovernancePolicy document says
+// `emptyPolicy: true`. LoadSnapshot, given the files of the policy in force, also refuses a file
+// that shrank to a prefix of its version in force (a truncated or interrupted write that may
+// still parse). An empty directory is also a warning naming it.
 //
 // Functions are thread-safe (no shared state).
 
@@ -34,6 +40,7 @@ struct DirectorySnapshot {
   std::vector<SourceFile> files;   // sorted by name
   std::vector<Diagnostic> errors;  // unreadable directory or files
   std::string data_target;         // where `..data` pointed, when present
+  std::string dir;                 // the directory read
 };
 
 struct LoadResult {
@@ -60,7 +67,13 @@ struct LoadResult {
 [[nodiscard]] std::string ContentHash(const std::vector<SourceFile>& files);
 [[nodiscard]] LoadResult LoadSources(const std::vector<SourceFile>& files);
 // LoadSources of the snapshot's files, with its read errors added (which refuse the policy).
-[[nodiscard]] LoadResult LoadSnapshot(const DirectorySnapshot& snapshot);
+// `in_force`, when given, holds the files of the policy in force: a file that is now a strict
+// prefix of its version there (with more than blanks cut off) is an error.
+[[nodiscard]] LoadResult LoadSnapshot(const DirectorySnapshot& snapshot,
+                                      const std::vector<SourceFile>* in_force = nullptr);
+// The errors of files that shrank to a prefix of their version in `in_force`.
+[[nodiscard]] std::vector<Diagnostic> TruncationErrors(const std::vector<SourceFile>& files,
+                                                       const std::vector<SourceFile>& in_force);
 [[nodiscard]] LoadResult LoadDirectory(const std::string& dir);
 
 }  // namespace taskgov::config

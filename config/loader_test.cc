@@ -26,6 +26,10 @@ const char kTeamB[] =
     "apiVersion: taskgov.io/v1\nkind: Team\nname: b\ncohort: c\n"
     "compute: [{instanceType: ml.g5.xlarge, count: 2}]\n";
 
+bool HasAnyError(const LoadResult& r, const std::string& file) {
+  return testing::HasDiagnostic(r, Severity::kError, file, "", "");
+}
+
 std::vector<std::string> Names(const DirectorySnapshot& s) {
   std::vector<std::string> names;
   for (const SourceFile& f : s.files) names.push_back(f.name);
@@ -67,12 +71,19 @@ TEST(ReadConfigDirectory, KubeletLayoutReadsTheDataSnapshot) {
   EXPECT_EQ(s.data_target, "..2026_11_29_22_35_01.000000002");
 }
 
-TEST(LoadDirectory, EmptyDirectoryIsAValidEmptyPolicy) {
+TEST(LoadDirectory, EmptyDirectoryIsRefusedWithAWarningNamingIt) {
   TempDir dir;
   LoadResult r = LoadDirectory(dir.path());
-  ASSERT_TRUE(r.ok()) << Dump(r);
-  EXPECT_TRUE(r.policy->teams.empty());
-  EXPECT_FALSE(r.policy->source_hash.empty());
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(testing::HasDiagnostic(r, Severity::kWarning, "", "", "'" + dir.path() + "'"))
+      << Dump(r);
+  EXPECT_TRUE(testing::HasDiagnostic(r, Severity::kError, "", "", "no team is defined")) << Dump(r);
+  dir.Write("policy.yaml",
+            "apiVersion: taskgov.io/v1\nkind: TaskGovernancePolicy\nemptyPolicy: true\n");
+  LoadResult marked = LoadDirectory(dir.path());
+  ASSERT_TRUE(marked.ok()) << Dump(marked);
+  EXPECT_TRUE(marked.policy->teams.empty());
+  EXPECT_FALSE(marked.policy->source_hash.empty());
 }
 
 TEST(LoadDirectory, MissingDirectoryIsAnError) {
@@ -139,6 +150,125 @@ TEST(CheckConfig, InvalidDirectoryExitsOneAndListsErrorsPerFile) {
         "warn.yaml: 1 warning", "result: invalid (1 error, 1 warning)"}) {
     EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
   }
+}
+
+// An empty config dir under --check-config says so, with its path, and is invalid (no team).
+TEST(CheckConfig, EmptyDirectoryWarnsWithItsPath) {
+  TempDir dir;
+  std::ostringstream out;
+  EXPECT_EQ(RunCheckConfig(dir.path(), out), 1);
+  const std::string text = out.str();
+  for (const std::string& want :
+       {std::string("<directory>: 1 error, 1 warning"),
+        "warning: <config>: the directory '" + dir.path() + "' holds no configuration file",
+        std::string("error: <config>: no team is defined"), std::string("emptyPolicy: true")}) {
+    EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+  }
+}
+
+// Every error of a document in one run: here an unusable team name, a bad amount and an instance
+// type missing from the catalogue on the same line.
+TEST(CheckConfig, ReportsEveryErrorOfADocumentInOneRun) {
+  TempDir dir;
+  dir.Write("t.yaml",
+            "apiVersion: taskgov.io/v1\nkind: Team\nname: Bad_Name\nfairShareWeight: -1\n"
+            "compute:\n  - {instanceType: ml.nonexistent.xlarge, accelerators: -1}\n");
+  std::ostringstream out;
+  EXPECT_EQ(RunCheckConfig(dir.path(), out), 1);
+  const std::string text = out.str();
+  for (const char* want :
+       {"t.yaml: 4 errors", "error: t.yaml: name (line 3", "error: t.yaml: fairShareWeight (line 4",
+        "error: t.yaml: compute[0].accelerators (line 6",
+        "error: t.yaml: compute[0] (line 6, column 5): instance type "
+        "'ml.nonexistent.xlarge' is not in the catalogue"}) {
+    EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+  }
+}
+
+// The files of one configuration of each dialect, read from the test data.
+std::vector<SourceFile> Files(const std::string& dir, const std::vector<std::string>& names) {
+  std::vector<SourceFile> files;
+  for (const std::string& name : names) {
+    files.push_back({name, testing::ReadRunfile(dir + "/" + name)});
+  }
+  return files;
+}
+
+// A file cut short anywhere is refused when its full version is in force, in every dialect —
+// including the YAML cuts that still parse and validate on their own (a list or map cut at a
+// line end), which LoadSources alone would take for a smaller policy.
+TEST(Truncation, EveryPrefixOfAFileInForceIsRefused) {
+  const std::string kHyperPodYaml =
+      "ComputeQuotaTarget:\n  TeamName: ya\n  FairShareWeight: 10\nComputeQuotaConfig:\n"
+      "  ComputeQuotaResources:\n    - InstanceType: ml.g5.xlarge\n      Count: 2\n"
+      "    - InstanceType: ml.g5.2xlarge\n      Count: 1\n  ResourceSharingConfig:\n"
+      "    Strategy: LendAndBorrow\n    BorrowLimit: 50\n";
+  struct Dialect {
+    std::string name;
+    std::vector<SourceFile> files;
+    std::string cut;  // the file that is cut short
+    bool yaml;
+  };
+  const std::string eq = "config/testdata/equivalence/";
+  const std::vector<Dialect> dialects = {
+      {"native", Files("config/testdata/native", {"full.yaml"}), "full.yaml", true},
+      {"HyperPod JSON", Files(eq + "hyperpod", {"team-a.json", "team-b.json", "team-c.json"}),
+       "team-a.json", false},
+      {"HyperPod YAML",
+       {{"team-ya.yaml", kHyperPodYaml},
+        {"team-a.json", Files(eq + "hyperpod", {"team-a.json"})[0].content}},
+       "team-ya.yaml",
+       true},
+      {"Kueue", Files(eq + "kueue_v1beta1", {"kueue.yaml"}), "kueue.yaml", true},
+      {"Volcano", Files(eq + "volcano", {"policy.yaml", "queues.yaml"}), "queues.yaml", true},
+  };
+  for (const Dialect& d : dialects) {
+    LoadResult full = LoadSources(d.files);
+    ASSERT_TRUE(full.ok()) << d.name << "\n" << Dump(full);
+    const std::string& content = std::find_if(d.files.begin(), d.files.end(), [&](auto& f) {
+                                   return f.name == d.cut;
+                                 })->content;
+    size_t valid_alone = 0;
+    size_t cuts = 0;
+    for (size_t n = 0; n < content.size(); ++n) {
+      if (content.find_first_not_of(" \t\r\n", n) == std::string::npos) break;  // blanks only
+      const bool line_end = n > 0 && content[n - 1] == '\n';
+      if (!line_end && n % 5 != 0) continue;  // every line end, and every fifth byte
+      DirectorySnapshot snapshot;
+      snapshot.files = d.files;
+      for (SourceFile& f : snapshot.files) {
+        if (f.name == d.cut) f.content = content.substr(0, n);
+      }
+      if (line_end && LoadSources(snapshot.files).ok()) ++valid_alone;
+      LoadResult r = LoadSnapshot(snapshot, &d.files);
+      ++cuts;
+      ASSERT_FALSE(r.ok()) << d.name << ": cut at " << n << " accepted";
+      ASSERT_TRUE(HasAnyError(r, d.cut)) << d.name << " cut at " << n << "\n" << Dump(r);
+    }
+    EXPECT_GT(cuts, 50u) << d.name;
+    // The YAML dialects have cuts that still load on their own: what the rule is for.
+    if (d.yaml) {
+      EXPECT_GT(valid_alone, 0u) << d.name;
+    }
+  }
+}
+
+TEST(Truncation, OnlyStrictPrefixesWithMoreThanBlanksCutAreTruncations) {
+  const std::vector<SourceFile> in_force = {{"a.yaml", kTeamA}, {"b.yaml", kTeamB}};
+  const std::string a = kTeamA;
+  EXPECT_EQ(TruncationErrors({{"a.yaml", a.substr(0, a.size() - 5)}}, in_force).size(), 1u);
+  EXPECT_TRUE(TruncationErrors({{"a.yaml", a}}, in_force).empty());               // unchanged
+  EXPECT_TRUE(TruncationErrors({{"a.yaml", a + "# more\n"}}, in_force).empty());  // grew
+  EXPECT_TRUE(TruncationErrors({{"a.yaml", "# x\n" + a.substr(0, 40)}}, in_force).empty());
+  EXPECT_TRUE(TruncationErrors({{"c.yaml", a.substr(0, 20)}}, in_force).empty());  // new file
+  EXPECT_TRUE(TruncationErrors({{"a.yaml", ""}}, in_force).empty());  // empty: its own error
+  const std::vector<SourceFile> trailing = {{"a.yaml", a + "\n\n  \n"}};
+  EXPECT_TRUE(TruncationErrors({{"a.yaml", a}}, trailing).empty());  // only blanks cut
+  const std::vector<Diagnostic> e =
+      TruncationErrors({{"b.yaml", "apiVersion: taskgov.io/v1\n"}}, in_force);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].file, "b.yaml");
+  EXPECT_NE(e[0].message.find("shrank to its first 26 of"), std::string::npos) << e[0].message;
 }
 
 }  // namespace

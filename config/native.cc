@@ -26,6 +26,14 @@ void SetIf(std::optional<T> value, const ObjectReader& r, std::string_view key, 
                 r.ctx().diagnostics());
 }
 
+// A setting naming a cohort or flavor: set only when it is a valid name (else reported).
+void SetNameIf(ObjectReader& r, std::string_view key, std::string_view what, bool allow_empty,
+               Setting<std::string>* s) {
+  std::optional<std::string> name = r.String(key);
+  if (!CheckNameField(r, key, what, name, NameRule::kDnsSubdomain, allow_empty)) return;
+  SetIf(std::move(name), r, key, s);
+}
+
 std::optional<QueueingStrategy> ReadQueueing(ObjectReader& r, std::string_view key) {
   return r.Enum<QueueingStrategy>(key, {{"BestEffortFIFO", QueueingStrategy::kBestEffortFIFO},
                                         {"StrictFIFO", QueueingStrategy::kStrictFIFO}});
@@ -39,6 +47,7 @@ void DecodeComputeLine(ObjectReader& line, std::vector<ComputeSpec>* out) {
     line.ctx().Error(line.PathOf("flavor"), line.MarkOf("flavor"), "must not be empty");
     return;
   }
+  if (!CheckNameField(line, "flavor", "flavor name", flavor, NameRule::kDnsSubdomain)) return;
   if (spec->instance_type.empty() && !flavor) {
     line.ctx().Error(line.path(), line.mark(), "needs instanceType or flavor");
     return;
@@ -62,6 +71,7 @@ void DecodeResourceLine(ObjectReader& line, std::vector<LineSpec>* out) {
     line.ctx().Error(line.path(), line.mark(), "flavor and name must not be empty");
     return;
   }
+  if (!CheckNameField(line, "flavor", "flavor name", flavor, NameRule::kDnsSubdomain)) return;
   spec.flavor = *flavor;
   spec.resource = *name;
   bool ok = true;
@@ -83,10 +93,8 @@ void DecodeNamespaces(ObjectReader& r, TeamSpec* team) {
   std::optional<std::vector<std::string>> namespaces = r.StringList("namespaces");
   if (!namespaces) return;
   for (size_t i = 0; i < namespaces->size(); ++i) {
-    if (!common::IsDnsLabel((*namespaces)[i])) {
-      r.ctx().Error(IndexPath(r.PathOf("namespaces"), i), r.MarkOf("namespaces"),
-                    "'" + (*namespaces)[i] + "' is not a valid namespace name");
-    }
+    (void)CheckName(r.ctx(), IndexPath(r.PathOf("namespaces"), i), r.MarkOf("namespaces"),
+                    "namespace", (*namespaces)[i], NameRule::kDnsLabel);
   }
   team->namespaces = std::move(namespaces);
 }
@@ -112,16 +120,13 @@ void DecodeTeam(ObjectReader& r, ConfigSet* out) {
   team.dialect = Dialect::kNative;
   team.origin = OriginOf(r);
   std::optional<std::string> name = r.String("name", /*required=*/true);
-  if (name && !common::IsDnsLabel(*name)) {
-    r.ctx().Error(r.PathOf("name"), r.MarkOf("name"),
-                  "team name '" + *name +
-                      "' must be a DNS label (lower-case letters, digits and '-', at most 63)");
-    name.reset();
-  }
+  if (!CheckNameField(r, "name", "team name", name, NameRule::kDnsLabel)) team.checks_only = true;
   DecodeNamespaces(r, &team);
   if (r.Has("cohort")) {
     team.cohort_origin = OriginOf(r.ctx(), r.PathOf("cohort"), r.MarkOf("cohort"));
     team.cohort = r.String("cohort");
+    (void)CheckNameField(r, "cohort", "cohort name", team.cohort, NameRule::kDnsSubdomain,
+                         /*allow_empty=*/true);
   }
   if (std::optional<double> w = r.Number("fairShareWeight", 0, 1e9)) team.fair_share_weight = *w;
 
@@ -145,12 +150,19 @@ void DecodeTeam(ObjectReader& r, ConfigSet* out) {
     team.active = *v;
   }
   if (auto v = r.Bool("reclaimable")) team.reclaimable = *v;
-  if (auto v = r.String("clusterQueue")) team.cluster_queue = *v;
+  if (auto v = r.String("clusterQueue")) {
+    if (CheckNameField(r, "clusterQueue", "ClusterQueue name", v, NameRule::kDnsSubdomain)) {
+      team.cluster_queue = *v;
+    }
+  }
 
   DecodeComputeList(r, "compute", &team.compute);
   r.ForEachObject("resources", [&](ObjectReader& line) { DecodeResourceLine(line, &team.lines); });
-  if (!name) return;
-  team.name = *name;
+  if (name) {
+    team.name = *name;
+  } else {
+    team.checks_only = true;
+  }
   out->teams.push_back(std::move(team));
 }
 
@@ -164,6 +176,7 @@ void DecodeFlavor(ObjectReader& f, ConfigSet* out) {
   if (auto t = f.String("instanceType")) spec.instance_type = *t;
   if (auto all = f.Bool("matchAllNodes")) spec.flavor.matches_all_nodes = *all;
   if (!name || name->empty()) return;
+  if (!CheckNameField(f, "name", "flavor name", name, NameRule::kDnsSubdomain)) return;
   spec.flavor.name = *name;
   if (spec.flavor.node_labels.empty() && !spec.flavor.matches_all_nodes) {
     // Only the instance type: the flavor is the nodes labelled with it.
@@ -233,6 +246,7 @@ void DecodePriorityClass(ObjectReader& pc, ConfigSet* out) {
     pc.ctx().Error(pc.PathOf("name"), pc.MarkOf("name"), "must not be empty");
     return;
   }
+  if (!CheckNameField(pc, "name", "priority class name", name, NameRule::kDnsSubdomain)) return;
   if (!name || !weight) return;
   out->priority_classes.push_back(
       PriorityClassSpec{OriginOf(pc), {*name, static_cast<int32_t>(*weight)}});
@@ -260,9 +274,10 @@ void DecodePolicy(ObjectReader& r, ConfigSet* out) {
         r, "podsWithoutTeam", &out->no_team);
   DecodeTeamResolution(r, out);
   SetIf(r.String("instanceTypeLabel"), r, "instanceTypeLabel", &out->instance_type_label);
-  SetIf(r.String("defaultCohort"), r, "defaultCohort", &out->default_cohort);
-  SetIf(r.String("hyperpodCohort"), r, "hyperpodCohort", &out->hyperpod_cohort);
-  SetIf(r.String("volcanoFlavor"), r, "volcanoFlavor", &out->volcano_flavor);
+  SetIf(r.Bool("emptyPolicy"), r, "emptyPolicy", &out->empty_policy);
+  SetNameIf(r, "defaultCohort", "cohort name", /*allow_empty=*/true, &out->default_cohort);
+  SetNameIf(r, "hyperpodCohort", "cohort name", /*allow_empty=*/true, &out->hyperpod_cohort);
+  SetNameIf(r, "volcanoFlavor", "flavor name", /*allow_empty=*/false, &out->volcano_flavor);
   if (r.Has("preemption")) {
     ObjectReader p = r.Object("preemption");
     SetIf(p.Integer("gracePeriodSeconds", 0, kMaxSeconds), p, "gracePeriodSeconds",

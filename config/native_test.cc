@@ -15,6 +15,8 @@ using testing::HasDiagnostic;
 using testing::LoadOne;
 
 constexpr int64_t kGi = int64_t{1} << 30;
+const char kPolicyHead[] = "apiVersion: taskgov.io/v1\nkind: TaskGovernancePolicy\n";
+const char kTeamA[] = "apiVersion: taskgov.io/v1\nkind: Team\nname: a\n";
 
 struct QuotaCase {
   std::string team, flavor, resource;
@@ -140,6 +142,7 @@ TEST(Native, TeamResolutionRules) {
   LoadResult defaults = LoadOne("t.yaml", R"(
 apiVersion: taskgov.io/v1
 kind: TaskGovernancePolicy
+emptyPolicy: true
 )");
   ASSERT_TRUE(defaults.ok()) << Dump(defaults);
   EXPECT_EQ(defaults.policy->team_resolution.pod_label, "");
@@ -148,6 +151,7 @@ kind: TaskGovernancePolicy
   LoadResult set = LoadOne("t.yaml", R"(
 apiVersion: taskgov.io/v1
 kind: TaskGovernancePolicy
+emptyPolicy: true
 teamResolution:
   podLabel: ml-platform.io/team
   namespaceLabel: ""
@@ -217,12 +221,39 @@ compute: [{instanceType: ml.m5.large, count: 1}]
                            {"b", "ml.m5.large", "memory", 32 * kGi, 16 * kGi, kUnlimited}});
 }
 
-TEST(Native, EmptyConfigurationIsAValidEmptyPolicy) {
-  LoadResult r = testing::Load({});
-  ASSERT_TRUE(r.ok()) << Dump(r);
-  EXPECT_TRUE(r.policy->teams.empty());
-  LoadResult blank = LoadOne("empty.yaml", "# nothing yet\n");
-  ASSERT_TRUE(blank.ok()) << Dump(blank);
+// Governance never switches off by accident: no files, an empty file and a configuration without
+// teams are refused; `emptyPolicy: true` says it is meant, and must then define no team.
+TEST(Native, ConfigurationWithoutTeamsNeedsTheEmptyPolicyMarker) {
+  const char kNoTeam[] = "no team is defined";
+  LoadResult none = testing::Load({});
+  EXPECT_FALSE(none.ok());
+  EXPECT_TRUE(HasDiagnostic(none, Severity::kError, "", "", kNoTeam)) << Dump(none);
+
+  for (const char* content : {"", "# nothing yet\n", "\n  \n", "---\n---\n"}) {
+    LoadResult blank = testing::Load({{"empty.yaml", content}, {"team.yaml", kTeamA}});
+    EXPECT_FALSE(blank.ok()) << "'" << content << "'";
+    EXPECT_TRUE(HasDiagnostic(blank, Severity::kError, "empty.yaml", "", "holds no document") ||
+                HasDiagnostic(blank, Severity::kError, "empty.yaml", "", "empty (0 bytes)"))
+        << "'" << content << "'\n"
+        << Dump(blank);
+  }
+
+  LoadResult settings_only =
+      LoadOne("p.yaml", std::string(kPolicyHead) + "podsWithoutTeam: Refuse\n");
+  EXPECT_FALSE(settings_only.ok());
+  EXPECT_TRUE(HasDiagnostic(settings_only, Severity::kError, "", "", "emptyPolicy: true"))
+      << Dump(settings_only);
+
+  LoadResult marked = LoadOne("p.yaml", std::string(kPolicyHead) + "emptyPolicy: true\n");
+  ASSERT_TRUE(marked.ok()) << Dump(marked);
+  EXPECT_TRUE(marked.policy->teams.empty());
+
+  LoadResult contradiction = testing::Load(
+      {{"p.yaml", std::string(kPolicyHead) + "emptyPolicy: true\n"}, {"team.yaml", kTeamA}});
+  EXPECT_FALSE(contradiction.ok());
+  EXPECT_TRUE(
+      HasDiagnostic(contradiction, Severity::kError, "p.yaml", "emptyPolicy", "defines 1 teams"))
+      << Dump(contradiction);
 }
 
 TEST(Native, SettingsFromTwoDocumentsMustAgree) {

@@ -64,6 +64,7 @@ class Resolver {
     ApplyUpdates();
     VolcanoParentsToCohorts();
     BuildTeams();
+    CheckTeamsDefined();
     AssignNamespaces();
     BuildLocalQueues();
     BuildCohorts();
@@ -267,8 +268,14 @@ class Resolver {
         continue;
       }
       const std::string type = InstanceTypeOf(c);
-      common::Result<scheduler::ResourceList> derived =
-          DeriveQuota(catalogue_.Find(type), type, c.amounts);
+      const InstanceType* known = catalogue_.Find(type);
+      if (!c.amounts_valid) {
+        // Its amounts are in error (reported): only an unknown instance type adds to that.
+        common::Status s = CheckKnownInstanceType(known, type);
+        if (!s.ok()) ErrorAt(d_, c.origin, s.error().message);
+        continue;
+      }
+      common::Result<scheduler::ResourceList> derived = DeriveQuota(known, type, c.amounts);
       if (!derived.ok()) {
         ErrorAt(d_, c.origin, derived.error().message);
         continue;
@@ -293,6 +300,10 @@ class Resolver {
   void BuildTeams() {
     std::map<std::string, Origin> seen;
     for (TeamSpec& spec : set_.teams) {
+      if (spec.checks_only) {
+        (void)DraftQuota(spec);  // reports the errors of its lines; it joins no policy
+        continue;
+      }
       if (auto [it, inserted] = seen.emplace(spec.name, spec.origin); !inserted) {
         ErrorAt(d_, spec.origin,
                 "team '" + spec.name + "' is defined twice (first in " + Where(it->second) +
@@ -302,6 +313,26 @@ class Resolver {
       dialect_of_[spec.name] = spec.dialect;
       BuildTeam(spec);
     }
+  }
+
+  // A configuration with no team is refused unless it says `emptyPolicy: true`, and one that says
+  // so must define none. Reported only when nothing else is wrong (an emptied or broken file that
+  // held the teams is the error to fix, and names the file).
+  void CheckTeamsDefined() {
+    const bool marker = set_.empty_policy.value.value_or(false);
+    if (marker && !policy_->teams.empty()) {
+      ErrorAt(d_, set_.empty_policy.origin,
+              "emptyPolicy: true, but the configuration defines " +
+                  std::to_string(policy_->teams.size()) +
+                  " teams: remove emptyPolicy, or the teams");
+      return;
+    }
+    if (marker || !policy_->teams.empty() || d_->has_errors()) return;
+    ErrorAt(d_, Origin{},
+            "no team is defined: a configuration without teams would switch governance off, "
+            "so it is refused (an empty, truncated or deleted policy looks like this). To run "
+            "with no teams on purpose, put `emptyPolicy: true` in a TaskGovernancePolicy "
+            "document (apiVersion: taskgov.io/v1)");
   }
 
   // The team's identity, queueing and cohort, with the dialect defaults; no quota yet.

@@ -67,6 +67,9 @@ struct ComputeSpec {
   std::string instance_type;  // catalogue key
   std::string flavor;         // the flavor the quota is on (defaults to instance_type)
   ComputeAmounts amounts;
+  // false: an amount had an error (reported); resolution only checks that the instance type is
+  // known, so that every error of the line is reported in one run.
+  bool amounts_valid = true;
 };
 
 // An explicit quota line for any resource (Kueue `resources[]`, native `resources[]`, Volcano).
@@ -114,6 +117,10 @@ struct TeamSpec {
   // mention on a flavor it uses: false → 0 (Kueue: an uncovered resource cannot be used;
   // HyperPod/native: BorrowLimit% of 0), true → unlimited (Volcano: no capability means none).
   bool unlisted_resources_borrowable = false;
+  // A decoding error made the team unusable (its name is missing or invalid; reported).
+  // Resolution still checks its quota lines, so that every error of the document is reported in
+  // one run, but the team joins no policy.
+  bool checks_only = false;
 };
 
 // A HyperPod UpdateComputeQuota request, applied over the team's CreateComputeQuota.
@@ -173,9 +180,13 @@ struct ConfigSet {
   Setting<std::string> team_pod_label;        // teamResolution.podLabel
   Setting<std::string> team_namespace_label;  // teamResolution.namespaceLabel
   Setting<std::string> instance_type_label;
-  Setting<std::string> default_cohort;    // native teams that name no cohort
-  Setting<std::string> hyperpod_cohort;   // all HyperPod teams (default "hyperpod")
-  Setting<std::string> volcano_flavor;    // the flavor of Volcano queues (default "default")
+  Setting<std::string> default_cohort;   // native teams that name no cohort
+  Setting<std::string> hyperpod_cohort;  // all HyperPod teams (default "hyperpod")
+  Setting<std::string> volcano_flavor;   // the flavor of Volcano queues (default "default")
+  // `emptyPolicy: true`: the configuration defines no team on purpose. Without it a configuration
+  // with no team is refused, so that an empty, truncated or deleted policy cannot switch
+  // governance off.
+  Setting<bool> empty_policy;
   std::vector<Origin> policy_documents;   // TaskGovernancePolicy documents, to refuse a second
   std::vector<Origin> scheduler_configs;  // HyperPod CreateClusterSchedulerConfig documents
   std::vector<std::pair<std::string, Origin>> cluster_arns;

@@ -227,6 +227,104 @@ teams:
   }
 }
 
+// An instance type missing from the catalogue is reported together with the document's other
+// errors, even when they make the line's amounts or the team's name unusable.
+TEST(Validation, UnknownInstanceTypeIsReportedWithTheOtherErrors) {
+  const char kUnknown[] = "is not in the catalogue";
+  LoadResult native = LoadOne("t.yaml", R"(apiVersion: taskgov.io/v1
+kind: Team
+name: Bad_Name
+compute:
+  - {instanceType: ml.nonexistent.xlarge, accelerators: 2}
+  - {instanceType: ml.unknown.xlarge, accelerators: -2}
+)");
+  EXPECT_EQ(native.error_count(), 4u) << Dump(native);
+  EXPECT_TRUE(HasDiagnostic(native, Severity::kError, "t.yaml", "name", "DNS label"))
+      << Dump(native);
+  EXPECT_TRUE(HasDiagnostic(native, Severity::kError, "t.yaml", "compute[0]", kUnknown))
+      << Dump(native);
+  EXPECT_TRUE(HasDiagnostic(native, Severity::kError, "t.yaml", "compute[1].accelerators", ""))
+      << Dump(native);
+  EXPECT_TRUE(HasDiagnostic(native, Severity::kError, "t.yaml", "compute[1]", kUnknown))
+      << Dump(native);
+
+  LoadResult hyperpod = LoadOne("q.json", R"({
+  "Name": "q", "ClusterArn": "arn:aws:sagemaker:us-west-2:1:cluster/x",
+  "ComputeQuotaTarget": {"TeamName": "Bad_Name"},
+  "ComputeQuotaConfig": {"ComputeQuotaResources": [
+    {"InstanceType": "ml.nonexistent.xlarge", "Count": -1}]}
+})");
+  EXPECT_TRUE(
+      HasDiagnostic(hyperpod, Severity::kError, "q.json", "ComputeQuotaTarget.TeamName", ""))
+      << Dump(hyperpod);
+  EXPECT_TRUE(HasDiagnostic(hyperpod, Severity::kError, "q.json",
+                            "ComputeQuotaConfig.ComputeQuotaResources[0].Count", ""))
+      << Dump(hyperpod);
+  EXPECT_TRUE(HasDiagnostic(hyperpod, Severity::kError, "q.json",
+                            "ComputeQuotaConfig.ComputeQuotaResources[0]", kUnknown))
+      << Dump(hyperpod);
+}
+
+// Names longer than Kubernetes allows (DNS-1123 label: 63, subdomain: 253) are refused with the
+// length and the limit, in every dialect and for every kind of name the configuration gives.
+TEST(Validation, NamesLongerThanKubernetesAllowsAreRefused) {
+  const std::string label64(64, 'a');
+  const std::string sub254 = std::string(125, 'a') + "." + std::string(128, 'b');
+  const std::string team63(63, 't');
+  struct NameCase {
+    std::string name;
+    std::string file;
+    std::string content;
+    std::string path;
+    std::string limit;
+  };
+  const std::string team = "apiVersion: taskgov.io/v1\nkind: Team\n";
+  const std::vector<NameCase> cases = {
+      {"native team name", "t.yaml", team + "name: " + label64 + "\n", "name", "at most 63"},
+      {"native namespace", "t.yaml", team + "name: a\nnamespaces: [" + label64 + "]\n",
+       "namespaces[0]", "at most 63"},
+      {"native cohort", "t.yaml", team + "name: a\ncohort: " + sub254 + "\n", "cohort",
+       "at most 253"},
+      {"native compute flavor", "t.yaml",
+       team + "name: a\ncompute: [{instanceType: ml.g5.xlarge, count: 1, flavor: " + sub254 +
+           "}]\n",
+       "compute[0].flavor", "at most 253"},
+      {"native flavor", "p.yaml",
+       Policy("flavors: [{name: " + sub254 + ", matchAllNodes: true}]\n"), "flavors[0].name",
+       "at most 253"},
+      {"native priority class", "p.yaml",
+       Policy("priorityClasses: [{name: " + sub254 + ", weight: 1}]\n"), "priorityClasses[0].name",
+       "at most 253"},
+      {"HyperPod team name", "q.json",
+       R"({"ComputeQuotaTarget": {"TeamName": ")" + label64 +
+           R"("}, "ComputeQuotaConfig": {"ComputeQuotaResources": []}})",
+       "ComputeQuotaTarget.TeamName", "at most 63"},
+      {"Kueue ClusterQueue", "k.yaml",
+       "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: " + sub254 +
+           "}\nspec: {}\n",
+       "metadata.name", "at most 253"},
+      {"Kueue LocalQueue namespace", "k.yaml",
+       "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: q, namespace: " +
+           label64 + "}\nspec: {clusterQueue: a}\n",
+       "metadata.namespace", "at most 63"},
+      {"Volcano queue", "v.yaml",
+       "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: " + sub254 +
+           "}\nspec: {weight: 1}\n",
+       "metadata.name", "at most 253"},
+  };
+  for (const NameCase& c : cases) {
+    LoadResult r = LoadOne(c.file, c.content);
+    EXPECT_FALSE(r.ok()) << c.name;
+    EXPECT_TRUE(HasDiagnostic(r, Severity::kError, c.file, c.path,
+                              "characters long: Kubernetes allows " + c.limit))
+        << c.name << "\n"
+        << Dump(r);
+  }
+  // At the limit is fine.
+  LoadResult ok = LoadOne("t.yaml", team + "name: " + team63 + "\ncompute: []\n");
+  EXPECT_FALSE(HasDiagnostic(ok, Severity::kError, "t.yaml", "name", "")) << Dump(ok);
+}
+
 TEST(Validation, ErrorsCarryLineAndDocumentIndex) {
   LoadResult r = LoadOne("t.yaml", R"(apiVersion: taskgov.io/v1
 kind: Team
@@ -247,7 +345,8 @@ compute:
 }
 
 TEST(Validation, WarningsDoNotRefuse) {
-  LoadResult r = LoadOne("dump.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n");
+  LoadResult r = Load({{"dump.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n"},
+                       {"team.yaml", "apiVersion: taskgov.io/v1\nkind: Team\nname: a\n"}});
   EXPECT_TRUE(r.ok()) << Dump(r);
   EXPECT_EQ(r.warning_count(), 1u);
 }

@@ -32,6 +32,7 @@ std::optional<std::string> ReadQueueName(ObjectReader& doc) {
     m.ctx().Error(m.PathOf("name"), m.MarkOf("name"), "must not be empty");
     name.reset();
   }
+  if (!CheckNameField(m, "name", "queue name", name, NameRule::kDnsSubdomain)) name.reset();
   m.IgnoreRest();
   return name;
 }
@@ -55,7 +56,12 @@ QueueQuota ReadQueueSpec(ObjectReader& spec, TeamSpec* team) {
     quota.guarantee = g.ResourceMap("resource");
   }
   if (auto reclaimable = spec.Bool("reclaimable")) team->reclaimable = *reclaimable;
-  if (auto parent = spec.String("parent")) {
+  std::optional<std::string> parent = spec.String("parent");
+  if (!CheckNameField(spec, "parent", "queue name", parent, NameRule::kDnsSubdomain,
+                      /*allow_empty=*/true)) {
+    parent.reset();
+  }
+  if (parent) {
     team->cohort = parent->empty() ? "root" : *parent;
     team->cohort_origin = OriginOf(spec.ctx(), spec.PathOf("parent"), spec.MarkOf("parent"));
   } else {

@@ -33,6 +33,9 @@ std::string SnapshotHash(const DirectorySnapshot& snapshot) {
 
 ConfigWatcher::ConfigWatcher(PolicyStore* store, WatcherOptions options)
     : store_(store), options_(std::move(options)) {
+  if (!options_.sleep) {
+    options_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  }
   if (!options_.now_unix_ms) {
     options_.now_unix_ms = [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -47,9 +50,13 @@ ConfigWatcher::~ConfigWatcher() { Stop(); }
 int64_t ConfigWatcher::Now() const { return options_.now_unix_ms(); }
 
 LoadResult ConfigWatcher::Attempt(const DirectorySnapshot& snapshot, const std::string& hash) {
-  LoadResult result = LoadSnapshot(snapshot);
+  LoadResult result = LoadSnapshot(snapshot, published_ ? &in_force_ : nullptr);
   last_attempt_hash_ = hash;
   attempted_ = true;
+  if (result.ok()) {
+    in_force_ = snapshot.files;
+    published_ = true;
+  }
   const int64_t now = Now();
   {
     std::lock_guard<std::mutex> lock(status_mu_);
@@ -89,31 +96,68 @@ LoadResult ConfigWatcher::Attempt(const DirectorySnapshot& snapshot, const std::
                        {"teams", static_cast<uint64_t>(result.policy->teams.size())},
                        {"warnings", static_cast<uint64_t>(result.warning_count())}});
   } else {
-    common::log::Error(kComponent, "invalid configuration refused; the previous one stays in force",
-                       {{"dir", options_.dir},
-                        {"hash", hash},
-                        {"errors", static_cast<uint64_t>(result.error_count())},
-                        {"first_error", result.FirstError()}});
+    common::log::Error(
+        kComponent, "invalid configuration refused; the previous one stays in force",
+        {{"dir", options_.dir},
+         {"hash", hash},
+         {"errors", static_cast<uint64_t>(result.error_count())},
+         {"first_error", result.FirstError()},
+         {"teams_in_force", static_cast<uint64_t>(store_->Current()->teams.size())}});
   }
   if (options_.on_reload) options_.on_reload(result);
   return result;
 }
 
+void ConfigWatcher::WaitUntilStable(DirectorySnapshot* snapshot, std::string* hash) {
+  if (options_.settle.count() <= 0) return;
+  const Clock::time_point deadline = Clock::now() + options_.settle_timeout;
+  while (true) {
+    options_.sleep(options_.settle);
+    DirectorySnapshot again = ReadConfigDirectory(options_.dir);
+    std::string again_hash = SnapshotHash(again);
+    const bool stable = again_hash == *hash;
+    *snapshot = std::move(again);
+    *hash = std::move(again_hash);
+    if (stable) return;
+    if (Clock::now() >= deadline) break;
+  }
+  snapshot->errors.push_back(Diagnostic{
+      Severity::kError, "", -1, "", Mark{},
+      "the configuration was still changing after " +
+          std::to_string(options_.settle_timeout.count()) +
+          " ms (a write in progress?): not loaded; it is read again at the next change"});
+  *hash += "|unsettled";
+}
+
 LoadResult ConfigWatcher::Reload() {
   std::lock_guard<std::mutex> lock(reload_mu_);
   DirectorySnapshot snapshot = ReadConfigDirectory(options_.dir);
-  return Attempt(snapshot, SnapshotHash(snapshot));
+  std::string hash = SnapshotHash(snapshot);
+  WaitUntilStable(&snapshot, &hash);
+  return Attempt(snapshot, hash);
+}
+
+void ConfigWatcher::RequestReload() {
+  if (!thread_.joinable()) {
+    (void)Reload();
+    return;
+  }
+  reload_requested_.store(true, std::memory_order_release);  // read after the wake-up
+  const uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof one);
 }
 
 bool ConfigWatcher::CheckForChanges() {
   std::lock_guard<std::mutex> lock(reload_mu_);
   DirectorySnapshot snapshot = ReadConfigDirectory(options_.dir);
-  const std::string hash = SnapshotHash(snapshot);
+  std::string hash = SnapshotHash(snapshot);
   {
     std::lock_guard<std::mutex> status_lock(status_mu_);
     status_.checks++;
   }
   if (attempted_ && hash == last_attempt_hash_) return false;
+  WaitUntilStable(&snapshot, &hash);
+  if (attempted_ && hash == last_attempt_hash_) return false;  // changed back meanwhile
   (void)Attempt(snapshot, hash);
   return true;
 }
@@ -141,12 +185,14 @@ common::Status ConfigWatcher::Start() {
       return common::Error{"cannot watch config directory '" + options_.dir + "': " + why};
     }
   }
+  stop_requested_.store(false, std::memory_order_relaxed);  // before the thread exists
   thread_ = std::thread([this] { Run(); });
   return common::Status::Ok();
 }
 
 void ConfigWatcher::Stop() {
   if (thread_.joinable()) {
+    stop_requested_.store(true, std::memory_order_release);  // read after the wake-up
     const uint64_t one = 1;
     (void)!::write(wake_fd_, &one, sizeof one);
     thread_.join();
@@ -175,7 +221,16 @@ void ConfigWatcher::Run() {
     if (ready < 0 && errno != EINTR) {
       common::log::Error(kComponent, "poll failed", {{"error", std::strerror(errno)}});
     }
-    if (ready > 0 && (fds[0].revents & POLLIN)) return;  // Stop()
+    if (ready > 0 && (fds[0].revents & POLLIN)) {
+      uint64_t count = 0;
+      (void)!::read(wake_fd_, &count, sizeof count);  // non-blocking; resets the eventfd
+      if (stop_requested_.load(std::memory_order_acquire)) return;
+      if (reload_requested_.exchange(false, std::memory_order_acq_rel)) {
+        common::log::Info(kComponent, "reload requested", {{"dir", options_.dir}});
+        (void)Reload();
+        next_poll = Clock::now() + options_.poll_interval;
+      }
+    }
     if (ready > 0 && nfds == 2 && (fds[1].revents & POLLIN)) {
       bool changed = false;
       bool lost_watch = false;

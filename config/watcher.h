@@ -7,9 +7,18 @@
 // `..data`, which shows up as IN_MOVED_TO in the watched directory; plain edits show up as
 // IN_CLOSE_WRITE / IN_CREATE / IN_DELETE — and, as a safety net, compares a hash of the files'
 // contents every `poll_interval`. Events are debounced (`debounce` after the last one). A change
-// of content is parsed and validated as a whole set; a valid set is published to the
-// PolicyStore atomically, an invalid one is logged and recorded while the last good snapshot
-// stays in force. Content that was already tried (valid or not) is not re-parsed.
+// of content is then waited out until it is stable: the directory is read again `settle` later,
+// and again, until two reads in a row have the same content hash (a ConfigMap update is atomic,
+// so this costs one extra read; a directory written file by file, or a file written in several
+// steps, is loaded only once the writer is done). Content that is still changing after
+// `settle_timeout` is refused. Stable content is parsed and validated as a whole set, with the
+// fail-safe rules of loader.h — including, once a policy is in force, that no file may shrink to
+// a prefix of its version in force; a valid set is published to the PolicyStore atomically, an
+// invalid one is logged and recorded while the last good snapshot stays in force. Content that
+// was already tried (valid or not) is not re-parsed, except by Reload / RequestReload.
+//
+// RequestReload (SIGHUP) asks the watcher thread to Reload now, from any thread, without
+// blocking.
 //
 // Observability: status() returns counters (checks, attempts, successes, failures), whether the
 // last attempt succeeded, timestamps (from the injectable wall clock) and the first error, for the
@@ -17,17 +26,19 @@
 // watcher logs every attempt itself (each diagnostic, then loaded or refused): on_reload need not.
 //
 // Thread-safety: Reload(), CheckForChanges() and the watcher thread are serialised by one mutex;
-// status() may be called from any thread. on_reload runs on the thread that made the attempt
-// (the watcher thread, or the caller of Reload / CheckForChanges) while that mutex is held, so
-// it must not call back into the watcher. Stop() (and the destructor) wake the thread and join
-// it.
+// status() and RequestReload() may be called from any thread. on_reload runs on the thread that
+// made the attempt (the watcher thread, or the caller of Reload / CheckForChanges) while that mutex
+// is held, so it must not call back into the watcher. Stop() (and the destructor) wake the thread
+// and join it.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/result.h"
 #include "config/loader.h"
@@ -58,6 +69,13 @@ struct WatcherOptions {
   std::chrono::milliseconds poll_interval{std::chrono::seconds(10)};
   // Quiet time after the last inotify event before reloading.
   std::chrono::milliseconds debounce{std::chrono::milliseconds(200)};
+  // Interval between the reads that must agree before changed content is loaded (0: one read),
+  // and how long to wait for agreement before refusing the content as still changing.
+  std::chrono::milliseconds settle{std::chrono::milliseconds(200)};
+  std::chrono::milliseconds settle_timeout{std::chrono::seconds(5)};
+  // How the watcher waits `settle` between reads; defaults to sleeping. (Tests write to the
+  // directory from here to play a writer that is not done yet.)
+  std::function<void(std::chrono::milliseconds)> sleep;
   // false: rely on the periodic check only (tests; file systems without inotify).
   bool use_inotify = true;
   // Wall clock for the status timestamps (Unix milliseconds); defaults to the system clock.
@@ -73,9 +91,12 @@ class ConfigWatcher {
   ConfigWatcher(const ConfigWatcher&) = delete;
   ConfigWatcher& operator=(const ConfigWatcher&) = delete;
 
-  // Reads and validates the directory now, whatever its hash, and publishes it when valid.
-  // Use it for the initial load before Start().
+  // Reads the directory (once stable) and validates it now, whatever its hash, and publishes it
+  // when valid. Use it for the initial load before Start().
   LoadResult Reload();
+  // Asks for a Reload on the watcher thread (a SIGHUP); returns at once. Without a running
+  // thread, reloads on the caller's. Thread-safe.
+  void RequestReload();
   // Reloads only when the content differs from the last attempt. Returns whether it did.
   bool CheckForChanges();
   // Starts the watcher thread. An error when inotify cannot be set up (the directory missing);
@@ -88,6 +109,9 @@ class ConfigWatcher {
 
  private:
   LoadResult Attempt(const DirectorySnapshot& snapshot, const std::string& hash);
+  // Reads the directory again every `settle` until two reads agree, starting from `snapshot`
+  // (read already, with `hash`); content still changing at `settle_timeout` gets an error.
+  void WaitUntilStable(DirectorySnapshot* snapshot, std::string* hash);
   void Run();
   bool AddWatch();
   int64_t Now() const;
@@ -95,9 +119,13 @@ class ConfigWatcher {
   PolicyStore* store_;
   WatcherOptions options_;
 
-  std::mutex reload_mu_;           // serialises attempts
-  std::string last_attempt_hash_;  // guarded by reload_mu_
-  bool attempted_ = false;         // guarded by reload_mu_
+  std::mutex reload_mu_;              // serialises attempts
+  std::string last_attempt_hash_;     // guarded by reload_mu_
+  bool attempted_ = false;            // guarded by reload_mu_
+  std::vector<SourceFile> in_force_;  // guarded by reload_mu_: the files last published
+  bool published_ = false;            // guarded by reload_mu_
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> reload_requested_{false};
 
   mutable std::mutex status_mu_;
   ReloadStatus status_;  // guarded by status_mu_

@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <filesystem>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -74,6 +76,7 @@ struct Fixture {
     o.poll_interval = inotify ? std::chrono::hours(1) : std::chrono::milliseconds(20);
     o.now_unix_ms = [this] { return clock.load(); };
     o.on_reload = [this](const LoadResult& r) { reloads.Record(r); };
+    o.settle = std::chrono::milliseconds(5);
     return o;
   }
 };
@@ -275,6 +278,167 @@ TEST(ConfigWatcher, ReadersDuringReloadsSeeWholeSnapshots) {
   EXPECT_GT(reads.load(), 0);
   EXPECT_EQ(GpusOf(*f.store.Current(), "t0"), 30);
   EXPECT_EQ(watcher.status().failures, 0u);
+}
+
+// ---- The fail-safe: an emptied, truncated or vanished policy is refused, the last good stays.
+
+struct FailSafeCase {
+  std::string name;
+  std::function<void(const TempDir&)> damage;
+  std::string file;  // the file the first error names ("" = the directory)
+  std::string text;  // part of the first error
+};
+
+TEST(ConfigWatcher, AnEmptiedTruncatedOrVanishedPolicyIsRefusedAndTheLastGoodStays) {
+  const std::string kTwoTeams = Team("a", 1) + "---\n" + Team("b", 2);
+  const std::vector<FailSafeCase> cases = {
+      {"truncated to 0 bytes", [](const TempDir& d) { d.Write("teams.yaml", ""); }, "teams.yaml",
+       "the file is empty (0 bytes)"},
+      {"only a comment left", [](const TempDir& d) { d.Write("teams.yaml", "# x\n"); },
+       "teams.yaml", "holds no document"},
+      {"every file deleted",
+       [](const TempDir& d) {
+         std::filesystem::remove(d.path() + "/teams.yaml");
+         std::filesystem::remove(d.path() + "/policy.yaml");
+       },
+       "", "no team is defined"},
+      {"teams file deleted, policy settings left",
+       [](const TempDir& d) { std::filesystem::remove(d.path() + "/teams.yaml"); }, "",
+       "no team is defined"},
+      {"cut at a line end (still valid YAML: team b loses its quota)",
+       [&](const TempDir& d) {
+         d.Write("teams.yaml", kTwoTeams.substr(0, kTwoTeams.rfind("cohort: c")));
+       },
+       "teams.yaml", "shrank to its first"},
+      {"cut inside the last document (team b gone)",
+       [&](const TempDir& d) {
+         d.Write("teams.yaml", kTwoTeams.substr(0, kTwoTeams.rfind("---") + 4));
+       },
+       "teams.yaml", "shrank to its first"},
+  };
+  for (const FailSafeCase& c : cases) {
+    Fixture f;
+    f.dir.Write("policy.yaml",
+                "apiVersion: taskgov.io/v1\nkind: TaskGovernancePolicy\n"
+                "podsWithoutTeam: Refuse\n");
+    f.dir.Write("teams.yaml", kTwoTeams);
+    ConfigWatcher watcher(&f.store, f.Options(/*inotify=*/false));
+    ASSERT_TRUE(watcher.Reload().ok()) << c.name;
+    const scheduler::PolicyPtr good = f.store.Current();
+    ASSERT_EQ(good->teams.size(), 2u) << c.name;
+
+    c.damage(f.dir);
+    common::log::ScopedCapture logs;
+    EXPECT_TRUE(watcher.CheckForChanges()) << c.name;
+    EXPECT_EQ(f.store.Current(), good) << c.name;  // the very same snapshot
+    const ReloadStatus s = watcher.status();
+    EXPECT_FALSE(s.last_success) << c.name;
+    EXPECT_EQ(s.failures, 1u) << c.name;
+    EXPECT_NE(s.last_error.find(c.text), std::string::npos) << c.name << ": " << s.last_error;
+    const std::string prefix = c.file.empty() ? "<config>: " : c.file + ": ";
+    EXPECT_EQ(s.last_error.rfind(prefix, 0), 0u) << c.name << ": " << s.last_error;
+    EXPECT_EQ(logs.Count("invalid configuration refused"), 1u) << c.name;
+    EXPECT_EQ(logs.Count("\"teams_in_force\":2"), 1u) << c.name;
+  }
+}
+
+TEST(ConfigWatcher, AnExplicitlyEmptyPolicyIsPublished) {
+  Fixture f;
+  f.dir.Write("teams.yaml", Team("a", 1));
+  ConfigWatcher watcher(&f.store, f.Options(/*inotify=*/false));
+  ASSERT_TRUE(watcher.Reload().ok());
+  std::filesystem::remove(f.dir.path() + "/teams.yaml");
+  f.dir.Write("policy.yaml",
+              "apiVersion: taskgov.io/v1\nkind: TaskGovernancePolicy\nemptyPolicy: true\n");
+  EXPECT_TRUE(watcher.CheckForChanges());
+  EXPECT_TRUE(watcher.status().last_success) << watcher.status().last_error;
+  EXPECT_TRUE(f.store.Current()->teams.empty());
+}
+
+// A change whose end was removed on purpose loads once anything else in the file changed too.
+TEST(ConfigWatcher, AShortenedFileWithAnotherEditIsNotATruncation) {
+  Fixture f;
+  f.dir.Write("teams.yaml", Team("a", 1) + "---\n" + Team("b", 2));
+  ConfigWatcher watcher(&f.store, f.Options(/*inotify=*/false));
+  ASSERT_TRUE(watcher.Reload().ok());
+  f.dir.Write("teams.yaml", "# b retired\n" + Team("a", 1));
+  EXPECT_TRUE(watcher.CheckForChanges());
+  EXPECT_TRUE(watcher.status().last_success) << watcher.status().last_error;
+  EXPECT_EQ(f.store.Current()->teams.size(), 1u);
+}
+
+// A writer that is not done: the directory is read again every `settle` until two reads agree,
+// and only that content is parsed. The test's sleep plays the writer, one step per wait.
+TEST(ConfigWatcher, ADirectoryBeingWrittenIsWaitedOutUntilItsContentIsStable) {
+  Fixture f;
+  f.dir.Write("a.yaml", Team("a", 1));
+  const std::string final_b = Team("b", 7);
+  std::vector<std::function<void()>> steps;
+  size_t waits = 0;
+  WatcherOptions options = f.Options(/*inotify=*/false);
+  options.sleep = [&](std::chrono::milliseconds) {
+    if (waits < steps.size()) steps[waits]();
+    ++waits;
+  };
+  ConfigWatcher watcher(&f.store, options);
+  ASSERT_TRUE(watcher.Reload().ok());
+
+  f.dir.Write("b.yaml", final_b.substr(0, 30));  // a partial write, cut mid-line
+  steps = {
+      [&] { f.dir.Write("b.yaml", final_b.substr(0, 60)); },
+      [&] { f.dir.Write("b.yaml", final_b); },
+  };
+  waits = 0;
+  EXPECT_TRUE(watcher.CheckForChanges());
+  EXPECT_EQ(waits, 3u);  // 30 → 60 bytes, 60 → all, all → all: stable
+  const ReloadStatus s = watcher.status();
+  EXPECT_TRUE(s.last_success) << s.last_error;
+  EXPECT_EQ(s.attempts, 2u);  // the initial load and the final content, nothing in between
+  EXPECT_EQ(s.failures, 0u);
+  EXPECT_EQ(GpusOf(*f.store.Current(), "b"), 7);
+}
+
+TEST(ConfigWatcher, ContentStillChangingAtTheSettleTimeoutIsRefused) {
+  Fixture f;
+  f.dir.Write("a.yaml", Team("a", 1));
+  WatcherOptions options = f.Options(/*inotify=*/false);
+  int step = 0;
+  bool writing = false;
+  options.settle_timeout = std::chrono::milliseconds(0);  // give up at the first disagreement
+  options.sleep = [&](std::chrono::milliseconds) {
+    if (writing) f.dir.Write("a.yaml", Team("a", 2 + step++));
+  };
+  ConfigWatcher watcher(&f.store, options);
+  ASSERT_TRUE(watcher.Reload().ok());
+  const scheduler::PolicyPtr good = f.store.Current();
+  writing = true;
+  f.dir.Write("a.yaml", Team("a", 50));
+  EXPECT_TRUE(watcher.CheckForChanges());
+  EXPECT_EQ(f.store.Current(), good);
+  EXPECT_NE(watcher.status().last_error.find("still changing"), std::string::npos)
+      << watcher.status().last_error;
+  writing = false;
+  EXPECT_TRUE(watcher.CheckForChanges());  // the writer is done: the next check loads it
+  EXPECT_TRUE(watcher.status().last_success) << watcher.status().last_error;
+}
+
+// RequestReload (SIGHUP) re-reads on the watcher thread even when nothing changed.
+TEST(ConfigWatcher, RequestReloadReReadsNowOnTheWatcherThread) {
+  Fixture f;
+  f.dir.Write("a.yaml", Team("a", 1));
+  WatcherOptions options = f.Options(/*inotify=*/true);
+  options.poll_interval = std::chrono::hours(1);
+  ConfigWatcher watcher(&f.store, options);
+  ASSERT_TRUE(watcher.Reload().ok());
+  ASSERT_TRUE(watcher.Start().ok());
+  watcher.RequestReload();
+  ASSERT_TRUE(f.reloads.WaitFor(2));
+  EXPECT_TRUE(f.reloads.last_ok()) << f.reloads.last_error();
+  EXPECT_EQ(watcher.status().attempts, 2u);
+  watcher.RequestReload();
+  ASSERT_TRUE(f.reloads.WaitFor(3));
+  watcher.Stop();
+  EXPECT_EQ(watcher.status().attempts, 3u);
 }
 
 }  // namespace

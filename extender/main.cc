@@ -178,21 +178,29 @@ common::Status ValidateFlags(const Flags& flags) {
   return common::Status::Ok();
 }
 
-// Blocks the termination signals before any thread starts, so every thread inherits the mask
-// and WaitForSignal is the only place they are delivered.
+// Blocks the termination signals and SIGHUP before any thread starts, so every thread inherits
+// the mask and WaitForTermination is the only place they are delivered.
 sigset_t BlockTerminationSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   return signals;
 }
 
-int WaitForSignal(const sigset_t& signals) {
-  int signal_number = 0;
-  sigwait(&signals, &signal_number);
-  return signal_number;
+// Waits for SIGTERM or SIGINT and returns it; each SIGHUP meanwhile re-reads the policy (through
+// the watcher, with the same validation as any reload) and serving goes on.
+int WaitForTermination(Process& p, const sigset_t& signals) {
+  while (true) {
+    int signal_number = 0;
+    if (sigwait(&signals, &signal_number) != 0) continue;
+    if (signal_number != SIGHUP) return signal_number;
+    common::log::Info(kComponent, "SIGHUP: re-reading the policy",
+                      {{"config_dir", p.flags.config_dir}});
+    p.watcher->RequestReload();
+  }
 }
 
 void BuildMetrics(Process& p) {
@@ -441,7 +449,7 @@ int Run(int argc, char** argv) {
   BuildWebhookServer(p);
   if (common::Status s = Start(p); !s.ok()) return Fail(s.error().message);
 
-  Shutdown(p, WaitForSignal(signals));
+  Shutdown(p, WaitForTermination(p, signals));
   return 0;
 }
 
