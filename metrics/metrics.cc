@@ -557,13 +557,21 @@ int64_t SharePerMille(const scheduler::Ledger::Session& session, const scheduler
 struct PodCounts {
   int64_t running = 0;
   int64_t assumed = 0;
+  int64_t workloads = 0;  // admitted: lone pods holding a reservation, and gangs (once each)
 };
 std::unordered_map<NameId, PodCounts> CountReservations(const scheduler::QuotaBook& book) {
   std::unordered_map<NameId, PodCounts> counts;
+  std::set<std::pair<NameId, std::string>> gangs;
   book.ForEach([&](std::string_view, const scheduler::Reservation& r) {
     PodCounts& c = counts[r.charge.team];
     (r.state == scheduler::ReservationState::kBound ? c.running : c.assumed) += 1;
+    if (r.meta.workload.empty()) {
+      ++c.workloads;
+    } else {
+      gangs.emplace(r.charge.team, r.meta.workload);
+    }
   });
+  for (const auto& [team, workload] : gangs) ++counts[team].workloads;
   return counts;
 }
 
@@ -669,14 +677,20 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::QuotaBook
                      "and charged to the quota), preempted (evicted by preemption, not yet "
                      "terminated). Labels: team, state.",
                      MetricType::Gauge);
+  FamilyBuilder workloads("taskgov_workloads",
+                          "Workloads of a team by state (a gang counts once, a lone pod is a "
+                          "workload): pending (waiting for admission), admitted (holding quota). "
+                          "Labels: team, state.",
+                          MetricType::Gauge);
   FamilyBuilder k_pending("kueue_pending_workloads",
-                          "Kueue-compatible pending pods of a ClusterQueue. Labels: "
-                          "cluster_queue; status: inadmissible (refused by a filter call, "
-                          "waiting for quota), active (not tried yet).",
+                          "Kueue-compatible pending workloads of a ClusterQueue (a gang counts "
+                          "once). Labels: cluster_queue; status: inadmissible (refused by a "
+                          "filter call, waiting for quota), active (not tried yet).",
                           MetricType::Gauge);
   FamilyBuilder k_active("kueue_admitted_active_workloads",
-                         "Kueue-compatible admitted pods of a ClusterQueue that hold quota: "
-                         "bound, or admitted and about to be bound. Labels: cluster_queue.",
+                         "Kueue-compatible admitted workloads of a ClusterQueue that hold quota "
+                         "(a gang counts once): bound, or admitted and about to be bound. "
+                         "Labels: cluster_queue.",
                          MetricType::Gauge);
   static constexpr L2 kPodNames = {"team", "state"};
   static constexpr L2 kPendingNames = {"cluster_queue", "status"};
@@ -689,7 +703,9 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::QuotaBook
                                                          : scheduler::PendingQueues::Counts{};
     if (cluster != nullptr) {
       pods.Value(kPodNames, L2{team, "pending"}, static_cast<double>(pending.total));
+      workloads.Value(kPodNames, L2{team, "pending"}, static_cast<double>(pending.workloads));
     }
+    workloads.Value(kPodNames, L2{team, "admitted"}, static_cast<double>(c.workloads));
     pods.Value(kPodNames, L2{team, "running"}, static_cast<double>(c.running));
     if (scrape.preemptions) {
       const auto& preempted = scrape.preemptions->preempted_pods;
@@ -700,14 +716,14 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::QuotaBook
     if (!options_.kueue_compatible) continue;
     if (cluster != nullptr) {
       k_pending.Value(kPendingNames, L2{meta.cluster_queue, "active"},
-                      static_cast<double>(pending.total - pending.refused));
+                      static_cast<double>(pending.workloads - pending.refused_workloads));
       k_pending.Value(kPendingNames, L2{meta.cluster_queue, "inadmissible"},
-                      static_cast<double>(pending.refused));
+                      static_cast<double>(pending.refused_workloads));
     }
-    k_active.Value(L1{"cluster_queue"}, L1{meta.cluster_queue},
-                   static_cast<double>(c.running + c.assumed));
+    k_active.Value(L1{"cluster_queue"}, L1{meta.cluster_queue}, static_cast<double>(c.workloads));
   }
   out->push_back(pods.Take());
+  out->push_back(workloads.Take());
   if (options_.kueue_compatible) {
     out->push_back(k_pending.Take());
     out->push_back(k_active.Take());

@@ -210,11 +210,24 @@ PendingQueues::Counts PendingQueues::CountsOf(NameId team) {
   Counts n;
   auto queue = queues_.find(team);
   if (queue == queues_.end()) return n;
+  std::unordered_map<std::string_view, bool> gangs;  // workload → a member was refused
   for (const AgeKey& key : queue->second.by_age) {
     auto it = pending_.find(std::get<1>(key));
     if (it == pending_.end() || !Live(it->second)) continue;
+    const Entry& entry = it->second;
     ++n.total;
-    if (it->second.refused) ++n.refused;
+    if (entry.refused) ++n.refused;
+    if (entry.pod.workload.empty()) {
+      ++n.workloads;
+      if (entry.refused) ++n.refused_workloads;
+    } else {
+      bool& refused = gangs[entry.pod.workload];
+      refused = refused || entry.refused;
+    }
+  }
+  for (const auto& [workload, refused] : gangs) {
+    ++n.workloads;
+    if (refused) ++n.refused_workloads;
   }
   return n;
 }

@@ -98,6 +98,9 @@ class PendingQueues {
   struct Counts {
     size_t total = 0;
     size_t refused = 0;
+    // The same by workload (DESIGN §3.7): a gang counts once, refused when a member was.
+    size_t workloads = 0;
+    size_t refused_workloads = 0;
   };
   [[nodiscard]] Counts CountsOf(NameId team);
   // Applies every note posted before the call.

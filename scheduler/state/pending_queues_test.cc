@@ -31,6 +31,28 @@ class PendingQueuesTest : public ::testing::Test {
   PendingQueues queues_{&clock_, PendingQueues::Options{60'000}};
 };
 
+PendingPod Member(std::string uid, const std::string& gang, int64_t created_ms) {
+  PendingPod p = Pending(std::move(uid), 1, 0, created_ms);
+  p.workload = gang;
+  p.workload_size = 4;
+  return p;
+}
+
+TEST_F(PendingQueuesTest, AGangCountsOnceAsAWorkloadAndItsMembersAreLeftOutOfItsOwnView) {
+  queues_.Upsert(Member("x-0", "job-x", 100));
+  queues_.Upsert(Member("x-1", "job-x", 101));
+  queues_.Upsert(Pending("lone", 1, 0, 102));
+  queues_.NoteRefused(Member("y-0", "job-y", 103));  // a filter refused it
+  const PendingQueues::Counts n = queues_.CountsOf(1);
+  EXPECT_EQ(n.total, 4u);
+  EXPECT_EQ(n.refused, 1u);
+  EXPECT_EQ(n.workloads, 3u);  // job-x, lone, job-y
+  EXPECT_EQ(n.refused_workloads, 1u);
+  // A member of job-x looking at who is ahead of it does not see its own gang.
+  EXPECT_EQ(Keys(queues_.Ahead(1, 0, 999, "x-2", false, 10, "job-x")),
+            (std::vector<std::string>{"lone", "y-0"}));
+}
+
 TEST_F(PendingQueuesTest, RanksByPriorityThenAgeOrByAgeAlone) {
   queues_.Upsert(Pending("old-low", 1, 1, 100));
   queues_.Upsert(Pending("new-high", 1, 9, 300));
