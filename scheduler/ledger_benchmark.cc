@@ -107,6 +107,58 @@ void BM_FilterRefuse500Nodes100Teams(benchmark::State& state) {
 }
 BENCHMARK(BM_FilterRefuse500Nodes100Teams);
 
+// A gang member against a lone pod of the same shape (DESIGN §3.7): each iteration admits a whole
+// 64-pod Kueue pod group — the first member's filter reserves for all 64, the others take their
+// shares — then gives every reservation back. items/s counts member filters, so its inverse is
+// the cost of one member's decision, to compare with BM_FilterLonePodLikeAGangMember.
+void BM_FilterGangOf64PerMember(benchmark::State& state) {
+  FilterFixture f;
+  constexpr int kMembers = 64;
+  std::vector<FilterArgs> members(kMembers);
+  for (int i = 0; i < kMembers; ++i) {
+    members[i].pod = PodBuilder("m-" + std::to_string(i))
+                         .Namespace("ns-team-42")
+                         .Cpu("2")
+                         .Memory("16Gi")
+                         .Label("kueue.x-k8s.io/pod-group-name", "train")
+                         .Annotation("kueue.x-k8s.io/pod-group-total-count", "64");
+    members[i].node_names = f.names;
+  }
+  for (auto _ : state) {
+    for (const FilterArgs& args : members) {
+      FilterResult r = f.admission.Filter(args);
+      if (r.feasible.empty()) state.SkipWithError("a member was refused");
+      benchmark::DoNotOptimize(r);
+    }
+    state.PauseTiming();
+    for (const FilterArgs& args : members) {
+      f.book.Release(args.pod.uid);
+      f.cluster.OnPodDelete(args.pod);
+    }
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * kMembers);
+}
+BENCHMARK(BM_FilterGangOf64PerMember);
+
+void BM_FilterLonePodLikeAGangMember(benchmark::State& state) {
+  FilterFixture f;
+  FilterArgs args;
+  args.pod = PodBuilder("w").Namespace("ns-team-42").Cpu("2").Memory("16Gi");
+  args.node_names = f.names;
+  for (auto _ : state) {
+    FilterResult r = f.admission.Filter(args);
+    if (r.feasible.empty()) state.SkipWithError("the pod was refused");
+    benchmark::DoNotOptimize(r);
+    state.PauseTiming();
+    f.book.Release(args.pod.uid);
+    f.cluster.OnPodDelete(args.pod);
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_FilterLonePodLikeAGangMember);
+
 // Bytes per tracked pod: heap growth for 100,000 bound reservations.
 void BM_MemoryPerTrackedPod(benchmark::State& state) {
   for (auto _ : state) {
