@@ -820,13 +820,16 @@ class HttpServer::Impl::Session : public SessionBase,
 
   void OnWritten(const http::response<http::string_body>& res, beast::error_code ec,
                  bool keep_alive) {
+    const bool next = !ec && keep_alive;
+    if (next) {
+      served_one_ = true;
+      MarkIdle();  // before the observer: whoever it tells may count on the connection's state
+    }
     if (Options().observer) Observe(res, !ec);
     if (ec == beast::error::timeout) {
       server_->NoteRefusal(metrics::HttpRefusal::kRequestTimeout, peer_);
     }
-    if (ec || !keep_alive) return Close();
-    served_one_ = true;
-    MarkIdle();
+    if (!next) return Close();
     WaitForRequest();
   }
 

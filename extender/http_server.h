@@ -64,9 +64,9 @@
 //
 // Observation (HttpServerOptions::observer): called once per reply written — handler replies and
 // the server's own 400/404/405/413/415/417/431/501/503 — on the I/O thread, after the write
-// finished. Connections cut off at a deadline or closed by the peer before a reply produce no
-// observation (they are in stats()). Unset, it costs one branch per request. It must be quick and
-// must not throw.
+// finished (a kept-alive connection is idle again by then). Connections cut off at a deadline or
+// closed by the peer before a reply produce no observation (they are in stats()). Unset, it costs
+// one branch per request. It must be quick and must not throw.
 //
 // Thread-safety: Start/Shutdown from one controlling thread; port, stats and ReloadTls from any
 // thread. Handlers and the observer are called concurrently from the I/O threads. Shutdown stops

@@ -197,16 +197,21 @@ TEST_F(HttpServerTest, TheIdleTimeoutAppliesBetweenRequestsOnceOneCompleted) {
 }
 
 TEST_F(HttpServerTest, AtTheCapTheLongestIdleConnectionIsClosedForANewOne) {
+  std::atomic<int> observed{0};
   HttpServerOptions options;
   options.max_connections = 2;
+  // Called once the connection is idle again: orders the two connections' idle times.
+  options.observer = [&](const RequestObservation&) { observed.fetch_add(1); };
   StartServer(options);
   const std::string get = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
   int oldest = RawConnect();
   ASSERT_TRUE(SendAll(oldest, get));
   ASSERT_NE(ReadUntil(oldest, "ok\n").find("ok\n"), std::string::npos);
+  ASSERT_TRUE(Eventually([&] { return observed.load() == 1; }));
   int newer = RawConnect();
   ASSERT_TRUE(SendAll(newer, get));
   ASSERT_NE(ReadUntil(newer, "ok\n").find("ok\n"), std::string::npos);
+  ASSERT_TRUE(Eventually([&] { return observed.load() == 2; }));
 
   common::testing::HttpClient client("127.0.0.1", server_->port());
   common::Result<common::testing::HttpReply> r = client.Get("/healthz");
@@ -272,7 +277,8 @@ TEST_F(HttpServerTest, AtTheCapWithEveryConnectionInARequestTheNewcomerGets503) 
   slow.join();
   ASSERT_TRUE(slow_reply.ok()) << slow_reply.error().message;
   EXPECT_EQ(slow_reply->status, 200);
-  // With the busy connection back to idle, a newcomer evicts it instead of getting 503.
+  // Once the busy client is gone, newcomers are served again.
+  ASSERT_TRUE(Eventually([&] { return server_->stats().open_connections == 0; }));
   common::testing::HttpClient after("127.0.0.1", server_->port());
   common::Result<common::testing::HttpReply> r = after.Get("/healthz");
   ASSERT_TRUE(r.ok()) << r.error().message;
