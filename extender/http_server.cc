@@ -575,7 +575,7 @@ class HttpServer::Impl::Session : public SessionBase,
     route_ = nullptr;
     path_known_ = false;
     expect_continue_ = false;
-    budget_exceeded_ = false;
+    budget_exceeded_at_ = 0;
     request_body_bytes_ = 0;
     header_parser_.emplace();
     header_parser_->header_limit(static_cast<uint32_t>(Options().max_header_bytes));
@@ -678,7 +678,7 @@ class HttpServer::Impl::Session : public SessionBase,
   void OnChunkHeader(uint64_t size, beast::error_code& ec) {
     if (size == 0 || reserved_ + size > route_->body_limit) return;
     if (TryReserve(size)) return;
-    budget_exceeded_ = true;
+    budget_exceeded_at_ = reserved_ + size;
     ec = asio::error::no_buffer_space;
   }
 
@@ -740,7 +740,7 @@ class HttpServer::Impl::Session : public SessionBase,
   }
 
   void OnReadError(beast::error_code ec, std::string_view stage) {
-    if (budget_exceeded_) return RefuseForBudget(reserved_);
+    if (budget_exceeded_at_ > 0) return RefuseForBudget(budget_exceeded_at_);
     if (IsPeerGone(ec)) return Close();
     if (ec == beast::error::timeout) {
       server_->NoteRefusal(stage == "header" ? metrics::HttpRefusal::kHeaderTimeout
@@ -891,14 +891,14 @@ class HttpServer::Impl::Session : public SessionBase,
   std::function<void(std::uint64_t, beast::string_view, beast::error_code&)> chunk_budget_;
   std::optional<asio::steady_timer> budget_timer_;  // made on the first wait for the budget
   Clock::time_point budget_wait_until_;
-  uint64_t reserved_ = 0;         // bytes of the current body held in the budget
-  bool budget_exceeded_ = false;  // a chunk did not fit the budget
-  const Route* route_ = nullptr;  // the route handling the current request, if any
-  std::string_view outcome_;      // the current reply's HttpResponse::outcome
-  std::string method_;            // of the current request
-  std::string path_;              // of the current request, without the query
-  bool path_known_ = false;       // a route has path_
-  bool expect_continue_ = false;  // the current request asked for 100 Continue
+  uint64_t reserved_ = 0;            // bytes of the current body held in the budget
+  uint64_t budget_exceeded_at_ = 0;  // > 0: the chunked body's size when a chunk did not fit
+  const Route* route_ = nullptr;     // the route handling the current request, if any
+  std::string_view outcome_;         // the current reply's HttpResponse::outcome
+  std::string method_;               // of the current request
+  std::string path_;                 // of the current request, without the query
+  bool path_known_ = false;          // a route has path_
+  bool expect_continue_ = false;     // the current request asked for 100 Continue
   uint64_t request_body_bytes_ = 0;
   Clock::time_point request_start_;
   bool idle_ = true;         // waiting for the first byte of a request
