@@ -185,6 +185,10 @@ const std::map<std::string, FlagDef, std::less<>>& Setters() {
       {"request-timeout", DurationSetter(&Flags::request_timeout, "request-timeout")},
       {"idle-timeout", DurationSetter(&Flags::idle_timeout, "idle-timeout")},
       {"max-connections", IntSetter(&Flags::max_connections, "max-connections", 1, 1'000'000)},
+      {"metrics-max-connections",
+       IntSetter(&Flags::metrics_max_connections, "metrics-max-connections", 1, 1'000'000)},
+      {"max-inflight-body-bytes",
+       ByteSizeSetter(&Flags::max_inflight_body_bytes, "max-inflight-body-bytes")},
       {"shutdown-drain", DurationSetter(&Flags::shutdown_drain, "shutdown-drain")},
   };
   return *setters;
@@ -264,6 +268,27 @@ common::Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   return common::Error{"'" + std::string(text) + "' is not a positive duration like 15s or 1500ms"};
 }
 
+namespace {
+
+// A request the budget can never hold would be refused forever: the budget must hold the
+// largest body any verb accepts.
+common::Result<Flags> CheckBodyBudget(const Flags& flags) {
+  for (auto [limit, name] :
+       {std::pair{flags.filter_body_limit, "filter"},
+        std::pair{flags.prioritize_body_limit, "prioritize"},
+        std::pair{flags.preempt_body_limit, "preempt"}, std::pair{flags.bind_body_limit, "bind"}}) {
+    if (limit > flags.max_inflight_body_bytes) {
+      return common::Error{
+          "flag --max-inflight-body-bytes: " + std::to_string(flags.max_inflight_body_bytes) +
+          " bytes is less than --" + name + "-body-limit " + std::to_string(limit) +
+          " (such a request could never be served)"};
+    }
+  }
+  return flags;
+}
+
+}  // namespace
+
 common::Result<Flags> ParseFlags(const std::vector<std::string_view>& args) {
   Flags flags;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -307,7 +332,21 @@ common::Result<Flags> ParseFlags(const std::vector<std::string_view>& args) {
                          std::to_string(flags.request_timeout.count()) +
                          "ms (the header is part of the request)"};
   }
-  return flags;
+  return CheckBodyBudget(flags);
+}
+
+std::vector<std::string> FlagWarnings(const Flags& flags) {
+  std::vector<std::string> warnings;
+  if (flags.listen.host == "0.0.0.0" || flags.listen.host == "::") {
+    warnings.push_back(
+        "flag --listen: " + flags.listen.host + ":" + std::to_string(flags.listen.port) +
+        " binds every interface: the webhooks (which bind pods) are reachable from the "
+        "network" +
+        (flags.tls_client_ca_file.empty() ? std::string(" without client certificates")
+                                          : std::string(", with client certificates required")) +
+        "; use 127.0.0.1:PORT with kube-scheduler as a sidecar");
+  }
+  return warnings;
 }
 
 std::string Usage() {
@@ -340,13 +379,20 @@ Flags (--name=value or --name value):
   --filter-body-limit=SIZE, --prioritize-body-limit=SIZE, --preempt-body-limit=SIZE
                                 largest request body per verb (default 64Mi; 1Ki..1Gi)
   --bind-body-limit=SIZE        largest bind request body (default 64Ki; 1Ki..1Gi)
-  --header-timeout=D            from a request's first byte (and the TLS handshake) until its
-                                header is read (default 10s)
+  --header-timeout=D            a new connection: from accept (TLS handshake included) until
+                                its first request header is read; later requests: from their
+                                first byte (default 10s)
   --request-timeout=D           from a request's first byte until its body is read, and for
                                 writing the reply (default 30s)
-  --idle-timeout=D              how long a kept-alive connection may wait for its next
-                                request (default 90s)
-  --max-connections=N           concurrent webhook connections; more are refused (default 1024)
+  --idle-timeout=D              how long a connection that has completed a request may wait
+                                for its next one (default 90s)
+  --max-connections=N           concurrent webhook connections; at the cap the longest-idle
+                                one is closed, or the newcomer answered 503 (default 1024)
+  --metrics-max-connections=N   the same for the metrics listener (default 64)
+  --max-inflight-body-bytes=SIZE
+                                request bodies held in memory at once; a request that does not
+                                fit waits up to 500ms, then gets 503 (default 256Mi; at least
+                                every body limit)
   --shutdown-drain=D            after SIGTERM, how long requests in flight may finish
                                 (default 600ms)
   --kueue-metrics[=BOOL]        also export Kueue's metric names and labels (default false)

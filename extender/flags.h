@@ -61,6 +61,12 @@ struct Flags {
   std::chrono::milliseconds request_timeout{30'000};
   std::chrono::milliseconds idle_timeout{90'000};
   size_t max_connections = 1024;
+  // Connections the metrics listener (/metrics, /healthz, /readyz) holds at once; same rules.
+  size_t metrics_max_connections = 64;
+  // Request bodies held in memory at once, across every request in flight (BodyBudget). The
+  // default leaves the Deployment's 1 GiB limit room for the decoding of the bodies being
+  // handled and for the rest of the process (README: "Limits").
+  size_t max_inflight_body_bytes = 256 << 20;
   // How long requests in flight may finish after SIGTERM.
   std::chrono::milliseconds shutdown_drain{600};
   bool help = false;
@@ -76,6 +82,10 @@ struct Flags {
 
 // Parses a duration such as "15s", "1500ms", "2m".
 [[nodiscard]] common::Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
+
+// Settings that are valid but deserve a warning at startup (each a sentence naming the flag),
+// e.g. a webhook listener bound to every interface.
+[[nodiscard]] std::vector<std::string> FlagWarnings(const Flags& flags);
 
 // The --help text.
 [[nodiscard]] std::string Usage();

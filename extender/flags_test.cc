@@ -178,6 +178,10 @@ TEST(ParseFlagsTest, BadServerValuesAreOneLineErrorsNamingTheFlag) {
            {"--pod-field-selector=a=b,,c=d", "flag --pod-field-selector"},
            {"--pod-field-selector=!=x", "flag --pod-field-selector"},
            {"--header-timeout=31s", "flag --header-timeout: 31000ms exceeds --request-timeout"},
+           {"--metrics-max-connections=0", "flag --metrics-max-connections"},
+           {"--max-inflight-body-bytes=lots", "flag --max-inflight-body-bytes"},
+           {"--max-inflight-body-bytes=32Mi",
+            "flag --max-inflight-body-bytes: 33554432 bytes is less than --filter-body-limit"},
        }) {
     common::Result<Flags> flags = ParseFlags({c.arg});
     ASSERT_FALSE(flags.ok()) << c.arg;
@@ -190,8 +194,36 @@ TEST(ParseFlagsTest, UsageListsEveryServerFlag) {
   for (const char* name :
        {"--kube-context", "--pod-field-selector", "--filter-body-limit", "--prioritize-body-limit",
         "--preempt-body-limit", "--bind-body-limit", "--header-timeout", "--request-timeout",
-        "--idle-timeout", "--max-connections", "--shutdown-drain"}) {
+        "--idle-timeout", "--max-connections", "--metrics-max-connections",
+        "--max-inflight-body-bytes", "--shutdown-drain"}) {
     EXPECT_NE(Usage().find(name), std::string::npos) << name;
+  }
+}
+
+TEST(ParseFlagsTest, ConnectionCapsAndBodyBudget) {
+  common::Result<Flags> defaults = ParseFlags({});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->metrics_max_connections, 64u);
+  EXPECT_EQ(defaults->max_inflight_body_bytes, 256u << 20);
+  common::Result<Flags> flags = ParseFlags(
+      {"--metrics-max-connections=8", "--max-inflight-body-bytes=8Mi", "--filter-body-limit=4Mi",
+       "--prioritize-body-limit=4Mi", "--preempt-body-limit=8Mi"});
+  ASSERT_TRUE(flags.ok()) << flags.error().message;
+  EXPECT_EQ(flags->metrics_max_connections, 8u);
+  EXPECT_EQ(flags->max_inflight_body_bytes, 8u << 20);
+}
+
+TEST(FlagWarningsTest, AWebhookListenerOnEveryInterfaceIsWarnedAbout) {
+  common::Result<Flags> loopback = ParseFlags({});
+  ASSERT_TRUE(loopback.ok());
+  EXPECT_TRUE(FlagWarnings(*loopback).empty());  // the metrics listener's 0.0.0.0 is intended
+  for (const char* listen : {"--listen=:8888", "--listen=0.0.0.0:8888", "--listen=[::]:8888"}) {
+    common::Result<Flags> flags = ParseFlags({listen});
+    ASSERT_TRUE(flags.ok()) << listen;
+    const std::vector<std::string> warnings = FlagWarnings(*flags);
+    ASSERT_EQ(warnings.size(), 1u) << listen;
+    EXPECT_NE(warnings[0].find("flag --listen"), std::string::npos) << warnings[0];
+    EXPECT_NE(warnings[0].find("binds every interface"), std::string::npos) << warnings[0];
   }
 }
 

@@ -367,6 +367,9 @@ TEST_F(WebhookServerTest, MetricsRenderTheRealOutcomeOfEachRequest) {
 
   for (const auto& [request, status] :
        {std::pair{std::string("GET /taskgov/filter HTTP/1.1\r\nHost: x\r\n\r\n"), 405},
+        std::pair{std::string("POST /taskgov/bind HTTP/1.1\r\nHost: x\r\n"
+                              "Content-Length: 999999999\r\n\r\n"),
+                  413},
         std::pair{std::string("POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"),
                   404}}) {
     int fd = RawConnect();
@@ -382,19 +385,21 @@ TEST_F(WebhookServerTest, MetricsRenderTheRealOutcomeOfEachRequest) {
   EXPECT_EQ(CountWhenAt(Verb::kFilter, Outcome::kBadRequest, 1), 1);
   EXPECT_EQ(CountWhenAt(Verb::kBind, Outcome::kErrorReply, 1), 1);
   EXPECT_EQ(Count(Verb::kBind, Outcome::kOk), 0);
-  const auto unknown = [&](std::string_view outcome) {
+  const auto counted = [&](std::string_view verb, std::string_view outcome) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     double n = 0;
     do {
       n = metrics::testing::ParseExposition(metrics_.Render())
               .Value("taskgov_webhook_requests_total",
-                     {{"verb", "unknown"}, {"outcome", std::string(outcome)}})
+                     {{"verb", std::string(verb)}, {"outcome", std::string(outcome)}})
               .value_or(0);
     } while (n < 1 && std::chrono::steady_clock::now() < deadline);
     return n;
   };
-  EXPECT_EQ(unknown("method_not_allowed"), 1);
-  EXPECT_EQ(unknown("not_found"), 1);
+  // Replies the server writes on a route's path keep its verb; other paths are "unknown".
+  EXPECT_EQ(counted("filter", "method_not_allowed"), 1);
+  EXPECT_EQ(counted("bind", "too_large"), 1);
+  EXPECT_EQ(counted("unknown", "not_found"), 1);
 }
 
 }  // namespace

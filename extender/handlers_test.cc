@@ -189,6 +189,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"PreemptNotJson", Verb::kPreempt, "[", 400, Outcome::kBadRequest, "malformed JSON"},
         BadCase{"PreemptNoPod", Verb::kPreempt, R"({"NodeNameToMetaVictims":{}})", 200,
                 Outcome::kUnusable, "the request has no Pod"},
+        BadCase{"PreemptNoVictimsMap", Verb::kPreempt,
+                std::string(R"({"Pod":{"metadata":{"name":"p","namespace":"n","uid":"u"}},)") +
+                    R"("NodeNameToVictims":null})",
+                200, Outcome::kUnusable, "neither NodeNameToVictims nor NodeNameToMetaVictims"},
         BadCase{"BindWrongType", Verb::kBind, R"({"PodName":["p"]})", 400, Outcome::kBadRequest,
                 "PodName: expected a string, got array"},
         BadCase{"BindNoNode", Verb::kBind, R"({"PodName":"p","PodNamespace":"n"})", 200,

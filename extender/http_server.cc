@@ -7,6 +7,8 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -15,6 +17,7 @@
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/stream_traits.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -22,6 +25,7 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
+#include <boost/beast/http/rfc7230.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
@@ -29,6 +33,7 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -37,6 +42,7 @@
 #include <unordered_map>
 
 #include "common/log.h"
+#include "extender/log_throttle.h"
 
 namespace taskgov::extender {
 namespace {
@@ -225,6 +231,63 @@ bool IsPeerGone(const beast::error_code& ec) {
          ec == asio::error::broken_pipe || ec == ssl::error::stream_truncated;
 }
 
+// A reply the server writes itself, and the connection closes after it.
+struct ServerError {
+  http::status status;
+  std::string message;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// Framing this server does not implement, refused before any body byte is read: a
+// Transfer-Encoding other than a lone `chunked` (501; Beast would ignore it and read what follows
+// as the next request), any Content-Encoding (415), an Expect other than `100-continue` (417).
+// Sets *expect_continue when the request asks for `100 Continue` (HTTP/1.1 only).
+std::optional<ServerError> CheckFraming(const http::request<http::empty_body>& header,
+                                        bool* expect_continue) {
+  std::string codings;
+  int tokens = 0;
+  bool chunked = false;
+  for (auto [it, end] = header.equal_range(http::field::transfer_encoding); it != end; ++it) {
+    if (!codings.empty()) codings += ", ";
+    codings.append(it->value().data(), it->value().size());
+    for (beast::string_view token : http::token_list{it->value()}) {
+      ++tokens;
+      chunked = beast::iequals(token, "chunked");
+    }
+  }
+  if (!codings.empty() && !(tokens == 1 && chunked)) {
+    return ServerError{http::status::not_implemented,
+                       "Transfer-Encoding '" + codings + "' is not supported (only chunked)",
+                       {}};
+  }
+  if (auto it = header.find(http::field::content_encoding); it != header.end()) {
+    return ServerError{http::status::unsupported_media_type,
+                       "Content-Encoding '" + std::string(it->value()) +
+                           "' is not supported; send the body unencoded",
+                       {{"Accept-Encoding", "identity"}}};
+  }
+  if (auto it = header.find(http::field::expect); it != header.end() && header.version() >= 11) {
+    if (!beast::iequals(it->value(), "100-continue")) {
+      return ServerError{
+          http::status::expectation_failed,
+          "Expect '" + std::string(it->value()) + "' is not supported (only 100-continue)",
+          {}};
+    }
+    *expect_continue = true;
+  }
+  return std::nullopt;
+}
+
+// What an operator reads, at most once per reason per 10 s, when a listener refuses or cuts off
+// connections (indexed by metrics::HttpRefusal).
+constexpr std::array<std::string_view, metrics::kHttpRefusals.size()> kRefusalLogLines = {
+    "connection cap reached with every connection in a request; new connections answered 503",
+    "connection cap reached; the longest-idle connections closed to make room",
+    "connections closed: no complete request header within the header timeout",
+    "connections closed: request not received, or reply not taken, within the request timeout",
+    "in-flight body budget exhausted; requests answered 503",
+};
+
 }  // namespace
 
 class HttpServer::Impl {
@@ -244,11 +307,16 @@ class HttpServer::Impl {
   HttpServerStats stats() const {
     HttpServerStats s;
     s.accepted = accepted_.load(std::memory_order_relaxed);
-    s.rejected_over_capacity = rejected_.load(std::memory_order_relaxed);
     s.requests = requests_.load(std::memory_order_relaxed);
     s.bad_requests = bad_requests_.load(std::memory_order_relaxed);
-    s.timeouts = timeouts_.load(std::memory_order_relaxed);
     s.open_connections = open_.load(std::memory_order_relaxed);
+    for (size_t i = 0; i < s.refused.size(); ++i) {
+      s.refused[i] = refused_[i].load(std::memory_order_relaxed);
+    }
+    s.timeouts = s.refused_for(metrics::HttpRefusal::kHeaderTimeout) +
+                 s.refused_for(metrics::HttpRefusal::kRequestTimeout);
+    s.inflight_body_bytes = inflight_body_bytes_.load(std::memory_order_relaxed);
+    s.body_budget_waits = body_budget_waits_.load(std::memory_order_relaxed);
     s.tls_handshake_failures = handshake_failures_.load(std::memory_order_relaxed);
     s.tls_reloads = tls_reloads_.load(std::memory_order_relaxed);
     s.tls_reload_failures = tls_reload_failures_.load(std::memory_order_relaxed);
@@ -263,6 +331,12 @@ class HttpServer::Impl {
 
   void Accept();
   void OnAccept(beast::error_code ec, tcp::socket socket);
+  // At the cap: closes the connection idle the longest; false when none is idle.
+  bool EvictOldestIdle();
+  template <class Stream>
+  void StartSession(tcp::socket socket, bool refusing);
+  // Counts a refusal and logs it, at most once per reason per 10 s.
+  void NoteRefusal(metrics::HttpRefusal reason, std::string_view peer);
   void Register(const std::shared_ptr<SessionBase>& session);
   void Unregister(SessionBase* session);
   // Reads the TLS files; at Start any error is returned, later a rejected set is reported once.
@@ -279,11 +353,14 @@ class HttpServer::Impl {
 
   // Relaxed counters: statistics only, they order nothing.
   std::atomic<uint64_t> accepted_{0};
-  std::atomic<uint64_t> rejected_{0};
   std::atomic<uint64_t> requests_{0};
   std::atomic<uint64_t> bad_requests_{0};
-  std::atomic<uint64_t> timeouts_{0};
+  std::array<std::atomic<uint64_t>, metrics::kHttpRefusals.size()> refused_{};
+  std::array<LogThrottle, metrics::kHttpRefusals.size()> refusal_logs_;
+  std::atomic<uint64_t> inflight_body_bytes_{0};
+  std::atomic<uint64_t> body_budget_waits_{0};
   std::atomic<uint64_t> open_{0};
+  std::atomic<uint64_t> refusing_{0};  // of open_: accepted over the cap, to be answered 503
   std::atomic<uint64_t> handshake_failures_{0};
   std::atomic<uint64_t> tls_reloads_{0};
   std::atomic<uint64_t> tls_reload_failures_{0};
@@ -321,13 +398,45 @@ class HttpServer::Impl {
 // What the server needs of a session of either stream type: the registry holds SessionBase.
 class HttpServer::Impl::SessionBase {
  public:
-  explicit SessionBase(Impl* server) : server_(server) {}
+  // Values of idle_since_ besides a time (steady-clock ticks, > 0).
+  static constexpr int64_t kBusy = 0;      // a request's header is complete: not evictable
+  static constexpr int64_t kEvicted = -1;  // chosen for eviction at the cap: closing
+
+  SessionBase(Impl* server, bool refusing)
+      : server_(server), refusing_(refusing), idle_since_(refusing ? kBusy : NowTicks()) {}
   virtual ~SessionBase() { server_->Unregister(this); }
   // Called from any thread: posts the shutdown notice to the session's strand.
   virtual void PostShutdown() = 0;
+  // Called from any thread by the acceptor once it claimed the session (idle_since_ = kEvicted):
+  // posts the close to the session's strand.
+  virtual void PostEvict() = 0;
+
+  bool refusing() const { return refusing_; }
+  // The time the session became idle, or kBusy / kEvicted. For the acceptor's scan.
+  int64_t idle_since() const { return idle_since_.load(std::memory_order_relaxed); }
+  // The acceptor's claim: true when the session was idle since `since` and is now kEvicted.
+  bool ClaimForEviction(int64_t since) {
+    return idle_since_.compare_exchange_strong(since, kEvicted, std::memory_order_relaxed);
+  }
 
  protected:
+  static int64_t NowTicks() {
+    return std::max<int64_t>(1, Clock::now().time_since_epoch().count());
+  }
+  // The header is complete: the session is busy. False when the acceptor claimed it first.
+  bool MarkBusy() { return idle_since_.exchange(kBusy, std::memory_order_relaxed) != kEvicted; }
+  void MarkIdle() { idle_since_.store(NowTicks(), std::memory_order_relaxed); }
+  bool evicted() const { return idle_since_.load(std::memory_order_relaxed) == kEvicted; }
+
   Impl* const server_;
+  // Accepted over the cap: reads one request header and answers 503.
+  const bool refusing_;
+
+ private:
+  // Relaxed everywhere: a protocol on this one variable (the session stores times and kBusy; the
+  // acceptor only swaps a time for kEvicted), whose modification order alone decides who wins;
+  // the close itself is posted to the session's strand, which orders everything else.
+  std::atomic<int64_t> idle_since_;
 };
 
 // One connection; Stream is beast::tcp_stream or beast::ssl_stream<beast::tcp_stream>. Every
@@ -338,12 +447,20 @@ class HttpServer::Impl::Session : public SessionBase,
   static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
 
  public:
-  Session(tcp::socket&& socket, Impl* server, std::shared_ptr<ssl::context> tls_ctx)
-      : SessionBase(server), tls_ctx_(std::move(tls_ctx)), stream_(MakeStream(std::move(socket))) {
+  Session(tcp::socket&& socket, Impl* server, std::shared_ptr<ssl::context> tls_ctx, bool refusing)
+      : SessionBase(server, refusing),
+        tls_ctx_(std::move(tls_ctx)),
+        stream_(MakeStream(std::move(socket))),
+        accepted_at_(Clock::now()) {
     beast::error_code ec;
     auto endpoint = Tcp().socket().remote_endpoint(ec);
     if (!ec) peer_ = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+    chunk_budget_ = [this](std::uint64_t size, beast::string_view, beast::error_code& chunk_ec) {
+      OnChunkHeader(size, chunk_ec);
+    };
   }
+
+  ~Session() override { ReleaseBody(); }
 
   void Run() {
     asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
@@ -359,6 +476,11 @@ class HttpServer::Impl::Session : public SessionBase,
     asio::post(stream_.get_executor(), [self = this->shared_from_this()] { self->OnShutdown(); });
   }
 
+  void PostEvict() override {
+    // The pending read (or handshake) completes with operation_aborted, and the session closes.
+    asio::post(stream_.get_executor(), [self = this->shared_from_this()] { self->Tcp().cancel(); });
+  }
+
  private:
   Stream MakeStream(tcp::socket&& socket) {
     if constexpr (kTls) {
@@ -369,6 +491,7 @@ class HttpServer::Impl::Session : public SessionBase,
   }
 
   beast::tcp_stream& Tcp() { return beast::get_lowest_layer(stream_); }
+  const HttpServerOptions& Options() const { return server_->options_; }
 
   // An idle connection closes now; one with a request in flight finishes it first (the reply
   // then carries Connection: close).
@@ -376,15 +499,23 @@ class HttpServer::Impl::Session : public SessionBase,
     if (idle_) Tcp().cancel();  // the pending read completes with operation_aborted → Close
   }
 
+  // The deadline of the header being read: a new connection's first header (and TLS handshake)
+  // counts from accept, a kept-alive connection's from the request's first byte.
+  Clock::time_point HeaderDeadline() const {
+    return (served_one_ ? request_start_ : accepted_at_) + Options().header_timeout;
+  }
+
   void Handshake() {
-    Tcp().expires_after(server_->options_.header_timeout);
+    Tcp().expires_at(accepted_at_ + Options().header_timeout);
     stream_.async_handshake(
         ssl::stream_base::server,
         [self = this->shared_from_this()](beast::error_code ec) { self->OnHandshake(ec); });
   }
 
   void OnHandshake(beast::error_code ec) {
-    if (ec && server_->stopping_.load(std::memory_order_acquire)) return CloseSocket();
+    if (ec && (server_->stopping_.load(std::memory_order_acquire) || evicted())) {
+      return CloseSocket();
+    }
     if (ec) {
       server_->handshake_failures_.fetch_add(1, std::memory_order_relaxed);
       std::string reason = ec == beast::error::timeout ? "handshake deadline passed" : ec.message();
@@ -395,7 +526,12 @@ class HttpServer::Impl::Session : public SessionBase,
           reason += X509_verify_cert_error_string(verify);
         }
       }
-      common::log::Warn(kComponent, "TLS handshake failed", {{"error", reason}, {"peer", peer_}});
+      if (ec == beast::error::timeout) {
+        server_->NoteRefusal(metrics::HttpRefusal::kHeaderTimeout, peer_);
+      } else {
+        common::log::Warn(kComponent, "TLS handshake failed",
+                          {{"listener", Options().listener}, {"error", reason}, {"peer", peer_}});
+      }
       return CloseSocket();
     }
     handshake_done_ = true;
@@ -406,7 +542,11 @@ class HttpServer::Impl::Session : public SessionBase,
     if (server_->stopping_.load(std::memory_order_acquire)) return Close();
     if (buffer_.size() > 0) return StartRequest();  // a pipelined request is already here
     idle_ = true;
-    Tcp().expires_after(server_->options_.idle_timeout);
+    if (served_one_) {
+      Tcp().expires_after(Options().idle_timeout);
+    } else {
+      Tcp().expires_at(HeaderDeadline());
+    }
     stream_.async_read_some(buffer_.prepare(4096),
                             [self = this->shared_from_this()](beast::error_code ec, size_t n) {
                               self->OnFirstBytes(ec, n);
@@ -415,8 +555,12 @@ class HttpServer::Impl::Session : public SessionBase,
 
   void OnFirstBytes(beast::error_code ec, size_t n) {
     if (ec) {
-      // An idle keep-alive connection that times out, is closed by the peer or by Shutdown is
+      // A new connection that sent nothing by its header deadline is counted; an idle
+      // keep-alive connection that times out, is closed by the peer, evicted or shut down is
       // normal.
+      if (ec == beast::error::timeout && !served_one_) {
+        server_->NoteRefusal(metrics::HttpRefusal::kHeaderTimeout, peer_);
+      }
       return Close();
     }
     buffer_.commit(n);
@@ -429,14 +573,16 @@ class HttpServer::Impl::Session : public SessionBase,
     method_.clear();
     path_.clear();
     route_ = nullptr;
+    path_known_ = false;
+    expect_continue_ = false;
+    budget_exceeded_at_ = 0;
     request_body_bytes_ = 0;
     header_parser_.emplace();
-    header_parser_->header_limit(static_cast<uint32_t>(server_->options_.max_header_bytes));
+    header_parser_->header_limit(static_cast<uint32_t>(Options().max_header_bytes));
     // The route's limit is only known once the path is; it is applied in OnHeader. (Not
     // boost::none: Beast 1.74 compares the content length against the optional and fails.)
     header_parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
-    const auto& opts = server_->options_;
-    Tcp().expires_at(request_start_ + std::min(opts.header_timeout, opts.request_timeout));
+    Tcp().expires_at(std::min(HeaderDeadline(), request_start_ + Options().request_timeout));
     http::async_read_header(
         stream_, buffer_, *header_parser_,
         [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
@@ -444,35 +590,126 @@ class HttpServer::Impl::Session : public SessionBase,
 
   void OnHeader(beast::error_code ec) {
     if (ec) return OnReadError(ec, "header");
+    if (!MarkBusy()) return Close();  // chosen for eviction as the header completed
     const auto& header = header_parser_->get();
     std::string_view target = header.target();
-    std::string_view path = target.substr(0, target.find('?'));
     method_.assign(header.method_string());
-    path_.assign(path);
+    path_.assign(target.substr(0, target.find('?')));
     auto it = server_->routes_.find(path_);
-    if (it == server_->routes_.end()) {
-      return WriteError(http::status::not_found, "no such endpoint: " + path_);
+    path_known_ = it != server_->routes_.end();
+    if (refusing_) {
+      server_->NoteRefusal(metrics::HttpRefusal::kCap, peer_);
+      return WriteError(http::status::service_unavailable,
+                        "the " + Options().listener + " listener is at its connection limit of " +
+                            std::to_string(Options().max_connections) +
+                            " with every connection in a request; retry",
+                        {{"Retry-After", "1"}});
     }
-    std::string allow;
-    const Route* route = nullptr;
-    for (const Route& candidate : it->second) {
-      if (candidate.method == method_) route = &candidate;
-      if (!allow.empty()) allow += ", ";
-      allow += candidate.method;
+    if (std::optional<ServerError> e = CheckFraming(header, &expect_continue_)) {
+      return WriteError(e->status, e->message, std::move(e->headers));
     }
-    if (route == nullptr) {
-      return WriteError(http::status::method_not_allowed,
-                        "method " + method_ + " not allowed on " + path_ + "; allowed: " + allow,
-                        {{"Allow", allow}});
-    }
-    route_ = route;
+    if (!path_known_) return WriteError(http::status::not_found, "no such endpoint: " + path_);
+    route_ = MatchMethod(it->second);
+    if (route_ == nullptr) return;  // 405 written
     if (auto length = header_parser_->content_length(); length && *length > route_->body_limit) {
       return OnReadError(http::error::body_limit, "body");
     }
+    ReserveBody(header_parser_->content_length().value_or(0));
+  }
+
+  // The route among `candidates` (same path) with the request's method; else writes 405 and
+  // returns null.
+  const Route* MatchMethod(const std::vector<Route>& candidates) {
+    std::string allow;
+    for (const Route& candidate : candidates) {
+      if (candidate.method == method_) return &candidate;
+      if (!allow.empty()) allow += ", ";
+      allow += candidate.method;
+    }
+    WriteError(http::status::method_not_allowed,
+               "method " + method_ + " not allowed on " + path_ + "; allowed: " + allow,
+               {{"Allow", allow}});
+    return nullptr;
+  }
+
+  // Reserves the declared body against the budget, waiting up to body_budget_wait for room;
+  // then reads the body. Chunked bodies reserve per chunk (OnChunkHeader).
+  void ReserveBody(uint64_t length) {
+    if (length == 0 || TryReserve(length)) return ReadBody();
+    const BodyBudget& budget = *Options().body_budget;
+    if (length > budget.limit()) return RefuseForBudget(length);  // can never fit
+    server_->body_budget_waits_.fetch_add(1, std::memory_order_relaxed);
+    budget_wait_until_ = std::min(Clock::now() + Options().body_budget_wait,
+                                  request_start_ + Options().request_timeout);
+    WaitForBudget(length);
+  }
+
+  void WaitForBudget(uint64_t length) {
+    if (!budget_timer_) budget_timer_.emplace(stream_.get_executor());
+    budget_timer_->expires_after(kBudgetPoll);
+    budget_timer_->async_wait([self = this->shared_from_this(), length](beast::error_code) {
+      if (self->TryReserve(length)) return self->ReadBody();
+      if (self->server_->stopping_.load(std::memory_order_acquire) ||
+          Clock::now() >= self->budget_wait_until_) {
+        return self->RefuseForBudget(length);
+      }
+      self->WaitForBudget(length);
+    });
+  }
+
+  bool TryReserve(uint64_t bytes) {
+    const std::shared_ptr<BodyBudget>& budget = Options().body_budget;
+    if (budget == nullptr) return true;
+    if (!budget->TryReserve(bytes)) return false;
+    reserved_ += bytes;
+    server_->inflight_body_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    return true;
+  }
+
+  void ReleaseBody() {
+    if (reserved_ == 0) return;
+    Options().body_budget->Release(reserved_);
+    server_->inflight_body_bytes_.fetch_sub(reserved_, std::memory_order_relaxed);
+    reserved_ = 0;
+  }
+
+  // A chunk header of a chunked body: its size is reserved before its data is read. A chunk that
+  // would exceed the route's limit is left to the parser's body limit (413).
+  void OnChunkHeader(uint64_t size, beast::error_code& ec) {
+    if (size == 0 || reserved_ + size > route_->body_limit) return;
+    if (TryReserve(size)) return;
+    budget_exceeded_at_ = reserved_ + size;
+    ec = asio::error::no_buffer_space;
+  }
+
+  void RefuseForBudget(uint64_t length) {
+    server_->NoteRefusal(metrics::HttpRefusal::kBodyBudget, peer_);
+    const BodyBudget& budget = *Options().body_budget;
+    WriteError(http::status::service_unavailable,
+               "request body of " + std::to_string(length) +
+                   " bytes does not fit the in-flight body budget (" +
+                   std::to_string(budget.in_use()) + " of " + std::to_string(budget.limit()) +
+                   " bytes held by requests in flight); retry",
+               {{"Retry-After", "1"}});
+  }
+
+  // The request is accepted: answers `100 Continue` if asked, then reads the body.
+  void ReadBody() {
     body_parser_.emplace(std::move(*header_parser_));
     header_parser_.reset();
     body_parser_->body_limit(route_->body_limit);  // enforced while reading chunked bodies
-    Tcp().expires_at(request_start_ + server_->options_.request_timeout);
+    if (Options().body_budget) body_parser_->on_chunk_header(chunk_budget_);
+    Tcp().expires_at(request_start_ + Options().request_timeout);
+    if (!expect_continue_) return ReadBodyBytes();
+    static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
+                      [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                        if (ec) return self->OnReadError(ec, "100-continue");
+                        self->ReadBodyBytes();
+                      });
+  }
+
+  void ReadBodyBytes() {
     http::async_read(
         stream_, buffer_, *body_parser_,
         [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnBody(ec); });
@@ -496,16 +733,19 @@ class HttpServer::Impl::Session : public SessionBase,
       common::log::Error(kComponent, "handler threw", {{"path", request.path}, {"what", e.what()}});
       response = HttpResponse{500, "application/json", "{\"Error\":\"internal error\"}", {}};
     }
+    std::string().swap(request.body);  // the body's memory goes before its reservation does
+    ReleaseBody();
     const bool keep_alive = req.keep_alive() && !server_->stopping_.load(std::memory_order_acquire);
     Write(std::move(response), keep_alive);
   }
 
   void OnReadError(beast::error_code ec, std::string_view stage) {
+    if (budget_exceeded_at_ > 0) return RefuseForBudget(budget_exceeded_at_);
     if (IsPeerGone(ec)) return Close();
     if (ec == beast::error::timeout) {
-      server_->timeouts_.fetch_add(1, std::memory_order_relaxed);
-      common::log::Warn(kComponent, "request deadline passed; connection closed",
-                        {{"stage", stage}, {"peer", peer_}});
+      server_->NoteRefusal(stage == "header" ? metrics::HttpRefusal::kHeaderTimeout
+                                             : metrics::HttpRefusal::kRequestTimeout,
+                           peer_);
       return Close();  // Nothing sensible can be written to a client that stopped sending.
     }
     if (ec.category() == asio::error::get_ssl_category()) {
@@ -520,22 +760,27 @@ class HttpServer::Impl::Session : public SessionBase,
                             (route_ ? route_->path : std::string("this endpoint")));
     }
     if (ec == http::error::header_limit) {
-      return WriteError(http::status::request_header_fields_too_large,
-                        "request header exceeds " +
-                            std::to_string(server_->options_.max_header_bytes) + " bytes");
+      return WriteError(
+          http::status::request_header_fields_too_large,
+          "request header exceeds " + std::to_string(Options().max_header_bytes) + " bytes");
     }
     return WriteError(http::status::bad_request,
                       "malformed HTTP request (" + std::string(stage) + "): " + ec.message());
   }
 
   // Writes a server-generated error and closes the connection (its stream position is unknown).
+  // Client errors are counted and logged here; 404/405 are routine, 503s are refusals, counted
+  // and logged by NoteRefusal.
   void WriteError(http::status status, const std::string& message,
                   std::vector<std::pair<std::string, std::string>> headers = {}) {
-    if (status != http::status::not_found && status != http::status::method_not_allowed) {
+    if (status != http::status::not_found && status != http::status::method_not_allowed &&
+        status != http::status::service_unavailable) {
       server_->bad_requests_.fetch_add(1, std::memory_order_relaxed);
-      common::log::Warn(
-          kComponent, "bad request",
-          {{"status", static_cast<int>(status)}, {"error", message}, {"peer", peer_}});
+      common::log::Warn(kComponent, "bad request",
+                        {{"listener", Options().listener},
+                         {"status", static_cast<int>(status)},
+                         {"error", message},
+                         {"peer", peer_}});
     }
     route_ = nullptr;  // for the observer: no route handled it
     std::string body = "{\"Error\":\"";
@@ -561,20 +806,31 @@ class HttpServer::Impl::Session : public SessionBase,
     if (response.status == 204 || response.status == 304) response.body.clear();
     res->result(static_cast<unsigned>(response.status));
     res->version(11);
-    res->set(http::field::server, server_->options_.server_name);
+    res->set(http::field::server, Options().server_name);
     res->set(http::field::content_type, response.content_type);
     for (auto& [name, value] : response.headers) res->set(name, value);
     res->keep_alive(keep_alive);
     res->body() = std::move(response.body);
     res->prepare_payload();  // Content-Length, never chunked.
-    Tcp().expires_after(server_->options_.request_timeout);
-    http::async_write(
-        stream_, *res,
-        [self = this->shared_from_this(), res, keep_alive](beast::error_code ec, size_t) {
-          if (self->server_->options_.observer) self->Observe(*res, !ec);
-          if (ec || !keep_alive) return self->Close();
-          self->WaitForRequest();
-        });
+    Tcp().expires_after(Options().request_timeout);
+    http::async_write(stream_, *res,
+                      [self = this->shared_from_this(), res, keep_alive](
+                          beast::error_code ec, size_t) { self->OnWritten(*res, ec, keep_alive); });
+  }
+
+  void OnWritten(const http::response<http::string_body>& res, beast::error_code ec,
+                 bool keep_alive) {
+    const bool next = !ec && keep_alive;
+    if (next) {
+      served_one_ = true;
+      MarkIdle();  // before the observer: whoever it tells may count on the connection's state
+    }
+    if (Options().observer) Observe(res, !ec);
+    if (ec == beast::error::timeout) {
+      server_->NoteRefusal(metrics::HttpRefusal::kRequestTimeout, peer_);
+    }
+    if (!next) return Close();
+    WaitForRequest();
   }
 
   void Observe(const http::response<http::string_body>& res, bool sent) {
@@ -582,6 +838,7 @@ class HttpServer::Impl::Session : public SessionBase,
     observation.method = method_;
     observation.path = path_;
     observation.route_matched = route_ != nullptr;
+    observation.path_known = path_known_;
     observation.status = static_cast<int>(res.result_int());
     observation.duration = Clock::now() - request_start_;
     observation.request_body_bytes = request_body_bytes_;
@@ -590,7 +847,7 @@ class HttpServer::Impl::Session : public SessionBase,
     observation.tls = kTls;
     observation.outcome = outcome_;
     try {
-      server_->options_.observer(observation);
+      Options().observer(observation);
     } catch (const std::exception& e) {
       common::log::Error(kComponent, "request observer threw", {{"what", e.what()}});
     }
@@ -605,8 +862,7 @@ class HttpServer::Impl::Session : public SessionBase,
         // Marking the peer's close_notify as received makes SSL_shutdown complete once ours is
         // written, instead of reading until the peer answers.
         SSL_set_shutdown(stream_.native_handle(), SSL_RECEIVED_SHUTDOWN);
-        Tcp().expires_after(
-            std::min(server_->options_.header_timeout, std::chrono::milliseconds(1'000)));
+        Tcp().expires_after(std::min(Options().header_timeout, std::chrono::milliseconds(1'000)));
         stream_.async_shutdown(
             [self = this->shared_from_this()](beast::error_code) { self->CloseSocket(); });
         return;
@@ -621,19 +877,32 @@ class HttpServer::Impl::Session : public SessionBase,
     Tcp().socket().close(ec);
   }
 
+  // How often a request waiting for room in the body budget looks again.
+  static constexpr std::chrono::milliseconds kBudgetPoll{5};
+
   // Declared before stream_: the stream refers to the context.
   std::shared_ptr<ssl::context> tls_ctx_;
   Stream stream_;
+  const Clock::time_point accepted_at_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::empty_body>> header_parser_;
   std::optional<http::request_parser<http::string_body>> body_parser_;
-  const Route* route_ = nullptr;  // the route handling the current request, if any
-  std::string_view outcome_;      // the current reply's HttpResponse::outcome
-  std::string method_;            // of the current request
-  std::string path_;              // of the current request, without the query
+  // The parser's chunk-header callback (it keeps a reference): reserves each chunk.
+  std::function<void(std::uint64_t, beast::string_view, beast::error_code&)> chunk_budget_;
+  std::optional<asio::steady_timer> budget_timer_;  // made on the first wait for the budget
+  Clock::time_point budget_wait_until_;
+  uint64_t reserved_ = 0;            // bytes of the current body held in the budget
+  uint64_t budget_exceeded_at_ = 0;  // > 0: the chunked body's size when a chunk did not fit
+  const Route* route_ = nullptr;     // the route handling the current request, if any
+  std::string_view outcome_;         // the current reply's HttpResponse::outcome
+  std::string method_;               // of the current request
+  std::string path_;                 // of the current request, without the query
+  bool path_known_ = false;          // a route has path_
+  bool expect_continue_ = false;     // the current request asked for 100 Continue
   uint64_t request_body_bytes_ = 0;
   Clock::time_point request_start_;
-  bool idle_ = true;  // waiting for the first byte of a request
+  bool idle_ = true;         // waiting for the first byte of a request
+  bool served_one_ = false;  // a reply was written: the idle timeout applies between requests
   bool handshake_done_ = false;
   bool closing_ = false;
   std::string peer_ = "unknown";
@@ -750,7 +1019,8 @@ void HttpServer::Impl::OnAccept(beast::error_code ec, tcp::socket socket) {
   if (stopping_.load(std::memory_order_acquire) || !acceptor_->is_open()) return;
   if (ec) {
     // Typically EMFILE: back off briefly instead of spinning on the failing accept.
-    common::log::Warn(kComponent, "accept failed", {{"error", ec.message()}});
+    common::log::Warn(kComponent, "accept failed",
+                      {{"listener", options_.listener}, {"error", ec.message()}});
     accept_retry_->expires_after(std::chrono::milliseconds(50));
     accept_retry_->async_wait([this](beast::error_code wait_ec) {
       if (!wait_ec) Accept();
@@ -758,30 +1028,88 @@ void HttpServer::Impl::OnAccept(beast::error_code ec, tcp::socket socket) {
     return;
   }
   accepted_.fetch_add(1, std::memory_order_relaxed);
-  if (open_.load(std::memory_order_relaxed) >= options_.max_connections) {
-    rejected_.fetch_add(1, std::memory_order_relaxed);
-    beast::error_code ignored;
-    socket.close(ignored);
-  } else {
+  // Only the acceptor's strand adds sessions: the counts can only fall between here and
+  // Register. Relaxed: a limit, not a publication.
+  const uint64_t refusing = refusing_.load(std::memory_order_relaxed);
+  const bool at_cap = open_.load(std::memory_order_relaxed) - refusing >= options_.max_connections;
+  if (!at_cap || EvictOldestIdle()) {
     socket.set_option(tcp::no_delay(true), ec);
     if (options_.tls) {
-      auto session =
-          std::make_shared<Session<TlsStream>>(std::move(socket), this, CurrentTlsContext());
-      Register(session);
-      session->Run();
+      StartSession<TlsStream>(std::move(socket), /*refusing=*/false);
     } else {
-      auto session = std::make_shared<Session<beast::tcp_stream>>(std::move(socket), this, nullptr);
-      Register(session);
-      session->Run();
+      StartSession<beast::tcp_stream>(std::move(socket), /*refusing=*/false);
     }
+  } else if (refusing < std::max<uint64_t>(8, options_.max_connections / 8)) {
+    // Counted when its 503 is written (or as a header timeout if its header never comes).
+    if (options_.tls) {
+      StartSession<TlsStream>(std::move(socket), /*refusing=*/true);
+    } else {
+      StartSession<beast::tcp_stream>(std::move(socket), /*refusing=*/true);
+    }
+  } else {
+    NoteRefusal(metrics::HttpRefusal::kCap, "");
+    beast::error_code ignored;
+    socket.close(ignored);
   }
   Accept();
+}
+
+template <class Stream>
+void HttpServer::Impl::StartSession(tcp::socket socket, bool refusing) {
+  std::shared_ptr<ssl::context> tls_ctx;
+  if constexpr (std::is_same_v<Stream, TlsStream>) tls_ctx = CurrentTlsContext();
+  auto session =
+      std::make_shared<Session<Stream>>(std::move(socket), this, std::move(tls_ctx), refusing);
+  Register(session);
+  session->Run();
+}
+
+bool HttpServer::Impl::EvictOldestIdle() {
+  std::shared_ptr<SessionBase> victim;
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    for (;;) {  // a claim fails only when its session became busy in the meantime
+      SessionBase* oldest = nullptr;
+      int64_t oldest_since = std::numeric_limits<int64_t>::max();
+      for (const auto& [raw, weak] : sessions_) {
+        const int64_t since = raw->idle_since();
+        if (since > SessionBase::kBusy && since < oldest_since) {
+          oldest = raw;
+          oldest_since = since;
+        }
+      }
+      if (oldest == nullptr) return false;
+      if (oldest->ClaimForEviction(oldest_since)) {
+        victim = sessions_[oldest].lock();  // null: it is being destroyed, the room is made
+        break;
+      }
+    }
+  }
+  NoteRefusal(metrics::HttpRefusal::kIdleEvicted, "");
+  // Outside the lock: dropping the last reference runs ~Session, which takes it.
+  if (victim) victim->PostEvict();
+  return true;
+}
+
+void HttpServer::Impl::NoteRefusal(metrics::HttpRefusal reason, std::string_view peer) {
+  const size_t i = static_cast<size_t>(reason);
+  refused_[i].fetch_add(1, std::memory_order_relaxed);
+  if (const uint64_t count = refusal_logs_[i].Admit(Clock::now()); count > 0) {
+    common::log::Warn(kComponent, kRefusalLogLines[i],
+                      {{"listener", options_.listener},
+                       {"reason", metrics::HttpRefusalName(reason)},
+                       {"count", count},
+                       {"open_connections", open_.load(std::memory_order_relaxed)},
+                       {"max_connections", uint64_t{options_.max_connections}},
+                       {"peer", peer.empty() ? std::string_view("-") : peer}});
+  }
 }
 
 void HttpServer::Impl::Register(const std::shared_ptr<SessionBase>& session) {
   std::lock_guard<std::mutex> lock(sessions_mu_);
   sessions_.emplace(session.get(), session);
   open_.fetch_add(1, std::memory_order_relaxed);
+  if (session->refusing()) refusing_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void HttpServer::Impl::Unregister(SessionBase* session) {
@@ -789,6 +1117,7 @@ void HttpServer::Impl::Unregister(SessionBase* session) {
     std::lock_guard<std::mutex> lock(sessions_mu_);
     sessions_.erase(session);
     open_.fetch_sub(1, std::memory_order_relaxed);
+    if (session->refusing()) refusing_.fetch_sub(1, std::memory_order_relaxed);
   }
   sessions_cv_.notify_all();
 }

@@ -6,19 +6,45 @@
 // Shape (Beast's async server examples): a listener accepts on its own strand; each connection is
 // a session on a strand of its own with a fresh parser per message, an explicit body limit per
 // route, and a deadline before every read and write:
-//   * header_timeout   — the TLS handshake, and from a request's first byte until its header is
-//                        complete;
+//   * header_timeout   — a new connection: from accept until its first request's header is
+//                        complete (the TLS handshake included), so a client that connects and
+//                        sends nothing, or trickles, is closed then; a kept-alive connection:
+//                        from a request's first byte until its header is complete;
 //   * request_timeout  — from the first byte until the body is complete, and for the reply write;
-//   * idle_timeout     — waiting for the first byte of the next request on a kept-alive
-//                        connection.
+//   * idle_timeout     — only between requests: a connection that has completed a request
+//                        waiting for the first byte of the next one.
 // The deadlines are absolute per request, not per read: a client that trickles bytes is cut off
 // at its deadline however steadily it sends; other connections do not notice.
 // Replies always carry Content-Length (never chunked); sockets have TCP_NODELAY.
 //
+// Connection cap (max_connections). A connection is *idle* while it has no request whose header
+// is complete: waiting for its first request (or TLS handshake), between requests, or still
+// receiving a header. When a new connection arrives at the cap, the idle connection that has
+// waited longest (since accept or its last reply) is closed to make room (reason idle_evicted).
+// When none is idle (every connection is in a request), the new connection is still accepted,
+// its request header read (within header_timeout), and answered `503` with `Retry-After: 1` and
+// `Connection: close` (reason cap); at most max(8, max_connections / 8) such connections are
+// held at once, beyond that a new connection is closed at once (also reason cap). A request
+// whose header completes in the instant its idle connection is chosen for eviction is closed
+// without a reply (kube-scheduler's client retries it on a new connection).
+//
+// Body budget (body_budget, shared by listeners): before reading a body the request reserves its
+// Content-Length; one that does not fit waits up to body_budget_wait for requests in flight to
+// finish, then is answered `503` with `Retry-After: 1` (reason body_budget). A chunked body
+// reserves each chunk as its header arrives and is answered 503 at once when one does not fit.
+// Reservations are released once the handler has returned.
+//
+// Refusals and timeouts are counted by reason (metrics::HttpRefusal, in stats().refused) and
+// logged at most once per reason per 10 s, with the count since the previous line.
+//
 // Routes match the request path exactly (query ignored). Unknown path → 404, a known path with
 // another method → 405 with `Allow`. An oversized body → 413, an oversized header → 431, a
-// malformed or truncated request → 400. Every reply the server writes itself closes the
-// connection (the request body, if any, was not read). Bodies are JSON `{"Error":"..."}`.
+// malformed or truncated request → 400, a Transfer-Encoding other than `chunked` → 501, any
+// Content-Encoding → 415 (the body is never parsed as raw bytes), an Expect other than
+// `100-continue` → 417. `Expect: 100-continue` is answered `100 Continue` once the request is
+// accepted (route, size and budget), just before its body is read; a refused request gets its
+// final status instead. Every reply the server writes itself closes the connection (the request
+// body, if any, was not read). Bodies are JSON `{"Error":"..."}`.
 //
 // Handlers run synchronously on an I/O thread, on the connection's strand, and must be quick
 // (microseconds to a few milliseconds): while one runs, its I/O thread serves nobody else. Other
@@ -37,15 +63,17 @@
 // unencrypted PEM (PKCS#8, RSA or EC).
 //
 // Observation (HttpServerOptions::observer): called once per reply written — handler replies and
-// the server's own 400/404/405/413/431 — on the I/O thread, after the write finished. Connections
-// cut off at a deadline or closed by the peer before a reply produce no observation (they are in
-// stats()). Unset, it costs one branch per request. It must be quick and must not throw.
+// the server's own 400/404/405/413/415/417/431/501/503 — on the I/O thread, after the write
+// finished (a kept-alive connection is idle again by then). Connections cut off at a deadline or
+// closed by the peer before a reply produce no observation (they are in stats()). Unset, it costs
+// one branch per request. It must be quick and must not throw.
 //
 // Thread-safety: Start/Shutdown from one controlling thread; port, stats and ReloadTls from any
 // thread. Handlers and the observer are called concurrently from the I/O threads. Shutdown stops
 // accepting, closes idle connections, lets requests in flight finish until the drain deadline
 // (their replies carry `Connection: close`), then stops the threads.
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -58,6 +86,8 @@
 #include <vector>
 
 #include "common/result.h"
+#include "extender/body_budget.h"
+#include "metrics/labels.h"
 
 namespace taskgov::extender {
 
@@ -110,6 +140,7 @@ struct RequestObservation {
   std::string_view method;     // as received; empty when the request line did not parse
   std::string_view path;       // without the query; the client's text for 404s (unbounded set)
   bool route_matched = false;  // a route with this path and method handled it
+  bool path_known = false;     // a route has this path (whatever its method)
   int status = 0;              // the status written
   std::chrono::nanoseconds duration{0};  // from the request's first byte until the reply was sent
   uint64_t request_body_bytes = 0;
@@ -120,6 +151,7 @@ struct RequestObservation {
 };
 
 struct HttpServerOptions {
+  std::string listener = "http";  // names the listener in logs and in the metrics' labels
   std::string address = "127.0.0.1";
   uint16_t port = 0;  // 0: an ephemeral port, see HttpServer::port().
   int io_threads = 2;
@@ -128,6 +160,11 @@ struct HttpServerOptions {
   std::chrono::milliseconds request_timeout{30'000};
   size_t max_connections = 1024;
   size_t max_header_bytes = 32 * 1024;
+  // Bodies held in memory at once, across every listener given the same budget; null: no
+  // budget (only the per-route limits).
+  std::shared_ptr<BodyBudget> body_budget;
+  // How long a request whose body does not fit the budget waits for room before its 503.
+  std::chrono::milliseconds body_budget_wait{500};
   std::string server_name = "taskgov";
   std::optional<HttpTlsOptions> tls;                        // unset: plain HTTP
   std::function<void(const RequestObservation&)> observer;  // optional, see above
@@ -136,14 +173,21 @@ struct HttpServerOptions {
 // Connection-level counters, readable at any time (relaxed atomics inside).
 struct HttpServerStats {
   uint64_t accepted = 0;
-  uint64_t rejected_over_capacity = 0;
   uint64_t requests = 0;
-  uint64_t bad_requests = 0;  // 400 / 413 / 431 written by the server itself
-  uint64_t timeouts = 0;
+  uint64_t bad_requests = 0;  // 400 / 413 / 415 / 417 / 431 / 501 written by the server itself
+  uint64_t timeouts = 0;      // refused[kHeaderTimeout] + refused[kRequestTimeout]
   uint64_t open_connections = 0;
+  // Connections and requests refused or cut off, by metrics::HttpRefusal.
+  std::array<uint64_t, metrics::kHttpRefusals.size()> refused{};
+  uint64_t inflight_body_bytes = 0;     // this listener's reservations against body_budget now
+  uint64_t body_budget_waits = 0;       // requests that had to wait for room in the budget
   uint64_t tls_handshake_failures = 0;  // incl. rejected client certificates and deadline
   uint64_t tls_reloads = 0;             // new certificate sets taken into use after Start
   uint64_t tls_reload_failures = 0;     // changed files that did not load (old set kept)
+
+  [[nodiscard]] uint64_t refused_for(metrics::HttpRefusal reason) const {
+    return refused[static_cast<size_t>(reason)];
+  }
 };
 
 class HttpServer {

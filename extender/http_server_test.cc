@@ -148,19 +148,298 @@ TEST_F(HttpServerTest, TricklingClientIsCutOffWithoutSlowingOthers) {
   EXPECT_EQ(server_->stats().timeouts, 1u);
 }
 
-TEST_F(HttpServerTest, ConnectionCapClosesExtraConnections) {
+// Reads from `fd` until `needle` has arrived (or the peer closed / the read timed out).
+std::string ReadUntil(int fd, std::string_view needle) {
+  std::string out;
+  char buf[4096];
+  while (out.find(needle) == std::string::npos) {
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+uint64_t Refused(const HttpServer& server, metrics::HttpRefusal reason) {
+  return server.stats().refused_for(reason);
+}
+
+TEST_F(HttpServerTest, ANewConnectionThatSendsNothingIsClosedAtTheHeaderTimeoutFromAccept) {
+  HttpServerOptions options;
+  options.header_timeout = milliseconds(200);
+  options.idle_timeout = milliseconds(60'000);  // must not apply: no request was completed
+  StartServer(options);
+  int silent = RawConnect();  // reads give up after 10 s
+  bool closed = false;
+  EXPECT_EQ(testing::ReadUntilClosed(silent, &closed), "");
+  EXPECT_TRUE(closed) << "still open: the idle timeout, not the header timeout, applied";
+  ::close(silent);
+  EXPECT_TRUE(
+      Eventually([&] { return Refused(*server_, metrics::HttpRefusal::kHeaderTimeout) == 1; }));
+  EXPECT_EQ(server_->stats().timeouts, 1u);
+}
+
+TEST_F(HttpServerTest, TheIdleTimeoutAppliesBetweenRequestsOnceOneCompleted) {
+  HttpServerOptions options;
+  options.header_timeout = milliseconds(100);
+  options.idle_timeout = milliseconds(60'000);
+  StartServer(options);
+  common::testing::HttpClient client("127.0.0.1", server_->port());
+  ASSERT_TRUE(client.Get("/healthz").ok());
+  // Five header timeouts later the kept-alive connection is still there.
+  std::this_thread::sleep_for(milliseconds(500));
+  common::Result<common::testing::HttpReply> again = client.Get("/healthz");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->status, 200);
+  EXPECT_EQ(client.connections_opened(), 1);
+  EXPECT_EQ(client.stale_connections(), 0);
+  EXPECT_EQ(Refused(*server_, metrics::HttpRefusal::kHeaderTimeout), 0u);
+}
+
+TEST_F(HttpServerTest, AtTheCapTheLongestIdleConnectionIsClosedForANewOne) {
+  std::atomic<int> observed{0};
   HttpServerOptions options;
   options.max_connections = 2;
+  // Called once the connection is idle again: orders the two connections' idle times.
+  options.observer = [&](const RequestObservation&) { observed.fetch_add(1); };
   StartServer(options);
-  common::testing::HttpClient a("127.0.0.1", server_->port());
-  common::testing::HttpClient b("127.0.0.1", server_->port());
-  ASSERT_TRUE(a.Get("/healthz").ok());
-  ASSERT_TRUE(b.Get("/healthz").ok());
-  int extra = RawConnect();
-  EXPECT_EQ(ReadAll(extra), "");  // closed at once
-  ::close(extra);
-  EXPECT_EQ(server_->stats().rejected_over_capacity, 1u);
-  ASSERT_TRUE(a.Get("/healthz").ok());
+  const std::string get = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  int oldest = RawConnect();
+  ASSERT_TRUE(SendAll(oldest, get));
+  ASSERT_NE(ReadUntil(oldest, "ok\n").find("ok\n"), std::string::npos);
+  ASSERT_TRUE(Eventually([&] { return observed.load() == 1; }));
+  int newer = RawConnect();
+  ASSERT_TRUE(SendAll(newer, get));
+  ASSERT_NE(ReadUntil(newer, "ok\n").find("ok\n"), std::string::npos);
+  ASSERT_TRUE(Eventually([&] { return observed.load() == 2; }));
+
+  common::testing::HttpClient client("127.0.0.1", server_->port());
+  common::Result<common::testing::HttpReply> r = client.Get("/healthz");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->status, 200);
+  bool closed = false;
+  EXPECT_EQ(testing::ReadUntilClosed(oldest, &closed), "");
+  EXPECT_TRUE(closed);
+  ::close(oldest);
+  // The newer idle connection was kept and still serves.
+  ASSERT_TRUE(SendAll(newer, get));
+  EXPECT_NE(ReadUntil(newer, "ok\n").find("HTTP/1.1 200"), std::string::npos);
+  ::close(newer);
+  EXPECT_EQ(Refused(*server_, metrics::HttpRefusal::kIdleEvicted), 1u);
+  EXPECT_EQ(Refused(*server_, metrics::HttpRefusal::kCap), 0u);
+}
+
+TEST_F(HttpServerTest, AConnectionStillSendingItsHeaderIsIdleAndEvictable) {
+  HttpServerOptions options;
+  options.max_connections = 1;
+  StartServer(options);
+  int slowloris = RawConnect();
+  ASSERT_TRUE(SendAll(slowloris, "GET /healthz HTTP/1.1\r\n"));  // and no more
+  ASSERT_TRUE(Eventually([&] { return server_->stats().open_connections == 1; }));
+  common::testing::HttpClient client("127.0.0.1", server_->port());
+  common::Result<common::testing::HttpReply> r = client.Get("/healthz");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->status, 200);
+  bool closed = false;
+  EXPECT_EQ(testing::ReadUntilClosed(slowloris, &closed), "");
+  EXPECT_TRUE(closed);
+  ::close(slowloris);
+  EXPECT_EQ(Refused(*server_, metrics::HttpRefusal::kIdleEvicted), 1u);
+}
+
+TEST_F(HttpServerTest, AtTheCapWithEveryConnectionInARequestTheNewcomerGets503) {
+  std::promise<void> release;
+  slow_release_ = release.get_future().share();
+  HttpServerOptions options;
+  options.max_connections = 1;
+  StartServer(options);
+  common::Result<common::testing::HttpReply> slow_reply = common::Error{"not run"};
+  std::thread slow([&] {
+    common::testing::HttpClient client("127.0.0.1", server_->port());
+    slow_reply = client.Post("/slow", "busy");
+  });
+  ASSERT_EQ(slow_entered_.get_future().wait_for(std::chrono::seconds(10)),
+            std::future_status::ready);
+
+  int newcomer = RawConnect();
+  ASSERT_TRUE(SendAll(newcomer, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  bool closed = false;
+  const std::string reply = testing::ReadUntilClosed(newcomer, &closed);
+  ::close(newcomer);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(reply.rfind("HTTP/1.1 503", 0), 0u) << reply;
+  EXPECT_NE(reply.find("Retry-After: 1\r\n"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("Connection: close\r\n"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("connection limit of 1"), std::string::npos) << reply;
+  EXPECT_EQ(Refused(*server_, metrics::HttpRefusal::kCap), 1u);
+
+  release.set_value();
+  slow.join();
+  ASSERT_TRUE(slow_reply.ok()) << slow_reply.error().message;
+  EXPECT_EQ(slow_reply->status, 200);
+  // Once the busy client is gone, newcomers are served again.
+  ASSERT_TRUE(Eventually([&] { return server_->stats().open_connections == 0; }));
+  common::testing::HttpClient after("127.0.0.1", server_->port());
+  common::Result<common::testing::HttpReply> r = after.Get("/healthz");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->status, 200);
+}
+
+TEST_F(HttpServerTest, Expect100ContinueIsAnsweredOnlyForAnAcceptableRequest) {
+  StartServer();
+  int fd = RawConnect();
+  ASSERT_TRUE(SendAll(fd,
+                      "POST /echo HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                      "Content-Length: 5\r\n\r\n"));
+  EXPECT_EQ(ReadUntil(fd, "\r\n\r\n"), "HTTP/1.1 100 Continue\r\n\r\n");
+  ASSERT_TRUE(SendAll(fd, "hello"));
+  const std::string reply = ReadUntil(fd, "hello");
+  EXPECT_EQ(reply.rfind("HTTP/1.1 200", 0), 0u) << reply;
+  ::close(fd);
+
+  int big = RawConnect();
+  ASSERT_TRUE(SendAll(big,
+                      "POST /echo HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                      "Content-Length: 4096\r\n\r\n"));
+  const std::string refused = testing::ReadUntilClosed(big);
+  ::close(big);
+  EXPECT_EQ(refused.rfind("HTTP/1.1 413", 0), 0u) << refused;  // no 100 first
+  EXPECT_EQ(calls_.load(), 1);
+}
+
+TEST_F(HttpServerTest, UnsupportedFramingIsRefusedBeforeTheBodyIsRead) {
+  struct Case {
+    std::string name;
+    std::string headers;
+    std::string status;
+    std::string message;
+  };
+  StartServer();
+  for (const Case& c : std::vector<Case>{
+           {"gzip", "Transfer-Encoding: gzip\r\n", "HTTP/1.1 501",
+            "Transfer-Encoding 'gzip' is not supported (only chunked)"},
+           {"gzip_then_chunked", "Transfer-Encoding: gzip, chunked\r\n", "HTTP/1.1 501",
+            "Transfer-Encoding 'gzip, chunked'"},
+           {"content_encoding", "Content-Encoding: gzip\r\nContent-Length: 4\r\n", "HTTP/1.1 415",
+            "Content-Encoding 'gzip' is not supported"},
+           {"identity_encoding", "Content-Encoding: identity\r\nContent-Length: 4\r\n",
+            "HTTP/1.1 415", "Content-Encoding 'identity'"},
+           {"other_expectation", "Expect: 200-ok\r\nContent-Length: 4\r\n", "HTTP/1.1 417",
+            "Expect '200-ok' is not supported"},
+       }) {
+    int fd = RawConnect();
+    ASSERT_TRUE(SendAll(fd, "POST /echo HTTP/1.1\r\nHost: x\r\n" + c.headers + "\r\n"));
+    const std::string reply = testing::ReadUntilClosed(fd);
+    ::close(fd);
+    EXPECT_EQ(reply.rfind(c.status, 0), 0u) << c.name << ": " << reply;
+    EXPECT_NE(reply.find(c.message), std::string::npos) << c.name << ": " << reply;
+    if (c.status == "HTTP/1.1 415") {
+      EXPECT_NE(reply.find("Accept-Encoding: identity\r\n"), std::string::npos) << reply;
+    }
+  }
+  EXPECT_EQ(calls_.load(), 0);
+  EXPECT_EQ(server_->stats().bad_requests, 5u);
+  // Chunked alone is fine.
+  int chunked = RawConnect();
+  ASSERT_TRUE(SendAll(chunked,
+                      "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                      "5\r\nhello\r\n0\r\n\r\n"));
+  const std::string reply = ReadUntil(chunked, "hello");
+  ::close(chunked);
+  EXPECT_EQ(reply.rfind("HTTP/1.1 200", 0), 0u) << reply;
+}
+
+// A fixture whose /slow request holds `kHeld` bytes of a budget of kBudget while it runs.
+class HttpBodyBudgetTest : public HttpServerTest {
+ protected:
+  static constexpr uint64_t kBudget = 1500;
+  static constexpr size_t kHeld = 1000;
+
+  void StartWithBudget(milliseconds wait) {
+    HttpServerOptions options;
+    options.body_budget = std::make_shared<BodyBudget>(kBudget);
+    options.body_budget_wait = wait;
+    slow_release_ = release_.get_future().share();
+    StartServer(options);
+    slow_ = std::thread([this] {
+      common::testing::HttpClient client("127.0.0.1", server_->port());
+      slow_reply_ = client.Post("/slow", std::string(kHeld, 's'));
+    });
+    ASSERT_EQ(slow_entered_.get_future().wait_for(std::chrono::seconds(10)),
+              std::future_status::ready);
+    EXPECT_EQ(server_->stats().inflight_body_bytes, kHeld);
+  }
+
+  void ReleaseSlow() {
+    release_.set_value();
+    slow_.join();
+    ASSERT_TRUE(slow_reply_.ok()) << slow_reply_.error().message;
+    EXPECT_EQ(slow_reply_->status, 200);
+  }
+
+  void TearDown() override {
+    if (slow_.joinable()) ReleaseSlow();
+    HttpServerTest::TearDown();
+  }
+
+  std::promise<void> release_;
+  std::thread slow_;
+  common::Result<common::testing::HttpReply> slow_reply_ = common::Error{"not run"};
+};
+
+TEST_F(HttpBodyBudgetTest, ABodyThatDoesNotFitWaitsBrieflyThenGets503) {
+  StartWithBudget(milliseconds(100));
+  common::testing::HttpClient client("127.0.0.1", server_->port());
+  common::Result<common::testing::HttpReply> r = client.Post("/echo", std::string(kHeld, 'x'));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->status, 503);
+  EXPECT_EQ(r->headers["retry-after"], "1");
+  EXPECT_NE(r->body.find("does not fit the in-flight body budget (1000 of 1500 bytes"),
+            std::string::npos)
+      << r->body;
+  EXPECT_EQ(Refused(*server_, metrics::HttpRefusal::kBodyBudget), 1u);
+  EXPECT_EQ(server_->stats().body_budget_waits, 1u);
+  // A body that fits beside the held one is served meanwhile.
+  common::Result<common::testing::HttpReply> small = client.Post("/echo", std::string(400, 'y'));
+  ASSERT_TRUE(small.ok()) << small.error().message;
+  EXPECT_EQ(small->status, 200);
+  ReleaseSlow();
+  EXPECT_TRUE(Eventually([&] { return server_->stats().inflight_body_bytes == 0; }));
+  common::Result<common::testing::HttpReply> after = client.Post("/echo", std::string(kHeld, 'x'));
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  EXPECT_EQ(after->status, 200);
+  EXPECT_EQ(calls_.load(), 2);
+}
+
+TEST_F(HttpBodyBudgetTest, ABodyWaitingForTheBudgetIsServedOnceRoomIsMade) {
+  StartWithBudget(milliseconds(20'000));
+  common::Result<common::testing::HttpReply> waiting = common::Error{"not run"};
+  std::thread waiter([&] {
+    common::testing::HttpClient client("127.0.0.1", server_->port());
+    waiting = client.Post("/echo", std::string(kHeld, 'w'));
+  });
+  ASSERT_TRUE(Eventually([&] { return server_->stats().body_budget_waits == 1; }));
+  ReleaseSlow();
+  waiter.join();
+  ASSERT_TRUE(waiting.ok()) << waiting.error().message;
+  EXPECT_EQ(waiting->status, 200);
+  EXPECT_EQ(waiting->body, std::string(kHeld, 'w'));
+  EXPECT_EQ(Refused(*server_, metrics::HttpRefusal::kBodyBudget), 0u);
+}
+
+TEST_F(HttpBodyBudgetTest, AChunkedBodyThatOutgrowsTheBudgetGets503AtOnce) {
+  StartWithBudget(milliseconds(20'000));
+  int fd = RawConnect();
+  // A chunk of 0x320 = 800 bytes: only its header is sent, the reply comes before its data.
+  ASSERT_TRUE(SendAll(fd,
+                      "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                      "320\r\n"));
+  const std::string reply = testing::ReadUntilClosed(fd);
+  ::close(fd);
+  EXPECT_EQ(reply.rfind("HTTP/1.1 503", 0), 0u) << reply;
+  EXPECT_NE(reply.find("Retry-After: 1\r\n"), std::string::npos) << reply;
+  EXPECT_EQ(Refused(*server_, metrics::HttpRefusal::kBodyBudget), 1u);
+  EXPECT_EQ(server_->stats().inflight_body_bytes, kHeld);  // nothing of it stays reserved
 }
 
 TEST_F(HttpServerTest, ParallelClients) {
@@ -255,6 +534,7 @@ TEST_F(HttpServerTest, ObserverSeesEveryReply) {
   struct Seen {
     std::string method, path;
     bool matched;
+    bool known;
     int status;
     uint64_t in, out;
     bool sent, tls;
@@ -266,8 +546,9 @@ TEST_F(HttpServerTest, ObserverSeesEveryReply) {
   options.observer = [&](const RequestObservation& o) {
     EXPECT_GE(o.duration.count(), 0);
     std::lock_guard<std::mutex> lock(mu);
-    seen.push_back(Seen{std::string(o.method), std::string(o.path), o.route_matched, o.status,
-                        o.request_body_bytes, o.response_body_bytes, o.reply_sent, o.tls});
+    seen.push_back(Seen{std::string(o.method), std::string(o.path), o.route_matched, o.path_known,
+                        o.status, o.request_body_bytes, o.response_body_bytes, o.reply_sent,
+                        o.tls});
     cv.notify_all();
   };
   StartServer(options);
@@ -298,6 +579,9 @@ TEST_F(HttpServerTest, ObserverSeesEveryReply) {
   EXPECT_EQ(seen[1].method, "GET");
   EXPECT_FALSE(seen[1].matched);
   EXPECT_EQ(seen[1].status, 405);
+  EXPECT_TRUE(seen[1].known);  // the path is a route's: the metrics keep its verb
+  EXPECT_FALSE(seen[2].known);
+  EXPECT_TRUE(seen[3].known);
   EXPECT_EQ(seen[2].path, "/nope");
   EXPECT_FALSE(seen[2].matched);
   EXPECT_EQ(seen[2].status, 404);

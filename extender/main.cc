@@ -31,6 +31,7 @@
 #include "config/loader.h"
 #include "config/policy_store.h"
 #include "config/watcher.h"
+#include "extender/body_budget.h"
 #include "extender/flags.h"
 #include "extender/handlers.h"
 #include "extender/http_server.h"
@@ -315,8 +316,7 @@ std::string NotReady(const Process& p) {
   return "";
 }
 
-// The admission, gated by readiness and observed by the metrics, with the policy in force; and
-// the metrics' sources.
+// The admission, gated by readiness and observed by the metrics, with the policy in force.
 void BuildAdmission(Process& p) {
   p.admission = std::make_unique<scheduler::Admission>(
       p.book.get(), p.cluster.get(), p.actions.get(), &p.clock, scheduler::Admission::Options{});
@@ -324,8 +324,6 @@ void BuildAdmission(Process& p) {
   metrics::Metrics* metrics = p.metrics.get();
   p.admission->SetObserver(
       [metrics](const scheduler::FilterDecision& decision) { metrics->ObserveFilter(decision); });
-  p.metrics->SetSources(MetricsSources(p.book.get(), p.cluster.get(), p.reconciler.get(),
-                                       p.informers.get(), p.preemption.get()));
   if (scheduler::PreemptionController* preemption = p.preemption.get()) {
     p.admission->SetPreemptionStatus(
         [preemption](std::string_view uid) { return preemption->StatusFor(uid); });
@@ -337,12 +335,25 @@ void BuildAdmission(Process& p) {
       [admission](const scheduler::PolicyPtr& policy) { admission->ApplyPolicy(policy); });
 }
 
-// /metrics, /healthz and /readyz on the metrics listener.
+// What scrapes read: the domain, the Kubernetes side and both listeners.
+void ConnectMetricsSources(Process& p) {
+  p.metrics->SetSources(MetricsSources(
+      p.book.get(), p.cluster.get(), p.reconciler.get(), p.informers.get(), p.preemption.get(),
+      {{"webhook", p.webhooks.get()}, {"metrics", p.health.get()}}));
+}
+
+// /metrics, /healthz and /readyz on the metrics listener: its own cap and I/O thread, the same
+// deadlines as the webhooks.
 std::unique_ptr<HttpServer> BuildHealthServer(const Process& p) {
   HttpServerOptions options;
+  options.listener = "metrics";
   options.address = p.flags.metrics_listen.host;
   options.port = p.flags.metrics_listen.port;
   options.io_threads = 1;
+  options.header_timeout = p.flags.header_timeout;
+  options.request_timeout = p.flags.request_timeout;
+  options.idle_timeout = p.flags.idle_timeout;
+  options.max_connections = p.flags.metrics_max_connections;
   std::vector<Route> routes;
   routes.push_back(MetricsRoute(*p.metrics));
   routes.push_back(Route{"/healthz", "GET", 0, [](const HttpRequest&) {
@@ -367,6 +378,7 @@ void BuildWebhookServer(Process& p) {
   p.handlers = std::make_unique<WebhookHandlers>(p.admission.get(), webhook_options);
 
   HttpServerOptions options;
+  options.listener = "webhook";
   options.address = p.flags.listen.host;
   options.port = p.flags.listen.port;
   options.io_threads = p.flags.io_threads;
@@ -374,6 +386,7 @@ void BuildWebhookServer(Process& p) {
   options.request_timeout = p.flags.request_timeout;
   options.idle_timeout = p.flags.idle_timeout;
   options.max_connections = p.flags.max_connections;
+  options.body_budget = std::make_shared<BodyBudget>(p.flags.max_inflight_body_bytes);
   options.observer = MetricsObserver(*p.metrics);
   if (!p.flags.tls_cert_file.empty()) {
     HttpTlsOptions tls;
@@ -437,6 +450,9 @@ int Run(int argc, char** argv) {
   Flags flags;
   if (std::optional<int> done = ParseCommandLine(argc, argv, &flags)) return *done;
   if (common::Status s = ValidateFlags(flags); !s.ok()) return Fail(s.error().message);
+  for (const std::string& warning : FlagWarnings(flags)) common::log::Warn(kComponent, warning);
+  // A peer that closes early must cost a write error, not the process.
+  ::signal(SIGPIPE, SIG_IGN);
   const sigset_t signals = BlockTerminationSignals();
 
   Process p(flags);
@@ -447,6 +463,7 @@ int Run(int argc, char** argv) {
   BuildAdmission(p);
   p.health = BuildHealthServer(p);
   BuildWebhookServer(p);
+  ConnectMetricsSources(p);
   if (common::Status s = Start(p); !s.ok()) return Fail(s.error().message);
 
   Shutdown(p, WaitForTermination(p, signals));

@@ -12,7 +12,7 @@ Route MetricsRoute(const metrics::Metrics& metrics, std::string path) {
 
 std::function<void(const RequestObservation&)> MetricsObserver(metrics::Metrics& metrics) {
   return [&metrics](const RequestObservation& o) {
-    metrics.ObserveRequest(o.path, o.route_matched, o.status, o.reply_sent, o.outcome, o.duration);
+    metrics.ObserveRequest(o.path, o.path_known, o.status, o.reply_sent, o.outcome, o.duration);
   };
 }
 

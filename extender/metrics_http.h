@@ -22,8 +22,9 @@ namespace taskgov::extender {
 [[nodiscard]] Route MetricsRoute(const metrics::Metrics& metrics, std::string path = "/metrics");
 
 // An HttpServerOptions::observer that counts every reply of that listener in
-// taskgov_webhook_requests_total / taskgov_webhook_request_duration_seconds (verb = the matched
-// route's last path segment; unmatched requests are verb "unknown", never their raw path;
+// taskgov_webhook_requests_total / taskgov_webhook_request_duration_seconds (verb = the path's
+// last segment when a route has that path, whatever the method, so 405 and 413 replies keep
+// their verb; requests to other paths are verb "unknown", never their raw path;
 // outcome = the handler's HttpResponse::outcome, else derived from the status: see
 // Metrics::ObserveRequest). The only place webhook outcomes are counted.
 [[nodiscard]] std::function<void(const RequestObservation&)> MetricsObserver(

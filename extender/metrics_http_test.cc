@@ -67,7 +67,7 @@ TEST(MetricsHttpTest, RouteServesTheExpositionAndTheObserverCountsRoutes) {
   common::testing::HttpClient client("127.0.0.1", server.port());
   ASSERT_TRUE(client.Post("/scheduler/filter", "{}").ok());
   ASSERT_TRUE(client.Get("/no/such/path").ok());
-  ASSERT_TRUE(client.Get("/scheduler/filter").ok());  // 405: a path, but no route
+  ASSERT_TRUE(client.Get("/scheduler/filter").ok());  // 405: a route's path, another method
   ASSERT_TRUE(observed.WaitFor(3));
   common::Result<common::testing::HttpReply> reply = client.Get("/metrics");
   ASSERT_TRUE(reply.ok()) << reply.error().message;
@@ -83,8 +83,9 @@ TEST(MetricsHttpTest, RouteServesTheExpositionAndTheObserverCountsRoutes) {
   EXPECT_EQ(
       x.Value("taskgov_webhook_requests_total", {{"verb", "unknown"}, {"outcome", "not_found"}}),
       2);
+  // The 405 keeps the verb of the route's path.
   EXPECT_EQ(x.Value("taskgov_webhook_requests_total",
-                    {{"verb", "unknown"}, {"outcome", "method_not_allowed"}}),
+                    {{"verb", "filter"}, {"outcome", "method_not_allowed"}}),
             1);
   server.Shutdown(std::chrono::milliseconds(200));
 }

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace taskgov::extender {
@@ -28,11 +29,22 @@ metrics::PreemptionTotals PreemptionTotalsOf(const scheduler::PreemptionStats& s
   return out;
 }
 
+metrics::HttpListenerTotals HttpListenerTotalsOf(std::string listener,
+                                                 const HttpServerStats& stats) {
+  metrics::HttpListenerTotals out;
+  out.listener = std::move(listener);
+  out.refused = stats.refused;
+  out.open_connections = stats.open_connections;
+  out.inflight_body_bytes = stats.inflight_body_bytes;
+  return out;
+}
+
 metrics::Sources MetricsSources(const scheduler::QuotaBook* book,
                                 const scheduler::ClusterState* cluster,
                                 const scheduler::Reconciler* reconciler,
                                 const scheduler::kube::Informers* informers,
-                                const scheduler::PreemptionController* preemption) {
+                                const scheduler::PreemptionController* preemption,
+                                std::vector<HttpListenerSource> http_listeners) {
   metrics::Sources sources;
   sources.book = book;
   sources.cluster = cluster;
@@ -42,6 +54,15 @@ metrics::Sources MetricsSources(const scheduler::QuotaBook* book,
   }
   if (preemption != nullptr) {
     sources.preemptions = [preemption] { return PreemptionTotalsOf(preemption->Stats()); };
+  }
+  if (!http_listeners.empty()) {
+    sources.http_listeners = [listeners = std::move(http_listeners)] {
+      std::vector<metrics::HttpListenerTotals> out;
+      for (const HttpListenerSource& l : listeners) {
+        out.push_back(HttpListenerTotalsOf(l.listener, l.server->stats()));
+      }
+      return out;
+    };
   }
   return sources;
 }

@@ -8,6 +8,10 @@
 // Thread-safety: the accessors call the components' thread-safe Stats(); the components must
 // outlive the Metrics object the sources are given to.
 
+#include <string>
+#include <vector>
+
+#include "extender/http_server.h"
 #include "metrics/metrics.h"
 #include "scheduler/actions/preemption_controller.h"
 #include "scheduler/kube/informers.h"
@@ -17,14 +21,26 @@
 
 namespace taskgov::extender {
 
-// `informers` and `preemption` may be null (no Kubernetes API: no such series).
+// An HTTP listener whose HttpServerStats a scrape reads, and its `listener` label.
+struct HttpListenerSource {
+  std::string listener;  // "webhook", "metrics"
+  const HttpServer* server = nullptr;
+};
+
+// `informers` and `preemption` may be null (no Kubernetes API: no such series); no
+// `http_listeners`: no HTTP listener series.
 [[nodiscard]] metrics::Sources MetricsSources(const scheduler::QuotaBook* book,
                                               const scheduler::ClusterState* cluster,
                                               const scheduler::Reconciler* reconciler,
                                               const scheduler::kube::Informers* informers,
-                                              const scheduler::PreemptionController* preemption);
+                                              const scheduler::PreemptionController* preemption,
+                                              std::vector<HttpListenerSource> http_listeners = {});
 
 // The metrics' view of the controller's totals (exposed for tests).
 [[nodiscard]] metrics::PreemptionTotals PreemptionTotalsOf(const scheduler::PreemptionStats& stats);
+
+// The metrics' view of one listener's stats (exposed for tests).
+[[nodiscard]] metrics::HttpListenerTotals HttpListenerTotalsOf(std::string listener,
+                                                               const HttpServerStats& stats);
 
 }  // namespace taskgov::extender

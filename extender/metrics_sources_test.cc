@@ -46,6 +46,31 @@ TEST(MetricsSourcesTest, WithoutKubernetesThereAreNoComponentTotals) {
   const metrics::Sources sources = MetricsSources(nullptr, nullptr, nullptr, nullptr, nullptr);
   EXPECT_FALSE(sources.informers);
   EXPECT_FALSE(sources.preemptions);
+  EXPECT_FALSE(sources.http_listeners);
+}
+
+TEST(MetricsSourcesTest, HttpListenerTotalsCopyRefusalsAndGauges) {
+  HttpServerStats stats;
+  stats.refused[static_cast<size_t>(metrics::HttpRefusal::kIdleEvicted)] = 3;
+  stats.refused[static_cast<size_t>(metrics::HttpRefusal::kBodyBudget)] = 2;
+  stats.open_connections = 7;
+  stats.inflight_body_bytes = 4096;
+  const metrics::HttpListenerTotals totals = HttpListenerTotalsOf("webhook", stats);
+  EXPECT_EQ(totals.listener, "webhook");
+  EXPECT_EQ(totals.refused, stats.refused);
+  EXPECT_EQ(totals.open_connections, 7u);
+  EXPECT_EQ(totals.inflight_body_bytes, 4096u);
+}
+
+TEST(MetricsSourcesTest, HttpListenersAreReadAtScrapeTime) {
+  HttpServer server(HttpServerOptions{}, {});  // not started: its stats are all zero
+  const metrics::Sources sources =
+      MetricsSources(nullptr, nullptr, nullptr, nullptr, nullptr, {{"metrics", &server}});
+  ASSERT_TRUE(sources.http_listeners);
+  const std::vector<metrics::HttpListenerTotals> totals = sources.http_listeners();
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals[0].listener, "metrics");
+  EXPECT_EQ(totals[0].open_connections, 0u);
 }
 
 }  // namespace

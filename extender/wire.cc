@@ -368,6 +368,11 @@ DecodeStatus DecodePreemptRequest(std::string_view body, scheduler::PreemptArgs*
     return Unusable(
         "the request carries both NodeNameToVictims and NodeNameToMetaVictims; expected one");
   }
+  if (full == nullptr && meta == nullptr) {
+    return Unusable(
+        "the request has neither NodeNameToVictims nor NodeNameToMetaVictims (both absent or "
+        "null); expected one");
+  }
   out->meta = meta != nullptr;
   for (const auto& [node, victims] : out->node_to_victims) {
     for (size_t i = 0; i < victims.pods.size(); ++i) {

@@ -364,9 +364,24 @@ TEST(DecodePreemptRequestTest, FullVictims) {
   ASSERT_EQ(args.node_to_victims.at("n1").pods.size(), 1u);
   EXPECT_EQ(args.node_to_victims.at("n1").pods[0].priority, 7);
 
-  scheduler::PreemptArgs none;
-  ASSERT_TRUE(DecodePreemptRequest(std::string(R"({"Pod":)") + kPod + "}", &none).ok());
-  EXPECT_TRUE(none.node_to_victims.empty());
+  scheduler::PreemptArgs empty;
+  ASSERT_TRUE(
+      DecodePreemptRequest(std::string(R"({"Pod":)") + kPod + R"(,"NodeNameToVictims":{}})", &empty)
+          .ok());
+  EXPECT_TRUE(empty.node_to_victims.empty());
+}
+
+TEST(DecodePreemptRequestTest, NoVictimsMapIsUnusable) {
+  for (const std::string& rest : {std::string("}"), std::string(R"(,"NodeNameToVictims":null})"),
+                                  std::string(R"(,"nodeNameToMetaVictims":null})")}) {
+    scheduler::PreemptArgs args;
+    DecodeStatus s = DecodePreemptRequest(std::string(R"({"Pod":)") + kPod + rest, &args);
+    EXPECT_FALSE(s.ok()) << rest;
+    EXPECT_EQ(s.failure, DecodeFailure::kUnusable) << rest;  // 200 with Error, not a 400
+    EXPECT_NE(s.message.find("neither NodeNameToVictims nor NodeNameToMetaVictims"),
+              std::string::npos)
+        << s.message;
+  }
 }
 
 TEST(DecodePreemptRequestTest, BadInput) {

@@ -2,8 +2,8 @@
 
 // Label values of taskgov's process families that other components produce, declared once so
 // that what a component emits and what the family's HELP text advertises are the same list.
-// Header-only, no dependencies: the HTTP surface (extender/) sets webhook outcomes from it, and
-// metrics.cc builds the HELP texts from it.
+// Header-only, no dependencies: the HTTP surface (extender/) sets webhook outcomes and HTTP
+// refusal reasons from it, and metrics.cc builds the HELP texts from it.
 //
 // Thread-safety: constants only.
 
@@ -47,6 +47,33 @@ inline constexpr std::array<LabelValue, 9> kWebhookOutcomes = {{
 
 [[nodiscard]] constexpr std::string_view WebhookOutcomeName(WebhookOutcome outcome) {
   return kWebhookOutcomes[static_cast<size_t>(outcome)].name;
+}
+
+// taskgov_http_connections_refused_total{listener, reason}: a connection or request the HTTP
+// server (extender/http_server.h) refused or cut off to keep hostile or broken clients from
+// starving it. Indexes of HttpServerStats::refused.
+enum class HttpRefusal : size_t {
+  kCap = 0,         // a new connection at the cap found no idle connection to close: 503
+  kIdleEvicted,     // an idle connection closed to make room for a new one at the cap
+  kHeaderTimeout,   // no complete request header within the header timeout: closed
+  kRequestTimeout,  // the body not received (or the reply not taken) within the request timeout
+  kBodyBudget,      // the request's body would exceed the in-flight body budget: 503
+};
+
+inline constexpr std::array<LabelValue, 5> kHttpRefusals = {{
+    {"cap", "a new connection at the connection cap with no idle connection to close: 503"},
+    {"idle_evicted",
+     "an idle connection (no request header complete) closed to make room at the cap"},
+    {"header_timeout",
+     "no complete request header within the header timeout (from accept, or from the first "
+     "byte on a kept-alive connection; TLS handshake included): closed"},
+    {"request_timeout",
+     "the body not received or the reply not taken within the request timeout: closed"},
+    {"body_budget", "the body would exceed the in-flight body budget: 503"},
+}};
+
+[[nodiscard]] constexpr std::string_view HttpRefusalName(HttpRefusal reason) {
+  return kHttpRefusals[static_cast<size_t>(reason)].name;
 }
 
 // Preemption reasons of taskgov_preemptions_total{reason} and the Kueue reason each is exported

@@ -302,10 +302,10 @@ class Metrics::Impl {
     refusals_.Get(L1{TeamLabel(d.team)}).by_reason[RefusalIndex(d.reason)].Add();
   }
 
-  void ObserveRequest(std::string_view path, bool route_matched, int status, bool reply_sent,
+  void ObserveRequest(std::string_view path, bool known_path, int status, bool reply_sent,
                       std::string_view handler_outcome, std::chrono::nanoseconds duration) {
     std::string_view verb = "unknown";
-    if (route_matched) {
+    if (known_path) {
       const size_t slash = path.rfind('/');
       verb = slash == std::string_view::npos ? path : path.substr(slash + 1);
       if (verb.empty()) verb = "root";
@@ -379,6 +379,7 @@ class Metrics::Impl {
   void CollectWebhooks(std::vector<MetricFamily>* out) const;
   void CollectInformers(const Scrape& scrape, int64_t now_ms, std::vector<MetricFamily>* out) const;
   void CollectLedgerRepairs(std::vector<MetricFamily>* out) const;
+  void CollectHttpListeners(const Scrape& scrape, std::vector<MetricFamily>* out) const;
 
   const Options options_;
   common::SystemClock system_clock_;
@@ -414,6 +415,7 @@ struct Metrics::Impl::Scrape {
   // The components' totals, read once (Sources::informers, Sources::preemptions).
   std::vector<InformerTotals> informers;
   std::optional<PreemptionTotals> preemptions;
+  std::vector<HttpListenerTotals> http_listeners;
 
   bool have_teams = false;  // false: no ledger, every team counts as live
   scheduler::PolicyPtr policy;
@@ -847,6 +849,38 @@ void Metrics::Impl::CollectProcess(const Scrape& scrape, std::vector<MetricFamil
   CollectWebhooks(out);
   CollectInformers(scrape, clock_->NowMs(), out);
   CollectLedgerRepairs(out);
+  CollectHttpListeners(scrape, out);
+}
+
+void Metrics::Impl::CollectHttpListeners(const Scrape& scrape,
+                                         std::vector<MetricFamily>* out) const {
+  if (!sources_.http_listeners) return;
+  FamilyBuilder refused(
+      "taskgov_http_connections_refused_total",
+      "Connections and requests an HTTP listener refused or cut off so that idle, slow or "
+      "greedy clients cannot starve it. Labels: listener (webhook, metrics); reason: " +
+          JoinLabelValues(kHttpRefusals, &LabelValue::name, &LabelValue::meaning) + ".",
+      MetricType::Counter);
+  FamilyBuilder open("taskgov_http_open_connections",
+                     "Connections an HTTP listener holds open now. Labels: listener.",
+                     MetricType::Gauge);
+  FamilyBuilder bodies("taskgov_http_inflight_body_bytes",
+                       "Bytes of request bodies an HTTP listener holds against the in-flight "
+                       "body budget (--max-inflight-body-bytes). Labels: listener.",
+                       MetricType::Gauge);
+  for (const HttpListenerTotals& listener : scrape.http_listeners) {
+    for (size_t i = 0; i < kHttpRefusals.size(); ++i) {
+      refused.Value(L2{"listener", "reason"}, L2{listener.listener, kHttpRefusals[i].name},
+                    static_cast<double>(listener.refused[i]));
+    }
+    open.Value(L1{"listener"}, L1{listener.listener},
+               static_cast<double>(listener.open_connections));
+    bodies.Value(L1{"listener"}, L1{listener.listener},
+                 static_cast<double>(listener.inflight_body_bytes));
+  }
+  out->push_back(refused.TakeSorted());
+  out->push_back(open.TakeSorted());
+  out->push_back(bodies.TakeSorted());
 }
 
 void Metrics::Impl::CollectWebhooks(std::vector<MetricFamily>* out) const {
@@ -941,6 +975,7 @@ std::string Metrics::Impl::Render() const {
   Scrape scrape;
   if (sources_.informers) scrape.informers = sources_.informers();
   if (sources_.preemptions) scrape.preemptions = sources_.preemptions();
+  if (sources_.http_listeners) scrape.http_listeners = sources_.http_listeners();
   CollectLedger(scrape, &families);
   CollectTeamSeries(scrape, &families);
   CollectProcess(scrape, &families);
@@ -964,9 +999,9 @@ void Metrics::SetSources(Sources sources) { impl_->SetSources(std::move(sources)
 void Metrics::ObserveFilter(const scheduler::FilterDecision& decision) {
   impl_->ObserveFilter(decision);
 }
-void Metrics::ObserveRequest(std::string_view path, bool route_matched, int status, bool reply_sent,
+void Metrics::ObserveRequest(std::string_view path, bool known_path, int status, bool reply_sent,
                              std::string_view handler_outcome, std::chrono::nanoseconds duration) {
-  impl_->ObserveRequest(path, route_matched, status, reply_sent, handler_outcome, duration);
+  impl_->ObserveRequest(path, known_path, status, reply_sent, handler_outcome, duration);
 }
 void Metrics::ObservePodBound(NameId team, std::string_view priority_class, int64_t created_ms,
                               int64_t bound_ms) {

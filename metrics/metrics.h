@@ -24,6 +24,9 @@
 //     {result}, taskgov_config_last_reload_successful,
 //     taskgov_config_last_reload_success_timestamp_seconds, taskgov_build_info{version,
 //     revision}
+//   HTTP listeners (Sources::http_listeners) — taskgov_http_connections_refused_total{listener,
+//     reason} (kHttpRefusals), taskgov_http_open_connections{listener},
+//     taskgov_http_inflight_body_bytes{listener} (request bodies held against the budget)
 //   ledger housekeeping (Sources::reconciler) — taskgov_ledger_repairs_total{kind}: expired
 //     (assumed reservations released when their TTL passed: a filter whose bind never came),
 //     orphan_released (bound reservations released because their pod was not running),
@@ -54,7 +57,7 @@
 //
 // Label values are bounded by construction: teams and flavors come from the policy (or the
 // ledger), refusal reasons are FilterDecision's codes (others count as "other"), webhook verbs
-// are the matched route's last path segment (every unmatched request is verb "unknown"),
+// are a route's last path segment (every request to a path no route has is verb "unknown"),
 // priority classes are capped at kMaxPriorityClasses distinct values (then "other"), watch
 // resources/reasons and preemption reasons are code-defined strings.
 //
@@ -64,6 +67,7 @@
 // combination takes that family's mutex once. Render() serialises scrapes on its own mutex and
 // never blocks observers.
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -119,6 +123,14 @@ struct InformerTotals {
   int64_t last_event_unix_ms = 0;                  // wall time of the last event; 0: none yet
 };
 
+// One HTTP listener's totals (extender's HttpServerStats fields of the same names).
+struct HttpListenerTotals {
+  std::string listener;                                  // "webhook", "metrics"
+  std::array<uint64_t, kHttpRefusals.size()> refused{};  // by HttpRefusal; monotonic
+  uint64_t open_connections = 0;                         // gauge
+  uint64_t inflight_body_bytes = 0;                      // gauge
+};
+
 // The preemption controller's totals (scheduler::PreemptionStats).
 struct PreemptionTotals {
   struct Count {
@@ -150,6 +162,9 @@ struct Sources {
   // "preempted"}. Preemptions of plain priority (outside governance) and of pods of no team are
   // not a team's and are not counted. Unset: no such series.
   std::function<PreemptionTotals()> preemptions;
+  // taskgov_http_connections_refused_total, taskgov_http_open_connections and
+  // taskgov_http_inflight_body_bytes, one entry per listener. Unset: no such series.
+  std::function<std::vector<HttpListenerTotals>()> http_listeners;
 };
 
 class Metrics {
@@ -173,13 +188,14 @@ class Metrics {
   void ObserveFilter(const scheduler::FilterDecision& decision);
 
   // After every reply of the webhook listener (HttpServerOptions::observer; see
-  // extender/metrics_http.h): verb = the last segment of the matched route's path, "unknown"
-  // when no route matched. outcome (kWebhookOutcomes) = reply_failed when the reply could not
-  // be written; else `handler_outcome`, the label the handler gave its reply (one of
-  // kWebhookOutcomes; anything else counts as server_error); else, for replies the server wrote
-  // itself, from the status: 2xx ok, 404 not_found, 405 method_not_allowed, 413/431 too_large,
-  // other 4xx bad_request, the rest server_error. Lock-free.
-  void ObserveRequest(std::string_view path, bool route_matched, int status, bool reply_sent,
+  // extender/metrics_http.h): verb = the last segment of the path when `known_path` (a route
+  // has this path, whatever its method: 405 and 413 replies keep their verb), else "unknown".
+  // outcome (kWebhookOutcomes) = reply_failed when the reply could not be written; else
+  // `handler_outcome`, the label the handler gave its reply (one of kWebhookOutcomes; anything else
+  // counts as server_error); else, for replies the server wrote itself, from the status: 2xx ok,
+  // 404 not_found, 405 method_not_allowed, 413/431 too_large, other 4xx bad_request, the rest
+  // server_error. Lock-free.
+  void ObserveRequest(std::string_view path, bool known_path, int status, bool reply_sent,
                       std::string_view handler_outcome, std::chrono::nanoseconds duration);
 
   // A pod of `team` was seen bound: wait time = bound − created (clamped at 0), into

@@ -359,6 +359,58 @@ TEST(MetricsTest, SeriesOfRemovedTeamsDisappearOnceTheirUsageDrains) {
   EXPECT_EQ(x.Value("taskgov_quota_usage", b_gpu), 0);
 }
 
+// 405 and 413 replies the server writes itself are on a route's path: they keep its verb.
+TEST(MetricsTest, ServerRepliesOnARoutesPathKeepTheVerb) {
+  Metrics m;
+  m.ObserveRequest("/scheduler/filter", true, 405, true, "", std::chrono::microseconds(10));
+  m.ObserveRequest("/scheduler/preempt", true, 413, true, "", std::chrono::microseconds(10));
+  const Exposition x = ParseExposition(m.Render());
+  EXPECT_EQ(x.Value("taskgov_webhook_requests_total",
+                    {{"verb", "filter"}, {"outcome", "method_not_allowed"}}),
+            1);
+  EXPECT_EQ(
+      x.Value("taskgov_webhook_requests_total", {{"verb", "preempt"}, {"outcome", "too_large"}}),
+      1);
+}
+
+TEST(MetricsTest, HttpListenerRefusalsAndGaugesAreReadFromTheSources) {
+  Metrics m;
+  EXPECT_EQ(m.Render().find("taskgov_http_"), std::string::npos);  // no source, no series
+  HttpListenerTotals webhook;
+  webhook.listener = "webhook";
+  webhook.refused[static_cast<size_t>(HttpRefusal::kIdleEvicted)] = 5;
+  webhook.refused[static_cast<size_t>(HttpRefusal::kBodyBudget)] = 2;
+  webhook.open_connections = 1024;
+  webhook.inflight_body_bytes = 1 << 20;
+  HttpListenerTotals health;
+  health.listener = "metrics";
+  health.refused[static_cast<size_t>(HttpRefusal::kHeaderTimeout)] = 7;
+  health.open_connections = 3;
+  Sources sources;
+  sources.http_listeners = [&] { return std::vector<HttpListenerTotals>{webhook, health}; };
+  m.SetSources(sources);
+  const std::string text = m.Render();
+  const Exposition x = ParseExposition(text);
+  EXPECT_EQ(x.Value("taskgov_http_connections_refused_total",
+                    {{"listener", "webhook"}, {"reason", "idle_evicted"}}),
+            5);
+  EXPECT_EQ(x.Value("taskgov_http_connections_refused_total",
+                    {{"listener", "webhook"}, {"reason", "body_budget"}}),
+            2);
+  EXPECT_EQ(x.Value("taskgov_http_connections_refused_total",
+                    {{"listener", "webhook"}, {"reason", "cap"}}),
+            0);  // every reason has a series from the start
+  EXPECT_EQ(x.Value("taskgov_http_connections_refused_total",
+                    {{"listener", "metrics"}, {"reason", "header_timeout"}}),
+            7);
+  EXPECT_EQ(x.Value("taskgov_http_open_connections", {{"listener", "webhook"}}), 1024);
+  EXPECT_EQ(x.Value("taskgov_http_open_connections", {{"listener", "metrics"}}), 3);
+  EXPECT_EQ(x.Value("taskgov_http_inflight_body_bytes", {{"listener", "webhook"}}), 1 << 20);
+  for (const LabelValue& reason : kHttpRefusals) {
+    EXPECT_NE(text.find(std::string(reason.name) + " ("), std::string::npos) << reason.name;
+  }
+}
+
 TEST(MetricsTest, WebhookVerbsAreRoutesNotPaths) {
   Metrics m;
   for (int i = 0; i < 50; ++i) {
