@@ -137,6 +137,7 @@ void PrintClusterPolicy(const scheduler::Policy& p, bool loaded, std::ostream& o
       << ", namespace label " << rule(p.team_resolution.namespace_label) << "\n";
   out << "  preemption: grace period " << p.preemption.grace_period_seconds << "s, minimum runtime "
       << p.preemption.minimum_runtime_seconds << "s\n";
+  out << "  gangs: quota held " << p.gang_timeout_seconds << "s for members not yet admitted\n";
   out << "  instance-type label: " << p.instance_type_label << "\n";
   std::string classes;
   for (const scheduler::PriorityClass& pc : p.priority_classes) {

@@ -285,6 +285,11 @@ void DecodePolicy(ObjectReader& r, ConfigSet* out) {
     SetIf(p.Integer("minimumRuntimeSeconds", 0, kMaxSeconds), p, "minimumRuntimeSeconds",
           &out->minimum_runtime_seconds);
   }
+  if (r.Has("gangs")) {
+    ObjectReader g = r.Object("gangs");
+    SetIf(g.Integer("timeoutSeconds", 1, kMaxSeconds), g, "timeoutSeconds",
+          &out->gang_timeout_seconds);
+  }
   r.ForEachObject("priorityClasses", [&](ObjectReader& pc) { DecodePriorityClass(pc, out); });
   r.ForEachObject("flavors", [&](ObjectReader& f) { DecodeFlavor(f, out); });
   r.ForEachObject("instanceTypes", [&](ObjectReader& t) { DecodeInstanceType(t, out); });

@@ -138,6 +138,25 @@ teams:
   EXPECT_EQ(p.FindTeam("solo")->cohort, "");
 }
 
+TEST(Native, GangTimeoutDefaultsToFiveMinutesAndIsSetPerPolicy) {
+  const std::string teams = R"(teams:
+  - name: a
+    compute: [{instanceType: ml.g5.12xlarge, accelerators: 3}]
+)";
+  LoadResult fallback = LoadOne("t.yaml", std::string(kPolicyHead) + teams);
+  ASSERT_TRUE(fallback.ok()) << Dump(fallback);
+  EXPECT_EQ(fallback.policy->gang_timeout_seconds, 300);
+  LoadResult set =
+      LoadOne("t.yaml", std::string(kPolicyHead) + "gangs: {timeoutSeconds: 900}\n" + teams);
+  ASSERT_TRUE(set.ok()) << Dump(set);
+  EXPECT_EQ(set.policy->gang_timeout_seconds, 900);
+  LoadResult zero =
+      LoadOne("t.yaml", std::string(kPolicyHead) + "gangs: {timeoutSeconds: 0}\n" + teams);
+  EXPECT_FALSE(zero.ok());
+  EXPECT_TRUE(HasDiagnostic(zero, Severity::kError, "t.yaml", "gangs.timeoutSeconds", ""))
+      << Dump(zero);
+}
+
 TEST(Native, TeamResolutionRules) {
   LoadResult defaults = LoadOne("t.yaml", R"(
 apiVersion: taskgov.io/v1

@@ -122,6 +122,7 @@ class Resolver {
         ValueOr(set_.grace_period_seconds, p.preemption.grace_period_seconds);
     p.preemption.minimum_runtime_seconds =
         ValueOr(set_.minimum_runtime_seconds, p.preemption.minimum_runtime_seconds);
+    p.gang_timeout_seconds = ValueOr(set_.gang_timeout_seconds, p.gang_timeout_seconds);
     p.no_team = ValueOr(set_.no_team, scheduler::NoTeamAction::kPassThrough);
     p.team_resolution.pod_label = ValueOr(set_.team_pod_label, p.team_resolution.pod_label);
     p.team_resolution.namespace_label =

@@ -56,8 +56,7 @@ Preemptor PreemptorOf(const PendingPod& pending, int32_t holders) {
 
 class PreemptionController::WorldImpl final : public RoundWorld, public PlanSource {
  public:
-  WorldImpl(QuotaBook* book, const ClusterState* cluster, int64_t gang_timeout_ms)
-      : book_(book), cluster_(cluster), gang_timeout_ms_(gang_timeout_ms) {}
+  WorldImpl(QuotaBook* book, const ClusterState* cluster) : book_(book), cluster_(cluster) {}
 
   // RoundWorld.
   PodFacts FindPod(std::string_view uid) const override {
@@ -92,7 +91,7 @@ class PreemptionController::WorldImpl final : public RoundWorld, public PlanSour
       Ledger::Session session(book_->ledger());
       r = book_->AssumeMember(session, p.uid, p.workload_size, p.team, flavor,
                               KnownIdAmounts(p.request), Ledger::Mode::kBorrowing, ttl_ms,
-                              std::max(ttl_ms, gang_timeout_ms_), meta);
+                              std::max(ttl_ms, session.policy().gang_timeout_seconds * 1000), meta);
     }
     if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
       *why = refusal->Explain();
@@ -110,7 +109,6 @@ class PreemptionController::WorldImpl final : public RoundWorld, public PlanSour
  private:
   QuotaBook* const book_;
   const ClusterState* const cluster_;
-  const int64_t gang_timeout_ms_;
 };
 
 PreemptionController::PreemptionController(QuotaBook* book, ClusterState* cluster,
@@ -121,7 +119,7 @@ PreemptionController::PreemptionController(QuotaBook* book, ClusterState* cluste
       kube_(kube),
       clock_(clock),
       options_(options),
-      world_(std::make_unique<WorldImpl>(book, cluster, options.gang_timeout_ms)),
+      world_(std::make_unique<WorldImpl>(book, cluster)),
       events_(kube),
       limiter_(options.evictions_per_second, options.eviction_burst, clock->SteadyNowMs()),
       pdb_(PdbRetry::Options{options.pdb_retry_ms, options.max_eviction_attempts,
@@ -456,8 +454,12 @@ bool PreemptionController::ChooseAgain(Run& run, const std::string& uid) {
   }
   // Choose again for this preemptor, on the same flavor, with what is already committed — its
   // own claim handed back first.
-  Claim claim{preemptor.team, flavor, node, preemptor.request,
-              /*quota=*/!book_->Find(uid).has_value(), preemptor.need};
+  Claim claim{preemptor.team,
+              flavor,
+              node,
+              preemptor.request,
+              /*quota=*/!book_->Find(uid).has_value(),
+              preemptor.need};
   run.planner->Release(claim);
   const Selection sel = run.planner->Choose(preemptor, flavor, node_selector, placement.get());
   std::lock_guard<std::mutex> lock(mu_);

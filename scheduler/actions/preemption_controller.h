@@ -92,8 +92,6 @@ class PreemptionController {
     int64_t eviction_burst = 20;
     int64_t pdb_retry_ms = 30'000;
     int64_t nomination_ttl_ms = 60'000;
-    // A gang's nomination holds the quota freed for its members this long (DESIGN §3.7).
-    int64_t gang_timeout_ms = 300'000;
     int64_t round_slack_ms = 60'000;
     // After a round failed — its victims did not go in time, or the capacity it freed was not
     // used by the preemptor (nomination expired, or taken by others first) — no new round for

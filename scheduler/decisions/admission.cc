@@ -213,8 +213,8 @@ std::variant<Charge, Refusal> Admission::Commit(Snapshot& snap, NameId flavor, M
   }
   meta.workload = me.workload.key;
   return book_->AssumeMember(snap.session, me.pod->uid, me.workload.size, me.team_id, flavor,
-                             me.request_ids, mode, options_.assume_ttl_ms, options_.gang_timeout_ms,
-                             meta);
+                             me.request_ids, mode, options_.assume_ttl_ms,
+                             snap.policy.gang_timeout_seconds * 1000, meta);
 }
 
 std::string Admission::ExplainGang(const Subject& me, const Refusal& refusal) {

@@ -51,8 +51,6 @@ class Admission final : public Decider {
     int64_t assume_ttl_ms = 30'000;
     // How many higher-ranked pending pods of the team a filter looks at (BestEffortFIFO).
     size_t queue_lookahead = 32;
-    // How long a gang's quota is held for members that have not come (DESIGN §3.7).
-    int64_t gang_timeout_ms = 300'000;
   };
 
   // `binder` may be null: then taskgov is not the binder and the bind verb refuses.

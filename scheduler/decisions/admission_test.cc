@@ -976,7 +976,7 @@ TEST_F(GangAdmissionTest, MembersArrivingOverThirtySecondsAreAdmittedWhole) {
 
 TEST_F(GangAdmissionTest, AGangWhoseMembersDoNotComeGivesItsQuotaBackAfterTheTimeout) {
   ASSERT_TRUE(Run(Worker("job-x", 0, 4, 2)));
-  clock_.Advance(Admission::Options{}.gang_timeout_ms + 1);
+  clock_.Advance(book_->ledger().policy()->gang_timeout_seconds * 1000 + 1);
   (void)book_->ExpireAssumed();
   EXPECT_EQ(Usage("team-a"), 2);  // the running member only
   EXPECT_TRUE(Admitted(GpuPod("lone", "team-a", 6)));

@@ -123,6 +123,9 @@ struct Policy {
   // Also look up spec.priorityClassName among priority_classes.
   bool use_pod_priority_class_name = true;
   PreemptionSettings preemption;
+  // How long a gang's quota is held for members that have not come (DESIGN §3.7); then the
+  // hold is released whole.
+  int64_t gang_timeout_seconds = 300;
   NoTeamAction no_team = NoTeamAction::kPassThrough;
   TeamResolution team_resolution;
   std::string instance_type_label = "node.kubernetes.io/instance-type";
