@@ -1,6 +1,7 @@
 // tools/demo: the task-governance story, told step by step, through the real taskgov-extender
 // on the fake API server's sample cluster (issue 9): borrowing idle quota, reclaiming it,
-// preemption within a team, fair share of idle capacity and task ranking, with taskgov's own
+// preemption within a team, fair share of idle capacity, task ranking, and gangs admitted and
+// reclaimed whole, with taskgov's own
 // refusal reasons and eviction notes quoted, and a per-team table at the end. The demo plays
 // kube-scheduler, the kubelet and the job controller (e2e/harness.h). Every claim the narration
 // makes is checked; the exit status is 0 only if all of them held.
@@ -131,6 +132,7 @@ class Demo {
     PreemptWithinTheTeam();
     FairShare();
     TaskRanking();
+    Gangs();
     Table("Where everything stands");
     const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
     if (failures_ == 0) {
@@ -540,6 +542,61 @@ class Demo {
               order[n - 1] == "a-exp-1",
           "a-train-late went ahead of the older experimentation pods, which then went in "
           "submission order");
+  }
+
+  // Worker `i` of Kueue pod group `job` of `team`: `size` workers of `gpus` GPUs on p5.
+  static PodSpec Worker(const std::string& team, const std::string& job, int i, int size,
+                        int gpus) {
+    PodSpec spec = Pod(team, job + "-" + std::to_string(i), "training", kP5);
+    spec.requests[kGpu] = gpus;
+    spec.labels["kueue.x-k8s.io/pod-group-name"] = job;
+    spec.annotations["kueue.x-k8s.io/pod-group-total-count"] = std::to_string(size);
+    return spec;
+  }
+  int RunningWorkers(const std::string& job) {
+    return static_cast<int>(h_->CountPods(
+        [&](const PodView& p) { return p.job.starts_with(job + "-") && p.active(); }));
+  }
+
+  void Gangs() {
+    printf("\n6. Gangs: admitted whole, reclaimed whole\n");
+    printf("   Team a's pods on ml.p5.48xlarge all finish.\n");
+    for (const PodView& p : h_->Pods()) {
+      if (p.ns == Ns("a") && !p.job.empty() && (p.active() || p.pending())) {
+        (void)h_->Finish(p.job);
+      }
+    }
+    Step("a");
+    Check(h_->RunUntil([&] { return Running("a", kP5) == 0 && Pending("a", kP5) == 0; }, 10),
+          "ml.p5.48xlarge is idle");
+    printf(
+        "   Team a submits a distributed training job: a Kueue pod group of 4 workers with 3 GPUs\n"
+        "   each, 12 GPUs — its nominal 8 and the 4 it may borrow. The first worker's filter\n"
+        "   reserves the quota of all four; the others take their shares.\n");
+    for (int i = 0; i < 4; ++i) (void)h_->Submit(Worker("a", "a-dist", i, 4, 3));
+    Step("a");
+    Check(RunningWorkers("a-dist") == 4, "a-dist runs its 4 workers at once");
+    (void)h_->Step();
+    printf(
+        "   Team b submits a 4-worker job of 2 GPUs each: 8 GPUs, its whole quota. Only 4 are\n"
+        "   free and a borrows b's other 4, so no worker of b-x may start yet (it would hold\n"
+        "   half of what it needs). taskgov reclaims b's 4 lent GPUs, and a-dist is the victim\n"
+        "   as a whole: one of its workers alone would free the GPUs but leave a-dist stalled.\n");
+    const size_t evictions_before = h_->Evictions().size();
+    for (int i = 0; i < 4; ++i) (void)h_->Submit(Worker("b", "b-x", i, 4, 2));
+    Step("b");
+    Check(RunningWorkers("b-x") == 0, "no worker of b-x starts while only 4 GPUs are free");
+    const bool done = h_->RunUntil([&] { return RunningWorkers("b-x") == 4; }, 30);
+    Evictions(evictions_before);
+    Check(done, "b-x runs its 4 workers, admitted together once its quota was back");
+    Check(h_->Evictions().size() - evictions_before == 4, "all 4 workers of a-dist were evicted");
+    printf(
+        "   a-dist's job controller recreated its 4 workers. They need 12 GPUs: a's nominal 8 is\n"
+        "   free, but the 4 more it would borrow are b's, in use. So they wait, whole: none\n"
+        "   starts alone on a's free GPUs.\n");
+    Step("a");
+    Check(RunningWorkers("a-dist") == 0 && Pending("a", kP5) == 4,
+          "a-dist's 4 workers wait and none runs alone");
   }
 
   const bool table_rows_;

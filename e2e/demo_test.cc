@@ -83,17 +83,19 @@ TEST(DemoTest, EveryNarratedStepHoldsAndTheTablesAreTheMetrics) {
           << " from /metrics differs from the API server's";
     }
   }
-  // The closing table's numbers: the demo's story ends with a running 12 on ml.p5.48xlarge
-  // (nominal 8, borrowing 4), b idle, d and e sharing c's idle GPUs 3:1.
+  // The closing table's numbers: the demo's story ends with b's gang running on its own 8 GPUs
+  // on ml.p5.48xlarge and a's gang waiting whole (none of its workers runs), d and e sharing
+  // c's idle GPUs 3:1.
   std::map<std::string, std::string> usage, borrowed;
   for (const TableRow& row : rows) {
     if (row.title != kFinalTable) continue;
     usage[row.team] = row.values.at("usage").first;
     borrowed[row.team] = row.values.at("borrowed").first;
   }
-  EXPECT_EQ(usage["a"], "12");
-  EXPECT_EQ(borrowed["a"], "4");
-  EXPECT_EQ(usage["b"], "0");
+  EXPECT_EQ(usage["a"], "0");
+  EXPECT_EQ(borrowed["a"], "0");
+  EXPECT_EQ(usage["b"], "8");
+  EXPECT_EQ(borrowed["b"], "0");
   EXPECT_EQ(usage["c"], "0");
   EXPECT_EQ(usage["d"], "5");
   EXPECT_EQ(borrowed["d"], "3");

@@ -297,6 +297,17 @@ bool QuotaBook::Release(std::string_view uid) {
   return true;
 }
 
+void QuotaBook::DetachFromGang(std::string_view uid) {
+  std::lock_guard<std::mutex> gangs(workloads_mu_);
+  Shard& shard = ShardOf(uid);
+  std::unique_lock<std::mutex> lock = Lock(shard);
+  auto it = shard.map.find(uid);
+  if (it == shard.map.end() || it->second.meta.workload.empty()) return;
+  const std::string workload = std::move(it->second.meta.workload);
+  it->second.meta.workload.clear();
+  MemberGoneLocked(workload);
+}
+
 bool QuotaBook::ReturnShare(const Reservation& r) {
   // With workloads_mu_ and the member's shard held.
   auto gang = gangs_.find(r.meta.workload);

@@ -132,6 +132,10 @@ class QuotaBook {
 
   // The pod ended, was deleted, or its binding failed. True if a reservation was released.
   bool Release(std::string_view uid);
+  // The pod is terminating (evicted or deleted; it keeps its quota until it is gone): it no
+  // longer counts as a member of its gang, so a member recreated in its place is admitted with
+  // the gang again — whole — not alone beside it. No-op for a lone pod or one already detached.
+  void DetachFromGang(std::string_view uid);
   // Releases assumed reservations whose TTL has passed — a gang member's share goes back to its
   // gang while the gang holds quota — and the quota of gangs whose members did not all come in
   // time (logged, naming the gang and how many members came); returns how many pod reservations

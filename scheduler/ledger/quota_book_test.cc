@@ -326,6 +326,23 @@ TEST_F(GangBookTest, MembersBoundBeforeARestartCountTowardTheGang) {
   EXPECT_EQ(Held("job-x"), 2);
 }
 
+TEST_F(GangBookTest, MembersRecreatedBesideTerminatingOnesAreAdmittedWithTheWholeGangAgain) {
+  for (const char* uid : {"m0", "m1"}) ASSERT_TRUE(Admitted(uid, "job-x", 2, 2));
+  ASSERT_EQ(Usage(), 4);
+  // Both evicted: terminating, they keep their quota but leave the gang.
+  book_.DetachFromGang("m0");
+  book_.DetachFromGang("m1");
+  EXPECT_FALSE(book_.FindGang("job-x").has_value());
+  // A recreated member reserves for the whole gang again (4 more), not 2 alone.
+  ASSERT_TRUE(Admitted("m0-r1", "job-x", 2, 2));
+  EXPECT_EQ(Usage(), 8);
+  EXPECT_EQ(Held("job-x"), 2);
+  EXPECT_TRUE(book_.Release("m0"));  // the old ones go: the gang is not touched
+  EXPECT_TRUE(book_.Release("m1"));
+  EXPECT_EQ(book_.FindGang("job-x")->holders, 1);
+  EXPECT_EQ(Usage(), 4);
+}
+
 TEST_F(GangBookTest, AMemberBeyondTheDeclaredSizeIsReservedAlone) {
   ASSERT_TRUE(Admitted("m0", "job-x", 2, 2));
   ASSERT_TRUE(Admitted("m1", "job-x", 2, 2));

@@ -188,6 +188,8 @@ void ClusterState::UpsertLocked(const Pod& pod) {
   if (pod.bound()) {
     pending_.Remove(pod.uid);
     Account(record);
+    // Terminating: it keeps its quota until gone, but its gang no longer counts on it.
+    if (pod.deletion_unix_ms) book_->DetachFromGang(pod.uid);
     if (was_pending) Notify(record, PodTransition::kBound);
     return;
   }
