@@ -280,7 +280,14 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
       pending.workload.empty() ? std::nullopt : book_->FindGang(pending.workload);
   const Preemptor p = PreemptorOf(pending, hold ? hold->holders : 0);
   const Selection chosen = run.planner->Plan(*team, pending, p);
-  if (chosen.outcome == Selection::Outcome::kFits) return;  // claimed: nothing to evict
+  if (chosen.outcome == Selection::Outcome::kFits) {
+    // Claimed for this run, nothing to evict: it waits only for the scheduler. Set it aside for
+    // a while too, or a backlog of such pods would hold every place of every run and a pod
+    // ranked below them that needs a remedy would never be considered.
+    std::lock_guard<std::mutex> lock(mu_);
+    table_.BackOff(p.uid, run.now_ms + options_.no_remedy_backoff_ms);
+    return;
+  }
   if (chosen.outcome != Selection::Outcome::kVictims) {
     // Nothing can be evicted for it now: set it aside for a while, so that pods ranked below it
     // are considered too (a run looks at a bounded number of preemptors).

@@ -100,6 +100,9 @@ class PreemptionController {
     int64_t retry_backoff_ms = 300'000;
     // A pending pod for which no victims exist now is not considered again for this long.
     int64_t no_victims_backoff_ms = 5'000;
+    // Nor one that needs no remedy (it fits its quota and a node now: it waits only for the
+    // scheduler), so that a backlog of those cannot keep pods that need a remedy from a turn.
+    int64_t no_remedy_backoff_ms = 5'000;
     size_t max_preemptors_per_team = 16;
     size_t max_preemptors_per_run = 64;
     int max_eviction_attempts = 3;  // per victim, for errors other than a PDB refusal

@@ -409,6 +409,36 @@ TEST_F(ControllerTest, AGangIsEvictedWhole) {
   EXPECT_TRUE(Schedule("uid-b-0"));
 }
 
+// No starvation of reclaim: a thousand higher-ranked pending pods that need no remedy (they fit
+// their quota and a node; they only wait for kube-scheduler to get to them) are set aside for a
+// while once judged, so a pod ranked below them that needs a reclaim is reached within a few
+// runs, not never (each run looks at a bounded number of preemptors).
+TEST_F(ControllerTest, AReclaimIsReachedPastAThousandHigherRankedPodsThatNeedNoRemedy) {
+  constexpr char kG5[] = "ml.g5.12xlarge";
+  PolicyBuilder policy;
+  policy.Team("team-a", "c").Quota(kP5, kGpu, 8).Team("team-b", "c").Quota(kP5, kGpu, 8);
+  for (int t = 0; t < 10; ++t)
+    policy.Team("team-x" + std::to_string(t), "x").Quota(kG5, kGpu, 1000);
+  Start(policy.Build());
+  FourBorrowedPods();  // team-a runs 16 GPUs on p5: its 8 and team-b's 8
+  informer_->OnNodeUpsert(NodeBuilder("g5-0").InstanceType(kG5).Allocatable(kGpu, "100000"));
+  clock_.Advance(10 * kMinute);
+  for (int i = 0; i < 1000; ++i) {
+    Submit("x-" + std::to_string(i), "team-x" + std::to_string(i % 10), 1, 1000);
+  }
+  Submit("b-0", "team-b", 4, 100);
+  int runs = 0;
+  bool reached = false;
+  while (runs < 40 && !reached) {
+    reached = controller_->RunOnce().rounds_started > 0;
+    ++runs;
+    clock_.Advance(100);
+  }
+  EXPECT_TRUE(reached) << "no reclaim for team-b after " << runs << " runs";
+  EXPECT_LE(runs, 1000 / 64 + 3);  // one pass over the thousand, then team-b
+  EXPECT_EQ(Evicted(), (Strings{"a-3"}));
+}
+
 // A gang is one preemptor (DESIGN §3.7): one round frees what all its members need, and once
 // the victims are gone the freed quota is held for the whole gang, so every member is admitted.
 TEST_F(ControllerTest, AGangReclaimsForAllItsMembersInOneRoundAndIsAdmittedWhole) {
