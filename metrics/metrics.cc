@@ -966,6 +966,13 @@ void Metrics::Impl::CollectLedgerRepairs(std::vector<MetricFamily>* out) const {
   over.Value(std::array<std::string_view, 0>{}, std::array<std::string_view, 0>{},
              static_cast<double>(sources_.book->ledger().over_releases()));
   out->push_back(over.Take());
+  FamilyBuilder gangs("taskgov_gang_timeouts_total",
+                      "Gangs whose quota hold expired before every member was admitted (the held "
+                      "quota was released; members running then are evicted).",
+                      MetricType::Counter);
+  gangs.Value(std::array<std::string_view, 0>{}, std::array<std::string_view, 0>{},
+              static_cast<double>(sources_.book->gangs_expired()));
+  out->push_back(gangs.Take());
 }
 
 std::string Metrics::Impl::Render() const {

@@ -172,6 +172,7 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
   RunReport report;
   const int64_t now = clock_->NowMs();
   const PolicyPtr policy = book_->ledger().policy();
+  EvictTimedOutGangs(policy->preemption.grace_period_seconds, &report);
   RoundTable::Followed followed = FollowRounds(now);
   const std::vector<PendingPod> preemptors = PickPreemptors(*policy);
   if (!preemptors.empty() || followed.evictions_due) {
@@ -189,6 +190,43 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
   }
   FinishRun();
   return report;
+}
+
+void PreemptionController::EvictTimedOutGangs(int64_t grace_s, RunReport* report) {
+  for (const QuotaBook::ExpiredGang& gang : book_->TakeExpiredGangs()) {
+    std::vector<Pod> members;
+    cluster_->ForEachBoundPod([&](const Pod& pod, NameId, const ResourceList&) {
+      if (!pod.deletion_unix_ms && cluster_->teams().WorkloadOf(pod).key == gang.workload) {
+        members.push_back(pod);
+      }
+    });
+    std::sort(members.begin(), members.end(),
+              [](const Pod& a, const Pod& b) { return a.key() < b.key(); });  // deterministic
+    const std::string note =
+        "Gang timeout: " + std::to_string(gang.admitted) + " of the " + std::to_string(gang.size) +
+        " members of its gang were admitted within " + std::to_string(gang.waited_s) +
+        "s; its running members are evicted so that the gang runs whole or not at all (grace "
+        "period " +
+        std::to_string(grace_s) + "s)";
+    common::log::Warn(kComponent, "gang timed out: evicting its running members",
+                      {{"workload", gang.workload},
+                       {"members_running", static_cast<int64_t>(members.size())},
+                       {"members_declared", static_cast<int64_t>(gang.size)}});
+    for (const Pod& pod : members) {
+      std::string detail;
+      if (kube_->Evict(pod.namespace_, pod.name, pod.uid, grace_s, &detail) !=
+          EvictOutcome::kEvicted) {
+        common::log::Warn(kComponent, "gang timeout eviction failed",
+                          {{"pod", pod.key()}, {"detail", detail}});
+        continue;
+      }
+      kube_->RecordEvent(EventRecord{pod.namespace_, pod.name, pod.uid, "Warning", "GangTimeout",
+                                     "Evicting", note});
+      ++report->gang_timeout_evictions;
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.gang_timeout_evictions;
+    }
+  }
 }
 
 RoundTable::Followed PreemptionController::FollowRounds(int64_t now_ms) {

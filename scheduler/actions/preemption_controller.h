@@ -83,6 +83,9 @@ struct PreemptionStats {
   uint64_t eviction_failures = 0;
   uint64_t rounds_deferred_by_rate_limit = 0;
   size_t rounds_in_flight = 0;  // gauge
+  // Members of gangs whose quota hold expired before every member came, evicted so that no gang
+  // runs partly (DESIGN §3.7).
+  uint64_t gang_timeout_evictions = 0;
 };
 
 class PreemptionController {
@@ -121,6 +124,7 @@ class PreemptionController {
     size_t rounds_started = 0;  // new rounds
     size_t evictions = 0;       // accepted evictions
     size_t blocked = 0;         // PDB refusals
+    size_t gang_timeout_evictions = 0;
     // Pending pods nothing may be evicted for, by key, with why: the "no preemption" log line
     // (e.g. "no ml.p5.48xlarge node accepts team-a/job-0: 2 nodes with an untolerated taint
     // (nvidia.com/gpu=present:NoSchedule)"; one clause per flavor it may use, "; "-joined).
@@ -156,6 +160,8 @@ class PreemptionController {
     std::vector<RoundVictim> dropped;
   };
 
+  // Evicts the members of partly admitted gangs whose hold expired (QuotaBook::TakeExpiredGangs).
+  void EvictTimedOutGangs(int64_t grace_s, RunReport* report);
   // The pipeline.
   RoundTable::Followed FollowRounds(int64_t now_ms);
   std::vector<PendingPod> PickPreemptors(const Policy& policy);

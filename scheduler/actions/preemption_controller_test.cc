@@ -439,6 +439,35 @@ TEST_F(ControllerTest, AReclaimIsReachedPastAThousandHigherRankedPodsThatNeedNoR
   EXPECT_EQ(Evicted(), (Strings{"a-3"}));
 }
 
+// A gang must not run partly (DESIGN §3.7): when its members do not all come before the gang's
+// timeout, the quota held for the missing ones is released and the members that run are evicted
+// (with an event saying why), so that the gang is admitted again whole or not at all.
+TEST_F(ControllerTest, TheRunningMembersOfAGangThatTimedOutAreEvicted) {
+  Start(TwoTeams());
+  AddNodes(2, 8);
+  const auto member = [] {
+    return PodBuilder("")
+        .Label("kueue.x-k8s.io/pod-group-name", "train")
+        .Annotation("kueue.x-k8s.io/pod-group-total-count", "4");
+  };
+  Submit("b-0", "team-b", 2, 100, member());
+  Submit("b-1", "team-b", 2, 100, member());
+  ASSERT_TRUE(Schedule("uid-b-0"));
+  ASSERT_TRUE(Schedule("uid-b-1"));
+  EXPECT_EQ(Usage("team-b"), 8);  // two running, two more held for the gang
+  EXPECT_EQ(controller_->RunOnce().gang_timeout_evictions, 0u);
+  clock_.Advance(book_->ledger().policy()->gang_timeout_seconds * 1000 + 1);
+  (void)book_->ExpireAssumed();
+  EXPECT_EQ(Usage("team-b"), 4);  // the held part is released
+  EXPECT_EQ(controller_->RunOnce().gang_timeout_evictions, 2u);
+  EXPECT_EQ(Evicted(), (Strings{"b-0", "b-1"}));
+  ASSERT_EQ(Events("GangTimeout").size(), 2u);
+  EXPECT_EQ(Events("GangTimeout")[0].note,
+            "Gang timeout: 2 of the 4 members of its gang were admitted within 300s; its running "
+            "members are evicted so that the gang runs whole or not at all (grace period 120s)");
+  EXPECT_EQ(controller_->RunOnce().gang_timeout_evictions, 0u);  // once
+}
+
 // A gang is one preemptor (DESIGN §3.7): one round frees what all its members need, and once
 // the victims are gone the freed quota is held for the whole gang, so every member is admitted.
 TEST_F(ControllerTest, AGangReclaimsForAllItsMembersInOneRoundAndIsAdmittedWhole) {

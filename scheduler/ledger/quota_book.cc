@@ -1,6 +1,7 @@
 #include "scheduler/ledger/quota_book.h"
 
 #include <bitset>
+#include <utility>
 
 #include "common/log.h"
 
@@ -211,6 +212,11 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(Ledger::Session& session,
   return share;
 }
 
+std::vector<QuotaBook::ExpiredGang> QuotaBook::TakeExpiredGangs() {
+  std::lock_guard<std::mutex> gangs(workloads_mu_);
+  return std::exchange(expired_gangs_, {});
+}
+
 std::optional<GangHold> QuotaBook::FindGang(std::string_view workload) const {
   std::lock_guard<std::mutex> gangs(workloads_mu_);
   auto it = gangs_.find(workload);
@@ -334,6 +340,10 @@ void QuotaBook::ExpireGangs(Ledger::Session& session, int64_t now) {
     GiveBack(session, it->first, hold.remaining);
     for (uint8_t i = 0; i < hold.remaining.count; ++i) hold.remaining.items[i].amount = 0;
     gangs_expired_.fetch_add(1, std::memory_order_relaxed);
+    if (hold.holders > 0 && expired_gangs_.size() < kMaxExpiredGangs) {
+      expired_gangs_.push_back(ExpiredGang{it->first, hold.remaining.team, hold.holders, hold.size,
+                                           (now - hold.reserved_ms) / 1000});
+    }
     it = hold.holders <= 0 ? gangs_.erase(it) : std::next(it);
   }
 }

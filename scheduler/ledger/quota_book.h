@@ -145,6 +145,18 @@ class QuotaBook {
   [[nodiscard]] uint64_t gangs_expired() const {
     return gangs_expired_.load(std::memory_order_relaxed);
   }
+  // A gang whose hold expired while some of its members held quota: partly admitted, it must not
+  // run partly (DESIGN §3.7); the preemption controller evicts those members.
+  struct ExpiredGang {
+    std::string workload;
+    NameId team = 0;
+    int32_t admitted = 0;  // members holding quota when the hold expired
+    int32_t size = 0;
+    int64_t waited_s = 0;
+  };
+  // The partly admitted gangs expired since the last call (at most kMaxExpiredGangs kept).
+  [[nodiscard]] std::vector<ExpiredGang> TakeExpiredGangs();
+  static constexpr size_t kMaxExpiredGangs = 4096;
 
   [[nodiscard]] std::optional<Reservation> Find(std::string_view uid) const;
   // Calls `fn` for every reservation (under its shard's lock: keep `fn` short, no QuotaBook
@@ -196,6 +208,7 @@ class QuotaBook {
   mutable std::mutex workloads_mu_;
   std::unordered_map<std::string, GangHold, Hash, std::equal_to<>> gangs_;
   std::atomic<uint64_t> gangs_expired_{0};  // relaxed: a statistic
+  std::vector<ExpiredGang> expired_gangs_;  // guarded by workloads_mu_
   // Relaxed: a statistic, publishing nothing.
   mutable std::atomic<uint64_t> lock_waits_{0};
 };
