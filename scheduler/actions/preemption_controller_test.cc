@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 #include <set>
 
 #include "scheduler/decisions/admission.h"
@@ -1063,6 +1064,149 @@ INSTANTIATE_TEST_SUITE_P(
                         4,
                         {{"team-x", 8}, {"team-y", 8}}}),
     [](const ::testing::TestParamInfo<ConvergenceCase>& info) { return info.param.name; });
+
+// ---- property: gangs (DESIGN §3.3, §3.7) ----
+//
+// Random gangs (1 to 4 members of 1 to 4 GPUs, members arriving over a few steps) of three teams
+// with random quotas in one cohort arrive, run, finish, are reclaimed and evicted, on three
+// 8-GPU nodes, 10 s a step, with a 60 s gang timeout. After every step: every team is within
+// nominal + borrowing limit and the cohort within its pool (DESIGN §3.3), the ledger agrees
+// with its reservations (no drift), and no gang has run partly — some of its members running,
+// not all — for longer than the timeout plus the two steps its eviction takes.
+class GangPropertyTest : public ControllerTest, public ::testing::WithParamInterface<int> {
+ protected:
+  struct Gang {
+    std::string name;
+    std::string team;
+    int size = 0;
+    int gpus = 0;
+    int arrived = 0;                   // members created so far (generation `generation`)
+    int generation = 0;                // bumped when its evicted members are recreated
+    std::optional<int64_t> partly_ms;  // since when it runs partly
+  };
+  static constexpr int64_t kStepMs = 10'000;
+  static constexpr int64_t kTimeoutS = 60;
+
+  std::string MemberUid(const Gang& g, int i) const {
+    return "uid-" + g.name + "-" + std::to_string(i) + "-g" + std::to_string(g.generation);
+  }
+  void Arrive(Gang& g) {
+    const std::string name =
+        g.name + "-" + std::to_string(g.arrived) + "-g" + std::to_string(g.generation);
+    Submit(name, g.team, g.gpus, 100,
+           PodBuilder("")
+               .Label("kueue.x-k8s.io/pod-group-name", g.name)
+               .Annotation("kueue.x-k8s.io/pod-group-total-count", std::to_string(g.size)));
+    ++g.arrived;
+  }
+  int Running(const Gang& g) const {
+    int n = 0;
+    for (int i = 0; i < g.arrived; ++i) {
+      auto it = pods_.find(MemberUid(g, i));
+      n += it != pods_.end() && it->second.bound() && !it->second.deletion_unix_ms &&
+                   !it->second.terminal()
+               ? 1
+               : 0;
+    }
+    return n;
+  }
+  void CheckQuota(const Policy& policy, int step) {
+    Ledger::Session s(book_->ledger());
+    for (const Team& team : policy.teams) {
+      const CellView v = s.View(TeamNames().Intern(team.name), FlavorNames().Intern(kP5),
+                                ResourceNames().Intern(kGpu));
+      const int64_t ceiling =
+          v.borrowing_limit == kUnlimited ? kUnlimited : v.nominal + v.borrowing_limit;
+      EXPECT_LE(v.usage, ceiling) << team.name << " at step " << step;
+      EXPECT_LE(v.pool_used, v.pool_capacity) << "the cohort at step " << step;
+    }
+  }
+};
+
+TEST_P(GangPropertyTest, NoGangRunsPartlyLongerThanItsTimeoutAndQuotaHolds) {
+  std::mt19937 rng(static_cast<uint32_t>(GetParam()));
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  PolicyBuilder builder;
+  const std::vector<std::string> teams = {"team-a", "team-b", "team-c"};
+  for (const std::string& team : teams) {
+    const int64_t borrow[] = {0, 4, kUnlimited};
+    builder.Team(team, "c").Quota(kP5, kGpu, 4 * pick(1, 3), borrow[pick(0, 2)]);
+  }
+  builder.mutable_policy().gang_timeout_seconds = kTimeoutS;
+  builder.mutable_policy().preemption.grace_period_seconds = 0;
+  const PolicyPtr policy = builder.Build();
+  Start(policy);
+  AddNodes(3, 8);
+  std::vector<Gang> gangs;
+  for (int step = 0; step < 150; ++step) {
+    if (pick(0, 2) == 0) {
+      Gang g;
+      g.name = "job-" + std::to_string(gangs.size());
+      g.team = teams[pick(0, 2)];
+      g.size = pick(1, 4);
+      g.gpus = pick(1, 4);
+      gangs.push_back(g);
+    }
+    for (Gang& g : gangs) {
+      if (g.arrived < g.size && pick(0, 1) == 0) Arrive(g);  // members trickle in
+    }
+    // kube-scheduler: every pending pod, in creation order.
+    std::vector<std::pair<int64_t, std::string>> pending;
+    for (const auto& [uid, pod] : pods_) {
+      if (!pod.bound() && !pod.terminal()) pending.emplace_back(pod.creation_unix_ms, uid);
+    }
+    std::sort(pending.begin(), pending.end());
+    for (const auto& [created, uid] : pending) (void)Schedule(uid);
+    // The kubelet: evicted pods go (grace period 0); the job controller recreates a gang whose
+    // members went. Finished gangs end whole.
+    std::set<std::string> evicted;
+    for (const FakeKubeActions::EvictCall& e : kube_.evictions()) evicted.insert(e.uid);
+    for (Gang& g : gangs) {
+      bool lost = false;
+      for (int i = 0; i < g.arrived; ++i) {
+        const std::string uid = MemberUid(g, i);
+        if (evicted.count(uid) > 0 && pods_.count(uid) > 0) {
+          Gone(uid);
+          lost = true;
+        }
+      }
+      if (lost) {
+        for (int i = 0; i < g.arrived; ++i) {
+          if (pods_.count(MemberUid(g, i)) > 0) Gone(MemberUid(g, i));
+        }
+        ++g.generation;
+        g.arrived = 0;
+      } else if (Running(g) == g.size && pick(0, 9) == 0) {
+        for (int i = 0; i < g.arrived; ++i) Finish(MemberUid(g, i));
+      }
+    }
+    clock_.Advance(kStepMs);
+    (void)book_->ExpireAssumed();
+    (void)controller_->RunOnce();
+    // The invariants.
+    CheckQuota(*policy, step);
+    EXPECT_TRUE(book_->Reconcile().empty()) << "drift at step " << step;
+    for (Gang& g : gangs) {
+      const int running = Running(g);
+      if (running > 0 && running < g.size) {
+        if (!g.partly_ms) g.partly_ms = clock_.NowMs();
+        EXPECT_LE(clock_.NowMs() - *g.partly_ms, kTimeoutS * 1000 + 2 * kStepMs)
+            << g.name << " (" << running << " of " << g.size << " running) at step " << step;
+      } else {
+        g.partly_ms.reset();
+      }
+    }
+    if (HasFailure()) return;
+  }
+  // The run did what it is for: gangs ran whole, and some were reclaimed or timed out.
+  EXPECT_GT(kube_.binds().size(), 20u);
+  EXPECT_GT(kube_.evictions().size() + book_->gangs_expired(), 0u);
+  printf("seed %d: %zu gangs, %zu binds, %zu evictions, %llu gang timeouts\n", GetParam(),
+         gangs.size(), kube_.binds().size(), kube_.evictions().size(),
+         static_cast<unsigned long long>(book_->gangs_expired()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, GangPropertyTest, ::testing::Range(1, 21));
 
 }  // namespace
 }  // namespace taskgov::scheduler

@@ -201,7 +201,15 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(Ledger::Session& session,
     }
   }
   if (take) Move(share, -1, &gang->second.remaining);
-  ++gang->second.holders;
+  GangHold& hold = gang->second;
+  ++hold.holders;
+  hold.ttl_ms = gang_ttl_ms;
+  if (hold.holders >= hold.size) {
+    hold.expires_ms = GangHold::kNever;  // whole
+  } else if (hold.expires_ms == GangHold::kNever) {
+    hold.reserved_ms = now;  // waiting for the others from now on
+    hold.expires_ms = now + gang_ttl_ms;
+  }
   Reservation reservation;
   reservation.charge = share;
   reservation.state = ReservationState::kAssumed;
@@ -224,10 +232,18 @@ std::optional<GangHold> QuotaBook::FindGang(std::string_view workload) const {
   return it->second;
 }
 
-void QuotaBook::MemberGoneLocked(const std::string& workload) {
+void QuotaBook::MemberGoneLocked(const std::string& workload, bool lost) {
   auto it = gangs_.find(workload);
   if (it == gangs_.end()) return;
-  if (--it->second.holders <= 0 && Empty(it->second.remaining)) gangs_.erase(it);
+  GangHold& hold = it->second;
+  if (--hold.holders <= 0 && Empty(hold.remaining)) {
+    gangs_.erase(it);
+    return;
+  }
+  if (lost && hold.holders < hold.size && hold.expires_ms == GangHold::kNever) {
+    hold.reserved_ms = clock_->NowMs();  // no longer whole: its timeout to be whole again
+    hold.expires_ms = hold.reserved_ms + hold.ttl_ms;
+  }
 }
 
 QuotaBook::ConfirmOutcome QuotaBook::ConfirmBound(std::string_view uid, NameId team, NameId flavor,
@@ -303,7 +319,7 @@ bool QuotaBook::Release(std::string_view uid) {
   return true;
 }
 
-void QuotaBook::DetachFromGang(std::string_view uid) {
+void QuotaBook::DetachFromGang(std::string_view uid, bool lost) {
   std::lock_guard<std::mutex> gangs(workloads_mu_);
   Shard& shard = ShardOf(uid);
   std::unique_lock<std::mutex> lock = Lock(shard);
@@ -311,7 +327,7 @@ void QuotaBook::DetachFromGang(std::string_view uid) {
   if (it == shard.map.end() || it->second.meta.workload.empty()) return;
   const std::string workload = std::move(it->second.meta.workload);
   it->second.meta.workload.clear();
-  MemberGoneLocked(workload);
+  MemberGoneLocked(workload, lost);
 }
 
 bool QuotaBook::ReturnShare(const Reservation& r) {
@@ -328,23 +344,29 @@ void QuotaBook::ExpireGangs(Ledger::Session& session, int64_t now) {
   std::lock_guard<std::mutex> gangs(workloads_mu_);
   for (auto it = gangs_.begin(); it != gangs_.end();) {
     GangHold& hold = it->second;
-    if (hold.expires_ms > now || Empty(hold.remaining)) {
+    if (hold.expires_ms > now || hold.holders >= hold.size) {
       ++it;
       continue;
     }
-    common::log::Warn("ledger", "gang reservation released: not every member came in time",
+    common::log::Warn("ledger", "gang not whole in time: its held quota is released",
                       {{"workload", it->first},
                        {"members_admitted", static_cast<int64_t>(hold.holders)},
                        {"members_declared", static_cast<int64_t>(hold.size)},
                        {"waited_s", (now - hold.reserved_ms) / 1000}});
-    GiveBack(session, it->first, hold.remaining);
+    if (!Empty(hold.remaining)) GiveBack(session, it->first, hold.remaining);
     for (uint8_t i = 0; i < hold.remaining.count; ++i) hold.remaining.items[i].amount = 0;
     gangs_expired_.fetch_add(1, std::memory_order_relaxed);
     if (hold.holders > 0 && expired_gangs_.size() < kMaxExpiredGangs) {
       expired_gangs_.push_back(ExpiredGang{it->first, hold.remaining.team, hold.holders, hold.size,
                                            (now - hold.reserved_ms) / 1000});
     }
-    it = hold.holders <= 0 ? gangs_.erase(it) : std::next(it);
+    if (hold.holders <= 0) {
+      it = gangs_.erase(it);
+      continue;
+    }
+    hold.reserved_ms = now;  // reported again if still not whole a timeout later
+    hold.expires_ms = now + hold.ttl_ms;
+    ++it;
   }
 }
 

@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -58,11 +59,17 @@ struct PodMeta {
 // charge and a member's reservation without touching the ledger's counters.
 struct GangHold {
   NameId flavor = 0;
-  int32_t size = 0;     // members the gang declares
-  int32_t holders = 0;  // members holding a reservation (assumed or bound)
-  Charge remaining;     // reserved for members that have not taken their share yet
-  int64_t reserved_ms = 0;
-  int64_t expires_ms = 0;  // when `remaining` is released if members have not taken it
+  int32_t size = 0;         // members the gang declares
+  int32_t holders = 0;      // members holding a reservation (assumed or bound)
+  Charge remaining;         // reserved for members that have not taken their share yet
+  int64_t reserved_ms = 0;  // since when it waits to be whole
+  // The deadline for the gang to be whole — every declared member holding quota — after which
+  // `remaining` is released and the members holding quota are reported (TakeExpiredGangs):
+  // set when the gang starts waiting (its first member, or a member lost after it was whole),
+  // kNever while it is whole.
+  int64_t expires_ms = kNever;
+  int64_t ttl_ms = 0;
+  static constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
   // Whether quota is held for members that have not taken their share.
   [[nodiscard]] bool holds_quota() const {
@@ -132,10 +139,12 @@ class QuotaBook {
 
   // The pod ended, was deleted, or its binding failed. True if a reservation was released.
   bool Release(std::string_view uid);
-  // The pod is terminating (evicted or deleted; it keeps its quota until it is gone): it no
-  // longer counts as a member of its gang, so a member recreated in its place is admitted with
-  // the gang again — whole — not alone beside it. No-op for a lone pod or one already detached.
-  void DetachFromGang(std::string_view uid);
+  // The pod no longer counts as a member of its gang (no-op for a lone pod or one already
+  // detached). `lost`: it is terminating (evicted or deleted; it keeps its quota until it is
+  // gone), so a member recreated in its place is admitted with the gang again — whole — not
+  // alone beside it, and the gang has its timeout to be whole again. Not lost: it completed
+  // (Succeeded), and a gang that finishes member by member is not waiting for anyone.
+  void DetachFromGang(std::string_view uid, bool lost);
   // Releases assumed reservations whose TTL has passed — a gang member's share goes back to its
   // gang while the gang holds quota — and the quota of gangs whose members did not all come in
   // time (logged, naming the gang and how many members came); returns how many pod reservations
@@ -192,8 +201,9 @@ class QuotaBook {
   std::unique_lock<std::mutex> Lock(Shard& shard) const;
   // Gives `charge` (of pod `uid`) back; warns about every resource the ledger refused.
   static void GiveBack(Ledger::Session& session, std::string_view uid, const Charge& charge);
-  // With workloads_mu_ held: a member's reservation is gone (released, or its share returned).
-  void MemberGoneLocked(const std::string& workload);
+  // With workloads_mu_ held: a member's reservation is gone (released, or its share returned);
+  // `lost` as for DetachFromGang.
+  void MemberGoneLocked(const std::string& workload, bool lost = true);
   // With workloads_mu_ and the member's shard held: returns the share of member reservation `r`
   // (about to leave the table) to its gang's hold while that holds quota and has not expired,
   // and counts the member gone. False (nothing done) otherwise.

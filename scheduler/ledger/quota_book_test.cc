@@ -308,7 +308,7 @@ TEST_F(GangBookTest, AGangWhoseMembersDoNotAllComeIsReleasedAfterItsTimeout) {
   EXPECT_EQ(book_.ExpireAssumed(), 0u);
   EXPECT_EQ(Usage(), 2);  // the bound member keeps its share; the rest went back
   EXPECT_EQ(book_.gangs_expired(), 1u);
-  EXPECT_EQ(capture.Count("gang reservation released"), 1u);
+  EXPECT_EQ(capture.Count("gang not whole in time"), 1u);
   EXPECT_TRUE(book_.Release("m0"));
   EXPECT_EQ(Usage(), 0);
   EXPECT_FALSE(book_.FindGang("job-x").has_value());
@@ -330,8 +330,8 @@ TEST_F(GangBookTest, MembersRecreatedBesideTerminatingOnesAreAdmittedWithTheWhol
   for (const char* uid : {"m0", "m1"}) ASSERT_TRUE(Admitted(uid, "job-x", 2, 2));
   ASSERT_EQ(Usage(), 4);
   // Both evicted: terminating, they keep their quota but leave the gang.
-  book_.DetachFromGang("m0");
-  book_.DetachFromGang("m1");
+  book_.DetachFromGang("m0", /*lost=*/true);
+  book_.DetachFromGang("m1", /*lost=*/true);
   EXPECT_FALSE(book_.FindGang("job-x").has_value());
   // A recreated member reserves for the whole gang again (4 more), not 2 alone.
   ASSERT_TRUE(Admitted("m0-r1", "job-x", 2, 2));

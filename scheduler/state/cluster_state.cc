@@ -177,6 +177,8 @@ void ClusterState::UpsertLocked(const Pod& pod) {
   // not: its assumed reservation is confirmed as it is (Account), never released and charged
   // again — a filter in between would see the quota free and over-admit.
   const bool left_node = !was_pending && !inserted && record.pod.node_name != pod.node_name;
+  // A member that completed leaves its gang without making it wait for a replacement.
+  if (pod.phase == PodPhase::kSucceeded) book_->DetachFromGang(pod.uid, /*lost=*/false);
   if (!inserted && (left_node || pod.terminal())) Unaccount(record);
   record.pod = KeptPart(pod, EffectiveRequest(pod));
   if (record.team == kNoTeam || inserted) record.team = teams_.TeamOf(pod);
@@ -189,7 +191,7 @@ void ClusterState::UpsertLocked(const Pod& pod) {
     pending_.Remove(pod.uid);
     Account(record);
     // Terminating: it keeps its quota until gone, but its gang no longer counts on it.
-    if (pod.deletion_unix_ms) book_->DetachFromGang(pod.uid);
+    if (pod.deletion_unix_ms) book_->DetachFromGang(pod.uid, /*lost=*/true);
     if (was_pending) Notify(record, PodTransition::kBound);
     return;
   }
