@@ -953,6 +953,22 @@ TEST_F(GangAdmissionTest, AVolcanoPodGroupsMinMemberMakesItsPodsOneGang) {
   EXPECT_EQ(Usage("team-a"), 8);
 }
 
+TEST_F(GangAdmissionTest, AJobsParallelismMakesItsPodsOneGang) {
+  cluster_->OnJobUpsert("job-uid", 4);
+  const auto member = [](int i) {
+    return PodBuilder("train-" + std::to_string(i))
+        .Namespace("ns-team-a")
+        .Gpus(2)
+        .Owner("Job", "train", "job-uid");
+  };
+  ASSERT_TRUE(Run(member(0)));
+  EXPECT_EQ(Usage("team-a"), 8);  // parallelism 4 × 2 GPUs
+  EXPECT_FALSE(Admitted(GpuPod("lone", "team-a", 1)));
+  for (int i = 1; i < 4; ++i) EXPECT_TRUE(Run(member(i))) << i;
+  // A Job of parallelism 1 is no gang: its pod is admitted alone.
+  cluster_->OnJobDelete("job-uid");
+}
+
 TEST_F(GangAdmissionTest, AGangLargerThanItsTeamMayEverUseIsRefusedAtOnceWithThatReason) {
   Verdict v = Filter(Worker("huge", 0, 16, 1));
   EXPECT_TRUE(v.feasible.empty());

@@ -81,6 +81,14 @@ struct PodGroupTraits {
   void OnDelete(const PodGroupInfo& g) const { observer->OnPodGroupDelete(g.ns, g.name); }
 };
 
+struct JobTraits {
+  using Object = JobInfo;
+  ClusterObserver* observer;
+  common::Result<JobInfo> Decode(const rapidjson::Value& v) const { return DecodeJob(v); }
+  void OnUpsert(const JobInfo& j) const { observer->OnJobUpsert(j.uid, j.parallelism); }
+  void OnDelete(const JobInfo& j) const { observer->OnJobDelete(j.uid); }
+};
+
 }  // namespace
 
 common::Result<NamespaceInfo> DecodeNamespace(const rapidjson::Value& object) {
@@ -131,6 +139,26 @@ common::Result<PodGroupInfo> DecodePodGroup(const rapidjson::Value& object) {
   return info;
 }
 
+common::Result<JobInfo> DecodeJob(const rapidjson::Value& object) {
+  JobInfo info;
+  common::Result<const rapidjson::Value*> spec = NamesAndSpec(object, &info.ns, &info.name);
+  if (!spec.ok()) return spec.error();
+  common::Result<std::string> uid = OptionalJsonString(object["metadata"], "uid", "metadata.uid");
+  if (!uid.ok()) return uid.error();
+  if (uid->empty()) return common::Error{"metadata.uid: missing"};
+  info.uid = std::move(*uid);
+  if (*spec != nullptr) {
+    const rapidjson::Value* parallelism = JsonMember(**spec, "parallelism");
+    if (parallelism != nullptr && !parallelism->IsNull()) {
+      if (!parallelism->IsInt64() || parallelism->GetInt64() < 0) {
+        return common::Error{"spec.parallelism: expected a non-negative integer"};
+      }
+      info.parallelism = parallelism->GetInt64();
+    }
+  }
+  return info;
+}
+
 Informers::Informers(KubeClient* client, ClusterObserver* observer, ObjectDecoders decoders,
                      InformerOptions options) {
   const common::Clock* clock =
@@ -169,6 +197,14 @@ Informers::Informers(KubeClient* client, ClusterObserver* observer, ObjectDecode
         std::make_unique<TypedSink<PodGroupTraits>>(PodGroupTraits{observer}));
   } else {
     observer->OnSynced(ObjectKind::kPodGroup);
+  }
+  if (options.watch_jobs) {
+    // Jobs declare their gang's size (spec.parallelism); optional: a cluster or a role without
+    // them only loses that.
+    add(ResourceSpec{"jobs", "/apis/batch/v1/jobs", "", true, {}}, ObjectKind::kJob,
+        std::make_unique<TypedSink<JobTraits>>(JobTraits{observer}));
+  } else {
+    observer->OnSynced(ObjectKind::kJob);
   }
 }
 

@@ -41,6 +41,7 @@ struct InformerOptions {
   std::string pod_field_selector = "status.phase!=Succeeded,status.phase!=Failed";
   bool watch_local_queues = true;
   bool watch_pod_groups = true;
+  bool watch_jobs = true;
   ReflectorOptions reflector;
   const common::Clock* clock = nullptr;  // nullptr: SystemClock
   RandomSource random;                   // nullptr: seeded from std::random_device
@@ -98,5 +99,12 @@ struct PodGroupInfo {
 [[nodiscard]] common::Result<NamespaceInfo> DecodeNamespace(const rapidjson::Value& object);
 [[nodiscard]] common::Result<LocalQueueInfo> DecodeLocalQueue(const rapidjson::Value& object);
 [[nodiscard]] common::Result<PodGroupInfo> DecodePodGroup(const rapidjson::Value& object);
+struct JobInfo {
+  std::string ns;
+  std::string name;
+  std::string uid;
+  int64_t parallelism = 1;  // spec.parallelism (1 when absent)
+};
+[[nodiscard]] common::Result<JobInfo> DecodeJob(const rapidjson::Value& object);
 
 }  // namespace taskgov::scheduler::kube

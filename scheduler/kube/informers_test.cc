@@ -96,7 +96,7 @@ class InformersTest : public ::testing::Test {
   }
 
   bool WaitSynced() {
-    return observer_.Wait([](RecordingObserver& o) { return o.synced_.size() == 5; });
+    return observer_.Wait([](RecordingObserver& o) { return o.synced_.size() == 6; });
   }
 
   ReflectorStats StatsOf(const std::string& resource) {
@@ -150,6 +150,11 @@ TEST_F(InformersTest, InitialSyncFromTheSampleCluster) {
                            "{\"metadata\":{\"name\":\"pg\",\"namespace\":"
                            "\"hyperpod-ns-b\"},\"spec\":{\"queue\":\"q-b\"}}")
                   .ok());
+  ASSERT_TRUE(server_
+                  ->Upsert("jobs",
+                           "{\"metadata\":{\"name\":\"train\",\"namespace\":\"hyperpod-ns-a\","
+                           "\"uid\":\"job-uid-1\"},\"spec\":{\"parallelism\":8}}")
+                  .ok());
   StartInformers();
   ASSERT_TRUE(WaitSynced());
   EXPECT_TRUE(informers_->synced());
@@ -160,11 +165,12 @@ TEST_F(InformersTest, InitialSyncFromTheSampleCluster) {
     EXPECT_EQ(o.local_queues_["hyperpod-ns-a/hyperpod-ns-a-localqueue"],
               "hyperpod-ns-a-clusterqueue");
     EXPECT_EQ(o.pod_groups_["hyperpod-ns-b/pg"], "q-b/1");  // minMember defaults to 1
+    EXPECT_EQ(o.jobs_["job-uid-1"], 8);
     // The field selector keeps finished pods out.
     EXPECT_EQ(o.pods_.size(), 1u);
     EXPECT_EQ(o.pods_.count("hyperpod-ns-a/running"), 1u);
     for (auto kind : {ObjectKind::kPod, ObjectKind::kNode, ObjectKind::kNamespace,
-                      ObjectKind::kLocalQueue, ObjectKind::kPodGroup}) {
+                      ObjectKind::kLocalQueue, ObjectKind::kPodGroup, ObjectKind::kJob}) {
       EXPECT_EQ(o.synced_[kind], 1);
     }
     return 0;
@@ -668,6 +674,27 @@ TEST_F(InformersTest, AnObserverMayCallTheApiFromItsCallback) {
   }));
   EXPECT_EQ(server_->bindings().size(), 1u);
   informers_->Stop();  // before `actions` goes away
+}
+
+TEST(DecodeJobTest, ReadsUidAndParallelismAndNamesWhatIsWrong) {
+  auto decode = [](const char* json) {
+    rapidjson::Document doc;
+    doc.Parse(json);
+    return DecodeJob(doc);
+  };
+  common::Result<JobInfo> job =
+      decode(R"({"metadata":{"name":"j","namespace":"n","uid":"u"},"spec":{"parallelism":4}})");
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  EXPECT_EQ(job->uid, "u");
+  EXPECT_EQ(job->parallelism, 4);
+  job = decode(R"({"metadata":{"name":"j","namespace":"n","uid":"u"},"spec":{}})");
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->parallelism, 1);  // the Job default
+  EXPECT_EQ(decode(R"({"metadata":{"name":"j","namespace":"n"}})").error().message,
+            "metadata.uid: missing");
+  EXPECT_EQ(
+      decode(R"({"metadata":{"name":"j","uid":"u"},"spec":{"parallelism":-2}})").error().message,
+      "spec.parallelism: expected a non-negative integer");
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ std::pair<std::string, std::string> GangKeyAndName(const Pod& pod) {
     for (std::string_view kind : kGangOwnerKinds) {
       if (owner->kind != kind) continue;
       std::string display = pod.namespace_ + "/" + owner->name;
-      if (!owner->uid.empty()) return {"owner/" + owner->uid, std::move(display)};
+      if (!owner->uid.empty()) return {OwnerGangKey(owner->uid), std::move(display)};
       return {"owner/" + pod.namespace_ + "/" + owner->kind + "/" + owner->name,
               std::move(display)};
     }
@@ -61,6 +61,12 @@ int32_t DeclaredSize(const Pod& pod) {
 }  // namespace
 
 std::string GangOf(const Pod& pod) { return GangKeyAndName(pod).first; }
+
+std::string OwnerGangKey(std::string_view owner_uid) {
+  std::string key = "owner/";
+  key.append(owner_uid);
+  return key;
+}
 
 std::string PodGroupKey(std::string_view ns, std::string_view name) {
   std::string key = "podgroup/";

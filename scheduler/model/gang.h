@@ -31,6 +31,8 @@ struct WorkloadRef {
 [[nodiscard]] WorkloadRef WorkloadOf(const Pod& pod);
 // The gang key of the PodGroup object `name` in `ns` (what GangOf gives its members).
 [[nodiscard]] std::string PodGroupKey(std::string_view ns, std::string_view name);
+// The gang key of the pods whose controller owner has this uid (a Job, a JobSet, ...).
+[[nodiscard]] std::string OwnerGangKey(std::string_view owner_uid);
 
 // The label or annotation keys GangOf and WorkloadOf read.
 inline constexpr char kKueuePodGroupKey[] = "kueue.x-k8s.io/pod-group-name";

@@ -296,6 +296,12 @@ void ClusterState::OnPodGroupDelete(const std::string& ns, const std::string& na
   teams_.ErasePodGroup(ns, name);
 }
 
+void ClusterState::OnJobUpsert(const std::string& uid, int64_t parallelism) {
+  teams_.UpsertJob(uid, parallelism);
+}
+
+void ClusterState::OnJobDelete(const std::string& uid) { teams_.EraseJob(uid); }
+
 void ClusterState::OnSynced(ObjectKind kind) {
   std::lock_guard lock(mu_);
   // release: a reader that sees the flag synced also sees everything listed before it.

@@ -41,12 +41,26 @@ void TeamResolver::UpsertPodGroup(const std::string& ns, const std::string& name
                                   const std::string& queue, int64_t min_member) {
   std::unique_lock lock(mu_);
   live_.pod_groups[{ns, name}] = queue;
-  const int32_t size = static_cast<int32_t>(std::clamp<int64_t>(min_member, 0, 1'000'000));
-  if (size > 0) {
-    group_sizes_[PodGroupKey(ns, name)] = size;
+  SetSizeLocked(PodGroupKey(ns, name), min_member);
+}
+
+void TeamResolver::SetSizeLocked(std::string key, int64_t size) {
+  const int32_t n = static_cast<int32_t>(std::clamp<int64_t>(size, 0, 1'000'000));
+  if (n > 0) {
+    group_sizes_[std::move(key)] = n;
   } else {
-    group_sizes_.erase(PodGroupKey(ns, name));
+    group_sizes_.erase(key);
   }
+}
+
+void TeamResolver::UpsertJob(const std::string& uid, int64_t parallelism) {
+  std::unique_lock lock(mu_);
+  SetSizeLocked(OwnerGangKey(uid), parallelism);
+}
+
+void TeamResolver::EraseJob(const std::string& uid) {
+  std::unique_lock lock(mu_);
+  group_sizes_.erase(OwnerGangKey(uid));
 }
 
 void TeamResolver::ErasePodGroup(const std::string& ns, const std::string& name) {

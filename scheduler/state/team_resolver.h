@@ -35,19 +35,25 @@ class TeamResolver {
   void UpsertPodGroup(const std::string& ns, const std::string& name, const std::string& queue,
                       int64_t min_member = 0);
   void ErasePodGroup(const std::string& ns, const std::string& name);
+  // A Job owning gang members: its spec.parallelism is the gang's size.
+  void UpsertJob(const std::string& uid, int64_t parallelism);
+  void EraseJob(const std::string& uid);
 
   // The pod's team under the current policy and live queues (kNoTeam: none).
   [[nodiscard]] NameId TeamOf(const Pod& pod) const;
   [[nodiscard]] LiveQueues live_queues() const;
-  // The pod's workload (WorkloadOf), its size declared on the pod or, for a PodGroup member, by
-  // the PodGroup's minMember.
+  // The pod's workload (WorkloadOf), its size declared on the pod or else by its PodGroup's
+  // minMember or its Job's parallelism.
   [[nodiscard]] WorkloadRef WorkloadOf(const Pod& pod) const;
 
  private:
   mutable std::shared_mutex mu_;
   PolicyPtr policy_;
   LiveQueues live_;
-  std::unordered_map<std::string, int32_t> group_sizes_;  // PodGroupKey → minMember
+  // Declared gang sizes by workload key: PodGroupKey → minMember, "owner/<Job uid>" →
+  // parallelism.
+  std::unordered_map<std::string, int32_t> group_sizes_;
+  void SetSizeLocked(std::string key, int64_t size);
 };
 
 }  // namespace taskgov::scheduler

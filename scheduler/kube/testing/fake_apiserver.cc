@@ -64,6 +64,7 @@ const std::vector<ResourceType>& Types() {
       {"events.k8s.io/v1", "events", "Event", true, false},
       {"kueue.x-k8s.io/v1beta1", "localqueues", "LocalQueue", true, true},
       {"scheduling.volcano.sh/v1beta1", "podgroups", "PodGroup", true, true},
+      {"batch/v1", "jobs", "Job", true, false},
   };
   return types;
 }

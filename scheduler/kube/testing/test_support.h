@@ -185,6 +185,16 @@ class RecordingObserver : public ClusterObserver {
     pod_groups_.erase(ns + "/" + name);
     Changed();
   }
+  void OnJobUpsert(const std::string& uid, int64_t parallelism) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_[uid] = parallelism;
+    Changed();
+  }
+  void OnJobDelete(const std::string& uid) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_.erase(uid);
+    Changed();
+  }
   void OnSynced(ObjectKind kind) override {
     std::lock_guard<std::mutex> lock(mu_);
     ++synced_[kind];
@@ -209,6 +219,7 @@ class RecordingObserver : public ClusterObserver {
   std::map<std::string, Labels> namespaces_;
   std::map<std::string, std::string> local_queues_;
   std::map<std::string, std::string> pod_groups_;
+  std::map<std::string, int64_t> jobs_;  // uid → parallelism
   std::map<ObjectKind, int> synced_;
   std::vector<std::string> deleted_pods_;
   std::vector<std::string> log_;
