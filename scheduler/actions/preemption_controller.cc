@@ -34,9 +34,9 @@ Candidate CandidateOf(const Policy& policy, const Pod& pod, NameId team,
   return c;
 }
 
-// The preemptor for `pending`; a gang member stands for its gang: its need is the request of
-// every member of the gang not holding quota (`holders` of them do).
-Preemptor PreemptorOf(const PendingPod& pending, int32_t holders) {
+// The preemptor for `pending`; a gang member stands for its gang: its need is what the members
+// of the gang not holding quota (`holders` of them do) need together (PendingQueues::GangNeed).
+Preemptor PreemptorOf(const PendingPod& pending, int32_t holders, const PendingQueues& queues) {
   Preemptor p;
   p.uid = pending.uid;
   p.key = pending.key;
@@ -47,7 +47,8 @@ Preemptor PreemptorOf(const PendingPod& pending, int32_t holders) {
   if (!pending.workload.empty()) {
     p.workload = pending.workload;
     p.workload_size = pending.workload_size;
-    p.need = pending.request.Times(std::max(1, pending.workload_size - holders));
+    p.need = queues.GangNeed(pending.team, pending.workload, pending.uid, pending.request,
+                             std::max(1, pending.workload_size - holders));
   }
   return p;
 }
@@ -89,9 +90,11 @@ class PreemptionController::WorldImpl final : public RoundWorld, public PlanSour
       // A gang member: the freed quota is held for its whole gang.
       meta.workload = p.workload;
       Ledger::Session session(book_->ledger());
+      const IdAmounts need = KnownIdAmounts(p.quota_request());
       r = book_->AssumeMember(session, p.uid, p.workload_size, p.team, flavor,
                               KnownIdAmounts(p.request), Ledger::Mode::kBorrowing, ttl_ms,
-                              std::max(ttl_ms, session.policy().gang_timeout_seconds * 1000), meta);
+                              std::max(ttl_ms, session.policy().gang_timeout_seconds * 1000), meta,
+                              &need);
     }
     if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
       *why = refusal->Explain();
@@ -316,7 +319,7 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
   ++run.report->preemptors;
   const std::optional<GangHold> hold =
       pending.workload.empty() ? std::nullopt : book_->FindGang(pending.workload);
-  const Preemptor p = PreemptorOf(pending, hold ? hold->holders : 0);
+  const Preemptor p = PreemptorOf(pending, hold ? hold->holders : 0, cluster_->pending());
   const Selection chosen = run.planner->Plan(*team, pending, p);
   if (chosen.outcome == Selection::Outcome::kFits) {
     // Claimed for this run, nothing to evict: it waits only for the scheduler. Set it aside for

@@ -212,9 +212,10 @@ std::variant<Charge, Refusal> Admission::Commit(Snapshot& snap, NameId flavor, M
                          options_.assume_ttl_ms, meta);
   }
   meta.workload = me.workload.key;
+  const IdAmounts need = KnownIdAmounts(me.need);
   return book_->AssumeMember(snap.session, me.pod->uid, me.workload.size, me.team_id, flavor,
                              me.request_ids, mode, options_.assume_ttl_ms,
-                             snap.policy.gang_timeout_seconds * 1000, meta);
+                             snap.policy.gang_timeout_seconds * 1000, meta, &need);
 }
 
 std::string Admission::ExplainGang(const Subject& me, const Refusal& refusal) {

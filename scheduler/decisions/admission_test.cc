@@ -969,6 +969,29 @@ TEST_F(GangAdmissionTest, AJobsParallelismMakesItsPodsOneGang) {
   cluster_->OnJobDelete("job-uid");
 }
 
+TEST_F(GangAdmissionTest, AGangOfMixedPodSetsReservesWhatEachMemberAsks) {
+  // A launcher of 1 GPU and three workers of 2, all pending before the first filter: the gang
+  // needs 7, not 4 × 1 (the launcher's) nor 4 × 2.
+  cluster_->OnPodUpsert(Worker("mpi", 0, 4, 1, "team-a", 1000));
+  for (int i = 1; i < 4; ++i) cluster_->OnPodUpsert(Worker("mpi", i, 4, 2, "team-a", 1000 + i));
+  ASSERT_TRUE(Run(Worker("mpi", 0, 4, 1, "team-a", 1000)));
+  EXPECT_EQ(Usage("team-a"), 7);
+  for (int i = 1; i < 4; ++i) EXPECT_TRUE(Run(Worker("mpi", i, 4, 2, "team-a", 1000 + i))) << i;
+  EXPECT_EQ(Usage("team-a"), 7);
+  EXPECT_TRUE(Admitted(GpuPod("lone", "team-a", 1)));  // the eighth GPU was never held
+}
+
+TEST_F(GangAdmissionTest, WhatAGangHeldBeyondItsMembersGoesBackWhenItIsWhole) {
+  // A worker of 2 GPUs comes first; its launcher (1 GPU) is not created yet and is counted as
+  // the largest member known: 4 are held. Once the launcher took its 1, the gang is whole and
+  // the 1 GPU held beyond it goes back.
+  ASSERT_TRUE(Run(Worker("mpi", 1, 2, 2)));
+  EXPECT_EQ(Usage("team-a"), 4);
+  ASSERT_TRUE(Run(Worker("mpi", 0, 2, 1)));
+  EXPECT_EQ(Usage("team-a"), 3);
+  EXPECT_FALSE(book_->FindGang("kueue/ns-team-a/mpi")->holds_quota());
+}
+
 TEST_F(GangAdmissionTest, AGangLargerThanItsTeamMayEverUseIsRefusedAtOnceWithThatReason) {
   Verdict v = Filter(Worker("huge", 0, 16, 1));
   EXPECT_TRUE(v.feasible.empty());

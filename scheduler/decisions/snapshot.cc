@@ -74,7 +74,10 @@ void TakeSnapshot(const QuotaBook& book, const ClusterState& cluster, const Filt
     subject.held = snapshot->gang && snapshot->gang->holds_quota();
     const int64_t holders = snapshot->gang ? snapshot->gang->holders : 0;
     const int64_t members = std::max<int64_t>(1, subject.workload.size - holders);
-    if (!subject.held) subject.need = subject.request.Times(members);
+    if (!subject.held) {
+      subject.need = cluster.pending().GangNeed(subject.team_id, subject.workload.key,
+                                                subject.pod->uid, subject.request, members);
+    }
   }
   JudgeNodes(cluster.nodes(), snapshot->policy, subject, args, &snapshot->fits);
   const bool any_room = std::any_of(snapshot->fits.begin(), snapshot->fits.end(),

@@ -142,12 +142,10 @@ std::variant<Charge, Refusal> QuotaBook::Assume(Ledger::Session& session, std::s
   return result;
 }
 
-std::variant<Charge, Refusal> QuotaBook::AssumeMember(Ledger::Session& session,
-                                                      std::string_view uid, int32_t size,
-                                                      NameId team, NameId flavor,
-                                                      const IdAmounts& request, Ledger::Mode mode,
-                                                      int64_t ttl_ms, int64_t gang_ttl_ms,
-                                                      const PodMeta& meta) {
+std::variant<Charge, Refusal> QuotaBook::AssumeMember(
+    Ledger::Session& session, std::string_view uid, int32_t size, NameId team, NameId flavor,
+    const IdAmounts& request, Ledger::Mode mode, int64_t ttl_ms, int64_t gang_ttl_ms,
+    const PodMeta& meta, const IdAmounts* gang_need) {
   const int64_t now = clock_->NowMs();
   std::lock_guard<std::mutex> gangs(workloads_mu_);
   Shard& shard = ShardOf(uid);
@@ -183,8 +181,9 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(Ledger::Session& session,
     const bool for_gang = gang == gangs_.end() || Empty(gang->second.remaining);
     const int32_t holders = gang == gangs_.end() ? 0 : gang->second.holders;
     const int64_t members = for_gang ? std::max<int64_t>(1, size - holders) : 1;
-    std::variant<Charge, Refusal> result =
-        session.Reserve(team, flavor, Times(request, members), mode);
+    const IdAmounts need =
+        members > 1 && gang_need != nullptr ? *gang_need : Times(request, members);
+    std::variant<Charge, Refusal> result = session.Reserve(team, flavor, need, mode);
     const Charge* charge = std::get_if<Charge>(&result);
     if (charge == nullptr) return result;
     if (gang == gangs_.end()) gang = gangs_.emplace(meta.workload, GangHold{}).first;
@@ -195,7 +194,11 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(Ledger::Session& session,
       hold.reserved_ms = now;
       hold.expires_ms = now + gang_ttl_ms;
       hold.remaining = *charge;
-      take = ShareOf(hold.remaining, request, &share);  // members × request holds one request
+      take = ShareOf(hold.remaining, request, &share);  // the need counts this member's request
+      if (!take) {  // a need without this member's request: it takes it all, nothing is lost
+        share = hold.remaining;
+        take = true;
+      }
     } else {
       share = *charge;
     }
@@ -205,7 +208,11 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(Ledger::Session& session,
   ++hold.holders;
   hold.ttl_ms = gang_ttl_ms;
   if (hold.holders >= hold.size) {
-    hold.expires_ms = GangHold::kNever;  // whole
+    hold.expires_ms = GangHold::kNever;  // whole: what the estimate held beyond it goes back
+    if (!Empty(hold.remaining)) {
+      GiveBack(session, meta.workload, hold.remaining);
+      for (uint8_t i = 0; i < hold.remaining.count; ++i) hold.remaining.items[i].amount = 0;
+    }
   } else if (hold.expires_ms == GangHold::kNever) {
     hold.reserved_ms = now;  // waiting for the others from now on
     hold.expires_ms = now + gang_ttl_ms;

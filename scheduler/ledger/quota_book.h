@@ -115,17 +115,19 @@ class QuotaBook {
                                                      const ResourceList& request, Ledger::Mode mode,
                                                      int64_t ttl_ms, const PodMeta& meta);
 
-  // For a member of a gang (meta.workload, declaring `size` members, each asking `request`):
+  // For a member of a gang (meta.workload, declaring `size` members; this one asks `request`):
   // admits it on `flavor` with a share of the gang's reservation. When the gang holds none yet,
-  // reserves for every member at once — (size − members holding a reservation) × request, all or
-  // nothing — and keeps the rest for the others until `gang_ttl_ms` has passed. A member beyond
-  // what the gang reserved (more pods than declared, or a recreated one) is reserved alone. A
-  // re-filter of a member keeps its share; a bound UID is left as it is. The share is an assumed
-  // reservation expiring after `ttl_ms`, as Assume's.
+  // reserves for every member at once, all or nothing — `gang_need` (what the members not holding
+  // a reservation need together, this one included) or, when null, (size − members holding a
+  // reservation) × request — and keeps the rest for the others until `gang_ttl_ms` has passed;
+  // what is left once every member took its share goes back. A member beyond what the gang
+  // reserved (more pods than declared, or a recreated one) is reserved alone. A re-filter of a
+  // member keeps its share; a bound UID is left as it is. The share is an assumed reservation
+  // expiring after `ttl_ms`, as Assume's.
   [[nodiscard]] std::variant<Charge, Refusal> AssumeMember(
       Ledger::Session& session, std::string_view uid, int32_t size, NameId team, NameId flavor,
       const IdAmounts& request, Ledger::Mode mode, int64_t ttl_ms, int64_t gang_ttl_ms,
-      const PodMeta& meta);
+      const PodMeta& meta, const IdAmounts* gang_need = nullptr);
   // The gang's hold, if it has one.
   [[nodiscard]] std::optional<GangHold> FindGang(std::string_view workload) const;
 

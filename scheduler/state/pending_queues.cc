@@ -183,6 +183,31 @@ std::vector<PendingPod> PendingQueues::Ahead(NameId team, int32_t priority, int6
   return out;
 }
 
+ResourceList PendingQueues::GangNeed(NameId team, std::string_view workload, std::string_view uid,
+                                     const ResourceList& request, int64_t members) const {
+  ResourceList need = request;
+  ResourceList largest = request;
+  int64_t counted = 1;
+  {
+    std::shared_lock lock(mu_);
+    auto queue = queues_.find(team);
+    if (queue != queues_.end() && !workload.empty()) {
+      for (const AgeKey& key : queue->second.by_age) {
+        if (counted >= members) break;
+        auto it = pending_.find(std::get<1>(key));
+        if (it == pending_.end() || !Live(it->second) || it->first == uid) continue;
+        const PendingPod& other = it->second.pod;
+        if (other.workload != workload) continue;
+        need.Add(other.request);
+        largest.MaxWith(other.request);
+        ++counted;
+      }
+    }
+  }
+  if (members > counted) need.Add(largest.Times(members - counted));
+  return need;
+}
+
 std::optional<PendingPod> PendingQueues::Head(NameId team, bool by_priority) const {
   std::shared_lock lock(mu_);
   auto queue = queues_.find(team);

@@ -91,6 +91,12 @@ class PendingQueues {
   [[nodiscard]] std::vector<PendingPod> Ahead(NameId team, int32_t priority, int64_t created_ms,
                                               std::string_view uid, bool by_priority, size_t limit,
                                               std::string_view skip_workload = {}) const;
+  // What `members` members of gang `workload` (of `team`) that hold no quota need together
+  // (DESIGN §3.7): the request of member `uid`, each pending member's (per pod set when members
+  // differ, e.g. a launcher and its workers), and for members not created yet the largest
+  // request among those known.
+  [[nodiscard]] ResourceList GangNeed(NameId team, std::string_view workload, std::string_view uid,
+                                      const ResourceList& request, int64_t members) const;
   // The best-ranked pending pod of `team`, if any.
   [[nodiscard]] std::optional<PendingPod> Head(NameId team, bool by_priority) const;
   // Pending pods of `team`: all, and those a filter call has refused (the rest are waiting for
