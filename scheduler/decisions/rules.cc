@@ -119,15 +119,14 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
     const NameId other_id = TeamNames().Intern(other.name);
     if (!s.HasFlavor(other_id, flavor)) continue;
     if (!snapshot.policy.FlavorAllows(flavor_name, head.node_selector)) continue;
+    // A gang at the head asks for its members together.
+    const ResourceList need =
+        head.workload.empty() ? head.request : head.request.Times(std::max(1, head.workload_size));
     // Only demand that needs to borrow here, could borrow now, and would lose out to this pod.
-    if (FitsOnTop(s, other_id, flavor, head.request, Mode::kWithinNominal, none, nullptr)) {
-      continue;
-    }
-    if (!FitsOnTop(s, other_id, flavor, head.request, Mode::kBorrowing, none, nullptr)) continue;
-    if (FitsOnTop(s, other_id, flavor, head.request, Mode::kBorrowing, after_mine, nullptr)) {
-      continue;
-    }
-    const int64_t other_share = WeightedShare(s, other, flavor, head.request);
+    if (FitsOnTop(s, other_id, flavor, need, Mode::kWithinNominal, none, nullptr)) continue;
+    if (!FitsOnTop(s, other_id, flavor, need, Mode::kBorrowing, none, nullptr)) continue;
+    if (FitsOnTop(s, other_id, flavor, need, Mode::kBorrowing, after_mine, nullptr)) continue;
+    const int64_t other_share = WeightedShare(s, other, flavor, need);
     if (other_share < my_share ||
         (other_share == my_share && head.created_ms < me.pod->creation_unix_ms)) {
       return "fair share: " + other.name + " (share " + ShowShare(other_share) + ") is ahead of " +

@@ -153,6 +153,23 @@ TEST_F(RulesTest, FairShareTiesGoToTheOlderPod) {
   EXPECT_EQ(FairShareBlocks(*older, P5()), std::nullopt);
 }
 
+TEST_F(RulesTest, AGangAtTheHeadOfAnotherTeamCountsWithAllItsMembers) {
+  Start(FairPolicy(1, 1));
+  // c's head is one member of a 2-pod gang of 1 GPU each: the gang needs 2 of the 4 idle GPUs.
+  // b asking 2 leaves c its 2: no contest. b asking 3 leaves 1: enough for the member alone, not
+  // for its gang, whose share after admission (2/4) is below b's (3/4).
+  auto snap = Take("team-b", 2, /*created_ms=*/10);
+  PendingPod member = Pending("ns-team-c/pair-0", "team-c", 1, /*created_ms=*/5);
+  member.workload = "kueue/ns-team-c/pair";
+  member.workload_size = 2;
+  snap->heads.emplace().emplace_back(snap->policy.FindTeam("team-c"), member);
+  EXPECT_EQ(FairShareBlocks(*snap, P5()), std::nullopt);  // 2 + 2 fit the 4 idle: no contest
+  auto big = Take("team-b", 3, /*created_ms=*/10);
+  big->heads.emplace().emplace_back(big->policy.FindTeam("team-c"), member);
+  EXPECT_EQ(FairShareBlocks(*big, P5()),
+            "fair share: team-c (share 500) is ahead of team-b (share 750)");
+}
+
 TEST_F(RulesTest, FairShareIsOffUnderFirstComeFirstServeIdleCompute) {
   PolicyBuilder builder;
   builder.Team("lender", "c").Quota(kP5, kGpu, 4);
