@@ -440,6 +440,32 @@ TEST_F(ControllerTest, AReclaimIsReachedPastAThousandHigherRankedPodsThatNeedNoR
   EXPECT_EQ(Evicted(), (Strings{"a-3"}));
 }
 
+// Victim order is deterministic: the same cluster, its pods seen in another order, gives the
+// same victims (candidates tie on team, share, priority and start time; the UID decides).
+TEST_F(ControllerTest, TheSameClusterSeenInAnotherOrderPicksTheSameVictims) {
+  std::vector<Strings> picked;
+  for (bool reversed : {false, true}) {
+    Start(TwoTeams());
+    nodes_.clear();
+    pods_.clear();
+    const size_t before = kube_.evictions().size();
+    AddNodes(2, 8);
+    std::vector<int> order = {0, 1, 2, 3, 4, 5, 6, 7};
+    if (reversed) std::reverse(order.begin(), order.end());
+    for (int i : order) {  // eight 2-GPU pods of team-a started at the same instant
+      Submit("a-" + std::to_string(i), "team-a", 2, 10);
+      ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
+    }
+    clock_.Advance(10 * kMinute);
+    Submit("b-0", "team-b", 4, 100);
+    (void)controller_->RunOnce();
+    const Strings evicted = Evicted();
+    picked.emplace_back(evicted.begin() + static_cast<std::ptrdiff_t>(before), evicted.end());
+  }
+  ASSERT_EQ(picked[0].size(), 2u);
+  EXPECT_EQ(picked[0], picked[1]);
+}
+
 // A gang must not run partly (DESIGN §3.7): when its members do not all come before the gang's
 // timeout, the quota held for the missing ones is released and the members that run are evicted
 // (with an event saying why), so that the gang is admitted again whole or not at all.
