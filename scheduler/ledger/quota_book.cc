@@ -9,6 +9,11 @@ namespace taskgov::scheduler {
 
 namespace {
 
+// Every amount of `charge` to zero (its resources and cells kept: a hold's shape).
+void Zero(Charge* charge) {
+  for (uint8_t i = 0; i < charge->count; ++i) charge->items[i].amount = 0;
+}
+
 bool Empty(const Charge& charge) {
   for (uint8_t i = 0; i < charge.count; ++i) {
     if (charge.items[i].amount != 0) return false;
@@ -204,19 +209,7 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(
     }
   }
   if (take) Move(share, -1, &gang->second.remaining);
-  GangHold& hold = gang->second;
-  ++hold.holders;
-  hold.ttl_ms = gang_ttl_ms;
-  if (hold.holders >= hold.size) {
-    hold.expires_ms = GangHold::kNever;  // whole: what the estimate held beyond it goes back
-    if (!Empty(hold.remaining)) {
-      GiveBack(session, meta.workload, hold.remaining);
-      for (uint8_t i = 0; i < hold.remaining.count; ++i) hold.remaining.items[i].amount = 0;
-    }
-  } else if (hold.expires_ms == GangHold::kNever) {
-    hold.reserved_ms = now;  // waiting for the others from now on
-    hold.expires_ms = now + gang_ttl_ms;
-  }
+  MemberJoinedLocked(session, meta.workload, &gang->second, now, gang_ttl_ms);
   Reservation reservation;
   reservation.charge = share;
   reservation.state = ReservationState::kAssumed;
@@ -225,6 +218,22 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(
   reservation.meta.admitted_ms = now;
   shard.map.emplace(std::string(uid), std::move(reservation));
   return share;
+}
+
+void QuotaBook::MemberJoinedLocked(Ledger::Session& session, std::string_view workload,
+                                   GangHold* hold, int64_t now, int64_t gang_ttl_ms) {
+  ++hold->holders;
+  hold->ttl_ms = gang_ttl_ms;
+  if (hold->holders >= hold->size) {
+    hold->expires_ms = GangHold::kNever;  // whole: what the estimate held beyond it goes back
+    if (!Empty(hold->remaining)) {
+      GiveBack(session, workload, hold->remaining);
+      Zero(&hold->remaining);
+    }
+  } else if (hold->expires_ms == GangHold::kNever) {
+    hold->reserved_ms = now;  // waiting for the others from now on
+    hold->expires_ms = now + gang_ttl_ms;
+  }
 }
 
 std::vector<QuotaBook::ExpiredGang> QuotaBook::TakeExpiredGangs() {
@@ -361,7 +370,7 @@ void QuotaBook::ExpireGangs(Ledger::Session& session, int64_t now) {
                        {"members_declared", static_cast<int64_t>(hold.size)},
                        {"waited_s", (now - hold.reserved_ms) / 1000}});
     if (!Empty(hold.remaining)) GiveBack(session, it->first, hold.remaining);
-    for (uint8_t i = 0; i < hold.remaining.count; ++i) hold.remaining.items[i].amount = 0;
+    Zero(&hold.remaining);
     gangs_expired_.fetch_add(1, std::memory_order_relaxed);
     if (hold.holders > 0 && expired_gangs_.size() < kMaxExpiredGangs) {
       expired_gangs_.push_back(ExpiredGang{it->first, hold.remaining.team, hold.holders, hold.size,

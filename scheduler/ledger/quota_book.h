@@ -203,6 +203,10 @@ class QuotaBook {
   std::unique_lock<std::mutex> Lock(Shard& shard) const;
   // Gives `charge` (of pod `uid`) back; warns about every resource the ledger refused.
   static void GiveBack(Ledger::Session& session, std::string_view uid, const Charge& charge);
+  // With workloads_mu_ held: a member took its share (or reserved alone); the gang is whole, or
+  // waits for the others until its deadline.
+  void MemberJoinedLocked(Ledger::Session& session, std::string_view workload, GangHold* hold,
+                          int64_t now, int64_t gang_ttl_ms);
   // With workloads_mu_ held: a member's reservation is gone (released, or its share returned);
   // `lost` as for DetachFromGang.
   void MemberGoneLocked(const std::string& workload, bool lost = true);
