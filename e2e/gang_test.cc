@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
+#include <ostream>
 #include <thread>
 
 #include "e2e/scenario_test_util.h"
@@ -93,6 +95,76 @@ TEST_F(GangTest, AGangWhoseMembersArriveOverThirtySecondsIsAdmittedWhole) {
   EXPECT_EQ(RunningOf("job-x"), 4u);
   EXPECT_EQ(RunningOf("lone"), 0u);
 }
+
+// The same story with the other gang sources: a Volcano PodGroup's minMember, a Job's
+// parallelism, and a gang whose members differ (a launcher of 2 GPUs and workers of 1 GPU: 8).
+struct SourceCase {
+  const char* name;
+  std::function<PodSpec(const std::string& job, int i)> member;
+  std::function<void(Harness&, const std::string& job)> declare;
+};
+
+void PrintTo(const SourceCase& c, std::ostream* os) { *os << c.name; }
+
+class GangSourceTest : public GangTest, public ::testing::WithParamInterface<SourceCase> {};
+
+TEST_P(GangSourceTest, OfTwoJobsThatEachNeedTheWholeQuotaOneRunsWholeAndTheOtherNone) {
+  StartWithPolicy(kPolicy);
+  const SourceCase& c = GetParam();
+  for (const char* job : {"job-x", "job-y"}) c.declare(h(), job);
+  for (int i = 0; i < 7; ++i) {
+    ASSERT_TRUE(h().Submit(c.member("job-x", i)).ok());
+    ASSERT_TRUE(h().Submit(c.member("job-y", i)).ok());
+  }
+  ASSERT_TRUE(h().RunUntil([&] { return RunningOf("job-x") == 7; }, 10));
+  for (int i = 0; i < 3; ++i) h().Step();
+  EXPECT_EQ(RunningOf("job-x"), 7u);
+  EXPECT_EQ(RunningOf("job-y"), 0u);
+  EXPECT_EQ(h().Usage(Ns("a"), kP5, kGpu), 8);
+  for (int i = 0; i < 7; ++i) ASSERT_TRUE(h().Finish("job-x-" + std::to_string(i)).ok());
+  ASSERT_TRUE(h().RunUntil([&] { return RunningOf("job-y") == 7; }, 10));
+}
+
+PodSpec VolcanoMember(const std::string& job, int i) {
+  PodSpec spec = GpuPod("a", job + "-" + std::to_string(i), i == 0 ? 2 : 1);
+  spec.annotations["scheduling.k8s.io/group-name"] = job;
+  return spec;
+}
+
+PodSpec JobMember(const std::string& job, int i) {
+  PodSpec spec = GpuPod("a", job + "-" + std::to_string(i), i == 0 ? 2 : 1);
+  spec.owner = PodSpec::Owner{"batch/v1", "Job", job, "uid-of-" + job};
+  return spec;
+}
+
+PodSpec MixedMember(const std::string& job, int i) {
+  PodSpec spec = Worker(job, i, 7, i == 0 ? 2 : 1);  // a launcher of 2 GPUs, six workers of 1
+  return spec;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sources, GangSourceTest,
+    ::testing::Values(SourceCase{"VolcanoPodGroupMinMember", VolcanoMember,
+                                 [](Harness& h, const std::string& job) {
+                                   ASSERT_TRUE(h.api()
+                                                   .Upsert("podgroups",
+                                                           "{\"metadata\":{\"name\":\"" + job +
+                                                               "\",\"namespace\":\"" + Ns("a") +
+                                                               "\"},\"spec\":{\"minMember\":7}}")
+                                                   .ok());
+                                 }},
+                      SourceCase{"JobParallelism", JobMember,
+                                 [](Harness& h, const std::string& job) {
+                                   ASSERT_TRUE(
+                                       h.api()
+                                           .Upsert("jobs", "{\"metadata\":{\"name\":\"" + job +
+                                                               "\",\"namespace\":\"" + Ns("a") +
+                                                               "\",\"uid\":\"uid-of-" + job +
+                                                               "\"},\"spec\":{\"parallelism\":7}}")
+                                           .ok());
+                                 }},
+                      SourceCase{"MixedPodSets", MixedMember, [](Harness&, const std::string&) {}}),
+    [](const ::testing::TestParamInfo<SourceCase>& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace taskgov::e2e

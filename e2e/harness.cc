@@ -85,6 +85,19 @@ std::string PodJson(const PodSpec& spec, const std::string& name, const std::str
   if (!spec.priority_class.empty()) labels[kPriorityClassLabel] = spec.priority_class;
   StringMap(w, "labels", labels);
   if (!spec.annotations.empty()) StringMap(w, "annotations", spec.annotations);
+  if (spec.owner) {
+    Key(w, "ownerReferences");
+    w.StartArray();
+    w.StartObject();
+    Str(w, "apiVersion", spec.owner->api_version);
+    Str(w, "kind", spec.owner->kind);
+    Str(w, "name", spec.owner->name);
+    Str(w, "uid", spec.owner->uid);
+    Key(w, "controller");
+    w.Bool(true);
+    w.EndObject();
+    w.EndArray();
+  }
   w.EndObject();
   Key(w, "spec");
   w.StartObject();

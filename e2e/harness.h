@@ -191,6 +191,14 @@ struct PodSpec {
   // More metadata (gangs: kueue.x-k8s.io/pod-group-name, pod-group-total-count).
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
+  // Its controller owner (metadata.ownerReferences with controller: true), when kind is set.
+  struct Owner {
+    std::string api_version;
+    std::string kind;
+    std::string name;
+    std::string uid;
+  };
+  std::optional<Owner> owner;
   int run_steps = 0;  // steps from Running to Succeeded; 0: until Finish()
   // Steps from the eviction until the pod has saved its checkpoint and exits, when that is
   // sooner than its grace period; unset: it uses the whole grace period.
