@@ -499,6 +499,23 @@ void Admission::DropPartialGangs(
   }
 }
 
+std::variant<Charge, Refusal> Admission::Readmit(const Pod& pod, NameId team, NameId flavor,
+                                                 const ResourceList& request) const {
+  Ledger::Session session(book_->ledger());
+  PodMeta meta;
+  meta.priority = ResolvePriority(session.policy(), pod);
+  meta.created_ms = pod.creation_unix_ms;
+  const IdAmounts ids = KnownIdAmounts(request);
+  if (const WorkloadRef workload = cluster_->teams().WorkloadOf(pod); workload.gang()) {
+    meta.workload = workload.key;  // with its gang, as its filter would have
+    return book_->AssumeMember(session, pod.uid, workload.size, team, flavor, ids, Mode::kBorrowing,
+                               options_.assume_ttl_ms, session.policy().gang_timeout_seconds * 1000,
+                               meta);
+  }
+  return book_->Assume(session, pod.uid, team, flavor, ids, Mode::kBorrowing,
+                       options_.assume_ttl_ms, meta);
+}
+
 BindResult Admission::Bind(const BindArgs& args) {
   BindResult result;
   if (std::string gate = Gate(); !gate.empty()) {
@@ -536,11 +553,7 @@ BindResult Admission::Bind(const BindArgs& args) {
       result.error = "node " + args.node + " belongs to no flavor";
       return result;
     }
-    PodMeta meta;
-    meta.priority = ResolvePriority(*book_->ledger().policy(), *pod);
-    meta.created_ms = pod->creation_unix_ms;
-    std::variant<Charge, Refusal> r = book_->Assume(args.pod_uid, team, node.flavor, request,
-                                                    Mode::kBorrowing, options_.assume_ttl_ms, meta);
+    std::variant<Charge, Refusal> r = Readmit(*pod, team, node.flavor, request);
     if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
       result.error = refusal->Explain();
       return result;

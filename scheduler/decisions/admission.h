@@ -87,6 +87,10 @@ class Admission final : public Decider {
   // The reservation: the pod's own, or a gang member's share (QuotaBook::AssumeMember).
   [[nodiscard]] std::variant<Charge, Refusal> Commit(Snapshot& snap, NameId flavor,
                                                      Ledger::Mode mode) const;
+  // Bind of a pod whose assumed reservation expired: admitted again on `flavor` (with its gang,
+  // for a gang member), borrowing allowed.
+  [[nodiscard]] std::variant<Charge, Refusal> Readmit(const Pod& pod, NameId team, NameId flavor,
+                                                      const ResourceList& request) const;
   // A gang's refusal, naming the gang and the numbers.
   [[nodiscard]] static std::string ExplainGang(const Subject& me, const Refusal& refusal);
   [[nodiscard]] FilterResult AdmittedOn(const Snapshot& snap, const FilterArgs& args,

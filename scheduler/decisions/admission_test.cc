@@ -992,6 +992,21 @@ TEST_F(GangAdmissionTest, WhatAGangHeldBeyondItsMembersGoesBackWhenItIsWhole) {
   EXPECT_FALSE(book_->FindGang("kueue/ns-team-a/mpi")->holds_quota());
 }
 
+TEST_F(GangAdmissionTest, AMemberBoundAfterItsAssumedReservationExpiredRejoinsItsGang) {
+  // m0 is filtered (its gang holds 8), its bind comes after its own reservation expired: its
+  // share went back to the gang, and the bind takes it again — the gang still holds 8 in all.
+  cluster_->OnPodUpsert(Worker("job-x", 0, 4, 2));  // the informer saw it pending
+  ASSERT_FALSE(Filter(Worker("job-x", 0, 4, 2)).feasible.empty());
+  clock_.Advance(Admission::Options{}.assume_ttl_ms + 1);
+  (void)book_->ExpireAssumed();
+  EXPECT_EQ(Usage("team-a"), 8);
+  const Pod m0 = Worker("job-x", 0, 4, 2);
+  EXPECT_TRUE(admission_->Bind(BindArgs{m0.name, m0.namespace_, m0.uid, nodes_[0]}).error.empty());
+  EXPECT_EQ(Usage("team-a"), 8);
+  EXPECT_EQ(book_->FindGang("kueue/ns-team-a/job-x")->holders, 1);
+  for (int i = 1; i < 4; ++i) EXPECT_TRUE(Run(Worker("job-x", i, 4, 2))) << i;
+}
+
 TEST_F(GangAdmissionTest, AGangLargerThanItsTeamMayEverUseIsRefusedAtOnceWithThatReason) {
   Verdict v = Filter(Worker("huge", 0, 16, 1));
   EXPECT_TRUE(v.feasible.empty());
