@@ -152,7 +152,7 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(
     const IdAmounts& request, Ledger::Mode mode, int64_t ttl_ms, int64_t gang_ttl_ms,
     const PodMeta& meta, const IdAmounts* gang_need) {
   const int64_t now = clock_->NowMs();
-  std::lock_guard<std::mutex> gangs(workloads_mu_);
+  std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
   Shard& shard = ShardOf(uid);
   std::unique_lock<std::mutex> lock = Lock(shard);
   auto it = shard.map.find(uid);
@@ -237,12 +237,12 @@ void QuotaBook::MemberJoinedLocked(Ledger::Session& session, std::string_view wo
 }
 
 std::vector<QuotaBook::ExpiredGang> QuotaBook::TakeExpiredGangs() {
-  std::lock_guard<std::mutex> gangs(workloads_mu_);
+  std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
   return std::exchange(expired_gangs_, {});
 }
 
 std::optional<GangHold> QuotaBook::FindGang(std::string_view workload) const {
-  std::lock_guard<std::mutex> gangs(workloads_mu_);
+  std::shared_lock gangs(workloads_mu_);  // the filter path reads it: shared
   auto it = gangs_.find(workload);
   if (it == gangs_.end()) return std::nullopt;
   return it->second;
@@ -302,7 +302,7 @@ QuotaBook::ConfirmOutcome QuotaBook::ConfirmBound(std::string_view uid, NameId t
           if (!meta.workload.empty()) {
             // A member bound without a share (seen after a restart): it holds quota of its gang.
             lock.unlock();
-            std::lock_guard<std::mutex> gangs(workloads_mu_);
+            std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
             GangHold& hold = gangs_[meta.workload];
             if (hold.size == 0) hold.flavor = flavor;
             ++hold.holders;
@@ -329,14 +329,14 @@ bool QuotaBook::Release(std::string_view uid) {
     shard.map.erase(it);
   }
   if (!workload.empty()) {
-    std::lock_guard<std::mutex> gangs(workloads_mu_);
+    std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
     MemberGoneLocked(workload);
   }
   return true;
 }
 
 void QuotaBook::DetachFromGang(std::string_view uid, bool lost) {
-  std::lock_guard<std::mutex> gangs(workloads_mu_);
+  std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
   Shard& shard = ShardOf(uid);
   std::unique_lock<std::mutex> lock = Lock(shard);
   auto it = shard.map.find(uid);
@@ -357,7 +357,7 @@ bool QuotaBook::ReturnShare(const Reservation& r) {
 }
 
 void QuotaBook::ExpireGangs(Ledger::Session& session, int64_t now) {
-  std::lock_guard<std::mutex> gangs(workloads_mu_);
+  std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
   for (auto it = gangs_.begin(); it != gangs_.end();) {
     GangHold& hold = it->second;
     if (hold.expires_ms > now || hold.holders >= hold.size) {
@@ -391,7 +391,7 @@ size_t QuotaBook::ExpireAssumed() {
   size_t expired = 0;
   for (Shard& shard : shards_) {
     Ledger::Session session(ledger_);
-    std::lock_guard<std::mutex> gangs(workloads_mu_);
+    std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
     std::unique_lock<std::mutex> lock = Lock(shard);
     for (auto it = shard.map.begin(); it != shard.map.end();) {
       Reservation& r = it->second;
@@ -438,11 +438,12 @@ size_t QuotaBook::size() const {
 }
 
 std::vector<Ledger::Drift> QuotaBook::Reconcile() {
+  std::unique_lock<std::shared_mutex> gangs_lock(workloads_mu_, std::defer_lock);
   std::vector<std::unique_lock<std::mutex>> locks;
   std::vector<Ledger::Drift> drift = ledger_.Rebuild([&] {
     // No session is open now; hold every shard until the counters are rebuilt.
     std::vector<Charge*> charges;
-    locks.emplace_back(workloads_mu_);  // lock order: the gangs' first
+    gangs_lock.lock();  // lock order: the gangs' first
     for (auto& [workload, hold] : gangs_) charges.push_back(&hold.remaining);
     for (Shard& shard : shards_) {
       locks.emplace_back(shard.mu);

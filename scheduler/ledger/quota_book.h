@@ -15,8 +15,9 @@
 // logged as a warning naming the team, flavor and resource, counted by the ledger
 // (Ledger::over_releases), and the operation goes on; Reconcile() repairs the counters.
 // Thread-safety: all methods are thread-safe. The shard mutexes guard only the table; the ledger
-// counters take no lock. A shard's mutex is the one exclusive lock of the filter path: it makes
-// each UID's reservation change atomically with its counters (a re-filter gives the earlier
+// counters take no lock. A shard's mutex is the one exclusive lock of a lone pod's filter (a gang
+// member's filter also takes the gangs' lock, workloads_mu_, to take or reserve its share): it
+// makes each UID's reservation change atomically with its counters (a re-filter gives the earlier
 // charge back before it reserves; a bound UID is never re-reserved). It is held for one hash-map
 // step, never across I/O or another component's lock, and two filters meet on it only when their
 // UIDs share one of kShards shards; lock_waits() counts the times a caller found it taken.
@@ -30,6 +31,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -220,8 +222,9 @@ class QuotaBook {
   Ledger ledger_;
   const common::Clock* clock_;
   mutable std::array<Shard, kShards> shards_;
-  // The gangs' holds, by workload key. Lock order: workloads_mu_ before a shard's mutex.
-  mutable std::mutex workloads_mu_;
+  // The gangs' holds, by workload key. Lock order: workloads_mu_ before a shard's mutex. Gang
+  // members' filters change it (exclusive, for a few map steps); FindGang reads it shared.
+  mutable std::shared_mutex workloads_mu_;
   std::unordered_map<std::string, GangHold, Hash, std::equal_to<>> gangs_;
   std::atomic<uint64_t> gangs_expired_{0};  // relaxed: a statistic
   std::vector<ExpiredGang> expired_gangs_;  // guarded by workloads_mu_
