@@ -14,7 +14,16 @@
 
 namespace taskgov::scheduler {
 
-enum class ObjectKind { kPod, kNode, kNamespace, kLocalQueue, kPodGroup, kJob };
+enum class ObjectKind {
+  kPod,
+  kNode,
+  kNamespace,
+  kLocalQueue,
+  kPodGroup,
+  kJob,
+  kJobSet,
+  kPyTorchJob,
+};
 
 // Called from informer threads, one event at a time per kind, in the order the API server sent
 // them. A relist reports objects that vanished as deletes. Implementations must be thread-safe
@@ -36,9 +45,10 @@ class ClusterObserver {
   virtual void OnPodGroupUpsert(const std::string& ns, const std::string& name,
                                 const std::string& queue, int64_t min_member) = 0;
   virtual void OnPodGroupDelete(const std::string& ns, const std::string& name) = 0;
-  // A batch/v1 Job (metadata.uid → spec.parallelism): the size of the gang its pods form.
-  virtual void OnJobUpsert(const std::string& uid, int64_t parallelism) = 0;
-  virtual void OnJobDelete(const std::string& uid) = 0;
+  // The size a job object declares for the gang its pods form (WorkloadRef::key → size): a
+  // batch/v1 Job's parallelism, a JobSet's replicated jobs, a PyTorchJob's replicas.
+  virtual void OnGangSizeUpsert(const std::string& workload, int64_t size) = 0;
+  virtual void OnGangSizeDelete(const std::string& workload) = 0;
   // The initial list of `kind` is complete (or the kind is not served: missing CRD).
   virtual void OnSynced(ObjectKind kind) = 0;
 };

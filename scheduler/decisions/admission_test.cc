@@ -954,7 +954,7 @@ TEST_F(GangAdmissionTest, AVolcanoPodGroupsMinMemberMakesItsPodsOneGang) {
 }
 
 TEST_F(GangAdmissionTest, AJobsParallelismMakesItsPodsOneGang) {
-  cluster_->OnJobUpsert("job-uid", 4);
+  cluster_->OnGangSizeUpsert(OwnerGangKey("job-uid"), 4);
   const auto member = [](int i) {
     return PodBuilder("train-" + std::to_string(i))
         .Namespace("ns-team-a")
@@ -965,8 +965,7 @@ TEST_F(GangAdmissionTest, AJobsParallelismMakesItsPodsOneGang) {
   EXPECT_EQ(Usage("team-a"), 8);  // parallelism 4 × 2 GPUs
   EXPECT_FALSE(Admitted(GpuPod("lone", "team-a", 1)));
   for (int i = 1; i < 4; ++i) EXPECT_TRUE(Run(member(i))) << i;
-  // A Job of parallelism 1 is no gang: its pod is admitted alone.
-  cluster_->OnJobDelete("job-uid");
+  cluster_->OnGangSizeDelete(OwnerGangKey("job-uid"));
 }
 
 TEST_F(GangAdmissionTest, AGangOfMixedPodSetsReservesWhatEachMemberAsks) {

@@ -2,6 +2,8 @@
 
 #include "scheduler/kube/sink.h"
 #include "scheduler/kube/watch_decoder.h"
+#include "scheduler/model/gang.h"
+#include "scheduler/model/resources.h"
 
 namespace taskgov::scheduler::kube {
 namespace {
@@ -81,13 +83,36 @@ struct PodGroupTraits {
   void OnDelete(const PodGroupInfo& g) const { observer->OnPodGroupDelete(g.ns, g.name); }
 };
 
-struct JobTraits {
-  using Object = JobInfo;
+template <common::Result<GangSizeInfo> (*kDecode)(const rapidjson::Value&)>
+struct GangSizeTraits {
+  using Object = GangSizeInfo;
   ClusterObserver* observer;
-  common::Result<JobInfo> Decode(const rapidjson::Value& v) const { return DecodeJob(v); }
-  void OnUpsert(const JobInfo& j) const { observer->OnJobUpsert(j.uid, j.parallelism); }
-  void OnDelete(const JobInfo& j) const { observer->OnJobDelete(j.uid); }
+  common::Result<GangSizeInfo> Decode(const rapidjson::Value& v) const { return kDecode(v); }
+  void OnUpsert(const GangSizeInfo& g) const { observer->OnGangSizeUpsert(g.workload, g.size); }
+  void OnDelete(const GangSizeInfo& g) const { observer->OnGangSizeDelete(g.workload); }
 };
+
+// A non-negative integer at `key` of `object` (`fallback` when absent or null); `path` names it.
+common::Result<int64_t> CountAt(const rapidjson::Value& object, const char* key,
+                                const std::string& path, int64_t fallback) {
+  const rapidjson::Value* v = JsonMember(object, key);
+  if (v == nullptr || v->IsNull()) return fallback;
+  if (!v->IsInt64() || v->GetInt64() < 0) {
+    return common::Error{path + ": expected a non-negative integer"};
+  }
+  return v->GetInt64();
+}
+
+// Names, uid and spec of a job object.
+common::Result<const rapidjson::Value*> JobHeader(const rapidjson::Value& object,
+                                                  GangSizeInfo* info, std::string* uid) {
+  common::Result<const rapidjson::Value*> spec = NamesAndSpec(object, &info->ns, &info->name);
+  if (!spec.ok()) return spec.error();
+  common::Result<std::string> u = OptionalJsonString(object["metadata"], "uid", "metadata.uid");
+  if (!u.ok()) return u.error();
+  *uid = std::move(*u);
+  return spec;
+}
 
 }  // namespace
 
@@ -139,22 +164,71 @@ common::Result<PodGroupInfo> DecodePodGroup(const rapidjson::Value& object) {
   return info;
 }
 
-common::Result<JobInfo> DecodeJob(const rapidjson::Value& object) {
-  JobInfo info;
-  common::Result<const rapidjson::Value*> spec = NamesAndSpec(object, &info.ns, &info.name);
+common::Result<GangSizeInfo> DecodeJob(const rapidjson::Value& object) {
+  GangSizeInfo info;
+  std::string uid;
+  common::Result<const rapidjson::Value*> spec = JobHeader(object, &info, &uid);
   if (!spec.ok()) return spec.error();
-  common::Result<std::string> uid = OptionalJsonString(object["metadata"], "uid", "metadata.uid");
-  if (!uid.ok()) return uid.error();
-  if (uid->empty()) return common::Error{"metadata.uid: missing"};
-  info.uid = std::move(*uid);
+  if (uid.empty()) return common::Error{"metadata.uid: missing"};
+  info.workload = OwnerGangKey(uid);
   if (*spec != nullptr) {
-    const rapidjson::Value* parallelism = JsonMember(**spec, "parallelism");
-    if (parallelism != nullptr && !parallelism->IsNull()) {
-      if (!parallelism->IsInt64() || parallelism->GetInt64() < 0) {
-        return common::Error{"spec.parallelism: expected a non-negative integer"};
-      }
-      info.parallelism = parallelism->GetInt64();
+    common::Result<int64_t> parallelism = CountAt(**spec, "parallelism", "spec.parallelism", 1);
+    if (!parallelism.ok()) return parallelism.error();
+    info.size = *parallelism;
+  }
+  return info;
+}
+
+common::Result<GangSizeInfo> DecodeJobSet(const rapidjson::Value& object) {
+  GangSizeInfo info;
+  std::string uid;
+  common::Result<const rapidjson::Value*> spec = JobHeader(object, &info, &uid);
+  if (!spec.ok()) return spec.error();
+  info.workload = JobSetKey(info.ns, info.name);
+  info.size = 0;
+  const rapidjson::Value* jobs = *spec == nullptr ? nullptr : JsonMember(**spec, "replicatedJobs");
+  if (jobs == nullptr || jobs->IsNull()) return info;
+  if (!jobs->IsArray()) return common::Error{"spec.replicatedJobs: expected an array"};
+  for (rapidjson::SizeType i = 0; i < jobs->Size(); ++i) {
+    const rapidjson::Value& job = (*jobs)[i];
+    const std::string at = "spec.replicatedJobs[" + std::to_string(i) + "]";
+    if (!job.IsObject()) return common::Error{at + ": expected an object"};
+    common::Result<int64_t> replicas = CountAt(job, "replicas", at + ".replicas", 1);
+    if (!replicas.ok()) return replicas.error();
+    int64_t parallelism = 1;
+    const rapidjson::Value* tmpl = JsonMember(job, "template");
+    const rapidjson::Value* tspec =
+        tmpl != nullptr && tmpl->IsObject() ? JsonMember(*tmpl, "spec") : nullptr;
+    if (tspec != nullptr && tspec->IsObject()) {
+      common::Result<int64_t> p =
+          CountAt(*tspec, "parallelism", at + ".template.spec.parallelism", 1);
+      if (!p.ok()) return p.error();
+      parallelism = *p;
     }
+    info.size = SaturatingAdd(info.size, SaturatingTimes(*replicas, parallelism));
+  }
+  return info;
+}
+
+common::Result<GangSizeInfo> DecodePyTorchJob(const rapidjson::Value& object) {
+  GangSizeInfo info;
+  std::string uid;
+  common::Result<const rapidjson::Value*> spec = JobHeader(object, &info, &uid);
+  if (!spec.ok()) return spec.error();
+  if (uid.empty()) return common::Error{"metadata.uid: missing"};
+  info.workload = OwnerGangKey(uid);
+  info.size = 0;
+  const rapidjson::Value* replicas =
+      *spec == nullptr ? nullptr : JsonMember(**spec, "pytorchReplicaSpecs");
+  if (replicas == nullptr || replicas->IsNull()) return info;
+  if (!replicas->IsObject()) return common::Error{"spec.pytorchReplicaSpecs: expected an object"};
+  for (const auto& m : replicas->GetObject()) {
+    const std::string at =
+        "spec.pytorchReplicaSpecs." + std::string(m.name.GetString(), m.name.GetStringLength());
+    if (!m.value.IsObject()) return common::Error{at + ": expected an object"};
+    common::Result<int64_t> n = CountAt(m.value, "replicas", at + ".replicas", 1);
+    if (!n.ok()) return n.error();
+    info.size = SaturatingAdd(info.size, *n);
   }
   return info;
 }
@@ -199,12 +273,23 @@ Informers::Informers(KubeClient* client, ClusterObserver* observer, ObjectDecode
     observer->OnSynced(ObjectKind::kPodGroup);
   }
   if (options.watch_jobs) {
-    // Jobs declare their gang's size (spec.parallelism); optional: a cluster or a role without
-    // them only loses that.
+    // Job objects declare their gang's size; optional: a cluster or a role without them only
+    // loses that.
     add(ResourceSpec{"jobs", "/apis/batch/v1/jobs", "", true, {}}, ObjectKind::kJob,
-        std::make_unique<TypedSink<JobTraits>>(JobTraits{observer}));
+        std::make_unique<TypedSink<GangSizeTraits<DecodeJob>>>(
+            GangSizeTraits<DecodeJob>{observer}));
+    add(ResourceSpec{"jobsets", "/apis/jobset.x-k8s.io/v1alpha2/jobsets", "", true, {}},
+        ObjectKind::kJobSet,
+        std::make_unique<TypedSink<GangSizeTraits<DecodeJobSet>>>(
+            GangSizeTraits<DecodeJobSet>{observer}));
+    add(ResourceSpec{"pytorchjobs", "/apis/kubeflow.org/v1/pytorchjobs", "", true, {}},
+        ObjectKind::kPyTorchJob,
+        std::make_unique<TypedSink<GangSizeTraits<DecodePyTorchJob>>>(
+            GangSizeTraits<DecodePyTorchJob>{observer}));
   } else {
-    observer->OnSynced(ObjectKind::kJob);
+    for (ObjectKind kind : {ObjectKind::kJob, ObjectKind::kJobSet, ObjectKind::kPyTorchJob}) {
+      observer->OnSynced(kind);
+    }
   }
 }
 

@@ -41,7 +41,7 @@ struct InformerOptions {
   std::string pod_field_selector = "status.phase!=Succeeded,status.phase!=Failed";
   bool watch_local_queues = true;
   bool watch_pod_groups = true;
-  bool watch_jobs = true;
+  bool watch_jobs = true;  // Jobs, JobSets and PyTorchJobs: the gang sizes they declare
   ReflectorOptions reflector;
   const common::Clock* clock = nullptr;  // nullptr: SystemClock
   RandomSource random;                   // nullptr: seeded from std::random_device
@@ -99,12 +99,20 @@ struct PodGroupInfo {
 [[nodiscard]] common::Result<NamespaceInfo> DecodeNamespace(const rapidjson::Value& object);
 [[nodiscard]] common::Result<LocalQueueInfo> DecodeLocalQueue(const rapidjson::Value& object);
 [[nodiscard]] common::Result<PodGroupInfo> DecodePodGroup(const rapidjson::Value& object);
-struct JobInfo {
+// A job object's declared gang size, under the gang key its pods have (WorkloadRef::key).
+struct GangSizeInfo {
   std::string ns;
   std::string name;
-  std::string uid;
-  int64_t parallelism = 1;  // spec.parallelism (1 when absent)
+  std::string workload;
+  int64_t size = 1;
 };
-[[nodiscard]] common::Result<JobInfo> DecodeJob(const rapidjson::Value& object);
+// batch/v1 Job: owner/<uid>, spec.parallelism (1 when absent).
+[[nodiscard]] common::Result<GangSizeInfo> DecodeJob(const rapidjson::Value& object);
+// jobset.x-k8s.io JobSet: jobset/<ns>/<name>, Σ replicatedJobs[].replicas × their Job template's
+// parallelism (each 1 when absent).
+[[nodiscard]] common::Result<GangSizeInfo> DecodeJobSet(const rapidjson::Value& object);
+// kubeflow.org PyTorchJob: owner/<uid>, Σ spec.pytorchReplicaSpecs.*.replicas (each 1 when
+// absent).
+[[nodiscard]] common::Result<GangSizeInfo> DecodePyTorchJob(const rapidjson::Value& object);
 
 }  // namespace taskgov::scheduler::kube

@@ -96,7 +96,7 @@ class InformersTest : public ::testing::Test {
   }
 
   bool WaitSynced() {
-    return observer_.Wait([](RecordingObserver& o) { return o.synced_.size() == 6; });
+    return observer_.Wait([](RecordingObserver& o) { return o.synced_.size() == 8; });
   }
 
   ReflectorStats StatsOf(const std::string& resource) {
@@ -165,12 +165,13 @@ TEST_F(InformersTest, InitialSyncFromTheSampleCluster) {
     EXPECT_EQ(o.local_queues_["hyperpod-ns-a/hyperpod-ns-a-localqueue"],
               "hyperpod-ns-a-clusterqueue");
     EXPECT_EQ(o.pod_groups_["hyperpod-ns-b/pg"], "q-b/1");  // minMember defaults to 1
-    EXPECT_EQ(o.jobs_["job-uid-1"], 8);
+    EXPECT_EQ(o.gang_sizes_["owner/job-uid-1"], 8);
     // The field selector keeps finished pods out.
     EXPECT_EQ(o.pods_.size(), 1u);
     EXPECT_EQ(o.pods_.count("hyperpod-ns-a/running"), 1u);
-    for (auto kind : {ObjectKind::kPod, ObjectKind::kNode, ObjectKind::kNamespace,
-                      ObjectKind::kLocalQueue, ObjectKind::kPodGroup, ObjectKind::kJob}) {
+    for (auto kind :
+         {ObjectKind::kPod, ObjectKind::kNode, ObjectKind::kNamespace, ObjectKind::kLocalQueue,
+          ObjectKind::kPodGroup, ObjectKind::kJob, ObjectKind::kJobSet, ObjectKind::kPyTorchJob}) {
       EXPECT_EQ(o.synced_[kind], 1);
     }
     return 0;
@@ -676,25 +677,61 @@ TEST_F(InformersTest, AnObserverMayCallTheApiFromItsCallback) {
   informers_->Stop();  // before `actions` goes away
 }
 
-TEST(DecodeJobTest, ReadsUidAndParallelismAndNamesWhatIsWrong) {
-  auto decode = [](const char* json) {
-    rapidjson::Document doc;
-    doc.Parse(json);
-    return DecodeJob(doc);
-  };
-  common::Result<JobInfo> job =
-      decode(R"({"metadata":{"name":"j","namespace":"n","uid":"u"},"spec":{"parallelism":4}})");
+common::Result<GangSizeInfo> Decoded(
+    common::Result<GangSizeInfo> (*decode)(const rapidjson::Value&), const char* json) {
+  rapidjson::Document doc;
+  doc.Parse(json);
+  return decode(doc);
+}
+
+TEST(DecodeGangSizeTest, AJobsParallelism) {
+  common::Result<GangSizeInfo> job = Decoded(
+      DecodeJob, R"({"metadata":{"name":"j","namespace":"n","uid":"u"},"spec":{"parallelism":4}})");
   ASSERT_TRUE(job.ok()) << job.error().message;
-  EXPECT_EQ(job->uid, "u");
-  EXPECT_EQ(job->parallelism, 4);
-  job = decode(R"({"metadata":{"name":"j","namespace":"n","uid":"u"},"spec":{}})");
+  EXPECT_EQ(job->workload, "owner/u");
+  EXPECT_EQ(job->size, 4);
+  job = Decoded(DecodeJob, R"({"metadata":{"name":"j","namespace":"n","uid":"u"},"spec":{}})");
   ASSERT_TRUE(job.ok());
-  EXPECT_EQ(job->parallelism, 1);  // the Job default
-  EXPECT_EQ(decode(R"({"metadata":{"name":"j","namespace":"n"}})").error().message,
+  EXPECT_EQ(job->size, 1);  // the Job default
+  EXPECT_EQ(Decoded(DecodeJob, R"({"metadata":{"name":"j","namespace":"n"}})").error().message,
             "metadata.uid: missing");
+  EXPECT_EQ(Decoded(DecodeJob, R"({"metadata":{"name":"j","uid":"u"},"spec":{"parallelism":-2}})")
+                .error()
+                .message,
+            "spec.parallelism: expected a non-negative integer");
+}
+
+TEST(DecodeGangSizeTest, AJobSetsReplicatedJobs) {
+  // A launcher Job of 1 and 2 worker Jobs of parallelism 4: 9 pods.
+  common::Result<GangSizeInfo> set = Decoded(DecodeJobSet, R"({
+    "metadata":{"name":"train","namespace":"n","uid":"u"},
+    "spec":{"replicatedJobs":[
+      {"name":"launcher","template":{"spec":{}}},
+      {"name":"workers","replicas":2,"template":{"spec":{"parallelism":4}}}]}})");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_EQ(set->workload, "jobset/n/train");
+  EXPECT_EQ(set->size, 9);
   EXPECT_EQ(
-      decode(R"({"metadata":{"name":"j","uid":"u"},"spec":{"parallelism":-2}})").error().message,
-      "spec.parallelism: expected a non-negative integer");
+      Decoded(
+          DecodeJobSet,
+          R"({"metadata":{"name":"t","namespace":"n"},"spec":{"replicatedJobs":[{"replicas":"2"}]}})")
+          .error()
+          .message,
+      "spec.replicatedJobs[0].replicas: expected a non-negative integer");
+}
+
+TEST(DecodeGangSizeTest, APyTorchJobsReplicas) {
+  common::Result<GangSizeInfo> job = Decoded(DecodePyTorchJob, R"({
+    "metadata":{"name":"p","namespace":"n","uid":"u"},
+    "spec":{"pytorchReplicaSpecs":{"Master":{"replicas":1},"Worker":{"replicas":7}}}})");
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  EXPECT_EQ(job->workload, "owner/u");
+  EXPECT_EQ(job->size, 8);
+  EXPECT_EQ(Decoded(DecodePyTorchJob,
+                    R"({"metadata":{"name":"p","uid":"u"},"spec":{"pytorchReplicaSpecs":[]}})")
+                .error()
+                .message,
+            "spec.pytorchReplicaSpecs: expected an object");
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ std::pair<std::string, std::string> GangKeyAndName(const Pod& pod) {
     }
   }
   if (const std::string* name = LabelOrAnnotation(pod, kJobSetKey)) {
-    return {"jobset/" + pod.namespace_ + "/" + *name, pod.namespace_ + "/" + *name};
+    return {JobSetKey(pod.namespace_, *name), pod.namespace_ + "/" + *name};
   }
   if (const OwnerReference* owner = pod.controller_owner()) {
     for (std::string_view kind : kGangOwnerKinds) {
@@ -61,6 +61,12 @@ int32_t DeclaredSize(const Pod& pod) {
 }  // namespace
 
 std::string GangOf(const Pod& pod) { return GangKeyAndName(pod).first; }
+
+std::string JobSetKey(std::string_view ns, std::string_view name) {
+  std::string key = "jobset/";
+  key.append(ns).append("/").append(name);
+  return key;
+}
 
 std::string OwnerGangKey(std::string_view owner_uid) {
   std::string key = "owner/";

@@ -31,7 +31,9 @@ struct WorkloadRef {
 [[nodiscard]] WorkloadRef WorkloadOf(const Pod& pod);
 // The gang key of the PodGroup object `name` in `ns` (what GangOf gives its members).
 [[nodiscard]] std::string PodGroupKey(std::string_view ns, std::string_view name);
-// The gang key of the pods whose controller owner has this uid (a Job, a JobSet, ...).
+// The gang key of the pods of JobSet `name` in `ns` (jobset.sigs.k8s.io/jobset-name).
+[[nodiscard]] std::string JobSetKey(std::string_view ns, std::string_view name);
+// The gang key of the pods whose controller owner has this uid (a Job, a PyTorchJob, ...).
 [[nodiscard]] std::string OwnerGangKey(std::string_view owner_uid);
 
 // The label or annotation keys GangOf and WorkloadOf read.

@@ -296,11 +296,11 @@ void ClusterState::OnPodGroupDelete(const std::string& ns, const std::string& na
   teams_.ErasePodGroup(ns, name);
 }
 
-void ClusterState::OnJobUpsert(const std::string& uid, int64_t parallelism) {
-  teams_.UpsertJob(uid, parallelism);
+void ClusterState::OnGangSizeUpsert(const std::string& workload, int64_t size) {
+  teams_.UpsertGangSize(workload, size);
 }
 
-void ClusterState::OnJobDelete(const std::string& uid) { teams_.EraseJob(uid); }
+void ClusterState::OnGangSizeDelete(const std::string& workload) { teams_.EraseGangSize(workload); }
 
 void ClusterState::OnSynced(ObjectKind kind) {
   std::lock_guard lock(mu_);

@@ -97,8 +97,8 @@ class ClusterState final : public ClusterObserver {
   void OnPodGroupUpsert(const std::string& ns, const std::string& name, const std::string& queue,
                         int64_t min_member) override;
   void OnPodGroupDelete(const std::string& ns, const std::string& name) override;
-  void OnJobUpsert(const std::string& uid, int64_t parallelism) override;
-  void OnJobDelete(const std::string& uid) override;
+  void OnGangSizeUpsert(const std::string& workload, int64_t size) override;
+  void OnGangSizeDelete(const std::string& workload) override;
   void OnSynced(ObjectKind kind) override;
 
   // Pods and nodes have been listed once.

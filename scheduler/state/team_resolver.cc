@@ -53,14 +53,14 @@ void TeamResolver::SetSizeLocked(std::string key, int64_t size) {
   }
 }
 
-void TeamResolver::UpsertJob(const std::string& uid, int64_t parallelism) {
+void TeamResolver::UpsertGangSize(const std::string& workload, int64_t size) {
   std::unique_lock lock(mu_);
-  SetSizeLocked(OwnerGangKey(uid), parallelism);
+  SetSizeLocked(workload, size);
 }
 
-void TeamResolver::EraseJob(const std::string& uid) {
+void TeamResolver::EraseGangSize(const std::string& workload) {
   std::unique_lock lock(mu_);
-  group_sizes_.erase(OwnerGangKey(uid));
+  group_sizes_.erase(workload);
 }
 
 void TeamResolver::ErasePodGroup(const std::string& ns, const std::string& name) {

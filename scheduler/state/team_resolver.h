@@ -35,9 +35,9 @@ class TeamResolver {
   void UpsertPodGroup(const std::string& ns, const std::string& name, const std::string& queue,
                       int64_t min_member = 0);
   void ErasePodGroup(const std::string& ns, const std::string& name);
-  // A Job owning gang members: its spec.parallelism is the gang's size.
-  void UpsertJob(const std::string& uid, int64_t parallelism);
-  void EraseJob(const std::string& uid);
+  // The size a job object declares for its gang (ClusterObserver::OnGangSizeUpsert).
+  void UpsertGangSize(const std::string& workload, int64_t size);
+  void EraseGangSize(const std::string& workload);
 
   // The pod's team under the current policy and live queues (kNoTeam: none).
   [[nodiscard]] NameId TeamOf(const Pod& pod) const;
@@ -50,8 +50,7 @@ class TeamResolver {
   mutable std::shared_mutex mu_;
   PolicyPtr policy_;
   LiveQueues live_;
-  // Declared gang sizes by workload key: PodGroupKey → minMember, "owner/<Job uid>" →
-  // parallelism.
+  // Declared gang sizes by workload key: PodGroupKey → minMember, and the job objects' sizes.
   std::unordered_map<std::string, int32_t> group_sizes_;
   void SetSizeLocked(std::string key, int64_t size);
 };

@@ -65,6 +65,8 @@ const std::vector<ResourceType>& Types() {
       {"kueue.x-k8s.io/v1beta1", "localqueues", "LocalQueue", true, true},
       {"scheduling.volcano.sh/v1beta1", "podgroups", "PodGroup", true, true},
       {"batch/v1", "jobs", "Job", true, false},
+      {"jobset.x-k8s.io/v1alpha2", "jobsets", "JobSet", true, true},
+      {"kubeflow.org/v1", "pytorchjobs", "PyTorchJob", true, true},
   };
   return types;
 }

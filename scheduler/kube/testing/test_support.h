@@ -185,14 +185,14 @@ class RecordingObserver : public ClusterObserver {
     pod_groups_.erase(ns + "/" + name);
     Changed();
   }
-  void OnJobUpsert(const std::string& uid, int64_t parallelism) override {
+  void OnGangSizeUpsert(const std::string& workload, int64_t size) override {
     std::lock_guard<std::mutex> lock(mu_);
-    jobs_[uid] = parallelism;
+    gang_sizes_[workload] = size;
     Changed();
   }
-  void OnJobDelete(const std::string& uid) override {
+  void OnGangSizeDelete(const std::string& workload) override {
     std::lock_guard<std::mutex> lock(mu_);
-    jobs_.erase(uid);
+    gang_sizes_.erase(workload);
     Changed();
   }
   void OnSynced(ObjectKind kind) override {
@@ -219,7 +219,7 @@ class RecordingObserver : public ClusterObserver {
   std::map<std::string, Labels> namespaces_;
   std::map<std::string, std::string> local_queues_;
   std::map<std::string, std::string> pod_groups_;
-  std::map<std::string, int64_t> jobs_;  // uid → parallelism
+  std::map<std::string, int64_t> gang_sizes_;  // workload key → declared size
   std::map<ObjectKind, int> synced_;
   std::vector<std::string> deleted_pods_;
   std::vector<std::string> log_;
