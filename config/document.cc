@@ -43,6 +43,8 @@ const Node* Node::Find(std::string_view key) const {
   return nullptr;
 }
 
+void Node::Append(Node item) { items_.push_back(std::move(item)); }
+
 void Node::Add(std::string key, Mark key_mark, Node value) {
   entries_.push_back(Entry{std::move(key), key_mark, std::move(value)});
 }
