@@ -101,6 +101,17 @@ TEST(LoadDirectory, OversizedFileIsAnError) {
       << Dump(r);
 }
 
+// Found by config_hyperpod_fuzz (config/document_test.cc has the parser's side): a file holding a
+// stray ',' made the reload never finish; now it is refused like any invalid file.
+TEST(LoadSources, StrayCommaIsAnErrorNamingTheFileAndLine) {
+  LoadResult r = LoadSources({SourceFile{"team-a.json", "{\"Name\": \"a\"},\n"}});
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(testing::HasDiagnostic(r, Severity::kError, "team-a.json", "",
+                                     "invalid YAML/JSON: unexpected ','"))
+      << Dump(r);
+  EXPECT_NE(r.FirstError().find("line 1, column 14"), std::string::npos) << r.FirstError();
+}
+
 TEST(ContentHash, DependsOnNamesAndContents) {
   const std::string h1 = ContentHash({{"a.yaml", "x"}});
   EXPECT_EQ(h1.size(), 16u);
