@@ -310,6 +310,13 @@ common::Result<Amounts> Proportional(const InstanceType& type, const MigProfile*
                        (profile ? int128{a.partition_count.value_or(0)} : 0);
     const int128 den = per_partition * per_acc;
     d.acc = accelerators;
+    if (den == 0) {
+      // A type without accelerators, given Accelerators 0 (DeriveQuota refuses more, and any
+      // partition): no fraction of an instance, as 0 accelerators of any type is.
+      d.vcpu = 0;
+      d.memory = 0;
+      return d;
+    }
     d.vcpu = MulDivCeil(num, per_vcpu_millis, den);
     d.memory = MulDivCeil(num, per_memory, den);
     if (!d.vcpu || !d.memory) return Overflow(quoted);

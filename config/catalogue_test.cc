@@ -102,6 +102,22 @@ TEST(DeriveQuota, RatioDefaults) {
   }
 }
 
+// Found by config_hyperpod_fuzz: Accelerators 0 on a type without accelerators divided by its 0
+// accelerators per instance (a SIGFPE at load). It is no share of an instance, as on any type;
+// explicit values still win.
+TEST(DeriveQuota, ZeroAcceleratorsOnATypeWithoutAccelerators) {
+  const Catalogue& c = Catalogue::Builtin();
+  common::Result<scheduler::ResourceList> zero =
+      DeriveQuota(c.Find("ml.c5n.4xlarge"), "ml.c5n.4xlarge", {.accelerators = 0});
+  ASSERT_TRUE(zero.ok()) << zero.error().message;
+  EXPECT_EQ(zero->Get("cpu"), 0);
+  EXPECT_EQ(zero->Get("memory"), 0);
+  common::Result<scheduler::ResourceList> explicit_cpu = DeriveQuota(
+      c.Find("ml.c5n.4xlarge"), "ml.c5n.4xlarge", {.accelerators = 0, .vcpu_millis = 4000});
+  ASSERT_TRUE(explicit_cpu.ok()) << explicit_cpu.error().message;
+  EXPECT_EQ(explicit_cpu->Get("cpu"), 4000);
+}
+
 TEST(DeriveQuota, Errors) {
   const Catalogue& c = Catalogue::Builtin();
   struct Case {

@@ -1,8 +1,10 @@
 #include "config/document.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <exception>
+#include <sstream>
 
 namespace taskgov::config {
 
@@ -42,6 +44,8 @@ const Node* Node::Find(std::string_view key) const {
   }
   return nullptr;
 }
+
+void Node::Append(Node item) { items_.push_back(std::move(item)); }
 
 void Node::Add(std::string key, Mark key_mark, Node value) {
   entries_.push_back(Entry{std::move(key), key_mark, std::move(value)});
@@ -140,6 +144,50 @@ class Converter {
   Mark error_mark_;
 };
 
+// yaml-cpp 0.7 reads a flow indicator outside any flow collection (a lone ",", "[a],", "- a\n,")
+// as an endless series of empty documents, each starting where the one before it started:
+// YAML::LoadAll would never return, allocating until the process is killed. This pass reads the
+// events once, before LoadAll, and throws a ParserException at a document that starts where its
+// predecessor started. Documents always advance otherwise (each consumes at least its start).
+class ProgressGuard : public YAML::EventHandler {
+ public:
+  explicit ProgressGuard(std::string_view text) : text_(text) {}
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (documents_++ > 0 && mark.pos == last_start_.pos) {
+      std::string what = "unexpected '";
+      if (mark.pos >= 0 && static_cast<size_t>(mark.pos) < text_.size()) what += text_[mark.pos];
+      throw YAML::ParserException(mark, what + "' outside a flow collection ([...] or {...})");
+    }
+    last_start_ = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  std::string_view text_;
+  int64_t documents_ = 0;
+  YAML::Mark last_start_;
+};
+
+// Throws YAML::Exception where LoadAll would fail, or never return (ProgressGuard).
+void CheckProgress(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  ProgressGuard guard(text);
+  while (parser.HandleNextDocument(guard)) {
+  }
+}
+
 }  // namespace
 
 ParsedText ParseDocuments(std::string_view text) {
@@ -150,7 +198,9 @@ ParsedText ParseDocuments(std::string_view text) {
     return result;
   }
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
+    const std::string copy(text);
+    CheckProgress(copy);
+    std::vector<YAML::Node> docs = YAML::LoadAll(copy);
     Converter converter;
     for (const YAML::Node& doc : docs) {
       Node node;

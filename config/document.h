@@ -59,7 +59,7 @@ class Node {
 
   // Sequences.
   [[nodiscard]] const std::vector<Node>& items() const { return items_; }
-  void Append(Node item) { items_.push_back(std::move(item)); }
+  void Append(Node item);
 
   // "map", "sequence", "string", "number", "boolean", "null" — for messages.
   [[nodiscard]] std::string_view TypeName() const;

@@ -46,6 +46,27 @@ TEST(ParseDocuments, SyntaxErrorHasLineAndColumn) {
   EXPECT_GT(p.error_mark.line, 0);
 }
 
+// Found by config_hyperpod_fuzz: yaml-cpp 0.7 reads a stray flow indicator as endless empty
+// documents, so LoadAll never returned and the loader used memory until it was killed.
+TEST(ParseDocuments, StrayFlowIndicatorIsAnErrorNotAnEndlessStream) {
+  struct Case {
+    const char* text;
+    int line;
+    int column;
+  };
+  for (const Case& c :
+       {Case{",", 1, 1}, Case{"[a],", 1, 4}, Case{"- a\n,", 2, 1},
+        // the fuzzer's input, minimised by lines
+        Case{"{\n        \"ComputeQuotaResources\": [\n        ],\n    \"Clght\": 30},\n", 4,
+             17}}) {
+    ParsedText p = ParseDocuments(c.text);
+    EXPECT_FALSE(p.ok) << c.text;
+    EXPECT_EQ(p.error, "unexpected ',' outside a flow collection ([...] or {...})") << c.text;
+    EXPECT_EQ(p.error_mark.line, c.line) << c.text;
+    EXPECT_EQ(p.error_mark.column, c.column) << c.text;
+  }
+}
+
 TEST(ParseDocuments, DuplicateKeysAreKept) {
   ParsedText p = ParseDocuments("a: 1\na: 2\n");
   ASSERT_TRUE(p.ok);

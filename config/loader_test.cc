@@ -101,6 +101,38 @@ TEST(LoadDirectory, OversizedFileIsAnError) {
       << Dump(r);
 }
 
+// Found by config_hyperpod_fuzz (config/document_test.cc has the parser's side): a file holding a
+// stray ',' made the reload never finish; now it is refused like any invalid file.
+TEST(LoadSources, StrayCommaIsAnErrorNamingTheFileAndLine) {
+  LoadResult r = LoadSources({SourceFile{"team-a.json", "{\"Name\": \"a\"},\n"}});
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(testing::HasDiagnostic(r, Severity::kError, "team-a.json", "",
+                                     "invalid YAML/JSON: unexpected ','"))
+      << Dump(r);
+  EXPECT_NE(r.FirstError().find("line 1, column 14"), std::string::npos) << r.FirstError();
+}
+
+// Found by config_hyperpod_fuzz (the exact bytes): "Accelerators": 0 on ml.c5n.4xlarge, a type
+// without accelerators, divided by zero while deriving the line's quota (catalogue_test has the
+// derivation). The file now loads to a diagnosis instead of killing the process.
+TEST(LoadSources, ZeroAcceleratorsOnACpuTypeDoesNotDivideByZero) {
+  const std::string found =
+      "{\n    \"Oam\": "
+      "\"arn:aw==============================s:sagemaker:us-west-2:123456789012:cluster/"
+      "sample0cluster\",\n    \"ComputeQuotaConfig\": {\n        \"ComputeQuotaResources\": [\n    "
+      "        {\"InstanceType\": \"ml.c5n.4xlarge\", \"Accelerators\": 0},\n            "
+      "{\"InstanceType\": \"ml.g5.12xlarge\", \"Accelerators\": 4}\n        ],\n        "
+      "\"ResourceSharingConfig\": {\x02"
+      "Strategy\": \"LendAndBorrow\", \"BorrowLimit\": 44},\n        +PreemptTeamTasks\": "
+      "\"LowerPriority\"\n    },\n    \"ComputeQuotaTarget\": {\"TeamName\": \"a\", \"FairShght\": "
+      "$40},\n    \"ActivationState\": \"Enabled\"\n}\n";
+  LoadResult r = LoadSources({SourceFile{"team-a.json", found}});
+  EXPECT_NE(r.draft, nullptr);
+  EXPECT_FALSE(r.ok()) << Dump(r);  // the mutated file has other errors
+  EXPECT_FALSE(testing::HasDiagnostic(r, Severity::kError, "team-a.json", "", "ml.c5n.4xlarge"))
+      << Dump(r);
+}
+
 TEST(ContentHash, DependsOnNamesAndContents) {
   const std::string h1 = ContentHash({{"a.yaml", "x"}});
   EXPECT_EQ(h1.size(), 16u);

@@ -25,7 +25,6 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/rfc7230.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
@@ -43,6 +42,7 @@
 
 #include "common/log.h"
 #include "extender/log_throttle.h"
+#include "extender/request_parser.h"
 
 namespace taskgov::extender {
 namespace {
@@ -229,53 +229,6 @@ bool IsPeerGone(const beast::error_code& ec) {
   return ec == http::error::end_of_stream || ec == asio::error::operation_aborted ||
          ec == asio::error::connection_reset || ec == asio::error::eof ||
          ec == asio::error::broken_pipe || ec == ssl::error::stream_truncated;
-}
-
-// A reply the server writes itself, and the connection closes after it.
-struct ServerError {
-  http::status status;
-  std::string message;
-  std::vector<std::pair<std::string, std::string>> headers;
-};
-
-// Framing this server does not implement, refused before any body byte is read: a
-// Transfer-Encoding other than a lone `chunked` (501; Beast would ignore it and read what follows
-// as the next request), any Content-Encoding (415), an Expect other than `100-continue` (417).
-// Sets *expect_continue when the request asks for `100 Continue` (HTTP/1.1 only).
-std::optional<ServerError> CheckFraming(const http::request<http::empty_body>& header,
-                                        bool* expect_continue) {
-  std::string codings;
-  int tokens = 0;
-  bool chunked = false;
-  for (auto [it, end] = header.equal_range(http::field::transfer_encoding); it != end; ++it) {
-    if (!codings.empty()) codings += ", ";
-    codings.append(it->value().data(), it->value().size());
-    for (beast::string_view token : http::token_list{it->value()}) {
-      ++tokens;
-      chunked = beast::iequals(token, "chunked");
-    }
-  }
-  if (!codings.empty() && !(tokens == 1 && chunked)) {
-    return ServerError{http::status::not_implemented,
-                       "Transfer-Encoding '" + codings + "' is not supported (only chunked)",
-                       {}};
-  }
-  if (auto it = header.find(http::field::content_encoding); it != header.end()) {
-    return ServerError{http::status::unsupported_media_type,
-                       "Content-Encoding '" + std::string(it->value()) +
-                           "' is not supported; send the body unencoded",
-                       {{"Accept-Encoding", "identity"}}};
-  }
-  if (auto it = header.find(http::field::expect); it != header.end() && header.version() >= 11) {
-    if (!beast::iequals(it->value(), "100-continue")) {
-      return ServerError{
-          http::status::expectation_failed,
-          "Expect '" + std::string(it->value()) + "' is not supported (only 100-continue)",
-          {}};
-    }
-    *expect_continue = true;
-  }
-  return std::nullopt;
 }
 
 // What an operator reads, at most once per reason per 10 s, when a listener refuses or cuts off
@@ -577,11 +530,7 @@ class HttpServer::Impl::Session : public SessionBase,
     expect_continue_ = false;
     budget_exceeded_at_ = 0;
     request_body_bytes_ = 0;
-    header_parser_.emplace();
-    header_parser_->header_limit(static_cast<uint32_t>(Options().max_header_bytes));
-    // The route's limit is only known once the path is; it is applied in OnHeader. (Not
-    // boost::none: Beast 1.74 compares the content length against the optional and fails.)
-    header_parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
+    StartHeaderParser(Options().max_header_bytes, &header_parser_);
     Tcp().expires_at(std::min(HeaderDeadline(), request_start_ + Options().request_timeout));
     http::async_read_header(
         stream_, buffer_, *header_parser_,
@@ -611,7 +560,7 @@ class HttpServer::Impl::Session : public SessionBase,
     if (!path_known_) return WriteError(http::status::not_found, "no such endpoint: " + path_);
     route_ = MatchMethod(it->second);
     if (route_ == nullptr) return;  // 405 written
-    if (auto length = header_parser_->content_length(); length && *length > route_->body_limit) {
+    if (DeclaresTooLargeBody(*header_parser_, route_->body_limit)) {
       return OnReadError(http::error::body_limit, "body");
     }
     ReserveBody(header_parser_->content_length().value_or(0));
@@ -695,9 +644,9 @@ class HttpServer::Impl::Session : public SessionBase,
 
   // The request is accepted: answers `100 Continue` if asked, then reads the body.
   void ReadBody() {
-    body_parser_.emplace(std::move(*header_parser_));
-    header_parser_.reset();
-    body_parser_->body_limit(route_->body_limit);  // enforced while reading chunked bodies
+    if (!StartBodyParser(route_->body_limit, &header_parser_, &body_parser_)) {
+      return OnReadError(http::error::body_limit, "body");  // OnHeader refused it already
+    }
     if (Options().body_budget) body_parser_->on_chunk_header(chunk_budget_);
     Tcp().expires_at(request_start_ + Options().request_timeout);
     if (!expect_continue_) return ReadBodyBytes();
@@ -885,8 +834,8 @@ class HttpServer::Impl::Session : public SessionBase,
   Stream stream_;
   const Clock::time_point accepted_at_;
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::empty_body>> header_parser_;
-  std::optional<http::request_parser<http::string_body>> body_parser_;
+  std::optional<HeaderParser> header_parser_;
+  std::optional<BodyParser> body_parser_;
   // The parser's chunk-header callback (it keeps a reference): reserves each chunk.
   std::function<void(std::uint64_t, beast::string_view, beast::error_code&)> chunk_budget_;
   std::optional<asio::steady_timer> budget_timer_;  // made on the first wait for the budget

@@ -285,6 +285,27 @@ TEST_F(HttpServerTest, AtTheCapWithEveryConnectionInARequestTheNewcomerGets503) 
   EXPECT_EQ(r->status, 200);
 }
 
+// The input request_parser_fuzz found (its path changed to this server's route): a declared
+// length of 7.2e18 bytes is answered 413 before any body byte is reserved, and the server serves
+// on (extender/request_parser_test.cc has the parser's side).
+TEST_F(HttpServerTest, HugeDeclaredLengthIs413AndServerKeepsServing) {
+  StartServer();
+  int fd = RawConnect();
+  ASSERT_TRUE(SendAll(fd,
+                      "POST /echo HTTP/1.1\r\nHost: 127.0.0.1:88%8\r\nUser-Qgent: Go-http-clie "
+                      "gzip\r\nExpect: 100-continue\r\nContent-Length: "
+                      "00007241543250761220096\r\n\r\n{\"podNxpect: "
+                      "100-cont0003\",\"node\":\"ip-10-0-3-5\"}\n"));
+  const std::string refused = testing::ReadUntilClosed(fd);
+  ::close(fd);
+  EXPECT_EQ(refused.rfind("HTTP/1.1 413", 0), 0u) << refused;
+  EXPECT_EQ(calls_.load(), 0);
+  common::testing::HttpClient client("127.0.0.1", server_->port());
+  common::Result<common::testing::HttpReply> after = client.Post("/echo", "fine");
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  EXPECT_EQ(after->status, 200);
+}
+
 TEST_F(HttpServerTest, Expect100ContinueIsAnsweredOnlyForAnAcceptableRequest) {
   StartServer();
   int fd = RawConnect();

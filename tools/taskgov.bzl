@@ -38,3 +38,23 @@ def taskgov_cc_benchmark(name, copts = [], deps = [], tags = [], **kwargs):
         testonly = True,
         **kwargs
     )
+
+def taskgov_fuzz_target(name, srcs, deps = [], corpus = [], dict = None, copts = [], **kwargs):
+    """A libFuzzer target (LLVMFuzzerTestOneInput); build and run it with tools/fuzz.
+
+    It builds only under --config=fuzz (clang, sanitizers; tagged manual so `//...` with the
+    default gcc toolchain skips it). `corpus` lists seed files (the package's test payloads),
+    `dict` a libFuzzer dictionary; both are runfiles, which tools/fuzz copies into the run's
+    corpus directory and passes as -dict=.
+    """
+    native.cc_binary(
+        name = name,
+        srcs = srcs,
+        copts = TASKGOV_COPTS + copts,
+        linkopts = ["-fsanitize=fuzzer"],
+        deps = deps,
+        data = corpus + ([dict] if dict else []),
+        tags = ["fuzz", "manual"],
+        testonly = True,
+        **kwargs
+    )

@@ -87,12 +87,12 @@ const FieldSelector& FilterReplySelector() {
     node.capture = true;
     FieldSelector rest;
     rest.any = std::make_shared<FieldSelector>(KeepAll());
-    rest.fields.emplace_back("items", node);
+    rest.fields.push_back({"items", node});
     rest.fold_keys = true;
     FieldSelector root = KeepAll();
     root.keep_all = false;
     root.fold_keys = true;
-    root.fields.emplace_back("nodes", rest);
+    root.fields.push_back({"nodes", rest});
     root.any = std::make_shared<FieldSelector>(KeepAll());
     return new FieldSelector(std::move(root));
   }();

@@ -316,12 +316,13 @@ ApiResult<ListPage> KubeClient::List(const std::string& path, const ListOptions&
     errors_.fetch_add(1, std::memory_order_relaxed);
     return ApiError::Of(200, "InvalidResponse", why, "GET " + target);
   };
-  auto items = page.doc.FindMember("items");
-  if (items != page.doc.MemberEnd() && !items->value.IsArray() && !items->value.IsNull()) {
+  const rapidjson::Value& root = page.doc;  // const iterators compare unambiguously in C++20
+  auto items = root.FindMember("items");
+  if (items != root.MemberEnd() && !items->value.IsArray() && !items->value.IsNull()) {
     return bad("items: expected an array");
   }
-  auto meta = page.doc.FindMember("metadata");
-  if (meta != page.doc.MemberEnd()) {
+  auto meta = root.FindMember("metadata");
+  if (meta != root.MemberEnd()) {
     if (!meta->value.IsObject()) return bad("metadata: expected an object");
     for (auto [key, out] : {std::pair{"resourceVersion", &page.resource_version},
                             std::pair{"continue", &page.continue_token}}) {

@@ -271,16 +271,16 @@ FieldSelector KeepAll() {
   return s;
 }
 
-FieldSelector Select(std::vector<std::pair<std::string, FieldSelector>> fields) {
+FieldSelector Select(std::vector<FieldSelector::Field> fields) {
   FieldSelector s;
   s.fields = std::move(fields);
   return s;
 }
 
-FieldSelector SelectFolded(std::vector<std::pair<std::string, FieldSelector>> fields) {
+FieldSelector SelectFolded(std::vector<FieldSelector::Field> fields) {
   FieldSelector s;
   s.fold_keys = true;
-  for (auto& [key, field] : fields) s.fields.emplace_back(FoldJsonKey(key), std::move(field));
+  for (auto& [key, field] : fields) s.fields.push_back({FoldJsonKey(key), std::move(field)});
   return s;
 }
 

@@ -37,6 +37,10 @@ namespace taskgov::scheduler {
 // to each of its elements. A scalar where the selector expects an object is kept as it is (so
 // decoders can report the type error).
 struct FieldSelector {
+  // A member to keep: its key and the selector for its value. (A struct, not std::pair: a pair
+  // needs FieldSelector complete where this vector is declared.)
+  struct Field;
+
   // Keep the whole value.
   bool keep_all = false;
   // Match this object's keys the way Go's encoding/json does (`fields` keys are then lower-case).
@@ -45,17 +49,22 @@ struct FieldSelector {
   // recorded one by one; scalars get an empty span), in document order.
   bool capture = false;
   // Members to keep, by key.
-  std::vector<std::pair<std::string, FieldSelector>> fields;
+  std::vector<Field> fields;
   // The selector for keys not in `fields` (e.g. maps keyed by node name); null: skip them.
   std::shared_ptr<const FieldSelector> any;
+};
+
+struct FieldSelector::Field {
+  std::string key;
+  FieldSelector selector;
 };
 
 // A selector that keeps the whole value.
 [[nodiscard]] FieldSelector KeepAll();
 // A selector that keeps the listed members, matching keys exactly.
-[[nodiscard]] FieldSelector Select(std::vector<std::pair<std::string, FieldSelector>> fields);
+[[nodiscard]] FieldSelector Select(std::vector<FieldSelector::Field> fields);
 // Like Select, with keys matched the way Go does (give the keys in any case).
-[[nodiscard]] FieldSelector SelectFolded(std::vector<std::pair<std::string, FieldSelector>> fields);
+[[nodiscard]] FieldSelector SelectFolded(std::vector<FieldSelector::Field> fields);
 
 struct JsonSpan {
   size_t begin = 0;
