@@ -81,6 +81,12 @@ class ControllerTest : public ::testing::Test {
     informer_->OnPodUpsert(pod);
     return pod;
   }
+  // The facts of a member of Kueue pod group `group` declaring `size` members.
+  static PodBuilder GangMember(const std::string& group, int size) {
+    return PodBuilder("")
+        .Label("kueue.x-k8s.io/pod-group-name", group)
+        .Annotation("kueue.x-k8s.io/pod-group-total-count", std::to_string(size));
+  }
   // A pod created now, pending, in the API server only: the informer has not delivered it.
   Pod Create(const std::string& name, const std::string& team, int gpus, int32_t priority,
              PodBuilder builder = PodBuilder("")) {
@@ -472,13 +478,8 @@ TEST_F(ControllerTest, TheSameClusterSeenInAnotherOrderPicksTheSameVictims) {
 TEST_F(ControllerTest, TheRunningMembersOfAGangThatTimedOutAreEvicted) {
   Start(TwoTeams());
   AddNodes(2, 8);
-  const auto member = [] {
-    return PodBuilder("")
-        .Label("kueue.x-k8s.io/pod-group-name", "train")
-        .Annotation("kueue.x-k8s.io/pod-group-total-count", "4");
-  };
-  Submit("b-0", "team-b", 2, 100, member());
-  Submit("b-1", "team-b", 2, 100, member());
+  Submit("b-0", "team-b", 2, 100, GangMember("train", 4));
+  Submit("b-1", "team-b", 2, 100, GangMember("train", 4));
   ASSERT_TRUE(Schedule("uid-b-0"));
   ASSERT_TRUE(Schedule("uid-b-1"));
   EXPECT_EQ(Usage("team-b"), 8);  // two running, two more held for the gang
@@ -501,13 +502,8 @@ TEST_F(ControllerTest, AGangReclaimsForAllItsMembersInOneRoundAndIsAdmittedWhole
   Start(TwoTeams());
   FourBorrowedPods();
   clock_.Advance(10 * kMinute);
-  const auto member = [] {
-    return PodBuilder("")
-        .Label("kueue.x-k8s.io/pod-group-name", "train")
-        .Annotation("kueue.x-k8s.io/pod-group-total-count", "2");
-  };
-  Submit("b-0", "team-b", 4, 100, member());
-  Submit("b-1", "team-b", 4, 100, member());
+  Submit("b-0", "team-b", 4, 100, GangMember("train", 2));
+  Submit("b-1", "team-b", 4, 100, GangMember("train", 2));
   ASSERT_FALSE(Schedule("uid-b-0"));
   PreemptionController::RunReport report = controller_->RunOnce();
   EXPECT_EQ(report.preemptors, 1u);  // the gang, not each member
@@ -1119,10 +1115,7 @@ class GangPropertyTest : public ControllerTest, public ::testing::WithParamInter
   void Arrive(Gang& g) {
     const std::string name =
         g.name + "-" + std::to_string(g.arrived) + "-g" + std::to_string(g.generation);
-    Submit(name, g.team, g.gpus, 100,
-           PodBuilder("")
-               .Label("kueue.x-k8s.io/pod-group-name", g.name)
-               .Annotation("kueue.x-k8s.io/pod-group-total-count", std::to_string(g.size)));
+    Submit(name, g.team, g.gpus, 100, GangMember(g.name, g.size));
     ++g.arrived;
   }
   int Running(const Gang& g) const {

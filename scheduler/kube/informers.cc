@@ -92,6 +92,11 @@ struct GangSizeTraits {
   void OnDelete(const GangSizeInfo& g) const { observer->OnGangSizeDelete(g.workload); }
 };
 
+template <common::Result<GangSizeInfo> (*kDecode)(const rapidjson::Value&)>
+std::unique_ptr<ObjectSink> GangSizeSink(ClusterObserver* observer) {
+  return std::make_unique<TypedSink<GangSizeTraits<kDecode>>>(GangSizeTraits<kDecode>{observer});
+}
+
 // A non-negative integer at `key` of `object` (`fallback` when absent or null); `path` names it.
 common::Result<int64_t> CountAt(const rapidjson::Value& object, const char* key,
                                 const std::string& path, int64_t fallback) {
@@ -111,6 +116,18 @@ common::Result<const rapidjson::Value*> JobHeader(const rapidjson::Value& object
   common::Result<std::string> u = OptionalJsonString(object["metadata"], "uid", "metadata.uid");
   if (!u.ok()) return u.error();
   *uid = std::move(*u);
+  return spec;
+}
+
+// JobHeader for a job whose pods name it as their owner: the uid is required, the gang key is
+// OwnerGangKey(uid).
+common::Result<const rapidjson::Value*> OwnerJobHeader(const rapidjson::Value& object,
+                                                       GangSizeInfo* info) {
+  std::string uid;
+  common::Result<const rapidjson::Value*> spec = JobHeader(object, info, &uid);
+  if (!spec.ok()) return spec.error();
+  if (uid.empty()) return common::Error{"metadata.uid: missing"};
+  info->workload = OwnerGangKey(uid);
   return spec;
 }
 
@@ -166,11 +183,8 @@ common::Result<PodGroupInfo> DecodePodGroup(const rapidjson::Value& object) {
 
 common::Result<GangSizeInfo> DecodeJob(const rapidjson::Value& object) {
   GangSizeInfo info;
-  std::string uid;
-  common::Result<const rapidjson::Value*> spec = JobHeader(object, &info, &uid);
+  common::Result<const rapidjson::Value*> spec = OwnerJobHeader(object, &info);
   if (!spec.ok()) return spec.error();
-  if (uid.empty()) return common::Error{"metadata.uid: missing"};
-  info.workload = OwnerGangKey(uid);
   if (*spec != nullptr) {
     common::Result<int64_t> parallelism = CountAt(**spec, "parallelism", "spec.parallelism", 1);
     if (!parallelism.ok()) return parallelism.error();
@@ -212,11 +226,8 @@ common::Result<GangSizeInfo> DecodeJobSet(const rapidjson::Value& object) {
 
 common::Result<GangSizeInfo> DecodePyTorchJob(const rapidjson::Value& object) {
   GangSizeInfo info;
-  std::string uid;
-  common::Result<const rapidjson::Value*> spec = JobHeader(object, &info, &uid);
+  common::Result<const rapidjson::Value*> spec = OwnerJobHeader(object, &info);
   if (!spec.ok()) return spec.error();
-  if (uid.empty()) return common::Error{"metadata.uid: missing"};
-  info.workload = OwnerGangKey(uid);
   info.size = 0;
   const rapidjson::Value* replicas =
       *spec == nullptr ? nullptr : JsonMember(**spec, "pytorchReplicaSpecs");
@@ -276,16 +287,11 @@ Informers::Informers(KubeClient* client, ClusterObserver* observer, ObjectDecode
     // Job objects declare their gang's size; optional: a cluster or a role without them only
     // loses that.
     add(ResourceSpec{"jobs", "/apis/batch/v1/jobs", "", true, {}}, ObjectKind::kJob,
-        std::make_unique<TypedSink<GangSizeTraits<DecodeJob>>>(
-            GangSizeTraits<DecodeJob>{observer}));
+        GangSizeSink<DecodeJob>(observer));
     add(ResourceSpec{"jobsets", "/apis/jobset.x-k8s.io/v1alpha2/jobsets", "", true, {}},
-        ObjectKind::kJobSet,
-        std::make_unique<TypedSink<GangSizeTraits<DecodeJobSet>>>(
-            GangSizeTraits<DecodeJobSet>{observer}));
+        ObjectKind::kJobSet, GangSizeSink<DecodeJobSet>(observer));
     add(ResourceSpec{"pytorchjobs", "/apis/kubeflow.org/v1/pytorchjobs", "", true, {}},
-        ObjectKind::kPyTorchJob,
-        std::make_unique<TypedSink<GangSizeTraits<DecodePyTorchJob>>>(
-            GangSizeTraits<DecodePyTorchJob>{observer}));
+        ObjectKind::kPyTorchJob, GangSizeSink<DecodePyTorchJob>(observer));
   } else {
     for (ObjectKind kind : {ObjectKind::kJob, ObjectKind::kJobSet, ObjectKind::kPyTorchJob}) {
       observer->OnSynced(kind);
