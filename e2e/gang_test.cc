@@ -71,7 +71,7 @@ TEST_F(GangTest, OfTwoEightWorkerJobsOneRunsWholeAndTheOtherNoneThenTheOther) {
 
 TEST_F(GangTest, AGangLargerThanItsTeamMayEverUseIsRefusedAtOnceWithThatReason) {
   StartWithPolicy(kPolicy);
-  ASSERT_TRUE(h().Submit(Worker("huge", 0, 16)).ok());
+  for (int i = 0; i < 16; ++i) ASSERT_TRUE(h().Submit(Worker("huge", i, 16)).ok());
   StepReport r = h().Step();
   const Attempt* a = r.Find(Ns("a") + "/huge-0");
   ASSERT_NE(a, nullptr);
@@ -123,6 +123,27 @@ TEST_P(GangSourceTest, OfTwoJobsThatEachNeedTheWholeQuotaOneRunsWholeAndTheOther
   EXPECT_EQ(h().Usage(Ns("a"), kP5, kGpu), 8);
   for (int i = 0; i < 7; ++i) ASSERT_TRUE(h().Finish("job-x-" + std::to_string(i)).ok());
   ASSERT_TRUE(h().RunUntil([&] { return RunningOf("job-y") == 7; }, 10));
+}
+
+// The object declaring the gang comes after its pods (its informer lags the pods'): the members
+// wait for it, then are one gang — never admitted as lone pods meanwhile.
+TEST_P(GangSourceTest, MembersCreatedBeforeTheObjectDeclaringTheirGangWaitForIt) {
+  const SourceCase& c = GetParam();
+  if (std::string(c.name) == "MixedPodSets") GTEST_SKIP() << "declared on the pods themselves";
+  StartWithPolicy(kPolicy);
+  for (int i = 0; i < 7; ++i) {
+    ASSERT_TRUE(h().Submit(c.member("job-x", i)).ok());
+    ASSERT_TRUE(h().Submit(c.member("job-y", i)).ok());
+  }
+  StepReport r = h().Step();
+  EXPECT_EQ(RunningOf("job-x") + RunningOf("job-y"), 0u);
+  const Attempt* waiting = r.Find(Ns("a") + "/job-x-0");
+  ASSERT_NE(waiting, nullptr);
+  EXPECT_NE(waiting->reason.find("waiting for its"), std::string::npos) << waiting->reason;
+  for (const char* job : {"job-x", "job-y"}) c.declare(h(), job);
+  ASSERT_TRUE(h().RunUntil([&] { return RunningOf("job-x") == 7; }, 10));
+  EXPECT_EQ(RunningOf("job-y"), 0u);
+  EXPECT_EQ(h().Usage(Ns("a"), kP5, kGpu), 8);
 }
 
 PodSpec VolcanoMember(const std::string& job, int i) {

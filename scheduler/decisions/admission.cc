@@ -104,6 +104,14 @@ FilterResult Admission::Filter(const FilterArgs& args) {
                      decision);
   }
   decision.priority_class = PriorityClassOf(snap.policy, args.pod);
+  if (me.workload.awaiting_object &&
+      clock_->NowMs() - args.pod.creation_unix_ms < options_.await_gang_object_ms) {
+    return RefuseAll(args,
+                     me.workload.display + ": waiting for its " +
+                         std::string(GangSourceName(me.workload.source)) +
+                         " to be observed: it declares how many pods the gang admits together",
+                     "awaiting_gang", decision);
+  }
   FilterResult result;
   FlavorNotes notes(&result);
   for (Mode mode : {Mode::kWithinNominal, Mode::kBorrowing}) {
@@ -233,8 +241,12 @@ std::string Admission::ExplainGang(const Subject& me, const Refusal& refusal) {
                               ? kUnlimited
                               : SaturatingAdd(refusal.nominal, refusal.borrowing_limit);
   if (ceiling != kUnlimited && refusal.requested > ceiling) {
-    return out + "more than " + me.team->name + " may ever use (nominal " + q(refusal.nominal) +
-           " + borrowing limit " + q(refusal.borrowing_limit) + "): it can never be admitted";
+    out += "more than " + me.team->name + " may ever use (nominal " + q(refusal.nominal) +
+           " + borrowing limit " + q(refusal.borrowing_limit) + ")";
+    if (me.estimated_members == 0) return out + ": it can never be admitted";
+    // Members not created yet are counted as its largest: smaller ones may still fit.
+    return out + ", counting its " + std::to_string(me.estimated_members) +
+           " pods not created yet as large as its largest";
   }
   int64_t room = refusal.pool_capacity - refusal.pool_used;  // kPool
   if (refusal.kind == RefusalKind::kNominal) room = refusal.nominal - refusal.in_use;

@@ -1007,12 +1007,89 @@ TEST_F(GangAdmissionTest, AMemberBoundAfterItsAssumedReservationExpiredRejoinsIt
 }
 
 TEST_F(GangAdmissionTest, AGangLargerThanItsTeamMayEverUseIsRefusedAtOnceWithThatReason) {
+  for (int i = 0; i < 16; ++i) cluster_->OnPodUpsert(Worker("huge", i, 16, 1));
   Verdict v = Filter(Worker("huge", 0, 16, 1));
   EXPECT_TRUE(v.feasible.empty());
   EXPECT_EQ(v.failed_unresolvable.at("p5-0"),
             "ns-team-a/huge (16 pods, 16 nvidia.com/gpu on ml.p5.48xlarge): needs 16, more than "
             "team-a may ever use (nominal 8 + borrowing limit 0): it can never be admitted");
   EXPECT_EQ(Usage("team-a"), 0);
+}
+
+TEST_F(GangAdmissionTest, AGangWhoseEstimateIsTooLargeIsNotCalledImpossibleWhileMembersAreMissing) {
+  // A launcher of 2 GPUs alone: its six workers, not created yet, are counted as 2 each (the
+  // largest known), 14 > 8 — but workers of 1 would fit, so it is not "never".
+  Verdict v = Filter(Worker("mpi", 0, 7, 2));
+  EXPECT_TRUE(v.feasible.empty());
+  EXPECT_EQ(v.failed_unresolvable.at("p5-0"),
+            "ns-team-a/mpi (7 pods, 14 nvidia.com/gpu on ml.p5.48xlarge): needs 14, more than "
+            "team-a may ever use (nominal 8 + borrowing limit 0), counting its 6 pods not created "
+            "yet as large as its largest");
+  // Its workers appear: 2 + 6 × 1 fits.
+  for (int i = 1; i < 7; ++i) cluster_->OnPodUpsert(Worker("mpi", i, 7, 1));
+  EXPECT_TRUE(Run(Worker("mpi", 0, 7, 2)));
+  EXPECT_EQ(Usage("team-a"), 8);
+}
+
+// A PodGroup member seen before its PodGroup (the pods' and the PodGroups' informers race).
+PodBuilder PodGroupMember(const std::string& group, int i, int gpus, int64_t created_ms) {
+  return PodBuilder(group + "-" + std::to_string(i))
+      .Namespace("ns-team-a")
+      .Gpus(gpus)
+      .Created(created_ms)
+      .Annotation("scheduling.k8s.io/group-name", group);
+}
+
+TEST_F(GangAdmissionTest, AMemberWaitsForItsPodGroupAndItsGangCountsTheMembersSeenBefore) {
+  cluster_->OnSynced(ObjectKind::kPodGroup);
+  const int64_t now = clock_.NowMs();
+  // A launcher of 1 GPU and three workers of 2, all pending before their PodGroup is seen.
+  cluster_->OnPodUpsert(PodGroupMember("pg", 0, 1, now));
+  for (int i = 1; i < 4; ++i) cluster_->OnPodUpsert(PodGroupMember("pg", i, 2, now));
+  Verdict v = Filter(PodGroupMember("pg", 0, 1, now));
+  EXPECT_TRUE(v.feasible.empty());
+  EXPECT_EQ(v.failed_unresolvable.at("p5-0"),
+            "ns-team-a/pg: waiting for its PodGroup to be observed: it declares how many pods the "
+            "gang admits together");
+  EXPECT_EQ(decisions_.back().reason, "awaiting_gang");
+  EXPECT_EQ(Usage("team-a"), 0);
+  // The PodGroup arrives: the waiting members are its gang now, and the first reserves 1 + 3 × 2
+  // (not 4 × 1, as when the others still waited as lone pods).
+  cluster_->OnPodGroupUpsert("ns-team-a", "pg", "", 4);
+  ASSERT_TRUE(Run(PodGroupMember("pg", 0, 1, now)));
+  EXPECT_EQ(Usage("team-a"), 7);
+  for (int i = 1; i < 4; ++i) EXPECT_TRUE(Run(PodGroupMember("pg", i, 2, now))) << i;
+  EXPECT_EQ(Usage("team-a"), 7);
+}
+
+TEST_F(GangAdmissionTest, AMemberWhosePodGroupNeverComesIsDecidedAloneAfterTheWait) {
+  cluster_->OnSynced(ObjectKind::kPodGroup);
+  const int64_t now = clock_.NowMs();
+  EXPECT_FALSE(Admitted(PodGroupMember("pg", 0, 2, now)));
+  clock_.Advance(Admission::Options{}.await_gang_object_ms);
+  EXPECT_TRUE(Run(PodGroupMember("pg", 0, 2, now)));
+  EXPECT_EQ(Usage("team-a"), 2);
+}
+
+TEST_F(GangAdmissionTest, WithoutAPodGroupInformerAMemberIsDecidedOnWhatItSays) {
+  // Nothing lists PodGroups (not synced): nothing will declare the size, so no waiting.
+  EXPECT_TRUE(Run(PodGroupMember("pg", 0, 2, clock_.NowMs())));
+  EXPECT_EQ(Usage("team-a"), 2);
+}
+
+TEST_F(GangAdmissionTest, APodGroupSeenAfterItsMembersMovesThemToTheTeamOfItsQueue) {
+  PolicyBuilder builder;
+  builder.Team("team-a", "c").Quota(kP5, kGpu, 8, 0).Team("team-b", "c").Quota(kP5, kGpu, 8, 0);
+  builder.mutable_policy().volcano_queues["q-b"] = "team-b";
+  Start(builder.Build());
+  cluster_->OnSynced(ObjectKind::kPodGroup);
+  for (int i = 0; i < 2; ++i) cluster_->OnPodUpsert(PodGroupMember("pg", i, 1, clock_.NowMs()));
+  EXPECT_EQ(cluster_->pending().CountsOf(TeamNames().Intern("team-a")).total, 2u);
+  cluster_->OnPodGroupUpsert("ns-team-a", "pg", "q-b", 2);
+  EXPECT_EQ(cluster_->pending().CountsOf(TeamNames().Intern("team-a")).total, 0u);
+  const PendingQueues::Counts b = cluster_->pending().CountsOf(TeamNames().Intern("team-b"));
+  EXPECT_EQ(b.total, 2u);
+  EXPECT_EQ(b.workloads, 1u);
 }
 
 TEST_F(GangAdmissionTest, MembersArrivingOverThirtySecondsAreAdmittedWhole) {

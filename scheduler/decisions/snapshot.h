@@ -52,6 +52,9 @@ struct Subject {
   // What admitting it must reserve: its request, or for a gang member whose gang holds no quota
   // the request of every member not holding a reservation yet.
   ResourceList need;
+  // Members of the gang counted in `need` that have not been created yet (each as the largest
+  // known member).
+  int64_t estimated_members = 0;
   // Whether its gang holds quota for it (then it takes its share and no rule applies).
   bool held = false;
 };

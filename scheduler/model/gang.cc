@@ -1,6 +1,5 @@
 #include "scheduler/model/gang.h"
 
-#include <tuple>
 #include <utility>
 
 namespace taskgov::scheduler {
@@ -21,26 +20,41 @@ const std::string* LabelOrAnnotation(const Pod& pod, std::string_view key) {
   return nullptr;
 }
 
-// The gang key and its display name.
-std::pair<std::string, std::string> GangKeyAndName(const Pod& pod) {
+GangSource OwnerSource(std::string_view kind) {
+  if (kind == "Job") return GangSource::kJob;
+  if (kind == "JobSet") return GangSource::kJobSet;
+  if (kind == "PyTorchJob") return GangSource::kPyTorchJob;
+  return GangSource::kOtherOwner;
+}
+
+// The gang key, its display name and its source.
+WorkloadRef GangKeyAndName(const Pod& pod) {
+  auto ref = [&](std::string key, const std::string& name, GangSource source) {
+    WorkloadRef r;
+    r.key = std::move(key);
+    r.display = pod.namespace_ + "/" + name;
+    r.source = source;
+    return r;
+  };
   if (const std::string* name = LabelOrAnnotation(pod, kKueuePodGroupKey)) {
-    return {"kueue/" + pod.namespace_ + "/" + *name, pod.namespace_ + "/" + *name};
+    return ref("kueue/" + pod.namespace_ + "/" + *name, *name, GangSource::kPod);
   }
   for (const char* key : {kPodGroupKey, kVolcanoGroupKey}) {
     if (const std::string* name = LabelOrAnnotation(pod, key)) {
-      return {PodGroupKey(pod.namespace_, *name), pod.namespace_ + "/" + *name};
+      return ref(PodGroupKey(pod.namespace_, *name), *name, GangSource::kPodGroup);
     }
   }
   if (const std::string* name = LabelOrAnnotation(pod, kJobSetKey)) {
-    return {JobSetKey(pod.namespace_, *name), pod.namespace_ + "/" + *name};
+    return ref(JobSetKey(pod.namespace_, *name), *name, GangSource::kJobSet);
   }
   if (const OwnerReference* owner = pod.controller_owner()) {
     for (std::string_view kind : kGangOwnerKinds) {
       if (owner->kind != kind) continue;
-      std::string display = pod.namespace_ + "/" + owner->name;
-      if (!owner->uid.empty()) return {OwnerGangKey(owner->uid), std::move(display)};
-      return {"owner/" + pod.namespace_ + "/" + owner->kind + "/" + owner->name,
-              std::move(display)};
+      if (!owner->uid.empty()) {
+        return ref(OwnerGangKey(owner->uid), owner->name, OwnerSource(kind));
+      }
+      return ref("owner/" + pod.namespace_ + "/" + owner->kind + "/" + owner->name, owner->name,
+                 GangSource::kOtherOwner);  // no uid: no job object can be matched to it
     }
   }
   return {};
@@ -60,7 +74,20 @@ int32_t DeclaredSize(const Pod& pod) {
 
 }  // namespace
 
-std::string GangOf(const Pod& pod) { return GangKeyAndName(pod).first; }
+std::string_view GangSourceName(GangSource source) {
+  switch (source) {
+    case GangSource::kNone: return "";
+    case GangSource::kPod: return "pod group";
+    case GangSource::kPodGroup: return "PodGroup";
+    case GangSource::kJob: return "Job";
+    case GangSource::kJobSet: return "JobSet";
+    case GangSource::kPyTorchJob: return "PyTorchJob";
+    case GangSource::kOtherOwner: return "job owner";
+  }
+  return "";
+}
+
+std::string GangOf(const Pod& pod) { return GangKeyAndName(pod).key; }
 
 std::string JobSetKey(std::string_view ns, std::string_view name) {
   std::string key = "jobset/";
@@ -81,8 +108,7 @@ std::string PodGroupKey(std::string_view ns, std::string_view name) {
 }
 
 WorkloadRef WorkloadOf(const Pod& pod) {
-  WorkloadRef ref;
-  std::tie(ref.key, ref.display) = GangKeyAndName(pod);
+  WorkloadRef ref = GangKeyAndName(pod);
   if (!ref.key.empty()) ref.size = DeclaredSize(pod);
   return ref;
 }

@@ -19,13 +19,24 @@ namespace taskgov::scheduler {
 // collide.
 [[nodiscard]] std::string GangOf(const Pod& pod);
 
+// What names a pod's gang: the pod itself (a Kueue pod group), or an object taskgov may watch
+// for the gang's size (a PodGroup, a Job, a JobSet, a PyTorchJob), or another job owner.
+enum class GangSource : uint8_t { kNone, kPod, kPodGroup, kJob, kJobSet, kPyTorchJob, kOtherOwner };
+
+// "PodGroup", "Job", "JobSet", "PyTorchJob", "job owner", "pod group" (kPod), "" (kNone).
+[[nodiscard]] std::string_view GangSourceName(GangSource source);
+
 // A pod's workload (DESIGN §3.7): the gang it belongs to and how many pods the gang declares.
 struct WorkloadRef {
   std::string key;      // GangOf; "" for a lone pod
   std::string display;  // for people: "namespace/name" of the group or owner
+  GangSource source = GangSource::kNone;
   // Members the gang declares (kueue.x-k8s.io/pod-group-total-count); 0 when nothing declares
   // it, and then the gang is admitted pod by pod.
   int32_t size = 0;
+  // The object declaring its size is watched but has not been observed yet (TeamResolver): the
+  // member waits for it rather than be admitted alone.
+  bool awaiting_object = false;
   [[nodiscard]] bool gang() const { return !key.empty() && size > 1; }
 };
 [[nodiscard]] WorkloadRef WorkloadOf(const Pod& pod);

@@ -32,12 +32,7 @@ void ClusterState::SetPolicy(PolicyPtr policy) {
   teams_.SetPolicy(policy);
   nodes_.Reflavor(*policy);
   // Pending pods may belong to other teams now, or rank differently.
-  pending_.Retarget([&](PendingPod& pending) {
-    auto it = pods_.find(pending.uid);
-    if (it == pods_.end()) return;
-    pending.team = teams_.TeamOf(it->second.pod);
-    pending.priority = ResolvePriority(*policy, it->second.pod);
-  });
+  pending_.Retarget([&](PendingPod& pending) { RependLocked(pending); });
 }
 
 // ---- pods ----
@@ -289,20 +284,45 @@ void ClusterState::OnLocalQueueDelete(const std::string& ns, const std::string& 
 
 void ClusterState::OnPodGroupUpsert(const std::string& ns, const std::string& name,
                                     const std::string& queue, int64_t min_member) {
-  teams_.UpsertPodGroup(ns, name, queue, min_member);
+  if (teams_.UpsertPodGroup(ns, name, queue, min_member)) RegangPending(PodGroupKey(ns, name));
 }
 
 void ClusterState::OnPodGroupDelete(const std::string& ns, const std::string& name) {
-  teams_.ErasePodGroup(ns, name);
+  if (teams_.ErasePodGroup(ns, name)) RegangPending(PodGroupKey(ns, name));
 }
 
 void ClusterState::OnGangSizeUpsert(const std::string& workload, int64_t size) {
-  teams_.UpsertGangSize(workload, size);
+  if (teams_.UpsertGangSize(workload, size)) RegangPending(workload);
 }
 
-void ClusterState::OnGangSizeDelete(const std::string& workload) { teams_.EraseGangSize(workload); }
+void ClusterState::OnGangSizeDelete(const std::string& workload) {
+  if (teams_.EraseGangSize(workload)) RegangPending(workload);
+}
+
+void ClusterState::RegangPending(const std::string& gang) {
+  // Its members may have arrived before the object declaring it (informers of different kinds
+  // race): they wait in the queues as members of the gang it declares now, of its team.
+  std::lock_guard lock(mu_);
+  pending_.RetargetGang(gang, [&](PendingPod& pending) { RependLocked(pending); });
+}
+
+void ClusterState::RependLocked(PendingPod& pending) {
+  auto it = pods_.find(pending.uid);
+  if (it == pods_.end()) return;
+  PodRecord& record = it->second;
+  record.team = teams_.TeamOf(record.pod);  // pending: nothing is charged to it yet
+  pending = PendingPodOf(record.pod, record.team, ResolvePriority(*teams_.policy(), record.pod),
+                         RequestOf(record.pod), teams_.WorkloadOf(record.pod));
+}
 
 void ClusterState::OnSynced(ObjectKind kind) {
+  switch (kind) {
+    case ObjectKind::kPodGroup: teams_.MarkSynced(GangSource::kPodGroup); break;
+    case ObjectKind::kJob: teams_.MarkSynced(GangSource::kJob); break;
+    case ObjectKind::kJobSet: teams_.MarkSynced(GangSource::kJobSet); break;
+    case ObjectKind::kPyTorchJob: teams_.MarkSynced(GangSource::kPyTorchJob); break;
+    default: break;
+  }
   std::lock_guard lock(mu_);
   // release: a reader that sees the flag synced also sees everything listed before it.
   if (kind == ObjectKind::kPod) pods_synced_.store(true, std::memory_order_release);

@@ -145,6 +145,10 @@ class ClusterState final : public ClusterObserver {
   // Charges a pod counted on its node to its team's quota on the node's flavor (ConfirmBound).
   void ChargeLocked(PodRecord& record, NameId flavor);
   void NotePendingFromInformer(const PodRecord& record);
+  // Re-ranks the pending members of `gang` after the object declaring it changed.
+  void RegangPending(const std::string& gang);
+  // A pending entry again from its pod's record: team, priority, workload (mu_ held).
+  void RependLocked(PendingPod& pending);
   void ReleaseSameNameLocked(const Pod& pod);
   void Notify(const PodRecord& record, PodTransition transition);
   void UpsertLocked(const Pod& pod);

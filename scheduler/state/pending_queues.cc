@@ -21,6 +21,7 @@ PendingPod PendingPodOf(const Pod& pod, NameId team, int32_t priority, const Res
     pending.workload = workload.key;
     pending.workload_size = workload.size;
   }
+  pending.gang = workload.key;
   return pending;
 }
 
@@ -34,6 +35,10 @@ void PendingQueues::AddLocked(const PendingPod& pod, bool from_informer) {
     TeamQueue& old = queues_[entry.pod.team];
     old.by_priority.erase(PriorityKey{-int64_t{entry.pod.priority}, entry.pod.created_ms, pod.uid});
     old.by_age.erase(AgeKey{entry.pod.created_ms, pod.uid});
+    if (entry.pod.gang != pod.gang) UnindexGangLocked(entry.pod);
+  }
+  if ((inserted || entry.pod.gang != pod.gang) && !pod.gang.empty()) {
+    by_gang_.emplace(pod.gang, pod.uid);
   }
   entry.pod = pod;
   entry.last_seen_ms.store(clock_->NowMs(), std::memory_order_relaxed);
@@ -51,7 +56,19 @@ void PendingQueues::RemoveLocked(const std::string& uid) {
   TeamQueue& queue = queues_[pod.team];
   queue.by_priority.erase(PriorityKey{-int64_t{pod.priority}, pod.created_ms, uid});
   queue.by_age.erase(AgeKey{pod.created_ms, uid});
+  UnindexGangLocked(pod);
   pending_.erase(it);
+}
+
+void PendingQueues::UnindexGangLocked(const PendingPod& pod) {
+  if (pod.gang.empty()) return;
+  auto [b, e] = by_gang_.equal_range(pod.gang);
+  for (auto it = b; it != e; ++it) {
+    if (it->second == pod.uid) {
+      by_gang_.erase(it);
+      return;
+    }
+  }
 }
 
 void PendingQueues::ApplyNotesLocked() {
@@ -101,9 +118,36 @@ void PendingQueues::Retarget(const std::function<void(PendingPod&)>& retarget) {
     for (auto& [uid, entry] : pending_) entries.push_back(std::move(entry));
     pending_.clear();
     queues_.clear();
+    by_gang_.clear();
     for (Entry& entry : entries) {
       retarget(entry.pod);
       if (entry.pod.team != kNoTeam) AddLocked(entry.pod, entry.from_informer);
+    }
+  }
+  TryApplyNotes();
+}
+
+void PendingQueues::RetargetGang(const std::string& gang,
+                                 const std::function<void(PendingPod&)>& retarget) {
+  {
+    std::unique_lock lock(mu_);
+    ApplyNotesLocked();
+    std::vector<Entry> entries;
+    auto [b, e] = by_gang_.equal_range(gang);
+    for (auto it = b; it != e; ++it) {
+      if (auto found = pending_.find(it->second); found != pending_.end()) {
+        entries.push_back(found->second);
+      }
+    }
+    for (Entry& entry : entries) {
+      RemoveLocked(entry.pod.uid);
+      retarget(entry.pod);
+      if (entry.pod.team == kNoTeam) continue;
+      AddLocked(entry.pod, entry.from_informer);
+      Entry& added = pending_.at(entry.pod.uid);
+      added.refused = entry.refused;  // its standing in the queue is unchanged
+      added.last_seen_ms.store(entry.last_seen_ms.load(std::memory_order_relaxed),
+                               std::memory_order_relaxed);
     }
   }
   TryApplyNotes();
@@ -184,7 +228,8 @@ std::vector<PendingPod> PendingQueues::Ahead(NameId team, int32_t priority, int6
 }
 
 ResourceList PendingQueues::GangNeed(NameId team, std::string_view workload, std::string_view uid,
-                                     const ResourceList& request, int64_t members) const {
+                                     const ResourceList& request, int64_t members,
+                                     int64_t* estimated) const {
   ResourceList need = request;
   ResourceList largest = request;
   int64_t counted = 1;
@@ -205,6 +250,7 @@ ResourceList PendingQueues::GangNeed(NameId team, std::string_view workload, std
     }
   }
   if (members > counted) need.Add(largest.Times(members - counted));
+  if (estimated != nullptr) *estimated = std::max<int64_t>(0, members - counted);
   return need;
 }
 

@@ -58,6 +58,8 @@ struct PendingPod {
   // the gang declares.
   std::string workload;
   int32_t workload_size = 0;
+  // The gang it names, declared or not (GangOf; "" for a lone pod).
+  std::string gang;
 };
 
 // The pending entry of `pod` for `team`, at `priority`, asking for `request`.
@@ -79,6 +81,8 @@ class PendingQueues {
   // Re-ranks every entry after a policy change: `retarget` gives its new team and priority (a
   // team of kNoTeam drops it).
   void Retarget(const std::function<void(PendingPod&)>& retarget);
+  // The same for the members of `gang` (PendingPod::gang) only.
+  void RetargetGang(const std::string& gang, const std::function<void(PendingPod&)>& retarget);
 
   // ---- filter side: never waits ----
   void NoteRefused(PendingPod pod);
@@ -94,9 +98,10 @@ class PendingQueues {
   // What `members` members of gang `workload` (of `team`) that hold no quota need together
   // (DESIGN §3.7): the request of member `uid`, each pending member's (per pod set when members
   // differ, e.g. a launcher and its workers), and for members not created yet the largest
-  // request among those known.
+  // request among those known; `*estimated` (if not null) is set to how many members that is.
   [[nodiscard]] ResourceList GangNeed(NameId team, std::string_view workload, std::string_view uid,
-                                      const ResourceList& request, int64_t members) const;
+                                      const ResourceList& request, int64_t members,
+                                      int64_t* estimated = nullptr) const;
   // The best-ranked pending pod of `team`, if any.
   [[nodiscard]] std::optional<PendingPod> Head(NameId team, bool by_priority) const;
   // Pending pods of `team`: all, and those a filter call has refused (the rest are waiting for
@@ -145,6 +150,7 @@ class PendingQueues {
   // With mu_ held exclusively.
   void AddLocked(const PendingPod& pod, bool from_informer);
   void RemoveLocked(const std::string& uid);
+  void UnindexGangLocked(const PendingPod& pod);
   void ApplyNotesLocked();
   // Applies posted notes if the lock is free, without waiting; see the header comment.
   void TryApplyNotes();
@@ -156,6 +162,7 @@ class PendingQueues {
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, Entry> pending_;  // by uid
   std::unordered_map<NameId, TeamQueue> queues_;
+  std::unordered_multimap<std::string, std::string> by_gang_;  // PendingPod::gang → uid
 };
 
 }  // namespace taskgov::scheduler

@@ -114,6 +114,34 @@ TEST_F(PendingQueuesTest, RetargetMovesOrDropsEntries) {
   EXPECT_EQ(queues_.Head(2, true)->uid, "a");
 }
 
+TEST_F(PendingQueuesTest, RetargetGangTouchesOnlyThatGangsMembersAndKeepsTheirStanding) {
+  PendingPod x0 = Pending("x-0", 1, 0, 100);
+  x0.gang = "podgroup/ns/x";  // named, size not declared yet: waits as a lone pod
+  PendingPod x1 = x0;
+  x1.uid = "x-1";
+  x1.created_ms = 101;
+  queues_.Upsert(x0);
+  queues_.NoteRefused(x1);  // known from a refusing filter
+  queues_.Upsert(Pending("lone", 1, 0, 102));
+  EXPECT_EQ(queues_.CountsOf(1).workloads, 3u);
+  int touched = 0;
+  queues_.RetargetGang("podgroup/ns/x", [&](PendingPod& p) {
+    ++touched;
+    p.workload = p.gang;  // its PodGroup declares 2
+    p.workload_size = 2;
+  });
+  EXPECT_EQ(touched, 2);
+  const PendingQueues::Counts n = queues_.CountsOf(1);
+  EXPECT_EQ(n.total, 3u);
+  EXPECT_EQ(n.workloads, 2u);  // the gang, the lone pod
+  EXPECT_EQ(n.refused, 1u);    // x-1 is still the refused one
+  // Removing a member unindexes it: a later retarget touches the other only.
+  queues_.Remove("x-0");
+  touched = 0;
+  queues_.RetargetGang("podgroup/ns/x", [&](PendingPod&) { ++touched; });
+  EXPECT_EQ(touched, 1);
+}
+
 // The filter path never waits for the queues' write lock: a note posted while another thread
 // holds it returns at once, and is in force as soon as that holder lets go — without anyone
 // calling Sync().

@@ -1,6 +1,7 @@
 #include "scheduler/state/team_resolver.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <mutex>
 
@@ -37,43 +38,52 @@ void TeamResolver::EraseLocalQueue(const std::string& ns, const std::string& nam
   live_.local_queues.erase({ns, name});
 }
 
-void TeamResolver::UpsertPodGroup(const std::string& ns, const std::string& name,
+bool TeamResolver::UpsertPodGroup(const std::string& ns, const std::string& name,
                                   const std::string& queue, int64_t min_member) {
   std::unique_lock lock(mu_);
-  live_.pod_groups[{ns, name}] = queue;
-  SetSizeLocked(PodGroupKey(ns, name), min_member);
+  auto [it, inserted] = live_.pod_groups.try_emplace({ns, name}, queue);
+  const bool requeued = !inserted && it->second != queue;
+  it->second = queue;
+  return SetSizeLocked(PodGroupKey(ns, name), min_member) || requeued;
 }
 
-void TeamResolver::SetSizeLocked(std::string key, int64_t size) {
+bool TeamResolver::SetSizeLocked(std::string key, int64_t size) {
   const int32_t n = static_cast<int32_t>(std::clamp<int64_t>(size, 0, 1'000'000));
-  if (n > 0) {
-    group_sizes_[std::move(key)] = n;
-  } else {
-    group_sizes_.erase(key);
-  }
+  auto [it, inserted] = group_sizes_.try_emplace(std::move(key), n);
+  if (inserted) return true;
+  return std::exchange(it->second, n) != n;
 }
 
-void TeamResolver::UpsertGangSize(const std::string& workload, int64_t size) {
+void TeamResolver::MarkSynced(GangSource source) {
   std::unique_lock lock(mu_);
-  SetSizeLocked(workload, size);
+  synced_sources_ |= 1u << static_cast<uint32_t>(source);
 }
 
-void TeamResolver::EraseGangSize(const std::string& workload) {
+bool TeamResolver::UpsertGangSize(const std::string& workload, int64_t size) {
   std::unique_lock lock(mu_);
-  group_sizes_.erase(workload);
+  return SetSizeLocked(workload, size);
 }
 
-void TeamResolver::ErasePodGroup(const std::string& ns, const std::string& name) {
+bool TeamResolver::EraseGangSize(const std::string& workload) {
   std::unique_lock lock(mu_);
-  live_.pod_groups.erase({ns, name});
-  group_sizes_.erase(PodGroupKey(ns, name));
+  return group_sizes_.erase(workload) > 0;
+}
+
+bool TeamResolver::ErasePodGroup(const std::string& ns, const std::string& name) {
+  std::unique_lock lock(mu_);
+  const bool queued = live_.pod_groups.erase({ns, name}) > 0;
+  return (group_sizes_.erase(PodGroupKey(ns, name)) > 0) || queued;
 }
 
 WorkloadRef TeamResolver::WorkloadOf(const Pod& pod) const {
   WorkloadRef ref = scheduler::WorkloadOf(pod);
   if (ref.key.empty() || ref.size > 0) return ref;
   std::shared_lock lock(mu_);
-  if (auto it = group_sizes_.find(ref.key); it != group_sizes_.end()) ref.size = it->second;
+  if (auto it = group_sizes_.find(ref.key); it != group_sizes_.end()) {
+    ref.size = it->second;
+  } else if (ref.source != GangSource::kPod && ref.source != GangSource::kOtherOwner) {
+    ref.awaiting_object = (synced_sources_ >> static_cast<uint32_t>(ref.source)) & 1u;
+  }
   return ref;
 }
 

@@ -31,28 +31,36 @@ class TeamResolver {
   void UpsertLocalQueue(const std::string& ns, const std::string& name,
                         const std::string& cluster_queue);
   void EraseLocalQueue(const std::string& ns, const std::string& name);
-  // A PodGroup: its queue (team resolution) and minMember (its gang's declared size).
-  void UpsertPodGroup(const std::string& ns, const std::string& name, const std::string& queue,
+  // A PodGroup: its queue (team resolution) and minMember (its gang's declared size). These
+  // and the gang-size calls return whether what its members resolve to changed.
+  bool UpsertPodGroup(const std::string& ns, const std::string& name, const std::string& queue,
                       int64_t min_member = 0);
-  void ErasePodGroup(const std::string& ns, const std::string& name);
+  bool ErasePodGroup(const std::string& ns, const std::string& name);
   // The size a job object declares for its gang (ClusterObserver::OnGangSizeUpsert).
-  void UpsertGangSize(const std::string& workload, int64_t size);
-  void EraseGangSize(const std::string& workload);
+  bool UpsertGangSize(const std::string& workload, int64_t size);
+  bool EraseGangSize(const std::string& workload);
 
   // The pod's team under the current policy and live queues (kNoTeam: none).
   [[nodiscard]] NameId TeamOf(const Pod& pod) const;
   [[nodiscard]] LiveQueues live_queues() const;
+  // The informer of objects of `source` has listed them all: from now on a gang of that source
+  // whose object is unknown waits for it (WorkloadRef::awaiting_object).
+  void MarkSynced(GangSource source);
+
   // The pod's workload (WorkloadOf), its size declared on the pod or else by its PodGroup's
-  // minMember or its Job's parallelism.
+  // minMember or its job object; awaiting_object when neither declares it and that object's
+  // informer has synced (the object is about to arrive: a controller creates it before its pods).
   [[nodiscard]] WorkloadRef WorkloadOf(const Pod& pod) const;
 
  private:
   mutable std::shared_mutex mu_;
   PolicyPtr policy_;
   LiveQueues live_;
-  // Declared gang sizes by workload key: PodGroupKey → minMember, and the job objects' sizes.
+  // Declared gang sizes by workload key: PodGroupKey → minMember, and the job objects' sizes
+  // (0 when an object declares none).
   std::unordered_map<std::string, int32_t> group_sizes_;
-  void SetSizeLocked(std::string key, int64_t size);
+  uint32_t synced_sources_ = 0;  // bit (1 << GangSource) per synced informer
+  bool SetSizeLocked(std::string key, int64_t size);  // whether it changed
 };
 
 }  // namespace taskgov::scheduler
