@@ -28,7 +28,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/result.h"
+#include "scheduler/common/result.h"
 #include "scheduler/model/resources.h"
 
 namespace taskgov::config {

@@ -13,9 +13,9 @@
 #include <string>
 #include <string_view>
 
-#include "common/testing/fuzz_check.h"
 #include "config/check_config.h"
 #include "config/loader.h"
+#include "scheduler/common/testing/fuzz_check.h"
 
 namespace taskgov::config {
 namespace {

@@ -1,6 +1,6 @@
 #include "config/dialects.h"
 
-#include "common/k8s_names.h"
+#include "scheduler/common/k8s_names.h"
 
 namespace taskgov::config {
 

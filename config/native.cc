@@ -3,8 +3,8 @@
 
 #include <limits>
 
-#include "common/k8s_names.h"
 #include "config/dialects.h"
+#include "scheduler/common/k8s_names.h"
 
 namespace taskgov::config {
 

@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-#include "common/log.h"
+#include "scheduler/common/log.h"
 
 namespace taskgov::config {
 

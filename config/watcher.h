@@ -40,9 +40,9 @@
 #include <thread>
 #include <vector>
 
-#include "common/result.h"
 #include "config/loader.h"
 #include "config/policy_store.h"
+#include "scheduler/common/result.h"
 
 namespace taskgov::config {
 

@@ -12,8 +12,8 @@
 #include <mutex>
 #include <thread>
 
-#include "common/log.h"
 #include "config/test_util.h"
+#include "scheduler/common/log.h"
 
 namespace taskgov::config {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "common/testing/process.h"
+#include "scheduler/common/testing/process.h"
 
 namespace taskgov::e2e {
 namespace {

@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "common/testing/http_client.h"
-#include "common/testing/process.h"
+#include "scheduler/common/testing/http_client.h"
+#include "scheduler/common/testing/process.h"
 
 namespace taskgov::e2e {
 namespace {

@@ -66,10 +66,10 @@
 #include <thread>
 #include <vector>
 
-#include "common/result.h"
-#include "common/testing/process.h"
 #include "extender/testing/extender_client.h"
 #include "metrics/testing/exposition.h"
+#include "scheduler/common/result.h"
+#include "scheduler/common/testing/process.h"
 #include "scheduler/kube/testing/fake_apiserver.h"
 
 namespace taskgov::e2e {

@@ -20,10 +20,10 @@
 
 #include <gtest/gtest.h>
 
-#include "common/testing/http_client.h"
-#include "common/testing/process.h"
 #include "extender/http_test_util.h"
 #include "metrics/testing/exposition.h"
+#include "scheduler/common/testing/http_client.h"
+#include "scheduler/common/testing/process.h"
 
 namespace taskgov::e2e {
 namespace {

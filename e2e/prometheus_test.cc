@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include "common/testing/http_client.h"
 #include "e2e/scenario_test_util.h"
 #include "metrics/testing/prometheus_server.h"
 #include "metrics/testing/promtool.h"
+#include "scheduler/common/testing/http_client.h"
 
 namespace taskgov::e2e {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <cstdio>
 
-#include "common/testing/process.h"
 #include "e2e/scenario_test_util.h"
+#include "scheduler/common/testing/process.h"
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);

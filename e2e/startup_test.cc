@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/testing/process.h"
 #include "e2e/scenario_test_util.h"
+#include "scheduler/common/testing/process.h"
 
 namespace taskgov::e2e {
 namespace {

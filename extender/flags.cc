@@ -6,7 +6,7 @@
 #include <functional>
 #include <map>
 
-#include "common/log.h"
+#include "scheduler/common/log.h"
 
 namespace taskgov::extender {
 namespace {

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/result.h"
+#include "scheduler/common/result.h"
 
 namespace taskgov::extender {
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "common/log.h"
 #include "extender/wire.h"
+#include "scheduler/common/log.h"
 
 namespace taskgov::extender {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "common/log.h"
 #include "extender/fake_decider.h"
+#include "scheduler/common/log.h"
 #include "scheduler/model/json_select.h"
 
 namespace taskgov::extender {

@@ -13,10 +13,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include "common/log.h"
-#include "common/testing/http_client.h"
 #include "extender/http_server.h"
 #include "extender/http_test_util.h"
+#include "scheduler/common/log.h"
+#include "scheduler/common/testing/http_client.h"
 
 namespace taskgov::extender {
 namespace {

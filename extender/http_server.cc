@@ -40,9 +40,9 @@
 #include <type_traits>
 #include <unordered_map>
 
-#include "common/log.h"
 #include "extender/log_throttle.h"
 #include "extender/request_parser.h"
+#include "scheduler/common/log.h"
 
 namespace taskgov::extender {
 namespace {

@@ -85,9 +85,9 @@
 #include <utility>
 #include <vector>
 
-#include "common/result.h"
 #include "extender/body_budget.h"
 #include "metrics/labels.h"
+#include "scheduler/common/result.h"
 
 namespace taskgov::extender {
 

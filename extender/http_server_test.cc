@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "common/testing/http_client.h"
 #include "extender/http_test_util.h"
+#include "scheduler/common/testing/http_client.h"
 
 namespace taskgov::extender {
 namespace {

@@ -25,8 +25,6 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/log.h"
 #include "config/check_config.h"
 #include "config/loader.h"
 #include "config/policy_store.h"
@@ -40,6 +38,8 @@
 #include "extender/ticker.h"
 #include "metrics/metrics.h"
 #include "scheduler/actions/preemption_controller.h"
+#include "scheduler/common/clock.h"
+#include "scheduler/common/log.h"
 #include "scheduler/decisions/admission.h"
 #include "scheduler/kube/actions.h"
 #include "scheduler/kube/client.h"

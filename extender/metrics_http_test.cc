@@ -13,10 +13,10 @@
 
 #include <gtest/gtest.h>
 
-#include "common/testing/http_client.h"
 #include "metrics/testing/exposition.h"
 #include "metrics/testing/prometheus_server.h"
 #include "metrics/testing/scenario.h"
+#include "scheduler/common/testing/http_client.h"
 
 namespace taskgov::extender {
 namespace {

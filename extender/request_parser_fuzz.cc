@@ -17,9 +17,9 @@
 #include <optional>
 #include <string_view>
 
-#include "common/testing/fuzz_check.h"
 #include "extender/http_server.h"
 #include "extender/request_parser.h"
+#include "scheduler/common/testing/fuzz_check.h"
 
 namespace taskgov::extender {
 namespace {

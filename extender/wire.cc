@@ -4,7 +4,7 @@
 #include <memory>
 #include <unordered_map>
 
-#include "common/log.h"
+#include "scheduler/common/log.h"
 #include "scheduler/model/json_select.h"
 #include "scheduler/model/kube_fields.h"
 #include "scheduler/model/kube_json.h"

@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "common/testing/fuzz_check.h"
 #include "extender/wire.h"
+#include "scheduler/common/testing/fuzz_check.h"
 
 namespace taskgov::extender {
 namespace {

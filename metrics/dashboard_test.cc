@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "common/testing/process.h"
 #include "gtest/gtest.h"
 #include "metrics/testing/exposition.h"
 #include "metrics/testing/promtool.h"
 #include "metrics/testing/scenario.h"
 #include "rapidjson/document.h"
+#include "scheduler/common/testing/process.h"
 
 namespace taskgov::metrics {
 namespace {

@@ -14,7 +14,6 @@
 #include <utility>
 #include <vector>
 
-#include "common/log.h"
 #include "metrics/series.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
@@ -22,6 +21,7 @@
 #include "prometheus/metric_family.h"
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
+#include "scheduler/common/log.h"
 #include "scheduler/decisions/rules.h"
 #include "scheduler/kube/watch_reasons.h"
 #include "scheduler/ledger/cohort_usage.h"

@@ -77,8 +77,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/clock.h"
 #include "metrics/labels.h"
+#include "scheduler/common/clock.h"
 #include "scheduler/decisions/admission.h"
 #include "scheduler/decisions/preemption.h"
 #include "scheduler/ledger/quota_book.h"

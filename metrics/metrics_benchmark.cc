@@ -13,9 +13,9 @@
 #include <string>
 
 #include "benchmark/benchmark.h"
-#include "common/clock.h"
 #include "metrics/metrics.h"
 #include "prometheus/histogram.h"
+#include "scheduler/common/clock.h"
 #include "scheduler/decisions/admission.h"
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/model/interner.h"

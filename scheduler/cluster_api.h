@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/result.h"
+#include "scheduler/common/result.h"
 #include "scheduler/model/objects.h"
 
 namespace taskgov::scheduler {

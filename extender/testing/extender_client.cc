@@ -5,7 +5,7 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "common/log.h"
+#include "scheduler/common/log.h"
 #include "scheduler/model/json_select.h"
 
 namespace taskgov::extender::testing {

@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "common/result.h"
-#include "common/testing/http_client.h"
+#include "scheduler/common/result.h"
+#include "scheduler/common/testing/http_client.h"
 
 namespace taskgov::extender::testing {
 

@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
-#include "common/result.h"
-#include "common/testing/http_client.h"
-#include "common/testing/process.h"
+#include "scheduler/common/result.h"
+#include "scheduler/common/testing/http_client.h"
+#include "scheduler/common/testing/process.h"
 
 namespace taskgov::metrics::testing {
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "common/testing/process.h"
+#include "scheduler/common/testing/process.h"
 
 namespace taskgov::metrics::testing {
 

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.h"
 #include "metrics/metrics.h"
+#include "scheduler/common/clock.h"
 #include "scheduler/decisions/admission.h"
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/model/interner.h"

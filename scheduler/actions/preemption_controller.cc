@@ -4,7 +4,7 @@
 #include <limits>
 #include <set>
 
-#include "common/log.h"
+#include "scheduler/common/log.h"
 #include "scheduler/model/pod_identity.h"
 
 namespace taskgov::scheduler {

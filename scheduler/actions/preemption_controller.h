@@ -45,7 +45,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/clock.h"
 #include "scheduler/actions/event_writer.h"
 #include "scheduler/actions/eviction_rate_limiter.h"
 #include "scheduler/actions/pdb_retry.h"
@@ -53,6 +52,7 @@
 #include "scheduler/actions/round_table.h"
 #include "scheduler/actions/victim_planner.h"
 #include "scheduler/cluster_api.h"
+#include "scheduler/common/clock.h"
 #include "scheduler/decisions/preemption.h"
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/state/cluster_state.h"

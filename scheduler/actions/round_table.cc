@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "common/log.h"
+#include "scheduler/common/log.h"
 #include "scheduler/model/interner.h"
 #include "scheduler/model/quantity.h"
 

@@ -6,7 +6,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "common/log.h"
+#include "scheduler/common/log.h"
 #include "scheduler/decisions/preemption.h"
 #include "scheduler/decisions/rules.h"
 #include "scheduler/model/pod_identity.h"

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.h"
+#include "scheduler/common/clock.h"
 #include "scheduler/decisions/snapshot.h"
 #include "scheduler/extender_api.h"
 #include "scheduler/ledger/quota_book.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "common/k8s_names.h"
+#include "scheduler/common/k8s_names.h"
 
 namespace taskgov::scheduler {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "common/log.h"
+#include "scheduler/common/log.h"
 
 #include "scheduler/decisions/fair_share.h"
 

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <optional>
 
-#include "common/log.h"
-#include "common/time_format.h"
+#include "scheduler/common/log.h"
+#include "scheduler/common/time_format.h"
 
 namespace taskgov::scheduler::kube {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "common/clock.h"
-#include "common/time_format.h"
+#include "scheduler/common/clock.h"
+#include "scheduler/common/time_format.h"
 #include "scheduler/kube/testing/fake_apiserver.h"
 #include "scheduler/kube/testing/test_support.h"
 

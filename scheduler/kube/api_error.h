@@ -15,7 +15,7 @@
 #include <variant>
 #include <vector>
 
-#include "common/result.h"
+#include "scheduler/common/result.h"
 
 namespace taskgov::scheduler::kube {
 

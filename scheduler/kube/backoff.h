@@ -11,7 +11,7 @@
 #include <chrono>
 #include <functional>
 
-#include "common/clock.h"
+#include "scheduler/common/clock.h"
 
 namespace taskgov::scheduler::kube {
 

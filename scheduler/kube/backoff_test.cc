@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "common/clock.h"
+#include "scheduler/common/clock.h"
 
 namespace taskgov::scheduler::kube {
 namespace {

@@ -27,8 +27,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/result.h"
+#include "scheduler/common/clock.h"
+#include "scheduler/common/result.h"
 #include "scheduler/kube/api_error.h"
 #include "scheduler/kube/config.h"
 #include "scheduler/kube/credentials.h"

@@ -2,7 +2,7 @@
 // 429 handling, timeouts, stale connections, TLS, cancellation and concurrent use.
 
 #include "scheduler/kube/client.h"
-#include "common/base64.h"
+#include "scheduler/common/base64.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "common/clock.h"
-#include "common/time_format.h"
+#include "scheduler/common/clock.h"
+#include "scheduler/common/time_format.h"
 #include "scheduler/kube/testing/fake_apiserver.h"
 #include "scheduler/kube/testing/test_support.h"
 

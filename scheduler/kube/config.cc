@@ -1,6 +1,6 @@
 #include "scheduler/kube/config.h"
 
-#include "common/base64.h"
+#include "scheduler/common/base64.h"
 
 #include <yaml-cpp/yaml.h>
 

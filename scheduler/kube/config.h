@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/result.h"
+#include "scheduler/common/result.h"
 
 namespace taskgov::scheduler::kube {
 

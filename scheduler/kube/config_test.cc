@@ -1,5 +1,5 @@
 #include "scheduler/kube/config.h"
-#include "common/base64.h"
+#include "scheduler/common/base64.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 #include "scheduler/kube/credentials.h"
-#include "common/base64.h"
+#include "scheduler/common/base64.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -16,8 +16,8 @@
 #include <cstring>
 #include <map>
 
-#include "common/log.h"
-#include "common/time_format.h"
+#include "scheduler/common/log.h"
+#include "scheduler/common/time_format.h"
 #include "scheduler/kube/watch_decoder.h"
 
 extern char** environ;

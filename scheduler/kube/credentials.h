@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/result.h"
+#include "scheduler/common/clock.h"
+#include "scheduler/common/result.h"
 #include "scheduler/kube/config.h"
 
 namespace taskgov::scheduler::kube {

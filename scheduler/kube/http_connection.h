@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/result.h"
+#include "scheduler/common/result.h"
 #include "scheduler/kube/api_error.h"
 
 namespace taskgov::scheduler::kube {

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <random>
 
-#include "common/log.h"
+#include "scheduler/common/log.h"
 #include "scheduler/kube/actions.h"
 #include "scheduler/kube/testing/fake_apiserver.h"
 #include "scheduler/kube/testing/test_support.h"

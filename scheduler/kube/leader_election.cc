@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "common/log.h"
-#include "common/time_format.h"
+#include "scheduler/common/log.h"
+#include "scheduler/common/time_format.h"
 
 namespace taskgov::scheduler::kube {
 namespace {

@@ -33,7 +33,7 @@
 #include <string>
 #include <thread>
 
-#include "common/clock.h"
+#include "scheduler/common/clock.h"
 #include "scheduler/kube/backoff.h"
 #include "scheduler/kube/lease.h"
 

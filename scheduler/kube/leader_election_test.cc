@@ -8,8 +8,8 @@
 
 #include <condition_variable>
 
-#include "common/clock.h"
-#include "common/time_format.h"
+#include "scheduler/common/clock.h"
+#include "scheduler/common/time_format.h"
 #include "scheduler/kube/client.h"
 #include "scheduler/kube/testing/fake_apiserver.h"
 #include "scheduler/kube/testing/test_support.h"

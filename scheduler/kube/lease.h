@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/result.h"
+#include "scheduler/common/result.h"
 #include "scheduler/kube/api_error.h"
 
 namespace taskgov::scheduler::kube {

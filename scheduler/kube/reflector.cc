@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "common/log.h"
+#include "scheduler/common/log.h"
 
 namespace taskgov::scheduler::kube {
 namespace {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/testing/fuzz_check.h"
+#include "scheduler/common/testing/fuzz_check.h"
 #include "scheduler/kube/watch_decoder.h"
 
 namespace taskgov::scheduler::kube {

@@ -7,7 +7,7 @@
 #include <thread>
 #include <tuple>
 
-#include "common/log.h"
+#include "scheduler/common/log.h"
 #include "scheduler/model/quantity.h"
 
 namespace taskgov::scheduler {

@@ -3,7 +3,7 @@
 #include <bitset>
 #include <utility>
 
-#include "common/log.h"
+#include "scheduler/common/log.h"
 
 namespace taskgov::scheduler {
 

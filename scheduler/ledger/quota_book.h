@@ -38,7 +38,7 @@
 #include <variant>
 #include <vector>
 
-#include "common/clock.h"
+#include "scheduler/common/clock.h"
 #include "scheduler/ledger/ledger.h"
 
 namespace taskgov::scheduler {

@@ -6,7 +6,7 @@
 #include <functional>
 #include <thread>
 
-#include "common/log.h"
+#include "scheduler/common/log.h"
 #include "scheduler/testing/builders.h"
 
 namespace taskgov::scheduler {

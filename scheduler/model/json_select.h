@@ -29,7 +29,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/result.h"
+#include "scheduler/common/result.h"
 
 namespace taskgov::scheduler {
 

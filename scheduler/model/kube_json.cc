@@ -1,6 +1,6 @@
 #include "scheduler/model/kube_json.h"
 
-#include "common/time_format.h"
+#include "scheduler/common/time_format.h"
 
 #include <string_view>
 

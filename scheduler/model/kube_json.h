@@ -15,7 +15,7 @@
 
 #include <string>
 
-#include "common/result.h"
+#include "scheduler/common/result.h"
 #include "scheduler/model/objects.h"
 
 namespace taskgov::scheduler {

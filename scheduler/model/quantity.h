@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/result.h"
+#include "scheduler/common/result.h"
 
 namespace taskgov::scheduler {
 

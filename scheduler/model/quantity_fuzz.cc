@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "common/testing/fuzz_check.h"
+#include "scheduler/common/testing/fuzz_check.h"
 #include "scheduler/model/quantity.h"
 
 namespace taskgov::scheduler {

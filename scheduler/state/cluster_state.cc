@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <mutex>
 
-#include "common/log.h"
+#include "scheduler/common/log.h"
 
 namespace taskgov::scheduler {
 namespace {
@@ -317,11 +317,20 @@ void ClusterState::RependLocked(PendingPod& pending) {
 
 void ClusterState::OnSynced(ObjectKind kind) {
   switch (kind) {
-    case ObjectKind::kPodGroup: teams_.MarkSynced(GangSource::kPodGroup); break;
-    case ObjectKind::kJob: teams_.MarkSynced(GangSource::kJob); break;
-    case ObjectKind::kJobSet: teams_.MarkSynced(GangSource::kJobSet); break;
-    case ObjectKind::kPyTorchJob: teams_.MarkSynced(GangSource::kPyTorchJob); break;
-    default: break;
+    case ObjectKind::kPodGroup:
+      teams_.MarkSynced(GangSource::kPodGroup);
+      break;
+    case ObjectKind::kJob:
+      teams_.MarkSynced(GangSource::kJob);
+      break;
+    case ObjectKind::kJobSet:
+      teams_.MarkSynced(GangSource::kJobSet);
+      break;
+    case ObjectKind::kPyTorchJob:
+      teams_.MarkSynced(GangSource::kPyTorchJob);
+      break;
+    default:
+      break;
   }
   std::lock_guard lock(mu_);
   // release: a reader that sees the flag synced also sees everything listed before it.

@@ -32,8 +32,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/clock.h"
 #include "scheduler/cluster_api.h"
+#include "scheduler/common/clock.h"
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/model/objects.h"
 #include "scheduler/model/pod_identity.h"

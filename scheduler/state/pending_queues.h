@@ -33,8 +33,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/post_box.h"
+#include "scheduler/common/clock.h"
+#include "scheduler/common/post_box.h"
 #include "scheduler/model/gang.h"
 #include "scheduler/model/interner.h"
 #include "scheduler/model/objects.h"

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/log.h"
+#include "scheduler/common/log.h"
 #include "scheduler/model/interner.h"
 
 namespace taskgov::scheduler {

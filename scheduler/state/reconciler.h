@@ -23,7 +23,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "common/clock.h"
+#include "scheduler/common/clock.h"
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/state/cluster_state.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.h"
+#include "scheduler/common/clock.h"
 #include "scheduler/decisions/admission.h"
 #include "scheduler/testing/builders.h"
 

@@ -1,6 +1,6 @@
 #include "scheduler/kube/testing/fake_apiserver.h"
 
-#include "common/base64.h"
+#include "scheduler/common/base64.h"
 
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -26,7 +26,7 @@
 #include <set>
 #include <thread>
 
-#include "common/log.h"
+#include "scheduler/common/log.h"
 
 namespace taskgov::scheduler::kube::testing {
 namespace {

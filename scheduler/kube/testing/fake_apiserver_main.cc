@@ -18,7 +18,7 @@
 #include <sstream>
 #include <string>
 
-#include "common/log.h"
+#include "scheduler/common/log.h"
 #include "scheduler/kube/testing/fake_apiserver.h"
 
 namespace {

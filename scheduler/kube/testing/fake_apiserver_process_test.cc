@@ -10,8 +10,8 @@
 #include <regex>
 #include <string>
 
-#include "common/testing/http_client.h"
-#include "common/testing/process.h"
+#include "scheduler/common/testing/http_client.h"
+#include "scheduler/common/testing/process.h"
 
 namespace taskgov::scheduler::kube::testing {
 namespace {

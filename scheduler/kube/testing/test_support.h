@@ -20,8 +20,8 @@
 #include <tuple>
 #include <vector>
 
-#include "common/result.h"
 #include "scheduler/cluster_api.h"
+#include "scheduler/common/result.h"
 #include "scheduler/kube/client.h"
 #include "scheduler/kube/config.h"
 

@@ -1,4 +1,4 @@
-#include "common/testing/http_client.h"
+#include "scheduler/common/testing/http_client.h"
 
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>

@@ -1,7 +1,7 @@
 // Subprocess and RunToCompletion against /bin/sh and /bin/cat: exit codes, captured output,
 // stdin, the kill at a timeout, and the process group ended with the child.
 
-#include "common/testing/process.h"
+#include "scheduler/common/testing/process.h"
 
 #include <poll.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "common/post_box.h"
+#include "scheduler/common/post_box.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "common/time_format.h"
+#include "scheduler/common/time_format.h"
 
 #include <cstdio>
 

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "common/result.h"
+#include "scheduler/common/result.h"
 
 namespace taskgov::common::testing {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/result.h"
+#include "scheduler/common/result.h"
 
 namespace taskgov::common {
 

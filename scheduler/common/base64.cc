@@ -1,4 +1,4 @@
-#include "common/base64.h"
+#include "scheduler/common/base64.h"
 
 #include <cstdint>
 

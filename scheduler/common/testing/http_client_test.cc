@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "common/testing/http_client.h"
+#include "scheduler/common/testing/http_client.h"
 
 namespace taskgov::common::testing {
 namespace {

@@ -1,4 +1,4 @@
-#include "common/testing/process.h"
+#include "scheduler/common/testing/process.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "common/k8s_names.h"
+#include "scheduler/common/k8s_names.h"
 
 #include <gtest/gtest.h>
 

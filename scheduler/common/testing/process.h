@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "common/result.h"
+#include "scheduler/common/result.h"
 
 namespace taskgov::common::testing {
 
