@@ -255,6 +255,10 @@ std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& polic
     for (PendingPod& p : pending) {
       if (taken == options_.max_preemptors_per_team) break;
       bool skip = book_->Find(p.uid).has_value();
+      // Waiting for the object declaring its gang: its filter refuses it meanwhile, so nothing
+      // freed for it as a lone pod would be used.
+      skip = skip ||
+             (p.awaiting_object && clock_->NowMs() - p.created_ms < WorkloadRef::kAwaitObjectMs);
       if (!p.workload.empty()) {
         skip = skip || std::find(gangs.begin(), gangs.end(), p.workload) != gangs.end();
         gangs.push_back(p.workload);

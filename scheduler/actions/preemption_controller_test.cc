@@ -520,6 +520,23 @@ TEST_F(ControllerTest, AGangReclaimsForAllItsMembersInOneRoundAndIsAdmittedWhole
   EXPECT_EQ(Usage("team-b"), 8);
 }
 
+TEST_F(ControllerTest, AMemberWaitingForItsPodGroupGetsNoRoundUntilItArrives) {
+  Start(TwoTeams());
+  FourBorrowedPods();
+  clock_.Advance(10 * kMinute);
+  informer_->OnSynced(ObjectKind::kPodGroup);
+  const PodBuilder member = PodBuilder("").Annotation("scheduling.k8s.io/group-name", "train");
+  Submit("b-0", "team-b", 4, 100, member);
+  Submit("b-1", "team-b", 4, 100, member);
+  // Its filter refuses it until the PodGroup is seen: freeing 4 GPUs for b-0 alone is useless.
+  EXPECT_EQ(controller_->RunOnce().preemptors, 0u);
+  EXPECT_TRUE(Evicted().empty());
+  informer_->OnPodGroupUpsert("ns-team-b", "train", "", 2);
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.preemptors, 1u);  // the gang, for both members
+  EXPECT_EQ(Evicted(), (Strings{"a-3", "a-2"}));
+}
+
 // The token bucket runs on steady time: the wall clock stepping back (an NTP correction) neither
 // drains it nor holds evictions back.
 TEST_F(ControllerTest, TheWallClockSteppingBackDoesNotHoldEvictionsBack) {

@@ -55,7 +55,7 @@ class Admission final : public Decider {
     // How long, from its creation, a gang member waits for the object declaring its gang's
     // size (a PodGroup, a Job, ...) when that object's informer has synced but not shown it
     // (an informer of another kind lagging): then it is decided on what is known.
-    int64_t await_gang_object_ms = 30'000;
+    int64_t await_gang_object_ms = WorkloadRef::kAwaitObjectMs;
   };
 
   // `binder` may be null: then taskgov is not the binder and the bind verb refuses.

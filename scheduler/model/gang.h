@@ -37,6 +37,9 @@ struct WorkloadRef {
   // The object declaring its size is watched but has not been observed yet (TeamResolver): the
   // member waits for it rather than be admitted alone.
   bool awaiting_object = false;
+  // How long from its creation a member waits for that object at most (then it is decided on
+  // what is known).
+  static constexpr int64_t kAwaitObjectMs = 30'000;
   [[nodiscard]] bool gang() const { return !key.empty() && size > 1; }
 };
 [[nodiscard]] WorkloadRef WorkloadOf(const Pod& pod);

@@ -22,6 +22,7 @@ PendingPod PendingPodOf(const Pod& pod, NameId team, int32_t priority, const Res
     pending.workload_size = workload.size;
   }
   pending.gang = workload.key;
+  pending.awaiting_object = workload.awaiting_object;
   return pending;
 }
 

@@ -58,8 +58,10 @@ struct PendingPod {
   // the gang declares.
   std::string workload;
   int32_t workload_size = 0;
-  // The gang it names, declared or not (GangOf; "" for a lone pod).
+  // The gang it names, declared or not (GangOf; "" for a lone pod), and whether it waits for
+  // the object declaring its size (WorkloadRef::awaiting_object).
   std::string gang;
+  bool awaiting_object = false;
 };
 
 // The pending entry of `pod` for `team`, at `priority`, asking for `request`.
