@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -197,11 +198,14 @@ TEST_F(HttpServerTest, TheIdleTimeoutAppliesBetweenRequestsOnceOneCompleted) {
 }
 
 TEST_F(HttpServerTest, AtTheCapTheLongestIdleConnectionIsClosedForANewOne) {
-  std::atomic<int> observed{0};
+  // Shared with the observer, which the server may call after this body returned (the last
+  // request's observation comes after its reply): it must outlive the server, not the body.
+  auto observed_count = std::make_shared<std::atomic<int>>(0);
+  std::atomic<int>& observed = *observed_count;
   HttpServerOptions options;
   options.max_connections = 2;
   // Called once the connection is idle again: orders the two connections' idle times.
-  options.observer = [&](const RequestObservation&) { observed.fetch_add(1); };
+  options.observer = [observed_count](const RequestObservation&) { observed_count->fetch_add(1); };
   StartServer(options);
   const std::string get = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
   int oldest = RawConnect();
@@ -560,17 +564,24 @@ TEST_F(HttpServerTest, ObserverSeesEveryReply) {
     uint64_t in, out;
     bool sent, tls;
   };
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<Seen> seen;  // guarded by mu
+  // Shared with the observer, which must not outlive it (a failed assertion returns early).
+  struct Observed {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<Seen> seen;  // guarded by mu
+  };
+  auto state = std::make_shared<Observed>();
+  std::mutex& mu = state->mu;
+  std::condition_variable& cv = state->cv;
+  std::vector<Seen>& seen = state->seen;
   HttpServerOptions options;
-  options.observer = [&](const RequestObservation& o) {
+  options.observer = [state](const RequestObservation& o) {
     EXPECT_GE(o.duration.count(), 0);
-    std::lock_guard<std::mutex> lock(mu);
-    seen.push_back(Seen{std::string(o.method), std::string(o.path), o.route_matched, o.path_known,
-                        o.status, o.request_body_bytes, o.response_body_bytes, o.reply_sent,
-                        o.tls});
-    cv.notify_all();
+    std::lock_guard<std::mutex> lock(state->mu);
+    state->seen.push_back(Seen{std::string(o.method), std::string(o.path), o.route_matched,
+                               o.path_known, o.status, o.request_body_bytes, o.response_body_bytes,
+                               o.reply_sent, o.tls});
+    state->cv.notify_all();
   };
   StartServer(options);
   common::testing::HttpClient client("127.0.0.1", server_->port());
