@@ -196,40 +196,67 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
 }
 
 void PreemptionController::EvictTimedOutGangs(int64_t grace_s, RunReport* report) {
-  for (const QuotaBook::ExpiredGang& gang : book_->TakeExpiredGangs()) {
-    std::vector<Pod> members;
-    cluster_->ForEachBoundPod([&](const Pod& pod, NameId, const ResourceList&) {
-      if (!pod.deletion_unix_ms && cluster_->teams().WorkloadOf(pod).key == gang.workload) {
-        members.push_back(pod);
-      }
-    });
-    std::sort(members.begin(), members.end(),
-              [](const Pod& a, const Pod& b) { return a.key() < b.key(); });  // deterministic
-    const std::string note =
-        "Gang timeout: " + std::to_string(gang.admitted) + " of the " + std::to_string(gang.size) +
-        " members of its gang were admitted within " + std::to_string(gang.waited_s) +
-        "s; its running members are evicted so that the gang runs whole or not at all (grace "
-        "period " +
-        std::to_string(grace_s) + "s)";
-    common::log::Warn(kComponent, "gang timed out: evicting its running members",
-                      {{"workload", gang.workload},
-                       {"members_running", static_cast<int64_t>(members.size())},
-                       {"members_declared", static_cast<int64_t>(gang.size)}});
-    for (const Pod& pod : members) {
-      std::string detail;
-      if (kube_->Evict(pod.namespace_, pod.name, pod.uid, grace_s, &detail) !=
-          EvictOutcome::kEvicted) {
-        common::log::Warn(kComponent, "gang timeout eviction failed",
-                          {{"pod", pod.key()}, {"detail", detail}});
-        continue;
-      }
-      kube_->RecordEvent(EventRecord{pod.namespace_, pod.name, pod.uid, "Warning", "GangTimeout",
-                                     "Evicting", note});
-      ++report->gang_timeout_evictions;
-      std::lock_guard<std::mutex> lock(mu_);
-      ++stats_.gang_timeout_evictions;
+  const int64_t now = clock_->SteadyNowMs();
+  for (QuotaBook::ExpiredGang& gang : book_->TakeExpiredGangs()) {
+    gang_evictions_.push_back(GangEviction{std::move(gang), now});
+  }
+  std::vector<GangEviction> later;
+  for (GangEviction& e : gang_evictions_) {
+    if (e.due_ms > now) {
+      later.push_back(std::move(e));
+      continue;
+    }
+    // Whole again meanwhile (its members were recreated and admitted): it runs as it should.
+    const std::optional<GangHold> hold = book_->FindGang(e.gang.workload);
+    if (hold && hold->holders >= hold->size) continue;
+    if (!EvictGangMembers(e.gang, grace_s, report)) {
+      e.due_ms = now + options_.pdb_retry_ms;
+      later.push_back(std::move(e));
     }
   }
+  gang_evictions_ = std::move(later);
+}
+
+bool PreemptionController::EvictGangMembers(const QuotaBook::ExpiredGang& gang, int64_t grace_s,
+                                            RunReport* report) {
+  std::vector<Pod> members;
+  cluster_->ForEachBoundPod([&](const Pod& pod, NameId, const ResourceList&) {
+    if (!pod.deletion_unix_ms && cluster_->teams().WorkloadOf(pod).key == gang.workload) {
+      members.push_back(pod);
+    }
+  });
+  std::sort(members.begin(), members.end(),
+            [](const Pod& a, const Pod& b) { return a.key() < b.key(); });  // deterministic
+  if (members.empty()) return true;
+  const std::string note =
+      "Gang timeout: " + std::to_string(gang.admitted) + " of the " + std::to_string(gang.size) +
+      " members of its gang were admitted within " + std::to_string(gang.waited_s) +
+      "s; its running members are evicted so that the gang runs whole or not at all (grace "
+      "period " +
+      std::to_string(grace_s) + "s)";
+  common::log::Warn(kComponent, "gang timed out: evicting its running members",
+                    {{"workload", gang.workload},
+                     {"members_running", static_cast<int64_t>(members.size())},
+                     {"members_declared", static_cast<int64_t>(gang.size)}});
+  bool all = true;
+  for (const Pod& pod : members) {
+    std::string detail;
+    const EvictOutcome outcome = kube_->Evict(pod.namespace_, pod.name, pod.uid, grace_s, &detail);
+    if (outcome == EvictOutcome::kNotFound) continue;
+    if (outcome != EvictOutcome::kEvicted) {
+      all = false;
+      common::log::Warn(
+          kComponent, "gang timeout eviction refused; retried later",
+          {{"pod", pod.key()}, {"detail", detail}, {"retry_in_ms", options_.pdb_retry_ms}});
+      continue;
+    }
+    kube_->RecordEvent(
+        EventRecord{pod.namespace_, pod.name, pod.uid, "Warning", "GangTimeout", "Evicting", note});
+    ++report->gang_timeout_evictions;
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.gang_timeout_evictions;
+  }
+  return all;
 }
 
 RoundTable::Followed PreemptionController::FollowRounds(int64_t now_ms) {

@@ -162,6 +162,9 @@ class PreemptionController {
 
   // Evicts the members of partly admitted gangs whose hold expired (QuotaBook::TakeExpiredGangs).
   void EvictTimedOutGangs(int64_t grace_s, RunReport* report);
+  // Evicts the running members of `gang`; false when an eviction was refused (a budget, an API
+  // error): the gang is tried again pdb_retry_ms later.
+  bool EvictGangMembers(const QuotaBook::ExpiredGang& gang, int64_t grace_s, RunReport* report);
   // The pipeline.
   RoundTable::Followed FollowRounds(int64_t now_ms);
   std::vector<PendingPod> PickPreemptors(const Policy& policy);
@@ -201,6 +204,12 @@ class PreemptionController {
   EvictionRateLimiter limiter_;
   PdbRetry pdb_;
   VictimSelector selector_;
+  // Timed-out gangs whose running members are still to be evicted, and when (steady ms).
+  struct GangEviction {
+    QuotaBook::ExpiredGang gang;
+    int64_t due_ms = 0;
+  };
+  std::vector<GangEviction> gang_evictions_;
 
   mutable std::mutex mu_;
   RoundTable table_;       // guarded by mu_

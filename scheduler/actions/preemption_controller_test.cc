@@ -860,6 +860,29 @@ TEST_F(PdbControllerTest, AVictimProtectedByABudgetIsReplacedByAnother) {
   EXPECT_TRUE(Schedule("uid-b-0"));
 }
 
+TEST_F(PdbControllerTest, AGangTimeoutEvictionRefusedByABudgetIsRetriedAfterThePdbRetry) {
+  Start(TwoTeams());
+  AddNodes(2, 8);
+  Submit("b-0", "team-b", 2, 100, GangMember("train", 4));
+  Submit("b-1", "team-b", 2, 100, GangMember("train", 4));
+  ASSERT_TRUE(Schedule("uid-b-0"));
+  ASSERT_TRUE(Schedule("uid-b-1"));
+  kube_pdb_.protected_uids = {"uid-b-1"};
+  clock_.Advance(book_->ledger().policy()->gang_timeout_seconds * 1000 + 1);
+  (void)book_->ExpireAssumed();
+  EXPECT_EQ(controller_->RunOnce().gang_timeout_evictions, 1u);  // b-0; b-1's is refused
+  Gone("uid-b-0");
+  kube_pdb_.protected_uids.clear();
+  clock_.Advance(1'000);
+  EXPECT_EQ(controller_->RunOnce().gang_timeout_evictions, 0u);  // not before the retry time
+  clock_.Advance(PreemptionController::Options{}.pdb_retry_ms);
+  EXPECT_EQ(controller_->RunOnce().gang_timeout_evictions, 1u);
+  EXPECT_EQ(Evicted(), (Strings{"b-0", "b-1", "b-1"}));  // b-1 refused once, then evicted
+  EXPECT_EQ(Events("GangTimeout").size(), 2u);
+  clock_.Advance(PreemptionController::Options{}.pdb_retry_ms);
+  EXPECT_EQ(controller_->RunOnce().gang_timeout_evictions, 0u);  // done with it
+}
+
 TEST_F(PdbControllerTest, ChoosingAgainAfterARefusalStaysOnNodesThePodAccepts) {
   // team-a borrows 12 (16 of nominal 4): once a-0 and a-1 are chosen, a-2 and a-3 could still
   // free p5-1 — where b-0 cannot go.
