@@ -23,6 +23,8 @@ enum class ObjectKind {
   kJob,
   kJobSet,
   kPyTorchJob,
+  kTFJob,
+  kMPIJob,
 };
 
 // Called from informer threads, one event at a time per kind, in the order the API server sent

@@ -968,6 +968,31 @@ TEST_F(GangAdmissionTest, AJobsParallelismMakesItsPodsOneGang) {
   cluster_->OnGangSizeDelete(OwnerGangKey("job-uid"));
 }
 
+TEST_F(GangAdmissionTest, AnMPIJobsPodsWaitForItThenAreOneGangOfItsLauncherAndWorkers) {
+  cluster_->OnSynced(ObjectKind::kMPIJob);
+  const int64_t now = clock_.NowMs();
+  const auto member = [now](const std::string& name, int gpus) {
+    return PodBuilder(name)
+        .Namespace("ns-team-a")
+        .Gpus(gpus)
+        .Created(now)
+        .Owner("MPIJob", "mpi", "mpi-uid");
+  };
+  cluster_->OnPodUpsert(member("mpi-launcher", 0));
+  for (int i = 0; i < 2; ++i) cluster_->OnPodUpsert(member("mpi-worker-" + std::to_string(i), 4));
+  Verdict v = Filter(member("mpi-worker-0", 4));
+  EXPECT_EQ(v.failed_unresolvable.at("p5-0"),
+            "ns-team-a/mpi: waiting for its MPIJob to be observed: it declares how many pods the "
+            "gang admits together");
+  cluster_->OnGangSizeUpsert(OwnerGangKey("mpi-uid"), 3);  // Launcher 1 + Worker 2
+  ASSERT_TRUE(Run(member("mpi-worker-0", 4)));
+  EXPECT_EQ(Usage("team-a"), 8);  // 0 + 4 + 4, held for the whole job
+  EXPECT_FALSE(Admitted(GpuPod("lone", "team-a", 1)));
+  EXPECT_TRUE(Run(member("mpi-launcher", 0)));
+  EXPECT_TRUE(Run(member("mpi-worker-1", 4)));
+  EXPECT_EQ(Usage("team-a"), 8);
+}
+
 TEST_F(GangAdmissionTest, AGangOfMixedPodSetsReservesWhatEachMemberAsks) {
   // A launcher of 1 GPU and three workers of 2, all pending before the first filter: the gang
   // needs 7, not 4 × 1 (the launcher's) nor 4 × 2.

@@ -224,24 +224,41 @@ common::Result<GangSizeInfo> DecodeJobSet(const rapidjson::Value& object) {
   return info;
 }
 
-common::Result<GangSizeInfo> DecodePyTorchJob(const rapidjson::Value& object) {
+namespace {
+
+// A kubeflow.org training job: Σ spec.<field>.*.replicas.
+common::Result<GangSizeInfo> DecodeReplicaSpecs(const rapidjson::Value& object,
+                                                const std::string& field) {
   GangSizeInfo info;
   common::Result<const rapidjson::Value*> spec = OwnerJobHeader(object, &info);
   if (!spec.ok()) return spec.error();
   info.size = 0;
-  const rapidjson::Value* replicas =
-      *spec == nullptr ? nullptr : JsonMember(**spec, "pytorchReplicaSpecs");
+  const rapidjson::Value* replicas = *spec == nullptr ? nullptr : JsonMember(**spec, field.c_str());
   if (replicas == nullptr || replicas->IsNull()) return info;
-  if (!replicas->IsObject()) return common::Error{"spec.pytorchReplicaSpecs: expected an object"};
+  if (!replicas->IsObject()) return common::Error{"spec." + field + ": expected an object"};
   for (const auto& m : replicas->GetObject()) {
     const std::string at =
-        "spec.pytorchReplicaSpecs." + std::string(m.name.GetString(), m.name.GetStringLength());
+        "spec." + field + "." + std::string(m.name.GetString(), m.name.GetStringLength());
     if (!m.value.IsObject()) return common::Error{at + ": expected an object"};
     common::Result<int64_t> n = CountAt(m.value, "replicas", at + ".replicas", 1);
     if (!n.ok()) return n.error();
     info.size = SaturatingAdd(info.size, *n);
   }
   return info;
+}
+
+}  // namespace
+
+common::Result<GangSizeInfo> DecodePyTorchJob(const rapidjson::Value& object) {
+  return DecodeReplicaSpecs(object, "pytorchReplicaSpecs");
+}
+
+common::Result<GangSizeInfo> DecodeTFJob(const rapidjson::Value& object) {
+  return DecodeReplicaSpecs(object, "tfReplicaSpecs");
+}
+
+common::Result<GangSizeInfo> DecodeMPIJob(const rapidjson::Value& object) {
+  return DecodeReplicaSpecs(object, "mpiReplicaSpecs");
 }
 
 Informers::Informers(KubeClient* client, ClusterObserver* observer, ObjectDecoders decoders,
@@ -292,8 +309,13 @@ Informers::Informers(KubeClient* client, ClusterObserver* observer, ObjectDecode
         ObjectKind::kJobSet, GangSizeSink<DecodeJobSet>(observer));
     add(ResourceSpec{"pytorchjobs", "/apis/kubeflow.org/v1/pytorchjobs", "", true, {}},
         ObjectKind::kPyTorchJob, GangSizeSink<DecodePyTorchJob>(observer));
+    add(ResourceSpec{"tfjobs", "/apis/kubeflow.org/v1/tfjobs", "", true, {}}, ObjectKind::kTFJob,
+        GangSizeSink<DecodeTFJob>(observer));
+    add(ResourceSpec{"mpijobs", "/apis/kubeflow.org/v2beta1/mpijobs", "", true, {}},
+        ObjectKind::kMPIJob, GangSizeSink<DecodeMPIJob>(observer));
   } else {
-    for (ObjectKind kind : {ObjectKind::kJob, ObjectKind::kJobSet, ObjectKind::kPyTorchJob}) {
+    for (ObjectKind kind : {ObjectKind::kJob, ObjectKind::kJobSet, ObjectKind::kPyTorchJob,
+                            ObjectKind::kTFJob, ObjectKind::kMPIJob}) {
       observer->OnSynced(kind);
     }
   }

@@ -41,7 +41,8 @@ struct InformerOptions {
   std::string pod_field_selector = "status.phase!=Succeeded,status.phase!=Failed";
   bool watch_local_queues = true;
   bool watch_pod_groups = true;
-  bool watch_jobs = true;  // Jobs, JobSets and PyTorchJobs: the gang sizes they declare
+  // Jobs, JobSets, PyTorchJobs, TFJobs and MPIJobs: the gang sizes they declare.
+  bool watch_jobs = true;
   ReflectorOptions reflector;
   const common::Clock* clock = nullptr;  // nullptr: SystemClock
   RandomSource random;                   // nullptr: seeded from std::random_device
@@ -111,8 +112,11 @@ struct GangSizeInfo {
 // jobset.x-k8s.io JobSet: jobset/<ns>/<name>, Σ replicatedJobs[].replicas × their Job template's
 // parallelism (each 1 when absent).
 [[nodiscard]] common::Result<GangSizeInfo> DecodeJobSet(const rapidjson::Value& object);
-// kubeflow.org PyTorchJob: owner/<uid>, Σ spec.pytorchReplicaSpecs.*.replicas (each 1 when
-// absent).
+// kubeflow.org training jobs: owner/<uid>, Σ spec.<kind>ReplicaSpecs.*.replicas (each 1 when
+// absent): PyTorchJob (pytorchReplicaSpecs), TFJob (tfReplicaSpecs), MPIJob v2beta1
+// (mpiReplicaSpecs: the launcher and its workers).
 [[nodiscard]] common::Result<GangSizeInfo> DecodePyTorchJob(const rapidjson::Value& object);
+[[nodiscard]] common::Result<GangSizeInfo> DecodeTFJob(const rapidjson::Value& object);
+[[nodiscard]] common::Result<GangSizeInfo> DecodeMPIJob(const rapidjson::Value& object);
 
 }  // namespace taskgov::scheduler::kube

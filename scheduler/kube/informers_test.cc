@@ -96,7 +96,7 @@ class InformersTest : public ::testing::Test {
   }
 
   bool WaitSynced() {
-    return observer_.Wait([](RecordingObserver& o) { return o.synced_.size() == 8; });
+    return observer_.Wait([](RecordingObserver& o) { return o.synced_.size() == 10; });
   }
 
   ReflectorStats StatsOf(const std::string& resource) {
@@ -171,7 +171,8 @@ TEST_F(InformersTest, InitialSyncFromTheSampleCluster) {
     EXPECT_EQ(o.pods_.count("hyperpod-ns-a/running"), 1u);
     for (auto kind :
          {ObjectKind::kPod, ObjectKind::kNode, ObjectKind::kNamespace, ObjectKind::kLocalQueue,
-          ObjectKind::kPodGroup, ObjectKind::kJob, ObjectKind::kJobSet, ObjectKind::kPyTorchJob}) {
+          ObjectKind::kPodGroup, ObjectKind::kJob, ObjectKind::kJobSet, ObjectKind::kPyTorchJob,
+          ObjectKind::kTFJob, ObjectKind::kMPIJob}) {
       EXPECT_EQ(o.synced_[kind], 1);
     }
     return 0;
@@ -732,6 +733,26 @@ TEST(DecodeGangSizeTest, APyTorchJobsReplicas) {
                 .error()
                 .message,
             "spec.pytorchReplicaSpecs: expected an object");
+}
+
+TEST(DecodeGangSizeTest, TFJobAndMPIJobReplicas) {
+  common::Result<GangSizeInfo> tf = Decoded(DecodeTFJob, R"({
+    "metadata":{"name":"t","namespace":"n","uid":"tf"},
+    "spec":{"tfReplicaSpecs":{"Chief":{},"PS":{"replicas":2},"Worker":{"replicas":4}}}})");
+  ASSERT_TRUE(tf.ok()) << tf.error().message;
+  EXPECT_EQ(tf->workload, "owner/tf");
+  EXPECT_EQ(tf->size, 7);  // a chief without replicas counts 1
+  common::Result<GangSizeInfo> mpi = Decoded(DecodeMPIJob, R"({
+    "metadata":{"name":"m","namespace":"n","uid":"mpi"},
+    "spec":{"mpiReplicaSpecs":{"Launcher":{"replicas":1},"Worker":{"replicas":8}}}})");
+  ASSERT_TRUE(mpi.ok()) << mpi.error().message;
+  EXPECT_EQ(mpi->workload, "owner/mpi");
+  EXPECT_EQ(mpi->size, 9);
+  EXPECT_EQ(Decoded(DecodeMPIJob, R"({"metadata":{"name":"m","uid":"u"},
+    "spec":{"mpiReplicaSpecs":{"Worker":{"replicas":-1}}}})")
+                .error()
+                .message,
+            "spec.mpiReplicaSpecs.Worker.replicas: expected a non-negative integer");
 }
 
 }  // namespace

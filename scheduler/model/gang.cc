@@ -24,6 +24,8 @@ GangSource OwnerSource(std::string_view kind) {
   if (kind == "Job") return GangSource::kJob;
   if (kind == "JobSet") return GangSource::kJobSet;
   if (kind == "PyTorchJob") return GangSource::kPyTorchJob;
+  if (kind == "TFJob") return GangSource::kTFJob;
+  if (kind == "MPIJob") return GangSource::kMPIJob;
   return GangSource::kOtherOwner;
 }
 
@@ -76,13 +78,24 @@ int32_t DeclaredSize(const Pod& pod) {
 
 std::string_view GangSourceName(GangSource source) {
   switch (source) {
-    case GangSource::kNone: return "";
-    case GangSource::kPod: return "pod group";
-    case GangSource::kPodGroup: return "PodGroup";
-    case GangSource::kJob: return "Job";
-    case GangSource::kJobSet: return "JobSet";
-    case GangSource::kPyTorchJob: return "PyTorchJob";
-    case GangSource::kOtherOwner: return "job owner";
+    case GangSource::kNone:
+      return "";
+    case GangSource::kPod:
+      return "pod group";
+    case GangSource::kPodGroup:
+      return "PodGroup";
+    case GangSource::kJob:
+      return "Job";
+    case GangSource::kJobSet:
+      return "JobSet";
+    case GangSource::kPyTorchJob:
+      return "PyTorchJob";
+    case GangSource::kTFJob:
+      return "TFJob";
+    case GangSource::kMPIJob:
+      return "MPIJob";
+    case GangSource::kOtherOwner:
+      return "job owner";
   }
   return "";
 }

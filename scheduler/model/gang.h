@@ -21,9 +21,20 @@ namespace taskgov::scheduler {
 
 // What names a pod's gang: the pod itself (a Kueue pod group), or an object taskgov may watch
 // for the gang's size (a PodGroup, a Job, a JobSet, a PyTorchJob), or another job owner.
-enum class GangSource : uint8_t { kNone, kPod, kPodGroup, kJob, kJobSet, kPyTorchJob, kOtherOwner };
+enum class GangSource : uint8_t {
+  kNone,
+  kPod,
+  kPodGroup,
+  kJob,
+  kJobSet,
+  kPyTorchJob,
+  kTFJob,
+  kMPIJob,
+  kOtherOwner,
+};
 
-// "PodGroup", "Job", "JobSet", "PyTorchJob", "job owner", "pod group" (kPod), "" (kNone).
+// "PodGroup", "Job", "JobSet", "PyTorchJob", "TFJob", "MPIJob", "job owner", "pod group" (kPod),
+// "" (kNone).
 [[nodiscard]] std::string_view GangSourceName(GangSource source);
 
 // A pod's workload (DESIGN §3.7): the gang it belongs to and how many pods the gang declares.

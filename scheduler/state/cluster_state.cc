@@ -329,6 +329,12 @@ void ClusterState::OnSynced(ObjectKind kind) {
     case ObjectKind::kPyTorchJob:
       teams_.MarkSynced(GangSource::kPyTorchJob);
       break;
+    case ObjectKind::kTFJob:
+      teams_.MarkSynced(GangSource::kTFJob);
+      break;
+    case ObjectKind::kMPIJob:
+      teams_.MarkSynced(GangSource::kMPIJob);
+      break;
     default:
       break;
   }

@@ -67,6 +67,8 @@ const std::vector<ResourceType>& Types() {
       {"batch/v1", "jobs", "Job", true, false},
       {"jobset.x-k8s.io/v1alpha2", "jobsets", "JobSet", true, true},
       {"kubeflow.org/v1", "pytorchjobs", "PyTorchJob", true, true},
+      {"kubeflow.org/v1", "tfjobs", "TFJob", true, true},
+      {"kubeflow.org/v2beta1", "mpijobs", "MPIJob", true, true},
   };
   return types;
 }
