@@ -87,6 +87,15 @@ class ControllerTest : public ::testing::Test {
         .Label("kueue.x-k8s.io/pod-group-name", group)
         .Annotation("kueue.x-k8s.io/pod-group-total-count", std::to_string(size));
   }
+  // Two 8-GPU nodes; b-0 and b-1 (2 GPUs each) of team-b's gang "train" of 4 run, the quota of
+  // the other two is held.
+  void TwoOfAFourPodGangRunning() {
+    AddNodes(2, 8);
+    Submit("b-0", "team-b", 2, 100, GangMember("train", 4));
+    Submit("b-1", "team-b", 2, 100, GangMember("train", 4));
+    ASSERT_TRUE(Schedule("uid-b-0"));
+    ASSERT_TRUE(Schedule("uid-b-1"));
+  }
   // A pod created now, pending, in the API server only: the informer has not delivered it.
   Pod Create(const std::string& name, const std::string& team, int gpus, int32_t priority,
              PodBuilder builder = PodBuilder("")) {
@@ -477,11 +486,7 @@ TEST_F(ControllerTest, TheSameClusterSeenInAnotherOrderPicksTheSameVictims) {
 // (with an event saying why), so that the gang is admitted again whole or not at all.
 TEST_F(ControllerTest, TheRunningMembersOfAGangThatTimedOutAreEvicted) {
   Start(TwoTeams());
-  AddNodes(2, 8);
-  Submit("b-0", "team-b", 2, 100, GangMember("train", 4));
-  Submit("b-1", "team-b", 2, 100, GangMember("train", 4));
-  ASSERT_TRUE(Schedule("uid-b-0"));
-  ASSERT_TRUE(Schedule("uid-b-1"));
+  TwoOfAFourPodGangRunning();
   EXPECT_EQ(Usage("team-b"), 8);  // two running, two more held for the gang
   EXPECT_EQ(controller_->RunOnce().gang_timeout_evictions, 0u);
   clock_.Advance(book_->ledger().policy()->gang_timeout_seconds * 1000 + 1);
@@ -862,11 +867,7 @@ TEST_F(PdbControllerTest, AVictimProtectedByABudgetIsReplacedByAnother) {
 
 TEST_F(PdbControllerTest, AGangTimeoutEvictionRefusedByABudgetIsRetriedAfterThePdbRetry) {
   Start(TwoTeams());
-  AddNodes(2, 8);
-  Submit("b-0", "team-b", 2, 100, GangMember("train", 4));
-  Submit("b-1", "team-b", 2, 100, GangMember("train", 4));
-  ASSERT_TRUE(Schedule("uid-b-0"));
-  ASSERT_TRUE(Schedule("uid-b-1"));
+  TwoOfAFourPodGangRunning();
   kube_pdb_.protected_uids = {"uid-b-1"};
   clock_.Advance(book_->ledger().policy()->gang_timeout_seconds * 1000 + 1);
   (void)book_->ExpireAssumed();
