@@ -75,9 +75,9 @@ void TakeSnapshot(const QuotaBook& book, const ClusterState& cluster, const Filt
     const int64_t holders = snapshot->gang ? snapshot->gang->holders : 0;
     const int64_t members = std::max<int64_t>(1, subject.workload.size - holders);
     if (!subject.held) {
-      subject.need = cluster.pending().GangNeed(subject.team_id, subject.workload.key,
-                                                subject.pod->uid, subject.request, members,
-                                                &subject.estimated_members);
+      subject.need =
+          cluster.pending().GangNeed(subject.team_id, subject.workload.key, subject.pod->uid,
+                                     subject.request, members, &subject.estimated_members);
     }
   }
   JudgeNodes(cluster.nodes(), snapshot->policy, subject, args, &snapshot->fits);

@@ -59,7 +59,7 @@ class TeamResolver {
   // Declared gang sizes by workload key: PodGroupKey → minMember, and the job objects' sizes
   // (0 when an object declares none).
   std::unordered_map<std::string, int32_t> group_sizes_;
-  uint32_t synced_sources_ = 0;  // bit (1 << GangSource) per synced informer
+  uint32_t synced_sources_ = 0;                       // bit (1 << GangSource) per synced informer
   bool SetSizeLocked(std::string key, int64_t size);  // whether it changed
 };
 
