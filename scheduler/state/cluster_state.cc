@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <utility>
 
 #include "scheduler/common/log.h"
 
@@ -11,6 +12,16 @@ namespace taskgov::scheduler {
 namespace {
 
 constexpr std::string_view kComponent = "cluster";
+
+// The informers whose objects declare gangs' sizes (TeamResolver::MarkSynced).
+constexpr std::pair<ObjectKind, GangSource> kGangSourceKinds[] = {
+    {ObjectKind::kPodGroup, GangSource::kPodGroup},
+    {ObjectKind::kJob, GangSource::kJob},
+    {ObjectKind::kJobSet, GangSource::kJobSet},
+    {ObjectKind::kPyTorchJob, GangSource::kPyTorchJob},
+    {ObjectKind::kTFJob, GangSource::kTFJob},
+    {ObjectKind::kMPIJob, GangSource::kMPIJob},
+};
 
 // The effective request KeptPart stored in the kept pod.
 const ResourceList& RequestOf(const Pod& kept) {
@@ -316,27 +327,8 @@ void ClusterState::RependLocked(PendingPod& pending) {
 }
 
 void ClusterState::OnSynced(ObjectKind kind) {
-  switch (kind) {
-    case ObjectKind::kPodGroup:
-      teams_.MarkSynced(GangSource::kPodGroup);
-      break;
-    case ObjectKind::kJob:
-      teams_.MarkSynced(GangSource::kJob);
-      break;
-    case ObjectKind::kJobSet:
-      teams_.MarkSynced(GangSource::kJobSet);
-      break;
-    case ObjectKind::kPyTorchJob:
-      teams_.MarkSynced(GangSource::kPyTorchJob);
-      break;
-    case ObjectKind::kTFJob:
-      teams_.MarkSynced(GangSource::kTFJob);
-      break;
-    case ObjectKind::kMPIJob:
-      teams_.MarkSynced(GangSource::kMPIJob);
-      break;
-    default:
-      break;
+  for (auto [object_kind, source] : kGangSourceKinds) {
+    if (object_kind == kind) teams_.MarkSynced(source);
   }
   std::lock_guard lock(mu_);
   // release: a reader that sees the flag synced also sees everything listed before it.
