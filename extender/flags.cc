@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <charconv>
 #include <functional>
 #include <map>
@@ -347,6 +348,26 @@ std::vector<std::string> FlagWarnings(const Flags& flags) {
         "; use 127.0.0.1:PORT with kube-scheduler as a sidecar");
   }
   return warnings;
+}
+
+uint64_t FilesNeeded(const Flags& flags) {
+  return uint64_t{flags.max_connections} + uint64_t{flags.metrics_max_connections} + kFileReserve;
+}
+
+FileLimitPlan PlanFileLimit(const Flags& flags, uint64_t soft, uint64_t hard) {
+  const uint64_t need = FilesNeeded(flags);
+  FileLimitPlan plan;
+  plan.soft = std::max(soft, std::min(need, hard));
+  if (plan.soft < need) {
+    plan.warning =
+        "open-file limit " + std::to_string(plan.soft) + " (hard " + std::to_string(hard) +
+        ") is below the " + std::to_string(need) +
+        " that --max-connections=" + std::to_string(flags.max_connections) +
+        " and --metrics-max-connections=" + std::to_string(flags.metrics_max_connections) +
+        " need: new connections may fail before the caps; raise the limit (ulimit -n) "
+        "or lower the caps";
+  }
+  return plan;
 }
 
 std::string Usage() {

@@ -87,6 +87,19 @@ struct Flags {
 // e.g. a webhook listener bound to every interface.
 [[nodiscard]] std::vector<std::string> FlagWarnings(const Flags& flags);
 
+// The open-file limit the connection caps need: both listeners' caps plus a reserve for the
+// API server connections, the config directory, logs and listening sockets.
+inline constexpr uint64_t kFileReserve = 256;
+[[nodiscard]] uint64_t FilesNeeded(const Flags& flags);
+// Given the process's soft and hard RLIMIT_NOFILE: the soft limit to set (the need, within the
+// hard limit; never lowered), and a warning (a sentence naming both caps) when even the hard
+// limit is short of the need — then accept() can fail with EMFILE before the caps are reached.
+struct FileLimitPlan {
+  uint64_t soft = 0;
+  std::string warning;
+};
+[[nodiscard]] FileLimitPlan PlanFileLimit(const Flags& flags, uint64_t soft, uint64_t hard);
+
 // The --help text.
 [[nodiscard]] std::string Usage();
 

@@ -227,6 +227,23 @@ TEST(FlagWarningsTest, AWebhookListenerOnEveryInterfaceIsWarnedAbout) {
   }
 }
 
+TEST(FileLimitTest, TheSoftLimitIsRaisedForTheCapsWithinTheHardLimitAndAShortfallIsNamed) {
+  common::Result<Flags> flags = ParseFlags({"--max-connections=4000"});
+  ASSERT_TRUE(flags.ok());
+  const uint64_t need = 4000 + 64 + kFileReserve;
+  EXPECT_EQ(FilesNeeded(*flags), need);
+  FileLimitPlan roomy = PlanFileLimit(*flags, 1024, 1'048'576);
+  EXPECT_EQ(roomy.soft, need);  // raised to the need, not to the hard limit
+  EXPECT_EQ(roomy.warning, "");
+  EXPECT_EQ(PlanFileLimit(*flags, 1'000'000, 1'048'576).soft, 1'000'000u);  // never lowered
+  FileLimitPlan short_hard = PlanFileLimit(*flags, 1024, 4096);
+  EXPECT_EQ(short_hard.soft, 4096u);
+  EXPECT_EQ(short_hard.warning,
+            "open-file limit 4096 (hard 4096) is below the 4320 that --max-connections=4000 and "
+            "--metrics-max-connections=64 need: new connections may fail before the caps; raise "
+            "the limit (ulimit -n) or lower the caps");
+}
+
 TEST(ParseFlagsTest, HelpIsAFlag) {
   common::Result<Flags> flags = ParseFlags({"--help"});
   ASSERT_TRUE(flags.ok());

@@ -12,9 +12,11 @@
 // servers, start, wait for a signal, shut down.
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -446,11 +448,30 @@ void Shutdown(Process& p, int signal_number) {
   common::log::Info(kComponent, "stopped");
 }
 
+// Makes room for both listeners' connection caps in RLIMIT_NOFILE (within the hard limit).
+void RaiseFileLimit(const Flags& flags) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  const FileLimitPlan plan = PlanFileLimit(flags, limit.rlim_cur, limit.rlim_max);
+  if (plan.soft > limit.rlim_cur) {
+    rlimit raised = limit;
+    raised.rlim_cur = plan.soft;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) != 0) {
+      common::log::Warn(kComponent, "could not raise the open-file limit",
+                        {{"from", static_cast<uint64_t>(limit.rlim_cur)},
+                         {"to", plan.soft},
+                         {"error", std::string(std::strerror(errno))}});
+    }
+  }
+  if (!plan.warning.empty()) common::log::Warn(kComponent, plan.warning);
+}
+
 int Run(int argc, char** argv) {
   Flags flags;
   if (std::optional<int> done = ParseCommandLine(argc, argv, &flags)) return *done;
   if (common::Status s = ValidateFlags(flags); !s.ok()) return Fail(s.error().message);
   for (const std::string& warning : FlagWarnings(flags)) common::log::Warn(kComponent, warning);
+  RaiseFileLimit(flags);
   // A peer that closes early must cost a write error, not the process.
   ::signal(SIGPIPE, SIG_IGN);
   const sigset_t signals = BlockTerminationSignals();
