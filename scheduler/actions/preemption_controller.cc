@@ -284,8 +284,7 @@ std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& polic
       bool skip = book_->Find(p.uid).has_value();
       // Waiting for the object declaring its gang: its filter refuses it meanwhile, so nothing
       // freed for it as a lone pod would be used.
-      skip = skip ||
-             (p.awaiting_object && clock_->NowMs() - p.created_ms < WorkloadRef::kAwaitObjectMs);
+      skip = skip || AwaitsGangObject(p.awaiting_object, p.created_ms, clock_->NowMs());
       if (!p.workload.empty()) {
         skip = skip || std::find(gangs.begin(), gangs.end(), p.workload) != gangs.end();
         gangs.push_back(p.workload);

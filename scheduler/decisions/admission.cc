@@ -104,8 +104,7 @@ FilterResult Admission::Filter(const FilterArgs& args) {
                      decision);
   }
   decision.priority_class = PriorityClassOf(snap.policy, args.pod);
-  if (me.workload.awaiting_object &&
-      clock_->NowMs() - args.pod.creation_unix_ms < options_.await_gang_object_ms) {
+  if (AwaitsGangObject(me.workload.awaiting_object, args.pod.creation_unix_ms, clock_->NowMs())) {
     return RefuseAll(args,
                      me.workload.display + ": waiting for its " +
                          std::string(GangSourceName(me.workload.source)) +

@@ -52,10 +52,6 @@ class Admission final : public Decider {
     int64_t assume_ttl_ms = 30'000;
     // How many higher-ranked pending pods of the team a filter looks at (BestEffortFIFO).
     size_t queue_lookahead = 32;
-    // How long, from its creation, a gang member waits for the object declaring its gang's
-    // size (a PodGroup, a Job, ...) when that object's informer has synced but not shown it
-    // (an informer of another kind lagging): then it is decided on what is known.
-    int64_t await_gang_object_ms = WorkloadRef::kAwaitObjectMs;
   };
 
   // `binder` may be null: then taskgov is not the binder and the bind verb refuses.

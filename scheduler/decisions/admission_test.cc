@@ -1091,7 +1091,7 @@ TEST_F(GangAdmissionTest, AMemberWhosePodGroupNeverComesIsDecidedAloneAfterTheWa
   cluster_->OnSynced(ObjectKind::kPodGroup);
   const int64_t now = clock_.NowMs();
   EXPECT_FALSE(Admitted(PodGroupMember("pg", 0, 2, now)));
-  clock_.Advance(Admission::Options{}.await_gang_object_ms);
+  clock_.Advance(WorkloadRef::kAwaitObjectMs);
   EXPECT_TRUE(Run(PodGroupMember("pg", 0, 2, now)));
   EXPECT_EQ(Usage("team-a"), 2);
 }

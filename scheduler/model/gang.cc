@@ -20,12 +20,12 @@ const std::string* LabelOrAnnotation(const Pod& pod, std::string_view key) {
   return nullptr;
 }
 
+// The source of a gang named by its controller owner's kind (the names are GangSourceName's).
 GangSource OwnerSource(std::string_view kind) {
-  if (kind == "Job") return GangSource::kJob;
-  if (kind == "JobSet") return GangSource::kJobSet;
-  if (kind == "PyTorchJob") return GangSource::kPyTorchJob;
-  if (kind == "TFJob") return GangSource::kTFJob;
-  if (kind == "MPIJob") return GangSource::kMPIJob;
+  for (GangSource source : {GangSource::kJob, GangSource::kJobSet, GangSource::kPyTorchJob,
+                            GangSource::kTFJob, GangSource::kMPIJob}) {
+    if (GangSourceName(source) == kind) return source;
+  }
   return GangSource::kOtherOwner;
 }
 

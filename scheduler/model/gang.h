@@ -53,6 +53,14 @@ struct WorkloadRef {
   static constexpr int64_t kAwaitObjectMs = 30'000;
   [[nodiscard]] bool gang() const { return !key.empty() && size > 1; }
 };
+
+// Whether a member created at `created_ms` still waits, at `now_ms`, for the object declaring
+// its gang (`awaiting_object`: WorkloadRef::awaiting_object). The filter and the preemption
+// controller both ask this.
+[[nodiscard]] inline bool AwaitsGangObject(bool awaiting_object, int64_t created_ms,
+                                           int64_t now_ms) {
+  return awaiting_object && now_ms - created_ms < WorkloadRef::kAwaitObjectMs;
+}
 [[nodiscard]] WorkloadRef WorkloadOf(const Pod& pod);
 // The gang key of the PodGroup object `name` in `ns` (what GangOf gives its members).
 [[nodiscard]] std::string PodGroupKey(std::string_view ns, std::string_view name);
