@@ -542,6 +542,51 @@ TEST_F(InformersTest, SlowAndDroppedWatchConnectionsAreResumed) {
   EXPECT_EQ(stats.lists, 1u);
 }
 
+// A watch that was healthy when it broke is resumed at once, however often that happens (as
+// client-go resumes it): the backoff here is an hour, so a wait would fail the test.
+TEST_F(InformersTest, AHealthyWatchThatBreaksIsResumedWithoutBackoff) {
+  StartServer();
+  InformerOptions options = FastOptions();
+  options.reflector.backoff.initial = std::chrono::hours(1);
+  options.reflector.backoff.max = std::chrono::hours(1);
+  options.reflector.min_healthy_watch = std::chrono::hours(1);  // healthy means: had events
+  StartInformers(options);
+  ASSERT_TRUE(WaitSynced());
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(WaitWatching("nodes")) << "drop " << i;
+    const std::string name = "n" + std::to_string(i);
+    ASSERT_TRUE(server_->Upsert("nodes", NodeJson(name)).ok());
+    ASSERT_TRUE(observer_.Wait([&](RecordingObserver& o) { return o.nodes_.count(name) == 1; }));
+    server_->DropWatches("nodes");
+  }
+  ASSERT_TRUE(WaitWatching("nodes"));
+  EXPECT_EQ(StatsOf("nodes").watch_restarts["dropped"], 4u);
+  EXPECT_EQ(StatsOf("nodes").lists, 1u);
+}
+
+// A watch answered late (but within the request timeout) streams from where it asked.
+TEST_F(InformersTest, AWatchAnsweredLateStillStreams) {
+  StartServer();
+  InformerOptions options = FastOptions();
+  options.reflector.request_timeout = milliseconds(5000);
+  StartInformers(options);
+  ASSERT_TRUE(WaitSynced());
+  ASSERT_TRUE(WaitWatching("nodes"));
+  FaultRule slow;
+  slow.path_prefix = "/api/v1/nodes";
+  slow.watch = true;
+  slow.delay = milliseconds(1000);
+  server_->AddFault(slow);
+  server_->DropWatches("nodes");
+  ASSERT_TRUE(server_->Upsert("nodes", NodeJson("late")).ok());
+  ASSERT_TRUE(observer_.Wait([](RecordingObserver& o) { return o.nodes_.count("late") == 1; }));
+  ASSERT_TRUE(server_->Upsert("nodes", NodeJson("later")).ok());
+  ASSERT_TRUE(observer_.Wait([](RecordingObserver& o) { return o.nodes_.count("later") == 1; }));
+  ReflectorStats stats = StatsOf("nodes");
+  EXPECT_EQ(stats.watch_restarts["dropped"], 1u);
+  EXPECT_EQ(stats.lists, 1u);
+}
+
 TEST_F(InformersTest, EventOrderFuzzKeepsTheObserverConsistent) {
   StartServer();
   StartInformers();

@@ -294,13 +294,17 @@ void Reflector::ReadEvents(WatchStream& stream, common::Clock::SteadyTime opened
   while (true) {
     WatchEvent event;
     ApiResult<bool> next = stream.Next(&event);
+    // A watch that ended or broke after it was healthy (events, or open long enough) resumes at
+    // once, as client-go's does; only a short, empty one backs off (the server is in trouble).
+    const bool healthy =
+        events > 0 || clock_->SteadyNow() - opened_at >= options_.min_healthy_watch;
     if (!next.ok()) {
-      OnStreamBroken(next.error(), *resource_version);
+      OnStreamBroken(next.error(), *resource_version, healthy);
       return;
     }
     if (!*next) {
       Restart(kWatchEnded);
-      if (events == 0 && clock_->SteadyNow() - opened_at < options_.min_healthy_watch) BackOff();
+      if (!healthy) BackOff();
       return;
     }
     ++events;
@@ -315,7 +319,8 @@ void Reflector::ReadEvents(WatchStream& stream, common::Clock::SteadyTime opened
   }
 }
 
-void Reflector::OnStreamBroken(const ApiError& e, const std::string& resource_version) {
+void Reflector::OnStreamBroken(const ApiError& e, const std::string& resource_version,
+                               bool healthy) {
   if (e.cancelled || stopping_.load(std::memory_order_acquire)) return;
   const std::string_view reason = e.reason == "Timeout"        ? kWatchTimeout
                                   : e.reason == "InvalidEvent" ? kWatchError
@@ -326,7 +331,7 @@ void Reflector::OnStreamBroken(const ApiError& e, const std::string& resource_ve
                      {"reason", reason},
                      {"error", e.ToString()},
                      {"resource_version", resource_version}});
-  BackOff();
+  if (!healthy) BackOff();
 }
 
 void Reflector::OnErrorEvent(const WatchEvent& event, bool first, int64_t now_ms, bool* relist) {

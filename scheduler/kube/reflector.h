@@ -8,7 +8,9 @@
 //  2. WATCH from the list's resourceVersion with bookmarks; every event (bookmarks included)
 //     advances the last seen resourceVersion;
 //  3. a watch that ends (cleanly, by idle timeout, or because the connection broke) is re-opened
-//     from the last seen resourceVersion; 410 Gone (as the reply status or an in-stream ERROR
+//     from the last seen resourceVersion — at once when it had been healthy (it delivered events
+//     or lived `min_healthy_watch`), after a backoff when it ended empty and early, as client-go
+//     does; 410 Gone (as the reply status or an in-stream ERROR
 //     event) goes back to 1; 429 waits Retry-After; other failures wait a jittered exponential
 //     backoff (backoff.h); a 4xx other than 410/429 on a watch also relists;
 //  4. a 404 on the list of an optional resource moves on to the next served-version candidate
@@ -154,8 +156,9 @@ class Reflector {
   // the events of an open watch, until it ends, breaks or sends an ERROR event;
   void ReadEvents(WatchStream& stream, common::Clock::SteadyTime opened_at,
                   std::string* resource_version, bool* relist);
-  // the stream broke: count and wait before resuming from `resource_version`;
-  void OnStreamBroken(const ApiError& e, const std::string& resource_version);
+  // the stream broke: count, and resume from `resource_version` — at once when the watch was
+  // `healthy` (it had events or lived min_healthy_watch), else after a backoff;
+  void OnStreamBroken(const ApiError& e, const std::string& resource_version, bool healthy);
   // an ERROR event (`first`: the watch's first event): relist on 410, else wait;
   void OnErrorEvent(const WatchEvent& event, bool first, int64_t now_ms, bool* relist);
   // an ADDED/MODIFIED/DELETED event into the sink;
