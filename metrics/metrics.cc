@@ -726,6 +726,18 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::QuotaBook
   }
   out->push_back(pods.Take());
   out->push_back(workloads.Take());
+  if (cluster != nullptr) {
+    FamilyBuilder dropped("taskgov_pending_filter_only_dropped_total",
+                          "Refusals of pods known only from filter calls (the informer never "
+                          "reported them) that were not queued because " +
+                              std::to_string(scheduler::PendingQueues::kMaxFilterOnly) +
+                              " such pods were already waiting: a client filtering pods the API "
+                              "server does not have.",
+                          MetricType::Counter);
+    dropped.Value(std::array<std::string_view, 0>{}, std::array<std::string_view, 0>{},
+                  static_cast<double>(cluster->pending().filter_only_dropped()));
+    out->push_back(dropped.Take());
+  }
   if (options_.kueue_compatible) {
     out->push_back(k_pending.Take());
     out->push_back(k_active.Take());

@@ -44,6 +44,11 @@ void PendingQueues::AddLocked(const PendingPod& pod, bool from_informer) {
   entry.pod = pod;
   entry.last_seen_ms.store(clock_->NowMs(), std::memory_order_relaxed);
   entry.from_informer = entry.from_informer || from_informer;
+  if (entry.from_informer) {
+    filter_only_.erase(pod.uid);
+  } else {
+    filter_only_.insert(pod.uid);
+  }
   entry.refused = entry.refused || !from_informer;  // a note: after a refusing filter
   TeamQueue& queue = queues_[pod.team];
   queue.by_priority.emplace(-int64_t{pod.priority}, pod.created_ms, pod.uid);
@@ -58,6 +63,7 @@ void PendingQueues::RemoveLocked(const std::string& uid) {
   queue.by_priority.erase(PriorityKey{-int64_t{pod.priority}, pod.created_ms, uid});
   queue.by_age.erase(AgeKey{pod.created_ms, uid});
   UnindexGangLocked(pod);
+  filter_only_.erase(uid);
   pending_.erase(it);
 }
 
@@ -77,6 +83,10 @@ void PendingQueues::ApplyNotesLocked() {
     if (note.admitted) {
       RemoveLocked(note.pod.uid);
     } else if (note.pod.team != kNoTeam) {
+      if (filter_only_.size() >= options_.max_filter_only && !pending_.contains(note.pod.uid)) {
+        filter_only_dropped_.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
       AddLocked(note.pod, /*from_informer=*/false);
     }
   }
@@ -120,6 +130,7 @@ void PendingQueues::Retarget(const std::function<void(PendingPod&)>& retarget) {
     pending_.clear();
     queues_.clear();
     by_gang_.clear();
+    filter_only_.clear();
     for (Entry& entry : entries) {
       retarget(entry.pod);
       if (entry.pod.team != kNoTeam) AddLocked(entry.pod, entry.from_informer);
@@ -188,8 +199,24 @@ void PendingQueues::Sync() {
   {
     std::unique_lock lock(mu_);
     ApplyNotesLocked();
+    ForgetExpiredLocked();
   }
   TryApplyNotes();
+}
+
+void PendingQueues::ForgetExpiredLocked() {
+  std::vector<std::string> expired;
+  for (const std::string& uid : filter_only_) {
+    if (auto it = pending_.find(uid); it != pending_.end() && !Live(it->second)) {
+      expired.push_back(uid);
+    }
+  }
+  for (const std::string& uid : expired) RemoveLocked(uid);
+}
+
+size_t PendingQueues::filter_only() const {
+  std::shared_lock lock(mu_);
+  return filter_only_.size();
 }
 
 bool PendingQueues::Live(const Entry& entry) const {

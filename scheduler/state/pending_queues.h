@@ -7,7 +7,8 @@
 // Upsert / Remove, applied at once. Filter calls report what they decided — a pod refused
 // (NoteRefused: it waits, and counts as "refused" for Kueue's inadmissible metric) or admitted
 // (NoteAdmitted: it no longer waits); a pod known only from filter calls stops counting once it
-// has not been filtered for filter_seen_ttl_ms. Filter notes never wait for the queues' lock:
+// has not been filtered for filter_seen_ttl_ms, and is forgotten by the next Sync() after that
+// (at most max_filter_only are kept). Filter notes never wait for the queues' lock:
 // they are posted to a lock-free PostBox and applied by whoever holds the write lock — the
 // poster itself only when the lock is free at that instant (try_lock), otherwise the holder,
 // which applies every posted note before it lets go and looks again after. So the filter path
@@ -31,6 +32,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "scheduler/common/clock.h"
@@ -70,10 +72,15 @@ struct PendingPod {
 
 class PendingQueues {
  public:
+  static constexpr size_t kMaxFilterOnly = 50'000;
   struct Options {
     // A pod known only from filter calls (not from the informer) stops counting as pending
     // when it has not been filtered for this long.
     int64_t filter_seen_ttl_ms = 60'000;
+    // At most this many pods known only from filter calls are kept (a client filtering pods
+    // the API server never reports cannot grow the queues without bound); refusals of further
+    // such pods are not recorded until Sync() has forgotten expired ones.
+    size_t max_filter_only = kMaxFilterOnly;
   };
   PendingQueues(const common::Clock* clock, Options options);
 
@@ -116,8 +123,16 @@ class PendingQueues {
     size_t refused_workloads = 0;
   };
   [[nodiscard]] Counts CountsOf(NameId team);
-  // Applies every note posted before the call.
+  // Applies every note posted before the call, and forgets the pods known only from filter
+  // calls that have not been filtered for filter_seen_ttl_ms (the housekeeping tick calls it
+  // every second).
   void Sync();
+  // Pods known only from filter calls (not from the informer), and how many such refusals were
+  // not recorded because max_filter_only was reached.
+  [[nodiscard]] size_t filter_only() const;
+  [[nodiscard]] uint64_t filter_only_dropped() const {
+    return filter_only_dropped_.load(std::memory_order_relaxed);
+  }
 
  private:
   struct Entry {
@@ -157,6 +172,7 @@ class PendingQueues {
   // Applies posted notes if the lock is free, without waiting; see the header comment.
   void TryApplyNotes();
   [[nodiscard]] bool Live(const Entry& entry) const;
+  void ForgetExpiredLocked();
 
   const common::Clock* const clock_;
   const Options options_;
@@ -165,6 +181,8 @@ class PendingQueues {
   std::unordered_map<std::string, Entry> pending_;  // by uid
   std::unordered_map<NameId, TeamQueue> queues_;
   std::unordered_multimap<std::string, std::string> by_gang_;  // PendingPod::gang → uid
+  std::unordered_set<std::string> filter_only_;  // uids of entries not from the informer
+  std::atomic<uint64_t> filter_only_dropped_{0};
 };
 
 }  // namespace taskgov::scheduler

@@ -87,6 +87,29 @@ TEST_F(PendingQueuesTest, FilterNotesRefuseAdmitAndExpire) {
   EXPECT_FALSE(queues_.Head(1, true).has_value());
 }
 
+// Pods known only from filter calls are forgotten by the Sync after their TTL, and no more than
+// max_filter_only are kept: a client filtering pods the informer never reports (a fresh uid
+// each time) cannot grow the queues without bound. Pods the informer reports are never capped.
+TEST_F(PendingQueuesTest, FilterOnlyPodsAreForgottenAfterTheirTtlAndCapped) {
+  PendingQueues queues(&clock_, PendingQueues::Options{60'000, 3});
+  queues.Upsert(Pending("informed", 1, 0, 1));
+  for (int i = 0; i < 5; ++i) queues.NoteRefused(Pending("probe-" + std::to_string(i), 1, 0, 10));
+  EXPECT_EQ(queues.CountsOf(1).total, 4u);  // informed + 3 probes
+  EXPECT_EQ(queues.filter_only(), 3u);
+  EXPECT_EQ(queues.filter_only_dropped(), 2u);
+  queues.NoteRefused(Pending("probe-0", 1, 0, 10));  // one already kept: refreshed, not dropped
+  EXPECT_EQ(queues.filter_only_dropped(), 2u);
+  queues.Upsert(Pending("probe-1", 1, 0, 10));  // the informer reports it: no longer filter-only
+  EXPECT_EQ(queues.filter_only(), 2u);
+  clock_.Advance(60'001);
+  queues.Sync();
+  EXPECT_EQ(queues.filter_only(), 0u);
+  EXPECT_EQ(queues.CountsOf(1).total, 2u);  // informed, probe-1
+  for (int i = 5; i < 8; ++i) queues.NoteRefused(Pending("probe-" + std::to_string(i), 1, 0, 10));
+  EXPECT_EQ(queues.filter_only(), 3u);  // room again
+  EXPECT_EQ(queues.filter_only_dropped(), 2u);
+}
+
 // A pod refused again and again (over quota, retried on every cluster event) keeps waiting: each
 // refusal refreshes its time, through the shortcut that posts nothing.
 TEST_F(PendingQueuesTest, RepeatedRefusalsKeepAFilterOnlyPodWaiting) {
