@@ -55,6 +55,16 @@ void PendingQueues::AddLocked(const PendingPod& pod, bool from_informer) {
   queue.by_age.emplace(pod.created_ms, pod.uid);
 }
 
+void PendingQueues::ReAddLocked(const Entry& entry) {
+  AddLocked(entry.pod, entry.from_informer);
+  // Its standing is unchanged: refused or not, and last filtered when it was (a re-rank must not
+  // keep a pod the filter no longer asks about alive).
+  Entry& added = pending_.at(entry.pod.uid);
+  added.refused = entry.refused;
+  added.last_seen_ms.store(entry.last_seen_ms.load(std::memory_order_relaxed),
+                           std::memory_order_relaxed);
+}
+
 void PendingQueues::RemoveLocked(const std::string& uid) {
   auto it = pending_.find(uid);
   if (it == pending_.end()) return;
@@ -133,7 +143,7 @@ void PendingQueues::Retarget(const std::function<void(PendingPod&)>& retarget) {
     filter_only_.clear();
     for (Entry& entry : entries) {
       retarget(entry.pod);
-      if (entry.pod.team != kNoTeam) AddLocked(entry.pod, entry.from_informer);
+      if (entry.pod.team != kNoTeam) ReAddLocked(entry);
     }
   }
   TryApplyNotes();
@@ -154,12 +164,7 @@ void PendingQueues::RetargetGang(const std::string& gang,
     for (Entry& entry : entries) {
       RemoveLocked(entry.pod.uid);
       retarget(entry.pod);
-      if (entry.pod.team == kNoTeam) continue;
-      AddLocked(entry.pod, entry.from_informer);
-      Entry& added = pending_.at(entry.pod.uid);
-      added.refused = entry.refused;  // its standing in the queue is unchanged
-      added.last_seen_ms.store(entry.last_seen_ms.load(std::memory_order_relaxed),
-                               std::memory_order_relaxed);
+      if (entry.pod.team != kNoTeam) ReAddLocked(entry);
     }
   }
   TryApplyNotes();

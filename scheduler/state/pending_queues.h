@@ -166,6 +166,8 @@ class PendingQueues {
 
   // With mu_ held exclusively.
   void AddLocked(const PendingPod& pod, bool from_informer);
+  // AddLocked of an entry taken out for a re-rank, keeping its standing.
+  void ReAddLocked(const Entry& entry);
   void RemoveLocked(const std::string& uid);
   void UnindexGangLocked(const PendingPod& pod);
   void ApplyNotesLocked();

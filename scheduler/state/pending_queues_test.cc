@@ -128,6 +128,20 @@ TEST_F(PendingQueuesTest, RepeatedRefusalsKeepAFilterOnlyPodWaiting) {
   EXPECT_EQ(queues_.CountsOf(1).total, 0u);
 }
 
+// A re-rank after a policy change keeps when each pod was last filtered: reloads every few
+// seconds must not keep pods the filter no longer asks about (found by the soak: they did).
+TEST_F(PendingQueuesTest, RetargetKeepsWhenAFilterOnlyPodWasLastSeen) {
+  queues_.Upsert(Pending("informed", 1, 0, 1));
+  queues_.NoteRefused(Pending("filter-only", 1, 0, 2));
+  clock_.Advance(50'000);
+  queues_.Retarget([](PendingPod&) {});
+  clock_.Advance(10'001);
+  queues_.Sync();
+  EXPECT_EQ(queues_.filter_only(), 0u);
+  EXPECT_EQ(queues_.CountsOf(1).total, 1u);
+  EXPECT_EQ(queues_.CountsOf(1).refused, 0u);  // "informed" was never refused: still not
+}
+
 TEST_F(PendingQueuesTest, RetargetMovesOrDropsEntries) {
   queues_.Upsert(Pending("a", 1, 0, 100));
   queues_.Upsert(Pending("b", 1, 0, 200));
