@@ -329,14 +329,20 @@ Verdict JudgeVictim(const Policy& policy, const PreemptorFacts& preemptor,
   if (!sim->Borrowing(vrow, request)) return Never("its team is within its nominal quota");
   if (sim->WithinNominal(prow, request)) return Yes(PreemptionReason::kReclaim);
   if (policy.idle_compute != IdleComputeAllocation::kFairShare) {
-    return No("the preemptor would borrow (no fair-share preemption)");
+    Verdict v = No("the preemptor would borrow (no fair-share preemption)");
+    v.reason = PreemptionReason::kReclaim;
+    v.reclaim_if_within_nominal = true;
+    return v;
   }
   const int64_t preemptor_after = sim->ShareAfterAdding(prow, request);
   if (preemptor_after == kUnlimited) return Never("the preemptor's fair-share weight is 0");
   const int64_t victim_before = sim->Share(vrow);
   const int64_t victim_after = sim->ShareAfterRemoving(vrow, victim_charge);
-  if (preemptor_after <= victim_after || preemptor_after < victim_before) {
-    return Yes(PreemptionReason::kFairShare);
+  if (preemptor_after <= victim_after) return Yes(PreemptionReason::kFairShare);
+  if (preemptor_after < victim_before) {
+    Verdict v = Yes(PreemptionReason::kFairShare);
+    v.initial_share_only = true;
+    return v;
   }
   return No("its team's weighted share is not above the preemptor's");
 }
@@ -614,6 +620,33 @@ Verdict VictimSelector::Judge(const SelectionInput& in, int prow, const Unit& un
   return JudgeVictim(*in.policy, p, v, &state, request_, unit.charge, in.now_ms);
 }
 
+Verdict VictimSelector::JudgeInRound(const SelectionInput& in, int prow, const Unit& unit) const {
+  Verdict v = Judge(in, prow, unit, work_);
+  if (within_nominal_round_ && v.reclaim_if_within_nominal) v.allowed = true;
+  if (final_share_round_ && v.initial_share_only) v.allowed = false;
+  return v;
+}
+
+bool VictimSelector::RoundApplies(const SelectionInput& in, int prow, bool within_nominal,
+                                  bool final_share) const {
+  if (within_nominal) return WithinNominalRoundApplies(in, prow);
+  if (final_share) return in.policy->idle_compute == IdleComputeAllocation::kFairShare;
+  return true;
+}
+
+bool VictimSelector::WithinNominalRoundApplies(const SelectionInput& in, int prow) const {
+  if (in.policy->idle_compute == IdleComputeAllocation::kFairShare) return false;
+  if (in.quota->WithinNominal(prow, request_)) return false;  // reclaims need no condition
+  bool asks = false;
+  for (size_t s = 0; s < in.quota->slot_count(); ++s) {
+    const QuotaSim::Cell& c = in.quota->cell(prow, s);
+    if (request_[s] <= 0 || !c.governed) continue;
+    if (c.usage >= c.nominal) return false;
+    asks = true;
+  }
+  return asks;
+}
+
 VictimSelector::Amounts VictimSelector::Gain(const Unit& unit, int node) const {
   Amounts gain{};
   if (node < 0) return gain;
@@ -645,7 +678,7 @@ bool VictimSelector::Walk(const SelectionInput& in, int prow, int node, uint32_t
       const Unit& unit = units_[order_[pos]];
       const Amounts gain = Gain(unit, node);
       if (!FreesRoom(free, gain)) continue;
-      const Verdict verdict = Judge(in, prow, unit, work_);
+      const Verdict verdict = JudgeInRound(in, prow, unit);
       if (!verdict.allowed) continue;
       work_.Remove(unit.row, unit.charge);
       for (size_t k = 0; k < node_slot_count_; ++k) free[k] += gain[k];
@@ -665,7 +698,8 @@ bool VictimSelector::Walk(const SelectionInput& in, int prow, int node, uint32_t
         const QuotaSim::Cell& c = work_.cell(prow, s);
         if (!c.governed) continue;
         const int64_t after = SaturatingAdd(c.usage, req[s]);
-        if (after > c.ceiling) team_short |= 1u << s;
+        // In the round without borrowing the nominal quota is the team's limit.
+        if (after > (within_nominal_round_ ? c.nominal : c.ceiling)) team_short |= 1u << s;
         const int64_t delta = Positive(after - c.guaranteed) - Positive(c.usage - c.guaranteed);
         if (delta > 0 &&
             SaturatingAdd(work_.pool_used(prow, s), delta) > work_.pool_capacity(prow, s)) {
@@ -689,7 +723,7 @@ bool VictimSelector::Walk(const SelectionInput& in, int prow, int node, uint32_t
     const Amounts gain = Gain(unit, node);
     if (!room_ok) helps = helps || FreesRoom(free, gain);
     if (!helps) continue;
-    const Verdict verdict = Judge(in, prow, unit, work_);
+    const Verdict verdict = JudgeInRound(in, prow, unit);
     if (!verdict.allowed) continue;
     work_.Remove(unit.row, unit.charge);
     for (size_t k = 0; k < node_slot_count_; ++k) free[k] += gain[k];
@@ -705,14 +739,15 @@ bool VictimSelector::Replay(const SelectionInput& in, int prow, int node,
   if (with_reasons != nullptr) with_reasons->clear();
   for (const Taken& t : taken) {
     const Unit& unit = units_[t.unit];
-    const Verdict verdict = Judge(in, prow, unit, work_);
+    const Verdict verdict = JudgeInRound(in, prow, unit);
     if (!verdict.allowed) return false;
     work_.Remove(unit.row, unit.charge);
     const Amounts gain = Gain(unit, node);
     for (size_t k = 0; k < node_slot_count_; ++k) free[k] += gain[k];
     if (with_reasons != nullptr) with_reasons->push_back(Taken{t.unit, t.pos, verdict.reason});
   }
-  return work_.Fits(prow, request_) && (node < 0 || Room(free));
+  return work_.Fits(prow, request_) && (node < 0 || Room(free)) &&
+         (!within_nominal_round_ || work_.WithinNominal(prow, request_));
 }
 
 void VictimSelector::Minimize(const SelectionInput& in, int prow, int node,
@@ -731,6 +766,8 @@ void VictimSelector::Minimize(const SelectionInput& in, int prow, int node,
 // Select: fits now → request slots → units (lasting refusals set aside, ordered) → quota walk →
 // best node → victims with their notes.
 Selection VictimSelector::Select(const SelectionInput& in) {
+  within_nominal_round_ = false;
+  final_share_round_ = false;
   Selection out;
   const Preemptor& p = *in.preemptor;
   out.flavor = in.quota->flavor();
@@ -750,13 +787,31 @@ Selection VictimSelector::Select(const SelectionInput& in) {
   PrepareUnits(in, prow);
   std::string why_not_now;
   (void)in.quota->Fits(prow, request_, &why_not_now);
-  if (!Walk(in, prow, /*node=*/-1, std::numeric_limits<uint32_t>::max(), /*room_first=*/false,
-            &taken_)) {
+  // Kueue's rounds, each a walk: without borrowing first when it applies (FirstComeFirstServe),
+  // or fair sharing's first strategy alone (FairShare); then every rule.
+  int node = -1;
+  bool quota_freed = false;
+  static constexpr std::pair<bool, bool> kRounds[] = {{true, false}, {false, true}, {false, false}};
+  for (const auto& [within_nominal, final_share] : kRounds) {
+    if (!RoundApplies(in, prow, within_nominal, final_share)) continue;
+    within_nominal_round_ = within_nominal;
+    final_share_round_ = final_share;
+    work_.Rollback(base_mark_);
+    if (!Walk(in, prow, /*node=*/-1, std::numeric_limits<uint32_t>::max(),
+              /*room_first=*/false, &taken_)) {
+      continue;
+    }
+    quota_freed = true;
+    node = PickNode(in, prow);
+    if (node >= 0) break;
+  }
+  if (!quota_freed) {
+    within_nominal_round_ = false;
+    final_share_round_ = false;
     out.explanation = "no victims can make room for " + p.key + ": " + why_not_now + "; " +
                       CandidatesSummary(in, prow);
     return out;
   }
-  const int node = PickNode(in, prow);
   if (node < 0) {
     out.explanation = NoNodeExplanation(in) + "; " + CandidatesSummary(in, prow);
     return out;

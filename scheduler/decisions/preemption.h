@@ -18,9 +18,11 @@
 //        on every resource the pod requests;
 //      - else, with idle compute FairShare, FairShare when the preemptor's weighted share after
 //        admission is ≤ the victim team's share after losing the victim, or < its share before
-//        (Kueue's LessThanOrEqualToFinalShare / LessThanInitialShare). Both strategies imply
-//        that a team that took from another can never be taken back from by it in turn;
-//      - else no.
+//        (Kueue's LessThanOrEqualToFinalShare / LessThanInitialShare; the choice applies the
+//        first to every candidate before the second). Both strategies imply that a team that
+//        took from another can never be taken back from by it in turn;
+//      - else (FirstComeFirstServe) no — unless the preemptor, once its own victims are gone too,
+//        ends within its nominal quota: the choice's round without borrowing, as Kueue's.
 //  * a preemptor or victim outside governance (no team) — plain priority (reason Priority).
 //
 // The choice (VictimSelector::Select), for one preemptor on one flavor:
@@ -31,7 +33,12 @@
 //     weighted share first (FairShare, recomputed as each unit is taken) or the most recently
 //     admitted first (FirstComeFirstServe); then lower priority first; most recently started
 //     first; UID last.
-//  4. For each node of the flavor the pod may use (schedulable, and accepted by its placement
+//  4. Rounds, as Kueue's (each steps 4 and 5 in full; the first that frees a node wins):
+//     with FirstComeFirstServe, first a round without borrowing when the preemptor is strictly
+//     under its nominal quota on every resource it asks for (yet over it once admitted) — other
+//     teams' borrowed pods may be reclaimed, and the pod must fit within its nominal; with
+//     FairShare, first a round with LessThanOrEqualToFinalShare alone; then a round with every
+//     rule. For each node of the flavor the pod may use (schedulable, and accepted by its placement
 //     constraints — SelectionInput::eligible, placement.h): walk the order, taking a unit when the
 //     rule allows it (judged against the state with the units taken so far) and it helps — it
 //     frees quota the pod still lacks, wherever the unit runs, or room on that node once the
@@ -208,6 +215,13 @@ struct Verdict {
   // The refusal holds however much usage the state loses (minimum runtime, priorities,
   // policies, another cohort, a team within its nominal): the victim can be set aside.
   bool lasting = false;
+  // Allowed by LessThanInitialShare alone (LessThanOrEqualToFinalShare refused it): the walk
+  // takes such victims only once the first rule alone has not been enough, as Kueue does.
+  bool initial_share_only = false;
+  // Refused only because the preemptor would borrow (no fair sharing): the victim may be
+  // reclaimed after all when the preemptor ends within its nominal quota once its own team's
+  // victims are gone too — Kueue's round without borrowing (VictimSelector, step 4).
+  bool reclaim_if_within_nominal = false;
 };
 
 // May `victim` be preempted for the preemptor (see the header comment)? `sim` holds the quota
@@ -392,6 +406,15 @@ class VictimSelector {
   void BuildUnits(const SelectionInput& in, int prow);
   void Order(const SelectionInput& in);
   Verdict Judge(const SelectionInput& in, int prow, const Unit& unit, const QuotaSim& state) const;
+  // Judge as the walk applies it (the round without borrowing allows conditional reclaims).
+  Verdict JudgeInRound(const SelectionInput& in, int prow, const Unit& unit) const;
+  // Whether a walk under rules (within_nominal, final_share) is tried for this preemptor.
+  bool RoundApplies(const SelectionInput& in, int prow, bool within_nominal,
+                    bool final_share) const;
+  // Whether the round without borrowing is tried first: FirstComeFirstServe idle compute (no
+  // fair-share preemption), the preemptor strictly under its nominal on every resource it asks
+  // for, but over it once admitted.
+  bool WithinNominalRoundApplies(const SelectionInput& in, int prow) const;
   // Greedy walk for target node `node` (-1: quota only). Returns whether the pod fits.
   // room_first: first the units that free room on the node, then those that free quota.
   bool Walk(const SelectionInput& in, int prow, int node, uint32_t max_pos, bool room_first,
@@ -429,6 +452,12 @@ class VictimSelector {
   std::vector<uint8_t> on_node_;  // Walk(room_first): order positions taken for room
   std::vector<std::pair<size_t, size_t>> ranges_;
   std::vector<uint32_t> sequence_;
+  // The rules of the walk in progress (header comment, step 4). Kueue's round without
+  // borrowing: reclaims allowed only if the preemptor ends within its nominal quota are taken,
+  // and the walk succeeds only so. Fair sharing's first strategy alone: victims only
+  // LessThanInitialShare allows are not taken.
+  bool within_nominal_round_ = false;
+  bool final_share_round_ = false;
   QuotaSim work_;         // the state being tried: a copy of the input, journaled
   size_t base_mark_ = 0;  // work_ at the input state
   std::vector<std::pair<std::string_view, int>> excluded_;

@@ -766,6 +766,45 @@ TEST_F(SelectTest, FairShareLessThanInitialShareAllowsABigVictim) {
   EXPECT_EQ(Victims(s), (Strings{"x-big:FairShare"}));
 }
 
+// Kueue's rule order: LessThanOrEqualToFinalShare for every candidate before
+// LessThanInitialShare for any (preemption_fair_test.go "prefer to preempt workloads that don't
+// make the target CQ have the biggest share"). x-big comes first in the order and only the second
+// rule allows it; x-small passes the first, so it is the one taken.
+TEST_F(SelectTest, FairShareTriesTheFinalShareRuleOnEveryCandidateFirst) {
+  SetPolicy(FairShareTeams());
+  AddNode("n0", 8);
+  Running("x-small", "team-x", 1, "n0", 0, 50);  // older: after x-big in the order
+  Running("x-big", "team-x", 4, "n0", 0, 10);    // x: 5/8 = 625
+  Running("y0", "team-y", 3, "n0", 0, 60);       // y: 3/8 = 375
+  // y after = 4/8 = 500. x-big: x after 1/8 = 125 (fails the first rule), 500 < 625 before;
+  // x-small: x after 4/8 = 500, 500 ≤ 500 (passes the first rule).
+  Selection s = Select(Pending("y1", "team-y", 1));
+  ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
+  EXPECT_EQ(Victims(s), (Strings{"x-small:FairShare"}));
+}
+
+// Preemption composes (FirstComeFirstServe, Kueue's round without borrowing): team-a is under
+// its nominal but would borrow with the new pod; its own lower-priority pod and team-b's
+// borrowed pod go together, and team-a ends within its nominal (preemption_test.go "preempt from
+// all ClusterQueues in cohort"). Either alone is not enough.
+TEST_F(SelectTest, OwnTeamAndReclaimVictimsInOneRound) {
+  SetPolicy(PolicyBuilder()
+                .Team("team-a", "c")
+                .Quota(kP5, kGpu, 6, 6)
+                .Team("team-b", "c")
+                .Quota(kP5, kGpu, 6, 6)
+                .IdleCompute(IdleComputeAllocation::kFirstComeFirstServe)
+                .Build());
+  AddNode("n0", 100);
+  Running("a-low", "team-a", 3, "n0", /*priority=*/-1);
+  Running("a-mid", "team-a", 2, "n0", /*priority=*/0);
+  Running("b-low", "team-b", 3, "n0", /*priority=*/-1);
+  Running("b-mid", "team-b", 4, "n0", /*priority=*/0);  // team-b uses 7 of nominal 6
+  Selection s = Select(Pending("a-new", "team-a", 4, /*priority=*/1));
+  ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
+  EXPECT_EQ(Victims(s), (Strings{"b-low:Reclaim", "a-low:InTeamPriority"}));
+}
+
 TEST_F(SelectTest, FairShareRefusesWhenTheVictimTeamIsNotAbove) {
   SetPolicy(FairShareTeams());
   AddNode("n0", 8);
