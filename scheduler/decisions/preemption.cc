@@ -566,8 +566,9 @@ void VictimSelector::Order(const SelectionInput& in) {
     });
     return;
   }
-  // FairShare: the team with the highest weighted share gives first, its share recomputed as
-  // each of its units is taken.
+  // FairShare: the team with the highest weighted share gives first — the preemptor's own team
+  // counted with the pod admitted, as Kueue's fair-sharing target order counts it — its share
+  // recomputed as each of its units is taken. Equal shares: other teams first.
   std::sort(order.begin(), order.begin() + others, [&](uint32_t a, uint32_t b) {
     if (units_[a].row != units_[b].row) return units_[a].row < units_[b].row;
     return within(a, b);
@@ -580,16 +581,20 @@ void VictimSelector::Order(const SelectionInput& in) {
     ranges.emplace_back(i, j);
     i = j;
   }
+  if (others < n) ranges.emplace_back(others, n);  // the preemptor's own team, last on ties
   if (ranges.size() <= 1) return;
+  const int prow = in.quota->Row(in.preemptor->team);
   work_.Rollback(base_mark_);
   std::vector<uint32_t>& sequence = sequence_;
   sequence.clear();
-  while (sequence.size() < others) {
+  while (sequence.size() < n) {
     size_t best = ranges.size();
     int64_t best_share = -1;
     for (size_t t = 0; t < ranges.size(); ++t) {
       if (ranges[t].first == ranges[t].second) continue;
-      const int64_t share = work_.Share(units_[order[ranges[t].first]].row);
+      const Unit& head = units_[order[ranges[t].first]];
+      const int64_t share =
+          head.own ? work_.ShareAfterAdding(prow, request_) : work_.Share(head.row);
       if (share > best_share) {
         best_share = share;
         best = t;

@@ -29,10 +29,11 @@
 //  1. If the pod fits now (quota, and a node of the flavor with room) there is nothing to do.
 //  2. Candidates become units: a pod alone, or every running pod of its gang (gangs are evicted
 //     together or not at all: a gang with a member that may not be a victim is not a candidate).
-//  3. Units are put in preference order: other teams before own; among other teams the highest
-//     weighted share first (FairShare, recomputed as each unit is taken) or the most recently
-//     admitted first (FirstComeFirstServe); then lower priority first; most recently started
-//     first; UID last.
+//  3. Units are put in preference order. FairShare: the team with the highest weighted share
+//     first — the preemptor's own team counted with the pod admitted, other teams first on equal
+//     shares — recomputed as each unit is taken (Kueue's fair-sharing target order).
+//     FirstComeFirstServe: other teams before own, the most recently admitted first. Within a
+//     team: lower priority first; most recently started first; UID last.
 //  4. Rounds, as Kueue's (each steps 4 and 5 in full; the first that frees a node wins):
 //     with FirstComeFirstServe, first a round without borrowing when the preemptor is strictly
 //     under its nominal quota on every resource it asks for (yet over it once admitted) — other

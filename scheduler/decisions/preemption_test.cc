@@ -783,6 +783,29 @@ TEST_F(SelectTest, FairShareTriesTheFinalShareRuleOnEveryCandidateFirst) {
   EXPECT_EQ(Victims(s), (Strings{"x-small:FairShare"}));
 }
 
+// Fair sharing orders the preemptor's own team by its share too, counted with the pod admitted
+// (preemption_fair_test.go "preempt from target and others even if over nominal"): team-a's
+// share with the pod is the highest, so its own low-priority pod goes first; then team-b's share
+// is the highest, and b1 is taken by LessThanInitialShare.
+TEST_F(SelectTest, FairShareOrdersTheOwnTeamByItsShareWithThePod) {
+  SetPolicy(PolicyBuilder()
+                .Team("team-a", "c")
+                .Quota(kP5, kGpu, 3)
+                .Team("team-b", "c")
+                .Quota(kP5, kGpu, 3)
+                .Team("team-c", "c")
+                .Quota(kP5, kGpu, 3)
+                .Build());
+  AddNode("n0", 100);
+  Running("a1-low", "team-a", 2, "n0", /*priority=*/-1, /*age_min=*/10);
+  Running("a2-low", "team-a", 1, "n0", /*priority=*/-1, /*age_min=*/20);
+  Running("b1", "team-b", 3, "n0", 0, 10);
+  Running("b2", "team-b", 3, "n0", 0, 20);
+  Selection s = Select(Pending("a-new", "team-a", 4));
+  ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
+  EXPECT_EQ(Victims(s), (Strings{"a1-low:InTeamPriority", "b1:FairShare"}));
+}
+
 // Preemption composes (FirstComeFirstServe, Kueue's round without borrowing): team-a is under
 // its nominal but would borrow with the new pod; its own lower-priority pod and team-b's
 // borrowed pod go together, and team-a ends within its nominal (preemption_test.go "preempt from
