@@ -25,6 +25,7 @@ enum class ObjectKind {
   kPyTorchJob,
   kTFJob,
   kMPIJob,
+  kRayCluster,
 };
 
 // Called from informer threads, one event at a time per kind, in the order the API server sent

@@ -993,6 +993,33 @@ TEST_F(GangAdmissionTest, AnMPIJobsPodsWaitForItThenAreOneGangOfItsLauncherAndWo
   EXPECT_EQ(Usage("team-a"), 8);
 }
 
+// A RayJob runs in the RayCluster it creates: the cluster's pods (owned by it) are one gang of
+// its head and workers, sized by the RayCluster object.
+TEST_F(GangAdmissionTest, ARayClustersPodsWaitForItThenAreOneGangOfItsHeadAndWorkers) {
+  cluster_->OnSynced(ObjectKind::kRayCluster);
+  const int64_t now = clock_.NowMs();
+  const auto member = [now](const std::string& name, int gpus) {
+    return PodBuilder(name)
+        .Namespace("ns-team-a")
+        .Gpus(gpus)
+        .Created(now)
+        .Owner("RayCluster", "rayjob-x-raycluster", "ray-uid");
+  };
+  for (int i = 0; i < 2; ++i) cluster_->OnPodUpsert(member("ray-worker-" + std::to_string(i), 4));
+  Verdict v = Filter(member("ray-worker-0", 4));
+  EXPECT_EQ(v.failed_unresolvable.at("p5-0"),
+            "ns-team-a/rayjob-x-raycluster: waiting for its RayCluster to be observed: it declares "
+            "how many pods the gang admits together");
+  cluster_->OnGangSizeUpsert(OwnerGangKey("ray-uid"), 3);  // head + 2 workers
+  cluster_->OnPodUpsert(member("ray-head", 0));
+  ASSERT_TRUE(Run(member("ray-worker-0", 4)));
+  EXPECT_EQ(Usage("team-a"), 8);  // held for the head and both workers
+  EXPECT_FALSE(Admitted(GpuPod("lone", "team-a", 1)));
+  EXPECT_TRUE(Run(member("ray-head", 0)));
+  EXPECT_TRUE(Run(member("ray-worker-1", 4)));
+  EXPECT_EQ(Usage("team-a"), 8);
+}
+
 TEST_F(GangAdmissionTest, AGangOfMixedPodSetsReservesWhatEachMemberAsks) {
   // A launcher of 1 GPU and three workers of 2, all pending before the first filter: the gang
   // needs 7, not 4 × 1 (the launcher's) nor 4 × 2.

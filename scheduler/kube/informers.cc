@@ -261,6 +261,28 @@ common::Result<GangSizeInfo> DecodeMPIJob(const rapidjson::Value& object) {
   return DecodeReplicaSpecs(object, "mpiReplicaSpecs");
 }
 
+common::Result<GangSizeInfo> DecodeRayCluster(const rapidjson::Value& object) {
+  GangSizeInfo info;
+  common::Result<const rapidjson::Value*> spec = OwnerJobHeader(object, &info);
+  if (!spec.ok()) return spec.error();
+  info.size = 1;  // the head
+  const rapidjson::Value* groups =
+      *spec == nullptr ? nullptr : JsonMember(**spec, "workerGroupSpecs");
+  if (groups == nullptr || groups->IsNull()) return info;
+  if (!groups->IsArray()) return common::Error{"spec.workerGroupSpecs: expected a list"};
+  for (rapidjson::SizeType i = 0; i < groups->Size(); ++i) {
+    const std::string at = "spec.workerGroupSpecs[" + std::to_string(i) + "]";
+    const rapidjson::Value& group = (*groups)[i];
+    if (!group.IsObject()) return common::Error{at + ": expected an object"};
+    common::Result<int64_t> replicas = CountAt(group, "replicas", at + ".replicas", 1);
+    if (!replicas.ok()) return replicas.error();
+    common::Result<int64_t> hosts = CountAt(group, "numOfHosts", at + ".numOfHosts", 1);
+    if (!hosts.ok()) return hosts.error();
+    info.size = SaturatingAdd(info.size, SaturatingTimes(*replicas, std::max<int64_t>(*hosts, 1)));
+  }
+  return info;
+}
+
 Informers::Informers(KubeClient* client, ClusterObserver* observer, ObjectDecoders decoders,
                      InformerOptions options) {
   const common::Clock* clock =
@@ -313,9 +335,11 @@ Informers::Informers(KubeClient* client, ClusterObserver* observer, ObjectDecode
         GangSizeSink<DecodeTFJob>(observer));
     add(ResourceSpec{"mpijobs", "/apis/kubeflow.org/v2beta1/mpijobs", "", true, {}},
         ObjectKind::kMPIJob, GangSizeSink<DecodeMPIJob>(observer));
+    add(ResourceSpec{"rayclusters", "/apis/ray.io/v1/rayclusters", "", true, {}},
+        ObjectKind::kRayCluster, GangSizeSink<DecodeRayCluster>(observer));
   } else {
     for (ObjectKind kind : {ObjectKind::kJob, ObjectKind::kJobSet, ObjectKind::kPyTorchJob,
-                            ObjectKind::kTFJob, ObjectKind::kMPIJob}) {
+                            ObjectKind::kTFJob, ObjectKind::kMPIJob, ObjectKind::kRayCluster}) {
       observer->OnSynced(kind);
     }
   }

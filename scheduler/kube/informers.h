@@ -41,7 +41,7 @@ struct InformerOptions {
   std::string pod_field_selector = "status.phase!=Succeeded,status.phase!=Failed";
   bool watch_local_queues = true;
   bool watch_pod_groups = true;
-  // Jobs, JobSets, PyTorchJobs, TFJobs and MPIJobs: the gang sizes they declare.
+  // Jobs, JobSets, PyTorchJobs, TFJobs, MPIJobs and RayClusters: the gang sizes they declare.
   bool watch_jobs = true;
   ReflectorOptions reflector;
   const common::Clock* clock = nullptr;  // nullptr: SystemClock
@@ -118,5 +118,9 @@ struct GangSizeInfo {
 [[nodiscard]] common::Result<GangSizeInfo> DecodePyTorchJob(const rapidjson::Value& object);
 [[nodiscard]] common::Result<GangSizeInfo> DecodeTFJob(const rapidjson::Value& object);
 [[nodiscard]] common::Result<GangSizeInfo> DecodeMPIJob(const rapidjson::Value& object);
+// ray.io RayCluster (also the cluster a RayJob creates and runs in): owner/<uid>, its head plus
+// Σ spec.workerGroupSpecs[].replicas (1 when absent) × numOfHosts (1 when absent), as Kueue
+// counts its pod sets.
+[[nodiscard]] common::Result<GangSizeInfo> DecodeRayCluster(const rapidjson::Value& object);
 
 }  // namespace taskgov::scheduler::kube

@@ -96,7 +96,7 @@ class InformersTest : public ::testing::Test {
   }
 
   bool WaitSynced() {
-    return observer_.Wait([](RecordingObserver& o) { return o.synced_.size() == 10; });
+    return observer_.Wait([](RecordingObserver& o) { return o.synced_.size() == 11; });
   }
 
   ReflectorStats StatsOf(const std::string& resource) {
@@ -172,7 +172,7 @@ TEST_F(InformersTest, InitialSyncFromTheSampleCluster) {
     for (auto kind :
          {ObjectKind::kPod, ObjectKind::kNode, ObjectKind::kNamespace, ObjectKind::kLocalQueue,
           ObjectKind::kPodGroup, ObjectKind::kJob, ObjectKind::kJobSet, ObjectKind::kPyTorchJob,
-          ObjectKind::kTFJob, ObjectKind::kMPIJob}) {
+          ObjectKind::kTFJob, ObjectKind::kMPIJob, ObjectKind::kRayCluster}) {
       EXPECT_EQ(o.synced_[kind], 1);
     }
     return 0;
@@ -798,6 +798,31 @@ TEST(DecodeGangSizeTest, TFJobAndMPIJobReplicas) {
                 .error()
                 .message,
             "spec.mpiReplicaSpecs.Worker.replicas: expected a non-negative integer");
+}
+
+// As Kueue counts a RayCluster's pod sets: the head, and per worker group its replicas (1 when
+// absent) times numOfHosts.
+TEST(DecodeGangSizeTest, ARayClustersHeadAndWorkerGroups) {
+  common::Result<GangSizeInfo> ray = Decoded(DecodeRayCluster, R"({
+    "metadata":{"name":"r","namespace":"n","uid":"ray"},
+    "spec":{"headGroupSpec":{},"workerGroupSpecs":[{"replicas":3},{},{"replicas":2,"numOfHosts":4}]}})");
+  ASSERT_TRUE(ray.ok()) << ray.error().message;
+  EXPECT_EQ(ray->workload, "owner/ray");
+  EXPECT_EQ(ray->size, 1 + 3 + 1 + 8);
+  common::Result<GangSizeInfo> head_only = Decoded(DecodeRayCluster, R"({
+    "metadata":{"name":"r","namespace":"n","uid":"ray"},"spec":{"headGroupSpec":{}}})");
+  ASSERT_TRUE(head_only.ok());
+  EXPECT_EQ(head_only->size, 1);
+  EXPECT_EQ(Decoded(DecodeRayCluster, R"({"metadata":{"name":"r","uid":"u"},
+    "spec":{"workerGroupSpecs":[{"replicas":1},{"numOfHosts":-2}]}})")
+                .error()
+                .message,
+            "spec.workerGroupSpecs[1].numOfHosts: expected a non-negative integer");
+  EXPECT_EQ(Decoded(DecodeRayCluster, R"({"metadata":{"name":"r","uid":"u"},
+    "spec":{"workerGroupSpecs":{}}})")
+                .error()
+                .message,
+            "spec.workerGroupSpecs: expected a list");
 }
 
 }  // namespace

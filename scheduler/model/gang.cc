@@ -6,8 +6,8 @@ namespace taskgov::scheduler {
 namespace {
 
 constexpr std::string_view kGangOwnerKinds[] = {
-    "Job",    "JobSet",   "PyTorchJob",         "TFJob",  "MPIJob", "XGBoostJob", "PaddleJob",
-    "JAXJob", "TrainJob", "HyperPodPyTorchJob", "RayJob",
+    "Job",    "JobSet",   "PyTorchJob",         "TFJob",  "MPIJob",     "XGBoostJob", "PaddleJob",
+    "JAXJob", "TrainJob", "HyperPodPyTorchJob", "RayJob", "RayCluster",
 };
 
 const std::string* LabelOrAnnotation(const Pod& pod, std::string_view key) {
@@ -23,7 +23,7 @@ const std::string* LabelOrAnnotation(const Pod& pod, std::string_view key) {
 // The source of a gang named by its controller owner's kind (the names are GangSourceName's).
 GangSource OwnerSource(std::string_view kind) {
   for (GangSource source : {GangSource::kJob, GangSource::kJobSet, GangSource::kPyTorchJob,
-                            GangSource::kTFJob, GangSource::kMPIJob}) {
+                            GangSource::kTFJob, GangSource::kMPIJob, GangSource::kRayCluster}) {
     if (GangSourceName(source) == kind) return source;
   }
   return GangSource::kOtherOwner;
@@ -94,6 +94,8 @@ std::string_view GangSourceName(GangSource source) {
       return "TFJob";
     case GangSource::kMPIJob:
       return "MPIJob";
+    case GangSource::kRayCluster:
+      return "RayCluster";
     case GangSource::kOtherOwner:
       return "job owner";
   }

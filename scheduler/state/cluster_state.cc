@@ -21,6 +21,7 @@ constexpr std::pair<ObjectKind, GangSource> kGangSourceKinds[] = {
     {ObjectKind::kPyTorchJob, GangSource::kPyTorchJob},
     {ObjectKind::kTFJob, GangSource::kTFJob},
     {ObjectKind::kMPIJob, GangSource::kMPIJob},
+    {ObjectKind::kRayCluster, GangSource::kRayCluster},
 };
 
 // The effective request KeptPart stored in the kept pod.

@@ -69,6 +69,7 @@ const std::vector<ResourceType>& Types() {
       {"kubeflow.org/v1", "pytorchjobs", "PyTorchJob", true, true},
       {"kubeflow.org/v1", "tfjobs", "TFJob", true, true},
       {"kubeflow.org/v2beta1", "mpijobs", "MPIJob", true, true},
+      {"ray.io/v1", "rayclusters", "RayCluster", true, true},
   };
   return types;
 }
