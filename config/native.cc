@@ -1,6 +1,7 @@
 // The native taskgov schema (apiVersion taskgov.io/v1): TaskGovernancePolicy and Team documents.
 // config/README.md documents every field with a complete example.
 
+#include <algorithm>
 #include <limits>
 
 #include "config/dialects.h"
@@ -32,6 +33,39 @@ void SetNameIf(ObjectReader& r, std::string_view key, std::string_view what, boo
   std::optional<std::string> name = r.String(key);
   if (!CheckNameField(r, key, what, name, NameRule::kDnsSubdomain, allow_empty)) return;
   SetIf(std::move(name), r, key, s);
+}
+
+// Kueue's fairSharing.preemptionStrategies: a non-empty list of distinct strategy names.
+std::optional<std::vector<scheduler::FairShareStrategy>> ReadFairSharingStrategies(
+    ObjectReader& r, std::string_view key) {
+  std::optional<std::vector<std::string>> names = r.StringList(key);
+  if (!names) return std::nullopt;
+  std::vector<scheduler::FairShareStrategy> out;
+  for (size_t i = 0; i < names->size(); ++i) {
+    const std::string& name = (*names)[i];
+    scheduler::FairShareStrategy s;
+    if (name == "LessThanOrEqualToFinalShare") {
+      s = scheduler::FairShareStrategy::kLessThanOrEqualToFinalShare;
+    } else if (name == "LessThanInitialShare") {
+      s = scheduler::FairShareStrategy::kLessThanInitialShare;
+    } else {
+      r.ctx().Error(
+          r.PathOf(key) + "[" + std::to_string(i) + "]", r.MarkOf(key),
+          "must be one of LessThanOrEqualToFinalShare, LessThanInitialShare; got '" + name + "'");
+      return std::nullopt;
+    }
+    if (std::find(out.begin(), out.end(), s) != out.end()) {
+      r.ctx().Error(r.PathOf(key) + "[" + std::to_string(i) + "]", r.MarkOf(key),
+                    "'" + name + "' is listed twice");
+      return std::nullopt;
+    }
+    out.push_back(s);
+  }
+  if (out.empty()) {
+    r.ctx().Error(r.PathOf(key), r.MarkOf(key), "must name at least one strategy");
+    return std::nullopt;
+  }
+  return out;
 }
 
 std::optional<QueueingStrategy> ReadQueueing(ObjectReader& r, std::string_view key) {
@@ -284,6 +318,8 @@ void DecodePolicy(ObjectReader& r, ConfigSet* out) {
           &out->grace_period_seconds);
     SetIf(p.Integer("minimumRuntimeSeconds", 0, kMaxSeconds), p, "minimumRuntimeSeconds",
           &out->minimum_runtime_seconds);
+    SetIf(ReadFairSharingStrategies(p, "fairSharingStrategies"), p, "fairSharingStrategies",
+          &out->fair_sharing_strategies);
   }
   if (r.Has("gangs")) {
     ObjectReader g = r.Object("gangs");

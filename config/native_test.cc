@@ -157,6 +157,38 @@ TEST(Native, GangTimeoutDefaultsToFiveMinutesAndIsSetPerPolicy) {
       << Dump(zero);
 }
 
+// Kueue's fairSharing.preemptionStrategies: the default pair, or a list of distinct names.
+TEST(Native, FairSharingStrategies) {
+  using scheduler::FairShareStrategy;
+  const std::string teams = R"(teams:
+  - name: a
+    compute: [{instanceType: ml.g5.12xlarge, accelerators: 3}]
+)";
+  auto with = [&](const std::string& list) {
+    return LoadOne("t.yaml", std::string(kPolicyHead) +
+                                 "preemption: {fairSharingStrategies: " + list + "}\n" + teams);
+  };
+  LoadResult fallback = LoadOne("t.yaml", std::string(kPolicyHead) + teams);
+  ASSERT_TRUE(fallback.ok()) << Dump(fallback);
+  EXPECT_EQ(fallback.policy->preemption.fair_sharing_strategies,
+            (std::vector<FairShareStrategy>{FairShareStrategy::kLessThanOrEqualToFinalShare,
+                                            FairShareStrategy::kLessThanInitialShare}));
+  LoadResult one = with("[LessThanInitialShare]");
+  ASSERT_TRUE(one.ok()) << Dump(one);
+  EXPECT_EQ(one.policy->preemption.fair_sharing_strategies,
+            std::vector<FairShareStrategy>{FairShareStrategy::kLessThanInitialShare});
+  const std::pair<const char*, const char*> bad[] = {
+      {"[LessThanFinalShare]", "preemption.fairSharingStrategies[0]"},
+      {"[LessThanInitialShare, LessThanInitialShare]", "preemption.fairSharingStrategies[1]"},
+      {"[]", "preemption.fairSharingStrategies"},
+  };
+  for (const auto& [list, path] : bad) {
+    LoadResult r = with(list);
+    EXPECT_FALSE(r.ok()) << list;
+    EXPECT_TRUE(HasDiagnostic(r, Severity::kError, "t.yaml", path, "")) << list << "\n" << Dump(r);
+  }
+}
+
 TEST(Native, TeamResolutionRules) {
   LoadResult defaults = LoadOne("t.yaml", R"(
 apiVersion: taskgov.io/v1

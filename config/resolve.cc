@@ -122,6 +122,8 @@ class Resolver {
         ValueOr(set_.grace_period_seconds, p.preemption.grace_period_seconds);
     p.preemption.minimum_runtime_seconds =
         ValueOr(set_.minimum_runtime_seconds, p.preemption.minimum_runtime_seconds);
+    p.preemption.fair_sharing_strategies =
+        ValueOr(set_.fair_sharing_strategies, p.preemption.fair_sharing_strategies);
     p.gang_timeout_seconds = ValueOr(set_.gang_timeout_seconds, p.gang_timeout_seconds);
     p.no_team = ValueOr(set_.no_team, scheduler::NoTeamAction::kPassThrough);
     p.team_resolution.pod_label = ValueOr(set_.team_pod_label, p.team_resolution.pod_label);

@@ -176,6 +176,7 @@ struct ConfigSet {
   Setting<bool> use_pod_priority_class_name;
   Setting<int64_t> grace_period_seconds;
   Setting<int64_t> minimum_runtime_seconds;
+  Setting<std::vector<scheduler::FairShareStrategy>> fair_sharing_strategies;
   Setting<int64_t> gang_timeout_seconds;
   Setting<scheduler::NoTeamAction> no_team;
   Setting<std::string> team_pod_label;        // teamResolution.podLabel

@@ -21,8 +21,8 @@
 // The victims' names and reasons must be Kueue's: InClusterQueue ↔ InTeamPriority,
 // InCohortReclamation ↔ Reclaim, InCohortFairSharing ↔ FairShare; InCohortReclaimWhileBorrowing
 // has no taskgov counterpart. A case the policy model cannot express (hierarchical cohorts, a
-// Cohort's own quota or weight, borrowWithinCohort, preemption strategies other than the
-// default pair, a workload over several pod sets or flavors) fails, naming what is missing.
+// Cohort's own quota or weight, borrowWithinCohort, a workload over several pod sets or
+// flavors) fails, naming what is missing.
 // Every case records Kueue's and taskgov's victims as test properties (kueue, taskgov).
 
 #include <gtest/gtest.h>
@@ -545,13 +545,6 @@ void PreemptionGaps(const KueueCase& c, std::vector<std::string>* out) {
                                                    : std::string("unset")) +
                    ")");
   }
-  const std::vector<std::string> kDefaultStrategies = {"LessThanOrEqualToFinalShare",
-                                                       "LessThanInitialShare"};
-  if (c.strategies && *c.strategies != kDefaultStrategies) {
-    out->push_back(
-        "fairSharing.preemptionStrategies [" + Join(*c.strategies, ", ") +
-        "] (taskgov always applies LessThanOrEqualToFinalShare or LessThanInitialShare)");
-  }
 }
 
 // Workloads that are not one pod request (or gang of equal pods) on one flavor.
@@ -613,6 +606,20 @@ PolicyPtr BuildPolicy(const KueueCase& c, std::string* error) {
   auto policy = std::make_shared<Policy>();
   policy->idle_compute = c.fair_sharing ? IdleComputeAllocation::kFairShare
                                         : IdleComputeAllocation::kFirstComeFirstServe;
+  if (c.strategies && !c.strategies->empty()) {  // empty: Kueue's default pair
+    policy->preemption.fair_sharing_strategies.clear();
+    for (const std::string& name : *c.strategies) {
+      if (name == "LessThanOrEqualToFinalShare") {
+        policy->preemption.fair_sharing_strategies.push_back(
+            FairShareStrategy::kLessThanOrEqualToFinalShare);
+      } else if (name == "LessThanInitialShare") {
+        policy->preemption.fair_sharing_strategies.push_back(
+            FairShareStrategy::kLessThanInitialShare);
+      } else {
+        *error = "unknown fair-sharing strategy " + name;
+      }
+    }
+  }
   std::set<std::string> flavors;
   auto add_flavor = [&](const std::string& name) {
     if (!flavors.insert(name).second) return;

@@ -338,13 +338,18 @@ Verdict JudgeVictim(const Policy& policy, const PreemptorFacts& preemptor,
   if (preemptor_after == kUnlimited) return Never("the preemptor's fair-share weight is 0");
   const int64_t victim_before = sim->Share(vrow);
   const int64_t victim_after = sim->ShareAfterRemoving(vrow, victim_charge);
-  if (preemptor_after <= victim_after) return Yes(PreemptionReason::kFairShare);
-  if (preemptor_after < victim_before) {
-    Verdict v = Yes(PreemptionReason::kFairShare);
-    v.initial_share_only = true;
-    return v;
+  Verdict v = No("its team's weighted share is not above the preemptor's");
+  v.reason = PreemptionReason::kFairShare;
+  v.final_share = preemptor_after <= victim_after;
+  v.initial_share = preemptor_after < victim_before;
+  for (FairShareStrategy s : policy.preemption.fair_sharing_strategies) {
+    if (s == FairShareStrategy::kLessThanOrEqualToFinalShare ? v.final_share : v.initial_share) {
+      v.allowed = true;
+      v.why_not = {};
+      break;
+    }
   }
-  return No("its team's weighted share is not above the preemptor's");
+  return v;
 }
 
 // ---- nodes and candidates ----
@@ -627,16 +632,29 @@ Verdict VictimSelector::Judge(const SelectionInput& in, int prow, const Unit& un
 
 Verdict VictimSelector::JudgeInRound(const SelectionInput& in, int prow, const Unit& unit) const {
   Verdict v = Judge(in, prow, unit, work_);
-  if (within_nominal_round_ && v.reclaim_if_within_nominal) v.allowed = true;
-  if (final_share_round_ && v.initial_share_only) v.allowed = false;
+  if (round_.within_nominal && v.reclaim_if_within_nominal) v.allowed = true;
+  if (v.allowed && v.reason == PreemptionReason::kFairShare) {
+    v.allowed = ((round_.fair_strategies & kFinalShareBit) != 0 && v.final_share) ||
+                ((round_.fair_strategies & kInitialShareBit) != 0 && v.initial_share);
+  }
   return v;
 }
 
-bool VictimSelector::RoundApplies(const SelectionInput& in, int prow, bool within_nominal,
-                                  bool final_share) const {
-  if (within_nominal) return WithinNominalRoundApplies(in, prow);
-  if (final_share) return in.policy->idle_compute == IdleComputeAllocation::kFairShare;
-  return true;
+void VictimSelector::PlanRounds(const SelectionInput& in, int prow) {
+  rounds_.clear();
+  if (in.policy->idle_compute != IdleComputeAllocation::kFairShare) {
+    if (WithinNominalRoundApplies(in, prow)) rounds_.push_back(Round{true, 0});
+    rounds_.push_back(Round{false, 0});
+    return;
+  }
+  // Fair sharing: the policy's strategies, one more each round.
+  uint8_t strategies = 0;
+  for (FairShareStrategy s : in.policy->preemption.fair_sharing_strategies) {
+    strategies |=
+        s == FairShareStrategy::kLessThanOrEqualToFinalShare ? kFinalShareBit : kInitialShareBit;
+    rounds_.push_back(Round{false, strategies});
+  }
+  if (rounds_.empty()) rounds_.push_back(Round{false, 0});
 }
 
 bool VictimSelector::WithinNominalRoundApplies(const SelectionInput& in, int prow) const {
@@ -704,7 +722,7 @@ bool VictimSelector::Walk(const SelectionInput& in, int prow, int node, uint32_t
         if (!c.governed) continue;
         const int64_t after = SaturatingAdd(c.usage, req[s]);
         // In the round without borrowing the nominal quota is the team's limit.
-        if (after > (within_nominal_round_ ? c.nominal : c.ceiling)) team_short |= 1u << s;
+        if (after > (round_.within_nominal ? c.nominal : c.ceiling)) team_short |= 1u << s;
         const int64_t delta = Positive(after - c.guaranteed) - Positive(c.usage - c.guaranteed);
         if (delta > 0 &&
             SaturatingAdd(work_.pool_used(prow, s), delta) > work_.pool_capacity(prow, s)) {
@@ -752,7 +770,7 @@ bool VictimSelector::Replay(const SelectionInput& in, int prow, int node,
     if (with_reasons != nullptr) with_reasons->push_back(Taken{t.unit, t.pos, verdict.reason});
   }
   return work_.Fits(prow, request_) && (node < 0 || Room(free)) &&
-         (!within_nominal_round_ || work_.WithinNominal(prow, request_));
+         (!round_.within_nominal || work_.WithinNominal(prow, request_));
 }
 
 void VictimSelector::Minimize(const SelectionInput& in, int prow, int node,
@@ -771,8 +789,7 @@ void VictimSelector::Minimize(const SelectionInput& in, int prow, int node,
 // Select: fits now → request slots → units (lasting refusals set aside, ordered) → quota walk →
 // best node → victims with their notes.
 Selection VictimSelector::Select(const SelectionInput& in) {
-  within_nominal_round_ = false;
-  final_share_round_ = false;
+  round_ = Round{};
   Selection out;
   const Preemptor& p = *in.preemptor;
   out.flavor = in.quota->flavor();
@@ -796,11 +813,9 @@ Selection VictimSelector::Select(const SelectionInput& in) {
   // or fair sharing's first strategy alone (FairShare); then every rule.
   int node = -1;
   bool quota_freed = false;
-  static constexpr std::pair<bool, bool> kRounds[] = {{true, false}, {false, true}, {false, false}};
-  for (const auto& [within_nominal, final_share] : kRounds) {
-    if (!RoundApplies(in, prow, within_nominal, final_share)) continue;
-    within_nominal_round_ = within_nominal;
-    final_share_round_ = final_share;
+  PlanRounds(in, prow);
+  for (const Round& round : rounds_) {
+    round_ = round;
     work_.Rollback(base_mark_);
     if (!Walk(in, prow, /*node=*/-1, std::numeric_limits<uint32_t>::max(),
               /*room_first=*/false, &taken_)) {
@@ -811,8 +826,7 @@ Selection VictimSelector::Select(const SelectionInput& in) {
     if (node >= 0) break;
   }
   if (!quota_freed) {
-    within_nominal_round_ = false;
-    final_share_round_ = false;
+    round_ = Round{};
     out.explanation = "no victims can make room for " + p.key + ": " + why_not_now + "; " +
                       CandidatesSummary(in, prow);
     return out;

@@ -216,9 +216,10 @@ struct Verdict {
   // The refusal holds however much usage the state loses (minimum runtime, priorities,
   // policies, another cohort, a team within its nominal): the victim can be set aside.
   bool lasting = false;
-  // Allowed by LessThanInitialShare alone (LessThanOrEqualToFinalShare refused it): the walk
-  // takes such victims only once the first rule alone has not been enough, as Kueue does.
-  bool initial_share_only = false;
+  // A FairShare verdict: which strategies hold (allowed: one the policy lists does). The walk
+  // tries the policy's strategies one more at a time, as Kueue does.
+  bool final_share = false;    // LessThanOrEqualToFinalShare
+  bool initial_share = false;  // LessThanInitialShare
   // Refused only because the preemptor would borrow (no fair sharing): the victim may be
   // reclaimed after all when the preemptor ends within its nominal quota once its own team's
   // victims are gone too — Kueue's round without borrowing (VictimSelector, step 4).
@@ -409,9 +410,8 @@ class VictimSelector {
   Verdict Judge(const SelectionInput& in, int prow, const Unit& unit, const QuotaSim& state) const;
   // Judge as the walk applies it (the round without borrowing allows conditional reclaims).
   Verdict JudgeInRound(const SelectionInput& in, int prow, const Unit& unit) const;
-  // Whether a walk under rules (within_nominal, final_share) is tried for this preemptor.
-  bool RoundApplies(const SelectionInput& in, int prow, bool within_nominal,
-                    bool final_share) const;
+  // The rounds to try for this preemptor, in order, into rounds_.
+  void PlanRounds(const SelectionInput& in, int prow);
   // Whether the round without borrowing is tried first: FirstComeFirstServe idle compute (no
   // fair-share preemption), the preemptor strictly under its nominal on every resource it asks
   // for, but over it once admitted.
@@ -455,10 +455,15 @@ class VictimSelector {
   std::vector<uint32_t> sequence_;
   // The rules of the walk in progress (header comment, step 4). Kueue's round without
   // borrowing: reclaims allowed only if the preemptor ends within its nominal quota are taken,
-  // and the walk succeeds only so. Fair sharing's first strategy alone: victims only
-  // LessThanInitialShare allows are not taken.
-  bool within_nominal_round_ = false;
-  bool final_share_round_ = false;
+  // and the walk succeeds only so. Fair sharing: the strategies this round may use
+  // (kFinalShareBit | kInitialShareBit).
+  static constexpr uint8_t kFinalShareBit = 1, kInitialShareBit = 2;
+  struct Round {
+    bool within_nominal = false;
+    uint8_t fair_strategies = kFinalShareBit | kInitialShareBit;
+  };
+  Round round_;
+  std::vector<Round> rounds_;
   QuotaSim work_;         // the state being tried: a copy of the input, journaled
   size_t base_mark_ = 0;  // work_ at the input state
   std::vector<std::pair<std::string_view, int>> excluded_;

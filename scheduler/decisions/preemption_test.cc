@@ -806,6 +806,30 @@ TEST_F(SelectTest, FairShareOrdersTheOwnTeamByItsShareWithThePod) {
   EXPECT_EQ(Victims(s), (Strings{"a1-low:InTeamPriority", "b1:FairShare"}));
 }
 
+// The policy's strategies decide (Kueue's fairSharing.preemptionStrategies): with
+// LessThanInitialShare alone the first candidate it allows goes (preemption_fair_test.go
+// "preempt lower priority first, even if big"); with LessThanOrEqualToFinalShare alone, x-big
+// is never allowed.
+TEST_F(SelectTest, FairShareUsesOnlyThePolicysStrategies) {
+  auto with = [&](std::vector<FairShareStrategy> strategies) {
+    Policy p = *FairShareTeams();
+    p.preemption.fair_sharing_strategies = std::move(strategies);
+    SetPolicy(std::make_shared<const Policy>(p));
+    nodes_ = FlavorNodes();
+    candidates_.clear();
+    AddNode("n0", 8);
+    Running("x-big", "team-x", 5, "n0", 0, 10);  // x: 5/8 = 625
+    Running("y0", "team-y", 3, "n0", 0, 50);     // y: 3/8 = 375
+    // y after = 4/8 = 500; x after = 0: the final-share rule refuses, the initial one allows.
+    return Select(Pending("y1", "team-y", 1));
+  };
+  Selection initial = with({FairShareStrategy::kLessThanInitialShare});
+  ASSERT_EQ(initial.outcome, Selection::Outcome::kVictims) << initial.explanation;
+  EXPECT_EQ(Victims(initial), (Strings{"x-big:FairShare"}));
+  EXPECT_EQ(with({FairShareStrategy::kLessThanOrEqualToFinalShare}).outcome,
+            Selection::Outcome::kNoVictims);
+}
+
 // Preemption composes (FirstComeFirstServe, Kueue's round without borrowing): team-a is under
 // its nominal but would borrow with the new pod; its own lower-priority pod and team-b's
 // borrowed pod go together, and team-a ends within its nominal (preemption_test.go "preempt from

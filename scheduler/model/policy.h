@@ -101,9 +101,17 @@ struct Cohort {
   std::string parent;  // hierarchical cohorts; empty at the root
 };
 
+// Kueue's fairSharing.preemptionStrategies: when a pod of another team may be taken under
+// FairShare (DESIGN §3.6), comparing the preemptor's weighted share after admission with the
+// victim team's share after losing it (final) or before (initial).
+enum class FairShareStrategy { kLessThanOrEqualToFinalShare, kLessThanInitialShare };
+
 struct PreemptionSettings {
   int64_t grace_period_seconds = 120;   // for evictions, so jobs can checkpoint
   int64_t minimum_runtime_seconds = 0;  // younger pods are never preempted
+  // Tried in order, each over every candidate before the next (Kueue's default pair).
+  std::vector<FairShareStrategy> fair_sharing_strategies = {
+      FairShareStrategy::kLessThanOrEqualToFinalShare, FairShareStrategy::kLessThanInitialShare};
 };
 
 // How a pod's team is found besides Kueue / Volcano queues and the teams' namespace lists
