@@ -1,5 +1,7 @@
 #include "config/dialects.h"
 
+#include <limits>
+
 #include "scheduler/common/k8s_names.h"
 
 namespace taskgov::config {
@@ -47,6 +49,19 @@ bool CheckNameField(const ObjectReader& r, std::string_view key, std::string_vie
                     const std::optional<std::string>& name, NameRule rule, bool allow_empty) {
   if (!name || (allow_empty && name->empty())) return true;
   return CheckName(r.ctx(), r.PathOf(key), r.MarkOf(key), what, *name, rule);
+}
+
+void ReadBorrowWithinCohort(ObjectReader& r, scheduler::BorrowWithinCohort* out,
+                            std::string_view key) {
+  if (!r.Has(key)) return;
+  ObjectReader b = r.Object(key);
+  if (auto policy = b.Enum<bool>("policy", {{"Never", false}, {"LowerPriority", true}})) {
+    out->lower_priority = *policy;
+  }
+  if (auto t = b.Integer("maxPriorityThreshold", std::numeric_limits<int32_t>::min(),
+                         std::numeric_limits<int32_t>::max())) {
+    out->max_priority_threshold = static_cast<int32_t>(*t);
+  }
 }
 
 Origin OriginOf(const DocContext& ctx, std::string path, Mark mark) {

@@ -74,6 +74,11 @@ bool CheckNameField(const ObjectReader& r, std::string_view key, std::string_vie
                     const std::optional<std::string>& name, NameRule rule,
                     bool allow_empty = false);
 
+// A borrowWithinCohort object at `key` of `r` (Kueue's ClusterQueue preemption field, also the
+// native team's): policy Never | LowerPriority, maxPriorityThreshold an integer. Absent: left.
+void ReadBorrowWithinCohort(ObjectReader& r, scheduler::BorrowWithinCohort* out,
+                            std::string_view key = "borrowWithinCohort");
+
 // Reads the common fields of one compute line (instance type, when present, and the amounts);
 // the caller reads its dialect's other fields and decides whether the instance type is required.
 // Returns nullopt when the line is unusable (already reported); a line whose instance type is

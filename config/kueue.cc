@@ -191,7 +191,7 @@ void CheckNamespaceSelector(ObjectReader& spec) {
   }
 }
 
-// spec.preemption: within-team and reclaim policies; borrowWithinCohort is not honoured.
+// spec.preemption: within-team, reclaim and borrow-within-cohort policies.
 void ReadPreemption(ObjectReader& spec, TeamSpec* team) {
   if (!spec.Has("preemption")) return;
   ObjectReader p = spec.Object("preemption");
@@ -208,17 +208,7 @@ void ReadPreemption(ObjectReader& spec, TeamSpec* team) {
                                       {"Any", ReclaimPolicy::kAny}})) {
     team->reclaim = *v;
   }
-  if (p.Has("borrowWithinCohort")) {
-    ObjectReader b = p.Object("borrowWithinCohort");
-    std::optional<std::string> policy = b.String("policy");
-    b.Ignore("maxPriorityThreshold");
-    if (policy && *policy != "Never") {
-      b.ctx().Warn(b.PathOf("policy"), b.MarkOf("policy"),
-                   "not honoured: a borrowing pod never preempts other teams' pods in taskgov "
-                   "(borrowWithinCohort " +
-                       *policy + ")");
-    }
-  }
+  ReadBorrowWithinCohort(p, &team->borrow_within_cohort);
 }
 
 // Warns about spec.flavorFungibility other than TryNextFlavor, which is what taskgov does.

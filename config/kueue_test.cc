@@ -111,6 +111,8 @@ spec: {parentName: company}
   const scheduler::Team* t = p.FindTeam("prod");
   EXPECT_EQ(t->within_team, scheduler::WithinTeamPreemption::kLowerOrNewerEqualPriority);
   EXPECT_EQ(t->reclaim, scheduler::ReclaimPolicy::kLowerPriority);
+  EXPECT_TRUE(t->borrow_within_cohort.lower_priority);  // honoured (FirstComeFirstServe)
+  EXPECT_EQ(t->borrow_within_cohort.max_priority_threshold, 100);
   EXPECT_EQ(t->queueing, scheduler::QueueingStrategy::kStrictFIFO);
   EXPECT_FALSE(t->active);
   EXPECT_DOUBLE_EQ(t->fair_share_weight, 0.5);
@@ -122,8 +124,7 @@ spec: {parentName: company}
   EXPECT_EQ(p.cohorts[0].name, "org");
   EXPECT_EQ(p.cohorts[0].parent, "company");
   // Each thing taskgov cannot honour is a warning naming the field.
-  for (const char* path : {"spec.stopPolicy", "spec.namespaceSelector",
-                           "spec.preemption.borrowWithinCohort.policy", "spec.admissionChecks"}) {
+  for (const char* path : {"spec.stopPolicy", "spec.namespaceSelector", "spec.admissionChecks"}) {
     EXPECT_TRUE(HasDiagnostic(r, Severity::kWarning, "kueue.yaml", path, "")) << path << Dump(r);
   }
   // 'default' is neither a ResourceFlavor here nor an instance type.

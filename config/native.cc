@@ -179,6 +179,7 @@ void DecodeTeam(ObjectReader& r, ConfigSet* out) {
                                       {"Never", ReclaimPolicy::kNever}})) {
     team.reclaim = *v;
   }
+  ReadBorrowWithinCohort(r, &team.borrow_within_cohort);
   team.queueing = ReadQueueing(r, "queueingStrategy");
   if (auto v = r.Enum<bool>("activationState", {{"Enabled", true}, {"Disabled", false}})) {
     team.active = *v;

@@ -157,6 +157,30 @@ TEST(Native, GangTimeoutDefaultsToFiveMinutesAndIsSetPerPolicy) {
       << Dump(zero);
 }
 
+// A team's borrowWithinCohort, as Kueue's ClusterQueue field.
+TEST(Native, BorrowWithinCohort) {
+  LoadResult r = LoadOne("t.yaml", std::string(kPolicyHead) + R"(teams:
+  - name: a
+    borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: -3}
+    compute: [{instanceType: ml.g5.12xlarge, accelerators: 3}]
+  - name: b
+    compute: [{instanceType: ml.g5.12xlarge, accelerators: 3}]
+)");
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  EXPECT_TRUE(r.policy->FindTeam("a")->borrow_within_cohort.lower_priority);
+  EXPECT_EQ(r.policy->FindTeam("a")->borrow_within_cohort.max_priority_threshold, -3);
+  EXPECT_FALSE(r.policy->FindTeam("b")->borrow_within_cohort.lower_priority);
+  LoadResult bad = LoadOne("t.yaml", std::string(kPolicyHead) + R"(teams:
+  - name: a
+    borrowWithinCohort: {policy: Always}
+    compute: [{instanceType: ml.g5.12xlarge, accelerators: 3}]
+)");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_TRUE(
+      HasDiagnostic(bad, Severity::kError, "t.yaml", "teams[0].borrowWithinCohort.policy", ""))
+      << Dump(bad);
+}
+
 // Kueue's fairSharing.preemptionStrategies: the default pair, or a list of distinct names.
 TEST(Native, FairSharingStrategies) {
   using scheduler::FairShareStrategy;

@@ -346,6 +346,7 @@ class Resolver {
     team.queueing = spec.queueing.value_or(default_queueing_);
     team.within_team = spec.within_team;
     team.reclaim = spec.reclaim;
+    team.borrow_within_cohort = spec.borrow_within_cohort;
     team.active = spec.active;
     team.reclaimable = spec.reclaimable;
     const bool hyperpod_like =

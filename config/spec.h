@@ -110,6 +110,7 @@ struct TeamSpec {
   std::optional<scheduler::QueueingStrategy> queueing;  // nullopt: the cluster default
   scheduler::WithinTeamPreemption within_team = scheduler::WithinTeamPreemption::kLowerPriority;
   scheduler::ReclaimPolicy reclaim = scheduler::ReclaimPolicy::kAny;
+  scheduler::BorrowWithinCohort borrow_within_cohort;
   bool active = true;
   bool reclaimable = true;
   std::string cluster_queue;  // empty: the dialect default

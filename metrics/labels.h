@@ -77,9 +77,7 @@ inline constexpr std::array<LabelValue, 5> kHttpRefusals = {{
 }
 
 // Preemption reasons of taskgov_preemptions_total{reason} and the Kueue reason each is exported
-// as in kueue_preempted_workloads_total{reason}. Only reasons the preemption controller
-// produces are listed (Kueue's InCohortReclaimWhileBorrowing has no counterpart: taskgov does
-// not let a borrowing team reclaim).
+// as in kueue_preempted_workloads_total{reason}.
 struct PreemptionReason {
   std::string_view name;
   std::string_view kueue_reason;
@@ -88,10 +86,13 @@ struct PreemptionReason {
 inline constexpr std::string_view kPreemptWithinTeam = "within_team";
 inline constexpr std::string_view kPreemptReclaim = "reclaim";
 inline constexpr std::string_view kPreemptFairShare = "fair_share";
-inline constexpr std::array<PreemptionReason, 3> kPreemptionReasons = {{
+inline constexpr std::string_view kPreemptReclaimWhileBorrowing = "reclaim_while_borrowing";
+inline constexpr std::array<PreemptionReason, 4> kPreemptionReasons = {{
     {kPreemptWithinTeam, "InClusterQueue", "a lower-priority pod of the same team"},
     {kPreemptReclaim, "InCohortReclamation", "nominal quota taken back from a borrower"},
     {kPreemptFairShare, "InCohortFairSharing", "borrowed capacity of a team above its share"},
+    {kPreemptReclaimWhileBorrowing, "InCohortReclaimWhileBorrowing",
+     "a lower-priority borrowed pod taken by a pod that borrows too (borrowWithinCohort)"},
 }};
 
 }  // namespace taskgov::metrics

@@ -114,7 +114,8 @@ struct VerbSeries {
 const PreemptionReason* PreemptionLabel(scheduler::PreemptionReason reason) {
   static_assert(kPreemptionReasons[0].name == kPreemptWithinTeam &&
                 kPreemptionReasons[1].name == kPreemptReclaim &&
-                kPreemptionReasons[2].name == kPreemptFairShare);
+                kPreemptionReasons[2].name == kPreemptFairShare &&
+                kPreemptionReasons[3].name == kPreemptReclaimWhileBorrowing);
   switch (reason) {
     case scheduler::PreemptionReason::kInTeamPriority:
       return &kPreemptionReasons[0];
@@ -122,6 +123,8 @@ const PreemptionReason* PreemptionLabel(scheduler::PreemptionReason reason) {
       return &kPreemptionReasons[1];
     case scheduler::PreemptionReason::kFairShare:
       return &kPreemptionReasons[2];
+    case scheduler::PreemptionReason::kReclaimWhileBorrowing:
+      return &kPreemptionReasons[3];
     case scheduler::PreemptionReason::kPriority:
       return nullptr;
   }

@@ -511,7 +511,6 @@ TEST(MetricsTest, HelpTextsListExactlyTheEmittedReasons) {
         << r.kueue_reason;
     EXPECT_NE(ours.find(std::string(r.name) + " ("), std::string::npos) << r.name;
   }
-  EXPECT_EQ(kueue.find("InCohortReclaimWhileBorrowing"), std::string::npos);
 }
 
 TEST(MetricsTest, InformerAgeFollowsTheInjectedClock) {

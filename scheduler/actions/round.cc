@@ -42,7 +42,8 @@ Freed FreedBy(const Round& round) {
   out.resource = MainResource(round.preemptor.request);
   const std::optional<NameId> resource_id = ResourceNames().Find(out.resource);
   for (const RoundVictim& v : round.victims) {
-    out.reclaim = out.reclaim || v.reason == PreemptionReason::kReclaim;
+    out.reclaim = out.reclaim || v.reason == PreemptionReason::kReclaim ||
+                  v.reason == PreemptionReason::kReclaimWhileBorrowing;
     out.fair = out.fair || v.reason == PreemptionReason::kFairShare;
     const std::string& team = TeamNames().Name(v.team);
     auto t = std::find_if(out.teams.begin(), out.teams.end(),

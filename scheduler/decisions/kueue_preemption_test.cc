@@ -19,10 +19,10 @@
 //    requests, need = Kueue's Assignment.TotalRequestsFor (when it is empty — an assignment Count
 //    of 0 — Preemptor::quota_request() falls back to the request).
 // The victims' names and reasons must be Kueue's: InClusterQueue ↔ InTeamPriority,
-// InCohortReclamation ↔ Reclaim, InCohortFairSharing ↔ FairShare; InCohortReclaimWhileBorrowing
-// has no taskgov counterpart. A case the policy model cannot express (hierarchical cohorts, a
-// Cohort's own quota or weight, borrowWithinCohort, a workload over several pod sets or
-// flavors) fails, naming what is missing.
+// InCohortReclamation ↔ Reclaim, InCohortFairSharing ↔ FairShare, InCohortReclaimWhileBorrowing
+// ↔ ReclaimWhileBorrowing (borrowWithinCohort → Team::borrow_within_cohort). A case the policy
+// model cannot express (hierarchical cohorts, a Cohort's own quota or weight, a workload over
+// several pod sets or flavors) fails, naming what is missing.
 // Every case records Kueue's and taskgov's victims as test properties (kueue, taskgov).
 
 #include <gtest/gtest.h>
@@ -533,20 +533,6 @@ void CohortGaps(const KueueCase& c, std::vector<std::string>* out) {
   }
 }
 
-// Preemption settings taskgov has no field for.
-void PreemptionGaps(const KueueCase& c, std::vector<std::string>* out) {
-  // Classical preemption reads the preemptor's borrowWithinCohort; fair sharing ignores it.
-  const ClusterQueue* target = FindQueue(c, c.target_cq);
-  if (!c.fair_sharing && target != nullptr && !target->borrow_within_cohort.empty() &&
-      target->borrow_within_cohort != "Never") {
-    out->push_back("borrowWithinCohort (ClusterQueue " + target->name + ": policy " +
-                   target->borrow_within_cohort + ", maxPriorityThreshold " +
-                   (target->max_priority_threshold ? std::to_string(*target->max_priority_threshold)
-                                                   : std::string("unset")) +
-                   ")");
-  }
-}
-
 // Workloads that are not one pod request (or gang of equal pods) on one flavor.
 void WorkloadGaps(const KueueCase& c, std::vector<std::string>* out) {
   if (c.incoming.pod_sets.size() > 1) {
@@ -579,7 +565,6 @@ void WorkloadGaps(const KueueCase& c, std::vector<std::string>* out) {
 std::vector<std::string> MissingFeatures(const KueueCase& c) {
   std::vector<std::string> out;
   CohortGaps(c, &out);
-  PreemptionGaps(c, &out);
   WorkloadGaps(c, &out);
   return out;
 }
@@ -636,6 +621,15 @@ PolicyPtr BuildPolicy(const KueueCase& c, std::string* error) {
     // A nil Preemption is Never / Never, as an unset field is.
     team.within_team = cq.has_preemption ? WithinTeam(cq, error) : WithinTeamPreemption::kNever;
     team.reclaim = cq.has_preemption ? Reclaim(cq, error) : ReclaimPolicy::kNever;
+    if (cq.borrow_within_cohort == "LowerPriority") {
+      team.borrow_within_cohort.lower_priority = true;
+      if (cq.max_priority_threshold) {
+        team.borrow_within_cohort.max_priority_threshold =
+            static_cast<int32_t>(*cq.max_priority_threshold);
+      }
+    } else if (!cq.borrow_within_cohort.empty() && cq.borrow_within_cohort != "Never") {
+      *error = cq.name + ": unknown borrowWithinCohort policy " + cq.borrow_within_cohort;
+    }
     for (const FlavorQuota& fq : cq.quota) add_flavor(fq.flavor);
     policy->teams.push_back(std::move(team));
   }
@@ -788,6 +782,9 @@ std::string TaskgovReason(const std::string& kueue) {
   if (kueue == "InClusterQueue") return std::string(ReasonName(PreemptionReason::kInTeamPriority));
   if (kueue == "InCohortReclamation") return std::string(ReasonName(PreemptionReason::kReclaim));
   if (kueue == "InCohortFairSharing") return std::string(ReasonName(PreemptionReason::kFairShare));
+  if (kueue == "InCohortReclaimWhileBorrowing") {
+    return std::string(ReasonName(PreemptionReason::kReclaimWhileBorrowing));
+  }
   return kueue + "(no taskgov counterpart)";
 }
 

@@ -48,6 +48,8 @@ std::string_view ReasonName(PreemptionReason reason) {
       return "Reclaim";
     case PreemptionReason::kFairShare:
       return "FairShare";
+    case PreemptionReason::kReclaimWhileBorrowing:
+      return "ReclaimWhileBorrowing";
     case PreemptionReason::kPriority:
       return "Priority";
   }
@@ -329,6 +331,11 @@ Verdict JudgeVictim(const Policy& policy, const PreemptorFacts& preemptor,
   if (!sim->Borrowing(vrow, request)) return Never("its team is within its nominal quota");
   if (sim->WithinNominal(prow, request)) return Yes(PreemptionReason::kReclaim);
   if (policy.idle_compute != IdleComputeAllocation::kFairShare) {
+    const BorrowWithinCohort& bwc = preemptor.team->borrow_within_cohort;
+    if (bwc.lower_priority && lower &&
+        (!bwc.max_priority_threshold || victim.priority <= *bwc.max_priority_threshold)) {
+      return Yes(PreemptionReason::kReclaimWhileBorrowing);
+    }
     Verdict v = No("the preemptor would borrow (no fair-share preemption)");
     v.reason = PreemptionReason::kReclaim;
     v.reclaim_if_within_nominal = true;
@@ -643,6 +650,13 @@ Verdict VictimSelector::JudgeInRound(const SelectionInput& in, int prow, const U
 void VictimSelector::PlanRounds(const SelectionInput& in, int prow) {
   rounds_.clear();
   if (in.policy->idle_compute != IdleComputeAllocation::kFairShare) {
+    const Team* team = in.quota->team_policy(prow);
+    if (team != nullptr && team->borrow_within_cohort.lower_priority) {
+      // Kueue: with borrowing allowed first, then without (the pod ending within its nominal).
+      rounds_.push_back(Round{false, 0});
+      if (!in.quota->WithinNominal(prow, request_)) rounds_.push_back(Round{true, 0});
+      return;
+    }
     if (WithinNominalRoundApplies(in, prow)) rounds_.push_back(Round{true, 0});
     rounds_.push_back(Round{false, 0});
     return;
@@ -1000,6 +1014,13 @@ std::string VictimSelector::VictimNote(const SelectionInput& in, int prow, const
   const QuotaSim::Cell& c = work_.cell(unit.row, slot);
   const NameId r = work_.slot_resource(slot);
   const std::string& vteam = TeamNames().Name(work_.team(unit.row));
+  if (reason == PreemptionReason::kReclaimWhileBorrowing) {
+    return "ReclaimWhileBorrowing: pod " + p.key + " of " + pteam + " (priority " +
+           std::to_string(p.priority) + ", borrowing once admitted) takes borrowed " +
+           ResourceNames().Name(r) + " on " + flavor_name + " from a priority " +
+           std::to_string(unit.priority) + " pod of " + vteam + " (uses " + Show(r, c.usage) +
+           " of nominal " + Show(r, c.nominal) + ")";
+  }
   if (reason == PreemptionReason::kReclaim) {
     return "Reclaim: " + pteam + " reclaims the " + ResourceNames().Name(r) + " on " + flavor_name +
            " it lent, for its pod " + p.key + "; " + vteam + " uses " + Show(r, c.usage) +

@@ -21,8 +21,11 @@
 //        (Kueue's LessThanOrEqualToFinalShare / LessThanInitialShare; the choice applies the
 //        first to every candidate before the second). Both strategies imply that a team that
 //        took from another can never be taken back from by it in turn;
-//      - else (FirstComeFirstServe) no — unless the preemptor, once its own victims are gone too,
-//        ends within its nominal quota: the choice's round without borrowing, as Kueue's.
+//      - else (FirstComeFirstServe) ReclaimWhileBorrowing when the preemptor's team has
+//        borrowWithinCohort LowerPriority and the victim's priority is lower (and at most its
+//        maxPriorityThreshold when set); else no — unless the preemptor, once its own victims
+//        are gone too, ends within its nominal quota: the choice's round without borrowing, as
+//        Kueue's.
 //  * a preemptor or victim outside governance (no team) — plain priority (reason Priority).
 //
 // The choice (VictimSelector::Select), for one preemptor on one flavor:
@@ -35,9 +38,10 @@
 //     FirstComeFirstServe: other teams before own, the most recently admitted first. Within a
 //     team: lower priority first; most recently started first; UID last.
 //  4. Rounds, as Kueue's (each steps 4 and 5 in full; the first that frees a node wins):
-//     with FirstComeFirstServe, first a round without borrowing when the preemptor is strictly
-//     under its nominal quota on every resource it asks for (yet over it once admitted) — other
-//     teams' borrowed pods may be reclaimed, and the pod must fit within its nominal; with
+//     with FirstComeFirstServe, a round without borrowing — other teams' borrowed pods may be
+//     reclaimed, and the pod must fit within its nominal — first when the preemptor is strictly
+//     under its nominal quota on every resource it asks for (yet over it once admitted), or
+//     second, after a round with borrowing, when its team has borrowWithinCohort; with
 //     FairShare, first a round with LessThanOrEqualToFinalShare alone; then a round with every
 //     rule. For each node of the flavor the pod may use (schedulable, and accepted by its placement
 //     constraints — SelectionInput::eligible, placement.h): walk the order, taking a unit when the
@@ -79,10 +83,13 @@ enum class PreemptionReason : uint8_t {
   kInTeamPriority,  // a higher-priority pod of the same team
   kReclaim,         // the owner takes back quota it lent
   kFairShare,       // a team below its fair share takes from one above it
-  kPriority,        // outside governance: plain pod priority
+  // a pod that will borrow takes a lower-priority borrowed pod of another team
+  // (Team::borrow_within_cohort; Kueue's InCohortReclaimWhileBorrowing)
+  kReclaimWhileBorrowing,
+  kPriority,  // outside governance: plain pod priority
 };
 
-// "InTeamPriority", "Reclaim", "FairShare", "Priority".
+// "InTeamPriority", "Reclaim", "FairShare", "ReclaimWhileBorrowing", "Priority".
 [[nodiscard]] std::string_view ReasonName(PreemptionReason reason);
 
 // ---------------------------------------------------------------------------------------------

@@ -830,6 +830,38 @@ TEST_F(SelectTest, FairShareUsesOnlyThePolicysStrategies) {
             Selection::Outcome::kNoVictims);
 }
 
+// borrowWithinCohort (FirstComeFirstServe): a pod that will borrow takes another team's
+// lower-priority borrowed pod, at most the threshold (preemption_test.go "use BorrowWithinCohort;
+// allow preempting a lower-priority workload from another ClusterQueue while borrowing").
+// Without it, or above the threshold, nothing is taken.
+TEST_F(SelectTest, BorrowWithinCohortTakesLowerPriorityBorrowedPods) {
+  auto world = [&](std::optional<BorrowWithinCohort> bwc) {
+    Policy p = *PolicyBuilder()
+                    .Team("team-a", "c")
+                    .Quota(kP5, kGpu, 1, 12)
+                    .Team("team-x", "c")
+                    .Quota(kP5, kGpu, 1)
+                    .Team("idle", "c")
+                    .Quota(kP5, kGpu, 11)
+                    .IdleCompute(IdleComputeAllocation::kFirstComeFirstServe)
+                    .Build();
+    if (bwc) p.teams[0].borrow_within_cohort = *bwc;
+    SetPolicy(std::make_shared<const Policy>(p));
+    nodes_ = FlavorNodes();
+    candidates_.clear();
+    AddNode("n0", 100);
+    Running("x-low", "team-x", 10, "n0", /*priority=*/-1);          // team-x borrows 9
+    return Select(Pending("a-new", "team-a", 10, /*priority=*/0));  // 2 free of 13
+  };
+  Selection s = world(BorrowWithinCohort{true, 0});
+  ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
+  EXPECT_EQ(Victims(s), (Strings{"x-low:ReclaimWhileBorrowing"}));
+  EXPECT_EQ(Victims(world(BorrowWithinCohort{true, std::nullopt})),
+            (Strings{"x-low:ReclaimWhileBorrowing"}));
+  EXPECT_EQ(world(BorrowWithinCohort{true, -2}).outcome, Selection::Outcome::kNoVictims);
+  EXPECT_EQ(world(std::nullopt).outcome, Selection::Outcome::kNoVictims);
+}
+
 // Preemption composes (FirstComeFirstServe, Kueue's round without borrowing): team-a is under
 // its nominal but would borrow with the new pod; its own lower-priority pod and team-b's
 // borrowed pod go together, and team-a ends within its nominal (preemption_test.go "preempt from

@@ -32,6 +32,14 @@ enum class WithinTeamPreemption { kNever, kLowerPriority, kLowerOrNewerEqualPrio
 // Kueue ClusterQueue preemption.reclaimWithinCohort.
 enum class ReclaimPolicy { kNever, kLowerPriority, kAny };
 enum class NoTeamAction { kPassThrough, kRefuse };
+// Kueue ClusterQueue preemption.borrowWithinCohort: a pod that will borrow once admitted may
+// still take other teams' borrowed pods of lower priority — at most max_priority_threshold when
+// set (policy LowerPriority; the default, Never, lets it take none). As in Kueue, fair sharing
+// (idle compute FairShare) ignores it.
+struct BorrowWithinCohort {
+  bool lower_priority = false;
+  std::optional<int32_t> max_priority_threshold;
+};
 
 struct PriorityClass {
   std::string name;
@@ -79,6 +87,7 @@ struct Team {
   QueueingStrategy queueing = QueueingStrategy::kBestEffortFIFO;
   WithinTeamPreemption within_team = WithinTeamPreemption::kLowerPriority;
   ReclaimPolicy reclaim = ReclaimPolicy::kAny;
+  BorrowWithinCohort borrow_within_cohort;
   // false: ActivationState Disabled / Kueue stopPolicy Hold — the team's new pods are held.
   bool active = true;
   // false: Volcano reclaimable: false — never reclaimed from.
