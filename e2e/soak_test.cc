@@ -37,12 +37,14 @@
 
 #include "e2e/scenario_test_util.h"
 #include "extender/http_test_util.h"
+#include "extender/ticker.h"
 #include "scheduler/common/testing/http_client.h"
 
 namespace taskgov::e2e {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using extender::Ticker;
 using std::chrono::milliseconds;
 
 int SoakSeconds() {
@@ -270,40 +272,6 @@ class SlowClients {
   std::thread thread_;
 };
 
-// Runs `tick` every `period` on a thread of its own until stopped.
-class Ticker {
- public:
-  Ticker(milliseconds period, std::function<void(uint64_t)> tick)
-      : period_(period), tick_(std::move(tick)) {}
-  ~Ticker() { Stop(); }
-  void Start() {
-    thread_ = std::thread([this] {
-      for (uint64_t n = 0;; ++n) {
-        std::unique_lock<std::mutex> lock(mu_);
-        if (cv_.wait_for(lock, period_, [this] { return stop_; })) return;
-        lock.unlock();
-        tick_(n);
-      }
-    });
-  }
-  void Stop() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  const milliseconds period_;
-  const std::function<void(uint64_t)> tick_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;
-};
-
 int64_t RssKib(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
@@ -451,21 +419,19 @@ class SoakTest : public ScenarioTest {
           }));
     }
     slow_ = std::make_unique<SlowClients>(port_, 32);
+    for (auto& c : load_) c->Start();
+    slow_->Start();
+    // Tickers count their calls from 1.
     faults_ = std::make_unique<Ticker>(milliseconds(2000),
-                                       [this](uint64_t n) { InjectApiFault(h().api(), n); });
-    policies_ = std::make_unique<Ticker>(milliseconds(3000),
-                                         [this](uint64_t n) { writer_.Tick(h().config_dir(), n); });
+                                       [this](uint64_t n) { InjectApiFault(h().api(), n - 1); });
+    policies_ = std::make_unique<Ticker>(
+        milliseconds(3000), [this](uint64_t n) { writer_.Tick(h().config_dir(), n - 1); });
     const int pid = h().extender().pid();
     rss_ = std::make_unique<Ticker>(milliseconds(500), [this, pid](uint64_t) {
       const int64_t kib = RssKib(pid);
       std::lock_guard<std::mutex> lock(rss_mu_);
       rss_kib_.push_back(kib);
     });
-    for (auto& c : load_) c->Start();
-    slow_->Start();
-    faults_->Start();
-    policies_->Start();
-    rss_->Start();
     (void)normal_->Take();  // measured from here
   }
 
