@@ -1,7 +1,7 @@
 // Kueue's preemption unit tables — TestPreemption (classical) and TestFairPreemptions (fair
 // sharing), at the commit named in the data file — run against taskgov's victim chooser
 // (VictimSelector::Select). Data: testdata/kueue_preemption_cases.json, written by
-// tools/kueue_cases.py; every case carries the file:line of its Kueue table entry.
+// tools/kueue/kueue_cases.py; every case carries the file:line of its Kueue table entry.
 //
 // Each case becomes:
 //  * a Policy: one Team per ClusterQueue (its cohort; nominal / borrowingLimit / lendingLimit per

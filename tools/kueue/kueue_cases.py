@@ -8,7 +8,7 @@ machine-readable extraction of those tables (cases.json: the Go builder chains a
 values) into the checked-in data file: numbers only, no Go code.
 
 Usage:
-  tools/kueue_cases.py CASES_JSON KUEUE_SOURCES [OUT]
+  tools/kueue/kueue_cases.py CASES_JSON KUEUE_SOURCES [OUT]
 
   CASES_JSON     the extraction: {"TestPreemption": [...], "TestFairPreemptions": [...]}, each
                  case with clusterQueues, cohorts, admitted, incoming, targetCQ, assignment, want.
@@ -16,7 +16,7 @@ Usage:
                  or a directory holding preemption_test.go and preemption_fair_test.go of that
                  commit. Used only for each case's "source": "<file>:<line>" of its table entry.
   OUT            default: scheduler/decisions/testdata/kueue_preemption_cases.json under the
-                 repository root (the parent of this script's directory).
+                 repository root (two levels above this script).
 
 What it writes (stdlib only; deterministic output):
   * Quantities in taskgov's canonical integer units, converted exactly and rounded up as
@@ -212,7 +212,7 @@ def entry_lines(text, function):
 
 def convert(cases, sources):
     out = {"kueue_commit": KUEUE_COMMIT,
-           "generated_by": "tools/kueue_cases.py",
+           "generated_by": "tools/kueue/kueue_cases.py",
            "units": "cpu in millicores, other resources in base units (memory: bytes); "
                     "times in ms from the harness's now, null for Kueue's zero time",
            "tables": []}
@@ -283,7 +283,7 @@ def main(argv):
     if len(argv) not in (3, 4):
         sys.stderr.write(__doc__)
         return 2
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out_path = argv[3] if len(argv) == 4 else os.path.join(
         root, "scheduler/decisions/testdata/kueue_preemption_cases.json")
     with open(argv[1], encoding="utf-8") as f:
