@@ -980,7 +980,9 @@ TEST_F(ControllerTest, AnAbandonedRoundFreesItsPreemptorForANewOne) {
 }
 
 TEST_F(ControllerTest, FreedCapacityLeftUnusedBacksThePreemptorOff) {
-  Start(TwoTeams());
+  // FirstComeFirstServe: under FairShare team-a's recreated pod would wait behind b-0, which
+  // fits within team-b's nominal (a team that does not borrow goes first).
+  Start(TwoTeams(IdleComputeAllocation::kFirstComeFirstServe));
   AddNodes(2, 8);
   for (int i = 0; i < 4; ++i) {
     Submit("a-" + std::to_string(i), "team-a", 4, 10);
@@ -1102,14 +1104,15 @@ INSTANTIATE_TEST_SUITE_P(
                         4,
                         2,
                         {{"team-a", 8}, {"team-b", 8}}},
-        // Both submit at once: team-a's pods happen to be tried first and borrow; team-b
-        // reclaims once.
+        // Both submit at once: team-a's pods happen to be tried first; one borrows what
+        // team-b's waiting pods leave room for, the next waits (team-b's pods fit within its
+        // nominal: a team that does not borrow goes first); team-b reclaims once.
         ConvergenceCase{"BothTeamsAtOnce",
                         TwoTeams(IdleComputeAllocation::kFairShare),
                         {{"team-a", 4}, {"team-b", 4}},
                         {},
                         4,
-                        2,
+                        1,
                         {{"team-a", 8}, {"team-b", 8}}},
         // Two borrowers of an idle lender's 8 GPUs: fair share balances them, then stops.
         ConvergenceCase{"FairShareBetweenBorrowers",

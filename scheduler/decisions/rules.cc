@@ -122,8 +122,16 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
     // A gang at the head asks for its members together.
     const ResourceList need =
         head.workload.empty() ? head.request : head.request.Times(std::max(1, head.workload_size));
-    // Only demand that needs to borrow here, could borrow now, and would lose out to this pod.
-    if (FitsOnTop(s, other_id, flavor, need, Mode::kWithinNominal, none, nullptr)) continue;
+    // Demand within its team's nominal quota goes first when this pod's borrowing would leave it
+    // no room (Kueue's FairSharingPrioritizeNonBorrowing: a team that does not borrow wins).
+    if (FitsOnTop(s, other_id, flavor, need, Mode::kWithinNominal, none, nullptr)) {
+      if (FitsOnTop(s, other_id, flavor, need, Mode::kWithinNominal, after_mine, nullptr)) continue;
+      return "fair share: " + other.name + " is ahead of " + me.team->name +
+             ": its pending pod fits within its nominal quota, and " + me.team->name +
+             " would borrow what it needs";
+    }
+    // Else only demand that needs to borrow here, could borrow now, and would lose out to this
+    // pod.
     if (!FitsOnTop(s, other_id, flavor, need, Mode::kBorrowing, none, nullptr)) continue;
     if (FitsOnTop(s, other_id, flavor, need, Mode::kBorrowing, after_mine, nullptr)) continue;
     const int64_t other_share = WeightedShare(s, other, flavor, need);

@@ -6,9 +6,11 @@
 //  * queue order — TaskRanking / FirstComeFirstServe under StrictFIFO (the team's best-ranked
 //    pending pod goes first) or BestEffortFIFO (the pods ranked ahead take what they can, in rank
 //    order; the subject waits only if what they take leaves it no room);
-//  * fair share — when borrowing under FairShare, a pod waits while a team of its cohort with a
-//    lower weighted share (ties: the older pod) has pending demand that needs to borrow on the
-//    flavor, could borrow now, and would lose out to this pod.
+//  * fair share — when borrowing under FairShare, a pod waits while a team of its cohort has
+//    pending demand that would lose out to this pod and either fits within that team's nominal
+//    quota (a team that does not borrow goes first, as Kueue's FairSharingPrioritizeNonBorrowing)
+//    or needs to borrow on the flavor, could borrow now, and has a lower weighted share after
+//    admission (ties: the older pod).
 //
 // Each returns the reason the subject waits on `flavor` (for a person to read), or nothing.
 // FairShareBlocks needs the cohort's heads in the snapshot (TakeCohortHeads); without them it

@@ -130,6 +130,26 @@ TEST_F(RulesTest, FairShareYieldsToALowerShareThatWouldLoseOut) {
             "fair share: team-c (share 250) is ahead of team-b (share 333)");
 }
 
+// A team that does not borrow goes first (Kueue's FairSharingPrioritizeNonBorrowing): the
+// lender's pending pod fits within its nominal now, and would not once team-b borrowed the last
+// GPU; with two GPUs idle both fit, and nothing waits.
+TEST_F(RulesTest, FairShareLetsDemandWithinNominalGoFirst) {
+  Start(FairPolicy(1, 1));
+  Use("team-b", 3);  // borrowed from the lender's 4
+  auto snap = Take("team-b", 1);
+  snap->heads.emplace().emplace_back(snap->policy.FindTeam("lender"),
+                                     Pending("ns-lender/l-0", "lender", 1));
+  EXPECT_EQ(FairShareBlocks(*snap, P5()),
+            "fair share: lender is ahead of team-b: its pending pod fits within its nominal "
+            "quota, and team-b would borrow what it needs");
+  Start(FairPolicy(1, 1));
+  Use("team-b", 2);
+  auto roomy = Take("team-b", 1);
+  roomy->heads.emplace().emplace_back(roomy->policy.FindTeam("lender"),
+                                      Pending("ns-lender/l-0", "lender", 1));
+  EXPECT_EQ(FairShareBlocks(*roomy, P5()), std::nullopt);
+}
+
 TEST_F(RulesTest, FairShareIgnoresDemandThatStillFitsAfterwards) {
   Start(FairPolicy(3, 1));
   Use("team-b", 2);
