@@ -911,6 +911,10 @@ PodBuilder Worker(const std::string& job, int i, int size, int gpus,
 
 class GangAdmissionTest : public AdmissionTest {
  protected:
+  // See the definition below.
+  void ExpectOwnerGangWaitsThenIsHeldWhole(ObjectKind kind, const std::string& owner_kind,
+                                           const std::string& owner, const std::string& leader,
+                                           const std::string& worker);
   void SetUp() override {
     Start(PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 8, 0).Build());
     AddNodes("p5", kP5, 2, 8);
@@ -968,56 +972,49 @@ TEST_F(GangAdmissionTest, AJobsParallelismMakesItsPodsOneGang) {
   cluster_->OnGangSizeDelete(OwnerGangKey("job-uid"));
 }
 
-TEST_F(GangAdmissionTest, AnMPIJobsPodsWaitForItThenAreOneGangOfItsLauncherAndWorkers) {
-  cluster_->OnSynced(ObjectKind::kMPIJob);
+// A job object of `kind` (watched, its informer synced) owning a 0-GPU leader and two 4-GPU
+// workers: the members wait until the object is seen, then its size (3) makes them one gang whose
+// quota is held whole.
+void GangAdmissionTest::ExpectOwnerGangWaitsThenIsHeldWhole(ObjectKind kind,
+                                                            const std::string& owner_kind,
+                                                            const std::string& owner,
+                                                            const std::string& leader,
+                                                            const std::string& worker) {
+  cluster_->OnSynced(kind);
   const int64_t now = clock_.NowMs();
-  const auto member = [now](const std::string& name, int gpus) {
+  const std::string uid = owner + "-uid";
+  const auto member = [&](const std::string& name, int gpus) {
     return PodBuilder(name)
         .Namespace("ns-team-a")
         .Gpus(gpus)
         .Created(now)
-        .Owner("MPIJob", "mpi", "mpi-uid");
+        .Owner(owner_kind, owner, uid);
   };
-  cluster_->OnPodUpsert(member("mpi-launcher", 0));
-  for (int i = 0; i < 2; ++i) cluster_->OnPodUpsert(member("mpi-worker-" + std::to_string(i), 4));
-  Verdict v = Filter(member("mpi-worker-0", 4));
+  cluster_->OnPodUpsert(member(leader, 0));
+  for (int i = 0; i < 2; ++i) cluster_->OnPodUpsert(member(worker + std::to_string(i), 4));
+  Verdict v = Filter(member(worker + "0", 4));
   EXPECT_EQ(v.failed_unresolvable.at("p5-0"),
-            "ns-team-a/mpi: waiting for its MPIJob to be observed: it declares how many pods the "
-            "gang admits together");
-  cluster_->OnGangSizeUpsert(OwnerGangKey("mpi-uid"), 3);  // Launcher 1 + Worker 2
-  ASSERT_TRUE(Run(member("mpi-worker-0", 4)));
+            "ns-team-a/" + owner + ": waiting for its " + owner_kind +
+                " to be observed: it declares how many pods the gang admits together");
+  cluster_->OnGangSizeUpsert(OwnerGangKey(uid), 3);  // the leader + 2 workers
+  ASSERT_TRUE(Run(member(worker + "0", 4)));
   EXPECT_EQ(Usage("team-a"), 8);  // 0 + 4 + 4, held for the whole job
   EXPECT_FALSE(Admitted(GpuPod("lone", "team-a", 1)));
-  EXPECT_TRUE(Run(member("mpi-launcher", 0)));
-  EXPECT_TRUE(Run(member("mpi-worker-1", 4)));
+  EXPECT_TRUE(Run(member(leader, 0)));
+  EXPECT_TRUE(Run(member(worker + "1", 4)));
   EXPECT_EQ(Usage("team-a"), 8);
+}
+
+TEST_F(GangAdmissionTest, AnMPIJobsPodsWaitForItThenAreOneGangOfItsLauncherAndWorkers) {
+  ExpectOwnerGangWaitsThenIsHeldWhole(ObjectKind::kMPIJob, "MPIJob", "mpi", "mpi-launcher",
+                                      "mpi-worker-");
 }
 
 // A RayJob runs in the RayCluster it creates: the cluster's pods (owned by it) are one gang of
 // its head and workers, sized by the RayCluster object.
 TEST_F(GangAdmissionTest, ARayClustersPodsWaitForItThenAreOneGangOfItsHeadAndWorkers) {
-  cluster_->OnSynced(ObjectKind::kRayCluster);
-  const int64_t now = clock_.NowMs();
-  const auto member = [now](const std::string& name, int gpus) {
-    return PodBuilder(name)
-        .Namespace("ns-team-a")
-        .Gpus(gpus)
-        .Created(now)
-        .Owner("RayCluster", "rayjob-x-raycluster", "ray-uid");
-  };
-  for (int i = 0; i < 2; ++i) cluster_->OnPodUpsert(member("ray-worker-" + std::to_string(i), 4));
-  Verdict v = Filter(member("ray-worker-0", 4));
-  EXPECT_EQ(v.failed_unresolvable.at("p5-0"),
-            "ns-team-a/rayjob-x-raycluster: waiting for its RayCluster to be observed: it declares "
-            "how many pods the gang admits together");
-  cluster_->OnGangSizeUpsert(OwnerGangKey("ray-uid"), 3);  // head + 2 workers
-  cluster_->OnPodUpsert(member("ray-head", 0));
-  ASSERT_TRUE(Run(member("ray-worker-0", 4)));
-  EXPECT_EQ(Usage("team-a"), 8);  // held for the head and both workers
-  EXPECT_FALSE(Admitted(GpuPod("lone", "team-a", 1)));
-  EXPECT_TRUE(Run(member("ray-head", 0)));
-  EXPECT_TRUE(Run(member("ray-worker-1", 4)));
-  EXPECT_EQ(Usage("team-a"), 8);
+  ExpectOwnerGangWaitsThenIsHeldWhole(ObjectKind::kRayCluster, "RayCluster", "rayjob-x-raycluster",
+                                      "ray-head", "ray-worker-");
 }
 
 TEST_F(GangAdmissionTest, AGangOfMixedPodSetsReservesWhatEachMemberAsks) {
