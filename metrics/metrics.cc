@@ -697,9 +697,17 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::QuotaBook
                          "(a gang counts once): bound, or admitted and about to be bound. "
                          "Labels: cluster_queue.",
                          MetricType::Gauge);
+  FamilyBuilder ungoverned(
+      "taskgov_ungoverned_pods",
+      "Running pods of a team's namespaces that another scheduler bound (spec.schedulerName is "
+      "not the governed one): counted against the team, but never admitted by taskgov. Labels: "
+      "team.",
+      MetricType::Gauge);
   static constexpr L2 kPodNames = {"team", "state"};
   static constexpr L2 kPendingNames = {"cluster_queue", "status"};
   const scheduler::ClusterState* cluster = sources_.cluster;
+  const std::unordered_map<NameId, size_t> ungoverned_by_team =
+      cluster != nullptr ? cluster->UngovernedByTeam() : std::unordered_map<NameId, size_t>{};
   for (const auto& [team, meta] : scrape.live) {
     const std::optional<NameId> id = scheduler::TeamNames().Find(team);
     const PodCounts c = id ? counts[*id] : PodCounts{};
@@ -707,6 +715,9 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::QuotaBook
                                                          ? cluster->pending().CountsOf(*id)
                                                          : scheduler::PendingQueues::Counts{};
     if (cluster != nullptr) {
+      auto u = id ? ungoverned_by_team.find(*id) : ungoverned_by_team.end();
+      ungoverned.Value(L1{"team"}, L1{team},
+                       u == ungoverned_by_team.end() ? 0.0 : static_cast<double>(u->second));
       pods.Value(kPodNames, L2{team, "pending"}, static_cast<double>(pending.total));
       workloads.Value(kPodNames, L2{team, "pending"}, static_cast<double>(pending.workloads));
     }
@@ -730,6 +741,7 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::QuotaBook
   out->push_back(pods.Take());
   out->push_back(workloads.Take());
   if (cluster != nullptr) {
+    out->push_back(ungoverned.Take());
     FamilyBuilder dropped("taskgov_pending_filter_only_dropped_total",
                           "Refusals of pods known only from filter calls (the informer never "
                           "reported them) that were not queued because " +

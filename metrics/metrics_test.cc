@@ -566,6 +566,33 @@ TEST(MetricsTest, ComponentTotalsAreReadAtScrapeTime) {
   EXPECT_EQ(x.Value("taskgov_pods", {{"team", "ml"}, {"state", "preempted"}}), 0);
 }
 
+// taskgov_ungoverned_pods counts, per team, the running pods another scheduler bound.
+TEST(MetricsTest, UngovernedPodsAreCountedPerTeam) {
+  Scenario s;
+  s.cluster.OnNodeUpsert(scheduler::testing::NodeBuilder("p5-0")
+                             .InstanceType("ml.p5.48xlarge")
+                             .Allocatable("nvidia.com/gpu", "8"));
+  auto running = [](const std::string& name, const std::string& scheduler) {
+    scheduler::Pod pod = scheduler::testing::PodBuilder(name)
+                             .Namespace("ns-team-a")
+                             .SchedulerName(scheduler)
+                             .Gpus(1)
+                             .Build();
+    pod.node_name = "p5-0";
+    pod.phase = scheduler::PodPhase::kRunning;
+    return pod;
+  };
+  s.cluster.OnPodUpsert(running("bypass-0", "default-scheduler"));
+  s.cluster.OnPodUpsert(running("bypass-1", "volcano"));
+  s.cluster.OnPodUpsert(running("governed", "taskgov"));
+  Exposition x = ParseExposition(s.metrics->Render());
+  EXPECT_EQ(x.Value("taskgov_ungoverned_pods", {{"team", "team-a"}}), 2);
+  EXPECT_EQ(x.Value("taskgov_ungoverned_pods", {{"team", "team-b"}}), 0);
+  s.cluster.OnPodDelete(running("bypass-1", "volcano"));
+  x = ParseExposition(s.metrics->Render());
+  EXPECT_EQ(x.Value("taskgov_ungoverned_pods", {{"team", "team-a"}}), 1);
+}
+
 // Only a team's preemptions count: plain priority (outside governance) and victims of no team do
 // not, under any label.
 TEST(MetricsTest, PreemptionsOutsideGovernanceAreNotCounted) {

@@ -175,6 +175,7 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
   RunReport report;
   const int64_t now = clock_->NowMs();
   const PolicyPtr policy = book_->ledger().policy();
+  ReportUngoverned();
   EvictTimedOutGangs(policy->preemption.grace_period_seconds, &report);
   RoundTable::Followed followed = FollowRounds(now);
   const std::vector<PendingPod> preemptors = PickPreemptors(*policy);
@@ -193,6 +194,23 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
   }
   FinishRun();
   return report;
+}
+
+void PreemptionController::ReportUngoverned() {
+  std::set<std::string> running;
+  for (const ClusterState::UngovernedPod& u : cluster_->UngovernedPods()) {
+    running.insert(u.uid);
+    if (reported_ungoverned_.count(u.uid) > 0) continue;
+    const std::string team(TeamNames().Name(u.team));
+    const std::string& governed = cluster_->governed_scheduler();
+    kube_->RecordEvent(
+        EventRecord{u.ns, u.name, u.uid, "Warning", "Ungoverned", "Reporting",
+                    "bound by scheduler " + u.scheduler + ", not " + governed + ": its " +
+                        u.request.ToString() + " count against " + team +
+                        "'s quota, and it may be reclaimed while " + team +
+                        " uses more than its nominal quota; set spec.schedulerName: " + governed});
+  }
+  reported_ungoverned_ = std::move(running);
 }
 
 void PreemptionController::EvictTimedOutGangs(int64_t grace_s, RunReport* report) {

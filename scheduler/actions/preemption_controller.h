@@ -39,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -160,6 +161,9 @@ class PreemptionController {
     std::vector<RoundVictim> dropped;
   };
 
+  // A Warning event "Ungoverned" on each pod another scheduler bound in a team's namespace
+  // (ClusterState::UngovernedPods), once per pod and leader.
+  void ReportUngoverned();
   // Evicts the members of partly admitted gangs whose hold expired (QuotaBook::TakeExpiredGangs).
   void EvictTimedOutGangs(int64_t grace_s, RunReport* report);
   // Evicts the running members of `gang`; false when an eviction was refused (a budget, an API
@@ -210,6 +214,7 @@ class PreemptionController {
     int64_t due_ms = 0;
   };
   std::vector<GangEviction> gang_evictions_;
+  std::set<std::string> reported_ungoverned_;  // uids
 
   mutable std::mutex mu_;
   RoundTable table_;       // guarded by mu_

@@ -340,6 +340,58 @@ TEST_F(ControllerTest, HyperPodWalkthroughReclaimsLentGpusWithAGracePeriod) {
   EXPECT_EQ(stats.rounds_in_flight, 0u);
 }
 
+// Pods of a team's namespace that another scheduler bound (spec.schedulerName left at
+// default-scheduler) count against the team; those that put it above its nominal quota are
+// reclaimed like a borrower's when another team wants its lent quota back. Each gets a Warning
+// event, once, naming the team and the fix.
+TEST_F(ControllerTest, UngovernedPodsOverTheirTeamsQuotaAreReportedAndReclaimedLikeBorrowers) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 8, /*borrowing_limit=*/0)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 8)
+            .Build());
+  AddNodes(2, 8);
+  for (int i = 0; i < 4; ++i) {
+    Pod pod = Create("a-" + std::to_string(i), "team-a", 4, 10,
+                     PodBuilder("").SchedulerName("default-scheduler"));
+    pod.node_name = nodes_[i / 2];
+    pod.phase = PodPhase::kRunning;
+    pod.start_unix_ms = clock_.NowMs();
+    pods_[pod.uid] = pod;
+    informer_->OnPodUpsert(pod);
+    clock_.Advance(kMinute);
+  }
+  EXPECT_EQ(Usage("team-a"), 16);  // twice what team-a may use
+  EXPECT_EQ(cluster_->UngovernedByTeam()[TeamNames().Intern("team-a")], 4u);
+  EXPECT_EQ(controller_->RunOnce().evictions, 0u);  // nobody needs the GPUs back yet
+  std::vector<EventRecord> reported = Events("Ungoverned");
+  ASSERT_EQ(reported.size(), 4u);
+  EXPECT_EQ(reported[0].pod_name, "a-0");
+  EXPECT_EQ(reported[0].type, "Warning");
+  EXPECT_EQ(reported[0].note,
+            "bound by scheduler default-scheduler, not taskgov: its nvidia.com/gpu: 4 count "
+            "against team-a's quota, and it may be reclaimed while team-a uses more than its "
+            "nominal quota; set spec.schedulerName: taskgov");
+
+  // Team B wants its 8 lent GPUs: the two most recent ungoverned pods go, as borrowers would.
+  Submit("b-0", "team-b", 4, 10);
+  Submit("b-1", "team-b", 4, 10);
+  EXPECT_EQ(controller_->RunOnce().evictions, 2u);
+  EXPECT_EQ(Evicted(), (Strings{"a-3", "a-2"}));
+  EXPECT_EQ(Events("Ungoverned").size(), 4u);  // once per pod
+  Gone("uid-a-3");
+  Gone("uid-a-2");
+  EXPECT_EQ(cluster_->UngovernedByTeam()[TeamNames().Intern("team-a")], 2u);
+  EXPECT_TRUE(Schedule("uid-b-0"));
+  EXPECT_TRUE(Schedule("uid-b-1"));
+  // Team A is within its nominal quota now: its ungoverned pods stay.
+  Submit("b-2", "team-b", 4, 10);
+  controller_->RunOnce();
+  EXPECT_EQ(kube_.evictions().size(), 2u);
+  EXPECT_EQ(Usage("team-a"), 8);
+}
+
 TEST_F(ControllerTest, LaterPreemptorsCountTerminatingPodsAsFreedAndRespectClaims) {
   Start(TwoTeams());
   AddNodes(2, 8);

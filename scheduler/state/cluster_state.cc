@@ -64,6 +64,23 @@ void ClusterState::Account(PodRecord& record) {
   ChargeLocked(record, *flavor);
 }
 
+void ClusterState::NoteUngovernedLocked(const PodRecord& record) {
+  const Pod& pod = record.pod;
+  auto [it, inserted] = ungoverned_.try_emplace(pod.key());
+  UngovernedPod& u = it->second;
+  u = UngovernedPod{pod.namespace_, pod.name,    pod.uid,       pod.scheduler_name,
+                    pod.node_name,  record.team, RequestOf(pod)};
+  if (!inserted) return;
+  common::log::Warn(kComponent,
+                    "a pod of a governed namespace was bound by another scheduler: it counts "
+                    "against its team's quota, but taskgov did not admit it",
+                    {{"pod", pod.key()},
+                     {"team", TeamNames().Name(record.team)},
+                     {"scheduler", pod.scheduler_name},
+                     {"node", pod.node_name},
+                     {"fix", "set spec.schedulerName: " + options_.scheduler_name}});
+}
+
 void ClusterState::ChargeLocked(PodRecord& record, NameId flavor) {
   const Pod& pod = record.pod;
   if (record.team == kNoTeam || flavor == kNoFlavor) return;
@@ -77,6 +94,7 @@ void ClusterState::ChargeLocked(PodRecord& record, NameId flavor) {
   }
   book_->ConfirmBound(pod.uid, record.team, flavor, RequestOf(pod), meta);
   record.charged = true;
+  if (pod.scheduler_name != options_.scheduler_name) NoteUngovernedLocked(record);
   if (std::optional<Reservation> r = book_->Find(pod.uid); r && r->charge.borrowing) {
     record.borrowing = true;
     nodes_.AddBorrower(record.counted_node);
@@ -124,6 +142,7 @@ void ClusterState::Notify(const PodRecord& record, PodTransition transition) {
 
 void ClusterState::Unaccount(PodRecord& record) {
   if (!record.counted_node.empty()) {
+    if (record.pod.scheduler_name != options_.scheduler_name) ungoverned_.erase(record.pod.key());
     Notify(record, PodTransition::kEnded);
     nodes_.RemoveUsage(record.counted_node, RequestOf(record.pod), record.borrowing);
     record.counted_node.clear();
@@ -375,6 +394,21 @@ void ClusterState::ForEachBoundPod(
       fn(record.pod, record.team, RequestOf(record.pod));
     }
   }
+}
+
+std::vector<ClusterState::UngovernedPod> ClusterState::UngovernedPods() const {
+  std::lock_guard lock(mu_);
+  std::vector<UngovernedPod> out;
+  out.reserve(ungoverned_.size());
+  for (const auto& [key, pod] : ungoverned_) out.push_back(pod);
+  return out;
+}
+
+std::unordered_map<NameId, size_t> ClusterState::UngovernedByTeam() const {
+  std::lock_guard lock(mu_);
+  std::unordered_map<NameId, size_t> out;
+  for (const auto& [key, pod] : ungoverned_) ++out[pod.team];
+  return out;
 }
 
 std::unordered_map<NameId, size_t> ClusterState::RunningByTeam() const {

@@ -84,6 +84,22 @@ class ClusterState final : public ClusterObserver {
   // Bound, non-terminal pods per team (running), and pending pods per team.
   [[nodiscard]] std::unordered_map<NameId, size_t> RunningByTeam() const;
 
+  // A pod of a team that another scheduler bound (its spec.schedulerName is not the governed
+  // one): counted against its team like every running pod — so it may be reclaimed as a
+  // borrower's when it puts its team above its nominal quota — and reported: a warning in the
+  // log when first seen, taskgov_ungoverned_pods, and an event (the preemption controller's).
+  struct UngovernedPod {
+    std::string ns, name, uid;
+    std::string scheduler;  // its spec.schedulerName
+    std::string node;
+    NameId team = kNoTeam;
+    ResourceList request;  // effective
+  };
+  // Those running now, by namespace/name.
+  [[nodiscard]] std::vector<UngovernedPod> UngovernedPods() const;
+  [[nodiscard]] std::unordered_map<NameId, size_t> UngovernedByTeam() const;
+  [[nodiscard]] const std::string& governed_scheduler() const { return options_.scheduler_name; }
+
   // ClusterObserver.
   void OnPodUpsert(const Pod& pod) override;
   void OnPodDelete(const Pod& last_known) override;
@@ -153,6 +169,8 @@ class ClusterState final : public ClusterObserver {
   void Notify(const PodRecord& record, PodTransition transition);
   void UpsertLocked(const Pod& pod);
   void DeleteLocked(const Pod& last_known);
+  // Starts (or stops) reporting a counted pod as ungoverned.
+  void NoteUngovernedLocked(const PodRecord& record);
   // Drops pods_[uid] and its name entry (after Unaccount).
   void ErasePodLocked(std::unordered_map<std::string, PodRecord>::iterator it);
   static size_t NameHash(std::string_view ns, std::string_view name);
@@ -174,6 +192,7 @@ class ClusterState final : public ClusterObserver {
   // live pod: one seen under a new UID proves its predecessor gone, even before its DELETED.
   std::unordered_multimap<size_t, std::string_view> uid_by_name_;
   std::unordered_map<std::string, std::set<std::string>> awaiting_node_;  // node → pod uids
+  std::map<std::string, UngovernedPod> ungoverned_;  // by namespace/name; counted pods only
   std::atomic<bool> pods_synced_{false};
   std::atomic<bool> nodes_synced_{false};
 };

@@ -56,6 +56,10 @@ class PodBuilder {
     pod_.scheduler_name = "taskgov";
     pod_.containers.push_back(Container{"main", {}, {}, false});
   }
+  PodBuilder& SchedulerName(std::string name) {
+    pod_.scheduler_name = std::move(name);
+    return *this;
+  }
   PodBuilder& Namespace(std::string ns) {
     pod_.namespace_ = std::move(ns);
     return *this;
