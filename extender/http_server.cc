@@ -34,6 +34,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -247,7 +248,25 @@ class HttpServer::Impl {
  public:
   Impl(HttpServerOptions options, std::vector<Route> routes)
       : options_(std::move(options)), ioc_(std::max(1, options_.io_threads)) {
-    for (Route& route : routes) routes_[route.path].push_back(std::move(route));
+    for (Route& route : routes) {
+      std::vector<Route>& same_path =
+          route.prefix ? prefix_routes_[route.path] : routes_[route.path];
+      same_path.push_back(std::move(route));
+    }
+  }
+
+  // The routes of `path`: exact, else the longest prefix route; null when none.
+  const std::vector<Route>* FindRoutes(const std::string& path) const {
+    if (auto it = routes_.find(path); it != routes_.end()) return &it->second;
+    const std::vector<Route>* best = nullptr;
+    size_t best_length = 0;
+    for (const auto& [prefix, candidates] : prefix_routes_) {
+      if (prefix.size() >= best_length && path.compare(0, prefix.size(), prefix) == 0) {
+        best = &candidates;
+        best_length = prefix.size();
+      }
+    }
+    return best;
   }
 
   ~Impl() { Shutdown(std::chrono::milliseconds(0)); }
@@ -302,6 +321,7 @@ class HttpServer::Impl {
 
   const HttpServerOptions options_;
   std::unordered_map<std::string, std::vector<Route>> routes_;
+  std::map<std::string, std::vector<Route>> prefix_routes_;  // few: scanned
   uint16_t port_ = 0;
 
   // Relaxed counters: statistics only, they order nothing.
@@ -543,9 +563,13 @@ class HttpServer::Impl::Session : public SessionBase,
     const auto& header = header_parser_->get();
     std::string_view target = header.target();
     method_.assign(header.method_string());
-    path_.assign(target.substr(0, target.find('?')));
-    auto it = server_->routes_.find(path_);
-    path_known_ = it != server_->routes_.end();
+    const size_t question = target.find('?');
+    path_.assign(target.substr(0, question));
+    query_.assign(question == std::string_view::npos ? std::string_view()
+                                                     : target.substr(question + 1));
+    authorization_.assign(header[http::field::authorization]);
+    const std::vector<Route>* candidates = server_->FindRoutes(path_);
+    path_known_ = candidates != nullptr;
     if (refusing_) {
       server_->NoteRefusal(metrics::HttpRefusal::kCap, peer_);
       return WriteError(http::status::service_unavailable,
@@ -558,7 +582,7 @@ class HttpServer::Impl::Session : public SessionBase,
       return WriteError(e->status, e->message, std::move(e->headers));
     }
     if (!path_known_) return WriteError(http::status::not_found, "no such endpoint: " + path_);
-    route_ = MatchMethod(it->second);
+    route_ = MatchMethod(*candidates);
     if (route_ == nullptr) return;  // 405 written
     if (DeclaresTooLargeBody(*header_parser_, route_->body_limit)) {
       return OnReadError(http::error::body_limit, "body");
@@ -672,6 +696,8 @@ class HttpServer::Impl::Session : public SessionBase,
     HttpRequest request;
     request.method = method_;
     request.path = path_;
+    request.query = query_;
+    request.authorization = authorization_;
     request.body = std::move(req.body());
     request_body_bytes_ = request.body.size();
     HttpResponse response;
@@ -846,6 +872,8 @@ class HttpServer::Impl::Session : public SessionBase,
   std::string_view outcome_;         // the current reply's HttpResponse::outcome
   std::string method_;               // of the current request
   std::string path_;                 // of the current request, without the query
+  std::string query_;                // of the current request, after the '?'
+  std::string authorization_;        // of the current request
   bool path_known_ = false;          // a route has path_
   bool expect_continue_ = false;     // the current request asked for 100 Continue
   uint64_t request_body_bytes_ = 0;

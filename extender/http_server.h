@@ -92,8 +92,10 @@
 namespace taskgov::extender {
 
 struct HttpRequest {
-  std::string method;  // "GET", "POST", ...
-  std::string path;    // target without the query string
+  std::string method;         // "GET", "POST", ...
+  std::string path;           // target without the query string
+  std::string query;          // what follows the first '?' of the target ("" if none), raw
+  std::string authorization;  // the Authorization header ("" if none)
   std::string body;
 };
 
@@ -116,10 +118,13 @@ struct HttpResponse {
 };
 
 struct Route {
+  // The request path; with `prefix`, every path that starts with it (e.g. "/api/v1/teams/"),
+  // the longest such route winning. Exact routes win over prefix routes.
   std::string path;
   std::string method;
   size_t body_limit = 64 * 1024;
   std::function<HttpResponse(const HttpRequest&)> handler;
+  bool prefix = false;
 };
 
 // TLS for a listener. File paths are read at Start (an error there fails Start) and re-read

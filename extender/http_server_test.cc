@@ -90,6 +90,38 @@ TEST_F(HttpServerTest, RoutesAndStatusCodes) {
   EXPECT_EQ(wrong->headers["allow"], "POST");
 }
 
+// A prefix route serves every path below it (the longest prefix wins, an exact route wins over
+// both) and sees the query string and the Authorization header as sent.
+TEST_F(HttpServerTest, PrefixRoutesQueriesAndAuthorization) {
+  std::vector<Route> routes;
+  auto echo_target = [](std::string name) {
+    return [name](const HttpRequest& req) {
+      return HttpResponse{200,
+                          "text/plain",
+                          name + " " + req.path + " ?" + req.query + " " + req.authorization,
+                          {}};
+    };
+  };
+  routes.push_back(Route{"/api/v1/", "GET", 0, echo_target("api"), /*prefix=*/true});
+  routes.push_back(Route{"/api/v1/teams/", "GET", 0, echo_target("team"), /*prefix=*/true});
+  routes.push_back(Route{"/api/v1/teams", "GET", 0, echo_target("teams")});
+  server_ = std::make_unique<HttpServer>(HttpServerOptions{}, std::move(routes));
+  ASSERT_TRUE(server_->Start().ok());
+  common::testing::HttpClient client("127.0.0.1", server_->port());
+  auto body = [&](const std::string& target) {
+    common::Result<common::testing::HttpReply> r = client.Get(target);
+    return r.ok() ? std::to_string(r->status) + " " + r->body : r.error().message;
+  };
+  EXPECT_EQ(body("/api/v1/teams"), "200 teams /api/v1/teams ? ");
+  EXPECT_EQ(body("/api/v1/teams/team-a?x=1&y=%20"), "200 team /api/v1/teams/team-a ?x=1&y=%20 ");
+  EXPECT_EQ(body("/api/v1/workloads"), "200 api /api/v1/workloads ? ");
+  EXPECT_EQ(body("/api/v2/teams").substr(0, 3), "404");
+  common::Result<common::testing::HttpReply> r = client.Request(
+      "GET", "/api/v1/teams", "", "application/json", {{"Authorization", "Bearer abc"}});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->body, "teams /api/v1/teams ? Bearer abc");
+}
+
 TEST_F(HttpServerTest, OversizedBodyIs413AndServerKeepsServing) {
   StartServer();
   common::testing::HttpClient client("127.0.0.1", server_->port());

@@ -205,13 +205,15 @@ common::Status HttpClient::Connect() {
 
 common::Result<HttpReply> HttpClient::RoundTrip(const std::string& method,
                                                 const std::string& target, const std::string& body,
-                                                const std::string& content_type, bool* retryable) {
+                                                const std::string& content_type,
+                                                const Headers& headers, bool* retryable) {
   http::request<http::string_body> req(http::string_to_verb(method), target, 11);
   req.set(http::field::host, host_);
   req.set(http::field::user_agent, "taskgov-e2e");
   // Go's transport asks unless told not to; the servers tested here do not compress.
   if (!disable_compression_) req.set(http::field::accept_encoding, "gzip");
   if (!body.empty() || method == "POST") req.set(http::field::content_type, content_type);
+  for (const auto& [name, value] : headers) req.set(name, value);
   req.body() = body;
   req.prepare_payload();
   req.keep_alive(true);
@@ -259,7 +261,8 @@ common::Result<HttpReply> HttpClient::RoundTrip(const std::string& method,
 
 common::Result<HttpReply> HttpClient::Request(const std::string& method, const std::string& target,
                                               const std::string& body,
-                                              const std::string& content_type) {
+                                              const std::string& content_type,
+                                              const Headers& headers) {
   for (int attempt = 0;; ++attempt) {
     bool reused = conn_ != nullptr;
     if (reused && conn_->LooksDead()) {
@@ -271,7 +274,8 @@ common::Result<HttpReply> HttpClient::Request(const std::string& method, const s
       if (common::Status s = Connect(); !s.ok()) return s.error();
     }
     bool retryable = false;
-    common::Result<HttpReply> reply = RoundTrip(method, target, body, content_type, &retryable);
+    common::Result<HttpReply> reply =
+        RoundTrip(method, target, body, content_type, headers, &retryable);
     if (reply.ok() || !reused || !retryable || attempt > 0) return reply;
     ++retries_;  // the reused connection died before any reply byte: once more on a new one
   }

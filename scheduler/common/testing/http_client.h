@@ -61,9 +61,10 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   // Sends one request on the kept-alive connection, connecting first if needed.
+  using Headers = std::vector<std::pair<std::string, std::string>>;
   [[nodiscard]] common::Result<HttpReply> Request(
       const std::string& method, const std::string& target, const std::string& body = "",
-      const std::string& content_type = "application/json");
+      const std::string& content_type = "application/json", const Headers& headers = {});
   [[nodiscard]] common::Result<HttpReply> Get(const std::string& target) {
     return Request("GET", target);
   }
@@ -92,7 +93,7 @@ class HttpClient {
   struct Tls;
   common::Result<HttpReply> RoundTrip(const std::string& method, const std::string& target,
                                       const std::string& body, const std::string& content_type,
-                                      bool* retryable);
+                                      const Headers& headers, bool* retryable);
   common::Status Connect();
 
   std::string host_;
