@@ -436,20 +436,6 @@ struct Metrics::Impl::Scrape {
 
 namespace {
 
-// The policy and the ledger's cells of one generation (retried if a reload swapped between the
-// reads; after three tries the last read stands).
-std::vector<scheduler::Ledger::CellUsage> ReadCells(const scheduler::Ledger& ledger,
-                                                    scheduler::PolicyPtr* policy) {
-  std::vector<scheduler::Ledger::CellUsage> cells;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    const uint64_t generation = ledger.generation();
-    *policy = ledger.policy();
-    cells = ledger.Cells();
-    if (ledger.generation() == generation) break;
-  }
-  return cells;
-}
-
 // The quota families of one scrape: taskgov's per (team, flavor, resource) and, when exported,
 // Kueue's per (cohort, cluster_queue, flavor, resource). Series follow the order of Add calls.
 class QuotaFamilies {
@@ -543,49 +529,12 @@ void QuotaFamilies::TakeInto(std::vector<MetricFamily>* out) {
   }
 }
 
-// A team's weighted share on a flavor in thousandths (scheduler::WeightedShare); for a team of
-// fair-share weight 0: kUnlimited while it borrows any resource there, else 0.
-int64_t SharePerMille(const scheduler::Ledger::Session& session, const scheduler::Team& team,
-                      NameId flavor) {
-  if (team.fair_share_weight > 0) {
-    return scheduler::WeightedShare(session, team, flavor, scheduler::ResourceList{});
-  }
-  const NameId team_id = scheduler::TeamNames().Intern(team.name);
-  for (NameId resource : session.Resources(team_id, flavor)) {
-    const scheduler::CellView v = session.View(team_id, flavor, resource);
-    if (v.usage > v.nominal) return scheduler::kUnlimited;
-  }
-  return 0;
-}
-
-// Reservations per team: bound ("running") and assumed.
-struct PodCounts {
-  int64_t running = 0;
-  int64_t assumed = 0;
-  int64_t workloads = 0;  // admitted: lone pods holding a reservation, and gangs (once each)
-};
-std::unordered_map<NameId, PodCounts> CountReservations(const scheduler::QuotaBook& book) {
-  std::unordered_map<NameId, PodCounts> counts;
-  std::set<std::pair<NameId, std::string>> gangs;
-  book.ForEach([&](std::string_view, const scheduler::Reservation& r) {
-    PodCounts& c = counts[r.charge.team];
-    (r.state == scheduler::ReservationState::kBound ? c.running : c.assumed) += 1;
-    if (r.meta.workload.empty()) {
-      ++c.workloads;
-    } else {
-      gangs.emplace(r.charge.team, r.meta.workload);
-    }
-  });
-  for (const auto& [team, workload] : gangs) ++counts[team].workloads;
-  return counts;
-}
-
 }  // namespace
 
 void Metrics::Impl::CollectLedger(Scrape& scrape, std::vector<MetricFamily>* out) const {
   const scheduler::QuotaBook* book = sources_.book;
   if (book == nullptr) return;
-  const std::vector<scheduler::Ledger::CellUsage> cells = ReadCells(book->ledger(), &scrape.policy);
+  const std::vector<scheduler::Ledger::CellUsage> cells = book->ledger().Cells(&scrape.policy);
   scrape.have_teams = true;
   NotePolicyTeams(scrape);
   const std::vector<scheduler::CohortCellUsage> usage = scheduler::ComputeCohortUsage(
@@ -658,8 +607,8 @@ void Metrics::Impl::CollectWeightedShare(const Scrape& scrape, const scheduler::
   for (const scheduler::Team& team : scrape.policy->teams) {
     int64_t max_share = 0;  // per mille, as Kueue reports it
     for (const scheduler::FlavorQuota& fq : team.flavors) {
-      const int64_t per_mille =
-          SharePerMille(session, team, scheduler::FlavorNames().Intern(fq.flavor));
+      const int64_t per_mille = scheduler::ReportedWeightedShare(
+          session, team, scheduler::FlavorNames().Intern(fq.flavor));
       max_share = std::max(max_share, per_mille);
       share.Value(
           L2{"team", "flavor"}, L2{team.name, fq.flavor},
@@ -676,7 +625,7 @@ void Metrics::Impl::CollectWeightedShare(const Scrape& scrape, const scheduler::
 
 void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::QuotaBook& book,
                                 std::vector<MetricFamily>* out) const {
-  std::unordered_map<NameId, PodCounts> counts = CountReservations(book);
+  std::unordered_map<NameId, scheduler::QuotaBook::TeamCounts> counts = book.CountByTeam();
   FamilyBuilder pods("taskgov_pods",
                      "Pods of a team by state: pending (waiting for admission), running (bound "
                      "and charged to the quota), preempted (evicted by preemption, not yet "
@@ -710,7 +659,8 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::QuotaBook
       cluster != nullptr ? cluster->UngovernedByTeam() : std::unordered_map<NameId, size_t>{};
   for (const auto& [team, meta] : scrape.live) {
     const std::optional<NameId> id = scheduler::TeamNames().Find(team);
-    const PodCounts c = id ? counts[*id] : PodCounts{};
+    const scheduler::QuotaBook::TeamCounts c =
+        id ? counts[*id] : scheduler::QuotaBook::TeamCounts{};
     const scheduler::PendingQueues::Counts pending = (id && cluster != nullptr)
                                                          ? cluster->pending().CountsOf(*id)
                                                          : scheduler::PendingQueues::Counts{};

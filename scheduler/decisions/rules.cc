@@ -144,4 +144,14 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
   return std::nullopt;
 }
 
+int64_t ReportedWeightedShare(const Ledger::Session& session, const Team& team, NameId flavor) {
+  if (team.fair_share_weight > 0) return WeightedShare(session, team, flavor, ResourceList{});
+  const NameId team_id = TeamNames().Intern(team.name);
+  for (NameId resource : session.Resources(team_id, flavor)) {
+    const CellView v = session.View(team_id, flavor, resource);
+    if (v.usage > v.nominal) return kUnlimited;
+  }
+  return 0;
+}
+
 }  // namespace taskgov::scheduler

@@ -36,5 +36,9 @@ namespace taskgov::scheduler {
 // fair-share weight. Weight 0 ⇒ kUnlimited (always last).
 [[nodiscard]] int64_t WeightedShare(const Ledger::Session& session, const Team& team, NameId flavor,
                                     const ResourceList& request);
+// The share reports show (metrics, the admin API): WeightedShare with no request; for a team of
+// weight 0, kUnlimited while it borrows any resource on the flavor, else 0.
+[[nodiscard]] int64_t ReportedWeightedShare(const Ledger::Session& session, const Team& team,
+                                            NameId flavor);
 
 }  // namespace taskgov::scheduler

@@ -803,9 +803,10 @@ std::vector<Ledger::Drift> Ledger::Rebuild(const std::function<std::vector<Charg
   return drift;
 }
 
-std::vector<Ledger::CellUsage> Ledger::Cells() const {
+std::vector<Ledger::CellUsage> Ledger::Cells(PolicyPtr* policy) const {
   Session session(*this);
   const Generation* gen = session.gen_;
+  if (policy != nullptr) *policy = gen->policy;
   std::vector<CellUsage> out;
   out.reserve(gen->cell_count);
   for (size_t i = 0; i < gen->cell_count; ++i) {

@@ -255,8 +255,9 @@ class Ledger {
     CellKey key;
     CellView view;
   };
-  // Every cell of the current generation (orphans included).
-  [[nodiscard]] std::vector<CellUsage> Cells() const;
+  // Every cell of the current generation (orphans included) and, when `policy` is not null,
+  // that generation's policy (the one the cells' limits come from).
+  [[nodiscard]] std::vector<CellUsage> Cells(PolicyPtr* policy = nullptr) const;
   [[nodiscard]] PolicyPtr policy() const;
   [[nodiscard]] uint64_t generation() const;
   // How many times a release was refused for a resource (see Session::Release): monotonic.

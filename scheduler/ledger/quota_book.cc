@@ -1,6 +1,8 @@
 #include "scheduler/ledger/quota_book.h"
 
 #include <bitset>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "scheduler/common/log.h"
@@ -426,6 +428,22 @@ void QuotaBook::ForEach(
     std::unique_lock<std::mutex> lock = Lock(shard);
     for (const auto& [uid, reservation] : shard.map) fn(uid, reservation);
   }
+}
+
+std::unordered_map<NameId, QuotaBook::TeamCounts> QuotaBook::CountByTeam() const {
+  std::unordered_map<NameId, TeamCounts> counts;
+  std::set<std::pair<NameId, std::string>> gangs;
+  ForEach([&](std::string_view, const Reservation& r) {
+    TeamCounts& c = counts[r.charge.team];
+    (r.state == ReservationState::kBound ? c.running : c.assumed) += 1;
+    if (r.meta.workload.empty()) {
+      ++c.workloads;
+    } else {
+      gangs.emplace(r.charge.team, r.meta.workload);
+    }
+  });
+  for (const auto& [team, workload] : gangs) ++counts[team].workloads;
+  return counts;
 }
 
 size_t QuotaBook::size() const {

@@ -176,6 +176,14 @@ class QuotaBook {
   // calls inside).
   void ForEach(const std::function<void(std::string_view uid, const Reservation&)>& fn) const;
   [[nodiscard]] size_t size() const;
+  // Reservations per team: bound (running) and assumed pods, and admitted workloads (lone pods
+  // holding a reservation, and gangs once each).
+  struct TeamCounts {
+    int64_t running = 0;
+    int64_t assumed = 0;
+    int64_t workloads = 0;
+  };
+  [[nodiscard]] std::unordered_map<NameId, TeamCounts> CountByTeam() const;
   // How many times an operation found its shard's mutex held and waited: monotonic.
   [[nodiscard]] uint64_t lock_waits() const { return lock_waits_.load(std::memory_order_relaxed); }
 
