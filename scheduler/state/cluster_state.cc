@@ -396,6 +396,16 @@ void ClusterState::ForEachBoundPod(
   }
 }
 
+void ClusterState::ForEachTeamPod(
+    const std::function<void(const Pod& pod, NameId team, const ResourceList& request,
+                             const WorkloadRef& workload)>& fn) const {
+  std::lock_guard lock(mu_);
+  for (const auto& [uid, record] : pods_) {
+    if (record.team == kNoTeam || record.pod.terminal()) continue;
+    fn(record.pod, record.team, RequestOf(record.pod), teams_.WorkloadOf(record.pod));
+  }
+}
+
 std::vector<ClusterState::UngovernedPod> ClusterState::UngovernedPods() const {
   std::lock_guard lock(mu_);
   std::vector<UngovernedPod> out;

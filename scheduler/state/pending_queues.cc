@@ -308,6 +308,26 @@ std::optional<PendingPod> PendingQueues::Head(NameId team, bool by_priority) con
   return std::nullopt;
 }
 
+std::vector<PendingQueues::Queued> PendingQueues::QueueOf(NameId team, bool by_priority) {
+  Sync();
+  std::shared_lock lock(mu_);
+  std::vector<Queued> out;
+  auto queue = queues_.find(team);
+  if (queue == queues_.end()) return out;
+  auto visit = [&](const std::string& uid) {
+    auto it = pending_.find(uid);
+    if (it != pending_.end() && Live(it->second)) {
+      out.push_back(Queued{it->second.pod, it->second.refused});
+    }
+  };
+  if (by_priority) {
+    for (const PriorityKey& key : queue->second.by_priority) visit(std::get<2>(key));
+  } else {
+    for (const AgeKey& key : queue->second.by_age) visit(std::get<1>(key));
+  }
+  return out;
+}
+
 PendingQueues::Counts PendingQueues::CountsOf(NameId team) {
   Sync();
   std::shared_lock lock(mu_);

@@ -123,6 +123,13 @@ class PendingQueues {
     size_t refused_workloads = 0;
   };
   [[nodiscard]] Counts CountsOf(NameId team);
+  // The pending pods of `team` in rank order (as Head: by_priority is TaskRanking order), each
+  // with whether a filter call refused it. Applies posted notes first.
+  struct Queued {
+    PendingPod pod;
+    bool refused = false;
+  };
+  [[nodiscard]] std::vector<Queued> QueueOf(NameId team, bool by_priority);
   // Applies every note posted before the call, and forgets the pods known only from filter
   // calls that have not been filtered for filter_seen_ttl_ms (the housekeeping tick calls it
   // every second).

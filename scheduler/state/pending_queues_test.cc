@@ -68,6 +68,18 @@ TEST_F(PendingQueuesTest, RanksByPriorityThenAgeOrByAgeAlone) {
   ASSERT_TRUE(queues_.Head(1, true).has_value());
   EXPECT_EQ(queues_.Head(1, true)->uid, "mid-high");
   EXPECT_EQ(queues_.Head(1, false)->uid, "old-low");
+  // The whole queue in the same orders; refused once a filter call refused it.
+  queues_.NoteRefused(Pending("old-low", 1, 1, 100));
+  auto uids = [](const std::vector<PendingQueues::Queued>& queue) {
+    std::vector<std::string> out;
+    for (const PendingQueues::Queued& q : queue) out.push_back(q.pod.uid + (q.refused ? "!" : ""));
+    return out;
+  };
+  EXPECT_EQ(uids(queues_.QueueOf(1, true)),
+            (std::vector<std::string>{"mid-high", "new-high", "old-low!"}));
+  EXPECT_EQ(uids(queues_.QueueOf(1, false)),
+            (std::vector<std::string>{"old-low!", "mid-high", "new-high"}));
+  EXPECT_TRUE(queues_.QueueOf(3, true).empty());
   queues_.Remove("mid-high");
   EXPECT_EQ(queues_.Head(1, true)->uid, "new-high");
   EXPECT_FALSE(queues_.Head(3, true).has_value());

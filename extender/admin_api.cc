@@ -1,0 +1,825 @@
+#include "extender/admin_api.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "scheduler/common/result.h"
+#include "scheduler/common/time_format.h"
+#include "scheduler/decisions/rules.h"
+#include "scheduler/ledger/cohort_usage.h"
+#include "scheduler/model/gang.h"
+#include "scheduler/model/interner.h"
+#include "scheduler/model/pod_identity.h"
+#include "scheduler/model/quantity.h"
+
+namespace taskgov::extender {
+namespace {
+
+using scheduler::NameId;
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+constexpr size_t kDefaultLimit = 500;
+constexpr size_t kMaxLimit = 1000;
+constexpr std::string_view kApiVersion = "taskgov.io/v1";
+
+// ---- replies ----
+
+HttpResponse Json(int status, const rapidjson::StringBuffer& buffer) {
+  return HttpResponse{status, "application/json",
+                      std::string(buffer.GetString(), buffer.GetSize())};
+}
+
+HttpResponse ErrorReply(int status, const std::string& message) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("error");
+  w.String(message.data(), static_cast<rapidjson::SizeType>(message.size()));
+  w.EndObject();
+  return Json(status, buffer);
+}
+
+void Str(Writer& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void KeyStr(Writer& w, const char* key, std::string_view value) {
+  w.Key(key);
+  Str(w, value);
+}
+
+// A Kubernetes quantity string, or null for a limit that does not apply.
+void Quantity(Writer& w, std::string_view resource, int64_t amount) {
+  if (amount == scheduler::kUnlimited) {
+    w.Null();
+    return;
+  }
+  Str(w, scheduler::FormatQuantity(resource, amount));
+}
+
+void Resources(Writer& w, const scheduler::ResourceList& list) {
+  w.StartObject();
+  for (const scheduler::ResourceAmount& r : list) {
+    w.Key(r.name.c_str());
+    Quantity(w, r.name, r.amount);
+  }
+  w.EndObject();
+}
+
+void Time(Writer& w, const char* key, int64_t unix_ms) {
+  w.Key(key);
+  if (unix_ms <= 0) {
+    w.Null();
+    return;
+  }
+  Str(w, common::FormatTime(unix_ms * 1000));
+}
+
+void ListHeader(Writer& w, std::string_view kind) {
+  KeyStr(w, "apiVersion", kApiVersion);
+  KeyStr(w, "kind", kind);
+}
+
+// ---- query strings ----
+
+std::optional<std::string> PercentDecode(std::string_view raw) {
+  std::string out;
+  out.reserve(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] == '+') {
+      out += ' ';
+    } else if (raw[i] != '%') {
+      out += raw[i];
+    } else {
+      unsigned value = 0;
+      if (i + 2 >= raw.size()) return std::nullopt;
+      auto [end, ec] = std::from_chars(raw.data() + i + 1, raw.data() + i + 3, value, 16);
+      if (ec != std::errc() || end != raw.data() + i + 3) return std::nullopt;
+      out += static_cast<char>(value);
+      i += 2;
+    }
+  }
+  return out;
+}
+
+using Query = std::map<std::string, std::string, std::less<>>;
+
+// The parameters of `raw`, each at most once and each one of `known`.
+common::Result<Query> ParseQuery(std::string_view raw,
+                                 std::initializer_list<std::string_view> known) {
+  Query out;
+  while (!raw.empty()) {
+    const size_t amp = raw.find('&');
+    const std::string_view part = raw.substr(0, amp);
+    raw = amp == std::string_view::npos ? std::string_view() : raw.substr(amp + 1);
+    if (part.empty()) continue;
+    const size_t eq = part.find('=');
+    const std::optional<std::string> name = PercentDecode(part.substr(0, eq));
+    const std::optional<std::string> value =
+        PercentDecode(eq == std::string_view::npos ? std::string_view() : part.substr(eq + 1));
+    if (!name || !value) {
+      return common::Error{"malformed percent-encoding in query parameter '" +
+                           std::string(part.substr(0, eq)) + "'"};
+    }
+    if (std::find(known.begin(), known.end(), *name) == known.end()) {
+      std::string list;
+      for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+      return common::Error{"unknown query parameter '" + *name + "'" +
+                           (list.empty() ? "; this endpoint takes none" : "; known: " + list)};
+    }
+    if (!out.emplace(*name, *value).second) {
+      return common::Error{"query parameter '" + *name + "' given more than once"};
+    }
+  }
+  return out;
+}
+
+common::Result<size_t> ParseLimit(const Query& query) {
+  auto it = query.find("limit");
+  if (it == query.end()) return kDefaultLimit;
+  size_t limit = 0;
+  const std::string& text = it->second;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), limit);
+  if (ec != std::errc() || end != text.data() + text.size() || limit < 1 || limit > kMaxLimit) {
+    return common::Error{"query parameter 'limit' must be an integer from 1 to " +
+                         std::to_string(kMaxLimit) + ", not '" + text + "'"};
+  }
+  return limit;
+}
+
+// ---- policy vocabulary ----
+
+std::string_view QueueingName(scheduler::QueueingStrategy q) {
+  return q == scheduler::QueueingStrategy::kStrictFIFO ? "StrictFIFO" : "BestEffortFIFO";
+}
+
+std::string_view WithinTeamName(scheduler::WithinTeamPreemption p) {
+  switch (p) {
+    case scheduler::WithinTeamPreemption::kNever:
+      return "Never";
+    case scheduler::WithinTeamPreemption::kLowerPriority:
+      return "LowerPriority";
+    case scheduler::WithinTeamPreemption::kLowerOrNewerEqualPriority:
+      return "LowerOrNewerEqualPriority";
+  }
+  return "";
+}
+
+std::string_view ReclaimName(scheduler::ReclaimPolicy p) {
+  switch (p) {
+    case scheduler::ReclaimPolicy::kNever:
+      return "Never";
+    case scheduler::ReclaimPolicy::kLowerPriority:
+      return "LowerPriority";
+    case scheduler::ReclaimPolicy::kAny:
+      return "Any";
+  }
+  return "";
+}
+
+// ---- teams ----
+
+// One read of what the team replies show.
+struct TeamsRead {
+  scheduler::PolicyPtr policy;
+  std::vector<scheduler::CohortCellUsage> cells;
+  std::unordered_map<NameId, scheduler::QuotaBook::TeamCounts> admitted;
+  std::unordered_map<NameId, size_t> ungoverned;
+};
+
+TeamsRead ReadTeams(const scheduler::QuotaBook& book, const scheduler::ClusterState& cluster) {
+  TeamsRead read;
+  const std::vector<scheduler::Ledger::CellUsage> cells = book.ledger().Cells(&read.policy);
+  read.cells = scheduler::ComputeCohortUsage(cells, *read.policy, {});
+  read.admitted = book.CountByTeam();
+  read.ungoverned = cluster.UngovernedByTeam();
+  return read;
+}
+
+void TeamPolicy(Writer& w, const scheduler::Team& team) {
+  KeyStr(w, "name", team.name);
+  KeyStr(w, "cohort", team.cohort);
+  KeyStr(w, "clusterQueue", team.cluster_queue);
+  w.Key("namespaces");
+  w.StartArray();
+  for (const std::string& ns : team.namespaces) Str(w, ns);
+  w.EndArray();
+  w.Key("fairShareWeight");
+  w.Double(team.fair_share_weight);
+  w.Key("active");
+  w.Bool(team.active);
+  w.Key("reclaimable");
+  w.Bool(team.reclaimable);
+  KeyStr(w, "queueing", QueueingName(team.queueing));
+  w.Key("preemption");
+  w.StartObject();
+  KeyStr(w, "withinTeam", WithinTeamName(team.within_team));
+  KeyStr(w, "reclaimWithinCohort", ReclaimName(team.reclaim));
+  w.Key("borrowWithinCohort");
+  w.StartObject();
+  KeyStr(w, "policy", team.borrow_within_cohort.lower_priority ? "LowerPriority" : "Never");
+  w.Key("maxPriorityThreshold");
+  if (team.borrow_within_cohort.max_priority_threshold) {
+    w.Int(*team.borrow_within_cohort.max_priority_threshold);
+  } else {
+    w.Null();
+  }
+  w.EndObject();
+  w.EndObject();
+}
+
+void TeamQuotas(Writer& w, NameId team_id, const TeamsRead& read) {
+  w.Key("quotas");
+  w.StartArray();
+  for (const scheduler::CohortCellUsage& cell : read.cells) {
+    if (cell.key.team != team_id) continue;
+    const std::string_view resource = scheduler::ResourceNames().Name(cell.key.resource);
+    const scheduler::CellView& v = cell.view;
+    w.StartObject();
+    KeyStr(w, "flavor", scheduler::FlavorNames().Name(cell.key.flavor));
+    KeyStr(w, "resource", resource);
+    w.Key("nominal");
+    Quantity(w, resource, v.nominal);
+    w.Key("borrowingLimit");
+    Quantity(w, resource, v.borrowing_limit);
+    w.Key("lendingLimit");
+    Quantity(w, resource, v.lending_limit);
+    w.Key("usage");
+    Quantity(w, resource, v.usage);
+    w.Key("borrowed");
+    Quantity(w, resource, cell.borrowed);
+    w.Key("lent");
+    Quantity(w, resource, std::llround(cell.lent));
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void TeamShares(Writer& w, const scheduler::Team& team, const scheduler::QuotaBook& book) {
+  w.Key("weightedShare");
+  w.StartObject();
+  scheduler::Ledger::Session session(book.ledger());
+  for (const scheduler::FlavorQuota& fq : team.flavors) {
+    const int64_t per_mille =
+        scheduler::ReportedWeightedShare(session, team, scheduler::FlavorNames().Intern(fq.flavor));
+    w.Key(fq.flavor.c_str());
+    if (per_mille == scheduler::kUnlimited) {
+      Str(w, "+Inf");
+    } else {
+      w.Double(static_cast<double>(per_mille) / 1000.0);
+    }
+  }
+  w.EndObject();
+}
+
+void TeamCounts(Writer& w, NameId team_id, const TeamsRead& read,
+                scheduler::ClusterState& cluster) {
+  const scheduler::QuotaBook::TeamCounts admitted =
+      read.admitted.count(team_id) ? read.admitted.at(team_id) : scheduler::QuotaBook::TeamCounts{};
+  const scheduler::PendingQueues::Counts pending = cluster.pending().CountsOf(team_id);
+  auto ungoverned = read.ungoverned.find(team_id);
+  w.Key("pods");
+  w.StartObject();
+  w.Key("running");
+  w.Int64(admitted.running);
+  w.Key("admitted");
+  w.Int64(admitted.assumed);
+  w.Key("pending");
+  w.Uint64(pending.total);
+  w.Key("refused");
+  w.Uint64(pending.refused);
+  w.Key("ungoverned");
+  w.Uint64(ungoverned == read.ungoverned.end() ? 0 : ungoverned->second);
+  w.EndObject();
+  w.Key("workloads");
+  w.StartObject();
+  w.Key("admitted");
+  w.Int64(admitted.workloads);
+  w.Key("pending");
+  w.Uint64(pending.workloads);
+  w.EndObject();
+}
+
+// ---- workloads ----
+
+struct PodRow {
+  const scheduler::Pod* pod = nullptr;  // null for a pod known only from filter calls
+  std::string ns, name, uid;
+  std::string state;  // Pending, Admitted, Running, Terminating
+  scheduler::ResourceList request;
+  int64_t created_ms = 0;
+  int64_t started_ms = 0;
+  bool refused = false;
+  std::string preemption;
+};
+
+struct WorkloadRow {
+  std::string ns, name, kind;
+  NameId team = scheduler::kNoTeam;
+  int32_t priority = 0;
+  std::string priority_class;
+  int32_t declared = 0;
+  size_t position = 0;  // among the team's pending workloads, from 1; 0: not pending
+  std::set<std::string> nodes;
+  std::vector<PodRow> pods;
+  std::string state;
+};
+
+std::string StateOf(const scheduler::Pod& pod, const scheduler::QuotaBook& book) {
+  if (pod.bound()) return pod.deletion_unix_ms ? "Terminating" : "Running";
+  std::optional<scheduler::Reservation> r = book.Find(pod.uid);
+  return r ? "Admitted" : "Pending";
+}
+
+// A workload's state from its pods': Terminating when all are; Running when every other pod
+// runs and the gang is complete; Admitted while it holds quota (a pod admitted or running, or the
+// gang's hold); else Pending.
+std::string WorkloadState(const WorkloadRow& w, bool gang_holds) {
+  size_t running = 0, terminating = 0, admitted = 0;
+  for (const PodRow& p : w.pods) {
+    running += p.state == "Running";
+    terminating += p.state == "Terminating";
+    admitted += p.state == "Admitted";
+  }
+  if (terminating == w.pods.size()) return "Terminating";
+  const size_t expected = std::max<size_t>(w.pods.size(), static_cast<size_t>(w.declared));
+  if (running + terminating >= expected && running > 0) return "Running";
+  if (running + admitted > 0 || gang_holds) return "Admitted";
+  return "Pending";
+}
+
+class WorkloadIndex {
+ public:
+  WorkloadIndex(const scheduler::QuotaBook& book, scheduler::ClusterState& cluster,
+                const std::function<std::string(std::string_view)>& preemption)
+      : book_(book), policy_(book.ledger().policy()) {
+    QueuePositions(cluster);
+    cluster.ForEachTeamPod(
+        [&](const scheduler::Pod& pod, NameId team, const scheduler::ResourceList& request,
+            const scheduler::WorkloadRef& ref) { AddPod(pod, team, request, ref); });
+    AddFilterOnlyPods();
+    for (auto& [key, w] : rows_) Finish(key, w, preemption);
+  }
+
+  [[nodiscard]] const std::map<std::string, WorkloadRow>& rows() const { return rows_; }
+
+ private:
+  struct Queued {
+    scheduler::PendingPod pod;
+    bool refused = false;
+    size_t position = 0;
+    bool seen = false;  // reported by the informers too
+  };
+
+  // The teams' pending pods in rank order, each with its workload's place in the queue.
+  void QueuePositions(scheduler::ClusterState& cluster) {
+    const bool by_priority =
+        policy_->task_prioritization == scheduler::TaskPrioritization::kTaskRanking;
+    for (const scheduler::Team& team : policy_->teams) {
+      const NameId id = scheduler::TeamNames().Intern(team.name);
+      std::map<std::string, size_t> places;  // workload key → place
+      for (scheduler::PendingQueues::Queued& q : cluster.pending().QueueOf(id, by_priority)) {
+        const std::string key = q.pod.gang.empty() ? "pod/" + q.pod.key : q.pod.gang;
+        const size_t place = places.emplace(key, places.size() + 1).first->second;
+        const std::string uid = q.pod.uid;
+        queued_.emplace(uid, Queued{std::move(q.pod), q.refused, place, false});
+      }
+    }
+  }
+
+  void AddPod(const scheduler::Pod& pod, NameId team, const scheduler::ResourceList& request,
+              const scheduler::WorkloadRef& ref) {
+    const std::string key = ref.key.empty() ? "pod/" + pod.key() : ref.key;
+    WorkloadRow& w = Row(key, team);
+    if (w.pods.empty()) {
+      const std::string display = ref.display.empty() ? pod.key() : ref.display;
+      const size_t slash = display.find('/');
+      w.ns = slash == std::string::npos ? pod.namespace_ : display.substr(0, slash);
+      w.name = slash == std::string::npos ? display : display.substr(slash + 1);
+      w.kind = ref.key.empty() ? "Pod" : std::string(scheduler::GangSourceName(ref.source));
+      w.declared = ref.size;
+      w.priority = scheduler::ResolvePriority(*policy_, pod);
+      w.priority_class = scheduler::PriorityClassOf(*policy_, pod);
+    }
+    PodRow row;
+    row.ns = pod.namespace_;
+    row.name = pod.name;
+    row.uid = pod.uid;
+    row.state = StateOf(pod, book_);
+    row.request = request;
+    row.created_ms = pod.creation_unix_ms;
+    row.started_ms = pod.start_unix_ms.value_or(0);
+    if (pod.bound()) w.nodes.insert(pod.node_name);
+    if (auto q = queued_.find(pod.uid); q != queued_.end()) {
+      q->second.seen = true;
+      row.refused = q->second.refused;
+      if (w.position == 0 || q->second.position < w.position) w.position = q->second.position;
+    }
+    w.pods.push_back(std::move(row));
+  }
+
+  // Pods known only from filter calls (kube-scheduler asked about them; the informers have not
+  // reported them).
+  void AddFilterOnlyPods() {
+    for (auto& [uid, q] : queued_) {
+      if (q.seen) continue;
+      const scheduler::PendingPod& p = q.pod;
+      const std::string key = p.gang.empty() ? "pod/" + p.key : p.gang;
+      WorkloadRow& w = Row(key, p.team);
+      const size_t slash = p.key.find('/');
+      if (w.pods.empty()) {
+        w.ns = p.key.substr(0, slash);
+        w.name = slash == std::string::npos ? p.key : p.key.substr(slash + 1);
+        w.kind = p.gang.empty() ? "Pod" : "pod group";
+        w.declared = p.workload_size;
+        w.priority = p.priority;
+      }
+      PodRow row;
+      row.ns = p.key.substr(0, slash);
+      row.name = slash == std::string::npos ? p.key : p.key.substr(slash + 1);
+      row.uid = p.uid;
+      row.state = book_.Find(p.uid) ? "Admitted" : "Pending";
+      row.request = p.request;
+      row.created_ms = p.created_ms;
+      row.refused = q.refused;
+      if (w.position == 0 || q.position < w.position) w.position = q.position;
+      w.pods.push_back(std::move(row));
+    }
+  }
+
+  WorkloadRow& Row(const std::string& key, NameId team) {
+    WorkloadRow& w = rows_[key];
+    w.team = team;
+    return w;
+  }
+
+  void Finish(const std::string& key, WorkloadRow& w,
+              const std::function<std::string(std::string_view)>& preemption) {
+    std::sort(w.pods.begin(), w.pods.end(),
+              [](const PodRow& a, const PodRow& b) { return a.name < b.name; });
+    bool gang_holds = false;
+    if (w.kind != "Pod") {
+      std::optional<scheduler::GangHold> hold = book_.FindGang(key);
+      gang_holds = hold && hold->holders > 0;
+    }
+    w.state = WorkloadState(w, gang_holds);
+    if (w.state != "Pending" && w.state != "Admitted") w.position = 0;
+    if (!preemption) return;
+    for (PodRow& p : w.pods) {
+      if (p.state == "Pending") p.preemption = preemption(p.uid);
+    }
+  }
+
+  const scheduler::QuotaBook& book_;
+  const scheduler::PolicyPtr policy_;
+  std::unordered_map<std::string, Queued> queued_;  // by uid
+  std::map<std::string, WorkloadRow> rows_;         // by workload key
+};
+
+void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_pods) {
+  w.StartObject();
+  KeyStr(w, "namespace", row.ns);
+  KeyStr(w, "name", row.name);
+  KeyStr(w, "kind", row.kind);
+  KeyStr(w, "team", scheduler::TeamNames().Name(row.team));
+  KeyStr(w, "state", row.state);
+  KeyStr(w, "priorityClass", row.priority_class);
+  w.Key("priority");
+  w.Int(row.priority);
+  w.Key("pods");
+  w.Uint64(row.pods.size());
+  w.Key("declaredPods");
+  w.Int(row.declared);
+  scheduler::ResourceList request;
+  int64_t created = 0, started = 0;
+  bool refused = false;
+  std::string preemption;
+  for (const PodRow& p : row.pods) {
+    request.Add(p.request);
+    if (created == 0 || (p.created_ms > 0 && p.created_ms < created)) created = p.created_ms;
+    if (p.started_ms > 0 && (started == 0 || p.started_ms < started)) started = p.started_ms;
+    refused = refused || p.refused;
+    if (preemption.empty()) preemption = p.preemption;
+  }
+  w.Key("request");
+  Resources(w, request);
+  w.Key("nodes");
+  w.StartArray();
+  for (const std::string& node : row.nodes) Str(w, node);
+  w.EndArray();
+  Time(w, "createdAt", created);
+  Time(w, "startedAt", started);
+  const bool running = row.state == "Running" || row.state == "Terminating";
+  w.Key("waitSeconds");
+  w.Int64(std::max<int64_t>(0, ((running && started > 0) ? started : now_ms) - created) / 1000);
+  w.Key("runSeconds");
+  w.Int64(running && started > 0 ? std::max<int64_t>(0, now_ms - started) / 1000 : 0);
+  w.Key("queuePosition");
+  if (row.position > 0) {
+    w.Uint64(row.position);
+  } else {
+    w.Null();
+  }
+  w.Key("refused");
+  w.Bool(refused);
+  KeyStr(w, "preemption", preemption);
+  if (with_pods) {
+    w.Key("podList");
+    w.StartArray();
+    for (const PodRow& p : row.pods) {
+      w.StartObject();
+      KeyStr(w, "namespace", p.ns);
+      KeyStr(w, "name", p.name);
+      KeyStr(w, "uid", p.uid);
+      KeyStr(w, "state", p.state);
+      w.Key("request");
+      Resources(w, p.request);
+      Time(w, "createdAt", p.created_ms);
+      Time(w, "startedAt", p.started_ms);
+      w.Key("refused");
+      w.Bool(p.refused);
+      KeyStr(w, "preemption", p.preemption);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+}
+
+bool KnownState(std::string_view state) {
+  return state == "Pending" || state == "Admitted" || state == "Running" || state == "Terminating";
+}
+
+}  // namespace
+
+std::vector<Route> AdminApi::Routes() const {
+  auto route = [this](const char* path, bool prefix,
+                      HttpResponse (AdminApi::*handler)(const HttpRequest&) const) {
+    return Route{path, "GET", 0,
+                 [this, handler](const HttpRequest& r) { return (this->*handler)(r); }, prefix};
+  };
+  return {route("/api/v1/cluster", false, &AdminApi::Cluster),
+          route("/api/v1/teams", false, &AdminApi::Teams),
+          route("/api/v1/teams/", true, &AdminApi::Team),
+          route("/api/v1/workloads", false, &AdminApi::Workloads),
+          route("/api/v1/workloads/", true, &AdminApi::Workload),
+          route("/api/v1/policy", false, &AdminApi::Policy)};
+}
+
+HttpResponse AdminApi::Cluster(const HttpRequest& request) const {
+  if (common::Result<Query> q = ParseQuery(request.query, {}); !q.ok()) {
+    return ErrorReply(400, q.error().message);
+  }
+  const scheduler::PolicyPtr policy = sources_.book->ledger().policy();
+  std::map<std::string, scheduler::ResourceList> quota;  // flavor → Σ nominal
+  for (const scheduler::Team& team : policy->teams) {
+    for (const scheduler::FlavorQuota& fq : team.flavors) {
+      for (const scheduler::ResourceQuota& rq : fq.resources) {
+        quota[fq.flavor].Add(scheduler::ResourceList{{rq.resource, rq.nominal}});
+      }
+    }
+  }
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  ListHeader(w, "Cluster");
+  w.Key("flavors");
+  w.StartArray();
+  for (const auto& [flavor, nominal] : quota) {
+    size_t nodes = 0, schedulable = 0;
+    scheduler::ResourceList allocatable, used;
+    for (const auto& [name, view] :
+         sources_.cluster->nodes().NodesOfFlavor(scheduler::FlavorNames().Intern(flavor))) {
+      ++nodes;
+      schedulable += view.schedulable;
+      allocatable.Add(view.allocatable);
+      used.Add(view.used);
+    }
+    w.StartObject();
+    KeyStr(w, "name", flavor);
+    w.Key("nodes");
+    w.Uint64(nodes);
+    w.Key("schedulableNodes");
+    w.Uint64(schedulable);
+    w.Key("allocatable");
+    Resources(w, allocatable);
+    w.Key("inUse");
+    Resources(w, used);
+    w.Key("nominalQuota");
+    Resources(w, nominal);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return Json(200, buffer);
+}
+
+HttpResponse AdminApi::Teams(const HttpRequest& request) const {
+  common::Result<Query> q = ParseQuery(request.query, {"cohort"});
+  if (!q.ok()) return ErrorReply(400, q.error().message);
+  const auto cohort = q->find("cohort");
+  const TeamsRead read = ReadTeams(*sources_.book, *sources_.cluster);
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  ListHeader(w, "TeamList");
+  w.Key("items");
+  w.StartArray();
+  for (const scheduler::Team& team : read.policy->teams) {
+    if (cohort != q->end() && team.cohort != cohort->second) continue;
+    const NameId id = scheduler::TeamNames().Intern(team.name);
+    w.StartObject();
+    TeamPolicy(w, team);
+    TeamQuotas(w, id, read);
+    TeamShares(w, team, *sources_.book);
+    TeamCounts(w, id, read, *sources_.cluster);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return Json(200, buffer);
+}
+
+HttpResponse AdminApi::Team(const HttpRequest& request) const {
+  if (common::Result<Query> q = ParseQuery(request.query, {}); !q.ok()) {
+    return ErrorReply(400, q.error().message);
+  }
+  const std::optional<std::string> name = PercentDecode(
+      std::string_view(request.path).substr(std::string_view("/api/v1/teams/").size()));
+  if (!name || name->empty() || name->find('/') != std::string::npos) {
+    return ErrorReply(400, "expected /api/v1/teams/{team}, not " + request.path);
+  }
+  const TeamsRead read = ReadTeams(*sources_.book, *sources_.cluster);
+  const scheduler::Team* team = read.policy->FindTeam(*name);
+  if (team == nullptr) return ErrorReply(404, "no team '" + *name + "' in the policy in force");
+  const NameId id = scheduler::TeamNames().Intern(team->name);
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  ListHeader(w, "Team");
+  TeamPolicy(w, *team);
+  TeamQuotas(w, id, read);
+  TeamShares(w, *team, *sources_.book);
+  TeamCounts(w, id, read, *sources_.cluster);
+  w.EndObject();
+  return Json(200, buffer);
+}
+
+HttpResponse AdminApi::Workloads(const HttpRequest& request) const {
+  common::Result<Query> q =
+      ParseQuery(request.query, {"team", "namespace", "state", "limit", "continue"});
+  if (!q.ok()) return ErrorReply(400, q.error().message);
+  common::Result<size_t> limit = ParseLimit(*q);
+  if (!limit.ok()) return ErrorReply(400, limit.error().message);
+  auto param = [&](const char* name) -> const std::string* {
+    auto it = q->find(name);
+    return it == q->end() ? nullptr : &it->second;
+  };
+  const std::string* state = param("state");
+  if (state != nullptr && !KnownState(*state)) {
+    return ErrorReply(400,
+                      "query parameter 'state' must be Pending, Admitted, Running or "
+                      "Terminating, not '" +
+                          *state + "'");
+  }
+  const std::string* team = param("team");
+  const std::string* ns = param("namespace");
+  const std::string* after = param("continue");
+  const int64_t now = sources_.clock->NowMs();
+  const WorkloadIndex index(*sources_.book, *sources_.cluster, sources_.preemption_status);
+  // Listed by namespace/name/kind; `continue` is the sort key of the first item of the next page.
+  std::map<std::string, const WorkloadRow*> ordered;
+  for (const auto& [key, row] : index.rows()) {
+    if (team != nullptr && scheduler::TeamNames().Name(row.team) != *team) continue;
+    if (ns != nullptr && row.ns != *ns) continue;
+    if (state != nullptr && row.state != *state) continue;
+    ordered.emplace(row.ns + "/" + row.name + "/" + row.kind, &row);
+  }
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  ListHeader(w, "WorkloadList");
+  w.Key("items");
+  w.StartArray();
+  auto it = after == nullptr ? ordered.begin() : ordered.lower_bound(*after);
+  size_t written = 0;
+  for (; it != ordered.end() && written < *limit; ++it, ++written) {
+    WriteWorkload(w, *it->second, now, /*with_pods=*/false);
+  }
+  w.EndArray();
+  w.Key("continue");
+  if (it == ordered.end()) {
+    w.Null();
+  } else {
+    Str(w, it->first);
+  }
+  w.Key("total");
+  w.Uint64(ordered.size());
+  w.EndObject();
+  return Json(200, buffer);
+}
+
+HttpResponse AdminApi::Workload(const HttpRequest& request) const {
+  if (common::Result<Query> q = ParseQuery(request.query, {}); !q.ok()) {
+    return ErrorReply(400, q.error().message);
+  }
+  const std::string_view rest =
+      std::string_view(request.path).substr(std::string_view("/api/v1/workloads/").size());
+  const size_t slash = rest.find('/');
+  const std::optional<std::string> ns = PercentDecode(rest.substr(0, slash));
+  const std::optional<std::string> name =
+      slash == std::string_view::npos ? std::nullopt : PercentDecode(rest.substr(slash + 1));
+  if (!ns || !name || ns->empty() || name->empty() || name->find('/') != std::string::npos) {
+    return ErrorReply(400, "expected /api/v1/workloads/{namespace}/{name}, not " + request.path);
+  }
+  const int64_t now = sources_.clock->NowMs();
+  const WorkloadIndex index(*sources_.book, *sources_.cluster, sources_.preemption_status);
+  std::vector<const WorkloadRow*> found;
+  for (const auto& [key, row] : index.rows()) {
+    if (row.ns == *ns && row.name == *name) found.push_back(&row);
+  }
+  if (found.empty()) {
+    return ErrorReply(404, "no workload " + *ns + "/" + *name +
+                               " (no such pod, pod group or job owner with pods taskgov knows)");
+  }
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  ListHeader(w, "WorkloadList");
+  w.Key("items");
+  w.StartArray();
+  for (const WorkloadRow* row : found) WriteWorkload(w, *row, now, /*with_pods=*/true);
+  w.EndArray();
+  w.EndObject();
+  return Json(200, buffer);
+}
+
+HttpResponse AdminApi::Policy(const HttpRequest& request) const {
+  if (common::Result<Query> q = ParseQuery(request.query, {}); !q.ok()) {
+    return ErrorReply(400, q.error().message);
+  }
+  const scheduler::PolicyPtr policy = sources_.book->ledger().policy();
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  ListHeader(w, "Policy");
+  KeyStr(w, "taskPrioritization",
+         policy->task_prioritization == scheduler::TaskPrioritization::kTaskRanking
+             ? "TaskRanking"
+             : "FirstComeFirstServe");
+  KeyStr(w, "idleComputeAllocation",
+         policy->idle_compute == scheduler::IdleComputeAllocation::kFairShare
+             ? "FairShare"
+             : "FirstComeFirstServe");
+  w.Key("priorityClasses");
+  w.StartArray();
+  for (const scheduler::PriorityClass& pc : policy->priority_classes) {
+    w.StartObject();
+    KeyStr(w, "name", pc.name);
+    w.Key("value");
+    w.Int(pc.value);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("preemption");
+  w.StartObject();
+  w.Key("gracePeriodSeconds");
+  w.Int64(policy->preemption.grace_period_seconds);
+  w.Key("minimumRuntimeSeconds");
+  w.Int64(policy->preemption.minimum_runtime_seconds);
+  w.EndObject();
+  w.Key("gangTimeoutSeconds");
+  w.Int64(policy->gang_timeout_seconds);
+  w.Key("teams");
+  w.Uint64(policy->teams.size());
+  KeyStr(w, "sourceHash", policy->source_hash);
+  if (sources_.reload_status) {
+    const config::ReloadStatus s = sources_.reload_status();
+    w.Key("reload");
+    w.StartObject();
+    w.Key("lastSucceeded");
+    w.Bool(s.last_success);
+    Time(w, "lastAttemptAt", s.last_attempt_unix_ms);
+    Time(w, "lastSuccessAt", s.last_success_unix_ms);
+    KeyStr(w, "lastError", s.last_error);
+    w.Key("errors");
+    w.Uint64(s.last_error_count);
+    w.Key("warnings");
+    w.Uint64(s.last_warning_count);
+    w.Key("failures");
+    w.Uint64(s.failures);
+    w.EndObject();
+  }
+  w.EndObject();
+  return Json(200, buffer);
+}
+
+}  // namespace taskgov::extender

@@ -1,0 +1,67 @@
+#pragma once
+
+// AdminApi: the read-only admin API, version 1, served on the console listener — what the
+// console and the CLI show (reference: extender/ADMIN_API.md). Every number comes from the same
+// place as the /metrics series of the same meaning: the ledger's cells through
+// ComputeCohortUsage (nominal, limits, usage, borrowed, lent), QuotaBook::CountByTeam (running
+// pods, admitted workloads), the pending queues (pending pods and workloads), the weighted share
+// of ReportedWeightedShare — so a reply and a scrape taken at the same instant agree.
+//
+//   GET /api/v1/cluster                 flavors: nodes, allocatable, in use, quota
+//   GET /api/v1/teams                   every team of the policy
+//   GET /api/v1/teams/{team}            one team
+//   GET /api/v1/workloads               workloads (gangs once, lone pods), filtered and paged:
+//                                       ?team= &namespace= &state=Pending|Admitted|Running|
+//                                       Terminating &limit=1..1000 &continue=
+//   GET /api/v1/workloads/{ns}/{name}   the workloads of that name (a gang, an owner and a lone pod
+//                                       may share one) with their pods
+//   GET /api/v1/policy                  the policy in force and the last reload's result
+//
+// Amounts are Kubernetes quantity strings ("8", "96", "1152Gi", "1500m"); a limit that does not
+// apply is null. Times are RFC 3339 UTC. Errors are JSON {"error": "..."}: 400 for a malformed
+// or unknown query parameter (naming it), 404 for an unknown team or workload.
+//
+// Thread-safety: handlers run concurrently on the listener's threads; each reads the components
+// through their thread-safe queries and shares no state. A reply's quota numbers come from one
+// read of the ledger; its pod and workload counts from reads just after it.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "config/watcher.h"
+#include "extender/http_server.h"
+#include "scheduler/common/clock.h"
+#include "scheduler/ledger/quota_book.h"
+#include "scheduler/state/cluster_state.h"
+
+namespace taskgov::extender {
+
+class AdminApi {
+ public:
+  struct Sources {
+    const scheduler::QuotaBook* book = nullptr;  // required
+    scheduler::ClusterState* cluster = nullptr;  // required
+    // A note on a preemption or reclaim in progress for a pending pod ("" if none).
+    std::function<std::string(std::string_view uid)> preemption_status;
+    // The policy watcher's state; unset: no "reload" in /api/v1/policy.
+    std::function<config::ReloadStatus()> reload_status;
+    const common::Clock* clock = nullptr;  // required
+  };
+  explicit AdminApi(Sources sources) : sources_(std::move(sources)) {}
+
+  [[nodiscard]] std::vector<Route> Routes() const;
+
+  // The handlers, for tests.
+  [[nodiscard]] HttpResponse Cluster(const HttpRequest& request) const;
+  [[nodiscard]] HttpResponse Teams(const HttpRequest& request) const;
+  [[nodiscard]] HttpResponse Team(const HttpRequest& request) const;
+  [[nodiscard]] HttpResponse Workloads(const HttpRequest& request) const;
+  [[nodiscard]] HttpResponse Workload(const HttpRequest& request) const;
+  [[nodiscard]] HttpResponse Policy(const HttpRequest& request) const;
+
+ private:
+  const Sources sources_;
+};
+
+}  // namespace taskgov::extender

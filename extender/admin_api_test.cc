@@ -1,0 +1,269 @@
+#include "extender/admin_api.h"
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <string>
+
+#include "scheduler/testing/builders.h"
+
+namespace taskgov::extender {
+namespace {
+
+using scheduler::testing::NodeBuilder;
+using scheduler::testing::PodBuilder;
+using scheduler::testing::PolicyBuilder;
+
+constexpr char kP5[] = "ml.p5.48xlarge";
+constexpr char kGpu[] = "nvidia.com/gpu";
+constexpr int64_t kNow = 1'780'000'000'000;  // 2026-05-28T20:26:40Z
+
+// Two teams of cohort "research" on two 8-GPU p5 nodes: team-a runs 12 GPUs (4 borrowed from
+// team-b, which runs nothing), team-b waits with a 2-pod Kueue gang and a lone pod.
+class AdminApiTest : public ::testing::Test {
+ protected:
+  AdminApiTest()
+      : clock_(kNow),
+        book_(PolicyBuilder()
+                  .Team("team-a", "research")
+                  .Quota(kP5, kGpu, 8, /*borrowing_limit=*/8)
+                  .Team("team-b", "research")
+                  .Weight(2)
+                  .Quota(kP5, kGpu, 8)
+                  .PriorityClass("training", 50)
+                  .Build(),
+              &clock_),
+        cluster_(&book_, &clock_, scheduler::ClusterState::Options{}),
+        api_(AdminApi::Sources{&book_,
+                               &cluster_,
+                               [](std::string_view uid) {
+                                 return uid == "uid-b-solo" ? std::string("reclaiming 4 GPUs")
+                                                            : std::string();
+                               },
+                               {},
+                               &clock_}) {
+    cluster_.SetPolicy(book_.ledger().policy());
+    for (const char* node : {"p5-0", "p5-1"}) {
+      cluster_.OnNodeUpsert(NodeBuilder(node).InstanceType(kP5).Allocatable(kGpu, "8"));
+    }
+    Run("a-0", "p5-0", 8, kNow - 3'600'000);
+    Run("a-1", "p5-1", 4, kNow - 600'000);
+    for (int i = 0; i < 2; ++i) {
+      Wait(PodBuilder("b-train-" + std::to_string(i))
+               .Label("kueue.x-k8s.io/pod-group-name", "train")
+               .Annotation("kueue.x-k8s.io/pod-group-total-count", "2"),
+           4, kNow - 120'000);
+    }
+    Wait(PodBuilder("b-solo").Label("kueue.x-k8s.io/priority-class", "training"), 4, kNow - 60'000);
+  }
+
+  void Run(const std::string& name, const std::string& node, int gpus, int64_t started) {
+    scheduler::Pod pod = PodBuilder(name).Namespace("ns-team-a").Gpus(gpus).Build();
+    pod.creation_unix_ms = started - 1000;
+    pod.start_unix_ms = started;
+    pod.node_name = node;
+    pod.phase = scheduler::PodPhase::kRunning;
+    cluster_.OnPodUpsert(pod);
+  }
+  void Wait(PodBuilder builder, int gpus, int64_t created) {
+    scheduler::Pod pod = builder.Namespace("ns-team-b").Gpus(gpus).Build();
+    pod.creation_unix_ms = created;
+    cluster_.OnPodUpsert(pod);
+  }
+
+  // GET `target` ("path?query"): the status and the parsed body.
+  int Get(const std::string& target, rapidjson::Document* body) {
+    HttpRequest request;
+    request.method = "GET";
+    const size_t q = target.find('?');
+    request.path = target.substr(0, q);
+    request.query = q == std::string::npos ? "" : target.substr(q + 1);
+    HttpResponse response;
+    bool routed = false;
+    for (const Route& route : api_.Routes()) {
+      const bool match =
+          route.prefix ? request.path.rfind(route.path, 0) == 0 : request.path == route.path;
+      if (!match || (routed && !route.prefix)) continue;
+      response = route.handler(request);
+      routed = true;
+      if (!route.prefix) break;
+    }
+    EXPECT_TRUE(routed) << target;
+    EXPECT_EQ(response.content_type, "application/json");
+    body->Parse(response.body.c_str());
+    EXPECT_FALSE(body->HasParseError()) << response.body;
+    return response.status;
+  }
+
+  static const rapidjson::Value& Find(const rapidjson::Value& items, const char* key,
+                                      const std::string& value) {
+    for (const rapidjson::Value& item : items.GetArray()) {
+      if (item[key].GetString() == value) return item;
+    }
+    ADD_FAILURE() << "no item with " << key << " = " << value;
+    static const rapidjson::Value kNull;
+    return kNull;
+  }
+
+  common::FakeClock clock_;
+  scheduler::QuotaBook book_;
+  scheduler::ClusterState cluster_;
+  AdminApi api_;
+};
+
+TEST_F(AdminApiTest, TeamsReportTheLedgersNumbers) {
+  rapidjson::Document d;
+  ASSERT_EQ(Get("/api/v1/teams", &d), 200);
+  EXPECT_STREQ(d["kind"].GetString(), "TeamList");
+  ASSERT_EQ(d["items"].Size(), 2u);
+  const rapidjson::Value& a = Find(d["items"], "name", "team-a");
+  EXPECT_STREQ(a["cohort"].GetString(), "research");
+  const rapidjson::Value& qa = a["quotas"][0];
+  EXPECT_STREQ(qa["flavor"].GetString(), kP5);
+  EXPECT_STREQ(qa["resource"].GetString(), kGpu);
+  EXPECT_STREQ(qa["nominal"].GetString(), "8");
+  EXPECT_STREQ(qa["borrowingLimit"].GetString(), "8");
+  EXPECT_TRUE(qa["lendingLimit"].IsNull());  // all of it
+  EXPECT_STREQ(qa["usage"].GetString(), "12");
+  EXPECT_STREQ(qa["borrowed"].GetString(), "4");
+  EXPECT_STREQ(qa["lent"].GetString(), "0");
+  EXPECT_DOUBLE_EQ(a["weightedShare"][kP5].GetDouble(), 0.25);  // 4 of the pool's 16, weight 1
+  EXPECT_EQ(a["pods"]["running"].GetInt(), 2);
+  EXPECT_EQ(a["workloads"]["admitted"].GetInt(), 2);
+
+  const rapidjson::Value& b = Find(d["items"], "name", "team-b");
+  EXPECT_STREQ(b["quotas"][0]["usage"].GetString(), "0");
+  EXPECT_STREQ(b["quotas"][0]["lent"].GetString(), "4");
+  EXPECT_TRUE(b["quotas"][0]["borrowingLimit"].IsNull());
+  EXPECT_EQ(b["fairShareWeight"].GetDouble(), 2);
+  EXPECT_EQ(b["pods"]["pending"].GetInt(), 3);
+  EXPECT_EQ(b["workloads"]["pending"].GetInt(), 2);  // the gang counts once
+
+  ASSERT_EQ(Get("/api/v1/teams/team-b", &d), 200);
+  EXPECT_STREQ(d["kind"].GetString(), "Team");
+  EXPECT_STREQ(d["name"].GetString(), "team-b");
+  EXPECT_STREQ(d["preemption"]["reclaimWithinCohort"].GetString(), "Any");
+  ASSERT_EQ(Get("/api/v1/teams?cohort=none", &d), 200);
+  EXPECT_EQ(d["items"].Size(), 0u);
+}
+
+TEST_F(AdminApiTest, WorkloadsListGangsOnceWithStateAndQueuePosition) {
+  rapidjson::Document d;
+  ASSERT_EQ(Get("/api/v1/workloads", &d), 200);
+  EXPECT_EQ(d["total"].GetInt(), 4);  // a-0, a-1, the gang, b-solo
+  EXPECT_TRUE(d["continue"].IsNull());
+  const rapidjson::Value& a0 = Find(d["items"], "name", "a-0");
+  EXPECT_STREQ(a0["state"].GetString(), "Running");
+  EXPECT_STREQ(a0["kind"].GetString(), "Pod");
+  EXPECT_STREQ(a0["team"].GetString(), "team-a");
+  EXPECT_STREQ(a0["request"][kGpu].GetString(), "8");
+  EXPECT_STREQ(a0["nodes"][0].GetString(), "p5-0");
+  EXPECT_EQ(a0["runSeconds"].GetInt(), 3600);
+  EXPECT_EQ(a0["waitSeconds"].GetInt(), 1);
+  EXPECT_TRUE(a0["queuePosition"].IsNull());
+
+  const rapidjson::Value& gang = Find(d["items"], "name", "train");
+  EXPECT_STREQ(gang["namespace"].GetString(), "ns-team-b");
+  EXPECT_STREQ(gang["state"].GetString(), "Pending");
+  EXPECT_EQ(gang["pods"].GetInt(), 2);
+  EXPECT_EQ(gang["declaredPods"].GetInt(), 2);
+  EXPECT_STREQ(gang["request"][kGpu].GetString(), "8");  // the whole gang's
+  EXPECT_EQ(gang["waitSeconds"].GetInt(), 120);
+  // TaskRanking: the training-class pod ranks ahead of the gang of priority 0.
+  const rapidjson::Value& solo = Find(d["items"], "name", "b-solo");
+  EXPECT_EQ(solo["queuePosition"].GetInt(), 1);
+  EXPECT_EQ(gang["queuePosition"].GetInt(), 2);
+  EXPECT_STREQ(solo["priorityClass"].GetString(), "training");
+  EXPECT_EQ(solo["priority"].GetInt(), 50);
+  EXPECT_STREQ(solo["preemption"].GetString(), "reclaiming 4 GPUs");
+
+  ASSERT_EQ(Get("/api/v1/workloads?state=Pending&team=team-b", &d), 200);
+  EXPECT_EQ(d["total"].GetInt(), 2);
+  ASSERT_EQ(Get("/api/v1/workloads?namespace=ns-team-a&state=Running", &d), 200);
+  EXPECT_EQ(d["total"].GetInt(), 2);
+}
+
+TEST_F(AdminApiTest, PagesFollowTheContinueToken) {
+  std::vector<std::string> names;
+  std::string next;
+  for (int page = 0; page < 10; ++page) {
+    rapidjson::Document d;
+    ASSERT_EQ(Get("/api/v1/workloads?limit=3" + (next.empty() ? "" : "&continue=" + next), &d),
+              200);
+    for (const rapidjson::Value& item : d["items"].GetArray())
+      names.push_back(item["name"].GetString());
+    if (d["continue"].IsNull()) break;
+    next = d["continue"].GetString();  // "namespace/name/kind": nothing to escape here
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"a-0", "a-1", "b-solo", "train"}));
+}
+
+TEST_F(AdminApiTest, OneWorkloadWithItsPods) {
+  rapidjson::Document d;
+  ASSERT_EQ(Get("/api/v1/workloads/ns-team-b/train", &d), 200);
+  ASSERT_EQ(d["items"].Size(), 1u);
+  const rapidjson::Value& pods = d["items"][0]["podList"];
+  ASSERT_EQ(pods.Size(), 2u);
+  EXPECT_STREQ(pods[0]["name"].GetString(), "b-train-0");
+  EXPECT_STREQ(pods[0]["state"].GetString(), "Pending");
+  EXPECT_STREQ(pods[1]["request"][kGpu].GetString(), "4");
+}
+
+TEST_F(AdminApiTest, ClusterAndPolicy) {
+  rapidjson::Document d;
+  ASSERT_EQ(Get("/api/v1/cluster", &d), 200);
+  const rapidjson::Value& p5 = Find(d["flavors"], "name", kP5);
+  EXPECT_EQ(p5["nodes"].GetInt(), 2);
+  EXPECT_STREQ(p5["allocatable"][kGpu].GetString(), "16");
+  EXPECT_STREQ(p5["inUse"][kGpu].GetString(), "12");
+  EXPECT_STREQ(p5["nominalQuota"][kGpu].GetString(), "16");
+  ASSERT_EQ(Get("/api/v1/policy", &d), 200);
+  EXPECT_STREQ(d["taskPrioritization"].GetString(), "TaskRanking");
+  EXPECT_STREQ(d["priorityClasses"][0]["name"].GetString(), "training");
+  EXPECT_EQ(d["teams"].GetInt(), 2);
+  EXPECT_FALSE(d.HasMember("reload"));
+}
+
+// Malformed and unknown parameters are 400 naming them; unknown teams and workloads 404.
+TEST_F(AdminApiTest, BadRequestsSayWhatIsWrong) {
+  struct Case {
+    const char* target;
+    int status;
+    const char* error;
+  };
+  const Case cases[] = {
+      {"/api/v1/workloads?limit=0", 400,
+       "query parameter 'limit' must be an integer from 1 to 1000, not '0'"},
+      {"/api/v1/workloads?limit=12abc", 400,
+       "query parameter 'limit' must be an integer from 1 to 1000, not '12abc'"},
+      {"/api/v1/workloads?limit=1&limit=2", 400, "query parameter 'limit' given more than once"},
+      {"/api/v1/workloads?sort=name", 400,
+       "unknown query parameter 'sort'; known: team, namespace, state, limit, continue"},
+      {"/api/v1/workloads?state=Waiting", 400,
+       "query parameter 'state' must be Pending, Admitted, Running or Terminating, not "
+       "'Waiting'"},
+      {"/api/v1/workloads?team=%zz", 400, "malformed percent-encoding in query parameter 'team'"},
+      {"/api/v1/workloads?team=%4", 400, "malformed percent-encoding in query parameter 'team'"},
+      {"/api/v1/cluster?x=1", 400, "unknown query parameter 'x'; this endpoint takes none"},
+      {"/api/v1/teams/team-z", 404, "no team 'team-z' in the policy in force"},
+      {"/api/v1/teams/", 400, "expected /api/v1/teams/{team}, not /api/v1/teams/"},
+      {"/api/v1/workloads/ns-team-b", 400,
+       "expected /api/v1/workloads/{namespace}/{name}, not /api/v1/workloads/ns-team-b"},
+      {"/api/v1/workloads/ns-team-b/nope", 404,
+       "no workload ns-team-b/nope (no such pod, pod group or job owner with pods taskgov "
+       "knows)"},
+  };
+  for (const Case& c : cases) {
+    rapidjson::Document d;
+    EXPECT_EQ(Get(c.target, &d), c.status) << c.target;
+    ASSERT_TRUE(d.IsObject() && d.HasMember("error")) << c.target;
+    EXPECT_STREQ(d["error"].GetString(), c.error) << c.target;
+  }
+  // Percent-encoding is decoded: team-b spelled with %2D.
+  rapidjson::Document d;
+  ASSERT_EQ(Get("/api/v1/workloads?team=team%2Db", &d), 200);
+  EXPECT_EQ(d["total"].GetInt(), 2);
+}
+
+}  // namespace
+}  // namespace taskgov::extender
