@@ -27,7 +27,7 @@ class ExtenderProcessTest : public ::testing::Test {
   }
 
   std::vector<std::string> LoopbackArgs() {
-    return {"--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0",
+    return {"--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0", "--console-listen=127.0.0.1:0",
             "--config-dir=" + config_dir_.string(), "--no-kube"};
   }
 
@@ -132,7 +132,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlagsCase{
             "cert_without_key", {"--config-dir=/", "--tls-cert-file=/etc/hostname"}, "go together"},
         BadFlagsCase{"bad_address",
-                     {"--no-kube", "--listen=300.1.1.1:0", "--metrics-listen=127.0.0.1:0"},
+                     {"--no-kube", "--listen=300.1.1.1:0", "--metrics-listen=127.0.0.1:0",
+                      "--console-listen=127.0.0.1:0"},
                      "invalid listen address '300.1.1.1'"}),
     [](const ::testing::TestParamInfo<BadFlagsCase>& info) { return info.param.name; });
 

@@ -257,6 +257,7 @@ common::Status ExtenderProcess::Start(milliseconds timeout) {
   ::unlink(port_file.c_str());
   std::vector<std::string> args = {"--listen=127.0.0.1:0",
                                    "--metrics-listen=127.0.0.1:0",
+                                   "--console-listen=127.0.0.1:0",
                                    "--config-dir=" + options_.config_dir,
                                    "--kubeconfig=" + options_.kubeconfig,
                                    "--port-file=" + port_file,
@@ -286,6 +287,11 @@ common::Status ExtenderProcess::Start(milliseconds timeout) {
   }
   webhook_port_ = static_cast<uint16_t>(std::stoi(m[1]));
   metrics_port_ = static_cast<uint16_t>(std::stoi(m[2]));
+  if (std::regex_search(text, m, std::regex(R"re("console":(\d+))re"))) {
+    console_port_ = static_cast<uint16_t>(std::stoi(m[1]));
+    console_ = std::make_unique<common::testing::HttpClient>("127.0.0.1", console_port_,
+                                                             std::chrono::seconds(5));
+  }
   extender::testing::ExtenderClientOptions client_options;
   client_options.port = webhook_port_;
   client_ = std::make_unique<extender::testing::ExtenderClient>(client_options);
@@ -355,6 +361,11 @@ bool ExtenderProcess::running() const {
 common::Result<common::testing::HttpReply> ExtenderProcess::Readyz() {
   if (!health_) return common::Error{"extender " + options_.identity + " is not running"};
   return health_->Get("/readyz");
+}
+
+common::Result<common::testing::HttpReply> ExtenderProcess::Admin(const std::string& target) {
+  if (!console_) return common::Error{"extender " + options_.identity + ": no console listener"};
+  return console_->Get(target);
 }
 
 common::Result<metrics::testing::Exposition> ExtenderProcess::ScrapeMetrics() {

@@ -127,6 +127,9 @@ class ExtenderProcess {
   // GET /metrics, parsed (Prometheus text format 0.0.4); an error when unreachable, not 200 or
   // unparsable.
   [[nodiscard]] common::Result<metrics::testing::Exposition> ScrapeMetrics();
+  // GET `target` on the console listener (the admin API): the reply, any status; an error when
+  // unreachable.
+  [[nodiscard]] common::Result<common::testing::HttpReply> Admin(const std::string& target);
   // Polls /readyz until it answers 200.
   [[nodiscard]] common::Status WaitReady(std::chrono::milliseconds timeout);
   // Polls /readyz until its body contains `text` (any status).
@@ -137,6 +140,7 @@ class ExtenderProcess {
   [[nodiscard]] extender::testing::ExtenderClient& client();
   [[nodiscard]] uint16_t webhook_port() const { return webhook_port_; }
   [[nodiscard]] uint16_t metrics_port() const { return metrics_port_; }
+  [[nodiscard]] uint16_t console_port() const { return console_port_; }
   [[nodiscard]] const std::string& identity() const { return options_.identity; }
   // The process id of the current (or last) run; -1 before the first.
   [[nodiscard]] int pid() const;
@@ -159,8 +163,10 @@ class ExtenderProcess {
   int runs_ = 0;
   uint16_t webhook_port_ = 0;
   uint16_t metrics_port_ = 0;
+  uint16_t console_port_ = 0;
   std::unique_ptr<extender::testing::ExtenderClient> client_;
   std::unique_ptr<common::testing::HttpClient> health_;
+  std::unique_ptr<common::testing::HttpClient> console_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -61,6 +61,7 @@ class HostileClientsTest : public ::testing::Test {
   // Starts the binary on loopback with `extra` flags; sets the ports.
   void Start(std::vector<std::string> extra) {
     std::vector<std::string> args = {"--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0",
+                                     "--console-listen=127.0.0.1:0",
                                      "--config-dir=" + config_dir_.string(), "--no-kube"};
     args.insert(args.end(), extra.begin(), extra.end());
     ASSERT_TRUE(proc_.Start(g_binary, args).ok());

@@ -43,6 +43,18 @@ Setter HostPortSetter(HostPort Flags::*field, std::string_view name) {
   };
 }
 
+// --console-listen=ADDR:PORT, or empty to disable the console listener.
+common::Status SetConsoleListen(Flags& flags, std::string_view value) {
+  if (value.empty()) {
+    flags.console_listen.reset();
+    return common::Status::Ok();
+  }
+  common::Result<HostPort> hp = ParseHostPort(value);
+  if (!hp.ok()) return hp.error().Wrap("flag --console-listen");
+  flags.console_listen = *hp;
+  return common::Status::Ok();
+}
+
 Setter StringSetter(std::string Flags::*field) {
   return [field](Flags& flags, std::string_view value) -> common::Status {
     flags.*field = std::string(value);
@@ -152,6 +164,7 @@ const std::map<std::string, FlagDef, std::less<>>& Setters() {
   static const auto* setters = new std::map<std::string, FlagDef, std::less<>>{
       {"listen", HostPortSetter(&Flags::listen, "listen")},
       {"metrics-listen", HostPortSetter(&Flags::metrics_listen, "metrics-listen")},
+      {"console-listen", SetConsoleListen},
       {"url-prefix", SetUrlPrefix},
       {"config-dir", StringSetter(&Flags::config_dir)},
       {"kubeconfig", StringSetter(&Flags::kubeconfig)},
@@ -351,7 +364,8 @@ std::vector<std::string> FlagWarnings(const Flags& flags) {
 }
 
 uint64_t FilesNeeded(const Flags& flags) {
-  return uint64_t{flags.max_connections} + uint64_t{flags.metrics_max_connections} + kFileReserve;
+  return uint64_t{flags.max_connections} + uint64_t{flags.metrics_max_connections} +
+         (flags.console_listen ? Flags::kConsoleMaxConnections : 0) + kFileReserve;
 }
 
 FileLimitPlan PlanFileLimit(const Flags& flags, uint64_t soft, uint64_t hard) {
@@ -359,13 +373,17 @@ FileLimitPlan PlanFileLimit(const Flags& flags, uint64_t soft, uint64_t hard) {
   FileLimitPlan plan;
   plan.soft = std::max(soft, std::min(need, hard));
   if (plan.soft < need) {
-    plan.warning =
-        "open-file limit " + std::to_string(plan.soft) + " (hard " + std::to_string(hard) +
-        ") is below the " + std::to_string(need) +
-        " that --max-connections=" + std::to_string(flags.max_connections) +
-        " and --metrics-max-connections=" + std::to_string(flags.metrics_max_connections) +
-        " need: new connections may fail before the caps; raise the limit (ulimit -n) "
-        "or lower the caps";
+    plan.warning = "open-file limit " + std::to_string(plan.soft) + " (hard " +
+                   std::to_string(hard) + ") is below the " + std::to_string(need) +
+                   " that --max-connections=" + std::to_string(flags.max_connections) +
+                   (flags.console_listen ? ", --metrics-max-connections="
+                                         : " and --metrics-max-connections=") +
+                   std::to_string(flags.metrics_max_connections) +
+                   (flags.console_listen ? " and the console listener's " +
+                                               std::to_string(Flags::kConsoleMaxConnections)
+                                         : std::string()) +
+                   " need: new connections may fail before the caps; raise the limit (ulimit -n) "
+                   "or lower the caps";
   }
   return plan;
 }
@@ -376,6 +394,8 @@ std::string Usage() {
 Flags (--name=value or --name value):
   --listen=ADDR:PORT            webhook listener (default 127.0.0.1:8888)
   --metrics-listen=ADDR:PORT    /metrics, /healthz and /readyz (default 0.0.0.0:9090)
+  --console-listen=ADDR:PORT    the read-only admin API /api/v1/ (default 127.0.0.1:9091; empty:
+                                disabled)
   --url-prefix=PATH             serve the verbs at PATH/filter, PATH/prioritize, ... (default /)
   --config-dir=DIR              the mounted policy ConfigMap (default /etc/taskgov)
   --kubeconfig=FILE             kubeconfig to use outside the cluster

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,7 +26,9 @@ struct HostPort {
 struct Flags {
   HostPort listen{"127.0.0.1", 8888};        // webhook listener
   HostPort metrics_listen{"0.0.0.0", 9090};  // /metrics, /healthz, /readyz
-  std::string url_prefix;                    // e.g. "/taskgov"; verbs are served at prefix/verb
+  // The admin API and console (read-only); nullopt: disabled (--console-listen=).
+  std::optional<HostPort> console_listen = HostPort{"127.0.0.1", 9091};
+  std::string url_prefix;  // e.g. "/taskgov"; verbs are served at prefix/verb
   std::string config_dir = "/etc/taskgov";
   std::string kubeconfig;
   std::string tls_cert_file;
@@ -63,6 +66,8 @@ struct Flags {
   size_t max_connections = 1024;
   // Connections the metrics listener (/metrics, /healthz, /readyz) holds at once; same rules.
   size_t metrics_max_connections = 64;
+  // The same for the console listener.
+  static constexpr size_t kConsoleMaxConnections = 64;
   // Request bodies held in memory at once, across every request in flight (BodyBudget). The
   // default leaves the Deployment's 1 GiB limit room for the decoding of the bodies being
   // handled and for the rest of the process (README: "Limits").
@@ -87,7 +92,7 @@ struct Flags {
 // e.g. a webhook listener bound to every interface.
 [[nodiscard]] std::vector<std::string> FlagWarnings(const Flags& flags);
 
-// The open-file limit the connection caps need: both listeners' caps plus a reserve for the
+// The open-file limit the connection caps need: the listeners' caps plus a reserve for the
 // API server connections, the config directory, logs and listening sockets.
 inline constexpr uint64_t kFileReserve = 256;
 [[nodiscard]] uint64_t FilesNeeded(const Flags& flags);

@@ -60,6 +60,29 @@ TEST(ParseFlagsTest, DefaultsWhenEmpty) {
   EXPECT_EQ(flags->io_threads, 2);
 }
 
+// The console listener: loopback by default, disabled by an empty value, validated like the
+// others; its cap counts toward the open-file need only when it listens.
+TEST(ParseFlagsTest, ConsoleListenDefaultsToLoopbackAndEmptyDisablesIt) {
+  common::Result<Flags> flags = ParseFlags({});
+  ASSERT_TRUE(flags.ok());
+  ASSERT_TRUE(flags->console_listen.has_value());
+  EXPECT_EQ(flags->console_listen->host, "127.0.0.1");
+  EXPECT_EQ(flags->console_listen->port, 9091);
+  const uint64_t with_console = FilesNeeded(*flags);
+  flags = ParseFlags({"--console-listen="});
+  ASSERT_TRUE(flags.ok()) << flags.error().message;
+  EXPECT_FALSE(flags->console_listen.has_value());
+  EXPECT_EQ(FilesNeeded(*flags), with_console - Flags::kConsoleMaxConnections);
+  flags = ParseFlags({"--console-listen", "[::1]:0"});
+  ASSERT_TRUE(flags.ok()) << flags.error().message;
+  EXPECT_EQ(flags->console_listen->host, "::1");
+  flags = ParseFlags({"--console-listen=localhost:80"});
+  ASSERT_FALSE(flags.ok());
+  EXPECT_EQ(flags.error().message,
+            "flag --console-listen: invalid listen address 'localhost': not an IPv4 or IPv6 "
+            "address");
+}
+
 TEST(ParseFlagsTest, BothValueFormsAndPrefixNormalised) {
   common::Result<Flags> flags =
       ParseFlags({"--listen=[::1]:8443", "--config-dir", "/cfg", "--url-prefix=taskgov/",
@@ -230,7 +253,7 @@ TEST(FlagWarningsTest, AWebhookListenerOnEveryInterfaceIsWarnedAbout) {
 TEST(FileLimitTest, TheSoftLimitIsRaisedForTheCapsWithinTheHardLimitAndAShortfallIsNamed) {
   common::Result<Flags> flags = ParseFlags({"--max-connections=4000"});
   ASSERT_TRUE(flags.ok());
-  const uint64_t need = 4000 + 64 + kFileReserve;
+  const uint64_t need = 4000 + 64 + 64 + kFileReserve;  // webhook, metrics, console
   EXPECT_EQ(FilesNeeded(*flags), need);
   FileLimitPlan roomy = PlanFileLimit(*flags, 1024, 1'048'576);
   EXPECT_EQ(roomy.soft, need);  // raised to the need, not to the hard limit
@@ -239,9 +262,9 @@ TEST(FileLimitTest, TheSoftLimitIsRaisedForTheCapsWithinTheHardLimitAndAShortfal
   FileLimitPlan short_hard = PlanFileLimit(*flags, 1024, 4096);
   EXPECT_EQ(short_hard.soft, 4096u);
   EXPECT_EQ(short_hard.warning,
-            "open-file limit 4096 (hard 4096) is below the 4320 that --max-connections=4000 and "
-            "--metrics-max-connections=64 need: new connections may fail before the caps; raise "
-            "the limit (ulimit -n) or lower the caps");
+            "open-file limit 4096 (hard 4096) is below the 4384 that --max-connections=4000, "
+            "--metrics-max-connections=64 and the console listener's 64 need: new connections "
+            "may fail before the caps; raise the limit (ulimit -n) or lower the caps");
 }
 
 TEST(ParseFlagsTest, HelpIsAFlag) {

@@ -31,6 +31,7 @@
 #include "config/loader.h"
 #include "config/policy_store.h"
 #include "config/watcher.h"
+#include "extender/admin_api.h"
 #include "extender/body_budget.h"
 #include "extender/flags.h"
 #include "extender/handlers.h"
@@ -76,11 +77,15 @@ common::Status CheckReadable(const std::string& path, std::string_view what) {
   return common::Status::Ok();
 }
 
-common::Status WritePortFile(const std::string& path, uint16_t webhook, uint16_t metrics) {
+// {"webhook":W,"metrics":M} and, when the console listens, ,"console":C.
+common::Status WritePortFile(const std::string& path, uint16_t webhook, uint16_t metrics,
+                             std::optional<uint16_t> console) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << "{\"webhook\":" << webhook << ",\"metrics\":" << metrics << "}\n";
+    out << "{\"webhook\":" << webhook << ",\"metrics\":" << metrics;
+    if (console) out << ",\"console\":" << *console;
+    out << "}\n";
     if (!out) return common::Error{"cannot write port file '" + tmp + "'"};
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -137,6 +142,8 @@ struct Process {
   std::unique_ptr<WebhookHandlers> handlers;
   std::unique_ptr<HttpServer> health;
   std::unique_ptr<HttpServer> webhooks;
+  std::unique_ptr<AdminApi> admin;
+  std::unique_ptr<HttpServer> console;  // null with --console-listen=
   // Background loops.
   std::optional<Ticker> preemption_loop;
   std::optional<Ticker> housekeeping;
@@ -337,11 +344,14 @@ void BuildAdmission(Process& p) {
       [admission](const scheduler::PolicyPtr& policy) { admission->ApplyPolicy(policy); });
 }
 
-// What scrapes read: the domain, the Kubernetes side and both listeners.
+// What scrapes read: the domain, the Kubernetes side and the listeners.
 void ConnectMetricsSources(Process& p) {
-  p.metrics->SetSources(MetricsSources(
-      p.book.get(), p.cluster.get(), p.reconciler.get(), p.informers.get(), p.preemption.get(),
-      {{"webhook", p.webhooks.get()}, {"metrics", p.health.get()}}));
+  std::vector<HttpListenerSource> listeners = {{"webhook", p.webhooks.get()},
+                                               {"metrics", p.health.get()}};
+  if (p.console) listeners.push_back({"console", p.console.get()});
+  p.metrics->SetSources(MetricsSources(p.book.get(), p.cluster.get(), p.reconciler.get(),
+                                       p.informers.get(), p.preemption.get(),
+                                       std::move(listeners)));
 }
 
 // /metrics, /healthz and /readyz on the metrics listener: its own cap and I/O thread, the same
@@ -367,6 +377,33 @@ std::unique_ptr<HttpServer> BuildHealthServer(const Process& p) {
                            return HttpResponse{503, "text/plain", why + "\n", {}};
                          }});
   return std::make_unique<HttpServer>(options, std::move(routes));
+}
+
+// The read-only admin API on the console listener (none with --console-listen=): its own cap
+// and I/O thread, the same deadlines as the webhooks.
+void BuildConsoleServer(Process& p) {
+  if (!p.flags.console_listen) return;
+  AdminApi::Sources sources;
+  sources.book = p.book.get();
+  sources.cluster = p.cluster.get();
+  if (scheduler::PreemptionController* preemption = p.preemption.get()) {
+    sources.preemption_status = [preemption](std::string_view uid) {
+      return preemption->StatusFor(uid);
+    };
+  }
+  sources.reload_status = [&p] { return p.watcher->status(); };
+  sources.clock = &p.clock;
+  p.admin = std::make_unique<AdminApi>(std::move(sources));
+  HttpServerOptions options;
+  options.listener = "console";
+  options.address = p.flags.console_listen->host;
+  options.port = p.flags.console_listen->port;
+  options.io_threads = 1;
+  options.header_timeout = p.flags.header_timeout;
+  options.request_timeout = p.flags.request_timeout;
+  options.idle_timeout = p.flags.idle_timeout;
+  options.max_connections = Flags::kConsoleMaxConnections;
+  p.console = std::make_unique<HttpServer>(options, p.admin->Routes());
 }
 
 // The webhook handlers and their listener (TLS when given).
@@ -405,6 +442,9 @@ void BuildWebhookServer(Process& p) {
 common::Status Start(Process& p) {
   if (common::Status s = p.health->Start(); !s.ok()) return s;
   if (common::Status s = p.webhooks->Start(); !s.ok()) return s;
+  if (p.console) {
+    if (common::Status s = p.console->Start(); !s.ok()) return s;
+  }
   if (common::Status s = p.watcher->Start(); !s.ok()) {
     common::log::Warn("config", "no inotify on the config directory; polling only",
                       {{"error", s.error().message}});
@@ -420,7 +460,10 @@ common::Status Start(Process& p) {
   p.housekeeping.emplace(kHousekeepingPeriod, [reconciler](uint64_t) { reconciler->Tick(); });
 
   if (!p.flags.port_file.empty()) {
-    if (common::Status s = WritePortFile(p.flags.port_file, p.webhooks->port(), p.health->port());
+    const std::optional<uint16_t> console =
+        p.console ? std::optional<uint16_t>(p.console->port()) : std::nullopt;
+    if (common::Status s =
+            WritePortFile(p.flags.port_file, p.webhooks->port(), p.health->port(), console);
         !s.ok()) {
       return s;
     }
@@ -428,6 +471,7 @@ common::Status Start(Process& p) {
   common::log::Info(kComponent, "serving",
                     {{"webhook_port", static_cast<int>(p.webhooks->port())},
                      {"metrics_port", static_cast<int>(p.health->port())},
+                     {"console_port", p.console ? static_cast<int>(p.console->port()) : 0},
                      {"config_dir", p.flags.config_dir},
                      {"identity", p.identity},
                      {"kube", !p.flags.no_kube}});
@@ -444,6 +488,7 @@ void Shutdown(Process& p, int signal_number) {
   if (p.elector) p.elector->Stop();
   if (p.informers) p.informers->Stop();
   p.watcher->Stop();
+  if (p.console) p.console->Shutdown(std::chrono::milliseconds(100));
   p.health->Shutdown(std::chrono::milliseconds(100));
   common::log::Info(kComponent, "stopped");
 }
@@ -484,6 +529,7 @@ int Run(int argc, char** argv) {
   BuildAdmission(p);
   p.health = BuildHealthServer(p);
   BuildWebhookServer(p);
+  BuildConsoleServer(p);
   ConnectMetricsSources(p);
   if (common::Status s = Start(p); !s.ok()) return Fail(s.error().message);
 

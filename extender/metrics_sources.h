@@ -23,7 +23,7 @@ namespace taskgov::extender {
 
 // An HTTP listener whose HttpServerStats a scrape reads, and its `listener` label.
 struct HttpListenerSource {
-  std::string listener;  // "webhook", "metrics"
+  std::string listener;  // "webhook", "metrics", "console"
   const HttpServer* server = nullptr;
 };
 

@@ -835,7 +835,7 @@ void Metrics::Impl::CollectHttpListeners(const Scrape& scrape,
   FamilyBuilder refused(
       "taskgov_http_connections_refused_total",
       "Connections and requests an HTTP listener refused or cut off so that idle, slow or "
-      "greedy clients cannot starve it. Labels: listener (webhook, metrics); reason: " +
+      "greedy clients cannot starve it. Labels: listener (webhook, metrics, console); reason: " +
           JoinLabelValues(kHttpRefusals, &LabelValue::name, &LabelValue::meaning) + ".",
       MetricType::Counter);
   FamilyBuilder open("taskgov_http_open_connections",

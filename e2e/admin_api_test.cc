@@ -1,0 +1,142 @@
+// The admin API through the real binary (issue 16): team a borrows 4 of team b's idle GPUs and
+// team b's 2-pod gang waits for the pool (b does not reclaim); every number of the admin API's
+// replies equals the API server's truth and the same instant's /metrics.
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include "e2e/scenario_test_util.h"
+
+namespace taskgov::e2e {
+namespace {
+
+constexpr char kPolicy[] = R"(apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+taskPrioritization: TaskRanking
+idleComputeAllocation: FairShare
+defaultCohort: e2e
+teams:
+  - name: a
+    sharing: {strategy: LendAndBorrow, borrowLimit: 100}
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 8}]
+  - name: b
+    reclaimWithinCohort: Never
+    sharing: {strategy: LendAndBorrow, borrowLimit: 100}
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 8}]
+)";
+
+class AdminApiE2eTest : public ScenarioTest {
+ protected:
+  rapidjson::Document Get(const std::string& target) {
+    rapidjson::Document d;
+    common::Result<common::testing::HttpReply> reply = h().extender().Admin(target);
+    EXPECT_TRUE(reply.ok()) << target << ": " << (reply.ok() ? "" : reply.error().message);
+    if (!reply.ok()) return d;
+    EXPECT_EQ(reply->status, 200) << target << ": " << reply->body;
+    EXPECT_EQ(reply->headers["content-type"], "application/json");
+    d.Parse(reply->body.c_str());
+    EXPECT_FALSE(d.HasParseError()) << reply->body;
+    return d;
+  }
+  // The team's quota line of nvidia.com/gpu on p5 (HyperPod's ratios derive cpu and memory too).
+  static const rapidjson::Value& GpuQuota(const rapidjson::Value& team) {
+    for (const rapidjson::Value& q : team["quotas"].GetArray()) {
+      if (q["resource"].GetString() == std::string(kGpu)) return q;
+    }
+    ADD_FAILURE() << "no GPU quota";
+    return team;
+  }
+  static const rapidjson::Value* Item(const rapidjson::Value& items, const std::string& name) {
+    for (const rapidjson::Value& item : items.GetArray()) {
+      if (item["name"].GetString() == name) return &item;
+    }
+    ADD_FAILURE() << "no item named " << name;
+    return nullptr;
+  }
+};
+
+TEST_F(AdminApiE2eTest, RepliesAgreeWithTheApiServerAndMetrics) {
+  StartWithPolicy(kPolicy);
+  std::vector<PodSpec> pods;
+  for (int i = 0; i < 12; ++i) pods.push_back(GpuPod("a", "a-" + std::to_string(i)));
+  SubmitAll(pods);
+  ASSERT_TRUE(h().RunUntil([&] { return Running("a") == 12; }, 5));
+  std::vector<PodSpec> gang;
+  for (int i = 0; i < 2; ++i) {
+    PodSpec spec = GpuPod("b", "train-" + std::to_string(i), 4);
+    spec.labels["kueue.x-k8s.io/pod-group-name"] = "train";
+    spec.annotations["kueue.x-k8s.io/pod-group-total-count"] = "2";
+    gang.push_back(spec);
+  }
+  SubmitAll(gang);
+  for (int i = 0; i < 3; ++i) h().Step();  // tried and refused: the pool has 4 GPUs left
+  ASSERT_EQ(PendingOf("b"), 2u);
+  ASSERT_EQ(Running("a"), 12u);
+
+  common::Result<metrics::testing::Exposition> m = h().extender().ScrapeMetrics();
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  rapidjson::Document teams = Get("/api/v1/teams");
+  ASSERT_TRUE(teams.IsObject() && teams.HasMember("items"));
+  for (const char* team : {"a", "b"}) {
+    const rapidjson::Value* t = Item(teams["items"], team);
+    ASSERT_NE(t, nullptr);
+    const rapidjson::Value& q = GpuQuota(*t);
+    const std::map<std::string, std::string> cell = {
+        {"team", team}, {"flavor", kP5}, {"resource", kGpu}};
+    for (const auto& [field, family] : {std::pair{"nominal", "taskgov_quota_nominal"},
+                                        {"usage", "taskgov_quota_usage"},
+                                        {"borrowed", "taskgov_quota_borrowed"},
+                                        {"lent", "taskgov_quota_lent"}}) {
+      EXPECT_EQ(std::stod(q[field].GetString()), m->Value(family, cell).value_or(-1))
+          << team << " " << field;
+    }
+    EXPECT_EQ(static_cast<double>((*t)["pods"]["running"].GetInt()),
+              m->Value("taskgov_pods", {{"team", team}, {"state", "running"}}).value_or(-1));
+    EXPECT_EQ(static_cast<double>((*t)["pods"]["pending"].GetInt()),
+              m->Value("taskgov_pods", {{"team", team}, {"state", "pending"}}).value_or(-1));
+    EXPECT_EQ(static_cast<double>((*t)["workloads"]["pending"].GetInt()),
+              m->Value("taskgov_workloads", {{"team", team}, {"state", "pending"}}).value_or(-1));
+  }
+  // The API server's truth.
+  const rapidjson::Value* a = Item(teams["items"], "a");
+  const rapidjson::Value* b = Item(teams["items"], "b");
+  ASSERT_TRUE(a != nullptr && b != nullptr);
+  EXPECT_STREQ(GpuQuota(*a)["usage"].GetString(), "12");
+  EXPECT_STREQ(GpuQuota(*a)["borrowed"].GetString(), "4");
+  EXPECT_STREQ(GpuQuota(*b)["lent"].GetString(), "4");
+  EXPECT_EQ((*b)["pods"]["pending"].GetInt(), 2);
+  EXPECT_EQ((*b)["workloads"]["pending"].GetInt(), 1);
+
+  rapidjson::Document waiting = Get("/api/v1/workloads?team=b");
+  ASSERT_EQ(waiting["items"].Size(), 1u);
+  const rapidjson::Value& w = waiting["items"][0];
+  EXPECT_STREQ(w["name"].GetString(), "train");
+  EXPECT_STREQ(w["kind"].GetString(), "pod group");
+  EXPECT_STREQ(w["state"].GetString(), "Pending");
+  EXPECT_EQ(w["pods"].GetInt(), 2);
+  EXPECT_STREQ(w["request"][kGpu].GetString(), "8");
+  EXPECT_EQ(w["queuePosition"].GetInt(), 1);
+  EXPECT_TRUE(w["refused"].GetBool());
+
+  rapidjson::Document running = Get("/api/v1/workloads?team=a&state=Running&limit=5");
+  EXPECT_EQ(running["total"].GetInt(), 12);
+  EXPECT_EQ(running["items"].Size(), 5u);
+  EXPECT_FALSE(running["continue"].IsNull());
+
+  rapidjson::Document cluster = Get("/api/v1/cluster");
+  const rapidjson::Value* p5 = Item(cluster["flavors"], kP5);
+  ASSERT_NE(p5, nullptr);
+  EXPECT_STREQ((*p5)["inUse"][kGpu].GetString(), "12");
+  EXPECT_STREQ((*p5)["nominalQuota"][kGpu].GetString(), "16");
+
+  rapidjson::Document policy = Get("/api/v1/policy");
+  EXPECT_TRUE(policy["reload"]["lastSucceeded"].GetBool());
+  EXPECT_EQ(policy["teams"].GetInt(), 2);
+
+  common::Result<common::testing::HttpReply> bad = h().extender().Admin("/api/v1/workloads?x=1");
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->status, 400);
+}
+
+}  // namespace
+}  // namespace taskgov::e2e
