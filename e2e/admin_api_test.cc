@@ -111,7 +111,7 @@ TEST_F(AdminApiE2eTest, RepliesAgreeWithTheApiServerAndMetrics) {
   ASSERT_EQ(waiting["items"].Size(), 1u);
   const rapidjson::Value& w = waiting["items"][0];
   EXPECT_STREQ(w["name"].GetString(), "train");
-  EXPECT_STREQ(w["kind"].GetString(), "pod group");
+  EXPECT_STREQ(w["kind"].GetString(), "KueuePodGroup");
   EXPECT_STREQ(w["state"].GetString(), "Pending");
   EXPECT_EQ(w["pods"].GetInt(), 2);
   EXPECT_STREQ(w["request"][kGpu].GetString(), "8");

@@ -333,6 +333,21 @@ struct WorkloadRow {
   std::string state;
 };
 
+// The API's kind of a workload: the object that declares the gang, or Pod for a lone pod.
+std::string_view KindOf(const scheduler::WorkloadRef& ref) {
+  if (ref.key.empty()) return "Pod";
+  switch (ref.source) {
+    case scheduler::GangSource::kPod:
+      return "KueuePodGroup";  // pods labelled kueue.x-k8s.io/pod-group-name
+    case scheduler::GangSource::kOtherOwner:
+      return "Owner";
+    case scheduler::GangSource::kNone:
+      return "Pod";
+    default:
+      return scheduler::GangSourceName(ref.source);  // PodGroup, Job, JobSet, PyTorchJob, ...
+  }
+}
+
 std::string StateOf(const scheduler::Pod& pod, const scheduler::QuotaBook& book) {
   if (pod.bound()) return pod.deletion_unix_ms ? "Terminating" : "Running";
   std::optional<scheduler::Reservation> r = book.Find(pod.uid);
@@ -404,8 +419,8 @@ class WorkloadIndex {
       const size_t slash = display.find('/');
       w.ns = slash == std::string::npos ? pod.namespace_ : display.substr(0, slash);
       w.name = slash == std::string::npos ? display : display.substr(slash + 1);
-      w.kind = ref.key.empty() ? "Pod" : std::string(scheduler::GangSourceName(ref.source));
-      w.declared = ref.size;
+      w.kind = KindOf(ref);
+      w.declared = ref.key.empty() ? 1 : ref.size;
       w.priority = scheduler::ResolvePriority(*policy_, pod);
       w.priority_class = scheduler::PriorityClassOf(*policy_, pod);
     }
@@ -438,8 +453,8 @@ class WorkloadIndex {
       if (w.pods.empty()) {
         w.ns = p.key.substr(0, slash);
         w.name = slash == std::string::npos ? p.key : p.key.substr(slash + 1);
-        w.kind = p.gang.empty() ? "Pod" : "pod group";
-        w.declared = p.workload_size;
+        w.kind = p.gang.empty() ? "Pod" : "Unknown";  // its pods were never listed
+        w.declared = p.gang.empty() ? 1 : p.workload_size;
         w.priority = p.priority;
       }
       PodRow row;

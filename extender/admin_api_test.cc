@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "scheduler/testing/builders.h"
@@ -73,6 +78,14 @@ class AdminApiTest : public ::testing::Test {
 
   // GET `target` ("path?query"): the status and the parsed body.
   int Get(const std::string& target, rapidjson::Document* body) {
+    HttpResponse response = Reply(target);
+    EXPECT_EQ(response.content_type, "application/json");
+    body->Parse(response.body.c_str());
+    EXPECT_FALSE(body->HasParseError()) << response.body;
+    return response.status;
+  }
+
+  HttpResponse Reply(const std::string& target) {
     HttpRequest request;
     request.method = "GET";
     const size_t q = target.find('?');
@@ -89,10 +102,7 @@ class AdminApiTest : public ::testing::Test {
       if (!route.prefix) break;
     }
     EXPECT_TRUE(routed) << target;
-    EXPECT_EQ(response.content_type, "application/json");
-    body->Parse(response.body.c_str());
-    EXPECT_FALSE(body->HasParseError()) << response.body;
-    return response.status;
+    return response;
   }
 
   static const rapidjson::Value& Find(const rapidjson::Value& items, const char* key,
@@ -263,6 +273,49 @@ TEST_F(AdminApiTest, BadRequestsSayWhatIsWrong) {
   rapidjson::Document d;
   ASSERT_EQ(Get("/api/v1/workloads?team=team%2Db", &d), 200);
   EXPECT_EQ(d["total"].GetInt(), 2);
+}
+
+// The reference's examples (ADMIN_API.md: a line "`GET target`", then a ```json block) are this
+// fixture's replies, pretty-printed. UPDATE_GOLDEN=1 under `bazel run` rewrites them.
+TEST_F(AdminApiTest, TheReferenceShowsRealReplies) {
+  constexpr char kReference[] = "extender/ADMIN_API.md";
+  std::ifstream in(kReference);
+  ASSERT_TRUE(in) << "cannot read " << kReference;
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string rewritten;
+  size_t examples = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    rewritten += lines[i] + "\n";
+    const std::string& line = lines[i];
+    if (!(line.starts_with("`GET ") && line.ends_with("`") && i + 1 < lines.size() &&
+          lines[i + 1] == "```json")) {
+      continue;
+    }
+    const std::string target = line.substr(5, line.size() - 6);
+    rapidjson::Document reply;
+    reply.Parse(Reply(target).body.c_str());
+    ASSERT_FALSE(reply.HasParseError()) << target;
+    rapidjson::StringBuffer pretty;
+    rapidjson::PrettyWriter<rapidjson::StringBuffer> writer(pretty);
+    writer.SetIndent(' ', 2);
+    reply.Accept(writer);
+    std::string shown;
+    size_t end = i + 2;
+    for (; end < lines.size() && lines[end] != "```"; ++end) shown += lines[end] + "\n";
+    ASSERT_LT(end, lines.size()) << "unclosed example after " << line;
+    EXPECT_EQ(shown, std::string(pretty.GetString()) + "\n")
+        << kReference << ": the example of " << target
+        << " is not the reply (rerun with UPDATE_GOLDEN=1 under `bazel run` to accept)";
+    rewritten += "```json\n" + std::string(pretty.GetString()) + "\n```\n";
+    i = end;
+    ++examples;
+  }
+  EXPECT_EQ(examples, 5u);
+  const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+  if (std::getenv("UPDATE_GOLDEN") != nullptr && workspace != nullptr) {
+    std::ofstream(std::string(workspace) + "/" + kReference) << rewritten;
+  }
 }
 
 }  // namespace
