@@ -477,6 +477,17 @@ class FakeApiServer::Impl {
     std::lock_guard<std::mutex> lock(mu_);
     tokens_ = std::move(tokens);
   }
+  void SetAccessReviews(std::vector<ReviewUser> users, std::vector<AccessRule> rules) {
+    std::lock_guard<std::mutex> lock(mu_);
+    review_users_ = std::move(users);
+    access_rules_ = std::move(rules);
+  }
+  std::pair<size_t, size_t> review_counts() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {token_reviews_, access_reviews_};
+  }
+  Reply TokenReviewLocked(const std::string& body);
+  Reply AccessReviewLocked(const std::string& body);
   void SetServed(std::string_view resource, bool served) {
     std::lock_guard<std::mutex> lock(mu_);
     served_[std::string(resource)] = served;
@@ -617,6 +628,9 @@ class FakeApiServer::Impl {
   std::map<std::string, bool> served_;
   std::vector<FaultRule> faults_;
   std::vector<std::string> tokens_;
+  std::vector<ReviewUser> review_users_;
+  std::vector<AccessRule> access_rules_;
+  size_t token_reviews_ = 0, access_reviews_ = 0;
   std::map<std::string, std::string> blocked_;
   EvictionMode eviction_mode_;
   std::set<std::string> pending_evictions_;  // pod keys
@@ -1299,6 +1313,73 @@ Reply FakeApiServer::Impl::Handle(Incoming& in, const Preflight& preflight,
   return reply;
 }
 
+// The string at `path` (member names) of `v`, or "".
+std::string StringAt(const Value& v, std::initializer_list<const char*> path) {
+  const Value* at = &v;
+  for (const char* name : path) {
+    if (!at->IsObject()) return "";
+    auto m = at->FindMember(name);
+    if (m == at->MemberEnd()) return "";
+    at = &m->value;
+  }
+  return at->IsString() ? std::string(at->GetString(), at->GetStringLength()) : "";
+}
+
+Reply FakeApiServer::Impl::TokenReviewLocked(const std::string& body) {
+  ++token_reviews_;
+  Document doc;
+  doc.Parse(body.c_str(), body.size());
+  if (doc.HasParseError() || !doc.IsObject()) {
+    return Reply{400, StatusJson(400, "BadRequest", "the TokenReview is not a JSON object")};
+  }
+  const std::string token = StringAt(doc, {"spec", "token"});
+  std::string out = R"({"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","status":)";
+  auto user = std::find_if(review_users_.begin(), review_users_.end(),
+                           [&](const ReviewUser& u) { return !token.empty() && u.token == token; });
+  if (user == review_users_.end()) {
+    out += R"({"authenticated":false,"error":"invalid bearer token"}})";
+  } else {
+    out += R"({"authenticated":true,"user":{"username":")" + user->username + R"(","groups":[)";
+    for (size_t i = 0; i < user->groups.size(); ++i) {
+      out += (i ? ",\"" : "\"") + user->groups[i] + "\"";
+    }
+    out += "]}}}";
+  }
+  return Reply{201, out};
+}
+
+Reply FakeApiServer::Impl::AccessReviewLocked(const std::string& body) {
+  ++access_reviews_;
+  Document doc;
+  doc.Parse(body.c_str(), body.size());
+  if (doc.HasParseError() || !doc.IsObject()) {
+    return Reply{400,
+                 StatusJson(400, "BadRequest", "the SubjectAccessReview is not a JSON object")};
+  }
+  const std::string user = StringAt(doc, {"spec", "user"});
+  std::set<std::string> subjects = {user};
+  if (auto spec = doc.FindMember("spec"); spec != doc.MemberEnd() && spec->value.IsObject()) {
+    if (auto g = spec->value.FindMember("groups");
+        g != spec->value.MemberEnd() && g->value.IsArray()) {
+      for (const Value& group : g->value.GetArray()) {
+        if (group.IsString()) subjects.insert(std::string("group:") + group.GetString());
+      }
+    }
+  }
+  const std::string verb = StringAt(doc, {"spec", "resourceAttributes", "verb"});
+  const std::string group = StringAt(doc, {"spec", "resourceAttributes", "group"});
+  const std::string resource = StringAt(doc, {"spec", "resourceAttributes", "resource"});
+  const std::string ns = StringAt(doc, {"spec", "resourceAttributes", "namespace"});
+  const bool allowed =
+      std::any_of(access_rules_.begin(), access_rules_.end(), [&](const AccessRule& r) {
+        return subjects.count(r.subject) > 0 && r.verb == verb && r.group == group &&
+               r.resource == resource && (r.namespace_.empty() || r.namespace_ == ns);
+      });
+  return Reply{201, std::string(R"({"apiVersion":"authorization.k8s.io/v1",)") +
+                        R"("kind":"SubjectAccessReview","status":{"allowed":)" +
+                        (allowed ? "true" : "false") + "}}"};
+}
+
 Reply FakeApiServer::Impl::Route(Incoming& in, const std::weak_ptr<SessionBase>& session) {
   std::vector<std::string> parts = SplitPath(in.path);
   std::string group_version;
@@ -1322,6 +1403,16 @@ Reply FakeApiServer::Impl::Route(Incoming& in, const std::weak_ptr<SessionBase>&
   if (rest.empty()) {
     return Reply{404,
                  StatusJson(404, "NotFound", "the server could not find the requested resource")};
+  }
+  if (rest.size() == 1 && in.method == "POST" && ns.empty()) {
+    if (group_version == "authentication.k8s.io/v1" && rest[0] == "tokenreviews") {
+      std::lock_guard<std::mutex> lock(mu_);
+      return TokenReviewLocked(in.body);
+    }
+    if (group_version == "authorization.k8s.io/v1" && rest[0] == "subjectaccessreviews") {
+      std::lock_guard<std::mutex> lock(mu_);
+      return AccessReviewLocked(in.body);
+    }
   }
   const ResourceType* type = TypeByPath(group_version, rest[0]);
   std::lock_guard<std::mutex> lock(mu_);
@@ -1877,6 +1968,10 @@ void FakeApiServer::ClearFaults() { impl_->ClearFaults(); }
 void FakeApiServer::SetAcceptedTokens(std::vector<std::string> tokens) {
   impl_->SetAcceptedTokens(std::move(tokens));
 }
+void FakeApiServer::SetAccessReviews(std::vector<ReviewUser> users, std::vector<AccessRule> rules) {
+  impl_->SetAccessReviews(std::move(users), std::move(rules));
+}
+std::pair<size_t, size_t> FakeApiServer::review_counts() const { return impl_->review_counts(); }
 void FakeApiServer::SetServed(std::string_view resource, bool served) {
   impl_->SetServed(resource, served);
 }

@@ -88,6 +88,23 @@ struct FakeApiServerOptions {
   std::chrono::milliseconds watch_piece_delay{0};  // pause between split pieces of an event
 };
 
+// TokenReview (authentication.k8s.io/v1) and SubjectAccessReview (authorization.k8s.io/v1):
+// a token of `ReviewUser` authenticates as its user; a SubjectAccessReview is allowed when a
+// rule names the user (or "group:<g>" for one of its groups), the verb, the API group and the
+// resource, and either no namespace (every namespace, and cluster-wide reviews) or the review's.
+struct ReviewUser {
+  std::string token;
+  std::string username;
+  std::vector<std::string> groups;
+};
+struct AccessRule {
+  std::string subject;  // a username, or "group:<name>"
+  std::string verb;
+  std::string group;
+  std::string resource;
+  std::string namespace_;  // "": all
+};
+
 struct FaultRule {
   std::string method;         // "" matches any
   std::string path_prefix;    // "" matches any; compared with the path without the query
@@ -155,6 +172,9 @@ class FakeApiServer {
   void AddFault(FaultRule rule);
   void ClearFaults();
   void SetAcceptedTokens(std::vector<std::string> tokens);
+  void SetAccessReviews(std::vector<ReviewUser> users, std::vector<AccessRule> rules);
+  // TokenReviews and SubjectAccessReviews answered so far.
+  [[nodiscard]] std::pair<size_t, size_t> review_counts() const;
   void SetServed(std::string_view resource, bool served);  // optional CRDs only
   // Evictions of `pod` ("ns/name", or "*" for all) answer 429 with a DisruptionBudget cause.
   void BlockEvictions(const std::string& pod, const std::string& message = "");
