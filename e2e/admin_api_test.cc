@@ -29,7 +29,7 @@ class AdminApiE2eTest : public ScenarioTest {
  protected:
   rapidjson::Document Get(const std::string& target) {
     rapidjson::Document d;
-    common::Result<common::testing::HttpReply> reply = h().extender().Admin(target);
+    common::Result<common::testing::HttpReply> reply = h().extender().Admin(target, "t-admin");
     EXPECT_TRUE(reply.ok()) << target << ": " << (reply.ok() ? "" : reply.error().message);
     if (!reply.ok()) return d;
     EXPECT_EQ(reply->status, 200) << target << ": " << reply->body;
@@ -57,6 +57,10 @@ class AdminApiE2eTest : public ScenarioTest {
 
 TEST_F(AdminApiE2eTest, RepliesAgreeWithTheApiServerAndMetrics) {
   StartWithPolicy(kPolicy);
+  // The console's readers: an admin, and a member of team b allowed in b's namespace only.
+  h().api().SetAccessReviews({{"t-admin", "admin", {"ml-admins"}}, {"t-bob", "bob", {}}},
+                             {{"group:ml-admins", "get", "taskgov.io", "workloads", ""},
+                              {"bob", "get", "taskgov.io", "workloads", Ns("b")}});
   std::vector<PodSpec> pods;
   for (int i = 0; i < 12; ++i) pods.push_back(GpuPod("a", "a-" + std::to_string(i)));
   SubmitAll(pods);
@@ -133,9 +137,28 @@ TEST_F(AdminApiE2eTest, RepliesAgreeWithTheApiServerAndMetrics) {
   EXPECT_TRUE(policy["reload"]["lastSucceeded"].GetBool());
   EXPECT_EQ(policy["teams"].GetInt(), 2);
 
-  common::Result<common::testing::HttpReply> bad = h().extender().Admin("/api/v1/workloads?x=1");
+  common::Result<common::testing::HttpReply> bad =
+      h().extender().Admin("/api/v1/workloads?x=1", "t-admin");
   ASSERT_TRUE(bad.ok());
   EXPECT_EQ(bad->status, 400);
+
+  // Access, checked with the API server's TokenReview and SubjectAccessReview.
+  common::Result<common::testing::HttpReply> anonymous = h().extender().Admin("/api/v1/teams");
+  ASSERT_TRUE(anonymous.ok());
+  EXPECT_EQ(anonymous->status, 401);
+  common::Result<common::testing::HttpReply> forged =
+      h().extender().Admin("/api/v1/teams", "t-forged");
+  ASSERT_TRUE(forged.ok());
+  EXPECT_EQ(forged->status, 401);
+  common::Result<common::testing::HttpReply> bob =
+      h().extender().Admin("/api/v1/workloads?team=a&limit=1", "t-bob");
+  ASSERT_TRUE(bob.ok());
+  EXPECT_EQ(bob->status, 200);
+  rapidjson::Document seen;
+  seen.Parse(bob->body.c_str());
+  ASSERT_TRUE(seen.IsObject() && seen["items"].Size() == 1) << bob->body;
+  EXPECT_TRUE(seen["items"][0]["hidden"].GetBool());
+  EXPECT_STREQ(seen["items"][0]["name"].GetString(), "");
 }
 
 }  // namespace

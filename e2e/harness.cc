@@ -363,9 +363,12 @@ common::Result<common::testing::HttpReply> ExtenderProcess::Readyz() {
   return health_->Get("/readyz");
 }
 
-common::Result<common::testing::HttpReply> ExtenderProcess::Admin(const std::string& target) {
+common::Result<common::testing::HttpReply> ExtenderProcess::Admin(const std::string& target,
+                                                                  const std::string& token) {
   if (!console_) return common::Error{"extender " + options_.identity + ": no console listener"};
-  return console_->Get(target);
+  common::testing::HttpClient::Headers headers;
+  if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
+  return console_->Request("GET", target, "", "application/json", headers);
 }
 
 common::Result<metrics::testing::Exposition> ExtenderProcess::ScrapeMetrics() {

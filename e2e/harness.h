@@ -127,9 +127,10 @@ class ExtenderProcess {
   // GET /metrics, parsed (Prometheus text format 0.0.4); an error when unreachable, not 200 or
   // unparsable.
   [[nodiscard]] common::Result<metrics::testing::Exposition> ScrapeMetrics();
-  // GET `target` on the console listener (the admin API): the reply, any status; an error when
-  // unreachable.
-  [[nodiscard]] common::Result<common::testing::HttpReply> Admin(const std::string& target);
+  // GET `target` on the console listener (the admin API) with `token` as a bearer token (none
+  // when empty): the reply, any status; an error when unreachable.
+  [[nodiscard]] common::Result<common::testing::HttpReply> Admin(const std::string& target,
+                                                                 const std::string& token = "");
   // Polls /readyz until it answers 200.
   [[nodiscard]] common::Status WaitReady(std::chrono::milliseconds timeout);
   // Polls /readyz until its body contains `text` (any status).

@@ -499,10 +499,20 @@ class WorkloadIndex {
   std::map<std::string, WorkloadRow> rows_;         // by workload key
 };
 
-void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_pods) {
+// 16 hex digits standing for a workload's key where its name is hidden.
+std::string HiddenKey(const std::string& key) {
+  char text[17];
+  snprintf(text, sizeof(text), "%016zx", std::hash<std::string>{}(key));
+  return text;
+}
+
+// A workload; `hidden`: of a team the caller does not see — no namespace, name, nodes or pods.
+void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_pods, bool hidden) {
   w.StartObject();
-  KeyStr(w, "namespace", row.ns);
-  KeyStr(w, "name", row.name);
+  KeyStr(w, "namespace", hidden ? "" : row.ns);
+  KeyStr(w, "name", hidden ? "" : row.name);
+  w.Key("hidden");
+  w.Bool(hidden);
   KeyStr(w, "kind", row.kind);
   KeyStr(w, "team", scheduler::TeamNames().Name(row.team));
   KeyStr(w, "state", row.state);
@@ -528,7 +538,9 @@ void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_
   Resources(w, request);
   w.Key("nodes");
   w.StartArray();
-  for (const std::string& node : row.nodes) Str(w, node);
+  if (!hidden) {
+    for (const std::string& node : row.nodes) Str(w, node);
+  }
   w.EndArray();
   Time(w, "createdAt", created);
   Time(w, "startedAt", started);
@@ -576,10 +588,9 @@ bool KnownState(std::string_view state) {
 }  // namespace
 
 std::vector<Route> AdminApi::Routes() const {
-  auto route = [this](const char* path, bool prefix,
-                      HttpResponse (AdminApi::*handler)(const HttpRequest&) const) {
+  auto route = [this](const char* path, bool prefix, Handler handler) {
     return Route{path, "GET", 0,
-                 [this, handler](const HttpRequest& r) { return (this->*handler)(r); }, prefix};
+                 [this, handler](const HttpRequest& r) { return Checked(handler, r); }, prefix};
   };
   return {route("/api/v1/cluster", false, &AdminApi::Cluster),
           route("/api/v1/teams", false, &AdminApi::Teams),
@@ -589,7 +600,18 @@ std::vector<Route> AdminApi::Routes() const {
           route("/api/v1/policy", false, &AdminApi::Policy)};
 }
 
-HttpResponse AdminApi::Cluster(const HttpRequest& request) const {
+HttpResponse AdminApi::Checked(Handler handler, const HttpRequest& request) const {
+  if (sources_.access == nullptr) return (this->*handler)(request, ConsoleViewer{});
+  const AccessDecision d =
+      sources_.access->Check(request.authorization, *sources_.book->ledger().policy());
+  if (d.status == 200) return (this->*handler)(request, d.viewer);
+  HttpResponse refused = ErrorReply(d.status, d.message);
+  if (d.status == 401) refused.headers.emplace_back("WWW-Authenticate", "Bearer");
+  if (d.status == 503) refused.headers.emplace_back("Retry-After", "1");
+  return refused;
+}
+
+HttpResponse AdminApi::Cluster(const HttpRequest& request, const ConsoleViewer&) const {
   if (common::Result<Query> q = ParseQuery(request.query, {}); !q.ok()) {
     return ErrorReply(400, q.error().message);
   }
@@ -637,7 +659,7 @@ HttpResponse AdminApi::Cluster(const HttpRequest& request) const {
   return Json(200, buffer);
 }
 
-HttpResponse AdminApi::Teams(const HttpRequest& request) const {
+HttpResponse AdminApi::Teams(const HttpRequest& request, const ConsoleViewer&) const {
   common::Result<Query> q = ParseQuery(request.query, {"cohort"});
   if (!q.ok()) return ErrorReply(400, q.error().message);
   const auto cohort = q->find("cohort");
@@ -663,7 +685,7 @@ HttpResponse AdminApi::Teams(const HttpRequest& request) const {
   return Json(200, buffer);
 }
 
-HttpResponse AdminApi::Team(const HttpRequest& request) const {
+HttpResponse AdminApi::Team(const HttpRequest& request, const ConsoleViewer&) const {
   if (common::Result<Query> q = ParseQuery(request.query, {}); !q.ok()) {
     return ErrorReply(400, q.error().message);
   }
@@ -688,7 +710,7 @@ HttpResponse AdminApi::Team(const HttpRequest& request) const {
   return Json(200, buffer);
 }
 
-HttpResponse AdminApi::Workloads(const HttpRequest& request) const {
+HttpResponse AdminApi::Workloads(const HttpRequest& request, const ConsoleViewer& viewer) const {
   common::Result<Query> q =
       ParseQuery(request.query, {"team", "namespace", "state", "limit", "continue"});
   if (!q.ok()) return ErrorReply(400, q.error().message);
@@ -711,12 +733,18 @@ HttpResponse AdminApi::Workloads(const HttpRequest& request) const {
   const int64_t now = sources_.clock->NowMs();
   const WorkloadIndex index(*sources_.book, *sources_.cluster, sources_.preemption_status);
   // Listed by namespace/name/kind; `continue` is the sort key of the first item of the next page.
+  // A workload of a team the caller does not see sorts after the others under a digest of its
+  // key, so that neither the page nor the token names it.
   std::map<std::string, const WorkloadRow*> ordered;
   for (const auto& [key, row] : index.rows()) {
-    if (team != nullptr && scheduler::TeamNames().Name(row.team) != *team) continue;
-    if (ns != nullptr && row.ns != *ns) continue;
+    const std::string_view team_name = scheduler::TeamNames().Name(row.team);
+    const bool hidden = !viewer.Sees(team_name);
+    if (team != nullptr && team_name != *team) continue;
+    if (ns != nullptr && (hidden || row.ns != *ns)) continue;
     if (state != nullptr && row.state != *state) continue;
-    ordered.emplace(row.ns + "/" + row.name + "/" + row.kind, &row);
+    ordered.emplace(hidden ? "~" + std::string(team_name) + "/" + HiddenKey(key)
+                           : row.ns + "/" + row.name + "/" + row.kind,
+                    &row);
   }
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
@@ -727,7 +755,8 @@ HttpResponse AdminApi::Workloads(const HttpRequest& request) const {
   auto it = after == nullptr ? ordered.begin() : ordered.lower_bound(*after);
   size_t written = 0;
   for (; it != ordered.end() && written < *limit; ++it, ++written) {
-    WriteWorkload(w, *it->second, now, /*with_pods=*/false);
+    WriteWorkload(w, *it->second, now, /*with_pods=*/false,
+                  !viewer.Sees(scheduler::TeamNames().Name(it->second->team)));
   }
   w.EndArray();
   w.Key("continue");
@@ -742,7 +771,7 @@ HttpResponse AdminApi::Workloads(const HttpRequest& request) const {
   return Json(200, buffer);
 }
 
-HttpResponse AdminApi::Workload(const HttpRequest& request) const {
+HttpResponse AdminApi::Workload(const HttpRequest& request, const ConsoleViewer& viewer) const {
   if (common::Result<Query> q = ParseQuery(request.query, {}); !q.ok()) {
     return ErrorReply(400, q.error().message);
   }
@@ -759,7 +788,9 @@ HttpResponse AdminApi::Workload(const HttpRequest& request) const {
   const WorkloadIndex index(*sources_.book, *sources_.cluster, sources_.preemption_status);
   std::vector<const WorkloadRow*> found;
   for (const auto& [key, row] : index.rows()) {
-    if (row.ns == *ns && row.name == *name) found.push_back(&row);
+    if (row.ns == *ns && row.name == *name && viewer.Sees(scheduler::TeamNames().Name(row.team))) {
+      found.push_back(&row);
+    }
   }
   if (found.empty()) {
     return ErrorReply(404, "no workload " + *ns + "/" + *name +
@@ -771,13 +802,15 @@ HttpResponse AdminApi::Workload(const HttpRequest& request) const {
   ListHeader(w, "WorkloadList");
   w.Key("items");
   w.StartArray();
-  for (const WorkloadRow* row : found) WriteWorkload(w, *row, now, /*with_pods=*/true);
+  for (const WorkloadRow* row : found) {
+    WriteWorkload(w, *row, now, /*with_pods=*/true, /*hidden=*/false);
+  }
   w.EndArray();
   w.EndObject();
   return Json(200, buffer);
 }
 
-HttpResponse AdminApi::Policy(const HttpRequest& request) const {
+HttpResponse AdminApi::Policy(const HttpRequest& request, const ConsoleViewer&) const {
   if (common::Result<Query> q = ParseQuery(request.query, {}); !q.ok()) {
     return ErrorReply(400, q.error().message);
   }

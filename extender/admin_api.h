@@ -17,6 +17,11 @@
 //                                       may share one) with their pods
 //   GET /api/v1/policy                  the policy in force and the last reload's result
 //
+// Access: with `access` set, every request is checked (console_access.h: a bearer token that
+// TokenReview accepts and SubjectAccessReview allows) — 401 / 403 / 503 otherwise; a caller
+// allowed only some teams' namespaces sees the other teams' workloads without their names
+// (and cannot look one up). Without `access` (no Kubernetes API) everything is visible.
+//
 // Amounts are Kubernetes quantity strings ("8", "96", "1152Gi", "1500m"); a limit that does not
 // apply is null. Times are RFC 3339 UTC. Errors are JSON {"error": "..."}: 400 for a malformed
 // or unknown query parameter (naming it), 404 for an unknown team or workload.
@@ -30,6 +35,7 @@
 #include <vector>
 
 #include "config/watcher.h"
+#include "extender/console_access.h"
 #include "extender/http_server.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/ledger/quota_book.h"
@@ -47,20 +53,23 @@ class AdminApi {
     // The policy watcher's state; unset: no "reload" in /api/v1/policy.
     std::function<config::ReloadStatus()> reload_status;
     const common::Clock* clock = nullptr;  // required
+    ConsoleAccess* access = nullptr;       // null: no access checks
   };
   explicit AdminApi(Sources sources) : sources_(std::move(sources)) {}
 
   [[nodiscard]] std::vector<Route> Routes() const;
 
-  // The handlers, for tests.
-  [[nodiscard]] HttpResponse Cluster(const HttpRequest& request) const;
-  [[nodiscard]] HttpResponse Teams(const HttpRequest& request) const;
-  [[nodiscard]] HttpResponse Team(const HttpRequest& request) const;
-  [[nodiscard]] HttpResponse Workloads(const HttpRequest& request) const;
-  [[nodiscard]] HttpResponse Workload(const HttpRequest& request) const;
-  [[nodiscard]] HttpResponse Policy(const HttpRequest& request) const;
-
  private:
+  using Handler = HttpResponse (AdminApi::*)(const HttpRequest&, const ConsoleViewer&) const;
+  // `handler` behind the access check.
+  [[nodiscard]] HttpResponse Checked(Handler handler, const HttpRequest& request) const;
+  HttpResponse Cluster(const HttpRequest& request, const ConsoleViewer& viewer) const;
+  HttpResponse Teams(const HttpRequest& request, const ConsoleViewer& viewer) const;
+  HttpResponse Team(const HttpRequest& request, const ConsoleViewer& viewer) const;
+  HttpResponse Workloads(const HttpRequest& request, const ConsoleViewer& viewer) const;
+  HttpResponse Workload(const HttpRequest& request, const ConsoleViewer& viewer) const;
+  HttpResponse Policy(const HttpRequest& request, const ConsoleViewer& viewer) const;
+
   const Sources sources_;
 };
 

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include "extender/testing/fake_access_reviewer.h"
+#include "scheduler/common/testing/http_client.h"
 #include "scheduler/testing/builders.h"
 
 namespace taskgov::extender {
@@ -76,33 +78,29 @@ class AdminApiTest : public ::testing::Test {
     cluster_.OnPodUpsert(pod);
   }
 
-  // GET `target` ("path?query"): the status and the parsed body.
-  int Get(const std::string& target, rapidjson::Document* body) {
-    HttpResponse response = Reply(target);
-    EXPECT_EQ(response.content_type, "application/json");
-    body->Parse(response.body.c_str());
-    EXPECT_FALSE(body->HasParseError()) << response.body;
-    return response.status;
+  // GET `target` ("path?query") from `api` served on loopback (the fixture's by default), with
+  // `authorization` as the Authorization header when not empty: the status and the parsed body.
+  int Get(const std::string& target, rapidjson::Document* body, const AdminApi* api = nullptr,
+          const std::string& authorization = "") {
+    common::testing::HttpReply reply = Reply(target, api, authorization);
+    EXPECT_EQ(reply.headers["content-type"], "application/json") << target;
+    body->Parse(reply.body.c_str());
+    EXPECT_FALSE(body->HasParseError()) << reply.body;
+    return reply.status;
   }
 
-  HttpResponse Reply(const std::string& target) {
-    HttpRequest request;
-    request.method = "GET";
-    const size_t q = target.find('?');
-    request.path = target.substr(0, q);
-    request.query = q == std::string::npos ? "" : target.substr(q + 1);
-    HttpResponse response;
-    bool routed = false;
-    for (const Route& route : api_.Routes()) {
-      const bool match =
-          route.prefix ? request.path.rfind(route.path, 0) == 0 : request.path == route.path;
-      if (!match || (routed && !route.prefix)) continue;
-      response = route.handler(request);
-      routed = true;
-      if (!route.prefix) break;
-    }
-    EXPECT_TRUE(routed) << target;
-    return response;
+  common::testing::HttpReply Reply(const std::string& target, const AdminApi* api = nullptr,
+                                   const std::string& authorization = "") {
+    HttpServer server(HttpServerOptions{}, (api != nullptr ? *api : api_).Routes());
+    EXPECT_TRUE(server.Start().ok());
+    common::testing::HttpClient client("127.0.0.1", server.port());
+    common::testing::HttpClient::Headers headers;
+    if (!authorization.empty()) headers.emplace_back("Authorization", authorization);
+    common::Result<common::testing::HttpReply> reply =
+        client.Request("GET", target, "", "application/json", headers);
+    server.Shutdown(std::chrono::milliseconds(100));
+    EXPECT_TRUE(reply.ok()) << target << ": " << (reply.ok() ? "" : reply.error().message);
+    return reply.ok() ? *reply : common::testing::HttpReply{};
   }
 
   static const rapidjson::Value& Find(const rapidjson::Value& items, const char* key,
@@ -275,6 +273,51 @@ TEST_F(AdminApiTest, BadRequestsSayWhatIsWrong) {
   EXPECT_EQ(d["total"].GetInt(), 2);
 }
 
+// With access checks: no token 401, no grant 403; a caller granted team-b's namespace sees
+// team-a's workloads without their names and cannot look one up; an admin sees everything.
+TEST_F(AdminApiTest, AccessIsCheckedAndOtherTeamsWorkloadsAreNameless) {
+  testing::FakeAccessReviewer reviewer;
+  reviewer.allowed = {"admin@", "bob@ns-team-b"};
+  ConsoleAccess access(&reviewer, &clock_, ConsoleAccess::Options{});
+  AdminApi::Sources sources{&book_, &cluster_, {}, {}, &clock_};
+  sources.access = &access;
+  const AdminApi guarded(sources);
+
+  common::testing::HttpReply anonymous = Reply("/api/v1/teams", &guarded);
+  EXPECT_EQ(anonymous.status, 401);
+  EXPECT_EQ(anonymous.headers["www-authenticate"], "Bearer");
+  EXPECT_EQ(Reply("/api/v1/workloads", &guarded, "Bearer t-eve").status, 403);
+
+  rapidjson::Document d;
+  ASSERT_EQ(Get("/api/v1/workloads", &d, &guarded, "Bearer t-bob"), 200);
+  EXPECT_EQ(d["total"].GetInt(), 4);
+  size_t hidden = 0;
+  for (const rapidjson::Value& item : d["items"].GetArray()) {
+    const bool of_a = item["team"].GetString() == std::string("team-a");
+    EXPECT_EQ(item["hidden"].GetBool(), of_a);
+    if (!of_a) continue;
+    ++hidden;
+    EXPECT_STREQ(item["name"].GetString(), "");
+    EXPECT_STREQ(item["namespace"].GetString(), "");
+    EXPECT_EQ(item["nodes"].Size(), 0u);
+    EXPECT_STREQ(item["state"].GetString(), "Running");  // the numbers stay
+  }
+  EXPECT_EQ(hidden, 2u);
+  ASSERT_EQ(Get("/api/v1/workloads?namespace=ns-team-a", &d, &guarded, "Bearer t-bob"), 200);
+  EXPECT_EQ(d["total"].GetInt(), 0);
+  EXPECT_EQ(Get("/api/v1/workloads/ns-team-a/a-0", &d, &guarded, "Bearer t-bob"), 404);
+  ASSERT_EQ(Get("/api/v1/workloads/ns-team-b/train", &d, &guarded, "Bearer t-bob"), 200);
+  ASSERT_EQ(Get("/api/v1/teams", &d, &guarded, "Bearer t-bob"), 200);
+  EXPECT_EQ(d["items"].Size(), 2u);
+
+  ASSERT_EQ(Get("/api/v1/workloads/ns-team-a/a-0", &d, &guarded, "Bearer t-admin"), 200);
+  EXPECT_STREQ(d["items"][0]["name"].GetString(), "a-0");
+  reviewer.down = true;
+  common::testing::HttpReply down = Reply("/api/v1/teams", &guarded, "Bearer t-carol");
+  EXPECT_EQ(down.status, 503);
+  EXPECT_EQ(down.headers["retry-after"], "1");
+}
+
 // The reference's examples (ADMIN_API.md: a line "`GET target`", then a ```json block) are this
 // fixture's replies, pretty-printed. UPDATE_GOLDEN=1 under `bazel run` rewrites them.
 TEST_F(AdminApiTest, TheReferenceShowsRealReplies) {
@@ -304,9 +347,19 @@ TEST_F(AdminApiTest, TheReferenceShowsRealReplies) {
     size_t end = i + 2;
     for (; end < lines.size() && lines[end] != "```"; ++end) shown += lines[end] + "\n";
     ASSERT_LT(end, lines.size()) << "unclosed example after " << line;
-    EXPECT_EQ(shown, std::string(pretty.GetString()) + "\n")
-        << kReference << ": the example of " << target
-        << " is not the reply (rerun with UPDATE_GOLDEN=1 under `bazel run` to accept)";
+    const std::string actual = std::string(pretty.GetString()) + "\n";
+    if (shown != actual) {
+      std::istringstream a(actual), e(shown);
+      std::string la, le;
+      for (int n = 1;
+           static_cast<bool>(std::getline(a, la)) | static_cast<bool>(std::getline(e, le)); ++n) {
+        if (la == le) continue;
+        ADD_FAILURE() << kReference << ": the example of " << target << " differs at its line " << n
+                      << "\n  shown: " << le << "\n  reply: " << la
+                      << "\n(rerun with UPDATE_GOLDEN=1 under `bazel run` to accept)";
+        break;
+      }
+    }
     rewritten += "```json\n" + std::string(pretty.GetString()) + "\n```\n";
     i = end;
     ++examples;

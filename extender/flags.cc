@@ -43,6 +43,27 @@ Setter HostPortSetter(HostPort Flags::*field, std::string_view name) {
   };
 }
 
+common::Status SetConsoleAuth(Flags& flags, std::string_view value) {
+  if (value != "token" && value != "none") {
+    return common::Error{"flag --console-auth: '" + std::string(value) + "' is not token or none"};
+  }
+  flags.console_auth = std::string(value);
+  return common::Status::Ok();
+}
+
+// resource.group ("workloads.taskgov.io"), or a core-group resource ("pods").
+common::Status SetConsoleResource(Flags& flags, std::string_view value) {
+  const bool ok =
+      !value.empty() && value.front() != '.' && value.back() != '.' &&
+      value.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.-") == std::string_view::npos;
+  if (!ok) {
+    return common::Error{"flag --console-resource: '" + std::string(value) +
+                         "' is not a resource.group such as workloads.taskgov.io"};
+  }
+  flags.console_resource = std::string(value);
+  return common::Status::Ok();
+}
+
 // --console-listen=ADDR:PORT, or empty to disable the console listener.
 common::Status SetConsoleListen(Flags& flags, std::string_view value) {
   if (value.empty()) {
@@ -165,6 +186,8 @@ const std::map<std::string, FlagDef, std::less<>>& Setters() {
       {"listen", HostPortSetter(&Flags::listen, "listen")},
       {"metrics-listen", HostPortSetter(&Flags::metrics_listen, "metrics-listen")},
       {"console-listen", SetConsoleListen},
+      {"console-auth", SetConsoleAuth},
+      {"console-resource", SetConsoleResource},
       {"url-prefix", SetUrlPrefix},
       {"config-dir", StringSetter(&Flags::config_dir)},
       {"kubeconfig", StringSetter(&Flags::kubeconfig)},
@@ -346,6 +369,10 @@ common::Result<Flags> ParseFlags(const std::vector<std::string_view>& args) {
                          std::to_string(flags.request_timeout.count()) +
                          "ms (the header is part of the request)"};
   }
+  if (flags.no_kube && flags.console_auth == "token") {
+    return common::Error{
+        "flag --console-auth=token needs the Kubernetes API (TokenReview): not with --no-kube"};
+  }
   return CheckBodyBudget(flags);
 }
 
@@ -396,6 +423,13 @@ Flags (--name=value or --name value):
   --metrics-listen=ADDR:PORT    /metrics, /healthz and /readyz (default 0.0.0.0:9090)
   --console-listen=ADDR:PORT    the read-only admin API /api/v1/ (default 127.0.0.1:9091; empty:
                                 disabled)
+  --console-auth=token|none     token: requests need a bearer token that TokenReview accepts and
+                                SubjectAccessReview allows get on --console-resource (the
+                                default; the extender needs system:auth-delegator); none: no
+                                checks (the default with --no-kube)
+  --console-resource=RES.GROUP  what a reader must be allowed to get (default
+                                workloads.taskgov.io; in a team's namespace only: that team's
+                                view)
   --url-prefix=PATH             serve the verbs at PATH/filter, PATH/prioritize, ... (default /)
   --config-dir=DIR              the mounted policy ConfigMap (default /etc/taskgov)
   --kubeconfig=FILE             kubeconfig to use outside the cluster

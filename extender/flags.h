@@ -28,6 +28,11 @@ struct Flags {
   HostPort metrics_listen{"0.0.0.0", 9090};  // /metrics, /healthz, /readyz
   // The admin API and console (read-only); nullopt: disabled (--console-listen=).
   std::optional<HostPort> console_listen = HostPort{"127.0.0.1", 9091};
+  // Who may read it: "token" (a bearer token that TokenReview accepts and SubjectAccessReview
+  // allows `get` on console_resource) or "none" (anyone who reaches the listener); "": token
+  // with a Kubernetes API, none with --no-kube.
+  std::string console_auth;
+  std::string console_resource = "workloads.taskgov.io";  // resource.group, as kubectl writes it
   std::string url_prefix;  // e.g. "/taskgov"; verbs are served at prefix/verb
   std::string config_dir = "/etc/taskgov";
   std::string kubeconfig;

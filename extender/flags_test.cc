@@ -83,6 +83,34 @@ TEST(ParseFlagsTest, ConsoleListenDefaultsToLoopbackAndEmptyDisablesIt) {
             "address");
 }
 
+TEST(ParseFlagsTest, ConsoleAuthIsTokenOrNoneAndTokenNeedsTheApi) {
+  common::Result<Flags> flags = ParseFlags({});
+  ASSERT_TRUE(flags.ok());
+  EXPECT_EQ(flags->console_auth, "");  // token with an API, none without
+  EXPECT_EQ(flags->console_resource, "workloads.taskgov.io");
+  EXPECT_TRUE(ParseFlags({"--no-kube"}).ok());
+  EXPECT_TRUE(ParseFlags({"--console-auth=none", "--console-resource=pods"}).ok());
+  struct Case {
+    std::vector<std::string_view> args;
+    std::string error;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--console-auth=basic"}, "flag --console-auth: 'basic' is not token or none"},
+           {{"--no-kube", "--console-auth=token"},
+            "flag --console-auth=token needs the Kubernetes API (TokenReview): not with "
+            "--no-kube"},
+           {{"--console-resource=Workloads"},
+            "flag --console-resource: 'Workloads' is not a resource.group such as "
+            "workloads.taskgov.io"},
+           {{"--console-resource=.taskgov.io"},
+            "flag --console-resource: '.taskgov.io' is not a resource.group such as "
+            "workloads.taskgov.io"}}) {
+    common::Result<Flags> bad = ParseFlags(c.args);
+    ASSERT_FALSE(bad.ok()) << c.error;
+    EXPECT_EQ(bad.error().message, c.error);
+  }
+}
+
 TEST(ParseFlagsTest, BothValueFormsAndPrefixNormalised) {
   common::Result<Flags> flags =
       ParseFlags({"--listen=[::1]:8443", "--config-dir", "/cfg", "--url-prefix=taskgov/",

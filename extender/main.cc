@@ -33,6 +33,7 @@
 #include "config/watcher.h"
 #include "extender/admin_api.h"
 #include "extender/body_budget.h"
+#include "extender/console_access.h"
 #include "extender/flags.h"
 #include "extender/handlers.h"
 #include "extender/http_server.h"
@@ -44,6 +45,7 @@
 #include "scheduler/common/clock.h"
 #include "scheduler/common/log.h"
 #include "scheduler/decisions/admission.h"
+#include "scheduler/kube/access_review.h"
 #include "scheduler/kube/actions.h"
 #include "scheduler/kube/client.h"
 #include "scheduler/kube/config.h"
@@ -142,6 +144,8 @@ struct Process {
   std::unique_ptr<WebhookHandlers> handlers;
   std::unique_ptr<HttpServer> health;
   std::unique_ptr<HttpServer> webhooks;
+  std::unique_ptr<scheduler::kube::ApiAccessReviewer> reviewer;
+  std::unique_ptr<ConsoleAccess> console_access;  // null: no checks (--console-auth=none)
   std::unique_ptr<AdminApi> admin;
   std::unique_ptr<HttpServer> console;  // null with --console-listen=
   // Background loops.
@@ -393,6 +397,16 @@ void BuildConsoleServer(Process& p) {
   }
   sources.reload_status = [&p] { return p.watcher->status(); };
   sources.clock = &p.clock;
+  if (p.client && p.flags.console_auth != "none") {
+    p.reviewer = std::make_unique<scheduler::kube::ApiAccessReviewer>(p.client.get());
+    ConsoleAccess::Options access;
+    const std::string& resource = p.flags.console_resource;
+    const size_t dot = resource.find('.');
+    access.resource = resource.substr(0, dot);
+    access.group = dot == std::string::npos ? "" : resource.substr(dot + 1);
+    p.console_access = std::make_unique<ConsoleAccess>(p.reviewer.get(), &p.clock, access);
+    sources.access = p.console_access.get();
+  }
   p.admin = std::make_unique<AdminApi>(std::move(sources));
   HttpServerOptions options;
   options.listener = "console";
