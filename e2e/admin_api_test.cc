@@ -159,6 +159,11 @@ TEST_F(AdminApiE2eTest, RepliesAgreeWithTheApiServerAndMetrics) {
   ASSERT_TRUE(seen.IsObject() && seen["items"].Size() == 1) << bob->body;
   EXPECT_TRUE(seen["items"][0]["hidden"].GetBool());
   EXPECT_STREQ(seen["items"][0]["name"].GetString(), "");
+  common::Result<metrics::testing::Exposition> counted = h().extender().ScrapeMetrics();
+  ASSERT_TRUE(counted.ok());
+  EXPECT_EQ(counted->Value("taskgov_console_access_total", {{"result", "unauthenticated"}}), 2);
+  EXPECT_EQ(counted->Value("taskgov_console_access_total", {{"result", "team"}}), 1);
+  EXPECT_GE(counted->Value("taskgov_console_access_total", {{"result", "full"}}).value_or(0), 1);
 }
 
 }  // namespace

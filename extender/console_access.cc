@@ -61,6 +61,7 @@ AccessDecision ConsoleAccess::Check(std::string_view authorization,
     auto it = cache_.find(key);
     if (it != cache_.end() && it->second.expires_ms > now) {
       ++stats_.cache_hits;
+      CountLocked(it->second.decision);
       return it->second.decision;
     }
   }
@@ -121,6 +122,10 @@ AccessDecision ConsoleAccess::Review(const std::string& token, const scheduler::
 
 void ConsoleAccess::Count(const AccessDecision& d) {
   std::lock_guard<std::mutex> lock(mu_);
+  CountLocked(d);
+}
+
+void ConsoleAccess::CountLocked(const AccessDecision& d) {
   switch (d.status) {
     case 200:
       ++(d.viewer.all_teams ? stats_.full : stats_.team_scoped);

@@ -10,7 +10,7 @@
 // Decisions are cached per token (by its SHA-256, not the token) for `cache_ttl_ms`, allowed and
 // refused alike, at most `max_cached` of them (when full, the expired go, then all); errors are
 // not cached.
-// Every outcome is counted (stats()).
+// Every request's outcome is counted, from the cache or not (stats()).
 //
 // Thread-safety: Check may be called from any thread; the cache and the counters are guarded by
 // one mutex, never held across a review.
@@ -76,6 +76,7 @@ class ConsoleAccess {
  private:
   AccessDecision Review(const std::string& token, const scheduler::Policy& policy);
   void Count(const AccessDecision& decision);
+  void CountLocked(const AccessDecision& decision);  // mu_ held
 
   scheduler::kube::AccessReviewer* const reviewer_;
   const common::Clock* const clock_;

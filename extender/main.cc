@@ -353,9 +353,17 @@ void ConnectMetricsSources(Process& p) {
   std::vector<HttpListenerSource> listeners = {{"webhook", p.webhooks.get()},
                                                {"metrics", p.health.get()}};
   if (p.console) listeners.push_back({"console", p.console.get()});
-  p.metrics->SetSources(MetricsSources(p.book.get(), p.cluster.get(), p.reconciler.get(),
-                                       p.informers.get(), p.preemption.get(),
-                                       std::move(listeners)));
+  metrics::Sources sources =
+      MetricsSources(p.book.get(), p.cluster.get(), p.reconciler.get(), p.informers.get(),
+                     p.preemption.get(), std::move(listeners));
+  if (const ConsoleAccess* access = p.console_access.get()) {
+    sources.console_access = [access] {
+      const ConsoleAccessStats s = access->stats();
+      return metrics::ConsoleAccessTotals{s.full, s.team_scoped, s.unauthenticated, s.forbidden,
+                                          s.errors};
+    };
+  }
+  p.metrics->SetSources(std::move(sources));
 }
 
 // /metrics, /healthz and /readyz on the metrics listener: its own cap and I/O thread, the same

@@ -383,6 +383,7 @@ class Metrics::Impl {
   void CollectInformers(const Scrape& scrape, int64_t now_ms, std::vector<MetricFamily>* out) const;
   void CollectLedgerRepairs(std::vector<MetricFamily>* out) const;
   void CollectHttpListeners(const Scrape& scrape, std::vector<MetricFamily>* out) const;
+  void CollectConsoleAccess(std::vector<MetricFamily>* out) const;
 
   const Options options_;
   common::SystemClock system_clock_;
@@ -827,6 +828,25 @@ void Metrics::Impl::CollectProcess(const Scrape& scrape, std::vector<MetricFamil
   CollectInformers(scrape, clock_->NowMs(), out);
   CollectLedgerRepairs(out);
   CollectHttpListeners(scrape, out);
+  CollectConsoleAccess(out);
+}
+
+void Metrics::Impl::CollectConsoleAccess(std::vector<MetricFamily>* out) const {
+  if (!sources_.console_access) return;
+  const ConsoleAccessTotals t = sources_.console_access();
+  FamilyBuilder access("taskgov_console_access_total",
+                       "Requests to the admin API and console by access decision. Labels: "
+                       "result: full (every team visible), team (some teams' namespaces only), "
+                       "unauthenticated (401: no or a rejected bearer token), forbidden (403: "
+                       "no grant), error (503: a review could not be made).",
+                       MetricType::Counter);
+  for (const auto& [result, n] :
+       {std::pair{"full", t.full}, std::pair{"team", t.team_scoped},
+        std::pair{"unauthenticated", t.unauthenticated}, std::pair{"forbidden", t.forbidden},
+        std::pair{"error", t.errors}}) {
+    access.Value(L1{"result"}, L1{result}, static_cast<double>(n));
+  }
+  out->push_back(access.Take());
 }
 
 void Metrics::Impl::CollectHttpListeners(const Scrape& scrape,

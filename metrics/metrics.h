@@ -144,6 +144,16 @@ struct PreemptionTotals {
   std::map<std::string, int64_t, std::less<>> preempted_pods;
 };
 
+// The console listener's access checks (extender's ConsoleAccessStats fields of the same
+// names); monotonic.
+struct ConsoleAccessTotals {
+  uint64_t full = 0;
+  uint64_t team_scoped = 0;
+  uint64_t unauthenticated = 0;
+  uint64_t forbidden = 0;
+  uint64_t errors = 0;
+};
+
 // What a scrape reads. Pointers must outlive the Metrics object (or be replaced first). Each
 // function is called once per scrape, on the scraping thread: it must be safe to call while the
 // component runs, and must not call back into Metrics.
@@ -165,6 +175,8 @@ struct Sources {
   // taskgov_http_connections_refused_total, taskgov_http_open_connections and
   // taskgov_http_inflight_body_bytes, one entry per listener. Unset: no such series.
   std::function<std::vector<HttpListenerTotals>()> http_listeners;
+  // taskgov_console_access_total. Unset: no such series (no access checks).
+  std::function<ConsoleAccessTotals()> console_access;
 };
 
 class Metrics {

@@ -373,6 +373,20 @@ TEST(MetricsTest, ServerRepliesOnARoutesPathKeepTheVerb) {
       1);
 }
 
+TEST(MetricsTest, ConsoleAccessDecisionsAreCountedByResult) {
+  Metrics m;
+  EXPECT_EQ(m.Render().find("taskgov_console_access_total"), std::string::npos);
+  Sources sources;
+  sources.console_access = [] { return ConsoleAccessTotals{4, 3, 2, 1, 5}; };
+  m.SetSources(sources);
+  const Exposition x = ParseExposition(m.Render());
+  EXPECT_EQ(x.Value("taskgov_console_access_total", {{"result", "full"}}), 4);
+  EXPECT_EQ(x.Value("taskgov_console_access_total", {{"result", "team"}}), 3);
+  EXPECT_EQ(x.Value("taskgov_console_access_total", {{"result", "unauthenticated"}}), 2);
+  EXPECT_EQ(x.Value("taskgov_console_access_total", {{"result", "forbidden"}}), 1);
+  EXPECT_EQ(x.Value("taskgov_console_access_total", {{"result", "error"}}), 5);
+}
+
 TEST(MetricsTest, HttpListenerRefusalsAndGaugesAreReadFromTheSources) {
   Metrics m;
   EXPECT_EQ(m.Render().find("taskgov_http_"), std::string::npos);  // no source, no series
