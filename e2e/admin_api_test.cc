@@ -121,6 +121,9 @@ TEST_F(AdminApiE2eTest, RepliesAgreeWithTheApiServerAndMetrics) {
   EXPECT_STREQ(w["request"][kGpu].GetString(), "8");
   EXPECT_EQ(w["queuePosition"].GetInt(), 1);
   EXPECT_TRUE(w["refused"].GetBool());
+  EXPECT_NE(std::string(w["refusal"].GetString()).find("needs 8, b may use 4 more"),
+            std::string::npos)
+      << w["refusal"].GetString();
 
   rapidjson::Document running = Get("/api/v1/workloads?team=a&state=Running&limit=5");
   EXPECT_EQ(running["total"].GetInt(), 12);

@@ -318,6 +318,8 @@ struct PodRow {
   int64_t created_ms = 0;
   int64_t started_ms = 0;
   bool refused = false;
+  std::string refusal;  // the filter's reasons, while it is refused
+  int64_t refused_ms = 0;
   std::string preemption;
 };
 
@@ -390,6 +392,7 @@ class WorkloadIndex {
   struct Queued {
     scheduler::PendingPod pod;
     bool refused = false;
+    int64_t refused_ms = 0;
     size_t position = 0;
     bool seen = false;  // reported by the informers too
   };
@@ -405,7 +408,7 @@ class WorkloadIndex {
         const std::string key = q.pod.gang.empty() ? "pod/" + q.pod.key : q.pod.gang;
         const size_t place = places.emplace(key, places.size() + 1).first->second;
         const std::string uid = q.pod.uid;
-        queued_.emplace(uid, Queued{std::move(q.pod), q.refused, place, false});
+        queued_.emplace(uid, Queued{std::move(q.pod), q.refused, q.refused_ms, place, false});
       }
     }
   }
@@ -436,6 +439,8 @@ class WorkloadIndex {
     if (auto q = queued_.find(pod.uid); q != queued_.end()) {
       q->second.seen = true;
       row.refused = q->second.refused;
+      row.refusal = q->second.pod.refusal;
+      row.refused_ms = q->second.refused_ms;
       if (w.position == 0 || q->second.position < w.position) w.position = q->second.position;
     }
     w.pods.push_back(std::move(row));
@@ -465,6 +470,8 @@ class WorkloadIndex {
       row.request = p.request;
       row.created_ms = p.created_ms;
       row.refused = q.refused;
+      row.refusal = p.refusal;
+      row.refused_ms = q.refused_ms;
       if (w.position == 0 || q.position < w.position) w.position = q.position;
       w.pods.push_back(std::move(row));
     }
@@ -526,8 +533,13 @@ void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_
   scheduler::ResourceList request;
   int64_t created = 0, started = 0;
   bool refused = false;
-  std::string preemption;
+  std::string preemption, refusal;
+  int64_t refused_since = 0;
   for (const PodRow& p : row.pods) {
+    if (refusal.empty() && !p.refusal.empty()) {
+      refusal = p.refusal;
+      refused_since = p.refused_ms;
+    }
     request.Add(p.request);
     if (created == 0 || (p.created_ms > 0 && p.created_ms < created)) created = p.created_ms;
     if (p.started_ms > 0 && (started == 0 || p.started_ms < started)) started = p.started_ms;
@@ -557,7 +569,9 @@ void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_
   }
   w.Key("refused");
   w.Bool(refused);
-  KeyStr(w, "preemption", preemption);
+  KeyStr(w, "refusal", hidden ? "" : refusal);
+  Time(w, "refusedSince", refusal.empty() ? 0 : refused_since);
+  KeyStr(w, "preemption", hidden ? "" : preemption);
   if (with_pods) {
     w.Key("podList");
     w.StartArray();
@@ -573,6 +587,8 @@ void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_
       Time(w, "startedAt", p.started_ms);
       w.Key("refused");
       w.Bool(p.refused);
+      KeyStr(w, "refusal", p.refusal);
+      Time(w, "refusedSince", p.refusal.empty() ? 0 : p.refused_ms);
       KeyStr(w, "preemption", p.preemption);
       w.EndObject();
     }

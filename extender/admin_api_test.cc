@@ -12,6 +12,7 @@
 
 #include "extender/testing/fake_access_reviewer.h"
 #include "scheduler/common/testing/http_client.h"
+#include "scheduler/decisions/admission.h"
 #include "scheduler/testing/builders.h"
 
 namespace taskgov::extender {
@@ -62,6 +63,12 @@ class AdminApiTest : public ::testing::Test {
            4, kNow - 120'000);
     }
     Wait(PodBuilder("b-solo").Label("kueue.x-k8s.io/priority-class", "training"), 4, kNow - 60'000);
+    // kube-scheduler tried the gang's first member: refused, the pool has 4 GPUs left.
+    scheduler::Admission admission(&book_, &cluster_, nullptr, &clock_, {});
+    scheduler::FilterArgs args;
+    args.pod = *cluster_.FindPod("uid-b-train-0");
+    args.node_names = {"p5-0", "p5-1"};
+    EXPECT_TRUE(admission.Filter(args).feasible.empty());
   }
 
   void Run(const std::string& name, const std::string& node, int gpus, int64_t started) {

@@ -285,8 +285,11 @@ FilterResult Admission::RefusedEverywhere(const Snapshot& snap, const FilterArgs
   const Subject& me = snap.subject;
   const std::vector<NodeFit>& fits = snap.fits;
   // Refused on every flavor: one reason per flavor, shared by its nodes.
-  cluster_->pending().NoteRefused(
-      PendingPodOf(args.pod, me.team_id, me.priority, me.request, me.workload));
+  PendingPod refused = PendingPodOf(args.pod, me.team_id, me.priority, me.request, me.workload);
+  for (const std::string& reason : result.reasons) {
+    refused.refusal += (refused.refusal.empty() ? "" : "; ") + reason;
+  }
+  cluster_->pending().NoteRefused(std::move(refused));
   if (preemption_status_) {
     if (std::string status = preemption_status_(args.pod.uid); !status.empty()) {
       for (std::string& reason : result.reasons) reason += "; " + status;

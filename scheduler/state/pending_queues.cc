@@ -42,6 +42,11 @@ void PendingQueues::AddLocked(const PendingPod& pod, bool from_informer) {
     by_gang_.emplace(pod.gang, pod.uid);
   }
   entry.pod = pod;
+  if (!from_informer && (entry.refused_ms == 0 || entry.refusal != entry.pod.refusal)) {
+    entry.refusal = std::move(entry.pod.refusal);
+    entry.refused_ms = clock_->NowMs();
+  }
+  entry.pod.refusal.clear();
   entry.last_seen_ms.store(clock_->NowMs(), std::memory_order_relaxed);
   entry.from_informer = entry.from_informer || from_informer;
   if (entry.from_informer) {
@@ -61,6 +66,8 @@ void PendingQueues::ReAddLocked(const Entry& entry) {
   // keep a pod the filter no longer asks about alive).
   Entry& added = pending_.at(entry.pod.uid);
   added.refused = entry.refused;
+  added.refusal = entry.refusal;
+  added.refused_ms = entry.refused_ms;
   added.last_seen_ms.store(entry.last_seen_ms.load(std::memory_order_relaxed),
                            std::memory_order_relaxed);
 }
@@ -176,7 +183,8 @@ bool PendingQueues::RefreshRefused(const PendingPod& pod) const {
   if (it == pending_.end() || !it->second.refused) return false;
   const PendingPod& known = it->second.pod;
   if (known.team != pod.team || known.priority != pod.priority ||
-      known.created_ms != pod.created_ms || known.request != pod.request) {
+      known.created_ms != pod.created_ms || known.request != pod.request ||
+      it->second.refusal != pod.refusal) {
     return false;
   }
   it->second.last_seen_ms.store(clock_->NowMs(), std::memory_order_relaxed);
@@ -317,7 +325,8 @@ std::vector<PendingQueues::Queued> PendingQueues::QueueOf(NameId team, bool by_p
   auto visit = [&](const std::string& uid) {
     auto it = pending_.find(uid);
     if (it != pending_.end() && Live(it->second)) {
-      out.push_back(Queued{it->second.pod, it->second.refused});
+      out.push_back(Queued{it->second.pod, it->second.refused, it->second.refused_ms});
+      out.back().pod.refusal = it->second.refusal;
     }
   };
   if (by_priority) {

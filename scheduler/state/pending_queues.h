@@ -64,6 +64,8 @@ struct PendingPod {
   // the object declaring its size (WorkloadRef::awaiting_object).
   std::string gang;
   bool awaiting_object = false;
+  // Filter notes only: why the filter refused it (its reasons, "; "-joined).
+  std::string refusal;
 };
 
 // The pending entry of `pod` for `team`, at `priority`, asking for `request`.
@@ -126,8 +128,9 @@ class PendingQueues {
   // The pending pods of `team` in rank order (as Head: by_priority is TaskRanking order), each
   // with whether a filter call refused it. Applies posted notes first.
   struct Queued {
-    PendingPod pod;
+    PendingPod pod;  // its `refusal`: the last filter call's reasons ("" if never refused)
     bool refused = false;
+    int64_t refused_ms = 0;  // since when filter calls give that reason
   };
   [[nodiscard]] std::vector<Queued> QueueOf(NameId team, bool by_priority);
   // Applies every note posted before the call, and forgets the pods known only from filter
@@ -148,13 +151,17 @@ class PendingQueues {
         : pod(o.pod),
           last_seen_ms(o.last_seen_ms.load(std::memory_order_relaxed)),
           from_informer(o.from_informer),
-          refused(o.refused) {}
+          refused(o.refused),
+          refusal(o.refusal),
+          refused_ms(o.refused_ms) {}
     PendingPod pod;
     // Refreshed under the shared lock by a repeated refusal (relaxed: a freshness time, read
     // for a TTL compared in milliseconds; no other data is published through it).
     mutable std::atomic<int64_t> last_seen_ms{0};
     bool from_informer = false;
-    bool refused = false;  // a filter call refused it (Kueue: inadmissible; else active)
+    bool refused = false;    // a filter call refused it (Kueue: inadmissible; else active)
+    std::string refusal;     // the last refusing filter call's reasons (pod.refusal is "")
+    int64_t refused_ms = 0;  // since when filter calls give them
   };
   // A refusal of a pod already waiting as refused, with the same rank: only its time is
   // refreshed (shared lock), nothing is posted. False when the note must be posted.

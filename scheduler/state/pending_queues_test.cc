@@ -80,6 +80,23 @@ TEST_F(PendingQueuesTest, RanksByPriorityThenAgeOrByAgeAlone) {
   EXPECT_EQ(uids(queues_.QueueOf(1, false)),
             (std::vector<std::string>{"old-low!", "mid-high", "new-high"}));
   EXPECT_TRUE(queues_.QueueOf(3, true).empty());
+  // The refusal's reasons, and since when they are given; an informer update keeps them.
+  PendingPod again = Pending("old-low", 1, 1, 100);
+  again.refusal = "team 1: the pool is full";
+  queues_.NoteRefused(again);
+  const int64_t since = clock_.NowMs();
+  clock_.Advance(5'000);
+  queues_.NoteRefused(again);
+  queues_.Upsert(Pending("old-low", 1, 1, 100));
+  std::vector<PendingQueues::Queued> queue = queues_.QueueOf(1, false);
+  ASSERT_EQ(queue.front().pod.uid, "old-low");
+  EXPECT_EQ(queue.front().pod.refusal, "team 1: the pool is full");
+  EXPECT_EQ(queue.front().refused_ms, since);
+  again.refusal = "team 1: a pod ranked ahead could use it";
+  queues_.NoteRefused(again);
+  queue = queues_.QueueOf(1, false);
+  EXPECT_EQ(queue.front().pod.refusal, "team 1: a pod ranked ahead could use it");
+  EXPECT_EQ(queue.front().refused_ms, since + 5'000);
   queues_.Remove("mid-high");
   EXPECT_EQ(queues_.Head(1, true)->uid, "new-high");
   EXPECT_FALSE(queues_.Head(3, true).has_value());
