@@ -34,6 +34,7 @@
 #include "extender/admin_api.h"
 #include "extender/body_budget.h"
 #include "extender/console_access.h"
+#include "extender/console_assets.h"
 #include "extender/flags.h"
 #include "extender/handlers.h"
 #include "extender/http_server.h"
@@ -425,7 +426,9 @@ void BuildConsoleServer(Process& p) {
   options.request_timeout = p.flags.request_timeout;
   options.idle_timeout = p.flags.idle_timeout;
   options.max_connections = Flags::kConsoleMaxConnections;
-  p.console = std::make_unique<HttpServer>(options, p.admin->Routes());
+  std::vector<Route> routes = p.admin->Routes();
+  for (Route& route : ConsoleRoutes()) routes.push_back(std::move(route));
+  p.console = std::make_unique<HttpServer>(options, std::move(routes));
 }
 
 // The webhook handlers and their listener (TLS when given).

@@ -1,0 +1,464 @@
+// The taskgov console: Dashboard, Tasks and Policies over the admin API (/api/v1/, see
+// extender/ADMIN_API.md). Plain DOM, no framework, nothing loaded from elsewhere; every text from
+// the cluster goes in through textContent. Pages refresh every few seconds unless paused.
+'use strict';
+
+const REFRESH_MS = 5000;
+const TOKEN_KEY = 'taskgov-token';
+
+const state = {
+  token: sessionStorage.getItem(TOKEN_KEY) || '',
+  paused: false,
+  timer: 0,
+  failures: 0,
+  sort: {key: 'queue', up: true},
+};
+
+// ---- small helpers ----
+
+// el('td', {class: 'num'}, 'text', child, ...): an element with attributes and children.
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+function svg(tag, attrs, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+}
+
+// A Kubernetes quantity ("8", "1500m", "1152Gi", "2k") as a number; null stays null.
+function quantity(q) {
+  if (q === null || q === undefined) return null;
+  const m = /^([0-9.]+)([a-zA-Z]*)$/.exec(String(q));
+  if (!m) return NaN;
+  const units = {
+    '': 1, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15,
+    Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50,
+  };
+  return parseFloat(m[1]) * (units[m[2]] ?? NaN);
+}
+
+function duration(seconds) {
+  if (seconds === null || seconds === undefined) return '';
+  if (seconds < 60) return seconds + 's';
+  if (seconds < 3600) return Math.floor(seconds / 60) + 'm ' + (seconds % 60) + 's';
+  if (seconds < 86400) return Math.floor(seconds / 3600) + 'h ' + Math.floor(seconds % 3600 / 60) + 'm';
+  return Math.floor(seconds / 86400) + 'd ' + Math.floor(seconds % 86400 / 3600) + 'h';
+}
+
+function requestText(request) {
+  return Object.entries(request || {}).map(([r, q]) => q + ' ' + r).join(', ');
+}
+
+function percent(part, whole) {
+  return whole > 0 ? Math.round(100 * part / whole) + '%' : '–';
+}
+
+// ---- the API ----
+
+class Unauthorized extends Error {}
+
+async function api(path) {
+  const headers = state.token ? {Authorization: 'Bearer ' + state.token} : {};
+  let reply;
+  try {
+    reply = await fetch(path, {headers, cache: 'no-store'});
+  } catch (e) {
+    throw new Error(path + ': ' + e.message);
+  }
+  let body = null;
+  try {
+    body = await reply.json();
+  } catch (e) {
+    throw new Error(path + ': the reply is not JSON (status ' + reply.status + ')');
+  }
+  if (reply.status === 401 || reply.status === 403) {
+    showLogin((body && body.error) || 'access refused');
+    throw new Unauthorized(body && body.error);
+  }
+  if (!reply.ok) throw new Error(path + ': ' + ((body && body.error) || reply.status));
+  return body;
+}
+
+function showLogin(reason) {
+  const dialog = document.getElementById('login');
+  document.getElementById('login-reason').textContent = reason;
+  if (!dialog.open) dialog.showModal();
+  document.getElementById('token').focus();
+}
+
+function showError(message) {
+  const box = document.getElementById('errors');
+  if (!message) {
+    box.hidden = true;
+    box.textContent = '';
+    return;
+  }
+  state.failures++;
+  document.body.dataset.failedRequests = String(state.failures);
+  box.hidden = false;
+  box.textContent = message;
+}
+
+// ---- routing ----
+
+// "#/tasks?team=a" → {page: 'tasks', rest: [], params: URLSearchParams}
+function route() {
+  const hash = location.hash.replace(/^#\/?/, '');
+  const [path, query] = hash.split('?');
+  const parts = (path || 'dashboard').split('/').filter(Boolean).map(decodeURIComponent);
+  return {page: parts[0] || 'dashboard', rest: parts.slice(1), params: new URLSearchParams(query || '')};
+}
+
+function setParam(name, value) {
+  const r = route();
+  if (value) r.params.set(name, value); else r.params.delete(name);
+  const q = r.params.toString();
+  location.hash = '#/' + [r.page, ...r.rest].map(encodeURIComponent).join('/') + (q ? '?' + q : '');
+}
+
+const pages = {dashboard: renderDashboard, tasks: renderTasks, policies: renderPolicies};
+
+async function render() {
+  const r = route();
+  for (const a of document.querySelectorAll('nav a')) {
+    if (a.dataset.page === r.page) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  const page = pages[r.page];
+  const main = document.getElementById('main');
+  if (!page) {
+    main.replaceChildren(el('h2', {}, 'No such page'), el('p', {}, el('a', {href: '#/dashboard'}, 'Dashboard')));
+    return;
+  }
+  try {
+    const view = await page(r);
+    main.replaceChildren(...view);
+    showError('');
+    document.getElementById('updated').textContent = 'Updated ' + new Date().toLocaleTimeString();
+    document.body.dataset.page = r.page;
+    document.body.dataset.ready = 'true';
+  } catch (e) {
+    if (!(e instanceof Unauthorized)) showError(e.message);
+  }
+}
+
+function schedule() {
+  clearTimeout(state.timer);
+  if (!state.paused) state.timer = setTimeout(async () => { await render(); schedule(); }, REFRESH_MS);
+}
+
+// ---- Dashboard ----
+
+async function renderDashboard(r) {
+  const [cluster, teams, workloads] = await Promise.all([
+    api('/api/v1/cluster'), api('/api/v1/teams'), api('/api/v1/workloads?limit=1000')]);
+  const teamFilter = r.params.get('team') || '';
+  const flavorFilter = r.params.get('flavor') || '';
+  const out = [el('h2', {}, 'Dashboard')];
+
+  out.push(el('section', {'aria-labelledby': 'cluster-h'},
+    el('h3', {id: 'cluster-h'}, 'Cluster'),
+    el('div', {class: 'cards'}, cluster.flavors
+      .filter(f => !flavorFilter || f.name === flavorFilter)
+      .map(f => el('article', {class: 'card'},
+        el('h4', {}, f.name),
+        el('p', {class: 'muted'}, f.nodes + (f.nodes === 1 ? ' node' : ' nodes') +
+          (f.nodes === 0 ? ' (quota for capacity not in the cluster yet)' : '') +
+          (f.schedulableNodes < f.nodes ? ', ' + (f.nodes - f.schedulableNodes) + ' unschedulable' : '')),
+        Object.keys(f.allocatable).length === 0 ? el('p', {}, 'No allocatable capacity') :
+          el('dl', {class: 'meters'}, Object.entries(f.allocatable).flatMap(([res, alloc]) => {
+            const used = quantity(f.inUse[res] || '0');
+            const total = quantity(alloc);
+            return [el('dt', {}, res), el('dd', {},
+              meter(used, total),
+              el('span', {class: 'num'}, (f.inUse[res] || '0') + ' of ' + alloc + ' in use (' + percent(used, total) + ')'))];
+          })))))));
+
+  const flavors = [...new Set(teams.items.flatMap(t => t.quotas.map(q => q.flavor)))].sort();
+  out.push(el('div', {class: 'filters', role: 'group', 'aria-label': 'Filters'},
+    select('Team', 'team', teamFilter, teams.items.map(t => t.name)),
+    select('Instance type', 'flavor', flavorFilter, flavors)));
+
+  const shown = teams.items.filter(t => !teamFilter || t.name === teamFilter);
+  const byTeam = {};
+  for (const w of workloads.items) (byTeam[w.team] = byTeam[w.team] || []).push(w);
+  out.push(el('section', {'aria-labelledby': 'teams-h'},
+    el('h3', {id: 'teams-h'}, 'Teams'),
+    el('table', {class: 'teams'},
+      el('thead', {}, el('tr', {},
+        ['Team', 'Running pods', 'Pending pods', 'Pending workloads', 'Average wait', 'Preempted']
+          .map(h => el('th', {scope: 'col'}, h)))),
+      el('tbody', {}, shown.map(t => {
+        const pending = (byTeam[t.name] || []).filter(w => w.state === 'Pending');
+        const wait = pending.length ? Math.round(pending.reduce((s, w) => s + w.waitSeconds, 0) / pending.length) : null;
+        return el('tr', {'data-team': t.name},
+          el('th', {scope: 'row'}, el('a', {href: '#/tasks?team=' + encodeURIComponent(t.name)}, t.name)),
+          el('td', {class: 'num'}, t.pods.running),
+          el('td', {class: 'num'}, t.pods.pending),
+          el('td', {class: 'num'}, t.workloads.pending),
+          el('td', {class: 'num'}, wait === null ? '–' : duration(wait)),
+          el('td', {class: 'num'}, (byTeam[t.name] || []).filter(w => w.preemption).length));
+      })))));
+
+  out.push(el('section', {'aria-labelledby': 'alloc-h'},
+    el('h3', {id: 'alloc-h'}, 'Allocation'),
+    el('p', {class: 'legend'}, legend('nominal', 'allocated'), legend('used', 'used'),
+      legend('borrowed', 'borrowed'), legend('lent', 'lent to others')),
+    el('table', {class: 'alloc'},
+      el('thead', {}, el('tr', {},
+        ['Team', 'Instance type', 'Resource', 'Allocated', 'Used', 'Borrowed', 'Lent', 'Share', '']
+          .map(h => el('th', {scope: 'col'}, h)))),
+      el('tbody', {}, shown.flatMap(t => t.quotas
+        .filter(q => !flavorFilter || q.flavor === flavorFilter)
+        .map(q => el('tr', {'data-team': t.name, 'data-resource': q.resource},
+          el('th', {scope: 'row'}, t.name),
+          el('td', {}, q.flavor),
+          el('td', {}, q.resource),
+          el('td', {class: 'num'}, q.nominal),
+          el('td', {class: 'num'}, q.usage),
+          el('td', {class: 'num'}, q.borrowed),
+          el('td', {class: 'num'}, q.lent),
+          el('td', {class: 'num'}, shareText(t.weightedShare[q.flavor])),
+          el('td', {}, allocationBar(q)))))))));
+  return out;
+}
+
+function shareText(share) {
+  if (share === undefined) return '';
+  return share === '+Inf' ? '∞' : share.toFixed(3);
+}
+
+function legend(kind, text) {
+  return el('span', {class: 'key ' + kind}, text);
+}
+
+function meter(used, total) {
+  const width = 160;
+  const w = total > 0 ? Math.min(width, width * used / total) : 0;
+  return svg('svg', {class: 'meter', width, height: 12, role: 'img', 'aria-label': percent(used, total) + ' in use'},
+    svg('rect', {class: 'track', x: 0, y: 0, width, height: 12, rx: 3}),
+    svg('rect', {class: 'used', x: 0, y: 0, width: w, height: 12, rx: 3}));
+}
+
+// Allocated (outline), used within it, borrowed beyond it, lent (hatched) out of the idle part.
+function allocationBar(q) {
+  const nominal = quantity(q.nominal), used = quantity(q.usage);
+  const borrowed = quantity(q.borrowed), lent = quantity(q.lent);
+  const scale = Math.max(nominal, used, 1);
+  const W = 200, H = 14;
+  const x = v => W * v / scale;
+  const own = Math.min(used, nominal);
+  return svg('svg', {class: 'bar', width: W, height: H, role: 'img',
+    'aria-label': q.usage + ' used of ' + q.nominal + ' allocated, ' + q.borrowed + ' borrowed, ' + q.lent + ' lent'},
+    svg('rect', {class: 'nominal', x: 0.5, y: 0.5, width: Math.max(0, x(nominal) - 1), height: H - 1}),
+    svg('rect', {class: 'used', x: 0, y: 2, width: x(own), height: H - 4}),
+    svg('rect', {class: 'borrowed', x: x(nominal), y: 2, width: x(borrowed), height: H - 4}),
+    svg('rect', {class: 'lent', x: x(nominal) - x(lent), y: 2, width: x(lent), height: H - 4}));
+}
+
+function select(label, param, value, options) {
+  const id = 'f-' + param;
+  return el('span', {class: 'filter'},
+    el('label', {for: id}, label),
+    el('select', {id, onchange: e => setParam(param, e.target.value)},
+      el('option', {value: ''}, 'All'),
+      options.map(o => el('option', {value: o, selected: o === value}, o))));
+}
+
+// ---- Tasks ----
+
+const COLUMNS = [
+  {key: 'name', title: 'Workload', value: w => w.namespace + '/' + w.name},
+  {key: 'team', title: 'Team', value: w => w.team},
+  {key: 'kind', title: 'Kind', value: w => w.kind},
+  {key: 'state', title: 'State', value: w => w.state},
+  {key: 'priority', title: 'Priority', value: w => w.priority},
+  {key: 'pods', title: 'Pods', value: w => w.pods},
+  {key: 'request', title: 'Request', value: w => requestText(w.request)},
+  {key: 'wait', title: 'Waited', value: w => w.waitSeconds},
+  {key: 'queue', title: 'Queue', value: w => w.queuePosition ?? Infinity},
+];
+
+async function renderTasks(r) {
+  if (r.rest.length === 2) return renderTask(r.rest[0], r.rest[1]);
+  const team = r.params.get('team') || '';
+  const phase = r.params.get('state') || '';
+  const text = (r.params.get('q') || '').toLowerCase();
+  const query = new URLSearchParams({limit: '1000'});
+  if (team) query.set('team', team);
+  if (phase) query.set('state', phase);
+  const [list, teams] = await Promise.all([api('/api/v1/workloads?' + query), api('/api/v1/teams')]);
+  let items = list.items.filter(w => !text || (w.namespace + '/' + w.name).toLowerCase().includes(text));
+  const col = COLUMNS.find(c => c.key === state.sort.key) || COLUMNS[0];
+  items = items.slice().sort((a, b) => {
+    const x = col.value(a), y = col.value(b);
+    const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
+    return state.sort.up ? c : -c;
+  });
+  const search = el('input', {id: 'f-q', type: 'search', value: r.params.get('q') || '',
+    placeholder: 'namespace/name', onchange: e => setParam('q', e.target.value)});
+  return [
+    el('h2', {}, 'Tasks'),
+    el('div', {class: 'filters', role: 'group', 'aria-label': 'Filters'},
+      select('Team', 'team', team, teams.items.map(t => t.name)),
+      select('State', 'state', phase, ['Pending', 'Admitted', 'Running', 'Terminating']),
+      el('span', {class: 'filter'}, el('label', {for: 'f-q'}, 'Name'), search)),
+    el('p', {class: 'muted', id: 'task-count'}, items.length + ' of ' + list.total + ' workloads' +
+      (list.continue ? ' (the first 1000)' : '')),
+    el('table', {class: 'tasks'},
+      el('thead', {}, el('tr', {}, COLUMNS.map(c => el('th', {scope: 'col',
+        'aria-sort': c.key === state.sort.key ? (state.sort.up ? 'ascending' : 'descending') : 'none'},
+        el('button', {type: 'button', class: 'sort', onclick: () => {
+          state.sort = {key: c.key, up: state.sort.key === c.key ? !state.sort.up : true};
+          render();
+        }}, c.title))), el('th', {scope: 'col'}, 'Why it waits'))),
+      el('tbody', {}, items.map(w => el('tr', {'data-state': w.state, 'data-team': w.team},
+        el('th', {scope: 'row'}, w.hidden ? el('span', {class: 'muted'}, '(another team\'s)') :
+          el('a', {href: '#/tasks/' + encodeURIComponent(w.namespace) + '/' + encodeURIComponent(w.name)},
+            w.namespace + '/' + w.name)),
+        el('td', {}, w.team),
+        el('td', {}, w.kind),
+        el('td', {}, el('span', {class: 'state ' + w.state.toLowerCase()}, w.state)),
+        el('td', {}, w.priorityClass || String(w.priority)),
+        el('td', {class: 'num'}, w.declaredPods > w.pods ? w.pods + ' of ' + w.declaredPods : w.pods),
+        el('td', {}, requestText(w.request)),
+        el('td', {class: 'num'}, duration(w.waitSeconds)),
+        el('td', {class: 'num'}, w.queuePosition ?? ''),
+        el('td', {class: 'why'}, w.preemption || w.refusal || ''))))),
+  ];
+}
+
+async function renderTask(ns, name) {
+  const reply = await api('/api/v1/workloads/' + encodeURIComponent(ns) + '/' + encodeURIComponent(name));
+  const out = [el('p', {}, el('a', {href: '#/tasks'}, '← All tasks'))];
+  for (const w of reply.items) {
+    out.push(el('article', {class: 'task', 'aria-labelledby': 'task-h'},
+      el('h2', {id: 'task-h'}, w.namespace + '/' + w.name),
+      el('dl', {class: 'facts'},
+        fact('Kind', w.kind), fact('Team', w.team), fact('State', w.state),
+        fact('Priority', (w.priorityClass ? w.priorityClass + ' ' : '') + '(' + w.priority + ')'),
+        fact('Pods', w.declaredPods > w.pods ? w.pods + ' of ' + w.declaredPods + ' created' : String(w.pods)),
+        fact('Request', requestText(w.request)),
+        fact('Nodes', w.nodes.join(', ') || '–'),
+        fact('Created', w.createdAt || '–'), fact('Started', w.startedAt || '–'),
+        fact('Waited', duration(w.waitSeconds)), fact('Running for', duration(w.runSeconds)),
+        fact('Queue position', w.queuePosition ?? '–')),
+      el('section', {class: 'explanation', 'aria-labelledby': 'why-h'},
+        el('h3', {id: 'why-h'}, 'Why'),
+        el('p', {id: 'why'}, w.state === 'Running' ? 'Running.' :
+          (w.refusal ? w.refusal : 'Not refused yet: waiting for the scheduler to try it.')),
+        w.refusedSince ? el('p', {class: 'muted'}, 'Refused for this reason since ' + w.refusedSince) : null,
+        w.preemption ? el('p', {id: 'preemption'}, 'In progress: ' + w.preemption) : null),
+      el('h3', {}, 'Pods'),
+      el('table', {class: 'pods'},
+        el('thead', {}, el('tr', {}, ['Pod', 'State', 'Request', 'Created', 'Started', 'Refusal']
+          .map(h => el('th', {scope: 'col'}, h)))),
+        el('tbody', {}, w.podList.map(p => el('tr', {},
+          el('th', {scope: 'row'}, p.name), el('td', {}, p.state), el('td', {}, requestText(p.request)),
+          el('td', {}, p.createdAt || ''), el('td', {}, p.startedAt || ''), el('td', {class: 'why'}, p.refusal)))))));
+  }
+  return out;
+}
+
+function fact(term, value) {
+  return [el('dt', {}, term), el('dd', {}, value)];
+}
+
+// ---- Policies ----
+
+async function renderPolicies() {
+  const [policy, teams, cluster] = await Promise.all([
+    api('/api/v1/policy'), api('/api/v1/teams'), api('/api/v1/cluster')]);
+  const inCluster = new Set(cluster.flavors.filter(f => f.nodes > 0).map(f => f.name));
+  const reload = policy.reload;
+  return [
+    el('h2', {}, 'Policies'),
+    el('section', {'aria-labelledby': 'cluster-policy-h'},
+      el('h3', {id: 'cluster-policy-h'}, 'Cluster policy'),
+      el('dl', {class: 'facts'},
+        fact('Task prioritization', policy.taskPrioritization),
+        fact('Idle compute allocation', policy.idleComputeAllocation),
+        fact('Preemption grace period', policy.preemption.gracePeriodSeconds + 's'),
+        fact('Minimum runtime before preemption', policy.preemption.minimumRuntimeSeconds + 's'),
+        fact('Gang timeout', policy.gangTimeoutSeconds + 's'),
+        reload ? fact('Last reload', reload.lastSucceeded ? 'succeeded ' + (reload.lastSuccessAt || '') :
+          'FAILED: ' + reload.lastError) : null),
+      el('table', {class: 'classes'},
+        el('caption', {}, 'Priority classes'),
+        el('thead', {}, el('tr', {}, el('th', {scope: 'col'}, 'Name'), el('th', {scope: 'col'}, 'Weight'))),
+        el('tbody', {}, policy.priorityClasses.map(c => el('tr', {},
+          el('th', {scope: 'row'}, c.name), el('td', {class: 'num'}, c.value)))))),
+    el('section', {'aria-labelledby': 'alloc-policy-h'},
+      el('h3', {id: 'alloc-policy-h'}, 'Compute allocations'),
+      teams.items.map(t => el('article', {class: 'allocation', 'data-team': t.name},
+        el('h4', {}, t.name),
+        el('p', {class: 'muted'}, [
+          t.cohort ? 'cohort ' + t.cohort : 'no cohort (neither lends nor borrows)',
+          'fair-share weight ' + t.fairShareWeight,
+          t.queueing,
+          'within the team: ' + t.preemption.withinTeam,
+          'reclaim: ' + t.preemption.reclaimWithinCohort,
+          t.active ? null : 'INACTIVE',
+          'namespaces ' + (t.namespaces.join(', ') || '–'),
+        ].filter(Boolean).join(' · ')),
+        el('table', {class: 'quotas'},
+          el('thead', {}, el('tr', {}, ['Instance type', 'Resource', 'Nominal', 'Borrowing limit', 'Lending limit']
+            .map(h => el('th', {scope: 'col'}, h)))),
+          el('tbody', {}, t.quotas.map(q => el('tr', {},
+            el('th', {scope: 'row'}, q.flavor, inCluster.has(q.flavor) ? null : el('span', {class: 'muted'}, ' (no nodes yet)')),
+            el('td', {}, q.resource),
+            el('td', {class: 'num'}, q.nominal),
+            el('td', {class: 'num'}, q.borrowingLimit ?? 'unlimited'),
+            el('td', {class: 'num'}, q.lendingLimit ?? 'all')))))))),
+  ];
+}
+
+// ---- start ----
+
+function start() {
+  // A sign-in link may carry the token in the fragment (#token=...): kept for the session only,
+  // and taken out of the address bar.
+  const m = /[#&?]token=([^&]+)/.exec(location.hash);
+  if (m) {
+    state.token = decodeURIComponent(m[1]);
+    sessionStorage.setItem(TOKEN_KEY, state.token);
+    history.replaceState(null, '', location.pathname + location.hash.replace(/[?&]?token=[^&]+/, '').replace(/^#$/, '#/dashboard'));
+  }
+  document.getElementById('signout').hidden = !state.token;
+  document.getElementById('login-form').addEventListener('submit', () => {
+    state.token = document.getElementById('token').value.trim();
+    sessionStorage.setItem(TOKEN_KEY, state.token);
+    document.getElementById('signout').hidden = !state.token;
+    render();
+  });
+  document.getElementById('signout').addEventListener('click', () => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    state.token = '';
+    location.reload();
+  });
+  const pause = document.getElementById('pause');
+  pause.addEventListener('click', () => {
+    state.paused = !state.paused;
+    pause.setAttribute('aria-pressed', String(state.paused));
+    pause.textContent = state.paused ? 'Resume updates' : 'Pause updates';
+    schedule();
+  });
+  window.addEventListener('hashchange', () => { render(); document.getElementById('main').focus(); });
+  render().then(schedule);
+}
+
+document.addEventListener('DOMContentLoaded', start);
