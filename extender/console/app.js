@@ -100,17 +100,18 @@ function showLogin(reason) {
   document.getElementById('token').focus();
 }
 
+// Shows `message` above the page ("" hides it).
 function showError(message) {
   const box = document.getElementById('errors');
-  if (!message) {
-    box.hidden = true;
-    box.textContent = '';
-    return;
-  }
+  box.hidden = !message;
+  box.textContent = message;
+}
+
+// A request that failed: shown and counted (data-failed-requests).
+function noteFailure(message) {
   state.failures++;
   document.body.dataset.failedRequests = String(state.failures);
-  box.hidden = false;
-  box.textContent = message;
+  showError(message);
 }
 
 // ---- routing ----
@@ -152,7 +153,7 @@ async function render() {
     document.body.dataset.page = r.page;
     document.body.dataset.ready = 'true';
   } catch (e) {
-    if (!(e instanceof Unauthorized)) showError(e.message);
+    if (!(e instanceof Unauthorized)) noteFailure(e.message);
   }
 }
 
@@ -350,7 +351,7 @@ async function renderTask(ns, name) {
       el('h2', {id: 'task-h'}, w.namespace + '/' + w.name),
       el('dl', {class: 'facts'},
         fact('Kind', w.kind), fact('Team', w.team), fact('State', w.state),
-        fact('Priority', (w.priorityClass ? w.priorityClass + ' ' : '') + '(' + w.priority + ')'),
+        fact('Priority', w.priorityClass ? w.priorityClass + ' (' + w.priority + ')' : String(w.priority)),
         fact('Pods', w.declaredPods > w.pods ? w.pods + ' of ' + w.declaredPods + ' created' : String(w.pods)),
         fact('Request', requestText(w.request)),
         fact('Nodes', w.nodes.join(', ') || '–'),
@@ -400,8 +401,10 @@ async function renderPolicies() {
       el('table', {class: 'classes'},
         el('caption', {}, 'Priority classes'),
         el('thead', {}, el('tr', {}, el('th', {scope: 'col'}, 'Name'), el('th', {scope: 'col'}, 'Weight'))),
-        el('tbody', {}, policy.priorityClasses.map(c => el('tr', {},
-          el('th', {scope: 'row'}, c.name), el('td', {class: 'num'}, c.value)))))),
+        el('tbody', {}, policy.priorityClasses.length === 0 ?
+          el('tr', {}, el('td', {colspan: 2, class: 'muted'}, 'None: pods rank by spec.priority')) :
+          policy.priorityClasses.map(c => el('tr', {},
+            el('th', {scope: 'row'}, c.name), el('td', {class: 'num'}, c.value)))))),
     el('section', {'aria-labelledby': 'alloc-policy-h'},
       el('h3', {id: 'alloc-policy-h'}, 'Compute allocations'),
       teams.items.map(t => el('article', {class: 'allocation', 'data-team': t.name},
@@ -460,5 +463,14 @@ function start() {
   window.addEventListener('hashchange', () => { render(); document.getElementById('main').focus(); });
   render().then(schedule);
 }
+
+// Script errors are shown and counted where a person (or a browser test) sees them.
+function noteScriptError(message) {
+  const n = Number(document.body.dataset.scriptErrors || 0) + 1;
+  document.body.dataset.scriptErrors = String(n);
+  showError('console error: ' + message);
+}
+window.addEventListener('error', e => noteScriptError(e.message));
+window.addEventListener('unhandledrejection', e => noteScriptError(String(e.reason)));
 
 document.addEventListener('DOMContentLoaded', start);

@@ -1,0 +1,192 @@
+// The console in a real browser (issue 16): headless Chromium loads each page of the console
+// from the real binary while team a borrows 4 of team b's GPUs and b's 2-pod gang waits. Each
+// page must load with no console message and no failed request, and show the numbers of the
+// admin API; the Tasks page filters by team; a pending task's explanation opens. Screenshots of
+// the pages go to the test's outputs (dashboard.png, tasks.png, task.png, policies.png).
+//
+// Chromium: Debian's `chromium` (tools/bootstrap installs it); the test is skipped without it.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <regex>
+
+#include "e2e/scenario_test_util.h"
+#include "scheduler/common/testing/process.h"
+
+namespace taskgov::e2e {
+namespace {
+
+constexpr char kChromium[] = "/usr/bin/chromium";
+
+constexpr char kPolicy[] = R"(apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+taskPrioritization: TaskRanking
+idleComputeAllocation: FairShare
+defaultCohort: e2e
+teams:
+  - name: a
+    sharing: {strategy: LendAndBorrow, borrowLimit: 100}
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 8}]
+  - name: b
+    reclaimWithinCohort: Never
+    sharing: {strategy: LendAndBorrow, borrowLimit: 100}
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 8}]
+)";
+
+struct Page {
+  std::string dom;
+  std::vector<std::string> console;  // the browser's console messages
+};
+
+class ConsoleBrowserTest : public ScenarioTest {
+ protected:
+  void SetUp() override {
+    if (::access(kChromium, X_OK) != 0) GTEST_SKIP() << "no " << kChromium << " (tools/bootstrap)";
+    ScenarioTest::SetUp();
+  }
+
+  std::string Url(const std::string& route) {
+    const std::string sep = route.find('?') == std::string::npos ? "?" : "&";
+    return "http://127.0.0.1:" + std::to_string(h().extender().console_port()) + "/#/" + route +
+           sep + "token=t-admin";
+  }
+
+  std::vector<std::string> Chromium(std::vector<std::string> args) {
+    std::vector<std::string> cmd = {kChromium,
+                                    "--headless=new",
+                                    "--no-sandbox",
+                                    "--disable-gpu",
+                                    "--no-first-run",
+                                    "--disable-extensions",
+                                    "--disable-background-networking",
+                                    "--user-data-dir=" + profile_,
+                                    "--enable-logging=stderr",
+                                    "--v=0",
+                                    "--virtual-time-budget=8000",
+                                    "--window-size=1366,900"};
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    return cmd;
+  }
+
+  // The page's DOM once its scripts settled, and its console messages.
+  Page Load(const std::string& route) {
+    common::testing::ToolRun run = common::testing::RunToCompletion(
+        Chromium({"--dump-dom", Url(route)}), "", std::chrono::seconds(90));
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    Page page;
+    for (size_t at = 0; (at = run.output.find(":CONSOLE", at)) != std::string::npos; ++at) {
+      page.console.push_back(run.output.substr(at, run.output.find('\n', at) - at));
+    }
+    const size_t html = run.output.find("<html");
+    page.dom = html == std::string::npos ? "" : run.output.substr(html);
+    return page;
+  }
+
+  void Screenshot(const std::string& route, const std::string& name) {
+    const char* out = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
+    if (out == nullptr) return;
+    common::testing::ToolRun run =
+        common::testing::RunToCompletion(Chromium({"--screenshot=" + std::string(out) + "/" + name,
+                                                   "--hide-scrollbars", Url(route)}),
+                                         "", std::chrono::seconds(90));
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+  }
+
+  // A page that loaded: its scripts ran to the end, no request failed, nothing was logged.
+  static void ExpectClean(const Page& page, const std::string& route) {
+    EXPECT_NE(page.dom.find("data-ready=\"true\""), std::string::npos)
+        << route << ": the page did not finish rendering\n"
+        << page.dom.substr(0, 2000);
+    EXPECT_EQ(page.dom.find("data-failed-requests"), std::string::npos) << route;
+    EXPECT_EQ(page.dom.find("data-script-errors"), std::string::npos) << route;
+    for (const std::string& line : page.console) ADD_FAILURE() << route << ": console: " << line;
+  }
+
+  // The cells of the table row whose opening tag contains `attrs`, as text.
+  static std::vector<std::string> Row(const std::string& dom, const std::string& attrs) {
+    const size_t start = dom.find("<tr " + attrs);
+    if (start == std::string::npos) return {};
+    const std::string row = dom.substr(start, dom.find("</tr>", start) - start);
+    std::vector<std::string> cells;
+    const std::regex cell(R"(<t[hd][^>]*>(.*?)</t[hd]>)");
+    for (auto it = std::sregex_iterator(row.begin(), row.end(), cell); it != std::sregex_iterator();
+         ++it) {
+      cells.push_back(std::regex_replace((*it)[1].str(), std::regex("<[^>]*>"), ""));
+    }
+    return cells;
+  }
+
+  std::string profile_ = ::testing::TempDir() + "/chromium-profile";
+};
+
+TEST_F(ConsoleBrowserTest, EveryPageLoadsCleanAndShowsTheApisNumbers) {
+  StartWithPolicy(kPolicy);
+  h().api().SetAccessReviews({{"t-admin", "admin", {}}},
+                             {{"admin", "get", "taskgov.io", "workloads", ""}});
+  std::vector<PodSpec> pods;
+  for (int i = 0; i < 12; ++i) pods.push_back(GpuPod("a", "a-" + std::to_string(i)));
+  SubmitAll(pods);
+  ASSERT_TRUE(h().RunUntil([&] { return Running("a") == 12; }, 5));
+  std::vector<PodSpec> gang;
+  for (int i = 0; i < 2; ++i) {
+    PodSpec spec = GpuPod("b", "train-" + std::to_string(i), 4);
+    spec.labels["kueue.x-k8s.io/pod-group-name"] = "train";
+    spec.annotations["kueue.x-k8s.io/pod-group-total-count"] = "2";
+    gang.push_back(spec);
+  }
+  SubmitAll(gang);
+  for (int i = 0; i < 3; ++i) h().Step();
+  ASSERT_EQ(PendingOf("b"), 2u);
+
+  const Page dashboard = Load("dashboard");
+  ExpectClean(dashboard, "dashboard");
+  // Team a's GPUs: allocated 8, used 12, borrowed 4, lent 0; team b lends 4.
+  const std::vector<std::string> a =
+      Row(dashboard.dom, "data-team=\"a\" data-resource=\"nvidia.com/gpu\"");
+  ASSERT_GE(a.size(), 7u) << dashboard.dom.substr(0, 3000);
+  EXPECT_EQ(std::vector<std::string>(a.begin(), a.begin() + 7),
+            (std::vector<std::string>{"a", kP5, kGpu, "8", "12", "4", "0"}));
+  const std::vector<std::string> b =
+      Row(dashboard.dom, "data-team=\"b\" data-resource=\"nvidia.com/gpu\"");
+  ASSERT_GE(b.size(), 7u);
+  EXPECT_EQ(b[6], "4");
+  EXPECT_NE(dashboard.dom.find("12 of 16 in use (75%)"), std::string::npos);
+  const std::vector<std::string> b_counts = Row(dashboard.dom, "data-team=\"b\">");
+  ASSERT_GE(b_counts.size(), 4u);
+  EXPECT_EQ(b_counts[2], "2");  // pending pods
+  EXPECT_EQ(b_counts[3], "1");  // pending workloads: the gang
+
+  const Page tasks = Load("tasks?team=b");
+  ExpectClean(tasks, "tasks");
+  EXPECT_NE(tasks.dom.find(Ns("b") + "/train"), std::string::npos);
+  EXPECT_EQ(tasks.dom.find(Ns("a") + "/a-0"), std::string::npos);  // filtered out
+  EXPECT_NE(tasks.dom.find("1 of 1 workloads"), std::string::npos);
+  const Page all = Load("tasks");
+  ExpectClean(all, "tasks (all)");
+  EXPECT_NE(all.dom.find("13 of 13 workloads"), std::string::npos);
+
+  const Page task = Load("tasks/" + Ns("b") + "/train");
+  ExpectClean(task, "task");
+  const std::smatch why = [&] {
+    std::smatch m;
+    std::regex_search(task.dom, m, std::regex(R"(<p id="why">([^<]*)</p>)"));
+    return m;
+  }();
+  ASSERT_FALSE(why.empty()) << task.dom.substr(0, 3000);
+  EXPECT_NE(why[1].str().find("needs 8, b may use 4 more"), std::string::npos) << why[1].str();
+
+  const Page policies = Load("policies");
+  ExpectClean(policies, "policies");
+  EXPECT_NE(policies.dom.find("data-team=\"b\""), std::string::npos);
+  EXPECT_NE(policies.dom.find("TaskRanking"), std::string::npos);
+
+  Screenshot("dashboard", "dashboard.png");
+  Screenshot("tasks", "tasks.png");
+  Screenshot("tasks/" + Ns("b") + "/train", "task.png");
+  Screenshot("policies", "policies.png");
+}
+
+}  // namespace
+}  // namespace taskgov::e2e
