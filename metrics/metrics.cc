@@ -156,10 +156,7 @@ std::string_view FlavorLabel(NameId id) {
 
 // A canonical amount in base units: cpu millicores → cores; everything else as is.
 double BaseUnits(std::string_view resource, double amount) {
-  if (scheduler::CanonicalUnit(resource) == scheduler::QuantityUnit::kMillis) {
-    return amount / 1000.0;
-  }
-  return amount;
+  return scheduler::InBaseUnits(resource, amount);
 }
 // The same for a limit or usage; kUnlimited is +Inf.
 double BaseUnits(std::string_view resource, int64_t amount) {

@@ -217,4 +217,8 @@ std::string FormatQuantity(std::string_view resource, int64_t amount) {
   return std::to_string(amount);
 }
 
+double InBaseUnits(std::string_view resource, double canonical) {
+  return CanonicalUnit(resource) == QuantityUnit::kMillis ? canonical / 1000.0 : canonical;
+}
+
 }  // namespace taskgov::scheduler

@@ -35,6 +35,10 @@ enum class QuantityUnit {
   return ParseQuantity(text, CanonicalUnit(resource));
 }
 
+// A canonical amount in the resource's base unit, as Prometheus reports it: cpu in cores, memory
+// and ephemeral-storage in bytes, anything else in its own count.
+[[nodiscard]] double InBaseUnits(std::string_view resource, double canonical);
+
 // Formats a canonical amount for people: "8", "1500m" / "2" for cpu, "64Gi" for exact binary
 // multiples of memory, otherwise the plain number.
 [[nodiscard]] std::string FormatQuantity(std::string_view resource, int64_t amount);
