@@ -308,6 +308,42 @@ void TeamCounts(Writer& w, NameId team_id, const TeamsRead& read,
   w.EndObject();
 }
 
+// ---- flavors ----
+
+// A flavor the policy gives quota on: its nodes, their capacity and use, the teams' nominal sum.
+struct FlavorUse {
+  std::string flavor;
+  size_t nodes = 0, schedulable = 0;
+  scheduler::ResourceList allocatable, used, nominal;
+};
+
+std::vector<FlavorUse> ReadFlavors(const scheduler::QuotaBook& book,
+                                   const scheduler::ClusterState& cluster) {
+  const scheduler::PolicyPtr policy = book.ledger().policy();
+  std::map<std::string, FlavorUse> flavors;
+  for (const scheduler::Team& team : policy->teams) {
+    for (const scheduler::FlavorQuota& fq : team.flavors) {
+      FlavorUse& f = flavors[fq.flavor];
+      for (const scheduler::ResourceQuota& rq : fq.resources) {
+        f.nominal.Add(scheduler::ResourceList{{rq.resource, rq.nominal}});
+      }
+    }
+  }
+  std::vector<FlavorUse> out;
+  for (auto& [name, f] : flavors) {
+    f.flavor = name;
+    for (const auto& [node, view] :
+         cluster.nodes().NodesOfFlavor(scheduler::FlavorNames().Intern(name))) {
+      ++f.nodes;
+      f.schedulable += view.schedulable;
+      f.allocatable.Add(view.allocatable);
+      f.used.Add(view.used);
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 // ---- workloads ----
 
 struct PodRow {
@@ -613,7 +649,9 @@ std::vector<Route> AdminApi::Routes() const {
           route("/api/v1/teams/", true, &AdminApi::Team),
           route("/api/v1/workloads", false, &AdminApi::Workloads),
           route("/api/v1/workloads/", true, &AdminApi::Workload),
-          route("/api/v1/policy", false, &AdminApi::Policy)};
+          route("/api/v1/policy", false, &AdminApi::Policy),
+          route("/api/v1/history", false, &AdminApi::History),
+          route("/api/v1/reports/usage.csv", false, &AdminApi::UsageReport)};
 }
 
 HttpResponse AdminApi::Checked(Handler handler, const HttpRequest& request) const {
@@ -631,43 +669,25 @@ HttpResponse AdminApi::Cluster(const HttpRequest& request, const ConsoleViewer&)
   if (common::Result<Query> q = ParseQuery(request.query, {}); !q.ok()) {
     return ErrorReply(400, q.error().message);
   }
-  const scheduler::PolicyPtr policy = sources_.book->ledger().policy();
-  std::map<std::string, scheduler::ResourceList> quota;  // flavor → Σ nominal
-  for (const scheduler::Team& team : policy->teams) {
-    for (const scheduler::FlavorQuota& fq : team.flavors) {
-      for (const scheduler::ResourceQuota& rq : fq.resources) {
-        quota[fq.flavor].Add(scheduler::ResourceList{{rq.resource, rq.nominal}});
-      }
-    }
-  }
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
   ListHeader(w, "Cluster");
   w.Key("flavors");
   w.StartArray();
-  for (const auto& [flavor, nominal] : quota) {
-    size_t nodes = 0, schedulable = 0;
-    scheduler::ResourceList allocatable, used;
-    for (const auto& [name, view] :
-         sources_.cluster->nodes().NodesOfFlavor(scheduler::FlavorNames().Intern(flavor))) {
-      ++nodes;
-      schedulable += view.schedulable;
-      allocatable.Add(view.allocatable);
-      used.Add(view.used);
-    }
+  for (const FlavorUse& f : ReadFlavors(*sources_.book, *sources_.cluster)) {
     w.StartObject();
-    KeyStr(w, "name", flavor);
+    KeyStr(w, "name", f.flavor);
     w.Key("nodes");
-    w.Uint64(nodes);
+    w.Uint64(f.nodes);
     w.Key("schedulableNodes");
-    w.Uint64(schedulable);
+    w.Uint64(f.schedulable);
     w.Key("allocatable");
-    Resources(w, allocatable);
+    Resources(w, f.allocatable);
     w.Key("inUse");
-    Resources(w, used);
+    Resources(w, f.used);
     w.Key("nominalQuota");
-    Resources(w, nominal);
+    Resources(w, f.nominal);
     w.EndObject();
   }
   w.EndArray();
@@ -884,6 +904,123 @@ HttpResponse AdminApi::Policy(const HttpRequest& request, const ConsoleViewer&) 
   }
   w.EndObject();
   return Json(200, buffer);
+}
+
+UsageHistory::Snapshot AdminApi::HistorySnapshot() const {
+  UsageHistory::Snapshot snap;
+  const TeamsRead read = ReadTeams(*sources_.book, *sources_.cluster);
+  for (const scheduler::CohortCellUsage& cell : read.cells) {
+    const std::string_view resource = scheduler::ResourceNames().Name(cell.key.resource);
+    auto base = [&](double v) { return scheduler::InBaseUnits(resource, v); };
+    snap.teams.push_back({std::string(scheduler::TeamNames().Name(cell.key.team)),
+                          std::string(scheduler::FlavorNames().Name(cell.key.flavor)),
+                          std::string(resource), base(static_cast<double>(cell.view.nominal)),
+                          base(static_cast<double>(cell.view.usage)),
+                          base(static_cast<double>(cell.borrowed)), base(cell.lent)});
+  }
+  for (const FlavorUse& f : ReadFlavors(*sources_.book, *sources_.cluster)) {
+    for (const scheduler::ResourceAmount& a : f.allocatable) {
+      snap.cluster.push_back(
+          {f.flavor, a.name,
+           scheduler::InBaseUnits(a.name, static_cast<double>(f.used.Get(a.name))),
+           scheduler::InBaseUnits(a.name, static_cast<double>(a.amount))});
+    }
+  }
+  const int64_t now = sources_.clock->NowMs();
+  const WorkloadIndex index(*sources_.book, *sources_.cluster, sources_.preemption_status);
+  std::map<std::string, std::pair<double, double>> waits;  // team → pending pods, Σ wait s
+  std::map<std::string, size_t> pending_workloads;
+  for (const auto& [key, row] : index.rows()) {
+    if (row.state != "Pending") continue;
+    const std::string team(scheduler::TeamNames().Name(row.team));
+    int64_t created = 0;
+    for (const PodRow& p : row.pods) {
+      if (created == 0 || (p.created_ms > 0 && p.created_ms < created)) created = p.created_ms;
+    }
+    waits[team].first += static_cast<double>(row.pods.size());
+    waits[team].second += static_cast<double>(std::max<int64_t>(0, now - created)) / 1000.0;
+    ++pending_workloads[team];
+  }
+  for (const scheduler::Team& team : read.policy->teams) {
+    auto w = waits.find(team.name);
+    const size_t n = pending_workloads[team.name];
+    snap.queues.push_back({team.name, w == waits.end() ? 0.0 : w->second.first,
+                           n == 0 ? 0.0 : w->second.second / static_cast<double>(n)});
+  }
+  return snap;
+}
+
+HttpResponse AdminApi::History(const HttpRequest& request, const ConsoleViewer&) const {
+  common::Result<Query> q = ParseQuery(request.query, {"team", "flavor", "resource", "since"});
+  if (!q.ok()) return ErrorReply(400, q.error().message);
+  if (sources_.history == nullptr) return ErrorReply(404, "this extender keeps no history");
+  UsageHistory::Query query;
+  for (auto [name, field] : {std::pair{"team", &query.team}, std::pair{"flavor", &query.flavor},
+                             std::pair{"resource", &query.resource}}) {
+    if (auto it = q->find(name); it != q->end()) *field = it->second;
+  }
+  if (auto since = q->find("since"); since != q->end()) {
+    common::Result<int64_t> micros = common::ParseRfc3339Micros(since->second);
+    if (!micros.ok()) {
+      return ErrorReply(
+          400, "query parameter 'since' must be an RFC 3339 time: " + micros.error().message);
+    }
+    query.since_ms = *micros / 1000;
+  }
+  const UsageHistory::Result r = sources_.history->Read(query);
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  ListHeader(w, "History");
+  auto family = [&](const char* name, const std::vector<UsageHistory::Series>& series,
+                    std::initializer_list<const char*> labels,
+                    std::initializer_list<const char*> values) {
+    w.Key(name);
+    w.StartArray();
+    for (const UsageHistory::Series& s : series) {
+      w.StartObject();
+      size_t i = 0;
+      for (const char* label : labels) KeyStr(w, label, s.labels[i++]);
+      w.Key("fields");
+      w.StartArray();
+      w.String("time");
+      for (const char* v : values) w.String(v);
+      w.EndArray();
+      w.Key("points");
+      w.StartArray();
+      for (const auto& [t, v] : s.points) {
+        w.StartArray();
+        Str(w, common::FormatTime(t * 1000));
+        for (float x : v) {
+          if (std::isnan(x)) {
+            w.Null();
+          } else {
+            w.Double(static_cast<double>(x));
+          }
+        }
+        w.EndArray();
+      }
+      w.EndArray();
+      w.EndObject();
+    }
+    w.EndArray();
+  };
+  family("teams", r.teams, {"team", "flavor", "resource"}, {"usage", "borrowed", "lent"});
+  family("cluster", r.cluster, {"flavor", "resource"}, {"inUse", "allocatable"});
+  family("queues", r.queues, {"team"}, {"pendingPods", "averageWaitSeconds"});
+  w.EndObject();
+  return Json(200, buffer);
+}
+
+HttpResponse AdminApi::UsageReport(const HttpRequest& request, const ConsoleViewer&) const {
+  if (common::Result<Query> q = ParseQuery(request.query, {}); !q.ok()) {
+    return ErrorReply(400, q.error().message);
+  }
+  if (sources_.history == nullptr) return ErrorReply(404, "this extender keeps no history");
+  return HttpResponse{200,
+                      "text/csv; charset=utf-8",
+                      sources_.history->ReportCsv(),
+                      {{"Content-Disposition", "attachment; filename=\"taskgov-usage.csv\""}}};
 }
 
 }  // namespace taskgov::extender

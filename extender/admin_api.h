@@ -16,6 +16,9 @@
 //   GET /api/v1/workloads/{ns}/{name}   the workloads of that name (a gang, an owner and a lone pod
 //                                       may share one) with their pods
 //   GET /api/v1/policy                  the policy in force and the last reload's result
+//   GET /api/v1/history                 trends (usage_history.h): ?team= &flavor= &resource=
+//                                       &since=RFC3339
+//   GET /api/v1/reports/usage.csv       GPU-hours (any resource) per team and day, as CSV
 //
 // Access: with `access` set, every request is checked (console_access.h: a bearer token that
 // TokenReview accepts and SubjectAccessReview allows) — 401 / 403 / 503 otherwise; a caller
@@ -37,6 +40,7 @@
 #include "config/watcher.h"
 #include "extender/console_access.h"
 #include "extender/http_server.h"
+#include "extender/usage_history.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/state/cluster_state.h"
@@ -52,12 +56,17 @@ class AdminApi {
     std::function<std::string(std::string_view uid)> preemption_status;
     // The policy watcher's state; unset: no "reload" in /api/v1/policy.
     std::function<config::ReloadStatus()> reload_status;
-    const common::Clock* clock = nullptr;  // required
-    ConsoleAccess* access = nullptr;       // null: no access checks
+    const common::Clock* clock = nullptr;   // required
+    ConsoleAccess* access = nullptr;        // null: no access checks
+    const UsageHistory* history = nullptr;  // null: the history endpoints answer 404
   };
   explicit AdminApi(Sources sources) : sources_(std::move(sources)) {}
 
   [[nodiscard]] std::vector<Route> Routes() const;
+
+  // What UsageHistory samples now: the teams' cells (as /api/v1/teams), the flavors' use (as
+  // /api/v1/cluster) and the teams' queues (as /api/v1/workloads), in base units.
+  [[nodiscard]] UsageHistory::Snapshot HistorySnapshot() const;
 
  private:
   using Handler = HttpResponse (AdminApi::*)(const HttpRequest&, const ConsoleViewer&) const;
@@ -69,6 +78,8 @@ class AdminApi {
   HttpResponse Workloads(const HttpRequest& request, const ConsoleViewer& viewer) const;
   HttpResponse Workload(const HttpRequest& request, const ConsoleViewer& viewer) const;
   HttpResponse Policy(const HttpRequest& request, const ConsoleViewer& viewer) const;
+  HttpResponse History(const HttpRequest& request, const ConsoleViewer& viewer) const;
+  HttpResponse UsageReport(const HttpRequest& request, const ConsoleViewer& viewer) const;
 
   const Sources sources_;
 };

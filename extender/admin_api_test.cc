@@ -49,7 +49,9 @@ class AdminApiTest : public ::testing::Test {
                                                             : std::string();
                                },
                                {},
-                               &clock_}) {
+                               &clock_,
+                               nullptr,
+                               &history_}) {
     cluster_.SetPolicy(book_.ledger().policy());
     for (const char* node : {"p5-0", "p5-1"}) {
       cluster_.OnNodeUpsert(NodeBuilder(node).InstanceType(kP5).Allocatable(kGpu, "8"));
@@ -69,6 +71,9 @@ class AdminApiTest : public ::testing::Test {
     args.pod = *cluster_.FindPod("uid-b-train-0");
     args.node_names = {"p5-0", "p5-1"};
     EXPECT_TRUE(admission.Filter(args).feasible.empty());
+    // Two samples of the history, 30 s apart.
+    history_.Sample(kNow - 30'000, api_.HistorySnapshot());
+    history_.Sample(kNow, api_.HistorySnapshot());
   }
 
   void Run(const std::string& name, const std::string& node, int gpus, int64_t started) {
@@ -123,6 +128,7 @@ class AdminApiTest : public ::testing::Test {
   common::FakeClock clock_;
   scheduler::QuotaBook book_;
   scheduler::ClusterState cluster_;
+  UsageHistory history_;
   AdminApi api_;
 };
 
@@ -237,6 +243,37 @@ TEST_F(AdminApiTest, ClusterAndPolicy) {
   EXPECT_STREQ(d["priorityClasses"][0]["name"].GetString(), "training");
   EXPECT_EQ(d["teams"].GetInt(), 2);
   EXPECT_FALSE(d.HasMember("reload"));
+}
+
+TEST_F(AdminApiTest, HistoryAndTheUsageReport) {
+  rapidjson::Document d;
+  ASSERT_EQ(Get("/api/v1/history?team=team-a&resource=nvidia.com/gpu", &d), 200);
+  ASSERT_EQ(d["teams"].Size(), 1u);
+  const rapidjson::Value& a = d["teams"][0];
+  EXPECT_STREQ(a["flavor"].GetString(), kP5);
+  ASSERT_EQ(a["points"].Size(), 2u);
+  EXPECT_STREQ(a["points"][1][0].GetString(), "2026-05-28T20:26:40Z");
+  EXPECT_EQ(a["points"][1][1].GetDouble(), 12);  // usage
+  EXPECT_EQ(a["points"][1][2].GetDouble(), 4);   // borrowed
+  ASSERT_EQ(d["cluster"].Size(), 1u);            // the GPU line only
+  EXPECT_EQ(d["cluster"][0]["points"][0][1].GetDouble(), 12);
+  EXPECT_EQ(d["cluster"][0]["points"][0][2].GetDouble(), 16);
+  ASSERT_EQ(Get("/api/v1/history?team=team-b", &d), 200);
+  ASSERT_EQ(d["queues"].Size(), 1u);
+  EXPECT_EQ(d["queues"][0]["points"][1][1].GetDouble(), 3);   // pending pods
+  EXPECT_EQ(d["queues"][0]["points"][1][2].GetDouble(), 90);  // (120 + 60) / 2 s
+  ASSERT_EQ(Get("/api/v1/history?since=2026-05-28T20:26:30Z", &d), 200);
+  EXPECT_EQ(d["teams"][0]["points"].Size(), 1u);
+  EXPECT_EQ(Get("/api/v1/history?since=yesterday", &d), 400);
+  EXPECT_NE(std::string(d["error"].GetString()).find("'since' must be an RFC 3339 time"),
+            std::string::npos);
+
+  common::testing::HttpReply csv = Reply("/api/v1/reports/usage.csv");
+  EXPECT_EQ(csv.status, 200);
+  EXPECT_EQ(csv.headers["content-type"], "text/csv; charset=utf-8");
+  EXPECT_NE(csv.body.find("2026-05-28,team-a,ml.p5.48xlarge,nvidia.com/gpu,0.067,0.100,0.033\n"),
+            std::string::npos)
+      << csv.body;
 }
 
 // Malformed and unknown parameters are 400 naming them; unknown teams and workloads 404.
@@ -371,7 +408,7 @@ TEST_F(AdminApiTest, TheReferenceShowsRealReplies) {
     i = end;
     ++examples;
   }
-  EXPECT_EQ(examples, 5u);
+  EXPECT_EQ(examples, 6u);
   const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
   if (std::getenv("UPDATE_GOLDEN") != nullptr && workspace != nullptr) {
     std::ofstream(std::string(workspace) + "/" + kReference) << rewritten;

@@ -41,6 +41,7 @@
 #include "extender/metrics_http.h"
 #include "extender/metrics_sources.h"
 #include "extender/ticker.h"
+#include "extender/usage_history.h"
 #include "metrics/metrics.h"
 #include "scheduler/actions/preemption_controller.h"
 #include "scheduler/common/clock.h"
@@ -147,11 +148,13 @@ struct Process {
   std::unique_ptr<HttpServer> webhooks;
   std::unique_ptr<scheduler::kube::ApiAccessReviewer> reviewer;
   std::unique_ptr<ConsoleAccess> console_access;  // null: no checks (--console-auth=none)
+  UsageHistory history;
   std::unique_ptr<AdminApi> admin;
   std::unique_ptr<HttpServer> console;  // null with --console-listen=
   // Background loops.
   std::optional<Ticker> preemption_loop;
   std::optional<Ticker> housekeeping;
+  std::optional<Ticker> history_loop;  // samples the console's history (with the console)
 };
 
 // The exit code when the command line is all there is to do (an error, --help,
@@ -406,6 +409,7 @@ void BuildConsoleServer(Process& p) {
   }
   sources.reload_status = [&p] { return p.watcher->status(); };
   sources.clock = &p.clock;
+  sources.history = &p.history;
   if (p.client && p.flags.console_auth != "none") {
     p.reviewer = std::make_unique<scheduler::kube::ApiAccessReviewer>(p.client.get());
     ConsoleAccess::Options access;
@@ -483,6 +487,11 @@ common::Status Start(Process& p) {
   }
   scheduler::Reconciler* reconciler = p.reconciler.get();
   p.housekeeping.emplace(kHousekeepingPeriod, [reconciler](uint64_t) { reconciler->Tick(); });
+  if (p.admin) {
+    p.history_loop.emplace(
+        std::chrono::milliseconds(UsageHistory::Options{}.interval_ms),
+        [&p](uint64_t) { p.history.Sample(p.clock.NowMs(), p.admin->HistorySnapshot()); });
+  }
 
   if (!p.flags.port_file.empty()) {
     const std::optional<uint16_t> console =
@@ -510,6 +519,7 @@ void Shutdown(Process& p, int signal_number) {
   p.webhooks->Shutdown(p.flags.shutdown_drain);
   if (p.preemption_loop) p.preemption_loop->Stop();
   p.housekeeping->Stop();
+  if (p.history_loop) p.history_loop->Stop();
   if (p.elector) p.elector->Stop();
   if (p.informers) p.informers->Stop();
   p.watcher->Stop();
