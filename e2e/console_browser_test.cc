@@ -122,7 +122,10 @@ class ConsoleBrowserTest : public ScenarioTest {
 };
 
 TEST_F(ConsoleBrowserTest, EveryPageLoadsCleanAndShowsTheApisNumbers) {
-  StartWithPolicy(kPolicy);
+  HarnessOptions options;
+  options.config["policy.yaml"] = kPolicy;
+  options.extender_args = {"--history-interval=1s"};  // a trend within the test's time
+  StartHarness(std::move(options));
   h().api().SetAccessReviews({{"t-admin", "admin", {}}},
                              {{"admin", "get", "taskgov.io", "workloads", ""}});
   std::vector<PodSpec> pods;
@@ -142,6 +145,9 @@ TEST_F(ConsoleBrowserTest, EveryPageLoadsCleanAndShowsTheApisNumbers) {
 
   const Page dashboard = Load("dashboard");
   ExpectClean(dashboard, "dashboard");
+  // The trend: the history sampled every second while the scenario ran.
+  EXPECT_NE(dashboard.dom.find("data-series=\"a\""), std::string::npos) << "no trend of team a";
+  EXPECT_NE(dashboard.dom.find("data-series=\"capacity\""), std::string::npos);
   // Team a's GPUs: allocated 8, used 12, borrowed 4, lent 0; team b lends 4.
   const std::vector<std::string> a =
       Row(dashboard.dom, "data-team=\"a\" data-resource=\"nvidia.com/gpu\"");

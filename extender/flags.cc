@@ -227,6 +227,7 @@ const std::map<std::string, FlagDef, std::less<>>& Setters() {
       {"max-inflight-body-bytes",
        ByteSizeSetter(&Flags::max_inflight_body_bytes, "max-inflight-body-bytes")},
       {"shutdown-drain", DurationSetter(&Flags::shutdown_drain, "shutdown-drain")},
+      {"history-interval", DurationSetter(&Flags::history_interval, "history-interval")},
   };
   return *setters;
 }
@@ -369,6 +370,11 @@ common::Result<Flags> ParseFlags(const std::vector<std::string_view>& args) {
                          std::to_string(flags.request_timeout.count()) +
                          "ms (the header is part of the request)"};
   }
+  if (flags.history_interval < std::chrono::seconds(1) ||
+      flags.history_interval > std::chrono::minutes(5)) {
+    return common::Error{"flag --history-interval: " +
+                         std::to_string(flags.history_interval.count()) + "ms is outside 1s..5m"};
+  }
   if (flags.no_kube && flags.console_auth == "token") {
     return common::Error{
         "flag --console-auth=token needs the Kubernetes API (TokenReview): not with --no-kube"};
@@ -427,6 +433,7 @@ Flags (--name=value or --name value):
                                 SubjectAccessReview allows get on --console-resource (the
                                 default; the extender needs system:auth-delegator); none: no
                                 checks (the default with --no-kube)
+  --history-interval=D          how often the console's history samples use (default 30s; 1s..5m)
   --console-resource=RES.GROUP  what a reader must be allowed to get (default
                                 workloads.taskgov.io; in a team's namespace only: that team's
                                 view)

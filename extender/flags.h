@@ -33,6 +33,8 @@ struct Flags {
   // with a Kubernetes API, none with --no-kube.
   std::string console_auth;
   std::string console_resource = "workloads.taskgov.io";  // resource.group, as kubectl writes it
+  // How often the console's history is sampled (1s..5m; the README's memory bound is for 30s).
+  std::chrono::milliseconds history_interval{30'000};
   std::string url_prefix;  // e.g. "/taskgov"; verbs are served at prefix/verb
   std::string config_dir = "/etc/taskgov";
   std::string kubeconfig;

@@ -99,6 +99,8 @@ TEST(ParseFlagsTest, ConsoleAuthIsTokenOrNoneAndTokenNeedsTheApi) {
            {{"--no-kube", "--console-auth=token"},
             "flag --console-auth=token needs the Kubernetes API (TokenReview): not with "
             "--no-kube"},
+           {{"--history-interval=500ms"}, "flag --history-interval: 500ms is outside 1s..5m"},
+           {{"--history-interval=1h"}, "flag --history-interval: 3600000ms is outside 1s..5m"},
            {{"--console-resource=Workloads"},
             "flag --console-resource: 'Workloads' is not a resource.group such as "
             "workloads.taskgov.io"},

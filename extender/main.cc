@@ -148,7 +148,7 @@ struct Process {
   std::unique_ptr<HttpServer> webhooks;
   std::unique_ptr<scheduler::kube::ApiAccessReviewer> reviewer;
   std::unique_ptr<ConsoleAccess> console_access;  // null: no checks (--console-auth=none)
-  UsageHistory history;
+  std::unique_ptr<UsageHistory> history;
   std::unique_ptr<AdminApi> admin;
   std::unique_ptr<HttpServer> console;  // null with --console-listen=
   // Background loops.
@@ -409,7 +409,12 @@ void BuildConsoleServer(Process& p) {
   }
   sources.reload_status = [&p] { return p.watcher->status(); };
   sources.clock = &p.clock;
-  sources.history = &p.history;
+  UsageHistory::Options history;
+  history.interval_ms = p.flags.history_interval.count();
+  // The last hour at full resolution, whatever the interval.
+  history.fine_points = static_cast<size_t>(std::max<int64_t>(1, 3'600'000 / history.interval_ms));
+  p.history = std::make_unique<UsageHistory>(history);
+  sources.history = p.history.get();
   if (p.client && p.flags.console_auth != "none") {
     p.reviewer = std::make_unique<scheduler::kube::ApiAccessReviewer>(p.client.get());
     ConsoleAccess::Options access;
@@ -488,9 +493,9 @@ common::Status Start(Process& p) {
   scheduler::Reconciler* reconciler = p.reconciler.get();
   p.housekeeping.emplace(kHousekeepingPeriod, [reconciler](uint64_t) { reconciler->Tick(); });
   if (p.admin) {
-    p.history_loop.emplace(
-        std::chrono::milliseconds(UsageHistory::Options{}.interval_ms),
-        [&p](uint64_t) { p.history.Sample(p.clock.NowMs(), p.admin->HistorySnapshot()); });
+    p.history_loop.emplace(p.flags.history_interval, [&p](uint64_t) {
+      p.history->Sample(p.clock.NowMs(), p.admin->HistorySnapshot());
+    });
   }
 
   if (!p.flags.port_file.empty()) {

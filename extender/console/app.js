@@ -169,6 +169,15 @@ async function renderDashboard(r) {
     api('/api/v1/cluster'), api('/api/v1/teams'), api('/api/v1/workloads?limit=1000')]);
   const teamFilter = r.params.get('team') || '';
   const flavorFilter = r.params.get('flavor') || '';
+  const resources = [...new Set(teams.items.flatMap(t => t.quotas.map(q => q.resource)))];
+  const resource = r.params.get('resource') || resources.find(x => /gpu|neuron|accelerator/i.test(x)) || resources[0] || 'cpu';
+  const query = new URLSearchParams({resource});
+  if (teamFilter) query.set('team', teamFilter);
+  if (flavorFilter) query.set('flavor', flavorFilter);
+  const history = await api('/api/v1/history?' + query).catch(e => {
+    if (e instanceof Unauthorized) throw e;
+    return null;  // an extender without history: no trend
+  });
   const out = [el('h2', {}, 'Dashboard')];
 
   out.push(el('section', {'aria-labelledby': 'cluster-h'},
@@ -192,7 +201,9 @@ async function renderDashboard(r) {
   const flavors = [...new Set(teams.items.flatMap(t => t.quotas.map(q => q.flavor)))].sort();
   out.push(el('div', {class: 'filters', role: 'group', 'aria-label': 'Filters'},
     select('Team', 'team', teamFilter, teams.items.map(t => t.name)),
-    select('Instance type', 'flavor', flavorFilter, flavors)));
+    select('Instance type', 'flavor', flavorFilter, flavors),
+    select('Trend of', 'resource', r.params.get('resource') || '', resources)));
+  if (history) out.push(trend(history, resource));
 
   const shown = teams.items.filter(t => !teamFilter || t.name === teamFilter);
   const byTeam = {};
@@ -236,6 +247,53 @@ async function renderDashboard(r) {
           el('td', {class: 'num'}, shareText(t.weightedShare[q.flavor])),
           el('td', {}, allocationBar(q)))))))));
   return out;
+}
+
+// The last 24 h of `resource`: the cluster's capacity and use, and each team's use.
+function trend(history, resource) {
+  const lines = [];
+  const capacity = {}, inUse = {};
+  for (const s of history.cluster) {
+    for (const [t, used, alloc] of s.points) {
+      inUse[t] = (inUse[t] || 0) + (used || 0);
+      capacity[t] = (capacity[t] || 0) + (alloc || 0);
+    }
+  }
+  const times = Object.keys(capacity).sort();
+  if (times.length) {
+    lines.push({name: 'capacity', cls: 'capacity', points: times.map(t => [Date.parse(t), capacity[t]])});
+    lines.push({name: 'in use', cls: 'inuse', points: times.map(t => [Date.parse(t), inUse[t]])});
+  }
+  const perTeam = {};
+  for (const s of history.teams) {
+    const p = perTeam[s.team] = perTeam[s.team] || {};
+    for (const [t, usage] of s.points) p[t] = (p[t] || 0) + (usage || 0);
+  }
+  Object.entries(perTeam).forEach(([team, p], i) => lines.push({
+    name: team, cls: 'team c' + (i % 6),
+    points: Object.keys(p).sort().map(t => [Date.parse(t), p[t]])}));
+  const section = el('section', {'aria-labelledby': 'trend-h'}, el('h3', {id: 'trend-h'}, 'Trend: ' + resource));
+  const all = lines.flatMap(l => l.points);
+  if (all.length < 2) {
+    section.append(el('p', {class: 'muted'}, 'Not enough samples yet: the extender samples every 30 s.'));
+    return section;
+  }
+  const W = 760, H = 200, pad = 36;
+  const t0 = Math.min(...all.map(p => p[0])), t1 = Math.max(...all.map(p => p[0]));
+  const vmax = Math.max(1, ...all.map(p => p[1]));
+  const x = t => pad + (W - 2 * pad) * (t1 > t0 ? (t - t0) / (t1 - t0) : 1);
+  const y = v => H - pad / 2 - (H - pad) * v / vmax;
+  const chart = svg('svg', {class: 'trend', width: W, height: H, role: 'img',
+    'aria-label': resource + ' over time: ' + lines.map(l => l.name + ' ' + Math.round(l.points[l.points.length - 1][1])).join(', ')},
+    svg('line', {class: 'axis', x1: pad, y1: y(0), x2: W - pad, y2: y(0)}),
+    svg('text', {class: 'tick', x: 2, y: y(vmax) + 4}, String(Math.round(vmax))),
+    svg('text', {class: 'tick', x: 2, y: y(0) + 4}, '0'),
+    svg('text', {class: 'tick', x: pad, y: H - 2}, new Date(t0).toLocaleTimeString()),
+    svg('text', {class: 'tick', x: W - pad - 60, y: H - 2}, new Date(t1).toLocaleTimeString()),
+    ...lines.map(l => svg('polyline', {class: 'series ' + l.cls, 'data-series': l.name,
+      points: l.points.map(([t, v]) => x(t).toFixed(1) + ',' + y(v).toFixed(1)).join(' ')})));
+  section.append(chart, el('p', {class: 'legend'}, lines.map(l => el('span', {class: 'key line ' + l.cls}, l.name))));
+  return section;
 }
 
 function shareText(share) {
