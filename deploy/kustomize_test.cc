@@ -5,7 +5,7 @@
 // extender's pods and name its ports, RBAC bindings name roles and service accounts that exist,
 // cert-manager Certificates name their Issuers; and each topology's wiring agrees (the
 // scheduler's extender URL is the extender's --listen, the governed scheduler name is the
-// profile's, the TLS files are in the mounted Secret).
+// profile's and the admission policy's, the TLS files are in the mounted Secret).
 
 #include <unistd.h>
 
@@ -139,9 +139,10 @@ TEST_P(KustomizeTest, EveryKindHasTheFieldsItNeeds) {
     }
   }
   // What an install needs, whatever the topology.
-  for (const char* kind : {"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
-                           "Role", "RoleBinding", "Deployment", "PodDisruptionBudget", "Service",
-                           "NetworkPolicy", "ServiceMonitor", "PrometheusRule"}) {
+  for (const char* kind :
+       {"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+        "Deployment", "PodDisruptionBudget", "Service", "NetworkPolicy", "ServiceMonitor",
+        "PrometheusRule", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}) {
     EXPECT_FALSE(m_.OfKind(kind).empty()) << m_.overlay << " installs no " << kind;
   }
   EXPECT_TRUE(Exists("ConfigMap", "taskgov-config")) << "no policy ConfigMap";
@@ -294,6 +295,11 @@ TEST_P(KustomizeTest, TheTopologyIsWiredTogether) {
   ASSERT_TRUE(flags.count("--listen")) << "the extender has no --listen";
   ASSERT_TRUE(flags.count("--scheduler-name")) << "the extender has no --scheduler-name";
   EXPECT_EQ(PortOf(flags.at("--metrics-listen")), ContainerPorts().at("metrics"));
+  // The admission policy requires the scheduler name the extender governs.
+  std::optional<YAML::Node> params = m_.Find("ConfigMap", "taskgov-admission");
+  ASSERT_TRUE(params) << "no parameters for the admission policy";
+  EXPECT_EQ(Scalar(*params, {"data", "schedulerName"}), flags.at("--scheduler-name"))
+      << "the admission policy would admit pods of another scheduler than the governed one";
   if (m_.overlay == "second-scheduler") {
     std::optional<YAML::Node> cm = m_.Find("ConfigMap", "taskgov-scheduler-config");
     ASSERT_TRUE(cm);
