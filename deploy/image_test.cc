@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "deploy/testing/dockerfile.h"
 #include "gtest/gtest.h"
 #include "scheduler/common/testing/process.h"
 
@@ -28,57 +29,10 @@ std::vector<std::string> g_binaries;
 constexpr char kLdd[] = "/usr/bin/ldd";
 constexpr char kDpkg[] = "/usr/bin/dpkg";
 
-// One stage of a Dockerfile: its FROM line and its instructions, continuation lines joined.
-struct Stage {
-  std::string from;
-  std::vector<std::string> instructions;
-};
-
-std::vector<Stage> ParseDockerfile(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<Stage> stages;
-  std::string joined;
-  for (std::string line; std::getline(in, line);) {
-    const size_t first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line[first] == '#') continue;
-    if (!line.empty() && line.back() == '\\') {
-      joined += line.substr(0, line.size() - 1) + " ";
-      continue;
-    }
-    joined += line;
-    if (joined.rfind("FROM ", 0) == 0) {
-      stages.push_back({joined.substr(5), {}});
-    } else if (!stages.empty()) {
-      stages.back().instructions.push_back(joined);
-    }
-    joined.clear();
-  }
-  return stages;
-}
-
-std::vector<std::string> Words(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
-// The packages `apt-get install` names in a stage's RUN instructions.
-std::set<std::string> AptInstalled(const Stage& stage) {
-  std::set<std::string> out;
-  for (const std::string& inst : stage.instructions) {
-    if (inst.rfind("RUN ", 0) != 0) continue;
-    const std::vector<std::string> w = Words(inst);
-    for (size_t i = 0; i + 1 < w.size(); ++i) {
-      if (w[i] != "apt-get" || w[i + 1] != "install") continue;
-      for (size_t j = i + 2; j < w.size(); ++j) {
-        if (w[j] == "&&" || w[j] == ";" || w[j] == "||") break;
-        if (w[j][0] != '-') out.insert(w[j]);
-      }
-    }
-  }
-  return out;
-}
+using testing::AptInstalled;
+using testing::ParseDockerfile;
+using testing::Words;
+using Stage = testing::DockerStage;
 
 // The files `ldd` resolves for a binary; "not found" ones as "NOT FOUND: name".
 std::vector<std::string> SharedLibraries(const std::string& binary) {
