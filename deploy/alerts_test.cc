@@ -1,5 +1,5 @@
-// deploy/base/prometheusrule.yaml: its rules pass `promtool check rules`, every alert fires and
-// stays quiet where deploy/alerts_test.yml says (`promtool test rules`), every alert has a test
+// deploy/monitoring/prometheusrule.yaml: its rules pass `promtool check rules`, every alert fires
+// and stays quiet where deploy/alerts_test.yml says (`promtool test rules`), every alert has a test
 // case, a severity, a summary and a runbook link whose paragraph exists in deploy/README.md.
 // (That the metrics the alerts query are the binary's is //e2e:install_test.)
 
@@ -20,7 +20,7 @@
 namespace taskgov::deploy {
 namespace {
 
-constexpr char kRule[] = "deploy/base/prometheusrule.yaml";
+constexpr char kRule[] = "deploy/monitoring/prometheusrule.yaml";
 constexpr char kTests[] = "deploy/alerts_test.yml";
 constexpr char kReadme[] = "deploy/README.md";
 

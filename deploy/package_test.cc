@@ -79,11 +79,12 @@ TEST_F(PackageTest, TarballHoldsBinariesManifestsDocsAndLicences) {
   for (const char* f :
        {"bin/taskgov-extender", "bin/team-namespaces", "README.md", "SHA256SUMS", "tools/gen-certs",
         "deploy/README.md", "deploy/base/kustomization.yaml", "deploy/base/policy.yaml",
-        "deploy/base/prometheusrule.yaml", "deploy/base/admission.yaml",
+        "deploy/monitoring/prometheusrule.yaml", "deploy/base/admission.yaml",
         "deploy/overlays/second-scheduler/kustomization.yaml",
         "deploy/overlays/extender-service/kustomization.yaml",
         "deploy/overlays/extender-service-cert-manager/kustomization.yaml",
-        "deploy/dashboards/taskgov.json", "deploy/dashboards/taskgov-dashboard-configmap.yaml"}) {
+        "deploy/monitoring/kustomization.yaml", "deploy/dashboards/taskgov.json",
+        "deploy/dashboards/taskgov-dashboard-configmap.yaml"}) {
     EXPECT_TRUE(entries.count(f)) << "the tarball lacks " << f;
   }
   for (const std::string& e : entries) {
@@ -114,12 +115,17 @@ TEST_F(PackageTest, TarballHoldsBinariesManifestsDocsAndLicences) {
   EXPECT_EQ(namespaces.exit_code, 0) << namespaces.output;
   EXPECT_NE(namespaces.output.find("name: hyperpod-ns-a"), std::string::npos) << namespaces.output;
   if (::access(testing::kKubectl, X_OK) == 0) {
-    for (const std::string& overlay : testing::Overlays()) {
-      const ToolRun build = RunToCompletion(
-          {testing::kKubectl, "kustomize", (root / "deploy/overlays" / overlay).string()}, "",
-          std::chrono::seconds(60));
-      EXPECT_EQ(build.exit_code, 0) << overlay << ": " << build.output;
-      EXPECT_NE(build.output.find("kind: Deployment"), std::string::npos) << overlay;
+    std::vector<std::string> dirs = {"monitoring"};
+    for (const std::string& overlay : testing::Overlays()) dirs.push_back("overlays/" + overlay);
+    for (const std::string& dir : dirs) {
+      const ToolRun build =
+          RunToCompletion({testing::kKubectl, "kustomize", (root / "deploy" / dir).string()}, "",
+                          std::chrono::seconds(60));
+      EXPECT_EQ(build.exit_code, 0) << dir << ": " << build.output;
+      EXPECT_NE(
+          build.output.find(dir == "monitoring" ? "kind: PrometheusRule" : "kind: Deployment"),
+          std::string::npos)
+          << dir;
     }
   }
 }

@@ -310,7 +310,7 @@ TEST_F(InstallScenarioTest, DashboardAndAlertsQueryOnlyWhatTheBinaryExports) {
   metrics::testing::CollectQueries(dashboard, &panel_queries);
   for (const std::string& q : panel_queries) queries.push_back({"the dashboard", q});
   const size_t from_dashboard = queries.size();
-  common::Result<Manifests> m = deploy::testing::Render("second-scheduler");
+  common::Result<Manifests> m = deploy::testing::RenderDir("monitoring");
   ASSERT_TRUE(m.ok()) << m.error().message;
   for (const YAML::Node& rule : m->OfKind("PrometheusRule")) {
     for (const YAML::Node& group : rule["spec"]["groups"]) {

@@ -42,31 +42,38 @@ common::Result<std::string> DeployCopy() {
   return copied;
 }
 
-common::Result<Manifests> Render(const std::string& overlay) {
+common::Result<Manifests> RenderDir(const std::string& dir) {
   common::Result<std::string> root = DeployCopy();
   if (!root.ok()) return root.error();
-  const std::string dir = *root + "/overlays/" + overlay;
-  const common::testing::ToolRun run =
-      common::testing::RunToCompletion({kKubectl, "kustomize", dir}, "", std::chrono::seconds(60));
+  const std::string what = "kubectl kustomize deploy/" + dir;
+  const common::testing::ToolRun run = common::testing::RunToCompletion(
+      {kKubectl, "kustomize", *root + "/" + dir}, "", std::chrono::seconds(60));
   if (run.exit_code != 0) {
-    return common::Error{"kubectl kustomize deploy/overlays/" + overlay + " failed (exit " +
-                         std::to_string(run.exit_code) + "): " + run.output};
+    return common::Error{what + " failed (exit " + std::to_string(run.exit_code) +
+                         "): " + run.output};
   }
   // kubectl writes deprecation warnings as "# Warning: ..." comment lines, which YAML ignores.
   Manifests m;
-  m.overlay = overlay;
+  m.overlay = dir;
   try {
     for (const YAML::Node& doc : YAML::LoadAll(run.output)) {
       if (doc.IsNull()) continue;
       m.objects.push_back(doc);
     }
   } catch (const YAML::Exception& e) {
-    return common::Error{"the output of kubectl kustomize deploy/overlays/" + overlay +
-                         " is not YAML: " + e.what()};
+    return common::Error{"the output of " + what + " is not YAML: " + e.what()};
   }
-  if (m.objects.empty()) {
-    return common::Error{"kubectl kustomize deploy/overlays/" + overlay + " rendered nothing"};
-  }
+  if (m.objects.empty()) return common::Error{what + " rendered nothing"};
+  return m;
+}
+
+common::Result<Manifests> Render(const std::string& overlay) {
+  common::Result<Manifests> m = RenderDir("overlays/" + overlay);
+  if (!m.ok()) return m.error();
+  common::Result<Manifests> monitoring = RenderDir("monitoring");
+  if (!monitoring.ok()) return monitoring.error();
+  m->overlay = overlay;
+  m->objects.insert(m->objects.end(), monitoring->objects.begin(), monitoring->objects.end());
   return m;
 }
 

@@ -48,7 +48,11 @@ struct Manifests {
 // copy's path.
 [[nodiscard]] common::Result<std::string> DeployCopy();
 
-// `kubectl kustomize deploy/overlays/<overlay>`, parsed.
+// `kubectl kustomize deploy/<dir>`, parsed (dir: "monitoring", "overlays/second-scheduler").
+[[nodiscard]] common::Result<Manifests> RenderDir(const std::string& dir);
+
+// What an operator installs for an overlay: `kubectl kustomize deploy/overlays/<overlay>` and
+// `deploy/monitoring`, parsed (Manifests::overlay is `overlay`).
 [[nodiscard]] common::Result<Manifests> Render(const std::string& overlay);
 
 // "kind namespace/name" (or "kind name"), for messages.
