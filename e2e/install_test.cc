@@ -1,5 +1,8 @@
 // The install (deploy/) against the real binary (issue 15's consistency tests):
 //  * every flag the manifests pass to taskgov-extender is one its --help lists;
+//  * the extender-service overlay's TLS flags, with the files tools/gen-certs makes in place of
+//    its Secret, serve mutual TLS: the scheduler's client certificate is accepted under the
+//    Service's name, no certificate or one of another CA is refused;
 //  * after a scenario that borrows, reclaims (evictions, events) and elects a leader, run
 //    with the shipped policy (deploy/base/policy.yaml) and Kueue's metric names on:
 //      - every metric (and label) the Grafana dashboard and the PrometheusRule's alerts query is
@@ -10,8 +13,10 @@
 //        deploy/README.md ("Permissions"), nothing more.
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -26,6 +31,7 @@
 #include "metrics/testing/exposition.h"
 #include "metrics/testing/promql.h"
 #include "rapidjson/document.h"
+#include "scheduler/common/testing/http_client.h"
 #include "scheduler/common/testing/process.h"
 
 namespace taskgov::e2e {
@@ -48,6 +54,9 @@ std::string ReadFile(const std::string& path) {
         << deploy::testing::kKubectl                                                       \
         << " not found: install the Debian package `kubernetes-client` (tools/bootstrap)"; \
   }
+
+// $(rootpath //tools:gen-certs), from the test's arguments.
+std::string g_gen_certs = "tools/gen-certs";
 
 std::vector<Manifests> RenderAll() {
   std::vector<Manifests> out;
@@ -97,6 +106,75 @@ TEST(InstallFlagsTest, EveryFlagTheManifestsPassIsOneTheBinaryKnows) {
     }
   }
   EXPECT_GE(checked, 20u);
+}
+
+std::map<std::string, std::string> ShippedPolicy();
+
+// tools/gen-certs into `dir`; its output (for failure messages).
+std::string GenCerts(const std::string& dir) {
+  const common::testing::ToolRun run =
+      common::testing::RunToCompletion({common::testing::RunfilePath(g_gen_certs), "--out", dir});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  return run.output;
+}
+
+TEST(InstallTlsTest, GenCertsMaterialServesTheOverlaysMutualTls) {
+  SKIP_WITHOUT_KUBECTL();
+  const std::filesystem::path tmp = std::filesystem::path(::testing::TempDir()) / "tls";
+  std::filesystem::remove_all(tmp);
+  GenCerts((tmp / "certs").string());
+  GenCerts((tmp / "other").string());
+  common::Result<Manifests> m = deploy::testing::Render("extender-service");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const std::vector<YAML::Node> containers = ExtenderContainers(*m);
+  ASSERT_EQ(containers.size(), 1u);
+  std::string mount;
+  for (const YAML::Node& v : containers[0]["volumeMounts"]) {
+    if (Scalar(v, {"name"}) == "taskgov-tls") mount = Scalar(v, {"mountPath"});
+  }
+  ASSERT_FALSE(mount.empty());
+  // The overlay's TLS flags, with the Secret's mount replaced by gen-certs' directory (the
+  // Secret holds gen-certs' tls.crt, tls.key and ca.crt under those names).
+  std::vector<std::string> args = {"--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0",
+                                   "--no-kube", "--config-dir=" + (tmp / "config").string()};
+  std::filesystem::create_directories(tmp / "config");
+  for (const auto& [name, text] : ShippedPolicy()) std::ofstream(tmp / "config" / name) << text;
+  int tls_flags = 0;
+  for (const auto& [flag, value] : deploy::testing::Flags(containers[0])) {
+    if (flag.rfind("--tls-", 0) != 0) continue;
+    ASSERT_EQ(value.rfind(mount + "/", 0), 0u) << flag;
+    args.push_back(flag + "=" + (tmp / "certs").string() + value.substr(mount.size()));
+    ++tls_flags;
+  }
+  ASSERT_EQ(tls_flags, 3);
+  common::testing::Subprocess proc;
+  ASSERT_TRUE(proc.Start(ExtenderBinary(), args).ok());
+  common::Result<std::string> serving =
+      proc.WaitForLine("\"msg\":\"serving\"", std::chrono::seconds(10));
+  ASSERT_TRUE(serving.ok()) << serving.error().message;
+  const size_t at = serving->find("\"webhook_port\":");
+  ASSERT_NE(at, std::string::npos) << *serving;
+  const uint16_t port = static_cast<uint16_t>(std::stoi(serving->substr(at + 15)));
+
+  // As kube-scheduler's tlsConfig of README form (b) names them.
+  auto client = [&](const std::string& certs) {
+    common::testing::HttpClientTls tls;
+    tls.ca_file = (tmp / "certs/ca.crt").string();
+    tls.cert_file = certs.empty() ? "" : certs + "/client.crt";
+    tls.key_file = certs.empty() ? "" : certs + "/client.key";
+    tls.server_name = "taskgov.taskgov-system.svc";
+    tls.alpn = {"http/1.1"};
+    return std::make_unique<common::testing::HttpClient>("127.0.0.1", port, tls);
+  };
+  common::Result<common::testing::HttpReply> ok =
+      client((tmp / "certs").string())->Post("/filter", "{}");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_TRUE(ok->status == 200 || ok->status == 400) << ok->status << " " << ok->body;
+  EXPECT_FALSE(client("")->Post("/filter", "{}").ok()) << "served without a client certificate";
+  EXPECT_FALSE(client((tmp / "other").string())->Post("/filter", "{}").ok())
+      << "served a client certificate of another CA";
+  proc.Signal(SIGTERM);
+  EXPECT_EQ(proc.Wait(std::chrono::seconds(5)).value_or(-1), 0);
 }
 
 // ---- the scenario both consistency checks read ----
