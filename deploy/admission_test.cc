@@ -184,6 +184,33 @@ TEST_F(AdmissionTest, RefusesAnotherSchedulerWithOneComparisonAndAnActionableMes
   EXPECT_EQ(binding_["spec"]["paramRef"]["parameterNotFoundAction"].as<std::string>(""), "Deny");
 }
 
+// The optional mutating policy (deploy/admission-mutating) selects the same pods of the same
+// namespaces, reads the same parameter, and sets spec.schedulerName from it.
+TEST_F(AdmissionTest, MutatingOptionSetsTheGovernedSchedulerOnTheSamePods) {
+  YAML::Node mutating, binding;
+  for (const YAML::Node& doc : YAML::LoadAllFromFile("deploy/admission-mutating/mutating.yaml")) {
+    if (doc["kind"].as<std::string>("") == "MutatingAdmissionPolicy") mutating = doc;
+    if (doc["kind"].as<std::string>("") == "MutatingAdmissionPolicyBinding") binding = doc;
+  }
+  ASSERT_TRUE(mutating && binding);
+  auto emit = [](const YAML::Node& n) {
+    YAML::Emitter out;
+    out << n;
+    return std::string(out.c_str());
+  };
+  EXPECT_EQ(emit(mutating["spec"]["matchConstraints"]), emit(policy_["spec"]["matchConstraints"]))
+      << "the mutating and the validating policy select different pods";
+  EXPECT_EQ(emit(mutating["spec"]["paramKind"]), emit(policy_["spec"]["paramKind"]));
+  EXPECT_EQ(emit(binding["spec"]["paramRef"]), emit(binding_["spec"]["paramRef"]));
+  EXPECT_EQ(binding["spec"]["policyName"].as<std::string>(""),
+            mutating["metadata"]["name"].as<std::string>(""));
+  EXPECT_EQ(mutating["spec"]["failurePolicy"].as<std::string>(""), "Fail");
+  const YAML::Node m = mutating["spec"]["mutations"][0];
+  EXPECT_EQ(m["patchType"].as<std::string>(""), "ApplyConfiguration");
+  EXPECT_EQ(m["applyConfiguration"]["expression"].as<std::string>(""),
+            "Object{spec: Object.spec{schedulerName: params.data.schedulerName}}");
+}
+
 TEST_F(AdmissionTest, TeamNamespacesRefusesBadInputClearly) {
   const common::testing::ToolRun none = common::testing::RunToCompletion({g_tool});
   EXPECT_EQ(none.exit_code, 2);

@@ -83,8 +83,8 @@ TEST_F(PackageTest, TarballHoldsBinariesManifestsDocsAndLicences) {
         "deploy/overlays/second-scheduler/kustomization.yaml",
         "deploy/overlays/extender-service/kustomization.yaml",
         "deploy/overlays/extender-service-cert-manager/kustomization.yaml",
-        "deploy/monitoring/kustomization.yaml", "deploy/dashboards/taskgov.json",
-        "deploy/dashboards/taskgov-dashboard-configmap.yaml"}) {
+        "deploy/monitoring/kustomization.yaml", "deploy/admission-mutating/kustomization.yaml",
+        "deploy/dashboards/taskgov.json", "deploy/dashboards/taskgov-dashboard-configmap.yaml"}) {
     EXPECT_TRUE(entries.count(f)) << "the tarball lacks " << f;
   }
   for (const std::string& e : entries) {
