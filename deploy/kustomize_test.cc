@@ -199,8 +199,22 @@ TEST_P(KustomizeTest, DeploymentIsHighlyAvailableAndRestricted) {
           << name << " mounts " << Scalar(mount, {"name"}) << ", which is no volume";
     }
   }
-  EXPECT_EQ(Scalar(extender_, {"readinessProbe", "httpGet", "path"}), "/readyz");
   EXPECT_EQ(Scalar(extender_, {"livenessProbe", "httpGet", "path"}), "/healthz");
+  // Only the leader answers /readyz. Where a Service routes webhooks, readiness must be /readyz
+  // (the leader alone gets calls), and a rolling update may then stop every old replica (a new
+  // follower never becomes ready while the old leader lives); elsewhere a replica is ready while
+  // it runs, so rollouts and the disruption budget move one replica at a time.
+  const bool routed = m_.Find("Service", "taskgov").has_value();
+  const std::string readiness = Scalar(extender_, {"readinessProbe", "httpGet", "path"});
+  const std::string max_unavailable = Scalar(spec, {"strategy", "rollingUpdate", "maxUnavailable"});
+  if (routed) {
+    EXPECT_EQ(readiness, "/readyz") << "the webhook Service would route calls to a follower";
+    EXPECT_TRUE(max_unavailable == "100%" || max_unavailable == Scalar(spec, {"replicas"}))
+        << "maxUnavailable " << max_unavailable << ": a rolling update would never finish";
+  } else {
+    EXPECT_EQ(readiness, "/healthz") << "the follower would stall every rollout";
+    EXPECT_EQ(max_unavailable, "1");
+  }
 }
 
 TEST_P(KustomizeTest, ServicesBudgetsPoliciesAndMonitorsSelectTheExtender) {
