@@ -1,4 +1,4 @@
-// The policy shipped in deploy/taskgov-config.yaml loads without errors, as a mounted ConfigMap
+// The policy shipped in deploy/base/policy.yaml loads without errors, as a mounted ConfigMap
 // would: every data key becomes a file.
 
 #include <yaml-cpp/yaml.h>
@@ -14,7 +14,7 @@ namespace taskgov::config {
 namespace {
 
 TEST(DeployConfigTest, TheShippedConfigMapLoads) {
-  YAML::Node configmap = YAML::LoadFile("deploy/taskgov-config.yaml");
+  YAML::Node configmap = YAML::LoadFile("deploy/base/policy.yaml");
   ASSERT_EQ(configmap["kind"].as<std::string>(), "ConfigMap");
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "taskgov-config";
   std::filesystem::create_directories(dir);

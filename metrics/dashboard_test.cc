@@ -14,6 +14,7 @@
 
 #include "gtest/gtest.h"
 #include "metrics/testing/exposition.h"
+#include "metrics/testing/promql.h"
 #include "metrics/testing/promtool.h"
 #include "metrics/testing/scenario.h"
 #include "rapidjson/document.h"
@@ -32,76 +33,9 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-// Every string under the keys that hold PromQL: targets' "expr", variables' "definition" and
-// "query".
-void CollectQueries(const rapidjson::Value& v, std::vector<std::string>* out) {
-  if (v.IsObject()) {
-    for (const auto& m : v.GetObject()) {
-      const std::string key = m.name.GetString();
-      if ((key == "expr" || key == "definition" || key == "query") && m.value.IsString()) {
-        out->push_back(m.value.GetString());
-      } else {
-        CollectQueries(m.value, out);
-      }
-    }
-  } else if (v.IsArray()) {
-    for (const auto& item : v.GetArray()) CollectQueries(item, out);
-  }
-}
-
-// A metric name in a query and the label names its selector matches on.
-struct Selector {
-  std::string name;
-  std::vector<std::string> labels;
-};
-
-bool NameChar(char c) { return (c >= 'a' && c <= 'z') || c == '_' || (c >= '0' && c <= '9'); }
-
-// The taskgov_* / kueue_* names a PromQL query mentions, with their `{...}` label names.
-std::vector<Selector> Selectors(const std::string& q) {
-  std::vector<Selector> out;
-  for (size_t i = 0; i < q.size();) {
-    const bool start = (i == 0 || !(NameChar(q[i - 1]) || (q[i - 1] >= 'A' && q[i - 1] <= 'Z'))) &&
-                       (q.compare(i, 8, "taskgov_") == 0 || q.compare(i, 6, "kueue_") == 0);
-    if (!start) {
-      ++i;
-      continue;
-    }
-    size_t end = i;
-    while (end < q.size() && NameChar(q[end])) ++end;
-    Selector sel{q.substr(i, end - i), {}};
-    if (end < q.size() && q[end] == '{') {
-      size_t close = q.find('}', end);
-      if (close == std::string::npos) close = q.size();
-      const std::string inner = q.substr(end + 1, close - end - 1);
-      bool in_value = false;
-      std::string label;
-      for (size_t j = 0; j < inner.size(); ++j) {
-        const char c = inner[j];
-        if (in_value) {
-          if (c == '\\')
-            ++j;
-          else if (c == '"')
-            in_value = false;
-          continue;
-        }
-        if (c == '"') {
-          in_value = true;
-          if (!label.empty()) sel.labels.push_back(label);
-          label.clear();
-        } else if (NameChar(c) || (c >= 'A' && c <= 'Z')) {
-          label += c;
-        } else if (c == ',') {
-          label.clear();
-        }
-      }
-      end = close;
-    }
-    out.push_back(std::move(sel));
-    i = end;
-  }
-  return out;
-}
+using testing::CollectQueries;
+using testing::Selector;
+using testing::Selectors;
 
 class DashboardTest : public ::testing::Test {
  protected:
