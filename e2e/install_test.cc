@@ -333,6 +333,13 @@ class InstallScenarioTest : public ScenarioTest {
     ASSERT_TRUE(h().RunUntil([&] { return Running("b-serve-") == 8; }, 20)) << h().Logs();
     ASSERT_GE(h().Evictions().size(), 4u);
     ASSERT_FALSE(h().Events().empty());
+    // An admin reads the console's API: its token and access are reviewed by the API server.
+    h().api().SetAccessReviews({{"t-admin", "admin", {}}},
+                               {{"admin", "get", "taskgov.io", "workloads", ""}});
+    common::Result<common::testing::HttpReply> teams =
+        h().extender(h().serving()).Admin("/api/v1/teams", "t-admin");
+    ASSERT_TRUE(teams.ok()) << teams.error().message;
+    ASSERT_EQ(teams->status, 200) << teams->body;
   }
 
   // Running pods whose name starts with `prefix`.
