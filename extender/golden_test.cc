@@ -41,7 +41,10 @@ TEST_P(GoldenTest, ReplyMatches) {
 
   testing::FakeDecider decider;
   WebhookHandlers handlers(&decider);
-  HttpRequest request{"POST", std::string("/") + VerbName(c.verb), request_body};
+  HttpRequest request;
+  request.method = "POST";
+  request.path = std::string("/") + VerbName(c.verb);
+  request.body = request_body;
   HttpResponse response;
   switch (c.verb) {
     case Verb::kFilter:

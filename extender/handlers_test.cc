@@ -22,7 +22,11 @@ std::string FilterBody(const std::string& names = R"(["n1","busy-2","full-3"])")
 }
 
 HttpRequest Post(const std::string& path, std::string body) {
-  return HttpRequest{"POST", path, std::move(body)};
+  HttpRequest request;
+  request.method = "POST";
+  request.path = path;
+  request.body = std::move(body);
+  return request;
 }
 
 std::string ErrorOf(const std::string& body) {
