@@ -130,7 +130,7 @@ TEST_F(QuotaWalkthroughTest, ThreeTeamsByCountAcceleratorsAndVcpuThenTheBorrowLi
             "[taskgov-cli.yaml (document 3): compute[0]]");
   EXPECT_EQ(dc.Quota("ml.m5.2xlarge", "cpu", "nominal").source,
             "16 vCPU given [taskgov-cli.yaml (document 3): compute[0]]");
-  EXPECT_EQ(dc.Quota("ml.m5.2xlarge", "cpu", "borrowingLimit").source, "0: Lend");
+  EXPECT_EQ(dc.Quota("ml.m5.2xlarge", "cpu", "borrowingLimit").source, "Lend borrows nothing");
   EXPECT_EQ(dc.Field("namespaces").value, "research, research-batch");
 
   // The hand-written HyperPod team, described with its own document's values.

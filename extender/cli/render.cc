@@ -6,6 +6,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 
 namespace taskgov::cli {
 
@@ -86,6 +88,20 @@ class JsonBuilder {
   rapidjson::Document::AllocatorType& a_;
 };
 
+// Whether YAML would read `s` as something other than a string (a number, bool or null).
+bool LooksTyped(const std::string& s) {
+  if (s.empty()) return true;
+  std::string lower;
+  for (char c : s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* word : {"true", "false", "yes", "no", "on", "off", "y", "n", "null", "~", ".inf",
+                           "-.inf", ".nan"}) {
+    if (lower == word) return true;
+  }
+  char* end = nullptr;
+  (void)std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+
 void EmitYaml(const Value& v, YAML::Emitter& out) {
   if (v.IsObject()) {
     out << YAML::BeginMap;
@@ -99,7 +115,9 @@ void EmitYaml(const Value& v, YAML::Emitter& out) {
     for (const Value& item : v.GetArray()) EmitYaml(item, out);
     out << YAML::EndSeq;
   } else if (v.IsString()) {
-    out << std::string(v.GetString(), v.GetStringLength());
+    const std::string s(v.GetString(), v.GetStringLength());
+    if (LooksTyped(s)) out << YAML::DoubleQuoted;
+    out << s;
   } else if (v.IsBool()) {
     out << v.GetBool();
   } else if (v.IsInt64()) {

@@ -258,8 +258,10 @@ class TeamReporter {
       row.nominal_source = "no quota line of this team: 0 (another team governs " + rq.resource +
                            " on " + fq.flavor +
                            "; a team may not use a resource it has no line for)";
-      row.borrowing_source = spec_.unlisted_resources_borrowable ? "unlimited (Volcano)" : "0";
-      row.lending_source = "0";
+      row.borrowing_source = spec_.unlisted_resources_borrowable
+                                 ? "Volcano: a resource without capability is unlimited"
+                                 : "no quota line: none to borrow";
+      row.lending_source = "no quota line: none to lend";
       return row;
     }
     row.borrowing_source = BorrowingSource(fq.flavor, rq, line);
@@ -285,7 +287,7 @@ class TeamReporter {
 
   std::string BorrowingSource(const std::string& flavor, const scheduler::ResourceQuota& rq,
                               const config::LineSpec* line) const {
-    if (team_.cohort.empty()) return "0: no cohort";
+    if (team_.cohort.empty()) return "no cohort: the team neither lends nor borrows";
     if (line != nullptr && line->borrowing_limit) return "quota line [" + Where(line->origin) + "]";
     if (HasLimitLine(spec_.absolute_borrow_limits, flavor)) return "absoluteBorrowLimits";
     if (!spec_.strategy) {
@@ -294,9 +296,9 @@ class TeamReporter {
     }
     switch (*spec_.strategy) {
       case SharingStrategy::kDontLend:
-        return "0: DontLend";
+        return "DontLend borrows nothing";
       case SharingStrategy::kLend:
-        return "0: Lend";
+        return "Lend borrows nothing";
       case SharingStrategy::kLendAndBorrow:
         break;
     }
@@ -305,12 +307,12 @@ class TeamReporter {
   }
 
   std::string LendingSource(const std::string& flavor, const config::LineSpec* line) const {
-    if (team_.cohort.empty()) return "0: no cohort";
+    if (team_.cohort.empty()) return "no cohort: the team neither lends nor borrows";
     if (line != nullptr && line->lending_limit) return "quota line [" + Where(line->origin) + "]";
     if (HasLimitLine(spec_.lending_limits, flavor)) return "lendingLimits";
     if (!spec_.strategy) return "the quota line (unset: all unused nominal)";
-    if (*spec_.strategy == SharingStrategy::kDontLend) return "0: DontLend";
-    return "all unused nominal: " + std::string(StrategyName(*spec_.strategy));
+    if (*spec_.strategy == SharingStrategy::kDontLend) return "DontLend lends nothing";
+    return std::string(StrategyName(*spec_.strategy)) + " lends all unused nominal quota";
   }
 
   const config::ConfigSet& set_;
