@@ -10,10 +10,10 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 #include "extender/cli/owned_policy.h"
 #include "extender/cli/testing/cli_fixture.h"
+#include "scheduler/kube/config.h"
 
 namespace taskgov::cli {
 namespace {
@@ -22,14 +22,6 @@ struct GoldenCase {
   std::string name;  // testdata/<name>.golden
   std::vector<std::string> args;
 };
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot read " << path;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 OwnedPolicy Teams() {
   OwnedPolicy p;
@@ -71,7 +63,10 @@ TEST_P(GoldenTest, OutputMatches) {
     std::ofstream(std::string(dir) + "/" + c.name + ".golden", std::ios::binary) << run.out;
     GTEST_SKIP() << "wrote " << c.name << ".golden";
   }
-  EXPECT_EQ(run.out, ReadFile("extender/cli/testdata/" + c.name + ".golden"));
+  common::Result<std::string> golden =
+      scheduler::kube::ReadFile("extender/cli/testdata/" + c.name + ".golden", "golden file");
+  ASSERT_TRUE(golden.ok()) << golden.error().message;
+  EXPECT_EQ(run.out, *golden);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "config/loader.h"
+#include "config/names.h"
 
 namespace taskgov::cli {
 
@@ -65,18 +66,6 @@ void RenderCluster(const ClusterSettings& c, std::ostream& out) {
   }
 }
 
-std::string_view StrategyName(config::SharingStrategy s) {
-  switch (s) {
-    case config::SharingStrategy::kDontLend:
-      return "DontLend";
-    case config::SharingStrategy::kLend:
-      return "Lend";
-    case config::SharingStrategy::kLendAndBorrow:
-      return "LendAndBorrow";
-  }
-  return "LendAndBorrow";
-}
-
 common::Result<ComputeLine> LineFromSpec(const config::ComputeSpec& spec) {
   if (spec.flavor != spec.instance_type || spec.amounts.partition_type) {
     return common::Error{spec.origin.path +
@@ -104,10 +93,9 @@ common::Result<TeamQuota> TeamFromSpec(const config::TeamSpec& spec) {
   if (spec.namespaces) team.namespaces = *spec.namespaces;
   team.cohort = spec.cohort.value_or("");
   team.strategy =
-      std::string(StrategyName(spec.strategy.value_or(config::SharingStrategy::kLendAndBorrow)));
+      std::string(config::Name(spec.strategy.value_or(config::SharingStrategy::kLendAndBorrow)));
   team.borrow_limit = spec.borrow_limit_percent;
-  team.preempt_team_tasks =
-      spec.within_team == scheduler::WithinTeamPreemption::kNever ? "Never" : "LowerPriority";
+  team.preempt_team_tasks = std::string(config::Name(spec.within_team));
   if (spec.fair_share_weight_given) {
     team.fair_share_weight = static_cast<int64_t>(spec.fair_share_weight);
   }
@@ -122,16 +110,9 @@ common::Result<TeamQuota> TeamFromSpec(const config::TeamSpec& spec) {
 ClusterSettings ClusterFromSet(const config::ConfigSet& set) {
   ClusterSettings c;
   if (set.task_prioritization.value) {
-    c.task_prioritization =
-        *set.task_prioritization.value == scheduler::TaskPrioritization::kTaskRanking
-            ? "TaskRanking"
-            : "FirstComeFirstServe";
+    c.task_prioritization = std::string(config::Name(*set.task_prioritization.value));
   }
-  if (set.idle_compute.value) {
-    c.idle_compute = *set.idle_compute.value == scheduler::IdleComputeAllocation::kFairShare
-                         ? "FairShare"
-                         : "FirstComeFirstServe";
-  }
+  if (set.idle_compute.value) c.idle_compute = std::string(config::Name(*set.idle_compute.value));
   if (!set.policy_documents.empty() && !set.priority_classes.empty()) {
     c.priority_classes.emplace();
     for (const config::PriorityClassSpec& p : set.priority_classes) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "config/catalogue.h"
+#include "config/names.h"
 #include "config/resolve.h"
 #include "extender/cli/owned_policy.h"
 #include "scheduler/model/quantity.h"
@@ -34,30 +35,6 @@ std::string Join(const std::vector<std::string>& items, std::string_view sep) {
 
 std::string Gib(int64_t bytes) { return FormatDecimal(bytes, int64_t{1} << 30) + " GiB"; }
 std::string Vcpu(int64_t millis) { return FormatDecimal(millis, 1000) + " vCPU"; }
-
-std::string_view StrategyName(SharingStrategy s) {
-  switch (s) {
-    case SharingStrategy::kDontLend:
-      return "DontLend";
-    case SharingStrategy::kLend:
-      return "Lend";
-    case SharingStrategy::kLendAndBorrow:
-      return "LendAndBorrow";
-  }
-  return "?";
-}
-
-std::string_view PreemptName(scheduler::WithinTeamPreemption p) {
-  switch (p) {
-    case scheduler::WithinTeamPreemption::kNever:
-      return "Never";
-    case scheduler::WithinTeamPreemption::kLowerPriority:
-      return "LowerPriority";
-    case scheduler::WithinTeamPreemption::kLowerOrNewerEqualPriority:
-      return "LowerOrNewerEqualPriority";
-  }
-  return "?";
-}
 
 // The team's last usable document.
 const TeamSpec* FindSpec(const config::ConfigSet& set, std::string_view name) {
@@ -175,7 +152,7 @@ class TeamReporter {
     r.namespaces = Namespaces();
     r.cohort = Cohort();
     SharingFields(&r);
-    r.preempt_team_tasks = {std::string(PreemptName(team_.within_team)), spec_.origin.file};
+    r.preempt_team_tasks = {std::string(config::Name(team_.within_team)), spec_.origin.file};
     r.fair_share_weight = Weight();
     for (const ComputeSpec& c : ComputeInForce(set_, spec_))
       r.compute.push_back(DescribeAmounts(c));
@@ -227,7 +204,7 @@ class TeamReporter {
       return;
     }
     const bool given = !spec_.sharing_origin.file.empty();
-    r->strategy = {std::string(StrategyName(*spec_.strategy)),
+    r->strategy = {std::string(config::Name(*spec_.strategy)),
                    given ? Where(spec_.sharing_origin) : "default (HyperPod: LendAndBorrow)"};
     if (*spec_.strategy != SharingStrategy::kLendAndBorrow) {
       r->borrow_limit = {"-", r->strategy.value + " borrows nothing"};
@@ -312,7 +289,7 @@ class TeamReporter {
     if (HasLimitLine(spec_.lending_limits, flavor)) return "lendingLimits";
     if (!spec_.strategy) return "the quota line (unset: all unused nominal)";
     if (*spec_.strategy == SharingStrategy::kDontLend) return "DontLend lends nothing";
-    return std::string(StrategyName(*spec_.strategy)) + " lends all unused nominal quota";
+    return std::string(config::Name(*spec_.strategy)) + " lends all unused nominal quota";
   }
 
   const config::ConfigSet& set_;
@@ -320,25 +297,12 @@ class TeamReporter {
   const TeamSpec& spec_;
 };
 
-std::string_view TaskPrioritizationName(scheduler::TaskPrioritization p) {
-  return p == scheduler::TaskPrioritization::kTaskRanking ? "TaskRanking" : "FirstComeFirstServe";
-}
-
-std::string_view IdleComputeName(scheduler::IdleComputeAllocation a) {
-  return a == scheduler::IdleComputeAllocation::kFairShare ? "FairShare" : "FirstComeFirstServe";
-}
-
 template <typename T>
 std::string SettingSource(const config::Setting<T>& s, std::string_view fallback) {
   return s.value ? Where(s.origin) : std::string(fallback);
 }
 
 }  // namespace
-
-std::string FormatAmount(std::string_view resource, int64_t amount) {
-  if (amount == scheduler::kUnlimited) return "unlimited";
-  return scheduler::FormatQuantity(resource, amount);
-}
 
 std::vector<TeamReport> BuildTeamReports(const config::ConfigSet& set,
                                          const scheduler::Policy& policy) {
@@ -355,11 +319,11 @@ PolicyReport BuildPolicyReport(const config::ConfigSet& set, const scheduler::Po
   PolicyReport r;
   const bool hyperpod = !set.scheduler_configs.empty();
   r.task_prioritization = {
-      std::string(TaskPrioritizationName(policy.task_prioritization)),
+      std::string(config::Name(policy.task_prioritization)),
       SettingSource(set.task_prioritization,
                     hyperpod ? "HyperPod: TaskRanking when PriorityClasses are given"
                              : "default (TaskRanking)")};
-  r.idle_compute = {std::string(IdleComputeName(policy.idle_compute)),
+  r.idle_compute = {std::string(config::Name(policy.idle_compute)),
                     SettingSource(set.idle_compute, "default (FairShare)")};
   for (const scheduler::PriorityClass& pc : policy.priority_classes) {
     std::string source;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "config/names.h"
 #include "config/spec.h"
 #include "scheduler/model/policy.h"
 
@@ -69,7 +70,6 @@ struct PolicyReport {
 [[nodiscard]] PolicyReport BuildPolicyReport(const config::ConfigSet& set,
                                              const scheduler::Policy& policy);
 
-// The canonical amount for people ("unlimited" for kUnlimited; cpu in cores).
-[[nodiscard]] std::string FormatAmount(std::string_view resource, int64_t amount);
+using config::FormatAmount;  // the amounts reports print: "unlimited", "8", "64Gi"
 
 }  // namespace taskgov::cli

@@ -59,11 +59,7 @@ bool CliFixture::Start() {
   dir_ = pattern;
   kubeconfig_ = dir_ + "/kubeconfig";
   std::ofstream out(kubeconfig_);
-  out << "apiVersion: v1\nkind: Config\ncurrent-context: test\nclusters:\n- name: fake\n"
-         "  cluster:\n    server: "
-      << api_->url()
-      << "\ncontexts:\n- name: test\n  context: {cluster: fake, user: admin}\n"
-         "users:\n- name: admin\n  user: {}\n";
+  out << scheduler::kube::testing::KubeconfigFor(api_->url());
   return static_cast<bool>(out);
 }
 

@@ -1909,6 +1909,14 @@ void FakeApiServer::ClearFaults() { impl_->ClearFaults(); }
 void FakeApiServer::SetAcceptedTokens(std::vector<std::string> tokens) {
   impl_->SetAcceptedTokens(std::move(tokens));
 }
+std::string KubeconfigFor(const std::string& server_url) {
+  return "apiVersion: v1\nkind: Config\ncurrent-context: e2e\nclusters:\n- name: fake\n"
+         "  cluster:\n    server: " +
+         server_url +
+         "\ncontexts:\n- name: e2e\n  context: {cluster: fake, user: e2e}\n"
+         "users:\n- name: e2e\n  user: {}\n";
+}
+
 void FakeApiServer::SetRequestHook(RequestHook hook) { impl_->SetRequestHook(std::move(hook)); }
 void FakeApiServer::SetServed(std::string_view resource, bool served) {
   impl_->SetServed(resource, served);

@@ -124,6 +124,10 @@ struct RecordedRequest {
 // the public methods (Upsert, ...), and what it changes is what the request then sees.
 using RequestHook = std::function<void(const std::string& method, const std::string& path)>;
 
+// A kubeconfig (YAML) whose current context "e2e" names `server_url` (FakeApiServer::url())
+// with a user without credentials: what a process under test reads with --kubeconfig.
+[[nodiscard]] std::string KubeconfigFor(const std::string& server_url);
+
 class FakeApiServer {
  public:
   explicit FakeApiServer(FakeApiServerOptions options = {});
