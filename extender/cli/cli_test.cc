@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <stdio.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -209,6 +210,28 @@ TEST(FormatDecimalTest, IsExact) {
   EXPECT_EQ(FormatDecimal(96000, 1000), "96");
   EXPECT_EQ(FormatDecimal(int64_t{3} << 28, int64_t{1} << 30), "0.75");
   EXPECT_EQ(FormatDecimal(1, int64_t{1} << 30), "0.000000000931322574615478515625");
+}
+
+}  // namespace
+}  // namespace taskgov::cli
+
+namespace taskgov::cli {
+namespace {
+
+// `config validate` is the extender's own check: the sample policy passes, a broken file fails
+// with the file, path and reason.
+TEST(ConfigValidateTest, RunsTheExtendersChecks) {
+  Output good = RunCli({"config", "validate", "config/samples/native"});
+  EXPECT_EQ(good.code, 0) << good.out;
+  EXPECT_NE(good.out.find("taskgov-policy.yaml: ok"), std::string::npos) << good.out;
+
+  const std::string dir = ::testing::TempDir() + "/bad-policy";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/teams.yaml") << "apiVersion: taskgov.io/v1\nkind: Team\nname: a\ncompute:\n"
+                                        "  - {instanceType: ml.p5.48xlarge, accelerators: -1}\n";
+  Output bad = RunCli({"config", "validate", dir});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.out.find("teams.yaml: compute[0].accelerators"), std::string::npos) << bad.out;
 }
 
 }  // namespace

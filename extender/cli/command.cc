@@ -71,7 +71,7 @@ std::optional<std::string> DecodeGlobals(const ParsedArgs& args, const Command& 
       return "invalid --request-timeout " + Quoted(*t) +
              ": use a duration such as 30s, 2m or 500ms, or 0 for no timeout";
     }
-    g->request_timeout = *timeout;
+    g->request_timeout = timeout->count() == 0 ? std::chrono::hours(24) : *timeout;
   }
   if (auto c = args.Get("configmap")) g->configmap.name = *c;
   if (auto c = args.Get("configmap-namespace")) g->configmap.ns = *c;
@@ -243,7 +243,7 @@ int Cli::Run(const std::vector<std::string>& argv, Environment& env) const {
   ParseOutcome parsed = ParseCommandLine(argv, tree_->parse, global_);
   const Node* node = Find(parsed.command);
   GlobalOptions ignored;
-  Invocation inv{parsed.args, ignored, env, node->path};
+  Invocation inv{parsed.args, ignored, env, node->path, *this};
   if (parsed.error) return inv.Usage(parsed.error->message);
   if (parsed.args.Bool("help")) {
     *env.out << Help(*node, env.program);
@@ -255,7 +255,7 @@ int Cli::Run(const std::vector<std::string>& argv, Environment& env) const {
 int Cli::Dispatch(const Node& node, const ParsedArgs& args, Environment& env) const {
   const Command& c = *node.command;
   GlobalOptions global;
-  Invocation inv{args, global, env, node.path};
+  Invocation inv{args, global, env, node.path, *this};
   if (!c.run) {
     if (!args.positional.empty()) {
       std::string message = "unknown command " + Quoted(args.positional[0]) + " for " +

@@ -34,7 +34,8 @@ struct GlobalOptions {
   std::vector<std::string> namespaces;  // -n, repeatable
   bool all_namespaces = false;
   std::string as;
-  std::chrono::milliseconds request_timeout{0};  // 0: the default (30 s)
+  // Per API request; unset: 30 s. kubectl's "0" (no timeout) is a day.
+  std::optional<std::chrono::milliseconds> request_timeout;
   OutputFormat output = OutputFormat::kTable;
   ConfigMapRef configmap;
 };
@@ -47,11 +48,14 @@ struct Environment {
   std::function<common::Result<std::unique_ptr<ConfigMapStore>>(const GlobalOptions&)> connect;
 };
 
+class Cli;
+
 struct Invocation {
   const ParsedArgs& args;
   const GlobalOptions& global;
   Environment& env;
   std::string command_path;  // "quota create"
+  const Cli& cli;            // the tree the command belongs to (completion prints it)
 
   [[nodiscard]] std::ostream& out() const { return *env.out; }
   [[nodiscard]] std::ostream& err() const { return *env.err; }

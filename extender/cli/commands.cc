@@ -67,7 +67,9 @@ common::Result<Loaded> LoadPolicy(const Invocation& inv) {
   loaded.result = config::LoadSources(loaded.state.files);
   if (!loaded.result.ok()) {
     inv.err() << "warning: the policy in " << inv.global.configmap.ToString() << " does not load ("
-              << loaded.result.error_count() << " errors; the first: " << loaded.result.FirstError()
+              << loaded.result.error_count()
+              << (loaded.result.error_count() == 1 ? " error" : " errors")
+              << "; the first: " << loaded.result.FirstError()
               << "); the extender keeps its last good policy; shown here: what would load\n";
   }
   return loaded;
@@ -295,6 +297,15 @@ int PolicySet(const Invocation& inv) {
   });
 }
 
+int Completion(const Invocation& inv) {
+  const std::string& shell = inv.args.positional[0];
+  if (shell != "bash" && shell != "zsh") {
+    return inv.Usage("unsupported shell " + Quoted(shell) + ": use bash or zsh");
+  }
+  inv.out() << inv.cli.Completion(shell);
+  return kExitOk;
+}
+
 int ConfigValidate(const Invocation& inv) {
   return config::RunCheckConfig(inv.args.positional[0], inv.out()) == 0 ? kExitOk : kExitFailed;
 }
@@ -464,7 +475,7 @@ Command TaskgovCommands() {
                      1,
                      1,
                      {},
-                     nullptr,
+                     Completion,
                      {}};
   return Command{
       "",
@@ -498,54 +509,15 @@ common::Result<std::unique_ptr<ConfigMapStore>> ConnectApi(const GlobalOptions& 
   scheduler::kube::ClientOptions options;
   options.user_agent = "taskgov-cli";
   options.impersonate_user = global.as;
-  options.request_timeout =
-      global.request_timeout.count() > 0 ? global.request_timeout : std::chrono::seconds(30);
+  options.request_timeout = global.request_timeout.value_or(std::chrono::seconds(30));
   options.max_throttle_retries = 2;
   auto client = scheduler::kube::KubeClient::Create(std::move(*cluster), options);
   if (!client.ok()) return client.error();
-  // The store keeps the client alive.
-  class Owning : public ConfigMapStore {
-   public:
-    Owning(std::unique_ptr<scheduler::kube::KubeClient> c, const ConfigMapRef& ref)
-        : client_(std::move(c)), inner_(MakeApiConfigMapStore(client_.get(), ref)) {}
-    common::Result<ConfigMapState> Read() override { return inner_->Read(); }
-    common::Result<WriteResult> Write(const ConfigMapState& base,
-                                      const std::vector<config::SourceFile>& files,
-                                      bool dry_run) override {
-      return inner_->Write(base, files, dry_run);
-    }
-    const ConfigMapRef& ref() const override { return inner_->ref(); }
-
-   private:
-    std::unique_ptr<scheduler::kube::KubeClient> client_;
-    std::unique_ptr<ConfigMapStore> inner_;
-  };
-  return std::unique_ptr<ConfigMapStore>(
-      std::make_unique<Owning>(std::move(*client), global.configmap));
+  return MakeApiConfigMapStore(std::move(*client), global.configmap);
 }
 
 int RunTaskgov(const std::vector<std::string>& argv, Environment& env) {
-  Command root = TaskgovCommands();
-  // completion prints scripts made from the tree it belongs to: bound once the tree is built.
-  std::shared_ptr<std::string> script_bash = std::make_shared<std::string>();
-  std::shared_ptr<std::string> script_zsh = std::make_shared<std::string>();
-  for (Command& c : root.children) {
-    if (c.name != "completion") continue;
-    c.run = [script_bash, script_zsh](const Invocation& inv) {
-      const std::string& shell = inv.args.positional[0];
-      if (shell == "bash") {
-        inv.out() << *script_bash;
-      } else if (shell == "zsh") {
-        inv.out() << *script_zsh;
-      } else {
-        return inv.Usage("unsupported shell " + Quoted(shell) + ": use bash or zsh");
-      }
-      return kExitOk;
-    };
-  }
-  const Cli cli(std::move(root));
-  *script_bash = cli.Completion("bash");
-  *script_zsh = cli.Completion("zsh");
+  const Cli cli(TaskgovCommands());
   if (!env.connect) env.connect = ConnectApi;
   return cli.Run(argv, env);
 }

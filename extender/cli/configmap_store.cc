@@ -42,8 +42,8 @@ common::Error Explain(const ApiError& e, const ConfigMapRef& ref) {
 
 class ApiConfigMapStore : public ConfigMapStore {
  public:
-  ApiConfigMapStore(scheduler::kube::KubeClient* client, ConfigMapRef ref)
-      : client_(client), ref_(std::move(ref)) {}
+  ApiConfigMapStore(std::unique_ptr<scheduler::kube::KubeClient> client, ConfigMapRef ref)
+      : client_(std::move(client)), ref_(std::move(ref)) {}
 
   common::Result<ConfigMapState> Read() override {
     auto reply = client_->Call("GET", ItemPath());
@@ -83,15 +83,15 @@ class ApiConfigMapStore : public ConfigMapStore {
     return CollectionPath() + "/" + scheduler::kube::QueryEscape(ref_.name);
   }
 
-  scheduler::kube::KubeClient* client_;
+  std::unique_ptr<scheduler::kube::KubeClient> client_;
   const ConfigMapRef ref_;
 };
 
 }  // namespace
 
-std::unique_ptr<ConfigMapStore> MakeApiConfigMapStore(scheduler::kube::KubeClient* client,
-                                                      ConfigMapRef ref) {
-  return std::make_unique<ApiConfigMapStore>(client, std::move(ref));
+std::unique_ptr<ConfigMapStore> MakeApiConfigMapStore(
+    std::unique_ptr<scheduler::kube::KubeClient> client, ConfigMapRef ref) {
+  return std::make_unique<ApiConfigMapStore>(std::move(client), std::move(ref));
 }
 
 common::Result<ConfigMapState> DecodeConfigMap(const std::string& object_json) {

@@ -57,9 +57,9 @@ class ConfigMapStore {
   [[nodiscard]] virtual const ConfigMapRef& ref() const = 0;
 };
 
-// `client` must outlive the store.
+// The store owns `client`.
 [[nodiscard]] std::unique_ptr<ConfigMapStore> MakeApiConfigMapStore(
-    scheduler::kube::KubeClient* client, ConfigMapRef ref);
+    std::unique_ptr<scheduler::kube::KubeClient> client, ConfigMapRef ref);
 
 // The ConfigMap's data from its JSON object: every `data` value must be a string.
 [[nodiscard]] common::Result<ConfigMapState> DecodeConfigMap(const std::string& object_json);

@@ -293,6 +293,7 @@ TEST_F(QuotaWalkthroughTest, AMissingConfigMapIsCreatedByTheFirstQuota) {
 }
 
 TEST_F(QuotaWalkthroughTest, KubectlFlagsReachTheApi) {
+  Ok({"quota", "list", "--request-timeout", "0"});  // kubectl's "no timeout"
   Ok({"quota", "list", "--as", "alice", "--request-timeout", "5s"});
   std::vector<scheduler::kube::testing::RecordedRequest> requests = cli_.api().requests();
   ASSERT_FALSE(requests.empty());
@@ -323,6 +324,46 @@ TEST_F(QuotaWalkthroughTest, AnUnreachableApiServerSaysWhatToCheck) {
                          "--context name the right cluster)"),
             std::string::npos)
       << run.err;
+}
+
+}  // namespace
+}  // namespace taskgov::cli
+
+namespace taskgov::cli {
+namespace {
+
+TEST_F(QuotaWalkthroughTest, ABrokenHandWrittenKeyIsShownAndBlocksWrites) {
+  cli_.PutConfigMap({{kHandKey, hand_},
+                     {"kueue.yaml",
+                      "apiVersion: kueue.x-k8s.io/v1beta1\n"
+                      "kind: ClusterQueue\nspec: [\n"}});
+  CliRun list = cli_.Run({"quota", "list", "-o", "name"});
+  EXPECT_EQ(list.code, 0);
+  EXPECT_EQ(list.out, "quota/ml\n");
+  EXPECT_TRUE(
+      list.err.starts_with("warning: the policy in kube-system/taskgov-config does not "
+                           "load (1 error; the first: kueue.yaml"))
+      << list.err;
+  CliRun create =
+      cli_.Run({"quota", "create", "a", "--instance-type", "ml.p5.48xlarge", "--count", "1"});
+  EXPECT_EQ(create.code, 1);
+  EXPECT_NE(create.err.find("\n  kueue.yaml"), std::string::npos) << create.err;
+  EXPECT_EQ(Writes(), 0u);
+}
+
+TEST_F(QuotaWalkthroughTest, AHandEditedCliKeyIsReportedNotGuessedAt) {
+  cli_.PutConfigMap({{kHandKey, hand_},
+                     {"taskgov-cli.yaml",
+                      "apiVersion: taskgov.io/v1\nkind: Team\nname: t\ncohort: hyperpod\n"
+                      "resources:\n  - {flavor: f, name: nvidia.com/gpu, nominalQuota: 1}\n"}});
+  CliRun update = cli_.Run({"quota", "update", "t", "--borrow-limit", "10"});
+  EXPECT_EQ(update.code, 1);
+  EXPECT_EQ(update.err,
+            "error: the CLI's key taskgov-cli.yaml in kube-system/taskgov-config cannot be read: "
+            "taskgov-cli.yaml: team t: resources, absoluteBorrowLimits and lendingLimits are not "
+            "written by the CLI. Move hand-written documents to another key, or delete the key to "
+            "start again\n");
+  EXPECT_EQ(Writes(), 0u);
 }
 
 }  // namespace
