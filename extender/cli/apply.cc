@@ -1,6 +1,7 @@
 #include "extender/cli/apply.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "config/loader.h"
 #include "extender/cli/diff.h"
@@ -55,62 +56,97 @@ class Attempt {
           std::ostream& err)
       : store_(store), edit_(edit), options_(options), out_(out), err_(err) {}
 
+  // Read → edit → validate → write → report. Sets *exit_code when done; kRetry (with
+  // *conflict saying why) when the write met a newer version.
   Step Run(int* exit_code, std::string* conflict) {
-    common::Result<ConfigMapState> state = store_.Read();
-    if (!state.ok())
-      return Fail("reading " + store_.ref().ToString() + ": " + state.error().message, exit_code);
-    const std::string before = FileContent(state->files, kOwnedKey);
-    common::Result<OwnedPolicy> owned = ParseOwned(before);
-    if (!owned.ok()) {
-      return Fail("the CLI's key " + std::string(kOwnedKey) + " in " + store_.ref().ToString() +
-                      " cannot be read: " + owned.error().message +
-                      ". Move hand-written documents to another key, or delete the key to start "
-                      "again",
-                  exit_code);
-    }
-    const config::ConfigSet decoded = DecodeAll(state->files);
-    common::Result<EditResult> edited = edit_(EditContext{*state, *owned, decoded});
-    if (!edited.ok()) return Fail(edited.error().message, exit_code);
-    const std::string after = RenderOwned(edited->owned);
-    if (after == before) {
-      out_ << edited->subject << " unchanged\n";
+    std::optional<Plan> plan = MakePlan(exit_code);
+    if (!plan) return Step::kDone;
+    if (plan->after == plan->before) {
+      out_ << plan->edited.subject << " unchanged\n";
       *exit_code = 0;
       return Step::kDone;
     }
-    const std::vector<config::SourceFile> files = WithOwnedKey(state->files, after);
-    if (std::vector<std::string> errors = ValidationErrors(files, state->files); !errors.empty()) {
-      err_ << "error: the change would leave " << store_.ref().ToString()
-           << " invalid, so nothing was written (taskgov config validate shows the same "
-              "checks):\n";
-      for (const std::string& e : errors) err_ << "  " << e << "\n";
+    const std::vector<config::SourceFile> files = WithOwnedKey(plan->state.files, plan->after);
+    if (!Valid(files, plan->state.files)) {
       *exit_code = 1;
       return Step::kDone;
     }
     if (options_.dry_run != DryRun::kClient) {
       common::Result<WriteResult> written =
-          store_.Write(*state, files, options_.dry_run == DryRun::kServer);
+          store_.Write(plan->state, files, options_.dry_run == DryRun::kServer);
       if (!written.ok()) {
         return Fail("writing " + store_.ref().ToString() + ": " + written.error().message,
                     exit_code);
       }
       if (written->status == WriteStatus::kConflict) {
-        *conflict = "resourceVersion " + state->resource_version + ": " + written->message;
+        *conflict = "resourceVersion " + plan->state.resource_version + ": " + written->message;
         return Step::kRetry;
       }
     }
-    if (options_.show_diff) {
-      out_ << UnifiedDiff(
-          before, after,
-          std::string(kOwnedKey) + " (" + store_.ref().ToString() +
-              (state->exists ? ", resourceVersion " + state->resource_version : ", new") + ")",
-          std::string(kOwnedKey) + " (after)");
-    }
-    out_ << edited->subject << " " << edited->verb << DryRunSuffix(options_.dry_run) << "\n";
+    Report(*plan);
     *exit_code = 0;
     return Step::kDone;
   }
 
  private:
+  struct Plan {
+    ConfigMapState state;
+    std::string before;  // the CLI's key as read
+    std::string after;   // and as the edit leaves it
+    EditResult edited;
+  };
+
+  // Reads the ConfigMap and runs the edit; nullopt when that failed (reported).
+  std::optional<Plan> MakePlan(int* exit_code) {
+    common::Result<ConfigMapState> state = store_.Read();
+    if (!state.ok()) {
+      Fail("reading " + store_.ref().ToString() + ": " + state.error().message, exit_code);
+      return std::nullopt;
+    }
+    const std::string before = FileContent(state->files, kOwnedKey);
+    common::Result<OwnedPolicy> owned = ParseOwned(before);
+    if (!owned.ok()) {
+      Fail("the CLI's key " + std::string(kOwnedKey) + " in " + store_.ref().ToString() +
+               " cannot be read: " + owned.error().message +
+               ". Move hand-written documents to another key, or delete the key to start again",
+           exit_code);
+      return std::nullopt;
+    }
+    const config::ConfigSet decoded = DecodeAll(state->files);
+    common::Result<EditResult> edited = edit_(EditContext{*state, *owned, decoded});
+    if (!edited.ok()) {
+      Fail(edited.error().message, exit_code);
+      return std::nullopt;
+    }
+    std::string after = RenderOwned(edited->owned);
+    return Plan{std::move(*state), before, std::move(after), std::move(*edited)};
+  }
+
+  // Whether the extender would load `files`; otherwise every error is reported.
+  bool Valid(const std::vector<config::SourceFile>& files,
+             const std::vector<config::SourceFile>& in_force) {
+    const std::vector<std::string> errors = ValidationErrors(files, in_force);
+    if (errors.empty()) return true;
+    err_ << "error: the change would leave " << store_.ref().ToString()
+         << " invalid, so nothing was written (taskgov config validate shows the same checks):\n";
+    for (const std::string& e : errors) err_ << "  " << e << "\n";
+    return false;
+  }
+
+  // The diff of the CLI's key and the outcome line.
+  void Report(const Plan& plan) {
+    if (options_.show_diff) {
+      const ConfigMapState& s = plan.state;
+      out_ << UnifiedDiff(plan.before, plan.after,
+                          std::string(kOwnedKey) + " (" + store_.ref().ToString() +
+                              (s.exists ? ", resourceVersion " + s.resource_version : ", new") +
+                              ")",
+                          std::string(kOwnedKey) + " (after)");
+    }
+    out_ << plan.edited.subject << " " << plan.edited.verb << DryRunSuffix(options_.dry_run)
+         << "\n";
+  }
+
   Step Fail(const std::string& message, int* exit_code) {
     err_ << "error: " << message << "\n";
     *exit_code = 1;

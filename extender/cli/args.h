@@ -52,6 +52,9 @@ struct FlagSpec {
   }
 };
 
+// `s` in double quotes, as messages quote what the user typed.
+[[nodiscard]] inline std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
 [[nodiscard]] inline FlagSpec ValueFlag(std::string name, std::string value_name,
                                         std::string help) {
   FlagSpec f;

@@ -10,8 +10,6 @@ namespace {
 constexpr std::string_view kExitCodes =
     "Exit codes: 0 done, 1 the operation failed (nothing was written), 2 usage error.\n";
 
-std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
-
 size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) row[j] = j;

@@ -19,8 +19,6 @@ const std::vector<OutputFormat> kReadFormats = {OutputFormat::kTable, OutputForm
                                                 OutputFormat::kJson, OutputFormat::kYaml,
                                                 OutputFormat::kName};
 
-std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
-
 FlagSpec DryRunFlag() {
   return ValueFlag("dry-run", "MODE",
                    "client: validate and print the diff, write nothing; server: the API server "
@@ -39,7 +37,6 @@ std::optional<DryRun> ParseDryRun(const ParsedArgs& args) {
 
 // The ConfigMap as read, decoded and loaded, for the read commands.
 struct Loaded {
-  std::unique_ptr<ConfigMapStore> store;
   ConfigMapState state;
   config::ConfigSet decoded;
   config::LoadResult result;
@@ -58,8 +55,7 @@ common::Result<Loaded> LoadPolicy(const Invocation& inv) {
   common::Result<std::unique_ptr<ConfigMapStore>> store = inv.env.connect(inv.global);
   if (!store.ok()) return store.error();
   Loaded loaded;
-  loaded.store = std::move(*store);
-  common::Result<ConfigMapState> state = loaded.store->Read();
+  common::Result<ConfigMapState> state = (*store)->Read();
   if (!state.ok()) return state.error().Wrap("reading " + inv.global.configmap.ToString());
   if (!state->exists) return common::Error{NotFoundHint(inv.global.configmap)};
   loaded.state = std::move(*state);
@@ -73,14 +69,6 @@ common::Result<Loaded> LoadPolicy(const Invocation& inv) {
               << "); the extender keeps its last good policy; shown here: what would load\n";
   }
   return loaded;
-}
-
-const config::TeamSpec* FindTeamSpec(const config::ConfigSet& set, std::string_view name) {
-  const config::TeamSpec* found = nullptr;
-  for (const config::TeamSpec& t : set.teams) {
-    if (t.name == name && !t.checks_only) found = &t;
-  }
-  return found;
 }
 
 common::Error HandWritten(const std::string& team, const config::TeamSpec& spec) {

@@ -11,8 +11,6 @@ namespace {
 
 constexpr int64_t kMaxCount = 10000000;  // config/'s limit on Count and Accelerators
 
-std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
-
 std::optional<int64_t> WholeNumber(std::string_view text, int64_t max) {
   if (text.empty() || text.size() > 12) return std::nullopt;
   if (!std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {

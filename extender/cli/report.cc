@@ -36,15 +36,6 @@ std::string Join(const std::vector<std::string>& items, std::string_view sep) {
 std::string Gib(int64_t bytes) { return FormatDecimal(bytes, int64_t{1} << 30) + " GiB"; }
 std::string Vcpu(int64_t millis) { return FormatDecimal(millis, 1000) + " vCPU"; }
 
-// The team's last usable document.
-const TeamSpec* FindSpec(const config::ConfigSet& set, std::string_view name) {
-  const TeamSpec* found = nullptr;
-  for (const TeamSpec& t : set.teams) {
-    if (t.name == name && !t.checks_only) found = &t;
-  }
-  return found;
-}
-
 // The compute lines in force: a HyperPod UpdateComputeQuota with compute lines replaces them.
 const std::vector<ComputeSpec>& ComputeInForce(const config::ConfigSet& set, const TeamSpec& t) {
   const config::TeamUpdateSpec* latest = nullptr;
@@ -304,11 +295,19 @@ std::string SettingSource(const config::Setting<T>& s, std::string_view fallback
 
 }  // namespace
 
+const TeamSpec* FindTeamSpec(const config::ConfigSet& set, std::string_view name) {
+  const TeamSpec* found = nullptr;
+  for (const TeamSpec& t : set.teams) {
+    if (t.name == name && !t.checks_only) found = &t;
+  }
+  return found;
+}
+
 std::vector<TeamReport> BuildTeamReports(const config::ConfigSet& set,
                                          const scheduler::Policy& policy) {
   std::vector<TeamReport> out;
   for (const scheduler::Team& team : policy.teams) {
-    const TeamSpec* spec = FindSpec(set, team.name);
+    const TeamSpec* spec = FindTeamSpec(set, team.name);
     if (spec == nullptr) continue;
     out.push_back(TeamReporter(set, team, *spec).Build());
   }

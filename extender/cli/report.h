@@ -64,6 +64,10 @@ struct PolicyReport {
   std::vector<PriorityClassRow> priority_classes;
 };
 
+// The team's document in force (the last usable one of that name); nullptr when none.
+[[nodiscard]] const config::TeamSpec* FindTeamSpec(const config::ConfigSet& set,
+                                                   std::string_view name);
+
 // One report per team of `policy`, in the policy's order.
 [[nodiscard]] std::vector<TeamReport> BuildTeamReports(const config::ConfigSet& set,
                                                        const scheduler::Policy& policy);
