@@ -368,3 +368,40 @@ TEST_F(QuotaWalkthroughTest, AHandEditedCliKeyIsReportedNotGuessedAt) {
 
 }  // namespace
 }  // namespace taskgov::cli
+
+namespace taskgov::cli {
+namespace {
+
+// A hand-written native team with an instance type the configuration describes and a MIG
+// partition: describe derives from the configuration's catalogue, as the extender does.
+TEST_F(QuotaWalkthroughTest, DescribeUsesTheConfigurationsInstanceTypesAndPartitions) {
+  cli_.PutConfigMap({{"policy.yaml", R"(apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+instanceTypes:
+  - {name: ml.g7e.2xlarge, acceleratorResource: nvidia.com/gpu, accelerators: 1, vCpu: 8, memoryInGiB: 64}
+teams:
+  - name: inference
+    compute:
+      - {instanceType: ml.g7e.2xlarge, count: 2}
+      - {instanceType: ml.p4d.24xlarge, acceleratorPartition: {type: mig-1g.5gb, count: 14}}
+)"}});
+  Described d = Describe("inference");
+  Cell g7e = d.Quota("ml.g7e.2xlarge", "cpu", "nominal");
+  EXPECT_EQ(g7e.value, "16");
+  EXPECT_EQ(g7e.source, "count 2 × 8 vCPU per ml.g7e.2xlarge [policy.yaml: teams[0].compute[0]]");
+  Cell mig = d.Quota("ml.p4d.24xlarge", "nvidia.com/mig-1g.5gb", "nominal");
+  EXPECT_EQ(mig.value, "14");
+  EXPECT_EQ(mig.source, "14 nvidia.com/mig-1g.5gb given [policy.yaml: teams[0].compute[1]]");
+  Cell cpu = d.Quota("ml.p4d.24xlarge", "cpu", "nominal");
+  EXPECT_EQ(cpu.value, "24");
+  EXPECT_EQ(cpu.source,
+            "96 vCPU per ml.p4d.24xlarge × 14 mig-1g.5gb/(7 per accelerator × 8 accelerators) "
+            "(§3.4 ratio default, rounded up) [policy.yaml: teams[0].compute[1]]");
+  EXPECT_EQ(d.Quota("ml.p4d.24xlarge", "cpu", "borrowingLimit").source,
+            "no cohort: the team neither lends nor borrows");
+  EXPECT_EQ(d.Field("cohort").source,
+            "the policy's defaultCohort (no cohort: the team neither lends nor borrows)");
+}
+
+}  // namespace
+}  // namespace taskgov::cli

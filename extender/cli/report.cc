@@ -88,9 +88,11 @@ std::string ScaledPhrase(const config::ComputeAmounts& a, const config::Instance
           std::to_string(*a.accelerators) + "/" + std::to_string(t.accelerators) + " accelerators";
     }
     if (a.partition_type) {
+      const config::MigProfile* profile = t.FindMigProfile(*a.partition_type);
       if (!share.empty()) share += " + ";
-      share += std::to_string(a.partition_count.value_or(0)) + " " + *a.partition_type +
-               " slices of " + std::to_string(t.accelerators) + " accelerators";
+      share += std::to_string(a.partition_count.value_or(0)) + " " + *a.partition_type + "/(" +
+               std::to_string(profile != nullptr ? profile->per_accelerator : 0) +
+               " per accelerator × " + std::to_string(t.accelerators) + " accelerators)";
     }
     return base + " × " + share + " (§3.4 ratio default, rounded up)";
   }
@@ -131,8 +133,9 @@ bool HasLimitLine(const std::vector<ComputeSpec>& lines, const std::string& flav
 
 class TeamReporter {
  public:
-  TeamReporter(const config::ConfigSet& set, const scheduler::Team& team, const TeamSpec& spec)
-      : set_(set), team_(team), spec_(spec) {}
+  TeamReporter(const config::ConfigSet& set, const config::Catalogue& catalogue,
+               const scheduler::Team& team, const TeamSpec& spec)
+      : set_(set), catalogue_(catalogue), team_(team), spec_(spec) {}
 
   TeamReport Build() {
     TeamReport r;
@@ -243,7 +246,7 @@ class TeamReporter {
     std::vector<std::string> parts;
     for (const ComputeSpec& c : ComputeInForce(set_, spec_)) {
       if (c.flavor != flavor) continue;
-      const config::InstanceType* type = config::Catalogue::Builtin().Find(c.instance_type);
+      const config::InstanceType* type = catalogue_.Find(c.instance_type);
       common::Result<scheduler::ResourceList> derived =
           config::DeriveQuota(type, c.instance_type, c.amounts);
       if (!derived.ok() || !derived->Has(resource)) continue;
@@ -284,6 +287,7 @@ class TeamReporter {
   }
 
   const config::ConfigSet& set_;
+  const config::Catalogue& catalogue_;  // with the configuration's instanceTypes
   const scheduler::Team& team_;
   const TeamSpec& spec_;
 };
@@ -306,10 +310,11 @@ const TeamSpec* FindTeamSpec(const config::ConfigSet& set, std::string_view name
 std::vector<TeamReport> BuildTeamReports(const config::ConfigSet& set,
                                          const scheduler::Policy& policy) {
   std::vector<TeamReport> out;
+  const config::Catalogue catalogue = config::BuildCatalogue(set.instance_types, nullptr);
   for (const scheduler::Team& team : policy.teams) {
     const TeamSpec* spec = FindTeamSpec(set, team.name);
     if (spec == nullptr) continue;
-    out.push_back(TeamReporter(set, team, *spec).Build());
+    out.push_back(TeamReporter(set, catalogue, team, *spec).Build());
   }
   return out;
 }
