@@ -126,7 +126,7 @@ TEST_F(ConflictTest, AConcurrentEditThatMakesTheChangeWrongIsRevalidated) {
 }
 
 TEST_F(ConflictTest, GivesUpAfterFiveConflictsHavingWrittenNothing) {
-  int n = 0;
+  std::atomic<int> n{0};  // written on the fake API server's thread
   EditBeforePut(
       [&](ConfigData* d) { (*d)["busy.json"] = HyperPodQuotaJson("busy", "ml.g5.12xlarge", ++n); },
       -1);
@@ -149,7 +149,7 @@ TEST_F(ConflictTest, GivesUpAfterFiveConflictsHavingWrittenNothing) {
     }
   }
   ConfigData data = cli_.Data();
-  EXPECT_EQ(data["busy.json"], HyperPodQuotaJson("busy", "ml.g5.12xlarge", n));
+  EXPECT_EQ(data["busy.json"], HyperPodQuotaJson("busy", "ml.g5.12xlarge", n.load()));
   common::Result<OwnedPolicy> owned = ParseOwned(data["taskgov-cli.yaml"]);
   ASSERT_TRUE(owned.ok());
   EXPECT_EQ(owned->FindTeam("team-a")->borrow_limit, std::nullopt);
