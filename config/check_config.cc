@@ -4,17 +4,12 @@
 #include <sstream>
 #include <vector>
 
+#include "config/names.h"
 #include "scheduler/model/quantity.h"
 
 namespace taskgov::config {
 
 namespace {
-
-using scheduler::kUnlimited;
-
-std::string Amount(const std::string& resource, int64_t amount) {
-  return amount == kUnlimited ? "unlimited" : scheduler::FormatQuantity(resource, amount);
-}
 
 std::string Plural(size_t n, std::string_view word) {
   return std::to_string(n) + " " + std::string(word) + (n == 1 ? "" : "s");
@@ -41,41 +36,6 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows, std::ostream&
     }
     out << line << "\n";
   }
-}
-
-std::string_view Name(scheduler::TaskPrioritization v) {
-  return v == scheduler::TaskPrioritization::kTaskRanking ? "TaskRanking" : "FirstComeFirstServe";
-}
-std::string_view Name(scheduler::IdleComputeAllocation v) {
-  return v == scheduler::IdleComputeAllocation::kFairShare ? "FairShare" : "FirstComeFirstServe";
-}
-std::string_view Name(scheduler::NoTeamAction v) {
-  return v == scheduler::NoTeamAction::kPassThrough ? "PassThrough" : "Refuse";
-}
-std::string_view Name(scheduler::QueueingStrategy v) {
-  return v == scheduler::QueueingStrategy::kStrictFIFO ? "StrictFIFO" : "BestEffortFIFO";
-}
-std::string_view Name(scheduler::WithinTeamPreemption v) {
-  switch (v) {
-    case scheduler::WithinTeamPreemption::kNever:
-      return "Never";
-    case scheduler::WithinTeamPreemption::kLowerPriority:
-      return "LowerPriority";
-    case scheduler::WithinTeamPreemption::kLowerOrNewerEqualPriority:
-      return "LowerOrNewerEqualPriority";
-  }
-  return "?";
-}
-std::string_view Name(scheduler::ReclaimPolicy v) {
-  switch (v) {
-    case scheduler::ReclaimPolicy::kNever:
-      return "Never";
-    case scheduler::ReclaimPolicy::kLowerPriority:
-      return "LowerPriority";
-    case scheduler::ReclaimPolicy::kAny:
-      return "Any";
-  }
-  return "?";
 }
 
 std::string Join(const std::vector<std::string>& items) {
@@ -176,9 +136,9 @@ void PrintQuotas(const scheduler::Policy& p, std::ostream& out) {
   for (const scheduler::Team& t : p.teams) {
     for (const scheduler::FlavorQuota& fq : t.flavors) {
       for (const scheduler::ResourceQuota& q : fq.resources) {
-        rows.push_back({t.name, fq.flavor, q.resource, Amount(q.resource, q.nominal),
-                        Amount(q.resource, q.borrowing_limit),
-                        Amount(q.resource, q.lending_limit)});
+        rows.push_back({t.name, fq.flavor, q.resource, FormatAmount(q.resource, q.nominal),
+                        FormatAmount(q.resource, q.borrowing_limit),
+                        FormatAmount(q.resource, q.lending_limit)});
       }
     }
   }

@@ -99,6 +99,7 @@ std::optional<std::string> DecodeQuotaTarget(ObjectReader& r, TeamSpec* team, bo
     *has_weight = target.Has("FairShareWeight");
     if (auto w = target.Integer("FairShareWeight", 0, 100)) {
       team->fair_share_weight = static_cast<double>(*w);
+      team->fair_share_weight_given = true;
     }
   }
   if (!has_target) {

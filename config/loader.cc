@@ -168,33 +168,45 @@ std::string LoadResult::FirstError() const {
   return "";
 }
 
-LoadResult LoadSources(const std::vector<SourceFile>& files) {
-  LoadResult result;
-  Diagnostics diagnostics;
+ConfigSet DecodeSources(const std::vector<SourceFile>& files, Diagnostics* diagnostics,
+                        std::map<std::string, int>* document_counts) {
+  std::map<std::string, int> counts;
   ConfigSet set;
   std::vector<SourceFile> sorted = files;
   std::sort(sorted.begin(), sorted.end(),
             [](const SourceFile& a, const SourceFile& b) { return a.name < b.name; });
   for (const SourceFile& file : sorted) {
-    result.files.push_back(file.name);
     ParsedText parsed = ParseDocuments(file.content);
     if (!parsed.ok) {
-      diagnostics.Error(file.name, -1, "", parsed.error_mark, "invalid YAML/JSON: " + parsed.error);
-      result.document_counts[file.name] = 1;
+      diagnostics->Error(file.name, -1, "", parsed.error_mark,
+                         "invalid YAML/JSON: " + parsed.error);
+      counts[file.name] = 1;
       continue;
     }
     if (std::all_of(parsed.documents.begin(), parsed.documents.end(),
                     [](const Node& d) { return d.is_null(); })) {
-      diagnostics.Error(file.name, -1, "", Mark{}, EmptyFileMessage(file.content));
-      result.document_counts[file.name] = 1;
+      diagnostics->Error(file.name, -1, "", Mark{}, EmptyFileMessage(file.content));
+      counts[file.name] = 1;
       continue;
     }
-    result.document_counts[file.name] = static_cast<int>(parsed.documents.size());
+    counts[file.name] = static_cast<int>(parsed.documents.size());
     for (size_t i = 0; i < parsed.documents.size(); ++i) {
-      DocContext ctx(file.name, static_cast<int>(i), &diagnostics);
+      DocContext ctx(file.name, static_cast<int>(i), diagnostics);
       DecodeDocument(parsed.documents[i], ctx, &set);
     }
   }
+  if (document_counts != nullptr) *document_counts = std::move(counts);
+  return set;
+}
+
+LoadResult LoadSources(const std::vector<SourceFile>& files) {
+  LoadResult result;
+  Diagnostics diagnostics;
+  std::vector<SourceFile> sorted = files;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const SourceFile& a, const SourceFile& b) { return a.name < b.name; });
+  for (const SourceFile& file : sorted) result.files.push_back(file.name);
+  ConfigSet set = DecodeSources(sorted, &diagnostics, &result.document_counts);
   std::shared_ptr<scheduler::Policy> policy = Resolve(std::move(set), &diagnostics);
   result.content_hash = ContentHash(sorted);
   policy->source_hash = result.content_hash;

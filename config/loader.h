@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "config/diagnostics.h"
+#include "config/spec.h"
 #include "scheduler/model/policy.h"
 
 namespace taskgov::config {
@@ -66,6 +67,13 @@ struct LoadResult {
 // A stable hash of the files' names and contents (16 hex digits).
 [[nodiscard]] std::string ContentHash(const std::vector<SourceFile>& files);
 [[nodiscard]] LoadResult LoadSources(const std::vector<SourceFile>& files);
+// The first half of LoadSources: every document of every file (in name order) parsed and decoded
+// in its dialect into one ConfigSet, before resolution — what a tool needs to see where a value
+// came from (each element keeps its Origin). Parse and decode problems go to `diagnostics`;
+// `document_counts`, when given, receives each file's number of documents.
+[[nodiscard]] ConfigSet DecodeSources(const std::vector<SourceFile>& files,
+                                      Diagnostics* diagnostics,
+                                      std::map<std::string, int>* document_counts = nullptr);
 // LoadSources of the snapshot's files, with its read errors added (which refuse the policy).
 // `in_force`, when given, holds the files of the policy in force: a file that is now a strict
 // prefix of its version there (with more than blanks cut off) is an error.

@@ -162,7 +162,10 @@ void DecodeTeam(ObjectReader& r, ConfigSet* out) {
     (void)CheckNameField(r, "cohort", "cohort name", team.cohort, NameRule::kDnsSubdomain,
                          /*allow_empty=*/true);
   }
-  if (std::optional<double> w = r.Number("fairShareWeight", 0, 1e9)) team.fair_share_weight = *w;
+  if (std::optional<double> w = r.Number("fairShareWeight", 0, 1e9)) {
+    team.fair_share_weight = *w;
+    team.fair_share_weight_given = true;
+  }
 
   DecodeSharing(r, &team);
 

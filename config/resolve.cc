@@ -39,6 +39,45 @@ struct Draft {
   bool from_line = false;
 };
 
+// See resolve.h.
+Catalogue BuildCatalogueImpl(const std::vector<InstanceTypeOverride>& overrides, Diagnostics* d) {
+  Catalogue catalogue = Catalogue::Builtin();
+  std::map<std::string, Origin> seen;
+  for (const InstanceTypeOverride& o : overrides) {
+    if (auto [it, inserted] = seen.emplace(o.name, o.origin); !inserted) {
+      ErrorAt(
+          d, o.origin,
+          "instance type '" + o.name + "' is described twice (first in " + Where(it->second) + ")");
+      continue;
+    }
+    const InstanceType* existing = catalogue.Find(o.name);
+    InstanceType t;
+    if (existing != nullptr && existing->name == o.name) {
+      t = *existing;
+    } else {
+      if (!o.vcpus || !o.memory_mib) {
+        ErrorAt(d, o.origin,
+                "instance type '" + o.name +
+                    "' is not in the built-in catalogue: give vCpu and memoryInGiB");
+        continue;
+      }
+      t.name = o.name;
+    }
+    if (o.accelerator_resource) t.accelerator_resource = *o.accelerator_resource;
+    if (o.accelerators) t.accelerators = *o.accelerators;
+    if (o.vcpus) t.vcpus = *o.vcpus;
+    if (o.memory_mib) t.memory_mib = *o.memory_mib;
+    if (o.mig_profiles) t.mig_profiles = *o.mig_profiles;
+    if (t.accelerators > 0 && t.accelerator_resource.empty()) {
+      ErrorAt(d, o.origin,
+              "instance type '" + o.name + "' has accelerators but no acceleratorResource");
+      continue;
+    }
+    catalogue.Put(std::move(t));
+  }
+  return catalogue;
+}
+
 struct TeamDraft {
   // Flavors in first-mention order; per flavor, resource → draft.
   std::vector<std::string> flavor_order;
@@ -75,42 +114,7 @@ class Resolver {
   }
 
  private:
-  void BuildCatalogue() {
-    catalogue_ = Catalogue::Builtin();
-    std::map<std::string, Origin> seen;
-    for (const InstanceTypeOverride& o : set_.instance_types) {
-      if (auto [it, inserted] = seen.emplace(o.name, o.origin); !inserted) {
-        ErrorAt(d_, o.origin,
-                "instance type '" + o.name + "' is described twice (first in " + Where(it->second) +
-                    ")");
-        continue;
-      }
-      const InstanceType* existing = catalogue_.Find(o.name);
-      InstanceType t;
-      if (existing != nullptr && existing->name == o.name) {
-        t = *existing;
-      } else {
-        if (!o.vcpus || !o.memory_mib) {
-          ErrorAt(d_, o.origin,
-                  "instance type '" + o.name +
-                      "' is not in the built-in catalogue: give vCpu and memoryInGiB");
-          continue;
-        }
-        t.name = o.name;
-      }
-      if (o.accelerator_resource) t.accelerator_resource = *o.accelerator_resource;
-      if (o.accelerators) t.accelerators = *o.accelerators;
-      if (o.vcpus) t.vcpus = *o.vcpus;
-      if (o.memory_mib) t.memory_mib = *o.memory_mib;
-      if (o.mig_profiles) t.mig_profiles = *o.mig_profiles;
-      if (t.accelerators > 0 && t.accelerator_resource.empty()) {
-        ErrorAt(d_, o.origin,
-                "instance type '" + o.name + "' has accelerators but no acceleratorResource");
-        continue;
-      }
-      catalogue_.Put(std::move(t));
-    }
-  }
+  void BuildCatalogue() { catalogue_ = BuildCatalogueImpl(set_.instance_types, d_); }
 
   void ApplySettings() {
     scheduler::Policy& p = *policy_;
@@ -765,6 +769,12 @@ std::string DefaultNamespace(std::string_view team) { return "hyperpod-ns-" + st
 
 std::string DefaultClusterQueue(std::string_view team) {
   return DefaultNamespace(team) + "-clusterqueue";
+}
+
+Catalogue BuildCatalogue(const std::vector<InstanceTypeOverride>& overrides,
+                         Diagnostics* diagnostics) {
+  Diagnostics dropped;
+  return BuildCatalogueImpl(overrides, diagnostics != nullptr ? diagnostics : &dropped);
 }
 
 std::shared_ptr<scheduler::Policy> Resolve(ConfigSet set, Diagnostics* diagnostics) {

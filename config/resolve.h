@@ -40,6 +40,11 @@ namespace taskgov::config {
 // publish it when `diagnostics` has errors.
 [[nodiscard]] std::shared_ptr<scheduler::Policy> Resolve(ConfigSet set, Diagnostics* diagnostics);
 
+// The built-in catalogue with a configuration's `instanceTypes` overrides applied, as Resolve
+// uses it; problems with the overrides go to `diagnostics` (nullptr: dropped).
+[[nodiscard]] Catalogue BuildCatalogue(const std::vector<InstanceTypeOverride>& overrides,
+                                       Diagnostics* diagnostics);
+
 // Defaults shared with the documentation and tests.
 inline constexpr std::string_view kDefaultHyperPodCohort = "hyperpod";
 inline constexpr std::string_view kDefaultVolcanoFlavor = "default";

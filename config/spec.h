@@ -95,6 +95,7 @@ struct TeamSpec {
   std::optional<std::string> cohort;
   Origin cohort_origin;
   double fair_share_weight = 1.0;
+  bool fair_share_weight_given = false;  // the document set it (else the dialect's default)
 
   // HyperPod / native sharing. nullopt (Kueue, Volcano): lines carry their own limits and an
   // unset limit means unlimited.

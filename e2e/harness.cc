@@ -551,11 +551,7 @@ void Harness::ReadNodesFromApi() {
 
 common::Status Harness::WriteKubeconfig(const std::string& path) const {
   std::ofstream out(path);
-  out << "apiVersion: v1\nkind: Config\ncurrent-context: e2e\nclusters:\n- name: fake\n"
-         "  cluster:\n    server: "
-      << api_->url()
-      << "\ncontexts:\n- name: e2e\n  context: {cluster: fake, user: e2e}\n"
-         "users:\n- name: e2e\n  user: {}\n";
+  out << scheduler::kube::testing::KubeconfigFor(api_->url());
   if (!out) return common::Error{"cannot write " + path};
   return common::Status::Ok();
 }

@@ -169,6 +169,9 @@ ApiResult<KubeClient::Prepared> KubeClient::Prepare(std::string_view method,
   p.request.headers.emplace_back("User-Agent", options_.user_agent);
   p.request.headers.emplace_back("Accept", "application/json");
   if (!body.empty()) p.request.headers.emplace_back("Content-Type", "application/json");
+  if (!options_.impersonate_user.empty()) {
+    p.request.headers.emplace_back("Impersonate-User", options_.impersonate_user);
+  }
   if (!creds->token.empty()) {
     p.request.headers.emplace_back("Authorization", "Bearer " + creds->token);
   }

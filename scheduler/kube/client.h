@@ -47,6 +47,9 @@ struct ClientOptions {
   size_t max_watch_event_bytes = 64 * 1024 * 1024;
   int max_throttle_retries = 5;
   std::string user_agent = "taskgov";
+  // Non-empty: every request acts as this user (the Impersonate-User header, kubectl --as); the
+  // credentials' user needs the RBAC `impersonate` verb.
+  std::string impersonate_user;
   const common::Clock* clock =
       nullptr;  // nullptr: SystemClock (token re-read interval, exec expiry)
 };

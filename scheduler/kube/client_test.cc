@@ -74,6 +74,56 @@ TEST_F(ClientTest, GetsObjectsAndDecodesStatusErrors) {
   EXPECT_EQ(client->stats().connections_opened, 1u);
 }
 
+TEST_F(ClientTest, ConfigMapWritesHonourResourceVersionAndDryRun) {
+  StartServer();
+  auto client = HttpClient();
+  const std::string path = "/api/v1/namespaces/kube-system/configmaps";
+  ApiResult<rapidjson::Document> created =
+      client->CallJson("POST", path, R"({"metadata":{"name":"cm"},"data":{"a.yaml":"x: 1"}})");
+  ASSERT_TRUE(created.ok()) << created.error().ToString();
+  const std::string rv = (*created)["metadata"]["resourceVersion"].GetString();
+  const std::string put =
+      R"({"metadata":{"name":"cm","resourceVersion":")" + rv + R"("},"data":{"a.yaml":"x: 2"}})";
+
+  // A server dry run answers as the write would, and stores nothing.
+  ApiResult<rapidjson::Document> dry = client->CallJson("PUT", path + "/cm?dryRun=All", put);
+  ASSERT_TRUE(dry.ok()) << dry.error().ToString();
+  EXPECT_STREQ((*dry)["data"]["a.yaml"].GetString(), "x: 2");
+  EXPECT_EQ((*dry)["metadata"]["resourceVersion"].GetString(), rv);
+  EXPECT_NE(server_->Get("configmaps", "kube-system", "cm")->find("x: 1"), std::string::npos);
+  ApiResult<HttpResponse> bad = client->Call("PUT", path + "/cm?dryRun=Yes", put);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().status, 400);
+
+  // The hook runs between the client's requests: a concurrent change makes the PUT a conflict.
+  server_->SetRequestHook([&](const std::string& method, const std::string&) {
+    if (method != "PUT") return;
+    server_->SetRequestHook(nullptr);
+    ASSERT_TRUE(server_
+                    ->Upsert("configmaps", R"({"metadata":{"name":"cm","namespace":"kube-system"},)"
+                                           R"("data":{"a.yaml":"x: 3"}})")
+                    .ok());
+  });
+  ApiResult<HttpResponse> conflict = client->Call("PUT", path + "/cm", put);
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(conflict.error().status, 409);
+  EXPECT_EQ(conflict.error().reason, "Conflict");
+  EXPECT_NE(server_->Get("configmaps", "kube-system", "cm")->find("x: 3"), std::string::npos);
+}
+
+TEST_F(ClientTest, ImpersonationSendsImpersonateUser) {
+  StartServer();
+  ClientOptions options;
+  options.impersonate_user = "alice@example.com";
+  auto client = HttpClient(options);
+  ASSERT_TRUE(client->Call("GET", "/api/v1/nodes").ok());
+  std::vector<scheduler::kube::testing::RecordedRequest> requests = RequestsTo("/api/v1/nodes");
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].impersonate_user, "alice@example.com");
+  ASSERT_TRUE(HttpClient()->Call("GET", "/api/v1/nodes").ok());
+  EXPECT_EQ(RequestsTo("/api/v1/nodes").back().impersonate_user, "");
+}
+
 TEST_F(ClientTest, ListsInPagesFollowingContinueTokens) {
   StartServer();
   for (int i = 0; i < 7; ++i) {

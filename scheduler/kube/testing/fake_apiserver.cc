@@ -60,6 +60,7 @@ const std::vector<ResourceType>& Types() {
       {"v1", "pods", "Pod", true, false},
       {"v1", "nodes", "Node", false, false},
       {"v1", "namespaces", "Namespace", false, false},
+      {"v1", "configmaps", "ConfigMap", true, false},
       {"coordination.k8s.io/v1", "leases", "Lease", true, false},
       {"events.k8s.io/v1", "events", "Event", true, false},
       {"kueue.x-k8s.io/v1beta1", "localqueues", "LocalQueue", true, true},
@@ -374,6 +375,7 @@ struct Incoming {
   std::map<std::string, std::string> query;
   std::string body;
   std::string authorization;
+  std::string impersonate_user;
   bool client_certificate = false;
   bool keep_alive = true;
 
@@ -488,6 +490,10 @@ class FakeApiServer::Impl {
   }
   Reply TokenReviewLocked(const std::string& body);
   Reply AccessReviewLocked(const std::string& body);
+  void SetRequestHook(RequestHook hook) {
+    std::lock_guard<std::mutex> lock(mu_);
+    request_hook_ = std::move(hook);
+  }
   void SetServed(std::string_view resource, bool served) {
     std::lock_guard<std::mutex> lock(mu_);
     served_[std::string(resource)] = served;
@@ -589,8 +595,10 @@ class FakeApiServer::Impl {
                     const std::string& json, const std::string& prev);
   // Stores `doc` (an object) as `type`: assigns resourceVersion, and uid / creationTimestamp
   // when missing. `create`: fails when it exists; `expected_rv`: fails when it differs.
+  // `dry_run` (dryRun=All): every check, and the reply the write would give, without storing
+  // anything (the reply keeps the current resourceVersion).
   Reply WriteLocked(const ResourceType& type, Document& doc, bool create, bool update,
-                    std::string* stored_json);
+                    std::string* stored_json, bool dry_run = false);
   bool DeleteLocked(const ResourceType& type, const std::string& key);
   void RemoveWatcherLocked(uint64_t id);
 
@@ -627,6 +635,7 @@ class FakeApiServer::Impl {
   std::map<std::string, uint64_t> watches_started_;
   std::map<std::string, bool> served_;
   std::vector<FaultRule> faults_;
+  RequestHook request_hook_;
   std::vector<std::string> tokens_;
   std::vector<ReviewUser> review_users_;
   std::vector<AccessRule> access_rules_;
@@ -738,6 +747,7 @@ class Session final : public SessionBase {
     if (q != std::string::npos) incoming_.query = ParseQuery(incoming_.target.substr(q + 1));
     incoming_.body = std::move(req.body());
     incoming_.authorization = std::string(req[http::field::authorization]);
+    incoming_.impersonate_user = std::string(req["Impersonate-User"]);
     incoming_.client_certificate = client_certificate_;
     incoming_.keep_alive = req.keep_alive();
     FakeApiServer::Impl::Preflight preflight = server_->Check(incoming_);
@@ -1036,7 +1046,7 @@ void FakeApiServer::Impl::CommitLocked(const ResourceType& type, const std::stri
 }
 
 Reply FakeApiServer::Impl::WriteLocked(const ResourceType& type, Document& doc, bool create,
-                                       bool update, std::string* stored_json) {
+                                       bool update, std::string* stored_json, bool dry_run) {
   if (!doc.IsObject()) return Reply{400, StatusJson(400, "", "body is not a JSON object")};
   Value& meta = EnsureObject(doc, doc, "metadata");
   std::string name = PathText(doc, "metadata.name");
@@ -1097,6 +1107,13 @@ Reply FakeApiServer::Impl::WriteLocked(const ResourceType& type, Document& doc, 
   SetString(doc, doc, "kind", type.kind);
   if (type.plural == "pods" && PathText(doc, "status.phase").empty()) {
     SetString(doc, EnsureObject(doc, doc, "status"), "phase", "Pending");
+  }
+  if (dry_run) {
+    Document old;
+    old.Parse(prev.c_str());
+    SetString(doc, doc["metadata"], "resourceVersion",
+              prev.empty() ? std::string() : PathText(old, "metadata.resourceVersion"));
+    return Reply{prev.empty() ? 201 : 200, Serialize(doc)};
   }
   ++rv_;
   SetString(doc, doc["metadata"], "resourceVersion", std::to_string(rv_));
@@ -1303,12 +1320,18 @@ Reply FakeApiServer::Impl::Handle(Incoming& in, const Preflight& preflight,
       reply.headers.emplace_back("Retry-After", std::to_string(fault->retry_after_seconds));
     }
   } else {
+    RequestHook hook;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      hook = request_hook_;
+    }
+    if (hook) hook(in.method, in.path);
     reply = Route(in, session);
   }
   std::lock_guard<std::mutex> lock(mu_);
-  requests_.push_back(RecordedRequest{in.method, in.target, in.path, in.authorization, in.body,
-                                      in.client_certificate, in.watch(),
-                                      reply.drop ? 0 : reply.status, SteadyClock::now()});
+  requests_.push_back(RecordedRequest{
+      in.method, in.target, in.path, in.authorization, in.body, in.client_certificate, in.watch(),
+      reply.drop ? 0 : reply.status, SteadyClock::now(), in.impersonate_user});
   NotifyLocked();
   return reply;
 }
@@ -1428,6 +1451,13 @@ Reply FakeApiServer::Impl::Route(Incoming& in, const std::weak_ptr<SessionBase>&
   }
   const std::string key = ns.empty() ? name : ns + "/" + name;
   const std::string what = type->plural + " \"" + name + "\"";
+  const auto dry_run_param = in.query.find("dryRun");
+  const bool dry_run = dry_run_param != in.query.end();
+  if (dry_run && (dry_run_param->second != "All" || (in.method != "POST" && in.method != "PUT"))) {
+    return Reply{400, StatusJson(400, "BadRequest",
+                                 "dryRun: Unsupported value: \"" + dry_run_param->second +
+                                     "\": supported values: \"All\" (on POST and PUT)")};
+  }
   if (name.empty()) {
     if (in.method == "GET") {
       return in.watch() ? WatchLocked(*type, ns, in, session) : ListLocked(*type, ns, in);
@@ -1444,7 +1474,8 @@ Reply FakeApiServer::Impl::Route(Incoming& in, const std::weak_ptr<SessionBase>&
         SetString(doc, EnsureObject(doc, doc, "metadata"), "namespace", ns);
       }
       std::string stored;
-      Reply reply = WriteLocked(*type, doc, true, false, &stored);
+      Reply reply = WriteLocked(*type, doc, true, false, &stored, dry_run);
+      if (dry_run) return reply;
       if (reply.status < 300 && type->plural == "events") events_.push_back(stored);
       if (reply.status < 300 && type->plural == "leases") lease_writes_.push_back("POST " + stored);
       return reply;
@@ -1482,8 +1513,9 @@ Reply FakeApiServer::Impl::Route(Incoming& in, const std::weak_ptr<SessionBase>&
     }
     if (type->namespaced) SetString(doc, EnsureObject(doc, doc, "metadata"), "namespace", ns);
     std::string stored;
-    Reply reply = WriteLocked(*type, doc, false, true, &stored);
+    Reply reply = WriteLocked(*type, doc, false, true, &stored, dry_run);
     if (reply.status < 300) reply.status = 200;
+    if (dry_run) return reply;
     if (reply.status < 300 && type->plural == "leases") lease_writes_.push_back("PUT " + stored);
     return reply;
   }
@@ -1972,6 +2004,15 @@ void FakeApiServer::SetAccessReviews(std::vector<ReviewUser> users, std::vector<
   impl_->SetAccessReviews(std::move(users), std::move(rules));
 }
 std::pair<size_t, size_t> FakeApiServer::review_counts() const { return impl_->review_counts(); }
+std::string KubeconfigFor(const std::string& server_url) {
+  return "apiVersion: v1\nkind: Config\ncurrent-context: e2e\nclusters:\n- name: fake\n"
+         "  cluster:\n    server: " +
+         server_url +
+         "\ncontexts:\n- name: e2e\n  context: {cluster: fake, user: e2e}\n"
+         "users:\n- name: e2e\n  user: {}\n";
+}
+
+void FakeApiServer::SetRequestHook(RequestHook hook) { impl_->SetRequestHook(std::move(hook)); }
 void FakeApiServer::SetServed(std::string_view resource, bool served) {
   impl_->SetServed(resource, served);
 }

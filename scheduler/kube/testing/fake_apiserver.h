@@ -4,12 +4,13 @@
 // wire format (JSON objects, metav1.Status errors, chunked newline-delimited watch streams) for
 // what taskgov uses, over HTTP or HTTPS (optionally verifying client certificates):
 //  * an in-memory object store with a global resourceVersion counter for pods, nodes, namespaces,
-//    leases (coordination.k8s.io/v1), events (events.k8s.io/v1), LocalQueues
+//    configmaps, leases (coordination.k8s.io/v1), events (events.k8s.io/v1), LocalQueues
 //    (kueue.x-k8s.io/v1beta1) and PodGroups (scheduling.volcano.sh/v1beta1; these two CRDs can
 //    be "uninstalled": their paths then answer 404);
 //  * GET (item), LIST (limit/continue paging with opaque base64 tokens, fieldSelector and
 //    labelSelector with = == != and existence terms), POST (create, 409 AlreadyExists), PUT
-//    (update with resourceVersion precondition, 409 Conflict), DELETE;
+//    (update with resourceVersion precondition, 409 Conflict), DELETE; POST and PUT honour
+//    dryRun=All (every check and the reply, nothing stored; other values answer 400);
 //  * WATCH (?watch=true) from a resourceVersion with a replayed history, bookmarks
 //    (allowWatchBookmarks), field-selector transitions reported as ADDED/DELETED like the real
 //    watch cache, timeoutSeconds, 410 for versions older than the last Compact() — in-stream as
@@ -24,7 +25,8 @@
 //    429 with Retry-After, 500...), delays (slow replies), dropped connections, watch streams
 //    split at arbitrary byte offsets into separate HTTP chunks, watches ended cleanly / dropped /
 //    expired on demand, raw injected watch events (duplicates, deletes of unknown objects),
-//    token rotation.
+//    token rotation; a request hook that runs before each API request is routed, so a test can
+//    make a concurrent change between a client's GET and its PUT.
 // LoadSampleCluster() installs the simulated cluster tools/demo runs against.
 //
 // Control API (no authentication, no faults):
@@ -131,7 +133,17 @@ struct RecordedRequest {
   bool watch = false;
   int status = 0;  // for watches: 200 when the stream started
   std::chrono::steady_clock::time_point at;
+  std::string impersonate_user;  // the Impersonate-User header
 };
+
+// Called with the method and path of every authorized, unfaulted API request (not /fake/), on
+// the I/O thread, before the request is routed and without the server's lock held: it may call
+// the public methods (Upsert, ...), and what it changes is what the request then sees.
+using RequestHook = std::function<void(const std::string& method, const std::string& path)>;
+
+// A kubeconfig (YAML) whose current context "e2e" names `server_url` (FakeApiServer::url())
+// with a user without credentials: what a process under test reads with --kubeconfig.
+[[nodiscard]] std::string KubeconfigFor(const std::string& server_url);
 
 class FakeApiServer {
  public:
@@ -175,6 +187,8 @@ class FakeApiServer {
   void SetAccessReviews(std::vector<ReviewUser> users, std::vector<AccessRule> rules);
   // TokenReviews and SubjectAccessReviews answered so far.
   [[nodiscard]] std::pair<size_t, size_t> review_counts() const;
+  // Replaces the request hook; nullptr removes it.
+  void SetRequestHook(RequestHook hook);
   void SetServed(std::string_view resource, bool served);  // optional CRDs only
   // Evictions of `pod` ("ns/name", or "*" for all) answer 429 with a DisruptionBudget cause.
   void BlockEvictions(const std::string& pod, const std::string& message = "");

@@ -1,0 +1,513 @@
+#include "extender/cli/commands.h"
+
+#include <algorithm>
+
+#include "config/check_config.h"
+#include "config/resolve.h"
+#include "extender/cli/apply.h"
+#include "extender/cli/quota_flags.h"
+#include "extender/cli/report.h"
+#include "scheduler/common/k8s_names.h"
+#include "scheduler/kube/client.h"
+#include "scheduler/kube/config.h"
+
+namespace taskgov::cli {
+
+namespace {
+
+const std::vector<OutputFormat> kReadFormats = {OutputFormat::kTable, OutputFormat::kWide,
+                                                OutputFormat::kJson, OutputFormat::kYaml,
+                                                OutputFormat::kName};
+
+FlagSpec DryRunFlag() {
+  return ValueFlag("dry-run", "MODE",
+                   "client: validate and print the diff, write nothing; server: the API server "
+                   "checks the write too (dryRun=All); none (default): write")
+      .Values({"none", "client", "server"})
+      .Optional("client");
+}
+
+std::optional<DryRun> ParseDryRun(const ParsedArgs& args) {
+  const std::string mode = args.Get("dry-run").value_or("none");
+  if (mode == "none") return DryRun::kNone;
+  if (mode == "client") return DryRun::kClient;
+  if (mode == "server") return DryRun::kServer;
+  return std::nullopt;
+}
+
+// The ConfigMap as read, decoded and loaded, for the read commands.
+struct Loaded {
+  ConfigMapState state;
+  config::ConfigSet decoded;
+  config::LoadResult result;
+  [[nodiscard]] const scheduler::Policy& policy() const {
+    return result.policy ? *result.policy : *result.draft;
+  }
+};
+
+std::string NotFoundHint(const ConfigMapRef& ref) {
+  return "configmap " + ref.ToString() +
+         " not found: install taskgov (deploy/taskgov-config.yaml), or name the policy ConfigMap "
+         "with --configmap and --configmap-namespace";
+}
+
+common::Result<Loaded> LoadPolicy(const Invocation& inv) {
+  common::Result<std::unique_ptr<ConfigMapStore>> store = inv.env.connect(inv.global);
+  if (!store.ok()) return store.error();
+  Loaded loaded;
+  common::Result<ConfigMapState> state = (*store)->Read();
+  if (!state.ok()) return state.error().Wrap("reading " + inv.global.configmap.ToString());
+  if (!state->exists) return common::Error{NotFoundHint(inv.global.configmap)};
+  loaded.state = std::move(*state);
+  loaded.decoded = DecodeAll(loaded.state.files);
+  loaded.result = config::LoadSources(loaded.state.files);
+  if (!loaded.result.ok()) {
+    inv.err() << "warning: the policy in " << inv.global.configmap.ToString() << " does not load ("
+              << loaded.result.error_count()
+              << (loaded.result.error_count() == 1 ? " error" : " errors")
+              << "; the first: " << loaded.result.FirstError()
+              << "); the extender keeps its last good policy; shown here: what would load\n";
+  }
+  return loaded;
+}
+
+common::Error HandWritten(const std::string& team, const config::TeamSpec& spec) {
+  return common::Error{
+      "quota/" + team + " is defined in the hand-written key " + spec.origin.file + " (a " +
+      std::string(config::DialectName(spec.dialect)) +
+      " document); the CLI changes only the teams it wrote (key " + std::string(kOwnedKey) +
+      ") and leaves hand-written keys as they are: edit " + spec.origin.file +
+      ", or remove the team there and run 'taskgov quota create " + team + " ...'"};
+}
+
+common::Error NoSuchTeam(const std::string& team, const ConfigMapRef& ref) {
+  return common::Error{"quota/" + team + " not found in " + ref.ToString() +
+                       ": 'taskgov quota list' shows the teams; 'taskgov quota create " + team +
+                       "' makes it"};
+}
+
+// The team `name` of the CLI's key, or why the CLI may not change it.
+common::Result<TeamQuota*> OwnedTeam(const EditContext& ctx, OwnedPolicy* owned,
+                                     const std::string& name, const ConfigMapRef& ref) {
+  if (TeamQuota* t = owned->FindTeam(name)) return t;
+  if (const config::TeamSpec* spec = FindTeamSpec(ctx.decoded, name)) {
+    return HandWritten(name, *spec);
+  }
+  return NoSuchTeam(name, ref);
+}
+
+// Connects, then runs `edit` through ApplyEdit with the command's --dry-run.
+int RunEdit(const Invocation& inv, const Edit& edit) {
+  std::optional<DryRun> dry_run = ParseDryRun(inv.args);
+  if (!dry_run) {
+    return inv.Usage("invalid --dry-run " + Quoted(*inv.args.Get("dry-run")) +
+                     ": use none, client or server");
+  }
+  common::Result<std::unique_ptr<ConfigMapStore>> store = inv.env.connect(inv.global);
+  if (!store.ok()) return inv.Failed(store.error().message);
+  ApplyOptions options;
+  options.dry_run = *dry_run;
+  return ApplyEdit(**store, edit, options, inv.out(), inv.err());
+}
+
+// The quota change of a create or update, or the exit code of its usage error.
+std::variant<QuotaChange, int> QuotaArgs(const Invocation& inv) {
+  const std::string& team = inv.args.positional[0];
+  if (auto problem = CheckDnsLabel("team name", team)) return inv.Usage(*problem);
+  common::Result<QuotaChange> change = ParseQuotaChange(inv.args);
+  if (!change.ok()) return inv.Usage(change.error().message);
+  return std::move(*change);
+}
+
+int QuotaCreate(const Invocation& inv) {
+  auto parsed = QuotaArgs(inv);
+  if (auto* code = std::get_if<int>(&parsed)) return *code;
+  const QuotaChange change = std::get<QuotaChange>(std::move(parsed));
+  if (change.compute.empty()) {
+    return inv.Usage(
+        "a quota needs at least one compute line: --instance-type TYPE followed by --count N, "
+        "or by any of --accelerators, --vcpu and --memory");
+  }
+  const std::string team = inv.args.positional[0];
+  return RunEdit(inv, [&](const EditContext& ctx) -> common::Result<EditResult> {
+    if (const config::TeamSpec* spec = FindTeamSpec(ctx.decoded, team)) {
+      return common::Error{"quota/" + team + " already exists (in key " + spec->origin.file +
+                           "): use 'taskgov quota update " + team + "' to change it"};
+    }
+    EditResult result{ctx.owned, "quota/" + team, "created"};
+    TeamQuota quota;
+    quota.name = team;
+    quota.cohort =
+        ctx.decoded.hyperpod_cohort.value.value_or(std::string(config::kDefaultHyperPodCohort));
+    if (common::Status s = ApplyQuotaChange(change, &quota); !s.ok()) return s.error();
+    result.owned.teams.push_back(std::move(quota));
+    return result;
+  });
+}
+
+int QuotaUpdate(const Invocation& inv) {
+  auto parsed = QuotaArgs(inv);
+  if (auto* code = std::get_if<int>(&parsed)) return *code;
+  const QuotaChange change = std::get<QuotaChange>(std::move(parsed));
+  if (change.empty()) {
+    return inv.Usage(
+        "nothing to update: give compute lines (--instance-type ...), --strategy, "
+        "--borrow-limit, --preempt-team-tasks, --fair-share-weight or -n/--namespace");
+  }
+  const std::string team = inv.args.positional[0];
+  return RunEdit(inv, [&](const EditContext& ctx) -> common::Result<EditResult> {
+    EditResult result{ctx.owned, "quota/" + team, "configured"};
+    common::Result<TeamQuota*> quota = OwnedTeam(ctx, &result.owned, team, inv.global.configmap);
+    if (!quota.ok()) return quota.error();
+    if (common::Status s = ApplyQuotaChange(change, *quota); !s.ok()) return s.error();
+    return result;
+  });
+}
+
+int QuotaDelete(const Invocation& inv) {
+  const std::string team = inv.args.positional[0];
+  return RunEdit(inv, [&](const EditContext& ctx) -> common::Result<EditResult> {
+    EditResult result{ctx.owned, "quota/" + team, "deleted"};
+    common::Result<TeamQuota*> quota = OwnedTeam(ctx, &result.owned, team, inv.global.configmap);
+    if (!quota.ok()) return quota.error();
+    std::erase_if(result.owned.teams, [&](const TeamQuota& t) { return t.name == team; });
+    return result;
+  });
+}
+
+int QuotaDescribe(const Invocation& inv) {
+  common::Result<Loaded> loaded = LoadPolicy(inv);
+  if (!loaded.ok()) return inv.Failed(loaded.error().message);
+  const std::string& team = inv.args.positional[0];
+  for (const TeamReport& r : BuildTeamReports(loaded->decoded, loaded->policy())) {
+    if (r.name != team) continue;
+    RenderQuotaDescribe(r, inv.global.output, inv.out());
+    return kExitOk;
+  }
+  return inv.Failed(NoSuchTeam(team, inv.global.configmap).message);
+}
+
+int QuotaList(const Invocation& inv) {
+  common::Result<Loaded> loaded = LoadPolicy(inv);
+  if (!loaded.ok()) return inv.Failed(loaded.error().message);
+  std::vector<TeamReport> teams = BuildTeamReports(loaded->decoded, loaded->policy());
+  if (!inv.global.namespaces.empty()) {
+    const scheduler::Policy& policy = loaded->policy();
+    std::erase_if(teams, [&](const TeamReport& r) {
+      return std::none_of(inv.global.namespaces.begin(), inv.global.namespaces.end(),
+                          [&](const std::string& ns) {
+                            const scheduler::Team* owner = policy.TeamOfNamespace(ns);
+                            return owner != nullptr && owner->name == r.name;
+                          });
+    });
+  }
+  if (teams.empty() &&
+      (inv.global.output == OutputFormat::kTable || inv.global.output == OutputFormat::kWide)) {
+    inv.err() << "No quotas found in " << inv.global.configmap.ToString()
+              << (inv.global.namespaces.empty() ? "" : " for the namespaces given") << ".\n";
+    return kExitOk;
+  }
+  RenderQuotaList(teams, inv.global.output, inv.out());
+  return kExitOk;
+}
+
+int PolicyShow(const Invocation& inv) {
+  common::Result<Loaded> loaded = LoadPolicy(inv);
+  if (!loaded.ok()) return inv.Failed(loaded.error().message);
+  RenderPolicy(BuildPolicyReport(loaded->decoded, loaded->policy()), inv.global.output, inv.out());
+  return kExitOk;
+}
+
+// --priority-class NAME=WEIGHT values; an error is a usage error's message.
+common::Result<std::vector<PriorityClassWeight>> PriorityClasses(const ParsedArgs& args) {
+  std::vector<PriorityClassWeight> out;
+  for (const std::string& v : args.All("priority-class")) {
+    const size_t eq = v.find('=');
+    const std::string name = v.substr(0, eq);
+    const std::string weight = eq == std::string::npos ? "" : v.substr(eq + 1);
+    const bool digits =
+        !weight.empty() && weight.size() <= 3 &&
+        std::all_of(weight.begin(), weight.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (eq == std::string::npos || !digits || std::stoi(weight) > 100) {
+      return common::Error{"invalid --priority-class " + Quoted(v) +
+                           ": use NAME=WEIGHT with a weight from 0 to 100, such as inference=100"};
+    }
+    if (!common::IsDnsSubdomain(name)) {
+      return common::Error{"invalid priority class name " + Quoted(name) +
+                           ": use a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')"};
+    }
+    if (std::any_of(out.begin(), out.end(), [&](const auto& p) { return p.name == name; })) {
+      return common::Error{"priority class " + Quoted(name) + " is given twice"};
+    }
+    out.push_back({name, std::stoi(weight)});
+  }
+  return out;
+}
+
+int PolicySet(const Invocation& inv) {
+  ClusterSettings change;
+  const ParsedArgs& args = inv.args;
+  if (auto t = args.Get("task-prioritization")) {
+    if (*t != "TaskRanking" && *t != "FirstComeFirstServe") {
+      return inv.Usage("invalid --task-prioritization " + Quoted(*t) +
+                       ": use TaskRanking or FirstComeFirstServe");
+    }
+    change.task_prioritization = *t;
+  }
+  if (auto i = args.Get("idle-compute")) {
+    if (*i != "FairShare" && *i != "FirstComeFirstServe") {
+      return inv.Usage("invalid --idle-compute " + Quoted(*i) +
+                       ": use FairShare or FirstComeFirstServe");
+    }
+    change.idle_compute = *i;
+  }
+  common::Result<std::vector<PriorityClassWeight>> classes = PriorityClasses(args);
+  if (!classes.ok()) return inv.Usage(classes.error().message);
+  if (!classes->empty() && args.Bool("clear-priority-classes")) {
+    return inv.Usage("--priority-class and --clear-priority-classes exclude each other");
+  }
+  if (!classes->empty() || args.Bool("clear-priority-classes")) change.priority_classes = *classes;
+  if (change.empty()) {
+    return inv.Usage(
+        "nothing to set: give --task-prioritization, --idle-compute, --priority-class or "
+        "--clear-priority-classes");
+  }
+  return RunEdit(inv, [&](const EditContext& ctx) -> common::Result<EditResult> {
+    EditResult result{ctx.owned, "policy/cluster", "configured"};
+    ClusterSettings& c = result.owned.cluster;
+    if (change.task_prioritization) c.task_prioritization = change.task_prioritization;
+    if (change.idle_compute) c.idle_compute = change.idle_compute;
+    if (change.priority_classes) {
+      c.priority_classes = change.priority_classes;
+      if (c.priority_classes->empty()) c.priority_classes.reset();
+    }
+    return result;
+  });
+}
+
+int Completion(const Invocation& inv) {
+  const std::string& shell = inv.args.positional[0];
+  if (shell != "bash" && shell != "zsh") {
+    return inv.Usage("unsupported shell " + Quoted(shell) + ": use bash or zsh");
+  }
+  inv.out() << inv.cli.Completion(shell);
+  return kExitOk;
+}
+
+int ConfigValidate(const Invocation& inv) {
+  return config::RunCheckConfig(inv.args.positional[0], inv.out()) == 0 ? kExitOk : kExitFailed;
+}
+
+Command QuotaCommands() {
+  std::vector<FlagSpec> write_flags = QuotaFlags();
+  write_flags.push_back(DryRunFlag());
+  Command create{
+      "create",
+      "create a team's compute quota (HyperPod create-compute-quota)",
+      "TEAM",
+      "Creates the compute quota of a team: one compute line per instance type. Every\n"
+      "--instance-type starts a line; the --count, --accelerators, --vcpu and --memory after it\n"
+      "belong to that line. --count gives whole instances; otherwise what a line does not give\n"
+      "follows the instance's proportions (accelerators only: vCPU and memory scale with them).\n"
+      "The team joins the cohort all HyperPod teams share; its namespace is hyperpod-ns-TEAM\n"
+      "unless -n/--namespace names others. The quota is written to the CLI's key taskgov-cli.yaml\n"
+      "of the policy ConfigMap, after the whole ConfigMap is validated as the extender would.\n",
+      "taskgov quota create ml-research --instance-type ml.p5.48xlarge --count 2\n"
+      "taskgov quota create inference --instance-type ml.g5.12xlarge --accelerators 4 \\\n"
+      "    --instance-type ml.c5.4xlarge --vcpu 16 --strategy Lend --fair-share-weight 10\n"
+      "taskgov quota create data --instance-type ml.p5.48xlarge --accelerators 8 "
+      "--borrow-limit 100 --dry-run",
+      write_flags,
+      1,
+      1,
+      {},
+      QuotaCreate,
+      {}};
+  Command update = create;
+  update.name = "update";
+  update.summary = "change a team's compute quota (HyperPod update-compute-quota)";
+  update.description =
+      "Changes what the flags give and keeps the rest. Compute lines given replace the team's\n"
+      "lines as a whole, as HyperPod's UpdateComputeQuota replaces ComputeQuotaResources; a\n"
+      "strategy other than LendAndBorrow drops the borrow limit. Only teams the CLI wrote (key\n"
+      "taskgov-cli.yaml) can be updated: hand-written keys are left as they are.\n"
+      "A concurrent change to the ConfigMap is detected (resourceVersion), re-read and the\n"
+      "update applied to it again; nothing is overwritten.\n";
+  update.example =
+      "taskgov quota update ml-research --borrow-limit 100\n"
+      "taskgov quota update ml-research --instance-type ml.p5.48xlarge --count 4 --dry-run=server";
+  update.run = QuotaUpdate;
+  Command describe{
+      "describe",
+      "show a team's quota and where every value comes from",
+      "TEAM",
+      "Shows what the extender enforces for the team — per flavor and resource the\n"
+      "nominal quota, borrowing and lending limits — and where each value comes from:\n"
+      "the key and path that set it, or the rule that derived it (the HyperPod ratio\n"
+      "defaults, the sharing strategy, defaults of the dialect).\n",
+      "taskgov quota describe ml-research\ntaskgov quota describe ml-research -o yaml",
+      {},
+      1,
+      1,
+      kReadFormats,
+      QuotaDescribe,
+      {}};
+  Command list{
+      "list",
+      "list the teams' quotas (HyperPod list-compute-quotas)",
+      "",
+      "Lists every team of the policy, whatever key or dialect defines it; -n NS shows the\n"
+      "team owning NS.\n",
+      "taskgov quota list\ntaskgov quota list -o wide\ntaskgov quota list -n "
+      "hyperpod-ns-ml-research -o json",
+      {},
+      0,
+      0,
+      kReadFormats,
+      QuotaList,
+      {}};
+  Command del{"delete",
+              "delete a team's compute quota (HyperPod delete-compute-quota)",
+              "TEAM",
+              "",
+              "taskgov quota delete ml-research\ntaskgov quota delete ml-research --dry-run",
+              {DryRunFlag()},
+              1,
+              1,
+              {},
+              QuotaDelete,
+              {}};
+  return Command{"quota",
+                 "teams' compute quotas (allocations)",
+                 "",
+                 "",
+                 "taskgov quota list\ntaskgov quota describe ml-research",
+                 {},
+                 0,
+                 0,
+                 {},
+                 nullptr,
+                 {create, update, describe, list, del}};
+}
+
+Command PolicyCommands() {
+  Command show{"show",
+               "show the cluster policy: task prioritization, idle compute, priority classes",
+               "",
+               "",
+               "taskgov policy show\ntaskgov policy show -o json",
+               {},
+               0,
+               0,
+               {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml},
+               PolicyShow,
+               {}};
+  Command set{
+      "set",
+      "change the cluster policy (HyperPod create-cluster-scheduler-config)",
+      "",
+      "Sets the cluster policy in the CLI's key taskgov-cli.yaml. --priority-class, repeatable,\n"
+      "replaces the list of priority classes. A cluster policy written by hand in another key\n"
+      "conflicts and is reported by the validation, naming both keys.\n",
+      "taskgov policy set --task-prioritization TaskRanking --priority-class inference=100 \\\n"
+      "    --priority-class training=50\n"
+      "taskgov policy set --idle-compute FirstComeFirstServe --dry-run",
+      {ValueFlag("task-prioritization", "P",
+                 "TaskRanking (by priority class) or FirstComeFirstServe")
+           .Values({"TaskRanking", "FirstComeFirstServe"}),
+       ValueFlag("idle-compute", "A",
+                 "FairShare or FirstComeFirstServe: who gets idle compute first")
+           .Values({"FairShare", "FirstComeFirstServe"}),
+       ValueFlag("priority-class", "NAME=WEIGHT", "a priority class and its weight 0..100")
+           .Repeatable(),
+       BoolFlag("clear-priority-classes", "remove the priority classes the CLI set"), DryRunFlag()},
+      0,
+      0,
+      {},
+      PolicySet,
+      {}};
+  return Command{"policy", "the cluster policy", "", "", "taskgov policy show", {}, 0, 0, {},
+                 nullptr,  {show, set}};
+}
+
+Command ConfigCommands() {
+  Command validate{
+      "validate",
+      "validate a policy directory with the extender's own checks",
+      "DIR",
+      "Reads DIR as the extender reads its mounted ConfigMap and reports every error\n"
+      "and warning (file, path, reason), the teams and their effective quotas.\n"
+      "Exits 1 when the configuration has errors.\n",
+      "taskgov config validate /etc/taskgov\ntaskgov config validate config/samples/native",
+      {},
+      1,
+      1,
+      {},
+      ConfigValidate,
+      {}};
+  return Command{
+      "config", "policy files", "",        "", "taskgov config validate /etc/taskgov", {}, 0, 0,
+      {},       nullptr,        {validate}};
+}
+
+}  // namespace
+
+Command TaskgovCommands() {
+  Command completion{"completion",
+                     "print the shell completion script",
+                     "bash|zsh",
+                     "",
+                     "taskgov completion bash > /etc/bash_completion.d/taskgov\n"
+                     "taskgov completion zsh > \"${fpath[1]}/_taskgov\"",
+                     {},
+                     1,
+                     1,
+                     {},
+                     Completion,
+                     {}};
+  return Command{
+      "",
+      "",
+      "",
+      "taskgov governs how teams share an accelerator cluster (SageMaker HyperPod task\n"
+      "governance on kube-scheduler). This CLI manages the teams' compute quotas and the\n"
+      "cluster policy in the policy ConfigMap; also usable as `kubectl taskgov`.\n",
+      "taskgov quota list\ntaskgov quota create ml-research --instance-type "
+      "ml.p5.48xlarge --count 2",
+      {},
+      0,
+      0,
+      {},
+      nullptr,
+      {QuotaCommands(), PolicyCommands(), ConfigCommands(), completion}};
+}
+
+common::Result<std::unique_ptr<ConfigMapStore>> ConnectApi(const GlobalOptions& global) {
+  const scheduler::kube::GetEnv env = scheduler::kube::ProcessEnv();
+  common::Result<scheduler::kube::ClusterConfig> cluster =
+      !global.kubeconfig.empty() || env("KUBECONFIG") || !scheduler::kube::InClusterAvailable(env)
+          ? scheduler::kube::LoadKubeconfig({global.kubeconfig, env("KUBECONFIG").value_or(""),
+                                             env("HOME").value_or(""), global.context})
+          : scheduler::kube::LoadInClusterConfig(env);
+  if (!cluster.ok()) {
+    return cluster.error().Wrap(
+        "no usable Kubernetes configuration (use --kubeconfig or "
+        "--context, or set KUBECONFIG)");
+  }
+  scheduler::kube::ClientOptions options;
+  options.user_agent = "taskgov-cli";
+  options.impersonate_user = global.as;
+  options.request_timeout = global.request_timeout.value_or(std::chrono::seconds(30));
+  options.max_throttle_retries = 2;
+  auto client = scheduler::kube::KubeClient::Create(std::move(*cluster), options);
+  if (!client.ok()) return client.error();
+  return MakeApiConfigMapStore(std::move(*client), global.configmap);
+}
+
+int RunTaskgov(const std::vector<std::string>& argv, Environment& env) {
+  const Cli cli(TaskgovCommands());
+  if (!env.connect) env.connect = ConnectApi;
+  return cli.Run(argv, env);
+}
+
+}  // namespace taskgov::cli

@@ -1,0 +1,131 @@
+#include "extender/cli/testing/cli_fixture.h"
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "extender/cli/commands.h"
+
+namespace taskgov::cli::testing {
+
+namespace {
+
+constexpr char kConfigMapPath[] = "/api/v1/namespaces/kube-system/configmaps";
+
+std::string ConfigMapJson(const ConfigData& data) {
+  rapidjson::Document doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  rapidjson::Value meta(rapidjson::kObjectType);
+  meta.AddMember("name", "taskgov-config", a);
+  meta.AddMember("namespace", "kube-system", a);
+  doc.AddMember("metadata", meta, a);
+  rapidjson::Value values(rapidjson::kObjectType);
+  for (const auto& [k, v] : data) {
+    values.AddMember(rapidjson::Value(k.c_str(), a), rapidjson::Value(v.c_str(), a), a);
+  }
+  doc.AddMember("data", values, a);
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  doc.Accept(writer);
+  return buffer.GetString();
+}
+
+}  // namespace
+
+CliFixture::CliFixture() = default;
+
+CliFixture::~CliFixture() {
+  if (api_) api_->Stop();
+  if (!dir_.empty()) std::filesystem::remove_all(dir_);
+}
+
+bool CliFixture::Start() {
+  api_ = std::make_unique<scheduler::kube::testing::FakeApiServer>();
+  common::Status started = api_->Start();
+  EXPECT_TRUE(started.ok()) << started.error().message;
+  if (!started.ok()) return false;
+  const char* tmp = getenv("TEST_TMPDIR");
+  std::string pattern = std::string(tmp != nullptr ? tmp : "/tmp") + "/cli-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) {
+    ADD_FAILURE() << "mkdtemp failed";
+    return false;
+  }
+  dir_ = pattern;
+  kubeconfig_ = dir_ + "/kubeconfig";
+  std::ofstream out(kubeconfig_);
+  out << scheduler::kube::testing::KubeconfigFor(api_->url());
+  return static_cast<bool>(out);
+}
+
+CliRun CliFixture::Run(std::vector<std::string> args) {
+  args.push_back("--kubeconfig=" + kubeconfig_);
+  return RunOffline(args);
+}
+
+CliRun CliFixture::RunOffline(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  Environment env;
+  env.out = &out;
+  env.err = &err;
+  CliRun run;
+  run.code = RunTaskgov(args, env);
+  run.out = out.str();
+  run.err = err.str();
+  return run;
+}
+
+void CliFixture::PutConfigMap(const ConfigData& data) {
+  common::Result<std::string> stored = api_->Upsert("configmaps", ConfigMapJson(data));
+  ASSERT_TRUE(stored.ok()) << stored.error().message;
+}
+
+ConfigData CliFixture::Data() const {
+  ConfigData data;
+  std::optional<std::string> json = api_->Get("configmaps", "kube-system", "taskgov-config");
+  if (!json) return data;
+  rapidjson::Document doc;
+  doc.Parse(json->c_str());
+  if (!doc.IsObject() || !doc.HasMember("data") || !doc["data"].IsObject()) return data;
+  for (const auto& m : doc["data"].GetObject()) {
+    if (m.value.IsString()) data[m.name.GetString()] = m.value.GetString();
+  }
+  return data;
+}
+
+std::string CliFixture::ResourceVersion() const {
+  std::optional<std::string> json = api_->Get("configmaps", "kube-system", "taskgov-config");
+  if (!json) return "";
+  rapidjson::Document doc;
+  doc.Parse(json->c_str());
+  if (!doc.IsObject() || !doc.HasMember("metadata") || !doc["metadata"].IsObject()) return "";
+  const rapidjson::Value& meta = doc["metadata"];
+  if (!meta.HasMember("resourceVersion") || !meta["resourceVersion"].IsString()) return "";
+  return meta["resourceVersion"].GetString();
+}
+
+std::vector<std::string> CliFixture::ConfigMapRequests() const {
+  std::vector<std::string> out;
+  for (const auto& r : api_->requests()) {
+    if (r.path.starts_with(kConfigMapPath)) out.push_back(r.method + " " + r.target);
+  }
+  return out;
+}
+
+std::string HyperPodQuotaJson(const std::string& team, const std::string& type, int count) {
+  return "{\n  \"Name\": \"" + team +
+         "-quota\",\n  \"ComputeQuotaConfig\": {\n    \"ComputeQuotaResources\": [\n"
+         "      {\"InstanceType\": \"" +
+         type + "\", \"Count\": " + std::to_string(count) +
+         "}\n    ],\n    \"ResourceSharingConfig\": {\"Strategy\": \"Lend\"},\n"
+         "    \"PreemptTeamTasks\": \"Never\"\n  },\n"
+         "  \"ComputeQuotaTarget\": {\"TeamName\": \"" +
+         team + "\", \"FairShareWeight\": 20}\n}\n";
+}
+
+}  // namespace taskgov::cli::testing
