@@ -11,6 +11,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "config/names.h"
 #include "scheduler/common/result.h"
 #include "scheduler/common/time_format.h"
 #include "scheduler/decisions/rules.h"
@@ -157,34 +158,6 @@ common::Result<size_t> ParseLimit(const Query& query) {
 
 // ---- policy vocabulary ----
 
-std::string_view QueueingName(scheduler::QueueingStrategy q) {
-  return q == scheduler::QueueingStrategy::kStrictFIFO ? "StrictFIFO" : "BestEffortFIFO";
-}
-
-std::string_view WithinTeamName(scheduler::WithinTeamPreemption p) {
-  switch (p) {
-    case scheduler::WithinTeamPreemption::kNever:
-      return "Never";
-    case scheduler::WithinTeamPreemption::kLowerPriority:
-      return "LowerPriority";
-    case scheduler::WithinTeamPreemption::kLowerOrNewerEqualPriority:
-      return "LowerOrNewerEqualPriority";
-  }
-  return "";
-}
-
-std::string_view ReclaimName(scheduler::ReclaimPolicy p) {
-  switch (p) {
-    case scheduler::ReclaimPolicy::kNever:
-      return "Never";
-    case scheduler::ReclaimPolicy::kLowerPriority:
-      return "LowerPriority";
-    case scheduler::ReclaimPolicy::kAny:
-      return "Any";
-  }
-  return "";
-}
-
 // ---- teams ----
 
 // One read of what the team replies show.
@@ -218,11 +191,11 @@ void TeamPolicy(Writer& w, const scheduler::Team& team) {
   w.Bool(team.active);
   w.Key("reclaimable");
   w.Bool(team.reclaimable);
-  KeyStr(w, "queueing", QueueingName(team.queueing));
+  KeyStr(w, "queueing", config::Name(team.queueing));
   w.Key("preemption");
   w.StartObject();
-  KeyStr(w, "withinTeam", WithinTeamName(team.within_team));
-  KeyStr(w, "reclaimWithinCohort", ReclaimName(team.reclaim));
+  KeyStr(w, "withinTeam", config::Name(team.within_team));
+  KeyStr(w, "reclaimWithinCohort", config::Name(team.reclaim));
   w.Key("borrowWithinCohort");
   w.StartObject();
   KeyStr(w, "policy", team.borrow_within_cohort.lower_priority ? "LowerPriority" : "Never");

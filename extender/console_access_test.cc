@@ -92,7 +92,7 @@ TEST_F(ConsoleAccessTest, DecisionsAreCachedForTheTtlAndFailuresAreNot) {
   EXPECT_EQ(Check("Bearer t-bob").status, 200);  // the failure was not cached
   const ConsoleAccessStats s = access_.stats();
   EXPECT_EQ(s.errors, 1u);
-  EXPECT_EQ(s.full, 2u);         // requests, from the cache or not
+  EXPECT_EQ(s.full, 2u);  // requests, from the cache or not
   EXPECT_EQ(s.team_scoped, 2u);
   EXPECT_EQ(s.forbidden, 2u);
 }

@@ -147,9 +147,9 @@ class ClusterState final : public ClusterObserver {
   // Every non-terminal pod of a team the informers report, bound or waiting, with its effective
   // request and its workload (TeamResolver::WorkloadOf), under the pods' lock (for the admin
   // API). `fn` must not call back into the ClusterState.
-  void ForEachTeamPod(const std::function<void(const Pod& pod, NameId team,
-                                               const ResourceList& request,
-                                               const WorkloadRef& workload)>& fn) const;
+  void ForEachTeamPod(
+      const std::function<void(const Pod& pod, NameId team, const ResourceList& request,
+                               const WorkloadRef& workload)>& fn) const;
 
  private:
   struct PodRecord {
