@@ -176,11 +176,12 @@ void QueueCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanatio
   }
   std::optional<std::string> why = QueueOrderBlocks(snap, flavor, mode);
   if (!why) {
-    fe->checks.push_back(Passed(
-        "queueOrder", snap.ahead.empty()
-                          ? "no pending pod of " + me.team->name + " ranks ahead of it"
-                          : std::to_string(snap.ahead.size()) + " pending pods of " +
-                                me.team->name + " rank ahead of it; none needs this room first"));
+    fe->checks.push_back(
+        Passed("queueOrder", snap.ahead.empty()
+                                 ? "no pending pod of " + me.team->name + " ranks ahead of it"
+                                 : std::to_string(snap.ahead.size()) + " pending pod" +
+                                       (snap.ahead.size() == 1 ? " of " : "s of ") + me.team->name +
+                                       " rank ahead of it; none needs this room first"));
     return;
   }
   std::string change = "the pods ranked ahead of it (first: " + snap.ahead.front().key +
@@ -229,7 +230,7 @@ std::string LineText(const QuotaLine& l) {
   if (l.borrowing_limit != 0) out += ", borrowing limit " + Q(l.resource, l.borrowing_limit);
   out += ")";
   if (l.pool_need > 0) {
-    out += ", in the cohort's pool " + Q(l.resource, l.pool_need) + " of " +
+    out += "; " + Q(l.resource, l.pool_need) + " of it from the cohort's pool, which has " +
            Q(l.resource, std::max<int64_t>(0, l.pool_capacity - l.pool_used)) + " free";
   }
   return out;
@@ -333,19 +334,18 @@ void Summarize(const Subject& me, Explanation* out) {
                    "kube-scheduler's own filters keep it off those nodes).";
     return;
   }
-  std::string why, change;
-  for (const FlavorExplanation& fe : out->flavors) {
+  // The first obstacle of the filter's first choice — or, when nothing can ever fit, of its last
+  // (borrowing: the most it may have).
+  const bool never = out->outlook == Outlook::kNeverFits;
+  for (size_t i = 0; i < out->flavors.size(); ++i) {
+    const FlavorExplanation& fe = out->flavors[never ? out->flavors.size() - 1 - i : i];
     const Check* c = FirstFailed(fe.checks);
     if (c == nullptr) continue;
-    const std::string line = fe.flavor + ", " +
-                             (fe.mode == Mode::kBorrowing ? "borrowing" : "within nominal") + ": " +
-                             c->detail;
-    if (why.find(c->detail) == std::string::npos) why += (why.empty() ? "" : "; ") + line;
-    if (change.empty()) change = c->change;
+    out->summary = who + (never ? " can never run as it is: " : " waits: ") + fe.flavor +
+                   (fe.mode == Mode::kBorrowing ? ", borrowing: " : ": ") + c->detail +
+                   ". To run: " + c->change + ".";
+    return;
   }
-  out->summary = who +
-                 (out->outlook == Outlook::kNeverFits ? " can never run as it is: " : " waits: ") +
-                 why + ". To run: " + change + ".";
 }
 
 }  // namespace
@@ -360,6 +360,8 @@ std::string_view OutlookName(Outlook outlook) {
       return "NeverFits";
     case Outlook::kNotGoverned:
       return "NotGoverned";
+    case Outlook::kNotPending:
+      return "NotPending";
   }
   return "Waiting";
 }

@@ -48,6 +48,7 @@ enum class Outlook {
   kWaiting,      // something that can change holds it back
   kNeverFits,    // as it is, no flavor can ever take it
   kNotGoverned,  // no team, so no rule of taskgov applies (or all its pods are refused)
+  kNotPending,   // nothing of it waits (set by callers that look a workload up)
 };
 [[nodiscard]] std::string_view OutlookName(Outlook outlook);
 [[nodiscard]] std::string_view ModeName(Ledger::Mode mode);  // WithinNominal, Borrowing

@@ -105,9 +105,10 @@ TEST_F(ExplanationTest, WithinNominalIsAdmissibleAndEveryRuleSaysWhy) {
   EXPECT_EQ(CheckOf(f, "nodes").detail, "2 ml.p5.48xlarge nodes");
   EXPECT_EQ(CheckOf(f, "room").detail,
             "2 of 2 ml.p5.48xlarge nodes have room for 8 nvidia.com/gpu");
-  EXPECT_EQ(CheckOf(f, "quota").detail,
-            "nvidia.com/gpu: needs 8, in use 0 of 8 (nominal 8, borrowing limit unlimited), in the "
-            "cohort's pool 8 of 16 free");
+  EXPECT_EQ(
+      CheckOf(f, "quota").detail,
+      "nvidia.com/gpu: needs 8, in use 0 of 8 (nominal 8, borrowing limit unlimited); 8 of it "
+      "from the cohort's pool, which has 16 free");
   ASSERT_EQ(f.quota.size(), 1u);
   EXPECT_EQ(f.quota[0].need, 8);
   EXPECT_EQ(f.quota[0].limit, 8);
@@ -127,9 +128,10 @@ TEST_F(ExplanationTest, OverNominalNamesTheNumbersAndBorrowingIsAdmissible) {
   EXPECT_FALSE(nominal.admissible);
   const Check& quota = CheckOf(nominal, "quota");
   EXPECT_FALSE(quota.passed);
-  EXPECT_EQ(quota.detail,
-            "nvidia.com/gpu: needs 4, in use 8 of 8 (nominal 8, borrowing limit unlimited), in the "
-            "cohort's pool 4 of 8 free");
+  EXPECT_EQ(
+      quota.detail,
+      "nvidia.com/gpu: needs 4, in use 8 of 8 (nominal 8, borrowing limit unlimited); 4 of it "
+      "from the cohort's pool, which has 8 free");
   EXPECT_EQ(quota.change,
             "team-a must use 4 nvidia.com/gpu less on ml.p5.48xlarge (its pods finishing, or "
             "preempted for it), or its nominal quota be raised to 12 nvidia.com/gpu");
@@ -159,7 +161,8 @@ TEST_F(ExplanationTest, TheBorrowingLimitAndTheCohortsIdleQuotaSayWhatMustChange
   e = admission_->Explain(GpuPod("w-2", "team-a", 1));
   const Check& pool = CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "quota");
   EXPECT_FALSE(pool.passed);
-  EXPECT_NE(pool.detail.find("in the cohort's pool 1 of 0 free"), std::string::npos) << pool.detail;
+  EXPECT_NE(pool.detail.find("1 of it from the cohort's pool, which has 0 free"), std::string::npos)
+      << pool.detail;
   EXPECT_EQ(pool.change,
             "the cohort must have 1 nvidia.com/gpu more idle on ml.p5.48xlarge: other teams' "
             "borrowed pods finishing or reclaimed, or more quota lent to it");
