@@ -181,7 +181,21 @@ TEST_F(ConsoleBrowserTest, EveryPageLoadsCleanAndShowsTheApisNumbers) {
     return m;
   }();
   ASSERT_FALSE(why.empty()) << task.dom.substr(0, 3000);
-  EXPECT_NE(why[1].str().find("needs 8, b may use 4 more"), std::string::npos) << why[1].str();
+  // The explanation: the gang needs 8 GPUs, 4 of them lent to a — the pool has 4 free.
+  EXPECT_NE(why[1].str().find("waits: " + std::string(kP5) + ": nvidia.com/gpu: needs 8"),
+            std::string::npos)
+      << why[1].str();
+  EXPECT_NE(why[1].str().find("the cohort must have 4 nvidia.com/gpu more idle"), std::string::npos)
+      << why[1].str();
+  EXPECT_NE(task.dom.find("<table class=\"rules\"><caption>" + std::string(kP5) +
+                          ", within nominal quota</caption>"),
+            std::string::npos)
+      << task.dom.substr(0, 4000);
+  EXPECT_NE(task.dom.find("<tr class=\"fail\"><td aria-label=\"refuses\">✗</td><th "
+                          "scope=\"row\">quota</th>"),
+            std::string::npos);
+  // And the filter's own last refusal, as kube-scheduler was told.
+  EXPECT_NE(task.dom.find("needs 8, b may use 4 more"), std::string::npos);
 
   const Page policies = Load("policies");
   ExpectClean(policies, "policies");

@@ -402,7 +402,10 @@ async function renderTasks(r) {
 }
 
 async function renderTask(ns, name) {
-  const reply = await api('/api/v1/workloads/' + encodeURIComponent(ns) + '/' + encodeURIComponent(name));
+  const path = '/api/v1/workloads/' + encodeURIComponent(ns) + '/' + encodeURIComponent(name);
+  const reply = await api(path);
+  const waits = reply.items.some(w => w.state === 'Pending');
+  const why = waits ? await api(path + '/explanation') : null;
   const out = [el('p', {}, el('a', {href: '#/tasks'}, '← All tasks'))];
   for (const w of reply.items) {
     out.push(el('article', {class: 'task', 'aria-labelledby': 'task-h'},
@@ -419,8 +422,11 @@ async function renderTask(ns, name) {
       el('section', {class: 'explanation', 'aria-labelledby': 'why-h'},
         el('h3', {id: 'why-h'}, 'Why'),
         el('p', {id: 'why'}, w.state === 'Running' ? 'Running.' :
+          w.state === 'Pending' && why ? why.summary :
           (w.refusal ? w.refusal : 'Not refused yet: waiting for the scheduler to try it.')),
-        w.refusedSince ? el('p', {class: 'muted'}, 'Refused for this reason since ' + w.refusedSince) : null,
+        w.state === 'Pending' && why ? explanationTables(why) : null,
+        w.refusal ? el('p', {class: 'muted', id: 'last-refusal'}, 'The filter\'s last refusal' +
+          (w.refusedSince ? ' (since ' + w.refusedSince + ')' : '') + ': ' + w.refusal) : null,
         w.preemption ? el('p', {id: 'preemption'}, 'In progress: ' + w.preemption) : null),
       el('h3', {}, 'Pods'),
       el('table', {class: 'pods'},
@@ -431,6 +437,21 @@ async function renderTask(ns, name) {
           el('td', {}, p.createdAt || ''), el('td', {}, p.startedAt || ''), el('td', {class: 'why'}, p.refusal)))))));
   }
   return out;
+}
+
+// The explanation's rules, one table per flavor and mode, in the filter's order.
+function explanationTables(x) {
+  const row = c => el('tr', {class: c.passed ? 'pass' : 'fail'},
+    el('td', {'aria-label': c.passed ? 'passes' : 'refuses'}, c.passed ? '✓' : '✗'),
+    el('th', {scope: 'row'}, c.rule), el('td', {}, c.detail), el('td', {}, c.change || ''));
+  const table = (caption, checks) => el('table', {class: 'rules'},
+    el('caption', {}, caption),
+    el('thead', {}, el('tr', {}, ['', 'Rule', 'Found', 'To pass'].map(h => el('th', {scope: 'col'}, h)))),
+    el('tbody', {}, checks.map(row)));
+  return el('div', {class: 'rules', id: 'rules'},
+    x.checks.length ? table('The task (' + x.outlook + ')', x.checks) : null,
+    x.flavors.map(f => table(f.flavor + ', ' + (f.mode === 'Borrowing' ? 'borrowing' : 'within nominal quota') +
+      (f.admissible ? ': admissible' : ''), f.checks)));
 }
 
 function fact(term, value) {
