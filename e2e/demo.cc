@@ -114,9 +114,14 @@ std::vector<std::string> WithReason(const std::vector<std::string>& events,
 class Demo {
  public:
   // `table_rows`: also write every table row to stderr for a program to read (demo_test).
-  Demo(const std::string& binary, bool table_rows) : table_rows_(table_rows) {
+  // `wait`: at the end, keep the extender and its console up until Ctrl-C.
+  Demo(const std::string& binary, bool table_rows, bool wait)
+      : table_rows_(table_rows), wait_(wait) {
     HarnessOptions options;
     options.extender_binary = binary;
+    // The console on loopback without sign-in, for the person running the demo (in a cluster
+    // it asks for a token: --console-auth=token).
+    options.extender_args = {"--console-auth=none"};
     options.config["policy.yaml"] = kPolicy;
     options.idle_wait = milliseconds(1200);
     h_ = std::make_unique<Harness>(std::move(options));
@@ -136,16 +141,39 @@ class Demo {
     Table("Where everything stands");
     const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
     if (failures_ == 0) {
-      printf("\nAll %d checks held (%.1f s). The extender stops.\n", checks_, seconds);
+      printf("\nAll %d checks held (%.1f s).\n", checks_, seconds);
     } else {
       printf("\n%d of %d checks did not hold (%.1f s). The extender's log:\n%s", failures_, checks_,
              seconds, h_->Logs().c_str());
     }
+    if (wait_) WaitForInterrupt();
+    printf("The extender stops.\n");
     h_->Stop();
     return failures_ == 0 ? 0 : 1;
   }
 
  private:
+  // The console of the end state, and the commands that read the same API, until Ctrl-C.
+  void WaitForInterrupt() {
+    const std::string base = "http://127.0.0.1:" + std::to_string(h_->extender().console_port());
+    printf(
+        "\nThe console shows where everything stands: %s/\n"
+        "   Dashboard: each team's quota, use, borrowing and lending; Tasks: every workload, and\n"
+        "   for a waiting one why it waits, rule by rule; Policies: the allocations. The admin\n"
+        "   API behind it: curl %s/api/v1/teams\n"
+        "Press Ctrl-C to stop (tools/demo --no-wait ends here by itself).\n",
+        base.c_str(), base.c_str());
+    fflush(stdout);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    int signal = 0;
+    sigwait(&set, &signal);
+    printf("\n");
+  }
+
   bool Check(bool ok, const std::string& claim) {
     ++checks_;
     if (!ok) {
@@ -600,6 +628,7 @@ class Demo {
   }
 
   const bool table_rows_;
+  const bool wait_;
   std::unique_ptr<Harness> h_;
   int checks_ = 0;
   int failures_ = 0;
@@ -610,11 +639,32 @@ class Demo {
 }  // namespace taskgov::e2e
 
 int main(int argc, char** argv) {
-  if (argc < 2 || (argc == 3 && std::string(argv[2]) != "--table-rows") || argc > 3) {
-    fprintf(stderr, "usage: %s <path to taskgov-extender> [--table-rows]\n", argv[0]);
+  bool table_rows = false, wait = true, usage = argc < 2;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--table-rows") {
+      table_rows = true;
+    } else if (arg == "--no-wait") {
+      wait = false;
+    } else {
+      usage = true;
+    }
+  }
+  if (usage) {
+    fprintf(stderr, "usage: %s <path to taskgov-extender> [--table-rows] [--no-wait]\n", argv[0]);
     return 2;
   }
   setvbuf(stdout, nullptr, _IOLBF, 0);
-  taskgov::e2e::Demo demo(taskgov::common::testing::RunfilePath(argv[1]), argc == 3);
+  if (wait) {
+    // Ctrl-C is taken by sigwait at the end (blocked before any thread starts, so every thread
+    // inherits the mask and the harness's subprocesses are stopped in order).
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  }
+  taskgov::e2e::Demo demo(taskgov::common::testing::RunfilePath(argv[1]), table_rows, wait);
   return demo.Run();
 }

@@ -5,12 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <regex>
+#include <thread>
+
 #include <chrono>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "scheduler/common/testing/http_client.h"
 #include "scheduler/common/testing/process.h"
 
 namespace taskgov::e2e {
@@ -59,7 +64,7 @@ std::vector<TableRow> Rows(const std::vector<std::string>& lines) {
 TEST(DemoTest, EveryNarratedStepHoldsAndTheTablesAreTheMetrics) {
   common::testing::Subprocess demo;
   const auto start = std::chrono::steady_clock::now();
-  ASSERT_TRUE(demo.Start(g_demo, {g_extender, "--table-rows"}).ok());
+  ASSERT_TRUE(demo.Start(g_demo, {g_extender, "--table-rows", "--no-wait"}).ok());
   std::optional<int> code = demo.Wait(std::chrono::seconds(120));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -101,6 +106,38 @@ TEST(DemoTest, EveryNarratedStepHoldsAndTheTablesAreTheMetrics) {
   EXPECT_EQ(borrowed["d"], "3");
   EXPECT_EQ(usage["e"], "3");
   EXPECT_EQ(borrowed["e"], "1");
+}
+
+// Without --no-wait the demo ends with the console of the end state up — the URL printed, the
+// admin API answering — until Ctrl-C, which stops the extender and ends the demo cleanly.
+TEST(DemoTest, KeepsTheConsoleUpUntilCtrlC) {
+  common::testing::Subprocess demo;
+  common::testing::SubprocessOptions options;
+  options.capture_stdout = true;
+  ASSERT_TRUE(demo.Start(g_demo, {g_extender}, options).ok());
+  common::Result<std::string> url =
+      demo.WaitForLine("The console shows where everything stands: ", std::chrono::seconds(120));
+  ASSERT_TRUE(url.ok()) << demo.piped_output();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(*url, m, std::regex(R"(http://127\.0\.0\.1:(\d+)/)"))) << *url;
+  ASSERT_TRUE(demo.WaitForLine("Press Ctrl-C to stop", std::chrono::seconds(5)).ok());
+  common::testing::HttpClient console("127.0.0.1", static_cast<uint16_t>(std::stoi(m[1])));
+  common::Result<common::testing::HttpReply> teams = console.Request("GET", "/api/v1/teams");
+  ASSERT_TRUE(teams.ok()) << teams.error().message;
+  EXPECT_EQ(teams->status, 200);
+  EXPECT_NE(teams->body.find("\"name\":\"b\""), std::string::npos) << teams->body;
+  common::Result<common::testing::HttpReply> page = console.Request("GET", "/");
+  ASSERT_TRUE(page.ok());
+  EXPECT_NE(page->body.find("<title>"), std::string::npos);
+  // Still up a moment later: it waits for the signal, not for a timer.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_TRUE(console.Request("GET", "/api/v1/cluster").ok());
+  demo.Signal(SIGINT);
+  std::optional<int> code = demo.Wait(std::chrono::seconds(30));
+  ASSERT_TRUE(code.has_value()) << "Ctrl-C did not end the demo";
+  EXPECT_EQ(*code, 0) << demo.piped_output();
+  EXPECT_NE(demo.piped_output().find("The extender stops."), std::string::npos);
+  EXPECT_FALSE(console.Request("GET", "/api/v1/teams").ok()) << "the extender outlived the demo";
 }
 
 }  // namespace
