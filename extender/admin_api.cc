@@ -388,6 +388,7 @@ class WorkloadIndex {
                 const std::function<std::string(std::string_view)>& preemption)
       : book_(book), policy_(book.ledger().policy()) {
     QueuePositions(cluster);
+    rows_.reserve(2 * queued_.size() + 1024);
     cluster.ForEachTeamPod(
         [&](const scheduler::Pod& pod, NameId team, const scheduler::ResourceList& request,
             const scheduler::WorkloadRef& ref) { AddPod(pod, team, request, ref); });
@@ -395,7 +396,7 @@ class WorkloadIndex {
     for (auto& [key, w] : rows_) Finish(key, w, preemption);
   }
 
-  [[nodiscard]] const std::map<std::string, WorkloadRow>& rows() const { return rows_; }
+  [[nodiscard]] const std::unordered_map<std::string, WorkloadRow>& rows() const { return rows_; }
 
  private:
   struct Queued {
@@ -511,8 +512,8 @@ class WorkloadIndex {
 
   const scheduler::QuotaBook& book_;
   const scheduler::PolicyPtr policy_;
-  std::unordered_map<std::string, Queued> queued_;  // by uid
-  std::map<std::string, WorkloadRow> rows_;         // by workload key
+  std::unordered_map<std::string, Queued> queued_;     // by uid
+  std::unordered_map<std::string, WorkloadRow> rows_;  // by workload key
 };
 
 // 16 hex digits standing for a workload's key where its name is hidden.
@@ -798,24 +799,30 @@ HttpResponse AdminApi::Workloads(const HttpRequest& request, const ConsoleViewer
   // Listed by namespace/name/kind; `continue` is the sort key of the first item of the next page.
   // A workload of a team the caller does not see sorts after the others under a digest of its
   // key, so that neither the page nor the token names it.
-  std::map<std::string, const WorkloadRow*> ordered;
+  std::vector<std::pair<std::string, const WorkloadRow*>> ordered;
+  ordered.reserve(index.rows().size());
   for (const auto& [key, row] : index.rows()) {
     const std::string_view team_name = scheduler::TeamNames().Name(row.team);
     const bool hidden = !viewer.Sees(team_name);
     if (team != nullptr && team_name != *team) continue;
     if (ns != nullptr && (hidden || row.ns != *ns)) continue;
     if (state != nullptr && row.state != *state) continue;
-    ordered.emplace(hidden ? "~" + std::string(team_name) + "/" + HiddenKey(key)
-                           : row.ns + "/" + row.name + "/" + row.kind,
-                    &row);
+    ordered.emplace_back(hidden ? "~" + std::string(team_name) + "/" + HiddenKey(key)
+                                : row.ns + "/" + row.name + "/" + row.kind,
+                         &row);
   }
+  std::sort(ordered.begin(), ordered.end());
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
   ListHeader(w, "WorkloadList");
   w.Key("items");
   w.StartArray();
-  auto it = after == nullptr ? ordered.begin() : ordered.lower_bound(*after);
+  auto it = after == nullptr ? ordered.begin()
+                             : std::lower_bound(ordered.begin(), ordered.end(), *after,
+                                                [](const auto& item, const std::string& key) {
+                                                  return item.first < key;
+                                                });
   size_t written = 0;
   for (; it != ordered.end() && written < *limit; ++it, ++written) {
     WriteWorkload(w, *it->second, now, /*with_pods=*/false,
@@ -862,6 +869,8 @@ HttpResponse AdminApi::Workload(const HttpRequest& request, const ConsoleViewer&
       found.push_back(&row);
     }
   }
+  std::sort(found.begin(), found.end(),
+            [](const WorkloadRow* a, const WorkloadRow* b) { return a->kind < b->kind; });
   if (found.empty()) {
     return ErrorReply(404, "no workload " + *ns + "/" + *name +
                                " (no such pod, pod group or job owner with pods taskgov knows)");
@@ -884,12 +893,16 @@ HttpResponse AdminApi::Explanation(const std::string& ns, const std::string& nam
                                    const ConsoleViewer& viewer) const {
   if (!sources_.explain) return ErrorReply(404, "explanations are not served by this process");
   const WorkloadIndex index(*sources_.book, *sources_.cluster, sources_.preemption_status);
-  const WorkloadRow* row = nullptr;  // the first of that name that waits, else the first
+  const WorkloadRow* row = nullptr;  // of that name, one that waits first, then by kind
   for (const auto& [key, r] : index.rows()) {
     if (r.ns != ns || r.name != name || !viewer.Sees(scheduler::TeamNames().Name(r.team))) {
       continue;
     }
-    if (row == nullptr || (row->state != "Pending" && r.state == "Pending")) row = &r;
+    const bool waits = r.state == "Pending";
+    if (row == nullptr || waits > (row->state == "Pending") ||
+        (waits == (row->state == "Pending") && r.kind < row->kind)) {
+      row = &r;
+    }
   }
   if (row == nullptr) {
     return ErrorReply(404, "no workload " + ns + "/" + name +
