@@ -30,19 +30,22 @@ std::string Serialize(const rapidjson::Value& v) {
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
-// The namespace a one-namespace command acts in: -n, else the context's; or a usage message.
-std::variant<std::string, int> OneNamespace(const Invocation& inv, KubeClient& client) {
+// The -n of a one-namespace command ("": the context's), or the usage error's exit code. Checked
+// before anything connects.
+std::variant<std::string, int> NamespaceFlag(const Invocation& inv) {
   if (inv.global.all_namespaces) return inv.Usage("this command acts in one namespace: give -n NS");
   if (inv.global.namespaces.size() > 1) {
     return inv.Usage("this command acts in one namespace: give -n once");
   }
-  if (!inv.global.namespaces.empty()) {
-    if (auto problem = CheckDnsLabel("namespace", inv.global.namespaces[0])) {
-      return inv.Usage(*problem);
-    }
-    return inv.global.namespaces[0];
+  if (inv.global.namespaces.empty()) return std::string();
+  if (auto problem = CheckDnsLabel("namespace", inv.global.namespaces[0])) {
+    return inv.Usage(*problem);
   }
-  return client.config().default_namespace;
+  return inv.global.namespaces[0];
+}
+
+std::string OrContextNamespace(const std::string& ns, KubeClient& client) {
+  return ns.empty() ? client.config().default_namespace : ns;
 }
 
 common::Result<Client> Connect(const Invocation& inv) { return inv.env.kube(inv.global, ""); }
@@ -243,11 +246,9 @@ std::vector<rapidjson::Value*> TemplateMetas(rapidjson::Document& doc, JobKind k
 // ---- the commands ----
 
 int JobSubmit(const Invocation& inv) {
-  common::Result<Client> client = Connect(inv);
-  if (!client.ok()) return inv.Failed(client.error().message);
-  auto ns = OneNamespace(inv, **client);
-  if (auto* code = std::get_if<int>(&ns)) return *code;
-  common::Result<JobSubmission> job = ParseJobSubmission(inv.args, std::get<std::string>(ns));
+  auto ns_flag = NamespaceFlag(inv);
+  if (auto* code = std::get_if<int>(&ns_flag)) return *code;
+  common::Result<JobSubmission> job = ParseJobSubmission(inv.args);
   if (!job.ok()) return inv.Usage(job.error().message);
   const std::string kind_flag = inv.args.Get("kind").value_or("auto");
   if (kind_flag != "auto" && kind_flag != "Job" && kind_flag != "PyTorchJob") {
@@ -257,11 +258,13 @@ int JobSubmit(const Invocation& inv) {
   if (dry_run != "none" && dry_run != "client" && dry_run != "server") {
     return inv.Usage("invalid --dry-run " + Quoted(dry_run) + ": use none, client or server");
   }
+  common::Result<Client> client = Connect(inv);
+  if (!client.ok()) return inv.Failed(client.error().message);
+  SetNamespace(OrContextNamespace(std::get<std::string>(ns_flag), **client), &*job);
   JobKind kind = kind_flag == "PyTorchJob" ? JobKind::kPyTorchJob : JobKind::kJob;
   if (kind_flag == "auto" && dry_run != "client" && ServesPyTorchJobs(**client)) {
     kind = JobKind::kPyTorchJob;
   }
-  if (kind == JobKind::kPyTorchJob && job->nodes < 1) return inv.Usage("--node-count must be >= 1");
   const std::string manifest = JobManifest(*job, kind);
   const OutputFormat format =
       inv.global.output == OutputFormat::kTable ? OutputFormat::kYaml : inv.global.output;
@@ -378,13 +381,13 @@ struct Target {
 };
 
 std::variant<Target, int> ReadTarget(const Invocation& inv, bool want_live) {
+  auto ns = NamespaceFlag(inv);
+  if (auto* code = std::get_if<int>(&ns)) return *code;
   common::Result<Client> client = Connect(inv);
   if (!client.ok()) return inv.Failed(client.error().message);
-  auto ns = OneNamespace(inv, **client);
-  if (auto* code = std::get_if<int>(&ns)) return *code;
   Target t;
   t.client = std::move(*client);
-  t.ns = std::get<std::string>(ns);
+  t.ns = OrContextNamespace(std::get<std::string>(ns), *t.client);
   const std::string& name = inv.args.positional[0];
   common::Result<Found> found = FindJob(inv, *t.client, t.ns, name);
   if (!found.ok()) return inv.Failed(found.error().message);

@@ -324,9 +324,13 @@ std::string JobCollection(JobKind kind, const std::string& ns) {
 
 std::string JobKindName(JobKind kind) { return kind == JobKind::kJob ? "Job" : "PyTorchJob"; }
 
-common::Result<JobSubmission> ParseJobSubmission(const ParsedArgs& args, const std::string& ns) {
+void SetNamespace(const std::string& ns, JobSubmission* job) {
+  job->ns = ns;
+  if (job->queue.empty() && ns.starts_with("hyperpod-ns-")) job->queue = ns + "-localqueue";
+}
+
+common::Result<JobSubmission> ParseJobSubmission(const ParsedArgs& args) {
   JobSubmission job;
-  job.ns = ns;
   const std::optional<std::string> flag_name = args.Get("job-name");
   const std::optional<std::string> positional =
       args.positional.empty() ? std::nullopt : std::optional<std::string>(args.positional[0]);
@@ -351,8 +355,6 @@ common::Result<JobSubmission> ParseJobSubmission(const ParsedArgs& args, const s
     }
   }
   job.queue = args.Get("queue-name").value_or("");
-  // HyperPod's convention: the team namespace's LocalQueue.
-  if (job.queue.empty() && ns.starts_with("hyperpod-ns-")) job.queue = ns + "-localqueue";
   job.priority_class = args.Get("priority").value_or("");
   if (common::Status s = ParseResources(args, &job); !s.ok()) return s.error();
   if (common::Status s = ParseRest(args, &job); !s.ok()) return s.error();

@@ -57,9 +57,11 @@ struct JobSubmission {
   std::string scheduler_name = "taskgov";
 };
 
-// `job submit`'s flags for namespace `ns` (the -n or the context's). Errors are usage messages.
-[[nodiscard]] common::Result<JobSubmission> ParseJobSubmission(const ParsedArgs& args,
-                                                               const std::string& ns);
+// `job submit`'s flags. Errors are usage messages.
+[[nodiscard]] common::Result<JobSubmission> ParseJobSubmission(const ParsedArgs& args);
+// The namespace it goes to (-n or the context's), and HyperPod's default queue there: a
+// hyperpod-ns-T namespace's LocalQueue hyperpod-ns-T-localqueue, unless --queue-name gave one.
+void SetNamespace(const std::string& ns, JobSubmission* job);
 [[nodiscard]] std::string JobManifest(const JobSubmission& job, JobKind kind);
 
 struct JobPod {
