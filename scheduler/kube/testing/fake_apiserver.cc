@@ -434,6 +434,11 @@ class FakeApiServer::Impl {
     served_["podgroups"] = options_.serve_pod_groups;
     tokens_ = options_.tokens;
     eviction_mode_ = options_.eviction_mode;
+    job_controller_ = options_.simulate_job_controller;
+  }
+  void SetJobController(bool on) {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_controller_ = on;
   }
   ~Impl() { Stop(); }
 
@@ -670,6 +675,7 @@ class FakeApiServer::Impl {
   std::vector<std::string> bindings_, evictions_, events_, lease_writes_;
   std::vector<std::weak_ptr<SessionBase>> sessions_;
   std::map<std::string, ServiceBackend> services_;
+  bool job_controller_ = false;  // guarded by mu_
   bool job_controller_busy_ = false;
 };
 
@@ -1145,7 +1151,7 @@ Reply FakeApiServer::Impl::WriteLocked(const ResourceType& type, Document& doc, 
   bucket[key] = Stored{json, ns};
   CommitLocked(type, ns, prev.empty() ? "ADDED" : "MODIFIED", json, prev);
   if (stored_json != nullptr) *stored_json = json;
-  if (options_.simulate_job_controller && !job_controller_busy_) {
+  if (job_controller_ && !job_controller_busy_) {
     if (type.plural == "jobs") JobWrittenLocked(json);
     if (type.plural == "pods") OwnedPodChangedLocked(json);
   }
@@ -1165,7 +1171,7 @@ bool FakeApiServer::Impl::DeleteLocked(const ResourceType& type, const std::stri
   SetString(doc, EnsureObject(doc, doc, "metadata"), "resourceVersion", std::to_string(rv_));
   const std::string json = Serialize(doc);
   CommitLocked(type, stored.ns, "DELETED", json, stored.json);
-  if (options_.simulate_job_controller && !job_controller_busy_) {
+  if (job_controller_ && !job_controller_busy_) {
     if (type.plural == "jobs") JobDeletedLocked(json);
     if (type.plural == "pods") OwnedPodChangedLocked(json);
   }
@@ -2361,6 +2367,7 @@ void FakeApiServer::SetRequestHook(RequestHook hook) { impl_->SetRequestHook(std
 void FakeApiServer::SetServed(std::string_view resource, bool served) {
   impl_->SetServed(resource, served);
 }
+void FakeApiServer::SetJobController(bool on) { impl_->SetJobController(on); }
 void FakeApiServer::SetServiceProxy(const std::string& ns, const std::string& name, int port,
                                     const std::string& backend_url) {
   impl_->SetServiceBackend(ns + "/" + name + ":" + std::to_string(port),

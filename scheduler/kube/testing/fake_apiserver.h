@@ -211,6 +211,9 @@ class FakeApiServer {
   // Replaces the request hook; nullptr removes it.
   void SetRequestHook(RequestHook hook);
   void SetServed(std::string_view resource, bool served);  // optional CRDs only
+  // Turns the Job controller simulation on or off (FakeApiServerOptions::simulate_job_controller);
+  // on: Jobs written from then on are reconciled.
+  void SetJobController(bool on);
   // Service proxy backends for service `ns`/`name` port `port`: a base URL
   // ("http://127.0.0.1:PORT") the GET is forwarded to, or a handler. Replaces an earlier one.
   void SetServiceProxy(const std::string& ns, const std::string& name, int port,
