@@ -1,5 +1,7 @@
 #include "extender/cli/admin_client.h"
 
+#include <algorithm>
+
 #include "scheduler/kube/client.h"
 
 namespace taskgov::cli {
@@ -157,6 +159,111 @@ common::Result<LiveWorkload> DecodeWorkload(const Value& item) {
   w.refusal = StringField(item, "refusal");
   w.preemption = StringField(item, "preemption");
   return w;
+}
+
+namespace {
+
+std::optional<std::string> OptionalString(const Value& object, const char* name) {
+  const Value* v = Field(object, name);
+  if (v == nullptr || !v->IsString()) return std::nullopt;
+  return std::string(v->GetString(), v->GetStringLength());
+}
+
+bool BoolField(const Value& object, const char* name) {
+  const Value* v = Field(object, name);
+  return v != nullptr && v->IsBool() && v->GetBool();
+}
+
+std::map<std::string, std::string> Amounts(const Value& object, const char* name) {
+  std::map<std::string, std::string> out;
+  const Value* v = Field(object, name);
+  if (v == nullptr || !v->IsObject()) return out;
+  for (const auto& m : v->GetObject()) {
+    if (m.value.IsString()) out[m.name.GetString()] = m.value.GetString();
+  }
+  return out;
+}
+
+std::vector<ExplanationCheck> Checks(const Value& object) {
+  std::vector<ExplanationCheck> out;
+  const Value* checks = Field(object, "checks");
+  if (checks == nullptr || !checks->IsArray()) return out;
+  for (const Value& c : checks->GetArray()) {
+    ExplanationCheck check;
+    check.rule = StringField(c, "rule");
+    check.passed = BoolField(c, "passed");
+    check.detail = StringField(c, "detail");
+    check.change = OptionalString(c, "change");
+    out.push_back(std::move(check));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> Explanation::Changes() const {
+  std::vector<std::string> out;
+  auto add = [&](const std::vector<ExplanationCheck>& checks) {
+    for (const ExplanationCheck& c : checks) {
+      if (c.passed || !c.change || c.change->empty()) continue;
+      if (std::find(out.begin(), out.end(), *c.change) == out.end()) out.push_back(*c.change);
+    }
+  };
+  add(checks);
+  for (const ExplanationFlavor& f : flavors) add(f.checks);
+  return out;
+}
+
+common::Result<Explanation> DecodeExplanation(const Value& reply) {
+  if (!reply.IsObject() || StringField(reply, "kind") != "WorkloadExplanation") {
+    return common::Error{"the admin API's reply is not a WorkloadExplanation"};
+  }
+  Explanation e;
+  e.ns = StringField(reply, "namespace");
+  e.name = StringField(reply, "name");
+  // The workload's kind: "workloadKind", or a second "kind" member after the document's own.
+  e.kind = StringField(reply, "workloadKind");
+  for (const auto& m : reply.GetObject()) {
+    if (e.kind.empty() && std::string_view(m.name.GetString()) == "kind" && m.value.IsString() &&
+        std::string_view(m.value.GetString()) != "WorkloadExplanation") {
+      e.kind = m.value.GetString();
+    }
+  }
+  e.team = StringField(reply, "team");
+  e.state = StringField(reply, "state");
+  e.evaluated_pod = OptionalString(reply, "evaluatedPod");
+  e.verdict = StringField(reply, "verdict");
+  e.summary = StringField(reply, "summary");
+  e.request = Amounts(reply, "request");
+  e.need = Amounts(reply, "need");
+  e.checks = Checks(reply);
+  if (const Value* flavors = Field(reply, "flavors"); flavors != nullptr && flavors->IsArray()) {
+    for (const Value& f : flavors->GetArray()) {
+      ExplanationFlavor flavor;
+      flavor.flavor = StringField(f, "flavor");
+      flavor.mode = StringField(f, "mode");
+      flavor.admissible = BoolField(f, "admissible");
+      flavor.checks = Checks(f);
+      if (const Value* quota = Field(f, "quota"); quota != nullptr && quota->IsArray()) {
+        for (const Value& q : quota->GetArray()) {
+          ExplanationQuota line;
+          line.resource = StringField(q, "resource");
+          line.need = StringField(q, "need");
+          line.in_use = StringField(q, "inUse");
+          line.nominal = StringField(q, "nominal");
+          line.limit = StringField(q, "limit");
+          line.borrowing_limit = OptionalString(q, "borrowingLimit");
+          line.pool_used = StringField(q, "poolUsed");
+          line.pool_capacity = StringField(q, "poolCapacity");
+          line.fits = BoolField(q, "fits");
+          flavor.quota.push_back(std::move(line));
+        }
+      }
+      e.flavors.push_back(std::move(flavor));
+    }
+  }
+  e.preemption = StringField(reply, "preemption");
+  return e;
 }
 
 common::Result<std::vector<LiveTeam>> ReadTeams(AdminApi& api) {

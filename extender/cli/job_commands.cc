@@ -538,6 +538,25 @@ int JobDelete(const Invocation& inv) {
   return kExitOk;
 }
 
+int JobWhy(const Invocation& inv) {
+  auto target = ReadTarget(inv, false);
+  if (auto* code = std::get_if<int>(&target)) return *code;
+  Target& t = std::get<Target>(target);
+  common::Result<std::unique_ptr<AdminApi>> admin = ConnectAdminApi(inv);
+  if (!admin.ok()) return inv.Failed(admin.error().message);
+  common::Result<rapidjson::Document> reply =
+      (*admin)->Get("/api/v1/workloads/" + t.ns + "/" + t.view.name +
+                    "/explanation?kind=" + JobKindName(t.found.kind));
+  if (!reply.ok()) {
+    return inv.Failed("why " + t.view.Ref() +
+                      " waits needs the extender's explanation: " + reply.error().message);
+  }
+  common::Result<Explanation> why = DecodeExplanation(*reply);
+  if (!why.ok()) return inv.Failed(why.error().message);
+  RenderWhy(*why, *reply, inv.global.output, inv.out());
+  return kExitOk;
+}
+
 int TopTeams(const Invocation& inv) {
   const std::string team = inv.args.Get("team").value_or("");
   common::Result<std::unique_ptr<AdminApi>> admin = ConnectAdminApi(inv);
@@ -653,6 +672,14 @@ Command JobCommands() {
            "taskgov job describe llama-ft -n hyperpod-ns-research\ntaskgov job describe llama-ft "
            "-o yaml",
            {}, 1, 1, kReadFormats, JobDescribe);
+  Command why =
+      Leaf("why", "why a job waits: the extender's rules, one by one, with the numbers", "NAME",
+           "Reads the extender's explanation of the job's workload (its admin API): every rule it\n"
+           "applies — for the workload and per flavor and mode (within nominal, borrowing) — with\n"
+           "✓ or ✗, the quota numbers (need, in use, nominal, limit, the cohort's pool), any\n"
+           "preemption under way, and what would let it run. -o json|yaml: the reply as it is.\n",
+           "taskgov job why llama-ft -n hyperpod-ns-research\ntaskgov job why llama-ft -o json", {},
+           1, 1, {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml}, JobWhy);
   Command priority =
       Leaf("priority", "change a waiting job's priority class", "NAME CLASS",
            "Sets the label kueue.x-k8s.io/priority-class on the job, its pod templates and its\n"
@@ -671,7 +698,7 @@ Command JobCommands() {
   group.name = "job";
   group.summary = "training jobs: submit, list, describe, why, priority, suspend, resume, delete";
   group.example = "taskgov job list\ntaskgov job submit NAME --image IMAGE --node-count 2";
-  group.children = {submit, list, describe, priority, suspend, resume, del};
+  group.children = {submit, list, describe, why, priority, suspend, resume, del};
   return group;
 }
 

@@ -113,7 +113,8 @@ TEST_P(JobGoldenTest, OutputMatches) {
   if (c.admin_api) {
     cli_->api().SetServiceHandler(
         "taskgov-system", "taskgov-console", 9091,
-        testing::AdminApiFixture(Testdata("admin_teams.json"), Testdata("admin_workloads.json")));
+        testing::AdminApiFixture(Testdata("admin_teams.json"), Testdata("admin_workloads.json"),
+                                 {{"hyperpod-ns-b/finetune", Testdata("admin_explanation.json")}}));
   }
   OwnedPolicy policy;
   TeamQuota a;
@@ -158,6 +159,15 @@ INSTANTIATE_TEST_SUITE_P(
                    ""},
         GoldenCase{"job_describe_yaml",
                    {"job", "describe", "eval", "-n", "hyperpod-ns-b", "-o", "yaml"},
+                   true,
+                   ""},
+        GoldenCase{"job_why_table", {"job", "why", "finetune", "-n", "hyperpod-ns-b"}, true, ""},
+        GoldenCase{"job_why_json",
+                   {"job", "why", "finetune", "-n", "hyperpod-ns-b", "-o", "json"},
+                   true,
+                   ""},
+        GoldenCase{"job_why_yaml",
+                   {"job", "why", "finetune", "-n", "hyperpod-ns-b", "-o", "yaml"},
                    true,
                    ""},
         GoldenCase{"top_teams_table", {"top", "teams"}, true, ""},

@@ -218,6 +218,50 @@ void RenderJobDescribe(const JobView& j, OutputFormat format, std::ostream& out)
   }
 }
 
+void RenderWhy(const Explanation& why, const rapidjson::Value& raw, OutputFormat format,
+               std::ostream& out) {
+  if (format == OutputFormat::kJson || format == OutputFormat::kYaml) {
+    RenderDocument(raw, format, out);
+    return;
+  }
+  auto mark = [](bool ok) { return std::string(ok ? "✓" : "✗"); };
+  auto checks = [&](const std::vector<ExplanationCheck>& list, const std::string& indent) {
+    std::vector<std::vector<std::string>> rows;
+    for (const ExplanationCheck& c : list) rows.push_back({mark(c.passed), c.rule, c.detail});
+    RenderTable(rows, out, indent);
+  };
+  out << why.kind << " " << why.ns << "/" << why.name << " (team " << Or(why.team) << ", "
+      << Or(why.state) << "): " << why.verdict << "\n";
+  if (!why.summary.empty()) out << "  " << why.summary << "\n";
+  if (why.evaluated_pod) out << "Evaluated pod:  " << *why.evaluated_pod << "\n";
+  if (!why.request.empty()) out << "Request:        " << Amounts(why.request) << "\n";
+  if (!why.need.empty()) out << "Needs now:      " << Amounts(why.need) << "\n";
+  if (!why.checks.empty()) {
+    out << "Rules:\n";
+    checks(why.checks, "  ");
+  }
+  for (const ExplanationFlavor& f : why.flavors) {
+    out << "Flavor " << f.flavor << ", " << f.mode << ": "
+        << (f.admissible ? "admissible" : "not admissible") << "\n";
+    checks(f.checks, "  ");
+    if (f.quota.empty()) continue;
+    std::vector<std::vector<std::string>> rows = {{"", "RESOURCE", "NEED", "IN-USE", "NOMINAL",
+                                                   "LIMIT", "BORROWING-LIMIT", "POOL-USED",
+                                                   "POOL-CAPACITY"}};
+    for (const ExplanationQuota& q : f.quota) {
+      rows.push_back({mark(q.fits), q.resource, q.need, q.in_use, q.nominal, q.limit,
+                      q.borrowing_limit.value_or("unlimited"), q.pool_used, q.pool_capacity});
+    }
+    RenderTable(rows, out, "  ");
+  }
+  if (!why.preemption.empty()) out << "Preemption:     " << why.preemption << "\n";
+  const std::vector<std::string> changes = why.Changes();
+  if (!changes.empty()) {
+    out << "To run:\n";
+    for (const std::string& c : changes) out << "  - " << c << "\n";
+  }
+}
+
 void RenderTopTeams(const std::vector<LiveTeam>& teams, const std::vector<LiveWorkload>& pending,
                     OutputFormat format, std::ostream& out) {
   // What waits, per team: workloads, pods and the sum of their requests.

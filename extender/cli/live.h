@@ -56,4 +56,53 @@ struct LiveWorkload {
 [[nodiscard]] common::Result<std::vector<LiveTeam>> DecodeTeams(const rapidjson::Value& reply);
 [[nodiscard]] common::Result<LiveWorkload> DecodeWorkload(const rapidjson::Value& item);
 
+// GET /api/v1/workloads/{ns}/{name}/explanation (kind WorkloadExplanation): why a workload waits,
+// rule by rule, per flavor and mode, with the numbers and what would change the outcome.
+struct ExplanationCheck {
+  std::string rule;
+  bool passed = false;
+  std::string detail;
+  std::optional<std::string> change;  // what would make it pass
+};
+
+struct ExplanationQuota {
+  std::string resource;
+  std::string need;
+  std::string in_use;
+  std::string nominal;
+  std::string limit;
+  std::optional<std::string> borrowing_limit;  // nullopt: unlimited
+  std::string pool_used;
+  std::string pool_capacity;
+  bool fits = false;
+};
+
+struct ExplanationFlavor {
+  std::string flavor;
+  std::string mode;  // WithinNominal, Borrowing
+  bool admissible = false;
+  std::vector<ExplanationCheck> checks;
+  std::vector<ExplanationQuota> quota;
+};
+
+struct Explanation {
+  std::string ns;
+  std::string name;
+  std::string kind;
+  std::string team;
+  std::string state;
+  std::optional<std::string> evaluated_pod;
+  std::string verdict;  // Admissible, Waiting, NeverFits, NotPending, NotGoverned
+  std::string summary;
+  std::map<std::string, std::string> request;
+  std::map<std::string, std::string> need;
+  std::vector<ExplanationCheck> checks;
+  std::vector<ExplanationFlavor> flavors;
+  std::string preemption;
+  // Every `change` of a failed check, in order, once each.
+  [[nodiscard]] std::vector<std::string> Changes() const;
+};
+
+[[nodiscard]] common::Result<Explanation> DecodeExplanation(const rapidjson::Value& reply);
+
 }  // namespace taskgov::cli

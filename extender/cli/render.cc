@@ -235,16 +235,21 @@ std::string_view OutputFormatName(OutputFormat f) {
 
 void RenderTable(const std::vector<std::vector<std::string>>& rows, std::ostream& out,
                  std::string_view indent) {
+  // Columns by what a terminal shows: UTF-8 code points (✓, ×), not bytes.
+  auto columns = [](const std::string& s) {
+    return static_cast<size_t>(
+        std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+  };
   std::vector<size_t> width;
   for (const auto& row : rows) {
     if (width.size() < row.size()) width.resize(row.size(), 0);
-    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], columns(row[i]));
   }
   for (const auto& row : rows) {
     std::string line(indent);
     for (size_t i = 0; i < row.size(); ++i) {
       line += row[i];
-      if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 3, ' ');
+      if (i + 1 < row.size()) line += std::string(width[i] - columns(row[i]) + 3, ' ');
     }
     out << line << "\n";
   }

@@ -43,6 +43,12 @@ void RenderJobDescribe(const JobView& job, OutputFormat format, std::ostream& ou
 void RenderTopTeams(const std::vector<LiveTeam>& teams, const std::vector<LiveWorkload>& pending,
                     OutputFormat format, std::ostream& out);
 
+// `job why`: the explanation rule by rule — the workload's checks, a table per flavor and mode
+// with ✓/✗ and the numbers, the preemption under way, and "to run:" with every change named.
+// JSON and YAML print `raw`, the admin API's reply as it came.
+void RenderWhy(const Explanation& why, const rapidjson::Value& raw, OutputFormat format,
+               std::ostream& out);
+
 // JSON (pretty, two-space indent) or YAML of `v`.
 void RenderDocument(const rapidjson::Value& v, OutputFormat format, std::ostream& out);
 // "45s", "3m20s", "2h5m", "3d4h".

@@ -119,9 +119,11 @@ std::vector<std::string> CliFixture::ConfigMapRequests() const {
   return out;
 }
 
-scheduler::kube::testing::ServiceHandler AdminApiFixture(std::string teams_json,
-                                                         std::string workloads_json) {
-  return [teams_json, workloads_json](const std::string& method, const std::string& target) {
+scheduler::kube::testing::ServiceHandler AdminApiFixture(
+    std::string teams_json, std::string workloads_json,
+    std::map<std::string, std::string> explanations) {
+  return [teams_json, workloads_json, explanations](const std::string& method,
+                                                    const std::string& target) {
     if (method != "GET") return std::make_pair(405, std::string(R"({"error":"GET only"})"));
     const size_t q = target.find('?');
     const std::string path = target.substr(0, q);
@@ -134,6 +136,15 @@ scheduler::kube::testing::ServiceHandler AdminApiFixture(std::string teams_json,
       rest = amp == std::string::npos ? "" : rest.substr(amp + 1);
     }
     if (path == "/api/v1/teams") return std::make_pair(200, teams_json);
+    const std::string prefix = "/api/v1/workloads/", suffix = "/explanation";
+    if (path.starts_with(prefix) && path.ends_with(suffix)) {
+      auto it = explanations.find(
+          path.substr(prefix.size(), path.size() - prefix.size() - suffix.size()));
+      if (it == explanations.end()) {
+        return std::make_pair(404, std::string(R"({"error":"no such workload"})"));
+      }
+      return std::make_pair(200, it->second);
+    }
     if (path != "/api/v1/workloads") {
       return std::make_pair(404, std::string(R"({"error":"not found"})"));
     }
