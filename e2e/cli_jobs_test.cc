@@ -65,7 +65,12 @@ class CliJobsTest : public ScenarioTest {
     std::ofstream(kubeconfig_) << scheduler::kube::testing::KubeconfigFor(h().api().url());
   }
 
+  // E2E_VERBOSE=1 prints each command line and what it printed: a session transcript.
   CliRun Cli(std::vector<std::string> args) {
+    std::string line = "$ taskgov";
+    for (const std::string& a : args) {
+      line += " " + (a.find(' ') == std::string::npos ? a : "'" + a + "'");
+    }
     args.push_back("--kubeconfig=" + kubeconfig_);
     std::ostringstream out, err;
     cli::Environment env;
@@ -75,6 +80,8 @@ class CliJobsTest : public ScenarioTest {
     run.code = cli::RunTaskgov(args, env);
     run.out = out.str();
     run.err = err.str();
+    if (getenv("E2E_VERBOSE") != nullptr)
+      printf("%s\n%s%s", line.c_str(), run.out.c_str(), run.err.c_str());
     return run;
   }
   CliRun Ok(std::vector<std::string> args) {
@@ -221,6 +228,8 @@ TEST_F(CliJobsTest, TheDataScientistsWalkthrough) {
   ASSERT_TRUE(h().Sync().ok());
   common::Result<common::testing::HttpReply> teams = h().extender().Admin("/api/v1/teams");
   ASSERT_TRUE(teams.ok() && teams->status == 200);
+  EXPECT_NE(Ok({"top", "teams"}).out.find("a      ml.p5.48xlarge   nvidia.com/gpu   8         8"),
+            std::string::npos);
   CliRun top = Ok({"top", "teams", "-o", "json"});
   rapidjson::Document api, cli;
   api.Parse(teams->body.c_str());
