@@ -197,6 +197,12 @@ TEST_F(CliJobsTest, TheDataScientistsWalkthrough) {
 
   // Its priority changes while it waits (the job, its template and its waiting pods); a running
   // job's is refused.
+  CliRun unknown = Cli({"job", "priority", "second", "urgent", "-n", kNs});
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_EQ(unknown.err,
+            "error: priority class \"urgent\" is not in the policy in force (its classes: "
+            "inference, training): its pods would rank as priority 0; 'taskgov policy show' "
+            "lists the classes\n");
   CliRun priority = Ok({"job", "priority", "second", "inference", "-n", kNs});
   EXPECT_EQ(priority.out,
             "job/second priority class changed: training -> inference (2 waiting pods "

@@ -418,6 +418,33 @@ int JobDescribe(const Invocation& inv) {
   return kExitOk;
 }
 
+// Why the policy in force does not know `cls` (the admin API's /api/v1/policy), or nullopt: it
+// does, or the admin API cannot say (then one note says the class was not checked).
+std::optional<std::string> UnknownPriorityClass(const Invocation& inv, const std::string& cls) {
+  common::Result<std::unique_ptr<AdminApi>> admin = ConnectAdminApi(inv);
+  common::Result<rapidjson::Document> policy =
+      admin.ok() ? (*admin)->Get("/api/v1/policy")
+                 : common::Result<rapidjson::Document>(admin.error());
+  if (!policy.ok()) {
+    NoteMissingLive(inv, "a check of the class against the policy", policy.error());
+    return std::nullopt;
+  }
+  auto classes = policy->FindMember("priorityClasses");
+  if (classes == policy->MemberEnd() || !classes->value.IsArray()) return std::nullopt;
+  std::string known;
+  for (const rapidjson::Value& c : classes->value.GetArray()) {
+    auto name = c.FindMember("name");
+    if (name == c.MemberEnd() || !name->value.IsString()) continue;
+    const std::string n = name->value.GetString();
+    // DESIGN §3.5: the class is named with or without a "-priority" suffix.
+    if (n == cls || n + "-priority" == cls) return std::nullopt;
+    known += (known.empty() ? "" : ", ") + n;
+  }
+  return "priority class " + Quoted(cls) + " is not in the policy in force (" +
+         (known.empty() ? std::string("it has none") : "its classes: " + known) +
+         "): its pods would rank as priority 0; 'taskgov policy show' lists the classes";
+}
+
 int JobPriority(const Invocation& inv) {
   const std::string& cls = inv.args.positional[1];
   if (!common::IsDnsSubdomain(cls)) {
@@ -444,6 +471,9 @@ int JobPriority(const Invocation& inv) {
   if (v.priority_class == cls) {
     inv.out() << v.Ref() << " already has priority class " << cls << " (unchanged)\n";
     return kExitOk;
+  }
+  if (std::optional<std::string> unknown = UnknownPriorityClass(inv, cls)) {
+    return inv.Failed(*unknown);
   }
   const std::string path = ObjectPath(t.found.kind, t.ns, v.name);
   common::Result<bool> changed = Update(*t.client, path, [&](rapidjson::Document& doc) {
