@@ -71,8 +71,7 @@ std::string ObjectPath(JobKind kind, const std::string& ns, const std::string& n
   return JobCollection(kind, ns) + "/" + name;
 }
 
-std::string NotFound(const Invocation& inv, KubeClient& client, const std::string& ns,
-                     const std::string& name) {
+std::string NotFound(KubeClient& client, const std::string& ns, const std::string& name) {
   std::string message = "job " + Quoted(name) + " not found in namespace " + ns;
   // Where else it is: the hint kubectl users want.
   scheduler::kube::ListOptions list;
@@ -91,7 +90,6 @@ std::string NotFound(const Invocation& inv, KubeClient& client, const std::strin
   } else {
     message += "; 'taskgov job list -A' lists the jobs of every namespace";
   }
-  (void)inv;
   return message;
 }
 
@@ -101,8 +99,7 @@ struct Found {
 };
 
 // The Job, else the PyTorchJob, named `name` in `ns`.
-common::Result<Found> FindJob(const Invocation& inv, KubeClient& client, const std::string& ns,
-                              const std::string& name) {
+common::Result<Found> FindJob(KubeClient& client, const std::string& ns, const std::string& name) {
   for (JobKind kind : {JobKind::kJob, JobKind::kPyTorchJob}) {
     ApiResult<rapidjson::Document> got = client.CallJson("GET", ObjectPath(kind, ns, name));
     if (got.ok()) {
@@ -115,7 +112,7 @@ common::Result<Found> FindJob(const Invocation& inv, KubeClient& client, const s
       return common::Error{"reading job " + name + ": " + got.error().ToString()};
     }
   }
-  return common::Error{NotFound(inv, client, ns, name)};
+  return common::Error{NotFound(client, ns, name)};
 }
 
 // Pods that may belong to jobs in `ns` ("" for all): both kinds' job-name labels.
@@ -389,7 +386,7 @@ std::variant<Target, int> ReadTarget(const Invocation& inv, bool want_live) {
   t.client = std::move(*client);
   t.ns = OrContextNamespace(std::get<std::string>(ns), *t.client);
   const std::string& name = inv.args.positional[0];
-  common::Result<Found> found = FindJob(inv, *t.client, t.ns, name);
+  common::Result<Found> found = FindJob(*t.client, t.ns, name);
   if (!found.ok()) return inv.Failed(found.error().message);
   t.found = std::move(*found);
   t.view = ViewOf(t.found.object, t.found.kind);
