@@ -232,7 +232,10 @@ common::Result<Explanation> DecodeExplanation(const Value& reply) {
   e.team = StringField(reply, "team");
   e.state = StringField(reply, "state");
   e.evaluated_pod = OptionalString(reply, "evaluatedPod");
+  // "verdict" (the documented name) or "outlook" (the extender's own word for it).
   e.verdict = StringField(reply, "verdict");
+  if (e.verdict.empty()) e.verdict = StringField(reply, "outlook");
+  e.pods_not_created = IntField(reply, "podsNotCreated");
   e.summary = StringField(reply, "summary");
   e.request = Amounts(reply, "request");
   e.need = Amounts(reply, "need");

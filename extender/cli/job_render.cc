@@ -235,7 +235,13 @@ void RenderWhy(const Explanation& why, const rapidjson::Value& raw, OutputFormat
   if (!why.summary.empty()) out << "  " << why.summary << "\n";
   if (why.evaluated_pod) out << "Evaluated pod:  " << *why.evaluated_pod << "\n";
   if (!why.request.empty()) out << "Request:        " << Amounts(why.request) << "\n";
-  if (!why.need.empty()) out << "Needs now:      " << Amounts(why.need) << "\n";
+  if (!why.need.empty()) {
+    out << "Needs now:      " << Amounts(why.need)
+        << (why.pods_not_created > 0
+                ? " (with " + std::to_string(why.pods_not_created) + " pods not created yet)"
+                : "")
+        << "\n";
+  }
   if (!why.checks.empty()) {
     out << "Rules:\n";
     checks(why.checks, "  ");

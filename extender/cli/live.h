@@ -96,6 +96,7 @@ struct Explanation {
   std::string summary;
   std::map<std::string, std::string> request;
   std::map<std::string, std::string> need;
+  int64_t pods_not_created = 0;  // members of the gang not created yet (counted in `need`)
   std::vector<ExplanationCheck> checks;
   std::vector<ExplanationFlavor> flavors;
   std::string preemption;
