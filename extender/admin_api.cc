@@ -606,6 +606,60 @@ void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_
   w.EndObject();
 }
 
+void WriteChecks(Writer& w, const std::vector<scheduler::Check>& checks) {
+  w.Key("checks");
+  w.StartArray();
+  for (const scheduler::Check& c : checks) {
+    w.StartObject();
+    KeyStr(w, "rule", c.rule);
+    w.Key("passed");
+    w.Bool(c.passed);
+    KeyStr(w, "detail", c.detail);
+    w.Key("change");
+    if (c.passed) {
+      w.Null();
+    } else {
+      Str(w, c.change);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void WriteFlavorExplanation(Writer& w, const scheduler::FlavorExplanation& f) {
+  w.StartObject();
+  KeyStr(w, "flavor", f.flavor);
+  KeyStr(w, "mode", scheduler::ModeName(f.mode));
+  w.Key("admissible");
+  w.Bool(f.admissible);
+  WriteChecks(w, f.checks);
+  w.Key("quota");
+  w.StartArray();
+  for (const scheduler::QuotaLine& l : f.quota) {
+    w.StartObject();
+    KeyStr(w, "resource", l.resource);
+    w.Key("need");
+    Quantity(w, l.resource, l.need);
+    w.Key("inUse");
+    Quantity(w, l.resource, l.in_use);
+    w.Key("nominal");
+    Quantity(w, l.resource, l.nominal);
+    w.Key("limit");
+    Quantity(w, l.resource, l.limit);
+    w.Key("borrowingLimit");
+    Quantity(w, l.resource, l.borrowing_limit);
+    w.Key("poolUsed");
+    Quantity(w, l.resource, l.pool_used);
+    w.Key("poolCapacity");
+    Quantity(w, l.resource, l.pool_capacity);
+    w.Key("fits");
+    w.Bool(l.fits());
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
 bool KnownState(std::string_view state) {
   return state == "Pending" || state == "Admitted" || state == "Running" || state == "Terminating";
 }
@@ -788,11 +842,18 @@ HttpResponse AdminApi::Workload(const HttpRequest& request, const ConsoleViewer&
       std::string_view(request.path).substr(std::string_view("/api/v1/workloads/").size());
   const size_t slash = rest.find('/');
   const std::optional<std::string> ns = PercentDecode(rest.substr(0, slash));
+  std::string_view name_part =
+      slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+  constexpr std::string_view kExplanation = "/explanation";
+  const bool explain = name_part.ends_with(kExplanation);
+  if (explain) name_part.remove_suffix(kExplanation.size());
   const std::optional<std::string> name =
-      slash == std::string_view::npos ? std::nullopt : PercentDecode(rest.substr(slash + 1));
+      slash == std::string_view::npos ? std::nullopt : PercentDecode(name_part);
   if (!ns || !name || ns->empty() || name->empty() || name->find('/') != std::string::npos) {
-    return ErrorReply(400, "expected /api/v1/workloads/{namespace}/{name}, not " + request.path);
+    return ErrorReply(
+        400, "expected /api/v1/workloads/{namespace}/{name}[/explanation], not " + request.path);
   }
+  if (explain) return Explanation(*ns, *name, viewer);
   const int64_t now = sources_.clock->NowMs();
   const WorkloadIndex index(*sources_.book, *sources_.cluster, sources_.preemption_status);
   std::vector<const WorkloadRow*> found;
@@ -815,6 +876,76 @@ HttpResponse AdminApi::Workload(const HttpRequest& request, const ConsoleViewer&
     WriteWorkload(w, *row, now, /*with_pods=*/true, /*hidden=*/false);
   }
   w.EndArray();
+  w.EndObject();
+  return Json(200, buffer);
+}
+
+HttpResponse AdminApi::Explanation(const std::string& ns, const std::string& name,
+                                   const ConsoleViewer& viewer) const {
+  if (!sources_.explain) return ErrorReply(404, "explanations are not served by this process");
+  const WorkloadIndex index(*sources_.book, *sources_.cluster, sources_.preemption_status);
+  const WorkloadRow* row = nullptr;  // the first of that name that waits, else the first
+  for (const auto& [key, r] : index.rows()) {
+    if (r.ns != ns || r.name != name || !viewer.Sees(scheduler::TeamNames().Name(r.team))) {
+      continue;
+    }
+    if (row == nullptr || (row->state != "Pending" && r.state == "Pending")) row = &r;
+  }
+  if (row == nullptr) {
+    return ErrorReply(404, "no workload " + ns + "/" + name +
+                               " (no such pod, pod group or job owner with pods taskgov knows)");
+  }
+  const PodRow* waiting = nullptr;  // the member the filter would be asked about
+  std::optional<scheduler::Pod> pod;
+  for (const PodRow& p : row->pods) {
+    if (p.state != "Pending") continue;
+    if (waiting == nullptr) waiting = &p;
+    if ((pod = sources_.cluster->FindPod(p.uid))) {
+      waiting = &p;
+      break;
+    }
+  }
+  scheduler::Explanation e;
+  if (pod) {
+    e = sources_.explain(*pod);
+  } else {
+    e.outlook = scheduler::Outlook::kNotPending;
+    e.team = std::string(scheduler::TeamNames().Name(row->team));
+    e.summary = waiting == nullptr
+                    ? ns + "/" + name + " does not wait: it is " + row->state
+                    : ns + "/" + name + " is known only from kube-scheduler's calls so far: it " +
+                          "is explained once the informers report its pods";
+  }
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  KeyStr(w, "apiVersion", kApiVersion);
+  KeyStr(w, "kind", "WorkloadExplanation");
+  KeyStr(w, "namespace", row->ns);
+  KeyStr(w, "name", row->name);
+  KeyStr(w, "workloadKind", row->kind);
+  KeyStr(w, "team", e.team);
+  KeyStr(w, "state", row->state);
+  w.Key("evaluatedPod");
+  if (pod) {
+    Str(w, pod->key());
+  } else {
+    w.Null();
+  }
+  KeyStr(w, "outlook", scheduler::OutlookName(e.outlook));
+  KeyStr(w, "summary", e.summary);
+  w.Key("request");
+  Resources(w, e.request);
+  w.Key("need");
+  Resources(w, e.need);
+  w.Key("podsNotCreated");
+  w.Int64(e.estimated_members);
+  WriteChecks(w, e.checks);
+  w.Key("flavors");
+  w.StartArray();
+  for (const scheduler::FlavorExplanation& f : e.flavors) WriteFlavorExplanation(w, f);
+  w.EndArray();
+  KeyStr(w, "preemption", waiting == nullptr ? "" : waiting->preemption);
   w.EndObject();
   return Json(200, buffer);
 }

@@ -15,6 +15,9 @@
 //                                       Terminating &limit=1..1000 &continue=
 //   GET /api/v1/workloads/{ns}/{name}   the workloads of that name (a gang, an owner and a lone pod
 //                                       may share one) with their pods
+//   GET /api/v1/workloads/{ns}/{name}/explanation
+//                                       why it waits: every rule of the filter with its numbers
+//                                       and what would have to change (explanation.h)
 //   GET /api/v1/policy                  the policy in force and the last reload's result
 //   GET /api/v1/history                 trends (usage_history.h): ?team= &flavor= &resource=
 //                                       &since=RFC3339
@@ -42,6 +45,7 @@
 #include "extender/http_server.h"
 #include "extender/usage_history.h"
 #include "scheduler/common/clock.h"
+#include "scheduler/decisions/explanation.h"
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/state/cluster_state.h"
 
@@ -59,6 +63,8 @@ class AdminApi {
     const common::Clock* clock = nullptr;   // required
     ConsoleAccess* access = nullptr;        // null: no access checks
     const UsageHistory* history = nullptr;  // null: the history endpoints answer 404
+    // Why a pod waits (Admission::Explain); unset: the explanation endpoint answers 404.
+    std::function<scheduler::Explanation(const scheduler::Pod&)> explain;
   };
   explicit AdminApi(Sources sources) : sources_(std::move(sources)) {}
 
@@ -77,6 +83,8 @@ class AdminApi {
   HttpResponse Team(const HttpRequest& request, const ConsoleViewer& viewer) const;
   HttpResponse Workloads(const HttpRequest& request, const ConsoleViewer& viewer) const;
   HttpResponse Workload(const HttpRequest& request, const ConsoleViewer& viewer) const;
+  HttpResponse Explanation(const std::string& ns, const std::string& name,
+                           const ConsoleViewer& viewer) const;
   HttpResponse Policy(const HttpRequest& request, const ConsoleViewer& viewer) const;
   HttpResponse History(const HttpRequest& request, const ConsoleViewer& viewer) const;
   HttpResponse UsageReport(const HttpRequest& request, const ConsoleViewer& viewer) const;

@@ -42,16 +42,8 @@ class AdminApiTest : public ::testing::Test {
                   .Build(),
               &clock_),
         cluster_(&book_, &clock_, scheduler::ClusterState::Options{}),
-        api_(AdminApi::Sources{&book_,
-                               &cluster_,
-                               [](std::string_view uid) {
-                                 return uid == "uid-b-solo" ? std::string("reclaiming 4 GPUs")
-                                                            : std::string();
-                               },
-                               {},
-                               &clock_,
-                               nullptr,
-                               &history_}) {
+        admission_(&book_, &cluster_, nullptr, &clock_, {}),
+        api_(FixtureSources()) {
     cluster_.SetPolicy(book_.ledger().policy());
     for (const char* node : {"p5-0", "p5-1"}) {
       cluster_.OnNodeUpsert(NodeBuilder(node).InstanceType(kP5).Allocatable(kGpu, "8"));
@@ -66,14 +58,26 @@ class AdminApiTest : public ::testing::Test {
     }
     Wait(PodBuilder("b-solo").Label("kueue.x-k8s.io/priority-class", "training"), 4, kNow - 60'000);
     // kube-scheduler tried the gang's first member: refused, the pool has 4 GPUs left.
-    scheduler::Admission admission(&book_, &cluster_, nullptr, &clock_, {});
     scheduler::FilterArgs args;
     args.pod = *cluster_.FindPod("uid-b-train-0");
     args.node_names = {"p5-0", "p5-1"};
-    EXPECT_TRUE(admission.Filter(args).feasible.empty());
+    EXPECT_TRUE(admission_.Filter(args).feasible.empty());
     // Two samples of the history, 30 s apart.
     history_.Sample(kNow - 30'000, api_.HistorySnapshot());
     history_.Sample(kNow, api_.HistorySnapshot());
+  }
+
+  AdminApi::Sources FixtureSources() {
+    AdminApi::Sources sources;
+    sources.book = &book_;
+    sources.cluster = &cluster_;
+    sources.preemption_status = [](std::string_view uid) {
+      return uid == "uid-b-solo" ? std::string("reclaiming 4 GPUs") : std::string();
+    };
+    sources.clock = &clock_;
+    sources.history = &history_;
+    sources.explain = [this](const scheduler::Pod& pod) { return admission_.Explain(pod); };
+    return sources;
   }
 
   void Run(const std::string& name, const std::string& node, int gpus, int64_t started) {
@@ -129,6 +133,7 @@ class AdminApiTest : public ::testing::Test {
   scheduler::QuotaBook book_;
   scheduler::ClusterState cluster_;
   UsageHistory history_;
+  scheduler::Admission admission_;
   AdminApi api_;
 };
 
@@ -230,6 +235,38 @@ TEST_F(AdminApiTest, OneWorkloadWithItsPods) {
   EXPECT_STREQ(pods[1]["request"][kGpu].GetString(), "4");
 }
 
+TEST_F(AdminApiTest, AWaitingGangIsExplainedRuleByRule) {
+  rapidjson::Document d;
+  ASSERT_EQ(Get("/api/v1/workloads/ns-team-b/train/explanation", &d), 200);
+  EXPECT_STREQ(d["kind"].GetString(), "WorkloadExplanation");
+  EXPECT_STREQ(d["team"].GetString(), "team-b");
+  EXPECT_STREQ(d["state"].GetString(), "Pending");
+  EXPECT_STREQ(d["outlook"].GetString(), "Waiting");
+  EXPECT_STREQ(d["need"][kGpu].GetString(), "8");  // the whole gang
+  const rapidjson::Value& nominal = d["flavors"][0];
+  EXPECT_STREQ(nominal["mode"].GetString(), "WithinNominal");
+  EXPECT_FALSE(nominal["admissible"].GetBool());
+  const rapidjson::Value& line = nominal["quota"][0];
+  EXPECT_STREQ(line["need"].GetString(), "8");
+  EXPECT_STREQ(line["inUse"].GetString(), "0");
+  EXPECT_STREQ(line["poolUsed"].GetString(), "12");
+  EXPECT_STREQ(line["poolCapacity"].GetString(), "16");
+  EXPECT_FALSE(line["fits"].GetBool());
+  const rapidjson::Value& quota = Find(nominal["checks"], "rule", "quota");
+  EXPECT_FALSE(quota["passed"].GetBool());
+  EXPECT_STREQ(quota["change"].GetString(),
+               "the cohort must have 4 nvidia.com/gpu more idle on ml.p5.48xlarge: other teams' "
+               "borrowed pods finishing or reclaimed, or more quota lent to it");
+  EXPECT_TRUE(Find(nominal["checks"], "rule", "room")["passed"].GetBool());
+  EXPECT_TRUE(Find(nominal["checks"], "rule", "room")["change"].IsNull());
+
+  // A running workload does not wait; an unknown one is 404.
+  ASSERT_EQ(Get("/api/v1/workloads/ns-team-a/a-0/explanation", &d), 200);
+  EXPECT_STREQ(d["outlook"].GetString(), "NotPending");
+  EXPECT_TRUE(d["evaluatedPod"].IsNull());
+  EXPECT_EQ(Get("/api/v1/workloads/ns-team-b/nope/explanation", &d), 404);
+}
+
 TEST_F(AdminApiTest, ClusterAndPolicy) {
   rapidjson::Document d;
   ASSERT_EQ(Get("/api/v1/cluster", &d), 200);
@@ -300,7 +337,7 @@ TEST_F(AdminApiTest, BadRequestsSayWhatIsWrong) {
       {"/api/v1/teams/team-z", 404, "no team 'team-z' in the policy in force"},
       {"/api/v1/teams/", 400, "expected /api/v1/teams/{team}, not /api/v1/teams/"},
       {"/api/v1/workloads/ns-team-b", 400,
-       "expected /api/v1/workloads/{namespace}/{name}, not /api/v1/workloads/ns-team-b"},
+       "expected /api/v1/workloads/{namespace}/{name}[/explanation], not /api/v1/workloads/ns-team-b"},
       {"/api/v1/workloads/ns-team-b/nope", 404,
        "no workload ns-team-b/nope (no such pod, pod group or job owner with pods taskgov "
        "knows)"},
@@ -323,7 +360,10 @@ TEST_F(AdminApiTest, AccessIsCheckedAndOtherTeamsWorkloadsAreNameless) {
   testing::FakeAccessReviewer reviewer;
   reviewer.allowed = {"admin@", "bob@ns-team-b"};
   ConsoleAccess access(&reviewer, &clock_, ConsoleAccess::Options{});
-  AdminApi::Sources sources{&book_, &cluster_, {}, {}, &clock_};
+  AdminApi::Sources sources;
+  sources.book = &book_;
+  sources.cluster = &cluster_;
+  sources.clock = &clock_;
   sources.access = &access;
   const AdminApi guarded(sources);
 
@@ -408,7 +448,7 @@ TEST_F(AdminApiTest, TheReferenceShowsRealReplies) {
     i = end;
     ++examples;
   }
-  EXPECT_EQ(examples, 6u);
+  EXPECT_EQ(examples, 7u);
   const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
   if (std::getenv("UPDATE_GOLDEN") != nullptr && workspace != nullptr) {
     std::ofstream(std::string(workspace) + "/" + kReference) << rewritten;

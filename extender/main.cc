@@ -409,6 +409,8 @@ void BuildConsoleServer(Process& p) {
   }
   sources.reload_status = [&p] { return p.watcher->status(); };
   sources.clock = &p.clock;
+  scheduler::Admission* admission = p.admission.get();
+  sources.explain = [admission](const scheduler::Pod& pod) { return admission->Explain(pod); };
   UsageHistory::Options history;
   history.interval_ms = p.flags.history_interval.count();
   // The last hour at full resolution, whatever the interval.

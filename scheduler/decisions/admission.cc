@@ -128,6 +128,25 @@ FilterResult Admission::Filter(const FilterArgs& args) {
   return Report(decision, RefusedEverywhere(snap, args, notes, std::move(result)));
 }
 
+Explanation Admission::Explain(const Pod& pod) const {
+  FilterArgs args;
+  args.pod = pod;
+  Snapshot snap(*book_);
+  std::set<std::string_view> flavors;
+  for (const Team& team : snap.policy.teams) {
+    for (const FlavorQuota& fq : team.flavors) {
+      if (!flavors.insert(fq.flavor).second) continue;
+      const std::optional<NameId> id = FlavorNames().Find(fq.flavor);
+      if (!id) continue;
+      for (auto& [name, view] : cluster_->nodes().NodesOfFlavor(*id)) {
+        args.node_names.push_back(name);
+      }
+    }
+  }
+  TakeSnapshot(*book_, *cluster_, args, options_.queue_lookahead, &snap);
+  return scheduler::Explain(snap, *book_, *cluster_, clock_->NowMs(), options_.queue_lookahead);
+}
+
 FilterResult Admission::Report(const FilterDecision& decision, FilterResult result) const {
   if (observer_) observer_(decision);
   return result;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "scheduler/common/clock.h"
+#include "scheduler/decisions/explanation.h"
 #include "scheduler/decisions/snapshot.h"
 #include "scheduler/extender_api.h"
 #include "scheduler/ledger/quota_book.h"
@@ -74,6 +75,9 @@ class Admission final : public Decider {
   }
 
   FilterResult Filter(const FilterArgs& args) override;
+  // Why `pod` waits, every rule with its numbers (explanation.h), over the nodes of every flavor
+  // of the policy; reserves nothing.
+  [[nodiscard]] Explanation Explain(const Pod& pod) const;
   std::vector<HostPriority> Prioritize(const FilterArgs& args) override;
   PreemptResult Preempt(const PreemptArgs& args) override;
   BindResult Bind(const BindArgs& args) override;

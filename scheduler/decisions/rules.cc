@@ -19,8 +19,32 @@ struct Tally {
   ResourceList pool;
 };
 
-// Would `request` fit for (team, flavor) on top of the ledger and `tally` (DESIGN §3.3)? A dry
-// run. When it fits and `after` is given, *after = tally plus this admission.
+// One resource of a dry run (DESIGN §3.3): `amount` on top of the cell `v` with `team_extra`
+// already added to the team's usage and `pool_extra` to its pool.
+QuotaLine LineOf(const CellView& v, std::string_view resource, int64_t amount, Mode mode,
+                 int64_t team_extra, int64_t pool_extra) {
+  QuotaLine line;
+  line.resource = std::string(resource);
+  line.need = amount;
+  line.in_use = SaturatingAdd(v.usage, team_extra);
+  line.nominal = v.nominal;
+  line.borrowing_limit = v.borrowing_limit;
+  const int64_t ceiling =
+      v.borrowing_limit == kUnlimited ? kUnlimited : SaturatingAdd(v.nominal, v.borrowing_limit);
+  line.limit = mode == Mode::kWithinNominal ? std::min(v.nominal, ceiling) : ceiling;
+  line.ceiling = ceiling;
+  line.pool_used = SaturatingAdd(v.pool_used, pool_extra);
+  line.pool_capacity = v.pool_capacity;
+  line.pool_need = std::max<int64_t>(0, line.in_use + amount - v.guaranteed) -
+                   std::max<int64_t>(0, line.in_use - v.guaranteed);
+  line.team_fits = SaturatingAdd(line.in_use, amount) <= line.limit;
+  line.pool_fits =
+      line.pool_need <= 0 || SaturatingAdd(line.pool_used, line.pool_need) <= line.pool_capacity;
+  return line;
+}
+
+// Would `request` fit for (team, flavor) on top of the ledger and `tally`? A dry run. When it
+// fits and `after` is given, *after = tally plus this admission.
 bool FitsOnTop(const Ledger::Session& s, NameId team, NameId flavor, const ResourceList& request,
                Mode mode, const Tally& tally, Tally* after) {
   if (!s.HasFlavor(team, flavor)) return false;
@@ -30,17 +54,11 @@ bool FitsOnTop(const Ledger::Session& s, NameId team, NameId flavor, const Resou
     if (!resource) continue;
     CellView v = s.View(team, flavor, *resource);
     if (!v.exists) continue;
-    const int64_t usage = SaturatingAdd(v.usage, tally.team.Get(want.name));
-    const int64_t ceiling =
-        v.borrowing_limit == kUnlimited ? kUnlimited : SaturatingAdd(v.nominal, v.borrowing_limit);
-    const int64_t cap = mode == Mode::kWithinNominal ? std::min(v.nominal, ceiling) : ceiling;
-    if (SaturatingAdd(usage, want.amount) > cap) return false;
-    const int64_t delta = std::max<int64_t>(0, usage + want.amount - v.guaranteed) -
-                          std::max<int64_t>(0, usage - v.guaranteed);
-    const int64_t pool_used = SaturatingAdd(v.pool_used, tally.pool.Get(want.name));
-    if (delta > 0 && SaturatingAdd(pool_used, delta) > v.pool_capacity) return false;
+    const QuotaLine line = LineOf(v, want.name, want.amount, mode, tally.team.Get(want.name),
+                                  tally.pool.Get(want.name));
+    if (!line.fits()) return false;
     next.team.Set(want.name, SaturatingAdd(next.team.Get(want.name), want.amount));
-    next.pool.Set(want.name, SaturatingAdd(next.pool.Get(want.name), delta));
+    next.pool.Set(want.name, SaturatingAdd(next.pool.Get(want.name), line.pool_need));
   }
   if (after != nullptr) *after = std::move(next);
   return true;
@@ -51,6 +69,19 @@ std::string ShowShare(int64_t share) {
 }
 
 }  // namespace
+
+std::vector<QuotaLine> QuotaLines(const Ledger::Session& session, NameId team, NameId flavor,
+                                  const ResourceList& need, Ledger::Mode mode) {
+  std::vector<QuotaLine> lines;
+  for (const ResourceAmount& want : need) {
+    if (want.amount <= 0) continue;
+    std::optional<NameId> resource = ResourceNames().Find(want.name);
+    if (!resource) continue;
+    const CellView v = session.View(team, flavor, *resource);
+    if (v.exists) lines.push_back(LineOf(v, want.name, want.amount, mode, 0, 0));
+  }
+  return lines;
+}
 
 int64_t WeightedShare(const Ledger::Session& session, const Team& team, NameId flavor,
                       const ResourceList& request) {

@@ -20,12 +20,36 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "scheduler/decisions/snapshot.h"
 #include "scheduler/ledger/ledger.h"
 #include "scheduler/model/policy.h"
 
 namespace taskgov::scheduler {
+
+// The quota check of one governed resource as a dry run (the ledger's reservation, DESIGN §3.3,
+// without taking anything): `need` on top of what the team uses, against the mode's limit, and
+// the part beyond the team's guaranteed quota against the cohort pool.
+struct QuotaLine {
+  std::string resource;
+  int64_t need = 0;
+  int64_t in_use = 0;
+  int64_t nominal = 0;
+  int64_t borrowing_limit = 0;  // kUnlimited: none
+  int64_t limit = 0;            // the mode's cap: nominal, or nominal + borrowing limit
+  int64_t ceiling = 0;          // nominal + borrowing limit: what the team may ever use
+  int64_t pool_used = 0;
+  int64_t pool_capacity = 0;
+  int64_t pool_need = 0;  // what admission would add to the pool
+  bool team_fits = false;
+  bool pool_fits = false;
+  [[nodiscard]] bool fits() const { return team_fits && pool_fits; }
+};
+// One line per resource of `need` the team's quota on `flavor` governs.
+[[nodiscard]] std::vector<QuotaLine> QuotaLines(const Ledger::Session& session, NameId team,
+                                                NameId flavor, const ResourceList& need,
+                                                Ledger::Mode mode);
 
 [[nodiscard]] std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId flavor,
                                                           Ledger::Mode mode);

@@ -84,6 +84,12 @@ void TakeSnapshot(const QuotaBook& book, const ClusterState& cluster, const Filt
   const bool any_room = std::any_of(snapshot->fits.begin(), snapshot->fits.end(),
                                     [](const NodeFit& fit) { return fit.room; });
   if (!any_room) return;  // refused for room alone: no rule reads the pending view
+  TakeAhead(book, cluster, queue_lookahead, snapshot);
+}
+
+void TakeAhead(const QuotaBook& book, const ClusterState& cluster, size_t queue_lookahead,
+               Snapshot* snapshot) {
+  const Subject& subject = snapshot->subject;
   const bool strict = subject.team->queueing == QueueingStrategy::kStrictFIFO;
   // The pending queues' lock is taken shared: it may be taken inside a session (see
   // cluster_state.h).

@@ -85,6 +85,10 @@ struct Snapshot {
 // when the pod has no team or its team is inactive (nothing else is needed to refuse it).
 void TakeSnapshot(const QuotaBook& book, const ClusterState& cluster, const FilterArgs& args,
                   size_t queue_lookahead, Snapshot* snapshot);
+// Reads the pending view (`ahead`) of a governed pod's snapshot; TakeSnapshot does when some
+// candidate node has room.
+void TakeAhead(const QuotaBook& book, const ClusterState& cluster, size_t queue_lookahead,
+               Snapshot* snapshot);
 // Adds the cohort's heads to a snapshot of a governed pod; does nothing when they are taken.
 void TakeCohortHeads(const ClusterState& cluster, Snapshot* snapshot);
 

@@ -1,0 +1,403 @@
+#include "scheduler/decisions/explanation.h"
+
+#include <algorithm>
+
+#include "scheduler/model/pod_identity.h"
+#include "scheduler/model/quantity.h"
+
+namespace taskgov::scheduler {
+namespace {
+
+using Mode = Ledger::Mode;
+
+std::string Q(std::string_view resource, int64_t amount) {
+  return amount == kUnlimited ? std::string("unlimited") : FormatQuantity(resource, amount);
+}
+
+// "team-a/job-x (a gang of 4 pods)" or "team-a/pod-0".
+std::string WhoOf(const Subject& me) {
+  if (!me.workload.gang()) return me.pod->key();
+  return me.workload.display + " (a gang of " + std::to_string(me.workload.size) + " pods)";
+}
+
+Check Passed(std::string rule, std::string detail) {
+  Check c;
+  c.rule = std::move(rule);
+  c.passed = true;
+  c.detail = std::move(detail);
+  return c;
+}
+
+Check Failed(std::string rule, std::string detail, std::string change) {
+  Check c;
+  c.rule = std::move(rule);
+  c.detail = std::move(detail);
+  c.change = std::move(change);
+  return c;
+}
+
+// The subject's own checks; false when no flavor is worth evaluating (no team).
+bool SubjectChecks(const Snapshot& snap, int64_t now_ms, Explanation* out) {
+  const Subject& me = snap.subject;
+  const Pod& pod = *me.pod;
+  if (me.team == nullptr) {
+    const bool refused = snap.policy.no_team == NoTeamAction::kRefuse;
+    out->outlook = Outlook::kNotGoverned;
+    out->checks.push_back(Failed(
+        "team",
+        "namespace " + pod.namespace_ + " belongs to no team (no team's namespace, Kueue " +
+            "LocalQueue or PodGroup queue names it); " +
+            (refused ? "the policy refuses pods of no team" : "taskgov lets it through untouched"),
+        "run it in a team's namespace, or name a team's queue (kueue.x-k8s.io/queue-name)"));
+    out->summary = pod.key() + " belongs to no team: " +
+                   (refused ? "the policy refuses it on every node"
+                            : "taskgov does not govern it, kube-scheduler alone decides");
+    return false;
+  }
+  out->team = me.team->name;
+  out->checks.push_back(Passed(
+      "team", "team " + me.team->name +
+                  (me.team->cohort.empty() ? " (in no cohort)" : " of cohort " + me.team->cohort)));
+  if (me.team->active) {
+    out->checks.push_back(Passed("active", me.team->name + " is active"));
+  } else {
+    out->checks.push_back(Failed("active", me.team->name + " is not active: its new pods are held",
+                                 "the team must be made active in the policy"));
+  }
+  if (AwaitsGangObject(me.workload.awaiting_object, pod.creation_unix_ms, now_ms)) {
+    const std::string source(GangSourceName(me.workload.source));
+    out->checks.push_back(Failed(
+        "gangObject",
+        me.workload.display + " waits for its " + source +
+            " to be observed: it declares how many pods are admitted together (at most " +
+            std::to_string(WorkloadRef::kAwaitObjectMs / 1000) + " s from the pod's creation)",
+        "the " + source + " " + me.workload.display + " must exist"));
+  } else if (me.workload.gang()) {
+    out->checks.push_back(Passed("gangObject", WhoOf(me) + ": admitted all together or not at all" +
+                                                   (me.held ? "; its gang holds quota" : "")));
+  }
+  return true;
+}
+
+// The free amount of each requested resource on the best schedulable node of `flavor`, and
+// whether any node of it is big enough at all (allocatable, empty).
+struct NodeRoom {
+  size_t nodes = 0;
+  size_t schedulable = 0;
+  ResourceList largest_free;
+  bool big_enough = false;
+};
+
+NodeRoom RoomOf(const NodeCache& nodes, NameId flavor, const ResourceList& request) {
+  NodeRoom room;
+  for (const auto& [name, view] : nodes.NodesOfFlavor(flavor)) {
+    ++room.nodes;
+    if (!view.schedulable) continue;
+    ++room.schedulable;
+    bool fits_empty = true;
+    for (const ResourceAmount& want : request) {
+      const int64_t alloc = view.allocatable.Get(want.name);
+      const int64_t free = std::max<int64_t>(0, alloc - view.used.Get(want.name));
+      if (!room.largest_free.Has(want.name) || free > room.largest_free.Get(want.name)) {
+        room.largest_free.Set(want.name, free);
+      }
+      fits_empty = fits_empty && alloc >= want.amount;
+    }
+    room.big_enough = room.big_enough || fits_empty;
+  }
+  return room;
+}
+
+std::string Amounts(const ResourceList& list) {
+  std::string out;
+  for (const ResourceAmount& r : list) {
+    if (r.amount <= 0 && !list.empty()) continue;
+    out += (out.empty() ? "" : ", ") + Q(r.name, r.amount) + " " + r.name;
+  }
+  return out.empty() ? std::string("nothing") : out;
+}
+
+// The candidate nodes of `flavor`; false (and `never`) when there are none.
+bool NodesCheck(const Snapshot& snap, NameId flavor, FlavorExplanation* fe, bool* never) {
+  const size_t count = std::count_if(snap.fits.begin(), snap.fits.end(),
+                                     [&](const NodeFit& f) { return f.flavor == flavor; });
+  if (count == 0) {
+    fe->checks.push_back(Failed("nodes", "the cluster has no " + fe->flavor + " node",
+                                fe->flavor + " nodes must join the cluster"));
+    *never = true;
+    return false;
+  }
+  fe->checks.push_back(Passed(
+      "nodes", std::to_string(count) + " " + fe->flavor + " node" + (count == 1 ? "" : "s")));
+  return true;
+}
+
+void RoomCheck(const Snapshot& snap, const ClusterState& cluster, NameId flavor,
+               FlavorExplanation* fe, bool* never) {
+  const Subject& me = snap.subject;
+  size_t roomy = 0, count = 0;
+  for (const NodeFit& f : snap.fits) {
+    if (f.flavor != flavor) continue;
+    ++count;
+    roomy += f.room;
+  }
+  const std::string want = Amounts(me.request);
+  if (roomy > 0) {
+    fe->checks.push_back(Passed("room", std::to_string(roomy) + " of " + std::to_string(count) +
+                                            " " + fe->flavor + " nodes have room for " + want));
+    return;
+  }
+  if (me.unknown_resource) {
+    fe->checks.push_back(Failed("room", "it asks for a resource no node has (" + want + ")",
+                                "ask only for resources the nodes offer"));
+    *never = true;
+    return;
+  }
+  const NodeRoom room = RoomOf(cluster.nodes(), flavor, me.request);
+  std::string detail = "no " + fe->flavor + " node has room for " + want + " (" +
+                       std::to_string(room.schedulable) + " of " + std::to_string(room.nodes) +
+                       " schedulable; most free on one node: " + Amounts(room.largest_free) + ")";
+  if (!room.big_enough) {
+    fe->checks.push_back(Failed("room", std::move(detail) + "; no node is that big",
+                                "ask for at most what one " + fe->flavor + " node has"));
+    *never = room.schedulable > 0;
+    return;
+  }
+  fe->checks.push_back(
+      Failed("room", std::move(detail),
+             "pods on a " + fe->flavor + " node must finish or be preempted to free " + want));
+}
+
+void QueueCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanation* fe) {
+  const Subject& me = snap.subject;
+  if (me.held) {
+    fe->checks.push_back(Passed("queueOrder", "its gang holds quota: it takes its share"));
+    return;
+  }
+  std::optional<std::string> why = QueueOrderBlocks(snap, flavor, mode);
+  if (!why) {
+    fe->checks.push_back(
+        Passed("queueOrder", snap.ahead.empty()
+                                 ? "no pending pod of " + me.team->name + " ranks ahead of it"
+                                 : std::to_string(snap.ahead.size()) + " pending pod" +
+                                       (snap.ahead.size() == 1 ? " of " : "s of ") + me.team->name +
+                                       " rank ahead of it; none needs this room first"));
+    return;
+  }
+  std::string change = "the pods ranked ahead of it (first: " + snap.ahead.front().key +
+                       ") must be admitted or leave first";
+  if (me.by_priority) {
+    change += ", or it must rank higher (priority " + std::to_string(me.priority) +
+              "; a higher priority class)";
+  }
+  fe->checks.push_back(Failed("queueOrder", me.team->name + ": " + *why, std::move(change)));
+}
+
+void FairShareCheck(Snapshot& snap, const ClusterState& cluster, NameId flavor,
+                    FlavorExplanation* fe) {
+  const Subject& me = snap.subject;
+  if (me.held) {
+    fe->checks.push_back(Passed("fairShare", "its gang holds quota: it takes its share"));
+    return;
+  }
+  if (snap.policy.idle_compute != IdleComputeAllocation::kFairShare) {
+    fe->checks.push_back(
+        Passed("fairShare", "idle compute is lent first come, first served: no fair-share order"));
+    return;
+  }
+  TakeCohortHeads(cluster, &snap);
+  const int64_t share = WeightedShare(snap.session, *me.team, flavor, me.need);
+  const std::string shown = share == kUnlimited ? std::string("inf") : std::to_string(share);
+  if (std::optional<std::string> why = FairShareBlocks(snap, flavor)) {
+    fe->checks.push_back(Failed(
+        "fairShare", std::move(*why),
+        "the other team's pending work goes first: it must be admitted or withdrawn (a higher "
+        "fair-share weight for " +
+            me.team->name + " lowers its share, " + shown + " per mille after admission)"));
+    return;
+  }
+  fe->checks.push_back(Passed("fairShare",
+                              "no team of its cohort with a lower weighted share waits "
+                              "for this capacity (" +
+                                  me.team->name + "'s share after admission: " + shown +
+                                  " per mille)"));
+}
+
+std::string LineText(const QuotaLine& l) {
+  std::string out = l.resource + ": needs " + Q(l.resource, l.need) + ", in use " +
+                    Q(l.resource, l.in_use) + " of " + Q(l.resource, l.limit) + " (nominal " +
+                    Q(l.resource, l.nominal);
+  if (l.borrowing_limit != 0) out += ", borrowing limit " + Q(l.resource, l.borrowing_limit);
+  out += ")";
+  if (l.pool_need > 0) {
+    out += "; " + Q(l.resource, l.pool_need) + " of it from the cohort's pool, which has " +
+           Q(l.resource, std::max<int64_t>(0, l.pool_capacity - l.pool_used)) + " free";
+  }
+  return out;
+}
+
+// What would let `l` fit; `never` when nothing short of a policy change can.
+std::string LineChange(const Subject& me, const std::string& flavor, const QuotaLine& l, Mode mode,
+                       bool* never) {
+  const std::string& team = me.team->name;
+  auto q = [&](int64_t v) { return Q(l.resource, v) + " " + l.resource; };
+  if (l.ceiling != kUnlimited && l.need > l.ceiling) {
+    if (me.estimated_members == 0) *never = true;
+    return "it needs more than " + team + " may ever use on " + flavor + ": its nominal plus " +
+           "borrowing limit must grow by " + q(l.need - l.ceiling) + ", or it must ask for less";
+  }
+  if (!l.team_fits) {
+    const int64_t short_by = SaturatingAdd(l.in_use, l.need) - l.limit;
+    std::string out = team + " must use " + q(short_by) + " less on " + flavor +
+                      " (its pods finishing, or preempted for it)";
+    if (mode == Mode::kWithinNominal) {
+      return out + ", or its nominal quota be raised to " + q(SaturatingAdd(l.in_use, l.need));
+    }
+    return out + ", or its borrowing limit be raised to " +
+           q(SaturatingAdd(l.in_use, l.need) - l.nominal);
+  }
+  const int64_t short_by = SaturatingAdd(l.pool_used, l.pool_need) - l.pool_capacity;
+  return "the cohort must have " + q(short_by) + " more idle on " + flavor +
+         ": other teams' borrowed pods finishing or reclaimed, or more quota lent to it";
+}
+
+void QuotaCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanation* fe,
+                bool* never) {
+  const Subject& me = snap.subject;
+  if (me.held) {
+    fe->checks.push_back(Passed("quota", "its gang holds the quota it needs on " + fe->flavor));
+    return;
+  }
+  fe->quota = QuotaLines(snap.session, me.team_id, flavor, me.need, mode);
+  std::string detail, change;
+  bool fits = true;
+  for (const QuotaLine& l : fe->quota) {
+    detail += (detail.empty() ? "" : "; ") + LineText(l);
+    if (l.fits()) continue;
+    fits = false;
+    change += (change.empty() ? "" : "; ") + LineChange(me, fe->flavor, l, mode, never);
+  }
+  if (fe->quota.empty()) detail = "no resource it asks for is governed on " + fe->flavor;
+  if (me.estimated_members > 0) {
+    detail += " (counting its " + std::to_string(me.estimated_members) +
+              " pods not created yet as large as its largest)";
+  }
+  fe->checks.push_back(fits ? Passed("quota", std::move(detail))
+                            : Failed("quota", std::move(detail), std::move(change)));
+}
+
+FlavorExplanation ExplainFlavor(Snapshot& snap, const ClusterState& cluster, const FlavorQuota& fq,
+                                Mode mode, bool* never) {
+  const Subject& me = snap.subject;
+  const NameId flavor = FlavorNames().Intern(fq.flavor);
+  FlavorExplanation fe;
+  fe.flavor = fq.flavor;
+  fe.mode = mode;
+  bool never_here = false;
+  if (NodesCheck(snap, flavor, &fe, &never_here)) {
+    if (me.held && snap.gang->flavor != flavor) {
+      fe.checks.push_back(Failed(
+          "gangFlavor",
+          me.workload.display + " holds its quota on " + FlavorNames().Name(snap.gang->flavor),
+          "none here: it runs where its gang holds quota"));
+    }
+    RoomCheck(snap, cluster, flavor, &fe, &never_here);
+    QueueCheck(snap, flavor, mode, &fe);
+    if (mode == Mode::kBorrowing) FairShareCheck(snap, cluster, flavor, &fe);
+  }
+  QuotaCheck(snap, flavor, mode, &fe, &never_here);
+  fe.admissible =
+      std::all_of(fe.checks.begin(), fe.checks.end(), [](const Check& c) { return c.passed; });
+  *never = *never && never_here;
+  return fe;
+}
+
+const Check* FirstFailed(const std::vector<Check>& checks) {
+  for (const Check& c : checks) {
+    if (!c.passed) return &c;
+  }
+  return nullptr;
+}
+
+void Summarize(const Subject& me, Explanation* out) {
+  const std::string who = WhoOf(me);
+  if (const Check* c = FirstFailed(out->checks)) {
+    out->summary = who + " waits: " + c->detail + ". To run: " + c->change + ".";
+    return;
+  }
+  for (const FlavorExplanation& fe : out->flavors) {
+    if (!fe.admissible) continue;
+    out->outlook = Outlook::kAdmissible;
+    out->summary = who + " would be admitted now on " + fe.flavor +
+                   (fe.mode == Mode::kBorrowing ? ", borrowing" : ", within nominal quota") +
+                   ": taskgov lets it through on kube-scheduler's next try (if it still waits, "
+                   "kube-scheduler's own filters keep it off those nodes).";
+    return;
+  }
+  // The first obstacle of the filter's first choice — or, when nothing can ever fit, of its last
+  // (borrowing: the most it may have).
+  const bool never = out->outlook == Outlook::kNeverFits;
+  for (size_t i = 0; i < out->flavors.size(); ++i) {
+    const FlavorExplanation& fe = out->flavors[never ? out->flavors.size() - 1 - i : i];
+    const Check* c = FirstFailed(fe.checks);
+    if (c == nullptr) continue;
+    out->summary = who + (never ? " can never run as it is: " : " waits: ") + fe.flavor +
+                   (fe.mode == Mode::kBorrowing ? ", borrowing: " : ": ") + c->detail +
+                   ". To run: " + c->change + ".";
+    return;
+  }
+}
+
+}  // namespace
+
+std::string_view OutlookName(Outlook outlook) {
+  switch (outlook) {
+    case Outlook::kAdmissible:
+      return "Admissible";
+    case Outlook::kWaiting:
+      return "Waiting";
+    case Outlook::kNeverFits:
+      return "NeverFits";
+    case Outlook::kNotGoverned:
+      return "NotGoverned";
+    case Outlook::kNotPending:
+      return "NotPending";
+  }
+  return "Waiting";
+}
+
+std::string_view ModeName(Ledger::Mode mode) {
+  return mode == Mode::kBorrowing ? "Borrowing" : "WithinNominal";
+}
+
+Explanation Explain(Snapshot& snapshot, const QuotaBook& book, const ClusterState& cluster,
+                    int64_t now_ms, size_t queue_lookahead) {
+  Explanation out;
+  const Subject& me = snapshot.subject;
+  if (!SubjectChecks(snapshot, now_ms, &out)) return out;
+  out.request = me.request;
+  out.need = me.need;
+  out.estimated_members = me.estimated_members;
+  if (!me.team->active) {  // the snapshot stopped before the workload and the nodes
+    Summarize(me, &out);
+    return out;
+  }
+  // The filter reads the pending view only when some node has room; every rule is explained.
+  if (snapshot.ahead.empty()) TakeAhead(book, cluster, queue_lookahead, &snapshot);
+  bool never = !me.team->flavors.empty();
+  for (Mode mode : {Mode::kWithinNominal, Mode::kBorrowing}) {
+    for (const FlavorQuota& fq : me.team->flavors) {
+      out.flavors.push_back(ExplainFlavor(snapshot, cluster, fq, mode, &never));
+    }
+  }
+  if (me.team->flavors.empty()) {
+    out.checks.push_back(Failed("quota", me.team->name + " has no quota on any flavor",
+                                "the team needs a compute quota"));
+    never = true;
+  }
+  out.outlook = never ? Outlook::kNeverFits : Outlook::kWaiting;
+  Summarize(me, &out);
+  return out;
+}
+
+}  // namespace taskgov::scheduler

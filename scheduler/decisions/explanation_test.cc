@@ -1,0 +1,318 @@
+#include "scheduler/decisions/explanation.h"
+
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "scheduler/decisions/admission.h"
+#include "scheduler/testing/builders.h"
+
+namespace taskgov::scheduler {
+namespace {
+
+using testing::NodeBuilder;
+using testing::PodBuilder;
+using testing::PolicyBuilder;
+
+constexpr char kP5[] = "ml.p5.48xlarge";
+constexpr char kG5[] = "ml.g5.12xlarge";
+constexpr char kGpu[] = "nvidia.com/gpu";
+
+class ExplanationTest : public ::testing::Test {
+ protected:
+  void Start(PolicyPtr policy) {
+    book_ = std::make_unique<QuotaBook>(policy, &clock_);
+    cluster_ = std::make_unique<ClusterState>(book_.get(), &clock_, ClusterState::Options{});
+    admission_ = std::make_unique<Admission>(book_.get(), cluster_.get(), nullptr, &clock_,
+                                             Admission::Options{});
+    cluster_->OnSynced(ObjectKind::kPod);
+    cluster_->OnSynced(ObjectKind::kNode);
+  }
+  void AddNodes(const std::string& prefix, const std::string& flavor, int n, int gpus) {
+    for (int i = 0; i < n; ++i) {
+      std::string name = prefix + "-" + std::to_string(i);
+      cluster_->OnNodeUpsert(NodeBuilder(name)
+                                 .InstanceType(flavor)
+                                 .Allocatable(kGpu, std::to_string(gpus))
+                                 .Allocatable("cpu", "192")
+                                 .Allocatable("memory", "2Ti"));
+      nodes_.push_back(name);
+    }
+  }
+  // Whether the filter admits `pod` on some node (a reservation taken, then given back by
+  // forgetting the pod).
+  bool Admits(const Pod& pod) {
+    FilterArgs args;
+    args.pod = pod;
+    args.node_names = nodes_;
+    const bool admitted = !admission_->Filter(args).feasible.empty();
+    (void)book_->Release(pod.uid);
+    return admitted;
+  }
+  // Runs `pod` on the node of `flavor` with the most free GPUs: bound, as the informer reports.
+  void RunOn(const std::string& node, const Pod& pod) {
+    Pod bound = pod;
+    bound.node_name = node;
+    bound.phase = PodPhase::kRunning;
+    cluster_->OnPodUpsert(bound);
+  }
+  static Pod GpuPod(const std::string& name, const std::string& team, int gpus,
+                    int64_t created_ms = 1000) {
+    return PodBuilder(name).Namespace("ns-" + team).Gpus(gpus).Created(created_ms);
+  }
+  static const FlavorExplanation& Pass(const Explanation& e, const std::string& flavor,
+                                       Ledger::Mode mode) {
+    for (const FlavorExplanation& f : e.flavors) {
+      if (f.flavor == flavor && f.mode == mode) return f;
+    }
+    ADD_FAILURE() << "no pass " << flavor << " " << ModeName(mode);
+    static const FlavorExplanation none;
+    return none;
+  }
+  static const Check& CheckOf(const FlavorExplanation& f, const std::string& rule) {
+    for (const Check& c : f.checks) {
+      if (c.rule == rule) return c;
+    }
+    ADD_FAILURE() << "no check " << rule << " for " << f.flavor;
+    static const Check none;
+    return none;
+  }
+
+  common::FakeClock clock_;
+  std::unique_ptr<QuotaBook> book_;
+  std::unique_ptr<ClusterState> cluster_;
+  std::unique_ptr<Admission> admission_;
+  std::vector<std::string> nodes_;
+};
+
+PolicyPtr TwoTeams(int64_t a_borrow = kUnlimited) {
+  return PolicyBuilder()
+      .Team("team-a", "c")
+      .Quota(kP5, kGpu, 8, a_borrow)
+      .Team("team-b", "c")
+      .Quota(kP5, kGpu, 8)
+      .Build();
+}
+
+TEST_F(ExplanationTest, WithinNominalIsAdmissibleAndEveryRuleSaysWhy) {
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 2, 8);
+  const Explanation e = admission_->Explain(GpuPod("w-0", "team-a", 8));
+  EXPECT_EQ(e.outlook, Outlook::kAdmissible);
+  EXPECT_EQ(e.team, "team-a");
+  const FlavorExplanation& f = Pass(e, kP5, Ledger::Mode::kWithinNominal);
+  EXPECT_TRUE(f.admissible);
+  EXPECT_EQ(CheckOf(f, "nodes").detail, "2 ml.p5.48xlarge nodes");
+  EXPECT_EQ(CheckOf(f, "room").detail,
+            "2 of 2 ml.p5.48xlarge nodes have room for 8 nvidia.com/gpu");
+  EXPECT_EQ(
+      CheckOf(f, "quota").detail,
+      "nvidia.com/gpu: needs 8, in use 0 of 8 (nominal 8, borrowing limit unlimited); 8 of it "
+      "from the cohort's pool, which has 16 free");
+  ASSERT_EQ(f.quota.size(), 1u);
+  EXPECT_EQ(f.quota[0].need, 8);
+  EXPECT_EQ(f.quota[0].limit, 8);
+  EXPECT_TRUE(f.quota[0].fits());
+  EXPECT_NE(e.summary.find("would be admitted now on ml.p5.48xlarge, within nominal quota"),
+            std::string::npos)
+      << e.summary;
+  EXPECT_TRUE(Admits(GpuPod("w-0", "team-a", 8)));
+}
+
+TEST_F(ExplanationTest, OverNominalNamesTheNumbersAndBorrowingIsAdmissible) {
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 2, 8);
+  RunOn("p5-0", GpuPod("run-0", "team-a", 8));
+  const Explanation e = admission_->Explain(GpuPod("w-1", "team-a", 4));
+  const FlavorExplanation& nominal = Pass(e, kP5, Ledger::Mode::kWithinNominal);
+  EXPECT_FALSE(nominal.admissible);
+  const Check& quota = CheckOf(nominal, "quota");
+  EXPECT_FALSE(quota.passed);
+  EXPECT_EQ(
+      quota.detail,
+      "nvidia.com/gpu: needs 4, in use 8 of 8 (nominal 8, borrowing limit unlimited); 4 of it "
+      "from the cohort's pool, which has 8 free");
+  EXPECT_EQ(quota.change,
+            "team-a must use 4 nvidia.com/gpu less on ml.p5.48xlarge (its pods finishing, or "
+            "preempted for it), or its nominal quota be raised to 12 nvidia.com/gpu");
+  const FlavorExplanation& borrowing = Pass(e, kP5, Ledger::Mode::kBorrowing);
+  EXPECT_TRUE(borrowing.admissible);
+  EXPECT_TRUE(CheckOf(borrowing, "fairShare").passed);
+  EXPECT_EQ(e.outlook, Outlook::kAdmissible);
+  EXPECT_NE(e.summary.find("on ml.p5.48xlarge, borrowing"), std::string::npos) << e.summary;
+  EXPECT_TRUE(Admits(GpuPod("w-1", "team-a", 4)));
+}
+
+TEST_F(ExplanationTest, TheBorrowingLimitAndTheCohortsIdleQuotaSayWhatMustChange) {
+  Start(TwoTeams(/*a_borrow=*/2));
+  AddNodes("p5", kP5, 3, 8);
+  RunOn("p5-0", GpuPod("run-0", "team-a", 8));
+  Explanation e = admission_->Explain(GpuPod("w-1", "team-a", 4));
+  EXPECT_EQ(e.outlook, Outlook::kWaiting);
+  const Check& limit = CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "quota");
+  EXPECT_FALSE(limit.passed);
+  EXPECT_EQ(limit.change,
+            "team-a must use 2 nvidia.com/gpu less on ml.p5.48xlarge (its pods finishing, or "
+            "preempted for it), or its borrowing limit be raised to 4 nvidia.com/gpu");
+  EXPECT_FALSE(Admits(GpuPod("w-1", "team-a", 4)));
+
+  // Within the limit, but team-b uses its own quota: nothing is idle to lend.
+  RunOn("p5-1", GpuPod("b-0", "team-b", 8));
+  e = admission_->Explain(GpuPod("w-2", "team-a", 1));
+  const Check& pool = CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "quota");
+  EXPECT_FALSE(pool.passed);
+  EXPECT_NE(pool.detail.find("1 of it from the cohort's pool, which has 0 free"), std::string::npos)
+      << pool.detail;
+  EXPECT_EQ(pool.change,
+            "the cohort must have 1 nvidia.com/gpu more idle on ml.p5.48xlarge: other teams' "
+            "borrowed pods finishing or reclaimed, or more quota lent to it");
+  EXPECT_EQ(e.outlook, Outlook::kWaiting);
+  EXPECT_FALSE(Admits(GpuPod("w-2", "team-a", 1)));
+}
+
+TEST_F(ExplanationTest, MoreThanTheTeamMayEverUseNeverFits) {
+  Start(TwoTeams(/*a_borrow=*/2));
+  AddNodes("p5", kP5, 2, 16);
+  const Explanation e = admission_->Explain(GpuPod("huge", "team-a", 12));
+  EXPECT_EQ(e.outlook, Outlook::kNeverFits);
+  const Check& quota = CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "quota");
+  EXPECT_EQ(quota.change,
+            "it needs more than team-a may ever use on ml.p5.48xlarge: its nominal plus "
+            "borrowing limit must grow by 2 nvidia.com/gpu, or it must ask for less");
+  EXPECT_NE(e.summary.find("can never run as it is"), std::string::npos) << e.summary;
+}
+
+TEST_F(ExplanationTest, FullNodesWaitAndAPodBiggerThanAnyNodeNeverFits) {
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 1, 8);
+  RunOn("p5-0", GpuPod("run-0", "team-b", 6));
+  Explanation e = admission_->Explain(GpuPod("w-0", "team-a", 4));
+  const Check& room = CheckOf(Pass(e, kP5, Ledger::Mode::kWithinNominal), "room");
+  EXPECT_FALSE(room.passed);
+  EXPECT_EQ(room.detail,
+            "no ml.p5.48xlarge node has room for 4 nvidia.com/gpu (1 of 1 schedulable; most free "
+            "on one node: 2 nvidia.com/gpu)");
+  EXPECT_EQ(room.change,
+            "pods on a ml.p5.48xlarge node must finish or be preempted to free 4 nvidia.com/gpu");
+  EXPECT_EQ(e.outlook, Outlook::kWaiting);
+  EXPECT_FALSE(Admits(GpuPod("w-0", "team-a", 4)));
+
+  e = admission_->Explain(GpuPod("w-1", "team-a", 9));
+  EXPECT_EQ(e.outlook, Outlook::kNeverFits);
+  EXPECT_NE(
+      CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "room").detail.find("no node is that big"),
+      std::string::npos);
+}
+
+TEST_F(ExplanationTest, QuotaOnAnInstanceTypeWithoutNodes) {
+  Start(PolicyBuilder().Team("team-a").Quota(kG5, kGpu, 4).Build());
+  AddNodes("p5", kP5, 1, 8);
+  const Explanation e = admission_->Explain(GpuPod("w-0", "team-a", 1));
+  const Check& nodes = CheckOf(Pass(e, kG5, Ledger::Mode::kWithinNominal), "nodes");
+  EXPECT_FALSE(nodes.passed);
+  EXPECT_EQ(nodes.change, "ml.g5.12xlarge nodes must join the cluster");
+  EXPECT_EQ(e.outlook, Outlook::kNeverFits);
+}
+
+TEST_F(ExplanationTest, QueueOrderNamesThePodAheadAndThePriority) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 8, 0)
+            .Queueing(QueueingStrategy::kStrictFIFO)
+            .Build());
+  AddNodes("p5", kP5, 1, 8);
+  RunOn("p5-0", GpuPod("base", "team-a", 6));
+  cluster_->OnPodUpsert(PodBuilder("big").Namespace("ns-team-a").Gpus(8).Priority(100));
+  const Pod small = PodBuilder("small").Namespace("ns-team-a").Gpus(2).Priority(1);
+  const Explanation e = admission_->Explain(small);
+  const Check& queue = CheckOf(Pass(e, kP5, Ledger::Mode::kWithinNominal), "queueOrder");
+  EXPECT_FALSE(queue.passed);
+  EXPECT_EQ(queue.detail, "team-a: waiting behind higher-ranked pod ns-team-a/big (StrictFIFO)");
+  EXPECT_EQ(queue.change,
+            "the pods ranked ahead of it (first: ns-team-a/big) must be admitted or leave first, "
+            "or it must rank higher (priority 1; a higher priority class)");
+  EXPECT_TRUE(CheckOf(Pass(e, kP5, Ledger::Mode::kWithinNominal), "quota").passed);
+  EXPECT_EQ(e.outlook, Outlook::kWaiting);
+  EXPECT_FALSE(Admits(small));
+}
+
+TEST_F(ExplanationTest, FairShareNamesTheTeamAheadWithTheShares) {
+  Start(PolicyBuilder()
+            .Team("lender", "c")
+            .Quota(kP5, kGpu, 4)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 0)
+            .Weight(3)
+            .Team("team-c", "c")
+            .Quota(kP5, kGpu, 0)
+            .Weight(1)
+            .Build());
+  AddNodes("p5", kP5, 1, 8);
+  for (int i = 0; i < 3; ++i) RunOn("p5-0", GpuPod("b-" + std::to_string(i), "team-b", 1));
+  cluster_->OnPodUpsert(GpuPod("c-0", "team-c", 1, 5000));
+  const Pod b3 = GpuPod("b-3", "team-b", 1, 100);
+  const Explanation e = admission_->Explain(b3);
+  const Check& fair = CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "fairShare");
+  EXPECT_FALSE(fair.passed);
+  EXPECT_EQ(fair.detail, "fair share: team-c (share 250) is ahead of team-b (share 333)");
+  EXPECT_NE(fair.change.find("333 per mille after admission"), std::string::npos) << fair.change;
+  EXPECT_EQ(e.outlook, Outlook::kWaiting);
+  EXPECT_FALSE(Admits(b3));
+}
+
+TEST_F(ExplanationTest, NoTeamInactiveTeamAndAGangWaitingForItsObject) {
+  Start(PolicyBuilder().Team("team-a").Quota(kP5, kGpu, 8).NoTeam(NoTeamAction::kRefuse).Build());
+  AddNodes("p5", kP5, 1, 8);
+  Explanation e = admission_->Explain(PodBuilder("stray").Namespace("elsewhere").Gpus(1));
+  EXPECT_EQ(e.outlook, Outlook::kNotGoverned);
+  ASSERT_EQ(e.checks.size(), 1u);
+  EXPECT_FALSE(e.checks[0].passed);
+  EXPECT_NE(e.checks[0].detail.find("the policy refuses pods of no team"), std::string::npos);
+  EXPECT_TRUE(e.flavors.empty());
+
+  Start(PolicyBuilder().Team("team-a").Quota(kP5, kGpu, 8).Inactive().Build());
+  e = admission_->Explain(GpuPod("w-0", "team-a", 1));
+  EXPECT_EQ(e.outlook, Outlook::kWaiting);
+  EXPECT_EQ(e.summary,
+            "ns-team-a/w-0 waits: team-a is not active: its new pods are held. To run: the team "
+            "must be made active in the policy.");
+}
+
+// The explanation's verdict is the filter's: over random clusters, "Admissible" exactly when
+// the filter admits.
+TEST_F(ExplanationTest, AdmissibleExactlyWhenTheFilterAdmits) {
+  std::mt19937 rng(17);
+  int admissible = 0, refused = 0;
+  for (int round = 0; round < 300; ++round) {
+    const int64_t borrow = std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? kUnlimited : 4;
+    Start(PolicyBuilder()
+              .Team("team-a", "c")
+              .Quota(kP5, kGpu, 4, borrow)
+              .Quota(kG5, kGpu, 2, borrow)
+              .Team("team-b", "c")
+              .Quota(kP5, kGpu, 4)
+              .Quota(kG5, kGpu, 2)
+              .Build());
+    nodes_.clear();
+    AddNodes("p5", kP5, 2, 4);
+    AddNodes("g5", kG5, 1, 4);
+    auto gpus = [&](int max) { return std::uniform_int_distribution<int>(0, max)(rng); };
+    int i = 0;
+    for (const std::string& node : nodes_) {
+      for (const char* team : {"team-a", "team-b"}) {
+        if (int n = gpus(2); n > 0) RunOn(node, GpuPod("r-" + std::to_string(i++), team, n));
+      }
+    }
+    if (gpus(1) == 1) cluster_->OnPodUpsert(GpuPod("ahead", "team-a", gpus(3) + 1, 10));
+    const Pod pod = GpuPod("w", "team-a", gpus(5) + 1, 100);
+    const Explanation e = admission_->Explain(pod);
+    const bool admits = Admits(pod);
+    EXPECT_EQ(e.outlook == Outlook::kAdmissible, admits) << "round " << round << ": " << e.summary;
+    (admits ? admissible : refused) += 1;
+  }
+  EXPECT_GT(admissible, 30);
+  EXPECT_GT(refused, 30);
+}
+
+}  // namespace
+}  // namespace taskgov::scheduler
