@@ -254,7 +254,7 @@ common::Result<Explanation> DecodeExplanation(const Value& reply) {
           line.need = StringField(q, "need");
           line.in_use = StringField(q, "inUse");
           line.nominal = StringField(q, "nominal");
-          line.limit = StringField(q, "limit");
+          line.limit = OptionalString(q, "limit").value_or("unlimited");  // null: no cap
           line.borrowing_limit = OptionalString(q, "borrowingLimit");
           line.pool_used = StringField(q, "poolUsed");
           line.pool_capacity = StringField(q, "poolCapacity");

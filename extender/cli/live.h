@@ -70,7 +70,7 @@ struct ExplanationQuota {
   std::string need;
   std::string in_use;
   std::string nominal;
-  std::string limit;
+  std::string limit;                           // the mode's cap; "unlimited" for none
   std::optional<std::string> borrowing_limit;  // nullopt: unlimited
   std::string pool_used;
   std::string pool_capacity;
