@@ -195,6 +195,30 @@ TEST_F(CliJobsTest, TheDataScientistsWalkthrough) {
   EXPECT_NE(describe.out.find("Refused:"), std::string::npos) << describe.out;
   EXPECT_NE(describe.out.find("nvidia.com/gpu"), std::string::npos) << describe.out;
 
+  // Why, rule by rule, from the extender's explanation: the quota rule fails, and what would
+  // have to change is named.
+  CliRun why = Ok({"job", "why", "second", "-n", kNs});
+  EXPECT_NE(why.out.find("Job hyperpod-ns-a/second (team a, Pending): Waiting"), std::string::npos)
+      << why.out;
+  EXPECT_NE(why.out.find("Flavor ml.p5.48xlarge, WithinNominal: not admissible"), std::string::npos)
+      << why.out;
+  EXPECT_NE(why.out.find("✗   quota"), std::string::npos) << why.out;
+  EXPECT_NE(why.out.find("To run:\n  - "), std::string::npos) << why.out;
+  rapidjson::Document explained;
+  explained.Parse(Ok({"job", "why", "second", "-n", kNs, "-o", "json"}).out.c_str());
+  ASSERT_TRUE(explained.IsObject());
+  EXPECT_STREQ(explained["outlook"].GetString(), "Waiting");
+  EXPECT_STREQ(explained["workloadKind"].GetString(), "Job");
+  EXPECT_STREQ(explained["need"][kGpu].GetString(), "8");  // the whole gang's
+  // A job larger than the team may ever use (16 GPUs; nominal 8, Lend borrows nothing).
+  Ok({"job", "submit", "huge", "-n", kNs, "--image", "pytorch:2.3", "--instance-type", kP5,
+      "--accelerators", "8", "--node-count", "2"});
+  EXPECT_EQ(SchedulePending("huge"), 0);
+  explained.Parse(Ok({"job", "why", "huge", "-n", kNs, "-o", "json"}).out.c_str());
+  ASSERT_TRUE(explained.IsObject());
+  EXPECT_STREQ(explained["outlook"].GetString(), "NeverFits");
+  Ok({"job", "delete", "huge", "-n", kNs});
+
   // Its priority changes while it waits (the job, its template and its waiting pods); a running
   // job's is refused.
   CliRun unknown = Cli({"job", "priority", "second", "urgent", "-n", kNs});

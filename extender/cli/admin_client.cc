@@ -65,6 +65,8 @@ class KubeAdminApi final : public AdminApi {
       why += "refused the request (" + std::to_string(e.status) + " " + e.message +
              "): the console needs a bearer token that TokenReview accepts and get on "
              "workloads.taskgov.io";
+    } else if (e.status == 400 || e.status == 405) {
+      why += "rejected the request: " + e.ToString() + " (a CLI newer or older than the extender?)";
     } else if (e.status == 404 && !ref_.url.empty()) {
       why += "has no " + target + " (" + e.message + "): is that URL the extender's console?";
     } else {

@@ -572,8 +572,7 @@ int JobWhy(const Invocation& inv) {
   common::Result<std::unique_ptr<AdminApi>> admin = ConnectAdminApi(inv);
   if (!admin.ok()) return inv.Failed(admin.error().message);
   common::Result<rapidjson::Document> reply =
-      (*admin)->Get("/api/v1/workloads/" + t.ns + "/" + t.view.name +
-                    "/explanation?kind=" + JobKindName(t.found.kind));
+      (*admin)->Get("/api/v1/workloads/" + t.ns + "/" + t.view.name + "/explanation");
   if (!reply.ok()) {
     return inv.Failed("why " + t.view.Ref() +
                       " waits needs the extender's explanation: " + reply.error().message);
