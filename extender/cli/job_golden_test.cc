@@ -2,7 +2,8 @@
 // live part of `quota describe` in their -o formats, and `job submit --dry-run`'s manifests,
 // against a fixed cluster: jobs submitted with the CLI into the fake API server (its Job
 // controller on), two of their pods placed and running, and an admin API behind the service proxy
-// that answers testdata/admin_*.json. Compared byte for byte with testdata/.
+// that answers testdata/admin_*.json (admin_explanation.json is ADMIN_API.md's real reply, its
+// workload renamed to the fixture's job). Compared byte for byte with testdata/.
 //
 // To regenerate after an intended change (then review the diff):
 //   bazel test //extender/cli:job_golden_test --spawn_strategy=local
