@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "scheduler/common/k8s_names.h"
+
 namespace taskgov::cli {
 
 namespace {
@@ -76,6 +78,25 @@ std::optional<std::string> DecodeGlobals(const ParsedArgs& args, const Command& 
   if (g->configmap.name.empty() || g->configmap.ns.empty()) {
     return "--configmap and --configmap-namespace must not be empty";
   }
+  if (auto c = args.Get("console-service")) {
+    std::optional<ConsoleRef> ref = ParseConsoleService(*c);
+    if (!ref) {
+      return "invalid --console-service " + Quoted(*c) +
+             ": use NAMESPACE/NAME:PORT, such as taskgov-system/taskgov-console:9091";
+    }
+    g->console = *ref;
+  }
+  if (auto u = args.Get("console-url")) {
+    if (!(u->starts_with("http://") || u->starts_with("https://")) || u->size() < 9) {
+      return "invalid --console-url " + Quoted(*u) +
+             ": use http://HOST:PORT or https://HOST:PORT, such as http://127.0.0.1:9091";
+    }
+    if (args.Has("console-service")) {
+      return "--console-service and --console-url exclude each other: give one";
+    }
+    g->console.url = *u;
+    while (g->console.url.ends_with("/")) g->console.url.pop_back();
+  }
   if (!command.formats.empty()) g->output = command.formats.front();
   if (auto o = args.Get("output")) {
     std::optional<OutputFormat> f = ParseOutputFormat(*o);
@@ -131,6 +152,26 @@ std::optional<std::chrono::milliseconds> ParseTimeout(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<ConsoleRef> ParseConsoleService(std::string_view text) {
+  const size_t slash = text.find('/');
+  const size_t colon = text.rfind(':');
+  if (slash == std::string_view::npos || colon == std::string_view::npos || colon < slash) {
+    return std::nullopt;
+  }
+  ConsoleRef ref;
+  ref.ns = std::string(text.substr(0, slash));
+  ref.name = std::string(text.substr(slash + 1, colon - slash - 1));
+  const std::string_view port = text.substr(colon + 1);
+  if (!common::IsDnsLabel(ref.ns) || !common::IsDnsLabel(ref.name) || port.empty() ||
+      port.size() > 5 ||
+      !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  ref.port = std::stoi(std::string(port));
+  if (ref.port < 1 || ref.port > 65535) return std::nullopt;
+  return ref;
+}
+
 std::vector<FlagSpec> GlobalFlags() {
   const std::vector<std::string> formats = {"table", "wide", "json", "yaml", "name"};
   return {
@@ -151,6 +192,12 @@ std::vector<FlagSpec> GlobalFlags() {
           .Values(formats),
       ValueFlag("configmap", "NAME", "the policy ConfigMap (default taskgov-config)"),
       ValueFlag("configmap-namespace", "NS", "its namespace (default kube-system)"),
+      ValueFlag("console-service", "NS/NAME:PORT",
+                "the extender's admin API Service, read through the API server's service proxy "
+                "(default taskgov-system/taskgov-console:9091)"),
+      ValueFlag("console-url", "URL",
+                "read the admin API at this URL instead (e.g. http://127.0.0.1:9091 after "
+                "kubectl port-forward)"),
       BoolFlag("help", "help for the command").Short('h'),
   };
 }

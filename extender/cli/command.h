@@ -21,6 +21,10 @@
 #include "extender/cli/render.h"
 #include "scheduler/common/result.h"
 
+namespace taskgov::scheduler::kube {
+class KubeClient;
+}
+
 namespace taskgov::cli {
 
 inline constexpr int kExitOk = 0;
@@ -38,6 +42,8 @@ struct GlobalOptions {
   std::optional<std::chrono::milliseconds> request_timeout;
   OutputFormat output = OutputFormat::kTable;
   ConfigMapRef configmap;
+  // The extender's admin API: its Service through the API server's service proxy, or a URL.
+  ConsoleRef console;
 };
 
 // What a command may touch: its streams and the way to reach the policy ConfigMap.
@@ -46,6 +52,11 @@ struct Environment {
   std::ostream* err = nullptr;
   std::string program = "taskgov";  // "kubectl taskgov" when run as the kubectl plugin
   std::function<common::Result<std::unique_ptr<ConfigMapStore>>(const GlobalOptions&)> connect;
+  // The API server with the user's credentials (jobs, pods, discovery, the service proxy); for
+  // ConsoleRef::url, a client of that URL with the same credentials.
+  std::function<common::Result<std::unique_ptr<scheduler::kube::KubeClient>>(
+      const GlobalOptions&, const std::string& server_url)>
+      kube;
 };
 
 class Cli;
@@ -108,8 +119,12 @@ class Cli {
 };
 
 // The global flags: --kubeconfig, --context, -n/--namespace, -A/--all-namespaces, --as,
-// --request-timeout, -o/--output, --configmap, --configmap-namespace, -h/--help.
+// --request-timeout, -o/--output, --configmap, --configmap-namespace, --console-service,
+// --console-url, -h/--help.
 [[nodiscard]] std::vector<FlagSpec> GlobalFlags();
+
+// --console-service NS/NAME:PORT; nullopt when malformed.
+[[nodiscard]] std::optional<ConsoleRef> ParseConsoleService(std::string_view text);
 
 // kubectl's --request-timeout: "0" (none), a whole number of seconds, or digits with ms|s|m|h.
 [[nodiscard]] std::optional<std::chrono::milliseconds> ParseTimeout(std::string_view text);

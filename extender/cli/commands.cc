@@ -4,7 +4,9 @@
 
 #include "config/check_config.h"
 #include "config/resolve.h"
+#include "extender/cli/admin_client.h"
 #include "extender/cli/apply.h"
+#include "extender/cli/job_commands.h"
 #include "extender/cli/quota_flags.h"
 #include "extender/cli/report.h"
 #include "scheduler/common/k8s_names.h"
@@ -175,13 +177,34 @@ int QuotaDelete(const Invocation& inv) {
   });
 }
 
+// The team's live use from the admin API, or why it is not shown.
+LiveQuotaReport LiveQuotaOf(const Invocation& inv, const std::string& team) {
+  LiveQuotaReport live;
+  if (inv.global.output == OutputFormat::kName) return live;
+  common::Result<std::unique_ptr<AdminApi>> admin = ConnectAdminApi(inv);
+  common::Result<std::vector<LiveTeam>> teams =
+      admin.ok() ? ReadTeams(**admin) : common::Result<std::vector<LiveTeam>>(admin.error());
+  if (!teams.ok()) {
+    live.missing = teams.error().message;
+    return live;
+  }
+  for (LiveTeam& t : *teams) {
+    if (t.name == team) live.team = std::move(t);
+  }
+  if (!live.team) {
+    live.missing = "the extender does not enforce this team yet (its policy has no team " + team +
+                   "; it reloads the ConfigMap within a minute of a change)";
+  }
+  return live;
+}
+
 int QuotaDescribe(const Invocation& inv) {
   common::Result<Loaded> loaded = LoadPolicy(inv);
   if (!loaded.ok()) return inv.Failed(loaded.error().message);
   const std::string& team = inv.args.positional[0];
   for (const TeamReport& r : BuildTeamReports(loaded->decoded, loaded->policy())) {
     if (r.name != team) continue;
-    RenderQuotaDescribe(r, inv.global.output, inv.out());
+    RenderQuotaDescribe(r, LiveQuotaOf(inv, team), inv.global.output, inv.out());
     return kExitOk;
   }
   return inv.Failed(NoSuchTeam(team, inv.global.configmap).message);
@@ -471,18 +494,22 @@ Command TaskgovCommands() {
       "",
       "taskgov governs how teams share an accelerator cluster (SageMaker HyperPod task\n"
       "governance on kube-scheduler). This CLI manages the teams' compute quotas and the\n"
-      "cluster policy in the policy ConfigMap; also usable as `kubectl taskgov`.\n",
+      "cluster policy in the policy ConfigMap, submits and follows training jobs, and shows\n"
+      "live use from the extender's admin API; also usable as `kubectl taskgov`.\n",
       "taskgov quota list\ntaskgov quota create ml-research --instance-type "
-      "ml.p5.48xlarge --count 2",
+      "ml.p5.48xlarge --count 2\ntaskgov job submit train --image pytorch:2.3 --node-count 2\n"
+      "taskgov top teams",
       {},
       0,
       0,
       {},
       nullptr,
-      {QuotaCommands(), PolicyCommands(), ConfigCommands(), completion}};
+      {QuotaCommands(), PolicyCommands(), ConfigCommands(), JobCommands(), TopCommands(),
+       completion}};
 }
 
-common::Result<std::unique_ptr<ConfigMapStore>> ConnectApi(const GlobalOptions& global) {
+common::Result<std::unique_ptr<scheduler::kube::KubeClient>> ConnectKube(
+    const GlobalOptions& global, const std::string& server_url) {
   const scheduler::kube::GetEnv env = scheduler::kube::ProcessEnv();
   common::Result<scheduler::kube::ClusterConfig> cluster =
       !global.kubeconfig.empty() || env("KUBECONFIG") || !scheduler::kube::InClusterAvailable(env)
@@ -494,6 +521,16 @@ common::Result<std::unique_ptr<ConfigMapStore>> ConnectApi(const GlobalOptions& 
         "no usable Kubernetes configuration (use --kubeconfig or "
         "--context, or set KUBECONFIG)");
   }
+  if (!server_url.empty()) {
+    // The same credentials at another URL (the console behind a port-forward). A CA or server
+    // name pinned for the API server does not apply there.
+    cluster->ca_pem.clear();
+    cluster->tls_server_name.clear();
+    if (common::Status s = scheduler::kube::ParseServerUrl(server_url, &*cluster); !s.ok()) {
+      return s.error().Wrap("--console-url " + server_url);
+    }
+    cluster->server = server_url;
+  }
   scheduler::kube::ClientOptions options;
   options.user_agent = "taskgov-cli";
   options.impersonate_user = global.as;
@@ -501,12 +538,19 @@ common::Result<std::unique_ptr<ConfigMapStore>> ConnectApi(const GlobalOptions& 
   options.max_throttle_retries = 2;
   auto client = scheduler::kube::KubeClient::Create(std::move(*cluster), options);
   if (!client.ok()) return client.error();
+  return std::move(*client);
+}
+
+common::Result<std::unique_ptr<ConfigMapStore>> ConnectApi(const GlobalOptions& global) {
+  common::Result<std::unique_ptr<scheduler::kube::KubeClient>> client = ConnectKube(global, "");
+  if (!client.ok()) return client.error();
   return MakeApiConfigMapStore(std::move(*client), global.configmap);
 }
 
 int RunTaskgov(const std::vector<std::string>& argv, Environment& env) {
   const Cli cli(TaskgovCommands());
   if (!env.connect) env.connect = ConnectApi;
+  if (!env.kube) env.kube = ConnectKube;
   return cli.Run(argv, env);
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
-// The taskgov CLI's command tree (issue 13, part 1: the allocation commands):
+// The taskgov CLI's command tree (issue 13: the allocation commands here, the job and live
+// commands in job_commands.h):
 //
 //   taskgov quota create|update TEAM [compute lines] [team flags] [--dry-run[=client|server]]
 //   taskgov quota describe TEAM | quota list | quota delete TEAM
@@ -8,7 +9,6 @@
 //   taskgov config validate DIR
 //   taskgov completion bash|zsh
 //
-// The live commands (quota use, top teams) and the job commands add children to this tree.
 // Writes go through ApplyEdit (apply.h) to the CLI's own key of the policy ConfigMap
 // (owned_policy.h). ConnectApi is how the binary reaches the API server: the kubeconfig (kubectl's
 // precedence: --kubeconfig, $KUBECONFIG, ~/.kube/config), else in-cluster, with --context, --as
@@ -20,6 +20,11 @@
 namespace taskgov::cli {
 
 [[nodiscard]] Command TaskgovCommands();
+
+// The API server the global flags name (kubeconfig or in-cluster, --context, --as, timeouts); with
+// `server_url`, a client of that URL with the same credentials.
+[[nodiscard]] common::Result<std::unique_ptr<scheduler::kube::KubeClient>> ConnectKube(
+    const GlobalOptions& global, const std::string& server_url);
 
 // The policy ConfigMap through the API server the global flags name.
 [[nodiscard]] common::Result<std::unique_ptr<ConfigMapStore>> ConnectApi(

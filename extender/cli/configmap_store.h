@@ -32,6 +32,18 @@ struct ConfigMapRef {
   [[nodiscard]] std::string ToString() const { return ns + "/" + name; }
 };
 
+// Where the extender's admin API is: its Service (as installed by deploy/base/console-service.yaml)
+// reached through the API server's service proxy, or `url` directly (a port-forward, an Ingress).
+struct ConsoleRef {
+  std::string ns = "taskgov-system";
+  std::string name = "taskgov-console";
+  int port = 9091;
+  std::string url;  // non-empty: connect here instead of through the proxy
+  [[nodiscard]] std::string ToString() const {
+    return url.empty() ? "service " + ns + "/" + name + ":" + std::to_string(port) : url;
+  }
+};
+
 struct ConfigMapState {
   bool exists = false;
   std::string resource_version;

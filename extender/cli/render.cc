@@ -129,7 +129,8 @@ void EmitYaml(const Value& v, YAML::Emitter& out) {
   }
 }
 
-// JSON (pretty, two-space indent) or YAML of `v`.
+}  // namespace
+
 void RenderDocument(const Value& v, OutputFormat format, std::ostream& out) {
   if (format == OutputFormat::kYaml) {
     YAML::Emitter emitter;
@@ -144,6 +145,8 @@ void RenderDocument(const Value& v, OutputFormat format, std::ostream& out) {
   out << buffer.GetString() << "\n";
 }
 
+namespace {
+
 std::string JoinCompute(const std::vector<std::string>& compute) {
   std::string out;
   for (const std::string& c : compute) out += (out.empty() ? "" : "; ") + c;
@@ -156,7 +159,7 @@ void Labelled(std::ostream& out, std::string_view label, const Sourced& s) {
   out << line << s.value << "   (" << s.source << ")\n";
 }
 
-void DescribeTable(const TeamReport& t, std::ostream& out) {
+void DescribeTable(const TeamReport& t, const LiveQuotaReport& live, std::ostream& out) {
   Labelled(out, "Name", {t.name, t.dialect + " document"});
   Labelled(out, "Defined in",
            {t.defined_in,
@@ -188,8 +191,20 @@ void DescribeTable(const TeamReport& t, std::ostream& out) {
     out << "    lending limit " << FormatAmount(r.resource, r.lending_limit) << ": "
         << r.lending_source << "\n";
   }
-  out << "Live use, borrowed, lent: not shown (they need the extender's admin API, which this "
-         "version does not have)\n";
+  if (!live.team) {
+    out << "Live use, borrowed, lent: not shown: " << live.missing << "\n";
+    return;
+  }
+  out << "Live (the extender's admin API):\n";
+  std::vector<std::vector<std::string>> use = {
+      {"FLAVOR", "RESOURCE", "NOMINAL", "USE", "BORROWED", "LENT"}};
+  for (const LiveQuota& q : live.team->quotas) {
+    use.push_back({q.flavor, q.resource, q.nominal, q.usage, q.borrowed, q.lent});
+  }
+  RenderTable(use, out, "  ");
+  out << "  Pods: " << live.team->running_pods << " running, " << live.team->pending_pods
+      << " pending; workloads: " << live.team->admitted_workloads << " admitted, "
+      << live.team->pending_workloads << " pending\n";
 }
 
 }  // namespace
@@ -220,16 +235,21 @@ std::string_view OutputFormatName(OutputFormat f) {
 
 void RenderTable(const std::vector<std::vector<std::string>>& rows, std::ostream& out,
                  std::string_view indent) {
+  // Columns by what a terminal shows: UTF-8 code points (✓, ×), not bytes.
+  auto columns = [](const std::string& s) {
+    return static_cast<size_t>(
+        std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+  };
   std::vector<size_t> width;
   for (const auto& row : rows) {
     if (width.size() < row.size()) width.resize(row.size(), 0);
-    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], columns(row[i]));
   }
   for (const auto& row : rows) {
     std::string line(indent);
     for (size_t i = 0; i < row.size(); ++i) {
       line += row[i];
-      if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 3, ' ');
+      if (i + 1 < row.size()) line += std::string(width[i] - columns(row[i]) + 3, ' ');
     }
     out << line << "\n";
   }
@@ -271,15 +291,33 @@ void RenderQuotaList(const std::vector<TeamReport>& teams, OutputFormat format, 
   RenderTable(rows, out);
 }
 
-void RenderQuotaDescribe(const TeamReport& team, OutputFormat format, std::ostream& out) {
+void RenderQuotaDescribe(const TeamReport& team, const LiveQuotaReport& live, OutputFormat format,
+                         std::ostream& out) {
   if (format == OutputFormat::kName) {
     out << "quota/" << team.name << "\n";
   } else if (format == OutputFormat::kJson || format == OutputFormat::kYaml) {
     rapidjson::Document doc;
     JsonBuilder b(&doc);
-    RenderDocument(b.Team(team), format, out);
+    Value v = b.Team(team);
+    if (live.team) {
+      Value lines(rapidjson::kArrayType);
+      for (const LiveQuota& q : live.team->quotas) {
+        Value l(rapidjson::kObjectType);
+        b.Add(&l, "flavor", b.Str(q.flavor));
+        b.Add(&l, "resource", b.Str(q.resource));
+        b.Add(&l, "nominal", b.Str(q.nominal));
+        b.Add(&l, "usage", b.Str(q.usage));
+        b.Add(&l, "borrowed", b.Str(q.borrowed));
+        b.Add(&l, "lent", b.Str(q.lent));
+        lines.PushBack(std::move(l), doc.GetAllocator());
+      }
+      b.Add(&v, "live", std::move(lines));
+    } else {
+      b.Add(&v, "live", Value(rapidjson::kNullType));
+    }
+    RenderDocument(v, format, out);
   } else {
-    DescribeTable(team, out);
+    DescribeTable(team, live, out);
   }
 }
 

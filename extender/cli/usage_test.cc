@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "extender/cli/commands.h"
+#include "scheduler/kube/client.h"
 
 namespace taskgov::cli {
 namespace {
@@ -215,7 +216,10 @@ std::vector<UsageCase> Cases() {
        {"quota"},
        "a command is needed: create, update, describe, list, delete",
        "quota"},
-      {"RootWithoutCommand", {}, "a command is needed: quota, policy, config, completion", ""},
+      {"RootWithoutCommand",
+       {},
+       "a command is needed: quota, policy, config, job, top, completion",
+       ""},
       {"CompletionShell",
        {"completion", "fish"},
        "unsupported shell \"fish\": use bash or zsh",
@@ -261,6 +265,176 @@ std::vector<UsageCase> Cases() {
   };
 }
 
+std::vector<std::string> Submit(std::vector<std::string> rest) {
+  std::vector<std::string> args = {"job", "submit", "train", "--image", "img"};
+  args.insert(args.end(), rest.begin(), rest.end());
+  return args;
+}
+
+std::vector<UsageCase> JobCases() {
+  const std::string dns_subdomain =
+      ": use a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')";
+  return {
+      {"SubmitWithoutName",
+       {"job", "submit", "--image", "img"},
+       "a job needs a name: give NAME or --job-name NAME",
+       "job submit"},
+      {"SubmitNamedTwice",
+       {"job", "submit", "a", "--job-name", "b", "--image", "img"},
+       "the job is named twice (a and --job-name b): give NAME or --job-name NAME",
+       "job submit"},
+      {"SubmitBadName",
+       {"job", "submit", "Train", "--image", "img"},
+       "invalid job name \"Train\"" + kDnsLabelRule,
+       "job submit"},
+      {"SubmitWithoutImage", {"job", "submit", "train"}, "a job needs --image IMAGE", "job submit"},
+      {"SubmitTwoNames",
+       {"job", "submit", "a", "b", "--image", "img"},
+       "too many arguments: \"b\" (the command takes [NAME])",
+       "job submit"},
+      {"SubmitEmptyInstanceType", Submit({"--instance-type", ""}),
+       "--instance-type must not be empty", "job submit"},
+      {"SubmitQueueName", Submit({"--queue-name", "Q"}),
+       "invalid --queue-name \"Q\"" + dns_subdomain, "job submit"},
+      {"SubmitPriority", Submit({"--priority", "High Priority"}),
+       "invalid --priority \"High Priority\"" + dns_subdomain, "job submit"},
+      {"SubmitAcceleratorsNotANumber", Submit({"--instance-type", kP5, "--accelerators", "x"}),
+       "invalid --accelerators \"x\": use a whole number from 0 to 1024", "job submit"},
+      {"SubmitAcceleratorsFraction", Submit({"--instance-type", kP5, "--accelerators", "0.5"}),
+       "invalid --accelerators \"0.5\": use a whole number from 0 to 1024", "job submit"},
+      {"SubmitAcceleratorLimitDiffers",
+       Submit({"--instance-type", kP5, "--accelerators", "1", "--accelerators-limit", "2"}),
+       "--accelerators-limit 2 differs from --accelerators 1: Kubernetes requires an "
+       "accelerator's request to equal its limit",
+       "job submit"},
+      {"SubmitAcceleratorsWithoutType", Submit({"--accelerators", "1"}),
+       "--accelerators needs to know the accelerator's resource: give --instance-type, or "
+       "--accelerator-resource such as nvidia.com/gpu",
+       "job submit"},
+      {"SubmitAcceleratorsOfACpuType",
+       Submit({"--instance-type", "ml.c5.4xlarge", "--accelerators", "1"}),
+       "--accelerators needs to know the accelerator's resource: instance type ml.c5.4xlarge has "
+       "no accelerator in the catalogue, or --accelerator-resource such as nvidia.com/gpu",
+       "job submit"},
+      {"SubmitVcpu", Submit({"--vcpu", "four"}),
+       "invalid --vcpu \"four\": use a number of vCPUs greater than 0, such as 4 or 0.5",
+       "job submit"},
+      {"SubmitVcpuZero", Submit({"--vcpu", "0"}),
+       "invalid --vcpu \"0\": use a number of vCPUs greater than 0, such as 4 or 0.5",
+       "job submit"},
+      {"SubmitVcpuMilli", Submit({"--vcpu-limit", "500m"}),
+       "invalid --vcpu-limit \"500m\": use a number of vCPUs greater than 0, such as 4 or 0.5",
+       "job submit"},
+      {"SubmitMemory", Submit({"--memory", "lots"}),
+       "invalid --memory \"lots\": use GiB (such as 32 or 1.5) or a quantity such as 512Mi",
+       "job submit"},
+      {"SubmitMemoryLimit", Submit({"--memory-limit", "-1"}),
+       "invalid --memory-limit \"-1\": use GiB (such as 32 or 1.5) or a quantity such as 512Mi",
+       "job submit"},
+      {"SubmitVcpuLimitBelowRequest", Submit({"--vcpu", "4", "--vcpu-limit", "2"}),
+       "--vcpu-limit 2 is less than --vcpu 4: a limit must be at least the request", "job submit"},
+      {"SubmitMemoryLimitBelowRequest", Submit({"--memory", "32", "--memory-limit", "16Gi"}),
+       "--memory-limit 16Gi is less than --memory 32: a limit must be at least the request",
+       "job submit"},
+      {"SubmitNodeCountZero", Submit({"--node-count", "0"}),
+       "invalid --node-count \"0\": use a whole number from 1 to 1000", "job submit"},
+      {"SubmitTasksPerNode", Submit({"--tasks-per-node", "1001"}),
+       "invalid --tasks-per-node \"1001\": use a whole number from 1 to 1000", "job submit"},
+      {"SubmitMaxRetry", Submit({"--max-retry", "-1"}),
+       "invalid --max-retry \"-1\": use a whole number from 0 to 100", "job submit"},
+      {"SubmitEnvWithoutValue", Submit({"--env", "DEBUG"}),
+       "invalid --env \"DEBUG\": use NAME=VALUE with a name of letters, digits, '_', '-' and "
+       "'.', not starting with a digit",
+       "job submit"},
+      {"SubmitEnvName", Submit({"--env", "1X=2"}),
+       "invalid --env \"1X=2\": use NAME=VALUE with a name of letters, digits, '_', '-' and "
+       "'.', not starting with a digit",
+       "job submit"},
+      {"SubmitEnvTwice", Submit({"--env", "A=1", "--env", "A=2"}), "--env A is given twice",
+       "job submit"},
+      {"SubmitPullPolicy", Submit({"--pull-policy", "always"}),
+       "invalid --pull-policy \"always\": use Always, IfNotPresent or Never", "job submit"},
+      {"SubmitSchedulerName", Submit({"--scheduler-name", "Tg"}),
+       "invalid --scheduler-name \"Tg\": use a DNS-1123 subdomain such as taskgov", "job submit"},
+      {"SubmitKind", Submit({"--kind", "MPIJob"}),
+       "invalid --kind \"MPIJob\": use auto, Job or PyTorchJob", "job submit"},
+      {"SubmitDryRun", Submit({"--dry-run=yes"}),
+       "invalid --dry-run \"yes\": use none, client or server", "job submit"},
+      {"SubmitAllNamespaces", Submit({"-A"}), "this command acts in one namespace: give -n NS",
+       "job submit"},
+      {"SubmitTwoNamespaces", Submit({"-n", "a", "-n", "b"}),
+       "this command acts in one namespace: give -n once", "job submit"},
+      {"SubmitBadNamespace", Submit({"-n", "Team_A"}),
+       "invalid namespace \"Team_A\"" + kDnsLabelRule, "job submit"},
+      {"SubmitOutput", Submit({"-o", "wide"}),
+       "this command does not print -o wide: use table, json, yaml, name", "job submit"},
+      {"SubmitUnknownFlag", Submit({"--gpus", "8"}), "unknown flag: --gpus", "job submit"},
+      {"ListState",
+       {"job", "list", "--state", "Queued"},
+       "invalid --state \"Queued\": use Pending, Running, Suspended, Succeeded or Failed",
+       "job list"},
+      {"ListTeam",
+       {"job", "list", "--team", "Team A"},
+       "invalid --team \"Team A\": use a team name (a DNS-1123 label)",
+       "job list"},
+      {"ListNamespacesAndAll",
+       {"job", "list", "-A", "-n", "a"},
+       "-A/--all-namespaces and -n/--namespace exclude each other: give one",
+       "job list"},
+      {"ListArgument", {"job", "list", "train"}, "unexpected argument \"train\"", "job list"},
+      {"DescribeWithoutName", {"job", "describe"}, "missing NAME", "job describe"},
+      {"DescribeAllNamespaces",
+       {"job", "describe", "train", "-A"},
+       "this command acts in one namespace: give -n NS",
+       "job describe"},
+      {"PriorityWithoutClass", {"job", "priority", "train"}, "missing NAME CLASS", "job priority"},
+      {"PriorityClass",
+       {"job", "priority", "train", "High"},
+       "invalid priority class \"High\"" + dns_subdomain,
+       "job priority"},
+      {"SuspendTwoNames",
+       {"job", "suspend", "a", "b"},
+       "too many arguments: \"b\" (the command takes NAME)",
+       "job suspend"},
+      {"ResumeWithoutName", {"job", "resume"}, "missing NAME", "job resume"},
+      {"DeleteWithoutName", {"job", "delete"}, "missing NAME", "job delete"},
+      {"WhyWithoutName", {"job", "why"}, "missing NAME", "job why"},
+      {"WhyOutput",
+       {"job", "why", "train", "-o", "wide"},
+       "this command does not print -o wide: use table, json, yaml",
+       "job why"},
+      {"JobWithoutCommand",
+       {"job"},
+       "a command is needed: submit, list, describe, why, priority, suspend, resume, delete",
+       "job"},
+      {"JobUnknownCommand",
+       {"job", "sumbit"},
+       "unknown command \"sumbit\" for \"taskgov job\"; did you mean \"submit\"?",
+       "job"},
+      {"TopWithoutCommand", {"top"}, "a command is needed: teams", "top"},
+      {"TopTeamsArgument", {"top", "teams", "a"}, "unexpected argument \"a\"", "top teams"},
+      {"ConsoleService",
+       {"top", "teams", "--console-service", "taskgov-console:9091"},
+       "invalid --console-service \"taskgov-console:9091\": use NAMESPACE/NAME:PORT, such as "
+       "taskgov-system/taskgov-console:9091",
+       "top teams"},
+      {"ConsoleServicePort",
+       {"top", "teams", "--console-service", "ns/svc:99999"},
+       "invalid --console-service \"ns/svc:99999\": use NAMESPACE/NAME:PORT, such as "
+       "taskgov-system/taskgov-console:9091",
+       "top teams"},
+      {"ConsoleUrl",
+       {"top", "teams", "--console-url", "127.0.0.1:9091"},
+       "invalid --console-url \"127.0.0.1:9091\": use http://HOST:PORT or https://HOST:PORT, such "
+       "as http://127.0.0.1:9091",
+       "top teams"},
+      {"ConsoleUrlAndService",
+       {"top", "teams", "--console-url", "http://127.0.0.1:9091", "--console-service", "a/b:1"},
+       "--console-service and --console-url exclude each other: give one",
+       "top teams"},
+  };
+}
+
 class UsageTest : public ::testing::TestWithParam<UsageCase> {};
 
 TEST_P(UsageTest, ExactMessageAndExitCode2WithoutContactingTheApi) {
@@ -274,6 +448,12 @@ TEST_P(UsageTest, ExactMessageAndExitCode2WithoutContactingTheApi) {
     connected = true;
     return common::Error{"the test's API"};
   };
+  env.kube =
+      [&](const GlobalOptions&,
+          const std::string&) -> common::Result<std::unique_ptr<scheduler::kube::KubeClient>> {
+    connected = true;
+    return common::Error{"the test's API"};
+  };
   EXPECT_EQ(RunTaskgov(c.args, env), kExitUsage);
   EXPECT_EQ(err.str(), "error: " + c.message + "\nSee 'taskgov" +
                            (c.help_path.empty() ? "" : " " + c.help_path) +
@@ -283,6 +463,8 @@ TEST_P(UsageTest, ExactMessageAndExitCode2WithoutContactingTheApi) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cli, UsageTest, ::testing::ValuesIn(Cases()),
+                         [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Jobs, UsageTest, ::testing::ValuesIn(JobCases()),
                          [](const auto& info) { return info.param.name; });
 
 TEST(UsageTest, TheKubectlPluginNamesItselfKubectlTaskgov) {

@@ -39,6 +39,8 @@ std::string ConfigMapJson(const ConfigData& data) {
 }  // namespace
 
 CliFixture::CliFixture() = default;
+CliFixture::CliFixture(scheduler::kube::testing::FakeApiServerOptions options)
+    : options_(std::move(options)) {}
 
 CliFixture::~CliFixture() {
   if (api_) api_->Stop();
@@ -46,7 +48,7 @@ CliFixture::~CliFixture() {
 }
 
 bool CliFixture::Start() {
-  api_ = std::make_unique<scheduler::kube::testing::FakeApiServer>();
+  api_ = std::make_unique<scheduler::kube::testing::FakeApiServer>(options_);
   common::Status started = api_->Start();
   EXPECT_TRUE(started.ok()) << started.error().message;
   if (!started.ok()) return false;
@@ -115,6 +117,54 @@ std::vector<std::string> CliFixture::ConfigMapRequests() const {
     if (r.path.starts_with(kConfigMapPath)) out.push_back(r.method + " " + r.target);
   }
   return out;
+}
+
+scheduler::kube::testing::ServiceHandler AdminApiFixture(
+    std::string teams_json, std::string workloads_json,
+    std::map<std::string, std::string> explanations) {
+  return [teams_json, workloads_json, explanations](const std::string& method,
+                                                    const std::string& target) {
+    if (method != "GET") return std::make_pair(405, std::string(R"({"error":"GET only"})"));
+    const size_t q = target.find('?');
+    const std::string path = target.substr(0, q);
+    std::map<std::string, std::string> query;
+    for (std::string rest = q == std::string::npos ? "" : target.substr(q + 1); !rest.empty();) {
+      const size_t amp = rest.find('&');
+      const std::string pair = rest.substr(0, amp);
+      const size_t eq = pair.find('=');
+      query[pair.substr(0, eq)] = eq == std::string::npos ? "" : pair.substr(eq + 1);
+      rest = amp == std::string::npos ? "" : rest.substr(amp + 1);
+    }
+    if (path == "/api/v1/teams") return std::make_pair(200, teams_json);
+    const std::string prefix = "/api/v1/workloads/", suffix = "/explanation";
+    if (path.starts_with(prefix) && path.ends_with(suffix)) {
+      auto it = explanations.find(
+          path.substr(prefix.size(), path.size() - prefix.size() - suffix.size()));
+      if (it == explanations.end()) {
+        return std::make_pair(404, std::string(R"({"error":"no such workload"})"));
+      }
+      return std::make_pair(200, it->second);
+    }
+    if (path != "/api/v1/workloads") {
+      return std::make_pair(404, std::string(R"({"error":"not found"})"));
+    }
+    rapidjson::Document doc;
+    doc.Parse(workloads_json.c_str());
+    rapidjson::Value kept(rapidjson::kArrayType);
+    for (auto& item : doc["items"].GetArray()) {
+      bool match = true;
+      for (const char* field : {"namespace", "team", "state"}) {
+        auto want = query.find(field);
+        match = match && (want == query.end() || item[field].GetString() == want->second);
+      }
+      if (match) kept.PushBack(rapidjson::Value(item, doc.GetAllocator()), doc.GetAllocator());
+    }
+    doc["items"] = kept;
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+    doc.Accept(writer);
+    return std::make_pair(200, std::string(buffer.GetString()));
+  };
 }
 
 std::string HyperPodQuotaJson(const std::string& team, const std::string& type, int count) {

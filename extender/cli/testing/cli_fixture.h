@@ -27,6 +27,7 @@ using ConfigData = std::map<std::string, std::string>;
 class CliFixture {
  public:
   CliFixture();
+  explicit CliFixture(scheduler::kube::testing::FakeApiServerOptions options);
   ~CliFixture();
 
   // Starts the fake API server and writes the kubeconfig; false (with the test failed) on error.
@@ -48,10 +49,19 @@ class CliFixture {
   [[nodiscard]] const std::string& kubeconfig() const { return kubeconfig_; }
 
  private:
+  scheduler::kube::testing::FakeApiServerOptions options_;
   std::unique_ptr<scheduler::kube::testing::FakeApiServer> api_;
   std::string dir_;
   std::string kubeconfig_;
 };
+
+// An in-process admin API for the service proxy: GET /api/v1/teams answers `teams_json`;
+// GET /api/v1/workloads answers the items of `workloads_json` that match its namespace, team and
+// state parameters (as the extender filters them; one page); GET
+// /api/v1/workloads/{ns}/{name}/explanation answers explanations["ns/name"]; anything else 404.
+[[nodiscard]] scheduler::kube::testing::ServiceHandler AdminApiFixture(
+    std::string teams_json, std::string workloads_json,
+    std::map<std::string, std::string> explanations = {});
 
 // A hand-written HyperPod CreateComputeQuota for `team` (JSON, exact AWS field names).
 [[nodiscard]] std::string HyperPodQuotaJson(const std::string& team, const std::string& type,

@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "scheduler/common/log.h"
+#include "scheduler/common/testing/http_client.h"
 
 namespace taskgov::scheduler::kube::testing {
 namespace {
@@ -433,6 +434,11 @@ class FakeApiServer::Impl {
     served_["podgroups"] = options_.serve_pod_groups;
     tokens_ = options_.tokens;
     eviction_mode_ = options_.eviction_mode;
+    job_controller_ = options_.simulate_job_controller;
+  }
+  void SetJobController(bool on) {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_controller_ = on;
   }
   ~Impl() { Stop(); }
 
@@ -501,6 +507,19 @@ class FakeApiServer::Impl {
   void BlockEvictions(const std::string& pod, const std::string& message) {
     std::lock_guard<std::mutex> lock(mu_);
     blocked_[pod] = message;
+  }
+  // Service proxy backends, by "ns/name:port".
+  struct ServiceBackend {
+    std::string url;
+    ServiceHandler handler;
+  };
+  void SetServiceBackend(const std::string& key, ServiceBackend backend) {
+    std::lock_guard<std::mutex> lock(mu_);
+    services_[key] = std::move(backend);
+  }
+  void RemoveServiceBackend(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    services_.erase(key);
   }
   void UnblockEvictions() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -603,6 +622,14 @@ class FakeApiServer::Impl {
   void RemoveWatcherLocked(uint64_t id);
 
   Reply Route(Incoming& in, const std::weak_ptr<SessionBase>& session);
+  // GET .../services/{svc}/proxy/...: forwarded without mu_ held.
+  Reply ProxyService(const Incoming& in, const std::string& ns, const std::string& service);
+  Reply DiscoveryLocked(const std::string& group_version) const;
+  // The Job controller (options_.simulate_job_controller); job_controller_busy_ keeps its own
+  // writes from re-entering it.
+  void JobWrittenLocked(const std::string& job_json);
+  void JobDeletedLocked(const std::string& job_json);
+  void OwnedPodChangedLocked(const std::string& pod_json);
   Reply Control(Incoming& in);
   Reply ListLocked(const ResourceType& type, const std::string& ns, const Incoming& in);
   Reply WatchLocked(const ResourceType& type, const std::string& ns, const Incoming& in,
@@ -647,6 +674,9 @@ class FakeApiServer::Impl {
   std::vector<RecordedRequest> requests_;
   std::vector<std::string> bindings_, evictions_, events_, lease_writes_;
   std::vector<std::weak_ptr<SessionBase>> sessions_;
+  std::map<std::string, ServiceBackend> services_;
+  bool job_controller_ = false;  // guarded by mu_
+  bool job_controller_busy_ = false;
 };
 
 // ================================================================================================
@@ -1121,6 +1151,10 @@ Reply FakeApiServer::Impl::WriteLocked(const ResourceType& type, Document& doc, 
   bucket[key] = Stored{json, ns};
   CommitLocked(type, ns, prev.empty() ? "ADDED" : "MODIFIED", json, prev);
   if (stored_json != nullptr) *stored_json = json;
+  if (job_controller_ && !job_controller_busy_) {
+    if (type.plural == "jobs") JobWrittenLocked(json);
+    if (type.plural == "pods") OwnedPodChangedLocked(json);
+  }
   return Reply{prev.empty() ? 201 : 200, json};
 }
 
@@ -1137,6 +1171,10 @@ bool FakeApiServer::Impl::DeleteLocked(const ResourceType& type, const std::stri
   SetString(doc, EnsureObject(doc, doc, "metadata"), "resourceVersion", std::to_string(rv_));
   const std::string json = Serialize(doc);
   CommitLocked(type, stored.ns, "DELETED", json, stored.json);
+  if (job_controller_ && !job_controller_busy_) {
+    if (type.plural == "jobs") JobDeletedLocked(json);
+    if (type.plural == "pods") OwnedPodChangedLocked(json);
+  }
   return true;
 }
 
@@ -1405,6 +1443,15 @@ Reply FakeApiServer::Impl::AccessReviewLocked(const std::string& body) {
 
 Reply FakeApiServer::Impl::Route(Incoming& in, const std::weak_ptr<SessionBase>& session) {
   std::vector<std::string> parts = SplitPath(in.path);
+  if (parts.size() >= 7 && parts[0] == "api" && parts[1] == "v1" && parts[2] == "namespaces" &&
+      parts[4] == "services" && parts[6] == "proxy") {
+    return ProxyService(in, parts[3], parts[5]);
+  }
+  if (in.method == "GET" && ((parts.size() == 2 && parts[0] == "api" && parts[1] == "v1") ||
+                             (parts.size() == 3 && parts[0] == "apis"))) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return DiscoveryLocked(parts.size() == 2 ? "v1" : parts[1] + "/" + parts[2]);
+  }
   std::string group_version;
   size_t i = 0;
   if (parts.size() >= 2 && parts[0] == "api" && parts[1] == "v1") {
@@ -1760,6 +1807,310 @@ Reply FakeApiServer::Impl::EvictLocked(const std::string& ns, const std::string&
 }
 
 // ================================================================================================
+// Discovery and the service proxy
+
+Reply FakeApiServer::Impl::DiscoveryLocked(const std::string& group_version) const {
+  std::string resources;
+  for (const ResourceType& t : Types()) {
+    if (t.group_version != group_version || !ServedLocked(t)) continue;
+    if (!resources.empty()) resources += ",";
+    resources += "{\"name\":" + JsonString(t.plural) +
+                 ",\"singularName\":\"\",\"namespaced\":" + (t.namespaced ? "true" : "false") +
+                 ",\"kind\":" + JsonString(t.kind) +
+                 ",\"verbs\":[\"create\",\"delete\",\"get\",\"list\",\"update\",\"watch\"]}";
+  }
+  if (resources.empty()) {
+    return Reply{404,
+                 StatusJson(404, "NotFound", "the server could not find the requested resource")};
+  }
+  return Reply{200, "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":" +
+                        JsonString(group_version) + ",\"resources\":[" + resources + "]}"};
+}
+
+Reply FakeApiServer::Impl::ProxyService(const Incoming& in, const std::string& ns,
+                                        const std::string& service) {
+  // {name}, {name}:{port}, {scheme}:{name} or {scheme}:{name}:{port}.
+  std::vector<std::string> fields;
+  for (size_t start = 0;;) {
+    const size_t colon = service.find(':', start);
+    fields.push_back(service.substr(start, colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  if (fields.size() > 1 && (fields[0] == "http" || fields[0] == "https")) {
+    fields.erase(fields.begin());
+  }
+  const std::string name = fields[0];
+  const std::string port = fields.size() > 1 ? fields[1] : "";
+  const std::string not_found = "services \"" + name + "\" not found";
+  if (fields.size() > 2 || name.empty()) {
+    return Reply{400, StatusJson(400, "BadRequest", "invalid service name " + service)};
+  }
+  ServiceBackend backend;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = port.empty() ? services_.end() : services_.find(ns + "/" + name + ":" + port);
+    if (port.empty()) {  // the service's only port
+      const std::string prefix = ns + "/" + name + ":";
+      for (auto s = services_.lower_bound(prefix);
+           s != services_.end() && s->first.rfind(prefix, 0) == 0; ++s) {
+        it = s;
+      }
+    }
+    if (it == services_.end()) return Reply{404, StatusJson(404, "NotFound", not_found)};
+    backend = it->second;
+  }
+  if (in.method != "GET") {
+    return Reply{405, StatusJson(405, "MethodNotAllowed",
+                                 in.method + " through the service proxy is not simulated")};
+  }
+  // The target after ".../proxy", query included.
+  const std::string marker = "/services/" + service + "/proxy";
+  const size_t at = in.target.find(marker);
+  std::string target = at == std::string::npos ? "/" : in.target.substr(at + marker.size());
+  if (target.empty() || target[0] != '/') target = "/" + target;
+  if (backend.handler) {
+    auto [status, body] = backend.handler(in.method, target);
+    return Reply{status, std::move(body)};
+  }
+  // "http://host:port[/base]"; the caller's credentials are not passed on.
+  const std::string scheme = "http://";
+  std::string rest = backend.url.rfind(scheme, 0) == 0 ? backend.url.substr(scheme.size()) : "";
+  const size_t slash = rest.find('/');
+  const std::string base = slash == std::string::npos ? "" : rest.substr(slash);
+  const std::string host_port = rest.substr(0, slash);
+  const size_t colon = host_port.rfind(':');
+  if (colon == std::string::npos) {
+    return Reply{503, StatusJson(503, "ServiceUnavailable",
+                                 "no endpoints available for service \"" + name + "\"")};
+  }
+  common::testing::HttpClient client(host_port.substr(0, colon),
+                                     static_cast<uint16_t>(std::stoi(host_port.substr(colon + 1))),
+                                     std::chrono::seconds(10));
+  common::Result<common::testing::HttpReply> reply =
+      client.Request("GET", base + target, "", "application/json");
+  if (!reply.ok()) {
+    return Reply{503, StatusJson(503, "ServiceUnavailable",
+                                 "error trying to reach service: " + reply.error().message)};
+  }
+  return Reply{reply->status, reply->body};
+}
+
+// ================================================================================================
+// The Job controller
+
+namespace {
+
+int64_t IntAt(const Value& object, std::string_view path, int64_t fallback) {
+  const std::string text = PathText(object, path);
+  if (text.empty() || text == "true" || text == "false") return fallback;
+  return std::strtoll(text.c_str(), nullptr, 10);
+}
+
+bool OwnedBy(const Value& pod, const std::string& uid) {
+  const Value* meta = Member(pod, "metadata");
+  const Value* owners = meta == nullptr ? nullptr : Member(*meta, "ownerReferences");
+  if (owners == nullptr || !owners->IsArray()) return false;
+  for (const Value& o : owners->GetArray()) {
+    if (PathText(o, "uid") == uid) return true;
+  }
+  return false;
+}
+
+// The controller owner's uid when it is a Job, else "".
+std::string OwnerJobUid(const Value& pod) {
+  const Value* meta = Member(pod, "metadata");
+  const Value* owners = meta == nullptr ? nullptr : Member(*meta, "ownerReferences");
+  if (owners == nullptr || !owners->IsArray()) return "";
+  for (const Value& o : owners->GetArray()) {
+    if (PathText(o, "kind") == "Job" && PathText(o, "controller") == "true") {
+      return PathText(o, "uid");
+    }
+  }
+  return "";
+}
+
+void SetStringMember(Document& doc, Value& object, const char* name, const std::string& key,
+                     const std::string& value) {
+  Value& map = EnsureObject(doc, object, name);
+  Value k(key.c_str(), doc.GetAllocator());
+  auto it = map.FindMember(k);
+  if (it != map.MemberEnd()) map.RemoveMember(it);
+  map.AddMember(k, Value(value.c_str(), doc.GetAllocator()), doc.GetAllocator());
+}
+
+// The pod of index `index` of `job`, from its template.
+std::string JobPodJson(const Value& job, int64_t index, const std::string& suffix) {
+  const std::string name = PathText(job, "metadata.name");
+  const std::string ns = PathText(job, "metadata.namespace");
+  const std::string uid = PathText(job, "metadata.uid");
+  Document pod(rapidjson::kObjectType);
+  auto& a = pod.GetAllocator();
+  const Value* spec = Member(job, "spec");
+  const Value* tmpl = spec == nullptr ? nullptr : Member(*spec, "template");
+  if (tmpl != nullptr && tmpl->IsObject()) {
+    if (const Value* m = Member(*tmpl, "metadata"); m != nullptr && m->IsObject()) {
+      pod.AddMember("metadata", Value(*m, a), a);
+    }
+    if (const Value* s = Member(*tmpl, "spec"); s != nullptr && s->IsObject()) {
+      pod.AddMember("spec", Value(*s, a), a);
+    }
+  }
+  Value& meta = EnsureObject(pod, pod, "metadata");
+  SetString(pod, meta, "name", name + "-" + std::to_string(index) + "-" + suffix);
+  SetString(pod, meta, "namespace", ns);
+  const std::string idx = std::to_string(index);
+  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
+           {"batch.kubernetes.io/controller-uid", uid},
+           {"batch.kubernetes.io/job-name", name},
+           {"controller-uid", uid},
+           {"job-name", name},
+           {"batch.kubernetes.io/job-completion-index", idx}}) {
+    SetStringMember(pod, meta, "labels", k, v);
+  }
+  SetStringMember(pod, meta, "annotations", "batch.kubernetes.io/job-completion-index", idx);
+  meta.RemoveMember("ownerReferences");
+  Value owners(rapidjson::kArrayType);
+  Value owner(rapidjson::kObjectType);
+  owner.AddMember("apiVersion", "batch/v1", a);
+  owner.AddMember("kind", "Job", a);
+  owner.AddMember("name", Value(name.c_str(), a), a);
+  owner.AddMember("uid", Value(uid.c_str(), a), a);
+  owner.AddMember("controller", true, a);
+  owner.AddMember("blockOwnerDeletion", true, a);
+  owners.PushBack(owner, a);
+  meta.AddMember("ownerReferences", owners, a);
+  Value& pod_spec = EnsureObject(pod, pod, "spec");
+  if (PathText(pod, "spec.hostname").empty())
+    SetString(pod, pod_spec, "hostname", name + "-" + idx);
+  return Serialize(pod);
+}
+
+}  // namespace
+
+void FakeApiServer::Impl::JobWrittenLocked(const std::string& job_json) {
+  Document job;
+  job.Parse(job_json.c_str());
+  if (job.HasParseError() || !job.IsObject()) return;
+  const std::string ns = PathText(job, "metadata.namespace");
+  const std::string uid = PathText(job, "metadata.uid");
+  const bool suspended = PathText(job, "spec.suspend") == "true";
+  const int64_t parallelism = std::max<int64_t>(0, IntAt(job, "spec.parallelism", 1));
+  const int64_t completions = std::max<int64_t>(0, IntAt(job, "spec.completions", parallelism));
+  const int64_t backoff_limit = IntAt(job, "spec.backoffLimit", 6);
+  job_controller_busy_ = true;
+  // The Job's pods: active per index, succeeded indexes, failures.
+  std::map<int64_t, std::string> active;  // index → pod key
+  std::set<int64_t> succeeded;
+  int64_t failed = 0;
+  for (const auto& [key, stored] : objects_["pods"]) {
+    if (stored.ns != ns) continue;
+    Document pod;
+    pod.Parse(stored.json.c_str());
+    if (!OwnedBy(pod, uid)) continue;
+    const std::string phase = PathText(pod, "status.phase");
+    const Value* meta = Member(pod, "metadata");
+    const Value* annotations = meta == nullptr ? nullptr : Member(*meta, "annotations");
+    const Value* index_text =
+        annotations == nullptr ? nullptr
+                               : Member(*annotations, "batch.kubernetes.io/job-completion-index");
+    const int64_t index = index_text != nullptr && index_text->IsString()
+                              ? std::strtoll(index_text->GetString(), nullptr, 10)
+                              : -1;
+    if (phase == "Succeeded") {
+      succeeded.insert(index);
+    } else if (phase == "Failed") {
+      ++failed;
+    } else {
+      active[index] = key;
+    }
+  }
+  const bool complete = completions > 0 && static_cast<int64_t>(succeeded.size()) >= completions;
+  const bool failed_job = failed > backoff_limit;
+  if (suspended || complete || failed_job) {
+    for (const auto& [index, key] : active) DeleteLocked(*TypeByPlural("pods"), key);
+    active.clear();
+  } else {
+    for (int64_t i = 0; i < std::min(parallelism, completions); ++i) {
+      if (active.count(i) > 0 || succeeded.count(i) > 0) continue;
+      static const char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+      std::string suffix;
+      for (uint64_t n = ++uid_seq_, k = 0; k < 5; ++k, n /= 27) suffix += kAlphabet[n % 27];
+      Document pod;
+      pod.Parse(JobPodJson(job, i, suffix).c_str());
+      std::string stored;
+      if (WriteLocked(*TypeByPlural("pods"), pod, true, false, &stored).status < 300) {
+        active[i] = ns + "/" + PathText(pod, "metadata.name");
+      }
+    }
+  }
+  // status: counts, startTime, conditions.
+  auto& a = job.GetAllocator();
+  Value& status = EnsureObject(job, job, "status");
+  const std::string before = Serialize(status);
+  status.RemoveMember("active");
+  status.AddMember("active", Value(static_cast<int64_t>(active.size())), a);
+  status.RemoveMember("succeeded");
+  status.AddMember("succeeded", Value(static_cast<int64_t>(succeeded.size())), a);
+  status.RemoveMember("failed");
+  status.AddMember("failed", Value(failed), a);
+  if (!suspended && PathText(job, "status.startTime").empty()) {
+    SetString(job, status, "startTime", Rfc3339(std::chrono::system_clock::now()));
+  }
+  status.RemoveMember("conditions");
+  Value conditions(rapidjson::kArrayType);
+  auto condition = [&](const char* type, const char* reason) {
+    Value c(rapidjson::kObjectType);
+    c.AddMember("type", Value(type, a), a);
+    c.AddMember("status", "True", a);
+    c.AddMember("reason", Value(reason, a), a);
+    conditions.PushBack(c, a);
+  };
+  if (suspended) condition("Suspended", "JobSuspended");
+  if (complete) condition("Complete", "CompletionsReached");
+  if (failed_job) condition("Failed", "BackoffLimitExceeded");
+  status.AddMember("conditions", conditions, a);
+  if (Serialize(status) != before) WriteLocked(*TypeByPlural("jobs"), job, false, true, nullptr);
+  job_controller_busy_ = false;
+}
+
+void FakeApiServer::Impl::JobDeletedLocked(const std::string& job_json) {
+  Document job;
+  job.Parse(job_json.c_str());
+  if (job.HasParseError() || !job.IsObject()) return;
+  const std::string ns = PathText(job, "metadata.namespace");
+  const std::string uid = PathText(job, "metadata.uid");
+  std::vector<std::string> owned;
+  for (const auto& [key, stored] : objects_["pods"]) {
+    if (stored.ns != ns) continue;
+    Document pod;
+    pod.Parse(stored.json.c_str());
+    if (OwnedBy(pod, uid)) owned.push_back(key);
+  }
+  job_controller_busy_ = true;
+  for (const std::string& key : owned) DeleteLocked(*TypeByPlural("pods"), key);
+  job_controller_busy_ = false;
+}
+
+void FakeApiServer::Impl::OwnedPodChangedLocked(const std::string& pod_json) {
+  Document pod;
+  pod.Parse(pod_json.c_str());
+  if (pod.HasParseError() || !pod.IsObject()) return;
+  const std::string uid = OwnerJobUid(pod);
+  if (uid.empty()) return;
+  const std::string ns = PathText(pod, "metadata.namespace");
+  for (const auto& [key, stored] : objects_["jobs"]) {
+    if (stored.ns != ns) continue;
+    Document job;
+    job.Parse(stored.json.c_str());
+    if (PathText(job, "metadata.uid") != uid) continue;
+    const std::string json = stored.json;  // JobWrittenLocked may replace the stored entry
+    JobWrittenLocked(json);
+    return;
+  }
+}
+
+// ================================================================================================
 // Control API
 
 namespace {
@@ -2015,6 +2366,20 @@ std::string KubeconfigFor(const std::string& server_url) {
 void FakeApiServer::SetRequestHook(RequestHook hook) { impl_->SetRequestHook(std::move(hook)); }
 void FakeApiServer::SetServed(std::string_view resource, bool served) {
   impl_->SetServed(resource, served);
+}
+void FakeApiServer::SetJobController(bool on) { impl_->SetJobController(on); }
+void FakeApiServer::SetServiceProxy(const std::string& ns, const std::string& name, int port,
+                                    const std::string& backend_url) {
+  impl_->SetServiceBackend(ns + "/" + name + ":" + std::to_string(port),
+                           Impl::ServiceBackend{backend_url, nullptr});
+}
+void FakeApiServer::SetServiceHandler(const std::string& ns, const std::string& name, int port,
+                                      ServiceHandler handler) {
+  impl_->SetServiceBackend(ns + "/" + name + ":" + std::to_string(port),
+                           Impl::ServiceBackend{"", std::move(handler)});
+}
+void FakeApiServer::RemoveServiceProxy(const std::string& ns, const std::string& name, int port) {
+  impl_->RemoveServiceBackend(ns + "/" + name + ":" + std::to_string(port));
 }
 void FakeApiServer::BlockEvictions(const std::string& pod, const std::string& message) {
   impl_->BlockEvictions(pod, message);

@@ -27,6 +27,20 @@
 //    expired on demand, raw injected watch events (duplicates, deletes of unknown objects),
 //    token rotation; a request hook that runs before each API request is routed, so a test can
 //    make a concurrent change between a client's GET and its PUT.
+//  * a Job controller (FakeApiServerOptions::simulate_job_controller, off by default): a batch/v1
+//    Job written (created or updated) gets one pod per index 0..parallelism-1 that has none
+//    (the Job's pod template, its labels plus job-name, controller-uid and
+//    batch.kubernetes.io/job-completion-index, a controller ownerReference, the index also as
+//    an annotation and hostname) unless spec.suspend; a suspended Job's active pods are deleted;
+//    a deleted pod of a running Job is created again; deleting the Job deletes its pods;
+//    status.active / succeeded / failed, startTime and the Suspended condition follow;
+//  * discovery: GET /apis/{group}/{version} lists the served resources of that group version
+//    (an APIResourceList; 404 when it serves none, as for an uninstalled CRD);
+//  * the service proxy: GET /api/v1/namespaces/{ns}/services/{[scheme:]name[:port]}/proxy/{path}
+//    is forwarded to the backend registered for that service and port (a URL or an in-process
+//    handler), after the caller is authenticated like any API request; as a real API server,
+//    the caller's Authorization and Impersonate-* headers are not passed on. No backend
+//    registered: 404 for the service; backend unreachable: 503.
 // LoadSampleCluster() installs the simulated cluster tools/demo runs against.
 //
 // Control API (no authentication, no faults):
@@ -88,7 +102,14 @@ struct FakeApiServerOptions {
   bool auto_run_bound_pods = false;  // binding also sets status.phase=Running and startTime
   size_t history_limit = 100'000;    // watch history kept; older versions answer 410
   std::chrono::milliseconds watch_piece_delay{0};  // pause between split pieces of an event
+  // The Job controller of the header comment; off: Jobs are stored objects only.
+  bool simulate_job_controller = false;
 };
+
+// A service proxy backend in-process: (method, target after .../proxy) → (status, JSON body).
+// Runs on an I/O thread without the server's lock held.
+using ServiceHandler = std::function<std::pair<int, std::string>(const std::string& method,
+                                                                 const std::string& target)>;
 
 // TokenReview (authentication.k8s.io/v1) and SubjectAccessReview (authorization.k8s.io/v1):
 // a token of `ReviewUser` authenticates as its user; a SubjectAccessReview is allowed when a
@@ -190,6 +211,16 @@ class FakeApiServer {
   // Replaces the request hook; nullptr removes it.
   void SetRequestHook(RequestHook hook);
   void SetServed(std::string_view resource, bool served);  // optional CRDs only
+  // Turns the Job controller simulation on or off (FakeApiServerOptions::simulate_job_controller);
+  // on: Jobs written from then on are reconciled.
+  void SetJobController(bool on);
+  // Service proxy backends for service `ns`/`name` port `port`: a base URL
+  // ("http://127.0.0.1:PORT") the GET is forwarded to, or a handler. Replaces an earlier one.
+  void SetServiceProxy(const std::string& ns, const std::string& name, int port,
+                       const std::string& backend_url);
+  void SetServiceHandler(const std::string& ns, const std::string& name, int port,
+                         ServiceHandler handler);
+  void RemoveServiceProxy(const std::string& ns, const std::string& name, int port);
   // Evictions of `pod` ("ns/name", or "*" for all) answer 429 with a DisruptionBudget cause.
   void BlockEvictions(const std::string& pod, const std::string& message = "");
   void UnblockEvictions();

@@ -6,7 +6,7 @@
 //   fake_apiserver [--listen=127.0.0.1:0] [--sample-cluster] [--port-file=PATH]
 //                  [--tls-cert-file=PEM --tls-key-file=PEM [--client-ca-file=PEM]]
 //                  [--token=T]... [--bookmark-interval-ms=N] [--eviction-mode=M] [--auto-run]
-//                  [--no-crds]
+//                  [--no-crds] [--job-controller]
 //   eviction modes: immediate (default), grace, manual
 
 #include <signal.h>
@@ -32,7 +32,8 @@ int Usage(const std::string& error) {
             << "usage: fake_apiserver [--listen=HOST:PORT] [--sample-cluster] [--port-file=PATH]\n"
                "         [--tls-cert-file=PEM --tls-key-file=PEM [--client-ca-file=PEM]]\n"
                "         [--token=T]... [--bookmark-interval-ms=N]\n"
-               "         [--eviction-mode=immediate|grace|manual] [--auto-run] [--no-crds]\n";
+               "         [--eviction-mode=immediate|grace|manual] [--auto-run] [--no-crds]\n"
+               "         [--job-controller]\n";
   return 2;
 }
 
@@ -94,6 +95,8 @@ int Run(int argc, char** argv) {
       }
     } else if (arg == "--auto-run") {
       options.auto_run_bound_pods = true;
+    } else if (arg == "--job-controller") {
+      options.simulate_job_controller = true;
     } else if (arg == "--no-crds") {
       options.serve_local_queues = false;
       options.serve_pod_groups = false;

@@ -1,0 +1,102 @@
+#pragma once
+
+// Jobs as a data scientist submits and watches them (issue 13, part 2):
+//  * JobSubmission: `job submit`'s flags (HyperPod `hyp create hyp-pytorch-job`'s vocabulary)
+//    checked into one value; an error is the usage error's message;
+//  * JobManifest: the object to create — an indexed batch/v1 Job run as one gang (parallelism =
+//    completions = nodes, completionMode Indexed; the gang the extender admits whole, sized by
+//    the Job's parallelism), or a kubeflow.org/v1 PyTorchJob (Master + Workers = nodes) where
+//    that CRD is served; both with the Kueue queue and priority-class labels on the object and
+//    its pods (the extender resolves team and priority from the pods' labels), the instance-type
+//    node selector, requests and limits, schedulerName taskgov;
+//  * JobView: a Job or PyTorchJob read back with its pods (by controller owner), its state and,
+//    when the admin API is reachable, its workload's live numbers.
+// Pure functions; thread-safe.
+
+#include <rapidjson/document.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "extender/cli/args.h"
+#include "extender/cli/live.h"
+#include "scheduler/common/result.h"
+
+namespace taskgov::cli {
+
+enum class JobKind { kJob, kPyTorchJob };
+
+inline constexpr char kQueueLabel[] = "kueue.x-k8s.io/queue-name";
+inline constexpr char kPriorityLabel[] = "kueue.x-k8s.io/priority-class";
+inline constexpr char kInstanceTypeLabel[] = "node.kubernetes.io/instance-type";
+
+// "jobs" / "pytorchjobs" collection path in `ns` ("" for every namespace).
+[[nodiscard]] std::string JobCollection(JobKind kind, const std::string& ns);
+[[nodiscard]] std::string JobKindName(JobKind kind);  // "Job", "PyTorchJob"
+
+struct JobSubmission {
+  std::string name;
+  std::string ns;
+  std::string image;
+  std::string queue;  // "" : no queue label
+  std::string priority_class;
+  std::string instance_type;
+  std::map<std::string, std::string> requests;  // resource → quantity, per node (pod)
+  std::map<std::string, std::string> limits;
+  int64_t nodes = 1;
+  int64_t tasks_per_node = 1;
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string pull_policy;  // "" : the cluster's default
+  std::optional<int64_t> max_retry;
+  std::string scheduler_name = "taskgov";
+};
+
+// `job submit`'s flags. Errors are usage messages.
+[[nodiscard]] common::Result<JobSubmission> ParseJobSubmission(const ParsedArgs& args);
+// The namespace it goes to (-n or the context's), and HyperPod's default queue there: a
+// hyperpod-ns-T namespace's LocalQueue hyperpod-ns-T-localqueue, unless --queue-name gave one.
+void SetNamespace(const std::string& ns, JobSubmission* job);
+[[nodiscard]] std::string JobManifest(const JobSubmission& job, JobKind kind);
+
+struct JobPod {
+  std::string name;
+  std::string index;  // completion index or replica "Master-0"
+  std::string phase;
+  std::string node;
+  bool terminating = false;
+};
+
+struct JobView {
+  JobKind kind = JobKind::kJob;
+  std::string ns;
+  std::string name;
+  std::string uid;
+  std::string created;
+  std::string priority_class;
+  std::string queue;
+  std::string instance_type;
+  std::string image;
+  int64_t nodes = 0;
+  bool suspended = false;
+  std::string state;                            // Pending, Running, Suspended, Succeeded, Failed
+  std::map<std::string, std::string> requests;  // per pod, of its first container
+  std::map<std::string, std::string> limits;
+  std::vector<JobPod> pods;
+  std::optional<LiveWorkload> live;
+  [[nodiscard]] std::string Ref() const {  // "job/train"
+    return (kind == JobKind::kJob ? "job/" : "pytorchjob/") + name;
+  }
+};
+
+// A Job or PyTorchJob object as read; its pods and state are filled by AttachPods.
+[[nodiscard]] JobView ViewOf(const rapidjson::Value& object, JobKind kind);
+// Adds the pods `pods` (objects) whose controller owner is the job, then derives its state.
+void AttachPods(const rapidjson::Value& pods_items, JobView* job);
+
+}  // namespace taskgov::cli

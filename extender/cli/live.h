@@ -1,0 +1,109 @@
+#pragma once
+
+// The admin API's replies as the CLI's live commands use them (teams, workloads): plain values
+// decoded from extender/ADMIN_API.md's JSON, every access type-checked. Pure; thread-safe.
+
+#include <rapidjson/document.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduler/common/result.h"
+
+namespace taskgov::cli {
+
+// One quota line of /api/v1/teams (quantity strings as the API gives them).
+struct LiveQuota {
+  std::string flavor;
+  std::string resource;
+  std::string nominal;
+  std::optional<std::string> borrowing_limit;  // nullopt: unlimited
+  std::string usage;
+  std::string borrowed;
+  std::string lent;
+};
+
+struct LiveTeam {
+  std::string name;
+  std::vector<LiveQuota> quotas;
+  int64_t running_pods = 0;
+  int64_t pending_pods = 0;
+  int64_t admitted_workloads = 0;
+  int64_t pending_workloads = 0;
+};
+
+struct LiveWorkload {
+  std::string ns;
+  std::string name;
+  std::string kind;  // "Job", "PyTorchJob", "Pod", ...
+  std::string team;
+  std::string state;  // Pending, Admitted, Running, Terminating
+  std::string priority_class;
+  int64_t priority = 0;
+  int64_t pods = 0;
+  int64_t declared_pods = 0;
+  std::map<std::string, std::string> request;
+  std::optional<int64_t> queue_position;
+  int64_t wait_seconds = 0;
+  bool refused = false;
+  std::string refusal;
+  std::string preemption;
+};
+
+[[nodiscard]] common::Result<std::vector<LiveTeam>> DecodeTeams(const rapidjson::Value& reply);
+[[nodiscard]] common::Result<LiveWorkload> DecodeWorkload(const rapidjson::Value& item);
+
+// GET /api/v1/workloads/{ns}/{name}/explanation (kind WorkloadExplanation): why a workload waits,
+// rule by rule, per flavor and mode, with the numbers and what would change the outcome.
+struct ExplanationCheck {
+  std::string rule;
+  bool passed = false;
+  std::string detail;
+  std::optional<std::string> change;  // what would make it pass
+};
+
+struct ExplanationQuota {
+  std::string resource;
+  std::string need;
+  std::string in_use;
+  std::string nominal;
+  std::string limit;                           // the mode's cap; "unlimited" for none
+  std::optional<std::string> borrowing_limit;  // nullopt: unlimited
+  std::string pool_used;
+  std::string pool_capacity;
+  bool fits = false;
+};
+
+struct ExplanationFlavor {
+  std::string flavor;
+  std::string mode;  // WithinNominal, Borrowing
+  bool admissible = false;
+  std::vector<ExplanationCheck> checks;
+  std::vector<ExplanationQuota> quota;
+};
+
+struct Explanation {
+  std::string ns;
+  std::string name;
+  std::string kind;
+  std::string team;
+  std::string state;
+  std::optional<std::string> evaluated_pod;
+  std::string verdict;  // Admissible, Waiting, NeverFits, NotPending, NotGoverned
+  std::string summary;
+  std::map<std::string, std::string> request;
+  std::map<std::string, std::string> need;
+  int64_t pods_not_created = 0;  // members of the gang not created yet (counted in `need`)
+  std::vector<ExplanationCheck> checks;
+  std::vector<ExplanationFlavor> flavors;
+  std::string preemption;
+  // Every `change` of a failed check, in order, once each.
+  [[nodiscard]] std::vector<std::string> Changes() const;
+};
+
+[[nodiscard]] common::Result<Explanation> DecodeExplanation(const rapidjson::Value& reply);
+
+}  // namespace taskgov::cli
