@@ -28,7 +28,7 @@ class CliQuotaTest : public ScenarioTest {
     // The ConfigMap the kubelet mounts, as installed.
     ASSERT_TRUE(h().api()
                     .Upsert("configmaps",
-                            R"({"metadata":{"name":"taskgov-config","namespace":"kube-system"},)"
+                            R"({"metadata":{"name":"taskgov-config","namespace":"taskgov-system"},)"
                             R"("data":{"hyperpod-c.json":)" +
                                 Quote(HyperPodQuotaJson("c", kG5, 1)) + "}}")
                     .ok());
@@ -62,7 +62,7 @@ class CliQuotaTest : public ScenarioTest {
   // What the kubelet would mount: the ConfigMap's data now.
   std::map<std::string, std::string> Mounted() {
     std::map<std::string, std::string> data;
-    std::optional<std::string> json = h().api().Get("configmaps", "kube-system", "taskgov-config");
+    std::optional<std::string> json = h().api().Get("configmaps", "taskgov-system", "taskgov-config");
     EXPECT_TRUE(json.has_value());
     rapidjson::Document doc;
     doc.Parse(json.value_or("{}").c_str());

@@ -191,7 +191,7 @@ std::vector<FlagSpec> GlobalFlags() {
           .Short('o')
           .Values(formats),
       ValueFlag("configmap", "NAME", "the policy ConfigMap (default taskgov-config)"),
-      ValueFlag("configmap-namespace", "NS", "its namespace (default kube-system)"),
+      ValueFlag("configmap-namespace", "NS", "its namespace (default taskgov-system)"),
       ValueFlag("console-service", "NS/NAME:PORT",
                 "the extender's admin API Service, read through the API server's service proxy "
                 "(default taskgov-system/taskgov-console:9091)"),

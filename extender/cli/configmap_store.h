@@ -27,7 +27,7 @@ class KubeClient;
 namespace taskgov::cli {
 
 struct ConfigMapRef {
-  std::string ns = "kube-system";
+  std::string ns = "taskgov-system";
   std::string name = "taskgov-config";
   [[nodiscard]] std::string ToString() const { return ns + "/" + name; }
 };

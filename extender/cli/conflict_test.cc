@@ -17,7 +17,7 @@ using testing::CliRun;
 using testing::ConfigData;
 using testing::HyperPodQuotaJson;
 
-constexpr char kItem[] = "/api/v1/namespaces/kube-system/configmaps/taskgov-config";
+constexpr char kItem[] = "/api/v1/namespaces/taskgov-system/configmaps/taskgov-config";
 const std::string kGet = std::string("GET ") + kItem;
 const std::string kPut = std::string("PUT ") + kItem;
 
@@ -64,7 +64,7 @@ TEST_F(ConflictTest, AHandEditMeanwhileIsKeptAndTheChangeReapplied) {
   ASSERT_EQ(update.code, 0) << update.err;
   EXPECT_EQ(edits_.load(), 1);
   EXPECT_EQ(update.err,
-            "conflict: kube-system/taskgov-config changed since it was read (resourceVersion " +
+            "conflict: taskgov-system/taskgov-config changed since it was read (resourceVersion " +
                 rv +
                 ": Operation cannot be fulfilled on configmaps \"taskgov-config\": the object has "
                 "been modified; please apply your changes to the latest version and try again); "
@@ -135,7 +135,7 @@ TEST_F(ConflictTest, GivesUpAfterFiveConflictsHavingWrittenNothing) {
   CliRun update = cli_.Run({"quota", "update", "team-a", "--borrow-limit", "80"});
   EXPECT_EQ(update.code, 1);
   EXPECT_TRUE(update.err.ends_with(
-      "error: kube-system/taskgov-config changed during each of 5 attempts (someone else is "
+      "error: taskgov-system/taskgov-config changed during each of 5 attempts (someone else is "
       "writing it), so nothing was written: run the command again\n"))
       << update.err;
   std::vector<std::string> requests = RequestsSince(first);

@@ -191,7 +191,7 @@ TEST_F(QuotaWalkthroughTest, HandWrittenTeamsAreNotChangedAndSayWhereToEdit) {
   CliRun missing = cli_.Run({"quota", "describe", "nobody"});
   EXPECT_EQ(missing.code, 1);
   EXPECT_EQ(missing.err,
-            "error: quota/nobody not found in kube-system/taskgov-config: 'taskgov quota list' "
+            "error: quota/nobody not found in taskgov-system/taskgov-config: 'taskgov quota list' "
             "shows the teams; 'taskgov quota create nobody' makes it\n");
   EXPECT_EQ(Writes(), 0u);
   EXPECT_EQ(cli_.Data()[kHandKey], hand_);
@@ -203,7 +203,7 @@ TEST_F(QuotaWalkthroughTest, AChangeTheExtenderWouldRefuseIsNotWritten) {
                              "1", "-n", "hyperpod-ns-ml"});
   EXPECT_EQ(claimed.code, 1);
   EXPECT_TRUE(claimed.err.starts_with(
-      "error: the change would leave kube-system/taskgov-config invalid, so nothing was written "
+      "error: the change would leave taskgov-system/taskgov-config invalid, so nothing was written "
       "(taskgov config validate shows the same checks):\n  "))
       << claimed.err;
   EXPECT_NE(claimed.err.find("hyperpod-ns-ml"), std::string::npos) << claimed.err;
@@ -239,7 +239,7 @@ TEST_F(QuotaWalkthroughTest, DryRunsWriteNothing) {
   EXPECT_TRUE(server.out.ends_with("quota/team-a created (server dry run)\n"));
   std::vector<std::string> requests = cli_.ConfigMapRequests();
   EXPECT_EQ(requests.back(),
-            "PUT /api/v1/namespaces/kube-system/configmaps/taskgov-config?dryRun=All");
+            "PUT /api/v1/namespaces/taskgov-system/configmaps/taskgov-config?dryRun=All");
   EXPECT_EQ(cli_.ResourceVersion(), before);
   EXPECT_EQ(cli_.Data().count("taskgov-cli.yaml"), 0u);
   EXPECT_EQ(Ok({"quota", "list", "-o", "name"}).out, "quota/ml\n");
@@ -280,15 +280,15 @@ TEST_F(QuotaWalkthroughTest, APolicyWrittenByHandElsewhereIsReportedNotOverwritt
 }
 
 TEST_F(QuotaWalkthroughTest, AMissingConfigMapIsCreatedByTheFirstQuota) {
-  ASSERT_TRUE(cli_.api().Delete("configmaps", "kube-system", "taskgov-config"));
+  ASSERT_TRUE(cli_.api().Delete("configmaps", "taskgov-system", "taskgov-config"));
   CliRun list = cli_.Run({"quota", "list"});
   EXPECT_EQ(list.code, 1);
   EXPECT_EQ(list.err,
-            "error: configmap kube-system/taskgov-config not found: install taskgov "
+            "error: configmap taskgov-system/taskgov-config not found: install taskgov "
             "(deploy/taskgov-config.yaml), or name the policy ConfigMap with --configmap and "
             "--configmap-namespace\n");
   Ok({"quota", "create", "team-a", "--instance-type", "ml.p5.48xlarge", "--count", "1"});
-  EXPECT_EQ(cli_.ConfigMapRequests().back(), "POST /api/v1/namespaces/kube-system/configmaps");
+  EXPECT_EQ(cli_.ConfigMapRequests().back(), "POST /api/v1/namespaces/taskgov-system/configmaps");
   EXPECT_EQ(Ok({"quota", "list", "-o", "name"}).out, "quota/team-a\n");
 }
 
@@ -317,8 +317,8 @@ TEST_F(QuotaWalkthroughTest, AnUnreachableApiServerSaysWhatToCheck) {
   CliRun run = cli_.Run({"quota", "list", "--request-timeout", "2s"});
   EXPECT_EQ(run.code, 1);
   EXPECT_TRUE(
-      run.err.starts_with("error: reading kube-system/taskgov-config: GET "
-                          "/api/v1/namespaces/kube-system/configmaps/taskgov-config: "))
+      run.err.starts_with("error: reading taskgov-system/taskgov-config: GET "
+                          "/api/v1/namespaces/taskgov-system/configmaps/taskgov-config: "))
       << run.err;
   EXPECT_NE(run.err.find("(check that the API server is reachable and that --kubeconfig / "
                          "--context name the right cluster)"),
@@ -341,7 +341,7 @@ TEST_F(QuotaWalkthroughTest, ABrokenHandWrittenKeyIsShownAndBlocksWrites) {
   EXPECT_EQ(list.code, 0);
   EXPECT_EQ(list.out, "quota/ml\n");
   EXPECT_TRUE(
-      list.err.starts_with("warning: the policy in kube-system/taskgov-config does not "
+      list.err.starts_with("warning: the policy in taskgov-system/taskgov-config does not "
                            "load (1 error; the first: kueue.yaml"))
       << list.err;
   CliRun create =
@@ -358,11 +358,12 @@ TEST_F(QuotaWalkthroughTest, AHandEditedCliKeyIsReportedNotGuessedAt) {
                       "resources:\n  - {flavor: f, name: nvidia.com/gpu, nominalQuota: 1}\n"}});
   CliRun update = cli_.Run({"quota", "update", "t", "--borrow-limit", "10"});
   EXPECT_EQ(update.code, 1);
-  EXPECT_EQ(update.err,
-            "error: the CLI's key taskgov-cli.yaml in kube-system/taskgov-config cannot be read: "
-            "taskgov-cli.yaml: team t: resources, absoluteBorrowLimits and lendingLimits are not "
-            "written by the CLI. Move hand-written documents to another key, or delete the key to "
-            "start again\n");
+  EXPECT_EQ(
+      update.err,
+      "error: the CLI's key taskgov-cli.yaml in taskgov-system/taskgov-config cannot be read: "
+      "taskgov-cli.yaml: team t: resources, absoluteBorrowLimits and lendingLimits are not "
+      "written by the CLI. Move hand-written documents to another key, or delete the key to "
+      "start again\n");
   EXPECT_EQ(Writes(), 0u);
 }
 

@@ -16,14 +16,14 @@ namespace taskgov::cli::testing {
 
 namespace {
 
-constexpr char kConfigMapPath[] = "/api/v1/namespaces/kube-system/configmaps";
+constexpr char kConfigMapPath[] = "/api/v1/namespaces/taskgov-system/configmaps";
 
 std::string ConfigMapJson(const ConfigData& data) {
   rapidjson::Document doc(rapidjson::kObjectType);
   auto& a = doc.GetAllocator();
   rapidjson::Value meta(rapidjson::kObjectType);
   meta.AddMember("name", "taskgov-config", a);
-  meta.AddMember("namespace", "kube-system", a);
+  meta.AddMember("namespace", "taskgov-system", a);
   doc.AddMember("metadata", meta, a);
   rapidjson::Value values(rapidjson::kObjectType);
   for (const auto& [k, v] : data) {
@@ -89,7 +89,7 @@ void CliFixture::PutConfigMap(const ConfigData& data) {
 
 ConfigData CliFixture::Data() const {
   ConfigData data;
-  std::optional<std::string> json = api_->Get("configmaps", "kube-system", "taskgov-config");
+  std::optional<std::string> json = api_->Get("configmaps", "taskgov-system", "taskgov-config");
   if (!json) return data;
   rapidjson::Document doc;
   doc.Parse(json->c_str());
@@ -101,7 +101,7 @@ ConfigData CliFixture::Data() const {
 }
 
 std::string CliFixture::ResourceVersion() const {
-  std::optional<std::string> json = api_->Get("configmaps", "kube-system", "taskgov-config");
+  std::optional<std::string> json = api_->Get("configmaps", "taskgov-system", "taskgov-config");
   if (!json) return "";
   rapidjson::Document doc;
   doc.Parse(json->c_str());

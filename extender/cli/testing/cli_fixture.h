@@ -2,7 +2,7 @@
 
 // CliFixture: the taskgov CLI run in-process against the fake API server, as a user runs it —
 // through a kubeconfig file naming the server (the product's kubeconfig loader and KubeClient),
-// with the policy ConfigMap kube-system/taskgov-config stored in the fake. Test support.
+// with the policy ConfigMap taskgov-system/taskgov-config stored in the fake. Test support.
 //
 // Thread-compatible: one test thread drives it (the fake API server has threads of its own).
 
@@ -37,7 +37,7 @@ class CliFixture {
   // `taskgov <args>` as given (for usage errors that must not reach the API).
   static CliRun RunOffline(const std::vector<std::string>& args);
 
-  // Stores kube-system/taskgov-config with `data` (replacing it).
+  // Stores taskgov-system/taskgov-config with `data` (replacing it).
   void PutConfigMap(const ConfigData& data);
   // Its data now; empty when it does not exist.
   [[nodiscard]] ConfigData Data() const;
