@@ -639,20 +639,16 @@ void WriteFlavorExplanation(Writer& w, const scheduler::FlavorExplanation& f) {
   for (const scheduler::QuotaLine& l : f.quota) {
     w.StartObject();
     KeyStr(w, "resource", l.resource);
-    w.Key("need");
-    Quantity(w, l.resource, l.need);
-    w.Key("inUse");
-    Quantity(w, l.resource, l.in_use);
-    w.Key("nominal");
-    Quantity(w, l.resource, l.nominal);
-    w.Key("limit");
-    Quantity(w, l.resource, l.limit);
-    w.Key("borrowingLimit");
-    Quantity(w, l.resource, l.borrowing_limit);
-    w.Key("poolUsed");
-    Quantity(w, l.resource, l.pool_used);
-    w.Key("poolCapacity");
-    Quantity(w, l.resource, l.pool_capacity);
+    for (const auto& [key, amount] : {std::pair{"need", l.need},
+                                      {"inUse", l.in_use},
+                                      {"nominal", l.nominal},
+                                      {"limit", l.limit},
+                                      {"borrowingLimit", l.borrowing_limit},
+                                      {"poolUsed", l.pool_used},
+                                      {"poolCapacity", l.pool_capacity}}) {
+      w.Key(key);
+      Quantity(w, l.resource, amount);
+    }
     w.Key("fits");
     w.Bool(l.fits());
     w.EndObject();

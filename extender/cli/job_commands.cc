@@ -191,17 +191,6 @@ common::Result<bool> Update(KubeClient& client, const std::string& path,
   }
 }
 
-rapidjson::Value* Member(rapidjson::Value& v, std::initializer_list<const char*> path) {
-  rapidjson::Value* at = &v;
-  for (const char* name : path) {
-    if (!at->IsObject()) return nullptr;
-    auto m = at->FindMember(name);
-    if (m == at->MemberEnd()) return nullptr;
-    at = &m->value;
-  }
-  return at;
-}
-
 // Sets (or, for "", removes) `key` in the object `parent`.`field` (created when missing).
 void SetLabel(rapidjson::Document& doc, rapidjson::Value& meta, const std::string& key,
               const std::string& value) {
@@ -232,10 +221,10 @@ std::vector<rapidjson::Value*> TemplateMetas(rapidjson::Document& doc, JobKind k
     out.push_back(&(*tmpl)["metadata"]);
   };
   if (kind == JobKind::kJob) {
-    meta_of(Member(doc, {"spec", "template"}));
-  } else if (rapidjson::Value* r = Member(doc, {"spec", "pytorchReplicaSpecs"});
+    meta_of(JsonAt(doc, {"spec", "template"}));
+  } else if (rapidjson::Value* r = JsonAt(doc, {"spec", "pytorchReplicaSpecs"});
              r != nullptr && r->IsObject()) {
-    for (auto& m : r->GetObject()) meta_of(Member(m.value, {"template"}));
+    for (auto& m : r->GetObject()) meta_of(JsonAt(m.value, {"template"}));
   }
   return out;
 }
@@ -487,7 +476,7 @@ int JobPriority(const Invocation& inv) {
     if (!p.node.empty() || p.terminating) continue;
     common::Result<bool> pod = Update(
         *t.client, "/api/v1/namespaces/" + t.ns + "/pods/" + p.name, [&](rapidjson::Document& doc) {
-          rapidjson::Value* node = Member(doc, {"spec", "nodeName"});
+          rapidjson::Value* node = JsonAt(doc, {"spec", "nodeName"});
           if (node != nullptr && node->IsString() && node->GetStringLength() > 0) return false;
           SetLabel(doc, doc["metadata"], kPriorityLabel, cls);
           return true;
@@ -517,7 +506,7 @@ int JobSuspendResume(const Invocation& inv, bool suspend) {
   }
   common::Result<bool> changed =
       Update(*t.client, ObjectPath(t.found.kind, t.ns, v.name), [&](rapidjson::Document& doc) {
-        rapidjson::Value* spec = Member(doc, {"spec"});
+        rapidjson::Value* spec = JsonAt(doc, {"spec"});
         if (spec == nullptr || !spec->IsObject()) return false;
         rapidjson::Value* owner = spec;
         if (t.found.kind == JobKind::kPyTorchJob) {
@@ -527,7 +516,7 @@ int JobSuspendResume(const Invocation& inv, bool suspend) {
           }
           owner = &(*spec)["runPolicy"];
         }
-        rapidjson::Value* current = Member(*owner, {"suspend"});
+        rapidjson::Value* current = JsonAt(*owner, {"suspend"});
         if (current != nullptr && current->IsBool() && current->GetBool() == suspend) return false;
         owner->RemoveMember("suspend");
         owner->AddMember("suspend", rapidjson::Value(suspend), doc.GetAllocator());

@@ -266,24 +266,13 @@ std::string Serialize(const Value& v) {
 
 // ---- reading ----
 
-const Value* At(const Value& v, std::initializer_list<const char*> path) {
-  const Value* at = &v;
-  for (const char* name : path) {
-    if (!at->IsObject()) return nullptr;
-    auto m = at->FindMember(name);
-    if (m == at->MemberEnd()) return nullptr;
-    at = &m->value;
-  }
-  return at;
-}
-
 std::string Text(const Value& v, std::initializer_list<const char*> path) {
-  const Value* at = At(v, path);
+  const Value* at = JsonAt(v, path);
   return at != nullptr && at->IsString() ? std::string(at->GetString(), at->GetStringLength()) : "";
 }
 
 int64_t Int(const Value& v, std::initializer_list<const char*> path, int64_t fallback) {
-  const Value* at = At(v, path);
+  const Value* at = JsonAt(v, path);
   return at != nullptr && at->IsInt64() ? at->GetInt64() : fallback;
 }
 
@@ -297,7 +286,7 @@ std::map<std::string, std::string> StringMap(const Value* v) {
 }
 
 bool ConditionTrue(const Value& object, const std::string& type) {
-  const Value* conditions = At(object, {"status", "conditions"});
+  const Value* conditions = JsonAt(object, {"status", "conditions"});
   if (conditions == nullptr || !conditions->IsArray()) return false;
   for (const Value& c : conditions->GetArray()) {
     if (Text(c, {"type"}) == type && Text(c, {"status"}) == "True") return true;
@@ -307,14 +296,26 @@ bool ConditionTrue(const Value& object, const std::string& type) {
 
 // The pod template a view reads image, selector and resources from.
 const Value* TemplateOf(const Value& object, JobKind kind) {
-  if (kind == JobKind::kJob) return At(object, {"spec", "template"});
+  if (kind == JobKind::kJob) return JsonAt(object, {"spec", "template"});
   for (const char* replica : {"Master", "Worker"}) {
-    if (const Value* t = At(object, {"spec", "pytorchReplicaSpecs", replica, "template"})) return t;
+    if (const Value* t = JsonAt(object, {"spec", "pytorchReplicaSpecs", replica, "template"}))
+      return t;
   }
   return nullptr;
 }
 
 }  // namespace
+
+const Value* JsonAt(const Value& v, std::initializer_list<const char*> path) {
+  const Value* at = &v;
+  for (const char* name : path) {
+    if (!at->IsObject()) return nullptr;
+    auto m = at->FindMember(name);
+    if (m == at->MemberEnd()) return nullptr;
+    at = &m->value;
+  }
+  return at;
+}
 
 std::string JobCollection(JobKind kind, const std::string& ns) {
   const std::string base = kind == JobKind::kJob ? "/apis/batch/v1" : "/apis/kubeflow.org/v1";
@@ -409,33 +410,34 @@ JobView ViewOf(const Value& object, JobKind kind) {
   v.name = Text(object, {"metadata", "name"});
   v.uid = Text(object, {"metadata", "uid"});
   v.created = Text(object, {"metadata", "creationTimestamp"});
-  std::map<std::string, std::string> labels = StringMap(At(object, {"metadata", "labels"}));
+  std::map<std::string, std::string> labels = StringMap(JsonAt(object, {"metadata", "labels"}));
   v.priority_class = labels[kPriorityLabel];
   v.queue = labels[kQueueLabel];
   if (const Value* tmpl = TemplateOf(object, kind)) {
-    std::map<std::string, std::string> pod_labels = StringMap(At(*tmpl, {"metadata", "labels"}));
+    std::map<std::string, std::string> pod_labels =
+        StringMap(JsonAt(*tmpl, {"metadata", "labels"}));
     if (v.priority_class.empty()) v.priority_class = pod_labels[kPriorityLabel];
     if (v.queue.empty()) v.queue = pod_labels[kQueueLabel];
-    v.instance_type = StringMap(At(*tmpl, {"spec", "nodeSelector"}))[kInstanceTypeLabel];
-    const Value* containers = At(*tmpl, {"spec", "containers"});
+    v.instance_type = StringMap(JsonAt(*tmpl, {"spec", "nodeSelector"}))[kInstanceTypeLabel];
+    const Value* containers = JsonAt(*tmpl, {"spec", "containers"});
     if (containers != nullptr && containers->IsArray() && !containers->Empty()) {
       const Value& c = (*containers)[0];
       v.image = Text(c, {"image"});
-      v.requests = StringMap(At(c, {"resources", "requests"}));
-      v.limits = StringMap(At(c, {"resources", "limits"}));
+      v.requests = StringMap(JsonAt(c, {"resources", "requests"}));
+      v.limits = StringMap(JsonAt(c, {"resources", "limits"}));
     }
   }
   if (kind == JobKind::kJob) {
     v.nodes = Int(object, {"spec", "parallelism"}, 1);
-    const Value* s = At(object, {"spec", "suspend"});
+    const Value* s = JsonAt(object, {"spec", "suspend"});
     v.suspended = s != nullptr && s->IsBool() && s->GetBool();
   } else {
     v.nodes = 0;
-    if (const Value* replicas = At(object, {"spec", "pytorchReplicaSpecs"});
+    if (const Value* replicas = JsonAt(object, {"spec", "pytorchReplicaSpecs"});
         replicas != nullptr && replicas->IsObject()) {
       for (const auto& r : replicas->GetObject()) v.nodes += Int(r.value, {"replicas"}, 1);
     }
-    const Value* s = At(object, {"spec", "runPolicy", "suspend"});
+    const Value* s = JsonAt(object, {"spec", "runPolicy", "suspend"});
     v.suspended = s != nullptr && s->IsBool() && s->GetBool();
   }
   if (ConditionTrue(object, "Complete") || ConditionTrue(object, "Succeeded")) {
@@ -451,14 +453,14 @@ JobView ViewOf(const Value& object, JobKind kind) {
 void AttachPods(const Value& pods_items, JobView* job) {
   if (pods_items.IsArray()) {
     for (const Value& pod : pods_items.GetArray()) {
-      const Value* owners = At(pod, {"metadata", "ownerReferences"});
+      const Value* owners = JsonAt(pod, {"metadata", "ownerReferences"});
       if (owners == nullptr || !owners->IsArray()) continue;
       const bool owned = std::any_of(owners->Begin(), owners->End(),
                                      [&](const Value& o) { return Text(o, {"uid"}) == job->uid; });
       if (!owned) continue;
       JobPod p;
       p.name = Text(pod, {"metadata", "name"});
-      std::map<std::string, std::string> labels = StringMap(At(pod, {"metadata", "labels"}));
+      std::map<std::string, std::string> labels = StringMap(JsonAt(pod, {"metadata", "labels"}));
       p.index = labels.count("batch.kubernetes.io/job-completion-index") > 0
                     ? labels["batch.kubernetes.io/job-completion-index"]
                     : labels["training.kubeflow.org/replica-type"] + "-" +

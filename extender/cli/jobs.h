@@ -16,6 +16,7 @@
 #include <rapidjson/document.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,6 +36,14 @@ inline constexpr char kPriorityLabel[] = "kueue.x-k8s.io/priority-class";
 inline constexpr char kInstanceTypeLabel[] = "node.kubernetes.io/instance-type";
 
 // "jobs" / "pytorchjobs" collection path in `ns` ("" for every namespace).
+// The member at `path` below `v` (objects all the way down), or null.
+[[nodiscard]] const rapidjson::Value* JsonAt(const rapidjson::Value& v,
+                                             std::initializer_list<const char*> path);
+[[nodiscard]] inline rapidjson::Value* JsonAt(rapidjson::Value& v,
+                                              std::initializer_list<const char*> path) {
+  return const_cast<rapidjson::Value*>(JsonAt(static_cast<const rapidjson::Value&>(v), path));
+}
+
 [[nodiscard]] std::string JobCollection(JobKind kind, const std::string& ns);
 [[nodiscard]] std::string JobKindName(JobKind kind);  // "Job", "PyTorchJob"
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "scheduler/testing/admission_fixture.h"
 #include "scheduler/testing/builders.h"
 #include "scheduler/testing/fake_kube_actions.h"
 
@@ -21,28 +22,11 @@ constexpr char kP5[] = "ml.p5.48xlarge";
 constexpr char kG5[] = "ml.g5.12xlarge";
 constexpr char kGpu[] = "nvidia.com/gpu";
 
-class AdmissionTest : public ::testing::Test {
+class AdmissionTest : public testing::AdmissionFixture {
  protected:
   void Start(PolicyPtr policy) {
-    book_ = std::make_unique<QuotaBook>(policy, &clock_);
-    cluster_ = std::make_unique<ClusterState>(book_.get(), &clock_, ClusterState::Options{});
-    admission_ = std::make_unique<Admission>(book_.get(), cluster_.get(), &kube_, &clock_,
-                                             Admission::Options{});
+    AdmissionFixture::Start(std::move(policy), &kube_);
     admission_->SetObserver([this](const FilterDecision& d) { decisions_.push_back(d); });
-    cluster_->OnSynced(ObjectKind::kPod);
-    cluster_->OnSynced(ObjectKind::kNode);
-  }
-  // n nodes of `flavor` with `gpus` GPUs each, named <prefix>-<i>.
-  void AddNodes(const std::string& prefix, const std::string& flavor, int n, int gpus) {
-    for (int i = 0; i < n; ++i) {
-      std::string name = prefix + "-" + std::to_string(i);
-      cluster_->OnNodeUpsert(NodeBuilder(name)
-                                 .InstanceType(flavor)
-                                 .Allocatable(kGpu, std::to_string(gpus))
-                                 .Allocatable("cpu", "192")
-                                 .Allocatable("memory", "2Ti"));
-      nodes_.push_back(name);
-    }
   }
   // A filter verdict with names resolved, for readable assertions.
   struct Verdict {
@@ -86,17 +70,7 @@ class AdmissionTest : public ::testing::Test {
         .View(TeamNames().Intern(team), FlavorNames().Intern(flavor), ResourceNames().Intern(kGpu))
         .usage;
   }
-  static Pod GpuPod(const std::string& name, const std::string& team, int gpus,
-                    int64_t created_ms = 1000) {
-    return PodBuilder(name).Namespace("ns-" + team).Gpus(gpus).Created(created_ms);
-  }
-
-  common::FakeClock clock_;
   FakeKubeActions kube_;
-  std::unique_ptr<QuotaBook> book_;
-  std::unique_ptr<ClusterState> cluster_;
-  std::unique_ptr<Admission> admission_;
-  std::vector<std::string> nodes_;
   std::vector<FilterDecision> decisions_;
 };
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "scheduler/decisions/admission.h"
+#include "scheduler/testing/admission_fixture.h"
 #include "scheduler/testing/builders.h"
 
 namespace taskgov::scheduler {
@@ -18,27 +19,8 @@ constexpr char kP5[] = "ml.p5.48xlarge";
 constexpr char kG5[] = "ml.g5.12xlarge";
 constexpr char kGpu[] = "nvidia.com/gpu";
 
-class ExplanationTest : public ::testing::Test {
+class ExplanationTest : public testing::AdmissionFixture {
  protected:
-  void Start(PolicyPtr policy) {
-    book_ = std::make_unique<QuotaBook>(policy, &clock_);
-    cluster_ = std::make_unique<ClusterState>(book_.get(), &clock_, ClusterState::Options{});
-    admission_ = std::make_unique<Admission>(book_.get(), cluster_.get(), nullptr, &clock_,
-                                             Admission::Options{});
-    cluster_->OnSynced(ObjectKind::kPod);
-    cluster_->OnSynced(ObjectKind::kNode);
-  }
-  void AddNodes(const std::string& prefix, const std::string& flavor, int n, int gpus) {
-    for (int i = 0; i < n; ++i) {
-      std::string name = prefix + "-" + std::to_string(i);
-      cluster_->OnNodeUpsert(NodeBuilder(name)
-                                 .InstanceType(flavor)
-                                 .Allocatable(kGpu, std::to_string(gpus))
-                                 .Allocatable("cpu", "192")
-                                 .Allocatable("memory", "2Ti"));
-      nodes_.push_back(name);
-    }
-  }
   // Whether the filter admits `pod` on some node (a reservation taken, then given back by
   // forgetting the pod).
   bool Admits(const Pod& pod) {
@@ -55,10 +37,6 @@ class ExplanationTest : public ::testing::Test {
     bound.node_name = node;
     bound.phase = PodPhase::kRunning;
     cluster_->OnPodUpsert(bound);
-  }
-  static Pod GpuPod(const std::string& name, const std::string& team, int gpus,
-                    int64_t created_ms = 1000) {
-    return PodBuilder(name).Namespace("ns-" + team).Gpus(gpus).Created(created_ms);
   }
   static const FlavorExplanation& Pass(const Explanation& e, const std::string& flavor,
                                        Ledger::Mode mode) {
@@ -77,12 +55,6 @@ class ExplanationTest : public ::testing::Test {
     static const Check none;
     return none;
   }
-
-  common::FakeClock clock_;
-  std::unique_ptr<QuotaBook> book_;
-  std::unique_ptr<ClusterState> cluster_;
-  std::unique_ptr<Admission> admission_;
-  std::vector<std::string> nodes_;
 };
 
 PolicyPtr TwoTeams(int64_t a_borrow = kUnlimited) {

@@ -1,0 +1,55 @@
+#pragma once
+
+// A real QuotaBook, ClusterState and Admission on a fake clock, with pods and nodes synced, for
+// the decision tests (admission, explanation): Start(policy) builds them anew, AddNodes adds GPU
+// nodes of a flavor. Test support.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "scheduler/common/clock.h"
+#include "scheduler/decisions/admission.h"
+#include "scheduler/testing/builders.h"
+
+namespace taskgov::scheduler::testing {
+
+class AdmissionFixture : public ::testing::Test {
+ protected:
+  // `binder` may be null (taskgov does not bind).
+  void Start(PolicyPtr policy, KubeActions* binder = nullptr) {
+    book_ = std::make_unique<QuotaBook>(policy, &clock_);
+    cluster_ = std::make_unique<ClusterState>(book_.get(), &clock_, ClusterState::Options{});
+    admission_ = std::make_unique<Admission>(book_.get(), cluster_.get(), binder, &clock_,
+                                             Admission::Options{});
+    cluster_->OnSynced(ObjectKind::kPod);
+    cluster_->OnSynced(ObjectKind::kNode);
+  }
+  // n nodes of `flavor` with `gpus` GPUs each (and 192 cores, 2 TiB), named <prefix>-<i>.
+  void AddNodes(const std::string& prefix, const std::string& flavor, int n, int gpus) {
+    for (int i = 0; i < n; ++i) {
+      std::string name = prefix + "-" + std::to_string(i);
+      cluster_->OnNodeUpsert(NodeBuilder(name)
+                                 .InstanceType(flavor)
+                                 .Allocatable("nvidia.com/gpu", std::to_string(gpus))
+                                 .Allocatable("cpu", "192")
+                                 .Allocatable("memory", "2Ti"));
+      nodes_.push_back(name);
+    }
+  }
+  // A pod of `team` (namespace ns-<team>) asking for `gpus` GPUs.
+  static Pod GpuPod(const std::string& name, const std::string& team, int gpus,
+                    int64_t created_ms = 1000) {
+    return PodBuilder(name).Namespace("ns-" + team).Gpus(gpus).Created(created_ms);
+  }
+
+  common::FakeClock clock_;
+  std::unique_ptr<QuotaBook> book_;
+  std::unique_ptr<ClusterState> cluster_;
+  std::unique_ptr<Admission> admission_;
+  std::vector<std::string> nodes_;
+};
+
+}  // namespace taskgov::scheduler::testing
