@@ -62,7 +62,8 @@ class CliQuotaTest : public ScenarioTest {
   // What the kubelet would mount: the ConfigMap's data now.
   std::map<std::string, std::string> Mounted() {
     std::map<std::string, std::string> data;
-    std::optional<std::string> json = h().api().Get("configmaps", "taskgov-system", "taskgov-config");
+    std::optional<std::string> json =
+        h().api().Get("configmaps", "taskgov-system", "taskgov-config");
     EXPECT_TRUE(json.has_value());
     rapidjson::Document doc;
     doc.Parse(json.value_or("{}").c_str());

@@ -111,6 +111,16 @@ std::vector<std::string> WithReason(const std::vector<std::string>& events,
   return out;
 }
 
+// Ctrl-C, kill and a closed terminal: what ends the wait at the end of the demo.
+sigset_t StopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  return set;
+}
+
 class Demo {
  public:
   // `table_rows`: also write every table row to stderr for a program to read (demo_test).
@@ -164,11 +174,7 @@ class Demo {
         "Press Ctrl-C to stop (tools/demo --no-wait ends here by itself).\n",
         base.c_str(), base.c_str());
     fflush(stdout);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
+    const sigset_t set = StopSignals();
     int signal = 0;
     sigwait(&set, &signal);
     printf("\n");
@@ -658,11 +664,7 @@ int main(int argc, char** argv) {
   if (wait) {
     // Ctrl-C is taken by sigwait at the end (blocked before any thread starts, so every thread
     // inherits the mask and the harness's subprocesses are stopped in order).
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
+    const sigset_t set = taskgov::e2e::StopSignals();
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
   }
   taskgov::e2e::Demo demo(taskgov::common::testing::RunfilePath(argv[1]), table_rows, wait);

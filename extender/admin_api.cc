@@ -657,6 +657,25 @@ void WriteFlavorExplanation(Writer& w, const scheduler::FlavorExplanation& f) {
   w.EndObject();
 }
 
+// The visible workloads named ns/name (a gang, an owner and a lone pod may share a name), by kind.
+std::vector<const WorkloadRow*> Named(const WorkloadIndex& index, const std::string& ns,
+                                      const std::string& name, const ConsoleViewer& viewer) {
+  std::vector<const WorkloadRow*> found;
+  for (const auto& [key, row] : index.rows()) {
+    if (row.ns == ns && row.name == name && viewer.Sees(scheduler::TeamNames().Name(row.team))) {
+      found.push_back(&row);
+    }
+  }
+  std::sort(found.begin(), found.end(),
+            [](const WorkloadRow* a, const WorkloadRow* b) { return a->kind < b->kind; });
+  return found;
+}
+
+HttpResponse NoWorkload(const std::string& ns, const std::string& name) {
+  return ErrorReply(404, "no workload " + ns + "/" + name +
+                             " (no such pod, pod group or job owner with pods taskgov knows)");
+}
+
 bool KnownState(std::string_view state) {
   return state == "Pending" || state == "Admitted" || state == "Running" || state == "Terminating";
 }
@@ -859,18 +878,8 @@ HttpResponse AdminApi::Workload(const HttpRequest& request, const ConsoleViewer&
   if (explain) return Explanation(*ns, *name, viewer);
   const int64_t now = sources_.clock->NowMs();
   const WorkloadIndex index(*sources_.book, *sources_.cluster, sources_.preemption_status);
-  std::vector<const WorkloadRow*> found;
-  for (const auto& [key, row] : index.rows()) {
-    if (row.ns == *ns && row.name == *name && viewer.Sees(scheduler::TeamNames().Name(row.team))) {
-      found.push_back(&row);
-    }
-  }
-  std::sort(found.begin(), found.end(),
-            [](const WorkloadRow* a, const WorkloadRow* b) { return a->kind < b->kind; });
-  if (found.empty()) {
-    return ErrorReply(404, "no workload " + *ns + "/" + *name +
-                               " (no such pod, pod group or job owner with pods taskgov knows)");
-  }
+  const std::vector<const WorkloadRow*> found = Named(index, *ns, *name, viewer);
+  if (found.empty()) return NoWorkload(*ns, *name);
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
@@ -889,21 +898,12 @@ HttpResponse AdminApi::Explanation(const std::string& ns, const std::string& nam
                                    const ConsoleViewer& viewer) const {
   if (!sources_.explain) return ErrorReply(404, "explanations are not served by this process");
   const WorkloadIndex index(*sources_.book, *sources_.cluster, sources_.preemption_status);
-  const WorkloadRow* row = nullptr;  // of that name, one that waits first, then by kind
-  for (const auto& [key, r] : index.rows()) {
-    if (r.ns != ns || r.name != name || !viewer.Sees(scheduler::TeamNames().Name(r.team))) {
-      continue;
-    }
-    const bool waits = r.state == "Pending";
-    if (row == nullptr || waits > (row->state == "Pending") ||
-        (waits == (row->state == "Pending") && r.kind < row->kind)) {
-      row = &r;
-    }
-  }
-  if (row == nullptr) {
-    return ErrorReply(404, "no workload " + ns + "/" + name +
-                               " (no such pod, pod group or job owner with pods taskgov knows)");
-  }
+  const std::vector<const WorkloadRow*> found = Named(index, ns, name, viewer);
+  if (found.empty()) return NoWorkload(ns, name);
+  // The first of that name that waits, else the first.
+  auto waits = std::find_if(found.begin(), found.end(),
+                            [](const WorkloadRow* r) { return r->state == "Pending"; });
+  const WorkloadRow* row = waits == found.end() ? found.front() : *waits;
   const PodRow* waiting = nullptr;  // the member the filter would be asked about
   std::optional<scheduler::Pod> pod;
   for (const PodRow& p : row->pods) {

@@ -337,7 +337,8 @@ TEST_F(AdminApiTest, BadRequestsSayWhatIsWrong) {
       {"/api/v1/teams/team-z", 404, "no team 'team-z' in the policy in force"},
       {"/api/v1/teams/", 400, "expected /api/v1/teams/{team}, not /api/v1/teams/"},
       {"/api/v1/workloads/ns-team-b", 400,
-       "expected /api/v1/workloads/{namespace}/{name}[/explanation], not /api/v1/workloads/ns-team-b"},
+       "expected /api/v1/workloads/{namespace}/{name}[/explanation], not "
+       "/api/v1/workloads/ns-team-b"},
       {"/api/v1/workloads/ns-team-b/nope", 404,
        "no workload ns-team-b/nope (no such pod, pod group or job owner with pods taskgov "
        "knows)"},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "extender/cli/json_builder.h"
 #include "extender/cli/render.h"
 #include "scheduler/model/quantity.h"
 
@@ -12,21 +13,9 @@ namespace {
 
 using rapidjson::Value;
 
-class Doc {
+class Doc : public JsonBuilder {
  public:
-  explicit Doc(rapidjson::Document* doc) : a_(doc->GetAllocator()) {}
-  Value Str(std::string_view s) {
-    return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a_);
-  }
-  void Add(Value* obj, const char* key, Value v) {
-    obj->AddMember(rapidjson::StringRef(key), v, a_);
-  }
-  Value Map(const std::map<std::string, std::string>& m) {
-    Value v(rapidjson::kObjectType);
-    for (const auto& [k, x] : m) v.AddMember(Str(k), Str(x), a_);
-    return v;
-  }
-  void Push(Value* array, Value v) { array->PushBack(v, a_); }
+  using JsonBuilder::JsonBuilder;
 
   Value Job(const JobView& j) {
     Value v(rapidjson::kObjectType);
@@ -75,9 +64,6 @@ class Doc {
     }
     return v;
   }
-
- private:
-  rapidjson::Document::AllocatorType& a_;
 };
 
 std::string Or(const std::string& s, const char* fallback = "-") {

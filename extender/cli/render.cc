@@ -1,5 +1,7 @@
 #include "extender/cli/render.h"
 
+#include "extender/cli/json_builder.h"
+
 #include <rapidjson/document.h>
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
@@ -15,23 +17,16 @@ namespace {
 
 using rapidjson::Value;
 
-class JsonBuilder {
+class ReportJson : public JsonBuilder {
  public:
-  explicit JsonBuilder(rapidjson::Document* doc) : a_(doc->GetAllocator()) {}
+  using JsonBuilder::JsonBuilder;
 
-  Value Str(std::string_view s) {
-    return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a_);
-  }
   Value Source(const Sourced& s) {
     Value v(rapidjson::kObjectType);
     v.AddMember("value", Str(s.value), a_);
     v.AddMember("source", Str(s.source), a_);
     return v;
   }
-  void Add(Value* obj, const char* key, Value v) {
-    obj->AddMember(rapidjson::StringRef(key), v, a_);
-  }
-
   Value Team(const TeamReport& t) {
     Value v(rapidjson::kObjectType);
     Add(&v, "apiVersion", Str("taskgov.io/v1"));
@@ -83,9 +78,6 @@ class JsonBuilder {
     Add(&v, "priorityClasses", std::move(classes));
     return v;
   }
-
- private:
-  rapidjson::Document::AllocatorType& a_;
 };
 
 // Whether YAML would read `s` as something other than a string (a number, bool or null).
@@ -262,7 +254,7 @@ void RenderQuotaList(const std::vector<TeamReport>& teams, OutputFormat format, 
   }
   if (format == OutputFormat::kJson || format == OutputFormat::kYaml) {
     rapidjson::Document doc(rapidjson::kObjectType);
-    JsonBuilder b(&doc);
+    ReportJson b(&doc);
     b.Add(&doc, "apiVersion", b.Str("taskgov.io/v1"));
     b.Add(&doc, "kind", b.Str("ComputeQuotaList"));
     Value items(rapidjson::kArrayType);
@@ -297,7 +289,7 @@ void RenderQuotaDescribe(const TeamReport& team, const LiveQuotaReport& live, Ou
     out << "quota/" << team.name << "\n";
   } else if (format == OutputFormat::kJson || format == OutputFormat::kYaml) {
     rapidjson::Document doc;
-    JsonBuilder b(&doc);
+    ReportJson b(&doc);
     Value v = b.Team(team);
     if (live.team) {
       Value lines(rapidjson::kArrayType);
@@ -324,7 +316,7 @@ void RenderQuotaDescribe(const TeamReport& team, const LiveQuotaReport& live, Ou
 void RenderPolicy(const PolicyReport& policy, OutputFormat format, std::ostream& out) {
   if (format == OutputFormat::kJson || format == OutputFormat::kYaml) {
     rapidjson::Document doc;
-    JsonBuilder b(&doc);
+    ReportJson b(&doc);
     RenderDocument(b.Policy(policy), format, out);
     return;
   }

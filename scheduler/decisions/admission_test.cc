@@ -74,15 +74,6 @@ class AdmissionTest : public testing::AdmissionFixture {
   std::vector<FilterDecision> decisions_;
 };
 
-PolicyPtr TwoTeams(int64_t a_borrow = kUnlimited) {
-  return PolicyBuilder()
-      .Team("team-a", "c")
-      .Quota(kP5, kGpu, 8, a_borrow)
-      .Team("team-b", "c")
-      .Quota(kP5, kGpu, 8)
-      .Build();
-}
-
 TEST_F(AdmissionTest, WithinNominalReturnsTheFlavorsNodesAndExplainsTheRest) {
   Start(TwoTeams());
   AddNodes("p5", kP5, 2, 8);

@@ -111,7 +111,7 @@ NodeRoom RoomOf(const NodeCache& nodes, NameId flavor, const ResourceList& reque
 std::string Amounts(const ResourceList& list) {
   std::string out;
   for (const ResourceAmount& r : list) {
-    if (r.amount <= 0 && !list.empty()) continue;
+    if (r.amount <= 0) continue;
     out += (out.empty() ? "" : ", ") + Q(r.name, r.amount) + " " + r.name;
   }
   return out.empty() ? std::string("nothing") : out;
@@ -382,8 +382,11 @@ Explanation Explain(Snapshot& snapshot, const QuotaBook& book, const ClusterStat
     Summarize(me, &out);
     return out;
   }
-  // The filter reads the pending view only when some node has room; every rule is explained.
-  if (snapshot.ahead.empty()) TakeAhead(book, cluster, queue_lookahead, &snapshot);
+  // TakeSnapshot reads the pending view only when some node has room; every rule is explained.
+  if (std::none_of(snapshot.fits.begin(), snapshot.fits.end(),
+                   [](const NodeFit& fit) { return fit.room; })) {
+    TakeAhead(book, cluster, queue_lookahead, &snapshot);
+  }
   bool never = !me.team->flavors.empty();
   for (Mode mode : {Mode::kWithinNominal, Mode::kBorrowing}) {
     for (const FlavorQuota& fq : me.team->flavors) {

@@ -57,15 +57,6 @@ class ExplanationTest : public testing::AdmissionFixture {
   }
 };
 
-PolicyPtr TwoTeams(int64_t a_borrow = kUnlimited) {
-  return PolicyBuilder()
-      .Team("team-a", "c")
-      .Quota(kP5, kGpu, 8, a_borrow)
-      .Team("team-b", "c")
-      .Quota(kP5, kGpu, 8)
-      .Build();
-}
-
 TEST_F(ExplanationTest, WithinNominalIsAdmissibleAndEveryRuleSaysWhy) {
   Start(TwoTeams());
   AddNodes("p5", kP5, 2, 8);

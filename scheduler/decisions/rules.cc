@@ -20,11 +20,11 @@ struct Tally {
 };
 
 // One resource of a dry run (DESIGN §3.3): `amount` on top of the cell `v` with `team_extra`
-// already added to the team's usage and `pool_extra` to its pool.
-QuotaLine LineOf(const CellView& v, std::string_view resource, int64_t amount, Mode mode,
-                 int64_t team_extra, int64_t pool_extra) {
+// already added to the team's usage and `pool_extra` to its pool. The line's resource name is
+// left to the caller (the filter's rules need only the numbers, and allocate nothing).
+QuotaLine LineOf(const CellView& v, int64_t amount, Mode mode, int64_t team_extra,
+                 int64_t pool_extra) {
   QuotaLine line;
-  line.resource = std::string(resource);
   line.need = amount;
   line.in_use = SaturatingAdd(v.usage, team_extra);
   line.nominal = v.nominal;
@@ -54,8 +54,8 @@ bool FitsOnTop(const Ledger::Session& s, NameId team, NameId flavor, const Resou
     if (!resource) continue;
     CellView v = s.View(team, flavor, *resource);
     if (!v.exists) continue;
-    const QuotaLine line = LineOf(v, want.name, want.amount, mode, tally.team.Get(want.name),
-                                  tally.pool.Get(want.name));
+    const QuotaLine line =
+        LineOf(v, want.amount, mode, tally.team.Get(want.name), tally.pool.Get(want.name));
     if (!line.fits()) return false;
     next.team.Set(want.name, SaturatingAdd(next.team.Get(want.name), want.amount));
     next.pool.Set(want.name, SaturatingAdd(next.pool.Get(want.name), line.pool_need));
@@ -78,7 +78,9 @@ std::vector<QuotaLine> QuotaLines(const Ledger::Session& session, NameId team, N
     std::optional<NameId> resource = ResourceNames().Find(want.name);
     if (!resource) continue;
     const CellView v = session.View(team, flavor, *resource);
-    if (v.exists) lines.push_back(LineOf(v, want.name, want.amount, mode, 0, 0));
+    if (!v.exists) continue;
+    lines.push_back(LineOf(v, want.amount, mode, 0, 0));
+    lines.back().resource = want.name;
   }
   return lines;
 }

@@ -39,6 +39,16 @@ class AdmissionFixture : public ::testing::Test {
       nodes_.push_back(name);
     }
   }
+  // team-a and team-b of cohort "c", 8 GPUs each on ml.p5.48xlarge; team-a may borrow
+  // `a_borrow`.
+  static PolicyPtr TwoTeams(int64_t a_borrow = kUnlimited) {
+    return PolicyBuilder()
+        .Team("team-a", "c")
+        .Quota("ml.p5.48xlarge", "nvidia.com/gpu", 8, a_borrow)
+        .Team("team-b", "c")
+        .Quota("ml.p5.48xlarge", "nvidia.com/gpu", 8)
+        .Build();
+  }
   // A pod of `team` (namespace ns-<team>) asking for `gpus` GPUs.
   static Pod GpuPod(const std::string& name, const std::string& team, int gpus,
                     int64_t created_ms = 1000) {
