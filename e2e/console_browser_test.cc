@@ -9,10 +9,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <rapidjson/document.h>
 #include <cstdlib>
+
+#include <chrono>
 #include <regex>
+#include <thread>
 
 #include "e2e/scenario_test_util.h"
+#include "scheduler/common/testing/http_client.h"
 #include "scheduler/common/testing/process.h"
 
 namespace taskgov::e2e {
@@ -118,6 +123,28 @@ class ConsoleBrowserTest : public ScenarioTest {
     return cells;
   }
 
+  // Whether the admin API's history gets a sample of `team` using `gpus` within 10 s.
+  bool WaitForSample(const std::string& team, double gpus) {
+    common::testing::HttpClient client("127.0.0.1", h().extender().console_port());
+    const std::string target = "/api/v1/history?resource=nvidia.com/gpu&team=" + team;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      common::Result<common::testing::HttpReply> reply =
+          client.Request("GET", target, "", "", {{"Authorization", "Bearer t-admin"}});
+      rapidjson::Document doc;
+      if (reply.ok() && reply->status == 200 && !doc.Parse(reply->body.c_str()).HasParseError() &&
+          doc.HasMember("teams") && doc["teams"].IsArray()) {
+        for (const auto& series : doc["teams"].GetArray()) {
+          for (const auto& point : series["points"].GetArray()) {
+            if (point.Size() > 1 && point[1].IsNumber() && point[1].GetDouble() == gpus)
+              return true;
+          }
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
   std::string profile_ = ::testing::TempDir() + "/chromium-profile";
 };
 
@@ -142,6 +169,8 @@ TEST_F(ConsoleBrowserTest, EveryPageLoadsCleanAndShowsTheApisNumbers) {
   SubmitAll(gang);
   for (int i = 0; i < 3; ++i) h().Step();
   ASSERT_EQ(PendingOf("b"), 2u);
+  // The history samples on its own clock: the trend is there once a sample saw a's 12 GPUs.
+  ASSERT_TRUE(WaitForSample("a", 12)) << "no history sample of team a at 12 GPUs";
 
   const Page dashboard = Load("dashboard");
   ExpectClean(dashboard, "dashboard");
