@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "config/names.h"
+#include "extender/workload_rows.h"
 #include "scheduler/common/result.h"
 #include "scheduler/common/time_format.h"
 #include "scheduler/decisions/rules.h"
@@ -319,207 +320,10 @@ std::vector<FlavorUse> ReadFlavors(const scheduler::QuotaBook& book,
 
 // ---- workloads ----
 
-struct PodRow {
-  const scheduler::Pod* pod = nullptr;  // null for a pod known only from filter calls
-  std::string ns, name, uid;
-  std::string state;  // Pending, Admitted, Running, Terminating
-  scheduler::ResourceList request;
-  int64_t created_ms = 0;
-  int64_t started_ms = 0;
-  bool refused = false;
-  std::string refusal;  // the filter's reasons, while it is refused
-  int64_t refused_ms = 0;
-  std::string preemption;
-};
-
-struct WorkloadRow {
-  std::string ns, name, kind;
-  NameId team = scheduler::kNoTeam;
-  int32_t priority = 0;
-  std::string priority_class;
-  int32_t declared = 0;
-  size_t position = 0;  // among the team's pending workloads, from 1; 0: not pending
-  std::set<std::string> nodes;
-  std::vector<PodRow> pods;
-  std::string state;
-};
-
-// The API's kind of a workload: the object that declares the gang, or Pod for a lone pod.
-std::string_view KindOf(const scheduler::WorkloadRef& ref) {
-  if (ref.key.empty()) return "Pod";
-  switch (ref.source) {
-    case scheduler::GangSource::kPod:
-      return "KueuePodGroup";  // pods labelled kueue.x-k8s.io/pod-group-name
-    case scheduler::GangSource::kOtherOwner:
-      return "Owner";
-    case scheduler::GangSource::kNone:
-      return "Pod";
-    default:
-      return scheduler::GangSourceName(ref.source);  // PodGroup, Job, JobSet, PyTorchJob, ...
-  }
-}
-
-std::string StateOf(const scheduler::Pod& pod, const scheduler::QuotaBook& book) {
-  if (pod.bound()) return pod.deletion_unix_ms ? "Terminating" : "Running";
-  std::optional<scheduler::Reservation> r = book.Find(pod.uid);
-  return r ? "Admitted" : "Pending";
-}
-
-// A workload's state from its pods': Terminating when all are; Running when every other pod
-// runs and the gang is complete; Admitted while it holds quota (a pod admitted or running, or the
-// gang's hold); else Pending.
-std::string WorkloadState(const WorkloadRow& w, bool gang_holds) {
-  size_t running = 0, terminating = 0, admitted = 0;
-  for (const PodRow& p : w.pods) {
-    running += p.state == "Running";
-    terminating += p.state == "Terminating";
-    admitted += p.state == "Admitted";
-  }
-  if (terminating == w.pods.size()) return "Terminating";
-  const size_t expected = std::max<size_t>(w.pods.size(), static_cast<size_t>(w.declared));
-  if (running + terminating >= expected && running > 0) return "Running";
-  if (running + admitted > 0 || gang_holds) return "Admitted";
-  return "Pending";
-}
-
-class WorkloadIndex {
- public:
-  WorkloadIndex(const scheduler::QuotaBook& book, scheduler::ClusterState& cluster,
-                const std::function<std::string(std::string_view)>& preemption)
-      : book_(book), policy_(book.ledger().policy()) {
-    QueuePositions(cluster);
-    rows_.reserve(2 * queued_.size() + 1024);
-    cluster.ForEachTeamPod(
-        [&](const scheduler::Pod& pod, NameId team, const scheduler::ResourceList& request,
-            const scheduler::WorkloadRef& ref) { AddPod(pod, team, request, ref); });
-    AddFilterOnlyPods();
-    for (auto& [key, w] : rows_) Finish(key, w, preemption);
-  }
-
-  [[nodiscard]] const std::unordered_map<std::string, WorkloadRow>& rows() const { return rows_; }
-
- private:
-  struct Queued {
-    scheduler::PendingPod pod;
-    bool refused = false;
-    int64_t refused_ms = 0;
-    size_t position = 0;
-    bool seen = false;  // reported by the informers too
-  };
-
-  // The teams' pending pods in rank order, each with its workload's place in the queue.
-  void QueuePositions(scheduler::ClusterState& cluster) {
-    const bool by_priority =
-        policy_->task_prioritization == scheduler::TaskPrioritization::kTaskRanking;
-    for (const scheduler::Team& team : policy_->teams) {
-      const NameId id = scheduler::TeamNames().Intern(team.name);
-      std::map<std::string, size_t> places;  // workload key → place
-      for (scheduler::PendingQueues::Queued& q : cluster.pending().QueueOf(id, by_priority)) {
-        const std::string key = q.pod.gang.empty() ? "pod/" + q.pod.key : q.pod.gang;
-        const size_t place = places.emplace(key, places.size() + 1).first->second;
-        const std::string uid = q.pod.uid;
-        queued_.emplace(uid, Queued{std::move(q.pod), q.refused, q.refused_ms, place, false});
-      }
-    }
-  }
-
-  void AddPod(const scheduler::Pod& pod, NameId team, const scheduler::ResourceList& request,
-              const scheduler::WorkloadRef& ref) {
-    const std::string key = ref.key.empty() ? "pod/" + pod.key() : ref.key;
-    WorkloadRow& w = Row(key, team);
-    if (w.pods.empty()) {
-      const std::string display = ref.display.empty() ? pod.key() : ref.display;
-      const size_t slash = display.find('/');
-      w.ns = slash == std::string::npos ? pod.namespace_ : display.substr(0, slash);
-      w.name = slash == std::string::npos ? display : display.substr(slash + 1);
-      w.kind = KindOf(ref);
-      w.declared = ref.key.empty() ? 1 : ref.size;
-      w.priority = scheduler::ResolvePriority(*policy_, pod);
-      w.priority_class = scheduler::PriorityClassOf(*policy_, pod);
-    }
-    PodRow row;
-    row.ns = pod.namespace_;
-    row.name = pod.name;
-    row.uid = pod.uid;
-    row.state = StateOf(pod, book_);
-    row.request = request;
-    row.created_ms = pod.creation_unix_ms;
-    row.started_ms = pod.start_unix_ms.value_or(0);
-    if (pod.bound()) w.nodes.insert(pod.node_name);
-    if (auto q = queued_.find(pod.uid); q != queued_.end()) {
-      q->second.seen = true;
-      row.refused = q->second.refused;
-      row.refusal = q->second.pod.refusal;
-      row.refused_ms = q->second.refused_ms;
-      if (w.position == 0 || q->second.position < w.position) w.position = q->second.position;
-    }
-    w.pods.push_back(std::move(row));
-  }
-
-  // Pods known only from filter calls (kube-scheduler asked about them; the informers have not
-  // reported them).
-  void AddFilterOnlyPods() {
-    for (auto& [uid, q] : queued_) {
-      if (q.seen) continue;
-      const scheduler::PendingPod& p = q.pod;
-      const std::string key = p.gang.empty() ? "pod/" + p.key : p.gang;
-      WorkloadRow& w = Row(key, p.team);
-      const size_t slash = p.key.find('/');
-      if (w.pods.empty()) {
-        w.ns = p.key.substr(0, slash);
-        w.name = slash == std::string::npos ? p.key : p.key.substr(slash + 1);
-        w.kind = p.gang.empty() ? "Pod" : "Unknown";  // its pods were never listed
-        w.declared = p.gang.empty() ? 1 : p.workload_size;
-        w.priority = p.priority;
-      }
-      PodRow row;
-      row.ns = p.key.substr(0, slash);
-      row.name = slash == std::string::npos ? p.key : p.key.substr(slash + 1);
-      row.uid = p.uid;
-      row.state = book_.Find(p.uid) ? "Admitted" : "Pending";
-      row.request = p.request;
-      row.created_ms = p.created_ms;
-      row.refused = q.refused;
-      row.refusal = p.refusal;
-      row.refused_ms = q.refused_ms;
-      if (w.position == 0 || q.position < w.position) w.position = q.position;
-      w.pods.push_back(std::move(row));
-    }
-  }
-
-  WorkloadRow& Row(const std::string& key, NameId team) {
-    WorkloadRow& w = rows_[key];
-    w.team = team;
-    return w;
-  }
-
-  void Finish(const std::string& key, WorkloadRow& w,
-              const std::function<std::string(std::string_view)>& preemption) {
-    std::sort(w.pods.begin(), w.pods.end(),
-              [](const PodRow& a, const PodRow& b) { return a.name < b.name; });
-    bool gang_holds = false;
-    if (w.kind != "Pod") {
-      std::optional<scheduler::GangHold> hold = book_.FindGang(key);
-      gang_holds = hold && hold->holders > 0;
-    }
-    w.state = WorkloadState(w, gang_holds);
-    if (w.state != "Pending" && w.state != "Admitted") w.position = 0;
-    if (!preemption) return;
-    for (PodRow& p : w.pods) {
-      if (p.state == "Pending") p.preemption = preemption(p.uid);
-    }
-  }
-
-  const scheduler::QuotaBook& book_;
-  const scheduler::PolicyPtr policy_;
-  std::unordered_map<std::string, Queued> queued_;     // by uid
-  std::unordered_map<std::string, WorkloadRow> rows_;  // by workload key
-};
-
 // 16 hex digits standing for a workload's key where its name is hidden.
-std::string HiddenKey(const std::string& key) {
+std::string HiddenKey(std::string_view key) {
   char text[17];
-  snprintf(text, sizeof(text), "%016zx", std::hash<std::string>{}(key));
+  snprintf(text, sizeof(text), "%016zx", std::hash<std::string_view>{}(key));
   return text;
 }
 
@@ -657,17 +461,19 @@ void WriteFlavorExplanation(Writer& w, const scheduler::FlavorExplanation& f) {
   w.EndObject();
 }
 
-// The visible workloads named ns/name (a gang, an owner and a lone pod may share a name), by kind.
-std::vector<const WorkloadRow*> Named(const WorkloadIndex& index, const std::string& ns,
-                                      const std::string& name, const ConsoleViewer& viewer) {
-  std::vector<const WorkloadRow*> found;
-  for (const auto& [key, row] : index.rows()) {
-    if (row.ns == ns && row.name == name && viewer.Sees(scheduler::TeamNames().Name(row.team))) {
-      found.push_back(&row);
+// The visible workloads named ns/name (a gang, an owner and a lone pod may share a name), by
+// kind, with their preemption status.
+std::vector<WorkloadRow> Named(const WorkloadRows& rows, const std::string& ns,
+                               const std::string& name, const ConsoleViewer& viewer,
+                               const std::function<std::string(std::string_view)>& preemption) {
+  std::vector<WorkloadRow> found = rows.Read([&](const WorkloadRows::Reader& r) {
+    std::vector<WorkloadRow> out;
+    for (const WorkloadRows::Item& item : r.Named(ns, name)) {
+      if (viewer.Sees(scheduler::TeamNames().Name(r.Team(item)))) out.push_back(r.Row(item));
     }
-  }
-  std::sort(found.begin(), found.end(),
-            [](const WorkloadRow* a, const WorkloadRow* b) { return a->kind < b->kind; });
+    return out;
+  });
+  for (WorkloadRow& row : found) WorkloadRows::AddPreemption(row, preemption);
   return found;
 }
 
@@ -810,48 +616,67 @@ HttpResponse AdminApi::Workloads(const HttpRequest& request, const ConsoleViewer
   const std::string* ns = param("namespace");
   const std::string* after = param("continue");
   const int64_t now = sources_.clock->NowMs();
-  const WorkloadIndex index(*sources_.book, *sources_.cluster, sources_.preemption_status);
-  // Listed by namespace/name/kind; `continue` is the sort key of the first item of the next page.
-  // A workload of a team the caller does not see sorts after the others under a digest of its
-  // key, so that neither the page nor the token names it.
-  std::vector<std::pair<std::string, const WorkloadRow*>> ordered;
-  ordered.reserve(index.rows().size());
-  for (const auto& [key, row] : index.rows()) {
-    const std::string_view team_name = scheduler::TeamNames().Name(row.team);
-    const bool hidden = !viewer.Sees(team_name);
-    if (team != nullptr && team_name != *team) continue;
-    if (ns != nullptr && (hidden || row.ns != *ns)) continue;
-    if (state != nullptr && row.state != *state) continue;
-    ordered.emplace_back(hidden ? "~" + std::string(team_name) + "/" + HiddenKey(key)
-                                : row.ns + "/" + row.name + "/" + row.kind,
-                         &row);
-  }
-  std::sort(ordered.begin(), ordered.end());
+  // Listed by namespace/name/kind; `continue` is the order key of the first item of the next
+  // page. A workload of a team the caller does not see sorts after the others (a namespace
+  // never starts with '~') under a digest of its key, so that neither the page nor the token
+  // names it.
+  struct Page {
+    std::vector<WorkloadRow> rows;
+    std::optional<std::string> next;
+    size_t total = 0;
+  };
+  const WorkloadRows rows(*sources_.book, *sources_.cluster);
+  Page page = rows.Read([&](const WorkloadRows::Reader& r) {
+    std::vector<std::pair<std::string_view, WorkloadRows::Item>> ordered, hidden;
+    std::vector<std::string> hidden_keys;
+    for (const WorkloadRows::Item& item : r.Items()) {
+      const std::string_view team_name = scheduler::TeamNames().Name(r.Team(item));
+      const bool sees = viewer.Sees(team_name);
+      if (team != nullptr && team_name != *team) continue;
+      if (ns != nullptr && (!sees || r.Ns(item) != *ns)) continue;
+      if (state != nullptr && r.State(item) != *state) continue;
+      if (sees) {
+        ordered.emplace_back(item.order, item);
+      } else {
+        hidden_keys.push_back("~" + std::string(team_name) + "/" + HiddenKey(r.Key(item)));
+        hidden.emplace_back(std::string_view(), item);
+      }
+    }
+    for (size_t i = 0; i < hidden.size(); ++i) hidden[i].first = hidden_keys[i];
+    std::sort(hidden.begin(), hidden.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    ordered.insert(ordered.end(), hidden.begin(), hidden.end());
+    Page p;
+    p.total = ordered.size();
+    auto it = after == nullptr ? ordered.begin()
+                               : std::lower_bound(ordered.begin(), ordered.end(), *after,
+                                                  [](const auto& item, const std::string& key) {
+                                                    return item.first < key;
+                                                  });
+    for (; it != ordered.end() && p.rows.size() < *limit; ++it) p.rows.push_back(r.Row(it->second));
+    if (it != ordered.end()) p.next = std::string(it->first);
+    return p;
+  });
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
   ListHeader(w, "WorkloadList");
   w.Key("items");
   w.StartArray();
-  auto it = after == nullptr ? ordered.begin()
-                             : std::lower_bound(ordered.begin(), ordered.end(), *after,
-                                                [](const auto& item, const std::string& key) {
-                                                  return item.first < key;
-                                                });
-  size_t written = 0;
-  for (; it != ordered.end() && written < *limit; ++it, ++written) {
-    WriteWorkload(w, *it->second, now, /*with_pods=*/false,
-                  !viewer.Sees(scheduler::TeamNames().Name(it->second->team)));
+  for (WorkloadRow& row : page.rows) {
+    const bool hidden = !viewer.Sees(scheduler::TeamNames().Name(row.team));
+    if (!hidden) WorkloadRows::AddPreemption(row, sources_.preemption_status);
+    WriteWorkload(w, row, now, /*with_pods=*/false, hidden);
   }
   w.EndArray();
   w.Key("continue");
-  if (it == ordered.end()) {
-    w.Null();
+  if (page.next) {
+    Str(w, *page.next);
   } else {
-    Str(w, it->first);
+    w.Null();
   }
   w.Key("total");
-  w.Uint64(ordered.size());
+  w.Uint64(page.total);
   w.EndObject();
   return Json(200, buffer);
 }
@@ -877,8 +702,8 @@ HttpResponse AdminApi::Workload(const HttpRequest& request, const ConsoleViewer&
   }
   if (explain) return Explanation(*ns, *name, viewer);
   const int64_t now = sources_.clock->NowMs();
-  const WorkloadIndex index(*sources_.book, *sources_.cluster, sources_.preemption_status);
-  const std::vector<const WorkloadRow*> found = Named(index, *ns, *name, viewer);
+  const std::vector<WorkloadRow> found = Named(WorkloadRows(*sources_.book, *sources_.cluster), *ns,
+                                               *name, viewer, sources_.preemption_status);
   if (found.empty()) return NoWorkload(*ns, *name);
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
@@ -886,8 +711,8 @@ HttpResponse AdminApi::Workload(const HttpRequest& request, const ConsoleViewer&
   ListHeader(w, "WorkloadList");
   w.Key("items");
   w.StartArray();
-  for (const WorkloadRow* row : found) {
-    WriteWorkload(w, *row, now, /*with_pods=*/true, /*hidden=*/false);
+  for (const WorkloadRow& row : found) {
+    WriteWorkload(w, row, now, /*with_pods=*/true, /*hidden=*/false);
   }
   w.EndArray();
   w.EndObject();
@@ -897,13 +722,13 @@ HttpResponse AdminApi::Workload(const HttpRequest& request, const ConsoleViewer&
 HttpResponse AdminApi::Explanation(const std::string& ns, const std::string& name,
                                    const ConsoleViewer& viewer) const {
   if (!sources_.explain) return ErrorReply(404, "explanations are not served by this process");
-  const WorkloadIndex index(*sources_.book, *sources_.cluster, sources_.preemption_status);
-  const std::vector<const WorkloadRow*> found = Named(index, ns, name, viewer);
+  const std::vector<WorkloadRow> found = Named(WorkloadRows(*sources_.book, *sources_.cluster), ns,
+                                               name, viewer, sources_.preemption_status);
   if (found.empty()) return NoWorkload(ns, name);
   // The first of that name that waits, else the first.
   auto waits = std::find_if(found.begin(), found.end(),
-                            [](const WorkloadRow* r) { return r->state == "Pending"; });
-  const WorkloadRow* row = waits == found.end() ? found.front() : *waits;
+                            [](const WorkloadRow& r) { return r.state == "Pending"; });
+  const WorkloadRow* row = waits == found.end() ? &found.front() : &*waits;
   const PodRow* waiting = nullptr;  // the member the filter would be asked about
   std::optional<scheduler::Pod> pod;
   for (const PodRow& p : row->pods) {
@@ -1040,20 +865,19 @@ UsageHistory::Snapshot AdminApi::HistorySnapshot() const {
     }
   }
   const int64_t now = sources_.clock->NowMs();
-  const WorkloadIndex index(*sources_.book, *sources_.cluster, sources_.preemption_status);
   std::map<std::string, std::pair<double, double>> waits;  // team → pending pods, Σ wait s
   std::map<std::string, size_t> pending_workloads;
-  for (const auto& [key, row] : index.rows()) {
-    if (row.state != "Pending") continue;
-    const std::string team(scheduler::TeamNames().Name(row.team));
-    int64_t created = 0;
-    for (const PodRow& p : row.pods) {
-      if (created == 0 || (p.created_ms > 0 && p.created_ms < created)) created = p.created_ms;
+  WorkloadRows(*sources_.book, *sources_.cluster).Read([&](const WorkloadRows::Reader& r) {
+    for (const WorkloadRows::Item& item : r.Items()) {
+      if (r.State(item) != "Pending") continue;
+      const WorkloadRow row = r.Row(item);
+      const std::string team(scheduler::TeamNames().Name(row.team));
+      waits[team].first += static_cast<double>(row.pods.size());
+      waits[team].second +=
+          static_cast<double>(std::max<int64_t>(0, now - row.created_ms())) / 1000.0;
+      ++pending_workloads[team];
     }
-    waits[team].first += static_cast<double>(row.pods.size());
-    waits[team].second += static_cast<double>(std::max<int64_t>(0, now - created)) / 1000.0;
-    ++pending_workloads[team];
-  }
+  });
   for (const scheduler::Team& team : read.policy->teams) {
     auto w = waits.find(team.name);
     const size_t n = pending_workloads[team.name];

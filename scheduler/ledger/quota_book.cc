@@ -422,6 +422,12 @@ std::optional<Reservation> QuotaBook::Find(std::string_view uid) const {
   return it->second;
 }
 
+bool QuotaBook::Holds(std::string_view uid) const {
+  Shard& shard = ShardOf(uid);
+  std::unique_lock<std::mutex> lock = Lock(shard);
+  return shard.map.contains(uid);
+}
+
 void QuotaBook::ForEach(
     const std::function<void(std::string_view uid, const Reservation&)>& fn) const {
   for (Shard& shard : shards_) {

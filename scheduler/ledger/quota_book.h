@@ -172,6 +172,8 @@ class QuotaBook {
   static constexpr size_t kMaxExpiredGangs = 4096;
 
   [[nodiscard]] std::optional<Reservation> Find(std::string_view uid) const;
+  // Whether pod `uid` holds a reservation (Find without the copy).
+  [[nodiscard]] bool Holds(std::string_view uid) const;
   // Calls `fn` for every reservation (under its shard's lock: keep `fn` short, no QuotaBook
   // calls inside).
   void ForEach(const std::function<void(std::string_view uid, const Reservation&)>& fn) const;

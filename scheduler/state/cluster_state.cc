@@ -45,6 +45,8 @@ void ClusterState::SetPolicy(PolicyPtr policy) {
   nodes_.Reflavor(*policy);
   // Pending pods may belong to other teams now, or rank differently.
   pending_.Retarget([&](PendingPod& pending) { RependLocked(pending); });
+  // Priorities and classes follow the policy.
+  for (const auto& [uid, record] : pods_) TabulateLocked(record);
 }
 
 // ---- pods ----
@@ -185,6 +187,7 @@ void ClusterState::OnPodUpsert(const Pod& pod) {
   {
     std::lock_guard lock(mu_);
     UpsertLocked(pod);
+    TabulateLocked(pods_.find(pod.uid)->second);
   }
   if (pod.terminal() && pod_gone_) pod_gone_(pod.uid);
 }
@@ -265,7 +268,19 @@ void ClusterState::ErasePodLocked(std::unordered_map<std::string, PodRecord>::it
       break;
     }
   }
+  workloads_.Remove(it->first);
   pods_.erase(it);
+}
+
+void ClusterState::TabulateLocked(const PodRecord& record) {
+  const Pod& pod = record.pod;
+  if (record.team == kNoTeam || pod.terminal()) {
+    workloads_.Remove(pod.uid);
+    return;
+  }
+  const Policy& policy = *teams_.policy();
+  workloads_.Put(pod, record.team, RequestOf(pod), teams_.WorkloadOf(pod),
+                 ResolvePriority(policy, pod), PriorityClassOf(policy, pod));
 }
 
 // ---- nodes ----
@@ -335,6 +350,10 @@ void ClusterState::RegangPending(const std::string& gang) {
   // race): they wait in the queues as members of the gang it declares now, of its team.
   std::lock_guard lock(mu_);
   pending_.RetargetGang(gang, [&](PendingPod& pending) { RependLocked(pending); });
+  // Its members' declared size (and a waiting member's team) changed.
+  for (const std::string& uid : workloads_.MembersOf(gang)) {
+    if (auto it = pods_.find(uid); it != pods_.end()) TabulateLocked(it->second);
+  }
 }
 
 void ClusterState::RependLocked(PendingPod& pending) {
@@ -344,6 +363,7 @@ void ClusterState::RependLocked(PendingPod& pending) {
   record.team = teams_.TeamOf(record.pod);  // pending: nothing is charged to it yet
   pending = PendingPodOf(record.pod, record.team, ResolvePriority(*teams_.policy(), record.pod),
                          RequestOf(record.pod), teams_.WorkloadOf(record.pod));
+  TabulateLocked(record);
 }
 
 void ClusterState::OnSynced(ObjectKind kind) {
@@ -393,16 +413,6 @@ void ClusterState::ForEachBoundPod(
     if (record.pod.bound() && !record.pod.terminal()) {
       fn(record.pod, record.team, RequestOf(record.pod));
     }
-  }
-}
-
-void ClusterState::ForEachTeamPod(
-    const std::function<void(const Pod& pod, NameId team, const ResourceList& request,
-                             const WorkloadRef& workload)>& fn) const {
-  std::lock_guard lock(mu_);
-  for (const auto& [uid, record] : pods_) {
-    if (record.team == kNoTeam || record.pod.terminal()) continue;
-    fn(record.pod, record.team, RequestOf(record.pod), teams_.WorkloadOf(record.pod));
   }
 }
 

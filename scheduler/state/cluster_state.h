@@ -11,6 +11,8 @@
 //    seen yet is counted and charged when the node arrives.
 //  * PendingQueues (pending_queues.h): pods waiting for admission, per team in rank order.
 //  * TeamResolver (team_resolver.h): the policy's teams and the live Kueue / Volcano queues.
+//  * WorkloadTable (workload_table.h): the pods grouped by workload in the admin API's order,
+//    brought up to date with each pod event, read without the pods' lock.
 //
 // Thread-safety: the pods are guarded by one mutex, taken by informer events, the reconcile pass
 // and the pod queries (FindPod, PodsOnNode, ForEachBoundPod: the preempt and bind verbs and the
@@ -40,6 +42,7 @@
 #include "scheduler/state/node_cache.h"
 #include "scheduler/state/pending_queues.h"
 #include "scheduler/state/team_resolver.h"
+#include "scheduler/state/workload_table.h"
 
 namespace taskgov::scheduler {
 
@@ -144,12 +147,9 @@ class ClusterState final : public ClusterObserver {
 
   void ForEachBoundPod(const std::function<void(const Pod& pod, NameId team,
                                                 const ResourceList& request)>& fn) const;
-  // Every non-terminal pod of a team the informers report, bound or waiting, with its effective
-  // request and its workload (TeamResolver::WorkloadOf), under the pods' lock (for the admin
-  // API). `fn` must not call back into the ClusterState.
-  void ForEachTeamPod(
-      const std::function<void(const Pod& pod, NameId team, const ResourceList& request,
-                               const WorkloadRef& workload)>& fn) const;
+  // Every governed, non-terminal pod the informers report, bound or waiting, by workload (for
+  // the admin API): read it without this object's lock.
+  [[nodiscard]] const WorkloadTable& workloads() const { return workloads_; }
 
  private:
   struct PodRecord {
@@ -173,6 +173,8 @@ class ClusterState final : public ClusterObserver {
   void RependLocked(PendingPod& pending);
   void ReleaseSameNameLocked(const Pod& pod);
   void Notify(const PodRecord& record, PodTransition transition);
+  // Brings the pod's row in workloads_ up to date.
+  void TabulateLocked(const PodRecord& record);
   void UpsertLocked(const Pod& pod);
   void DeleteLocked(const Pod& last_known);
   // Starts (or stops) reporting a counted pod as ungoverned.
@@ -191,6 +193,7 @@ class ClusterState final : public ClusterObserver {
   // Mutable: applying the notes filter calls posted (pending_counts) changes no meaning.
   mutable PendingQueues pending_;
   TeamResolver teams_;
+  WorkloadTable workloads_;
 
   mutable std::mutex mu_;                            // the pods
   std::unordered_map<std::string, PodRecord> pods_;  // by uid

@@ -1,0 +1,266 @@
+#include "extender/workload_rows.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+namespace taskgov::extender {
+namespace {
+
+using scheduler::WorkloadEntry;
+using scheduler::WorkloadMember;
+
+// Its pods' states, counted.
+struct Tally {
+  size_t pods = 0, running = 0, terminating = 0, admitted = 0;
+  void Add(std::string_view state) {
+    ++pods;
+    running += state == "Running";
+    terminating += state == "Terminating";
+    admitted += state == "Admitted";
+  }
+};
+
+// The workload's state (see the header); `gang_holds` is asked only when it decides.
+template <typename GangHolds>
+std::string StateOf(const Tally& t, int32_t declared, GangHolds gang_holds) {
+  if (t.terminating == t.pods) return "Terminating";
+  const size_t expected = std::max<size_t>(t.pods, static_cast<size_t>(std::max(declared, 0)));
+  if (t.running + t.terminating >= expected && t.running > 0) return "Running";
+  if (t.running + t.admitted > 0 || gang_holds()) return "Admitted";
+  return "Pending";
+}
+
+std::string_view MemberState(const WorkloadMember& m, const scheduler::QuotaBook& book) {
+  if (m.bound()) return m.terminating ? "Terminating" : "Running";
+  return book.Holds(m.uid) ? "Admitted" : "Pending";
+}
+
+std::string KeyOfPending(const scheduler::PendingPod& p) {
+  return p.gang.empty() ? "pod/" + p.key : p.gang;
+}
+
+}  // namespace
+
+int64_t WorkloadRow::created_ms() const {
+  int64_t created = 0;
+  for (const PodRow& p : pods) {
+    if (created == 0 || (p.created_ms > 0 && p.created_ms < created)) created = p.created_ms;
+  }
+  return created;
+}
+
+WorkloadRows::WorkloadRows(const scheduler::QuotaBook& book, scheduler::ClusterState& cluster)
+    : book_(book), cluster_(cluster) {
+  const scheduler::PolicyPtr policy = book.ledger().policy();
+  const bool by_priority =
+      policy->task_prioritization == scheduler::TaskPrioritization::kTaskRanking;
+  for (const scheduler::Team& team : policy->teams) {
+    const scheduler::NameId id = scheduler::TeamNames().Intern(team.name);
+    std::map<std::string, size_t> places;  // workload key → place
+    for (scheduler::PendingQueues::Queued& q : cluster.pending().QueueOf(id, by_priority)) {
+      const size_t place = places.emplace(KeyOfPending(q.pod), places.size() + 1).first->second;
+      std::string uid = q.pod.uid;
+      queued_.emplace(std::move(uid), Queued{std::move(q.pod), q.refused, q.refused_ms, place});
+    }
+  }
+}
+
+WorkloadRows::Reader::Reader(const WorkloadRows& rows, const scheduler::WorkloadTable::View& view)
+    : rows_(rows), view_(view) {
+  // The pods known only from filter calls (kube-scheduler asked about them; the informers have
+  // not reported them): members of a workload the table has, or workloads of their own.
+  std::map<std::string, WorkloadRow> loose;               // by order key
+  std::unordered_map<std::string, std::string> order_of;  // loose workload key → order key
+  for (const auto& [uid, q] : rows.queued_) {
+    if (view.HasPod(uid)) continue;
+    const scheduler::PendingPod& p = q.pod;
+    const std::string key = KeyOfPending(p);
+    if (const WorkloadEntry* entry = view.Find(key)) {
+      extras_[entry->key].push_back(&q);
+      continue;
+    }
+    const size_t slash = p.key.find('/');
+    const std::string ns = p.key.substr(0, slash);
+    const std::string name = slash == std::string::npos ? p.key : p.key.substr(slash + 1);
+    auto order = order_of.find(key);
+    if (order == order_of.end()) {
+      const std::string kind = p.gang.empty() ? "Pod" : "Unknown";  // its pods were never listed
+      order = order_of.emplace(key, ns + "/" + name + "/" + kind + "/" + key).first;
+      WorkloadRow& w = loose[order->second];
+      w.key = key;
+      w.ns = ns;
+      w.name = name;
+      w.kind = kind;
+      w.team = p.team;
+      w.declared = p.gang.empty() ? 1 : p.workload_size;
+      w.priority = p.priority;
+    }
+    WorkloadRow& w = loose[order->second];
+    PodRow row;
+    row.ns = ns;
+    row.name = name;
+    row.uid = p.uid;
+    row.state = rows.book_.Holds(p.uid) ? "Admitted" : "Pending";
+    row.request = p.request;
+    row.created_ms = p.created_ms;
+    row.refused = q.refused;
+    row.refusal = p.refusal;
+    row.refused_ms = q.refused_ms;
+    if (w.position == 0 || q.position < w.position) w.position = q.position;
+    w.pods.push_back(std::move(row));
+  }
+  loose_.reserve(loose.size());
+  loose_order_.reserve(loose.size());
+  for (auto& [order, w] : loose) {
+    std::sort(w.pods.begin(), w.pods.end(),
+              [](const PodRow& a, const PodRow& b) { return a.name < b.name; });
+    Tally t;
+    for (const PodRow& p : w.pods) t.Add(p.state);
+    w.state = StateOf(t, w.declared, [&] { return GangHolds(w.kind, w.key); });
+    if (w.state != "Pending" && w.state != "Admitted") w.position = 0;
+    loose_order_.push_back(order);
+    loose_.push_back(std::move(w));
+  }
+}
+
+bool WorkloadRows::Reader::GangHolds(std::string_view kind, std::string_view key) const {
+  if (kind == "Pod") return false;
+  std::optional<scheduler::GangHold> hold = rows_.book_.FindGang(key);
+  return hold && hold->holders > 0;
+}
+
+std::vector<WorkloadRows::Item> WorkloadRows::Reader::Merge(
+    scheduler::WorkloadTable::Ordered::const_iterator from,
+    scheduler::WorkloadTable::Ordered::const_iterator to, std::string_view prefix) const {
+  std::vector<Item> items;
+  items.reserve(static_cast<size_t>(std::distance(from, to)) + loose_.size());
+  size_t l = 0;
+  auto loose_in = [&](size_t i) { return loose_order_[i].starts_with(prefix); };
+  while (l < loose_.size() && loose_order_[l] < prefix) ++l;
+  for (auto it = from; it != to; ++it) {
+    for (; l < loose_.size() && loose_in(l) && loose_order_[l] < it->first; ++l) {
+      items.push_back(Item{loose_order_[l], nullptr, &loose_[l]});
+    }
+    items.push_back(Item{it->first, &it->second, nullptr});
+  }
+  for (; l < loose_.size() && loose_in(l); ++l) {
+    items.push_back(Item{loose_order_[l], nullptr, &loose_[l]});
+  }
+  return items;
+}
+
+std::vector<WorkloadRows::Item> WorkloadRows::Reader::Items() const {
+  return Merge(view_.ordered().begin(), view_.ordered().end(), "");
+}
+
+std::vector<WorkloadRows::Item> WorkloadRows::Reader::Named(std::string_view ns,
+                                                            std::string_view name) const {
+  std::string prefix(ns);
+  prefix += '/';
+  prefix += name;
+  prefix += '/';
+  const scheduler::WorkloadTable::Ordered& ordered = view_.ordered();
+  auto from = ordered.lower_bound(prefix);
+  auto to = from;
+  while (to != ordered.end() && to->first.starts_with(prefix)) ++to;
+  return Merge(from, to, prefix);
+}
+
+std::string_view WorkloadRows::Reader::Ns(const Item& item) const {
+  return item.entry ? item.entry->ns : item.loose->ns;
+}
+
+std::string_view WorkloadRows::Reader::Key(const Item& item) const {
+  return item.entry ? item.entry->key : item.loose->key;
+}
+
+scheduler::NameId WorkloadRows::Reader::Team(const Item& item) const {
+  return item.entry ? item.entry->team : item.loose->team;
+}
+
+const std::vector<const WorkloadRows::Queued*>* WorkloadRows::Reader::ExtrasOf(
+    const WorkloadEntry& entry) const {
+  auto it = extras_.find(entry.key);
+  return it == extras_.end() ? nullptr : &it->second;
+}
+
+std::string WorkloadRows::Reader::State(const Item& item) const {
+  if (item.loose) return item.loose->state;
+  const WorkloadEntry& e = *item.entry;
+  Tally t;
+  for (const WorkloadMember& m : e.members) t.Add(MemberState(m, rows_.book_));
+  if (const auto* extras = ExtrasOf(e)) {
+    for (const Queued* q : *extras) t.Add(rows_.book_.Holds(q->pod.uid) ? "Admitted" : "Pending");
+  }
+  return StateOf(t, e.declared, [&] { return GangHolds(e.kind, e.key); });
+}
+
+WorkloadRow WorkloadRows::Reader::Row(const Item& item) const {
+  if (item.loose) return *item.loose;
+  const WorkloadEntry& e = *item.entry;
+  WorkloadRow w;
+  w.key = e.key;
+  w.ns = e.ns;
+  w.name = e.name;
+  w.kind = e.kind;
+  w.team = e.team;
+  w.priority = e.priority;
+  w.priority_class = e.priority_class;
+  w.declared = e.declared;
+  auto queued = [&](const Queued& q, PodRow& row) {
+    row.refused = q.refused;
+    row.refusal = q.pod.refusal;
+    row.refused_ms = q.refused_ms;
+    if (w.position == 0 || q.position < w.position) w.position = q.position;
+  };
+  w.pods.reserve(e.members.size());
+  for (const WorkloadMember& m : e.members) {
+    PodRow row;
+    row.ns = m.ns;
+    row.name = m.name;
+    row.uid = m.uid;
+    row.state = MemberState(m, rows_.book_);
+    row.request = m.request;
+    row.created_ms = m.created_ms;
+    row.started_ms = m.started_ms;
+    if (m.bound()) {
+      w.nodes.insert(m.node);
+    } else if (auto q = rows_.queued_.find(m.uid); q != rows_.queued_.end()) {
+      queued(q->second, row);
+    }
+    w.pods.push_back(std::move(row));
+  }
+  if (const auto* extras = ExtrasOf(e)) {
+    for (const Queued* q : *extras) {
+      const scheduler::PendingPod& p = q->pod;
+      const size_t slash = p.key.find('/');
+      PodRow row;
+      row.ns = p.key.substr(0, slash);
+      row.name = slash == std::string::npos ? p.key : p.key.substr(slash + 1);
+      row.uid = p.uid;
+      row.state = rows_.book_.Holds(p.uid) ? "Admitted" : "Pending";
+      row.request = p.request;
+      row.created_ms = p.created_ms;
+      queued(*q, row);
+      w.pods.push_back(std::move(row));
+    }
+    std::sort(w.pods.begin(), w.pods.end(),
+              [](const PodRow& a, const PodRow& b) { return a.name < b.name; });
+  }
+  Tally t;
+  for (const PodRow& p : w.pods) t.Add(p.state);
+  w.state = StateOf(t, w.declared, [&] { return GangHolds(w.kind, w.key); });
+  if (w.state != "Pending" && w.state != "Admitted") w.position = 0;
+  return w;
+}
+
+void WorkloadRows::AddPreemption(WorkloadRow& row,
+                                 const std::function<std::string(std::string_view uid)>& status) {
+  if (!status) return;
+  for (PodRow& p : row.pods) {
+    if (p.state == "Pending") p.preemption = status(p.uid);
+  }
+}
+
+}  // namespace taskgov::extender

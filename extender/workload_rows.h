@@ -1,0 +1,127 @@
+#pragma once
+
+// WorkloadRows: the admin API's workloads, as the ClusterState's WorkloadTable holds them joined
+// with what changes without a pod event: each pod's reservation (QuotaBook), its place and last
+// refusal in its team's pending queue, and the pods known only from kube-scheduler's filter
+// calls (the PendingQueues). The pending queues are read when a WorkloadRows is made, before the
+// table's lock is taken (the lock order of WorkloadTable); the table is walked under its shared
+// lock in Read(), which never takes the ClusterState's lock.
+//
+// A workload's state from its pods': Terminating when all are; Running when every other pod runs
+// and the gang is complete; Admitted while it holds quota (a pod admitted or running, or the
+// gang's hold); else Pending.
+//
+// Thread-safety: one request's object, used by one thread.
+
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "scheduler/ledger/quota_book.h"
+#include "scheduler/state/cluster_state.h"
+
+namespace taskgov::extender {
+
+struct PodRow {
+  std::string ns, name, uid;
+  std::string state;  // Pending, Admitted, Running, Terminating
+  scheduler::ResourceList request;
+  int64_t created_ms = 0;
+  int64_t started_ms = 0;
+  bool refused = false;
+  std::string refusal;  // the filter's reasons, while it is refused
+  int64_t refused_ms = 0;
+  std::string preemption;  // set by WorkloadRows::AddPreemption
+};
+
+struct WorkloadRow {
+  std::string key, ns, name, kind;
+  scheduler::NameId team = scheduler::kNoTeam;
+  int32_t priority = 0;
+  std::string priority_class;
+  int32_t declared = 0;
+  size_t position = 0;  // among the team's pending workloads, from 1; 0: not pending
+  std::set<std::string> nodes;
+  std::vector<PodRow> pods;  // by name
+  std::string state;
+  // The earliest creation of its pods (0 if none is known).
+  [[nodiscard]] int64_t created_ms() const;
+};
+
+class WorkloadRows {
+  struct Queued {
+    scheduler::PendingPod pod;
+    bool refused = false;
+    int64_t refused_ms = 0;
+    size_t position = 0;
+  };
+
+ public:
+  WorkloadRows(const scheduler::QuotaBook& book, scheduler::ClusterState& cluster);
+
+  // One workload to read: a table entry, or a workload known only from filter calls.
+  struct Item {
+    std::string_view order;  // the table's order key "<ns>/<name>/<kind>/<key>"
+    const scheduler::WorkloadEntry* entry = nullptr;
+    const WorkloadRow* loose = nullptr;
+  };
+  // The workloads under the table's lock, in order; valid inside Read()'s callback only.
+  class Reader {
+   public:
+    // Every workload, in order (the table's and the loose ones merged).
+    [[nodiscard]] std::vector<Item> Items() const;
+    // The workloads named ns/name, in order (by kind).
+    [[nodiscard]] std::vector<Item> Named(std::string_view ns, std::string_view name) const;
+    [[nodiscard]] std::string_view Ns(const Item& item) const;
+    [[nodiscard]] std::string_view Key(const Item& item) const;
+    [[nodiscard]] scheduler::NameId Team(const Item& item) const;
+    // Its state, without copying it.
+    [[nodiscard]] std::string State(const Item& item) const;
+    // A copy of it with its pods' states, queue places and refusals.
+    [[nodiscard]] WorkloadRow Row(const Item& item) const;
+
+   private:
+    friend class WorkloadRows;
+    Reader(const WorkloadRows& rows, const scheduler::WorkloadTable::View& view);
+    // The table's entries [from, to) and the loose workloads whose order key starts with
+    // `prefix`, merged in order.
+    [[nodiscard]] std::vector<Item> Merge(scheduler::WorkloadTable::Ordered::const_iterator from,
+                                          scheduler::WorkloadTable::Ordered::const_iterator to,
+                                          std::string_view prefix) const;
+    [[nodiscard]] bool GangHolds(std::string_view kind, std::string_view key) const;
+    [[nodiscard]] const std::vector<const Queued*>* ExtrasOf(
+        const scheduler::WorkloadEntry& entry) const;
+
+    const WorkloadRows& rows_;
+    const scheduler::WorkloadTable::View& view_;
+    // Pods known only from filter calls: of a workload in the table (by its key), and the
+    // loose workloads of the others with their order keys, in order.
+    std::unordered_map<std::string_view, std::vector<const Queued*>> extras_;
+    std::vector<std::string> loose_order_;
+    std::vector<WorkloadRow> loose_;
+  };
+
+  template <typename Fn>
+  decltype(auto) Read(Fn&& fn) const {
+    return cluster_.workloads().Read([&](const scheduler::WorkloadTable::View& view) {
+      const Reader reader(*this, view);
+      return fn(reader);
+    });
+  }
+
+  // Outside Read(): the preemption controller's word on each pending pod (it takes its own
+  // lock, which is never taken under the table's).
+  static void AddPreemption(WorkloadRow& row,
+                            const std::function<std::string(std::string_view uid)>& status);
+
+ private:
+  const scheduler::QuotaBook& book_;
+  scheduler::ClusterState& cluster_;
+  std::unordered_map<std::string, Queued> queued_;  // the pending pods by uid
+};
+
+}  // namespace taskgov::extender

@@ -1,0 +1,136 @@
+#include "scheduler/state/workload_table.h"
+
+#include <algorithm>
+#include <mutex>
+#include <utility>
+
+namespace taskgov::scheduler {
+
+std::string_view WorkloadKindOf(const WorkloadRef& ref) {
+  if (ref.key.empty()) return "Pod";
+  switch (ref.source) {
+    case GangSource::kPod:
+      return "KueuePodGroup";  // pods labelled kueue.x-k8s.io/pod-group-name
+    case GangSource::kOtherOwner:
+      return "Owner";
+    case GangSource::kNone:
+      return "Pod";
+    default:
+      return GangSourceName(ref.source);  // PodGroup, Job, JobSet, PyTorchJob, ...
+  }
+}
+
+std::string WorkloadKeyOf(const WorkloadRef& ref, std::string_view pod_key) {
+  if (!ref.key.empty()) return ref.key;
+  std::string key = "pod/";
+  key += pod_key;
+  return key;
+}
+
+void WorkloadTable::Put(const Pod& pod, NameId team, const ResourceList& request,
+                        const WorkloadRef& ref, int32_t priority, std::string priority_class) {
+  const std::string pod_key = pod.key();
+  std::string key = WorkloadKeyOf(ref, pod_key);
+  std::unique_lock lock(mu_);
+  if (auto was = workload_of_.find(pod.uid); was != workload_of_.end() && was->second != key) {
+    RemoveLocked(pod.uid);  // it moved to another workload
+  }
+  auto order = order_of_.find(key);
+  if (order == order_of_.end()) {
+    const std::string_view display = ref.display.empty() ? pod_key : ref.display;
+    const size_t slash = display.find('/');
+    WorkloadEntry entry;
+    entry.ns = slash == std::string_view::npos ? pod.namespace_ : display.substr(0, slash);
+    entry.name = slash == std::string_view::npos ? display : display.substr(slash + 1);
+    entry.kind = WorkloadKindOf(ref);
+    entry.key = key;
+    std::string order_key = entry.ns + "/" + entry.name + "/" + entry.kind + "/" + key;
+    ordered_.emplace(order_key, std::move(entry));
+    order = order_of_.emplace(key, std::move(order_key)).first;
+  }
+  WorkloadEntry& entry = ordered_.find(order->second)->second;
+  auto at = std::lower_bound(
+      entry.members.begin(), entry.members.end(), pod.name,
+      [](const WorkloadMember& m, const std::string& name) { return m.name < name; });
+  if (at == entry.members.end() || at->name != pod.name) {
+    at = entry.members.insert(at, WorkloadMember{});
+    at->ns = pod.namespace_;
+    at->name = pod.name;
+  } else if (at->uid != pod.uid) {
+    workload_of_.erase(at->uid);  // a pod of the same name before it
+  }
+  at->uid = pod.uid;
+  at->request = request;
+  at->created_ms = pod.creation_unix_ms;
+  at->started_ms = pod.start_unix_ms.value_or(0);
+  at->node = pod.node_name;
+  at->terminating = pod.deletion_unix_ms.has_value();
+  at->team = team;
+  at->priority = priority;
+  at->priority_class = std::move(priority_class);
+  at->declared = ref.key.empty() ? 1 : ref.size;
+  Summarize(entry);
+  workload_of_.insert_or_assign(pod.uid, std::move(key));
+}
+
+void WorkloadTable::Summarize(WorkloadEntry& entry) {
+  const WorkloadMember* top = &entry.members.front();
+  entry.declared = 0;
+  for (const WorkloadMember& m : entry.members) {
+    if (m.priority > top->priority) top = &m;
+    entry.declared = std::max(entry.declared, m.declared);
+  }
+  entry.team = entry.members.front().team;
+  entry.priority = top->priority;
+  entry.priority_class = top->priority_class;
+}
+
+void WorkloadTable::Remove(std::string_view uid) {
+  std::unique_lock lock(mu_);
+  RemoveLocked(uid);
+}
+
+void WorkloadTable::RemoveLocked(std::string_view uid) {
+  auto was = workload_of_.find(uid);
+  if (was == workload_of_.end()) return;
+  auto order = order_of_.find(was->second);
+  if (order != order_of_.end()) {
+    auto entry = ordered_.find(order->second);
+    std::vector<WorkloadMember>& members = entry->second.members;
+    std::erase_if(members, [&](const WorkloadMember& m) { return m.uid == uid; });
+    if (members.empty()) {
+      ordered_.erase(entry);
+      order_of_.erase(order);
+    } else {
+      Summarize(entry->second);
+    }
+  }
+  workload_of_.erase(was);
+}
+
+std::vector<std::string> WorkloadTable::MembersOf(std::string_view key) const {
+  std::shared_lock lock(mu_);
+  std::vector<std::string> uids;
+  auto order = order_of_.find(key);
+  if (order == order_of_.end()) return uids;
+  for (const WorkloadMember& m : ordered_.find(order->second)->second.members) {
+    uids.push_back(m.uid);
+  }
+  return uids;
+}
+
+size_t WorkloadTable::size() const {
+  std::shared_lock lock(mu_);
+  return ordered_.size();
+}
+
+const WorkloadEntry* WorkloadTable::View::Find(std::string_view key) const {
+  auto order = table_.order_of_.find(key);
+  return order == table_.order_of_.end() ? nullptr : &table_.ordered_.find(order->second)->second;
+}
+
+bool WorkloadTable::View::HasPod(std::string_view uid) const {
+  return table_.workload_of_.contains(uid);
+}
+
+}  // namespace taskgov::scheduler

@@ -1,0 +1,116 @@
+#pragma once
+
+// WorkloadTable: every governed, non-terminal pod the informers report, grouped into its
+// workload (a gang, a job owner or a lone pod) and kept in the admin API's order — namespace,
+// name, kind — as the ClusterState applies each pod event. A reader walks it under the table's
+// own shared lock, so listing 10,000 workloads never holds the ClusterState's lock that the
+// filter path takes, and costs a walk, not a rebuild.
+//
+// What changes without a pod event (a pod's reservation, its place in the pending queues, its
+// preemption) is not here: readers join it from the QuotaBook and the PendingQueues.
+//
+// Thread-safety: writers (the ClusterState, under its own lock) take the table's lock
+// exclusively; Read() holds it shared for the duration of its callback. Lock order: the
+// ClusterState's lock, then the PendingQueues', then this one; a reader must not take either
+// of the first two inside Read().
+
+#include <cstdint>
+#include <map>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "scheduler/model/gang.h"
+#include "scheduler/model/objects.h"
+#include "scheduler/state/pending_queues.h"
+
+namespace taskgov::scheduler {
+
+struct WorkloadMember {
+  std::string ns, name, uid;
+  ResourceList request;  // effective request
+  int64_t created_ms = 0;
+  int64_t started_ms = 0;
+  std::string node;  // "" while it waits
+  bool terminating = false;
+  NameId team = kNoTeam;
+  int32_t priority = 0;
+  std::string priority_class;
+  int32_t declared = 0;
+  [[nodiscard]] bool bound() const { return !node.empty(); }
+};
+
+struct WorkloadEntry {
+  std::string key;  // the workload's key: WorkloadRef::key, or "pod/<ns>/<name>" for a lone pod
+  std::string ns, name;
+  std::string kind;  // as the admin API names it: Pod, KueuePodGroup, Job, PodGroup, Owner, ...
+  // Whatever order its pods' events came in: the first member's team, the highest priority of
+  // its members and that member's class, the largest size a member declares (1 for a lone pod).
+  NameId team = kNoTeam;
+  int32_t priority = 0;
+  std::string priority_class;
+  int32_t declared = 0;
+  std::vector<WorkloadMember> members;  // by name
+};
+
+// The admin API's kind of a workload: the object that declares the gang, or Pod for a lone pod.
+[[nodiscard]] std::string_view WorkloadKindOf(const WorkloadRef& ref);
+// The table key of a workload: its gang key, or "pod/<ns>/<name>" for a lone pod.
+[[nodiscard]] std::string WorkloadKeyOf(const WorkloadRef& ref, std::string_view pod_key);
+
+class WorkloadTable {
+ public:
+  // Entries by order key "<ns>/<name>/<kind>/<key>" (names hold no '/', so this sorts by
+  // namespace, name, kind).
+  using Ordered = std::map<std::string, WorkloadEntry, std::less<>>;
+
+  // A pod's current state: it joins (or moves to) the workload `ref` names.
+  void Put(const Pod& pod, NameId team, const ResourceList& request, const WorkloadRef& ref,
+           int32_t priority, std::string priority_class);
+  // A pod gone, terminal or no longer governed.
+  void Remove(std::string_view uid);
+  // The uids of the members of workload `key`.
+  [[nodiscard]] std::vector<std::string> MembersOf(std::string_view key) const;
+
+  // The table as readers see it, valid inside Read()'s callback only.
+  class View {
+   public:
+    [[nodiscard]] const Ordered& ordered() const { return table_.ordered_; }
+    [[nodiscard]] const WorkloadEntry* Find(std::string_view key) const;
+    [[nodiscard]] bool HasPod(std::string_view uid) const;
+
+   private:
+    friend class WorkloadTable;
+    explicit View(const WorkloadTable& table) : table_(table) {}
+    const WorkloadTable& table_;
+  };
+  template <typename Fn>
+  decltype(auto) Read(Fn&& fn) const {
+    std::shared_lock lock(mu_);
+    return fn(View(*this));
+  }
+
+  [[nodiscard]] size_t size() const;
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  template <typename V>
+  using ByName = std::unordered_map<std::string, V, Hash, std::equal_to<>>;
+
+  // With mu_ held exclusively.
+  void RemoveLocked(std::string_view uid);
+  // Its team, priority, class and size from its members'.
+  static void Summarize(WorkloadEntry& entry);
+
+  mutable std::shared_mutex mu_;
+  Ordered ordered_;
+  ByName<std::string> order_of_;     // workload key → order key
+  ByName<std::string> workload_of_;  // pod uid → workload key
+};
+
+}  // namespace taskgov::scheduler
