@@ -5,10 +5,18 @@
 //   * Handler/all      — all 10,000, following `continue` through 10 pages;
 //   * Http/page        — one page over a kept-alive loopback connection through HttpServer;
 //   * Http/static_peer — the same bytes from a handler that only returns them: the floor of the
-//                        transport in the same run (Http/page ÷ this is the API's own cost).
-// Each row reports the reply size; wall time per iteration is the latency.
+//                        transport in the same run (Http/page ÷ this is the API's own cost);
+//   * History/day      — a day of the console's history at 100 teams × 10 flavors (≤ 16 MB).
+// Each row reports the reply size; wall time per iteration is the latency. Each request reads
+// the pending queues and walks the ClusterState's WorkloadTable (nothing is cached between
+// requests).
 //
 //   bazel run -c opt //extender:admin_api_benchmark
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
 
 #include <memory>
 #include <string>
@@ -17,6 +25,7 @@
 
 #include "extender/admin_api.h"
 #include "extender/http_server.h"
+#include "extender/usage_history.h"
 #include "scheduler/common/log.h"
 #include "scheduler/common/testing/http_client.h"
 #include "scheduler/testing/builders.h"
@@ -103,6 +112,16 @@ Cluster& Shared() {
   return *cluster;
 }
 
+// The process's resident size now (/proc/self/statm), in KiB.
+long RssKib() {
+  long pages = 0, resident = 0;
+  if (FILE* f = fopen("/proc/self/statm", "r")) {
+    if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    fclose(f);
+  }
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
 HttpRequest Get(const std::string& query) {
   HttpRequest request;
   request.method = "GET";
@@ -184,6 +203,37 @@ void OverHttp(benchmark::State& state, bool static_peer) {
 void BM_HttpPage(benchmark::State& state) { OverHttp(state, false); }
 void BM_HttpStaticPeer(benchmark::State& state) { OverHttp(state, true); }
 
+// A day of the console's history (issue 16: ≤ 16 MB): 100 teams × 10 flavors × 3 resources
+// sampled every 30 s for 24 h (2,880 samples). The time is one day's sampling; the counters are
+// the bytes its buffers hold (history_MiB) and how much the process's resident size grew while
+// the day's history was alive (rss_MiB: the buffers, the series' keys, the allocator's slack).
+void BM_HistoryDay(benchmark::State& state) {
+  UsageHistory::Snapshot snapshot;
+  for (int t = 0; t < 100; ++t) {
+    for (int f = 0; f < 10; ++f) {
+      for (const char* r : {"nvidia.com/gpu", "cpu", "memory"}) {
+        snapshot.teams.push_back({"team-" + std::to_string(t), "flavor-" + std::to_string(f), r, 8,
+                                  static_cast<double>((t + f) % 9), 1, 0});
+      }
+    }
+  }
+  size_t bytes = 0, report_bytes = 0;
+  double rss_mib = 0;
+  for (auto _ : state) {
+    const long before = RssKib();
+    UsageHistory history;
+    for (int i = 0; i < 2'880; ++i) history.Sample(1'800'000'000'000 + i * 30'000LL, snapshot);
+    bytes = history.MemoryBytes();
+    report_bytes = history.ReportBytes();
+    // The first day's growth: later ones reuse what the allocator kept of the one before.
+    rss_mib = std::max(rss_mib, static_cast<double>(RssKib() - before) / 1024.0);
+    benchmark::DoNotOptimize(bytes);
+  }
+  state.counters["history_MiB"] = static_cast<double>(bytes) / (1 << 20);
+  state.counters["report_MiB"] = static_cast<double>(report_bytes) / (1 << 20);
+  state.counters["rss_MiB"] = rss_mib;
+}
+
 BENCHMARK(BM_HandlerPage)->Name("Handler/page")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_HandlerAll)->Name("Handler/all")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_HttpPage)->Name("Http/page")->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -191,6 +241,11 @@ BENCHMARK(BM_HttpStaticPeer)
     ->Name("Http/static_peer")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+BENCHMARK(BM_HistoryDay)
+    ->Name("History/day")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(2);
 
 }  // namespace
 }  // namespace taskgov::extender

@@ -119,13 +119,20 @@ void UsageHistory::CloseBucket() {
 void UsageHistory::AddToReport(int64_t now_ms, int64_t dt_ms, const Snapshot& snapshot) {
   const int64_t day = now_ms / kDayMs;
   const double hours = static_cast<double>(dt_ms) / 3'600'000.0;
-  auto& today = report_[day];
+  std::vector<ReportCell>& today = report_[day];
   for (const TeamCell& c : snapshot.teams) {
-    std::array<double, 3>& h = today[{c.team, c.flavor, c.resource}];
-    h[0] += c.nominal * hours;
-    h[1] += c.usage * hours;
-    h[2] += c.borrowed * hours;
+    const uint32_t n = report_cells_
+                           .try_emplace({c.team, c.flavor, c.resource},
+                                        static_cast<uint32_t>(report_cells_.size()))
+                           .first->second;
+    if (today.size() <= n) today.resize(n + 1);
+    ReportCell& cell = today[n];
+    cell.present = true;
+    cell.hours[0] += c.nominal * hours;
+    cell.hours[1] += c.usage * hours;
+    cell.hours[2] += c.borrowed * hours;
   }
+  if (today.capacity() > today.size()) today.shrink_to_fit();  // once, when it grew
   while (report_.size() > options_.report_days) report_.erase(report_.begin());
 }
 
@@ -168,9 +175,11 @@ UsageHistory::Result UsageHistory::Read(const Query& query) const {
 std::string UsageHistory::ReportCsv() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::string out = "day,team,flavor,resource,allocated_hours,used_hours,borrowed_hours\n";
-  for (const auto& [day, rows] : report_) {
+  for (const auto& [day, cells] : report_) {
     const std::string date = Day(day);
-    for (const auto& [key, h] : rows) {
+    for (const auto& [key, n] : report_cells_) {
+      if (n >= cells.size() || !cells[n].present) continue;
+      const std::array<double, 3>& h = cells[n].hours;
       const auto& [team, flavor, resource] = key;
       char numbers[96];
       std::snprintf(numbers, sizeof(numbers), "%.3f,%.3f,%.3f", h[0], h[1], h[2]);
@@ -190,6 +199,17 @@ size_t UsageHistory::MemoryBytes() const {
                ring.bucket_n.capacity() * sizeof(uint32_t);
       for (const std::string& label : key) bytes += label.capacity();
     }
+  }
+  return bytes;
+}
+
+size_t UsageHistory::ReportBytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t bytes = 0;
+  for (const auto& [day, cells] : report_) bytes += cells.capacity() * sizeof(ReportCell);
+  for (const auto& [key, n] : report_cells_) {
+    bytes +=
+        std::get<0>(key).capacity() + std::get<1>(key).capacity() + std::get<2>(key).capacity();
   }
   return bytes;
 }

@@ -6,17 +6,19 @@
 //
 // Series. Per (team, flavor, resource): usage, borrowed and lent; per (flavor, resource): in use
 // and allocatable; per team: pending pods and the average wait of its pending workloads. Each
-// series keeps the last hour at full resolution (120 samples) and the 24 h before in 5-minute
-// averages (288 buckets), as float: a chart older than an hour loses the peaks inside each 5
-// minutes (they are averaged), not the level. At 100 teams × 10 flavors × 3 resources that is
-// 3,000 team series × 408 points × 3 values × 4 B ≈ 14.7 MB (the benchmark measures it).
+// series keeps the last hour at full resolution (120 samples) and the last 24 h in 5-minute
+// averages (288 buckets; a chart shows them where the full resolution does not reach), as float: a
+// chart older than an hour loses the peaks inside each 5 minutes (they are averaged), not the
+// level. At 100 teams × 10 flavors × 3 resources that is 3,000 team series × 408 points × 3 values
+// × 4 B ≈ 14.7 MB; the process grows by 15.9 MiB
+// (//extender:admin_api_benchmark, History/day).
 // Series of teams, flavors or resources gone from the policy and the cluster are dropped once
 // they have had no sample for 24 h.
 //
 // Usage report. Per team and UTC day, GPU-hours (any resource's amount × hours) allocated (its
 // nominal quota), used and borrowed, integrated over the samples; the last 31 days are kept.
 // ReportCsv() writes it as HyperPod's usage report does, one row per (day, team, flavor,
-// resource).
+// resource). A day costs 32 B per (team, flavor, resource): 31 days of 3,000 cost 3 MB.
 //
 // Thread-safety: one mutex; Sample (the sampling ticker) and the queries (console requests) may
 // run concurrently. Pure: time comes in as arguments.
@@ -87,8 +89,10 @@ class UsageHistory {
   // The usage report as CSV: day,team,flavor,resource,allocated_hours,used_hours,borrowed_hours.
   [[nodiscard]] std::string ReportCsv() const;
 
-  // Bytes held by the series' points (for the benchmark and the README's bound).
+  // Bytes held by the series' points (for the benchmark and the README's bound), and by the
+  // usage report.
   [[nodiscard]] size_t MemoryBytes() const;
+  [[nodiscard]] size_t ReportBytes() const;
 
  private:
   // One series: `values` floats per point, in circular buffers aligned with the shared time
@@ -119,10 +123,14 @@ class UsageHistory {
   size_t fine_slot_ = 0;  // the slot the sample being written fills
   int64_t bucket_ = -1;   // the coarse bucket being filled (time / coarse_ms)
   int64_t last_sample_ms_ = 0;
-  // UTC day → (team, flavor, resource) → allocated, used, borrowed hours.
-  std::map<int64_t,
-           std::map<std::tuple<std::string, std::string, std::string>, std::array<double, 3>>>
-      report_;
+  // The report's (team, flavor, resource) cells, each numbered once, and per UTC day the
+  // allocated, used and borrowed hours of each cell by its number.
+  struct ReportCell {
+    std::array<double, 3> hours{};
+    bool present = false;
+  };
+  std::map<std::tuple<std::string, std::string, std::string>, uint32_t> report_cells_;
+  std::map<int64_t, std::vector<ReportCell>> report_;
 };
 
 }  // namespace taskgov::extender
