@@ -2,9 +2,10 @@
 // on the fake API server's sample cluster (issue 9): borrowing idle quota, reclaiming it,
 // preemption within a team, fair share of idle capacity, task ranking, and gangs admitted and
 // reclaimed whole, with taskgov's own
-// refusal reasons and eviction notes quoted, and a per-team table at the end. The demo plays
-// kube-scheduler, the kubelet and the job controller (e2e/harness.h). Every claim the narration
-// makes is checked; the exit status is 0 only if all of them held.
+// refusal reasons and eviction notes quoted, and a per-team table at the end; then the taskgov
+// CLI against the same API server: an admin's allocation and why a data scientist's job waits. The
+// demo plays kube-scheduler, the kubelet and the job controller (e2e/harness.h). Every claim the
+// narration makes is checked; the exit status is 0 only if all of them held.
 
 #include <signal.h>
 
@@ -20,8 +21,16 @@
 #include <thread>
 #include <vector>
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <fstream>
+#include <sstream>
+
 #include "e2e/harness.h"
+#include "extender/cli/commands.h"
 #include "metrics/testing/exposition.h"
+#include "scheduler/kube/testing/fake_apiserver.h"
 
 namespace taskgov::e2e {
 namespace {
@@ -149,6 +158,7 @@ class Demo {
     TaskRanking();
     Gangs();
     Table("Where everything stands");
+    Terminal();
     const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
     if (failures_ == 0) {
       printf("\nAll %d checks held (%.1f s).\n", checks_, seconds);
@@ -633,8 +643,86 @@ class Demo {
           "a-dist's 4 workers wait and none runs alone");
   }
 
+  // 7. The taskgov CLI against the same API server: the admin's allocation, the data
+  // scientist's job and why it waits.
+  void Terminal() {
+    printf("\n7. From a terminal: the taskgov CLI\n");
+    // As deploy/ installs them: the policy ConfigMap, and the console behind the API server's
+    // service proxy (the CLI reads the extender's admin API through it).
+    rapidjson::StringBuffer configmap;
+    rapidjson::Writer<rapidjson::StringBuffer> w(configmap);
+    w.StartObject();
+    w.Key("metadata");
+    w.StartObject();
+    w.Key("name");
+    w.String("taskgov-config");
+    w.Key("namespace");
+    w.String("taskgov-system");
+    w.EndObject();
+    w.Key("data");
+    w.StartObject();
+    w.Key("policy.yaml");
+    w.String(kPolicy);
+    w.EndObject();
+    w.EndObject();
+    Check(h_->api().Upsert("configmaps", configmap.GetString()).ok(),
+          "the policy ConfigMap is in the API server");
+    h_->api().SetJobController(true);
+    h_->api().SetServed("pytorchjobs", false);
+    h_->api().SetServiceProxy("taskgov-system", "taskgov-console", 9091,
+                              "http://127.0.0.1:" + std::to_string(h_->extender().console_port()));
+    kubeconfig_ = h_->work_dir() + "/kubeconfig";
+    std::ofstream(kubeconfig_) << scheduler::kube::testing::KubeconfigFor(h_->api().url());
+
+    printf(
+        "   An admin reads team c's allocation: each value, where it came from, and what c uses\n"
+        "   now.\n");
+    const CliRun quota = Cli({"quota", "describe", "c"});
+    Check(quota.code == 0 && quota.out.find(kG5) != std::string::npos,
+          "taskgov quota describe c shows c's ml.g5.12xlarge allocation");
+    printf(
+        "   A data scientist of team c submits a training job: 2 nodes of 4 GPUs each. c's quota\n"
+        "   is 4 GPUs and c lends but never borrows, so the job cannot run as it is; taskgov says\n"
+        "   why, rule by rule, and what would have to change.\n");
+    const CliRun submit =
+        Cli({"job", "submit", "c-train", "-n", Ns("c"), "--image", "pytorch:2.3", "--instance-type",
+             kG5, "--accelerators", "4", "--node-count", "2", "--priority", "training"});
+    Check(submit.code == 0, "taskgov job submit created the job");
+    Check(h_->Sync().ok(), "the extender saw the job's pods");
+    const CliRun why = Cli({"job", "why", "c-train", "-n", Ns("c")});
+    Check(why.code == 0 && why.out.find("NeverFits") != std::string::npos &&
+              why.out.find("can never run as it is: " + std::string(kG5) +
+                           ", borrowing: nvidia.com/gpu") != std::string::npos,
+          "taskgov job why says c-train never fits c's quota");
+    const CliRun deleted = Cli({"job", "delete", "c-train", "-n", Ns("c")});
+    Check(deleted.code == 0, "taskgov job delete removed it");
+  }
+
+  struct CliRun {
+    int code = -1;
+    std::string out;
+  };
+  // Runs `taskgov ARGS` against the demo's API server and prints it as a terminal would.
+  CliRun Cli(std::vector<std::string> args) {
+    std::string line = "   $ taskgov";
+    for (const std::string& a : args) line += " " + a;
+    printf("%s\n", line.c_str());
+    args.push_back("--kubeconfig=" + kubeconfig_);
+    std::ostringstream out, err;
+    cli::Environment env;
+    env.out = &out;
+    env.err = &err;
+    CliRun run;
+    run.code = cli::RunTaskgov(args, env);
+    run.out = out.str() + err.str();
+    std::istringstream lines(run.out);
+    for (std::string l; std::getline(lines, l);) printf("   %s\n", l.c_str());
+    return run;
+  }
+
   const bool table_rows_;
   const bool wait_;
+  std::string kubeconfig_;
   std::unique_ptr<Harness> h_;
   int checks_ = 0;
   int failures_ = 0;

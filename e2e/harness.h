@@ -313,6 +313,8 @@ class Harness {
   [[nodiscard]] size_t serving() const { return serving_; }
   void set_serving(size_t i) { serving_ = i; }
   [[nodiscard]] ConfigDir& config_dir() { return *config_dir_; }
+  // A directory of this run's own (the port files, and whatever a caller keeps there).
+  [[nodiscard]] const std::string& work_dir() const { return work_dir_; }
   // Writes a new policy (kubelet swap) and waits until every running extender has loaded it.
   [[nodiscard]] common::Status Reconfigure(
       const std::map<std::string, std::string>& files,

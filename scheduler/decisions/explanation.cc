@@ -124,6 +124,7 @@ bool NodesCheck(const Snapshot& snap, NameId flavor, FlavorExplanation* fe, bool
   if (count == 0) {
     fe->checks.push_back(Failed("nodes", "the cluster has no " + fe->flavor + " node",
                                 fe->flavor + " nodes must join the cluster"));
+    fe->checks.back().lasting = true;
     *never = true;
     return false;
   }
@@ -150,6 +151,7 @@ void RoomCheck(const Snapshot& snap, const ClusterState& cluster, NameId flavor,
   if (me.unknown_resource) {
     fe->checks.push_back(Failed("room", "it asks for a resource no node has (" + want + ")",
                                 "ask only for resources the nodes offer"));
+    fe->checks.back().lasting = true;
     *never = true;
     return;
   }
@@ -160,6 +162,7 @@ void RoomCheck(const Snapshot& snap, const ClusterState& cluster, NameId flavor,
   if (!room.big_enough) {
     fe->checks.push_back(Failed("room", std::move(detail) + "; no node is that big",
                                 "ask for at most what one " + fe->flavor + " node has"));
+    fe->checks.back().lasting = room.schedulable > 0;
     *never = room.schedulable > 0;
     return;
   }
@@ -270,13 +273,14 @@ void QuotaCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanatio
   }
   fe->quota = QuotaLines(snap.session, me.team_id, flavor, me.need, mode);
   std::string detail, change;
-  bool fits = true;
+  bool fits = true, lasting = false;
   for (const QuotaLine& l : fe->quota) {
     detail += (detail.empty() ? "" : "; ") + LineText(l);
     if (l.fits()) continue;
     fits = false;
-    change += (change.empty() ? "" : "; ") + LineChange(me, fe->flavor, l, mode, never);
+    change += (change.empty() ? "" : "; ") + LineChange(me, fe->flavor, l, mode, &lasting);
   }
+  if (lasting) *never = true;
   if (fe->quota.empty()) detail = "no resource it asks for is governed on " + fe->flavor;
   if (me.estimated_members > 0) {
     detail += " (counting its " + std::to_string(me.estimated_members) +
@@ -284,6 +288,7 @@ void QuotaCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanatio
   }
   fe->checks.push_back(fits ? Passed("quota", std::move(detail))
                             : Failed("quota", std::move(detail), std::move(change)));
+  fe->checks.back().lasting = lasting;
 }
 
 FlavorExplanation ExplainFlavor(Snapshot& snap, const ClusterState& cluster, const FlavorQuota& fq,
@@ -341,6 +346,11 @@ void Summarize(const Subject& me, Explanation* out) {
     const FlavorExplanation& fe = out->flavors[never ? out->flavors.size() - 1 - i : i];
     const Check* c = FirstFailed(fe.checks);
     if (c == nullptr) continue;
+    if (never) {  // the reason it never fits, not a passing obstacle before it
+      auto lasting = std::find_if(fe.checks.begin(), fe.checks.end(),
+                                  [](const Check& k) { return !k.passed && k.lasting; });
+      if (lasting != fe.checks.end()) c = &*lasting;
+    }
     out->summary = who + (never ? " can never run as it is: " : " waits: ") + fe.flavor +
                    (fe.mode == Mode::kBorrowing ? ", borrowing: " : ": ") + c->detail +
                    ". To run: " + c->change + ".";

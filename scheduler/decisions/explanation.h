@@ -33,6 +33,8 @@ struct Check {
   bool passed = false;
   std::string detail;
   std::string change;  // empty when passed
+  // A failure that lasts until the policy or the cluster changes (what makes it NeverFits).
+  bool lasting = false;
 };
 
 struct FlavorExplanation {

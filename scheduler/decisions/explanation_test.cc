@@ -167,6 +167,25 @@ TEST_F(ExplanationTest, FullNodesWaitAndAPodBiggerThanAnyNodeNeverFits) {
       std::string::npos);
 }
 
+// Nodes that are full now and a quota the pod can never have: the summary names the quota (what
+// lasts), not the full nodes (what passes) that the filter meets first.
+TEST_F(ExplanationTest, ANeverFitsSummaryNamesWhatLasts) {
+  Start(TwoTeams(/*a_borrow=*/2));
+  AddNodes("p5", kP5, 2, 16);
+  RunOn("p5-0", GpuPod("run-0", "team-b", 16));
+  RunOn("p5-1", GpuPod("run-1", "team-b", 16));
+  const Explanation e = admission_->Explain(GpuPod("huge", "team-a", 12));
+  EXPECT_EQ(e.outlook, Outlook::kNeverFits);
+  const FlavorExplanation& borrowing = Pass(e, kP5, Ledger::Mode::kBorrowing);
+  EXPECT_FALSE(CheckOf(borrowing, "room").passed);
+  EXPECT_FALSE(CheckOf(borrowing, "room").lasting);
+  EXPECT_TRUE(CheckOf(borrowing, "quota").lasting);
+  EXPECT_NE(e.summary.find("can never run as it is: ml.p5.48xlarge, borrowing: nvidia.com/gpu"),
+            std::string::npos)
+      << e.summary;
+  EXPECT_NE(e.summary.find("may ever use"), std::string::npos) << e.summary;
+}
+
 TEST_F(ExplanationTest, QuotaOnAnInstanceTypeWithoutNodes) {
   Start(PolicyBuilder().Team("team-a").Quota(kG5, kGpu, 4).Build());
   AddNodes("p5", kP5, 1, 8);
