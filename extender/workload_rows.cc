@@ -97,28 +97,12 @@ WorkloadRows::Reader::Reader(const WorkloadRows& rows, const scheduler::Workload
       w.priority = p.priority;
     }
     WorkloadRow& w = loose[order->second];
-    PodRow row;
-    row.ns = ns;
-    row.name = name;
-    row.uid = p.uid;
-    row.state = rows.book_.Holds(p.uid) ? "Admitted" : "Pending";
-    row.request = p.request;
-    row.created_ms = p.created_ms;
-    row.refused = q.refused;
-    row.refusal = p.refusal;
-    row.refused_ms = q.refused_ms;
-    if (w.position == 0 || q.position < w.position) w.position = q.position;
-    w.pods.push_back(std::move(row));
+    w.pods.push_back(FilterOnlyPod(q, &w));
   }
   loose_.reserve(loose.size());
   loose_order_.reserve(loose.size());
   for (auto& [order, w] : loose) {
-    std::sort(w.pods.begin(), w.pods.end(),
-              [](const PodRow& a, const PodRow& b) { return a.name < b.name; });
-    Tally t;
-    for (const PodRow& p : w.pods) t.Add(p.state);
-    w.state = StateOf(t, w.declared, [&] { return GangHolds(w.kind, w.key); });
-    if (w.state != "Pending" && w.state != "Admitted") w.position = 0;
+    Settle(w);
     loose_order_.push_back(order);
     loose_.push_back(std::move(w));
   }
@@ -208,12 +192,6 @@ WorkloadRow WorkloadRows::Reader::Row(const Item& item) const {
   w.priority = e.priority;
   w.priority_class = e.priority_class;
   w.declared = e.declared;
-  auto queued = [&](const Queued& q, PodRow& row) {
-    row.refused = q.refused;
-    row.refusal = q.pod.refusal;
-    row.refused_ms = q.refused_ms;
-    if (w.position == 0 || q.position < w.position) w.position = q.position;
-  };
   w.pods.reserve(e.members.size());
   for (const WorkloadMember& m : e.members) {
     PodRow row;
@@ -227,32 +205,45 @@ WorkloadRow WorkloadRows::Reader::Row(const Item& item) const {
     if (m.bound()) {
       w.nodes.insert(m.node);
     } else if (auto q = rows_.queued_.find(m.uid); q != rows_.queued_.end()) {
-      queued(q->second, row);
+      Queue(q->second, &row, &w);
     }
     w.pods.push_back(std::move(row));
   }
   if (const auto* extras = ExtrasOf(e)) {
-    for (const Queued* q : *extras) {
-      const scheduler::PendingPod& p = q->pod;
-      const size_t slash = p.key.find('/');
-      PodRow row;
-      row.ns = p.key.substr(0, slash);
-      row.name = slash == std::string::npos ? p.key : p.key.substr(slash + 1);
-      row.uid = p.uid;
-      row.state = rows_.book_.Holds(p.uid) ? "Admitted" : "Pending";
-      row.request = p.request;
-      row.created_ms = p.created_ms;
-      queued(*q, row);
-      w.pods.push_back(std::move(row));
-    }
-    std::sort(w.pods.begin(), w.pods.end(),
-              [](const PodRow& a, const PodRow& b) { return a.name < b.name; });
+    for (const Queued* q : *extras) w.pods.push_back(FilterOnlyPod(*q, &w));
   }
+  Settle(w);
+  return w;
+}
+
+void WorkloadRows::Reader::Queue(const Queued& q, PodRow* row, WorkloadRow* w) {
+  row->refused = q.refused;
+  row->refusal = q.pod.refusal;
+  row->refused_ms = q.refused_ms;
+  if (w->position == 0 || q.position < w->position) w->position = q.position;
+}
+
+PodRow WorkloadRows::Reader::FilterOnlyPod(const Queued& q, WorkloadRow* w) const {
+  const scheduler::PendingPod& p = q.pod;
+  const size_t slash = p.key.find('/');
+  PodRow row;
+  row.ns = p.key.substr(0, slash);
+  row.name = slash == std::string::npos ? p.key : p.key.substr(slash + 1);
+  row.uid = p.uid;
+  row.state = rows_.book_.Holds(p.uid) ? "Admitted" : "Pending";
+  row.request = p.request;
+  row.created_ms = p.created_ms;
+  Queue(q, &row, w);
+  return row;
+}
+
+void WorkloadRows::Reader::Settle(WorkloadRow& w) const {
+  std::sort(w.pods.begin(), w.pods.end(),
+            [](const PodRow& a, const PodRow& b) { return a.name < b.name; });
   Tally t;
   for (const PodRow& p : w.pods) t.Add(p.state);
   w.state = StateOf(t, w.declared, [&] { return GangHolds(w.kind, w.key); });
   if (w.state != "Pending" && w.state != "Admitted") w.position = 0;
-  return w;
 }
 
 void WorkloadRows::AddPreemption(WorkloadRow& row,

@@ -93,6 +93,12 @@ class WorkloadRows {
                                           scheduler::WorkloadTable::Ordered::const_iterator to,
                                           std::string_view prefix) const;
     [[nodiscard]] bool GangHolds(std::string_view kind, std::string_view key) const;
+    // A pod's place and refusal in its team's queue, onto its row and its workload's.
+    static void Queue(const Queued& q, PodRow* row, WorkloadRow* w);
+    // The row of a pod known only from filter calls.
+    [[nodiscard]] PodRow FilterOnlyPod(const Queued& q, WorkloadRow* w) const;
+    // Its pods in order, its state, and no queue place unless it waits.
+    void Settle(WorkloadRow& w) const;
     [[nodiscard]] const std::vector<const Queued*>* ExtrasOf(
         const scheduler::WorkloadEntry& entry) const;
 
