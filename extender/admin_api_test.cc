@@ -219,9 +219,47 @@ TEST_F(AdminApiTest, PagesFollowTheContinueToken) {
     for (const rapidjson::Value& item : d["items"].GetArray())
       names.push_back(item["name"].GetString());
     if (d["continue"].IsNull()) break;
-    next = d["continue"].GetString();  // "namespace/name/kind": nothing to escape here
+    next = d["continue"].GetString();  // "namespace/name/kind/key": nothing to escape here
   }
   EXPECT_EQ(names, (std::vector<std::string>{"a-0", "a-1", "b-solo", "train"}));
+}
+
+// kube-scheduler asks about pods the informers have not reported yet: a lone pod is a workload
+// of its own, a gang member joins its gang's row.
+TEST_F(AdminApiTest, PodsKnownOnlyFromFilterCallsAreListed) {
+  scheduler::Pod ghost = PodBuilder("ghost").Namespace("ns-team-a").Gpus(8).Build();
+  ghost.creation_unix_ms = kNow;
+  scheduler::Pod member = PodBuilder("b-train-2")
+                              .Namespace("ns-team-b")
+                              .Label("kueue.x-k8s.io/pod-group-name", "train")
+                              .Annotation("kueue.x-k8s.io/pod-group-total-count", "2")
+                              .Gpus(4)
+                              .Build();
+  for (const scheduler::Pod& pod : {ghost, member}) {
+    scheduler::FilterArgs args;
+    args.pod = pod;
+    args.node_names = {"p5-0", "p5-1"};
+    EXPECT_TRUE(admission_.Filter(args).feasible.empty()) << pod.name;
+  }
+  rapidjson::Document d;
+  ASSERT_EQ(Get("/api/v1/workloads", &d), 200);
+  EXPECT_EQ(d["total"].GetInt(), 5);  // a-0, a-1, ghost, the gang, b-solo
+  std::vector<std::string> names;
+  for (const rapidjson::Value& item : d["items"].GetArray()) {
+    names.push_back(item["name"].GetString());
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"a-0", "a-1", "ghost", "b-solo", "train"}));
+  const rapidjson::Value& lone = Find(d["items"], "name", "ghost");
+  EXPECT_STREQ(lone["kind"].GetString(), "Pod");
+  EXPECT_STREQ(lone["state"].GetString(), "Pending");
+  EXPECT_TRUE(lone["refused"].GetBool());
+  EXPECT_STREQ(lone["team"].GetString(), "team-a");
+  EXPECT_EQ(Find(d["items"], "name", "train")["pods"].GetInt(), 3);
+  ASSERT_EQ(Get("/api/v1/workloads/ns-team-b/train", &d), 200);
+  const rapidjson::Value& pods = d["items"][0]["podList"];
+  ASSERT_EQ(pods.Size(), 3u);
+  EXPECT_STREQ(pods[2]["name"].GetString(), "b-train-2");
+  EXPECT_TRUE(pods[2]["refused"].GetBool());
 }
 
 TEST_F(AdminApiTest, OneWorkloadWithItsPods) {
