@@ -53,9 +53,7 @@ class CliJobsTest : public ScenarioTest {
   void SetUp() override {
     HarnessOptions options;
     options.config["policy.yaml"] = kPolicy;
-    // Behind the API server's service proxy the console receives no bearer token (the API
-    // server does not pass it on): RBAC on services/proxy decides who reads it.
-    options.extender_args = {"--console-auth=none"};
+    options.extender_args = {"--console-auth=" + console_auth_};
     StartHarness(options);
     h().api().SetJobController(true);
     h().api().SetServed("pytorchjobs", false);  // indexed Jobs
@@ -64,6 +62,9 @@ class CliJobsTest : public ScenarioTest {
     kubeconfig_ = ::testing::TempDir() + "/cli-jobs-kubeconfig";
     std::ofstream(kubeconfig_) << scheduler::kube::testing::KubeconfigFor(h().api().url());
   }
+
+  // How the console checks callers: "none" (RBAC on services/proxy decides), or "token".
+  std::string console_auth_ = "none";
 
   // E2E_VERBOSE=1 prints each command line and what it printed: a session transcript.
   CliRun Cli(std::vector<std::string> args) {
@@ -327,6 +328,43 @@ TEST_F(CliJobsTest, WithoutTheConsoleKubernetesCommandsWorkAndSayWhatIsMissing) 
   CliRun direct = Ok({"top", "teams", "--console-url",
                       "http://127.0.0.1:" + std::to_string(h().extender().console_port())});
   EXPECT_NE(direct.out.find("TEAM   INSTANCE-TYPE"), std::string::npos) << direct.out;
+}
+
+// The console checking tokens, as deployed: the API server keeps the caller's Authorization
+// header, so the CLI passes its token through the proxy in X-Taskgov-Authorization and the
+// console reviews that one.
+class CliJobsTokenTest : public CliJobsTest {
+ protected:
+  CliJobsTokenTest() { console_auth_ = "token"; }
+  void SetUp() override {
+    CliJobsTest::SetUp();
+    h().api().SetAccessReviews({{"t-alice", "alice", {}}},
+                               {{"alice", "get", "taskgov.io", "workloads", ""}});
+    WriteKubeconfig("{token: t-alice}");
+  }
+  void WriteKubeconfig(const std::string& user) {
+    std::string config = scheduler::kube::testing::KubeconfigFor(h().api().url());
+    const std::string none = "user: {}";
+    config.replace(config.find(none), none.size(), "user: " + user);
+    std::ofstream(kubeconfig_) << config;
+  }
+};
+
+TEST_F(CliJobsTokenTest, TheUsersTokenReachesTheConsoleThroughTheProxy) {
+  CliRun top = Ok({"top", "teams"});
+  EXPECT_NE(top.out.find("TEAM   INSTANCE-TYPE"), std::string::npos) << top.out;
+
+  WriteKubeconfig("{token: t-mallory}");  // a token TokenReview does not accept
+  CliRun refused = Cli({"top", "teams"});
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.err.find("answered 401 Unauthorized"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("X-Taskgov-Authorization"), std::string::npos) << refused.err;
+
+  WriteKubeconfig("{}");  // no token at all
+  refused = Cli({"top", "teams"});
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.err.find("your credentials have none it accepts"), std::string::npos)
+      << refused.err;
 }
 
 }  // namespace

@@ -568,6 +568,9 @@ class HttpServer::Impl::Session : public SessionBase,
     query_.assign(question == std::string_view::npos ? std::string_view()
                                                      : target.substr(question + 1));
     authorization_.assign(header[http::field::authorization]);
+    // Behind the API server's service proxy (which keeps Authorization for itself) the caller's
+    // token comes in a header of its own.
+    if (authorization_.empty()) authorization_.assign(header[kForwardedAuthorization]);
     const std::vector<Route>* candidates = server_->FindRoutes(path_);
     path_known_ = candidates != nullptr;
     if (refusing_) {

@@ -91,11 +91,17 @@
 
 namespace taskgov::extender {
 
+// The header a client behind the API server's service proxy sends its bearer token in: the
+// API server authenticates the caller with Authorization and does not pass it on, but passes
+// this one (the taskgov CLI sends it; the console access check reads it as Authorization).
+inline constexpr char kForwardedAuthorization[] = "X-Taskgov-Authorization";
+
 struct HttpRequest {
-  std::string method;         // "GET", "POST", ...
-  std::string path;           // target without the query string
-  std::string query;          // what follows the first '?' of the target ("" if none), raw
-  std::string authorization;  // the Authorization header ("" if none)
+  std::string method;  // "GET", "POST", ...
+  std::string path;    // target without the query string
+  std::string query;   // what follows the first '?' of the target ("" if none), raw
+  // The Authorization header, else X-Taskgov-Authorization (kForwardedAuthorization); "" if none.
+  std::string authorization;
   std::string body;
 };
 

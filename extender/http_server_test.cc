@@ -120,6 +120,19 @@ TEST_F(HttpServerTest, PrefixRoutesQueriesAndAuthorization) {
       "GET", "/api/v1/teams", "", "application/json", {{"Authorization", "Bearer abc"}});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->body, "teams /api/v1/teams ? Bearer abc");
+  // Through the API server's service proxy the token comes in X-Taskgov-Authorization; a request
+  // that has Authorization too is read by Authorization.
+  r = client.Request("GET", "/api/v1/teams", "", "application/json",
+                     {{"X-Taskgov-Authorization", "Bearer proxied"}});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->body, "teams /api/v1/teams ? Bearer proxied");
+  r = client.Request("GET", "/api/v1/teams", "", "application/json",
+                     {{"Authorization", "Bearer direct"}, {"X-Taskgov-Authorization", "Bearer x"}});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->body, "teams /api/v1/teams ? Bearer direct");
+  r = client.Get("/api/v1/teams");  // nothing carried over from the request before
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->body, "teams /api/v1/teams ? ");
 }
 
 TEST_F(HttpServerTest, OversizedBodyIs413AndServerKeepsServing) {

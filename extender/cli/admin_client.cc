@@ -36,6 +36,10 @@ std::string Fixes(const ConsoleRef& ref) {
                "out --console-url to go through the API server's service proxy";
 }
 
+// The header the extender's console reads a token from when Authorization is absent
+// (extender/http_server.h, kForwardedAuthorization): the API server's service proxy passes it on.
+constexpr char kForwardedAuthorization[] = "X-Taskgov-Authorization";
+
 class KubeAdminApi final : public AdminApi {
  public:
   KubeAdminApi(std::unique_ptr<scheduler::kube::KubeClient> client, ConsoleRef ref)
@@ -46,17 +50,23 @@ class KubeAdminApi final : public AdminApi {
                                  ? "/api/v1/namespaces/" + ref_.ns + "/services/" + ref_.name +
                                        ":" + std::to_string(ref_.port) + "/proxy" + target
                                  : target;
-    scheduler::kube::ApiResult<rapidjson::Document> reply = client_->CallJson("GET", path);
+    // Through the proxy the token goes in the header the console reads it from there (the API
+    // server keeps Authorization); directly, Authorization reaches the console.
+    scheduler::kube::CallOptions call;
+    if (ref_.url.empty()) call.forward_token_header = kForwardedAuthorization;
+    scheduler::kube::ApiResult<rapidjson::Document> reply =
+        client_->CallJson("GET", path, "", call);
     if (reply.ok()) return std::move(reply).value();
     const scheduler::kube::ApiError& e = reply.error();
     std::string why = "the extender's admin API (" + where() + ") ";
     if (e.status == 401 && ref_.url.empty()) {
-      why +=
-          "answered 401 Unauthorized: behind the API server's service proxy the console receives "
-          "no bearer token (the API server does not pass the caller's on), so a console checking "
-          "tokens (--console-auth=token) refuses; run the extender with --console-auth=none "
-          "where RBAC on services/proxy decides who reads it, or connect with --console-url "
-          "after kubectl port-forward";
+      why += "answered 401 Unauthorized (" + e.message +
+             "): the console checks a bearer token, which the CLI passes through the API "
+             "server's proxy in " +
+             kForwardedAuthorization +
+             "; your credentials have none it accepts (a client certificate is not a token): "
+             "use a kubeconfig user with a token (kubectl create token), or connect with "
+             "--console-url after kubectl port-forward";
     } else if (e.status == 403 && ref_.url.empty()) {
       why += "is not readable with your credentials (" + e.message +
              "): reading it needs get on services/proxy in namespace " + ref_.ns +

@@ -4,8 +4,9 @@
 // default through the API server's service proxy with the user's own credentials
 // (GET /api/v1/namespaces/{ns}/services/{name}:{port}/proxy/api/v1/...), or directly at
 // --console-url with the same credentials (a port-forward). Errors say what is missing and how
-// to reach it: the Service, RBAC on services/proxy, the console's own token check (which a
-// service proxy defeats: the API server does not pass the caller's token on).
+// to reach it: the Service, RBAC on services/proxy, the console's own token check. The API
+// server keeps the caller's Authorization header for itself, so through the proxy the CLI sends
+// its bearer token in X-Taskgov-Authorization, which the console reads instead.
 // Thread-compatible.
 
 #include <rapidjson/document.h>

@@ -139,8 +139,9 @@ TEST(LiveTest, AConsoleThatChecksTokensBehindTheProxyIsExplained) {
                               });
   testing::CliRun run = cli.Run({"top", "teams"});
   EXPECT_EQ(run.code, 1);
-  EXPECT_NE(run.err.find("answered 401 Unauthorized: behind the API server's service proxy the "
-                         "console receives no bearer token"),
+  EXPECT_NE(run.err.find("answered 401 Unauthorized ({\"error\":\"no token\"}): the console "
+                         "checks a bearer token, which the CLI passes through the API server's "
+                         "proxy in X-Taskgov-Authorization"),
             std::string::npos)
       << run.err;
   // Another Service named by the flag is the one asked.

@@ -136,7 +136,8 @@ ClientStats KubeClient::stats() const {
 
 ApiResult<KubeClient::Prepared> KubeClient::Prepare(std::string_view method,
                                                     std::string_view target,
-                                                    const std::string& body) {
+                                                    const std::string& body,
+                                                    const CallOptions& call) {
   common::Result<Credentials> creds = credentials_.Get();
   if (!creds.ok()) {
     return ApiError::Of(0, "CredentialsUnavailable", creds.error().message,
@@ -174,6 +175,9 @@ ApiResult<KubeClient::Prepared> KubeClient::Prepare(std::string_view method,
   }
   if (!creds->token.empty()) {
     p.request.headers.emplace_back("Authorization", "Bearer " + creds->token);
+    if (!call.forward_token_header.empty()) {
+      p.request.headers.emplace_back(call.forward_token_header, "Bearer " + creds->token);
+    }
   }
   p.request.body = body;
   p.token = creds->token;
@@ -239,7 +243,7 @@ ApiResult<HttpResponse> KubeClient::Call(std::string_view method, std::string_vi
     return error;
   };
   while (true) {
-    ApiResult<Prepared> prepared = Prepare(method, target, body);
+    ApiResult<Prepared> prepared = Prepare(method, target, body, call);
     if (!prepared.ok()) return fail(prepared.error());
     bool reused = false;
     ApiResult<std::unique_ptr<HttpConnection>> conn = Acquire(deadline, call.cancel, &reused);
@@ -363,7 +367,7 @@ ApiResult<std::unique_ptr<WatchStream>> KubeClient::Watch(const std::string& pat
   bool auth_retried = false;
   bool stale_retried = false;
   while (true) {
-    ApiResult<Prepared> prepared = Prepare("GET", target, "");
+    ApiResult<Prepared> prepared = Prepare("GET", target, "", call);
     if (!prepared.ok()) return fail(prepared.error());
     bool reused = false;
     // A watch takes a connection of its own (never returned to the pool).

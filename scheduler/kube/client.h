@@ -58,6 +58,10 @@ struct CallOptions {
   std::chrono::milliseconds timeout{0};  // 0: ClientOptions::request_timeout
   bool retry_throttled = true;           // wait out 429 Retry-After and retry
   Cancellation* cancel = nullptr;
+  // Not empty: the bearer token (if the credentials have one) also goes in this header, as
+  // "Bearer <token>", for a service reached through the API server's proxy (which does not pass
+  // Authorization on).
+  std::string forward_token_header;
 };
 
 struct ListOptions {
@@ -137,7 +141,7 @@ class KubeClient {
     std::string token;
   };
   ApiResult<Prepared> Prepare(std::string_view method, std::string_view target,
-                              const std::string& body);
+                              const std::string& body, const CallOptions& call);
   ApiResult<std::unique_ptr<HttpConnection>> Acquire(Deadline deadline, Cancellation* cancel,
                                                      bool* reused);
   void Release(std::unique_ptr<HttpConnection> connection);

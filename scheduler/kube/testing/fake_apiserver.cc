@@ -377,6 +377,7 @@ struct Incoming {
   std::string body;
   std::string authorization;
   std::string impersonate_user;
+  std::vector<std::pair<std::string, std::string>> custom_headers;  // X-*, for the service proxy
   bool client_certificate = false;
   bool keep_alive = true;
 
@@ -778,6 +779,12 @@ class Session final : public SessionBase {
     incoming_.body = std::move(req.body());
     incoming_.authorization = std::string(req[http::field::authorization]);
     incoming_.impersonate_user = std::string(req["Impersonate-User"]);
+    for (const auto& field : req) {
+      const std::string_view name = field.name_string();
+      if (name.size() > 2 && (name[0] == 'X' || name[0] == 'x') && name[1] == '-') {
+        incoming_.custom_headers.emplace_back(std::string(name), std::string(field.value()));
+      }
+    }
     incoming_.client_certificate = client_certificate_;
     incoming_.keep_alive = req.keep_alive();
     FakeApiServer::Impl::Preflight preflight = server_->Check(incoming_);
@@ -1873,7 +1880,8 @@ Reply FakeApiServer::Impl::ProxyService(const Incoming& in, const std::string& n
     auto [status, body] = backend.handler(in.method, target);
     return Reply{status, std::move(body)};
   }
-  // "http://host:port[/base]"; the caller's credentials are not passed on.
+  // "http://host:port[/base]". As the API server's proxy: the caller's credentials (Authorization,
+  // Impersonate-*) are not passed on, other headers are (this simulation passes the X- ones).
   const std::string scheme = "http://";
   std::string rest = backend.url.rfind(scheme, 0) == 0 ? backend.url.substr(scheme.size()) : "";
   const size_t slash = rest.find('/');
@@ -1888,7 +1896,7 @@ Reply FakeApiServer::Impl::ProxyService(const Incoming& in, const std::string& n
                                      static_cast<uint16_t>(std::stoi(host_port.substr(colon + 1))),
                                      std::chrono::seconds(10));
   common::Result<common::testing::HttpReply> reply =
-      client.Request("GET", base + target, "", "application/json");
+      client.Request("GET", base + target, "", "application/json", in.custom_headers);
   if (!reply.ok()) {
     return Reply{503, StatusJson(503, "ServiceUnavailable",
                                  "error trying to reach service: " + reply.error().message)};
