@@ -287,6 +287,8 @@ TEST_F(CliJobsTest, TheDataScientistsWalkthrough) {
       for (const auto& q : got["quotas"].GetArray()) {
         if (std::string(q["resource"].GetString()) == kGpu) {
           EXPECT_STREQ(q["usage"].GetString(), "8");
+          // train's 2 pods of 4 GPUs wait for ml.p5.48xlarge (its node selector).
+          EXPECT_STREQ(q["waiting"].GetString(), "8");
           saw_gpu_use = true;
         }
       }

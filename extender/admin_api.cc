@@ -344,6 +344,7 @@ void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_
   w.Uint64(row.pods.size());
   w.Key("declaredPods");
   w.Int(row.declared);
+  KeyStr(w, "instanceType", row.instance_type);
   scheduler::ResourceList request;
   int64_t created = 0, started = 0;
   bool refused = false;

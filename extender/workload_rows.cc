@@ -53,6 +53,7 @@ int64_t WorkloadRow::created_ms() const {
 WorkloadRows::WorkloadRows(const scheduler::QuotaBook& book, scheduler::ClusterState& cluster)
     : book_(book), cluster_(cluster) {
   const scheduler::PolicyPtr policy = book.ledger().policy();
+  instance_type_label_ = policy->instance_type_label;
   const bool by_priority =
       policy->task_prioritization == scheduler::TaskPrioritization::kTaskRanking;
   for (const scheduler::Team& team : policy->teams) {
@@ -95,6 +96,8 @@ WorkloadRows::Reader::Reader(const WorkloadRows& rows, const scheduler::Workload
       w.team = p.team;
       w.declared = p.gang.empty() ? 1 : p.workload_size;
       w.priority = p.priority;
+      auto selected = p.node_selector.find(rows.instance_type_label_);
+      if (selected != p.node_selector.end()) w.instance_type = selected->second;
     }
     WorkloadRow& w = loose[order->second];
     w.pods.push_back(FilterOnlyPod(q, &w));
@@ -192,6 +195,7 @@ WorkloadRow WorkloadRows::Reader::Row(const Item& item) const {
   w.priority = e.priority;
   w.priority_class = e.priority_class;
   w.declared = e.declared;
+  w.instance_type = e.instance_type;
   w.pods.reserve(e.members.size());
   for (const WorkloadMember& m : e.members) {
     PodRow row;

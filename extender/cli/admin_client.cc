@@ -157,6 +157,7 @@ common::Result<LiveWorkload> DecodeWorkload(const Value& item) {
   w.priority = IntField(item, "priority");
   w.pods = IntField(item, "pods");
   w.declared_pods = IntField(item, "declaredPods");
+  w.instance_type = StringField(item, "instanceType");
   if (const Value* r = Field(item, "request"); r != nullptr && r->IsObject()) {
     for (const auto& m : r->GetObject()) {
       if (m.value.IsString()) w.request[m.name.GetString()] = m.value.GetString();

@@ -721,8 +721,9 @@ Command TopCommands() {
   Command teams = Leaf(
       "teams", "per team and instance type: use, borrowed, lent; and what waits", "",
       "Reads the extender's admin API (/api/v1/teams and the pending /api/v1/workloads): per\n"
-      "team, instance type and resource the nominal quota, use, borrowed and lent amounts; per\n"
-      "team the running pods and the workloads, pods and requests that wait.\n",
+      "team, instance type and resource the nominal quota, use, borrowed and lent amounts and\n"
+      "what the team's waiting workloads that ask for that instance type request; per team the\n"
+      "running pods and the workloads, pods and requests that wait (whatever instance type).\n",
       "taskgov top teams\ntaskgov top teams --team research -o json", {TeamFlag("only this team")},
       0, 0,
       {OutputFormat::kTable, OutputFormat::kWide, OutputFormat::kJson, OutputFormat::kYaml,

@@ -1,7 +1,9 @@
 // Output of the job and live commands: job list / describe, top teams (render.h).
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "extender/cli/json_builder.h"
 #include "extender/cli/render.h"
@@ -264,17 +266,27 @@ void RenderTopTeams(const std::vector<LiveTeam>& teams, const std::vector<LiveWo
     int64_t longest = 0;
   };
   std::map<std::string, Waiting> waiting;
+  // Per team, instance type and resource, what the pending workloads that ask for that instance
+  // type request.
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::string>> on_type;
   for (const LiveWorkload& w : pending) {
     Waiting& t = waiting[w.team];
     ++t.workloads;
     t.pods += std::max(w.pods, w.declared_pods);
-    for (const auto& [r, q] : w.request) t.request[r].push_back(q);
+    for (const auto& [r, q] : w.request) {
+      t.request[r].push_back(q);
+      if (!w.instance_type.empty()) on_type[{w.team, w.instance_type, r}].push_back(q);
+    }
     t.longest = std::max(t.longest, w.wait_seconds);
   }
   auto summed = [](const Waiting& w) {
     std::map<std::string, std::string> out;
     for (const auto& [r, qs] : w.request) out[r] = SumQuantities(r, qs);
     return out;
+  };
+  auto waiting_on = [&](const std::string& team, const LiveQuota& q) -> std::string {
+    auto it = on_type.find({team, q.flavor, q.resource});
+    return it == on_type.end() ? "0" : SumQuantities(q.resource, it->second);
   };
   if (format == OutputFormat::kJson || format == OutputFormat::kYaml) {
     rapidjson::Document doc(rapidjson::kObjectType);
@@ -296,6 +308,7 @@ void RenderTopTeams(const std::vector<LiveTeam>& teams, const std::vector<LiveWo
         b.Add(&l, "usage", b.Str(q.usage));
         b.Add(&l, "borrowed", b.Str(q.borrowed));
         b.Add(&l, "lent", b.Str(q.lent));
+        b.Add(&l, "waiting", b.Str(waiting_on(t.name, q)));
         b.Push(&quotas, std::move(l));
       }
       b.Add(&team, "quotas", std::move(quotas));
@@ -318,11 +331,12 @@ void RenderTopTeams(const std::vector<LiveTeam>& teams, const std::vector<LiveWo
     return;
   }
   std::vector<std::vector<std::string>> rows = {
-      {"TEAM", "INSTANCE-TYPE", "RESOURCE", "NOMINAL", "USE", "BORROWED", "LENT"}};
+      {"TEAM", "INSTANCE-TYPE", "RESOURCE", "NOMINAL", "USE", "BORROWED", "LENT", "WAITING"}};
   if (format == OutputFormat::kWide) rows[0].push_back("BORROWING-LIMIT");
   for (const LiveTeam& t : teams) {
     for (const LiveQuota& q : t.quotas) {
-      rows.push_back({t.name, q.flavor, q.resource, q.nominal, q.usage, q.borrowed, q.lent});
+      rows.push_back({t.name, q.flavor, q.resource, q.nominal, q.usage, q.borrowed, q.lent,
+                      waiting_on(t.name, q)});
       if (format == OutputFormat::kWide)
         rows.back().push_back(q.borrowing_limit.value_or("unlimited"));
     }

@@ -45,6 +45,7 @@ struct LiveWorkload {
   int64_t priority = 0;
   int64_t pods = 0;
   int64_t declared_pods = 0;
+  std::string instance_type;  // what its pods ask for ("" if nothing)
   std::map<std::string, std::string> request;
   std::optional<int64_t> queue_position;
   int64_t wait_seconds = 0;

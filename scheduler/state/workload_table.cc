@@ -28,7 +28,8 @@ std::string WorkloadKeyOf(const WorkloadRef& ref, std::string_view pod_key) {
 }
 
 void WorkloadTable::Put(const Pod& pod, NameId team, const ResourceList& request,
-                        const WorkloadRef& ref, int32_t priority, std::string priority_class) {
+                        const WorkloadRef& ref, int32_t priority, std::string priority_class,
+                        std::string instance_type) {
   const std::string pod_key = pod.key();
   std::string key = WorkloadKeyOf(ref, pod_key);
   std::unique_lock lock(mu_);
@@ -69,6 +70,7 @@ void WorkloadTable::Put(const Pod& pod, NameId team, const ResourceList& request
   at->priority = priority;
   at->priority_class = std::move(priority_class);
   at->declared = ref.key.empty() ? 1 : ref.size;
+  at->instance_type = std::move(instance_type);
   Summarize(entry);
   workload_of_.insert_or_assign(pod.uid, std::move(key));
 }
@@ -76,9 +78,11 @@ void WorkloadTable::Put(const Pod& pod, NameId team, const ResourceList& request
 void WorkloadTable::Summarize(WorkloadEntry& entry) {
   const WorkloadMember* top = &entry.members.front();
   entry.declared = 0;
+  entry.instance_type.clear();
   for (const WorkloadMember& m : entry.members) {
     if (m.priority > top->priority) top = &m;
     entry.declared = std::max(entry.declared, m.declared);
+    if (entry.instance_type.empty()) entry.instance_type = m.instance_type;
   }
   entry.team = entry.members.front().team;
   entry.priority = top->priority;

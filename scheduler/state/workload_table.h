@@ -39,6 +39,7 @@ struct WorkloadMember {
   int32_t priority = 0;
   std::string priority_class;
   int32_t declared = 0;
+  std::string instance_type;  // what its node selector asks for ("" if nothing)
   [[nodiscard]] bool bound() const { return !node.empty(); }
 };
 
@@ -47,11 +48,13 @@ struct WorkloadEntry {
   std::string ns, name;
   std::string kind;  // as the admin API names it: Pod, KueuePodGroup, Job, PodGroup, Owner, ...
   // Whatever order its pods' events came in: the first member's team, the highest priority of
-  // its members and that member's class, the largest size a member declares (1 for a lone pod).
+  // its members and that member's class, the largest size a member declares (1 for a lone pod),
+  // the instance type the first member that names one asks for.
   NameId team = kNoTeam;
   int32_t priority = 0;
   std::string priority_class;
   int32_t declared = 0;
+  std::string instance_type;
   std::vector<WorkloadMember> members;  // by name
 };
 
@@ -66,9 +69,10 @@ class WorkloadTable {
   // namespace, name, kind).
   using Ordered = std::map<std::string, WorkloadEntry, std::less<>>;
 
-  // A pod's current state: it joins (or moves to) the workload `ref` names.
+  // A pod's current state: it joins (or moves to) the workload `ref` names. `instance_type`:
+  // the one its node selector asks for ("" if none).
   void Put(const Pod& pod, NameId team, const ResourceList& request, const WorkloadRef& ref,
-           int32_t priority, std::string priority_class);
+           int32_t priority, std::string priority_class, std::string instance_type = "");
   // A pod gone, terminal or no longer governed.
   void Remove(std::string_view uid);
   // The uids of the members of workload `key`.
