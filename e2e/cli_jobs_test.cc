@@ -100,8 +100,14 @@ class CliJobsTest : public ScenarioTest {
       rapidjson::Document pod;
       pod.Parse(json.c_str());
       const auto& meta = pod["metadata"];
-      if (!meta.HasMember("labels") || !meta["labels"].HasMember("job-name")) continue;
-      if (meta["labels"]["job-name"].GetString() == job) out.push_back(std::move(pod));
+      if (!meta.HasMember("labels")) continue;
+      // A Job's pods, or a PyTorchJob's (as the training operator labels them).
+      for (const char* label : {"job-name", "training.kubeflow.org/job-name"}) {
+        if (meta["labels"].HasMember(label) && meta["labels"][label].GetString() == job) {
+          out.push_back(std::move(pod));
+          break;
+        }
+      }
     }
     return out;
   }
@@ -330,6 +336,59 @@ TEST_F(CliJobsTest, WithoutTheConsoleKubernetesCommandsWorkAndSayWhatIsMissing) 
   CliRun direct = Ok({"top", "teams", "--console-url",
                       "http://127.0.0.1:" + std::to_string(h().extender().console_port())});
   EXPECT_NE(direct.out.find("TEAM   INSTANCE-TYPE"), std::string::npos) << direct.out;
+}
+
+// Where the Kubeflow training operator's CRD is served, `job submit` creates a PyTorchJob: its
+// Master and Worker pods are one gang to taskgov, admitted whole, explained, suspended and
+// resumed through runPolicy.suspend, and deleted with it.
+TEST_F(CliJobsTest, APyTorchJobIsOneGangFromSubmitToDelete) {
+  h().api().SetServed("pytorchjobs", true);
+  CliRun submitted =
+      Ok({"job", "submit", "pt", "-n", kNs, "--image", "pytorch:2.3", "--instance-type", kP5,
+          "--accelerators", "4", "--node-count", "2", "--priority", "training"});
+  EXPECT_NE(submitted.out.find("pytorchjob/pt created in namespace hyperpod-ns-a (PyTorchJob"),
+            std::string::npos)
+      << submitted.out;
+  std::set<std::string> names;
+  for (const auto& pod : PodsOf("pt")) names.insert(pod["metadata"]["name"].GetString());
+  EXPECT_EQ(names, (std::set<std::string>{"pt-master-0", "pt-worker-0"}));
+  EXPECT_EQ(State("pt"), "Pending");
+  ASSERT_TRUE(h().Sync().ok());
+  common::Result<common::testing::HttpReply> workload =
+      h().extender().Admin("/api/v1/workloads/" + std::string(kNs) + "/pt");
+  ASSERT_TRUE(workload.ok() && workload->status == 200)
+      << (workload.ok() ? workload->body : workload.error().message);
+  rapidjson::Document w;
+  w.Parse(workload->body.c_str());
+  EXPECT_STREQ(w["items"][0]["kind"].GetString(), "PyTorchJob");
+  EXPECT_EQ(w["items"][0]["declaredPods"].GetInt(), 2);  // Master 1 + Worker 1
+  EXPECT_EQ(SchedulePending("pt"), 2) << h().Logs();
+  EXPECT_EQ(State("pt"), "Running");
+
+  // A second one over a's quota (8 GPUs, in use by pt; Lend: no borrowing) waits, whole.
+  Ok({"job", "submit", "pt2", "-n", kNs, "--image", "pytorch:2.3", "--instance-type", kP5,
+      "--accelerators", "4", "--node-count", "2"});
+  EXPECT_EQ(SchedulePending("pt2"), 0);
+  rapidjson::Document why;
+  why.Parse(Ok({"job", "why", "pt2", "-n", kNs, "-o", "json"}).out.c_str());
+  ASSERT_TRUE(why.IsObject());
+  EXPECT_STREQ(why["workloadKind"].GetString(), "PyTorchJob");
+  EXPECT_STREQ(why["outlook"].GetString(), "Waiting");
+  EXPECT_STREQ(why["need"][kGpu].GetString(), "8");  // the whole gang's
+
+  // Suspended: its replicas are deleted; resumed: created again, waiting as one gang.
+  Ok({"job", "suspend", "pt2", "-n", kNs});
+  EXPECT_TRUE(PodsOf("pt2").empty());
+  EXPECT_EQ(State("pt2"), "Suspended");
+  Ok({"job", "resume", "pt2", "-n", kNs});
+  EXPECT_EQ(PodsOf("pt2").size(), 2u);
+  EXPECT_EQ(SchedulePending("pt2"), 0);
+  // Deleting the running one frees its quota; the waiting one is admitted whole.
+  Ok({"job", "delete", "pt", "-n", kNs});
+  EXPECT_TRUE(PodsOf("pt").empty());
+  ASSERT_TRUE(h().Sync().ok());
+  EXPECT_EQ(SchedulePending("pt2"), 2) << h().Logs();
+  EXPECT_EQ(State("pt2"), "Running");
 }
 
 // The console checking tokens, as deployed: the API server keeps the caller's Authorization

@@ -9,6 +9,7 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <array>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -18,6 +19,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <cctype>
 #include <condition_variable>
 #include <ctime>
 #include <deque>
@@ -629,6 +631,9 @@ class FakeApiServer::Impl {
   // The Job controller (options_.simulate_job_controller); job_controller_busy_ keeps its own
   // writes from re-entering it.
   void JobWrittenLocked(const std::string& job_json);
+  // As the Kubeflow training operator: a PyTorchJob's replicas as pods.
+  void PyTorchJobWrittenLocked(const std::string& job_json);
+  // A Job's or PyTorchJob's pods go with it.
   void JobDeletedLocked(const std::string& job_json);
   void OwnedPodChangedLocked(const std::string& pod_json);
   Reply Control(Incoming& in);
@@ -1160,6 +1165,7 @@ Reply FakeApiServer::Impl::WriteLocked(const ResourceType& type, Document& doc, 
   if (stored_json != nullptr) *stored_json = json;
   if (job_controller_ && !job_controller_busy_) {
     if (type.plural == "jobs") JobWrittenLocked(json);
+    if (type.plural == "pytorchjobs") PyTorchJobWrittenLocked(json);
     if (type.plural == "pods") OwnedPodChangedLocked(json);
   }
   return Reply{prev.empty() ? 201 : 200, json};
@@ -1179,7 +1185,7 @@ bool FakeApiServer::Impl::DeleteLocked(const ResourceType& type, const std::stri
   const std::string json = Serialize(doc);
   CommitLocked(type, stored.ns, "DELETED", json, stored.json);
   if (job_controller_ && !job_controller_busy_) {
-    if (type.plural == "jobs") JobDeletedLocked(json);
+    if (type.plural == "jobs" || type.plural == "pytorchjobs") JobDeletedLocked(json);
     if (type.plural == "pods") OwnedPodChangedLocked(json);
   }
   return true;
@@ -1925,17 +1931,18 @@ bool OwnedBy(const Value& pod, const std::string& uid) {
   return false;
 }
 
-// The controller owner's uid when it is a Job, else "".
-std::string OwnerJobUid(const Value& pod) {
+// The controller owner of a pod when it is a Job or a PyTorchJob: its kind's plural and uid.
+std::pair<std::string, std::string> OwnerJob(const Value& pod) {
   const Value* meta = Member(pod, "metadata");
   const Value* owners = meta == nullptr ? nullptr : Member(*meta, "ownerReferences");
-  if (owners == nullptr || !owners->IsArray()) return "";
+  if (owners == nullptr || !owners->IsArray()) return {};
   for (const Value& o : owners->GetArray()) {
-    if (PathText(o, "kind") == "Job" && PathText(o, "controller") == "true") {
-      return PathText(o, "uid");
-    }
+    if (PathText(o, "controller") != "true") continue;
+    const std::string kind = PathText(o, "kind");
+    if (kind == "Job") return {"jobs", PathText(o, "uid")};
+    if (kind == "PyTorchJob") return {"pytorchjobs", PathText(o, "uid")};
   }
-  return "";
+  return {};
 }
 
 void SetStringMember(Document& doc, Value& object, const char* name, const std::string& key,
@@ -1947,15 +1954,13 @@ void SetStringMember(Document& doc, Value& object, const char* name, const std::
   map.AddMember(k, Value(value.c_str(), doc.GetAllocator()), doc.GetAllocator());
 }
 
-// The pod of index `index` of `job`, from its template.
-std::string JobPodJson(const Value& job, int64_t index, const std::string& suffix) {
-  const std::string name = PathText(job, "metadata.name");
-  const std::string ns = PathText(job, "metadata.namespace");
-  const std::string uid = PathText(job, "metadata.uid");
+// A pod of `owner` (apiVersion, kind, name, uid) from `tmpl` (a pod template), named `name`,
+// with `labels` added and `owner` as its controller.
+Document OwnedPod(const Value* tmpl, const std::string& ns, const std::string& name,
+                  const std::vector<std::pair<std::string, std::string>>& labels,
+                  const std::array<std::string, 4>& owner) {
   Document pod(rapidjson::kObjectType);
   auto& a = pod.GetAllocator();
-  const Value* spec = Member(job, "spec");
-  const Value* tmpl = spec == nullptr ? nullptr : Member(*spec, "template");
   if (tmpl != nullptr && tmpl->IsObject()) {
     if (const Value* m = Member(*tmpl, "metadata"); m != nullptr && m->IsObject()) {
       pod.AddMember("metadata", Value(*m, a), a);
@@ -1965,29 +1970,39 @@ std::string JobPodJson(const Value& job, int64_t index, const std::string& suffi
     }
   }
   Value& meta = EnsureObject(pod, pod, "metadata");
-  SetString(pod, meta, "name", name + "-" + std::to_string(index) + "-" + suffix);
+  SetString(pod, meta, "name", name);
   SetString(pod, meta, "namespace", ns);
-  const std::string idx = std::to_string(index);
-  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
-           {"batch.kubernetes.io/controller-uid", uid},
-           {"batch.kubernetes.io/job-name", name},
-           {"controller-uid", uid},
-           {"job-name", name},
-           {"batch.kubernetes.io/job-completion-index", idx}}) {
-    SetStringMember(pod, meta, "labels", k, v);
-  }
-  SetStringMember(pod, meta, "annotations", "batch.kubernetes.io/job-completion-index", idx);
+  for (const auto& [k, v] : labels) SetStringMember(pod, meta, "labels", k, v);
   meta.RemoveMember("ownerReferences");
   Value owners(rapidjson::kArrayType);
-  Value owner(rapidjson::kObjectType);
-  owner.AddMember("apiVersion", "batch/v1", a);
-  owner.AddMember("kind", "Job", a);
-  owner.AddMember("name", Value(name.c_str(), a), a);
-  owner.AddMember("uid", Value(uid.c_str(), a), a);
-  owner.AddMember("controller", true, a);
-  owner.AddMember("blockOwnerDeletion", true, a);
-  owners.PushBack(owner, a);
+  Value ref(rapidjson::kObjectType);
+  ref.AddMember("apiVersion", Value(owner[0].c_str(), a), a);
+  ref.AddMember("kind", Value(owner[1].c_str(), a), a);
+  ref.AddMember("name", Value(owner[2].c_str(), a), a);
+  ref.AddMember("uid", Value(owner[3].c_str(), a), a);
+  ref.AddMember("controller", true, a);
+  ref.AddMember("blockOwnerDeletion", true, a);
+  owners.PushBack(ref, a);
   meta.AddMember("ownerReferences", owners, a);
+  return pod;
+}
+
+// The pod of index `index` of `job`, from its template.
+std::string JobPodJson(const Value& job, int64_t index, const std::string& suffix) {
+  const std::string name = PathText(job, "metadata.name");
+  const std::string uid = PathText(job, "metadata.uid");
+  const Value* spec = Member(job, "spec");
+  const std::string idx = std::to_string(index);
+  Document pod = OwnedPod(spec == nullptr ? nullptr : Member(*spec, "template"),
+                          PathText(job, "metadata.namespace"), name + "-" + idx + "-" + suffix,
+                          {{"batch.kubernetes.io/controller-uid", uid},
+                           {"batch.kubernetes.io/job-name", name},
+                           {"controller-uid", uid},
+                           {"job-name", name},
+                           {"batch.kubernetes.io/job-completion-index", idx}},
+                          {"batch/v1", "Job", name, uid});
+  SetStringMember(pod, pod["metadata"], "annotations", "batch.kubernetes.io/job-completion-index",
+                  idx);
   Value& pod_spec = EnsureObject(pod, pod, "spec");
   if (PathText(pod, "spec.hostname").empty())
     SetString(pod, pod_spec, "hostname", name + "-" + idx);
@@ -2082,6 +2097,67 @@ void FakeApiServer::Impl::JobWrittenLocked(const std::string& job_json) {
   job_controller_busy_ = false;
 }
 
+void FakeApiServer::Impl::PyTorchJobWrittenLocked(const std::string& job_json) {
+  Document job;
+  job.Parse(job_json.c_str());
+  if (job.HasParseError() || !job.IsObject()) return;
+  const std::string name = PathText(job, "metadata.name");
+  const std::string ns = PathText(job, "metadata.namespace");
+  const std::string uid = PathText(job, "metadata.uid");
+  const bool suspended = PathText(job, "spec.runPolicy.suspend") == "true";
+  job_controller_busy_ = true;
+  std::set<std::string> active;  // pod keys
+  for (const auto& [key, stored] : objects_["pods"]) {
+    if (stored.ns != ns) continue;
+    Document pod;
+    pod.Parse(stored.json.c_str());
+    const std::string phase = PathText(pod, "status.phase");
+    if (OwnedBy(pod, uid) && phase != "Succeeded" && phase != "Failed") active.insert(key);
+  }
+  if (suspended) {
+    for (const std::string& key : active) DeleteLocked(*TypeByPlural("pods"), key);
+    active.clear();
+  } else if (const Value* specs = Member(job, "spec");
+             specs != nullptr && (specs = Member(*specs, "pytorchReplicaSpecs")) != nullptr &&
+             specs->IsObject()) {
+    // Master first, then the Workers: "<job>-<type>-<index>", as the operator names them.
+    for (const char* type : {"Master", "Worker"}) {
+      const Value* spec = Member(*specs, type);
+      if (spec == nullptr || !spec->IsObject()) continue;
+      std::string lower = type;
+      lower[0] = static_cast<char>(std::tolower(lower[0]));
+      const int64_t replicas = std::max<int64_t>(0, IntAt(*spec, "replicas", 1));
+      for (int64_t i = 0; i < replicas; ++i) {
+        const std::string pod_name = name + "-" + lower + "-" + std::to_string(i);
+        if (active.count(ns + "/" + pod_name) > 0) continue;
+        Document pod = OwnedPod(Member(*spec, "template"), ns, pod_name,
+                                {{"training.kubeflow.org/job-name", name},
+                                 {"training.kubeflow.org/operator-name", "pytorchjob-controller"},
+                                 {"training.kubeflow.org/replica-type", lower},
+                                 {"training.kubeflow.org/replica-index", std::to_string(i)}},
+                                {"kubeflow.org/v1", "PyTorchJob", name, uid});
+        if (WriteLocked(*TypeByPlural("pods"), pod, true, false, nullptr).status < 300) {
+          active.insert(ns + "/" + pod_name);
+        }
+      }
+    }
+  }
+  auto& a = job.GetAllocator();
+  Value& status = EnsureObject(job, job, "status");
+  const std::string before = Serialize(status);
+  status.RemoveMember("conditions");
+  Value conditions(rapidjson::kArrayType);
+  Value c(rapidjson::kObjectType);
+  c.AddMember("type", rapidjson::StringRef(suspended ? "Suspended" : "Created"), a);
+  c.AddMember("status", "True", a);
+  conditions.PushBack(c, a);
+  status.AddMember("conditions", conditions, a);
+  if (Serialize(status) != before) {
+    WriteLocked(*TypeByPlural("pytorchjobs"), job, false, true, nullptr);
+  }
+  job_controller_busy_ = false;
+}
+
 void FakeApiServer::Impl::JobDeletedLocked(const std::string& job_json) {
   Document job;
   job.Parse(job_json.c_str());
@@ -2104,16 +2180,20 @@ void FakeApiServer::Impl::OwnedPodChangedLocked(const std::string& pod_json) {
   Document pod;
   pod.Parse(pod_json.c_str());
   if (pod.HasParseError() || !pod.IsObject()) return;
-  const std::string uid = OwnerJobUid(pod);
+  const auto [plural, uid] = OwnerJob(pod);
   if (uid.empty()) return;
   const std::string ns = PathText(pod, "metadata.namespace");
-  for (const auto& [key, stored] : objects_["jobs"]) {
+  for (const auto& [key, stored] : objects_[plural]) {
     if (stored.ns != ns) continue;
     Document job;
     job.Parse(stored.json.c_str());
     if (PathText(job, "metadata.uid") != uid) continue;
-    const std::string json = stored.json;  // JobWrittenLocked may replace the stored entry
-    JobWrittenLocked(json);
+    const std::string json = stored.json;  // the controller may replace the stored entry
+    if (plural == "jobs") {
+      JobWrittenLocked(json);
+    } else {
+      PyTorchJobWrittenLocked(json);
+    }
     return;
   }
 }

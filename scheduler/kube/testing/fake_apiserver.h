@@ -33,7 +33,11 @@
 //    batch.kubernetes.io/job-completion-index, a controller ownerReference, the index also as
 //    an annotation and hostname) unless spec.suspend; a suspended Job's active pods are deleted;
 //    a deleted pod of a running Job is created again; deleting the Job deletes its pods;
-//    status.active / succeeded / failed, startTime and the Suspended condition follow;
+//    status.active / succeeded / failed, startTime and the Suspended condition follow. With it,
+//    as the Kubeflow training operator: a PyTorchJob gets a pod per replica of Master, then
+//    Worker ("<job>-master-0", "<job>-worker-<i>", labels training.kubeflow.org/job-name,
+//    replica-type, replica-index; a controller ownerReference) unless spec.runPolicy.suspend,
+//    which deletes them; a deleted replica is created again; deleting it deletes its pods;
 //  * discovery: GET /apis/{group}/{version} lists the served resources of that group version
 //    (an APIResourceList; 404 when it serves none, as for an uninstalled CRD);
 //  * the service proxy: GET /api/v1/namespaces/{ns}/services/{[scheme:]name[:port]}/proxy/{path}

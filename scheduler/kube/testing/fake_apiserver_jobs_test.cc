@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <set>
 #include <string>
 
 #include "scheduler/common/testing/http_client.h"
@@ -121,6 +122,59 @@ TEST_F(FakeJobsTest, SuspendDeletesThePodsResumeCreatesThemDeleteCascades) {
   EXPECT_EQ(PodsOf("train").size(), 2u);
   EXPECT_EQ(Call("DELETE", std::string(kJobs) + "/train").status, 200);
   EXPECT_EQ(PodsOf("train").size(), 0u);
+}
+
+// As the Kubeflow training operator: one pod per replica, Master first, named by type and
+// index; runPolicy.suspend deletes them, a deleted replica comes back, deleting the job cascades.
+TEST_F(FakeJobsTest, APyTorchJobGetsAPodPerReplica) {
+  Start(true);
+  constexpr char kPyTorchJobs[] = "/apis/kubeflow.org/v1/namespaces/team/pytorchjobs";
+  auto replica = [](int n) {
+    return R"({"replicas":)" + std::to_string(n) +
+           R"(,"template":{"metadata":{"labels":{"app":"pt"}},"spec":{"containers":)"
+           R"([{"name":"pytorch","image":"img"}]}}})";
+  };
+  const std::string job = R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":)"
+                          R"({"name":"pt","namespace":"team"},"spec":{"runPolicy":{"suspend":)"
+                          R"(false},"pytorchReplicaSpecs":{"Master":)" +
+                          replica(1) + R"(,"Worker":)" + replica(2) + "}}}";
+  HttpReply created = Call("POST", kPyTorchJobs, job);
+  ASSERT_EQ(created.status, 201) << created.body;
+  const std::string uid = Parse(created.body)["metadata"]["uid"].GetString();
+  auto names = [&] {
+    std::set<std::string> out;
+    for (const std::string& json : api_->List("pods"))
+      out.insert(Parse(json)["metadata"]["name"].GetString());
+    return out;
+  };
+  EXPECT_EQ(names(), (std::set<std::string>{"pt-master-0", "pt-worker-0", "pt-worker-1"}));
+  rapidjson::Document worker = Parse(*api_->Get("pods", "team", "pt-worker-1"));
+  const auto& labels = worker["metadata"]["labels"];
+  EXPECT_STREQ(labels["training.kubeflow.org/job-name"].GetString(), "pt");
+  EXPECT_STREQ(labels["training.kubeflow.org/replica-type"].GetString(), "worker");
+  EXPECT_STREQ(labels["training.kubeflow.org/replica-index"].GetString(), "1");
+  EXPECT_STREQ(labels["app"].GetString(), "pt");
+  const auto& owner = worker["metadata"]["ownerReferences"][0];
+  EXPECT_STREQ(owner["kind"].GetString(), "PyTorchJob");
+  EXPECT_STREQ(owner["uid"].GetString(), uid.c_str());
+  EXPECT_TRUE(owner["controller"].GetBool());
+
+  ASSERT_TRUE(api_->Delete("pods", "team", "pt-worker-0"));
+  EXPECT_EQ(names().size(), 3u);  // created again
+
+  std::string suspended = *api_->Get("pytorchjobs", "team", "pt");
+  suspended.replace(suspended.find("\"suspend\":false"), 15, "\"suspend\":true");
+  ASSERT_EQ(Call("PUT", std::string(kPyTorchJobs) + "/pt", suspended).status, 200);
+  EXPECT_TRUE(names().empty());
+  EXPECT_STREQ(
+      Parse(*api_->Get("pytorchjobs", "team", "pt"))["status"]["conditions"][0]["type"].GetString(),
+      "Suspended");
+  std::string resumed = *api_->Get("pytorchjobs", "team", "pt");
+  resumed.replace(resumed.find("\"suspend\":true"), 14, "\"suspend\":false");
+  ASSERT_EQ(Call("PUT", std::string(kPyTorchJobs) + "/pt", resumed).status, 200);
+  EXPECT_EQ(names().size(), 3u);
+  EXPECT_EQ(Call("DELETE", std::string(kPyTorchJobs) + "/pt").status, 200);
+  EXPECT_TRUE(names().empty());
 }
 
 TEST_F(FakeJobsTest, SucceededPodsCompleteTheJob) {
