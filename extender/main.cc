@@ -81,14 +81,14 @@ common::Status CheckReadable(const std::string& path, std::string_view what) {
   return common::Status::Ok();
 }
 
-// {"webhook":W,"metrics":M} and, when the console listens, ,"console":C.
+// {"webhook":W,"metrics":M} and, when the console listens (`console` not 0), ,"console":C.
 common::Status WritePortFile(const std::string& path, uint16_t webhook, uint16_t metrics,
-                             std::optional<uint16_t> console) {
+                             uint16_t console) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << "{\"webhook\":" << webhook << ",\"metrics\":" << metrics;
-    if (console) out << ",\"console\":" << *console;
+    if (console != 0) out << ",\"console\":" << console;
     out << "}\n";
     if (!out) return common::Error{"cannot write port file '" + tmp + "'"};
   }
@@ -501,8 +501,7 @@ common::Status Start(Process& p) {
   }
 
   if (!p.flags.port_file.empty()) {
-    const std::optional<uint16_t> console =
-        p.console ? std::optional<uint16_t>(p.console->port()) : std::nullopt;
+    const uint16_t console = p.console ? p.console->port() : 0;  // a bound port is never 0
     if (common::Status s =
             WritePortFile(p.flags.port_file, p.webhooks->port(), p.health->port(), console);
         !s.ok()) {
