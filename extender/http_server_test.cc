@@ -566,6 +566,34 @@ TEST_F(HttpServerTest, TruncatedBodyIsRejectedAndNeverHandled) {
   EXPECT_EQ(calls_.load(), 1);  // only the whole request reached the handler
 }
 
+// Bodies of declared length are read whole, however they arrive: in the header's packet, with the
+// next request right behind them, or in pieces.
+TEST_F(HttpServerTest, PipelinedAndSplitBodiesAreReadWhole) {
+  StartServer();
+  int fd = RawConnect();
+  ASSERT_TRUE(SendAll(fd,
+                      "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nfirst"
+                      "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n\r\nsecond"
+                      "POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                      "Content-Length: 1000\r\n\r\n"));
+  const std::string big(1000, 'b');  // the fixture's limit is 1024
+  for (size_t at = 0; at < big.size(); at += 250) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(SendAll(fd, big.substr(at, 250)));
+  }
+  const std::string reply = ReadAll(fd);
+  ::close(fd);
+  const size_t first = reply.find("\r\n\r\nfirst");
+  const size_t second = reply.find("\r\n\r\nsecond");
+  const size_t third = reply.find("\r\n\r\n" + big);
+  EXPECT_NE(first, std::string::npos) << reply.substr(0, 300);
+  EXPECT_NE(second, std::string::npos) << reply.substr(0, 300);
+  EXPECT_NE(third, std::string::npos);
+  EXPECT_LT(first, second);
+  EXPECT_LT(second, third);
+  EXPECT_EQ(calls_.load(), 3);
+}
+
 TEST_F(HttpServerTest, TricklingBodyIsCutAtTheRequestDeadlineWhileOthersAreServed) {
   HttpServerOptions options;
   options.header_timeout = milliseconds(5000);
