@@ -17,7 +17,7 @@
 #include <sstream>
 
 #include "e2e/scenario_test_util.h"
-#include "extender/cli/commands.h"
+#include "extender/cli/testing/cli_fixture.h"
 
 namespace taskgov::e2e {
 namespace {
@@ -42,11 +42,7 @@ teams:
 
 constexpr char kNs[] = "hyperpod-ns-a";
 
-struct CliRun {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using cli::testing::CliRun;
 
 class CliJobsTest : public ScenarioTest {
  protected:
@@ -73,14 +69,7 @@ class CliJobsTest : public ScenarioTest {
       line += " " + (a.find(' ') == std::string::npos ? a : "'" + a + "'");
     }
     args.push_back("--kubeconfig=" + kubeconfig_);
-    std::ostringstream out, err;
-    cli::Environment env;
-    env.out = &out;
-    env.err = &err;
-    CliRun run;
-    run.code = cli::RunTaskgov(args, env);
-    run.out = out.str();
-    run.err = err.str();
+    CliRun run = cli::testing::CliFixture::RunOffline(args);
     if (getenv("E2E_VERBOSE") != nullptr)
       printf("%s\n%s%s", line.c_str(), run.out.c_str(), run.err.c_str());
     return run;

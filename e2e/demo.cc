@@ -28,7 +28,7 @@
 #include <sstream>
 
 #include "e2e/harness.h"
-#include "extender/cli/commands.h"
+#include "extender/cli/testing/cli_fixture.h"
 #include "metrics/testing/exposition.h"
 #include "scheduler/kube/testing/fake_apiserver.h"
 
@@ -677,45 +677,36 @@ class Demo {
     printf(
         "   An admin reads team c's allocation: each value, where it came from, and what c uses\n"
         "   now.\n");
-    const CliRun quota = Cli({"quota", "describe", "c"});
+    const cli::testing::CliRun quota = Cli({"quota", "describe", "c"});
     Check(quota.code == 0 && quota.out.find(kG5) != std::string::npos,
           "taskgov quota describe c shows c's ml.g5.12xlarge allocation");
     printf(
         "   A data scientist of team c submits a training job: 2 nodes of 4 GPUs each. c's quota\n"
         "   is 4 GPUs and c lends but never borrows, so the job cannot run as it is; taskgov says\n"
         "   why, rule by rule, and what would have to change.\n");
-    const CliRun submit =
+    const cli::testing::CliRun submit =
         Cli({"job", "submit", "c-train", "-n", Ns("c"), "--image", "pytorch:2.3", "--instance-type",
              kG5, "--accelerators", "4", "--node-count", "2", "--priority", "training"});
     Check(submit.code == 0, "taskgov job submit created the job");
     Check(h_->Sync().ok(), "the extender saw the job's pods");
-    const CliRun why = Cli({"job", "why", "c-train", "-n", Ns("c")});
+    const cli::testing::CliRun why = Cli({"job", "why", "c-train", "-n", Ns("c")});
     Check(why.code == 0 && why.out.find("NeverFits") != std::string::npos &&
               why.out.find("can never run as it is: " + std::string(kG5) +
                            ", borrowing: nvidia.com/gpu") != std::string::npos,
           "taskgov job why says c-train never fits c's quota");
-    const CliRun deleted = Cli({"job", "delete", "c-train", "-n", Ns("c")});
+    const cli::testing::CliRun deleted = Cli({"job", "delete", "c-train", "-n", Ns("c")});
     Check(deleted.code == 0, "taskgov job delete removed it");
   }
 
-  struct CliRun {
-    int code = -1;
-    std::string out;
-  };
-  // Runs `taskgov ARGS` against the demo's API server and prints it as a terminal would.
-  CliRun Cli(std::vector<std::string> args) {
+  // Runs `taskgov ARGS` against the demo's API server and prints it as a terminal would (its
+  // error output after its output).
+  cli::testing::CliRun Cli(std::vector<std::string> args) {
     std::string line = "   $ taskgov";
     for (const std::string& a : args) line += " " + a;
     printf("%s\n", line.c_str());
     args.push_back("--kubeconfig=" + kubeconfig_);
-    std::ostringstream out, err;
-    cli::Environment env;
-    env.out = &out;
-    env.err = &err;
-    CliRun run;
-    run.code = cli::RunTaskgov(args, env);
-    run.out = out.str() + err.str();
-    std::istringstream lines(run.out);
+    cli::testing::CliRun run = cli::testing::CliFixture::RunOffline(args);
+    std::istringstream lines(run.out + run.err);
     for (std::string l; std::getline(lines, l);) printf("   %s\n", l.c_str());
     return run;
   }
