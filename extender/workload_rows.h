@@ -45,7 +45,7 @@ struct WorkloadRow {
   std::string priority_class;
   int32_t declared = 0;
   std::string instance_type;  // what its pods' node selector asks for ("" if nothing)
-  size_t position = 0;  // among the team's pending workloads, from 1; 0: not pending
+  size_t position = 0;        // among the team's pending workloads, from 1; 0: not pending
   std::set<std::string> nodes;
   std::vector<PodRow> pods;  // by name
   std::string state;
@@ -128,7 +128,7 @@ class WorkloadRows {
  private:
   const scheduler::QuotaBook& book_;
   scheduler::ClusterState& cluster_;
-  std::string instance_type_label_;  // the policy's
+  std::string instance_type_label_;                 // the policy's
   std::unordered_map<std::string, Queued> queued_;  // the pending pods by uid
 };
 
