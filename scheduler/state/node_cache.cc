@@ -1,6 +1,7 @@
 #include "scheduler/state/node_cache.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 
 #include "scheduler/model/quantity.h"
@@ -38,7 +39,9 @@ void NodeCache::Upsert(const Node& node, const Policy& policy) {
   const NameId flavor = FlavorOfNode(policy, node.labels);
   auto placement = std::make_shared<const NodePlacement>(PlacementOf(node));
   std::unique_lock lock(mu_);
-  Record& record = nodes_[node.name];
+  auto [it, joined] = nodes_.try_emplace(node.name);
+  if (joined) ++membership_;
+  Record& record = it->second;
   record.placement = std::move(placement);
   record.allocatable = node.allocatable;
   record.allocatable_ids = ToIdAmounts(record.allocatable);
@@ -48,7 +51,36 @@ void NodeCache::Upsert(const Node& node, const Policy& policy) {
 
 bool NodeCache::Erase(const std::string& name) {
   std::unique_lock lock(mu_);
-  return nodes_.erase(name) > 0;
+  if (nodes_.erase(name) == 0) return false;
+  ++membership_;
+  return true;
+}
+
+uint64_t NodeCache::NextId() {
+  static std::atomic<uint64_t> next{1};  // relaxed: only uniqueness matters
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+const std::vector<const NodeCache::Record*>& NodeCache::Resolve(
+    const std::vector<std::string>& names) const {
+  struct Memo {
+    uint64_t cache = 0, membership = 0;
+    std::vector<std::string> names;
+    std::vector<const Record*> records;
+  };
+  thread_local Memo memo;
+  if (memo.cache == id_ && memo.membership == membership_ && memo.names == names) {
+    return memo.records;
+  }
+  memo.cache = id_;
+  memo.membership = membership_;
+  memo.names = names;
+  memo.records.resize(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto it = nodes_.find(names[i]);
+    memo.records[i] = it == nodes_.end() ? nullptr : &it->second;
+  }
+  return memo.records;
 }
 
 void NodeCache::Reflavor(const Policy& policy) {
@@ -99,10 +131,10 @@ void NodeCache::FitNodes(const std::vector<std::string>& names, const IdAmounts&
                          std::vector<NodeFit>* out) const {
   std::shared_lock lock(mu_);
   out->assign(names.size(), NodeFit{});
+  const std::vector<const Record*>& records = Resolve(names);
   for (size_t i = 0; i < names.size(); ++i) {
-    auto it = nodes_.find(names[i]);
-    if (it == nodes_.end()) continue;
-    const Record& n = it->second;
+    if (records[i] == nullptr) continue;
+    const Record& n = *records[i];
     NodeFit& fit = (*out)[i];
     fit.known = true;
     fit.flavor = n.flavor;
@@ -120,10 +152,10 @@ void NodeCache::PackNodes(const std::vector<std::string>& names, NameId resource
                           std::vector<NodePacking>* out) const {
   std::shared_lock lock(mu_);
   out->assign(names.size(), NodePacking{});
+  const std::vector<const Record*>& records = Resolve(names);
   for (size_t i = 0; i < names.size(); ++i) {
-    auto it = nodes_.find(names[i]);
-    if (it == nodes_.end()) continue;
-    const Record& n = it->second;
+    if (records[i] == nullptr) continue;
+    const Record& n = *records[i];
     NodePacking& p = (*out)[i];
     p.known = true;
     p.flavor = n.flavor;

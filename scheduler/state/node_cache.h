@@ -106,9 +106,16 @@ class NodeCache {
     int borrowing_pods = 0;
   };
   static NodeView ViewOf(const Record& record);
+  // The records of `names` (null: unknown), with mu_ held. kube-scheduler sends the same node
+  // list call after call: each thread keeps the last list it resolved and reuses it while no
+  // node joined or left (a string comparison per name instead of a hash lookup).
+  const std::vector<const Record*>& Resolve(const std::vector<std::string>& names) const;
 
+  static uint64_t NextId();
+  const uint64_t id_ = NextId();  // unique per instance, for Resolve's per-thread memo
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, Record> nodes_;  // by name
+  uint64_t membership_ = 0;  // bumped when a node joins or leaves (mu_ held exclusively)
 };
 
 }  // namespace taskgov::scheduler

@@ -1,0 +1,67 @@
+#include "scheduler/state/node_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "scheduler/testing/builders.h"
+
+namespace taskgov::scheduler {
+namespace {
+
+using testing::NodeBuilder;
+using testing::PolicyBuilder;
+
+constexpr char kFlavor[] = "ml.p5.48xlarge";
+
+class NodeCacheTest : public ::testing::Test {
+ protected:
+  void Add(NodeCache& cache, const std::string& name) {
+    cache.Upsert(NodeBuilder(name).InstanceType(kFlavor).Allocatable("nvidia.com/gpu", "8"),
+                 *policy_);
+  }
+  // Which of `names` the cache knows and has room for `gpus` on: "k" known with room, "f"
+  // known and full, "-" unknown.
+  static std::string Fits(const NodeCache& cache, const std::vector<std::string>& names, int gpus) {
+    std::vector<NodeFit> fits;
+    cache.FitNodes(names, ToIdAmounts(ResourceList{{"nvidia.com/gpu", gpus}}), &fits);
+    std::string out;
+    for (const NodeFit& f : fits) out += !f.known ? '-' : f.room ? 'k' : 'f';
+    return out;
+  }
+  PolicyPtr policy_ = PolicyBuilder().Team("a").Quota(kFlavor, "nvidia.com/gpu", 8).Build();
+};
+
+// The same list asked again and again (as kube-scheduler sends it) still sees nodes join and
+// leave, and the use on them change.
+TEST_F(NodeCacheTest, ARepeatedNodeListFollowsJoinsLeavesAndUse) {
+  NodeCache cache;
+  Add(cache, "n0");
+  Add(cache, "n1");
+  const std::vector<std::string> names = {"n0", "n1", "n2"};
+  EXPECT_EQ(Fits(cache, names, 4), "kk-");
+  EXPECT_EQ(Fits(cache, names, 4), "kk-");
+  Add(cache, "n2");
+  EXPECT_EQ(Fits(cache, names, 4), "kkk");
+  ASSERT_TRUE(cache.AddUsage("n1", ResourceList{{"nvidia.com/gpu", 6}}).has_value());
+  EXPECT_EQ(Fits(cache, names, 4), "kfk");
+  EXPECT_TRUE(cache.Erase("n0"));
+  EXPECT_EQ(Fits(cache, names, 4), "-fk");
+  Add(cache, "n0");
+  EXPECT_EQ(Fits(cache, names, 4), "kfk");
+  EXPECT_EQ(Fits(cache, {"n2", "n0"}, 4), "kk");  // another list
+}
+
+// Two caches asked for the same names on one thread answer each for itself.
+TEST_F(NodeCacheTest, EachCacheAnswersForItsOwnNodes) {
+  NodeCache first, second;
+  Add(first, "n0");
+  const std::vector<std::string> names = {"n0"};
+  EXPECT_EQ(Fits(first, names, 1), "k");
+  EXPECT_EQ(Fits(second, names, 1), "-");
+  EXPECT_EQ(Fits(first, names, 1), "k");
+}
+
+}  // namespace
+}  // namespace taskgov::scheduler
