@@ -628,9 +628,11 @@ HttpResponse AdminApi::Workloads(const HttpRequest& request, const ConsoleViewer
   };
   const WorkloadRows rows(*sources_.book, *sources_.cluster);
   Page page = rows.Read([&](const WorkloadRows::Reader& r) {
+    const std::vector<WorkloadRows::Item> items = r.Items();
     std::vector<std::pair<std::string_view, WorkloadRows::Item>> ordered, hidden;
     std::vector<std::string> hidden_keys;
-    for (const WorkloadRows::Item& item : r.Items()) {
+    hidden_keys.reserve(items.size());  // never reallocated: `hidden` holds views of its strings
+    for (const WorkloadRows::Item& item : items) {
       const std::string_view team_name = scheduler::TeamNames().Name(r.Team(item));
       const bool sees = viewer.Sees(team_name);
       if (team != nullptr && team_name != *team) continue;
@@ -639,11 +641,11 @@ HttpResponse AdminApi::Workloads(const HttpRequest& request, const ConsoleViewer
       if (sees) {
         ordered.emplace_back(item.order, item);
       } else {
-        hidden_keys.push_back("~" + std::string(team_name) + "/" + HiddenKey(r.Key(item)));
-        hidden.emplace_back(std::string_view(), item);
+        hidden.emplace_back(
+            hidden_keys.emplace_back("~" + std::string(team_name) + "/" + HiddenKey(r.Key(item))),
+            item);
       }
     }
-    for (size_t i = 0; i < hidden.size(); ++i) hidden[i].first = hidden_keys[i];
     std::sort(hidden.begin(), hidden.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     ordered.insert(ordered.end(), hidden.begin(), hidden.end());

@@ -31,13 +31,14 @@ std::string StateOf(const Tally& t, int32_t declared, GangHolds gang_holds) {
   return "Pending";
 }
 
-std::string_view MemberState(const WorkloadMember& m, const scheduler::QuotaBook& book) {
-  if (m.bound()) return m.terminating ? "Terminating" : "Running";
-  return book.Holds(m.uid) ? "Admitted" : "Pending";
+// A pod not on a node: Admitted while it holds a reservation.
+std::string_view WaitingState(const scheduler::QuotaBook& book, std::string_view uid) {
+  return book.Holds(uid) ? "Admitted" : "Pending";
 }
 
-std::string KeyOfPending(const scheduler::PendingPod& p) {
-  return p.gang.empty() ? "pod/" + p.key : p.gang;
+std::string_view MemberState(const WorkloadMember& m, const scheduler::QuotaBook& book) {
+  if (m.bound()) return m.terminating ? "Terminating" : "Running";
+  return WaitingState(book, m.uid);
 }
 
 }  // namespace
@@ -60,7 +61,9 @@ WorkloadRows::WorkloadRows(const scheduler::QuotaBook& book, scheduler::ClusterS
     const scheduler::NameId id = scheduler::TeamNames().Intern(team.name);
     std::map<std::string, size_t> places;  // workload key → place
     for (scheduler::PendingQueues::Queued& q : cluster.pending().QueueOf(id, by_priority)) {
-      const size_t place = places.emplace(KeyOfPending(q.pod), places.size() + 1).first->second;
+      const size_t place =
+          places.emplace(scheduler::WorkloadKeyOf(q.pod.gang, q.pod.key), places.size() + 1)
+              .first->second;
       std::string uid = q.pod.uid;
       queued_.emplace(std::move(uid), Queued{std::move(q.pod), q.refused, q.refused_ms, place});
     }
@@ -76,18 +79,16 @@ WorkloadRows::Reader::Reader(const WorkloadRows& rows, const scheduler::Workload
   for (const auto& [uid, q] : rows.queued_) {
     if (view.HasPod(uid)) continue;
     const scheduler::PendingPod& p = q.pod;
-    const std::string key = KeyOfPending(p);
+    const std::string key = scheduler::WorkloadKeyOf(p.gang, p.key);
     if (const WorkloadEntry* entry = view.Find(key)) {
       extras_[entry->key].push_back(&q);
       continue;
     }
-    const size_t slash = p.key.find('/');
-    const std::string ns = p.key.substr(0, slash);
-    const std::string name = slash == std::string::npos ? p.key : p.key.substr(slash + 1);
     auto order = order_of.find(key);
     if (order == order_of.end()) {
+      const auto [ns, name] = scheduler::SplitKey(p.key);
       const std::string kind = p.gang.empty() ? "Pod" : "Unknown";  // its pods were never listed
-      order = order_of.emplace(key, ns + "/" + name + "/" + kind + "/" + key).first;
+      order = order_of.emplace(key, scheduler::WorkloadOrderKey(ns, name, kind, key)).first;
       WorkloadRow& w = loose[order->second];
       w.key = key;
       w.ns = ns;
@@ -96,8 +97,8 @@ WorkloadRows::Reader::Reader(const WorkloadRows& rows, const scheduler::Workload
       w.team = p.team;
       w.declared = p.gang.empty() ? 1 : p.workload_size;
       w.priority = p.priority;
-      auto selected = p.node_selector.find(rows.instance_type_label_);
-      if (selected != p.node_selector.end()) w.instance_type = selected->second;
+      w.instance_type =
+          scheduler::RequestedInstanceType(p.node_selector, rows.instance_type_label_);
     }
     WorkloadRow& w = loose[order->second];
     w.pods.push_back(FilterOnlyPod(q, &w));
@@ -178,7 +179,7 @@ std::string WorkloadRows::Reader::State(const Item& item) const {
   Tally t;
   for (const WorkloadMember& m : e.members) t.Add(MemberState(m, rows_.book_));
   if (const auto* extras = ExtrasOf(e)) {
-    for (const Queued* q : *extras) t.Add(rows_.book_.Holds(q->pod.uid) ? "Admitted" : "Pending");
+    for (const Queued* q : *extras) t.Add(WaitingState(rows_.book_, q->pod.uid));
   }
   return StateOf(t, e.declared, [&] { return GangHolds(e.kind, e.key); });
 }
@@ -229,12 +230,12 @@ void WorkloadRows::Reader::Queue(const Queued& q, PodRow* row, WorkloadRow* w) {
 
 PodRow WorkloadRows::Reader::FilterOnlyPod(const Queued& q, WorkloadRow* w) const {
   const scheduler::PendingPod& p = q.pod;
-  const size_t slash = p.key.find('/');
+  const auto [ns, name] = scheduler::SplitKey(p.key);
   PodRow row;
-  row.ns = p.key.substr(0, slash);
-  row.name = slash == std::string::npos ? p.key : p.key.substr(slash + 1);
+  row.ns = ns;
+  row.name = name;
   row.uid = p.uid;
-  row.state = rows_.book_.Holds(p.uid) ? "Admitted" : "Pending";
+  row.state = WaitingState(rows_.book_, p.uid);
   row.request = p.request;
   row.created_ms = p.created_ms;
   Queue(q, &row, w);

@@ -117,15 +117,14 @@ std::string Amounts(const ResourceList& list) {
   return out.empty() ? std::string("nothing") : out;
 }
 
-// The candidate nodes of `flavor`; false (and `never`) when there are none.
-bool NodesCheck(const Snapshot& snap, NameId flavor, FlavorExplanation* fe, bool* never) {
+// The candidate nodes of `flavor`; false (a lasting failure) when there are none.
+bool NodesCheck(const Snapshot& snap, NameId flavor, FlavorExplanation* fe) {
   const size_t count = std::count_if(snap.fits.begin(), snap.fits.end(),
                                      [&](const NodeFit& f) { return f.flavor == flavor; });
   if (count == 0) {
     fe->checks.push_back(Failed("nodes", "the cluster has no " + fe->flavor + " node",
                                 fe->flavor + " nodes must join the cluster"));
     fe->checks.back().lasting = true;
-    *never = true;
     return false;
   }
   fe->checks.push_back(Passed(
@@ -134,7 +133,7 @@ bool NodesCheck(const Snapshot& snap, NameId flavor, FlavorExplanation* fe, bool
 }
 
 void RoomCheck(const Snapshot& snap, const ClusterState& cluster, NameId flavor,
-               FlavorExplanation* fe, bool* never) {
+               FlavorExplanation* fe) {
   const Subject& me = snap.subject;
   size_t roomy = 0, count = 0;
   for (const NodeFit& f : snap.fits) {
@@ -152,7 +151,6 @@ void RoomCheck(const Snapshot& snap, const ClusterState& cluster, NameId flavor,
     fe->checks.push_back(Failed("room", "it asks for a resource no node has (" + want + ")",
                                 "ask only for resources the nodes offer"));
     fe->checks.back().lasting = true;
-    *never = true;
     return;
   }
   const NodeRoom room = RoomOf(cluster.nodes(), flavor, me.request);
@@ -163,7 +161,6 @@ void RoomCheck(const Snapshot& snap, const ClusterState& cluster, NameId flavor,
     fe->checks.push_back(Failed("room", std::move(detail) + "; no node is that big",
                                 "ask for at most what one " + fe->flavor + " node has"));
     fe->checks.back().lasting = room.schedulable > 0;
-    *never = room.schedulable > 0;
     return;
   }
   fe->checks.push_back(
@@ -264,8 +261,7 @@ std::string LineChange(const Subject& me, const std::string& flavor, const Quota
          ": other teams' borrowed pods finishing or reclaimed, or more quota lent to it";
 }
 
-void QuotaCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanation* fe,
-                bool* never) {
+void QuotaCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanation* fe) {
   const Subject& me = snap.subject;
   if (me.held) {
     fe->checks.push_back(Passed("quota", "its gang holds the quota it needs on " + fe->flavor));
@@ -280,7 +276,6 @@ void QuotaCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanatio
     fits = false;
     change += (change.empty() ? "" : "; ") + LineChange(me, fe->flavor, l, mode, &lasting);
   }
-  if (lasting) *never = true;
   if (fe->quota.empty()) detail = "no resource it asks for is governed on " + fe->flavor;
   if (me.estimated_members > 0) {
     detail += " (counting its " + std::to_string(me.estimated_members) +
@@ -298,22 +293,23 @@ FlavorExplanation ExplainFlavor(Snapshot& snap, const ClusterState& cluster, con
   FlavorExplanation fe;
   fe.flavor = fq.flavor;
   fe.mode = mode;
-  bool never_here = false;
-  if (NodesCheck(snap, flavor, &fe, &never_here)) {
+  if (NodesCheck(snap, flavor, &fe)) {
     if (me.held && snap.gang->flavor != flavor) {
       fe.checks.push_back(Failed(
           "gangFlavor",
           me.workload.display + " holds its quota on " + FlavorNames().Name(snap.gang->flavor),
           "none here: it runs where its gang holds quota"));
     }
-    RoomCheck(snap, cluster, flavor, &fe, &never_here);
+    RoomCheck(snap, cluster, flavor, &fe);
     QueueCheck(snap, flavor, mode, &fe);
     if (mode == Mode::kBorrowing) FairShareCheck(snap, cluster, flavor, &fe);
   }
-  QuotaCheck(snap, flavor, mode, &fe, &never_here);
+  QuotaCheck(snap, flavor, mode, &fe);
   fe.admissible =
       std::all_of(fe.checks.begin(), fe.checks.end(), [](const Check& c) { return c.passed; });
-  *never = *never && never_here;
+  // It never fits while every flavor has a failure that lasts.
+  *never = *never && std::any_of(fe.checks.begin(), fe.checks.end(),
+                                 [](const Check& c) { return !c.passed && c.lasting; });
   return fe;
 }
 

@@ -279,10 +279,9 @@ void ClusterState::TabulateLocked(const PodRecord& record) {
     return;
   }
   const Policy& policy = *teams_.policy();
-  auto selected = pod.node_selector.find(policy.instance_type_label);
   workloads_.Put(pod, record.team, RequestOf(pod), teams_.WorkloadOf(pod),
                  ResolvePriority(policy, pod), PriorityClassOf(policy, pod),
-                 selected == pod.node_selector.end() ? "" : selected->second);
+                 RequestedInstanceType(pod.node_selector, policy.instance_type_label));
 }
 
 // ---- nodes ----

@@ -20,32 +20,50 @@ std::string_view WorkloadKindOf(const WorkloadRef& ref) {
   }
 }
 
-std::string WorkloadKeyOf(const WorkloadRef& ref, std::string_view pod_key) {
-  if (!ref.key.empty()) return ref.key;
+std::string WorkloadKeyOf(std::string_view gang_key, std::string_view pod_key) {
+  if (!gang_key.empty()) return std::string(gang_key);
   std::string key = "pod/";
   key += pod_key;
   return key;
+}
+
+std::string WorkloadOrderKey(std::string_view ns, std::string_view name, std::string_view kind,
+                             std::string_view key) {
+  std::string order;
+  order.reserve(ns.size() + name.size() + kind.size() + key.size() + 3);
+  order.append(ns).append("/").append(name).append("/").append(kind).append("/").append(key);
+  return order;
+}
+
+std::pair<std::string_view, std::string_view> SplitKey(std::string_view key) {
+  const size_t slash = key.find('/');
+  if (slash == std::string_view::npos) return {std::string_view(), key};
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+std::string RequestedInstanceType(const Labels& node_selector, std::string_view label) {
+  auto selected = node_selector.find(label);
+  return selected == node_selector.end() ? "" : selected->second;
 }
 
 void WorkloadTable::Put(const Pod& pod, NameId team, const ResourceList& request,
                         const WorkloadRef& ref, int32_t priority, std::string priority_class,
                         std::string instance_type) {
   const std::string pod_key = pod.key();
-  std::string key = WorkloadKeyOf(ref, pod_key);
+  std::string key = WorkloadKeyOf(ref.key, pod_key);
   std::unique_lock lock(mu_);
   if (auto was = workload_of_.find(pod.uid); was != workload_of_.end() && was->second != key) {
     RemoveLocked(pod.uid);  // it moved to another workload
   }
   auto order = order_of_.find(key);
   if (order == order_of_.end()) {
-    const std::string_view display = ref.display.empty() ? pod_key : ref.display;
-    const size_t slash = display.find('/');
+    const auto [ns, name] = SplitKey(ref.display.empty() ? pod_key : ref.display);
     WorkloadEntry entry;
-    entry.ns = slash == std::string_view::npos ? pod.namespace_ : display.substr(0, slash);
-    entry.name = slash == std::string_view::npos ? display : display.substr(slash + 1);
+    entry.ns = ns.empty() ? pod.namespace_ : ns;
+    entry.name = name;
     entry.kind = WorkloadKindOf(ref);
     entry.key = key;
-    std::string order_key = entry.ns + "/" + entry.name + "/" + entry.kind + "/" + key;
+    std::string order_key = WorkloadOrderKey(entry.ns, entry.name, entry.kind, key);
     ordered_.emplace(order_key, std::move(entry));
     order = order_of_.emplace(key, std::move(order_key)).first;
   }

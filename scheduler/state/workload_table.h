@@ -60,8 +60,18 @@ struct WorkloadEntry {
 
 // The admin API's kind of a workload: the object that declares the gang, or Pod for a lone pod.
 [[nodiscard]] std::string_view WorkloadKindOf(const WorkloadRef& ref);
-// The table key of a workload: its gang key, or "pod/<ns>/<name>" for a lone pod.
-[[nodiscard]] std::string WorkloadKeyOf(const WorkloadRef& ref, std::string_view pod_key);
+// The table key of a workload: its gang key (WorkloadRef::key, PendingPod::gang), or
+// "pod/<ns>/<name>" for a lone pod (`gang_key` empty).
+[[nodiscard]] std::string WorkloadKeyOf(std::string_view gang_key, std::string_view pod_key);
+// The table's order key of a workload: "<ns>/<name>/<kind>/<key>".
+[[nodiscard]] std::string WorkloadOrderKey(std::string_view ns, std::string_view name,
+                                           std::string_view kind, std::string_view key);
+// "<ns>/<name>" split in two; no '/': an empty namespace and the whole as the name.
+[[nodiscard]] std::pair<std::string_view, std::string_view> SplitKey(std::string_view key);
+// The instance type a node selector asks for under the policy's instance-type `label` ("" if
+// none).
+[[nodiscard]] std::string RequestedInstanceType(const Labels& node_selector,
+                                                std::string_view label);
 
 class WorkloadTable {
  public:

@@ -631,6 +631,9 @@ class FakeApiServer::Impl {
   // The Job controller (options_.simulate_job_controller); job_controller_busy_ keeps its own
   // writes from re-entering it.
   void JobWrittenLocked(const std::string& job_json);
+  // The pods in `ns` whose owner is `uid`, by key.
+  std::vector<std::pair<std::string, Document>> OwnedPodsLocked(const std::string& ns,
+                                                                const std::string& uid);
   // As the Kubeflow training operator: a PyTorchJob's replicas as pods.
   void PyTorchJobWrittenLocked(const std::string& job_json);
   // A Job's or PyTorchJob's pods go with it.
@@ -2011,6 +2014,18 @@ std::string JobPodJson(const Value& job, int64_t index, const std::string& suffi
 
 }  // namespace
 
+std::vector<std::pair<std::string, Document>> FakeApiServer::Impl::OwnedPodsLocked(
+    const std::string& ns, const std::string& uid) {
+  std::vector<std::pair<std::string, Document>> owned;
+  for (const auto& [key, stored] : objects_["pods"]) {
+    if (stored.ns != ns) continue;
+    Document pod;
+    pod.Parse(stored.json.c_str());
+    if (OwnedBy(pod, uid)) owned.emplace_back(key, std::move(pod));
+  }
+  return owned;
+}
+
 void FakeApiServer::Impl::JobWrittenLocked(const std::string& job_json) {
   Document job;
   job.Parse(job_json.c_str());
@@ -2026,11 +2041,7 @@ void FakeApiServer::Impl::JobWrittenLocked(const std::string& job_json) {
   std::map<int64_t, std::string> active;  // index → pod key
   std::set<int64_t> succeeded;
   int64_t failed = 0;
-  for (const auto& [key, stored] : objects_["pods"]) {
-    if (stored.ns != ns) continue;
-    Document pod;
-    pod.Parse(stored.json.c_str());
-    if (!OwnedBy(pod, uid)) continue;
+  for (const auto& [key, pod] : OwnedPodsLocked(ns, uid)) {
     const std::string phase = PathText(pod, "status.phase");
     const Value* meta = Member(pod, "metadata");
     const Value* annotations = meta == nullptr ? nullptr : Member(*meta, "annotations");
@@ -2107,12 +2118,9 @@ void FakeApiServer::Impl::PyTorchJobWrittenLocked(const std::string& job_json) {
   const bool suspended = PathText(job, "spec.runPolicy.suspend") == "true";
   job_controller_busy_ = true;
   std::set<std::string> active;  // pod keys
-  for (const auto& [key, stored] : objects_["pods"]) {
-    if (stored.ns != ns) continue;
-    Document pod;
-    pod.Parse(stored.json.c_str());
+  for (const auto& [key, pod] : OwnedPodsLocked(ns, uid)) {
     const std::string phase = PathText(pod, "status.phase");
-    if (OwnedBy(pod, uid) && phase != "Succeeded" && phase != "Failed") active.insert(key);
+    if (phase != "Succeeded" && phase != "Failed") active.insert(key);
   }
   if (suspended) {
     for (const std::string& key : active) DeleteLocked(*TypeByPlural("pods"), key);
@@ -2165,12 +2173,7 @@ void FakeApiServer::Impl::JobDeletedLocked(const std::string& job_json) {
   const std::string ns = PathText(job, "metadata.namespace");
   const std::string uid = PathText(job, "metadata.uid");
   std::vector<std::string> owned;
-  for (const auto& [key, stored] : objects_["pods"]) {
-    if (stored.ns != ns) continue;
-    Document pod;
-    pod.Parse(stored.json.c_str());
-    if (OwnedBy(pod, uid)) owned.push_back(key);
-  }
+  for (const auto& [key, pod] : OwnedPodsLocked(ns, uid)) owned.push_back(key);
   job_controller_busy_ = true;
   for (const std::string& key : owned) DeleteLocked(*TypeByPlural("pods"), key);
   job_controller_busy_ = false;
