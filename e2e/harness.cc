@@ -491,6 +491,9 @@ common::Status Harness::Start() {
   api_client_ = std::make_unique<common::testing::HttpClient>("127.0.0.1", api_->port(),
                                                               std::chrono::seconds(2));
   if (common::Status s = LoadCluster(); !s.ok()) return s;
+  if (options_.preload) {
+    if (common::Status s = options_.preload(*api_); !s.ok()) return s;
+  }
   ReadNodesFromApi();
   config_dir_ = std::make_unique<ConfigDir>(work_dir_ + "/config");
   if (common::Status s = config_dir_->Write(options_.config); !s.ok()) return s;

@@ -291,6 +291,9 @@ struct HarnessOptions {
   // Installed in the fake API server before the extenders start (e.g. a withheld pod LIST).
   std::vector<scheduler::kube::testing::FaultRule> api_faults;
   bool wait_ready = true;  // false: Start() does not wait for the first extender's /readyz
+  // Runs once the cluster (nodes, namespaces) is loaded and before any extender starts: objects
+  // the extenders must find at their first LIST (e.g. a large cluster's pods).
+  std::function<common::Status(scheduler::kube::testing::FakeApiServer&)> preload;
 };
 
 class Harness {

@@ -1,5 +1,6 @@
 #include "scheduler/ledger/quota_book.h"
 
+#include <algorithm>
 #include <bitset>
 #include <set>
 #include <string>
@@ -144,6 +145,7 @@ std::variant<Charge, Refusal> QuotaBook::Assume(Ledger::Session& session, std::s
     reservation.expires_ms = clock_->NowMs() + ttl_ms;
     reservation.meta = meta;
     reservation.meta.admitted_ms = clock_->NowMs();
+    shard.Due(reservation.expires_ms);
     shard.map.emplace(std::string(uid), reservation);
   }
   return result;
@@ -164,6 +166,7 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(
     if (r.state == ReservationState::kBound) return r.charge;
     if (r.meta.workload == meta.workload && r.charge.flavor == flavor) {
       r.expires_ms = now + ttl_ms;  // a re-filter keeps its share
+      shard.Due(r.expires_ms);
       return r.charge;
     }
     // Held on another flavor or for another gang: give it back, to its gang while that holds.
@@ -218,6 +221,7 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(
   reservation.expires_ms = now + ttl_ms;
   reservation.meta = meta;
   reservation.meta.admitted_ms = now;
+  shard.Due(reservation.expires_ms);
   shard.map.emplace(std::string(uid), std::move(reservation));
   return share;
 }
@@ -392,12 +396,15 @@ size_t QuotaBook::ExpireAssumed() {
   const int64_t now = clock_->NowMs();
   size_t expired = 0;
   for (Shard& shard : shards_) {
+    if (shard.next_due_ms.load(std::memory_order_relaxed) > now) continue;
     Ledger::Session session(ledger_);
     std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
     std::unique_lock<std::mutex> lock = Lock(shard);
+    int64_t next_due = std::numeric_limits<int64_t>::max();
     for (auto it = shard.map.begin(); it != shard.map.end();) {
       Reservation& r = it->second;
       if (r.state != ReservationState::kAssumed || r.expires_ms > now) {
+        if (r.state == ReservationState::kAssumed) next_due = std::min(next_due, r.expires_ms);
         ++it;
         continue;
       }
@@ -408,6 +415,7 @@ size_t QuotaBook::ExpireAssumed() {
       it = shard.map.erase(it);
       ++expired;
     }
+    shard.next_due_ms.store(next_due, std::memory_order_relaxed);
   }
   Ledger::Session session(ledger_);
   ExpireGangs(session, now);
