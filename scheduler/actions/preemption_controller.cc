@@ -178,7 +178,7 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
   ReportUngoverned();
   EvictTimedOutGangs(policy->preemption.grace_period_seconds, &report);
   RoundTable::Followed followed = FollowRounds(now);
-  const std::vector<PendingPod> preemptors = PickPreemptors(*policy);
+  const std::vector<PendingPod> preemptors = PickPreemptors(*policy, now);
   if (!preemptors.empty() || followed.evictions_due) {
     VictimPlanner planner(PlanInputs(*policy, now, std::move(followed)));
     Run run{*policy,  now,    clock_->SteadyNowMs(), policy->preemption.grace_period_seconds,
@@ -280,15 +280,47 @@ bool PreemptionController::EvictGangMembers(const QuotaBook::ExpiredGang& gang, 
 RoundTable::Followed PreemptionController::FollowRounds(int64_t now_ms) {
   pdb_.Expire(now_ms);
   std::lock_guard<std::mutex> lock(mu_);
-  return table_.Follow(now_ms);
+  RoundTable::Followed followed = table_.Follow(now_ms);
+  // A round that ended hands its claim back (or its preemptor took it): what the pods set aside
+  // found may differ now.
+  const RoundTable::Counts& c = table_.counts();
+  const uint64_t ended = c.succeeded + c.cancelled + c.abandoned;
+  if (ended != rounds_ended_) set_aside_.clear();
+  rounds_ended_ = ended;
+  for (auto it = set_aside_.begin(); it != set_aside_.end();) {
+    it = it->second.until_ms <= now_ms ? set_aside_.erase(it) : std::next(it);
+  }
+  return followed;
 }
 
-std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& policy) {
+bool PreemptionController::StillSetAside(const std::string& uid, uint64_t stamp, int64_t now_ms) {
+  auto it = set_aside_.find(uid);
+  if (it == set_aside_.end()) return false;
+  if (it->second.stamp == stamp && now_ms < it->second.until_ms) return true;
+  set_aside_.erase(it);
+  return false;
+}
+
+void PreemptionController::SetAsideUnchanged(const Run& run, const PendingPod& pending) {
+  if (run.policy.preemption.minimum_runtime_seconds > 0) return;
+  auto stamp = team_stamps_.find(pending.team);
+  if (stamp == team_stamps_.end()) return;
+  set_aside_[pending.uid] = SetAside{stamp->second, run.now_ms + options_.unchanged_wait_ms};
+}
+
+std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& policy,
+                                                             int64_t now_ms) {
   const bool by_priority = policy.task_prioritization == TaskPrioritization::kTaskRanking;
   std::vector<PendingPod> preemptors;
+  team_stamps_.clear();
+  std::vector<NameId> flavors;
   for (const Team& team : policy.teams) {
     if (!team.active || team.flavors.empty()) continue;
     const NameId team_id = TeamNames().Intern(team.name);
+    flavors.clear();
+    for (const FlavorQuota& f : team.flavors) flavors.push_back(FlavorNames().Intern(f.flavor));
+    const uint64_t stamp = cluster_->nodes().ChangeStamp(flavors);
+    team_stamps_[team_id] = stamp;
     // Every pending pod ranks ahead of the last possible position. Look further than the
     // per-team limit: pods set aside (backoff, rounds in flight) do not take the places of those
     // behind them.
@@ -314,6 +346,7 @@ std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& polic
         std::lock_guard<std::mutex> lock(mu_);
         skip = skip || table_.Has(p.uid) || table_.BackedOff(p.uid);
       }
+      skip = skip || StillSetAside(p.uid, stamp, now_ms);
       if (!skip) {
         preemptors.push_back(std::move(p));
         ++taken;
@@ -373,6 +406,7 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
     // Claimed for this run, nothing to evict: it waits only for the scheduler. Set it aside for
     // a while too, or a backlog of such pods would hold every place of every run and a pod
     // ranked below them that needs a remedy would never be considered.
+    SetAsideUnchanged(run, pending);
     std::lock_guard<std::mutex> lock(mu_);
     table_.BackOff(p.uid, run.now_ms + options_.no_remedy_backoff_ms);
     return;
@@ -382,6 +416,7 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
     // are considered too (a run looks at a bounded number of preemptors).
     common::log::Debug(kComponent, "no preemption", {{"pod", p.key}, {"why", chosen.explanation}});
     run.report->no_preemption[p.key] = chosen.explanation;
+    SetAsideUnchanged(run, pending);
     std::lock_guard<std::mutex> lock(mu_);
     table_.BackOff(p.uid, run.now_ms + options_.no_victims_backoff_ms);
     return;

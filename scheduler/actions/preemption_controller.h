@@ -107,6 +107,13 @@ class PreemptionController {
     // Nor one that needs no remedy (it fits its quota and a node now: it waits only for the
     // scheduler), so that a backlog of those cannot keep pods that need a remedy from a turn.
     int64_t no_remedy_backoff_ms = 5'000;
+    // After those backoffs, such a pod is considered again only once one of its team's flavors
+    // changed (NodeCache::ChangeStamp: pods counted or gone, nodes, the policy) or a round
+    // ended, or at the latest this long after it was set aside: what it found depends on
+    // nothing else, so a cluster where nothing moves costs no decisions (at 100,000 pods every
+    // decision gathered every running pod). With a policy minimumRuntimeSeconds, whose
+    // protection ends as time passes, the backoffs alone apply.
+    int64_t unchanged_wait_ms = 30'000;
     size_t max_preemptors_per_team = 16;
     size_t max_preemptors_per_run = 64;
     int max_eviction_attempts = 3;  // per victim, for errors other than a PDB refusal
@@ -171,7 +178,11 @@ class PreemptionController {
   bool EvictGangMembers(const QuotaBook::ExpiredGang& gang, int64_t grace_s, RunReport* report);
   // The pipeline.
   RoundTable::Followed FollowRounds(int64_t now_ms);
-  std::vector<PendingPod> PickPreemptors(const Policy& policy);
+  std::vector<PendingPod> PickPreemptors(const Policy& policy, int64_t now_ms);
+  // Whether `uid` stays set aside: nothing changed on its team's flavors since (`stamp`).
+  bool StillSetAside(const std::string& uid, uint64_t stamp, int64_t now_ms);
+  // Sets `pending` aside after a decision that found nothing to do for it.
+  void SetAsideUnchanged(const Run& run, const PendingPod& pending);
   // The planner's inputs: the candidates (running, and going) and the rounds' claims.
   VictimPlanner::Inputs PlanInputs(const Policy& policy, int64_t now_ms,
                                    RoundTable::Followed followed);
@@ -215,6 +226,15 @@ class PreemptionController {
   };
   std::vector<GangEviction> gang_evictions_;
   std::set<std::string> reported_ungoverned_;  // uids
+  // Pods set aside until their team's flavors change (Options::unchanged_wait_ms), by uid: the
+  // ChangeStamp read before they were decided for, and until when at the latest.
+  struct SetAside {
+    uint64_t stamp = 0;
+    int64_t until_ms = 0;
+  };
+  std::unordered_map<std::string, SetAside> set_aside_;
+  std::unordered_map<NameId, uint64_t> team_stamps_;  // this run's, read by PickPreemptors
+  uint64_t rounds_ended_ = 0;                         // seen by the last run
 
   mutable std::mutex mu_;
   RoundTable table_;       // guarded by mu_

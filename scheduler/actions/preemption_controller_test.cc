@@ -839,9 +839,10 @@ TEST_F(ControllerTest, NoEvictionForAPreemptorNoNodeAccepts) {
             "no ml.p5.48xlarge node accepts ns-team-b/b-0: 2 nodes with an untolerated taint "
             "(nvidia.com/gpu=present:NoSchedule)");
   EXPECT_EQ(controller_->StatusFor("uid-b-0"), "");
-  // It keeps being refused (after its backoff), and nothing is ever evicted for it.
+  // It keeps being refused (when nothing changes, each time the longest wait has passed), and
+  // nothing is ever evicted for it.
   for (int i = 0; i < 3; ++i) {
-    clock_.Advance(10'000);
+    clock_.Advance(PreemptionController::Options{}.unchanged_wait_ms);
     report = controller_->RunOnce();
     EXPECT_EQ(report.no_preemption.count("ns-team-b/b-0"), 1u);
   }
@@ -870,6 +871,47 @@ TEST_F(ControllerTest, NoEvictionForAPreemptorNoNodeAccepts) {
   clock_.Advance(10'000);
   controller_->RunOnce();
   EXPECT_EQ(Evicted(), (Strings{"a-1", "a-0"}));
+}
+
+// Issue 19: a pod nothing can be done for is decided for again only once its flavors change (a
+// pod counted or gone, a node, the policy) or the longest wait has passed — not every backoff.
+TEST_F(ControllerTest, APodNothingCanBeDoneForWaitsUntilItsFlavorChanges) {
+  Start(TwoTeams());
+  FourBorrowedPods();  // team-a runs 16 on p5, 8 of them borrowed: nothing left anywhere
+  // a-4 is a borrower's own pod of the same priority: no victim is allowed for it.
+  Submit("a-4", "team-a", 4, 10);
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.preemptors, 1u);
+  EXPECT_EQ(report.no_preemption.count("ns-team-a/a-4"), 1u);
+  // Past its backoff, nothing changed: not decided for.
+  clock_.Advance(10'000);
+  EXPECT_EQ(controller_->RunOnce().preemptors, 0u);
+  // The longest wait passed: decided for again, still nothing to do.
+  clock_.Advance(PreemptionController::Options{}.unchanged_wait_ms);
+  report = controller_->RunOnce();
+  EXPECT_EQ(report.preemptors, 1u);
+  EXPECT_EQ(report.no_preemption.count("ns-team-a/a-4"), 1u);
+  clock_.Advance(10'000);
+  EXPECT_EQ(controller_->RunOnce().preemptors, 0u);
+  // A pod of its flavor ends: decided for at once (it fits now).
+  Finish("uid-a-0");
+  report = controller_->RunOnce();
+  EXPECT_EQ(report.preemptors, 1u);
+  EXPECT_EQ(report.no_preemption.count("ns-team-a/a-4"), 0u);
+  EXPECT_TRUE(Evicted().empty());
+}
+
+// With a minimum runtime, protection ends as time passes: the backoff alone applies.
+TEST_F(ControllerTest, WithAMinimumRuntimeAPodIsDecidedForAfterItsBackoff) {
+  PolicyPtr policy = TwoTeams();
+  auto with_runtime = std::make_shared<Policy>(*policy);
+  with_runtime->preemption.minimum_runtime_seconds = 1;
+  Start(with_runtime);
+  FourBorrowedPods();
+  Submit("a-4", "team-a", 4, 10);
+  EXPECT_EQ(controller_->RunOnce().preemptors, 1u);
+  clock_.Advance(10'000);
+  EXPECT_EQ(controller_->RunOnce().preemptors, 1u);
 }
 
 TEST_F(ControllerTest, APinnedPreemptorReclaimsOnItsNode) {

@@ -42,18 +42,37 @@ void NodeCache::Upsert(const Node& node, const Policy& policy) {
   auto [it, joined] = nodes_.try_emplace(node.name);
   if (joined) ++membership_;
   Record& record = it->second;
+  const bool schedulable = !node.unschedulable && node.ready;
+  if (joined || record.flavor != flavor || record.schedulable != schedulable ||
+      !(record.allocatable == node.allocatable)) {
+    ++changes_[record.flavor];
+    ++changes_[flavor];
+  }
   record.placement = std::move(placement);
   record.allocatable = node.allocatable;
   record.allocatable_ids = ToIdAmounts(record.allocatable);
-  record.schedulable = !node.unschedulable && node.ready;
+  record.schedulable = schedulable;
   record.flavor = flavor;
 }
 
 bool NodeCache::Erase(const std::string& name) {
   std::unique_lock lock(mu_);
-  if (nodes_.erase(name) == 0) return false;
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return false;
+  ++changes_[it->second.flavor];
+  nodes_.erase(it);
   ++membership_;
   return true;
+}
+
+uint64_t NodeCache::ChangeStamp(const std::vector<NameId>& flavors) const {
+  std::shared_lock lock(mu_);
+  uint64_t stamp = changes_all_;
+  for (NameId flavor : flavors) {
+    auto it = changes_.find(flavor);
+    if (it != changes_.end()) stamp += it->second;
+  }
+  return stamp;
 }
 
 uint64_t NodeCache::NextId() {
@@ -87,12 +106,14 @@ void NodeCache::Reflavor(const Policy& policy) {
   std::unique_lock lock(mu_);
   for (auto& [name, record] : nodes_)
     record.flavor = FlavorOfNode(policy, record.placement->labels);
+  ++changes_all_;
 }
 
 std::optional<NameId> NodeCache::AddUsage(const std::string& name, const ResourceList& request) {
   std::unique_lock lock(mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return std::nullopt;
+  ++changes_[it->second.flavor];
   it->second.used.Add(request);
   it->second.used_ids = ToIdAmounts(it->second.used);
   return it->second.flavor;
@@ -103,6 +124,7 @@ void NodeCache::RemoveUsage(const std::string& name, const ResourceList& request
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return;
   Record& record = it->second;
+  ++changes_[record.flavor];
   ResourceList negative;
   for (const ResourceAmount& r : request) negative.Set(r.name, -r.amount);
   record.used.Add(negative);

@@ -93,6 +93,12 @@ class NodeCache {
   // The known nodes of a flavor with their views, in no particular order.
   [[nodiscard]] std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(NameId flavor) const;
   [[nodiscard]] size_t size() const;
+  // A number that changes whenever what a flavor offers may have: a pod counted on or taken off
+  // one of its nodes, one of its nodes joining, leaving or changing its allocatable or
+  // schedulability, or a policy reflavoring the nodes. ChangeStamp(flavors) is the same for
+  // equal inputs as long as none of `flavors` changed (the preemption controller sets a pod
+  // aside until its flavors change: nothing could be evicted for it before).
+  [[nodiscard]] uint64_t ChangeStamp(const std::vector<NameId>& flavors) const;
 
  private:
   struct Record {
@@ -116,6 +122,9 @@ class NodeCache {
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, Record> nodes_;  // by name
   uint64_t membership_ = 0;  // bumped when a node joins or leaves (mu_ held exclusively)
+  // ChangeStamp's counters, mu_ held exclusively to bump: per flavor, and every flavor at once.
+  std::unordered_map<NameId, uint64_t> changes_;
+  uint64_t changes_all_ = 0;
 };
 
 }  // namespace taskgov::scheduler

@@ -53,6 +53,44 @@ TEST_F(NodeCacheTest, ARepeatedNodeListFollowsJoinsLeavesAndUse) {
   EXPECT_EQ(Fits(cache, {"n2", "n0"}, 4), "kk");  // another list
 }
 
+// ChangeStamp moves with what a flavor offers (pods counted or gone, nodes joining, leaving or
+// changing, a policy) and with nothing else: the same node again, another flavor's use.
+TEST_F(NodeCacheTest, AFlavorsChangeStampMovesWithWhatItOffersOnly) {
+  NodeCache cache;
+  const std::vector<NameId> p5 = {FlavorNames().Intern(kFlavor)};
+  const std::vector<NameId> g5 = {FlavorNames().Intern("ml.g5.48xlarge")};
+  Add(cache, "n0");
+  cache.Upsert(NodeBuilder("g0").InstanceType("ml.g5.48xlarge").Allocatable("nvidia.com/gpu", "8"),
+               *policy_);
+  uint64_t stamp = cache.ChangeStamp(p5);
+  const ResourceList two{{"nvidia.com/gpu", 2}};
+  auto moved = [&] {
+    const uint64_t now = cache.ChangeStamp(p5);
+    const bool changed = now != stamp;
+    stamp = now;
+    return changed;
+  };
+  Add(cache, "n0");  // the same node again (a status heartbeat)
+  EXPECT_FALSE(moved());
+  ASSERT_TRUE(cache.AddUsage("g0", two).has_value());  // another flavor's use
+  EXPECT_FALSE(moved());
+  ASSERT_TRUE(cache.AddUsage("n0", two).has_value());
+  EXPECT_TRUE(moved());
+  cache.RemoveUsage("n0", two, false);
+  EXPECT_TRUE(moved());
+  cache.Upsert(NodeBuilder("n0").InstanceType(kFlavor).Allocatable("nvidia.com/gpu", "4"),
+               *policy_);  // allocatable changed
+  EXPECT_TRUE(moved());
+  Add(cache, "n1");
+  EXPECT_TRUE(moved());
+  EXPECT_TRUE(cache.Erase("n1"));
+  EXPECT_TRUE(moved());
+  const uint64_t g5_stamp = cache.ChangeStamp(g5);
+  cache.Reflavor(*policy_);
+  EXPECT_TRUE(moved());
+  EXPECT_NE(cache.ChangeStamp(g5), g5_stamp);
+}
+
 // Two caches asked for the same names on one thread answer each for itself.
 TEST_F(NodeCacheTest, EachCacheAnswersForItsOwnNodes) {
   NodeCache first, second;
