@@ -180,7 +180,7 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
   RoundTable::Followed followed = FollowRounds(now);
   const std::vector<PendingPod> preemptors = PickPreemptors(*policy, now);
   if (!preemptors.empty() || followed.evictions_due) {
-    VictimPlanner planner(PlanInputs(*policy, now, std::move(followed)));
+    VictimPlanner planner(PlanInputs(*policy, now, preemptors, std::move(followed)));
     Run run{*policy,  now,    clock_->SteadyNowMs(), policy->preemption.grace_period_seconds,
             &planner, &report};
     std::vector<std::string> in_flight;
@@ -308,8 +308,7 @@ void PreemptionController::SetAsideUnchanged(const Run& run, const PendingPod& p
   set_aside_[pending.uid] = SetAside{stamp->second, run.now_ms + options_.unchanged_wait_ms};
 }
 
-std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& policy,
-                                                             int64_t now_ms) {
+std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& policy, int64_t now_ms) {
   const bool by_priority = policy.task_prioritization == TaskPrioritization::kTaskRanking;
   std::vector<PendingPod> preemptors;
   team_stamps_.clear();
@@ -367,11 +366,23 @@ std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& polic
 }
 
 VictimPlanner::Inputs PreemptionController::PlanInputs(const Policy& policy, int64_t now_ms,
+                                                       const std::vector<PendingPod>& preemptors,
                                                        RoundTable::Followed followed) {
   std::set<std::string> evicted;
+  // The flavors this run may decide on: the rounds' in flight and the preemptors' teams'.
+  std::vector<NameId> flavors;
   {
     std::lock_guard<std::mutex> lock(mu_);
     evicted = table_.EvictedUids();
+    flavors = table_.FlavorsInFlight();
+  }
+  for (const PendingPod& p : preemptors) {
+    const Team* team = policy.FindTeam(TeamNames().Name(p.team));
+    if (team == nullptr) continue;
+    for (const FlavorQuota& f : team->flavors) {
+      const NameId id = FlavorNames().Intern(f.flavor);
+      if (std::find(flavors.begin(), flavors.end(), id) == flavors.end()) flavors.push_back(id);
+    }
   }
   VictimPlanner::Inputs in;
   in.policy = &policy;
@@ -381,16 +392,18 @@ VictimPlanner::Inputs PreemptionController::PlanInputs(const Policy& policy, int
   in.claims = std::move(followed.claims);
   // Running pods of teams; those already going (deleted, evicted, or victims of a round in
   // flight) count as freed.
-  cluster_->ForEachBoundPod([&](const Pod& pod, NameId team, const ResourceList& request) {
-    if (team == kNoTeam) return;
-    std::optional<Reservation> r = book_->Find(pod.uid);
-    if (!r || r->state != ReservationState::kBound) return;
-    Candidate c = CandidateOf(policy, pod, team, request, *r);
-    c.pdb_blocked = pdb_.Blocked(pod.uid, now_ms);
-    const bool going = pod.deletion_unix_ms.has_value() || evicted.count(pod.uid) > 0 ||
-                       followed.committed.count(pod.uid) > 0;
-    (going ? in.terminating : in.running).push_back(std::move(c));
-  });
+  cluster_->ForEachBoundPod(
+      [&](const Pod& pod, NameId team, const ResourceList& request) {
+        if (team == kNoTeam) return;
+        std::optional<Reservation> r = book_->Find(pod.uid);
+        if (!r || r->state != ReservationState::kBound) return;
+        Candidate c = CandidateOf(policy, pod, team, request, *r);
+        c.pdb_blocked = pdb_.Blocked(pod.uid, now_ms);
+        const bool going = pod.deletion_unix_ms.has_value() || evicted.count(pod.uid) > 0 ||
+                           followed.committed.count(pod.uid) > 0;
+        (going ? in.terminating : in.running).push_back(std::move(c));
+      },
+      &flavors);
   return in;
 }
 

@@ -183,8 +183,11 @@ class PreemptionController {
   bool StillSetAside(const std::string& uid, uint64_t stamp, int64_t now_ms);
   // Sets `pending` aside after a decision that found nothing to do for it.
   void SetAsideUnchanged(const Run& run, const PendingPod& pending);
-  // The planner's inputs: the candidates (running, and going) and the rounds' claims.
+  // The planner's inputs: the candidates (running, and going) on the flavors of `preemptors`'
+  // teams and of the rounds in flight — a victim is charged on the flavor its preemptor takes —
+  // and the rounds' claims.
   VictimPlanner::Inputs PlanInputs(const Policy& policy, int64_t now_ms,
+                                   const std::vector<PendingPod>& preemptors,
                                    RoundTable::Followed followed);
   void DecideFor(Run& run, const PendingPod& pending);
   void StartRound(Run& run, const PendingPod& pending, const Preemptor& p, const Selection& chosen);

@@ -182,6 +182,15 @@ std::vector<std::string> RoundTable::InFlight() const {
   return out;
 }
 
+std::vector<NameId> RoundTable::FlavorsInFlight() const {
+  std::vector<NameId> out;
+  for (const auto& [uid, round] : rounds_) {
+    if (!round.ended && std::find(out.begin(), out.end(), round.flavor) == out.end())
+      out.push_back(round.flavor);
+  }
+  return out;
+}
+
 RoundVictim* RoundTable::FindVictim(Round& round, std::string_view uid) {
   auto it = std::find_if(round.victims.begin(), round.victims.end(),
                          [&](const RoundVictim& v) { return v.uid == uid; });

@@ -104,6 +104,8 @@ class RoundTable {
   [[nodiscard]] bool Has(const std::string& preemptor_uid) const;
   // Preemptors of the rounds in flight, in uid order.
   [[nodiscard]] std::vector<std::string> InFlight() const;
+  // The flavors of the rounds in flight (each once).
+  [[nodiscard]] std::vector<NameId> FlavorsInFlight() const;
   // Hands the capacity to the round's preemptor when every victim is gone (see above).
   void MaybeNominate(Round& round, int64_t now_ms);
   // Ends the round, abandoned (nothing left to evict for it).

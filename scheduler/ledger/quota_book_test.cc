@@ -100,7 +100,6 @@ TEST_F(QuotaBookTest, AssumedReservationsExpireAfterTheirTtl) {
   EXPECT_FALSE(book_.Find("u1").has_value());
 }
 
-
 // The sweep skips shards with nothing due: a reservation assumed (or re-filtered) after a sweep
 // that found nothing due, with a shorter TTL than those already there, still expires on time.
 TEST_F(QuotaBookTest, ASweepThatFoundNothingDueStillExpiresWhatIsAssumedAfterIt) {
@@ -110,9 +109,8 @@ TEST_F(QuotaBookTest, ASweepThatFoundNothingDueStillExpiresWhatIsAssumedAfterIt)
   clock_.Advance(kTtl / 2);
   EXPECT_EQ(book_.ExpireAssumed(), 0u);
   for (int i = 0; i < 64; ++i) {  // due at kTtl / 2 + 10, before the others
-    ASSERT_TRUE(std::holds_alternative<Charge>(book_.Assume("short-" + std::to_string(i), T("a"),
-                                                            F(kP5), Gpus(0), Mode::kBorrowing, 10,
-                                                            PodMeta{})));
+    ASSERT_TRUE(std::holds_alternative<Charge>(book_.Assume(
+        "short-" + std::to_string(i), T("a"), F(kP5), Gpus(0), Mode::kBorrowing, 10, PodMeta{})));
   }
   clock_.Advance(10);
   EXPECT_EQ(book_.ExpireAssumed(), 64u);

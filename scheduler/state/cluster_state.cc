@@ -45,8 +45,11 @@ void ClusterState::SetPolicy(PolicyPtr policy) {
   nodes_.Reflavor(*policy);
   // Pending pods may belong to other teams now, or rank differently.
   pending_.Retarget([&](PendingPod& pending) { RependLocked(pending); });
-  // Priorities and classes follow the policy.
-  for (const auto& [uid, record] : pods_) TabulateLocked(record);
+  // Priorities and classes follow the policy, and the counted pods their nodes' flavors.
+  for (auto& [uid, record] : pods_) {
+    if (!record.counted_node.empty()) record.flavor = nodes_.FlavorOf(record.counted_node);
+    TabulateLocked(record);
+  }
 }
 
 // ---- pods ----
@@ -61,6 +64,7 @@ void ClusterState::Account(PodRecord& record) {
   }
   awaiting_node_[pod.node_name].erase(pod.uid);
   record.counted_node = pod.node_name;
+  record.flavor = *flavor;
   // A pod bound before taskgov saw it ran since its start time.
   if (record.bound_ms == 0) record.bound_ms = pod.start_unix_ms.value_or(clock_->NowMs());
   ChargeLocked(record, *flavor);
@@ -148,6 +152,7 @@ void ClusterState::Unaccount(PodRecord& record) {
     Notify(record, PodTransition::kEnded);
     nodes_.RemoveUsage(record.counted_node, RequestOf(record.pod), record.borrowing);
     record.counted_node.clear();
+    record.flavor = kNoFlavor;
     record.borrowing = false;
   }
   if (!record.pod.node_name.empty()) {
@@ -306,6 +311,7 @@ void ClusterState::OnNodeDelete(const std::string& name) {
   for (auto& [uid, record] : pods_) {
     if (record.counted_node == name) {
       record.counted_node.clear();
+      record.flavor = kNoFlavor;
       record.borrowing = false;
       awaiting_node_[name].insert(uid);
     }
@@ -408,9 +414,14 @@ std::vector<Pod> ClusterState::PodsOnNode(const std::string& node) const {
 }
 
 void ClusterState::ForEachBoundPod(
-    const std::function<void(const Pod& pod, NameId team, const ResourceList& request)>& fn) const {
+    const std::function<void(const Pod& pod, NameId team, const ResourceList& request)>& fn,
+    const std::vector<NameId>* flavors) const {
   std::lock_guard lock(mu_);
   for (const auto& [uid, record] : pods_) {
+    if (flavors != nullptr &&
+        std::find(flavors->begin(), flavors->end(), record.flavor) == flavors->end()) {
+      continue;
+    }
     if (record.pod.bound() && !record.pod.terminal()) {
       fn(record.pod, record.team, RequestOf(record.pod));
     }

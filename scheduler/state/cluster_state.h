@@ -145,8 +145,12 @@ class ClusterState final : public ClusterObserver {
   };
   ReservationDrift ReconcileReservations(int64_t min_age_ms);
 
-  void ForEachBoundPod(const std::function<void(const Pod& pod, NameId team,
-                                                const ResourceList& request)>& fn) const;
+  // Calls `fn` for every bound, non-terminal pod (under the pods' lock: keep `fn` short), or,
+  // with `flavors`, for those counted on a node of one of them (a walk that skips the others
+  // at the cost of one compare each).
+  void ForEachBoundPod(
+      const std::function<void(const Pod& pod, NameId team, const ResourceList& request)>& fn,
+      const std::vector<NameId>* flavors = nullptr) const;
   // Every governed, non-terminal pod the informers report, bound or waiting, by workload (for
   // the admin API): read it without this object's lock.
   [[nodiscard]] const WorkloadTable& workloads() const { return workloads_; }
@@ -155,7 +159,8 @@ class ClusterState final : public ClusterObserver {
   struct PodRecord {
     Pod pod;
     NameId team = kNoTeam;
-    std::string counted_node;  // node whose `used` includes this pod ("" if none)
+    std::string counted_node;   // node whose `used` includes this pod ("" if none)
+    NameId flavor = kNoFlavor;  // counted_node's flavor (kNoFlavor while not counted)
     bool charged = false;
     bool borrowing = false;  // counted as a borrower on counted_node
     int64_t bound_ms = 0;    // when first counted on a node
