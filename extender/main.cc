@@ -66,6 +66,10 @@ constexpr std::string_view kComponent = "main";
 constexpr char kVersion[] = "0.1.0";
 constexpr char kRevision[] = "dev";
 constexpr std::chrono::milliseconds kHousekeepingPeriod{1'000};
+// The preemption and history loops run below the webhook threads' CPU priority (their passes
+// grow with the cluster; kube-scheduler waits for every filter). Housekeeping keeps the default:
+// its reconcile holds the ledger still while it runs, so it must not be preempted midway.
+constexpr int kBackgroundNice = 10;
 
 int Fail(const std::string& message) {
   std::cerr << "taskgov-extender: " << message << "\n";
@@ -488,16 +492,20 @@ common::Status Start(Process& p) {
   if (p.informers) p.informers->Start();
   if (p.elector) p.elector->Start();
   if (scheduler::PreemptionController* preemption = p.preemption.get()) {
-    p.preemption_loop.emplace(kHousekeepingPeriod, [&p, preemption](uint64_t) {
-      if (NotReady(p).empty()) (void)preemption->RunOnce();
-    });
+    p.preemption_loop.emplace(
+        kHousekeepingPeriod,
+        [&p, preemption](uint64_t) {
+          if (NotReady(p).empty()) (void)preemption->RunOnce();
+        },
+        kBackgroundNice);
   }
   scheduler::Reconciler* reconciler = p.reconciler.get();
   p.housekeeping.emplace(kHousekeepingPeriod, [reconciler](uint64_t) { reconciler->Tick(); });
   if (p.admin) {
-    p.history_loop.emplace(p.flags.history_interval, [&p](uint64_t) {
-      p.history->Sample(p.clock.NowMs(), p.admin->HistorySnapshot());
-    });
+    p.history_loop.emplace(
+        p.flags.history_interval,
+        [&p](uint64_t) { p.history->Sample(p.clock.NowMs(), p.admin->HistorySnapshot()); },
+        kBackgroundNice);
   }
 
   if (!p.flags.port_file.empty()) {

@@ -8,6 +8,11 @@
 // return and joins; no call starts after Stop() returns.
 //
 // Thread-safety: Stop() may be called from any thread but the ticker's own, more than once.
+//
+// `nice` (Linux: the thread's own nice value, setpriority on its thread id) lowers the loop's
+// CPU priority: background passes then yield the CPU to the webhook threads, whose replies
+// kube-scheduler waits for, instead of sharing it equally. A value the process may not set
+// leaves the thread as it is.
 
 #include <chrono>
 #include <condition_variable>
@@ -17,12 +22,18 @@
 #include <thread>
 #include <utility>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 namespace taskgov::extender {
 
 class Ticker {
  public:
-  Ticker(std::chrono::milliseconds period, std::function<void(uint64_t)> tick)
-      : period_(period), tick_(std::move(tick)), thread_([this] { Loop(); }) {}
+  Ticker(std::chrono::milliseconds period, std::function<void(uint64_t)> tick, int nice = 0)
+      : period_(period), tick_(std::move(tick)), thread_([this, nice] {
+          if (nice != 0) (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice);
+          Loop();
+        }) {}
   ~Ticker() { Stop(); }
   Ticker(const Ticker&) = delete;
   Ticker& operator=(const Ticker&) = delete;

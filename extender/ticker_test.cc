@@ -1,6 +1,11 @@
 #include "extender/ticker.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <future>
 
 #include <atomic>
 #include <chrono>
@@ -40,6 +45,26 @@ TEST(TickerTest, StopDoesNotWaitForThePeriod) {
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::minutes(1));
   EXPECT_EQ(calls.load(), 0);
+}
+
+// The loop runs at the nice value asked for (raising it needs no privilege); the thread that
+// built the ticker keeps its own.
+TEST(TickerTest, TheLoopRunsAtItsNiceValue) {
+  errno = 0;
+  const int own = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+  ASSERT_EQ(errno, 0);
+  std::promise<int> seen;
+  std::atomic<bool> once{false};
+  Ticker ticker(
+      std::chrono::milliseconds(1),
+      [&](uint64_t) {
+        if (!once.exchange(true))
+          seen.set_value(getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())));
+      },
+      5);
+  EXPECT_EQ(seen.get_future().get(), std::min(own + 5, 19));
+  ticker.Stop();
+  EXPECT_EQ(getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())), own);
 }
 
 }  // namespace

@@ -47,12 +47,29 @@ void ClusterState::SetPolicy(PolicyPtr policy) {
   pending_.Retarget([&](PendingPod& pending) { RependLocked(pending); });
   // Priorities and classes follow the policy, and the counted pods their nodes' flavors.
   for (auto& [uid, record] : pods_) {
-    if (!record.counted_node.empty()) record.flavor = nodes_.FlavorOf(record.counted_node);
+    if (!record.counted_node.empty()) SetFlavorLocked(record, nodes_.FlavorOf(record.counted_node));
     TabulateLocked(record);
   }
 }
 
 // ---- pods ----
+
+void ClusterState::SetFlavorLocked(PodRecord& record, NameId flavor) {
+  if (record.flavor == flavor) return;
+  if (record.flavor != kNoFlavor) {
+    std::vector<PodRecord*>& slots = by_flavor_[record.flavor];
+    PodRecord* last = slots.back();
+    slots[record.flavor_slot] = last;
+    last->flavor_slot = record.flavor_slot;
+    slots.pop_back();
+  }
+  record.flavor = flavor;
+  if (flavor != kNoFlavor) {
+    std::vector<PodRecord*>& slots = by_flavor_[flavor];
+    record.flavor_slot = static_cast<uint32_t>(slots.size());
+    slots.push_back(&record);
+  }
+}
 
 void ClusterState::Account(PodRecord& record) {
   const Pod& pod = record.pod;
@@ -64,7 +81,7 @@ void ClusterState::Account(PodRecord& record) {
   }
   awaiting_node_[pod.node_name].erase(pod.uid);
   record.counted_node = pod.node_name;
-  record.flavor = *flavor;
+  SetFlavorLocked(record, *flavor);
   // A pod bound before taskgov saw it ran since its start time.
   if (record.bound_ms == 0) record.bound_ms = pod.start_unix_ms.value_or(clock_->NowMs());
   ChargeLocked(record, *flavor);
@@ -152,7 +169,7 @@ void ClusterState::Unaccount(PodRecord& record) {
     Notify(record, PodTransition::kEnded);
     nodes_.RemoveUsage(record.counted_node, RequestOf(record.pod), record.borrowing);
     record.counted_node.clear();
-    record.flavor = kNoFlavor;
+    SetFlavorLocked(record, kNoFlavor);
     record.borrowing = false;
   }
   if (!record.pod.node_name.empty()) {
@@ -274,6 +291,7 @@ void ClusterState::ErasePodLocked(std::unordered_map<std::string, PodRecord>::it
     }
   }
   workloads_.Remove(it->first);
+  SetFlavorLocked(it->second, kNoFlavor);
   pods_.erase(it);
 }
 
@@ -311,7 +329,7 @@ void ClusterState::OnNodeDelete(const std::string& name) {
   for (auto& [uid, record] : pods_) {
     if (record.counted_node == name) {
       record.counted_node.clear();
-      record.flavor = kNoFlavor;
+      SetFlavorLocked(record, kNoFlavor);
       record.borrowing = false;
       awaiting_node_[name].insert(uid);
     }
@@ -417,14 +435,19 @@ void ClusterState::ForEachBoundPod(
     const std::function<void(const Pod& pod, NameId team, const ResourceList& request)>& fn,
     const std::vector<NameId>* flavors) const {
   std::lock_guard lock(mu_);
-  for (const auto& [uid, record] : pods_) {
-    if (flavors != nullptr &&
-        std::find(flavors->begin(), flavors->end(), record.flavor) == flavors->end()) {
-      continue;
-    }
+  auto visit = [&](const PodRecord& record) {
     if (record.pod.bound() && !record.pod.terminal()) {
       fn(record.pod, record.team, RequestOf(record.pod));
     }
+  };
+  if (flavors == nullptr) {
+    for (const auto& [uid, record] : pods_) visit(record);
+    return;
+  }
+  for (NameId flavor : *flavors) {
+    auto it = by_flavor_.find(flavor);
+    if (it == by_flavor_.end()) continue;
+    for (const PodRecord* record : it->second) visit(*record);
   }
 }
 

@@ -161,12 +161,15 @@ class ClusterState final : public ClusterObserver {
     NameId team = kNoTeam;
     std::string counted_node;   // node whose `used` includes this pod ("" if none)
     NameId flavor = kNoFlavor;  // counted_node's flavor (kNoFlavor while not counted)
+    uint32_t flavor_slot = 0;   // its place in by_flavor_[flavor]
     bool charged = false;
     bool borrowing = false;  // counted as a borrower on counted_node
     int64_t bound_ms = 0;    // when first counted on a node
   };
 
   // All with mu_ held.
+  // The record counts on a node of `flavor` now (kNoFlavor: on none): by_flavor_ follows.
+  void SetFlavorLocked(PodRecord& record, NameId flavor);
   void Account(PodRecord& record);
   void Unaccount(PodRecord& record);
   // Charges a pod counted on its node to its team's quota on the node's flavor (ConfirmBound).
@@ -202,6 +205,9 @@ class ClusterState final : public ClusterObserver {
 
   mutable std::mutex mu_;                            // the pods
   std::unordered_map<std::string, PodRecord> pods_;  // by uid
+  // The records counted on each flavor's nodes (pointers into pods_, whose nodes never move), so
+  // that a walk by flavor costs the pods of that flavor only.
+  std::unordered_map<NameId, std::vector<PodRecord*>> by_flavor_;
   // Known pods by a hash of namespace/name → their uid (a key of pods_). A name belongs to one
   // live pod: one seen under a new UID proves its predecessor gone, even before its DELETED.
   std::unordered_multimap<size_t, std::string_view> uid_by_name_;
