@@ -11,10 +11,12 @@ bool PdbRetry::Blocked(const std::string& uid, int64_t now_ms) const {
   return it != blocked_until_.end() && it->second > now_ms;
 }
 
-void PdbRetry::Expire(int64_t now_ms) {
+size_t PdbRetry::Expire(int64_t now_ms) {
+  const size_t before = blocked_until_.size();
   for (auto it = blocked_until_.begin(); it != blocked_until_.end();) {
     it = it->second <= now_ms ? blocked_until_.erase(it) : std::next(it);
   }
+  return before - blocked_until_.size();
 }
 
 PdbRetry::Decision PdbRetry::OnRefused(const std::vector<RoundVictim>& victims,

@@ -38,7 +38,8 @@ class PdbRetry {
   // Still blocked at `now_ms`.
   [[nodiscard]] bool Blocked(const std::string& uid, int64_t now_ms) const;
   // Forgets the blocks over at `now_ms`.
-  void Expire(int64_t now_ms);
+  // Forgets the blocks that ended by `now_ms`; how many did (their pods may be victims again).
+  size_t Expire(int64_t now_ms);
   [[nodiscard]] size_t blocked_count() const { return blocked_until_.size(); }
 
   enum class Step {

@@ -278,14 +278,15 @@ bool PreemptionController::EvictGangMembers(const QuotaBook::ExpiredGang& gang, 
 }
 
 RoundTable::Followed PreemptionController::FollowRounds(int64_t now_ms) {
-  pdb_.Expire(now_ms);
+  // A pod whose budget blocked its eviction may be a victim again.
+  const bool unblocked = pdb_.Expire(now_ms) > 0;
   std::lock_guard<std::mutex> lock(mu_);
   RoundTable::Followed followed = table_.Follow(now_ms);
   // A round that ended hands its claim back (or its preemptor took it): what the pods set aside
   // found may differ now.
   const RoundTable::Counts& c = table_.counts();
   const uint64_t ended = c.succeeded + c.cancelled + c.abandoned;
-  if (ended != rounds_ended_) set_aside_.clear();
+  if (ended != rounds_ended_ || unblocked) set_aside_.clear();
   rounds_ended_ = ended;
   for (auto it = set_aside_.begin(); it != set_aside_.end();) {
     it = it->second.until_ms <= now_ms ? set_aside_.erase(it) : std::next(it);

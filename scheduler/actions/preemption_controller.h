@@ -108,12 +108,13 @@ class PreemptionController {
     // scheduler), so that a backlog of those cannot keep pods that need a remedy from a turn.
     int64_t no_remedy_backoff_ms = 5'000;
     // After those backoffs, such a pod is considered again only once one of its team's flavors
-    // changed (NodeCache::ChangeStamp: pods counted or gone, nodes, the policy) or a round
-    // ended, or at the latest this long after it was set aside: what it found depends on
-    // nothing else, so a cluster where nothing moves costs no decisions (at 100,000 pods every
-    // decision gathered every running pod). With a policy minimumRuntimeSeconds, whose
-    // protection ends as time passes, the backoffs alone apply.
-    int64_t unchanged_wait_ms = 30'000;
+    // changed (NodeCache::ChangeStamp: pods counted or gone, nodes, the policy), a round ended
+    // or a PodDisruptionBudget's block did, or at the latest this long after it was set aside:
+    // what it found depends on nothing else, so a cluster where nothing moves costs no
+    // decisions (at 100,000 pods every decision gathered every running pod, and a backlog of
+    // 5,000 waiting pods took a minute of runs to go through once). With a policy
+    // minimumRuntimeSeconds, whose protection ends as time passes, the backoffs alone apply.
+    int64_t unchanged_wait_ms = 300'000;
     size_t max_preemptors_per_team = 16;
     size_t max_preemptors_per_run = 64;
     int max_eviction_attempts = 3;  // per victim, for errors other than a PDB refusal
