@@ -7,11 +7,11 @@
 //
 // The cluster: flavor f has nodes/10 nodes; cohort c's teams have quota on flavor c % 10 and its
 // nodes are a slice of that flavor's (nodes/cohorts each). Every team has nominal = its equal
-// share of its cohort's accelerators. Per team, 5% of its pods are pending (1 accelerator each,
-// refused: the cohort is full) and the rest run: accelerator pods up to the team's usage (team 0
-// of each cohort uses half its nominal and lends the rest, team 1 borrows that half, the others
-// use their nominal; in the last cohort every team uses half, so filters there admit) and CPU
-// pods for the rest.
+// share of its cohort's accelerators. Accelerator pods run up to each team's usage (team 0 of
+// each cohort uses half its nominal and lends the rest, team 1 borrows that half, the others use
+// their nominal; in the last cohort every team uses half, so filters there admit), CPU pods make
+// up the rest, and every team but team 0 has 5% of its pods waiting (1 accelerator each: they
+// can neither borrow nor preempt, so the controller decides once for each and then rests).
 //
 // Three runs of the extender, each started on the loaded API server: a baseline with the nodes
 // and teams but no pods (for the bytes per pod), then the cluster with default metrics, then with
@@ -107,7 +107,11 @@ class Layout {
     return nominal(team);
   }
   [[nodiscard]] int pods_per_team() const { return s_.pods / s_.teams; }
-  [[nodiscard]] int pending_per_team() const { return std::max(1, pods_per_team() / 20); }
+  // Team 0 of each cohort lends: its pods would reclaim, so it has none waiting (the reclaim row
+  // submits one); the others' waiting pods can neither borrow nor preempt.
+  [[nodiscard]] int pending_per_team(int team) const {
+    return team % teams_per_cohort() == 0 ? 0 : std::max(1, pods_per_team() / 20);
+  }
 
  private:
   Shape s_;
@@ -182,7 +186,7 @@ common::Status LoadPods(const Shape& s, const Layout& l,
     const Flavor& f = l.flavor_of_cohort(c);
     for (int k = 0; k < l.teams_per_cohort(); ++k) {
       const int t = c * l.teams_per_cohort() + k;
-      const int running = l.pods_per_team() - l.pending_per_team();
+      const int running = l.pods_per_team() - l.pending_per_team(t);
       const int gpu_pods = std::min(running, l.used(t));
       for (int p = 0; p < l.pods_per_team(); ++p) {
         std::string node;

@@ -190,7 +190,16 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
     }
     // Rounds in flight first (evictions rate-limited before, or to retry), then new ones.
     for (const std::string& uid : in_flight) EvictRound(run, uid);
-    for (const PendingPod& pending : preemptors) DecideFor(run, pending);
+    for (const PendingPod& pending : preemptors) {
+      // No token left: no round could start this run, so the rest wait for the next one
+      // undecided (planning each would cost a pass over its flavors' pods for nothing).
+      if (!limiter_.Allows(run.steady_ms, 1.0)) {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++stats_.rounds_deferred_by_rate_limit;
+        continue;
+      }
+      DecideFor(run, pending);
+    }
   }
   FinishRun();
   return report;

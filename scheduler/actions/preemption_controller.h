@@ -82,6 +82,8 @@ struct PreemptionStats {
   uint64_t rounds_abandoned = 0;  // victims stuck, nomination lost or expired
   uint64_t evictions_blocked_by_pdb = 0;
   uint64_t eviction_failures = 0;
+  // Preemptors left for a later run by the eviction rate limit: their round needed more tokens
+  // than the bucket held, or it held none (then they were not decided for at all).
   uint64_t rounds_deferred_by_rate_limit = 0;
   size_t rounds_in_flight = 0;  // gauge
   // Members of gangs whose quota hold expired before every member came, evicted so that no gang
