@@ -10,8 +10,9 @@
 // share of its cohort's accelerators. Accelerator pods run up to each team's usage (team 0 of
 // each cohort uses half its nominal and lends the rest, team 1 borrows that half, the others use
 // their nominal; in the last cohort every team uses half, so filters there admit), CPU pods make
-// up the rest, and every team but team 0 has 5% of its pods waiting (1 accelerator each: they
-// can neither borrow nor preempt, so the controller decides once for each and then rests).
+// up the rest, and every team but team 0 has 5% of its pods waiting (1 accelerator each: with
+// FirstComeFirstServe idle compute they can neither borrow nor preempt, so the controller decides
+// once for each and then rests).
 //
 // Three runs of the extender, each started on the loaded API server: a baseline with the nodes
 // and teams but no pods (for the bytes per pod), then the cluster with default metrics, then with
@@ -123,7 +124,7 @@ std::string TeamNs(int t) { return "team-" + std::to_string(t); }
 std::string PolicyYaml(const Shape& s, const Layout& l) {
   std::ostringstream y;
   y << "apiVersion: taskgov.io/v1\nkind: TaskGovernancePolicy\n"
-       "taskPrioritization: TaskRanking\nidleComputeAllocation: FairShare\n"
+       "taskPrioritization: TaskRanking\nidleComputeAllocation: FirstComeFirstServe\n"
        "priorityClasses:\n  - {name: inference, weight: 100}\n  - {name: training, weight: 50}\n"
        "preemption: {gracePeriodSeconds: 60, minimumRuntimeSeconds: 0}\nteams:\n";
   for (int t = 0; t < s.teams; ++t) {

@@ -179,10 +179,15 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
   EvictTimedOutGangs(policy->preemption.grace_period_seconds, &report);
   RoundTable::Followed followed = FollowRounds(now);
   const std::vector<PendingPod> preemptors = PickPreemptors(*policy, now);
-  if (!preemptors.empty() || followed.evictions_due) {
+  const int64_t steady = clock_->SteadyNowMs();
+  if ((!preemptors.empty() || followed.evictions_due) && !limiter_.Allows(steady, 1.0)) {
+    // No token: nothing can be evicted this run, so nothing is planned (a plan gathers the
+    // candidates of every flavor involved); the preemptors wait for the next run.
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.rounds_deferred_by_rate_limit += preemptors.size();
+  } else if (!preemptors.empty() || followed.evictions_due) {
     VictimPlanner planner(PlanInputs(*policy, now, preemptors, std::move(followed)));
-    Run run{*policy,  now,    clock_->SteadyNowMs(), policy->preemption.grace_period_seconds,
-            &planner, &report};
+    Run run{*policy, now, steady, policy->preemption.grace_period_seconds, &planner, &report};
     std::vector<std::string> in_flight;
     {
       std::lock_guard<std::mutex> lock(mu_);
