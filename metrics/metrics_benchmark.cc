@@ -110,7 +110,13 @@ void BM_Render(benchmark::State& state) {
   state.counters["series"] = static_cast<double>(series);
   state.counters["bytes"] = static_cast<double>(bytes);
 }
-BENCHMARK(BM_Render)->Args({20, 0})->Args({100, 0})->Args({100, 1})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Render)
+    ->Args({20, 0})
+    ->Args({100, 0})
+    ->Args({100, 1})
+    ->Args({500, 0})
+    ->Args({500, 1})
+    ->Unit(benchmark::kMillisecond);
 
 Metrics& Shared() {
   static Cluster* cluster = new Cluster(true, kMaxTeams);
