@@ -135,7 +135,7 @@ std::variant<Charge, Refusal> QuotaBook::Assume(Ledger::Session& session, std::s
   if (it != shard.map.end()) {
     if (it->second.state == ReservationState::kBound) return it->second.charge;
     GiveBack(session, uid, it->second.charge);  // a re-filter replaces the assumed reservation
-    shard.map.erase(it);
+    shard.Erase(it);
   }
   std::variant<Charge, Refusal> result = session.Reserve(team, flavor, request, mode);
   if (const Charge* charge = std::get_if<Charge>(&result)) {
@@ -146,7 +146,7 @@ std::variant<Charge, Refusal> QuotaBook::Assume(Ledger::Session& session, std::s
     reservation.meta = meta;
     reservation.meta.admitted_ms = clock_->NowMs();
     shard.Due(reservation.expires_ms);
-    shard.map.emplace(std::string(uid), reservation);
+    shard.Insert(uid, std::move(reservation));
   }
   return result;
 }
@@ -177,7 +177,7 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(
       GiveBack(session, uid, r.charge);
     }
     if (from != gangs_.end()) MemberGoneLocked(r.meta.workload);
-    shard.map.erase(it);
+    shard.Erase(it);
     gang = gangs_.find(meta.workload);
   }
   Charge share;
@@ -222,7 +222,7 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(
   reservation.meta = meta;
   reservation.meta.admitted_ms = now;
   shard.Due(reservation.expires_ms);
-  shard.map.emplace(std::string(uid), std::move(reservation));
+  shard.Insert(uid, std::move(reservation));
   return share;
 }
 
@@ -287,7 +287,9 @@ QuotaBook::ConfirmOutcome QuotaBook::ConfirmBound(std::string_view uid, NameId t
         Reservation& r = it->second;
         if (r.state == ReservationState::kBound) return ConfirmOutcome::kAlreadyBound;
         if (r.charge.team == team && r.charge.flavor == flavor) {
+          shard.Count(r, -1);
           r.state = ReservationState::kBound;
+          shard.Count(r, +1);
           r.meta.node = meta.node;
           return ConfirmOutcome::kConfirmedAssumed;
         }
@@ -302,9 +304,11 @@ QuotaBook::ConfirmOutcome QuotaBook::ConfirmBound(std::string_view uid, NameId t
         if (it != shard.map.end()) {
           // Assumed for another flavor or team than it was bound to: charge what is real.
           GiveBack(session, uid, it->second.charge);
+          shard.Count(it->second, -1);
           it->second = reservation;
+          shard.Count(it->second, +1);
         } else {
-          shard.map.emplace(std::string(uid), reservation);
+          shard.Insert(uid, reservation);
           if (!meta.workload.empty()) {
             // A member bound without a share (seen after a restart): it holds quota of its gang.
             lock.unlock();
@@ -331,8 +335,8 @@ bool QuotaBook::Release(std::string_view uid) {
     auto it = shard.map.find(uid);
     if (it == shard.map.end()) return false;
     GiveBack(session, uid, it->second.charge);
-    workload = std::move(it->second.meta.workload);
-    shard.map.erase(it);
+    workload = it->second.meta.workload;
+    shard.Erase(it);
   }
   if (!workload.empty()) {
     std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
@@ -347,8 +351,10 @@ void QuotaBook::DetachFromGang(std::string_view uid, bool lost) {
   std::unique_lock<std::mutex> lock = Lock(shard);
   auto it = shard.map.find(uid);
   if (it == shard.map.end() || it->second.meta.workload.empty()) return;
+  shard.Count(it->second, -1);
   const std::string workload = std::move(it->second.meta.workload);
   it->second.meta.workload.clear();
+  shard.Count(it->second, +1);
   MemberGoneLocked(workload, lost);
 }
 
@@ -412,7 +418,7 @@ size_t QuotaBook::ExpireAssumed() {
         GiveBack(session, it->first, r.charge);
         if (!r.meta.workload.empty()) MemberGoneLocked(r.meta.workload);
       }
-      it = shard.map.erase(it);
+      it = shard.Erase(it);
       ++expired;
     }
     shard.next_due_ms.store(next_due, std::memory_order_relaxed);
@@ -444,18 +450,31 @@ void QuotaBook::ForEach(
   }
 }
 
+void QuotaBook::Shard::Count(const Reservation& r, int sign) {
+  auto it = counts.try_emplace(r.charge.team).first;
+  Counts& c = it->second;
+  (r.state == ReservationState::kBound ? c.running : c.assumed) += sign;
+  if (r.meta.workload.empty()) {
+    c.lone += sign;
+  } else if ((c.gangs[r.meta.workload] += sign) <= 0) {
+    c.gangs.erase(r.meta.workload);
+  }
+  if (c.running == 0 && c.assumed == 0) counts.erase(it);
+}
+
 std::unordered_map<NameId, QuotaBook::TeamCounts> QuotaBook::CountByTeam() const {
   std::unordered_map<NameId, TeamCounts> counts;
   std::set<std::pair<NameId, std::string>> gangs;
-  ForEach([&](std::string_view, const Reservation& r) {
-    TeamCounts& c = counts[r.charge.team];
-    (r.state == ReservationState::kBound ? c.running : c.assumed) += 1;
-    if (r.meta.workload.empty()) {
-      ++c.workloads;
-    } else {
-      gangs.emplace(r.charge.team, r.meta.workload);
+  for (Shard& shard : shards_) {
+    std::unique_lock<std::mutex> lock = Lock(shard);
+    for (const auto& [team, c] : shard.counts) {
+      TeamCounts& out = counts[team];
+      out.running += c.running;
+      out.assumed += c.assumed;
+      out.workloads += c.lone;
+      for (const auto& [gang, members] : c.gangs) gangs.emplace(team, gang);
     }
-  });
+  }
   for (const auto& [team, workload] : gangs) ++counts[team].workloads;
   return counts;
 }

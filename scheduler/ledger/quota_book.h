@@ -216,6 +216,26 @@ class QuotaBook {
       if (expires_ms < next_due_ms.load(std::memory_order_relaxed))
         next_due_ms.store(expires_ms, std::memory_order_relaxed);
     }
+    // CountByTeam's numbers for this shard, kept with every change of `map` (with `mu` held):
+    // a walk of every reservation per scrape cost 68% of a /metrics render at 100,000 pods.
+    struct Counts {
+      int64_t running = 0;
+      int64_t assumed = 0;
+      int64_t lone = 0;                                // reservations of no gang
+      std::unordered_map<std::string, int32_t> gangs;  // gang → its members here
+    };
+    std::unordered_map<NameId, Counts> counts;
+    // `r` enters (sign +1) or leaves (−1) `map`, or is about to change (−1) and changed (+1).
+    void Count(const Reservation& r, int sign);
+    void Insert(std::string_view uid, Reservation r) {
+      Count(r, +1);
+      map.emplace(std::string(uid), std::move(r));
+    }
+    template <typename Iterator>
+    Iterator Erase(Iterator it) {
+      Count(it->second, -1);
+      return map.erase(it);
+    }
   };
   // Reconcile() holds every shard's lock at once; ThreadSanitizer's deadlock detector tracks at
   // most 64 locks held by one thread, so the shard count stays well below that.

@@ -242,6 +242,19 @@ TEST_F(QuotaBookPropertyTest, RandomSequencesKeepUsageExactAndLimitsHeld) {
         ASSERT_EQ(got->charge.team, TeamNames().Intern(want.team)) << u;
         ASSERT_EQ(got->charge.flavor, FlavorNames().Intern(want.flavor)) << u;
       }
+      // The counts kept with the table are the model's.
+      std::map<NameId, std::pair<int64_t, int64_t>> want_counts;  // team → running, assumed
+      for (const auto& [u, r] : model.live) {
+        auto& [running, assumed] = want_counts[TeamNames().Intern(r.team)];
+        (r.state == ReservationState::kBound ? running : assumed) += 1;
+      }
+      const auto counts = book_->CountByTeam();
+      ASSERT_EQ(counts.size(), want_counts.size());
+      for (const auto& [t, want] : want_counts) {
+        ASSERT_EQ(counts.at(t).running, want.first) << TeamNames().Name(t);
+        ASSERT_EQ(counts.at(t).assumed, want.second) << TeamNames().Name(t);
+        ASSERT_EQ(counts.at(t).workloads, want.first + want.second) << TeamNames().Name(t);
+      }
       ASSERT_TRUE(book_->Reconcile().empty());
     }
   }
