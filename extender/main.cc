@@ -66,9 +66,10 @@ constexpr std::string_view kComponent = "main";
 constexpr char kVersion[] = "0.1.0";
 constexpr char kRevision[] = "dev";
 constexpr std::chrono::milliseconds kHousekeepingPeriod{1'000};
-// The preemption and history loops run below the webhook threads' CPU priority (their passes
-// grow with the cluster; kube-scheduler waits for every filter). Housekeeping keeps the default:
-// its reconcile holds the ledger still while it runs, so it must not be preempted midway.
+// The console's history sampling runs below the webhook threads' CPU priority (kube-scheduler
+// waits for every filter; nobody waits for a sample). The preemption loop keeps the default: a
+// run's evictions go out together, before the victims' kubelets act on the first; so does
+// housekeeping, whose reconcile holds the ledger still while it runs.
 constexpr int kBackgroundNice = 10;
 
 int Fail(const std::string& message) {
@@ -492,12 +493,9 @@ common::Status Start(Process& p) {
   if (p.informers) p.informers->Start();
   if (p.elector) p.elector->Start();
   if (scheduler::PreemptionController* preemption = p.preemption.get()) {
-    p.preemption_loop.emplace(
-        kHousekeepingPeriod,
-        [&p, preemption](uint64_t) {
-          if (NotReady(p).empty()) (void)preemption->RunOnce();
-        },
-        kBackgroundNice);
+    p.preemption_loop.emplace(kHousekeepingPeriod, [&p, preemption](uint64_t) {
+      if (NotReady(p).empty()) (void)preemption->RunOnce();
+    });
   }
   scheduler::Reconciler* reconciler = p.reconciler.get();
   p.housekeeping.emplace(kHousekeepingPeriod, [reconciler](uint64_t) { reconciler->Tick(); });
