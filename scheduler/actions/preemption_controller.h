@@ -7,7 +7,9 @@
 //     round ends when its preemptor is bound, deleted, or its victims or nomination fail.
 //  2. Pick preemptors: the pending pods of every active team (ClusterState's queues, at most
 //     max_preemptors_per_team each — StrictFIFO: only the head — and max_preemptors_per_run in
-//     all, best-ranked first), skipping pods with a round, a reservation or a backoff.
+//     all, best-ranked first), skipping pods with a round, a reservation or a backoff, and pods
+//     set aside because nothing could be done for them, until one of their team's flavors
+//     changes (Options::unchanged_wait_ms). A run with no eviction token plans nothing.
 //  3. Plan (VictimPlanner, victim_planner.h): for each preemptor, its team's flavors in order,
 //     only on the nodes that accept it, over the cluster as it will be (pods going count as
 //     freed, rounds in flight claim their preemptors' requests); VictimSelector chooses. A pod
