@@ -180,12 +180,13 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
   RoundTable::Followed followed = FollowRounds(now);
   const std::vector<PendingPod> preemptors = PickPreemptors(*policy, now);
   const int64_t steady = clock_->SteadyNowMs();
-  if ((!preemptors.empty() || followed.evictions_due) && !limiter_.Allows(steady, 1.0)) {
+  const bool work = !preemptors.empty() || followed.evictions_due;
+  if (work && !limiter_.Allows(steady, 1.0)) {
     // No token: nothing can be evicted this run, so nothing is planned (a plan gathers the
     // candidates of every flavor involved); the preemptors wait for the next run.
     std::lock_guard<std::mutex> lock(mu_);
     stats_.rounds_deferred_by_rate_limit += preemptors.size();
-  } else if (!preemptors.empty() || followed.evictions_due) {
+  } else if (work) {
     VictimPlanner planner(PlanInputs(*policy, now, preemptors, std::move(followed)));
     Run run{*policy, now, steady, policy->preemption.grace_period_seconds, &planner, &report};
     std::vector<std::string> in_flight;
@@ -318,23 +319,23 @@ bool PreemptionController::StillSetAside(const std::string& uid, uint64_t stamp,
 
 void PreemptionController::SetAsideUnchanged(const Run& run, const PendingPod& pending) {
   if (run.policy.preemption.minimum_runtime_seconds > 0) return;
-  auto stamp = team_stamps_.find(pending.team);
-  if (stamp == team_stamps_.end()) return;
-  set_aside_[pending.uid] = SetAside{stamp->second, run.now_ms + options_.unchanged_wait_ms};
+  auto team = teams_.find(pending.team);
+  if (team == teams_.end()) return;
+  set_aside_[pending.uid] = SetAside{team->second.stamp, run.now_ms + options_.unchanged_wait_ms};
 }
 
 std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& policy, int64_t now_ms) {
   const bool by_priority = policy.task_prioritization == TaskPrioritization::kTaskRanking;
   std::vector<PendingPod> preemptors;
-  team_stamps_.clear();
-  std::vector<NameId> flavors;
+  teams_.clear();
   for (const Team& team : policy.teams) {
     if (!team.active || team.flavors.empty()) continue;
     const NameId team_id = TeamNames().Intern(team.name);
-    flavors.clear();
-    for (const FlavorQuota& f : team.flavors) flavors.push_back(FlavorNames().Intern(f.flavor));
-    const uint64_t stamp = cluster_->nodes().ChangeStamp(flavors);
-    team_stamps_[team_id] = stamp;
+    TeamView& view = teams_[team_id];
+    for (const FlavorQuota& f : team.flavors)
+      view.flavors.push_back(FlavorNames().Intern(f.flavor));
+    view.stamp = cluster_->nodes().ChangeStamp(view.flavors);
+    const uint64_t stamp = view.stamp;
     // Every pending pod ranks ahead of the last possible position. Look further than the
     // per-team limit: pods set aside (backoff, rounds in flight) do not take the places of those
     // behind them.
@@ -392,10 +393,9 @@ VictimPlanner::Inputs PreemptionController::PlanInputs(const Policy& policy, int
     flavors = table_.FlavorsInFlight();
   }
   for (const PendingPod& p : preemptors) {
-    const Team* team = policy.FindTeam(TeamNames().Name(p.team));
-    if (team == nullptr) continue;
-    for (const FlavorQuota& f : team->flavors) {
-      const NameId id = FlavorNames().Intern(f.flavor);
+    auto team = teams_.find(p.team);
+    if (team == teams_.end()) continue;
+    for (NameId id : team->second.flavors) {
       if (std::find(flavors.begin(), flavors.end(), id) == flavors.end()) flavors.push_back(id);
     }
   }

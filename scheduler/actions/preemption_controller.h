@@ -244,8 +244,14 @@ class PreemptionController {
     int64_t until_ms = 0;
   };
   std::unordered_map<std::string, SetAside> set_aside_;
-  std::unordered_map<NameId, uint64_t> team_stamps_;  // this run's, read by PickPreemptors
-  uint64_t rounds_ended_ = 0;                         // seen by the last run
+  // This run's view of each active team, taken once by PickPreemptors: its flavors and their
+  // ChangeStamp (read by SetAsideUnchanged and PlanInputs).
+  struct TeamView {
+    std::vector<NameId> flavors;
+    uint64_t stamp = 0;
+  };
+  std::unordered_map<NameId, TeamView> teams_;
+  uint64_t rounds_ended_ = 0;  // seen by the last run
 
   mutable std::mutex mu_;
   RoundTable table_;       // guarded by mu_

@@ -2,7 +2,6 @@
 
 #include "scheduler/model/gang.h"
 
-#include <algorithm>
 #include <mutex>
 #include <utility>
 
