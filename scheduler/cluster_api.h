@@ -35,6 +35,7 @@ class ClusterObserver {
  public:
   virtual ~ClusterObserver() = default;
   virtual void OnPodUpsert(const Pod& pod) = 0;
+  // `last_known` carries the pod's namespace, name and uid only: the informers keep no more.
   virtual void OnPodDelete(const Pod& last_known) = 0;
   virtual void OnNodeUpsert(const Node& node) = 0;
   virtual void OnNodeDelete(const std::string& name) = 0;

@@ -37,9 +37,17 @@ struct PodTraits {
   using Object = Pod;
   ClusterObserver* observer;
   std::function<common::Result<Pod>(const rapidjson::Value&)> decode;
+  using Kept = KeepNothing;  // ClusterState keeps what it reads of a pod
   common::Result<Pod> Decode(const rapidjson::Value& v) const { return decode(v); }
   void OnUpsert(const Pod& pod) const { observer->OnPodUpsert(pod); }
-  void OnDelete(const Pod& pod) const { observer->OnPodDelete(pod); }
+  Kept Keep(const Pod&) const { return {}; }
+  void OnDelete(const Kept&, const StoredName& stored) const {
+    Pod last_known;
+    last_known.namespace_ = stored.ns;
+    last_known.name = stored.name;
+    last_known.uid = stored.uid;
+    observer->OnPodDelete(last_known);
+  }
 };
 
 struct NodeTraits {
@@ -47,8 +55,12 @@ struct NodeTraits {
   ClusterObserver* observer;
   std::function<common::Result<Node>(const rapidjson::Value&)> decode;
   common::Result<Node> Decode(const rapidjson::Value& v) const { return decode(v); }
+  using Kept = KeepNothing;
   void OnUpsert(const Node& node) const { observer->OnNodeUpsert(node); }
-  void OnDelete(const Node& node) const { observer->OnNodeDelete(node.name); }
+  Kept Keep(const Node&) const { return {}; }
+  void OnDelete(const Kept&, const StoredName& stored) const {
+    observer->OnNodeDelete(std::string(stored.name));
+  }
 };
 
 struct NamespaceTraits {
@@ -57,8 +69,12 @@ struct NamespaceTraits {
   common::Result<NamespaceInfo> Decode(const rapidjson::Value& v) const {
     return DecodeNamespace(v);
   }
+  using Kept = KeepNothing;
   void OnUpsert(const NamespaceInfo& ns) const { observer->OnNamespaceUpsert(ns.name, ns.labels); }
-  void OnDelete(const NamespaceInfo& ns) const { observer->OnNamespaceDelete(ns.name); }
+  Kept Keep(const NamespaceInfo&) const { return {}; }
+  void OnDelete(const Kept&, const StoredName& stored) const {
+    observer->OnNamespaceDelete(std::string(stored.name));
+  }
 };
 
 struct LocalQueueTraits {
@@ -70,7 +86,11 @@ struct LocalQueueTraits {
   void OnUpsert(const LocalQueueInfo& q) const {
     observer->OnLocalQueueUpsert(q.ns, q.name, q.cluster_queue);
   }
-  void OnDelete(const LocalQueueInfo& q) const { observer->OnLocalQueueDelete(q.ns, q.name); }
+  using Kept = KeepNothing;
+  Kept Keep(const LocalQueueInfo&) const { return {}; }
+  void OnDelete(const Kept&, const StoredName& stored) const {
+    observer->OnLocalQueueDelete(std::string(stored.ns), std::string(stored.name));
+  }
 };
 
 struct PodGroupTraits {
@@ -80,7 +100,11 @@ struct PodGroupTraits {
   void OnUpsert(const PodGroupInfo& g) const {
     observer->OnPodGroupUpsert(g.ns, g.name, g.queue, g.min_member);
   }
-  void OnDelete(const PodGroupInfo& g) const { observer->OnPodGroupDelete(g.ns, g.name); }
+  using Kept = KeepNothing;
+  Kept Keep(const PodGroupInfo&) const { return {}; }
+  void OnDelete(const Kept&, const StoredName& stored) const {
+    observer->OnPodGroupDelete(std::string(stored.ns), std::string(stored.name));
+  }
 };
 
 template <common::Result<GangSizeInfo> (*kDecode)(const rapidjson::Value&)>
@@ -88,8 +112,12 @@ struct GangSizeTraits {
   using Object = GangSizeInfo;
   ClusterObserver* observer;
   common::Result<GangSizeInfo> Decode(const rapidjson::Value& v) const { return kDecode(v); }
+  using Kept = std::string;  // the workload it declares the size of
   void OnUpsert(const GangSizeInfo& g) const { observer->OnGangSizeUpsert(g.workload, g.size); }
-  void OnDelete(const GangSizeInfo& g) const { observer->OnGangSizeDelete(g.workload); }
+  Kept Keep(const GangSizeInfo& g) const { return g.workload; }
+  void OnDelete(const Kept& workload, const StoredName&) const {
+    observer->OnGangSizeDelete(workload);
+  }
 };
 
 template <common::Result<GangSizeInfo> (*kDecode)(const rapidjson::Value&)>

@@ -1,21 +1,23 @@
 #pragma once
 
-// TypedSink<Traits>: the store behind a reflector, keyed by namespace/name, holding the last
-// decoded version of each object with its uid and resourceVersion, and telling the observer
-// only what changed:
+// TypedSink<Traits>: the store behind a reflector, keyed by namespace/name, holding each object's
+// uid and resourceVersion and what the observer needs to hear of its delete (Traits::Kept: for
+// most kinds nothing, the key and uid say it; the object itself is the observer's to keep), and
+// telling the observer only what changed:
 //  * an ADDED or MODIFIED identical (uid, resourceVersion) to the stored one is a duplicate:
 //    nothing is told (duplicate ADDED, relists of unchanged objects);
 //  * a MODIFIED for an unknown object is an add (MODIFIED-before-ADDED);
 //  * the same name with a new uid (the object was deleted and re-created while we were not
 //    watching) tells the delete of the old one, then the add of the new one;
 //  * a DELETED for an unknown object, or for another uid than the stored one, is ignored; a
-//    delete reports the *stored* object (what the observer last saw);
+//    delete reports the *stored* identity (the uid the observer last saw);
 //  * an object that fails to decode keeps the stored version (fail closed: its usage stays
 //    counted) and is reported as kDecodeError;
 //  * EndList deletes every stored object the relist did not mention.
 //
-// Traits provides: `using Object`, `Result<Object> Decode(const rapidjson::Value&)`,
-// `void OnUpsert(const Object&)`, `void OnDelete(const Object&)`.
+// Traits provides: `using Object`, `using Kept`, `Result<Object> Decode(const rapidjson::Value&)`,
+// `void OnUpsert(const Object&)`, `Kept Keep(const Object&)` and
+// `void OnDelete(const Kept&, const StoredName&)`.
 // Not synchronised: called from one reflector thread.
 
 #include <rapidjson/document.h>
@@ -23,16 +25,28 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "scheduler/kube/reflector.h"
 
 namespace taskgov::scheduler::kube {
 
+// The stored identity of an object a delete reports.
+struct StoredName {
+  std::string_view ns;  // empty for a cluster-scoped object
+  std::string_view name;
+  std::string_view uid;
+};
+
+// Nothing kept beyond the identity.
+struct KeepNothing {};
+
 template <typename Traits>
 class TypedSink final : public ObjectSink {
  public:
   using Object = typename Traits::Object;
+  using Kept = typename Traits::Kept;
   explicit TypedSink(Traits traits) : traits_(std::move(traits)) {}
 
   ApplyOutcome Upsert(const ObjectMeta& meta, const rapidjson::Value& value,
@@ -52,14 +66,14 @@ class TypedSink final : public ObjectSink {
     ApplyOutcome outcome = ApplyOutcome::kApplied;
     if (it != store_.end() && !meta.uid.empty() && !it->second.uid.empty() &&
         it->second.uid != meta.uid) {
-      traits_.OnDelete(it->second.object);
+      traits_.OnDelete(it->second.kept, Name(key, it->second.uid));
       outcome = ApplyOutcome::kReplaced;
     }
-    Entry& entry = store_[key];
+    Entry& entry = it != store_.end() ? it->second : store_[key];
     entry.uid = meta.uid;
     entry.resource_version = meta.resource_version;
-    entry.object = std::move(*decoded);
-    traits_.OnUpsert(entry.object);
+    entry.kept = traits_.Keep(*decoded);
+    traits_.OnUpsert(*decoded);
     return outcome;
   }
 
@@ -69,9 +83,10 @@ class TypedSink final : public ObjectSink {
     if (!meta.uid.empty() && !it->second.uid.empty() && meta.uid != it->second.uid) {
       return ApplyOutcome::kStaleDelete;
     }
+    const std::string key = it->first;
     Entry entry = std::move(it->second);
     store_.erase(it);
-    traits_.OnDelete(entry.object);
+    traits_.OnDelete(entry.kept, Name(key, entry.uid));
     return ApplyOutcome::kDeleted;
   }
 
@@ -87,9 +102,10 @@ class TypedSink final : public ObjectSink {
         ++it;
         continue;
       }
+      const std::string key = it->first;
       Entry entry = std::move(it->second);
       it = store_.erase(it);
-      traits_.OnDelete(entry.object);
+      traits_.OnDelete(entry.kept, Name(key, entry.uid));
       ++vanished;
     }
     listing_ = false;
@@ -104,18 +120,18 @@ class TypedSink final : public ObjectSink {
 
   size_t size() const override { return store_.size(); }
 
-  // For tests: the stored object under `key`, or nullptr.
-  const Object* Find(const std::string& key) const {
-    auto it = store_.find(key);
-    return it == store_.end() ? nullptr : &it->second.object;
-  }
-
  private:
   struct Entry {
     std::string uid;
     std::string resource_version;
-    Object object;
+    [[no_unique_address]] Kept kept;
   };
+  // A key is "namespace/name", or "name" for a cluster-scoped object.
+  static StoredName Name(std::string_view key, std::string_view uid) {
+    const size_t slash = key.find('/');
+    if (slash == std::string_view::npos) return {{}, key, uid};
+    return {key.substr(0, slash), key.substr(slash + 1), uid};
+  }
   Traits traits_;
   std::map<std::string, Entry> store_;
   std::set<std::string> marked_;
