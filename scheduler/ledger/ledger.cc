@@ -6,6 +6,7 @@
 #include <string_view>
 #include <thread>
 #include <tuple>
+#include <unordered_map>
 
 #include "scheduler/common/log.h"
 #include "scheduler/model/quantity.h"
@@ -648,36 +649,85 @@ std::unique_ptr<Ledger::Generation> Ledger::Build(PolicyPtr policy, std::vector<
 namespace {
 
 // The cells of `old` whose usage differs from what `charges` (of `old`) say they hold.
+// The cell of `gen` a charge's item names: by its index when the charge was made in `gen`, else
+// by key (null when `gen` has no such cell).
+const TeamCell* CellOfItem(const Ledger::Generation& gen, const Charge& charge,
+                           const Charge::Item& item) {
+  if (charge.generation == gen.number) return &gen.cells[item.cell];
+  return gen.FindCell(charge.team, charge.flavor, item.resource);
+}
+
 std::vector<Ledger::Drift> DriftOf(const Ledger::Generation& old,
                                    const std::vector<Charge*>& charges) {
-  std::unordered_map<const TeamCell*, int64_t> expected;
+  std::vector<int64_t> expected(old.cell_count, 0);  // by cell index
   for (const Charge* charge : charges) {
     for (uint8_t i = 0; i < charge->count; ++i) {
-      const TeamCell* cell = old.FindCell(charge->team, charge->flavor, charge->items[i].resource);
-      if (cell != nullptr) expected[cell] += charge->items[i].amount;
+      const TeamCell* cell = CellOfItem(old, *charge, charge->items[i]);
+      if (cell != nullptr) expected[old.IndexOf(*cell)] += charge->items[i].amount;
     }
   }
   std::vector<Ledger::Drift> drift;
   for (size_t i = 0; i < old.cell_count; ++i) {
     const TeamCell& cell = old.cells[i];
     const int64_t usage = UsageOf(cell);
-    auto it = expected.find(&cell);
-    const int64_t want = it == expected.end() ? 0 : it->second;
-    if (usage != want) drift.push_back(Ledger::Drift{cell.key, usage, want});
+    if (usage != expected[i]) drift.push_back(Ledger::Drift{cell.key, usage, expected[i]});
   }
   return drift;
 }
 
-// Charges `charges` to `next` and re-points them at it (items without a cell there are dropped).
-void MoveCharges(Ledger::Generation& next, const std::vector<Charge*>& charges) {
+// The cells of `old` whose usage differs from `expected`, and the cells `expected` puts usage in
+// that `old` lacks.
+std::vector<Ledger::Drift> DriftOf(const Ledger::Generation& old,
+                                   const std::vector<Ledger::CellSum>& expected) {
+  std::vector<int64_t> want(old.cell_count, 0);  // by cell index
+  std::vector<Ledger::Drift> drift;
+  const Range* range = nullptr;  // of the last (team, flavor): sums come grouped by team
+  CellKey last{};
+  for (const Ledger::CellSum& sum : expected) {
+    if (range == nullptr || sum.key.team != last.team || sum.key.flavor != last.flavor) {
+      range = old.Find(sum.key.team, sum.key.flavor);
+      last = sum.key;
+    }
+    const TeamCell* cell = range == nullptr ? nullptr : old.CellIn(*range, sum.key.resource);
+    if (cell != nullptr) {
+      want[old.IndexOf(*cell)] += sum.amount;
+    } else if (sum.amount != 0) {
+      drift.push_back(Ledger::Drift{sum.key, 0, sum.amount});
+    }
+  }
+  for (size_t i = 0; i < old.cell_count; ++i) {
+    const int64_t usage = UsageOf(old.cells[i]);
+    if (usage != want[i]) drift.push_back(Ledger::Drift{old.cells[i].key, usage, want[i]});
+  }
+  return drift;
+}
+
+// Charges `charges` (quiescent in `old`) to `next` and re-points them at it (items without a
+// cell there are dropped). Each cell of `old` is looked up in `next` once, not once per charge:
+// this runs while no session may open.
+void MoveCharges(const Ledger::Generation& old, Ledger::Generation& next,
+                 const std::vector<Charge*>& charges) {
+  constexpr uint32_t kNone = 0xffffffff;
+  std::vector<uint32_t> moved(old.cell_count);  // old cell index → next cell index
+  for (size_t i = 0; i < old.cell_count; ++i) {
+    const CellKey& key = old.cells[i].key;
+    const TeamCell* cell = next.FindCell(key.team, key.flavor, key.resource);
+    moved[i] = cell == nullptr ? kNone : next.IndexOf(*cell);
+  }
   for (Charge* charge : charges) {
     uint8_t kept = 0;
     for (uint8_t i = 0; i < charge->count; ++i) {
       Charge::Item item = charge->items[i];
-      TeamCell* cell = next.FindCell(charge->team, charge->flavor, item.resource);
-      if (cell == nullptr) continue;
-      next.Add(*cell, item.amount);
-      item.cell = next.IndexOf(*cell);
+      uint32_t to = kNone;
+      if (charge->generation == old.number) {
+        to = moved[item.cell];
+      } else if (const TeamCell* cell =
+                     next.FindCell(charge->team, charge->flavor, item.resource)) {
+        to = next.IndexOf(*cell);
+      }
+      if (to == kNone) continue;
+      next.Add(next.cells[to], item.amount);
+      item.cell = to;
       charge->items[kept++] = item;
     }
     charge->count = kept;
@@ -698,12 +748,11 @@ void CopyUsage(const Ledger::Generation& old, Ledger::Generation& next) {
 
 }  // namespace
 
-void Ledger::Swap(const std::function<std::unique_ptr<Generation>(const Generation&)>& make_next,
-                  const std::function<std::vector<Charge*>()>* collect, std::vector<Drift>* drift) {
+void Ledger::Swap(const std::function<std::unique_ptr<Generation>(const Generation&)>& make_next) {
   for (const Session* s = tls_innermost; s != nullptr; s = s->below_) {
     if (s->ledger_ == this) {
       DieOfSelfWait(
-          "ApplyPolicy, EnsureCells or Rebuild called on a thread that holds a Session "
+          "ApplyPolicy, EnsureCells, Rebuild or Verify called on a thread that holds a Session "
           "on the same ledger: the swap would wait for that session forever");
     }
   }
@@ -721,14 +770,13 @@ void Ledger::Swap(const std::function<std::unique_ptr<Generation>(const Generati
   // updates happen before what follows.
   while (old->inflight.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
   // The old generation is quiescent from here on.
-  std::vector<Charge*> charges;
-  if (collect != nullptr) charges = (*collect)();
   std::unique_ptr<Generation> next = make_next(*old);
-  if (collect != nullptr) {
-    if (drift != nullptr) *drift = DriftOf(*old, charges);
-    MoveCharges(*next, charges);
-  } else {
-    CopyUsage(*old, *next);
+  if (next == nullptr) {
+    // Nothing to change: reopen the same generation. Sessions waiting in Enter() see it open
+    // again; those that counted themselves in meanwhile backed out (see Enter).
+    old->open.store(true, std::memory_order_seq_cst);
+    swapping_.store(false, std::memory_order_seq_cst);
+    return;
   }
   // seq_cst publication: a session that loads `next` sees its counters (the store is ordered
   // after the writes above), and Enter() reasons about entering_ in the same total order.
@@ -760,46 +808,68 @@ std::vector<Ledger::ExtraCell> CellsWithUsage(const Ledger::Generation& gen) {
   return cells;
 }
 
+// The distinct cells `charges` name, as extra cells of a rebuilt `old` (keeping each cell's
+// cohort).
+std::vector<Ledger::ExtraCell> CellsCharged(const Ledger::Generation& old,
+                                            const std::vector<Charge*>& charges) {
+  std::vector<Ledger::ExtraCell> extra;
+  std::unordered_map<uint64_t, std::vector<NameId>> seen;  // (team, flavor) → resources
+  for (const Charge* c : charges) {
+    std::vector<NameId>& resources = seen[PairKey(c->team, c->flavor)];
+    for (uint8_t i = 0; i < c->count; ++i) {
+      const NameId resource = c->items[i].resource;
+      if (std::find(resources.begin(), resources.end(), resource) != resources.end()) continue;
+      resources.push_back(resource);
+      const TeamCell* cell = old.FindCell(c->team, c->flavor, resource);
+      extra.push_back(Ledger::ExtraCell{CellKey{c->team, c->flavor, resource},
+                                        cell ? old.pool_cohorts[cell->pool] : ""});
+    }
+  }
+  return extra;
+}
+
 }  // namespace
 
 void Ledger::ApplyPolicy(PolicyPtr policy) {
-  Swap([&](const Generation& old) { return Build(policy, CellsWithUsage(old)); }, nullptr);
+  Swap([&](const Generation& old) {
+    std::unique_ptr<Generation> next = Build(policy, CellsWithUsage(old));
+    CopyUsage(old, *next);
+    return next;
+  });
 }
 
 void Ledger::EnsureCells(const std::vector<CellKey>& keys) {
-  Swap(
-      [&](const Generation& old) {
-        std::vector<ExtraCell> extra = CellsWithUsage(old);
-        for (const CellKey& key : keys) extra.push_back(ExtraCell{key, ""});
-        return Build(old.policy, std::move(extra));
-      },
-      nullptr);
+  Swap([&](const Generation& old) {
+    std::vector<ExtraCell> extra = CellsWithUsage(old);
+    for (const CellKey& key : keys) extra.push_back(ExtraCell{key, ""});
+    std::unique_ptr<Generation> next = Build(old.policy, std::move(extra));
+    CopyUsage(old, *next);
+    return next;
+  });
+}
+
+std::unique_ptr<Ledger::Generation> Ledger::RebuildFrom(const Generation& old,
+                                                        const std::vector<Charge*>& charges,
+                                                        std::vector<Drift>* drift) {
+  std::unique_ptr<Generation> next = Build(old.policy, CellsCharged(old, charges));
+  *drift = DriftOf(old, charges);
+  MoveCharges(old, *next, charges);
+  return next;
 }
 
 std::vector<Ledger::Drift> Ledger::Rebuild(const std::function<std::vector<Charge*>()>& collect) {
   std::vector<Drift> drift;
-  std::vector<CellKey> charged;
-  auto collect_keys = [&]() {
-    std::vector<Charge*> charges = collect();
-    for (const Charge* c : charges) {
-      for (uint8_t i = 0; i < c->count; ++i) {
-        charged.push_back(CellKey{c->team, c->flavor, c->items[i].resource});
-      }
-    }
-    return charges;
-  };
-  std::function<std::vector<Charge*>()> collector = collect_keys;
-  Swap(
-      [&](const Generation& old) {
-        // Keep the cohort of every cell the charges name.
-        std::vector<ExtraCell> extra;
-        for (const CellKey& key : charged) {
-          const TeamCell* cell = old.FindCell(key.team, key.flavor, key.resource);
-          extra.push_back(ExtraCell{key, cell ? old.pool_cohorts[cell->pool] : ""});
-        }
-        return Build(old.policy, std::move(extra));
-      },
-      &collector, &drift);
+  Swap([&](const Generation& old) { return RebuildFrom(old, collect(), &drift); });
+  return drift;
+}
+
+std::vector<Ledger::Drift> Ledger::Verify(const std::function<std::vector<CellSum>()>& expected,
+                                          const std::function<std::vector<Charge*>()>& collect) {
+  std::vector<Drift> drift;
+  Swap([&](const Generation& old) -> std::unique_ptr<Generation> {
+    if (DriftOf(old, expected()).empty()) return nullptr;
+    return RebuildFrom(old, collect(), &drift);
+  });
   return drift;
 }
 

@@ -454,6 +454,14 @@ void QuotaBook::Shard::Count(const Reservation& r, int sign) {
   auto it = counts.try_emplace(r.charge.team).first;
   Counts& c = it->second;
   (r.state == ReservationState::kBound ? c.running : c.assumed) += sign;
+  for (uint8_t i = 0; i < r.charge.count; ++i) {
+    const Charge::Item& item = r.charge.items[i];
+    auto cell = std::find_if(c.cells.begin(), c.cells.end(), [&](const Counts::Cell& x) {
+      return x.flavor == r.charge.flavor && x.resource == item.resource;
+    });
+    if (cell == c.cells.end()) cell = c.cells.insert(cell, {r.charge.flavor, item.resource, 0});
+    cell->amount += sign * item.amount;
+  }
   if (r.meta.workload.empty()) {
     c.lone += sign;
   } else if ((c.gangs[r.meta.workload] += sign) <= 0) {
@@ -491,18 +499,46 @@ size_t QuotaBook::size() const {
 std::vector<Ledger::Drift> QuotaBook::Reconcile() {
   std::unique_lock<std::shared_mutex> gangs_lock(workloads_mu_, std::defer_lock);
   std::vector<std::unique_lock<std::mutex>> locks;
-  std::vector<Ledger::Drift> drift = ledger_.Rebuild([&] {
-    // No session is open now; hold every shard until the counters are rebuilt.
-    std::vector<Charge*> charges;
-    gangs_lock.lock();  // lock order: the gangs' first
-    for (auto& [workload, hold] : gangs_) charges.push_back(&hold.remaining);
-    for (Shard& shard : shards_) {
-      locks.emplace_back(shard.mu);
-      for (auto& [uid, reservation] : shard.map) charges.push_back(&reservation.charge);
+  // No session is open while these run; the first takes every lock (gangs' first: the lock
+  // order), held until the counters are checked or rebuilt.
+  auto lock_all = [&] {
+    if (!locks.empty()) return;
+    gangs_lock.lock();
+    for (Shard& shard : shards_) locks.emplace_back(shard.mu);
+  };
+  auto sums = [&] {
+    lock_all();
+    size_t n = 0;
+    for (const Shard& shard : shards_) {
+      for (const auto& [team, counts] : shard.counts) n += counts.cells.size();
     }
-    return charges;
-  });
-  return drift;
+    std::vector<Ledger::CellSum> out;
+    out.reserve(n + gangs_.size() * kMaxChargedResources);
+    for (auto& [workload, hold] : gangs_) {
+      for (uint8_t i = 0; i < hold.remaining.count; ++i) {
+        const Charge& c = hold.remaining;
+        out.push_back({CellKey{c.team, c.flavor, c.items[i].resource}, c.items[i].amount});
+      }
+    }
+    for (const Shard& shard : shards_) {
+      for (const auto& [team, counts] : shard.counts) {
+        for (const Shard::Counts::Cell& cell : counts.cells) {
+          out.push_back({CellKey{team, cell.flavor, cell.resource}, cell.amount});
+        }
+      }
+    }
+    return out;
+  };
+  auto charges = [&] {
+    lock_all();
+    std::vector<Charge*> out;
+    for (auto& [workload, hold] : gangs_) out.push_back(&hold.remaining);
+    for (Shard& shard : shards_) {
+      for (auto& [uid, reservation] : shard.map) out.push_back(&reservation.charge);
+    }
+    return out;
+  };
+  return ledger_.Verify(sums, charges);
 }
 
 }  // namespace taskgov::scheduler

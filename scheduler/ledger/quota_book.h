@@ -189,7 +189,9 @@ class QuotaBook {
   // How many times an operation found its shard's mutex held and waited: monotonic.
   [[nodiscard]] uint64_t lock_waits() const { return lock_waits_.load(std::memory_order_relaxed); }
 
-  // Rebuilds the ledger counters from the reservations and reports the cells that had drifted.
+  // Checks the ledger counters against the reservations (their sums kept per shard, so without
+  // a walk of every reservation) and, when some cell drifted, rebuilds the counters from the
+  // reservations; reports the cells that had drifted.
   std::vector<Ledger::Drift> Reconcile();
   // New limits; usage kept.
   void ApplyPolicy(PolicyPtr policy) { ledger_.ApplyPolicy(std::move(policy)); }
@@ -223,6 +225,15 @@ class QuotaBook {
       int64_t assumed = 0;
       int64_t lone = 0;                                // reservations of no gang
       std::unordered_map<std::string, int32_t> gangs;  // gang → its members here
+      // What the team's reservations here charge, per (flavor, resource): Reconcile compares
+      // the ledger with these sums instead of walking every reservation while no session may
+      // open.
+      struct Cell {
+        NameId flavor = 0;
+        NameId resource = 0;
+        int64_t amount = 0;
+      };
+      std::vector<Cell> cells;
     };
     std::unordered_map<NameId, Counts> counts;
     // `r` enters (sign +1) or leaves (−1) `map`, or is about to change (−1) and changed (+1).

@@ -163,6 +163,36 @@ TEST_F(QuotaBookTest, ReconcileReportsAndRepairsDrift) {
   EXPECT_EQ(Usage(), 0);
 }
 
+// Without drift the check changes nothing: no new generation, the charges keep their cells.
+// With drift (here usage of a cell no reservation charges, on another flavor) it rebuilds.
+TEST_F(QuotaBookTest, ReconcileWithoutDriftKeepsTheGeneration) {
+  ASSERT_TRUE(Assume("u1", 3));
+  ASSERT_EQ(book_.ConfirmBound("u2", T("a"), F(kG5), Gpus(2), PodMeta{}),
+            QuotaBook::ConfirmOutcome::kCharged);
+  const uint64_t generation = book_.ledger().generation();
+  EXPECT_TRUE(book_.Reconcile().empty());
+  EXPECT_EQ(book_.ledger().generation(), generation);
+  EXPECT_EQ(book_.Find("u1")->charge.generation, generation);
+  {
+    Ledger::Session s(book_.ledger());
+    ASSERT_TRUE(std::holds_alternative<Charge>(
+        s.Reserve(T("a"), F(kG5), Gpus(1), Mode::kBorrowing)));  // leaked
+  }
+  std::vector<Ledger::Drift> drift = book_.Reconcile();
+  ASSERT_EQ(drift.size(), 1u);
+  EXPECT_EQ(drift[0].key.flavor, F(kG5));
+  EXPECT_EQ(drift[0].ledger_usage, 3);
+  EXPECT_EQ(drift[0].charged, 2);
+  EXPECT_NE(book_.ledger().generation(), generation);
+  EXPECT_EQ(Usage(kG5), 2);
+  EXPECT_EQ(Usage(kP5), 3);
+  EXPECT_TRUE(book_.Release("u1"));
+  EXPECT_TRUE(book_.Release("u2"));
+  EXPECT_EQ(Usage(kP5), 0);
+  EXPECT_EQ(Usage(kG5), 0);
+  EXPECT_TRUE(book_.Reconcile().empty());
+}
+
 TEST_F(QuotaBookTest, ReloadKeepsReservations) {
   ASSERT_TRUE(Assume("u1", 6));
   book_.ApplyPolicy(PolicyBuilder().Team("a", "c").Quota(kP5, kGpu, 4, 0).Build());
