@@ -200,15 +200,15 @@ WorkloadRow WorkloadRows::Reader::Row(const Item& item) const {
   w.pods.reserve(e.members.size());
   for (const WorkloadMember& m : e.members) {
     PodRow row;
-    row.ns = m.ns;
+    row.ns = e.ns;
     row.name = m.name;
     row.uid = m.uid;
     row.state = MemberState(m, rows_.book_);
-    row.request = m.request;
+    row.request = scheduler::ToResourceList(m.request);
     row.created_ms = m.created_ms;
     row.started_ms = m.started_ms;
     if (m.bound()) {
-      w.nodes.insert(m.node);
+      w.nodes.insert(m.node_name());
     } else if (auto q = rows_.queued_.find(m.uid); q != rows_.queued_.end()) {
       Queue(q->second, &row, &w);
     }

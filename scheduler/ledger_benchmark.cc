@@ -206,11 +206,12 @@ void BM_ReconcileHundredThousandReservations(benchmark::State& state) {
 }
 BENCHMARK(BM_ReconcileHundredThousandReservations)->Unit(benchmark::kMillisecond);
 
-// Bytes per running pod in the whole in-memory state (QuotaBook reservation + ClusterState pod
-// record + node accounting), for a pod shaped like a real training worker: owner reference,
-// Kueue and job labels, a kubectl last-applied-configuration annotation of ~2 KB, a main
-// container and a sidecar with requests and limits.
-void BM_MemoryPerRunningPodWholeState(benchmark::State& state) {
+// Bytes per running pod in the whole in-memory state (QuotaBook reservation, ClusterState pod
+// record, node accounting and the workload table), for a pod shaped like a real training worker:
+// Kueue labels, a kubectl last-applied-configuration annotation of ~2 KB, a main container and a
+// sidecar with requests and limits; as a member of one PyTorchJob (owner reference, job labels)
+// or as a lone pod (a workload of its own in the table).
+void MemoryPerRunningPod(benchmark::State& state, bool job_member) {
   const std::string last_applied(2048, 'x');
   for (auto _ : state) {
     common::FakeClock clock;
@@ -234,8 +235,6 @@ void BM_MemoryPerRunningPodWholeState(benchmark::State& state) {
                     .Uid("0b1f5c2e-6a7d-4c8e-9f00-" + std::to_string(100000000000 + i))
                     .Label("kueue.x-k8s.io/queue-name", "hyperpod-ns-" + team + "-localqueue")
                     .Label("kueue.x-k8s.io/priority-class", "training-priority")
-                    .Label("training.kubeflow.org/job-name", "llama-pretrain")
-                    .Label("training.kubeflow.org/replica-type", "worker")
                     .Annotation("kubectl.kubernetes.io/last-applied-configuration", last_applied)
                     .Gpus(1)
                     .Cpu("4")
@@ -248,8 +247,12 @@ void BM_MemoryPerRunningPodWholeState(benchmark::State& state) {
       sidecar.requests.Set("cpu", 100);
       sidecar.requests.Set("memory", int64_t{128} << 20);
       pod.init_containers.push_back(sidecar);
-      pod.owner_references.push_back(
-          OwnerReference{"kubeflow.org/v1", "PyTorchJob", "llama-pretrain", "9d3c-uid", true});
+      if (job_member) {
+        pod.labels["training.kubeflow.org/job-name"] = "llama-pretrain";
+        pod.labels["training.kubeflow.org/replica-type"] = "worker";
+        pod.owner_references.push_back(
+            OwnerReference{"kubeflow.org/v1", "PyTorchJob", "llama-pretrain", "9d3c-uid", true});
+      }
       pod.node_name = "node-" + std::to_string(i % kNodes);
       pod.phase = PodPhase::kRunning;
       pods.push_back(std::move(pod));
@@ -262,7 +265,12 @@ void BM_MemoryPerRunningPodWholeState(benchmark::State& state) {
     benchmark::DoNotOptimize(cluster);
   }
 }
+void BM_MemoryPerRunningPodWholeState(benchmark::State& state) { MemoryPerRunningPod(state, true); }
 BENCHMARK(BM_MemoryPerRunningPodWholeState)->Iterations(1)->Unit(benchmark::kMillisecond);
+void BM_MemoryPerRunningLonePodWholeState(benchmark::State& state) {
+  MemoryPerRunningPod(state, false);
+}
+BENCHMARK(BM_MemoryPerRunningLonePodWholeState)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace taskgov::scheduler

@@ -93,5 +93,6 @@ Interner& ResourceNames();
 Interner& TeamNames();
 Interner& FlavorNames();
 Interner& NodeNames();
+Interner& PriorityClassNames();
 
 }  // namespace taskgov::scheduler

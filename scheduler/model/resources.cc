@@ -95,4 +95,10 @@ IdAmounts ToIdAmounts(const ResourceList& list) {
   return out;
 }
 
+ResourceList ToResourceList(const IdAmounts& ids) {
+  ResourceList out;
+  for (const auto& [id, amount] : ids) out.Set(ResourceNames().Name(id), amount);
+  return out;
+}
+
 }  // namespace taskgov::scheduler

@@ -62,5 +62,7 @@ using IdAmounts = std::vector<std::pair<NameId, int64_t>>;
 
 // Interns the resources of `list` (ResourceNames()).
 [[nodiscard]] IdAmounts ToIdAmounts(const ResourceList& list);
+// The list `ids` names (ResourceNames()).
+[[nodiscard]] ResourceList ToResourceList(const IdAmounts& ids);
 
 }  // namespace taskgov::scheduler

@@ -46,13 +46,24 @@ std::string RequestedInstanceType(const Labels& node_selector, std::string_view 
   return selected == node_selector.end() ? "" : selected->second;
 }
 
+namespace {
+
+// `value` in `names`' storage, which lives as long as the process ("" stays "").
+std::string_view Interned(Interner& names, std::string_view value) {
+  if (value.empty()) return {};
+  return names.Name(names.Intern(value));
+}
+
+}  // namespace
+
 void WorkloadTable::Put(const Pod& pod, NameId team, const ResourceList& request,
-                        const WorkloadRef& ref, int32_t priority, std::string priority_class,
-                        std::string instance_type) {
+                        const WorkloadRef& ref, int32_t priority, std::string_view priority_class,
+                        std::string_view instance_type) {
   const std::string pod_key = pod.key();
   std::string key = WorkloadKeyOf(ref.key, pod_key);
   std::unique_lock lock(mu_);
-  if (auto was = workload_of_.find(pod.uid); was != workload_of_.end() && was->second != key) {
+  if (auto was = workload_of_.find(pod.uid);
+      was != workload_of_.end() && was->second->second.key != key) {
     RemoveLocked(pod.uid);  // it moved to another workload
   }
   auto order = order_of_.find(key);
@@ -64,39 +75,39 @@ void WorkloadTable::Put(const Pod& pod, NameId team, const ResourceList& request
     entry.kind = WorkloadKindOf(ref);
     entry.key = key;
     std::string order_key = WorkloadOrderKey(entry.ns, entry.name, entry.kind, key);
-    ordered_.emplace(order_key, std::move(entry));
-    order = order_of_.emplace(key, std::move(order_key)).first;
+    auto placed = ordered_.emplace(std::move(order_key), std::move(entry)).first;
+    order = order_of_.emplace(std::string_view(placed->second.key), placed).first;
   }
-  WorkloadEntry& entry = ordered_.find(order->second)->second;
+  const Ordered::iterator at_entry = order->second;
+  WorkloadEntry& entry = at_entry->second;
   auto at = std::lower_bound(
       entry.members.begin(), entry.members.end(), pod.name,
       [](const WorkloadMember& m, const std::string& name) { return m.name < name; });
   if (at == entry.members.end() || at->name != pod.name) {
     at = entry.members.insert(at, WorkloadMember{});
-    at->ns = pod.namespace_;
     at->name = pod.name;
   } else if (at->uid != pod.uid) {
     workload_of_.erase(at->uid);  // a pod of the same name before it
   }
   at->uid = pod.uid;
-  at->request = request;
+  at->request = ToIdAmounts(request);
   at->created_ms = pod.creation_unix_ms;
   at->started_ms = pod.start_unix_ms.value_or(0);
-  at->node = pod.node_name;
+  at->node = pod.node_name.empty() ? kNoNode : NodeNames().Intern(pod.node_name);
   at->terminating = pod.deletion_unix_ms.has_value();
   at->team = team;
   at->priority = priority;
-  at->priority_class = std::move(priority_class);
+  at->priority_class = Interned(PriorityClassNames(), priority_class);
   at->declared = ref.key.empty() ? 1 : ref.size;
-  at->instance_type = std::move(instance_type);
+  at->instance_type = Interned(FlavorNames(), instance_type);
   Summarize(entry);
-  workload_of_.insert_or_assign(pod.uid, std::move(key));
+  workload_of_.insert_or_assign(pod.uid, at_entry);
 }
 
 void WorkloadTable::Summarize(WorkloadEntry& entry) {
   const WorkloadMember* top = &entry.members.front();
   entry.declared = 0;
-  entry.instance_type.clear();
+  entry.instance_type = {};
   for (const WorkloadMember& m : entry.members) {
     if (m.priority > top->priority) top = &m;
     entry.declared = std::max(entry.declared, m.declared);
@@ -115,19 +126,16 @@ void WorkloadTable::Remove(std::string_view uid) {
 void WorkloadTable::RemoveLocked(std::string_view uid) {
   auto was = workload_of_.find(uid);
   if (was == workload_of_.end()) return;
-  auto order = order_of_.find(was->second);
-  if (order != order_of_.end()) {
-    auto entry = ordered_.find(order->second);
-    std::vector<WorkloadMember>& members = entry->second.members;
-    std::erase_if(members, [&](const WorkloadMember& m) { return m.uid == uid; });
-    if (members.empty()) {
-      ordered_.erase(entry);
-      order_of_.erase(order);
-    } else {
-      Summarize(entry->second);
-    }
-  }
+  const Ordered::iterator entry = was->second;
   workload_of_.erase(was);
+  std::vector<WorkloadMember>& members = entry->second.members;
+  std::erase_if(members, [&](const WorkloadMember& m) { return m.uid == uid; });
+  if (members.empty()) {
+    order_of_.erase(entry->second.key);
+    ordered_.erase(entry);
+  } else {
+    Summarize(entry->second);
+  }
 }
 
 std::vector<std::string> WorkloadTable::MembersOf(std::string_view key) const {
@@ -135,9 +143,7 @@ std::vector<std::string> WorkloadTable::MembersOf(std::string_view key) const {
   std::vector<std::string> uids;
   auto order = order_of_.find(key);
   if (order == order_of_.end()) return uids;
-  for (const WorkloadMember& m : ordered_.find(order->second)->second.members) {
-    uids.push_back(m.uid);
-  }
+  for (const WorkloadMember& m : order->second->second.members) uids.push_back(m.uid);
   return uids;
 }
 
@@ -148,7 +154,7 @@ size_t WorkloadTable::size() const {
 
 const WorkloadEntry* WorkloadTable::View::Find(std::string_view key) const {
   auto order = table_.order_of_.find(key);
-  return order == table_.order_of_.end() ? nullptr : &table_.ordered_.find(order->second)->second;
+  return order == table_.order_of_.end() ? nullptr : &order->second->second;
 }
 
 bool WorkloadTable::View::HasPod(std::string_view uid) const {

@@ -22,39 +22,46 @@
 #include <unordered_map>
 #include <vector>
 
+#include "scheduler/ledger/quota_book.h"
 #include "scheduler/model/gang.h"
+#include "scheduler/model/interner.h"
 #include "scheduler/model/objects.h"
+#include "scheduler/model/resources.h"
 #include "scheduler/state/pending_queues.h"
 
 namespace taskgov::scheduler {
 
+// A member of a workload, compact (the table holds one per governed pod): names interned where
+// many pods share them (nodes, priority classes, instance types), the request by resource id.
 struct WorkloadMember {
-  std::string ns, name, uid;
-  ResourceList request;  // effective request
+  std::string name, uid;  // its namespace is its workload's
+  IdAmounts request;      // effective request
   int64_t created_ms = 0;
   int64_t started_ms = 0;
-  std::string node;  // "" while it waits
+  NameId node = kNoNode;  // NodeNames(); kNoNode while it waits
   bool terminating = false;
   NameId team = kNoTeam;
   int32_t priority = 0;
-  std::string priority_class;
   int32_t declared = 0;
-  std::string instance_type;  // what its node selector asks for ("" if nothing)
-  [[nodiscard]] bool bound() const { return !node.empty(); }
+  std::string_view priority_class;  // interned: valid for the process's life
+  std::string_view instance_type;   // what its node selector asks for ("" if nothing); interned
+  [[nodiscard]] bool bound() const { return node != kNoNode; }
+  [[nodiscard]] const std::string& node_name() const { return NodeNames().Name(node); }
 };
 
 struct WorkloadEntry {
   std::string key;  // the workload's key: WorkloadRef::key, or "pod/<ns>/<name>" for a lone pod
   std::string ns, name;
-  std::string kind;  // as the admin API names it: Pod, KueuePodGroup, Job, PodGroup, Owner, ...
+  std::string_view
+      kind;  // as the admin API names it: Pod, KueuePodGroup, Job, PodGroup, Owner, ...
   // Whatever order its pods' events came in: the first member's team, the highest priority of
   // its members and that member's class, the largest size a member declares (1 for a lone pod),
   // the instance type the first member that names one asks for.
   NameId team = kNoTeam;
   int32_t priority = 0;
-  std::string priority_class;
   int32_t declared = 0;
-  std::string instance_type;
+  std::string_view priority_class;
+  std::string_view instance_type;
   std::vector<WorkloadMember> members;  // by name
 };
 
@@ -82,7 +89,7 @@ class WorkloadTable {
   // A pod's current state: it joins (or moves to) the workload `ref` names. `instance_type`:
   // the one its node selector asks for ("" if none).
   void Put(const Pod& pod, NameId team, const ResourceList& request, const WorkloadRef& ref,
-           int32_t priority, std::string priority_class, std::string instance_type = "");
+           int32_t priority, std::string_view priority_class, std::string_view instance_type = "");
   // A pod gone, terminal or no longer governed.
   void Remove(std::string_view uid);
   // The uids of the members of workload `key`.
@@ -123,8 +130,9 @@ class WorkloadTable {
 
   mutable std::shared_mutex mu_;
   Ordered ordered_;
-  ByName<std::string> order_of_;     // workload key → order key
-  ByName<std::string> workload_of_;  // pod uid → workload key
+  // Workload key (a view of its entry's `key`: map nodes never move) → its entry.
+  std::unordered_map<std::string_view, Ordered::iterator, Hash, std::equal_to<>> order_of_;
+  ByName<Ordered::iterator> workload_of_;  // pod uid → its workload's entry
 };
 
 }  // namespace taskgov::scheduler
