@@ -3,7 +3,7 @@
 // cohorts — measured as an operator of such a cluster would see it. Prints one table.
 //
 //   bazel run -c opt //e2e:scale_benchmark -- [--nodes=5000] [--pods=100000] [--teams=500]
-//       [--cohorts=50] [--requests=10000] [--idle-seconds=20]
+//       [--cohorts=50] [--requests=10000] [--idle-seconds=20] [--kueue=1]
 //
 // The cluster: flavor f has nodes/10 nodes; cohort c's teams have quota on flavor c % 10 and its
 // nodes are a slice of that flavor's (nodes/cohorts each). Every team has nominal = its equal
@@ -16,11 +16,13 @@
 //
 // Three runs of the extender, each started on the loaded API server: a baseline with the nodes
 // and teams but no pods (for the bytes per pod), then the cluster with default metrics, then with
-// --kueue-metrics. Each loaded run measures: sync (extender serving → /readyz 200), RSS after sync,
-// CPU (user + system) over the first minute (the controller decides once for every waiting pod)
-// and over the --idle-seconds after it (settled: controllers running, no webhook traffic), then
+// --kueue-metrics (--kueue=0 skips it). Each loaded run measures: sync (extender serving → /readyz
+// 200), RSS after sync, CPU (user + system) over the first minute (the controller decides once for
+// every waiting pod) and over the --idle-seconds after it (settled: controllers running, no webhook
+// traffic), then
 // --requests back-to-back filters with 500 NodeNames that admit, that refuse, and prioritizes
-// (p50 / p99 / max, wall time on one kept-alive connection), the /metrics render (median and
+// (p50 / p99 / max, wall time on one kept-alive connection, and the share of filters the
+// extender's own histogram saw answered within 0.25 to 2.5 ms), the /metrics render (median and
 // size of 5 scrapes), and a reclaim: a pod of a lending team asking for 8 accelerators, from its
 // creation to the first eviction the API server receives (the controller runs every second).
 //
@@ -58,6 +60,7 @@ struct Shape {
   int cohorts = 50;
   int requests = 10000;
   int idle_seconds = 20;
+  int kueue = 1;  // 0: skip the --kueue-metrics run
 };
 
 struct Flavor {
@@ -267,6 +270,63 @@ std::string Lat(const Latency& l) {
          (l.errors > 0 ? " (" + std::to_string(l.errors) + " errors)" : "");
 }
 
+// `seconds` of back-to-back POSTs of `body` to `url` by wrk on one connection (a lean client in a
+// process of its own, as tools/bench uses): "p50 / p99 / max, N requests", or why not.
+std::string Wrk(const std::string& url, const std::string& body, int seconds) {
+  if (system("command -v wrk >/dev/null 2>&1") != 0) return "wrk not installed (tools/bootstrap)";
+  char dir_template[] = "/tmp/taskgov-scale-wrk-XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  if (dir == nullptr) return "no temporary directory";
+  const std::string body_path = std::string(dir) + "/body.json";
+  const std::string script_path = std::string(dir) + "/post.lua";
+  std::ofstream(body_path) << body;
+  std::ofstream(script_path) << "wrk.method = \"POST\"\n"
+                                "wrk.headers[\"Content-Type\"] = \"application/json\"\n"
+                                "local f = io.open(\""
+                             << body_path << "\", \"rb\")\nwrk.body = f:read(\"*a\")\n";
+  const std::string command = "wrk -t1 -c1 -d" + std::to_string(seconds) + "s --latency -s " +
+                              script_path + " " + url + " 2>&1";
+  std::string out;
+  if (FILE* p = popen(command.c_str(), "r")) {
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
+    pclose(p);
+  }
+  std::remove(body_path.c_str());
+  std::remove(script_path.c_str());
+  rmdir(dir);
+  // "    Latency   612.34us  100.00us  12.34ms   90.00%", "     50%  600.00us", "N requests in".
+  auto ms = [](const std::string& v) {
+    const double x = std::atof(v.c_str());
+    if (v.find("us") != std::string::npos) return x / 1000;
+    if (v.find("ms") != std::string::npos) return x;
+    return x * 1000;
+  };
+  auto field = [&](const std::string& label, int index) -> std::string {
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream words(line);
+      std::string first;
+      words >> first;
+      if (first != label) continue;
+      std::string word;
+      for (int i = 0; i <= index; ++i) words >> word;
+      return word;
+    }
+    return "";
+  };
+  const std::string p50 = field("50%", 0), p99 = field("99%", 0), max = field("Latency", 2);
+  const size_t at = out.find(" requests in");
+  if (p50.empty() || p99.empty() || max.empty() || at == std::string::npos ||
+      out.find("Non-2xx") != std::string::npos || out.find("Socket errors") != std::string::npos) {
+    return "wrk failed: " + out.substr(0, 300);
+  }
+  const size_t from = out.rfind('\n', at);
+  const std::string requests = out.substr(from + 1, at - from - 1);
+  return Fixed(ms(p50), 3) + " / " + Fixed(ms(p99), 3) + " / " + Fixed(ms(max), 1) + " ms, " +
+         std::to_string(std::atol(requests.c_str())) + " requests";
+}
+
 // The 500 (at most) node names of `team`'s cohort's flavor: what kube-scheduler sends.
 std::vector<std::string> NamesFor(const Shape& s, const Layout& l, int team) {
   std::vector<std::string> names;
@@ -343,16 +403,42 @@ common::Result<Figures> RunOnce(const std::string& binary, const Shape& s, bool 
     common::Result<common::testing::HttpReply> r = client.PostRaw(verb, body);
     return r.ok() && r->status == 200 && r->body.find(expect) != std::string::npos;
   };
+  // The extender's own view of its filter replies (first byte to reply written), to tell the
+  // latency the extender adds from what the client, the kernel and the shared cores add.
+  auto server_filters = [&](const char* le) {
+    common::Result<metrics::testing::Exposition> m = e.ScrapeMetrics();
+    if (!m.ok()) return -1.0;
+    const char* metric = le == nullptr ? "taskgov_webhook_request_duration_seconds_count"
+                                       : "taskgov_webhook_request_duration_seconds_bucket";
+    return le == nullptr ? m->Value(metric, {{"verb", "filter"}}).value_or(-1)
+                         : m->Value(metric, {{"verb", "filter"}, {"le", le}}).value_or(-1);
+  };
+  const std::vector<const char*> kLe = {"0.00025", "0.0005", "0.001", "0.0025", nullptr};
+  std::vector<double> server_before;
+  for (const char* le : kLe) server_before.push_back(server_filters(le));
   const double cpu1 = CpuSeconds(pid);
   const Latency admit =
       Measure(s.requests, [&] { return post("filter", admit_body, "NodeNames"); });
   const Latency refuse =
       Measure(s.requests, [&] { return post("filter", refuse_body, "FailedAndUnresolvable"); });
+  std::vector<double> server_after;
+  for (const char* le : kLe) server_after.push_back(server_filters(le));
   const Latency prio = Measure(s.requests, [&] { return post("prioritize", admit_body, "Score"); });
   const double cpu_per_request = (CpuSeconds(pid) - cpu1) / (3.0 * s.requests) * 1e6;
   f.emplace_back("filter, 500 NodeNames, admitted: p50 / p99 / max", Lat(admit));
   f.emplace_back("filter, 500 NodeNames, refused: p50 / p99 / max", Lat(refuse));
+  {
+    const double n = server_after.back() - server_before.back();
+    std::string shares;
+    for (size_t i = 0; i + 1 < kLe.size(); ++i) {
+      shares += (i ? " / " : "") + Fixed(100 * (server_after[i] - server_before[i]) / n, 1) + "%";
+    }
+    f.emplace_back("filters, extender side: replied within 0.25 / 0.5 / 1 / 2.5 ms", shares);
+  }
   f.emplace_back("prioritize, 500 NodeNames: p50 / p99 / max", Lat(prio));
+  f.emplace_back(
+      "filter, admitted, by wrk (its own process, 1 connection, 10 s): p50 / p99 / max",
+      Wrk("http://127.0.0.1:" + std::to_string(e.webhook_port()) + "/filter", admit_body, 10));
   f.emplace_back("extender CPU per webhook request", Fixed(cpu_per_request, 0) + " µs");
 
   common::testing::HttpClient metrics("127.0.0.1", e.metrics_port(), std::chrono::seconds(30));
@@ -401,7 +487,8 @@ int Main(int argc, char** argv) {
   const std::map<std::string, int*> flags = {
       {"--nodes=", &s.nodes},       {"--pods=", &s.pods},
       {"--teams=", &s.teams},       {"--cohorts=", &s.cohorts},
-      {"--requests=", &s.requests}, {"--idle-seconds=", &s.idle_seconds}};
+      {"--requests=", &s.requests}, {"--idle-seconds=", &s.idle_seconds},
+      {"--kueue=", &s.kueue}};
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     bool known = false;
@@ -426,7 +513,7 @@ int Main(int argc, char** argv) {
   fflush(stdout);
   common::Result<Figures> base = RunOnce(binary, s, false, false);
   common::Result<Figures> plain = RunOnce(binary, s, true, false);
-  common::Result<Figures> kueue = RunOnce(binary, s, true, true);
+  common::Result<Figures> kueue = s.kueue != 0 ? RunOnce(binary, s, true, true) : Figures{};
   for (const common::Result<Figures>* r : {&base, &plain, &kueue}) {
     if (!r->ok()) {
       fprintf(stderr, "run failed: %s\n", r->error().message.c_str());
@@ -437,13 +524,15 @@ int Main(int argc, char** argv) {
   printf("\n| measure | default metrics | --kueue-metrics |\n|---|---|---|\n");
   for (size_t i = 0; i < plain->size(); ++i) {
     printf("| %s | %s | %s |\n", (*plain)[i].first.c_str(), (*plain)[i].second.c_str(),
-           (*kueue)[i].second.c_str());
+           i < kueue->size() ? (*kueue)[i].second.c_str() : "");
   }
   const double per_pod = (rss(*plain) - rss(*base)) * 1048576.0 / std::max(1, s.pods);
   printf("| RSS without pods (nodes, teams) | %s | |\n", (*base)[2].second.c_str());
   printf("| RSS per pod after sync (loaded − without pods) / pods | %s B | %s B |\n",
          Fixed(per_pod, 0).c_str(),
-         Fixed((rss(*kueue) - rss(*base)) * 1048576.0 / std::max(1, s.pods), 0).c_str());
+         kueue->empty()
+             ? ""
+             : Fixed((rss(*kueue) - rss(*base)) * 1048576.0 / std::max(1, s.pods), 0).c_str());
   return 0;
 }
 
