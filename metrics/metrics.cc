@@ -6,21 +6,19 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <ostream>
 #include <set>
-#include <streambuf>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "metrics/series.h"
+#include "metrics/text_format.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/metric_family.h"
 #include "prometheus/registry.h"
-#include "prometheus/text_serializer.h"
 #include "scheduler/common/log.h"
 #include "scheduler/decisions/rules.h"
 #include "scheduler/kube/watch_reasons.h"
@@ -224,25 +222,6 @@ std::array<std::string_view, N> Views(const std::array<std::string, N>& labels) 
   for (size_t i = 0; i < N; ++i) out[i] = labels[i];
   return out;
 }
-
-// A streambuf appending to a std::string whose capacity the caller reserved.
-class StringSink final : public std::streambuf {
- public:
-  explicit StringSink(std::string* out) : out_(out) {}
-
- protected:
-  int_type overflow(int_type c) override {
-    if (c != traits_type::eof()) out_->push_back(static_cast<char>(c));
-    return traits_type::not_eof(c);
-  }
-  std::streamsize xsputn(const char* s, std::streamsize n) override {
-    out_->append(s, static_cast<size_t>(n));
-    return n;
-  }
-
- private:
-  std::string* out_;
-};
 
 using L1 = std::array<std::string_view, 1>;
 using L2 = std::array<std::string_view, 2>;
@@ -986,9 +965,7 @@ std::string Metrics::Impl::Render() const {
   // Serialise into one buffer sized by the previous scrape: no regrowth, no copies.
   std::string text;
   text.reserve(last_size_ + last_size_ / 8 + 4096);
-  StringSink sink(&text);
-  std::ostream out(&sink);
-  prometheus::TextSerializer().Serialize(out, families);
+  AppendText(families, &text);
   last_size_ = text.size();
   return text;
 }
