@@ -178,6 +178,10 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
   ReportUngoverned();
   EvictTimedOutGangs(policy->preemption.grace_period_seconds, &report);
   RoundTable::Followed followed = FollowRounds(now);
+  if (policy != resting_policy_) {
+    resting_.clear();
+    resting_policy_ = policy;
+  }
   const std::vector<PendingPod> preemptors = PickPreemptors(*policy, now);
   const int64_t steady = clock_->SteadyNowMs();
   const bool work = !preemptors.empty() || followed.evictions_due;
@@ -301,7 +305,10 @@ RoundTable::Followed PreemptionController::FollowRounds(int64_t now_ms) {
   // found may differ now.
   const RoundTable::Counts& c = table_.counts();
   const uint64_t ended = c.succeeded + c.cancelled + c.abandoned;
-  if (ended != rounds_ended_ || unblocked) set_aside_.clear();
+  if (ended != rounds_ended_ || unblocked) {
+    set_aside_.clear();
+    resting_.clear();
+  }
   rounds_ended_ = ended;
   for (auto it = set_aside_.begin(); it != set_aside_.end();) {
     it = it->second.until_ms <= now_ms ? set_aside_.erase(it) : std::next(it);
@@ -309,12 +316,13 @@ RoundTable::Followed PreemptionController::FollowRounds(int64_t now_ms) {
   return followed;
 }
 
-bool PreemptionController::StillSetAside(const std::string& uid, uint64_t stamp, int64_t now_ms) {
+int64_t PreemptionController::SetAsideUntil(const std::string& uid, uint64_t stamp,
+                                            int64_t now_ms) {
   auto it = set_aside_.find(uid);
-  if (it == set_aside_.end()) return false;
-  if (it->second.stamp == stamp && now_ms < it->second.until_ms) return true;
+  if (it == set_aside_.end()) return 0;
+  if (it->second.stamp == stamp && now_ms < it->second.until_ms) return it->second.until_ms;
   set_aside_.erase(it);
-  return false;
+  return 0;
 }
 
 void PreemptionController::SetAsideUnchanged(const Run& run, const PendingPod& pending) {
@@ -336,6 +344,16 @@ std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& polic
       view.flavors.push_back(FlavorNames().Intern(f.flavor));
     view.stamp = cluster_->nodes().ChangeStamp(view.flavors);
     const uint64_t stamp = view.stamp;
+    const uint64_t version = cluster_->pending().Version(team_id);
+    if (auto rest = resting_.find(team_id); rest != resting_.end()) {
+      if (rest->second.stamp == stamp && rest->second.version == version &&
+          now_ms < rest->second.until_ms) {
+        continue;
+      }
+      resting_.erase(rest);
+    }
+    bool all_set_aside = true;  // every pod looked at below
+    int64_t rest_until = std::numeric_limits<int64_t>::max();
     // Every pending pod ranks ahead of the last possible position. Look further than the
     // per-team limit: pods set aside (backoff, rounds in flight) do not take the places of those
     // behind them.
@@ -346,22 +364,29 @@ std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& polic
     std::vector<std::string> gangs;  // one preemptor per gang: its best-ranked pending member
     for (PendingPod& p : pending) {
       if (taken == options_.max_preemptors_per_team) break;
-      bool skip = book_->Find(p.uid).has_value();
-      // Waiting for the object declaring its gang: its filter refuses it meanwhile, so nothing
-      // freed for it as a lone pod would be used.
-      skip = skip || AwaitsGangObject(p.awaiting_object, p.created_ms, clock_->NowMs());
+      // Set aside (nothing could be done for it, and nothing changed since): the common case of
+      // a settled cluster, decided by one lookup here, before the checks that take other locks.
+      const int64_t aside_until = SetAsideUntil(p.uid, stamp, now_ms);
+      all_set_aside = all_set_aside && aside_until != 0;
+      rest_until = std::min(rest_until, aside_until);
+      bool skip = aside_until != 0;
       if (!p.workload.empty()) {
         skip = skip || std::find(gangs.begin(), gangs.end(), p.workload) != gangs.end();
         gangs.push_back(p.workload);
         // A gang holding quota takes what is held for it: nothing to free.
-        const std::optional<GangHold> hold = book_->FindGang(p.workload);
-        skip = skip || (hold && hold->holds_quota());
+        if (!skip) {
+          const std::optional<GangHold> hold = book_->FindGang(p.workload);
+          skip = hold && hold->holds_quota();
+        }
       }
-      {
+      // Waiting for the object declaring its gang: its filter refuses it meanwhile, so nothing
+      // freed for it as a lone pod would be used.
+      skip = skip || AwaitsGangObject(p.awaiting_object, p.created_ms, clock_->NowMs());
+      if (!skip) {
         std::lock_guard<std::mutex> lock(mu_);
-        skip = skip || table_.Has(p.uid) || table_.BackedOff(p.uid);
+        skip = table_.Has(p.uid) || table_.BackedOff(p.uid);
       }
-      skip = skip || StillSetAside(p.uid, stamp, now_ms);
+      skip = skip || book_->Holds(p.uid);  // admitted: it waits for the scheduler, not for us
       if (!skip) {
         preemptors.push_back(std::move(p));
         ++taken;
@@ -369,6 +394,7 @@ std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& polic
       // StrictFIFO: nobody passes the head of the queue.
       if (team.queueing == QueueingStrategy::kStrictFIFO) break;
     }
+    if (all_set_aside) resting_[team_id] = Resting{stamp, version, rest_until};
   }
   std::sort(preemptors.begin(), preemptors.end(), [&](const PendingPod& a, const PendingPod& b) {
     if (by_priority && a.priority != b.priority) return a.priority > b.priority;

@@ -188,7 +188,8 @@ class PreemptionController {
   RoundTable::Followed FollowRounds(int64_t now_ms);
   std::vector<PendingPod> PickPreemptors(const Policy& policy, int64_t now_ms);
   // Whether `uid` stays set aside: nothing changed on its team's flavors since (`stamp`).
-  bool StillSetAside(const std::string& uid, uint64_t stamp, int64_t now_ms);
+  // Until when (ms) pod `uid` stays set aside, or 0 when it is not (a stale entry is dropped).
+  int64_t SetAsideUntil(const std::string& uid, uint64_t stamp, int64_t now_ms);
   // Sets `pending` aside after a decision that found nothing to do for it.
   void SetAsideUnchanged(const Run& run, const PendingPod& pending);
   // The planner's inputs: the candidates (running, and going) on the flavors of `preemptors`'
@@ -251,6 +252,18 @@ class PreemptionController {
     uint64_t stamp = 0;
   };
   std::unordered_map<NameId, TeamView> teams_;
+  // Teams whose every pending pod the last look found set aside, so that PickPreemptors passes
+  // them by without reading their queue while nothing that could change that has changed: the
+  // flavors' ChangeStamp, the queue's version (PendingQueues::Version), the earliest end of their
+  // pods' set-asides; cleared with set_aside_ and on a new policy. At rest, a run costs the teams,
+  // not the waiting pods.
+  struct Resting {
+    uint64_t stamp = 0;
+    uint64_t version = 0;
+    int64_t until_ms = 0;
+  };
+  std::unordered_map<NameId, Resting> resting_;
+  PolicyPtr resting_policy_;   // the policy resting_ was found under
   uint64_t rounds_ended_ = 0;  // seen by the last run
 
   mutable std::mutex mu_;

@@ -901,6 +901,26 @@ TEST_F(ControllerTest, APodNothingCanBeDoneForWaitsUntilItsFlavorChanges) {
   EXPECT_TRUE(Evicted().empty());
 }
 
+// A team whose waiting pods are all set aside is passed by without reading its queue, until its
+// queue changes: a pod that joins it is decided for at the next run.
+TEST_F(ControllerTest, APodJoiningATeamAtRestIsDecidedForAtOnce) {
+  Start(TwoTeams());
+  FourBorrowedPods();
+  Submit("a-4", "team-a", 4, 10);
+  EXPECT_EQ(controller_->RunOnce().preemptors, 1u);
+  clock_.Advance(10'000);
+  EXPECT_EQ(controller_->RunOnce().preemptors, 0u);  // at rest
+  Submit("a-5", "team-a", 4, 10);
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.preemptors, 1u);
+  EXPECT_EQ(report.no_preemption.count("ns-team-a/a-5"), 1u);
+  clock_.Advance(10'000);
+  EXPECT_EQ(controller_->RunOnce().preemptors, 0u);
+  // A pod that leaves the queue wakes the team too; the one left is still set aside.
+  Gone("uid-a-5");
+  EXPECT_EQ(controller_->RunOnce().preemptors, 0u);
+}
+
 // With a minimum runtime, protection ends as time passes: the backoff alone applies.
 TEST_F(ControllerTest, WithAMinimumRuntimeAPodIsDecidedForAfterItsBackoff) {
   PolicyPtr policy = TwoTeams();

@@ -36,6 +36,7 @@ void PendingQueues::AddLocked(const PendingPod& pod, bool from_informer) {
     TeamQueue& old = queues_[entry.pod.team];
     old.by_priority.erase(PriorityKey{-int64_t{entry.pod.priority}, entry.pod.created_ms, pod.uid});
     old.by_age.erase(AgeKey{entry.pod.created_ms, pod.uid});
+    old.version = ++version_clock_;
     if (entry.pod.gang != pod.gang) UnindexGangLocked(entry.pod);
   }
   if ((inserted || entry.pod.gang != pod.gang) && !pod.gang.empty()) {
@@ -58,6 +59,7 @@ void PendingQueues::AddLocked(const PendingPod& pod, bool from_informer) {
   TeamQueue& queue = queues_[pod.team];
   queue.by_priority.emplace(-int64_t{pod.priority}, pod.created_ms, pod.uid);
   queue.by_age.emplace(pod.created_ms, pod.uid);
+  queue.version = ++version_clock_;
 }
 
 void PendingQueues::ReAddLocked(const Entry& entry) {
@@ -79,6 +81,7 @@ void PendingQueues::RemoveLocked(const std::string& uid) {
   TeamQueue& queue = queues_[pod.team];
   queue.by_priority.erase(PriorityKey{-int64_t{pod.priority}, pod.created_ms, uid});
   queue.by_age.erase(AgeKey{pod.created_ms, uid});
+  queue.version = ++version_clock_;
   UnindexGangLocked(pod);
   filter_only_.erase(uid);
   pending_.erase(it);
@@ -236,6 +239,12 @@ bool PendingQueues::Live(const Entry& entry) const {
   return entry.from_informer ||
          clock_->NowMs() - entry.last_seen_ms.load(std::memory_order_relaxed) <=
              options_.filter_seen_ttl_ms;
+}
+
+uint64_t PendingQueues::Version(NameId team) const {
+  std::shared_lock lock(mu_);
+  auto queue = queues_.find(team);
+  return queue == queues_.end() ? 0 : queue->second.version;
 }
 
 std::vector<PendingPod> PendingQueues::Ahead(NameId team, int32_t priority, int64_t created_ms,

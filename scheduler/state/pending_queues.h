@@ -103,6 +103,9 @@ class PendingQueues {
   // Pending pods of `team` that rank ahead of (priority, created_ms, uid), best first, at most
   // `limit`, leaving out the members of gang `skip_workload` (when not empty). by_priority:
   // TaskRanking order (priority, then age); else age only.
+  // A number that moves whenever a pod joins, leaves or changes in `team`'s queue (0: never had
+  // one): a reader that saw the same number saw the same queue.
+  [[nodiscard]] uint64_t Version(NameId team) const;
   [[nodiscard]] std::vector<PendingPod> Ahead(NameId team, int32_t priority, int64_t created_ms,
                                               std::string_view uid, bool by_priority, size_t limit,
                                               std::string_view skip_workload = {}) const;
@@ -172,6 +175,7 @@ class PendingQueues {
   struct TeamQueue {
     std::set<PriorityKey> by_priority;
     std::set<AgeKey> by_age;
+    uint64_t version = 0;  // Version(): a value of version_clock_, never reused
   };
   struct Note {
     bool admitted = false;
@@ -196,6 +200,7 @@ class PendingQueues {
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, Entry> pending_;  // by uid
   std::unordered_map<NameId, TeamQueue> queues_;
+  uint64_t version_clock_ = 0;                                 // the last TeamQueue::version given
   std::unordered_multimap<std::string, std::string> by_gang_;  // PendingPod::gang → uid
   std::unordered_set<std::string> filter_only_;  // uids of entries not from the informer
   std::atomic<uint64_t> filter_only_dropped_{0};
