@@ -343,58 +343,17 @@ std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& polic
     for (const FlavorQuota& f : team.flavors)
       view.flavors.push_back(FlavorNames().Intern(f.flavor));
     view.stamp = cluster_->nodes().ChangeStamp(view.flavors);
-    const uint64_t stamp = view.stamp;
-    const uint64_t version = cluster_->pending().Version(team_id);
+    const Resting seen{view.stamp, cluster_->pending().Version(team_id), 0};
     if (auto rest = resting_.find(team_id); rest != resting_.end()) {
-      if (rest->second.stamp == stamp && rest->second.version == version &&
+      if (rest->second.stamp == seen.stamp && rest->second.version == seen.version &&
           now_ms < rest->second.until_ms) {
         continue;
       }
       resting_.erase(rest);
     }
-    bool all_set_aside = true;  // every pod looked at below
-    int64_t rest_until = std::numeric_limits<int64_t>::max();
-    // Every pending pod ranks ahead of the last possible position. Look further than the
-    // per-team limit: pods set aside (backoff, rounds in flight) do not take the places of those
-    // behind them.
-    std::vector<PendingPod> pending = cluster_->pending().Ahead(
-        team_id, std::numeric_limits<int32_t>::min(), std::numeric_limits<int64_t>::max(), "",
-        by_priority, options_.max_preemptors_per_team * 8);
-    size_t taken = 0;
-    std::vector<std::string> gangs;  // one preemptor per gang: its best-ranked pending member
-    for (PendingPod& p : pending) {
-      if (taken == options_.max_preemptors_per_team) break;
-      // Set aside (nothing could be done for it, and nothing changed since): the common case of
-      // a settled cluster, decided by one lookup here, before the checks that take other locks.
-      const int64_t aside_until = SetAsideUntil(p.uid, stamp, now_ms);
-      all_set_aside = all_set_aside && aside_until != 0;
-      rest_until = std::min(rest_until, aside_until);
-      bool skip = aside_until != 0;
-      if (!p.workload.empty()) {
-        skip = skip || std::find(gangs.begin(), gangs.end(), p.workload) != gangs.end();
-        gangs.push_back(p.workload);
-        // A gang holding quota takes what is held for it: nothing to free.
-        if (!skip) {
-          const std::optional<GangHold> hold = book_->FindGang(p.workload);
-          skip = hold && hold->holds_quota();
-        }
-      }
-      // Waiting for the object declaring its gang: its filter refuses it meanwhile, so nothing
-      // freed for it as a lone pod would be used.
-      skip = skip || AwaitsGangObject(p.awaiting_object, p.created_ms, clock_->NowMs());
-      if (!skip) {
-        std::lock_guard<std::mutex> lock(mu_);
-        skip = table_.Has(p.uid) || table_.BackedOff(p.uid);
-      }
-      skip = skip || book_->Holds(p.uid);  // admitted: it waits for the scheduler, not for us
-      if (!skip) {
-        preemptors.push_back(std::move(p));
-        ++taken;
-      }
-      // StrictFIFO: nobody passes the head of the queue.
-      if (team.queueing == QueueingStrategy::kStrictFIFO) break;
-    }
-    if (all_set_aside) resting_[team_id] = Resting{stamp, version, rest_until};
+    const int64_t rest_until =
+        PickFromTeam(team, team_id, view.stamp, by_priority, now_ms, &preemptors);
+    if (rest_until > 0) resting_[team_id] = Resting{seen.stamp, seen.version, rest_until};
   }
   std::sort(preemptors.begin(), preemptors.end(), [&](const PendingPod& a, const PendingPod& b) {
     if (by_priority && a.priority != b.priority) return a.priority > b.priority;
@@ -405,6 +364,51 @@ std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& polic
     preemptors.resize(options_.max_preemptors_per_run);
   }
   return preemptors;
+}
+
+int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uint64_t stamp,
+                                           bool by_priority, int64_t now_ms,
+                                           std::vector<PendingPod>* out) {
+  // Every pending pod ranks ahead of the last possible position. Look further than the per-team
+  // limit: pods set aside (backoff, rounds in flight) do not take the places of those behind.
+  std::vector<PendingPod> pending = cluster_->pending().Ahead(
+      team_id, std::numeric_limits<int32_t>::min(), std::numeric_limits<int64_t>::max(), "",
+      by_priority, options_.max_preemptors_per_team * 8);
+  int64_t rest_until = std::numeric_limits<int64_t>::max();  // 0 once a pod is not set aside
+  size_t taken = 0;
+  std::vector<std::string> gangs;  // one preemptor per gang: its best-ranked pending member
+  for (PendingPod& p : pending) {
+    if (taken == options_.max_preemptors_per_team) break;
+    // Set aside (nothing could be done for it, and nothing changed since): the common case of a
+    // settled cluster, decided by one lookup here, before the checks that take other locks.
+    const int64_t aside_until = SetAsideUntil(p.uid, stamp, now_ms);
+    rest_until = aside_until == 0 ? 0 : std::min(rest_until, aside_until);
+    bool skip = aside_until != 0;
+    if (!p.workload.empty()) {
+      skip = skip || std::find(gangs.begin(), gangs.end(), p.workload) != gangs.end();
+      gangs.push_back(p.workload);
+      // A gang holding quota takes what is held for it: nothing to free.
+      if (!skip) {
+        const std::optional<GangHold> hold = book_->FindGang(p.workload);
+        skip = hold && hold->holds_quota();
+      }
+    }
+    // Waiting for the object declaring its gang: its filter refuses it meanwhile, so nothing
+    // freed for it as a lone pod would be used.
+    skip = skip || AwaitsGangObject(p.awaiting_object, p.created_ms, clock_->NowMs());
+    if (!skip) {
+      std::lock_guard<std::mutex> lock(mu_);
+      skip = table_.Has(p.uid) || table_.BackedOff(p.uid);
+    }
+    skip = skip || book_->Holds(p.uid);  // admitted: it waits for the scheduler, not for us
+    if (!skip) {
+      out->push_back(std::move(p));
+      ++taken;
+    }
+    // StrictFIFO: nobody passes the head of the queue.
+    if (team.queueing == QueueingStrategy::kStrictFIFO) break;
+  }
+  return rest_until;
 }
 
 VictimPlanner::Inputs PreemptionController::PlanInputs(const Policy& policy, int64_t now_ms,
