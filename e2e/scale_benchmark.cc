@@ -270,6 +270,15 @@ std::string Lat(const Latency& l) {
          (l.errors > 0 ? " (" + std::to_string(l.errors) + " errors)" : "");
 }
 
+// What a shell command writes to stdout, and whether it exited 0.
+bool CommandOutput(const std::string& command, std::string* out) {
+  FILE* p = popen(command.c_str(), "r");
+  if (p == nullptr) return false;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) out->append(buf, n);
+  return pclose(p) == 0;
+}
+
 // `seconds` of back-to-back POSTs of `body` to `url` by wrk on one connection (a lean client in a
 // process of its own, as tools/bench uses): "p50 / p99 / max, N requests", or why not.
 std::string Wrk(const std::string& url, const std::string& body, int seconds) {
@@ -287,11 +296,7 @@ std::string Wrk(const std::string& url, const std::string& body, int seconds) {
   const std::string command = "wrk -t1 -c1 -d" + std::to_string(seconds) + "s --latency -s " +
                               script_path + " " + url + " 2>&1";
   std::string out;
-  if (FILE* p = popen(command.c_str(), "r")) {
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
-    pclose(p);
-  }
+  (void)CommandOutput(command, &out);  // its output says what went wrong, if anything did
   std::remove(body_path.c_str());
   std::remove(script_path.c_str());
   rmdir(dir);
@@ -325,6 +330,20 @@ std::string Wrk(const std::string& url, const std::string& body, int seconds) {
   const std::string requests = out.substr(from + 1, at - from - 1);
   return Fixed(ms(p50), 3) + " / " + Fixed(ms(p99), 3) + " / " + Fixed(ms(max), 1) + " ms, " +
          std::to_string(std::atol(requests.c_str())) + " requests";
+}
+
+// The median time curl takes to GET `url`, over `times` requests: "N ms", or why not.
+std::string Curl(const std::string& url, int times) {
+  if (system("command -v curl >/dev/null 2>&1") != 0) return "curl not installed (tools/bootstrap)";
+  std::vector<double> ms;
+  for (int i = 0; i < times; ++i) {
+    const std::string command = "curl -sf -o /dev/null -w '%{time_total}' " + url;
+    std::string out;
+    if (!CommandOutput(command, &out)) return "curl failed";
+    ms.push_back(std::atof(out.c_str()) * 1000);
+  }
+  std::sort(ms.begin(), ms.end());
+  return Fixed(ms[ms.size() / 2], 1) + " ms";
 }
 
 // The 500 (at most) node names of `team`'s cohort's flavor: what kube-scheduler sends.
@@ -462,6 +481,8 @@ common::Result<Figures> RunOnce(const std::string& binary, const Shape& s, bool 
   f.emplace_back("/metrics: median scrape, size, series", Fixed(scrape_ms[2], 1) + " ms, " +
                                                               Fixed(bytes / 1048576.0, 2) +
                                                               " MiB, " + std::to_string(series));
+  f.emplace_back("/metrics by curl (its own process): median of 5",
+                 Curl("http://127.0.0.1:" + std::to_string(e.metrics_port()) + "/metrics", 5));
 
   // Reclaim: team 0 of cohort 0 lends half its nominal, which team 1 borrows; it asks for 8.
   const size_t evictions_before = h.api().evictions().size();
