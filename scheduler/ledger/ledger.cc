@@ -648,7 +648,6 @@ std::unique_ptr<Ledger::Generation> Ledger::Build(PolicyPtr policy, std::vector<
 
 namespace {
 
-// The cells of `old` whose usage differs from what `charges` (of `old`) say they hold.
 // The cell of `gen` a charge's item names: by its index when the charge was made in `gen`, else
 // by key (null when `gen` has no such cell).
 const TeamCell* CellOfItem(const Ledger::Generation& gen, const Charge& charge,
@@ -657,21 +656,27 @@ const TeamCell* CellOfItem(const Ledger::Generation& gen, const Charge& charge,
   return gen.FindCell(charge.team, charge.flavor, item.resource);
 }
 
+// Appends the cells of `gen` whose usage is not `want` (by cell index) to `drift`.
+void AppendDrift(const Ledger::Generation& gen, const std::vector<int64_t>& want,
+                 std::vector<Ledger::Drift>* drift) {
+  for (size_t i = 0; i < gen.cell_count; ++i) {
+    const int64_t usage = UsageOf(gen.cells[i]);
+    if (usage != want[i]) drift->push_back(Ledger::Drift{gen.cells[i].key, usage, want[i]});
+  }
+}
+
+// The cells of `old` whose usage differs from what `charges` (of `old`) say they hold.
 std::vector<Ledger::Drift> DriftOf(const Ledger::Generation& old,
                                    const std::vector<Charge*>& charges) {
-  std::vector<int64_t> expected(old.cell_count, 0);  // by cell index
+  std::vector<int64_t> want(old.cell_count, 0);  // by cell index
   for (const Charge* charge : charges) {
     for (uint8_t i = 0; i < charge->count; ++i) {
       const TeamCell* cell = CellOfItem(old, *charge, charge->items[i]);
-      if (cell != nullptr) expected[old.IndexOf(*cell)] += charge->items[i].amount;
+      if (cell != nullptr) want[old.IndexOf(*cell)] += charge->items[i].amount;
     }
   }
   std::vector<Ledger::Drift> drift;
-  for (size_t i = 0; i < old.cell_count; ++i) {
-    const TeamCell& cell = old.cells[i];
-    const int64_t usage = UsageOf(cell);
-    if (usage != expected[i]) drift.push_back(Ledger::Drift{cell.key, usage, expected[i]});
-  }
+  AppendDrift(old, want, &drift);
   return drift;
 }
 
@@ -695,10 +700,7 @@ std::vector<Ledger::Drift> DriftOf(const Ledger::Generation& old,
       drift.push_back(Ledger::Drift{sum.key, 0, sum.amount});
     }
   }
-  for (size_t i = 0; i < old.cell_count; ++i) {
-    const int64_t usage = UsageOf(old.cells[i]);
-    if (usage != want[i]) drift.push_back(Ledger::Drift{old.cells[i].key, usage, want[i]});
-  }
+  AppendDrift(old, want, &drift);
   return drift;
 }
 
