@@ -30,7 +30,8 @@ std::string Dump(const WorkloadTable& table) {
       out << order << " team=" << TeamNames().Name(e.team) << " declared=" << e.declared
           << " prio=" << e.priority << ":";
       for (const WorkloadMember& m : e.members) {
-        out << " " << m.name << "@" << m.uid << "[" << (m.bound() ? m.node_name() : "") << "]" << (m.terminating ? "!" : "");
+        out << " " << m.name << "@" << m.uid << "[" << (m.bound() ? m.node_name() : "") << "]"
+            << (m.terminating ? "!" : "");
       }
       out << "\n";
     }
