@@ -140,9 +140,5 @@ Interner& NodeNames() {
   static Interner* interner = new Interner();
   return *interner;
 }
-Interner& PriorityClassNames() {
-  static Interner* interner = new Interner();
-  return *interner;
-}
 
 }  // namespace taskgov::scheduler

@@ -93,6 +93,5 @@ Interner& ResourceNames();
 Interner& TeamNames();
 Interner& FlavorNames();
 Interner& NodeNames();
-Interner& PriorityClassNames();
 
 }  // namespace taskgov::scheduler

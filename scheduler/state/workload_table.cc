@@ -46,19 +46,9 @@ std::string RequestedInstanceType(const Labels& node_selector, std::string_view 
   return selected == node_selector.end() ? "" : selected->second;
 }
 
-namespace {
-
-// `value` in `names`' storage, which lives as long as the process ("" stays "").
-std::string_view Interned(Interner& names, std::string_view value) {
-  if (value.empty()) return {};
-  return names.Name(names.Intern(value));
-}
-
-}  // namespace
-
 void WorkloadTable::Put(const Pod& pod, NameId team, const ResourceList& request,
-                        const WorkloadRef& ref, int32_t priority, std::string_view priority_class,
-                        std::string_view instance_type) {
+                        const WorkloadRef& ref, int32_t priority, std::string priority_class,
+                        std::string instance_type) {
   const std::string pod_key = pod.key();
   std::string key = WorkloadKeyOf(ref.key, pod_key);
   std::unique_lock lock(mu_);
@@ -97,9 +87,9 @@ void WorkloadTable::Put(const Pod& pod, NameId team, const ResourceList& request
   at->terminating = pod.deletion_unix_ms.has_value();
   at->team = team;
   at->priority = priority;
-  at->priority_class = Interned(PriorityClassNames(), priority_class);
+  at->priority_class = std::move(priority_class);
   at->declared = ref.key.empty() ? 1 : ref.size;
-  at->instance_type = Interned(FlavorNames(), instance_type);
+  at->instance_type = std::move(instance_type);
   Summarize(entry);
   workload_of_.insert_or_assign(pod.uid, at_entry);
 }
@@ -107,7 +97,7 @@ void WorkloadTable::Put(const Pod& pod, NameId team, const ResourceList& request
 void WorkloadTable::Summarize(WorkloadEntry& entry) {
   const WorkloadMember* top = &entry.members.front();
   entry.declared = 0;
-  entry.instance_type = {};
+  entry.instance_type.clear();
   for (const WorkloadMember& m : entry.members) {
     if (m.priority > top->priority) top = &m;
     entry.declared = std::max(entry.declared, m.declared);

@@ -31,8 +31,9 @@
 
 namespace taskgov::scheduler {
 
-// A member of a workload, compact (the table holds one per governed pod): names interned where
-// many pods share them (nodes, priority classes, instance types), the request by resource id.
+// A member of a workload, compact (the table holds one per governed pod): its node by interned
+// id (as the QuotaBook's PodMeta has it), the request by resource id. The priority class and
+// instance type stay strings: pods name them freely, and an interner never forgets a name.
 struct WorkloadMember {
   std::string name, uid;  // its namespace is its workload's
   IdAmounts request;      // effective request
@@ -43,8 +44,8 @@ struct WorkloadMember {
   NameId team = kNoTeam;
   int32_t priority = 0;
   int32_t declared = 0;
-  std::string_view priority_class;  // interned: valid for the process's life
-  std::string_view instance_type;   // what its node selector asks for ("" if nothing); interned
+  std::string priority_class;
+  std::string instance_type;  // what its node selector asks for ("" if nothing)
   [[nodiscard]] bool bound() const { return node != kNoNode; }
   [[nodiscard]] const std::string& node_name() const { return NodeNames().Name(node); }
 };
@@ -60,8 +61,8 @@ struct WorkloadEntry {
   NameId team = kNoTeam;
   int32_t priority = 0;
   int32_t declared = 0;
-  std::string_view priority_class;
-  std::string_view instance_type;
+  std::string priority_class;
+  std::string instance_type;
   std::vector<WorkloadMember> members;  // by name
 };
 
@@ -89,7 +90,7 @@ class WorkloadTable {
   // A pod's current state: it joins (or moves to) the workload `ref` names. `instance_type`:
   // the one its node selector asks for ("" if none).
   void Put(const Pod& pod, NameId team, const ResourceList& request, const WorkloadRef& ref,
-           int32_t priority, std::string_view priority_class, std::string_view instance_type = "");
+           int32_t priority, std::string priority_class, std::string instance_type = "");
   // A pod gone, terminal or no longer governed.
   void Remove(std::string_view uid);
   // The uids of the members of workload `key`.
