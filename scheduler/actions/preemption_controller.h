@@ -187,12 +187,12 @@ class PreemptionController {
   // The pipeline.
   RoundTable::Followed FollowRounds(int64_t now_ms);
   std::vector<PendingPod> PickPreemptors(const Policy& policy, int64_t now_ms);
-  // Whether `uid` stays set aside: nothing changed on its team's flavors since (`stamp`).
   // Appends the team's preemptors to `out`. Returns until when the team may rest (every pod
   // looked at was set aside: the earliest end of those set-asides), or 0.
   int64_t PickFromTeam(const Team& team, NameId team_id, uint64_t stamp, bool by_priority,
                        int64_t now_ms, std::vector<PendingPod>* out);
-  // Until when (ms) pod `uid` stays set aside, or 0 when it is not (a stale entry is dropped).
+  // Until when (ms) pod `uid` stays set aside (nothing changed on its team's flavors since
+  // `stamp`), or 0 when it is not (a stale entry is dropped).
   int64_t SetAsideUntil(const std::string& uid, uint64_t stamp, int64_t now_ms);
   // Sets `pending` aside after a decision that found nothing to do for it.
   void SetAsideUnchanged(const Run& run, const PendingPod& pending);

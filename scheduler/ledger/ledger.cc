@@ -648,14 +648,6 @@ std::unique_ptr<Ledger::Generation> Ledger::Build(PolicyPtr policy, std::vector<
 
 namespace {
 
-// The cell of `gen` a charge's item names: by its index when the charge was made in `gen`, else
-// by key (null when `gen` has no such cell).
-const TeamCell* CellOfItem(const Ledger::Generation& gen, const Charge& charge,
-                           const Charge::Item& item) {
-  if (charge.generation == gen.number) return &gen.cells[item.cell];
-  return gen.FindCell(charge.team, charge.flavor, item.resource);
-}
-
 // Appends the cells of `gen` whose usage is not `want` (by cell index) to `drift`.
 void AppendDrift(const Ledger::Generation& gen, const std::vector<int64_t>& want,
                  std::vector<Ledger::Drift>* drift) {
@@ -665,19 +657,15 @@ void AppendDrift(const Ledger::Generation& gen, const std::vector<int64_t>& want
   }
 }
 
-// The cells of `old` whose usage differs from what `charges` (of `old`) say they hold.
-std::vector<Ledger::Drift> DriftOf(const Ledger::Generation& old,
-                                   const std::vector<Charge*>& charges) {
-  std::vector<int64_t> want(old.cell_count, 0);  // by cell index
-  for (const Charge* charge : charges) {
-    for (uint8_t i = 0; i < charge->count; ++i) {
-      const TeamCell* cell = CellOfItem(old, *charge, charge->items[i]);
-      if (cell != nullptr) want[old.IndexOf(*cell)] += charge->items[i].amount;
+// What `charges` hold, one sum per item (grouped by charge, so by team and flavor).
+std::vector<Ledger::CellSum> SumsOf(const std::vector<Charge*>& charges) {
+  std::vector<Ledger::CellSum> sums;
+  for (const Charge* c : charges) {
+    for (uint8_t i = 0; i < c->count; ++i) {
+      sums.push_back({CellKey{c->team, c->flavor, c->items[i].resource}, c->items[i].amount});
     }
   }
-  std::vector<Ledger::Drift> drift;
-  AppendDrift(old, want, &drift);
-  return drift;
+  return sums;
 }
 
 // The cells of `old` whose usage differs from `expected`, and the cells `expected` puts usage in
@@ -854,7 +842,7 @@ std::unique_ptr<Ledger::Generation> Ledger::RebuildFrom(const Generation& old,
                                                         const std::vector<Charge*>& charges,
                                                         std::vector<Drift>* drift) {
   std::unique_ptr<Generation> next = Build(old.policy, CellsCharged(old, charges));
-  *drift = DriftOf(old, charges);
+  *drift = DriftOf(old, SumsOf(charges));
   MoveCharges(old, *next, charges);
   return next;
 }

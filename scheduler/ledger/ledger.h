@@ -287,7 +287,8 @@ class Ledger {
   // reopens the current one unchanged.
   void Swap(const std::function<std::unique_ptr<Generation>(const Generation&)>& make_next);
   // A generation like `old` whose counters hold `charges`, re-pointed at it; `drift` gets the
-  // cells of `old` that disagreed with them. With `old` quiescent.
+  // cells of `old` that disagreed with them (and those they name that `old` lacks). With `old`
+  // quiescent.
   std::unique_ptr<Generation> RebuildFrom(const Generation& old,
                                           const std::vector<Charge*>& charges,
                                           std::vector<Drift>* drift);

@@ -308,6 +308,71 @@ TEST_F(LedgerTest, RebuildReplacesUsageByTheCollectedCharges) {
   EXPECT_EQ(s.View(T("a"), F(kP5), R(kGpu)).usage, 0);
 }
 
+// Verify keeps the generation when the sums agree with the counters (the charges are not even
+// collected), and rebuilds from the charges, reporting the drift, when they do not.
+TEST_F(LedgerTest, VerifyRebuildsOnlyWhenTheSumsDisagree) {
+  Ledger ledger(TwoTeams());
+  auto keep = Reserve(ledger, "a", Gpus(3));
+  auto lost = Reserve(ledger, "a", Gpus(5));  // pretend this one leaked
+  ASSERT_TRUE(Ok(keep) && Ok(lost));
+  Charge kept = std::get<Charge>(keep);
+  const uint64_t generation = ledger.generation();
+  int collected = 0;
+  auto collect = [&] {
+    ++collected;
+    return std::vector<Charge*>{&kept};
+  };
+  const CellKey cell{T("a"), F(kP5), R(kGpu)};
+  EXPECT_TRUE(
+      ledger.Verify(
+                [&] {
+                  return std::vector<Ledger::CellSum>{{cell, 3}, {cell, 5}};
+                },
+                collect)
+          .empty());
+  EXPECT_EQ(ledger.generation(), generation);
+  EXPECT_EQ(collected, 0);
+  EXPECT_EQ(Usage(ledger, "a"), 8);
+  std::vector<Ledger::Drift> drift = ledger.Verify(
+      [&] {
+        return std::vector<Ledger::CellSum>{{cell, 3}};
+      },
+      collect);
+  EXPECT_EQ(collected, 1);
+  ASSERT_EQ(drift.size(), 1u);
+  EXPECT_EQ(drift[0].key, cell);
+  EXPECT_EQ(drift[0].ledger_usage, 8);
+  EXPECT_EQ(drift[0].charged, 3);
+  EXPECT_NE(ledger.generation(), generation);
+  EXPECT_EQ(Usage(ledger, "a"), 3);
+  EXPECT_EQ(kept.generation, ledger.generation());
+  // Sessions open on the kept generation as on a new one.
+  Ledger::Session s(ledger);
+  EXPECT_TRUE(s.Release(kept));
+  EXPECT_EQ(s.View(T("a"), F(kP5), R(kGpu)).usage, 0);
+}
+
+// Usage a sum puts in a cell the generation lacks is drift: the rebuild creates the cell.
+TEST_F(LedgerTest, VerifyCreatesACellOnlyTheSumsName) {
+  Ledger ledger(TwoTeams());
+  const CellKey orphan{T("gone"), F(kP5), R(kGpu)};
+  Charge ghost;
+  ghost.team = orphan.team;
+  ghost.flavor = orphan.flavor;
+  ghost.count = 1;
+  ghost.items[0] = Charge::Item{orphan.resource, 0, 2};
+  std::vector<Ledger::Drift> drift = ledger.Verify(
+      [&] {
+        return std::vector<Ledger::CellSum>{{orphan, 2}};
+      },
+      [&] { return std::vector<Charge*>{&ghost}; });
+  ASSERT_EQ(drift.size(), 1u);
+  EXPECT_EQ(drift[0].key, orphan);
+  EXPECT_EQ(drift[0].ledger_usage, 0);
+  EXPECT_EQ(drift[0].charged, 2);
+  EXPECT_EQ(Usage(ledger, "gone"), 2);
+}
+
 // ---- Interned ids: the lock-free, allocation-free overloads. ----
 
 // The IdAmounts overloads decide exactly as the ResourceList ones do.

@@ -100,12 +100,12 @@ class PendingQueues {
   void NoteAdmitted(std::string uid);
 
   // ---- queries ----
-  // Pending pods of `team` that rank ahead of (priority, created_ms, uid), best first, at most
-  // `limit`, leaving out the members of gang `skip_workload` (when not empty). by_priority:
-  // TaskRanking order (priority, then age); else age only.
   // A number that moves whenever a pod joins, leaves or changes in `team`'s queue (0: never had
   // one): a reader that saw the same number saw the same queue.
   [[nodiscard]] uint64_t Version(NameId team) const;
+  // Pending pods of `team` that rank ahead of (priority, created_ms, uid), best first, at most
+  // `limit`, leaving out the members of gang `skip_workload` (when not empty). by_priority:
+  // TaskRanking order (priority, then age); else age only.
   [[nodiscard]] std::vector<PendingPod> Ahead(NameId team, int32_t priority, int64_t created_ms,
                                               std::string_view uid, bool by_priority, size_t limit,
                                               std::string_view skip_workload = {}) const;
