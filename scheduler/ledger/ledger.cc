@@ -43,6 +43,45 @@ struct Range {
 
 uint64_t PairKey(NameId a, NameId b) { return (uint64_t{a} << 32) | b; }
 
+// (team, flavor) → its cells: open addressing in a power-of-two table at most half full, built
+// once per generation and read-only after (no division and no pointer chase on the hot path).
+class RangeIndex {
+ public:
+  void Build(const std::vector<std::pair<uint64_t, Range>>& entries) {
+    size_t size = 2;
+    while (size < entries.size() * 2) size *= 2;
+    slots_.assign(size, Slot{});
+    mask_ = size - 1;
+    for (const auto& [key, range] : entries) {
+      size_t i = Home(key);
+      while (slots_[i].used && slots_[i].key != key) i = (i + 1) & mask_;
+      slots_[i] = Slot{key, range, true};
+    }
+  }
+
+  [[nodiscard]] const Range* Find(uint64_t key) const {
+    for (size_t i = Home(key);; i = (i + 1) & mask_) {
+      const Slot& slot = slots_[i];
+      if (!slot.used) return nullptr;
+      if (slot.key == key) return &slot.range;
+    }
+  }
+
+ private:
+  struct Slot {
+    uint64_t key = 0;
+    Range range;
+    bool used = false;
+  };
+  // Fibonacci hashing: team and flavor ids are small and dense, so their bits are mixed first.
+  [[nodiscard]] size_t Home(uint64_t key) const {
+    return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask_;
+  }
+
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+};
+
 // Takes up to `q` from `counter` without letting it drop below zero; returns what it took.
 int64_t TakeUpTo(std::atomic<int64_t>& counter, int64_t q) {
   int64_t cur = counter.load(kCounter);
@@ -81,6 +120,52 @@ int64_t UsageOf(const TeamCell& c) {
 thread_local Ledger::Session* tls_innermost = nullptr;
 thread_local const Ledger* tls_swapping = nullptr;
 
+// A thread's announcement of the one ledger it has sessions open on ("fast" sessions, see
+// Ledger::Enter). Slots live in one process-wide list, are never freed (a few per thread ever
+// running) and are reused by later threads once their thread has ended.
+struct alignas(64) SessionSlot {
+  // The ledger this slot's thread has sessions open on, or null. Written only by its thread.
+  std::atomic<const Ledger*> ledger{nullptr};
+  std::atomic<bool> owned{true};
+  SessionSlot* next = nullptr;  // immutable once the slot is in the list
+};
+std::atomic<SessionSlot*> slots_head{nullptr};
+
+// This thread's slot (taken on its first session) and how many sessions it holds on the
+// announced ledger.
+struct ThreadSlot {
+  SessionSlot* slot = nullptr;
+  int depth = 0;
+  ~ThreadSlot() {
+    // Release: the next owner's acquire claim sees the slot idle (its ledger is null here: a
+    // Session ends on the thread that opened it).
+    if (slot != nullptr) slot->owned.store(false, std::memory_order_release);
+  }
+};
+thread_local ThreadSlot tls_slot;
+
+SessionSlot* ClaimSlot() {
+  // Acquire: slots are published complete by the release push below.
+  for (SessionSlot* s = slots_head.load(std::memory_order_acquire); s != nullptr; s = s->next) {
+    bool idle = false;
+    // Acquire: pairs with the release in ~ThreadSlot of the thread that left it.
+    if (!s->owned.load(std::memory_order_relaxed) &&
+        s->owned.compare_exchange_strong(idle, true, std::memory_order_acquire)) {
+      return s;
+    }
+  }
+  auto* slot = new SessionSlot();  // never freed: the list is process-wide and append-only
+  slot->next = slots_head.load(std::memory_order_relaxed);
+  // seq_cst: a swap that closed the ledger and then read the head without this slot precedes
+  // this push, and so this thread's first announcement, in the single total order: that
+  // announcement's read of the closed bit sees the swap. (A swap that reads this head sees the
+  // slot's fields.)
+  while (!slots_head.compare_exchange_weak(slot->next, slot, std::memory_order_seq_cst,
+                                           std::memory_order_relaxed)) {
+  }
+  return slot;
+}
+
 }  // namespace
 
 struct Ledger::Generation {
@@ -91,13 +176,8 @@ struct Ledger::Generation {
   std::unique_ptr<PoolCell[]> pools;
   size_t pool_count = 0;
   std::vector<std::string> pool_cohorts;                     // the cohort key of each pool
-  std::unordered_map<uint64_t, Range> index;                 // (team, flavor) → its cells
+  RangeIndex index;                                          // (team, flavor) → its cells
   std::unordered_map<NameId, std::vector<NameId>> governed;  // flavor → resources with cells
-  // Sessions inside this generation. seq_cst against `open` (a Dekker pair, see Enter).
-  std::atomic<int64_t> inflight{0};
-  // True while sessions may enter; a swap closes it, waits for inflight == 0, then publishes the
-  // next generation (which is open from the start).
-  std::atomic<bool> open{true};
 
   bool Governed(NameId flavor, NameId resource) const {
     auto it = governed.find(flavor);
@@ -105,10 +185,7 @@ struct Ledger::Generation {
            std::find(it->second.begin(), it->second.end(), resource) != it->second.end();
   }
 
-  const Range* Find(NameId team, NameId flavor) const {
-    auto it = index.find(PairKey(team, flavor));
-    return it == index.end() ? nullptr : &it->second;
-  }
+  const Range* Find(NameId team, NameId flavor) const { return index.Find(PairKey(team, flavor)); }
 
   TeamCell* CellIn(const Range& range, NameId resource) const {
     for (uint32_t i = range.first; i < range.first + range.count; ++i) {
@@ -325,9 +402,11 @@ class CellPlan {
     gen.cells = std::make_unique<TeamCell[]>(total);
     gen.cell_count = total;
     uint32_t next = 0;
+    std::vector<std::pair<uint64_t, Range>> ranges;
+    ranges.reserve(order_.size());
     for (uint64_t key : order_) {
       const std::vector<Spec>& list = specs_.at(key);
-      gen.index[key] = Range{next, static_cast<uint32_t>(list.size())};
+      ranges.emplace_back(key, Range{next, static_cast<uint32_t>(list.size())});
       for (const Spec& spec : list) {
         TeamCell& cell = gen.cells[next++];
         cell.key = spec.key;
@@ -341,6 +420,7 @@ class CellPlan {
         }
       }
     }
+    gen.index.Build(ranges);
   }
 
   static void FillGoverned(Ledger::Generation& gen) {
@@ -438,31 +518,40 @@ std::string Refusal::Explain() const {
 
 // ---- Session ----
 
-Ledger::Generation* Ledger::Enter(const Ledger& ledger) {
-  // While entering, this thread may hold a pointer to a generation being retired: announce it so
-  // the swap does not free that generation meanwhile (see Ledger::entering_). seq_cst: this
-  // increment precedes the load of current_ below in the total order that also holds the swap's
-  // publication of the next generation and its later check of entering_.
-  ledger.entering_.fetch_add(1, std::memory_order_seq_cst);
-  Generation* gen = nullptr;
+Ledger::Generation* Ledger::Enter(const Ledger& ledger, bool* counted) {
+  ThreadSlot& mine = tls_slot;
+  if (mine.slot == nullptr) mine.slot = ClaimSlot();
+  const bool fast = mine.depth == 0;  // else this thread announces another ledger already
+  *counted = !fast;
   while (true) {
-    // seq_cst: see above; acquire at least, to see the published generation's contents.
-    gen = ledger.current_.load(std::memory_order_seq_cst);
-    if (!gen->open.load(std::memory_order_seq_cst)) {
+    if (fast) {
+      // seq_cst, a Dekker pair with Swap: this thread announces the ledger and then reads the
+      // closed bit; a swap sets the bit and then reads every slot. At least one sees the other.
+      // The only read-modify-write (xchg) of a fast session.
+      mine.slot->ledger.store(&ledger, std::memory_order_seq_cst);
+      if ((ledger.sessions_.load(std::memory_order_seq_cst) & kSwapClosed) == 0) {
+        mine.depth = 1;
+        // Relaxed: current_ is written only while the bit is set, and the seq_cst load above,
+        // which read the reopening's release (or a later value), orders this load after it.
+        return ledger.current_.load(std::memory_order_relaxed);
+      }
+      // Release: nothing was done inside; a swap waiting for this slot may go on.
+      mine.slot->ledger.store(nullptr, std::memory_order_release);
+    } else {
+      // A second ledger on this thread (tests): counted in the ledger's word. Acquire: when this
+      // reads the value a swap's reopening wrote (or a later one), the generation that swap
+      // published is visible; count and bit share one word, so a swap's close comes either
+      // after this increment (and waits for it) or before it (and this backs out).
+      const uint64_t before = ledger.sessions_.fetch_add(1, std::memory_order_acquire);
+      if ((before & kSwapClosed) == 0) return ledger.current_.load(std::memory_order_relaxed);
+      // Relaxed: nothing was done inside; the swap only waits for the count to drop.
+      ledger.sessions_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    // Relaxed: the retry's seq_cst or acquire read is what synchronises with the reopening.
+    while ((ledger.sessions_.load(std::memory_order_relaxed) & kSwapClosed) != 0) {
       std::this_thread::yield();  // a swap is under way: wait for the next generation
-      continue;
     }
-    gen->inflight.fetch_add(1, std::memory_order_seq_cst);
-    // seq_cst Dekker pair with Swap(): it stores open = false then reads inflight; this session
-    // increments inflight then reads open. At least one of the two sees the other.
-    if (gen->open.load(std::memory_order_seq_cst) &&
-        ledger.current_.load(std::memory_order_seq_cst) == gen) {
-      break;
-    }
-    gen->inflight.fetch_sub(1, std::memory_order_seq_cst);
   }
-  ledger.entering_.fetch_sub(1, std::memory_order_seq_cst);  // seq_cst: see the increment
-  return gen;
 }
 
 Ledger::Session::Session(const Ledger& ledger) : ledger_(&ledger), below_(tls_innermost) {
@@ -474,13 +563,20 @@ Ledger::Session::Session(const Ledger& ledger) : ledger_(&ledger), below_(tls_in
   const Session* outer = below_;
   while (outer != nullptr && outer->ledger_ != &ledger) outer = outer->below_;
   if (outer != nullptr) {
-    gen_ = outer->gen_;  // nested: join the generation the outer session holds
-    // Relaxed: the outer session's count keeps inflight above zero from before this increment
-    // to after it (one thread, one counter: modification order follows program order), so no
-    // swap passes its wait meanwhile; the release decrement in ~Session publishes this session.
-    gen_->inflight.fetch_add(1, std::memory_order_relaxed);
+    // Nested: join the generation the outer session holds, the way it holds it. The outer
+    // session keeps a swap in its wait from before this to after it, so no order is needed:
+    // the join is thread-private (the depth) or a relaxed increment (one thread, one counter:
+    // modification order follows program order); the release at the end publishes this
+    // session's updates.
+    gen_ = outer->gen_;
+    counted_ = outer->counted_;
+    if (counted_) {
+      ledger.sessions_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      ++tls_slot.depth;
+    }
   } else {
-    gen_ = Enter(ledger);
+    gen_ = Enter(ledger, &counted_);
   }
   tls_innermost = this;
 }
@@ -491,8 +587,13 @@ Ledger::Session::~Session() {
   while (*link != nullptr && *link != this) link = &(*link)->below_;
   if (*link == nullptr) DieOfSelfWait("a Session ended on another thread than it was opened on");
   *link = below_;
-  // Release: this session's counter updates happen before the swap reads the counters.
-  gen_->inflight.fetch_sub(1, std::memory_order_release);
+  // Release: this session's counter updates happen before the swap, whose acquire read sees the
+  // slot cleared or the count drop, reads the counters.
+  if (counted_) {
+    ledger_->sessions_.fetch_sub(1, std::memory_order_release);
+  } else if (--tls_slot.depth == 0) {
+    tls_slot.slot->ledger.store(nullptr, std::memory_order_release);  // a plain store on x86-64
+  }
 }
 
 std::variant<Charge, Refusal> Ledger::Session::Reserve(NameId team, NameId flavor,
@@ -627,8 +728,8 @@ uint64_t Ledger::Session::generation() const { return gen_->number; }
 // ---- Ledger ----
 
 Ledger::Ledger(PolicyPtr policy) {
-  // seq_cst like every store of current_ (see Swap).
-  current_.store(Build(std::move(policy), {}).release(), std::memory_order_seq_cst);
+  // Relaxed: whoever hands the ledger to other threads publishes it (with its generation).
+  current_.store(Build(std::move(policy), {}).release(), std::memory_order_relaxed);
 }
 
 // Acquire: whoever destroys the ledger has synchronised with its last swap.
@@ -752,37 +853,31 @@ void Ledger::Swap(const std::function<std::unique_ptr<Generation>(const Generati
   } mark;
   tls_swapping = this;
   std::lock_guard<std::mutex> lock(structure_mu_);
-  Generation* old = current_.load(std::memory_order_seq_cst);
-  old->open.store(false, std::memory_order_seq_cst);  // seq_cst: the Dekker pair of Enter()
-  swapping_.store(true, std::memory_order_seq_cst);   // seq_cst: after the close, for observers
-  // seq_cst: see Enter(). Sessions that entered before finish; later ones back off and wait. The
-  // value read was written by ~Session's release decrement (or a later one), so their counter
-  // updates happen before what follows.
-  while (old->inflight.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
-  // The old generation is quiescent from here on.
-  std::unique_ptr<Generation> next = make_next(*old);
-  if (next == nullptr) {
-    // Nothing to change: reopen the same generation. Sessions waiting in Enter() see it open
-    // again; those that counted themselves in meanwhile backed out (see Enter).
-    old->open.store(true, std::memory_order_seq_cst);
-    swapping_.store(false, std::memory_order_seq_cst);
-    return;
+  // Closes the ledger to new sessions (see Enter) and waits for those inside to end: threads
+  // announcing this ledger in their slot, and sessions counted in sessions_. The loads read
+  // what ~Session's release store or decrement wrote (or a later value), so those sessions'
+  // counter updates happen before what follows.
+  // seq_cst: the Dekker pair of Enter (set the bit, then read the slots).
+  sessions_.fetch_or(kSwapClosed, std::memory_order_seq_cst);
+  // seq_cst head: see ClaimSlot (a slot pushed after this read belongs to a thread that will see
+  // the bit).
+  for (SessionSlot* s = slots_head.load(std::memory_order_seq_cst); s != nullptr; s = s->next) {
+    while (s->ledger.load(std::memory_order_seq_cst) == this) std::this_thread::yield();
   }
-  // seq_cst publication: a session that loads `next` sees its counters (the store is ordered
-  // after the writes above), and Enter() reasons about entering_ in the same total order.
-  current_.store(next.release(), std::memory_order_seq_cst);
-  swapping_.store(false, std::memory_order_seq_cst);
-  retired_.emplace_back(old);
-  // A session that loaded `old` (or an older generation) is still inside its entering window;
-  // once none is, nothing can reach a retired generation any more. Wait briefly for that;
-  // otherwise keep them until a later swap (or the ledger's destruction).
-  for (int i = 0; i < 1000; ++i) {
-    if (entering_.load(std::memory_order_seq_cst) == 0) {
-      retired_.clear();
-      break;
-    }
+  while ((sessions_.load(std::memory_order_acquire) & ~kSwapClosed) != 0) {
     std::this_thread::yield();
   }
+  // Quiescent from here until the reopening: no session holds or can take a generation.
+  Generation* old = current_.load(std::memory_order_relaxed);
+  std::unique_ptr<Generation> next = make_next(*old);
+  if (next != nullptr) {
+    // Relaxed: published by the release reopening below, which every later session acquires.
+    current_.store(next.release(), std::memory_order_relaxed);
+    delete old;  // no session can reach it: every one entering from here on loads `next`
+  }
+  // Release: the new generation's contents (and current_) happen before any session that
+  // enters after this; sessions that backed out meanwhile enter again (see Enter).
+  sessions_.fetch_and(~kSwapClosed, std::memory_order_release);
 }
 
 namespace {
@@ -888,7 +983,9 @@ uint64_t Ledger::generation() const {
 // Relaxed: a statistic read on its own.
 uint64_t Ledger::over_releases() const { return over_releases_.load(std::memory_order_relaxed); }
 
-// seq_cst: ordered with the swap's close of the generation (see Swap).
-bool Ledger::swap_in_progress() const { return swapping_.load(std::memory_order_seq_cst); }
+// Acquire: a caller that sees the swap over also sees what it published.
+bool Ledger::swap_in_progress() const {
+  return (sessions_.load(std::memory_order_acquire) & kSwapClosed) != 0;
+}
 
 }  // namespace taskgov::scheduler

@@ -44,16 +44,17 @@
 //
 // Generations. Limits and the cell layout come from one Policy snapshot: a Generation. A new
 // policy (or a cell needed for usage the policy does not mention: a removed team or flavor)
-// makes a new Generation. The swap closes the current one to new sessions and waits until no
-// session is inside it; each session announces itself in the generation's in-flight counter.
-// This is a grace period of microseconds, during which newly opened sessions wait. The swap then
-// copies the usage over with the canonical split for the new limits and publishes the new
-// generation. Usage is never lost or double counted across a reload; usage above new limits
-// stays (no running pod is touched) and blocks new admissions until it drains. Swaps are
-// serialised by a mutex. Reserve, ForceCharge and Release take no lock and never wait (their CAS
-// loops retry only when another thread changed the same counter). Opening a Session takes no
-// lock either; it waits only while a swap is under way, from closing the current generation to
-// publishing the next (the grace period plus the copy).
+// makes a new Generation. The swap closes the ledger to new sessions and waits until no session
+// is open; a thread announces the ledger it has sessions on in a slot of its own (one seq_cst
+// store to open, a release store to end: no shared counter on the hot path). This is a grace period
+// of microseconds, during which newly opened sessions wait. The swap then copies the usage over
+// with the canonical split for the new limits, publishes the new generation, frees the old one (no
+// session can reach it) and reopens. Usage is never lost or double counted across a reload; usage
+// above new limits stays (no running pod is touched) and blocks new admissions until it drains.
+// Swaps are serialised by a mutex. Reserve, ForceCharge and Release take no lock and never wait
+// (their CAS loops retry only when another thread changed the same counter). Opening a Session
+// takes no lock either; it waits only while a swap is under way, from closing the current
+// generation to publishing the next (the grace period plus the copy).
 //
 // Charges. Reserve returns a Charge: what was taken, per governed resource, with the cell
 // indices of the generation it was taken in. Release accepts charges of any generation (cells are
@@ -166,16 +167,21 @@ class Ledger {
   // A scope in which operations run against one generation. While any Session is open, a
   // generation swap waits (and a Session opened during a swap waits until the swap is done), so
   // a caller can keep side tables (the reservation table) consistent with the counters by
-  // updating them inside the same Session. Sessions are cheap (a few uncontended atomic
-  // operations and a thread-local link) and take no lock.
+  // updating them inside the same Session. Sessions are cheap (one atomic store to open, a plain
+  // store to end, and a thread-local link) and take no lock.
   //
   // Nesting. A Session opened on a thread that already holds one on the same ledger joins the
   // generation the outer one holds, without waiting. Outer and nested sessions therefore always
   // see the same generation. Waiting there instead would deadlock: the swap waits for the outer
   // session to end while the nested one waits for the swap. Joining is safe because the outer
-  // session's in-flight count keeps any swap in its wait, so the generation is neither copied
+  // session's count keeps any swap in its wait, so the generation is neither copied
   // nor freed until both have ended (in either order). A Session belongs to the thread that
   // opened it: use and destroy it there.
+  //
+  // Two ledgers. A thread may hold sessions on two ledgers at once (tests do; production has
+  // one), but, as with locks, every thread must open them in one order: a thread inside A that
+  // opens B waits while B swaps, and B's swap waits for B's sessions, so a thread inside B
+  // opening A while A swaps would close the cycle.
   //
   // Misuse that would wait for itself forever aborts with a message instead: calling
   // ApplyPolicy, EnsureCells or Rebuild on a thread that holds a Session on the same ledger, or
@@ -227,7 +233,8 @@ class Ledger {
 
     const Ledger* ledger_;
     Generation* gen_ = nullptr;
-    Session* below_;  // the next outer open Session of this thread (any ledger), or null
+    Session* below_;        // the next outer open Session of this thread (any ledger), or null
+    bool counted_ = false;  // counted in ledger_->sessions_, not announced in the thread's slot
   };
 
   // Installs new limits; keeps usage (see the header comment).
@@ -279,8 +286,10 @@ class Ledger {
   [[nodiscard]] bool swap_in_progress() const;
 
  private:
-  // Settles a new (outermost) session on the current generation, waiting out a swap.
-  static Generation* Enter(const Ledger& ledger);
+  // Settles a new (outermost) session on the current generation, waiting out a swap. A thread
+  // holding no session announces the ledger in its slot (one store); a thread that announces
+  // another ledger already is counted in sessions_ instead (`counted`).
+  static Generation* Enter(const Ledger& ledger, bool* counted);
   std::unique_ptr<Generation> Build(PolicyPtr policy, std::vector<ExtraCell> extra);
   // Closes the current generation, waits until no session is inside it, builds the next one
   // with `make_next` (which fills its counters) and publishes it; when `make_next` returns null,
@@ -293,15 +302,17 @@ class Ledger {
                                           const std::vector<Charge*>& charges,
                                           std::vector<Drift>* drift);
 
+  // In the top bit, whether a swap has closed the ledger to new sessions; in the low bits, the
+  // sessions counted here (those of a thread that has sessions open on another ledger already;
+  // the others announce themselves in their thread's slot). A swap sets the bit, waits until no
+  // slot announces this ledger and the count is zero, and only then replaces current_ (see
+  // Enter and Swap).
+  static constexpr uint64_t kSwapClosed = uint64_t{1} << 63;
+  mutable std::atomic<uint64_t> sessions_{0};
+  // Written only by a swap, while the ledger is closed and no session is open.
   std::atomic<Generation*> current_{nullptr};
-  // Sessions between loading current_ and settling on a generation: only they may hold a pointer
-  // to a generation that is no longer current. Retired generations are freed when this is
-  // seen at zero after their retirement (seq_cst with the session's increment).
-  mutable std::atomic<int64_t> entering_{0};
-  std::mutex structure_mu_;                           // serialises swaps
-  std::vector<std::unique_ptr<Generation>> retired_;  // guarded by structure_mu_
+  std::mutex structure_mu_;  // serialises swaps
   std::atomic<uint64_t> next_generation_{1};
-  std::atomic<bool> swapping_{false};
   mutable std::atomic<uint64_t> over_releases_{0};
 };
 

@@ -12,6 +12,7 @@
 #include <optional>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "scheduler/ledger/ledger.h"
 #include "scheduler/ledger/run_bounded_for_testing.h"
@@ -162,6 +163,69 @@ TEST(LedgerStressTest, NestedSessionsRacingSwapsNeverDeadlock) {
   EXPECT_EQ(ledger.generation(), first_generation + 100);
   EXPECT_EQ(ledger.over_releases(), 0u);
   for (const Ledger::CellUsage& cell : ledger.Cells()) EXPECT_EQ(cell.view.usage, 0);
+}
+
+// Threads that come and go (their session slots reused by later threads) while both of two
+// ledgers swap generations over and over. Each thread opens sessions on `second` alone (announced
+// in its slot) and on `first` then `second` (the inner one counted in `second`; always in that
+// order, see "Two ledgers" in ledger.h): no deadlock, and no update made inside a session is
+// lost to a swap's copy (usage ends at zero on both, with no over-release).
+TEST(LedgerStressTest, ThreadsComingAndGoingOnTwoLedgersRacingSwaps) {
+  Ledger first(StressPolicy());
+  Ledger second(StressPolicy());
+  const NameId flavor = FlavorNames().Intern(kP5);
+  const ResourceList one{{kGpu, 1}};
+  auto reserve_release = [&](Ledger::Session& session, NameId team) {
+    auto r = session.Reserve(team, flavor, one, Ledger::Mode::kBorrowing);
+    std::this_thread::yield();
+    if (const Charge* c = std::get_if<Charge>(&r)) {
+      EXPECT_TRUE(session.Release(*c));
+    }
+  };
+  RunBounded(
+      "two ledgers racing swaps",
+      [&] {
+        std::atomic<bool> done{false};
+        auto reload = [&](Ledger& ledger) {
+          return std::thread([&] {
+            while (!done.load(std::memory_order_relaxed)) ledger.ApplyPolicy(StressPolicy());
+          });
+        };
+        std::thread reload_first = reload(first);
+        std::thread reload_second = reload(second);
+        for (int wave = 0; wave < 8; ++wave) {
+          std::vector<std::thread> workers;
+          for (int t = 0; t < 3; ++t) {
+            workers.emplace_back([&, t] {
+              const NameId team = TeamNames().Intern("s" + std::to_string(t));
+              for (int i = 0; i < 25; ++i) {
+                {
+                  Ledger::Session alone(second);
+                  reserve_release(alone, team);
+                }
+                Ledger::Session outer(first);
+                auto held = outer.Reserve(team, flavor, one, Ledger::Mode::kBorrowing);
+                {
+                  Ledger::Session inner(second);
+                  reserve_release(inner, team);
+                }
+                if (const Charge* c = std::get_if<Charge>(&held)) {
+                  EXPECT_TRUE(outer.Release(*c));
+                }
+              }
+            });
+          }
+          for (std::thread& w : workers) w.join();
+        }
+        done.store(true, std::memory_order_relaxed);
+        reload_first.join();
+        reload_second.join();
+      },
+      std::chrono::seconds(240));
+  for (const Ledger* ledger : {&first, &second}) {
+    EXPECT_EQ(ledger->over_releases(), 0u);
+    for (const Ledger::CellUsage& cell : ledger->Cells()) EXPECT_EQ(cell.view.usage, 0);
+  }
 }
 
 // Drift under load: some threads release charges twice (a bug elsewhere) while others reserve and

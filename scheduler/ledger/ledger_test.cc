@@ -625,6 +625,45 @@ TEST_F(LedgerTest, SessionsEndingOutOfOrderStillHoldOffTheSwap) {
   });
 }
 
+// A thread announces one ledger in its slot; a session it opens on a second ledger meanwhile is
+// counted in that ledger instead. A swap of either waits for the session it concerns, and only
+// for that one.
+TEST_F(LedgerTest, ASwapWaitsForSessionsAnnouncedAndCountedAlike) {
+  Ledger first(TwoTeams());
+  Ledger second(TwoTeams());
+  RunBounded("swaps of two ledgers held by one thread", [&] {
+    const uint64_t first_held = first.generation();
+    const uint64_t second_held = second.generation();
+    auto announced = std::make_unique<Ledger::Session>(first);  // this thread's slot
+    auto counted = std::make_unique<Ledger::Session>(second);   // counted in `second`
+    std::thread swap_second([&] { second.ApplyPolicy(TwoTeams(/*a_borrow=*/2)); });
+    while (!second.swap_in_progress()) std::this_thread::yield();
+    std::thread swap_first([&] { first.ApplyPolicy(TwoTeams(/*a_borrow=*/2)); });
+    while (!first.swap_in_progress()) std::this_thread::yield();
+    // Both swaps wait, each for the session on its own ledger.
+    auto r = counted->Reserve(T("a"), F(kP5), Gpus(1), Mode::kBorrowing);
+    ASSERT_TRUE(Ok(r));
+    EXPECT_TRUE(counted->Release(std::get<Charge>(r)));
+    EXPECT_EQ(counted->generation(), second_held);
+    EXPECT_TRUE(second.swap_in_progress());
+    counted.reset();
+    swap_second.join();  // ends although `first` is still held on this thread
+    EXPECT_GT(second.generation(), second_held);
+    EXPECT_TRUE(first.swap_in_progress());
+    EXPECT_EQ(announced->generation(), first_held);
+    announced.reset();
+    swap_first.join();
+    EXPECT_GT(first.generation(), first_held);
+    // Sessions after the swaps, on both, from this thread and a new one.
+    Ledger::Session again(second);
+    EXPECT_EQ(again.generation(), second.generation());
+    std::thread([&] {
+      Ledger::Session s(first);
+      EXPECT_EQ(s.generation(), first.generation());
+    }).join();
+  });
+}
+
 TEST(LedgerDeathTest, ASwapOnAThreadHoldingASessionAbortsInsteadOfWaitingForever) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(

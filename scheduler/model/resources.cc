@@ -7,25 +7,9 @@
 
 namespace taskgov::scheduler {
 
-int64_t SaturatingAdd(int64_t a, int64_t b) {
-  int64_t out;
-  if (__builtin_add_overflow(a, b, &out)) {
-    return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-  }
-  return out;
-}
-
 int64_t SaturatingTimes(int64_t a, int64_t n) {
   int64_t out;
   if (__builtin_mul_overflow(a, n, &out)) return std::numeric_limits<int64_t>::max();
-  return out;
-}
-
-int64_t SaturatingSub(int64_t a, int64_t b) {
-  int64_t out;
-  if (__builtin_sub_overflow(a, b, &out)) {
-    return b < 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-  }
   return out;
 }
 

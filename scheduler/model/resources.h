@@ -5,6 +5,7 @@
 // instead of overflowing. Value type; not synchronised.
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,11 +15,24 @@
 
 namespace taskgov::scheduler {
 
-// Saturating arithmetic on canonical amounts.
-[[nodiscard]] int64_t SaturatingAdd(int64_t a, int64_t b);
+// Saturating arithmetic on canonical amounts (inline: the ledger's compare-exchange loops use
+// them).
+[[nodiscard]] inline int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t out;
+  if (__builtin_add_overflow(a, b, &out)) {
+    return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  }
+  return out;
+}
 // a × n for n ≥ 0, saturating at the int64 maximum (amounts are non-negative).
 [[nodiscard]] int64_t SaturatingTimes(int64_t a, int64_t n);
-[[nodiscard]] int64_t SaturatingSub(int64_t a, int64_t b);
+[[nodiscard]] inline int64_t SaturatingSub(int64_t a, int64_t b) {
+  int64_t out;
+  if (__builtin_sub_overflow(a, b, &out)) {
+    return b < 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  }
+  return out;
+}
 
 struct ResourceAmount {
   std::string name;
