@@ -1,5 +1,9 @@
 #include "scheduler/ledger/ledger.h"
 
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -143,6 +147,33 @@ struct ThreadSlot {
   }
 };
 thread_local ThreadSlot tls_slot;
+
+// The announcement's fence, made asymmetric when the kernel offers membarrier(2): a thread
+// opening a session then stores into its slot with no fence of its own (a plain store, kept
+// before its read of the closed bit by a compiler barrier), and a swap, after closing, runs
+// MEMBARRIER_CMD_PRIVATE_EXPEDITED, which executes a full memory barrier on every running thread
+// of the process. A thread it interrupts before its store then reads the closed bit after that
+// barrier (and backs out); one interrupted after it has the store visible to the swap's scan.
+// Without membarrier (an old kernel, a seccomp profile that denies it) the store is seq_cst.
+// Decided once, before the first session opens (a function-local static). The environment
+// variable TASKGOV_LEDGER_SYMMETRIC_FENCE=1 chooses the seq_cst store (the stress tests run both).
+bool AsymmetricFence() {
+  static const bool registered = [] {
+    const char* symmetric = std::getenv("TASKGOV_LEDGER_SYMMETRIC_FENCE");
+    if (symmetric != nullptr && std::string_view(symmetric) == "1") return false;
+    return syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+  }();
+  return registered;
+}
+
+// The swap's half of the asymmetric fence.
+void HeavyFence() {
+  if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+    // Registered, yet refused: sessions announce without a fence, so going on could let a swap
+    // free a generation in use. A broken environment, not input.
+    DieOfSelfWait("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed after registration");
+  }
+}
 
 SessionSlot* ClaimSlot() {
   // Acquire: slots are published complete by the release push below.
@@ -525,10 +556,15 @@ Ledger::Generation* Ledger::Enter(const Ledger& ledger, bool* counted) {
   *counted = !fast;
   while (true) {
     if (fast) {
-      // seq_cst, a Dekker pair with Swap: this thread announces the ledger and then reads the
-      // closed bit; a swap sets the bit and then reads every slot. At least one sees the other.
-      // The only read-modify-write (xchg) of a fast session.
-      mine.slot->ledger.store(&ledger, std::memory_order_seq_cst);
+      // A Dekker pair with Swap: this thread announces the ledger and then reads the closed bit;
+      // a swap sets the bit and then reads every slot. At least one sees the other: by the
+      // asymmetric fence (a plain store here, see AsymmetricFence), else by seq_cst (xchg).
+      if (AsymmetricFence()) {
+        mine.slot->ledger.store(&ledger, std::memory_order_relaxed);
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+      } else {
+        mine.slot->ledger.store(&ledger, std::memory_order_seq_cst);
+      }
       if ((ledger.sessions_.load(std::memory_order_seq_cst) & kSwapClosed) == 0) {
         mine.depth = 1;
         // Relaxed: current_ is written only while the bit is set, and the seq_cst load above,
@@ -610,12 +646,14 @@ std::variant<Charge, Refusal> Ledger::Session::Reserve(NameId team, NameId flavo
 std::variant<Charge, Refusal> Ledger::Session::ReserveIds(NameId team, NameId flavor,
                                                           std::span<const IdAmount> request,
                                                           Mode mode) {
-  Refusal refusal;
-  refusal.team = team;
-  refusal.flavor = flavor;
+  // Built in the returned object (every return names `out`): a Charge is 160 bytes.
+  std::variant<Charge, Refusal> out(std::in_place_type<Charge>);
+  Charge& charge = *std::get_if<Charge>(&out);
   const Range* range = gen_->Find(team, flavor);
-  if (range == nullptr) return refusal;  // kNoQuota
-  Charge charge;
+  if (range == nullptr) {
+    out = Refusal{.kind = RefusalKind::kNoQuota, .team = team, .flavor = flavor};
+    return out;
+  }
   charge.generation = gen_->number;
   charge.team = team;
   charge.flavor = flavor;
@@ -630,11 +668,10 @@ std::variant<Charge, Refusal> Ledger::Session::ReserveIds(NameId team, NameId fl
       // Gives back what this call took. The cells hold it, so only a cell that had drifted
       // already (a double release racing this call) can refuse, and that is counted.
       (void)Release(charge);
-      if (why == RefusalKind::kTooManyResources) {
-        refusal.kind = why;
-        return refusal;
-      }
-      return gen_->Refuse(*cell, why, amount);
+      out = why == RefusalKind::kTooManyResources
+                ? Refusal{.kind = why, .team = team, .flavor = flavor}
+                : gen_->Refuse(*cell, why, amount);
+      return out;
     }
     charge.items[charge.count++] = Charge::Item{resource, gen_->IndexOf(*cell), amount};
   }
@@ -642,7 +679,7 @@ std::variant<Charge, Refusal> Ledger::Session::ReserveIds(NameId team, NameId fl
     const TeamCell& cell = gen_->cells[charge.items[i].cell];
     if (UsageOf(cell) > cell.nominal) charge.borrowing = true;
   }
-  return charge;
+  return out;
 }
 
 bool Ledger::Session::ForceCharge(NameId team, NameId flavor, const IdAmounts& request,
@@ -857,8 +894,10 @@ void Ledger::Swap(const std::function<std::unique_ptr<Generation>(const Generati
   // announcing this ledger in their slot, and sessions counted in sessions_. The loads read
   // what ~Session's release store or decrement wrote (or a later value), so those sessions'
   // counter updates happen before what follows.
-  // seq_cst: the Dekker pair of Enter (set the bit, then read the slots).
+  // seq_cst: the Dekker pair of Enter (set the bit, then read the slots), with the heavy half
+  // of the asymmetric fence when sessions announce without one.
   sessions_.fetch_or(kSwapClosed, std::memory_order_seq_cst);
+  if (AsymmetricFence()) HeavyFence();
   // seq_cst head: see ClaimSlot (a slot pushed after this read belongs to a thread that will see
   // the bit).
   for (SessionSlot* s = slots_head.load(std::memory_order_seq_cst); s != nullptr; s = s->next) {
@@ -982,6 +1021,8 @@ uint64_t Ledger::generation() const {
 
 // Relaxed: a statistic read on its own.
 uint64_t Ledger::over_releases() const { return over_releases_.load(std::memory_order_relaxed); }
+
+bool Ledger::UsesAsymmetricFence() { return AsymmetricFence(); }
 
 // Acquire: a caller that sees the swap over also sees what it published.
 bool Ledger::swap_in_progress() const {

@@ -45,8 +45,9 @@
 // Generations. Limits and the cell layout come from one Policy snapshot: a Generation. A new
 // policy (or a cell needed for usage the policy does not mention: a removed team or flavor)
 // makes a new Generation. The swap closes the ledger to new sessions and waits until no session
-// is open; a thread announces the ledger it has sessions on in a slot of its own (one seq_cst
-// store to open, a release store to end: no shared counter on the hot path). This is a grace period
+// is open; a thread announces the ledger it has sessions on in a slot of its own (one store to
+// open, one to end: no shared counter and, where the kernel offers membarrier(2), no fence on
+// the hot path; the swap runs the heavy half of that asymmetric fence). This is a grace period
 // of microseconds, during which newly opened sessions wait. The swap then copies the usage over
 // with the canonical split for the new limits, publishes the new generation, frees the old one (no
 // session can reach it) and reopens. Usage is never lost or double counted across a reload; usage
@@ -167,8 +168,8 @@ class Ledger {
   // A scope in which operations run against one generation. While any Session is open, a
   // generation swap waits (and a Session opened during a swap waits until the swap is done), so
   // a caller can keep side tables (the reservation table) consistent with the counters by
-  // updating them inside the same Session. Sessions are cheap (one atomic store to open, a plain
-  // store to end, and a thread-local link) and take no lock.
+  // updating them inside the same Session. Sessions are cheap (a store to open, a store to end, and
+  // a thread-local link) and take no lock.
   //
   // Nesting. A Session opened on a thread that already holds one on the same ledger joins the
   // generation the outer one holds, without waiting. Outer and nested sessions therefore always
@@ -281,6 +282,9 @@ class Ledger {
   [[nodiscard]] uint64_t generation() const;
   // How many times a release was refused for a resource (see Session::Release): monotonic.
   [[nodiscard]] uint64_t over_releases() const;
+  // Whether sessions announce themselves without a fence (membarrier(2) registered; see
+  // "Generations" above). For tests and diagnostics.
+  [[nodiscard]] static bool UsesAsymmetricFence();
   // True from when a swap has closed the current generation to new sessions until it has
   // published the next one. For tests and diagnostics.
   [[nodiscard]] bool swap_in_progress() const;

@@ -9,8 +9,10 @@
 #include <atomic>
 #include <bitset>
 #include <chrono>
+#include <cstdlib>
 #include <optional>
 #include <random>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -163,6 +165,17 @@ TEST(LedgerStressTest, NestedSessionsRacingSwapsNeverDeadlock) {
   EXPECT_EQ(ledger.generation(), first_generation + 100);
   EXPECT_EQ(ledger.over_releases(), 0u);
   for (const Ledger::CellUsage& cell : ledger.Cells()) EXPECT_EQ(cell.view.usage, 0);
+}
+
+// The fence sessions announce themselves with: asymmetric (membarrier) unless the environment
+// asks for the seq_cst store — each stress test target runs one of the two.
+TEST(LedgerStressTest, SessionsUseTheFenceTheEnvironmentChose) {
+  const char* symmetric = std::getenv("TASKGOV_LEDGER_SYMMETRIC_FENCE");
+  const bool asked_symmetric = symmetric != nullptr && std::string_view(symmetric) == "1";
+  RecordProperty("asymmetric_fence", Ledger::UsesAsymmetricFence() ? "yes" : "no");
+  if (asked_symmetric) {
+    EXPECT_FALSE(Ledger::UsesAsymmetricFence());
+  }
 }
 
 // Threads that come and go (their session slots reused by later threads) while both of two
