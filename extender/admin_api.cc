@@ -327,6 +327,55 @@ std::string HiddenKey(std::string_view key) {
   return text;
 }
 
+// What a workload's pods add up to: their request, the earliest creation and start, whether one
+// was refused (and the first refusal with its time), the first preemption note.
+struct PodTotals {
+  scheduler::ResourceList request;
+  int64_t created = 0, started = 0;
+  bool refused = false;
+  std::string preemption, refusal;
+  int64_t refused_since = 0;
+};
+
+PodTotals TotalsOf(const std::vector<PodRow>& pods) {
+  PodTotals t;
+  for (const PodRow& p : pods) {
+    if (t.refusal.empty() && !p.refusal.empty()) {
+      t.refusal = p.refusal;
+      t.refused_since = p.refused_ms;
+    }
+    t.request.Add(p.request);
+    if (t.created == 0 || (p.created_ms > 0 && p.created_ms < t.created)) t.created = p.created_ms;
+    if (p.started_ms > 0 && (t.started == 0 || p.started_ms < t.started)) t.started = p.started_ms;
+    t.refused = t.refused || p.refused;
+    if (t.preemption.empty()) t.preemption = p.preemption;
+  }
+  return t;
+}
+
+void WritePodList(Writer& w, const std::vector<PodRow>& pods) {
+  w.Key("podList");
+  w.StartArray();
+  for (const PodRow& p : pods) {
+    w.StartObject();
+    KeyStr(w, "namespace", p.ns);
+    KeyStr(w, "name", p.name);
+    KeyStr(w, "uid", p.uid);
+    KeyStr(w, "state", p.state);
+    w.Key("request");
+    Resources(w, p.request);
+    Time(w, "createdAt", p.created_ms);
+    Time(w, "startedAt", p.started_ms);
+    w.Key("refused");
+    w.Bool(p.refused);
+    KeyStr(w, "refusal", p.refusal);
+    Time(w, "refusedSince", p.refusal.empty() ? 0 : p.refused_ms);
+    KeyStr(w, "preemption", p.preemption);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 // A workload; `hidden`: of a team the caller does not see — no namespace, name, nodes or pods.
 void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_pods, bool hidden) {
   w.StartObject();
@@ -345,37 +394,23 @@ void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_
   w.Key("declaredPods");
   w.Int(row.declared);
   KeyStr(w, "instanceType", row.instance_type);
-  scheduler::ResourceList request;
-  int64_t created = 0, started = 0;
-  bool refused = false;
-  std::string preemption, refusal;
-  int64_t refused_since = 0;
-  for (const PodRow& p : row.pods) {
-    if (refusal.empty() && !p.refusal.empty()) {
-      refusal = p.refusal;
-      refused_since = p.refused_ms;
-    }
-    request.Add(p.request);
-    if (created == 0 || (p.created_ms > 0 && p.created_ms < created)) created = p.created_ms;
-    if (p.started_ms > 0 && (started == 0 || p.started_ms < started)) started = p.started_ms;
-    refused = refused || p.refused;
-    if (preemption.empty()) preemption = p.preemption;
-  }
+  const PodTotals t = TotalsOf(row.pods);
   w.Key("request");
-  Resources(w, request);
+  Resources(w, t.request);
   w.Key("nodes");
   w.StartArray();
   if (!hidden) {
     for (const std::string& node : row.nodes) Str(w, node);
   }
   w.EndArray();
-  Time(w, "createdAt", created);
-  Time(w, "startedAt", started);
+  Time(w, "createdAt", t.created);
+  Time(w, "startedAt", t.started);
   const bool running = row.state == "Running" || row.state == "Terminating";
   w.Key("waitSeconds");
-  w.Int64(std::max<int64_t>(0, ((running && started > 0) ? started : now_ms) - created) / 1000);
+  w.Int64(std::max<int64_t>(0, ((running && t.started > 0) ? t.started : now_ms) - t.created) /
+          1000);
   w.Key("runSeconds");
-  w.Int64(running && started > 0 ? std::max<int64_t>(0, now_ms - started) / 1000 : 0);
+  w.Int64(running && t.started > 0 ? std::max<int64_t>(0, now_ms - t.started) / 1000 : 0);
   w.Key("queuePosition");
   if (row.position > 0) {
     w.Uint64(row.position);
@@ -383,32 +418,11 @@ void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_
     w.Null();
   }
   w.Key("refused");
-  w.Bool(refused);
-  KeyStr(w, "refusal", hidden ? "" : refusal);
-  Time(w, "refusedSince", refusal.empty() ? 0 : refused_since);
-  KeyStr(w, "preemption", hidden ? "" : preemption);
-  if (with_pods) {
-    w.Key("podList");
-    w.StartArray();
-    for (const PodRow& p : row.pods) {
-      w.StartObject();
-      KeyStr(w, "namespace", p.ns);
-      KeyStr(w, "name", p.name);
-      KeyStr(w, "uid", p.uid);
-      KeyStr(w, "state", p.state);
-      w.Key("request");
-      Resources(w, p.request);
-      Time(w, "createdAt", p.created_ms);
-      Time(w, "startedAt", p.started_ms);
-      w.Key("refused");
-      w.Bool(p.refused);
-      KeyStr(w, "refusal", p.refusal);
-      Time(w, "refusedSince", p.refusal.empty() ? 0 : p.refused_ms);
-      KeyStr(w, "preemption", p.preemption);
-      w.EndObject();
-    }
-    w.EndArray();
-  }
+  w.Bool(t.refused);
+  KeyStr(w, "refusal", hidden ? "" : t.refusal);
+  Time(w, "refusedSince", t.refusal.empty() ? 0 : t.refused_since);
+  KeyStr(w, "preemption", hidden ? "" : t.preemption);
+  if (with_pods) WritePodList(w, row.pods);
   w.EndObject();
 }
 
@@ -596,6 +610,66 @@ HttpResponse AdminApi::Team(const HttpRequest& request, const ConsoleViewer&) co
   return Json(200, buffer);
 }
 
+namespace {
+
+// What a workload list asks for: each filter null when not given.
+struct WorkloadQuery {
+  const std::string* team = nullptr;
+  const std::string* ns = nullptr;
+  const std::string* state = nullptr;
+  const std::string* after = nullptr;  // `continue`
+  size_t limit = 0;
+};
+
+struct WorkloadPage {
+  std::vector<WorkloadRow> rows;
+  std::optional<std::string> next;
+  size_t total = 0;
+};
+
+// One page of the list. Listed by namespace/name/kind; `continue` is the order key of the first
+// item of the next page. A workload of a team the caller does not see sorts after the others (a
+// namespace never starts with '~') under a digest of its key, so that neither the page nor the
+// token names it.
+WorkloadPage PageOf(const WorkloadRows::Reader& r, const WorkloadQuery& query,
+                    const ConsoleViewer& viewer) {
+  const std::vector<WorkloadRows::Item> items = r.Items();
+  std::vector<std::pair<std::string_view, WorkloadRows::Item>> ordered, hidden;
+  std::vector<std::string> hidden_keys;
+  hidden_keys.reserve(items.size());  // never reallocated: `hidden` holds views of its strings
+  for (const WorkloadRows::Item& item : items) {
+    const std::string_view team_name = scheduler::TeamNames().Name(r.Team(item));
+    const bool sees = viewer.Sees(team_name);
+    if (query.team != nullptr && team_name != *query.team) continue;
+    if (query.ns != nullptr && (!sees || r.Ns(item) != *query.ns)) continue;
+    if (query.state != nullptr && r.State(item) != *query.state) continue;
+    if (sees) {
+      ordered.emplace_back(item.order, item);
+    } else {
+      hidden.emplace_back(
+          hidden_keys.emplace_back("~" + std::string(team_name) + "/" + HiddenKey(r.Key(item))),
+          item);
+    }
+  }
+  std::sort(hidden.begin(), hidden.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  ordered.insert(ordered.end(), hidden.begin(), hidden.end());
+  WorkloadPage page;
+  page.total = ordered.size();
+  auto it = query.after == nullptr ? ordered.begin()
+                                   : std::lower_bound(ordered.begin(), ordered.end(), *query.after,
+                                                      [](const auto& item, const std::string& key) {
+                                                        return item.first < key;
+                                                      });
+  for (; it != ordered.end() && page.rows.size() < query.limit; ++it) {
+    page.rows.push_back(r.Row(it->second));
+  }
+  if (it != ordered.end()) page.next = std::string(it->first);
+  return page;
+}
+
+}  // namespace
+
 HttpResponse AdminApi::Workloads(const HttpRequest& request, const ConsoleViewer& viewer) const {
   common::Result<Query> q =
       ParseQuery(request.query, {"team", "namespace", "state", "limit", "continue"});
@@ -606,60 +680,18 @@ HttpResponse AdminApi::Workloads(const HttpRequest& request, const ConsoleViewer
     auto it = q->find(name);
     return it == q->end() ? nullptr : &it->second;
   };
-  const std::string* state = param("state");
-  if (state != nullptr && !KnownState(*state)) {
+  const WorkloadQuery query{param("team"), param("namespace"), param("state"), param("continue"),
+                            *limit};
+  if (query.state != nullptr && !KnownState(*query.state)) {
     return ErrorReply(400,
                       "query parameter 'state' must be Pending, Admitted, Running or "
                       "Terminating, not '" +
-                          *state + "'");
+                          *query.state + "'");
   }
-  const std::string* team = param("team");
-  const std::string* ns = param("namespace");
-  const std::string* after = param("continue");
   const int64_t now = sources_.clock->NowMs();
-  // Listed by namespace/name/kind; `continue` is the order key of the first item of the next
-  // page. A workload of a team the caller does not see sorts after the others (a namespace
-  // never starts with '~') under a digest of its key, so that neither the page nor the token
-  // names it.
-  struct Page {
-    std::vector<WorkloadRow> rows;
-    std::optional<std::string> next;
-    size_t total = 0;
-  };
   const WorkloadRows rows(*sources_.book, *sources_.cluster);
-  Page page = rows.Read([&](const WorkloadRows::Reader& r) {
-    const std::vector<WorkloadRows::Item> items = r.Items();
-    std::vector<std::pair<std::string_view, WorkloadRows::Item>> ordered, hidden;
-    std::vector<std::string> hidden_keys;
-    hidden_keys.reserve(items.size());  // never reallocated: `hidden` holds views of its strings
-    for (const WorkloadRows::Item& item : items) {
-      const std::string_view team_name = scheduler::TeamNames().Name(r.Team(item));
-      const bool sees = viewer.Sees(team_name);
-      if (team != nullptr && team_name != *team) continue;
-      if (ns != nullptr && (!sees || r.Ns(item) != *ns)) continue;
-      if (state != nullptr && r.State(item) != *state) continue;
-      if (sees) {
-        ordered.emplace_back(item.order, item);
-      } else {
-        hidden.emplace_back(
-            hidden_keys.emplace_back("~" + std::string(team_name) + "/" + HiddenKey(r.Key(item))),
-            item);
-      }
-    }
-    std::sort(hidden.begin(), hidden.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    ordered.insert(ordered.end(), hidden.begin(), hidden.end());
-    Page p;
-    p.total = ordered.size();
-    auto it = after == nullptr ? ordered.begin()
-                               : std::lower_bound(ordered.begin(), ordered.end(), *after,
-                                                  [](const auto& item, const std::string& key) {
-                                                    return item.first < key;
-                                                  });
-    for (; it != ordered.end() && p.rows.size() < *limit; ++it) p.rows.push_back(r.Row(it->second));
-    if (it != ordered.end()) p.next = std::string(it->first);
-    return p;
-  });
+  WorkloadPage page =
+      rows.Read([&](const WorkloadRows::Reader& r) { return PageOf(r, query, viewer); });
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();

@@ -600,6 +600,23 @@ void Metrics::Impl::CollectWeightedShare(const Scrape& scrape, const scheduler::
   if (options_.kueue_compatible) out->push_back(k_share.Take());
 }
 
+namespace {
+
+MetricFamily FilterOnlyDropped(const scheduler::ClusterState& cluster) {
+  FamilyBuilder dropped("taskgov_pending_filter_only_dropped_total",
+                        "Refusals of pods known only from filter calls (the informer never "
+                        "reported them) that were not queued because " +
+                            std::to_string(scheduler::PendingQueues::kMaxFilterOnly) +
+                            " such pods were already waiting: a client filtering pods the API "
+                            "server does not have.",
+                        MetricType::Counter);
+  dropped.Value(std::array<std::string_view, 0>{}, std::array<std::string_view, 0>{},
+                static_cast<double>(cluster.pending().filter_only_dropped()));
+  return dropped.Take();
+}
+
+}  // namespace
+
 void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::QuotaBook& book,
                                 std::vector<MetricFamily>* out) const {
   std::unordered_map<NameId, scheduler::QuotaBook::TeamCounts> counts = book.CountByTeam();
@@ -669,16 +686,7 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::QuotaBook
   out->push_back(workloads.Take());
   if (cluster != nullptr) {
     out->push_back(ungoverned.Take());
-    FamilyBuilder dropped("taskgov_pending_filter_only_dropped_total",
-                          "Refusals of pods known only from filter calls (the informer never "
-                          "reported them) that were not queued because " +
-                              std::to_string(scheduler::PendingQueues::kMaxFilterOnly) +
-                              " such pods were already waiting: a client filtering pods the API "
-                              "server does not have.",
-                          MetricType::Counter);
-    dropped.Value(std::array<std::string_view, 0>{}, std::array<std::string_view, 0>{},
-                  static_cast<double>(cluster->pending().filter_only_dropped()));
-    out->push_back(dropped.Take());
+    out->push_back(FilterOnlyDropped(*cluster));
   }
   if (options_.kueue_compatible) {
     out->push_back(k_pending.Take());

@@ -321,10 +321,10 @@ int ConfigValidate(const Invocation& inv) {
   return config::RunCheckConfig(inv.args.positional[0], inv.out()) == 0 ? kExitOk : kExitFailed;
 }
 
-Command QuotaCommands() {
+Command QuotaCreateCommand() {
   std::vector<FlagSpec> write_flags = QuotaFlags();
   write_flags.push_back(DryRunFlag());
-  Command create{
+  return Command{
       "create",
       "create a team's compute quota (HyperPod create-compute-quota)",
       "TEAM",
@@ -346,6 +346,10 @@ Command QuotaCommands() {
       {},
       QuotaCreate,
       {}};
+}
+
+// The same flags as create's: what they give replaces, the rest stays.
+Command QuotaUpdateCommand(const Command& create) {
   Command update = create;
   update.name = "update";
   update.summary = "change a team's compute quota (HyperPod update-compute-quota)";
@@ -360,6 +364,12 @@ Command QuotaCommands() {
       "taskgov quota update ml-research --borrow-limit 100\n"
       "taskgov quota update ml-research --instance-type ml.p5.48xlarge --count 4 --dry-run=server";
   update.run = QuotaUpdate;
+  return update;
+}
+
+Command QuotaCommands() {
+  const Command create = QuotaCreateCommand();
+  const Command update = QuotaUpdateCommand(create);
   Command describe{
       "describe",
       "show a team's quota and where every value comes from",

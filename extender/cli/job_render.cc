@@ -256,89 +256,105 @@ void RenderWhy(const Explanation& why, const rapidjson::Value& raw, OutputFormat
   }
 }
 
-void RenderTopTeams(const std::vector<LiveTeam>& teams, const std::vector<LiveWorkload>& pending,
-                    OutputFormat format, std::ostream& out) {
-  // What waits, per team: workloads, pods and the sum of their requests.
+namespace {
+
+// What waits, per team: workloads, pods, the sum of their requests, and per instance type and
+// resource what the pending workloads that ask for that instance type request.
+class TeamWaiting {
+ public:
   struct Waiting {
     int64_t workloads = 0;
     int64_t pods = 0;
     std::map<std::string, std::vector<std::string>> request;
     int64_t longest = 0;
   };
-  std::map<std::string, Waiting> waiting;
-  // Per team, instance type and resource, what the pending workloads that ask for that instance
-  // type request.
-  std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::string>> on_type;
-  for (const LiveWorkload& w : pending) {
-    Waiting& t = waiting[w.team];
-    ++t.workloads;
-    t.pods += std::max(w.pods, w.declared_pods);
-    for (const auto& [r, q] : w.request) {
-      t.request[r].push_back(q);
-      if (!w.instance_type.empty()) on_type[{w.team, w.instance_type, r}].push_back(q);
-    }
-    t.longest = std::max(t.longest, w.wait_seconds);
-  }
-  auto summed = [](const Waiting& w) {
-    std::map<std::string, std::string> out;
-    for (const auto& [r, qs] : w.request) out[r] = SumQuantities(r, qs);
-    return out;
-  };
-  auto waiting_on = [&](const std::string& team, const LiveQuota& q) -> std::string {
-    auto it = on_type.find({team, q.flavor, q.resource});
-    return it == on_type.end() ? "0" : SumQuantities(q.resource, it->second);
-  };
-  if (format == OutputFormat::kJson || format == OutputFormat::kYaml) {
-    rapidjson::Document doc(rapidjson::kObjectType);
-    Doc b(&doc);
-    b.Add(&doc, "apiVersion", b.Str("taskgov.io/v1"));
-    b.Add(&doc, "kind", b.Str("TeamUsage"));
-    Value items(rapidjson::kArrayType);
-    for (const LiveTeam& t : teams) {
-      Value team(rapidjson::kObjectType);
-      b.Add(&team, "name", b.Str(t.name));
-      Value quotas(rapidjson::kArrayType);
-      for (const LiveQuota& q : t.quotas) {
-        Value l(rapidjson::kObjectType);
-        b.Add(&l, "instanceType", b.Str(q.flavor));
-        b.Add(&l, "resource", b.Str(q.resource));
-        b.Add(&l, "nominal", b.Str(q.nominal));
-        b.Add(&l, "borrowingLimit",
-              q.borrowing_limit ? b.Str(*q.borrowing_limit) : Value(rapidjson::kNullType));
-        b.Add(&l, "usage", b.Str(q.usage));
-        b.Add(&l, "borrowed", b.Str(q.borrowed));
-        b.Add(&l, "lent", b.Str(q.lent));
-        b.Add(&l, "waiting", b.Str(waiting_on(t.name, q)));
-        b.Push(&quotas, std::move(l));
+
+  explicit TeamWaiting(const std::vector<LiveWorkload>& pending) {
+    for (const LiveWorkload& w : pending) {
+      Waiting& t = by_team_[w.team];
+      ++t.workloads;
+      t.pods += std::max(w.pods, w.declared_pods);
+      for (const auto& [r, q] : w.request) {
+        t.request[r].push_back(q);
+        if (!w.instance_type.empty()) on_type_[{w.team, w.instance_type, r}].push_back(q);
       }
-      b.Add(&team, "quotas", std::move(quotas));
-      const Waiting& w = waiting[t.name];
-      Value wait(rapidjson::kObjectType);
-      b.Add(&wait, "workloads", Value(w.workloads));
-      b.Add(&wait, "pods", Value(w.pods));
-      b.Add(&wait, "request", b.Map(summed(w)));
-      b.Add(&wait, "longestWaitSeconds", Value(w.longest));
-      b.Add(&team, "waiting", std::move(wait));
-      b.Add(&team, "runningPods", Value(t.running_pods));
-      b.Push(&items, std::move(team));
+      t.longest = std::max(t.longest, w.wait_seconds);
     }
-    b.Add(&doc, "teams", std::move(items));
-    RenderDocument(doc, format, out);
-    return;
   }
-  if (format == OutputFormat::kName) {
-    for (const LiveTeam& t : teams) out << "team/" << t.name << "\n";
-    return;
+
+  [[nodiscard]] const Waiting& Of(const std::string& team) const {
+    static const Waiting kNone;
+    auto it = by_team_.find(team);
+    return it == by_team_.end() ? kNone : it->second;
   }
+  // The team's waiting request, summed per resource.
+  [[nodiscard]] std::map<std::string, std::string> Summed(const std::string& team) const {
+    std::map<std::string, std::string> out;
+    for (const auto& [r, qs] : Of(team).request) out[r] = SumQuantities(r, qs);
+    return out;
+  }
+  // What the team's pending workloads ask of quota line `q`'s instance type and resource.
+  [[nodiscard]] std::string On(const std::string& team, const LiveQuota& q) const {
+    auto it = on_type_.find({team, q.flavor, q.resource});
+    return it == on_type_.end() ? "0" : SumQuantities(q.resource, it->second);
+  }
+
+ private:
+  std::map<std::string, Waiting> by_team_;
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::string>> on_type_;
+};
+
+void RenderTopTeamsDocument(const std::vector<LiveTeam>& teams, const TeamWaiting& waiting,
+                            OutputFormat format, std::ostream& out) {
+  rapidjson::Document doc(rapidjson::kObjectType);
+  Doc b(&doc);
+  b.Add(&doc, "apiVersion", b.Str("taskgov.io/v1"));
+  b.Add(&doc, "kind", b.Str("TeamUsage"));
+  Value items(rapidjson::kArrayType);
+  for (const LiveTeam& t : teams) {
+    Value team(rapidjson::kObjectType);
+    b.Add(&team, "name", b.Str(t.name));
+    Value quotas(rapidjson::kArrayType);
+    for (const LiveQuota& q : t.quotas) {
+      Value l(rapidjson::kObjectType);
+      b.Add(&l, "instanceType", b.Str(q.flavor));
+      b.Add(&l, "resource", b.Str(q.resource));
+      b.Add(&l, "nominal", b.Str(q.nominal));
+      b.Add(&l, "borrowingLimit",
+            q.borrowing_limit ? b.Str(*q.borrowing_limit) : Value(rapidjson::kNullType));
+      b.Add(&l, "usage", b.Str(q.usage));
+      b.Add(&l, "borrowed", b.Str(q.borrowed));
+      b.Add(&l, "lent", b.Str(q.lent));
+      b.Add(&l, "waiting", b.Str(waiting.On(t.name, q)));
+      b.Push(&quotas, std::move(l));
+    }
+    b.Add(&team, "quotas", std::move(quotas));
+    const TeamWaiting::Waiting& w = waiting.Of(t.name);
+    Value wait(rapidjson::kObjectType);
+    b.Add(&wait, "workloads", Value(w.workloads));
+    b.Add(&wait, "pods", Value(w.pods));
+    b.Add(&wait, "request", b.Map(waiting.Summed(t.name)));
+    b.Add(&wait, "longestWaitSeconds", Value(w.longest));
+    b.Add(&team, "waiting", std::move(wait));
+    b.Add(&team, "runningPods", Value(t.running_pods));
+    b.Push(&items, std::move(team));
+  }
+  b.Add(&doc, "teams", std::move(items));
+  RenderDocument(doc, format, out);
+}
+
+void RenderTopTeamsTables(const std::vector<LiveTeam>& teams, const TeamWaiting& waiting,
+                          OutputFormat format, std::ostream& out) {
   std::vector<std::vector<std::string>> rows = {
       {"TEAM", "INSTANCE-TYPE", "RESOURCE", "NOMINAL", "USE", "BORROWED", "LENT", "WAITING"}};
   if (format == OutputFormat::kWide) rows[0].push_back("BORROWING-LIMIT");
   for (const LiveTeam& t : teams) {
     for (const LiveQuota& q : t.quotas) {
       rows.push_back({t.name, q.flavor, q.resource, q.nominal, q.usage, q.borrowed, q.lent,
-                      waiting_on(t.name, q)});
-      if (format == OutputFormat::kWide)
+                      waiting.On(t.name, q)});
+      if (format == OutputFormat::kWide) {
         rows.back().push_back(q.borrowing_limit.value_or("unlimited"));
+      }
     }
   }
   RenderTable(rows, out);
@@ -347,12 +363,26 @@ void RenderTopTeams(const std::vector<LiveTeam>& teams, const std::vector<LiveWo
                                                       "WAITING-PODS", "WAITING-REQUEST",
                                                       "LONGEST-WAIT"}};
   for (const LiveTeam& t : teams) {
-    const Waiting& w = waiting[t.name];
+    const TeamWaiting::Waiting& w = waiting.Of(t.name);
     wait_rows.push_back({t.name, std::to_string(t.running_pods), std::to_string(w.workloads),
-                         std::to_string(w.pods), Amounts(summed(w)),
+                         std::to_string(w.pods), Amounts(waiting.Summed(t.name)),
                          w.workloads > 0 ? FormatSeconds(w.longest) : "-"});
   }
   RenderTable(wait_rows, out);
+}
+
+}  // namespace
+
+void RenderTopTeams(const std::vector<LiveTeam>& teams, const std::vector<LiveWorkload>& pending,
+                    OutputFormat format, std::ostream& out) {
+  const TeamWaiting waiting(pending);
+  if (format == OutputFormat::kJson || format == OutputFormat::kYaml) {
+    RenderTopTeamsDocument(teams, waiting, format, out);
+  } else if (format == OutputFormat::kName) {
+    for (const LiveTeam& t : teams) out << "team/" << t.name << "\n";
+  } else {
+    RenderTopTeamsTables(teams, waiting, format, out);
+  }
 }
 
 }  // namespace taskgov::cli
