@@ -209,6 +209,36 @@ TEST(SelectiveParseTest, Utf8IsCheckedWhereItIsKept) {
   EXPECT_TRUE(SelectiveParse("{\"skip\": \"\xFF\", \"keep\": 1}", selector, &out).ok());
 }
 
+// The check reads ASCII eight bytes at a time: a sequence is judged the same wherever it falls
+// against those words, and an ASCII run of any length around it changes nothing.
+TEST(SelectiveParseTest, Utf8IsJudgedTheSameAtEveryOffset) {
+  const FieldSelector selector = Select({{"keep", KeepAll()}});
+  const std::vector<std::string> valid = {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x9A\x80",
+                                          "\xEF\xBF\xBF", "\xF4\x8F\xBF\xBF"};
+  const std::vector<std::string> invalid = {
+      "\xC3\x28",         "\xFF",     "\xED\xA0\x80", "\xC0\xAF",
+      "\xF4\x90\x80\x80", "\xE2\x82", "\x80",         "\xF8\x88\x80\x80\x80"};
+  for (size_t before = 0; before <= 17; ++before) {
+    for (size_t after : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{16}}) {
+      const std::string head(before, 'a');
+      const std::string tail(after, 'z');
+      for (const std::string& seq : valid) {
+        SelectedJson out;
+        const std::string text = "{\"keep\": \"" + head + seq + tail + "\"}";
+        ASSERT_TRUE(SelectiveParse(text, selector, &out).ok()) << before << "+" << after;
+        EXPECT_EQ(out.doc["keep"].GetString(), head + seq + tail);
+      }
+      for (const std::string& seq : invalid) {
+        SelectedJson out;
+        const std::string text = "{\"keep\": \"" + head + seq + tail + "\"}";
+        const common::Status s = SelectiveParse(text, selector, &out);
+        ASSERT_FALSE(s.ok()) << before << "+" << after;
+        EXPECT_NE(s.error().message.find("invalid UTF-8"), std::string::npos) << s.error().message;
+      }
+    }
+  }
+}
+
 TEST(SelectiveParseTest, StopWhenDoneIgnoresTrailingData) {
   SelectedJson out;
   SelectOptions options;
