@@ -321,7 +321,7 @@ common::Status BuildKubeSide(Process& p) {
   informer_options.pod_field_selector = p.flags.pod_field_selector;
   p.informers = std::make_unique<scheduler::kube::Informers>(
       p.client.get(), p.cluster.get(),
-      scheduler::kube::ObjectDecoders{scheduler::DecodePod, scheduler::DecodeNode},
+      scheduler::kube::ObjectDecoders{scheduler::model::DecodePod, scheduler::model::DecodeNode},
       informer_options);
   if (p.flags.leader_elect) BuildLeaderElector(p);
   return common::Status::Ok();
@@ -354,7 +354,7 @@ void BuildAdmission(Process& p) {
   // once, then every reload, in order).
   scheduler::Admission* admission = p.admission.get();
   p.policies.Subscribe(
-      [admission](const scheduler::PolicyPtr& policy) { admission->ApplyPolicy(policy); });
+      [admission](const scheduler::model::PolicyPtr& policy) { admission->ApplyPolicy(policy); });
 }
 
 // What scrapes read: the domain, the Kubernetes side and the listeners.
@@ -415,7 +415,9 @@ void BuildConsoleServer(Process& p) {
   sources.reload_status = [&p] { return p.watcher->status(); };
   sources.clock = &p.clock;
   scheduler::Admission* admission = p.admission.get();
-  sources.explain = [admission](const scheduler::Pod& pod) { return admission->Explain(pod); };
+  sources.explain = [admission](const scheduler::model::Pod& pod) {
+    return admission->Explain(pod);
+  };
   UsageHistory::Options history;
   history.interval_ms = p.flags.history_interval.count();
   // The last hour at full resolution, whatever the interval.

@@ -53,12 +53,12 @@ int64_t WorkloadRow::created_ms() const {
 
 WorkloadRows::WorkloadRows(const scheduler::QuotaBook& book, scheduler::ClusterState& cluster)
     : book_(book), cluster_(cluster) {
-  const scheduler::PolicyPtr policy = book.ledger().policy();
+  const scheduler::model::PolicyPtr policy = book.ledger().policy();
   instance_type_label_ = policy->instance_type_label;
   const bool by_priority =
-      policy->task_prioritization == scheduler::TaskPrioritization::kTaskRanking;
-  for (const scheduler::Team& team : policy->teams) {
-    const scheduler::NameId id = scheduler::TeamNames().Intern(team.name);
+      policy->task_prioritization == scheduler::model::TaskPrioritization::kTaskRanking;
+  for (const scheduler::model::Team& team : policy->teams) {
+    const scheduler::model::NameId id = scheduler::model::TeamNames().Intern(team.name);
     std::map<std::string, size_t> places;  // workload key → place
     for (scheduler::PendingQueues::Queued& q : cluster.pending().QueueOf(id, by_priority)) {
       const size_t place =
@@ -163,7 +163,7 @@ std::string_view WorkloadRows::Reader::Key(const Item& item) const {
   return item.entry ? item.entry->key : item.loose->key;
 }
 
-scheduler::NameId WorkloadRows::Reader::Team(const Item& item) const {
+scheduler::model::NameId WorkloadRows::Reader::Team(const Item& item) const {
   return item.entry ? item.entry->team : item.loose->team;
 }
 
@@ -204,7 +204,7 @@ WorkloadRow WorkloadRows::Reader::Row(const Item& item) const {
     row.name = m.name;
     row.uid = m.uid;
     row.state = MemberState(m, rows_.book_);
-    row.request = scheduler::ToResourceList(m.request);
+    row.request = scheduler::model::ToResourceList(m.request);
     row.created_ms = m.created_ms;
     row.started_ms = m.started_ms;
     if (m.bound()) {

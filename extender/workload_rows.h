@@ -29,7 +29,7 @@ namespace taskgov::extender {
 struct PodRow {
   std::string ns, name, uid;
   std::string state;  // Pending, Admitted, Running, Terminating
-  scheduler::ResourceList request;
+  scheduler::model::ResourceList request;
   int64_t created_ms = 0;
   int64_t started_ms = 0;
   bool refused = false;
@@ -40,7 +40,7 @@ struct PodRow {
 
 struct WorkloadRow {
   std::string key, ns, name, kind;
-  scheduler::NameId team = scheduler::kNoTeam;
+  scheduler::model::NameId team = scheduler::kNoTeam;
   int32_t priority = 0;
   std::string priority_class;
   int32_t declared = 0;
@@ -79,7 +79,7 @@ class WorkloadRows {
     [[nodiscard]] std::vector<Item> Named(std::string_view ns, std::string_view name) const;
     [[nodiscard]] std::string_view Ns(const Item& item) const;
     [[nodiscard]] std::string_view Key(const Item& item) const;
-    [[nodiscard]] scheduler::NameId Team(const Item& item) const;
+    [[nodiscard]] scheduler::model::NameId Team(const Item& item) const;
     // Its state, without copying it.
     [[nodiscard]] std::string State(const Item& item) const;
     // A copy of it with its pods' states, queue places and refusals.

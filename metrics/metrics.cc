@@ -36,7 +36,7 @@ using internal::SeriesMap;
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
-using scheduler::NameId;
+using scheduler::model::NameId;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -143,22 +143,23 @@ std::array<uint64_t, kLedgerRepairKinds.size()> RepairCounts(
 }
 
 std::string_view TeamLabel(NameId id) {
-  if (id == scheduler::kNoTeam || id >= scheduler::TeamNames().size()) return kNoTeamLabel;
-  return scheduler::TeamNames().Name(id);
+  if (id == scheduler::kNoTeam || id >= scheduler::model::TeamNames().size()) return kNoTeamLabel;
+  return scheduler::model::TeamNames().Name(id);
 }
 
 std::string_view FlavorLabel(NameId id) {
-  if (id == scheduler::kNoFlavor || id >= scheduler::FlavorNames().size()) return kNoTeamLabel;
-  return scheduler::FlavorNames().Name(id);
+  if (id == scheduler::kNoFlavor || id >= scheduler::model::FlavorNames().size())
+    return kNoTeamLabel;
+  return scheduler::model::FlavorNames().Name(id);
 }
 
 // A canonical amount in base units: cpu millicores → cores; everything else as is.
 double BaseUnits(std::string_view resource, double amount) {
-  return scheduler::InBaseUnits(resource, amount);
+  return scheduler::model::InBaseUnits(resource, amount);
 }
 // The same for a limit or usage; kUnlimited is +Inf.
 double BaseUnits(std::string_view resource, int64_t amount) {
-  if (amount == scheduler::kUnlimited) return kInf;
+  if (amount == scheduler::model::kUnlimited) return kInf;
   return BaseUnits(resource, static_cast<double>(amount));
 }
 
@@ -398,7 +399,7 @@ struct Metrics::Impl::Scrape {
   std::vector<HttpListenerTotals> http_listeners;
 
   bool have_teams = false;  // false: no ledger, every team counts as live
-  scheduler::PolicyPtr policy;
+  scheduler::model::PolicyPtr policy;
   // Live teams (in the policy, or with usage) → cohort and cluster queue.
   std::map<std::string, TeamMeta, std::less<>> live;
 
@@ -477,9 +478,9 @@ void QuotaFamilies::Add(const scheduler::CohortCellUsage& cell, std::string_view
                         std::string_view cluster_queue) {
   static constexpr L3 kNames = {"team", "flavor", "resource"};
   static constexpr L4 kKueueNames = {"cohort", "cluster_queue", "flavor", "resource"};
-  const std::string_view flavor = scheduler::FlavorNames().Name(cell.key.flavor);
-  const std::string_view resource = scheduler::ResourceNames().Name(cell.key.resource);
-  const L3 labels{scheduler::TeamNames().Name(cell.key.team), flavor, resource};
+  const std::string_view flavor = scheduler::model::FlavorNames().Name(cell.key.flavor);
+  const std::string_view resource = scheduler::model::ResourceNames().Name(cell.key.resource);
+  const L3 labels{scheduler::model::TeamNames().Name(cell.key.team), flavor, resource};
   const scheduler::CellView& v = cell.view;
   nominal_.Value(kNames, labels, BaseUnits(resource, v.nominal));
   borrowing_limit_.Value(kNames, labels, BaseUnits(resource, v.borrowing_limit));
@@ -523,7 +524,8 @@ void Metrics::Impl::CollectLedger(Scrape& scrape, std::vector<MetricFamily>* out
 
   QuotaFamilies quota(options_.kueue_compatible);
   for (const scheduler::CohortCellUsage& cell : usage) {
-    const TeamMeta& meta = scrape.live.find(scheduler::TeamNames().Name(cell.key.team))->second;
+    const TeamMeta& meta =
+        scrape.live.find(scheduler::model::TeamNames().Name(cell.key.team))->second;
     quota.Add(cell, meta.cohort, meta.cluster_queue);
   }
   quota.TakeInto(out);
@@ -533,7 +535,7 @@ void Metrics::Impl::CollectLedger(Scrape& scrape, std::vector<MetricFamily>* out
 }
 
 void Metrics::Impl::NotePolicyTeams(Scrape& scrape) const {
-  for (const scheduler::Team& team : scrape.policy->teams) {
+  for (const scheduler::model::Team& team : scrape.policy->teams) {
     TeamMeta meta{team.cohort, team.cluster_queue.empty() ? team.name : team.cluster_queue};
     known_teams_[team.name] = meta;
     scrape.live[team.name] = std::move(meta);
@@ -543,7 +545,7 @@ void Metrics::Impl::NotePolicyTeams(Scrape& scrape) const {
 void Metrics::Impl::NoteRemovedTeams(const std::vector<scheduler::CohortCellUsage>& usage,
                                      Scrape& scrape) const {
   for (const scheduler::CohortCellUsage& cell : usage) {
-    const std::string& team = scheduler::TeamNames().Name(cell.key.team);
+    const std::string& team = scheduler::model::TeamNames().Name(cell.key.team);
     if (scrape.live.count(team) > 0) continue;
     auto known = known_teams_.find(team);
     scrape.live.emplace(team, known != known_teams_.end() ? known->second : TeamMeta{"", team});
@@ -581,15 +583,16 @@ void Metrics::Impl::CollectWeightedShare(const Scrape& scrape, const scheduler::
                         "borrowing). Labels: cluster_queue.",
                         MetricType::Gauge);
   scheduler::Ledger::Session session(ledger);
-  for (const scheduler::Team& team : scrape.policy->teams) {
+  for (const scheduler::model::Team& team : scrape.policy->teams) {
     int64_t max_share = 0;  // per mille, as Kueue reports it
-    for (const scheduler::FlavorQuota& fq : team.flavors) {
+    for (const scheduler::model::FlavorQuota& fq : team.flavors) {
       const int64_t per_mille = scheduler::ReportedWeightedShare(
-          session, team, scheduler::FlavorNames().Intern(fq.flavor));
+          session, team, scheduler::model::FlavorNames().Intern(fq.flavor));
       max_share = std::max(max_share, per_mille);
-      share.Value(
-          L2{"team", "flavor"}, L2{team.name, fq.flavor},
-          per_mille == scheduler::kUnlimited ? kInf : static_cast<double>(per_mille) / 1000.0);
+      share.Value(L2{"team", "flavor"}, L2{team.name, fq.flavor},
+                  per_mille == scheduler::model::kUnlimited
+                      ? kInf
+                      : static_cast<double>(per_mille) / 1000.0);
     }
     if (options_.kueue_compatible) {
       k_share.Value(L1{"cluster_queue"}, L1{scrape.ClusterQueue(team.name)},
@@ -635,7 +638,7 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::QuotaBook
   const std::unordered_map<NameId, size_t> ungoverned_by_team =
       cluster != nullptr ? cluster->UngovernedByTeam() : std::unordered_map<NameId, size_t>{};
   for (const auto& [team, meta] : scrape.live) {
-    const std::optional<NameId> id = scheduler::TeamNames().Find(team);
+    const std::optional<NameId> id = scheduler::model::TeamNames().Find(team);
     const scheduler::QuotaBook::TeamCounts c =
         id ? counts[*id] : scheduler::QuotaBook::TeamCounts{};
     const scheduler::PendingQueues::Counts pending = (id && cluster != nullptr)

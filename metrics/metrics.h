@@ -212,12 +212,12 @@ class Metrics {
 
   // A pod of `team` was seen bound: wait time = bound − created (clamped at 0), into
   // taskgov_pod_wait_seconds{team, priority_class} (and kueue_admission_wait_time_seconds).
-  void ObservePodBound(scheduler::NameId team, std::string_view priority_class, int64_t created_ms,
-                       int64_t bound_ms);
+  void ObservePodBound(scheduler::model::NameId team, std::string_view priority_class,
+                       int64_t created_ms, int64_t bound_ms);
   // A bound pod of `team` ended (succeeded, failed, deleted or evicted): run time = ended −
   // bound, into taskgov_pod_run_seconds{team, priority_class}.
-  void ObservePodEnded(scheduler::NameId team, std::string_view priority_class, int64_t bound_ms,
-                       int64_t ended_ms);
+  void ObservePodEnded(scheduler::model::NameId team, std::string_view priority_class,
+                       int64_t bound_ms, int64_t ended_ms);
   // A pod's lifecycle transition (ClusterState::SetLifecycleObserver): seen bound ⇒
   // ObservePodBound(created → now), ended ⇒ ObservePodEnded(bound → now). Pods of no team are
   // not counted.

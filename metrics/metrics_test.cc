@@ -16,7 +16,7 @@
 namespace taskgov::metrics {
 namespace {
 
-using scheduler::ResourceList;
+using scheduler::model::ResourceList;
 using testing::Exposition;
 using testing::FlavorId;
 using testing::ParseExposition;
@@ -191,7 +191,7 @@ TEST(MetricsTest, LentSumsToBorrowedInEachCohort) {
     const char* name;
     std::vector<Line> lines;
   };
-  using scheduler::kUnlimited;
+  using scheduler::model::kUnlimited;
   const std::vector<Case> cases = {
       {"one borrower, two lenders",
        {{"l1", 10, 0, kUnlimited, 2}, {"l2", 10, 0, kUnlimited, 6}, {"b", 4, kUnlimited, 0, 12}}},
@@ -587,13 +587,13 @@ TEST(MetricsTest, UngovernedPodsAreCountedPerTeam) {
                              .InstanceType("ml.p5.48xlarge")
                              .Allocatable("nvidia.com/gpu", "8"));
   auto running = [](const std::string& name, const std::string& scheduler) {
-    scheduler::Pod pod = scheduler::testing::PodBuilder(name)
-                             .Namespace("ns-team-a")
-                             .SchedulerName(scheduler)
-                             .Gpus(1)
-                             .Build();
+    scheduler::model::Pod pod = scheduler::testing::PodBuilder(name)
+                                    .Namespace("ns-team-a")
+                                    .SchedulerName(scheduler)
+                                    .Gpus(1)
+                                    .Build();
     pod.node_name = "p5-0";
-    pod.phase = scheduler::PodPhase::kRunning;
+    pod.phase = scheduler::model::PodPhase::kRunning;
     return pod;
   };
   s.cluster.OnPodUpsert(running("bypass-0", "default-scheduler"));
@@ -695,7 +695,7 @@ TEST(MetricsTest, ConfigReloadState) {
 
 TEST(MetricsTest, PriorityClassesAreCapped) {
   Metrics m;
-  const scheduler::NameId team = TeamId("capped");
+  const scheduler::model::NameId team = TeamId("capped");
   for (size_t i = 0; i < kMaxPriorityClasses + 20; ++i) {
     m.ObservePodBound(team, "class-" + std::to_string(i), 0, 1'000);
   }
@@ -723,7 +723,7 @@ TEST(MetricsTest, RefusalCodesOutsideTheListCountAsOther) {
 
 TEST(MetricsTest, PodLifecycleFeedsWaitAndRunTimesOfTeamsOnly) {
   Metrics m;
-  const scheduler::Pod pod = scheduler::testing::PodBuilder("w-0").Created(10'000);
+  const scheduler::model::Pod pod = scheduler::testing::PodBuilder("w-0").Created(10'000);
   scheduler::ClusterState::PodLifecycle event;
   event.pod = &pod;
   event.team = TeamId("lifecycle");

@@ -43,7 +43,7 @@ PodBuilder ThreadPod(int thread) {
 }
 
 // A filter of `pod` over every node of `f`.
-FilterArgs ArgsFor(const FilterFixture& f, Pod pod) {
+FilterArgs ArgsFor(const FilterFixture& f, model::Pod pod) {
   FilterArgs args;
   args.pod = std::move(pod);
   args.node_names = f.names;
@@ -110,7 +110,7 @@ class InformerChurn {
     events_ = events;  // read only after join()
   }
 
-  const Pod pod_;
+  const model::Pod pod_;
   std::atomic<bool> stop_{false};
   int64_t events_ = 0;
   std::thread thread_;  // last: starts after the members it reads are built

@@ -12,6 +12,16 @@
 namespace taskgov::scheduler {
 namespace {
 
+using model::Container;
+using model::FlavorNames;
+using model::IdAmounts;
+using model::NameId;
+using model::OwnerReference;
+using model::Pod;
+using model::PodPhase;
+using model::ResourceList;
+using model::TeamNames;
+using model::ToIdAmounts;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 using testing::PolicyBuilder;

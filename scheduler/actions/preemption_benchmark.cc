@@ -13,6 +13,13 @@
 namespace taskgov::scheduler {
 namespace {
 
+using model::FlavorNames;
+using model::NameId;
+using model::Pod;
+using model::PolicyPtr;
+using model::ResourceList;
+using model::ResourceNames;
+using model::TeamNames;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 using testing::PolicyBuilder;

@@ -8,6 +8,26 @@
 #include "scheduler/model/pod_identity.h"
 
 namespace taskgov::scheduler {
+
+using model::AwaitsGangObject;
+using model::FlavorNames;
+using model::FlavorQuota;
+using model::GangOf;
+using model::IdAmounts;
+using model::Labels;
+using model::NameId;
+using model::Pod;
+using model::PodPlacementSpec;
+using model::Policy;
+using model::PolicyPtr;
+using model::QueueingStrategy;
+using model::ResolvePriority;
+using model::ResourceList;
+using model::TaskPrioritization;
+using model::Team;
+using model::TeamNames;
+using model::ToIdAmounts;
+
 namespace {
 
 constexpr std::string_view kComponent = "preemption";

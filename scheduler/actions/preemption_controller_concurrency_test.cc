@@ -17,6 +17,9 @@
 namespace taskgov::scheduler {
 namespace {
 
+using model::Pod;
+using model::PodPhase;
+using model::PolicyPtr;
 using testing::FakeKubeActions;
 using testing::NodeBuilder;
 using testing::PodBuilder;

@@ -15,6 +15,19 @@
 namespace taskgov::scheduler {
 namespace {
 
+using model::FlavorNames;
+using model::IdleComputeAllocation;
+using model::kUnlimited;
+using model::Node;
+using model::Pod;
+using model::PodPhase;
+using model::Policy;
+using model::PolicyPtr;
+using model::ResourceNames;
+using model::TaintEffect;
+using model::Team;
+using model::TeamNames;
+using model::TolerationOperator;
 using testing::FakeKubeActions;
 using testing::NodeBuilder;
 using testing::PodBuilder;

@@ -13,6 +13,32 @@
 #include "scheduler/model/quantity.h"
 
 namespace taskgov::scheduler {
+
+using model::AwaitsGangObject;
+using model::EffectiveRequest;
+using model::FlavorNames;
+using model::FlavorQuota;
+using model::FormatQuantity;
+using model::GangOf;
+using model::GangSourceName;
+using model::IdAmounts;
+using model::kUnlimited;
+using model::NameId;
+using model::NodeNames;
+using model::NoTeamAction;
+using model::Pod;
+using model::Policy;
+using model::PolicyPtr;
+using model::PriorityClassOf;
+using model::ResolvePriority;
+using model::ResourceAmount;
+using model::ResourceList;
+using model::ResourceNames;
+using model::SaturatingAdd;
+using model::Team;
+using model::TeamNames;
+using model::WorkloadRef;
+
 namespace {
 
 constexpr std::string_view kComponent = "admission";

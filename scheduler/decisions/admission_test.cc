@@ -13,6 +13,30 @@
 namespace taskgov::scheduler {
 namespace {
 
+using model::Container;
+using model::EffectiveRequest;
+using model::Flavor;
+using model::FlavorNames;
+using model::GangOf;
+using model::IdleComputeAllocation;
+using model::KeptPart;
+using model::kGangKeys;
+using model::Labels;
+using model::NameId;
+using model::Node;
+using model::NoTeamAction;
+using model::OwnerGangKey;
+using model::Pod;
+using model::PodPhase;
+using model::PolicyPtr;
+using model::QueueingStrategy;
+using model::ResourceList;
+using model::ResourceNames;
+using model::TaintEffect;
+using model::TaskPrioritization;
+using model::TeamNames;
+using model::TolerationOperator;
+using model::WorkloadRef;
 using testing::FakeKubeActions;
 using testing::NodeBuilder;
 using testing::PodBuilder;

@@ -59,8 +59,8 @@ struct Explanation {
   Outlook outlook = Outlook::kWaiting;
   std::string summary;                     // one or two sentences for a person
   std::string team;                        // "" without one
-  ResourceList request;                    // the pod's
-  ResourceList need;                       // what admission must reserve: the pod's, or its gang's
+  model::ResourceList request;             // the pod's
+  model::ResourceList need;                // what admission must reserve: the pod's, or its gang's
   int64_t estimated_members = 0;           // gang members not created yet, counted in `need`
   std::vector<Check> checks;               // the subject's
   std::vector<FlavorExplanation> flavors;  // in the filter's order

@@ -9,6 +9,14 @@
 namespace taskgov::scheduler {
 namespace {
 
+using model::FlavorNames;
+using model::IdleComputeAllocation;
+using model::NameId;
+using model::Pod;
+using model::PolicyPtr;
+using model::QueueingStrategy;
+using model::ResourceList;
+using model::TeamNames;
 using testing::PolicyBuilder;
 
 constexpr char kP5[] = "ml.p5.48xlarge";

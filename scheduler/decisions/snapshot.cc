@@ -5,6 +5,18 @@
 #include "scheduler/model/pod_identity.h"
 
 namespace taskgov::scheduler {
+
+using model::EffectiveRequest;
+using model::IdleComputeAllocation;
+using model::Pod;
+using model::Policy;
+using model::QueueingStrategy;
+using model::ResolvePriority;
+using model::ResourceAmount;
+using model::TaskPrioritization;
+using model::Team;
+using model::TeamNames;
+
 namespace {
 
 void ResolveSubject(const TeamResolver& teams, const Policy& policy, const Pod& pod,

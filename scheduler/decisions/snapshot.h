@@ -36,22 +36,22 @@ namespace taskgov::scheduler {
 
 // What is being decided on: the pod and what policy makes of it.
 struct Subject {
-  const Pod* pod = nullptr;
-  NameId team_id = kNoTeam;
-  const Team* team = nullptr;  // null: the pod belongs to no team of the policy
-  ResourceList request;
+  const model::Pod* pod = nullptr;
+  model::NameId team_id = kNoTeam;
+  const model::Team* team = nullptr;  // null: the pod belongs to no team of the policy
+  model::ResourceList request;
   // The request's resources that have an interned id (KnownIdAmounts: lock-free, and names from
   // the pod are never added to the interners); `unknown_resource` when some positive request
   // names a resource nothing ever interned, so no node can hold it.
-  IdAmounts request_ids;
+  model::IdAmounts request_ids;
   bool unknown_resource = false;
   int32_t priority = 0;
   bool by_priority = true;  // TaskRanking (else FirstComeFirstServe)
   // Its workload (DESIGN §3.7): a gang member is admitted with its gang, all or nothing.
-  WorkloadRef workload;
+  model::WorkloadRef workload;
   // What admitting it must reserve: its request, or for a gang member whose gang holds no quota
   // the request of every member not holding a reservation yet.
-  ResourceList need;
+  model::ResourceList need;
   // Members of the gang counted in `need` that have not been created yet (each as the largest
   // known member).
   int64_t estimated_members = 0;
@@ -65,7 +65,7 @@ struct Snapshot {
   Snapshot& operator=(const Snapshot&) = delete;
 
   Ledger::Session session;
-  const Policy& policy;
+  const model::Policy& policy;
   Subject subject;
   // One per candidate node, in the order of the filter's node list.
   std::vector<NodeFit> fits;
@@ -78,7 +78,7 @@ struct Snapshot {
   std::vector<PendingPod> ahead;
   // Under FairShare: the best-ranked pending pod of each other active team of the cohort (empty
   // when fair share does not apply); unset until TakeCohortHeads.
-  std::optional<std::vector<std::pair<const Team*, PendingPod>>> heads;
+  std::optional<std::vector<std::pair<const model::Team*, PendingPod>>> heads;
 };
 
 // Fills `snapshot` for `args` from the state components, in one pass. Stops after the subject

@@ -20,6 +20,12 @@
 namespace taskgov::scheduler::kube {
 namespace {
 
+using model::DecodeNode;
+using model::DecodePod;
+using model::FlavorNames;
+using model::Pod;
+using model::ResourceNames;
+using model::TeamNames;
 using scheduler::kube::testing::FakeApiServer;
 using scheduler::kube::testing::FakeApiServerOptions;
 using scheduler::kube::testing::FaultRule;

@@ -11,6 +11,17 @@
 #include "scheduler/model/resources.h"
 
 namespace taskgov::scheduler {
+
+using model::FlavorNames;
+using model::FlavorQuota;
+using model::NameId;
+using model::Policy;
+using model::ResourceNames;
+using model::ResourceQuota;
+using model::SaturatingAdd;
+using model::Team;
+using model::TeamNames;
+
 namespace {
 
 // A cohort's pool for (flavor, resource); a team without a cohort has one of its own (`alone`).

@@ -13,6 +13,10 @@
 namespace taskgov::scheduler {
 namespace {
 
+using model::FlavorNames;
+using model::kUnlimited;
+using model::ResourceNames;
+using model::TeamNames;
 using testing::PolicyBuilder;
 
 constexpr char kGpu[] = "nvidia.com/gpu";

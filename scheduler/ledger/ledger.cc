@@ -12,6 +12,24 @@
 #include "scheduler/model/quantity.h"
 
 namespace taskgov::scheduler {
+
+using model::FlavorNames;
+using model::FlavorQuota;
+using model::FormatQuantity;
+using model::IdAmounts;
+using model::kUnlimited;
+using model::NameId;
+using model::Policy;
+using model::PolicyPtr;
+using model::ResourceAmount;
+using model::ResourceList;
+using model::ResourceNames;
+using model::ResourceQuota;
+using model::SaturatingAdd;
+using model::SaturatingSub;
+using model::Team;
+using model::TeamNames;
+
 namespace {
 
 // Counter order: seq_cst at every counter access, for the reason under "Memory order" in

@@ -20,6 +20,13 @@
 namespace taskgov::scheduler {
 namespace {
 
+using model::FlavorNames;
+using model::kUnlimited;
+using model::NameId;
+using model::PolicyPtr;
+using model::ResourceList;
+using model::ResourceNames;
+using model::TeamNames;
 using testing::PolicyBuilder;
 using testing::RunBounded;
 

@@ -15,6 +15,16 @@
 namespace taskgov::scheduler {
 namespace {
 
+using model::FlavorNames;
+using model::IdAmounts;
+using model::kUnlimited;
+using model::NameId;
+using model::PolicyPtr;
+using model::ResourceList;
+using model::ResourceNames;
+using model::SaturatingAdd;
+using model::TeamNames;
+using model::ToIdAmounts;
 using testing::PolicyBuilder;
 using testing::RunBounded;
 using Mode = Ledger::Mode;

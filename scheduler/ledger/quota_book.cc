@@ -10,6 +10,15 @@
 
 namespace taskgov::scheduler {
 
+using model::FlavorNames;
+using model::IdAmounts;
+using model::NameId;
+using model::PolicyPtr;
+using model::ResourceList;
+using model::ResourceNames;
+using model::SaturatingTimes;
+using model::TeamNames;
+
 namespace {
 
 // Every amount of `charge` to zero (its resources and cells kept: a hold's shape).

@@ -20,6 +20,15 @@
 namespace taskgov::scheduler {
 namespace {
 
+using model::FlavorNames;
+using model::kUnlimited;
+using model::NameId;
+using model::PolicyPtr;
+using model::ResourceAmount;
+using model::ResourceList;
+using model::ResourceNames;
+using model::SaturatingAdd;
+using model::TeamNames;
 using testing::PolicyBuilder;
 using Mode = Ledger::Mode;
 

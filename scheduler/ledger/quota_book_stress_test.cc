@@ -18,6 +18,11 @@
 namespace taskgov::scheduler {
 namespace {
 
+using model::FlavorNames;
+using model::NameId;
+using model::ResourceList;
+using model::ResourceNames;
+using model::TeamNames;
 using testing::PolicyBuilder;
 using testing::RunBounded;
 

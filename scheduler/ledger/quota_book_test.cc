@@ -12,6 +12,13 @@
 namespace taskgov::scheduler {
 namespace {
 
+using model::FlavorNames;
+using model::IdAmounts;
+using model::NameId;
+using model::ResourceList;
+using model::ResourceNames;
+using model::TeamNames;
+using model::ToIdAmounts;
 using testing::PolicyBuilder;
 using Mode = Ledger::Mode;
 

@@ -8,7 +8,7 @@
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 namespace {
 
 using rapidjson::SizeType;
@@ -388,4 +388,4 @@ const char* JsonTypeName(const Value& value) {
   return "unknown";
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

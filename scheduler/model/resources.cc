@@ -5,7 +5,7 @@
 
 #include "scheduler/model/quantity.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 
 int64_t SaturatingAdd(int64_t a, int64_t b) {
   int64_t out;
@@ -101,4 +101,4 @@ ResourceList ToResourceList(const IdAmounts& ids) {
   return out;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

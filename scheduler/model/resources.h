@@ -12,7 +12,7 @@
 
 #include "scheduler/model/interner.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 
 // Saturating arithmetic on canonical amounts.
 [[nodiscard]] int64_t SaturatingAdd(int64_t a, int64_t b);
@@ -65,4 +65,4 @@ using IdAmounts = std::vector<std::pair<NameId, int64_t>>;
 // The list `ids` names (ResourceNames()).
 [[nodiscard]] ResourceList ToResourceList(const IdAmounts& ids);
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

@@ -8,6 +8,25 @@
 #include "scheduler/common/log.h"
 
 namespace taskgov::scheduler {
+
+using model::EffectiveRequest;
+using model::GangSource;
+using model::KeptPart;
+using model::Labels;
+using model::NameId;
+using model::Node;
+using model::NodeNames;
+using model::Pod;
+using model::PodGroupKey;
+using model::PodPhase;
+using model::Policy;
+using model::PolicyPtr;
+using model::PriorityClassOf;
+using model::ResolvePriority;
+using model::ResourceList;
+using model::TeamNames;
+using model::WorkloadRef;
+
 namespace {
 
 constexpr std::string_view kComponent = "cluster";

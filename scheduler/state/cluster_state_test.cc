@@ -11,6 +11,10 @@
 namespace taskgov::scheduler {
 namespace {
 
+using model::FlavorNames;
+using model::NameId;
+using model::Pod;
+using model::ResourceList;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 using testing::PolicyBuilder;

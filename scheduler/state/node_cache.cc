@@ -7,6 +7,20 @@
 #include "scheduler/model/quantity.h"
 
 namespace taskgov::scheduler {
+
+using model::FlavorNames;
+using model::IdAmounts;
+using model::Labels;
+using model::NameId;
+using model::Node;
+using model::NodePlacement;
+using model::PlacementOf;
+using model::Policy;
+using model::ResourceAmount;
+using model::ResourceList;
+using model::SaturatingAdd;
+using model::ToIdAmounts;
+
 namespace {
 
 int64_t AmountOf(const IdAmounts& list, NameId id) {

@@ -10,6 +10,11 @@
 namespace taskgov::scheduler {
 namespace {
 
+using model::FlavorNames;
+using model::NameId;
+using model::PolicyPtr;
+using model::ResourceList;
+using model::ToIdAmounts;
 using testing::NodeBuilder;
 using testing::PolicyBuilder;
 

@@ -6,6 +6,11 @@
 
 namespace taskgov::scheduler {
 
+using model::NameId;
+using model::Pod;
+using model::ResourceList;
+using model::WorkloadRef;
+
 PendingPod PendingPodOf(const Pod& pod, NameId team, int32_t priority, const ResourceList& request,
                         const WorkloadRef& workload) {
   PendingPod pending;

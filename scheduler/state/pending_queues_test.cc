@@ -9,7 +9,7 @@
 namespace taskgov::scheduler {
 namespace {
 
-PendingPod Pending(std::string uid, NameId team, int32_t priority, int64_t created_ms) {
+PendingPod Pending(std::string uid, model::NameId team, int32_t priority, int64_t created_ms) {
   PendingPod p;
   p.key = "ns/" + uid;
   p.uid = std::move(uid);

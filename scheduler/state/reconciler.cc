@@ -68,9 +68,9 @@ void Reconciler::ReconcileLedger() {
   drift_cells_.fetch_add(drift.size(), std::memory_order_relaxed);
   for (const Ledger::Drift& d : drift) {
     common::log::Warn(kComponent, "usage drift repaired",
-                      {{"team", TeamNames().Name(d.key.team)},
-                       {"flavor", FlavorNames().Name(d.key.flavor)},
-                       {"resource", ResourceNames().Name(d.key.resource)},
+                      {{"team", model::TeamNames().Name(d.key.team)},
+                       {"flavor", model::FlavorNames().Name(d.key.flavor)},
+                       {"resource", model::ResourceNames().Name(d.key.resource)},
                        {"ledger", d.ledger_usage},
                        {"reservations", d.charged}});
   }

@@ -9,6 +9,11 @@
 namespace taskgov::scheduler {
 namespace {
 
+using model::FlavorNames;
+using model::NameId;
+using model::ResourceList;
+using model::ResourceNames;
+using model::TeamNames;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 using testing::PolicyBuilder;

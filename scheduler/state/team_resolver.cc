@@ -7,6 +7,18 @@
 
 namespace taskgov::scheduler {
 
+using model::GangSource;
+using model::Labels;
+using model::LiveQueues;
+using model::NameId;
+using model::Pod;
+using model::PodGroupKey;
+using model::PolicyPtr;
+using model::ResolveTeam;
+using model::Team;
+using model::TeamNames;
+using model::WorkloadRef;
+
 void TeamResolver::SetPolicy(PolicyPtr policy) {
   std::unique_lock lock(mu_);
   policy_ = std::move(policy);
@@ -76,7 +88,7 @@ bool TeamResolver::ErasePodGroup(const std::string& ns, const std::string& name)
 }
 
 WorkloadRef TeamResolver::WorkloadOf(const Pod& pod) const {
-  WorkloadRef ref = scheduler::WorkloadOf(pod);
+  WorkloadRef ref = scheduler::model::WorkloadOf(pod);
   if (ref.key.empty() || ref.size > 0) return ref;
   std::shared_lock lock(mu_);
   if (auto it = group_sizes_.find(ref.key); it != group_sizes_.end()) {

@@ -6,6 +6,16 @@
 
 namespace taskgov::scheduler {
 
+using model::GangSource;
+using model::GangSourceName;
+using model::Labels;
+using model::NameId;
+using model::NodeNames;
+using model::Pod;
+using model::ResourceList;
+using model::ToIdAmounts;
+using model::WorkloadRef;
+
 std::string_view WorkloadKindOf(const WorkloadRef& ref) {
   if (ref.key.empty()) return "Pod";
   switch (ref.source) {

@@ -15,6 +15,15 @@
 namespace taskgov::scheduler {
 namespace {
 
+using model::NameId;
+using model::Pod;
+using model::PodPhase;
+using model::PolicyPtr;
+using model::PriorityClassOf;
+using model::ResolvePriority;
+using model::ResourceList;
+using model::TeamNames;
+using model::WorkloadOf;
 using testing::PodBuilder;
 using testing::PolicyBuilder;
 
