@@ -164,15 +164,16 @@ common::Result<size_t> ParseLimit(const Query& query) {
 // One read of what the team replies show.
 struct TeamsRead {
   scheduler::model::PolicyPtr policy;
-  std::vector<scheduler::CohortCellUsage> cells;
-  std::unordered_map<NameId, scheduler::QuotaBook::TeamCounts> admitted;
+  std::vector<scheduler::ledger::CohortCellUsage> cells;
+  std::unordered_map<NameId, scheduler::ledger::QuotaBook::TeamCounts> admitted;
   std::unordered_map<NameId, size_t> ungoverned;
 };
 
-TeamsRead ReadTeams(const scheduler::QuotaBook& book, const scheduler::ClusterState& cluster) {
+TeamsRead ReadTeams(const scheduler::ledger::QuotaBook& book,
+                    const scheduler::ClusterState& cluster) {
   TeamsRead read;
-  const std::vector<scheduler::Ledger::CellUsage> cells = book.ledger().Cells(&read.policy);
-  read.cells = scheduler::ComputeCohortUsage(cells, *read.policy, {});
+  const std::vector<scheduler::ledger::Ledger::CellUsage> cells = book.ledger().Cells(&read.policy);
+  read.cells = scheduler::ledger::ComputeCohortUsage(cells, *read.policy, {});
   read.admitted = book.CountByTeam();
   read.ungoverned = cluster.UngovernedByTeam();
   return read;
@@ -213,10 +214,10 @@ void TeamPolicy(Writer& w, const scheduler::model::Team& team) {
 void TeamQuotas(Writer& w, NameId team_id, const TeamsRead& read) {
   w.Key("quotas");
   w.StartArray();
-  for (const scheduler::CohortCellUsage& cell : read.cells) {
+  for (const scheduler::ledger::CohortCellUsage& cell : read.cells) {
     if (cell.key.team != team_id) continue;
     const std::string_view resource = scheduler::model::ResourceNames().Name(cell.key.resource);
-    const scheduler::CellView& v = cell.view;
+    const scheduler::ledger::CellView& v = cell.view;
     w.StartObject();
     KeyStr(w, "flavor", scheduler::model::FlavorNames().Name(cell.key.flavor));
     KeyStr(w, "resource", resource);
@@ -237,10 +238,11 @@ void TeamQuotas(Writer& w, NameId team_id, const TeamsRead& read) {
   w.EndArray();
 }
 
-void TeamShares(Writer& w, const scheduler::model::Team& team, const scheduler::QuotaBook& book) {
+void TeamShares(Writer& w, const scheduler::model::Team& team,
+                const scheduler::ledger::QuotaBook& book) {
   w.Key("weightedShare");
   w.StartObject();
-  scheduler::Ledger::Session session(book.ledger());
+  scheduler::ledger::Ledger::Session session(book.ledger());
   for (const scheduler::model::FlavorQuota& fq : team.flavors) {
     const int64_t per_mille = scheduler::ReportedWeightedShare(
         session, team, scheduler::model::FlavorNames().Intern(fq.flavor));
@@ -256,8 +258,9 @@ void TeamShares(Writer& w, const scheduler::model::Team& team, const scheduler::
 
 void TeamCounts(Writer& w, NameId team_id, const TeamsRead& read,
                 scheduler::ClusterState& cluster) {
-  const scheduler::QuotaBook::TeamCounts admitted =
-      read.admitted.count(team_id) ? read.admitted.at(team_id) : scheduler::QuotaBook::TeamCounts{};
+  const scheduler::ledger::QuotaBook::TeamCounts admitted =
+      read.admitted.count(team_id) ? read.admitted.at(team_id)
+                                   : scheduler::ledger::QuotaBook::TeamCounts{};
   const scheduler::PendingQueues::Counts pending = cluster.pending().CountsOf(team_id);
   auto ungoverned = read.ungoverned.find(team_id);
   w.Key("pods");
@@ -291,7 +294,7 @@ struct FlavorUse {
   scheduler::model::ResourceList allocatable, used, nominal;
 };
 
-std::vector<FlavorUse> ReadFlavors(const scheduler::QuotaBook& book,
+std::vector<FlavorUse> ReadFlavors(const scheduler::ledger::QuotaBook& book,
                                    const scheduler::ClusterState& cluster) {
   const scheduler::model::PolicyPtr policy = book.ledger().policy();
   std::map<std::string, FlavorUse> flavors;
@@ -850,7 +853,7 @@ HttpResponse AdminApi::Policy(const HttpRequest& request, const ConsoleViewer&) 
 UsageHistory::Snapshot AdminApi::HistorySnapshot() const {
   UsageHistory::Snapshot snap;
   const TeamsRead read = ReadTeams(*sources_.book, *sources_.cluster);
-  for (const scheduler::CohortCellUsage& cell : read.cells) {
+  for (const scheduler::ledger::CohortCellUsage& cell : read.cells) {
     const std::string_view resource = scheduler::model::ResourceNames().Name(cell.key.resource);
     auto base = [&](double v) { return scheduler::model::InBaseUnits(resource, v); };
     snap.teams.push_back({std::string(scheduler::model::TeamNames().Name(cell.key.team)),

@@ -53,7 +53,7 @@ scheduler::model::PolicyPtr Teams() {
 
 struct Cluster {
   common::FakeClock clock{1'800'000'000'000};
-  scheduler::QuotaBook book{Teams(), &clock};
+  scheduler::ledger::QuotaBook book{Teams(), &clock};
   scheduler::ClusterState cluster{&book, &clock, scheduler::ClusterState::Options{}};
   std::unique_ptr<AdminApi> api;
 

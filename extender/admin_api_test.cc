@@ -130,7 +130,7 @@ class AdminApiTest : public ::testing::Test {
   }
 
   common::FakeClock clock_;
-  scheduler::QuotaBook book_;
+  scheduler::ledger::QuotaBook book_;
   scheduler::ClusterState cluster_;
   UsageHistory history_;
   scheduler::Admission admission_;

@@ -136,7 +136,7 @@ struct Process {
   std::atomic<bool> config_valid{false};
   std::unique_ptr<config::ConfigWatcher> watcher;
   // Domain.
-  std::unique_ptr<scheduler::QuotaBook> book;
+  std::unique_ptr<scheduler::ledger::QuotaBook> book;
   std::unique_ptr<scheduler::ClusterState> cluster;
   std::unique_ptr<scheduler::Reconciler> reconciler;
   // Kubernetes.
@@ -256,7 +256,7 @@ void BuildPolicyWatcher(Process& p) {
 }
 
 void BuildDomain(Process& p) {
-  p.book = std::make_unique<scheduler::QuotaBook>(p.policies.Current(), &p.clock);
+  p.book = std::make_unique<scheduler::ledger::QuotaBook>(p.policies.Current(), &p.clock);
   scheduler::ClusterState::Options cluster_options;
   cluster_options.scheduler_name = p.flags.scheduler_name;
   p.cluster = std::make_unique<scheduler::ClusterState>(p.book.get(), &p.clock, cluster_options);
@@ -278,7 +278,7 @@ void BuildLeaderElector(Process& p) {
   election.retry_period = p.flags.retry_period;
   election.on_started_leading = [&p] {
     // A new leader inherits no reservations: rebuild the counters from what is bound.
-    std::vector<scheduler::Ledger::Drift> drift = p.book->Reconcile();
+    std::vector<scheduler::ledger::Ledger::Drift> drift = p.book->Reconcile();
     common::log::Info(
         "leader", "started leading",
         {{"identity", p.identity}, {"drift_cells", static_cast<int64_t>(drift.size())}});

@@ -39,7 +39,7 @@ metrics::HttpListenerTotals HttpListenerTotalsOf(std::string listener,
   return out;
 }
 
-metrics::Sources MetricsSources(const scheduler::QuotaBook* book,
+metrics::Sources MetricsSources(const scheduler::ledger::QuotaBook* book,
                                 const scheduler::ClusterState* cluster,
                                 const scheduler::Reconciler* reconciler,
                                 const scheduler::kube::Informers* informers,

@@ -32,11 +32,11 @@ std::string StateOf(const Tally& t, int32_t declared, GangHolds gang_holds) {
 }
 
 // A pod not on a node: Admitted while it holds a reservation.
-std::string_view WaitingState(const scheduler::QuotaBook& book, std::string_view uid) {
+std::string_view WaitingState(const scheduler::ledger::QuotaBook& book, std::string_view uid) {
   return book.Holds(uid) ? "Admitted" : "Pending";
 }
 
-std::string_view MemberState(const WorkloadMember& m, const scheduler::QuotaBook& book) {
+std::string_view MemberState(const WorkloadMember& m, const scheduler::ledger::QuotaBook& book) {
   if (m.bound()) return m.terminating ? "Terminating" : "Running";
   return WaitingState(book, m.uid);
 }
@@ -51,7 +51,8 @@ int64_t WorkloadRow::created_ms() const {
   return created;
 }
 
-WorkloadRows::WorkloadRows(const scheduler::QuotaBook& book, scheduler::ClusterState& cluster)
+WorkloadRows::WorkloadRows(const scheduler::ledger::QuotaBook& book,
+                           scheduler::ClusterState& cluster)
     : book_(book), cluster_(cluster) {
   const scheduler::model::PolicyPtr policy = book.ledger().policy();
   instance_type_label_ = policy->instance_type_label;
@@ -114,7 +115,7 @@ WorkloadRows::Reader::Reader(const WorkloadRows& rows, const scheduler::Workload
 
 bool WorkloadRows::Reader::GangHolds(std::string_view kind, std::string_view key) const {
   if (kind == "Pod") return false;
-  std::optional<scheduler::GangHold> hold = rows_.book_.FindGang(key);
+  std::optional<scheduler::ledger::GangHold> hold = rows_.book_.FindGang(key);
   return hold && hold->holders > 0;
 }
 

@@ -62,7 +62,7 @@ class WorkloadRows {
   };
 
  public:
-  WorkloadRows(const scheduler::QuotaBook& book, scheduler::ClusterState& cluster);
+  WorkloadRows(const scheduler::ledger::QuotaBook& book, scheduler::ClusterState& cluster);
 
   // One workload to read: a table entry, or a workload known only from filter calls.
   struct Item {
@@ -126,7 +126,7 @@ class WorkloadRows {
                             const std::function<std::string(std::string_view uid)>& status);
 
  private:
-  const scheduler::QuotaBook& book_;
+  const scheduler::ledger::QuotaBook& book_;
   scheduler::ClusterState& cluster_;
   std::string instance_type_label_;                 // the policy's
   std::unordered_map<std::string, Queued> queued_;  // the pending pods by uid

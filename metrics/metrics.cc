@@ -343,11 +343,12 @@ class Metrics::Impl {
   void NotePolicyTeams(Scrape& scrape) const;
   // Removed teams that still have usage stay live with what was known of them; teams with no
   // series any more are forgotten.
-  void NoteRemovedTeams(const std::vector<scheduler::CohortCellUsage>& usage, Scrape& scrape) const;
+  void NoteRemovedTeams(const std::vector<scheduler::ledger::CohortCellUsage>& usage,
+                        Scrape& scrape) const;
   void CollectTeamInfo(const Scrape& scrape, std::vector<MetricFamily>* out) const;
-  void CollectWeightedShare(const Scrape& scrape, const scheduler::Ledger& ledger,
+  void CollectWeightedShare(const Scrape& scrape, const scheduler::ledger::Ledger& ledger,
                             std::vector<MetricFamily>* out) const;
-  void CollectPods(const Scrape& scrape, const scheduler::QuotaBook& book,
+  void CollectPods(const Scrape& scrape, const scheduler::ledger::QuotaBook& book,
                    std::vector<MetricFamily>* out) const;
   // The counters and histograms fed per team, without the series of removed teams.
   void CollectTeamSeries(const Scrape& scrape, std::vector<MetricFamily>* out) const;
@@ -420,7 +421,7 @@ class QuotaFamilies {
  public:
   explicit QuotaFamilies(bool kueue);
   // The series of one ledger cell; `cohort` and `cluster_queue` are its team's.
-  void Add(const scheduler::CohortCellUsage& cell, std::string_view cohort,
+  void Add(const scheduler::ledger::CohortCellUsage& cell, std::string_view cohort,
            std::string_view cluster_queue);
   void TakeInto(std::vector<MetricFamily>* out);
 
@@ -474,14 +475,14 @@ QuotaFamilies::QuotaFamilies(bool kueue)
                "Labels: cohort, cluster_queue, flavor, resource.",
                MetricType::Gauge) {}
 
-void QuotaFamilies::Add(const scheduler::CohortCellUsage& cell, std::string_view cohort,
+void QuotaFamilies::Add(const scheduler::ledger::CohortCellUsage& cell, std::string_view cohort,
                         std::string_view cluster_queue) {
   static constexpr L3 kNames = {"team", "flavor", "resource"};
   static constexpr L4 kKueueNames = {"cohort", "cluster_queue", "flavor", "resource"};
   const std::string_view flavor = scheduler::model::FlavorNames().Name(cell.key.flavor);
   const std::string_view resource = scheduler::model::ResourceNames().Name(cell.key.resource);
   const L3 labels{scheduler::model::TeamNames().Name(cell.key.team), flavor, resource};
-  const scheduler::CellView& v = cell.view;
+  const scheduler::ledger::CellView& v = cell.view;
   nominal_.Value(kNames, labels, BaseUnits(resource, v.nominal));
   borrowing_limit_.Value(kNames, labels, BaseUnits(resource, v.borrowing_limit));
   lending_limit_.Value(kNames, labels, BaseUnits(resource, v.lending_limit));
@@ -510,20 +511,22 @@ void QuotaFamilies::TakeInto(std::vector<MetricFamily>* out) {
 }  // namespace
 
 void Metrics::Impl::CollectLedger(Scrape& scrape, std::vector<MetricFamily>* out) const {
-  const scheduler::QuotaBook* book = sources_.book;
+  const scheduler::ledger::QuotaBook* book = sources_.book;
   if (book == nullptr) return;
-  const std::vector<scheduler::Ledger::CellUsage> cells = book->ledger().Cells(&scrape.policy);
+  const std::vector<scheduler::ledger::Ledger::CellUsage> cells =
+      book->ledger().Cells(&scrape.policy);
   scrape.have_teams = true;
   NotePolicyTeams(scrape);
-  const std::vector<scheduler::CohortCellUsage> usage = scheduler::ComputeCohortUsage(
-      cells, *scrape.policy, [this](std::string_view team) -> std::string_view {
-        auto known = known_teams_.find(team);
-        return known == known_teams_.end() ? std::string_view() : known->second.cohort;
-      });
+  const std::vector<scheduler::ledger::CohortCellUsage> usage =
+      scheduler::ledger::ComputeCohortUsage(
+          cells, *scrape.policy, [this](std::string_view team) -> std::string_view {
+            auto known = known_teams_.find(team);
+            return known == known_teams_.end() ? std::string_view() : known->second.cohort;
+          });
   NoteRemovedTeams(usage, scrape);
 
   QuotaFamilies quota(options_.kueue_compatible);
-  for (const scheduler::CohortCellUsage& cell : usage) {
+  for (const scheduler::ledger::CohortCellUsage& cell : usage) {
     const TeamMeta& meta =
         scrape.live.find(scheduler::model::TeamNames().Name(cell.key.team))->second;
     quota.Add(cell, meta.cohort, meta.cluster_queue);
@@ -542,9 +545,9 @@ void Metrics::Impl::NotePolicyTeams(Scrape& scrape) const {
   }
 }
 
-void Metrics::Impl::NoteRemovedTeams(const std::vector<scheduler::CohortCellUsage>& usage,
+void Metrics::Impl::NoteRemovedTeams(const std::vector<scheduler::ledger::CohortCellUsage>& usage,
                                      Scrape& scrape) const {
-  for (const scheduler::CohortCellUsage& cell : usage) {
+  for (const scheduler::ledger::CohortCellUsage& cell : usage) {
     const std::string& team = scheduler::model::TeamNames().Name(cell.key.team);
     if (scrape.live.count(team) > 0) continue;
     auto known = known_teams_.find(team);
@@ -568,7 +571,8 @@ void Metrics::Impl::CollectTeamInfo(const Scrape& scrape, std::vector<MetricFami
   out->push_back(info.Take());
 }
 
-void Metrics::Impl::CollectWeightedShare(const Scrape& scrape, const scheduler::Ledger& ledger,
+void Metrics::Impl::CollectWeightedShare(const Scrape& scrape,
+                                         const scheduler::ledger::Ledger& ledger,
                                          std::vector<MetricFamily>* out) const {
   FamilyBuilder share("taskgov_weighted_share",
                       "A team's fair-share weighted share on a flavor: the largest ratio, over "
@@ -582,7 +586,7 @@ void Metrics::Impl::CollectWeightedShare(const Scrape& scrape, const scheduler::
                         "truncated (0: within nominal; 9223372036854775807: weight 0 and "
                         "borrowing). Labels: cluster_queue.",
                         MetricType::Gauge);
-  scheduler::Ledger::Session session(ledger);
+  scheduler::ledger::Ledger::Session session(ledger);
   for (const scheduler::model::Team& team : scrape.policy->teams) {
     int64_t max_share = 0;  // per mille, as Kueue reports it
     for (const scheduler::model::FlavorQuota& fq : team.flavors) {
@@ -603,9 +607,9 @@ void Metrics::Impl::CollectWeightedShare(const Scrape& scrape, const scheduler::
   if (options_.kueue_compatible) out->push_back(k_share.Take());
 }
 
-void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::QuotaBook& book,
+void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::ledger::QuotaBook& book,
                                 std::vector<MetricFamily>* out) const {
-  std::unordered_map<NameId, scheduler::QuotaBook::TeamCounts> counts = book.CountByTeam();
+  std::unordered_map<NameId, scheduler::ledger::QuotaBook::TeamCounts> counts = book.CountByTeam();
   FamilyBuilder pods("taskgov_pods",
                      "Pods of a team by state: pending (waiting for admission), running (bound "
                      "and charged to the quota), preempted (evicted by preemption, not yet "
@@ -639,8 +643,8 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::QuotaBook
       cluster != nullptr ? cluster->UngovernedByTeam() : std::unordered_map<NameId, size_t>{};
   for (const auto& [team, meta] : scrape.live) {
     const std::optional<NameId> id = scheduler::model::TeamNames().Find(team);
-    const scheduler::QuotaBook::TeamCounts c =
-        id ? counts[*id] : scheduler::QuotaBook::TeamCounts{};
+    const scheduler::ledger::QuotaBook::TeamCounts c =
+        id ? counts[*id] : scheduler::ledger::QuotaBook::TeamCounts{};
     const scheduler::PendingQueues::Counts pending = (id && cluster != nullptr)
                                                          ? cluster->pending().CountsOf(*id)
                                                          : scheduler::PendingQueues::Counts{};

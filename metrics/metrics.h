@@ -160,7 +160,7 @@ struct ConsoleAccessTotals {
 struct Sources {
   // Limits, usage and reservations; the policy is the ledger's. Null: no quota, team or pod
   // series (only the process families).
-  const scheduler::QuotaBook* book = nullptr;
+  const scheduler::ledger::QuotaBook* book = nullptr;
   // Pending pods per team. Null: no pending series.
   const scheduler::ClusterState* cluster = nullptr;
   // The ledger's housekeeping. Null: no taskgov_ledger_repairs_total series.

@@ -54,7 +54,7 @@ struct Cluster {
             Team(t) + "-" + std::to_string(f), team, flavor,
             scheduler::model::ResourceList{
                 {"cpu", 8'000 * (t % 5)}, {"memory", int64_t{1} << 36}, {"nvidia.com/gpu", t % 12}},
-            scheduler::PodMeta{});
+            scheduler::ledger::PodMeta{});
         scheduler::FilterDecision d;
         d.team = team;
         d.flavor = flavor;
@@ -87,7 +87,7 @@ struct Cluster {
   }
 
   common::FakeClock clock;
-  scheduler::QuotaBook book;
+  scheduler::ledger::QuotaBook book;
   scheduler::ClusterState cluster;
   std::unique_ptr<Metrics> metrics;
 };

@@ -64,9 +64,9 @@ TEST(MetricsConcurrencyTest, RecordingWhileRendering) {
   threads.emplace_back([&] {
     for (int i = 0; writers_left.load() > 0; ++i) {
       const std::string uid = "conc-a-" + std::to_string(i);
-      (void)s.book.Assume(uid, TeamId("team-a"), flavor,
-                          scheduler::model::ResourceList{{"cpu", 1000}},
-                          scheduler::Ledger::Mode::kWithinNominal, 30'000, scheduler::PodMeta{});
+      (void)s.book.Assume(
+          uid, TeamId("team-a"), flavor, scheduler::model::ResourceList{{"cpu", 1000}},
+          scheduler::ledger::Ledger::Mode::kWithinNominal, 30'000, scheduler::ledger::PodMeta{});
       s.book.Release(uid);
     }
   });

@@ -173,8 +173,9 @@ TEST(MetricsTest, ScrapeReflectsTheLedgerAtThatMoment) {
   EXPECT_EQ(usage(), 4);
   auto r = s.book.Assume("a-2", TeamId("team-a"), FlavorId("ml.p5.48xlarge"),
                          ResourceList{{"nvidia.com/gpu", 4}},  // what the cohort pool has left
-                         scheduler::Ledger::Mode::kWithinNominal, 30'000, scheduler::PodMeta{});
-  ASSERT_TRUE(std::holds_alternative<scheduler::Charge>(r));
+                         scheduler::ledger::Ledger::Mode::kWithinNominal, 30'000,
+                         scheduler::ledger::PodMeta{});
+  ASSERT_TRUE(std::holds_alternative<scheduler::ledger::Charge>(r));
   EXPECT_EQ(usage(), 8);
   EXPECT_TRUE(s.book.Release("a-2"));
   EXPECT_EQ(usage(), 4);
@@ -207,11 +208,11 @@ TEST(MetricsTest, LentSumsToBorrowedInEachCohort) {
           .Quota("f", "nvidia.com/gpu", l.nominal, l.borrowing, l.lending);
     }
     common::FakeClock clock;
-    scheduler::QuotaBook book(builder.Build(), &clock);
+    scheduler::ledger::QuotaBook book(builder.Build(), &clock);
     for (const Line& l : c.lines) {
       const std::string team = std::string("lent-") + l.team;
       book.ConfirmBound("uid-" + team, TeamId(team), FlavorId("f"),
-                        ResourceList{{"nvidia.com/gpu", l.usage}}, scheduler::PodMeta{});
+                        ResourceList{{"nvidia.com/gpu", l.usage}}, scheduler::ledger::PodMeta{});
     }
     Metrics m;
     Sources sources;
@@ -641,11 +642,11 @@ TEST(MetricsTest, LedgerRepairsCountWhatTheReconcilerRepaired) {
   s.clock.Advance(30'000);
   s.reconciler.Tick();
   {
-    scheduler::Ledger::Session session(s.book.ledger());
-    ASSERT_TRUE(std::holds_alternative<scheduler::Charge>(
+    scheduler::ledger::Ledger::Session session(s.book.ledger());
+    ASSERT_TRUE(std::holds_alternative<scheduler::ledger::Charge>(
         session.Reserve(TeamId("ml"), FlavorId("ml.trn1.32xlarge"),
                         ResourceList{{"aws.amazon.com/neurondevice", 1}},
-                        scheduler::Ledger::Mode::kWithinNominal)));
+                        scheduler::ledger::Ledger::Mode::kWithinNominal)));
   }
   s.clock.Advance(60'000);
   s.reconciler.Tick();
@@ -670,12 +671,13 @@ TEST(MetricsTest, OverReleasesAreCounted) {
     return ParseExposition(s.metrics->Render()).Value("taskgov_ledger_over_release_total", {});
   };
   EXPECT_EQ(over(), 0);
-  scheduler::Ledger::Session session(s.book.ledger());
-  auto r = session.Reserve(TeamId("team-a"), FlavorId("ml.p5.48xlarge"),
-                           ResourceList{{"cpu", 100'000}}, scheduler::Ledger::Mode::kWithinNominal);
-  ASSERT_TRUE(std::holds_alternative<scheduler::Charge>(r));
-  EXPECT_TRUE(session.Release(std::get<scheduler::Charge>(r)));
-  EXPECT_FALSE(session.Release(std::get<scheduler::Charge>(r)));
+  scheduler::ledger::Ledger::Session session(s.book.ledger());
+  auto r =
+      session.Reserve(TeamId("team-a"), FlavorId("ml.p5.48xlarge"), ResourceList{{"cpu", 100'000}},
+                      scheduler::ledger::Ledger::Mode::kWithinNominal);
+  ASSERT_TRUE(std::holds_alternative<scheduler::ledger::Charge>(r));
+  EXPECT_TRUE(session.Release(std::get<scheduler::ledger::Charge>(r)));
+  EXPECT_FALSE(session.Release(std::get<scheduler::ledger::Charge>(r)));
   EXPECT_EQ(over(), 1);
 }
 
@@ -761,14 +763,14 @@ TEST(MetricsTest, ZeroWeightBorrowingTeamHasInfiniteShare) {
   builder.Team("w0", "c").Weight(0).Quota("f", "nvidia.com/gpu", 4);
   builder.Team("w1", "c").Quota("f", "nvidia.com/gpu", 4);
   common::FakeClock clock;
-  scheduler::QuotaBook book(builder.Build(), &clock);
+  scheduler::ledger::QuotaBook book(builder.Build(), &clock);
   Metrics m(Options{true, {}, &clock});
   Sources sources;
   sources.book = &book;
   m.SetSources(sources);
   EXPECT_EQ(ParseExposition(m.Render()).Value("taskgov_weighted_share", {{"team", "w0"}}), 0);
   book.ConfirmBound("w0-1", TeamId("w0"), FlavorId("f"), ResourceList{{"nvidia.com/gpu", 6}},
-                    scheduler::PodMeta{});
+                    scheduler::ledger::PodMeta{});
   const Exposition x = ParseExposition(m.Render());
   EXPECT_EQ(x.Value("taskgov_weighted_share", {{"team", "w0"}}), INFINITY);
   EXPECT_EQ(x.Value("kueue_cluster_queue_weighted_share", {{"cluster_queue", "w0"}}),

@@ -120,7 +120,7 @@ class InformerChurn {
 // from before the timed loops start until after they end: the counter `lock_waits`, per run.
 class LockWaits {
  public:
-  LockWaits(benchmark::State& state, const QuotaBook& book)
+  LockWaits(benchmark::State& state, const ledger::QuotaBook& book)
       : state_(state), book_(book), before_(book.lock_waits()) {}
   ~LockWaits() {
     if (state_.thread_index() != 0) return;
@@ -130,7 +130,7 @@ class LockWaits {
 
  private:
   benchmark::State& state_;
-  const QuotaBook& book_;
+  const ledger::QuotaBook& book_;
   const uint64_t before_;
 };
 

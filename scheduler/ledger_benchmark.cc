@@ -12,6 +12,10 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::Charge;
+using ledger::Ledger;
+using ledger::PodMeta;
+using ledger::QuotaBook;
 using model::Container;
 using model::FlavorNames;
 using model::IdAmounts;

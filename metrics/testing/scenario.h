@@ -91,7 +91,7 @@ struct Scenario {
 
   void Bind(const std::string& uid, const std::string& team, const std::string& flavor,
             const scheduler::model::ResourceList& request) {
-    book.ConfirmBound(uid, TeamId(team), FlavorId(flavor), request, scheduler::PodMeta{});
+    book.ConfirmBound(uid, TeamId(team), FlavorId(flavor), request, scheduler::ledger::PodMeta{});
   }
 
   // The state described in the header comment, and one of each event.
@@ -104,7 +104,8 @@ struct Scenario {
     Bind("ml-1", "ml", "ml.trn1.32xlarge", ResourceList{{"aws.amazon.com/neurondevice", 12}});
     (void)book.Assume("ml-2", TeamId("ml"), FlavorId("ml.trn1.32xlarge"),
                       ResourceList{{"aws.amazon.com/neurondevice", 4}},
-                      scheduler::Ledger::Mode::kWithinNominal, 30'000, scheduler::PodMeta{});
+                      scheduler::ledger::Ledger::Mode::kWithinNominal, 30'000,
+                      scheduler::ledger::PodMeta{});
     for (const char* name : {"b-3", "b-4"}) {
       cluster.pending().NoteRefused(scheduler::PendingPodOf(
           scheduler::testing::PodBuilder(name).Namespace("ns-team-b").Gpus(8), TeamId("team-b"), 0,
@@ -179,7 +180,7 @@ struct Scenario {
   }
 
   common::FakeClock clock;
-  scheduler::QuotaBook book;
+  scheduler::ledger::QuotaBook book;
   scheduler::ClusterState cluster;
   scheduler::Reconciler reconciler;
   std::unique_ptr<Metrics> metrics;

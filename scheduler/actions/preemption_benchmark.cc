@@ -13,6 +13,10 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::CellKey;
+using ledger::Charge;
+using ledger::Ledger;
+using ledger::QuotaBook;
 using model::FlavorNames;
 using model::NameId;
 using model::Pod;

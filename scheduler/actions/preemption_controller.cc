@@ -9,6 +9,15 @@
 
 namespace taskgov::scheduler {
 
+using ledger::Charge;
+using ledger::GangHold;
+using ledger::KnownIdAmounts;
+using ledger::Ledger;
+using ledger::PodMeta;
+using ledger::QuotaBook;
+using ledger::Refusal;
+using ledger::Reservation;
+using ledger::ReservationState;
 using model::AwaitsGangObject;
 using model::FlavorNames;
 using model::FlavorQuota;
@@ -86,7 +95,7 @@ class PreemptionController::WorldImpl final : public RoundWorld, public PlanSour
     return PodFacts{true, pod->terminal(), pod->deletion_unix_ms.has_value(), pod->bound()};
   }
   Reservation FindReservation(std::string_view uid) const override {
-    const std::optional<scheduler::Reservation> r = book_->Find(uid);
+    const std::optional<scheduler::ledger::Reservation> r = book_->Find(uid);
     if (!r) return Reservation::kNone;
     return r->state == ReservationState::kBound ? Reservation::kBound : Reservation::kAssumed;
   }

@@ -129,7 +129,7 @@ class PreemptionController {
   };
 
   // All pointers outlive the controller.
-  PreemptionController(QuotaBook* book, ClusterState* cluster, KubeActions* kube,
+  PreemptionController(ledger::QuotaBook* book, ClusterState* cluster, KubeActions* kube,
                        const common::Clock* clock, Options options);
   ~PreemptionController();
   PreemptionController(const PreemptionController&) = delete;
@@ -183,7 +183,8 @@ class PreemptionController {
   void EvictTimedOutGangs(int64_t grace_s, RunReport* report);
   // Evicts the running members of `gang`; false when an eviction was refused (a budget, an API
   // error): the gang is tried again pdb_retry_ms later.
-  bool EvictGangMembers(const QuotaBook::ExpiredGang& gang, int64_t grace_s, RunReport* report);
+  bool EvictGangMembers(const ledger::QuotaBook::ExpiredGang& gang, int64_t grace_s,
+                        RunReport* report);
   // The pipeline.
   RoundTable::Followed FollowRounds(int64_t now_ms);
   std::vector<PendingPod> PickPreemptors(const model::Policy& policy, int64_t now_ms);
@@ -222,7 +223,7 @@ class PreemptionController {
   // With mu_ held.
   void PublishLocked();
 
-  QuotaBook* const book_;
+  ledger::QuotaBook* const book_;
   ClusterState* const cluster_;
   KubeActions* const kube_;
   const common::Clock* const clock_;
@@ -237,7 +238,7 @@ class PreemptionController {
   VictimSelector selector_;
   // Timed-out gangs whose running members are still to be evicted, and when (steady ms).
   struct GangEviction {
-    QuotaBook::ExpiredGang gang;
+    ledger::QuotaBook::ExpiredGang gang;
     int64_t due_ms = 0;
   };
   std::vector<GangEviction> gang_evictions_;

@@ -17,6 +17,7 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::QuotaBook;
 using model::Pod;
 using model::PodPhase;
 using model::PolicyPtr;

@@ -15,6 +15,10 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::CellView;
+using ledger::GangHold;
+using ledger::Ledger;
+using ledger::QuotaBook;
 using model::FlavorNames;
 using model::IdleComputeAllocation;
 using model::kUnlimited;

@@ -43,7 +43,7 @@ class PlanSource {
  public:
   virtual ~PlanSource() = default;
   // Every cell of the ledger's current generation (Ledger::Cells).
-  [[nodiscard]] virtual std::vector<Ledger::CellUsage> Cells() const = 0;
+  [[nodiscard]] virtual std::vector<ledger::Ledger::CellUsage> Cells() const = 0;
   // The nodes of a flavor, any order (ClusterState::NodesOfFlavor).
   [[nodiscard]] virtual std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(
       model::NameId flavor) const = 0;
@@ -116,7 +116,7 @@ class VictimPlanner {
   CandidateSet set_;
   std::vector<Candidate> terminating_;
   std::vector<Claim> claims_;
-  std::vector<Ledger::CellUsage> cells_;
+  std::vector<ledger::Ledger::CellUsage> cells_;
   bool have_cells_ = false;
   std::unordered_map<model::NameId, FlavorCtx> ctxs_;
   std::vector<std::pair<model::NameId, NodeEligibility>> eligibility_;  // per usable flavor, reused

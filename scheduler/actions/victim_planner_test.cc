@@ -12,6 +12,9 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::CellKey;
+using ledger::Charge;
+using ledger::Ledger;
 using model::FlavorNames;
 using model::IdAmounts;
 using model::NameId;

@@ -14,6 +14,14 @@
 
 namespace taskgov::scheduler {
 
+using ledger::Charge;
+using ledger::KnownIdAmounts;
+using ledger::Ledger;
+using ledger::PodMeta;
+using ledger::QuotaBook;
+using ledger::Refusal;
+using ledger::RefusalKind;
+using ledger::Reservation;
 using model::AwaitsGangObject;
 using model::EffectiveRequest;
 using model::FlavorNames;

@@ -56,8 +56,8 @@ class Admission final : public Decider {
   };
 
   // `binder` may be null: then taskgov is not the binder and the bind verb refuses.
-  Admission(QuotaBook* book, ClusterState* cluster, KubeActions* binder, const common::Clock* clock,
-            Options options);
+  Admission(ledger::QuotaBook* book, ClusterState* cluster, KubeActions* binder,
+            const common::Clock* clock, Options options);
 
   // New policy for the ledger and the cluster view.
   void ApplyPolicy(model::PolicyPtr policy);
@@ -86,19 +86,21 @@ class Admission final : public Decider {
   class FlavorNotes;
   // The steps of Filter after the snapshot: each flavor in turn (room, queue order, fair share,
   // then the quota itself, which reserves), and the reply.
-  [[nodiscard]] std::optional<Charge> TryFlavor(Snapshot& snap, const model::FlavorQuota& fq,
-                                                model::NameId flavor, Ledger::Mode mode,
-                                                FlavorNotes* notes) const;
+  [[nodiscard]] std::optional<ledger::Charge> TryFlavor(Snapshot& snap,
+                                                        const model::FlavorQuota& fq,
+                                                        model::NameId flavor,
+                                                        ledger::Ledger::Mode mode,
+                                                        FlavorNotes* notes) const;
   // The reservation: the pod's own, or a gang member's share (QuotaBook::AssumeMember).
-  [[nodiscard]] std::variant<Charge, Refusal> Commit(Snapshot& snap, model::NameId flavor,
-                                                     Ledger::Mode mode) const;
+  [[nodiscard]] std::variant<ledger::Charge, ledger::Refusal> Commit(
+      Snapshot& snap, model::NameId flavor, ledger::Ledger::Mode mode) const;
   // Bind of a pod whose assumed reservation expired: admitted again on `flavor` (with its gang,
   // for a gang member), borrowing allowed.
-  [[nodiscard]] std::variant<Charge, Refusal> Readmit(const model::Pod& pod, model::NameId team,
-                                                      model::NameId flavor,
-                                                      const model::ResourceList& request) const;
+  [[nodiscard]] std::variant<ledger::Charge, ledger::Refusal> Readmit(
+      const model::Pod& pod, model::NameId team, model::NameId flavor,
+      const model::ResourceList& request) const;
   // A gang's refusal, naming the gang and the numbers.
-  [[nodiscard]] static std::string ExplainGang(const Subject& me, const Refusal& refusal);
+  [[nodiscard]] static std::string ExplainGang(const Subject& me, const ledger::Refusal& refusal);
   [[nodiscard]] FilterResult AdmittedOn(const Snapshot& snap, const FilterArgs& args,
                                         const model::FlavorQuota& fq, model::NameId flavor) const;
   [[nodiscard]] FilterResult RefusedEverywhere(const Snapshot& snap, const FilterArgs& args,
@@ -121,7 +123,7 @@ class Admission final : public Decider {
   FilterResult Report(const FilterDecision& decision, FilterResult result) const;
   std::string Gate() const { return gate_ ? gate_() : std::string(); }
 
-  QuotaBook* const book_;
+  ledger::QuotaBook* const book_;
   ClusterState* const cluster_;
   KubeActions* const binder_;
   const common::Clock* const clock_;

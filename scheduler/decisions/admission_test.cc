@@ -13,6 +13,11 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::Ledger;
+using ledger::PodMeta;
+using ledger::QuotaBook;
+using ledger::Reservation;
+using ledger::ReservationState;
 using model::Container;
 using model::EffectiveRequest;
 using model::Flavor;

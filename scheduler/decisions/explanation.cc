@@ -8,6 +8,8 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::Ledger;
+using ledger::QuotaBook;
 using model::AwaitsGangObject;
 using model::FlavorNames;
 using model::FlavorQuota;

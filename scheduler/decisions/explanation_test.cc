@@ -11,6 +11,7 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::Ledger;
 using model::kUnlimited;
 using model::NoTeamAction;
 using model::Pod;

@@ -48,6 +48,9 @@
 
 namespace taskgov::scheduler {
 
+using ledger::CellKey;
+using ledger::Charge;
+using ledger::Ledger;
 using model::FairShareStrategy;
 using model::Flavor;
 using model::FlavorNames;

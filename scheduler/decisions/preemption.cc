@@ -9,6 +9,8 @@
 
 namespace taskgov::scheduler {
 
+using ledger::CellView;
+using ledger::Ledger;
 using model::BorrowWithinCohort;
 using model::FairShareStrategy;
 using model::FlavorNames;

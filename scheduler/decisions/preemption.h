@@ -115,9 +115,9 @@ class QuotaSim {
   QuotaSim() = default;
   // From Ledger::Cells() (every cell of the current generation); `policy` outlives the sim.
   static QuotaSim FromCells(const model::Policy& policy, model::NameId flavor,
-                            const std::vector<Ledger::CellUsage>& cells);
+                            const std::vector<ledger::Ledger::CellUsage>& cells);
   // From a session (the policy's teams only).
-  static QuotaSim FromSession(const Ledger::Session& session, model::NameId flavor);
+  static QuotaSim FromSession(const ledger::Ledger::Session& session, model::NameId flavor);
 
   [[nodiscard]] model::NameId flavor() const { return flavor_; }
   [[nodiscard]] size_t slot_count() const { return slot_count_; }
@@ -178,7 +178,7 @@ class QuotaSim {
     std::array<bool, kMaxSlots> seen{};
   };
   void AddCell(const model::Policy& policy, model::NameId team, model::NameId resource,
-               const CellView& view);
+               const ledger::CellView& view);
   int64_t ShareWith(int row, const Amounts* delta, int sign) const;
 
   model::NameId flavor_ = 0;

@@ -13,6 +13,11 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::CellKey;
+using ledger::Charge;
+using ledger::Ledger;
+using ledger::PodMeta;
+using ledger::QuotaBook;
 using model::BorrowWithinCohort;
 using model::FairShareStrategy;
 using model::FlavorNames;

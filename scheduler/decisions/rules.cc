@@ -10,6 +10,8 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::CellView;
+using ledger::Ledger;
 using model::FlavorNames;
 using model::IdleComputeAllocation;
 using model::kUnlimited;

@@ -9,6 +9,10 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::KnownIdAmounts;
+using ledger::Ledger;
+using ledger::PodMeta;
+using ledger::QuotaBook;
 using model::FlavorNames;
 using model::IdleComputeAllocation;
 using model::NameId;

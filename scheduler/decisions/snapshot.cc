@@ -6,6 +6,9 @@
 
 namespace taskgov::scheduler {
 
+using ledger::IdAmount;
+using ledger::KnownIdAmounts;
+using ledger::QuotaBook;
 using model::EffectiveRequest;
 using model::IdleComputeAllocation;
 using model::Pod;

@@ -60,17 +60,18 @@ struct Subject {
 };
 
 struct Snapshot {
-  explicit Snapshot(const QuotaBook& book) : session(book.ledger()), policy(session.policy()) {}
+  explicit Snapshot(const ledger::QuotaBook& book)
+      : session(book.ledger()), policy(session.policy()) {}
   Snapshot(const Snapshot&) = delete;
   Snapshot& operator=(const Snapshot&) = delete;
 
-  Ledger::Session session;
+  ledger::Ledger::Session session;
   const model::Policy& policy;
   Subject subject;
   // One per candidate node, in the order of the filter's node list.
   std::vector<NodeFit> fits;
   // A gang member's gang hold (QuotaBook::FindGang), if its gang holds quota.
-  std::optional<GangHold> gang;
+  std::optional<ledger::GangHold> gang;
   // The team's pending pods ranked ahead of the subject, best first (one under StrictFIFO, at
   // most the lookahead under BestEffortFIFO), without the subject's own gang and without the
   // members of gangs that hold quota already (they take what is held for them); read only when
@@ -83,11 +84,11 @@ struct Snapshot {
 
 // Fills `snapshot` for `args` from the state components, in one pass. Stops after the subject
 // when the pod has no team or its team is inactive (nothing else is needed to refuse it).
-void TakeSnapshot(const QuotaBook& book, const ClusterState& cluster, const FilterArgs& args,
-                  size_t queue_lookahead, Snapshot* snapshot);
+void TakeSnapshot(const ledger::QuotaBook& book, const ClusterState& cluster,
+                  const FilterArgs& args, size_t queue_lookahead, Snapshot* snapshot);
 // Reads the pending view (`ahead`) of a governed pod's snapshot; TakeSnapshot does when some
 // candidate node has room.
-void TakeAhead(const QuotaBook& book, const ClusterState& cluster, size_t queue_lookahead,
+void TakeAhead(const ledger::QuotaBook& book, const ClusterState& cluster, size_t queue_lookahead,
                Snapshot* snapshot);
 // Adds the cohort's heads to a snapshot of a governed pod; does nothing when they are taken.
 void TakeCohortHeads(const ClusterState& cluster, Snapshot* snapshot);

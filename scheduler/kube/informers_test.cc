@@ -20,6 +20,8 @@
 namespace taskgov::scheduler::kube {
 namespace {
 
+using ledger::Ledger;
+using ledger::QuotaBook;
 using model::DecodeNode;
 using model::DecodePod;
 using model::FlavorNames;

@@ -10,7 +10,7 @@
 #include "scheduler/model/interner.h"
 #include "scheduler/model/resources.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 
 using model::FlavorNames;
 using model::FlavorQuota;
@@ -114,4 +114,4 @@ std::vector<CohortCellUsage> ComputeCohortUsage(const std::vector<Ledger::CellUs
   return out;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

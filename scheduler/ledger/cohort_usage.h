@@ -31,7 +31,7 @@
 #include "scheduler/ledger/ledger.h"
 #include "scheduler/model/policy.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 
 struct CohortCellUsage {
   CellKey key;
@@ -49,4 +49,4 @@ using FormerCohort = std::function<std::string_view(std::string_view team)>;
     const std::vector<Ledger::CellUsage>& cells, const model::Policy& policy,
     const FormerCohort& former_cohort);
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

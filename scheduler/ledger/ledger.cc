@@ -11,7 +11,7 @@
 #include "scheduler/common/log.h"
 #include "scheduler/model/quantity.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 
 using model::FlavorNames;
 using model::FlavorQuota;
@@ -909,4 +909,4 @@ uint64_t Ledger::over_releases() const { return over_releases_.load(std::memory_
 // seq_cst: ordered with the swap's close of the generation (see Swap).
 bool Ledger::swap_in_progress() const { return swapping_.load(std::memory_order_seq_cst); }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

@@ -77,7 +77,7 @@
 #include "scheduler/model/policy.h"
 #include "scheduler/model/resources.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 
 inline constexpr size_t kMaxChargedResources = 8;
 
@@ -310,4 +310,4 @@ class Ledger {
   mutable std::atomic<uint64_t> over_releases_{0};
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

@@ -17,7 +17,7 @@
 #include "scheduler/ledger/run_bounded_for_testing.h"
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 namespace {
 
 using model::FlavorNames;
@@ -27,7 +27,7 @@ using model::PolicyPtr;
 using model::ResourceList;
 using model::ResourceNames;
 using model::TeamNames;
-using testing::PolicyBuilder;
+using scheduler::testing::PolicyBuilder;
 using testing::RunBounded;
 
 constexpr char kP5[] = "ml.p5.48xlarge";
@@ -279,4 +279,4 @@ TEST(LedgerStressTest, TwoTeamsRacingForTheSameBorrowedCapacityNeverBothGetIt) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

@@ -12,7 +12,7 @@
 #include "scheduler/ledger/run_bounded_for_testing.h"
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 namespace {
 
 using model::FlavorNames;
@@ -25,7 +25,7 @@ using model::ResourceNames;
 using model::SaturatingAdd;
 using model::TeamNames;
 using model::ToIdAmounts;
-using testing::PolicyBuilder;
+using scheduler::testing::PolicyBuilder;
 using testing::RunBounded;
 using Mode = Ledger::Mode;
 
@@ -756,4 +756,4 @@ TEST_F(LedgerTest, PropertyRandomSequencesMatchTheModel) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

@@ -8,7 +8,7 @@
 
 #include "scheduler/common/log.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 
 using model::FlavorNames;
 using model::IdAmounts;
@@ -550,4 +550,4 @@ std::vector<Ledger::Drift> QuotaBook::Reconcile() {
   return ledger_.Verify(sums, charges);
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

@@ -41,7 +41,7 @@
 #include "scheduler/common/clock.h"
 #include "scheduler/ledger/ledger.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 
 inline constexpr model::NameId kNoNode = 0xffffffff;
 
@@ -288,4 +288,4 @@ class QuotaBook {
   mutable std::atomic<uint64_t> lock_waits_{0};
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

@@ -17,7 +17,7 @@
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 namespace {
 
 using model::FlavorNames;
@@ -29,7 +29,7 @@ using model::ResourceList;
 using model::ResourceNames;
 using model::SaturatingAdd;
 using model::TeamNames;
-using testing::PolicyBuilder;
+using scheduler::testing::PolicyBuilder;
 using Mode = Ledger::Mode;
 
 const std::vector<std::string> kFlavors = {"ml.p5.48xlarge", "ml.g5.12xlarge"};
@@ -275,4 +275,4 @@ TEST_F(QuotaBookPropertyTest, RandomSequencesKeepUsageExactAndLimitsHeld) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

@@ -9,7 +9,7 @@
 #include "scheduler/common/log.h"
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 namespace {
 
 using model::FlavorNames;
@@ -19,7 +19,7 @@ using model::ResourceList;
 using model::ResourceNames;
 using model::TeamNames;
 using model::ToIdAmounts;
-using testing::PolicyBuilder;
+using scheduler::testing::PolicyBuilder;
 using Mode = Ledger::Mode;
 
 constexpr char kP5[] = "ml.p5.48xlarge";
@@ -438,4 +438,4 @@ TEST_F(QuotaBookTest, AWaitOnAShardMutexIsCounted) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

@@ -9,6 +9,10 @@
 
 namespace taskgov::scheduler {
 
+using ledger::PodMeta;
+using ledger::QuotaBook;
+using ledger::Reservation;
+using ledger::ReservationState;
 using model::EffectiveRequest;
 using model::GangSource;
 using model::KeptPart;

@@ -60,7 +60,7 @@ class ClusterState final : public ClusterObserver {
     int64_t filter_seen_ttl_ms = 60'000;
   };
 
-  ClusterState(QuotaBook* book, const common::Clock* clock, Options options);
+  ClusterState(ledger::QuotaBook* book, const common::Clock* clock, Options options);
 
   // A new policy: node flavors and pending teams are recomputed (charges stay where they are).
   void SetPolicy(model::PolicyPtr policy);
@@ -191,7 +191,7 @@ class ClusterState final : public ClusterObserver {
   void ErasePodLocked(std::unordered_map<std::string, PodRecord>::iterator it);
   static size_t NameHash(std::string_view ns, std::string_view name);
 
-  QuotaBook* const book_;
+  ledger::QuotaBook* const book_;
   const common::Clock* const clock_;
   const Options options_;
   std::function<void(const PodLifecycle&)> lifecycle_;

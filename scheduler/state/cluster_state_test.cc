@@ -11,6 +11,7 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::QuotaBook;
 using model::FlavorNames;
 using model::NameId;
 using model::Pod;

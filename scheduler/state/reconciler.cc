@@ -14,7 +14,7 @@ constexpr std::string_view kComponent = "ledger";
 
 }  // namespace
 
-Reconciler::Reconciler(QuotaBook* book, ClusterState* cluster, const common::Clock* clock,
+Reconciler::Reconciler(ledger::QuotaBook* book, ClusterState* cluster, const common::Clock* clock,
                        Options options)
     : book_(book),
       cluster_(cluster),
@@ -64,9 +64,9 @@ void Reconciler::ReconcileReservations() {
 }
 
 void Reconciler::ReconcileLedger() {
-  const std::vector<Ledger::Drift> drift = book_->Reconcile();
+  const std::vector<ledger::Ledger::Drift> drift = book_->Reconcile();
   drift_cells_.fetch_add(drift.size(), std::memory_order_relaxed);
-  for (const Ledger::Drift& d : drift) {
+  for (const ledger::Ledger::Drift& d : drift) {
     common::log::Warn(kComponent, "usage drift repaired",
                       {{"team", model::TeamNames().Name(d.key.team)},
                        {"flavor", model::FlavorNames().Name(d.key.flavor)},

@@ -9,6 +9,10 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::Charge;
+using ledger::Ledger;
+using ledger::PodMeta;
+using ledger::QuotaBook;
 using model::FlavorNames;
 using model::NameId;
 using model::ResourceList;

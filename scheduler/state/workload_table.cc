@@ -6,6 +6,7 @@
 
 namespace taskgov::scheduler {
 
+using ledger::kNoNode;
 using model::GangSource;
 using model::GangSourceName;
 using model::Labels;

@@ -39,14 +39,14 @@ struct WorkloadMember {
   model::IdAmounts request;  // effective request
   int64_t created_ms = 0;
   int64_t started_ms = 0;
-  model::NameId node = kNoNode;  // NodeNames(); kNoNode while it waits
+  model::NameId node = ledger::kNoNode;  // NodeNames(); kNoNode while it waits
   bool terminating = false;
   model::NameId team = kNoTeam;
   int32_t priority = 0;
   int32_t declared = 0;
   std::string priority_class;
   std::string instance_type;  // what its node selector asks for ("" if nothing)
-  [[nodiscard]] bool bound() const { return node != kNoNode; }
+  [[nodiscard]] bool bound() const { return node != ledger::kNoNode; }
   [[nodiscard]] const std::string& node_name() const { return model::NodeNames().Name(node); }
 };
 

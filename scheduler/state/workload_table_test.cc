@@ -15,6 +15,7 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::QuotaBook;
 using model::NameId;
 using model::Pod;
 using model::PodPhase;

@@ -20,7 +20,7 @@ class AdmissionFixture : public ::testing::Test {
  protected:
   // `binder` may be null (taskgov does not bind).
   void Start(model::PolicyPtr policy, KubeActions* binder = nullptr) {
-    book_ = std::make_unique<QuotaBook>(policy, &clock_);
+    book_ = std::make_unique<ledger::QuotaBook>(policy, &clock_);
     cluster_ = std::make_unique<ClusterState>(book_.get(), &clock_, ClusterState::Options{});
     admission_ = std::make_unique<Admission>(book_.get(), cluster_.get(), binder, &clock_,
                                              Admission::Options{});
@@ -56,7 +56,7 @@ class AdmissionFixture : public ::testing::Test {
   }
 
   common::FakeClock clock_;
-  std::unique_ptr<QuotaBook> book_;
+  std::unique_ptr<ledger::QuotaBook> book_;
   std::unique_ptr<ClusterState> cluster_;
   std::unique_ptr<Admission> admission_;
   std::vector<std::string> nodes_;
