@@ -170,7 +170,7 @@ struct TeamsRead {
 };
 
 TeamsRead ReadTeams(const scheduler::ledger::QuotaBook& book,
-                    const scheduler::ClusterState& cluster) {
+                    const scheduler::state::ClusterState& cluster) {
   TeamsRead read;
   const std::vector<scheduler::ledger::Ledger::CellUsage> cells = book.ledger().Cells(&read.policy);
   read.cells = scheduler::ledger::ComputeCohortUsage(cells, *read.policy, {});
@@ -257,11 +257,11 @@ void TeamShares(Writer& w, const scheduler::model::Team& team,
 }
 
 void TeamCounts(Writer& w, NameId team_id, const TeamsRead& read,
-                scheduler::ClusterState& cluster) {
+                scheduler::state::ClusterState& cluster) {
   const scheduler::ledger::QuotaBook::TeamCounts admitted =
       read.admitted.count(team_id) ? read.admitted.at(team_id)
                                    : scheduler::ledger::QuotaBook::TeamCounts{};
-  const scheduler::PendingQueues::Counts pending = cluster.pending().CountsOf(team_id);
+  const scheduler::state::PendingQueues::Counts pending = cluster.pending().CountsOf(team_id);
   auto ungoverned = read.ungoverned.find(team_id);
   w.Key("pods");
   w.StartObject();
@@ -295,7 +295,7 @@ struct FlavorUse {
 };
 
 std::vector<FlavorUse> ReadFlavors(const scheduler::ledger::QuotaBook& book,
-                                   const scheduler::ClusterState& cluster) {
+                                   const scheduler::state::ClusterState& cluster) {
   const scheduler::model::PolicyPtr policy = book.ledger().policy();
   std::map<std::string, FlavorUse> flavors;
   for (const scheduler::model::Team& team : policy->teams) {

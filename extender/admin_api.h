@@ -55,7 +55,7 @@ class AdminApi {
  public:
   struct Sources {
     const scheduler::ledger::QuotaBook* book = nullptr;  // required
-    scheduler::ClusterState* cluster = nullptr;          // required
+    scheduler::state::ClusterState* cluster = nullptr;   // required
     // A note on a preemption or reclaim in progress for a pending pod ("" if none).
     std::function<std::string(std::string_view uid)> preemption_status;
     // The policy watcher's state; unset: no "reload" in /api/v1/policy.

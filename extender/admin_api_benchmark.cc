@@ -54,7 +54,7 @@ scheduler::model::PolicyPtr Teams() {
 struct Cluster {
   common::FakeClock clock{1'800'000'000'000};
   scheduler::ledger::QuotaBook book{Teams(), &clock};
-  scheduler::ClusterState cluster{&book, &clock, scheduler::ClusterState::Options{}};
+  scheduler::state::ClusterState cluster{&book, &clock, scheduler::state::ClusterState::Options{}};
   std::unique_ptr<AdminApi> api;
 
   Cluster() {

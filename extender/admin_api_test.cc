@@ -41,7 +41,7 @@ class AdminApiTest : public ::testing::Test {
                   .PriorityClass("training", 50)
                   .Build(),
               &clock_),
-        cluster_(&book_, &clock_, scheduler::ClusterState::Options{}),
+        cluster_(&book_, &clock_, scheduler::state::ClusterState::Options{}),
         admission_(&book_, &cluster_, nullptr, &clock_, {}),
         api_(FixtureSources()) {
     cluster_.SetPolicy(book_.ledger().policy());
@@ -131,7 +131,7 @@ class AdminApiTest : public ::testing::Test {
 
   common::FakeClock clock_;
   scheduler::ledger::QuotaBook book_;
-  scheduler::ClusterState cluster_;
+  scheduler::state::ClusterState cluster_;
   UsageHistory history_;
   scheduler::Admission admission_;
   AdminApi api_;

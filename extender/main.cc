@@ -137,8 +137,8 @@ struct Process {
   std::unique_ptr<config::ConfigWatcher> watcher;
   // Domain.
   std::unique_ptr<scheduler::ledger::QuotaBook> book;
-  std::unique_ptr<scheduler::ClusterState> cluster;
-  std::unique_ptr<scheduler::Reconciler> reconciler;
+  std::unique_ptr<scheduler::state::ClusterState> cluster;
+  std::unique_ptr<scheduler::state::Reconciler> reconciler;
   // Kubernetes.
   std::unique_ptr<scheduler::kube::KubeClient> client;
   std::unique_ptr<scheduler::kube::ApiKubeActions> actions;
@@ -257,15 +257,17 @@ void BuildPolicyWatcher(Process& p) {
 
 void BuildDomain(Process& p) {
   p.book = std::make_unique<scheduler::ledger::QuotaBook>(p.policies.Current(), &p.clock);
-  scheduler::ClusterState::Options cluster_options;
+  scheduler::state::ClusterState::Options cluster_options;
   cluster_options.scheduler_name = p.flags.scheduler_name;
-  p.cluster = std::make_unique<scheduler::ClusterState>(p.book.get(), &p.clock, cluster_options);
+  p.cluster =
+      std::make_unique<scheduler::state::ClusterState>(p.book.get(), &p.clock, cluster_options);
   metrics::Metrics* metrics = p.metrics.get();
-  p.cluster->SetLifecycleObserver([metrics](const scheduler::ClusterState::PodLifecycle& event) {
-    metrics->ObservePodLifecycle(event);
-  });
-  p.reconciler = std::make_unique<scheduler::Reconciler>(p.book.get(), p.cluster.get(), &p.clock,
-                                                         scheduler::Reconciler::Options{});
+  p.cluster->SetLifecycleObserver(
+      [metrics](const scheduler::state::ClusterState::PodLifecycle& event) {
+        metrics->ObservePodLifecycle(event);
+      });
+  p.reconciler = std::make_unique<scheduler::state::Reconciler>(
+      p.book.get(), p.cluster.get(), &p.clock, scheduler::state::Reconciler::Options{});
 }
 
 void BuildLeaderElector(Process& p) {
@@ -499,7 +501,7 @@ common::Status Start(Process& p) {
       if (NotReady(p).empty()) (void)preemption->RunOnce();
     });
   }
-  scheduler::Reconciler* reconciler = p.reconciler.get();
+  scheduler::state::Reconciler* reconciler = p.reconciler.get();
   p.housekeeping.emplace(kHousekeepingPeriod, [reconciler](uint64_t) { reconciler->Tick(); });
   if (p.admin) {
     p.history_loop.emplace(

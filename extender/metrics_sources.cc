@@ -40,8 +40,8 @@ metrics::HttpListenerTotals HttpListenerTotalsOf(std::string listener,
 }
 
 metrics::Sources MetricsSources(const scheduler::ledger::QuotaBook* book,
-                                const scheduler::ClusterState* cluster,
-                                const scheduler::Reconciler* reconciler,
+                                const scheduler::state::ClusterState* cluster,
+                                const scheduler::state::Reconciler* reconciler,
                                 const scheduler::kube::Informers* informers,
                                 const scheduler::PreemptionController* preemption,
                                 std::vector<HttpListenerSource> http_listeners) {

@@ -138,17 +138,18 @@ constexpr std::array<LabelValue, 4> kLedgerRepairKinds = {{
 }};
 
 std::array<uint64_t, kLedgerRepairKinds.size()> RepairCounts(
-    const scheduler::Reconciler::Repairs& r) {
+    const scheduler::state::Reconciler::Repairs& r) {
   return {r.expired, r.orphan_released, r.uncharged_charged, r.drift_cells};
 }
 
 std::string_view TeamLabel(NameId id) {
-  if (id == scheduler::kNoTeam || id >= scheduler::model::TeamNames().size()) return kNoTeamLabel;
+  if (id == scheduler::state::kNoTeam || id >= scheduler::model::TeamNames().size())
+    return kNoTeamLabel;
   return scheduler::model::TeamNames().Name(id);
 }
 
 std::string_view FlavorLabel(NameId id) {
-  if (id == scheduler::kNoFlavor || id >= scheduler::model::FlavorNames().size())
+  if (id == scheduler::state::kNoFlavor || id >= scheduler::model::FlavorNames().size())
     return kNoTeamLabel;
   return scheduler::model::FlavorNames().Name(id);
 }
@@ -269,7 +270,7 @@ class Metrics::Impl {
 
   void ObserveFilter(const scheduler::FilterDecision& d) {
     if (d.admitted) {
-      if (d.team == scheduler::kNoTeam) {
+      if (d.team == scheduler::state::kNoTeam) {
         admissions_.Get(L3{kNoTeamLabel, kNoTeamLabel, "passthrough"}).Add();
       } else {
         admissions_
@@ -638,16 +639,16 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::ledger::Q
       MetricType::Gauge);
   static constexpr L2 kPodNames = {"team", "state"};
   static constexpr L2 kPendingNames = {"cluster_queue", "status"};
-  const scheduler::ClusterState* cluster = sources_.cluster;
+  const scheduler::state::ClusterState* cluster = sources_.cluster;
   const std::unordered_map<NameId, size_t> ungoverned_by_team =
       cluster != nullptr ? cluster->UngovernedByTeam() : std::unordered_map<NameId, size_t>{};
   for (const auto& [team, meta] : scrape.live) {
     const std::optional<NameId> id = scheduler::model::TeamNames().Find(team);
     const scheduler::ledger::QuotaBook::TeamCounts c =
         id ? counts[*id] : scheduler::ledger::QuotaBook::TeamCounts{};
-    const scheduler::PendingQueues::Counts pending = (id && cluster != nullptr)
-                                                         ? cluster->pending().CountsOf(*id)
-                                                         : scheduler::PendingQueues::Counts{};
+    const scheduler::state::PendingQueues::Counts pending =
+        (id && cluster != nullptr) ? cluster->pending().CountsOf(*id)
+                                   : scheduler::state::PendingQueues::Counts{};
     if (cluster != nullptr) {
       auto u = id ? ungoverned_by_team.find(*id) : ungoverned_by_team.end();
       ungoverned.Value(L1{"team"}, L1{team},
@@ -679,7 +680,7 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::ledger::Q
     FamilyBuilder dropped("taskgov_pending_filter_only_dropped_total",
                           "Refusals of pods known only from filter calls (the informer never "
                           "reported them) that were not queued because " +
-                              std::to_string(scheduler::PendingQueues::kMaxFilterOnly) +
+                              std::to_string(scheduler::state::PendingQueues::kMaxFilterOnly) +
                               " such pods were already waiting: a client filtering pods the API "
                               "server does not have.",
                           MetricType::Counter);
@@ -996,9 +997,9 @@ void Metrics::ObservePodEnded(NameId team, std::string_view priority_class, int6
                               int64_t ended_ms) {
   impl_->ObservePodEnded(team, priority_class, bound_ms, ended_ms);
 }
-void Metrics::ObservePodLifecycle(const scheduler::ClusterState::PodLifecycle& event) {
-  if (event.team == scheduler::kNoTeam) return;
-  if (event.transition == scheduler::PodTransition::kBound) {
+void Metrics::ObservePodLifecycle(const scheduler::state::ClusterState::PodLifecycle& event) {
+  if (event.team == scheduler::state::kNoTeam) return;
+  if (event.transition == scheduler::state::PodTransition::kBound) {
     impl_->ObservePodBound(event.team, event.priority_class, event.pod->creation_unix_ms,
                            event.now_ms);
   } else {

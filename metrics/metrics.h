@@ -162,9 +162,9 @@ struct Sources {
   // series (only the process families).
   const scheduler::ledger::QuotaBook* book = nullptr;
   // Pending pods per team. Null: no pending series.
-  const scheduler::ClusterState* cluster = nullptr;
+  const scheduler::state::ClusterState* cluster = nullptr;
   // The ledger's housekeeping. Null: no taskgov_ledger_repairs_total series.
-  const scheduler::Reconciler* reconciler = nullptr;
+  const scheduler::state::Reconciler* reconciler = nullptr;
   // taskgov_watch_restarts_total and the informer event age and timestamp. Unset: no such
   // series.
   std::function<std::vector<InformerTotals>()> informers;
@@ -221,7 +221,7 @@ class Metrics {
   // A pod's lifecycle transition (ClusterState::SetLifecycleObserver): seen bound ⇒
   // ObservePodBound(created → now), ended ⇒ ObservePodEnded(bound → now). Pods of no team are
   // not counted.
-  void ObservePodLifecycle(const scheduler::ClusterState::PodLifecycle& event);
+  void ObservePodLifecycle(const scheduler::state::ClusterState::PodLifecycle& event);
   // A config reload finished (the initial load counts as one) at `unix_ms`.
   void ObserveConfigReload(bool ok, int64_t unix_ms);
 

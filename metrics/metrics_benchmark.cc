@@ -33,7 +33,7 @@ std::string Flavor(int f) { return "ml.bench" + std::to_string(f) + ".48xlarge";
 struct Cluster {
   Cluster(bool kueue, int teams)
       : book(MakePolicy(teams), &clock),
-        cluster(&book, &clock, scheduler::ClusterState::Options{}) {
+        cluster(&book, &clock, scheduler::state::ClusterState::Options{}) {
     cluster.SetPolicy(book.ledger().policy());
     Options options;
     options.kueue_compatible = kueue;
@@ -88,7 +88,7 @@ struct Cluster {
 
   common::FakeClock clock;
   scheduler::ledger::QuotaBook book;
-  scheduler::ClusterState cluster;
+  scheduler::state::ClusterState cluster;
   std::unique_ptr<Metrics> metrics;
 };
 

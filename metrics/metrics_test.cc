@@ -726,20 +726,20 @@ TEST(MetricsTest, RefusalCodesOutsideTheListCountAsOther) {
 TEST(MetricsTest, PodLifecycleFeedsWaitAndRunTimesOfTeamsOnly) {
   Metrics m;
   const scheduler::model::Pod pod = scheduler::testing::PodBuilder("w-0").Created(10'000);
-  scheduler::ClusterState::PodLifecycle event;
+  scheduler::state::ClusterState::PodLifecycle event;
   event.pod = &pod;
   event.team = TeamId("lifecycle");
   event.priority_class = "training";
-  event.transition = scheduler::PodTransition::kBound;
+  event.transition = scheduler::state::PodTransition::kBound;
   event.now_ms = 40'000;
   m.ObservePodLifecycle(event);
-  event.transition = scheduler::PodTransition::kEnded;
+  event.transition = scheduler::state::PodTransition::kEnded;
   event.bound_ms = 40'000;
   event.now_ms = 100'000;
   m.ObservePodLifecycle(event);
-  event.team = scheduler::kNoTeam;  // passed through: not counted
+  event.team = scheduler::state::kNoTeam;  // passed through: not counted
   m.ObservePodLifecycle(event);
-  event.transition = scheduler::PodTransition::kBound;
+  event.transition = scheduler::state::PodTransition::kBound;
   m.ObservePodLifecycle(event);
   const Exposition x = ParseExposition(m.Render());
   const std::map<std::string, std::string> labels = {{"team", "lifecycle"},

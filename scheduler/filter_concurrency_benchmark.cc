@@ -78,7 +78,7 @@ void CheckPremise(benchmark::State& state, FilterFixture& f, const FilterArgs& a
 // Stop() (or the destructor) ends the loop and joins.
 class InformerChurn {
  public:
-  explicit InformerChurn(ClusterState* cluster)
+  explicit InformerChurn(state::ClusterState* cluster)
       : pod_(PodBuilder("informer-churn")
                  .Namespace("ns-team-99")
                  .Gpus(1)
@@ -99,7 +99,7 @@ class InformerChurn {
   }
 
  private:
-  void Run(ClusterState* cluster) {
+  void Run(state::ClusterState* cluster) {
     int64_t events = 0;
     // relaxed: see Stop().
     while (!stop_.load(std::memory_order_relaxed)) {

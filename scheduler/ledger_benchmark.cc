@@ -26,6 +26,7 @@ using model::PodPhase;
 using model::ResourceList;
 using model::TeamNames;
 using model::ToIdAmounts;
+using state::ClusterState;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 using testing::PolicyBuilder;

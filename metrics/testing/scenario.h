@@ -66,8 +66,8 @@ struct Scenario {
   explicit Scenario(bool kueue_compatible = true)
       : clock(kStartMs),
         book(ScenarioPolicy(), &clock),
-        cluster(&book, &clock, scheduler::ClusterState::Options{}),
-        reconciler(&book, &cluster, &clock, scheduler::Reconciler::Options{}) {
+        cluster(&book, &clock, scheduler::state::ClusterState::Options{}),
+        reconciler(&book, &cluster, &clock, scheduler::state::Reconciler::Options{}) {
     cluster.SetPolicy(book.ledger().policy());
     Options options;
     options.kueue_compatible = kueue_compatible;
@@ -107,7 +107,7 @@ struct Scenario {
                       scheduler::ledger::Ledger::Mode::kWithinNominal, 30'000,
                       scheduler::ledger::PodMeta{});
     for (const char* name : {"b-3", "b-4"}) {
-      cluster.pending().NoteRefused(scheduler::PendingPodOf(
+      cluster.pending().NoteRefused(scheduler::state::PendingPodOf(
           scheduler::testing::PodBuilder(name).Namespace("ns-team-b").Gpus(8), TeamId("team-b"), 0,
           ResourceList{{"nvidia.com/gpu", 8}}, scheduler::model::WorkloadRef{}));
     }
@@ -181,8 +181,8 @@ struct Scenario {
 
   common::FakeClock clock;
   scheduler::ledger::QuotaBook book;
-  scheduler::ClusterState cluster;
-  scheduler::Reconciler reconciler;
+  scheduler::state::ClusterState cluster;
+  scheduler::state::Reconciler reconciler;
   std::unique_ptr<Metrics> metrics;
   std::mutex fakes_mu;
   std::vector<InformerTotals> informers;  // guarded by fakes_mu

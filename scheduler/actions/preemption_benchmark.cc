@@ -24,6 +24,7 @@ using model::PolicyPtr;
 using model::ResourceList;
 using model::ResourceNames;
 using model::TeamNames;
+using state::ClusterState;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 using testing::PolicyBuilder;

@@ -36,6 +36,11 @@ using model::TaskPrioritization;
 using model::Team;
 using model::TeamNames;
 using model::ToIdAmounts;
+using state::ClusterState;
+using state::kNoTeam;
+using state::NodeView;
+using state::PendingPod;
+using state::PendingQueues;
 
 namespace {
 

@@ -129,7 +129,7 @@ class PreemptionController {
   };
 
   // All pointers outlive the controller.
-  PreemptionController(ledger::QuotaBook* book, ClusterState* cluster, KubeActions* kube,
+  PreemptionController(ledger::QuotaBook* book, state::ClusterState* cluster, KubeActions* kube,
                        const common::Clock* clock, Options options);
   ~PreemptionController();
   PreemptionController(const PreemptionController&) = delete;
@@ -187,24 +187,25 @@ class PreemptionController {
                         RunReport* report);
   // The pipeline.
   RoundTable::Followed FollowRounds(int64_t now_ms);
-  std::vector<PendingPod> PickPreemptors(const model::Policy& policy, int64_t now_ms);
+  std::vector<state::PendingPod> PickPreemptors(const model::Policy& policy, int64_t now_ms);
   // Appends the team's preemptors to `out`. Returns until when the team may rest (every pod
   // looked at was set aside: the earliest end of those set-asides), or 0.
   int64_t PickFromTeam(const model::Team& team, model::NameId team_id, uint64_t stamp,
-                       bool by_priority, int64_t now_ms, std::vector<PendingPod>* out);
+                       bool by_priority, int64_t now_ms, std::vector<state::PendingPod>* out);
   // Until when (ms) pod `uid` stays set aside (nothing changed on its team's flavors since
   // `stamp`), or 0 when it is not (a stale entry is dropped).
   int64_t SetAsideUntil(const std::string& uid, uint64_t stamp, int64_t now_ms);
   // Sets `pending` aside after a decision that found nothing to do for it.
-  void SetAsideUnchanged(const Run& run, const PendingPod& pending);
+  void SetAsideUnchanged(const Run& run, const state::PendingPod& pending);
   // The planner's inputs: the candidates (running, and going) on the flavors of `preemptors`'
   // teams and of the rounds in flight — a victim is charged on the flavor its preemptor takes —
   // and the rounds' claims.
   VictimPlanner::Inputs PlanInputs(const model::Policy& policy, int64_t now_ms,
-                                   const std::vector<PendingPod>& preemptors,
+                                   const std::vector<state::PendingPod>& preemptors,
                                    RoundTable::Followed followed);
-  void DecideFor(Run& run, const PendingPod& pending);
-  void StartRound(Run& run, const PendingPod& pending, const Preemptor& p, const Selection& chosen);
+  void DecideFor(Run& run, const state::PendingPod& pending);
+  void StartRound(Run& run, const state::PendingPod& pending, const Preemptor& p,
+                  const Selection& chosen);
   void FinishRun();
 
   // Evicting one round: what is due, and after a refused eviction, other victims for it.
@@ -224,7 +225,7 @@ class PreemptionController {
   void PublishLocked();
 
   ledger::QuotaBook* const book_;
-  ClusterState* const cluster_;
+  state::ClusterState* const cluster_;
   KubeActions* const kube_;
   const common::Clock* const clock_;
   const Options options_;

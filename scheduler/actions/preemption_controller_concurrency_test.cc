@@ -21,6 +21,7 @@ using ledger::QuotaBook;
 using model::Pod;
 using model::PodPhase;
 using model::PolicyPtr;
+using state::ClusterState;
 using testing::FakeKubeActions;
 using testing::NodeBuilder;
 using testing::PodBuilder;

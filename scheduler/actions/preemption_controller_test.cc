@@ -32,6 +32,8 @@ using model::TaintEffect;
 using model::Team;
 using model::TeamNames;
 using model::TolerationOperator;
+using state::ClusterState;
+using state::NodeView;
 using testing::FakeKubeActions;
 using testing::NodeBuilder;
 using testing::PodBuilder;

@@ -11,6 +11,8 @@ using model::NameId;
 using model::PodPlacementSpec;
 using model::Team;
 using model::ToIdAmounts;
+using state::NodeView;
+using state::PendingPod;
 
 VictimPlanner::VictimPlanner(Inputs inputs)
     : policy_(*inputs.policy),

@@ -45,7 +45,7 @@ class PlanSource {
   // Every cell of the ledger's current generation (Ledger::Cells).
   [[nodiscard]] virtual std::vector<ledger::Ledger::CellUsage> Cells() const = 0;
   // The nodes of a flavor, any order (ClusterState::NodesOfFlavor).
-  [[nodiscard]] virtual std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(
+  [[nodiscard]] virtual std::vector<std::pair<std::string, state::NodeView>> NodesOfFlavor(
       model::NameId flavor) const = 0;
 };
 
@@ -64,7 +64,7 @@ class VictimPlanner {
 
   // The decision for one preemptor of `team` (see the header comment). kFits: its request is
   // claimed; kVictims: `victims` on `node` of `flavor`; kNoVictims: `explanation`.
-  [[nodiscard]] Selection Plan(const model::Team& team, const PendingPod& pending,
+  [[nodiscard]] Selection Plan(const model::Team& team, const state::PendingPod& pending,
                                const Preemptor& p);
   // A round starts with `chosen`: its victims, taken (TakeVictims), and the preemptor's claim.
   [[nodiscard]] std::vector<RoundVictim> Commit(const Preemptor& p, const Selection& chosen);
@@ -106,7 +106,7 @@ class VictimPlanner {
                                      const std::vector<uint8_t>& eligible);
   // The flavors `pending` may use, each with the nodes that accept it, into eligibility_
   // [0, return); the clauses of flavors none of whose nodes accept it, into `why`.
-  size_t UsableFlavors(const model::Team& team, const PendingPod& pending, std::string* why);
+  size_t UsableFlavors(const model::Team& team, const state::PendingPod& pending, std::string* why);
   [[nodiscard]] int64_t CandidateIndex(std::string_view uid) const;
 
   const model::Policy& policy_;

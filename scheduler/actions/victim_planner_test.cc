@@ -27,6 +27,8 @@ using model::ResourceNames;
 using model::TaintEffect;
 using model::TeamNames;
 using model::TolerationOperator;
+using state::NodeView;
+using state::PendingPod;
 using testing::NodeBuilder;
 using testing::PolicyBuilder;
 using Names = std::vector<std::string>;

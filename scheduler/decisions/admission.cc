@@ -46,6 +46,14 @@ using model::SaturatingAdd;
 using model::Team;
 using model::TeamNames;
 using model::WorkloadRef;
+using state::ClusterState;
+using state::kNoFlavor;
+using state::kNoTeam;
+using state::NodeFit;
+using state::NodePacking;
+using state::NodeView;
+using state::PendingPod;
+using state::PendingPodOf;
 
 namespace {
 

@@ -36,8 +36,8 @@ namespace taskgov::scheduler {
 
 // What a filter decided, for metrics and logs.
 struct FilterDecision {
-  model::NameId team = kNoTeam;
-  model::NameId flavor = kNoFlavor;  // the flavor admitted to (kNoFlavor when refused)
+  model::NameId team = state::kNoTeam;
+  model::NameId flavor = state::kNoFlavor;  // the flavor admitted to (kNoFlavor when refused)
   bool admitted = false;
   bool borrowing = false;
   std::string priority_class;
@@ -56,7 +56,7 @@ class Admission final : public Decider {
   };
 
   // `binder` may be null: then taskgov is not the binder and the bind verb refuses.
-  Admission(ledger::QuotaBook* book, ClusterState* cluster, KubeActions* binder,
+  Admission(ledger::QuotaBook* book, state::ClusterState* cluster, KubeActions* binder,
             const common::Clock* clock, Options options);
 
   // New policy for the ledger and the cluster view.
@@ -124,7 +124,7 @@ class Admission final : public Decider {
   std::string Gate() const { return gate_ ? gate_() : std::string(); }
 
   ledger::QuotaBook* const book_;
-  ClusterState* const cluster_;
+  state::ClusterState* const cluster_;
   KubeActions* const binder_;
   const common::Clock* const clock_;
   const Options options_;

@@ -24,6 +24,9 @@ using model::ResourceAmount;
 using model::ResourceList;
 using model::SaturatingAdd;
 using model::WorkloadRef;
+using state::ClusterState;
+using state::NodeCache;
+using state::NodeFit;
 using Mode = Ledger::Mode;
 
 std::string Q(std::string_view resource, int64_t amount) {

@@ -69,7 +69,7 @@ struct Explanation {
 // Explains the subject of `snapshot` (taken by TakeSnapshot over the nodes of its team's
 // flavors) at `now_ms`; reads the rest of the pending view and the cohort's heads as needed.
 [[nodiscard]] Explanation Explain(Snapshot& snapshot, const ledger::QuotaBook& book,
-                                  const ClusterState& cluster, int64_t now_ms,
+                                  const state::ClusterState& cluster, int64_t now_ms,
                                   size_t queue_lookahead);
 
 }  // namespace taskgov::scheduler

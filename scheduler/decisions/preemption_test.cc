@@ -41,6 +41,7 @@ using model::TaintEffect;
 using model::TeamNames;
 using model::TolerationOperator;
 using model::WithinTeamPreemption;
+using state::ClusterState;
 using testing::FakeKubeActions;
 using testing::NodeBuilder;
 using testing::PodBuilder;

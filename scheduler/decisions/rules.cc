@@ -23,6 +23,7 @@ using model::ResourceNames;
 using model::SaturatingAdd;
 using model::Team;
 using model::TeamNames;
+using state::PendingPod;
 using Mode = Ledger::Mode;
 
 // What hypothetical admissions add on top of the ledger's current numbers: to one team's usage

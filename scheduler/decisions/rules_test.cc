@@ -21,6 +21,7 @@ using model::PolicyPtr;
 using model::QueueingStrategy;
 using model::ResourceList;
 using model::TeamNames;
+using state::PendingPod;
 using testing::PolicyBuilder;
 
 constexpr char kP5[] = "ml.p5.48xlarge";

@@ -19,6 +19,14 @@ using model::ResourceAmount;
 using model::TaskPrioritization;
 using model::Team;
 using model::TeamNames;
+using state::ClusterState;
+using state::FlavorOfNode;
+using state::kNoTeam;
+using state::NodeCache;
+using state::NodeFit;
+using state::PendingPod;
+using state::PendingQueues;
+using state::TeamResolver;
 
 namespace {
 

@@ -32,6 +32,7 @@ using scheduler::kube::testing::FakeApiServer;
 using scheduler::kube::testing::FakeApiServerOptions;
 using scheduler::kube::testing::FaultRule;
 using scheduler::kube::testing::RecordedRequest;
+using state::ClusterState;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::NodeJson;

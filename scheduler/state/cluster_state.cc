@@ -7,7 +7,7 @@
 
 #include "scheduler/common/log.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 
 using ledger::PodMeta;
 using ledger::QuotaBook;
@@ -497,4 +497,4 @@ std::unordered_map<NameId, size_t> ClusterState::RunningByTeam() const {
   return out;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

@@ -44,7 +44,7 @@
 #include "scheduler/state/team_resolver.h"
 #include "scheduler/state/workload_table.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 
 enum class PodTransition {
   kBound,  // seen pending, then bound (wait time = now − created)
@@ -217,4 +217,4 @@ class ClusterState final : public ClusterObserver {
   std::atomic<bool> nodes_synced_{false};
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

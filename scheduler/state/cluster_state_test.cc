@@ -8,7 +8,7 @@
 
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 namespace {
 
 using ledger::QuotaBook;
@@ -71,4 +71,4 @@ TEST(ClusterStateTest, AWalkByFlavorSeesThePodsCountedOnItsNodesUnderTheCurrentP
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

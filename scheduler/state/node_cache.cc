@@ -6,7 +6,7 @@
 
 #include "scheduler/model/quantity.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 
 using model::FlavorNames;
 using model::IdAmounts;
@@ -221,4 +221,4 @@ size_t NodeCache::size() const {
   return nodes_.size();
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

@@ -25,7 +25,7 @@
 #include "scheduler/model/policy.h"
 #include "scheduler/model/resources.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 
 inline constexpr model::NameId kNoFlavor = 0xffffffff;
 
@@ -129,4 +129,4 @@ class NodeCache {
   uint64_t changes_all_ = 0;
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

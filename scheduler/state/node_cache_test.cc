@@ -7,7 +7,7 @@
 
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 namespace {
 
 using model::FlavorNames;
@@ -107,4 +107,4 @@ TEST_F(NodeCacheTest, EachCacheAnswersForItsOwnNodes) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

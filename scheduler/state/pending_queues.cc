@@ -4,7 +4,7 @@
 
 #include "scheduler/model/gang.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 
 using model::NameId;
 using model::Pod;
@@ -379,4 +379,4 @@ PendingQueues::Counts PendingQueues::CountsOf(NameId team) {
   return n;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

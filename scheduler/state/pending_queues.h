@@ -41,7 +41,7 @@
 #include "scheduler/model/interner.h"
 #include "scheduler/model/objects.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 
 inline constexpr model::NameId kNoTeam = 0xffffffff;
 
@@ -209,4 +209,4 @@ class PendingQueues {
   std::atomic<uint64_t> filter_only_dropped_{0};
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

@@ -6,7 +6,7 @@
 #include <future>
 #include <thread>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 namespace {
 
 PendingPod Pending(std::string uid, model::NameId team, int32_t priority, int64_t created_ms) {
@@ -267,4 +267,4 @@ TEST_F(PendingQueuesTest, ConcurrentNotesAndInformerWritesLoseNothing) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

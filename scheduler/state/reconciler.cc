@@ -7,7 +7,7 @@
 #include "scheduler/common/log.h"
 #include "scheduler/model/interner.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 namespace {
 
 constexpr std::string_view kComponent = "ledger";
@@ -76,4 +76,4 @@ void Reconciler::ReconcileLedger() {
   }
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

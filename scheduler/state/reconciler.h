@@ -27,7 +27,7 @@
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/state/cluster_state.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 
 class Reconciler {
  public:
@@ -73,4 +73,4 @@ class Reconciler {
   std::atomic<uint64_t> drift_cells_{0};
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

@@ -6,7 +6,7 @@
 
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 namespace {
 
 using ledger::Charge;
@@ -125,4 +125,4 @@ TEST_F(ReconcilerTest, RepairsLedgerCountersThatDisagreeWithTheReservations) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

@@ -5,7 +5,7 @@
 
 #include <mutex>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 
 using model::GangSource;
 using model::Labels;
@@ -110,4 +110,4 @@ LiveQueues TeamResolver::live_queues() const {
   return live_;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

@@ -17,7 +17,7 @@
 #include "scheduler/model/policy.h"
 #include "scheduler/state/pending_queues.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 
 class TeamResolver {
  public:
@@ -63,4 +63,4 @@ class TeamResolver {
   bool SetSizeLocked(std::string key, int64_t size);  // whether it changed
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

@@ -4,7 +4,7 @@
 #include <mutex>
 #include <utility>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 
 using ledger::kNoNode;
 using model::GangSource;
@@ -162,4 +162,4 @@ bool WorkloadTable::View::HasPod(std::string_view uid) const {
   return table_.workload_of_.contains(uid);
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

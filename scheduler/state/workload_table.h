@@ -29,7 +29,7 @@
 #include "scheduler/model/resources.h"
 #include "scheduler/state/pending_queues.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 
 // A member of a workload, compact (the table holds one per governed pod): its node by interned
 // id (as the QuotaBook's PodMeta has it), the request by resource id. The priority class and
@@ -137,4 +137,4 @@ class WorkloadTable {
   ByName<Ordered::iterator> workload_of_;  // pod uid → its workload's entry
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

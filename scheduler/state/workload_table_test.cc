@@ -12,7 +12,7 @@
 #include "scheduler/state/cluster_state.h"
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 namespace {
 
 using ledger::QuotaBook;
@@ -254,4 +254,4 @@ TEST_F(ClusterWorkloadsTest, ReadersWalkTheTableWhileEventsChangeIt) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

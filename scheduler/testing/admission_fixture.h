@@ -21,7 +21,8 @@ class AdmissionFixture : public ::testing::Test {
   // `binder` may be null (taskgov does not bind).
   void Start(model::PolicyPtr policy, KubeActions* binder = nullptr) {
     book_ = std::make_unique<ledger::QuotaBook>(policy, &clock_);
-    cluster_ = std::make_unique<ClusterState>(book_.get(), &clock_, ClusterState::Options{});
+    cluster_ =
+        std::make_unique<state::ClusterState>(book_.get(), &clock_, state::ClusterState::Options{});
     admission_ = std::make_unique<Admission>(book_.get(), cluster_.get(), binder, &clock_,
                                              Admission::Options{});
     cluster_->OnSynced(ObjectKind::kPod);
@@ -57,7 +58,7 @@ class AdmissionFixture : public ::testing::Test {
 
   common::FakeClock clock_;
   std::unique_ptr<ledger::QuotaBook> book_;
-  std::unique_ptr<ClusterState> cluster_;
+  std::unique_ptr<state::ClusterState> cluster_;
   std::unique_ptr<Admission> admission_;
   std::vector<std::string> nodes_;
 };

@@ -34,7 +34,7 @@ inline model::PolicyPtr HundredTeams() {
 struct FilterFixture {
   common::FakeClock clock;
   ledger::QuotaBook book{HundredTeams(), &clock};
-  ClusterState cluster{&book, &clock, ClusterState::Options{}};
+  state::ClusterState cluster{&book, &clock, state::ClusterState::Options{}};
   Admission admission{&book, &cluster, nullptr, &clock, Admission::Options{}};
   std::vector<std::string> names;  // node-0 … node-499
 
