@@ -242,8 +242,8 @@ common::Error Overflow(const std::string& quoted) {
 }
 
 // A type not in the catalogue: only explicit VCpu and MemoryInGiB can be taken as they are.
-common::Result<scheduler::ResourceList> ExplicitOnly(const std::string& quoted,
-                                                     const ComputeAmounts& a) {
+common::Result<scheduler::model::ResourceList> ExplicitOnly(const std::string& quoted,
+                                                            const ComputeAmounts& a) {
   if (a.count) {
     return common::Error{"instance type " + quoted +
                          " is not in the catalogue, so Count cannot be converted: give VCpu and "
@@ -255,7 +255,7 @@ common::Result<scheduler::ResourceList> ExplicitOnly(const std::string& quoted,
                          "describe the type under instanceTypes"};
   }
   if (!a.vcpu_millis || !a.memory_bytes) return UnknownInstanceType(quoted);
-  scheduler::ResourceList out;
+  scheduler::model::ResourceList out;
   out.Set("cpu", *a.vcpu_millis);
   out.Set("memory", *a.memory_bytes);
   return out;
@@ -341,9 +341,9 @@ common::Status CheckKnownInstanceType(const InstanceType* type, std::string_view
   return UnknownInstanceType("'" + std::string(type_name) + "'");
 }
 
-common::Result<scheduler::ResourceList> DeriveQuota(const InstanceType* type,
-                                                    std::string_view type_name,
-                                                    const ComputeAmounts& a) {
+common::Result<scheduler::model::ResourceList> DeriveQuota(const InstanceType* type,
+                                                           std::string_view type_name,
+                                                           const ComputeAmounts& a) {
   const std::string quoted = "'" + std::string(type_name) + "'";
   const bool has_partition = a.partition_type.has_value();
   if (!a.count && !a.accelerators && !a.vcpu_millis && !a.memory_bytes && !has_partition) {
@@ -356,7 +356,7 @@ common::Result<scheduler::ResourceList> DeriveQuota(const InstanceType* type,
     return common::Error{"instance type " + quoted + " has no accelerators"};
   }
 
-  scheduler::ResourceList out;
+  scheduler::model::ResourceList out;
   const MigProfile* profile = nullptr;
   if (has_partition) {
     common::Result<const MigProfile*> found = PartitionProfile(*type, quoted, a);

@@ -87,9 +87,8 @@ struct ComputeAmounts {
 // (bytes). `type` is the catalogue entry, or nullptr when the type is not in the catalogue.
 // Errors name what is missing, e.g. "instance type 'ml.x' is not in the catalogue: give VCpu and
 // MemoryInGiB explicitly, or describe it under instanceTypes".
-[[nodiscard]] common::Result<scheduler::ResourceList> DeriveQuota(const InstanceType* type,
-                                                                  std::string_view type_name,
-                                                                  const ComputeAmounts& amounts);
+[[nodiscard]] common::Result<scheduler::model::ResourceList> DeriveQuota(
+    const InstanceType* type, std::string_view type_name, const ComputeAmounts& amounts);
 
 // For a line whose amounts cannot be read: an error when `type` (the catalogue entry of
 // `type_name`) is nullptr, with DeriveQuota's wording.

@@ -49,7 +49,7 @@ struct RatioCase {
   std::string name;
   std::string type;
   ComputeAmounts amounts;
-  scheduler::ResourceList want;
+  scheduler::model::ResourceList want;
 };
 
 TEST(DeriveQuota, RatioDefaults) {
@@ -96,7 +96,8 @@ TEST(DeriveQuota, RatioDefaults) {
        {{"cpu", 4000}, {"memory", 16 * kGi}}},
   };
   for (const RatioCase& k : cases) {
-    common::Result<scheduler::ResourceList> got = DeriveQuota(c.Find(k.type), k.type, k.amounts);
+    common::Result<scheduler::model::ResourceList> got =
+        DeriveQuota(c.Find(k.type), k.type, k.amounts);
     ASSERT_TRUE(got.ok()) << k.name << ": " << got.error().message;
     EXPECT_EQ(*got, k.want) << k.name << ": got " << got->ToString();
   }
@@ -107,12 +108,12 @@ TEST(DeriveQuota, RatioDefaults) {
 // explicit values still win.
 TEST(DeriveQuota, ZeroAcceleratorsOnATypeWithoutAccelerators) {
   const Catalogue& c = Catalogue::Builtin();
-  common::Result<scheduler::ResourceList> zero =
+  common::Result<scheduler::model::ResourceList> zero =
       DeriveQuota(c.Find("ml.c5n.4xlarge"), "ml.c5n.4xlarge", {.accelerators = 0});
   ASSERT_TRUE(zero.ok()) << zero.error().message;
   EXPECT_EQ(zero->Get("cpu"), 0);
   EXPECT_EQ(zero->Get("memory"), 0);
-  common::Result<scheduler::ResourceList> explicit_cpu = DeriveQuota(
+  common::Result<scheduler::model::ResourceList> explicit_cpu = DeriveQuota(
       c.Find("ml.c5n.4xlarge"), "ml.c5n.4xlarge", {.accelerators = 0, .vcpu_millis = 4000});
   ASSERT_TRUE(explicit_cpu.ok()) << explicit_cpu.error().message;
   EXPECT_EQ(explicit_cpu->Get("cpu"), 4000);
@@ -143,7 +144,8 @@ TEST(DeriveQuota, Errors) {
             "offers no accelerator partition"},
            {"overflow", "ml.p5.48xlarge", {.count = int64_t{1} << 40}, "overflows"},
        }) {
-    common::Result<scheduler::ResourceList> got = DeriveQuota(c.Find(k.type), k.type, k.amounts);
+    common::Result<scheduler::model::ResourceList> got =
+        DeriveQuota(c.Find(k.type), k.type, k.amounts);
     ASSERT_FALSE(got.ok()) << k.name;
     EXPECT_NE(got.error().message.find(k.error), std::string::npos)
         << k.name << ": " << got.error().message;

@@ -85,7 +85,7 @@ void PrintDiagnostics(const LoadResult& result, std::ostream& out) {
 }
 
 // The cluster-wide settings, priority classes and flavors.
-void PrintClusterPolicy(const scheduler::Policy& p, bool loaded, std::ostream& out) {
+void PrintClusterPolicy(const scheduler::model::Policy& p, bool loaded, std::ostream& out) {
   out << "\ncluster policy";
   if (!loaded) out << " (not loaded: the configuration has errors)";
   out << "\n";
@@ -100,11 +100,11 @@ void PrintClusterPolicy(const scheduler::Policy& p, bool loaded, std::ostream& o
   out << "  gangs: quota held " << p.gang_timeout_seconds << "s for members not yet admitted\n";
   out << "  instance-type label: " << p.instance_type_label << "\n";
   std::string classes;
-  for (const scheduler::PriorityClass& pc : p.priority_classes) {
+  for (const scheduler::model::PriorityClass& pc : p.priority_classes) {
     classes += (classes.empty() ? "" : ", ") + pc.name + "=" + std::to_string(pc.value);
   }
   out << "  priority classes: " << (classes.empty() ? "none" : classes) << "\n";
-  for (const scheduler::Flavor& f : p.flavors) {
+  for (const scheduler::model::Flavor& f : p.flavors) {
     std::string labels;
     for (const auto& [k, v] : f.node_labels) labels += (labels.empty() ? "" : ",") + k + "=" + v;
     out << "  flavor " << f.name << ": "
@@ -114,12 +114,12 @@ void PrintClusterPolicy(const scheduler::Policy& p, bool loaded, std::ostream& o
 }
 
 // One row per team: cohort, weight, namespaces, ClusterQueue, preemption, queueing, state.
-void PrintTeams(const scheduler::Policy& p, std::ostream& out) {
+void PrintTeams(const scheduler::model::Policy& p, std::ostream& out) {
   out << "\nteams\n";
   std::vector<std::vector<std::string>> rows{{"TEAM", "COHORT", "WEIGHT", "NAMESPACES",
                                               "CLUSTERQUEUE", "PREEMPT-OWN", "RECLAIM", "QUEUEING",
                                               "STATE"}};
-  for (const scheduler::Team& t : p.teams) {
+  for (const scheduler::model::Team& t : p.teams) {
     rows.push_back({t.name, t.cohort.empty() ? "-" : t.cohort, Weight(t.fair_share_weight),
                     Join(t.namespaces), t.cluster_queue, std::string(Name(t.within_team)),
                     std::string(Name(t.reclaim)) + (t.reclaimable ? "" : " (not reclaimable)"),
@@ -129,13 +129,13 @@ void PrintTeams(const scheduler::Policy& p, std::ostream& out) {
 }
 
 // One row per team, flavor and resource: nominal, borrowing and lending limits.
-void PrintQuotas(const scheduler::Policy& p, std::ostream& out) {
+void PrintQuotas(const scheduler::model::Policy& p, std::ostream& out) {
   out << "\neffective quotas\n";
   std::vector<std::vector<std::string>> rows{
       {"TEAM", "FLAVOR", "RESOURCE", "NOMINAL", "BORROWING LIMIT", "LENDING LIMIT"}};
-  for (const scheduler::Team& t : p.teams) {
-    for (const scheduler::FlavorQuota& fq : t.flavors) {
-      for (const scheduler::ResourceQuota& q : fq.resources) {
+  for (const scheduler::model::Team& t : p.teams) {
+    for (const scheduler::model::FlavorQuota& fq : t.flavors) {
+      for (const scheduler::model::ResourceQuota& q : fq.resources) {
         rows.push_back({t.name, fq.flavor, q.resource, FormatAmount(q.resource, q.nominal),
                         FormatAmount(q.resource, q.borrowing_limit),
                         FormatAmount(q.resource, q.lending_limit)});
@@ -152,7 +152,7 @@ void RenderCheckConfig(const std::string& dir, const LoadResult& result, std::os
   out << Plural(result.files.size(), "file") << " read\n\n";
   PrintDiagnostics(result, out);
   // The loaded policy, or the draft resolution produced despite the errors.
-  const scheduler::Policy* p = result.policy ? result.policy.get() : result.draft.get();
+  const scheduler::model::Policy* p = result.policy ? result.policy.get() : result.draft.get();
   if (p != nullptr) {
     PrintClusterPolicy(*p, result.ok(), out);
     PrintTeams(*p, out);

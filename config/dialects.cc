@@ -51,7 +51,7 @@ bool CheckNameField(const ObjectReader& r, std::string_view key, std::string_vie
   return CheckName(r.ctx(), r.PathOf(key), r.MarkOf(key), what, *name, rule);
 }
 
-void ReadBorrowWithinCohort(ObjectReader& r, scheduler::BorrowWithinCohort* out,
+void ReadBorrowWithinCohort(ObjectReader& r, scheduler::model::BorrowWithinCohort* out,
                             std::string_view key) {
   if (!r.Has(key)) return;
   ObjectReader b = r.Object(key);
@@ -105,13 +105,14 @@ std::optional<ComputeSpec> DecodeCompute(ObjectReader& r, const ComputeKeys& key
   count_field(keys.count, &spec.amounts.count);
   count_field(keys.accelerators, &spec.amounts.accelerators);
   auto decimal_field = [&](std::string_view key, std::string_view suffix,
-                           scheduler::QuantityUnit unit, std::optional<int64_t>* out) {
+                           scheduler::model::QuantityUnit unit, std::optional<int64_t>* out) {
     const bool has = r.Has(key);
     *out = r.Decimal(key, suffix, unit);
     if (has && !*out) ok = false;
   };
-  decimal_field(keys.vcpu, "", scheduler::QuantityUnit::kMillis, &spec.amounts.vcpu_millis);
-  decimal_field(keys.memory, "Gi", scheduler::QuantityUnit::kUnits, &spec.amounts.memory_bytes);
+  decimal_field(keys.vcpu, "", scheduler::model::QuantityUnit::kMillis, &spec.amounts.vcpu_millis);
+  decimal_field(keys.memory, "Gi", scheduler::model::QuantityUnit::kUnits,
+                &spec.amounts.memory_bytes);
   if (r.Has(keys.partition)) {
     ObjectReader p = r.Object(keys.partition);
     if (!p.present()) {

@@ -76,7 +76,7 @@ bool CheckNameField(const ObjectReader& r, std::string_view key, std::string_vie
 
 // A borrowWithinCohort object at `key` of `r` (Kueue's ClusterQueue preemption field, also the
 // native team's): policy Never | LowerPriority, maxPriorityThreshold an integer. Absent: left.
-void ReadBorrowWithinCohort(ObjectReader& r, scheduler::BorrowWithinCohort* out,
+void ReadBorrowWithinCohort(ObjectReader& r, scheduler::model::BorrowWithinCohort* out,
                             std::string_view key = "borrowWithinCohort");
 
 // Reads the common fields of one compute line (instance type, when present, and the amounts);

@@ -8,7 +8,7 @@
 namespace taskgov::config {
 namespace {
 
-using scheduler::kUnlimited;
+using scheduler::model::kUnlimited;
 using testing::Dump;
 using testing::FindQuota;
 using testing::ModelSummary;
@@ -24,9 +24,9 @@ struct Want {
   int64_t nominal, borrowing, lending;
 };
 
-void ExpectQuotas(const scheduler::Policy& p, const std::vector<Want>& wants) {
+void ExpectQuotas(const scheduler::model::Policy& p, const std::vector<Want>& wants) {
   for (const Want& w : wants) {
-    const scheduler::ResourceQuota* q = FindQuota(p, w.team, w.flavor, w.resource);
+    const scheduler::model::ResourceQuota* q = FindQuota(p, w.team, w.flavor, w.resource);
     ASSERT_NE(q, nullptr) << w.team << " " << w.flavor << " " << w.resource;
     EXPECT_EQ(q->nominal, w.nominal) << w.team << " " << w.resource;
     EXPECT_EQ(q->borrowing_limit, w.borrowing) << w.team << " " << w.resource;
@@ -50,7 +50,7 @@ TEST(Equivalence, NativeHasTheExpectedQuotas) {
                                    {"c", f, "memory", 2048 * kGi, 0, kUnlimited},
                                });
   ASSERT_EQ(native.policy->teams.size(), 3u);
-  for (const scheduler::Team& t : native.policy->teams) EXPECT_EQ(t.cohort, "research");
+  for (const scheduler::model::Team& t : native.policy->teams) EXPECT_EQ(t.cohort, "research");
 }
 
 TEST(Equivalence, EveryDialectLoadsTheSameModel) {
@@ -67,7 +67,7 @@ TEST(Equivalence, EveryDialectLoadsTheSameModel) {
 TEST(Equivalence, DialectsKeepTheirOwnNamesAndNamespaces) {
   LoadResult hyperpod = LoadTestdata("hyperpod");
   ASSERT_TRUE(hyperpod.ok()) << Dump(hyperpod);
-  const scheduler::Team* a = hyperpod.policy->FindTeam("a");
+  const scheduler::model::Team* a = hyperpod.policy->FindTeam("a");
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(a->namespaces, std::vector<std::string>{"hyperpod-ns-a"});
   EXPECT_EQ(a->cluster_queue, "hyperpod-ns-a-clusterqueue");
@@ -97,9 +97,10 @@ TEST(Samples, NativeAndHyperPodSamplesAgree) {
   EXPECT_EQ(ModelSummary(*native.policy), ModelSummary(*hyperpod.policy));
   EXPECT_EQ(native.policy->priority_classes.size(), 3u);
   EXPECT_EQ(hyperpod.policy->priority_classes.size(), 3u);
-  EXPECT_EQ(hyperpod.policy->task_prioritization, scheduler::TaskPrioritization::kTaskRanking);
+  EXPECT_EQ(hyperpod.policy->task_prioritization,
+            scheduler::model::TaskPrioritization::kTaskRanking);
 
-  const scheduler::Policy& p = *native.policy;
+  const scheduler::model::Policy& p = *native.policy;
   ExpectQuotas(p, {
                       {"a", "ml.p5.48xlarge", "nvidia.com/gpu", 8, 4, kUnlimited},
                       {"a", "ml.g5.12xlarge", "nvidia.com/gpu", 4, 2, kUnlimited},
@@ -109,12 +110,12 @@ TEST(Samples, NativeAndHyperPodSamplesAgree) {
                       {"c", "ml.trn1.32xlarge", "cpu", 128000, 0, kUnlimited},
                   });
   // Team a's flavors in the order it lists them.
-  const scheduler::Team* a = p.FindTeam("a");
+  const scheduler::model::Team* a = p.FindTeam("a");
   ASSERT_EQ(a->flavors.size(), 2u);
   EXPECT_EQ(a->flavors[0].flavor, "ml.p5.48xlarge");
   EXPECT_EQ(a->flavors[1].flavor, "ml.g5.12xlarge");
-  EXPECT_EQ(p.FindTeam("c")->within_team, scheduler::WithinTeamPreemption::kNever);
-  for (const scheduler::Team& t : p.teams) EXPECT_EQ(t.cohort, "hyperpod");
+  EXPECT_EQ(p.FindTeam("c")->within_team, scheduler::model::WithinTeamPreemption::kNever);
+  for (const scheduler::model::Team& t : p.teams) EXPECT_EQ(t.cohort, "hyperpod");
 }
 
 }  // namespace

@@ -10,9 +10,9 @@ namespace taskgov::config {
 
 namespace {
 
-using scheduler::IdleComputeAllocation;
-using scheduler::TaskPrioritization;
-using scheduler::WithinTeamPreemption;
+using scheduler::model::IdleComputeAllocation;
+using scheduler::model::TaskPrioritization;
+using scheduler::model::WithinTeamPreemption;
 
 // Fields of DescribeComputeQuota / DescribeClusterSchedulerConfig output that carry no policy.
 constexpr std::string_view kDescribeFields[] = {"ComputeQuotaArn",
@@ -120,7 +120,7 @@ void DecodeComputeQuota(ObjectReader& r, ConfigSet* out) {
   team.strategy = SharingStrategy::kLendAndBorrow;
   team.fair_share_weight = 0;  // AWS default
   team.within_team = WithinTeamPreemption::kLowerPriority;
-  team.reclaim = scheduler::ReclaimPolicy::kAny;
+  team.reclaim = scheduler::model::ReclaimPolicy::kAny;
 
   bool has_weight = false;
   std::optional<std::string> name = DecodeQuotaTarget(r, &team, &has_weight);

@@ -8,7 +8,7 @@
 namespace taskgov::config {
 namespace {
 
-using scheduler::kUnlimited;
+using scheduler::model::kUnlimited;
 using testing::Dump;
 using testing::FindQuota;
 using testing::HasDiagnostic;
@@ -27,17 +27,17 @@ TEST(HyperPod, AwsDefaults) {
     "ComputeQuotaTarget": {"TeamName": "ml-research"}
   })");
   ASSERT_TRUE(r.ok()) << Dump(r);
-  const scheduler::Team* t = r.policy->FindTeam("ml-research");
+  const scheduler::model::Team* t = r.policy->FindTeam("ml-research");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->fair_share_weight, 0);  // AWS default FairShareWeight
-  EXPECT_EQ(t->within_team, scheduler::WithinTeamPreemption::kLowerPriority);
-  EXPECT_EQ(t->reclaim, scheduler::ReclaimPolicy::kAny);
+  EXPECT_EQ(t->within_team, scheduler::model::WithinTeamPreemption::kLowerPriority);
+  EXPECT_EQ(t->reclaim, scheduler::model::ReclaimPolicy::kAny);
   EXPECT_TRUE(t->active);
   EXPECT_EQ(t->cohort, "hyperpod");
   EXPECT_EQ(t->namespaces, std::vector<std::string>{"hyperpod-ns-ml-research"});
   EXPECT_EQ(t->cluster_queue, "hyperpod-ns-ml-research-clusterqueue");
   // LendAndBorrow, BorrowLimit 50.
-  const scheduler::ResourceQuota* gpu =
+  const scheduler::model::ResourceQuota* gpu =
       FindQuota(*r.policy, "ml-research", "ml.p4d.24xlarge", "nvidia.com/gpu");
   ASSERT_NE(gpu, nullptr);
   EXPECT_EQ(gpu->nominal, 4);
@@ -66,16 +66,16 @@ TEST(HyperPod, SharingStrategiesAbsoluteLimitsAndPartitions) {
     "ActivationState": "Disabled"
   })");
   ASSERT_TRUE(r.ok()) << Dump(r);
-  const scheduler::Policy& p = *r.policy;
-  const scheduler::Team* t = p.FindTeam("t");
+  const scheduler::model::Policy& p = *r.policy;
+  const scheduler::model::Team* t = p.FindTeam("t");
   EXPECT_FALSE(t->active);
-  EXPECT_EQ(t->within_team, scheduler::WithinTeamPreemption::kNever);
+  EXPECT_EQ(t->within_team, scheduler::model::WithinTeamPreemption::kNever);
   EXPECT_EQ(t->fair_share_weight, 100);
   // Absolute limits win over the percentage: 2 GPUs' worth.
   EXPECT_EQ(FindQuota(p, "t", "ml.p5.48xlarge", "nvidia.com/gpu")->borrowing_limit, 2);
   EXPECT_EQ(FindQuota(p, "t", "ml.p5.48xlarge", "cpu")->borrowing_limit, 48000);
   // 4 of 2-per-GPU 3g.71gb slices = 2 H200s' worth; 200%.
-  const scheduler::ResourceQuota* mig =
+  const scheduler::model::ResourceQuota* mig =
       FindQuota(p, "t", "ml.p5en.48xlarge", "nvidia.com/mig-3g.71gb");
   ASSERT_NE(mig, nullptr);
   EXPECT_EQ(mig->nominal, 4);
@@ -130,7 +130,7 @@ TEST(HyperPod, UpdatesApplyInTargetVersionOrder) {
   });
   ASSERT_TRUE(ok.ok()) << Dump(ok);
   ASSERT_EQ(ok.policy->teams.size(), 1u);
-  const scheduler::Team* t = ok.policy->FindTeam("t");
+  const scheduler::model::Team* t = ok.policy->FindTeam("t");
   EXPECT_EQ(t->fair_share_weight, 7);  // version 1 set it; version 2 did not touch it
   EXPECT_FALSE(t->active);             // version 2
   EXPECT_EQ(FindQuota(*ok.policy, "t", "ml.g5.xlarge", "nvidia.com/gpu")->nominal, 3);
@@ -165,8 +165,8 @@ const char kOneTeam[] = "apiVersion: taskgov.io/v1\nkind: Team\nname: t\n";
 TEST(HyperPod, SchedulerConfig) {
   struct Case {
     std::string name, json;
-    scheduler::TaskPrioritization prioritization;
-    scheduler::IdleComputeAllocation idle;
+    scheduler::model::TaskPrioritization prioritization;
+    scheduler::model::IdleComputeAllocation idle;
     size_t classes;
   };
   for (const Case& c : std::vector<Case>{
@@ -175,12 +175,12 @@ TEST(HyperPod, SchedulerConfig) {
                  "PriorityClasses": [{"Name": "inference", "Weight": 100},
                                      {"Name": "fine-tuning", "Weight": 0}],
                  "FairShare": "Enabled"}})",
-            scheduler::TaskPrioritization::kTaskRanking,
-            scheduler::IdleComputeAllocation::kFairShare, 2},
+            scheduler::model::TaskPrioritization::kTaskRanking,
+            scheduler::model::IdleComputeAllocation::kFairShare, 2},
            {"no classes: first come first serve",
             R"({"SchedulerConfig": {"FairShare": "Disabled"}})",
-            scheduler::TaskPrioritization::kFirstComeFirstServe,
-            scheduler::IdleComputeAllocation::kFirstComeFirstServe, 0},
+            scheduler::model::TaskPrioritization::kFirstComeFirstServe,
+            scheduler::model::IdleComputeAllocation::kFirstComeFirstServe, 0},
        }) {
     LoadResult r = testing::Load({{"policy.json", c.json}, {"team.yaml", kOneTeam}});
     ASSERT_TRUE(r.ok()) << c.name << "\n" << Dump(r);

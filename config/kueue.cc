@@ -10,9 +10,9 @@ namespace taskgov::config {
 
 namespace {
 
-using scheduler::QueueingStrategy;
-using scheduler::ReclaimPolicy;
-using scheduler::WithinTeamPreemption;
+using scheduler::model::QueueingStrategy;
+using scheduler::model::ReclaimPolicy;
+using scheduler::model::WithinTeamPreemption;
 
 struct Meta {
   std::optional<std::string> name;

@@ -8,7 +8,7 @@
 namespace taskgov::config {
 namespace {
 
-using scheduler::kUnlimited;
+using scheduler::model::kUnlimited;
 using testing::Dump;
 using testing::FindQuota;
 using testing::HasDiagnostic;
@@ -45,18 +45,18 @@ kind: ResourceFlavor
 metadata: {name: spot}
 )");
   ASSERT_TRUE(r.ok()) << Dump(r);
-  const scheduler::Policy& p = *r.policy;
-  const scheduler::Team* t = p.FindTeam("team-a");
+  const scheduler::model::Policy& p = *r.policy;
+  const scheduler::model::Team* t = p.FindTeam("team-a");
   ASSERT_NE(t, nullptr);
-  EXPECT_EQ(t->within_team, scheduler::WithinTeamPreemption::kNever);
-  EXPECT_EQ(t->reclaim, scheduler::ReclaimPolicy::kNever);
+  EXPECT_EQ(t->within_team, scheduler::model::WithinTeamPreemption::kNever);
+  EXPECT_EQ(t->reclaim, scheduler::model::ReclaimPolicy::kNever);
   EXPECT_EQ(t->fair_share_weight, 1.0);
   EXPECT_EQ(t->cluster_queue, "team-a");
   EXPECT_EQ(t->cohort, "org");
   EXPECT_TRUE(t->namespaces.empty());
   ASSERT_EQ(t->flavors.size(), 2u);
   EXPECT_EQ(t->flavors[0].flavor, "on-demand");
-  const scheduler::ResourceQuota* cpu = FindQuota(p, "team-a", "on-demand", "cpu");
+  const scheduler::model::ResourceQuota* cpu = FindQuota(p, "team-a", "on-demand", "cpu");
   EXPECT_EQ(cpu->nominal, 500);
   EXPECT_EQ(cpu->borrowing_limit, kUnlimited);  // unset = unlimited
   EXPECT_EQ(cpu->lending_limit, kUnlimited);
@@ -107,13 +107,13 @@ metadata: {name: org}
 spec: {parentName: company}
 )");
   ASSERT_TRUE(r.ok()) << Dump(r);
-  const scheduler::Policy& p = *r.policy;
-  const scheduler::Team* t = p.FindTeam("prod");
-  EXPECT_EQ(t->within_team, scheduler::WithinTeamPreemption::kLowerOrNewerEqualPriority);
-  EXPECT_EQ(t->reclaim, scheduler::ReclaimPolicy::kLowerPriority);
+  const scheduler::model::Policy& p = *r.policy;
+  const scheduler::model::Team* t = p.FindTeam("prod");
+  EXPECT_EQ(t->within_team, scheduler::model::WithinTeamPreemption::kLowerOrNewerEqualPriority);
+  EXPECT_EQ(t->reclaim, scheduler::model::ReclaimPolicy::kLowerPriority);
   EXPECT_TRUE(t->borrow_within_cohort.lower_priority);  // honoured (FirstComeFirstServe)
   EXPECT_EQ(t->borrow_within_cohort.max_priority_threshold, 100);
-  EXPECT_EQ(t->queueing, scheduler::QueueingStrategy::kStrictFIFO);
+  EXPECT_EQ(t->queueing, scheduler::model::QueueingStrategy::kStrictFIFO);
   EXPECT_FALSE(t->active);
   EXPECT_DOUBLE_EQ(t->fair_share_weight, 0.5);
   EXPECT_EQ(t->namespaces, std::vector<std::string>{"prod-ns"});
@@ -179,7 +179,7 @@ spec:
 status: {}
 )");
   ASSERT_TRUE(r.ok()) << Dump(r);
-  const scheduler::Policy& p = *r.policy;
+  const scheduler::model::Policy& p = *r.policy;
   ASSERT_EQ(p.local_queues.size(), 1u);
   EXPECT_EQ(p.local_queues[0].team, "research");
   EXPECT_EQ(p.FindTeam("research")->namespaces, std::vector<std::string>{"research-ns"});
@@ -235,7 +235,7 @@ items:
   EXPECT_TRUE(HasDiagnostic(r, Severity::kWarning, "dump.yaml", "items[0]", "not a policy"));
   EXPECT_TRUE(HasDiagnostic(r, Severity::kWarning, "dump.yaml", "items[1].kind", "Workload"));
   // No cohort: lends and borrows nothing.
-  const scheduler::ResourceQuota* cpu = FindQuota(*r.policy, "q", "ml.m5.large", "cpu");
+  const scheduler::model::ResourceQuota* cpu = FindQuota(*r.policy, "q", "ml.m5.large", "cpu");
   EXPECT_EQ(cpu->borrowing_limit, 0);
   EXPECT_EQ(cpu->lending_limit, 0);
 }
@@ -263,7 +263,7 @@ spec:
     flavors: [{name: ml.g5.12xlarge, resources: [{name: cpu, nominalQuota: 4}]}]
 )");
   ASSERT_TRUE(r.ok()) << Dump(r);
-  const scheduler::ResourceQuota* gpu =
+  const scheduler::model::ResourceQuota* gpu =
       FindQuota(*r.policy, "cpu-team", "ml.g5.12xlarge", "nvidia.com/gpu");
   ASSERT_NE(gpu, nullptr);
   EXPECT_EQ(gpu->nominal, 0);

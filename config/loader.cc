@@ -207,7 +207,7 @@ LoadResult LoadSources(const std::vector<SourceFile>& files) {
             [](const SourceFile& a, const SourceFile& b) { return a.name < b.name; });
   for (const SourceFile& file : sorted) result.files.push_back(file.name);
   ConfigSet set = DecodeSources(sorted, &diagnostics, &result.document_counts);
-  std::shared_ptr<scheduler::Policy> policy = Resolve(std::move(set), &diagnostics);
+  std::shared_ptr<scheduler::model::Policy> policy = Resolve(std::move(set), &diagnostics);
   result.content_hash = ContentHash(sorted);
   policy->source_hash = result.content_hash;
   result.draft = policy;

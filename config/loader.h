@@ -46,9 +46,9 @@ struct DirectorySnapshot {
 
 struct LoadResult {
   // The validated policy, finalized; nullptr when any error was reported.
-  scheduler::PolicyPtr policy;
+  scheduler::model::PolicyPtr policy;
   // What resolution built, even with errors (the erroneous parts left out): for check-config.
-  scheduler::PolicyPtr draft;
+  scheduler::model::PolicyPtr draft;
   std::vector<Diagnostic> diagnostics;  // errors and warnings, file by file
   std::vector<std::string> files;       // the files read, sorted
   std::map<std::string, int> document_counts;

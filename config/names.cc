@@ -4,41 +4,43 @@
 
 namespace taskgov::config {
 
-std::string_view Name(scheduler::TaskPrioritization v) {
-  return v == scheduler::TaskPrioritization::kTaskRanking ? "TaskRanking" : "FirstComeFirstServe";
+std::string_view Name(scheduler::model::TaskPrioritization v) {
+  return v == scheduler::model::TaskPrioritization::kTaskRanking ? "TaskRanking"
+                                                                 : "FirstComeFirstServe";
 }
 
-std::string_view Name(scheduler::IdleComputeAllocation v) {
-  return v == scheduler::IdleComputeAllocation::kFairShare ? "FairShare" : "FirstComeFirstServe";
+std::string_view Name(scheduler::model::IdleComputeAllocation v) {
+  return v == scheduler::model::IdleComputeAllocation::kFairShare ? "FairShare"
+                                                                  : "FirstComeFirstServe";
 }
 
-std::string_view Name(scheduler::NoTeamAction v) {
-  return v == scheduler::NoTeamAction::kPassThrough ? "PassThrough" : "Refuse";
+std::string_view Name(scheduler::model::NoTeamAction v) {
+  return v == scheduler::model::NoTeamAction::kPassThrough ? "PassThrough" : "Refuse";
 }
 
-std::string_view Name(scheduler::QueueingStrategy v) {
-  return v == scheduler::QueueingStrategy::kStrictFIFO ? "StrictFIFO" : "BestEffortFIFO";
+std::string_view Name(scheduler::model::QueueingStrategy v) {
+  return v == scheduler::model::QueueingStrategy::kStrictFIFO ? "StrictFIFO" : "BestEffortFIFO";
 }
 
-std::string_view Name(scheduler::WithinTeamPreemption v) {
+std::string_view Name(scheduler::model::WithinTeamPreemption v) {
   switch (v) {
-    case scheduler::WithinTeamPreemption::kNever:
+    case scheduler::model::WithinTeamPreemption::kNever:
       return "Never";
-    case scheduler::WithinTeamPreemption::kLowerPriority:
+    case scheduler::model::WithinTeamPreemption::kLowerPriority:
       return "LowerPriority";
-    case scheduler::WithinTeamPreemption::kLowerOrNewerEqualPriority:
+    case scheduler::model::WithinTeamPreemption::kLowerOrNewerEqualPriority:
       return "LowerOrNewerEqualPriority";
   }
   return "?";
 }
 
-std::string_view Name(scheduler::ReclaimPolicy v) {
+std::string_view Name(scheduler::model::ReclaimPolicy v) {
   switch (v) {
-    case scheduler::ReclaimPolicy::kNever:
+    case scheduler::model::ReclaimPolicy::kNever:
       return "Never";
-    case scheduler::ReclaimPolicy::kLowerPriority:
+    case scheduler::model::ReclaimPolicy::kLowerPriority:
       return "LowerPriority";
-    case scheduler::ReclaimPolicy::kAny:
+    case scheduler::model::ReclaimPolicy::kAny:
       return "Any";
   }
   return "?";
@@ -57,8 +59,9 @@ std::string_view Name(SharingStrategy v) {
 }
 
 std::string FormatAmount(std::string_view resource, int64_t amount) {
-  return amount == scheduler::kUnlimited ? "unlimited"
-                                         : scheduler::FormatQuantity(resource, amount);
+  return amount == scheduler::model::kUnlimited
+             ? "unlimited"
+             : scheduler::model::FormatQuantity(resource, amount);
 }
 
 }  // namespace taskgov::config

@@ -14,12 +14,12 @@
 
 namespace taskgov::config {
 
-[[nodiscard]] std::string_view Name(scheduler::TaskPrioritization v);
-[[nodiscard]] std::string_view Name(scheduler::IdleComputeAllocation v);
-[[nodiscard]] std::string_view Name(scheduler::NoTeamAction v);
-[[nodiscard]] std::string_view Name(scheduler::QueueingStrategy v);
-[[nodiscard]] std::string_view Name(scheduler::WithinTeamPreemption v);
-[[nodiscard]] std::string_view Name(scheduler::ReclaimPolicy v);
+[[nodiscard]] std::string_view Name(scheduler::model::TaskPrioritization v);
+[[nodiscard]] std::string_view Name(scheduler::model::IdleComputeAllocation v);
+[[nodiscard]] std::string_view Name(scheduler::model::NoTeamAction v);
+[[nodiscard]] std::string_view Name(scheduler::model::QueueingStrategy v);
+[[nodiscard]] std::string_view Name(scheduler::model::WithinTeamPreemption v);
+[[nodiscard]] std::string_view Name(scheduler::model::ReclaimPolicy v);
 [[nodiscard]] std::string_view Name(SharingStrategy v);
 
 // "unlimited" for scheduler::kUnlimited, else scheduler::FormatQuantity ("8", "1500m", "64Gi").

@@ -11,12 +11,12 @@ namespace taskgov::config {
 
 namespace {
 
-using scheduler::IdleComputeAllocation;
-using scheduler::NoTeamAction;
-using scheduler::QueueingStrategy;
-using scheduler::ReclaimPolicy;
-using scheduler::TaskPrioritization;
-using scheduler::WithinTeamPreemption;
+using scheduler::model::IdleComputeAllocation;
+using scheduler::model::NoTeamAction;
+using scheduler::model::QueueingStrategy;
+using scheduler::model::ReclaimPolicy;
+using scheduler::model::TaskPrioritization;
+using scheduler::model::WithinTeamPreemption;
 
 constexpr int64_t kMaxSeconds = int64_t{10} * 365 * 24 * 3600;
 
@@ -36,18 +36,18 @@ void SetNameIf(ObjectReader& r, std::string_view key, std::string_view what, boo
 }
 
 // Kueue's fairSharing.preemptionStrategies: a non-empty list of distinct strategy names.
-std::optional<std::vector<scheduler::FairShareStrategy>> ReadFairSharingStrategies(
+std::optional<std::vector<scheduler::model::FairShareStrategy>> ReadFairSharingStrategies(
     ObjectReader& r, std::string_view key) {
   std::optional<std::vector<std::string>> names = r.StringList(key);
   if (!names) return std::nullopt;
-  std::vector<scheduler::FairShareStrategy> out;
+  std::vector<scheduler::model::FairShareStrategy> out;
   for (size_t i = 0; i < names->size(); ++i) {
     const std::string& name = (*names)[i];
-    scheduler::FairShareStrategy s;
+    scheduler::model::FairShareStrategy s;
     if (name == "LessThanOrEqualToFinalShare") {
-      s = scheduler::FairShareStrategy::kLessThanOrEqualToFinalShare;
+      s = scheduler::model::FairShareStrategy::kLessThanOrEqualToFinalShare;
     } else if (name == "LessThanInitialShare") {
-      s = scheduler::FairShareStrategy::kLessThanInitialShare;
+      s = scheduler::model::FairShareStrategy::kLessThanInitialShare;
     } else {
       r.ctx().Error(
           r.PathOf(key) + "[" + std::to_string(i) + "]", r.MarkOf(key),
@@ -252,7 +252,7 @@ void DecodeInstanceType(ObjectReader& t, ConfigSet* out) {
   o.accelerators = t.Integer("accelerators", 0, 1000000);
   o.vcpus = t.Integer("vCpu", 0, 1000000);
   // x GiB is x × 1024 MiB, which the quantity grammar computes exactly as "xKi" units.
-  o.memory_mib = t.Decimal("memoryInGiB", "Ki", scheduler::QuantityUnit::kUnits);
+  o.memory_mib = t.Decimal("memoryInGiB", "Ki", scheduler::model::QuantityUnit::kUnits);
   o.mig_profiles = DecodeMigProfiles(t);
   if (!name || name->empty()) return;
   o.name = *name;

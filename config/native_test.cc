@@ -8,7 +8,7 @@
 namespace taskgov::config {
 namespace {
 
-using scheduler::kUnlimited;
+using scheduler::model::kUnlimited;
 using testing::Dump;
 using testing::FindQuota;
 using testing::HasDiagnostic;
@@ -23,10 +23,10 @@ struct QuotaCase {
   int64_t nominal, borrowing, lending;
 };
 
-void ExpectQuotas(const scheduler::Policy& p, const std::vector<QuotaCase>& cases) {
+void ExpectQuotas(const scheduler::model::Policy& p, const std::vector<QuotaCase>& cases) {
   for (const QuotaCase& c : cases) {
     SCOPED_TRACE(c.team + " " + c.flavor + " " + c.resource);
-    const scheduler::ResourceQuota* q = FindQuota(p, c.team, c.flavor, c.resource);
+    const scheduler::model::ResourceQuota* q = FindQuota(p, c.team, c.flavor, c.resource);
     ASSERT_NE(q, nullptr);
     EXPECT_EQ(q->nominal, c.nominal);
     EXPECT_EQ(q->borrowing_limit, c.borrowing);
@@ -38,11 +38,11 @@ TEST(Native, CompleteExample) {
   LoadResult r = LoadDirectory("config/testdata/native");
   ASSERT_TRUE(r.ok()) << Dump(r);
   EXPECT_EQ(r.warning_count(), 0u) << Dump(r);
-  const scheduler::Policy& p = *r.policy;
+  const scheduler::model::Policy& p = *r.policy;
 
-  EXPECT_EQ(p.task_prioritization, scheduler::TaskPrioritization::kTaskRanking);
-  EXPECT_EQ(p.idle_compute, scheduler::IdleComputeAllocation::kFairShare);
-  EXPECT_EQ(p.no_team, scheduler::NoTeamAction::kRefuse);
+  EXPECT_EQ(p.task_prioritization, scheduler::model::TaskPrioritization::kTaskRanking);
+  EXPECT_EQ(p.idle_compute, scheduler::model::IdleComputeAllocation::kFairShare);
+  EXPECT_EQ(p.no_team, scheduler::model::NoTeamAction::kRefuse);
   EXPECT_EQ(p.preemption.grace_period_seconds, 300);
   EXPECT_EQ(p.preemption.minimum_runtime_seconds, 600);
   ASSERT_EQ(p.priority_classes.size(), 2u);
@@ -73,7 +73,7 @@ TEST(Native, CompleteExample) {
                       {"interns", "ml.g5.xlarge", "cpu", 8000, 0, 0},
                   });
 
-  const scheduler::Team* research = p.FindTeam("research");
+  const scheduler::model::Team* research = p.FindTeam("research");
   ASSERT_NE(research, nullptr);
   EXPECT_EQ(research->namespaces, (std::vector<std::string>{"research", "research-batch"}));
   EXPECT_EQ(research->cohort, "ml-platform");
@@ -84,12 +84,12 @@ TEST(Native, CompleteExample) {
   EXPECT_EQ(research->flavors[2].flavor, "ml.p4d.24xlarge");
   EXPECT_EQ(p.TeamOfNamespace("research-batch"), research);
 
-  const scheduler::Team* inference = p.FindTeam("inference");
-  EXPECT_EQ(inference->queueing, scheduler::QueueingStrategy::kStrictFIFO);
+  const scheduler::model::Team* inference = p.FindTeam("inference");
+  EXPECT_EQ(inference->queueing, scheduler::model::QueueingStrategy::kStrictFIFO);
   EXPECT_EQ(inference->namespaces, std::vector<std::string>{"hyperpod-ns-inference"});
   EXPECT_EQ(inference->cluster_queue, "hyperpod-ns-inference-clusterqueue");
 
-  const scheduler::Team* interns = p.FindTeam("interns");
+  const scheduler::model::Team* interns = p.FindTeam("interns");
   EXPECT_FALSE(interns->active);
   EXPECT_EQ(interns->cohort, "sandbox");
 
@@ -101,7 +101,7 @@ TEST(Native, CompleteExample) {
             "ml.p5.48xlarge");
   // HyperPod's LocalQueue naming for the default namespace.
   bool found = false;
-  for (const scheduler::LocalQueue& lq : p.local_queues) {
+  for (const scheduler::model::LocalQueue& lq : p.local_queues) {
     if (lq.namespace_ == "hyperpod-ns-inference" && lq.name == "hyperpod-ns-inference-localqueue" &&
         lq.team == "inference") {
       found = true;
@@ -123,17 +123,17 @@ teams:
     compute: [{instanceType: ml.g5.12xlarge, accelerators: 1}]
 )");
   ASSERT_TRUE(r.ok()) << Dump(r);
-  const scheduler::Policy& p = *r.policy;
+  const scheduler::model::Policy& p = *r.policy;
   // LendAndBorrow with BorrowLimit 50%, rounded down; lending unlimited.
   ExpectQuotas(p, {{"a", "ml.g5.12xlarge", "nvidia.com/gpu", 3, 1, kUnlimited},
                    {"a", "ml.g5.12xlarge", "cpu", 36000, 18000, kUnlimited},
                    // No cohort: neither borrows nor lends.
                    {"solo", "ml.g5.12xlarge", "nvidia.com/gpu", 1, 0, 0}});
-  const scheduler::Team* a = p.FindTeam("a");
+  const scheduler::model::Team* a = p.FindTeam("a");
   EXPECT_EQ(a->fair_share_weight, 1.0);
-  EXPECT_EQ(a->within_team, scheduler::WithinTeamPreemption::kLowerPriority);
-  EXPECT_EQ(a->reclaim, scheduler::ReclaimPolicy::kAny);
-  EXPECT_EQ(a->queueing, scheduler::QueueingStrategy::kBestEffortFIFO);
+  EXPECT_EQ(a->within_team, scheduler::model::WithinTeamPreemption::kLowerPriority);
+  EXPECT_EQ(a->reclaim, scheduler::model::ReclaimPolicy::kAny);
+  EXPECT_EQ(a->queueing, scheduler::model::QueueingStrategy::kBestEffortFIFO);
   EXPECT_TRUE(a->active);
   EXPECT_EQ(p.FindTeam("solo")->cohort, "");
 }
@@ -183,7 +183,7 @@ TEST(Native, BorrowWithinCohort) {
 
 // Kueue's fairSharing.preemptionStrategies: the default pair, or a list of distinct names.
 TEST(Native, FairSharingStrategies) {
-  using scheduler::FairShareStrategy;
+  using scheduler::model::FairShareStrategy;
   const std::string teams = R"(teams:
   - name: a
     compute: [{instanceType: ml.g5.12xlarge, accelerators: 3}]

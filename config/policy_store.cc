@@ -7,8 +7,8 @@ namespace taskgov::config {
 
 namespace {
 
-scheduler::PolicyPtr EmptyPolicy() {
-  auto policy = std::make_shared<scheduler::Policy>();
+scheduler::model::PolicyPtr EmptyPolicy() {
+  auto policy = std::make_shared<scheduler::model::Policy>();
   policy->Finalize();
   return policy;
 }
@@ -17,13 +17,13 @@ scheduler::PolicyPtr EmptyPolicy() {
 
 PolicyStore::PolicyStore() : PolicyStore(EmptyPolicy()) {}
 
-PolicyStore::PolicyStore(scheduler::PolicyPtr initial) {
+PolicyStore::PolicyStore(scheduler::model::PolicyPtr initial) {
   if (!initial) initial = EmptyPolicy();
   slots_[0] = initial;
   slots_[1] = std::move(initial);
 }
 
-scheduler::PolicyPtr PolicyStore::Current() const {
+scheduler::model::PolicyPtr PolicyStore::Current() const {
   // The algorithm needs one total order over the indicator updates and the two index variables
   // (a reader that registers after the writer checked its indicator must see the new
   // left_right_), hence seq_cst on those; the departure is a release that the writer's
@@ -32,12 +32,12 @@ scheduler::PolicyPtr PolicyStore::Current() const {
   const int v = version_.load(std::memory_order_seq_cst);
   readers_[v].fetch_add(1, std::memory_order_seq_cst);
   const int lr = left_right_.load(std::memory_order_seq_cst);
-  scheduler::PolicyPtr policy = slots_[lr];
+  scheduler::model::PolicyPtr policy = slots_[lr];
   readers_[v].fetch_sub(1, std::memory_order_release);
   return policy;
 }
 
-void PolicyStore::Publish(scheduler::PolicyPtr policy) {
+void PolicyStore::Publish(scheduler::model::PolicyPtr policy) {
   assert(policy != nullptr);
   if (policy == nullptr) return;
   std::lock_guard<std::mutex> lock(writer_mu_);
@@ -59,7 +59,7 @@ void PolicyStore::Publish(scheduler::PolicyPtr policy) {
   for (const auto& apply : subscribers_) apply(policy);
 }
 
-void PolicyStore::Subscribe(std::function<void(const scheduler::PolicyPtr&)> apply) {
+void PolicyStore::Subscribe(std::function<void(const scheduler::model::PolicyPtr&)> apply) {
   std::lock_guard<std::mutex> lock(writer_mu_);
   // relaxed: left_right_ is only stored by writers, which hold writer_mu_.
   apply(slots_[left_right_.load(std::memory_order_relaxed)]);

@@ -44,28 +44,28 @@ class PolicyStore {
  public:
   // Starts with an empty, finalized policy (no teams: every pod is of no team).
   PolicyStore();
-  explicit PolicyStore(scheduler::PolicyPtr initial);
+  explicit PolicyStore(scheduler::model::PolicyPtr initial);
   PolicyStore(const PolicyStore&) = delete;
   PolicyStore& operator=(const PolicyStore&) = delete;
 
   // Never null. Wait-free.
-  [[nodiscard]] scheduler::PolicyPtr Current() const;
+  [[nodiscard]] scheduler::model::PolicyPtr Current() const;
   // `policy` must be non-null and finalized; it must not be modified afterwards. Blocks only for
   // the readers that are copying the previous pointer at that instant.
-  void Publish(scheduler::PolicyPtr policy);
+  void Publish(scheduler::model::PolicyPtr policy);
   [[nodiscard]] uint64_t generation() const;
   // Calls `apply` now with the current snapshot, then with each one published after it, in
   // order, one at a time (under the writer's lock: `apply` must not Publish or Subscribe).
-  void Subscribe(std::function<void(const scheduler::PolicyPtr&)> apply);
+  void Subscribe(std::function<void(const scheduler::model::PolicyPtr&)> apply);
 
  private:
-  scheduler::PolicyPtr slots_[2];
+  scheduler::model::PolicyPtr slots_[2];
   std::atomic<int> left_right_{0};                    // the slot readers copy from
   std::atomic<int> version_{0};                       // the read indicator new readers register in
   mutable std::atomic<int64_t> readers_[2] = {0, 0};  // readers registered per indicator
   std::mutex writer_mu_;                              // one writer at a time
   std::atomic<uint64_t> generation_{0};
-  std::vector<std::function<void(const scheduler::PolicyPtr&)>> subscribers_;  // writer_mu_
+  std::vector<std::function<void(const scheduler::model::PolicyPtr&)>> subscribers_;  // writer_mu_
 };
 
 }  // namespace taskgov::config

@@ -10,13 +10,14 @@ namespace taskgov::config {
 namespace {
 
 // A policy whose every part encodes `version`, so a reader can tell a torn snapshot.
-scheduler::PolicyPtr Versioned(int version) {
-  auto p = std::make_shared<scheduler::Policy>();
+scheduler::model::PolicyPtr Versioned(int version) {
+  auto p = std::make_shared<scheduler::model::Policy>();
   for (int i = 0; i < 1 + version % 7; ++i) {
-    scheduler::Team t;
+    scheduler::model::Team t;
     t.name = "t" + std::to_string(i);
     t.namespaces = {"ns-" + std::to_string(i)};
-    t.flavors.push_back(scheduler::FlavorQuota{"f", {{"nvidia.com/gpu", version, version, 0}}});
+    t.flavors.push_back(
+        scheduler::model::FlavorQuota{"f", {{"nvidia.com/gpu", version, version, 0}}});
     p->teams.push_back(std::move(t));
   }
   p->source_hash = std::to_string(version);
@@ -25,10 +26,10 @@ scheduler::PolicyPtr Versioned(int version) {
 }
 
 // Returns the version, or -1 when the snapshot is inconsistent.
-int Check(const scheduler::Policy& p) {
+int Check(const scheduler::model::Policy& p) {
   const int version = std::stoi(p.source_hash);
   if (p.teams.size() != static_cast<size_t>(1 + version % 7)) return -1;
-  for (const scheduler::Team& t : p.teams) {
+  for (const scheduler::model::Team& t : p.teams) {
     if (t.flavors.size() != 1 || t.flavors[0].resources[0].nominal != version) return -1;
     if (p.TeamOfNamespace(t.namespaces[0]) != &t) return -1;
   }
@@ -40,7 +41,7 @@ TEST(PolicyStore, StartsEmptyAndPublishes) {
   ASSERT_NE(store.Current(), nullptr);
   EXPECT_TRUE(store.Current()->teams.empty());
   EXPECT_EQ(store.generation(), 0u);
-  scheduler::PolicyPtr held = store.Current();
+  scheduler::model::PolicyPtr held = store.Current();
   store.Publish(Versioned(3));
   EXPECT_EQ(store.generation(), 1u);
   EXPECT_EQ(Check(*store.Current()), 3);
@@ -53,9 +54,9 @@ TEST(PolicyStore, SubscribersFollowEveryPublicationInOrder) {
   PolicyStore store(Versioned(1));
   std::vector<int> seen_a;
   std::vector<int> seen_b;
-  store.Subscribe([&](const scheduler::PolicyPtr& p) { seen_a.push_back(Check(*p)); });
+  store.Subscribe([&](const scheduler::model::PolicyPtr& p) { seen_a.push_back(Check(*p)); });
   store.Publish(Versioned(2));
-  store.Subscribe([&](const scheduler::PolicyPtr& p) { seen_b.push_back(Check(*p)); });
+  store.Subscribe([&](const scheduler::model::PolicyPtr& p) { seen_b.push_back(Check(*p)); });
   store.Publish(Versioned(3));
   store.Publish(Versioned(4));
   EXPECT_EQ(seen_a, (std::vector<int>{1, 2, 3, 4}));
@@ -75,7 +76,7 @@ TEST(PolicyStore, ConcurrentReadersSeeWholeSnapshotsInOrder) {
       int last = 0;
       while (!done.load(std::memory_order_acquire)) {
         const uint64_t generation = store.generation();
-        scheduler::PolicyPtr p = store.Current();
+        scheduler::model::PolicyPtr p = store.Current();
         const int version = Check(*p);
         if (version < 0) torn++;
         // Publications are numbered: generation g means at least version g is published.

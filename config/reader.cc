@@ -249,7 +249,7 @@ std::optional<int64_t> ReadQuantity(const DocContext& ctx, const Node& node,
     ctx.Error(path, node.mark(), "must be a quantity, got " + std::string(node.TypeName()));
     return std::nullopt;
   }
-  common::Result<int64_t> parsed = scheduler::ParseResourceQuantity(resource, node.text());
+  common::Result<int64_t> parsed = scheduler::model::ParseResourceQuantity(resource, node.text());
   if (!parsed.ok()) {
     ctx.Error(path, node.mark(), parsed.error().message);
     return std::nullopt;
@@ -274,10 +274,11 @@ std::optional<int64_t> ObjectReader::Quantity(std::string_view key, std::string_
 }
 
 std::optional<int64_t> ObjectReader::Decimal(std::string_view key, std::string_view suffix,
-                                             scheduler::QuantityUnit unit) {
+                                             scheduler::model::QuantityUnit unit) {
   const Node* v = TakePlainDecimal(key);
   if (v == nullptr) return std::nullopt;
-  common::Result<int64_t> parsed = scheduler::ParseQuantity(v->text() + std::string(suffix), unit);
+  common::Result<int64_t> parsed =
+      scheduler::model::ParseQuantity(v->text() + std::string(suffix), unit);
   if (!parsed.ok()) {
     Error(key, v, parsed.error().message);
     return std::nullopt;

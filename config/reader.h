@@ -101,7 +101,7 @@ class ObjectReader {
   // A plain decimal number (HyperPod VCpu 1.5, MemoryInGiB 5.25) converted exactly through the
   // quantity grammar: `suffix` is appended ("Gi" for GiB) and `unit` chosen (kMillis for vCPU).
   std::optional<int64_t> Decimal(std::string_view key, std::string_view suffix,
-                                 scheduler::QuantityUnit unit);
+                                 scheduler::model::QuantityUnit unit);
   // A nested object (absent → a reader with present() == false).
   ObjectReader Object(std::string_view key);
   // A list; nullptr when absent or of the wrong type (reported).

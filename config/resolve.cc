@@ -10,7 +10,7 @@ namespace taskgov::config {
 
 namespace {
 
-using scheduler::kUnlimited;
+using scheduler::model::kUnlimited;
 
 void ErrorAt(Diagnostics* d, const Origin& o, std::string message) {
   d->Error(o.file, o.document, o.path, o.mark, std::move(message));
@@ -94,8 +94,8 @@ class Resolver {
  public:
   Resolver(ConfigSet set, Diagnostics* d) : set_(std::move(set)), d_(d) {}
 
-  std::shared_ptr<scheduler::Policy> Run() {
-    policy_ = std::make_shared<scheduler::Policy>();
+  std::shared_ptr<scheduler::model::Policy> Run() {
+    policy_ = std::make_shared<scheduler::model::Policy>();
     BuildCatalogue();
     ApplySettings();
     CheckClusterArns();
@@ -117,10 +117,11 @@ class Resolver {
   void BuildCatalogue() { catalogue_ = BuildCatalogueImpl(set_.instance_types, d_); }
 
   void ApplySettings() {
-    scheduler::Policy& p = *policy_;
+    scheduler::model::Policy& p = *policy_;
     p.task_prioritization =
-        ValueOr(set_.task_prioritization, scheduler::TaskPrioritization::kTaskRanking);
-    p.idle_compute = ValueOr(set_.idle_compute, scheduler::IdleComputeAllocation::kFairShare);
+        ValueOr(set_.task_prioritization, scheduler::model::TaskPrioritization::kTaskRanking);
+    p.idle_compute =
+        ValueOr(set_.idle_compute, scheduler::model::IdleComputeAllocation::kFairShare);
     p.use_pod_priority_class_name = ValueOr(set_.use_pod_priority_class_name, true);
     p.preemption.grace_period_seconds =
         ValueOr(set_.grace_period_seconds, p.preemption.grace_period_seconds);
@@ -129,7 +130,7 @@ class Resolver {
     p.preemption.fair_sharing_strategies =
         ValueOr(set_.fair_sharing_strategies, p.preemption.fair_sharing_strategies);
     p.gang_timeout_seconds = ValueOr(set_.gang_timeout_seconds, p.gang_timeout_seconds);
-    p.no_team = ValueOr(set_.no_team, scheduler::NoTeamAction::kPassThrough);
+    p.no_team = ValueOr(set_.no_team, scheduler::model::NoTeamAction::kPassThrough);
     p.team_resolution.pod_label = ValueOr(set_.team_pod_label, p.team_resolution.pod_label);
     p.team_resolution.namespace_label =
         ValueOr(set_.team_namespace_label, p.team_resolution.namespace_label);
@@ -138,7 +139,7 @@ class Resolver {
       ErrorAt(d_, set_.instance_type_label.origin, "must not be empty");
       p.instance_type_label = "node.kubernetes.io/instance-type";
     }
-    default_queueing_ = ValueOr(set_.queueing, scheduler::QueueingStrategy::kBestEffortFIFO);
+    default_queueing_ = ValueOr(set_.queueing, scheduler::model::QueueingStrategy::kBestEffortFIFO);
     hyperpod_cohort_ = ValueOr(set_.hyperpod_cohort, std::string(kDefaultHyperPodCohort));
     volcano_flavor_ = ValueOr(set_.volcano_flavor, std::string(kDefaultVolcanoFlavor));
     default_cohort_ = ValueOr(set_.default_cohort, std::string());
@@ -183,7 +184,7 @@ class Resolver {
     });
     if (any_volcano && !flavors_.count(volcano_flavor_) &&
         catalogue_.Find(volcano_flavor_) == nullptr) {
-      scheduler::Flavor all;
+      scheduler::model::Flavor all;
       all.name = volcano_flavor_;
       all.matches_all_nodes = true;
       policy_->flavors.push_back(all);
@@ -282,12 +283,12 @@ class Resolver {
         if (!s.ok()) ErrorAt(d_, c.origin, s.error().message);
         continue;
       }
-      common::Result<scheduler::ResourceList> derived = DeriveQuota(known, type, c.amounts);
+      common::Result<scheduler::model::ResourceList> derived = DeriveQuota(known, type, c.amounts);
       if (!derived.ok()) {
         ErrorAt(d_, c.origin, derived.error().message);
         continue;
       }
-      for (const scheduler::ResourceAmount& r : *derived) {
+      for (const scheduler::model::ResourceAmount& r : *derived) {
         Draft& line = draft->At(c.flavor, r.name);
         if (what == "compute") {
           line.nominal = r.amount;
@@ -343,8 +344,8 @@ class Resolver {
   }
 
   // The team's identity, queueing and cohort, with the dialect defaults; no quota yet.
-  scheduler::Team TeamOf(const TeamSpec& spec) const {
-    scheduler::Team team;
+  scheduler::model::Team TeamOf(const TeamSpec& spec) const {
+    scheduler::model::Team team;
     team.name = spec.name;
     team.fair_share_weight = spec.fair_share_weight;
     team.queueing = spec.queueing.value_or(default_queueing_);
@@ -397,8 +398,8 @@ class Resolver {
 
   // A line of a team without a cohort: it neither borrows nor lends. Any limit on it is an error,
   // reported once per team (*reported).
-  scheduler::ResourceQuota IsolatedQuota(const TeamSpec& spec, const std::string& resource,
-                                         const Draft& line, bool* reported) {
+  scheduler::model::ResourceQuota IsolatedQuota(const TeamSpec& spec, const std::string& resource,
+                                                const Draft& line, bool* reported) {
     const bool any_limit = line.explicit_borrow || line.explicit_lend ||
                            (line.absolute_borrow && spec.dialect == Dialect::kNative) ||
                            (line.derived_lend);
@@ -409,7 +410,7 @@ class Resolver {
                   "borrowing/lending limits or give it a cohort");
       *reported = true;
     }
-    return scheduler::ResourceQuota{resource, line.nominal, 0, 0};
+    return scheduler::model::ResourceQuota{resource, line.nominal, 0, 0};
   }
 
   // Lending: the explicit limit, else the derived one, else nothing for DontLend and unlimited
@@ -460,9 +461,9 @@ class Resolver {
 
   // A line of a team in a cohort, with its lending and borrowing limits, checked against the
   // strategy and the nominal quota.
-  scheduler::ResourceQuota SharedQuota(const TeamSpec& spec, const std::string& flavor,
-                                       const std::string& resource, const Draft& line) {
-    scheduler::ResourceQuota q;
+  scheduler::model::ResourceQuota SharedQuota(const TeamSpec& spec, const std::string& flavor,
+                                              const std::string& resource, const Draft& line) {
+    scheduler::model::ResourceQuota q;
     q.resource = resource;
     q.nominal = line.nominal;
     q.lending_limit = LendingLimit(spec, flavor, resource, line);
@@ -476,9 +477,9 @@ class Resolver {
     }
     if (q.lending_limit != kUnlimited && q.lending_limit > q.nominal) {
       ErrorAt(d_, line.origin,
-              "lending limit " + scheduler::FormatQuantity(resource, q.lending_limit) + " for " +
-                  resource + " on " + flavor + " exceeds the nominal quota " +
-                  scheduler::FormatQuantity(resource, q.nominal));
+              "lending limit " + scheduler::model::FormatQuantity(resource, q.lending_limit) +
+                  " for " + resource + " on " + flavor + " exceeds the nominal quota " +
+                  scheduler::model::FormatQuantity(resource, q.nominal));
     }
     return q;
   }
@@ -486,11 +487,11 @@ class Resolver {
   // Adds the team to the policy. Errors are in the diagnostics; the team stays for
   // check-config's table.
   void BuildTeam(const TeamSpec& spec) {
-    scheduler::Team team = TeamOf(spec);
+    scheduler::model::Team team = TeamOf(spec);
     TeamDraft draft = DraftQuota(spec);
     bool reported_no_cohort = false;
     for (const std::string& flavor_name : draft.flavor_order) {
-      scheduler::FlavorQuota fq;
+      scheduler::model::FlavorQuota fq;
       fq.flavor = flavor_name;
       NoteFlavorUse(flavor_name, spec);
       for (const auto& [resource, line] : draft.flavors[flavor_name]) {
@@ -535,7 +536,7 @@ class Resolver {
   // error.
   void ClaimNamespaces(NamespaceOwners* owner) {
     for (size_t i = 0; i < policy_->teams.size(); ++i) {
-      scheduler::Team& team = policy_->teams[i];
+      scheduler::model::Team& team = policy_->teams[i];
       const TeamSpec& spec = *team_specs_[i];
       std::vector<std::string> namespaces;
       Origin origin = spec.namespaces ? spec.namespaces_origin : spec.origin;
@@ -589,7 +590,7 @@ class Resolver {
       }
       const std::string& cq = *cqs.begin();
       for (size_t i = 0; i < policy_->teams.size(); ++i) {
-        scheduler::Team& team = policy_->teams[i];
+        scheduler::model::Team& team = policy_->teams[i];
         const TeamSpec& spec = *team_specs_[i];
         if (team.name != cq || spec.dialect != Dialect::kKueue || spec.namespaces) continue;
         if (auto it = owner->find(ns); it != owner->end()) {
@@ -621,7 +622,7 @@ class Resolver {
         // A LocalQueue may also name a HyperPod/native team's ClusterQueue.
         auto by_cq = std::find_if(
             policy_->teams.begin(), policy_->teams.end(),
-            [&](const scheduler::Team& t) { return t.cluster_queue == lq.cluster_queue; });
+            [&](const scheduler::model::Team& t) { return t.cluster_queue == lq.cluster_queue; });
         if (by_cq == policy_->teams.end()) {
           WarnAt(d_, lq.origin,
                  "LocalQueue " + lq.namespace_ + "/" + lq.name + " points to ClusterQueue '" +
@@ -629,15 +630,16 @@ class Resolver {
                      "', which is not in the configuration: its pods belong to no team");
           continue;
         }
-        policy_->local_queues.push_back(scheduler::LocalQueue{lq.namespace_, lq.name, by_cq->name});
+        policy_->local_queues.push_back(
+            scheduler::model::LocalQueue{lq.namespace_, lq.name, by_cq->name});
         continue;
       }
       policy_->local_queues.push_back(
-          scheduler::LocalQueue{lq.namespace_, lq.name, lq.cluster_queue});
+          scheduler::model::LocalQueue{lq.namespace_, lq.name, lq.cluster_queue});
     }
     // HyperPod's own LocalQueue in each namespace of HyperPod-style teams.
     for (size_t i = 0; i < policy_->teams.size(); ++i) {
-      const scheduler::Team& team = policy_->teams[i];
+      const scheduler::model::Team& team = policy_->teams[i];
       const Dialect dialect = team_specs_[i]->dialect;
       if (dialect == Dialect::kVolcano) {
         policy_->volcano_queues.emplace(team.name, team.name);
@@ -647,7 +649,7 @@ class Resolver {
       for (const std::string& ns : team.namespaces) {
         const std::string name = ns + "-localqueue";
         if (!seen.insert({ns, name}).second) continue;
-        policy_->local_queues.push_back(scheduler::LocalQueue{ns, name, team.name});
+        policy_->local_queues.push_back(scheduler::model::LocalQueue{ns, name, team.name});
       }
     }
   }
@@ -672,7 +674,7 @@ class Resolver {
       origin.emplace(c.name, c.origin);
       add(c.parent);
     }
-    for (const scheduler::Team& t : policy_->teams) add(t.cohort);
+    for (const scheduler::model::Team& t : policy_->teams) add(t.cohort);
     // Cycles: follow parents from every cohort.
     std::set<std::string> reported;
     for (const std::string& start : order) {
@@ -701,28 +703,28 @@ class Resolver {
       }
     }
     for (const std::string& name : order) {
-      policy_->cohorts.push_back(scheduler::Cohort{name, parent[name]});
+      policy_->cohorts.push_back(scheduler::model::Cohort{name, parent[name]});
     }
   }
 
   void AddFillerLines() {
     // Resources governed per flavor, by any team.
     std::map<std::string, std::set<std::string>> governed;
-    for (const scheduler::Team& t : policy_->teams) {
-      for (const scheduler::FlavorQuota& fq : t.flavors) {
-        for (const scheduler::ResourceQuota& q : fq.resources)
+    for (const scheduler::model::Team& t : policy_->teams) {
+      for (const scheduler::model::FlavorQuota& fq : t.flavors) {
+        for (const scheduler::model::ResourceQuota& q : fq.resources)
           governed[fq.flavor].insert(q.resource);
       }
     }
     for (size_t i = 0; i < policy_->teams.size(); ++i) {
-      scheduler::Team& t = policy_->teams[i];
+      scheduler::model::Team& t = policy_->teams[i];
       const bool borrowable = team_specs_[i]->unlisted_resources_borrowable && !t.cohort.empty();
-      for (scheduler::FlavorQuota& fq : t.flavors) {
+      for (scheduler::model::FlavorQuota& fq : t.flavors) {
         for (const std::string& r : governed[fq.flavor]) {
           const bool has = std::any_of(fq.resources.begin(), fq.resources.end(),
                                        [&](const auto& q) { return q.resource == r; });
           if (has) continue;
-          scheduler::ResourceQuota q;
+          scheduler::model::ResourceQuota q;
           q.resource = r;
           q.nominal = 0;
           q.lending_limit = 0;
@@ -750,9 +752,10 @@ class Resolver {
 
   ConfigSet set_;
   Diagnostics* d_;
-  std::shared_ptr<scheduler::Policy> policy_;
+  std::shared_ptr<scheduler::model::Policy> policy_;
   Catalogue catalogue_;
-  scheduler::QueueingStrategy default_queueing_ = scheduler::QueueingStrategy::kBestEffortFIFO;
+  scheduler::model::QueueingStrategy default_queueing_ =
+      scheduler::model::QueueingStrategy::kBestEffortFIFO;
   std::string hyperpod_cohort_;
   std::string volcano_flavor_;
   std::string default_cohort_;
@@ -777,7 +780,7 @@ Catalogue BuildCatalogue(const std::vector<InstanceTypeOverride>& overrides,
   return BuildCatalogueImpl(overrides, diagnostics != nullptr ? diagnostics : &dropped);
 }
 
-std::shared_ptr<scheduler::Policy> Resolve(ConfigSet set, Diagnostics* diagnostics) {
+std::shared_ptr<scheduler::model::Policy> Resolve(ConfigSet set, Diagnostics* diagnostics) {
   return Resolver(std::move(set), diagnostics).Run();
 }
 

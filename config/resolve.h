@@ -38,7 +38,8 @@ namespace taskgov::config {
 // Builds and finalizes the policy. The result is complete even when errors were reported (the
 // erroneous parts left out), so that check-config can show what would load; callers must not
 // publish it when `diagnostics` has errors.
-[[nodiscard]] std::shared_ptr<scheduler::Policy> Resolve(ConfigSet set, Diagnostics* diagnostics);
+[[nodiscard]] std::shared_ptr<scheduler::model::Policy> Resolve(ConfigSet set,
+                                                                Diagnostics* diagnostics);
 
 // The built-in catalogue with a configuration's `instanceTypes` overrides applied, as Resolve
 // uses it; problems with the overrides go to `diagnostics` (nullptr: dropped).

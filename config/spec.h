@@ -108,10 +108,11 @@ struct TeamSpec {
   std::vector<ComputeSpec> lending_limits;
   std::vector<LineSpec> lines;
 
-  std::optional<scheduler::QueueingStrategy> queueing;  // nullopt: the cluster default
-  scheduler::WithinTeamPreemption within_team = scheduler::WithinTeamPreemption::kLowerPriority;
-  scheduler::ReclaimPolicy reclaim = scheduler::ReclaimPolicy::kAny;
-  scheduler::BorrowWithinCohort borrow_within_cohort;
+  std::optional<scheduler::model::QueueingStrategy> queueing;  // nullopt: the cluster default
+  scheduler::model::WithinTeamPreemption within_team =
+      scheduler::model::WithinTeamPreemption::kLowerPriority;
+  scheduler::model::ReclaimPolicy reclaim = scheduler::model::ReclaimPolicy::kAny;
+  scheduler::model::BorrowWithinCohort borrow_within_cohort;
   bool active = true;
   bool reclaimable = true;
   std::string cluster_queue;  // empty: the dialect default
@@ -138,7 +139,7 @@ struct TeamUpdateSpec {
 
 struct FlavorSpec {
   Origin origin;
-  scheduler::Flavor flavor;
+  scheduler::model::Flavor flavor;
   std::string instance_type;  // for ratio defaults when the flavor name is not an instance type
 };
 
@@ -157,7 +158,7 @@ struct LocalQueueSpec {
 
 struct PriorityClassSpec {
   Origin origin;
-  scheduler::PriorityClass priority_class;
+  scheduler::model::PriorityClass priority_class;
 };
 
 struct InstanceTypeOverride {
@@ -172,15 +173,15 @@ struct InstanceTypeOverride {
 
 struct ConfigSet {
   // Cluster policy settings.
-  Setting<scheduler::TaskPrioritization> task_prioritization;
-  Setting<scheduler::QueueingStrategy> queueing;
-  Setting<scheduler::IdleComputeAllocation> idle_compute;
+  Setting<scheduler::model::TaskPrioritization> task_prioritization;
+  Setting<scheduler::model::QueueingStrategy> queueing;
+  Setting<scheduler::model::IdleComputeAllocation> idle_compute;
   Setting<bool> use_pod_priority_class_name;
   Setting<int64_t> grace_period_seconds;
   Setting<int64_t> minimum_runtime_seconds;
-  Setting<std::vector<scheduler::FairShareStrategy>> fair_sharing_strategies;
+  Setting<std::vector<scheduler::model::FairShareStrategy>> fair_sharing_strategies;
   Setting<int64_t> gang_timeout_seconds;
-  Setting<scheduler::NoTeamAction> no_team;
+  Setting<scheduler::model::NoTeamAction> no_team;
   Setting<std::string> team_pod_label;        // teamResolution.podLabel
   Setting<std::string> team_namespace_label;  // teamResolution.namespaceLabel
   Setting<std::string> instance_type_label;

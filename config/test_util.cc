@@ -43,13 +43,14 @@ bool HasDiagnostic(const LoadResult& result, Severity severity, const std::strin
   });
 }
 
-const scheduler::ResourceQuota* FindQuota(const scheduler::Policy& policy, const std::string& team,
-                                          const std::string& flavor, const std::string& resource) {
-  const scheduler::Team* t = policy.FindTeam(team);
+const scheduler::model::ResourceQuota* FindQuota(const scheduler::model::Policy& policy,
+                                                 const std::string& team, const std::string& flavor,
+                                                 const std::string& resource) {
+  const scheduler::model::Team* t = policy.FindTeam(team);
   if (t == nullptr) return nullptr;
-  for (const scheduler::FlavorQuota& fq : t->flavors) {
+  for (const scheduler::model::FlavorQuota& fq : t->flavors) {
     if (fq.flavor != flavor) continue;
-    for (const scheduler::ResourceQuota& q : fq.resources) {
+    for (const scheduler::model::ResourceQuota& q : fq.resources) {
       if (q.resource == resource) return &q;
     }
   }
@@ -59,27 +60,28 @@ const scheduler::ResourceQuota* FindQuota(const scheduler::Policy& policy, const
 namespace {
 
 std::string Amount(const std::string& resource, int64_t v) {
-  return v == scheduler::kUnlimited ? "unlimited" : scheduler::FormatQuantity(resource, v);
+  return v == scheduler::model::kUnlimited ? "unlimited"
+                                           : scheduler::model::FormatQuantity(resource, v);
 }
 
 }  // namespace
 
-std::string ModelSummary(const scheduler::Policy& policy) {
-  std::vector<const scheduler::Team*> teams;
-  for (const scheduler::Team& t : policy.teams) teams.push_back(&t);
+std::string ModelSummary(const scheduler::model::Policy& policy) {
+  std::vector<const scheduler::model::Team*> teams;
+  for (const scheduler::model::Team& t : policy.teams) teams.push_back(&t);
   std::sort(teams.begin(), teams.end(), [](auto* a, auto* b) { return a->name < b->name; });
   std::ostringstream out;
   std::map<std::string, std::vector<std::string>> cohorts;
-  for (const scheduler::Team* t : teams) {
+  for (const scheduler::model::Team* t : teams) {
     out << "team " << t->name << " weight=" << t->fair_share_weight
         << " within=" << static_cast<int>(t->within_team)
         << " reclaim=" << static_cast<int>(t->reclaim) << " active=" << t->active
         << " reclaimable=" << t->reclaimable << " cohort=" << (t->cohort.empty() ? "none" : "yes")
         << "\n";
     if (!t->cohort.empty()) cohorts[t->cohort].push_back(t->name);
-    for (const scheduler::FlavorQuota& fq : t->flavors) {
+    for (const scheduler::model::FlavorQuota& fq : t->flavors) {
       out << "  flavor " << fq.flavor << "\n";
-      for (const scheduler::ResourceQuota& q : fq.resources) {
+      for (const scheduler::model::ResourceQuota& q : fq.resources) {
         out << "    " << q.resource << " nominal=" << Amount(q.resource, q.nominal)
             << " borrowing=" << Amount(q.resource, q.borrowing_limit)
             << " lending=" << Amount(q.resource, q.lending_limit) << "\n";

@@ -25,13 +25,14 @@ std::string Dump(const LoadResult& result);
 bool HasDiagnostic(const LoadResult& result, Severity severity, const std::string& file,
                    const std::string& path, const std::string& text);
 
-const scheduler::ResourceQuota* FindQuota(const scheduler::Policy& policy, const std::string& team,
-                                          const std::string& flavor, const std::string& resource);
+const scheduler::model::ResourceQuota* FindQuota(const scheduler::model::Policy& policy,
+                                                 const std::string& team, const std::string& flavor,
+                                                 const std::string& resource);
 
 // A canonical text form of what the four dialects must agree on: per team (sorted by name) its
 // weight, preemption policies, state, and per flavor (in order) per resource its nominal,
 // borrowing and lending limits; then the partition of teams into cohorts (cohort names left out).
-std::string ModelSummary(const scheduler::Policy& policy);
+std::string ModelSummary(const scheduler::model::Policy& policy);
 
 // A fresh directory under $TEST_TMPDIR, removed (recursively) on destruction.
 class TempDir {

@@ -17,7 +17,7 @@ namespace taskgov::config {
 
 namespace {
 
-using scheduler::kUnlimited;
+using scheduler::model::kUnlimited;
 
 using ResourceAmounts = std::vector<std::pair<std::string, int64_t>>;
 
@@ -105,8 +105,9 @@ std::optional<std::vector<LineSpec>> QuotaLines(ObjectReader& spec, const QueueQ
     LineSpec& line = line_for(r, JoinPath(spec.PathOf("capability"), r));
     if (q < *line.nominal) {
       spec.ctx().Error(JoinPath(spec.PathOf("capability"), r), spec.MarkOf("capability"),
-                       "capability " + scheduler::FormatQuantity(r, q) + " is below deserved " +
-                           scheduler::FormatQuantity(r, *line.nominal));
+                       "capability " + scheduler::model::FormatQuantity(r, q) +
+                           " is below deserved " +
+                           scheduler::model::FormatQuantity(r, *line.nominal));
       ok = false;
       continue;
     }
@@ -117,8 +118,9 @@ std::optional<std::vector<LineSpec>> QuotaLines(ObjectReader& spec, const QueueQ
     LineSpec& line = line_for(r, path);
     if (q > *line.nominal) {
       spec.ctx().Error(path, spec.MarkOf("guarantee"),
-                       "guarantee " + scheduler::FormatQuantity(r, q) + " is above deserved " +
-                           scheduler::FormatQuantity(r, *line.nominal));
+                       "guarantee " + scheduler::model::FormatQuantity(r, q) +
+                           " is above deserved " +
+                           scheduler::model::FormatQuantity(r, *line.nominal));
       ok = false;
       continue;
     }
@@ -138,8 +140,8 @@ void DecodeVolcano(ObjectReader& doc, std::string_view /*kind*/, ConfigSet* out)
   TeamSpec team;
   team.dialect = Dialect::kVolcano;
   team.origin = OriginOf(doc);
-  team.within_team = scheduler::WithinTeamPreemption::kLowerPriority;
-  team.reclaim = scheduler::ReclaimPolicy::kAny;
+  team.within_team = scheduler::model::WithinTeamPreemption::kLowerPriority;
+  team.reclaim = scheduler::model::ReclaimPolicy::kAny;
   team.unlisted_resources_borrowable = true;
   team.namespaces = std::vector<std::string>{};
 

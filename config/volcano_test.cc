@@ -8,7 +8,7 @@
 namespace taskgov::config {
 namespace {
 
-using scheduler::kUnlimited;
+using scheduler::model::kUnlimited;
 using testing::Dump;
 using testing::FindQuota;
 using testing::HasDiagnostic;
@@ -34,8 +34,8 @@ spec:
   deserved: {vpc.amazonaws.com/efa: "4"}
 )");
   ASSERT_TRUE(r.ok()) << Dump(r);
-  const scheduler::Policy& p = *r.policy;
-  const scheduler::Team* t = p.FindTeam("training");
+  const scheduler::model::Policy& p = *r.policy;
+  const scheduler::model::Team* t = p.FindTeam("training");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->fair_share_weight, 4);
   EXPECT_FALSE(t->reclaimable);
@@ -44,17 +44,17 @@ spec:
   EXPECT_EQ(p.volcano_queues.at("training"), "training");
 
   const std::string f = "default";
-  const scheduler::ResourceQuota* gpu = FindQuota(p, "training", f, "nvidia.com/gpu");
+  const scheduler::model::ResourceQuota* gpu = FindQuota(p, "training", f, "nvidia.com/gpu");
   ASSERT_NE(gpu, nullptr);
   EXPECT_EQ(gpu->nominal, 8);
   EXPECT_EQ(gpu->borrowing_limit, 8);  // capability 16 − deserved 8
   EXPECT_EQ(gpu->lending_limit, 6);    // deserved 8 − guarantee 2
-  const scheduler::ResourceQuota* mem = FindQuota(p, "training", f, "memory");
+  const scheduler::model::ResourceQuota* mem = FindQuota(p, "training", f, "memory");
   EXPECT_EQ(mem->nominal, 0);
   EXPECT_EQ(mem->borrowing_limit, int64_t{1} << 40);
   EXPECT_EQ(FindQuota(p, "training", f, "cpu")->lending_limit, kUnlimited);
   // Resources a queue does not mention: unlimited, as Volcano treats a missing capability.
-  const scheduler::ResourceQuota* serving_gpu = FindQuota(p, "serving", f, "nvidia.com/gpu");
+  const scheduler::model::ResourceQuota* serving_gpu = FindQuota(p, "serving", f, "nvidia.com/gpu");
   ASSERT_NE(serving_gpu, nullptr);
   EXPECT_EQ(serving_gpu->nominal, 0);
   EXPECT_EQ(serving_gpu->borrowing_limit, kUnlimited);
@@ -86,12 +86,12 @@ spec:
   priority: 10
 )");
   ASSERT_TRUE(r.ok()) << Dump(r);
-  const scheduler::Policy& p = *r.policy;
+  const scheduler::model::Policy& p = *r.policy;
   ASSERT_EQ(p.teams.size(), 1u);
   EXPECT_EQ(p.teams[0].name, "vision");
   EXPECT_EQ(p.teams[0].cohort, "research");
   bool research_parent_root = false;
-  for (const scheduler::Cohort& c : p.cohorts) {
+  for (const scheduler::model::Cohort& c : p.cohorts) {
     if (c.name == "research" && c.parent == "root") research_parent_root = true;
   }
   EXPECT_TRUE(research_parent_root);

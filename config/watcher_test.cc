@@ -81,8 +81,8 @@ struct Fixture {
   }
 };
 
-int GpusOf(const scheduler::Policy& p, const std::string& team) {
-  const scheduler::Team* t = p.FindTeam(team);
+int GpusOf(const scheduler::model::Policy& p, const std::string& team) {
+  const scheduler::model::Team* t = p.FindTeam(team);
   if (t == nullptr || t->flavors.empty()) return -1;
   for (const auto& q : t->flavors[0].resources) {
     if (q.resource == "nvidia.com/gpu") return static_cast<int>(q.nominal);
@@ -105,7 +105,7 @@ TEST(ConfigWatcher, KubeletSwapInvalidUpdateThenValidUpdate) {
                  "10_01_00.000000002");
   ASSERT_TRUE(f.reloads.WaitFor(2));
   EXPECT_TRUE(f.reloads.last_ok()) << f.reloads.last_error();
-  scheduler::PolicyPtr good = f.store.Current();
+  scheduler::model::PolicyPtr good = f.store.Current();
   EXPECT_EQ(GpusOf(*good, "a"), 2);
   EXPECT_EQ(GpusOf(*good, "b"), 3);
 
@@ -254,10 +254,10 @@ TEST(ConfigWatcher, ReadersDuringReloadsSeeWholeSnapshots) {
   for (int r = 0; r < 3; ++r) {
     readers.emplace_back([&] {
       while (!done.load(std::memory_order_acquire)) {
-        scheduler::PolicyPtr p = f.store.Current();
+        scheduler::model::PolicyPtr p = f.store.Current();
         const int v = GpusOf(*p, "t0");
         if (p->teams.size() != static_cast<size_t>(v % 5 + 1)) torn++;
-        for (const scheduler::Team& t : p->teams) {
+        for (const scheduler::model::Team& t : p->teams) {
           if (GpusOf(*p, t.name) != v) torn++;
         }
         reads++;
@@ -324,7 +324,7 @@ TEST(ConfigWatcher, AnEmptiedTruncatedOrVanishedPolicyIsRefusedAndTheLastGoodSta
     f.dir.Write("teams.yaml", kTwoTeams);
     ConfigWatcher watcher(&f.store, f.Options(/*inotify=*/false));
     ASSERT_TRUE(watcher.Reload().ok()) << c.name;
-    const scheduler::PolicyPtr good = f.store.Current();
+    const scheduler::model::PolicyPtr good = f.store.Current();
     ASSERT_EQ(good->teams.size(), 2u) << c.name;
 
     c.damage(f.dir);
@@ -410,7 +410,7 @@ TEST(ConfigWatcher, ContentStillChangingAtTheSettleTimeoutIsRefused) {
   };
   ConfigWatcher watcher(&f.store, options);
   ASSERT_TRUE(watcher.Reload().ok());
-  const scheduler::PolicyPtr good = f.store.Current();
+  const scheduler::model::PolicyPtr good = f.store.Current();
   writing = true;
   f.dir.Write("a.yaml", Team("a", 50));
   EXPECT_TRUE(watcher.CheckForChanges());

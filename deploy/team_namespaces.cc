@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
   std::cout << "# The namespaces of the teams of " << arg
             << ", labelled for governance (team-namespaces).\n";
   bool first = true;
-  for (const taskgov::scheduler::Team& team : result.policy->teams) {
+  for (const taskgov::scheduler::model::Team& team : result.policy->teams) {
     for (const std::string& ns : team.namespaces) {
       if (!first) std::cout << "---\n";
       first = false;

@@ -541,7 +541,7 @@ void Harness::ReadNodesFromApi() {
       for (auto it = alloc->MemberBegin(); it != alloc->MemberEnd(); ++it) {
         if (!it->value.IsString()) continue;
         common::Result<int64_t> q =
-            scheduler::ParseResourceQuantity(it->name.GetString(), it->value.GetString());
+            scheduler::model::ParseResourceQuantity(it->name.GetString(), it->value.GetString());
         if (q.ok()) node.allocatable[it->name.GetString()] = *q;
       }
     }
@@ -681,7 +681,7 @@ PodView Harness::Parse(const std::string& json) const {
     }
   }
   common::Result<int64_t> created =
-      scheduler::ParseTimestamp(StringAt(doc, {"metadata", "creationTimestamp"}));
+      scheduler::model::ParseTimestamp(StringAt(doc, {"metadata", "creationTimestamp"}));
   if (created.ok()) p.created_ms = *created;
   if (auto job = job_of_pod_.find(p.name); job != job_of_pod_.end()) {
     p.job = job->second;
@@ -1034,8 +1034,8 @@ common::Result<LedgerLine> Harness::ProbeLedger(const std::string& ns,
   if (!std::regex_search(reason, m, std::regex(R"re(in use ([^ ,;]+) of nominal ([^ ,;)]+))re"))) {
     return common::Error{"probe: no usage in '" + reason + "'"};
   }
-  common::Result<int64_t> in_use = scheduler::ParseResourceQuantity(resource, m[1].str());
-  common::Result<int64_t> nominal = scheduler::ParseResourceQuantity(resource, m[2].str());
+  common::Result<int64_t> in_use = scheduler::model::ParseResourceQuantity(resource, m[1].str());
+  common::Result<int64_t> nominal = scheduler::model::ParseResourceQuantity(resource, m[2].str());
   if (!in_use.ok() || !nominal.ok())
     return common::Error{"probe: unparsable numbers in '" + reason + "'"};
   line.in_use = *in_use;

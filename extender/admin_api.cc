@@ -25,7 +25,7 @@
 namespace taskgov::extender {
 namespace {
 
-using scheduler::NameId;
+using scheduler::model::NameId;
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 constexpr size_t kDefaultLimit = 500;
@@ -60,16 +60,16 @@ void KeyStr(Writer& w, const char* key, std::string_view value) {
 
 // A Kubernetes quantity string, or null for a limit that does not apply.
 void Quantity(Writer& w, std::string_view resource, int64_t amount) {
-  if (amount == scheduler::kUnlimited) {
+  if (amount == scheduler::model::kUnlimited) {
     w.Null();
     return;
   }
-  Str(w, scheduler::FormatQuantity(resource, amount));
+  Str(w, scheduler::model::FormatQuantity(resource, amount));
 }
 
-void Resources(Writer& w, const scheduler::ResourceList& list) {
+void Resources(Writer& w, const scheduler::model::ResourceList& list) {
   w.StartObject();
-  for (const scheduler::ResourceAmount& r : list) {
+  for (const scheduler::model::ResourceAmount& r : list) {
     w.Key(r.name.c_str());
     Quantity(w, r.name, r.amount);
   }
@@ -163,22 +163,23 @@ common::Result<size_t> ParseLimit(const Query& query) {
 
 // One read of what the team replies show.
 struct TeamsRead {
-  scheduler::PolicyPtr policy;
-  std::vector<scheduler::CohortCellUsage> cells;
-  std::unordered_map<NameId, scheduler::QuotaBook::TeamCounts> admitted;
+  scheduler::model::PolicyPtr policy;
+  std::vector<scheduler::ledger::CohortCellUsage> cells;
+  std::unordered_map<NameId, scheduler::ledger::QuotaBook::TeamCounts> admitted;
   std::unordered_map<NameId, size_t> ungoverned;
 };
 
-TeamsRead ReadTeams(const scheduler::QuotaBook& book, const scheduler::ClusterState& cluster) {
+TeamsRead ReadTeams(const scheduler::ledger::QuotaBook& book,
+                    const scheduler::state::ClusterState& cluster) {
   TeamsRead read;
-  const std::vector<scheduler::Ledger::CellUsage> cells = book.ledger().Cells(&read.policy);
-  read.cells = scheduler::ComputeCohortUsage(cells, *read.policy, {});
+  const std::vector<scheduler::ledger::Ledger::CellUsage> cells = book.ledger().Cells(&read.policy);
+  read.cells = scheduler::ledger::ComputeCohortUsage(cells, *read.policy, {});
   read.admitted = book.CountByTeam();
   read.ungoverned = cluster.UngovernedByTeam();
   return read;
 }
 
-void TeamPolicy(Writer& w, const scheduler::Team& team) {
+void TeamPolicy(Writer& w, const scheduler::model::Team& team) {
   KeyStr(w, "name", team.name);
   KeyStr(w, "cohort", team.cohort);
   KeyStr(w, "clusterQueue", team.cluster_queue);
@@ -213,12 +214,12 @@ void TeamPolicy(Writer& w, const scheduler::Team& team) {
 void TeamQuotas(Writer& w, NameId team_id, const TeamsRead& read) {
   w.Key("quotas");
   w.StartArray();
-  for (const scheduler::CohortCellUsage& cell : read.cells) {
+  for (const scheduler::ledger::CohortCellUsage& cell : read.cells) {
     if (cell.key.team != team_id) continue;
-    const std::string_view resource = scheduler::ResourceNames().Name(cell.key.resource);
-    const scheduler::CellView& v = cell.view;
+    const std::string_view resource = scheduler::model::ResourceNames().Name(cell.key.resource);
+    const scheduler::ledger::CellView& v = cell.view;
     w.StartObject();
-    KeyStr(w, "flavor", scheduler::FlavorNames().Name(cell.key.flavor));
+    KeyStr(w, "flavor", scheduler::model::FlavorNames().Name(cell.key.flavor));
     KeyStr(w, "resource", resource);
     w.Key("nominal");
     Quantity(w, resource, v.nominal);
@@ -237,15 +238,16 @@ void TeamQuotas(Writer& w, NameId team_id, const TeamsRead& read) {
   w.EndArray();
 }
 
-void TeamShares(Writer& w, const scheduler::Team& team, const scheduler::QuotaBook& book) {
+void TeamShares(Writer& w, const scheduler::model::Team& team,
+                const scheduler::ledger::QuotaBook& book) {
   w.Key("weightedShare");
   w.StartObject();
-  scheduler::Ledger::Session session(book.ledger());
-  for (const scheduler::FlavorQuota& fq : team.flavors) {
-    const int64_t per_mille =
-        scheduler::ReportedWeightedShare(session, team, scheduler::FlavorNames().Intern(fq.flavor));
+  scheduler::ledger::Ledger::Session session(book.ledger());
+  for (const scheduler::model::FlavorQuota& fq : team.flavors) {
+    const int64_t per_mille = scheduler::ReportedWeightedShare(
+        session, team, scheduler::model::FlavorNames().Intern(fq.flavor));
     w.Key(fq.flavor.c_str());
-    if (per_mille == scheduler::kUnlimited) {
+    if (per_mille == scheduler::model::kUnlimited) {
       Str(w, "+Inf");
     } else {
       w.Double(static_cast<double>(per_mille) / 1000.0);
@@ -255,10 +257,11 @@ void TeamShares(Writer& w, const scheduler::Team& team, const scheduler::QuotaBo
 }
 
 void TeamCounts(Writer& w, NameId team_id, const TeamsRead& read,
-                scheduler::ClusterState& cluster) {
-  const scheduler::QuotaBook::TeamCounts admitted =
-      read.admitted.count(team_id) ? read.admitted.at(team_id) : scheduler::QuotaBook::TeamCounts{};
-  const scheduler::PendingQueues::Counts pending = cluster.pending().CountsOf(team_id);
+                scheduler::state::ClusterState& cluster) {
+  const scheduler::ledger::QuotaBook::TeamCounts admitted =
+      read.admitted.count(team_id) ? read.admitted.at(team_id)
+                                   : scheduler::ledger::QuotaBook::TeamCounts{};
+  const scheduler::state::PendingQueues::Counts pending = cluster.pending().CountsOf(team_id);
   auto ungoverned = read.ungoverned.find(team_id);
   w.Key("pods");
   w.StartObject();
@@ -288,18 +291,18 @@ void TeamCounts(Writer& w, NameId team_id, const TeamsRead& read,
 struct FlavorUse {
   std::string flavor;
   size_t nodes = 0, schedulable = 0;
-  scheduler::ResourceList allocatable, used, nominal;
+  scheduler::model::ResourceList allocatable, used, nominal;
 };
 
-std::vector<FlavorUse> ReadFlavors(const scheduler::QuotaBook& book,
-                                   const scheduler::ClusterState& cluster) {
-  const scheduler::PolicyPtr policy = book.ledger().policy();
+std::vector<FlavorUse> ReadFlavors(const scheduler::ledger::QuotaBook& book,
+                                   const scheduler::state::ClusterState& cluster) {
+  const scheduler::model::PolicyPtr policy = book.ledger().policy();
   std::map<std::string, FlavorUse> flavors;
-  for (const scheduler::Team& team : policy->teams) {
-    for (const scheduler::FlavorQuota& fq : team.flavors) {
+  for (const scheduler::model::Team& team : policy->teams) {
+    for (const scheduler::model::FlavorQuota& fq : team.flavors) {
       FlavorUse& f = flavors[fq.flavor];
-      for (const scheduler::ResourceQuota& rq : fq.resources) {
-        f.nominal.Add(scheduler::ResourceList{{rq.resource, rq.nominal}});
+      for (const scheduler::model::ResourceQuota& rq : fq.resources) {
+        f.nominal.Add(scheduler::model::ResourceList{{rq.resource, rq.nominal}});
       }
     }
   }
@@ -307,7 +310,7 @@ std::vector<FlavorUse> ReadFlavors(const scheduler::QuotaBook& book,
   for (auto& [name, f] : flavors) {
     f.flavor = name;
     for (const auto& [node, view] :
-         cluster.nodes().NodesOfFlavor(scheduler::FlavorNames().Intern(name))) {
+         cluster.nodes().NodesOfFlavor(scheduler::model::FlavorNames().Intern(name))) {
       ++f.nodes;
       f.schedulable += view.schedulable;
       f.allocatable.Add(view.allocatable);
@@ -330,7 +333,7 @@ std::string HiddenKey(std::string_view key) {
 // What a workload's pods add up to: their request, the earliest creation and start, whether one
 // was refused (and the first refusal with its time), the first preemption note.
 struct PodTotals {
-  scheduler::ResourceList request;
+  scheduler::model::ResourceList request;
   int64_t created = 0, started = 0;
   bool refused = false;
   std::string preemption, refusal;
@@ -384,7 +387,7 @@ void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_
   w.Key("hidden");
   w.Bool(hidden);
   KeyStr(w, "kind", row.kind);
-  KeyStr(w, "team", scheduler::TeamNames().Name(row.team));
+  KeyStr(w, "team", scheduler::model::TeamNames().Name(row.team));
   KeyStr(w, "state", row.state);
   KeyStr(w, "priorityClass", row.priority_class);
   w.Key("priority");
@@ -484,7 +487,7 @@ std::vector<WorkloadRow> Named(const WorkloadRows& rows, const std::string& ns,
   std::vector<WorkloadRow> found = rows.Read([&](const WorkloadRows::Reader& r) {
     std::vector<WorkloadRow> out;
     for (const WorkloadRows::Item& item : r.Named(ns, name)) {
-      if (viewer.Sees(scheduler::TeamNames().Name(r.Team(item)))) out.push_back(r.Row(item));
+      if (viewer.Sees(scheduler::model::TeamNames().Name(r.Team(item)))) out.push_back(r.Row(item));
     }
     return out;
   });
@@ -570,9 +573,9 @@ HttpResponse AdminApi::Teams(const HttpRequest& request, const ConsoleViewer&) c
   ListHeader(w, "TeamList");
   w.Key("items");
   w.StartArray();
-  for (const scheduler::Team& team : read.policy->teams) {
+  for (const scheduler::model::Team& team : read.policy->teams) {
     if (cohort != q->end() && team.cohort != cohort->second) continue;
-    const NameId id = scheduler::TeamNames().Intern(team.name);
+    const NameId id = scheduler::model::TeamNames().Intern(team.name);
     w.StartObject();
     TeamPolicy(w, team);
     TeamQuotas(w, id, read);
@@ -595,9 +598,9 @@ HttpResponse AdminApi::Team(const HttpRequest& request, const ConsoleViewer&) co
     return ErrorReply(400, "expected /api/v1/teams/{team}, not " + request.path);
   }
   const TeamsRead read = ReadTeams(*sources_.book, *sources_.cluster);
-  const scheduler::Team* team = read.policy->FindTeam(*name);
+  const scheduler::model::Team* team = read.policy->FindTeam(*name);
   if (team == nullptr) return ErrorReply(404, "no team '" + *name + "' in the policy in force");
-  const NameId id = scheduler::TeamNames().Intern(team->name);
+  const NameId id = scheduler::model::TeamNames().Intern(team->name);
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
@@ -638,7 +641,7 @@ WorkloadPage PageOf(const WorkloadRows::Reader& r, const WorkloadQuery& query,
   std::vector<std::string> hidden_keys;
   hidden_keys.reserve(items.size());  // never reallocated: `hidden` holds views of its strings
   for (const WorkloadRows::Item& item : items) {
-    const std::string_view team_name = scheduler::TeamNames().Name(r.Team(item));
+    const std::string_view team_name = scheduler::model::TeamNames().Name(r.Team(item));
     const bool sees = viewer.Sees(team_name);
     if (query.team != nullptr && team_name != *query.team) continue;
     if (query.ns != nullptr && (!sees || r.Ns(item) != *query.ns)) continue;
@@ -699,7 +702,7 @@ HttpResponse AdminApi::Workloads(const HttpRequest& request, const ConsoleViewer
   w.Key("items");
   w.StartArray();
   for (WorkloadRow& row : page.rows) {
-    const bool hidden = !viewer.Sees(scheduler::TeamNames().Name(row.team));
+    const bool hidden = !viewer.Sees(scheduler::model::TeamNames().Name(row.team));
     if (!hidden) WorkloadRows::AddPreemption(row, sources_.preemption_status);
     WriteWorkload(w, row, now, /*with_pods=*/false, hidden);
   }
@@ -765,7 +768,7 @@ HttpResponse AdminApi::Explanation(const std::string& ns, const std::string& nam
                             [](const WorkloadRow& r) { return r.state == "Pending"; });
   const WorkloadRow* row = waits == found.end() ? &found.front() : &*waits;
   const PodRow* waiting = nullptr;  // the member the filter would be asked about
-  std::optional<scheduler::Pod> pod;
+  std::optional<scheduler::model::Pod> pod;
   for (const PodRow& p : row->pods) {
     if (p.state != "Pending") continue;
     if (waiting == nullptr) waiting = &p;
@@ -779,7 +782,7 @@ HttpResponse AdminApi::Explanation(const std::string& ns, const std::string& nam
     e = sources_.explain(*pod);
   } else {
     e.outlook = scheduler::Outlook::kNotPending;
-    e.team = std::string(scheduler::TeamNames().Name(row->team));
+    e.team = std::string(scheduler::model::TeamNames().Name(row->team));
     e.summary = waiting == nullptr
                     ? ns + "/" + name + " does not wait: it is " + row->state
                     : ns + "/" + name + " is known only from kube-scheduler's calls so far: it " +
@@ -823,22 +826,22 @@ HttpResponse AdminApi::Policy(const HttpRequest& request, const ConsoleViewer&) 
   if (common::Result<Query> q = ParseQuery(request.query, {}); !q.ok()) {
     return ErrorReply(400, q.error().message);
   }
-  const scheduler::PolicyPtr policy = sources_.book->ledger().policy();
+  const scheduler::model::PolicyPtr policy = sources_.book->ledger().policy();
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
   ListHeader(w, "Policy");
   KeyStr(w, "taskPrioritization",
-         policy->task_prioritization == scheduler::TaskPrioritization::kTaskRanking
+         policy->task_prioritization == scheduler::model::TaskPrioritization::kTaskRanking
              ? "TaskRanking"
              : "FirstComeFirstServe");
   KeyStr(w, "idleComputeAllocation",
-         policy->idle_compute == scheduler::IdleComputeAllocation::kFairShare
+         policy->idle_compute == scheduler::model::IdleComputeAllocation::kFairShare
              ? "FairShare"
              : "FirstComeFirstServe");
   w.Key("priorityClasses");
   w.StartArray();
-  for (const scheduler::PriorityClass& pc : policy->priority_classes) {
+  for (const scheduler::model::PriorityClass& pc : policy->priority_classes) {
     w.StartObject();
     KeyStr(w, "name", pc.name);
     w.Key("value");
@@ -882,21 +885,21 @@ HttpResponse AdminApi::Policy(const HttpRequest& request, const ConsoleViewer&) 
 UsageHistory::Snapshot AdminApi::HistorySnapshot() const {
   UsageHistory::Snapshot snap;
   const TeamsRead read = ReadTeams(*sources_.book, *sources_.cluster);
-  for (const scheduler::CohortCellUsage& cell : read.cells) {
-    const std::string_view resource = scheduler::ResourceNames().Name(cell.key.resource);
-    auto base = [&](double v) { return scheduler::InBaseUnits(resource, v); };
-    snap.teams.push_back({std::string(scheduler::TeamNames().Name(cell.key.team)),
-                          std::string(scheduler::FlavorNames().Name(cell.key.flavor)),
+  for (const scheduler::ledger::CohortCellUsage& cell : read.cells) {
+    const std::string_view resource = scheduler::model::ResourceNames().Name(cell.key.resource);
+    auto base = [&](double v) { return scheduler::model::InBaseUnits(resource, v); };
+    snap.teams.push_back({std::string(scheduler::model::TeamNames().Name(cell.key.team)),
+                          std::string(scheduler::model::FlavorNames().Name(cell.key.flavor)),
                           std::string(resource), base(static_cast<double>(cell.view.nominal)),
                           base(static_cast<double>(cell.view.usage)),
                           base(static_cast<double>(cell.borrowed)), base(cell.lent)});
   }
   for (const FlavorUse& f : ReadFlavors(*sources_.book, *sources_.cluster)) {
-    for (const scheduler::ResourceAmount& a : f.allocatable) {
+    for (const scheduler::model::ResourceAmount& a : f.allocatable) {
       snap.cluster.push_back(
           {f.flavor, a.name,
-           scheduler::InBaseUnits(a.name, static_cast<double>(f.used.Get(a.name))),
-           scheduler::InBaseUnits(a.name, static_cast<double>(a.amount))});
+           scheduler::model::InBaseUnits(a.name, static_cast<double>(f.used.Get(a.name))),
+           scheduler::model::InBaseUnits(a.name, static_cast<double>(a.amount))});
     }
   }
   const int64_t now = sources_.clock->NowMs();
@@ -906,14 +909,14 @@ UsageHistory::Snapshot AdminApi::HistorySnapshot() const {
     for (const WorkloadRows::Item& item : r.Items()) {
       if (r.State(item) != "Pending") continue;
       const WorkloadRow row = r.Row(item);
-      const std::string team(scheduler::TeamNames().Name(row.team));
+      const std::string team(scheduler::model::TeamNames().Name(row.team));
       waits[team].first += static_cast<double>(row.pods.size());
       waits[team].second +=
           static_cast<double>(std::max<int64_t>(0, now - row.created_ms())) / 1000.0;
       ++pending_workloads[team];
     }
   });
-  for (const scheduler::Team& team : read.policy->teams) {
+  for (const scheduler::model::Team& team : read.policy->teams) {
     auto w = waits.find(team.name);
     const size_t n = pending_workloads[team.name];
     snap.queues.push_back({team.name, w == waits.end() ? 0.0 : w->second.first,

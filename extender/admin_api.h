@@ -54,8 +54,8 @@ namespace taskgov::extender {
 class AdminApi {
  public:
   struct Sources {
-    const scheduler::QuotaBook* book = nullptr;  // required
-    scheduler::ClusterState* cluster = nullptr;  // required
+    const scheduler::ledger::QuotaBook* book = nullptr;  // required
+    scheduler::state::ClusterState* cluster = nullptr;   // required
     // A note on a preemption or reclaim in progress for a pending pod ("" if none).
     std::function<std::string(std::string_view uid)> preemption_status;
     // The policy watcher's state; unset: no "reload" in /api/v1/policy.
@@ -64,7 +64,7 @@ class AdminApi {
     ConsoleAccess* access = nullptr;        // null: no access checks
     const UsageHistory* history = nullptr;  // null: the history endpoints answer 404
     // Why a pod waits (Admission::Explain); unset: the explanation endpoint answers 404.
-    std::function<scheduler::Explanation(const scheduler::Pod&)> explain;
+    std::function<scheduler::Explanation(const scheduler::model::Pod&)> explain;
   };
   explicit AdminApi(Sources sources) : sources_(std::move(sources)) {}
 

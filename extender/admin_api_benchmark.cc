@@ -41,7 +41,7 @@ constexpr char kFlavor[] = "ml.p5.48xlarge";
 constexpr int kTeams = 100;
 constexpr int kNodes = 500;
 
-scheduler::PolicyPtr Teams() {
+scheduler::model::PolicyPtr Teams() {
   PolicyBuilder builder;
   for (int t = 0; t < kTeams; ++t) {
     builder.Team("team-" + std::to_string(t), "cohort")
@@ -53,8 +53,8 @@ scheduler::PolicyPtr Teams() {
 
 struct Cluster {
   common::FakeClock clock{1'800'000'000'000};
-  scheduler::QuotaBook book{Teams(), &clock};
-  scheduler::ClusterState cluster{&book, &clock, scheduler::ClusterState::Options{}};
+  scheduler::ledger::QuotaBook book{Teams(), &clock};
+  scheduler::state::ClusterState cluster{&book, &clock, scheduler::state::ClusterState::Options{}};
   std::unique_ptr<AdminApi> api;
 
   Cluster() {
@@ -68,10 +68,10 @@ struct Cluster {
     }
     cluster.OnSynced(scheduler::ObjectKind::kNode);
     for (int i = 0; i < 7'000; ++i) {  // running, 1 CPU each
-      scheduler::Pod pod =
+      scheduler::model::Pod pod =
           PodBuilder("run-" + std::to_string(i)).Namespace(Ns(i)).Cpu("1").Created(1'000 + i);
       pod.node_name = "node-" + std::to_string(i % kNodes);
-      pod.phase = scheduler::PodPhase::kRunning;
+      pod.phase = scheduler::model::PodPhase::kRunning;
       cluster.OnPodUpsert(pod);
     }
     for (int i = 0; i < 2'000; ++i) {  // pending lone pods

@@ -41,7 +41,7 @@ class AdminApiTest : public ::testing::Test {
                   .PriorityClass("training", 50)
                   .Build(),
               &clock_),
-        cluster_(&book_, &clock_, scheduler::ClusterState::Options{}),
+        cluster_(&book_, &clock_, scheduler::state::ClusterState::Options{}),
         admission_(&book_, &cluster_, nullptr, &clock_, {}),
         api_(FixtureSources()) {
     cluster_.SetPolicy(book_.ledger().policy());
@@ -76,20 +76,20 @@ class AdminApiTest : public ::testing::Test {
     };
     sources.clock = &clock_;
     sources.history = &history_;
-    sources.explain = [this](const scheduler::Pod& pod) { return admission_.Explain(pod); };
+    sources.explain = [this](const scheduler::model::Pod& pod) { return admission_.Explain(pod); };
     return sources;
   }
 
   void Run(const std::string& name, const std::string& node, int gpus, int64_t started) {
-    scheduler::Pod pod = PodBuilder(name).Namespace("ns-team-a").Gpus(gpus).Build();
+    scheduler::model::Pod pod = PodBuilder(name).Namespace("ns-team-a").Gpus(gpus).Build();
     pod.creation_unix_ms = started - 1000;
     pod.start_unix_ms = started;
     pod.node_name = node;
-    pod.phase = scheduler::PodPhase::kRunning;
+    pod.phase = scheduler::model::PodPhase::kRunning;
     cluster_.OnPodUpsert(pod);
   }
   void Wait(PodBuilder builder, int gpus, int64_t created) {
-    scheduler::Pod pod = builder.Namespace("ns-team-b").Gpus(gpus).Build();
+    scheduler::model::Pod pod = builder.Namespace("ns-team-b").Gpus(gpus).Build();
     pod.creation_unix_ms = created;
     cluster_.OnPodUpsert(pod);
   }
@@ -130,8 +130,8 @@ class AdminApiTest : public ::testing::Test {
   }
 
   common::FakeClock clock_;
-  scheduler::QuotaBook book_;
-  scheduler::ClusterState cluster_;
+  scheduler::ledger::QuotaBook book_;
+  scheduler::state::ClusterState cluster_;
   UsageHistory history_;
   scheduler::Admission admission_;
   AdminApi api_;
@@ -227,15 +227,15 @@ TEST_F(AdminApiTest, PagesFollowTheContinueToken) {
 // kube-scheduler asks about pods the informers have not reported yet: a lone pod is a workload
 // of its own, a gang member joins its gang's row.
 TEST_F(AdminApiTest, PodsKnownOnlyFromFilterCallsAreListed) {
-  scheduler::Pod ghost = PodBuilder("ghost").Namespace("ns-team-a").Gpus(8).Build();
+  scheduler::model::Pod ghost = PodBuilder("ghost").Namespace("ns-team-a").Gpus(8).Build();
   ghost.creation_unix_ms = kNow;
-  scheduler::Pod member = PodBuilder("b-train-2")
-                              .Namespace("ns-team-b")
-                              .Label("kueue.x-k8s.io/pod-group-name", "train")
-                              .Annotation("kueue.x-k8s.io/pod-group-total-count", "2")
-                              .Gpus(4)
-                              .Build();
-  for (const scheduler::Pod& pod : {ghost, member}) {
+  scheduler::model::Pod member = PodBuilder("b-train-2")
+                                     .Namespace("ns-team-b")
+                                     .Label("kueue.x-k8s.io/pod-group-name", "train")
+                                     .Annotation("kueue.x-k8s.io/pod-group-total-count", "2")
+                                     .Gpus(4)
+                                     .Build();
+  for (const scheduler::model::Pod& pod : {ghost, member}) {
     scheduler::FilterArgs args;
     args.pod = pod;
     args.node_names = {"p5-0", "p5-1"};

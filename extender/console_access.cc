@@ -45,7 +45,7 @@ ConsoleAccess::ConsoleAccess(scheduler::kube::AccessReviewer* reviewer, const co
     : reviewer_(reviewer), clock_(clock), options_(std::move(options)) {}
 
 AccessDecision ConsoleAccess::Check(std::string_view authorization,
-                                    const scheduler::Policy& policy) {
+                                    const scheduler::model::Policy& policy) {
   const std::string token = BearerToken(authorization);
   if (token.empty()) {
     AccessDecision d = Refuse(401,
@@ -77,7 +77,8 @@ AccessDecision ConsoleAccess::Check(std::string_view authorization,
   return d;
 }
 
-AccessDecision ConsoleAccess::Review(const std::string& token, const scheduler::Policy& policy) {
+AccessDecision ConsoleAccess::Review(const std::string& token,
+                                     const scheduler::model::Policy& policy) {
   auto failed = [](const scheduler::kube::ApiError& e) {
     common::log::Warn(kComponent, "access review failed", {{"error", e.message}});
     return Refuse(503, "cannot check access now (" + e.message + "); retry");
@@ -99,7 +100,7 @@ AccessDecision ConsoleAccess::Review(const std::string& token, const scheduler::
   d.viewer.user = who.username;
   if (everywhere.value()) return d;
   d.viewer.all_teams = false;
-  for (const scheduler::Team& team : policy.teams) {
+  for (const scheduler::model::Team& team : policy.teams) {
     for (const std::string& ns : team.namespaces) {
       attributes.namespace_ = ns;
       scheduler::kube::ApiResult<bool> here = reviewer_->Allowed(who, attributes);

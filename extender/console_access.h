@@ -69,12 +69,12 @@ class ConsoleAccess {
   // The decision for a request whose Authorization header is `authorization`, under `policy`
   // (whose teams' namespaces scope a team view).
   [[nodiscard]] AccessDecision Check(std::string_view authorization,
-                                     const scheduler::Policy& policy);
+                                     const scheduler::model::Policy& policy);
   [[nodiscard]] ConsoleAccessStats stats() const;
   [[nodiscard]] const Options& options() const { return options_; }
 
  private:
-  AccessDecision Review(const std::string& token, const scheduler::Policy& policy);
+  AccessDecision Review(const std::string& token, const scheduler::model::Policy& policy);
   void Count(const AccessDecision& decision);
   void CountLocked(const AccessDecision& decision);  // mu_ held
 

@@ -25,7 +25,7 @@ class ConsoleAccessTest : public ::testing::Test {
   AccessDecision Check(std::string_view header) { return access_.Check(header, *policy_); }
 
   common::FakeClock clock_{1'000'000};
-  scheduler::PolicyPtr policy_;
+  scheduler::model::PolicyPtr policy_;
   FakeAccessReviewer reviewer_;
   ConsoleAccess access_;
 };

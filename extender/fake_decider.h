@@ -34,7 +34,7 @@ class FakeDecider : public scheduler::Decider {
       result.error = it->second;
       return result;
     }
-    const scheduler::ResourceList request = scheduler::EffectiveRequest(args.pod);
+    const scheduler::model::ResourceList request = scheduler::model::EffectiveRequest(args.pod);
     const std::string who = Describe(args.pod, request);
     for (size_t i = 0; i < args.node_names.size(); ++i) {
       const std::string& name = args.node_names[i];
@@ -51,16 +51,16 @@ class FakeDecider : public scheduler::Decider {
         }
         continue;
       }
-      const scheduler::Node& node = args.nodes[i];
+      const scheduler::model::Node& node = args.nodes[i];
       std::string why;
       if (!node.ready) why = "node is not ready";
       if (why.empty() && node.unschedulable) why = "node is unschedulable";
-      for (const scheduler::ResourceAmount& r : request) {
+      for (const scheduler::model::ResourceAmount& r : request) {
         if (!why.empty()) break;
         const int64_t have = node.allocatable.Get(r.name);
         if (have < r.amount) {
-          why = r.name + " requested " + scheduler::FormatQuantity(r.name, r.amount) +
-                ", allocatable " + scheduler::FormatQuantity(r.name, have);
+          why = r.name + " requested " + scheduler::model::FormatQuantity(r.name, r.amount) +
+                ", allocatable " + scheduler::model::FormatQuantity(r.name, have);
         }
       }
       if (why.empty()) {
@@ -78,7 +78,7 @@ class FakeDecider : public scheduler::Decider {
 
   std::vector<scheduler::HostPriority> Prioritize(const scheduler::FilterArgs& args) override {
     prioritize_calls.fetch_add(1, std::memory_order_relaxed);
-    const size_t resources = scheduler::EffectiveRequest(args.pod).size();
+    const size_t resources = scheduler::model::EffectiveRequest(args.pod).size();
     std::vector<scheduler::HostPriority> out;
     for (size_t i = 0; i < args.node_names.size(); ++i) {
       const std::string& name = args.node_names[i];
@@ -121,7 +121,8 @@ class FakeDecider : public scheduler::Decider {
   std::atomic<int> bind_calls{0};
 
  private:
-  static std::string Describe(const scheduler::Pod& pod, const scheduler::ResourceList& request) {
+  static std::string Describe(const scheduler::model::Pod& pod,
+                              const scheduler::model::ResourceList& request) {
     std::string out = pod.key() + " (priority " + std::to_string(pod.priority.value_or(0)) +
                       ", requests " + request.ToString() + ")";
     return out;

@@ -31,7 +31,7 @@ HttpRequest Post(const std::string& path, std::string body) {
 
 std::string ErrorOf(const std::string& body) {
   rapidjson::Document doc;
-  if (!scheduler::ParseJson(body, &doc).ok() || !doc.IsObject() || !doc.HasMember("Error") ||
+  if (!scheduler::model::ParseJson(body, &doc).ok() || !doc.IsObject() || !doc.HasMember("Error") ||
       !doc["Error"].IsString()) {
     return "<no Error in " + body + ">";
   }

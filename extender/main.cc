@@ -136,9 +136,9 @@ struct Process {
   std::atomic<bool> config_valid{false};
   std::unique_ptr<config::ConfigWatcher> watcher;
   // Domain.
-  std::unique_ptr<scheduler::QuotaBook> book;
-  std::unique_ptr<scheduler::ClusterState> cluster;
-  std::unique_ptr<scheduler::Reconciler> reconciler;
+  std::unique_ptr<scheduler::ledger::QuotaBook> book;
+  std::unique_ptr<scheduler::state::ClusterState> cluster;
+  std::unique_ptr<scheduler::state::Reconciler> reconciler;
   // Kubernetes.
   std::unique_ptr<scheduler::kube::KubeClient> client;
   std::unique_ptr<scheduler::kube::ApiKubeActions> actions;
@@ -256,16 +256,18 @@ void BuildPolicyWatcher(Process& p) {
 }
 
 void BuildDomain(Process& p) {
-  p.book = std::make_unique<scheduler::QuotaBook>(p.policies.Current(), &p.clock);
-  scheduler::ClusterState::Options cluster_options;
+  p.book = std::make_unique<scheduler::ledger::QuotaBook>(p.policies.Current(), &p.clock);
+  scheduler::state::ClusterState::Options cluster_options;
   cluster_options.scheduler_name = p.flags.scheduler_name;
-  p.cluster = std::make_unique<scheduler::ClusterState>(p.book.get(), &p.clock, cluster_options);
+  p.cluster =
+      std::make_unique<scheduler::state::ClusterState>(p.book.get(), &p.clock, cluster_options);
   metrics::Metrics* metrics = p.metrics.get();
-  p.cluster->SetLifecycleObserver([metrics](const scheduler::ClusterState::PodLifecycle& event) {
-    metrics->ObservePodLifecycle(event);
-  });
-  p.reconciler = std::make_unique<scheduler::Reconciler>(p.book.get(), p.cluster.get(), &p.clock,
-                                                         scheduler::Reconciler::Options{});
+  p.cluster->SetLifecycleObserver(
+      [metrics](const scheduler::state::ClusterState::PodLifecycle& event) {
+        metrics->ObservePodLifecycle(event);
+      });
+  p.reconciler = std::make_unique<scheduler::state::Reconciler>(
+      p.book.get(), p.cluster.get(), &p.clock, scheduler::state::Reconciler::Options{});
 }
 
 void BuildLeaderElector(Process& p) {
@@ -278,7 +280,7 @@ void BuildLeaderElector(Process& p) {
   election.retry_period = p.flags.retry_period;
   election.on_started_leading = [&p] {
     // A new leader inherits no reservations: rebuild the counters from what is bound.
-    std::vector<scheduler::Ledger::Drift> drift = p.book->Reconcile();
+    std::vector<scheduler::ledger::Ledger::Drift> drift = p.book->Reconcile();
     common::log::Info(
         "leader", "started leading",
         {{"identity", p.identity}, {"drift_cells", static_cast<int64_t>(drift.size())}});
@@ -321,7 +323,7 @@ common::Status BuildKubeSide(Process& p) {
   informer_options.pod_field_selector = p.flags.pod_field_selector;
   p.informers = std::make_unique<scheduler::kube::Informers>(
       p.client.get(), p.cluster.get(),
-      scheduler::kube::ObjectDecoders{scheduler::DecodePod, scheduler::DecodeNode},
+      scheduler::kube::ObjectDecoders{scheduler::model::DecodePod, scheduler::model::DecodeNode},
       informer_options);
   if (p.flags.leader_elect) BuildLeaderElector(p);
   return common::Status::Ok();
@@ -354,7 +356,7 @@ void BuildAdmission(Process& p) {
   // once, then every reload, in order).
   scheduler::Admission* admission = p.admission.get();
   p.policies.Subscribe(
-      [admission](const scheduler::PolicyPtr& policy) { admission->ApplyPolicy(policy); });
+      [admission](const scheduler::model::PolicyPtr& policy) { admission->ApplyPolicy(policy); });
 }
 
 // What scrapes read: the domain, the Kubernetes side and the listeners.
@@ -415,7 +417,9 @@ void BuildConsoleServer(Process& p) {
   sources.reload_status = [&p] { return p.watcher->status(); };
   sources.clock = &p.clock;
   scheduler::Admission* admission = p.admission.get();
-  sources.explain = [admission](const scheduler::Pod& pod) { return admission->Explain(pod); };
+  sources.explain = [admission](const scheduler::model::Pod& pod) {
+    return admission->Explain(pod);
+  };
   UsageHistory::Options history;
   history.interval_ms = p.flags.history_interval.count();
   // The last hour at full resolution, whatever the interval.
@@ -497,7 +501,7 @@ common::Status Start(Process& p) {
       if (NotReady(p).empty()) (void)preemption->RunOnce();
     });
   }
-  scheduler::Reconciler* reconciler = p.reconciler.get();
+  scheduler::state::Reconciler* reconciler = p.reconciler.get();
   p.housekeeping.emplace(kHousekeepingPeriod, [reconciler](uint64_t) { reconciler->Tick(); });
   if (p.admin) {
     p.history_loop.emplace(

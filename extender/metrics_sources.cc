@@ -39,9 +39,9 @@ metrics::HttpListenerTotals HttpListenerTotalsOf(std::string listener,
   return out;
 }
 
-metrics::Sources MetricsSources(const scheduler::QuotaBook* book,
-                                const scheduler::ClusterState* cluster,
-                                const scheduler::Reconciler* reconciler,
+metrics::Sources MetricsSources(const scheduler::ledger::QuotaBook* book,
+                                const scheduler::state::ClusterState* cluster,
+                                const scheduler::state::Reconciler* reconciler,
                                 const scheduler::kube::Informers* informers,
                                 const scheduler::PreemptionController* preemption,
                                 std::vector<HttpListenerSource> http_listeners) {

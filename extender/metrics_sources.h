@@ -29,9 +29,9 @@ struct HttpListenerSource {
 
 // `informers` and `preemption` may be null (no Kubernetes API: no such series); no
 // `http_listeners`: no HTTP listener series.
-[[nodiscard]] metrics::Sources MetricsSources(const scheduler::QuotaBook* book,
-                                              const scheduler::ClusterState* cluster,
-                                              const scheduler::Reconciler* reconciler,
+[[nodiscard]] metrics::Sources MetricsSources(const scheduler::ledger::QuotaBook* book,
+                                              const scheduler::state::ClusterState* cluster,
+                                              const scheduler::state::Reconciler* reconciler,
                                               const scheduler::kube::Informers* informers,
                                               const scheduler::PreemptionController* preemption,
                                               std::vector<HttpListenerSource> http_listeners = {});

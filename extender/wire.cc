@@ -14,11 +14,11 @@ namespace {
 
 using rapidjson::SizeType;
 using rapidjson::Value;
-using scheduler::FieldSelector;
-using scheduler::FindMemberFolded;
-using scheduler::JsonTypeName;
-using scheduler::KeepAll;
-using scheduler::SelectFolded;
+using scheduler::model::FieldSelector;
+using scheduler::model::FindMemberFolded;
+using scheduler::model::JsonTypeName;
+using scheduler::model::KeepAll;
+using scheduler::model::SelectFolded;
 
 DecodeStatus Malformed(std::string message) {
   return DecodeStatus{DecodeFailure::kMalformed, std::move(message)};
@@ -44,10 +44,10 @@ std::string View(const Value& s) { return std::string(s.GetString(), s.GetString
 
 const FieldSelector& ExtenderArgsSelector() {
   static const FieldSelector* const kSelector = [] {
-    FieldSelector node = scheduler::NodeFieldSelector();
+    FieldSelector node = scheduler::model::NodeFieldSelector();
     node.capture = true;  // keep each node's text for the Nodes-mode reply
     return new FieldSelector(SelectFolded({
-        {"Pod", scheduler::PodFieldSelector()},
+        {"Pod", scheduler::model::PodFieldSelector()},
         {"Nodes", SelectFolded({{"Items", node}})},
         {"NodeNames", KeepAll()},
     }));
@@ -59,7 +59,7 @@ const FieldSelector& PreemptionArgsSelector() {
   static const FieldSelector* const kSelector = [] {
     FieldSelector victims_map;
     victims_map.any = std::make_shared<FieldSelector>(SelectFolded({
-        {"Pods", scheduler::PodFieldSelector()},
+        {"Pods", scheduler::model::PodFieldSelector()},
         {"NumPDBViolations", KeepAll()},
     }));
     FieldSelector meta_map;
@@ -68,7 +68,7 @@ const FieldSelector& PreemptionArgsSelector() {
         {"NumPDBViolations", KeepAll()},
     }));
     return new FieldSelector(SelectFolded({
-        {"Pod", scheduler::PodFieldSelector()},
+        {"Pod", scheduler::model::PodFieldSelector()},
         {"NodeNameToVictims", victims_map},
         {"NodeNameToMetaVictims", meta_map},
     }));
@@ -89,26 +89,26 @@ const FieldSelector& BindingArgsSelector() {
 // ---- decoding helpers ----
 
 DecodeStatus ParseBody(std::string_view body, const FieldSelector& selector,
-                       scheduler::SelectedJson* out) {
-  common::Status s = scheduler::SelectiveParse(body, selector, out);
+                       scheduler::model::SelectedJson* out) {
+  common::Status s = scheduler::model::SelectiveParse(body, selector, out);
   if (!s.ok()) return Malformed(s.error().message);
   if (!out->doc.IsObject()) return TypeError("request", "a JSON object", out->doc);
   return DecodeStatus{};
 }
 
 // Decodes the request's "Pod"; *present is false when it is absent or null.
-DecodeStatus DecodeRequestPod(const Value& root, scheduler::Pod* pod, bool* present) {
+DecodeStatus DecodeRequestPod(const Value& root, scheduler::model::Pod* pod, bool* present) {
   const Value* v = Member(root, "pod");
   *present = v != nullptr;
   if (v == nullptr) return DecodeStatus{};
   if (!v->IsObject()) return TypeError("Pod", "an object", *v);
-  common::Result<scheduler::Pod> decoded = scheduler::DecodePod(*v);
+  common::Result<scheduler::model::Pod> decoded = scheduler::model::DecodePod(*v);
   if (!decoded.ok()) return Malformed("Pod: " + decoded.error().message);
   *pod = std::move(decoded).value();
   return DecodeStatus{};
 }
 
-DecodeStatus CheckPodIdentity(const scheduler::Pod& pod, const std::string& where) {
+DecodeStatus CheckPodIdentity(const scheduler::model::Pod& pod, const std::string& where) {
   for (const auto& [field, value] :
        {std::pair{"name", &pod.name}, std::pair{"namespace", &pod.namespace_},
         std::pair{"uid", &pod.uid}}) {
@@ -224,7 +224,7 @@ namespace {
 
 // The request's Nodes (a NodeList): the decoded nodes, their names and each one's text in `body`
 // (from the captures of `json`).
-DecodeStatus DecodeNodeList(const Value& nodes, const scheduler::SelectedJson& json,
+DecodeStatus DecodeNodeList(const Value& nodes, const scheduler::model::SelectedJson& json,
                             std::string_view body, FilterRequest* out) {
   scheduler::FilterArgs& args = out->args;
   if (!nodes.IsObject()) return TypeError("Nodes", "a NodeList object", nodes);
@@ -242,9 +242,9 @@ DecodeStatus DecodeNodeList(const Value& nodes, const scheduler::SelectedJson& j
     const std::string where = "Nodes.items[" + std::to_string(i) + "]";
     const Value& item = (*items)[i];
     if (!item.IsObject()) return TypeError(where, "a Node object", item);
-    common::Result<scheduler::Node> node = scheduler::DecodeNode(item);
+    common::Result<scheduler::model::Node> node = scheduler::model::DecodeNode(item);
     if (!node.ok()) return Malformed(where + ": " + node.error().message);
-    const scheduler::JsonSpan span = json.captures[first_span + i];
+    const scheduler::model::JsonSpan span = json.captures[first_span + i];
     args.node_names.push_back(node->name);
     args.nodes.push_back(std::move(node).value());
     out->raw_nodes.push_back(body.substr(span.begin, span.end - span.begin));
@@ -279,11 +279,11 @@ DecodeStatus DecodeVictims(const Value& v, const std::string& where, bool is_met
     const std::string pod_where = where + ".Pods[" + std::to_string(i) + "]";
     const Value& p = (*pods)[i];
     if (!p.IsObject()) return TypeError(pod_where, "an object", p);
-    scheduler::Pod pod;
+    scheduler::model::Pod pod;
     if (is_meta) {
       TASKGOV_RETURN_IF_FAILED(GetString(p, "uid", pod_where + ".UID", &pod.uid));
     } else {
-      common::Result<scheduler::Pod> decoded = scheduler::DecodePod(p);
+      common::Result<scheduler::model::Pod> decoded = scheduler::model::DecodePod(p);
       if (!decoded.ok()) return Malformed(pod_where + ": " + decoded.error().message);
       pod = std::move(decoded).value();
     }
@@ -311,7 +311,7 @@ DecodeStatus DecodeVictimsMap(const Value& map, bool is_meta,
 
 DecodeStatus DecodeFilterRequest(std::string_view body, FilterRequest* out) {
   *out = FilterRequest{};
-  scheduler::SelectedJson json;
+  scheduler::model::SelectedJson json;
   TASKGOV_RETURN_IF_FAILED(ParseBody(body, ExtenderArgsSelector(), &json));
   const Value& root = json.doc;
   scheduler::FilterArgs& args = out->args;
@@ -347,7 +347,7 @@ DecodeStatus DecodeFilterRequest(std::string_view body, FilterRequest* out) {
 
 DecodeStatus DecodePreemptRequest(std::string_view body, scheduler::PreemptArgs* out) {
   *out = scheduler::PreemptArgs{};
-  scheduler::SelectedJson json;
+  scheduler::model::SelectedJson json;
   TASKGOV_RETURN_IF_FAILED(ParseBody(body, PreemptionArgsSelector(), &json));
   const Value& root = json.doc;
   bool has_pod = false;
@@ -386,7 +386,7 @@ DecodeStatus DecodePreemptRequest(std::string_view body, scheduler::PreemptArgs*
 
 DecodeStatus DecodeBindRequest(std::string_view body, scheduler::BindArgs* out) {
   *out = scheduler::BindArgs{};
-  scheduler::SelectedJson json;
+  scheduler::model::SelectedJson json;
   TASKGOV_RETURN_IF_FAILED(ParseBody(body, BindingArgsSelector(), &json));
   const Value& root = json.doc;
   TASKGOV_RETURN_IF_FAILED(GetString(root, "podname", "PodName", &out->pod_name));

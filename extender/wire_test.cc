@@ -45,7 +45,7 @@ TEST(DecodeFilterRequestTest, NodeNamesMode) {
   EXPECT_EQ(r.args.pod.key(), "team-a/w-0");
   EXPECT_EQ(r.args.pod.uid, "u-1");
   EXPECT_EQ(r.args.pod.priority, 7);
-  EXPECT_EQ(scheduler::EffectiveRequest(r.args.pod).Get("cpu"), 3100);
+  EXPECT_EQ(scheduler::model::EffectiveRequest(r.args.pod).Get("cpu"), 3100);
 }
 
 TEST(DecodeFilterRequestTest, NodesModeKeepsRawNodes) {
@@ -74,13 +74,13 @@ TEST(DecodeFilterRequestTest, PodPlacementThroughTheSharedDecoder) {
       R"("requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[)"
       R"({"matchFields":[{"key":"metadata.name","operator":"In","values":["n1"]}]}]}}}}})";
   FilterRequest r = MustDecodeFilter(R"({"Pod":)" + pod + R"(,"NodeNames":["n1"]})");
-  const scheduler::Pod& p = r.args.pod;
+  const scheduler::model::Pod& p = r.args.pod;
   EXPECT_EQ(p.node_selector.at("node.kubernetes.io/instance-type"), "ml.p5.48xlarge");
   ASSERT_NE(p.placement, nullptr);
   ASSERT_EQ(p.placement->tolerations.size(), 1u);
   EXPECT_EQ(p.placement->tolerations[0].key, "nvidia.com/gpu");
-  EXPECT_EQ(p.placement->tolerations[0].op, scheduler::TolerationOperator::kExists);
-  EXPECT_EQ(p.placement->tolerations[0].effect, scheduler::TaintEffect::kNoSchedule);
+  EXPECT_EQ(p.placement->tolerations[0].op, scheduler::model::TolerationOperator::kExists);
+  EXPECT_EQ(p.placement->tolerations[0].effect, scheduler::model::TaintEffect::kNoSchedule);
   ASSERT_TRUE(p.placement->required_node_affinity.has_value());
   ASSERT_EQ(p.placement->required_node_affinity->size(), 1u);
   const auto& fields = p.placement->required_node_affinity->at(0).match_fields;
@@ -299,9 +299,9 @@ TEST(DecodeFilterRequestTest, WrongTypesAtEveryLevel) {
       if (std::string(type) == path.ok_type) continue;
       // A bare integer is a valid quantity (Go's Quantity accepts one); 1.5 is not.
       rapidjson::Document doc;
-      ASSERT_TRUE(scheduler::ParseJson(valid, &doc).ok());
+      ASSERT_TRUE(scheduler::model::ParseJson(valid, &doc).ok());
       rapidjson::Document replacement;
-      ASSERT_TRUE(scheduler::ParseJson(json, &replacement).ok());
+      ASSERT_TRUE(scheduler::model::ParseJson(json, &replacement).ok());
       rapidjson::Pointer(path.pointer).Set(doc, replacement, doc.GetAllocator());
       rapidjson::StringBuffer buffer;
       rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
@@ -491,7 +491,7 @@ TEST(EncodeTest, OtherReplies) {
             R"([{"Host":"a","Score":0},{"Host":"b","Score":10}])");
   scheduler::PreemptResult preempt;
   EXPECT_EQ(EncodePreemptResult(preempt), R"({"NodeNameToMetaVictims":{}})");
-  scheduler::Pod victim;
+  scheduler::model::Pod victim;
   victim.uid = "v1";
   preempt.node_to_victims["n2"] = scheduler::Victims{{victim, victim}, 3};
   preempt.node_to_victims["n1"] = scheduler::Victims{};

@@ -7,8 +7,8 @@
 namespace taskgov::extender {
 namespace {
 
-using scheduler::WorkloadEntry;
-using scheduler::WorkloadMember;
+using scheduler::state::WorkloadEntry;
+using scheduler::state::WorkloadMember;
 
 // Its pods' states, counted.
 struct Tally {
@@ -32,11 +32,11 @@ std::string StateOf(const Tally& t, int32_t declared, GangHolds gang_holds) {
 }
 
 // A pod not on a node: Admitted while it holds a reservation.
-std::string_view WaitingState(const scheduler::QuotaBook& book, std::string_view uid) {
+std::string_view WaitingState(const scheduler::ledger::QuotaBook& book, std::string_view uid) {
   return book.Holds(uid) ? "Admitted" : "Pending";
 }
 
-std::string_view MemberState(const WorkloadMember& m, const scheduler::QuotaBook& book) {
+std::string_view MemberState(const WorkloadMember& m, const scheduler::ledger::QuotaBook& book) {
   if (m.bound()) return m.terminating ? "Terminating" : "Running";
   return WaitingState(book, m.uid);
 }
@@ -51,18 +51,19 @@ int64_t WorkloadRow::created_ms() const {
   return created;
 }
 
-WorkloadRows::WorkloadRows(const scheduler::QuotaBook& book, scheduler::ClusterState& cluster)
+WorkloadRows::WorkloadRows(const scheduler::ledger::QuotaBook& book,
+                           scheduler::state::ClusterState& cluster)
     : book_(book), cluster_(cluster) {
-  const scheduler::PolicyPtr policy = book.ledger().policy();
+  const scheduler::model::PolicyPtr policy = book.ledger().policy();
   instance_type_label_ = policy->instance_type_label;
   const bool by_priority =
-      policy->task_prioritization == scheduler::TaskPrioritization::kTaskRanking;
-  for (const scheduler::Team& team : policy->teams) {
-    const scheduler::NameId id = scheduler::TeamNames().Intern(team.name);
+      policy->task_prioritization == scheduler::model::TaskPrioritization::kTaskRanking;
+  for (const scheduler::model::Team& team : policy->teams) {
+    const scheduler::model::NameId id = scheduler::model::TeamNames().Intern(team.name);
     std::map<std::string, size_t> places;  // workload key → place
-    for (scheduler::PendingQueues::Queued& q : cluster.pending().QueueOf(id, by_priority)) {
+    for (scheduler::state::PendingQueues::Queued& q : cluster.pending().QueueOf(id, by_priority)) {
       const size_t place =
-          places.emplace(scheduler::WorkloadKeyOf(q.pod.gang, q.pod.key), places.size() + 1)
+          places.emplace(scheduler::state::WorkloadKeyOf(q.pod.gang, q.pod.key), places.size() + 1)
               .first->second;
       std::string uid = q.pod.uid;
       queued_.emplace(std::move(uid), Queued{std::move(q.pod), q.refused, q.refused_ms, place});
@@ -70,7 +71,8 @@ WorkloadRows::WorkloadRows(const scheduler::QuotaBook& book, scheduler::ClusterS
   }
 }
 
-WorkloadRows::Reader::Reader(const WorkloadRows& rows, const scheduler::WorkloadTable::View& view)
+WorkloadRows::Reader::Reader(const WorkloadRows& rows,
+                             const scheduler::state::WorkloadTable::View& view)
     : rows_(rows), view_(view) {
   // The pods known only from filter calls (kube-scheduler asked about them; the informers have
   // not reported them): members of a workload the table has, or workloads of their own.
@@ -78,17 +80,17 @@ WorkloadRows::Reader::Reader(const WorkloadRows& rows, const scheduler::Workload
   std::unordered_map<std::string, std::string> order_of;  // loose workload key → order key
   for (const auto& [uid, q] : rows.queued_) {
     if (view.HasPod(uid)) continue;
-    const scheduler::PendingPod& p = q.pod;
-    const std::string key = scheduler::WorkloadKeyOf(p.gang, p.key);
+    const scheduler::state::PendingPod& p = q.pod;
+    const std::string key = scheduler::state::WorkloadKeyOf(p.gang, p.key);
     if (const WorkloadEntry* entry = view.Find(key)) {
       extras_[entry->key].push_back(&q);
       continue;
     }
     auto order = order_of.find(key);
     if (order == order_of.end()) {
-      const auto [ns, name] = scheduler::SplitKey(p.key);
+      const auto [ns, name] = scheduler::state::SplitKey(p.key);
       const std::string kind = p.gang.empty() ? "Pod" : "Unknown";  // its pods were never listed
-      order = order_of.emplace(key, scheduler::WorkloadOrderKey(ns, name, kind, key)).first;
+      order = order_of.emplace(key, scheduler::state::WorkloadOrderKey(ns, name, kind, key)).first;
       WorkloadRow& w = loose[order->second];
       w.key = key;
       w.ns = ns;
@@ -98,7 +100,7 @@ WorkloadRows::Reader::Reader(const WorkloadRows& rows, const scheduler::Workload
       w.declared = p.gang.empty() ? 1 : p.workload_size;
       w.priority = p.priority;
       w.instance_type =
-          scheduler::RequestedInstanceType(p.node_selector, rows.instance_type_label_);
+          scheduler::state::RequestedInstanceType(p.node_selector, rows.instance_type_label_);
     }
     WorkloadRow& w = loose[order->second];
     w.pods.push_back(FilterOnlyPod(q, &w));
@@ -114,13 +116,13 @@ WorkloadRows::Reader::Reader(const WorkloadRows& rows, const scheduler::Workload
 
 bool WorkloadRows::Reader::GangHolds(std::string_view kind, std::string_view key) const {
   if (kind == "Pod") return false;
-  std::optional<scheduler::GangHold> hold = rows_.book_.FindGang(key);
+  std::optional<scheduler::ledger::GangHold> hold = rows_.book_.FindGang(key);
   return hold && hold->holders > 0;
 }
 
 std::vector<WorkloadRows::Item> WorkloadRows::Reader::Merge(
-    scheduler::WorkloadTable::Ordered::const_iterator from,
-    scheduler::WorkloadTable::Ordered::const_iterator to, std::string_view prefix) const {
+    scheduler::state::WorkloadTable::Ordered::const_iterator from,
+    scheduler::state::WorkloadTable::Ordered::const_iterator to, std::string_view prefix) const {
   std::vector<Item> items;
   items.reserve(static_cast<size_t>(std::distance(from, to)) + loose_.size());
   size_t l = 0;
@@ -148,7 +150,7 @@ std::vector<WorkloadRows::Item> WorkloadRows::Reader::Named(std::string_view ns,
   prefix += '/';
   prefix += name;
   prefix += '/';
-  const scheduler::WorkloadTable::Ordered& ordered = view_.ordered();
+  const scheduler::state::WorkloadTable::Ordered& ordered = view_.ordered();
   auto from = ordered.lower_bound(prefix);
   auto to = from;
   while (to != ordered.end() && to->first.starts_with(prefix)) ++to;
@@ -163,7 +165,7 @@ std::string_view WorkloadRows::Reader::Key(const Item& item) const {
   return item.entry ? item.entry->key : item.loose->key;
 }
 
-scheduler::NameId WorkloadRows::Reader::Team(const Item& item) const {
+scheduler::model::NameId WorkloadRows::Reader::Team(const Item& item) const {
   return item.entry ? item.entry->team : item.loose->team;
 }
 
@@ -204,7 +206,7 @@ WorkloadRow WorkloadRows::Reader::Row(const Item& item) const {
     row.name = m.name;
     row.uid = m.uid;
     row.state = MemberState(m, rows_.book_);
-    row.request = scheduler::ToResourceList(m.request);
+    row.request = scheduler::model::ToResourceList(m.request);
     row.created_ms = m.created_ms;
     row.started_ms = m.started_ms;
     if (m.bound()) {
@@ -229,8 +231,8 @@ void WorkloadRows::Reader::Queue(const Queued& q, PodRow* row, WorkloadRow* w) {
 }
 
 PodRow WorkloadRows::Reader::FilterOnlyPod(const Queued& q, WorkloadRow* w) const {
-  const scheduler::PendingPod& p = q.pod;
-  const auto [ns, name] = scheduler::SplitKey(p.key);
+  const scheduler::state::PendingPod& p = q.pod;
+  const auto [ns, name] = scheduler::state::SplitKey(p.key);
   PodRow row;
   row.ns = ns;
   row.name = name;

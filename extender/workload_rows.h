@@ -29,7 +29,7 @@ namespace taskgov::extender {
 struct PodRow {
   std::string ns, name, uid;
   std::string state;  // Pending, Admitted, Running, Terminating
-  scheduler::ResourceList request;
+  scheduler::model::ResourceList request;
   int64_t created_ms = 0;
   int64_t started_ms = 0;
   bool refused = false;
@@ -40,7 +40,7 @@ struct PodRow {
 
 struct WorkloadRow {
   std::string key, ns, name, kind;
-  scheduler::NameId team = scheduler::kNoTeam;
+  scheduler::model::NameId team = scheduler::state::kNoTeam;
   int32_t priority = 0;
   std::string priority_class;
   int32_t declared = 0;
@@ -55,19 +55,19 @@ struct WorkloadRow {
 
 class WorkloadRows {
   struct Queued {
-    scheduler::PendingPod pod;
+    scheduler::state::PendingPod pod;
     bool refused = false;
     int64_t refused_ms = 0;
     size_t position = 0;
   };
 
  public:
-  WorkloadRows(const scheduler::QuotaBook& book, scheduler::ClusterState& cluster);
+  WorkloadRows(const scheduler::ledger::QuotaBook& book, scheduler::state::ClusterState& cluster);
 
   // One workload to read: a table entry, or a workload known only from filter calls.
   struct Item {
     std::string_view order;  // the table's order key "<ns>/<name>/<kind>/<key>"
-    const scheduler::WorkloadEntry* entry = nullptr;
+    const scheduler::state::WorkloadEntry* entry = nullptr;
     const WorkloadRow* loose = nullptr;
   };
   // The workloads under the table's lock, in order; valid inside Read()'s callback only.
@@ -79,7 +79,7 @@ class WorkloadRows {
     [[nodiscard]] std::vector<Item> Named(std::string_view ns, std::string_view name) const;
     [[nodiscard]] std::string_view Ns(const Item& item) const;
     [[nodiscard]] std::string_view Key(const Item& item) const;
-    [[nodiscard]] scheduler::NameId Team(const Item& item) const;
+    [[nodiscard]] scheduler::model::NameId Team(const Item& item) const;
     // Its state, without copying it.
     [[nodiscard]] std::string State(const Item& item) const;
     // A copy of it with its pods' states, queue places and refusals.
@@ -87,12 +87,12 @@ class WorkloadRows {
 
    private:
     friend class WorkloadRows;
-    Reader(const WorkloadRows& rows, const scheduler::WorkloadTable::View& view);
+    Reader(const WorkloadRows& rows, const scheduler::state::WorkloadTable::View& view);
     // The table's entries [from, to) and the loose workloads whose order key starts with
     // `prefix`, merged in order.
-    [[nodiscard]] std::vector<Item> Merge(scheduler::WorkloadTable::Ordered::const_iterator from,
-                                          scheduler::WorkloadTable::Ordered::const_iterator to,
-                                          std::string_view prefix) const;
+    [[nodiscard]] std::vector<Item> Merge(
+        scheduler::state::WorkloadTable::Ordered::const_iterator from,
+        scheduler::state::WorkloadTable::Ordered::const_iterator to, std::string_view prefix) const;
     [[nodiscard]] bool GangHolds(std::string_view kind, std::string_view key) const;
     // A pod's place and refusal in its team's queue, onto its row and its workload's.
     static void Queue(const Queued& q, PodRow* row, WorkloadRow* w);
@@ -101,10 +101,10 @@ class WorkloadRows {
     // Its pods in order, its state, and no queue place unless it waits.
     void Settle(WorkloadRow& w) const;
     [[nodiscard]] const std::vector<const Queued*>* ExtrasOf(
-        const scheduler::WorkloadEntry& entry) const;
+        const scheduler::state::WorkloadEntry& entry) const;
 
     const WorkloadRows& rows_;
-    const scheduler::WorkloadTable::View& view_;
+    const scheduler::state::WorkloadTable::View& view_;
     // Pods known only from filter calls: of a workload in the table (by its key), and the
     // loose workloads of the others with their order keys, in order.
     std::unordered_map<std::string_view, std::vector<const Queued*>> extras_;
@@ -114,7 +114,7 @@ class WorkloadRows {
 
   template <typename Fn>
   decltype(auto) Read(Fn&& fn) const {
-    return cluster_.workloads().Read([&](const scheduler::WorkloadTable::View& view) {
+    return cluster_.workloads().Read([&](const scheduler::state::WorkloadTable::View& view) {
       const Reader reader(*this, view);
       return fn(reader);
     });
@@ -126,8 +126,8 @@ class WorkloadRows {
                             const std::function<std::string(std::string_view uid)>& status);
 
  private:
-  const scheduler::QuotaBook& book_;
-  scheduler::ClusterState& cluster_;
+  const scheduler::ledger::QuotaBook& book_;
+  scheduler::state::ClusterState& cluster_;
   std::string instance_type_label_;                 // the policy's
   std::unordered_map<std::string, Queued> queued_;  // the pending pods by uid
 };

@@ -36,7 +36,7 @@ using internal::SeriesMap;
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
-using scheduler::NameId;
+using scheduler::model::NameId;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -138,27 +138,29 @@ constexpr std::array<LabelValue, 4> kLedgerRepairKinds = {{
 }};
 
 std::array<uint64_t, kLedgerRepairKinds.size()> RepairCounts(
-    const scheduler::Reconciler::Repairs& r) {
+    const scheduler::state::Reconciler::Repairs& r) {
   return {r.expired, r.orphan_released, r.uncharged_charged, r.drift_cells};
 }
 
 std::string_view TeamLabel(NameId id) {
-  if (id == scheduler::kNoTeam || id >= scheduler::TeamNames().size()) return kNoTeamLabel;
-  return scheduler::TeamNames().Name(id);
+  if (id == scheduler::state::kNoTeam || id >= scheduler::model::TeamNames().size())
+    return kNoTeamLabel;
+  return scheduler::model::TeamNames().Name(id);
 }
 
 std::string_view FlavorLabel(NameId id) {
-  if (id == scheduler::kNoFlavor || id >= scheduler::FlavorNames().size()) return kNoTeamLabel;
-  return scheduler::FlavorNames().Name(id);
+  if (id == scheduler::state::kNoFlavor || id >= scheduler::model::FlavorNames().size())
+    return kNoTeamLabel;
+  return scheduler::model::FlavorNames().Name(id);
 }
 
 // A canonical amount in base units: cpu millicores → cores; everything else as is.
 double BaseUnits(std::string_view resource, double amount) {
-  return scheduler::InBaseUnits(resource, amount);
+  return scheduler::model::InBaseUnits(resource, amount);
 }
 // The same for a limit or usage; kUnlimited is +Inf.
 double BaseUnits(std::string_view resource, int64_t amount) {
-  if (amount == scheduler::kUnlimited) return kInf;
+  if (amount == scheduler::model::kUnlimited) return kInf;
   return BaseUnits(resource, static_cast<double>(amount));
 }
 
@@ -268,7 +270,7 @@ class Metrics::Impl {
 
   void ObserveFilter(const scheduler::FilterDecision& d) {
     if (d.admitted) {
-      if (d.team == scheduler::kNoTeam) {
+      if (d.team == scheduler::state::kNoTeam) {
         admissions_.Get(L3{kNoTeamLabel, kNoTeamLabel, "passthrough"}).Add();
       } else {
         admissions_
@@ -342,11 +344,12 @@ class Metrics::Impl {
   void NotePolicyTeams(Scrape& scrape) const;
   // Removed teams that still have usage stay live with what was known of them; teams with no
   // series any more are forgotten.
-  void NoteRemovedTeams(const std::vector<scheduler::CohortCellUsage>& usage, Scrape& scrape) const;
+  void NoteRemovedTeams(const std::vector<scheduler::ledger::CohortCellUsage>& usage,
+                        Scrape& scrape) const;
   void CollectTeamInfo(const Scrape& scrape, std::vector<MetricFamily>* out) const;
-  void CollectWeightedShare(const Scrape& scrape, const scheduler::Ledger& ledger,
+  void CollectWeightedShare(const Scrape& scrape, const scheduler::ledger::Ledger& ledger,
                             std::vector<MetricFamily>* out) const;
-  void CollectPods(const Scrape& scrape, const scheduler::QuotaBook& book,
+  void CollectPods(const Scrape& scrape, const scheduler::ledger::QuotaBook& book,
                    std::vector<MetricFamily>* out) const;
   // The counters and histograms fed per team, without the series of removed teams.
   void CollectTeamSeries(const Scrape& scrape, std::vector<MetricFamily>* out) const;
@@ -398,7 +401,7 @@ struct Metrics::Impl::Scrape {
   std::vector<HttpListenerTotals> http_listeners;
 
   bool have_teams = false;  // false: no ledger, every team counts as live
-  scheduler::PolicyPtr policy;
+  scheduler::model::PolicyPtr policy;
   // Live teams (in the policy, or with usage) → cohort and cluster queue.
   std::map<std::string, TeamMeta, std::less<>> live;
 
@@ -419,7 +422,7 @@ class QuotaFamilies {
  public:
   explicit QuotaFamilies(bool kueue);
   // The series of one ledger cell; `cohort` and `cluster_queue` are its team's.
-  void Add(const scheduler::CohortCellUsage& cell, std::string_view cohort,
+  void Add(const scheduler::ledger::CohortCellUsage& cell, std::string_view cohort,
            std::string_view cluster_queue);
   void TakeInto(std::vector<MetricFamily>* out);
 
@@ -473,14 +476,14 @@ QuotaFamilies::QuotaFamilies(bool kueue)
                "Labels: cohort, cluster_queue, flavor, resource.",
                MetricType::Gauge) {}
 
-void QuotaFamilies::Add(const scheduler::CohortCellUsage& cell, std::string_view cohort,
+void QuotaFamilies::Add(const scheduler::ledger::CohortCellUsage& cell, std::string_view cohort,
                         std::string_view cluster_queue) {
   static constexpr L3 kNames = {"team", "flavor", "resource"};
   static constexpr L4 kKueueNames = {"cohort", "cluster_queue", "flavor", "resource"};
-  const std::string_view flavor = scheduler::FlavorNames().Name(cell.key.flavor);
-  const std::string_view resource = scheduler::ResourceNames().Name(cell.key.resource);
-  const L3 labels{scheduler::TeamNames().Name(cell.key.team), flavor, resource};
-  const scheduler::CellView& v = cell.view;
+  const std::string_view flavor = scheduler::model::FlavorNames().Name(cell.key.flavor);
+  const std::string_view resource = scheduler::model::ResourceNames().Name(cell.key.resource);
+  const L3 labels{scheduler::model::TeamNames().Name(cell.key.team), flavor, resource};
+  const scheduler::ledger::CellView& v = cell.view;
   nominal_.Value(kNames, labels, BaseUnits(resource, v.nominal));
   borrowing_limit_.Value(kNames, labels, BaseUnits(resource, v.borrowing_limit));
   lending_limit_.Value(kNames, labels, BaseUnits(resource, v.lending_limit));
@@ -509,21 +512,24 @@ void QuotaFamilies::TakeInto(std::vector<MetricFamily>* out) {
 }  // namespace
 
 void Metrics::Impl::CollectLedger(Scrape& scrape, std::vector<MetricFamily>* out) const {
-  const scheduler::QuotaBook* book = sources_.book;
+  const scheduler::ledger::QuotaBook* book = sources_.book;
   if (book == nullptr) return;
-  const std::vector<scheduler::Ledger::CellUsage> cells = book->ledger().Cells(&scrape.policy);
+  const std::vector<scheduler::ledger::Ledger::CellUsage> cells =
+      book->ledger().Cells(&scrape.policy);
   scrape.have_teams = true;
   NotePolicyTeams(scrape);
-  const std::vector<scheduler::CohortCellUsage> usage = scheduler::ComputeCohortUsage(
-      cells, *scrape.policy, [this](std::string_view team) -> std::string_view {
-        auto known = known_teams_.find(team);
-        return known == known_teams_.end() ? std::string_view() : known->second.cohort;
-      });
+  const std::vector<scheduler::ledger::CohortCellUsage> usage =
+      scheduler::ledger::ComputeCohortUsage(
+          cells, *scrape.policy, [this](std::string_view team) -> std::string_view {
+            auto known = known_teams_.find(team);
+            return known == known_teams_.end() ? std::string_view() : known->second.cohort;
+          });
   NoteRemovedTeams(usage, scrape);
 
   QuotaFamilies quota(options_.kueue_compatible);
-  for (const scheduler::CohortCellUsage& cell : usage) {
-    const TeamMeta& meta = scrape.live.find(scheduler::TeamNames().Name(cell.key.team))->second;
+  for (const scheduler::ledger::CohortCellUsage& cell : usage) {
+    const TeamMeta& meta =
+        scrape.live.find(scheduler::model::TeamNames().Name(cell.key.team))->second;
     quota.Add(cell, meta.cohort, meta.cluster_queue);
   }
   quota.TakeInto(out);
@@ -533,17 +539,17 @@ void Metrics::Impl::CollectLedger(Scrape& scrape, std::vector<MetricFamily>* out
 }
 
 void Metrics::Impl::NotePolicyTeams(Scrape& scrape) const {
-  for (const scheduler::Team& team : scrape.policy->teams) {
+  for (const scheduler::model::Team& team : scrape.policy->teams) {
     TeamMeta meta{team.cohort, team.cluster_queue.empty() ? team.name : team.cluster_queue};
     known_teams_[team.name] = meta;
     scrape.live[team.name] = std::move(meta);
   }
 }
 
-void Metrics::Impl::NoteRemovedTeams(const std::vector<scheduler::CohortCellUsage>& usage,
+void Metrics::Impl::NoteRemovedTeams(const std::vector<scheduler::ledger::CohortCellUsage>& usage,
                                      Scrape& scrape) const {
-  for (const scheduler::CohortCellUsage& cell : usage) {
-    const std::string& team = scheduler::TeamNames().Name(cell.key.team);
+  for (const scheduler::ledger::CohortCellUsage& cell : usage) {
+    const std::string& team = scheduler::model::TeamNames().Name(cell.key.team);
     if (scrape.live.count(team) > 0) continue;
     auto known = known_teams_.find(team);
     scrape.live.emplace(team, known != known_teams_.end() ? known->second : TeamMeta{"", team});
@@ -566,7 +572,8 @@ void Metrics::Impl::CollectTeamInfo(const Scrape& scrape, std::vector<MetricFami
   out->push_back(info.Take());
 }
 
-void Metrics::Impl::CollectWeightedShare(const Scrape& scrape, const scheduler::Ledger& ledger,
+void Metrics::Impl::CollectWeightedShare(const Scrape& scrape,
+                                         const scheduler::ledger::Ledger& ledger,
                                          std::vector<MetricFamily>* out) const {
   FamilyBuilder share("taskgov_weighted_share",
                       "A team's fair-share weighted share on a flavor: the largest ratio, over "
@@ -580,16 +587,17 @@ void Metrics::Impl::CollectWeightedShare(const Scrape& scrape, const scheduler::
                         "truncated (0: within nominal; 9223372036854775807: weight 0 and "
                         "borrowing). Labels: cluster_queue.",
                         MetricType::Gauge);
-  scheduler::Ledger::Session session(ledger);
-  for (const scheduler::Team& team : scrape.policy->teams) {
+  scheduler::ledger::Ledger::Session session(ledger);
+  for (const scheduler::model::Team& team : scrape.policy->teams) {
     int64_t max_share = 0;  // per mille, as Kueue reports it
-    for (const scheduler::FlavorQuota& fq : team.flavors) {
+    for (const scheduler::model::FlavorQuota& fq : team.flavors) {
       const int64_t per_mille = scheduler::ReportedWeightedShare(
-          session, team, scheduler::FlavorNames().Intern(fq.flavor));
+          session, team, scheduler::model::FlavorNames().Intern(fq.flavor));
       max_share = std::max(max_share, per_mille);
-      share.Value(
-          L2{"team", "flavor"}, L2{team.name, fq.flavor},
-          per_mille == scheduler::kUnlimited ? kInf : static_cast<double>(per_mille) / 1000.0);
+      share.Value(L2{"team", "flavor"}, L2{team.name, fq.flavor},
+                  per_mille == scheduler::model::kUnlimited
+                      ? kInf
+                      : static_cast<double>(per_mille) / 1000.0);
     }
     if (options_.kueue_compatible) {
       k_share.Value(L1{"cluster_queue"}, L1{scrape.ClusterQueue(team.name)},
@@ -602,11 +610,11 @@ void Metrics::Impl::CollectWeightedShare(const Scrape& scrape, const scheduler::
 
 namespace {
 
-MetricFamily FilterOnlyDropped(const scheduler::ClusterState& cluster) {
+MetricFamily FilterOnlyDropped(const scheduler::state::ClusterState& cluster) {
   FamilyBuilder dropped("taskgov_pending_filter_only_dropped_total",
                         "Refusals of pods known only from filter calls (the informer never "
                         "reported them) that were not queued because " +
-                            std::to_string(scheduler::PendingQueues::kMaxFilterOnly) +
+                            std::to_string(scheduler::state::PendingQueues::kMaxFilterOnly) +
                             " such pods were already waiting: a client filtering pods the API "
                             "server does not have.",
                         MetricType::Counter);
@@ -617,9 +625,9 @@ MetricFamily FilterOnlyDropped(const scheduler::ClusterState& cluster) {
 
 }  // namespace
 
-void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::QuotaBook& book,
+void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::ledger::QuotaBook& book,
                                 std::vector<MetricFamily>* out) const {
-  std::unordered_map<NameId, scheduler::QuotaBook::TeamCounts> counts = book.CountByTeam();
+  std::unordered_map<NameId, scheduler::ledger::QuotaBook::TeamCounts> counts = book.CountByTeam();
   FamilyBuilder pods("taskgov_pods",
                      "Pods of a team by state: pending (waiting for admission), running (bound "
                      "and charged to the quota), preempted (evicted by preemption, not yet "
@@ -648,16 +656,16 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::QuotaBook
       MetricType::Gauge);
   static constexpr L2 kPodNames = {"team", "state"};
   static constexpr L2 kPendingNames = {"cluster_queue", "status"};
-  const scheduler::ClusterState* cluster = sources_.cluster;
+  const scheduler::state::ClusterState* cluster = sources_.cluster;
   const std::unordered_map<NameId, size_t> ungoverned_by_team =
       cluster != nullptr ? cluster->UngovernedByTeam() : std::unordered_map<NameId, size_t>{};
   for (const auto& [team, meta] : scrape.live) {
-    const std::optional<NameId> id = scheduler::TeamNames().Find(team);
-    const scheduler::QuotaBook::TeamCounts c =
-        id ? counts[*id] : scheduler::QuotaBook::TeamCounts{};
-    const scheduler::PendingQueues::Counts pending = (id && cluster != nullptr)
-                                                         ? cluster->pending().CountsOf(*id)
-                                                         : scheduler::PendingQueues::Counts{};
+    const std::optional<NameId> id = scheduler::model::TeamNames().Find(team);
+    const scheduler::ledger::QuotaBook::TeamCounts c =
+        id ? counts[*id] : scheduler::ledger::QuotaBook::TeamCounts{};
+    const scheduler::state::PendingQueues::Counts pending =
+        (id && cluster != nullptr) ? cluster->pending().CountsOf(*id)
+                                   : scheduler::state::PendingQueues::Counts{};
     if (cluster != nullptr) {
       auto u = id ? ungoverned_by_team.find(*id) : ungoverned_by_team.end();
       ungoverned.Value(L1{"team"}, L1{team},
@@ -997,9 +1005,9 @@ void Metrics::ObservePodEnded(NameId team, std::string_view priority_class, int6
                               int64_t ended_ms) {
   impl_->ObservePodEnded(team, priority_class, bound_ms, ended_ms);
 }
-void Metrics::ObservePodLifecycle(const scheduler::ClusterState::PodLifecycle& event) {
-  if (event.team == scheduler::kNoTeam) return;
-  if (event.transition == scheduler::PodTransition::kBound) {
+void Metrics::ObservePodLifecycle(const scheduler::state::ClusterState::PodLifecycle& event) {
+  if (event.team == scheduler::state::kNoTeam) return;
+  if (event.transition == scheduler::state::PodTransition::kBound) {
     impl_->ObservePodBound(event.team, event.priority_class, event.pod->creation_unix_ms,
                            event.now_ms);
   } else {

@@ -160,11 +160,11 @@ struct ConsoleAccessTotals {
 struct Sources {
   // Limits, usage and reservations; the policy is the ledger's. Null: no quota, team or pod
   // series (only the process families).
-  const scheduler::QuotaBook* book = nullptr;
+  const scheduler::ledger::QuotaBook* book = nullptr;
   // Pending pods per team. Null: no pending series.
-  const scheduler::ClusterState* cluster = nullptr;
+  const scheduler::state::ClusterState* cluster = nullptr;
   // The ledger's housekeeping. Null: no taskgov_ledger_repairs_total series.
-  const scheduler::Reconciler* reconciler = nullptr;
+  const scheduler::state::Reconciler* reconciler = nullptr;
   // taskgov_watch_restarts_total and the informer event age and timestamp. Unset: no such
   // series.
   std::function<std::vector<InformerTotals>()> informers;
@@ -212,16 +212,16 @@ class Metrics {
 
   // A pod of `team` was seen bound: wait time = bound − created (clamped at 0), into
   // taskgov_pod_wait_seconds{team, priority_class} (and kueue_admission_wait_time_seconds).
-  void ObservePodBound(scheduler::NameId team, std::string_view priority_class, int64_t created_ms,
-                       int64_t bound_ms);
+  void ObservePodBound(scheduler::model::NameId team, std::string_view priority_class,
+                       int64_t created_ms, int64_t bound_ms);
   // A bound pod of `team` ended (succeeded, failed, deleted or evicted): run time = ended −
   // bound, into taskgov_pod_run_seconds{team, priority_class}.
-  void ObservePodEnded(scheduler::NameId team, std::string_view priority_class, int64_t bound_ms,
-                       int64_t ended_ms);
+  void ObservePodEnded(scheduler::model::NameId team, std::string_view priority_class,
+                       int64_t bound_ms, int64_t ended_ms);
   // A pod's lifecycle transition (ClusterState::SetLifecycleObserver): seen bound ⇒
   // ObservePodBound(created → now), ended ⇒ ObservePodEnded(bound → now). Pods of no team are
   // not counted.
-  void ObservePodLifecycle(const scheduler::ClusterState::PodLifecycle& event);
+  void ObservePodLifecycle(const scheduler::state::ClusterState::PodLifecycle& event);
   // A config reload finished (the initial load counts as one) at `unix_ms`.
   void ObserveConfigReload(bool ok, int64_t unix_ms);
 

@@ -33,7 +33,7 @@ std::string Flavor(int f) { return "ml.bench" + std::to_string(f) + ".48xlarge";
 struct Cluster {
   Cluster(bool kueue, int teams)
       : book(MakePolicy(teams), &clock),
-        cluster(&book, &clock, scheduler::ClusterState::Options{}) {
+        cluster(&book, &clock, scheduler::state::ClusterState::Options{}) {
     cluster.SetPolicy(book.ledger().policy());
     Options options;
     options.kueue_compatible = kueue;
@@ -47,14 +47,14 @@ struct Cluster {
     sources.preemptions = [preemptions] { return preemptions; };
     metrics->SetSources(sources);
     for (int t = 0; t < teams; ++t) {
-      const scheduler::NameId team = scheduler::TeamNames().Intern(Team(t));
+      const scheduler::model::NameId team = scheduler::model::TeamNames().Intern(Team(t));
       for (int f = 0; f < kFlavors; ++f) {
-        const scheduler::NameId flavor = scheduler::FlavorNames().Intern(Flavor(f));
+        const scheduler::model::NameId flavor = scheduler::model::FlavorNames().Intern(Flavor(f));
         book.ConfirmBound(
             Team(t) + "-" + std::to_string(f), team, flavor,
-            scheduler::ResourceList{
+            scheduler::model::ResourceList{
                 {"cpu", 8'000 * (t % 5)}, {"memory", int64_t{1} << 36}, {"nvidia.com/gpu", t % 12}},
-            scheduler::PodMeta{});
+            scheduler::ledger::PodMeta{});
         scheduler::FilterDecision d;
         d.team = team;
         d.flavor = flavor;
@@ -73,7 +73,7 @@ struct Cluster {
     }
   }
 
-  static scheduler::PolicyPtr MakePolicy(int teams) {
+  static scheduler::model::PolicyPtr MakePolicy(int teams) {
     scheduler::testing::PolicyBuilder b;
     for (int t = 0; t < teams; ++t) {
       b.Team(Team(t), "cohort-" + std::to_string(t / 10));
@@ -87,8 +87,8 @@ struct Cluster {
   }
 
   common::FakeClock clock;
-  scheduler::QuotaBook book;
-  scheduler::ClusterState cluster;
+  scheduler::ledger::QuotaBook book;
+  scheduler::state::ClusterState cluster;
   std::unique_ptr<Metrics> metrics;
 };
 
@@ -126,8 +126,8 @@ Metrics& Shared() {
 void BM_ObserveFilter(benchmark::State& state) {
   Metrics& m = Shared();
   scheduler::FilterDecision admitted;
-  admitted.team = scheduler::TeamNames().Intern(Team(state.thread_index() + 1));
-  admitted.flavor = scheduler::FlavorNames().Intern(Flavor(0));
+  admitted.team = scheduler::model::TeamNames().Intern(Team(state.thread_index() + 1));
+  admitted.flavor = scheduler::model::FlavorNames().Intern(Flavor(0));
   admitted.admitted = true;
   scheduler::FilterDecision refused;
   refused.team = admitted.team;

@@ -35,8 +35,9 @@ TEST(MetricsConcurrencyTest, RecordingWhileRendering) {
   s.Script();
   const testing::Exposition before = ParseExposition(s.metrics->Render());
   // Teams of the policy (others' series would be hidden as removed teams).
-  const std::vector<scheduler::NameId> teams = {TeamId("team-a"), TeamId("team-b"), TeamId("ml")};
-  const scheduler::NameId flavor = FlavorId("ml.p5.48xlarge");
+  const std::vector<scheduler::model::NameId> teams = {TeamId("team-a"), TeamId("team-b"),
+                                                       TeamId("ml")};
+  const scheduler::model::NameId flavor = FlavorId("ml.p5.48xlarge");
 
   std::atomic<int> writers_left{kWriters};
   std::vector<std::thread> threads;
@@ -63,8 +64,9 @@ TEST(MetricsConcurrencyTest, RecordingWhileRendering) {
   threads.emplace_back([&] {
     for (int i = 0; writers_left.load() > 0; ++i) {
       const std::string uid = "conc-a-" + std::to_string(i);
-      (void)s.book.Assume(uid, TeamId("team-a"), flavor, scheduler::ResourceList{{"cpu", 1000}},
-                          scheduler::Ledger::Mode::kWithinNominal, 30'000, scheduler::PodMeta{});
+      (void)s.book.Assume(
+          uid, TeamId("team-a"), flavor, scheduler::model::ResourceList{{"cpu", 1000}},
+          scheduler::ledger::Ledger::Mode::kWithinNominal, 30'000, scheduler::ledger::PodMeta{});
       s.book.Release(uid);
     }
   });

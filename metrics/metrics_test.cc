@@ -16,7 +16,7 @@
 namespace taskgov::metrics {
 namespace {
 
-using scheduler::ResourceList;
+using scheduler::model::ResourceList;
 using testing::Exposition;
 using testing::FlavorId;
 using testing::ParseExposition;
@@ -173,8 +173,9 @@ TEST(MetricsTest, ScrapeReflectsTheLedgerAtThatMoment) {
   EXPECT_EQ(usage(), 4);
   auto r = s.book.Assume("a-2", TeamId("team-a"), FlavorId("ml.p5.48xlarge"),
                          ResourceList{{"nvidia.com/gpu", 4}},  // what the cohort pool has left
-                         scheduler::Ledger::Mode::kWithinNominal, 30'000, scheduler::PodMeta{});
-  ASSERT_TRUE(std::holds_alternative<scheduler::Charge>(r));
+                         scheduler::ledger::Ledger::Mode::kWithinNominal, 30'000,
+                         scheduler::ledger::PodMeta{});
+  ASSERT_TRUE(std::holds_alternative<scheduler::ledger::Charge>(r));
   EXPECT_EQ(usage(), 8);
   EXPECT_TRUE(s.book.Release("a-2"));
   EXPECT_EQ(usage(), 4);
@@ -191,7 +192,7 @@ TEST(MetricsTest, LentSumsToBorrowedInEachCohort) {
     const char* name;
     std::vector<Line> lines;
   };
-  using scheduler::kUnlimited;
+  using scheduler::model::kUnlimited;
   const std::vector<Case> cases = {
       {"one borrower, two lenders",
        {{"l1", 10, 0, kUnlimited, 2}, {"l2", 10, 0, kUnlimited, 6}, {"b", 4, kUnlimited, 0, 12}}},
@@ -207,11 +208,11 @@ TEST(MetricsTest, LentSumsToBorrowedInEachCohort) {
           .Quota("f", "nvidia.com/gpu", l.nominal, l.borrowing, l.lending);
     }
     common::FakeClock clock;
-    scheduler::QuotaBook book(builder.Build(), &clock);
+    scheduler::ledger::QuotaBook book(builder.Build(), &clock);
     for (const Line& l : c.lines) {
       const std::string team = std::string("lent-") + l.team;
       book.ConfirmBound("uid-" + team, TeamId(team), FlavorId("f"),
-                        ResourceList{{"nvidia.com/gpu", l.usage}}, scheduler::PodMeta{});
+                        ResourceList{{"nvidia.com/gpu", l.usage}}, scheduler::ledger::PodMeta{});
     }
     Metrics m;
     Sources sources;
@@ -587,13 +588,13 @@ TEST(MetricsTest, UngovernedPodsAreCountedPerTeam) {
                              .InstanceType("ml.p5.48xlarge")
                              .Allocatable("nvidia.com/gpu", "8"));
   auto running = [](const std::string& name, const std::string& scheduler) {
-    scheduler::Pod pod = scheduler::testing::PodBuilder(name)
-                             .Namespace("ns-team-a")
-                             .SchedulerName(scheduler)
-                             .Gpus(1)
-                             .Build();
+    scheduler::model::Pod pod = scheduler::testing::PodBuilder(name)
+                                    .Namespace("ns-team-a")
+                                    .SchedulerName(scheduler)
+                                    .Gpus(1)
+                                    .Build();
     pod.node_name = "p5-0";
-    pod.phase = scheduler::PodPhase::kRunning;
+    pod.phase = scheduler::model::PodPhase::kRunning;
     return pod;
   };
   s.cluster.OnPodUpsert(running("bypass-0", "default-scheduler"));
@@ -641,11 +642,11 @@ TEST(MetricsTest, LedgerRepairsCountWhatTheReconcilerRepaired) {
   s.clock.Advance(30'000);
   s.reconciler.Tick();
   {
-    scheduler::Ledger::Session session(s.book.ledger());
-    ASSERT_TRUE(std::holds_alternative<scheduler::Charge>(
+    scheduler::ledger::Ledger::Session session(s.book.ledger());
+    ASSERT_TRUE(std::holds_alternative<scheduler::ledger::Charge>(
         session.Reserve(TeamId("ml"), FlavorId("ml.trn1.32xlarge"),
                         ResourceList{{"aws.amazon.com/neurondevice", 1}},
-                        scheduler::Ledger::Mode::kWithinNominal)));
+                        scheduler::ledger::Ledger::Mode::kWithinNominal)));
   }
   s.clock.Advance(60'000);
   s.reconciler.Tick();
@@ -670,12 +671,13 @@ TEST(MetricsTest, OverReleasesAreCounted) {
     return ParseExposition(s.metrics->Render()).Value("taskgov_ledger_over_release_total", {});
   };
   EXPECT_EQ(over(), 0);
-  scheduler::Ledger::Session session(s.book.ledger());
-  auto r = session.Reserve(TeamId("team-a"), FlavorId("ml.p5.48xlarge"),
-                           ResourceList{{"cpu", 100'000}}, scheduler::Ledger::Mode::kWithinNominal);
-  ASSERT_TRUE(std::holds_alternative<scheduler::Charge>(r));
-  EXPECT_TRUE(session.Release(std::get<scheduler::Charge>(r)));
-  EXPECT_FALSE(session.Release(std::get<scheduler::Charge>(r)));
+  scheduler::ledger::Ledger::Session session(s.book.ledger());
+  auto r =
+      session.Reserve(TeamId("team-a"), FlavorId("ml.p5.48xlarge"), ResourceList{{"cpu", 100'000}},
+                      scheduler::ledger::Ledger::Mode::kWithinNominal);
+  ASSERT_TRUE(std::holds_alternative<scheduler::ledger::Charge>(r));
+  EXPECT_TRUE(session.Release(std::get<scheduler::ledger::Charge>(r)));
+  EXPECT_FALSE(session.Release(std::get<scheduler::ledger::Charge>(r)));
   EXPECT_EQ(over(), 1);
 }
 
@@ -695,7 +697,7 @@ TEST(MetricsTest, ConfigReloadState) {
 
 TEST(MetricsTest, PriorityClassesAreCapped) {
   Metrics m;
-  const scheduler::NameId team = TeamId("capped");
+  const scheduler::model::NameId team = TeamId("capped");
   for (size_t i = 0; i < kMaxPriorityClasses + 20; ++i) {
     m.ObservePodBound(team, "class-" + std::to_string(i), 0, 1'000);
   }
@@ -723,21 +725,21 @@ TEST(MetricsTest, RefusalCodesOutsideTheListCountAsOther) {
 
 TEST(MetricsTest, PodLifecycleFeedsWaitAndRunTimesOfTeamsOnly) {
   Metrics m;
-  const scheduler::Pod pod = scheduler::testing::PodBuilder("w-0").Created(10'000);
-  scheduler::ClusterState::PodLifecycle event;
+  const scheduler::model::Pod pod = scheduler::testing::PodBuilder("w-0").Created(10'000);
+  scheduler::state::ClusterState::PodLifecycle event;
   event.pod = &pod;
   event.team = TeamId("lifecycle");
   event.priority_class = "training";
-  event.transition = scheduler::PodTransition::kBound;
+  event.transition = scheduler::state::PodTransition::kBound;
   event.now_ms = 40'000;
   m.ObservePodLifecycle(event);
-  event.transition = scheduler::PodTransition::kEnded;
+  event.transition = scheduler::state::PodTransition::kEnded;
   event.bound_ms = 40'000;
   event.now_ms = 100'000;
   m.ObservePodLifecycle(event);
-  event.team = scheduler::kNoTeam;  // passed through: not counted
+  event.team = scheduler::state::kNoTeam;  // passed through: not counted
   m.ObservePodLifecycle(event);
-  event.transition = scheduler::PodTransition::kBound;
+  event.transition = scheduler::state::PodTransition::kBound;
   m.ObservePodLifecycle(event);
   const Exposition x = ParseExposition(m.Render());
   const std::map<std::string, std::string> labels = {{"team", "lifecycle"},
@@ -761,14 +763,14 @@ TEST(MetricsTest, ZeroWeightBorrowingTeamHasInfiniteShare) {
   builder.Team("w0", "c").Weight(0).Quota("f", "nvidia.com/gpu", 4);
   builder.Team("w1", "c").Quota("f", "nvidia.com/gpu", 4);
   common::FakeClock clock;
-  scheduler::QuotaBook book(builder.Build(), &clock);
+  scheduler::ledger::QuotaBook book(builder.Build(), &clock);
   Metrics m(Options{true, {}, &clock});
   Sources sources;
   sources.book = &book;
   m.SetSources(sources);
   EXPECT_EQ(ParseExposition(m.Render()).Value("taskgov_weighted_share", {{"team", "w0"}}), 0);
   book.ConfirmBound("w0-1", TeamId("w0"), FlavorId("f"), ResourceList{{"nvidia.com/gpu", 6}},
-                    scheduler::PodMeta{});
+                    scheduler::ledger::PodMeta{});
   const Exposition x = ParseExposition(m.Render());
   EXPECT_EQ(x.Value("taskgov_weighted_share", {{"team", "w0"}}), INFINITY);
   EXPECT_EQ(x.Value("kueue_cluster_queue_weighted_share", {{"cluster_queue", "w0"}}),

@@ -34,12 +34,12 @@ enum class ObjectKind {
 class ClusterObserver {
  public:
   virtual ~ClusterObserver() = default;
-  virtual void OnPodUpsert(const Pod& pod) = 0;
+  virtual void OnPodUpsert(const model::Pod& pod) = 0;
   // `last_known` carries the pod's namespace, name and uid only: the informers keep no more.
-  virtual void OnPodDelete(const Pod& last_known) = 0;
-  virtual void OnNodeUpsert(const Node& node) = 0;
+  virtual void OnPodDelete(const model::Pod& last_known) = 0;
+  virtual void OnNodeUpsert(const model::Node& node) = 0;
   virtual void OnNodeDelete(const std::string& name) = 0;
-  virtual void OnNamespaceUpsert(const std::string& name, const Labels& labels) = 0;
+  virtual void OnNamespaceUpsert(const std::string& name, const model::Labels& labels) = 0;
   virtual void OnNamespaceDelete(const std::string& name) = 0;
   // Kueue LocalQueue (namespace/name → spec.clusterQueue).
   virtual void OnLocalQueueUpsert(const std::string& ns, const std::string& name,

@@ -14,12 +14,12 @@ namespace taskgov::scheduler {
 
 // filter and prioritize.
 struct FilterArgs {
-  Pod pod;
+  model::Pod pod;
   // Candidate node names in request order; filled in both modes.
   std::vector<std::string> node_names;
   // Full nodes, parallel to node_names, only when the request carried "Nodes"
   // (nodeCacheCapable: false). Empty in NodeNames mode: use the node cache.
-  std::vector<Node> nodes;
+  std::vector<model::Node> nodes;
   bool node_names_mode = true;
 };
 
@@ -64,12 +64,13 @@ struct HostPriority {
 };
 
 struct Victims {
-  std::vector<Pod> pods;  // full pods (NodeNameToVictims) or only uid set (NodeNameToMetaVictims)
+  std::vector<model::Pod>
+      pods;  // full pods (NodeNameToVictims) or only uid set (NodeNameToMetaVictims)
   int64_t num_pdb_violations = 0;
 };
 
 struct PreemptArgs {
-  Pod pod;
+  model::Pod pod;
   std::map<std::string, Victims> node_to_victims;
   bool meta = false;  // the input was NodeNameToMetaVictims (victims carry only their UID)
 };

@@ -43,7 +43,7 @@ PodBuilder ThreadPod(int thread) {
 }
 
 // A filter of `pod` over every node of `f`.
-FilterArgs ArgsFor(const FilterFixture& f, Pod pod) {
+FilterArgs ArgsFor(const FilterFixture& f, model::Pod pod) {
   FilterArgs args;
   args.pod = std::move(pod);
   args.node_names = f.names;
@@ -78,7 +78,7 @@ void CheckPremise(benchmark::State& state, FilterFixture& f, const FilterArgs& a
 // Stop() (or the destructor) ends the loop and joins.
 class InformerChurn {
  public:
-  explicit InformerChurn(ClusterState* cluster)
+  explicit InformerChurn(state::ClusterState* cluster)
       : pod_(PodBuilder("informer-churn")
                  .Namespace("ns-team-99")
                  .Gpus(1)
@@ -99,7 +99,7 @@ class InformerChurn {
   }
 
  private:
-  void Run(ClusterState* cluster) {
+  void Run(state::ClusterState* cluster) {
     int64_t events = 0;
     // relaxed: see Stop().
     while (!stop_.load(std::memory_order_relaxed)) {
@@ -110,7 +110,7 @@ class InformerChurn {
     events_ = events;  // read only after join()
   }
 
-  const Pod pod_;
+  const model::Pod pod_;
   std::atomic<bool> stop_{false};
   int64_t events_ = 0;
   std::thread thread_;  // last: starts after the members it reads are built
@@ -120,7 +120,7 @@ class InformerChurn {
 // from before the timed loops start until after they end: the counter `lock_waits`, per run.
 class LockWaits {
  public:
-  LockWaits(benchmark::State& state, const QuotaBook& book)
+  LockWaits(benchmark::State& state, const ledger::QuotaBook& book)
       : state_(state), book_(book), before_(book.lock_waits()) {}
   ~LockWaits() {
     if (state_.thread_index() != 0) return;
@@ -130,7 +130,7 @@ class LockWaits {
 
  private:
   benchmark::State& state_;
-  const QuotaBook& book_;
+  const ledger::QuotaBook& book_;
   const uint64_t before_;
 };
 

@@ -12,6 +12,21 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::Charge;
+using ledger::Ledger;
+using ledger::PodMeta;
+using ledger::QuotaBook;
+using model::Container;
+using model::FlavorNames;
+using model::IdAmounts;
+using model::NameId;
+using model::OwnerReference;
+using model::Pod;
+using model::PodPhase;
+using model::ResourceList;
+using model::TeamNames;
+using model::ToIdAmounts;
+using state::ClusterState;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 using testing::PolicyBuilder;

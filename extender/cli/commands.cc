@@ -42,7 +42,7 @@ struct Loaded {
   ConfigMapState state;
   config::ConfigSet decoded;
   config::LoadResult result;
-  [[nodiscard]] const scheduler::Policy& policy() const {
+  [[nodiscard]] const scheduler::model::Policy& policy() const {
     return result.policy ? *result.policy : *result.draft;
   }
 };
@@ -215,11 +215,11 @@ int QuotaList(const Invocation& inv) {
   if (!loaded.ok()) return inv.Failed(loaded.error().message);
   std::vector<TeamReport> teams = BuildTeamReports(loaded->decoded, loaded->policy());
   if (!inv.global.namespaces.empty()) {
-    const scheduler::Policy& policy = loaded->policy();
+    const scheduler::model::Policy& policy = loaded->policy();
     std::erase_if(teams, [&](const TeamReport& r) {
       return std::none_of(inv.global.namespaces.begin(), inv.global.namespaces.end(),
                           [&](const std::string& ns) {
-                            const scheduler::Team* owner = policy.TeamOfNamespace(ns);
+                            const scheduler::model::Team* owner = policy.TeamOfNamespace(ns);
                             return owner != nullptr && owner->name == r.name;
                           });
     });

@@ -88,7 +88,7 @@ void Line(std::ostream& out, std::string_view label, const std::string& value) {
 std::string SumQuantities(const std::string& resource, const std::vector<std::string>& values) {
   int64_t total = 0;
   for (const std::string& v : values) {
-    common::Result<int64_t> n = scheduler::ParseResourceQuantity(resource, v);
+    common::Result<int64_t> n = scheduler::model::ParseResourceQuantity(resource, v);
     if (n.ok()) total += *n;
   }
   return FormatAmount(resource, total);

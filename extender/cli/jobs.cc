@@ -46,7 +46,7 @@ common::Result<std::optional<int64_t>> CountFlag(const ParsedArgs& args, const c
 common::Result<std::optional<std::string>> CpuFlag(const ParsedArgs& args, const char* flag) {
   std::optional<std::string> text = args.Get(flag);
   if (!text) return std::optional<std::string>();
-  common::Result<int64_t> milli = scheduler::ParseResourceQuantity("cpu", *text);
+  common::Result<int64_t> milli = scheduler::model::ParseResourceQuantity("cpu", *text);
   if (text->empty() || !milli.ok() || *milli <= 0 ||
       !std::all_of(text->begin(), text->end(),
                    [](char c) { return (c >= '0' && c <= '9') || c == '.'; })) {
@@ -64,7 +64,7 @@ common::Result<std::optional<std::string>> MemoryFlag(const ParsedArgs& args, co
     return (c >= '0' && c <= '9') || c == '.';
   });
   const std::string quantity = plain ? *text + "Gi" : *text;
-  common::Result<int64_t> bytes = scheduler::ParseResourceQuantity("memory", quantity);
+  common::Result<int64_t> bytes = scheduler::model::ParseResourceQuantity("memory", quantity);
   if (text->empty() || !bytes.ok() || *bytes <= 0) {
     return common::Error{"invalid --" + std::string(flag) + " " + Quoted(*text) +
                          ": use GiB (such as 32 or 1.5) or a quantity such as 512Mi"};
@@ -131,8 +131,8 @@ common::Status ParseResources(const ParsedArgs& args, JobSubmission* job) {
     if (p.request) job->requests[p.resource] = *p.request;
     if (p.limit) job->limits[p.resource] = *p.limit;
     if (p.request && p.limit &&
-        *scheduler::ParseResourceQuantity(p.resource, *p.limit) <
-            *scheduler::ParseResourceQuantity(p.resource, *p.request)) {
+        *scheduler::model::ParseResourceQuantity(p.resource, *p.limit) <
+            *scheduler::model::ParseResourceQuantity(p.resource, *p.request)) {
       return common::Error{"--" + std::string(p.flag) + "-limit " +
                            *args.Get(std::string(p.flag) + "-limit") + " is less than --" + p.flag +
                            " " + *args.Get(p.flag) + ": a limit must be at least the request"};

@@ -67,8 +67,9 @@ class LineGrouper {
     std::optional<std::string>& field = cpu ? line.vcpu : line.memory_gib;
     if (field) return "--" + f.name + " is given twice" + where;
     const common::Result<int64_t> parsed =
-        cpu ? scheduler::ParseQuantity(f.value, scheduler::QuantityUnit::kMillis)
-            : scheduler::ParseQuantity(f.value + "Gi", scheduler::QuantityUnit::kUnits);
+        cpu ? scheduler::model::ParseQuantity(f.value, scheduler::model::QuantityUnit::kMillis)
+            : scheduler::model::ParseQuantity(f.value + "Gi",
+                                              scheduler::model::QuantityUnit::kUnits);
     if (!PlainDecimal(f.value) || !parsed.ok()) {
       return "invalid --" + f.name + " " + Quoted(f.value) + where +
              (cpu ? ": use a number of vCPUs such as 96 or 1.5"

@@ -163,7 +163,7 @@ TEST_F(QuotaWalkthroughTest, ThreeTeamsByCountAcceleratorsAndVcpuThenTheBorrowLi
   for (const auto& [k, v] : data) files.push_back({k, v});
   config::LoadResult loaded = config::LoadSources(files);
   ASSERT_TRUE(loaded.ok()) << loaded.FirstError();
-  const scheduler::Team* team_a = loaded.policy->FindTeam("team-a");
+  const scheduler::model::Team* team_a = loaded.policy->FindTeam("team-a");
   ASSERT_NE(team_a, nullptr);
   EXPECT_EQ(team_a->cohort, loaded.policy->FindTeam("ml")->cohort);
   ASSERT_EQ(team_a->flavors.size(), 1u);

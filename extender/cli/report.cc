@@ -134,7 +134,7 @@ bool HasLimitLine(const std::vector<ComputeSpec>& lines, const std::string& flav
 class TeamReporter {
  public:
   TeamReporter(const config::ConfigSet& set, const config::Catalogue& catalogue,
-               const scheduler::Team& team, const TeamSpec& spec)
+               const scheduler::model::Team& team, const TeamSpec& spec)
       : set_(set), catalogue_(catalogue), team_(team), spec_(spec) {}
 
   TeamReport Build() {
@@ -150,8 +150,8 @@ class TeamReporter {
     r.fair_share_weight = Weight();
     for (const ComputeSpec& c : ComputeInForce(set_, spec_))
       r.compute.push_back(DescribeAmounts(c));
-    for (const scheduler::FlavorQuota& fq : team_.flavors) {
-      for (const scheduler::ResourceQuota& rq : fq.resources) r.quota.push_back(Row(fq, rq));
+    for (const scheduler::model::FlavorQuota& fq : team_.flavors) {
+      for (const scheduler::model::ResourceQuota& rq : fq.resources) r.quota.push_back(Row(fq, rq));
     }
     return r;
   }
@@ -220,7 +220,8 @@ class TeamReporter {
     return {text, spec_.dialect == Dialect::kHyperPod ? "default (HyperPod: 0)" : "default (1)"};
   }
 
-  QuotaRow Row(const scheduler::FlavorQuota& fq, const scheduler::ResourceQuota& rq) const {
+  QuotaRow Row(const scheduler::model::FlavorQuota& fq,
+               const scheduler::model::ResourceQuota& rq) const {
     QuotaRow row{fq.flavor,        rq.resource, rq.nominal, rq.borrowing_limit,
                  rq.lending_limit, "",          "",         ""};
     const config::LineSpec* line = ExplicitLine(spec_, fq.flavor, rq.resource);
@@ -247,7 +248,7 @@ class TeamReporter {
     for (const ComputeSpec& c : ComputeInForce(set_, spec_)) {
       if (c.flavor != flavor) continue;
       const config::InstanceType* type = catalogue_.Find(c.instance_type);
-      common::Result<scheduler::ResourceList> derived =
+      common::Result<scheduler::model::ResourceList> derived =
           config::DeriveQuota(type, c.instance_type, c.amounts);
       if (!derived.ok() || !derived->Has(resource)) continue;
       parts.push_back(NominalPhrase(c, type, resource));
@@ -256,14 +257,15 @@ class TeamReporter {
     return Join(parts, " + ");
   }
 
-  std::string BorrowingSource(const std::string& flavor, const scheduler::ResourceQuota& rq,
+  std::string BorrowingSource(const std::string& flavor, const scheduler::model::ResourceQuota& rq,
                               const config::LineSpec* line) const {
     if (team_.cohort.empty()) return "no cohort: the team neither lends nor borrows";
     if (line != nullptr && line->borrowing_limit) return "quota line [" + Where(line->origin) + "]";
     if (HasLimitLine(spec_.absolute_borrow_limits, flavor)) return "absoluteBorrowLimits";
     if (!spec_.strategy) {
-      return rq.borrowing_limit == scheduler::kUnlimited ? "unlimited: the line sets no limit"
-                                                         : "the quota line";
+      return rq.borrowing_limit == scheduler::model::kUnlimited
+                 ? "unlimited: the line sets no limit"
+                 : "the quota line";
     }
     switch (*spec_.strategy) {
       case SharingStrategy::kDontLend:
@@ -288,7 +290,7 @@ class TeamReporter {
 
   const config::ConfigSet& set_;
   const config::Catalogue& catalogue_;  // with the configuration's instanceTypes
-  const scheduler::Team& team_;
+  const scheduler::model::Team& team_;
   const TeamSpec& spec_;
 };
 
@@ -308,10 +310,10 @@ const TeamSpec* FindTeamSpec(const config::ConfigSet& set, std::string_view name
 }
 
 std::vector<TeamReport> BuildTeamReports(const config::ConfigSet& set,
-                                         const scheduler::Policy& policy) {
+                                         const scheduler::model::Policy& policy) {
   std::vector<TeamReport> out;
   const config::Catalogue catalogue = config::BuildCatalogue(set.instance_types, nullptr);
-  for (const scheduler::Team& team : policy.teams) {
+  for (const scheduler::model::Team& team : policy.teams) {
     const TeamSpec* spec = FindTeamSpec(set, team.name);
     if (spec == nullptr) continue;
     out.push_back(TeamReporter(set, catalogue, team, *spec).Build());
@@ -319,7 +321,8 @@ std::vector<TeamReport> BuildTeamReports(const config::ConfigSet& set,
   return out;
 }
 
-PolicyReport BuildPolicyReport(const config::ConfigSet& set, const scheduler::Policy& policy) {
+PolicyReport BuildPolicyReport(const config::ConfigSet& set,
+                               const scheduler::model::Policy& policy) {
   PolicyReport r;
   const bool hyperpod = !set.scheduler_configs.empty();
   r.task_prioritization = {
@@ -329,7 +332,7 @@ PolicyReport BuildPolicyReport(const config::ConfigSet& set, const scheduler::Po
                              : "default (TaskRanking)")};
   r.idle_compute = {std::string(config::Name(policy.idle_compute)),
                     SettingSource(set.idle_compute, "default (FairShare)")};
-  for (const scheduler::PriorityClass& pc : policy.priority_classes) {
+  for (const scheduler::model::PriorityClass& pc : policy.priority_classes) {
     std::string source;
     for (const config::PriorityClassSpec& s : set.priority_classes) {
       if (s.priority_class.name == pc.name) source = Where(s.origin);

@@ -70,9 +70,9 @@ struct PolicyReport {
 
 // One report per team of `policy`, in the policy's order.
 [[nodiscard]] std::vector<TeamReport> BuildTeamReports(const config::ConfigSet& set,
-                                                       const scheduler::Policy& policy);
+                                                       const scheduler::model::Policy& policy);
 [[nodiscard]] PolicyReport BuildPolicyReport(const config::ConfigSet& set,
-                                             const scheduler::Policy& policy);
+                                             const scheduler::model::Policy& policy);
 
 using config::FormatAmount;  // the amounts reports print: "unlimited", "8", "64Gi"
 

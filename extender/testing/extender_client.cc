@@ -13,11 +13,11 @@ namespace {
 
 using rapidjson::SizeType;
 using rapidjson::Value;
-using scheduler::FieldSelector;
-using scheduler::FindMemberFolded;
-using scheduler::JsonTypeName;
-using scheduler::KeepAll;
-using scheduler::SelectFolded;
+using scheduler::model::FieldSelector;
+using scheduler::model::FindMemberFolded;
+using scheduler::model::JsonTypeName;
+using scheduler::model::KeepAll;
+using scheduler::model::SelectFolded;
 
 void AppendString(std::string_view text, std::string* out) {
   out->push_back('"');
@@ -99,8 +99,8 @@ const FieldSelector& FilterReplySelector() {
   return *kSelector;
 }
 
-scheduler::SelectOptions GoDecoder() {
-  scheduler::SelectOptions options;
+scheduler::model::SelectOptions GoDecoder() {
+  scheduler::model::SelectOptions options;
   options.stop_when_done = true;  // json.Decoder.Decode reads one value
   options.max_depth = 10000;      // Go's limit
   return options;
@@ -169,8 +169,9 @@ std::string ExtenderClient::FilterNodesBody(const std::string& pod_json,
 common::Result<FilterReply> ExtenderClient::DecodeFilter(
     const std::string& body, bool node_cache_capable,
     const std::vector<std::string>* requested_names) {
-  scheduler::SelectedJson json;
-  common::Status s = scheduler::SelectiveParse(body, FilterReplySelector(), &json, GoDecoder());
+  scheduler::model::SelectedJson json;
+  common::Status s =
+      scheduler::model::SelectiveParse(body, FilterReplySelector(), &json, GoDecoder());
   if (!s.ok()) return common::Error{"decoding the filter reply: " + s.error().message};
   const Value& root = json.doc;
   FilterReply reply;
@@ -209,7 +210,7 @@ common::Result<FilterReply> ExtenderClient::DecodeFilter(
           if (!n.ok()) return n.error();
         }
         names_of_nodes.push_back(name);
-        const scheduler::JsonSpan span = json.captures[first + i];
+        const scheduler::model::JsonSpan span = json.captures[first + i];
         reply.nodes->push_back(body.substr(span.begin, span.end - span.begin));
       }
     }
@@ -262,7 +263,7 @@ namespace {
 
 common::Result<std::vector<HostScore>> DecodePriorities(const std::string& body) {
   rapidjson::Document doc;
-  common::Status s = scheduler::ParseJson(body, &doc, GoDecoder());
+  common::Status s = scheduler::model::ParseJson(body, &doc, GoDecoder());
   if (!s.ok()) return common::Error{"decoding the prioritize reply: " + s.error().message};
   std::vector<HostScore> out;
   if (doc.IsNull()) return out;
@@ -303,7 +304,7 @@ namespace {
 
 common::Result<PreemptReply> DecodePreempt(const std::string& body) {
   rapidjson::Document doc;
-  common::Status s = scheduler::ParseJson(body, &doc, GoDecoder());
+  common::Status s = scheduler::model::ParseJson(body, &doc, GoDecoder());
   if (!s.ok()) return common::Error{"decoding the preempt reply: " + s.error().message};
   PreemptReply reply;
   if (doc.IsNull()) return reply;
@@ -411,7 +412,7 @@ common::Result<std::string> ExtenderClient::Bind(const std::string& pod_name,
   common::Result<std::string> reply = Send("bind", body);
   if (!reply.ok()) return reply.error();
   rapidjson::Document doc;
-  common::Status s = scheduler::ParseJson(*reply, &doc, GoDecoder());
+  common::Status s = scheduler::model::ParseJson(*reply, &doc, GoDecoder());
   if (!s.ok()) return common::Error{"decoding the bind reply: " + s.error().message};
   std::string error;
   if (doc.IsNull()) return error;

@@ -37,8 +37,8 @@ namespace taskgov::metrics::testing {
 inline constexpr int64_t kStartMs = 1'700'000'000'000;
 inline constexpr int64_t kGi = int64_t{1} << 30;
 
-inline scheduler::PolicyPtr ScenarioPolicy(bool with_team_b = true) {
-  using scheduler::kUnlimited;
+inline scheduler::model::PolicyPtr ScenarioPolicy(bool with_team_b = true) {
+  using scheduler::model::kUnlimited;
   scheduler::testing::PolicyBuilder b;
   b.Team("team-a", "research")
       .Quota("ml.p5.48xlarge", "nvidia.com/gpu", 16, 8)
@@ -55,19 +55,19 @@ inline scheduler::PolicyPtr ScenarioPolicy(bool with_team_b = true) {
   return b.Build();
 }
 
-inline scheduler::NameId TeamId(const std::string& name) {
-  return scheduler::TeamNames().Intern(name);
+inline scheduler::model::NameId TeamId(const std::string& name) {
+  return scheduler::model::TeamNames().Intern(name);
 }
-inline scheduler::NameId FlavorId(const std::string& name) {
-  return scheduler::FlavorNames().Intern(name);
+inline scheduler::model::NameId FlavorId(const std::string& name) {
+  return scheduler::model::FlavorNames().Intern(name);
 }
 
 struct Scenario {
   explicit Scenario(bool kueue_compatible = true)
       : clock(kStartMs),
         book(ScenarioPolicy(), &clock),
-        cluster(&book, &clock, scheduler::ClusterState::Options{}),
-        reconciler(&book, &cluster, &clock, scheduler::Reconciler::Options{}) {
+        cluster(&book, &clock, scheduler::state::ClusterState::Options{}),
+        reconciler(&book, &cluster, &clock, scheduler::state::Reconciler::Options{}) {
     cluster.SetPolicy(book.ledger().policy());
     Options options;
     options.kueue_compatible = kueue_compatible;
@@ -90,13 +90,13 @@ struct Scenario {
   }
 
   void Bind(const std::string& uid, const std::string& team, const std::string& flavor,
-            const scheduler::ResourceList& request) {
-    book.ConfirmBound(uid, TeamId(team), FlavorId(flavor), request, scheduler::PodMeta{});
+            const scheduler::model::ResourceList& request) {
+    book.ConfirmBound(uid, TeamId(team), FlavorId(flavor), request, scheduler::ledger::PodMeta{});
   }
 
   // The state described in the header comment, and one of each event.
   void Script() {
-    using scheduler::ResourceList;
+    using scheduler::model::ResourceList;
     Bind("a-1", "team-a", "ml.p5.48xlarge",
          ResourceList{{"nvidia.com/gpu", 4}, {"cpu", 48'000}, {"memory", 512 * kGi}});
     Bind("b-1", "team-b", "ml.p5.48xlarge", ResourceList{{"nvidia.com/gpu", 16}});
@@ -104,11 +104,12 @@ struct Scenario {
     Bind("ml-1", "ml", "ml.trn1.32xlarge", ResourceList{{"aws.amazon.com/neurondevice", 12}});
     (void)book.Assume("ml-2", TeamId("ml"), FlavorId("ml.trn1.32xlarge"),
                       ResourceList{{"aws.amazon.com/neurondevice", 4}},
-                      scheduler::Ledger::Mode::kWithinNominal, 30'000, scheduler::PodMeta{});
+                      scheduler::ledger::Ledger::Mode::kWithinNominal, 30'000,
+                      scheduler::ledger::PodMeta{});
     for (const char* name : {"b-3", "b-4"}) {
-      cluster.pending().NoteRefused(scheduler::PendingPodOf(
+      cluster.pending().NoteRefused(scheduler::state::PendingPodOf(
           scheduler::testing::PodBuilder(name).Namespace("ns-team-b").Gpus(8), TeamId("team-b"), 0,
-          ResourceList{{"nvidia.com/gpu", 8}}, scheduler::WorkloadRef{}));
+          ResourceList{{"nvidia.com/gpu", 8}}, scheduler::model::WorkloadRef{}));
     }
     SetPreempted("team-a", 1);
 
@@ -179,9 +180,9 @@ struct Scenario {
   }
 
   common::FakeClock clock;
-  scheduler::QuotaBook book;
-  scheduler::ClusterState cluster;
-  scheduler::Reconciler reconciler;
+  scheduler::ledger::QuotaBook book;
+  scheduler::state::ClusterState cluster;
+  scheduler::state::Reconciler reconciler;
   std::unique_ptr<Metrics> metrics;
   std::mutex fakes_mu;
   std::vector<InformerTotals> informers;  // guarded by fakes_mu

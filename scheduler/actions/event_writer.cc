@@ -20,8 +20,8 @@ EventRecord EventWriter::PreemptingEvent(const Round& round, int64_t grace_s) {
   e.action = "Preempting";
   e.note = std::string("taskgov is ") +
            (freed.reclaim || freed.fair ? "reclaiming" : "preempting") + " " +
-           FormatQuantity(freed.resource, freed.amount) + " " + freed.resource + " on " +
-           FlavorNames().Name(round.flavor) + " from ";
+           model::FormatQuantity(freed.resource, freed.amount) + " " + freed.resource + " on " +
+           model::FlavorNames().Name(round.flavor) + " from ";
   for (size_t i = 0; i < freed.teams.size(); ++i) {
     e.note += (i == 0 ? "" : ", ") + freed.teams[i].first + " (";
     for (size_t j = 0; j < freed.teams[i].second.size(); ++j) {

@@ -30,7 +30,7 @@ TEST_P(PreemptingEventTest, NamesWhatIsFreedFromWhomAndWhy) {
   const PreemptingCase& c = GetParam();
   const EventRecord e = EventWriter::PreemptingEvent(c.round, c.grace_s);
   EXPECT_EQ(e.note, c.note);
-  EXPECT_EQ(e.ns, "ns-" + TeamNames().Name(c.round.preemptor.team));
+  EXPECT_EQ(e.ns, "ns-" + model::TeamNames().Name(c.round.preemptor.team));
   EXPECT_EQ(e.pod_name, c.round.preemptor.key.substr(c.round.preemptor.key.find('/') + 1));
   EXPECT_EQ(e.pod_uid, c.round.preemptor.uid);
   EXPECT_EQ(e.type, "Normal");

@@ -13,6 +13,18 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::CellKey;
+using ledger::Charge;
+using ledger::Ledger;
+using ledger::QuotaBook;
+using model::FlavorNames;
+using model::NameId;
+using model::Pod;
+using model::PolicyPtr;
+using model::ResourceList;
+using model::ResourceNames;
+using model::TeamNames;
+using state::ClusterState;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 using testing::PolicyBuilder;

@@ -8,6 +8,40 @@
 #include "scheduler/model/pod_identity.h"
 
 namespace taskgov::scheduler {
+
+using ledger::Charge;
+using ledger::GangHold;
+using ledger::KnownIdAmounts;
+using ledger::Ledger;
+using ledger::PodMeta;
+using ledger::QuotaBook;
+using ledger::Refusal;
+using ledger::Reservation;
+using ledger::ReservationState;
+using model::AwaitsGangObject;
+using model::FlavorNames;
+using model::FlavorQuota;
+using model::GangOf;
+using model::IdAmounts;
+using model::Labels;
+using model::NameId;
+using model::Pod;
+using model::PodPlacementSpec;
+using model::Policy;
+using model::PolicyPtr;
+using model::QueueingStrategy;
+using model::ResolvePriority;
+using model::ResourceList;
+using model::TaskPrioritization;
+using model::Team;
+using model::TeamNames;
+using model::ToIdAmounts;
+using state::ClusterState;
+using state::kNoTeam;
+using state::NodeView;
+using state::PendingPod;
+using state::PendingQueues;
+
 namespace {
 
 constexpr std::string_view kComponent = "preemption";
@@ -66,7 +100,7 @@ class PreemptionController::WorldImpl final : public RoundWorld, public PlanSour
     return PodFacts{true, pod->terminal(), pod->deletion_unix_ms.has_value(), pod->bound()};
   }
   Reservation FindReservation(std::string_view uid) const override {
-    const std::optional<scheduler::Reservation> r = book_->Find(uid);
+    const std::optional<scheduler::ledger::Reservation> r = book_->Find(uid);
     if (!r) return Reservation::kNone;
     return r->state == ReservationState::kBound ? Reservation::kBound : Reservation::kAssumed;
   }

@@ -129,7 +129,7 @@ class PreemptionController {
   };
 
   // All pointers outlive the controller.
-  PreemptionController(QuotaBook* book, ClusterState* cluster, KubeActions* kube,
+  PreemptionController(ledger::QuotaBook* book, state::ClusterState* cluster, KubeActions* kube,
                        const common::Clock* clock, Options options);
   ~PreemptionController();
   PreemptionController(const PreemptionController&) = delete;
@@ -161,7 +161,7 @@ class PreemptionController {
 
   // One run: its fixed inputs, its planner and its report.
   struct Run {
-    const Policy& policy;
+    const model::Policy& policy;
     int64_t now_ms = 0;     // wall time: compared with the pods' times and the rounds' deadlines
     int64_t steady_ms = 0;  // steady time: the eviction rate limiter's, which never steps back
     int64_t grace_s = 0;
@@ -183,27 +183,29 @@ class PreemptionController {
   void EvictTimedOutGangs(int64_t grace_s, RunReport* report);
   // Evicts the running members of `gang`; false when an eviction was refused (a budget, an API
   // error): the gang is tried again pdb_retry_ms later.
-  bool EvictGangMembers(const QuotaBook::ExpiredGang& gang, int64_t grace_s, RunReport* report);
+  bool EvictGangMembers(const ledger::QuotaBook::ExpiredGang& gang, int64_t grace_s,
+                        RunReport* report);
   // The pipeline.
   RoundTable::Followed FollowRounds(int64_t now_ms);
-  std::vector<PendingPod> PickPreemptors(const Policy& policy, int64_t now_ms);
+  std::vector<state::PendingPod> PickPreemptors(const model::Policy& policy, int64_t now_ms);
   // Appends the team's preemptors to `out`. Returns until when the team may rest (every pod
   // looked at was set aside: the earliest end of those set-asides), or 0.
-  int64_t PickFromTeam(const Team& team, NameId team_id, uint64_t stamp, bool by_priority,
-                       int64_t now_ms, std::vector<PendingPod>* out);
+  int64_t PickFromTeam(const model::Team& team, model::NameId team_id, uint64_t stamp,
+                       bool by_priority, int64_t now_ms, std::vector<state::PendingPod>* out);
   // Until when (ms) pod `uid` stays set aside (nothing changed on its team's flavors since
   // `stamp`), or 0 when it is not (a stale entry is dropped).
   int64_t SetAsideUntil(const std::string& uid, uint64_t stamp, int64_t now_ms);
   // Sets `pending` aside after a decision that found nothing to do for it.
-  void SetAsideUnchanged(const Run& run, const PendingPod& pending);
+  void SetAsideUnchanged(const Run& run, const state::PendingPod& pending);
   // The planner's inputs: the candidates (running, and going) on the flavors of `preemptors`'
   // teams and of the rounds in flight — a victim is charged on the flavor its preemptor takes —
   // and the rounds' claims.
-  VictimPlanner::Inputs PlanInputs(const Policy& policy, int64_t now_ms,
-                                   const std::vector<PendingPod>& preemptors,
+  VictimPlanner::Inputs PlanInputs(const model::Policy& policy, int64_t now_ms,
+                                   const std::vector<state::PendingPod>& preemptors,
                                    RoundTable::Followed followed);
-  void DecideFor(Run& run, const PendingPod& pending);
-  void StartRound(Run& run, const PendingPod& pending, const Preemptor& p, const Selection& chosen);
+  void DecideFor(Run& run, const state::PendingPod& pending);
+  void StartRound(Run& run, const state::PendingPod& pending, const Preemptor& p,
+                  const Selection& chosen);
   void FinishRun();
 
   // Evicting one round: what is due, and after a refused eviction, other victims for it.
@@ -222,8 +224,8 @@ class PreemptionController {
   // With mu_ held.
   void PublishLocked();
 
-  QuotaBook* const book_;
-  ClusterState* const cluster_;
+  ledger::QuotaBook* const book_;
+  state::ClusterState* const cluster_;
   KubeActions* const kube_;
   const common::Clock* const clock_;
   const Options options_;
@@ -237,7 +239,7 @@ class PreemptionController {
   VictimSelector selector_;
   // Timed-out gangs whose running members are still to be evicted, and when (steady ms).
   struct GangEviction {
-    QuotaBook::ExpiredGang gang;
+    ledger::QuotaBook::ExpiredGang gang;
     int64_t due_ms = 0;
   };
   std::vector<GangEviction> gang_evictions_;
@@ -252,10 +254,10 @@ class PreemptionController {
   // This run's view of each active team, taken once by PickPreemptors: its flavors and their
   // ChangeStamp (read by SetAsideUnchanged and PlanInputs).
   struct TeamView {
-    std::vector<NameId> flavors;
+    std::vector<model::NameId> flavors;
     uint64_t stamp = 0;
   };
-  std::unordered_map<NameId, TeamView> teams_;
+  std::unordered_map<model::NameId, TeamView> teams_;
   // Teams whose every pending pod the last look found set aside, so that PickPreemptors passes
   // them by without reading their queue while nothing that could change that has changed: the
   // flavors' ChangeStamp, the queue's version (PendingQueues::Version), the earliest end of their
@@ -266,9 +268,9 @@ class PreemptionController {
     uint64_t version = 0;
     int64_t until_ms = 0;
   };
-  std::unordered_map<NameId, Resting> resting_;
-  PolicyPtr resting_policy_;   // the policy resting_ was found under
-  uint64_t rounds_ended_ = 0;  // seen by the last run
+  std::unordered_map<model::NameId, Resting> resting_;
+  model::PolicyPtr resting_policy_;  // the policy resting_ was found under
+  uint64_t rounds_ended_ = 0;        // seen by the last run
 
   mutable std::mutex mu_;
   RoundTable table_;       // guarded by mu_

@@ -17,6 +17,11 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::QuotaBook;
+using model::Pod;
+using model::PodPhase;
+using model::PolicyPtr;
+using state::ClusterState;
 using testing::FakeKubeActions;
 using testing::NodeBuilder;
 using testing::PodBuilder;

@@ -15,6 +15,25 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::CellView;
+using ledger::GangHold;
+using ledger::Ledger;
+using ledger::QuotaBook;
+using model::FlavorNames;
+using model::IdleComputeAllocation;
+using model::kUnlimited;
+using model::Node;
+using model::Pod;
+using model::PodPhase;
+using model::Policy;
+using model::PolicyPtr;
+using model::ResourceNames;
+using model::TaintEffect;
+using model::Team;
+using model::TeamNames;
+using model::TolerationOperator;
+using state::ClusterState;
+using state::NodeView;
 using testing::FakeKubeActions;
 using testing::NodeBuilder;
 using testing::PodBuilder;

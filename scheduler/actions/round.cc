@@ -7,6 +7,13 @@
 #include "scheduler/model/interner.h"
 
 namespace taskgov::scheduler {
+
+using model::NameId;
+using model::ResourceAmount;
+using model::ResourceList;
+using model::ResourceNames;
+using model::TeamNames;
+
 namespace {
 
 bool IsAccelerator(std::string_view resource) {

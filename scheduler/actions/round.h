@@ -29,12 +29,12 @@ struct RoundVictim {
   std::string uid;
   std::string ns;
   std::string name;
-  NameId team = 0;
-  NameId flavor = 0;
+  model::NameId team = 0;
+  model::NameId flavor = 0;
   std::string node;
   std::string gang;
-  IdAmounts charged;   // what it holds in the ledger on `flavor`
-  IdAmounts occupies;  // what it holds on `node`
+  model::IdAmounts charged;   // what it holds in the ledger on `flavor`
+  model::IdAmounts occupies;  // what it holds on `node`
   PreemptionReason reason = PreemptionReason::kReclaim;
   std::string note;  // Selection::Victim::note: why it goes, for whom
   VictimPhase phase = VictimPhase::kToEvict;
@@ -48,9 +48,9 @@ struct RoundVictim {
 struct Round {
   Preemptor preemptor;
   // Its placement constraints, for choosing again after a refused eviction.
-  Labels node_selector;
-  std::shared_ptr<const PodPlacementSpec> placement;
-  NameId flavor = 0;
+  model::Labels node_selector;
+  std::shared_ptr<const model::PodPlacementSpec> placement;
+  model::NameId flavor = 0;
   std::string node;
   std::vector<RoundVictim> victims;
   int64_t started_ms = 0;
@@ -63,14 +63,17 @@ struct Round {
 // What a round in flight holds back for its preemptor, so that no other decision of the run
 // counts it as free.
 struct Claim {
-  NameId team = 0;
-  NameId flavor = 0;
+  model::NameId team = 0;
+  model::NameId flavor = 0;
   std::string node;
-  ResourceList request;  // on the node
-  bool quota = false;    // no reservation yet: the quota is claimed too, not only the node
-  ResourceList need;     // from the quota, when it differs from `request` (a gang's; see Preemptor)
+  model::ResourceList request;  // on the node
+  bool quota = false;           // no reservation yet: the quota is claimed too, not only the node
+  model::ResourceList
+      need;  // from the quota, when it differs from `request` (a gang's; see Preemptor)
 
-  [[nodiscard]] const ResourceList& quota_request() const { return need.empty() ? request : need; }
+  [[nodiscard]] const model::ResourceList& quota_request() const {
+    return need.empty() ? request : need;
+  }
 };
 
 // What a round frees for its preemptor: the teams it takes from in victim order, each with its

@@ -23,21 +23,21 @@ class VictimBuilder {
   explicit VictimBuilder(std::string name) {
     v_.name = std::move(name);
     v_.uid = "uid-" + v_.name;
-    v_.flavor = FlavorNames().Intern(kRoundFlavor);
+    v_.flavor = model::FlavorNames().Intern(kRoundFlavor);
     Team("team-a");
   }
   VictimBuilder& Team(const std::string& team) {
-    v_.team = TeamNames().Intern(team);
+    v_.team = model::TeamNames().Intern(team);
     v_.ns = "ns-" + team;
     return *this;
   }
   VictimBuilder& Gpus(int64_t n) {
-    v_.charged = {{ResourceNames().Intern(kRoundGpu), n}};
+    v_.charged = {{model::ResourceNames().Intern(kRoundGpu), n}};
     v_.occupies = v_.charged;
     return *this;
   }
   VictimBuilder& Flavor(const std::string& flavor) {
-    v_.flavor = FlavorNames().Intern(flavor);
+    v_.flavor = model::FlavorNames().Intern(flavor);
     return *this;
   }
   VictimBuilder& Node(std::string node) {
@@ -77,7 +77,7 @@ class RoundBuilder {
   explicit RoundBuilder(std::string preemptor) {
     name_ = std::move(preemptor);
     r_.preemptor.uid = "uid-" + name_;
-    r_.flavor = FlavorNames().Intern(kRoundFlavor);
+    r_.flavor = model::FlavorNames().Intern(kRoundFlavor);
     Team("team-b");
   }
   // More of an existing round.
@@ -85,7 +85,7 @@ class RoundBuilder {
     name_ = r_.preemptor.key.substr(r_.preemptor.key.find('/') + 1);
   }
   RoundBuilder& Team(const std::string& team) {
-    r_.preemptor.team = TeamNames().Intern(team);
+    r_.preemptor.team = model::TeamNames().Intern(team);
     r_.preemptor.key = "ns-" + team + "/" + name_;
     return *this;
   }
@@ -99,7 +99,7 @@ class RoundBuilder {
   }
   RoundBuilder& Gpus(int64_t n) { return Request(kRoundGpu, n); }
   RoundBuilder& Flavor(const std::string& flavor) {
-    r_.flavor = FlavorNames().Intern(flavor);
+    r_.flavor = model::FlavorNames().Intern(flavor);
     return *this;
   }
   RoundBuilder& Node(std::string node) {

@@ -7,6 +7,12 @@
 #include "scheduler/model/quantity.h"
 
 namespace taskgov::scheduler {
+
+using model::FlavorNames;
+using model::FormatQuantity;
+using model::NameId;
+using model::TeamNames;
+
 namespace {
 
 constexpr std::string_view kComponent = "preemption";

@@ -63,8 +63,8 @@ class RoundWorld {
   [[nodiscard]] virtual bool FilterPending(const Preemptor& preemptor) const = 0;
   // Holds the preemptor's request on `flavor` for `ttl_ms` (an assumed reservation, borrowing
   // allowed); false, with why not in `why`, when quota is short.
-  [[nodiscard]] virtual bool Nominate(const Preemptor& preemptor, NameId flavor, int64_t ttl_ms,
-                                      std::string* why) = 0;
+  [[nodiscard]] virtual bool Nominate(const Preemptor& preemptor, model::NameId flavor,
+                                      int64_t ttl_ms, std::string* why) = 0;
 };
 
 class RoundTable {
@@ -105,7 +105,7 @@ class RoundTable {
   // Preemptors of the rounds in flight, in uid order.
   [[nodiscard]] std::vector<std::string> InFlight() const;
   // The flavors of the rounds in flight (each once).
-  [[nodiscard]] std::vector<NameId> FlavorsInFlight() const;
+  [[nodiscard]] std::vector<model::NameId> FlavorsInFlight() const;
   // Hands the capacity to the round's preemptor when every victim is gone (see above).
   void MaybeNominate(Round& round, int64_t now_ms);
   // Ends the round, abandoned (nothing left to evict for it).
@@ -151,7 +151,7 @@ class RoundTable {
   const Options options_;
   std::map<std::string, Round> rounds_;                        // by preemptor uid
   std::unordered_map<std::string, std::string> victim_round_;  // victim uid → preemptor uid
-  std::unordered_map<std::string, NameId> evicted_;  // evicted and not gone: uid → its team
+  std::unordered_map<std::string, model::NameId> evicted_;  // evicted and not gone: uid → its team
   std::unordered_map<std::string, int64_t> backoff_until_;  // preemptor uid → ms
   Counts counts_;
 };

@@ -56,7 +56,7 @@ class FakeWorld final : public RoundWorld {
     return it == reservations_.end() ? Reservation::kNone : it->second;
   }
   bool FilterPending(const Preemptor& p) const override { return filtered_.count(p.uid) > 0; }
-  bool Nominate(const Preemptor& p, NameId, int64_t ttl_ms, std::string* why) override {
+  bool Nominate(const Preemptor& p, model::NameId, int64_t ttl_ms, std::string* why) override {
     nominations.push_back(p.uid);
     nomination_ttl_ms = ttl_ms;
     if (!refusal_.empty()) {
@@ -138,8 +138,8 @@ TEST_P(FollowTest, EndsOrHoldsBack) {
   EXPECT_EQ(round->nominated, c.nominated);
   ASSERT_EQ(followed.claims.size(), 1u);
   const Claim& claim = followed.claims[0];
-  EXPECT_EQ(claim.team, TeamNames().Intern("team-b"));
-  EXPECT_EQ(claim.flavor, FlavorNames().Intern(testing::kRoundFlavor));
+  EXPECT_EQ(claim.team, model::TeamNames().Intern("team-b"));
+  EXPECT_EQ(claim.flavor, model::FlavorNames().Intern(testing::kRoundFlavor));
   EXPECT_EQ(claim.node, "p5-1");
   EXPECT_EQ(claim.request, c.round.preemptor.request);
   EXPECT_EQ(claim.quota, c.claims_quota);

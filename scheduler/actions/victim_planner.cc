@@ -4,6 +4,16 @@
 
 namespace taskgov::scheduler {
 
+using model::FlavorNames;
+using model::FlavorQuota;
+using model::Labels;
+using model::NameId;
+using model::PodPlacementSpec;
+using model::Team;
+using model::ToIdAmounts;
+using state::NodeView;
+using state::PendingPod;
+
 VictimPlanner::VictimPlanner(Inputs inputs)
     : policy_(*inputs.policy),
       now_ms_(inputs.now_ms),

@@ -43,16 +43,16 @@ class PlanSource {
  public:
   virtual ~PlanSource() = default;
   // Every cell of the ledger's current generation (Ledger::Cells).
-  [[nodiscard]] virtual std::vector<Ledger::CellUsage> Cells() const = 0;
+  [[nodiscard]] virtual std::vector<ledger::Ledger::CellUsage> Cells() const = 0;
   // The nodes of a flavor, any order (ClusterState::NodesOfFlavor).
-  [[nodiscard]] virtual std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(
-      NameId flavor) const = 0;
+  [[nodiscard]] virtual std::vector<std::pair<std::string, state::NodeView>> NodesOfFlavor(
+      model::NameId flavor) const = 0;
 };
 
 class VictimPlanner {
  public:
   struct Inputs {
-    const Policy* policy = nullptr;  // outlives the planner
+    const model::Policy* policy = nullptr;  // outlives the planner
     int64_t now_ms = 0;
     const PlanSource* source = nullptr;  // outlives the planner
     VictimSelector* selector = nullptr;  // scratch buffers, reused across runs
@@ -64,14 +64,16 @@ class VictimPlanner {
 
   // The decision for one preemptor of `team` (see the header comment). kFits: its request is
   // claimed; kVictims: `victims` on `node` of `flavor`; kNoVictims: `explanation`.
-  [[nodiscard]] Selection Plan(const Team& team, const PendingPod& pending, const Preemptor& p);
+  [[nodiscard]] Selection Plan(const model::Team& team, const state::PendingPod& pending,
+                               const Preemptor& p);
   // A round starts with `chosen`: its victims, taken (TakeVictims), and the preemptor's claim.
   [[nodiscard]] std::vector<RoundVictim> Commit(const Preemptor& p, const Selection& chosen);
 
   // Choosing again for a round in flight.
   // Chooses for `p` on `flavor`, on the nodes its constraints accept, with what is committed.
-  [[nodiscard]] Selection Choose(const Preemptor& p, NameId flavor, const Labels& node_selector,
-                                 const PodPlacementSpec* placement);
+  [[nodiscard]] Selection Choose(const Preemptor& p, model::NameId flavor,
+                                 const model::Labels& node_selector,
+                                 const model::PodPlacementSpec* placement);
   // The victims of `sel`: no longer candidates, counted as freed.
   [[nodiscard]] std::vector<RoundVictim> TakeVictims(const Selection& sel);
   // A claim held back from / handed back to the decisions that follow.
@@ -92,32 +94,32 @@ class VictimPlanner {
   struct FlavorCtx {
     QuotaSim quota;
     FlavorNodes nodes;
-    std::vector<std::shared_ptr<const NodePlacement>> placement;  // parallel to nodes.nodes
+    std::vector<std::shared_ptr<const model::NodePlacement>> placement;  // parallel to nodes.nodes
   };
-  FlavorCtx& Ctx(NameId flavor);
-  void BuildCtx(NameId flavor, FlavorCtx* ctx);
+  FlavorCtx& Ctx(model::NameId flavor);
+  void BuildCtx(model::NameId flavor, FlavorCtx* ctx);
   // A claim (sign +1) or its release (−1).
   void ApplyClaim(const Claim& claim, int sign);
   // A victim counts as freed (sign +1), or no longer (−1).
   void ApplyVictim(const RoundVictim& victim, int sign);
-  [[nodiscard]] SelectionInput Input(const Preemptor& p, NameId flavor,
+  [[nodiscard]] SelectionInput Input(const Preemptor& p, model::NameId flavor,
                                      const std::vector<uint8_t>& eligible);
   // The flavors `pending` may use, each with the nodes that accept it, into eligibility_
   // [0, return); the clauses of flavors none of whose nodes accept it, into `why`.
-  size_t UsableFlavors(const Team& team, const PendingPod& pending, std::string* why);
+  size_t UsableFlavors(const model::Team& team, const state::PendingPod& pending, std::string* why);
   [[nodiscard]] int64_t CandidateIndex(std::string_view uid) const;
 
-  const Policy& policy_;
+  const model::Policy& policy_;
   const int64_t now_ms_;
   const PlanSource& source_;
   VictimSelector& selector_;
   CandidateSet set_;
   std::vector<Candidate> terminating_;
   std::vector<Claim> claims_;
-  std::vector<Ledger::CellUsage> cells_;
+  std::vector<ledger::Ledger::CellUsage> cells_;
   bool have_cells_ = false;
-  std::unordered_map<NameId, FlavorCtx> ctxs_;
-  std::vector<std::pair<NameId, NodeEligibility>> eligibility_;  // per usable flavor, reused
+  std::unordered_map<model::NameId, FlavorCtx> ctxs_;
+  std::vector<std::pair<model::NameId, NodeEligibility>> eligibility_;  // per usable flavor, reused
 };
 
 }  // namespace taskgov::scheduler

@@ -12,6 +12,23 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::CellKey;
+using ledger::Charge;
+using ledger::Ledger;
+using model::FlavorNames;
+using model::IdAmounts;
+using model::NameId;
+using model::NodePlacement;
+using model::PlacementOf;
+using model::Pod;
+using model::PolicyPtr;
+using model::ResourceList;
+using model::ResourceNames;
+using model::TaintEffect;
+using model::TeamNames;
+using model::TolerationOperator;
+using state::NodeView;
+using state::PendingPod;
 using testing::NodeBuilder;
 using testing::PolicyBuilder;
 using Names = std::vector<std::string>;
@@ -41,7 +58,7 @@ class FakeSource final : public PlanSource {
 
   // A node (again: new labels and taints, same pods).
   FakeSource& WithNode(const std::string& name, NodeBuilder facts = NodeBuilder("")) {
-    scheduler::Node node = facts.Build();
+    scheduler::model::Node node = facts.Build();
     node.name = name;
     NodeView& view = nodes_[name];
     view.known = true;

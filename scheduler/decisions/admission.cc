@@ -13,6 +13,48 @@
 #include "scheduler/model/quantity.h"
 
 namespace taskgov::scheduler {
+
+using ledger::Charge;
+using ledger::KnownIdAmounts;
+using ledger::Ledger;
+using ledger::PodMeta;
+using ledger::QuotaBook;
+using ledger::Refusal;
+using ledger::RefusalKind;
+using ledger::Reservation;
+using model::AwaitsGangObject;
+using model::EffectiveRequest;
+using model::FlavorNames;
+using model::FlavorQuota;
+using model::FormatQuantity;
+using model::GangOf;
+using model::GangSourceName;
+using model::IdAmounts;
+using model::kUnlimited;
+using model::NameId;
+using model::NodeNames;
+using model::NoTeamAction;
+using model::Pod;
+using model::Policy;
+using model::PolicyPtr;
+using model::PriorityClassOf;
+using model::ResolvePriority;
+using model::ResourceAmount;
+using model::ResourceList;
+using model::ResourceNames;
+using model::SaturatingAdd;
+using model::Team;
+using model::TeamNames;
+using model::WorkloadRef;
+using state::ClusterState;
+using state::kNoFlavor;
+using state::kNoTeam;
+using state::NodeFit;
+using state::NodePacking;
+using state::NodeView;
+using state::PendingPod;
+using state::PendingPodOf;
+
 namespace {
 
 constexpr std::string_view kComponent = "admission";

@@ -36,8 +36,8 @@ namespace taskgov::scheduler {
 
 // What a filter decided, for metrics and logs.
 struct FilterDecision {
-  NameId team = kNoTeam;
-  NameId flavor = kNoFlavor;  // the flavor admitted to (kNoFlavor when refused)
+  model::NameId team = state::kNoTeam;
+  model::NameId flavor = state::kNoFlavor;  // the flavor admitted to (kNoFlavor when refused)
   bool admitted = false;
   bool borrowing = false;
   std::string priority_class;
@@ -56,11 +56,11 @@ class Admission final : public Decider {
   };
 
   // `binder` may be null: then taskgov is not the binder and the bind verb refuses.
-  Admission(QuotaBook* book, ClusterState* cluster, KubeActions* binder, const common::Clock* clock,
-            Options options);
+  Admission(ledger::QuotaBook* book, state::ClusterState* cluster, KubeActions* binder,
+            const common::Clock* clock, Options options);
 
   // New policy for the ledger and the cluster view.
-  void ApplyPolicy(PolicyPtr policy);
+  void ApplyPolicy(model::PolicyPtr policy);
   // Returns "" when webhooks may be served, else the reason ("not ready: waiting for initial
   // sync", "not leader"). Unset: always serve.
   void SetGate(std::function<std::string()> gate) { gate_ = std::move(gate); }
@@ -77,7 +77,7 @@ class Admission final : public Decider {
   FilterResult Filter(const FilterArgs& args) override;
   // Why `pod` waits, every rule with its numbers (explanation.h), over the nodes of every flavor
   // of the policy; reserves nothing.
-  [[nodiscard]] Explanation Explain(const Pod& pod) const;
+  [[nodiscard]] Explanation Explain(const model::Pod& pod) const;
   std::vector<HostPriority> Prioritize(const FilterArgs& args) override;
   PreemptResult Preempt(const PreemptArgs& args) override;
   BindResult Bind(const BindArgs& args) override;
@@ -86,20 +86,23 @@ class Admission final : public Decider {
   class FlavorNotes;
   // The steps of Filter after the snapshot: each flavor in turn (room, queue order, fair share,
   // then the quota itself, which reserves), and the reply.
-  [[nodiscard]] std::optional<Charge> TryFlavor(Snapshot& snap, const FlavorQuota& fq,
-                                                NameId flavor, Ledger::Mode mode,
-                                                FlavorNotes* notes) const;
+  [[nodiscard]] std::optional<ledger::Charge> TryFlavor(Snapshot& snap,
+                                                        const model::FlavorQuota& fq,
+                                                        model::NameId flavor,
+                                                        ledger::Ledger::Mode mode,
+                                                        FlavorNotes* notes) const;
   // The reservation: the pod's own, or a gang member's share (QuotaBook::AssumeMember).
-  [[nodiscard]] std::variant<Charge, Refusal> Commit(Snapshot& snap, NameId flavor,
-                                                     Ledger::Mode mode) const;
+  [[nodiscard]] std::variant<ledger::Charge, ledger::Refusal> Commit(
+      Snapshot& snap, model::NameId flavor, ledger::Ledger::Mode mode) const;
   // Bind of a pod whose assumed reservation expired: admitted again on `flavor` (with its gang,
   // for a gang member), borrowing allowed.
-  [[nodiscard]] std::variant<Charge, Refusal> Readmit(const Pod& pod, NameId team, NameId flavor,
-                                                      const ResourceList& request) const;
+  [[nodiscard]] std::variant<ledger::Charge, ledger::Refusal> Readmit(
+      const model::Pod& pod, model::NameId team, model::NameId flavor,
+      const model::ResourceList& request) const;
   // A gang's refusal, naming the gang and the numbers.
-  [[nodiscard]] static std::string ExplainGang(const Subject& me, const Refusal& refusal);
+  [[nodiscard]] static std::string ExplainGang(const Subject& me, const ledger::Refusal& refusal);
   [[nodiscard]] FilterResult AdmittedOn(const Snapshot& snap, const FilterArgs& args,
-                                        const FlavorQuota& fq, NameId flavor) const;
+                                        const model::FlavorQuota& fq, model::NameId flavor) const;
   [[nodiscard]] FilterResult RefusedEverywhere(const Snapshot& snap, const FilterArgs& args,
                                                const FlavorNotes& notes, FilterResult result) const;
   [[nodiscard]] FilterResult NoTeam(const Snapshot& snap, const FilterArgs& args,
@@ -110,17 +113,18 @@ class Admission final : public Decider {
   class PreemptJudge;
   struct KeptVictim {
     int32_t priority = 0;
-    Pod pod;
+    model::Pod pod;
     std::string gang;
   };
-  [[nodiscard]] std::map<std::string, std::vector<Pod>> KnownVictims(const PreemptArgs& args) const;
+  [[nodiscard]] std::map<std::string, std::vector<model::Pod>> KnownVictims(
+      const PreemptArgs& args) const;
   void DropPartialGangs(std::map<std::string, std::vector<KeptVictim>>* kept_by_node) const;
   // Tells the observer, then returns `result`.
   FilterResult Report(const FilterDecision& decision, FilterResult result) const;
   std::string Gate() const { return gate_ ? gate_() : std::string(); }
 
-  QuotaBook* const book_;
-  ClusterState* const cluster_;
+  ledger::QuotaBook* const book_;
+  state::ClusterState* const cluster_;
   KubeActions* const binder_;
   const common::Clock* const clock_;
   const Options options_;

@@ -8,6 +8,25 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::Ledger;
+using ledger::QuotaBook;
+using model::AwaitsGangObject;
+using model::FlavorNames;
+using model::FlavorQuota;
+using model::FormatQuantity;
+using model::GangSourceName;
+using model::IdleComputeAllocation;
+using model::kUnlimited;
+using model::NameId;
+using model::NoTeamAction;
+using model::Pod;
+using model::ResourceAmount;
+using model::ResourceList;
+using model::SaturatingAdd;
+using model::WorkloadRef;
+using state::ClusterState;
+using state::NodeCache;
+using state::NodeFit;
 using Mode = Ledger::Mode;
 
 std::string Q(std::string_view resource, int64_t amount) {

@@ -39,7 +39,7 @@ struct Check {
 
 struct FlavorExplanation {
   std::string flavor;
-  Ledger::Mode mode = Ledger::Mode::kWithinNominal;
+  ledger::Ledger::Mode mode = ledger::Ledger::Mode::kWithinNominal;
   bool admissible = false;
   std::vector<Check> checks;
   std::vector<QuotaLine> quota;  // the quota rule's numbers, one line per governed resource
@@ -53,14 +53,14 @@ enum class Outlook {
   kNotPending,   // nothing of it waits (set by callers that look a workload up)
 };
 [[nodiscard]] std::string_view OutlookName(Outlook outlook);
-[[nodiscard]] std::string_view ModeName(Ledger::Mode mode);  // WithinNominal, Borrowing
+[[nodiscard]] std::string_view ModeName(ledger::Ledger::Mode mode);  // WithinNominal, Borrowing
 
 struct Explanation {
   Outlook outlook = Outlook::kWaiting;
   std::string summary;                     // one or two sentences for a person
   std::string team;                        // "" without one
-  ResourceList request;                    // the pod's
-  ResourceList need;                       // what admission must reserve: the pod's, or its gang's
+  model::ResourceList request;             // the pod's
+  model::ResourceList need;                // what admission must reserve: the pod's, or its gang's
   int64_t estimated_members = 0;           // gang members not created yet, counted in `need`
   std::vector<Check> checks;               // the subject's
   std::vector<FlavorExplanation> flavors;  // in the filter's order
@@ -68,8 +68,8 @@ struct Explanation {
 
 // Explains the subject of `snapshot` (taken by TakeSnapshot over the nodes of its team's
 // flavors) at `now_ms`; reads the rest of the pending view and the cohort's heads as needed.
-[[nodiscard]] Explanation Explain(Snapshot& snapshot, const QuotaBook& book,
-                                  const ClusterState& cluster, int64_t now_ms,
+[[nodiscard]] Explanation Explain(Snapshot& snapshot, const ledger::QuotaBook& book,
+                                  const state::ClusterState& cluster, int64_t now_ms,
                                   size_t queue_lookahead);
 
 }  // namespace taskgov::scheduler

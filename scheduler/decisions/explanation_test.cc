@@ -11,6 +11,12 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::Ledger;
+using model::kUnlimited;
+using model::NoTeamAction;
+using model::Pod;
+using model::PodPhase;
+using model::QueueingStrategy;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 using testing::PolicyBuilder;

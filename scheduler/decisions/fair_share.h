@@ -26,7 +26,7 @@ class ShareAccumulator {
   }
   // The share for a team of `weight`, in per-mille.
   [[nodiscard]] int64_t PerMille(double weight) const {
-    if (weight <= 0) return kUnlimited;
+    if (weight <= 0) return model::kUnlimited;
     return static_cast<int64_t>(max_ratio_ * 1000.0 / weight);
   }
 

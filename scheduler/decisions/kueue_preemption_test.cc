@@ -47,6 +47,28 @@
 #include "scheduler/model/policy.h"
 
 namespace taskgov::scheduler {
+
+using ledger::CellKey;
+using ledger::Charge;
+using ledger::Ledger;
+using model::FairShareStrategy;
+using model::Flavor;
+using model::FlavorNames;
+using model::FlavorQuota;
+using model::IdAmounts;
+using model::IdleComputeAllocation;
+using model::kUnlimited;
+using model::NameId;
+using model::Policy;
+using model::PolicyPtr;
+using model::ReclaimPolicy;
+using model::ResourceList;
+using model::ResourceNames;
+using model::ResourceQuota;
+using model::Team;
+using model::TeamNames;
+using model::WithinTeamPreemption;
+
 namespace {
 
 constexpr char kDataFile[] = "scheduler/decisions/testdata/kueue_preemption_cases.json";

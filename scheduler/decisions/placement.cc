@@ -6,6 +6,19 @@
 #include "scheduler/common/k8s_names.h"
 
 namespace taskgov::scheduler {
+
+using model::KeepsPodsOff;
+using model::Labels;
+using model::NodePlacement;
+using model::NodeSelectorOperator;
+using model::NodeSelectorRequirement;
+using model::NodeSelectorTerm;
+using model::PodPlacementSpec;
+using model::Taint;
+using model::TaintEffect;
+using model::Toleration;
+using model::TolerationOperator;
+
 namespace {
 
 const std::vector<Toleration> kNoTolerations;

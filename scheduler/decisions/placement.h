@@ -37,21 +37,22 @@
 
 namespace taskgov::scheduler {
 
-[[nodiscard]] bool ToleratesTaint(const Toleration& toleration, const Taint& taint);
+[[nodiscard]] bool ToleratesTaint(const model::Toleration& toleration, const model::Taint& taint);
 // The first taint that keeps pods off and no toleration tolerates, or nullptr.
-[[nodiscard]] const Taint* FindUntoleratedTaint(const std::vector<Taint>& taints,
-                                                const std::vector<Toleration>& tolerations);
+[[nodiscard]] const model::Taint* FindUntoleratedTaint(
+    const std::vector<model::Taint>& taints, const std::vector<model::Toleration>& tolerations);
 
-[[nodiscard]] bool MatchesNodeSelector(const Labels& node_selector, const Labels& labels);
+[[nodiscard]] bool MatchesNodeSelector(const model::Labels& node_selector,
+                                       const model::Labels& labels);
 // One requirement of matchExpressions against the labels; false when Kubernetes cannot parse it.
-[[nodiscard]] bool MatchesLabelRequirement(const NodeSelectorRequirement& requirement,
-                                           const Labels& labels);
+[[nodiscard]] bool MatchesLabelRequirement(const model::NodeSelectorRequirement& requirement,
+                                           const model::Labels& labels);
 // The ORed terms of a required node affinity against the node.
-[[nodiscard]] bool MatchesNodeSelectorTerms(const std::vector<NodeSelectorTerm>& terms,
-                                            const NodePlacement& node);
+[[nodiscard]] bool MatchesNodeSelectorTerms(const std::vector<model::NodeSelectorTerm>& terms,
+                                            const model::NodePlacement& node);
 
 // "key=value:NoSchedule", or "key:NoSchedule" without a value (as kubectl shows taints).
-[[nodiscard]] std::string FormatTaint(const Taint& taint);
+[[nodiscard]] std::string FormatTaint(const model::Taint& taint);
 
 enum class PlacementVerdict : uint8_t {
   kAccepted,
@@ -63,8 +64,10 @@ enum class PlacementVerdict : uint8_t {
 // Does the node accept a pod with `node_selector` and `spec` (nullptr: no tolerations, no
 // required affinity)? Checked in the scheduler's order: taints, then selector, then affinity.
 // For kUntoleratedTaint, *taint (if given) points at the taint in `node`.
-[[nodiscard]] PlacementVerdict Judge(const Labels& node_selector, const PodPlacementSpec* spec,
-                                     const NodePlacement& node, const Taint** taint = nullptr);
+[[nodiscard]] PlacementVerdict Judge(const model::Labels& node_selector,
+                                     const model::PodPlacementSpec* spec,
+                                     const model::NodePlacement& node,
+                                     const model::Taint** taint = nullptr);
 
 // Which of a set of nodes accept one pod, with a tally of the refusals for an explanation.
 struct NodeEligibility {
@@ -77,8 +80,8 @@ struct NodeEligibility {
 
   // Judges every node (a null entry: a node without placement facts, accepted). Parses the
   // affinity once, whatever the number of nodes; reuses `accepts`' buffer.
-  void Compute(const Labels& node_selector, const PodPlacementSpec* spec,
-               const std::vector<std::shared_ptr<const NodePlacement>>& nodes);
+  void Compute(const model::Labels& node_selector, const model::PodPlacementSpec* spec,
+               const std::vector<std::shared_ptr<const model::NodePlacement>>& nodes);
   // Why the nodes judged refuse `pod_key`, for a person: "no ml.p5.48xlarge node accepts
   // team-a/job-0: 2 nodes with an untolerated taint (nvidia.com/gpu=present:NoSchedule), 1 node
   // not matching its nodeSelector".

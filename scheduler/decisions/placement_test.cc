@@ -10,6 +10,18 @@
 namespace taskgov::scheduler {
 namespace {
 
+using model::Labels;
+using model::Node;
+using model::NodePlacement;
+using model::NodeSelectorOperator;
+using model::NodeSelectorRequirement;
+using model::NodeSelectorTerm;
+using model::PlacementOf;
+using model::PodPlacementSpec;
+using model::Taint;
+using model::TaintEffect;
+using model::Toleration;
+using model::TolerationOperator;
 using testing::NodeBuilder;
 
 constexpr TaintEffect kNoSchedule = TaintEffect::kNoSchedule;

@@ -8,6 +8,27 @@
 #include "scheduler/model/quantity.h"
 
 namespace taskgov::scheduler {
+
+using ledger::CellView;
+using ledger::Ledger;
+using model::BorrowWithinCohort;
+using model::FairShareStrategy;
+using model::FlavorNames;
+using model::FormatQuantity;
+using model::IdAmounts;
+using model::IdleComputeAllocation;
+using model::kUnlimited;
+using model::NameId;
+using model::Policy;
+using model::ReclaimPolicy;
+using model::ResourceAmount;
+using model::ResourceList;
+using model::ResourceNames;
+using model::SaturatingAdd;
+using model::Team;
+using model::TeamNames;
+using model::WithinTeamPreemption;
+
 namespace {
 
 int64_t AmountOf(const IdAmounts& list, NameId id) {

@@ -114,31 +114,31 @@ class QuotaSim {
 
   QuotaSim() = default;
   // From Ledger::Cells() (every cell of the current generation); `policy` outlives the sim.
-  static QuotaSim FromCells(const Policy& policy, NameId flavor,
-                            const std::vector<Ledger::CellUsage>& cells);
+  static QuotaSim FromCells(const model::Policy& policy, model::NameId flavor,
+                            const std::vector<ledger::Ledger::CellUsage>& cells);
   // From a session (the policy's teams only).
-  static QuotaSim FromSession(const Ledger::Session& session, NameId flavor);
+  static QuotaSim FromSession(const ledger::Ledger::Session& session, model::NameId flavor);
 
-  [[nodiscard]] NameId flavor() const { return flavor_; }
+  [[nodiscard]] model::NameId flavor() const { return flavor_; }
   [[nodiscard]] size_t slot_count() const { return slot_count_; }
-  [[nodiscard]] NameId slot_resource(size_t slot) const { return slots_[slot]; }
+  [[nodiscard]] model::NameId slot_resource(size_t slot) const { return slots_[slot]; }
   [[nodiscard]] size_t dropped_resources() const { return dropped_; }
   // The slot of a resource, -1 when no team governs it on the flavor.
-  [[nodiscard]] int Slot(NameId resource) const;
+  [[nodiscard]] int Slot(model::NameId resource) const;
   [[nodiscard]] size_t row_count() const { return rows_.size(); }
   // The row of a team, -1 when it has no quota on the flavor.
-  [[nodiscard]] int Row(NameId team) const;
-  [[nodiscard]] NameId team(int row) const { return rows_[row].team; }
+  [[nodiscard]] int Row(model::NameId team) const;
+  [[nodiscard]] model::NameId team(int row) const { return rows_[row].team; }
   // The team's policy (nullptr: a team the policy no longer has).
-  [[nodiscard]] const Team* team_policy(int row) const { return rows_[row].policy; }
+  [[nodiscard]] const model::Team* team_policy(int row) const { return rows_[row].policy; }
   [[nodiscard]] const Cell& cell(int row, size_t slot) const { return rows_[row].cells[slot]; }
   [[nodiscard]] bool SameCohort(int a, int b) const { return rows_[a].pool == rows_[b].pool; }
   [[nodiscard]] int64_t pool_used(int row, size_t slot) const;
   [[nodiscard]] int64_t pool_capacity(int row, size_t slot) const;
 
   // `amounts` in slots (resources not governed on the flavor are dropped).
-  [[nodiscard]] Amounts ToSlots(const IdAmounts& amounts) const;
-  [[nodiscard]] Amounts ToSlots(const ResourceList& amounts) const;
+  [[nodiscard]] Amounts ToSlots(const model::IdAmounts& amounts) const;
+  [[nodiscard]] Amounts ToSlots(const model::ResourceList& amounts) const;
 
   // Usage of the team grows / shrinks by `amounts` (never below zero), its pool by the change in
   // its above-guaranteed part.
@@ -166,8 +166,8 @@ class QuotaSim {
 
  private:
   struct TeamRow {
-    NameId team = 0;
-    const Team* policy = nullptr;
+    model::NameId team = 0;
+    const model::Team* policy = nullptr;
     double weight = 1.0;
     uint32_t pool = 0;
     std::array<Cell, kMaxSlots> cells{};
@@ -177,11 +177,12 @@ class QuotaSim {
     std::array<int64_t, kMaxSlots> capacity{};
     std::array<bool, kMaxSlots> seen{};
   };
-  void AddCell(const Policy& policy, NameId team, NameId resource, const CellView& view);
+  void AddCell(const model::Policy& policy, model::NameId team, model::NameId resource,
+               const ledger::CellView& view);
   int64_t ShareWith(int row, const Amounts* delta, int sign) const;
 
-  NameId flavor_ = 0;
-  std::array<NameId, kMaxSlots> slots_{};
+  model::NameId flavor_ = 0;
+  std::array<model::NameId, kMaxSlots> slots_{};
   size_t slot_count_ = 0;
   size_t dropped_ = 0;
   std::vector<TeamRow> rows_;
@@ -201,15 +202,15 @@ class QuotaSim {
 // The rule.
 
 struct PreemptorFacts {
-  const Team* team = nullptr;  // nullptr: the pod belongs to no team
-  NameId team_id = 0;
+  const model::Team* team = nullptr;  // nullptr: the pod belongs to no team
+  model::NameId team_id = 0;
   int32_t priority = 0;
   int64_t created_ms = 0;
 };
 
 struct VictimFacts {
-  const Team* team = nullptr;  // nullptr: no team
-  NameId team_id = 0;
+  const model::Team* team = nullptr;  // nullptr: no team
+  model::NameId team_id = 0;
   int32_t priority = 0;
   int64_t created_ms = 0;
   int64_t started_ms = 0;  // status.startTime, else creation
@@ -237,7 +238,7 @@ struct Verdict {
 // state of the flavor in question (nullptr: unknown — other teams' pods are then refused);
 // `request` is the preemptor's request and `victim_charge` what the victim holds, both in `sim`
 // slots.
-[[nodiscard]] Verdict JudgeVictim(const Policy& policy, const PreemptorFacts& preemptor,
+[[nodiscard]] Verdict JudgeVictim(const model::Policy& policy, const PreemptorFacts& preemptor,
                                   const VictimFacts& victim, const QuotaSim* sim,
                                   const QuotaSim::Amounts& request,
                                   const QuotaSim::Amounts& victim_charge, int64_t now_ms);
@@ -248,20 +249,20 @@ struct Verdict {
 struct NodeState {
   std::string name;
   bool schedulable = true;
-  IdAmounts allocatable;
-  IdAmounts used;  // by running pods (and claims)
+  model::IdAmounts allocatable;
+  model::IdAmounts used;  // by running pods (and claims)
 };
 
 // The nodes of one flavor with a name index.
 struct FlavorNodes {
-  NameId flavor = 0;
+  model::NameId flavor = 0;
   std::vector<NodeState> nodes;
   std::unordered_map<std::string, uint32_t> index;
 
   void Add(NodeState node);
   // used += amounts / used −= amounts on the named node (no-op for an unknown node).
-  void Take(const std::string& node, const IdAmounts& amounts);
-  void Free(const std::string& node, const IdAmounts& amounts);
+  void Take(const std::string& node, const model::IdAmounts& amounts);
+  void Free(const std::string& node, const model::IdAmounts& amounts);
   [[nodiscard]] const NodeState* Find(const std::string& node) const;
 };
 
@@ -270,18 +271,18 @@ struct Candidate {
   std::string uid;
   std::string ns;
   std::string name;
-  NameId team = 0;
-  NameId flavor = 0;  // the flavor it is charged on
+  model::NameId team = 0;
+  model::NameId flavor = 0;  // the flavor it is charged on
   int32_t priority = 0;
   int64_t created_ms = 0;
   int64_t started_ms = 0;
   int64_t admitted_ms = 0;
   std::string node;
-  IdAmounts occupies;        // its effective request: what it holds on its node
-  IdAmounts charged;         // what it holds in the ledger on `flavor`
-  std::string gang;          // GangOf(pod)
-  bool pdb_blocked = false;  // a PodDisruptionBudget refused its eviction recently
-  bool excluded = false;     // already chosen (terminating): never chosen again
+  model::IdAmounts occupies;  // its effective request: what it holds on its node
+  model::IdAmounts charged;   // what it holds in the ledger on `flavor`
+  std::string gang;           // GangOf(pod)
+  bool pdb_blocked = false;   // a PodDisruptionBudget refused its eviction recently
+  bool excluded = false;      // already chosen (terminating): never chosen again
 };
 
 // Candidates with their indexes by flavor and gang.
@@ -295,14 +296,14 @@ class CandidateSet {
   [[nodiscard]] Candidate& at(uint32_t i) { return all_[i]; }
   [[nodiscard]] size_t size() const { return all_.size(); }
   // Candidates charged on `flavor`.
-  [[nodiscard]] const std::vector<uint32_t>& OnFlavor(NameId flavor) const;
+  [[nodiscard]] const std::vector<uint32_t>& OnFlavor(model::NameId flavor) const;
   // Every member of the candidate's gang (itself included; just itself without a gang), in UID
   // order, as a span into the index.
   void GangMembers(uint32_t i, const uint32_t** first, size_t* count) const;
 
  private:
   std::vector<Candidate> all_;
-  std::unordered_map<NameId, std::vector<uint32_t>> by_flavor_;
+  std::unordered_map<model::NameId, std::vector<uint32_t>> by_flavor_;
   std::unordered_map<std::string, std::vector<uint32_t>> by_gang_;
   std::vector<uint32_t> self_;  // self_[i] == i (spans for pods without a gang)
   std::vector<const std::vector<uint32_t>*> gang_of_;
@@ -312,22 +313,24 @@ class CandidateSet {
 struct Preemptor {
   std::string uid;
   std::string key;  // namespace/name
-  NameId team = 0;
+  model::NameId team = 0;
   int32_t priority = 0;
   int64_t created_ms = 0;
-  ResourceList request;  // the pod's: what one node must have room for
+  model::ResourceList request;  // the pod's: what one node must have room for
   // What admitting it takes from the quota: its request, or for a gang member the request of
   // every member of its gang not holding quota yet (DESIGN §3.7). Empty: `request`.
-  ResourceList need;
+  model::ResourceList need;
   // Its gang (WorkloadRef::key) and the members the gang declares; "" for a lone pod.
   std::string workload;
   int32_t workload_size = 0;
 
-  [[nodiscard]] const ResourceList& quota_request() const { return need.empty() ? request : need; }
+  [[nodiscard]] const model::ResourceList& quota_request() const {
+    return need.empty() ? request : need;
+  }
 };
 
 struct SelectionInput {
-  const Policy* policy = nullptr;
+  const model::Policy* policy = nullptr;
   const Preemptor* preemptor = nullptr;
   const QuotaSim* quota = nullptr;  // the flavor's quota state (terminating pods already freed)
   const FlavorNodes* nodes = nullptr;
@@ -350,7 +353,7 @@ struct Selection {
     std::string note;  // a sentence a person can read: why this pod, for whom
   };
   Outcome outcome = Outcome::kNoVictims;
-  NameId flavor = 0;
+  model::NameId flavor = 0;
   std::string node;  // where the pod fits (kFits, kVictims)
   std::vector<Victim> victims;
   std::string explanation;
@@ -444,7 +447,7 @@ class VictimSelector {
   // Per-call state, reused.
   Amounts request_{};       // quota slots
   Amounts node_request_{};  // request slots
-  std::array<NameId, QuotaSim::kMaxSlots> node_resources_{};
+  std::array<model::NameId, QuotaSim::kMaxSlots> node_resources_{};
   size_t node_slot_count_ = 0;
   std::vector<Unit> units_;
   std::vector<uint32_t> members_;

@@ -13,6 +13,35 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::CellKey;
+using ledger::Charge;
+using ledger::Ledger;
+using ledger::PodMeta;
+using ledger::QuotaBook;
+using model::BorrowWithinCohort;
+using model::FairShareStrategy;
+using model::FlavorNames;
+using model::GangOf;
+using model::IdleComputeAllocation;
+using model::kUnlimited;
+using model::NameId;
+using model::Node;
+using model::NodePlacement;
+using model::NodeSelectorOperator;
+using model::NodeSelectorTerm;
+using model::PlacementOf;
+using model::Pod;
+using model::PodPhase;
+using model::Policy;
+using model::PolicyPtr;
+using model::ReclaimPolicy;
+using model::ResourceList;
+using model::ResourceNames;
+using model::TaintEffect;
+using model::TeamNames;
+using model::TolerationOperator;
+using model::WithinTeamPreemption;
+using state::ClusterState;
 using testing::FakeKubeActions;
 using testing::NodeBuilder;
 using testing::PodBuilder;

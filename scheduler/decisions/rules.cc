@@ -10,6 +10,20 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::CellView;
+using ledger::Ledger;
+using model::FlavorNames;
+using model::IdleComputeAllocation;
+using model::kUnlimited;
+using model::NameId;
+using model::QueueingStrategy;
+using model::ResourceAmount;
+using model::ResourceList;
+using model::ResourceNames;
+using model::SaturatingAdd;
+using model::Team;
+using model::TeamNames;
+using state::PendingPod;
 using Mode = Ledger::Mode;
 
 // What hypothetical admissions add on top of the ledger's current numbers: to one team's usage

@@ -47,22 +47,25 @@ struct QuotaLine {
   [[nodiscard]] bool fits() const { return team_fits && pool_fits; }
 };
 // One line per resource of `need` the team's quota on `flavor` governs.
-[[nodiscard]] std::vector<QuotaLine> QuotaLines(const Ledger::Session& session, NameId team,
-                                                NameId flavor, const ResourceList& need,
-                                                Ledger::Mode mode);
+[[nodiscard]] std::vector<QuotaLine> QuotaLines(const ledger::Ledger::Session& session,
+                                                model::NameId team, model::NameId flavor,
+                                                const model::ResourceList& need,
+                                                ledger::Ledger::Mode mode);
 
-[[nodiscard]] std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId flavor,
-                                                          Ledger::Mode mode);
-[[nodiscard]] std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flavor);
+[[nodiscard]] std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot,
+                                                          model::NameId flavor,
+                                                          ledger::Ledger::Mode mode);
+[[nodiscard]] std::optional<std::string> FairShareBlocks(const Snapshot& snapshot,
+                                                         model::NameId flavor);
 
 // A team's weighted share on a flavor if it were given `request` (DESIGN §3.6), in per-mille:
 // max over governed resources of (usage + request − nominal)⁺ / pool capacity, divided by the
 // fair-share weight. Weight 0 ⇒ kUnlimited (always last).
-[[nodiscard]] int64_t WeightedShare(const Ledger::Session& session, const Team& team, NameId flavor,
-                                    const ResourceList& request);
+[[nodiscard]] int64_t WeightedShare(const ledger::Ledger::Session& session, const model::Team& team,
+                                    model::NameId flavor, const model::ResourceList& request);
 // The share reports show (metrics, the admin API): WeightedShare with no request; for a team of
 // weight 0, kUnlimited while it borrows any resource on the flavor, else 0.
-[[nodiscard]] int64_t ReportedWeightedShare(const Ledger::Session& session, const Team& team,
-                                            NameId flavor);
+[[nodiscard]] int64_t ReportedWeightedShare(const ledger::Ledger::Session& session,
+                                            const model::Team& team, model::NameId flavor);
 
 }  // namespace taskgov::scheduler

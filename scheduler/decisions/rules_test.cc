@@ -9,6 +9,19 @@
 namespace taskgov::scheduler {
 namespace {
 
+using ledger::KnownIdAmounts;
+using ledger::Ledger;
+using ledger::PodMeta;
+using ledger::QuotaBook;
+using model::FlavorNames;
+using model::IdleComputeAllocation;
+using model::NameId;
+using model::Pod;
+using model::PolicyPtr;
+using model::QueueingStrategy;
+using model::ResourceList;
+using model::TeamNames;
+using state::PendingPod;
 using testing::PolicyBuilder;
 
 constexpr char kP5[] = "ml.p5.48xlarge";

@@ -5,6 +5,29 @@
 #include "scheduler/model/pod_identity.h"
 
 namespace taskgov::scheduler {
+
+using ledger::IdAmount;
+using ledger::KnownIdAmounts;
+using ledger::QuotaBook;
+using model::EffectiveRequest;
+using model::IdleComputeAllocation;
+using model::Pod;
+using model::Policy;
+using model::QueueingStrategy;
+using model::ResolvePriority;
+using model::ResourceAmount;
+using model::TaskPrioritization;
+using model::Team;
+using model::TeamNames;
+using state::ClusterState;
+using state::FlavorOfNode;
+using state::kNoTeam;
+using state::NodeCache;
+using state::NodeFit;
+using state::PendingPod;
+using state::PendingQueues;
+using state::TeamResolver;
+
 namespace {
 
 void ResolveSubject(const TeamResolver& teams, const Policy& policy, const Pod& pod,

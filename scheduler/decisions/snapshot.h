@@ -36,22 +36,22 @@ namespace taskgov::scheduler {
 
 // What is being decided on: the pod and what policy makes of it.
 struct Subject {
-  const Pod* pod = nullptr;
-  NameId team_id = kNoTeam;
-  const Team* team = nullptr;  // null: the pod belongs to no team of the policy
-  ResourceList request;
+  const model::Pod* pod = nullptr;
+  model::NameId team_id = state::kNoTeam;
+  const model::Team* team = nullptr;  // null: the pod belongs to no team of the policy
+  model::ResourceList request;
   // The request's resources that have an interned id (KnownIdAmounts: lock-free, and names from
   // the pod are never added to the interners); `unknown_resource` when some positive request
   // names a resource nothing ever interned, so no node can hold it.
-  IdAmounts request_ids;
+  model::IdAmounts request_ids;
   bool unknown_resource = false;
   int32_t priority = 0;
   bool by_priority = true;  // TaskRanking (else FirstComeFirstServe)
   // Its workload (DESIGN §3.7): a gang member is admitted with its gang, all or nothing.
-  WorkloadRef workload;
+  model::WorkloadRef workload;
   // What admitting it must reserve: its request, or for a gang member whose gang holds no quota
   // the request of every member not holding a reservation yet.
-  ResourceList need;
+  model::ResourceList need;
   // Members of the gang counted in `need` that have not been created yet (each as the largest
   // known member).
   int64_t estimated_members = 0;
@@ -60,36 +60,37 @@ struct Subject {
 };
 
 struct Snapshot {
-  explicit Snapshot(const QuotaBook& book) : session(book.ledger()), policy(session.policy()) {}
+  explicit Snapshot(const ledger::QuotaBook& book)
+      : session(book.ledger()), policy(session.policy()) {}
   Snapshot(const Snapshot&) = delete;
   Snapshot& operator=(const Snapshot&) = delete;
 
-  Ledger::Session session;
-  const Policy& policy;
+  ledger::Ledger::Session session;
+  const model::Policy& policy;
   Subject subject;
   // One per candidate node, in the order of the filter's node list.
-  std::vector<NodeFit> fits;
+  std::vector<state::NodeFit> fits;
   // A gang member's gang hold (QuotaBook::FindGang), if its gang holds quota.
-  std::optional<GangHold> gang;
+  std::optional<ledger::GangHold> gang;
   // The team's pending pods ranked ahead of the subject, best first (one under StrictFIFO, at
   // most the lookahead under BestEffortFIFO), without the subject's own gang and without the
   // members of gangs that hold quota already (they take what is held for them); read only when
   // some candidate node has room.
-  std::vector<PendingPod> ahead;
+  std::vector<state::PendingPod> ahead;
   // Under FairShare: the best-ranked pending pod of each other active team of the cohort (empty
   // when fair share does not apply); unset until TakeCohortHeads.
-  std::optional<std::vector<std::pair<const Team*, PendingPod>>> heads;
+  std::optional<std::vector<std::pair<const model::Team*, state::PendingPod>>> heads;
 };
 
 // Fills `snapshot` for `args` from the state components, in one pass. Stops after the subject
 // when the pod has no team or its team is inactive (nothing else is needed to refuse it).
-void TakeSnapshot(const QuotaBook& book, const ClusterState& cluster, const FilterArgs& args,
-                  size_t queue_lookahead, Snapshot* snapshot);
+void TakeSnapshot(const ledger::QuotaBook& book, const state::ClusterState& cluster,
+                  const FilterArgs& args, size_t queue_lookahead, Snapshot* snapshot);
 // Reads the pending view (`ahead`) of a governed pod's snapshot; TakeSnapshot does when some
 // candidate node has room.
-void TakeAhead(const QuotaBook& book, const ClusterState& cluster, size_t queue_lookahead,
-               Snapshot* snapshot);
+void TakeAhead(const ledger::QuotaBook& book, const state::ClusterState& cluster,
+               size_t queue_lookahead, Snapshot* snapshot);
 // Adds the cohort's heads to a snapshot of a governed pod; does nothing when they are taken.
-void TakeCohortHeads(const ClusterState& cluster, Snapshot* snapshot);
+void TakeCohortHeads(const state::ClusterState& cluster, Snapshot* snapshot);
 
 }  // namespace taskgov::scheduler

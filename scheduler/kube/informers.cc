@@ -6,6 +6,14 @@
 #include "scheduler/model/resources.h"
 
 namespace taskgov::scheduler::kube {
+
+using model::JobSetKey;
+using model::Node;
+using model::OwnerGangKey;
+using model::Pod;
+using model::SaturatingAdd;
+using model::SaturatingTimes;
+
 namespace {
 
 // metadata.name / metadata.namespace with type checks; the name must be present.

@@ -33,8 +33,8 @@
 namespace taskgov::scheduler::kube {
 
 struct ObjectDecoders {
-  std::function<common::Result<Pod>(const rapidjson::Value&)> pod;
-  std::function<common::Result<Node>(const rapidjson::Value&)> node;
+  std::function<common::Result<model::Pod>(const rapidjson::Value&)> pod;
+  std::function<common::Result<model::Node>(const rapidjson::Value&)> node;
 };
 
 struct InformerOptions {
@@ -84,7 +84,7 @@ class Informers {
 // Decoders for the objects Informers decodes itself (exposed for tests).
 struct NamespaceInfo {
   std::string name;
-  Labels labels;
+  model::Labels labels;
 };
 struct LocalQueueInfo {
   std::string ns;

@@ -20,10 +20,19 @@
 namespace taskgov::scheduler::kube {
 namespace {
 
+using ledger::Ledger;
+using ledger::QuotaBook;
+using model::DecodeNode;
+using model::DecodePod;
+using model::FlavorNames;
+using model::Pod;
+using model::ResourceNames;
+using model::TeamNames;
 using scheduler::kube::testing::FakeApiServer;
 using scheduler::kube::testing::FakeApiServerOptions;
 using scheduler::kube::testing::FaultRule;
 using scheduler::kube::testing::RecordedRequest;
+using state::ClusterState;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::NodeJson;

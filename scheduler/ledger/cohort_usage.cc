@@ -10,7 +10,18 @@
 #include "scheduler/model/interner.h"
 #include "scheduler/model/resources.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
+
+using model::FlavorNames;
+using model::FlavorQuota;
+using model::NameId;
+using model::Policy;
+using model::ResourceNames;
+using model::ResourceQuota;
+using model::SaturatingAdd;
+using model::Team;
+using model::TeamNames;
+
 namespace {
 
 // A cohort's pool for (flavor, resource); a team without a cohort has one of its own (`alone`).
@@ -103,4 +114,4 @@ std::vector<CohortCellUsage> ComputeCohortUsage(const std::vector<Ledger::CellUs
   return out;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

@@ -31,7 +31,7 @@
 #include "scheduler/ledger/ledger.h"
 #include "scheduler/model/policy.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 
 struct CohortCellUsage {
   CellKey key;
@@ -46,7 +46,7 @@ using FormerCohort = std::function<std::string_view(std::string_view team)>;
 // One entry per cell of `cells` that the policy names or that has usage, in `cells` order.
 // `former_cohort` may be empty (every removed team then has no cohort).
 [[nodiscard]] std::vector<CohortCellUsage> ComputeCohortUsage(
-    const std::vector<Ledger::CellUsage>& cells, const Policy& policy,
+    const std::vector<Ledger::CellUsage>& cells, const model::Policy& policy,
     const FormerCohort& former_cohort);
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

@@ -10,10 +10,14 @@
 
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 namespace {
 
-using testing::PolicyBuilder;
+using model::FlavorNames;
+using model::kUnlimited;
+using model::ResourceNames;
+using model::TeamNames;
+using scheduler::testing::PolicyBuilder;
 
 constexpr char kGpu[] = "nvidia.com/gpu";
 constexpr char kP5[] = "ml.p5.48xlarge";
@@ -161,4 +165,4 @@ TEST(CohortUsageTest, LentSumsToBorrowedWhenThePoolConstraintHolds) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

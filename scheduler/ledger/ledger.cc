@@ -15,7 +15,25 @@
 #include "scheduler/common/log.h"
 #include "scheduler/model/quantity.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
+
+using model::FlavorNames;
+using model::FlavorQuota;
+using model::FormatQuantity;
+using model::IdAmounts;
+using model::kUnlimited;
+using model::NameId;
+using model::Policy;
+using model::PolicyPtr;
+using model::ResourceAmount;
+using model::ResourceList;
+using model::ResourceNames;
+using model::ResourceQuota;
+using model::SaturatingAdd;
+using model::SaturatingSub;
+using model::Team;
+using model::TeamNames;
+
 namespace {
 
 // Counter order: seq_cst at every counter access, for the reason under "Memory order" in
@@ -1029,4 +1047,4 @@ bool Ledger::swap_in_progress() const {
   return (sessions_.load(std::memory_order_acquire) & kSwapClosed) != 0;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

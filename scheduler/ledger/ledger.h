@@ -79,34 +79,34 @@
 #include "scheduler/model/policy.h"
 #include "scheduler/model/resources.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 
 inline constexpr size_t kMaxChargedResources = 8;
 
 // One entry of an IdAmounts list (resources.h): an interned resource and its amount.
-using IdAmount = IdAmounts::value_type;
+using IdAmount = model::IdAmounts::value_type;
 
 // The resources of `list` that have an interned id, with their amounts, in list order. A name that
 // was never interned has no cell anywhere (Build interns every governed resource), so dropping it
 // changes no charge, and unlike ToIdAmounts this never adds names from untrusted input to the
 // interner. Lock-free (Interner::Find).
-[[nodiscard]] IdAmounts KnownIdAmounts(const ResourceList& list);
+[[nodiscard]] model::IdAmounts KnownIdAmounts(const model::ResourceList& list);
 
 struct Charge {
   struct Item {
-    NameId resource = 0;
+    model::NameId resource = 0;
     uint32_t cell = 0;  // index in the generation's cells
     int64_t amount = 0;
   };
   uint64_t generation = 0;
-  NameId team = 0;
-  NameId flavor = 0;
+  model::NameId team = 0;
+  model::NameId flavor = 0;
   uint8_t count = 0;
   // True when, after this charge, the team used more than its nominal quota of some resource.
   bool borrowing = false;
   std::array<Item, kMaxChargedResources> items{};
 
-  [[nodiscard]] int64_t Amount(NameId resource) const;
+  [[nodiscard]] int64_t Amount(model::NameId resource) const;
 };
 
 enum class RefusalKind {
@@ -119,9 +119,9 @@ enum class RefusalKind {
 
 struct Refusal {
   RefusalKind kind = RefusalKind::kNoQuota;
-  NameId team = 0;
-  NameId flavor = 0;
-  NameId resource = 0;
+  model::NameId team = 0;
+  model::NameId flavor = 0;
+  model::NameId resource = 0;
   int64_t requested = 0;
   int64_t in_use = 0;
   int64_t nominal = 0;
@@ -149,9 +149,9 @@ struct CellView {
 };
 
 struct CellKey {
-  NameId team = 0;
-  NameId flavor = 0;
-  NameId resource = 0;
+  model::NameId team = 0;
+  model::NameId flavor = 0;
+  model::NameId resource = 0;
   bool operator==(const CellKey&) const = default;
 };
 
@@ -160,7 +160,7 @@ class Ledger {
   enum class Mode { kWithinNominal, kBorrowing };
   struct Generation;
 
-  explicit Ledger(PolicyPtr policy);
+  explicit Ledger(model::PolicyPtr policy);
   ~Ledger();
   Ledger(const Ledger&) = delete;
   Ledger& operator=(const Ledger&) = delete;
@@ -197,19 +197,22 @@ class Ledger {
     // Reserves every governed resource of `request` for (team, flavor) or nothing. The ids must
     // be distinct (as ToIdAmounts and KnownIdAmounts make them); non-positive amounts are
     // skipped. No lock, no allocation.
-    [[nodiscard]] std::variant<Charge, Refusal> Reserve(NameId team, NameId flavor,
-                                                        const IdAmounts& request, Mode mode);
+    [[nodiscard]] std::variant<Charge, Refusal> Reserve(model::NameId team, model::NameId flavor,
+                                                        const model::IdAmounts& request, Mode mode);
     // The same for names: looks each name up once (lock-free) and reserves the known ones. No
     // lock; allocates only for requests naming more than 16 resources.
-    [[nodiscard]] std::variant<Charge, Refusal> Reserve(NameId team, NameId flavor,
-                                                        const ResourceList& request, Mode mode);
+    [[nodiscard]] std::variant<Charge, Refusal> Reserve(model::NameId team, model::NameId flavor,
+                                                        const model::ResourceList& request,
+                                                        Mode mode);
     // Charges unconditionally (usage that already exists, e.g. a bound pod, is never refused).
     // Returns false and leaves nothing charged when a needed cell does not exist in this
     // generation; `missing` then names the cells to create with Ledger::EnsureCells.
-    [[nodiscard]] bool ForceCharge(NameId team, NameId flavor, const IdAmounts& request,
-                                   Charge* charge, std::vector<CellKey>* missing);
-    [[nodiscard]] bool ForceCharge(NameId team, NameId flavor, const ResourceList& request,
-                                   Charge* charge, std::vector<CellKey>* missing);
+    [[nodiscard]] bool ForceCharge(model::NameId team, model::NameId flavor,
+                                   const model::IdAmounts& request, Charge* charge,
+                                   std::vector<CellKey>* missing);
+    [[nodiscard]] bool ForceCharge(model::NameId team, model::NameId flavor,
+                                   const model::ResourceList& request, Charge* charge,
+                                   std::vector<CellKey>* missing);
     // Gives a charge (of this or an earlier generation) back. Returns true when every resource
     // was subtracted. For a resource whose cell no longer holds that much (or no longer exists)
     // it subtracts nothing, counts an over-release (Ledger::over_releases) and returns false;
@@ -218,18 +221,20 @@ class Ledger {
     [[nodiscard]] bool Release(const Charge& charge);
     [[nodiscard]] bool Release(const Charge& charge, std::bitset<kMaxChargedResources>* refused);
 
-    [[nodiscard]] CellView View(NameId team, NameId flavor, NameId resource) const;
-    [[nodiscard]] bool HasFlavor(NameId team, NameId flavor) const;
+    [[nodiscard]] CellView View(model::NameId team, model::NameId flavor,
+                                model::NameId resource) const;
+    [[nodiscard]] bool HasFlavor(model::NameId team, model::NameId flavor) const;
     // Governed resources of (team, flavor), in cell order.
-    [[nodiscard]] std::vector<NameId> Resources(NameId team, NameId flavor) const;
-    [[nodiscard]] const Policy& policy() const;
+    [[nodiscard]] std::vector<model::NameId> Resources(model::NameId team,
+                                                       model::NameId flavor) const;
+    [[nodiscard]] const model::Policy& policy() const;
     [[nodiscard]] uint64_t generation() const;
 
    private:
     friend class Ledger;
-    std::variant<Charge, Refusal> ReserveIds(NameId team, NameId flavor,
+    std::variant<Charge, Refusal> ReserveIds(model::NameId team, model::NameId flavor,
                                              std::span<const IdAmount> request, Mode mode);
-    bool ForceChargeIds(NameId team, NameId flavor, std::span<const IdAmount> request,
+    bool ForceChargeIds(model::NameId team, model::NameId flavor, std::span<const IdAmount> request,
                         Charge* charge, std::vector<CellKey>* missing);
 
     const Ledger* ledger_;
@@ -239,7 +244,7 @@ class Ledger {
   };
 
   // Installs new limits; keeps usage (see the header comment).
-  void ApplyPolicy(PolicyPtr policy);
+  void ApplyPolicy(model::PolicyPtr policy);
   // Adds cells (with zero limits) for usage the policy does not mention.
   void EnsureCells(const std::vector<CellKey>& keys);
   // A cell whose counters disagreed with the charges it should hold.
@@ -277,8 +282,8 @@ class Ledger {
   };
   // Every cell of the current generation (orphans included) and, when `policy` is not null,
   // that generation's policy (the one the cells' limits come from).
-  [[nodiscard]] std::vector<CellUsage> Cells(PolicyPtr* policy = nullptr) const;
-  [[nodiscard]] PolicyPtr policy() const;
+  [[nodiscard]] std::vector<CellUsage> Cells(model::PolicyPtr* policy = nullptr) const;
+  [[nodiscard]] model::PolicyPtr policy() const;
   [[nodiscard]] uint64_t generation() const;
   // How many times a release was refused for a resource (see Session::Release): monotonic.
   [[nodiscard]] uint64_t over_releases() const;
@@ -294,7 +299,7 @@ class Ledger {
   // holding no session announces the ledger in its slot (one store); a thread that announces
   // another ledger already is counted in sessions_ instead (`counted`).
   static Generation* Enter(const Ledger& ledger, bool* counted);
-  std::unique_ptr<Generation> Build(PolicyPtr policy, std::vector<ExtraCell> extra);
+  std::unique_ptr<Generation> Build(model::PolicyPtr policy, std::vector<ExtraCell> extra);
   // Closes the current generation, waits until no session is inside it, builds the next one
   // with `make_next` (which fills its counters) and publishes it; when `make_next` returns null,
   // reopens the current one unchanged.
@@ -320,4 +325,4 @@ class Ledger {
   mutable std::atomic<uint64_t> over_releases_{0};
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

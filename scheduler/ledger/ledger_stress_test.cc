@@ -20,10 +20,17 @@
 #include "scheduler/ledger/run_bounded_for_testing.h"
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 namespace {
 
-using testing::PolicyBuilder;
+using model::FlavorNames;
+using model::kUnlimited;
+using model::NameId;
+using model::PolicyPtr;
+using model::ResourceList;
+using model::ResourceNames;
+using model::TeamNames;
+using scheduler::testing::PolicyBuilder;
 using testing::RunBounded;
 
 constexpr char kP5[] = "ml.p5.48xlarge";
@@ -349,4 +356,4 @@ TEST(LedgerStressTest, TwoTeamsRacingForTheSameBorrowedCapacityNeverBothGetIt) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

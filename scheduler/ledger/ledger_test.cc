@@ -12,10 +12,20 @@
 #include "scheduler/ledger/run_bounded_for_testing.h"
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 namespace {
 
-using testing::PolicyBuilder;
+using model::FlavorNames;
+using model::IdAmounts;
+using model::kUnlimited;
+using model::NameId;
+using model::PolicyPtr;
+using model::ResourceList;
+using model::ResourceNames;
+using model::SaturatingAdd;
+using model::TeamNames;
+using model::ToIdAmounts;
+using scheduler::testing::PolicyBuilder;
 using testing::RunBounded;
 using Mode = Ledger::Mode;
 
@@ -785,4 +795,4 @@ TEST_F(LedgerTest, PropertyRandomSequencesMatchTheModel) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

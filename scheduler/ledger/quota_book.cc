@@ -8,7 +8,16 @@
 
 #include "scheduler/common/log.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
+
+using model::FlavorNames;
+using model::IdAmounts;
+using model::NameId;
+using model::PolicyPtr;
+using model::ResourceList;
+using model::ResourceNames;
+using model::SaturatingTimes;
+using model::TeamNames;
 
 namespace {
 
@@ -541,4 +550,4 @@ std::vector<Ledger::Drift> QuotaBook::Reconcile() {
   return ledger_.Verify(sums, charges);
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

@@ -41,9 +41,9 @@
 #include "scheduler/common/clock.h"
 #include "scheduler/ledger/ledger.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 
-inline constexpr NameId kNoNode = 0xffffffff;
+inline constexpr model::NameId kNoNode = 0xffffffff;
 
 enum class ReservationState : uint8_t { kAssumed, kBound };
 
@@ -52,7 +52,7 @@ struct PodMeta {
   int32_t priority = 0;
   int64_t created_ms = 0;
   int64_t admitted_ms = 0;  // when it was admitted (assumed or seen bound first)
-  NameId node = kNoNode;
+  model::NameId node = kNoNode;
   std::string workload;  // the gang it is a member of (WorkloadRef::key), "" for a lone pod
 };
 
@@ -60,7 +60,7 @@ struct PodMeta {
 // the shares members took. Charges are canonical per cell, so a share moves between the gang's
 // charge and a member's reservation without touching the ledger's counters.
 struct GangHold {
-  NameId flavor = 0;
+  model::NameId flavor = 0;
   int32_t size = 0;         // members the gang declares
   int32_t holders = 0;      // members holding a reservation (assumed or bound)
   Charge remaining;         // reserved for members that have not taken their share yet
@@ -91,31 +91,35 @@ struct Reservation {
 
 class QuotaBook {
  public:
-  QuotaBook(PolicyPtr policy, const common::Clock* clock);
+  QuotaBook(model::PolicyPtr policy, const common::Clock* clock);
   QuotaBook(const QuotaBook&) = delete;
   QuotaBook& operator=(const QuotaBook&) = delete;
 
   // After a positive filter: reserves `request` for (team, flavor) as an assumed reservation that
   // expires after `ttl_ms`, replacing an earlier assumed reservation of the same UID. A bound
   // UID is left as it is and its charge returned.
-  [[nodiscard]] std::variant<Charge, Refusal> Assume(std::string_view uid, NameId team,
-                                                     NameId flavor, const IdAmounts& request,
+  [[nodiscard]] std::variant<Charge, Refusal> Assume(std::string_view uid, model::NameId team,
+                                                     model::NameId flavor,
+                                                     const model::IdAmounts& request,
                                                      Ledger::Mode mode, int64_t ttl_ms,
                                                      const PodMeta& meta);
-  [[nodiscard]] std::variant<Charge, Refusal> Assume(std::string_view uid, NameId team,
-                                                     NameId flavor, const ResourceList& request,
+  [[nodiscard]] std::variant<Charge, Refusal> Assume(std::string_view uid, model::NameId team,
+                                                     model::NameId flavor,
+                                                     const model::ResourceList& request,
                                                      Ledger::Mode mode, int64_t ttl_ms,
                                                      const PodMeta& meta);
   // The same inside the caller's session: a decision that read the ledger through `session`
   // reserves in the generation it read (and opens no second session on its thread).
   [[nodiscard]] std::variant<Charge, Refusal> Assume(Ledger::Session& session, std::string_view uid,
-                                                     NameId team, NameId flavor,
-                                                     const IdAmounts& request, Ledger::Mode mode,
-                                                     int64_t ttl_ms, const PodMeta& meta);
+                                                     model::NameId team, model::NameId flavor,
+                                                     const model::IdAmounts& request,
+                                                     Ledger::Mode mode, int64_t ttl_ms,
+                                                     const PodMeta& meta);
   [[nodiscard]] std::variant<Charge, Refusal> Assume(Ledger::Session& session, std::string_view uid,
-                                                     NameId team, NameId flavor,
-                                                     const ResourceList& request, Ledger::Mode mode,
-                                                     int64_t ttl_ms, const PodMeta& meta);
+                                                     model::NameId team, model::NameId flavor,
+                                                     const model::ResourceList& request,
+                                                     Ledger::Mode mode, int64_t ttl_ms,
+                                                     const PodMeta& meta);
 
   // For a member of a gang (meta.workload, declaring `size` members; this one asks `request`):
   // admits it on `flavor` with a share of the gang's reservation. When the gang holds none yet,
@@ -127,19 +131,19 @@ class QuotaBook {
   // member keeps its share; a bound UID is left as it is. The share is an assumed reservation
   // expiring after `ttl_ms`, as Assume's.
   [[nodiscard]] std::variant<Charge, Refusal> AssumeMember(
-      Ledger::Session& session, std::string_view uid, int32_t size, NameId team, NameId flavor,
-      const IdAmounts& request, Ledger::Mode mode, int64_t ttl_ms, int64_t gang_ttl_ms,
-      const PodMeta& meta, const IdAmounts* gang_need = nullptr);
+      Ledger::Session& session, std::string_view uid, int32_t size, model::NameId team,
+      model::NameId flavor, const model::IdAmounts& request, Ledger::Mode mode, int64_t ttl_ms,
+      int64_t gang_ttl_ms, const PodMeta& meta, const model::IdAmounts* gang_need = nullptr);
   // The gang's hold, if it has one.
   [[nodiscard]] std::optional<GangHold> FindGang(std::string_view workload) const;
 
   enum class ConfirmOutcome { kConfirmedAssumed, kCharged, kAlreadyBound };
   // The pod is bound (seen bound, or bound by us). An assumed reservation on the same flavor
   // becomes bound; otherwise the pod's request is charged unconditionally (existing usage).
-  ConfirmOutcome ConfirmBound(std::string_view uid, NameId team, NameId flavor,
-                              const IdAmounts& request, const PodMeta& meta);
-  ConfirmOutcome ConfirmBound(std::string_view uid, NameId team, NameId flavor,
-                              const ResourceList& request, const PodMeta& meta);
+  ConfirmOutcome ConfirmBound(std::string_view uid, model::NameId team, model::NameId flavor,
+                              const model::IdAmounts& request, const PodMeta& meta);
+  ConfirmOutcome ConfirmBound(std::string_view uid, model::NameId team, model::NameId flavor,
+                              const model::ResourceList& request, const PodMeta& meta);
 
   // The pod ended, was deleted, or its binding failed. True if a reservation was released.
   bool Release(std::string_view uid);
@@ -162,7 +166,7 @@ class QuotaBook {
   // run partly (DESIGN §3.7); the preemption controller evicts those members.
   struct ExpiredGang {
     std::string workload;
-    NameId team = 0;
+    model::NameId team = 0;
     int32_t admitted = 0;  // members holding quota when the hold expired
     int32_t size = 0;
     int64_t waited_s = 0;
@@ -185,7 +189,7 @@ class QuotaBook {
     int64_t assumed = 0;
     int64_t workloads = 0;
   };
-  [[nodiscard]] std::unordered_map<NameId, TeamCounts> CountByTeam() const;
+  [[nodiscard]] std::unordered_map<model::NameId, TeamCounts> CountByTeam() const;
   // How many times an operation found its shard's mutex held and waited: monotonic.
   [[nodiscard]] uint64_t lock_waits() const { return lock_waits_.load(std::memory_order_relaxed); }
 
@@ -194,7 +198,7 @@ class QuotaBook {
   // reservations; reports the cells that had drifted.
   std::vector<Ledger::Drift> Reconcile();
   // New limits; usage kept.
-  void ApplyPolicy(PolicyPtr policy) { ledger_.ApplyPolicy(std::move(policy)); }
+  void ApplyPolicy(model::PolicyPtr policy) { ledger_.ApplyPolicy(std::move(policy)); }
 
   [[nodiscard]] Ledger& ledger() { return ledger_; }
   [[nodiscard]] const Ledger& ledger() const { return ledger_; }
@@ -229,13 +233,13 @@ class QuotaBook {
       // the ledger with these sums instead of walking every reservation while no session may
       // open.
       struct Cell {
-        NameId flavor = 0;
-        NameId resource = 0;
+        model::NameId flavor = 0;
+        model::NameId resource = 0;
         int64_t amount = 0;
       };
       std::vector<Cell> cells;
     };
-    std::unordered_map<NameId, Counts> counts;
+    std::unordered_map<model::NameId, Counts> counts;
     // `r` enters (sign +1) or leaves (−1) `map`, or is about to change (−1) and changed (+1).
     void Count(const Reservation& r, int sign);
     void Insert(std::string_view uid, Reservation r) {
@@ -284,4 +288,4 @@ class QuotaBook {
   mutable std::atomic<uint64_t> lock_waits_{0};
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

@@ -17,10 +17,19 @@
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 namespace {
 
-using testing::PolicyBuilder;
+using model::FlavorNames;
+using model::kUnlimited;
+using model::NameId;
+using model::PolicyPtr;
+using model::ResourceAmount;
+using model::ResourceList;
+using model::ResourceNames;
+using model::SaturatingAdd;
+using model::TeamNames;
+using scheduler::testing::PolicyBuilder;
 using Mode = Ledger::Mode;
 
 const std::vector<std::string> kFlavors = {"ml.p5.48xlarge", "ml.g5.12xlarge"};
@@ -266,4 +275,4 @@ TEST_F(QuotaBookPropertyTest, RandomSequencesKeepUsageExactAndLimitsHeld) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

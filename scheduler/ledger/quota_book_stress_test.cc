@@ -15,10 +15,15 @@
 #include "scheduler/ledger/run_bounded_for_testing.h"
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 namespace {
 
-using testing::PolicyBuilder;
+using model::FlavorNames;
+using model::NameId;
+using model::ResourceList;
+using model::ResourceNames;
+using model::TeamNames;
+using scheduler::testing::PolicyBuilder;
 using testing::RunBounded;
 
 constexpr char kP5[] = "ml.p5.48xlarge";
@@ -89,4 +94,4 @@ TEST(QuotaBookStressTest, ReconcileRacingTrafficFindsNoDriftAndUsageEndsAtZero) 
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

@@ -9,10 +9,17 @@
 #include "scheduler/common/log.h"
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::ledger {
 namespace {
 
-using testing::PolicyBuilder;
+using model::FlavorNames;
+using model::IdAmounts;
+using model::NameId;
+using model::ResourceList;
+using model::ResourceNames;
+using model::TeamNames;
+using model::ToIdAmounts;
+using scheduler::testing::PolicyBuilder;
 using Mode = Ledger::Mode;
 
 constexpr char kP5[] = "ml.p5.48xlarge";
@@ -431,4 +438,4 @@ TEST_F(QuotaBookTest, AWaitOnAShardMutexIsCounted) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::ledger

@@ -15,7 +15,7 @@
 #include <string>
 #include <thread>
 
-namespace taskgov::scheduler::testing {
+namespace taskgov::scheduler::ledger::testing {
 
 inline void RunBounded(const std::string& what, const std::function<void()>& step,
                        std::chrono::seconds deadline = std::chrono::seconds(60)) {
@@ -33,4 +33,4 @@ inline void RunBounded(const std::string& what, const std::function<void()>& ste
   runner.join();
 }
 
-}  // namespace taskgov::scheduler::testing
+}  // namespace taskgov::scheduler::ledger::testing

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 namespace {
 
 constexpr std::string_view kGangOwnerKinds[] = {
@@ -128,4 +128,4 @@ WorkloadRef WorkloadOf(const Pod& pod) {
   return ref;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

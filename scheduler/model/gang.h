@@ -9,7 +9,7 @@
 
 #include "scheduler/model/objects.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 
 // The gang a pod belongs to, "" if none: the Kueue pod group (kueue.x-k8s.io/pod-group-name),
 // the PodGroup (scheduling.k8s.io/group-name or scheduling.volcano.sh/group-name, label or
@@ -80,4 +80,4 @@ inline constexpr char kKueueTotalCountKey[] = "kueue.x-k8s.io/pod-group-total-co
 inline constexpr std::string_view kGangKeys[] = {kKueuePodGroupKey, kPodGroupKey, kVolcanoGroupKey,
                                                  kJobSetKey, kKueueTotalCountKey};
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

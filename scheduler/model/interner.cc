@@ -4,7 +4,7 @@
 #include <functional>
 #include <iostream>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 namespace {
 
 constexpr size_t kInitialCapacity = 64;
@@ -141,4 +141,4 @@ Interner& NodeNames() {
   return *interner;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

@@ -34,7 +34,7 @@
 #include <string_view>
 #include <vector>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 
 using NameId = uint32_t;
 
@@ -94,4 +94,4 @@ Interner& TeamNames();
 Interner& FlavorNames();
 Interner& NodeNames();
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

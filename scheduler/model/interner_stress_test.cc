@@ -14,7 +14,7 @@
 
 #include "scheduler/model/interner.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 namespace {
 
 std::string NameOf(int i) { return "ml.node-" + std::to_string(i); }
@@ -98,4 +98,4 @@ TEST(InternerStressTest, ConcurrentInternsAgreeAndPublishedNamesAreAlwaysFound) 
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 namespace {
 
 TEST(InternerTest, IdsAreDenseStableAndRoundTrip) {
@@ -79,4 +79,4 @@ TEST(InternerTest, LookupsOfKnownNamesTakeNoLock) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 namespace {
 
 using rapidjson::SizeType;
@@ -399,4 +399,4 @@ const char* JsonTypeName(const Value& value) {
   return "unknown";
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

@@ -31,7 +31,7 @@
 
 #include "scheduler/common/result.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 
 // Which members of a JSON value to keep. Arrays are transparent: the selector of an array applies
 // to each of its elements. A scalar where the selector expects an object is kept as it is (so
@@ -106,4 +106,4 @@ struct SelectOptions {
 // "object", "array", "string", "number", "true", "false", "null" — for error messages.
 [[nodiscard]] const char* JsonTypeName(const rapidjson::Value& value);
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

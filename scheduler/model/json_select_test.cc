@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 namespace {
 
 std::string Field(const rapidjson::Value& v, const char* key) {
@@ -260,4 +260,4 @@ TEST(SelectiveParseTest, ReusesTheOutput) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

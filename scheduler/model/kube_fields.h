@@ -9,9 +9,9 @@
 
 #include "scheduler/model/json_select.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 
 [[nodiscard]] const FieldSelector& PodFieldSelector();
 [[nodiscard]] const FieldSelector& NodeFieldSelector();
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

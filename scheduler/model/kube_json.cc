@@ -8,7 +8,7 @@
 #include "scheduler/model/kube_fields.h"
 #include "scheduler/model/quantity.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 namespace {
 
 using rapidjson::Value;
@@ -495,4 +495,4 @@ const FieldSelector& NodeFieldSelector() {
   return *kSelector;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

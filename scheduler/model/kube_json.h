@@ -18,7 +18,7 @@
 #include "scheduler/common/result.h"
 #include "scheduler/model/objects.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 
 // Parses an RFC 3339 timestamp ("2026-11-29T22:11:31Z", optional fraction and offset) into Unix
 // milliseconds.
@@ -31,4 +31,4 @@ namespace taskgov::scheduler {
 [[nodiscard]] common::Result<Pod> DecodePod(const rapidjson::Value& value);
 [[nodiscard]] common::Result<Node> DecodeNode(const rapidjson::Value& value);
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

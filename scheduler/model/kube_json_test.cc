@@ -9,7 +9,7 @@
 #include "scheduler/model/kube_fields.h"
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 namespace {
 
 using testing::Q;
@@ -618,4 +618,4 @@ TEST(ParseTimestampTest, Invalid) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

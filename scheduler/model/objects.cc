@@ -1,6 +1,6 @@
 #include "scheduler/model/objects.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 namespace {
 
 // requests, with limits standing in for missing requests.
@@ -64,4 +64,4 @@ NodePlacement PlacementOf(const Node& node) {
   return out;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

@@ -13,7 +13,7 @@
 
 #include "scheduler/model/resources.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 
 using Labels = std::map<std::string, std::string, std::less<>>;
 
@@ -150,4 +150,4 @@ struct NodePlacement {
 [[nodiscard]] bool KeepsPodsOff(const Taint& taint);
 [[nodiscard]] NodePlacement PlacementOf(const Node& node);
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

@@ -4,7 +4,7 @@
 
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 namespace {
 
 using testing::ContainerBuilder;
@@ -106,4 +106,4 @@ TEST(ResourceListTest, SortedAndFormatted) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

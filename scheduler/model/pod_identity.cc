@@ -1,6 +1,6 @@
 #include "scheduler/model/pod_identity.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 namespace {
 
 constexpr std::string_view kPrioritySuffix = "-priority";
@@ -108,4 +108,4 @@ std::string PriorityClassOf(const Policy& policy, const Pod& pod) {
   return pod.priority_class_name;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

@@ -12,7 +12,7 @@
 #include "scheduler/model/objects.h"
 #include "scheduler/model/policy.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 
 inline constexpr char kKueueQueueLabel[] = "kueue.x-k8s.io/queue-name";
 inline constexpr char kKueuePriorityLabel[] = "kueue.x-k8s.io/priority-class";
@@ -46,4 +46,4 @@ struct LiveQueues {
 // The name of the priority class the pod ranks by ("" when none): for metrics labels.
 [[nodiscard]] std::string PriorityClassOf(const Policy& policy, const Pod& pod);
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

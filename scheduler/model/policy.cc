@@ -4,7 +4,7 @@
 
 #include "scheduler/model/resources.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 
 int64_t ResourceQuota::guaranteed() const { return nominal - lendable(); }
 
@@ -76,4 +76,4 @@ std::string Policy::FlavorOfNode(const Labels& node_labels) const {
   return it == node_labels.end() ? std::string() : it->second;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

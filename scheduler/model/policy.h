@@ -19,7 +19,7 @@
 
 #include "scheduler/model/objects.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 
 // Amount meaning "no limit".
 inline constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
@@ -176,4 +176,4 @@ struct Policy {
 
 using PolicyPtr = std::shared_ptr<const Policy>;
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

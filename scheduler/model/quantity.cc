@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 namespace {
 
 constexpr size_t kMaxQuantityLength = 64;
@@ -221,4 +221,4 @@ double InBaseUnits(std::string_view resource, double canonical) {
   return CanonicalUnit(resource) == QuantityUnit::kMillis ? canonical / 1000.0 : canonical;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

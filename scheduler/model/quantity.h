@@ -17,7 +17,7 @@
 
 #include "scheduler/common/result.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 
 enum class QuantityUnit {
   kUnits,   // the value itself, rounded up (memory bytes, GPUs, ...)
@@ -43,4 +43,4 @@ enum class QuantityUnit {
 // multiples of memory, otherwise the plain number.
 [[nodiscard]] std::string FormatQuantity(std::string_view resource, int64_t amount);
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

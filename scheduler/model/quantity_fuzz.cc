@@ -9,7 +9,7 @@
 #include "scheduler/common/testing/fuzz_check.h"
 #include "scheduler/model/quantity.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 namespace {
 
 void Check(std::string_view text, QuantityUnit unit, std::string_view resource) {
@@ -26,11 +26,11 @@ void Check(std::string_view text, QuantityUnit unit, std::string_view resource) 
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using taskgov::scheduler::Check;
-  using taskgov::scheduler::QuantityUnit;
+  using taskgov::scheduler::model::Check;
+  using taskgov::scheduler::model::QuantityUnit;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   Check(text, QuantityUnit::kUnits, "memory");
   Check(text, QuantityUnit::kUnits, "nvidia.com/gpu");

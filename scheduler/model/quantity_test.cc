@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 namespace {
 
 struct Case {
@@ -101,4 +101,4 @@ TEST(QuantityTest, FormatsForPeople) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

@@ -5,7 +5,7 @@
 
 #include "scheduler/model/quantity.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 
 int64_t SaturatingTimes(int64_t a, int64_t n) {
   int64_t out;
@@ -85,4 +85,4 @@ ResourceList ToResourceList(const IdAmounts& ids) {
   return out;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

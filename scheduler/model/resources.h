@@ -13,7 +13,7 @@
 
 #include "scheduler/model/interner.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::model {
 
 // Saturating arithmetic on canonical amounts (inline: the ledger's compare-exchange loops use
 // them).
@@ -79,4 +79,4 @@ using IdAmounts = std::vector<std::pair<NameId, int64_t>>;
 // The list `ids` names (ResourceNames()).
 [[nodiscard]] ResourceList ToResourceList(const IdAmounts& ids);
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::model

@@ -7,7 +7,30 @@
 
 #include "scheduler/common/log.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
+
+using ledger::PodMeta;
+using ledger::QuotaBook;
+using ledger::Reservation;
+using ledger::ReservationState;
+using model::EffectiveRequest;
+using model::GangSource;
+using model::KeptPart;
+using model::Labels;
+using model::NameId;
+using model::Node;
+using model::NodeNames;
+using model::Pod;
+using model::PodGroupKey;
+using model::PodPhase;
+using model::Policy;
+using model::PolicyPtr;
+using model::PriorityClassOf;
+using model::ResolvePriority;
+using model::ResourceList;
+using model::TeamNames;
+using model::WorkloadRef;
+
 namespace {
 
 constexpr std::string_view kComponent = "cluster";
@@ -474,4 +497,4 @@ std::unordered_map<NameId, size_t> ClusterState::RunningByTeam() const {
   return out;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

@@ -44,7 +44,7 @@
 #include "scheduler/state/team_resolver.h"
 #include "scheduler/state/workload_table.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 
 enum class PodTransition {
   kBound,  // seen pending, then bound (wait time = now − created)
@@ -60,14 +60,14 @@ class ClusterState final : public ClusterObserver {
     int64_t filter_seen_ttl_ms = 60'000;
   };
 
-  ClusterState(QuotaBook* book, const common::Clock* clock, Options options);
+  ClusterState(ledger::QuotaBook* book, const common::Clock* clock, Options options);
 
   // A new policy: node flavors and pending teams are recomputed (charges stay where they are).
-  void SetPolicy(PolicyPtr policy);
+  void SetPolicy(model::PolicyPtr policy);
   // What a lifecycle observer learns about a pod.
   struct PodLifecycle {
-    const Pod* pod = nullptr;
-    NameId team = kNoTeam;
+    const model::Pod* pod = nullptr;
+    model::NameId team = kNoTeam;
     std::string_view priority_class;  // PriorityClassOf under the current policy
     PodTransition transition = PodTransition::kBound;
     int64_t bound_ms = 0;  // when it was seen bound (start time for pods bound before we saw them)
@@ -85,7 +85,7 @@ class ClusterState final : public ClusterObserver {
     pod_gone_ = std::move(observer);
   }
   // Bound, non-terminal pods per team (running), and pending pods per team.
-  [[nodiscard]] std::unordered_map<NameId, size_t> RunningByTeam() const;
+  [[nodiscard]] std::unordered_map<model::NameId, size_t> RunningByTeam() const;
 
   // A pod of a team that another scheduler bound (its spec.schedulerName is not the governed
   // one): counted against its team like every running pod — so it may be reclaimed as a
@@ -95,20 +95,20 @@ class ClusterState final : public ClusterObserver {
     std::string ns, name, uid;
     std::string scheduler;  // its spec.schedulerName
     std::string node;
-    NameId team = kNoTeam;
-    ResourceList request;  // effective
+    model::NameId team = kNoTeam;
+    model::ResourceList request;  // effective
   };
   // Those running now, by namespace/name.
   [[nodiscard]] std::vector<UngovernedPod> UngovernedPods() const;
-  [[nodiscard]] std::unordered_map<NameId, size_t> UngovernedByTeam() const;
+  [[nodiscard]] std::unordered_map<model::NameId, size_t> UngovernedByTeam() const;
   [[nodiscard]] const std::string& governed_scheduler() const { return options_.scheduler_name; }
 
   // ClusterObserver.
-  void OnPodUpsert(const Pod& pod) override;
-  void OnPodDelete(const Pod& last_known) override;
-  void OnNodeUpsert(const Node& node) override;
+  void OnPodUpsert(const model::Pod& pod) override;
+  void OnPodDelete(const model::Pod& last_known) override;
+  void OnNodeUpsert(const model::Node& node) override;
   void OnNodeDelete(const std::string& name) override;
-  void OnNamespaceUpsert(const std::string& name, const Labels& labels) override;
+  void OnNamespaceUpsert(const std::string& name, const model::Labels& labels) override;
   void OnNamespaceDelete(const std::string& name) override;
   void OnLocalQueueUpsert(const std::string& ns, const std::string& name,
                           const std::string& cluster_queue) override;
@@ -129,10 +129,10 @@ class ClusterState final : public ClusterObserver {
   [[nodiscard]] PendingQueues& pending() const { return pending_; }
   [[nodiscard]] const TeamResolver& teams() const { return teams_; }
 
-  [[nodiscard]] std::optional<Pod> FindPod(std::string_view uid) const;
+  [[nodiscard]] std::optional<model::Pod> FindPod(std::string_view uid) const;
 
   // Bound pods (uid, pod) on a node — for victim selection.
-  [[nodiscard]] std::vector<Pod> PodsOnNode(const std::string& node) const;
+  [[nodiscard]] std::vector<model::Pod> PodsOnNode(const std::string& node) const;
   // Every bound, non-terminal pod with its team and effective request, under one shared lock
   // (for the preemption controller). `fn` must not call back into the ClusterState.
   // Compares the QuotaBook's reservations with the pods running here and repairs both ways:
@@ -148,20 +148,20 @@ class ClusterState final : public ClusterObserver {
   // Calls `fn` for every bound, non-terminal pod (under the pods' lock: keep `fn` short), or,
   // with `flavors`, for those counted on a node of one of them (a walk that skips the others
   // at the cost of one compare each).
-  void ForEachBoundPod(
-      const std::function<void(const Pod& pod, NameId team, const ResourceList& request)>& fn,
-      const std::vector<NameId>* flavors = nullptr) const;
+  void ForEachBoundPod(const std::function<void(const model::Pod& pod, model::NameId team,
+                                                const model::ResourceList& request)>& fn,
+                       const std::vector<model::NameId>* flavors = nullptr) const;
   // Every governed, non-terminal pod the informers report, bound or waiting, by workload (for
   // the admin API): read it without this object's lock.
   [[nodiscard]] const WorkloadTable& workloads() const { return workloads_; }
 
  private:
   struct PodRecord {
-    Pod pod;
-    NameId team = kNoTeam;
-    std::string counted_node;   // node whose `used` includes this pod ("" if none)
-    NameId flavor = kNoFlavor;  // counted_node's flavor (kNoFlavor while not counted)
-    uint32_t flavor_slot = 0;   // its place in by_flavor_[flavor]
+    model::Pod pod;
+    model::NameId team = kNoTeam;
+    std::string counted_node;          // node whose `used` includes this pod ("" if none)
+    model::NameId flavor = kNoFlavor;  // counted_node's flavor (kNoFlavor while not counted)
+    uint32_t flavor_slot = 0;          // its place in by_flavor_[flavor]
     bool charged = false;
     bool borrowing = false;  // counted as a borrower on counted_node
     int64_t bound_ms = 0;    // when first counted on a node
@@ -169,29 +169,29 @@ class ClusterState final : public ClusterObserver {
 
   // All with mu_ held.
   // The record counts on a node of `flavor` now (kNoFlavor: on none): by_flavor_ follows.
-  void SetFlavorLocked(PodRecord& record, NameId flavor);
+  void SetFlavorLocked(PodRecord& record, model::NameId flavor);
   void Account(PodRecord& record);
   void Unaccount(PodRecord& record);
   // Charges a pod counted on its node to its team's quota on the node's flavor (ConfirmBound).
-  void ChargeLocked(PodRecord& record, NameId flavor);
+  void ChargeLocked(PodRecord& record, model::NameId flavor);
   void NotePendingFromInformer(const PodRecord& record);
   // Re-ranks the pending members of `gang` after the object declaring it changed.
   void RegangPending(const std::string& gang);
   // A pending entry again from its pod's record: team, priority, workload (mu_ held).
   void RependLocked(PendingPod& pending);
-  void ReleaseSameNameLocked(const Pod& pod);
+  void ReleaseSameNameLocked(const model::Pod& pod);
   void Notify(const PodRecord& record, PodTransition transition);
   // Brings the pod's row in workloads_ up to date.
   void TabulateLocked(const PodRecord& record);
-  void UpsertLocked(const Pod& pod);
-  void DeleteLocked(const Pod& last_known);
+  void UpsertLocked(const model::Pod& pod);
+  void DeleteLocked(const model::Pod& last_known);
   // Starts (or stops) reporting a counted pod as ungoverned.
   void NoteUngovernedLocked(const PodRecord& record);
   // Drops pods_[uid] and its name entry (after Unaccount).
   void ErasePodLocked(std::unordered_map<std::string, PodRecord>::iterator it);
   static size_t NameHash(std::string_view ns, std::string_view name);
 
-  QuotaBook* const book_;
+  ledger::QuotaBook* const book_;
   const common::Clock* const clock_;
   const Options options_;
   std::function<void(const PodLifecycle&)> lifecycle_;
@@ -207,7 +207,7 @@ class ClusterState final : public ClusterObserver {
   std::unordered_map<std::string, PodRecord> pods_;  // by uid
   // The records counted on each flavor's nodes (pointers into pods_, whose nodes never move), so
   // that a walk by flavor costs the pods of that flavor only.
-  std::unordered_map<NameId, std::vector<PodRecord*>> by_flavor_;
+  std::unordered_map<model::NameId, std::vector<PodRecord*>> by_flavor_;
   // Known pods by a hash of namespace/name → their uid (a key of pods_). A name belongs to one
   // live pod: one seen under a new UID proves its predecessor gone, even before its DELETED.
   std::unordered_multimap<size_t, std::string_view> uid_by_name_;
@@ -217,4 +217,4 @@ class ClusterState final : public ClusterObserver {
   std::atomic<bool> nodes_synced_{false};
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

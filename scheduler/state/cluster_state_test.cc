@@ -8,9 +8,14 @@
 
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 namespace {
 
+using ledger::QuotaBook;
+using model::FlavorNames;
+using model::NameId;
+using model::Pod;
+using model::ResourceList;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 using testing::PolicyBuilder;
@@ -66,4 +71,4 @@ TEST(ClusterStateTest, AWalkByFlavorSeesThePodsCountedOnItsNodesUnderTheCurrentP
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

@@ -6,7 +6,21 @@
 
 #include "scheduler/model/quantity.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
+
+using model::FlavorNames;
+using model::IdAmounts;
+using model::Labels;
+using model::NameId;
+using model::Node;
+using model::NodePlacement;
+using model::PlacementOf;
+using model::Policy;
+using model::ResourceAmount;
+using model::ResourceList;
+using model::SaturatingAdd;
+using model::ToIdAmounts;
+
 namespace {
 
 int64_t AmountOf(const IdAmounts& list, NameId id) {
@@ -207,4 +221,4 @@ size_t NodeCache::size() const {
   return nodes_.size();
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

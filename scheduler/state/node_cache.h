@@ -25,90 +25,92 @@
 #include "scheduler/model/policy.h"
 #include "scheduler/model/resources.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 
-inline constexpr NameId kNoFlavor = 0xffffffff;
+inline constexpr model::NameId kNoFlavor = 0xffffffff;
 
 struct NodeView {
   bool known = false;
-  NameId flavor = kNoFlavor;  // kNoFlavor: the node belongs to no flavor
+  model::NameId flavor = kNoFlavor;  // kNoFlavor: the node belongs to no flavor
   bool schedulable = true;
-  ResourceList allocatable;
-  ResourceList used;  // by bound, non-terminal pods
+  model::ResourceList allocatable;
+  model::ResourceList used;  // by bound, non-terminal pods
   int borrowing_pods = 0;
   // Name, labels and the taints that keep pods off (placement.h); shared with the node's record,
   // immutable. Null for an unknown node.
-  std::shared_ptr<const NodePlacement> placement;
+  std::shared_ptr<const model::NodePlacement> placement;
 };
 
 // What the filter needs per candidate node, without copying the node.
 struct NodeFit {
   bool known = false;
-  NameId flavor = kNoFlavor;
+  model::NameId flavor = kNoFlavor;
   bool room = true;  // schedulable and allocatable − used covers the request
 };
 
 // What prioritize needs per node for the resource it packs.
 struct NodePacking {
   bool known = false;
-  NameId flavor = kNoFlavor;
+  model::NameId flavor = kNoFlavor;
   int64_t allocatable = 0;
   int64_t used = 0;
   int borrowing_pods = 0;
 };
 
 // The flavor of a node given its labels under `policy` (kNoFlavor: none).
-[[nodiscard]] NameId FlavorOfNode(const Policy& policy, const Labels& labels);
+[[nodiscard]] model::NameId FlavorOfNode(const model::Policy& policy, const model::Labels& labels);
 
 class NodeCache {
  public:
   // ---- writers ----
   // A new or changed node; its flavor under `policy`. Usage already counted on it stays.
-  void Upsert(const Node& node, const Policy& policy);
+  void Upsert(const model::Node& node, const model::Policy& policy);
   // False when the node was not known.
   bool Erase(const std::string& name);
   // Every node's flavor recomputed under a new policy.
-  void Reflavor(const Policy& policy);
+  void Reflavor(const model::Policy& policy);
   // Counts a bound pod's request on the node and returns the node's flavor; nullopt (nothing
   // counted) when the node is unknown.
-  [[nodiscard]] std::optional<NameId> AddUsage(const std::string& name,
-                                               const ResourceList& request);
+  [[nodiscard]] std::optional<model::NameId> AddUsage(const std::string& name,
+                                                      const model::ResourceList& request);
   // Takes a counted pod's request back off the node (and one borrower if it borrowed).
-  void RemoveUsage(const std::string& name, const ResourceList& request, bool borrowing);
+  void RemoveUsage(const std::string& name, const model::ResourceList& request, bool borrowing);
   // A pod counted on the node borrows.
   void AddBorrower(const std::string& name);
 
   // ---- queries (shared lock) ----
   [[nodiscard]] bool Contains(const std::string& name) const;
   // The node's flavor, kNoFlavor when unknown or of no flavor.
-  [[nodiscard]] NameId FlavorOf(const std::string& name) const;
+  [[nodiscard]] model::NameId FlavorOf(const std::string& name) const;
   // Flavor and room for `request` of each named node; `out` is parallel to `names`. The cost
   // per node is one hash lookup and a few integer compares.
-  void FitNodes(const std::vector<std::string>& names, const IdAmounts& request,
+  void FitNodes(const std::vector<std::string>& names, const model::IdAmounts& request,
                 std::vector<NodeFit>* out) const;
-  void PackNodes(const std::vector<std::string>& names, NameId resource,
+  void PackNodes(const std::vector<std::string>& names, model::NameId resource,
                  std::vector<NodePacking>* out) const;
   // A full view (a copy); an unknown node's has known == false.
   [[nodiscard]] NodeView View(const std::string& name) const;
   // The known nodes of a flavor with their views, in no particular order.
-  [[nodiscard]] std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(NameId flavor) const;
+  [[nodiscard]] std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(
+      model::NameId flavor) const;
   [[nodiscard]] size_t size() const;
   // A number that changes whenever what a flavor offers may have: a pod counted on or taken off
   // one of its nodes, one of its nodes joining, leaving or changing its allocatable or
   // schedulability, or a policy reflavoring the nodes. ChangeStamp(flavors) is the same for
   // equal inputs as long as none of `flavors` changed (the preemption controller sets a pod
   // aside until its flavors change: nothing could be evicted for it before).
-  [[nodiscard]] uint64_t ChangeStamp(const std::vector<NameId>& flavors) const;
+  [[nodiscard]] uint64_t ChangeStamp(const std::vector<model::NameId>& flavors) const;
 
  private:
   struct Record {
-    std::shared_ptr<const NodePlacement> placement;  // name, labels, taints that keep pods off
-    ResourceList allocatable;
+    std::shared_ptr<const model::NodePlacement>
+        placement;  // name, labels, taints that keep pods off
+    model::ResourceList allocatable;
     bool schedulable = true;  // not cordoned, and Ready
-    NameId flavor = kNoFlavor;
-    ResourceList used;
-    IdAmounts allocatable_ids;  // allocatable, interned
-    IdAmounts used_ids;         // `used`, interned
+    model::NameId flavor = kNoFlavor;
+    model::ResourceList used;
+    model::IdAmounts allocatable_ids;  // allocatable, interned
+    model::IdAmounts used_ids;         // `used`, interned
     int borrowing_pods = 0;
   };
   static NodeView ViewOf(const Record& record);
@@ -123,8 +125,8 @@ class NodeCache {
   std::unordered_map<std::string, Record> nodes_;  // by name
   uint64_t membership_ = 0;  // bumped when a node joins or leaves (mu_ held exclusively)
   // ChangeStamp's counters, mu_ held exclusively to bump: per flavor, and every flavor at once.
-  std::unordered_map<NameId, uint64_t> changes_;
+  std::unordered_map<model::NameId, uint64_t> changes_;
   uint64_t changes_all_ = 0;
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

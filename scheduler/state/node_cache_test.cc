@@ -7,9 +7,14 @@
 
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 namespace {
 
+using model::FlavorNames;
+using model::NameId;
+using model::PolicyPtr;
+using model::ResourceList;
+using model::ToIdAmounts;
 using testing::NodeBuilder;
 using testing::PolicyBuilder;
 
@@ -102,4 +107,4 @@ TEST_F(NodeCacheTest, EachCacheAnswersForItsOwnNodes) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

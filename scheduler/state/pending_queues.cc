@@ -4,7 +4,12 @@
 
 #include "scheduler/model/gang.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
+
+using model::NameId;
+using model::Pod;
+using model::ResourceList;
+using model::WorkloadRef;
 
 PendingPod PendingPodOf(const Pod& pod, NameId team, int32_t priority, const ResourceList& request,
                         const WorkloadRef& workload) {
@@ -374,4 +379,4 @@ PendingQueues::Counts PendingQueues::CountsOf(NameId team) {
   return n;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

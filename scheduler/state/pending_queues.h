@@ -41,21 +41,21 @@
 #include "scheduler/model/interner.h"
 #include "scheduler/model/objects.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 
-inline constexpr NameId kNoTeam = 0xffffffff;
+inline constexpr model::NameId kNoTeam = 0xffffffff;
 
 struct PendingPod {
   std::string uid;
   std::string key;  // namespace/name
-  NameId team = kNoTeam;
+  model::NameId team = kNoTeam;
   int32_t priority = 0;
   int64_t created_ms = 0;
-  ResourceList request;
-  Labels node_selector;  // the flavors it can use: Policy::FlavorAllows
+  model::ResourceList request;
+  model::Labels node_selector;  // the flavors it can use: Policy::FlavorAllows
   // Tolerations and required node affinity (null: none): with node_selector, the nodes it can
   // use (placement.h). Shared with the pod's record.
-  std::shared_ptr<const PodPlacementSpec> placement;
+  std::shared_ptr<const model::PodPlacementSpec> placement;
   // Its gang (WorkloadRef::key, "" for a lone pod or a gang of undeclared size) and the members
   // the gang declares.
   std::string workload;
@@ -69,8 +69,9 @@ struct PendingPod {
 };
 
 // The pending entry of `pod` for `team`, at `priority`, asking for `request`.
-[[nodiscard]] PendingPod PendingPodOf(const Pod& pod, NameId team, int32_t priority,
-                                      const ResourceList& request, const WorkloadRef& workload);
+[[nodiscard]] PendingPod PendingPodOf(const model::Pod& pod, model::NameId team, int32_t priority,
+                                      const model::ResourceList& request,
+                                      const model::WorkloadRef& workload);
 
 class PendingQueues {
  public:
@@ -102,22 +103,24 @@ class PendingQueues {
   // ---- queries ----
   // A number that moves whenever a pod joins, leaves or changes in `team`'s queue (0: never had
   // one): a reader that saw the same number saw the same queue.
-  [[nodiscard]] uint64_t Version(NameId team) const;
+  [[nodiscard]] uint64_t Version(model::NameId team) const;
   // Pending pods of `team` that rank ahead of (priority, created_ms, uid), best first, at most
   // `limit`, leaving out the members of gang `skip_workload` (when not empty). by_priority:
   // TaskRanking order (priority, then age); else age only.
-  [[nodiscard]] std::vector<PendingPod> Ahead(NameId team, int32_t priority, int64_t created_ms,
-                                              std::string_view uid, bool by_priority, size_t limit,
+  [[nodiscard]] std::vector<PendingPod> Ahead(model::NameId team, int32_t priority,
+                                              int64_t created_ms, std::string_view uid,
+                                              bool by_priority, size_t limit,
                                               std::string_view skip_workload = {}) const;
   // What `members` members of gang `workload` (of `team`) that hold no quota need together
   // (DESIGN §3.7): the request of member `uid`, each pending member's (per pod set when members
   // differ, e.g. a launcher and its workers), and for members not created yet the largest
   // request among those known; `*estimated` (if not null) is set to how many members that is.
-  [[nodiscard]] ResourceList GangNeed(NameId team, std::string_view workload, std::string_view uid,
-                                      const ResourceList& request, int64_t members,
-                                      int64_t* estimated = nullptr) const;
+  [[nodiscard]] model::ResourceList GangNeed(model::NameId team, std::string_view workload,
+                                             std::string_view uid,
+                                             const model::ResourceList& request, int64_t members,
+                                             int64_t* estimated = nullptr) const;
   // The best-ranked pending pod of `team`, if any.
-  [[nodiscard]] std::optional<PendingPod> Head(NameId team, bool by_priority) const;
+  [[nodiscard]] std::optional<PendingPod> Head(model::NameId team, bool by_priority) const;
   // Pending pods of `team`: all, and those a filter call has refused (the rest are waiting for
   // the scheduler to try them). Applies posted notes first.
   struct Counts {
@@ -127,7 +130,7 @@ class PendingQueues {
     size_t workloads = 0;
     size_t refused_workloads = 0;
   };
-  [[nodiscard]] Counts CountsOf(NameId team);
+  [[nodiscard]] Counts CountsOf(model::NameId team);
   // The pending pods of `team` in rank order (as Head: by_priority is TaskRanking order), each
   // with whether a filter call refused it. Applies posted notes first.
   struct Queued {
@@ -135,7 +138,7 @@ class PendingQueues {
     bool refused = false;
     int64_t refused_ms = 0;  // since when filter calls give that reason
   };
-  [[nodiscard]] std::vector<Queued> QueueOf(NameId team, bool by_priority);
+  [[nodiscard]] std::vector<Queued> QueueOf(model::NameId team, bool by_priority);
   // Applies every note posted before the call, and forgets the pods known only from filter
   // calls that have not been filtered for filter_seen_ttl_ms (the housekeeping tick calls it
   // every second).
@@ -199,11 +202,11 @@ class PendingQueues {
   common::PostBox<Note> notes_;
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, Entry> pending_;  // by uid
-  std::unordered_map<NameId, TeamQueue> queues_;
+  std::unordered_map<model::NameId, TeamQueue> queues_;
   uint64_t version_clock_ = 0;                                 // the last TeamQueue::version given
   std::unordered_multimap<std::string, std::string> by_gang_;  // PendingPod::gang → uid
   std::unordered_set<std::string> filter_only_;  // uids of entries not from the informer
   std::atomic<uint64_t> filter_only_dropped_{0};
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

@@ -6,10 +6,10 @@
 #include <future>
 #include <thread>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 namespace {
 
-PendingPod Pending(std::string uid, NameId team, int32_t priority, int64_t created_ms) {
+PendingPod Pending(std::string uid, model::NameId team, int32_t priority, int64_t created_ms) {
   PendingPod p;
   p.key = "ns/" + uid;
   p.uid = std::move(uid);
@@ -267,4 +267,4 @@ TEST_F(PendingQueuesTest, ConcurrentNotesAndInformerWritesLoseNothing) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

@@ -7,14 +7,14 @@
 #include "scheduler/common/log.h"
 #include "scheduler/model/interner.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 namespace {
 
 constexpr std::string_view kComponent = "ledger";
 
 }  // namespace
 
-Reconciler::Reconciler(QuotaBook* book, ClusterState* cluster, const common::Clock* clock,
+Reconciler::Reconciler(ledger::QuotaBook* book, ClusterState* cluster, const common::Clock* clock,
                        Options options)
     : book_(book),
       cluster_(cluster),
@@ -64,16 +64,16 @@ void Reconciler::ReconcileReservations() {
 }
 
 void Reconciler::ReconcileLedger() {
-  const std::vector<Ledger::Drift> drift = book_->Reconcile();
+  const std::vector<ledger::Ledger::Drift> drift = book_->Reconcile();
   drift_cells_.fetch_add(drift.size(), std::memory_order_relaxed);
-  for (const Ledger::Drift& d : drift) {
+  for (const ledger::Ledger::Drift& d : drift) {
     common::log::Warn(kComponent, "usage drift repaired",
-                      {{"team", TeamNames().Name(d.key.team)},
-                       {"flavor", FlavorNames().Name(d.key.flavor)},
-                       {"resource", ResourceNames().Name(d.key.resource)},
+                      {{"team", model::TeamNames().Name(d.key.team)},
+                       {"flavor", model::FlavorNames().Name(d.key.flavor)},
+                       {"resource", model::ResourceNames().Name(d.key.resource)},
                        {"ledger", d.ledger_usage},
                        {"reservations", d.charged}});
   }
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

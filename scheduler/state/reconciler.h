@@ -27,7 +27,7 @@
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/state/cluster_state.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 
 class Reconciler {
  public:
@@ -45,7 +45,8 @@ class Reconciler {
     uint64_t drift_cells = 0;        // ledger cells whose counters disagreed with the charges
   };
 
-  Reconciler(QuotaBook* book, ClusterState* cluster, const common::Clock* clock, Options options);
+  Reconciler(ledger::QuotaBook* book, ClusterState* cluster, const common::Clock* clock,
+             Options options);
   Reconciler(const Reconciler&) = delete;
   Reconciler& operator=(const Reconciler&) = delete;
 
@@ -59,7 +60,7 @@ class Reconciler {
   void ReconcileReservations();
   void ReconcileLedger();
 
-  QuotaBook* const book_;
+  ledger::QuotaBook* const book_;
   ClusterState* const cluster_;
   const common::Clock* const clock_;
   const Options options_;
@@ -72,4 +73,4 @@ class Reconciler {
   std::atomic<uint64_t> drift_cells_{0};
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

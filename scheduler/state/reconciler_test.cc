@@ -6,9 +6,18 @@
 
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 namespace {
 
+using ledger::Charge;
+using ledger::Ledger;
+using ledger::PodMeta;
+using ledger::QuotaBook;
+using model::FlavorNames;
+using model::NameId;
+using model::ResourceList;
+using model::ResourceNames;
+using model::TeamNames;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 using testing::PolicyBuilder;
@@ -116,4 +125,4 @@ TEST_F(ReconcilerTest, RepairsLedgerCountersThatDisagreeWithTheReservations) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

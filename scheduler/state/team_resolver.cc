@@ -5,7 +5,19 @@
 
 #include <mutex>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
+
+using model::GangSource;
+using model::Labels;
+using model::LiveQueues;
+using model::NameId;
+using model::Pod;
+using model::PodGroupKey;
+using model::PolicyPtr;
+using model::ResolveTeam;
+using model::Team;
+using model::TeamNames;
+using model::WorkloadRef;
 
 void TeamResolver::SetPolicy(PolicyPtr policy) {
   std::unique_lock lock(mu_);
@@ -76,7 +88,7 @@ bool TeamResolver::ErasePodGroup(const std::string& ns, const std::string& name)
 }
 
 WorkloadRef TeamResolver::WorkloadOf(const Pod& pod) const {
-  WorkloadRef ref = scheduler::WorkloadOf(pod);
+  WorkloadRef ref = scheduler::model::WorkloadOf(pod);
   if (ref.key.empty() || ref.size > 0) return ref;
   std::shared_lock lock(mu_);
   if (auto it = group_sizes_.find(ref.key); it != group_sizes_.end()) {
@@ -98,4 +110,4 @@ LiveQueues TeamResolver::live_queues() const {
   return live_;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

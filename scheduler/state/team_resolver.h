@@ -17,16 +17,16 @@
 #include "scheduler/model/policy.h"
 #include "scheduler/state/pending_queues.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 
 class TeamResolver {
  public:
-  explicit TeamResolver(PolicyPtr policy) : policy_(std::move(policy)) {}
+  explicit TeamResolver(model::PolicyPtr policy) : policy_(std::move(policy)) {}
 
-  void SetPolicy(PolicyPtr policy);
-  [[nodiscard]] PolicyPtr policy() const;
+  void SetPolicy(model::PolicyPtr policy);
+  [[nodiscard]] model::PolicyPtr policy() const;
 
-  void UpsertNamespace(const std::string& name, const Labels& labels);
+  void UpsertNamespace(const std::string& name, const model::Labels& labels);
   void EraseNamespace(const std::string& name);
   void UpsertLocalQueue(const std::string& ns, const std::string& name,
                         const std::string& cluster_queue);
@@ -41,21 +41,21 @@ class TeamResolver {
   bool EraseGangSize(const std::string& workload);
 
   // The pod's team under the current policy and live queues (kNoTeam: none).
-  [[nodiscard]] NameId TeamOf(const Pod& pod) const;
-  [[nodiscard]] LiveQueues live_queues() const;
+  [[nodiscard]] model::NameId TeamOf(const model::Pod& pod) const;
+  [[nodiscard]] model::LiveQueues live_queues() const;
   // The informer of objects of `source` has listed them all: from now on a gang of that source
   // whose object is unknown waits for it (WorkloadRef::awaiting_object).
-  void MarkSynced(GangSource source);
+  void MarkSynced(model::GangSource source);
 
   // The pod's workload (WorkloadOf), its size declared on the pod or else by its PodGroup's
   // minMember or its job object; awaiting_object when neither declares it and that object's
   // informer has synced (the object is about to arrive: a controller creates it before its pods).
-  [[nodiscard]] WorkloadRef WorkloadOf(const Pod& pod) const;
+  [[nodiscard]] model::WorkloadRef WorkloadOf(const model::Pod& pod) const;
 
  private:
   mutable std::shared_mutex mu_;
-  PolicyPtr policy_;
-  LiveQueues live_;
+  model::PolicyPtr policy_;
+  model::LiveQueues live_;
   // Declared gang sizes by workload key: PodGroupKey → minMember, and the job objects' sizes
   // (0 when an object declares none).
   std::unordered_map<std::string, int32_t> group_sizes_;
@@ -63,4 +63,4 @@ class TeamResolver {
   bool SetSizeLocked(std::string key, int64_t size);  // whether it changed
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

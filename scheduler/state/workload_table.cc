@@ -4,7 +4,18 @@
 #include <mutex>
 #include <utility>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
+
+using ledger::kNoNode;
+using model::GangSource;
+using model::GangSourceName;
+using model::Labels;
+using model::NameId;
+using model::NodeNames;
+using model::Pod;
+using model::ResourceList;
+using model::ToIdAmounts;
+using model::WorkloadRef;
 
 std::string_view WorkloadKindOf(const WorkloadRef& ref) {
   if (ref.key.empty()) return "Pod";
@@ -151,4 +162,4 @@ bool WorkloadTable::View::HasPod(std::string_view uid) const {
   return table_.workload_of_.contains(uid);
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

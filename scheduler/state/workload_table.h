@@ -29,25 +29,25 @@
 #include "scheduler/model/resources.h"
 #include "scheduler/state/pending_queues.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 
 // A member of a workload, compact (the table holds one per governed pod): its node by interned
 // id (as the QuotaBook's PodMeta has it), the request by resource id. The priority class and
 // instance type stay strings: pods name them freely, and an interner never forgets a name.
 struct WorkloadMember {
-  std::string name, uid;  // its namespace is its workload's
-  IdAmounts request;      // effective request
+  std::string name, uid;     // its namespace is its workload's
+  model::IdAmounts request;  // effective request
   int64_t created_ms = 0;
   int64_t started_ms = 0;
-  NameId node = kNoNode;  // NodeNames(); kNoNode while it waits
+  model::NameId node = ledger::kNoNode;  // NodeNames(); kNoNode while it waits
   bool terminating = false;
-  NameId team = kNoTeam;
+  model::NameId team = kNoTeam;
   int32_t priority = 0;
   int32_t declared = 0;
   std::string priority_class;
   std::string instance_type;  // what its node selector asks for ("" if nothing)
-  [[nodiscard]] bool bound() const { return node != kNoNode; }
-  [[nodiscard]] const std::string& node_name() const { return NodeNames().Name(node); }
+  [[nodiscard]] bool bound() const { return node != ledger::kNoNode; }
+  [[nodiscard]] const std::string& node_name() const { return model::NodeNames().Name(node); }
 };
 
 struct WorkloadEntry {
@@ -58,7 +58,7 @@ struct WorkloadEntry {
   // Whatever order its pods' events came in: the first member's team, the highest priority of
   // its members and that member's class, the largest size a member declares (1 for a lone pod),
   // the instance type the first member that names one asks for.
-  NameId team = kNoTeam;
+  model::NameId team = kNoTeam;
   int32_t priority = 0;
   int32_t declared = 0;
   std::string priority_class;
@@ -67,7 +67,7 @@ struct WorkloadEntry {
 };
 
 // The admin API's kind of a workload: the object that declares the gang, or Pod for a lone pod.
-[[nodiscard]] std::string_view WorkloadKindOf(const WorkloadRef& ref);
+[[nodiscard]] std::string_view WorkloadKindOf(const model::WorkloadRef& ref);
 // The table key of a workload: its gang key (WorkloadRef::key, PendingPod::gang), or
 // "pod/<ns>/<name>" for a lone pod (`gang_key` empty).
 [[nodiscard]] std::string WorkloadKeyOf(std::string_view gang_key, std::string_view pod_key);
@@ -78,7 +78,7 @@ struct WorkloadEntry {
 [[nodiscard]] std::pair<std::string_view, std::string_view> SplitKey(std::string_view key);
 // The instance type a node selector asks for under the policy's instance-type `label` ("" if
 // none).
-[[nodiscard]] std::string RequestedInstanceType(const Labels& node_selector,
+[[nodiscard]] std::string RequestedInstanceType(const model::Labels& node_selector,
                                                 std::string_view label);
 
 class WorkloadTable {
@@ -89,8 +89,9 @@ class WorkloadTable {
 
   // A pod's current state: it joins (or moves to) the workload `ref` names. `instance_type`:
   // the one its node selector asks for ("" if none).
-  void Put(const Pod& pod, NameId team, const ResourceList& request, const WorkloadRef& ref,
-           int32_t priority, std::string priority_class, std::string instance_type = "");
+  void Put(const model::Pod& pod, model::NameId team, const model::ResourceList& request,
+           const model::WorkloadRef& ref, int32_t priority, std::string priority_class,
+           std::string instance_type = "");
   // A pod gone, terminal or no longer governed.
   void Remove(std::string_view uid);
   // The uids of the members of workload `key`.
@@ -136,4 +137,4 @@ class WorkloadTable {
   ByName<Ordered::iterator> workload_of_;  // pod uid → its workload's entry
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

@@ -12,9 +12,19 @@
 #include "scheduler/state/cluster_state.h"
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::state {
 namespace {
 
+using ledger::QuotaBook;
+using model::NameId;
+using model::Pod;
+using model::PodPhase;
+using model::PolicyPtr;
+using model::PriorityClassOf;
+using model::ResolvePriority;
+using model::ResourceList;
+using model::TeamNames;
+using model::WorkloadOf;
 using testing::PodBuilder;
 using testing::PolicyBuilder;
 
@@ -244,4 +254,4 @@ TEST_F(ClusterWorkloadsTest, ReadersWalkTheTableWhileEventsChangeIt) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::state

@@ -19,9 +19,10 @@ namespace taskgov::scheduler::testing {
 class AdmissionFixture : public ::testing::Test {
  protected:
   // `binder` may be null (taskgov does not bind).
-  void Start(PolicyPtr policy, KubeActions* binder = nullptr) {
-    book_ = std::make_unique<QuotaBook>(policy, &clock_);
-    cluster_ = std::make_unique<ClusterState>(book_.get(), &clock_, ClusterState::Options{});
+  void Start(model::PolicyPtr policy, KubeActions* binder = nullptr) {
+    book_ = std::make_unique<ledger::QuotaBook>(policy, &clock_);
+    cluster_ =
+        std::make_unique<state::ClusterState>(book_.get(), &clock_, state::ClusterState::Options{});
     admission_ = std::make_unique<Admission>(book_.get(), cluster_.get(), binder, &clock_,
                                              Admission::Options{});
     cluster_->OnSynced(ObjectKind::kPod);
@@ -41,7 +42,7 @@ class AdmissionFixture : public ::testing::Test {
   }
   // team-a and team-b of cohort "c", 8 GPUs each on ml.p5.48xlarge; team-a may borrow
   // `a_borrow`.
-  static PolicyPtr TwoTeams(int64_t a_borrow = kUnlimited) {
+  static model::PolicyPtr TwoTeams(int64_t a_borrow = model::kUnlimited) {
     return PolicyBuilder()
         .Team("team-a", "c")
         .Quota("ml.p5.48xlarge", "nvidia.com/gpu", 8, a_borrow)
@@ -50,14 +51,14 @@ class AdmissionFixture : public ::testing::Test {
         .Build();
   }
   // A pod of `team` (namespace ns-<team>) asking for `gpus` GPUs.
-  static Pod GpuPod(const std::string& name, const std::string& team, int gpus,
-                    int64_t created_ms = 1000) {
+  static model::Pod GpuPod(const std::string& name, const std::string& team, int gpus,
+                           int64_t created_ms = 1000) {
     return PodBuilder(name).Namespace("ns-" + team).Gpus(gpus).Created(created_ms);
   }
 
   common::FakeClock clock_;
-  std::unique_ptr<QuotaBook> book_;
-  std::unique_ptr<ClusterState> cluster_;
+  std::unique_ptr<ledger::QuotaBook> book_;
+  std::unique_ptr<state::ClusterState> cluster_;
   std::unique_ptr<Admission> admission_;
   std::vector<std::string> nodes_;
 };

@@ -18,7 +18,7 @@
 namespace taskgov::scheduler::testing {
 
 inline int64_t Q(const std::string& resource, const std::string& quantity) {
-  common::Result<int64_t> r = ParseResourceQuantity(resource, quantity);
+  common::Result<int64_t> r = model::ParseResourceQuantity(resource, quantity);
   if (!r.ok()) {
     std::cerr << "test builder: " << r.error().message << "\n";
     std::abort();
@@ -41,10 +41,10 @@ class ContainerBuilder {
     c_.restart_always = true;
     return *this;
   }
-  Container Build() const { return c_; }
+  model::Container Build() const { return c_; }
 
  private:
-  Container c_;
+  model::Container c_;
 };
 
 class PodBuilder {
@@ -54,7 +54,7 @@ class PodBuilder {
     pod_.namespace_ = "default";
     pod_.uid = "uid-" + pod_.name;
     pod_.scheduler_name = "taskgov";
-    pod_.containers.push_back(Container{"main", {}, {}, false});
+    pod_.containers.push_back(model::Container{"main", {}, {}, false});
   }
   PodBuilder& SchedulerName(std::string name) {
     pod_.scheduler_name = std::move(name);
@@ -84,11 +84,11 @@ class PodBuilder {
   PodBuilder& Gpus(int n) { return Request("nvidia.com/gpu", std::to_string(n)); }
   PodBuilder& Cpu(const std::string& q) { return Request("cpu", q); }
   PodBuilder& Memory(const std::string& q) { return Request("memory", q); }
-  PodBuilder& AddContainer(const scheduler::Container& c) {
+  PodBuilder& AddContainer(const scheduler::model::Container& c) {
     pod_.containers.push_back(c);
     return *this;
   }
-  PodBuilder& AddInitContainer(const scheduler::Container& c) {
+  PodBuilder& AddInitContainer(const scheduler::model::Container& c) {
     pod_.init_containers.push_back(c);
     return *this;
   }
@@ -101,26 +101,27 @@ class PodBuilder {
     return *this;
   }
   // Appends to spec.tolerations (an empty effect tolerates every effect).
-  PodBuilder& Toleration(const std::string& key, TolerationOperator op,
-                         const std::string& value = "", TaintEffect effect = TaintEffect::kAll) {
-    PodPlacementSpec spec = pod_.placement ? *pod_.placement : PodPlacementSpec{};
-    spec.tolerations.push_back(scheduler::Toleration{key, value, op, effect});
-    pod_.placement = std::make_shared<const PodPlacementSpec>(std::move(spec));
+  PodBuilder& Toleration(const std::string& key, model::TolerationOperator op,
+                         const std::string& value = "",
+                         model::TaintEffect effect = model::TaintEffect::kAll) {
+    model::PodPlacementSpec spec = pod_.placement ? *pod_.placement : model::PodPlacementSpec{};
+    spec.tolerations.push_back(scheduler::model::Toleration{key, value, op, effect});
+    pod_.placement = std::make_shared<const model::PodPlacementSpec>(std::move(spec));
     return *this;
   }
   // Appends a term (ORed with the others) to the required node affinity.
-  PodBuilder& AffinityTerm(NodeSelectorTerm term) {
-    PodPlacementSpec spec = pod_.placement ? *pod_.placement : PodPlacementSpec{};
+  PodBuilder& AffinityTerm(model::NodeSelectorTerm term) {
+    model::PodPlacementSpec spec = pod_.placement ? *pod_.placement : model::PodPlacementSpec{};
     if (!spec.required_node_affinity) spec.required_node_affinity.emplace();
     spec.required_node_affinity->push_back(std::move(term));
-    pod_.placement = std::make_shared<const PodPlacementSpec>(std::move(spec));
+    pod_.placement = std::make_shared<const model::PodPlacementSpec>(std::move(spec));
     return *this;
   }
   // A required node affinity term pinning the pod to the named nodes (matchFields).
   PodBuilder& PinnedTo(std::vector<std::string> nodes) {
-    NodeSelectorTerm term;
-    term.match_fields.push_back(
-        NodeSelectorRequirement{"metadata.name", NodeSelectorOperator::kIn, std::move(nodes)});
+    model::NodeSelectorTerm term;
+    term.match_fields.push_back(model::NodeSelectorRequirement{
+        "metadata.name", model::NodeSelectorOperator::kIn, std::move(nodes)});
     return AffinityTerm(std::move(term));
   }
   PodBuilder& Priority(int32_t p) {
@@ -141,23 +142,23 @@ class PodBuilder {
   }
   PodBuilder& OnNode(std::string node) {
     pod_.node_name = std::move(node);
-    pod_.phase = PodPhase::kRunning;
+    pod_.phase = model::PodPhase::kRunning;
     return *this;
   }
-  PodBuilder& Phase(PodPhase phase) {
+  PodBuilder& Phase(model::PodPhase phase) {
     pod_.phase = phase;
     return *this;
   }
   PodBuilder& Owner(std::string kind, std::string name, std::string uid) {
     pod_.owner_references.push_back(
-        OwnerReference{"batch/v1", std::move(kind), std::move(name), std::move(uid), true});
+        model::OwnerReference{"batch/v1", std::move(kind), std::move(name), std::move(uid), true});
     return *this;
   }
-  Pod Build() const { return pod_; }
-  operator Pod() const { return pod_; }  // NOLINT: builders convert implicitly
+  model::Pod Build() const { return pod_; }
+  operator model::Pod() const { return pod_; }  // NOLINT: builders convert implicitly
 
  private:
-  Pod pod_;
+  model::Pod pod_;
 };
 
 class NodeBuilder {
@@ -175,19 +176,19 @@ class NodeBuilder {
     node_.capacity.Set(r, Q(r, q));
     return *this;
   }
-  NodeBuilder& Taint(const std::string& key, const std::string& value, TaintEffect effect) {
-    node_.taints.push_back(scheduler::Taint{key, value, effect});
+  NodeBuilder& Taint(const std::string& key, const std::string& value, model::TaintEffect effect) {
+    node_.taints.push_back(scheduler::model::Taint{key, value, effect});
     return *this;
   }
   NodeBuilder& Unschedulable() {
     node_.unschedulable = true;
     return *this;
   }
-  Node Build() const { return node_; }
-  operator Node() const { return node_; }  // NOLINT: builders convert implicitly
+  model::Node Build() const { return node_; }
+  operator model::Node() const { return node_; }  // NOLINT: builders convert implicitly
 
  private:
-  Node node_;
+  model::Node node_;
 };
 
 }  // namespace taskgov::scheduler::testing
@@ -208,7 +209,7 @@ namespace taskgov::scheduler::testing {
 class PolicyBuilder {
  public:
   PolicyBuilder& Team(const std::string& name, const std::string& cohort = "") {
-    scheduler::Team team;
+    scheduler::model::Team team;
     team.name = name;
     team.cohort = cohort;
     team.namespaces = {"ns-" + name};
@@ -228,54 +229,56 @@ class PolicyBuilder {
     policy_.teams.back().active = false;
     return *this;
   }
-  PolicyBuilder& Queueing(QueueingStrategy strategy) {
+  PolicyBuilder& Queueing(model::QueueingStrategy strategy) {
     policy_.teams.back().queueing = strategy;
     return *this;
   }
   PolicyBuilder& Quota(const std::string& flavor, const std::string& resource, int64_t nominal,
-                       int64_t borrowing_limit = kUnlimited, int64_t lending_limit = kUnlimited) {
-    scheduler::Team& team = policy_.teams.back();
-    FlavorQuota* fq = nullptr;
-    for (FlavorQuota& f : team.flavors) {
+                       int64_t borrowing_limit = model::kUnlimited,
+                       int64_t lending_limit = model::kUnlimited) {
+    scheduler::model::Team& team = policy_.teams.back();
+    model::FlavorQuota* fq = nullptr;
+    for (model::FlavorQuota& f : team.flavors) {
       if (f.flavor == flavor) fq = &f;
     }
     if (fq == nullptr) {
-      team.flavors.push_back(FlavorQuota{flavor, {}});
+      team.flavors.push_back(model::FlavorQuota{flavor, {}});
       fq = &team.flavors.back();
     }
-    fq->resources.push_back(ResourceQuota{resource, nominal, borrowing_limit, lending_limit});
+    fq->resources.push_back(
+        model::ResourceQuota{resource, nominal, borrowing_limit, lending_limit});
     bool known = false;
-    for (const Flavor& f : policy_.flavors) known |= f.name == flavor;
+    for (const model::Flavor& f : policy_.flavors) known |= f.name == flavor;
     if (!known) {
-      policy_.flavors.push_back(Flavor{flavor, {{policy_.instance_type_label, flavor}}});
+      policy_.flavors.push_back(model::Flavor{flavor, {{policy_.instance_type_label, flavor}}});
     }
     return *this;
   }
   PolicyBuilder& PriorityClass(const std::string& name, int32_t value) {
-    policy_.priority_classes.push_back(scheduler::PriorityClass{name, value});
+    policy_.priority_classes.push_back(scheduler::model::PriorityClass{name, value});
     return *this;
   }
-  PolicyBuilder& TaskPrioritization(scheduler::TaskPrioritization mode) {
+  PolicyBuilder& TaskPrioritization(scheduler::model::TaskPrioritization mode) {
     policy_.task_prioritization = mode;
     return *this;
   }
-  PolicyBuilder& IdleCompute(IdleComputeAllocation mode) {
+  PolicyBuilder& IdleCompute(model::IdleComputeAllocation mode) {
     policy_.idle_compute = mode;
     return *this;
   }
-  PolicyBuilder& NoTeam(NoTeamAction action) {
+  PolicyBuilder& NoTeam(model::NoTeamAction action) {
     policy_.no_team = action;
     return *this;
   }
-  Policy& mutable_policy() { return policy_; }
-  std::shared_ptr<const Policy> Build() const {
-    auto policy = std::make_shared<Policy>(policy_);
+  model::Policy& mutable_policy() { return policy_; }
+  std::shared_ptr<const model::Policy> Build() const {
+    auto policy = std::make_shared<model::Policy>(policy_);
     policy->Finalize();
     return policy;
   }
 
  private:
-  Policy policy_;
+  model::Policy policy_;
 };
 
 }  // namespace taskgov::scheduler::testing

@@ -18,7 +18,7 @@ inline constexpr const char* kBenchFlavors[] = {"ml.p5.48xlarge", "ml.g5.12xlarg
                                                 "ml.trn1.32xlarge"};
 
 // team-0 … team-99, each 8 GPUs (borrowing limit 16), 192 cores and 2 TiB on every flavor.
-inline PolicyPtr HundredTeams() {
+inline model::PolicyPtr HundredTeams() {
   PolicyBuilder builder;
   for (int t = 0; t < 100; ++t) {
     builder.Team("team-" + std::to_string(t), "cohort");
@@ -33,8 +33,8 @@ inline PolicyPtr HundredTeams() {
 
 struct FilterFixture {
   common::FakeClock clock;
-  QuotaBook book{HundredTeams(), &clock};
-  ClusterState cluster{&book, &clock, ClusterState::Options{}};
+  ledger::QuotaBook book{HundredTeams(), &clock};
+  state::ClusterState cluster{&book, &clock, state::ClusterState::Options{}};
   Admission admission{&book, &cluster, nullptr, &clock, Admission::Options{}};
   std::vector<std::string> names;  // node-0 … node-499
 

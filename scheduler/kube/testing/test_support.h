@@ -67,8 +67,8 @@ inline common::Result<std::string> TestString(const rapidjson::Value& root, cons
 }
 
 // Reads metadata (name, namespace, uid, resourceVersion), spec.nodeName and status.phase.
-inline common::Result<Pod> TestDecodePod(const rapidjson::Value& v) {
-  Pod pod;
+inline common::Result<model::Pod> TestDecodePod(const rapidjson::Value& v) {
+  model::Pod pod;
   for (auto [out, a, b] : {std::tuple{&pod.name, "metadata", "name"},
                            std::tuple{&pod.namespace_, "metadata", "namespace"},
                            std::tuple{&pod.uid, "metadata", "uid"},
@@ -80,14 +80,14 @@ inline common::Result<Pod> TestDecodePod(const rapidjson::Value& v) {
   }
   common::Result<std::string> phase = TestString(v, "status", "phase");
   if (!phase.ok()) return phase.error();
-  if (*phase == "Running") pod.phase = PodPhase::kRunning;
-  if (*phase == "Succeeded") pod.phase = PodPhase::kSucceeded;
-  if (*phase == "Failed") pod.phase = PodPhase::kFailed;
+  if (*phase == "Running") pod.phase = model::PodPhase::kRunning;
+  if (*phase == "Succeeded") pod.phase = model::PodPhase::kSucceeded;
+  if (*phase == "Failed") pod.phase = model::PodPhase::kFailed;
   return pod;
 }
 
-inline common::Result<Node> TestDecodeNode(const rapidjson::Value& v) {
-  Node node;
+inline common::Result<model::Node> TestDecodeNode(const rapidjson::Value& v) {
+  model::Node node;
   common::Result<std::string> name = TestString(v, "metadata", "name");
   if (!name.ok()) return name.error();
   node.name = *name;
@@ -109,7 +109,7 @@ class RecordingObserver : public ClusterObserver {
     std::string node;
   };
 
-  void OnPodUpsert(const Pod& pod) override {
+  void OnPodUpsert(const model::Pod& pod) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = pods_.find(pod.key());
     if (it != pods_.end()) {
@@ -124,7 +124,7 @@ class RecordingObserver : public ClusterObserver {
     Changed();
     if (on_pod_upsert) on_pod_upsert(pod);
   }
-  void OnPodDelete(const Pod& pod) override {
+  void OnPodDelete(const model::Pod& pod) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = pods_.find(pod.key());
     if (it == pods_.end()) {
@@ -137,7 +137,7 @@ class RecordingObserver : public ClusterObserver {
     log_.push_back("pod- " + pod.key());
     Changed();
   }
-  void OnNodeUpsert(const Node& node) override {
+  void OnNodeUpsert(const model::Node& node) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = nodes_.find(node.name);
     if (it != nodes_.end() && it->second == node.resource_version) {
@@ -153,7 +153,7 @@ class RecordingObserver : public ClusterObserver {
     log_.push_back("node- " + name);
     Changed();
   }
-  void OnNamespaceUpsert(const std::string& name, const Labels& labels) override {
+  void OnNamespaceUpsert(const std::string& name, const model::Labels& labels) override {
     std::lock_guard<std::mutex> lock(mu_);
     namespaces_[name] = labels;
     Changed();
@@ -216,7 +216,7 @@ class RecordingObserver : public ClusterObserver {
   // Read with the lock held (inside Wait / With).
   std::map<std::string, PodState> pods_;
   std::map<std::string, std::string> nodes_;  // name → resourceVersion
-  std::map<std::string, Labels> namespaces_;
+  std::map<std::string, model::Labels> namespaces_;
   std::map<std::string, std::string> local_queues_;
   std::map<std::string, std::string> pod_groups_;
   std::map<std::string, int64_t> gang_sizes_;  // workload key → declared size
@@ -226,7 +226,7 @@ class RecordingObserver : public ClusterObserver {
   std::vector<std::string> errors_;
   int pod_upserts_ = 0;
   // Called from OnPodUpsert with the lock held (keep it short; it may block on I/O).
-  std::function<void(const Pod&)> on_pod_upsert;
+  std::function<void(const model::Pod&)> on_pod_upsert;
 
  private:
   void Violation(const std::string& what) { errors_.push_back(what); }
