@@ -244,7 +244,7 @@ void TeamShares(Writer& w, const scheduler::model::Team& team,
   w.StartObject();
   scheduler::ledger::Ledger::Session session(book.ledger());
   for (const scheduler::model::FlavorQuota& fq : team.flavors) {
-    const int64_t per_mille = scheduler::ReportedWeightedShare(
+    const int64_t per_mille = scheduler::decisions::ReportedWeightedShare(
         session, team, scheduler::model::FlavorNames().Intern(fq.flavor));
     w.Key(fq.flavor.c_str());
     if (per_mille == scheduler::model::kUnlimited) {
@@ -429,10 +429,10 @@ void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_
   w.EndObject();
 }
 
-void WriteChecks(Writer& w, const std::vector<scheduler::Check>& checks) {
+void WriteChecks(Writer& w, const std::vector<scheduler::decisions::Check>& checks) {
   w.Key("checks");
   w.StartArray();
-  for (const scheduler::Check& c : checks) {
+  for (const scheduler::decisions::Check& c : checks) {
     w.StartObject();
     KeyStr(w, "rule", c.rule);
     w.Key("passed");
@@ -449,16 +449,16 @@ void WriteChecks(Writer& w, const std::vector<scheduler::Check>& checks) {
   w.EndArray();
 }
 
-void WriteFlavorExplanation(Writer& w, const scheduler::FlavorExplanation& f) {
+void WriteFlavorExplanation(Writer& w, const scheduler::decisions::FlavorExplanation& f) {
   w.StartObject();
   KeyStr(w, "flavor", f.flavor);
-  KeyStr(w, "mode", scheduler::ModeName(f.mode));
+  KeyStr(w, "mode", scheduler::decisions::ModeName(f.mode));
   w.Key("admissible");
   w.Bool(f.admissible);
   WriteChecks(w, f.checks);
   w.Key("quota");
   w.StartArray();
-  for (const scheduler::QuotaLine& l : f.quota) {
+  for (const scheduler::decisions::QuotaLine& l : f.quota) {
     w.StartObject();
     KeyStr(w, "resource", l.resource);
     for (const auto& [key, amount] : {std::pair{"need", l.need},
@@ -777,11 +777,11 @@ HttpResponse AdminApi::Explanation(const std::string& ns, const std::string& nam
       break;
     }
   }
-  scheduler::Explanation e;
+  scheduler::decisions::Explanation e;
   if (pod) {
     e = sources_.explain(*pod);
   } else {
-    e.outlook = scheduler::Outlook::kNotPending;
+    e.outlook = scheduler::decisions::Outlook::kNotPending;
     e.team = std::string(scheduler::model::TeamNames().Name(row->team));
     e.summary = waiting == nullptr
                     ? ns + "/" + name + " does not wait: it is " + row->state
@@ -804,7 +804,7 @@ HttpResponse AdminApi::Explanation(const std::string& ns, const std::string& nam
   } else {
     w.Null();
   }
-  KeyStr(w, "outlook", scheduler::OutlookName(e.outlook));
+  KeyStr(w, "outlook", scheduler::decisions::OutlookName(e.outlook));
   KeyStr(w, "summary", e.summary);
   w.Key("request");
   Resources(w, e.request);
@@ -815,7 +815,7 @@ HttpResponse AdminApi::Explanation(const std::string& ns, const std::string& nam
   WriteChecks(w, e.checks);
   w.Key("flavors");
   w.StartArray();
-  for (const scheduler::FlavorExplanation& f : e.flavors) WriteFlavorExplanation(w, f);
+  for (const scheduler::decisions::FlavorExplanation& f : e.flavors) WriteFlavorExplanation(w, f);
   w.EndArray();
   KeyStr(w, "preemption", waiting == nullptr ? "" : waiting->preemption);
   w.EndObject();

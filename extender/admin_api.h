@@ -64,7 +64,7 @@ class AdminApi {
     ConsoleAccess* access = nullptr;        // null: no access checks
     const UsageHistory* history = nullptr;  // null: the history endpoints answer 404
     // Why a pod waits (Admission::Explain); unset: the explanation endpoint answers 404.
-    std::function<scheduler::Explanation(const scheduler::model::Pod&)> explain;
+    std::function<scheduler::decisions::Explanation(const scheduler::model::Pod&)> explain;
   };
   explicit AdminApi(Sources sources) : sources_(std::move(sources)) {}
 

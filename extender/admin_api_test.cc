@@ -133,7 +133,7 @@ class AdminApiTest : public ::testing::Test {
   scheduler::ledger::QuotaBook book_;
   scheduler::state::ClusterState cluster_;
   UsageHistory history_;
-  scheduler::Admission admission_;
+  scheduler::decisions::Admission admission_;
   AdminApi api_;
 };
 

@@ -146,7 +146,7 @@ struct Process {
   std::unique_ptr<scheduler::kube::ApiLeaseStore> lease_store;
   std::unique_ptr<scheduler::kube::LeaderElector> elector;
   std::unique_ptr<scheduler::PreemptionController> preemption;
-  std::unique_ptr<scheduler::Admission> admission;
+  std::unique_ptr<scheduler::decisions::Admission> admission;
   // HTTP.
   std::unique_ptr<WebhookHandlers> handlers;
   std::unique_ptr<HttpServer> health;
@@ -342,19 +342,21 @@ std::string NotReady(const Process& p) {
 
 // The admission, gated by readiness and observed by the metrics, with the policy in force.
 void BuildAdmission(Process& p) {
-  p.admission = std::make_unique<scheduler::Admission>(
-      p.book.get(), p.cluster.get(), p.actions.get(), &p.clock, scheduler::Admission::Options{});
+  p.admission = std::make_unique<scheduler::decisions::Admission>(
+      p.book.get(), p.cluster.get(), p.actions.get(), &p.clock,
+      scheduler::decisions::Admission::Options{});
   p.admission->SetGate([&p] { return NotReady(p); });
   metrics::Metrics* metrics = p.metrics.get();
-  p.admission->SetObserver(
-      [metrics](const scheduler::FilterDecision& decision) { metrics->ObserveFilter(decision); });
+  p.admission->SetObserver([metrics](const scheduler::decisions::FilterDecision& decision) {
+    metrics->ObserveFilter(decision);
+  });
   if (scheduler::PreemptionController* preemption = p.preemption.get()) {
     p.admission->SetPreemptionStatus(
         [preemption](std::string_view uid) { return preemption->StatusFor(uid); });
   }
   // The ledger and the cluster view follow the published policy from now on (the current one at
   // once, then every reload, in order).
-  scheduler::Admission* admission = p.admission.get();
+  scheduler::decisions::Admission* admission = p.admission.get();
   p.policies.Subscribe(
       [admission](const scheduler::model::PolicyPtr& policy) { admission->ApplyPolicy(policy); });
 }
@@ -416,7 +418,7 @@ void BuildConsoleServer(Process& p) {
   }
   sources.reload_status = [&p] { return p.watcher->status(); };
   sources.clock = &p.clock;
-  scheduler::Admission* admission = p.admission.get();
+  scheduler::decisions::Admission* admission = p.admission.get();
   sources.explain = [admission](const scheduler::model::Pod& pod) {
     return admission->Explain(pod);
   };

@@ -8,8 +8,8 @@
 namespace taskgov::extender {
 namespace {
 
-using scheduler::PreemptionReason;
 using scheduler::PreemptionStats;
+using scheduler::decisions::PreemptionReason;
 
 // A Key's reason field from the enum, whether the field holds the enum or its name.
 template <typename Field = decltype(PreemptionStats::Key::reason)>
@@ -17,7 +17,7 @@ Field ReasonField(PreemptionReason reason) {
   if constexpr (std::is_same_v<Field, PreemptionReason>) {
     return reason;
   } else {
-    return std::string(scheduler::ReasonName(reason));
+    return std::string(scheduler::decisions::ReasonName(reason));
   }
 }
 

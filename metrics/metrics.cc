@@ -109,21 +109,21 @@ struct VerbSeries {
 
 // The label (and Kueue reason) a preemption reason is counted under; null for reasons that are
 // not a team's preemption (plain priority, outside governance), which are not counted.
-const PreemptionReason* PreemptionLabel(scheduler::PreemptionReason reason) {
+const PreemptionReason* PreemptionLabel(scheduler::decisions::PreemptionReason reason) {
   static_assert(kPreemptionReasons[0].name == kPreemptWithinTeam &&
                 kPreemptionReasons[1].name == kPreemptReclaim &&
                 kPreemptionReasons[2].name == kPreemptFairShare &&
                 kPreemptionReasons[3].name == kPreemptReclaimWhileBorrowing);
   switch (reason) {
-    case scheduler::PreemptionReason::kInTeamPriority:
+    case scheduler::decisions::PreemptionReason::kInTeamPriority:
       return &kPreemptionReasons[0];
-    case scheduler::PreemptionReason::kReclaim:
+    case scheduler::decisions::PreemptionReason::kReclaim:
       return &kPreemptionReasons[1];
-    case scheduler::PreemptionReason::kFairShare:
+    case scheduler::decisions::PreemptionReason::kFairShare:
       return &kPreemptionReasons[2];
-    case scheduler::PreemptionReason::kReclaimWhileBorrowing:
+    case scheduler::decisions::PreemptionReason::kReclaimWhileBorrowing:
       return &kPreemptionReasons[3];
-    case scheduler::PreemptionReason::kPriority:
+    case scheduler::decisions::PreemptionReason::kPriority:
       return nullptr;
   }
   return nullptr;
@@ -268,7 +268,7 @@ class Metrics::Impl {
     sources_ = std::move(sources);
   }
 
-  void ObserveFilter(const scheduler::FilterDecision& d) {
+  void ObserveFilter(const scheduler::decisions::FilterDecision& d) {
     if (d.admitted) {
       if (d.team == scheduler::state::kNoTeam) {
         admissions_.Get(L3{kNoTeamLabel, kNoTeamLabel, "passthrough"}).Add();
@@ -591,7 +591,7 @@ void Metrics::Impl::CollectWeightedShare(const Scrape& scrape,
   for (const scheduler::model::Team& team : scrape.policy->teams) {
     int64_t max_share = 0;  // per mille, as Kueue reports it
     for (const scheduler::model::FlavorQuota& fq : team.flavors) {
-      const int64_t per_mille = scheduler::ReportedWeightedShare(
+      const int64_t per_mille = scheduler::decisions::ReportedWeightedShare(
           session, team, scheduler::model::FlavorNames().Intern(fq.flavor));
       max_share = std::max(max_share, per_mille);
       share.Value(L2{"team", "flavor"}, L2{team.name, fq.flavor},
@@ -990,7 +990,7 @@ Metrics::Metrics(Options options) : impl_(std::make_unique<Impl>(std::move(optio
 Metrics::~Metrics() = default;
 
 void Metrics::SetSources(Sources sources) { impl_->SetSources(std::move(sources)); }
-void Metrics::ObserveFilter(const scheduler::FilterDecision& decision) {
+void Metrics::ObserveFilter(const scheduler::decisions::FilterDecision& decision) {
   impl_->ObserveFilter(decision);
 }
 void Metrics::ObserveRequest(std::string_view path, bool known_path, int status, bool reply_sent,

@@ -136,7 +136,8 @@ struct PreemptionTotals {
   struct Count {
     std::string team;         // the preemptor's
     std::string victim_team;  // "" for a pod of no team
-    scheduler::PreemptionReason reason = scheduler::PreemptionReason::kPriority;
+    scheduler::decisions::PreemptionReason reason =
+        scheduler::decisions::PreemptionReason::kPriority;
     uint64_t evictions = 0;  // accepted by the API server; monotonic
   };
   std::vector<Count> preemptions;  // one per (team, victim_team, reason)
@@ -197,7 +198,7 @@ class Metrics {
   // through: team=flavor="_none", mode="passthrough"); refused ⇒
   // taskgov_refusals_total{team, reason}. Each filter call counts (a pod retried after a
   // refusal counts each time it is refused). Lock-free.
-  void ObserveFilter(const scheduler::FilterDecision& decision);
+  void ObserveFilter(const scheduler::decisions::FilterDecision& decision);
 
   // After every reply of the webhook listener (HttpServerOptions::observer; see
   // extender/metrics_http.h): verb = the last segment of the path when `known_path` (a route

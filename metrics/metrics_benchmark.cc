@@ -55,13 +55,13 @@ struct Cluster {
             scheduler::model::ResourceList{
                 {"cpu", 8'000 * (t % 5)}, {"memory", int64_t{1} << 36}, {"nvidia.com/gpu", t % 12}},
             scheduler::ledger::PodMeta{});
-        scheduler::FilterDecision d;
+        scheduler::decisions::FilterDecision d;
         d.team = team;
         d.flavor = flavor;
         d.admitted = true;
         metrics->ObserveFilter(d);
       }
-      scheduler::FilterDecision refused;
+      scheduler::decisions::FilterDecision refused;
       refused.team = team;
       refused.reason = t % 2 ? "pool" : "quota";
       metrics->ObserveFilter(refused);
@@ -125,11 +125,11 @@ Metrics& Shared() {
 
 void BM_ObserveFilter(benchmark::State& state) {
   Metrics& m = Shared();
-  scheduler::FilterDecision admitted;
+  scheduler::decisions::FilterDecision admitted;
   admitted.team = scheduler::model::TeamNames().Intern(Team(state.thread_index() + 1));
   admitted.flavor = scheduler::model::FlavorNames().Intern(Flavor(0));
   admitted.admitted = true;
-  scheduler::FilterDecision refused;
+  scheduler::decisions::FilterDecision refused;
   refused.team = admitted.team;
   refused.reason = "fair_share";
   bool flip = false;

@@ -44,7 +44,7 @@ TEST(MetricsConcurrencyTest, RecordingWhileRendering) {
   for (int w = 0; w < kWriters; ++w) {
     threads.emplace_back([&, w] {
       for (int i = 0; i < kPerWriter; ++i) {
-        scheduler::FilterDecision d;
+        scheduler::decisions::FilterDecision d;
         d.team = teams[static_cast<size_t>((i + w) % 3)];
         d.flavor = flavor;
         d.admitted = i % 3 != 0;

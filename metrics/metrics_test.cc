@@ -560,8 +560,8 @@ TEST(MetricsTest, ComponentTotalsAreReadAtScrapeTime) {
             1);
   s.NoteWatchRestart("pods", "expired");
   s.NoteWatchRestart("nodes", "dropped");
-  s.NotePreemption("team-a", "team-b", scheduler::PreemptionReason::kReclaim);
-  s.NotePreemption("team-b", "team-b", scheduler::PreemptionReason::kInTeamPriority);
+  s.NotePreemption("team-a", "team-b", scheduler::decisions::PreemptionReason::kReclaim);
+  s.NotePreemption("team-b", "team-b", scheduler::decisions::PreemptionReason::kInTeamPriority);
   s.SetPreempted("team-b", 3);
   x = ParseExposition(s.metrics->Render());
   EXPECT_EQ(x.Value("taskgov_watch_restarts_total", {{"resource", "pods"}, {"reason", "expired"}}),
@@ -612,8 +612,8 @@ TEST(MetricsTest, UngovernedPodsAreCountedPerTeam) {
 // not, under any label.
 TEST(MetricsTest, PreemptionsOutsideGovernanceAreNotCounted) {
   Scenario s;
-  s.NotePreemption("team-a", "team-b", scheduler::PreemptionReason::kPriority);
-  s.NotePreemption("team-a", "", scheduler::PreemptionReason::kReclaim);
+  s.NotePreemption("team-a", "team-b", scheduler::decisions::PreemptionReason::kPriority);
+  s.NotePreemption("team-a", "", scheduler::decisions::PreemptionReason::kReclaim);
   const Exposition x = ParseExposition(s.metrics->Render());
   EXPECT_TRUE(x.All("taskgov_preemptions_total").empty());
   EXPECT_TRUE(x.All("kueue_preempted_workloads_total").empty());
@@ -711,7 +711,7 @@ TEST(MetricsTest, PriorityClassesAreCapped) {
 
 TEST(MetricsTest, RefusalCodesOutsideTheListCountAsOther) {
   Metrics m;
-  scheduler::FilterDecision d;
+  scheduler::decisions::FilterDecision d;
   d.team = TeamId("team-x");
   d.reason = "something new";
   m.ObserveFilter(d);

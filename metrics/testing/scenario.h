@@ -113,7 +113,7 @@ struct Scenario {
     }
     SetPreempted("team-a", 1);
 
-    scheduler::FilterDecision admitted;
+    scheduler::decisions::FilterDecision admitted;
     admitted.team = TeamId("team-b");
     admitted.flavor = FlavorId("ml.p5.48xlarge");
     admitted.admitted = true;
@@ -124,13 +124,13 @@ struct Scenario {
     admitted.borrowing = false;
     metrics->ObserveFilter(admitted);
     metrics->ObserveFilter(admitted);
-    scheduler::FilterDecision refused;
+    scheduler::decisions::FilterDecision refused;
     refused.team = TeamId("team-b");
     refused.reason = "pool";
     metrics->ObserveFilter(refused);
     refused.reason = "fair_share";
     metrics->ObserveFilter(refused);
-    scheduler::FilterDecision not_ready;
+    scheduler::decisions::FilterDecision not_ready;
     not_ready.reason = "not_ready";
     metrics->ObserveFilter(not_ready);
 
@@ -143,7 +143,7 @@ struct Scenario {
     metrics->ObservePodBound(TeamId("team-a"), "training", kStartMs - 90'000, kStartMs);
     metrics->ObservePodBound(TeamId("team-b"), "inference", kStartMs - 4'000, kStartMs);
     metrics->ObservePodEnded(TeamId("team-b"), "inference", kStartMs - 7'200'000, kStartMs);
-    NotePreemption("team-a", "team-b", scheduler::PreemptionReason::kReclaim);
+    NotePreemption("team-a", "team-b", scheduler::decisions::PreemptionReason::kReclaim);
     NoteWatchRestart("pods", "expired");
     NoteInformerEvent("pods", kStartMs - 2'500);
     NoteInformerEvent("nodes", clock.NowMs());
@@ -164,7 +164,7 @@ struct Scenario {
   }
   // What the preemption controller reports: one more eviction, pods preempted and not yet gone.
   void NotePreemption(const std::string& team, const std::string& victim_team,
-                      scheduler::PreemptionReason reason) {
+                      scheduler::decisions::PreemptionReason reason) {
     std::lock_guard<std::mutex> lock(fakes_mu);
     for (PreemptionTotals::Count& c : preemptions.preemptions) {
       if (c.team == team && c.victim_team == victim_team && c.reason == reason) {

@@ -25,7 +25,7 @@ EventRecord EventWriter::PreemptingEvent(const Round& round, int64_t grace_s) {
   for (size_t i = 0; i < freed.teams.size(); ++i) {
     e.note += (i == 0 ? "" : ", ") + freed.teams[i].first + " (";
     for (size_t j = 0; j < freed.teams[i].second.size(); ++j) {
-      e.note += (j == 0 ? "" : ", ") + std::string(ReasonName(freed.teams[i].second[j]));
+      e.note += (j == 0 ? "" : ", ") + std::string(decisions::ReasonName(freed.teams[i].second[j]));
     }
     e.note += ")";
   }

@@ -8,6 +8,7 @@
 namespace taskgov::scheduler {
 namespace {
 
+using decisions::PreemptionReason;
 using testing::RoundBuilder;
 using testing::VictimBuilder;
 

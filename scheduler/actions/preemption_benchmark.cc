@@ -13,6 +13,15 @@
 namespace taskgov::scheduler {
 namespace {
 
+using decisions::Candidate;
+using decisions::CandidateSet;
+using decisions::FlavorNodes;
+using decisions::NodeState;
+using decisions::Preemptor;
+using decisions::QuotaSim;
+using decisions::Selection;
+using decisions::SelectionInput;
+using decisions::VictimSelector;
 using ledger::CellKey;
 using ledger::Charge;
 using ledger::Ledger;

@@ -9,6 +9,10 @@
 
 namespace taskgov::scheduler {
 
+using decisions::Candidate;
+using decisions::Preemptor;
+using decisions::ReasonName;
+using decisions::Selection;
 using ledger::Charge;
 using ledger::GangHold;
 using ledger::KnownIdAmounts;

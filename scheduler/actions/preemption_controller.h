@@ -67,7 +67,8 @@ struct PreemptionStats {
   struct Key {
     std::string preemptor_team;
     std::string victim_team;
-    PreemptionReason reason = PreemptionReason::kReclaim;  // metrics map it to their label
+    decisions::PreemptionReason reason =
+        decisions::PreemptionReason::kReclaim;  // metrics map it to their label
     bool operator<(const Key& o) const {
       return std::tie(preemptor_team, victim_team, reason) <
              std::tie(o.preemptor_team, o.victim_team, o.reason);
@@ -204,22 +205,23 @@ class PreemptionController {
                                    const std::vector<state::PendingPod>& preemptors,
                                    RoundTable::Followed followed);
   void DecideFor(Run& run, const state::PendingPod& pending);
-  void StartRound(Run& run, const state::PendingPod& pending, const Preemptor& p,
-                  const Selection& chosen);
+  void StartRound(Run& run, const state::PendingPod& pending, const decisions::Preemptor& p,
+                  const decisions::Selection& chosen);
   void FinishRun();
 
   // Evicting one round: what is due, and after a refused eviction, other victims for it.
   void EvictRound(Run& run, const std::string& uid);
   // Evicts the round's due victims while tokens last; true when one was refused and dropped.
   bool EvictDue(Run& run, const std::string& uid);
-  Applied ApplyLocked(Run& run, const std::string& uid, const Preemptor& preemptor,
+  Applied ApplyLocked(Run& run, const std::string& uid, const decisions::Preemptor& preemptor,
                       const RoundVictim& victim, EvictOutcome outcome, const std::string& detail);
   void RefusedLocked(Run& run, Round& round, RoundVictim& victim, bool by_pdb,
                      const std::string& detail, Applied* out);
   // Chooses other victims for the round; true when it goes on evicting (another pass).
   bool ChooseAgain(Run& run, const std::string& uid);
   // No other victims: the round keeps what is evicted (or ends without it).
-  void KeepWhatIsEvictedLocked(Run& run, Round& round, const Claim& claim, const Selection& sel);
+  void KeepWhatIsEvictedLocked(Run& run, Round& round, const Claim& claim,
+                               const decisions::Selection& sel);
 
   // With mu_ held.
   void PublishLocked();
@@ -236,7 +238,7 @@ class PreemptionController {
   // The run's: used by RunOnce only.
   EvictionRateLimiter limiter_;
   PdbRetry pdb_;
-  VictimSelector selector_;
+  decisions::VictimSelector selector_;
   // Timed-out gangs whose running members are still to be evicted, and when (steady ms).
   struct GangEviction {
     ledger::QuotaBook::ExpiredGang gang;

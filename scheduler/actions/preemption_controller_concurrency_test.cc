@@ -17,6 +17,8 @@
 namespace taskgov::scheduler {
 namespace {
 
+using decisions::Admission;
+using decisions::PreemptionReason;
 using ledger::QuotaBook;
 using model::Pod;
 using model::PodPhase;

@@ -15,6 +15,10 @@
 namespace taskgov::scheduler {
 namespace {
 
+using decisions::Admission;
+using decisions::Judge;
+using decisions::PlacementVerdict;
+using decisions::PreemptionReason;
 using ledger::CellView;
 using ledger::GangHold;
 using ledger::Ledger;

@@ -8,6 +8,7 @@
 
 namespace taskgov::scheduler {
 
+using decisions::PreemptionReason;
 using model::NameId;
 using model::ResourceAmount;
 using model::ResourceList;

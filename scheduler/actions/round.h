@@ -35,7 +35,7 @@ struct RoundVictim {
   std::string gang;
   model::IdAmounts charged;   // what it holds in the ledger on `flavor`
   model::IdAmounts occupies;  // what it holds on `node`
-  PreemptionReason reason = PreemptionReason::kReclaim;
+  decisions::PreemptionReason reason = decisions::PreemptionReason::kReclaim;
   std::string note;  // Selection::Victim::note: why it goes, for whom
   VictimPhase phase = VictimPhase::kToEvict;
   int attempts = 0;  // failed evictions (not PDB refusals)
@@ -46,7 +46,7 @@ struct RoundVictim {
 [[nodiscard]] bool EvictionDue(const RoundVictim& victim, int64_t now_ms);
 
 struct Round {
-  Preemptor preemptor;
+  decisions::Preemptor preemptor;
   // Its placement constraints, for choosing again after a refused eviction.
   model::Labels node_selector;
   std::shared_ptr<const model::PodPlacementSpec> placement;
@@ -82,7 +82,7 @@ struct Claim {
 struct Freed {
   std::string resource;
   int64_t amount = 0;
-  std::vector<std::pair<std::string, std::vector<PreemptionReason>>> teams;
+  std::vector<std::pair<std::string, std::vector<decisions::PreemptionReason>>> teams;
   bool reclaim = false;  // some victim is taken by Reclaim
   bool fair = false;     // some victim is taken by FairShare
 };

@@ -48,7 +48,7 @@ class VictimBuilder {
     v_.gang = std::move(gang);
     return *this;
   }
-  VictimBuilder& Reason(PreemptionReason reason) {
+  VictimBuilder& Reason(decisions::PreemptionReason reason) {
     v_.reason = reason;
     return *this;
   }

@@ -8,6 +8,7 @@
 
 namespace taskgov::scheduler {
 
+using decisions::Preemptor;
 using model::FlavorNames;
 using model::FormatQuantity;
 using model::NameId;

@@ -60,10 +60,10 @@ class RoundWorld {
   [[nodiscard]] virtual PodFacts FindPod(std::string_view uid) const = 0;
   [[nodiscard]] virtual Reservation FindReservation(std::string_view uid) const = 0;
   // A preemptor the informer has not seen still waits while the filter keeps seeing it.
-  [[nodiscard]] virtual bool FilterPending(const Preemptor& preemptor) const = 0;
+  [[nodiscard]] virtual bool FilterPending(const decisions::Preemptor& preemptor) const = 0;
   // Holds the preemptor's request on `flavor` for `ttl_ms` (an assumed reservation, borrowing
   // allowed); false, with why not in `why`, when quota is short.
-  [[nodiscard]] virtual bool Nominate(const Preemptor& preemptor, model::NameId flavor,
+  [[nodiscard]] virtual bool Nominate(const decisions::Preemptor& preemptor, model::NameId flavor,
                                       int64_t ttl_ms, std::string* why) = 0;
 };
 

@@ -11,6 +11,8 @@
 namespace taskgov::scheduler {
 namespace {
 
+using decisions::PreemptionReason;
+using decisions::Preemptor;
 using testing::RoundBuilder;
 using testing::VictimBuilder;
 using Facts = RoundWorld::PodFacts;

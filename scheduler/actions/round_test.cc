@@ -7,6 +7,7 @@
 namespace taskgov::scheduler {
 namespace {
 
+using decisions::PreemptionReason;
 using testing::RoundBuilder;
 using testing::VictimBuilder;
 using Reasons = std::vector<PreemptionReason>;

@@ -4,6 +4,14 @@
 
 namespace taskgov::scheduler {
 
+using decisions::Candidate;
+using decisions::NodeEligibility;
+using decisions::NodeState;
+using decisions::Preemptor;
+using decisions::QuotaSim;
+using decisions::Selection;
+using decisions::SelectionInput;
+using decisions::VictimSelector;
 using model::FlavorNames;
 using model::FlavorQuota;
 using model::Labels;

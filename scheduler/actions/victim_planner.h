@@ -54,28 +54,29 @@ class VictimPlanner {
   struct Inputs {
     const model::Policy* policy = nullptr;  // outlives the planner
     int64_t now_ms = 0;
-    const PlanSource* source = nullptr;  // outlives the planner
-    VictimSelector* selector = nullptr;  // scratch buffers, reused across runs
-    std::vector<Candidate> running;      // may be victims
-    std::vector<Candidate> terminating;  // count as freed
-    std::vector<Claim> claims;           // held back for rounds in flight
+    const PlanSource* source = nullptr;             // outlives the planner
+    decisions::VictimSelector* selector = nullptr;  // scratch buffers, reused across runs
+    std::vector<decisions::Candidate> running;      // may be victims
+    std::vector<decisions::Candidate> terminating;  // count as freed
+    std::vector<Claim> claims;                      // held back for rounds in flight
   };
   explicit VictimPlanner(Inputs inputs);
 
   // The decision for one preemptor of `team` (see the header comment). kFits: its request is
   // claimed; kVictims: `victims` on `node` of `flavor`; kNoVictims: `explanation`.
-  [[nodiscard]] Selection Plan(const model::Team& team, const state::PendingPod& pending,
-                               const Preemptor& p);
+  [[nodiscard]] decisions::Selection Plan(const model::Team& team, const state::PendingPod& pending,
+                                          const decisions::Preemptor& p);
   // A round starts with `chosen`: its victims, taken (TakeVictims), and the preemptor's claim.
-  [[nodiscard]] std::vector<RoundVictim> Commit(const Preemptor& p, const Selection& chosen);
+  [[nodiscard]] std::vector<RoundVictim> Commit(const decisions::Preemptor& p,
+                                                const decisions::Selection& chosen);
 
   // Choosing again for a round in flight.
   // Chooses for `p` on `flavor`, on the nodes its constraints accept, with what is committed.
-  [[nodiscard]] Selection Choose(const Preemptor& p, model::NameId flavor,
-                                 const model::Labels& node_selector,
-                                 const model::PodPlacementSpec* placement);
+  [[nodiscard]] decisions::Selection Choose(const decisions::Preemptor& p, model::NameId flavor,
+                                            const model::Labels& node_selector,
+                                            const model::PodPlacementSpec* placement);
   // The victims of `sel`: no longer candidates, counted as freed.
-  [[nodiscard]] std::vector<RoundVictim> TakeVictims(const Selection& sel);
+  [[nodiscard]] std::vector<RoundVictim> TakeVictims(const decisions::Selection& sel);
   // A claim held back from / handed back to the decisions that follow.
   void Hold(const Claim& claim);
   void Release(const Claim& claim);
@@ -87,13 +88,13 @@ class VictimPlanner {
   void ReturnVictims(const std::vector<RoundVictim>& dropped, std::string_view refused_uid,
                      bool refused_for_good);
 
-  [[nodiscard]] const CandidateSet& candidates() const { return set_; }
+  [[nodiscard]] const decisions::CandidateSet& candidates() const { return set_; }
 
  private:
   // The decision state of one flavor during the run.
   struct FlavorCtx {
-    QuotaSim quota;
-    FlavorNodes nodes;
+    decisions::QuotaSim quota;
+    decisions::FlavorNodes nodes;
     std::vector<std::shared_ptr<const model::NodePlacement>> placement;  // parallel to nodes.nodes
   };
   FlavorCtx& Ctx(model::NameId flavor);
@@ -102,8 +103,8 @@ class VictimPlanner {
   void ApplyClaim(const Claim& claim, int sign);
   // A victim counts as freed (sign +1), or no longer (−1).
   void ApplyVictim(const RoundVictim& victim, int sign);
-  [[nodiscard]] SelectionInput Input(const Preemptor& p, model::NameId flavor,
-                                     const std::vector<uint8_t>& eligible);
+  [[nodiscard]] decisions::SelectionInput Input(const decisions::Preemptor& p, model::NameId flavor,
+                                                const std::vector<uint8_t>& eligible);
   // The flavors `pending` may use, each with the nodes that accept it, into eligibility_
   // [0, return); the clauses of flavors none of whose nodes accept it, into `why`.
   size_t UsableFlavors(const model::Team& team, const state::PendingPod& pending, std::string* why);
@@ -112,14 +113,15 @@ class VictimPlanner {
   const model::Policy& policy_;
   const int64_t now_ms_;
   const PlanSource& source_;
-  VictimSelector& selector_;
-  CandidateSet set_;
-  std::vector<Candidate> terminating_;
+  decisions::VictimSelector& selector_;
+  decisions::CandidateSet set_;
+  std::vector<decisions::Candidate> terminating_;
   std::vector<Claim> claims_;
   std::vector<ledger::Ledger::CellUsage> cells_;
   bool have_cells_ = false;
   std::unordered_map<model::NameId, FlavorCtx> ctxs_;
-  std::vector<std::pair<model::NameId, NodeEligibility>> eligibility_;  // per usable flavor, reused
+  std::vector<std::pair<model::NameId, decisions::NodeEligibility>>
+      eligibility_;  // per usable flavor, reused
 };
 
 }  // namespace taskgov::scheduler

@@ -12,6 +12,11 @@
 namespace taskgov::scheduler {
 namespace {
 
+using decisions::Candidate;
+using decisions::PreemptionReason;
+using decisions::Preemptor;
+using decisions::Selection;
+using decisions::VictimSelector;
 using ledger::CellKey;
 using ledger::Charge;
 using ledger::Ledger;

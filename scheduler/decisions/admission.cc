@@ -12,7 +12,7 @@
 #include "scheduler/model/pod_identity.h"
 #include "scheduler/model/quantity.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 
 using ledger::Charge;
 using ledger::KnownIdAmounts;
@@ -186,7 +186,8 @@ Explanation Admission::Explain(const Pod& pod) const {
     }
   }
   TakeSnapshot(*book_, *cluster_, args, options_.queue_lookahead, &snap);
-  return scheduler::Explain(snap, *book_, *cluster_, clock_->NowMs(), options_.queue_lookahead);
+  return scheduler::decisions::Explain(snap, *book_, *cluster_, clock_->NowMs(),
+                                       options_.queue_lookahead);
 }
 
 FilterResult Admission::Report(const FilterDecision& decision, FilterResult result) const {
@@ -651,4 +652,4 @@ BindResult Admission::Bind(const BindArgs& args) {
   return result;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

@@ -32,7 +32,7 @@
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/state/cluster_state.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 
 // What a filter decided, for metrics and logs.
 struct FilterDecision {
@@ -133,4 +133,4 @@ class Admission final : public Decider {
   std::function<std::string(std::string_view uid)> preemption_status_;
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

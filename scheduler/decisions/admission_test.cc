@@ -10,7 +10,7 @@
 #include "scheduler/testing/builders.h"
 #include "scheduler/testing/fake_kube_actions.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 namespace {
 
 using ledger::Ledger;
@@ -1183,4 +1183,4 @@ TEST_F(GangAdmissionTest, APodWaitsBehindAHigherRankedGangThatNeedsTheQuotaWhole
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

@@ -5,7 +5,7 @@
 #include "scheduler/model/pod_identity.h"
 #include "scheduler/model/quantity.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 namespace {
 
 using ledger::Ledger;
@@ -428,4 +428,4 @@ Explanation Explain(Snapshot& snapshot, const QuotaBook& book, const ClusterStat
   return out;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

@@ -24,7 +24,7 @@
 #include "scheduler/ledger/ledger.h"
 #include "scheduler/state/cluster_state.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 
 // One rule's verdict: what was found and, when it refuses, what would have to change.
 struct Check {
@@ -72,4 +72,4 @@ struct Explanation {
                                   const state::ClusterState& cluster, int64_t now_ms,
                                   size_t queue_lookahead);
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

@@ -8,7 +8,7 @@
 #include "scheduler/testing/admission_fixture.h"
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 namespace {
 
 using ledger::Ledger;
@@ -303,4 +303,4 @@ TEST_F(ExplanationTest, AdmissibleExactlyWhenTheFilterAdmits) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

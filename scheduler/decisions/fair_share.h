@@ -11,7 +11,7 @@
 
 #include "scheduler/model/policy.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 
 class ShareAccumulator {
  public:
@@ -34,4 +34,4 @@ class ShareAccumulator {
   double max_ratio_ = 0;
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

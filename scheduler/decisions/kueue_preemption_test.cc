@@ -46,7 +46,7 @@
 #include "scheduler/model/interner.h"
 #include "scheduler/model/policy.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 
 using ledger::CellKey;
 using ledger::Charge;
@@ -885,4 +885,4 @@ INSTANTIATE_TEST_SUITE_P(TestFairPreemptions, KueuePreemptionTest,
                          ::testing::ValuesIn(Table("TestFairPreemptions")), CaseName);
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

@@ -5,7 +5,7 @@
 
 #include "scheduler/common/k8s_names.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 
 using model::KeepsPodsOff;
 using model::Labels;
@@ -293,4 +293,4 @@ std::string NodeEligibility::Explain(std::string_view flavor, std::string_view p
   return out;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

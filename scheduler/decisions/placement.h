@@ -35,7 +35,7 @@
 
 #include "scheduler/model/objects.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 
 [[nodiscard]] bool ToleratesTaint(const model::Toleration& toleration, const model::Taint& taint);
 // The first taint that keeps pods off and no toleration tolerates, or nullptr.
@@ -88,4 +88,4 @@ struct NodeEligibility {
   [[nodiscard]] std::string Explain(std::string_view flavor, std::string_view pod_key) const;
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

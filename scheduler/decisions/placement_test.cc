@@ -7,7 +7,7 @@
 
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 namespace {
 
 using model::Labels;
@@ -439,4 +439,4 @@ TEST(NodeEligibilityTest, TalliesAndExplains) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

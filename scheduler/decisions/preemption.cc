@@ -7,7 +7,7 @@
 
 #include "scheduler/model/quantity.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 
 using ledger::CellView;
 using ledger::Ledger;
@@ -1054,4 +1054,4 @@ std::string VictimSelector::VictimNote(const SelectionInput& in, int prow, const
          Show(r, c.nominal) + ")";
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

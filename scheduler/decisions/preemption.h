@@ -77,7 +77,7 @@
 #include "scheduler/model/objects.h"
 #include "scheduler/model/policy.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 
 enum class PreemptionReason : uint8_t {
   kInTeamPriority,  // a higher-priority pod of the same team
@@ -479,4 +479,4 @@ class VictimSelector {
   std::vector<std::pair<std::string_view, int>> excluded_;
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

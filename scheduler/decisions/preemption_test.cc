@@ -10,7 +10,7 @@
 #include "scheduler/testing/builders.h"
 #include "scheduler/testing/fake_kube_actions.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 namespace {
 
 using ledger::CellKey;
@@ -1172,4 +1172,4 @@ TEST_F(PreemptVerbTest, AReservationThePreemptorHoldsIsNotCountedAgainstIt) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

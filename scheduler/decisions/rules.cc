@@ -7,7 +7,7 @@
 
 #include "scheduler/decisions/fair_share.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 namespace {
 
 using ledger::CellView;
@@ -201,4 +201,4 @@ int64_t ReportedWeightedShare(const Ledger::Session& session, const Team& team, 
   return 0;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

@@ -26,7 +26,7 @@
 #include "scheduler/ledger/ledger.h"
 #include "scheduler/model/policy.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 
 // The quota check of one governed resource as a dry run (the ledger's reservation, DESIGN §3.3,
 // without taking anything): `need` on top of what the team uses, against the mode's limit, and
@@ -68,4 +68,4 @@ struct QuotaLine {
 [[nodiscard]] int64_t ReportedWeightedShare(const ledger::Ledger::Session& session,
                                             const model::Team& team, model::NameId flavor);
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

@@ -6,7 +6,7 @@
 
 // The rules read a hand-built snapshot: a ledger with usage, a subject and a pending view, and no
 // cluster state at all.
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 namespace {
 
 using ledger::KnownIdAmounts;
@@ -218,4 +218,4 @@ TEST_F(RulesTest, FairShareIsOffUnderFirstComeFirstServeIdleCompute) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

@@ -4,7 +4,7 @@
 
 #include "scheduler/model/pod_identity.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 
 using ledger::IdAmount;
 using ledger::KnownIdAmounts;
@@ -137,4 +137,4 @@ void TakeCohortHeads(const ClusterState& cluster, Snapshot* snapshot) {
   *snapshot->heads = CohortHeads(cluster.pending(), snapshot->policy, team);
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

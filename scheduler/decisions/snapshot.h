@@ -32,7 +32,7 @@
 #include "scheduler/model/gang.h"
 #include "scheduler/state/cluster_state.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::decisions {
 
 // What is being decided on: the pod and what policy makes of it.
 struct Subject {
@@ -93,4 +93,4 @@ void TakeAhead(const ledger::QuotaBook& book, const state::ClusterState& cluster
 // Adds the cohort's heads to a snapshot of a governed pod; does nothing when they are taken.
 void TakeCohortHeads(const state::ClusterState& cluster, Snapshot* snapshot);
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::decisions

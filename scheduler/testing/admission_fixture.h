@@ -23,8 +23,8 @@ class AdmissionFixture : public ::testing::Test {
     book_ = std::make_unique<ledger::QuotaBook>(policy, &clock_);
     cluster_ =
         std::make_unique<state::ClusterState>(book_.get(), &clock_, state::ClusterState::Options{});
-    admission_ = std::make_unique<Admission>(book_.get(), cluster_.get(), binder, &clock_,
-                                             Admission::Options{});
+    admission_ = std::make_unique<decisions::Admission>(book_.get(), cluster_.get(), binder,
+                                                        &clock_, decisions::Admission::Options{});
     cluster_->OnSynced(ObjectKind::kPod);
     cluster_->OnSynced(ObjectKind::kNode);
   }
@@ -59,7 +59,7 @@ class AdmissionFixture : public ::testing::Test {
   common::FakeClock clock_;
   std::unique_ptr<ledger::QuotaBook> book_;
   std::unique_ptr<state::ClusterState> cluster_;
-  std::unique_ptr<Admission> admission_;
+  std::unique_ptr<decisions::Admission> admission_;
   std::vector<std::string> nodes_;
 };
 

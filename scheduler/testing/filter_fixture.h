@@ -35,7 +35,7 @@ struct FilterFixture {
   common::FakeClock clock;
   ledger::QuotaBook book{HundredTeams(), &clock};
   state::ClusterState cluster{&book, &clock, state::ClusterState::Options{}};
-  Admission admission{&book, &cluster, nullptr, &clock, Admission::Options{}};
+  decisions::Admission admission{&book, &cluster, nullptr, &clock, decisions::Admission::Options{}};
   std::vector<std::string> names;  // node-0 … node-499
 
   FilterFixture() {
