@@ -22,7 +22,8 @@ namespace taskgov::config {
 [[nodiscard]] std::string_view Name(scheduler::model::ReclaimPolicy v);
 [[nodiscard]] std::string_view Name(SharingStrategy v);
 
-// "unlimited" for scheduler::kUnlimited, else scheduler::FormatQuantity ("8", "1500m", "64Gi").
+// "unlimited" for scheduler::model::kUnlimited, else scheduler::model::FormatQuantity
+// ("8", "1500m", "64Gi").
 [[nodiscard]] std::string FormatAmount(std::string_view resource, int64_t amount);
 
 }  // namespace taskgov::config

@@ -9,9 +9,9 @@
 // pointer (a decision reads it from the ledger generation it opened).
 //
 // Readers call Current() on any thread, as often as every decision, and get a complete,
-// immutable scheduler::Policy that stays valid for as long as they hold the pointer; a reload
-// never changes a snapshot a reader holds, it publishes a new one. The writer (ConfigWatcher)
-// calls Publish() with a finalized policy.
+// immutable scheduler::model::Policy that stays valid for as long as they hold the pointer; a
+// reload never changes a snapshot a reader holds, it publishes a new one. The writer
+// (ConfigWatcher) calls Publish() with a finalized policy.
 //
 // Scheme: Left-Right (Ramalhete & Correia). The store keeps two slots, each holding a
 // shared_ptr; readers copy the pointer out of the slot `left_right_` names while registered in

@@ -1,6 +1,7 @@
 #pragma once
 
-// Resolve: ConfigSet → scheduler::Policy, with every quota line explicit (DESIGN §3.3, §3.4).
+// Resolve: ConfigSet → scheduler::model::Policy, with every quota line explicit
+// (DESIGN §3.3, §3.4).
 //
 //   * Compute lines become per-resource nominal quota through the catalogue's ratio rules
 //     (built-in catalogue plus the configuration's instanceTypes overrides).

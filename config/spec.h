@@ -4,8 +4,8 @@
 // decoder (native, HyperPod, Kueue, Volcano) appends to one ConfigSet; Resolve() then applies the
 // catalogue, the ratio defaults, the sharing strategies and the dialect defaults, checks the
 // cross-document rules (duplicate teams, namespaces claimed twice, cohort cycles, ...) and builds
-// the scheduler::Policy. Keeping the decoders free of cross-document knowledge is what lets a
-// directory mix dialects and lets every document be validated on its own.
+// the scheduler::model::Policy. Keeping the decoders free of cross-document knowledge is what lets
+// a directory mix dialects and lets every document be validated on its own.
 //
 // Every element remembers its Origin (file, document, path, line) so that a resolution error
 // points at the text that caused it. Value types; not synchronised.

@@ -145,7 +145,7 @@ struct Process {
   std::unique_ptr<scheduler::kube::Informers> informers;
   std::unique_ptr<scheduler::kube::ApiLeaseStore> lease_store;
   std::unique_ptr<scheduler::kube::LeaderElector> elector;
-  std::unique_ptr<scheduler::PreemptionController> preemption;
+  std::unique_ptr<scheduler::actions::PreemptionController> preemption;
   std::unique_ptr<scheduler::decisions::Admission> admission;
   // HTTP.
   std::unique_ptr<WebhookHandlers> handlers;
@@ -313,11 +313,11 @@ common::Status BuildKubeSide(Process& p) {
   scheduler::kube::KubeActionsOptions action_options;
   action_options.reporting_instance = p.identity;
   p.actions = std::make_unique<scheduler::kube::ApiKubeActions>(p.client.get(), action_options);
-  p.preemption = std::make_unique<scheduler::PreemptionController>(
+  p.preemption = std::make_unique<scheduler::actions::PreemptionController>(
       p.book.get(), p.cluster.get(), p.actions.get(), &p.clock,
-      scheduler::PreemptionController::Options{});
+      scheduler::actions::PreemptionController::Options{});
   // The informers feed the cluster state; the controller hears of victims going at once.
-  scheduler::PreemptionController* preemption = p.preemption.get();
+  scheduler::actions::PreemptionController* preemption = p.preemption.get();
   p.cluster->SetPodGoneObserver([preemption](std::string_view uid) { preemption->OnPodGone(uid); });
   scheduler::kube::InformerOptions informer_options;
   informer_options.pod_field_selector = p.flags.pod_field_selector;
@@ -350,7 +350,7 @@ void BuildAdmission(Process& p) {
   p.admission->SetObserver([metrics](const scheduler::decisions::FilterDecision& decision) {
     metrics->ObserveFilter(decision);
   });
-  if (scheduler::PreemptionController* preemption = p.preemption.get()) {
+  if (scheduler::actions::PreemptionController* preemption = p.preemption.get()) {
     p.admission->SetPreemptionStatus(
         [preemption](std::string_view uid) { return preemption->StatusFor(uid); });
   }
@@ -411,7 +411,7 @@ void BuildConsoleServer(Process& p) {
   AdminApi::Sources sources;
   sources.book = p.book.get();
   sources.cluster = p.cluster.get();
-  if (scheduler::PreemptionController* preemption = p.preemption.get()) {
+  if (scheduler::actions::PreemptionController* preemption = p.preemption.get()) {
     sources.preemption_status = [preemption](std::string_view uid) {
       return preemption->StatusFor(uid);
     };
@@ -498,7 +498,7 @@ common::Status Start(Process& p) {
   }
   if (p.informers) p.informers->Start();
   if (p.elector) p.elector->Start();
-  if (scheduler::PreemptionController* preemption = p.preemption.get()) {
+  if (scheduler::actions::PreemptionController* preemption = p.preemption.get()) {
     p.preemption_loop.emplace(kHousekeepingPeriod, [&p, preemption](uint64_t) {
       if (NotReady(p).empty()) (void)preemption->RunOnce();
     });

@@ -19,7 +19,7 @@ std::vector<metrics::InformerTotals> InformerTotalsOf(const scheduler::kube::Inf
 
 }  // namespace
 
-metrics::PreemptionTotals PreemptionTotalsOf(const scheduler::PreemptionStats& stats) {
+metrics::PreemptionTotals PreemptionTotalsOf(const scheduler::actions::PreemptionStats& stats) {
   metrics::PreemptionTotals out;
   for (const auto& [key, count] : stats.preemptions) {
     out.preemptions.push_back(
@@ -43,7 +43,7 @@ metrics::Sources MetricsSources(const scheduler::ledger::QuotaBook* book,
                                 const scheduler::state::ClusterState* cluster,
                                 const scheduler::state::Reconciler* reconciler,
                                 const scheduler::kube::Informers* informers,
-                                const scheduler::PreemptionController* preemption,
+                                const scheduler::actions::PreemptionController* preemption,
                                 std::vector<HttpListenerSource> http_listeners) {
   metrics::Sources sources;
   sources.book = book;

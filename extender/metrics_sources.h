@@ -29,15 +29,15 @@ struct HttpListenerSource {
 
 // `informers` and `preemption` may be null (no Kubernetes API: no such series); no
 // `http_listeners`: no HTTP listener series.
-[[nodiscard]] metrics::Sources MetricsSources(const scheduler::ledger::QuotaBook* book,
-                                              const scheduler::state::ClusterState* cluster,
-                                              const scheduler::state::Reconciler* reconciler,
-                                              const scheduler::kube::Informers* informers,
-                                              const scheduler::PreemptionController* preemption,
-                                              std::vector<HttpListenerSource> http_listeners = {});
+[[nodiscard]] metrics::Sources MetricsSources(
+    const scheduler::ledger::QuotaBook* book, const scheduler::state::ClusterState* cluster,
+    const scheduler::state::Reconciler* reconciler, const scheduler::kube::Informers* informers,
+    const scheduler::actions::PreemptionController* preemption,
+    std::vector<HttpListenerSource> http_listeners = {});
 
 // The metrics' view of the controller's totals (exposed for tests).
-[[nodiscard]] metrics::PreemptionTotals PreemptionTotalsOf(const scheduler::PreemptionStats& stats);
+[[nodiscard]] metrics::PreemptionTotals PreemptionTotalsOf(
+    const scheduler::actions::PreemptionStats& stats);
 
 // The metrics' view of one listener's stats (exposed for tests).
 [[nodiscard]] metrics::HttpListenerTotals HttpListenerTotalsOf(std::string listener,

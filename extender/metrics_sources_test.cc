@@ -8,7 +8,7 @@
 namespace taskgov::extender {
 namespace {
 
-using scheduler::PreemptionStats;
+using scheduler::actions::PreemptionStats;
 using scheduler::decisions::PreemptionReason;
 
 // A Key's reason field from the enum, whether the field holds the enum or its name.

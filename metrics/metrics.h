@@ -131,7 +131,7 @@ struct HttpListenerTotals {
   uint64_t inflight_body_bytes = 0;                      // gauge
 };
 
-// The preemption controller's totals (scheduler::PreemptionStats).
+// The preemption controller's totals (scheduler::actions::PreemptionStats).
 struct PreemptionTotals {
   struct Count {
     std::string team;         // the preemptor's

@@ -30,7 +30,7 @@ struct QuotaRow {
   std::string flavor;
   std::string resource;
   int64_t nominal = 0;
-  int64_t borrowing_limit = 0;  // scheduler::kUnlimited for none
+  int64_t borrowing_limit = 0;  // scheduler::model::kUnlimited for none
   int64_t lending_limit = 0;
   std::string nominal_source;
   std::string borrowing_source;

@@ -5,7 +5,7 @@
 #include "scheduler/model/interner.h"
 #include "scheduler/model/quantity.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 
 EventRecord EventWriter::PreemptingEvent(const Round& round, int64_t grace_s) {
   const Freed freed = FreedBy(round);
@@ -54,4 +54,4 @@ void EventWriter::VictimEvicted(const RoundVictim& victim, int64_t grace_s) {
   kube_->RecordEvent(PreemptedEvent(victim, grace_s));
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

@@ -19,7 +19,7 @@
 #include "scheduler/actions/round.h"
 #include "scheduler/cluster_api.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 
 class EventWriter {
  public:
@@ -38,4 +38,4 @@ class EventWriter {
   KubeActions* const kube_;
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

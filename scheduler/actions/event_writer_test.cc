@@ -5,7 +5,7 @@
 #include "scheduler/actions/round_builder.h"
 #include "scheduler/testing/fake_kube_actions.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 namespace {
 
 using decisions::PreemptionReason;
@@ -86,7 +86,7 @@ TEST(PreemptedEventTest, TheVictimsNoteWithTheGracePeriod) {
 }
 
 TEST(EventWriterTest, RecordsThroughKubeActions) {
-  testing::FakeKubeActions kube;
+  scheduler::testing::FakeKubeActions kube;
   EventWriter writer(&kube);
   const Round round =
       RoundBuilder("b-0").Gpus(4).Victim(VictimBuilder("a-3").Gpus(4).Note("why")).Build();
@@ -101,4 +101,4 @@ TEST(EventWriterTest, RecordsThroughKubeActions) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

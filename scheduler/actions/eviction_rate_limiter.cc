@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 
 EvictionRateLimiter::EvictionRateLimiter(double per_second, int64_t burst, int64_t now_ms)
     : per_second_(per_second),
@@ -28,4 +28,4 @@ bool EvictionRateLimiter::TryTake(int64_t now_ms) {
   return true;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

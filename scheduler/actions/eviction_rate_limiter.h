@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 
 class EvictionRateLimiter {
  public:
@@ -36,4 +36,4 @@ class EvictionRateLimiter {
   int64_t at_ms_;
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

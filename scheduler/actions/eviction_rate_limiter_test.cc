@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 namespace {
 
 constexpr int64_t kT0 = 1'000'000;
@@ -96,4 +96,4 @@ TEST(EvictionRateLimiterTest, TimeSteppingBackNeitherDrainsNorRefills) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

@@ -1,6 +1,6 @@
 #include "scheduler/actions/pdb_retry.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 
 void PdbRetry::Block(const std::string& uid, int64_t now_ms) {
   blocked_until_[uid] = now_ms + options_.retry_ms;
@@ -49,4 +49,4 @@ PdbRetry::Decision PdbRetry::OnRefused(const std::vector<RoundVictim>& victims,
   return out;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

@@ -22,7 +22,7 @@
 
 #include "scheduler/actions/round.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 
 class PdbRetry {
  public:
@@ -63,4 +63,4 @@ class PdbRetry {
   std::unordered_map<std::string, int64_t> blocked_until_;  // victim uid → ms
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

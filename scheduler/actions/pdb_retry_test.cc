@@ -4,7 +4,7 @@
 
 #include "scheduler/actions/round_builder.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 namespace {
 
 using testing::VictimBuilder;
@@ -134,4 +134,4 @@ TEST(PdbRetryTest, MaxReselectionsIsTheOption) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

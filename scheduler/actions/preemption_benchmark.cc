@@ -10,7 +10,7 @@
 #include "scheduler/testing/builders.h"
 #include "scheduler/testing/fake_kube_actions.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 namespace {
 
 using decisions::Candidate;
@@ -33,10 +33,10 @@ using model::PolicyPtr;
 using model::ResourceList;
 using model::ResourceNames;
 using model::TeamNames;
+using scheduler::testing::NodeBuilder;
+using scheduler::testing::PodBuilder;
+using scheduler::testing::PolicyBuilder;
 using state::ClusterState;
-using testing::NodeBuilder;
-using testing::PodBuilder;
-using testing::PolicyBuilder;
 
 constexpr char kP5[] = "ml.p5.48xlarge";
 constexpr char kGpu[] = "nvidia.com/gpu";
@@ -177,7 +177,7 @@ struct ControllerWorld {
   common::FakeClock clock{kNow};
   QuotaBook book{world.policy, &clock};
   ClusterState cluster{&book, &clock, ClusterState::Options{}};
-  testing::FakeKubeActions kube;
+  scheduler::testing::FakeKubeActions kube;
   PreemptionController::Options options;
   PreemptionController controller{&book, &cluster, &kube, &clock, options};
 
@@ -237,4 +237,4 @@ void BM_ControllerRunDecides(benchmark::State& state) {
 BENCHMARK(BM_ControllerRunDecides)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

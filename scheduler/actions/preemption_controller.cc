@@ -7,7 +7,7 @@
 #include "scheduler/common/log.h"
 #include "scheduler/model/pod_identity.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 
 using decisions::Candidate;
 using decisions::Preemptor;
@@ -724,4 +724,4 @@ void PreemptionController::KeepWhatIsEvictedLocked(Run& run, Round& round, const
   table_.MaybeNominate(round, run.now_ms);
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

@@ -60,7 +60,7 @@
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/state/cluster_state.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 
 // Counters for metrics (a snapshot; monotonic unless said otherwise).
 struct PreemptionStats {
@@ -282,4 +282,4 @@ class PreemptionController {
   std::shared_ptr<const std::unordered_map<std::string, std::string>> status_;
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

@@ -14,7 +14,7 @@
 #include "scheduler/testing/builders.h"
 #include "scheduler/testing/fake_kube_actions.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 namespace {
 
 using decisions::Admission;
@@ -23,11 +23,11 @@ using ledger::QuotaBook;
 using model::Pod;
 using model::PodPhase;
 using model::PolicyPtr;
+using scheduler::testing::FakeKubeActions;
+using scheduler::testing::NodeBuilder;
+using scheduler::testing::PodBuilder;
+using scheduler::testing::PolicyBuilder;
 using state::ClusterState;
-using testing::FakeKubeActions;
-using testing::NodeBuilder;
-using testing::PodBuilder;
-using testing::PolicyBuilder;
 
 constexpr char kP5[] = "ml.p5.48xlarge";
 constexpr char kGpu[] = "nvidia.com/gpu";
@@ -185,4 +185,4 @@ TEST_F(ConcurrencyTest, RunsReclaimWhileWebhooksAndInformersRun) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

@@ -12,7 +12,7 @@
 #include "scheduler/testing/builders.h"
 #include "scheduler/testing/fake_kube_actions.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 namespace {
 
 using decisions::Admission;
@@ -36,12 +36,12 @@ using model::TaintEffect;
 using model::Team;
 using model::TeamNames;
 using model::TolerationOperator;
+using scheduler::testing::FakeKubeActions;
+using scheduler::testing::NodeBuilder;
+using scheduler::testing::PodBuilder;
+using scheduler::testing::PolicyBuilder;
 using state::ClusterState;
 using state::NodeView;
-using testing::FakeKubeActions;
-using testing::NodeBuilder;
-using testing::PodBuilder;
-using testing::PolicyBuilder;
 
 constexpr char kP5[] = "ml.p5.48xlarge";
 constexpr char kGpu[] = "nvidia.com/gpu";
@@ -1409,4 +1409,4 @@ TEST_P(GangPropertyTest, NoGangRunsPartlyLongerThanItsTimeoutAndQuotaHolds) {
 INSTANTIATE_TEST_SUITE_P(Seeds, GangPropertyTest, ::testing::Range(1, 21));
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

@@ -6,7 +6,7 @@
 
 #include "scheduler/model/interner.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 
 using decisions::PreemptionReason;
 using model::NameId;
@@ -71,4 +71,4 @@ Freed FreedBy(const Round& round) {
 
 std::string PodCount(size_t n) { return std::to_string(n) + (n == 1 ? " pod" : " pods"); }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

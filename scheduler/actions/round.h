@@ -16,7 +16,7 @@
 #include "scheduler/decisions/preemption.h"
 #include "scheduler/model/objects.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 
 enum class VictimPhase {
   kToEvict,  // chosen, not evicted yet (rate limit, or a failure to retry)
@@ -91,4 +91,4 @@ struct Freed {
 // "1 pod", "2 pods".
 [[nodiscard]] std::string PodCount(size_t n);
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

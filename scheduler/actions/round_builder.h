@@ -13,7 +13,7 @@
 #include "scheduler/actions/round.h"
 #include "scheduler/model/interner.h"
 
-namespace taskgov::scheduler::testing {
+namespace taskgov::scheduler::actions::testing {
 
 inline constexpr char kRoundFlavor[] = "ml.p5.48xlarge";
 inline constexpr char kRoundGpu[] = "nvidia.com/gpu";
@@ -126,4 +126,4 @@ class RoundBuilder {
   Round r_;
 };
 
-}  // namespace taskgov::scheduler::testing
+}  // namespace taskgov::scheduler::actions::testing

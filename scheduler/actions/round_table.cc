@@ -6,7 +6,7 @@
 #include "scheduler/model/interner.h"
 #include "scheduler/model/quantity.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 
 using decisions::Preemptor;
 using model::FlavorNames;
@@ -304,4 +304,4 @@ size_t RoundTable::in_flight() const {
   return n;
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

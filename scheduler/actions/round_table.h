@@ -41,7 +41,7 @@
 
 #include "scheduler/actions/round.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 
 // The world the table follows its rounds in: ClusterState and QuotaBook in production, a fake
 // in tests.
@@ -156,4 +156,4 @@ class RoundTable {
   Counts counts_;
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

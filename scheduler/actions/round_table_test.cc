@@ -8,7 +8,7 @@
 
 #include "scheduler/actions/round_builder.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 namespace {
 
 using decisions::PreemptionReason;
@@ -444,4 +444,4 @@ TEST(RoundTableTest, StatusesAreTheLiveRoundsByPreemptor) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

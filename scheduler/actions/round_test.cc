@@ -4,7 +4,7 @@
 
 #include "scheduler/actions/round_builder.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 namespace {
 
 using decisions::PreemptionReason;
@@ -124,4 +124,4 @@ TEST(PodCountTest, OneAndMany) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 
 using decisions::Candidate;
 using decisions::NodeEligibility;
@@ -215,4 +215,4 @@ void VictimPlanner::ReturnVictims(const std::vector<RoundVictim>& dropped,
   }
 }
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

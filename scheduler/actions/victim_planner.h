@@ -36,7 +36,7 @@
 #include "scheduler/model/policy.h"
 #include "scheduler/state/cluster_state.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 
 // Where the planner reads the cluster: the ledger and ClusterState in production.
 class PlanSource {
@@ -124,4 +124,4 @@ class VictimPlanner {
       eligibility_;  // per usable flavor, reused
 };
 
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions

@@ -9,7 +9,7 @@
 
 #include "scheduler/testing/builders.h"
 
-namespace taskgov::scheduler {
+namespace taskgov::scheduler::actions {
 namespace {
 
 using decisions::Candidate;
@@ -32,10 +32,10 @@ using model::ResourceNames;
 using model::TaintEffect;
 using model::TeamNames;
 using model::TolerationOperator;
+using scheduler::testing::NodeBuilder;
+using scheduler::testing::PolicyBuilder;
 using state::NodeView;
 using state::PendingPod;
-using testing::NodeBuilder;
-using testing::PolicyBuilder;
 using Names = std::vector<std::string>;
 
 constexpr char kP5[] = "ml.p5.48xlarge";
@@ -145,8 +145,9 @@ class PlannerTest : public ::testing::Test {
     in.claims = std::move(claims);
     return VictimPlanner(std::move(in));
   }
-  static PendingPod Pending(const std::string& name, int64_t gpus,
-                            testing::PodBuilder facts = testing::PodBuilder("")) {
+  static PendingPod Pending(
+      const std::string& name, int64_t gpus,
+      scheduler::testing::PodBuilder facts = scheduler::testing::PodBuilder("")) {
     const Pod pod = facts.Build();
     PendingPod p;
     p.uid = "uid-" + name;
@@ -199,7 +200,7 @@ class PlannerTest : public ::testing::Test {
 struct PlanCase {
   std::string name;
   int64_t gpus;
-  testing::PodBuilder facts;
+  scheduler::testing::PodBuilder facts;
   Names terminating;          // of team-a's pods
   std::vector<Claim> claims;  // of rounds in flight
   NodeBuilder p5_0 = NodeBuilder("");
@@ -241,7 +242,7 @@ INSTANTIATE_TEST_SUITE_P(
         // Reclaim: the most recently started borrower goes.
         PlanCase{.name = "ReclaimsTheMostRecentPod",
                  .gpus = 4,
-                 .facts = testing::PodBuilder(""),
+                 .facts = scheduler::testing::PodBuilder(""),
                  .terminating = {},
                  .claims = {},
                  .outcome = Selection::Outcome::kVictims,
@@ -250,7 +251,7 @@ INSTANTIATE_TEST_SUITE_P(
         // A pod going counts as freed: b-0 fits where it was.
         PlanCase{.name = "TerminatingPodsCountAsFreed",
                  .gpus = 4,
-                 .facts = testing::PodBuilder(""),
+                 .facts = scheduler::testing::PodBuilder(""),
                  .terminating = {"a-3"},
                  .claims = {},
                  .outcome = Selection::Outcome::kFits,
@@ -259,7 +260,7 @@ INSTANTIATE_TEST_SUITE_P(
         // What a round in flight claims is not free: the next victim is chosen instead.
         PlanCase{.name = "ClaimsOfRoundsInFlightHoldBack",
                  .gpus = 4,
-                 .facts = testing::PodBuilder(""),
+                 .facts = scheduler::testing::PodBuilder(""),
                  .terminating = {"a-3"},
                  .claims = ClaimOnP51(),
                  .outcome = Selection::Outcome::kVictims,
@@ -268,7 +269,7 @@ INSTANTIATE_TEST_SUITE_P(
         // Pinned to p5-0 by its required affinity: the victim is on p5-0.
         PlanCase{.name = "APinnedPodReclaimsOnItsNode",
                  .gpus = 4,
-                 .facts = testing::PodBuilder("").PinnedTo({"p5-0"}),
+                 .facts = scheduler::testing::PodBuilder("").PinnedTo({"p5-0"}),
                  .terminating = {},
                  .claims = {},
                  .outcome = Selection::Outcome::kVictims,
@@ -278,8 +279,8 @@ INSTANTIATE_TEST_SUITE_P(
         PlanCase{
             .name = "OnlyOnNodesThatAcceptIt",
             .gpus = 4,
-            .facts = testing::PodBuilder("").Toleration("nvidia.com/gpu",
-                                                        TolerationOperator::kExists),
+            .facts = scheduler::testing::PodBuilder("").Toleration("nvidia.com/gpu",
+                                                                   TolerationOperator::kExists),
             .terminating = {},
             .claims = {},
             .p5_0 = NodeBuilder("").Taint("nvidia.com/gpu", "present", TaintEffect::kNoSchedule),
@@ -291,7 +292,7 @@ INSTANTIATE_TEST_SUITE_P(
         PlanCase{
             .name = "AFlavorNoNodeAcceptsIsSkipped",
             .gpus = 4,
-            .facts = testing::PodBuilder(""),
+            .facts = scheduler::testing::PodBuilder(""),
             .terminating = {},
             .claims = {},
             .p5_0 = NodeBuilder("").Taint("nvidia.com/gpu", "present", TaintEffect::kNoSchedule),
@@ -304,8 +305,8 @@ INSTANTIATE_TEST_SUITE_P(
         // Its nodeSelector names another instance type: no flavor of its team is its.
         PlanCase{.name = "AFlavorItsNodeSelectorRefusesIsNotTried",
                  .gpus = 4,
-                 .facts = testing::PodBuilder("").NodeSelector("node.kubernetes.io/instance-type",
-                                                               "ml.p4d.24xlarge"),
+                 .facts = scheduler::testing::PodBuilder("").NodeSelector(
+                     "node.kubernetes.io/instance-type", "ml.p4d.24xlarge"),
                  .terminating = {},
                  .claims = {},
                  .outcome = Selection::Outcome::kNoVictims,
@@ -315,7 +316,7 @@ INSTANTIATE_TEST_SUITE_P(
         // More than a node: VictimSelector's reason is the planner's.
         PlanCase{.name = "NoVictimsSaysWhy",
                  .gpus = 16,
-                 .facts = testing::PodBuilder(""),
+                 .facts = scheduler::testing::PodBuilder(""),
                  .terminating = {},
                  .claims = {},
                  .outcome = Selection::Outcome::kNoVictims,
@@ -423,4 +424,4 @@ TEST_F(PlannerTest, ReadsTheSourceOnceAFlavorIsFirstUsed) {
 }
 
 }  // namespace
-}  // namespace taskgov::scheduler
+}  // namespace taskgov::scheduler::actions
