@@ -130,8 +130,9 @@ int64_t UsageOf(const TeamCell& c) {
   return SaturatingAdd(b, c.g.load(kCounter));
 }
 
-// Misuse that would otherwise wait for itself forever: a bug in the caller, never input.
-[[noreturn]] void DieOfSelfWait(std::string_view what) {
+// A broken invariant, never input: misuse that would otherwise wait for itself forever (a bug in
+// the caller), or an environment that breaks the sessions' fence. Logged, then abort.
+[[noreturn]] void Die(std::string_view what) {
   common::log::Error("ledger", what);
   std::abort();
 }
@@ -189,7 +190,7 @@ void HeavyFence() {
   if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
     // Registered, yet refused: sessions announce without a fence, so going on could let a swap
     // free a generation in use. A broken environment, not input.
-    DieOfSelfWait("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed after registration");
+    Die("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed after registration");
   }
 }
 
@@ -610,8 +611,7 @@ Ledger::Generation* Ledger::Enter(const Ledger& ledger, bool* counted) {
 
 Ledger::Session::Session(const Ledger& ledger) : ledger_(&ledger), below_(tls_innermost) {
   if (tls_swapping == &ledger) {
-    DieOfSelfWait(
-        "a Session opened inside this ledger's own swap (Rebuild's collect?) would wait "
+    Die("a Session opened inside this ledger's own swap (Rebuild's collect?) would wait "
         "for that swap forever");
   }
   const Session* outer = below_;
@@ -639,7 +639,7 @@ Ledger::Session::~Session() {
   // Unlink from this thread's chain: usually the innermost, but sessions may end in any order.
   Session** link = &tls_innermost;
   while (*link != nullptr && *link != this) link = &(*link)->below_;
-  if (*link == nullptr) DieOfSelfWait("a Session ended on another thread than it was opened on");
+  if (*link == nullptr) Die("a Session ended on another thread than it was opened on");
   *link = below_;
   // Release: this session's counter updates happen before the swap, whose acquire read sees the
   // slot cleared or the count drop, reads the counters.
@@ -897,8 +897,7 @@ void CopyUsage(const Ledger::Generation& old, Ledger::Generation& next) {
 void Ledger::Swap(const std::function<std::unique_ptr<Generation>(const Generation&)>& make_next) {
   for (const Session* s = tls_innermost; s != nullptr; s = s->below_) {
     if (s->ledger_ == this) {
-      DieOfSelfWait(
-          "ApplyPolicy, EnsureCells, Rebuild or Verify called on a thread that holds a Session "
+      Die("ApplyPolicy, EnsureCells, Rebuild or Verify called on a thread that holds a Session "
           "on the same ledger: the swap would wait for that session forever");
     }
   }
