@@ -196,7 +196,7 @@ WorkloadRow WorkloadRows::Reader::Row(const Item& item) const {
   w.kind = e.kind;
   w.team = e.team;
   w.priority = e.priority;
-  w.priority_class = e.priority_class;
+  w.priority_class = e.priority_class_name();
   w.declared = e.declared;
   w.instance_type = e.instance_type;
   w.pods.reserve(e.members.size());

@@ -18,14 +18,9 @@ using ledger::PodMeta;
 using ledger::QuotaBook;
 using ledger::Reservation;
 using ledger::ReservationState;
-using model::Container;
-using model::EffectiveRequest;
 using model::Flavor;
 using model::FlavorNames;
-using model::GangOf;
 using model::IdleComputeAllocation;
-using model::KeptPart;
-using model::kGangKeys;
 using model::Labels;
 using model::NameId;
 using model::Node;
@@ -212,44 +207,6 @@ TEST_F(AdmissionTest, TeamFromPodLabelQueueNamespaceListOrNamespaceLabel) {
   Filter(PodBuilder("late").Namespace("research").Gpus(1));
   EXPECT_EQ(decisions_.back().reason, "no_team");
   EXPECT_EQ(Usage("team-b"), 2);  // the running pod keeps its team until it ends
-}
-
-TEST(KeptPartTest, KeepsWhatTaskgovReadsAndTheEffectiveRequest) {
-  Pod pod =
-      PodBuilder("w-0")
-          .Namespace("ns-a")
-          .Label("kueue.x-k8s.io/queue-name", "q")
-          .Annotation("kubectl.kubernetes.io/last-applied-configuration", std::string(4096, 'x'))
-          .Annotation("scheduling.volcano.sh/queue-name", "research")
-          .Gpus(2)
-          .Cpu("4")
-          .Build();
-  pod.overhead.Set("cpu", 250);
-  Container init;
-  init.name = "download";
-  init.requests.Set("cpu", 8000);
-  pod.init_containers.push_back(init);
-  Container sidecar;
-  sidecar.name = "logs";
-  sidecar.restart_always = true;
-  sidecar.limits.Set("memory", int64_t{1} << 30);  // limits only: requests its limit
-  pod.init_containers.push_back(sidecar);
-  for (std::string_view key : kGangKeys) {
-    Pod member = pod;
-    member.annotations[std::string(key)] = "gang-1";
-    const Pod kept = KeptPart(member, EffectiveRequest(member));
-    EXPECT_EQ(GangOf(kept), GangOf(member)) << key;
-    EXPECT_EQ(kept.annotations.count(std::string(key)), 1u) << key;
-  }
-  const ResourceList effective = EffectiveRequest(pod);
-  const Pod kept = KeptPart(pod, effective);
-  EXPECT_EQ(EffectiveRequest(kept).ToString(), effective.ToString());
-  EXPECT_EQ(effective.Get("cpu"), 8250);  // the init container's 8, plus overhead
-  EXPECT_TRUE(kept.containers.empty());
-  EXPECT_TRUE(kept.init_containers.empty());
-  EXPECT_EQ(kept.annotations.size(), 1u);  // the Volcano queue; last-applied is gone
-  EXPECT_EQ(kept.labels, pod.labels);
-  EXPECT_EQ(kept.uid, pod.uid);
 }
 
 TEST_F(AdmissionTest, InactiveTeamIsHeld) {

@@ -140,5 +140,9 @@ Interner& NodeNames() {
   static Interner* interner = new Interner();
   return *interner;
 }
+Interner& PriorityClassNames() {
+  static Interner* interner = new Interner();
+  return *interner;
+}
 
 }  // namespace taskgov::scheduler::model

@@ -93,5 +93,8 @@ Interner& ResourceNames();
 Interner& TeamNames();
 Interner& FlavorNames();
 Interner& NodeNames();
+// The priority classes pods rank by (the policy's, and PriorityClass objects the API server
+// checks pods against): a bounded set.
+Interner& PriorityClassNames();
 
 }  // namespace taskgov::scheduler::model

@@ -79,25 +79,6 @@ const Team* ResolveTeam(const Policy& policy, const Pod& pod, const LiveQueues* 
   return nullptr;
 }
 
-Pod KeptPart(const Pod& pod, const ResourceList& effective) {
-  Pod kept = pod;
-  Labels annotations;
-  for (std::string_view key : kGangKeys) {
-    if (auto it = pod.annotations.find(key); it != pod.annotations.end()) annotations.insert(*it);
-  }
-  if (auto it = pod.annotations.find(kVolcanoQueueAnnotation); it != pod.annotations.end()) {
-    annotations.insert(*it);
-  }
-  kept.annotations = std::move(annotations);
-  // Move-assigning empty containers frees their storage (clear() would keep it).
-  kept.containers = std::vector<Container>();
-  kept.init_containers = std::vector<Container>();
-  kept.overhead = ResourceList();
-  kept.pod_limits.reset();
-  kept.pod_requests = effective;
-  return kept;
-}
-
 int32_t ResolvePriority(const Policy& policy, const Pod& pod) {
   if (const PriorityClass* pc = ClassOf(policy, pod)) return pc->value;
   return pod.priority.value_or(0);

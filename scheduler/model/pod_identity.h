@@ -32,13 +32,6 @@ struct LiveQueues {
 // (team_resolution.namespace_label). A rule naming an unknown team is skipped. nullptr: no team.
 [[nodiscard]] const Team* ResolveTeam(const Policy& policy, const Pod& pod, const LiveQueues* live);
 
-// What ClusterState keeps of a pod it tracks: everything taskgov reads, nothing else. Its
-// annotations only those taskgov reads (team resolution, gangs) — pods often carry kilobytes of
-// others, such as kubectl's last-applied-configuration — and instead of its containers, init
-// containers, overhead and pod-level resources, pod-level requests equal to `effective` (its
-// EffectiveRequest), so EffectiveRequest of the kept pod is unchanged.
-[[nodiscard]] Pod KeptPart(const Pod& pod, const ResourceList& effective);
-
 // The pod's priority: the Kueue priority-class label (with or without a "-priority" suffix),
 // then spec.priorityClassName when configured, then spec.priority, then 0.
 [[nodiscard]] int32_t ResolvePriority(const Policy& policy, const Pod& pod);

@@ -15,7 +15,7 @@ using ledger::Reservation;
 using ledger::ReservationState;
 using model::EffectiveRequest;
 using model::GangSource;
-using model::KeptPart;
+using model::KeptPod;
 using model::Labels;
 using model::NameId;
 using model::Node;
@@ -68,49 +68,52 @@ void ClusterState::SetPolicy(PolicyPtr policy) {
   // Pending pods may belong to other teams now, or rank differently.
   pending_.Retarget([&](PendingPod& pending) { RependLocked(pending); });
   // Priorities and classes follow the policy, and the counted pods their nodes' flavors.
-  for (auto& [uid, record] : pods_) {
-    if (!record.counted_node.empty()) SetFlavorLocked(record, nodes_.FlavorOf(record.counted_node));
-    TabulateLocked(record);
+  for (PodEntry& entry : pods_) {
+    PodRecord& record = entry.second;
+    if (record.counted()) {
+      SetFlavorLocked(entry, nodes_.FlavorOf(NodeNames().Name(record.counted_node)));
+    }
+    TabulateLocked(record, record.pod.ToPod(entry.first));
   }
 }
 
 // ---- pods ----
 
-void ClusterState::SetFlavorLocked(PodRecord& record, NameId flavor) {
+void ClusterState::SetFlavorLocked(PodEntry& entry, NameId flavor) {
+  PodRecord& record = entry.second;
   if (record.flavor == flavor) return;
   if (record.flavor != kNoFlavor) {
-    std::vector<PodRecord*>& slots = by_flavor_[record.flavor];
-    PodRecord* last = slots.back();
+    std::vector<PodEntry*>& slots = by_flavor_[record.flavor];
+    PodEntry* last = slots.back();
     slots[record.flavor_slot] = last;
-    last->flavor_slot = record.flavor_slot;
+    last->second.flavor_slot = record.flavor_slot;
     slots.pop_back();
   }
   record.flavor = flavor;
   if (flavor != kNoFlavor) {
-    std::vector<PodRecord*>& slots = by_flavor_[flavor];
+    std::vector<PodEntry*>& slots = by_flavor_[flavor];
     record.flavor_slot = static_cast<uint32_t>(slots.size());
-    slots.push_back(&record);
+    slots.push_back(&entry);
   }
 }
 
-void ClusterState::Account(PodRecord& record) {
-  const Pod& pod = record.pod;
-  if (!pod.bound() || pod.terminal() || !record.counted_node.empty()) return;
+void ClusterState::Account(PodEntry& entry, const Pod& pod) {
+  PodRecord& record = entry.second;
+  if (!pod.bound() || pod.terminal() || record.counted()) return;
   const std::optional<NameId> flavor = nodes_.AddUsage(pod.node_name, RequestOf(pod));
   if (!flavor) {
     awaiting_node_[pod.node_name].insert(pod.uid);  // counted when the node shows up
     return;
   }
   awaiting_node_[pod.node_name].erase(pod.uid);
-  record.counted_node = pod.node_name;
-  SetFlavorLocked(record, *flavor);
+  record.counted_node = record.pod.node();
+  SetFlavorLocked(entry, *flavor);
   // A pod bound before taskgov saw it ran since its start time.
   if (record.bound_ms == 0) record.bound_ms = pod.start_unix_ms.value_or(clock_->NowMs());
-  ChargeLocked(record, *flavor);
+  ChargeLocked(record, pod, *flavor);
 }
 
-void ClusterState::NoteUngovernedLocked(const PodRecord& record) {
-  const Pod& pod = record.pod;
+void ClusterState::NoteUngovernedLocked(const PodRecord& record, const Pod& pod) {
   auto [it, inserted] = ungoverned_.try_emplace(pod.key());
   UngovernedPod& u = it->second;
   u = UngovernedPod{pod.namespace_, pod.name,    pod.uid,       pod.scheduler_name,
@@ -126,8 +129,7 @@ void ClusterState::NoteUngovernedLocked(const PodRecord& record) {
                      {"fix", "set spec.schedulerName: " + options_.scheduler_name}});
 }
 
-void ClusterState::ChargeLocked(PodRecord& record, NameId flavor) {
-  const Pod& pod = record.pod;
+void ClusterState::ChargeLocked(PodRecord& record, const Pod& pod, NameId flavor) {
   if (record.team == kNoTeam || flavor == kNoFlavor) return;
   PodMeta meta;
   meta.priority = ResolvePriority(*teams_.policy(), pod);
@@ -139,10 +141,10 @@ void ClusterState::ChargeLocked(PodRecord& record, NameId flavor) {
   }
   book_->ConfirmBound(pod.uid, record.team, flavor, RequestOf(pod), meta);
   record.charged = true;
-  if (pod.scheduler_name != options_.scheduler_name) NoteUngovernedLocked(record);
+  if (pod.scheduler_name != options_.scheduler_name) NoteUngovernedLocked(record, pod);
   if (std::optional<Reservation> r = book_->Find(pod.uid); r && r->charge.borrowing) {
     record.borrowing = true;
-    nodes_.AddBorrower(record.counted_node);
+    nodes_.AddBorrower(pod.node_name);
   }
 }
 
@@ -157,26 +159,27 @@ ClusterState::ReservationDrift ClusterState::ReconcileReservations(int64_t min_a
   book_->ForEach([&](std::string_view uid, const Reservation& r) {
     if (r.state != ReservationState::kBound || now - r.meta.admitted_ms < min_age_ms) return;
     auto it = pods_.find(std::string(uid));
-    if (it == pods_.end() || it->second.counted_node.empty()) orphans.emplace_back(uid);
+    if (it == pods_.end() || !it->second.counted()) orphans.emplace_back(uid);
   });
   for (const std::string& uid : orphans) {
     if (book_->Release(uid)) drift.released.push_back(uid);
   }
   // Running pods counted on a node but holding no reservation: charged again.
   for (auto& [uid, record] : pods_) {
-    if (record.counted_node.empty() || book_->Find(uid)) continue;
-    if (!nodes_.Contains(record.counted_node)) continue;
-    ChargeLocked(record, nodes_.FlavorOf(record.counted_node));
+    if (!record.counted() || book_->Find(uid)) continue;
+    const std::string& node = NodeNames().Name(record.counted_node);
+    if (!nodes_.Contains(node)) continue;
+    ChargeLocked(record, record.pod.ToPod(uid), nodes_.FlavorOf(node));
     if (record.charged) drift.charged.push_back(uid);
   }
   return drift;
 }
 
-void ClusterState::Notify(const PodRecord& record, PodTransition transition) {
+void ClusterState::Notify(const PodRecord& record, const Pod& kept, PodTransition transition) {
   if (!lifecycle_) return;
-  const std::string priority_class = PriorityClassOf(*teams_.policy(), record.pod);
+  const std::string priority_class = PriorityClassOf(*teams_.policy(), kept);
   PodLifecycle event;
-  event.pod = &record.pod;
+  event.pod = &kept;
   event.team = record.team;
   event.priority_class = priority_class;
   event.transition = transition;
@@ -185,20 +188,23 @@ void ClusterState::Notify(const PodRecord& record, PodTransition transition) {
   lifecycle_(event);
 }
 
-void ClusterState::Unaccount(PodRecord& record) {
-  if (!record.counted_node.empty()) {
-    if (record.pod.scheduler_name != options_.scheduler_name) ungoverned_.erase(record.pod.key());
-    Notify(record, PodTransition::kEnded);
-    nodes_.RemoveUsage(record.counted_node, RequestOf(record.pod), record.borrowing);
-    record.counted_node.clear();
-    SetFlavorLocked(record, kNoFlavor);
+void ClusterState::Unaccount(PodEntry& entry) {
+  const std::string& uid = entry.first;
+  PodRecord& record = entry.second;
+  if (record.counted()) {
+    const Pod kept = record.pod.ToPod(uid);
+    if (kept.scheduler_name != options_.scheduler_name) ungoverned_.erase(kept.key());
+    Notify(record, kept, PodTransition::kEnded);
+    nodes_.RemoveUsage(NodeNames().Name(record.counted_node), RequestOf(kept), record.borrowing);
+    record.counted_node = KeptPod::kNoNode;
+    SetFlavorLocked(entry, kNoFlavor);
     record.borrowing = false;
   }
-  if (!record.pod.node_name.empty()) {
-    auto waiting = awaiting_node_.find(record.pod.node_name);
-    if (waiting != awaiting_node_.end()) waiting->second.erase(record.pod.uid);
+  if (record.pod.bound()) {
+    auto waiting = awaiting_node_.find(record.pod.node_name());
+    if (waiting != awaiting_node_.end()) waiting->second.erase(uid);
   }
-  (void)book_->Release(record.pod.uid);  // false: it held no reservation
+  (void)book_->Release(uid);  // false: it held no reservation
   record.charged = false;
 }
 
@@ -208,35 +214,34 @@ void ClusterState::ReleaseSameNameLocked(const Pod& pod) {
   auto [b, e] = uid_by_name_.equal_range(NameHash(pod.namespace_, pod.name));
   for (auto n = b; n != e; ++n) {
     auto old = pods_.find(std::string(n->second));
-    if (old == pods_.end() || old->second.pod.namespace_ != pod.namespace_ ||
-        old->second.pod.name != pod.name) {
+    if (old == pods_.end() || old->second.pod.ns() != pod.namespace_ ||
+        old->second.pod.name() != pod.name) {
       continue;
     }
     common::log::Info(kComponent, "pod replaced under a new uid before its deletion was seen",
                       {{"pod", pod.key()}, {"old_uid", old->first}, {"uid", pod.uid}});
     pending_.Remove(old->first);
-    Unaccount(old->second);
+    Unaccount(*old);
     ErasePodLocked(old);
     return;
   }
 }
 
-void ClusterState::NotePendingFromInformer(const PodRecord& record) {
-  pending_.Upsert(PendingPodOf(record.pod, record.team,
-                               ResolvePriority(*teams_.policy(), record.pod), RequestOf(record.pod),
-                               teams_.WorkloadOf(record.pod)));
+void ClusterState::NotePendingFromInformer(const PodRecord& record, const Pod& kept) {
+  pending_.Upsert(PendingPodOf(kept, record.team, ResolvePriority(*teams_.policy(), kept),
+                               RequestOf(kept), teams_.WorkloadOf(kept)));
 }
 
 void ClusterState::OnPodUpsert(const Pod& pod) {
   {
     std::lock_guard lock(mu_);
-    UpsertLocked(pod);
-    TabulateLocked(pods_.find(pod.uid)->second);
+    const Pod kept = UpsertLocked(pod);
+    TabulateLocked(pods_.find(pod.uid)->second, kept);
   }
   if (pod.terminal() && pod_gone_) pod_gone_(pod.uid);
 }
 
-void ClusterState::UpsertLocked(const Pod& pod) {
+Pod ClusterState::UpsertLocked(const Pod& pod) {
   auto found = pods_.find(pod.uid);
   const bool inserted = found == pods_.end();
   if (inserted) {
@@ -245,39 +250,41 @@ void ClusterState::UpsertLocked(const Pod& pod) {
     uid_by_name_.emplace(NameHash(pod.namespace_, pod.name), std::string_view(found->first));
   }
   PodRecord& record = found->second;
-  const bool was_pending = !inserted && record.pod.node_name.empty();
+  const bool was_pending = !inserted && !record.pod.bound();
   // A pod that leaves a node it was bound to is taken off it; a pending pod that is now bound is
   // not: its assumed reservation is confirmed as it is (Account), never released and charged
   // again — a filter in between would see the quota free and over-admit.
-  const bool left_node = !was_pending && !inserted && record.pod.node_name != pod.node_name;
+  const bool left_node = !was_pending && !inserted && record.pod.node_name() != pod.node_name;
   // A member that completed leaves its gang without making it wait for a replacement.
   if (pod.phase == PodPhase::kSucceeded) book_->DetachFromGang(pod.uid, /*lost=*/false);
-  if (!inserted && (left_node || pod.terminal())) Unaccount(record);
-  record.pod = KeptPart(pod, EffectiveRequest(pod));
+  if (!inserted && (left_node || pod.terminal())) Unaccount(*found);
+  record.pod = KeptPod(pod, EffectiveRequest(pod));
+  Pod kept = record.pod.ToPod(pod.uid);
   if (record.team == kNoTeam || inserted) record.team = teams_.TeamOf(pod);
   if (pod.terminal()) {
     pending_.Remove(pod.uid);
     (void)book_->Release(pod.uid);
-    return;
+    return kept;
   }
   if (pod.bound()) {
     pending_.Remove(pod.uid);
-    Account(record);
+    Account(*found, kept);
     // Terminating: it keeps its quota until gone, but its gang no longer counts on it.
     if (pod.deletion_unix_ms) book_->DetachFromGang(pod.uid, /*lost=*/true);
-    if (was_pending) Notify(record, PodTransition::kBound);
-    return;
+    if (was_pending) Notify(record, kept, PodTransition::kBound);
+    return kept;
   }
   // Waiting for a scheduler.
   if (pod.scheduler_name == options_.scheduler_name && record.team != kNoTeam &&
       !pod.deletion_unix_ms && !book_->Find(pod.uid)) {
-    NotePendingFromInformer(record);
+    NotePendingFromInformer(record, kept);
     // A filter that admitted the pod since the Find above may have had its note applied before
     // this entry existed: look again now that it does (a later admission's note comes after it).
     if (book_->Find(pod.uid)) pending_.Remove(pod.uid);
   } else {
     pending_.Remove(pod.uid);
   }
+  return kept;
 }
 
 void ClusterState::OnPodDelete(const Pod& last_known) {
@@ -295,7 +302,7 @@ void ClusterState::DeleteLocked(const Pod& last_known) {
     (void)book_->Release(last_known.uid);  // e.g. only ever seen in a filter call
     return;
   }
-  Unaccount(it->second);
+  Unaccount(*it);
   ErasePodLocked(it);
 }
 
@@ -304,8 +311,8 @@ size_t ClusterState::NameHash(std::string_view ns, std::string_view name) {
   return h ^ (std::hash<std::string_view>{}(name) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
 }
 
-void ClusterState::ErasePodLocked(std::unordered_map<std::string, PodRecord>::iterator it) {
-  auto [b, e] = uid_by_name_.equal_range(NameHash(it->second.pod.namespace_, it->second.pod.name));
+void ClusterState::ErasePodLocked(Pods::iterator it) {
+  auto [b, e] = uid_by_name_.equal_range(NameHash(it->second.pod.ns(), it->second.pod.name()));
   for (auto n = b; n != e; ++n) {
     if (n->second.data() == it->first.data()) {
       uid_by_name_.erase(n);
@@ -313,12 +320,11 @@ void ClusterState::ErasePodLocked(std::unordered_map<std::string, PodRecord>::it
     }
   }
   workloads_.Remove(it->first);
-  SetFlavorLocked(it->second, kNoFlavor);
+  SetFlavorLocked(*it, kNoFlavor);
   pods_.erase(it);
 }
 
-void ClusterState::TabulateLocked(const PodRecord& record) {
-  const Pod& pod = record.pod;
+void ClusterState::TabulateLocked(const PodRecord& record, const Pod& pod) {
   if (record.team == kNoTeam || pod.terminal()) {
     workloads_.Remove(pod.uid);
     return;
@@ -340,7 +346,7 @@ void ClusterState::OnNodeUpsert(const Node& node) {
   awaiting_node_.erase(waiting);
   for (const std::string& uid : uids) {
     auto pod = pods_.find(uid);
-    if (pod != pods_.end()) Account(pod->second);
+    if (pod != pods_.end()) Account(*pod, pod->second.pod.ToPod(uid));
   }
 }
 
@@ -348,12 +354,15 @@ void ClusterState::OnNodeDelete(const std::string& name) {
   std::lock_guard lock(mu_);
   if (!nodes_.Erase(name)) return;
   // Pods still bound there keep their charges; they count on the node again if it returns.
-  for (auto& [uid, record] : pods_) {
-    if (record.counted_node == name) {
-      record.counted_node.clear();
-      SetFlavorLocked(record, kNoFlavor);
+  const std::optional<NameId> node = NodeNames().Find(name);
+  if (!node) return;
+  for (PodEntry& entry : pods_) {
+    PodRecord& record = entry.second;
+    if (record.counted_node == *node) {
+      record.counted_node = KeptPod::kNoNode;
+      SetFlavorLocked(entry, kNoFlavor);
       record.borrowing = false;
-      awaiting_node_[name].insert(uid);
+      awaiting_node_[name].insert(entry.first);
     }
   }
 }
@@ -399,7 +408,9 @@ void ClusterState::RegangPending(const std::string& gang) {
   pending_.RetargetGang(gang, [&](PendingPod& pending) { RependLocked(pending); });
   // Its members' declared size (and a waiting member's team) changed.
   for (const std::string& uid : workloads_.MembersOf(gang)) {
-    if (auto it = pods_.find(uid); it != pods_.end()) TabulateLocked(it->second);
+    if (auto it = pods_.find(uid); it != pods_.end()) {
+      TabulateLocked(it->second, it->second.pod.ToPod(uid));
+    }
   }
 }
 
@@ -407,10 +418,11 @@ void ClusterState::RependLocked(PendingPod& pending) {
   auto it = pods_.find(pending.uid);
   if (it == pods_.end()) return;
   PodRecord& record = it->second;
-  record.team = teams_.TeamOf(record.pod);  // pending: nothing is charged to it yet
-  pending = PendingPodOf(record.pod, record.team, ResolvePriority(*teams_.policy(), record.pod),
-                         RequestOf(record.pod), teams_.WorkloadOf(record.pod));
-  TabulateLocked(record);
+  const Pod kept = record.pod.ToPod(it->first);
+  record.team = teams_.TeamOf(kept);  // pending: nothing is charged to it yet
+  pending = PendingPodOf(kept, record.team, ResolvePriority(*teams_.policy(), kept),
+                         RequestOf(kept), teams_.WorkloadOf(kept));
+  TabulateLocked(record, kept);
 }
 
 void ClusterState::OnSynced(ObjectKind kind) {
@@ -441,14 +453,16 @@ std::optional<Pod> ClusterState::FindPod(std::string_view uid) const {
   std::lock_guard lock(mu_);
   auto it = pods_.find(std::string(uid));
   if (it == pods_.end()) return std::nullopt;
-  return it->second.pod;
+  return it->second.pod.ToPod(it->first);
 }
 
 std::vector<Pod> ClusterState::PodsOnNode(const std::string& node) const {
   std::lock_guard lock(mu_);
   std::vector<Pod> out;
   for (const auto& [uid, record] : pods_) {
-    if (record.pod.node_name == node && !record.pod.terminal()) out.push_back(record.pod);
+    if (record.pod.node_name() == node && !record.pod.terminal()) {
+      out.push_back(record.pod.ToPod(uid));
+    }
   }
   return out;
 }
@@ -457,19 +471,21 @@ void ClusterState::ForEachBoundPod(
     const std::function<void(const Pod& pod, NameId team, const ResourceList& request)>& fn,
     const std::vector<NameId>* flavors) const {
   std::lock_guard lock(mu_);
-  auto visit = [&](const PodRecord& record) {
+  auto visit = [&](const PodEntry& entry) {
+    const PodRecord& record = entry.second;
     if (record.pod.bound() && !record.pod.terminal()) {
-      fn(record.pod, record.team, RequestOf(record.pod));
+      const Pod kept = record.pod.ToPod(entry.first);
+      fn(kept, record.team, RequestOf(kept));
     }
   };
   if (flavors == nullptr) {
-    for (const auto& [uid, record] : pods_) visit(record);
+    for (const PodEntry& entry : pods_) visit(entry);
     return;
   }
   for (NameId flavor : *flavors) {
     auto it = by_flavor_.find(flavor);
     if (it == by_flavor_.end()) continue;
-    for (const PodRecord* record : it->second) visit(*record);
+    for (const PodEntry* entry : it->second) visit(*entry);
   }
 }
 

@@ -37,6 +37,7 @@
 #include "scheduler/cluster_api.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/ledger/quota_book.h"
+#include "scheduler/model/kept_pod.h"
 #include "scheduler/model/objects.h"
 #include "scheduler/model/pod_identity.h"
 #include "scheduler/state/node_cache.h"
@@ -157,38 +158,43 @@ class ClusterState final : public ClusterObserver {
 
  private:
   struct PodRecord {
-    model::Pod pod;
+    model::KeptPod pod;
     model::NameId team = kNoTeam;
-    std::string counted_node;          // node whose `used` includes this pod ("" if none)
+    // The node (NodeNames) whose `used` includes this pod (kNoNode while it counts on none).
+    model::NameId counted_node = model::KeptPod::kNoNode;
     model::NameId flavor = kNoFlavor;  // counted_node's flavor (kNoFlavor while not counted)
     uint32_t flavor_slot = 0;          // its place in by_flavor_[flavor]
     bool charged = false;
     bool borrowing = false;  // counted as a borrower on counted_node
     int64_t bound_ms = 0;    // when first counted on a node
+    [[nodiscard]] bool counted() const { return counted_node != model::KeptPod::kNoNode; }
   };
+  using Pods = std::unordered_map<std::string, PodRecord>;  // by uid
+  using PodEntry = Pods::value_type;
 
-  // All with mu_ held.
+  // All with mu_ held. `kept` is the record's pod as a Pod (KeptPod::ToPod).
   // The record counts on a node of `flavor` now (kNoFlavor: on none): by_flavor_ follows.
-  void SetFlavorLocked(PodRecord& record, model::NameId flavor);
-  void Account(PodRecord& record);
-  void Unaccount(PodRecord& record);
+  void SetFlavorLocked(PodEntry& entry, model::NameId flavor);
+  void Account(PodEntry& entry, const model::Pod& kept);
+  void Unaccount(PodEntry& entry);
   // Charges a pod counted on its node to its team's quota on the node's flavor (ConfirmBound).
-  void ChargeLocked(PodRecord& record, model::NameId flavor);
-  void NotePendingFromInformer(const PodRecord& record);
+  void ChargeLocked(PodRecord& record, const model::Pod& kept, model::NameId flavor);
+  void NotePendingFromInformer(const PodRecord& record, const model::Pod& kept);
   // Re-ranks the pending members of `gang` after the object declaring it changed.
   void RegangPending(const std::string& gang);
   // A pending entry again from its pod's record: team, priority, workload (mu_ held).
   void RependLocked(PendingPod& pending);
   void ReleaseSameNameLocked(const model::Pod& pod);
-  void Notify(const PodRecord& record, PodTransition transition);
+  void Notify(const PodRecord& record, const model::Pod& kept, PodTransition transition);
   // Brings the pod's row in workloads_ up to date.
-  void TabulateLocked(const PodRecord& record);
-  void UpsertLocked(const model::Pod& pod);
+  void TabulateLocked(const PodRecord& record, const model::Pod& kept);
+  // Applies the pod's new state; returns what is kept of it, as a Pod.
+  model::Pod UpsertLocked(const model::Pod& pod);
   void DeleteLocked(const model::Pod& last_known);
   // Starts (or stops) reporting a counted pod as ungoverned.
-  void NoteUngovernedLocked(const PodRecord& record);
+  void NoteUngovernedLocked(const PodRecord& record, const model::Pod& kept);
   // Drops pods_[uid] and its name entry (after Unaccount).
-  void ErasePodLocked(std::unordered_map<std::string, PodRecord>::iterator it);
+  void ErasePodLocked(Pods::iterator it);
   static size_t NameHash(std::string_view ns, std::string_view name);
 
   ledger::QuotaBook* const book_;
@@ -203,11 +209,11 @@ class ClusterState final : public ClusterObserver {
   TeamResolver teams_;
   WorkloadTable workloads_;
 
-  mutable std::mutex mu_;                            // the pods
-  std::unordered_map<std::string, PodRecord> pods_;  // by uid
+  mutable std::mutex mu_;  // the pods
+  Pods pods_;
   // The records counted on each flavor's nodes (pointers into pods_, whose nodes never move), so
   // that a walk by flavor costs the pods of that flavor only.
-  std::unordered_map<model::NameId, std::vector<PodRecord*>> by_flavor_;
+  std::unordered_map<model::NameId, std::vector<PodEntry*>> by_flavor_;
   // Known pods by a hash of namespace/name → their uid (a key of pods_). A name belongs to one
   // live pod: one seen under a new UID proves its predecessor gone, even before its DELETED.
   std::unordered_multimap<size_t, std::string_view> uid_by_name_;

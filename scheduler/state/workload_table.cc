@@ -58,7 +58,7 @@ std::string RequestedInstanceType(const Labels& node_selector, std::string_view 
 }
 
 void WorkloadTable::Put(const Pod& pod, NameId team, const ResourceList& request,
-                        const WorkloadRef& ref, int32_t priority, std::string priority_class,
+                        const WorkloadRef& ref, int32_t priority, std::string_view priority_class,
                         std::string instance_type) {
   const std::string pod_key = pod.key();
   std::string key = WorkloadKeyOf(ref.key, pod_key);
@@ -69,15 +69,18 @@ void WorkloadTable::Put(const Pod& pod, NameId team, const ResourceList& request
   }
   auto order = order_of_.find(key);
   if (order == order_of_.end()) {
-    const auto [ns, name] = SplitKey(ref.display.empty() ? pod_key : ref.display);
-    WorkloadEntry entry;
-    entry.ns = ns.empty() ? pod.namespace_ : ns;
-    entry.name = name;
-    entry.kind = WorkloadKindOf(ref);
-    entry.key = key;
-    std::string order_key = WorkloadOrderKey(entry.ns, entry.name, entry.kind, key);
-    auto placed = ordered_.emplace(std::move(order_key), std::move(entry)).first;
-    order = order_of_.emplace(std::string_view(placed->second.key), placed).first;
+    auto [ns, name] = SplitKey(ref.display.empty() ? pod_key : ref.display);
+    if (ns.empty()) ns = pod.namespace_;
+    const std::string_view kind = WorkloadKindOf(ref);
+    auto placed = ordered_.emplace(WorkloadOrderKey(ns, name, kind, key), WorkloadEntry{}).first;
+    // The entry's strings are views of its order key, which the map node keeps in place.
+    const std::string_view order_key = placed->first;
+    WorkloadEntry& entry = placed->second;
+    entry.ns = order_key.substr(0, ns.size());
+    entry.name = order_key.substr(ns.size() + 1, name.size());
+    entry.kind = kind;
+    entry.key = order_key.substr(order_key.size() - key.size());
+    order = order_of_.emplace(entry.key, placed).first;
   }
   const Ordered::iterator at_entry = order->second;
   WorkloadEntry& entry = at_entry->second;
@@ -98,7 +101,7 @@ void WorkloadTable::Put(const Pod& pod, NameId team, const ResourceList& request
   at->terminating = pod.deletion_unix_ms.has_value();
   at->team = team;
   at->priority = priority;
-  at->priority_class = std::move(priority_class);
+  at->priority_class = model::PriorityClassNames().Intern(priority_class);
   at->declared = ref.key.empty() ? 1 : ref.size;
   at->instance_type = std::move(instance_type);
   Summarize(entry);

@@ -32,8 +32,9 @@
 namespace taskgov::scheduler::state {
 
 // A member of a workload, compact (the table holds one per governed pod): its node by interned
-// id (as the QuotaBook's PodMeta has it), the request by resource id. The priority class and
-// instance type stay strings: pods name them freely, and an interner never forgets a name.
+// id (as the QuotaBook's PodMeta has it), the request by resource id, its priority class by
+// interned id (PriorityClassNames: classes are a bounded set). The instance type stays a string:
+// a node selector names it freely, and an interner never forgets a name.
 struct WorkloadMember {
   std::string name, uid;     // its namespace is its workload's
   model::IdAmounts request;  // effective request
@@ -44,26 +45,33 @@ struct WorkloadMember {
   model::NameId team = kNoTeam;
   int32_t priority = 0;
   int32_t declared = 0;
-  std::string priority_class;
-  std::string instance_type;  // what its node selector asks for ("" if nothing)
+  model::NameId priority_class = 0;  // PriorityClassNames()
+  std::string instance_type;         // what its node selector asks for ("" if nothing)
   [[nodiscard]] bool bound() const { return node != ledger::kNoNode; }
   [[nodiscard]] const std::string& node_name() const { return model::NodeNames().Name(node); }
+  [[nodiscard]] const std::string& priority_class_name() const {
+    return model::PriorityClassNames().Name(priority_class);
+  }
 };
 
+// A workload. Its key, namespace and name are views into its order key (the table's key for it,
+// "<ns>/<name>/<kind>/<key>"), so the table holds each string once.
 struct WorkloadEntry {
-  std::string key;  // the workload's key: WorkloadRef::key, or "pod/<ns>/<name>" for a lone pod
-  std::string ns, name;
-  std::string_view
-      kind;  // as the admin API names it: Pod, KueuePodGroup, Job, PodGroup, Owner, ...
+  std::string_view key;  // WorkloadRef::key, or "pod/<ns>/<name>" for a lone pod
+  std::string_view ns, name;
+  std::string_view kind;  // as the admin API names it: Pod, KueuePodGroup, Job, PodGroup, ...
   // Whatever order its pods' events came in: the first member's team, the highest priority of
   // its members and that member's class, the largest size a member declares (1 for a lone pod),
   // the instance type the first member that names one asks for.
   model::NameId team = kNoTeam;
   int32_t priority = 0;
   int32_t declared = 0;
-  std::string priority_class;
+  model::NameId priority_class = 0;  // PriorityClassNames()
   std::string instance_type;
   std::vector<WorkloadMember> members;  // by name
+  [[nodiscard]] const std::string& priority_class_name() const {
+    return model::PriorityClassNames().Name(priority_class);
+  }
 };
 
 // The admin API's kind of a workload: the object that declares the gang, or Pod for a lone pod.
@@ -90,7 +98,7 @@ class WorkloadTable {
   // A pod's current state: it joins (or moves to) the workload `ref` names. `instance_type`:
   // the one its node selector asks for ("" if none).
   void Put(const model::Pod& pod, model::NameId team, const model::ResourceList& request,
-           const model::WorkloadRef& ref, int32_t priority, std::string priority_class,
+           const model::WorkloadRef& ref, int32_t priority, std::string_view priority_class,
            std::string instance_type = "");
   // A pod gone, terminal or no longer governed.
   void Remove(std::string_view uid);

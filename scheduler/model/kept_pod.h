@@ -1,0 +1,84 @@
+#pragma once
+
+// KeptPod: what the state keeps of a pod it tracks — everything taskgov reads, nothing else —
+// packed into one allocation. The state holds one per pod (100,000 of them at scale): as a
+// model::Pod that was ~1.2 KB a pod (a 600-byte object, a node per label, a heap string per long
+// name); packed, it is its strings in one block plus ~90 bytes.
+//
+// What is kept: namespace, name, labels, the annotations taskgov reads (team resolution and
+// gangs: pods often carry kilobytes of others, such as kubectl's last-applied-configuration),
+// timestamps, scheduler name, node (interned in NodeNames), node selector, placement (shared,
+// as every copy of the pod shares it), priority and its class name, phase, owner references,
+// and instead of containers, init containers, overhead and pod-level resources, pod-level
+// requests equal to the pod's effective request (so EffectiveRequest of ToPod() is unchanged).
+// Not kept: the UID (the state's key for the pod; ToPod takes it back) and resourceVersion.
+//
+// Immutable once built; a value type (move-only). Thread-compatible.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "scheduler/model/interner.h"
+#include "scheduler/model/objects.h"
+
+namespace taskgov::scheduler::model {
+
+// Whether the state keeps a pod's annotation `key` (team resolution and gangs read it).
+[[nodiscard]] bool KeptAnnotation(std::string_view key);
+
+class KeptPod {
+ public:
+  KeptPod() = default;
+  // The part of `pod` taskgov keeps; `effective` is its EffectiveRequest.
+  KeptPod(const Pod& pod, const ResourceList& effective);
+  KeptPod(KeptPod&&) noexcept = default;
+  KeptPod& operator=(KeptPod&&) noexcept = default;
+  KeptPod(const KeptPod&) = delete;
+  KeptPod& operator=(const KeptPod&) = delete;
+
+  // The kept part as a Pod, with `uid` (its key in the state) and no resourceVersion.
+  [[nodiscard]] Pod ToPod(std::string_view uid) const;
+
+  [[nodiscard]] std::string_view ns() const;
+  [[nodiscard]] std::string_view name() const;
+  [[nodiscard]] std::string_view scheduler_name() const;
+  // "namespace/name"
+  [[nodiscard]] std::string key() const;
+  // Its node in NodeNames(); only when bound().
+  [[nodiscard]] NameId node() const { return node_; }
+  [[nodiscard]] const std::string& node_name() const;
+  [[nodiscard]] bool bound() const { return node_ != kNoNode; }
+  [[nodiscard]] bool terminal() const {
+    return phase_ == PodPhase::kSucceeded || phase_ == PodPhase::kFailed;
+  }
+  [[nodiscard]] bool terminating() const { return has_deletion_; }
+  [[nodiscard]] std::optional<int64_t> start_unix_ms() const {
+    return has_start_ ? std::optional<int64_t>(start_ms_) : std::nullopt;
+  }
+  // Its effective request.
+  [[nodiscard]] ResourceList request() const;
+
+  // Bytes this object holds outside itself (the packed block).
+  [[nodiscard]] size_t heap_bytes() const { return size_; }
+
+  static constexpr NameId kNoNode = 0xffffffff;
+
+ private:
+  std::unique_ptr<char[]> blob_;  // the strings, counts and amounts (kept_pod.cc: Writer)
+  uint32_t size_ = 0;
+  NameId node_ = kNoNode;
+  PodPhase phase_ = PodPhase::kPending;
+  bool has_deletion_ = false;
+  bool has_start_ = false;
+  bool has_priority_ = false;
+  int32_t priority_ = 0;
+  int64_t created_ms_ = 0;
+  int64_t deletion_ms_ = 0;
+  int64_t start_ms_ = 0;
+  std::shared_ptr<const PodPlacementSpec> placement_;
+};
+
+}  // namespace taskgov::scheduler::model
