@@ -63,8 +63,7 @@ void WorkloadTable::Put(const Pod& pod, NameId team, const ResourceList& request
   const std::string pod_key = pod.key();
   std::string key = WorkloadKeyOf(ref.key, pod_key);
   std::unique_lock lock(mu_);
-  if (auto was = workload_of_.find(pod.uid);
-      was != workload_of_.end() && was->second->second.key != key) {
+  if (auto was = OwnerOf(pod.uid); was != workload_of_.end() && was->second->second.key != key) {
     RemoveLocked(pod.uid);  // it moved to another workload
   }
   auto order = order_of_.find(key);
@@ -91,7 +90,8 @@ void WorkloadTable::Put(const Pod& pod, NameId team, const ResourceList& request
     at = entry.members.insert(at, WorkloadMember{});
     at->name = pod.name;
   } else if (at->uid != pod.uid) {
-    workload_of_.erase(at->uid);  // a pod of the same name before it
+    // A pod of the same name before it.
+    if (auto before = OwnerOf(at->uid); before != workload_of_.end()) workload_of_.erase(before);
   }
   at->uid = pod.uid;
   at->request = ToIdAmounts(request);
@@ -105,7 +105,28 @@ void WorkloadTable::Put(const Pod& pod, NameId team, const ResourceList& request
   at->declared = ref.key.empty() ? 1 : ref.size;
   at->instance_type = std::move(instance_type);
   Summarize(entry);
-  workload_of_.insert_or_assign(pod.uid, at_entry);
+  if (auto owner = OwnerOf(pod.uid); owner != workload_of_.end()) {
+    owner->second = at_entry;
+  } else {
+    workload_of_.emplace(Hash{}(pod.uid), at_entry);
+  }
+}
+
+WorkloadTable::Owners::iterator WorkloadTable::OwnerOf(std::string_view uid) {
+  auto [from, to] = workload_of_.equal_range(Hash{}(uid));
+  for (auto it = from; it != to; ++it) {
+    const std::vector<WorkloadMember>& members = it->second->second.members;
+    if (std::any_of(members.begin(), members.end(),
+                    [&](const WorkloadMember& m) { return m.uid == uid; })) {
+      return it;
+    }
+  }
+  return workload_of_.end();
+}
+
+WorkloadTable::Owners::const_iterator WorkloadTable::OwnerOf(std::string_view uid) const {
+  // The lookup changes nothing: the const overload shares the other's body.
+  return const_cast<WorkloadTable*>(this)->OwnerOf(uid);
 }
 
 void WorkloadTable::Summarize(WorkloadEntry& entry) {
@@ -128,7 +149,7 @@ void WorkloadTable::Remove(std::string_view uid) {
 }
 
 void WorkloadTable::RemoveLocked(std::string_view uid) {
-  auto was = workload_of_.find(uid);
+  auto was = OwnerOf(uid);
   if (was == workload_of_.end()) return;
   const Ordered::iterator entry = was->second;
   workload_of_.erase(was);
@@ -162,7 +183,7 @@ const WorkloadEntry* WorkloadTable::View::Find(std::string_view key) const {
 }
 
 bool WorkloadTable::View::HasPod(std::string_view uid) const {
-  return table_.workload_of_.contains(uid);
+  return table_.OwnerOf(uid) != table_.workload_of_.end();
 }
 
 }  // namespace taskgov::scheduler::state

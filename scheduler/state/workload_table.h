@@ -130,9 +130,12 @@ class WorkloadTable {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  template <typename V>
-  using ByName = std::unordered_map<std::string, V, Hash, std::equal_to<>>;
+  // Pod uid hash → the entry of a workload one of whose members has a uid of that hash.
+  using Owners = std::unordered_multimap<size_t, Ordered::iterator>;
 
+  // The slot of workload_of_ for pod `uid`: the one whose entry has a member of that uid.
+  [[nodiscard]] Owners::iterator OwnerOf(std::string_view uid);
+  [[nodiscard]] Owners::const_iterator OwnerOf(std::string_view uid) const;
   // With mu_ held exclusively.
   void RemoveLocked(std::string_view uid);
   // Its team, priority, class and size from its members'.
@@ -142,7 +145,9 @@ class WorkloadTable {
   Ordered ordered_;
   // Workload key (a view of its entry's `key`: map nodes never move) → its entry.
   std::unordered_map<std::string_view, Ordered::iterator, Hash, std::equal_to<>> order_of_;
-  ByName<Ordered::iterator> workload_of_;  // pod uid → its workload's entry
+  // Pod uid → its workload's entry, keyed by the uid's hash: the uid is kept once, by its member
+  // (a lookup confirms it among the entry's members, which Remove walks anyway).
+  Owners workload_of_;
 };
 
 }  // namespace taskgov::scheduler::state
