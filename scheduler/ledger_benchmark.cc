@@ -221,63 +221,78 @@ void BM_ReconcileHundredThousandReservations(benchmark::State& state) {
 }
 BENCHMARK(BM_ReconcileHundredThousandReservations)->Unit(benchmark::kMillisecond);
 
-// Bytes per running pod in the whole in-memory state (QuotaBook reservation, ClusterState pod
-// record, node accounting and the workload table), for a pod shaped like a real training worker:
-// Kueue labels, a kubectl last-applied-configuration annotation of ~2 KB, a main container and a
-// sidecar with requests and limits; as a member of one PyTorchJob (owner reference, job labels)
-// or as a lone pod (a workload of its own in the table).
-void MemoryPerRunningPod(benchmark::State& state, bool job_member) {
+// Running pods shaped like real training workers: Kueue labels, a kubectl
+// last-applied-configuration annotation of ~2 KB, a main container and a sidecar with requests
+// and limits; as members of one PyTorchJob (owner reference, job labels) or as lone pods (each a
+// workload of its own). Bound round-robin to `nodes` nodes named node-<i>.
+std::vector<Pod> TrainingWorkers(int count, int nodes, bool job_member) {
   const std::string last_applied(2048, 'x');
-  for (auto _ : state) {
-    common::FakeClock clock;
-    auto book = std::make_unique<QuotaBook>(HundredTeams(), &clock);
-    auto cluster = std::make_unique<ClusterState>(book.get(), &clock, ClusterState::Options{});
-    constexpr int kNodes = 2'000;
-    for (int i = 0; i < kNodes; ++i) {
+  std::vector<Pod> pods;
+  pods.reserve(count);
+  for (int i = 0; i < count; ++i) {
+    const std::string team = "team-" + std::to_string(i % 100);
+    Pod pod = PodBuilder("llama-pretrain-worker-" + std::to_string(i))
+                  .Namespace("ns-" + team)
+                  .Uid("0b1f5c2e-6a7d-4c8e-9f00-" + std::to_string(100000000000 + i))
+                  .Label("kueue.x-k8s.io/queue-name", "hyperpod-ns-" + team + "-localqueue")
+                  .Label("kueue.x-k8s.io/priority-class", "training-priority")
+                  .Annotation("kubectl.kubernetes.io/last-applied-configuration", last_applied)
+                  .Gpus(1)
+                  .Cpu("4")
+                  .Memory("64Gi")
+                  .Build();
+    pod.containers.front().limits = pod.containers.front().requests;
+    Container sidecar;
+    sidecar.name = "log-shipper";
+    sidecar.restart_always = true;
+    sidecar.requests.Set("cpu", 100);
+    sidecar.requests.Set("memory", int64_t{128} << 20);
+    pod.init_containers.push_back(sidecar);
+    if (job_member) {
+      pod.labels["training.kubeflow.org/job-name"] = "llama-pretrain";
+      pod.labels["training.kubeflow.org/replica-type"] = "worker";
+      pod.owner_references.push_back(
+          OwnerReference{"kubeflow.org/v1", "PyTorchJob", "llama-pretrain", "9d3c-uid", true});
+    }
+    pod.node_name = "node-" + std::to_string(i % nodes);
+    pod.phase = PodPhase::kRunning;
+    pods.push_back(std::move(pod));
+  }
+  return pods;
+}
+
+// A ClusterState (and its QuotaBook) with `nodes` nodes of the first flavor.
+struct StateWithNodes {
+  explicit StateWithNodes(int nodes)
+      : book(std::make_unique<QuotaBook>(HundredTeams(), &clock)),
+        cluster(std::make_unique<ClusterState>(book.get(), &clock, ClusterState::Options{})) {
+    for (int i = 0; i < nodes; ++i) {
       cluster->OnNodeUpsert(NodeBuilder("node-" + std::to_string(i))
                                 .InstanceType(kFlavors[0])
                                 .Allocatable(kGpu, "1000")
                                 .Allocatable("cpu", "100000")
                                 .Allocatable("memory", "1000Ti"));
     }
-    constexpr int kPods = 50'000;
-    std::vector<Pod> pods;
-    pods.reserve(kPods);
-    for (int i = 0; i < kPods; ++i) {
-      const std::string team = "team-" + std::to_string(i % 100);
-      Pod pod = PodBuilder("llama-pretrain-worker-" + std::to_string(i))
-                    .Namespace("ns-" + team)
-                    .Uid("0b1f5c2e-6a7d-4c8e-9f00-" + std::to_string(100000000000 + i))
-                    .Label("kueue.x-k8s.io/queue-name", "hyperpod-ns-" + team + "-localqueue")
-                    .Label("kueue.x-k8s.io/priority-class", "training-priority")
-                    .Annotation("kubectl.kubernetes.io/last-applied-configuration", last_applied)
-                    .Gpus(1)
-                    .Cpu("4")
-                    .Memory("64Gi")
-                    .Build();
-      pod.containers.front().limits = pod.containers.front().requests;
-      Container sidecar;
-      sidecar.name = "log-shipper";
-      sidecar.restart_always = true;
-      sidecar.requests.Set("cpu", 100);
-      sidecar.requests.Set("memory", int64_t{128} << 20);
-      pod.init_containers.push_back(sidecar);
-      if (job_member) {
-        pod.labels["training.kubeflow.org/job-name"] = "llama-pretrain";
-        pod.labels["training.kubeflow.org/replica-type"] = "worker";
-        pod.owner_references.push_back(
-            OwnerReference{"kubeflow.org/v1", "PyTorchJob", "llama-pretrain", "9d3c-uid", true});
-      }
-      pod.node_name = "node-" + std::to_string(i % kNodes);
-      pod.phase = PodPhase::kRunning;
-      pods.push_back(std::move(pod));
-    }
+  }
+  common::FakeClock clock;
+  std::unique_ptr<QuotaBook> book;
+  std::unique_ptr<ClusterState> cluster;
+};
+
+// Bytes per running pod in the whole in-memory state (QuotaBook reservation, ClusterState pod
+// record, node accounting and the workload table), for TrainingWorkers.
+void MemoryPerRunningPod(benchmark::State& state, bool job_member) {
+  constexpr int kNodes = 2'000;
+  constexpr int kPods = 50'000;
+  for (auto _ : state) {
+    const std::vector<Pod> pods = TrainingWorkers(kPods, kNodes, job_member);
+    StateWithNodes s(kNodes);
     const size_t before = mallinfo2().uordblks;
-    for (const Pod& pod : pods) cluster->OnPodUpsert(pod);
+    for (const Pod& pod : pods) s.cluster->OnPodUpsert(pod);
     const size_t after = mallinfo2().uordblks;
     state.counters["bytes_per_pod"] = static_cast<double>(after - before) / kPods;
-    state.counters["tracked"] = static_cast<double>(book->size());
-    benchmark::DoNotOptimize(cluster);
+    state.counters["tracked"] = static_cast<double>(s.book->size());
+    benchmark::DoNotOptimize(s.cluster);
   }
 }
 void BM_MemoryPerRunningPodWholeState(benchmark::State& state) { MemoryPerRunningPod(state, true); }
@@ -286,6 +301,26 @@ void BM_MemoryPerRunningLonePodWholeState(benchmark::State& state) {
   MemoryPerRunningPod(state, false);
 }
 BENCHMARK(BM_MemoryPerRunningLonePodWholeState)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// The preemption controller's walk over running pods (ClusterState::ForEachBoundPod) at 50,000
+// lone training workers, reading what a victim candidate takes from each: namespace, name, gang,
+// request by id.
+void BM_WalkBoundPods(benchmark::State& state) {
+  constexpr int kNodes = 2'000;
+  constexpr int kPods = 50'000;
+  StateWithNodes s(kNodes);
+  for (const Pod& pod : TrainingWorkers(kPods, kNodes, false)) s.cluster->OnPodUpsert(pod);
+  for (auto _ : state) {
+    size_t read = 0;
+    s.cluster->ForEachBoundPod([&](const ClusterState::BoundPod& pod) {
+      read += pod.kept.ns().size() + pod.kept.name().size() + pod.kept.gang().size() +
+              pod.kept.request_ids().size();
+    });
+    benchmark::DoNotOptimize(read);
+  }
+  state.SetItemsProcessed(state.iterations() * kPods);
+}
+BENCHMARK(BM_WalkBoundPods)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace taskgov::scheduler

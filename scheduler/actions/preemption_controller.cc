@@ -51,24 +51,24 @@ namespace {
 constexpr std::string_view kComponent = "preemption";
 
 // A running pod of a team, charged on the ledger, as a victim candidate.
-Candidate CandidateOf(const Policy& policy, const Pod& pod, NameId team,
-                      const ResourceList& request, const Reservation& r) {
+Candidate CandidateOf(const ClusterState::BoundPod& pod, const Reservation& r) {
+  const model::KeptPod& kept = pod.kept;
   Candidate c;
   c.uid = pod.uid;
-  c.ns = pod.namespace_;
-  c.name = pod.name;
-  c.team = team;
+  c.ns = kept.ns();
+  c.name = kept.name();
+  c.team = pod.team;
   c.flavor = r.charge.flavor;
-  c.priority = ResolvePriority(policy, pod);
-  c.created_ms = pod.creation_unix_ms;
-  c.started_ms = pod.start_unix_ms.value_or(pod.creation_unix_ms);
+  c.priority = pod.priority;
+  c.created_ms = kept.creation_unix_ms();
+  c.started_ms = kept.start_unix_ms().value_or(c.created_ms);
   c.admitted_ms = r.meta.admitted_ms != 0 ? r.meta.admitted_ms : c.started_ms;
-  c.node = pod.node_name;
-  c.occupies = ToIdAmounts(request);
+  c.node = kept.node_name();
+  c.occupies = kept.request_ids();
   for (uint8_t i = 0; i < r.charge.count; ++i) {
     c.charged.emplace_back(r.charge.items[i].resource, r.charge.items[i].amount);
   }
-  c.gang = GangOf(pod);
+  c.gang = kept.gang();
   return c;
 }
 
@@ -295,9 +295,9 @@ void PreemptionController::EvictTimedOutGangs(int64_t grace_s, RunReport* report
 bool PreemptionController::EvictGangMembers(const QuotaBook::ExpiredGang& gang, int64_t grace_s,
                                             RunReport* report) {
   std::vector<Pod> members;
-  cluster_->ForEachBoundPod([&](const Pod& pod, NameId, const ResourceList&) {
-    if (!pod.deletion_unix_ms && cluster_->teams().WorkloadOf(pod).key == gang.workload) {
-      members.push_back(pod);
+  cluster_->ForEachBoundPod([&](const ClusterState::BoundPod& pod) {
+    if (!pod.kept.terminating() && pod.kept.gang() == gang.workload) {
+      members.push_back(pod.ToPod());
     }
   });
   std::sort(members.begin(), members.end(),
@@ -476,14 +476,14 @@ VictimPlanner::Inputs PreemptionController::PlanInputs(const Policy& policy, int
   // Running pods of teams; those already going (deleted, evicted, or victims of a round in
   // flight) count as freed.
   cluster_->ForEachBoundPod(
-      [&](const Pod& pod, NameId team, const ResourceList& request) {
-        if (team == kNoTeam) return;
+      [&](const ClusterState::BoundPod& pod) {
+        if (pod.team == kNoTeam) return;
         std::optional<Reservation> r = book_->Find(pod.uid);
         if (!r || r->state != ReservationState::kBound) return;
-        Candidate c = CandidateOf(policy, pod, team, request, *r);
-        c.pdb_blocked = pdb_.Blocked(pod.uid, now_ms);
-        const bool going = pod.deletion_unix_ms.has_value() || evicted.count(pod.uid) > 0 ||
-                           followed.committed.count(pod.uid) > 0;
+        Candidate c = CandidateOf(pod, *r);
+        c.pdb_blocked = pdb_.Blocked(c.uid, now_ms);
+        const bool going = pod.kept.terminating() || evicted.count(c.uid) > 0 ||
+                           followed.committed.count(c.uid) > 0;
         (going ? in.terminating : in.running).push_back(std::move(c));
       },
       &flavors);

@@ -550,7 +550,7 @@ void Admission::DropPartialGangs(
     std::map<std::string, std::vector<KeptVictim>>* kept_by_node) const {
   // A gang goes whole or not at all: a member is kept only when every running member of its
   // gang is a kept victim on the same node (the scheduler evicts per node).
-  std::set<std::string> gangs;
+  std::set<std::string, std::less<>> gangs;
   for (const auto& [node, kept] : *kept_by_node) {
     for (const KeptVictim& k : kept) {
       if (!k.gang.empty()) gangs.insert(k.gang);
@@ -558,9 +558,10 @@ void Admission::DropPartialGangs(
   }
   if (gangs.empty()) return;
   std::map<std::string, std::set<std::string>> members;
-  cluster_->ForEachBoundPod([&](const Pod& pod, NameId, const ResourceList&) {
-    std::string gang = GangOf(pod);
-    if (gangs.count(gang) > 0) members[gang].insert(pod.uid);
+  cluster_->ForEachBoundPod([&](const ClusterState::BoundPod& pod) {
+    if (auto gang = gangs.find(pod.kept.gang()); gang != gangs.end()) {
+      members[*gang].emplace(pod.uid);
+    }
   });
   for (auto& [node, kept] : *kept_by_node) {
     std::set<std::string> uids;

@@ -9,12 +9,13 @@
 namespace taskgov::scheduler::model {
 namespace {
 
-// The packed block: in this order, each string as a LEB128 length and its bytes, each count as
-// a LEB128 number, each amount as 8 bytes:
-//   namespace, name, scheduler name, priority class name,
-//   labels (count, then key and value each), kept annotations (the same), node selector (the
-//   same), owner references (count, then API version, kind, name, UID and a controller byte
-//   each), effective request (count, then resource name and amount each).
+// The packed block: in this order, each string as a LEB128 length and its bytes, each count and
+// resource id as a LEB128 number, each amount as 8 bytes:
+//   namespace, name, gang key (GangOf), effective request (count, then resource name and amount
+//   each) — what walks over every pod read, first —
+//   scheduler name, priority class name, labels (count, then key and value each), kept
+//   annotations (the same), node selector (the same), owner references (count, then API
+//   version, kind, name, UID and a controller byte each).
 class Writer {
  public:
   void Number(uint64_t n) {
@@ -93,6 +94,23 @@ void WriteLabels(Writer& w, const Labels& labels, bool (*keep)(std::string_view)
   }
 }
 
+// A reader past the namespace, name and gang key: at the request.
+Reader AtRequest(const char* data, size_t size) {
+  Reader r(data, size);
+  for (int i = 0; i < 3; ++i) r.String();
+  return r;
+}
+
+// A reader past the request: at the scheduler name.
+Reader AfterRequest(const char* data, size_t size) {
+  Reader r = AtRequest(data, size);
+  for (uint64_t n = r.Number(); n > 0; --n) {
+    r.String();
+    r.Amount();
+  }
+  return r;
+}
+
 }  // namespace
 
 bool KeptAnnotation(std::string_view key) {
@@ -114,6 +132,13 @@ KeptPod::KeptPod(const Pod& pod, const ResourceList& effective)
   Writer w;
   w.String(pod.namespace_);
   w.String(pod.name);
+  w.String(GangOf(pod));
+  w.Number(effective.size());
+  // By name: a pod's resources are interned only where a decision reads them by id.
+  for (const auto& [resource, amount] : effective) {
+    w.String(resource);
+    w.Amount(amount);
+  }
   w.String(pod.scheduler_name);
   w.String(pod.priority_class_name);
   WriteLabels(w, pod.labels, nullptr);
@@ -127,11 +152,6 @@ KeptPod::KeptPod(const Pod& pod, const ResourceList& effective)
     w.String(owner.uid);
     w.Number(owner.controller ? 1 : 0);
   }
-  w.Number(effective.size());
-  for (const auto& [resource, amount] : effective) {
-    w.String(resource);
-    w.Amount(amount);
-  }
   size_ = static_cast<uint32_t>(w.out().size());
   blob_ = std::make_unique_for_overwrite<char[]>(size_);
   std::memcpy(blob_.get(), w.out().data(), size_);
@@ -139,9 +159,11 @@ KeptPod::KeptPod(const Pod& pod, const ResourceList& effective)
 
 Pod KeptPod::ToPod(std::string_view uid) const {
   Pod pod;
+  pod.pod_requests = request();
   Reader r(blob_.get(), size_);
   pod.namespace_ = r.String();
   pod.name = r.String();
+  r = AfterRequest(blob_.get(), size_);
   pod.scheduler_name = r.String();
   pod.priority_class_name = r.String();
   r.Pairs(&pod.labels);
@@ -155,7 +177,6 @@ Pod KeptPod::ToPod(std::string_view uid) const {
     owner.uid = r.String();
     owner.controller = r.Number() != 0;
   }
-  pod.pod_requests = request();
   pod.uid = uid;
   pod.creation_unix_ms = created_ms_;
   if (has_deletion_) pod.deletion_unix_ms = deletion_ms_;
@@ -178,10 +199,15 @@ std::string_view KeptPod::name() const {
   return r.String();
 }
 
-std::string_view KeptPod::scheduler_name() const {
+std::string_view KeptPod::gang() const {
   Reader r(blob_.get(), size_);
   r.String();
   r.String();
+  return r.String();
+}
+
+std::string_view KeptPod::scheduler_name() const {
+  Reader r = AfterRequest(blob_.get(), size_);
   return r.String();
 }
 
@@ -199,19 +225,21 @@ const std::string& KeptPod::node_name() const {
 }
 
 ResourceList KeptPod::request() const {
-  Reader r(blob_.get(), size_);
-  for (int i = 0; i < 4; ++i) r.String();
-  r.SkipPairs();
-  r.SkipPairs();
-  r.SkipPairs();
-  for (uint64_t n = r.Number(); n > 0; --n) {
-    for (int i = 0; i < 4; ++i) r.String();
-    r.Number();
-  }
+  Reader r = AtRequest(blob_.get(), size_);
   ResourceList request;
   for (uint64_t n = r.Number(); n > 0; --n) {
     const std::string_view resource = r.String();
     request.Set(resource, r.Amount());
+  }
+  return request;
+}
+
+IdAmounts KeptPod::request_ids() const {
+  Reader r = AtRequest(blob_.get(), size_);
+  IdAmounts request(r.Number());
+  for (auto& [resource, amount] : request) {
+    resource = ResourceNames().Intern(r.String());
+    amount = r.Amount();
   }
   return request;
 }

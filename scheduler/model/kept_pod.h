@@ -12,6 +12,7 @@
 // and instead of containers, init containers, overhead and pod-level resources, pod-level
 // requests equal to the pod's effective request (so EffectiveRequest of ToPod() is unchanged).
 // Not kept: the UID (the state's key for the pod; ToPod takes it back) and resourceVersion.
+// Also packed: its gang key (GangOf), so that walks over every pod read it without unpacking.
 //
 // Immutable once built; a value type (move-only). Thread-compatible.
 
@@ -55,11 +56,16 @@ class KeptPod {
     return phase_ == PodPhase::kSucceeded || phase_ == PodPhase::kFailed;
   }
   [[nodiscard]] bool terminating() const { return has_deletion_; }
+  [[nodiscard]] int64_t creation_unix_ms() const { return created_ms_; }
   [[nodiscard]] std::optional<int64_t> start_unix_ms() const {
     return has_start_ ? std::optional<int64_t>(start_ms_) : std::nullopt;
   }
   // Its effective request.
   [[nodiscard]] ResourceList request() const;
+  // The same by resource id (ToIdAmounts).
+  [[nodiscard]] IdAmounts request_ids() const;
+  // GangOf(pod): its gang's key, "" for a lone pod.
+  [[nodiscard]] std::string_view gang() const;
 
   // Bytes this object holds outside itself (the packed block).
   [[nodiscard]] size_t heap_bytes() const { return size_; }

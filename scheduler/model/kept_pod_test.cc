@@ -161,6 +161,9 @@ TEST(KeptPodTest, EveryKeptFieldComesBackAsItWas) {
     EXPECT_EQ(packed.terminating(), pod.deletion_unix_ms.has_value());
     EXPECT_EQ(packed.start_unix_ms(), pod.start_unix_ms);
     EXPECT_EQ(packed.request().ToString(), EffectiveRequest(pod).ToString());
+    EXPECT_EQ(packed.request_ids(), ToIdAmounts(EffectiveRequest(pod)));
+    EXPECT_EQ(packed.gang(), GangOf(pod));
+    EXPECT_EQ(packed.creation_unix_ms(), pod.creation_unix_ms);
   }
 }
 

@@ -73,7 +73,9 @@ void ClusterState::SetPolicy(PolicyPtr policy) {
     if (record.counted()) {
       SetFlavorLocked(entry, nodes_.FlavorOf(NodeNames().Name(record.counted_node)));
     }
-    TabulateLocked(record, record.pod.ToPod(entry.first));
+    const Pod kept = record.pod.ToPod(entry.first);
+    record.priority = ResolvePriority(*policy, kept);
+    TabulateLocked(record, kept);
   }
 }
 
@@ -261,6 +263,7 @@ Pod ClusterState::UpsertLocked(const Pod& pod) {
   record.pod = KeptPod(pod, EffectiveRequest(pod));
   Pod kept = record.pod.ToPod(pod.uid);
   if (record.team == kNoTeam || inserted) record.team = teams_.TeamOf(pod);
+  record.priority = ResolvePriority(*teams_.policy(), kept);
   if (pod.terminal()) {
     pending_.Remove(pod.uid);
     (void)book_->Release(pod.uid);
@@ -467,15 +470,13 @@ std::vector<Pod> ClusterState::PodsOnNode(const std::string& node) const {
   return out;
 }
 
-void ClusterState::ForEachBoundPod(
-    const std::function<void(const Pod& pod, NameId team, const ResourceList& request)>& fn,
-    const std::vector<NameId>* flavors) const {
+void ClusterState::ForEachBoundPod(const std::function<void(const BoundPod& pod)>& fn,
+                                   const std::vector<NameId>* flavors) const {
   std::lock_guard lock(mu_);
   auto visit = [&](const PodEntry& entry) {
     const PodRecord& record = entry.second;
     if (record.pod.bound() && !record.pod.terminal()) {
-      const Pod kept = record.pod.ToPod(entry.first);
-      fn(kept, record.team, RequestOf(kept));
+      fn(BoundPod{entry.first, record.pod, record.team, record.priority});
     }
   };
   if (flavors == nullptr) {

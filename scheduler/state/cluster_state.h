@@ -146,11 +146,20 @@ class ClusterState final : public ClusterObserver {
   };
   ReservationDrift ReconcileReservations(int64_t min_age_ms);
 
+  // A bound pod as ForEachBoundPod shows it: its packed form (namespace, name, node, times,
+  // request, gang key — read without unpacking), its team and its priority under the current
+  // policy. Valid during the call only.
+  struct BoundPod {
+    std::string_view uid;
+    const model::KeptPod& kept;
+    model::NameId team = kNoTeam;
+    int32_t priority = 0;  // ResolvePriority
+    [[nodiscard]] model::Pod ToPod() const { return kept.ToPod(uid); }
+  };
   // Calls `fn` for every bound, non-terminal pod (under the pods' lock: keep `fn` short), or,
   // with `flavors`, for those counted on a node of one of them (a walk that skips the others
   // at the cost of one compare each).
-  void ForEachBoundPod(const std::function<void(const model::Pod& pod, model::NameId team,
-                                                const model::ResourceList& request)>& fn,
+  void ForEachBoundPod(const std::function<void(const BoundPod& pod)>& fn,
                        const std::vector<model::NameId>* flavors = nullptr) const;
   // Every governed, non-terminal pod the informers report, bound or waiting, by workload (for
   // the admin API): read it without this object's lock.
@@ -166,6 +175,7 @@ class ClusterState final : public ClusterObserver {
     uint32_t flavor_slot = 0;          // its place in by_flavor_[flavor]
     bool charged = false;
     bool borrowing = false;  // counted as a borrower on counted_node
+    int32_t priority = 0;    // ResolvePriority under the current policy
     int64_t bound_ms = 0;    // when first counted on a node
     [[nodiscard]] bool counted() const { return counted_node != model::KeptPod::kNoNode; }
   };

@@ -13,9 +13,12 @@ namespace {
 
 using ledger::QuotaBook;
 using model::FlavorNames;
+using model::IdAmounts;
 using model::NameId;
 using model::Pod;
 using model::ResourceList;
+using model::TeamNames;
+using model::ToResourceList;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 using testing::PolicyBuilder;
@@ -28,7 +31,7 @@ constexpr char kGpu[] = "nvidia.com/gpu";
 std::set<std::string> Walked(const ClusterState& cluster, const std::vector<NameId>* flavors) {
   std::set<std::string> names;
   cluster.ForEachBoundPod(
-      [&](const Pod& pod, NameId, const ResourceList&) { names.insert(pod.name); }, flavors);
+      [&](const ClusterState::BoundPod& pod) { names.emplace(pod.kept.name()); }, flavors);
   return names;
 }
 
@@ -68,6 +71,59 @@ TEST(ClusterStateTest, AWalkByFlavorSeesThePodsCountedOnItsNodesUnderTheCurrentP
 
   cluster.OnNodeDelete("p5-0");  // its pods count nowhere until it returns
   EXPECT_EQ(Walked(cluster, &p5), std::set<std::string>{"early"});
+}
+
+// A walk shows each running pod's packed facts, its team and its priority under the policy in
+// force: a new policy that gives its class another value is seen at the next walk.
+TEST(ClusterStateTest, AWalkShowsEachPodsTeamGangRequestAndPriorityUnderThePolicyInForce) {
+  common::FakeClock clock;
+  auto policy = [](int32_t training) {
+    return PolicyBuilder()
+        .Team("team-a")
+        .Quota(kP5, kGpu, 8)
+        .PriorityClass("training", training)
+        .Build();
+  };
+  QuotaBook book(policy(100), &clock);
+  ClusterState cluster(&book, &clock, ClusterState::Options{});
+  cluster.SetPolicy(book.ledger().policy());
+  cluster.OnNodeUpsert(NodeBuilder("p5-0").InstanceType(kP5).Allocatable(kGpu, "8"));
+  cluster.OnPodUpsert(PodBuilder("w-0")
+                          .Namespace("ns-team-a")
+                          .Label("kueue.x-k8s.io/priority-class", "training")
+                          .Annotation("kueue.x-k8s.io/pod-group-name", "llama")
+                          .Gpus(2)
+                          .Cpu("4")
+                          .OnNode("p5-0"));
+  struct Seen {
+    std::string uid, key, gang, node;
+    NameId team = kNoTeam;
+    int32_t priority = 0;
+    IdAmounts request;
+  };
+  auto walk = [&] {
+    std::vector<Seen> seen;
+    cluster.ForEachBoundPod([&](const ClusterState::BoundPod& pod) {
+      seen.push_back(Seen{std::string(pod.uid), pod.kept.key(), std::string(pod.kept.gang()),
+                          pod.kept.node_name(), pod.team, pod.priority, pod.kept.request_ids()});
+    });
+    return seen;
+  };
+  std::vector<Seen> seen = walk();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].uid, "uid-w-0");
+  EXPECT_EQ(seen[0].key, "ns-team-a/w-0");
+  EXPECT_EQ(seen[0].gang, "kueue/ns-team-a/llama");
+  EXPECT_EQ(seen[0].node, "p5-0");
+  EXPECT_EQ(seen[0].team, TeamNames().Intern("team-a"));
+  EXPECT_EQ(seen[0].priority, 100);
+  EXPECT_EQ(ToResourceList(seen[0].request).ToString(),
+            ResourceList({{"cpu", 4000}, {kGpu, 2}}).ToString());
+
+  cluster.SetPolicy(policy(7));
+  seen = walk();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].priority, 7);
 }
 
 }  // namespace
