@@ -141,7 +141,11 @@ Interner& NodeNames() {
   return *interner;
 }
 Interner& PriorityClassNames() {
-  static Interner* interner = new Interner();
+  static Interner* interner = [] {
+    auto* names = new Interner();
+    (void)names->Intern("");  // id 0: no class, so a default id names one
+    return names;
+  }();
   return *interner;
 }
 

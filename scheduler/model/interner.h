@@ -94,7 +94,7 @@ Interner& TeamNames();
 Interner& FlavorNames();
 Interner& NodeNames();
 // The priority classes pods rank by (the policy's, and PriorityClass objects the API server
-// checks pods against): a bounded set.
+// checks pods against): a bounded set. Id 0 is "" (no class).
 Interner& PriorityClassNames();
 
 }  // namespace taskgov::scheduler::model

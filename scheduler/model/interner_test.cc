@@ -78,5 +78,11 @@ TEST(InternerTest, LookupsOfKnownNamesTakeNoLock) {
   EXPECT_EQ(interner.locked_interns(), locked);
 }
 
+TEST(InternerTest, PriorityClassIdZeroIsNoClass) {
+  EXPECT_EQ(PriorityClassNames().Name(0), "");
+  EXPECT_EQ(PriorityClassNames().Intern(""), 0u);
+  EXPECT_NE(PriorityClassNames().Intern("training"), 0u);
+}
+
 }  // namespace
 }  // namespace taskgov::scheduler::model

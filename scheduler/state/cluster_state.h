@@ -5,7 +5,9 @@
 // everything else to the component that owns it:
 //
 //  * NodeCache (node_cache.h): nodes, their flavor, allocatable, usage and placement facts.
-//  * Pods (here): every pod the informers report. Bound, non-terminal pods of a team are usage:
+//  * Pods (here): every pod the informers report, each packed (model::KeptPod: ~300 bytes; unpacked
+//    for a query or a policy change, read packed by ForEachBoundPod). Bound, non-terminal pods of
+//    a team are usage:
 //    they are counted on their node and confirmed in the QuotaBook (charged if no assumed
 //    reservation exists); pods that end or are deleted are released. A pod bound to a node not
 //    seen yet is counted and charged when the node arrives.

@@ -45,7 +45,7 @@ struct WorkloadMember {
   model::NameId team = kNoTeam;
   int32_t priority = 0;
   int32_t declared = 0;
-  model::NameId priority_class = 0;  // PriorityClassNames()
+  model::NameId priority_class = 0;  // PriorityClassNames(); 0: none
   std::string instance_type;         // what its node selector asks for ("" if nothing)
   [[nodiscard]] bool bound() const { return node != ledger::kNoNode; }
   [[nodiscard]] const std::string& node_name() const { return model::NodeNames().Name(node); }
@@ -66,7 +66,7 @@ struct WorkloadEntry {
   model::NameId team = kNoTeam;
   int32_t priority = 0;
   int32_t declared = 0;
-  model::NameId priority_class = 0;  // PriorityClassNames()
+  model::NameId priority_class = 0;  // PriorityClassNames(); 0: none
   std::string instance_type;
   std::vector<WorkloadMember> members;  // by name
   [[nodiscard]] const std::string& priority_class_name() const {
