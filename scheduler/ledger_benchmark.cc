@@ -29,7 +29,6 @@ using model::ToIdAmounts;
 using state::ClusterState;
 using testing::NodeBuilder;
 using testing::PodBuilder;
-using testing::PolicyBuilder;
 
 using testing::FilterFixture;
 using testing::HundredTeams;

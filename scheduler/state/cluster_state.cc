@@ -46,7 +46,7 @@ constexpr std::pair<ObjectKind, GangSource> kGangSourceKinds[] = {
     {ObjectKind::kRayCluster, GangSource::kRayCluster},
 };
 
-// The effective request KeptPart stored in the kept pod.
+// The effective request of an unpacked record (KeptPod::ToPod keeps it as pod-level requests).
 const ResourceList& RequestOf(const Pod& kept) {
   static const ResourceList kNone;
   return kept.pod_requests ? *kept.pod_requests : kNone;
@@ -75,7 +75,7 @@ void ClusterState::SetPolicy(PolicyPtr policy) {
     }
     const Pod kept = record.pod.ToPod(entry.first);
     record.priority = ResolvePriority(*policy, kept);
-    TabulateLocked(record, kept);
+    TabulateLocked(record, kept, RequestOf(kept));
   }
 }
 
@@ -99,10 +99,10 @@ void ClusterState::SetFlavorLocked(PodEntry& entry, NameId flavor) {
   }
 }
 
-void ClusterState::Account(PodEntry& entry, const Pod& pod) {
+void ClusterState::Account(PodEntry& entry, const Pod& pod, const ResourceList& request) {
   PodRecord& record = entry.second;
   if (!pod.bound() || pod.terminal() || record.counted()) return;
-  const std::optional<NameId> flavor = nodes_.AddUsage(pod.node_name, RequestOf(pod));
+  const std::optional<NameId> flavor = nodes_.AddUsage(pod.node_name, request);
   if (!flavor) {
     awaiting_node_[pod.node_name].insert(pod.uid);  // counted when the node shows up
     return;
@@ -112,14 +112,15 @@ void ClusterState::Account(PodEntry& entry, const Pod& pod) {
   SetFlavorLocked(entry, *flavor);
   // A pod bound before taskgov saw it ran since its start time.
   if (record.bound_ms == 0) record.bound_ms = pod.start_unix_ms.value_or(clock_->NowMs());
-  ChargeLocked(record, pod, *flavor);
+  ChargeLocked(record, pod, request, *flavor);
 }
 
-void ClusterState::NoteUngovernedLocked(const PodRecord& record, const Pod& pod) {
+void ClusterState::NoteUngovernedLocked(const PodRecord& record, const Pod& pod,
+                                        const ResourceList& request) {
   auto [it, inserted] = ungoverned_.try_emplace(pod.key());
   UngovernedPod& u = it->second;
-  u = UngovernedPod{pod.namespace_, pod.name,    pod.uid,       pod.scheduler_name,
-                    pod.node_name,  record.team, RequestOf(pod)};
+  u = UngovernedPod{pod.namespace_, pod.name,    pod.uid, pod.scheduler_name,
+                    pod.node_name,  record.team, request};
   if (!inserted) return;
   common::log::Warn(kComponent,
                     "a pod of a governed namespace was bound by another scheduler: it counts "
@@ -131,7 +132,8 @@ void ClusterState::NoteUngovernedLocked(const PodRecord& record, const Pod& pod)
                      {"fix", "set spec.schedulerName: " + options_.scheduler_name}});
 }
 
-void ClusterState::ChargeLocked(PodRecord& record, const Pod& pod, NameId flavor) {
+void ClusterState::ChargeLocked(PodRecord& record, const Pod& pod, const ResourceList& request,
+                                NameId flavor) {
   if (record.team == kNoTeam || flavor == kNoFlavor) return;
   PodMeta meta;
   meta.priority = ResolvePriority(*teams_.policy(), pod);
@@ -141,9 +143,9 @@ void ClusterState::ChargeLocked(PodRecord& record, const Pod& pod, NameId flavor
   if (WorkloadRef workload = teams_.WorkloadOf(pod); workload.gang()) {
     meta.workload = std::move(workload.key);
   }
-  book_->ConfirmBound(pod.uid, record.team, flavor, RequestOf(pod), meta);
+  book_->ConfirmBound(pod.uid, record.team, flavor, request, meta);
   record.charged = true;
-  if (pod.scheduler_name != options_.scheduler_name) NoteUngovernedLocked(record, pod);
+  if (pod.scheduler_name != options_.scheduler_name) NoteUngovernedLocked(record, pod, request);
   if (std::optional<Reservation> r = book_->Find(pod.uid); r && r->charge.borrowing) {
     record.borrowing = true;
     nodes_.AddBorrower(pod.node_name);
@@ -171,17 +173,18 @@ ClusterState::ReservationDrift ClusterState::ReconcileReservations(int64_t min_a
     if (!record.counted() || book_->Find(uid)) continue;
     const std::string& node = NodeNames().Name(record.counted_node);
     if (!nodes_.Contains(node)) continue;
-    ChargeLocked(record, record.pod.ToPod(uid), nodes_.FlavorOf(node));
+    const Pod kept = record.pod.ToPod(uid);
+    ChargeLocked(record, kept, RequestOf(kept), nodes_.FlavorOf(node));
     if (record.charged) drift.charged.push_back(uid);
   }
   return drift;
 }
 
-void ClusterState::Notify(const PodRecord& record, const Pod& kept, PodTransition transition) {
+void ClusterState::Notify(const PodRecord& record, const Pod& pod, PodTransition transition) {
   if (!lifecycle_) return;
-  const std::string priority_class = PriorityClassOf(*teams_.policy(), kept);
+  const std::string priority_class = PriorityClassOf(*teams_.policy(), pod);
   PodLifecycle event;
-  event.pod = &kept;
+  event.pod = &pod;
   event.team = record.team;
   event.priority_class = priority_class;
   event.transition = transition;
@@ -229,21 +232,22 @@ void ClusterState::ReleaseSameNameLocked(const Pod& pod) {
   }
 }
 
-void ClusterState::NotePendingFromInformer(const PodRecord& record, const Pod& kept) {
-  pending_.Upsert(PendingPodOf(kept, record.team, ResolvePriority(*teams_.policy(), kept),
-                               RequestOf(kept), teams_.WorkloadOf(kept)));
+void ClusterState::NotePendingFromInformer(const PodRecord& record, const Pod& pod,
+                                           const ResourceList& request) {
+  pending_.Upsert(PendingPodOf(pod, record.team, record.priority, request, teams_.WorkloadOf(pod)));
 }
 
 void ClusterState::OnPodUpsert(const Pod& pod) {
   {
+    const ResourceList effective = EffectiveRequest(pod);
     std::lock_guard lock(mu_);
-    const Pod kept = UpsertLocked(pod);
-    TabulateLocked(pods_.find(pod.uid)->second, kept);
+    UpsertLocked(pod, effective);
+    TabulateLocked(pods_.find(pod.uid)->second, pod, effective);
   }
   if (pod.terminal() && pod_gone_) pod_gone_(pod.uid);
 }
 
-Pod ClusterState::UpsertLocked(const Pod& pod) {
+void ClusterState::UpsertLocked(const Pod& pod, const ResourceList& effective) {
   auto found = pods_.find(pod.uid);
   const bool inserted = found == pods_.end();
   if (inserted) {
@@ -260,34 +264,34 @@ Pod ClusterState::UpsertLocked(const Pod& pod) {
   // A member that completed leaves its gang without making it wait for a replacement.
   if (pod.phase == PodPhase::kSucceeded) book_->DetachFromGang(pod.uid, /*lost=*/false);
   if (!inserted && (left_node || pod.terminal())) Unaccount(*found);
-  record.pod = KeptPod(pod, EffectiveRequest(pod));
-  Pod kept = record.pod.ToPod(pod.uid);
+  // Packed once; the rest of the event reads the pod it reports (what taskgov reads of it is
+  // what the packed form keeps).
+  record.pod = KeptPod(pod, effective);
   if (record.team == kNoTeam || inserted) record.team = teams_.TeamOf(pod);
-  record.priority = ResolvePriority(*teams_.policy(), kept);
+  record.priority = ResolvePriority(*teams_.policy(), pod);
   if (pod.terminal()) {
     pending_.Remove(pod.uid);
     (void)book_->Release(pod.uid);
-    return kept;
+    return;
   }
   if (pod.bound()) {
     pending_.Remove(pod.uid);
-    Account(*found, kept);
+    Account(*found, pod, effective);
     // Terminating: it keeps its quota until gone, but its gang no longer counts on it.
     if (pod.deletion_unix_ms) book_->DetachFromGang(pod.uid, /*lost=*/true);
-    if (was_pending) Notify(record, kept, PodTransition::kBound);
-    return kept;
+    if (was_pending) Notify(record, pod, PodTransition::kBound);
+    return;
   }
   // Waiting for a scheduler.
   if (pod.scheduler_name == options_.scheduler_name && record.team != kNoTeam &&
       !pod.deletion_unix_ms && !book_->Find(pod.uid)) {
-    NotePendingFromInformer(record, kept);
+    NotePendingFromInformer(record, pod, effective);
     // A filter that admitted the pod since the Find above may have had its note applied before
     // this entry existed: look again now that it does (a later admission's note comes after it).
     if (book_->Find(pod.uid)) pending_.Remove(pod.uid);
   } else {
     pending_.Remove(pod.uid);
   }
-  return kept;
 }
 
 void ClusterState::OnPodDelete(const Pod& last_known) {
@@ -327,14 +331,15 @@ void ClusterState::ErasePodLocked(Pods::iterator it) {
   pods_.erase(it);
 }
 
-void ClusterState::TabulateLocked(const PodRecord& record, const Pod& pod) {
+void ClusterState::TabulateLocked(const PodRecord& record, const Pod& pod,
+                                  const ResourceList& request) {
   if (record.team == kNoTeam || pod.terminal()) {
     workloads_.Remove(pod.uid);
     return;
   }
   const Policy& policy = *teams_.policy();
-  workloads_.Put(pod, record.team, RequestOf(pod), teams_.WorkloadOf(pod),
-                 ResolvePriority(policy, pod), PriorityClassOf(policy, pod),
+  workloads_.Put(pod, record.team, request, teams_.WorkloadOf(pod), ResolvePriority(policy, pod),
+                 PriorityClassOf(policy, pod),
                  RequestedInstanceType(pod.node_selector, policy.instance_type_label));
 }
 
@@ -349,7 +354,9 @@ void ClusterState::OnNodeUpsert(const Node& node) {
   awaiting_node_.erase(waiting);
   for (const std::string& uid : uids) {
     auto pod = pods_.find(uid);
-    if (pod != pods_.end()) Account(*pod, pod->second.pod.ToPod(uid));
+    if (pod == pods_.end()) continue;
+    const Pod kept = pod->second.pod.ToPod(uid);
+    Account(*pod, kept, RequestOf(kept));
   }
 }
 
@@ -412,7 +419,8 @@ void ClusterState::RegangPending(const std::string& gang) {
   // Its members' declared size (and a waiting member's team) changed.
   for (const std::string& uid : workloads_.MembersOf(gang)) {
     if (auto it = pods_.find(uid); it != pods_.end()) {
-      TabulateLocked(it->second, it->second.pod.ToPod(uid));
+      const Pod kept = it->second.pod.ToPod(uid);
+      TabulateLocked(it->second, kept, RequestOf(kept));
     }
   }
 }
@@ -423,9 +431,11 @@ void ClusterState::RependLocked(PendingPod& pending) {
   PodRecord& record = it->second;
   const Pod kept = record.pod.ToPod(it->first);
   record.team = teams_.TeamOf(kept);  // pending: nothing is charged to it yet
-  pending = PendingPodOf(kept, record.team, ResolvePriority(*teams_.policy(), kept),
-                         RequestOf(kept), teams_.WorkloadOf(kept));
-  TabulateLocked(record, kept);
+  record.priority = ResolvePriority(*teams_.policy(), kept);
+  pending =
+      PendingPodOf(kept, record.team, record.priority, RequestOf(kept), teams_.WorkloadOf(kept));
+  // Its workload row is left to the callers: SetPolicy and RegangPending tabulate every pod they
+  // re-rank once the queues are done.
 }
 
 void ClusterState::OnSynced(ObjectKind kind) {
@@ -457,17 +467,6 @@ std::optional<Pod> ClusterState::FindPod(std::string_view uid) const {
   auto it = pods_.find(std::string(uid));
   if (it == pods_.end()) return std::nullopt;
   return it->second.pod.ToPod(it->first);
-}
-
-std::vector<Pod> ClusterState::PodsOnNode(const std::string& node) const {
-  std::lock_guard lock(mu_);
-  std::vector<Pod> out;
-  for (const auto& [uid, record] : pods_) {
-    if (record.pod.node_name() == node && !record.pod.terminal()) {
-      out.push_back(record.pod.ToPod(uid));
-    }
-  }
-  return out;
 }
 
 void ClusterState::ForEachBoundPod(const std::function<void(const BoundPod& pod)>& fn,

@@ -17,7 +17,7 @@
 //    brought up to date with each pod event, read without the pods' lock.
 //
 // Thread-safety: the pods are guarded by one mutex, taken by informer events, the reconcile pass
-// and the pod queries (FindPod, PodsOnNode, ForEachBoundPod: the preempt and bind verbs and the
+// and the pod queries (FindPod, ForEachBoundPod: the preempt and bind verbs and the
 // preemption controller); the filter and prioritize verbs never take it. Each component has
 // its own lock (see its header). Lock order: the pods' lock, then a component's lock, then the
 // QuotaBook (which never calls back). A decision holds a Ledger::Session while it reads the
@@ -69,7 +69,7 @@ class ClusterState final : public ClusterObserver {
   void SetPolicy(model::PolicyPtr policy);
   // What a lifecycle observer learns about a pod.
   struct PodLifecycle {
-    const model::Pod* pod = nullptr;
+    const model::Pod* pod = nullptr;  // valid during the call only
     model::NameId team = kNoTeam;
     std::string_view priority_class;  // PriorityClassOf under the current policy
     PodTransition transition = PodTransition::kBound;
@@ -134,10 +134,6 @@ class ClusterState final : public ClusterObserver {
 
   [[nodiscard]] std::optional<model::Pod> FindPod(std::string_view uid) const;
 
-  // Bound pods (uid, pod) on a node — for victim selection.
-  [[nodiscard]] std::vector<model::Pod> PodsOnNode(const std::string& node) const;
-  // Every bound, non-terminal pod with its team and effective request, under one shared lock
-  // (for the preemption controller). `fn` must not call back into the ClusterState.
   // Compares the QuotaBook's reservations with the pods running here and repairs both ways:
   // bound reservations at least `min_age_ms` old whose pod is not running here are released;
   // running pods of a team on a flavor without a reservation are charged. Nothing before the
@@ -184,27 +180,32 @@ class ClusterState final : public ClusterObserver {
   using Pods = std::unordered_map<std::string, PodRecord>;  // by uid
   using PodEntry = Pods::value_type;
 
-  // All with mu_ held. `kept` is the record's pod as a Pod (KeptPod::ToPod).
+  // All with mu_ held. `pod` is the pod an event reports, or a record's unpacked (KeptPod::ToPod:
+  // what taskgov reads of a pod is the same in both); `request` its effective request.
   // The record counts on a node of `flavor` now (kNoFlavor: on none): by_flavor_ follows.
   void SetFlavorLocked(PodEntry& entry, model::NameId flavor);
-  void Account(PodEntry& entry, const model::Pod& kept);
+  void Account(PodEntry& entry, const model::Pod& pod, const model::ResourceList& request);
   void Unaccount(PodEntry& entry);
   // Charges a pod counted on its node to its team's quota on the node's flavor (ConfirmBound).
-  void ChargeLocked(PodRecord& record, const model::Pod& kept, model::NameId flavor);
-  void NotePendingFromInformer(const PodRecord& record, const model::Pod& kept);
+  void ChargeLocked(PodRecord& record, const model::Pod& pod, const model::ResourceList& request,
+                    model::NameId flavor);
+  void NotePendingFromInformer(const PodRecord& record, const model::Pod& pod,
+                               const model::ResourceList& request);
   // Re-ranks the pending members of `gang` after the object declaring it changed.
   void RegangPending(const std::string& gang);
   // A pending entry again from its pod's record: team, priority, workload (mu_ held).
   void RependLocked(PendingPod& pending);
   void ReleaseSameNameLocked(const model::Pod& pod);
-  void Notify(const PodRecord& record, const model::Pod& kept, PodTransition transition);
+  void Notify(const PodRecord& record, const model::Pod& pod, PodTransition transition);
   // Brings the pod's row in workloads_ up to date.
-  void TabulateLocked(const PodRecord& record, const model::Pod& kept);
-  // Applies the pod's new state; returns what is kept of it, as a Pod.
-  model::Pod UpsertLocked(const model::Pod& pod);
+  void TabulateLocked(const PodRecord& record, const model::Pod& pod,
+                      const model::ResourceList& request);
+  // Applies the pod's new state (`effective`: its EffectiveRequest).
+  void UpsertLocked(const model::Pod& pod, const model::ResourceList& effective);
   void DeleteLocked(const model::Pod& last_known);
-  // Starts (or stops) reporting a counted pod as ungoverned.
-  void NoteUngovernedLocked(const PodRecord& record, const model::Pod& kept);
+  // Starts reporting a counted pod as ungoverned.
+  void NoteUngovernedLocked(const PodRecord& record, const model::Pod& pod,
+                            const model::ResourceList& request);
   // Drops pods_[uid] and its name entry (after Unaccount).
   void ErasePodLocked(Pods::iterator it);
   static size_t NameHash(std::string_view ns, std::string_view name);

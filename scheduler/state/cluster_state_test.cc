@@ -15,7 +15,6 @@ using ledger::QuotaBook;
 using model::FlavorNames;
 using model::IdAmounts;
 using model::NameId;
-using model::Pod;
 using model::ResourceList;
 using model::TeamNames;
 using model::ToResourceList;
