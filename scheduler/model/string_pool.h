@@ -1,0 +1,74 @@
+#pragma once
+
+// StringPool: the strings that many packed pods repeat — namespaces, label keys and values, gang
+// keys, owner names, resource names — each kept once, with a count of its holders, and freed
+// with its last holder. A KeptPod holds 1–3-byte ids where it held the strings: a training
+// worker's ~20 repeated strings were ~300 bytes of each pod's block.
+//
+// Unlike an Interner (whose names live as long as the process, for the bounded sets it serves),
+// the pool forgets: pods name things freely (a label value per pod, a resource a hostile pod
+// invents), and what no pod holds any more is gone. Ids of freed strings are reused.
+//
+// Thread-safety: Acquire and Release lock (one mutex, once per call for all the strings of a
+// pod; pod events are the only writers). View never locks: a holder's id stays valid, and its
+// slot unchanged, until the holder releases it; the holder got the id through Acquire, whose
+// mutex release the holder's own hand-over to other threads extends. Id 0 is "", held by none
+// (acquiring or releasing it costs nothing).
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace taskgov::scheduler::model {
+
+class StringPool {
+ public:
+  using Id = uint32_t;
+
+  StringPool();
+  ~StringPool();
+  StringPool(const StringPool&) = delete;
+  StringPool& operator=(const StringPool&) = delete;
+
+  // One more holder of each of `strings` (added if new); their ids into `ids` (as many).
+  // Aborts past kMaxStrings distinct strings held at once.
+  void Acquire(std::span<const std::string_view> strings, Id* ids);
+  // One holder fewer of each id (each from an Acquire whose holder has not released it).
+  void Release(std::span<const Id> ids);
+  // The string of an id the caller holds. Never locks.
+  [[nodiscard]] std::string_view View(Id id) const;
+  // Distinct strings held (with "").
+  [[nodiscard]] size_t size() const;
+
+  static constexpr size_t kChunkSize = 4096;
+  static constexpr size_t kMaxChunks = 4096;
+  static constexpr size_t kMaxStrings = kChunkSize * kMaxChunks;
+
+ private:
+  struct Slot {
+    std::string text;
+    uint32_t holders = 0;
+  };
+  using Chunk = std::array<Slot, kChunkSize>;
+
+  Slot& SlotOf(Id id) const;
+  // Under mu_: a slot for `s`, new or reused.
+  Id AddLocked(std::string_view s);
+
+  std::array<std::atomic<Chunk*>, kMaxChunks> chunks_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string_view, Id> ids_;  // views of the slots' text; guarded by mu_
+  std::vector<Id> free_;                          // guarded by mu_
+  Id next_ = 1;                                   // guarded by mu_
+};
+
+// The pool of the process's packed pods.
+StringPool& PodStrings();
+
+}  // namespace taskgov::scheduler::model

@@ -1,0 +1,94 @@
+#include "scheduler/model/string_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace taskgov::scheduler::model {
+namespace {
+
+using Id = StringPool::Id;
+
+Id AcquireOne(StringPool& pool, std::string_view s) {
+  Id id = 0;
+  pool.Acquire(std::span<const std::string_view>(&s, 1), &id);
+  return id;
+}
+
+void ReleaseOne(StringPool& pool, Id id) { pool.Release(std::span<const Id>(&id, 1)); }
+
+TEST(StringPoolTest, KeepsEachStringOnceAndTheEmptyOneAsZero) {
+  StringPool pool;
+  const std::array<std::string_view, 4> strings{"kueue.x-k8s.io/queue-name", "", "team-a",
+                                                "kueue.x-k8s.io/queue-name"};
+  std::array<Id, 4> ids{};
+  pool.Acquire(strings, ids.data());
+  EXPECT_EQ(ids[0], ids[3]);
+  EXPECT_EQ(ids[1], 0u);
+  EXPECT_NE(ids[2], ids[0]);
+  EXPECT_NE(ids[2], 0u);
+  for (size_t i = 0; i < strings.size(); ++i) EXPECT_EQ(pool.View(ids[i]), strings[i]) << i;
+  EXPECT_EQ(pool.size(), 3u);  // "", the key, team-a
+}
+
+TEST(StringPoolTest, AStringGoesWithItsLastHolderAndItsIdIsReused) {
+  StringPool pool;
+  const std::string long_value(300, 'v');  // on the heap, not in the slot
+  const Id first = AcquireOne(pool, long_value);
+  EXPECT_EQ(AcquireOne(pool, long_value), first);
+  ReleaseOne(pool, first);
+  EXPECT_EQ(pool.size(), 2u);  // still held once
+  EXPECT_EQ(pool.View(first), long_value);
+  ReleaseOne(pool, first);
+  EXPECT_EQ(pool.size(), 1u);  // only ""
+  const Id other = AcquireOne(pool, "other");
+  EXPECT_EQ(other, first);  // the freed slot, reused
+  EXPECT_EQ(pool.View(other), "other");
+  EXPECT_NE(AcquireOne(pool, long_value), other);  // back as a new string
+  ReleaseOne(pool, 0);                             // "" is held by none: nothing happens
+  EXPECT_EQ(pool.View(0), "");
+}
+
+TEST(StringPoolTest, GrowsPastAChunk) {
+  StringPool pool;
+  std::vector<Id> ids;
+  for (size_t i = 0; i < StringPool::kChunkSize + 10; ++i) {
+    ids.push_back(AcquireOne(pool, "value-" + std::to_string(i)));
+  }
+  for (size_t i = 0; i < ids.size(); ++i) {
+    ASSERT_EQ(pool.View(ids[i]), "value-" + std::to_string(i)) << i;
+  }
+  pool.Release(ids);
+  EXPECT_EQ(pool.size(), 1u);
+}
+
+// Threads acquire and release strings that overlap (shared label keys, values of their own) and
+// read what they hold while the others change the pool: every read is the string acquired, and
+// the pool ends empty (ThreadSanitizer runs this).
+TEST(StringPoolTest, HoldersReadTheirStringsWhileOthersChangeThePool) {
+  StringPool pool;
+  constexpr int kThreads = 4;
+  std::vector<std::thread> threads;
+  std::vector<int> wrong(kThreads, 0);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&pool, &wrong, t] {
+      for (int round = 0; round < 2000; ++round) {
+        const std::string own = "pod-" + std::to_string(t) + "-" + std::to_string(round % 37);
+        const std::array<std::string_view, 3> strings{"shared-key", own, "shared-value"};
+        std::array<Id, 3> ids{};
+        pool.Acquire(strings, ids.data());
+        for (size_t i = 0; i < strings.size(); ++i) wrong[t] += pool.View(ids[i]) != strings[i];
+        pool.Release(ids);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(wrong[t], 0) << t;
+  EXPECT_EQ(pool.size(), 1u);
+}
+
+}  // namespace
+}  // namespace taskgov::scheduler::model
