@@ -37,8 +37,8 @@ std::string_view WaitingState(const scheduler::ledger::QuotaBook& book, std::str
 }
 
 std::string_view MemberState(const WorkloadMember& m, const scheduler::ledger::QuotaBook& book) {
-  if (m.bound()) return m.terminating ? "Terminating" : "Running";
-  return WaitingState(book, m.uid);
+  if (m.bound()) return m.terminating() ? "Terminating" : "Running";
+  return WaitingState(book, m.uid());
 }
 
 }  // namespace
@@ -83,7 +83,7 @@ WorkloadRows::Reader::Reader(const WorkloadRows& rows,
     const scheduler::state::PendingPod& p = q.pod;
     const std::string key = scheduler::state::WorkloadKeyOf(p.gang, p.key);
     if (const WorkloadEntry* entry = view.Find(key)) {
-      extras_[entry->key].push_back(&q);
+      extras_[entry->key()].push_back(&q);
       continue;
     }
     auto order = order_of.find(key);
@@ -158,11 +158,11 @@ std::vector<WorkloadRows::Item> WorkloadRows::Reader::Named(std::string_view ns,
 }
 
 std::string_view WorkloadRows::Reader::Ns(const Item& item) const {
-  return item.entry ? item.entry->ns : item.loose->ns;
+  return item.entry ? item.entry->ns() : item.loose->ns;
 }
 
 std::string_view WorkloadRows::Reader::Key(const Item& item) const {
-  return item.entry ? item.entry->key : item.loose->key;
+  return item.entry ? item.entry->key() : item.loose->key;
 }
 
 scheduler::model::NameId WorkloadRows::Reader::Team(const Item& item) const {
@@ -171,7 +171,7 @@ scheduler::model::NameId WorkloadRows::Reader::Team(const Item& item) const {
 
 const std::vector<const WorkloadRows::Queued*>* WorkloadRows::Reader::ExtrasOf(
     const WorkloadEntry& entry) const {
-  auto it = extras_.find(entry.key);
+  auto it = extras_.find(entry.key());
   return it == extras_.end() ? nullptr : &it->second;
 }
 
@@ -183,35 +183,35 @@ std::string WorkloadRows::Reader::State(const Item& item) const {
   if (const auto* extras = ExtrasOf(e)) {
     for (const Queued* q : *extras) t.Add(WaitingState(rows_.book_, q->pod.uid));
   }
-  return StateOf(t, e.declared, [&] { return GangHolds(e.kind, e.key); });
+  return StateOf(t, e.declared, [&] { return GangHolds(e.kind, e.key()); });
 }
 
 WorkloadRow WorkloadRows::Reader::Row(const Item& item) const {
   if (item.loose) return *item.loose;
   const WorkloadEntry& e = *item.entry;
   WorkloadRow w;
-  w.key = e.key;
-  w.ns = e.ns;
-  w.name = e.name;
+  w.key = e.key();
+  w.ns = e.ns();
+  w.name = e.name();
   w.kind = e.kind;
   w.team = e.team;
   w.priority = e.priority;
   w.priority_class = e.priority_class_name();
   w.declared = e.declared;
-  w.instance_type = e.instance_type;
+  w.instance_type = e.instance_type();
   w.pods.reserve(e.members.size());
   for (const WorkloadMember& m : e.members) {
     PodRow row;
-    row.ns = e.ns;
-    row.name = m.name;
-    row.uid = m.uid;
+    row.ns = e.ns();
+    row.name = m.name();
+    row.uid = m.uid();
     row.state = MemberState(m, rows_.book_);
-    row.request = scheduler::model::ToResourceList(m.request);
-    row.created_ms = m.created_ms;
-    row.started_ms = m.started_ms;
+    row.request = m.pod->request();
+    row.created_ms = m.pod->creation_unix_ms();
+    row.started_ms = m.pod->start_unix_ms().value_or(0);
     if (m.bound()) {
       w.nodes.insert(m.node_name());
-    } else if (auto q = rows_.queued_.find(m.uid); q != rows_.queued_.end()) {
+    } else if (auto q = rows_.queued_.find(std::string(m.uid())); q != rows_.queued_.end()) {
       Queue(q->second, &row, &w);
     }
     w.pods.push_back(std::move(row));

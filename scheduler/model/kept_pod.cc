@@ -2,22 +2,27 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "scheduler/model/gang.h"
 #include "scheduler/model/pod_identity.h"
+#include "scheduler/model/string_pool.h"
 
 namespace taskgov::scheduler::model {
 namespace {
 
-// The packed block: in this order, each string as a LEB128 length and its bytes, each count and
-// resource id as a LEB128 number, each amount as 8 bytes:
-//   namespace, name, gang key (GangOf), effective request (count, then resource name and amount
-//   each) — what walks over every pod read, first —
-//   scheduler name, priority class name, labels (count, then key and value each), kept
-//   annotations (the same), node selector (the same), owner references (count, then API
-//   version, kind, name, UID and a controller byte each).
+// The packed block: in this order, each plain string as a LEB128 length and its bytes, each
+// pooled string (PodStrings: what many pods repeat) as its LEB128 id, each count as a LEB128
+// number, each amount as 8 bytes:
+//   namespace (pooled), name, gang key (GangOf, pooled), UID, effective request (count, then
+//   resource name (pooled) and amount each) — what walks over every pod read, first —
+//   then, all pooled: scheduler name, priority class name, labels (count, then key and value
+//   each), kept annotations (the same), node selector (the same), owner references (count, then
+//   API version, kind, name and UID, and a plain controller number each).
 class Writer {
  public:
+  explicit Writer(const StringPool::Id* ids) : ids_(ids) {}
   void Number(uint64_t n) {
     do {
       uint8_t byte = n & 0x7f;
@@ -30,6 +35,8 @@ class Writer {
     Number(s.size());
     out_.append(s);
   }
+  // The next pooled string (in the order they were acquired).
+  void Pooled() { Number(*ids_++); }
   void Amount(int64_t amount) {
     char bytes[sizeof amount];
     std::memcpy(bytes, &amount, sizeof amount);
@@ -38,6 +45,7 @@ class Writer {
   std::string& out() { return out_; }
 
  private:
+  const StringPool::Id* ids_;
   std::string out_;
 };
 
@@ -59,6 +67,7 @@ class Reader {
     at_ += n;
     return s;
   }
+  std::string_view Pooled() { return PodStrings().View(static_cast<StringPool::Id>(Number())); }
   int64_t Amount() {
     int64_t amount = 0;
     std::memcpy(&amount, at_, sizeof amount);
@@ -67,37 +76,57 @@ class Reader {
   }
   void Pairs(Labels* into) {
     for (uint64_t n = Number(); n > 0; --n) {
-      const std::string_view key = String();
-      into->emplace(std::string(key), std::string(String()));
+      const std::string_view key = Pooled();
+      into->emplace(std::string(key), std::string(Pooled()));
     }
   }
-  void SkipPairs() {
-    for (uint64_t n = Number(); n > 0; --n) {
-      String();
-      String();
-    }
-  }
+  [[nodiscard]] bool done() const { return at_ >= end_; }
 
  private:
   const char* at_;
   const char* end_;
 };
 
-void WriteLabels(Writer& w, const Labels& labels, bool (*keep)(std::string_view)) {
+// The strings of `pod` the block pools, in the block's order (views of `pod` and `gang`).
+std::vector<std::string_view> PooledStrings(const Pod& pod, const ResourceList& effective,
+                                            const std::string& gang) {
+  std::vector<std::string_view> pooled{pod.namespace_, gang};
+  for (const auto& [resource, amount] : effective) pooled.push_back(resource);
+  pooled.push_back(pod.scheduler_name);
+  pooled.push_back(pod.priority_class_name);
+  auto pairs = [&](const Labels& labels, bool (*keep)(std::string_view)) {
+    for (const auto& [key, value] : labels) {
+      if (keep != nullptr && !keep(key)) continue;
+      pooled.push_back(key);
+      pooled.push_back(value);
+    }
+  };
+  pairs(pod.labels, nullptr);
+  pairs(pod.annotations, &KeptAnnotation);
+  pairs(pod.node_selector, nullptr);
+  for (const OwnerReference& owner : pod.owner_references) {
+    pooled.insert(pooled.end(), {owner.api_version, owner.kind, owner.name, owner.uid});
+  }
+  return pooled;
+}
+
+void WritePairs(Writer& w, const Labels& labels, bool (*keep)(std::string_view)) {
   size_t count = 0;
   for (const auto& [key, value] : labels) count += keep == nullptr || keep(key) ? 1 : 0;
   w.Number(count);
-  for (const auto& [key, value] : labels) {
-    if (keep != nullptr && !keep(key)) continue;
-    w.String(key);
-    w.String(value);
+  for (size_t i = 0; i < count; ++i) {
+    w.Pooled();
+    w.Pooled();
   }
 }
 
-// A reader past the namespace, name and gang key: at the request.
+// A reader past the namespace, name, gang key and UID: at the request.
 Reader AtRequest(const char* data, size_t size) {
   Reader r(data, size);
-  for (int i = 0; i < 3; ++i) r.String();
+  r.Number();
+  r.String();
+  r.Number();
+  r.String();
   return r;
 }
 
@@ -105,13 +134,63 @@ Reader AtRequest(const char* data, size_t size) {
 Reader AfterRequest(const char* data, size_t size) {
   Reader r = AtRequest(data, size);
   for (uint64_t n = r.Number(); n > 0; --n) {
-    r.String();
+    r.Number();
     r.Amount();
   }
   return r;
 }
 
+// The pooled ids of a block, in its order.
+std::vector<StringPool::Id> PooledIds(const char* data, size_t size) {
+  std::vector<StringPool::Id> ids;
+  auto id = [&](Reader& r) { ids.push_back(static_cast<StringPool::Id>(r.Number())); };
+  Reader r(data, size);
+  id(r);
+  r.String();
+  id(r);
+  r = AtRequest(data, size);
+  for (uint64_t n = r.Number(); n > 0; --n) {
+    id(r);
+    r.Amount();
+  }
+  id(r);
+  id(r);
+  for (int section = 0; section < 3; ++section) {
+    for (uint64_t n = r.Number(); n > 0; --n) {
+      id(r);
+      id(r);
+    }
+  }
+  for (uint64_t n = r.Number(); n > 0; --n) {
+    for (int i = 0; i < 4; ++i) id(r);
+    r.Number();
+  }
+  return ids;
+}
+
 }  // namespace
+
+KeptPod::Block::Block(std::string_view bytes)
+    : data_(std::make_unique_for_overwrite<char[]>(bytes.size())),
+      size_(static_cast<uint32_t>(bytes.size())) {
+  std::memcpy(data_.get(), bytes.data(), bytes.size());
+}
+
+KeptPod::Block& KeptPod::Block::operator=(Block&& other) noexcept {
+  if (this != &other) {
+    Release();
+    data_ = std::move(other.data_);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+void KeptPod::Block::Release() {
+  if (data_ == nullptr) return;
+  PodStrings().Release(PooledIds(data_.get(), size_));
+  data_.reset();
+  size_ = 0;
+}
 
 bool KeptAnnotation(std::string_view key) {
   return key == kVolcanoQueueAnnotation ||
@@ -129,55 +208,57 @@ KeptPod::KeptPod(const Pod& pod, const ResourceList& effective)
       deletion_ms_(pod.deletion_unix_ms.value_or(0)),
       start_ms_(pod.start_unix_ms.value_or(0)),
       placement_(pod.placement) {
-  Writer w;
-  w.String(pod.namespace_);
+  const std::string gang = GangOf(pod);
+  const std::vector<std::string_view> pooled = PooledStrings(pod, effective, gang);
+  std::vector<StringPool::Id> ids(pooled.size());
+  PodStrings().Acquire(pooled, ids.data());
+  Writer w(ids.data());
+  w.Pooled();  // namespace
   w.String(pod.name);
-  w.String(GangOf(pod));
+  w.Pooled();  // gang key
+  w.String(pod.uid);
   w.Number(effective.size());
-  // By name: a pod's resources are interned only where a decision reads them by id.
+  // Resource names are pooled, not interned: a pod's resources are interned only where a decision
+  // reads them by id.
   for (const auto& [resource, amount] : effective) {
-    w.String(resource);
+    w.Pooled();
     w.Amount(amount);
   }
-  w.String(pod.scheduler_name);
-  w.String(pod.priority_class_name);
-  WriteLabels(w, pod.labels, nullptr);
-  WriteLabels(w, pod.annotations, &KeptAnnotation);
-  WriteLabels(w, pod.node_selector, nullptr);
+  w.Pooled();  // scheduler name
+  w.Pooled();  // priority class name
+  WritePairs(w, pod.labels, nullptr);
+  WritePairs(w, pod.annotations, &KeptAnnotation);
+  WritePairs(w, pod.node_selector, nullptr);
   w.Number(pod.owner_references.size());
   for (const OwnerReference& owner : pod.owner_references) {
-    w.String(owner.api_version);
-    w.String(owner.kind);
-    w.String(owner.name);
-    w.String(owner.uid);
+    for (int i = 0; i < 4; ++i) w.Pooled();  // API version, kind, name, UID
     w.Number(owner.controller ? 1 : 0);
   }
-  size_ = static_cast<uint32_t>(w.out().size());
-  blob_ = std::make_unique_for_overwrite<char[]>(size_);
-  std::memcpy(blob_.get(), w.out().data(), size_);
+  block_ = Block(w.out());
 }
 
-Pod KeptPod::ToPod(std::string_view uid) const {
+Pod KeptPod::ToPod() const {
   Pod pod;
   pod.pod_requests = request();
-  Reader r(blob_.get(), size_);
-  pod.namespace_ = r.String();
+  Reader r(block_.data(), block_.size());
+  pod.namespace_ = r.Pooled();
   pod.name = r.String();
-  r = AfterRequest(blob_.get(), size_);
-  pod.scheduler_name = r.String();
-  pod.priority_class_name = r.String();
+  r.Number();  // the gang key: GangOf gives it back
+  pod.uid = r.String();
+  r = AfterRequest(block_.data(), block_.size());
+  pod.scheduler_name = r.Pooled();
+  pod.priority_class_name = r.Pooled();
   r.Pairs(&pod.labels);
   r.Pairs(&pod.annotations);
   r.Pairs(&pod.node_selector);
   pod.owner_references.resize(r.Number());
   for (OwnerReference& owner : pod.owner_references) {
-    owner.api_version = r.String();
-    owner.kind = r.String();
-    owner.name = r.String();
-    owner.uid = r.String();
+    owner.api_version = r.Pooled();
+    owner.kind = r.Pooled();
+    owner.name = r.Pooled();
+    owner.uid = r.Pooled();
     owner.controller = r.Number() != 0;
   }
-  pod.uid = uid;
   pod.creation_unix_ms = created_ms_;
   if (has_deletion_) pod.deletion_unix_ms = deletion_ms_;
   if (has_start_) pod.start_unix_ms = start_ms_;
@@ -188,32 +269,36 @@ Pod KeptPod::ToPod(std::string_view uid) const {
   return pod;
 }
 
-std::string_view KeptPod::ns() const {
-  Reader r(blob_.get(), size_);
-  return r.String();
-}
+std::string_view KeptPod::ns() const { return Reader(block_.data(), block_.size()).Pooled(); }
 
 std::string_view KeptPod::name() const {
-  Reader r(blob_.get(), size_);
-  r.String();
+  Reader r(block_.data(), block_.size());
+  r.Number();
   return r.String();
 }
 
 std::string_view KeptPod::gang() const {
-  Reader r(blob_.get(), size_);
+  Reader r(block_.data(), block_.size());
+  r.Number();
   r.String();
+  return r.Pooled();
+}
+
+std::string_view KeptPod::uid() const {
+  Reader r(block_.data(), block_.size());
+  r.Number();
   r.String();
+  r.Number();
   return r.String();
 }
 
 std::string_view KeptPod::scheduler_name() const {
-  Reader r = AfterRequest(blob_.get(), size_);
-  return r.String();
+  return AfterRequest(block_.data(), block_.size()).Pooled();
 }
 
 std::string KeptPod::key() const {
-  Reader r(blob_.get(), size_);
-  std::string key(r.String());
+  Reader r(block_.data(), block_.size());
+  std::string key(r.Pooled());
   key += '/';
   key += r.String();
   return key;
@@ -225,20 +310,20 @@ const std::string& KeptPod::node_name() const {
 }
 
 ResourceList KeptPod::request() const {
-  Reader r = AtRequest(blob_.get(), size_);
+  Reader r = AtRequest(block_.data(), block_.size());
   ResourceList request;
   for (uint64_t n = r.Number(); n > 0; --n) {
-    const std::string_view resource = r.String();
+    const std::string_view resource = r.Pooled();
     request.Set(resource, r.Amount());
   }
   return request;
 }
 
 IdAmounts KeptPod::request_ids() const {
-  Reader r = AtRequest(blob_.get(), size_);
+  Reader r = AtRequest(block_.data(), block_.size());
   IdAmounts request(r.Number());
   for (auto& [resource, amount] : request) {
-    resource = ResourceNames().Intern(r.String());
+    resource = ResourceNames().Intern(r.Pooled());
     amount = r.Amount();
   }
   return request;

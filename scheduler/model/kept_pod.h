@@ -3,7 +3,9 @@
 // KeptPod: what the state keeps of a pod it tracks — everything taskgov reads, nothing else —
 // packed into one allocation. The state holds one per pod (100,000 of them at scale): as a
 // model::Pod that was ~1.2 KB a pod (a 600-byte object, a node per label, a heap string per long
-// name); packed, it is its strings in one block plus ~90 bytes.
+// name); packed, it is its unique strings (name, UID) and 1–3-byte ids of the strings pods
+// repeat (namespace, labels, gang key, owners, resource names: PodStrings, string_pool.h) in one
+// block, plus ~90 bytes.
 //
 // What is kept: namespace, name, labels, the annotations taskgov reads (team resolution and
 // gangs: pods often carry kilobytes of others, such as kubectl's last-applied-configuration),
@@ -11,16 +13,18 @@
 // as every copy of the pod shares it), priority and its class name, phase, owner references,
 // and instead of containers, init containers, overhead and pod-level resources, pod-level
 // requests equal to the pod's effective request (so EffectiveRequest of ToPod() is unchanged).
-// Not kept: the UID (the state's key for the pod; ToPod takes it back) and resourceVersion.
+// Not kept: resourceVersion.
 // Also packed: its gang key (GangOf), so that walks over every pod read it without unpacking.
 //
-// Immutable once built; a value type (move-only). Thread-compatible.
+// Immutable once built; a value type (move-only). Thread-compatible: the state and its workload
+// table share each pod's (std::shared_ptr<const KeptPod>) and read it under different locks.
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "scheduler/model/interner.h"
 #include "scheduler/model/objects.h"
@@ -40,11 +44,12 @@ class KeptPod {
   KeptPod(const KeptPod&) = delete;
   KeptPod& operator=(const KeptPod&) = delete;
 
-  // The kept part as a Pod, with `uid` (its key in the state) and no resourceVersion.
-  [[nodiscard]] Pod ToPod(std::string_view uid) const;
+  // The kept part as a Pod (no resourceVersion).
+  [[nodiscard]] Pod ToPod() const;
 
   [[nodiscard]] std::string_view ns() const;
   [[nodiscard]] std::string_view name() const;
+  [[nodiscard]] std::string_view uid() const;
   [[nodiscard]] std::string_view scheduler_name() const;
   // "namespace/name"
   [[nodiscard]] std::string key() const;
@@ -67,14 +72,31 @@ class KeptPod {
   // GangOf(pod): its gang's key, "" for a lone pod.
   [[nodiscard]] std::string_view gang() const;
 
-  // Bytes this object holds outside itself (the packed block).
-  [[nodiscard]] size_t heap_bytes() const { return size_; }
+  // Bytes this object holds outside itself (the packed block; pooled strings not counted).
+  [[nodiscard]] size_t heap_bytes() const { return block_.size(); }
 
   static constexpr NameId kNoNode = 0xffffffff;
 
  private:
-  std::unique_ptr<char[]> blob_;  // the strings, counts and amounts (kept_pod.cc: Writer)
-  uint32_t size_ = 0;
+  // The packed bytes (kept_pod.cc: Writer); it holds its pooled strings (PodStrings) until it goes.
+  class Block {
+   public:
+    Block() = default;
+    explicit Block(std::string_view bytes);
+    Block(Block&& other) noexcept
+        : data_(std::move(other.data_)), size_(std::exchange(other.size_, 0)) {}
+    Block& operator=(Block&& other) noexcept;
+    ~Block() { Release(); }
+    [[nodiscard]] const char* data() const { return data_.get(); }
+    [[nodiscard]] uint32_t size() const { return size_; }
+
+   private:
+    void Release();
+    std::unique_ptr<char[]> data_;
+    uint32_t size_ = 0;
+  };
+
+  Block block_;
   NameId node_ = kNoNode;
   PodPhase phase_ = PodPhase::kPending;
   bool has_deletion_ = false;

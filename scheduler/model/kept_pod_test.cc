@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "scheduler/model/gang.h"
 #include "scheduler/model/pod_identity.h"
+#include "scheduler/model/string_pool.h"
 #include "scheduler/testing/builders.h"
 
 namespace taskgov::scheduler::model {
@@ -70,7 +73,7 @@ Pod Expected(const Pod& pod) {
   return want;
 }
 
-Pod Kept(const Pod& pod) { return KeptPod(pod, EffectiveRequest(pod)).ToPod(pod.uid); }
+Pod Kept(const Pod& pod) { return KeptPod(pod, EffectiveRequest(pod)).ToPod(); }
 
 TEST(KeptPodTest, KeepsWhatTaskgovReadsAndTheEffectiveRequest) {
   Pod pod =
@@ -102,7 +105,7 @@ TEST(KeptPodTest, KeepsWhatTaskgovReadsAndTheEffectiveRequest) {
   }
   const ResourceList effective = EffectiveRequest(pod);
   const KeptPod packed(pod, effective);
-  const Pod kept = packed.ToPod(pod.uid);
+  const Pod kept = packed.ToPod();
   EXPECT_EQ(EffectiveRequest(kept).ToString(), effective.ToString());
   EXPECT_EQ(effective.Get("cpu"), 8250);  // the init container's 8, plus overhead
   EXPECT_EQ(packed.request().ToString(), effective.ToString());
@@ -150,9 +153,10 @@ TEST(KeptPodTest, EveryKeptFieldComesBackAsItWas) {
   pods.push_back(negative);
   for (const Pod& pod : pods) {
     const KeptPod packed(pod, EffectiveRequest(pod));
-    EXPECT_EQ(Fields(packed.ToPod(pod.uid)), Fields(Expected(pod)));
+    EXPECT_EQ(Fields(packed.ToPod()), Fields(Expected(pod)));
     EXPECT_EQ(packed.ns(), pod.namespace_);
     EXPECT_EQ(packed.name(), pod.name);
+    EXPECT_EQ(packed.uid(), pod.uid);
     EXPECT_EQ(packed.key(), pod.key());
     EXPECT_EQ(packed.scheduler_name(), pod.scheduler_name);
     EXPECT_EQ(packed.bound(), pod.bound());
@@ -176,6 +180,30 @@ TEST(KeptPodTest, AMovedPodKeepsItsBlockAndAnEmptyOneReadsEmpty) {
   EXPECT_EQ(empty.key(), "/");
   EXPECT_FALSE(empty.bound());
   EXPECT_TRUE(empty.request().empty());
+}
+
+// The pooled strings a packed pod holds go with it (and with what a move replaces): pods with
+// labels of their own leave the pool as it was.
+TEST(KeptPodTest, ItsPooledStringsGoWithIt) {
+  const size_t before = PodStrings().size();
+  {
+    std::vector<KeptPod> kept;
+    for (int i = 0; i < 100; ++i) {
+      const Pod pod = PodBuilder("w-" + std::to_string(i))
+                          .Namespace("ns-pool-test")
+                          .Label("replica-index", "pool-test-" + std::to_string(i))
+                          .Owner("Job", "pool-test-job", "pool-test-uid")
+                          .Gpus(1)
+                          .Build();
+      kept.emplace_back(pod, EffectiveRequest(pod));
+    }
+    EXPECT_GE(PodStrings().size(), before + 100);
+    const Pod other = PodBuilder("x").Namespace("ns-pool-test-other").Build();
+    kept[0] = KeptPod(other, EffectiveRequest(other));  // the replaced pod's strings go
+    EXPECT_EQ(kept[0].ns(), "ns-pool-test-other");
+    EXPECT_EQ(kept[1].ns(), "ns-pool-test");
+  }
+  EXPECT_EQ(PodStrings().size(), before);
 }
 
 }  // namespace

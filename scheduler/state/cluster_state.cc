@@ -73,9 +73,9 @@ void ClusterState::SetPolicy(PolicyPtr policy) {
     if (record.counted()) {
       SetFlavorLocked(entry, nodes_.FlavorOf(NodeNames().Name(record.counted_node)));
     }
-    const Pod kept = record.pod.ToPod(entry.first);
+    const Pod kept = record.pod->ToPod();
     record.priority = ResolvePriority(*policy, kept);
-    TabulateLocked(record, kept, RequestOf(kept));
+    TabulateLocked(record, kept);
   }
 }
 
@@ -108,7 +108,7 @@ void ClusterState::Account(PodEntry& entry, const Pod& pod, const ResourceList& 
     return;
   }
   awaiting_node_[pod.node_name].erase(pod.uid);
-  record.counted_node = record.pod.node();
+  record.counted_node = record.pod->node();
   SetFlavorLocked(entry, *flavor);
   // A pod bound before taskgov saw it ran since its start time.
   if (record.bound_ms == 0) record.bound_ms = pod.start_unix_ms.value_or(clock_->NowMs());
@@ -173,7 +173,7 @@ ClusterState::ReservationDrift ClusterState::ReconcileReservations(int64_t min_a
     if (!record.counted() || book_->Find(uid)) continue;
     const std::string& node = NodeNames().Name(record.counted_node);
     if (!nodes_.Contains(node)) continue;
-    const Pod kept = record.pod.ToPod(uid);
+    const Pod kept = record.pod->ToPod();
     ChargeLocked(record, kept, RequestOf(kept), nodes_.FlavorOf(node));
     if (record.charged) drift.charged.push_back(uid);
   }
@@ -197,7 +197,7 @@ void ClusterState::Unaccount(PodEntry& entry) {
   const std::string& uid = entry.first;
   PodRecord& record = entry.second;
   if (record.counted()) {
-    const Pod kept = record.pod.ToPod(uid);
+    const Pod kept = record.pod->ToPod();
     if (kept.scheduler_name != options_.scheduler_name) ungoverned_.erase(kept.key());
     Notify(record, kept, PodTransition::kEnded);
     nodes_.RemoveUsage(NodeNames().Name(record.counted_node), RequestOf(kept), record.borrowing);
@@ -205,8 +205,8 @@ void ClusterState::Unaccount(PodEntry& entry) {
     SetFlavorLocked(entry, kNoFlavor);
     record.borrowing = false;
   }
-  if (record.pod.bound()) {
-    auto waiting = awaiting_node_.find(record.pod.node_name());
+  if (record.pod->bound()) {
+    auto waiting = awaiting_node_.find(record.pod->node_name());
     if (waiting != awaiting_node_.end()) waiting->second.erase(uid);
   }
   (void)book_->Release(uid);  // false: it held no reservation
@@ -219,8 +219,8 @@ void ClusterState::ReleaseSameNameLocked(const Pod& pod) {
   auto [b, e] = uid_by_name_.equal_range(NameHash(pod.namespace_, pod.name));
   for (auto n = b; n != e; ++n) {
     auto old = pods_.find(std::string(n->second));
-    if (old == pods_.end() || old->second.pod.ns() != pod.namespace_ ||
-        old->second.pod.name() != pod.name) {
+    if (old == pods_.end() || old->second.pod->ns() != pod.namespace_ ||
+        old->second.pod->name() != pod.name) {
       continue;
     }
     common::log::Info(kComponent, "pod replaced under a new uid before its deletion was seen",
@@ -242,7 +242,7 @@ void ClusterState::OnPodUpsert(const Pod& pod) {
     const ResourceList effective = EffectiveRequest(pod);
     std::lock_guard lock(mu_);
     UpsertLocked(pod, effective);
-    TabulateLocked(pods_.find(pod.uid)->second, pod, effective);
+    TabulateLocked(pods_.find(pod.uid)->second, pod);
   }
   if (pod.terminal() && pod_gone_) pod_gone_(pod.uid);
 }
@@ -256,17 +256,17 @@ void ClusterState::UpsertLocked(const Pod& pod, const ResourceList& effective) {
     uid_by_name_.emplace(NameHash(pod.namespace_, pod.name), std::string_view(found->first));
   }
   PodRecord& record = found->second;
-  const bool was_pending = !inserted && !record.pod.bound();
+  const bool was_pending = !inserted && !record.pod->bound();
   // A pod that leaves a node it was bound to is taken off it; a pending pod that is now bound is
   // not: its assumed reservation is confirmed as it is (Account), never released and charged
   // again — a filter in between would see the quota free and over-admit.
-  const bool left_node = !was_pending && !inserted && record.pod.node_name() != pod.node_name;
+  const bool left_node = !was_pending && !inserted && record.pod->node_name() != pod.node_name;
   // A member that completed leaves its gang without making it wait for a replacement.
   if (pod.phase == PodPhase::kSucceeded) book_->DetachFromGang(pod.uid, /*lost=*/false);
   if (!inserted && (left_node || pod.terminal())) Unaccount(*found);
   // Packed once; the rest of the event reads the pod it reports (what taskgov reads of it is
   // what the packed form keeps).
-  record.pod = KeptPod(pod, effective);
+  record.pod = std::make_shared<const KeptPod>(pod, effective);
   if (record.team == kNoTeam || inserted) record.team = teams_.TeamOf(pod);
   record.priority = ResolvePriority(*teams_.policy(), pod);
   if (pod.terminal()) {
@@ -319,7 +319,7 @@ size_t ClusterState::NameHash(std::string_view ns, std::string_view name) {
 }
 
 void ClusterState::ErasePodLocked(Pods::iterator it) {
-  auto [b, e] = uid_by_name_.equal_range(NameHash(it->second.pod.ns(), it->second.pod.name()));
+  auto [b, e] = uid_by_name_.equal_range(NameHash(it->second.pod->ns(), it->second.pod->name()));
   for (auto n = b; n != e; ++n) {
     if (n->second.data() == it->first.data()) {
       uid_by_name_.erase(n);
@@ -331,14 +331,13 @@ void ClusterState::ErasePodLocked(Pods::iterator it) {
   pods_.erase(it);
 }
 
-void ClusterState::TabulateLocked(const PodRecord& record, const Pod& pod,
-                                  const ResourceList& request) {
+void ClusterState::TabulateLocked(const PodRecord& record, const Pod& pod) {
   if (record.team == kNoTeam || pod.terminal()) {
     workloads_.Remove(pod.uid);
     return;
   }
   const Policy& policy = *teams_.policy();
-  workloads_.Put(pod, record.team, request, teams_.WorkloadOf(pod), ResolvePriority(policy, pod),
+  workloads_.Put(record.pod, record.team, teams_.WorkloadOf(pod), ResolvePriority(policy, pod),
                  PriorityClassOf(policy, pod),
                  RequestedInstanceType(pod.node_selector, policy.instance_type_label));
 }
@@ -355,7 +354,7 @@ void ClusterState::OnNodeUpsert(const Node& node) {
   for (const std::string& uid : uids) {
     auto pod = pods_.find(uid);
     if (pod == pods_.end()) continue;
-    const Pod kept = pod->second.pod.ToPod(uid);
+    const Pod kept = pod->second.pod->ToPod();
     Account(*pod, kept, RequestOf(kept));
   }
 }
@@ -419,8 +418,8 @@ void ClusterState::RegangPending(const std::string& gang) {
   // Its members' declared size (and a waiting member's team) changed.
   for (const std::string& uid : workloads_.MembersOf(gang)) {
     if (auto it = pods_.find(uid); it != pods_.end()) {
-      const Pod kept = it->second.pod.ToPod(uid);
-      TabulateLocked(it->second, kept, RequestOf(kept));
+      const Pod kept = it->second.pod->ToPod();
+      TabulateLocked(it->second, kept);
     }
   }
 }
@@ -429,7 +428,7 @@ void ClusterState::RependLocked(PendingPod& pending) {
   auto it = pods_.find(pending.uid);
   if (it == pods_.end()) return;
   PodRecord& record = it->second;
-  const Pod kept = record.pod.ToPod(it->first);
+  const Pod kept = record.pod->ToPod();
   record.team = teams_.TeamOf(kept);  // pending: nothing is charged to it yet
   record.priority = ResolvePriority(*teams_.policy(), kept);
   pending =
@@ -466,7 +465,7 @@ std::optional<Pod> ClusterState::FindPod(std::string_view uid) const {
   std::lock_guard lock(mu_);
   auto it = pods_.find(std::string(uid));
   if (it == pods_.end()) return std::nullopt;
-  return it->second.pod.ToPod(it->first);
+  return it->second.pod->ToPod();
 }
 
 void ClusterState::ForEachBoundPod(const std::function<void(const BoundPod& pod)>& fn,
@@ -474,8 +473,8 @@ void ClusterState::ForEachBoundPod(const std::function<void(const BoundPod& pod)
   std::lock_guard lock(mu_);
   auto visit = [&](const PodEntry& entry) {
     const PodRecord& record = entry.second;
-    if (record.pod.bound() && !record.pod.terminal()) {
-      fn(BoundPod{entry.first, record.pod, record.team, record.priority});
+    if (record.pod->bound() && !record.pod->terminal()) {
+      fn(BoundPod{entry.first, *record.pod, record.team, record.priority});
     }
   };
   if (flavors == nullptr) {
@@ -508,7 +507,8 @@ std::unordered_map<NameId, size_t> ClusterState::RunningByTeam() const {
   std::lock_guard lock(mu_);
   std::unordered_map<NameId, size_t> out;
   for (const auto& [uid, record] : pods_) {
-    if (record.team != kNoTeam && record.pod.bound() && !record.pod.terminal()) ++out[record.team];
+    if (record.team != kNoTeam && record.pod->bound() && !record.pod->terminal())
+      ++out[record.team];
   }
   return out;
 }

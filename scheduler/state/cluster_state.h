@@ -152,7 +152,7 @@ class ClusterState final : public ClusterObserver {
     const model::KeptPod& kept;
     model::NameId team = kNoTeam;
     int32_t priority = 0;  // ResolvePriority
-    [[nodiscard]] model::Pod ToPod() const { return kept.ToPod(uid); }
+    [[nodiscard]] model::Pod ToPod() const { return kept.ToPod(); }
   };
   // Calls `fn` for every bound, non-terminal pod (under the pods' lock: keep `fn` short), or,
   // with `flavors`, for those counted on a node of one of them (a walk that skips the others
@@ -165,7 +165,8 @@ class ClusterState final : public ClusterObserver {
 
  private:
   struct PodRecord {
-    model::KeptPod pod;
+    // Packed; shared with its workload table row (an event replaces it whole). Never null.
+    std::shared_ptr<const model::KeptPod> pod;
     model::NameId team = kNoTeam;
     // The node (NodeNames) whose `used` includes this pod (kNoNode while it counts on none).
     model::NameId counted_node = model::KeptPod::kNoNode;
@@ -198,8 +199,7 @@ class ClusterState final : public ClusterObserver {
   void ReleaseSameNameLocked(const model::Pod& pod);
   void Notify(const PodRecord& record, const model::Pod& pod, PodTransition transition);
   // Brings the pod's row in workloads_ up to date.
-  void TabulateLocked(const PodRecord& record, const model::Pod& pod,
-                      const model::ResourceList& request);
+  void TabulateLocked(const PodRecord& record, const model::Pod& pod);
   // Applies the pod's new state (`effective`: its EffectiveRequest).
   void UpsertLocked(const model::Pod& pod, const model::ResourceList& effective);
   void DeleteLocked(const model::Pod& last_known);

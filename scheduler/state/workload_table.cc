@@ -6,15 +6,11 @@
 
 namespace taskgov::scheduler::state {
 
-using ledger::kNoNode;
 using model::GangSource;
 using model::GangSourceName;
+using model::KeptPod;
 using model::Labels;
 using model::NameId;
-using model::NodeNames;
-using model::Pod;
-using model::ResourceList;
-using model::ToIdAmounts;
 using model::WorkloadRef;
 
 std::string_view WorkloadKindOf(const WorkloadRef& ref) {
@@ -57,58 +53,58 @@ std::string RequestedInstanceType(const Labels& node_selector, std::string_view 
   return selected == node_selector.end() ? "" : selected->second;
 }
 
-void WorkloadTable::Put(const Pod& pod, NameId team, const ResourceList& request,
-                        const WorkloadRef& ref, int32_t priority, std::string_view priority_class,
+void WorkloadTable::Put(std::shared_ptr<const KeptPod> pod, NameId team, const WorkloadRef& ref,
+                        int32_t priority, std::string_view priority_class,
                         std::string instance_type) {
-  const std::string pod_key = pod.key();
+  const std::string pod_key = pod->key();
+  const std::string_view uid = pod->uid();
+  const std::string_view pod_name = pod->name();
   std::string key = WorkloadKeyOf(ref.key, pod_key);
   std::unique_lock lock(mu_);
-  if (auto was = OwnerOf(pod.uid); was != workload_of_.end() && was->second->second.key != key) {
-    RemoveLocked(pod.uid);  // it moved to another workload
+  if (auto was = OwnerOf(uid); was != workload_of_.end() && was->second->second.key() != key) {
+    RemoveLocked(uid);  // it moved to another workload
   }
   auto order = order_of_.find(key);
   if (order == order_of_.end()) {
     auto [ns, name] = SplitKey(ref.display.empty() ? pod_key : ref.display);
-    if (ns.empty()) ns = pod.namespace_;
+    if (ns.empty()) ns = pod->ns();
     const std::string_view kind = WorkloadKindOf(ref);
     auto placed = ordered_.emplace(WorkloadOrderKey(ns, name, kind, key), WorkloadEntry{}).first;
     // The entry's strings are views of its order key, which the map node keeps in place.
-    const std::string_view order_key = placed->first;
+    const std::string& order_key = placed->first;
     WorkloadEntry& entry = placed->second;
-    entry.ns = order_key.substr(0, ns.size());
-    entry.name = order_key.substr(ns.size() + 1, name.size());
+    entry.order_ = order_key.data();
+    entry.ns_len_ = static_cast<uint32_t>(ns.size());
+    entry.name_len_ = static_cast<uint32_t>(name.size());
+    entry.key_at_ = static_cast<uint32_t>(order_key.size() - key.size());
+    entry.key_len_ = static_cast<uint32_t>(key.size());
     entry.kind = kind;
-    entry.key = order_key.substr(order_key.size() - key.size());
-    order = order_of_.emplace(entry.key, placed).first;
+    order = order_of_.emplace(entry.key(), placed).first;
   }
   const Ordered::iterator at_entry = order->second;
   WorkloadEntry& entry = at_entry->second;
   auto at = std::lower_bound(
-      entry.members.begin(), entry.members.end(), pod.name,
-      [](const WorkloadMember& m, const std::string& name) { return m.name < name; });
-  if (at == entry.members.end() || at->name != pod.name) {
+      entry.members.begin(), entry.members.end(), pod_name,
+      [](const WorkloadMember& m, std::string_view name) { return m.name() < name; });
+  if (at == entry.members.end() || at->name() != pod_name) {
     at = entry.members.insert(at, WorkloadMember{});
-    at->name = pod.name;
-  } else if (at->uid != pod.uid) {
+  } else if (at->uid() != uid) {
     // A pod of the same name before it.
-    if (auto before = OwnerOf(at->uid); before != workload_of_.end()) workload_of_.erase(before);
+    if (auto before = OwnerOf(at->uid()); before != workload_of_.end()) {
+      workload_of_.erase(before);
+    }
   }
-  at->uid = pod.uid;
-  at->request = ToIdAmounts(request);
-  at->created_ms = pod.creation_unix_ms;
-  at->started_ms = pod.start_unix_ms.value_or(0);
-  at->node = pod.node_name.empty() ? kNoNode : NodeNames().Intern(pod.node_name);
-  at->terminating = pod.deletion_unix_ms.has_value();
+  at->pod = std::move(pod);  // `uid` and `pod_name` view its block, which the member now holds
   at->team = team;
   at->priority = priority;
   at->priority_class = model::PriorityClassNames().Intern(priority_class);
   at->declared = ref.key.empty() ? 1 : ref.size;
   at->instance_type = std::move(instance_type);
   Summarize(entry);
-  if (auto owner = OwnerOf(pod.uid); owner != workload_of_.end()) {
+  if (auto owner = OwnerOf(uid); owner != workload_of_.end()) {
     owner->second = at_entry;
   } else {
-    workload_of_.emplace(Hash{}(pod.uid), at_entry);
+    workload_of_.emplace(Hash{}(uid), at_entry);
   }
 }
 
@@ -117,7 +113,7 @@ WorkloadTable::Owners::iterator WorkloadTable::OwnerOf(std::string_view uid) {
   for (auto it = from; it != to; ++it) {
     const std::vector<WorkloadMember>& members = it->second->second.members;
     if (std::any_of(members.begin(), members.end(),
-                    [&](const WorkloadMember& m) { return m.uid == uid; })) {
+                    [&](const WorkloadMember& m) { return m.uid() == uid; })) {
       return it;
     }
   }
@@ -129,14 +125,19 @@ WorkloadTable::Owners::const_iterator WorkloadTable::OwnerOf(std::string_view ui
   return const_cast<WorkloadTable*>(this)->OwnerOf(uid);
 }
 
+std::string_view WorkloadEntry::instance_type() const {
+  for (const WorkloadMember& m : members) {
+    if (!m.instance_type.empty()) return m.instance_type;
+  }
+  return {};
+}
+
 void WorkloadTable::Summarize(WorkloadEntry& entry) {
   const WorkloadMember* top = &entry.members.front();
   entry.declared = 0;
-  entry.instance_type.clear();
   for (const WorkloadMember& m : entry.members) {
     if (m.priority > top->priority) top = &m;
     entry.declared = std::max(entry.declared, m.declared);
-    if (entry.instance_type.empty()) entry.instance_type = m.instance_type;
   }
   entry.team = entry.members.front().team;
   entry.priority = top->priority;
@@ -154,9 +155,9 @@ void WorkloadTable::RemoveLocked(std::string_view uid) {
   const Ordered::iterator entry = was->second;
   workload_of_.erase(was);
   std::vector<WorkloadMember>& members = entry->second.members;
-  std::erase_if(members, [&](const WorkloadMember& m) { return m.uid == uid; });
+  std::erase_if(members, [&](const WorkloadMember& m) { return m.uid() == uid; });
   if (members.empty()) {
-    order_of_.erase(entry->second.key);
+    order_of_.erase(entry->second.key());
     ordered_.erase(entry);
   } else {
     Summarize(entry->second);
@@ -168,7 +169,7 @@ std::vector<std::string> WorkloadTable::MembersOf(std::string_view key) const {
   std::vector<std::string> uids;
   auto order = order_of_.find(key);
   if (order == order_of_.end()) return uids;
-  for (const WorkloadMember& m : order->second->second.members) uids.push_back(m.uid);
+  for (const WorkloadMember& m : order->second->second.members) uids.emplace_back(m.uid());
   return uids;
 }
 

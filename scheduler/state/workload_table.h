@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -25,53 +26,61 @@
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/model/gang.h"
 #include "scheduler/model/interner.h"
+#include "scheduler/model/kept_pod.h"
 #include "scheduler/model/objects.h"
 #include "scheduler/model/resources.h"
 #include "scheduler/state/pending_queues.h"
 
 namespace taskgov::scheduler::state {
 
-// A member of a workload, compact (the table holds one per governed pod): its node by interned
-// id (as the QuotaBook's PodMeta has it), the request by resource id, its priority class by
-// interned id (PriorityClassNames: classes are a bounded set). The instance type stays a string:
-// a node selector names it freely, and an interner never forgets a name.
+// A member of a workload: the state's packed pod, shared (immutable: an event replaces it whole,
+// under the table's lock), and what the state derives of it under the policy in force — its team,
+// priority, priority class (PriorityClassNames: classes are a bounded set), the size it declares
+// and the instance type its node selector asks for. The instance type stays a string: a node
+// selector names it freely, and an interner never forgets a name.
 struct WorkloadMember {
-  std::string name, uid;     // its namespace is its workload's
-  model::IdAmounts request;  // effective request
-  int64_t created_ms = 0;
-  int64_t started_ms = 0;
-  model::NameId node = ledger::kNoNode;  // NodeNames(); kNoNode while it waits
-  bool terminating = false;
+  std::shared_ptr<const model::KeptPod> pod;
   model::NameId team = kNoTeam;
   int32_t priority = 0;
   int32_t declared = 0;
   model::NameId priority_class = 0;  // PriorityClassNames(); 0: none
   std::string instance_type;         // what its node selector asks for ("" if nothing)
-  [[nodiscard]] bool bound() const { return node != ledger::kNoNode; }
-  [[nodiscard]] const std::string& node_name() const { return model::NodeNames().Name(node); }
+  [[nodiscard]] std::string_view name() const { return pod->name(); }
+  [[nodiscard]] std::string_view uid() const { return pod->uid(); }
+  [[nodiscard]] bool bound() const { return pod->bound(); }
+  [[nodiscard]] bool terminating() const { return pod->terminating(); }
+  [[nodiscard]] const std::string& node_name() const { return pod->node_name(); }
   [[nodiscard]] const std::string& priority_class_name() const {
     return model::PriorityClassNames().Name(priority_class);
   }
 };
 
-// A workload. Its key, namespace and name are views into its order key (the table's key for it,
-// "<ns>/<name>/<kind>/<key>"), so the table holds each string once.
+// A workload. Its key, namespace and name are views of its order key (the table's key for it,
+// "<ns>/<name>/<kind>/<key>", whose bytes never move), so the table holds each string once.
 struct WorkloadEntry {
-  std::string_view key;  // WorkloadRef::key, or "pod/<ns>/<name>" for a lone pod
-  std::string_view ns, name;
-  std::string_view kind;  // as the admin API names it: Pod, KueuePodGroup, Job, PodGroup, ...
-  // Whatever order its pods' events came in: the first member's team, the highest priority of
-  // its members and that member's class, the largest size a member declares (1 for a lone pod),
-  // the instance type the first member that names one asks for.
-  model::NameId team = kNoTeam;
-  int32_t priority = 0;
-  int32_t declared = 0;
-  model::NameId priority_class = 0;  // PriorityClassNames(); 0: none
-  std::string instance_type;
-  std::vector<WorkloadMember> members;  // by name
+  // WorkloadRef::key, or "pod/<ns>/<name>" for a lone pod.
+  [[nodiscard]] std::string_view key() const { return {order_ + key_at_, key_len_}; }
+  [[nodiscard]] std::string_view ns() const { return {order_, ns_len_}; }
+  [[nodiscard]] std::string_view name() const { return {order_ + ns_len_ + 1, name_len_}; }
+  // The instance type the first member that names one asks for ("" if none does).
+  [[nodiscard]] std::string_view instance_type() const;
   [[nodiscard]] const std::string& priority_class_name() const {
     return model::PriorityClassNames().Name(priority_class);
   }
+
+  std::string_view kind;  // as the admin API names it: Pod, KueuePodGroup, Job, PodGroup, ...
+  // Whatever order its pods' events came in: the first member's team, the highest priority of
+  // its members and that member's class, the largest size a member declares (1 for a lone pod).
+  model::NameId team = kNoTeam;
+  int32_t priority = 0;
+  int32_t declared = 0;
+  model::NameId priority_class = 0;     // PriorityClassNames(); 0: none
+  std::vector<WorkloadMember> members;  // by name
+
+ private:
+  friend class WorkloadTable;
+  const char* order_ = nullptr;  // the order key's bytes
+  uint32_t ns_len_ = 0, name_len_ = 0, key_at_ = 0, key_len_ = 0;
 };
 
 // The admin API's kind of a workload: the object that declares the gang, or Pod for a lone pod.
@@ -95,9 +104,9 @@ class WorkloadTable {
   // namespace, name, kind).
   using Ordered = std::map<std::string, WorkloadEntry, std::less<>>;
 
-  // A pod's current state: it joins (or moves to) the workload `ref` names. `instance_type`:
-  // the one its node selector asks for ("" if none).
-  void Put(const model::Pod& pod, model::NameId team, const model::ResourceList& request,
+  // A pod's current state (packed, shared with the caller): it joins (or moves to) the
+  // workload `ref` names. `instance_type`: the one its node selector asks for ("" if none).
+  void Put(std::shared_ptr<const model::KeptPod> pod, model::NameId team,
            const model::WorkloadRef& ref, int32_t priority, std::string_view priority_class,
            std::string instance_type = "");
   // A pod gone, terminal or no longer governed.

@@ -16,13 +16,14 @@ namespace taskgov::scheduler::state {
 namespace {
 
 using ledger::QuotaBook;
+using model::EffectiveRequest;
+using model::KeptPod;
 using model::NameId;
 using model::Pod;
 using model::PodPhase;
 using model::PolicyPtr;
 using model::PriorityClassOf;
 using model::ResolvePriority;
-using model::ResourceList;
 using model::TeamNames;
 using model::WorkloadOf;
 using testing::PodBuilder;
@@ -32,7 +33,7 @@ constexpr char kGroup[] = "kueue.x-k8s.io/pod-group-name";
 constexpr char kGroupSize[] = "kueue.x-k8s.io/pod-group-total-count";
 
 // The table as text: one line per workload, "<order key> team=<t> declared=<n> prio=<p>: " and
-// its members as "<name>@<uid>[<node>][!]" (terminating: !).
+// its members as "<name>@<uid>[<node>][!]{<request>}" (terminating: !).
 std::string Dump(const WorkloadTable& table) {
   return table.Read([](const WorkloadTable::View& view) {
     std::ostringstream out;
@@ -40,8 +41,8 @@ std::string Dump(const WorkloadTable& table) {
       out << order << " team=" << TeamNames().Name(e.team) << " declared=" << e.declared
           << " prio=" << e.priority << ":";
       for (const WorkloadMember& m : e.members) {
-        out << " " << m.name << "@" << m.uid << "[" << (m.bound() ? m.node_name() : "") << "]"
-            << (m.terminating ? "!" : "");
+        out << " " << m.name() << "@" << m.uid() << "[" << (m.bound() ? m.node_name() : "") << "]"
+            << (m.terminating() ? "!" : "") << "{" << m.pod->request().ToString() << "}";
       }
       out << "\n";
     }
@@ -57,8 +58,12 @@ Pod Member(const std::string& name, const std::string& group, int size) {
       .Gpus(1);
 }
 
+std::shared_ptr<const KeptPod> Kept(const Pod& pod) {
+  return std::make_shared<const KeptPod>(pod, EffectiveRequest(pod));
+}
+
 void Put(WorkloadTable& table, const Pod& pod, NameId team) {
-  table.Put(pod, team, ResourceList{}, WorkloadOf(pod), 0, "");
+  table.Put(Kept(pod), team, WorkloadOf(pod), 0, "");
 }
 
 TEST(WorkloadTableTest, GroupsGangMembersAndOrdersByNamespaceNameKind) {
@@ -69,11 +74,12 @@ TEST(WorkloadTableTest, GroupsGangMembersAndOrdersByNamespaceNameKind) {
   Put(table, Member("train-0", "train", 2), a);
   Put(table, PodBuilder("alpha").Namespace("ns-b"), a);
   EXPECT_EQ(Dump(table),
-            "ns-a/solo/Pod/pod/ns-a/solo team=a declared=1 prio=0: solo@uid-solo[]\n"
+            "ns-a/solo/Pod/pod/ns-a/solo team=a declared=1 prio=0: solo@uid-solo[]{}\n"
             "ns-a/train/KueuePodGroup/" +
                 WorkloadOf(Member("x", "train", 2)).key +
-                " team=a declared=2 prio=0: train-0@uid-train-0[] train-1@uid-train-1[]\n"
-                "ns-b/alpha/Pod/pod/ns-b/alpha team=a declared=1 prio=0: alpha@uid-alpha[]\n");
+                " team=a declared=2 prio=0: train-0@uid-train-0[]{nvidia.com/gpu: 1} "
+                "train-1@uid-train-1[]{nvidia.com/gpu: 1}\n"
+                "ns-b/alpha/Pod/pod/ns-b/alpha team=a declared=1 prio=0: alpha@uid-alpha[]{}\n");
   EXPECT_EQ(table.size(), 3u);
   EXPECT_EQ(table.MembersOf(WorkloadOf(Member("x", "train", 2)).key),
             (std::vector<std::string>{"uid-train-0", "uid-train-1"}));
@@ -110,9 +116,11 @@ TEST(WorkloadTableTest, APodOfTheSameNameReplacesItsPredecessor) {
   Pod successor = Member("train-0", "train", 2);
   successor.uid = "uid-new";
   Put(table, successor, a);
-  EXPECT_NE(Dump(table).find("train-0@uid-new[]\n"), std::string::npos) << Dump(table);
+  EXPECT_NE(Dump(table).find("train-0@uid-new[]{nvidia.com/gpu: 1}\n"), std::string::npos)
+      << Dump(table);
   table.Remove("uid-train-0");  // the predecessor's late DELETED changes nothing
-  EXPECT_NE(Dump(table).find("train-0@uid-new[]\n"), std::string::npos) << Dump(table);
+  EXPECT_NE(Dump(table).find("train-0@uid-new[]{nvidia.com/gpu: 1}\n"), std::string::npos)
+      << Dump(table);
   table.Remove("uid-new");
   EXPECT_EQ(table.size(), 0u);
 }
@@ -136,7 +144,7 @@ class ClusterWorkloadsTest : public ::testing::Test {
     WorkloadTable table;
     for (const auto& [uid, pod] : live) {
       if (pod.terminal() || pod.namespace_ == "elsewhere") continue;
-      table.Put(pod, TeamNames().Intern(pod.namespace_.substr(3)), ResourceList{}, WorkloadOf(pod),
+      table.Put(Kept(pod), TeamNames().Intern(pod.namespace_.substr(3)), WorkloadOf(pod),
                 ResolvePriority(*policy, pod), PriorityClassOf(*policy, pod));
     }
     return Dump(table);
@@ -240,9 +248,9 @@ TEST_F(ClusterWorkloadsTest, ReadersWalkTheTableWhileEventsChangeIt) {
       for (const auto& [order, e] : view.ordered()) {
         ASSERT_FALSE(e.members.empty()) << order;
         for (size_t m = 1; m < e.members.size(); ++m) {
-          ASSERT_LT(e.members[m - 1].name, e.members[m].name) << order;
+          ASSERT_LT(e.members[m - 1].name(), e.members[m].name()) << order;
         }
-        ASSERT_TRUE(view.HasPod(e.members.front().uid));
+        ASSERT_TRUE(view.HasPod(e.members.front().uid()));
         ++seen;
       }
     });
