@@ -326,14 +326,14 @@ void ClusterState::ErasePodLocked(Pods::iterator it) {
       break;
     }
   }
-  workloads_.Remove(it->first);
+  workloads_.Remove(it->first, it->second.pod->name());
   SetFlavorLocked(*it, kNoFlavor);
   pods_.erase(it);
 }
 
 void ClusterState::TabulateLocked(const PodRecord& record, const Pod& pod) {
   if (record.team == kNoTeam || pod.terminal()) {
-    workloads_.Remove(pod.uid);
+    workloads_.Remove(pod.uid, pod.name);
     return;
   }
   const Policy& policy = *teams_.policy();

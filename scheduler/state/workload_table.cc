@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 namespace taskgov::scheduler::state {
@@ -61,8 +62,9 @@ void WorkloadTable::Put(std::shared_ptr<const KeptPod> pod, NameId team, const W
   const std::string_view pod_name = pod->name();
   std::string key = WorkloadKeyOf(ref.key, pod_key);
   std::unique_lock lock(mu_);
-  if (auto was = OwnerOf(uid); was != workload_of_.end() && was->second->second.key() != key) {
-    RemoveLocked(uid);  // it moved to another workload
+  if (auto was = OwnerOf(uid, pod_name);
+      was != workload_of_.end() && was->second->second.key() != key) {
+    RemoveLocked(uid, pod_name);  // it moved to another workload
   }
   auto order = order_of_.find(key);
   if (order == order_of_.end()) {
@@ -83,15 +85,17 @@ void WorkloadTable::Put(std::shared_ptr<const KeptPod> pod, NameId team, const W
   }
   const Ordered::iterator at_entry = order->second;
   WorkloadEntry& entry = at_entry->second;
-  auto at = std::lower_bound(
-      entry.members.begin(), entry.members.end(), pod_name,
-      [](const WorkloadMember& m, std::string_view name) { return m.name() < name; });
+  auto at = LowerBound(entry.members, pod_name);
+  std::optional<WorkloadMember> before;  // what the member was (without its pod)
   if (at == entry.members.end() || at->name() != pod_name) {
     at = entry.members.insert(at, WorkloadMember{});
-  } else if (at->uid() != uid) {
-    // A pod of the same name before it.
-    if (auto before = OwnerOf(at->uid()); before != workload_of_.end()) {
-      workload_of_.erase(before);
+  } else {
+    before = WorkloadMember{nullptr, at->team, at->priority, at->declared, at->priority_class, {}};
+    if (at->uid() != uid) {
+      // A pod of the same name before it.
+      if (auto was = OwnerOf(at->uid(), pod_name); was != workload_of_.end()) {
+        workload_of_.erase(was);
+      }
     }
   }
   at->pod = std::move(pod);  // `uid` and `pod_name` view its block, which the member now holds
@@ -100,29 +104,36 @@ void WorkloadTable::Put(std::shared_ptr<const KeptPod> pod, NameId team, const W
   at->priority_class = model::PriorityClassNames().Intern(priority_class);
   at->declared = ref.key.empty() ? 1 : ref.size;
   at->instance_type = std::move(instance_type);
-  Summarize(entry);
-  if (auto owner = OwnerOf(uid); owner != workload_of_.end()) {
+  Follow(entry, *at, before ? &*before : nullptr);
+  if (auto owner = OwnerOf(uid, pod_name); owner != workload_of_.end()) {
     owner->second = at_entry;
   } else {
     workload_of_.emplace(Hash{}(uid), at_entry);
   }
 }
 
-WorkloadTable::Owners::iterator WorkloadTable::OwnerOf(std::string_view uid) {
+std::vector<WorkloadMember>::iterator WorkloadTable::LowerBound(
+    std::vector<WorkloadMember>& members, std::string_view name) {
+  return std::lower_bound(
+      members.begin(), members.end(), name,
+      [](const WorkloadMember& m, std::string_view name) { return m.name() < name; });
+}
+
+WorkloadTable::Owners::iterator WorkloadTable::OwnerOf(std::string_view uid,
+                                                       std::string_view name) {
   auto [from, to] = workload_of_.equal_range(Hash{}(uid));
   for (auto it = from; it != to; ++it) {
-    const std::vector<WorkloadMember>& members = it->second->second.members;
-    if (std::any_of(members.begin(), members.end(),
-                    [&](const WorkloadMember& m) { return m.uid() == uid; })) {
-      return it;
-    }
+    std::vector<WorkloadMember>& members = it->second->second.members;
+    auto at = LowerBound(members, name);
+    if (at != members.end() && at->name() == name && at->uid() == uid) return it;
   }
   return workload_of_.end();
 }
 
-WorkloadTable::Owners::const_iterator WorkloadTable::OwnerOf(std::string_view uid) const {
+WorkloadTable::Owners::const_iterator WorkloadTable::OwnerOf(std::string_view uid,
+                                                             std::string_view name) const {
   // The lookup changes nothing: the const overload shares the other's body.
-  return const_cast<WorkloadTable*>(this)->OwnerOf(uid);
+  return const_cast<WorkloadTable*>(this)->OwnerOf(uid, name);
 }
 
 std::string_view WorkloadEntry::instance_type() const {
@@ -144,23 +155,47 @@ void WorkloadTable::Summarize(WorkloadEntry& entry) {
   entry.priority_class = top->priority_class;
 }
 
-void WorkloadTable::Remove(std::string_view uid) {
-  std::unique_lock lock(mu_);
-  RemoveLocked(uid);
+void WorkloadTable::Follow(WorkloadEntry& entry, const WorkloadMember& m,
+                           const WorkloadMember* before) {
+  entry.team = entry.members.front().team;
+  if (before != nullptr && before->priority == m.priority &&
+      before->priority_class == m.priority_class && before->declared == m.declared) {
+    return;  // an event that changes no summary (a gang's pods bound one by one)
+  }
+  if (before != nullptr || entry.members.size() == 1 ||
+      (m.priority == entry.priority && m.priority_class != entry.priority_class)) {
+    Summarize(entry);  // the top may have fallen, or a tie picks the first by name
+    return;
+  }
+  if (m.priority > entry.priority) {
+    entry.priority = m.priority;
+    entry.priority_class = m.priority_class;
+  }
+  entry.declared = std::max(entry.declared, m.declared);
 }
 
-void WorkloadTable::RemoveLocked(std::string_view uid) {
-  auto was = OwnerOf(uid);
+void WorkloadTable::Remove(std::string_view uid, std::string_view name) {
+  std::unique_lock lock(mu_);
+  RemoveLocked(uid, name);
+}
+
+void WorkloadTable::RemoveLocked(std::string_view uid, std::string_view name) {
+  auto was = OwnerOf(uid, name);
   if (was == workload_of_.end()) return;
   const Ordered::iterator entry = was->second;
   workload_of_.erase(was);
   std::vector<WorkloadMember>& members = entry->second.members;
-  std::erase_if(members, [&](const WorkloadMember& m) { return m.uid() == uid; });
+  auto at = LowerBound(members, name);  // OwnerOf found it there
+  const bool was_top =
+      at->priority == entry->second.priority || at->declared == entry->second.declared;
+  members.erase(at);
   if (members.empty()) {
     order_of_.erase(entry->second.key());
     ordered_.erase(entry);
-  } else {
+  } else if (was_top) {
     Summarize(entry->second);
+  } else {
+    entry->second.team = members.front().team;
   }
 }
 
@@ -183,8 +218,8 @@ const WorkloadEntry* WorkloadTable::View::Find(std::string_view key) const {
   return order == table_.order_of_.end() ? nullptr : &order->second->second;
 }
 
-bool WorkloadTable::View::HasPod(std::string_view uid) const {
-  return table_.OwnerOf(uid) != table_.workload_of_.end();
+bool WorkloadTable::View::HasPod(std::string_view uid, std::string_view name) const {
+  return table_.OwnerOf(uid, name) != table_.workload_of_.end();
 }
 
 }  // namespace taskgov::scheduler::state

@@ -109,8 +109,9 @@ class WorkloadTable {
   void Put(std::shared_ptr<const model::KeptPod> pod, model::NameId team,
            const model::WorkloadRef& ref, int32_t priority, std::string_view priority_class,
            std::string instance_type = "");
-  // A pod gone, terminal or no longer governed.
-  void Remove(std::string_view uid);
+  // A pod gone, terminal or no longer governed (`name`: its name, which finds it among its
+  // workload's members).
+  void Remove(std::string_view uid, std::string_view name);
   // The uids of the members of workload `key`.
   [[nodiscard]] std::vector<std::string> MembersOf(std::string_view key) const;
 
@@ -119,7 +120,7 @@ class WorkloadTable {
    public:
     [[nodiscard]] const Ordered& ordered() const { return table_.ordered_; }
     [[nodiscard]] const WorkloadEntry* Find(std::string_view key) const;
-    [[nodiscard]] bool HasPod(std::string_view uid) const;
+    [[nodiscard]] bool HasPod(std::string_view uid, std::string_view name) const;
 
    private:
     friend class WorkloadTable;
@@ -142,20 +143,27 @@ class WorkloadTable {
   // Pod uid hash → the entry of a workload one of whose members has a uid of that hash.
   using Owners = std::unordered_multimap<size_t, Ordered::iterator>;
 
-  // The slot of workload_of_ for pod `uid`: the one whose entry has a member of that uid.
-  [[nodiscard]] Owners::iterator OwnerOf(std::string_view uid);
-  [[nodiscard]] Owners::const_iterator OwnerOf(std::string_view uid) const;
+  // The first member of `members` (by name) not before `name`.
+  static std::vector<WorkloadMember>::iterator LowerBound(std::vector<WorkloadMember>& members,
+                                                          std::string_view name);
+  // The slot of workload_of_ for pod `uid` named `name`: the one whose entry has that member
+  // (found by name, O(log members)).
+  [[nodiscard]] Owners::iterator OwnerOf(std::string_view uid, std::string_view name);
+  [[nodiscard]] Owners::const_iterator OwnerOf(std::string_view uid, std::string_view name) const;
   // With mu_ held exclusively.
-  void RemoveLocked(std::string_view uid);
-  // Its team, priority, class and size from its members'.
+  void RemoveLocked(std::string_view uid, std::string_view name);
+  // Its team, priority, class and size from its members' (a walk over them).
   static void Summarize(WorkloadEntry& entry);
+  // The same after member `m` joined (`before` null) or changed from `before`: a walk only when
+  // the top may have changed, so a gang's events cost O(log members), not O(members), each.
+  static void Follow(WorkloadEntry& entry, const WorkloadMember& m, const WorkloadMember* before);
 
   mutable std::shared_mutex mu_;
   Ordered ordered_;
   // Workload key (a view of its entry's `key`: map nodes never move) → its entry.
   std::unordered_map<std::string_view, Ordered::iterator, Hash, std::equal_to<>> order_of_;
   // Pod uid → its workload's entry, keyed by the uid's hash: the uid is kept once, by its member
-  // (a lookup confirms it among the entry's members, which Remove walks anyway).
+  // (a lookup confirms it among the entry's members, found by the pod's name).
   Owners workload_of_;
 };
 

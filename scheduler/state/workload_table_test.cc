@@ -90,12 +90,12 @@ TEST(WorkloadTableTest, AWorkloadGoesWithItsLastMember) {
   const NameId a = TeamNames().Intern("a");
   Put(table, Member("train-0", "train", 2), a);
   Put(table, Member("train-1", "train", 2), a);
-  table.Remove("uid-train-0");
+  table.Remove("uid-train-0", "train-0");
   EXPECT_EQ(table.size(), 1u);
-  table.Remove("uid-train-1");
+  table.Remove("uid-train-1", "train-1");
   EXPECT_EQ(table.size(), 0u);
   EXPECT_EQ(Dump(table), "");
-  table.Remove("uid-never-seen");  // nothing to do
+  table.Remove("uid-never-seen", "train-0");  // nothing to do
   EXPECT_EQ(table.size(), 0u);
 }
 
@@ -118,11 +118,53 @@ TEST(WorkloadTableTest, APodOfTheSameNameReplacesItsPredecessor) {
   Put(table, successor, a);
   EXPECT_NE(Dump(table).find("train-0@uid-new[]{nvidia.com/gpu: 1}\n"), std::string::npos)
       << Dump(table);
-  table.Remove("uid-train-0");  // the predecessor's late DELETED changes nothing
+  table.Remove("uid-train-0", "train-0");  // the predecessor's late DELETED changes nothing
   EXPECT_NE(Dump(table).find("train-0@uid-new[]{nvidia.com/gpu: 1}\n"), std::string::npos)
       << Dump(table);
-  table.Remove("uid-new");
+  table.Remove("uid-new", "train-0");
   EXPECT_EQ(table.size(), 0u);
+}
+
+// A workload's priority and class are its top member's, and its size the largest declared,
+// whichever way its members change: joining, rising, falling, tying, leaving.
+TEST(WorkloadTableTest, TheSummaryFollowsItsMembersUpAndDown) {
+  WorkloadTable table;
+  const NameId a = TeamNames().Intern("a");
+  const Pod p0 = Member("train-0", "train", 2);
+  const Pod p1 = Member("train-1", "train", 2);
+  const Pod p2 = Member("train-2", "train", 2);
+  auto put = [&](const Pod& pod, int32_t priority, std::string_view cls, int32_t size) {
+    model::WorkloadRef ref = WorkloadOf(pod);
+    ref.size = size;
+    table.Put(Kept(pod), a, ref, priority, cls);
+  };
+  auto summary = [&] {
+    return table.Read([](const WorkloadTable::View& view) {
+      const WorkloadEntry& e = view.ordered().begin()->second;
+      return std::to_string(e.priority) + "/" + e.priority_class_name() + "/" +
+             std::to_string(e.declared);
+    });
+  };
+  put(p0, 5, "mid", 2);
+  EXPECT_EQ(summary(), "5/mid/2");
+  put(p1, 9, "high", 2);  // a higher member joins
+  EXPECT_EQ(summary(), "9/high/2");
+  put(p2, 9, "other", 4);  // a tie after it by name: the first keeps the class; a larger size
+  EXPECT_EQ(summary(), "9/high/4");
+  put(p1, 1, "low", 2);  // the top falls: the next top is train-2
+  EXPECT_EQ(summary(), "9/other/4");
+  put(p2, 2, "low", 2);  // and falls too, with its size
+  EXPECT_EQ(summary(), "5/mid/2");
+  put(p2, 5, "tie", 2);  // a tie after the top by name changes nothing
+  EXPECT_EQ(summary(), "5/mid/2");
+  table.Remove(p0.uid, p0.name);  // the top leaves
+  EXPECT_EQ(summary(), "5/tie/2");
+  put(p0, 5, "first", 3);  // back, first by name: its class wins the tie
+  EXPECT_EQ(summary(), "5/first/3");
+  table.Remove(p1.uid, p1.name);  // a member below the top leaves: nothing changes
+  EXPECT_EQ(summary(), "5/first/3");
+  table.Remove(p0.uid, p0.name);
+  EXPECT_EQ(summary(), "5/tie/2");
 }
 
 // The table a ClusterState keeps, after any sequence of pod events, equals the grouping of the
@@ -250,7 +292,7 @@ TEST_F(ClusterWorkloadsTest, ReadersWalkTheTableWhileEventsChangeIt) {
         for (size_t m = 1; m < e.members.size(); ++m) {
           ASSERT_LT(e.members[m - 1].name(), e.members[m].name()) << order;
         }
-        ASSERT_TRUE(view.HasPod(e.members.front().uid()));
+        ASSERT_TRUE(view.HasPod(e.members.front().uid(), e.members.front().name()));
         ++seen;
       }
     });
