@@ -154,7 +154,9 @@ class PreemptionController {
   [[nodiscard]] PreemptionStats Stats() const;
 
   // A pod was deleted or ended: if it was a victim, the round may hand over its capacity now.
-  void OnPodGone(std::string_view uid);
+  // True when it was a victim of a round in flight: a run may move that round on (the process
+  // then runs one soon rather than at its next tick).
+  bool OnPodGone(std::string_view uid);
 
  private:
   // The round table's and the planner's view of the ClusterState and the QuotaBook.
