@@ -28,8 +28,10 @@
 // Wiring: Admission::SetPreemptionStatus([&](uid) { return controller.StatusFor(uid); }) and
 // ClusterState::SetPodGoneObserver([&](uid) { controller.OnPodGone(uid); }): when a victim goes,
 // its preemptor is nominated at once (otherwise that happens at the next RunOnce, and another
-// team's pod may take the capacity in between). The process
-// calls RunOnce from its housekeeping ticker; the controller has no thread of its own.
+// team's pod may take the capacity in between). The controller has no thread of its own: the
+// process calls RunOnce from a Ticker every second, and sooner — at most every 50 ms — when poked:
+// ClusterState::SetPodWaitingObserver pokes it when a pod starts waiting, and the pod-gone
+// observer when OnPodGone says a victim of a round in flight went.
 //
 // Thread-safety: RunOnce calls are serialised (run_mu_); the rate limiter, the PDB retry state,
 // the planner and the selector belong to the run. The round table and the counters are guarded
