@@ -5,20 +5,20 @@
 //
 // The n-th call gets n (1, 2, ...); calls never overlap. A call starts one period after the
 // previous call returned (the first, one period after construction), or earlier after Poke():
-// then at once, but never sooner than `min_gap` after the previous call returned (the first,
-// after construction). A call answers every poke made before it started: any number of pokes
-// during a call, or during the gap after it, bring one more call, not one each. A call that
-// starts after Poke() returned sees what the poking thread did before it. The period counts
-// again from each call's return, whatever started the call. Stop() (or destruction) wakes the
-// thread at once, waits for a call in progress to return and joins; no call starts after Stop()
-// returns, and a Poke() after that does nothing.
+// `min_gap` after the later of the first poke it answers and the previous call's return (the
+// first call's: construction) — with min_gap 0, at once. A call answers every poke made before
+// it started: any number of pokes during a call, or while one waits for its gap, bring one call,
+// not one each. A call that starts after Poke() returned sees what the poking thread did before
+// it. The period counts again from each call's return, whatever started the call. Stop() (or
+// destruction) wakes the thread at once, waits for a call in progress to return and joins; no
+// call starts after Stop() returns, and a Poke() after that does nothing.
 //
 // Thread-safety: Poke() may be called from any thread, the ticker's own included, at any rate,
 // while the Ticker exists; it allocates nothing and never waits for a call in progress. The
 // first poke since a call started passes through the ticker's mutex — held by the loop only
-// between calls, for an instant, never during one — so that its wake-up cannot fall between the
-// loop's look at the flag and its wait, and be lost; later pokes are one atomic exchange. Stop()
-// may be called from any thread but the ticker's own, more than once.
+// between calls, for an instant, never during one — to note its time and so that its wake-up
+// cannot fall between the loop's look and its wait, and be lost; later pokes are one atomic
+// exchange. Stop() may be called from any thread but the ticker's own, more than once.
 //
 // `nice` (Linux: the thread's own nice value, setpriority on its thread id) lowers the loop's
 // CPU priority: background passes then yield the CPU to the webhook threads, whose replies
@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -57,9 +58,13 @@ class Ticker {
     // release: the call that answers this poke clears the flag with an acquire exchange, and so
     // sees what this thread did before. Already set: that call is due anyway.
     if (poked_.exchange(true, std::memory_order_release)) return;
-    // The loop reads the flag under mu_: passing through it puts this poke before that read or
-    // after the loop waits, never in between, where the notification would be lost.
-    { std::lock_guard<std::mutex> lock(mu_); }
+    {
+      // The loop looks at poked_at_ under mu_: this poke comes before that look or after the
+      // loop waits, never in between, where the notification would be lost. relaxed: mu_ orders
+      // it with the loop's clearing; cleared already, a call started since answers this poke.
+      std::lock_guard<std::mutex> lock(mu_);
+      if (poked_.load(std::memory_order_relaxed) && !poked_at_) poked_at_ = Clock::now();
+    }
     cv_.notify_one();
   }
 
@@ -82,6 +87,7 @@ class Ticker {
     while (WaitForNextCall(lock, returned)) {
       // acquire: pairs with Poke's release; this call answers every poke made so far.
       poked_.exchange(false, std::memory_order_acquire);
+      poked_at_.reset();
       lock.unlock();
       tick_(++n);
       lock.lock();
@@ -89,15 +95,14 @@ class Ticker {
     }
   }
 
-  // With mu_ held: waits until the next call is due — a period after `returned`, or min_gap_
-  // after it once poked. False when stopped.
+  // With mu_ held: waits until the next call is due — a period after `returned`, or once poked,
+  // min_gap_ after the later of the poke and `returned`. False when stopped.
   bool WaitForNextCall(std::unique_lock<std::mutex>& lock, Clock::time_point returned) {
     const Clock::time_point timer = returned + period_;
-    // relaxed: a reason to wake only; Loop's exchange orders what the call reads.
-    auto poked = [this] { return poked_.load(std::memory_order_relaxed); };
-    cv_.wait_until(lock, timer, [&] { return stop_ || poked(); });
-    if (!stop_ && poked()) {
-      cv_.wait_until(lock, std::min(timer, returned + min_gap_), [this] { return stop_; });
+    cv_.wait_until(lock, timer, [this] { return stop_ || poked_at_.has_value(); });
+    if (!stop_ && poked_at_) {
+      const Clock::time_point due = std::max(returned, *poked_at_) + min_gap_;
+      cv_.wait_until(lock, std::min(timer, due), [this] { return stop_; });
     }
     return !stop_;
   }
@@ -107,8 +112,11 @@ class Ticker {
   std::function<void(uint64_t)> tick_;
   std::mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;               // guarded by mu_
-  std::atomic<bool> poked_{false};  // a call is asked for; set by Poke, cleared as a call starts
+  bool stop_ = false;  // guarded by mu_
+  // A call is asked for: set by Poke, cleared as a call starts; and when the first poke it
+  // answers was made (guarded by mu_; empty until that poke has passed through mu_).
+  std::atomic<bool> poked_{false};
+  std::optional<Clock::time_point> poked_at_;
   std::thread thread_;
 };
 

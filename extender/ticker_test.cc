@@ -180,6 +180,22 @@ TEST(TickerTest, APokedCallWaitsTheMinimumGapAfterThePreviousCall) {
   EXPECT_GE(calls.start(1) - calls.end(0), kGap);
 }
 
+// A poke long after the previous call returned still gives min_gap before the call it brings,
+// counted from the poke (so that what the poke announced can settle first).
+TEST(TickerTest, APokedCallWaitsTheMinimumGapAfterThePoke) {
+  constexpr milliseconds kGap{100};
+  Calls calls;
+  Ticker ticker(kNever, calls.Callback(), 0, kGap);
+  ticker.Poke();
+  ASSERT_TRUE(calls.Returned(1));
+  // No call without a poke, and the previous call's gap is over.
+  EXPECT_FALSE(calls.Started(2, 3 * kGap));
+  const SteadyTime poked = std::chrono::steady_clock::now();
+  ticker.Poke();
+  ASSERT_TRUE(calls.Started(2));
+  EXPECT_GE(calls.start(1) - poked, kGap);
+}
+
 // Stop() while a poked call waits for its gap returns at once, and no call starts.
 TEST(TickerTest, StopWhileAPokedCallWaitsForItsGapStartsNone) {
   Calls calls;
@@ -187,6 +203,7 @@ TEST(TickerTest, StopWhileAPokedCallWaitsForItsGapStartsNone) {
   {
     Ticker ticker(kNever, calls.Callback(), 0, /*min_gap=*/milliseconds(kNever));
     ticker.Poke();
+    EXPECT_FALSE(calls.Started(1, milliseconds(100)));  // meanwhile the loop waits for the gap
     ticker.Stop();
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::minutes(1));
