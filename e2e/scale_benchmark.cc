@@ -25,7 +25,7 @@
 // extender's own histogram saw answered within 0.25 to 2.5 ms), the /metrics render (median and
 // size of 5 scrapes), and a reclaim: a pod of a lending team asking for 8 accelerators, from its
 // creation to the first eviction the API server receives (the controller runs every second, and
-// soon after a pod starts waiting: no sooner than 50 ms after its previous run).
+// 250 ms after a pod starts waiting).
 //
 // Everything listens on 127.0.0.1; the extender processes are stopped by the harness.
 

@@ -29,7 +29,8 @@
 // ClusterState::SetPodGoneObserver([&](uid) { controller.OnPodGone(uid); }): when a victim goes,
 // its preemptor is nominated at once (otherwise that happens at the next RunOnce, and another
 // team's pod may take the capacity in between). The controller has no thread of its own: the
-// process calls RunOnce from a Ticker every second, and sooner — at most every 50 ms — when poked:
+// process calls RunOnce from a Ticker every second, and sooner when poked (250 ms after the poke,
+// so that kube-scheduler tries a burst of new pods first; extender/main.cc says why):
 // ClusterState::SetPodWaitingObserver pokes it when a pod starts waiting, and the pod-gone
 // observer when OnPodGone says a victim of a round in flight went.
 //
