@@ -36,8 +36,9 @@
 //         (kube-scheduler's own filters reject it first); a refused pod waits for the next
 //         step.
 //    Steps are explicit: nothing moves unless a test steps. The extender acts on its own only
-//    through evictions (its preemption controller runs every second), so a step that changed
-//    nothing waits (bounded) for the next eviction before returning control to RunUntil.
+//    through evictions (its preemption controller runs every second, and soon after a pod starts
+//    waiting or a victim goes), so a step that changed nothing waits (bounded) for the next
+//    eviction before returning control to RunUntil.
 //  * Sync() is a barrier: it creates a pod the extender does not govern and asks the extender
 //    to bind it; the extender binds only pods its pod informer has seen, and the informer sees
 //    events in resourceVersion order, so once that bind succeeds every earlier pod event has

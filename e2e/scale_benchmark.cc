@@ -24,7 +24,8 @@
 // (p50 / p99 / max, wall time on one kept-alive connection, and the share of filters the
 // extender's own histogram saw answered within 0.25 to 2.5 ms), the /metrics render (median and
 // size of 5 scrapes), and a reclaim: a pod of a lending team asking for 8 accelerators, from its
-// creation to the first eviction the API server receives (the controller runs every second).
+// creation to the first eviction the API server receives (the controller runs every second, and
+// 250 ms after a pod starts waiting).
 //
 // Everything listens on 127.0.0.1; the extender processes are stopped by the harness.
 

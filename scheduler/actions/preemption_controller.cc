@@ -167,9 +167,11 @@ PreemptionController::PreemptionController(QuotaBook* book, ClusterState* cluste
 
 PreemptionController::~PreemptionController() = default;
 
-void PreemptionController::OnPodGone(std::string_view uid) {
+bool PreemptionController::OnPodGone(std::string_view uid) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (table_.OnPodGone(uid, clock_->NowMs())) PublishLocked();
+  if (!table_.OnPodGone(uid, clock_->NowMs())) return false;
+  PublishLocked();
+  return true;
 }
 
 void PreemptionController::PublishLocked() {

@@ -28,8 +28,11 @@
 // Wiring: Admission::SetPreemptionStatus([&](uid) { return controller.StatusFor(uid); }) and
 // ClusterState::SetPodGoneObserver([&](uid) { controller.OnPodGone(uid); }): when a victim goes,
 // its preemptor is nominated at once (otherwise that happens at the next RunOnce, and another
-// team's pod may take the capacity in between). The process
-// calls RunOnce from its housekeeping ticker; the controller has no thread of its own.
+// team's pod may take the capacity in between). The controller has no thread of its own: the
+// process calls RunOnce from a Ticker every second, and sooner when poked (250 ms after the poke,
+// so that kube-scheduler tries a burst of new pods first; extender/main.cc says why):
+// ClusterState::SetPodWaitingObserver pokes it when a pod starts waiting, and the pod-gone
+// observer when OnPodGone says a victim of a round in flight went.
 //
 // Thread-safety: RunOnce calls are serialised (run_mu_); the rate limiter, the PDB retry state,
 // the planner and the selector belong to the run. The round table and the counters are guarded
@@ -154,7 +157,9 @@ class PreemptionController {
   [[nodiscard]] PreemptionStats Stats() const;
 
   // A pod was deleted or ended: if it was a victim, the round may hand over its capacity now.
-  void OnPodGone(std::string_view uid);
+  // True when it was a victim of a round in flight: a run may move that round on (the process
+  // then runs one soon rather than at its next tick).
+  bool OnPodGone(std::string_view uid);
 
  private:
   // The round table's and the planner's view of the ClusterState and the QuotaBook.

@@ -944,6 +944,28 @@ TEST_F(ControllerTest, APodJoiningATeamAtRestIsDecidedForAtOnce) {
   EXPECT_EQ(controller_->RunOnce().preemptors, 0u);
 }
 
+// OnPodGone tells whether the pod was a victim of a round in flight (the process then runs the
+// controller soon): a victim going is, a pod that merely ends or is deleted is not, nor is the
+// victim told twice.
+TEST_F(ControllerTest, APodGoneIsReportedAsAVictimOnlyWhileItsRoundIsInFlight) {
+  Start(TwoTeams());
+  FourBorrowedPods();
+  std::vector<std::string> victims_gone;
+  cluster_->SetPodGoneObserver([this, &victims_gone](std::string_view uid) {
+    if (controller_->OnPodGone(uid)) victims_gone.emplace_back(uid);
+  });
+  Submit("b-0", "team-b", 4, 100);
+  ASSERT_EQ(controller_->RunOnce().evictions, 1u);
+  ASSERT_EQ(Evicted(), Strings{"a-3"});
+  Finish("uid-a-0");  // not a victim
+  Gone("uid-a-0");
+  EXPECT_TRUE(victims_gone.empty());
+  Terminating("uid-a-3");
+  Gone("uid-a-3");
+  EXPECT_EQ(victims_gone, std::vector<std::string>{"uid-a-3"});
+  EXPECT_FALSE(controller_->OnPodGone("uid-a-3"));
+}
+
 // With a minimum runtime, protection ends as time passes: the backoff alone applies.
 TEST_F(ControllerTest, WithAMinimumRuntimeAPodIsDecidedForAfterItsBackoff) {
   PolicyPtr policy = TwoTeams();

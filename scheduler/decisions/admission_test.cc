@@ -826,6 +826,28 @@ TEST_F(AdmissionTest, PendingPodsCountAsRefusedOnceAFilterRefusedThem) {
   EXPECT_EQ(cluster_->pending().CountsOf(a).total, 0u);
 }
 
+// A pod the filter refuses starts waiting: the waiting observer (the process pokes the
+// preemption controller's loop) hears of it at its first refusal, not at the retries.
+TEST_F(AdmissionTest, AFilterRefusingAPodAnnouncesItOnceAsWaiting) {
+  Start(TwoTeams(/*a_borrow=*/0));
+  AddNodes("p5", kP5, 1, 8);
+  int waiting = 0;
+  cluster_->SetPodWaitingObserver([&waiting] { ++waiting; });
+  ASSERT_TRUE(Run(GpuPod("w-0", "team-a", 8)));
+  EXPECT_EQ(waiting, 0);  // admitted at once: it never waited
+  const Pod refused = GpuPod("w-1", "team-a", 1, 2000);
+  EXPECT_FALSE(Admitted(refused));
+  EXPECT_EQ(waiting, 1);
+  for (int i = 0; i < 3; ++i) {
+    clock_.Advance(1'000);
+    EXPECT_FALSE(Admitted(refused));
+    cluster_->OnPodUpsert(refused);  // its status, updated by kube-scheduler
+  }
+  EXPECT_EQ(waiting, 1);
+  EXPECT_FALSE(Admitted(GpuPod("w-2", "team-a", 1, 3000)));
+  EXPECT_EQ(waiting, 2);
+}
+
 TEST_F(AdmissionTest, ReloadHalvingAQuotaTouchesNoRunningPod) {
   Start(TwoTeams(/*a_borrow=*/0));
   AddNodes("p5", kP5, 1, 8);

@@ -87,6 +87,15 @@ class ClusterState final : public ClusterObserver {
   void SetPodGoneObserver(std::function<void(std::string_view uid)> observer) {
     pod_gone_ = std::move(observer);
   }
+  // Called when a pod starts waiting for admission: it joins the pending queues, reported
+  // waiting by the informers or refused by a filter call (PendingQueues::SetJoinObserver) — not
+  // again while it waits, however often it is reported or refused. Called on any thread that
+  // writes the queues or applies a filter call's note (informer, webhook, housekeeping, metrics),
+  // possibly under the state's lock: it must only signal (the process pokes the preemption
+  // controller's loop), never call back or wait. Set before events flow.
+  void SetPodWaitingObserver(std::function<void()> observer) {
+    pending_.SetJoinObserver(std::move(observer));
+  }
   // Bound, non-terminal pods per team (running), and pending pods per team.
   [[nodiscard]] std::unordered_map<model::NameId, size_t> RunningByTeam() const;
 

@@ -125,5 +125,47 @@ TEST(ClusterStateTest, AWalkShowsEachPodsTeamGangRequestAndPriorityUnderThePolic
   EXPECT_EQ(seen[0].priority, 7);
 }
 
+// The waiting observer hears of a pod when it starts waiting — the informer reports it pending,
+// or a filter call refuses it first — and not again while it waits; pods another scheduler
+// places, or of no team, never wait here.
+TEST(ClusterStateTest, APodStartingToWaitIsAnnouncedOnceWhileItWaits) {
+  common::FakeClock clock;
+  QuotaBook book(PolicyBuilder().Team("team-a").Quota(kP5, kGpu, 8).Build(), &clock);
+  ClusterState cluster(&book, &clock, ClusterState::Options{});
+  cluster.SetPolicy(book.ledger().policy());
+  int waiting = 0;
+  cluster.SetPodWaitingObserver([&waiting] { ++waiting; });
+  cluster.OnSynced(ObjectKind::kPod);
+  cluster.OnSynced(ObjectKind::kNode);
+  cluster.OnNodeUpsert(NodeBuilder("p5-0").InstanceType(kP5).Allocatable(kGpu, "8"));
+
+  const model::Pod pod = PodBuilder("w-0").Namespace("ns-team-a").Gpus(8);
+  cluster.OnPodUpsert(pod);
+  EXPECT_EQ(waiting, 1);
+  // kube-scheduler retries it: its status changes, and the filter refuses it each time.
+  const NameId team = TeamNames().Intern("team-a");
+  for (int i = 0; i < 3; ++i) {
+    cluster.OnPodUpsert(pod);
+    PendingPod refused = PendingPodOf(pod, team, 0, ResourceList({{kGpu, 8}}), {});
+    refused.refusal = "over quota, try " + std::to_string(i);
+    cluster.pending().NoteRefused(refused);
+  }
+  cluster.SetPolicy(book.ledger().policy());  // re-ranks it
+  EXPECT_EQ(waiting, 1);
+
+  // Refused by a filter call before the informer reports it: announced then, once.
+  const model::Pod early = PodBuilder("w-1").Namespace("ns-team-a").Gpus(8);
+  cluster.pending().NoteRefused(PendingPodOf(early, team, 0, ResourceList({{kGpu, 8}}), {}));
+  EXPECT_EQ(waiting, 2);
+  cluster.OnPodUpsert(early);
+  EXPECT_EQ(waiting, 2);
+
+  cluster.OnPodUpsert(PodBuilder("other").Namespace("ns-team-a").SchedulerName("default"));
+  cluster.OnPodUpsert(PodBuilder("no-team").Namespace("elsewhere").Gpus(1));
+  cluster.OnPodUpsert(PodBuilder("w-0").Namespace("ns-team-a").Gpus(8).OnNode("p5-0"));  // bound
+  cluster.OnPodDelete(early);
+  EXPECT_EQ(waiting, 2);
+}
+
 }  // namespace
 }  // namespace taskgov::scheduler::state

@@ -34,7 +34,7 @@ PendingPod PendingPodOf(const Pod& pod, NameId team, int32_t priority, const Res
 PendingQueues::PendingQueues(const common::Clock* clock, Options options)
     : clock_(clock), options_(options) {}
 
-void PendingQueues::AddLocked(const PendingPod& pod, bool from_informer) {
+bool PendingQueues::AddLocked(const PendingPod& pod, bool from_informer) {
   auto [it, inserted] = pending_.try_emplace(pod.uid);
   Entry& entry = it->second;
   if (!inserted) {
@@ -65,10 +65,11 @@ void PendingQueues::AddLocked(const PendingPod& pod, bool from_informer) {
   queue.by_priority.emplace(-int64_t{pod.priority}, pod.created_ms, pod.uid);
   queue.by_age.emplace(pod.created_ms, pod.uid);
   queue.version = ++version_clock_;
+  return inserted;
 }
 
 void PendingQueues::ReAddLocked(const Entry& entry) {
-  AddLocked(entry.pod, entry.from_informer);
+  (void)AddLocked(entry.pod, entry.from_informer);  // a re-rank: it was queued already
   // Its standing is unchanged: refused or not, and last filtered when it was (a re-rank must not
   // keep a pod the filter no longer asks about alive).
   Entry& added = pending_.at(entry.pod.uid);
@@ -112,9 +113,15 @@ void PendingQueues::ApplyNotesLocked() {
         filter_only_dropped_.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
-      AddLocked(note.pod, /*from_informer=*/false);
+      if (AddLocked(note.pod, /*from_informer=*/false)) NoteJoinedLocked();
     }
   }
+}
+
+void PendingQueues::NoteJoinedLocked() {
+  // release: pairs with the acquire exchange in TryApplyNotes, so the observer's signal comes
+  // after the pod is queued.
+  joined_.store(true, std::memory_order_release);
 }
 
 void PendingQueues::TryApplyNotes() {
@@ -122,8 +129,14 @@ void PendingQueues::TryApplyNotes() {
   // a note is never left behind: either this try_lock wins, or the holder sees the note.
   while (!notes_.Empty()) {
     std::unique_lock lock(mu_, std::try_to_lock);
-    if (!lock.owns_lock()) return;
+    if (!lock.owns_lock()) break;
     ApplyNotesLocked();
+  }
+  // The thread that queued a pod comes here after letting go of the lock, so every join is
+  // announced. relaxed: a look that spares most writes the exchange; acquire: see NoteJoinedLocked.
+  if (joined_.load(std::memory_order_relaxed) &&
+      joined_.exchange(false, std::memory_order_acquire) && on_join_) {
+    on_join_();
   }
 }
 
@@ -131,7 +144,7 @@ void PendingQueues::Upsert(const PendingPod& pod) {
   {
     std::unique_lock lock(mu_);
     ApplyNotesLocked();
-    AddLocked(pod, /*from_informer=*/true);
+    if (AddLocked(pod, /*from_informer=*/true)) NoteJoinedLocked();
   }
   TryApplyNotes();
 }

@@ -21,6 +21,10 @@
 // ranking queries (Ahead, Head) hold it shared; CountsOf() and Sync() first apply the posted
 // notes (waiting for the lock) so that callers off the webhook path (metrics, the preemption
 // controller, tests) read every note posted before the call.
+//
+// A pod joining the queues (it starts waiting) is announced to the join observer, once, after
+// the lock is let go, by a thread that wrote (SetJoinObserver): the preemption controller's loop
+// runs soon after instead of at its next tick.
 
 #include <atomic>
 #include <cstdint>
@@ -99,6 +103,15 @@ class PendingQueues {
   // ---- filter side: never waits ----
   void NoteRefused(PendingPod pod);
   void NoteAdmitted(std::string uid);
+
+  // Called when a pod joins the queues: reported by the informer (Upsert) or refused by a filter
+  // call (NoteRefused) while not queued — not when a queued pod is reported, refused or re-ranked
+  // again, nor when the queues are re-ranked (Retarget). Joins close together may be announced by
+  // one call. It runs after the queues' lock is let go, on whichever thread wrote or applied the
+  // note (informer, webhook, housekeeping), possibly under that thread's other locks
+  // (ClusterState's): it must only signal (e.g. Ticker::Poke), never call back or wait. Set before
+  // any write.
+  void SetJoinObserver(std::function<void()> observer) { on_join_ = std::move(observer); }
 
   // ---- queries ----
   // A number that moves whenever a pod joins, leaves or changes in `team`'s queue (0: never had
@@ -185,15 +198,18 @@ class PendingQueues {
     PendingPod pod;  // for a refusal; only uid for an admission
   };
 
-  // With mu_ held exclusively.
-  void AddLocked(const PendingPod& pod, bool from_informer);
+  // With mu_ held exclusively. True when the pod was not queued (the caller announces a join).
+  bool AddLocked(const PendingPod& pod, bool from_informer);
   // AddLocked of an entry taken out for a re-rank, keeping its standing.
   void ReAddLocked(const Entry& entry);
   void RemoveLocked(const std::string& uid);
   void UnindexGangLocked(const PendingPod& pod);
   void ApplyNotesLocked();
-  // Applies posted notes if the lock is free, without waiting; see the header comment.
+  // Applies posted notes if the lock is free, without waiting (see the header comment); then,
+  // outside the lock, announces the joins not announced yet. Every writer ends with it.
   void TryApplyNotes();
+  // With mu_ held: a pod joined (AddLocked returned true).
+  void NoteJoinedLocked();
   [[nodiscard]] bool Live(const Entry& entry) const;
   void ForgetExpiredLocked();
 
@@ -207,6 +223,8 @@ class PendingQueues {
   std::unordered_multimap<std::string, std::string> by_gang_;  // PendingPod::gang → uid
   std::unordered_set<std::string> filter_only_;  // uids of entries not from the informer
   std::atomic<uint64_t> filter_only_dropped_{0};
+  std::function<void()> on_join_;    // set before any write
+  std::atomic<bool> joined_{false};  // a join not announced yet
 };
 
 }  // namespace taskgov::scheduler::state

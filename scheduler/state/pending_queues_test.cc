@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <thread>
@@ -206,6 +207,78 @@ TEST_F(PendingQueuesTest, RetargetGangTouchesOnlyThatGangsMembersAndKeepsTheirSt
   touched = 0;
   queues_.RetargetGang("podgroup/ns/x", [&](PendingPod&) { ++touched; });
   EXPECT_EQ(touched, 1);
+}
+
+// A pod is announced when it joins the queues — whichever side saw it first — and not again
+// while it waits, however often it is reported, refused or re-ranked; it is again once it left
+// and comes back.
+TEST_F(PendingQueuesTest, APodIsAnnouncedOnceWhenItStartsWaiting) {
+  int joins = 0;
+  queues_.SetJoinObserver([&joins] { ++joins; });
+  queues_.Upsert(Pending("seen", 1, 0, 100));  // the informer reports it first
+  EXPECT_EQ(joins, 1);
+  queues_.Upsert(Pending("seen", 1, 5, 100));  // reported again, at another rank
+  PendingPod refused = Pending("seen", 1, 5, 100);
+  refused.refusal = "team 1: over quota";
+  queues_.NoteRefused(refused);  // a filter call refuses it, then again and again
+  queues_.NoteRefused(refused);
+  refused.refusal = "team 1: the pool is full";
+  queues_.NoteRefused(refused);
+  EXPECT_EQ(joins, 1);
+  queues_.NoteRefused(Pending("tried", 1, 0, 200));  // a filter call sees it first
+  EXPECT_EQ(joins, 2);
+  queues_.NoteRefused(Pending("tried", 1, 0, 200));
+  queues_.Upsert(Pending("tried", 1, 0, 200));
+  queues_.Retarget([](PendingPod& p) { ++p.priority; });  // a policy change re-ranks both
+  queues_.RetargetGang("none", [](PendingPod&) {});
+  queues_.Sync();
+  EXPECT_EQ(joins, 2);
+  queues_.NoteAdmitted("tried");  // admitted; its reservation lapses and it is refused again
+  queues_.NoteRefused(Pending("tried", 1, 0, 200));
+  EXPECT_EQ(joins, 3);
+  queues_.Remove("seen");  // e.g. deleted and recreated under its uid by a test client
+  queues_.Upsert(Pending("seen", 1, 0, 100));
+  EXPECT_EQ(joins, 4);
+  queues_.Remove("seen");
+  EXPECT_EQ(joins, 4);
+}
+
+// Filter threads refusing new pods and retrying them while an informer thread reports them and
+// others: every join is announced by the threads that wrote (a Sync after them finds none left
+// to announce), no more often than pods joined, and retries announce nothing.
+TEST_F(PendingQueuesTest, ConcurrentJoinsAreAllAnnouncedByTheWriters) {
+  constexpr int kThreads = 3;
+  constexpr int kPerThread = 1'000;
+  std::atomic<int> joins{0};
+  queues_.SetJoinObserver([&joins] { joins.fetch_add(1, std::memory_order_relaxed); });
+  auto uid = [](int t, int i) { return "f" + std::to_string(t) + "-" + std::to_string(i); };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        PendingPod pod = Pending(uid(t, i), 1, 0, i);
+        queues_.NoteRefused(pod);
+        pod.refusal = "retried";
+        queues_.NoteRefused(pod);
+      }
+    });
+  }
+  std::thread informer([&] {
+    for (int i = 0; i < kPerThread; ++i) {
+      queues_.Upsert(Pending(uid(0, i), 1, 0, i));
+      queues_.Upsert(Pending("i-" + std::to_string(i), 2, 0, i));
+    }
+  });
+  for (std::thread& t : threads) t.join();
+  informer.join();
+  const int announced = joins.load();
+  EXPECT_GE(announced, 1);
+  EXPECT_LE(announced, (kThreads + 1) * kPerThread);
+  queues_.Sync();
+  EXPECT_EQ(joins.load(), announced);
+  for (int i = 0; i < kPerThread; ++i) queues_.NoteRefused(Pending(uid(1, i), 1, 3, i));
+  EXPECT_EQ(joins.load(), announced);
+  EXPECT_EQ(queues_.CountsOf(1).total, size_t{kThreads * kPerThread});
 }
 
 // The filter path never waits for the queues' write lock: a note posted while another thread
