@@ -4,20 +4,23 @@
 // cluster view); the Kubernetes API → Informers → ClusterState (usage, node cache, pending pods)
 // and ApiKubeActions (bind, evict, events); LeaderElector gates the webhooks; WebhookHandlers serve
 // Admission over HttpServer; a housekeeping Ticker runs the Reconciler (expiry of assumed
-// reservations, ledger repairs) and another the PreemptionController (poked too when a pod
-// starts waiting or a victim goes); Metrics reads them all when scraped. Readiness: a valid config,
+// reservations, ledger repairs) and MemoryTrim (free heap back to the OS after a quiet spell),
+// and another the PreemptionController (poked too when a pod starts waiting, a victim goes or a
+// policy is loaded); Metrics reads them all when scraped. Readiness: a valid config,
 // informers synced, and leadership.
 //
 // Run reads as its steps: parse and validate the flags, block the termination signals, build
 // the metrics, the policy watcher, the domain, the Kubernetes side, the admission and the HTTP
 // servers, start, wait for a signal, shut down.
 
+#include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -39,6 +42,7 @@
 #include "extender/flags.h"
 #include "extender/handlers.h"
 #include "extender/http_server.h"
+#include "extender/memory_trim.h"
 #include "extender/metrics_http.h"
 #include "extender/metrics_sources.h"
 #include "extender/ticker.h"
@@ -79,11 +83,28 @@ constexpr std::chrono::milliseconds kHousekeepingPeriod{1'000};
 // most about a tenth of a core however fast pods come. A reclaim starts ~250 ms after its pod
 // is created, instead of up to a second.
 constexpr std::chrono::milliseconds kPreemptionMinGap{250};
+// The heap's free pages go back to the OS when the webhooks have been quiet this long (MemoryTrim).
+constexpr int64_t kMemoryTrimQuietMs = 2'000;
 // The console's history sampling runs below the webhook threads' CPU priority (kube-scheduler
 // waits for every filter; nobody waits for a sample). The preemption loop keeps the default: a
 // run's evictions go out together, before the victims' kubelets act on the first; so does
 // housekeeping, whose reconcile holds the ledger still while it runs.
 constexpr int kBackgroundNice = 10;
+
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// malloc_trim(0): every arena's free pages back to the OS (it locks each arena in turn, so it
+// runs only when the webhooks are quiet), timed.
+void ReturnFreeMemory() {
+  const int64_t start = SteadyMs();
+  const int released = malloc_trim(0);
+  common::log::Debug(kComponent, "free heap memory returned to the OS",
+                     {{"released", released != 0}, {"ms", SteadyMs() - start}});
+}
 
 int Fail(const std::string& message) {
   std::cerr << "taskgov-extender: " << message << "\n";
@@ -170,6 +191,7 @@ struct Process {
   std::unique_ptr<AdminApi> admin;
   std::unique_ptr<HttpServer> console;  // null with --console-listen=
   // Background loops.
+  std::optional<MemoryTrim> memory_trim;  // run by housekeeping
   std::optional<Ticker> preemption_loop;
   std::optional<Ticker> housekeeping;
   std::optional<Ticker> history_loop;  // samples the console's history (with the console)
@@ -248,12 +270,14 @@ void BuildMetrics(Process& p) {
 }
 
 // A reload finished: counted; a valid policy, already applied by the store's subscribers when it
-// was published, is said to be in force ("policy loaded", which tools wait for). The watcher
-// logs every attempt itself.
+// was published, is said to be in force ("policy loaded", which tools wait for), and the
+// preemption loop runs soon (quotas and priorities changed: a reclaim may be due now). The
+// watcher logs every attempt itself.
 void OnPolicyReload(Process& p, const config::LoadResult& result) {
   p.metrics->ObserveConfigReload(result.policy != nullptr, p.clock.NowMs());
   if (!result.policy) return;
   p.config_valid.store(true, std::memory_order_release);
+  if (p.preemption_loop) p.preemption_loop->Poke();  // none yet at the first load
   common::log::Info("config", "policy loaded",
                     {{"teams", static_cast<int64_t>(result.policy->teams.size())},
                      {"hash", result.content_hash}});
@@ -532,7 +556,14 @@ common::Status Start(Process& p) {
   if (p.informers) p.informers->Start();
   if (p.elector) p.elector->Start();
   scheduler::state::Reconciler* reconciler = p.reconciler.get();
-  p.housekeeping.emplace(kHousekeepingPeriod, [reconciler](uint64_t) { reconciler->Tick(); });
+  MemoryTrim& trim = p.memory_trim.emplace(
+      kMemoryTrimQuietMs,
+      [&p] { return p.webhooks->stats().requests + (p.console ? p.console->stats().requests : 0); },
+      [] { ReturnFreeMemory(); });
+  p.housekeeping.emplace(kHousekeepingPeriod, [reconciler, &trim](uint64_t) {
+    reconciler->Tick();
+    trim.Tick(SteadyMs());
+  });
   if (p.admin) {
     p.history_loop.emplace(
         p.flags.history_interval,
