@@ -102,6 +102,30 @@ TEST_F(StartupTest, NotReadyUntilThePodListSucceeds) {
   ASSERT_TRUE(h().RunUntil([&] { return Running("a") == 1; }, 5));
 }
 
+// A start that fails after the informers run (the port file cannot be written) exits 2 naming
+// the file, having stopped its threads first: while pods arrive (each pokes the preemption loop),
+// no run crashes or hangs in the Process's teardown.
+TEST_F(StartupTest, AStartThatFailsLateStopsItsThreadsAndExits) {
+  HarnessOptions options;
+  options.config["policy.yaml"] = kPolicy;
+  StartHarness(std::move(options));
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_TRUE(h().Submit(GpuPod("a", "late-" + std::to_string(i))).ok());
+  }
+  const std::string port_file = h().work_dir() + "/no-such-dir/extender.port";
+  for (int run = 0; run < 5; ++run) {
+    const common::testing::ToolRun r = common::testing::RunToCompletion(
+        {ExtenderBinary(), "--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0",
+         "--console-listen=", "--leader-elect=false", "--log-level=warn",
+         "--kubeconfig=" + h().work_dir() + "/kubeconfig",
+         "--config-dir=" + h().config_dir().path(), "--port-file=" + port_file},
+        "", seconds(30));
+    EXPECT_FALSE(r.timed_out) << r.output;
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(port_file), std::string::npos) << r.output;
+  }
+}
+
 // ---- --check-config ----
 
 common::testing::ToolRun CheckConfig(const std::string& dir) {

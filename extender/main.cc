@@ -589,19 +589,24 @@ common::Status Start(Process& p) {
   return common::Status::Ok();
 }
 
-// Webhooks drain first; the loops, the elector, the informers and the watcher stop; /metrics
-// and the probes go last.
-void Shutdown(Process& p, int signal_number) {
-  common::log::Info(kComponent, "shutting down", {{"signal", strsignal(signal_number)}});
-  p.webhooks->Shutdown(p.flags.shutdown_drain);
+// Webhooks drain first (for `drain`); the loops, the elector, the informers and the watcher
+// stop; /metrics and the probes go last. Safe on a process whose Start failed part way: every
+// part stops only what it started, and no thread is left to call into what the Process destroys.
+void StopAll(Process& p, std::chrono::milliseconds drain) {
+  if (p.webhooks) p.webhooks->Shutdown(drain);
   if (p.preemption_loop) p.preemption_loop->Stop();
-  p.housekeeping->Stop();
+  if (p.housekeeping) p.housekeeping->Stop();
   if (p.history_loop) p.history_loop->Stop();
   if (p.elector) p.elector->Stop();
   if (p.informers) p.informers->Stop();
-  p.watcher->Stop();
+  if (p.watcher) p.watcher->Stop();
   if (p.console) p.console->Shutdown(std::chrono::milliseconds(100));
-  p.health->Shutdown(std::chrono::milliseconds(100));
+  if (p.health) p.health->Shutdown(std::chrono::milliseconds(100));
+}
+
+void Shutdown(Process& p, int signal_number) {
+  common::log::Info(kComponent, "shutting down", {{"signal", strsignal(signal_number)}});
+  StopAll(p, p.flags.shutdown_drain);
   common::log::Info(kComponent, "stopped");
 }
 
@@ -643,7 +648,10 @@ int Run(int argc, char** argv) {
   BuildWebhookServer(p);
   BuildConsoleServer(p);
   ConnectMetricsSources(p);
-  if (common::Status s = Start(p); !s.ok()) return Fail(s.error().message);
+  if (common::Status s = Start(p); !s.ok()) {
+    StopAll(p, std::chrono::milliseconds(0));  // the threads Start did start, before p goes
+    return Fail(s.error().message);
+  }
 
   Shutdown(p, WaitForTermination(p, signals));
   return 0;
