@@ -30,7 +30,7 @@ std::string_view WorkloadKindOf(const WorkloadRef& ref) {
 
 std::string WorkloadKeyOf(std::string_view gang_key, std::string_view pod_key) {
   if (!gang_key.empty()) return std::string(gang_key);
-  std::string key = "pod/";
+  std::string key(WorkloadTable::kLonePrefix);
   key += pod_key;
   return key;
 }
@@ -66,9 +66,10 @@ void WorkloadTable::Put(std::shared_ptr<const KeptPod> pod, NameId team, const W
       was != workload_of_.end() && was->second->second.key() != key) {
     RemoveLocked(uid, pod_name);  // it moved to another workload
   }
-  auto order = order_of_.find(key);
-  if (order == order_of_.end()) {
-    auto [ns, name] = SplitKey(ref.display.empty() ? pod_key : ref.display);
+  Ordered::iterator at_entry = FindEntry(key);
+  if (at_entry == ordered_.end()) {
+    const bool lone = IsLone(key);
+    auto [ns, name] = SplitKey(lone ? pod_key : ref.display.empty() ? pod_key : ref.display);
     if (ns.empty()) ns = pod->ns();
     const std::string_view kind = WorkloadKindOf(ref);
     auto placed = ordered_.emplace(WorkloadOrderKey(ns, name, kind, key), WorkloadEntry{}).first;
@@ -81,9 +82,9 @@ void WorkloadTable::Put(std::shared_ptr<const KeptPod> pod, NameId team, const W
     entry.key_at_ = static_cast<uint32_t>(order_key.size() - key.size());
     entry.key_len_ = static_cast<uint32_t>(key.size());
     entry.kind = kind;
-    order = order_of_.emplace(entry.key(), placed).first;
+    if (!lone) order_of_.emplace(entry.key(), placed);
+    at_entry = placed;
   }
-  const Ordered::iterator at_entry = order->second;
   WorkloadEntry& entry = at_entry->second;
   auto at = LowerBound(entry.members, pod_name);
   std::optional<WorkloadMember> before;  // what the member was (without its pod)
@@ -110,6 +111,17 @@ void WorkloadTable::Put(std::shared_ptr<const KeptPod> pod, NameId team, const W
   } else {
     workload_of_.emplace(Hash{}(uid), at_entry);
   }
+}
+
+bool WorkloadTable::IsLone(std::string_view key) { return key.starts_with(kLonePrefix); }
+
+WorkloadTable::Ordered::iterator WorkloadTable::FindEntry(std::string_view key) {
+  if (IsLone(key)) {
+    const auto [ns, name] = SplitKey(key.substr(kLonePrefix.size()));
+    return ordered_.find(WorkloadOrderKey(ns, name, "Pod", key));
+  }
+  auto order = order_of_.find(key);
+  return order == order_of_.end() ? ordered_.end() : order->second;
 }
 
 std::vector<WorkloadMember>::iterator WorkloadTable::LowerBound(
@@ -190,7 +202,7 @@ void WorkloadTable::RemoveLocked(std::string_view uid, std::string_view name) {
       at->priority == entry->second.priority || at->declared == entry->second.declared;
   members.erase(at);
   if (members.empty()) {
-    order_of_.erase(entry->second.key());
+    if (!IsLone(entry->second.key())) order_of_.erase(entry->second.key());
     ordered_.erase(entry);
   } else if (was_top) {
     Summarize(entry->second);
@@ -202,9 +214,9 @@ void WorkloadTable::RemoveLocked(std::string_view uid, std::string_view name) {
 std::vector<std::string> WorkloadTable::MembersOf(std::string_view key) const {
   std::shared_lock lock(mu_);
   std::vector<std::string> uids;
-  auto order = order_of_.find(key);
-  if (order == order_of_.end()) return uids;
-  for (const WorkloadMember& m : order->second->second.members) uids.emplace_back(m.uid());
+  if (const WorkloadEntry* entry = View(*this).Find(key)) {
+    for (const WorkloadMember& m : entry->members) uids.emplace_back(m.uid());
+  }
   return uids;
 }
 
@@ -214,8 +226,9 @@ size_t WorkloadTable::size() const {
 }
 
 const WorkloadEntry* WorkloadTable::View::Find(std::string_view key) const {
-  auto order = table_.order_of_.find(key);
-  return order == table_.order_of_.end() ? nullptr : &order->second->second;
+  // The lookup changes nothing.
+  auto found = const_cast<WorkloadTable&>(table_).FindEntry(key);
+  return found == table_.ordered_.end() ? nullptr : &found->second;
 }
 
 bool WorkloadTable::View::HasPod(std::string_view uid, std::string_view name) const {

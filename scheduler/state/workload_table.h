@@ -103,6 +103,8 @@ class WorkloadTable {
   // Entries by order key "<ns>/<name>/<kind>/<key>" (names hold no '/', so this sorts by
   // namespace, name, kind).
   using Ordered = std::map<std::string, WorkloadEntry, std::less<>>;
+  // What a lone pod's workload key starts with ("pod/<ns>/<name>"; no gang key does).
+  static constexpr std::string_view kLonePrefix = "pod/";
 
   // A pod's current state (packed, shared with the caller): it joins (or moves to) the
   // workload `ref` names. `instance_type`: the one its node selector asks for ("" if none).
@@ -143,6 +145,11 @@ class WorkloadTable {
   // Pod uid hash → the entry of a workload one of whose members has a uid of that hash.
   using Owners = std::unordered_multimap<size_t, Ordered::iterator>;
 
+  // Whether `key` is a lone pod's.
+  static bool IsLone(std::string_view key);
+  // The entry of workload `key`, or ordered_.end(): a lone pod's by its order key, derived from
+  // its key, so that lone pods (most workloads) need no entry in order_of_.
+  [[nodiscard]] Ordered::iterator FindEntry(std::string_view key);
   // The first member of `members` (by name) not before `name`.
   static std::vector<WorkloadMember>::iterator LowerBound(std::vector<WorkloadMember>& members,
                                                           std::string_view name);
@@ -160,7 +167,8 @@ class WorkloadTable {
 
   mutable std::shared_mutex mu_;
   Ordered ordered_;
-  // Workload key (a view of its entry's `key`: map nodes never move) → its entry.
+  // Gang key (a view of its entry's `key`: map nodes never move) → its entry; lone pods are found
+  // by their order key (FindEntry).
   std::unordered_map<std::string_view, Ordered::iterator, Hash, std::equal_to<>> order_of_;
   // Pod uid → its workload's entry, keyed by the uid's hash: the uid is kept once, by its member
   // (a lookup confirms it among the entry's members, found by the pod's name).

@@ -83,6 +83,14 @@ TEST(WorkloadTableTest, GroupsGangMembersAndOrdersByNamespaceNameKind) {
   EXPECT_EQ(table.size(), 3u);
   EXPECT_EQ(table.MembersOf(WorkloadOf(Member("x", "train", 2)).key),
             (std::vector<std::string>{"uid-train-0", "uid-train-1"}));
+  // A lone pod's workload is found by its key too (through its order key: no index entry).
+  EXPECT_EQ(table.MembersOf("pod/ns-a/solo"), (std::vector<std::string>{"uid-solo"}));
+  EXPECT_TRUE(table.MembersOf("pod/ns-a/other").empty());
+  table.Read([](const WorkloadTable::View& view) {
+    ASSERT_NE(view.Find("pod/ns-b/alpha"), nullptr);
+    EXPECT_EQ(view.Find("pod/ns-b/alpha")->name(), "alpha");
+    EXPECT_EQ(view.Find("pod/ns-b/solo"), nullptr);
+  });
 }
 
 TEST(WorkloadTableTest, AWorkloadGoesWithItsLastMember) {
