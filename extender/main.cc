@@ -91,19 +91,13 @@ constexpr int64_t kMemoryTrimQuietMs = 2'000;
 // housekeeping, whose reconcile holds the ledger still while it runs.
 constexpr int kBackgroundNice = 10;
 
-int64_t SteadyMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // malloc_trim(0): every arena's free pages back to the OS (it locks each arena in turn, so it
 // runs only when the webhooks are quiet), timed.
-void ReturnFreeMemory() {
-  const int64_t start = SteadyMs();
+void ReturnFreeMemory(const common::Clock& clock) {
+  const int64_t start = clock.SteadyNowMs();
   const int released = malloc_trim(0);
   common::log::Debug(kComponent, "free heap memory returned to the OS",
-                     {{"released", released != 0}, {"ms", SteadyMs() - start}});
+                     {{"released", released != 0}, {"ms", clock.SteadyNowMs() - start}});
 }
 
 int Fail(const std::string& message) {
@@ -559,10 +553,10 @@ common::Status Start(Process& p) {
   MemoryTrim& trim = p.memory_trim.emplace(
       kMemoryTrimQuietMs,
       [&p] { return p.webhooks->stats().requests + (p.console ? p.console->stats().requests : 0); },
-      [] { ReturnFreeMemory(); });
-  p.housekeeping.emplace(kHousekeepingPeriod, [reconciler, &trim](uint64_t) {
+      [&p] { ReturnFreeMemory(p.clock); });
+  p.housekeeping.emplace(kHousekeepingPeriod, [&p, reconciler, &trim](uint64_t) {
     reconciler->Tick();
-    trim.Tick(SteadyMs());
+    trim.Tick(p.clock.SteadyNowMs());
   });
   if (p.admin) {
     p.history_loop.emplace(

@@ -145,10 +145,10 @@ std::vector<StringPool::Id> PooledIds(const char* data, size_t size) {
   std::vector<StringPool::Id> ids;
   auto id = [&](Reader& r) { ids.push_back(static_cast<StringPool::Id>(r.Number())); };
   Reader r(data, size);
-  id(r);
-  r.String();
-  id(r);
-  r = AtRequest(data, size);
+  id(r);       // namespace
+  r.String();  // name
+  id(r);       // gang key
+  r.String();  // UID
   for (uint64_t n = r.Number(); n > 0; --n) {
     id(r);
     r.Amount();

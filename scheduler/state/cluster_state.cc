@@ -136,7 +136,7 @@ void ClusterState::ChargeLocked(PodRecord& record, const Pod& pod, const Resourc
                                 NameId flavor) {
   if (record.team == kNoTeam || flavor == kNoFlavor) return;
   PodMeta meta;
-  meta.priority = ResolvePriority(*teams_.policy(), pod);
+  meta.priority = record.priority;
   meta.created_ms = pod.creation_unix_ms;
   meta.admitted_ms = pod.start_unix_ms.value_or(0);
   meta.node = NodeNames().Intern(pod.node_name);
@@ -337,7 +337,7 @@ void ClusterState::TabulateLocked(const PodRecord& record, const Pod& pod) {
     return;
   }
   const Policy& policy = *teams_.policy();
-  workloads_.Put(record.pod, record.team, teams_.WorkloadOf(pod), ResolvePriority(policy, pod),
+  workloads_.Put(record.pod, record.team, teams_.WorkloadOf(pod), record.priority,
                  PriorityClassOf(policy, pod),
                  RequestedInstanceType(pod.node_selector, policy.instance_type_label));
 }

@@ -5,7 +5,7 @@
 // everything else to the component that owns it:
 //
 //  * NodeCache (node_cache.h): nodes, their flavor, allocatable, usage and placement facts.
-//  * Pods (here): every pod the informers report, each packed (model::KeptPod: ~300 bytes; unpacked
+//  * Pods (here): every pod the informers report, each packed (model::KeptPod: ~200 bytes; unpacked
 //    for a query or a policy change, read packed by ForEachBoundPod). Bound, non-terminal pods of
 //    a team are usage:
 //    they are counted on their node and confirmed in the QuotaBook (charged if no assumed
@@ -183,7 +183,8 @@ class ClusterState final : public ClusterObserver {
     uint32_t flavor_slot = 0;          // its place in by_flavor_[flavor]
     bool charged = false;
     bool borrowing = false;  // counted as a borrower on counted_node
-    int32_t priority = 0;    // ResolvePriority under the current policy
+    int32_t priority = 0;    // ResolvePriority under the current policy (kept so by every event,
+                             // re-rank and policy change; what charges and rows read)
     int64_t bound_ms = 0;    // when first counted on a node
     [[nodiscard]] bool counted() const { return counted_node != model::KeptPod::kNoNode; }
   };

@@ -69,7 +69,7 @@ void WorkloadTable::Put(std::shared_ptr<const KeptPod> pod, NameId team, const W
   Ordered::iterator at_entry = FindEntry(key);
   if (at_entry == ordered_.end()) {
     const bool lone = IsLone(key);
-    auto [ns, name] = SplitKey(lone ? pod_key : ref.display.empty() ? pod_key : ref.display);
+    auto [ns, name] = SplitKey(ref.display.empty() ? pod_key : ref.display);  // lone: no display
     if (ns.empty()) ns = pod->ns();
     const std::string_view kind = WorkloadKindOf(ref);
     auto placed = ordered_.emplace(WorkloadOrderKey(ns, name, kind, key), WorkloadEntry{}).first;
@@ -87,11 +87,11 @@ void WorkloadTable::Put(std::shared_ptr<const KeptPod> pod, NameId team, const W
   }
   WorkloadEntry& entry = at_entry->second;
   auto at = LowerBound(entry.members, pod_name);
-  std::optional<WorkloadMember> before;  // what the member was (without its pod)
+  std::optional<Standing> before;  // what the member was
   if (at == entry.members.end() || at->name() != pod_name) {
     at = entry.members.insert(at, WorkloadMember{});
   } else {
-    before = WorkloadMember{nullptr, at->team, at->priority, at->declared, at->priority_class, {}};
+    before = Standing{at->priority, at->priority_class, at->declared};
     if (at->uid() != uid) {
       // A pod of the same name before it.
       if (auto was = OwnerOf(at->uid(), pod_name); was != workload_of_.end()) {
@@ -167,8 +167,7 @@ void WorkloadTable::Summarize(WorkloadEntry& entry) {
   entry.priority_class = top->priority_class;
 }
 
-void WorkloadTable::Follow(WorkloadEntry& entry, const WorkloadMember& m,
-                           const WorkloadMember* before) {
+void WorkloadTable::Follow(WorkloadEntry& entry, const WorkloadMember& m, const Standing* before) {
   entry.team = entry.members.front().team;
   if (before != nullptr && before->priority == m.priority &&
       before->priority_class == m.priority_class && before->declared == m.declared) {

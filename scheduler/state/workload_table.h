@@ -23,12 +23,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "scheduler/ledger/quota_book.h"
 #include "scheduler/model/gang.h"
 #include "scheduler/model/interner.h"
 #include "scheduler/model/kept_pod.h"
 #include "scheduler/model/objects.h"
-#include "scheduler/model/resources.h"
 #include "scheduler/state/pending_queues.h"
 
 namespace taskgov::scheduler::state {
@@ -50,9 +48,6 @@ struct WorkloadMember {
   [[nodiscard]] bool bound() const { return pod->bound(); }
   [[nodiscard]] bool terminating() const { return pod->terminating(); }
   [[nodiscard]] const std::string& node_name() const { return pod->node_name(); }
-  [[nodiscard]] const std::string& priority_class_name() const {
-    return model::PriorityClassNames().Name(priority_class);
-  }
 };
 
 // A workload. Its key, namespace and name are views of its order key (the table's key for it,
@@ -161,9 +156,15 @@ class WorkloadTable {
   void RemoveLocked(std::string_view uid, std::string_view name);
   // Its team, priority, class and size from its members' (a walk over them).
   static void Summarize(WorkloadEntry& entry);
+  // What of a member the summary reads.
+  struct Standing {
+    int32_t priority = 0;
+    model::NameId priority_class = 0;
+    int32_t declared = 0;
+  };
   // The same after member `m` joined (`before` null) or changed from `before`: a walk only when
   // the top may have changed, so a gang's events cost O(log members), not O(members), each.
-  static void Follow(WorkloadEntry& entry, const WorkloadMember& m, const WorkloadMember* before);
+  static void Follow(WorkloadEntry& entry, const WorkloadMember& m, const Standing* before);
 
   mutable std::shared_mutex mu_;
   Ordered ordered_;
