@@ -162,7 +162,7 @@ ClusterState::ReservationDrift ClusterState::ReconcileReservations(int64_t min_a
   std::vector<std::string> orphans;
   book_->ForEach([&](std::string_view uid, const Reservation& r) {
     if (r.state != ReservationState::kBound || now - r.meta.admitted_ms < min_age_ms) return;
-    auto it = pods_.find(std::string(uid));
+    auto it = pods_.find(uid);
     if (it == pods_.end() || !it->second.counted()) orphans.emplace_back(uid);
   });
   for (const std::string& uid : orphans) {
@@ -175,7 +175,7 @@ ClusterState::ReservationDrift ClusterState::ReconcileReservations(int64_t min_a
     if (!nodes_.Contains(node)) continue;
     const Pod kept = record.pod->ToPod();
     ChargeLocked(record, kept, RequestOf(kept), nodes_.FlavorOf(node));
-    if (record.charged) drift.charged.push_back(uid);
+    if (record.charged) drift.charged.emplace_back(uid);
   }
   return drift;
 }
@@ -194,7 +194,7 @@ void ClusterState::Notify(const PodRecord& record, const Pod& pod, PodTransition
 }
 
 void ClusterState::Unaccount(PodEntry& entry) {
-  const std::string& uid = entry.first;
+  const std::string_view uid = entry.first;
   PodRecord& record = entry.second;
   if (record.counted()) {
     const Pod kept = record.pod->ToPod();
@@ -207,7 +207,7 @@ void ClusterState::Unaccount(PodEntry& entry) {
   }
   if (record.pod->bound()) {
     auto waiting = awaiting_node_.find(record.pod->node_name());
-    if (waiting != awaiting_node_.end()) waiting->second.erase(uid);
+    if (waiting != awaiting_node_.end()) waiting->second.erase(std::string(uid));
   }
   (void)book_->Release(uid);  // false: it held no reservation
   record.charged = false;
@@ -218,14 +218,12 @@ void ClusterState::ReleaseSameNameLocked(const Pod& pod) {
   // once the old object is deleted. Release it now rather than count both until its DELETED.
   auto [b, e] = uid_by_name_.equal_range(NameHash(pod.namespace_, pod.name));
   for (auto n = b; n != e; ++n) {
-    auto old = pods_.find(std::string(n->second));
-    if (old == pods_.end() || old->second.pod->ns() != pod.namespace_ ||
-        old->second.pod->name() != pod.name) {
-      continue;
-    }
+    const KeptPod& other = *n->second->second.pod;
+    if (other.ns() != pod.namespace_ || other.name() != pod.name) continue;
+    auto old = pods_.find(n->second->first);
     common::log::Info(kComponent, "pod replaced under a new uid before its deletion was seen",
                       {{"pod", pod.key()}, {"old_uid", old->first}, {"uid", pod.uid}});
-    pending_.Remove(old->first);
+    pending_.Remove(std::string(old->first));
     Unaccount(*old);
     ErasePodLocked(old);
     return;
@@ -240,20 +238,22 @@ void ClusterState::NotePendingFromInformer(const PodRecord& record, const Pod& p
 void ClusterState::OnPodUpsert(const Pod& pod) {
   {
     const ResourceList effective = EffectiveRequest(pod);
+    auto kept = std::make_shared<const KeptPod>(pod, effective);
     std::lock_guard lock(mu_);
-    UpsertLocked(pod, effective);
-    TabulateLocked(pods_.find(pod.uid)->second, pod);
+    TabulateLocked(UpsertLocked(pod, effective, std::move(kept)).second, pod);
   }
   if (pod.terminal() && pod_gone_) pod_gone_(pod.uid);
 }
 
-void ClusterState::UpsertLocked(const Pod& pod, const ResourceList& effective) {
+ClusterState::PodEntry& ClusterState::UpsertLocked(const Pod& pod, const ResourceList& effective,
+                                                   std::shared_ptr<const KeptPod> kept) {
   auto found = pods_.find(pod.uid);
   const bool inserted = found == pods_.end();
   if (inserted) {
     ReleaseSameNameLocked(pod);
-    found = pods_.try_emplace(pod.uid).first;
-    uid_by_name_.emplace(NameHash(pod.namespace_, pod.name), std::string_view(found->first));
+    found = pods_.try_emplace(kept->uid()).first;
+    found->second.pod = kept;
+    uid_by_name_.emplace(NameHash(pod.namespace_, pod.name), &*found);
   }
   PodRecord& record = found->second;
   const bool was_pending = !inserted && !record.pod->bound();
@@ -266,21 +266,22 @@ void ClusterState::UpsertLocked(const Pod& pod, const ResourceList& effective) {
   if (!inserted && (left_node || pod.terminal())) Unaccount(*found);
   // Packed once; the rest of the event reads the pod it reports (what taskgov reads of it is
   // what the packed form keeps).
-  record.pod = std::make_shared<const KeptPod>(pod, effective);
+  if (!inserted) found = Repack(found, std::move(kept));
+  PodEntry& entry = *found;
   if (record.team == kNoTeam || inserted) record.team = teams_.TeamOf(pod);
   record.priority = ResolvePriority(*teams_.policy(), pod);
   if (pod.terminal()) {
     pending_.Remove(pod.uid);
     (void)book_->Release(pod.uid);
-    return;
+    return entry;
   }
   if (pod.bound()) {
     pending_.Remove(pod.uid);
-    Account(*found, pod, effective);
+    Account(entry, pod, effective);
     // Terminating: it keeps its quota until gone, but its gang no longer counts on it.
     if (pod.deletion_unix_ms) book_->DetachFromGang(pod.uid, /*lost=*/true);
     if (was_pending) Notify(record, pod, PodTransition::kBound);
-    return;
+    return entry;
   }
   // Waiting for a scheduler.
   if (pod.scheduler_name == options_.scheduler_name && record.team != kNoTeam &&
@@ -292,6 +293,17 @@ void ClusterState::UpsertLocked(const Pod& pod, const ResourceList& effective) {
   } else {
     pending_.Remove(pod.uid);
   }
+  return entry;
+}
+
+ClusterState::Pods::iterator ClusterState::Repack(Pods::iterator it,
+                                                  std::shared_ptr<const KeptPod> kept) {
+  // Extracted while its key still views the old bytes; the node itself stays (by_flavor_ and
+  // uid_by_name_ point at it).
+  Pods::node_type node = pods_.extract(it);
+  node.mapped().pod = std::move(kept);
+  node.key() = node.mapped().pod->uid();
+  return pods_.insert(std::move(node)).position;
 }
 
 void ClusterState::OnPodDelete(const Pod& last_known) {
@@ -321,7 +333,7 @@ size_t ClusterState::NameHash(std::string_view ns, std::string_view name) {
 void ClusterState::ErasePodLocked(Pods::iterator it) {
   auto [b, e] = uid_by_name_.equal_range(NameHash(it->second.pod->ns(), it->second.pod->name()));
   for (auto n = b; n != e; ++n) {
-    if (n->second.data() == it->first.data()) {
+    if (n->second == &*it) {
       uid_by_name_.erase(n);
       break;
     }
@@ -371,7 +383,7 @@ void ClusterState::OnNodeDelete(const std::string& name) {
       record.counted_node = KeptPod::kNoNode;
       SetFlavorLocked(entry, kNoFlavor);
       record.borrowing = false;
-      awaiting_node_[name].insert(entry.first);
+      awaiting_node_[name].emplace(entry.first);
     }
   }
 }
@@ -463,7 +475,7 @@ bool ClusterState::synced() const {
 
 std::optional<Pod> ClusterState::FindPod(std::string_view uid) const {
   std::lock_guard lock(mu_);
-  auto it = pods_.find(std::string(uid));
+  auto it = pods_.find(uid);
   if (it == pods_.end()) return std::nullopt;
   return it->second.pod->ToPod();
 }

@@ -188,7 +188,9 @@ class ClusterState final : public ClusterObserver {
     int64_t bound_ms = 0;    // when first counted on a node
     [[nodiscard]] bool counted() const { return counted_node != model::KeptPod::kNoNode; }
   };
-  using Pods = std::unordered_map<std::string, PodRecord>;  // by uid
+  // By uid: a view of the record's own packed pod's uid (KeptPod::uid), so the uid is kept once;
+  // an event that repacks the pod re-keys its node (Repack).
+  using Pods = std::unordered_map<std::string_view, PodRecord>;
   using PodEntry = Pods::value_type;
 
   // All with mu_ held. `pod` is the pod an event reports, or a record's unpacked (KeptPod::ToPod:
@@ -210,8 +212,13 @@ class ClusterState final : public ClusterObserver {
   void Notify(const PodRecord& record, const model::Pod& pod, PodTransition transition);
   // Brings the pod's row in workloads_ up to date.
   void TabulateLocked(const PodRecord& record, const model::Pod& pod);
-  // Applies the pod's new state (`effective`: its EffectiveRequest).
-  void UpsertLocked(const model::Pod& pod, const model::ResourceList& effective);
+  // Applies the pod's new state (`effective`: its EffectiveRequest; `kept`: it packed).
+  // Returns its entry.
+  PodEntry& UpsertLocked(const model::Pod& pod, const model::ResourceList& effective,
+                         std::shared_ptr<const model::KeptPod> kept);
+  // Replaces the record's packed pod with `kept` (the same uid) and re-keys it by the new bytes;
+  // the entry stays where it is (pointers to it hold).
+  Pods::iterator Repack(Pods::iterator it, std::shared_ptr<const model::KeptPod> kept);
   void DeleteLocked(const model::Pod& last_known);
   // Starts reporting a counted pod as ungoverned.
   void NoteUngovernedLocked(const PodRecord& record, const model::Pod& pod,
@@ -237,9 +244,9 @@ class ClusterState final : public ClusterObserver {
   // The records counted on each flavor's nodes (pointers into pods_, whose nodes never move), so
   // that a walk by flavor costs the pods of that flavor only.
   std::unordered_map<model::NameId, std::vector<PodEntry*>> by_flavor_;
-  // Known pods by a hash of namespace/name → their uid (a key of pods_). A name belongs to one
-  // live pod: one seen under a new UID proves its predecessor gone, even before its DELETED.
-  std::unordered_multimap<size_t, std::string_view> uid_by_name_;
+  // Known pods by a hash of namespace/name → their entry in pods_. A name belongs to one live
+  // pod: one seen under a new UID proves its predecessor gone, even before its DELETED.
+  std::unordered_multimap<size_t, PodEntry*> uid_by_name_;
   std::unordered_map<std::string, std::set<std::string>> awaiting_node_;  // node → pod uids
   std::map<std::string, UngovernedPod> ungoverned_;  // by namespace/name; counted pods only
   std::atomic<bool> pods_synced_{false};
