@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace taskgov::scheduler::model {
@@ -70,5 +71,29 @@ class StringPool {
 
 // The pool of the process's packed pods.
 StringPool& PodStrings();
+
+// One holder of a string of PodStrings(), as a value of 4 bytes: a copy holds it again, a move
+// hands the hold over, and the last holder's end frees it. "" costs nothing (id 0, no lock).
+class PooledString {
+ public:
+  PooledString() = default;
+  explicit PooledString(std::string_view s) {
+    if (!s.empty()) PodStrings().Acquire({&s, 1}, &id_);
+  }
+  PooledString(const PooledString& other) : PooledString(other.view()) {}
+  PooledString(PooledString&& other) noexcept : id_(std::exchange(other.id_, 0)) {}
+  PooledString& operator=(PooledString other) noexcept {
+    std::swap(id_, other.id_);
+    return *this;
+  }
+  ~PooledString() {
+    if (id_ != 0) PodStrings().Release({&id_, 1});
+  }
+  [[nodiscard]] std::string_view view() const { return PodStrings().View(id_); }
+  [[nodiscard]] bool empty() const { return id_ == 0; }
+
+ private:
+  StringPool::Id id_ = 0;
+};
 
 }  // namespace taskgov::scheduler::model

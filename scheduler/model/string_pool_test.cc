@@ -1,6 +1,7 @@
 #include "scheduler/model/string_pool.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <array>
 #include <string>
@@ -68,6 +69,32 @@ TEST(StringPoolTest, GrowsPastAChunk) {
 // Threads acquire and release strings that overlap (shared label keys, values of their own) and
 // read what they hold while the others change the pool: every read is the string acquired, and
 // the pool ends empty (ThreadSanitizer runs this).
+// A PooledString holds its string in PodStrings() as long as some copy of it lives.
+TEST(StringPoolTest, APooledStringHoldsItsStringWhileACopyLives) {
+  const size_t before = PodStrings().size();
+  const std::string text = "ml.p5.48xlarge/" + std::to_string(::getpid());  // new to the pool
+  {
+    PooledString a(text);
+    EXPECT_EQ(a.view(), text);
+    EXPECT_EQ(PodStrings().size(), before + 1);
+    PooledString b = a;  // held twice
+    PooledString c = std::move(a);
+    EXPECT_TRUE(a.empty());  // NOLINT(bugprone-use-after-move): a move hands the hold over
+    EXPECT_EQ(a.view(), "");
+    {
+      PooledString d;
+      d = b;
+      d = PooledString("");  // gives its hold back
+      EXPECT_TRUE(d.empty());
+    }
+    b = PooledString();
+    EXPECT_EQ(c.view(), text);  // c still holds it
+    EXPECT_EQ(PodStrings().size(), before + 1);
+  }
+  EXPECT_EQ(PodStrings().size(), before);  // gone with its last holder
+  EXPECT_TRUE(PooledString("").empty());
+}
+
 TEST(StringPoolTest, HoldersReadTheirStringsWhileOthersChangeThePool) {
   StringPool pool;
   constexpr int kThreads = 4;

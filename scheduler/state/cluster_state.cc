@@ -338,14 +338,14 @@ void ClusterState::ErasePodLocked(Pods::iterator it) {
       break;
     }
   }
-  workloads_.Remove(it->first, it->second.pod->name());
+  workloads_.Remove(it->first, it->second.pod->ns(), it->second.pod->name());
   SetFlavorLocked(*it, kNoFlavor);
   pods_.erase(it);
 }
 
 void ClusterState::TabulateLocked(const PodRecord& record, const Pod& pod) {
   if (record.team == kNoTeam || pod.terminal()) {
-    workloads_.Remove(pod.uid, pod.name);
+    workloads_.Remove(pod.uid, pod.namespace_, pod.name);
     return;
   }
   const Policy& policy = *teams_.policy();

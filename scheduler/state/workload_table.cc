@@ -61,14 +61,14 @@ void WorkloadTable::Put(std::shared_ptr<const KeptPod> pod, NameId team, const W
   const std::string_view uid = pod->uid();
   const std::string_view pod_name = pod->name();
   std::string key = WorkloadKeyOf(ref.key, pod_key);
+  const bool lone = IsLone(key);
   std::unique_lock lock(mu_);
-  if (auto was = OwnerOf(uid, pod_name);
-      was != workload_of_.end() && was->second->second.key() != key) {
-    RemoveLocked(uid, pod_name);  // it moved to another workload
+  if (Place was = Locate(uid, pod->ns(), pod_name);
+      was.entry != ordered_.end() && was.entry->second.key() != key) {
+    RemoveAt(was, pod_name);  // it moved to another workload
   }
   Ordered::iterator at_entry = FindEntry(key);
   if (at_entry == ordered_.end()) {
-    const bool lone = IsLone(key);
     auto [ns, name] = SplitKey(ref.display.empty() ? pod_key : ref.display);  // lone: no display
     if (ns.empty()) ns = pod->ns();
     const std::string_view kind = WorkloadKindOf(ref);
@@ -92,7 +92,7 @@ void WorkloadTable::Put(std::shared_ptr<const KeptPod> pod, NameId team, const W
     at = entry.members.insert(at, WorkloadMember{});
   } else {
     before = Standing{at->priority, at->priority_class, at->declared};
-    if (at->uid() != uid) {
+    if (at->uid() != uid && !lone) {
       // A pod of the same name before it.
       if (auto was = OwnerOf(at->uid(), pod_name); was != workload_of_.end()) {
         workload_of_.erase(was);
@@ -104,8 +104,9 @@ void WorkloadTable::Put(std::shared_ptr<const KeptPod> pod, NameId team, const W
   at->priority = priority;
   at->priority_class = model::PriorityClassNames().Intern(priority_class);
   at->declared = ref.key.empty() ? 1 : ref.size;
-  at->instance_type = std::move(instance_type);
+  at->instance_type = model::PooledString(instance_type);
   Follow(entry, *at, before ? &*before : nullptr);
+  if (lone) return;
   if (auto owner = OwnerOf(uid, pod_name); owner != workload_of_.end()) {
     owner->second = at_entry;
   } else {
@@ -142,15 +143,22 @@ WorkloadTable::Owners::iterator WorkloadTable::OwnerOf(std::string_view uid,
   return workload_of_.end();
 }
 
-WorkloadTable::Owners::const_iterator WorkloadTable::OwnerOf(std::string_view uid,
-                                                             std::string_view name) const {
-  // The lookup changes nothing: the const overload shares the other's body.
-  return const_cast<WorkloadTable*>(this)->OwnerOf(uid, name);
+WorkloadTable::Place WorkloadTable::Locate(std::string_view uid, std::string_view ns,
+                                           std::string_view name) {
+  std::string lone_key(kLonePrefix);
+  lone_key.append(ns).append("/").append(name);
+  if (auto lone = ordered_.find(WorkloadOrderKey(ns, name, "Pod", lone_key));
+      lone != ordered_.end()) {
+    const WorkloadMember& m = lone->second.members.front();  // its one member
+    if (m.uid() == uid) return Place{lone, workload_of_.end()};
+  }
+  auto owner = OwnerOf(uid, name);
+  return Place{owner == workload_of_.end() ? ordered_.end() : owner->second, owner};
 }
 
 std::string_view WorkloadEntry::instance_type() const {
   for (const WorkloadMember& m : members) {
-    if (!m.instance_type.empty()) return m.instance_type;
+    if (!m.instance_type.empty()) return m.instance_type.view();
   }
   return {};
 }
@@ -185,18 +193,16 @@ void WorkloadTable::Follow(WorkloadEntry& entry, const WorkloadMember& m, const 
   entry.declared = std::max(entry.declared, m.declared);
 }
 
-void WorkloadTable::Remove(std::string_view uid, std::string_view name) {
+void WorkloadTable::Remove(std::string_view uid, std::string_view ns, std::string_view name) {
   std::unique_lock lock(mu_);
-  RemoveLocked(uid, name);
+  if (Place place = Locate(uid, ns, name); place.entry != ordered_.end()) RemoveAt(place, name);
 }
 
-void WorkloadTable::RemoveLocked(std::string_view uid, std::string_view name) {
-  auto was = OwnerOf(uid, name);
-  if (was == workload_of_.end()) return;
-  const Ordered::iterator entry = was->second;
-  workload_of_.erase(was);
+void WorkloadTable::RemoveAt(Place place, std::string_view name) {
+  const Ordered::iterator entry = place.entry;
+  if (place.owner != workload_of_.end()) workload_of_.erase(place.owner);
   std::vector<WorkloadMember>& members = entry->second.members;
-  auto at = LowerBound(members, name);  // OwnerOf found it there
+  auto at = LowerBound(members, name);  // Locate found it there
   const bool was_top =
       at->priority == entry->second.priority || at->declared == entry->second.declared;
   members.erase(at);
@@ -230,8 +236,10 @@ const WorkloadEntry* WorkloadTable::View::Find(std::string_view key) const {
   return found == table_.ordered_.end() ? nullptr : &found->second;
 }
 
-bool WorkloadTable::View::HasPod(std::string_view uid, std::string_view name) const {
-  return table_.OwnerOf(uid, name) != table_.workload_of_.end();
+bool WorkloadTable::View::HasPod(std::string_view uid, std::string_view ns,
+                                 std::string_view name) const {
+  // The lookup changes nothing.
+  return const_cast<WorkloadTable&>(table_).Locate(uid, ns, name).entry != table_.ordered_.end();
 }
 
 }  // namespace taskgov::scheduler::state

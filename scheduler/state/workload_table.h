@@ -27,6 +27,7 @@
 #include "scheduler/model/interner.h"
 #include "scheduler/model/kept_pod.h"
 #include "scheduler/model/objects.h"
+#include "scheduler/model/string_pool.h"
 #include "scheduler/state/pending_queues.h"
 
 namespace taskgov::scheduler::state {
@@ -34,15 +35,15 @@ namespace taskgov::scheduler::state {
 // A member of a workload: the state's packed pod, shared (immutable: an event replaces it whole,
 // under the table's lock), and what the state derives of it under the policy in force — its team,
 // priority, priority class (PriorityClassNames: classes are a bounded set), the size it declares
-// and the instance type its node selector asks for. The instance type stays a string: a node
-// selector names it freely, and an interner never forgets a name.
+// and the instance type its node selector asks for. The instance type is pooled, not interned: a
+// node selector names it freely, and an interner never forgets a name.
 struct WorkloadMember {
   std::shared_ptr<const model::KeptPod> pod;
   model::NameId team = kNoTeam;
   int32_t priority = 0;
   int32_t declared = 0;
-  model::NameId priority_class = 0;  // PriorityClassNames(); 0: none
-  std::string instance_type;         // what its node selector asks for ("" if nothing)
+  model::NameId priority_class = 0;   // PriorityClassNames(); 0: none
+  model::PooledString instance_type;  // what its node selector asks for ("" if nothing)
   [[nodiscard]] std::string_view name() const { return pod->name(); }
   [[nodiscard]] std::string_view uid() const { return pod->uid(); }
   [[nodiscard]] bool bound() const { return pod->bound(); }
@@ -106,9 +107,9 @@ class WorkloadTable {
   void Put(std::shared_ptr<const model::KeptPod> pod, model::NameId team,
            const model::WorkloadRef& ref, int32_t priority, std::string_view priority_class,
            std::string instance_type = "");
-  // A pod gone, terminal or no longer governed (`name`: its name, which finds it among its
-  // workload's members).
-  void Remove(std::string_view uid, std::string_view name);
+  // A pod gone, terminal or no longer governed (`ns` and `name`: its namespace and name, which
+  // find it among its workload's members).
+  void Remove(std::string_view uid, std::string_view ns, std::string_view name);
   // The uids of the members of workload `key`.
   [[nodiscard]] std::vector<std::string> MembersOf(std::string_view key) const;
 
@@ -117,7 +118,8 @@ class WorkloadTable {
    public:
     [[nodiscard]] const Ordered& ordered() const { return table_.ordered_; }
     [[nodiscard]] const WorkloadEntry* Find(std::string_view key) const;
-    [[nodiscard]] bool HasPod(std::string_view uid, std::string_view name) const;
+    [[nodiscard]] bool HasPod(std::string_view uid, std::string_view ns,
+                              std::string_view name) const;
 
    private:
     friend class WorkloadTable;
@@ -137,8 +139,14 @@ class WorkloadTable {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  // Pod uid hash → the entry of a workload one of whose members has a uid of that hash.
+  // Pod uid hash → the entry of a gang one of whose members has a uid of that hash.
   using Owners = std::unordered_multimap<size_t, Ordered::iterator>;
+  // Where a pod is: its workload's entry (ordered_.end(): nowhere) and, for a gang's member, its
+  // slot in workload_of_ (end() for a lone pod).
+  struct Place {
+    Ordered::iterator entry;
+    Owners::iterator owner;
+  };
 
   // Whether `key` is a lone pod's.
   static bool IsLone(std::string_view key);
@@ -151,9 +159,10 @@ class WorkloadTable {
   // The slot of workload_of_ for pod `uid` named `name`: the one whose entry has that member
   // (found by name, O(log members)).
   [[nodiscard]] Owners::iterator OwnerOf(std::string_view uid, std::string_view name);
-  [[nodiscard]] Owners::const_iterator OwnerOf(std::string_view uid, std::string_view name) const;
-  // With mu_ held exclusively.
-  void RemoveLocked(std::string_view uid, std::string_view name);
+  // Where pod `uid` (`ns`/`name`) is: as a lone pod, by its order key; else as a gang's member.
+  [[nodiscard]] Place Locate(std::string_view uid, std::string_view ns, std::string_view name);
+  // With mu_ held exclusively: the member named `name` at `place` leaves.
+  void RemoveAt(Place place, std::string_view name);
   // Its team, priority, class and size from its members' (a walk over them).
   static void Summarize(WorkloadEntry& entry);
   // What of a member the summary reads.
@@ -171,8 +180,9 @@ class WorkloadTable {
   // Gang key (a view of its entry's `key`: map nodes never move) → its entry; lone pods are found
   // by their order key (FindEntry).
   std::unordered_map<std::string_view, Ordered::iterator, Hash, std::equal_to<>> order_of_;
-  // Pod uid → its workload's entry, keyed by the uid's hash: the uid is kept once, by its member
-  // (a lookup confirms it among the entry's members, found by the pod's name).
+  // A gang member's uid → its gang's entry, keyed by the uid's hash: the uid is kept once, by its
+  // member (a lookup confirms it among the entry's members, found by the pod's name). Lone pods
+  // (most pods) have no slot: they are found by their order key (Locate).
   Owners workload_of_;
 };
 

@@ -98,12 +98,12 @@ TEST(WorkloadTableTest, AWorkloadGoesWithItsLastMember) {
   const NameId a = TeamNames().Intern("a");
   Put(table, Member("train-0", "train", 2), a);
   Put(table, Member("train-1", "train", 2), a);
-  table.Remove("uid-train-0", "train-0");
+  table.Remove("uid-train-0", "ns-a", "train-0");
   EXPECT_EQ(table.size(), 1u);
-  table.Remove("uid-train-1", "train-1");
+  table.Remove("uid-train-1", "ns-a", "train-1");
   EXPECT_EQ(table.size(), 0u);
   EXPECT_EQ(Dump(table), "");
-  table.Remove("uid-never-seen", "train-0");  // nothing to do
+  table.Remove("uid-never-seen", "ns-a", "train-0");  // nothing to do
   EXPECT_EQ(table.size(), 0u);
 }
 
@@ -126,11 +126,46 @@ TEST(WorkloadTableTest, APodOfTheSameNameReplacesItsPredecessor) {
   Put(table, successor, a);
   EXPECT_NE(Dump(table).find("train-0@uid-new[]{nvidia.com/gpu: 1}\n"), std::string::npos)
       << Dump(table);
-  table.Remove("uid-train-0", "train-0");  // the predecessor's late DELETED changes nothing
+  table.Remove("uid-train-0", "ns-a", "train-0");  // the predecessor's late DELETED changes nothing
   EXPECT_NE(Dump(table).find("train-0@uid-new[]{nvidia.com/gpu: 1}\n"), std::string::npos)
       << Dump(table);
-  table.Remove("uid-new", "train-0");
+  table.Remove("uid-new", "ns-a", "train-0");
   EXPECT_EQ(table.size(), 0u);
+}
+
+// Lone pods are found by their order key, gang members through the uid index: a pod moving
+// between the two, or replaced under its name by a new uid, is in one place only.
+TEST(WorkloadTableTest, ALonePodIsFoundWhereverItMoves) {
+  WorkloadTable table;
+  const NameId a = TeamNames().Intern("a");
+  auto has = [&](std::string_view uid, std::string_view name) {
+    return table.Read([&](const WorkloadTable::View& v) { return v.HasPod(uid, "ns-a", name); });
+  };
+  const Pod lone = PodBuilder("p").Namespace("ns-a").Gpus(1);
+  Put(table, lone, a);
+  EXPECT_TRUE(has("uid-p", "p"));
+  EXPECT_FALSE(has("uid-p", "q"));
+  Put(table, Member("p", "g", 2), a);  // it joins a gang
+  EXPECT_EQ(table.size(), 1u);
+  EXPECT_TRUE(table.MembersOf("pod/ns-a/p").empty());
+  EXPECT_EQ(table.MembersOf(WorkloadOf(Member("p", "g", 2)).key),
+            (std::vector<std::string>{"uid-p"}));
+  Put(table, lone, a);  // and leaves it
+  EXPECT_EQ(table.size(), 1u);
+  EXPECT_TRUE(table.MembersOf(WorkloadOf(Member("p", "g", 2)).key).empty());
+  EXPECT_EQ(table.MembersOf("pod/ns-a/p"), (std::vector<std::string>{"uid-p"}));
+  Pod successor = lone;
+  successor.uid = "uid-new";
+  Put(table, successor, a);
+  EXPECT_FALSE(has("uid-p", "p"));
+  EXPECT_TRUE(has("uid-new", "p"));
+  table.Remove("uid-p", "ns-a", "p");  // the predecessor's late DELETED changes nothing
+  EXPECT_EQ(table.MembersOf("pod/ns-a/p"), (std::vector<std::string>{"uid-new"}));
+  table.Remove("uid-new", "ns-b", "p");  // another namespace's pod of that name is not it
+  EXPECT_EQ(table.size(), 1u);
+  table.Remove("uid-new", "ns-a", "p");
+  EXPECT_EQ(table.size(), 0u);
+  EXPECT_FALSE(has("uid-new", "p"));
 }
 
 // A workload's priority and class are its top member's, and its size the largest declared,
@@ -165,13 +200,13 @@ TEST(WorkloadTableTest, TheSummaryFollowsItsMembersUpAndDown) {
   EXPECT_EQ(summary(), "5/mid/2");
   put(p2, 5, "tie", 2);  // a tie after the top by name changes nothing
   EXPECT_EQ(summary(), "5/mid/2");
-  table.Remove(p0.uid, p0.name);  // the top leaves
+  table.Remove(p0.uid, p0.namespace_, p0.name);  // the top leaves
   EXPECT_EQ(summary(), "5/tie/2");
   put(p0, 5, "first", 3);  // back, first by name: its class wins the tie
   EXPECT_EQ(summary(), "5/first/3");
-  table.Remove(p1.uid, p1.name);  // a member below the top leaves: nothing changes
+  table.Remove(p1.uid, p1.namespace_, p1.name);  // a member below the top leaves: nothing changes
   EXPECT_EQ(summary(), "5/first/3");
-  table.Remove(p0.uid, p0.name);
+  table.Remove(p0.uid, p0.namespace_, p0.name);
   EXPECT_EQ(summary(), "5/tie/2");
 }
 
@@ -300,7 +335,8 @@ TEST_F(ClusterWorkloadsTest, ReadersWalkTheTableWhileEventsChangeIt) {
         for (size_t m = 1; m < e.members.size(); ++m) {
           ASSERT_LT(e.members[m - 1].name(), e.members[m].name()) << order;
         }
-        ASSERT_TRUE(view.HasPod(e.members.front().uid(), e.members.front().name()));
+        ASSERT_TRUE(view.HasPod(e.members.front().uid(), e.members.front().pod->ns(),
+                                e.members.front().name()));
         ++seen;
       }
     });
