@@ -80,7 +80,8 @@ WorkloadRows::Reader::Reader(const WorkloadRows& rows,
   std::unordered_map<std::string, std::string> order_of;  // loose workload key → order key
   for (const auto& [uid, q] : rows.queued_) {
     const scheduler::state::PendingPod& p = q.pod;
-    if (view.HasPod(uid, scheduler::state::SplitKey(p.key).second)) continue;
+    const auto [ns, name] = scheduler::state::SplitKey(p.key);
+    if (view.HasPod(uid, ns, name)) continue;
     const std::string key = scheduler::state::WorkloadKeyOf(p.gang, p.key);
     if (const WorkloadEntry* entry = view.Find(key)) {
       extras_[entry->key()].push_back(&q);

@@ -169,25 +169,26 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(
   Shard& shard = ShardOf(uid);
   std::unique_lock<std::mutex> lock = Lock(shard);
   auto it = shard.map.find(uid);
-  auto gang = gangs_.find(meta.workload);
+  const std::string_view workload = meta.workload.view();
+  auto gang = gangs_.find(workload);
   if (it != shard.map.end()) {
     Reservation& r = it->second;
     if (r.state == ReservationState::kBound) return r.charge;
-    if (r.meta.workload == meta.workload && r.charge.flavor == flavor) {
+    if (r.meta.workload.view() == workload && r.charge.flavor == flavor) {
       r.expires_ms = now + ttl_ms;  // a re-filter keeps its share
       shard.Due(r.expires_ms);
       return r.charge;
     }
     // Held on another flavor or for another gang: give it back, to its gang while that holds.
-    auto from = gangs_.find(r.meta.workload);
+    auto from = gangs_.find(r.meta.workload.view());
     if (from != gangs_.end() && Covers(from->second.remaining, r.charge)) {
       Move(r.charge, +1, &from->second.remaining);
     } else {
       GiveBack(session, uid, r.charge);
     }
-    if (from != gangs_.end()) MemberGoneLocked(r.meta.workload);
+    if (from != gangs_.end()) MemberGoneLocked(r.meta.workload.view());
     shard.Erase(it);
-    gang = gangs_.find(meta.workload);
+    gang = gangs_.find(workload);
   }
   Charge share;
   // take: the share comes out of the gang's hold.
@@ -205,7 +206,7 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(
     std::variant<Charge, Refusal> result = session.Reserve(team, flavor, need, mode);
     const Charge* charge = std::get_if<Charge>(&result);
     if (charge == nullptr) return result;
-    if (gang == gangs_.end()) gang = gangs_.emplace(meta.workload, GangHold{}).first;
+    if (gang == gangs_.end()) gang = gangs_.emplace(workload, GangHold{}).first;
     gang->second.size = size;
     if (members > 1) {
       GangHold& hold = gang->second;
@@ -223,7 +224,7 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(
     }
   }
   if (take) Move(share, -1, &gang->second.remaining);
-  MemberJoinedLocked(session, meta.workload, &gang->second, now, gang_ttl_ms);
+  MemberJoinedLocked(session, workload, &gang->second, now, gang_ttl_ms);
   Reservation reservation;
   reservation.charge = share;
   reservation.state = ReservationState::kAssumed;
@@ -263,7 +264,7 @@ std::optional<GangHold> QuotaBook::FindGang(std::string_view workload) const {
   return it->second;
 }
 
-void QuotaBook::MemberGoneLocked(const std::string& workload, bool lost) {
+void QuotaBook::MemberGoneLocked(std::string_view workload, bool lost) {
   auto it = gangs_.find(workload);
   if (it == gangs_.end()) return;
   GangHold& hold = it->second;
@@ -322,7 +323,11 @@ QuotaBook::ConfirmOutcome QuotaBook::ConfirmBound(std::string_view uid, NameId t
             // A member bound without a share (seen after a restart): it holds quota of its gang.
             lock.unlock();
             std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
-            GangHold& hold = gangs_[meta.workload];
+            auto held = gangs_.find(meta.workload.view());
+            if (held == gangs_.end()) {
+              held = gangs_.emplace(meta.workload.view(), GangHold{}).first;
+            }
+            GangHold& hold = held->second;
             if (hold.size == 0) hold.flavor = flavor;
             ++hold.holders;
           }
@@ -337,7 +342,7 @@ QuotaBook::ConfirmOutcome QuotaBook::ConfirmBound(std::string_view uid, NameId t
 
 bool QuotaBook::Release(std::string_view uid) {
   Ledger::Session session(ledger_);
-  std::string workload;
+  model::PooledString workload;
   {
     Shard& shard = ShardOf(uid);
     std::unique_lock<std::mutex> lock = Lock(shard);
@@ -349,7 +354,7 @@ bool QuotaBook::Release(std::string_view uid) {
   }
   if (!workload.empty()) {
     std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
-    MemberGoneLocked(workload);
+    MemberGoneLocked(workload.view());
   }
   return true;
 }
@@ -361,19 +366,18 @@ void QuotaBook::DetachFromGang(std::string_view uid, bool lost) {
   auto it = shard.map.find(uid);
   if (it == shard.map.end() || it->second.meta.workload.empty()) return;
   shard.Count(it->second, -1);
-  const std::string workload = std::move(it->second.meta.workload);
-  it->second.meta.workload.clear();
+  const model::PooledString workload = std::move(it->second.meta.workload);  // now ""
   shard.Count(it->second, +1);
-  MemberGoneLocked(workload, lost);
+  MemberGoneLocked(workload.view(), lost);
 }
 
 bool QuotaBook::ReturnShare(const Reservation& r) {
   // With workloads_mu_ and the member's shard held.
-  auto gang = gangs_.find(r.meta.workload);
+  auto gang = gangs_.find(r.meta.workload.view());
   if (gang == gangs_.end() || !Covers(gang->second.remaining, r.charge)) return false;
   if (gang->second.expires_ms <= clock_->NowMs()) return false;  // the hold goes too
   Move(r.charge, +1, &gang->second.remaining);
-  MemberGoneLocked(r.meta.workload);
+  MemberGoneLocked(r.meta.workload.view());
   return true;
 }
 
@@ -425,7 +429,7 @@ size_t QuotaBook::ExpireAssumed() {
       }
       if (r.meta.workload.empty() || !ReturnShare(r)) {
         GiveBack(session, it->first, r.charge);
-        if (!r.meta.workload.empty()) MemberGoneLocked(r.meta.workload);
+        if (!r.meta.workload.empty()) MemberGoneLocked(r.meta.workload.view());
       }
       it = shard.Erase(it);
       ++expired;
@@ -473,8 +477,11 @@ void QuotaBook::Shard::Count(const Reservation& r, int sign) {
   }
   if (r.meta.workload.empty()) {
     c.lone += sign;
-  } else if ((c.gangs[r.meta.workload] += sign) <= 0) {
-    c.gangs.erase(r.meta.workload);
+  } else {
+    const std::string_view gang = r.meta.workload.view();
+    auto members = c.gangs.find(gang);
+    if (members == c.gangs.end()) members = c.gangs.emplace(gang, 0).first;
+    if ((members->second += sign) <= 0) c.gangs.erase(members);
   }
   if (c.running == 0 && c.assumed == 0) counts.erase(it);
 }

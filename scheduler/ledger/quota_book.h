@@ -40,6 +40,7 @@
 
 #include "scheduler/common/clock.h"
 #include "scheduler/ledger/ledger.h"
+#include "scheduler/model/string_pool.h"
 
 namespace taskgov::scheduler::ledger {
 
@@ -48,12 +49,15 @@ inline constexpr model::NameId kNoNode = 0xffffffff;
 enum class ReservationState : uint8_t { kAssumed, kBound };
 
 // What decisions need to know about a charged pod without the pod store.
+// 32 bytes: one is kept with every reservation.
 struct PodMeta {
   int32_t priority = 0;
+  model::NameId node = kNoNode;
+  // The gang it is a member of (WorkloadRef::key), "" for a lone pod. Pooled (4 bytes; "" takes
+  // no lock): a std::string was 32 bytes of every reservation, most of them lone pods'.
+  model::PooledString workload;
   int64_t created_ms = 0;
   int64_t admitted_ms = 0;  // when it was admitted (assumed or seen bound first)
-  model::NameId node = kNoNode;
-  std::string workload;  // the gang it is a member of (WorkloadRef::key), "" for a lone pod
 };
 
 // A gang's quota (DESIGN §3.7): what its first member's filter reserved for every member, less
@@ -227,8 +231,8 @@ class QuotaBook {
     struct Counts {
       int64_t running = 0;
       int64_t assumed = 0;
-      int64_t lone = 0;                                // reservations of no gang
-      std::unordered_map<std::string, int32_t> gangs;  // gang → its members here
+      int64_t lone = 0;  // reservations of no gang
+      std::unordered_map<std::string, int32_t, Hash, std::equal_to<>> gangs;  // gang → members here
       // What the team's reservations here charge, per (flavor, resource): Reconcile compares
       // the ledger with these sums instead of walking every reservation while no session may
       // open.
@@ -267,7 +271,7 @@ class QuotaBook {
                           int64_t now, int64_t gang_ttl_ms);
   // With workloads_mu_ held: a member's reservation is gone (released, or its share returned);
   // `lost` as for DetachFromGang.
-  void MemberGoneLocked(const std::string& workload, bool lost = true);
+  void MemberGoneLocked(std::string_view workload, bool lost = true);
   // With workloads_mu_ and the member's shard held: returns the share of member reservation `r`
   // (about to leave the table) to its gang's hold while that holds quota and has not expired,
   // and counts the member gone. False (nothing done) otherwise.

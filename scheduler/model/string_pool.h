@@ -86,6 +86,7 @@ class PooledString {
     std::swap(id_, other.id_);
     return *this;
   }
+  PooledString& operator=(std::string_view s) { return *this = PooledString(s); }
   ~PooledString() {
     if (id_ != 0) PodStrings().Release({&id_, 1});
   }
