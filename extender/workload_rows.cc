@@ -184,7 +184,7 @@ std::string WorkloadRows::Reader::State(const Item& item) const {
   if (const auto* extras = ExtrasOf(e)) {
     for (const Queued* q : *extras) t.Add(WaitingState(rows_.book_, q->pod.uid));
   }
-  return StateOf(t, e.declared, [&] { return GangHolds(e.kind, e.key()); });
+  return StateOf(t, e.declared, [&] { return GangHolds(e.kind(), e.key()); });
 }
 
 WorkloadRow WorkloadRows::Reader::Row(const Item& item) const {
@@ -194,7 +194,7 @@ WorkloadRow WorkloadRows::Reader::Row(const Item& item) const {
   w.key = e.key();
   w.ns = e.ns();
   w.name = e.name();
-  w.kind = e.kind;
+  w.kind = e.kind();
   w.team = e.team;
   w.priority = e.priority;
   w.priority_class = e.priority_class_name();

@@ -14,9 +14,16 @@ using model::Labels;
 using model::NameId;
 using model::WorkloadRef;
 
+// One per workload: most are lone pods (memory per pod, issue 19).
+static_assert(sizeof(void*) != 8 || sizeof(WorkloadEntry) <= 56);
+
 std::string_view WorkloadKindOf(const WorkloadRef& ref) {
-  if (ref.key.empty()) return "Pod";
-  switch (ref.source) {
+  return WorkloadKindOf(ref.source, ref.key.empty());
+}
+
+std::string_view WorkloadKindOf(GangSource source, bool lone) {
+  if (lone) return "Pod";
+  switch (source) {
     case GangSource::kPod:
       return "KueuePodGroup";  // pods labelled kueue.x-k8s.io/pod-group-name
     case GangSource::kOtherOwner:
@@ -24,7 +31,7 @@ std::string_view WorkloadKindOf(const WorkloadRef& ref) {
     case GangSource::kNone:
       return "Pod";
     default:
-      return GangSourceName(ref.source);  // PodGroup, Job, JobSet, PyTorchJob, ...
+      return GangSourceName(source);  // PodGroup, Job, JobSet, PyTorchJob, ...
   }
 }
 
@@ -70,18 +77,15 @@ void WorkloadTable::Put(std::shared_ptr<const KeptPod> pod, NameId team, const W
   Ordered::iterator at_entry = FindEntry(key);
   if (at_entry == ordered_.end()) {
     auto [ns, name] = SplitKey(ref.display.empty() ? pod_key : ref.display);  // lone: no display
-    if (ns.empty()) ns = pod->ns();
-    const std::string_view kind = WorkloadKindOf(ref);
+    if (ns.empty()) ns = pod->ns();  // ns holds no '/' (WorkloadEntry::ns): SplitKey cut there
+    const std::string_view kind = WorkloadKindOf(ref.source, ref.key.empty());
     auto placed = ordered_.emplace(WorkloadOrderKey(ns, name, kind, key), WorkloadEntry{}).first;
     // The entry's strings are views of its order key, which the map node keeps in place.
-    const std::string& order_key = placed->first;
     WorkloadEntry& entry = placed->second;
-    entry.order_ = order_key.data();
-    entry.ns_len_ = static_cast<uint32_t>(ns.size());
+    entry.order_ = &placed->first;
     entry.name_len_ = static_cast<uint32_t>(name.size());
-    entry.key_at_ = static_cast<uint32_t>(order_key.size() - key.size());
-    entry.key_len_ = static_cast<uint32_t>(key.size());
-    entry.kind = kind;
+    entry.source_ = ref.source;
+    entry.lone_ = ref.key.empty();
     if (!lone) order_of_.emplace(entry.key(), placed);
     at_entry = placed;
   }

@@ -37,6 +37,10 @@ namespace taskgov::scheduler::state {
 // priority, priority class (PriorityClassNames: classes are a bounded set), the size it declares
 // and the instance type its node selector asks for. The instance type is pooled, not interned: a
 // node selector names it freely, and an interner never forgets a name.
+// The admin API's kind of a workload: the object that declares the gang, or Pod for a lone pod.
+[[nodiscard]] std::string_view WorkloadKindOf(const model::WorkloadRef& ref);
+[[nodiscard]] std::string_view WorkloadKindOf(model::GangSource source, bool lone);
+
 struct WorkloadMember {
   std::shared_ptr<const model::KeptPod> pod;
   model::NameId team = kNoTeam;
@@ -52,19 +56,27 @@ struct WorkloadMember {
 };
 
 // A workload. Its key, namespace and name are views of its order key (the table's key for it,
-// "<ns>/<name>/<kind>/<key>", whose bytes never move), so the table holds each string once.
+// "<ns>/<name>/<kind>/<key>", which never moves), so the table holds each string once; 56 bytes.
 struct WorkloadEntry {
   // WorkloadRef::key, or "pod/<ns>/<name>" for a lone pod.
-  [[nodiscard]] std::string_view key() const { return {order_ + key_at_, key_len_}; }
-  [[nodiscard]] std::string_view ns() const { return {order_, ns_len_}; }
-  [[nodiscard]] std::string_view name() const { return {order_ + ns_len_ + 1, name_len_}; }
+  [[nodiscard]] std::string_view key() const {
+    return std::string_view(*order_).substr(ns().size() + name_len_ + kind().size() + 3);
+  }
+  // Up to the order key's first '/': a namespace holds none.
+  [[nodiscard]] std::string_view ns() const {
+    return std::string_view(*order_).substr(0, order_->find('/'));
+  }
+  [[nodiscard]] std::string_view name() const {
+    return std::string_view(*order_).substr(ns().size() + 1, name_len_);
+  }
+  // As the admin API names it: Pod, KueuePodGroup, Job, PodGroup, ... (WorkloadKindOf).
+  [[nodiscard]] std::string_view kind() const { return WorkloadKindOf(source_, lone_); }
   // The instance type the first member that names one asks for ("" if none does).
   [[nodiscard]] std::string_view instance_type() const;
   [[nodiscard]] const std::string& priority_class_name() const {
     return model::PriorityClassNames().Name(priority_class);
   }
 
-  std::string_view kind;  // as the admin API names it: Pod, KueuePodGroup, Job, PodGroup, ...
   // Whatever order its pods' events came in: the first member's team, the highest priority of
   // its members and that member's class, the largest size a member declares (1 for a lone pod).
   model::NameId team = kNoTeam;
@@ -75,12 +87,11 @@ struct WorkloadEntry {
 
  private:
   friend class WorkloadTable;
-  const char* order_ = nullptr;  // the order key's bytes
-  uint32_t ns_len_ = 0, name_len_ = 0, key_at_ = 0, key_len_ = 0;
+  const std::string* order_ = nullptr;  // the order key, in the table's map node
+  uint32_t name_len_ = 0;
+  model::GangSource source_ = model::GangSource::kNone;
+  bool lone_ = false;
 };
-
-// The admin API's kind of a workload: the object that declares the gang, or Pod for a lone pod.
-[[nodiscard]] std::string_view WorkloadKindOf(const model::WorkloadRef& ref);
 // The table key of a workload: its gang key (WorkloadRef::key, PendingPod::gang), or
 // "pod/<ns>/<name>" for a lone pod (`gang_key` empty).
 [[nodiscard]] std::string WorkloadKeyOf(std::string_view gang_key, std::string_view pod_key);
