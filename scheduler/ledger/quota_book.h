@@ -40,6 +40,7 @@
 
 #include "scheduler/common/clock.h"
 #include "scheduler/ledger/ledger.h"
+#include "scheduler/ledger/uid_key.h"
 #include "scheduler/model/string_pool.h"
 
 namespace taskgov::scheduler::ledger {
@@ -214,7 +215,7 @@ class QuotaBook {
   };
   struct Shard {
     mutable std::mutex mu;
-    std::unordered_map<std::string, Reservation, Hash, std::equal_to<>> map;
+    std::unordered_map<UidKey, Reservation, Hash, std::equal_to<>> map;
     // No assumed reservation of the shard expires before this (a lower bound: written with `mu`
     // held when one is assumed, recomputed when the shard is swept), so ExpireAssumed skips a
     // shard with nothing due without taking a lock — at 100,000 bound pods the sweep was a walk
@@ -248,7 +249,7 @@ class QuotaBook {
     void Count(const Reservation& r, int sign);
     void Insert(std::string_view uid, Reservation r) {
       Count(r, +1);
-      map.emplace(std::string(uid), std::move(r));
+      map.emplace(UidKey(uid), std::move(r));
     }
     template <typename Iterator>
     Iterator Erase(Iterator it) {
