@@ -127,8 +127,8 @@ class PreemptionController::WorldImpl final : public RoundWorld, public PlanSour
       const IdAmounts need = KnownIdAmounts(p.quota_request());
       r = book_->AssumeMember(session, p.uid, p.workload_size, p.team, flavor,
                               KnownIdAmounts(p.request), Ledger::Mode::kBorrowing, ttl_ms,
-                              std::max(ttl_ms, session.policy().gang_timeout_seconds * 1000), meta,
-                              &need);
+                              std::max(ttl_ms, session.policy().gang_timeout_seconds * 1000),
+                              std::move(meta), &need);
     }
     if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
       *why = refusal->Explain();

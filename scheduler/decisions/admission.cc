@@ -284,7 +284,7 @@ std::variant<Charge, Refusal> Admission::Commit(Snapshot& snap, NameId flavor, M
   const IdAmounts need = KnownIdAmounts(me.need);
   return book_->AssumeMember(snap.session, me.pod->uid, me.workload.size, me.team_id, flavor,
                              me.request_ids, mode, options_.assume_ttl_ms,
-                             snap.policy.gang_timeout_seconds * 1000, meta, &need);
+                             snap.policy.gang_timeout_seconds * 1000, std::move(meta), &need);
 }
 
 std::string Admission::ExplainGang(const Subject& me, const Refusal& refusal) {
@@ -587,7 +587,7 @@ std::variant<Charge, Refusal> Admission::Readmit(const Pod& pod, NameId team, Na
     meta.workload = workload.key;  // with its gang, as its filter would have
     return book_->AssumeMember(session, pod.uid, workload.size, team, flavor, ids, Mode::kBorrowing,
                                options_.assume_ttl_ms, session.policy().gang_timeout_seconds * 1000,
-                               meta);
+                               std::move(meta));
   }
   return book_->Assume(session, pod.uid, team, flavor, ids, Mode::kBorrowing,
                        options_.assume_ttl_ms, meta);

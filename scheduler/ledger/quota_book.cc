@@ -160,10 +160,12 @@ std::variant<Charge, Refusal> QuotaBook::Assume(Ledger::Session& session, std::s
   return result;
 }
 
-std::variant<Charge, Refusal> QuotaBook::AssumeMember(
-    Ledger::Session& session, std::string_view uid, int32_t size, NameId team, NameId flavor,
-    const IdAmounts& request, Ledger::Mode mode, int64_t ttl_ms, int64_t gang_ttl_ms,
-    const PodMeta& meta, const IdAmounts* gang_need) {
+std::variant<Charge, Refusal> QuotaBook::AssumeMember(Ledger::Session& session,
+                                                      std::string_view uid, int32_t size,
+                                                      NameId team, NameId flavor,
+                                                      const IdAmounts& request, Ledger::Mode mode,
+                                                      int64_t ttl_ms, int64_t gang_ttl_ms,
+                                                      PodMeta meta, const IdAmounts* gang_need) {
   const int64_t now = clock_->NowMs();
   std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
   Shard& shard = ShardOf(uid);
@@ -229,7 +231,7 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(
   reservation.charge = share;
   reservation.state = ReservationState::kAssumed;
   reservation.expires_ms = now + ttl_ms;
-  reservation.meta = meta;
+  reservation.meta = std::move(meta);  // its gang key changes hands, not pooled again
   reservation.meta.admitted_ms = now;
   shard.Due(reservation.expires_ms);
   shard.Insert(uid, std::move(reservation));

@@ -138,7 +138,7 @@ class QuotaBook {
   [[nodiscard]] std::variant<Charge, Refusal> AssumeMember(
       Ledger::Session& session, std::string_view uid, int32_t size, model::NameId team,
       model::NameId flavor, const model::IdAmounts& request, Ledger::Mode mode, int64_t ttl_ms,
-      int64_t gang_ttl_ms, const PodMeta& meta, const model::IdAmounts* gang_need = nullptr);
+      int64_t gang_ttl_ms, PodMeta meta, const model::IdAmounts* gang_need = nullptr);
   // The gang's hold, if it has one.
   [[nodiscard]] std::optional<GangHold> FindGang(std::string_view workload) const;
 
