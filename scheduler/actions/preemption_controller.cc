@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <set>
+#include <utility>
 
 #include "scheduler/common/log.h"
 #include "scheduler/model/pod_identity.h"

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <utility>
 
 #include "scheduler/common/log.h"
 #include "scheduler/decisions/preemption.h"
