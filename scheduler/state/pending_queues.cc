@@ -199,7 +199,8 @@ void PendingQueues::RetargetGang(const std::string& gang,
 }
 
 bool PendingQueues::RefreshRefused(const PendingPod& pod) const {
-  std::shared_lock lock(mu_);
+  std::shared_lock lock(mu_, std::try_to_lock);  // a note never waits for a writer
+  if (!lock.owns_lock()) return false;
   auto it = pending_.find(pod.uid);
   if (it == pending_.end() || !it->second.refused) return false;
   const PendingPod& known = it->second.pod;
@@ -221,7 +222,17 @@ void PendingQueues::NoteRefused(PendingPod pod) {
   TryApplyNotes();
 }
 
+bool PendingQueues::SurelyNotQueued(const std::string& uid) const {
+  std::shared_lock lock(mu_, std::try_to_lock);  // a note never waits for a writer
+  return lock.owns_lock() && !pending_.contains(uid);
+}
+
 void PendingQueues::NoteAdmitted(std::string uid) {
+  // Most admitted pods never waited (kube-scheduler's first try admits them): with no note
+  // posted that could queue it and the pod not queued, there is nothing to undo — no note, no
+  // write lock. (An informer report that queues it after this is undone by the informer's own
+  // look at the QuotaBook, ClusterState::UpsertLocked.)
+  if (notes_.Empty() && SurelyNotQueued(uid)) return;
   Note note;
   note.admitted = true;
   note.pod.uid = std::move(uid);

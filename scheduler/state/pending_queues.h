@@ -183,8 +183,11 @@ class PendingQueues {
     int64_t refused_ms = 0;  // since when filter calls give them
   };
   // A refusal of a pod already waiting as refused, with the same rank: only its time is
-  // refreshed (shared lock), nothing is posted. False when the note must be posted.
+  // refreshed (shared lock, if free at once), nothing is posted. False when the note must be
+  // posted.
   bool RefreshRefused(const PendingPod& pod) const;
+  // Whether `uid` is surely not queued: the shared lock was free at once and it is not there.
+  bool SurelyNotQueued(const std::string& uid) const;
   // Rank keys: (−priority, created, uid) and (created, uid).
   using PriorityKey = std::tuple<int64_t, int64_t, std::string>;
   using AgeKey = std::tuple<int64_t, std::string>;

@@ -314,6 +314,39 @@ TEST_F(PendingQueuesTest, NotesNeverWaitForTheWriteLockAndAreAppliedByItsHolder)
             (std::vector<std::string>{"held", "late"}));
 }
 
+// The notes' fast paths (a repeated refusal, an admission of a pod that never waited) look
+// with a shared lock only when it is free at once: behind a writer they post instead of waiting.
+TEST_F(PendingQueuesTest, FastNotesDoNotWaitForAWriterEither) {
+  queues_.Upsert(Pending("held", 1, 0, 100));
+  queues_.NoteRefused(Pending("refused", 1, 0, 200));
+  ASSERT_EQ(queues_.CountsOf(1).refused, 1u);  // applied: its next refusal takes the fast path
+  std::promise<void> inside;
+  std::promise<void> noted;
+  std::future<void> noted_seen = noted.get_future();
+  bool noted_while_held = false;
+  std::thread holder([&] {
+    bool first = true;
+    queues_.Retarget([&](PendingPod&) {
+      if (!first) return;
+      first = false;
+      inside.set_value();
+      noted_while_held = noted_seen.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+    });
+  });
+  inside.get_future().wait();
+  queues_.NoteRefused(Pending("refused", 1, 0, 200));
+  queues_.NoteAdmitted("never-waited");
+  noted.set_value();
+  holder.join();
+  EXPECT_TRUE(noted_while_held);
+  EXPECT_EQ(Keys(queues_.Ahead(1, 0, 1'000, "me", true, 10)),
+            (std::vector<std::string>{"held", "refused"}));
+  EXPECT_EQ(queues_.CountsOf(1).refused, 1u);
+  // Unblocked, an admission of a pod that never waited changes nothing.
+  queues_.NoteAdmitted("never-waited-either");
+  EXPECT_EQ(queues_.CountsOf(1).total, 2u);
+}
+
 // Several filter threads post notes while an informer thread writes: every note lands once.
 TEST_F(PendingQueuesTest, ConcurrentNotesAndInformerWritesLoseNothing) {
   constexpr int kThreads = 3;
