@@ -8,7 +8,9 @@
 // (NoteRefused: it waits, and counts as "refused" for Kueue's inadmissible metric) or admitted
 // (NoteAdmitted: it no longer waits); a pod known only from filter calls stops counting once it
 // has not been filtered for filter_seen_ttl_ms, and is forgotten by the next Sync() after that
-// (at most max_filter_only are kept). Filter notes never wait for the queues' lock:
+// (at most max_filter_only are kept). The common notes post nothing: a repeated refusal only
+// refreshes its time, and an admission of a pod that never waited has nothing to undo (each
+// looks under the shared lock if it is free at once). Filter notes never wait for the queues' lock:
 // they are posted to a lock-free PostBox and applied by whoever holds the write lock — the
 // poster itself only when the lock is free at that instant (try_lock), otherwise the holder,
 // which applies every posted note before it lets go and looks again after. So the filter path
