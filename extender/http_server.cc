@@ -530,18 +530,41 @@ class HttpServer::Impl::Session : public SessionBase,
       return;
     }
     idle_ = true;
-    if (served_one_) {
-      Tcp().expires_after(Options().idle_timeout);
-    } else {
-      Tcp().expires_at(HeaderDeadline());
-    }
+    Tcp().expires_never();  // the wait is timed by WatchIdle, not per read
+    WatchIdle(served_one_ ? Clock::now() + Options().idle_timeout : HeaderDeadline());
     stream_.async_read_some(buffer_.prepare(4096),
                             [self = this->shared_from_this()](beast::error_code ec, size_t n) {
                               self->OnFirstBytes(ec, n);
                             });
   }
 
+  // Times the wait for a request's first byte: the connection closes at `deadline` unless bytes
+  // came first. One timer per connection, re-armed only when a deadline comes earlier than its
+  // expiry or when it fires early (then at the current deadline): a kept-alive connection's
+  // waits cost no timer operation each, where the stream's own deadline would arm and cancel
+  // one per wait (a reactor round and a scheduler round that wakes another I/O thread).
+  void WatchIdle(Clock::time_point deadline) {
+    idle_deadline_ = deadline;
+    if (!idle_timer_) idle_timer_.emplace(stream_.get_executor());
+    if (idle_timer_armed_ && idle_timer_->expiry() <= deadline) return;
+    idle_timer_armed_ = true;
+    idle_timer_->expires_at(deadline);  // a wait pending completes with operation_aborted
+    // A weak reference: the timer must not keep a closed connection alive until it fires.
+    idle_timer_->async_wait([weak = this->weak_from_this()](beast::error_code ec) {
+      if (auto self = weak.lock(); self && !ec) self->OnIdleTimer();
+    });
+  }
+
+  void OnIdleTimer() {
+    idle_timer_armed_ = false;
+    if (!idle_) return;  // in a request: its reads and writes have deadlines of their own
+    if (Clock::now() < idle_deadline_) return WatchIdle(idle_deadline_);
+    idle_timed_out_ = true;
+    Tcp().close();  // the pending read completes with an error: OnFirstBytes
+  }
+
   void OnFirstBytes(beast::error_code ec, size_t n) {
+    if (idle_timed_out_) ec = beast::error::timeout;  // even if bytes came at the deadline
     if (ec) {
       // A new connection that sent nothing by its header deadline is counted; an idle
       // keep-alive connection that times out, is closed by the peer, evicted or shut down is
@@ -997,6 +1020,11 @@ class HttpServer::Impl::Session : public SessionBase,
   bool handshake_done_ = false;
   bool closing_ = false;
   bool nonblocking_ = false;  // plain TCP: the socket's synchronous operations never wait
+  // WatchIdle's timer, made on the first wait; armed_: a wait is pending on it.
+  std::optional<asio::steady_timer> idle_timer_;
+  Clock::time_point idle_deadline_;
+  bool idle_timer_armed_ = false;
+  bool idle_timed_out_ = false;  // the wait for a request's first byte passed its deadline
   std::string peer_ = "unknown";
 };
 
