@@ -120,7 +120,7 @@ HttpResponse WebhookHandlers::Filter(const HttpRequest& request) {
   if (outcome == Outcome::kErrorReply) {
     common::log::Info(kComponent, "filter failed",
                       {{"pod", decoded.args.pod.key()}, {"error", result.error}});
-  } else {
+  } else if (common::log::Enabled(common::log::Level::kDebug)) {  // the fields cost allocations
     common::log::Debug(kComponent, "filter",
                        {{"pod", decoded.args.pod.key()},
                         {"nodes", uint64_t{decoded.args.node_names.size()}},
@@ -150,10 +150,12 @@ HttpResponse WebhookHandlers::Prioritize(const HttpRequest& request) {
     common::log::Error(kComponent, "decider returned scores outside 0..10; clamped",
                        {{"pod", decoded.args.pod.key()}, {"clamped", uint64_t{clamped}}});
   }
-  common::log::Debug(kComponent, "prioritize",
-                     {{"pod", decoded.args.pod.key()},
-                      {"nodes", uint64_t{decoded.args.node_names.size()}},
-                      {"micros", Micros(start)}});
+  if (common::log::Enabled(common::log::Level::kDebug)) {  // the fields cost allocations
+    common::log::Debug(kComponent, "prioritize",
+                       {{"pod", decoded.args.pod.key()},
+                        {"nodes", uint64_t{decoded.args.node_names.size()}},
+                        {"micros", Micros(start)}});
+  }
   return Finish(Outcome::kOk, kOk, EncodePriorities(priorities));
 }
 

@@ -429,6 +429,13 @@ class HttpServer::Impl::Session : public SessionBase,
     beast::error_code ec;
     auto endpoint = Tcp().socket().remote_endpoint(ec);
     if (!ec) peer_ = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+    if constexpr (!kTls) {
+      // Synchronous reads and writes on the socket (ReadAvailable, WriteNow) return at once
+      // instead of waiting; the asynchronous operations are not affected.
+      beast::error_code nb_ec;
+      Tcp().socket().non_blocking(true, nb_ec);
+      nonblocking_ = !nb_ec;
+    }
     chunk_budget_ = [this](std::uint64_t size, beast::string_view, beast::error_code& chunk_ec) {
       OnChunkHeader(size, chunk_ec);
     };
@@ -514,20 +521,50 @@ class HttpServer::Impl::Session : public SessionBase,
 
   void WaitForRequest() {
     if (server_->stopping_.load(std::memory_order_acquire)) return Close();
-    if (buffer_.size() > 0) return StartRequest();  // a pipelined request is already here
-    idle_ = true;
-    if (served_one_) {
-      Tcp().expires_after(Options().idle_timeout);
-    } else {
-      Tcp().expires_at(HeaderDeadline());
+    if (buffer_.size() > 0) {
+      // A pipelined request is already here. Posted, not called: a request can complete
+      // inline (ParseBufferedHeader, ReadAvailable, WriteNow), and a client pipelining many
+      // must not deepen the stack by one request each.
+      asio::post(stream_.get_executor(),
+                 [self = this->shared_from_this()] { self->StartRequest(); });
+      return;
     }
+    idle_ = true;
+    Tcp().expires_never();  // the wait is timed by WatchIdle, not per read
+    WatchIdle(served_one_ ? Clock::now() + Options().idle_timeout : HeaderDeadline());
     stream_.async_read_some(buffer_.prepare(4096),
                             [self = this->shared_from_this()](beast::error_code ec, size_t n) {
                               self->OnFirstBytes(ec, n);
                             });
   }
 
+  // Times the wait for a request's first byte: the connection closes at `deadline` unless bytes
+  // came first. One timer per connection, re-armed only when a deadline comes earlier than its
+  // expiry or when it fires early (then at the current deadline): a kept-alive connection's
+  // waits cost no timer operation each, where the stream's own deadline would arm and cancel
+  // one per wait (a reactor round and a scheduler round that wakes another I/O thread).
+  void WatchIdle(Clock::time_point deadline) {
+    idle_deadline_ = deadline;
+    if (!idle_timer_) idle_timer_.emplace(stream_.get_executor());
+    if (idle_timer_armed_ && idle_timer_->expiry() <= deadline) return;
+    idle_timer_armed_ = true;
+    idle_timer_->expires_at(deadline);  // a wait pending completes with operation_aborted
+    // A weak reference: the timer must not keep a closed connection alive until it fires.
+    idle_timer_->async_wait([weak = this->weak_from_this()](beast::error_code ec) {
+      if (auto self = weak.lock(); self && !ec) self->OnIdleTimer();
+    });
+  }
+
+  void OnIdleTimer() {
+    idle_timer_armed_ = false;
+    if (!idle_) return;  // in a request: its reads and writes have deadlines of their own
+    if (Clock::now() < idle_deadline_) return WatchIdle(idle_deadline_);
+    idle_timed_out_ = true;
+    Tcp().close();  // the pending read completes with an error: OnFirstBytes
+  }
+
   void OnFirstBytes(beast::error_code ec, size_t n) {
+    if (idle_timed_out_) ec = beast::error::timeout;  // even if bytes came at the deadline
     if (ec) {
       // A new connection that sent nothing by its header deadline is counted; an idle
       // keep-alive connection that times out, is closed by the peer, evicted or shut down is
@@ -553,9 +590,20 @@ class HttpServer::Impl::Session : public SessionBase,
     request_body_bytes_ = 0;
     StartHeaderParser(Options().max_header_bytes, &header_parser_);
     Tcp().expires_at(std::min(HeaderDeadline(), request_start_ + Options().request_timeout));
+    if (beast::error_code ec; ParseBufferedHeader(&ec)) return OnHeader(ec);
     http::async_read_header(
         stream_, buffer_, *header_parser_,
         [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+  }
+
+  // Feeds what is already buffered to the header parser, as Beast's read does first, but without
+  // its round through the scheduler (a post, and a wake of another I/O thread). True when that
+  // settled the header: complete, or *ec says why not; false when more bytes are needed.
+  bool ParseBufferedHeader(beast::error_code* ec) {
+    if (buffer_.size() == 0) return false;
+    const size_t used = header_parser_->put(buffer_.data(), *ec);
+    buffer_.consume(used);
+    return *ec != http::error::need_more;
   }
 
   void OnHeader(beast::error_code ec) {
@@ -699,12 +747,36 @@ class HttpServer::Impl::Session : public SessionBase,
   // composed read, not through the parser's 64 KiB steps and a copy.
   void ReadFixedBody(uint64_t length) {
     fixed_body_.resize(length);
-    const size_t have = asio::buffer_copy(asio::buffer(fixed_body_), buffer_.data());
+    size_t have = asio::buffer_copy(asio::buffer(fixed_body_), buffer_.data());
     buffer_.consume(have);
-    if (have == length) return OnFixedBody({});
+    beast::error_code ec;
+    have += ReadAvailable(asio::buffer(fixed_body_.data() + have, length - have), &ec);
+    if (ec || have == length) return OnFixedBody(ec);
     asio::async_read(
         stream_, asio::buffer(fixed_body_.data() + have, length - have),
         [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnFixedBody(ec); });
+  }
+
+  // Plain TCP: reads what the socket already holds into `buffer`, without waiting (the rest comes
+  // by an asynchronous read, under the request's deadline). A read that needs no wait costs one
+  // system call instead of a reactor operation, its deadline timer and two scheduler rounds.
+  // Sets *ec only for a real failure (as the asynchronous read would report it); TLS: reads
+  // nothing.
+  size_t ReadAvailable(asio::mutable_buffer buffer, beast::error_code* ec) {
+    if constexpr (kTls) {
+      return 0;
+    } else {
+      if (!nonblocking_) return 0;
+      size_t n = 0;
+      while (buffer.size() > 0) {
+        const size_t got = Tcp().socket().read_some(buffer, *ec);  // see the constructor
+        n += got;
+        buffer += got;
+        if (*ec) break;
+      }
+      if (*ec == asio::error::would_block || *ec == asio::error::try_again) *ec = {};
+      return n;
+    }
   }
 
   void OnFixedBody(beast::error_code ec) {
@@ -798,8 +870,16 @@ class HttpServer::Impl::Session : public SessionBase,
     Write(std::move(response), /*keep_alive=*/false);
   }
 
+  // A reply being written: the message and its serializer, which keeps the write's progress
+  // (WriteNow's part, then the asynchronous write's).
+  struct OutgoingReply {
+    http::response<http::string_body> message;
+    std::optional<http::response_serializer<http::string_body>> serializer;
+  };
+
   void Write(HttpResponse response, bool keep_alive) {
-    auto res = std::make_shared<http::response<http::string_body>>();
+    auto reply = std::make_shared<OutgoingReply>();
+    http::response<http::string_body>* res = &reply->message;
     // A status outside 200..599 is a handler bug: answer 500 rather than send nonsense. Statuses
     // that may carry no body (204, 304) lose it, which Beast would otherwise throw on.
     if (response.status < 200 || response.status > 599) {
@@ -819,10 +899,34 @@ class HttpServer::Impl::Session : public SessionBase,
     res->keep_alive(keep_alive);
     res->body() = std::move(response.body);
     res->prepare_payload();  // Content-Length, never chunked.
+    reply->serializer.emplace(*res);
     Tcp().expires_after(Options().request_timeout);
-    http::async_write(stream_, *res,
-                      [self = this->shared_from_this(), res, keep_alive](
-                          beast::error_code ec, size_t) { self->OnWritten(*res, ec, keep_alive); });
+    if (beast::error_code ec; WriteNow(&*reply->serializer, &ec)) {
+      return OnWritten(*res, ec, keep_alive);
+    }
+    http::async_write(
+        stream_, *reply->serializer,
+        [self = this->shared_from_this(), reply, keep_alive](beast::error_code ec, size_t) {
+          self->OnWritten(reply->message, ec, keep_alive);
+        });
+  }
+
+  // Plain TCP: writes as much of the reply as the socket takes without waiting. True when that
+  // settled the write: all sent, or *ec says why not (as the asynchronous write would report
+  // it); false when the rest must wait for room (the asynchronous write continues from where
+  // this stopped). TLS: writes nothing.
+  bool WriteNow(http::response_serializer<http::string_body>* serializer, beast::error_code* ec) {
+    if constexpr (kTls) {
+      return false;
+    } else {
+      if (!nonblocking_) return false;
+      http::write(Tcp().socket(), *serializer, *ec);  // non-blocking: see the constructor
+      if (*ec == asio::error::would_block || *ec == asio::error::try_again) {
+        *ec = {};
+        return false;
+      }
+      return true;
+    }
   }
 
   void OnWritten(const http::response<http::string_body>& res, beast::error_code ec,
@@ -915,6 +1019,12 @@ class HttpServer::Impl::Session : public SessionBase,
   bool served_one_ = false;  // a reply was written: the idle timeout applies between requests
   bool handshake_done_ = false;
   bool closing_ = false;
+  bool nonblocking_ = false;  // plain TCP: the socket's synchronous operations never wait
+  // WatchIdle's timer, made on the first wait; armed_: a wait is pending on it.
+  std::optional<asio::steady_timer> idle_timer_;
+  Clock::time_point idle_deadline_;
+  bool idle_timer_armed_ = false;
+  bool idle_timed_out_ = false;  // the wait for a request's first byte passed its deadline
   std::string peer_ = "unknown";
 };
 

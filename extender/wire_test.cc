@@ -6,6 +6,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <cstdint>
 #include <string>
 
 #include "scheduler/model/json_select.h"
@@ -464,6 +465,39 @@ TEST(EncodeTest, FilterNamesModeDropsUnknownNames) {
   EXPECT_EQ(dropped, 2u);
 }
 
+TEST(EncodeTest, AppendJsonStringEscapesExactlyTheBytesJsonRequires) {
+  // Every byte value at every position of texts long enough for the word-at-a-time scan and its
+  // tail: kept as it is unless it is a quote, a backslash or a control character.
+  for (size_t length : {1u, 7u, 8u, 9u, 17u}) {
+    for (size_t at = 0; at < length; ++at) {
+      for (int byte = 0; byte < 256; ++byte) {
+        std::string text(length, 'a');
+        text[at] = static_cast<char>(byte);
+        std::string out = "x";
+        AppendJsonString(text, &out);
+        const bool escaped = byte < 0x20 || byte == '"' || byte == '\\';
+        EXPECT_EQ(out == "x\"" + text + "\"", !escaped) << "byte " << byte << " at " << at;
+      }
+    }
+  }
+}
+
+TEST(EncodeTest, FilterNamesModeEscapesNamesThatNeedIt) {
+  // Node names never need escaping, but the request's names are whatever the client sent: a
+  // feasible name with a quote, backslash or control character is escaped, the others kept.
+  FilterRequest request =
+      MustDecodeFilter(WithPod(R"(,"NodeNames":["plain","q\"uote","back\\slash","bell\u0007"])"));
+  scheduler::FilterResult result;
+  result.feasible = {0, 1, 2, 3};
+  EXPECT_EQ(EncodeFilterResult(request, result),
+            R"({"NodeNames":["plain","q\"uote","back\\slash","bell\u0007"],"FailedNodes":{},)"
+            R"("FailedAndUnresolvableNodes":{},"Error":""})");
+  result.feasible = {0};
+  EXPECT_EQ(EncodeFilterResult(request, result),
+            R"({"NodeNames":["plain"],"FailedNodes":{},"FailedAndUnresolvableNodes":{},)"
+            R"("Error":""})");
+}
+
 TEST(EncodeTest, FilterNodesModeEchoesRawNodes) {
   // raw_nodes are views into the body: it must outlive the request.
   const std::string body =
@@ -489,6 +523,8 @@ TEST(EncodeTest, OtherReplies) {
   EXPECT_EQ(EncodePriorities({}), "[]");
   EXPECT_EQ(EncodePriorities({{"a", 0}, {"b", 10}}),
             R"([{"Host":"a","Score":0},{"Host":"b","Score":10}])");
+  EXPECT_EQ(EncodePriorities({{"q\"", -3}, {"c", INT64_MAX}}),
+            R"([{"Host":"q\"","Score":-3},{"Host":"c","Score":9223372036854775807}])");
   scheduler::PreemptResult preempt;
   EXPECT_EQ(EncodePreemptResult(preempt), R"({"NodeNameToMetaVictims":{}})");
   scheduler::model::Pod victim;
