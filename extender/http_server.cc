@@ -442,6 +442,11 @@ class HttpServer::Impl::Session : public SessionBase,
       Tcp().socket().non_blocking(true, nb_ec);
       nonblocking_ = !nb_ec;
     }
+    if (Options().send_buffer_bytes > 0) {
+      beast::error_code buffer_ec;  // a size the kernel refuses leaves its own
+      Tcp().socket().set_option(asio::socket_base::send_buffer_size(Options().send_buffer_bytes),
+                                buffer_ec);
+    }
     chunk_budget_ = [this](std::uint64_t size, beast::string_view, beast::error_code& chunk_ec) {
       OnChunkHeader(size, chunk_ec);
     };

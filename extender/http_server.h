@@ -177,6 +177,9 @@ struct HttpServerOptions {
   // How long a request whose body does not fit the budget waits for room before its 503.
   std::chrono::milliseconds body_budget_wait{500};
   std::string server_name = "taskgov";
+  // SO_SNDBUF of accepted connections; 0: the kernel's (autotuned). Tests set it small so that
+  // a reply spans several writes.
+  int send_buffer_bytes = 0;
   std::optional<HttpTlsOptions> tls;                        // unset: plain HTTP
   std::function<void(const RequestObservation&)> observer;  // optional, see above
 };

@@ -1,5 +1,6 @@
 #include "extender/http_server.h"
 
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -776,6 +777,70 @@ TEST_F(HttpServerTest, ShutdownFinishesAnInFlightSlowHandlerButClosesIdleConnect
   EXPECT_EQ(slow_reply->status, 200);
   EXPECT_EQ(slow_reply->body, "finish me");
   EXPECT_EQ(slow_reply->headers["connection"], "close");
+}
+
+// A reply the socket cannot take at once goes on where the non-blocking write stopped: a client
+// with a small receive buffer that reads late gets every byte, in order, of replies below and
+// above the size written inline (HttpServer's kInlineIoBytes), and the requests after them on the
+// same connection are served too.
+TEST(HttpServerReplyTest, RepliesLargerThanTheSocketTakesArriveWholeAndInOrder) {
+  auto body_of = [](size_t size) {
+    std::string body(size, ' ');
+    for (size_t i = 0; i < size; ++i) body[i] = static_cast<char>('!' + (i * 31 + i / 93) % 90);
+    return body;
+  };
+  std::vector<Route> routes;
+  routes.push_back(
+      Route{"/bytes", "POST", 64, [&](const HttpRequest& req) {
+              return HttpResponse{200, "text/plain", body_of(std::stoul(req.body)), {}};
+            }});
+  HttpServerOptions options;
+  options.send_buffer_bytes = 4096;
+  HttpServer server(options, std::move(routes));
+  ASSERT_TRUE(server.Start().ok());
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  const int small = 4096;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(server.port());
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  std::string pending;  // read past the reply before
+  auto read_reply = [&]() -> std::string {
+    std::string in = std::move(pending);
+    char buf[8192];
+    size_t header_end;
+    while ((header_end = in.find("\r\n\r\n")) == std::string::npos) {
+      const ssize_t n = ::read(fd, buf, sizeof(buf));
+      if (n <= 0) return "no header: " + in;
+      in.append(buf, static_cast<size_t>(n));
+    }
+    const size_t at = in.find("Content-Length: ");
+    if (at == std::string::npos || at > header_end) return "no length: " + in.substr(0, 300);
+    const size_t length = std::stoul(in.substr(at + 16));
+    while (in.size() < header_end + 4 + length) {
+      const ssize_t n = ::read(fd, buf, sizeof(buf));
+      if (n <= 0) return "short body";
+      in.append(buf, static_cast<size_t>(n));
+    }
+    pending = in.substr(header_end + 4 + length);
+    return in.substr(header_end + 4, length);
+  };
+  for (size_t size : {size_t{200'000}, size_t{3'000'000}, size_t{10}, size_t{250'000}}) {
+    const std::string n = std::to_string(size);
+    ASSERT_TRUE(SendAll(fd, "POST /bytes HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                                std::to_string(n.size()) + "\r\n\r\n" + n));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the socket fills meanwhile
+    const std::string got = read_reply();
+    ASSERT_EQ(got.size(), size) << got.substr(0, 200);
+    EXPECT_TRUE(got == body_of(size)) << size;
+  }
+  ::close(fd);
+  server.Shutdown(std::chrono::milliseconds(500));
 }
 
 TEST(HttpServerStatusTest, BodilessAndInvalidStatusesDoNotCrash) {
