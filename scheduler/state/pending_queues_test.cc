@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -28,6 +29,32 @@ std::vector<std::string> Keys(const std::vector<PendingPod>& pods) {
 
 class PendingQueuesTest : public ::testing::Test {
  protected:
+  // Calls `notes` while another thread holds the queues' write lock (inside Retarget), which
+  // it keeps until `notes` returned — bounded: notes that waited for the lock would never
+  // return, and the caller's check fails instead of the test hanging. True when they returned
+  // while it was held.
+  bool NoteWhileAWriterHolds(const std::function<void()>& notes) {
+    std::promise<void> inside;
+    std::promise<void> noted;
+    std::future<void> noted_seen = noted.get_future();
+    bool noted_while_held = false;
+    std::thread holder([&] {
+      bool first = true;
+      queues_.Retarget([&](PendingPod&) {
+        if (!first) return;
+        first = false;
+        inside.set_value();
+        noted_while_held =
+            noted_seen.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+      });
+    });
+    inside.get_future().wait();
+    notes();
+    noted.set_value();
+    holder.join();
+    return noted_while_held;
+  }
+
   common::FakeClock clock_;
   PendingQueues queues_{&clock_, PendingQueues::Options{60'000}};
 };
@@ -287,28 +314,10 @@ TEST_F(PendingQueuesTest, ConcurrentJoinsAreAllAnnouncedByTheWriters) {
 TEST_F(PendingQueuesTest, NotesNeverWaitForTheWriteLockAndAreAppliedByItsHolder) {
   queues_.Upsert(Pending("held", 1, 0, 100));
   queues_.Upsert(Pending("admitted", 1, 5, 50));
-  std::promise<void> inside;
-  std::promise<void> posted;
-  std::future<void> posted_seen = posted.get_future();
-  bool posted_while_held = false;
-  std::thread holder([&] {
-    bool first = true;
-    queues_.Retarget([&](PendingPod&) {
-      if (!first) return;
-      first = false;
-      inside.set_value();
-      // Hold the write lock until the notes are posted (bounded: a poster that waited for the
-      // lock would never post, and the test fails instead of hanging).
-      posted_while_held =
-          posted_seen.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
-    });
-  });
-  inside.get_future().wait();
-  queues_.NoteAdmitted("admitted");
-  queues_.NoteRefused(Pending("late", 1, 0, 300));
-  posted.set_value();
-  holder.join();
-  EXPECT_TRUE(posted_while_held);
+  EXPECT_TRUE(NoteWhileAWriterHolds([&] {
+    queues_.NoteAdmitted("admitted");
+    queues_.NoteRefused(Pending("late", 1, 0, 300));
+  }));
   // Applied by the holder before or right after it let go: visible to a non-syncing reader.
   EXPECT_EQ(Keys(queues_.Ahead(1, 0, 1'000, "me", true, 10)),
             (std::vector<std::string>{"held", "late"}));
@@ -320,25 +329,10 @@ TEST_F(PendingQueuesTest, FastNotesDoNotWaitForAWriterEither) {
   queues_.Upsert(Pending("held", 1, 0, 100));
   queues_.NoteRefused(Pending("refused", 1, 0, 200));
   ASSERT_EQ(queues_.CountsOf(1).refused, 1u);  // applied: its next refusal takes the fast path
-  std::promise<void> inside;
-  std::promise<void> noted;
-  std::future<void> noted_seen = noted.get_future();
-  bool noted_while_held = false;
-  std::thread holder([&] {
-    bool first = true;
-    queues_.Retarget([&](PendingPod&) {
-      if (!first) return;
-      first = false;
-      inside.set_value();
-      noted_while_held = noted_seen.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
-    });
-  });
-  inside.get_future().wait();
-  queues_.NoteRefused(Pending("refused", 1, 0, 200));
-  queues_.NoteAdmitted("never-waited");
-  noted.set_value();
-  holder.join();
-  EXPECT_TRUE(noted_while_held);
+  EXPECT_TRUE(NoteWhileAWriterHolds([&] {
+    queues_.NoteRefused(Pending("refused", 1, 0, 200));
+    queues_.NoteAdmitted("never-waited");
+  }));
   EXPECT_EQ(Keys(queues_.Ahead(1, 0, 1'000, "me", true, 10)),
             (std::vector<std::string>{"held", "refused"}));
   EXPECT_EQ(queues_.CountsOf(1).refused, 1u);
