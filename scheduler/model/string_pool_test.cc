@@ -66,9 +66,6 @@ TEST(StringPoolTest, GrowsPastAChunk) {
   EXPECT_EQ(pool.size(), 1u);
 }
 
-// Threads acquire and release strings that overlap (shared label keys, values of their own) and
-// read what they hold while the others change the pool: every read is the string acquired, and
-// the pool ends empty (ThreadSanitizer runs this).
 // A PooledString holds its string in PodStrings() as long as some copy of it lives.
 TEST(StringPoolTest, APooledStringHoldsItsStringWhileACopyLives) {
   const size_t before = PodStrings().size();
@@ -95,6 +92,9 @@ TEST(StringPoolTest, APooledStringHoldsItsStringWhileACopyLives) {
   EXPECT_TRUE(PooledString("").empty());
 }
 
+// Threads acquire and release strings that overlap (shared label keys, values of their own) and
+// read what they hold while the others change the pool: every read is the string acquired, and
+// the pool ends empty (ThreadSanitizer runs this).
 TEST(StringPoolTest, HoldersReadTheirStringsWhileOthersChangeThePool) {
   StringPool pool;
   constexpr int kThreads = 4;

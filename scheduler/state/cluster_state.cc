@@ -216,7 +216,7 @@ void ClusterState::Unaccount(PodEntry& entry) {
 void ClusterState::ReleaseSameNameLocked(const Pod& pod) {
   // A predecessor of the same name is gone: the API server admits a new pod of a name only
   // once the old object is deleted. Release it now rather than count both until its DELETED.
-  auto [b, e] = uid_by_name_.equal_range(NameHash(pod.namespace_, pod.name));
+  auto [b, e] = entry_by_name_.equal_range(NameHash(pod.namespace_, pod.name));
   for (auto n = b; n != e; ++n) {
     const KeptPod& other = *n->second->second.pod;
     if (other.ns() != pod.namespace_ || other.name() != pod.name) continue;
@@ -253,7 +253,7 @@ ClusterState::PodEntry& ClusterState::UpsertLocked(const Pod& pod, const Resourc
     ReleaseSameNameLocked(pod);
     found = pods_.try_emplace(kept->uid()).first;
     found->second.pod = kept;
-    uid_by_name_.emplace(NameHash(pod.namespace_, pod.name), &*found);
+    entry_by_name_.emplace(NameHash(pod.namespace_, pod.name), &*found);
   }
   PodRecord& record = found->second;
   const bool was_pending = !inserted && !record.pod->bound();
@@ -299,7 +299,7 @@ ClusterState::PodEntry& ClusterState::UpsertLocked(const Pod& pod, const Resourc
 ClusterState::Pods::iterator ClusterState::Repack(Pods::iterator it,
                                                   std::shared_ptr<const KeptPod> kept) {
   // Extracted while its key still views the old bytes; the node itself stays (by_flavor_ and
-  // uid_by_name_ point at it).
+  // entry_by_name_ point at it).
   Pods::node_type node = pods_.extract(it);
   node.mapped().pod = std::move(kept);
   node.key() = node.mapped().pod->uid();
@@ -331,10 +331,10 @@ size_t ClusterState::NameHash(std::string_view ns, std::string_view name) {
 }
 
 void ClusterState::ErasePodLocked(Pods::iterator it) {
-  auto [b, e] = uid_by_name_.equal_range(NameHash(it->second.pod->ns(), it->second.pod->name()));
+  auto [b, e] = entry_by_name_.equal_range(NameHash(it->second.pod->ns(), it->second.pod->name()));
   for (auto n = b; n != e; ++n) {
     if (n->second == &*it) {
-      uid_by_name_.erase(n);
+      entry_by_name_.erase(n);
       break;
     }
   }

@@ -246,7 +246,7 @@ class ClusterState final : public ClusterObserver {
   std::unordered_map<model::NameId, std::vector<PodEntry*>> by_flavor_;
   // Known pods by a hash of namespace/name → their entry in pods_. A name belongs to one live
   // pod: one seen under a new UID proves its predecessor gone, even before its DELETED.
-  std::unordered_multimap<size_t, PodEntry*> uid_by_name_;
+  std::unordered_multimap<size_t, PodEntry*> entry_by_name_;
   std::unordered_map<std::string, std::set<std::string>> awaiting_node_;  // node → pod uids
   std::map<std::string, UngovernedPod> ungoverned_;  // by namespace/name; counted pods only
   std::atomic<bool> pods_synced_{false};

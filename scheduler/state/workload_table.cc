@@ -70,22 +70,26 @@ void WorkloadTable::Put(std::shared_ptr<const KeptPod> pod, NameId team, const W
   std::string key = WorkloadKeyOf(ref.key, pod_key);
   const bool lone = IsLone(key);
   std::unique_lock lock(mu_);
-  if (Place was = Locate(uid, pod->ns(), pod_name);
-      was.entry != ordered_.end() && was.entry->second.key() != key) {
-    RemoveAt(was, pod_name);  // it moved to another workload
+  Ordered::iterator at_entry = ordered_.end();
+  if (Place was = Locate(uid, pod->ns(), pod_name); was.entry != ordered_.end()) {
+    if (was.entry->second.key() == key) {
+      at_entry = was.entry;  // most events: the pod stays where it is
+    } else {
+      RemoveAt(was, pod_name);  // it moved to another workload
+    }
   }
-  Ordered::iterator at_entry = FindEntry(key);
+  if (at_entry == ordered_.end()) at_entry = FindEntry(key);
   if (at_entry == ordered_.end()) {
     auto [ns, name] = SplitKey(ref.display.empty() ? pod_key : ref.display);  // lone: no display
     if (ns.empty()) ns = pod->ns();  // ns holds no '/' (WorkloadEntry::ns): SplitKey cut there
-    const std::string_view kind = WorkloadKindOf(ref.source, ref.key.empty());
+    const std::string_view kind = WorkloadKindOf(ref.source, lone);
     auto placed = ordered_.emplace(WorkloadOrderKey(ns, name, kind, key), WorkloadEntry{}).first;
     // The entry's strings are views of its order key, which the map node keeps in place.
     WorkloadEntry& entry = placed->second;
     entry.order_ = &placed->first;
     entry.name_len_ = static_cast<uint32_t>(name.size());
     entry.source_ = ref.source;
-    entry.lone_ = ref.key.empty();
+    entry.lone_ = lone;
     if (!lone) order_of_.emplace(entry.key(), placed);
     at_entry = placed;
   }
@@ -123,7 +127,7 @@ bool WorkloadTable::IsLone(std::string_view key) { return key.starts_with(kLoneP
 WorkloadTable::Ordered::iterator WorkloadTable::FindEntry(std::string_view key) {
   if (IsLone(key)) {
     const auto [ns, name] = SplitKey(key.substr(kLonePrefix.size()));
-    return ordered_.find(WorkloadOrderKey(ns, name, "Pod", key));
+    return FindLone(ns, name);
   }
   auto order = order_of_.find(key);
   return order == order_of_.end() ? ordered_.end() : order->second;
@@ -147,12 +151,17 @@ WorkloadTable::Owners::iterator WorkloadTable::OwnerOf(std::string_view uid,
   return workload_of_.end();
 }
 
+WorkloadTable::Ordered::iterator WorkloadTable::FindLone(std::string_view ns,
+                                                         std::string_view name) {
+  std::string key(kLonePrefix);
+  key.append(ns).append("/").append(name);
+  return ordered_.find(
+      WorkloadOrderKey(ns, name, WorkloadKindOf(model::GangSource::kNone, true), key));
+}
+
 WorkloadTable::Place WorkloadTable::Locate(std::string_view uid, std::string_view ns,
                                            std::string_view name) {
-  std::string lone_key(kLonePrefix);
-  lone_key.append(ns).append("/").append(name);
-  if (auto lone = ordered_.find(WorkloadOrderKey(ns, name, "Pod", lone_key));
-      lone != ordered_.end()) {
+  if (auto lone = FindLone(ns, name); lone != ordered_.end()) {
     const WorkloadMember& m = lone->second.members.front();  // its one member
     if (m.uid() == uid) return Place{lone, workload_of_.end()};
   }

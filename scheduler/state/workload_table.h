@@ -32,15 +32,15 @@
 
 namespace taskgov::scheduler::state {
 
+// The admin API's kind of a workload: the object that declares the gang, or Pod for a lone pod.
+[[nodiscard]] std::string_view WorkloadKindOf(const model::WorkloadRef& ref);
+[[nodiscard]] std::string_view WorkloadKindOf(model::GangSource source, bool lone);
+
 // A member of a workload: the state's packed pod, shared (immutable: an event replaces it whole,
 // under the table's lock), and what the state derives of it under the policy in force — its team,
 // priority, priority class (PriorityClassNames: classes are a bounded set), the size it declares
 // and the instance type its node selector asks for. The instance type is pooled, not interned: a
 // node selector names it freely, and an interner never forgets a name.
-// The admin API's kind of a workload: the object that declares the gang, or Pod for a lone pod.
-[[nodiscard]] std::string_view WorkloadKindOf(const model::WorkloadRef& ref);
-[[nodiscard]] std::string_view WorkloadKindOf(model::GangSource source, bool lone);
-
 struct WorkloadMember {
   std::shared_ptr<const model::KeptPod> pod;
   model::NameId team = kNoTeam;
@@ -164,6 +164,8 @@ class WorkloadTable {
   // The entry of workload `key`, or ordered_.end(): a lone pod's by its order key, derived from
   // its key, so that lone pods (most workloads) need no entry in order_of_.
   [[nodiscard]] Ordered::iterator FindEntry(std::string_view key);
+  // The entry of the lone pod `ns`/`name`, or ordered_.end().
+  [[nodiscard]] Ordered::iterator FindLone(std::string_view ns, std::string_view name);
   // The first member of `members` (by name) not before `name`.
   static std::vector<WorkloadMember>::iterator LowerBound(std::vector<WorkloadMember>& members,
                                                           std::string_view name);
