@@ -75,16 +75,17 @@ std::optional<LineSpec> DecodeQuotaLine(ObjectReader& res, std::vector<std::stri
 
 // One flavors[] entry of a resource group: a line per resource that the group covers. The
 // resources must be the group's `covered` ones, in order; a flavor may appear once per
-// ClusterQueue (`seen_flavors`).
+// ClusterQueue or Cohort (`seen_flavors`, `owner` names its kind).
 void DecodeGroupFlavor(const DocContext& ctx, const Node& node, std::string path,
                        const std::optional<std::vector<std::string>>& covered,
-                       std::vector<std::string>* seen_flavors, TeamSpec* team) {
+                       std::vector<std::string>* seen_flavors, std::string_view owner,
+                       std::vector<LineSpec>* lines) {
   ObjectReader flavor(&ctx, &node, std::move(path));
   if (!flavor.present()) return;
   std::optional<std::string> fname = flavor.String("name", /*required=*/true);
   if (fname && Contains(*seen_flavors, *fname)) {
     flavor.ctx().Error(flavor.PathOf("name"), flavor.MarkOf("name"),
-                       "flavor '" + *fname + "' is listed twice in this ClusterQueue");
+                       "flavor '" + *fname + "' is listed twice in this " + std::string(owner));
     fname.reset();
   }
   if (fname) seen_flavors->push_back(*fname);
@@ -103,7 +104,7 @@ void DecodeGroupFlavor(const DocContext& ctx, const Node& node, std::string path
     if (!fname || !line) continue;
     if (!Contains(covered_list, line->resource)) continue;  // reported below
     line->flavor = *fname;
-    team->lines.push_back(std::move(*line));
+    lines->push_back(std::move(*line));
   }
   if (covered && names != covered_list) {
     flavor.ctx().Error(rbase, resources->mark(),
@@ -114,7 +115,8 @@ void DecodeGroupFlavor(const DocContext& ctx, const Node& node, std::string path
 // One resourceGroups[] entry; a resource may be covered by one group only (`seen_resources`).
 void DecodeResourceGroup(const DocContext& ctx, const Node& node, std::string path,
                          std::vector<std::string>* seen_flavors,
-                         std::vector<std::string>* seen_resources, TeamSpec* team) {
+                         std::vector<std::string>* seen_resources, std::string_view owner,
+                         std::vector<LineSpec>* lines) {
   ObjectReader group(&ctx, &node, std::move(path));
   if (!group.present()) return;
   std::optional<std::vector<std::string>> covered = group.StringList("coveredResources");
@@ -136,15 +138,18 @@ void DecodeResourceGroup(const DocContext& ctx, const Node& node, std::string pa
   }
   const std::string fbase = group.PathOf("flavors");
   for (size_t f = 0; f < flavors->items().size(); ++f) {
-    DecodeGroupFlavor(ctx, flavors->items()[f], IndexPath(fbase, f), covered, seen_flavors, team);
+    DecodeGroupFlavor(ctx, flavors->items()[f], IndexPath(fbase, f), covered, seen_flavors, owner,
+                      lines);
   }
 }
 
-void DecodeResourceGroups(ObjectReader& spec, TeamSpec* team) {
+// spec.resourceGroups of a ClusterQueue or Cohort (`owner`) into quota lines.
+void DecodeResourceGroups(ObjectReader& spec, std::string_view owner,
+                          std::vector<LineSpec>* lines) {
   const Node* groups = spec.List("resourceGroups");
   if (groups == nullptr) return;
   const std::string base = spec.PathOf("resourceGroups");
-  if (groups->items().size() > 1) {
+  if (owner == "ClusterQueue" && groups->items().size() > 1) {
     spec.ctx().Warn(base, groups->mark(),
                     "taskgov assigns one flavor per pod for all its resources; the " +
                         std::to_string(groups->items().size()) +
@@ -154,7 +159,7 @@ void DecodeResourceGroups(ObjectReader& spec, TeamSpec* team) {
   std::vector<std::string> seen_resources;
   for (size_t g = 0; g < groups->items().size(); ++g) {
     DecodeResourceGroup(spec.ctx(), groups->items()[g], IndexPath(base, g), &seen_flavors,
-                        &seen_resources, team);
+                        &seen_resources, owner, lines);
   }
 }
 
@@ -253,7 +258,7 @@ void DecodeClusterQueue(ObjectReader& doc, bool v1beta2, ConfigSet* out) {
 
   ObjectReader spec = doc.Object("spec");
   ReadCohort(spec, v1beta2, &team);
-  DecodeResourceGroups(spec, &team);
+  DecodeResourceGroups(spec, "ClusterQueue", &team.lines);
   if (auto q = spec.Enum<QueueingStrategy>("queueingStrategy",
                                            {{"BestEffortFIFO", QueueingStrategy::kBestEffortFIFO},
                                             {"StrictFIFO", QueueingStrategy::kStrictFIFO}})) {
@@ -334,12 +339,14 @@ void DecodeCohort(ObjectReader& doc, bool v1alpha1, ConfigSet* out) {
   doc.Ignore("status");
   ObjectReader spec = doc.Object("spec");
   std::optional<std::string> parent = spec.String(v1alpha1 ? "parent" : "parentName");
-  spec.NotHonoured("resourceGroups",
-                   "quota held by a Cohort itself is not lent: taskgov pools only its teams' "
-                   "quota");
+  CohortSpec cohort;
+  DecodeResourceGroups(spec, "Cohort", &cohort.lines);
   spec.NotHonoured("fairSharing", "taskgov shares fairly between teams, not between cohorts");
   if (!meta.name) return;
-  out->cohorts.push_back(CohortSpec{OriginOf(doc), *meta.name, parent.value_or("")});
+  cohort.origin = OriginOf(doc);
+  cohort.name = *meta.name;
+  cohort.parent = parent.value_or("");
+  out->cohorts.push_back(std::move(cohort));
 }
 
 }  // namespace

@@ -189,10 +189,88 @@ status: {}
   EXPECT_EQ(p.cohorts[0].name, "lab");
   EXPECT_EQ(p.cohorts[0].parent, "company");
   EXPECT_EQ(p.FindTeam("research")->cohort, "lab");
-  for (const char* path :
-       {"spec.stopPolicy", "spec.fairSharing", "spec.wallTimePolicy", "spec.resourceGroups"}) {
+  ASSERT_EQ(p.cohorts[0].flavors.size(), 1u);  // the Cohort's own quota
+  EXPECT_EQ(p.cohorts[0].flavors[0].flavor, "ml.p5.48xlarge");
+  ASSERT_EQ(p.cohorts[0].flavors[0].resources.size(), 1u);
+  EXPECT_EQ(p.cohorts[0].flavors[0].resources[0].resource, "nvidia.com/gpu");
+  EXPECT_EQ(p.cohorts[0].flavors[0].resources[0].nominal, 8);
+  for (const char* path : {"spec.stopPolicy", "spec.fairSharing", "spec.wallTimePolicy"}) {
     EXPECT_TRUE(HasDiagnostic(r, Severity::kWarning, "v1beta2.yaml", path, "")) << path << Dump(r);
   }
+  EXPECT_FALSE(HasDiagnostic(r, Severity::kWarning, "v1beta2.yaml", "spec.resourceGroups", ""))
+      << Dump(r);
+  // Pools are per cohort: the parent lends 'lab' nothing, and the author is told.
+  EXPECT_TRUE(HasDiagnostic(r, Severity::kWarning, "v1beta2.yaml", "",
+                            "cohort 'lab' has parent 'company': taskgov pools quota within each "
+                            "cohort"))
+      << Dump(r);
+}
+
+// A Cohort's own quota: its lines are checked as a ClusterQueue's are; limits (which bound what
+// a cohort takes from and gives to its parent) are not honoured, and quota no team of the cohort
+// can use is pointed out.
+TEST(Kueue, CohortQuota) {
+  LoadResult r = LoadOne("cohort.yaml", R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: a}
+spec:
+  cohort: all
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources: [{name: cpu, nominalQuota: 1}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: all}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default
+      resources:
+      - {name: cpu, nominalQuota: 3, borrowingLimit: 1}
+      - {name: memory, nominalQuota: 4Gi}
+)");
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  const scheduler::model::Cohort* all = r.policy->FindCohort("all");
+  ASSERT_NE(all, nullptr);
+  ASSERT_EQ(all->flavors.size(), 1u);
+  ASSERT_EQ(all->flavors[0].resources.size(), 2u);
+  EXPECT_EQ(all->flavors[0].resources[0].resource, "cpu");
+  EXPECT_EQ(all->flavors[0].resources[0].nominal, 3000);  // millicores
+  EXPECT_EQ(all->flavors[0].resources[1].nominal, 4LL << 30);
+  const std::string line = "spec.resourceGroups[0].flavors[0].resources[";
+  EXPECT_TRUE(HasDiagnostic(r, Severity::kWarning, "cohort.yaml", line + "0]",
+                            "not honoured: a cohort's borrowingLimit"))
+      << Dump(r);
+  EXPECT_TRUE(HasDiagnostic(r, Severity::kWarning, "cohort.yaml", line + "1]",
+                            "no team of cohort 'all' has quota for memory"))
+      << Dump(r);
+
+  LoadResult bad = LoadOne("cohort.yaml", R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: all}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources: [{name: cpu, nominalQuota: 1.5.3}]
+    - name: default
+      resources: [{name: cpu, nominalQuota: 1}]
+)");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_TRUE(HasDiagnostic(bad, Severity::kError, "cohort.yaml",
+                            "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", "1.5.3"))
+      << Dump(bad);
+  EXPECT_TRUE(HasDiagnostic(bad, Severity::kError, "cohort.yaml",
+                            "spec.resourceGroups[0].flavors[1].name",
+                            "listed twice in this Cohort"))
+      << Dump(bad);
 }
 
 TEST(Kueue, V1beta2CohortTakesParentNameNotParent) {

@@ -250,7 +250,7 @@ class Resolver {
                      "capability and guarantee are not honoured");
         }
         set_.cohorts.push_back(
-            CohortSpec{t.origin, t.name, t.name == "root" ? "" : t.cohort.value_or("")});
+            CohortSpec{t.origin, t.name, t.name == "root" ? "" : t.cohort.value_or(""), {}});
         volcano_cohorts_.insert(t.name);
         continue;
       }
@@ -702,9 +702,78 @@ class Resolver {
         at = next;
       }
     }
+    std::map<std::string, const CohortSpec*> specs;
+    for (const CohortSpec& c : set_.cohorts) specs.emplace(c.name, &c);
     for (const std::string& name : order) {
-      policy_->cohorts.push_back(scheduler::model::Cohort{name, parent[name]});
+      scheduler::model::Cohort cohort{name, parent[name], {}};
+      if (auto it = specs.find(name); it != specs.end()) {
+        WarnNotPooledWithParent(*it->second);
+        cohort.flavors = CohortQuota(*it->second);
+      }
+      policy_->cohorts.push_back(std::move(cohort));
     }
+  }
+
+  // taskgov pools quota per cohort: a parent cohort joins no pools (hierarchical cohorts are not
+  // pooled), which a hierarchy's author must know.
+  void WarnNotPooledWithParent(const CohortSpec& spec) {
+    if (spec.parent.empty()) return;
+    WarnAt(d_, spec.origin,
+           "cohort '" + spec.name + "' has parent '" + spec.parent +
+               "': taskgov pools quota within each cohort, so the teams of '" + spec.name +
+               "' borrow only the quota of '" + spec.name +
+               "' (its teams' and its own), not quota elsewhere under '" + spec.parent + "'");
+  }
+
+  // The quota a cohort holds itself: nominal per (flavor, resource). A line given twice is an
+  // error; limits are not honoured (a cohort's borrowing and lending limits bound what it takes
+  // from and gives to its parent, and pools are per cohort); a line no team of the cohort can use
+  // is a warning.
+  std::vector<scheduler::model::FlavorQuota> CohortQuota(const CohortSpec& spec) {
+    std::vector<scheduler::model::FlavorQuota> out;
+    std::set<std::pair<std::string, std::string>> seen;
+    for (const LineSpec& l : spec.lines) {
+      if (!seen.insert({l.flavor, l.resource}).second) {
+        ErrorAt(d_, l.origin,
+                "resource '" + l.resource + "' on flavor '" + l.flavor +
+                    "' is given twice for cohort '" + spec.name + "'");
+        continue;
+      }
+      if (l.borrowing_limit || l.lending_limit) {
+        WarnAt(d_, l.origin,
+               "not honoured: a cohort's borrowingLimit and lendingLimit bound what it borrows "
+               "from and lends to its parent, and taskgov pools quota per cohort");
+      }
+      if (!CohortGoverns(spec.name, l.flavor, l.resource)) {
+        WarnAt(d_, l.origin,
+               "no team of cohort '" + spec.name + "' has quota for " + l.resource + " on '" +
+                   l.flavor + "': no pod can use this quota");
+      }
+      auto fq = std::find_if(out.begin(), out.end(), [&](const scheduler::model::FlavorQuota& f) {
+        return f.flavor == l.flavor;
+      });
+      if (fq == out.end()) fq = out.insert(out.end(), scheduler::model::FlavorQuota{l.flavor, {}});
+      scheduler::model::ResourceQuota q;
+      q.resource = l.resource;
+      q.nominal = l.nominal.value_or(0);
+      fq->resources.push_back(std::move(q));
+    }
+    return out;
+  }
+
+  // Whether a team of `cohort` has a quota line for `resource` on `flavor`.
+  bool CohortGoverns(const std::string& cohort, const std::string& flavor,
+                     const std::string& resource) const {
+    for (const scheduler::model::Team& t : policy_->teams) {
+      if (t.cohort != cohort) continue;
+      for (const scheduler::model::FlavorQuota& fq : t.flavors) {
+        if (fq.flavor != flavor) continue;
+        for (const scheduler::model::ResourceQuota& q : fq.resources) {
+          if (q.resource == resource) return true;
+        }
+      }
+    }
+    return false;
   }
 
   void AddFillerLines() {

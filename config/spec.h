@@ -147,6 +147,8 @@ struct CohortSpec {
   Origin origin;
   std::string name;
   std::string parent;
+  // The quota the cohort holds itself (Kueue Cohort spec.resourceGroups): nominal only.
+  std::vector<LineSpec> lines;
 };
 
 struct LocalQueueSpec {

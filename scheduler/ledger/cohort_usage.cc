@@ -12,6 +12,7 @@
 
 namespace taskgov::scheduler::ledger {
 
+using model::Cohort;
 using model::FlavorNames;
 using model::FlavorQuota;
 using model::NameId;
@@ -65,6 +66,22 @@ struct PolicyCells {
         }
       }
     }
+    for (const Cohort& cohort : policy.cohorts) {
+      for (const FlavorQuota& fq : cohort.flavors) {
+        const std::optional<NameId> flavor = FlavorNames().Find(fq.flavor);
+        for (const ResourceQuota& rq : fq.resources) {
+          const std::optional<NameId> resource = ResourceNames().Find(rq.resource);
+          if (!flavor || !resource) continue;
+          int64_t& q = cohort_quota[{cohort.name, *flavor, *resource}];
+          q = SaturatingAdd(q, rq.nominal);
+        }
+      }
+    }
+  }
+  // The quota `cohort` holds itself on (flavor, resource); 0 when none.
+  int64_t CohortQuota(std::string_view cohort, NameId flavor, NameId resource) const {
+    auto it = cohort_quota.find({cohort, flavor, resource});
+    return it == cohort_quota.end() ? 0 : it->second;
   }
   bool Names(const CellKey& key) const {
     return named.count({key.team, key.flavor, key.resource}) > 0;
@@ -72,6 +89,7 @@ struct PolicyCells {
 
   std::unordered_map<NameId, std::string_view> cohorts;
   std::set<std::tuple<NameId, NameId, NameId>> named;
+  std::map<std::tuple<std::string_view, NameId, NameId>, int64_t> cohort_quota;
 };
 
 PoolKey PoolOf(const CellKey& key, const PolicyCells& policy, const FormerCohort& former_cohort) {
@@ -109,6 +127,14 @@ std::vector<CohortCellUsage> ComputeCohortUsage(const std::vector<Ledger::CellUs
     pool.idle = SaturatingAdd(pool.idle, IdleLendable(cell.view));
     out.push_back(CohortCellUsage{cell.key, cell.view, Borrowed(cell.view), 0});
     pool_of.push_back(&pool);
+  }
+  // A cohort's own quota is idle lendable quota no team holds: it carries its share of the
+  // borrowing, and the teams' lent shares leave that part out.
+  for (auto& [key, pool] : pools) {
+    if (!key.alone) {
+      pool.idle =
+          SaturatingAdd(pool.idle, in_policy.CohortQuota(key.cohort, key.flavor, key.resource));
+    }
   }
   for (size_t i = 0; i < out.size(); ++i) out[i].lent = Lent(out[i].view, *pool_of[i]);
   return out;

@@ -14,6 +14,9 @@
 //   lent_t = min(I_t, B × I_t / Σ_s I_s)   (0 when Σ I = 0)
 // so the idle lenders carry the borrowing in proportion to what each leaves idle, and within a
 // pool Σ lent = Σ borrowed whenever the ledger's pool constraint holds (it guarantees B ≤ Σ I).
+// The quota a cohort holds itself (Kueue Cohort resourceGroups) is idle lendable quota of no team:
+// it counts in Σ I, so the teams' lent shares leave out the part it carries, and
+// Σ lent ≤ Σ borrowed.
 // A team without a cohort has a pool of its own: it neither lends nor is lent to.
 //
 // Teams. A cell's cohort is its team's in the policy; a team the policy no longer has keeps the

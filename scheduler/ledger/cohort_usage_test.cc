@@ -42,7 +42,8 @@ struct Want {
 struct Case {
   std::string name;
   std::vector<Line> lines;
-  std::vector<std::optional<Want>> want;  // parallel to lines
+  std::vector<std::optional<Want>> want;             // parallel to lines
+  std::map<std::string, int64_t> cohort_quota = {};  // GPUs on kP5 a cohort holds itself
 };
 
 // The view the ledger reports for a line (G = N − min(L, N)).
@@ -74,6 +75,7 @@ std::vector<CohortCellUsage> Compute(const Case& c) {
                                   ResourceNames().Intern(kGpu)},
                           ViewOf(l)});
   }
+  for (const auto& [cohort, gpus] : c.cohort_quota) builder.CohortQuota(cohort, kP5, kGpu, gpus);
   return ComputeCohortUsage(cells, *builder.Build(), [&](std::string_view team) {
     auto it = former.find(team);
     return it == former.end() ? std::string_view() : std::string_view(it->second);
@@ -116,6 +118,15 @@ TEST(CohortUsageTest, BorrowedAndLentPerCell) {
       {"removed-team-without-former-cohort-pools-alone",
        {{"l", "p", 10, kUnlimited, 0}, {"gone", "", 0, 0, 4, false}},
        {Want{0, 0}, Want{4, 0}}},
+      {"a-cohorts-own-quota-carries-its-share",
+       // B = 6 over Σ I = 8 (l) + 4 (the cohort's own): l lends 6·8/12, the cohort carries 2.
+       {{"l", "p", 10, kUnlimited, 2}, {"b", "p", 0, 0, 6}},
+       {Want{0, 4}, Want{6, 0}},
+       {{"p", 4}}},
+      {"a-cohorts-own-quota-stays-in-its-cohort",
+       {{"l", "p", 10, kUnlimited, 2}, {"b", "p", 0, 0, 6}},
+       {Want{0, 6}, Want{6, 0}},
+       {{"elsewhere", 4}}},
       {"drained-cells-outside-the-policy-are-left-out",
        {{"idle", "p", 10, kUnlimited, 0}, {"gone", "p", 0, 0, 0, false}},
        {Want{0, 0}, std::nullopt}},

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <thread>
 #include <tuple>
@@ -17,6 +18,7 @@
 
 namespace taskgov::scheduler::ledger {
 
+using model::Cohort;
 using model::FlavorNames;
 using model::FlavorQuota;
 using model::FormatQuantity;
@@ -402,6 +404,25 @@ class CellPlan {
       const CellKey& key = cell.key;
       const std::string cohort = CohortKey(TeamNames().Name(key.team), cell.cohort);
       Add(Spec{key, nullptr, PoolOf(cohort, key.flavor, key.resource)});
+    }
+  }
+
+  // What each cohort holds itself adds to its pools (Kueue: a Cohort's nominal quota is part of
+  // its subtree quota). A (flavor, resource) no team of the cohort governs has no pool: no pod
+  // could use that quota.
+  void AddCohortQuota() {
+    for (const Cohort& cohort : policy_.cohorts) {
+      for (const FlavorQuota& fq : cohort.flavors) {
+        const std::optional<NameId> flavor = FlavorNames().Find(fq.flavor);
+        if (!flavor) continue;
+        for (const ResourceQuota& rq : fq.resources) {
+          const std::optional<NameId> resource = ResourceNames().Find(rq.resource);
+          if (!resource) continue;
+          auto it = pool_ids_.find(std::tuple{cohort.name, *flavor, *resource});
+          if (it == pool_ids_.end()) continue;
+          pool_capacity_[it->second] = SaturatingAdd(pool_capacity_[it->second], rq.nominal);
+        }
+      }
     }
   }
 
@@ -794,6 +815,7 @@ std::unique_ptr<Ledger::Generation> Ledger::Build(PolicyPtr policy, std::vector<
   CellPlan plan(*policy);
   plan.AddPolicyCells();
   plan.AddExtraCells(extra);
+  plan.AddCohortQuota();
   auto gen = std::make_unique<Generation>();
   // Relaxed: only a unique number; builds run in the constructor or under structure_mu_.
   gen->number = next_generation_.fetch_add(1, std::memory_order_relaxed);

@@ -6,23 +6,24 @@
 // resource) in a PoolCell. A team cell splits its usage U into two counters:
 //   g — usage inside the team's guaranteed part G = N − L (never lent), g ≤ G;
 //   b — usage charged to the cohort pool (its own lendable part and anything borrowed).
-// The pool counter P is Σ b over the cohort's teams and its capacity is Σ L. Admission of q on a
-// resource takes what fits from g, and the rest r from the pool and then from b:
+// The pool counter P is Σ b over the cohort's teams and its capacity C is Σ L plus the quota the
+// cohort holds itself (Kueue Cohort resourceGroups). Admission of q on a resource takes what fits
+// from g, and the rest r from the pool and then from b:
 //   1. g' = g + a ≤ G                         (CAS loop; a = min(q, G − g))
-//   2. P' = P + r ≤ Σ L                       (CAS loop; pool first, so P ≥ Σ b at every instant)
+//   2. P' = P + r ≤ C                         (CAS loop; pool first, so P ≥ Σ b at every instant)
 //   3. b' = b + r ≤ T − G                     (CAS loop; T = N + B, or N when staying in nominal)
 // Each step checks its limit inside the compare-exchange (never check-then-add). A failed step
 // gives back what the earlier steps took. Every increase of g is checked against G, so g ≤ G
-// always; hence b ≥ U − G, the pool constraint Σ max(0, U − G) ≤ Σ b ≤ P ≤ Σ L of DESIGN §3.3
-// holds, and U = g + b ≤ G + (T − G) = T for what Reserve admits (ForceCharge and the copy into a
-// new generation add usage that already exists, without limits). A reader may observe a
-// reservation half applied (taken from g but not yet from the pool); that can cause a spurious
-// refusal, never an over-admission.
-// A multi-resource reservation takes every resource or gives back everything it took.
-// Mode::kWithinNominal is exact when reservations of one team do not overlap in time. Step 1
-// bounds g + b + a by N with the b it reads, and a borrowing reservation of the same team may
-// raise b just after that read, so two overlapping ones can leave the team above N. It still
-// stays within N + B, and the pool within Σ L, because steps 2 and 3 check their own counters.
+// always; hence b ≥ U − G, the pool constraint Σ max(0, U − G) ≤ Σ b ≤ P ≤ C of DESIGN §3.3
+// holds (there C = Σ L: a cohort holding no quota of its own), and U = g + b ≤ G + (T − G) = T for
+// what Reserve admits (ForceCharge and the copy into a new generation add usage that already
+// exists, without limits). A reader may observe a reservation half applied (taken from g but not
+// yet from the pool); that can cause a spurious refusal, never an over-admission. A multi-resource
+// reservation takes every resource or gives back everything it took. Mode::kWithinNominal is exact
+// when reservations of one team do not overlap in time. Step 1 bounds g + b + a by N with the b it
+// reads, and a borrowing reservation of the same team may raise b just after that read, so two
+// overlapping ones can leave the team above N. It still stays within N + B, and the pool within C,
+// because steps 2 and 3 check their own counters.
 //
 // Release. Releases are canonical: a release takes from b first (shrinking the pool charge), then
 // from g, so the ledger need not remember how each reservation was split. A release first checks

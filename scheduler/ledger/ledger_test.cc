@@ -98,6 +98,43 @@ TEST_F(LedgerTest, BorrowsIdleQuotaOfTheCohort) {
   EXPECT_EQ(Why(refused).kind, RefusalKind::kPool);
 }
 
+// A cohort's own quota (Kueue Cohort resourceGroups) adds to the pool its teams borrow from: a
+// team of nominal 0 borrows it, a team's borrowing limit still caps it, a resource no team
+// governs is not pooled, and a new policy's cohort quota applies to the usage carried over.
+TEST_F(LedgerTest, ACohortsOwnQuotaJoinsItsPool) {
+  auto policy = [](int64_t cohort_gpus) {
+    return PolicyBuilder()
+        .Team("a", "c")
+        .Quota(kP5, kGpu, 1)
+        .Team("b", "c")
+        .Quota(kP5, kGpu, 0, /*borrowing_limit=*/5)
+        .CohortQuota("c", kP5, kGpu, cohort_gpus)
+        .CohortQuota("c", kP5, "cpu", 64000)  // no team governs cpu: nothing to pool
+        .Build();
+  };
+  Ledger ledger(policy(3));
+  {
+    Ledger::Session s(ledger);
+    const CellView v = s.View(T("b"), F(kP5), R(kGpu));
+    EXPECT_EQ(v.pool_capacity, 4);  // a's lendable 1 + the cohort's 3
+  }
+  EXPECT_TRUE(Ok(Reserve(ledger, "b", Gpus(4))));
+  auto refused = Reserve(ledger, "b", Gpus(1));
+  ASSERT_FALSE(Ok(refused));
+  EXPECT_EQ(Why(refused).kind, RefusalKind::kPool);
+  EXPECT_EQ(Why(refused).pool_capacity, 4);
+  EXPECT_FALSE(Ok(Reserve(ledger, "a", Gpus(1), Mode::kWithinNominal)));  // b holds a's GPU
+  EXPECT_TRUE(Ok(Reserve(ledger, "b", ResourceList{{"cpu", 1000}})));     // ungoverned
+
+  ledger.ApplyPolicy(policy(10));
+  EXPECT_EQ(Usage(ledger, "b"), 4);
+  EXPECT_TRUE(Ok(Reserve(ledger, "b", Gpus(1))));
+  refused = Reserve(ledger, "b", Gpus(1));  // now its borrowing limit of 5 binds
+  ASSERT_FALSE(Ok(refused));
+  EXPECT_EQ(Why(refused).kind, RefusalKind::kBorrowingLimit);
+  EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(1), Mode::kWithinNominal)));
+}
+
 TEST_F(LedgerTest, BorrowingLimitCapsTheTeam) {
   Ledger ledger(TwoTeams(/*a_borrow=*/2));
   EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(10))));

@@ -28,6 +28,13 @@ const Team* Policy::FindTeam(std::string_view name) const {
   return it == team_index.end() ? nullptr : &teams[it->second];
 }
 
+const Cohort* Policy::FindCohort(std::string_view name) const {
+  for (const Cohort& c : cohorts) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
 const Team* Policy::TeamOfNamespace(std::string_view ns) const {
   auto it = namespace_index.find(ns);
   return it == namespace_index.end() ? nullptr : &teams[it->second];

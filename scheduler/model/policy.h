@@ -108,6 +108,9 @@ struct LocalQueue {
 struct Cohort {
   std::string name;
   std::string parent;  // hierarchical cohorts; empty at the root
+  // Quota the cohort holds itself (Kueue Cohort spec.resourceGroups; nominal only): it adds to
+  // the pool its teams borrow from for each (flavor, resource) a team of the cohort governs.
+  std::vector<FlavorQuota> flavors;
 };
 
 // Kueue's fairSharing.preemptionStrategies: when a pod of another team may be taken under
@@ -163,6 +166,7 @@ struct Policy {
   // Builds the lookup maps. Call once after filling the vectors, before publishing.
   void Finalize();
   [[nodiscard]] const Team* FindTeam(std::string_view name) const;
+  [[nodiscard]] const Cohort* FindCohort(std::string_view name) const;
   [[nodiscard]] const Team* TeamOfNamespace(std::string_view ns) const;
   [[nodiscard]] const PriorityClass* FindPriorityClass(std::string_view name) const;
   // Whether a pod with `node_selector` can run on nodes of `flavor`: no selector key that the

@@ -254,6 +254,23 @@ class PolicyBuilder {
     }
     return *this;
   }
+  // A cohort object (as config resolution lists every cohort named), holding no quota yet.
+  PolicyBuilder& Cohort(const std::string& cohort, const std::string& parent = "") {
+    (void)CohortNamed(cohort, parent);
+    return *this;
+  }
+  // Quota cohort `cohort` holds itself (Kueue Cohort resourceGroups): nominal only.
+  PolicyBuilder& CohortQuota(const std::string& cohort, const std::string& flavor,
+                             const std::string& resource, int64_t nominal) {
+    model::Cohort* c = CohortNamed(cohort, "");
+    model::FlavorQuota* fq = nullptr;
+    for (model::FlavorQuota& f : c->flavors) {
+      if (f.flavor == flavor) fq = &f;
+    }
+    if (fq == nullptr) fq = &c->flavors.emplace_back(model::FlavorQuota{flavor, {}});
+    fq->resources.push_back(model::ResourceQuota{resource, nominal});
+    return *this;
+  }
   PolicyBuilder& PriorityClass(const std::string& name, int32_t value) {
     policy_.priority_classes.push_back(scheduler::model::PriorityClass{name, value});
     return *this;
@@ -278,6 +295,13 @@ class PolicyBuilder {
   }
 
  private:
+  model::Cohort* CohortNamed(const std::string& cohort, const std::string& parent) {
+    for (model::Cohort& each : policy_.cohorts) {
+      if (each.name == cohort) return &each;
+    }
+    return &policy_.cohorts.emplace_back(model::Cohort{cohort, parent, {}});
+  }
+
   model::Policy policy_;
 };
 
