@@ -396,7 +396,33 @@ TEST_F(AdmissionTest, FairShareWeightZeroIsAlwaysLast) {
   Verdict r = Filter(GpuPod("b-0", "team-b", 4, 1));
   EXPECT_TRUE(r.feasible.empty());
   EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
-            "fair share: team-c (share 1000) is ahead of team-b (share inf)");
+            "fair share: team-c (share 1000) is ahead of team-b (share inf (weight 0, 1000 "
+            "unweighted))");
+}
+
+// Teams of weight 0 that borrow rank after every other team, and among themselves by their
+// unweighted share (Kueue's CompareDRS): c, borrowing 1 of the 4 lent, goes before b, which would
+// borrow all 4 — although b's pod is the older.
+TEST_F(AdmissionTest, FairShareAmongWeightZeroTeamsGoesByUnweightedShare) {
+  Start(PolicyBuilder()
+            .Team("lender", "c")
+            .Quota(kP5, kGpu, 4)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 0)
+            .Weight(0)
+            .Team("team-c", "c")
+            .Quota(kP5, kGpu, 0)
+            .Weight(0)
+            .Build());
+  AddNodes("p5", kP5, 1, 8);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Run(GpuPod("b-" + std::to_string(i), "team-b", 1)));
+  cluster_->OnPodUpsert(GpuPod("c-0", "team-c", 1, 5000));
+  Verdict r = Filter(GpuPod("b-3", "team-b", 1, 100));
+  EXPECT_TRUE(r.feasible.empty());
+  EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
+            "fair share: team-c (share inf (weight 0, 250 unweighted)) is ahead of team-b (share "
+            "inf (weight 0, 1000 unweighted))");
+  EXPECT_TRUE(Run(GpuPod("c-0", "team-c", 1, 5000)));
 }
 
 TEST_F(AdmissionTest, FirstComeFirstServeIdleComputeIgnoresFairShare) {

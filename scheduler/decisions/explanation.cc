@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "scheduler/decisions/fair_share.h"
 #include "scheduler/model/pod_identity.h"
 #include "scheduler/model/quantity.h"
 
@@ -226,7 +227,7 @@ void FairShareCheck(Snapshot& snap, const ClusterState& cluster, NameId flavor,
   }
   TakeCohortHeads(cluster, &snap);
   const int64_t share = WeightedShare(snap.session, *me.team, flavor, me.need);
-  const std::string shown = share == kUnlimited ? std::string("inf") : std::to_string(share);
+  const std::string shown = ShowShare(share);
   if (std::optional<std::string> why = FairShareBlocks(snap, flavor)) {
     fe->checks.push_back(Failed(
         "fairShare", std::move(*why),

@@ -3,11 +3,15 @@
 // The weighted share of DESIGN §3.6, in one place: for a team on a flavor,
 //   share = max over governed resources of (usage − nominal)⁺ / cohort pool capacity,
 // divided by the team's fair-share weight, in per-mille. Borrowing from a pool of capacity 0
-// counts as a huge ratio; weight 0 (or less) means kUnlimited: always last.
+// counts as a huge ratio. A team that borrows nothing has share 0, whatever its weight. A team
+// of weight 0 (or less) that borrows ranks after every team of positive weight, and among such
+// teams by its unweighted ratio — Kueue's CompareDRS — encoded as kZeroWeightBorrowing plus the
+// unweighted per-mille, so shares still compare as plain integers.
 // Value code; thread-compatible.
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "scheduler/model/policy.h"
 
@@ -26,12 +30,30 @@ class ShareAccumulator {
   }
   // The share for a team of `weight`, in per-mille.
   [[nodiscard]] int64_t PerMille(double weight) const {
-    if (weight <= 0) return model::kUnlimited;
-    return static_cast<int64_t>(max_ratio_ * 1000.0 / weight);
+    if (max_ratio_ <= 0) return 0;
+    if (weight <= 0) return kZeroWeightBorrowing + Capped(max_ratio_ * 1000.0);
+    return Capped(max_ratio_ * 1000.0 / weight);
   }
 
+  // Shares from here up are of teams of weight 0 that borrow.
+  static constexpr int64_t kZeroWeightBorrowing = int64_t{1} << 62;
+
  private:
+  static int64_t Capped(double per_mille) {
+    return static_cast<int64_t>(std::min(per_mille, static_cast<double>(kZeroWeightBorrowing - 1)));
+  }
   double max_ratio_ = 0;
 };
+
+// A share as messages show it: its per-mille, "inf" for an unbounded one, and for a team of
+// weight 0 that borrows "inf (weight 0, <unweighted per-mille> unweighted)".
+inline std::string ShowShare(int64_t share) {
+  if (share == model::kUnlimited) return "inf";
+  if (share >= ShareAccumulator::kZeroWeightBorrowing) {
+    return "inf (weight 0, " + std::to_string(share - ShareAccumulator::kZeroWeightBorrowing) +
+           " unweighted)";
+  }
+  return std::to_string(share);
+}
 
 }  // namespace taskgov::scheduler::decisions

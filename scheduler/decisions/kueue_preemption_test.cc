@@ -51,6 +51,7 @@ namespace taskgov::scheduler::decisions {
 using ledger::CellKey;
 using ledger::Charge;
 using ledger::Ledger;
+using model::Cohort;
 using model::FairShareStrategy;
 using model::Flavor;
 using model::FlavorNames;
@@ -531,23 +532,19 @@ std::set<std::string> AssignedFlavors(const KueueCase& c) {
   return out;
 }
 
-// Cohort objects beyond a flat cohort's name: nesting, their own quota, their weight.
+// Cohort objects beyond a flat cohort with its own quota: nesting, and the weight of a nested
+// cohort (a root cohort's weight weighs nothing: it has no siblings).
 void CohortGaps(const KueueCase& c, std::vector<std::string>* out) {
   std::vector<std::string> nested;
-  std::vector<std::string> with_quota;
   std::vector<std::string> weighted;
   for (const CohortObject& co : c.cohorts) {
-    if (!co.parent.empty()) nested.push_back(co.name + " → " + co.parent);
-    if (!co.quota.empty()) with_quota.push_back(co.name);
+    if (co.parent.empty()) continue;
+    nested.push_back(co.name + " → " + co.parent);
     if (co.weight) weighted.push_back(co.name + ": " + ShowWeight(*co.weight));
   }
   if (!nested.empty()) {
     out->push_back("hierarchical cohorts (" + Join(nested, ", ") +
                    "): taskgov pools quota in flat cohorts");
-  }
-  if (!with_quota.empty()) {
-    out->push_back("a Cohort's own quota (" + Join(with_quota, ", ") +
-                   "): taskgov pools only its teams' quota");
   }
   if (!weighted.empty()) {
     out->push_back("a Cohort's fair-sharing weight (" + Join(weighted, ", ") +
@@ -580,6 +577,14 @@ void WorkloadGaps(const KueueCase& c, std::vector<std::string>* out) {
       out->push_back("an admitted workload charged on several flavors (" + w.name + ")");
     }
   }
+}
+
+// The run of the //scheduler/decisions:kueue_preemption_expressible_test target: cases taskgov's
+// model cannot express are skipped (naming what they need) instead of failing, so that every
+// expressible case gates CI while the whole table stays a manual target until all pass.
+bool ExpressibleOnly() {
+  const char* v = std::getenv("TASKGOV_KUEUE_EXPRESSIBLE_ONLY");
+  return v != nullptr && std::string_view(v) == "1";
 }
 
 // What the case needs that taskgov's policy model has no way to say; empty when it is
@@ -654,6 +659,10 @@ PolicyPtr BuildPolicy(const KueueCase& c, std::string* error) {
     }
     for (const FlavorQuota& fq : cq.quota) add_flavor(fq.flavor);
     policy->teams.push_back(std::move(team));
+  }
+  for (const CohortObject& co : c.cohorts) {  // a Cohort's own quota joins its pool
+    for (const FlavorQuota& fq : co.quota) add_flavor(fq.flavor);
+    policy->cohorts.push_back(Cohort{co.name, co.parent, co.quota});
   }
   policy->Finalize();
   return policy;
@@ -847,6 +856,9 @@ TEST_P(KueuePreemptionTest, VictimsAndReasonsAreKueues) {
   const std::vector<std::string> missing = MissingFeatures(c);
   if (!missing.empty()) {
     RecordProperty("taskgov", "not expressible");
+    if (ExpressibleOnly()) {
+      GTEST_SKIP() << c.source << " \"" << c.name << "\": not expressible: " << Join(missing, "; ");
+    }
     FAIL() << c.source << " \"" << c.name << "\": not expressible: " << Join(missing, "; ")
            << "\n  Kueue expects " << Show(kueue);
   }

@@ -45,10 +45,6 @@ std::string Show(NameId resource, int64_t amount) {
   return FormatQuantity(ResourceNames().Name(resource), amount);
 }
 
-std::string ShowShare(int64_t share) {
-  return share == kUnlimited ? std::string("inf") : std::to_string(share);
-}
-
 Verdict Yes(PreemptionReason reason) { return Verdict{true, reason, {}, false}; }
 // A refusal that may change as the state loses usage (shares, the preemptor's own usage).
 Verdict No(std::string_view why) {
@@ -363,7 +359,6 @@ Verdict JudgeVictim(const Policy& policy, const PreemptorFacts& preemptor,
     return v;
   }
   const int64_t preemptor_after = sim->ShareAfterAdding(prow, request);
-  if (preemptor_after == kUnlimited) return Never("the preemptor's fair-share weight is 0");
   const int64_t victim_before = sim->Share(vrow);
   const int64_t victim_after = sim->ShareAfterRemoving(vrow, victim_charge);
   Verdict v = No("its team's weighted share is not above the preemptor's");

@@ -78,10 +78,6 @@ bool FitsOnTop(const Ledger::Session& s, NameId team, NameId flavor, const Resou
   return true;
 }
 
-std::string ShowShare(int64_t share) {
-  return share == kUnlimited ? std::string("inf") : std::to_string(share);
-}
-
 }  // namespace
 
 std::vector<QuotaLine> QuotaLines(const Ledger::Session& session, NameId team, NameId flavor,
