@@ -347,6 +347,11 @@ class Metrics::Impl {
   void NoteRemovedTeams(const std::vector<scheduler::ledger::CohortCellUsage>& usage,
                         Scrape& scrape) const;
   void CollectTeamInfo(const Scrape& scrape, std::vector<MetricFamily>* out) const;
+  // Per cohort pool (flavor, resource): what the cohort holds itself, the pool's capacity and
+  // what its teams borrow from it.
+  void CollectCohorts(const Scrape& scrape,
+                      const std::vector<scheduler::ledger::CohortCellUsage>& usage,
+                      std::vector<MetricFamily>* out) const;
   void CollectWeightedShare(const Scrape& scrape, const scheduler::ledger::Ledger& ledger,
                             std::vector<MetricFamily>* out) const;
   void CollectPods(const Scrape& scrape, const scheduler::ledger::QuotaBook& book,
@@ -534,6 +539,7 @@ void Metrics::Impl::CollectLedger(Scrape& scrape, std::vector<MetricFamily>* out
   }
   quota.TakeInto(out);
   CollectTeamInfo(scrape, out);
+  CollectCohorts(scrape, usage, out);
   CollectWeightedShare(scrape, book->ledger(), out);
   CollectPods(scrape, *book, out);
 }
@@ -570,6 +576,60 @@ void Metrics::Impl::CollectTeamInfo(const Scrape& scrape, std::vector<MetricFami
     info.Value(L3{"team", "cohort", "cluster_queue"}, L3{team, meta.cohort, meta.cluster_queue}, 1);
   }
   out->push_back(info.Take());
+}
+
+void Metrics::Impl::CollectCohorts(const Scrape& scrape,
+                                   const std::vector<scheduler::ledger::CohortCellUsage>& usage,
+                                   std::vector<MetricFamily>* out) const {
+  static constexpr L3 kNames = {"cohort", "flavor", "resource"};
+  static constexpr std::string_view kLabels =
+      " Labels: cohort; flavor; resource (cpu in cores, memory and ephemeral-storage in bytes, "
+      "any other resource in its own count).";
+  FamilyBuilder own("taskgov_cohort_quota",
+                    std::string("Quota a cohort holds itself (Kueue Cohort resourceGroups), lent "
+                                "to its teams through its pool.") +
+                        std::string(kLabels),
+                    MetricType::Gauge);
+  FamilyBuilder capacity("taskgov_cohort_pool_capacity",
+                         std::string("What a cohort's teams may borrow and lend among themselves: "
+                                     "the sum of their lendable quota plus the cohort's own.") +
+                             std::string(kLabels),
+                         MetricType::Gauge);
+  FamilyBuilder used("taskgov_cohort_pool_usage",
+                     std::string("The part of a cohort's pool in use: its teams' usage above what "
+                                 "they never lend.") +
+                         std::string(kLabels),
+                     MetricType::Gauge);
+  FamilyBuilder k_subtree("kueue_cohort_subtree_quota",
+                          "Kueue-compatible taskgov_cohort_pool_capacity: a cohort's nominal "
+                          "quota aggregated within its subtree. Labels: cohort, flavor, resource.",
+                          MetricType::Gauge);
+  for (const scheduler::model::Cohort& cohort : scrape.policy->cohorts) {
+    for (const scheduler::model::FlavorQuota& fq : cohort.flavors) {
+      for (const scheduler::model::ResourceQuota& q : fq.resources) {
+        own.Value(kNames, L3{cohort.name, fq.flavor, q.resource}, BaseUnits(q.resource, q.nominal));
+      }
+    }
+  }
+  // A pool is named by any of its cells; the first one names it.
+  std::set<std::tuple<std::string_view, NameId, NameId>> seen;
+  for (const scheduler::ledger::CohortCellUsage& cell : usage) {
+    const std::string_view cohort =
+        scrape.live.find(scheduler::model::TeamNames().Name(cell.key.team))->second.cohort;
+    if (cohort.empty()) continue;  // a team of no cohort pools alone
+    if (!seen.emplace(cohort, cell.key.flavor, cell.key.resource).second) continue;
+    const std::string_view resource = scheduler::model::ResourceNames().Name(cell.key.resource);
+    const L3 labels{cohort, scheduler::model::FlavorNames().Name(cell.key.flavor), resource};
+    capacity.Value(kNames, labels, BaseUnits(resource, cell.view.pool_capacity));
+    used.Value(kNames, labels, BaseUnits(resource, cell.view.pool_used));
+    if (options_.kueue_compatible) {
+      k_subtree.Value(kNames, labels, BaseUnits(resource, cell.view.pool_capacity));
+    }
+  }
+  out->push_back(own.Take());
+  out->push_back(capacity.Take());
+  out->push_back(used.Take());
+  if (options_.kueue_compatible) out->push_back(k_subtree.Take());
 }
 
 void Metrics::Impl::CollectWeightedShare(const Scrape& scrape,

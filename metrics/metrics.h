@@ -11,6 +11,9 @@
 //     taskgov_quota_nominal, taskgov_quota_borrowing_limit, taskgov_quota_lending_limit
 //       (+Inf where unlimited), taskgov_quota_usage, taskgov_quota_borrowed,
 //       taskgov_quota_lent                                      {team, flavor, resource}
+//   per cohort × flavor × resource — taskgov_cohort_quota (what the cohort holds itself),
+//     taskgov_cohort_pool_capacity (its teams' lendable quota plus its own),
+//     taskgov_cohort_pool_usage                                 {cohort, flavor, resource}
 //   per team — taskgov_team_info{team, cohort, cluster_queue} (1),
 //     taskgov_weighted_share{team, flavor}, taskgov_pods{team, state},
 //     taskgov_admissions_total{team, flavor, mode}, taskgov_refusals_total{team, reason},
@@ -37,14 +40,15 @@
 //   with Options::kueue_compatible, the same numbers under Kueue's names and labels —
 //     kueue_cluster_queue_{nominal_quota, borrowing_limit, lending_limit, resource_usage}
 //       {cohort, cluster_queue, flavor, resource}, kueue_cluster_queue_weighted_share
-//       {cluster_queue}, kueue_pending_workloads{cluster_queue, status},
+//       {cluster_queue}, kueue_cohort_subtree_quota{cohort, flavor, resource},
+//       kueue_pending_workloads{cluster_queue, status},
 //     kueue_admitted_active_workloads{cluster_queue}, kueue_admission_wait_time_seconds
 //       {cluster_queue}, kueue_preempted_workloads_total{preempting_cluster_queue, reason}.
 //
 // Borrowed and lent are the ledger's rule, computed once in scheduler/ledger/cohort_usage.h: a
 // team's usage above nominal, and its share of its cohort's borrowing in proportion to the
-// lendable quota it leaves idle (within a cohort Σ lent = Σ borrowed; a team without a cohort
-// neither lends nor borrows).
+// lendable quota it leaves idle (within a cohort Σ lent = Σ borrowed, less the part the cohort's
+// own quota carries; a team without a cohort neither lends nor borrows).
 //
 // Removed teams. A team's series exist while it is in the policy or still has usage in the
 // ledger; after that every series naming it (quota, pods, counters, histograms) disappears from

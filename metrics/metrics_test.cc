@@ -238,6 +238,43 @@ TEST(MetricsTest, LentSumsToBorrowedInEachCohort) {
   }
 }
 
+// A cohort's own quota is exported, and joins its pool: the capacity is its teams' lendable
+// quota plus the cohort's own (Kueue's cohort subtree quota), the usage what its teams hold in
+// the pool; a team of no cohort has no pool series.
+TEST(MetricsTest, CohortQuotaAndPool) {
+  common::FakeClock clock;
+  scheduler::ledger::QuotaBook book(
+      scheduler::testing::PolicyBuilder()
+          .Team("pool-a", "org")
+          .Quota("f", "nvidia.com/gpu", 4, scheduler::model::kUnlimited,
+                 /*lending_limit=*/1)
+          .Team("pool-b", "org")
+          .Quota("f", "nvidia.com/gpu", 0)
+          .Team("pool-alone")
+          .Quota("f", "nvidia.com/gpu", 2)
+          .CohortQuota("org", "f", "nvidia.com/gpu", 6)
+          .Build(),
+      &clock);
+  book.ConfirmBound("uid-b", TeamId("pool-b"), FlavorId("f"), ResourceList{{"nvidia.com/gpu", 5}},
+                    scheduler::ledger::PodMeta{});
+  Options options;
+  options.kueue_compatible = true;
+  Metrics m(options);
+  Sources sources;
+  sources.book = &book;
+  m.SetSources(sources);
+  const Exposition x = ParseExposition(m.Render());
+  const std::map<std::string, std::string> org = {
+      {"cohort", "org"}, {"flavor", "f"}, {"resource", "nvidia.com/gpu"}};
+  EXPECT_EQ(x.Value("taskgov_cohort_quota", org), 6);
+  EXPECT_EQ(x.Value("taskgov_cohort_pool_capacity", org), 7);  // a lends 1, the cohort 6
+  EXPECT_EQ(x.Value("kueue_cohort_subtree_quota", org), 7);
+  EXPECT_EQ(x.Value("taskgov_cohort_pool_usage", org), 5);
+  EXPECT_EQ(x.Value("taskgov_cohort_pool_capacity", {{"cohort", ""}}), std::nullopt);
+  // b borrows 5 of the 7 idle (a's 1 and the cohort's 6): a carries 5·1/7 of it.
+  EXPECT_NEAR(x.Value("taskgov_quota_lent", {{"team", "pool-a"}}).value_or(-1), 5.0 / 7, 1e-9);
+}
+
 TEST(MetricsTest, KueueFamiliesOnlyWhenSwitchedOn) {
   Scenario plain(false);
   plain.Script();
@@ -258,6 +295,7 @@ TEST(MetricsTest, KueueFamiliesOnlyWhenSwitchedOn) {
       {"kueue_admitted_active_workloads", "gauge"},
       {"kueue_admission_wait_time_seconds", "histogram"},
       {"kueue_preempted_workloads_total", "counter"},
+      {"kueue_cohort_subtree_quota", "gauge"},
   };
   for (const auto& [name, type] : want) {
     ASSERT_TRUE(x.families.count(name)) << name;
