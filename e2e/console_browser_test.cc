@@ -40,6 +40,20 @@ teams:
     compute: [{instanceType: ml.p5.48xlarge, accelerators: 8}]
 )";
 
+// The cohort of the teams above as a Kueue Cohort object: under a parent, holding quota itself on
+// a flavor none of its teams uses (so no number above changes), for the policies page's cohorts.
+constexpr char kCohort[] = R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: e2e}
+spec:
+  parentName: org
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: ml.g5.12xlarge
+      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]
+)";
+
 struct Page {
   std::string dom;
   std::vector<std::string> console;  // the browser's console messages
@@ -151,6 +165,7 @@ class ConsoleBrowserTest : public ScenarioTest {
 TEST_F(ConsoleBrowserTest, EveryPageLoadsCleanAndShowsTheApisNumbers) {
   HarnessOptions options;
   options.config["policy.yaml"] = kPolicy;
+  options.config["cohort.yaml"] = kCohort;
   options.extender_args = {"--history-interval=1s"};  // a trend within the test's time
   StartHarness(std::move(options));
   h().api().SetAccessReviews({{"t-admin", "admin", {}}},
@@ -230,6 +245,13 @@ TEST_F(ConsoleBrowserTest, EveryPageLoadsCleanAndShowsTheApisNumbers) {
   ExpectClean(policies, "policies");
   EXPECT_NE(policies.dom.find("data-team=\"b\""), std::string::npos);
   EXPECT_NE(policies.dom.find("TaskRanking"), std::string::npos);
+  const size_t cohorts = policies.dom.find("id=\"cohorts\"");
+  ASSERT_NE(cohorts, std::string::npos) << "no cohorts table";
+  const std::string table =
+      policies.dom.substr(cohorts, policies.dom.find("</table>", cohorts) - cohorts);
+  for (const char* cell : {">e2e<", ">org<", ">ml.g5.12xlarge<", ">nvidia.com/gpu<", ">4<"}) {
+    EXPECT_NE(table.find(cell), std::string::npos) << cell << " in " << table;
+  }
 
   Screenshot("dashboard", "dashboard.png");
   Screenshot("tasks", "tasks.png");

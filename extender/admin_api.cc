@@ -179,6 +179,33 @@ TeamsRead ReadTeams(const scheduler::ledger::QuotaBook& book,
   return read;
 }
 
+// Cohorts the policy names (Kueue Cohort objects, or a team's cohort), with the quota each holds
+// itself: it joins the pool its teams borrow from.
+void WriteCohorts(Writer& w, const scheduler::model::Policy& policy) {
+  w.Key("cohorts");
+  w.StartArray();
+  for (const scheduler::model::Cohort& cohort : policy.cohorts) {
+    w.StartObject();
+    KeyStr(w, "name", cohort.name);
+    KeyStr(w, "parent", cohort.parent);
+    w.Key("quota");
+    w.StartArray();
+    for (const scheduler::model::FlavorQuota& fq : cohort.flavors) {
+      for (const scheduler::model::ResourceQuota& q : fq.resources) {
+        w.StartObject();
+        KeyStr(w, "flavor", fq.flavor);
+        KeyStr(w, "resource", q.resource);
+        w.Key("nominal");
+        Quantity(w, q.resource, q.nominal);
+        w.EndObject();
+      }
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 void TeamPolicy(Writer& w, const scheduler::model::Team& team) {
   KeyStr(w, "name", team.name);
   KeyStr(w, "cohort", team.cohort);
@@ -860,6 +887,7 @@ HttpResponse AdminApi::Policy(const HttpRequest& request, const ConsoleViewer&) 
   w.Int64(policy->gang_timeout_seconds);
   w.Key("teams");
   w.Uint64(policy->teams.size());
+  WriteCohorts(w, *policy);
   KeyStr(w, "sourceHash", policy->source_hash);
   if (sources_.reload_status) {
     const config::ReloadStatus s = sources_.reload_status();

@@ -39,6 +39,7 @@ class AdminApiTest : public ::testing::Test {
                   .Weight(2)
                   .Quota(kP5, kGpu, 8)
                   .PriorityClass("training", 50)
+                  .Cohort("research")
                   .Build(),
               &clock_),
         cluster_(&book_, &clock_, scheduler::state::ClusterState::Options{}),

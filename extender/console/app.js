@@ -484,6 +484,7 @@ async function renderPolicies() {
           el('tr', {}, el('td', {colspan: 2, class: 'muted'}, 'None: pods rank by spec.priority')) :
           policy.priorityClasses.map(c => el('tr', {},
             el('th', {scope: 'row'}, c.name), el('td', {class: 'num'}, c.value)))))),
+    cohortSection(policy.cohorts || []),
     el('section', {'aria-labelledby': 'alloc-policy-h'},
       el('h3', {id: 'alloc-policy-h'}, 'Compute allocations'),
       teams.items.map(t => el('article', {class: 'allocation', 'data-team': t.name},
@@ -507,6 +508,26 @@ async function renderPolicies() {
             el('td', {class: 'num'}, q.borrowingLimit ?? 'unlimited'),
             el('td', {class: 'num'}, q.lendingLimit ?? 'all')))))))),
   ];
+}
+
+// Cohorts that hold quota themselves (Kueue Cohort resourceGroups) or have a parent; nothing when
+// every cohort is only its teams' name.
+function cohortSection(cohorts) {
+  const shown = cohorts.filter(c => c.quota.length > 0 || c.parent);
+  if (shown.length === 0) return null;
+  return el('section', {'aria-labelledby': 'cohort-policy-h'},
+    el('h3', {id: 'cohort-policy-h'}, 'Cohorts'),
+    el('p', {class: 'muted'}, "A cohort's own quota joins the pool its teams borrow from. " +
+      'Quota is pooled within each cohort, not across a parent.'),
+    el('table', {class: 'quotas', id: 'cohorts'},
+      el('thead', {}, el('tr', {}, ['Cohort', 'Parent', 'Instance type', 'Resource', 'Own quota']
+        .map(h => el('th', {scope: 'col'}, h)))),
+      el('tbody', {}, shown.flatMap(c => (c.quota.length ? c.quota : [null]).map(q => el('tr', {},
+        el('th', {scope: 'row'}, c.name),
+        el('td', {}, c.parent || '–'),
+        el('td', {}, q ? q.flavor : '–'),
+        el('td', {}, q ? q.resource : '–'),
+        el('td', {class: 'num'}, q ? q.nominal : 'none')))))));
 }
 
 // ---- start ----
