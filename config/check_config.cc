@@ -1,7 +1,9 @@
 #include "config/check_config.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
+#include <tuple>
 #include <vector>
 
 #include "config/names.h"
@@ -145,6 +147,41 @@ void PrintQuotas(const scheduler::model::Policy& p, std::ostream& out) {
   PrintTableOrNone(rows, out);
 }
 
+// One row per cohort pool (cohort, flavor, resource) its teams govern: the teams' lendable quota,
+// the cohort's own, and the pool they make; a cohort pool none of its teams governs is left out.
+void PrintCohorts(const scheduler::model::Policy& p, std::ostream& out) {
+  using Key = std::tuple<std::string, std::string, std::string>;  // cohort, flavor, resource
+  std::map<Key, int64_t> lendable;
+  for (const scheduler::model::Team& t : p.teams) {
+    if (t.cohort.empty()) continue;
+    for (const scheduler::model::FlavorQuota& fq : t.flavors) {
+      for (const scheduler::model::ResourceQuota& q : fq.resources) {
+        int64_t& sum = lendable[{t.cohort, fq.flavor, q.resource}];
+        sum = scheduler::model::SaturatingAdd(sum, q.lendable());
+      }
+    }
+  }
+  if (lendable.empty()) return;
+  out << "\ncohort pools\n";
+  std::vector<std::vector<std::string>> rows{
+      {"COHORT", "PARENT", "FLAVOR", "RESOURCE", "TEAMS LEND", "COHORT'S OWN", "POOL"}};
+  for (const auto& [key, teams] : lendable) {
+    const auto& [cohort, flavor, resource] = key;
+    const scheduler::model::Cohort* c = p.FindCohort(cohort);
+    int64_t own = 0;
+    for (const scheduler::model::FlavorQuota& fq :
+         c != nullptr ? c->flavors : std::vector<scheduler::model::FlavorQuota>{}) {
+      for (const scheduler::model::ResourceQuota& q : fq.resources) {
+        if (fq.flavor == flavor && q.resource == resource) own = q.nominal;
+      }
+    }
+    rows.push_back({cohort, c == nullptr || c->parent.empty() ? "-" : c->parent, flavor, resource,
+                    FormatAmount(resource, teams), FormatAmount(resource, own),
+                    FormatAmount(resource, scheduler::model::SaturatingAdd(teams, own))});
+  }
+  PrintTableOrNone(rows, out);
+}
+
 }  // namespace
 
 void RenderCheckConfig(const std::string& dir, const LoadResult& result, std::ostream& out) {
@@ -157,6 +194,7 @@ void RenderCheckConfig(const std::string& dir, const LoadResult& result, std::os
     PrintClusterPolicy(*p, result.ok(), out);
     PrintTeams(*p, out);
     PrintQuotas(*p, out);
+    PrintCohorts(*p, out);
   }
   out << "\n";
   if (result.ok()) {

@@ -167,6 +167,50 @@ TEST(CheckConfig, ValidSampleExitsZeroAndPrintsTheQuotaTable) {
   EXPECT_TRUE(row) << text;
 }
 
+// The cohort pools a configuration makes: per cohort, flavor and resource, what its teams lend,
+// what the cohort holds itself (a Kueue Cohort's resourceGroups) and the pool's capacity.
+TEST(CheckConfig, PrintsEachCohortPoolWithTheCohortsOwnQuota) {
+  TempDir dir;
+  dir.Write("kueue.yaml", R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: lab}
+spec:
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: ml.p5.48xlarge
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: research}
+spec:
+  cohort: lab
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: ml.p5.48xlarge
+      resources: [{name: nvidia.com/gpu, nominalQuota: 16, lendingLimit: 4}]
+)");
+  std::ostringstream out;
+  EXPECT_EQ(RunCheckConfig(dir.path(), out), 0);
+  const std::string text = out.str();
+  ASSERT_NE(text.find("cohort pools"), std::string::npos) << text;
+  bool row = false;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::vector<std::string> w{std::istream_iterator<std::string>(words), {}};
+    if (w.size() == 7 && w[0] == "lab") {
+      EXPECT_EQ(w, (std::vector<std::string>{"lab", "-", "ml.p5.48xlarge", "nvidia.com/gpu", "4",
+                                              "8", "12"}));
+      row = true;
+    }
+  }
+  EXPECT_TRUE(row) << text;
+}
+
 TEST(CheckConfig, InvalidDirectoryExitsOneAndListsErrorsPerFile) {
   TempDir dir;
   dir.Write("good.yaml", kTeamA);
