@@ -116,16 +116,17 @@ class InformerChurn {
   std::thread thread_;  // last: starts after the members it reads are built
 };
 
-// Counts, on thread 0, the waits on the reservation table's shard mutexes (QuotaBook::lock_waits)
-// from before the timed loops start until after they end: the counter `lock_waits`, per run.
+// Counts, on thread 0, the waits for a reservation record another thread had claimed
+// (QuotaBook::claim_waits: the same pod's) from before the timed loops start until after they
+// end: the counter `claim_waits`, per run.
 class LockWaits {
  public:
   LockWaits(benchmark::State& state, const ledger::QuotaBook& book)
-      : state_(state), book_(book), before_(book.lock_waits()) {}
+      : state_(state), book_(book), before_(book.claim_waits()) {}
   ~LockWaits() {
     if (state_.thread_index() != 0) return;
-    state_.counters["lock_waits"] =
-        benchmark::Counter(static_cast<double>(book_.lock_waits() - before_));
+    state_.counters["claim_waits"] =
+        benchmark::Counter(static_cast<double>(book_.claim_waits() - before_));
   }
 
  private:

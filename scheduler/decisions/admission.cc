@@ -78,6 +78,8 @@ std::string ReasonCode(RefusalKind kind) {
       return "pool";
     case RefusalKind::kTooManyResources:
       return "no_quota";
+    case RefusalKind::kBusy:
+      return "busy";
   }
   return "quota";
 }

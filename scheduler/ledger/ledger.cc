@@ -560,6 +560,11 @@ std::string Refusal::Explain() const {
   if (kind == RefusalKind::kNoQuota) {
     return team_name + ": no quota on " + flavor_name;
   }
+  if (kind == RefusalKind::kBusy) {
+    return team_name +
+           ": taskgov's reservation table is full until its next compaction (within "
+           "a second): tried again at the next scheduling attempt";
+  }
   if (kind == RefusalKind::kTooManyResources) {
     return team_name + ": the pod requests more than " + std::to_string(kMaxChargedResources) +
            " governed resources on " + flavor_name;
@@ -992,6 +997,13 @@ std::vector<Ledger::ExtraCell> CellsCharged(const Ledger::Generation& old,
 }
 
 }  // namespace
+
+void Ledger::Quiesce(const std::function<void()>& fn) {
+  Swap([&](const Generation&) -> std::unique_ptr<Generation> {
+    fn();
+    return nullptr;
+  });
+}
 
 void Ledger::ApplyPolicy(PolicyPtr policy) {
   Swap([&](const Generation& old) {

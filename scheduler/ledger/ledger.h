@@ -116,6 +116,7 @@ enum class RefusalKind {
   kBorrowingLimit,  // would exceed nominal + borrowing limit
   kPool,            // the cohort has no idle quota left for it
   kTooManyResources,
+  kBusy,  // the QuotaBook's table had no room for the reservation (until its next compaction)
 };
 
 struct Refusal {
@@ -246,6 +247,10 @@ class Ledger {
 
   // Installs new limits; keeps usage (see the header comment).
   void ApplyPolicy(model::PolicyPtr policy);
+  // Runs `fn` while no Session is open, keeping the generation: for side tables that sessions
+  // read and that `fn` moves or frees (the QuotaBook's compaction). Waits as a swap does; aborts
+  // on a thread that holds a Session, and `fn` must not open one.
+  void Quiesce(const std::function<void()>& fn);
   // Adds cells (with zero limits) for usage the policy does not mention.
   void EnsureCells(const std::vector<CellKey>& keys);
   // A cell whose counters disagreed with the charges it should hold.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bitset>
-#include <set>
 #include <string>
 #include <utility>
 
@@ -88,13 +87,58 @@ IdAmounts Times(const IdAmounts& request, int64_t n) {
 QuotaBook::QuotaBook(PolicyPtr policy, const common::Clock* clock)
     : ledger_(std::move(policy)), clock_(clock) {}
 
-std::unique_lock<std::mutex> QuotaBook::Lock(Shard& shard) const {
-  std::unique_lock<std::mutex> lock(shard.mu, std::try_to_lock);
-  if (!lock.owns_lock()) {
-    lock_waits_.fetch_add(1, std::memory_order_relaxed);
-    lock.lock();
+QuotaBook::Records::Claim QuotaBook::Acquire(Shard& shard, std::string_view uid) {
+  Records::Claim claim = shard.table.Acquire(uid, &claim_waits_);
+  if (!claim) compaction_due_.store(true, std::memory_order_relaxed);
+  return claim;
+}
+
+QuotaBook::Records::Claim QuotaBook::FindPresent(std::string_view uid) const {
+  Records::Claim claim = ShardOf(uid).table.Find(uid, &claim_waits_);
+  if (claim && !claim->present) return Records::Claim();
+  return claim;
+}
+
+QuotaBook::Gangs::Claim QuotaBook::ClaimGang(std::string_view workload, bool create) const {
+  Gangs::Claim claim =
+      create ? gangs_.Acquire(workload, &claim_waits_) : gangs_.Find(workload, &claim_waits_);
+  if (create && !claim) compaction_due_.store(true, std::memory_order_relaxed);
+  return claim;
+}
+
+Refusal QuotaBook::Busy(NameId team, NameId flavor) {
+  Refusal refusal;
+  refusal.kind = RefusalKind::kBusy;
+  refusal.team = team;
+  refusal.flavor = flavor;
+  return refusal;
+}
+
+void QuotaBook::Tally(const Reservation& r, int sign) {
+  TeamTally::Counts* c = tally_.At(r.charge.team);
+  if (c == nullptr) return;
+  (r.state == ReservationState::kBound ? c->running : c->assumed)
+      .fetch_add(sign, std::memory_order_relaxed);
+  if (r.meta.workload.empty()) c->lone.fetch_add(sign, std::memory_order_relaxed);
+  for (uint8_t i = 0; i < r.charge.count; ++i) {
+    TeamTally::AddCell(*c, r.charge.flavor, r.charge.items[i].resource,
+                       sign * r.charge.items[i].amount);
   }
-  return lock;
+}
+
+void QuotaBook::Put(Shard& shard, Records::Record& record, Reservation r) {
+  if (r.state == ReservationState::kAssumed) shard.Due(r.expires_ms);
+  Tally(r, +1);
+  record.value = std::move(r);
+  record.present = true;
+  present_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void QuotaBook::Erase(Records::Record& record) {
+  Tally(record.value, -1);
+  record.value = Reservation{};  // its pooled gang key goes
+  record.present = false;
+  present_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void QuotaBook::GiveBack(Ledger::Session& session, std::string_view uid, const Charge& charge) {
@@ -139,12 +183,17 @@ std::variant<Charge, Refusal> QuotaBook::Assume(Ledger::Session& session, std::s
                                                 const IdAmounts& request, Ledger::Mode mode,
                                                 int64_t ttl_ms, const PodMeta& meta) {
   Shard& shard = ShardOf(uid);
-  std::unique_lock<std::mutex> lock = Lock(shard);
-  auto it = shard.map.find(uid);
-  if (it != shard.map.end()) {
-    if (it->second.state == ReservationState::kBound) return it->second.charge;
-    GiveBack(session, uid, it->second.charge);  // a re-filter replaces the assumed reservation
-    shard.Erase(it);
+  Records::Claim record = Acquire(shard, uid);
+  if (!record) return Busy(team, flavor);
+  if (record->present) {
+    const Reservation& r = record->value;
+    if (r.state == ReservationState::kBound) return r.charge;
+    GiveBack(session, uid, r.charge);  // a re-filter replaces the assumed reservation
+    // A gang member's before: it no longer holds quota of its gang.
+    Gangs::Claim gang;
+    if (!r.meta.workload.empty()) gang = ClaimGang(r.meta.workload.view(), false);
+    Erase(*record);
+    if (gang && gang->present) MemberGone(*gang);
   }
   std::variant<Charge, Refusal> result = session.Reserve(team, flavor, request, mode);
   if (const Charge* charge = std::get_if<Charge>(&result)) {
@@ -154,8 +203,7 @@ std::variant<Charge, Refusal> QuotaBook::Assume(Ledger::Session& session, std::s
     reservation.expires_ms = clock_->NowMs() + ttl_ms;
     reservation.meta = meta;
     reservation.meta.admitted_ms = clock_->NowMs();
-    shard.Due(reservation.expires_ms);
-    shard.Insert(uid, std::move(reservation));
+    Put(shard, *record, std::move(reservation));
   }
   return result;
 }
@@ -167,80 +215,104 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(Ledger::Session& session,
                                                       int64_t ttl_ms, int64_t gang_ttl_ms,
                                                       PodMeta meta, const IdAmounts* gang_need) {
   const int64_t now = clock_->NowMs();
-  std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
   Shard& shard = ShardOf(uid);
-  std::unique_lock<std::mutex> lock = Lock(shard);
-  auto it = shard.map.find(uid);
+  Records::Claim record = Acquire(shard, uid);
+  if (!record) return Busy(team, flavor);
   const std::string_view workload = meta.workload.view();
-  auto gang = gangs_.find(workload);
-  if (it != shard.map.end()) {
-    Reservation& r = it->second;
+  // The gang of the reservation it holds ("" for none): a view of the pooled key that reservation
+  // holds, valid until the record is erased below.
+  std::string_view from;
+  if (record->present) {
+    Reservation& r = record->value;
     if (r.state == ReservationState::kBound) return r.charge;
     if (r.meta.workload.view() == workload && r.charge.flavor == flavor) {
       r.expires_ms = now + ttl_ms;  // a re-filter keeps its share
       shard.Due(r.expires_ms);
       return r.charge;
     }
+    from = r.meta.workload.view();
+  }
+  // The gangs' holds, in key order: its own (created when it has none yet) and the one its
+  // reservation was taken from, when that is another.
+  const bool other = !from.empty() && from != workload;
+  Gangs::Claim from_gang;
+  if (other && from < workload) from_gang = ClaimGang(from, false);
+  Gangs::Claim gang = ClaimGang(workload, true);
+  if (other && from > workload) from_gang = ClaimGang(from, false);
+  if (!gang) return Busy(team, flavor);
+  // The hold its reservation came from: the other gang's, or its own.
+  Gangs::Record* from_hold = nullptr;
+  if (other && from_gang) from_hold = &*from_gang;
+  if (!other && !from.empty()) from_hold = &*gang;
+  if (record->present) {
     // Held on another flavor or for another gang: give it back, to its gang while that holds.
-    auto from = gangs_.find(r.meta.workload.view());
-    if (from != gangs_.end() && Covers(from->second.remaining, r.charge)) {
-      Move(r.charge, +1, &from->second.remaining);
+    const Reservation& r = record->value;
+    if (from_hold != nullptr && from_hold->present &&
+        Covers(from_hold->value.remaining, r.charge)) {
+      Move(r.charge, +1, &from_hold->value.remaining);
     } else {
       GiveBack(session, uid, r.charge);
     }
-    if (from != gangs_.end()) MemberGoneLocked(r.meta.workload.view());
-    shard.Erase(it);
-    gang = gangs_.find(workload);
+    if (from_hold != nullptr && from_hold->present) MemberGone(*from_hold);
+    Erase(*record);
   }
+  GangHold* hold = gang->present ? &gang->value : nullptr;
   Charge share;
   // take: the share comes out of the gang's hold.
-  bool take = gang != gangs_.end() && gang->second.flavor == flavor &&
-              ShareOf(gang->second.remaining, request, &share);
+  bool take =
+      hold != nullptr && hold->flavor == flavor && ShareOf(hold->remaining, request, &share);
   if (!take) {
     // Nothing held for it: with nothing held for anyone, this member reserves for every member
     // not holding a reservation yet; otherwise (more members than declared, or a member
     // recreated after the others took their shares) it reserves alone.
-    const bool for_gang = gang == gangs_.end() || Empty(gang->second.remaining);
-    const int32_t holders = gang == gangs_.end() ? 0 : gang->second.holders;
+    const bool for_gang = hold == nullptr || Empty(hold->remaining);
+    const int32_t holders = hold == nullptr ? 0 : hold->holders;
     const int64_t members = for_gang ? std::max<int64_t>(1, size - holders) : 1;
     const IdAmounts need =
         members > 1 && gang_need != nullptr ? *gang_need : Times(request, members);
     std::variant<Charge, Refusal> result = session.Reserve(team, flavor, need, mode);
     const Charge* charge = std::get_if<Charge>(&result);
     if (charge == nullptr) return result;
-    if (gang == gangs_.end()) gang = gangs_.emplace(workload, GangHold{}).first;
-    gang->second.size = size;
+    if (hold == nullptr) {
+      gang->value = GangHold{};
+      gang->value.team = team;
+      gang->present = true;
+      hold = &gang->value;
+    }
+    hold->size = size;
     if (members > 1) {
-      GangHold& hold = gang->second;
-      hold.flavor = flavor;
-      hold.reserved_ms = now;
-      hold.expires_ms = now + gang_ttl_ms;
-      hold.remaining = *charge;
-      take = ShareOf(hold.remaining, request, &share);  // the need counts this member's request
+      hold->flavor = flavor;
+      hold->reserved_ms = now;
+      hold->expires_ms = now + gang_ttl_ms;
+      hold->remaining = *charge;
+      take = ShareOf(hold->remaining, request, &share);  // the need counts this member's request
       if (!take) {  // a need without this member's request: it takes it all, nothing is lost
-        share = hold.remaining;
+        share = hold->remaining;
         take = true;
       }
     } else {
       share = *charge;
     }
   }
-  if (take) Move(share, -1, &gang->second.remaining);
-  MemberJoinedLocked(session, workload, &gang->second, now, gang_ttl_ms);
+  if (take) Move(share, -1, &hold->remaining);
+  MemberJoined(session, workload, hold, now, gang_ttl_ms);
   Reservation reservation;
   reservation.charge = share;
   reservation.state = ReservationState::kAssumed;
   reservation.expires_ms = now + ttl_ms;
   reservation.meta = std::move(meta);  // its gang key changes hands, not pooled again
   reservation.meta.admitted_ms = now;
-  shard.Due(reservation.expires_ms);
-  shard.Insert(uid, std::move(reservation));
+  Put(shard, *record, std::move(reservation));
   return share;
 }
 
-void QuotaBook::MemberJoinedLocked(Ledger::Session& session, std::string_view workload,
-                                   GangHold* hold, int64_t now, int64_t gang_ttl_ms) {
-  ++hold->holders;
+void QuotaBook::MemberJoined(Ledger::Session& session, std::string_view workload, GangHold* hold,
+                             int64_t now, int64_t gang_ttl_ms) {
+  if (hold->holders++ == 0) {
+    if (TeamTally::Counts* c = tally_.At(hold->team)) {
+      c->gangs.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
   hold->ttl_ms = gang_ttl_ms;
   if (hold->holders >= hold->size) {
     hold->expires_ms = GangHold::kNever;  // whole: what the estimate held beyond it goes back
@@ -255,23 +327,27 @@ void QuotaBook::MemberJoinedLocked(Ledger::Session& session, std::string_view wo
 }
 
 std::vector<QuotaBook::ExpiredGang> QuotaBook::TakeExpiredGangs() {
-  std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
+  std::lock_guard<std::mutex> lock(expired_mu_);
   return std::exchange(expired_gangs_, {});
 }
 
 std::optional<GangHold> QuotaBook::FindGang(std::string_view workload) const {
-  std::shared_lock gangs(workloads_mu_);  // the filter path reads it: shared
-  auto it = gangs_.find(workload);
-  if (it == gangs_.end()) return std::nullopt;
-  return it->second;
+  Ledger::Session session(ledger_);
+  Gangs::Claim gang = ClaimGang(workload, false);
+  if (!gang || !gang->present) return std::nullopt;
+  return gang->value;
 }
 
-void QuotaBook::MemberGoneLocked(std::string_view workload, bool lost) {
-  auto it = gangs_.find(workload);
-  if (it == gangs_.end()) return;
-  GangHold& hold = it->second;
-  if (--hold.holders <= 0 && Empty(hold.remaining)) {
-    gangs_.erase(it);
+void QuotaBook::MemberGone(Gangs::Record& gang, bool lost) {
+  GangHold& hold = gang.value;
+  if (--hold.holders == 0) {
+    if (TeamTally::Counts* c = tally_.At(hold.team)) {
+      c->gangs.fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
+  if (hold.holders <= 0 && Empty(hold.remaining)) {
+    gang.value = GangHold{};
+    gang.present = false;
     return;
   }
   if (lost && hold.holders < hold.size && hold.expires_ms == GangHold::kNever) {
@@ -293,266 +369,250 @@ QuotaBook::ConfirmOutcome QuotaBook::ConfirmBound(std::string_view uid, NameId t
     {
       Ledger::Session session(ledger_);
       Shard& shard = ShardOf(uid);
-      std::unique_lock<std::mutex> lock = Lock(shard);
-      auto it = shard.map.find(uid);
-      if (it != shard.map.end()) {
-        Reservation& r = it->second;
-        if (r.state == ReservationState::kBound) return ConfirmOutcome::kAlreadyBound;
-        if (r.charge.team == team && r.charge.flavor == flavor) {
-          shard.Count(r, -1);
-          r.state = ReservationState::kBound;
-          shard.Count(r, +1);
-          r.meta.node = meta.node;
-          return ConfirmOutcome::kConfirmedAssumed;
-        }
-      }
-      Charge charge;
-      if (session.ForceCharge(team, flavor, request, &charge, &missing)) {
-        Reservation reservation;
-        reservation.charge = charge;
-        reservation.state = ReservationState::kBound;
-        reservation.meta = meta;
-        if (reservation.meta.admitted_ms == 0) reservation.meta.admitted_ms = clock_->NowMs();
-        if (it != shard.map.end()) {
-          // Assumed for another flavor or team than it was bound to: charge what is real.
-          GiveBack(session, uid, it->second.charge);
-          shard.Count(it->second, -1);
-          it->second = reservation;
-          shard.Count(it->second, +1);
-        } else {
-          shard.Insert(uid, reservation);
-          if (!meta.workload.empty()) {
-            // A member bound without a share (seen after a restart): it holds quota of its gang.
-            lock.unlock();
-            std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
-            auto held = gangs_.find(meta.workload.view());
-            if (held == gangs_.end()) {
-              held = gangs_.emplace(meta.workload.view(), GangHold{}).first;
-            }
-            GangHold& hold = held->second;
-            if (hold.size == 0) hold.flavor = flavor;
-            ++hold.holders;
+      Records::Claim record = Acquire(shard, uid);
+      if (!record) {
+        compaction_due_.store(true, std::memory_order_relaxed);
+      } else {
+        if (record->present) {
+          Reservation& r = record->value;
+          if (r.state == ReservationState::kBound) return ConfirmOutcome::kAlreadyBound;
+          if (r.charge.team == team && r.charge.flavor == flavor) {
+            Tally(r, -1);
+            r.state = ReservationState::kBound;
+            Tally(r, +1);
+            r.meta.node = meta.node;
+            return ConfirmOutcome::kConfirmedAssumed;
           }
         }
-        return ConfirmOutcome::kCharged;
+        Charge charge;
+        if (session.ForceCharge(team, flavor, request, &charge, &missing)) {
+          Reservation reservation;
+          reservation.charge = charge;
+          reservation.state = ReservationState::kBound;
+          reservation.meta = meta;
+          if (reservation.meta.admitted_ms == 0) reservation.meta.admitted_ms = clock_->NowMs();
+          // Assumed for another flavor or team than it was bound to: charge what is real. A
+          // member staying in its gang keeps its place there; one that changed gang leaves it.
+          bool joins = !meta.workload.empty();
+          if (record->present) {
+            const Reservation& old = record->value;
+            GiveBack(session, uid, old.charge);
+            Gangs::Claim left;
+            if (old.meta.workload.view() == meta.workload.view()) {
+              joins = false;
+            } else if (!old.meta.workload.empty()) {
+              left = ClaimGang(old.meta.workload.view(), false);
+            }
+            Erase(*record);
+            if (left && left->present) MemberGone(*left);
+          }
+          Put(shard, *record, std::move(reservation));
+          if (joins) HoldForBoundMember(meta.workload.view(), team, flavor);
+          return ConfirmOutcome::kCharged;
+        }
       }
     }
-    // Outside the session: create the cells this usage needs, then try again.
-    ledger_.EnsureCells(missing);
+    // Outside the session: make room, or create the cells this usage needs; then try again.
+    if (missing.empty()) {
+      Compact();
+    } else {
+      ledger_.EnsureCells(missing);
+    }
+  }
+}
+
+void QuotaBook::HoldForBoundMember(std::string_view workload, NameId team, NameId flavor) {
+  // A member bound without a share (seen after a restart): it holds quota of its gang.
+  Gangs::Claim gang = ClaimGang(workload, true);
+  if (!gang) return;  // counted once the table has room again
+  if (!gang->present) {
+    gang->value = GangHold{};
+    gang->value.team = team;
+    gang->present = true;
+  }
+  GangHold& hold = gang->value;
+  if (hold.size == 0) hold.flavor = flavor;
+  if (hold.holders++ == 0) {
+    if (TeamTally::Counts* c = tally_.At(hold.team)) {
+      c->gangs.fetch_add(1, std::memory_order_relaxed);
+    }
   }
 }
 
 bool QuotaBook::Release(std::string_view uid) {
   Ledger::Session session(ledger_);
-  model::PooledString workload;
-  {
-    Shard& shard = ShardOf(uid);
-    std::unique_lock<std::mutex> lock = Lock(shard);
-    auto it = shard.map.find(uid);
-    if (it == shard.map.end()) return false;
-    GiveBack(session, uid, it->second.charge);
-    workload = it->second.meta.workload;
-    shard.Erase(it);
+  Records::Claim record = FindPresent(uid);
+  if (!record) return false;
+  GiveBack(session, uid, record->value.charge);
+  Gangs::Claim gang;
+  if (!record->value.meta.workload.empty()) {
+    gang = ClaimGang(record->value.meta.workload.view(), false);
   }
-  if (!workload.empty()) {
-    std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
-    MemberGoneLocked(workload.view());
-  }
+  Erase(*record);
+  if (gang && gang->present) MemberGone(*gang);
   return true;
 }
 
 void QuotaBook::DetachFromGang(std::string_view uid, bool lost) {
-  std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
-  Shard& shard = ShardOf(uid);
-  std::unique_lock<std::mutex> lock = Lock(shard);
-  auto it = shard.map.find(uid);
-  if (it == shard.map.end() || it->second.meta.workload.empty()) return;
-  shard.Count(it->second, -1);
-  const model::PooledString workload = std::move(it->second.meta.workload);  // now ""
-  shard.Count(it->second, +1);
-  MemberGoneLocked(workload.view(), lost);
+  Ledger::Session session(ledger_);
+  Records::Claim record = FindPresent(uid);
+  if (!record || record->value.meta.workload.empty()) return;
+  Tally(record->value, -1);
+  const model::PooledString workload = std::move(record->value.meta.workload);  // now ""
+  Tally(record->value, +1);
+  if (Gangs::Claim gang = ClaimGang(workload.view(), false); gang && gang->present) {
+    MemberGone(*gang, lost);
+  }
 }
 
-bool QuotaBook::ReturnShare(const Reservation& r) {
-  // With workloads_mu_ and the member's shard held.
-  auto gang = gangs_.find(r.meta.workload.view());
-  if (gang == gangs_.end() || !Covers(gang->second.remaining, r.charge)) return false;
-  if (gang->second.expires_ms <= clock_->NowMs()) return false;  // the hold goes too
-  Move(r.charge, +1, &gang->second.remaining);
-  MemberGoneLocked(r.meta.workload.view());
+bool QuotaBook::ReturnShare(const Reservation& r, Gangs::Record* gang) {
+  // With the member's and its gang's records claimed.
+  if (gang == nullptr || !gang->present || !Covers(gang->value.remaining, r.charge)) return false;
+  if (gang->value.expires_ms <= clock_->NowMs()) return false;  // the hold goes too
+  Move(r.charge, +1, &gang->value.remaining);
+  MemberGone(*gang);
   return true;
 }
 
 void QuotaBook::ExpireGangs(Ledger::Session& session, int64_t now) {
-  std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
-  for (auto it = gangs_.begin(); it != gangs_.end();) {
-    GangHold& hold = it->second;
-    if (hold.expires_ms > now || hold.holders >= hold.size) {
-      ++it;
-      continue;
-    }
+  gangs_.ForEach([&](Gangs::Record& gang) {
+    GangHold& hold = gang.value;
+    if (hold.expires_ms > now || hold.holders >= hold.size) return;
     common::log::Warn("ledger", "gang not whole in time: its held quota is released",
-                      {{"workload", it->first},
+                      {{"workload", gang.key.view()},
                        {"members_admitted", static_cast<int64_t>(hold.holders)},
                        {"members_declared", static_cast<int64_t>(hold.size)},
                        {"waited_s", (now - hold.reserved_ms) / 1000}});
-    if (!Empty(hold.remaining)) GiveBack(session, it->first, hold.remaining);
+    if (!Empty(hold.remaining)) GiveBack(session, gang.key.view(), hold.remaining);
     Zero(&hold.remaining);
     gangs_expired_.fetch_add(1, std::memory_order_relaxed);
-    if (hold.holders > 0 && expired_gangs_.size() < kMaxExpiredGangs) {
-      expired_gangs_.push_back(ExpiredGang{it->first, hold.remaining.team, hold.holders, hold.size,
-                                           (now - hold.reserved_ms) / 1000});
+    if (hold.holders > 0) {
+      std::lock_guard<std::mutex> lock(expired_mu_);
+      if (expired_gangs_.size() < kMaxExpiredGangs) {
+        expired_gangs_.push_back(ExpiredGang{std::string(gang.key.view()), hold.team, hold.holders,
+                                             hold.size, (now - hold.reserved_ms) / 1000});
+      }
     }
     if (hold.holders <= 0) {
-      it = gangs_.erase(it);
-      continue;
+      gang.value = GangHold{};
+      gang.present = false;
+      return;
     }
     hold.reserved_ms = now;  // reported again if still not whole a timeout later
     hold.expires_ms = now + hold.ttl_ms;
-    ++it;
-  }
+  });
 }
 
 size_t QuotaBook::ExpireAssumed() {
+  bool due = compaction_due_.load(std::memory_order_relaxed) || gangs_.NeedsCompaction();
+  for (const Shard& shard : shards_) due = due || shard.table.NeedsCompaction();
+  if (due) Compact();
   const int64_t now = clock_->NowMs();
   size_t expired = 0;
   for (Shard& shard : shards_) {
     if (shard.next_due_ms.load(std::memory_order_relaxed) > now) continue;
+    // Rebuilt from what stays assumed; an assumption meanwhile lowers it again itself.
+    shard.next_due_ms.store(std::numeric_limits<int64_t>::max(), std::memory_order_relaxed);
     Ledger::Session session(ledger_);
-    std::lock_guard<std::shared_mutex> gangs(workloads_mu_);
-    std::unique_lock<std::mutex> lock = Lock(shard);
-    int64_t next_due = std::numeric_limits<int64_t>::max();
-    for (auto it = shard.map.begin(); it != shard.map.end();) {
-      Reservation& r = it->second;
-      if (r.state != ReservationState::kAssumed || r.expires_ms > now) {
-        if (r.state == ReservationState::kAssumed) next_due = std::min(next_due, r.expires_ms);
-        ++it;
-        continue;
+    shard.table.ForEach([&](Records::Record& record) {
+      Reservation& r = record.value;
+      if (r.state != ReservationState::kAssumed) return;
+      if (r.expires_ms > now) {
+        shard.Due(r.expires_ms);
+        return;
       }
-      if (r.meta.workload.empty() || !ReturnShare(r)) {
-        GiveBack(session, it->first, r.charge);
-        if (!r.meta.workload.empty()) MemberGoneLocked(r.meta.workload.view());
+      if (r.meta.workload.empty()) {
+        GiveBack(session, record.key.view(), r.charge);
+      } else {
+        Gangs::Claim gang = ClaimGang(r.meta.workload.view(), false);
+        if (!ReturnShare(r, gang ? &*gang : nullptr)) {
+          GiveBack(session, record.key.view(), r.charge);
+          if (gang && gang->present) MemberGone(*gang);
+        }
       }
-      it = shard.Erase(it);
+      Erase(record);
       ++expired;
-    }
-    shard.next_due_ms.store(next_due, std::memory_order_relaxed);
+    });
   }
   Ledger::Session session(ledger_);
   ExpireGangs(session, now);
   return expired;
 }
 
+void QuotaBook::Compact() {
+  compaction_due_.store(false, std::memory_order_relaxed);
+  ledger_.Quiesce([&] {
+    for (Shard& shard : shards_) shard.table.Compact();
+    gangs_.Compact();
+  });
+}
+
 std::optional<Reservation> QuotaBook::Find(std::string_view uid) const {
-  Shard& shard = ShardOf(uid);
-  std::unique_lock<std::mutex> lock = Lock(shard);
-  auto it = shard.map.find(uid);
-  if (it == shard.map.end()) return std::nullopt;
-  return it->second;
+  Ledger::Session session(ledger_);
+  Records::Claim record = FindPresent(uid);
+  if (!record) return std::nullopt;
+  return record->value;
 }
 
 bool QuotaBook::Holds(std::string_view uid) const {
-  Shard& shard = ShardOf(uid);
-  std::unique_lock<std::mutex> lock = Lock(shard);
-  return shard.map.contains(uid);
+  Ledger::Session session(ledger_);
+  return static_cast<bool>(FindPresent(uid));
 }
 
 void QuotaBook::ForEach(
     const std::function<void(std::string_view uid, const Reservation&)>& fn) const {
+  Ledger::Session session(ledger_);
   for (Shard& shard : shards_) {
-    std::unique_lock<std::mutex> lock = Lock(shard);
-    for (const auto& [uid, reservation] : shard.map) fn(uid, reservation);
+    shard.table.ForEach([&](Records::Record& record) { fn(record.key.view(), record.value); });
   }
-}
-
-void QuotaBook::Shard::Count(const Reservation& r, int sign) {
-  auto it = counts.try_emplace(r.charge.team).first;
-  Counts& c = it->second;
-  (r.state == ReservationState::kBound ? c.running : c.assumed) += sign;
-  for (uint8_t i = 0; i < r.charge.count; ++i) {
-    const Charge::Item& item = r.charge.items[i];
-    auto cell = std::find_if(c.cells.begin(), c.cells.end(), [&](const Counts::Cell& x) {
-      return x.flavor == r.charge.flavor && x.resource == item.resource;
-    });
-    if (cell == c.cells.end()) cell = c.cells.insert(cell, {r.charge.flavor, item.resource, 0});
-    cell->amount += sign * item.amount;
-  }
-  if (r.meta.workload.empty()) {
-    c.lone += sign;
-  } else {
-    const std::string_view gang = r.meta.workload.view();
-    auto members = c.gangs.find(gang);
-    if (members == c.gangs.end()) members = c.gangs.emplace(gang, 0).first;
-    if ((members->second += sign) <= 0) c.gangs.erase(members);
-  }
-  if (c.running == 0 && c.assumed == 0) counts.erase(it);
 }
 
 std::unordered_map<NameId, QuotaBook::TeamCounts> QuotaBook::CountByTeam() const {
   std::unordered_map<NameId, TeamCounts> counts;
-  std::set<std::pair<NameId, std::string>> gangs;
-  for (Shard& shard : shards_) {
-    std::unique_lock<std::mutex> lock = Lock(shard);
-    for (const auto& [team, c] : shard.counts) {
-      TeamCounts& out = counts[team];
-      out.running += c.running;
-      out.assumed += c.assumed;
-      out.workloads += c.lone;
-      for (const auto& [gang, members] : c.gangs) gangs.emplace(team, gang);
-    }
-  }
-  for (const auto& [team, workload] : gangs) ++counts[team].workloads;
+  tally_.ForEach([&](NameId team, const TeamTally::Counts& c) {
+    const int64_t running = c.running.load(std::memory_order_relaxed);
+    const int64_t assumed = c.assumed.load(std::memory_order_relaxed);
+    if (running == 0 && assumed == 0) return;
+    counts[team] = TeamCounts{
+        running, assumed,
+        c.lone.load(std::memory_order_relaxed) + c.gangs.load(std::memory_order_relaxed)};
+  });
   return counts;
 }
 
 size_t QuotaBook::size() const {
-  size_t n = 0;
-  for (Shard& shard : shards_) {
-    std::unique_lock<std::mutex> lock = Lock(shard);
-    n += shard.map.size();
-  }
-  return n;
+  return static_cast<size_t>(std::max<int64_t>(0, present_.load(std::memory_order_relaxed)));
 }
 
 std::vector<Ledger::Drift> QuotaBook::Reconcile() {
-  std::unique_lock<std::shared_mutex> gangs_lock(workloads_mu_, std::defer_lock);
-  std::vector<std::unique_lock<std::mutex>> locks;
-  // No session is open while these run; the first takes every lock (gangs' first: the lock
-  // order), held until the counters are checked or rebuilt.
-  auto lock_all = [&] {
-    if (!locks.empty()) return;
-    gangs_lock.lock();
-    for (Shard& shard : shards_) locks.emplace_back(shard.mu);
-  };
+  // Both run while no session is open (Ledger::Verify): every record and tally is at rest.
   auto sums = [&] {
-    lock_all();
-    size_t n = 0;
-    for (const Shard& shard : shards_) {
-      for (const auto& [team, counts] : shard.counts) n += counts.cells.size();
-    }
     std::vector<Ledger::CellSum> out;
-    out.reserve(n + gangs_.size() * kMaxChargedResources);
-    for (auto& [workload, hold] : gangs_) {
-      for (uint8_t i = 0; i < hold.remaining.count; ++i) {
-        const Charge& c = hold.remaining;
+    gangs_.ForEachQuiescent([&](Gangs::Record& gang) {
+      if (!gang.present) return;
+      const Charge& c = gang.value.remaining;
+      for (uint8_t i = 0; i < c.count; ++i) {
         out.push_back({CellKey{c.team, c.flavor, c.items[i].resource}, c.items[i].amount});
       }
-    }
-    for (const Shard& shard : shards_) {
-      for (const auto& [team, counts] : shard.counts) {
-        for (const Shard::Counts::Cell& cell : counts.cells) {
-          out.push_back({CellKey{team, cell.flavor, cell.resource}, cell.amount});
-        }
+    });
+    tally_.ForEach([&](NameId team, const TeamTally::Counts& counts) {
+      for (const TeamTally::Cell* cell = counts.cells.load(std::memory_order_acquire);
+           cell != nullptr; cell = cell->next) {
+        out.push_back({CellKey{team, cell->flavor, cell->resource},
+                       cell->amount.load(std::memory_order_relaxed)});
       }
-    }
+    });
     return out;
   };
   auto charges = [&] {
-    lock_all();
     std::vector<Charge*> out;
-    for (auto& [workload, hold] : gangs_) out.push_back(&hold.remaining);
+    gangs_.ForEachQuiescent([&](Gangs::Record& gang) {
+      if (gang.present) out.push_back(&gang.value.remaining);
+    });
     for (Shard& shard : shards_) {
-      for (auto& [uid, reservation] : shard.map) out.push_back(&reservation.charge);
+      shard.table.ForEachQuiescent([&](Records::Record& record) {
+        if (record.present) out.push_back(&record.value.charge);
+      });
     }
     return out;
   };

@@ -8,30 +8,37 @@
 // events changes nothing; a re-filter of an assumed pod replaces its reservation; a pod recreated
 // under a new UID is a new reservation (its predecessor's is released when that pod goes).
 //
-// Consistency: each operation opens a Ledger::Session and then locks the UID's shard, always in
-// that order, so the ledger counters and the table change together and Reconcile() — which
-// rebuilds the counters from the table while no session is open — sees them quiescent.
-// A release the ledger refuses (an over-release: the counters had drifted from the table) is
-// logged as a warning naming the team, flavor and resource, counted by the ledger
-// (Ledger::over_releases), and the operation goes on; Reconcile() repairs the counters.
-// Thread-safety: all methods are thread-safe. The shard mutexes guard only the table; the ledger
-// counters take no lock. A shard's mutex is the one exclusive lock of a lone pod's filter (a gang
-// member's filter also takes the gangs' lock, workloads_mu_, to take or reserve its share): it
-// makes each UID's reservation change atomically with its counters (a re-filter gives the earlier
-// charge back before it reserves; a bound UID is never re-reserved). It is held for one hash-map
-// step, never across I/O or another component's lock, and two filters meet on it only when their
-// UIDs share one of kShards shards; lock_waits() counts the times a caller found it taken.
+// Consistency: each operation opens a Ledger::Session and then claims the records it changes —
+// the pod's reservation, then (for a gang member) its gang's hold — so the ledger counters and
+// the records change together, and Reconcile() — which rebuilds the counters from the records
+// while no session is open — sees them quiescent. A release the ledger refuses (an over-release:
+// the counters had drifted from the records) is logged as a warning naming the team, flavor and
+// resource, counted by the ledger (Ledger::over_releases), and the operation goes on;
+// Reconcile() repairs the counters.
+//
+// Thread-safety: all methods are thread-safe, and none takes a lock that calls for different pods
+// share. Reservations and gang holds live in RecordTables (record_table.h): found and inserted
+// without a lock, each record changed under its own claim — held by one operation on that pod (or
+// gang), for a few counter steps, never across I/O or another component's lock; claims are taken
+// in one order (a pod's reservation before its gang's hold; two holds in key order), so they
+// cannot deadlock. Two filters wait for each other only when they are for the same pod, or for
+// members of the same gang while they take their shares; claim_waits() counts the times a caller
+// found a claim taken. The per-team counts behind CountByTeam() and Reconcile() are atomic tallies
+// (team_tally.h). The tables are compacted (empty records freed, the arrays regrown) by
+// ExpireAssumed() inside Ledger::Quiesce; a table too full to take a new pod's reservation — a
+// burst of new pods larger than the room left since the last compaction — refuses it with
+// RefusalKind::kBusy (fail closed; kube-scheduler tries again) and has the next ExpireAssumed()
+// compact.
 //
 // Requests come as IdAmounts (resource ids; the hot path, no name lookups) or as a ResourceList
 // (converted once with KnownIdAmounts, lock-free).
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <limits>
-#include <memory>
 #include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -40,7 +47,8 @@
 
 #include "scheduler/common/clock.h"
 #include "scheduler/ledger/ledger.h"
-#include "scheduler/ledger/uid_key.h"
+#include "scheduler/ledger/record_table.h"
+#include "scheduler/ledger/team_tally.h"
 #include "scheduler/model/string_pool.h"
 
 namespace taskgov::scheduler::ledger {
@@ -65,6 +73,7 @@ struct PodMeta {
 // the shares members took. Charges are canonical per cell, so a share moves between the gang's
 // charge and a member's reservation without touching the ledger's counters.
 struct GangHold {
+  model::NameId team = 0;
   model::NameId flavor = 0;
   int32_t size = 0;         // members the gang declares
   int32_t holders = 0;      // members holding a reservation (assumed or bound)
@@ -183,8 +192,8 @@ class QuotaBook {
   [[nodiscard]] std::optional<Reservation> Find(std::string_view uid) const;
   // Whether pod `uid` holds a reservation (Find without the copy).
   [[nodiscard]] bool Holds(std::string_view uid) const;
-  // Calls `fn` for every reservation (under its shard's lock: keep `fn` short, no QuotaBook
-  // calls inside).
+  // Calls `fn` for every reservation (each under its claim: keep `fn` short, no QuotaBook calls
+  // inside).
   void ForEach(const std::function<void(std::string_view uid, const Reservation&)>& fn) const;
   [[nodiscard]] size_t size() const;
   // Reservations per team: bound (running) and assumed pods, and admitted workloads (lone pods
@@ -195,10 +204,12 @@ class QuotaBook {
     int64_t workloads = 0;
   };
   [[nodiscard]] std::unordered_map<model::NameId, TeamCounts> CountByTeam() const;
-  // How many times an operation found its shard's mutex held and waited: monotonic.
-  [[nodiscard]] uint64_t lock_waits() const { return lock_waits_.load(std::memory_order_relaxed); }
+  // How many times an operation found a record claimed by another and waited: monotonic.
+  [[nodiscard]] uint64_t claim_waits() const {
+    return claim_waits_.load(std::memory_order_relaxed);
+  }
 
-  // Checks the ledger counters against the reservations (their sums kept per shard, so without
+  // Checks the ledger counters against the reservations (their sums kept per team, so without
   // a walk of every reservation) and, when some cell drifted, rebuilds the counters from the
   // reservations; reports the cells that had drifted.
   std::vector<Ledger::Drift> Reconcile();
@@ -209,88 +220,78 @@ class QuotaBook {
   [[nodiscard]] const Ledger& ledger() const { return ledger_; }
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
+  using Records = RecordTable<Reservation>;
+  using Gangs = RecordTable<GangHold>;
   struct Shard {
-    mutable std::mutex mu;
-    std::unordered_map<UidKey, Reservation, Hash, std::equal_to<>> map;
-    // No assumed reservation of the shard expires before this (a lower bound: written with `mu`
-    // held when one is assumed, recomputed when the shard is swept), so ExpireAssumed skips a
-    // shard with nothing due without taking a lock — at 100,000 bound pods the sweep was a walk
-    // of every reservation each second. Relaxed: a sweep that misses a bound lowered at that
-    // instant sweeps it at the next tick.
+    Records table{kShardHeadroom};
+    // No assumed reservation of the shard expires before this (a lower bound, lowered by every
+    // assumption, reset and rebuilt by the sweep), so ExpireAssumed skips a shard with nothing
+    // due — at 100,000 bound pods the sweep was a walk of every reservation each second.
+    // Relaxed: a sweep that misses a bound lowered at that instant sweeps it at the next tick.
     std::atomic<int64_t> next_due_ms{std::numeric_limits<int64_t>::max()};
-    // With `mu` held: an assumed reservation expires at `expires_ms`.
+    // An assumed reservation expires at `expires_ms`.
     void Due(int64_t expires_ms) {
-      if (expires_ms < next_due_ms.load(std::memory_order_relaxed))
-        next_due_ms.store(expires_ms, std::memory_order_relaxed);
-    }
-    // CountByTeam's numbers for this shard, kept with every change of `map` (with `mu` held):
-    // a walk of every reservation per scrape cost 68% of a /metrics render at 100,000 pods.
-    struct Counts {
-      int64_t running = 0;
-      int64_t assumed = 0;
-      int64_t lone = 0;  // reservations of no gang
-      std::unordered_map<std::string, int32_t, Hash, std::equal_to<>> gangs;  // gang → members here
-      // What the team's reservations here charge, per (flavor, resource): Reconcile compares
-      // the ledger with these sums instead of walking every reservation while no session may
-      // open.
-      struct Cell {
-        model::NameId flavor = 0;
-        model::NameId resource = 0;
-        int64_t amount = 0;
-      };
-      std::vector<Cell> cells;
-    };
-    std::unordered_map<model::NameId, Counts> counts;
-    // `r` enters (sign +1) or leaves (−1) `map`, or is about to change (−1) and changed (+1).
-    void Count(const Reservation& r, int sign);
-    void Insert(std::string_view uid, Reservation r) {
-      Count(r, +1);
-      map.emplace(UidKey(uid), std::move(r));
-    }
-    template <typename Iterator>
-    Iterator Erase(Iterator it) {
-      Count(it->second, -1);
-      return map.erase(it);
+      int64_t cur = next_due_ms.load(std::memory_order_relaxed);
+      while (expires_ms < cur &&
+             !next_due_ms.compare_exchange_weak(cur, expires_ms, std::memory_order_relaxed)) {
+      }
     }
   };
-  // Reconcile() holds every shard's lock at once; ThreadSanitizer's deadlock detector tracks at
-  // most 64 locks held by one thread, so the shard count stays well below that.
+  // Shards only split the sweep and the compaction; no operation waits for another on a shard.
   static constexpr size_t kShards = 32;
+  static constexpr size_t kShardHeadroom = 256;  // records each shard has room for when empty
 
-  Shard& ShardOf(std::string_view uid) const { return shards_[Hash{}(uid) % kShards]; }
-  // Locks `shard`, counting a wait when it is held.
-  std::unique_lock<std::mutex> Lock(Shard& shard) const;
+  Shard& ShardOf(std::string_view uid) const {
+    return shards_[std::hash<std::string_view>{}(uid) % kShards];
+  }
+  // Claims `uid`'s record (creating it); empty when the table is full (compaction then due).
+  Records::Claim Acquire(Shard& shard, std::string_view uid);
+  // Claims `uid`'s record if it holds a reservation.
+  Records::Claim FindPresent(std::string_view uid) const;
+  // Claims gang `workload`'s hold record (creating it when `create`).
+  Gangs::Claim ClaimGang(std::string_view workload, bool create) const;
+  // The refusal of a pod whose reservation the full table cannot take.
+  Refusal Busy(model::NameId team, model::NameId flavor);
+  // `r` enters (sign +1) or leaves (−1) the table, or is about to change (−1) and changed (+1).
+  void Tally(const Reservation& r, int sign);
+  // A reservation into / out of a claimed record.
+  void Put(Shard& shard, Records::Record& record, Reservation r);
+  void Erase(Records::Record& record);
   // Gives `charge` (of pod `uid`) back; warns about every resource the ledger refused.
   static void GiveBack(Ledger::Session& session, std::string_view uid, const Charge& charge);
-  // With workloads_mu_ held: a member took its share (or reserved alone); the gang is whole, or
-  // waits for the others until its deadline.
-  void MemberJoinedLocked(Ledger::Session& session, std::string_view workload, GangHold* hold,
-                          int64_t now, int64_t gang_ttl_ms);
-  // With workloads_mu_ held: a member's reservation is gone (released, or its share returned);
-  // `lost` as for DetachFromGang.
-  void MemberGoneLocked(std::string_view workload, bool lost = true);
-  // With workloads_mu_ and the member's shard held: returns the share of member reservation `r`
-  // (about to leave the table) to its gang's hold while that holds quota and has not expired,
-  // and counts the member gone. False (nothing done) otherwise.
-  bool ReturnShare(const Reservation& r);
+  // With the gang's record claimed: a member took its share (or reserved alone); the gang is
+  // whole, or waits for the others until its deadline.
+  void MemberJoined(Ledger::Session& session, std::string_view workload, GangHold* hold,
+                    int64_t now, int64_t gang_ttl_ms);
+  // With the member's record claimed: the hold of gang `workload` (created when it has none)
+  // counts a member bound without a share (seen bound after a restart).
+  void HoldForBoundMember(std::string_view workload, model::NameId team, model::NameId flavor);
+  // With the gang's record claimed: a member's reservation is gone (released, or its share
+  // returned); `lost` as for DetachFromGang.
+  void MemberGone(Gangs::Record& gang, bool lost = true);
+  // With the member's and its gang's records claimed: returns the share of member reservation
+  // `r` (about to leave the table) to its gang's hold while that holds quota and has not
+  // expired, and counts the member gone. False (nothing done) otherwise.
+  bool ReturnShare(const Reservation& r, Gangs::Record* gang);
   // Releases the holds whose time has passed.
   void ExpireGangs(Ledger::Session& session, int64_t now);
+  // Frees empty records and regrows the tables (quiescent: no session may be open).
+  void Compact();
 
   Ledger ledger_;
   const common::Clock* clock_;
   mutable std::array<Shard, kShards> shards_;
-  // The gangs' holds, by workload key. Lock order: workloads_mu_ before a shard's mutex. Gang
-  // members' filters change it (exclusive, for a few map steps); FindGang reads it shared.
-  mutable std::shared_mutex workloads_mu_;
-  std::unordered_map<std::string, GangHold, Hash, std::equal_to<>> gangs_;
-  std::atomic<uint64_t> gangs_expired_{0};  // relaxed: a statistic
-  std::vector<ExpiredGang> expired_gangs_;  // guarded by workloads_mu_
+  // The gangs' holds, by workload key.
+  mutable Gangs gangs_{kShardHeadroom};
+  TeamTally tally_;
+  std::atomic<int64_t> present_{0};                  // reservations held; relaxed: a count
+  mutable std::atomic<bool> compaction_due_{false};  // a full table refused a reservation
+  std::atomic<uint64_t> gangs_expired_{0};           // relaxed: a statistic
+  // Guards expired_gangs_, written by the sweep and taken by the controller: off the filter path.
+  std::mutex expired_mu_;
+  std::vector<ExpiredGang> expired_gangs_;
   // Relaxed: a statistic, publishing nothing.
-  mutable std::atomic<uint64_t> lock_waits_{0};
+  mutable std::atomic<uint64_t> claim_waits_{0};
 };
 
 }  // namespace taskgov::scheduler::ledger

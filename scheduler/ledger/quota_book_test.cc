@@ -416,10 +416,10 @@ TEST_F(GangBookTest, GangHoldsAgreeWithTheCountersAfterReconcile) {
   EXPECT_EQ(Usage(), 6);
 }
 
-TEST_F(QuotaBookTest, AWaitOnAShardMutexIsCounted) {
+TEST_F(QuotaBookTest, AWaitForAClaimedRecordIsCounted) {
   ASSERT_TRUE(Assume("u1", 1));
-  EXPECT_EQ(book_.lock_waits(), 0u);  // one thread: never a wait
-  // ForEach holds u1's shard while its callback runs; a Find of u1 from another thread must wait
+  EXPECT_EQ(book_.claim_waits(), 0u);  // one thread: never a wait
+  // ForEach holds u1's claim while its callback runs; a Find of u1 from another thread must wait
   // for it, and counts the wait before it blocks, which the callback sees.
   std::thread finder;
   bool seen = false;
@@ -427,14 +427,43 @@ TEST_F(QuotaBookTest, AWaitOnAShardMutexIsCounted) {
     if (uid != "u1") return;
     finder = std::thread([this] { (void)book_.Find("u1"); });
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (book_.lock_waits() == 0 && std::chrono::steady_clock::now() < deadline) {
+    while (book_.claim_waits() == 0 && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::yield();
     }
-    seen = book_.lock_waits() == 1;
+    seen = book_.claim_waits() == 1;
   });
   finder.join();
   EXPECT_TRUE(seen);
-  EXPECT_EQ(book_.lock_waits(), 1u);
+  EXPECT_EQ(book_.claim_waits(), 1u);
+}
+
+// A burst of new pods larger than the room the tables have left refuses the surplus as "busy"
+// (fail closed, with the reason), and the next sweep compacts so that every one of them fits.
+TEST(QuotaBookTableTest, AFullTableRefusesAsBusyUntilTheNextSweepCompactsIt) {
+  common::FakeClock clock;
+  QuotaBook book(PolicyBuilder().Team("burst").Quota(kP5, kGpu, 1'000'000).Build(), &clock);
+  std::vector<std::string> busy;
+  constexpr int kPods = 16'000;  // past the 32 shards' 384 records each
+  for (int i = 0; i < kPods; ++i) {
+    const std::string uid = "burst-" + std::to_string(i);
+    auto r = book.Assume(uid, T("burst"), F(kP5), Gpus(1), Mode::kBorrowing, kTtl, PodMeta{});
+    if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
+      ASSERT_EQ(refusal->kind, RefusalKind::kBusy);
+      EXPECT_NE(refusal->Explain().find("reservation table is full"), std::string::npos);
+      busy.push_back(uid);
+    }
+  }
+  ASSERT_FALSE(busy.empty());
+  EXPECT_EQ(book.size(), static_cast<size_t>(kPods) - busy.size());
+  (void)book.ExpireAssumed();  // compacts: every table now has room
+  for (const std::string& uid : busy) {
+    EXPECT_TRUE(std::holds_alternative<Charge>(
+        book.Assume(uid, T("burst"), F(kP5), Gpus(1), Mode::kBorrowing, kTtl, PodMeta{})))
+        << uid;
+  }
+  EXPECT_EQ(book.size(), static_cast<size_t>(kPods));
+  Ledger::Session s(book.ledger());
+  EXPECT_EQ(s.View(T("burst"), F(kP5), ResourceNames().Intern(kGpu)).usage, kPods);
 }
 
 }  // namespace
