@@ -169,10 +169,9 @@ void PrintCohorts(const scheduler::model::Policy& p, std::ostream& out) {
     const auto& [cohort, flavor, resource] = key;
     const scheduler::model::Cohort* c = p.FindCohort(cohort);
     int64_t own = 0;
-    for (const scheduler::model::FlavorQuota& fq :
-         c != nullptr ? c->flavors : std::vector<scheduler::model::FlavorQuota>{}) {
-      for (const scheduler::model::ResourceQuota& q : fq.resources) {
-        if (fq.flavor == flavor && q.resource == resource) own = q.nominal;
+    for (size_t i = 0; c != nullptr && i < c->flavors.size(); ++i) {
+      for (const scheduler::model::ResourceQuota& q : c->flavors[i].resources) {
+        if (c->flavors[i].flavor == flavor && q.resource == resource) own = q.nominal;
       }
     }
     rows.push_back({cohort, c == nullptr || c->parent.empty() ? "-" : c->parent, flavor, resource,

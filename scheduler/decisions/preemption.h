@@ -154,7 +154,7 @@ class QuotaSim {
   [[nodiscard]] bool Borrowing(int row, const Amounts& on) const;
   // The weighted share (DESIGN §3.6) in per-mille, as WeightedShare in rules.h computes it:
   // max over governed slots of (usage ± delta − nominal)⁺ / pool capacity, divided by the
-  // fair-share weight; weight 0 ⇒ kUnlimited.
+  // fair-share weight (weight 0 while borrowing: see fair_share.h).
   [[nodiscard]] int64_t Share(int row) const;
   [[nodiscard]] int64_t ShareAfterAdding(int row, const Amounts& delta) const;
   [[nodiscard]] int64_t ShareAfterRemoving(int row, const Amounts& delta) const;

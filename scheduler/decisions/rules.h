@@ -60,7 +60,8 @@ struct QuotaLine {
 
 // A team's weighted share on a flavor if it were given `request` (DESIGN §3.6), in per-mille:
 // max over governed resources of (usage + request − nominal)⁺ / pool capacity, divided by the
-// fair-share weight. Weight 0 ⇒ kUnlimited (always last).
+// fair-share weight; 0 when it borrows nothing; at weight 0 while borrowing, above every share of
+// a positive weight and ordered by the unweighted share (fair_share.h).
 [[nodiscard]] int64_t WeightedShare(const ledger::Ledger::Session& session, const model::Team& team,
                                     model::NameId flavor, const model::ResourceList& request);
 // The share reports show (metrics, the admin API): WeightedShare with no request; for a team of
