@@ -593,6 +593,9 @@ void StopAll(Process& p, std::chrono::milliseconds drain) {
   if (p.history_loop) p.history_loop->Stop();
   if (p.elector) p.elector->Stop();
   if (p.informers) p.informers->Stop();
+  // No writer or filter call is left: the queues' applier stops before the tickers its join
+  // announcements poke are destroyed.
+  if (p.cluster) p.cluster->pending().Stop();
   if (p.watcher) p.watcher->Stop();
   if (p.console) p.console->Shutdown(std::chrono::milliseconds(100));
   if (p.health) p.health->Shutdown(std::chrono::milliseconds(100));

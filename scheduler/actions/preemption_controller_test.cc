@@ -194,7 +194,9 @@ class ControllerTest : public ::testing::Test {
         args->node_names.push_back(node);
       }
     }
-    return admission_->Filter(*args);
+    FilterResult result = admission_->Filter(*args);
+    cluster_->pending().Flush();  // its note applied, as by the queues' applier soon after
+    return result;
   }
   // The scheduler's attempt: filter, bind to the first feasible node, the informer sees it run.
   bool Schedule(const std::string& uid) {

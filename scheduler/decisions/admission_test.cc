@@ -68,6 +68,7 @@ class AdmissionTest : public testing::AdmissionFixture {
     args.pod = pod;
     args.node_names = nodes_;
     FilterResult r = admission_->Filter(args);
+    cluster_->pending().Flush();  // its note applied, as by the queues' applier soon after
     Verdict v;
     v.feasible = r.FeasibleNames(args);
     for (const FilterResult::Refused& refused : r.unresolvable) {

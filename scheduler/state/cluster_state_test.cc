@@ -149,6 +149,7 @@ TEST(ClusterStateTest, APodStartingToWaitIsAnnouncedOnceWhileItWaits) {
     PendingPod refused = PendingPodOf(pod, team, 0, ResourceList({{kGpu, 8}}), {});
     refused.refusal = "over quota, try " + std::to_string(i);
     cluster.pending().NoteRefused(refused);
+    cluster.pending().Flush();
   }
   cluster.SetPolicy(book.ledger().policy());  // re-ranks it
   EXPECT_EQ(waiting, 1);
@@ -156,6 +157,7 @@ TEST(ClusterStateTest, APodStartingToWaitIsAnnouncedOnceWhileItWaits) {
   // Refused by a filter call before the informer reports it: announced then, once.
   const model::Pod early = PodBuilder("w-1").Namespace("ns-team-a").Gpus(8);
   cluster.pending().NoteRefused(PendingPodOf(early, team, 0, ResourceList({{kGpu, 8}}), {}));
+  cluster.pending().Flush();  // applied, and its join announced, by the queues' applier
   EXPECT_EQ(waiting, 2);
   cluster.OnPodUpsert(early);
   EXPECT_EQ(waiting, 2);

@@ -32,9 +32,62 @@ PendingPod PendingPodOf(const Pod& pod, NameId team, int32_t priority, const Res
 }
 
 PendingQueues::PendingQueues(const common::Clock* clock, Options options)
-    : clock_(clock), options_(options) {}
+    : clock_(clock), options_(options), applier_([this] { ApplierLoop(); }) {}
 
-bool PendingQueues::AddLocked(const PendingPod& pod, bool from_informer) {
+PendingQueues::~PendingQueues() { Stop(); }
+
+void PendingQueues::Stop() {
+  std::call_once(stopped_, [this] {
+    stopping_.store(true, std::memory_order_relaxed);
+    wake_.store(true, std::memory_order_release);
+    wake_.notify_one();
+    applier_.join();
+  });
+}
+
+void PendingQueues::WakeApplier() {
+  // release: the applier's acquire wait sees the post. Already set: it is due to run anyway.
+  if (!wake_.exchange(true, std::memory_order_release)) wake_.notify_one();
+}
+
+void PendingQueues::ApplierLoop() {
+  while (true) {
+    wake_.wait(false, std::memory_order_acquire);
+    if (stopping_.load(std::memory_order_relaxed)) return;
+    // Cleared before it looks: a note posted from here on wakes it again. acq_rel: reading the
+    // posters' release exchange makes their posts visible to the TakeAll below.
+    wake_.exchange(false, std::memory_order_acq_rel);
+    // acquire: every note counted here was posted before it was counted, so TakeAll sees it.
+    const uint64_t target = posted_.load(std::memory_order_acquire);
+    {
+      std::unique_lock lock(mu_);
+      ApplyNotesLocked();
+    }
+    TryApplyNotes();  // announces the joins
+    // release: what was applied and announced happens before a Flush that sees the count.
+    applied_.store(target, std::memory_order_release);
+    applied_.notify_all();
+  }
+}
+
+void PendingQueues::Flush() {
+  const uint64_t target = posted_.load(std::memory_order_acquire);
+  if (stopping_.load(std::memory_order_relaxed)) {  // no applier: apply here
+    {
+      std::unique_lock lock(mu_);
+      ApplyNotesLocked();
+    }
+    TryApplyNotes();
+    return;
+  }
+  WakeApplier();
+  for (uint64_t done = applied_.load(std::memory_order_acquire); done < target;
+       done = applied_.load(std::memory_order_acquire)) {
+    applied_.wait(done, std::memory_order_acquire);
+  }
+}
+
+bool PendingQueues::AddLocked(const PendingPod& pod, bool from_informer, int64_t now_ms) {
   auto [it, inserted] = pending_.try_emplace(pod.uid);
   Entry& entry = it->second;
   if (!inserted) {
@@ -50,10 +103,10 @@ bool PendingQueues::AddLocked(const PendingPod& pod, bool from_informer) {
   entry.pod = pod;
   if (!from_informer && (entry.refused_ms == 0 || entry.refusal != entry.pod.refusal)) {
     entry.refusal = std::move(entry.pod.refusal);
-    entry.refused_ms = clock_->NowMs();
+    entry.refused_ms = now_ms;
   }
   entry.pod.refusal.clear();
-  entry.last_seen_ms.store(clock_->NowMs(), std::memory_order_relaxed);
+  entry.last_seen_ms.store(now_ms, std::memory_order_relaxed);
   entry.from_informer = entry.from_informer || from_informer;
   if (entry.from_informer) {
     filter_only_.erase(pod.uid);
@@ -69,7 +122,8 @@ bool PendingQueues::AddLocked(const PendingPod& pod, bool from_informer) {
 }
 
 void PendingQueues::ReAddLocked(const Entry& entry) {
-  (void)AddLocked(entry.pod, entry.from_informer);  // a re-rank: it was queued already
+  // A re-rank: it was queued already.
+  (void)AddLocked(entry.pod, entry.from_informer, clock_->NowMs());
   // Its standing is unchanged: refused or not, and last filtered when it was (a re-rank must not
   // keep a pod the filter no longer asks about alive).
   Entry& added = pending_.at(entry.pod.uid);
@@ -113,7 +167,7 @@ void PendingQueues::ApplyNotesLocked() {
         filter_only_dropped_.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
-      if (AddLocked(note.pod, /*from_informer=*/false)) NoteJoinedLocked();
+      if (AddLocked(note.pod, /*from_informer=*/false, note.at_ms)) NoteJoinedLocked();
     }
   }
 }
@@ -144,7 +198,7 @@ void PendingQueues::Upsert(const PendingPod& pod) {
   {
     std::unique_lock lock(mu_);
     ApplyNotesLocked();
-    if (AddLocked(pod, /*from_informer=*/true)) NoteJoinedLocked();
+    if (AddLocked(pod, /*from_informer=*/true, clock_->NowMs())) NoteJoinedLocked();
   }
   TryApplyNotes();
 }
@@ -218,8 +272,9 @@ void PendingQueues::NoteRefused(PendingPod pod) {
   // Over-quota pods come back on every cluster event: the common case changes nothing but a
   // time, and takes no write lock at all.
   if (notes_.Empty() && RefreshRefused(pod)) return;
-  notes_.Post(Note{false, std::move(pod)});
-  TryApplyNotes();
+  notes_.Post(Note{false, std::move(pod), clock_->NowMs()});
+  posted_.fetch_add(1, std::memory_order_release);
+  WakeApplier();
 }
 
 bool PendingQueues::SurelyNotQueued(const std::string& uid) const {
@@ -237,7 +292,8 @@ void PendingQueues::NoteAdmitted(std::string uid) {
   note.admitted = true;
   note.pod.uid = std::move(uid);
   notes_.Post(std::move(note));
-  TryApplyNotes();
+  posted_.fetch_add(1, std::memory_order_release);
+  WakeApplier();
 }
 
 void PendingQueues::Sync() {

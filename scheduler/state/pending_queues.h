@@ -10,14 +10,13 @@
 // has not been filtered for filter_seen_ttl_ms, and is forgotten by the next Sync() after that
 // (at most max_filter_only are kept). The common notes post nothing: a repeated refusal only
 // refreshes its time, and an admission of a pod that never waited has nothing to undo (each
-// looks under the shared lock if it is free at once). Filter notes never wait for the queues' lock:
-// they are posted to a lock-free PostBox and applied by whoever holds the write lock — the
-// poster itself only when the lock is free at that instant (try_lock), otherwise the holder,
-// which applies every posted note before it lets go and looks again after. So the filter path
-// never blocks on this lock, and a note is in force before the next writer's step. A note posted
-// while only readers hold the lock waits for the next writer, poster or Sync: the housekeeping
-// tick (Reconciler) syncs every second, so that is the longest a note can wait. Readers (the
-// ranking queries) never apply notes: that would put writes on every filter's path.
+// looks under the shared lock if it is free at once). Filter notes take no exclusive lock and do
+// no queue work: they are posted to a lock-free PostBox, and the queues' own applier thread —
+// woken by the post (an atomic exchange; a futex wake only while it sleeps) — applies them under
+// the write lock, as every other writer (informer events, Sync) does before its own step. So a
+// note is in force microseconds after it was posted, and before the next writer's step; Flush()
+// waits until the notes posted before it are. Readers (the ranking queries) never apply notes:
+// that would put writes on every filter's path.
 //
 // Thread-safety: a shared_mutex. Informer writes hold it exclusively for microseconds; the
 // ranking queries (Ahead, Head) hold it shared; CountsOf() and Sync() first apply the posted
@@ -25,17 +24,23 @@
 // controller, tests) read every note posted before the call.
 //
 // A pod joining the queues (it starts waiting) is announced to the join observer, once, after
-// the lock is let go, by a thread that wrote (SetJoinObserver): the preemption controller's loop
-// runs soon after instead of at its next tick.
+// the lock is let go, by a thread that wrote — an informer, housekeeping or the applier, never a
+// filter call (SetJoinObserver): the preemption controller's loop runs soon after instead of at
+// its next tick.
+//
+// The applier thread starts with the queues and stops at Stop() (or destruction); notes posted
+// after that are applied by the other writers.
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <shared_mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -92,6 +97,12 @@ class PendingQueues {
     size_t max_filter_only = kMaxFilterOnly;
   };
   PendingQueues(const common::Clock* clock, Options options);
+  ~PendingQueues();
+  PendingQueues(const PendingQueues&) = delete;
+  PendingQueues& operator=(const PendingQueues&) = delete;
+  // Stops the applier thread (idempotent; not from the join observer): before what the observer
+  // signals goes away.
+  void Stop();
 
   // ---- informer side ----
   void Upsert(const PendingPod& pod);
@@ -102,15 +113,18 @@ class PendingQueues {
   // The same for the members of `gang` (PendingPod::gang) only.
   void RetargetGang(const std::string& gang, const std::function<void(PendingPod&)>& retarget);
 
-  // ---- filter side: never waits ----
+  // ---- filter side: never waits, takes no exclusive lock ----
   void NoteRefused(PendingPod pod);
   void NoteAdmitted(std::string uid);
+  // Returns once every note posted before the call is applied and its joins announced (callers
+  // off the webhook path that read the queues right after a filter call, e.g. tests).
+  void Flush();
 
   // Called when a pod joins the queues: reported by the informer (Upsert) or refused by a filter
   // call (NoteRefused) while not queued — not when a queued pod is reported, refused or re-ranked
   // again, nor when the queues are re-ranked (Retarget). Joins close together may be announced by
   // one call. It runs after the queues' lock is let go, on whichever thread wrote or applied the
-  // note (informer, webhook, housekeeping), possibly under that thread's other locks
+  // note (informer, housekeeping, the applier), possibly under that thread's other locks
   // (ClusterState's): it must only signal (e.g. Ticker::Poke), never call back or wait. Set before
   // any write.
   void SetJoinObserver(std::function<void()> observer) { on_join_ = std::move(observer); }
@@ -200,11 +214,13 @@ class PendingQueues {
   };
   struct Note {
     bool admitted = false;
-    PendingPod pod;  // for a refusal; only uid for an admission
+    PendingPod pod;     // for a refusal; only uid for an admission
+    int64_t at_ms = 0;  // when the filter call made it (applied later, it keeps its time)
   };
 
   // With mu_ held exclusively. True when the pod was not queued (the caller announces a join).
-  bool AddLocked(const PendingPod& pod, bool from_informer);
+  // `now_ms`: the time of the event (a note's, or the clock's for the informer).
+  bool AddLocked(const PendingPod& pod, bool from_informer, int64_t now_ms);
   // AddLocked of an entry taken out for a re-rank, keeping its standing.
   void ReAddLocked(const Entry& entry);
   void RemoveLocked(const std::string& uid);
@@ -213,6 +229,10 @@ class PendingQueues {
   // Applies posted notes if the lock is free, without waiting (see the header comment); then,
   // outside the lock, announces the joins not announced yet. Every writer ends with it.
   void TryApplyNotes();
+  // After a post: wakes the applier thread.
+  void WakeApplier();
+  // The applier thread: applies posted notes whenever woken, until Stop().
+  void ApplierLoop();
   // With mu_ held: a pod joined (AddLocked returned true).
   void NoteJoinedLocked();
   [[nodiscard]] bool Live(const Entry& entry) const;
@@ -230,6 +250,14 @@ class PendingQueues {
   std::atomic<uint64_t> filter_only_dropped_{0};
   std::function<void()> on_join_;    // set before any write
   std::atomic<bool> joined_{false};  // a join not announced yet
+  // Notes posted, counted after their post; notes the applier has applied (with their joins
+  // announced): Flush waits for the second to reach the first.
+  std::atomic<uint64_t> posted_{0};
+  std::atomic<uint64_t> applied_{0};
+  std::atomic<bool> wake_{false};  // set by a post, cleared by the applier before it applies
+  std::atomic<bool> stopping_{false};
+  std::once_flag stopped_;
+  std::thread applier_;  // last: starts once every member above is ready
 };
 
 }  // namespace taskgov::scheduler::state

@@ -98,6 +98,7 @@ TEST_F(PendingQueuesTest, RanksByPriorityThenAgeOrByAgeAlone) {
   EXPECT_EQ(queues_.Head(1, false)->uid, "old-low");
   // The whole queue in the same orders; refused once a filter call refused it.
   queues_.NoteRefused(Pending("old-low", 1, 1, 100));
+  queues_.Flush();
   auto uids = [](const std::vector<PendingQueues::Queued>& queue) {
     std::vector<std::string> out;
     for (const PendingQueues::Queued& q : queue) out.push_back(q.pod.uid + (q.refused ? "!" : ""));
@@ -112,9 +113,11 @@ TEST_F(PendingQueuesTest, RanksByPriorityThenAgeOrByAgeAlone) {
   PendingPod again = Pending("old-low", 1, 1, 100);
   again.refusal = "team 1: the pool is full";
   queues_.NoteRefused(again);
+  queues_.Flush();
   const int64_t since = clock_.NowMs();
   clock_.Advance(5'000);
   queues_.NoteRefused(again);
+  queues_.Flush();
   queues_.Upsert(Pending("old-low", 1, 1, 100));
   std::vector<PendingQueues::Queued> queue = queues_.QueueOf(1, false);
   ASSERT_EQ(queue.front().pod.uid, "old-low");
@@ -122,6 +125,7 @@ TEST_F(PendingQueuesTest, RanksByPriorityThenAgeOrByAgeAlone) {
   EXPECT_EQ(queue.front().refused_ms, since);
   again.refusal = "team 1: a pod ranked ahead could use it";
   queues_.NoteRefused(again);
+  queues_.Flush();
   queue = queues_.QueueOf(1, false);
   EXPECT_EQ(queue.front().pod.refusal, "team 1: a pod ranked ahead could use it");
   EXPECT_EQ(queue.front().refused_ms, since + 5'000);
@@ -151,10 +155,12 @@ TEST_F(PendingQueuesTest, FilterOnlyPodsAreForgottenAfterTheirTtlAndCapped) {
   PendingQueues queues(&clock_, PendingQueues::Options{60'000, 3});
   queues.Upsert(Pending("informed", 1, 0, 1));
   for (int i = 0; i < 5; ++i) queues.NoteRefused(Pending("probe-" + std::to_string(i), 1, 0, 10));
+  queues.Flush();
   EXPECT_EQ(queues.CountsOf(1).total, 4u);  // informed + 3 probes
   EXPECT_EQ(queues.filter_only(), 3u);
   EXPECT_EQ(queues.filter_only_dropped(), 2u);
   queues.NoteRefused(Pending("probe-0", 1, 0, 10));  // one already kept: refreshed, not dropped
+  queues.Flush();
   EXPECT_EQ(queues.filter_only_dropped(), 2u);
   queues.Upsert(Pending("probe-1", 1, 0, 10));  // the informer reports it: no longer filter-only
   EXPECT_EQ(queues.filter_only(), 2u);
@@ -163,6 +169,7 @@ TEST_F(PendingQueuesTest, FilterOnlyPodsAreForgottenAfterTheirTtlAndCapped) {
   EXPECT_EQ(queues.filter_only(), 0u);
   EXPECT_EQ(queues.CountsOf(1).total, 2u);  // informed, probe-1
   for (int i = 5; i < 8; ++i) queues.NoteRefused(Pending("probe-" + std::to_string(i), 1, 0, 10));
+  queues.Flush();
   EXPECT_EQ(queues.filter_only(), 3u);  // room again
   EXPECT_EQ(queues.filter_only_dropped(), 2u);
 }
@@ -171,15 +178,18 @@ TEST_F(PendingQueuesTest, FilterOnlyPodsAreForgottenAfterTheirTtlAndCapped) {
 // refusal refreshes its time, through the shortcut that posts nothing.
 TEST_F(PendingQueuesTest, RepeatedRefusalsKeepAFilterOnlyPodWaiting) {
   queues_.NoteRefused(Pending("retried", 1, 0, 100));
+  queues_.Flush();
   EXPECT_EQ(queues_.CountsOf(1).total, 1u);
   for (int i = 0; i < 3; ++i) {
     clock_.Advance(50'000);
     queues_.NoteRefused(Pending("retried", 1, 0, 100));
+    queues_.Flush();
   }
   EXPECT_EQ(queues_.CountsOf(1).total, 1u);
   EXPECT_EQ(queues_.CountsOf(1).refused, 1u);
   // A refusal at another rank is a change: posted and applied.
   queues_.NoteRefused(Pending("retried", 1, 7, 100));
+  queues_.Flush();
   EXPECT_EQ(queues_.Head(1, true)->priority, 7);
   clock_.Advance(60'001);
   EXPECT_EQ(queues_.CountsOf(1).total, 0u);
@@ -190,6 +200,7 @@ TEST_F(PendingQueuesTest, RepeatedRefusalsKeepAFilterOnlyPodWaiting) {
 TEST_F(PendingQueuesTest, RetargetKeepsWhenAFilterOnlyPodWasLastSeen) {
   queues_.Upsert(Pending("informed", 1, 0, 1));
   queues_.NoteRefused(Pending("filter-only", 1, 0, 2));
+  queues_.Flush();
   clock_.Advance(50'000);
   queues_.Retarget([](PendingPod&) {});
   clock_.Advance(10'001);
@@ -248,20 +259,27 @@ TEST_F(PendingQueuesTest, APodIsAnnouncedOnceWhenItStartsWaiting) {
   PendingPod refused = Pending("seen", 1, 5, 100);
   refused.refusal = "team 1: over quota";
   queues_.NoteRefused(refused);  // a filter call refuses it, then again and again
+  queues_.Flush();
   queues_.NoteRefused(refused);
+  queues_.Flush();
   refused.refusal = "team 1: the pool is full";
   queues_.NoteRefused(refused);
+  queues_.Flush();
   EXPECT_EQ(joins, 1);
   queues_.NoteRefused(Pending("tried", 1, 0, 200));  // a filter call sees it first
+  queues_.Flush();
   EXPECT_EQ(joins, 2);
   queues_.NoteRefused(Pending("tried", 1, 0, 200));
+  queues_.Flush();
   queues_.Upsert(Pending("tried", 1, 0, 200));
   queues_.Retarget([](PendingPod& p) { ++p.priority; });  // a policy change re-ranks both
   queues_.RetargetGang("none", [](PendingPod&) {});
   queues_.Sync();
   EXPECT_EQ(joins, 2);
   queues_.NoteAdmitted("tried");  // admitted; its reservation lapses and it is refused again
+  queues_.Flush();
   queues_.NoteRefused(Pending("tried", 1, 0, 200));
+  queues_.Flush();
   EXPECT_EQ(joins, 3);
   queues_.Remove("seen");  // e.g. deleted and recreated under its uid by a test client
   queues_.Upsert(Pending("seen", 1, 0, 100));
@@ -364,6 +382,41 @@ TEST_F(PendingQueuesTest, ConcurrentNotesAndInformerWritesLoseNothing) {
   EXPECT_EQ(queues_.CountsOf(1).total, size_t{kThreads * kPerThread});
   EXPECT_EQ(queues_.CountsOf(1).refused, size_t{kThreads * kPerThread});
   EXPECT_EQ(queues_.CountsOf(2).total, size_t{kPerThread});
+}
+
+// No other writer comes: the queues' own applier applies a filter call's note soon after it was
+// posted (reads never apply notes), and announces the join — on its thread, not the caller's,
+// which only posted.
+TEST_F(PendingQueuesTest, TheApplierAppliesANoteWithoutAnotherWriter) {
+  std::atomic<bool> announced_here{false};
+  std::atomic<int> joins{0};
+  const std::thread::id caller = std::this_thread::get_id();
+  queues_.SetJoinObserver([&] {
+    if (std::this_thread::get_id() == caller) announced_here.store(true);
+    joins.fetch_add(1);
+  });
+  queues_.NoteRefused(Pending("alone", 1, 0, 100));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!queues_.Head(1, true).has_value() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(queues_.Head(1, true).has_value());
+  EXPECT_EQ(queues_.Head(1, true)->uid, "alone");
+  queues_.Flush();  // its join announced
+  EXPECT_EQ(joins.load(), 1);
+  EXPECT_FALSE(announced_here.load());
+}
+
+// Stopped, the applier applies nothing: a note waits for a writer, and Flush applies it itself.
+TEST_F(PendingQueuesTest, AfterStopNotesWaitForAWriterAndFlushAppliesThem) {
+  queues_.Stop();
+  queues_.Stop();  // idempotent
+  queues_.NoteRefused(Pending("late", 1, 0, 100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(queues_.Head(1, true).has_value());
+  queues_.Flush();
+  ASSERT_TRUE(queues_.Head(1, true).has_value());
+  EXPECT_EQ(queues_.Head(1, true)->uid, "late");
 }
 
 }  // namespace
