@@ -204,7 +204,7 @@ spec:
     std::vector<std::string> w{std::istream_iterator<std::string>(words), {}};
     if (w.size() == 7 && w[0] == "lab") {
       EXPECT_EQ(w, (std::vector<std::string>{"lab", "-", "ml.p5.48xlarge", "nvidia.com/gpu", "4",
-                                              "8", "12"}));
+                                             "8", "12"}));
       row = true;
     }
   }
