@@ -168,12 +168,7 @@ void PrintCohorts(const scheduler::model::Policy& p, std::ostream& out) {
   for (const auto& [key, teams] : lendable) {
     const auto& [cohort, flavor, resource] = key;
     const scheduler::model::Cohort* c = p.FindCohort(cohort);
-    int64_t own = 0;
-    for (size_t i = 0; c != nullptr && i < c->flavors.size(); ++i) {
-      for (const scheduler::model::ResourceQuota& q : c->flavors[i].resources) {
-        if (c->flavors[i].flavor == flavor && q.resource == resource) own = q.nominal;
-      }
-    }
+    const int64_t own = c == nullptr ? 0 : c->Nominal(flavor, resource);
     rows.push_back({cohort, c == nullptr || c->parent.empty() ? "-" : c->parent, flavor, resource,
                     FormatAmount(resource, teams), FormatAmount(resource, own),
                     FormatAmount(resource, scheduler::model::SaturatingAdd(teams, own))});

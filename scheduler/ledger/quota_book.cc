@@ -141,6 +141,38 @@ void QuotaBook::Erase(Records::Record& record) {
   present_.fetch_sub(1, std::memory_order_relaxed);
 }
 
+void QuotaBook::Drop(Ledger::Session& session, std::string_view uid, Records::Record& record) {
+  GiveBack(session, uid, record.value.charge);
+  Gangs::Claim gang;  // a gang member's: it no longer holds quota of its gang
+  if (!record.value.meta.workload.empty()) {
+    gang = ClaimGang(record.value.meta.workload.view(), false);
+  }
+  Erase(record);
+  if (gang && gang->present) MemberGone(*gang);
+}
+
+GangHold& QuotaBook::NewHold(Gangs::Record& gang, NameId team) {
+  gang.value = GangHold{};
+  gang.value.team = team;
+  gang.present = true;
+  return gang.value;
+}
+
+void QuotaBook::DropHold(Gangs::Record& gang) {
+  gang.value = GangHold{};
+  gang.present = false;
+}
+
+void QuotaBook::HolderJoined(GangHold& hold) {
+  if (hold.holders++ != 0) return;
+  if (TeamTally::Counts* c = tally_.At(hold.team)) c->gangs.fetch_add(1, std::memory_order_relaxed);
+}
+
+void QuotaBook::HolderLeft(GangHold& hold) {
+  if (--hold.holders != 0) return;
+  if (TeamTally::Counts* c = tally_.At(hold.team)) c->gangs.fetch_sub(1, std::memory_order_relaxed);
+}
+
 void QuotaBook::GiveBack(Ledger::Session& session, std::string_view uid, const Charge& charge) {
   std::bitset<kMaxChargedResources> refused;
   if (session.Release(charge, &refused)) return;
@@ -188,12 +220,7 @@ std::variant<Charge, Refusal> QuotaBook::Assume(Ledger::Session& session, std::s
   if (record->present) {
     const Reservation& r = record->value;
     if (r.state == ReservationState::kBound) return r.charge;
-    GiveBack(session, uid, r.charge);  // a re-filter replaces the assumed reservation
-    // A gang member's before: it no longer holds quota of its gang.
-    Gangs::Claim gang;
-    if (!r.meta.workload.empty()) gang = ClaimGang(r.meta.workload.view(), false);
-    Erase(*record);
-    if (gang && gang->present) MemberGone(*gang);
+    Drop(session, uid, *record);  // a re-filter replaces the assumed reservation
   }
   std::variant<Charge, Refusal> result = session.Reserve(team, flavor, request, mode);
   if (const Charge* charge = std::get_if<Charge>(&result)) {
@@ -273,12 +300,7 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(Ledger::Session& session,
     std::variant<Charge, Refusal> result = session.Reserve(team, flavor, need, mode);
     const Charge* charge = std::get_if<Charge>(&result);
     if (charge == nullptr) return result;
-    if (hold == nullptr) {
-      gang->value = GangHold{};
-      gang->value.team = team;
-      gang->present = true;
-      hold = &gang->value;
-    }
+    if (hold == nullptr) hold = &NewHold(*gang, team);
     hold->size = size;
     if (members > 1) {
       hold->flavor = flavor;
@@ -308,11 +330,7 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(Ledger::Session& session,
 
 void QuotaBook::MemberJoined(Ledger::Session& session, std::string_view workload, GangHold* hold,
                              int64_t now, int64_t gang_ttl_ms) {
-  if (hold->holders++ == 0) {
-    if (TeamTally::Counts* c = tally_.At(hold->team)) {
-      c->gangs.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
+  HolderJoined(*hold);
   hold->ttl_ms = gang_ttl_ms;
   if (hold->holders >= hold->size) {
     hold->expires_ms = GangHold::kNever;  // whole: what the estimate held beyond it goes back
@@ -340,14 +358,9 @@ std::optional<GangHold> QuotaBook::FindGang(std::string_view workload) const {
 
 void QuotaBook::MemberGone(Gangs::Record& gang, bool lost) {
   GangHold& hold = gang.value;
-  if (--hold.holders == 0) {
-    if (TeamTally::Counts* c = tally_.At(hold.team)) {
-      c->gangs.fetch_sub(1, std::memory_order_relaxed);
-    }
-  }
+  HolderLeft(hold);
   if (hold.holders <= 0 && Empty(hold.remaining)) {
-    gang.value = GangHold{};
-    gang.present = false;
+    DropHold(gang);
     return;
   }
   if (lost && hold.holders < hold.size && hold.expires_ms == GangHold::kNever) {
@@ -425,31 +438,16 @@ void QuotaBook::HoldForBoundMember(std::string_view workload, NameId team, NameI
   // A member bound without a share (seen after a restart): it holds quota of its gang.
   Gangs::Claim gang = ClaimGang(workload, true);
   if (!gang) return;  // counted once the table has room again
-  if (!gang->present) {
-    gang->value = GangHold{};
-    gang->value.team = team;
-    gang->present = true;
-  }
-  GangHold& hold = gang->value;
+  GangHold& hold = gang->present ? gang->value : NewHold(*gang, team);
   if (hold.size == 0) hold.flavor = flavor;
-  if (hold.holders++ == 0) {
-    if (TeamTally::Counts* c = tally_.At(hold.team)) {
-      c->gangs.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
+  HolderJoined(hold);
 }
 
 bool QuotaBook::Release(std::string_view uid) {
   Ledger::Session session(ledger_);
   Records::Claim record = FindPresent(uid);
   if (!record) return false;
-  GiveBack(session, uid, record->value.charge);
-  Gangs::Claim gang;
-  if (!record->value.meta.workload.empty()) {
-    gang = ClaimGang(record->value.meta.workload.view(), false);
-  }
-  Erase(*record);
-  if (gang && gang->present) MemberGone(*gang);
+  Drop(session, uid, *record);
   return true;
 }
 
@@ -494,8 +492,7 @@ void QuotaBook::ExpireGangs(Ledger::Session& session, int64_t now) {
       }
     }
     if (hold.holders <= 0) {
-      gang.value = GangHold{};
-      gang.present = false;
+      DropHold(gang);
       return;
     }
     hold.reserved_ms = now;  // reported again if still not whole a timeout later

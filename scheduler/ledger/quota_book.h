@@ -257,6 +257,16 @@ class QuotaBook {
   // A reservation into / out of a claimed record.
   void Put(Shard& shard, Records::Record& record, Reservation r);
   void Erase(Records::Record& record);
+  // With the record claimed: gives its reservation back and erases it; a gang member's leaves
+  // its gang.
+  void Drop(Ledger::Session& session, std::string_view uid, Records::Record& record);
+  // With the gang's record claimed: a new, empty hold of `team` / no hold any more.
+  static GangHold& NewHold(Gangs::Record& gang, model::NameId team);
+  static void DropHold(Gangs::Record& gang);
+  // With the gang's record claimed: one member more / fewer holds quota of it (the team's count
+  // of gangs holding quota moves with the first and the last).
+  void HolderJoined(GangHold& hold);
+  void HolderLeft(GangHold& hold);
   // Gives `charge` (of pod `uid`) back; warns about every resource the ledger refused.
   static void GiveBack(Ledger::Session& session, std::string_view uid, const Charge& charge);
   // With the gang's record claimed: a member took its share (or reserved alone); the gang is

@@ -28,6 +28,16 @@ const Team* Policy::FindTeam(std::string_view name) const {
   return it == team_index.end() ? nullptr : &teams[it->second];
 }
 
+int64_t Cohort::Nominal(std::string_view flavor, std::string_view resource) const {
+  for (const FlavorQuota& fq : flavors) {
+    if (fq.flavor != flavor) continue;
+    for (const ResourceQuota& q : fq.resources) {
+      if (q.resource == resource) return q.nominal;
+    }
+  }
+  return 0;
+}
+
 const Cohort* Policy::FindCohort(std::string_view name) const {
   for (const Cohort& c : cohorts) {
     if (c.name == name) return &c;

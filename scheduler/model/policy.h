@@ -111,6 +111,9 @@ struct Cohort {
   // Quota the cohort holds itself (Kueue Cohort spec.resourceGroups; nominal only): it adds to
   // the pool its teams borrow from for each (flavor, resource) a team of the cohort governs.
   std::vector<FlavorQuota> flavors;
+
+  // Its own nominal quota of `resource` on `flavor` (0 when it holds none).
+  [[nodiscard]] int64_t Nominal(std::string_view flavor, std::string_view resource) const;
 };
 
 // Kueue's fairSharing.preemptionStrategies: when a pod of another team may be taken under

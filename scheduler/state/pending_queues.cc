@@ -59,25 +59,25 @@ void PendingQueues::ApplierLoop() {
     wake_.exchange(false, std::memory_order_acq_rel);
     // acquire: every note counted here was posted before it was counted, so TakeAll sees it.
     const uint64_t target = posted_.load(std::memory_order_acquire);
-    {
-      std::unique_lock lock(mu_);
-      ApplyNotesLocked();
-    }
-    TryApplyNotes();  // announces the joins
+    ApplyNow();
     // release: what was applied and announced happens before a Flush that sees the count.
     applied_.store(target, std::memory_order_release);
     applied_.notify_all();
   }
 }
 
+void PendingQueues::ApplyNow() {
+  {
+    std::unique_lock lock(mu_);
+    ApplyNotesLocked();
+  }
+  TryApplyNotes();  // announces the joins
+}
+
 void PendingQueues::Flush() {
   const uint64_t target = posted_.load(std::memory_order_acquire);
   if (stopping_.load(std::memory_order_relaxed)) {  // no applier: apply here
-    {
-      std::unique_lock lock(mu_);
-      ApplyNotesLocked();
-    }
-    TryApplyNotes();
+    ApplyNow();
     return;
   }
   WakeApplier();

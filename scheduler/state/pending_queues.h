@@ -229,6 +229,8 @@ class PendingQueues {
   // Applies posted notes if the lock is free, without waiting (see the header comment); then,
   // outside the lock, announces the joins not announced yet. Every writer ends with it.
   void TryApplyNotes();
+  // Applies every posted note (waiting for the write lock), then announces the joins.
+  void ApplyNow();
   // After a post: wakes the applier thread.
   void WakeApplier();
   // The applier thread: applies posted notes whenever woken, until Stop().
