@@ -1,9 +1,9 @@
 // Benchmarks of the filter decision under concurrency: the same work as ledger_benchmark's
 // BM_FilterAdmit500Nodes100Teams and BM_FilterRefuse500Nodes100Teams, run by 1, 2 and 8 threads
 // against one shared Admission (100 teams, 500 nodes over 3 flavors, synced), with and without
-// an informer thread writing to the ClusterState. Wall time (UseRealTime) and items/s summed over
-// the threads, so the numbers show what the locks on the filter path cost as threads are added.
-// Run: bazel run -c opt //scheduler:filter_concurrency_benchmark
+// an informer thread writing to the ClusterState, and for members of gangs. Wall time (UseRealTime)
+// and items/s summed over the threads, so the numbers show what the locks on the filter path cost
+// as threads are added. Run: bazel run -c opt //scheduler:filter_concurrency_benchmark
 //
 // Each benchmark has its own fixture, built once on first use and shared by every thread of
 // every run of that benchmark; each thread files its own pod (own uid, own team), so threads
@@ -182,6 +182,40 @@ void BM_ConcurrentFilterWithInformer(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ConcurrentFilterWithInformer)->Threads(1)->Threads(2)->Threads(8)->UseRealTime();
+
+// Gang members, one 64-pod Kueue pod group per thread: the gang's first member is admitted before
+// the timed loop (reserving for all 64), then each iteration admits another member — it takes its
+// share of what the gang holds — and gives it back (AdmitCycle). What a member's filter adds to a
+// lone pod's: the gang's hold looked up and claimed, and the gang key kept with the reservation.
+void BM_ConcurrentFilterGangMember(benchmark::State& state) {
+  static FilterFixture& f = *new FilterFixture();
+  constexpr int kMembers = 64;
+  const std::string gang = "train-" + std::to_string(state.thread_index());
+  auto member = [&](int i) {
+    return ArgsFor(
+        f, PodBuilder("w-" + std::to_string(state.thread_index()) + "-m-" + std::to_string(i))
+               .Namespace(ThreadPod(state.thread_index()).Build().namespace_)
+               .Cpu("2")
+               .Memory("16Gi")
+               .Label("kueue.x-k8s.io/pod-group-name", gang)
+               .Annotation("kueue.x-k8s.io/pod-group-total-count", std::to_string(kMembers)));
+  };
+  const FilterArgs first = member(0);
+  if (f.admission.Filter(first).feasible.empty()) state.SkipWithError("premise: member 0 refused");
+  std::vector<FilterArgs> others;
+  for (int i = 1; i < kMembers; ++i) others.push_back(member(i));
+  CheckPremise(state, f, others[0], /*want_admitted=*/true);
+  LockWaits waits(state, f.book);
+  size_t next = 0;
+  for (auto _ : state) {
+    AdmitCycle(f, others[next]);
+    next = next + 1 == others.size() ? 0 : next + 1;
+  }
+  state.SetItemsProcessed(state.iterations());
+  f.book.Release(first.pod.uid);  // untimed: the next run's first member reserves again
+  f.cluster.OnPodDelete(first.pod);
+}
+BENCHMARK(BM_ConcurrentFilterGangMember)->Threads(1)->Threads(2)->Threads(8)->UseRealTime();
 
 }  // namespace
 }  // namespace taskgov::scheduler

@@ -123,13 +123,12 @@ class PreemptionController::WorldImpl final : public RoundWorld, public PlanSour
       r = book_->Assume(p.uid, p.team, flavor, p.request, Ledger::Mode::kBorrowing, ttl_ms, meta);
     } else {
       // A gang member: the freed quota is held for its whole gang.
-      meta.workload = p.workload;
       Ledger::Session session(book_->ledger());
       const IdAmounts need = KnownIdAmounts(p.quota_request());
-      r = book_->AssumeMember(session, p.uid, p.workload_size, p.team, flavor,
+      r = book_->AssumeMember(session, p.uid, p.workload, p.workload_size, p.team, flavor,
                               KnownIdAmounts(p.request), Ledger::Mode::kBorrowing, ttl_ms,
-                              std::max(ttl_ms, session.policy().gang_timeout_seconds * 1000),
-                              std::move(meta), &need);
+                              std::max(ttl_ms, session.policy().gang_timeout_seconds * 1000), meta,
+                              &need);
     }
     if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
       *why = refusal->Explain();

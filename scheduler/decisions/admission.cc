@@ -283,11 +283,10 @@ std::variant<Charge, Refusal> Admission::Commit(Snapshot& snap, NameId flavor, M
     return book_->Assume(snap.session, me.pod->uid, me.team_id, flavor, me.request_ids, mode,
                          options_.assume_ttl_ms, meta);
   }
-  meta.workload = me.workload.key;
   const IdAmounts need = KnownIdAmounts(me.need);
-  return book_->AssumeMember(snap.session, me.pod->uid, me.workload.size, me.team_id, flavor,
-                             me.request_ids, mode, options_.assume_ttl_ms,
-                             snap.policy.gang_timeout_seconds * 1000, std::move(meta), &need);
+  return book_->AssumeMember(snap.session, me.pod->uid, me.workload.key, me.workload.size,
+                             me.team_id, flavor, me.request_ids, mode, options_.assume_ttl_ms,
+                             snap.policy.gang_timeout_seconds * 1000, meta, &need);
 }
 
 std::string Admission::ExplainGang(const Subject& me, const Refusal& refusal) {
@@ -587,10 +586,10 @@ std::variant<Charge, Refusal> Admission::Readmit(const Pod& pod, NameId team, Na
   meta.created_ms = pod.creation_unix_ms;
   const IdAmounts ids = KnownIdAmounts(request);
   if (const WorkloadRef workload = cluster_->teams().WorkloadOf(pod); workload.gang()) {
-    meta.workload = workload.key;  // with its gang, as its filter would have
-    return book_->AssumeMember(session, pod.uid, workload.size, team, flavor, ids, Mode::kBorrowing,
-                               options_.assume_ttl_ms, session.policy().gang_timeout_seconds * 1000,
-                               std::move(meta));
+    // With its gang, as its filter would have.
+    return book_->AssumeMember(session, pod.uid, workload.key, workload.size, team, flavor, ids,
+                               Mode::kBorrowing, options_.assume_ttl_ms,
+                               session.policy().gang_timeout_seconds * 1000, meta);
   }
   return book_->Assume(session, pod.uid, team, flavor, ids, Mode::kBorrowing,
                        options_.assume_ttl_ms, meta);

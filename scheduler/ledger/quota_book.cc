@@ -153,6 +153,7 @@ void QuotaBook::Drop(Ledger::Session& session, std::string_view uid, Records::Re
 
 GangHold& QuotaBook::NewHold(Gangs::Record& gang, NameId team) {
   gang.value = GangHold{};
+  gang.value.key = model::PooledString(gang.key.view());  // the pool's lock: once per gang
   gang.value.team = team;
   gang.present = true;
   return gang.value;
@@ -235,17 +236,14 @@ std::variant<Charge, Refusal> QuotaBook::Assume(Ledger::Session& session, std::s
   return result;
 }
 
-std::variant<Charge, Refusal> QuotaBook::AssumeMember(Ledger::Session& session,
-                                                      std::string_view uid, int32_t size,
-                                                      NameId team, NameId flavor,
-                                                      const IdAmounts& request, Ledger::Mode mode,
-                                                      int64_t ttl_ms, int64_t gang_ttl_ms,
-                                                      PodMeta meta, const IdAmounts* gang_need) {
+std::variant<Charge, Refusal> QuotaBook::AssumeMember(
+    Ledger::Session& session, std::string_view uid, std::string_view workload, int32_t size,
+    NameId team, NameId flavor, const IdAmounts& request, Ledger::Mode mode, int64_t ttl_ms,
+    int64_t gang_ttl_ms, const PodMeta& meta, const IdAmounts* gang_need) {
   const int64_t now = clock_->NowMs();
   Shard& shard = ShardOf(uid);
   Records::Claim record = Acquire(shard, uid);
   if (!record) return Busy(team, flavor);
-  const std::string_view workload = meta.workload.view();
   // The gang of the reservation it holds ("" for none): a view of the pooled key that reservation
   // holds, valid until the record is erased below.
   std::string_view from;
@@ -322,7 +320,8 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(Ledger::Session& session,
   reservation.charge = share;
   reservation.state = ReservationState::kAssumed;
   reservation.expires_ms = now + ttl_ms;
-  reservation.meta = std::move(meta);  // its gang key changes hands, not pooled again
+  reservation.meta = meta;
+  reservation.meta.workload = hold->key;  // a copy of the pooled key: no lock
   reservation.meta.admitted_ms = now;
   Put(shard, *record, std::move(reservation));
   return share;

@@ -73,6 +73,9 @@ struct PodMeta {
 // the shares members took. Charges are canonical per cell, so a share moves between the gang's
 // charge and a member's reservation without touching the ledger's counters.
 struct GangHold {
+  // The gang's key, pooled once for the gang: its members' reservations copy it (PodMeta.workload),
+  // which takes no lock, where pooling it for each member would take the pool's.
+  model::PooledString key;
   model::NameId team = 0;
   model::NameId flavor = 0;
   int32_t size = 0;         // members the gang declares
@@ -135,7 +138,7 @@ class QuotaBook {
                                                      Ledger::Mode mode, int64_t ttl_ms,
                                                      const PodMeta& meta);
 
-  // For a member of a gang (meta.workload, declaring `size` members; this one asks `request`):
+  // For a member of gang `workload` (declaring `size` members; this one asks `request`):
   // admits it on `flavor` with a share of the gang's reservation. When the gang holds none yet,
   // reserves for every member at once, all or nothing — `gang_need` (what the members not holding
   // a reservation need together, this one included) or, when null, (size − members holding a
@@ -143,11 +146,13 @@ class QuotaBook {
   // what is left once every member took its share goes back. A member beyond what the gang
   // reserved (more pods than declared, or a recreated one) is reserved alone. A re-filter of a
   // member keeps its share; a bound UID is left as it is. The share is an assumed reservation
-  // expiring after `ttl_ms`, as Assume's.
+  // expiring after `ttl_ms`, as Assume's. Its PodMeta is `meta` with the gang's pooled key (the
+  // hold's: only a gang's first member pools it; `meta.workload` is not read).
   [[nodiscard]] std::variant<Charge, Refusal> AssumeMember(
-      Ledger::Session& session, std::string_view uid, int32_t size, model::NameId team,
-      model::NameId flavor, const model::IdAmounts& request, Ledger::Mode mode, int64_t ttl_ms,
-      int64_t gang_ttl_ms, PodMeta meta, const model::IdAmounts* gang_need = nullptr);
+      Ledger::Session& session, std::string_view uid, std::string_view workload, int32_t size,
+      model::NameId team, model::NameId flavor, const model::IdAmounts& request, Ledger::Mode mode,
+      int64_t ttl_ms, int64_t gang_ttl_ms, const PodMeta& meta,
+      const model::IdAmounts* gang_need = nullptr);
   // The gang's hold, if it has one.
   [[nodiscard]] std::optional<GangHold> FindGang(std::string_view workload) const;
 

@@ -173,11 +173,10 @@ TEST(QuotaBookStressTest, GangMembersRacingExpiryAndCompactionLoseNothing) {
           switch (rng() % 5) {
             case 0:
             case 1: {
-              PodMeta meta;
-              meta.workload = model::PooledString("stress/gang-" + std::to_string(g));
+              const std::string gang = "stress/gang-" + std::to_string(g);
               Ledger::Session session(book.ledger());
-              (void)book.AssumeMember(session, uid, 4, team, flavor, request,
-                                      Ledger::Mode::kBorrowing, 60'000, 120'000, std::move(meta));
+              (void)book.AssumeMember(session, uid, gang, 4, team, flavor, request,
+                                      Ledger::Mode::kBorrowing, 60'000, 120'000, PodMeta{});
               break;
             }
             case 2:

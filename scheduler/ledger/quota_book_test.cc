@@ -293,11 +293,9 @@ class GangBookTest : public QuotaBookTest {
   // Member `uid` of gang `gang` (declaring `size` members of `gpus` GPUs each) on p5.
   std::variant<Charge, Refusal> Member(const std::string& uid, const std::string& gang, int size,
                                        int64_t gpus, const std::string& team = "a") {
-    PodMeta meta;
-    meta.workload = gang;
     Ledger::Session session(book_.ledger());
-    return book_.AssumeMember(session, uid, size, T(team), F(kP5), KnownIdAmounts(Gpus(gpus)),
-                              Mode::kBorrowing, kTtl, kGangTtl, meta);
+    return book_.AssumeMember(session, uid, gang, size, T(team), F(kP5), KnownIdAmounts(Gpus(gpus)),
+                              Mode::kBorrowing, kTtl, kGangTtl, PodMeta{});
   }
   bool Admitted(const std::string& uid, const std::string& gang, int size, int64_t gpus) {
     return std::holds_alternative<Charge>(Member(uid, gang, size, gpus));
@@ -317,6 +315,25 @@ TEST_F(GangBookTest, TheFirstMemberReservesForEveryMember) {
   EXPECT_EQ(Usage(), 8);  // the others took their shares: nothing more charged
   EXPECT_EQ(Held("job-x"), 0);
   EXPECT_EQ(book_.Find("m3")->charge.Amount(ResourceNames().Intern(kGpu)), 2);
+}
+
+// A gang's key is pooled once, by its first member (the hold keeps it); the others' filters copy
+// it from the hold, which takes no lock. With the key pooled per member, each member's filter took
+// the pool's mutex.
+TEST_F(GangBookTest, OnlyTheFirstMemberPoolsTheGangKey) {
+  const model::StringPool& pool = model::PodStrings();
+  const size_t strings = pool.size();
+  const uint64_t locks = pool.locks();
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(Admitted("m" + std::to_string(i), "job-pooled", 4, 2));
+  ASSERT_TRUE(Admitted("m2", "job-pooled", 4, 2));  // a re-filter
+  EXPECT_EQ(pool.locks(), locks + 1);
+  EXPECT_EQ(pool.size(), strings + 1);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(book_.Find("m" + std::to_string(i))->meta.workload.view(), "job-pooled") << i;
+  }
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(book_.Release("m" + std::to_string(i)));
+  EXPECT_FALSE(book_.FindGang("job-pooled").has_value());
+  EXPECT_EQ(pool.size(), strings);  // gone with the hold and the last member
 }
 
 TEST_F(GangBookTest, OfTwoGangsThatEachNeedTheQuotaOnlyOneIsAdmitted) {

@@ -117,5 +117,38 @@ TEST(StringPoolTest, HoldersReadTheirStringsWhileOthersChangeThePool) {
   EXPECT_EQ(pool.size(), 1u);
 }
 
+// Holders copy a string they hold (AddRef, no lock) and give every hold back, while other threads
+// take the same string anew (Acquire) and its count keeps touching zero: a last holder racing an
+// Acquire that takes the string again, and two last holders racing to free it. Every read is the
+// string, the pool ends empty, and no slot was freed twice: a slot on the free list twice would be
+// handed to two new strings, which then read as one (ThreadSanitizer runs this).
+TEST(StringPoolTest, CopiesTakeNoLockAndALastHolderFreesOnceWhileOthersTakeItAgain) {
+  StringPool pool;
+  constexpr int kThreads = 4;
+  std::vector<std::thread> threads;
+  std::vector<int> wrong(kThreads, 0);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&pool, &wrong, t] {
+      for (int round = 0; round < 3000; ++round) {
+        const std::string hot = "gang-" + std::to_string(round % 3);
+        const Id id = AcquireOne(pool, hot);
+        const int copies = 1 + (round + t) % 3;
+        for (int c = 0; c < copies; ++c) pool.AddRef(id);
+        for (int c = 0; c <= copies; ++c) {
+          wrong[t] += pool.View(id) != hot;
+          ReleaseOne(pool, id);
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(wrong[t], 0) << t;
+  EXPECT_EQ(pool.size(), 1u);
+  std::vector<Id> fresh;
+  for (int i = 0; i < 16; ++i) fresh.push_back(AcquireOne(pool, "fresh-" + std::to_string(i)));
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(pool.View(fresh[i]), "fresh-" + std::to_string(i)) << i;
+  EXPECT_EQ(pool.size(), 17u);
+}
+
 }  // namespace
 }  // namespace taskgov::scheduler::model
