@@ -163,7 +163,7 @@ PreemptionController::PreemptionController(QuotaBook* book, ClusterState* cluste
                              options.max_reselections}),
       table_(world_.get(), RoundTable::Options{options.nomination_ttl_ms, options.round_slack_ms,
                                                options.retry_backoff_ms}),
-      status_(std::make_shared<const std::unordered_map<std::string, std::string>>()) {}
+      status_(std::make_unique<const std::unordered_map<std::string, std::string>>()) {}
 
 PreemptionController::~PreemptionController() = default;
 
@@ -175,20 +175,16 @@ bool PreemptionController::OnPodGone(std::string_view uid) {
 }
 
 void PreemptionController::PublishLocked() {
-  auto map =
-      std::make_shared<const std::unordered_map<std::string, std::string>>(table_.Statuses());
-  std::lock_guard<std::mutex> lock(status_mu_);
-  status_ = std::move(map);
+  status_.Publish(
+      std::make_unique<const std::unordered_map<std::string, std::string>>(table_.Statuses()));
 }
 
 std::string PreemptionController::StatusFor(std::string_view uid) const {
-  std::shared_ptr<const std::unordered_map<std::string, std::string>> status;
-  {
-    std::lock_guard<std::mutex> lock(status_mu_);
-    status = status_;
-  }
-  auto it = status->find(std::string(uid));
-  return it == status->end() ? std::string() : it->second;
+  const std::string key(uid);
+  return status_.Read([&](const std::unordered_map<std::string, std::string>& status) {
+    auto it = status.find(key);
+    return it == status.end() ? std::string() : it->second;
+  });
 }
 
 PreemptionStats PreemptionController::Stats() const {

@@ -37,8 +37,8 @@
 // Thread-safety: RunOnce calls are serialised (run_mu_); the rate limiter, the PDB retry state,
 // the planner and the selector belong to the run. The round table and the counters are guarded
 // by mu_, never held across a KubeActions call. StatusFor and Stats may be called from any
-// thread (webhook, metrics) and never wait for a run; OnPodGone (informer thread) takes mu_
-// only.
+// thread (webhook, metrics) and never wait for a run; StatusFor takes no lock (the statuses are
+// published, common::Published), Stats takes mu_. OnPodGone (informer thread) takes mu_ only.
 
 #include <cstdint>
 #include <map>
@@ -59,6 +59,7 @@
 #include "scheduler/actions/victim_planner.h"
 #include "scheduler/cluster_api.h"
 #include "scheduler/common/clock.h"
+#include "scheduler/common/published.h"
 #include "scheduler/decisions/preemption.h"
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/state/cluster_state.h"
@@ -283,8 +284,9 @@ class PreemptionController {
   RoundTable table_;       // guarded by mu_
   PreemptionStats stats_;  // guarded by mu_; the round counters are table_'s
 
-  mutable std::mutex status_mu_;
-  std::shared_ptr<const std::unordered_map<std::string, std::string>> status_;
+  // Each waiting preemptor's status, republished under mu_ whenever the table changes; read by
+  // refusing filters without a lock.
+  common::Published<std::unordered_map<std::string, std::string>> status_;
 };
 
 }  // namespace taskgov::scheduler::actions
