@@ -269,18 +269,7 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(
   Gangs::Record* from_hold = nullptr;
   if (other && from_gang) from_hold = &*from_gang;
   if (!other && !from.empty()) from_hold = &*gang;
-  if (record->present) {
-    // Held on another flavor or for another gang: give it back, to its gang while that holds.
-    const Reservation& r = record->value;
-    if (from_hold != nullptr && from_hold->present &&
-        Covers(from_hold->value.remaining, r.charge)) {
-      Move(r.charge, +1, &from_hold->value.remaining);
-    } else {
-      GiveBack(session, uid, r.charge);
-    }
-    if (from_hold != nullptr && from_hold->present) MemberGone(*from_hold);
-    Erase(*record);
-  }
+  if (record->present) GiveUpForMember(session, uid, *record, from_hold);
   GangHold* hold = gang->present ? &gang->value : nullptr;
   Charge share;
   // take: the share comes out of the gang's hold.
@@ -325,6 +314,19 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(
   reservation.meta.admitted_ms = now;
   Put(shard, *record, std::move(reservation));
   return share;
+}
+
+void QuotaBook::GiveUpForMember(Ledger::Session& session, std::string_view uid,
+                                Records::Record& record, Gangs::Record* from_hold) {
+  // Held on another flavor or for another gang: give it back, to its gang while that holds.
+  const Reservation& r = record.value;
+  if (from_hold != nullptr && from_hold->present && Covers(from_hold->value.remaining, r.charge)) {
+    Move(r.charge, +1, &from_hold->value.remaining);
+  } else {
+    GiveBack(session, uid, r.charge);
+  }
+  if (from_hold != nullptr && from_hold->present) MemberGone(*from_hold);
+  Erase(record);
 }
 
 void QuotaBook::MemberJoined(Ledger::Session& session, std::string_view workload, GangHold* hold,

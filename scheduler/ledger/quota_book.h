@@ -276,6 +276,11 @@ class QuotaBook {
   static void GiveBack(Ledger::Session& session, std::string_view uid, const Charge& charge);
   // With the gang's record claimed: a member took its share (or reserved alone); the gang is
   // whole, or waits for the others until its deadline.
+  // AssumeMember's: the reservation `record` holds (on another flavor, or for another gang or
+  // none) goes — back to `from_hold`, the hold it came from, while that holds quota, else to the
+  // ledger — and the member leaves that hold.
+  void GiveUpForMember(Ledger::Session& session, std::string_view uid, Records::Record& record,
+                       Gangs::Record* from_hold);
   void MemberJoined(Ledger::Session& session, std::string_view workload, GangHold* hold,
                     int64_t now, int64_t gang_ttl_ms);
   // With the member's record claimed: the hold of gang `workload` (created when it has none)
