@@ -69,21 +69,34 @@ void JudgeNodes(const NodeCache& nodes, const Policy& policy, const Subject& sub
   }
 }
 
+// How many of another team's best-ranked pending pods are read to find its head not admitted
+// already: admissions the pending queues have not applied yet are a few at most (their applier
+// runs as soon as they are posted).
+constexpr size_t kHeadLookahead = 8;
+
 std::vector<std::pair<const Team*, PendingPod>> CohortHeads(const PendingQueues& pending,
+                                                            const QuotaBook& book,
                                                             const Policy& policy,
                                                             const Team& team) {
   std::vector<std::pair<const Team*, PendingPod>> heads;
   for (const Team& other : policy.teams) {
     if (other.cohort != team.cohort || other.name == team.name || !other.active) continue;
-    std::optional<PendingPod> head =
-        pending.Head(TeamNames().Intern(other.name),
-                     policy.task_prioritization == TaskPrioritization::kTaskRanking);
-    if (head) heads.emplace_back(&other, std::move(*head));
+    for (PendingPod& head : pending.Heads(
+             TeamNames().Intern(other.name),
+             policy.task_prioritization == TaskPrioritization::kTaskRanking, kHeadLookahead)) {
+      if (AdmittedWhilePending(book, head)) continue;
+      heads.emplace_back(&other, std::move(head));
+      break;
+    }
   }
   return heads;
 }
 
 }  // namespace
+
+bool AdmittedWhilePending(const QuotaBook& book, const PendingPod& pod) {
+  return (!pod.workload.empty() && book.FindGang(pod.workload).has_value()) || book.Holds(pod.uid);
+}
 
 void TakeSnapshot(const QuotaBook& book, const ClusterState& cluster, const FilterArgs& args,
                   size_t queue_lookahead, Snapshot* snapshot) {
@@ -120,11 +133,9 @@ void TakeAhead(const QuotaBook& book, const ClusterState& cluster, size_t queue_
       cluster.pending().Ahead(subject.team_id, subject.priority, subject.pod->creation_unix_ms,
                               subject.pod->uid, subject.by_priority, strict ? 1 : queue_lookahead,
                               subject.workload.gang() ? subject.workload.key : std::string());
-  // A gang never waits for itself (left out above), and members of gangs holding quota take
-  // what is held for them.
-  std::erase_if(snapshot->ahead, [&](const PendingPod& other) {
-    return !other.workload.empty() && book.FindGang(other.workload).has_value();
-  });
+  // A gang never waits for itself (left out above), nor does a pod for one admitted already.
+  std::erase_if(snapshot->ahead,
+                [&](const PendingPod& other) { return AdmittedWhilePending(book, other); });
 }
 
 void TakeCohortHeads(const ClusterState& cluster, Snapshot* snapshot) {
@@ -134,7 +145,7 @@ void TakeCohortHeads(const ClusterState& cluster, Snapshot* snapshot) {
   if (snapshot->policy.idle_compute != IdleComputeAllocation::kFairShare || team.cohort.empty()) {
     return;
   }
-  *snapshot->heads = CohortHeads(cluster.pending(), snapshot->policy, team);
+  *snapshot->heads = CohortHeads(cluster.pending(), snapshot->book, snapshot->policy, team);
 }
 
 }  // namespace taskgov::scheduler::decisions

@@ -61,10 +61,11 @@ struct Subject {
 
 struct Snapshot {
   explicit Snapshot(const ledger::QuotaBook& book)
-      : session(book.ledger()), policy(session.policy()) {}
+      : book(book), session(book.ledger()), policy(session.policy()) {}
   Snapshot(const Snapshot&) = delete;
   Snapshot& operator=(const Snapshot&) = delete;
 
+  const ledger::QuotaBook& book;
   ledger::Ledger::Session session;
   const model::Policy& policy;
   Subject subject;
@@ -73,14 +74,20 @@ struct Snapshot {
   // A gang member's gang hold (QuotaBook::FindGang), if its gang holds quota.
   std::optional<ledger::GangHold> gang;
   // The team's pending pods ranked ahead of the subject, best first (one under StrictFIFO, at
-  // most the lookahead under BestEffortFIFO), without the subject's own gang and without the
-  // members of gangs that hold quota already (they take what is held for them); read only when
-  // some candidate node has room.
+  // most the lookahead under BestEffortFIFO), without the subject's own gang and without pods
+  // admitted already (AdmittedWhilePending); read only when some candidate node has room.
   std::vector<state::PendingPod> ahead;
-  // Under FairShare: the best-ranked pending pod of each other active team of the cohort (empty
-  // when fair share does not apply); unset until TakeCohortHeads.
+  // Under FairShare: the best-ranked pending pod of each other active team of the cohort, not
+  // admitted already (empty when fair share does not apply); unset until TakeCohortHeads.
   std::optional<std::vector<std::pair<const model::Team*, state::PendingPod>>> heads;
 };
+
+// Whether a pod of the pending view was admitted already: it holds a reservation (the pending
+// queues learn it from a note their applier thread applies a moment later, or from the informer),
+// or it is a member of a gang that holds quota (it takes what is held for it). Such a pod waits
+// for nothing, and no rule makes another pod wait for it.
+[[nodiscard]] bool AdmittedWhilePending(const ledger::QuotaBook& book,
+                                        const state::PendingPod& pod);
 
 // Fills `snapshot` for `args` from the state components, in one pass. Stops after the subject
 // when the pod has no team or its team is inactive (nothing else is needed to refuse it).

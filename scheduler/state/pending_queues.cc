@@ -390,24 +390,32 @@ ResourceList PendingQueues::GangNeed(NameId team, std::string_view workload, std
 }
 
 std::optional<PendingPod> PendingQueues::Head(NameId team, bool by_priority) const {
+  std::vector<PendingPod> heads = Heads(team, by_priority, 1);
+  if (heads.empty()) return std::nullopt;
+  return std::move(heads.front());
+}
+
+std::vector<PendingPod> PendingQueues::Heads(NameId team, bool by_priority, size_t limit) const {
   std::shared_lock lock(mu_);
+  std::vector<PendingPod> out;
   auto queue = queues_.find(team);
-  if (queue == queues_.end()) return std::nullopt;
-  auto visit = [&](const std::string& uid) -> std::optional<PendingPod> {
+  if (queue == queues_.end()) return out;
+  // False once `limit` pods are taken.
+  auto visit = [&](const std::string& uid) {
     auto it = pending_.find(uid);
-    if (it != pending_.end() && Live(it->second)) return it->second.pod;
-    return std::nullopt;
+    if (it != pending_.end() && Live(it->second)) out.push_back(it->second.pod);
+    return out.size() < limit;
   };
   if (by_priority) {
     for (const PriorityKey& key : queue->second.by_priority) {
-      if (auto pod = visit(std::get<2>(key))) return pod;
+      if (!visit(std::get<2>(key))) break;
     }
   } else {
     for (const AgeKey& key : queue->second.by_age) {
-      if (auto pod = visit(std::get<1>(key))) return pod;
+      if (!visit(std::get<1>(key))) break;
     }
   }
-  return std::nullopt;
+  return out;
 }
 
 std::vector<PendingQueues::Queued> PendingQueues::QueueOf(NameId team, bool by_priority) {

@@ -150,6 +150,9 @@ class PendingQueues {
                                              int64_t* estimated = nullptr) const;
   // The best-ranked pending pod of `team`, if any.
   [[nodiscard]] std::optional<PendingPod> Head(model::NameId team, bool by_priority) const;
+  // The best-ranked pending pods of `team`, at most `limit`, best first.
+  [[nodiscard]] std::vector<PendingPod> Heads(model::NameId team, bool by_priority,
+                                              size_t limit) const;
   // Pending pods of `team`: all, and those a filter call has refused (the rest are waiting for
   // the scheduler to try them). Applies posted notes first.
   struct Counts {
