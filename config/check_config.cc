@@ -147,31 +147,23 @@ void PrintQuotas(const scheduler::model::Policy& p, std::ostream& out) {
   PrintTableOrNone(rows, out);
 }
 
-// One row per cohort pool (cohort, flavor, resource) its teams govern: the teams' lendable quota,
-// the cohort's own, and the pool they make; a cohort pool none of its teams governs is left out.
+// One row per cohort pool (cohort, flavor, resource) a team under the cohort governs
+// (model::CohortPools, the ledger's limits): what its teams lend, the cohort's own quota, what
+// its child cohorts lend it, the pool they make, and what a cohort with a parent keeps for its
+// own subtree (the rest it lends up).
 void PrintCohorts(const scheduler::model::Policy& p, std::ostream& out) {
-  using Key = std::tuple<std::string, std::string, std::string>;  // cohort, flavor, resource
-  std::map<Key, int64_t> lendable;
-  for (const scheduler::model::Team& t : p.teams) {
-    if (t.cohort.empty()) continue;
-    for (const scheduler::model::FlavorQuota& fq : t.flavors) {
-      for (const scheduler::model::ResourceQuota& q : fq.resources) {
-        int64_t& sum = lendable[{t.cohort, fq.flavor, q.resource}];
-        sum = scheduler::model::SaturatingAdd(sum, q.lendable());
-      }
-    }
-  }
-  if (lendable.empty()) return;
+  const std::vector<scheduler::model::CohortPool> pools = scheduler::model::CohortPools(p);
+  if (pools.empty()) return;
   out << "\ncohort pools\n";
-  std::vector<std::vector<std::string>> rows{
-      {"COHORT", "PARENT", "FLAVOR", "RESOURCE", "TEAMS LEND", "COHORT'S OWN", "POOL"}};
-  for (const auto& [key, teams] : lendable) {
-    const auto& [cohort, flavor, resource] = key;
-    const scheduler::model::Cohort* c = p.FindCohort(cohort);
-    const int64_t own = c == nullptr ? 0 : c->Nominal(flavor, resource);
-    rows.push_back({cohort, c == nullptr || c->parent.empty() ? "-" : c->parent, flavor, resource,
-                    FormatAmount(resource, teams), FormatAmount(resource, own),
-                    FormatAmount(resource, scheduler::model::SaturatingAdd(teams, own))});
+  std::vector<std::vector<std::string>> rows{{"COHORT", "PARENT", "FLAVOR", "RESOURCE",
+                                              "TEAMS LEND", "COHORT'S OWN", "CHILDREN LEND", "POOL",
+                                              "KEEPS"}};
+  for (const scheduler::model::CohortPool& pool : pools) {
+    const std::string& r = pool.resource;
+    rows.push_back({pool.cohort, pool.parent.empty() ? "-" : pool.parent, pool.flavor, r,
+                    FormatAmount(r, pool.teams), FormatAmount(r, pool.own),
+                    FormatAmount(r, pool.children), FormatAmount(r, pool.subtree),
+                    pool.parent.empty() ? "-" : FormatAmount(r, pool.local)});
   }
   PrintTableOrNone(rows, out);
 }

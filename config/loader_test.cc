@@ -168,7 +168,8 @@ TEST(CheckConfig, ValidSampleExitsZeroAndPrintsTheQuotaTable) {
 }
 
 // The cohort pools a configuration makes: per cohort, flavor and resource, what its teams lend,
-// what the cohort holds itself (a Kueue Cohort's resourceGroups) and the pool's capacity.
+// what the cohort holds itself (a Kueue Cohort's resourceGroups), what its child cohorts lend it,
+// the pool's capacity and what a child keeps for its own subtree.
 TEST(CheckConfig, PrintsEachCohortPoolWithTheCohortsOwnQuota) {
   TempDir dir;
   dir.Write("kueue.yaml", R"(apiVersion: kueue.x-k8s.io/v1beta1
@@ -180,6 +181,29 @@ spec:
     flavors:
     - name: ml.p5.48xlarge
       resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: vision}
+spec:
+  parentName: lab
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: ml.p5.48xlarge
+      resources: [{name: nvidia.com/gpu, nominalQuota: 2, lendingLimit: 3}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: vision-team}
+spec:
+  cohort: vision
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: ml.p5.48xlarge
+      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]
 ---
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: ClusterQueue
@@ -197,18 +221,25 @@ spec:
   EXPECT_EQ(RunCheckConfig(dir.path(), out), 0);
   const std::string text = out.str();
   ASSERT_NE(text.find("cohort pools"), std::string::npos) << text;
-  bool row = false;
+  // vision: 4 from its team + 2 of its own = 6, keeps 6 − 3 and lends 3 to lab; lab: 4 from
+  // research + 8 of its own + vision's 3 = 15.
+  int rows = 0;
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
     std::istringstream words(line);
     std::vector<std::string> w{std::istream_iterator<std::string>(words), {}};
-    if (w.size() == 7 && w[0] == "lab") {
+    if (w.size() == 9 && w[0] == "lab") {
       EXPECT_EQ(w, (std::vector<std::string>{"lab", "-", "ml.p5.48xlarge", "nvidia.com/gpu", "4",
-                                             "8", "12"}));
-      row = true;
+                                             "8", "3", "15", "-"}));
+      ++rows;
+    }
+    if (w.size() == 9 && w[0] == "vision") {
+      EXPECT_EQ(w, (std::vector<std::string>{"vision", "lab", "ml.p5.48xlarge", "nvidia.com/gpu",
+                                             "4", "2", "0", "6", "3"}));
+      ++rows;
     }
   }
-  EXPECT_TRUE(row) << text;
+  EXPECT_EQ(rows, 2) << text;
 }
 
 TEST(CheckConfig, InvalidDirectoryExitsOneAndListsErrorsPerFile) {

@@ -1,6 +1,8 @@
 #include "scheduler/model/policy.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include "scheduler/model/resources.h"
 
@@ -28,14 +30,87 @@ const Team* Policy::FindTeam(std::string_view name) const {
   return it == team_index.end() ? nullptr : &teams[it->second];
 }
 
-int64_t Cohort::Nominal(std::string_view flavor, std::string_view resource) const {
-  for (const FlavorQuota& fq : flavors) {
-    if (fq.flavor != flavor) continue;
-    for (const ResourceQuota& q : fq.resources) {
-      if (q.resource == resource) return q.nominal;
+namespace {
+
+// Each cohort's parent, "" at a root; a parent that would close a cycle (an error the config
+// check reports) is dropped.
+std::map<std::string, std::string> CohortParents(const Policy& policy) {
+  std::map<std::string, std::string> parent;
+  for (const Team& t : policy.teams) {
+    if (!t.cohort.empty()) parent.emplace(t.cohort, "");
+  }
+  for (const Cohort& c : policy.cohorts) parent[c.name] = "";
+  for (const Cohort& c : policy.cohorts) {
+    if (c.parent.empty()) continue;
+    bool cycle = false;
+    for (std::string at = c.parent; !at.empty() && !cycle; at = parent[at]) cycle = at == c.name;
+    if (!cycle) parent[c.name] = c.parent;
+    parent.emplace(c.parent, "");
+  }
+  return parent;
+}
+
+}  // namespace
+
+std::vector<CohortPool> CohortPools(const Policy& policy) {
+  const std::map<std::string, std::string> parent = CohortParents(policy);
+  using Key = std::tuple<std::string, std::string, std::string>;  // cohort, flavor, resource
+  std::map<Key, CohortPool> pools;
+  for (const Team& t : policy.teams) {
+    if (t.cohort.empty()) continue;
+    for (const FlavorQuota& fq : t.flavors) {
+      for (const ResourceQuota& q : fq.resources) {
+        CohortPool& own = pools[{t.cohort, fq.flavor, q.resource}];
+        own.teams = SaturatingAdd(own.teams, q.lendable());
+        for (std::string at = t.cohort; !at.empty(); at = parent.at(at)) {
+          CohortPool& pool = pools[{at, fq.flavor, q.resource}];
+          pool.cohort = at;
+          pool.parent = parent.at(at);
+          pool.flavor = fq.flavor;
+          pool.resource = q.resource;
+        }
+      }
     }
   }
-  return 0;
+  std::map<Key, int64_t> lending;  // a cohort's lending limit on its pool (absent: none)
+  for (const Cohort& c : policy.cohorts) {
+    for (const FlavorQuota& fq : c.flavors) {
+      for (const ResourceQuota& q : fq.resources) {
+        auto it = pools.find({c.name, fq.flavor, q.resource});
+        if (it == pools.end()) continue;  // no team under the cohort could use it
+        it->second.own = SaturatingAdd(it->second.own, q.nominal);
+        if (it->second.parent.empty()) continue;  // a root's limits bound nothing
+        it->second.borrowing_limit = q.borrowing_limit;
+        lending[it->first] = q.lending_limit;
+      }
+    }
+  }
+  // Children before parents: by depth, deepest first.
+  std::vector<std::tuple<int, Key, CohortPool*>> order;
+  for (auto& [key, pool] : pools) {
+    int depth = 0;
+    for (std::string at = pool.parent; !at.empty(); at = parent.at(at)) ++depth;
+    order.emplace_back(-depth, key, &pool);
+  }
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+  });
+  std::vector<CohortPool> out;
+  for (const auto& [depth, key, pool] : order) {
+    pool->subtree = SaturatingAdd(SaturatingAdd(pool->teams, pool->own), pool->children);
+    if (pool->parent.empty()) {
+      pool->local = pool->subtree;
+    } else {
+      auto limit = lending.find(key);
+      pool->local = limit == lending.end() || limit->second == kUnlimited
+                        ? 0
+                        : std::max<int64_t>(0, SaturatingSub(pool->subtree, limit->second));
+      CohortPool& up = pools.at({pool->parent, pool->flavor, pool->resource});
+      up.children = SaturatingAdd(up.children, pool->subtree - pool->local);
+    }
+    out.push_back(*pool);
+  }
+  return out;
 }
 
 const Cohort* Policy::FindCohort(std::string_view name) const {
@@ -43,6 +118,16 @@ const Cohort* Policy::FindCohort(std::string_view name) const {
     if (c.name == name) return &c;
   }
   return nullptr;
+}
+
+std::string_view Policy::RootCohort(std::string_view cohort) const {
+  std::string_view at = cohort;
+  for (size_t steps = 0; steps <= cohorts.size(); ++steps) {
+    const Cohort* c = FindCohort(at);
+    if (c == nullptr || c->parent.empty()) return at;
+    at = c->parent;
+  }
+  return cohort;
 }
 
 const Team* Policy::TeamOfNamespace(std::string_view ns) const {

@@ -107,13 +107,11 @@ struct LocalQueue {
 
 struct Cohort {
   std::string name;
-  std::string parent;  // hierarchical cohorts; empty at the root
-  // Quota the cohort holds itself (Kueue Cohort spec.resourceGroups; nominal only): it adds to
-  // the pool its teams borrow from for each (flavor, resource) a team of the cohort governs.
+  std::string parent;  // hierarchical cohorts (Kueue parentName); empty at the root
+  // Quota the cohort holds itself (Kueue Cohort spec.resourceGroups): its nominal adds to its
+  // pool for each (flavor, resource) a team under the cohort governs; its borrowing and lending
+  // limits bound what that pool takes from and gives to its parent's (CohortPools).
   std::vector<FlavorQuota> flavors;
-
-  // Its own nominal quota of `resource` on `flavor` (0 when it holds none).
-  [[nodiscard]] int64_t Nominal(std::string_view flavor, std::string_view resource) const;
 };
 
 // Kueue's fairSharing.preemptionStrategies: when a pod of another team may be taken under
@@ -170,6 +168,10 @@ struct Policy {
   void Finalize();
   [[nodiscard]] const Team* FindTeam(std::string_view name) const;
   [[nodiscard]] const Cohort* FindCohort(std::string_view name) const;
+  // The root of `cohort`'s tree (itself when it has no parent; a walk that would loop, a cycle
+  // the config check reports, stops where it started). Teams under one root lend and borrow to
+  // each other.
+  [[nodiscard]] std::string_view RootCohort(std::string_view cohort) const;
   [[nodiscard]] const Team* TeamOfNamespace(std::string_view ns) const;
   [[nodiscard]] const PriorityClass* FindPriorityClass(std::string_view name) const;
   // Whether a pod with `node_selector` can run on nodes of `flavor`: no selector key that the
@@ -182,5 +184,26 @@ struct Policy {
 };
 
 using PolicyPtr = std::shared_ptr<const Policy>;
+
+// A cohort's pool for one (flavor, resource) — Kueue's resource node of a cohort
+// (pkg/cache/scheduler/resource_node.go) — as the policy makes it: its subtree quota S is its
+// teams' lendable quota, its own nominal, and for each child cohort the part of the child's S
+// beyond the child's local quota; its local quota is S − its lending limit (none: 0), and all
+// of S at a root. The ledger's pools hold these limits (ledger.h, "Cohort tree").
+struct CohortPool {
+  std::string cohort;
+  std::string parent;  // "" at a root (and where a parent would close a cycle)
+  std::string flavor;
+  std::string resource;
+  int64_t teams = 0;                     // Σ min(L, N) of the cohort's own teams
+  int64_t own = 0;                       // the cohort's own nominal quota
+  int64_t children = 0;                  // Σ over child cohorts of (their S − their local quota)
+  int64_t subtree = 0;                   // S = teams + own + children
+  int64_t local = 0;                     // S − lending limit (no lending limit: 0); a root: S
+  int64_t borrowing_limit = kUnlimited;  // on what it stores in its parent's pool, beyond S − local
+};
+// One per (cohort, flavor, resource) a team under the cohort has quota for, children before
+// their parents.
+[[nodiscard]] std::vector<CohortPool> CohortPools(const Policy& policy);
 
 }  // namespace taskgov::scheduler::model

@@ -256,19 +256,23 @@ class PolicyBuilder {
   }
   // A cohort object (as config resolution lists every cohort named), holding no quota yet.
   PolicyBuilder& Cohort(const std::string& cohort, const std::string& parent = "") {
-    (void)CohortNamed(cohort, parent);
+    CohortNamed(cohort, parent)->parent = parent;
     return *this;
   }
-  // Quota cohort `cohort` holds itself (Kueue Cohort resourceGroups): nominal only.
+  // Quota cohort `cohort` holds itself (Kueue Cohort resourceGroups), and the limits on what it
+  // borrows from and lends to its parent (kUnlimited: none).
   PolicyBuilder& CohortQuota(const std::string& cohort, const std::string& flavor,
-                             const std::string& resource, int64_t nominal) {
+                             const std::string& resource, int64_t nominal,
+                             int64_t borrowing_limit = model::kUnlimited,
+                             int64_t lending_limit = model::kUnlimited) {
     model::Cohort* c = CohortNamed(cohort, "");
     model::FlavorQuota* fq = nullptr;
     for (model::FlavorQuota& f : c->flavors) {
       if (f.flavor == flavor) fq = &f;
     }
     if (fq == nullptr) fq = &c->flavors.emplace_back(model::FlavorQuota{flavor, {}});
-    fq->resources.push_back(model::ResourceQuota{resource, nominal});
+    fq->resources.push_back(
+        model::ResourceQuota{resource, nominal, borrowing_limit, lending_limit});
     return *this;
   }
   PolicyBuilder& PriorityClass(const std::string& name, int32_t value) {

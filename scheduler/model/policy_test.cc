@@ -1,0 +1,78 @@
+#include "scheduler/model/policy.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "scheduler/testing/builders.h"
+
+namespace taskgov::scheduler::model {
+namespace {
+
+using scheduler::testing::PolicyBuilder;
+
+constexpr char kP5[] = "ml.p5.48xlarge";
+constexpr char kGpu[] = "nvidia.com/gpu";
+
+std::map<std::string, CohortPool> ByCohort(const Policy& policy) {
+  std::map<std::string, CohortPool> out;
+  for (const CohortPool& pool : CohortPools(policy)) out[pool.cohort] = pool;
+  return out;
+}
+
+// Kueue's subtree quotas (resource_node.go): a child lends its parent what its lending limit
+// allows (all of it without one) and keeps the rest; a root keeps everything; its own quota and
+// its teams' lendable quota add up; a root's limits bound nothing.
+//   ROOT (own 1, borrowing limit 5: ignored) ── MID (own 2, lends at most 3) ── LEAF ── a (4)
+//                                            └─ b (nominal 8, lends at most 2)
+TEST(CohortPoolsTest, SubtreeQuotasAddUpFromTheLeaves) {
+  PolicyPtr policy = PolicyBuilder()
+                         .Cohort("ROOT")
+                         .CohortQuota("ROOT", kP5, kGpu, 1, /*borrowing_limit=*/5)
+                         .Cohort("MID", "ROOT")
+                         .CohortQuota("MID", kP5, kGpu, 2, kUnlimited, /*lending_limit=*/3)
+                         .Cohort("LEAF", "MID")
+                         .Team("a", "LEAF")
+                         .Quota(kP5, kGpu, 4)
+                         .Team("b", "ROOT")
+                         .Quota(kP5, kGpu, 8, kUnlimited, 2)
+                         .Build();
+  std::map<std::string, CohortPool> pools = ByCohort(*policy);
+  ASSERT_EQ(pools.size(), 3u);
+  EXPECT_EQ(pools["LEAF"].parent, "MID");
+  EXPECT_EQ(pools["LEAF"].subtree, 4);
+  EXPECT_EQ(pools["LEAF"].local, 0);  // no lending limit: lends all of it
+  EXPECT_EQ(pools["MID"].teams, 0);
+  EXPECT_EQ(pools["MID"].own, 2);
+  EXPECT_EQ(pools["MID"].children, 4);
+  EXPECT_EQ(pools["MID"].subtree, 6);
+  EXPECT_EQ(pools["MID"].local, 3);   // 6 − its lending limit 3
+  EXPECT_EQ(pools["ROOT"].teams, 2);  // b lends 2 of its 8
+  EXPECT_EQ(pools["ROOT"].children, 3);
+  EXPECT_EQ(pools["ROOT"].subtree, 6);
+  EXPECT_EQ(pools["ROOT"].local, 6);
+  EXPECT_EQ(pools["ROOT"].borrowing_limit, kUnlimited);
+  EXPECT_EQ(CohortPools(*policy).back().cohort, "ROOT");  // children first
+}
+
+// A parent that would close a cycle (an error of the config check) is dropped, and a cohort
+// quota no team under the cohort governs makes no pool.
+TEST(CohortPoolsTest, ACycleIsCutAndUngovernedQuotaMakesNoPool) {
+  PolicyPtr policy = PolicyBuilder()
+                         .Cohort("X", "Y")
+                         .Cohort("Y", "X")
+                         .CohortQuota("Y", kP5, "cpu", 64000)
+                         .Team("a", "X")
+                         .Quota(kP5, kGpu, 4)
+                         .Build();
+  std::map<std::string, CohortPool> pools = ByCohort(*policy);
+  ASSERT_EQ(pools.size(), 2u);
+  EXPECT_EQ(pools["X"].parent, "Y");
+  EXPECT_EQ(pools["Y"].parent, "");
+  EXPECT_EQ(pools["Y"].subtree, 4);
+  EXPECT_EQ(pools["Y"].resource, kGpu);
+}
+
+}  // namespace
+}  // namespace taskgov::scheduler::model
