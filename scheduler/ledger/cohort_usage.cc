@@ -53,7 +53,7 @@ int64_t IdleLendable(const CellView& v) {
 
 // What the policy says about the cells: each team's cohort, and which cells it names.
 struct PolicyCells {
-  explicit PolicyCells(const Policy& policy) {
+  explicit PolicyCells(const Policy& policy) : policy(policy) {
     for (const Team& team : policy.teams) {
       const std::optional<NameId> team_id = TeamNames().Find(team.name);
       if (!team_id) continue;  // never interned: the ledger has no cell of it
@@ -72,21 +72,22 @@ struct PolicyCells {
         for (const ResourceQuota& rq : fq.resources) {
           const std::optional<NameId> resource = ResourceNames().Find(rq.resource);
           if (!flavor || !resource) continue;
-          int64_t& q = cohort_quota[{cohort.name, *flavor, *resource}];
+          int64_t& q = cohort_quota[{policy.RootCohort(cohort.name), *flavor, *resource}];
           q = SaturatingAdd(q, rq.nominal);
         }
       }
     }
   }
-  // The quota `cohort` holds itself on (flavor, resource); 0 when none.
-  int64_t CohortQuota(std::string_view cohort, NameId flavor, NameId resource) const {
-    auto it = cohort_quota.find({cohort, flavor, resource});
+  // The quota the cohorts of the tree rooted at `root` hold themselves on (flavor, resource).
+  int64_t CohortQuota(std::string_view root, NameId flavor, NameId resource) const {
+    auto it = cohort_quota.find({root, flavor, resource});
     return it == cohort_quota.end() ? 0 : it->second;
   }
   bool Names(const CellKey& key) const {
     return named.count({key.team, key.flavor, key.resource}) > 0;
   }
 
+  const Policy& policy;
   std::unordered_map<NameId, std::string_view> cohorts;
   std::set<std::tuple<NameId, NameId, NameId>> named;
   std::map<std::tuple<std::string_view, NameId, NameId>, int64_t> cohort_quota;
@@ -100,7 +101,7 @@ PoolKey PoolOf(const CellKey& key, const PolicyCells& policy, const FormerCohort
     cohort = former_cohort(TeamNames().Name(key.team));
   }
   if (cohort.empty()) return PoolKey{true, {}, key.team, key.flavor, key.resource};
-  return PoolKey{false, cohort, 0, key.flavor, key.resource};
+  return PoolKey{false, policy.policy.RootCohort(cohort), 0, key.flavor, key.resource};
 }
 
 double Lent(const CellView& v, const Pool& pool) {

@@ -6,17 +6,19 @@
 //
 // Borrowed. A cell's borrowed amount is max(0, U − N): its usage above its nominal quota.
 //
-// Lent. Within a cohort's pool for (flavor, resource), what the borrowers use is lent by the
-// teams whose lendable quota is idle. For team t with nominal N, lendable part L' = min(L, N)
-// and guaranteed part G = N − L', its idle lendable quota is I_t = max(0, N − max(G, min(U, N)))
-// (the part of L' it does not use itself); the pool's borrowed total is B = Σ_s max(0, U_s −
-// N_s) over the pool's cells. Then
+// Lent. Within a cohort tree's pools for (flavor, resource) — a flat cohort's pool, or every pool
+// under one root cohort (hierarchical cohorts lend across the tree) — what the borrowers use is
+// lent by the teams whose lendable quota is idle. For team t with nominal N, lendable part L' =
+// min(L, N) and guaranteed part G = N − L', its idle lendable quota is I_t = max(0, N − max(G,
+// min(U, N))) (the part of L' it does not use itself); the pool's borrowed total is B = Σ_s max(0,
+// U_s − N_s) over the pool's cells. Then
 //   lent_t = min(I_t, B × I_t / Σ_s I_s)   (0 when Σ I = 0)
 // so the idle lenders carry the borrowing in proportion to what each leaves idle, and within a
 // pool Σ lent = Σ borrowed whenever the ledger's pool constraint holds (it guarantees B ≤ Σ I).
-// The quota a cohort holds itself (Kueue Cohort resourceGroups) is idle lendable quota of no team:
-// it counts in Σ I, so the teams' lent shares leave out the part it carries, and
-// Σ lent ≤ Σ borrowed.
+// The quota the tree's cohorts hold themselves (Kueue Cohort resourceGroups) is idle lendable
+// quota of no team: it counts in Σ I, so the teams' lent shares leave out the part it carries,
+// and Σ lent ≤ Σ borrowed. In a tree, the shares spread the borrowing over every idle lender of
+// the tree, also over quota a cohort's lending limit keeps within its own branch.
 // A team without a cohort has a pool of its own: it neither lends nor is lent to.
 //
 // Teams. A cell's cohort is its team's in the policy; a team the policy no longer has keeps the

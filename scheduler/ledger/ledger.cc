@@ -55,9 +55,17 @@ struct alignas(64) TeamCell {
   uint32_t pool = 0;
 };
 
+// A cohort's pool for one (flavor, resource): a node of the cohort tree (ledger.h, "Cohort
+// tree"). Its usage U = g + b is what its children store in it (their b), never below their sum.
 struct alignas(64) PoolCell {
-  std::atomic<int64_t> used{0};  // Σ b of its cells, never below it
-  int64_t capacity = 0;
+  std::atomic<int64_t> g{0};  // usage within its local quota (a root: all of it)
+  std::atomic<int64_t> b{0};  // usage stored in its parent's pool (a root: none)
+  int64_t capacity = 0;       // S: its subtree quota
+  int64_t guaranteed = 0;     // its local quota S − lending limit (none: 0); a root: S
+  int64_t b_limit = 0;        // what b may reach: S − local + borrowing limit (none: unlimited)
+  int32_t parent = -1;        // its parent cohort's pool for the same (flavor, resource)
+  NameId flavor = 0;
+  NameId resource = 0;
 };
 
 struct Range {
@@ -267,7 +275,6 @@ struct Ledger::Generation {
 
   // Takes `q` of one resource (steps 1–3 of ledger.h) or nothing.
   bool Take(TeamCell& c, int64_t q, int64_t cap, RefusalKind* why) {
-    PoolCell& p = pools[c.pool];
     const RefusalKind over_team =
         cap == c.ceiling ? RefusalKind::kBorrowingLimit : RefusalKind::kNominal;
     // What b may reach: with g ≤ guaranteed always, b ≤ cap − guaranteed keeps g + b ≤ cap.
@@ -283,19 +290,126 @@ struct Ledger::Generation {
       return false;
     }
     // 2. The pool, before b: P never drops below Σ b.
-    if (!AddWithin(p.used, r, p.capacity)) {
+    if (!TakePool(static_cast<int32_t>(c.pool), r)) {
       TakeUpTo(c.g, a);
       *why = RefusalKind::kPool;
       return false;
     }
     // 3. The team's pool charge, against its limit.
     if (!AddWithin(c.b, r, b_limit)) {
-      p.used.fetch_sub(r, kCounter);  // what step 2 added: P stays ≥ Σ b
+      GivePool(static_cast<int32_t>(c.pool), r);  // what step 2 added: P stays ≥ Σ b
       TakeUpTo(c.g, a);
       *why = over_team;
       return false;
     }
     return true;
+  }
+
+  // Step 2 of ledger.h on pool `p` and up the cohort tree: takes `r` into the pool — what fits
+  // its local quota into g, the rest from its parent's pool and then into b, against its
+  // borrowing limit — or nothing. A root takes it all into g, within its subtree quota.
+  bool TakePool(int32_t p, int64_t r) {
+    PoolCell& n = pools[p];
+    if (n.parent < 0) return AddWithin(n.g, r, n.guaranteed);
+    const int64_t a = TakeLocal(n.g, r, n.guaranteed);
+    const int64_t rest = r - a;
+    if (rest == 0) return true;
+    if (SaturatingAdd(n.b.load(kCounter), rest) > n.b_limit || !TakePool(n.parent, rest)) {
+      TakeUpTo(n.g, a);
+      return false;
+    }
+    if (!AddWithin(n.b, rest, n.b_limit)) {
+      GivePool(n.parent, rest);
+      TakeUpTo(n.g, a);
+      return false;
+    }
+    return true;
+  }
+
+  // Takes what fits of `q` into `g` below `limit`; returns what it took.
+  static int64_t TakeLocal(std::atomic<int64_t>& g, int64_t q, int64_t limit) {
+    int64_t cur = g.load(kCounter);
+    while (true) {
+      const int64_t take = std::min(q, limit - cur);
+      if (take <= 0) return 0;
+      if (g.compare_exchange_weak(cur, cur + take, kCounter)) return take;
+    }
+  }
+
+  // Adds `r` to pool `p` without limits (existing usage): local quota first, the rest up the
+  // tree (a root takes it all).
+  void AddPool(int32_t p, int64_t r) {
+    PoolCell& n = pools[p];
+    if (n.parent < 0) {
+      n.g.fetch_add(r, kCounter);
+      return;
+    }
+    int64_t cur = n.g.load(kCounter);
+    int64_t a = 0;
+    while (true) {
+      const int64_t take = std::min(r, n.guaranteed - cur);
+      if (take <= 0) break;
+      if (n.g.compare_exchange_weak(cur, cur + take, kCounter)) {
+        a = take;
+        break;
+      }
+    }
+    if (r - a > 0) {
+      AddPool(n.parent, r - a);  // the parent first: never below Σ b
+      n.b.fetch_add(r - a, kCounter);
+    }
+  }
+
+  // Takes `r` out of pool `p` (a child just took as much out of its b): b first, and the parent
+  // with it, then g; then moves what b holds into a local quota that has room again.
+  void GivePool(int32_t p, int64_t r) {
+    PoolCell& n = pools[p];
+    const int64_t from_b = n.parent < 0 ? 0 : TakeUpTo(n.b, r);
+    if (from_b > 0) GivePool(n.parent, from_b);
+    if (from_b < r) TakeUpTo(n.g, r - from_b);
+    if (n.parent >= 0) RebalancePool(n);
+  }
+
+  // Rebalance (below) for a pool of a cohort with a parent.
+  void RebalancePool(PoolCell& n) {
+    const int64_t cur_b = n.b.load(kCounter);
+    if (cur_b <= 0) return;
+    int64_t cur_g = n.g.load(kCounter);
+    const int64_t x = std::min(cur_b, n.guaranteed - cur_g);
+    if (x <= 0 || !n.g.compare_exchange_strong(cur_g, cur_g + x, kCounter)) return;
+    const int64_t moved = TakeUpTo(n.b, x);
+    if (moved > 0) GivePool(n.parent, moved);
+    if (moved < x) TakeUpTo(n.g, x - moved);
+  }
+
+  // A pool's usage U = g + b (b first, as UsageOf).
+  int64_t PoolUsage(const PoolCell& n) const {
+    const int64_t b = n.b.load(kCounter);
+    return SaturatingAdd(b, n.g.load(kCounter));
+  }
+
+  // What pool `p` can still give a child, up the tree (Kueue's available()): its local quota
+  // left, plus what its parent can give within its borrowing limit; a root: S − U.
+  int64_t PoolFree(int32_t p) const {
+    const PoolCell& n = pools[p];
+    const int64_t used = PoolUsage(n);
+    if (n.parent < 0) return std::max<int64_t>(0, n.capacity - used);
+    const int64_t local = std::max<int64_t>(0, n.guaranteed - used);
+    int64_t from_parent = PoolFree(n.parent);
+    if (n.b_limit != kUnlimited) {
+      const int64_t in_parent = std::max<int64_t>(0, used - n.guaranteed);
+      from_parent = std::min(from_parent, std::max<int64_t>(0, n.b_limit - in_parent));
+    }
+    return SaturatingAdd(local, from_parent);
+  }
+
+  // What pool `p` could give a child with no usage anywhere (Kueue's potentialAvailable()).
+  int64_t PoolPotential(int32_t p) const {
+    const PoolCell& n = pools[p];
+    if (n.parent < 0) return n.capacity;
+    const int64_t most = SaturatingAdd(n.guaranteed, PoolPotential(n.parent));
+    if (n.b_limit == kUnlimited) return most;
+    return std::min(most, SaturatingAdd(n.guaranteed, n.b_limit));  // S + borrowing limit
   }
 
   // Adds `q` without limits (existing usage), guaranteed part first.
@@ -311,7 +425,7 @@ struct Ledger::Generation {
       }
     }
     if (q - a > 0) {
-      pools[c.pool].used.fetch_add(q - a, kCounter);  // pool first: never below Σ b
+      AddPool(static_cast<int32_t>(c.pool), q - a);  // pool first: never below Σ b
       c.b.fetch_add(q - a, kCounter);
     }
   }
@@ -321,7 +435,7 @@ struct Ledger::Generation {
   bool Give(TeamCell& c, int64_t q) {
     if (UsageOf(c) < q) return false;  // nothing subtracted
     const int64_t from_b = TakeUpTo(c.b, q);
-    if (from_b > 0) pools[c.pool].used.fetch_sub(from_b, kCounter);  // ≥ Σ b: stays ≥ 0
+    if (from_b > 0) GivePool(static_cast<int32_t>(c.pool), from_b);  // ≥ Σ b: stays ≥ 0
     const int64_t from_g = from_b < q ? TakeUpTo(c.g, q - from_b) : 0;
     Rebalance(c);
     return from_b + from_g == q;  // short only if a racing release drained a drifted cell
@@ -338,7 +452,7 @@ struct Ledger::Generation {
     const int64_t x = std::min(cur_b, c.guaranteed - cur_g);
     if (x <= 0 || !c.g.compare_exchange_strong(cur_g, cur_g + x, kCounter)) return;
     const int64_t moved = TakeUpTo(c.b, x);
-    if (moved > 0) pools[c.pool].used.fetch_sub(moved, kCounter);
+    if (moved > 0) GivePool(static_cast<int32_t>(c.pool), moved);
     if (moved < x) TakeUpTo(c.g, x - moved);  // what b no longer had
   }
 
@@ -350,8 +464,11 @@ struct Ledger::Generation {
     v.borrowing_limit = c.borrowing_limit;
     v.lending_limit = c.lending_limit;
     v.guaranteed = c.guaranteed;
-    v.pool_used = pools[c.pool].used.load(kCounter);
+    v.pool_used = PoolUsage(pools[c.pool]);
     v.pool_capacity = pools[c.pool].capacity;
+    v.pool_free = PoolFree(static_cast<int32_t>(c.pool));
+    v.pool_potential = PoolPotential(static_cast<int32_t>(c.pool));
+    v.pool = static_cast<int32_t>(c.pool);
     return v;
   }
 
@@ -369,6 +486,7 @@ struct Ledger::Generation {
     refusal.borrowing_limit = v.borrowing_limit;
     refusal.pool_used = v.pool_used;
     refusal.pool_capacity = v.pool_capacity;
+    refusal.pool_free = v.pool_free;
     return refusal;
   }
 };
@@ -391,7 +509,7 @@ class CellPlan {
         for (const ResourceQuota& rq : fq.resources) {
           const NameId resource_id = ResourceNames().Intern(rq.resource);
           const uint32_t pool = PoolOf(cohort, flavor_id, resource_id);
-          pool_capacity_[pool] = SaturatingAdd(pool_capacity_[pool], rq.lendable());
+          pools_[pool].own = SaturatingAdd(pools_[pool].own, rq.lendable());
           Add(Spec{CellKey{team_id, flavor_id, resource_id}, &rq, pool});
         }
       }
@@ -407,22 +525,21 @@ class CellPlan {
     }
   }
 
-  // What each cohort holds itself adds to its pools (Kueue: a Cohort's nominal quota is part of
-  // its subtree quota). A (flavor, resource) no team of the cohort governs has no pool: no pod
-  // could use that quota.
-  void AddCohortQuota() {
-    for (const Cohort& cohort : policy_.cohorts) {
-      for (const FlavorQuota& fq : cohort.flavors) {
-        const std::optional<NameId> flavor = FlavorNames().Find(fq.flavor);
-        if (!flavor) continue;
-        for (const ResourceQuota& rq : fq.resources) {
-          const std::optional<NameId> resource = ResourceNames().Find(rq.resource);
-          if (!resource) continue;
-          auto it = pool_ids_.find(std::tuple{cohort.name, *flavor, *resource});
-          if (it == pool_ids_.end()) continue;
-          pool_capacity_[it->second] = SaturatingAdd(pool_capacity_[it->second], rq.nominal);
-        }
-      }
+  // The limits of the policy's cohort pools (model::CohortPools: subtree quotas, local quotas
+  // and borrowing limits, a cohort's own quota included). A pool no team under its cohort
+  // governs is not the policy's: an orphan cell's keeps limits of zero.
+  void AddCohortPools() {
+    for (const model::CohortPool& from : model::CohortPools(policy_)) {
+      const std::optional<NameId> flavor = FlavorNames().Find(from.flavor);
+      const std::optional<NameId> resource = ResourceNames().Find(from.resource);
+      if (!flavor || !resource) continue;
+      auto it = pool_ids_.find(std::tuple{from.cohort, *flavor, *resource});
+      if (it == pool_ids_.end()) continue;
+      PoolSpec& pool = pools_[it->second];
+      pool.from_policy = true;
+      pool.capacity = from.subtree;
+      pool.local = from.local;
+      pool.borrowing_limit = from.borrowing_limit;
     }
   }
 
@@ -439,12 +556,33 @@ class CellPlan {
     uint32_t pool = 0;
   };
 
-  // Pools per (cohort, flavor, resource).
+  // A pool to be: its parent's pool, and its limits — the policy's cohort pool's, or for the
+  // pool of a team in no cohort, what the team lends (a root).
+  struct PoolSpec {
+    int32_t parent = -1;
+    int64_t own = 0;  // Σ min(L, N) of its teams
+    bool from_policy = false;
+    int64_t capacity = 0;
+    int64_t local = 0;
+    int64_t borrowing_limit = kUnlimited;
+  };
+
+  // Pools per (cohort, flavor, resource); a new one brings its parent cohort's (up to the root),
+  // linked unless the link would close a cycle (an error the config check reports).
   uint32_t PoolOf(const std::string& cohort_key, NameId flavor, NameId resource) {
     auto [it, inserted] = pool_ids_.emplace(std::tuple{cohort_key, flavor, resource},
-                                            static_cast<uint32_t>(pool_capacity_.size()));
-    if (inserted) pool_capacity_.push_back(0);
-    return it->second;
+                                            static_cast<uint32_t>(pools_.size()));
+    const uint32_t id = it->second;
+    if (!inserted) return id;
+    pools_.emplace_back();
+    const Cohort* cohort = policy_.FindCohort(cohort_key);
+    if (cohort == nullptr || cohort->parent.empty()) return id;
+    const uint32_t parent = PoolOf(cohort->parent, flavor, resource);
+    for (int32_t at = static_cast<int32_t>(parent); at >= 0; at = pools_[at].parent) {
+      if (at == static_cast<int32_t>(id)) return id;  // a cycle: left a root
+    }
+    pools_[id].parent = static_cast<int32_t>(parent);
+    return id;
   }
 
   // A team without a cohort lends and borrows only with itself. A team the policy does not know
@@ -504,16 +642,34 @@ class CellPlan {
   }
 
   void FillPools(Ledger::Generation& gen) const {
-    gen.pools = std::make_unique<PoolCell[]>(pool_capacity_.size());
-    gen.pool_count = pool_capacity_.size();
-    gen.pool_cohorts.resize(pool_capacity_.size());
-    for (const auto& [key, id] : pool_ids_) gen.pool_cohorts[id] = std::get<0>(key);
-    for (size_t i = 0; i < pool_capacity_.size(); ++i) gen.pools[i].capacity = pool_capacity_[i];
+    const size_t n = pools_.size();
+    gen.pools = std::make_unique<PoolCell[]>(n);
+    gen.pool_count = n;
+    gen.pool_cohorts.resize(n);
+    for (const auto& [key, id] : pool_ids_) {
+      gen.pool_cohorts[id] = std::get<0>(key);
+      gen.pools[id].flavor = std::get<1>(key);
+      gen.pools[id].resource = std::get<2>(key);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const PoolSpec& spec = pools_[i];
+      PoolCell& pool = gen.pools[i];
+      pool.parent = spec.parent;
+      pool.capacity = spec.from_policy ? spec.capacity : spec.own;
+      if (spec.parent < 0) {
+        pool.guaranteed = pool.capacity;  // a root keeps all of it
+        continue;
+      }
+      pool.guaranteed = spec.from_policy ? spec.local : 0;
+      pool.b_limit = spec.borrowing_limit == kUnlimited
+                         ? kUnlimited
+                         : SaturatingAdd(pool.capacity - pool.guaranteed, spec.borrowing_limit);
+    }
   }
 
   const Policy& policy_;
   std::map<std::tuple<std::string, NameId, NameId>, uint32_t> pool_ids_;
-  std::vector<int64_t> pool_capacity_;
+  std::vector<PoolSpec> pools_;
   std::vector<uint64_t> order_;  // (team, flavor) in first-seen order
   std::unordered_map<uint64_t, std::vector<Spec>> specs_;
 };
@@ -583,8 +739,8 @@ std::string Refusal::Explain() const {
       out += ", borrowing limit " + q(borrowing_limit);
       break;
     case RefusalKind::kPool:
-      out += ", borrowing limit " + q(borrowing_limit) + ", cohort pool free " +
-             q(std::max<int64_t>(0, pool_capacity - pool_used)) + " of " + q(pool_capacity);
+      out += ", borrowing limit " + q(borrowing_limit) + ", cohort pool free " + q(pool_free) +
+             " of " + q(pool_capacity);
       break;
     default:
       break;
@@ -803,6 +959,26 @@ std::vector<NameId> Ledger::Session::Resources(NameId team, NameId flavor) const
   return out;
 }
 
+std::vector<Ledger::PoolUsage> Ledger::Session::Pools() const {
+  std::vector<PoolUsage> out(gen_->pool_count);
+  for (size_t i = 0; i < gen_->pool_count; ++i) {
+    const PoolCell& p = gen_->pools[i];
+    PoolUsage& u = out[i];
+    const std::string& cohort = gen_->pool_cohorts[i];
+    if (cohort.empty() || cohort[0] != '\x01') u.cohort = cohort;
+    u.flavor = p.flavor;
+    u.resource = p.resource;
+    u.parent = p.parent;
+    u.in_parent = p.b.load(kCounter);
+    u.used = SaturatingAdd(u.in_parent, p.g.load(kCounter));
+    u.capacity = p.capacity;
+    u.local = p.guaranteed;
+    u.in_parent_limit = p.b_limit;
+    u.free = gen_->PoolFree(static_cast<int32_t>(i));
+  }
+  return out;
+}
+
 const Policy& Ledger::Session::policy() const { return *gen_->policy; }
 uint64_t Ledger::Session::generation() const { return gen_->number; }
 
@@ -820,7 +996,7 @@ std::unique_ptr<Ledger::Generation> Ledger::Build(PolicyPtr policy, std::vector<
   CellPlan plan(*policy);
   plan.AddPolicyCells();
   plan.AddExtraCells(extra);
-  plan.AddCohortQuota();
+  plan.AddCohortPools();
   auto gen = std::make_unique<Generation>();
   // Relaxed: only a unique number; builds run in the constructor or under structure_mu_.
   gen->number = next_generation_.fetch_add(1, std::memory_order_relaxed);
@@ -1056,6 +1232,21 @@ std::vector<Ledger::CellUsage> Ledger::Cells(PolicyPtr* policy) const {
   out.reserve(gen->cell_count);
   for (size_t i = 0; i < gen->cell_count; ++i) {
     out.push_back(CellUsage{gen->cells[i].key, gen->View(gen->cells[i])});
+  }
+  return out;
+}
+
+std::vector<Ledger::PoolUsage> Ledger::Pools() const { return Session(*this).Pools(); }
+
+Ledger::Usage Ledger::ReadUsage(PolicyPtr* policy) const {
+  Session session(*this);
+  if (policy != nullptr) *policy = session.gen_->policy;
+  Usage out;
+  out.pools = session.Pools();
+  const Generation* gen = session.gen_;
+  out.cells.reserve(gen->cell_count);
+  for (size_t i = 0; i < gen->cell_count; ++i) {
+    out.cells.push_back(CellUsage{gen->cells[i].key, gen->View(gen->cells[i])});
   }
   return out;
 }

@@ -25,6 +25,18 @@
 // overlapping ones can leave the team above N. It still stays within N + B, and the pool within C,
 // because steps 2 and 3 check their own counters.
 //
+// Cohort tree. A cohort with a parent (Kueue Cohort parentName) stores in its parent's pool what
+// its own cannot hold, as a team stores in its cohort's pool what its guaranteed part cannot
+// (Kueue pkg/cache/scheduler/resource_node.go). A pool node has a subtree quota S (its own quota,
+// its teams' Σ L, and for each child cohort the part of the child's S beyond the child's local
+// quota), a local quota S − lending limit (none: 0; a root keeps all of S) and a borrowing limit;
+// its usage U is split as a team cell's: g ≤ local, and b, stored in the parent, ≤ S − local +
+// borrowing limit. Step 2 runs up the tree: each pool takes into g what fits, the rest first
+// from its parent (recursively) and then into b; a root takes into g within S. A failed step
+// gives back what the steps below it took. Every pool's U stays ≥ Σ b of its children (a parent
+// grows before a child's b, and shrinks after), so a root's S bounds everything stored in it.
+// For a flat cohort (a root with teams only) this is step 2 above, unchanged.
+//
 // Release. Releases are canonical: a release takes from b first (shrinking the pool charge), then
 // from g, so the ledger need not remember how each reservation was split. A release first checks
 // that the cell holds what the charge names (reading b before g: usage only moves from b to g, so
@@ -32,7 +44,8 @@
 // over-release, which only drift causes (a charge released twice, or usage rebuilt without it).
 // The ledger counts those (over_releases()) and Release returns false. The subtractions are CAS
 // loops that never take g or b below zero. P cannot go below zero because it never drops below
-// Σ b. In one case a refused release still subtracts: when it races with another release of the
+// Σ b. A pool releases the same way up the tree: b first (and the parent with it), then g. In
+// one case a refused release still subtracts: when it races with another release of the
 // same cell, which needs the cell to have drifted already. It then takes only what the cell
 // holds, and the counters stay non-negative with P ≥ Σ b.
 //
@@ -130,6 +143,7 @@ struct Refusal {
   int64_t borrowing_limit = 0;
   int64_t pool_used = 0;
   int64_t pool_capacity = 0;
+  int64_t pool_free = 0;
 
   // e.g. "team-a: nvidia.com/gpu on ml.p5.48xlarge: requested 8, in use 16 of nominal 16,
   // borrowing limit 0"
@@ -145,8 +159,14 @@ struct CellView {
   int64_t borrowing_limit = 0;
   int64_t lending_limit = 0;
   int64_t guaranteed = 0;
+  // The pool of the team's cohort: its usage U and subtree quota S (a flat cohort: Σ b and
+  // Σ L plus its own quota); what the team may still take from it, up the cohort tree (a flat
+  // cohort: S − U); and what it could give with no usage anywhere (a flat cohort: S).
   int64_t pool_used = 0;
   int64_t pool_capacity = 0;
+  int64_t pool_free = 0;
+  int64_t pool_potential = 0;
+  int32_t pool = -1;  // that pool's index in the generation's pools (Ledger::Pools)
   // borrowed = max(0, usage − nominal); lent (to others) is computed by the caller per cohort.
 };
 
@@ -189,6 +209,19 @@ class Ledger {
   // Misuse that would wait for itself forever aborts with a message instead: calling
   // ApplyPolicy, EnsureCells or Rebuild on a thread that holds a Session on the same ledger, or
   // opening a Session inside Rebuild's `collect`.
+  // A cohort's pool for (flavor, resource), read with a few loads (see "Cohort tree").
+  struct PoolUsage {
+    std::string cohort;  // "" for the pool of a team in no cohort (or of an orphan cell)
+    model::NameId flavor = 0;
+    model::NameId resource = 0;
+    int32_t parent = -1;          // index in Pools() of its parent cohort's pool; -1 at a root
+    int64_t used = 0;             // U
+    int64_t in_parent = 0;        // b: the part stored in its parent's pool
+    int64_t capacity = 0;         // S: its subtree quota
+    int64_t local = 0;            // its local quota (a root: S)
+    int64_t in_parent_limit = 0;  // what b may reach (kUnlimited: no borrowing limit)
+    int64_t free = 0;             // what a child may still take from it, up the tree
+  };
   class Session {
    public:
     explicit Session(const Ledger& ledger);
@@ -229,6 +262,8 @@ class Ledger {
     // Governed resources of (team, flavor), in cell order.
     [[nodiscard]] std::vector<model::NameId> Resources(model::NameId team,
                                                        model::NameId flavor) const;
+    // Every pool of the session's generation (Ledger::Pools).
+    [[nodiscard]] std::vector<PoolUsage> Pools() const;
     [[nodiscard]] const model::Policy& policy() const;
     [[nodiscard]] uint64_t generation() const;
 
@@ -289,6 +324,15 @@ class Ledger {
   // Every cell of the current generation (orphans included) and, when `policy` is not null,
   // that generation's policy (the one the cells' limits come from).
   [[nodiscard]] std::vector<CellUsage> Cells(model::PolicyPtr* policy = nullptr) const;
+  // Every pool of the current generation (CellView::pool indexes them).
+  [[nodiscard]] std::vector<PoolUsage> Pools() const;
+  // Every cell and pool of the current generation, read in one session.
+  struct Usage {
+    std::vector<CellUsage> cells;
+    std::vector<PoolUsage> pools;
+  };
+  // `policy`, if given, gets that generation's policy.
+  [[nodiscard]] Usage ReadUsage(model::PolicyPtr* policy = nullptr) const;
   [[nodiscard]] model::PolicyPtr policy() const;
   [[nodiscard]] uint64_t generation() const;
   // How many times a release was refused for a resource (see Session::Release): monotonic.

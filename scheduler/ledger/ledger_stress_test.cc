@@ -13,6 +13,7 @@
 #include <bitset>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string_view>
@@ -56,34 +57,69 @@ PolicyPtr StressPolicy() {
       .Build();
 }
 
-TEST(LedgerStressTest, NoLimitIsEverExceededAndUsageEndsAtZero) {
-  Ledger ledger(StressPolicy());
+// A tree of cohorts over the same teams (Kueue Cohort parentName), with a cohort's own quota, a
+// lending limit and a borrowing limit:
+//   ROOT (own 2 GPUs) ── LEFT (own 4 GPUs, lends at most 2) ── s0, s1
+//                     └─ RIGHT (borrows at most 6 GPUs, 8 cores) ── s2, s3
+PolicyPtr StressTreePolicy() {
+  return PolicyBuilder()
+      .Cohort("ROOT")
+      .CohortQuota("ROOT", kP5, kGpu, 2)
+      .Cohort("LEFT", "ROOT")
+      .CohortQuota("LEFT", kP5, kGpu, 4, kUnlimited, /*lending_limit=*/2)
+      .Cohort("RIGHT", "ROOT")
+      .CohortQuota("RIGHT", kP5, kGpu, 0, /*borrowing_limit=*/6)
+      .CohortQuota("RIGHT", kP5, "cpu", 0, /*borrowing_limit=*/8000)
+      .Team("s0", "LEFT")
+      .Quota(kP5, kGpu, 8, 4)
+      .Quota(kP5, "cpu", 64000, 16000)
+      .Team("s1", "LEFT")
+      .Quota(kP5, kGpu, 8, 8, 4)
+      .Quota(kP5, "cpu", 64000)
+      .Team("s2", "RIGHT")
+      .Quota(kP5, kGpu, 4, 0)
+      .Quota(kP5, "cpu", 32000, 0)
+      .Team("s3", "RIGHT")
+      .Quota(kP5, kGpu, 0)
+      .Quota(kP5, "cpu", 0)
+      .Build();
+}
+
+// Counts what breaks a limit in one read of every cell and pool: a cell above its ceiling or
+// below zero, a root pool above its subtree quota, a pool storing more in its parent than its
+// borrowing limit allows.
+int64_t Violations(const Ledger& ledger) {
+  int64_t violations = 0;
+  for (const Ledger::CellUsage& cell : ledger.Cells()) {
+    const CellView& v = cell.view;
+    const int64_t ceiling =
+        v.borrowing_limit == kUnlimited ? kUnlimited : v.nominal + v.borrowing_limit;
+    violations += v.usage > ceiling || v.usage < 0;
+  }
+  for (const Ledger::PoolUsage& pool : ledger.Pools()) {
+    violations += pool.parent < 0 && pool.used > pool.capacity;
+    violations += pool.in_parent > pool.in_parent_limit || pool.in_parent < 0;
+  }
+  return violations;
+}
+
+// Threads reserve and release against `policy()`'s tight limits while a monitor reads every cell
+// and pool (Violations) and a reloader swaps generations with the same limits.
+void StressReservations(const std::function<PolicyPtr()>& policy) {
+  Ledger ledger(policy());
   const NameId flavor = FlavorNames().Intern(kP5);
   std::atomic<bool> stop{false};
   std::atomic<int64_t> violations{0};
   std::atomic<int64_t> admitted{0};
-
-  // A monitor reads every cell and pool continuously.
   std::thread monitor([&] {
-    while (!stop.load(std::memory_order_relaxed)) {
-      for (const Ledger::CellUsage& cell : ledger.Cells()) {
-        const CellView& v = cell.view;
-        const int64_t ceiling =
-            v.borrowing_limit == kUnlimited ? kUnlimited : v.nominal + v.borrowing_limit;
-        if (v.usage > ceiling || v.usage < 0 || v.pool_used > v.pool_capacity) {
-          violations.fetch_add(1);
-        }
-      }
-    }
+    while (!stop.load(std::memory_order_relaxed)) violations.fetch_add(Violations(ledger));
   });
-  // A reloader swaps generations with the same limits.
   std::thread reloader([&] {
     for (int i = 0; i < 200 && !stop.load(std::memory_order_relaxed); ++i) {
-      ledger.ApplyPolicy(StressPolicy());
+      ledger.ApplyPolicy(policy());
       std::this_thread::yield();
     }
   });
-
   constexpr int kThreads = 6;
   constexpr int kOps = 20000;
   std::vector<std::thread> workers;
@@ -125,8 +161,18 @@ TEST(LedgerStressTest, NoLimitIsEverExceededAndUsageEndsAtZero) {
   for (const Ledger::CellUsage& cell : ledger.Cells()) {
     EXPECT_EQ(cell.view.usage, 0) << TeamNames().Name(cell.key.team) << " "
                                   << ResourceNames().Name(cell.key.resource);
-    EXPECT_EQ(cell.view.pool_used, 0);
   }
+  for (const Ledger::PoolUsage& pool : ledger.Pools()) {
+    EXPECT_EQ(pool.used, 0) << pool.cohort << " " << ResourceNames().Name(pool.resource);
+  }
+}
+
+TEST(LedgerStressTest, NoLimitIsEverExceededAndUsageEndsAtZero) {
+  StressReservations(StressPolicy);
+}
+
+TEST(LedgerStressTest, NoLimitOfTheCohortTreeIsEverExceededAndUsageEndsAtZero) {
+  StressReservations(StressTreePolicy);
 }
 
 // Sessions nested on one thread while another thread swaps generations over and over: nobody

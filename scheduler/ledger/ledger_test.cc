@@ -135,6 +135,106 @@ TEST_F(LedgerTest, ACohortsOwnQuotaJoinsItsPool) {
   EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(1), Mode::kWithinNominal)));
 }
 
+// Hierarchical cohorts (Kueue Cohort parentName): a team borrows what teams under another
+// branch of the tree leave idle, through the cohorts' common ancestor; what it takes is stored
+// up the tree and given back the same way.
+//   ROOT ── LEFT ── a (nominal 2)
+//        └─ RIGHT ─ d (nominal 4)
+TEST_F(LedgerTest, ATeamBorrowsAcrossTheCohortTree) {
+  Ledger ledger(PolicyBuilder()
+                    .Cohort("ROOT")
+                    .Cohort("LEFT", "ROOT")
+                    .Cohort("RIGHT", "ROOT")
+                    .Team("a", "LEFT")
+                    .Quota(kP5, kGpu, 2)
+                    .Team("d", "RIGHT")
+                    .Quota(kP5, kGpu, 4)
+                    .Build());
+  std::vector<std::variant<Charge, Refusal>> held;
+  for (int i = 0; i < 6; ++i) {
+    held.push_back(Reserve(ledger, "a", Gpus(1)));
+    ASSERT_TRUE(Ok(held.back())) << i;
+  }
+  {
+    Ledger::Session s(ledger);
+    const CellView v = s.View(T("a"), F(kP5), R(kGpu));
+    EXPECT_EQ(v.pool_capacity, 2);  // LEFT's subtree quota: a's 2
+    EXPECT_EQ(v.pool_used, 6);      // 4 of it stored in ROOT
+    EXPECT_EQ(v.pool_free, 0);
+    EXPECT_EQ(v.pool_potential, 6);  // ROOT's subtree quota: all of it could be lent
+  }
+  auto refused = Reserve(ledger, "a", Gpus(1));
+  ASSERT_FALSE(Ok(refused));
+  EXPECT_EQ(Why(refused).kind, RefusalKind::kPool);
+  EXPECT_EQ(Why(refused).Explain(),
+            "a: nvidia.com/gpu on ml.p5.48xlarge: requested 1, in use 6 of nominal 2, borrowing "
+            "limit unlimited, cohort pool free 0 of 2");
+  EXPECT_FALSE(Ok(Reserve(ledger, "d", Gpus(1), Mode::kWithinNominal)));  // a holds all of d's
+  for (int i = 0; i < 4; ++i) Release(ledger, held[i]);
+  EXPECT_TRUE(Ok(Reserve(ledger, "d", Gpus(4), Mode::kWithinNominal)));
+  EXPECT_FALSE(Ok(Reserve(ledger, "a", Gpus(1))));
+  EXPECT_EQ(Usage(ledger, "a"), 2);
+}
+
+// A cohort's lending limit keeps part of its subtree quota for its own teams; its borrowing
+// limit caps what it takes from its parent (Kueue's localQuota and BorrowingLimit of a cohort).
+//   ROOT ── LEFT (own 2, lends at most 1) ── a (nominal 2)
+//        └─ RIGHT (borrows at most 1)     ── d (nominal 1), e (nominal 0)
+TEST_F(LedgerTest, ACohortsLimitsBoundWhatItLendsAndBorrowsUpTheTree) {
+  Ledger ledger(PolicyBuilder()
+                    .Cohort("ROOT")
+                    .Cohort("LEFT", "ROOT")
+                    .CohortQuota("LEFT", kP5, kGpu, 2, kUnlimited, /*lending_limit=*/1)
+                    .Cohort("RIGHT", "ROOT")
+                    .CohortQuota("RIGHT", kP5, kGpu, 0, /*borrowing_limit=*/1)
+                    .Team("a", "LEFT")
+                    .Quota(kP5, kGpu, 2)
+                    .Team("d", "RIGHT")
+                    .Quota(kP5, kGpu, 1)
+                    .Team("e", "RIGHT")
+                    .Quota(kP5, kGpu, 0)
+                    .Build());
+  // ROOT holds LEFT's lendable 1 and RIGHT's 1: RIGHT may take 1 from it, so e gets d's idle 1
+  // and LEFT's 1, and nothing more.
+  EXPECT_TRUE(Ok(Reserve(ledger, "e", Gpus(2))));
+  auto refused = Reserve(ledger, "e", Gpus(1));
+  ASSERT_FALSE(Ok(refused));
+  EXPECT_EQ(Why(refused).kind, RefusalKind::kPool);
+  // LEFT keeps 3 of its 4 for a, who may use them all although its nominal is 2.
+  EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(3))));
+  EXPECT_FALSE(Ok(Reserve(ledger, "a", Gpus(1))));
+  {
+    Ledger::Session s(ledger);
+    const CellView v = s.View(T("a"), F(kP5), R(kGpu));
+    EXPECT_EQ(v.pool_capacity, 4);
+    EXPECT_EQ(v.pool_used, 3);
+    EXPECT_EQ(v.pool_free, 0);  // its local quota is used, and ROOT is full
+  }
+  // d's nominal is taken by e: d gets nothing until e gives back.
+  EXPECT_FALSE(Ok(Reserve(ledger, "d", Gpus(1), Mode::kWithinNominal)));
+}
+
+// Usage carried into a new generation keeps the tree's split: a policy that removes the tree
+// leaves the usage where it is, above the new limits, and blocks new admissions until it drains.
+TEST_F(LedgerTest, ATreeSurvivesAPolicySwap) {
+  auto policy = [](bool tree) {
+    PolicyBuilder b;
+    if (tree) b.Cohort("ROOT").Cohort("LEFT", "ROOT").Cohort("RIGHT", "ROOT");
+    return b.Team("a", "LEFT").Quota(kP5, kGpu, 2).Team("d", "RIGHT").Quota(kP5, kGpu, 4).Build();
+  };
+  Ledger ledger(policy(true));
+  auto big = Reserve(ledger, "a", Gpus(5));
+  ASSERT_TRUE(Ok(big));
+  ledger.ApplyPolicy(policy(false));
+  EXPECT_EQ(Usage(ledger, "a"), 5);
+  EXPECT_FALSE(Ok(Reserve(ledger, "a", Gpus(1))));  // LEFT alone holds 2
+  ledger.ApplyPolicy(policy(true));
+  EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(1))));
+  EXPECT_FALSE(Ok(Reserve(ledger, "a", Gpus(1))));
+  Release(ledger, big);
+  EXPECT_TRUE(Ok(Reserve(ledger, "d", Gpus(4), Mode::kWithinNominal)));
+}
+
 TEST_F(LedgerTest, BorrowingLimitCapsTheTeam) {
   Ledger ledger(TwoTeams(/*a_borrow=*/2));
   EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(10))));
