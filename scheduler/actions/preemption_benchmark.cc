@@ -110,7 +110,7 @@ Preemptor NodePreemptor(int team) {
 void BM_SelectReclaimOneNode(benchmark::State& state) {
   World world;
   const QuotaSim quota =
-      QuotaSim::FromCells(*world.policy, FlavorNames().Intern(kP5), world.ledger->Cells());
+      QuotaSim::FromUsage(*world.policy, FlavorNames().Intern(kP5), world.ledger->ReadUsage());
   const CandidateSet set(world.candidates);
   const Preemptor p = NodePreemptor(0);  // idle team-0 reclaims a node from team-1
   VictimSelector selector;
@@ -129,7 +129,7 @@ BENCHMARK(BM_SelectReclaimOneNode)->Unit(benchmark::kMicrosecond);
 void BM_SelectFairShare(benchmark::State& state) {
   World world;
   const QuotaSim quota =
-      QuotaSim::FromCells(*world.policy, FlavorNames().Intern(kP5), world.ledger->Cells());
+      QuotaSim::FromUsage(*world.policy, FlavorNames().Intern(kP5), world.ledger->ReadUsage());
   const CandidateSet set(world.candidates);
   const Preemptor p = NodePreemptor(3);  // team-3 (at nominal) borrows from team-1 (above)
   VictimSelector selector;
@@ -147,7 +147,7 @@ BENCHMARK(BM_SelectFairShare)->Unit(benchmark::kMicrosecond);
 void BM_SelectHopeless(benchmark::State& state) {
   World world;
   const QuotaSim quota =
-      QuotaSim::FromCells(*world.policy, FlavorNames().Intern(kP5), world.ledger->Cells());
+      QuotaSim::FromUsage(*world.policy, FlavorNames().Intern(kP5), world.ledger->ReadUsage());
   const CandidateSet set(world.candidates);
   Preemptor p = NodePreemptor(0);
   p.request = ResourceList{{kGpu, 16}};  // larger than any node: refused after the quota walk
@@ -160,15 +160,15 @@ void BM_SelectHopeless(benchmark::State& state) {
 }
 BENCHMARK(BM_SelectHopeless)->Unit(benchmark::kMicrosecond);
 
-void BM_QuotaSimFromCells(benchmark::State& state) {
+void BM_QuotaSimFromUsage(benchmark::State& state) {
   World world;
-  const std::vector<Ledger::CellUsage> cells = world.ledger->Cells();
+  const Ledger::Usage usage = world.ledger->ReadUsage();
   for (auto _ : state) {
-    QuotaSim quota = QuotaSim::FromCells(*world.policy, FlavorNames().Intern(kP5), cells);
+    QuotaSim quota = QuotaSim::FromUsage(*world.policy, FlavorNames().Intern(kP5), usage);
     benchmark::DoNotOptimize(quota);
   }
 }
-BENCHMARK(BM_QuotaSimFromCells)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_QuotaSimFromUsage)->Unit(benchmark::kMicrosecond);
 
 // The same cluster fed through ClusterState to a controller, with 64 pods waiting that no
 // eviction can place (16 GPUs: larger than any node) — the steady state of a busy cluster.

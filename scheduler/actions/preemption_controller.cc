@@ -138,7 +138,7 @@ class PreemptionController::WorldImpl final : public RoundWorld, public PlanSour
   }
 
   // PlanSource.
-  std::vector<Ledger::CellUsage> Cells() const override { return book_->ledger().Cells(); }
+  Ledger::Usage Usage() const override { return book_->ledger().ReadUsage(); }
   std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(NameId flavor) const override {
     return cluster_->nodes().NodesOfFlavor(flavor);
   }

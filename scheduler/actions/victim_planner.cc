@@ -36,9 +36,9 @@ VictimPlanner::VictimPlanner(Inputs inputs)
 VictimPlanner::FlavorCtx& VictimPlanner::Ctx(NameId flavor) {
   auto it = ctxs_.find(flavor);
   if (it != ctxs_.end()) return it->second;
-  if (!have_cells_) {
-    cells_ = source_.Cells();
-    have_cells_ = true;
+  if (!have_usage_) {
+    usage_ = source_.Usage();
+    have_usage_ = true;
   }
   FlavorCtx& ctx = ctxs_[flavor];
   BuildCtx(flavor, &ctx);
@@ -47,7 +47,7 @@ VictimPlanner::FlavorCtx& VictimPlanner::Ctx(NameId flavor) {
 
 // The ledger minus what is terminating, plus claims.
 void VictimPlanner::BuildCtx(NameId flavor, FlavorCtx* ctx) {
-  ctx->quota = QuotaSim::FromCells(policy_, flavor, cells_);
+  ctx->quota = QuotaSim::FromUsage(policy_, flavor, usage_);
   ctx->nodes.flavor = flavor;
   std::vector<std::pair<std::string, NodeView>> nodes = source_.NodesOfFlavor(flavor);
   std::sort(nodes.begin(), nodes.end(),

@@ -42,8 +42,8 @@ namespace taskgov::scheduler::actions {
 class PlanSource {
  public:
   virtual ~PlanSource() = default;
-  // Every cell of the ledger's current generation (Ledger::Cells).
-  [[nodiscard]] virtual std::vector<ledger::Ledger::CellUsage> Cells() const = 0;
+  // Every cell and pool of the ledger's current generation (Ledger::ReadUsage).
+  [[nodiscard]] virtual ledger::Ledger::Usage Usage() const = 0;
   // The nodes of a flavor, any order (ClusterState::NodesOfFlavor).
   [[nodiscard]] virtual std::vector<std::pair<std::string, state::NodeView>> NodesOfFlavor(
       model::NameId flavor) const = 0;
@@ -117,8 +117,8 @@ class VictimPlanner {
   decisions::CandidateSet set_;
   std::vector<decisions::Candidate> terminating_;
   std::vector<Claim> claims_;
-  std::vector<ledger::Ledger::CellUsage> cells_;
-  bool have_cells_ = false;
+  ledger::Ledger::Usage usage_;
+  bool have_usage_ = false;
   std::unordered_map<model::NameId, FlavorCtx> ctxs_;
   std::vector<std::pair<model::NameId, decisions::NodeEligibility>>
       eligibility_;  // per usable flavor, reused

@@ -82,9 +82,9 @@ class FakeSource final : public PlanSource {
     used.Set(kGpu, used.Get(kGpu) + gpus);
   }
 
-  std::vector<Ledger::CellUsage> Cells() const override {
+  Ledger::Usage Usage() const override {
     ++cells_reads;
-    return ledger_.Cells();
+    return ledger_.ReadUsage();
   }
   std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(NameId flavor) const override {
     ++node_reads;

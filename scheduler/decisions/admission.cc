@@ -311,7 +311,7 @@ std::string Admission::ExplainGang(const Subject& me, const Refusal& refusal) {
     return out + ", counting its " + std::to_string(me.estimated_members) +
            " pods not created yet as large as its largest";
   }
-  int64_t room = refusal.pool_capacity - refusal.pool_used;  // kPool
+  int64_t room = refusal.pool_free;  // kPool
   if (refusal.kind == RefusalKind::kNominal) room = refusal.nominal - refusal.in_use;
   if (refusal.kind == RefusalKind::kBorrowingLimit) room = ceiling - refusal.in_use;
   out += me.team->name + " may use " + q(std::max<int64_t>(0, room)) + " more";

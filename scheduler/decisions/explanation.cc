@@ -251,7 +251,7 @@ std::string LineText(const QuotaLine& l) {
   out += ")";
   if (l.pool_need > 0) {
     out += "; " + Q(l.resource, l.pool_need) + " of it from the cohort's pool, which has " +
-           Q(l.resource, std::max<int64_t>(0, l.pool_capacity - l.pool_used)) + " free";
+           Q(l.resource, l.pool_free) + " free";
   }
   return out;
 }
@@ -276,7 +276,7 @@ std::string LineChange(const Subject& me, const std::string& flavor, const Quota
     return out + ", or its borrowing limit be raised to " +
            q(SaturatingAdd(l.in_use, l.need) - l.nominal);
   }
-  const int64_t short_by = SaturatingAdd(l.pool_used, l.pool_need) - l.pool_capacity;
+  const int64_t short_by = l.pool_need - l.pool_free;
   return "the cohort must have " + q(short_by) + " more idle on " + flavor +
          ": other teams' borrowed pods finishing or reclaimed, or more quota lent to it";
 }

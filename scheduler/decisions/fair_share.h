@@ -19,13 +19,14 @@ namespace taskgov::scheduler::decisions {
 
 class ShareAccumulator {
  public:
-  // Adds one resource: what the team uses and its nominal, and the cohort pool's capacity.
-  void Add(int64_t usage, int64_t nominal, int64_t pool_capacity) {
+  // Adds one resource: what the team uses and its nominal, and what its cohort could lend it
+  // (Kueue's lendable: the cohort pool's potential, CellView::pool_potential; a flat cohort's
+  // capacity).
+  void Add(int64_t usage, int64_t nominal, int64_t lendable) {
     const int64_t borrowed = std::max<int64_t>(0, usage - nominal);
     if (borrowed == 0) return;
-    const double ratio = pool_capacity > 0
-                             ? static_cast<double>(borrowed) / static_cast<double>(pool_capacity)
-                             : 1e6;
+    const double ratio =
+        lendable > 0 ? static_cast<double>(borrowed) / static_cast<double>(lendable) : 1e6;
     max_ratio_ = std::max(max_ratio_, ratio);
   }
   // The share for a team of `weight`, in per-mille.

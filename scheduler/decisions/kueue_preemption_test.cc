@@ -532,19 +532,13 @@ std::set<std::string> AssignedFlavors(const KueueCase& c) {
   return out;
 }
 
-// Cohort objects beyond a flat cohort with its own quota: nesting, and the weight of a nested
-// cohort (a root cohort's weight weighs nothing: it has no siblings).
+// Cohort objects taskgov cannot weigh: the weight of a nested cohort (a root cohort's weight
+// weighs nothing: it has no siblings).
 void CohortGaps(const KueueCase& c, std::vector<std::string>* out) {
-  std::vector<std::string> nested;
   std::vector<std::string> weighted;
   for (const CohortObject& co : c.cohorts) {
     if (co.parent.empty()) continue;
-    nested.push_back(co.name + " → " + co.parent);
     if (co.weight) weighted.push_back(co.name + ": " + ShowWeight(*co.weight));
-  }
-  if (!nested.empty()) {
-    out->push_back("hierarchical cohorts (" + Join(nested, ", ") +
-                   "): taskgov pools quota in flat cohorts");
   }
   if (!weighted.empty()) {
     out->push_back("a Cohort's fair-sharing weight (" + Join(weighted, ", ") +
@@ -802,7 +796,7 @@ World BuildWorld(const KueueCase& c) {
   w.ledger = std::make_unique<Ledger>(w.policy);
   ChargeAdmitted(c, &w);
   if (!w.error.empty()) return w;
-  w.quota = QuotaSim::FromCells(*w.policy, FlavorNames().Intern(w.flavor), w.ledger->Cells());
+  w.quota = QuotaSim::FromUsage(*w.policy, FlavorNames().Intern(w.flavor), w.ledger->ReadUsage());
   AddNodesAndCandidates(c, &w);
   BuildPreemptor(c, usage, &w);
   return w;

@@ -75,7 +75,8 @@ std::string_view ReasonName(PreemptionReason reason) {
 
 // ---- QuotaSim ----
 
-void QuotaSim::AddCell(const Policy& policy, NameId team, NameId resource, const CellView& view) {
+void QuotaSim::AddCell(const Policy& policy, NameId team, NameId resource, const CellView& view,
+                       const std::vector<Ledger::PoolUsage>& pools) {
   if (!view.exists) return;
   int slot = Slot(resource);
   if (slot < 0) {
@@ -92,17 +93,10 @@ void QuotaSim::AddCell(const Policy& policy, NameId team, NameId resource, const
     r.team = team;
     r.policy = policy.FindTeam(TeamNames().Name(team));
     r.weight = r.policy != nullptr ? r.policy->fair_share_weight : 1.0;
-    std::string key = r.policy == nullptr        ? "\x01orphan:" + TeamNames().Name(team)
-                      : r.policy->cohort.empty() ? "\x01team:" + r.policy->name
-                                                 : r.policy->cohort;
-    auto it = std::find(pool_keys_.begin(), pool_keys_.end(), key);
-    if (it == pool_keys_.end()) {
-      pool_keys_.push_back(std::move(key));
-      pools_.emplace_back();
-      r.pool = static_cast<uint32_t>(pools_.size() - 1);
-    } else {
-      r.pool = static_cast<uint32_t>(it - pool_keys_.begin());
-    }
+    const std::string key = r.policy == nullptr        ? "\x01orphan:" + TeamNames().Name(team)
+                            : r.policy->cohort.empty() ? "\x01team:" + r.policy->name
+                                                       : r.policy->cohort;
+    r.pool = static_cast<uint32_t>(PoolNamed(key));
     rows_.push_back(r);
     row = static_cast<int>(rows_.size() - 1);
   }
@@ -114,21 +108,38 @@ void QuotaSim::AddCell(const Policy& policy, NameId team, NameId resource, const
                      ? kUnlimited
                      : SaturatingAdd(view.nominal, view.borrowing_limit);
   cell.guaranteed = view.guaranteed;
-  Pool& pool = pools_[rows_[row].pool];
-  if (!pool.seen[slot]) {
-    pool.seen[slot] = true;
-    pool.used[slot] = view.pool_used;
-    pool.capacity[slot] = view.pool_capacity;
+  cell.lendable = view.pool_potential;
+  // The team's pool and its parents up the tree, on this slot.
+  int32_t p = static_cast<int32_t>(rows_[row].pool);
+  for (int32_t at = view.pool; at >= 0 && at < static_cast<int32_t>(pools.size());
+       at = pools[at].parent) {
+    const Ledger::PoolUsage& from = pools[at];
+    Pool& to = pools_[p];
+    to.used[slot] = from.used;
+    to.capacity[slot] = from.capacity;
+    to.local[slot] = from.local;
+    to.in_parent_limit[slot] = from.in_parent_limit;
+    if (from.parent < 0) break;
+    const int32_t parent = PoolNamed(pools[from.parent].cohort);
+    pools_[p].parent = parent;
+    p = parent;
   }
 }
 
-QuotaSim QuotaSim::FromCells(const Policy& policy, NameId flavor,
-                             const std::vector<Ledger::CellUsage>& cells) {
+int32_t QuotaSim::PoolNamed(const std::string& key) {
+  auto it = std::find(pool_keys_.begin(), pool_keys_.end(), key);
+  if (it != pool_keys_.end()) return static_cast<int32_t>(it - pool_keys_.begin());
+  pool_keys_.push_back(key);
+  pools_.emplace_back();
+  return static_cast<int32_t>(pools_.size() - 1);
+}
+
+QuotaSim QuotaSim::FromUsage(const Policy& policy, NameId flavor, const Ledger::Usage& usage) {
   QuotaSim sim;
   sim.flavor_ = flavor;
-  for (const Ledger::CellUsage& cell : cells) {
+  for (const Ledger::CellUsage& cell : usage.cells) {
     if (cell.key.flavor != flavor) continue;
-    sim.AddCell(policy, cell.key.team, cell.key.resource, cell.view);
+    sim.AddCell(policy, cell.key.team, cell.key.resource, cell.view, usage.pools);
   }
   return sim;
 }
@@ -137,11 +148,12 @@ QuotaSim QuotaSim::FromSession(const Ledger::Session& session, NameId flavor) {
   QuotaSim sim;
   sim.flavor_ = flavor;
   const Policy& policy = session.policy();
+  const std::vector<Ledger::PoolUsage> pools = session.Pools();
   for (const Team& team : policy.teams) {
     const NameId team_id = TeamNames().Intern(team.name);
     if (!session.HasFlavor(team_id, flavor)) continue;
     for (NameId resource : session.Resources(team_id, flavor)) {
-      sim.AddCell(policy, team_id, resource, session.View(team_id, flavor, resource));
+      sim.AddCell(policy, team_id, resource, session.View(team_id, flavor, resource), pools);
     }
   }
   return sim;
@@ -161,12 +173,53 @@ int QuotaSim::Row(NameId team) const {
   return -1;
 }
 
-int64_t QuotaSim::pool_used(int row, size_t slot) const {
-  return pools_[rows_[row].pool].used[slot];
+int32_t QuotaSim::Root(int32_t p) const {
+  while (pools_[p].parent >= 0) p = pools_[p].parent;
+  return p;
 }
 
-int64_t QuotaSim::pool_capacity(int row, size_t slot) const {
-  return pools_[rows_[row].pool].capacity[slot];
+int64_t QuotaSim::Free(int32_t p, size_t slot) const {
+  const Pool& n = pools_[p];
+  const int64_t used = n.used[slot];
+  if (n.parent < 0) return Positive(n.capacity[slot] - used);
+  const int64_t local = Positive(n.local[slot] - used);
+  int64_t from_parent = Free(n.parent, slot);
+  if (n.in_parent_limit[slot] != kUnlimited) {
+    from_parent =
+        std::min(from_parent, Positive(n.in_parent_limit[slot] - Positive(used - n.local[slot])));
+  }
+  return SaturatingAdd(local, from_parent);
+}
+
+bool QuotaSim::BranchBorrows(int victim, int preemptor, const Amounts& on) const {
+  auto above = [&](int32_t p, int32_t ancestor) {
+    for (int32_t at = p; at >= 0; at = pools_[at].parent) {
+      if (at == ancestor) return true;
+    }
+    return false;
+  };
+  const int32_t mine = static_cast<int32_t>(rows_[preemptor].pool);
+  for (int32_t p = static_cast<int32_t>(rows_[victim].pool); p >= 0 && !above(mine, p);
+       p = pools_[p].parent) {
+    bool over = false;
+    for (size_t s = 0; s < slot_count_; ++s) {
+      over = over || (on[s] > 0 && pools_[p].used[s] > pools_[p].capacity[s]);
+    }
+    if (!over) return false;
+  }
+  return true;
+}
+
+void QuotaSim::Propagate(int32_t p, size_t slot, int64_t delta) {
+  while (p >= 0 && delta != 0) {
+    Pool& n = pools_[p];
+    if (journaling_) journal_.push_back(Undo{-1, p, static_cast<uint32_t>(slot), n.used[slot]});
+    const int64_t before = n.parent < 0 ? 0 : Positive(n.used[slot] - n.local[slot]);
+    n.used[slot] = std::max<int64_t>(0, SaturatingAdd(n.used[slot], delta));
+    const int64_t after = n.parent < 0 ? 0 : Positive(n.used[slot] - n.local[slot]);
+    delta = after - before;
+    p = n.parent;
+  }
 }
 
 QuotaSim::Amounts QuotaSim::ToSlots(const IdAmounts& amounts) const {
@@ -191,18 +244,16 @@ QuotaSim::Amounts QuotaSim::ToSlots(const ResourceList& amounts) const {
 
 void QuotaSim::Add(int row, const Amounts& amounts) {
   TeamRow& r = rows_[row];
-  Pool& pool = pools_[r.pool];
   for (size_t s = 0; s < slot_count_; ++s) {
     Cell& c = r.cells[s];
     if (!c.governed || amounts[s] == 0) continue;
     if (journaling_) {
-      journal_.push_back(
-          Undo{static_cast<uint32_t>(row), static_cast<uint32_t>(s), c.usage, pool.used[s]});
+      journal_.push_back(Undo{row, 0, static_cast<uint32_t>(s), c.usage});
     }
     const int64_t before = Positive(c.usage - c.guaranteed);
     c.usage = std::max<int64_t>(0, SaturatingAdd(c.usage, amounts[s]));
     const int64_t after = Positive(c.usage - c.guaranteed);
-    pool.used[s] = std::max<int64_t>(0, pool.used[s] + (after - before));
+    Propagate(static_cast<int32_t>(r.pool), s, after - before);
   }
 }
 
@@ -214,8 +265,11 @@ size_t QuotaSim::Mark() {
 void QuotaSim::Rollback(size_t mark) {
   while (journal_.size() > mark) {
     const Undo& u = journal_.back();
-    rows_[u.row].cells[u.slot].usage = u.usage;
-    pools_[rows_[u.row].pool].used[u.slot] = u.pool_used;
+    if (u.row >= 0) {
+      rows_[u.row].cells[u.slot].usage = u.value;
+    } else {
+      pools_[u.pool].used[u.slot] = u.value;
+    }
     journal_.pop_back();
   }
 }
@@ -232,7 +286,6 @@ bool QuotaSim::Fits(int row, const Amounts& request, std::string* why) const {
     return false;
   }
   const TeamRow& r = rows_[row];
-  const Pool& pool = pools_[r.pool];
   for (size_t s = 0; s < slot_count_; ++s) {
     const Cell& c = r.cells[s];
     const int64_t q = request[s];
@@ -248,13 +301,14 @@ bool QuotaSim::Fits(int row, const Amounts& request, std::string* why) const {
       return false;
     }
     const int64_t delta = Positive(after - c.guaranteed) - Positive(c.usage - c.guaranteed);
-    if (delta > 0 && SaturatingAdd(pool.used[s], delta) > pool.capacity[s]) {
+    const int64_t free = delta > 0 ? Free(static_cast<int32_t>(r.pool), s) : 0;
+    if (delta > free) {
       if (why != nullptr) {
         *why = TeamNames().Name(r.team) + ": " + ResourceNames().Name(slots_[s]) + " on " +
                FlavorNames().Name(flavor_) + ": requested " + Show(slots_[s], q) + ", in use " +
                Show(slots_[s], c.usage) + " of nominal " + Show(slots_[s], c.nominal) +
-               ", cohort pool free " + Show(slots_[s], Positive(pool.capacity[s] - pool.used[s])) +
-               " of " + Show(slots_[s], pool.capacity[s]);
+               ", cohort pool free " + Show(slots_[s], free) + " of " +
+               Show(slots_[s], pools_[r.pool].capacity[s]);
       }
       return false;
     }
@@ -282,14 +336,13 @@ bool QuotaSim::Borrowing(int row, const Amounts& on) const {
 
 int64_t QuotaSim::ShareWith(int row, const Amounts* delta, int sign) const {
   const TeamRow& r = rows_[row];
-  const Pool& pool = pools_[r.pool];
   ShareAccumulator share;
   for (size_t s = 0; s < slot_count_; ++s) {
     const Cell& c = r.cells[s];
     if (!c.governed) continue;
     const int64_t usage =
         delta == nullptr ? c.usage : std::max<int64_t>(0, c.usage + sign * (*delta)[s]);
-    share.Add(usage, c.nominal, pool.capacity[s]);
+    share.Add(usage, c.nominal, c.lendable);
   }
   return share.PerMille(r.weight);
 }
@@ -345,6 +398,9 @@ Verdict JudgeVictim(const Policy& policy, const PreemptorFacts& preemptor,
   const int vrow = sim->Row(victim.team_id);
   if (prow < 0 || vrow < 0) return Never("no quota on the flavor");
   if (!sim->SameCohort(prow, vrow)) return Never("its team is in another cohort");
+  if (!sim->BranchBorrows(vrow, prow, request)) {
+    return Never("its branch of the cohort tree is within its quota");
+  }
   if (!sim->Borrowing(vrow, request)) return Never("its team is within its nominal quota");
   if (sim->WithinNominal(prow, request)) return Yes(PreemptionReason::kReclaim);
   if (policy.idle_compute != IdleComputeAllocation::kFairShare) {
@@ -754,8 +810,7 @@ bool VictimSelector::Walk(const SelectionInput& in, int prow, int node, uint32_t
         // In the round without borrowing the nominal quota is the team's limit.
         if (after > (round_.within_nominal ? c.nominal : c.ceiling)) team_short |= 1u << s;
         const int64_t delta = Positive(after - c.guaranteed) - Positive(c.usage - c.guaranteed);
-        if (delta > 0 &&
-            SaturatingAdd(work_.pool_used(prow, s), delta) > work_.pool_capacity(prow, s)) {
+        if (delta > 0 && delta > work_.pool_free(prow, s)) {
           pool_short |= 1u << s;
         }
       }

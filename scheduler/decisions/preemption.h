@@ -96,7 +96,8 @@ enum class PreemptionReason : uint8_t {
 // QuotaSim: the ledger's numbers for one flavor (every team with quota on it, its cohort pools),
 // as a value that can be changed to simulate evictions and admissions with the ledger's own
 // arithmetic (DESIGN §3.3): a team's usage above its guaranteed part G = N − L is charged to its
-// cohort's pool. Resources are held in slots (at most kMaxSlots governed resources per flavor;
+// cohort's pool, and a cohort's usage above its local quota to its parent's (ledger.h, "Cohort
+// tree"). Resources are held in slots (at most kMaxSlots governed resources per flavor;
 // further ones are ignored and counted in dropped_resources()). Teams are rows, in the order of
 // the policy (then orphan cells); a team without cells on the flavor has no row.
 class QuotaSim {
@@ -110,12 +111,13 @@ class QuotaSim {
     int64_t nominal = 0;
     int64_t ceiling = 0;  // N + B (kUnlimited when B is)
     int64_t guaranteed = 0;
+    int64_t lendable = 0;  // what the cohort could lend it (CellView::pool_potential)
   };
 
   QuotaSim() = default;
-  // From Ledger::Cells() (every cell of the current generation); `policy` outlives the sim.
-  static QuotaSim FromCells(const model::Policy& policy, model::NameId flavor,
-                            const std::vector<ledger::Ledger::CellUsage>& cells);
+  // From Ledger::ReadUsage() (every cell and pool of one generation); `policy` outlives the sim.
+  static QuotaSim FromUsage(const model::Policy& policy, model::NameId flavor,
+                            const ledger::Ledger::Usage& usage);
   // From a session (the policy's teams only).
   static QuotaSim FromSession(const ledger::Ledger::Session& session, model::NameId flavor);
 
@@ -132,9 +134,20 @@ class QuotaSim {
   // The team's policy (nullptr: a team the policy no longer has).
   [[nodiscard]] const model::Team* team_policy(int row) const { return rows_[row].policy; }
   [[nodiscard]] const Cell& cell(int row, size_t slot) const { return rows_[row].cells[slot]; }
-  [[nodiscard]] bool SameCohort(int a, int b) const { return rows_[a].pool == rows_[b].pool; }
-  [[nodiscard]] int64_t pool_used(int row, size_t slot) const;
-  [[nodiscard]] int64_t pool_capacity(int row, size_t slot) const;
+  // Whether two teams lend and borrow to each other: in one cohort tree (for flat cohorts, one
+  // cohort).
+  [[nodiscard]] bool SameCohort(int a, int b) const {
+    return Root(rows_[a].pool) == Root(rows_[b].pool);
+  }
+  // Whether every cohort between team `victim`'s and the cohort it shares with team `preemptor`
+  // uses more than its subtree quota of some resource in `on` (Kueue's hierarchical reclaim
+  // visits only those: a branch of the tree within its quota lends nothing to the rest). True in
+  // a flat cohort (no cohort in between).
+  [[nodiscard]] bool BranchBorrows(int victim, int preemptor, const Amounts& on) const;
+  // What the team may still take from its cohort's pool on `slot`, up the tree.
+  [[nodiscard]] int64_t pool_free(int row, size_t slot) const {
+    return Free(rows_[row].pool, slot);
+  }
 
   // `amounts` in slots (resources not governed on the flavor are dropped).
   [[nodiscard]] Amounts ToSlots(const model::IdAmounts& amounts) const;
@@ -172,13 +185,23 @@ class QuotaSim {
     uint32_t pool = 0;
     std::array<Cell, kMaxSlots> cells{};
   };
+  // A cohort's pool on this flavor, one slot per resource (Ledger::PoolUsage).
   struct Pool {
+    int32_t parent = -1;
     std::array<int64_t, kMaxSlots> used{};
     std::array<int64_t, kMaxSlots> capacity{};
-    std::array<bool, kMaxSlots> seen{};
+    std::array<int64_t, kMaxSlots> local{};
+    std::array<int64_t, kMaxSlots> in_parent_limit{};
   };
   void AddCell(const model::Policy& policy, model::NameId team, model::NameId resource,
-               const ledger::CellView& view);
+               const ledger::CellView& view, const std::vector<ledger::Ledger::PoolUsage>& pools);
+  // The sim's pool of cohort key `key` (added when new).
+  int32_t PoolNamed(const std::string& key);
+  // Usage of pool `p` changes by `delta` on `slot`, and its parents' by the change in what it
+  // stores in them.
+  void Propagate(int32_t p, size_t slot, int64_t delta);
+  [[nodiscard]] int64_t Free(int32_t p, size_t slot) const;
+  [[nodiscard]] int32_t Root(int32_t p) const;
   int64_t ShareWith(int row, const Amounts* delta, int sign) const;
 
   model::NameId flavor_ = 0;
@@ -188,11 +211,12 @@ class QuotaSim {
   std::vector<TeamRow> rows_;
   std::vector<Pool> pools_;
   std::vector<std::string> pool_keys_;
+  // A value a change overwrote: a team's usage (row ≥ 0) or a pool's (row < 0: pool `pool`).
   struct Undo {
-    uint32_t row = 0;
+    int32_t row = 0;
+    int32_t pool = 0;
     uint32_t slot = 0;
-    int64_t usage = 0;
-    int64_t pool_used = 0;
+    int64_t value = 0;
   };
   std::vector<Undo> journal_;
   bool journaling_ = false;

@@ -115,7 +115,7 @@ class SelectTest : public ::testing::Test {
   // Decides for `p` on every node, or (with `constraints`) only on the nodes that accept a pod
   // with that pod's nodeSelector, tolerations and required affinity.
   Selection Select(const Preemptor& p, const Pod* constraints = nullptr) {
-    QuotaSim quota = QuotaSim::FromCells(*policy_, F(kP5), ledger_->Cells());
+    QuotaSim quota = QuotaSim::FromUsage(*policy_, F(kP5), ledger_->ReadUsage());
     set_ = CandidateSet(candidates_);
     SelectionInput in;
     in.policy = policy_.get();

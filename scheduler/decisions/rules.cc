@@ -21,6 +21,7 @@ using model::ResourceAmount;
 using model::ResourceList;
 using model::ResourceNames;
 using model::SaturatingAdd;
+using model::SaturatingSub;
 using model::Team;
 using model::TeamNames;
 using state::PendingPod;
@@ -49,11 +50,11 @@ QuotaLine LineOf(const CellView& v, int64_t amount, Mode mode, int64_t team_extr
   line.ceiling = ceiling;
   line.pool_used = SaturatingAdd(v.pool_used, pool_extra);
   line.pool_capacity = v.pool_capacity;
+  line.pool_free = std::max<int64_t>(0, SaturatingSub(v.pool_free, pool_extra));
   line.pool_need = std::max<int64_t>(0, line.in_use + amount - v.guaranteed) -
                    std::max<int64_t>(0, line.in_use - v.guaranteed);
   line.team_fits = SaturatingAdd(line.in_use, amount) <= line.limit;
-  line.pool_fits =
-      line.pool_need <= 0 || SaturatingAdd(line.pool_used, line.pool_need) <= line.pool_capacity;
+  line.pool_fits = line.pool_need <= line.pool_free;
   return line;
 }
 
@@ -101,7 +102,7 @@ int64_t WeightedShare(const Ledger::Session& session, const Team& team, NameId f
   ShareAccumulator share;
   for (NameId resource : session.Resources(team_id, flavor)) {
     CellView v = session.View(team_id, flavor, resource);
-    share.Add(v.usage + request.Get(ResourceNames().Name(resource)), v.nominal, v.pool_capacity);
+    share.Add(v.usage + request.Get(ResourceNames().Name(resource)), v.nominal, v.pool_potential);
   }
   return share.PerMille(team.fair_share_weight);
 }

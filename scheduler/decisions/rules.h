@@ -41,6 +41,7 @@ struct QuotaLine {
   int64_t ceiling = 0;          // nominal + borrowing limit: what the team may ever use
   int64_t pool_used = 0;
   int64_t pool_capacity = 0;
+  int64_t pool_free = 0;  // what the team may still take from its pool, up the cohort tree
   int64_t pool_need = 0;  // what admission would add to the pool
   bool team_fits = false;
   bool pool_fits = false;

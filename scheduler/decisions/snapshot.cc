@@ -79,8 +79,10 @@ std::vector<std::pair<const Team*, PendingPod>> CohortHeads(const PendingQueues&
                                                             const Policy& policy,
                                                             const Team& team) {
   std::vector<std::pair<const Team*, PendingPod>> heads;
+  const std::string_view tree = policy.RootCohort(team.cohort);
   for (const Team& other : policy.teams) {
-    if (other.cohort != team.cohort || other.name == team.name || !other.active) continue;
+    if (other.name == team.name || !other.active || other.cohort.empty()) continue;
+    if (policy.RootCohort(other.cohort) != tree) continue;
     for (PendingPod& head : pending.Heads(
              TeamNames().Intern(other.name),
              policy.task_prioritization == TaskPrioritization::kTaskRanking, kHeadLookahead)) {

@@ -77,7 +77,7 @@ struct Snapshot {
   // most the lookahead under BestEffortFIFO), without the subject's own gang and without pods
   // admitted already (AdmittedWhilePending); read only when some candidate node has room.
   std::vector<state::PendingPod> ahead;
-  // Under FairShare: the best-ranked pending pod of each other active team of the cohort, not
+  // Under FairShare: the best-ranked pending pod of each other active team of the cohort tree, not
   // admitted already (empty when fair share does not apply); unset until TakeCohortHeads.
   std::optional<std::vector<std::pair<const model::Team*, state::PendingPod>>> heads;
 };
