@@ -348,10 +348,10 @@ class Metrics::Impl {
   void NoteRemovedTeams(const std::vector<scheduler::ledger::CohortCellUsage>& usage,
                         Scrape& scrape) const;
   void CollectTeamInfo(const Scrape& scrape, std::vector<MetricFamily>* out) const;
-  // Per cohort pool (flavor, resource): what the cohort holds itself, the pool's capacity and
-  // what its teams borrow from it.
+  // Per cohort pool (flavor, resource): what the cohort holds itself, the pool's capacity (its
+  // subtree quota) and its usage.
   void CollectCohorts(const Scrape& scrape,
-                      const std::vector<scheduler::ledger::CohortCellUsage>& usage,
+                      const std::vector<scheduler::ledger::Ledger::PoolUsage>& pools,
                       std::vector<MetricFamily>* out) const;
   void CollectWeightedShare(const Scrape& scrape, const scheduler::ledger::Ledger& ledger,
                             std::vector<MetricFamily>* out) const;
@@ -520,8 +520,8 @@ void QuotaFamilies::TakeInto(std::vector<MetricFamily>* out) {
 void Metrics::Impl::CollectLedger(Scrape& scrape, std::vector<MetricFamily>* out) const {
   const scheduler::ledger::QuotaBook* book = sources_.book;
   if (book == nullptr) return;
-  const std::vector<scheduler::ledger::Ledger::CellUsage> cells =
-      book->ledger().Cells(&scrape.policy);
+  const scheduler::ledger::Ledger::Usage read = book->ledger().ReadUsage(&scrape.policy);
+  const std::vector<scheduler::ledger::Ledger::CellUsage>& cells = read.cells;
   scrape.have_teams = true;
   NotePolicyTeams(scrape);
   const std::vector<scheduler::ledger::CohortCellUsage> usage =
@@ -540,7 +540,7 @@ void Metrics::Impl::CollectLedger(Scrape& scrape, std::vector<MetricFamily>* out
   }
   quota.TakeInto(out);
   CollectTeamInfo(scrape, out);
-  CollectCohorts(scrape, usage, out);
+  CollectCohorts(scrape, read.pools, out);
   CollectWeightedShare(scrape, book->ledger(), out);
   CollectPods(scrape, *book, out);
 }
@@ -580,7 +580,7 @@ void Metrics::Impl::CollectTeamInfo(const Scrape& scrape, std::vector<MetricFami
 }
 
 void Metrics::Impl::CollectCohorts(const Scrape& scrape,
-                                   const std::vector<scheduler::ledger::CohortCellUsage>& usage,
+                                   const std::vector<scheduler::ledger::Ledger::PoolUsage>& pools,
                                    std::vector<MetricFamily>* out) const {
   static constexpr L3 kNames = {"cohort", "flavor", "resource"};
   static constexpr std::string_view kLabels =
@@ -593,12 +593,13 @@ void Metrics::Impl::CollectCohorts(const Scrape& scrape,
                     MetricType::Gauge);
   FamilyBuilder capacity("taskgov_cohort_pool_capacity",
                          std::string("What a cohort's teams may borrow and lend among themselves: "
-                                     "the sum of their lendable quota plus the cohort's own.") +
+                                     "the sum of their lendable quota, the cohort's own, and what "
+                                     "its child cohorts lend it (Kueue's subtree quota).") +
                              std::string(kLabels),
                          MetricType::Gauge);
   FamilyBuilder used("taskgov_cohort_pool_usage",
                      std::string("The part of a cohort's pool in use: its teams' usage above what "
-                                 "they never lend.") +
+                                 "they never lend, and what its child cohorts store in it.") +
                          std::string(kLabels),
                      MetricType::Gauge);
   FamilyBuilder k_subtree("kueue_cohort_subtree_quota",
@@ -612,19 +613,14 @@ void Metrics::Impl::CollectCohorts(const Scrape& scrape,
       }
     }
   }
-  // A pool is named by any of its cells; the first one names it.
-  std::set<std::tuple<std::string_view, NameId, NameId>> seen;
-  for (const scheduler::ledger::CohortCellUsage& cell : usage) {
-    const std::string_view cohort =
-        scrape.live.find(scheduler::model::TeamNames().Name(cell.key.team))->second.cohort;
-    if (cohort.empty()) continue;  // a team of no cohort pools alone
-    if (!seen.emplace(cohort, cell.key.flavor, cell.key.resource).second) continue;
-    const std::string_view resource = scheduler::model::ResourceNames().Name(cell.key.resource);
-    const L3 labels{cohort, scheduler::model::FlavorNames().Name(cell.key.flavor), resource};
-    capacity.Value(kNames, labels, BaseUnits(resource, cell.view.pool_capacity));
-    used.Value(kNames, labels, BaseUnits(resource, cell.view.pool_used));
+  for (const scheduler::ledger::Ledger::PoolUsage& pool : pools) {
+    if (pool.cohort.empty()) continue;  // a team of no cohort pools alone
+    const std::string_view resource = scheduler::model::ResourceNames().Name(pool.resource);
+    const L3 labels{pool.cohort, scheduler::model::FlavorNames().Name(pool.flavor), resource};
+    capacity.Value(kNames, labels, BaseUnits(resource, pool.capacity));
+    used.Value(kNames, labels, BaseUnits(resource, pool.used));
     if (options_.kueue_compatible) {
-      k_subtree.Value(kNames, labels, BaseUnits(resource, cell.view.pool_capacity));
+      k_subtree.Value(kNames, labels, BaseUnits(resource, pool.capacity));
     }
   }
   out->push_back(own.Take());

@@ -275,6 +275,45 @@ TEST(MetricsTest, CohortQuotaAndPool) {
   EXPECT_NEAR(x.Value("taskgov_quota_lent", {{"team", "pool-a"}}).value_or(-1), 5.0 / 7, 1e-9);
 }
 
+// Hierarchical cohorts: a parent cohort's pool has series of its own (its subtree quota and
+// what its children store in it), and the teams of the tree lend to each other across it.
+//   org ── lab ── tree-a (nominal 4), tree-b (nominal 0)
+//       └─ ops ── tree-c (nominal 2)
+TEST(MetricsTest, ACohortTreeHasAPoolPerCohort) {
+  common::FakeClock clock;
+  scheduler::ledger::QuotaBook book(scheduler::testing::PolicyBuilder()
+                                        .Cohort("org")
+                                        .Cohort("lab", "org")
+                                        .Cohort("ops", "org")
+                                        .Team("tree-a", "lab")
+                                        .Quota("f", "nvidia.com/gpu", 4)
+                                        .Team("tree-b", "lab")
+                                        .Quota("f", "nvidia.com/gpu", 0)
+                                        .Team("tree-c", "ops")
+                                        .Quota("f", "nvidia.com/gpu", 2)
+                                        .Build(),
+                                    &clock);
+  book.ConfirmBound("uid-tree-b", TeamId("tree-b"), FlavorId("f"),
+                    ResourceList{{"nvidia.com/gpu", 5}}, scheduler::ledger::PodMeta{});
+  Metrics m;
+  Sources sources;
+  sources.book = &book;
+  m.SetSources(sources);
+  const Exposition x = ParseExposition(m.Render());
+  auto pool = [](const char* cohort) {
+    return std::map<std::string, std::string>{
+        {"cohort", cohort}, {"flavor", "f"}, {"resource", "nvidia.com/gpu"}};
+  };
+  EXPECT_EQ(x.Value("taskgov_cohort_pool_capacity", pool("lab")), 4);
+  EXPECT_EQ(x.Value("taskgov_cohort_pool_usage", pool("lab")), 5);
+  EXPECT_EQ(x.Value("taskgov_cohort_pool_capacity", pool("org")), 6);
+  EXPECT_EQ(x.Value("taskgov_cohort_pool_usage", pool("org")), 5);
+  EXPECT_EQ(x.Value("taskgov_cohort_pool_capacity", pool("ops")), 2);
+  // b borrows 5: a's idle 4 and c's idle 2 (across the tree) carry it, 4·5/6 and 2·5/6.
+  EXPECT_NEAR(x.Value("taskgov_quota_lent", {{"team", "tree-a"}}).value_or(-1), 20.0 / 6, 1e-9);
+  EXPECT_NEAR(x.Value("taskgov_quota_lent", {{"team", "tree-c"}}).value_or(-1), 10.0 / 6, 1e-9);
+}
+
 TEST(MetricsTest, KueueFamiliesOnlyWhenSwitchedOn) {
   Scenario plain(false);
   plain.Script();
