@@ -199,16 +199,13 @@ status: {}
   }
   EXPECT_FALSE(HasDiagnostic(r, Severity::kWarning, "v1beta2.yaml", "spec.resourceGroups", ""))
       << Dump(r);
-  // Pools are per cohort: the parent lends 'lab' nothing, and the author is told.
-  EXPECT_TRUE(HasDiagnostic(r, Severity::kWarning, "v1beta2.yaml", "",
-                            "cohort 'lab' has parent 'company': taskgov pools quota within each "
-                            "cohort"))
-      << Dump(r);
+  // 'lab' pools its quota with the rest of 'company' (the ledger's cohort tree): nothing to warn.
+  EXPECT_FALSE(HasDiagnostic(r, Severity::kWarning, "v1beta2.yaml", "", "has parent")) << Dump(r);
 }
 
-// A Cohort's own quota: its lines are checked as a ClusterQueue's are; limits (which bound what
-// a cohort takes from and gives to its parent) are not honoured, and quota no team of the cohort
-// can use is pointed out.
+// A Cohort's own quota: its lines are checked as a ClusterQueue's are; its limits bound what it
+// takes from and gives to its parent (ignored, with a warning, for a cohort without one), and
+// quota no team under the cohort can use is pointed out.
 TEST(Kueue, CohortQuota) {
   LoadResult r = LoadOne("cohort.yaml", R"(
 apiVersion: kueue.x-k8s.io/v1beta1
@@ -233,6 +230,29 @@ spec:
       resources:
       - {name: cpu, nominalQuota: 3, borrowingLimit: 1}
       - {name: memory, nominalQuota: 4Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: child}
+spec:
+  parentName: all
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources:
+      - {name: cpu, nominalQuota: 2, borrowingLimit: 2, lendingLimit: 1}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: b}
+spec:
+  cohort: child
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources: [{name: cpu, nominalQuota: 1}]
 )");
   ASSERT_TRUE(r.ok()) << Dump(r);
   const scheduler::model::Cohort* all = r.policy->FindCohort("all");
@@ -243,11 +263,20 @@ spec:
   EXPECT_EQ(all->flavors[0].resources[0].nominal, 3000);  // millicores
   EXPECT_EQ(all->flavors[0].resources[1].nominal, 4LL << 30);
   const std::string line = "spec.resourceGroups[0].flavors[0].resources[";
+  EXPECT_EQ(all->flavors[0].resources[0].borrowing_limit, scheduler::model::kUnlimited);
   EXPECT_TRUE(HasDiagnostic(r, Severity::kWarning, "cohort.yaml", line + "0]",
-                            "not honoured: a cohort's borrowingLimit"))
+                            "ignored: cohort 'all' has no parent"))
       << Dump(r);
   EXPECT_TRUE(HasDiagnostic(r, Severity::kWarning, "cohort.yaml", line + "1]",
-                            "no team of cohort 'all' has quota for memory"))
+                            "no team under cohort 'all' has quota for memory"))
+      << Dump(r);
+  // Under a parent, the limits hold; a team of a child cohort governs the parent's cpu.
+  const scheduler::model::Cohort* child = r.policy->FindCohort("child");
+  ASSERT_NE(child, nullptr);
+  ASSERT_EQ(child->flavors.size(), 1u);
+  EXPECT_EQ(child->flavors[0].resources[0].borrowing_limit, 2000);
+  EXPECT_EQ(child->flavors[0].resources[0].lending_limit, 1000);
+  EXPECT_FALSE(HasDiagnostic(r, Severity::kWarning, "cohort.yaml", "", "team under cohort 'child'"))
       << Dump(r);
 
   LoadResult bad = LoadOne("cohort.yaml", R"(

@@ -702,33 +702,20 @@ class Resolver {
         at = next;
       }
     }
+    cohort_parent_ = parent;
     std::map<std::string, const CohortSpec*> specs;
     for (const CohortSpec& c : set_.cohorts) specs.emplace(c.name, &c);
     for (const std::string& name : order) {
       scheduler::model::Cohort cohort{name, parent[name], {}};
-      if (auto it = specs.find(name); it != specs.end()) {
-        WarnNotPooledWithParent(*it->second);
-        cohort.flavors = CohortQuota(*it->second);
-      }
+      if (auto it = specs.find(name); it != specs.end()) cohort.flavors = CohortQuota(*it->second);
       policy_->cohorts.push_back(std::move(cohort));
     }
   }
 
-  // taskgov pools quota per cohort: a parent cohort joins no pools (hierarchical cohorts are not
-  // pooled), which a hierarchy's author must know.
-  void WarnNotPooledWithParent(const CohortSpec& spec) {
-    if (spec.parent.empty()) return;
-    WarnAt(d_, spec.origin,
-           "cohort '" + spec.name + "' has parent '" + spec.parent +
-               "': taskgov pools quota within each cohort, so the teams of '" + spec.name +
-               "' borrow only the quota of '" + spec.name +
-               "' (its teams' and its own), not quota elsewhere under '" + spec.parent + "'");
-  }
-
-  // The quota a cohort holds itself: nominal per (flavor, resource). A line given twice is an
-  // error; limits are not honoured (a cohort's borrowing and lending limits bound what it takes
-  // from and gives to its parent, and pools are per cohort); a line no team of the cohort can use
-  // is a warning.
+  // The quota a cohort holds itself per (flavor, resource): nominal, and the limits on what it
+  // borrows from and lends to its parent (the ledger's cohort tree). A line given twice is an
+  // error; limits of a cohort without a parent, and a line no team under the cohort can use, are
+  // warnings.
   std::vector<scheduler::model::FlavorQuota> CohortQuota(const CohortSpec& spec) {
     std::vector<scheduler::model::FlavorQuota> out;
     std::set<std::pair<std::string, std::string>> seen;
@@ -739,14 +726,15 @@ class Resolver {
                     "' is given twice for cohort '" + spec.name + "'");
         continue;
       }
-      if (l.borrowing_limit || l.lending_limit) {
+      if ((l.borrowing_limit || l.lending_limit) && spec.parent.empty()) {
         WarnAt(d_, l.origin,
-               "not honoured: a cohort's borrowingLimit and lendingLimit bound what it borrows "
-               "from and lends to its parent, and taskgov pools quota per cohort");
+               "ignored: cohort '" + spec.name +
+                   "' has no parent, and its borrowingLimit and lendingLimit bound only what it "
+                   "borrows from and lends to a parent");
       }
       if (!CohortGoverns(spec.name, l.flavor, l.resource)) {
         WarnAt(d_, l.origin,
-               "no team of cohort '" + spec.name + "' has quota for " + l.resource + " on '" +
+               "no team under cohort '" + spec.name + "' has quota for " + l.resource + " on '" +
                    l.flavor + "': no pod can use this quota");
       }
       auto fq = std::find_if(out.begin(), out.end(), [&](const scheduler::model::FlavorQuota& f) {
@@ -756,16 +744,32 @@ class Resolver {
       scheduler::model::ResourceQuota q;
       q.resource = l.resource;
       q.nominal = l.nominal.value_or(0);
+      if (!spec.parent.empty()) {
+        q.borrowing_limit = l.borrowing_limit.value_or(scheduler::model::kUnlimited);
+        q.lending_limit = l.lending_limit.value_or(scheduler::model::kUnlimited);
+      }
       fq->resources.push_back(std::move(q));
     }
     return out;
   }
 
-  // Whether a team of `cohort` has a quota line for `resource` on `flavor`.
+  // Whether `cohort` is `ancestor` or under it (parents as BuildCohorts read them; a cycle, an
+  // error reported there, ends the walk).
+  bool Under(std::string cohort, const std::string& ancestor) const {
+    for (size_t steps = 0; !cohort.empty() && steps <= cohort_parent_.size(); ++steps) {
+      if (cohort == ancestor) return true;
+      auto it = cohort_parent_.find(cohort);
+      if (it == cohort_parent_.end()) return false;
+      cohort = it->second;
+    }
+    return false;
+  }
+
+  // Whether a team under `cohort` has a quota line for `resource` on `flavor`.
   bool CohortGoverns(const std::string& cohort, const std::string& flavor,
                      const std::string& resource) const {
     for (const scheduler::model::Team& t : policy_->teams) {
-      if (t.cohort != cohort) continue;
+      if (!Under(t.cohort, cohort)) continue;
       for (const scheduler::model::FlavorQuota& fq : t.flavors) {
         if (fq.flavor != flavor) continue;
         for (const scheduler::model::ResourceQuota& q : fq.resources) {
@@ -828,6 +832,7 @@ class Resolver {
   std::string hyperpod_cohort_;
   std::string volcano_flavor_;
   std::string default_cohort_;
+  std::map<std::string, std::string> cohort_parent_;  // BuildCohorts': cohort → parent ("" root)
   std::map<std::string, FlavorSpec> flavors_;
   std::map<std::string, Dialect> dialect_of_;
   std::set<std::string> volcano_cohorts_;
