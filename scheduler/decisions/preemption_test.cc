@@ -165,6 +165,37 @@ PolicyPtr TwoTeams(IdleComputeAllocation idle = IdleComputeAllocation::kFairShar
       .Build();
 }
 
+// Reclaim across a cohort tree (Kueue's hierarchical reclaim): p's quota is held by q, which
+// borrows it within p's own branch, and by y, which borrows only what its own branch lends it
+// (x's idle 4). Evicting either would free p's GPUs in the root's pool, but y's branch is within
+// its subtree quota, so only q's pods are taken.
+//   ROOT ── LEFT ── x (4, idle), y (0, runs 4)
+//        └─ RIGHT ─ p (4, wants 4), q (0, runs 4)
+TEST_F(SelectTest, ReclaimAcrossTheTreeSparesABranchWithinItsQuota) {
+  SetPolicy(PolicyBuilder()
+                .Cohort("ROOT")
+                .Cohort("LEFT", "ROOT")
+                .Cohort("RIGHT", "ROOT")
+                .Team("x", "LEFT")
+                .Quota(kP5, kGpu, 4)
+                .Team("y", "LEFT")
+                .Quota(kP5, kGpu, 0)
+                .Team("p", "RIGHT")
+                .Quota(kP5, kGpu, 4)
+                .Team("q", "RIGHT")
+                .Quota(kP5, kGpu, 0)
+                .IdleCompute(IdleComputeAllocation::kFirstComeFirstServe)
+                .Build());
+  AddNode("n0", 8);
+  Running("y0", "y", 2, "n0", /*priority=*/0, /*age_min=*/10);  // the newest: tried first
+  Running("y1", "y", 2, "n0", 0, 11);
+  Running("q0", "q", 2, "n0", 0, 60);
+  Running("q1", "q", 2, "n0", 0, 61);
+  Selection s = Select(Pending("p0", "p", 4));
+  ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
+  EXPECT_EQ(Victims(s), (Strings{"q0:Reclaim", "q1:Reclaim"}));
+}
+
 TEST_F(SelectTest, FitsNowNeedsNoVictims) {
   SetPolicy(TwoTeams());
   AddNode("n0", 8);
