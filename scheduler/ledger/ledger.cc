@@ -364,10 +364,14 @@ struct Ledger::Generation {
   // with it, then g; then moves what b holds into a local quota that has room again.
   void GivePool(int32_t p, int64_t r) {
     PoolCell& n = pools[p];
-    const int64_t from_b = n.parent < 0 ? 0 : TakeUpTo(n.b, r);
+    if (n.parent < 0) {
+      n.g.fetch_sub(r, kCounter);  // ≥ what its children store: stays ≥ 0
+      return;
+    }
+    const int64_t from_b = TakeUpTo(n.b, r);
     if (from_b > 0) GivePool(n.parent, from_b);
     if (from_b < r) TakeUpTo(n.g, r - from_b);
-    if (n.parent >= 0) RebalancePool(n);
+    RebalancePool(n);
   }
 
   // Rebalance (below) for a pool of a cohort with a parent.
