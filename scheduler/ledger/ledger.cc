@@ -344,16 +344,7 @@ struct Ledger::Generation {
       n.g.fetch_add(r, kCounter);
       return;
     }
-    int64_t cur = n.g.load(kCounter);
-    int64_t a = 0;
-    while (true) {
-      const int64_t take = std::min(r, n.guaranteed - cur);
-      if (take <= 0) break;
-      if (n.g.compare_exchange_weak(cur, cur + take, kCounter)) {
-        a = take;
-        break;
-      }
-    }
+    const int64_t a = TakeLocal(n.g, r, n.guaranteed);
     if (r - a > 0) {
       AddPool(n.parent, r - a);  // the parent first: never below Σ b
       n.b.fetch_add(r - a, kCounter);
@@ -418,16 +409,7 @@ struct Ledger::Generation {
 
   // Adds `q` without limits (existing usage), guaranteed part first.
   void Add(TeamCell& c, int64_t q) {
-    int64_t a = 0;
-    int64_t cur_g = c.g.load(kCounter);
-    while (true) {
-      const int64_t take = std::min(q, c.guaranteed - cur_g);
-      if (take <= 0) break;
-      if (c.g.compare_exchange_weak(cur_g, cur_g + take, kCounter)) {
-        a = take;
-        break;
-      }
-    }
+    const int64_t a = TakeLocal(c.g, q, c.guaranteed);
     if (q - a > 0) {
       AddPool(static_cast<int32_t>(c.pool), q - a);  // pool first: never below Σ b
       c.b.fetch_add(q - a, kCounter);
