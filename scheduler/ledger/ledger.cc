@@ -18,7 +18,6 @@
 
 namespace taskgov::scheduler::ledger {
 
-using model::Cohort;
 using model::FlavorNames;
 using model::FlavorQuota;
 using model::FormatQuantity;
@@ -553,21 +552,18 @@ class CellPlan {
     int64_t borrowing_limit = kUnlimited;
   };
 
-  // Pools per (cohort, flavor, resource); a new one brings its parent cohort's (up to the root),
-  // linked unless the link would close a cycle (an error the config check reports).
+  // Pools per (cohort, flavor, resource); a new one brings its parent cohort's, up to the root
+  // (Policy::ParentCohort: a link that would close a cycle is cut there).
   uint32_t PoolOf(const std::string& cohort_key, NameId flavor, NameId resource) {
     auto [it, inserted] = pool_ids_.emplace(std::tuple{cohort_key, flavor, resource},
                                             static_cast<uint32_t>(pools_.size()));
     const uint32_t id = it->second;
     if (!inserted) return id;
     pools_.emplace_back();
-    const Cohort* cohort = policy_.FindCohort(cohort_key);
-    if (cohort == nullptr || cohort->parent.empty()) return id;
-    const uint32_t parent = PoolOf(cohort->parent, flavor, resource);
-    for (int32_t at = static_cast<int32_t>(parent); at >= 0; at = pools_[at].parent) {
-      if (at == static_cast<int32_t>(id)) return id;  // a cycle: left a root
+    const std::string_view parent = policy_.ParentCohort(cohort_key);
+    if (!parent.empty()) {
+      pools_[id].parent = static_cast<int32_t>(PoolOf(std::string(parent), flavor, resource));
     }
-    pools_[id].parent = static_cast<int32_t>(parent);
     return id;
   }
 

@@ -16,6 +16,72 @@ int64_t ResourceQuota::ceiling() const {
 
 int64_t ResourceQuota::lendable() const { return std::min(lending_limit, nominal); }
 
+namespace {
+
+// The cohort tree as the policy gives it: each cohort's parent ("" at a root; a parent that
+// would close a cycle, an error the config check reports, is dropped — the later link), its root
+// and its depth. Near-linear in the number of cohorts (a union-find finds the cycles), so that a
+// policy of thousands of nested cohorts loads as fast as a flat one.
+struct CohortTree {
+  std::map<std::string, std::string, std::less<>> parent;
+  std::map<std::string, std::string, std::less<>> root;
+  std::map<std::string, int, std::less<>> depth;
+};
+
+CohortTree BuildCohortTree(const Policy& policy) {
+  CohortTree tree;
+  for (const Team& t : policy.teams) {
+    if (!t.cohort.empty()) tree.parent.emplace(t.cohort, "");
+  }
+  for (const Cohort& c : policy.cohorts) {
+    tree.parent.emplace(c.name, "");
+    if (!c.parent.empty()) tree.parent.emplace(c.parent, "");
+  }
+  std::map<std::string_view, size_t> id;
+  for (const auto& [name, unused] : tree.parent) id.emplace(name, id.size());
+  std::vector<size_t> set(id.size());
+  for (size_t i = 0; i < set.size(); ++i) set[i] = i;
+  auto find = [&](size_t x) {
+    while (set[x] != x) x = set[x] = set[set[x]];
+    return x;
+  };
+  for (const Cohort& c : policy.cohorts) {
+    std::string& parent = tree.parent.at(c.name);
+    if (c.parent.empty() || !parent.empty()) continue;  // a root, or linked already
+    const size_t from = find(id.at(c.name));
+    const size_t to = find(id.at(c.parent));
+    if (from == to) continue;  // its parent is under it: a cycle
+    parent = c.parent;
+    set[from] = to;
+  }
+  for (const auto& [name, unused] : tree.parent) {
+    // Up to a cohort whose root is known already, or to a root (the path's last).
+    std::vector<std::string_view> path;
+    std::string_view at = name;
+    bool known = false;
+    while (true) {
+      if (tree.root.count(at)) {
+        known = true;
+        break;
+      }
+      path.push_back(at);
+      const std::string& up = tree.parent.find(at)->second;
+      if (up.empty()) break;
+      at = up;
+    }
+    const std::string top = known ? tree.root.find(at)->second : std::string(path.back());
+    int depth = known ? tree.depth.find(at)->second : -1;
+    for (auto it = path.rbegin(); it != path.rend(); ++it) {
+      ++depth;
+      tree.root.emplace(std::string(*it), top);
+      tree.depth.emplace(std::string(*it), depth);
+    }
+  }
+  return tree;
+}
+
+}  // namespace
+
 void Policy::Finalize() {
   team_index.clear();
   namespace_index.clear();
@@ -23,6 +89,11 @@ void Policy::Finalize() {
     team_index.emplace(teams[i].name, i);
     for (const std::string& ns : teams[i].namespaces) namespace_index.emplace(ns, i);
   }
+  cohort_index.clear();
+  for (size_t i = 0; i < cohorts.size(); ++i) cohort_index.emplace(cohorts[i].name, i);
+  CohortTree tree = BuildCohortTree(*this);
+  cohort_root = std::move(tree.root);
+  cohort_parent = std::move(tree.parent);
 }
 
 const Team* Policy::FindTeam(std::string_view name) const {
@@ -30,30 +101,9 @@ const Team* Policy::FindTeam(std::string_view name) const {
   return it == team_index.end() ? nullptr : &teams[it->second];
 }
 
-namespace {
-
-// Each cohort's parent, "" at a root; a parent that would close a cycle (an error the config
-// check reports) is dropped.
-std::map<std::string, std::string> CohortParents(const Policy& policy) {
-  std::map<std::string, std::string> parent;
-  for (const Team& t : policy.teams) {
-    if (!t.cohort.empty()) parent.emplace(t.cohort, "");
-  }
-  for (const Cohort& c : policy.cohorts) parent[c.name] = "";
-  for (const Cohort& c : policy.cohorts) {
-    if (c.parent.empty()) continue;
-    bool cycle = false;
-    for (std::string at = c.parent; !at.empty() && !cycle; at = parent[at]) cycle = at == c.name;
-    if (!cycle) parent[c.name] = c.parent;
-    parent.emplace(c.parent, "");
-  }
-  return parent;
-}
-
-}  // namespace
-
 std::vector<CohortPool> CohortPools(const Policy& policy) {
-  const std::map<std::string, std::string> parent = CohortParents(policy);
+  const CohortTree tree = BuildCohortTree(policy);
+  const auto& parent = tree.parent;
   using Key = std::tuple<std::string, std::string, std::string>;  // cohort, flavor, resource
   std::map<Key, CohortPool> pools;
   for (const Team& t : policy.teams) {
@@ -87,11 +137,7 @@ std::vector<CohortPool> CohortPools(const Policy& policy) {
   }
   // Children before parents: by depth, deepest first.
   std::vector<std::tuple<int, Key, CohortPool*>> order;
-  for (auto& [key, pool] : pools) {
-    int depth = 0;
-    for (std::string at = pool.parent; !at.empty(); at = parent.at(at)) ++depth;
-    order.emplace_back(-depth, key, &pool);
-  }
+  for (auto& [key, pool] : pools) order.emplace_back(-tree.depth.at(pool.cohort), key, &pool);
   std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
     return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
   });
@@ -114,20 +160,22 @@ std::vector<CohortPool> CohortPools(const Policy& policy) {
 }
 
 const Cohort* Policy::FindCohort(std::string_view name) const {
-  for (const Cohort& c : cohorts) {
-    if (c.name == name) return &c;
+  auto it = cohort_index.find(name);
+  if (it != cohort_index.end()) return &cohorts[it->second];
+  for (const Cohort& c : cohorts) {  // not finalized (a policy being built)
+    if (cohort_index.empty() && c.name == name) return &c;
   }
   return nullptr;
 }
 
+std::string_view Policy::ParentCohort(std::string_view cohort) const {
+  auto it = cohort_parent.find(cohort);
+  return it == cohort_parent.end() ? std::string_view() : std::string_view(it->second);
+}
+
 std::string_view Policy::RootCohort(std::string_view cohort) const {
-  std::string_view at = cohort;
-  for (size_t steps = 0; steps <= cohorts.size(); ++steps) {
-    const Cohort* c = FindCohort(at);
-    if (c == nullptr || c->parent.empty()) return at;
-    at = c->parent;
-  }
-  return cohort;
+  auto it = cohort_root.find(cohort);
+  return it == cohort_root.end() ? cohort : std::string_view(it->second);
 }
 
 const Team* Policy::TeamOfNamespace(std::string_view ns) const {

@@ -159,8 +159,11 @@ struct Policy {
   // Volcano queue name → team name.
   std::map<std::string, std::string, std::less<>> volcano_queues;
   // Resolved lookups, filled by Finalize().
-  std::map<std::string, size_t, std::less<>> team_index;       // team name → index
-  std::map<std::string, size_t, std::less<>> namespace_index;  // namespace → team index
+  std::map<std::string, size_t, std::less<>> team_index;          // team name → index
+  std::map<std::string, size_t, std::less<>> namespace_index;     // namespace → team index
+  std::map<std::string, size_t, std::less<>> cohort_index;        // cohort name → index
+  std::map<std::string, std::string, std::less<>> cohort_root;    // cohort → its tree's root
+  std::map<std::string, std::string, std::less<>> cohort_parent;  // cohort → parent (cycles cut)
   // A content hash of the documents this snapshot came from (for logs and metrics).
   std::string source_hash;
 
@@ -168,10 +171,12 @@ struct Policy {
   void Finalize();
   [[nodiscard]] const Team* FindTeam(std::string_view name) const;
   [[nodiscard]] const Cohort* FindCohort(std::string_view name) const;
-  // The root of `cohort`'s tree (itself when it has no parent; a walk that would loop, a cycle
-  // the config check reports, stops where it started). Teams under one root lend and borrow to
-  // each other.
+  // The root of `cohort`'s tree (itself when it has no parent, or is not named by the policy;
+  // a parent that would close a cycle, an error the config check reports, is not followed).
+  // Teams under one root lend and borrow to each other. Needs Finalize().
   [[nodiscard]] std::string_view RootCohort(std::string_view cohort) const;
+  // The parent of `cohort` in that tree ("" at a root). Needs Finalize().
+  [[nodiscard]] std::string_view ParentCohort(std::string_view cohort) const;
   [[nodiscard]] const Team* TeamOfNamespace(std::string_view ns) const;
   [[nodiscard]] const PriorityClass* FindPriorityClass(std::string_view name) const;
   // Whether a pod with `node_selector` can run on nodes of `flavor`: no selector key that the

@@ -74,5 +74,27 @@ TEST(CohortPoolsTest, ACycleIsCutAndUngovernedQuotaMakesNoPool) {
   EXPECT_EQ(pools["Y"].resource, kGpu);
 }
 
+// Every cohort of a chain 3,000 deep finds its root, and the teams at the bottom pool with the
+// root's; a cycle's later link is cut, so its cohorts still have a root.
+TEST(CohortPoolsTest, RootsOfADeepChainAndOfACycle) {
+  PolicyBuilder builder;
+  builder.Cohort("c0");
+  for (int i = 1; i < 3000; ++i) {
+    builder.Cohort("c" + std::to_string(i), "c" + std::to_string(i - 1));
+  }
+  builder.Team("deep", "c2999").Quota(kP5, kGpu, 1).Team("top", "c0").Quota(kP5, kGpu, 2);
+  builder.Cohort("x", "y").Cohort("y", "x");
+  PolicyPtr policy = builder.Build();
+  EXPECT_EQ(policy->RootCohort("c2999"), "c0");
+  EXPECT_EQ(policy->RootCohort("c1500"), "c0");
+  EXPECT_EQ(policy->RootCohort("c0"), "c0");
+  EXPECT_EQ(policy->RootCohort("unknown"), "unknown");
+  EXPECT_EQ(policy->RootCohort("x"), "y");  // x → y kept, y → x cut
+  EXPECT_EQ(policy->RootCohort("y"), "y");
+  std::map<std::string, CohortPool> pools = ByCohort(*policy);
+  EXPECT_EQ(pools["c2999"].subtree, 1);
+  EXPECT_EQ(pools["c0"].subtree, 3);  // the deep team's 1 passed up 2,999 levels, and top's 2
+}
+
 }  // namespace
 }  // namespace taskgov::scheduler::model
