@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "scheduler/model/quantity.h"
 
@@ -702,13 +703,20 @@ class Resolver {
         at = next;
       }
     }
-    cohort_parent_ = parent;
+    for (const std::string& name : order) {
+      policy_->cohorts.push_back(scheduler::model::Cohort{name, parent[name], {}});
+    }
+    // The pools the tree makes: a (cohort, flavor, resource) some team under the cohort governs.
+    std::set<std::tuple<std::string, std::string, std::string>> pools;
+    for (const scheduler::model::CohortPool& pool : scheduler::model::CohortPools(*policy_)) {
+      pools.emplace(pool.cohort, pool.flavor, pool.resource);
+    }
     std::map<std::string, const CohortSpec*> specs;
     for (const CohortSpec& c : set_.cohorts) specs.emplace(c.name, &c);
-    for (const std::string& name : order) {
-      scheduler::model::Cohort cohort{name, parent[name], {}};
-      if (auto it = specs.find(name); it != specs.end()) cohort.flavors = CohortQuota(*it->second);
-      policy_->cohorts.push_back(std::move(cohort));
+    for (scheduler::model::Cohort& cohort : policy_->cohorts) {
+      if (auto it = specs.find(cohort.name); it != specs.end()) {
+        cohort.flavors = CohortQuota(*it->second, pools);
+      }
     }
   }
 
@@ -716,7 +724,9 @@ class Resolver {
   // borrows from and lends to its parent (the ledger's cohort tree). A line given twice is an
   // error; limits of a cohort without a parent, and a line no team under the cohort can use, are
   // warnings.
-  std::vector<scheduler::model::FlavorQuota> CohortQuota(const CohortSpec& spec) {
+  std::vector<scheduler::model::FlavorQuota> CohortQuota(
+      const CohortSpec& spec,
+      const std::set<std::tuple<std::string, std::string, std::string>>& pools) {
     std::vector<scheduler::model::FlavorQuota> out;
     std::set<std::pair<std::string, std::string>> seen;
     for (const LineSpec& l : spec.lines) {
@@ -732,7 +742,7 @@ class Resolver {
                    "' has no parent, and its borrowingLimit and lendingLimit bound only what it "
                    "borrows from and lends to a parent");
       }
-      if (!CohortGoverns(spec.name, l.flavor, l.resource)) {
+      if (!pools.count({spec.name, l.flavor, l.resource})) {
         WarnAt(d_, l.origin,
                "no team under cohort '" + spec.name + "' has quota for " + l.resource + " on '" +
                    l.flavor + "': no pod can use this quota");
@@ -751,33 +761,6 @@ class Resolver {
       fq->resources.push_back(std::move(q));
     }
     return out;
-  }
-
-  // Whether `cohort` is `ancestor` or under it (parents as BuildCohorts read them; a cycle, an
-  // error reported there, ends the walk).
-  bool Under(std::string cohort, const std::string& ancestor) const {
-    for (size_t steps = 0; !cohort.empty() && steps <= cohort_parent_.size(); ++steps) {
-      if (cohort == ancestor) return true;
-      auto it = cohort_parent_.find(cohort);
-      if (it == cohort_parent_.end()) return false;
-      cohort = it->second;
-    }
-    return false;
-  }
-
-  // Whether a team under `cohort` has a quota line for `resource` on `flavor`.
-  bool CohortGoverns(const std::string& cohort, const std::string& flavor,
-                     const std::string& resource) const {
-    for (const scheduler::model::Team& t : policy_->teams) {
-      if (!Under(t.cohort, cohort)) continue;
-      for (const scheduler::model::FlavorQuota& fq : t.flavors) {
-        if (fq.flavor != flavor) continue;
-        for (const scheduler::model::ResourceQuota& q : fq.resources) {
-          if (q.resource == resource) return true;
-        }
-      }
-    }
-    return false;
   }
 
   void AddFillerLines() {
@@ -832,7 +815,6 @@ class Resolver {
   std::string hyperpod_cohort_;
   std::string volcano_flavor_;
   std::string default_cohort_;
-  std::map<std::string, std::string> cohort_parent_;  // BuildCohorts': cohort → parent ("" root)
   std::map<std::string, FlavorSpec> flavors_;
   std::map<std::string, Dialect> dialect_of_;
   std::set<std::string> volcano_cohorts_;

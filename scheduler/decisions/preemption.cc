@@ -180,15 +180,8 @@ int32_t QuotaSim::Root(int32_t p) const {
 
 int64_t QuotaSim::Free(int32_t p, size_t slot) const {
   const Pool& n = pools_[p];
-  const int64_t used = n.used[slot];
-  if (n.parent < 0) return Positive(n.capacity[slot] - used);
-  const int64_t local = Positive(n.local[slot] - used);
-  int64_t from_parent = Free(n.parent, slot);
-  if (n.in_parent_limit[slot] != kUnlimited) {
-    from_parent =
-        std::min(from_parent, Positive(n.in_parent_limit[slot] - Positive(used - n.local[slot])));
-  }
-  return SaturatingAdd(local, from_parent);
+  return ledger::PoolFreeOf(n.used[slot], n.capacity[slot], n.local[slot], n.in_parent_limit[slot],
+                            n.parent < 0, n.parent < 0 ? 0 : Free(n.parent, slot));
 }
 
 bool QuotaSim::BranchBorrows(int victim, int preemptor, const Amounts& on) const {

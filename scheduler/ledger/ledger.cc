@@ -62,6 +62,7 @@ struct alignas(64) PoolCell {
   int64_t capacity = 0;       // S: its subtree quota
   int64_t guaranteed = 0;     // its local quota S − lending limit (none: 0); a root: S
   int64_t b_limit = 0;        // what b may reach: S − local + borrowing limit (none: unlimited)
+  int64_t potential = 0;      // what it could give a child with no usage anywhere (fixed)
   int32_t parent = -1;        // its parent cohort's pool for the same (flavor, resource)
   NameId flavor = 0;
   NameId resource = 0;
@@ -386,24 +387,8 @@ struct Ledger::Generation {
   // left, plus what its parent can give within its borrowing limit; a root: S − U.
   int64_t PoolFree(int32_t p) const {
     const PoolCell& n = pools[p];
-    const int64_t used = PoolUsage(n);
-    if (n.parent < 0) return std::max<int64_t>(0, n.capacity - used);
-    const int64_t local = std::max<int64_t>(0, n.guaranteed - used);
-    int64_t from_parent = PoolFree(n.parent);
-    if (n.b_limit != kUnlimited) {
-      const int64_t in_parent = std::max<int64_t>(0, used - n.guaranteed);
-      from_parent = std::min(from_parent, std::max<int64_t>(0, n.b_limit - in_parent));
-    }
-    return SaturatingAdd(local, from_parent);
-  }
-
-  // What pool `p` could give a child with no usage anywhere (Kueue's potentialAvailable()).
-  int64_t PoolPotential(int32_t p) const {
-    const PoolCell& n = pools[p];
-    if (n.parent < 0) return n.capacity;
-    const int64_t most = SaturatingAdd(n.guaranteed, PoolPotential(n.parent));
-    if (n.b_limit == kUnlimited) return most;
-    return std::min(most, SaturatingAdd(n.guaranteed, n.b_limit));  // S + borrowing limit
+    return PoolFreeOf(PoolUsage(n), n.capacity, n.guaranteed, n.b_limit, n.parent < 0,
+                      n.parent < 0 ? 0 : PoolFree(n.parent));
   }
 
   // Adds `q` without limits (existing usage), guaranteed part first.
@@ -452,7 +437,7 @@ struct Ledger::Generation {
     v.pool_used = PoolUsage(pools[c.pool]);
     v.pool_capacity = pools[c.pool].capacity;
     v.pool_free = PoolFree(static_cast<int32_t>(c.pool));
-    v.pool_potential = PoolPotential(static_cast<int32_t>(c.pool));
+    v.pool_potential = pools[c.pool].potential;
     v.pool = static_cast<int32_t>(c.pool);
     return v;
   }
@@ -647,6 +632,23 @@ class CellPlan {
                          ? kUnlimited
                          : SaturatingAdd(pool.capacity - pool.guaranteed, spec.borrowing_limit);
     }
+    std::vector<bool> done(n, false);
+    for (size_t i = 0; i < n; ++i) Potential(gen, static_cast<int32_t>(i), &done);
+  }
+
+  // What pool `p` could give a child with no usage anywhere (Kueue's potentialAvailable()): its
+  // local quota and what its parent could give, within its borrowing limit; a root: all of it.
+  // Usage never changes it: computed once per generation, parents first (memoized).
+  static int64_t Potential(Ledger::Generation& gen, int32_t p, std::vector<bool>* done) {
+    PoolCell& n = gen.pools[p];
+    if ((*done)[p]) return n.potential;
+    (*done)[p] = true;
+    if (n.parent < 0) return n.potential = n.capacity;
+    const int64_t most = SaturatingAdd(n.guaranteed, Potential(gen, n.parent, done));
+    n.potential = n.b_limit == kUnlimited
+                      ? most
+                      : std::min(most, SaturatingAdd(n.guaranteed, n.b_limit));  // S + limit
+    return n.potential;
   }
 
   const Policy& policy_;

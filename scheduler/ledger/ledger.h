@@ -76,6 +76,7 @@
 // found again by name after a reload). Resources the team's quota does not govern on the flavor
 // are not charged.
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <bitset>
@@ -169,6 +170,21 @@ struct CellView {
   int32_t pool = -1;  // that pool's index in the generation's pools (Ledger::Pools)
   // borrowed = max(0, usage − nominal); lent (to others) is computed by the caller per cohort.
 };
+
+// What a cohort pool can still give a child (Kueue's available(); see "Cohort tree"): what is
+// left of its local quota, plus what its parent can give (`parent_free`) within its borrowing
+// limit (`in_parent_limit`, kUnlimited: none); a root (`root`): what is left of its subtree
+// quota. The rule of the ledger's pools and of preemption's simulation of them.
+[[nodiscard]] inline int64_t PoolFreeOf(int64_t used, int64_t capacity, int64_t local,
+                                        int64_t in_parent_limit, bool root, int64_t parent_free) {
+  if (root) return std::max<int64_t>(0, capacity - used);
+  int64_t from_parent = parent_free;
+  if (in_parent_limit != model::kUnlimited) {
+    const int64_t in_parent = std::max<int64_t>(0, used - local);
+    from_parent = std::min(from_parent, std::max<int64_t>(0, in_parent_limit - in_parent));
+  }
+  return model::SaturatingAdd(std::max<int64_t>(0, local - used), from_parent);
+}
 
 struct CellKey {
   model::NameId team = 0;
