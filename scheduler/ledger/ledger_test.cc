@@ -178,11 +178,12 @@ TEST_F(LedgerTest, ATeamBorrowsAcrossTheCohortTree) {
 
 // A cohort's lending limit keeps part of its subtree quota for its own teams; its borrowing
 // limit caps what it takes from its parent (Kueue's localQuota and BorrowingLimit of a cohort).
-//   ROOT ── LEFT (own 2, lends at most 1) ── a (nominal 2)
-//        └─ RIGHT (borrows at most 1)     ── d (nominal 1), e (nominal 0)
+//   ROOT (own 3) ── LEFT (own 2, lends at most 1) ── a (nominal 2)
+//                └─ RIGHT (borrows at most 1)     ── d (nominal 1), e (nominal 0)
 TEST_F(LedgerTest, ACohortsLimitsBoundWhatItLendsAndBorrowsUpTheTree) {
   Ledger ledger(PolicyBuilder()
                     .Cohort("ROOT")
+                    .CohortQuota("ROOT", kP5, kGpu, 3)
                     .Cohort("LEFT", "ROOT")
                     .CohortQuota("LEFT", kP5, kGpu, 2, kUnlimited, /*lending_limit=*/1)
                     .Cohort("RIGHT", "ROOT")
@@ -194,21 +195,23 @@ TEST_F(LedgerTest, ACohortsLimitsBoundWhatItLendsAndBorrowsUpTheTree) {
                     .Team("e", "RIGHT")
                     .Quota(kP5, kGpu, 0)
                     .Build());
-  // ROOT holds LEFT's lendable 1 and RIGHT's 1: RIGHT may take 1 from it, so e gets d's idle 1
-  // and LEFT's 1, and nothing more.
+  // ROOT holds its own 3, LEFT's lendable 1 and RIGHT's 1. RIGHT stores in it what d lends and
+  // 1 more (its borrowing limit), so e gets 2 and no more, although ROOT has 3 left.
   EXPECT_TRUE(Ok(Reserve(ledger, "e", Gpus(2))));
   auto refused = Reserve(ledger, "e", Gpus(1));
   ASSERT_FALSE(Ok(refused));
   EXPECT_EQ(Why(refused).kind, RefusalKind::kPool);
-  // LEFT keeps 3 of its 4 for a, who may use them all although its nominal is 2.
-  EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(3))));
+  EXPECT_EQ(Why(refused).pool_free, 0);
+  // LEFT keeps 3 of its 4 for a (its nominal is 2), and a may borrow ROOT's 3 left.
+  EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(6))));
   EXPECT_FALSE(Ok(Reserve(ledger, "a", Gpus(1))));
   {
     Ledger::Session s(ledger);
     const CellView v = s.View(T("a"), F(kP5), R(kGpu));
     EXPECT_EQ(v.pool_capacity, 4);
-    EXPECT_EQ(v.pool_used, 3);
-    EXPECT_EQ(v.pool_free, 0);  // its local quota is used, and ROOT is full
+    EXPECT_EQ(v.pool_used, 6);
+    EXPECT_EQ(v.pool_free, 0);       // its local quota is used, and ROOT is full
+    EXPECT_EQ(v.pool_potential, 8);  // LEFT's 3 kept and ROOT's 5, with no usage anywhere
   }
   // d's nominal is taken by e: d gets nothing until e gives back.
   EXPECT_FALSE(Ok(Reserve(ledger, "d", Gpus(1), Mode::kWithinNominal)));
