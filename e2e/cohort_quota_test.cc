@@ -101,14 +101,9 @@ TEST_F(CohortQuotaTest, TeamsBorrowTheCohortsOwnQuotaAndOwnersReclaimOnlyTheirs)
   EXPECT_EQ(Running("a"), 4u);
   EXPECT_EQ(Running("b"), 8u);
   EXPECT_EQ(PendingOf("a"), 2u);
-  size_t evicted = 0;
-  for (size_t i = history_before; i < h().history().size(); ++i) {
-    for (const std::string& pod : h().history()[i].evicted) {
-      EXPECT_EQ(pod.rfind(Ns("b") + "/", 0), 0u) << pod;
-      ++evicted;
-    }
-  }
-  EXPECT_EQ(evicted, 4u);
+  const std::vector<std::string> evicted = EvictedSince(history_before);
+  for (const std::string& pod : evicted) EXPECT_EQ(pod.rfind(Ns("b") + "/", 0), 0u) << pod;
+  EXPECT_EQ(evicted.size(), 4u);
 }
 
 }  // namespace

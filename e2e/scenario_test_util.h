@@ -136,6 +136,15 @@ class ScenarioTest : public ::testing::Test {
     return h().CountPods([&](const PodView& p) { return p.ns == Ns(team) && p.pending(); });
   }
 
+  // The pods evicted in the steps from `first_step` (an index of h().history()) on, in order.
+  std::vector<std::string> EvictedSince(size_t first_step) {
+    std::vector<std::string> out;
+    for (size_t i = first_step; i < h().history().size(); ++i) {
+      for (const std::string& pod : h().history()[i].evicted) out.push_back(pod);
+    }
+    return out;
+  }
+
   // Checks the oracle after every step from now on.
   void CheckLimitsEveryStep(QuotaOracle oracle) {
     oracle_ = std::make_unique<QuotaOracle>(std::move(oracle));
