@@ -79,10 +79,8 @@ std::vector<std::pair<const Team*, PendingPod>> CohortHeads(const PendingQueues&
                                                             const Policy& policy,
                                                             const Team& team) {
   std::vector<std::pair<const Team*, PendingPod>> heads;
-  const std::string_view tree = policy.RootCohort(team.cohort);
   for (const Team& other : policy.teams) {
-    if (other.name == team.name || !other.active || other.cohort.empty()) continue;
-    if (policy.RootCohort(other.cohort) != tree) continue;
+    if (&other == &team || !other.active || !policy.SameCohortTree(other, team)) continue;
     for (PendingPod& head : pending.Heads(
              TeamNames().Intern(other.name),
              policy.task_prioritization == TaskPrioritization::kTaskRanking, kHeadLookahead)) {

@@ -94,6 +94,14 @@ void Policy::Finalize() {
   CohortTree tree = BuildCohortTree(*this);
   cohort_root = std::move(tree.root);
   cohort_parent = std::move(tree.parent);
+  std::map<std::string_view, uint32_t> roots;
+  for (const auto& [cohort, root] : cohort_root) roots.emplace(root, 0);
+  uint32_t next = 0;
+  for (auto& [root, id] : roots) id = next++;
+  team_tree.clear();
+  for (const Team& t : teams) {
+    team_tree.push_back(t.cohort.empty() ? kNoCohortTree : roots.at(RootCohort(t.cohort)));
+  }
 }
 
 const Team* Policy::FindTeam(std::string_view name) const {
@@ -166,6 +174,11 @@ const Cohort* Policy::FindCohort(std::string_view name) const {
     if (cohort_index.empty() && c.name == name) return &c;
   }
   return nullptr;
+}
+
+bool Policy::SameCohortTree(const Team& a, const Team& b) const {
+  const uint32_t tree = team_tree[static_cast<size_t>(&a - teams.data())];
+  return tree != kNoCohortTree && tree == team_tree[static_cast<size_t>(&b - teams.data())];
 }
 
 std::string_view Policy::ParentCohort(std::string_view cohort) const {

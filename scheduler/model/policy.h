@@ -164,6 +164,10 @@ struct Policy {
   std::map<std::string, size_t, std::less<>> cohort_index;        // cohort name → index
   std::map<std::string, std::string, std::less<>> cohort_root;    // cohort → its tree's root
   std::map<std::string, std::string, std::less<>> cohort_parent;  // cohort → parent (cycles cut)
+  // Per team (parallel to `teams`): a number its cohort tree shares with no other tree (the
+  // index of its root in the sorted roots), or kNoCohortTree for a team in no cohort.
+  std::vector<uint32_t> team_tree;
+  static constexpr uint32_t kNoCohortTree = 0xffffffff;
   // A content hash of the documents this snapshot came from (for logs and metrics).
   std::string source_hash;
 
@@ -175,6 +179,9 @@ struct Policy {
   // a parent that would close a cycle, an error the config check reports, is not followed).
   // Teams under one root lend and borrow to each other. Needs Finalize().
   [[nodiscard]] std::string_view RootCohort(std::string_view cohort) const;
+  // Whether teams `a` and `b` (of this policy) lend and borrow to each other: in one cohort
+  // tree. Compares two numbers. Needs Finalize().
+  [[nodiscard]] bool SameCohortTree(const Team& a, const Team& b) const;
   // The parent of `cohort` in that tree ("" at a root). Needs Finalize().
   [[nodiscard]] std::string_view ParentCohort(std::string_view cohort) const;
   [[nodiscard]] const Team* TeamOfNamespace(std::string_view ns) const;

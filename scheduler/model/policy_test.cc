@@ -83,7 +83,7 @@ TEST(CohortPoolsTest, RootsOfADeepChainAndOfACycle) {
     builder.Cohort("c" + std::to_string(i), "c" + std::to_string(i - 1));
   }
   builder.Team("deep", "c2999").Quota(kP5, kGpu, 1).Team("top", "c0").Quota(kP5, kGpu, 2);
-  builder.Cohort("x", "y").Cohort("y", "x");
+  builder.Cohort("x", "y").Cohort("y", "x").Team("in-x", "x").Team("alone").Team("alone-2");
   PolicyPtr policy = builder.Build();
   EXPECT_EQ(policy->RootCohort("c2999"), "c0");
   EXPECT_EQ(policy->RootCohort("c1500"), "c0");
@@ -91,6 +91,10 @@ TEST(CohortPoolsTest, RootsOfADeepChainAndOfACycle) {
   EXPECT_EQ(policy->RootCohort("unknown"), "unknown");
   EXPECT_EQ(policy->RootCohort("x"), "y");  // x → y kept, y → x cut
   EXPECT_EQ(policy->RootCohort("y"), "y");
+  const Policy& p = *policy;
+  EXPECT_TRUE(p.SameCohortTree(*p.FindTeam("deep"), *p.FindTeam("top")));
+  EXPECT_FALSE(p.SameCohortTree(*p.FindTeam("deep"), *p.FindTeam("in-x")));
+  EXPECT_FALSE(p.SameCohortTree(*p.FindTeam("alone"), *p.FindTeam("alone-2")));  // no cohort
   std::map<std::string, CohortPool> pools = ByCohort(*policy);
   EXPECT_EQ(pools["c2999"].subtree, 1);
   EXPECT_EQ(pools["c0"].subtree, 3);  // the deep team's 1 passed up 2,999 levels, and top's 2
