@@ -147,7 +147,7 @@ void PrintQuotas(const scheduler::model::Policy& p, std::ostream& out) {
   PrintTableOrNone(rows, out);
 }
 
-// One row per cohort pool (cohort, flavor, resource) a team under the cohort governs
+// One row per cohort pool (cohort, flavor, resource) a team of the cohort's tree governs
 // (model::CohortPools, the ledger's limits): what its teams lend, the cohort's own quota, what
 // its child cohorts lend it, the pool they make, and what a cohort with a parent keeps for its
 // own subtree (the rest it lends up).

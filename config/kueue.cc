@@ -341,7 +341,10 @@ void DecodeCohort(ObjectReader& doc, bool v1alpha1, ConfigSet* out) {
   std::optional<std::string> parent = spec.String(v1alpha1 ? "parent" : "parentName");
   CohortSpec cohort;
   DecodeResourceGroups(spec, "Cohort", &cohort.lines);
-  spec.NotHonoured("fairSharing", "taskgov shares fairly between teams, not between cohorts");
+  if (spec.Has("fairSharing")) {
+    ObjectReader fs = spec.Object("fairSharing");
+    cohort.fair_share_weight = ReadWeight(fs, "weight");
+  }
   if (!meta.name) return;
   cohort.origin = OriginOf(doc);
   cohort.name = *meta.name;

@@ -170,7 +170,7 @@ kind: Cohort
 metadata: {name: lab}
 spec:
   parentName: company
-  fairSharing: {weight: "1"}
+  fairSharing: {weight: "1.5"}
   resourceGroups:
   - coveredResources: [nvidia.com/gpu]
     flavors:
@@ -188,6 +188,7 @@ status: {}
   ASSERT_FALSE(p.cohorts.empty());
   EXPECT_EQ(p.cohorts[0].name, "lab");
   EXPECT_EQ(p.cohorts[0].parent, "company");
+  EXPECT_DOUBLE_EQ(p.cohorts[0].fair_share_weight, 1.5);  // weighs 'lab' against its siblings
   EXPECT_EQ(p.FindTeam("research")->cohort, "lab");
   ASSERT_EQ(p.cohorts[0].flavors.size(), 1u);  // the Cohort's own quota
   EXPECT_EQ(p.cohorts[0].flavors[0].flavor, "ml.p5.48xlarge");
@@ -205,7 +206,7 @@ status: {}
 
 // A Cohort's own quota: its lines are checked as a ClusterQueue's are; its limits bound what it
 // takes from and gives to its parent (ignored, with a warning, for a cohort without one), and
-// quota no team under the cohort can use is pointed out.
+// quota no team of the cohort's tree can use is pointed out.
 TEST(Kueue, CohortQuota) {
   LoadResult r = LoadOne("cohort.yaml", R"(
 apiVersion: kueue.x-k8s.io/v1beta1
@@ -268,7 +269,7 @@ spec:
                             "ignored: cohort 'all' has no parent"))
       << Dump(r);
   EXPECT_TRUE(HasDiagnostic(r, Severity::kWarning, "cohort.yaml", line + "1]",
-                            "no team under cohort 'all' has quota for memory"))
+                            "no team in the cohort tree of 'all' has quota for memory"))
       << Dump(r);
   // Under a parent, the limits hold; a team of a child cohort governs the parent's cpu.
   const scheduler::model::Cohort* child = r.policy->FindCohort("child");
@@ -276,7 +277,7 @@ spec:
   ASSERT_EQ(child->flavors.size(), 1u);
   EXPECT_EQ(child->flavors[0].resources[0].borrowing_limit, 2000);
   EXPECT_EQ(child->flavors[0].resources[0].lending_limit, 1000);
-  EXPECT_FALSE(HasDiagnostic(r, Severity::kWarning, "cohort.yaml", "", "team under cohort 'child'"))
+  EXPECT_FALSE(HasDiagnostic(r, Severity::kWarning, "cohort.yaml", "", "cohort tree of 'child'"))
       << Dump(r);
 
   LoadResult bad = LoadOne("cohort.yaml", R"(
@@ -299,6 +300,65 @@ spec:
   EXPECT_TRUE(HasDiagnostic(bad, Severity::kError, "cohort.yaml",
                             "spec.resourceGroups[0].flavors[1].name",
                             "listed twice in this Cohort"))
+      << Dump(bad);
+}
+
+// A Cohort's spec.fairSharing.weight weighs it against its siblings (Kueue's DRS of a cohort);
+// unset it is 1, a root's weighs nothing (a warning), and a weight that is not a quantity is an
+// error at its path.
+TEST(Kueue, CohortFairSharingWeight) {
+  const std::string queue = R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: a}
+spec:
+  cohortName: lab
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources: [{name: cpu, nominalQuota: 1}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: org}
+spec:
+  fairSharing: {weight: "3"}
+)";
+  LoadResult r = LoadOne("weights.yaml", queue + R"(---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: lab}
+spec:
+  parentName: org
+  fairSharing: {weight: "0.25"}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: ops}
+spec: {parentName: org}
+)");
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  ASSERT_NE(r.policy->FindCohort("lab"), nullptr);
+  EXPECT_DOUBLE_EQ(r.policy->FindCohort("lab")->fair_share_weight, 0.25);
+  ASSERT_NE(r.policy->FindCohort("ops"), nullptr);
+  EXPECT_DOUBLE_EQ(r.policy->FindCohort("ops")->fair_share_weight, 1.0);
+  EXPECT_TRUE(HasDiagnostic(r, Severity::kWarning, "weights.yaml", "",
+                            "cohort 'org' has no parent, and its fair-sharing weight"))
+      << Dump(r);
+  EXPECT_FALSE(HasDiagnostic(r, Severity::kWarning, "weights.yaml", "", "cohort 'lab' has no"))
+      << Dump(r);
+
+  LoadResult bad = LoadOne("weights.yaml", queue + R"(---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: lab}
+spec:
+  parentName: org
+  fairSharing: {weight: heavy}
+)");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_TRUE(HasDiagnostic(bad, Severity::kError, "weights.yaml", "spec.fairSharing.weight", ""))
       << Dump(bad);
 }
 

@@ -251,7 +251,7 @@ class Resolver {
                      "capability and guarantee are not honoured");
         }
         set_.cohorts.push_back(
-            CohortSpec{t.origin, t.name, t.name == "root" ? "" : t.cohort.value_or(""), {}});
+            CohortSpec{t.origin, t.name, t.name == "root" ? "" : t.cohort.value_or(""), {}, {}});
         volcano_cohorts_.insert(t.name);
         continue;
       }
@@ -706,7 +706,8 @@ class Resolver {
     for (const std::string& name : order) {
       policy_->cohorts.push_back(scheduler::model::Cohort{name, parent[name], {}});
     }
-    // The pools the tree makes: a (cohort, flavor, resource) some team under the cohort governs.
+    // The pools the tree makes (model::CohortPools): a (cohort, flavor, resource) some team of
+    // the cohort's tree governs.
     std::set<std::tuple<std::string, std::string, std::string>> pools;
     for (const scheduler::model::CohortPool& pool : scheduler::model::CohortPools(*policy_)) {
       pools.emplace(pool.cohort, pool.flavor, pool.resource);
@@ -716,14 +717,28 @@ class Resolver {
     for (scheduler::model::Cohort& cohort : policy_->cohorts) {
       if (auto it = specs.find(cohort.name); it != specs.end()) {
         cohort.flavors = CohortQuota(*it->second, pools);
+        CohortWeight(*it->second, &cohort);
       }
+    }
+  }
+
+  // A cohort's fair-sharing weight (Kueue: it weighs the cohort against its siblings, so a root's
+  // weighs nothing: a warning).
+  void CohortWeight(const CohortSpec& spec, scheduler::model::Cohort* cohort) {
+    if (!spec.fair_share_weight) return;
+    cohort->fair_share_weight = *spec.fair_share_weight;
+    if (spec.parent.empty()) {
+      WarnAt(d_, spec.origin,
+             "ignored: cohort '" + spec.name +
+                 "' has no parent, and its fair-sharing weight weighs it only against sibling "
+                 "cohorts and teams under a parent");
     }
   }
 
   // The quota a cohort holds itself per (flavor, resource): nominal, and the limits on what it
   // borrows from and lends to its parent (the ledger's cohort tree). A line given twice is an
-  // error; limits of a cohort without a parent, and a line no team under the cohort can use, are
-  // warnings.
+  // error; limits of a cohort without a parent, and a line no team of the cohort's tree can use,
+  // are warnings.
   std::vector<scheduler::model::FlavorQuota> CohortQuota(
       const CohortSpec& spec,
       const std::set<std::tuple<std::string, std::string, std::string>>& pools) {
@@ -744,8 +759,8 @@ class Resolver {
       }
       if (!pools.count({spec.name, l.flavor, l.resource})) {
         WarnAt(d_, l.origin,
-               "no team under cohort '" + spec.name + "' has quota for " + l.resource + " on '" +
-                   l.flavor + "': no pod can use this quota");
+               "no team in the cohort tree of '" + spec.name + "' has quota for " + l.resource +
+                   " on '" + l.flavor + "': no pod can use this quota");
       }
       auto fq = std::find_if(out.begin(), out.end(), [&](const scheduler::model::FlavorQuota& f) {
         return f.flavor == l.flavor;

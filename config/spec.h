@@ -148,7 +148,8 @@ struct CohortSpec {
   std::string name;
   std::string parent;
   // The quota the cohort holds itself (Kueue Cohort spec.resourceGroups): nominal only.
-  std::vector<LineSpec> lines;
+  std::vector<LineSpec> lines;  // Kueue Cohort spec.fairSharing.weight (unset: 1).
+  std::optional<double> fair_share_weight;
 };
 
 struct LocalQueueSpec {

@@ -130,12 +130,30 @@ std::vector<CohortPool> CohortPools(const Policy& policy) {
       }
     }
   }
+  // A cohort's own quota joins its tree wherever a team of the tree governs the (flavor,
+  // resource), teams under the cohort or not (Kueue passes every cohort's subtree quota up): the
+  // cohort's pool and its ancestors' are made.
+  for (const Cohort& c : policy.cohorts) {
+    const std::string& root = tree.root.at(c.name);
+    for (const FlavorQuota& fq : c.flavors) {
+      for (const ResourceQuota& q : fq.resources) {
+        if (!pools.count({root, fq.flavor, q.resource})) continue;
+        for (std::string at = c.name; !at.empty(); at = parent.at(at)) {
+          CohortPool& pool = pools[{at, fq.flavor, q.resource}];
+          pool.cohort = at;
+          pool.parent = parent.at(at);
+          pool.flavor = fq.flavor;
+          pool.resource = q.resource;
+        }
+      }
+    }
+  }
   std::map<Key, int64_t> lending;  // a cohort's lending limit on its pool (absent: none)
   for (const Cohort& c : policy.cohorts) {
     for (const FlavorQuota& fq : c.flavors) {
       for (const ResourceQuota& q : fq.resources) {
         auto it = pools.find({c.name, fq.flavor, q.resource});
-        if (it == pools.end()) continue;  // no team under the cohort could use it
+        if (it == pools.end()) continue;  // no team of the cohort's tree could use it
         it->second.own = SaturatingAdd(it->second.own, q.nominal);
         if (it->second.parent.empty()) continue;  // a root's limits bound nothing
         it->second.borrowing_limit = q.borrowing_limit;

@@ -109,9 +109,12 @@ struct Cohort {
   std::string name;
   std::string parent;  // hierarchical cohorts (Kueue parentName); empty at the root
   // Quota the cohort holds itself (Kueue Cohort spec.resourceGroups): its nominal adds to its
-  // pool for each (flavor, resource) a team under the cohort governs; its borrowing and lending
+  // pool for each (flavor, resource) a team of its cohort tree governs; its borrowing and lending
   // limits bound what that pool takes from and gives to its parent's (CohortPools).
   std::vector<FlavorQuota> flavors;
+  // Kueue Cohort spec.fairSharing.weight: how a cohort's borrowing weighs against its siblings'
+  // (teams and cohorts under the same parent) in fair sharing; a root's weighs nothing.
+  double fair_share_weight = 1.0;
 };
 
 // Kueue's fairSharing.preemptionStrategies: when a pod of another team may be taken under
@@ -214,8 +217,9 @@ struct CohortPool {
   int64_t local = 0;                     // S − lending limit (no lending limit: 0); a root: S
   int64_t borrowing_limit = kUnlimited;  // on what it stores in its parent's pool, beyond S − local
 };
-// One per (cohort, flavor, resource) a team under the cohort has quota for, children before
-// their parents.
+// One per (cohort, flavor, resource) a team under the cohort has quota for, or that the cohort
+// or a cohort under it holds quota for and a team of the tree governs (the quota is passed up to
+// the root, where any team of the tree may borrow it); children before their parents.
 [[nodiscard]] std::vector<CohortPool> CohortPools(const Policy& policy);
 
 }  // namespace taskgov::scheduler::model

@@ -74,6 +74,29 @@ TEST(CohortPoolsTest, ACycleIsCutAndUngovernedQuotaMakesNoPool) {
   EXPECT_EQ(pools["Y"].resource, kGpu);
 }
 
+// A cohort with no team under it still passes its own quota up to the root, for the (flavor,
+// resource) a team elsewhere in the tree governs (Kueue's "deep preemption": the quota sits four
+// levels down another branch).
+TEST(CohortPoolsTest, QuotaOfACohortWithoutTeamsIsPassedUp) {
+  PolicyPtr policy = PolicyBuilder()
+                         .Cohort("ROOT")
+                         .Cohort("A", "ROOT")
+                         .Cohort("C", "ROOT")
+                         .Cohort("CC", "C")
+                         .CohortQuota("CC", kP5, kGpu, 8)
+                         .CohortQuota("CC", kP5, "cpu", 64000)
+                         .Team("a", "A")
+                         .Quota(kP5, kGpu, 0)
+                         .Build();
+  std::map<std::string, CohortPool> pools = ByCohort(*policy);
+  ASSERT_EQ(pools.size(), 4u) << "A, ROOT, and C and CC on the way up";
+  EXPECT_EQ(pools["CC"].own, 8);
+  EXPECT_EQ(pools["CC"].resource, kGpu);  // cpu: no team of the tree governs it
+  EXPECT_EQ(pools["C"].subtree, 8);
+  EXPECT_EQ(pools["ROOT"].subtree, 8);
+  EXPECT_EQ(pools["A"].subtree, 0);
+}
+
 // Every cohort of a chain 3,000 deep finds its root, and the teams at the bottom pool with the
 // root's; a cycle's later link is cut, so its cohorts still have a root.
 TEST(CohortPoolsTest, RootsOfADeepChainAndOfACycle) {

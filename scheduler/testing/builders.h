@@ -275,6 +275,11 @@ class PolicyBuilder {
         model::ResourceQuota{resource, nominal, borrowing_limit, lending_limit});
     return *this;
   }
+  // Cohort `cohort`'s fair-sharing weight (Kueue Cohort spec.fairSharing.weight).
+  PolicyBuilder& CohortWeight(const std::string& cohort, double weight) {
+    CohortNamed(cohort, "")->fair_share_weight = weight;
+    return *this;
+  }
   PolicyBuilder& PriorityClass(const std::string& name, int32_t value) {
     policy_.priority_classes.push_back(scheduler::model::PriorityClass{name, value});
     return *this;
