@@ -89,7 +89,7 @@ TEST_F(CohortTreeTest, TeamsBorrowAcrossTheTreeAndOwnersReclaimAcrossIt) {
   for (const Attempt& a : step.attempts) {
     if (a.outcome == Attempt::Outcome::kRefused) refusal = a.reason;
   }
-  EXPECT_NE(refusal.find("cohort pool free 0 of 2"), std::string::npos) << refusal;
+  EXPECT_NE(refusal.find("cohort pool free 0 of 6"), std::string::npos) << refusal;
 
   common::Result<metrics::testing::Exposition> m = h().extender().ScrapeMetrics();
   ASSERT_TRUE(m.ok()) << m.error().message;

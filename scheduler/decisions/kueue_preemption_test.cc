@@ -484,12 +484,6 @@ std::string Join(const std::vector<std::string>& parts, const std::string& sep) 
   return out;
 }
 
-std::string ShowWeight(double w) {
-  std::ostringstream os;
-  os << w;
-  return os.str();
-}
-
 // Kueue's Assignment.TotalRequestsFor: for pod set i, its per-pod requests times the count the
 // assignment gives it (nothing when the spec's count is 0), zero quantities dropped, each
 // resource on the flavor assigned to it. flavor → resource → amount; "" in *error when every
@@ -532,20 +526,6 @@ std::set<std::string> AssignedFlavors(const KueueCase& c) {
   return out;
 }
 
-// Cohort objects taskgov cannot weigh: the weight of a nested cohort (a root cohort's weight
-// weighs nothing: it has no siblings).
-void CohortGaps(const KueueCase& c, std::vector<std::string>* out) {
-  std::vector<std::string> weighted;
-  for (const CohortObject& co : c.cohorts) {
-    if (co.parent.empty()) continue;
-    if (co.weight) weighted.push_back(co.name + ": " + ShowWeight(*co.weight));
-  }
-  if (!weighted.empty()) {
-    out->push_back("a Cohort's fair-sharing weight (" + Join(weighted, ", ") +
-                   "): taskgov weighs teams only");
-  }
-}
-
 // Workloads that are not one pod request (or gang of equal pods) on one flavor.
 void WorkloadGaps(const KueueCase& c, std::vector<std::string>* out) {
   if (c.incoming.pod_sets.size() > 1) {
@@ -585,7 +565,6 @@ bool ExpressibleOnly() {
 // expressible.
 std::vector<std::string> MissingFeatures(const KueueCase& c) {
   std::vector<std::string> out;
-  CohortGaps(c, &out);
   WorkloadGaps(c, &out);
   return out;
 }
@@ -656,7 +635,7 @@ PolicyPtr BuildPolicy(const KueueCase& c, std::string* error) {
   }
   for (const CohortObject& co : c.cohorts) {  // a Cohort's own quota joins its pool
     for (const FlavorQuota& fq : co.quota) add_flavor(fq.flavor);
-    policy->cohorts.push_back(Cohort{co.name, co.parent, co.quota});
+    policy->cohorts.push_back(Cohort{co.name, co.parent, co.quota, co.weight.value_or(1.0)});
   }
   policy->Finalize();
   return policy;

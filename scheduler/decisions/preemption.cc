@@ -96,7 +96,7 @@ void QuotaSim::AddCell(const Policy& policy, NameId team, NameId resource, const
     const std::string key = r.policy == nullptr        ? "\x01orphan:" + TeamNames().Name(team)
                             : r.policy->cohort.empty() ? "\x01team:" + r.policy->name
                                                        : r.policy->cohort;
-    r.pool = static_cast<uint32_t>(PoolNamed(key));
+    r.pool = static_cast<uint32_t>(PoolNamed(policy, key));
     rows_.push_back(r);
     row = static_cast<int>(rows_.size() - 1);
   }
@@ -119,18 +119,22 @@ void QuotaSim::AddCell(const Policy& policy, NameId team, NameId resource, const
     to.capacity[slot] = from.capacity;
     to.local[slot] = from.local;
     to.in_parent_limit[slot] = from.in_parent_limit;
+    to.potential[slot] = from.potential;
     if (from.parent < 0) break;
-    const int32_t parent = PoolNamed(pools[from.parent].cohort);
+    const int32_t parent = PoolNamed(policy, pools[from.parent].cohort);
     pools_[p].parent = parent;
     p = parent;
   }
 }
 
-int32_t QuotaSim::PoolNamed(const std::string& key) {
+int32_t QuotaSim::PoolNamed(const Policy& policy, const std::string& key) {
   auto it = std::find(pool_keys_.begin(), pool_keys_.end(), key);
   if (it != pool_keys_.end()) return static_cast<int32_t>(it - pool_keys_.begin());
   pool_keys_.push_back(key);
   pools_.emplace_back();
+  if (const model::Cohort* cohort = policy.FindCohort(key)) {
+    pools_.back().weight = cohort->fair_share_weight;
+  }
   return static_cast<int32_t>(pools_.size() - 1);
 }
 
@@ -300,8 +304,7 @@ bool QuotaSim::Fits(int row, const Amounts& request, std::string* why) const {
         *why = TeamNames().Name(r.team) + ": " + ResourceNames().Name(slots_[s]) + " on " +
                FlavorNames().Name(flavor_) + ": requested " + Show(slots_[s], q) + ", in use " +
                Show(slots_[s], c.usage) + " of nominal " + Show(slots_[s], c.nominal) +
-               ", cohort pool free " + Show(slots_[s], free) + " of " +
-               Show(slots_[s], pools_[r.pool].capacity[s]);
+               ", cohort pool free " + Show(slots_[s], free) + " of " + Show(slots_[s], c.lendable);
       }
       return false;
     }
@@ -316,6 +319,14 @@ bool QuotaSim::WithinNominal(int row, const Amounts& extra) const {
     if (c.governed && extra[s] > 0 && SaturatingAdd(c.usage, extra[s]) > c.nominal) return false;
   }
   return true;
+}
+
+bool QuotaSim::Borrowing(int row) const {
+  for (size_t s = 0; s < slot_count_; ++s) {
+    const Cell& c = rows_[row].cells[s];
+    if (c.governed && c.usage > c.nominal) return true;
+  }
+  return false;
 }
 
 bool QuotaSim::Borrowing(int row, const Amounts& on) const {
@@ -346,6 +357,95 @@ int64_t QuotaSim::ShareAfterAdding(int row, const Amounts& delta) const {
 }
 int64_t QuotaSim::ShareAfterRemoving(int row, const Amounts& delta) const {
   return ShareWith(row, &delta, -1);
+}
+
+int64_t QuotaSim::CohortShareOf(int32_t p, const Amounts& used) const {
+  const Pool& n = pools_[p];
+  if (n.parent < 0) return 0;  // a root borrows from no one
+  const Pool& parent = pools_[n.parent];
+  ShareAccumulator share;
+  for (size_t s = 0; s < slot_count_; ++s) share.Add(used[s], n.capacity[s], parent.potential[s]);
+  return share.PerMille(n.weight);
+}
+
+int64_t QuotaSim::CohortShareAfterAdding(int32_t pool, int row, const Amounts& amounts) const {
+  return CohortShareOf(pool, PoolUsedAfter(row, amounts, 1, pool));
+}
+
+int64_t QuotaSim::CohortShare(int32_t pool) const {
+  Amounts used{};
+  std::copy_n(pools_[pool].used.begin(), slot_count_, used.begin());
+  return CohortShareOf(pool, used);
+}
+
+bool QuotaSim::CohortBorrowing(int32_t pool) const {
+  const Pool& n = pools_[pool];
+  for (size_t s = 0; s < slot_count_; ++s) {
+    if (n.used[s] > n.capacity[s]) return true;
+  }
+  return false;
+}
+
+QuotaSim::Amounts QuotaSim::PoolUsedAfter(int row, const Amounts& amounts, int sign,
+                                          int32_t target) const {
+  Amounts out{};
+  const TeamRow& r = rows_[row];
+  for (size_t s = 0; s < slot_count_; ++s) {
+    const Cell& c = r.cells[s];
+    int64_t delta = 0;
+    if (c.governed && amounts[s] != 0) {
+      const int64_t usage = std::max<int64_t>(0, SaturatingAdd(c.usage, sign * amounts[s]));
+      delta = Positive(usage - c.guaranteed) - Positive(c.usage - c.guaranteed);
+    }
+    for (int32_t p = static_cast<int32_t>(r.pool); p >= 0; p = pools_[p].parent) {
+      const Pool& n = pools_[p];
+      const int64_t used = std::max<int64_t>(0, SaturatingAdd(n.used[s], delta));
+      if (p == target) {
+        out[s] = used;
+        break;
+      }
+      delta = Positive(used - n.local[s]) - Positive(n.used[s] - n.local[s]);
+    }
+  }
+  return out;
+}
+
+int32_t QuotaSim::AlmostLca(int row, int32_t lca) const {
+  int32_t side = -1;
+  for (int32_t p = static_cast<int32_t>(rows_[row].pool); p >= 0 && p != lca;
+       p = pools_[p].parent) {
+    side = p;
+  }
+  return side;
+}
+
+int64_t QuotaSim::SideShare(int row, int32_t side, const Amounts& amounts, int sign) const {
+  if (side < 0) return ShareWith(row, &amounts, sign);
+  return CohortShareOf(side, PoolUsedAfter(row, amounts, sign, side));
+}
+
+QuotaSim::FairShares QuotaSim::CompareShares(int prow, int vrow, const Amounts& request,
+                                             const Amounts& victim_charge) const {
+  // The lowest cohort both teams are under: the first of the victim's pools that is also one of
+  // the preemptor's (trees are shallow: a walk per level).
+  int32_t lca = -1;
+  for (int32_t v = static_cast<int32_t>(rows_[vrow].pool); v >= 0 && lca < 0;
+       v = pools_[v].parent) {
+    for (int32_t p = static_cast<int32_t>(rows_[prow].pool); p >= 0; p = pools_[p].parent) {
+      if (p == v) {
+        lca = v;
+        break;
+      }
+    }
+  }
+  FairShares out;
+  out.preemptor_pool = AlmostLca(prow, lca);
+  out.victim_pool = AlmostLca(vrow, lca);
+  const Amounts none{};
+  out.preemptor_after = SideShare(prow, out.preemptor_pool, request, 1);
+  out.victim_before = SideShare(vrow, out.victim_pool, none, 1);
+  out.victim_after = SideShare(vrow, out.victim_pool, victim_charge, -1);
+  return out;
 }
 
 // ---- the rule ----
@@ -407,13 +507,15 @@ Verdict JudgeVictim(const Policy& policy, const PreemptorFacts& preemptor,
     v.reclaim_if_within_nominal = true;
     return v;
   }
-  const int64_t preemptor_after = sim->ShareAfterAdding(prow, request);
-  const int64_t victim_before = sim->Share(vrow);
-  const int64_t victim_after = sim->ShareAfterRemoving(vrow, victim_charge);
-  Verdict v = No("its team's weighted share is not above the preemptor's");
+  // Shares of the two sides just below the cohort both teams share (in a flat cohort, the
+  // teams'), the preemptor's with its pod admitted.
+  const QuotaSim::FairShares shares = sim->CompareShares(prow, vrow, request, victim_charge);
+  Verdict v =
+      No(shares.victim_pool < 0 ? "its team's weighted share is not above the preemptor's"
+                                : "its cohort's weighted share is not above the preemptor's");
   v.reason = PreemptionReason::kFairShare;
-  v.final_share = preemptor_after <= victim_after;
-  v.initial_share = preemptor_after < victim_before;
+  v.final_share = shares.preemptor_after <= shares.victim_after;
+  v.initial_share = shares.preemptor_after < shares.victim_before;
   for (FairShareStrategy s : policy.preemption.fair_sharing_strategies) {
     if (s == FairShareStrategy::kLessThanOrEqualToFinalShare ? v.final_share : v.initial_share) {
       v.allowed = true;
@@ -625,14 +727,7 @@ void VictimSelector::Order(const SelectionInput& in) {
   for (uint32_t i = 0; i < n; ++i) {
     if (units_[i].own) order.push_back(i);
   }
-  // Within a team: lower priority first, most recently started first, UID last.
-  auto within = [&](uint32_t a, uint32_t b) {
-    const Unit& x = units_[a];
-    const Unit& y = units_[b];
-    if (x.priority != y.priority) return x.priority < y.priority;
-    if (x.started_ms != y.started_ms) return x.started_ms > y.started_ms;
-    return x.uid < y.uid;
-  };
+  auto within = [&](uint32_t a, uint32_t b) { return WithinTeamFirst(units_[a], units_[b]); };
   std::sort(order.begin() + others, order.end(), within);
   if (in.policy->idle_compute == IdleComputeAllocation::kFirstComeFirstServe) {
     std::sort(order.begin(), order.begin() + others, [&](uint32_t a, uint32_t b) {
@@ -643,46 +738,157 @@ void VictimSelector::Order(const SelectionInput& in) {
     });
     return;
   }
-  // FairShare: the team with the highest weighted share gives first — the preemptor's own team
-  // counted with the pod admitted, as Kueue's fair-sharing target order counts it — its share
-  // recomputed as each of its units is taken. Equal shares: other teams first.
+  // FairShare: other teams by team, then the preemptor's; FairOrder puts first what Kueue takes.
   std::sort(order.begin(), order.begin() + others, [&](uint32_t a, uint32_t b) {
     if (units_[a].row != units_[b].row) return units_[a].row < units_[b].row;
     return within(a, b);
   });
-  std::vector<std::pair<size_t, size_t>>& ranges = ranges_;  // per team: [next, end) in order
-  ranges.clear();
-  for (size_t i = 0; i < others;) {
+  FairOrder(in);
+}
+
+void VictimSelector::GroupTargets() {
+  ranges_.clear();
+  for (size_t i = 0; i < targets_.size();) {
+    const int row = units_[targets_[i]].row;
     size_t j = i;
-    while (j < others && units_[order[j]].row == units_[order[i]].row) ++j;
-    ranges.emplace_back(i, j);
+    while (j < targets_.size() && units_[targets_[j]].row == row) ++j;
+    ranges_.push_back(TeamRange{i, j, row});
     i = j;
   }
-  if (others < n) ranges.emplace_back(others, n);  // the preemptor's own team, last on ties
-  if (ranges.size() <= 1) return;
+}
+
+int32_t VictimSelector::ResetTree(int prow) {
+  pool_pruned_.assign(work_.pool_count(), 0);
+  pool_on_path_.assign(work_.pool_count(), 0);
+  int32_t root = work_.pool_of(prow);
+  for (int32_t p = root; p >= 0; p = work_.pool_parent(p)) {
+    pool_on_path_[p] = 1;
+    root = p;
+  }
+  return root;
+}
+
+// Kueue's fair-sharing preemption (preemption.go fairPreemptions), on quota alone:
+//  1. Targets come one at a time, in NextTarget's order. A unit of the preemptor's own team, or
+//     any unit while the preemptor stays within its nominal quota (a reclaim), is taken; of
+//     another team, the team's units are tried in order until one passes the policy's first
+//     strategy, which is taken; the others wait for step 2. After each unit taken the target is
+//     chosen again, and it all stops once the pod fits.
+//  2. Else, with a second strategy: the units that waited, in NextTarget's order again, one per
+//     team — the team's first, taken when it passes the second strategy.
+// The units taken, in the order taken, lead order_; every other unit follows as Order put it.
+// The walk then re-judges each unit against its own state, which, over this prefix, is Kueue's.
+void VictimSelector::FairOrder(const SelectionInput& in) {
   const int prow = in.quota->Row(in.preemptor->team);
+  const std::vector<FairShareStrategy>& strategies = in.policy->preemption.fair_sharing_strategies;
+  auto passes = [&](const Verdict& v, size_t strategy) {
+    if (v.reason != PreemptionReason::kFairShare) return v.allowed;
+    if (strategy >= strategies.size()) return false;
+    return strategies[strategy] == FairShareStrategy::kLessThanOrEqualToFinalShare
+               ? v.final_share
+               : v.initial_share;
+  };
   work_.Rollback(base_mark_);
-  std::vector<uint32_t>& sequence = sequence_;
-  sequence.clear();
-  while (sequence.size() < n) {
-    size_t best = ranges.size();
-    int64_t best_share = -1;
-    for (size_t t = 0; t < ranges.size(); ++t) {
-      if (ranges[t].first == ranges[t].second) continue;
-      const Unit& head = units_[order[ranges[t].first]];
-      const int64_t share =
-          head.own ? work_.ShareAfterAdding(prow, request_) : work_.Share(head.row);
-      if (share > best_share) {
-        best_share = share;
-        best = t;
+  sequence_.clear();
+  retry_.clear();
+  taken_flag_.assign(units_.size(), 0);
+  auto take = [&](uint32_t u) {
+    sequence_.push_back(u);
+    taken_flag_[u] = 1;
+    work_.Remove(units_[u].row, units_[u].charge);
+    return work_.Fits(prow, request_);
+  };
+  bool fits = false;
+  targets_ = order_;
+  GroupTargets();
+  for (int32_t root = ResetTree(prow); !fits && !pool_pruned_[root];) {
+    const int t = NextTarget(root, prow);
+    if (t < 0) continue;  // a cohort was pruned: look again from the root
+    for (TeamRange& r = ranges_[t]; r.next < r.end;) {
+      const uint32_t u = targets_[r.next++];
+      const Verdict v = Judge(in, prow, units_[u], work_);
+      if (passes(v, 0)) {
+        fits = take(u);
+        break;
       }
+      if (v.reason == PreemptionReason::kFairShare) retry_.push_back(u);
     }
-    const uint32_t unit = order[ranges[best].first++];
-    sequence.push_back(unit);
-    work_.Remove(units_[unit].row, units_[unit].charge);
+  }
+  if (!fits && strategies.size() > 1 && !retry_.empty()) {
+    targets_ = retry_;
+    std::stable_sort(targets_.begin(), targets_.end(),
+                     [&](uint32_t a, uint32_t b) { return units_[a].row < units_[b].row; });
+    GroupTargets();
+    for (int32_t root = ResetTree(prow); !fits && !pool_pruned_[root];) {
+      const int t = NextTarget(root, prow);
+      if (t < 0) continue;
+      TeamRange& r = ranges_[t];
+      const uint32_t u = targets_[r.next];
+      r.next = r.end;  // one per team (Kueue's DropQueue)
+      if (passes(Judge(in, prow, units_[u], work_), 1)) fits = take(u);
+    }
+  }
+  for (uint32_t u : order_) {
+    if (!taken_flag_[u]) sequence_.push_back(u);
   }
   work_.Rollback(base_mark_);
-  std::copy(sequence.begin(), sequence.end(), order.begin());
+  order_.swap(sequence_);
+}
+
+// At cohort `pool`: its child of highest share, the pod's usage counted on the preemptor's side
+// (Kueue's ordering.go nextTarget, with the pod simulated as admitted) — among the teams with
+// targets left that borrow (the preemptor's own team even when it does not) and the child
+// cohorts that borrow or lead to the preemptor's team. A cohort wins a tie with a team (Kueue:
+// the most unfair node within it can then be chosen); teams tie by their next units (other
+// teams first, then WithinTeamFirst). A cohort chosen is descended into. Returns the range of
+// the team chosen, or -1 after pruning `pool` (nothing left below it) or a cohort below it.
+int VictimSelector::NextTarget(int32_t pool, int prow) {
+  int team = -1;
+  int64_t team_share = -1;
+  for (size_t t = 0; t < ranges_.size(); ++t) {
+    const TeamRange& r = ranges_[t];
+    if (r.next == r.end || work_.pool_of(r.row) != pool) continue;
+    if (r.row != prow && !work_.Borrowing(r.row)) continue;
+    const int64_t share =
+        r.row == prow ? work_.ShareAfterAdding(prow, request_) : work_.Share(r.row);
+    bool better = share > team_share;
+    if (share == team_share) {
+      const Unit& head = units_[targets_[r.next]];
+      const Unit& best = units_[targets_[ranges_[team].next]];
+      better = head.own != best.own ? !head.own : WithinTeamFirst(head, best);
+    }
+    if (better) {
+      team = static_cast<int>(t);
+      team_share = share;
+    }
+  }
+  int32_t cohort = -1;
+  int64_t cohort_share = -1;
+  for (int32_t c = 0; c < static_cast<int32_t>(work_.pool_count()); ++c) {
+    if (work_.pool_parent(c) != pool || pool_pruned_[c]) continue;
+    if (!pool_on_path_[c] && !work_.CohortBorrowing(c)) {
+      pool_pruned_[c] = 1;
+      continue;
+    }
+    const int64_t share =
+        pool_on_path_[c] ? work_.CohortShareAfterAdding(c, prow, request_) : work_.CohortShare(c);
+    if (share >= cohort_share) {
+      cohort = c;
+      cohort_share = share;
+    }
+  }
+  if (team < 0 && cohort < 0) {
+    pool_pruned_[pool] = 1;
+    return -1;
+  }
+  if (cohort >= 0 && cohort_share >= team_share) return NextTarget(cohort, prow);
+  return team;
+}
+
+bool VictimSelector::WithinTeamFirst(const Unit& x, const Unit& y) {
+  if (x.priority != y.priority) return x.priority < y.priority;
+  if (x.started_ms != y.started_ms) return x.started_ms > y.started_ms;
+  return x.uid < y.uid;
 }
 
 Verdict VictimSelector::Judge(const SelectionInput& in, int prow, const Unit& unit,
@@ -1090,11 +1296,18 @@ std::string VictimSelector::VictimNote(const SelectionInput& in, int prow, const
            " it lent, for its pod " + p.key + "; " + vteam + " uses " + Show(r, c.usage) +
            " of nominal " + Show(r, c.nominal);
   }
-  return "FairShare: pod " + p.key + " of " + pteam + " (weighted share " +
-         ShowShare(work_.ShareAfterAdding(prow, request_)) + " after admission) takes borrowed " +
-         ResourceNames().Name(r) + " on " + flavor_name + " from " + vteam + " (share " +
-         ShowShare(work_.Share(unit.row)) + ", uses " + Show(r, c.usage) + " of nominal " +
-         Show(r, c.nominal) + ")";
+  // The shares compared: the teams', or in a cohort tree those of the cohorts just below the
+  // one both teams share.
+  const QuotaSim::FairShares shares = work_.CompareShares(prow, unit.row, request_, unit.charge);
+  auto side = [&](int32_t pool, const std::string& team) {
+    return pool < 0 ? team : team + "'s cohort " + work_.pool_name(pool);
+  };
+  return "FairShare: pod " + p.key + " of " + side(shares.preemptor_pool, pteam) +
+         " (weighted share " + ShowShare(shares.preemptor_after) +
+         " after admission) takes borrowed " + ResourceNames().Name(r) + " on " + flavor_name +
+         " from " + side(shares.victim_pool, vteam) + " (share " + ShowShare(shares.victim_before) +
+         (shares.victim_pool < 0 ? ", " : "; " + vteam + " ") + "uses " + Show(r, c.usage) +
+         " of nominal " + Show(r, c.nominal) + ")";
 }
 
 }  // namespace taskgov::scheduler::decisions

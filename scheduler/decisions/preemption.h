@@ -20,7 +20,10 @@
 //        admission is ≤ the victim team's share after losing the victim, or < its share before
 //        (Kueue's LessThanOrEqualToFinalShare / LessThanInitialShare; the choice applies the
 //        first to every candidate before the second). Both strategies imply that a team that
-//        took from another can never be taken back from by it in turn;
+//        took from another can never be taken back from by it in turn. In a cohort tree the
+//        shares compared are those of the two sides just below the lowest cohort both teams
+//        share — each team, or its ancestor cohort there, with the cohort's own weight (Kueue's
+//        almost-least-common ancestors, QuotaSim::CompareShares);
 //      - else (FirstComeFirstServe) ReclaimWhileBorrowing when the preemptor's team has
 //        borrowWithinCohort LowerPriority and the victim's priority is lower (and at most its
 //        maxPriorityThreshold when set); else no — unless the preemptor, once its own victims
@@ -32,11 +35,15 @@
 //  1. If the pod fits now (quota, and a node of the flavor with room) there is nothing to do.
 //  2. Candidates become units: a pod alone, or every running pod of its gang (gangs are evicted
 //     together or not at all: a gang with a member that may not be a victim is not a candidate).
-//  3. Units are put in preference order. FairShare: the team with the highest weighted share
-//     first — the preemptor's own team counted with the pod admitted, other teams first on equal
-//     shares — recomputed as each unit is taken (Kueue's fair-sharing target order).
-//     FirstComeFirstServe: other teams before own, the most recently admitted first. Within a
-//     team: lower priority first; most recently started first; UID last.
+//  3. Units are put in preference order. FairShare: first the units Kueue's fair-sharing
+//     preemption takes, in the order it takes them, judged on quota alone (FairOrder): from the
+//     root of the cohort tree, at each cohort the child — a borrowing team, or a cohort that
+//     borrows or leads to the preemptor — of highest weighted share, the preemptor's side
+//     counted with the pod admitted, until a team; its units tried in order under the first
+//     strategy, one taken, the shares recomputed; then the rejected units, one per team, under
+//     the second; then every other unit. FirstComeFirstServe: other teams before own, the most
+//     recently admitted first. Within a team: lower priority first; most recently started
+//     first; UID last.
 //  4. Rounds, as Kueue's (each steps 4 and 5 in full; the first that frees a node wins):
 //     with FirstComeFirstServe, a round without borrowing — other teams' borrowed pods may be
 //     reclaimed, and the pod must fit within its nominal — first when the preemptor is strictly
@@ -165,12 +172,41 @@ class QuotaSim {
   [[nodiscard]] bool WithinNominal(int row, const Amounts& extra) const;
   // usage > nominal on some governed slot where `on` is positive.
   [[nodiscard]] bool Borrowing(int row, const Amounts& on) const;
+  // usage > nominal on some governed slot.
+  [[nodiscard]] bool Borrowing(int row) const;
   // The weighted share (DESIGN §3.6) in per-mille, as WeightedShare in rules.h computes it:
   // max over governed slots of (usage ± delta − nominal)⁺ / pool capacity, divided by the
   // fair-share weight (weight 0 while borrowing: see fair_share.h).
   [[nodiscard]] int64_t Share(int row) const;
   [[nodiscard]] int64_t ShareAfterAdding(int row, const Amounts& delta) const;
   [[nodiscard]] int64_t ShareAfterRemoving(int row, const Amounts& delta) const;
+
+  // The cohort tree's side of fair sharing, as Kueue's (pkg/cache/scheduler/fair_sharing.go).
+  // A cohort's share: max over slots of (usage − subtree quota)⁺ / what its parent could lend
+  // (the parent pool's potential), divided by the cohort's weight, in per-mille as Share; a
+  // root's is 0.
+  [[nodiscard]] int64_t CohortShare(int32_t pool) const;
+  // The share were team `row` (under the cohort) to use `amounts` more.
+  [[nodiscard]] int64_t CohortShareAfterAdding(int32_t pool, int row, const Amounts& amounts) const;
+  // The pool uses more than its subtree quota on some slot.
+  [[nodiscard]] bool CohortBorrowing(int32_t pool) const;
+  // The team's cohort pool, a pool's parent (-1 at a root), and a pool's cohort name.
+  [[nodiscard]] int32_t pool_of(int row) const { return static_cast<int32_t>(rows_[row].pool); }
+  [[nodiscard]] int32_t pool_parent(int32_t pool) const { return pools_[pool].parent; }
+  [[nodiscard]] size_t pool_count() const { return pools_.size(); }
+  [[nodiscard]] const std::string& pool_name(int32_t pool) const { return pool_keys_[pool]; }
+  // What a preemptor's team and a victim's team compare under fair sharing (Kueue's
+  // least_common_ancestor.go): the shares of their "almost-LCAs", each team's ancestor just
+  // below the lowest cohort they share — the team itself when it sits directly under it.
+  struct FairShares {
+    int64_t preemptor_after = 0;  // the preemptor's side with `request` added to its team
+    int64_t victim_before = 0;
+    int64_t victim_after = 0;     // the victim's side with `victim_charge` removed from its team
+    int32_t preemptor_pool = -1;  // the cohort compared (its pool), -1: the team itself
+    int32_t victim_pool = -1;
+  };
+  [[nodiscard]] FairShares CompareShares(int prow, int vrow, const Amounts& request,
+                                         const Amounts& victim_charge) const;
 
   // Journaling: from Mark() on, every change is recorded, and Rollback(mark) undoes the changes
   // made since that mark exactly (trial evictions without copying the whole state).
@@ -188,21 +224,32 @@ class QuotaSim {
   // A cohort's pool on this flavor, one slot per resource (Ledger::PoolUsage).
   struct Pool {
     int32_t parent = -1;
+    double weight = 1.0;  // the cohort's fair-sharing weight
     std::array<int64_t, kMaxSlots> used{};
     std::array<int64_t, kMaxSlots> capacity{};
     std::array<int64_t, kMaxSlots> local{};
     std::array<int64_t, kMaxSlots> in_parent_limit{};
+    std::array<int64_t, kMaxSlots> potential{};  // what it could lend a child (Kueue's lendable)
   };
   void AddCell(const model::Policy& policy, model::NameId team, model::NameId resource,
                const ledger::CellView& view, const std::vector<ledger::Ledger::PoolUsage>& pools);
-  // The sim's pool of cohort key `key` (added when new).
-  int32_t PoolNamed(const std::string& key);
+  // The sim's pool of cohort key `key` (added when new, with the cohort's weight).
+  int32_t PoolNamed(const model::Policy& policy, const std::string& key);
   // Usage of pool `p` changes by `delta` on `slot`, and its parents' by the change in what it
   // stores in them.
   void Propagate(int32_t p, size_t slot, int64_t delta);
   [[nodiscard]] int64_t Free(int32_t p, size_t slot) const;
   [[nodiscard]] int32_t Root(int32_t p) const;
   int64_t ShareWith(int row, const Amounts* delta, int sign) const;
+  int64_t CohortShareOf(int32_t p, const Amounts& used) const;
+  // What pool `target` (the team's pool or one of its ancestors) would use on each slot were
+  // the team's usage changed by sign × `amounts` (as Add would propagate it).
+  Amounts PoolUsedAfter(int row, const Amounts& amounts, int sign, int32_t target) const;
+  // The team's side of a fair-share comparison below `lca`: the team (-1) or its ancestor pool
+  // whose parent is `lca`.
+  int32_t AlmostLca(int row, int32_t lca) const;
+  // The share of that side with sign × `amounts` applied to the team.
+  int64_t SideShare(int row, int32_t side, const Amounts& amounts, int sign) const;
 
   model::NameId flavor_ = 0;
   std::array<model::NameId, kMaxSlots> slots_{};
@@ -441,6 +488,15 @@ class VictimSelector {
 
   void BuildUnits(const SelectionInput& in, int prow);
   void Order(const SelectionInput& in);
+  // Under FairShare: Kueue's choice on quota alone puts its units first (see the definitions).
+  void FairOrder(const SelectionInput& in);
+  int NextTarget(int32_t pool, int prow);
+  // ranges_ over targets_ (grouped by team); the cohort tree's prune marks reset, returning the
+  // root of the preemptor's tree.
+  void GroupTargets();
+  int32_t ResetTree(int prow);
+  // Within a team: lower priority first, most recently started first, UID last.
+  static bool WithinTeamFirst(const Unit& x, const Unit& y);
   Verdict Judge(const SelectionInput& in, int prow, const Unit& unit, const QuotaSim& state) const;
   // Judge as the walk applies it (the round without borrowing allows conditional reclaims).
   Verdict JudgeInRound(const SelectionInput& in, int prow, const Unit& unit) const;
@@ -484,8 +540,18 @@ class VictimSelector {
   std::vector<Taken> best_;
   std::vector<Taken> trial_;
   std::vector<Taken> replayed_;
-  std::vector<uint8_t> on_node_;  // Walk(room_first): order positions taken for room
-  std::vector<std::pair<size_t, size_t>> ranges_;
+  std::vector<uint8_t> on_node_;   // Walk(room_first): order positions taken for room
+  std::vector<uint32_t> targets_;  // FairOrder: the units NextTarget chooses among
+  std::vector<uint32_t> retry_;    // FairOrder: units refused by the first strategy
+  std::vector<uint8_t> taken_flag_;
+  struct TeamRange {  // a team's units in targets_: [next, end)
+    size_t next = 0;
+    size_t end = 0;
+    int row = -1;
+  };
+  std::vector<TeamRange> ranges_;
+  std::vector<uint8_t> pool_pruned_;   // NextTarget: cohorts with nothing left to give
+  std::vector<uint8_t> pool_on_path_;  // the preemptor's cohort and its ancestors
   std::vector<uint32_t> sequence_;
   // The rules of the walk in progress (header comment, step 4). Kueue's round without
   // borrowing: reclaims allowed only if the preemptor ends within its nominal quota are taken,

@@ -987,11 +987,55 @@ TEST_F(SelectTest, FairShareHighestShareGivesFirstAndSharesAreRecomputed) {
   for (int i = 0; i < 5; ++i) Running("x" + std::to_string(i), "team-x", 1, "n0", 0, 10 + i);
   for (int i = 0; i < 4; ++i) Running("y" + std::to_string(i), "team-y", 1, "n0", 0, 1 + i);
   for (int i = 0; i < 3; ++i) Running("l" + std::to_string(i), "lender", 1, "n0", 0, 100);
-  // The lender needs 3 back: x gives (5→4), then x and y are level at 4 — x again (row order
-  // breaks the tie), then y (4 > 3).
+  // The lender needs 3 back: x gives (5→4), then x and y are level at 4 — the tie goes to the
+  // team whose next pod started last (Kueue's candidate order): y0 (1 min) before x1 (11 min);
+  // then x again (4 > 3).
   Selection s = Select(Pending("l-new", "lender", 3));
   ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
-  EXPECT_EQ(Victims(s), (Strings{"x0:Reclaim", "x1:Reclaim", "y0:Reclaim"}));
+  EXPECT_EQ(Victims(s), (Strings{"x0:Reclaim", "y0:Reclaim", "x1:Reclaim"}));
+}
+
+// Across a cohort tree, fair sharing compares the cohorts just below the one both teams share
+// (Kueue's almost-least-common ancestors), weighted by the cohorts' weights; a team's own weight
+// weighs it only against its siblings.
+//   ROOT (holds 4) ── A (weight w) ── a (0, weight 0.1, wants 2)
+//                  └─ B ──────────── b (0, runs 2 + 2)
+// Once a's pod is admitted A borrows 2 of 4: 500 / w. B borrows 4 (1000), 2 after losing b's
+// newest pod (500). With w = 1, 500 ≤ 500; with w = 0.5, A's 1000 is above both of B's.
+TEST_F(SelectTest, FairShareAcrossATreeWeighsTheCohortsBelowTheSharedOne) {
+  for (double w : {1.0, 0.5}) {
+    SetPolicy(PolicyBuilder()
+                  .Cohort("ROOT")
+                  .CohortQuota("ROOT", kP5, kGpu, 4)
+                  .Cohort("A", "ROOT")
+                  .CohortWeight("A", w)
+                  .Cohort("B", "ROOT")
+                  .Team("a", "A")
+                  .Quota(kP5, kGpu, 0)
+                  .Weight(0.1)
+                  .Team("b", "B")
+                  .Quota(kP5, kGpu, 0)
+                  .Build());
+    nodes_ = FlavorNodes();
+    candidates_.clear();
+    AddNode("n0", 4);
+    Running("b0", "b", 2, "n0", 0, 10);
+    Running("b1", "b", 2, "n0", 0, 20);
+    Selection s = Select(Pending("a0", "a", 2));
+    if (w == 0.5) {
+      EXPECT_EQ(s.outcome, Selection::Outcome::kNoVictims) << s.explanation;
+      EXPECT_NE(s.explanation.find("2 its cohort's weighted share is not above the preemptor's"),
+                std::string::npos)
+          << s.explanation;
+      continue;
+    }
+    ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
+    EXPECT_EQ(Victims(s), (Strings{"b0:FairShare"}));
+    EXPECT_EQ(s.victims[0].note,
+              "FairShare: pod ns-a/a0 of a's cohort A (weighted share 500 after admission) takes "
+              "borrowed nvidia.com/gpu on ml.p5.48xlarge from b's cohort B (share 1000; b uses 4 "
+              "of nominal 0)");
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -457,6 +457,7 @@ struct Ledger::Generation {
     refusal.pool_used = v.pool_used;
     refusal.pool_capacity = v.pool_capacity;
     refusal.pool_free = v.pool_free;
+    refusal.pool_potential = v.pool_potential;
     return refusal;
   }
 };
@@ -496,8 +497,8 @@ class CellPlan {
   }
 
   // The limits of the policy's cohort pools (model::CohortPools: subtree quotas, local quotas
-  // and borrowing limits, a cohort's own quota included). A pool no team under its cohort
-  // governs is not the policy's: an orphan cell's keeps limits of zero.
+  // and borrowing limits, a cohort's own quota included). A pool no team of its cohort's
+  // tree governs is not the policy's: an orphan cell's keeps limits of zero.
   void AddCohortPools() {
     for (const model::CohortPool& from : model::CohortPools(policy_)) {
       const std::optional<NameId> flavor = FlavorNames().Find(from.flavor);
@@ -724,7 +725,7 @@ std::string Refusal::Explain() const {
       break;
     case RefusalKind::kPool:
       out += ", borrowing limit " + q(borrowing_limit) + ", cohort pool free " + q(pool_free) +
-             " of " + q(pool_capacity);
+             " of " + q(pool_potential);
       break;
     default:
       break;
@@ -959,6 +960,7 @@ std::vector<Ledger::PoolUsage> Ledger::Session::Pools() const {
     u.local = p.guaranteed;
     u.in_parent_limit = p.b_limit;
     u.free = gen_->PoolFree(static_cast<int32_t>(i));
+    u.potential = p.potential;
   }
   return out;
 }

@@ -145,6 +145,7 @@ struct Refusal {
   int64_t pool_used = 0;
   int64_t pool_capacity = 0;
   int64_t pool_free = 0;
+  int64_t pool_potential = 0;  // what the tree could lend the team (a flat cohort: its capacity)
 
   // e.g. "team-a: nvidia.com/gpu on ml.p5.48xlarge: requested 8, in use 16 of nominal 16,
   // borrowing limit 0"
@@ -237,6 +238,7 @@ class Ledger {
     int64_t local = 0;            // its local quota (a root: S)
     int64_t in_parent_limit = 0;  // what b may reach (kUnlimited: no borrowing limit)
     int64_t free = 0;             // what a child may still take from it, up the tree
+    int64_t potential = 0;        // what it could give a child with no usage anywhere
   };
   class Session {
    public:

@@ -168,7 +168,7 @@ TEST_F(LedgerTest, ATeamBorrowsAcrossTheCohortTree) {
   EXPECT_EQ(Why(refused).kind, RefusalKind::kPool);
   EXPECT_EQ(Why(refused).Explain(),
             "a: nvidia.com/gpu on ml.p5.48xlarge: requested 1, in use 6 of nominal 2, borrowing "
-            "limit unlimited, cohort pool free 0 of 2");
+            "limit unlimited, cohort pool free 0 of 6");  // of what the tree could lend
   EXPECT_FALSE(Ok(Reserve(ledger, "d", Gpus(1), Mode::kWithinNominal)));  // a holds all of d's
   for (int i = 0; i < 4; ++i) Release(ledger, held[i]);
   EXPECT_TRUE(Ok(Reserve(ledger, "d", Gpus(4), Mode::kWithinNominal)));
