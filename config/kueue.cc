@@ -116,7 +116,8 @@ void DecodeGroupFlavor(const DocContext& ctx, const Node& node, std::string path
 void DecodeResourceGroup(const DocContext& ctx, const Node& node, std::string path,
                          std::vector<std::string>* seen_flavors,
                          std::vector<std::string>* seen_resources, std::string_view owner,
-                         std::vector<LineSpec>* lines) {
+                         std::vector<LineSpec>* lines,
+                         std::vector<std::vector<std::string>>* groups) {
   ObjectReader group(&ctx, &node, std::move(path));
   if (!group.present()) return;
   std::optional<std::vector<std::string>> covered = group.StringList("coveredResources");
@@ -124,6 +125,7 @@ void DecodeResourceGroup(const DocContext& ctx, const Node& node, std::string pa
     group.ctx().Error(group.PathOf("coveredResources"), group.mark(),
                       "must list at least one resource");
   }
+  if (groups != nullptr && covered) groups->push_back(*covered);
   for (const std::string& r : covered.value_or(std::vector<std::string>{})) {
     if (Contains(*seen_resources, r)) {
       group.ctx().Error(group.PathOf("coveredResources"), group.MarkOf("coveredResources"),
@@ -143,23 +145,18 @@ void DecodeResourceGroup(const DocContext& ctx, const Node& node, std::string pa
   }
 }
 
-// spec.resourceGroups of a ClusterQueue or Cohort (`owner`) into quota lines.
-void DecodeResourceGroups(ObjectReader& spec, std::string_view owner,
-                          std::vector<LineSpec>* lines) {
-  const Node* groups = spec.List("resourceGroups");
-  if (groups == nullptr) return;
+// spec.resourceGroups of a ClusterQueue or Cohort (`owner`) into quota lines, and (`groups`,
+// optional) each group's covered resources.
+void DecodeResourceGroups(ObjectReader& spec, std::string_view owner, std::vector<LineSpec>* lines,
+                          std::vector<std::vector<std::string>>* groups = nullptr) {
+  const Node* list = spec.List("resourceGroups");
+  if (list == nullptr) return;
   const std::string base = spec.PathOf("resourceGroups");
-  if (owner == "ClusterQueue" && groups->items().size() > 1) {
-    spec.ctx().Warn(base, groups->mark(),
-                    "taskgov assigns one flavor per pod for all its resources; the " +
-                        std::to_string(groups->items().size()) +
-                        " resource groups are merged by flavor");
-  }
   std::vector<std::string> seen_flavors;
   std::vector<std::string> seen_resources;
-  for (size_t g = 0; g < groups->items().size(); ++g) {
-    DecodeResourceGroup(spec.ctx(), groups->items()[g], IndexPath(base, g), &seen_flavors,
-                        &seen_resources, owner, lines);
+  for (size_t g = 0; g < list->items().size(); ++g) {
+    DecodeResourceGroup(spec.ctx(), list->items()[g], IndexPath(base, g), &seen_flavors,
+                        &seen_resources, owner, lines, groups);
   }
 }
 
@@ -258,7 +255,7 @@ void DecodeClusterQueue(ObjectReader& doc, bool v1beta2, ConfigSet* out) {
 
   ObjectReader spec = doc.Object("spec");
   ReadCohort(spec, v1beta2, &team);
-  DecodeResourceGroups(spec, "ClusterQueue", &team.lines);
+  DecodeResourceGroups(spec, "ClusterQueue", &team.lines, &team.resource_groups);
   if (auto q = spec.Enum<QueueingStrategy>("queueingStrategy",
                                            {{"BestEffortFIFO", QueueingStrategy::kBestEffortFIFO},
                                             {"StrictFIFO", QueueingStrategy::kStrictFIFO}})) {

@@ -438,6 +438,62 @@ spec:
   EXPECT_EQ(gpu->lending_limit, 0);
 }
 
+// Several resource groups: cpu on an unlabelled default flavor, GPUs on an instance type. A pod
+// on a p5 node is charged its cpu on default (the ledger's companions), so the team gets no
+// zero cpu line on p5 though another team governs cpu there; with cpu on a flavor p5 nodes need
+// not belong to, pods on p5 nodes would not be charged for cpu: a warning naming both.
+TEST(Kueue, ResourceGroupsChargeOtherGroupsOnCoveringFlavors) {
+  auto load = [](const std::string& cpu_flavor_spec) {
+    return LoadOne("groups.yaml", R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: cpus}
+)" + cpu_flavor_spec + R"(
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: ml.p5.48xlarge}
+spec: {nodeLabels: {node.kubernetes.io/instance-type: ml.p5.48xlarge}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: train}
+spec:
+  cohortName: org
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: cpus, resources: [{name: cpu, nominalQuota: 64}]}]
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: ml.p5.48xlarge, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: serve}
+spec:
+  cohortName: org
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, nvidia.com/gpu]
+    flavors: [{name: ml.p5.48xlarge, resources: [{name: cpu, nominalQuota: 8}, {name: nvidia.com/gpu, nominalQuota: 1}]}]
+)");
+  };
+  LoadResult r = load("");
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  EXPECT_EQ(FindQuota(*r.policy, "train", "ml.p5.48xlarge", "cpu"), nullptr)
+      << "charged on 'cpus' instead";
+  EXPECT_FALSE(HasDiagnostic(r, Severity::kWarning, "groups.yaml", "", "not charged")) << Dump(r);
+
+  LoadResult labelled = load("spec: {nodeLabels: {example.com/pool: cpu}}");
+  ASSERT_TRUE(labelled.ok()) << Dump(labelled);
+  EXPECT_TRUE(HasDiagnostic(labelled, Severity::kWarning, "groups.yaml", "",
+                            "ClusterQueue 'train': pods on 'ml.p5.48xlarge' nodes are not charged "
+                            "for cpu: none of its flavors for it ('cpus')"))
+      << Dump(labelled);
+  ASSERT_NE(FindQuota(*labelled.policy, "train", "ml.p5.48xlarge", "cpu"), nullptr);
+  EXPECT_EQ(FindQuota(*labelled.policy, "train", "ml.p5.48xlarge", "cpu")->nominal, 0);
+}
+
 TEST(Kueue, ValidationErrors) {
   struct Case {
     std::string name, yaml, path, text;

@@ -502,8 +502,43 @@ class Resolver {
       }
       team.flavors.push_back(std::move(fq));
     }
+    CheckCompanions(spec, team);
     team_specs_.push_back(&spec);
     policy_->teams.push_back(std::move(team));
+  }
+
+  // A pod is charged on its node's flavor and, for a resource its team has no quota for there,
+  // on the team's first flavor with quota for it whose node labels every node of the pod's flavor
+  // has (the ledger's companion cells). For a Kueue ClusterQueue of several resource groups
+  // (e.g. cpu and memory on an unlabelled default flavor, GPUs on instance types), a flavor of
+  // one group whose nodes no flavor of another group covers leaves that group's resources
+  // uncharged for pods on those nodes: a warning. Not for a flavor that matches every node: its
+  // nodes are those no labelled flavor claims, which labelled flavors never cover.
+  void CheckCompanions(const TeamSpec& spec, const scheduler::model::Team& team) {
+    if (spec.resource_groups.size() < 2) return;
+    for (const scheduler::model::FlavorQuota& at : team.flavors) {
+      const scheduler::model::Flavor* flavor = nullptr;
+      for (const scheduler::model::Flavor& f : policy_->flavors) {
+        if (f.name == at.flavor) flavor = &f;
+      }
+      if (flavor != nullptr && flavor->node_labels.empty() && flavor->matches_all_nodes) continue;
+      for (const std::vector<std::string>& group : spec.resource_groups) {
+        for (const std::string& resource : group) {
+          if (Covers(at, resource) || CompanionCovers(team, at.flavor, resource)) continue;
+          std::string holders;
+          for (const scheduler::model::FlavorQuota& g : team.flavors) {
+            if (Covers(g, resource)) holders += (holders.empty() ? "'" : ", '") + g.flavor + "'";
+          }
+          if (holders.empty()) continue;
+          WarnAt(d_, spec.origin,
+                 "ClusterQueue '" + team.name + "': pods on '" + at.flavor +
+                     "' nodes are not charged for " + resource + ": none of its flavors for it (" +
+                     holders + ") matches every '" + at.flavor +
+                     "' node (a pod is charged on its node's flavor, and another resource group's "
+                     "resources on that group's first flavor whose node labels the node has)");
+        }
+      }
+    }
   }
 
   // Warns once per flavor name that is neither defined nor a known instance type.
@@ -778,6 +813,9 @@ class Resolver {
     return out;
   }
 
+  // A team's zero lines for resources others govern on its flavors (Kueue: a resource the
+  // ClusterQueue does not cover cannot be borrowed) — except where another of its flavors covers
+  // the resource and the flavor's nodes, which charges it there (CheckCompanions).
   void AddFillerLines() {
     // Resources governed per flavor, by any team.
     std::map<std::string, std::set<std::string>> governed;
@@ -792,9 +830,7 @@ class Resolver {
       const bool borrowable = team_specs_[i]->unlisted_resources_borrowable && !t.cohort.empty();
       for (scheduler::model::FlavorQuota& fq : t.flavors) {
         for (const std::string& r : governed[fq.flavor]) {
-          const bool has = std::any_of(fq.resources.begin(), fq.resources.end(),
-                                       [&](const auto& q) { return q.resource == r; });
-          if (has) continue;
+          if (Covers(fq, r) || CompanionCovers(t, fq.flavor, r)) continue;
           scheduler::model::ResourceQuota q;
           q.resource = r;
           q.nominal = 0;
@@ -806,6 +842,19 @@ class Resolver {
                   [](const auto& a, const auto& b) { return a.resource < b.resource; });
       }
     }
+  }
+
+  static bool Covers(const scheduler::model::FlavorQuota& fq, const std::string& resource) {
+    return std::any_of(fq.resources.begin(), fq.resources.end(),
+                       [&](const auto& q) { return q.resource == resource; });
+  }
+
+  // Another flavor of the team has quota for `resource` and every node of `flavor`.
+  bool CompanionCovers(const scheduler::model::Team& team, const std::string& flavor,
+                       const std::string& resource) const {
+    return std::any_of(team.flavors.begin(), team.flavors.end(), [&](const auto& g) {
+      return g.flavor != flavor && Covers(g, resource) && policy_->FlavorCovers(g.flavor, flavor);
+    });
   }
 
   void BuildPriorityClasses() {

@@ -107,6 +107,8 @@ struct TeamSpec {
   std::vector<ComputeSpec> absolute_borrow_limits;
   std::vector<ComputeSpec> lending_limits;
   std::vector<LineSpec> lines;
+  // Kueue: the coveredResources of each of the ClusterQueue's resource groups.
+  std::vector<std::vector<std::string>> resource_groups;
 
   std::optional<scheduler::model::QueueingStrategy> queueing;  // nullopt: the cluster default
   scheduler::model::WithinTeamPreemption within_team =

@@ -526,7 +526,24 @@ std::set<std::string> AssignedFlavors(const KueueCase& c) {
   return out;
 }
 
-// Workloads that are not one pod request (or gang of equal pods) on one flavor.
+// The flavor of the incoming workload's node: the one flavor its assignment needs preemption on
+// (mode Preempt), or its only flavor; "" when there is no such one. Its other flavors (mode Fit,
+// in other resource groups) hold the rest of its request as companions of that one (ledger.h).
+std::string NodeFlavor(const KueueCase& c) {
+  std::set<std::string> preempt;
+  for (size_t i = 0; i < c.assignment.size() && i < c.incoming.pod_sets.size(); ++i) {
+    for (const auto& [resource, flavor_mode] : c.assignment[i].flavors) {
+      auto r = c.incoming.pod_sets[i].requests.find(resource);
+      if (r == c.incoming.pod_sets[i].requests.end() || r->second == 0) continue;
+      if (flavor_mode.second == "Preempt") preempt.insert(flavor_mode.first);
+    }
+  }
+  const std::set<std::string> all = AssignedFlavors(c);
+  if (preempt.size() == 1) return *preempt.begin();
+  return preempt.empty() && all.size() == 1 ? *all.begin() : "";
+}
+
+// Workloads that are not one pod request (or gang of equal pods) on one node's flavor.
 void WorkloadGaps(const KueueCase& c, std::vector<std::string>* out) {
   if (c.incoming.pod_sets.size() > 1) {
     std::vector<std::string> names;
@@ -536,15 +553,15 @@ void WorkloadGaps(const KueueCase& c, std::vector<std::string>* out) {
     out->push_back("a workload of several pod sets (" + Join(names, ", ") +
                    "): taskgov's preemptor is one pod's request, or a gang of equal pods");
   }
-  if (AssignedFlavors(c).size() > 1) {
+  if (AssignedFlavors(c).size() > 1 && NodeFlavor(c).empty()) {
     std::vector<std::string> where;
     for (const PodSetAssignment& a : c.assignment) {
       for (const auto& [resource, fm] : a.flavors) {
         where.push_back(a.pod_set + "/" + resource + " → " + fm.first + " (" + fm.second + ")");
       }
     }
-    out->push_back("a workload whose resources are assigned to different flavors (" +
-                   Join(where, ", ") + "): taskgov decides one flavor per pod");
+    out->push_back("a workload whose resources need preemption on different flavors (" +
+                   Join(where, ", ") + "): taskgov places a pod on one node's flavor");
   }
   for (const Admitted& w : c.admitted) {
     if (w.usage.size() > 1) {
@@ -587,7 +604,10 @@ ReclaimPolicy Reclaim(const ClusterQueue& cq, std::string* error) {
   return ReclaimPolicy::kNever;
 }
 
-PolicyPtr BuildPolicy(const KueueCase& c, std::string* error) {
+// Kueue's ResourceFlavors here carry no node labels. taskgov's are node classes: each is
+// labelled by its name, except the incoming workload's companion flavors, which (as Kueue's
+// unlabelled flavors do) match every node.
+PolicyPtr BuildPolicy(const KueueCase& c, const std::string& node_flavor, std::string* error) {
   auto policy = std::make_shared<Policy>();
   policy->idle_compute = c.fair_sharing ? IdleComputeAllocation::kFairShare
                                         : IdleComputeAllocation::kFirstComeFirstServe;
@@ -606,8 +626,13 @@ PolicyPtr BuildPolicy(const KueueCase& c, std::string* error) {
     }
   }
   std::set<std::string> flavors;
+  const std::set<std::string> assigned = AssignedFlavors(c);
   auto add_flavor = [&](const std::string& name) {
     if (!flavors.insert(name).second) return;
+    if (assigned.count(name) && name != node_flavor) {
+      policy->flavors.push_back(Flavor{name, {}, /*matches_all_nodes=*/true});
+      return;
+    }
     policy->flavors.push_back(Flavor{name, {{policy->instance_type_label, name}}, false});
   };
   for (const std::string& f : c.resource_flavors) add_flavor(f);
@@ -751,8 +776,11 @@ void BuildPreemptor(const KueueCase& c, const std::map<std::string, Amounts>& us
   p.priority = c.incoming.priority;
   p.created_ms = c.incoming.creation_ms ? kNow + *c.incoming.creation_ms : kZeroTime;
   p.request = ToList(c.incoming.pod_sets.front().requests);
-  auto it = usage.find(w->flavor);
-  const ResourceList need = it == usage.end() ? ResourceList{} : ToList(it->second);
+  Amounts all;  // on the node's flavor and its companions: one charge
+  for (const auto& [flavor, amounts] : usage) {
+    for (const auto& [resource, amount] : amounts) all[resource] += amount;
+  }
+  const ResourceList need = ToList(all);
   if (!(need == p.request)) p.need = need;
 }
 
@@ -764,13 +792,12 @@ World BuildWorld(const KueueCase& c) {
   }
   const std::map<std::string, Amounts> usage = IncomingUsage(c, &w.error);
   if (!w.error.empty()) return w;
-  const std::set<std::string> flavors = AssignedFlavors(c);
-  if (flavors.size() != 1 || c.incoming.pod_sets.size() != 1) {
-    w.error = "the incoming workload is not one pod set on one flavor";
+  w.flavor = NodeFlavor(c);
+  if (w.flavor.empty() || c.incoming.pod_sets.size() != 1) {
+    w.error = "the incoming workload is not one pod set on one node's flavor";
     return w;
   }
-  w.flavor = *flavors.begin();
-  w.policy = BuildPolicy(c, &w.error);
+  w.policy = BuildPolicy(c, w.flavor, &w.error);
   if (!w.error.empty()) return w;
   w.ledger = std::make_unique<Ledger>(w.policy);
   ChargeAdmitted(c, &w);

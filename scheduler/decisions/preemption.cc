@@ -141,9 +141,11 @@ int32_t QuotaSim::PoolNamed(const Policy& policy, const std::string& key) {
 QuotaSim QuotaSim::FromUsage(const Policy& policy, NameId flavor, const Ledger::Usage& usage) {
   QuotaSim sim;
   sim.flavor_ = flavor;
-  for (const Ledger::CellUsage& cell : usage.cells) {
-    if (cell.key.flavor != flavor) continue;
-    sim.AddCell(policy, cell.key.team, cell.key.resource, cell.view, usage.pools);
+  for (const std::vector<Ledger::CellUsage>* cells : {&usage.cells, &usage.companions}) {
+    for (const Ledger::CellUsage& cell : *cells) {
+      if (cell.key.flavor != flavor) continue;
+      sim.AddCell(policy, cell.key.team, cell.key.resource, cell.view, usage.pools);
+    }
   }
   return sim;
 }

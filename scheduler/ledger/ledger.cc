@@ -68,6 +68,8 @@ struct alignas(64) PoolCell {
   NameId resource = 0;
 };
 
+// A (team, flavor)'s cells: refs[first, first + count) of its generation — its own cells, then
+// the companions it charges on other flavors (Generation::aliases).
 struct Range {
   uint32_t first = 0;
   uint32_t count = 0;
@@ -233,6 +235,12 @@ struct Ledger::Generation {
   PolicyPtr policy;
   std::unique_ptr<TeamCell[]> cells;
   size_t cell_count = 0;
+  std::unique_ptr<uint32_t[]> refs;  // cell indices, per (team, flavor) a Range of them
+  // A (team, flavor)'s cells on other flavors, as that (team, flavor) sees them: a resource the
+  // team has no quota for on the flavor, charged on the team's first flavor covering it whose
+  // node labels every node of the flavor has (Kueue's resource groups: cpu and memory on an
+  // unlabelled default flavor, GPUs on instance types).
+  std::vector<std::pair<CellKey, uint32_t>> aliases;
   std::unique_ptr<PoolCell[]> pools;
   size_t pool_count = 0;
   std::vector<std::string> pool_cohorts;                     // the cohort key of each pool
@@ -249,7 +257,7 @@ struct Ledger::Generation {
 
   TeamCell* CellIn(const Range& range, NameId resource) const {
     for (uint32_t i = range.first; i < range.first + range.count; ++i) {
-      if (cells[i].key.resource == resource) return &cells[i];
+      if (cells[refs[i]].key.resource == resource) return &cells[refs[i]];
     }
     return nullptr;
   }
@@ -579,12 +587,8 @@ class CellPlan {
     gen.cells = std::make_unique<TeamCell[]>(total);
     gen.cell_count = total;
     uint32_t next = 0;
-    std::vector<std::pair<uint64_t, Range>> ranges;
-    ranges.reserve(order_.size());
     for (uint64_t key : order_) {
-      const std::vector<Spec>& list = specs_.at(key);
-      ranges.emplace_back(key, Range{next, static_cast<uint32_t>(list.size())});
-      for (const Spec& spec : list) {
+      for (const Spec& spec : specs_.at(key)) {
         TeamCell& cell = gen.cells[next++];
         cell.key = spec.key;
         cell.pool = spec.pool;
@@ -597,7 +601,62 @@ class CellPlan {
         }
       }
     }
+    FillRanges(gen);
+  }
+
+  // Each (team, flavor)'s own cells (laid out in order by FillCells), then its companions.
+  void FillRanges(Ledger::Generation& gen) const {
+    std::unordered_map<uint64_t, uint32_t> offsets;  // (team, flavor) → its first cell
+    uint32_t own = 0;
+    for (uint64_t key : order_) {
+      offsets.emplace(key, own);
+      own += static_cast<uint32_t>(specs_.at(key).size());
+    }
+    std::vector<uint32_t> refs;
+    std::vector<std::pair<uint64_t, Range>> ranges;
+    ranges.reserve(order_.size());
+    for (uint64_t key : order_) {
+      const uint32_t first = static_cast<uint32_t>(refs.size());
+      const size_t count = specs_.at(key).size();
+      for (size_t i = 0; i < count; ++i) refs.push_back(offsets.at(key) + static_cast<uint32_t>(i));
+      AddCompanions(gen, specs_.at(key), offsets, &refs);
+      ranges.emplace_back(key, Range{first, static_cast<uint32_t>(refs.size() - first)});
+    }
+    gen.refs = std::make_unique<uint32_t[]>(refs.size());
+    std::copy(refs.begin(), refs.end(), gen.refs.get());
     gen.index.Build(ranges);
+  }
+
+  // The companions of a policy team's (team, flavor) with cells `own`, the last of `refs`: for
+  // each resource the team has no quota for there, its cell on the first of the team's flavors
+  // that covers it and whose node labels every node of the flavor has (Policy::FlavorCovers).
+  void AddCompanions(Ledger::Generation& gen, const std::vector<Spec>& own,
+                     const std::unordered_map<uint64_t, uint32_t>& offsets,
+                     std::vector<uint32_t>* refs) const {
+    const CellKey& at = own.front().key;
+    const Team* team = policy_.FindTeam(TeamNames().Name(at.team));
+    if (team == nullptr || own.front().quota == nullptr) return;
+    const std::string& flavor = FlavorNames().Name(at.flavor);
+    const size_t first = refs->size() - own.size();
+    for (const FlavorQuota& fq : team->flavors) {
+      if (fq.flavor == flavor || !policy_.FlavorCovers(fq.flavor, flavor)) continue;
+      const uint64_t pair = PairKey(at.team, FlavorNames().Intern(fq.flavor));
+      const auto offset = offsets.find(pair);
+      if (offset == offsets.end()) continue;
+      const std::vector<Spec>& list = specs_.at(pair);
+      for (size_t i = 0; i < list.size(); ++i) {
+        if (list[i].quota == nullptr) continue;  // an orphan cell: not the team's quota
+        const NameId resource = list[i].key.resource;
+        bool known = false;
+        for (size_t j = first; j < refs->size() && !known; ++j) {
+          known = gen.cells[(*refs)[j]].key.resource == resource;
+        }
+        if (known) continue;
+        const uint32_t cell = offset->second + static_cast<uint32_t>(i);
+        refs->push_back(cell);
+        gen.aliases.emplace_back(CellKey{at.team, at.flavor, resource}, cell);
+      }
+    }
   }
 
   static void FillGoverned(Ledger::Generation& gen) {
@@ -885,21 +944,20 @@ bool Ledger::Session::ForceChargeIds(NameId team, NameId flavor, std::span<const
   charge->generation = gen_->number;
   charge->team = team;
   charge->flavor = flavor;
-  // Resources governed on this flavor by anyone are charged; what nobody governs is not.
-  auto wanted = [&](const IdAmount& want) {
-    return want.second > 0 && gen_->Governed(flavor, want.first);
-  };
+  // The team's cells for the flavor (its companions included) are charged, and resources others
+  // govern on this flavor need a cell; what nobody governs is not charged.
   missing->clear();
   for (const IdAmount& want : request) {
-    if (wanted(want) && gen_->FindCell(team, flavor, want.first) == nullptr) {
+    if (want.second > 0 && gen_->Governed(flavor, want.first) &&
+        gen_->FindCell(team, flavor, want.first) == nullptr) {
       missing->push_back(CellKey{team, flavor, want.first});
     }
   }
   if (!missing->empty()) return false;
   for (const IdAmount& want : request) {
-    if (!wanted(want)) continue;
+    TeamCell* cell = want.second > 0 ? gen_->FindCell(team, flavor, want.first) : nullptr;
+    if (cell == nullptr) continue;
     if (charge->count == kMaxChargedResources) break;  // config keeps flavors far below this
-    TeamCell* cell = gen_->FindCell(team, flavor, want.first);
     gen_->Add(*cell, want.second);
     charge->items[charge->count++] = Charge::Item{want.first, gen_->IndexOf(*cell), want.second};
     if (UsageOf(*cell) > cell->nominal) charge->borrowing = true;
@@ -938,7 +996,7 @@ std::vector<NameId> Ledger::Session::Resources(NameId team, NameId flavor) const
   std::vector<NameId> out;
   if (const Range* range = gen_->Find(team, flavor)) {
     for (uint32_t i = range->first; i < range->first + range->count; ++i) {
-      out.push_back(gen_->cells[i].key.resource);
+      out.push_back(gen_->cells[gen_->refs[i]].key.resource);
     }
   }
   return out;
@@ -1233,6 +1291,9 @@ Ledger::Usage Ledger::ReadUsage(PolicyPtr* policy) const {
   out.cells.reserve(gen->cell_count);
   for (size_t i = 0; i < gen->cell_count; ++i) {
     out.cells.push_back(CellUsage{gen->cells[i].key, gen->View(gen->cells[i])});
+  }
+  for (const auto& [key, cell] : gen->aliases) {
+    out.companions.push_back(CellUsage{key, gen->View(gen->cells[cell])});
   }
   return out;
 }

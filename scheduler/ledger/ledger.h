@@ -75,6 +75,14 @@
 // indices of the generation it was taken in. Release accepts charges of any generation (cells are
 // found again by name after a reload). Resources the team's quota does not govern on the flavor
 // are not charged.
+//
+// Companion cells. A pod is charged on its node's flavor, resource by resource, as Kueue assigns
+// a flavor per resource group: a resource the team has no quota for on that flavor is charged on
+// the first of the team's flavors (in its order) that has quota for it and whose node labels
+// every node of the pod's flavor has — typically cpu and memory on an unlabelled default flavor
+// for a GPU pod on an instance-type flavor. A (team, flavor) finds those cells beside its own
+// (one lookup, as its own), so Reserve, Release, View and ForceCharge charge them; a team with no
+// quota of its own on the flavor has none.
 
 #include <algorithm>
 #include <array>
@@ -348,6 +356,9 @@ class Ledger {
   struct Usage {
     std::vector<CellUsage> cells;
     std::vector<PoolUsage> pools;
+    // A team's cells on other flavors that it charges for pods on a flavor (see "Companion
+    // cells"), each keyed as that flavor sees it: (team, the pod's flavor, resource).
+    std::vector<CellUsage> companions;
   };
   // `policy`, if given, gets that generation's policy.
   [[nodiscard]] Usage ReadUsage(model::PolicyPtr* policy = nullptr) const;

@@ -709,6 +709,64 @@ TEST_F(LedgerTest, ANormalReleaseReturnsTrueAndCountsNothing) {
 
 // ---- Sessions: nesting, and misuse that would wait for itself. ----
 
+// Kueue's resource groups: cpu on an unlabelled "default" flavor, GPUs on an instance type. A pod
+// on a p5 node is charged its GPUs on p5 and its cpu on default (a companion cell of (a, p5)),
+// which pods on default nodes share; the charge survives a policy swap, and a team with no quota
+// of its own on p5 gets no companions there.
+TEST_F(LedgerTest, CompanionCellsChargeOtherResourceGroupsFlavors) {
+  auto policy = [](int64_t cpu) {
+    return PolicyBuilder()
+        .AnyNodeFlavor("default")
+        .Team("a")
+        .Quota("default", "cpu", cpu)
+        .Quota(kP5, kGpu, 8)
+        .Team("b")
+        .Quota("default", "cpu", 4)
+        .Build();
+  };
+  Ledger ledger(policy(8000));
+  const ResourceList pod{{kGpu, 2}, {"cpu", 6000}};
+  auto on_p5 = Reserve(ledger, "a", pod);
+  ASSERT_TRUE(Ok(on_p5));
+  EXPECT_EQ(std::get<Charge>(on_p5).count, 2);
+  EXPECT_EQ(Usage(ledger, "a", "cpu", "default"), 6000);
+  EXPECT_EQ(Usage(ledger, "a", "cpu", kP5), 6000);  // the same cell, seen from p5
+  EXPECT_EQ(Usage(ledger, "a", kGpu, kP5), 2);
+  // A cpu pod on a default node shares the cpu quota; one more p5 pod does not fit its cpu.
+  auto refused = Reserve(ledger, "a", ResourceList{{"cpu", 3000}}, Mode::kBorrowing, "default");
+  ASSERT_FALSE(Ok(refused));
+  EXPECT_EQ(FlavorNames().Name(Why(refused).flavor), "default");
+  EXPECT_FALSE(Ok(Reserve(ledger, "a", pod)));
+  EXPECT_EQ(Usage(ledger, "a", kGpu, kP5), 2);  // nothing of the refused pod stayed
+  // The ledger's usage lists the companion as (a, p5, cpu), for preemption's view of p5.
+  const Ledger::Usage usage = ledger.ReadUsage();
+  ASSERT_EQ(usage.companions.size(), 1u);
+  EXPECT_EQ(usage.companions[0].key, (CellKey{T("a"), F(kP5), R("cpu")}));
+  EXPECT_EQ(usage.companions[0].view.usage, 6000);
+  EXPECT_EQ(usage.companions[0].view.nominal, 8000);
+  // b has cpu quota only: a pod on a p5 node is refused there, not charged on default.
+  auto b_on_p5 = Reserve(ledger, "b", ResourceList{{"cpu", 1000}});
+  ASSERT_FALSE(Ok(b_on_p5));
+  EXPECT_EQ(Why(b_on_p5).kind, RefusalKind::kNoQuota);
+  // A swap keeps the charge on the companion cell, under its new limit; releasing frees both.
+  ledger.ApplyPolicy(policy(6000));
+  EXPECT_EQ(Usage(ledger, "a", "cpu", "default"), 6000);
+  EXPECT_FALSE(Ok(Reserve(ledger, "a", ResourceList{{"cpu", 1}}, Mode::kBorrowing, "default")));
+  Release(ledger, on_p5);
+  EXPECT_EQ(Usage(ledger, "a", "cpu", "default"), 0);
+  EXPECT_EQ(Usage(ledger, "a", kGpu, kP5), 0);
+  // ForceCharge (a pod found bound) charges the companion too.
+  {
+    Ledger::Session s(ledger);
+    Charge charge;
+    std::vector<CellKey> missing;
+    ASSERT_TRUE(s.ForceCharge(T("a"), F(kP5), pod, &charge, &missing));
+    EXPECT_EQ(charge.count, 2);
+    EXPECT_TRUE(s.Release(charge));
+  }
+  EXPECT_EQ(ledger.over_releases(), 0u);
+}
+
 TEST_F(LedgerTest, NestedSessionsShareTheOuterGeneration) {
   Ledger ledger(TwoTeams());
   Ledger other(TwoTeams());

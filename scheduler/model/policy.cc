@@ -221,6 +221,30 @@ const PriorityClass* Policy::FindPriorityClass(std::string_view name) const {
   return nullptr;
 }
 
+bool Policy::FlavorCovers(std::string_view covering, std::string_view flavor) const {
+  const Flavor* outer = nullptr;
+  const Flavor* inner = nullptr;
+  for (const Flavor& f : flavors) {
+    if (f.name == covering) outer = &f;
+    if (f.name == flavor) inner = &f;
+  }
+  if (outer != nullptr && outer->node_labels.empty() && outer->matches_all_nodes) return true;
+  // A flavor's labels: its own, or for an instance type the policy does not define, the label
+  // naming it.
+  auto labels = [&](const Flavor* f, std::string_view name) {
+    return f != nullptr && !f->node_labels.empty()
+               ? f->node_labels
+               : Labels{{instance_type_label, std::string(name)}};
+  };
+  const Labels need = labels(outer, covering);
+  const Labels have = labels(inner, flavor);
+  for (const auto& [key, value] : need) {
+    auto it = have.find(key);
+    if (it == have.end() || it->second != value) return false;
+  }
+  return true;
+}
+
 bool Policy::FlavorAllows(std::string_view flavor, const Labels& node_selector) const {
   if (node_selector.empty()) return true;
   const Flavor* defined = nullptr;

@@ -193,6 +193,10 @@ struct Policy {
   // flavor's labels define (its node_labels, or the instance-type label for an instance-type
   // flavor) asks for another value. Keys the flavor does not define cannot rule it out.
   [[nodiscard]] bool FlavorAllows(std::string_view flavor, const Labels& node_selector) const;
+  // Every node of `flavor` also belongs to `covering`: `covering` matches all nodes, or its node
+  // labels are among `flavor`'s (an instance type the policy does not define is labelled by
+  // instance_type_label). The ledger's companion cells (ledger.h).
+  [[nodiscard]] bool FlavorCovers(std::string_view covering, std::string_view flavor) const;
   // The flavor a node belongs to: the first Flavor with labels that all match, else the first
   // Flavor with matches_all_nodes, else its instance type (empty when it has none of these).
   [[nodiscard]] std::string FlavorOfNode(const Labels& node_labels) const;

@@ -217,6 +217,12 @@ class PolicyBuilder {
     policy_.teams.push_back(team);
     return *this;
   }
+  // A flavor without node labels that every node belongs to (a Kueue ResourceFlavor without
+  // nodeLabels); name it before the quota that uses it.
+  PolicyBuilder& AnyNodeFlavor(const std::string& flavor) {
+    policy_.flavors.push_back(model::Flavor{flavor, {}, /*matches_all_nodes=*/true});
+    return *this;
+  }
   PolicyBuilder& Weight(double weight) {
     policy_.teams.back().fair_share_weight = weight;
     return *this;
