@@ -426,20 +426,31 @@ int64_t QuotaSim::SideShare(int row, int32_t side, const Amounts& amounts, int s
   return CohortShareOf(side, PoolUsedAfter(row, amounts, sign, side));
 }
 
-QuotaSim::FairShares QuotaSim::CompareShares(int prow, int vrow, const Amounts& request,
-                                             const Amounts& victim_charge) const {
-  // The lowest cohort both teams are under: the first of the victim's pools that is also one of
-  // the preemptor's (trees are shallow: a walk per level).
-  int32_t lca = -1;
-  for (int32_t v = static_cast<int32_t>(rows_[vrow].pool); v >= 0 && lca < 0;
-       v = pools_[v].parent) {
-    for (int32_t p = static_cast<int32_t>(rows_[prow].pool); p >= 0; p = pools_[p].parent) {
-      if (p == v) {
-        lca = v;
-        break;
-      }
+int32_t QuotaSim::LowestShared(int a, int b) const {
+  // The first of b's pools that is also one of a's (trees are shallow: a walk per level).
+  for (int32_t v = static_cast<int32_t>(rows_[b].pool); v >= 0; v = pools_[v].parent) {
+    for (int32_t p = static_cast<int32_t>(rows_[a].pool); p >= 0; p = pools_[p].parent) {
+      if (p == v) return v;
     }
   }
+  return -1;
+}
+
+QuotaSim::FairShares QuotaSim::CompareAdmissions(int a, int b, const Amounts& a_adds,
+                                                 const Amounts& b_adds) const {
+  const int32_t lca = LowestShared(a, b);
+  FairShares out;
+  out.preemptor_pool = AlmostLca(a, lca);
+  out.victim_pool = AlmostLca(b, lca);
+  out.preemptor_after = SideShare(a, out.preemptor_pool, a_adds, 1);
+  out.victim_after = SideShare(b, out.victim_pool, b_adds, 1);
+  out.victim_before = SideShare(b, out.victim_pool, Amounts{}, 1);
+  return out;
+}
+
+QuotaSim::FairShares QuotaSim::CompareShares(int prow, int vrow, const Amounts& request,
+                                             const Amounts& victim_charge) const {
+  const int32_t lca = LowestShared(prow, vrow);
   FairShares out;
   out.preemptor_pool = AlmostLca(prow, lca);
   out.victim_pool = AlmostLca(vrow, lca);

@@ -207,6 +207,11 @@ class QuotaSim {
   };
   [[nodiscard]] FairShares CompareShares(int prow, int vrow, const Amounts& request,
                                          const Amounts& victim_charge) const;
+  // The same two sides for admission (Kueue's fair-sharing tournament compares them where the
+  // two teams' workloads meet): team `a`'s side with `a_adds` added to the team's usage, and
+  // team `b`'s with `b_adds`.
+  [[nodiscard]] FairShares CompareAdmissions(int a, int b, const Amounts& a_adds,
+                                             const Amounts& b_adds) const;
 
   // Journaling: from Mark() on, every change is recorded, and Rollback(mark) undoes the changes
   // made since that mark exactly (trial evictions without copying the whole state).
@@ -248,6 +253,8 @@ class QuotaSim {
   // The team's side of a fair-share comparison below `lca`: the team (-1) or its ancestor pool
   // whose parent is `lca`.
   int32_t AlmostLca(int row, int32_t lca) const;
+  // The lowest pool both teams are under (-1: none, teams of different trees).
+  int32_t LowestShared(int a, int b) const;
   // The share of that side with sign × `amounts` applied to the team.
   int64_t SideShare(int row, int32_t side, const Amounts& amounts, int sign) const;
 

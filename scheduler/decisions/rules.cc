@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
+#include <string>
 
 #include "scheduler/common/log.h"
 
 #include "scheduler/decisions/fair_share.h"
+#include "scheduler/decisions/preemption.h"
 
 namespace taskgov::scheduler::decisions {
 namespace {
@@ -140,6 +143,41 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
   return std::nullopt;
 }
 
+namespace {
+
+// What two teams' pending workloads compare under fair sharing, each with its need admitted.
+struct Sides {
+  int64_t mine = 0;
+  int64_t theirs = 0;
+  std::string my_name;
+  std::string their_name;
+};
+
+// Across a cohort tree: the sides just below the lowest cohort the two teams share, each team or
+// its ancestor cohort there with that cohort's weight (Kueue's tournament compares them where
+// the two workloads meet).
+Sides TreeSides(const QuotaSim& tree, const Subject& me, const Team& other, NameId other_id,
+                const ResourceList& need) {
+  const int a = tree.Row(me.team_id);
+  const int b = tree.Row(other_id);
+  Sides sides;
+  sides.my_name = me.team->name;
+  sides.their_name = other.name;
+  if (a < 0 || b < 0) return sides;  // not on the flavor: shares 0, as WeightedShare's
+  const QuotaSim::FairShares shares =
+      tree.CompareAdmissions(a, b, tree.ToSlots(me.need), tree.ToSlots(need));
+  sides.mine = shares.preemptor_after;
+  sides.theirs = shares.victim_after;
+  if (shares.preemptor_pool >= 0) {
+    sides.my_name += "'s cohort " + tree.pool_name(shares.preemptor_pool);
+  }
+  if (shares.victim_pool >= 0)
+    sides.their_name += "'s cohort " + tree.pool_name(shares.victim_pool);
+  return sides;
+}
+
+}  // namespace
+
 std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flavor) {
   const Subject& me = snapshot.subject;
   if (!snapshot.heads) {
@@ -157,6 +195,7 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
   (void)FitsOnTop(s, me.team_id, flavor, me.need, Mode::kBorrowing, none, &mine);
   Tally after_mine;  // another team's view once this pod took its share of the pool
   after_mine.pool = mine.pool;
+  std::optional<QuotaSim> tree;  // the flavor's numbers, for heads of other cohorts of the tree
   const std::string_view flavor_name = FlavorNames().Name(flavor);
   for (const auto& [other_team, head] : *snapshot.heads) {
     const Team& other = *other_team;
@@ -178,11 +217,17 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
     // pod.
     if (!FitsOnTop(s, other_id, flavor, need, Mode::kBorrowing, none, nullptr)) continue;
     if (FitsOnTop(s, other_id, flavor, need, Mode::kBorrowing, after_mine, nullptr)) continue;
-    const int64_t other_share = WeightedShare(s, other, flavor, need);
-    if (other_share < my_share ||
-        (other_share == my_share && head.created_ms < me.pod->creation_unix_ms)) {
-      return "fair share: " + other.name + " (share " + ShowShare(other_share) + ") is ahead of " +
-             me.team->name + " (share " + ShowShare(my_share) + ")";
+    Sides sides;
+    if (other.cohort == me.team->cohort) {  // siblings: the teams' own shares
+      sides = Sides{my_share, WeightedShare(s, other, flavor, need), me.team->name, other.name};
+    } else {
+      if (!tree) tree = QuotaSim::FromSession(s, flavor);
+      sides = TreeSides(*tree, me, other, other_id, need);
+    }
+    if (sides.theirs < sides.mine ||
+        (sides.theirs == sides.mine && head.created_ms < me.pod->creation_unix_ms)) {
+      return "fair share: " + sides.their_name + " (share " + ShowShare(sides.theirs) +
+             ") is ahead of " + sides.my_name + " (share " + ShowShare(sides.mine) + ")";
     }
   }
   return std::nullopt;

@@ -203,6 +203,41 @@ TEST_F(RulesTest, AGangAtTheHeadOfAnotherTeamCountsWithAllItsMembers) {
             "fair share: team-c (share 500) is ahead of team-b (share 750)");
 }
 
+// Across a cohort tree the heads of other branches compare at the cohort both teams share: the
+// sides just below it, with the cohorts' weights (Kueue's tournament).
+//   ROOT (holds 4) ── A (weight w) ── team-a (0)
+//                  └─ B ──────────── team-b (0, uses 2)
+// team-a asks 2 (A after: 2/4 = 500 / w), team-b's head asks 2 (B after: 4/4 = 1000), and only
+// one fits. Team weights weigh nothing here: a's is 0.1. With w = 0.25, A's 2000 is above B's
+// 1000, so team-b's head goes first.
+TEST_F(RulesTest, FairShareAcrossATreeComparesTheCohortsBelowTheSharedOne) {
+  for (double w : {1.0, 0.25}) {
+    Start(PolicyBuilder()
+              .Cohort("ROOT")
+              .CohortQuota("ROOT", kP5, kGpu, 4)
+              .Cohort("A", "ROOT")
+              .CohortWeight("A", w)
+              .Cohort("B", "ROOT")
+              .Team("team-a", "A")
+              .Quota(kP5, kGpu, 0)
+              .Weight(0.1)
+              .Team("team-b", "B")
+              .Quota(kP5, kGpu, 0)
+              .Build());
+    Use("team-b", 2);
+    auto snap = Take("team-a", 2);
+    snap->heads.emplace().emplace_back(snap->policy.FindTeam("team-b"),
+                                       Pending("ns-team-b/b-0", "team-b", 2));
+    if (w == 1.0) {
+      EXPECT_EQ(FairShareBlocks(*snap, P5()), std::nullopt);
+    } else {
+      EXPECT_EQ(FairShareBlocks(*snap, P5()),
+                "fair share: team-b's cohort B (share 1000) is ahead of team-a's cohort A (share "
+                "2000)");
+    }
+  }
+}
+
 TEST_F(RulesTest, FairShareIsOffUnderFirstComeFirstServeIdleCompute) {
   PolicyBuilder builder;
   builder.Team("lender", "c").Quota(kP5, kGpu, 4);
