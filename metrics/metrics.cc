@@ -20,6 +20,7 @@
 #include "prometheus/metric_family.h"
 #include "prometheus/registry.h"
 #include "scheduler/common/log.h"
+#include "scheduler/decisions/fair_share.h"
 #include "scheduler/decisions/rules.h"
 #include "scheduler/kube/watch_reasons.h"
 #include "scheduler/ledger/cohort_usage.h"
@@ -353,6 +354,10 @@ class Metrics::Impl {
   void CollectCohorts(const Scrape& scrape,
                       const std::vector<scheduler::ledger::Ledger::PoolUsage>& pools,
                       std::vector<MetricFamily>* out) const;
+  // Per cohort with a parent and flavor: its weighted share (Kueue's DRS of a cohort).
+  void CollectCohortShares(const Scrape& scrape,
+                           const std::vector<scheduler::ledger::Ledger::PoolUsage>& pools,
+                           std::vector<MetricFamily>* out) const;
   void CollectWeightedShare(const Scrape& scrape, const scheduler::ledger::Ledger& ledger,
                             std::vector<MetricFamily>* out) const;
   void CollectPods(const Scrape& scrape, const scheduler::ledger::QuotaBook& book,
@@ -541,6 +546,7 @@ void Metrics::Impl::CollectLedger(Scrape& scrape, std::vector<MetricFamily>* out
   quota.TakeInto(out);
   CollectTeamInfo(scrape, out);
   CollectCohorts(scrape, read.pools, out);
+  CollectCohortShares(scrape, read.pools, out);
   CollectWeightedShare(scrape, book->ledger(), out);
   CollectPods(scrape, *book, out);
 }
@@ -627,6 +633,51 @@ void Metrics::Impl::CollectCohorts(const Scrape& scrape,
   out->push_back(capacity.Take());
   out->push_back(used.Take());
   if (options_.kueue_compatible) out->push_back(k_subtree.Take());
+}
+
+void Metrics::Impl::CollectCohortShares(
+    const Scrape& scrape, const std::vector<scheduler::ledger::Ledger::PoolUsage>& pools,
+    std::vector<MetricFamily>* out) const {
+  FamilyBuilder share("taskgov_cohort_weighted_share",
+                      "A cohort's fair-share weighted share on a flavor, as teams of other "
+                      "branches of its tree are compared with it: the largest ratio, over "
+                      "resources, of its usage above its subtree quota to what its parent could "
+                      "lend, divided by its weight (0: within its subtree quota; +Inf: weight 0 "
+                      "and borrowing). Cohorts with a parent. Labels: cohort, flavor.",
+                      MetricType::Gauge);
+  FamilyBuilder k_share("kueue_cohort_weighted_share",
+                        "Kueue-compatible weighted share of a cohort, in thousandths: the largest "
+                        "over its flavors of taskgov_cohort_weighted_share x 1000 (+Inf: weight 0 "
+                        "and borrowing). Labels: cohort.",
+                        MetricType::Gauge);
+  // Per (cohort, flavor) over its resources' pools, then per cohort over its flavors.
+  std::map<std::pair<std::string, NameId>, scheduler::decisions::ShareAccumulator> by_flavor;
+  for (const scheduler::ledger::Ledger::PoolUsage& pool : pools) {
+    if (pool.cohort.empty() || pool.parent < 0) continue;  // a root borrows from no one
+    by_flavor[{pool.cohort, pool.flavor}].Add(pool.used, pool.capacity,
+                                              pools[pool.parent].potential);
+  }
+  std::map<std::string, int64_t> by_cohort;
+  for (const auto& [key, acc] : by_flavor) {
+    const scheduler::model::Cohort* cohort = scrape.policy->FindCohort(key.first);
+    const int64_t per_mille = acc.PerMille(cohort != nullptr ? cohort->fair_share_weight : 1.0);
+    const bool unbounded =
+        per_mille >= scheduler::decisions::ShareAccumulator::kZeroWeightBorrowing;
+    share.Value(L2{"cohort", "flavor"},
+                L2{key.first, scheduler::model::FlavorNames().Name(key.second)},
+                unbounded ? kInf : static_cast<double>(per_mille) / 1000.0);
+    int64_t& most = by_cohort[key.first];
+    most = std::max(most, per_mille);
+  }
+  out->push_back(share.Take());
+  if (!options_.kueue_compatible) return;
+  for (const auto& [cohort, per_mille] : by_cohort) {
+    k_share.Value(L1{"cohort"}, L1{cohort},
+                  per_mille >= scheduler::decisions::ShareAccumulator::kZeroWeightBorrowing
+                      ? kInf
+                      : static_cast<double>(per_mille));
+  }
+  out->push_back(k_share.Take());
 }
 
 void Metrics::Impl::CollectWeightedShare(const Scrape& scrape,

@@ -284,6 +284,7 @@ TEST(MetricsTest, ACohortTreeHasAPoolPerCohort) {
   scheduler::ledger::QuotaBook book(scheduler::testing::PolicyBuilder()
                                         .Cohort("org")
                                         .Cohort("lab", "org")
+                                        .CohortWeight("lab", 0.5)
                                         .Cohort("ops", "org")
                                         .Team("tree-a", "lab")
                                         .Quota("f", "nvidia.com/gpu", 4)
@@ -312,6 +313,11 @@ TEST(MetricsTest, ACohortTreeHasAPoolPerCohort) {
   // b borrows 5: a's idle 4 and c's idle 2 (across the tree) carry it, 4·5/6 and 2·5/6.
   EXPECT_NEAR(x.Value("taskgov_quota_lent", {{"team", "tree-a"}}).value_or(-1), 20.0 / 6, 1e-9);
   EXPECT_NEAR(x.Value("taskgov_quota_lent", {{"team", "tree-c"}}).value_or(-1), 10.0 / 6, 1e-9);
+  // lab borrows 1 beyond its subtree quota of what org could lend (6): 166‰, by weight 0.5.
+  EXPECT_EQ(x.Value("taskgov_cohort_weighted_share", {{"cohort", "lab"}, {"flavor", "f"}}), 0.333);
+  EXPECT_EQ(x.Value("taskgov_cohort_weighted_share", {{"cohort", "ops"}, {"flavor", "f"}}), 0);
+  EXPECT_FALSE(x.Value("taskgov_cohort_weighted_share", {{"cohort", "org"}, {"flavor", "f"}}))
+      << "a root borrows from no one";
 }
 
 TEST(MetricsTest, KueueFamiliesOnlyWhenSwitchedOn) {
@@ -335,6 +341,7 @@ TEST(MetricsTest, KueueFamiliesOnlyWhenSwitchedOn) {
       {"kueue_admission_wait_time_seconds", "histogram"},
       {"kueue_preempted_workloads_total", "counter"},
       {"kueue_cohort_subtree_quota", "gauge"},
+      {"kueue_cohort_weighted_share", "gauge"},
   };
   for (const auto& [name, type] : want) {
     ASSERT_TRUE(x.families.count(name)) << name;
