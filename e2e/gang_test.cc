@@ -96,6 +96,49 @@ TEST_F(GangTest, AGangWhoseMembersArriveOverThirtySecondsIsAdmittedWhole) {
   EXPECT_EQ(RunningOf("lone"), 0u);
 }
 
+// A gang whose pod sets run on different instance types: a launcher pinned to ml.g5.12xlarge (4
+// GPUs) and 8 workers pinned to ml.p5.48xlarge (1 GPU each), each job the whole of a team's
+// quota on both. The first member's filter reserves for the gang on both flavors at once, so of
+// two such jobs one runs whole and the other none, and when the first finishes the second runs
+// whole.
+TEST_F(GangTest, AGangAcrossTwoFlavorsIsReservedOnBothAtOnce) {
+  StartWithPolicy(R"(apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+taskPrioritization: TaskRanking
+priorityClasses:
+  - {name: training, weight: 50}
+teams:
+  - name: a
+    sharing: {strategy: DontLend}
+    preemptTeamTasks: Never
+    compute:
+      - {instanceType: ml.p5.48xlarge, accelerators: 8}
+      - {instanceType: ml.g5.12xlarge, accelerators: 4}
+)");
+  auto member = [](const std::string& job, int i) {
+    PodSpec spec = Worker(job, i, 9, i == 0 ? 4 : 1);
+    if (i == 0) spec.node_selector[kInstanceTypeLabel] = kG5;  // the launcher
+    return spec;
+  };
+  for (int i = 0; i < 9; ++i) {  // the workers first, then the launchers: interleaved
+    ASSERT_TRUE(h().Submit(member("job-x", (i + 1) % 9)).ok());
+    ASSERT_TRUE(h().Submit(member("job-y", (i + 1) % 9)).ok());
+  }
+  ASSERT_TRUE(h().RunUntil([&] { return RunningOf("job-x") + RunningOf("job-y") == 9; }, 10));
+  for (int i = 0; i < 3; ++i) h().Step();
+  const bool x_first = RunningOf("job-x") == 9;
+  const std::string first = x_first ? "job-x" : "job-y";
+  const std::string second = x_first ? "job-y" : "job-x";
+  EXPECT_EQ(RunningOf(first), 9u);
+  EXPECT_EQ(RunningOf(second), 0u);
+  EXPECT_EQ(h().Usage(Ns("a"), kP5, kGpu), 8);
+  EXPECT_EQ(h().Usage(Ns("a"), kG5, kGpu), 4);
+  for (int i = 0; i < 9; ++i) ASSERT_TRUE(h().Finish(first + "-" + std::to_string(i)).ok());
+  ASSERT_TRUE(h().RunUntil([&] { return RunningOf(second) == 9; }, 10));
+  EXPECT_EQ(h().Usage(Ns("a"), kP5, kGpu), 8);
+  EXPECT_EQ(h().Usage(Ns("a"), kG5, kGpu), 4);
+}
+
 // The same story with the other gang sources: a Volcano PodGroup's minMember, a Job's
 // parallelism, and a gang whose members differ (a launcher of 2 GPUs and workers of 1 GPU: 8).
 struct SourceCase {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "scheduler/common/log.h"
+#include "scheduler/decisions/snapshot.h"
 #include "scheduler/model/pod_identity.h"
 
 namespace taskgov::scheduler::actions {
@@ -70,8 +71,11 @@ Candidate CandidateOf(const ClusterState::BoundPod& pod, const Reservation& r) {
 }
 
 // The preemptor for `pending`; a gang member stands for its gang: its need is what the members
-// of the gang not holding quota (`holders` of them do) need together (PendingQueues::GangNeed).
-Preemptor PreemptorOf(const PendingPod& pending, int32_t holders, const PendingQueues& queues) {
+// of the gang not holding quota (`holders` of them do) need together on its flavor, and what
+// members pinned to other flavors need there is reserved with it (decisions::SplitGangNeed):
+// each of those members, when pending, is a preemptor on its own flavor.
+Preemptor PreemptorOf(const PendingPod& pending, int32_t holders, const PendingQueues& queues,
+                      const Policy& policy, const Team& team) {
   Preemptor p;
   p.uid = pending.uid;
   p.key = pending.key;
@@ -82,8 +86,11 @@ Preemptor PreemptorOf(const PendingPod& pending, int32_t holders, const PendingQ
   if (!pending.workload.empty()) {
     p.workload = pending.workload;
     p.workload_size = pending.workload_size;
-    p.need = queues.GangNeed(pending.team, pending.workload, pending.uid, pending.request,
-                             std::max(1, pending.workload_size - holders));
+    decisions::GangNeedSplit split = decisions::SplitGangNeed(
+        queues, policy, team, pending.team, pending.workload, pending.uid, pending.request,
+        pending.node_selector, std::max(1, pending.workload_size - holders));
+    p.need = std::move(split.here);
+    p.elsewhere = std::move(split.elsewhere);
   }
   return p;
 }
@@ -125,10 +132,15 @@ class PreemptionController::WorldImpl final : public RoundWorld, public PlanSour
       // A gang member: the freed quota is held for its whole gang.
       Ledger::Session session(book_->ledger());
       const IdAmounts need = KnownIdAmounts(p.quota_request());
+      std::vector<ledger::FlavorNeed> elsewhere;
+      for (const auto& [there, amounts] : p.elsewhere) {
+        if (there != flavor)
+          elsewhere.push_back(ledger::FlavorNeed{there, KnownIdAmounts(amounts)});
+      }
       r = book_->AssumeMember(session, p.uid, p.workload, p.workload_size, p.team, flavor,
                               KnownIdAmounts(p.request), Ledger::Mode::kBorrowing, ttl_ms,
                               std::max(ttl_ms, session.policy().gang_timeout_seconds * 1000), meta,
-                              &need);
+                              &need, elsewhere);
     }
     if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
       *why = refusal->Explain();
@@ -490,7 +502,8 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
   ++run.report->preemptors;
   const std::optional<GangHold> hold =
       pending.workload.empty() ? std::nullopt : book_->FindGang(pending.workload);
-  const Preemptor p = PreemptorOf(pending, hold ? hold->holders : 0, cluster_->pending());
+  const Preemptor p =
+      PreemptorOf(pending, hold ? hold->holders : 0, cluster_->pending(), run.policy, *team);
   const Selection chosen = run.planner->Plan(*team, pending, p);
   if (chosen.outcome == Selection::Outcome::kFits) {
     // Claimed for this run, nothing to evict: it waits only for the scheduler. Set it aside for

@@ -596,7 +596,7 @@ TEST_F(ControllerTest, AGangReclaimsForAllItsMembersInOneRoundAndIsAdmittedWhole
   (void)controller_->RunOnce();  // victims gone: the freed quota is held for the gang
   const std::optional<GangHold> hold = book_->FindGang("kueue/ns-team-b/train");
   ASSERT_TRUE(hold.has_value());
-  EXPECT_EQ(hold->remaining.Amount(ResourceNames().Intern(kGpu)), 4);  // b-1's share
+  EXPECT_EQ(hold->remaining[0].Amount(ResourceNames().Intern(kGpu)), 4);  // b-1's share
   EXPECT_TRUE(Schedule("uid-b-0"));
   EXPECT_TRUE(Schedule("uid-b-1"));
   EXPECT_EQ(Usage("team-b"), 8);

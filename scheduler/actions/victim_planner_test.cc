@@ -169,7 +169,8 @@ class PlannerTest : public ::testing::Test {
                      pending.request,
                      {},
                      "",
-                     0};
+                     0,
+                     {}};
   }
   Selection Plan(VictimPlanner& planner, const PendingPod& pending) {
     return planner.Plan(*policy_->FindTeam("team-b"), pending, PreemptorOf(pending));

@@ -237,12 +237,13 @@ std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq
     roomy = roomy || fit.room;
   }
   if (!any) return std::nullopt;
-  if (me.held && snap.gang->flavor != flavor) {
-    notes->Note(
-        flavor,
-        me.workload.display + " holds its quota on " + FlavorNames().Name(snap.gang->flavor),
-        "gang_elsewhere");
-    return std::nullopt;
+  const bool held = HeldOn(snap, flavor);
+  if (!held) {
+    if (const std::optional<NameId> there = HeldElsewhere(snap, flavor)) {
+      notes->Note(flavor, me.workload.display + " holds its quota on " + FlavorNames().Name(*there),
+                  "gang_elsewhere");
+      return std::nullopt;
+    }
   }
   if (!roomy) {
     notes->Note(flavor,
@@ -250,7 +251,7 @@ std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq
                 "no_room");
     return std::nullopt;
   }
-  if (!me.held) {  // a gang holding quota for it was admitted already, as a whole
+  if (!held) {  // a gang holding quota for it was admitted already, as a whole
     if (std::optional<std::string> why = QueueOrderBlocks(snap, flavor, mode)) {
       notes->Note(flavor, me.team->name + ": " + *why, "queue_order");
       return std::nullopt;
@@ -284,9 +285,13 @@ std::variant<Charge, Refusal> Admission::Commit(Snapshot& snap, NameId flavor, M
                          options_.assume_ttl_ms, meta);
   }
   const IdAmounts need = KnownIdAmounts(me.need);
+  std::vector<ledger::FlavorNeed> elsewhere;
+  for (const auto& [there, amounts] : me.elsewhere) {
+    if (there != flavor) elsewhere.push_back(ledger::FlavorNeed{there, KnownIdAmounts(amounts)});
+  }
   return book_->AssumeMember(snap.session, me.pod->uid, me.workload.key, me.workload.size,
                              me.team_id, flavor, me.request_ids, mode, options_.assume_ttl_ms,
-                             snap.policy.gang_timeout_seconds * 1000, meta, &need);
+                             snap.policy.gang_timeout_seconds * 1000, meta, &need, elsewhere);
 }
 
 std::string Admission::ExplainGang(const Subject& me, const Refusal& refusal) {
@@ -298,7 +303,12 @@ std::string Admission::ExplainGang(const Subject& me, const Refusal& refusal) {
   }
   const std::string& resource = ResourceNames().Name(refusal.resource);
   auto q = [&](int64_t v) { return FormatQuantity(resource, v); };
-  out += ", " + q(me.need.Get(resource)) + " " + resource + " on " +
+  // The need of the part refused: the members pinned to that flavor's, or this member's.
+  const model::ResourceList* need = &me.need;
+  for (const auto& [there, amounts] : me.elsewhere) {
+    if (there == refusal.flavor) need = &amounts;
+  }
+  out += ", " + q(need->Get(resource)) + " " + resource + " on " +
          FlavorNames().Name(refusal.flavor) + "): needs " + q(refusal.requested) + ", ";
   const int64_t ceiling = refusal.borrowing_limit == kUnlimited
                               ? kUnlimited

@@ -190,7 +190,7 @@ void RoomCheck(const Snapshot& snap, const ClusterState& cluster, NameId flavor,
 
 void QueueCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanation* fe) {
   const Subject& me = snap.subject;
-  if (me.held) {
+  if (HeldOn(snap, flavor)) {
     fe->checks.push_back(Passed("queueOrder", "its gang holds quota: it takes its share"));
     return;
   }
@@ -216,7 +216,7 @@ void QueueCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanatio
 void FairShareCheck(Snapshot& snap, const ClusterState& cluster, NameId flavor,
                     FlavorExplanation* fe) {
   const Subject& me = snap.subject;
-  if (me.held) {
+  if (HeldOn(snap, flavor)) {
     fe->checks.push_back(Passed("fairShare", "its gang holds quota: it takes its share"));
     return;
   }
@@ -283,7 +283,7 @@ std::string LineChange(const Subject& me, const std::string& flavor, const Quota
 
 void QuotaCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanation* fe) {
   const Subject& me = snap.subject;
-  if (me.held) {
+  if (HeldOn(snap, flavor)) {
     fe->checks.push_back(Passed("quota", "its gang holds the quota it needs on " + fe->flavor));
     return;
   }
@@ -314,10 +314,11 @@ FlavorExplanation ExplainFlavor(Snapshot& snap, const ClusterState& cluster, con
   fe.flavor = fq.flavor;
   fe.mode = mode;
   if (NodesCheck(snap, flavor, &fe)) {
-    if (me.held && snap.gang->flavor != flavor) {
+    const std::optional<NameId> there =
+        HeldOn(snap, flavor) ? std::nullopt : HeldElsewhere(snap, flavor);
+    if (there) {
       fe.checks.push_back(Failed(
-          "gangFlavor",
-          me.workload.display + " holds its quota on " + FlavorNames().Name(snap.gang->flavor),
+          "gangFlavor", me.workload.display + " holds its quota on " + FlavorNames().Name(*there),
           "none here: it runs where its gang holds quota"));
     }
     RoomCheck(snap, cluster, flavor, &fe);

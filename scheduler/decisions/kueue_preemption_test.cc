@@ -13,16 +13,20 @@
 //  * one Candidate per admitted workload (priority; the QuotaReserved time as admitted_ms and
 //    started_ms, so Kueue's "newer reservation first" is what taskgov sees; the creation time as
 //    created_ms; the harness's UID);
-//  * one node of the decision's flavor, so large that its room never matters (quota alone
+//  * one node of each decision's flavor, so large that its room never matters (quota alone
 //    decides, as in Kueue), running the candidates charged on that flavor;
-//  * a Preemptor for the incoming workload on its assignment's flavor: request = the per-pod
-//    requests, need = Kueue's Assignment.TotalRequestsFor (when it is empty — an assignment Count
-//    of 0 — Preemptor::quota_request() falls back to the request).
+//  * a Preemptor for the incoming workload on the flavor its assignment preempts on (resources
+//    assigned to other flavors, mode Fit, are its companions there: those flavors match every
+//    node): request = the per-pod requests, need = Kueue's Assignment.TotalRequestsFor (when it
+//    is empty — an assignment Count of 0 — Preemptor::quota_request() falls back to the request).
+//    A workload of pod sets on different flavors is a gang of their pods, each pinned to its pod
+//    set's flavor: one Preemptor per flavor, the first member there with its need as the
+//    preemption controller takes it (SplitGangNeed), each choosing on its own.
 // The victims' names and reasons must be Kueue's: InClusterQueue ↔ InTeamPriority,
 // InCohortReclamation ↔ Reclaim, InCohortFairSharing ↔ FairShare, InCohortReclaimWhileBorrowing
-// ↔ ReclaimWhileBorrowing (borrowWithinCohort → Team::borrow_within_cohort). A case the policy
-// model cannot express (hierarchical cohorts, a Cohort's own quota or weight, a workload over
-// several pod sets or flavors) fails, naming what is missing.
+// ↔ ReclaimWhileBorrowing (borrowWithinCohort → Team::borrow_within_cohort). A case the model
+// cannot express (a pod set over several flavors that all need preemption, an admitted workload
+// charged on several flavors) fails, naming what is missing.
 // Every case records Kueue's and taskgov's victims as test properties (kueue, taskgov).
 
 #include <gtest/gtest.h>
@@ -41,10 +45,13 @@
 #include <utility>
 #include <vector>
 
+#include "scheduler/common/clock.h"
 #include "scheduler/decisions/preemption.h"
+#include "scheduler/decisions/snapshot.h"
 #include "scheduler/ledger/ledger.h"
 #include "scheduler/model/interner.h"
 #include "scheduler/model/policy.h"
+#include "scheduler/state/pending_queues.h"
 
 namespace taskgov::scheduler::decisions {
 
@@ -543,9 +550,36 @@ std::string NodeFlavor(const KueueCase& c) {
   return preempt.empty() && all.size() == 1 ? *all.begin() : "";
 }
 
-// Workloads that are not one pod request (or gang of equal pods) on one node's flavor.
+// For a workload of several pod sets: each pod set's flavor, where its assignment needs
+// preemption (or its only flavor); "" for a pod set with no such one.
+std::vector<std::string> PodSetFlavors(const KueueCase& c) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < c.assignment.size() && i < c.incoming.pod_sets.size(); ++i) {
+    std::set<std::string> preempt, all;
+    for (const auto& [resource, flavor_mode] : c.assignment[i].flavors) {
+      auto r = c.incoming.pod_sets[i].requests.find(resource);
+      if (r == c.incoming.pod_sets[i].requests.end() || r->second == 0) continue;
+      all.insert(flavor_mode.first);
+      if (flavor_mode.second == "Preempt") preempt.insert(flavor_mode.first);
+    }
+    out.push_back(preempt.size() == 1                  ? *preempt.begin()
+                  : preempt.empty() && all.size() == 1 ? *all.begin()
+                                                       : "");
+  }
+  return out;
+}
+
+bool EveryPodSetHasAFlavor(const KueueCase& c) {
+  const std::vector<std::string> flavors = PodSetFlavors(c);
+  return !flavors.empty() && std::none_of(flavors.begin(), flavors.end(),
+                                          [](const std::string& f) { return f.empty(); });
+}
+
+// Workloads that are not one pod request (or gang of equal pods) on one node's flavor, nor a gang
+// whose pod sets each run on one flavor.
 void WorkloadGaps(const KueueCase& c, std::vector<std::string>* out) {
-  if (c.incoming.pod_sets.size() > 1) {
+  const bool gang = c.incoming.pod_sets.size() > 1 && EveryPodSetHasAFlavor(c);
+  if (c.incoming.pod_sets.size() > 1 && !gang) {
     std::vector<std::string> names;
     for (const PodSet& ps : c.incoming.pod_sets) {
       names.push_back(ps.name + " " + std::to_string(ps.count) + " pods");
@@ -553,7 +587,7 @@ void WorkloadGaps(const KueueCase& c, std::vector<std::string>* out) {
     out->push_back("a workload of several pod sets (" + Join(names, ", ") +
                    "): taskgov's preemptor is one pod's request, or a gang of equal pods");
   }
-  if (AssignedFlavors(c).size() > 1 && NodeFlavor(c).empty()) {
+  if (!gang && AssignedFlavors(c).size() > 1 && NodeFlavor(c).empty()) {
     std::vector<std::string> where;
     for (const PodSetAssignment& a : c.assignment) {
       for (const auto& [resource, fm] : a.flavors) {
@@ -568,14 +602,6 @@ void WorkloadGaps(const KueueCase& c, std::vector<std::string>* out) {
       out->push_back("an admitted workload charged on several flavors (" + w.name + ")");
     }
   }
-}
-
-// The run of the //scheduler/decisions:kueue_preemption_expressible_test target: cases taskgov's
-// model cannot express are skipped (naming what they need) instead of failing, so that every
-// expressible case gates CI while the whole table stays a manual target until all pass.
-bool ExpressibleOnly() {
-  const char* v = std::getenv("TASKGOV_KUEUE_EXPRESSIBLE_ONLY");
-  return v != nullptr && std::string_view(v) == "1";
 }
 
 // What the case needs that taskgov's policy model has no way to say; empty when it is
@@ -605,9 +631,10 @@ ReclaimPolicy Reclaim(const ClusterQueue& cq, std::string* error) {
 }
 
 // Kueue's ResourceFlavors here carry no node labels. taskgov's are node classes: each is
-// labelled by its name, except the incoming workload's companion flavors, which (as Kueue's
-// unlabelled flavors do) match every node.
-PolicyPtr BuildPolicy(const KueueCase& c, const std::string& node_flavor, std::string* error) {
+// labelled by its name, except the incoming workload's companion flavors (assigned to it, and
+// none of its nodes' flavors), which (as Kueue's unlabelled flavors do) match every node.
+PolicyPtr BuildPolicy(const KueueCase& c, const std::vector<std::string>& node_flavors,
+                      std::string* error) {
   auto policy = std::make_shared<Policy>();
   policy->idle_compute = c.fair_sharing ? IdleComputeAllocation::kFairShare
                                         : IdleComputeAllocation::kFirstComeFirstServe;
@@ -629,7 +656,8 @@ PolicyPtr BuildPolicy(const KueueCase& c, const std::string& node_flavor, std::s
   const std::set<std::string> assigned = AssignedFlavors(c);
   auto add_flavor = [&](const std::string& name) {
     if (!flavors.insert(name).second) return;
-    if (assigned.count(name) && name != node_flavor) {
+    if (assigned.count(name) &&
+        std::find(node_flavors.begin(), node_flavors.end(), name) == node_flavors.end()) {
       policy->flavors.push_back(Flavor{name, {}, /*matches_all_nodes=*/true});
       return;
     }
@@ -684,15 +712,21 @@ IdAmounts ToIds(const Amounts& amounts) {
 
 std::string NodeOf(const std::string& flavor) { return "node-" + flavor; }
 
+// What Select reads on one flavor: the incoming workload's preemptor there (for a gang of pod sets
+// on different flavors, the first member of its pod sets on that flavor).
+struct FlavorWorld {
+  std::string flavor;
+  QuotaSim quota;
+  FlavorNodes nodes;
+  Preemptor preemptor;
+};
+
 // Everything Select reads, for one case.
 struct World {
   PolicyPtr policy;
   std::unique_ptr<Ledger> ledger;
-  QuotaSim quota;
-  FlavorNodes nodes;
   CandidateSet candidates;
-  Preemptor preemptor;
-  std::string flavor;
+  std::vector<FlavorWorld> parts;
   std::string error;
 };
 
@@ -728,7 +762,7 @@ void ChargeAdmitted(const KueueCase& c, World* w) {
   }
 }
 
-// One candidate per admitted workload, on its flavor's node; the node of the decision's flavor.
+// One candidate per admitted workload, on its flavor's node; the node of each decision's flavor.
 void AddNodesAndCandidates(const KueueCase& c, World* w) {
   std::set<std::string> resources;
   for (const Admitted& a : c.admitted) {
@@ -739,13 +773,15 @@ void AddNodesAndCandidates(const KueueCase& c, World* w) {
   for (const PodSet& ps : c.incoming.pod_sets) {
     for (const auto& [r, amount] : ps.requests) resources.insert(r);
   }
-  w->nodes.flavor = FlavorNames().Intern(w->flavor);
-  NodeState node;
-  node.name = NodeOf(w->flavor);
-  for (const std::string& r : resources) {
-    node.allocatable.emplace_back(ResourceNames().Intern(r), kNodeRoom);
+  for (FlavorWorld& part : w->parts) {
+    part.nodes.flavor = FlavorNames().Intern(part.flavor);
+    NodeState node;
+    node.name = NodeOf(part.flavor);
+    for (const std::string& r : resources) {
+      node.allocatable.emplace_back(ResourceNames().Intern(r), kNodeRoom);
+    }
+    part.nodes.Add(node);
   }
-  w->nodes.Add(node);
   std::vector<Candidate> candidates;
   for (const Admitted& a : c.admitted) {
     for (const auto& [flavor, amounts] : a.usage) {
@@ -761,27 +797,83 @@ void AddNodesAndCandidates(const KueueCase& c, World* w) {
       cand.node = NodeOf(flavor);
       cand.occupies = ToIds(amounts);
       cand.charged = cand.occupies;
-      if (flavor == w->flavor) w->nodes.Take(cand.node, cand.occupies);
+      for (FlavorWorld& part : w->parts) {
+        if (flavor == part.flavor) part.nodes.Take(cand.node, cand.occupies);
+      }
       candidates.push_back(std::move(cand));
     }
   }
   w->candidates = CandidateSet(std::move(candidates));
 }
 
-void BuildPreemptor(const KueueCase& c, const std::map<std::string, Amounts>& usage, World* w) {
-  Preemptor& p = w->preemptor;
+Preemptor IncomingPreemptor(const KueueCase& c, const PodSet& pod_set) {
+  Preemptor p;
   p.uid = c.incoming.uid;
   p.key = "/" + c.incoming.name;
   p.team = TeamNames().Intern(c.target_cq);
   p.priority = c.incoming.priority;
   p.created_ms = c.incoming.creation_ms ? kNow + *c.incoming.creation_ms : kZeroTime;
-  p.request = ToList(c.incoming.pod_sets.front().requests);
-  Amounts all;  // on the node's flavor and its companions: one charge
+  p.request = ToList(pod_set.requests);
+  return p;
+}
+
+// One pod set: its need on the node's flavor and its companions, one charge.
+void BuildPreemptor(const KueueCase& c, const std::map<std::string, Amounts>& usage,
+                    FlavorWorld* part) {
+  Preemptor& p = part->preemptor;
+  p = IncomingPreemptor(c, c.incoming.pod_sets.front());
+  Amounts all;
   for (const auto& [flavor, amounts] : usage) {
     for (const auto& [resource, amount] : amounts) all[resource] += amount;
   }
   const ResourceList need = ToList(all);
   if (!(need == p.request)) p.need = need;
+}
+
+// Several pod sets, each on its flavor: the workload is a gang of their pods, each pinned to its
+// pod set's flavor, pending in a PendingQueues; on each flavor the preemptor is the first member
+// there, with its need as the controller's PreemptorOf takes it (SplitGangNeed: the members
+// pinned to that flavor — the others' parts are reserved with it, and preempt for themselves).
+void BuildGangPreemptors(const KueueCase& c, World* w) {
+  static common::FakeClock clock;
+  state::PendingQueues queues(&clock, state::PendingQueues::Options{});
+  const std::vector<std::string> flavors = PodSetFlavors(c);
+  int32_t size = 0;
+  for (const PodSet& ps : c.incoming.pod_sets) size += static_cast<int32_t>(ps.count);
+  std::vector<state::PendingPod> firsts;
+  for (size_t i = 0; i < c.incoming.pod_sets.size(); ++i) {
+    const PodSet& ps = c.incoming.pod_sets[i];
+    for (int64_t k = 0; k < ps.count; ++k) {
+      state::PendingPod pod;
+      pod.uid = c.incoming.name + "-" + ps.name + "-" + std::to_string(k);
+      pod.key = "/" + pod.uid;
+      pod.team = TeamNames().Intern(c.target_cq);
+      pod.priority = c.incoming.priority;
+      pod.created_ms = kZeroTime;
+      pod.request = ToList(ps.requests);
+      pod.workload = "gang/" + c.incoming.name;
+      pod.workload_size = size;
+      pod.node_selector = {{w->policy->instance_type_label, flavors[i]}};
+      queues.Upsert(pod);
+      if (k == 0) firsts.push_back(pod);
+    }
+  }
+  for (size_t i = 0; i < firsts.size(); ++i) {
+    const state::PendingPod& first = firsts[i];
+    auto part = std::find_if(w->parts.begin(), w->parts.end(),
+                             [&](const FlavorWorld& p) { return p.flavor == flavors[i]; });
+    if (part == w->parts.end()) continue;  // an earlier pod set on this flavor stands for it
+    GangNeedSplit split =
+        SplitGangNeed(queues, *w->policy, *w->policy->FindTeam(c.target_cq), first.team,
+                      first.workload, first.uid, first.request, first.node_selector, size);
+    Preemptor& p = part->preemptor;
+    if (!p.key.empty()) continue;
+    p = IncomingPreemptor(c, c.incoming.pod_sets[i]);
+    p.workload = first.workload;
+    p.workload_size = size;
+    p.need = std::move(split.here);
+    p.elsewhere = std::move(split.elsewhere);
+  }
 }
 
 World BuildWorld(const KueueCase& c) {
@@ -792,19 +884,37 @@ World BuildWorld(const KueueCase& c) {
   }
   const std::map<std::string, Amounts> usage = IncomingUsage(c, &w.error);
   if (!w.error.empty()) return w;
-  w.flavor = NodeFlavor(c);
-  if (w.flavor.empty() || c.incoming.pod_sets.size() != 1) {
-    w.error = "the incoming workload is not one pod set on one node's flavor";
+  const bool gang = c.incoming.pod_sets.size() > 1;
+  std::vector<std::string> flavors =
+      gang ? PodSetFlavors(c) : std::vector<std::string>{NodeFlavor(c)};
+  if (flavors.empty() ||
+      std::any_of(flavors.begin(), flavors.end(), [](const std::string& f) { return f.empty(); })) {
+    w.error =
+        "the incoming workload is not one pod set on one node's flavor, nor pod sets each on "
+        "one flavor";
     return w;
   }
-  w.policy = BuildPolicy(c, w.flavor, &w.error);
+  for (const std::string& f : flavors) {
+    if (std::none_of(w.parts.begin(), w.parts.end(),
+                     [&](const FlavorWorld& p) { return p.flavor == f; })) {
+      w.parts.emplace_back().flavor = f;
+    }
+  }
+  w.policy = BuildPolicy(c, flavors, &w.error);
   if (!w.error.empty()) return w;
   w.ledger = std::make_unique<Ledger>(w.policy);
   ChargeAdmitted(c, &w);
   if (!w.error.empty()) return w;
-  w.quota = QuotaSim::FromUsage(*w.policy, FlavorNames().Intern(w.flavor), w.ledger->ReadUsage());
+  const Ledger::Usage ledger_usage = w.ledger->ReadUsage();
+  for (FlavorWorld& part : w.parts) {
+    part.quota = QuotaSim::FromUsage(*w.policy, FlavorNames().Intern(part.flavor), ledger_usage);
+  }
   AddNodesAndCandidates(c, &w);
-  BuildPreemptor(c, usage, &w);
+  if (gang) {
+    BuildGangPreemptors(c, &w);
+  } else {
+    BuildPreemptor(c, usage, &w.parts.front());
+  }
   return w;
 }
 
@@ -856,35 +966,37 @@ TEST_P(KueuePreemptionTest, VictimsAndReasonsAreKueues) {
   const std::vector<std::string> missing = MissingFeatures(c);
   if (!missing.empty()) {
     RecordProperty("taskgov", "not expressible");
-    if (ExpressibleOnly()) {
-      GTEST_SKIP() << c.source << " \"" << c.name << "\": not expressible: " << Join(missing, "; ");
-    }
     FAIL() << c.source << " \"" << c.name << "\": not expressible: " << Join(missing, "; ")
            << "\n  Kueue expects " << Show(kueue);
   }
 
   World w = BuildWorld(c);
   ASSERT_TRUE(w.error.empty()) << c.source << ": " << w.error;
-  SelectionInput in;
-  in.policy = w.policy.get();
-  in.preemptor = &w.preemptor;
-  in.quota = &w.quota;
-  in.nodes = &w.nodes;
-  in.candidates = &w.candidates;
-  in.now_ms = kNow;
-  VictimSelector selector;
-  const Selection s = selector.Select(in);
-
+  // Each flavor's preemptor decides on its own (for a gang of pod sets on different flavors, the
+  // controller's rounds for its members there); the victims are all of theirs.
   std::vector<std::string> actual;
-  for (const Selection::Victim& v : s.victims) {
-    actual.push_back(w.candidates.at(v.candidate).name + ":" + std::string(ReasonName(v.reason)));
+  std::string outcomes, explanations;
+  for (const FlavorWorld& part : w.parts) {
+    SelectionInput in;
+    in.policy = w.policy.get();
+    in.preemptor = &part.preemptor;
+    in.quota = &part.quota;
+    in.nodes = &part.nodes;
+    in.candidates = &w.candidates;
+    in.now_ms = kNow;
+    VictimSelector selector;
+    const Selection s = selector.Select(in);
+    for (const Selection::Victim& v : s.victims) {
+      actual.push_back(w.candidates.at(v.candidate).name + ":" + std::string(ReasonName(v.reason)));
+    }
+    outcomes += (outcomes.empty() ? "" : ", ") + part.flavor + ": " + OutcomeName(s.outcome);
+    if (!s.explanation.empty()) explanations += "\n  explanation: " + s.explanation;
   }
   std::sort(actual.begin(), actual.end());
-  RecordProperty("taskgov", OutcomeName(s.outcome) + " " + Show(actual));
-  EXPECT_EQ(actual, expected) << c.source << " \"" << c.name << "\" on flavor " << w.flavor
-                              << "\n  Kueue:   " << Show(kueue) << "\n  expects " << Show(expected)
-                              << "\n  taskgov: " << OutcomeName(s.outcome) << " " << Show(actual)
-                              << (s.explanation.empty() ? "" : "\n  explanation: " + s.explanation);
+  RecordProperty("taskgov", outcomes + " " + Show(actual));
+  EXPECT_EQ(actual, expected) << c.source << " \"" << c.name << "\"\n  Kueue:   " << Show(kueue)
+                              << "\n  expects " << Show(expected) << "\n  taskgov: " << outcomes
+                              << " " << Show(actual) << explanations;
 }
 
 std::string CaseName(const ::testing::TestParamInfo<KueueCase>& info) {

@@ -401,6 +401,9 @@ struct Preemptor {
   // Its gang (WorkloadRef::key) and the members the gang declares; "" for a lone pod.
   std::string workload;
   int32_t workload_size = 0;
+  // What its gang's members pinned to other flavors need there (decisions::SplitGangNeed):
+  // reserved with `need` once it is admitted; their own members preempt for it there.
+  std::vector<std::pair<model::NameId, model::ResourceList>> elsewhere;
 
   [[nodiscard]] const model::ResourceList& quota_request() const {
     return need.empty() ? request : need;

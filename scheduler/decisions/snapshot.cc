@@ -10,12 +10,16 @@ using ledger::IdAmount;
 using ledger::KnownIdAmounts;
 using ledger::QuotaBook;
 using model::EffectiveRequest;
+using model::FlavorNames;
 using model::IdleComputeAllocation;
+using model::Labels;
+using model::NameId;
 using model::Pod;
 using model::Policy;
 using model::QueueingStrategy;
 using model::ResolvePriority;
 using model::ResourceAmount;
+using model::ResourceList;
 using model::TaskPrioritization;
 using model::Team;
 using model::TeamNames;
@@ -94,6 +98,68 @@ std::vector<std::pair<const Team*, PendingPod>> CohortHeads(const PendingQueues&
 
 }  // namespace
 
+GangNeedSplit SplitGangNeed(const PendingQueues& queues, const Policy& policy, const Team& team,
+                            NameId team_id, std::string_view workload, std::string_view uid,
+                            const ResourceList& request, const Labels& node_selector,
+                            int64_t members) {
+  // Which of the team's flavors this pod may use.
+  std::vector<uint8_t> mine(team.flavors.size());
+  for (size_t i = 0; i < mine.size(); ++i) {
+    mine[i] = policy.FlavorAllows(team.flavors[i].flavor, node_selector);
+  }
+  // The first of the team's flavors a member may use (-1: none).
+  auto first_allowed = [&](const Labels& selector) {
+    for (size_t i = 0; i < team.flavors.size(); ++i) {
+      if (policy.FlavorAllows(team.flavors[i].flavor, selector)) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  auto apart = [&](const PendingPod& member) {
+    // Most members are of this pod's pod set, with its selector, or have none at all.
+    if (member.node_selector.empty() || member.node_selector == node_selector) return false;
+    bool anywhere = false;  // it fits no flavor: counted here, refused with the gang
+    for (size_t i = 0; i < team.flavors.size(); ++i) {
+      if (!policy.FlavorAllows(team.flavors[i].flavor, member.node_selector)) continue;
+      if (mine[i]) return false;
+      anywhere = true;
+    }
+    return anywhere;
+  };
+  GangNeedSplit split;
+  std::vector<PendingPod> pinned;
+  split.here =
+      queues.GangNeed(team_id, workload, uid, request, members, &split.estimated, apart, &pinned);
+  for (const PendingPod& member : pinned) {
+    const NameId flavor =
+        FlavorNames().Intern(team.flavors[first_allowed(member.node_selector)].flavor);
+    auto it = std::find_if(split.elsewhere.begin(), split.elsewhere.end(),
+                           [&](const auto& e) { return e.first == flavor; });
+    if (it == split.elsewhere.end() && split.elsewhere.size() + 1 < ledger::kMaxGangFlavors) {
+      it = split.elsewhere.insert(split.elsewhere.end(), {flavor, ResourceList{}});
+    }
+    (it == split.elsewhere.end() ? split.here : it->second).Add(member.request);
+  }
+  return split;
+}
+
+bool HeldOn(const Snapshot& snapshot, NameId flavor) {
+  return snapshot.subject.held && snapshot.gang->holds_quota(flavor);
+}
+
+std::optional<NameId> HeldElsewhere(const Snapshot& snapshot, NameId flavor) {
+  if (!snapshot.subject.held) return std::nullopt;
+  const ledger::GangHold& hold = *snapshot.gang;
+  for (uint8_t p = 0; p < hold.parts; ++p) {
+    const NameId there = hold.remaining[p].flavor;
+    if (there != flavor && hold.holds_quota(there) &&
+        snapshot.policy.FlavorAllows(FlavorNames().Name(there),
+                                     snapshot.subject.pod->node_selector)) {
+      return there;
+    }
+  }
+  return std::nullopt;
+}
+
 bool AdmittedWhilePending(const QuotaBook& book, const PendingPod& pod) {
   return (!pod.workload.empty() && book.FindGang(pod.workload).has_value()) || book.Holds(pod.uid);
 }
@@ -111,9 +177,12 @@ void TakeSnapshot(const QuotaBook& book, const ClusterState& cluster, const Filt
     const int64_t holders = snapshot->gang ? snapshot->gang->holders : 0;
     const int64_t members = std::max<int64_t>(1, subject.workload.size - holders);
     if (!subject.held) {
-      subject.need =
-          cluster.pending().GangNeed(subject.team_id, subject.workload.key, subject.pod->uid,
-                                     subject.request, members, &subject.estimated_members);
+      GangNeedSplit split = SplitGangNeed(cluster.pending(), snapshot->policy, *subject.team,
+                                          subject.team_id, subject.workload.key, subject.pod->uid,
+                                          subject.request, subject.pod->node_selector, members);
+      subject.need = std::move(split.here);
+      subject.elsewhere = std::move(split.elsewhere);
+      subject.estimated_members = split.estimated;
     }
   }
   JudgeNodes(cluster.nodes(), snapshot->policy, subject, args, &snapshot->fits);

@@ -55,6 +55,9 @@ struct Subject {
   // Members of the gang counted in `need` that have not been created yet (each as the largest
   // known member).
   int64_t estimated_members = 0;
+  // What the gang's members pinned to other flavors need there, reserved with `need` (all or
+  // nothing; SplitGangNeed).
+  std::vector<std::pair<model::NameId, model::ResourceList>> elsewhere;
   // Whether its gang holds quota for it (then it takes its share and no rule applies).
   bool held = false;
 };
@@ -88,6 +91,31 @@ struct Snapshot {
 // for nothing, and no rule makes another pod wait for it.
 [[nodiscard]] bool AdmittedWhilePending(const ledger::QuotaBook& book,
                                         const state::PendingPod& pod);
+
+// A gang member's need split by flavor (DESIGN §3.7): the gang's pending members whose node
+// selector lets them use none of the team's flavors `node_selector` allows are pinned elsewhere
+// (a launcher on CPU nodes, workers on GPU nodes): each is needed on the first of the team's
+// flavors it may use (at most ledger::kMaxGangFlavors − 1 such flavors; members beyond count
+// here). Every other member, and each not created yet, counts with this one (GangNeed).
+struct GangNeedSplit {
+  model::ResourceList here;
+  std::vector<std::pair<model::NameId, model::ResourceList>> elsewhere;
+  int64_t estimated = 0;
+};
+[[nodiscard]] GangNeedSplit SplitGangNeed(const state::PendingQueues& queues,
+                                          const model::Policy& policy, const model::Team& team,
+                                          model::NameId team_id, std::string_view workload,
+                                          std::string_view uid, const model::ResourceList& request,
+                                          const model::Labels& node_selector, int64_t members);
+
+// Whether the subject's gang holds quota for it on `flavor`: it then takes its share there, and
+// no rule applies (its gang was admitted as a whole).
+[[nodiscard]] bool HeldOn(const Snapshot& snapshot, model::NameId flavor);
+// When not: a flavor where its gang does hold quota and that the subject may use — it is meant to
+// run there, not here; nullopt when there is none (a member beyond what the gang held, or of a pod
+// set the gang holds nothing for: it is admitted alone).
+[[nodiscard]] std::optional<model::NameId> HeldElsewhere(const Snapshot& snapshot,
+                                                         model::NameId flavor);
 
 // Fills `snapshot` for `args` from the state components, in one pass. Stops after the subject
 // when the pod has no team or its team is inactive (nothing else is needed to refuse it).

@@ -164,6 +164,13 @@ void QuotaBook::DropHold(Gangs::Record& gang) {
   gang.present = false;
 }
 
+void QuotaBook::GiveBackParts(Ledger::Session& session, std::string_view workload, GangHold* hold) {
+  for (uint8_t p = 0; p < hold->parts; ++p) {
+    if (!Empty(hold->remaining[p])) GiveBack(session, workload, hold->remaining[p]);
+    Zero(&hold->remaining[p]);
+  }
+}
+
 void QuotaBook::HolderJoined(GangHold& hold) {
   if (hold.holders++ != 0) return;
   if (TeamTally::Counts* c = tally_.At(hold.team)) c->gangs.fetch_add(1, std::memory_order_relaxed);
@@ -239,7 +246,8 @@ std::variant<Charge, Refusal> QuotaBook::Assume(Ledger::Session& session, std::s
 std::variant<Charge, Refusal> QuotaBook::AssumeMember(
     Ledger::Session& session, std::string_view uid, std::string_view workload, int32_t size,
     NameId team, NameId flavor, const IdAmounts& request, Ledger::Mode mode, int64_t ttl_ms,
-    int64_t gang_ttl_ms, const PodMeta& meta, const IdAmounts* gang_need) {
+    int64_t gang_ttl_ms, const PodMeta& meta, const IdAmounts* gang_need,
+    std::span<const FlavorNeed> elsewhere) {
   const int64_t now = clock_->NowMs();
   Shard& shard = ShardOf(uid);
   Records::Claim record = Acquire(shard, uid);
@@ -272,38 +280,41 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(
   if (record->present) GiveUpForMember(session, uid, *record, from_hold);
   GangHold* hold = gang->present ? &gang->value : nullptr;
   Charge share;
-  // take: the share comes out of the gang's hold.
-  bool take =
-      hold != nullptr && hold->flavor == flavor && ShareOf(hold->remaining, request, &share);
-  if (!take) {
+  // part: the gang's charge on this flavor the share comes out of (null: a reservation alone).
+  Charge* part = hold != nullptr ? hold->Part(flavor) : nullptr;
+  if (part == nullptr || !ShareOf(*part, request, &share)) {
     // Nothing held for it: with nothing held for anyone, this member reserves for every member
     // not holding a reservation yet; otherwise (more members than declared, or a member
     // recreated after the others took their shares) it reserves alone.
-    const bool for_gang = hold == nullptr || Empty(hold->remaining);
+    const bool for_gang = hold == nullptr || !hold->holds_quota();
     const int32_t holders = hold == nullptr ? 0 : hold->holders;
     const int64_t members = for_gang ? std::max<int64_t>(1, size - holders) : 1;
     const IdAmounts need =
         members > 1 && gang_need != nullptr ? *gang_need : Times(request, members);
-    std::variant<Charge, Refusal> result = session.Reserve(team, flavor, need, mode);
-    const Charge* charge = std::get_if<Charge>(&result);
-    if (charge == nullptr) return result;
+    std::array<Charge, kMaxGangFlavors> parts;
+    uint8_t count = 0;
+    if (std::optional<Refusal> refusal = ReserveParts(
+            session, workload, team, flavor, need,
+            members > 1 ? elsewhere : std::span<const FlavorNeed>(), mode, &parts, &count)) {
+      return *refusal;
+    }
     if (hold == nullptr) hold = &NewHold(*gang, team);
     hold->size = size;
     if (members > 1) {
-      hold->flavor = flavor;
       hold->reserved_ms = now;
       hold->expires_ms = now + gang_ttl_ms;
-      hold->remaining = *charge;
-      take = ShareOf(hold->remaining, request, &share);  // the need counts this member's request
-      if (!take) {  // a need without this member's request: it takes it all, nothing is lost
-        share = hold->remaining;
-        take = true;
-      }
+      hold->remaining = parts;
+      hold->parts = count;
+      part = &hold->remaining[0];
+      // The need counts this member's request; a need without it: it takes it all, nothing is
+      // lost.
+      if (!ShareOf(*part, request, &share)) share = *part;
     } else {
-      share = *charge;
+      share = parts[0];
+      part = nullptr;
     }
   }
-  if (take) Move(share, -1, &hold->remaining);
+  if (part != nullptr) Move(share, -1, part);
   MemberJoined(session, workload, hold, now, gang_ttl_ms);
   Reservation reservation;
   reservation.charge = share;
@@ -316,12 +327,37 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(
   return share;
 }
 
+std::optional<Refusal> QuotaBook::ReserveParts(Ledger::Session& session, std::string_view workload,
+                                               NameId team, NameId flavor, const IdAmounts& need,
+                                               std::span<const FlavorNeed> elsewhere,
+                                               Ledger::Mode mode,
+                                               std::array<Charge, kMaxGangFlavors>* parts,
+                                               uint8_t* count) {
+  *count = 0;
+  std::variant<Charge, Refusal> result = session.Reserve(team, flavor, need, mode);
+  if (const Refusal* refusal = std::get_if<Refusal>(&result)) return *refusal;
+  (*parts)[(*count)++] = std::get<Charge>(result);
+  for (const FlavorNeed& other : elsewhere) {
+    if (*count == kMaxGangFlavors || other.flavor == flavor) break;  // the caller keeps to it
+    std::variant<Charge, Refusal> there = session.Reserve(team, other.flavor, other.need, mode);
+    if (const Refusal* refusal = std::get_if<Refusal>(&there)) {
+      for (uint8_t p = 0; p < *count; ++p) GiveBack(session, workload, (*parts)[p]);
+      *count = 0;
+      return *refusal;  // all or nothing
+    }
+    (*parts)[(*count)++] = std::get<Charge>(there);
+  }
+  return std::nullopt;
+}
+
 void QuotaBook::GiveUpForMember(Ledger::Session& session, std::string_view uid,
                                 Records::Record& record, Gangs::Record* from_hold) {
   // Held on another flavor or for another gang: give it back, to its gang while that holds.
   const Reservation& r = record.value;
-  if (from_hold != nullptr && from_hold->present && Covers(from_hold->value.remaining, r.charge)) {
-    Move(r.charge, +1, &from_hold->value.remaining);
+  Charge* part =
+      from_hold != nullptr && from_hold->present ? from_hold->value.Part(r.charge.flavor) : nullptr;
+  if (part != nullptr && Covers(*part, r.charge)) {
+    Move(r.charge, +1, part);
   } else {
     GiveBack(session, uid, r.charge);
   }
@@ -335,10 +371,7 @@ void QuotaBook::MemberJoined(Ledger::Session& session, std::string_view workload
   hold->ttl_ms = gang_ttl_ms;
   if (hold->holders >= hold->size) {
     hold->expires_ms = GangHold::kNever;  // whole: what the estimate held beyond it goes back
-    if (!Empty(hold->remaining)) {
-      GiveBack(session, workload, hold->remaining);
-      Zero(&hold->remaining);
-    }
+    GiveBackParts(session, workload, hold);
   } else if (hold->expires_ms == GangHold::kNever) {
     hold->reserved_ms = now;  // waiting for the others from now on
     hold->expires_ms = now + gang_ttl_ms;
@@ -360,7 +393,7 @@ std::optional<GangHold> QuotaBook::FindGang(std::string_view workload) const {
 void QuotaBook::MemberGone(Gangs::Record& gang, bool lost) {
   GangHold& hold = gang.value;
   HolderLeft(hold);
-  if (hold.holders <= 0 && Empty(hold.remaining)) {
+  if (hold.holders <= 0 && !hold.holds_quota()) {
     DropHold(gang);
     return;
   }
@@ -421,7 +454,7 @@ QuotaBook::ConfirmOutcome QuotaBook::ConfirmBound(std::string_view uid, NameId t
             if (left && left->present) MemberGone(*left);
           }
           Put(shard, *record, std::move(reservation));
-          if (joins) HoldForBoundMember(meta.workload.view(), team, flavor);
+          if (joins) HoldForBoundMember(meta.workload.view(), team);
           return ConfirmOutcome::kCharged;
         }
       }
@@ -435,12 +468,11 @@ QuotaBook::ConfirmOutcome QuotaBook::ConfirmBound(std::string_view uid, NameId t
   }
 }
 
-void QuotaBook::HoldForBoundMember(std::string_view workload, NameId team, NameId flavor) {
+void QuotaBook::HoldForBoundMember(std::string_view workload, NameId team) {
   // A member bound without a share (seen after a restart): it holds quota of its gang.
   Gangs::Claim gang = ClaimGang(workload, true);
   if (!gang) return;  // counted once the table has room again
   GangHold& hold = gang->present ? gang->value : NewHold(*gang, team);
-  if (hold.size == 0) hold.flavor = flavor;
   HolderJoined(hold);
 }
 
@@ -466,9 +498,10 @@ void QuotaBook::DetachFromGang(std::string_view uid, bool lost) {
 
 bool QuotaBook::ReturnShare(const Reservation& r, Gangs::Record* gang) {
   // With the member's and its gang's records claimed.
-  if (gang == nullptr || !gang->present || !Covers(gang->value.remaining, r.charge)) return false;
+  Charge* part = gang != nullptr && gang->present ? gang->value.Part(r.charge.flavor) : nullptr;
+  if (part == nullptr || !Covers(*part, r.charge)) return false;
   if (gang->value.expires_ms <= clock_->NowMs()) return false;  // the hold goes too
-  Move(r.charge, +1, &gang->value.remaining);
+  Move(r.charge, +1, part);
   MemberGone(*gang);
   return true;
 }
@@ -482,8 +515,7 @@ void QuotaBook::ExpireGangs(Ledger::Session& session, int64_t now) {
                        {"members_admitted", static_cast<int64_t>(hold.holders)},
                        {"members_declared", static_cast<int64_t>(hold.size)},
                        {"waited_s", (now - hold.reserved_ms) / 1000}});
-    if (!Empty(hold.remaining)) GiveBack(session, gang.key.view(), hold.remaining);
-    Zero(&hold.remaining);
+    GiveBackParts(session, gang.key.view(), &hold);
     gangs_expired_.fetch_add(1, std::memory_order_relaxed);
     if (hold.holders > 0) {
       std::lock_guard<std::mutex> lock(expired_mu_);
@@ -588,9 +620,11 @@ std::vector<Ledger::Drift> QuotaBook::Reconcile() {
     std::vector<Ledger::CellSum> out;
     gangs_.ForEachQuiescent([&](Gangs::Record& gang) {
       if (!gang.present) return;
-      const Charge& c = gang.value.remaining;
-      for (uint8_t i = 0; i < c.count; ++i) {
-        out.push_back({CellKey{c.team, c.flavor, c.items[i].resource}, c.items[i].amount});
+      for (uint8_t p = 0; p < gang.value.parts; ++p) {
+        const Charge& c = gang.value.remaining[p];
+        for (uint8_t i = 0; i < c.count; ++i) {
+          out.push_back({CellKey{c.team, c.flavor, c.items[i].resource}, c.items[i].amount});
+        }
       }
     });
     tally_.ForEach([&](NameId team, const TeamTally::Counts& counts) {
@@ -605,7 +639,8 @@ std::vector<Ledger::Drift> QuotaBook::Reconcile() {
   auto charges = [&] {
     std::vector<Charge*> out;
     gangs_.ForEachQuiescent([&](Gangs::Record& gang) {
-      if (gang.present) out.push_back(&gang.value.remaining);
+      if (!gang.present) return;
+      for (uint8_t p = 0; p < gang.value.parts; ++p) out.push_back(&gang.value.remaining[p]);
     });
     for (Shard& shard : shards_) {
       shard.table.ForEachQuiescent([&](Records::Record& record) {

@@ -39,9 +39,11 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -72,15 +74,21 @@ struct PodMeta {
 // A gang's quota (DESIGN §3.7): what its first member's filter reserved for every member, less
 // the shares members took. Charges are canonical per cell, so a share moves between the gang's
 // charge and a member's reservation without touching the ledger's counters.
+// A gang whose pod sets run on different flavors (a launcher on CPU nodes, workers pinned to GPU
+// nodes) holds a part on each, reserved together.
+inline constexpr size_t kMaxGangFlavors = 4;
+
 struct GangHold {
   // The gang's key, pooled once for the gang: its members' reservations copy it (PodMeta.workload),
   // which takes no lock, where pooling it for each member would take the pool's.
   model::PooledString key;
   model::NameId team = 0;
-  model::NameId flavor = 0;
-  int32_t size = 0;         // members the gang declares
-  int32_t holders = 0;      // members holding a reservation (assumed or bound)
-  Charge remaining;         // reserved for members that have not taken their share yet
+  int32_t size = 0;     // members the gang declares
+  int32_t holders = 0;  // members holding a reservation (assumed or bound)
+  // Reserved for members that have not taken their share yet: a charge per flavor, the first
+  // member's first.
+  std::array<Charge, kMaxGangFlavors> remaining{};
+  uint8_t parts = 0;
   int64_t reserved_ms = 0;  // since when it waits to be whole
   // The deadline for the gang to be whole — every declared member holding quota — after which
   // `remaining` is released and the members holding quota are reported (TakeExpiredGangs):
@@ -90,13 +98,41 @@ struct GangHold {
   int64_t ttl_ms = 0;
   static constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
-  // Whether quota is held for members that have not taken their share.
+  // Whether quota is held for members that have not taken their share (on `flavor`).
   [[nodiscard]] bool holds_quota() const {
-    for (uint8_t i = 0; i < remaining.count; ++i) {
-      if (remaining.items[i].amount > 0) return true;
+    for (uint8_t p = 0; p < parts; ++p) {
+      if (Holds(remaining[p])) return true;
     }
     return false;
   }
+  [[nodiscard]] bool holds_quota(model::NameId flavor) const {
+    const Charge* part = Part(flavor);
+    return part != nullptr && Holds(*part);
+  }
+  // The part on `flavor`, if the gang holds one there.
+  [[nodiscard]] const Charge* Part(model::NameId flavor) const {
+    for (uint8_t p = 0; p < parts; ++p) {
+      if (remaining[p].flavor == flavor) return &remaining[p];
+    }
+    return nullptr;
+  }
+  [[nodiscard]] Charge* Part(model::NameId flavor) {
+    return const_cast<Charge*>(std::as_const(*this).Part(flavor));
+  }
+
+ private:
+  static bool Holds(const Charge& c) {
+    for (uint8_t i = 0; i < c.count; ++i) {
+      if (c.items[i].amount > 0) return true;
+    }
+    return false;
+  }
+};
+
+// What a gang's members pinned to another flavor need there (AssumeMember).
+struct FlavorNeed {
+  model::NameId flavor = 0;
+  model::IdAmounts need;
 };
 
 struct Reservation {
@@ -139,11 +175,12 @@ class QuotaBook {
                                                      const PodMeta& meta);
 
   // For a member of gang `workload` (declaring `size` members; this one asks `request`):
-  // admits it on `flavor` with a share of the gang's reservation. When the gang holds none yet,
-  // reserves for every member at once, all or nothing — `gang_need` (what the members not holding
-  // a reservation need together, this one included) or, when null, (size − members holding a
-  // reservation) × request — and keeps the rest for the others until `gang_ttl_ms` has passed;
-  // what is left once every member took its share goes back. A member beyond what the gang
+  // admits it on `flavor` with a share of the gang's reservation there. When the gang holds none
+  // yet, reserves for every member at once, all or nothing — `gang_need` (what the members not
+  // holding a reservation need together on `flavor`, this one included) or, when null, (size −
+  // members holding a reservation) × request, and `elsewhere`: what members pinned to other
+  // flavors need there — and keeps the rest for the others until `gang_ttl_ms` has passed; what
+  // is left once every member took its share goes back. A member beyond what the gang
   // reserved (more pods than declared, or a recreated one) is reserved alone. A re-filter of a
   // member keeps its share; a bound UID is left as it is. The share is an assumed reservation
   // expiring after `ttl_ms`, as Assume's. Its PodMeta is `meta` with the gang's pooled key (the
@@ -152,7 +189,7 @@ class QuotaBook {
       Ledger::Session& session, std::string_view uid, std::string_view workload, int32_t size,
       model::NameId team, model::NameId flavor, const model::IdAmounts& request, Ledger::Mode mode,
       int64_t ttl_ms, int64_t gang_ttl_ms, const PodMeta& meta,
-      const model::IdAmounts* gang_need = nullptr);
+      const model::IdAmounts* gang_need = nullptr, std::span<const FlavorNeed> elsewhere = {});
   // The gang's hold, if it has one.
   [[nodiscard]] std::optional<GangHold> FindGang(std::string_view workload) const;
 
@@ -267,6 +304,15 @@ class QuotaBook {
   void Drop(Ledger::Session& session, std::string_view uid, Records::Record& record);
   // With the gang's record claimed: a new, empty hold of `team` / no hold any more.
   static GangHold& NewHold(Gangs::Record& gang, model::NameId team);
+  // AssumeMember's reservation for a gang: `need` on `flavor`, then each of `elsewhere` on its
+  // flavor, into `parts` (`*count` of them); all or nothing — the first refusal, after what was
+  // reserved went back.
+  static std::optional<Refusal> ReserveParts(
+      Ledger::Session& session, std::string_view workload, model::NameId team, model::NameId flavor,
+      const model::IdAmounts& need, std::span<const FlavorNeed> elsewhere, Ledger::Mode mode,
+      std::array<Charge, kMaxGangFlavors>* parts, uint8_t* count);
+  // Gives back what the gang still holds for members that did not take their share (every part).
+  void GiveBackParts(Ledger::Session& session, std::string_view workload, GangHold* hold);
   static void DropHold(Gangs::Record& gang);
   // With the gang's record claimed: one member more / fewer holds quota of it (the team's count
   // of gangs holding quota moves with the first and the last).
@@ -285,7 +331,7 @@ class QuotaBook {
                     int64_t now, int64_t gang_ttl_ms);
   // With the member's record claimed: the hold of gang `workload` (created when it has none)
   // counts a member bound without a share (seen bound after a restart).
-  void HoldForBoundMember(std::string_view workload, model::NameId team, model::NameId flavor);
+  void HoldForBoundMember(std::string_view workload, model::NameId team);
   // With the gang's record claimed: a member's reservation is gone (released, or its share
   // returned); `lost` as for DetachFromGang.
   void MemberGone(Gangs::Record& gang, bool lost = true);

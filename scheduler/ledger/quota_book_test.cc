@@ -302,7 +302,7 @@ class GangBookTest : public QuotaBookTest {
   }
   int64_t Held(const std::string& gang) {
     std::optional<GangHold> hold = book_.FindGang(gang);
-    return hold ? hold->remaining.Amount(ResourceNames().Intern(kGpu)) : -1;
+    return hold ? hold->remaining[0].Amount(ResourceNames().Intern(kGpu)) : -1;
   }
 };
 
@@ -431,6 +431,62 @@ TEST_F(GangBookTest, GangHoldsAgreeWithTheCountersAfterReconcile) {
   EXPECT_TRUE(book_.Release("m1"));
   EXPECT_TRUE(book_.Reconcile().empty());
   EXPECT_EQ(Usage(), 6);
+}
+
+// A gang whose pod sets are pinned to different flavors: a launcher of 1 GPU on g5 and three
+// workers of 2 on p5. The first member's filter reserves both parts at once, or nothing when one
+// part does not fit; members take their shares on their own flavor; once the gang is whole the
+// estimate's leftovers go back on every flavor, and a timeout releases every part.
+TEST_F(GangBookTest, AGangAcrossFlavorsReservesEveryPartAtOnceOrNothing) {
+  auto member = [&](const std::string& uid, const std::string& flavor, int64_t gpus,
+                    int64_t need_here, int64_t need_g5) {
+    Ledger::Session session(book_.ledger());
+    const IdAmounts need = KnownIdAmounts(Gpus(need_here));
+    std::vector<FlavorNeed> elsewhere;
+    if (need_g5 > 0) elsewhere.push_back(FlavorNeed{F(kG5), KnownIdAmounts(Gpus(need_g5))});
+    return book_.AssumeMember(session, uid, "mpi", 4, T("a"), F(flavor), KnownIdAmounts(Gpus(gpus)),
+                              Mode::kBorrowing, kTtl, kGangTtl, PodMeta{}, &need, elsewhere);
+  };
+  // The g5 part does not fit (5 of 4): nothing is reserved, on p5 either.
+  auto refused = member("w0", kP5, 2, 6, 5);
+  ASSERT_TRUE(std::holds_alternative<Refusal>(refused));
+  EXPECT_EQ(FlavorNames().Name(std::get<Refusal>(refused).flavor), kG5);
+  EXPECT_EQ(Usage(kP5), 0);
+  EXPECT_EQ(Usage(kG5), 0);
+  EXPECT_FALSE(book_.FindGang("mpi") && book_.FindGang("mpi")->holds_quota());
+  // It fits: 6 on p5 for the workers and 1 on g5 for the launcher, held before either runs.
+  ASSERT_TRUE(std::holds_alternative<Charge>(member("w0", kP5, 2, 6, 1)));
+  EXPECT_EQ(Usage(kP5), 6);
+  EXPECT_EQ(Usage(kG5), 1);
+  std::optional<GangHold> hold = book_.FindGang("mpi");
+  ASSERT_TRUE(hold);
+  EXPECT_EQ(hold->parts, 2);
+  EXPECT_TRUE(hold->holds_quota(F(kG5)));
+  // The launcher takes its share on g5; nothing more is charged anywhere.
+  ASSERT_TRUE(std::holds_alternative<Charge>(member("launcher", kG5, 1, 1, 0)));
+  EXPECT_EQ(Usage(kG5), 1);
+  EXPECT_FALSE(book_.FindGang("mpi")->holds_quota(F(kG5)));
+  EXPECT_TRUE(book_.Reconcile().empty());
+  // The other workers are not all coming: after the timeout the p5 part goes back, and what the
+  // members took stays.
+  ASSERT_TRUE(std::holds_alternative<Charge>(member("w1", kP5, 2, 0, 0)));
+  for (const char* uid : {"w0", "w1"}) {
+    ASSERT_EQ(book_.ConfirmBound(uid, T("a"), F(kP5), Gpus(2), PodMeta{}),
+              QuotaBook::ConfirmOutcome::kConfirmedAssumed);
+  }
+  ASSERT_EQ(book_.ConfirmBound("launcher", T("a"), F(kG5), Gpus(1), PodMeta{}),
+            QuotaBook::ConfirmOutcome::kConfirmedAssumed);
+  clock_.Advance(kGangTtl + 1);
+  common::log::ScopedCapture capture;
+  (void)book_.ExpireAssumed();
+  EXPECT_EQ(book_.gangs_expired(), 1u);
+  EXPECT_EQ(Usage(kP5), 4);  // w0's and w1's
+  EXPECT_EQ(Usage(kG5), 1);
+  EXPECT_TRUE(book_.Reconcile().empty());
+  for (const char* uid : {"w0", "w1", "launcher"}) EXPECT_TRUE(book_.Release(uid));
+  EXPECT_EQ(Usage(kP5), 0);
+  EXPECT_EQ(Usage(kG5), 0);
+  EXPECT_EQ(book_.ledger().over_releases(), 0u);
 }
 
 TEST_F(QuotaBookTest, AWaitForAClaimedRecordIsCounted) {

@@ -364,7 +364,9 @@ std::vector<PendingPod> PendingQueues::Ahead(NameId team, int32_t priority, int6
 
 ResourceList PendingQueues::GangNeed(NameId team, std::string_view workload, std::string_view uid,
                                      const ResourceList& request, int64_t members,
-                                     int64_t* estimated) const {
+                                     int64_t* estimated,
+                                     const std::function<bool(const PendingPod&)>& apart,
+                                     std::vector<PendingPod>* apart_pods) const {
   ResourceList need = request;
   ResourceList largest = request;
   int64_t counted = 1;
@@ -378,6 +380,11 @@ ResourceList PendingQueues::GangNeed(NameId team, std::string_view workload, std
         if (it == pending_.end() || !Live(it->second) || it->first == uid) continue;
         const PendingPod& other = it->second.pod;
         if (other.workload != workload) continue;
+        if (apart && apart_pods != nullptr && apart(other)) {
+          apart_pods->push_back(other);
+          ++counted;
+          continue;
+        }
         need.Add(other.request);
         largest.MaxWith(other.request);
         ++counted;

@@ -144,10 +144,13 @@ class PendingQueues {
   // (DESIGN §3.7): the request of member `uid`, each pending member's (per pod set when members
   // differ, e.g. a launcher and its workers), and for members not created yet the largest
   // request among those known; `*estimated` (if not null) is set to how many members that is.
-  [[nodiscard]] model::ResourceList GangNeed(model::NameId team, std::string_view workload,
-                                             std::string_view uid,
-                                             const model::ResourceList& request, int64_t members,
-                                             int64_t* estimated = nullptr) const;
+  // Pending members `apart` accepts (when given) count as members but not in the need: they are
+  // appended to `*apart_pods` (a gang's pod sets pinned to other flavors; see SplitGangNeed).
+  [[nodiscard]] model::ResourceList GangNeed(
+      model::NameId team, std::string_view workload, std::string_view uid,
+      const model::ResourceList& request, int64_t members, int64_t* estimated = nullptr,
+      const std::function<bool(const PendingPod&)>& apart = {},
+      std::vector<PendingPod>* apart_pods = nullptr) const;
   // The best-ranked pending pod of `team`, if any.
   [[nodiscard]] std::optional<PendingPod> Head(model::NameId team, bool by_priority) const;
   // The best-ranked pending pods of `team`, at most `limit`, best first.
