@@ -272,7 +272,11 @@ void PendingQueues::NoteRefused(PendingPod pod) {
   // Over-quota pods come back on every cluster event: the common case changes nothing but a
   // time, and takes no write lock at all.
   if (notes_.Empty() && RefreshRefused(pod)) return;
-  notes_.Post(Note{false, std::move(pod), clock_->NowMs()});
+  PostNote(Note{false, std::move(pod), clock_->NowMs()});
+}
+
+void PendingQueues::PostNote(Note note) {
+  notes_.Post(std::move(note));
   posted_.fetch_add(1, std::memory_order_release);
   WakeApplier();
 }
@@ -291,9 +295,7 @@ void PendingQueues::NoteAdmitted(std::string uid) {
   Note note;
   note.admitted = true;
   note.pod.uid = std::move(uid);
-  notes_.Post(std::move(note));
-  posted_.fetch_add(1, std::memory_order_release);
-  WakeApplier();
+  PostNote(std::move(note));
 }
 
 void PendingQueues::Sync() {

@@ -239,6 +239,8 @@ class PendingQueues {
   void ApplyNow();
   // After a post: wakes the applier thread.
   void WakeApplier();
+  // Posts a note for the applier (counted, and the applier woken).
+  void PostNote(Note note);
   // The applier thread: applies posted notes whenever woken, until Stop().
   void ApplierLoop();
   // With mu_ held: a pod joined (AddLocked returned true).
