@@ -436,29 +436,26 @@ int32_t QuotaSim::LowestShared(int a, int b) const {
   return -1;
 }
 
-QuotaSim::FairShares QuotaSim::CompareAdmissions(int a, int b, const Amounts& a_adds,
-                                                 const Amounts& b_adds) const {
+QuotaSim::FairShares QuotaSim::Sides(int a, int b, const Amounts& a_adds, const Amounts& b_change,
+                                     int b_sign) const {
   const int32_t lca = LowestShared(a, b);
   FairShares out;
   out.preemptor_pool = AlmostLca(a, lca);
   out.victim_pool = AlmostLca(b, lca);
   out.preemptor_after = SideShare(a, out.preemptor_pool, a_adds, 1);
-  out.victim_after = SideShare(b, out.victim_pool, b_adds, 1);
   out.victim_before = SideShare(b, out.victim_pool, Amounts{}, 1);
+  out.victim_after = SideShare(b, out.victim_pool, b_change, b_sign);
   return out;
+}
+
+QuotaSim::FairShares QuotaSim::CompareAdmissions(int a, int b, const Amounts& a_adds,
+                                                 const Amounts& b_adds) const {
+  return Sides(a, b, a_adds, b_adds, 1);
 }
 
 QuotaSim::FairShares QuotaSim::CompareShares(int prow, int vrow, const Amounts& request,
                                              const Amounts& victim_charge) const {
-  const int32_t lca = LowestShared(prow, vrow);
-  FairShares out;
-  out.preemptor_pool = AlmostLca(prow, lca);
-  out.victim_pool = AlmostLca(vrow, lca);
-  const Amounts none{};
-  out.preemptor_after = SideShare(prow, out.preemptor_pool, request, 1);
-  out.victim_before = SideShare(vrow, out.victim_pool, none, 1);
-  out.victim_after = SideShare(vrow, out.victim_pool, victim_charge, -1);
-  return out;
+  return Sides(prow, vrow, request, victim_charge, -1);
 }
 
 // ---- the rule ----

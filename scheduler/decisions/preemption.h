@@ -255,6 +255,9 @@ class QuotaSim {
   int32_t AlmostLca(int row, int32_t lca) const;
   // The lowest pool both teams are under (-1: none, teams of different trees).
   int32_t LowestShared(int a, int b) const;
+  // CompareShares and CompareAdmissions: a's side with `a_adds` added, b's before and with
+  // b_sign × `b_change`.
+  FairShares Sides(int a, int b, const Amounts& a_adds, const Amounts& b_change, int b_sign) const;
   // The share of that side with sign × `amounts` applied to the team.
   int64_t SideShare(int row, int32_t side, const Amounts& amounts, int sign) const;
 

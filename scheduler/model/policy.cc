@@ -114,19 +114,24 @@ std::vector<CohortPool> CohortPools(const Policy& policy) {
   const auto& parent = tree.parent;
   using Key = std::tuple<std::string, std::string, std::string>;  // cohort, flavor, resource
   std::map<Key, CohortPool> pools;
+  // The pools of (flavor, resource) from cohort `from` up to its root.
+  auto make_path = [&](const std::string& from, const std::string& flavor,
+                       const std::string& resource) {
+    for (std::string at = from; !at.empty(); at = parent.at(at)) {
+      CohortPool& pool = pools[{at, flavor, resource}];
+      pool.cohort = at;
+      pool.parent = parent.at(at);
+      pool.flavor = flavor;
+      pool.resource = resource;
+    }
+  };
   for (const Team& t : policy.teams) {
     if (t.cohort.empty()) continue;
     for (const FlavorQuota& fq : t.flavors) {
       for (const ResourceQuota& q : fq.resources) {
         CohortPool& own = pools[{t.cohort, fq.flavor, q.resource}];
         own.teams = SaturatingAdd(own.teams, q.lendable());
-        for (std::string at = t.cohort; !at.empty(); at = parent.at(at)) {
-          CohortPool& pool = pools[{at, fq.flavor, q.resource}];
-          pool.cohort = at;
-          pool.parent = parent.at(at);
-          pool.flavor = fq.flavor;
-          pool.resource = q.resource;
-        }
+        make_path(t.cohort, fq.flavor, q.resource);
       }
     }
   }
@@ -137,14 +142,7 @@ std::vector<CohortPool> CohortPools(const Policy& policy) {
     const std::string& root = tree.root.at(c.name);
     for (const FlavorQuota& fq : c.flavors) {
       for (const ResourceQuota& q : fq.resources) {
-        if (!pools.count({root, fq.flavor, q.resource})) continue;
-        for (std::string at = c.name; !at.empty(); at = parent.at(at)) {
-          CohortPool& pool = pools[{at, fq.flavor, q.resource}];
-          pool.cohort = at;
-          pool.parent = parent.at(at);
-          pool.flavor = fq.flavor;
-          pool.resource = q.resource;
-        }
+        if (pools.count({root, fq.flavor, q.resource})) make_path(c.name, fq.flavor, q.resource);
       }
     }
   }
