@@ -147,6 +147,22 @@ void PrintQuotas(const scheduler::model::Policy& p, std::ostream& out) {
   PrintTableOrNone(rows, out);
 }
 
+// Kueue's resource groups: what a team's pods on one flavor are charged for on another
+// (model::Policy::Companions, the ledger's companion cells). Nothing when no team has any.
+void PrintCompanions(const scheduler::model::Policy& p, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows{{"TEAM", "PODS ON", "RESOURCE", "CHARGED ON"}};
+  for (const scheduler::model::Team& t : p.teams) {
+    for (const scheduler::model::FlavorQuota& fq : t.flavors) {
+      for (const auto& [resource, flavor] : p.Companions(t, fq.flavor)) {
+        rows.push_back({t.name, fq.flavor, resource, flavor});
+      }
+    }
+  }
+  if (rows.size() == 1) return;
+  out << "\ncharged on another flavor (resource groups)\n";
+  PrintTableOrNone(rows, out);
+}
+
 // One row per cohort pool (cohort, flavor, resource) a team of the cohort's tree governs
 // (model::CohortPools, the ledger's limits): what its teams lend, the cohort's own quota, what
 // its child cohorts lend it, the pool they make, and what a cohort with a parent keeps for its
@@ -155,12 +171,16 @@ void PrintCohorts(const scheduler::model::Policy& p, std::ostream& out) {
   const std::vector<scheduler::model::CohortPool> pools = scheduler::model::CohortPools(p);
   if (pools.empty()) return;
   out << "\ncohort pools\n";
-  std::vector<std::vector<std::string>> rows{{"COHORT", "PARENT", "FLAVOR", "RESOURCE",
+  std::vector<std::vector<std::string>> rows{{"COHORT", "PARENT", "WEIGHT", "FLAVOR", "RESOURCE",
                                               "TEAMS LEND", "COHORT'S OWN", "CHILDREN LEND", "POOL",
                                               "KEEPS"}};
   for (const scheduler::model::CohortPool& pool : pools) {
     const std::string& r = pool.resource;
-    rows.push_back({pool.cohort, pool.parent.empty() ? "-" : pool.parent, pool.flavor, r,
+    // A cohort's weight weighs it against its siblings: a root has none.
+    const scheduler::model::Cohort* cohort = p.FindCohort(pool.cohort);
+    const std::string weight =
+        pool.parent.empty() ? "-" : Weight(cohort != nullptr ? cohort->fair_share_weight : 1.0);
+    rows.push_back({pool.cohort, pool.parent.empty() ? "-" : pool.parent, weight, pool.flavor, r,
                     FormatAmount(r, pool.teams), FormatAmount(r, pool.own),
                     FormatAmount(r, pool.children), FormatAmount(r, pool.subtree),
                     pool.parent.empty() ? "-" : FormatAmount(r, pool.local)});
@@ -180,6 +200,7 @@ void RenderCheckConfig(const std::string& dir, const LoadResult& result, std::os
     PrintClusterPolicy(*p, result.ok(), out);
     PrintTeams(*p, out);
     PrintQuotas(*p, out);
+    PrintCompanions(*p, out);
     PrintCohorts(*p, out);
   }
   out << "\n";

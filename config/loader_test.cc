@@ -187,6 +187,7 @@ kind: Cohort
 metadata: {name: vision}
 spec:
   parentName: lab
+  fairSharing: {weight: "0.5"}
   resourceGroups:
   - coveredResources: [nvidia.com/gpu]
     flavors:
@@ -228,18 +229,57 @@ spec:
   for (std::string line; std::getline(lines, line);) {
     std::istringstream words(line);
     std::vector<std::string> w{std::istream_iterator<std::string>(words), {}};
-    if (w.size() == 9 && w[0] == "lab") {
-      EXPECT_EQ(w, (std::vector<std::string>{"lab", "-", "ml.p5.48xlarge", "nvidia.com/gpu", "4",
-                                             "8", "3", "15", "-"}));
+    if (w.size() == 10 && w[0] == "lab") {  // a root: no weight
+      EXPECT_EQ(w, (std::vector<std::string>{"lab", "-", "-", "ml.p5.48xlarge", "nvidia.com/gpu",
+                                             "4", "8", "3", "15", "-"}));
       ++rows;
     }
-    if (w.size() == 9 && w[0] == "vision") {
-      EXPECT_EQ(w, (std::vector<std::string>{"vision", "lab", "ml.p5.48xlarge", "nvidia.com/gpu",
-                                             "4", "2", "0", "6", "3"}));
+    if (w.size() == 10 && w[0] == "vision") {
+      EXPECT_EQ(w, (std::vector<std::string>{"vision", "lab", "0.5", "ml.p5.48xlarge",
+                                             "nvidia.com/gpu", "4", "2", "0", "6", "3"}));
       ++rows;
     }
   }
   EXPECT_EQ(rows, 2) << text;
+}
+
+// Kueue's resource groups: a table says what a team's pods on one flavor are charged for on
+// another (cpu on an unlabelled default flavor for GPU pods on an instance type).
+TEST(CheckConfig, PrintsWhatPodsAreChargedForOnAnotherFlavor) {
+  TempDir dir;
+  dir.Write("kueue.yaml", R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: ml.p5.48xlarge}
+spec: {nodeLabels: {node.kubernetes.io/instance-type: ml.p5.48xlarge}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: llm}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: 384}]}]
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: ml.p5.48xlarge, resources: [{name: nvidia.com/gpu, nominalQuota: 16}]}]
+)");
+  std::ostringstream out;
+  EXPECT_EQ(RunCheckConfig(dir.path(), out), 0);
+  const std::string text = out.str();
+  ASSERT_NE(text.find("charged on another flavor (resource groups)"), std::string::npos) << text;
+  bool found = false;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    const std::vector<std::string> w{std::istream_iterator<std::string>(words), {}};
+    found =
+        found || w == std::vector<std::string>{"llm", "ml.p5.48xlarge", "cpu", "default-flavor"};
+  }
+  EXPECT_TRUE(found) << text;
 }
 
 TEST(CheckConfig, InvalidDirectoryExitsOneAndListsErrorsPerFile) {

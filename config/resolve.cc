@@ -849,12 +849,13 @@ class Resolver {
                        [&](const auto& q) { return q.resource == resource; });
   }
 
-  // Another flavor of the team has quota for `resource` and every node of `flavor`.
+  // Another flavor of the team has quota for `resource` and every node of `flavor`: a pod there
+  // is charged for it on that one (Policy::Companions).
   bool CompanionCovers(const scheduler::model::Team& team, const std::string& flavor,
                        const std::string& resource) const {
-    return std::any_of(team.flavors.begin(), team.flavors.end(), [&](const auto& g) {
-      return g.flavor != flavor && Covers(g, resource) && policy_->FlavorCovers(g.flavor, flavor);
-    });
+    const auto companions = policy_->Companions(team, flavor);
+    return std::any_of(companions.begin(), companions.end(),
+                       [&](const auto& c) { return c.first == resource; });
   }
 
   void BuildPriorityClasses() {

@@ -627,35 +627,30 @@ class CellPlan {
     gen.index.Build(ranges);
   }
 
-  // The companions of a policy team's (team, flavor) with cells `own`, the last of `refs`: for
-  // each resource the team has no quota for there, its cell on the first of the team's flavors
-  // that covers it and whose node labels every node of the flavor has (Policy::FlavorCovers).
+  // The companions of a policy team's (team, flavor) with cells `own`, the last of `refs`
+  // (Policy::Companions), but for a resource `own` has a cell for (an orphan's, at least).
   void AddCompanions(Ledger::Generation& gen, const std::vector<Spec>& own,
                      const std::unordered_map<uint64_t, uint32_t>& offsets,
                      std::vector<uint32_t>* refs) const {
     const CellKey& at = own.front().key;
     const Team* team = policy_.FindTeam(TeamNames().Name(at.team));
     if (team == nullptr || own.front().quota == nullptr) return;
-    const std::string& flavor = FlavorNames().Name(at.flavor);
-    const size_t first = refs->size() - own.size();
-    for (const FlavorQuota& fq : team->flavors) {
-      if (fq.flavor == flavor || !policy_.FlavorCovers(fq.flavor, flavor)) continue;
-      const uint64_t pair = PairKey(at.team, FlavorNames().Intern(fq.flavor));
-      const auto offset = offsets.find(pair);
-      if (offset == offsets.end()) continue;
-      const std::vector<Spec>& list = specs_.at(pair);
-      for (size_t i = 0; i < list.size(); ++i) {
-        if (list[i].quota == nullptr) continue;  // an orphan cell: not the team's quota
-        const NameId resource = list[i].key.resource;
-        bool known = false;
-        for (size_t j = first; j < refs->size() && !known; ++j) {
-          known = gen.cells[(*refs)[j]].key.resource == resource;
-        }
-        if (known) continue;
-        const uint32_t cell = offset->second + static_cast<uint32_t>(i);
-        refs->push_back(cell);
-        gen.aliases.emplace_back(CellKey{at.team, at.flavor, resource}, cell);
+    for (const auto& [resource_name, flavor_name] :
+         policy_.Companions(*team, FlavorNames().Name(at.flavor))) {
+      const NameId resource = ResourceNames().Intern(resource_name);
+      if (std::any_of(own.begin(), own.end(),
+                      [&](const Spec& s) { return s.key.resource == resource; })) {
+        continue;
       }
+      const uint64_t pair = PairKey(at.team, FlavorNames().Intern(flavor_name));
+      const std::vector<Spec>& list = specs_.at(pair);
+      uint32_t cell = offsets.at(pair);
+      for (const Spec& spec : list) {
+        if (spec.key.resource == resource) break;
+        ++cell;
+      }
+      refs->push_back(cell);
+      gen.aliases.emplace_back(CellKey{at.team, at.flavor, resource}, cell);
     }
   }
 

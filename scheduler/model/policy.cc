@@ -243,6 +243,26 @@ bool Policy::FlavorCovers(std::string_view covering, std::string_view flavor) co
   return true;
 }
 
+std::vector<std::pair<std::string, std::string>> Policy::Companions(const Team& team,
+                                                                    std::string_view flavor) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  const auto own = std::find_if(team.flavors.begin(), team.flavors.end(),
+                                [&](const FlavorQuota& fq) { return fq.flavor == flavor; });
+  if (own == team.flavors.end()) return out;
+  auto charged = [&](const std::string& resource) {
+    return std::any_of(own->resources.begin(), own->resources.end(),
+                       [&](const ResourceQuota& q) { return q.resource == resource; }) ||
+           std::any_of(out.begin(), out.end(), [&](const auto& c) { return c.first == resource; });
+  };
+  for (const FlavorQuota& fq : team.flavors) {
+    if (fq.flavor == flavor || !FlavorCovers(fq.flavor, flavor)) continue;
+    for (const ResourceQuota& q : fq.resources) {
+      if (!charged(q.resource)) out.emplace_back(q.resource, fq.flavor);
+    }
+  }
+  return out;
+}
+
 bool Policy::FlavorAllows(std::string_view flavor, const Labels& node_selector) const {
   if (node_selector.empty()) return true;
   const Flavor* defined = nullptr;

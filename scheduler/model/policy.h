@@ -197,6 +197,12 @@ struct Policy {
   // labels are among `flavor`'s (an instance type the policy does not define is labelled by
   // instance_type_label). The ledger's companion cells (ledger.h).
   [[nodiscard]] bool FlavorCovers(std::string_view covering, std::string_view flavor) const;
+  // Kueue's resource groups (the ledger's companion cells): what a pod of `team` on `flavor` is
+  // charged for on the team's other flavors — each resource the team has no quota for on
+  // `flavor`, on its first flavor (in the team's order) with quota for it that covers `flavor`
+  // — as (resource, flavor) pairs. Empty when the team has no quota on `flavor`.
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> Companions(
+      const Team& team, std::string_view flavor) const;
   // The flavor a node belongs to: the first Flavor with labels that all match, else the first
   // Flavor with matches_all_nodes, else its instance type (empty when it has none of these).
   [[nodiscard]] std::string FlavorOfNode(const Labels& node_labels) const;
