@@ -74,10 +74,7 @@ TEST_F(CohortQuotaTest, TeamsBorrowTheCohortsOwnQuotaAndOwnersReclaimOnlyTheirs)
   const StepReport step = h().Step();
   EXPECT_EQ(Running("b"), 12u);
   ASSERT_EQ(PendingOf("b"), 1u);
-  std::string refusal;
-  for (const Attempt& a : step.attempts) {
-    if (a.outcome == Attempt::Outcome::kRefused) refusal = a.reason;
-  }
+  const std::string refusal = step.LastRefusal();
   EXPECT_NE(refusal.find("cohort pool free 0 of 12"), std::string::npos) << refusal;
 
   common::Result<metrics::testing::Exposition> m = h().extender().ScrapeMetrics();

@@ -85,10 +85,7 @@ TEST_F(CohortTreeTest, TeamsBorrowAcrossTheTreeAndOwnersReclaimAcrossIt) {
   const StepReport step = h().Step();
   EXPECT_EQ(Running("b"), 6u);
   ASSERT_EQ(PendingOf("b"), 1u);
-  std::string refusal;
-  for (const Attempt& a : step.attempts) {
-    if (a.outcome == Attempt::Outcome::kRefused) refusal = a.reason;
-  }
+  const std::string refusal = step.LastRefusal();
   EXPECT_NE(refusal.find("cohort pool free 0 of 6"), std::string::npos) << refusal;
 
   common::Result<metrics::testing::Exposition> m = h().extender().ScrapeMetrics();

@@ -462,6 +462,13 @@ std::vector<std::string> StepReport::Bound() const {
   return out;
 }
 
+std::string StepReport::LastRefusal() const {
+  for (auto it = attempts.rbegin(); it != attempts.rend(); ++it) {
+    if (it->outcome == Attempt::Outcome::kRefused) return it->reason;
+  }
+  return "";
+}
+
 const Attempt* StepReport::Find(const std::string& pod) const {
   for (const Attempt& a : attempts) {
     if (a.pod == pod) return &a;

@@ -265,6 +265,8 @@ struct StepReport {
 
   [[nodiscard]] std::vector<std::string> Bound() const;
   [[nodiscard]] const Attempt* Find(const std::string& pod) const;
+  // The reason of the step's last refused attempt ("" when none was refused).
+  [[nodiscard]] std::string LastRefusal() const;
   [[nodiscard]] bool progress() const;
 };
 

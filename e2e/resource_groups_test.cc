@@ -57,10 +57,7 @@ TEST_F(ResourceGroupsTest, AGpuPodsCpuIsChargedOnTheDefaultFlavor) {
   const StepReport step = h().Step();
   EXPECT_EQ(Running("a"), 4u);  // two pods of 2 GPUs
   ASSERT_EQ(PendingOf("a"), 1u);
-  std::string refusal;
-  for (const Attempt& a : step.attempts) {
-    if (a.outcome == Attempt::Outcome::kRefused) refusal = a.reason;
-  }
+  const std::string refusal = step.LastRefusal();
   EXPECT_NE(refusal.find("cpu on default: requested 8, in use 16 of nominal 16"), std::string::npos)
       << refusal;
 

@@ -357,9 +357,6 @@ int64_t QuotaSim::Share(int row) const { return ShareWith(row, nullptr, 0); }
 int64_t QuotaSim::ShareAfterAdding(int row, const Amounts& delta) const {
   return ShareWith(row, &delta, 1);
 }
-int64_t QuotaSim::ShareAfterRemoving(int row, const Amounts& delta) const {
-  return ShareWith(row, &delta, -1);
-}
 
 int64_t QuotaSim::CohortShareOf(int32_t p, const Amounts& used) const {
   const Pool& n = pools_[p];

@@ -179,7 +179,6 @@ class QuotaSim {
   // fair-share weight (weight 0 while borrowing: see fair_share.h).
   [[nodiscard]] int64_t Share(int row) const;
   [[nodiscard]] int64_t ShareAfterAdding(int row, const Amounts& delta) const;
-  [[nodiscard]] int64_t ShareAfterRemoving(int row, const Amounts& delta) const;
 
   // The cohort tree's side of fair sharing, as Kueue's (pkg/cache/scheduler/fair_sharing.go).
   // A cohort's share: max over slots of (usage − subtree quota)⁺ / what its parent could lend

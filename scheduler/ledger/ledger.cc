@@ -374,15 +374,20 @@ struct Ledger::Generation {
   }
 
   // Rebalance (below) for a pool of a cohort with a parent.
-  void RebalancePool(PoolCell& n) {
-    const int64_t cur_b = n.b.load(kCounter);
+  void RebalancePool(PoolCell& n) { MoveToLocal(n.g, n.b, n.guaranteed, n.parent); }
+
+  // Moves what fits of b into g (local quota `local`), b's part of pool `pool` with it. g grows
+  // first, so in the total order of counter operations the usage is too high meanwhile, never
+  // too low (what Give's check relies on).
+  void MoveToLocal(std::atomic<int64_t>& g, std::atomic<int64_t>& b, int64_t local, int32_t pool) {
+    const int64_t cur_b = b.load(kCounter);
     if (cur_b <= 0) return;
-    int64_t cur_g = n.g.load(kCounter);
-    const int64_t x = std::min(cur_b, n.guaranteed - cur_g);
-    if (x <= 0 || !n.g.compare_exchange_strong(cur_g, cur_g + x, kCounter)) return;
-    const int64_t moved = TakeUpTo(n.b, x);
-    if (moved > 0) GivePool(n.parent, moved);
-    if (moved < x) TakeUpTo(n.g, x - moved);
+    int64_t cur_g = g.load(kCounter);
+    const int64_t x = std::min(cur_b, local - cur_g);
+    if (x <= 0 || !g.compare_exchange_strong(cur_g, cur_g + x, kCounter)) return;
+    const int64_t moved = TakeUpTo(b, x);
+    if (moved > 0) GivePool(pool, moved);
+    if (moved < x) TakeUpTo(g, x - moved);  // what b no longer had
   }
 
   // A pool's usage U = g + b (b first, as UsageOf).
@@ -421,18 +426,7 @@ struct Ledger::Generation {
 
   // Moves usage from b to g when the guaranteed part has room again (races between concurrent
   // reserves and releases can leave b > 0 while g < guaranteed, which only over-charges the pool).
-  // g grows first, so in the total order of counter operations the usage is too high meanwhile,
-  // never too low (what Give's check relies on).
-  void Rebalance(TeamCell& c) {
-    const int64_t cur_b = c.b.load(kCounter);
-    if (cur_b <= 0) return;
-    int64_t cur_g = c.g.load(kCounter);
-    const int64_t x = std::min(cur_b, c.guaranteed - cur_g);
-    if (x <= 0 || !c.g.compare_exchange_strong(cur_g, cur_g + x, kCounter)) return;
-    const int64_t moved = TakeUpTo(c.b, x);
-    if (moved > 0) GivePool(static_cast<int32_t>(c.pool), moved);
-    if (moved < x) TakeUpTo(c.g, x - moved);  // what b no longer had
-  }
+  void Rebalance(TeamCell& c) { MoveToLocal(c.g, c.b, c.guaranteed, static_cast<int32_t>(c.pool)); }
 
   CellView View(const TeamCell& c) const {
     CellView v;
