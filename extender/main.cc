@@ -383,6 +383,8 @@ void BuildAdmission(Process& p) {
   if (scheduler::actions::PreemptionController* preemption = p.preemption.get()) {
     p.admission->SetPreemptionStatus(
         [preemption](std::string_view uid) { return preemption->StatusFor(uid); });
+    p.admission->SetPreemptorState(
+        [preemption](std::string_view uid) { return preemption->StateOf(uid); });
   }
   // The ledger and the cluster view follow the published policy from now on (the current one at
   // once, then every reload, in order).

@@ -9,6 +9,7 @@
 #include "extender/cli/job_commands.h"
 #include "extender/cli/quota_flags.h"
 #include "extender/cli/report.h"
+#include "extender/cli/simulate_command.h"
 #include "scheduler/common/k8s_names.h"
 #include "scheduler/kube/client.h"
 #include "scheduler/kube/config.h"
@@ -515,7 +516,7 @@ Command TaskgovCommands() {
       {},
       nullptr,
       {QuotaCommands(), PolicyCommands(), ConfigCommands(), JobCommands(), TopCommands(),
-       completion}};
+       SimulateCommand(), completion}};
 }
 
 common::Result<std::unique_ptr<scheduler::kube::KubeClient>> ConnectKube(

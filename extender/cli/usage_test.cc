@@ -218,7 +218,7 @@ std::vector<UsageCase> Cases() {
        "quota"},
       {"RootWithoutCommand",
        {},
-       "a command is needed: quota, policy, config, job, top, completion",
+       "a command is needed: quota, policy, config, job, top, simulate, completion",
        ""},
       {"CompletionShell",
        {"completion", "fish"},

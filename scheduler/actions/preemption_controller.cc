@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
 #include <utility>
 
 #include "scheduler/common/log.h"
+#include "scheduler/decisions/rules.h"
 #include "scheduler/decisions/snapshot.h"
 #include "scheduler/model/pod_identity.h"
 
@@ -35,9 +37,11 @@ using model::PodPlacementSpec;
 using model::Policy;
 using model::PolicyPtr;
 using model::QueueingStrategy;
+using model::ResourceList;
 using model::TaskPrioritization;
 using model::Team;
 using model::TeamNames;
+using model::ToResourceList;
 using state::ClusterState;
 using state::kNoTeam;
 using state::NodeView;
@@ -99,7 +103,7 @@ Preemptor PreemptorOf(const PendingPod& pending, int32_t holders, const PendingQ
 
 class PreemptionController::WorldImpl final : public RoundWorld, public PlanSource {
  public:
-  WorldImpl(QuotaBook* book, const ClusterState* cluster) : book_(book), cluster_(cluster) {}
+  WorldImpl(QuotaBook* book, ClusterState* cluster) : book_(book), cluster_(cluster) {}
 
   // RoundWorld.
   PodFacts FindPod(std::string_view uid) const override {
@@ -149,6 +153,34 @@ class PreemptionController::WorldImpl final : public RoundWorld, public PlanSour
     return true;
   }
 
+  // A lone preemptor needs its request on the node it was planned on; a gang's members go where
+  // its victims ran (and to the planned node). What victims still occupy is counted there already
+  // (the node's usage): the hold is what they no longer do, growing as they go.
+  void HoldRoom(const Round& round, int64_t until_ms) override {
+    const Preemptor& p = round.preemptor;
+    std::map<std::string, ResourceList> room;
+    if (!p.workload.empty()) {
+      for (const RoundVictim& v : round.victims) room[v.node].Add(ToResourceList(v.occupies));
+    }
+    if (!round.node.empty()) room[round.node].MaxWith(p.request);
+    for (const RoundVictim& v : round.victims) {
+      auto it = room.find(v.node);
+      if (it == room.end() || v.phase == VictimPhase::kGone) continue;
+      for (const auto& [resource, amount] : ToResourceList(v.occupies)) {
+        it->second.Set(resource, std::max<int64_t>(0, it->second.Get(resource) - amount));
+      }
+    }
+    const std::string& holder = HolderOf(p);
+    cluster_->ReleaseRoom(holder);
+    for (auto& [node, amount] : room) {
+      amount.DropZeros();
+      if (!amount.empty()) cluster_->HoldRoom(node, holder, amount, until_ms);
+    }
+  }
+  void ReleaseRoom(const Round& round) override {
+    cluster_->ReleaseRoom(HolderOf(round.preemptor));
+  }
+
   // PlanSource.
   Ledger::Usage Usage() const override { return book_->ledger().ReadUsage(); }
   std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(NameId flavor) const override {
@@ -156,8 +188,12 @@ class PreemptionController::WorldImpl final : public RoundWorld, public PlanSour
   }
 
  private:
+  static const std::string& HolderOf(const Preemptor& p) {
+    return p.workload.empty() ? p.uid : p.workload;
+  }
+
   QuotaBook* const book_;
-  const ClusterState* const cluster_;
+  ClusterState* const cluster_;
 };
 
 PreemptionController::PreemptionController(QuotaBook* book, ClusterState* cluster,
@@ -175,7 +211,7 @@ PreemptionController::PreemptionController(QuotaBook* book, ClusterState* cluste
                              options.max_reselections}),
       table_(world_.get(), RoundTable::Options{options.nomination_ttl_ms, options.round_slack_ms,
                                                options.retry_backoff_ms}),
-      status_(std::make_unique<const std::unordered_map<std::string, std::string>>()) {}
+      status_(std::make_unique<const Statuses>()) {}
 
 PreemptionController::~PreemptionController() = default;
 
@@ -187,15 +223,26 @@ bool PreemptionController::OnPodGone(std::string_view uid) {
 }
 
 void PreemptionController::PublishLocked() {
+  std::unordered_set<std::string> set_aside = table_.BackedOffUids();
+  set_aside.insert(set_aside_seen_.begin(), set_aside_seen_.end());
   status_.Publish(
-      std::make_unique<const std::unordered_map<std::string, std::string>>(table_.Statuses()));
+      std::make_unique<const Statuses>(Statuses{table_.Statuses(), std::move(set_aside)}));
 }
 
 std::string PreemptionController::StatusFor(std::string_view uid) const {
   const std::string key(uid);
-  return status_.Read([&](const std::unordered_map<std::string, std::string>& status) {
-    auto it = status.find(key);
-    return it == status.end() ? std::string() : it->second;
+  return status_.Read([&](const Statuses& status) {
+    auto it = status.text.find(key);
+    return it == status.text.end() ? std::string() : it->second;
+  });
+}
+
+decisions::PreemptorState PreemptionController::StateOf(std::string_view uid) const {
+  const std::string key(uid);
+  return status_.Read([&](const Statuses& status) {
+    if (status.text.count(key) != 0) return decisions::PreemptorState::kPreempting;
+    if (status.set_aside.count(key) != 0) return decisions::PreemptorState::kSetAside;
+    return decisions::PreemptorState::kUndecided;
   });
 }
 
@@ -524,12 +571,32 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
     table_.BackOff(p.uid, run.now_ms + options_.no_victims_backoff_ms);
     return;
   }
+  if (std::optional<std::string> why = TurnNotCome(run, p, chosen)) {
+    // Evicting now would free capacity for a pod the filter then holds back: another team's
+    // pending pod goes first under fair share (DESIGN §3.7: a disruption only when it admits
+    // the preemptor). It waits for its turn like any borrower.
+    common::log::Debug(kComponent, "no preemption yet", {{"pod", p.key}, {"why", *why}});
+    run.report->no_preemption[p.key] = "its turn to borrow has not come: " + *why;
+    SetAsideUnchanged(run, pending);
+    std::lock_guard<std::mutex> lock(mu_);
+    table_.BackOff(p.uid, run.now_ms + options_.no_victims_backoff_ms);
+    return;
+  }
   if (!limiter_.Allows(run.steady_ms, static_cast<double>(chosen.victims.size()))) {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.rounds_deferred_by_rate_limit;
     return;
   }
   StartRound(run, pending, p, chosen);
+}
+
+std::optional<std::string> PreemptionController::TurnNotCome(Run& run, const Preemptor& p,
+                                                             const Selection& chosen) {
+  if (!run.planner->BorrowsAfter(p, chosen)) return std::nullopt;
+  const std::optional<Pod> pod = cluster_->FindPod(p.uid);
+  if (!pod) return std::nullopt;  // known only from filter calls: judged by them
+  return decisions::FairShareHolds(*book_, *cluster_, *pod, chosen.flavor, run.now_ms,
+                                   [this](std::string_view uid) { return StateOf(uid); });
 }
 
 void PreemptionController::StartRound(Run& run, const PendingPod& pending, const Preemptor& p,
@@ -559,7 +626,11 @@ void PreemptionController::StartRound(Run& run, const PendingPod& pending, const
 }
 
 void PreemptionController::FinishRun() {
+  std::vector<std::string> set_aside;
+  set_aside.reserve(set_aside_.size());
+  for (const auto& [uid, aside] : set_aside_) set_aside.push_back(uid);
   std::lock_guard<std::mutex> lock(mu_);
+  set_aside_seen_ = std::move(set_aside);
   ++stats_.runs;
   PublishLocked();
 }

@@ -25,7 +25,8 @@
 //  5. Publish, per waiting preemptor, a status for the filter's refusal reason ("reclaiming 4
 //     nvidia.com/gpu from team-a, 2 pods terminating") and the counters (Stats).
 //
-// Wiring: Admission::SetPreemptionStatus([&](uid) { return controller.StatusFor(uid); }) and
+// Wiring: Admission::SetPreemptionStatus([&](uid) { return controller.StatusFor(uid); }),
+// Admission::SetPreemptorState([&](uid) { return controller.StateOf(uid); }) and
 // ClusterState::SetPodGoneObserver([&](uid) { controller.OnPodGone(uid); }): when a victim goes,
 // its preemptor is nominated at once (otherwise that happens at the next RunOnce, and another
 // team's pod may take the capacity in between). The controller has no thread of its own: the
@@ -44,11 +45,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "scheduler/actions/event_writer.h"
@@ -61,6 +64,7 @@
 #include "scheduler/common/clock.h"
 #include "scheduler/common/published.h"
 #include "scheduler/decisions/preemption.h"
+#include "scheduler/decisions/snapshot.h"
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/state/cluster_state.h"
 
@@ -155,6 +159,10 @@ class PreemptionController {
 
   // The note for a waiting pod's refusal reason ("" when no round is in flight for it).
   [[nodiscard]] std::string StatusFor(std::string_view uid) const;
+  // What this controller makes of a pending pod: a round in flight (kPreempting), backed off
+  // after finding nothing to do for it (kSetAside), or neither yet (kUndecided). As of the last
+  // run (or victim gone); lock-free, as StatusFor.
+  [[nodiscard]] decisions::PreemptorState StateOf(std::string_view uid) const;
   [[nodiscard]] PreemptionStats Stats() const;
 
   // A pod was deleted or ended: if it was a victim, the round may hand over its capacity now.
@@ -211,6 +219,10 @@ class PreemptionController {
                                    const std::vector<state::PendingPod>& preemptors,
                                    RoundTable::Followed followed);
   void DecideFor(Run& run, const state::PendingPod& pending);
+  // Why `p` must not preempt `chosen` yet: once its victims went it would borrow, and the
+  // filter's fair-share rule would hold it back for another team's pending pod.
+  [[nodiscard]] std::optional<std::string> TurnNotCome(Run& run, const decisions::Preemptor& p,
+                                                       const decisions::Selection& chosen);
   void StartRound(Run& run, const state::PendingPod& pending, const decisions::Preemptor& p,
                   const decisions::Selection& chosen);
   void FinishRun();
@@ -281,12 +293,18 @@ class PreemptionController {
   uint64_t rounds_ended_ = 0;        // seen by the last run
 
   mutable std::mutex mu_;
-  RoundTable table_;       // guarded by mu_
-  PreemptionStats stats_;  // guarded by mu_; the round counters are table_'s
+  RoundTable table_;  // guarded by mu_
+  // The pods set aside (set_aside_'s keys) as of the last run, for the published states.
+  std::vector<std::string> set_aside_seen_;  // guarded by mu_
+  PreemptionStats stats_;                    // guarded by mu_; the round counters are table_'s
 
-  // Each waiting preemptor's status, republished under mu_ whenever the table changes; read by
-  // refusing filters without a lock.
-  common::Published<std::unordered_map<std::string, std::string>> status_;
+  // Each waiting preemptor's status, and the pods backed off, republished under mu_ whenever
+  // the table changes; read by filters without a lock.
+  struct Statuses {
+    std::unordered_map<std::string, std::string> text;
+    std::unordered_set<std::string> set_aside;
+  };
+  common::Published<Statuses> status_;
 };
 
 }  // namespace taskgov::scheduler::actions

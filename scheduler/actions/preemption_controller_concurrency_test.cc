@@ -49,6 +49,8 @@ class ConcurrencyTest : public ::testing::Test {
                                                          &clock_, PreemptionController::Options{});
     admission_->SetPreemptionStatus(
         [this](std::string_view uid) { return controller_->StatusFor(uid); });
+    admission_->SetPreemptorState(
+        [this](std::string_view uid) { return controller_->StateOf(uid); });
     cluster_->SetPodGoneObserver([this](std::string_view uid) { controller_->OnPodGone(uid); });
     informer_ = cluster_.get();
     informer_->OnSynced(ObjectKind::kPod);

@@ -84,6 +84,8 @@ class ControllerTest : public ::testing::Test {
                                                          &clock_, options);
     admission_->SetPreemptionStatus(
         [this](std::string_view uid) { return controller_->StatusFor(uid); });
+    admission_->SetPreemptorState(
+        [this](std::string_view uid) { return controller_->StateOf(uid); });
     cluster_->SetPodGoneObserver([this](std::string_view uid) { controller_->OnPodGone(uid); });
     informer_ = cluster_.get();
     informer_->OnSynced(ObjectKind::kPod);
@@ -1265,15 +1267,16 @@ INSTANTIATE_TEST_SUITE_P(
                         4,
                         2,
                         {{"team-a", 8}, {"team-b", 8}}},
-        // Both submit at once: team-a's pods happen to be tried first; one borrows what
-        // team-b's waiting pods leave room for, the next waits (team-b's pods fit within its
-        // nominal: a team that does not borrow goes first); team-b reclaims once.
+        // Both submit at once: team-a's pods happen to be tried first; none borrows, since each
+        // of team-b's waiting pods — the first two and, once they take their share, the next
+        // two — fits within team-b's nominal (a team that does not borrow goes first): nothing
+        // is admitted only to be reclaimed, nothing is evicted.
         ConvergenceCase{"BothTeamsAtOnce",
                         TwoTeams(IdleComputeAllocation::kFairShare),
                         {{"team-a", 4}, {"team-b", 4}},
                         {},
                         4,
-                        1,
+                        0,
                         {{"team-a", 8}, {"team-b", 8}}},
         // Two borrowers of an idle lender's 8 GPUs: fair share balances them, then stops.
         ConvergenceCase{"FairShareBetweenBorrowers",

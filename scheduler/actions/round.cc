@@ -9,6 +9,7 @@
 namespace taskgov::scheduler::actions {
 
 using decisions::PreemptionReason;
+using model::IsAccelerator;
 using model::NameId;
 using model::ResourceAmount;
 using model::ResourceList;
@@ -16,11 +17,6 @@ using model::ResourceNames;
 using model::TeamNames;
 
 namespace {
-
-bool IsAccelerator(std::string_view resource) {
-  return resource != "cpu" && resource != "memory" && resource != "ephemeral-storage" &&
-         resource != "pods" && !resource.starts_with("hugepages-");
-}
 
 // The resource a status line counts: the pod's largest accelerator request, else cpu, else the
 // first it requests.

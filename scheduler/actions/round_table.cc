@@ -41,11 +41,16 @@ RoundTable::Followed RoundTable::Follow(int64_t now_ms) {
 }
 
 void RoundTable::FollowRound(const std::string& uid, Round& round, int64_t now_ms, Followed* out) {
+  bool went = false;
   for (RoundVictim& v : round.victims) {
     if (v.phase == VictimPhase::kGone) continue;
     const RoundWorld::PodFacts pod = world_->FindPod(v.uid);
-    if (!pod.known || pod.terminal) MarkGone(v);
+    if (!pod.known || pod.terminal) {
+      MarkGone(v);
+      went = true;
+    }
   }
+  if (went && !round.nominated) Hold(round);
   const RoundWorld::PodFacts pod = world_->FindPod(uid);
   const RoundWorld::Reservation reservation = world_->FindReservation(uid);
   const bool reserved = reservation != RoundWorld::Reservation::kNone;
@@ -111,6 +116,7 @@ void RoundTable::MaybeNominate(Round& round, int64_t now_ms) {
   }
   round.nominated = true;
   round.deadline_ms = now_ms + options_.nomination_ttl_ms + options_.round_slack_ms;
+  Hold(round, now_ms + options_.nomination_ttl_ms);  // as long as the nomination
   common::log::Info(kComponent, "victims gone; capacity reserved for the preemptor",
                     {{"preemptor", p.key}, {"flavor", FlavorNames().Name(round.flavor)}});
 }
@@ -126,12 +132,21 @@ bool RoundTable::OnPodGone(std::string_view uid, int64_t now_ms) {
   for (RoundVictim& v : round->second.victims) {
     if (v.uid == key) v.phase = VictimPhase::kGone;
   }
+  Hold(round->second);  // what the victim occupied is the preemptor's now
   MaybeNominate(round->second, now_ms);
   return true;
 }
 
+void RoundTable::Hold(const Round& round) {
+  world_->HoldRoom(round,
+                   std::max(round.deadline_ms, round.started_ms) + options_.nomination_ttl_ms);
+}
+
+void RoundTable::Hold(const Round& round, int64_t until_ms) { world_->HoldRoom(round, until_ms); }
+
 void RoundTable::End(Round& round, Ending ending) {
   round.ended = true;
+  world_->ReleaseRoom(round);
   switch (ending) {
     case Ending::kSucceeded:
       ++counts_.succeeded;
@@ -168,8 +183,9 @@ void RoundTable::ForgetEnded() {
 void RoundTable::Start(Round round) {
   const std::string uid = round.preemptor.uid;
   for (const RoundVictim& v : round.victims) victim_round_[v.uid] = uid;
-  rounds_[uid] = std::move(round);
+  Round& started = rounds_[uid] = std::move(round);
   ++counts_.started;
+  Hold(started);
 }
 
 Round* RoundTable::Find(const std::string& preemptor_uid) {
@@ -209,6 +225,7 @@ void RoundTable::MarkEvicted(Round& round, RoundVictim& victim, int64_t now_ms, 
   evicted_[victim.uid] = victim.team;
   round.deadline_ms =
       std::max(round.deadline_ms, now_ms + grace_s * 1000 + options_.round_slack_ms);
+  Hold(round);
 }
 
 void RoundTable::MarkGone(RoundVictim& victim) {
@@ -233,6 +250,7 @@ std::vector<RoundVictim> RoundTable::Drop(Round& round,
     out.push_back(std::move(*x));
     x = round.victims.erase(x);
   }
+  if (!out.empty() && !round.ended) Hold(round);
   return out;
 }
 
@@ -241,10 +259,17 @@ void RoundTable::Add(Round& round, std::vector<RoundVictim> victims) {
     victim_round_[v.uid] = round.preemptor.uid;
     round.victims.push_back(std::move(v));
   }
+  Hold(round);
 }
 
 void RoundTable::BackOff(const std::string& preemptor_uid, int64_t until_ms) {
   backoff_until_[preemptor_uid] = until_ms;
+}
+
+std::unordered_set<std::string> RoundTable::BackedOffUids() const {
+  std::unordered_set<std::string> out;
+  for (const auto& [uid, until] : backoff_until_) out.insert(uid);
+  return out;
 }
 
 bool RoundTable::BackedOff(const std::string& preemptor_uid) const {

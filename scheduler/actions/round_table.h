@@ -5,6 +5,11 @@
 //
 // Following (Follow, once a run, and OnPodGone, as the informer reports pods gone):
 //  * A victim is gone when its pod is deleted or terminal.
+//  * From its start to its end, a round holds the room it frees on its nodes for its preemptor
+//    (RoundWorld::HoldRoom: NodeCache's held room), so that the victims' recreated pods, or
+//    anything else, cannot take it while the preemptor waits for the victims to go and for
+//    kube-scheduler to try it again (DESIGN §3.7). The hold lasts until the round ends, at the
+//    latest its deadline plus nomination_ttl_ms — once nominated, as long as the nomination.
 //  * When every victim of a round is gone, the capacity is handed to the preemptor: a
 //    nomination (RoundWorld::Nominate: an assumed reservation expiring after nomination_ttl_ms),
 //    so that pods of other teams cannot take what was freed for it before the scheduler retries
@@ -37,6 +42,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "scheduler/actions/round.h"
@@ -65,6 +71,10 @@ class RoundWorld {
   // allowed); false, with why not in `why`, when quota is short.
   [[nodiscard]] virtual bool Nominate(const decisions::Preemptor& preemptor, model::NameId flavor,
                                       int64_t ttl_ms, std::string* why) = 0;
+  // Holds the room the round frees for its preemptor until `until_ms` (replacing what it held),
+  // and gives it back.
+  virtual void HoldRoom(const Round& round, int64_t until_ms) = 0;
+  virtual void ReleaseRoom(const Round& round) = 0;
 };
 
 class RoundTable {
@@ -128,6 +138,8 @@ class RoundTable {
   // Preemptor backoff: no new round for it until `until_ms`.
   void BackOff(const std::string& preemptor_uid, int64_t until_ms);
   [[nodiscard]] bool BackedOff(const std::string& preemptor_uid) const;
+  // Every preemptor backed off now.
+  [[nodiscard]] std::unordered_set<std::string> BackedOffUids() const;
 
   // The status of each round in flight, by preemptor uid.
   [[nodiscard]] std::unordered_map<std::string, std::string> Statuses() const;
@@ -143,6 +155,9 @@ class RoundTable {
   // Follows one live round; adds what it holds back to `out` unless it ends.
   void FollowRound(const std::string& uid, Round& round, int64_t now_ms, Followed* out);
   void End(Round& round, Ending ending);
+  // (Re)holds the round's room until its deadline plus the nomination's TTL, or `until_ms`.
+  void Hold(const Round& round);
+  void Hold(const Round& round, int64_t until_ms);
   // End(kAbandoned), and the preemptor backs off.
   void AbandonAndBackOff(Round& round, int64_t now_ms);
   void ForgetEnded();

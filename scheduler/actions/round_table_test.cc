@@ -68,9 +68,14 @@ class FakeWorld final : public RoundWorld {
     reservations_[p.uid] = Reservation::kAssumed;
     return true;
   }
+  void HoldRoom(const Round& round, int64_t until_ms) override {
+    held[round.preemptor.uid] = until_ms;
+  }
+  void ReleaseRoom(const Round& round) override { held.erase(round.preemptor.uid); }
 
   std::vector<std::string> nominations;
   int64_t nomination_ttl_ms = 0;
+  std::map<std::string, int64_t> held;  // preemptor uid → until when its round holds room
 
  private:
   std::map<std::string, PodFacts> pods_;
@@ -265,6 +270,31 @@ TEST(RoundTableTest, ANominationHoldsForTheTtlAndMovesTheDeadline) {
   // Nominated once: later runs do not nominate again.
   (void)table.Follow(kNow + 1'000);
   EXPECT_EQ(world.nominations.size(), 1u);
+}
+
+// A round holds its room from its start, for as long as it may wait (moved on with its deadline),
+// and gives it back whichever way it ends.
+TEST(RoundTableTest, ARoundHoldsItsRoomFromStartToEnd) {
+  FakeWorld world = Waiting();
+  RoundTable table(&world, kOptions);
+  Round round = TwoTerminating();
+  const int64_t started = round.started_ms;
+  table.Start(std::move(round));
+  ASSERT_EQ(world.held.count("uid-b-0"), 1u);
+  EXPECT_GE(world.held["uid-b-0"], started + kOptions.nomination_ttl_ms);
+  table.MarkEvicted(*table.Find("uid-b-0"), table.Find("uid-b-0")->victims[0], kNow + 5'000, 30);
+  EXPECT_EQ(world.held["uid-b-0"],
+            kNow + 5'000 + 30'000 + kOptions.round_slack_ms + kOptions.nomination_ttl_ms);
+  table.Abandon(*table.Find("uid-b-0"));
+  EXPECT_EQ(world.held.count("uid-b-0"), 0u);
+  // A round that succeeds gives it back too.
+  FakeWorld bound = Waiting();
+  RoundTable other(&bound, kOptions);
+  other.Start(TwoTerminating());
+  bound.Pod("uid-b-0", Running());
+  (void)other.Follow(kNow);
+  EXPECT_EQ(other.counts().succeeded, 1u);
+  EXPECT_TRUE(bound.held.empty());
 }
 
 TEST(RoundTableTest, OnPodGoneMarksTheVictimAndNominatesAfterTheLast) {

@@ -215,4 +215,16 @@ void VictimPlanner::ReturnVictims(const std::vector<RoundVictim>& dropped,
   }
 }
 
+bool VictimPlanner::BorrowsAfter(const decisions::Preemptor& p,
+                                 const decisions::Selection& chosen) {
+  decisions::QuotaSim quota = Ctx(chosen.flavor).quota;
+  for (const decisions::Selection::Victim& v : chosen.victims) {
+    const decisions::Candidate& c = set_.at(v.candidate);
+    if (c.flavor != chosen.flavor) continue;
+    if (const int row = quota.Row(c.team); row >= 0) quota.Remove(row, quota.ToSlots(c.charged));
+  }
+  const int row = quota.Row(p.team);
+  return row >= 0 && !quota.WithinNominal(row, quota.ToSlots(p.quota_request()));
+}
+
 }  // namespace taskgov::scheduler::actions

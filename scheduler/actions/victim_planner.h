@@ -66,6 +66,10 @@ class VictimPlanner {
   // claimed; kVictims: `victims` on `node` of `flavor`; kNoVictims: `explanation`.
   [[nodiscard]] decisions::Selection Plan(const model::Team& team, const state::PendingPod& pending,
                                           const decisions::Preemptor& p);
+  // Whether `p`, once `chosen`'s victims are gone, would borrow on `chosen.flavor`: need beyond
+  // its team's nominal quota on some resource it asks for.
+  [[nodiscard]] bool BorrowsAfter(const decisions::Preemptor& p,
+                                  const decisions::Selection& chosen);
   // A round starts with `chosen`: its victims, taken (TakeVictims), and the preemptor's claim.
   [[nodiscard]] std::vector<RoundVictim> Commit(const decisions::Preemptor& p,
                                                 const decisions::Selection& chosen);

@@ -31,6 +31,7 @@ using model::FormatQuantity;
 using model::GangOf;
 using model::GangSourceName;
 using model::IdAmounts;
+using model::IsAccelerator;
 using model::kUnlimited;
 using model::NameId;
 using model::NodeNames;
@@ -60,11 +61,6 @@ namespace {
 
 constexpr std::string_view kComponent = "admission";
 using Mode = Ledger::Mode;
-
-bool IsAccelerator(std::string_view resource) {
-  return resource != "cpu" && resource != "memory" && resource != "ephemeral-storage" &&
-         resource != "pods" && !resource.starts_with("hugepages-");
-}
 
 std::string ReasonCode(RefusalKind kind) {
   switch (kind) {
@@ -140,6 +136,8 @@ FilterResult Admission::Filter(const FilterArgs& args) {
     return Report(decision, std::move(result));
   }
   Snapshot snap(*book_);
+  snap.now_ms = clock_->NowMs();
+  snap.preemptor_state = preemptor_state_;
   TakeSnapshot(*book_, *cluster_, args, options_.queue_lookahead, &snap);
   const Subject& me = snap.subject;
   decision.team = me.team_id;
@@ -188,6 +186,8 @@ Explanation Admission::Explain(const Pod& pod) const {
       }
     }
   }
+  snap.now_ms = clock_->NowMs();
+  snap.preemptor_state = preemptor_state_;
   TakeSnapshot(*book_, *cluster_, args, options_.queue_lookahead, &snap);
   return scheduler::decisions::Explain(snap, *book_, *cluster_, clock_->NowMs(),
                                        options_.queue_lookahead);
@@ -231,10 +231,12 @@ std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq
   const Subject& me = snap.subject;
   bool any = false;
   bool roomy = false;
+  bool held_room = false;  // some node would have room but for room held for a preemptor
   for (const NodeFit& fit : snap.fits) {
     if (fit.flavor != flavor) continue;
     any = true;
     roomy = roomy || fit.room;
+    held_room = held_room || fit.held;
   }
   if (!any) return std::nullopt;
   const bool held = HeldOn(snap, flavor);
@@ -247,7 +249,9 @@ std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq
   }
   if (!roomy) {
     notes->Note(flavor,
-                me.team->name + ": no " + fq.flavor + " node has room for " + me.request.ToString(),
+                me.team->name + ": no " + fq.flavor + " node has room for " +
+                    me.request.ToString() +
+                    (held_room ? " (room freed by a preemption is held for its preemptor)" : ""),
                 "no_room");
     return std::nullopt;
   }
@@ -432,105 +436,44 @@ std::vector<HostPriority> Admission::Prioritize(const FilterArgs& args) {
   return scores;
 }
 
-// What the preempt verb judges one victim with: the preemptor, and the quota state of each flavor
-// met as the rule needs it — with the preemptor not yet admitted (a reservation it already holds
-// is taken out). Every flavor's state is read through the one session of the decision.
-class Admission::PreemptJudge {
- public:
-  PreemptJudge(const QuotaBook& book, const ClusterState& cluster, const Pod& pod, int64_t now)
-      : book_(book),
-        cluster_(cluster),
-        session_(book.ledger()),
-        policy_(session_.policy()),
-        now_(now),
-        own_(book.Find(pod.uid)),
-        request_(EffectiveRequest(pod)) {
-    preemptor_.team_id = cluster.teams().TeamOf(pod);
-    preemptor_.team = TeamOf(preemptor_.team_id);
-    preemptor_.priority = ResolvePriority(policy_, pod);
-    preemptor_.created_ms = pod.creation_unix_ms;
-  }
-
-  // The victims of one node the rule allows, with their gangs.
-  // `victims` are the pods as taskgov knows them (KnownVictims).
-  [[nodiscard]] std::vector<KeptVictim> AllowedOn(const std::string& node,
-                                                  std::vector<Pod> victims) {
-    const QuotaSim* sim = SimOf(cluster_.nodes().View(node).flavor);
-    const QuotaSim::Amounts request = sim ? sim->ToSlots(request_) : QuotaSim::Amounts{};
-    std::vector<KeptVictim> kept;
-    for (Pod& pod : victims) {
-      VictimFacts victim;
-      victim.team_id = cluster_.teams().TeamOf(pod);
-      victim.team = TeamOf(victim.team_id);
-      victim.priority = ResolvePriority(policy_, pod);
-      victim.created_ms = pod.creation_unix_ms;
-      victim.started_ms = pod.start_unix_ms.value_or(pod.creation_unix_ms);
-      const QuotaSim::Amounts charge = sim ? ChargeOf(*sim, pod) : QuotaSim::Amounts{};
-      if (!JudgeVictim(policy_, preemptor_, victim, sim, request, charge, now_).allowed) continue;
-      KeptVictim k{victim.priority, std::move(pod), ""};
-      k.gang = GangOf(k.pod);
-      kept.push_back(std::move(k));
-    }
-    return kept;
-  }
-
- private:
-  static IdAmounts Charged(const Charge& charge) {
-    IdAmounts out;
-    for (uint8_t i = 0; i < charge.count; ++i) {
-      out.emplace_back(charge.items[i].resource, charge.items[i].amount);
-    }
-    return out;
-  }
-  const Team* TeamOf(NameId id) const {
-    return id == kNoTeam ? nullptr : policy_.FindTeam(TeamNames().Name(id));
-  }
-  QuotaSim::Amounts ChargeOf(const QuotaSim& sim, const Pod& victim) const {
-    std::optional<Reservation> r = book_.Find(victim.uid);
-    return r && r->charge.flavor == sim.flavor() ? sim.ToSlots(Charged(r->charge))
-                                                 : sim.ToSlots(EffectiveRequest(victim));
-  }
-  const QuotaSim* SimOf(NameId flavor) {
-    if (flavor == kNoFlavor) return nullptr;
-    for (const QuotaSim& sim : sims_) {
-      if (sim.flavor() == flavor) return &sim;
-    }
-    sims_.push_back(QuotaSim::FromSession(session_, flavor));
-    QuotaSim& sim = sims_.back();
-    if (own_ && own_->charge.flavor == flavor) {
-      if (int row = sim.Row(own_->charge.team); row >= 0) {
-        sim.Remove(row, sim.ToSlots(Charged(own_->charge)));
-      }
-    }
-    return &sim;
-  }
-
-  const QuotaBook& book_;
-  const ClusterState& cluster_;
-  Ledger::Session session_;
-  const Policy& policy_;
-  const int64_t now_;
-  const std::optional<Reservation> own_;
-  const ResourceList request_;
-  PreemptorFacts preemptor_;
-  std::deque<QuotaSim> sims_;
-};
-
 PreemptResult Admission::Preempt(const PreemptArgs& args) {
   PreemptResult result;
   if (std::string gate = Gate(); !gate.empty()) {
     result.error = gate;
     return result;
   }
-  // The victims as taskgov knows them, read before the judge's session opens: the pods' lock is
-  // never taken inside a session (informer events hold it while they charge the ledger, and a
-  // generation swap waits for open sessions).
+  // A governed pod's disruptions are the preemption controller's alone (DESIGN §3.7): it frees
+  // room only when that admits the preemptor's whole workload, holds what it freed for it,
+  // suspends what can be suspended and gives every victim the policy's grace period. Victims
+  // approved here would be deleted by kube-scheduler beside the controller's, per member of a
+  // gang, with their own grace period: the verb vetoes (an empty map).
+  if (cluster_->teams().TeamOf(args.pod) != kNoTeam) return result;
+  // An ungoverned preemptor (no team): plain priority, as kube-scheduler decided, with the
+  // minimum runtime, and gangs whole. The victims as taskgov knows them are read before
+  // anything else (the pods' lock is never taken inside a ledger session).
   std::map<std::string, std::vector<Pod>> known = KnownVictims(args);
   std::map<std::string, std::vector<KeptVictim>> kept_by_node;
   {
-    PreemptJudge judge(*book_, *cluster_, args.pod, clock_->NowMs());
-    for (auto& [node, victims] : known)
-      kept_by_node[node] = judge.AllowedOn(node, std::move(victims));
+    Ledger::Session session(book_->ledger());
+    const Policy& policy = session.policy();
+    PreemptorFacts preemptor;
+    preemptor.team_id = kNoTeam;
+    preemptor.priority = ResolvePriority(policy, args.pod);
+    preemptor.created_ms = args.pod.creation_unix_ms;
+    const int64_t now = clock_->NowMs();
+    for (auto& [node, victims] : known) {
+      std::vector<KeptVictim>& kept = kept_by_node[node];
+      for (Pod& pod : victims) {
+        VictimFacts victim;
+        victim.priority = ResolvePriority(policy, pod);
+        victim.created_ms = pod.creation_unix_ms;
+        victim.started_ms = pod.start_unix_ms.value_or(pod.creation_unix_ms);
+        if (!JudgeVictim(policy, preemptor, victim, nullptr, {}, {}, now).allowed) continue;
+        KeptVictim k{victim.priority, std::move(pod), ""};
+        k.gang = GangOf(k.pod);
+        kept.push_back(std::move(k));
+      }
+    }
   }
   DropPartialGangs(&kept_by_node);
   for (auto& [node, kept] : kept_by_node) {

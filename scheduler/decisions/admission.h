@@ -12,7 +12,9 @@
 //    every other node is unresolvable with a reason a person can act on. The work for a refused pod
 //    is per flavor, not per node.
 //  * prioritize — 0..10: accelerators packed onto partly used nodes, borrowers together.
-//  * preempt — trims kube-scheduler's candidates to what policy allows.
+//  * preempt — vetoes for a governed pod (the preemption controller owns every disruption of
+//    governed work, DESIGN §3.7); for an ungoverned pod, trims kube-scheduler's candidates to
+//    lower-priority victims past the minimum runtime, gangs whole.
 //  * bind — reserve (or confirm the assumed reservation), bind through KubeActions, commit or
 //    roll back.
 //
@@ -74,6 +76,12 @@ class Admission final : public Decider {
     preemption_status_ = std::move(status);
   }
 
+  // What the preemption controller makes of a pending pod (PreemptorState); unset: nothing is
+  // ever preempted (every pod kSetAside).
+  void SetPreemptorState(std::function<PreemptorState(std::string_view uid)> state) {
+    preemptor_state_ = std::move(state);
+  }
+
   FilterResult Filter(const FilterArgs& args) override;
   // Why `pod` waits, every rule with its numbers (explanation.h), over the nodes of every flavor
   // of the policy; reserves nothing.
@@ -109,8 +117,8 @@ class Admission final : public Decider {
                                     FilterDecision decision) const;
   [[nodiscard]] FilterResult RefuseAll(const FilterArgs& args, std::string reason,
                                        const std::string& code, FilterDecision decision) const;
-  // The steps of Preempt: judge each node's victims, then keep gangs whole.
-  class PreemptJudge;
+  // The steps of Preempt (an ungoverned preemptor's): the victims as taskgov knows them, then
+  // gangs kept whole.
   struct KeptVictim {
     int32_t priority = 0;
     model::Pod pod;
@@ -131,6 +139,7 @@ class Admission final : public Decider {
   std::function<std::string()> gate_;
   std::function<void(const FilterDecision&)> observer_;
   std::function<std::string(std::string_view uid)> preemption_status_;
+  std::function<PreemptorState(std::string_view uid)> preemptor_state_;
 };
 
 }  // namespace taskgov::scheduler::decisions

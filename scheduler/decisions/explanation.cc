@@ -188,10 +188,17 @@ void RoomCheck(const Snapshot& snap, const ClusterState& cluster, NameId flavor,
              "pods on a " + fe->flavor + " node must finish or be preempted to free " + want));
 }
 
+// Why a subject that HeldOn a flavor passes its checks there.
+std::string HeldSentence(const Snapshot& snap) {
+  return snap.subject.held ? "its gang holds the quota it needs"
+                           : "quota is reserved for it (admitted already, or given to it once a "
+                             "preemption's victims went)";
+}
+
 void QueueCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanation* fe) {
   const Subject& me = snap.subject;
   if (HeldOn(snap, flavor)) {
-    fe->checks.push_back(Passed("queueOrder", "its gang holds quota: it takes its share"));
+    fe->checks.push_back(Passed("queueOrder", HeldSentence(snap) + ": it takes it"));
     return;
   }
   std::optional<std::string> why = QueueOrderBlocks(snap, flavor, mode);
@@ -217,7 +224,7 @@ void FairShareCheck(Snapshot& snap, const ClusterState& cluster, NameId flavor,
                     FlavorExplanation* fe) {
   const Subject& me = snap.subject;
   if (HeldOn(snap, flavor)) {
-    fe->checks.push_back(Passed("fairShare", "its gang holds quota: it takes its share"));
+    fe->checks.push_back(Passed("fairShare", HeldSentence(snap) + ": it takes it"));
     return;
   }
   if (snap.policy.idle_compute != IdleComputeAllocation::kFairShare) {
@@ -284,7 +291,7 @@ std::string LineChange(const Subject& me, const std::string& flavor, const Quota
 void QuotaCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanation* fe) {
   const Subject& me = snap.subject;
   if (HeldOn(snap, flavor)) {
-    fe->checks.push_back(Passed("quota", "its gang holds the quota it needs on " + fe->flavor));
+    fe->checks.push_back(Passed("quota", HeldSentence(snap) + " on " + fe->flavor));
     return;
   }
   fe->quota = QuotaLines(snap.session, me.team_id, flavor, me.need, mode);

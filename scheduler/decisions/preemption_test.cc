@@ -1167,13 +1167,49 @@ class PreemptVerbTest : public ::testing::Test {
   std::unique_ptr<Admission> admission_;
 };
 
-TEST_F(PreemptVerbTest, BothInputFormsAreTrimmedTheSameWay) {
+// A governed pod's disruptions are the controller's alone: whatever kube-scheduler's dry run
+// found, the verb approves no victim for it — a gang member of a gang that can never be admitted
+// (issue 34: each member kube-scheduler tried got one of its team's running pods approved, which
+// could never make room for 16), and a lone pod whose reclaim the rules would allow.
+TEST_F(PreemptVerbTest, AGovernedPreemptorGetsNoVictims) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 8, /*borrow=*/1)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 8)
+            .Build());
+  Pod a_low = Bind(PodBuilder("a-low").Namespace("ns-team-a").Gpus(4).Priority(1), "p5-0");
+  Pod b0 = Bind(PodBuilder("b0").Namespace("ns-team-b").Gpus(4).Priority(5), "p5-1");
+  Pod b1 = Bind(PodBuilder("b1").Namespace("ns-team-b").Gpus(4).Priority(5), "p5-1");
+  Pod b2 = Bind(PodBuilder("b2").Namespace("ns-team-b").Gpus(4).Priority(5), "p5-0");
+  // team-a's gang of 4 × 4 GPUs: 16, where team-a may use 9.
+  PreemptArgs gang;
+  gang.pod = PodBuilder("g-0")
+                 .Namespace("ns-team-a")
+                 .Gpus(4)
+                 .Priority(50)
+                 .Label("kueue.x-k8s.io/pod-group-name", "g")
+                 .Annotation("kueue.x-k8s.io/pod-group-total-count", "4");
+  gang.node_to_victims["p5-0"].pods = {a_low, b2};
+  EXPECT_TRUE(admission_->Preempt(gang).node_to_victims.empty());
+  EXPECT_TRUE(admission_->Preempt(gang).error.empty());
+  // A lone pod of team-a within its nominal: team-b borrows 4 (reclaimable), yet the verb
+  // leaves the reclaim to the controller.
+  PreemptArgs lone;
+  lone.pod = PodBuilder("a-new").Namespace("ns-team-a").Gpus(4).Priority(50);
+  lone.node_to_victims["p5-1"].pods = {b0, b1};
+  EXPECT_TRUE(admission_->Preempt(lone).node_to_victims.empty());
+}
+
+// An ungoverned preemptor (no team) preempts by plain priority, as kube-scheduler decided;
+// both input forms are trimmed the same way.
+TEST_F(PreemptVerbTest, AnUngovernedPreemptorKeepsLowerPriorityVictims) {
   Start(TwoTeams());
   Pod b0 = Bind(PodBuilder("b0").Namespace("ns-team-b").Gpus(8).Priority(5), "p5-0");
   Pod b1 = Bind(PodBuilder("b1").Namespace("ns-team-b").Gpus(4).Priority(5), "p5-1");
   Pod a_low = Bind(PodBuilder("a-low").Namespace("ns-team-a").Gpus(2).Priority(1), "p5-1");
   Pod a_high = Bind(PodBuilder("a-high").Namespace("ns-team-a").Gpus(2).Priority(90), "p5-1");
-  Pod preemptor = PodBuilder("a-new").Namespace("ns-team-a").Gpus(4).Priority(50);
+  Pod preemptor = PodBuilder("system").Namespace("kube-system").Gpus(4).Priority(50);
 
   PreemptArgs full;
   full.pod = preemptor;
@@ -1196,6 +1232,13 @@ TEST_F(PreemptVerbTest, BothInputFormsAreTrimmedTheSameWay) {
     EXPECT_EQ(Names(r.node_to_victims["p5-1"]), (Strings{"b1", "a-low"}));  // highest first
     EXPECT_EQ(r.node_to_victims["p5-1"].num_pdb_violations, 1);
   }
+  // Meta victims taskgov does not know are dropped; a node left without victims goes.
+  PreemptArgs ghost;
+  ghost.meta = true;
+  ghost.pod = preemptor;
+  ghost.node_to_victims["p5-1"].pods = {PodBuilder("ghost").Namespace("ns-team-a")};
+  ghost.node_to_victims["p5-1"].pods[0].uid = "ghost-uid";
+  EXPECT_TRUE(admission_->Preempt(ghost).node_to_victims.empty());
 }
 
 TEST_F(PreemptVerbTest, AGangMemberIsKeptOnlyWithItsWholeGangOnTheNode) {
@@ -1212,7 +1255,7 @@ TEST_F(PreemptVerbTest, AGangMemberIsKeptOnlyWithItsWholeGangOnTheNode) {
   Bind(PodBuilder("b-solo").Namespace("ns-team-b").Gpus(4).Priority(5), "p5-0");
   Pod b2 = Bind(PodBuilder("b2").Namespace("ns-team-b").Gpus(4).Priority(5), "p5-1");
   PreemptArgs args;
-  args.pod = PodBuilder("a0").Namespace("ns-team-a").Gpus(4).Priority(50);
+  args.pod = PodBuilder("system").Namespace("kube-system").Gpus(4).Priority(50);
   args.node_to_victims["p5-0"].pods = {g0};      // g1 is elsewhere: half a gang, vetoed
   args.node_to_victims["p5-1"].pods = {g1, b2};  // g1 dropped, b2 stays
   PreemptResult r = admission_->Preempt(args);
@@ -1220,30 +1263,23 @@ TEST_F(PreemptVerbTest, AGangMemberIsKeptOnlyWithItsWholeGangOnTheNode) {
   EXPECT_EQ(Names(r.node_to_victims["p5-1"]), Strings{"b2"});
 }
 
-TEST_F(PreemptVerbTest, AReservationThePreemptorHoldsIsNotCountedAgainstIt) {
-  // team-a keeps its 8 to itself (lends nothing); team-b borrows 4 beyond its 8.
-  Start(PolicyBuilder()
-            .Team("team-a", "c")
-            .Quota(kP5, kGpu, 8, kUnlimited, /*lend=*/0)
-            .Team("team-b", "c")
-            .Quota(kP5, kGpu, 8)
-            .Build());
-  Bind(PodBuilder("a-run").Namespace("ns-team-a").Gpus(4).Priority(50), "p5-0");
-  Bind(PodBuilder("b0").Namespace("ns-team-b").Gpus(8).Priority(5), "p5-1");
-  Pod b1 = Bind(PodBuilder("b1").Namespace("ns-team-b").Gpus(4).Priority(5), "p5-0");
-  Pod preemptor = PodBuilder("a-new").Namespace("ns-team-a").Gpus(4).Priority(50);
-  // The filter admitted a-new within team-a's nominal (4 + 4 of 8); then its node was full.
-  ASSERT_TRUE(std::holds_alternative<Charge>(
-      book_->Assume(preemptor.uid, T("team-a"), F(kP5), ResourceList{{kGpu, 4}},
-                    Ledger::Mode::kWithinNominal, 30'000, PodMeta{})));
+TEST_F(PreemptVerbTest, TheMinimumRuntimeProtectsYoungPodsFromAnyPreemptor) {
+  PolicyBuilder builder;
+  builder.Team("team-a", "c").Quota(kP5, kGpu, 8);
+  builder.mutable_policy().preemption.minimum_runtime_seconds = 600;
+  Start(builder.Build());
+  Pod young = Bind(PodBuilder("young")
+                       .Namespace("ns-team-a")
+                       .Gpus(8)
+                       .Priority(1)
+                       .Started(clock_.NowMs() - 60'000),
+                   "p5-0");
   PreemptArgs args;
-  args.pod = preemptor;
-  args.node_to_victims["p5-0"].pods = {b1};
-  // Judged as 4 + 4 ≤ 8 (within nominal: reclaim), not 8 + 4 (borrowing).
-  EXPECT_EQ(Names(admission_->Preempt(args).node_to_victims["p5-0"]), Strings{"b1"});
-  // No victims at all vetoes preemption.
-  args.node_to_victims["p5-0"].pods = {};
+  args.pod = PodBuilder("system").Namespace("kube-system").Gpus(8).Priority(100);
+  args.node_to_victims["p5-0"].pods = {young};
   EXPECT_TRUE(admission_->Preempt(args).node_to_victims.empty());
+  clock_.Advance(600'000);
+  EXPECT_EQ(Names(admission_->Preempt(args).node_to_victims["p5-0"]), Strings{"young"});
 }
 
 }  // namespace

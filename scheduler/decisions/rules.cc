@@ -82,6 +82,81 @@ bool FitsOnTop(const Ledger::Session& s, NameId team, NameId flavor, const Resou
   return true;
 }
 
+// What admitting `need` for (team, flavor) adds to its cohort pool — the part above the team's
+// guaranteed quota (DESIGN §3.3) — whether or not it fits now (a preemptor's need fits only once
+// its victims are gone).
+Tally PoolTake(const Ledger::Session& s, NameId team, NameId flavor, const ResourceList& need) {
+  Tally take;
+  for (const ResourceAmount& want : need) {
+    std::optional<NameId> resource = ResourceNames().Find(want.name);
+    if (!resource || want.amount <= 0) continue;
+    const CellView v = s.View(team, flavor, *resource);
+    if (!v.exists) continue;
+    take.pool.Set(want.name, LineOf(v, want.amount, Mode::kBorrowing, 0, 0).pool_need);
+  }
+  return take;
+}
+
+// Whether `need` on top of what (team, flavor) uses — and `tally` adds — stays within its nominal
+// quota on every resource: the team's own condition, whatever the pool holds (a team within its
+// nominal reclaims what it lent).
+bool TeamWithinNominal(const Ledger::Session& s, NameId team, NameId flavor,
+                       const ResourceList& need, const Tally& tally) {
+  for (const ResourceAmount& want : need) {
+    std::optional<NameId> resource = ResourceNames().Find(want.name);
+    if (!resource || want.amount <= 0) continue;
+    const CellView v = s.View(team, flavor, *resource);
+    if (!v.exists) continue;
+    const QuotaLine line =
+        LineOf(v, want.amount, Mode::kWithinNominal, tally.team.Get(want.name), 0);
+    if (!line.team_fits) return false;
+  }
+  return true;
+}
+
+// Whether `need` is within what (team, flavor) may ever use: its nominal plus borrowing limit.
+bool WithinCeiling(const Ledger::Session& s, NameId team, NameId flavor, const ResourceList& need) {
+  for (const ResourceAmount& want : need) {
+    std::optional<NameId> resource = ResourceNames().Find(want.name);
+    if (!resource || want.amount <= 0) continue;
+    const CellView v = s.View(team, flavor, *resource);
+    if (v.exists && LineOf(v, want.amount, Mode::kBorrowing, 0, 0).ceiling < want.amount) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether pending pod `pod` (of team `other`, needing `need`, not fitting now) could preempt the
+// subject once the subject is admitted on `sim`'s flavor: the victim rule (JudgeVictim) on the
+// flavor's numbers with the subject's need added — admitting the subject would only make it a
+// victim (DESIGN §3.7: no ping-pong). Unless the preemption controller set that pod aside (it
+// found nothing it may free for it, or its turn has not come): whether it frees room for it now
+// or has not decided yet (it decides within a fraction of a second), the subject waits. The
+// minimum runtime is not counted: it delays such a preemption, it does not prevent it. The
+// reason when it could, else nothing.
+std::optional<std::string> WouldTakeBack(const Snapshot& snapshot, const QuotaSim& sim,
+                                         const Team& other, NameId other_id, const PendingPod& pod,
+                                         const ResourceList& need) {
+  if (!snapshot.preemptor_state || snapshot.preemptor_state(pod.uid) == PreemptorState::kSetAside) {
+    return std::nullopt;
+  }
+  const Subject& me = snapshot.subject;
+  QuotaSim admitted = sim;
+  const int row = admitted.Row(me.team_id);
+  if (row < 0) return std::nullopt;
+  const QuotaSim::Amounts mine = admitted.ToSlots(me.need);
+  admitted.Add(row, mine);
+  PreemptorFacts preemptor{&other, other_id, pod.priority, pod.created_ms};
+  VictimFacts victim{me.team, me.team_id, me.priority, me.pod->creation_unix_ms,
+                     snapshot.now_ms - snapshot.policy.preemption.minimum_runtime_seconds * 1000};
+  const Verdict v = JudgeVictim(snapshot.policy, preemptor, victim, &admitted,
+                                admitted.ToSlots(need), mine, snapshot.now_ms);
+  if (!v.allowed) return std::nullopt;
+  return "pending pod " + pod.key + " of " + other.name + " could preempt it once admitted (" +
+         std::string(ReasonName(v.reason)) + ")";
+}
+
 }  // namespace
 
 std::vector<QuotaLine> QuotaLines(const Ledger::Session& session, NameId team, NameId flavor,
@@ -124,6 +199,7 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
     return std::nullopt;  // it does not fit anyway: the quota refusal explains it
   }
   Tally ahead;
+  std::optional<QuotaSim> tree;  // the flavor's numbers, for the victim rule
   const std::string_view flavor_name = FlavorNames().Name(flavor);
   std::vector<std::string_view> gangs;  // a gang ahead takes its members' quota once, whole
   for (const PendingPod& other : snapshot.ahead) {
@@ -134,7 +210,19 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
       gangs.push_back(other.workload);
       other_need = other.request.Times(std::max(1, other.workload_size));
     }
-    if (!FitsOnTop(s, me.team_id, flavor, other_need, Mode::kBorrowing, ahead, &ahead)) continue;
+    if (!FitsOnTop(s, me.team_id, flavor, other_need, Mode::kBorrowing, ahead, &ahead)) {
+      // It does not fit now; if it ever can and may preempt this pod once admitted (a higher
+      // priority), admitting this pod would only make its victim.
+      if (!WithinCeiling(s, me.team_id, flavor, other_need)) continue;
+      if (!tree) tree = QuotaSim::FromSession(s, flavor);
+      if (std::optional<std::string> why =
+              WouldTakeBack(snapshot, *tree, *me.team, me.team_id, other, other_need)) {
+        return "waiting behind higher-ranked " +
+               (other.workload.empty() ? "pod " + other.key : "gang of pod " + other.key) +
+               ", which needs this room: " + *why;
+      }
+      continue;
+    }
     if (!FitsOnTop(s, me.team_id, flavor, me.need, mode, ahead, nullptr)) {
       return "waiting behind higher-ranked " +
              (other.workload.empty() ? "pod " + other.key : "gang of pod " + other.key);
@@ -190,33 +278,49 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
   }
   const Ledger::Session& s = snapshot.session;
   const int64_t my_share = WeightedShare(s, *me.team, flavor, me.need);
-  const Tally none;
-  Tally mine;
-  (void)FitsOnTop(s, me.team_id, flavor, me.need, Mode::kBorrowing, none, &mine);
-  Tally after_mine;  // another team's view once this pod took its share of the pool
-  after_mine.pool = mine.pool;
+  const Tally mine = PoolTake(s, me.team_id, flavor, me.need);
   std::optional<QuotaSim> tree;  // the flavor's numbers, for heads of other cohorts of the tree
   const std::string_view flavor_name = FlavorNames().Name(flavor);
+  // Each other team's pods come in its rank order, those that fit taking their need first (as in
+  // its own queue, QueueOrderBlocks). A pod this one's borrowing would keep waiting — it does not
+  // fit once this pod took its share of the pool — goes first, whether it fits now or must
+  // preempt to get in (what it would preempt includes this pod: admitting it would only make a
+  // victim):
+  //  * when it fits within its own team's nominal quota (Kueue's FairSharingPrioritizeNonBorrowing:
+  //    a team that does not borrow wins; it reclaims what it lent);
+  //  * when it borrows too, within its team's ceiling, with a lower weighted share after
+  //    admission than this pod's (ties: the older pod) — the order fair-share preemption keeps.
+  const Team* team_of_tally = nullptr;
+  Tally theirs;  // what the other team's pods ahead take
   for (const auto& [other_team, head] : *snapshot.heads) {
     const Team& other = *other_team;
+    if (other_team != team_of_tally) {
+      team_of_tally = other_team;
+      theirs = Tally{};
+    }
     const NameId other_id = TeamNames().Intern(other.name);
     if (!s.HasFlavor(other_id, flavor)) continue;
     if (!snapshot.policy.FlavorAllows(flavor_name, head.node_selector)) continue;
     // A gang at the head asks for its members together.
     const ResourceList need =
         head.workload.empty() ? head.request : head.request.Times(std::max(1, head.workload_size));
-    // Demand within its team's nominal quota goes first when this pod's borrowing would leave it
-    // no room (Kueue's FairSharingPrioritizeNonBorrowing: a team that does not borrow wins).
-    if (FitsOnTop(s, other_id, flavor, need, Mode::kWithinNominal, none, nullptr)) {
-      if (FitsOnTop(s, other_id, flavor, need, Mode::kWithinNominal, after_mine, nullptr)) continue;
-      return "fair share: " + other.name + " is ahead of " + me.team->name +
-             ": its pending pod fits within its nominal quota, and " + me.team->name +
+    const Tally before = theirs;
+    Tally after_mine = before;  // its view once this pod took its share of the pool
+    after_mine.pool.Add(mine.pool);
+    // A pod that would fit alone but not after the pods ahead of it in its own queue took theirs
+    // waits for them, not for this pod (else two teams' pods could each wait for the other).
+    const bool fits_alone =
+        FitsOnTop(s, other_id, flavor, need, Mode::kBorrowing, Tally{}, nullptr);
+    if (!FitsOnTop(s, other_id, flavor, need, Mode::kBorrowing, before, &theirs) && fits_alone) {
+      continue;
+    }
+    if (FitsOnTop(s, other_id, flavor, need, Mode::kBorrowing, after_mine, nullptr)) continue;
+    if (TeamWithinNominal(s, other_id, flavor, need, before)) {
+      return "fair share: " + other.name + " is ahead of " + me.team->name + ": its pending pod " +
+             head.key + " fits within its nominal quota, and " + me.team->name +
              " would borrow what it needs";
     }
-    // Else only demand that needs to borrow here, could borrow now, and would lose out to this
-    // pod.
-    if (!FitsOnTop(s, other_id, flavor, need, Mode::kBorrowing, none, nullptr)) continue;
-    if (FitsOnTop(s, other_id, flavor, need, Mode::kBorrowing, after_mine, nullptr)) continue;
+    if (!WithinCeiling(s, other_id, flavor, need)) continue;  // it can never be admitted
     Sides sides;
     if (other.cohort == me.team->cohort) {  // siblings: the teams' own shares
       sides = Sides{my_share, WeightedShare(s, other, flavor, need), me.team->name, other.name};
@@ -231,6 +335,20 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
     }
   }
   return std::nullopt;
+}
+
+std::optional<std::string> FairShareHolds(
+    const ledger::QuotaBook& book, const state::ClusterState& cluster, const model::Pod& pod,
+    NameId flavor, int64_t now_ms, std::function<PreemptorState(std::string_view uid)> state) {
+  Snapshot snap(book);
+  snap.now_ms = now_ms;
+  snap.preemptor_state = std::move(state);
+  FilterArgs args;
+  args.pod = pod;
+  TakeSnapshot(book, cluster, args, /*queue_lookahead=*/0, &snap);
+  if (snap.subject.team == nullptr || !snap.subject.team->active) return std::nullopt;
+  TakeCohortHeads(cluster, &snap);
+  return FairShareBlocks(snap, flavor);
 }
 
 int64_t ReportedWeightedShare(const Ledger::Session& session, const Team& team, NameId flavor) {

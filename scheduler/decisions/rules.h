@@ -18,8 +18,10 @@
 // Thread-compatible (the snapshot is).
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scheduler/decisions/snapshot.h"
@@ -58,6 +60,16 @@ struct QuotaLine {
                                                           ledger::Ledger::Mode mode);
 [[nodiscard]] std::optional<std::string> FairShareBlocks(const Snapshot& snapshot,
                                                          model::NameId flavor);
+
+// Whether the fair-share rule would hold `pod` back on `flavor` were it to borrow there once a
+// preemption's victims are gone: FairShareBlocks on the snapshot a filter call would take (a
+// ledger session, the pending queues; `state`: what the controller makes of pending pods). The
+// preemption controller frees nothing for such a pod — the capacity would go to one that waits
+// (DESIGN §3.7).
+[[nodiscard]] std::optional<std::string> FairShareHolds(
+    const ledger::QuotaBook& book, const state::ClusterState& cluster, const model::Pod& pod,
+    model::NameId flavor, int64_t now_ms,
+    std::function<PreemptorState(std::string_view uid)> state);
 
 // A team's weighted share on a flavor if it were given `request` (DESIGN §3.6), in per-mille:
 // max over governed resources of (usage + request − nominal)⁺ / pool capacity, divided by the

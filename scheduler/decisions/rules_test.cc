@@ -119,6 +119,39 @@ TEST_F(RulesTest, QueueOrderLeavesAPodThatDoesNotFitToTheQuota) {
   EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal), std::nullopt);
 }
 
+// A higher-priority pod ahead that does not fit now and may preempt this one holds it back —
+// admitting it would only make its victim (issue 34: in-team preemptions a quarter of a second
+// after admission) — unless the preemption controller set that pod aside (nothing to free for
+// it), or it could never be admitted.
+TEST_F(RulesTest, APodAheadThatWouldPreemptItHoldsItBackUntilSetAside) {
+  Start(PolicyBuilder().Team("team-a").Quota(kP5, kGpu, 8, 0).Build());
+  Use("team-a", 6);
+  auto snap = Take("team-a", 2);
+  snap->subject.priority = 1;
+  PendingPod high = Pending("ns-team-a/high", "team-a", 4);
+  high.priority = 100;
+  snap->ahead.push_back(high);
+  EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal), std::nullopt)
+      << "no controller: nothing is ever preempted";
+  PreemptorState state = PreemptorState::kUndecided;
+  snap->preemptor_state = [&](std::string_view) { return state; };
+  EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal),
+            "waiting behind higher-ranked pod ns-team-a/high, which needs this room: pending pod "
+            "ns-team-a/high of team-a could preempt it once admitted (InTeamPriority)");
+  state = PreemptorState::kPreempting;
+  EXPECT_NE(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal), std::nullopt);
+  state = PreemptorState::kSetAside;
+  EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal), std::nullopt);
+  // Beyond the team's ceiling (8): it can never be admitted, and holds nothing back.
+  state = PreemptorState::kUndecided;
+  snap->ahead[0].request = Gpus(9);
+  EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal), std::nullopt);
+  // Of equal priority: it may not preempt this pod (LowerPriority).
+  snap->ahead[0].request = Gpus(4);
+  snap->ahead[0].priority = 1;
+  EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal), std::nullopt);
+}
+
 PolicyPtr FairPolicy(double b_weight, double c_weight) {
   return PolicyBuilder()
       .Team("lender", "c")
@@ -153,14 +186,72 @@ TEST_F(RulesTest, FairShareLetsDemandWithinNominalGoFirst) {
   snap->heads.emplace().emplace_back(snap->policy.FindTeam("lender"),
                                      Pending("ns-lender/l-0", "lender", 1));
   EXPECT_EQ(FairShareBlocks(*snap, P5()),
-            "fair share: lender is ahead of team-b: its pending pod fits within its nominal "
-            "quota, and team-b would borrow what it needs");
+            "fair share: lender is ahead of team-b: its pending pod ns-lender/l-0 fits within its "
+            "nominal quota, and team-b would borrow what it needs");
   Start(FairPolicy(1, 1));
   Use("team-b", 2);
   auto roomy = Take("team-b", 1);
   roomy->heads.emplace().emplace_back(roomy->policy.FindTeam("lender"),
                                       Pending("ns-lender/l-0", "lender", 1));
   EXPECT_EQ(FairShareBlocks(*roomy, P5()), std::nullopt);
+}
+
+// The lender's pod goes first even when the pool holds none of its quota now (team-b borrowed all
+// 4): it reclaims what team-b borrows. The preemption controller asks this of a preemptor whose
+// need fits only once its victims are gone: team-b's fifth GPU would only be reclaimed. Before,
+// only demand that fitted now counted (issue 34).
+TEST_F(RulesTest, DemandWithinNominalGoesFirstEvenWhenItMustReclaimToFit) {
+  Start(FairPolicy(1, 1));
+  Use("team-b", 4);
+  auto snap = Take("team-b", 1);
+  snap->heads.emplace().emplace_back(snap->policy.FindTeam("lender"),
+                                     Pending("ns-lender/l-0", "lender", 2));
+  EXPECT_EQ(FairShareBlocks(*snap, P5()),
+            "fair share: lender is ahead of team-b: its pending pod ns-lender/l-0 fits within its "
+            "nominal quota, and team-b would borrow what it needs");
+}
+
+// A lower share that needs to borrow goes first even when it cannot borrow now: fair-share
+// preemption would take back what this pod borrowed (issue 34: admitted, then preempted seconds
+// later). Unless it could never be admitted at all (beyond its team's ceiling).
+TEST_F(RulesTest, ALowerShareGoesFirstEvenWhenItMustPreemptToFit) {
+  PolicyBuilder builder;
+  builder.Team("lender", "c").Quota(kP5, kGpu, 4).Team("team-b", "c").Quota(kP5, kGpu, 0);
+  builder.Weight(1).Team("team-c", "c").Quota(kP5, kGpu, 0, /*borrow=*/3).Weight(1);
+  Start(builder.Build());
+  Use("team-b", 3);
+  auto snap = Take("team-b", 1);
+  snap->heads.emplace().emplace_back(snap->policy.FindTeam("team-c"),
+                                     Pending("ns-team-c/c-0", "team-c", 2));
+  // b after = 4/4 = 1000‰, c after = 2/4 = 500‰: c first, though only 1 GPU is free now.
+  EXPECT_EQ(FairShareBlocks(*snap, P5()),
+            "fair share: team-c (share 500) is ahead of team-b (share 1000)");
+  auto beyond = Take("team-b", 1);
+  beyond->heads.emplace().emplace_back(beyond->policy.FindTeam("team-c"),
+                                       Pending("ns-team-c/c-big", "team-c", 4));  // ceiling 3
+  EXPECT_EQ(FairShareBlocks(*beyond, P5()), std::nullopt);
+}
+
+// Another team's pod that would fit alone but waits behind its own team's pods ahead does not
+// hold this pod back: it waits for them (else two teams' pods could each wait for the other).
+TEST_F(RulesTest, APodWaitingInItsOwnQueueDoesNotHoldAnotherTeamBack) {
+  Start(FairPolicy(1, 1));
+  Use("team-b", 1);
+  auto snap = Take("team-b", 2);  // b after: 3/4 = 750‰
+  auto& heads = snap->heads.emplace();
+  // c-big takes 3 of the 3 idle GPUs first (750‰ after, as b, and newer: b goes first);
+  // c-small would fit alone, and go before b (500‰), but not once c-big took its 3: it waits in
+  // c's queue, not for b.
+  heads.emplace_back(snap->policy.FindTeam("team-c"),
+                     Pending("ns-team-c/c-big", "team-c", 3, /*created_ms=*/20));
+  heads.emplace_back(snap->policy.FindTeam("team-c"), Pending("ns-team-c/c-small", "team-c", 2));
+  EXPECT_EQ(FairShareBlocks(*snap, P5()), std::nullopt);
+  // At the head of its queue, c-small goes first.
+  auto alone = Take("team-b", 2);
+  alone->heads.emplace().emplace_back(alone->policy.FindTeam("team-c"),
+                                      Pending("ns-team-c/c-small", "team-c", 2));
+  EXPECT_EQ(FairShareBlocks(*alone, P5()),
+            "fair share: team-c (share 500) is ahead of team-b (share 750)");
 }
 
 TEST_F(RulesTest, FairShareIgnoresDemandThatStillFitsAfterwards) {

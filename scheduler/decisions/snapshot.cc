@@ -52,10 +52,12 @@ void ResolveSubject(const TeamResolver& teams, const Policy& policy, const Pod& 
   subject->by_priority = policy.task_prioritization == TaskPrioritization::kTaskRanking;
 }
 
-// Flavor and room of every candidate node: one hash lookup and integer compares each.
+// Flavor and room of every candidate node: one hash lookup and integer compares each; room held
+// for another preemptor counts as used.
 void JudgeNodes(const NodeCache& nodes, const Policy& policy, const Subject& subject,
-                const FilterArgs& args, std::vector<NodeFit>* fits) {
-  nodes.FitNodes(args.node_names, subject.request_ids, fits);
+                const FilterArgs& args, int64_t now_ms, std::vector<NodeFit>* fits) {
+  nodes.FitNodes(args.node_names, subject.request_ids, fits,
+                 state::Holder{subject.pod->uid, subject.workload.key}, now_ms);
   if (subject.unknown_resource) {
     for (NodeFit& fit : *fits) fit.room = false;  // no node has a resource nothing interned
   }
@@ -73,9 +75,9 @@ void JudgeNodes(const NodeCache& nodes, const Policy& policy, const Subject& sub
   }
 }
 
-// How many of another team's best-ranked pending pods are read to find its head not admitted
-// already: admissions the pending queues have not applied yet are a few at most (their applier
-// runs as soon as they are posted).
+// How many of another team's best-ranked pending pods are read: its heads under BestEffortFIFO
+// (DESIGN §3.6), less those admitted already (admissions the pending queues have not applied yet
+// are a few at most: their applier runs as soon as they are posted).
 constexpr size_t kHeadLookahead = 8;
 
 std::vector<std::pair<const Team*, PendingPod>> CohortHeads(const PendingQueues& pending,
@@ -85,12 +87,17 @@ std::vector<std::pair<const Team*, PendingPod>> CohortHeads(const PendingQueues&
   std::vector<std::pair<const Team*, PendingPod>> heads;
   for (const Team& other : policy.teams) {
     if (&other == &team || !other.active || !policy.SameCohortTree(other, team)) continue;
+    // Under BestEffortFIFO a head that cannot be admitted steps aside for the next (Kueue's
+    // inadmissible workloads), and the preemption controller decides for each of the team's
+    // best-ranked pods: each of them may be the one this borrowing would keep waiting, and whose
+    // preemption would take it back. Under StrictFIFO only the first goes before the others.
+    const bool strict = other.queueing == model::QueueingStrategy::kStrictFIFO;
     for (PendingPod& head : pending.Heads(
              TeamNames().Intern(other.name),
              policy.task_prioritization == TaskPrioritization::kTaskRanking, kHeadLookahead)) {
       if (AdmittedWhilePending(book, head)) continue;
       heads.emplace_back(&other, std::move(head));
-      break;
+      if (strict) break;
     }
   }
   return heads;
@@ -143,6 +150,7 @@ GangNeedSplit SplitGangNeed(const PendingQueues& queues, const Policy& policy, c
 }
 
 bool HeldOn(const Snapshot& snapshot, NameId flavor) {
+  if (snapshot.subject.reserved_on == flavor) return true;
   return snapshot.subject.held && snapshot.gang->holds_quota(flavor);
 }
 
@@ -171,6 +179,11 @@ void TakeSnapshot(const QuotaBook& book, const ClusterState& cluster, const Filt
   if (subject.team == nullptr || !subject.team->active) return;
   subject.workload = cluster.teams().WorkloadOf(args.pod);
   subject.need = subject.request;
+  if (!subject.workload.gang()) {
+    if (std::optional<ledger::Reservation> own = book.Find(args.pod.uid)) {
+      subject.reserved_on = own->charge.flavor;
+    }
+  }
   if (subject.workload.gang()) {
     snapshot->gang = book.FindGang(subject.workload.key);
     subject.held = snapshot->gang && snapshot->gang->holds_quota();
@@ -185,7 +198,7 @@ void TakeSnapshot(const QuotaBook& book, const ClusterState& cluster, const Filt
       subject.estimated_members = split.estimated;
     }
   }
-  JudgeNodes(cluster.nodes(), snapshot->policy, subject, args, &snapshot->fits);
+  JudgeNodes(cluster.nodes(), snapshot->policy, subject, args, snapshot->now_ms, &snapshot->fits);
   const bool any_room = std::any_of(snapshot->fits.begin(), snapshot->fits.end(),
                                     [](const NodeFit& fit) { return fit.room; });
   if (!any_room) return;  // refused for room alone: no rule reads the pending view

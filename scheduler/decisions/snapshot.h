@@ -23,7 +23,9 @@
 // Thread-compatible: one snapshot per decision, used and destroyed on the thread that took it.
 
 #include <cstddef>
+#include <functional>
 #include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -60,7 +62,16 @@ struct Subject {
   std::vector<std::pair<model::NameId, model::ResourceList>> elsewhere;
   // Whether its gang holds quota for it (then it takes its share and no rule applies).
   bool held = false;
+  // A lone pod's own reservation's flavor (kNoFlavor: none): it was admitted there, or the
+  // preemption controller nominated it there once its victims went; no ordering rule takes
+  // that back (DESIGN §3.7: room freed for a preemptor goes to it).
+  model::NameId reserved_on = state::kNoFlavor;
 };
+
+// What the preemption controller makes of a pending pod, as the rules read it: it has decided
+// nothing for it yet, it is freeing room for it (a round in flight), or it found nothing to do
+// for it (set aside: it fits, no victims exist, or its turn has not come).
+enum class PreemptorState : uint8_t { kUndecided, kPreempting, kSetAside };
 
 struct Snapshot {
   explicit Snapshot(const ledger::QuotaBook& book)
@@ -71,6 +82,11 @@ struct Snapshot {
   const ledger::QuotaBook& book;
   ledger::Ledger::Session session;
   const model::Policy& policy;
+  // When the decision is made (Unix ms): room held for a preemptor counts until its deadline.
+  int64_t now_ms = 0;
+  // What the preemption controller makes of a pending pod (unset: no controller, every pod is
+  // kSetAside: nothing will be preempted for it).
+  std::function<PreemptorState(std::string_view uid)> preemptor_state;
   Subject subject;
   // One per candidate node, in the order of the filter's node list.
   std::vector<state::NodeFit> fits;
@@ -80,8 +96,9 @@ struct Snapshot {
   // most the lookahead under BestEffortFIFO), without the subject's own gang and without pods
   // admitted already (AdmittedWhilePending); read only when some candidate node has room.
   std::vector<state::PendingPod> ahead;
-  // Under FairShare: the best-ranked pending pod of each other active team of the cohort tree, not
-  // admitted already (empty when fair share does not apply); unset until TakeCohortHeads.
+  // Under FairShare: the best-ranked pending pods of each other active team of the cohort tree,
+  // not admitted already — up to 8 each, best first (its first only under StrictFIFO) — (empty
+  // when fair share does not apply); unset until TakeCohortHeads.
   std::optional<std::vector<std::pair<const model::Team*, state::PendingPod>>> heads;
 };
 
@@ -108,8 +125,9 @@ struct GangNeedSplit {
                                           std::string_view uid, const model::ResourceList& request,
                                           const model::Labels& node_selector, int64_t members);
 
-// Whether the subject's gang holds quota for it on `flavor`: it then takes its share there, and
-// no rule applies (its gang was admitted as a whole).
+// Whether the subject's gang holds quota for it on `flavor` (it then takes its share there: its
+// gang was admitted as a whole), or a lone subject holds its own reservation there: either way
+// no ordering rule applies.
 [[nodiscard]] bool HeldOn(const Snapshot& snapshot, model::NameId flavor);
 // When not: a flavor where its gang does hold quota and that the subject may use — it is meant to
 // run there, not here; nullopt when there is none (a member beyond what the gang held, or of a pod

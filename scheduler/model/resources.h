@@ -71,6 +71,14 @@ class ResourceList {
   std::vector<ResourceAmount> items_;  // sorted by name, unique
 };
 
+// Whether `resource` is an accelerator or another device a pod asks for by count (a GPU, a
+// Neuron device, a MIG slice, an EFA interface): every resource but cpu, memory,
+// ephemeral-storage, pods and hugepages-*.
+[[nodiscard]] inline bool IsAccelerator(std::string_view resource) {
+  return resource != "cpu" && resource != "memory" && resource != "ephemeral-storage" &&
+         resource != "pods" && !resource.starts_with("hugepages-");
+}
+
 // A compact resource list keyed by interned resource id (small; linear search).
 using IdAmounts = std::vector<std::pair<NameId, int64_t>>;
 

@@ -102,7 +102,8 @@ void ClusterState::SetFlavorLocked(PodEntry& entry, NameId flavor) {
 void ClusterState::Account(PodEntry& entry, const Pod& pod, const ResourceList& request) {
   PodRecord& record = entry.second;
   if (!pod.bound() || pod.terminal() || record.counted()) return;
-  const std::optional<NameId> flavor = nodes_.AddUsage(pod.node_name, request);
+  const std::optional<NameId> flavor =
+      nodes_.AddUsage(pod.node_name, request, state::Holder{pod.uid, record.pod->gang()});
   if (!flavor) {
     awaiting_node_[pod.node_name].insert(pod.uid);  // counted when the node shows up
     return;

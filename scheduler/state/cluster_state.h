@@ -142,6 +142,12 @@ class ClusterState final : public ClusterObserver {
   [[nodiscard]] const TeamResolver& teams() const { return teams_; }
 
   [[nodiscard]] std::optional<model::Pod> FindPod(std::string_view uid) const;
+  // Room held on a node for a preemptor (NodeCache::Hold, ReleaseHolds).
+  void HoldRoom(const std::string& node, const std::string& holder,
+                const model::ResourceList& amount, int64_t until_ms) {
+    nodes_.Hold(node, holder, amount, until_ms);
+  }
+  void ReleaseRoom(const std::string& holder) { nodes_.ReleaseHolds(holder); }
 
   // Compares the QuotaBook's reservations with the pods running here and repairs both ways:
   // bound reservations at least `min_age_ms` old whose pod is not running here are released;

@@ -123,14 +123,27 @@ void NodeCache::Reflavor(const Policy& policy) {
   ++changes_all_;
 }
 
-std::optional<NameId> NodeCache::AddUsage(const std::string& name, const ResourceList& request) {
+std::optional<NameId> NodeCache::AddUsage(const std::string& name, const ResourceList& request,
+                                          Holder self) {
+  const IdAmounts ids = self.uid.empty() ? IdAmounts{} : ToIdAmounts(request);
   std::unique_lock lock(mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return std::nullopt;
-  ++changes_[it->second.flavor];
-  it->second.used.Add(request);
-  it->second.used_ids = ToIdAmounts(it->second.used);
-  return it->second.flavor;
+  Record& record = it->second;
+  ++changes_[record.flavor];
+  record.used.Add(request);
+  record.used_ids = ToIdAmounts(record.used);
+  // What the pod uses now comes out of the room held for it (or its gang) here.
+  std::erase_if(record.held, [&](Record::Held& h) {
+    if (h.holder != self.uid && (self.workload.empty() || h.holder != self.workload)) return false;
+    bool left = false;
+    for (auto& [id, amount] : h.amount) {
+      amount -= std::max<int64_t>(0, AmountOf(ids, id));
+      left = left || amount > 0;
+    }
+    return !left;
+  });
+  return record.flavor;
 }
 
 void NodeCache::RemoveUsage(const std::string& name, const ResourceList& request, bool borrowing) {
@@ -163,8 +176,20 @@ NameId NodeCache::FlavorOf(const std::string& name) const {
   return it == nodes_.end() ? kNoFlavor : it->second.flavor;
 }
 
+int64_t NodeCache::HeldOthers(const Record& record, NameId id, Holder self, int64_t now_ms) {
+  int64_t held = 0;
+  for (const Record::Held& h : record.held) {
+    if (h.until_ms <= now_ms || h.holder == self.uid ||
+        (!self.workload.empty() && h.holder == self.workload)) {
+      continue;
+    }
+    held = SaturatingAdd(held, std::max<int64_t>(0, AmountOf(h.amount, id)));
+  }
+  return held;
+}
+
 void NodeCache::FitNodes(const std::vector<std::string>& names, const IdAmounts& request,
-                         std::vector<NodeFit>* out) const {
+                         std::vector<NodeFit>* out, Holder self, int64_t now_ms) const {
   std::shared_lock lock(mu_);
   out->assign(names.size(), NodeFit{});
   const std::vector<const Record*>& records = Resolve(names);
@@ -180,7 +205,46 @@ void NodeCache::FitNodes(const std::vector<std::string>& names, const IdAmounts&
       const int64_t allocatable = AmountOf(n.allocatable_ids, id);
       const int64_t used = std::max<int64_t>(0, AmountOf(n.used_ids, id));
       fit.room = allocatable >= 0 && SaturatingAdd(used, amount) <= allocatable;
+      if (fit.room && !n.held.empty()) {
+        const int64_t held = HeldOthers(n, id, self, now_ms);
+        fit.room = SaturatingAdd(SaturatingAdd(used, held), amount) <= allocatable;
+        fit.held = !fit.room;
+      }
     }
+  }
+}
+
+ResourceList NodeCache::HeldFor(const std::string& name, Holder self, int64_t now_ms) const {
+  std::shared_lock lock(mu_);
+  ResourceList out;
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return out;
+  for (const Record::Held& h : it->second.held) {
+    if (h.until_ms <= now_ms || h.holder == self.uid ||
+        (!self.workload.empty() && h.holder == self.workload)) {
+      continue;
+    }
+    out.Add(model::ToResourceList(h.amount));
+  }
+  return out;
+}
+
+void NodeCache::Hold(const std::string& name, const std::string& holder, const ResourceList& amount,
+                     int64_t until_ms) {
+  IdAmounts ids = ToIdAmounts(amount);
+  std::unique_lock lock(mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return;
+  std::vector<Record::Held>& held = it->second.held;
+  std::erase_if(held, [&](const Record::Held& h) { return h.holder == holder; });
+  held.push_back(Record::Held{holder, std::move(ids), until_ms});
+}
+
+void NodeCache::ReleaseHolds(const std::string& holder) {
+  std::unique_lock lock(mu_);
+  for (auto& [name, record] : nodes_) {
+    if (record.held.empty()) continue;
+    std::erase_if(record.held, [&](const Record::Held& h) { return h.holder == holder; });
   }
 }
 

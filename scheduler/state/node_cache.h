@@ -8,14 +8,22 @@
 // The cache knows nothing of pods: the pod usage feeder (ClusterState) adds and removes a bound
 // pod's request as it counts the pod on a node.
 //
+// Held room (DESIGN §3.7, "room freed for a preemptor is held for it"): the preemption controller
+// holds, on the nodes a round frees, the room its preemptor will need there, for that preemptor
+// (its workload key for a gang, else its uid), until the round ends or the hold's deadline.
+// FitNodes counts every other holder's room as used, so the victims' recreated pods and anything
+// else cannot take it while the preemptor is on its way.
+//
 // Thread-safety: one shared_mutex. Writers (informer events, policy changes) hold it exclusively
 // for microseconds; every query holds it shared, so webhook calls never exclude each other. The
 // cache calls nothing outside itself while holding it.
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -45,7 +53,14 @@ struct NodeView {
 struct NodeFit {
   bool known = false;
   model::NameId flavor = kNoFlavor;
-  bool room = true;  // schedulable and allocatable − used covers the request
+  bool room = true;  // schedulable and allocatable − used − others' held room covers the request
+  bool held = false;  // no room only because of room held for a preemptor
+};
+
+// Who asks FitNodes: room held for these is theirs (empty: none).
+struct Holder {
+  std::string_view uid;
+  std::string_view workload;  // its gang's WorkloadRef::key, "" for a lone pod
 };
 
 // What prioritize needs per node for the resource it packs.
@@ -70,22 +85,34 @@ class NodeCache {
   // Every node's flavor recomputed under a new policy.
   void Reflavor(const model::Policy& policy);
   // Counts a bound pod's request on the node and returns the node's flavor; nullopt (nothing
-  // counted) when the node is unknown.
+  // counted) when the node is unknown. Room held there for the pod (`self`: its uid, or its gang)
+  // shrinks by what it now uses.
   [[nodiscard]] std::optional<model::NameId> AddUsage(const std::string& name,
-                                                      const model::ResourceList& request);
+                                                      const model::ResourceList& request,
+                                                      Holder self = {});
   // Takes a counted pod's request back off the node (and one borrower if it borrowed).
   void RemoveUsage(const std::string& name, const model::ResourceList& request, bool borrowing);
   // A pod counted on the node borrows.
   void AddBorrower(const std::string& name);
+  // Holds `amount` on node `name` for `holder` (a pod uid or a gang's workload key) until
+  // `until_ms` (Unix ms) or ReleaseHolds(holder); a second hold of the same holder on the node
+  // replaces the first. Unknown nodes hold nothing.
+  void Hold(const std::string& name, const std::string& holder, const model::ResourceList& amount,
+            int64_t until_ms);
+  void ReleaseHolds(const std::string& holder);
 
   // ---- queries (shared lock) ----
   [[nodiscard]] bool Contains(const std::string& name) const;
   // The node's flavor, kNoFlavor when unknown or of no flavor.
   [[nodiscard]] model::NameId FlavorOf(const std::string& name) const;
-  // Flavor and room for `request` of each named node; `out` is parallel to `names`. The cost
-  // per node is one hash lookup and a few integer compares.
+  // Flavor and room for `request` of each named node, for `self` at `now_ms` (room others hold
+  // counts as used); `out` is parallel to `names`. The cost per node is one hash lookup and a few
+  // integer compares (and one per live hold on it).
   void FitNodes(const std::vector<std::string>& names, const model::IdAmounts& request,
-                std::vector<NodeFit>* out) const;
+                std::vector<NodeFit>* out, Holder self = {}, int64_t now_ms = 0) const;
+  // The room held on node `name` at `now_ms` for holders other than `self` (empty: none).
+  [[nodiscard]] model::ResourceList HeldFor(const std::string& name, Holder self,
+                                            int64_t now_ms) const;
   void PackNodes(const std::vector<std::string>& names, model::NameId resource,
                  std::vector<NodePacking>* out) const;
   // A full view (a copy); an unknown node's has known == false.
@@ -112,7 +139,15 @@ class NodeCache {
     model::IdAmounts allocatable_ids;  // allocatable, interned
     model::IdAmounts used_ids;         // `used`, interned
     int borrowing_pods = 0;
+    struct Held {
+      std::string holder;
+      model::IdAmounts amount;
+      int64_t until_ms = 0;
+    };
+    std::vector<Held> held;  // few: one per round in flight on the node
   };
+  // Σ of the live holds of `record` not held for `self`, on resource `id`.
+  static int64_t HeldOthers(const Record& record, model::NameId id, Holder self, int64_t now_ms);
   static NodeView ViewOf(const Record& record);
   // The records of `names` (null: unknown), with mu_ held. kube-scheduler sends the same node
   // list call after call: each thread keeps the last list it resolved and reuses it while no

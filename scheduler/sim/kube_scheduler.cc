@@ -1,0 +1,508 @@
+#include "scheduler/sim/kube_scheduler.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "scheduler/decisions/placement.h"
+
+namespace taskgov::scheduler::sim {
+
+using model::Pod;
+using model::ResourceAmount;
+using model::ResourceList;
+
+namespace {
+
+constexpr int64_t kBackoffFlushMs = 1'000;
+constexpr int64_t kUnschedulableFlushMs = 30'000;
+constexpr int64_t kExtenderWeight = 1;
+
+int32_t PriorityOf(const Pod& pod) { return pod.priority.value_or(0); }
+
+bool Counts(const Pod& pod) { return pod.bound() && !pod.terminal(); }
+
+// free ≥ request on every resource the request names (a resource the node lacks has 0 free).
+bool FitsIn(const ResourceList& request, const ResourceList& allocatable, const ResourceList& used,
+            const ResourceList& extra_free) {
+  for (const ResourceAmount& r : request) {
+    if (r.amount <= 0) continue;
+    const int64_t free = allocatable.Get(r.name) - used.Get(r.name) + extra_free.Get(r.name);
+    if (r.amount > free) return false;
+  }
+  return true;
+}
+
+void Subtract(ResourceList* from, const ResourceList& amounts) {
+  for (const ResourceAmount& r : amounts) from->Set(r.name, from->Get(r.name) - r.amount);
+}
+
+// NodeResourcesFit's LeastAllocated score on cpu and memory, weight 1 each: 0..100.
+int64_t LeastAllocated(const ResourceList& request, const ResourceList& allocatable,
+                       const ResourceList& used) {
+  int64_t total = 0;
+  int64_t weights = 0;
+  for (const char* name : {"cpu", "memory"}) {
+    const int64_t capacity = allocatable.Get(name);
+    if (capacity <= 0) continue;
+    const int64_t requested = std::min(capacity, used.Get(name) + request.Get(name));
+    total += (capacity - requested) * 100 / capacity;
+    ++weights;
+  }
+  return weights == 0 ? 0 : total / weights;
+}
+
+// MoreImportantPod: higher priority first, then the one that started earlier.
+bool MoreImportant(const Pod& a, const Pod& b) {
+  if (PriorityOf(a) != PriorityOf(b)) return PriorityOf(a) > PriorityOf(b);
+  return a.start_unix_ms.value_or(std::numeric_limits<int64_t>::max()) <
+         b.start_unix_ms.value_or(std::numeric_limits<int64_t>::max());
+}
+
+}  // namespace
+
+KubeScheduler::KubeScheduler(Api* api, Decider* extender, EventLoop* loop, Options options)
+    : api_(api), extender_(extender), loop_(loop), options_(options), rng_(options.seed) {}
+
+// ---- the queue ----
+
+void KubeScheduler::OnEvent(const WatchEvent& event) {
+  if (event.type == WatchEvent::Type::kNodeUpsert) {
+    MoveAllToActiveOrBackoff();
+    return;
+  }
+  const Pod& pod = event.pod;
+  const std::string& uid = pod.uid;
+  const bool gone = event.type == WatchEvent::Type::kPodDelete;
+  // The cache of assigned pods (a pod assumed by a cycle is counted already).
+  const bool counts = !gone && Counts(pod);
+  if (!counts) {
+    Forget(uid);
+  } else if (const PodObject* o = api_->Find(uid)) {
+    Assume(uid, pod.node_name, o->request);
+  }
+  // The queue of pending pods.
+  const bool pending = !gone && !pod.bound() && !pod.terminal() && !pod.deletion_unix_ms &&
+                       pod.scheduler_name == options_.scheduler_name;
+  if (pending) {
+    if (queued_.count(uid) == 0 && counted_.count(uid) == 0) Enqueue(uid, pod);
+  } else {
+    Dequeue(uid);
+  }
+  // An assigned pod added, changed or deleted: every unschedulable pod is worth a retry.
+  if (pod.bound() || !event.previous_node.empty()) MoveAllToActiveOrBackoff();
+}
+
+void KubeScheduler::Assume(const std::string& uid, const std::string& node,
+                           const ResourceList& request) {
+  if (counted_.count(uid) != 0) return;
+  Counted& c = counted_[uid];
+  c.node = node;
+  c.request = request;
+  used_[node].Add(request);
+  pods_on_[node].insert(uid);
+}
+
+void KubeScheduler::Forget(const std::string& uid) {
+  auto counted = counted_.find(uid);
+  if (counted == counted_.end()) return;
+  Subtract(&used_[counted->second.node], counted->second.request);
+  pods_on_[counted->second.node].erase(uid);
+  counted_.erase(counted);
+}
+
+void KubeScheduler::Enqueue(const std::string& uid, const Pod& pod) {
+  QueuedPod& q = queued_[uid];
+  q.priority = PriorityOf(pod);
+  q.created_ms = pod.creation_unix_ms;
+  ToActive(uid, q);
+  ScheduleFlushes();
+}
+
+void KubeScheduler::Dequeue(const std::string& uid) {
+  auto it = queued_.find(uid);
+  if (it == queued_.end()) return;
+  active_.erase(ActiveKey{-static_cast<int64_t>(it->second.priority), it->second.created_ms, uid});
+  queued_.erase(it);
+  ClearNomination(uid);
+}
+
+void KubeScheduler::ToActive(const std::string& uid, QueuedPod& q) {
+  q.where = QueuedPod::Where::kActive;
+  active_.insert(ActiveKey{-static_cast<int64_t>(q.priority), q.created_ms, uid});
+}
+
+int64_t KubeScheduler::BackoffEnd(const QueuedPod& q) const {
+  int64_t backoff = options_.initial_backoff_ms;
+  for (int i = 1; i < q.attempts && backoff < options_.max_backoff_ms; ++i) backoff *= 2;
+  return q.last_attempt_ms + std::min(backoff, options_.max_backoff_ms);
+}
+
+void KubeScheduler::MoveAllToActiveOrBackoff() {
+  const int64_t now = loop_->now_ms();
+  for (auto& [uid, q] : queued_) {
+    if (q.where != QueuedPod::Where::kUnschedulable) continue;
+    if (BackoffEnd(q) <= now) {
+      ToActive(uid, q);
+    } else {
+      q.where = QueuedPod::Where::kBackoff;
+    }
+  }
+}
+
+void KubeScheduler::FlushBackoff() {
+  const int64_t now = loop_->now_ms();
+  for (auto& [uid, q] : queued_) {
+    if (q.where == QueuedPod::Where::kBackoff && BackoffEnd(q) <= now) ToActive(uid, q);
+  }
+}
+
+void KubeScheduler::FlushUnschedulableLeftover() {
+  const int64_t now = loop_->now_ms();
+  for (auto& [uid, q] : queued_) {
+    if (q.where != QueuedPod::Where::kUnschedulable) continue;
+    if (now - q.unschedulable_since_ms < options_.unschedulable_max_ms) continue;
+    if (BackoffEnd(q) <= now) {
+      ToActive(uid, q);
+    } else {
+      q.where = QueuedPod::Where::kBackoff;
+    }
+  }
+}
+
+// The queue's periodic flushes run while it holds pods (and stop when it is empty, so that a
+// finished simulation has nothing left to run).
+void KubeScheduler::ScheduleFlushes() {
+  if (flushes_scheduled_) return;
+  flushes_scheduled_ = true;
+  auto tick = std::make_shared<std::function<void(int64_t)>>();
+  *tick = [this, tick](int64_t count) {
+    if (queued_.empty()) {
+      flushes_scheduled_ = false;
+      return;
+    }
+    FlushBackoff();
+    if (count % (kUnschedulableFlushMs / kBackoffFlushMs) == 0) FlushUnschedulableLeftover();
+    loop_->After(kBackoffFlushMs, [tick, count] { (*tick)(count + 1); });
+  };
+  loop_->After(kBackoffFlushMs, [tick] { (*tick)(1); });
+}
+
+void KubeScheduler::Failed(const std::string& uid) {
+  auto it = queued_.find(uid);
+  if (it == queued_.end()) return;
+  it->second.where = QueuedPod::Where::kUnschedulable;
+  it->second.unschedulable_since_ms = loop_->now_ms();
+}
+
+size_t KubeScheduler::RunCycles() {
+  size_t tried = 0;
+  while (!active_.empty()) {
+    const std::string uid = std::get<2>(*active_.begin());
+    active_.erase(active_.begin());
+    ++tried;
+    ScheduleOne(uid);
+  }
+  return tried;
+}
+
+// ---- a cycle ----
+
+ResourceList KubeScheduler::Used(const std::string& node) const {
+  auto it = used_.find(node);
+  return it == used_.end() ? ResourceList() : it->second;
+}
+
+ResourceList KubeScheduler::NominatedOn(const std::string& node, int32_t priority,
+                                        const std::string& except) const {
+  ResourceList out;
+  auto it = nominated_.find(node);
+  if (it == nominated_.end()) return out;
+  for (const std::string& uid : it->second) {
+    if (uid == except) continue;
+    const PodObject* o = api_->Find(uid);
+    if (o != nullptr && PriorityOf(o->pod) >= priority) out.Add(o->request);
+  }
+  return out;
+}
+
+bool KubeScheduler::Fits(const PodObject& pod, const model::Node& node,
+                         const ResourceList& extra_free) const {
+  ResourceList used = Used(node.name);
+  used.Add(NominatedOn(node.name, PriorityOf(pod.pod), pod.pod.uid));
+  return FitsIn(pod.request, node.allocatable, used, extra_free);
+}
+
+std::vector<std::string> KubeScheduler::NodesThatFit(const PodObject& pod,
+                                                     const std::vector<std::string>& among,
+                                                     std::vector<std::string>* resolvable) const {
+  std::vector<std::string> fit;
+  for (const std::string& name : among) {
+    const model::Node* node = api_->FindNode(name);
+    if (node == nullptr || node->unschedulable) continue;
+    if (!decisions::MatchesNodeSelector(pod.pod.node_selector, node->labels)) continue;
+    if (Fits(pod, *node, ResourceList())) {
+      fit.push_back(name);
+    } else if (resolvable != nullptr) {
+      resolvable->push_back(name);  // Insufficient resources: preemption may help
+    }
+  }
+  return fit;
+}
+
+void KubeScheduler::ScheduleOne(const std::string& uid) {
+  const PodObject* object = api_->Find(uid);
+  auto q = queued_.find(uid);
+  if (object == nullptr || q == queued_.end()) return;
+  const PodObject& pod = *object;
+  ++q->second.attempts;
+  q->second.last_attempt_ms = loop_->now_ms();
+  ++stats_.attempts;
+
+  std::vector<std::string> all;
+  for (const model::Node& n : api_->nodes()) all.push_back(n.name);
+  std::vector<std::string> resolvable;
+  std::vector<std::string> fit;
+  // evaluateNominatedNode: the nominated node alone first.
+  if (!pod.nominated_node.empty()) fit = NodesThatFit(pod, {pod.nominated_node}, nullptr);
+  if (fit.empty()) fit = NodesThatFit(pod, all, &resolvable);
+
+  FilterArgs args;
+  args.pod = pod.pod;
+  std::vector<std::string> feasible;
+  if (!fit.empty()) {
+    args.node_names = fit;
+    const FilterResult result = extender_->Filter(args);
+    if (!result.error.empty()) {
+      Failed(uid);
+      return;
+    }
+    feasible = result.FeasibleNames(args);
+    for (const FilterResult::Refused& r : result.failed) resolvable.push_back(fit[r.node]);
+    if (feasible.empty()) {
+      ++stats_.refused_by_extender;
+      if (attempt_observer_) {
+        std::string why;
+        for (const std::string& reason : result.reasons) why += (why.empty() ? "" : " | ") + reason;
+        attempt_observer_(pod.pod, "refused: " + why);
+      }
+    }
+  } else {
+    ++stats_.no_fit;
+    if (attempt_observer_) {
+      std::string why = "no node fits (free:";
+      for (const std::string& name : resolvable) {
+        ResourceList free = api_->FindNode(name)->allocatable;
+        Subtract(&free, Used(name));
+        why += " " + name + " " + free.ToString() + ";";
+      }
+      attempt_observer_(pod.pod, why + ")");
+    }
+  }
+  if (feasible.empty()) {
+    std::sort(resolvable.begin(), resolvable.end());
+    (void)PostFilter(pod, resolvable);
+    Failed(uid);
+    return;
+  }
+  args.node_names = feasible;
+  const std::string host = SelectHost(pod, args, feasible);
+  // The cache assumes the pod on its node before the binding (the next cycle counts it there).
+  Assume(uid, host, pod.request);
+  BindArgs bind{pod.pod.name, pod.pod.namespace_, pod.pod.uid, host};
+  const BindResult bound = extender_->Bind(bind);
+  if (!bound.error.empty()) {
+    ++stats_.bind_errors;
+    Forget(uid);
+    Failed(uid);
+    return;
+  }
+  ++stats_.bound;
+  if (attempt_observer_) attempt_observer_(pod.pod, "");
+  // The pod leaves the queue when its binding is seen (OnEvent).
+}
+
+std::string KubeScheduler::SelectHost(const PodObject& pod, const FilterArgs& args,
+                                      const std::vector<std::string>& feasible) {
+  std::map<std::string, int64_t> scores;
+  for (const std::string& name : feasible) {
+    const model::Node* node = api_->FindNode(name);
+    scores[name] = LeastAllocated(pod.request, node->allocatable, Used(name));
+  }
+  for (const HostPriority& p : extender_->Prioritize(args)) {
+    if (scores.count(p.host) != 0) scores[p.host] += p.score * kExtenderWeight * 10;
+  }
+  // selectHost: the best score; among equals, each is kept with probability 1/seen.
+  std::string best;
+  int64_t best_score = std::numeric_limits<int64_t>::min();
+  int64_t ties = 0;
+  for (const std::string& name : feasible) {
+    const int64_t s = scores[name];
+    if (s > best_score) {
+      best = name;
+      best_score = s;
+      ties = 1;
+    } else if (s == best_score) {
+      ++ties;
+      if (static_cast<int64_t>(rng_() % static_cast<uint64_t>(ties)) == 0) best = name;
+    }
+  }
+  return best;
+}
+
+// ---- DefaultPreemption ----
+
+std::vector<Pod> KubeScheduler::VictimsOn(const PodObject& pod, const model::Node& node) const {
+  const int32_t priority = PriorityOf(pod.pod);
+  std::vector<Pod> potential;
+  ResourceList freed;
+  auto on = pods_on_.find(node.name);
+  if (on != pods_on_.end()) {
+    for (const std::string& uid : on->second) {
+      const PodObject* o = api_->Find(uid);
+      if (o == nullptr || PriorityOf(o->pod) >= priority) continue;
+      potential.push_back(o->pod);
+      freed.Add(o->request);
+    }
+  }
+  if (potential.empty() || !Fits(pod, node, freed)) return {};
+  std::sort(potential.begin(), potential.end(), MoreImportant);
+  std::vector<Pod> victims;
+  for (Pod& p : potential) {
+    const ResourceList& request = api_->Find(p.uid)->request;
+    ResourceList without = freed;
+    Subtract(&without, request);
+    if (Fits(pod, node, without)) {
+      freed = std::move(without);  // reprieved
+    } else {
+      victims.push_back(std::move(p));
+    }
+  }
+  return victims;
+}
+
+bool KubeScheduler::PostFilter(const PodObject& pod, const std::vector<std::string>& candidates) {
+  // PodEligibleToPreemptOthers: not while a lower-priority pod terminates on its nominated node.
+  if (!pod.nominated_node.empty()) {
+    auto on = pods_on_.find(pod.nominated_node);
+    if (on != pods_on_.end()) {
+      for (const std::string& uid : on->second) {
+        const PodObject* o = api_->Find(uid);
+        if (o && o->pod.deletion_unix_ms && PriorityOf(o->pod) < PriorityOf(pod.pod)) return false;
+      }
+    }
+  }
+  PreemptArgs args;
+  args.pod = pod.pod;
+  args.meta = true;
+  for (const std::string& name : candidates) {
+    const model::Node* node = api_->FindNode(name);
+    if (node == nullptr) continue;
+    std::vector<Pod> victims = VictimsOn(pod, *node);
+    if (victims.empty()) continue;
+    Victims& v = args.node_to_victims[name];
+    for (const Pod& p : victims) {
+      Pod meta;
+      meta.uid = p.uid;
+      v.pods.push_back(std::move(meta));
+    }
+  }
+  // No candidate (here, or after the extender): the pod's nomination is cleared
+  // (NewPostFilterResultWithNominatedNode("")).
+  if (args.node_to_victims.empty()) {
+    ClearNomination(pod.pod.uid);
+    return false;
+  }
+  // The extender trims the candidates when it registers a preempt verb.
+  PreemptResult result;
+  if (options_.preempt_verb) {
+    result = extender_->Preempt(args);
+  } else {
+    result.node_to_victims = args.node_to_victims;
+  }
+  std::vector<std::pair<std::string, std::vector<const PodObject*>>> nodes;
+  if (result.error.empty()) {
+    for (const auto& [name, victims] : result.node_to_victims) {
+      std::vector<const PodObject*> objects;
+      for (const Pod& p : victims.pods) {
+        if (const PodObject* o = api_->Find(p.uid)) objects.push_back(o);
+      }
+      if (!objects.empty()) nodes.emplace_back(name, std::move(objects));
+    }
+  }
+  if (nodes.empty()) {
+    ++stats_.preemptions_vetoed;
+    ClearNomination(pod.pod.uid);
+    return false;
+  }
+  // pickOneNodeForPreemption (no PDBs are simulated).
+  auto rank = [](const std::vector<const PodObject*>& v) {
+    int64_t highest = std::numeric_limits<int64_t>::min();
+    int64_t sum = 0;
+    int64_t earliest_of_highest = std::numeric_limits<int64_t>::max();
+    for (const PodObject* o : v) highest = std::max<int64_t>(highest, PriorityOf(o->pod));
+    for (const PodObject* o : v) {
+      sum += PriorityOf(o->pod) + std::numeric_limits<int32_t>::max() + 1LL;
+      if (PriorityOf(o->pod) == highest) {
+        earliest_of_highest =
+            std::min(earliest_of_highest, o->pod.start_unix_ms.value_or(o->pod.creation_unix_ms));
+      }
+    }
+    // Smaller is better; the latest start of the highest-priority victims wins.
+    return std::make_tuple(highest, sum, static_cast<int64_t>(v.size()), -earliest_of_highest);
+  };
+  auto best = std::min_element(nodes.begin(), nodes.end(), [&](const auto& a, const auto& b) {
+    return rank(a.second) < rank(b.second);
+  });
+  Victims chosen;
+  for (const PodObject* o : best->second) chosen.pods.push_back(o->pod);
+  PrepareCandidate(pod, best->first, chosen);
+  return true;
+}
+
+void KubeScheduler::PrepareCandidate(const PodObject& pod, const std::string& node,
+                                     const Victims& victims) {
+  ++stats_.preemptions;
+  if (attempt_observer_) {
+    std::string what = "preempts on " + node + ":";
+    for (const Pod& v : victims.pods) what += " " + v.namespace_ + "/" + v.name;
+    attempt_observer_(pod.pod, what);
+  }
+  for (const Pod& v : victims.pods) {
+    const PodObject* o = api_->Find(v.uid);
+    if (o == nullptr) continue;
+    ++stats_.preemption_victims;
+    (void)api_->DeleteGracefully(v.uid, o->tag.grace_ms, "PreemptionByScheduler");
+  }
+  // Lower-priority pods nominated to the node lose their nomination.
+  std::set<std::string>& here = nominated_[node];
+  for (auto it = here.begin(); it != here.end();) {
+    const PodObject* o = api_->Find(*it);
+    if (o == nullptr || PriorityOf(o->pod) < PriorityOf(pod.pod)) {
+      if (o != nullptr) api_->SetNominatedNode(*it, "");
+      it = here.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  ClearNomination(pod.pod.uid);
+  here.insert(pod.pod.uid);
+  api_->SetNominatedNode(pod.pod.uid, node);
+}
+
+void KubeScheduler::ClearNomination(const std::string& uid) {
+  for (auto& [node, uids] : nominated_) uids.erase(uid);
+  const PodObject* o = api_->Find(uid);
+  if (o != nullptr && !o->nominated_node.empty()) api_->SetNominatedNode(uid, "");
+}
+
+std::map<std::string, ResourceList> KubeScheduler::FreeByNode() const {
+  std::map<std::string, ResourceList> out;
+  for (const model::Node& n : api_->nodes()) {
+    ResourceList free = n.allocatable;
+    Subtract(&free, Used(n.name));
+    out[n.name] = std::move(free);
+  }
+  return out;
+}
+
+}  // namespace taskgov::scheduler::sim

@@ -1,0 +1,152 @@
+#pragma once
+
+// KubeScheduler: kube-scheduler's part of the simulation, with taskgov as its extender (DESIGN §1,
+// §2), played as upstream does it (pkg/scheduler, v1.30):
+//  * The queue (internal/queue/scheduling_queue.go): new pods go to activeQ, popped by
+//    PrioritySort (spec.priority, then creation). A pod that fails goes to the unschedulable
+//    pods; any event on an assigned pod or a node moves them back — a pod rejected by an
+//    extender names no plugin, so every event is worth a retry (isPodWorthRequeuing) — to
+//    activeQ once its backoff (1 s doubling per attempt, at most 10 s, from its last attempt)
+//    has passed, else to the backoffQ, flushed every second; pods unschedulable for 5 minutes
+//    are retried anyway (flushUnschedulablePodsLeftover, every 30 s).
+//  * A cycle (schedule_one.go): the nodes that fit — node selector, and allocatable minus the
+//    requests of the pods assigned there (terminating ones too) and of the pods nominated there
+//    with at least the pod's priority (RunFilterPluginsWithNominatedPods) — go to the extender's
+//    filter (nodeCacheCapable: names only); a pod with a nominated node tries that node alone
+//    first (evaluateNominatedNode). The feasible nodes are scored: NodeResourcesFit's
+//    LeastAllocated on cpu and memory (0..100) plus the extender's score × weight 1 × 10; the
+//    best wins (ties: one of them, chosen by a seeded random draw as selectHost's reservoir
+//    sampling does). The pod is assumed on that node in the cache at once (the next cycle counts
+//    it there), then bound through the extender's bind verb (forgotten if that fails).
+//  * PostFilter, DefaultPreemption (framework/preemption/preemption.go), when no node fits or
+//    the extender refused some as resolvable (FailedNodes): for each such node, every
+//    lower-priority pod there is a potential victim; if the pod fits once they are all gone,
+//    victims are reprieved highest priority first while it still fits; nodes with no victims
+//    are no candidates. The extender's preempt verb trims the candidates (NodeNameToMetaVictims);
+//    the node is picked by fewest PDB violations, lowest highest-victim priority, lowest sum of
+//    priorities, fewest victims, latest start of the highest-priority victims, then first. The
+//    victims are deleted with their own grace period and the DisruptionTarget condition
+//    (PreemptionByScheduler); the preemptor is nominated to the node, and lower-priority pods
+//    nominated there lose their nomination. A pod nominated to a node where a lower-priority pod
+//    is still terminating does not preempt again (PodEligibleToPreemptOthers).
+//
+// Not synchronised (the simulator is single-threaded).
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "scheduler/extender_api.h"
+#include "scheduler/sim/api.h"
+#include "scheduler/sim/event_loop.h"
+
+namespace taskgov::scheduler::sim {
+
+class KubeScheduler {
+ public:
+  struct Options {
+    std::string scheduler_name = "taskgov";
+    int64_t initial_backoff_ms = 1'000;
+    int64_t max_backoff_ms = 10'000;
+    int64_t unschedulable_max_ms = 5 * 60'000;
+    bool preempt_verb = true;  // the extender registers a preemptVerb
+    uint64_t seed = 1;
+  };
+  struct Stats {
+    uint64_t attempts = 0;
+    uint64_t bound = 0;
+    uint64_t refused_by_extender = 0;  // the filter left no feasible node
+    uint64_t no_fit = 0;               // no node fits physically
+    uint64_t bind_errors = 0;
+    uint64_t preemptions = 0;  // PostFilter nominated the pod after deleting victims
+    uint64_t preemption_victims = 0;
+    uint64_t preemptions_vetoed = 0;  // the extender left no candidate
+  };
+
+  KubeScheduler(Api* api, Decider* extender, EventLoop* loop, Options options);
+
+  // Told the outcome of every scheduling attempt: the pod, and "" when bound, else why not.
+  void SetAttemptObserver(std::function<void(const model::Pod&, const std::string&)> observer) {
+    attempt_observer_ = std::move(observer);
+  }
+  // Every watch event, after the informers saw it.
+  void OnEvent(const WatchEvent& event);
+  // Schedules the pods in activeQ, one cycle each, best first; returns how many were tried.
+  size_t RunCycles();
+  [[nodiscard]] bool has_active() const { return !active_.empty(); }
+  [[nodiscard]] const Stats& stats() const { return stats_; }
+  // Free room on every node, as the scheduler's cache sees it (allocatable minus the requests of
+  // the pods assigned there, terminating ones included).
+  [[nodiscard]] std::map<std::string, model::ResourceList> FreeByNode() const;
+
+ private:
+  struct QueuedPod {
+    int32_t priority = 0;
+    int64_t created_ms = 0;
+    int attempts = 0;
+    int64_t last_attempt_ms = 0;
+    int64_t unschedulable_since_ms = 0;
+    enum class Where { kActive, kBackoff, kUnschedulable } where = Where::kActive;
+  };
+  using ActiveKey = std::tuple<int64_t, int64_t, std::string>;  // −priority, created, uid
+
+  // The cache: a pod counted on a node (assumed by a cycle, or seen bound), and no more.
+  void Assume(const std::string& uid, const std::string& node, const model::ResourceList& request);
+  void Forget(const std::string& uid);
+  void Enqueue(const std::string& uid, const model::Pod& pod);
+  void Dequeue(const std::string& uid);
+  void ToActive(const std::string& uid, QueuedPod& q);
+  void MoveAllToActiveOrBackoff();
+  void FlushBackoff();
+  void FlushUnschedulableLeftover();
+  void ScheduleFlushes();
+  [[nodiscard]] int64_t BackoffEnd(const QueuedPod& q) const;
+  void Failed(const std::string& uid);
+
+  // One scheduling cycle.
+  void ScheduleOne(const std::string& uid);
+  [[nodiscard]] std::vector<std::string> NodesThatFit(const PodObject& pod,
+                                                      const std::vector<std::string>& among,
+                                                      std::vector<std::string>* resolvable) const;
+  [[nodiscard]] bool Fits(const PodObject& pod, const model::Node& node,
+                          const model::ResourceList& extra_free) const;
+  [[nodiscard]] model::ResourceList Used(const std::string& node) const;
+  [[nodiscard]] model::ResourceList NominatedOn(const std::string& node, int32_t priority,
+                                                const std::string& except) const;
+  [[nodiscard]] std::string SelectHost(const PodObject& pod, const FilterArgs& args,
+                                       const std::vector<std::string>& feasible);
+  // DefaultPreemption; true when it nominated the pod.
+  bool PostFilter(const PodObject& pod, const std::vector<std::string>& candidates);
+  [[nodiscard]] std::vector<model::Pod> VictimsOn(const PodObject& pod,
+                                                  const model::Node& node) const;
+  void ClearNomination(const std::string& uid);
+  void PrepareCandidate(const PodObject& pod, const std::string& node, const Victims& victims);
+
+  Api* const api_;
+  Decider* const extender_;
+  EventLoop* const loop_;
+  const Options options_;
+  std::mt19937_64 rng_;
+  Stats stats_;
+  std::function<void(const model::Pod&, const std::string&)> attempt_observer_;
+
+  std::map<std::string, QueuedPod> queued_;  // pending pods of this scheduler, by uid
+  std::set<ActiveKey> active_;
+  bool flushes_scheduled_ = false;
+  // The scheduler's cache: pods counted on each node (bound, not terminal, not gone).
+  struct Counted {
+    std::string node;
+    model::ResourceList request;
+  };
+  std::map<std::string, Counted> counted_;                  // by uid
+  std::map<std::string, model::ResourceList> used_;         // node → requests
+  std::map<std::string, std::set<std::string>> pods_on_;    // node → uids
+  std::map<std::string, std::set<std::string>> nominated_;  // node → pending uids nominated
+};
+
+}  // namespace taskgov::scheduler::sim

@@ -1,0 +1,153 @@
+#pragma once
+
+// Recorder: what `taskgov simulate` measures while a trace plays, and Report, what it prints
+// (DESIGN §8, "Governance in motion"). Accelerators (every resource but cpu, memory, storage,
+// pods and hugepages; model::IsAccelerator) are what is counted, in GPU-seconds:
+//  * utilisation — accelerators held by bound, unfinished pods over the cluster's, from the first
+//    arrival to the last completion (to the end of the simulation when jobs were left);
+//  * stranded — accelerator-seconds idle while a waiting job would have fitted: sampled every
+//    second, per flavor, the idle accelerators, up to the demand of the waiting jobs whose every
+//    pod fits the free room of some node (first fit, largest first) and whose team's quota, counted
+//    on bound pods only, admits it (its ceiling N + B, and its cohort's pool: Σ over the teams of
+//    the cohort tree of (usage above the guaranteed part) ≤ Σ of what they lend; DESIGN §3.3);
+//  * time to guarantee — for each job that, when it arrived, fitted within its team's nominal
+//    quota beside what the team's bound pods used: arrival → every pod bound;
+//  * borrowed GPU-seconds per team (usage above nominal on each flavor), divided by the team's
+//    fair-share weight, and Jain's index of those among the teams that borrowed;
+//  * disruptions (a job's running attempt stopped by an eviction, a preemption or a suspension)
+//    per job, by mechanism; work lost — the progress thrown away (since the last checkpoint) ×
+//    the job's accelerators — over the accelerator-seconds used; ping-pong — disruptions of a job
+//    within 60 s of its previous disruption;
+//  * waits (arrival → every pod bound, first time) per priority class, p50 / p95; jobs that
+//    never ran.
+//
+// Not synchronised (the simulator is single-threaded).
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scheduler/model/policy.h"
+#include "scheduler/sim/api.h"
+#include "scheduler/sim/trace.h"
+
+namespace taskgov::scheduler::sim {
+
+struct Report {
+  std::string label;  // the policy's name in tables
+  int jobs = 0;
+  int completed = 0;
+  int never_ran = 0;
+  int64_t accelerators = 0;  // in the cluster
+  double makespan_s = 0;
+  double utilisation = 0;  // 0..1
+  double stranded = 0;     // of the accelerator-seconds of the makespan, 0..1
+  double used_gpu_s = 0;
+  double lost_gpu_s = 0;
+  // Time to guarantee, seconds.
+  int guarantee_samples = 0;
+  double guarantee_p50 = 0, guarantee_p95 = 0, guarantee_max = 0;
+  uint64_t disruptions = 0;
+  std::map<std::string, uint64_t> disruptions_by_mechanism;
+  uint64_t ping_pong = 0;
+  int max_disruptions_of_a_job = 0;
+  std::string most_disrupted_job;
+  struct TeamShare {
+    double borrowed_gpu_s = 0;
+    double weight = 1;
+  };
+  std::map<std::string, TeamShare> teams;
+  double jain = 1.0;  // among teams that borrowed
+  struct Waits {
+    int jobs = 0;
+    int never_ran = 0;
+    double p50 = 0, p95 = 0;
+  };
+  std::map<std::string, Waits> waits_by_class;
+  // Counters of the players and the extender, for the curious.
+  std::map<std::string, uint64_t> counters;
+  double wall_s = 0;       // how long the simulation took to run
+  double simulated_s = 0;  // how much time it simulated
+
+  [[nodiscard]] double disruptions_per_job() const {
+    return jobs == 0 ? 0 : static_cast<double>(disruptions) / jobs;
+  }
+  [[nodiscard]] double work_lost() const { return used_gpu_s <= 0 ? 0 : lost_gpu_s / used_gpu_s; }
+};
+
+// The table: one column per report (two with --compare).
+void PrintReports(const std::vector<Report>& reports, std::ostream& out);
+
+class Recorder {
+ public:
+  Recorder(const model::Policy& policy, const Trace& trace, const Api* api);
+
+  // Every watch event (after the API applied it), at `now_ms`.
+  void OnEvent(const WatchEvent& event, int64_t now_ms);
+  // Job lifecycle, from the controllers.
+  void Arrived(const TraceJob& job, int64_t now_ms);
+  void AllBound(const TraceJob& job, int64_t now_ms);
+  void Disrupted(const TraceJob& job, int64_t now_ms, int64_t lost_progress_ms,
+                 std::string_view mechanism);
+  void Completed(const TraceJob& job, int64_t now_ms);
+  // The stranded sample (every second while jobs wait): the free room of every node.
+  void Sample(int64_t now_ms, const std::map<std::string, model::ResourceList>& free_by_node);
+  [[nodiscard]] bool waiting() const { return waiting_ > 0; }
+
+  [[nodiscard]] Report Finish(int64_t now_ms);
+
+ private:
+  struct JobStats {
+    const TraceJob* job = nullptr;
+    int64_t arrived_ms = -1;
+    int64_t first_bound_ms = -1;
+    int64_t completed_ms = -1;
+    bool bound_now = false;  // every member of its attempt bound
+    bool within_nominal = false;
+    int disruptions = 0;
+    int64_t last_disruption_ms = -1;
+    int64_t gpus = 0;
+    std::string flavor;  // its pods' flavor ("" when it names none)
+  };
+  // Usage of bound, unfinished pods per (team, flavor), in the accelerator resources.
+  struct Cell {
+    int64_t used = 0;
+    int64_t nominal = 0;
+    int64_t ceiling = 0;     // N + B (kUnlimited when B is)
+    int64_t guaranteed = 0;  // N − L
+    int64_t lendable = 0;    // L
+  };
+  void Integrate(int64_t now_ms);
+  [[nodiscard]] bool QuotaAdmits(const JobStats& job) const;
+  [[nodiscard]] std::string FlavorOfNode(const std::string& node) const;
+  [[nodiscard]] std::string TeamOf(const std::string& ns) const;
+  Cell& CellOf(const std::string& team, const std::string& flavor);
+
+  const model::Policy& policy_;
+  const Api* const api_;
+  std::map<std::string, JobStats> jobs_;  // by job name
+  int waiting_ = 0;
+  std::map<std::string, std::pair<std::string, int64_t>> counted_;  // pod uid → (node, gpus)
+  std::map<std::string, std::string> job_of_pod_;                   // pod uid → job
+  std::map<std::pair<std::string, std::string>, Cell> cells_;       // (team, flavor)
+  std::map<std::string, std::string> root_of_team_;                 // team → cohort root
+  int64_t in_use_ = 0;
+  int64_t accelerators_ = 0;
+  int64_t first_ms_ = -1;
+  int64_t last_ms_ = -1;
+  int64_t last_completion_ms_ = -1;
+  double used_gpu_ms_ = 0;
+  double lost_gpu_ms_ = 0;
+  double stranded_gpu_ms_ = 0;
+  int64_t last_sample_ms_ = -1;
+  std::map<std::string, double> borrowed_gpu_ms_;  // by team
+  std::vector<double> guarantee_s_;
+  uint64_t disruptions_ = 0;
+  uint64_t ping_pong_ = 0;
+  std::map<std::string, uint64_t> by_mechanism_;
+};
+
+}  // namespace taskgov::scheduler::sim
