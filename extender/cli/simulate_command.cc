@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "config/catalogue.h"
@@ -81,12 +82,50 @@ common::Result<int64_t> Number(const Invocation& inv, const char* flag, int64_t 
 common::Result<int64_t> Duration(const Invocation& inv, const char* flag, int64_t fallback_ms) {
   std::optional<std::string> v = inv.args.Get(flag);
   if (!v) return fallback_ms;
+  if (*v == "0" && fallback_ms == 0) return int64_t{0};
   std::optional<std::chrono::milliseconds> d = ParseTimeout(*v);
   if (!d || d->count() <= 0) {
     return common::Error{"invalid --" + std::string(flag) + " " + Quoted(*v) +
                          ": a duration such as 20m, 6h or 90s"};
   }
   return d->count();
+}
+
+// The accelerators `team` may ever hold per flavor: its nominal plus borrowing limit, and no more
+// than it guarantees itself plus what the teams of its cohort tree lend (flat arithmetic, DESIGN
+// §3.3), so that every generated job can run.
+std::map<std::string, int64_t> MostEver(const scheduler::model::Policy& policy,
+                                        const scheduler::model::Team& team) {
+  using scheduler::model::ResourceQuota;
+  using scheduler::model::SaturatingAdd;
+  const std::string root = team.cohort.empty() ? "" : std::string(policy.RootCohort(team.cohort));
+  // What the teams of the tree lend, of a resource on a flavor.
+  auto lent = [&](const std::string& flavor, const std::string& resource) {
+    int64_t sum = 0;
+    for (const scheduler::model::Team& other : policy.teams) {
+      if (root.empty() || other.cohort.empty() || policy.RootCohort(other.cohort) != root) continue;
+      for (const scheduler::model::FlavorQuota& fq : other.flavors) {
+        for (const ResourceQuota& q : fq.resources) {
+          if (fq.flavor == flavor && q.resource == resource) {
+            sum = SaturatingAdd(sum, std::min(q.lending_limit, q.nominal));
+          }
+        }
+      }
+    }
+    return sum;
+  };
+  std::map<std::string, int64_t> out;
+  for (const scheduler::model::FlavorQuota& fq : team.flavors) {
+    for (const ResourceQuota& q : fq.resources) {
+      if (!scheduler::model::IsAccelerator(q.resource)) continue;
+      const int64_t guaranteed =
+          root.empty() ? q.nominal : q.nominal - std::min(q.lending_limit, q.nominal);
+      const int64_t most = std::min(SaturatingAdd(q.nominal, q.borrowing_limit),
+                                    SaturatingAdd(guaranteed, lent(fq.flavor, q.resource)));
+      if (most > 0) out[fq.flavor] = most;
+    }
+  }
+  return out;
 }
 
 // The synthetic trace --generate asks for: the policy's teams (their first namespace) and
@@ -110,6 +149,9 @@ common::Result<sim::Trace> Generate(const Invocation& inv, const scheduler::mode
       return common::Error{"invalid --load " + Quoted(*load) + ": a number above 0, e.g. 1.2"};
     }
   }
+  auto checkpoint = Duration(inv, "checkpoint-every", 0);
+  if (!checkpoint.ok()) return checkpoint.error();
+  o.checkpoint_every_ms = *checkpoint;
   o.seed = seed;
   o.jobs = static_cast<int>(*jobs);
   o.span_ms = *span;
@@ -118,15 +160,7 @@ common::Result<sim::Trace> Generate(const Invocation& inv, const scheduler::mode
     if (team.namespaces.empty()) continue;
     sim::GeneratorOptions::Team t;
     t.ns = team.namespaces.front();
-    for (const scheduler::model::FlavorQuota& fq : team.flavors) {
-      for (const scheduler::model::ResourceQuota& q : fq.resources) {
-        if (!scheduler::model::IsAccelerator(q.resource) || q.nominal + q.borrowing_limit <= 0) {
-          continue;
-        }
-        t.max_accelerators[fq.flavor] =
-            scheduler::model::SaturatingAdd(q.nominal, q.borrowing_limit);
-      }
-    }
+    t.max_accelerators = MostEver(policy, team);
     if (!t.max_accelerators.empty()) o.teams.push_back(std::move(t));
   }
   if (o.teams.empty()) {
@@ -234,6 +268,8 @@ Command SimulateCommand() {
        ValueFlag("span", "DURATION", "--generate: over how long they arrive (default 20m)"),
        ValueFlag("load", "X",
                  "--generate: work offered, in multiples of the cluster's capacity (default 1.2)"),
+       ValueFlag("checkpoint-every", "DURATION",
+                 "--generate: the jobs save a checkpoint this often (default: never)"),
        ValueFlag("seed", "N", "the generator's and kube-scheduler's seed (default 1)"),
        ValueFlag("write-trace", "FILE", "also write the trace played to FILE"),
        ValueFlag("timeline", "FILE", "write what happened to every pod, in virtual time"),

@@ -75,13 +75,41 @@ void VictimPlanner::BuildCtx(NameId flavor, FlavorCtx* ctx) {
     }
     ctx->nodes.Take(claim.node, ToIdAmounts(claim.request));
   }
+  HoldUnbound(flavor, &ctx->quota);
+}
+
+// What each team's usage holds beyond its running pods' charges — reservations of pods not bound,
+// a gang's quota for members to come, the claims of rounds in flight — for the protection rule
+// to leave out (QuotaSim::Cell::held).
+void VictimPlanner::HoldUnbound(NameId flavor, QuotaSim* quota) const {
+  std::vector<QuotaSim::Amounts> bound(quota->row_count(), QuotaSim::Amounts{});
+  for (uint32_t i : set_.OnFlavor(flavor)) {
+    const Candidate& c = set_.at(i);
+    const int row = quota->Row(c.team);
+    if (row < 0 || c.excluded) continue;
+    const QuotaSim::Amounts charged = quota->ToSlots(c.charged);
+    for (size_t s = 0; s < quota->slot_count(); ++s) bound[row][s] += charged[s];
+  }
+  for (size_t row = 0; row < quota->row_count(); ++row) {
+    QuotaSim::Amounts held{};
+    for (size_t s = 0; s < quota->slot_count(); ++s) {
+      held[s] = quota->cell(static_cast<int>(row), s).usage - bound[row][s];
+    }
+    quota->SetHeld(static_cast<int>(row), held);
+  }
 }
 
 void VictimPlanner::ApplyClaim(const Claim& claim, int sign) {
   FlavorCtx& ctx = Ctx(claim.flavor);
   if (int row = ctx.quota.Row(claim.team); row >= 0 && claim.quota) {
+    // A claim holds quota for a pod not bound: usage, and held with it.
     const QuotaSim::Amounts amounts = ctx.quota.ToSlots(claim.quota_request());
+    QuotaSim::Amounts held{};
+    for (size_t s = 0; s < ctx.quota.slot_count(); ++s) {
+      held[s] = ctx.quota.cell(row, s).held + sign * amounts[s];
+    }
     sign > 0 ? ctx.quota.Add(row, amounts) : ctx.quota.Remove(row, amounts);
+    ctx.quota.SetHeld(row, held);
   }
   sign > 0 ? ctx.nodes.Take(claim.node, ToIdAmounts(claim.request))
            : ctx.nodes.Free(claim.node, ToIdAmounts(claim.request));

@@ -103,6 +103,7 @@ class VictimPlanner {
   };
   FlavorCtx& Ctx(model::NameId flavor);
   void BuildCtx(model::NameId flavor, FlavorCtx* ctx);
+  void HoldUnbound(model::NameId flavor, decisions::QuotaSim* quota) const;
   // A claim (sign +1) or its release (−1).
   void ApplyClaim(const Claim& claim, int sign);
   // A victim counts as freed (sign +1), or no longer (−1).

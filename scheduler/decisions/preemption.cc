@@ -326,7 +326,7 @@ bool QuotaSim::WithinNominal(int row, const Amounts& extra) const {
 bool QuotaSim::Borrowing(int row) const {
   for (size_t s = 0; s < slot_count_; ++s) {
     const Cell& c = rows_[row].cells[s];
-    if (c.governed && c.usage > c.nominal) return true;
+    if (c.governed && c.usage - c.held > c.nominal) return true;
   }
   return false;
 }
@@ -335,9 +335,16 @@ bool QuotaSim::Borrowing(int row, const Amounts& on) const {
   const TeamRow& r = rows_[row];
   for (size_t s = 0; s < slot_count_; ++s) {
     const Cell& c = r.cells[s];
-    if (c.governed && on[s] > 0 && c.usage > c.nominal) return true;
+    if (c.governed && on[s] > 0 && c.usage - c.held > c.nominal) return true;
   }
   return false;
+}
+
+void QuotaSim::SetHeld(int row, const Amounts& held) {
+  for (size_t s = 0; s < slot_count_; ++s) {
+    Cell& c = rows_[row].cells[s];
+    c.held = std::clamp<int64_t>(held[s], 0, c.usage);
+  }
 }
 
 int64_t QuotaSim::ShareWith(int row, const Amounts* delta, int sign) const {

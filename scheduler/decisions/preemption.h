@@ -115,6 +115,10 @@ class QuotaSim {
   struct Cell {
     bool governed = false;
     int64_t usage = 0;
+    // Of `usage`, what reservations of pods not bound hold (assumed after a filter, a gang's
+    // quota for members to come, a round's claim): it counts for fit, not for the protection
+    // rule — a team is judged above its nominal on what its bound pods use (DESIGN §3.7).
+    int64_t held = 0;
     int64_t nominal = 0;
     int64_t ceiling = 0;  // N + B (kUnlimited when B is)
     int64_t guaranteed = 0;
@@ -170,10 +174,12 @@ class QuotaSim {
   [[nodiscard]] bool Fits(int row, const Amounts& request, std::string* why = nullptr) const;
   // usage + extra ≤ nominal on every governed slot where `extra` is positive.
   [[nodiscard]] bool WithinNominal(int row, const Amounts& extra) const;
-  // usage > nominal on some governed slot where `on` is positive.
+  // usage − held > nominal (its bound pods borrow) on some governed slot where `on` is positive.
   [[nodiscard]] bool Borrowing(int row, const Amounts& on) const;
-  // usage > nominal on some governed slot.
+  // usage − held > nominal on some governed slot.
   [[nodiscard]] bool Borrowing(int row) const;
+  // What the team's usage holds for pods not bound (Cell::held), per slot.
+  void SetHeld(int row, const Amounts& held);
   // The weighted share (DESIGN §3.6) in per-mille, as WeightedShare in rules.h computes it:
   // max over governed slots of (usage ± delta − nominal)⁺ / pool capacity, divided by the
   // fair-share weight (weight 0 while borrowing: see fair_share.h).

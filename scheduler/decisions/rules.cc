@@ -114,15 +114,17 @@ bool TeamWithinNominal(const Ledger::Session& s, NameId team, NameId flavor,
   return true;
 }
 
-// Whether `need` is within what (team, flavor) may ever use: its nominal plus borrowing limit.
-bool WithinCeiling(const Ledger::Session& s, NameId team, NameId flavor, const ResourceList& need) {
+// Whether `need` could ever be admitted for (team, flavor): within its nominal plus borrowing
+// limit, and the part beyond its guaranteed quota within what its cohort could ever lend it (the
+// pool's potential).
+bool CouldEverFit(const Ledger::Session& s, NameId team, NameId flavor, const ResourceList& need) {
   for (const ResourceAmount& want : need) {
     std::optional<NameId> resource = ResourceNames().Find(want.name);
     if (!resource || want.amount <= 0) continue;
     const CellView v = s.View(team, flavor, *resource);
-    if (v.exists && LineOf(v, want.amount, Mode::kBorrowing, 0, 0).ceiling < want.amount) {
-      return false;
-    }
+    if (!v.exists) continue;
+    if (LineOf(v, want.amount, Mode::kBorrowing, 0, 0).ceiling < want.amount) return false;
+    if (std::max<int64_t>(0, want.amount - v.guaranteed) > v.pool_potential) return false;
   }
   return true;
 }
@@ -213,7 +215,7 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
     if (!FitsOnTop(s, me.team_id, flavor, other_need, Mode::kBorrowing, ahead, &ahead)) {
       // It does not fit now; if it ever can and may preempt this pod once admitted (a higher
       // priority), admitting this pod would only make its victim.
-      if (!WithinCeiling(s, me.team_id, flavor, other_need)) continue;
+      if (!CouldEverFit(s, me.team_id, flavor, other_need)) continue;
       if (!tree) tree = QuotaSim::FromSession(s, flavor);
       if (std::optional<std::string> why =
               WouldTakeBack(snapshot, *tree, *me.team, me.team_id, other, other_need)) {
@@ -320,7 +322,7 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
              head.key + " fits within its nominal quota, and " + me.team->name +
              " would borrow what it needs";
     }
-    if (!WithinCeiling(s, other_id, flavor, need)) continue;  // it can never be admitted
+    if (!CouldEverFit(s, other_id, flavor, need)) continue;  // it can never be admitted
     Sides sides;
     if (other.cohort == me.team->cohort) {  // siblings: the teams' own shares
       sides = Sides{my_share, WeightedShare(s, other, flavor, need), me.team->name, other.name};

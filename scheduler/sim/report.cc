@@ -153,10 +153,19 @@ void Recorder::Arrived(const TraceJob& job, int64_t now_ms) {
   if (first_ms_ < 0) first_ms_ = now_ms;
   JobStats& s = jobs_[job.name];
   s.arrived_ms = now_ms;
-  ++waiting_;
   const std::string team = TeamOf(job.ns);
+  // A guarantee sample: the team waits for nothing of its own (no job of it waiting) and the job
+  // fits within its nominal quota beside what its bound pods use.
+  bool team_waits = false;
+  for (const auto& [name, other] : jobs_) {
+    team_waits =
+        team_waits || (name != job.name && other.arrived_ms >= 0 && other.completed_ms < 0 &&
+                       !other.bound_now && other.job->ns == job.ns);
+  }
+  ++waiting_;
   auto cell = cells_.find({team, s.flavor});
-  s.within_nominal = cell != cells_.end() && cell->second.used + s.gpus <= cell->second.nominal;
+  s.within_nominal =
+      !team_waits && cell != cells_.end() && cell->second.used + s.gpus <= cell->second.nominal;
 }
 
 void Recorder::AllBound(const TraceJob& job, int64_t now_ms) {
@@ -226,10 +235,17 @@ void Recorder::Sample(int64_t now_ms, const std::map<std::string, ResourceList>&
     idle[node_flavor[node]] += std::max<int64_t>(0, Accelerators(room));
   }
   std::map<std::string, int64_t> fitting;
+  std::string which;
   for (const auto& [name, s] : jobs_) {
     if (s.arrived_ms < 0 || s.completed_ms >= 0 || s.bound_now || s.gpus == 0) continue;
     if (!QuotaAdmits(s) || !PodsFit(*s.job, free_by_node, node_flavor)) continue;
     fitting[s.flavor] += s.gpus;
+    if (stranded_observer_) which += " " + name;
+  }
+  if (stranded_observer_ && !which.empty()) {
+    std::string idle_text;
+    for (const auto& [flavor, n] : idle) idle_text += " " + flavor + "=" + std::to_string(n);
+    stranded_observer_("stranded: idle" + idle_text + "; would fit:" + which);
   }
   for (const auto& [flavor, demand] : fitting) {
     stranded_gpu_ms_ += dt * static_cast<double>(std::min(idle[flavor], demand));

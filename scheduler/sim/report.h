@@ -11,7 +11,8 @@
 //    on bound pods only, admits it (its ceiling N + B, and its cohort's pool: Σ over the teams of
 //    the cohort tree of (usage above the guaranteed part) ≤ Σ of what they lend; DESIGN §3.3);
 //  * time to guarantee — for each job that, when it arrived, fitted within its team's nominal
-//    quota beside what the team's bound pods used: arrival → every pod bound;
+//    quota beside what the team's bound pods used, while no other job of its team waited (what
+//    it waits for is then the quota others borrowed): arrival → every pod bound;
 //  * borrowed GPU-seconds per team (usage above nominal on each flavor), divided by the team's
 //    fair-share weight, and Jain's index of those among the teams that borrowed;
 //  * disruptions (a job's running attempt stopped by an eviction, a preemption or a suspension)
@@ -24,6 +25,7 @@
 // Not synchronised (the simulator is single-threaded).
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <ostream>
 #include <string>
@@ -96,6 +98,10 @@ class Recorder {
   // The stranded sample (every second while jobs wait): the free room of every node.
   void Sample(int64_t now_ms, const std::map<std::string, model::ResourceList>& free_by_node);
   [[nodiscard]] bool waiting() const { return waiting_ > 0; }
+  // Told, at a sample that finds idle accelerators a waiting job would fit, which (the timeline).
+  void SetStrandedObserver(std::function<void(const std::string&)> observer) {
+    stranded_observer_ = std::move(observer);
+  }
 
   [[nodiscard]] Report Finish(int64_t now_ms);
 
@@ -148,6 +154,7 @@ class Recorder {
   uint64_t disruptions_ = 0;
   uint64_t ping_pong_ = 0;
   std::map<std::string, uint64_t> by_mechanism_;
+  std::function<void(const std::string&)> stranded_observer_;
 };
 
 }  // namespace taskgov::scheduler::sim

@@ -140,6 +140,7 @@ class Run {
            next <= deadline) {
       loop_.RunNext();
       Settle();
+      if (options_.after_step) options_.after_step(api_, clock_.NowMs());
     }
     Report report = recorder_.Finish(clock_.NowMs());
     report.label = options_.label;
@@ -179,7 +180,12 @@ class Run {
       recorder_.Sample(clock_.NowMs(), scheduler_.FreeByNode());
     });
     if (options_.timeline != nullptr) {
+      recorder_.SetStrandedObserver([this](const std::string& note) { Line() << note << "\n"; });
+    }
+    if (options_.timeline != nullptr || options_.on_event) {
       api_.SetEventObserver([this](const EventRecord& e) {
+        if (options_.on_event) options_.on_event(e, api_);
+        if (options_.timeline == nullptr) return;
         Line() << "event " << e.reason << " " << e.ns << "/" << e.pod_name << ": " << e.note
                << "\n";
       });

@@ -17,6 +17,7 @@
 // Not synchronised: Run() plays the whole trace on the calling thread.
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 
@@ -43,6 +44,12 @@ struct SimulationOptions {
   // When set: a line per thing that happened to a job or a pod (arrivals, bindings, the
   // extender's events, disruptions, completions), with its virtual time.
   std::ostream* timeline = nullptr;
+  // When set: called after every action, once its consequences settled (invariant checks),
+  // with the API server's objects and the virtual time (Unix ms).
+  std::function<void(const Api& api, int64_t now_ms)> after_step;
+  // When set: called with every event the extender records, as it records it (the victim still
+  // running), with the API server's objects.
+  std::function<void(const EventRecord& event, const Api& api)> on_event;
 };
 
 // Plays `trace` under `policy`; returns what it measured (Report::label is options.label).
