@@ -93,7 +93,7 @@ TEST(UsageHistoryTest, TheReportIntegratesHoursPerDay) {
             "2024-10-04,a,p5,nvidia.com/gpu,8.133,12.200,4.067\n");
 }
 
-// The bound the README states: 100 teams × 10 flavors × 3 resources for 24 h, with a usage
+// The bound docs/benchmarks.md states: 100 teams × 10 flavors × 3 resources for 24 h, with a usage
 // report of 31 days (deterministic: the bytes the buffers hold, not a measurement; the
 // benchmark measures the resident size).
 TEST(UsageHistoryTest, ADayOfAHundredTeamsOnTenFlavorsFitsIn16MiB) {
