@@ -161,21 +161,47 @@ common::Result<size_t> ParseLimit(const Query& query) {
 
 // ---- teams ----
 
+// A team /metrics reports on: in the policy, or still holding usage (metrics' Scrape::Live).
+bool Live(const scheduler::model::Policy& policy,
+          const std::vector<scheduler::ledger::CohortCellUsage>& cells, std::string_view team) {
+  if (policy.FindTeam(team) != nullptr) return true;
+  const std::optional<NameId> id = scheduler::model::TeamNames().Find(team);
+  return id && std::any_of(cells.begin(), cells.end(),
+                           [&](const auto& c) { return c.key.team == *id && c.view.usage > 0; });
+}
+
+// A team's pods preempted, as its victim: now (evicted, not yet gone) and in all, by reason.
+struct Preempted {
+  int64_t now = 0;
+  std::map<std::string, double, std::less<>> by_reason;
+};
+
 // One read of what the team replies show.
 struct TeamsRead {
   scheduler::model::PolicyPtr policy;
   std::vector<scheduler::ledger::CohortCellUsage> cells;
   std::unordered_map<NameId, scheduler::ledger::QuotaBook::TeamCounts> admitted;
   std::unordered_map<NameId, size_t> ungoverned;
+  std::map<std::string, Preempted, std::less<>> preempted;  // by victim team
 };
 
 TeamsRead ReadTeams(const scheduler::ledger::QuotaBook& book,
-                    const scheduler::state::ClusterState& cluster) {
+                    const scheduler::state::ClusterState& cluster,
+                    const std::function<metrics::PreemptionTotals()>& preemptions) {
   TeamsRead read;
   const std::vector<scheduler::ledger::Ledger::CellUsage> cells = book.ledger().Cells(&read.policy);
   read.cells = scheduler::ledger::ComputeCohortUsage(cells, *read.policy, {});
   read.admitted = book.CountByTeam();
   read.ungoverned = cluster.UngovernedByTeam();
+  if (preemptions) {
+    const metrics::PreemptionTotals totals = preemptions();
+    for (const auto& [team, n] : totals.preempted_pods) read.preempted[team].now = n;
+    const scheduler::model::Policy& policy = *read.policy;
+    for (const metrics::CountedPreemption& c : metrics::CountedPreemptions(
+             totals, [&](std::string_view team) { return Live(policy, read.cells, team); })) {
+      read.preempted[std::string(c.victim_team)].by_reason[std::string(c.reason)] += c.evictions;
+    }
+  }
   return read;
 }
 
@@ -302,6 +328,26 @@ void TeamCounts(Writer& w, NameId team_id, const TeamsRead& read,
   w.Uint64(pending.refused);
   w.Key("ungoverned");
   w.Uint64(ungoverned == read.ungoverned.end() ? 0 : ungoverned->second);
+  auto preempted = read.preempted.find(scheduler::model::TeamNames().Name(team_id));
+  w.Key("preempted");
+  w.Int64(preempted == read.preempted.end() ? 0 : preempted->second.now);
+  w.EndObject();
+  // As taskgov_preemptions_total{victim_team}: the team's pods preempted since the start.
+  w.Key("preemptions");
+  w.StartObject();
+  double total = 0;
+  w.Key("byReason");
+  w.StartObject();
+  if (preempted != read.preempted.end()) {
+    for (const auto& [reason, n] : preempted->second.by_reason) {
+      w.Key(reason.c_str());
+      w.Int64(std::llround(n));
+      total += n;
+    }
+  }
+  w.EndObject();
+  w.Key("total");
+  w.Int64(std::llround(total));
   w.EndObject();
   w.Key("workloads");
   w.StartObject();
@@ -593,7 +639,7 @@ HttpResponse AdminApi::Teams(const HttpRequest& request, const ConsoleViewer&) c
   common::Result<Query> q = ParseQuery(request.query, {"cohort"});
   if (!q.ok()) return ErrorReply(400, q.error().message);
   const auto cohort = q->find("cohort");
-  const TeamsRead read = ReadTeams(*sources_.book, *sources_.cluster);
+  const TeamsRead read = ReadTeams(*sources_.book, *sources_.cluster, sources_.preemptions);
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
@@ -624,7 +670,7 @@ HttpResponse AdminApi::Team(const HttpRequest& request, const ConsoleViewer&) co
   if (!name || name->empty() || name->find('/') != std::string::npos) {
     return ErrorReply(400, "expected /api/v1/teams/{team}, not " + request.path);
   }
-  const TeamsRead read = ReadTeams(*sources_.book, *sources_.cluster);
+  const TeamsRead read = ReadTeams(*sources_.book, *sources_.cluster, sources_.preemptions);
   const scheduler::model::Team* team = read.policy->FindTeam(*name);
   if (team == nullptr) return ErrorReply(404, "no team '" + *name + "' in the policy in force");
   const NameId id = scheduler::model::TeamNames().Intern(team->name);
@@ -912,7 +958,7 @@ HttpResponse AdminApi::Policy(const HttpRequest& request, const ConsoleViewer&) 
 
 UsageHistory::Snapshot AdminApi::HistorySnapshot() const {
   UsageHistory::Snapshot snap;
-  const TeamsRead read = ReadTeams(*sources_.book, *sources_.cluster);
+  const TeamsRead read = ReadTeams(*sources_.book, *sources_.cluster, sources_.preemptions);
   for (const scheduler::ledger::CohortCellUsage& cell : read.cells) {
     const std::string_view resource = scheduler::model::ResourceNames().Name(cell.key.resource);
     auto base = [&](double v) { return scheduler::model::InBaseUnits(resource, v); };

@@ -5,7 +5,9 @@
 // place as the /metrics series of the same meaning: the ledger's cells through
 // ComputeCohortUsage (nominal, limits, usage, borrowed, lent), QuotaBook::CountByTeam (running
 // pods, admitted workloads), the pending queues (pending pods and workloads), the weighted share
-// of ReportedWeightedShare — so a reply and a scrape taken at the same instant agree.
+// of ReportedWeightedShare, the preemption controller's totals through metrics::
+// CountedPreemptions (a team's pods preempted now and in all) — so a reply and a scrape taken at
+// the same instant agree.
 //
 //   GET /api/v1/cluster                 flavors: nodes, allocatable, in use, quota
 //   GET /api/v1/teams                   every team of the policy
@@ -44,6 +46,7 @@
 #include "extender/console_access.h"
 #include "extender/http_server.h"
 #include "extender/usage_history.h"
+#include "metrics/metrics.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/decisions/explanation.h"
 #include "scheduler/ledger/quota_book.h"
@@ -63,6 +66,9 @@ class AdminApi {
     const common::Clock* clock = nullptr;   // required
     ConsoleAccess* access = nullptr;        // null: no access checks
     const UsageHistory* history = nullptr;  // null: the history endpoints answer 404
+    // The preemption controller's totals, as /metrics reads them (the teams' preempted pods and
+    // preemptions); unset: zeros (no Kubernetes API, no controller).
+    std::function<metrics::PreemptionTotals()> preemptions;
     // Why a pod waits (Admission::Explain); unset: the explanation endpoint answers 404.
     std::function<scheduler::decisions::Explanation(const scheduler::model::Pod&)> explain;
   };

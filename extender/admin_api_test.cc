@@ -75,6 +75,15 @@ class AdminApiTest : public ::testing::Test {
     sources.preemption_status = [](std::string_view uid) {
       return uid == "uid-b-solo" ? std::string("reclaiming 4 GPUs") : std::string();
     };
+    // team-b took 3 pods back from team-a, one of which still terminates; a plain priority
+    // preemption is no team's and not counted.
+    sources.preemptions = [] {
+      metrics::PreemptionTotals t;
+      t.preemptions = {{"team-b", "team-a", scheduler::decisions::PreemptionReason::kReclaim, 3},
+                       {"team-b", "team-a", scheduler::decisions::PreemptionReason::kPriority, 5}};
+      t.preempted_pods = {{"team-a", 1}};
+      return t;
+    };
     sources.clock = &clock_;
     sources.history = &history_;
     sources.explain = [this](const scheduler::model::Pod& pod) { return admission_.Explain(pod); };
@@ -157,6 +166,12 @@ TEST_F(AdminApiTest, TeamsReportTheLedgersNumbers) {
   EXPECT_DOUBLE_EQ(a["weightedShare"][kP5].GetDouble(), 0.25);  // 4 of the pool's 16, weight 1
   EXPECT_EQ(a["pods"]["running"].GetInt(), 2);
   EXPECT_EQ(a["workloads"]["admitted"].GetInt(), 2);
+  // team-a is the victim: its pods preempted now and in all, as taskgov_pods{state="preempted"}
+  // and taskgov_preemptions_total{victim_team} count them.
+  EXPECT_EQ(a["pods"]["preempted"].GetInt(), 1);
+  EXPECT_EQ(a["preemptions"]["total"].GetInt(), 3);
+  ASSERT_TRUE(a["preemptions"]["byReason"].HasMember("reclaim"));
+  EXPECT_EQ(a["preemptions"]["byReason"]["reclaim"].GetInt(), 3);
 
   const rapidjson::Value& b = Find(d["items"], "name", "team-b");
   EXPECT_STREQ(b["quotas"][0]["usage"].GetString(), "0");
@@ -165,6 +180,8 @@ TEST_F(AdminApiTest, TeamsReportTheLedgersNumbers) {
   EXPECT_EQ(b["fairShareWeight"].GetDouble(), 2);
   EXPECT_EQ(b["pods"]["pending"].GetInt(), 3);
   EXPECT_EQ(b["workloads"]["pending"].GetInt(), 2);  // the gang counts once
+  EXPECT_EQ(b["pods"]["preempted"].GetInt(), 0);     // the preemptor lost nothing
+  EXPECT_EQ(b["preemptions"]["total"].GetInt(), 0);
 
   ASSERT_EQ(Get("/api/v1/teams/team-b", &d), 200);
   EXPECT_STREQ(d["kind"].GetString(), "Team");

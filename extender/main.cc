@@ -445,6 +445,7 @@ void BuildConsoleServer(Process& p) {
     sources.preemption_status = [preemption](std::string_view uid) {
       return preemption->StatusFor(uid);
     };
+    sources.preemptions = [preemption] { return PreemptionTotalsOf(preemption->Stats()); };
   }
   sources.reload_status = [&p] { return p.watcher->status(); };
   sources.clock = &p.clock;

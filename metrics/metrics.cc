@@ -892,20 +892,19 @@ void Metrics::Impl::CollectPreemptions(const Scrape& scrape, std::vector<MetricF
           ".",
       MetricType::Counter);
   std::map<std::pair<std::string, std::string>, double> kueue_preemptions;
-  const std::vector<PreemptionTotals::Count> none;
-  for (const PreemptionTotals::Count& c :
-       scrape.preemptions ? scrape.preemptions->preemptions : none) {
+  const PreemptionTotals none;
+  const PreemptionTotals& totals = scrape.preemptions ? *scrape.preemptions : none;
+  for (const CountedPreemption& c :
+       CountedPreemptions(totals, [&](std::string_view team) { return scrape.Live(team); })) {
+    preemptions.Value(L3{"team", "victim_team", "reason"}, L3{c.team, c.victim_team, c.reason},
+                      c.evictions);
+  }
+  for (const PreemptionTotals::Count& c : totals.preemptions) {
     const PreemptionReason* reason = PreemptionLabel(c.reason);
-    // Pods of no team preempted by plain priority are not a team's preemption.
     if (reason == nullptr || c.victim_team.empty() || !scrape.Live(c.team)) continue;
-    const double n = static_cast<double>(c.evictions);
-    if (scrape.Live(c.victim_team)) {
-      preemptions.Value(L3{"team", "victim_team", "reason"},
-                        L3{c.team, c.victim_team, reason->name}, n);
-    }
     // Kueue counts per preempting queue, whoever the victim was.
     kueue_preemptions[{std::string(scrape.ClusterQueue(c.team)),
-                       std::string(reason->kueue_reason)}] += n;
+                       std::string(reason->kueue_reason)}] += static_cast<double>(c.evictions);
   }
   out->push_back(preemptions.TakeSorted());
   if (!options_.kueue_compatible) return;
@@ -1127,5 +1126,19 @@ void Metrics::ObserveConfigReload(bool ok, int64_t unix_ms) {
 }
 std::string Metrics::Render() const { return impl_->Render(); }
 prometheus::Registry& Metrics::registry() { return impl_->registry(); }
+
+std::vector<CountedPreemption> CountedPreemptions(
+    const PreemptionTotals& totals, const std::function<bool(std::string_view team)>& live) {
+  std::vector<CountedPreemption> out;
+  for (const PreemptionTotals::Count& c : totals.preemptions) {
+    const PreemptionReason* reason = PreemptionLabel(c.reason);
+    // Pods of no team preempted by plain priority are not a team's preemption.
+    if (reason == nullptr || c.victim_team.empty() || !live(c.team) || !live(c.victim_team)) {
+      continue;
+    }
+    out.push_back({c.team, c.victim_team, reason->name, static_cast<double>(c.evictions)});
+  }
+  return out;
+}
 
 }  // namespace taskgov::metrics

@@ -149,6 +149,19 @@ struct PreemptionTotals {
   std::map<std::string, int64_t, std::less<>> preempted_pods;
 };
 
+// One series of taskgov_preemptions_total: the preemptor's team, the victim's, the reason's label.
+struct CountedPreemption {
+  std::string_view team;
+  std::string_view victim_team;
+  std::string_view reason;
+  double evictions = 0;
+};
+// The preemptions taskgov_preemptions_total counts, where `live` accepts both teams: a team's
+// preemptions only (not plain priority, not pods of no team). The one rule the metric and the
+// admin API's teams (victims' counts) read; views into `totals`.
+[[nodiscard]] std::vector<CountedPreemption> CountedPreemptions(
+    const PreemptionTotals& totals, const std::function<bool(std::string_view team)>& live);
+
 // The console listener's access checks (extender's ConsoleAccessStats fields of the same
 // names); monotonic.
 struct ConsoleAccessTotals {

@@ -143,6 +143,7 @@ async function render() {
   const main = document.getElementById('main');
   if (!page) {
     main.replaceChildren(el('h2', {}, 'No such page'), el('p', {}, el('a', {href: '#/dashboard'}, 'Dashboard')));
+    rendered();
     return;
   }
   try {
@@ -154,7 +155,16 @@ async function render() {
     document.body.dataset.ready = 'true';
   } catch (e) {
     if (!(e instanceof Unauthorized)) noteFailure(e.message);
+  } finally {
+    rendered();
   }
+}
+
+// Marks the end of a render, whatever its outcome: the route shown and a count (for a person
+// reading the DOM, and for the browser tests, which wait for them).
+function rendered() {
+  document.body.dataset.route = location.hash;
+  document.body.dataset.renders = String(Number(document.body.dataset.renders || 0) + 1);
 }
 
 function schedule() {
@@ -212,8 +222,8 @@ async function renderDashboard(r) {
     el('h3', {id: 'teams-h'}, 'Teams'),
     el('table', {class: 'teams'},
       el('thead', {}, el('tr', {},
-        ['Team', 'Running pods', 'Pending pods', 'Pending workloads', 'Average wait', 'Preempted']
-          .map(h => el('th', {scope: 'col'}, h)))),
+        ['Team', 'Running pods', 'Pending pods', 'Pending workloads', 'Average wait', 'Preempted now',
+          'Preempted (total)'].map(h => el('th', {scope: 'col'}, h)))),
       el('tbody', {}, shown.map(t => {
         const pending = (byTeam[t.name] || []).filter(w => w.state === 'Pending');
         const wait = pending.length ? Math.round(pending.reduce((s, w) => s + w.waitSeconds, 0) / pending.length) : null;
@@ -223,7 +233,9 @@ async function renderDashboard(r) {
           el('td', {class: 'num'}, t.pods.pending),
           el('td', {class: 'num'}, t.workloads.pending),
           el('td', {class: 'num'}, wait === null ? '–' : duration(wait)),
-          el('td', {class: 'num'}, (byTeam[t.name] || []).filter(w => w.preemption).length));
+          // The team's own pods preempted (it is the victim): being evicted now, and in all.
+          el('td', {class: 'num'}, t.pods.preempted),
+          el('td', {class: 'num', title: preemptionReasons(t.preemptions)}, t.preemptions.total));
       })))));
 
   out.push(el('section', {'aria-labelledby': 'alloc-h'},
@@ -294,6 +306,11 @@ function trend(history, resource) {
       points: l.points.map(([t, v]) => x(t).toFixed(1) + ',' + y(v).toFixed(1)).join(' ')})));
   section.append(chart, el('p', {class: 'legend'}, lines.map(l => el('span', {class: 'key line ' + l.cls}, l.name))));
   return section;
+}
+
+// "Reclaim 4, InTeamPriority 1": what a team's preemptions were for.
+function preemptionReasons(p) {
+  return Object.entries(p.byReason).map(([reason, n]) => reason + ' ' + n).join(', ') || 'none';
 }
 
 function shareText(share) {

@@ -1,0 +1,244 @@
+// The console tells the truth (issue 38): one headless Chromium, driven over the DevTools
+// protocol (e2e/browser.h), reads every page of the console from the real binary in a scenario
+// with borrowing, a reclaim under way (victims terminating), a waiting gang, lone pods that wait
+// for different reasons and a pod asking for an instance type its team has no quota on — and
+// holds each number and sentence it shows to the admin API and /metrics of the same instant.
+//
+// Chromium: Debian's `chromium` (tools/bootstrap installs it); the test is skipped without it.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cmath>
+#include <regex>
+
+#include "e2e/browser.h"
+#include "e2e/scenario_test_util.h"
+#include "metrics/testing/exposition.h"
+
+namespace taskgov::e2e {
+namespace {
+
+constexpr char kChromium[] = "/usr/bin/chromium";
+constexpr char kTrn1[] = "ml.trn1.32xlarge";
+
+// The demo's policy (e2e/demo.cc): a and b share ml.p5.48xlarge, c, d and e ml.g5.12xlarge.
+constexpr char kPolicy[] = R"(apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+taskPrioritization: TaskRanking
+idleComputeAllocation: FairShare
+priorityClasses:
+  - {name: inference, weight: 100}
+  - {name: training, weight: 75}
+  - {name: experimentation, weight: 25}
+preemption: {gracePeriodSeconds: 120, minimumRuntimeSeconds: 0}
+defaultCohort: hyperpod
+teams:
+  - name: a
+    sharing: {strategy: LendAndBorrow, borrowLimit: 50}
+    preemptTeamTasks: LowerPriority
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 8}]
+  - name: b
+    sharing: {strategy: LendAndBorrow, borrowLimit: 100}
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 8}]
+  - name: c
+    sharing: {strategy: Lend}
+    compute: [{instanceType: ml.g5.12xlarge, accelerators: 4}]
+  - name: d
+    fairShareWeight: 3
+    sharing: {strategy: LendAndBorrow, borrowLimit: 200}
+    compute: [{instanceType: ml.g5.12xlarge, accelerators: 2}]
+  - name: e
+    fairShareWeight: 1
+    sharing: {strategy: LendAndBorrow, borrowLimit: 200}
+    compute: [{instanceType: ml.g5.12xlarge, accelerators: 2}]
+)";
+
+std::string Json(const rapidjson::Value& v) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  v.Accept(w);
+  return buffer.GetString();
+}
+
+// JavaScript: the text of each cell of the rows matching `selector`, as arrays.
+std::string RowsOf(const std::string& selector) {
+  rapidjson::Value quoted(selector.c_str(), static_cast<rapidjson::SizeType>(selector.size()));
+  return "[...document.querySelectorAll(" + Json(quoted) +
+         ")].map(r => [...r.querySelectorAll('th,td')].map(c => c.textContent.trim()))";
+}
+
+class ConsoleTruthTest : public ScenarioTest {
+ protected:
+  void SetUp() override {
+    if (::access(kChromium, X_OK) != 0) GTEST_SKIP() << "no " << kChromium << " (tools/bootstrap)";
+    ScenarioTest::SetUp();
+  }
+
+  std::string Base() const {
+    return "http://127.0.0.1:" + std::to_string(harness_->extender().console_port());
+  }
+
+  void OpenBrowser() {
+    common::Result<std::unique_ptr<Browser>> b =
+        Browser::Start(kChromium, ::testing::TempDir() + "/chromium-truth");
+    ASSERT_TRUE(b.ok()) << b.error().message;
+    browser_ = std::move(*b);
+    // The sign-in link: the token is kept for the session, the address bar cleaned.
+    ASSERT_TRUE(browser_->Navigate(Base() + "/#/dashboard?token=t-admin").ok());
+    ASSERT_TRUE(WaitRendered("#/dashboard")) << Dom();
+  }
+
+  // Waits until the console finished a render of `hash` (successful or not).
+  bool WaitRendered(const std::string& hash) {
+    common::Result<rapidjson::Document> r = browser_->Evaluate(
+        "new Promise(ok => { const t0 = Date.now(); (function wait() {"
+        " if (document.body.dataset.route === '" +
+        hash +
+        "') ok(true);"
+        " else if (Date.now() - t0 > 15000) ok(false); else setTimeout(wait, 20); })(); })");
+    return r.ok() && r->IsBool() && r->GetBool();
+  }
+
+  // Shows `route` ("dashboard", "tasks?team=a", ...) freshly rendered.
+  void Show(const std::string& route) {
+    const std::string hash = "#/" + route;
+    std::string error;
+    EXPECT_EQ(browser_->Text("document.body.dataset.route = ''; if (location.hash === '" + hash +
+                                 "') render(); else location.hash = '" + hash + "'; 'ok'",
+                             &error),
+              "ok")
+        << error;
+    ASSERT_TRUE(WaitRendered(hash)) << route << " did not render\n" << Dom();
+  }
+
+  std::string Dom() { return browser_->Text("document.body.outerHTML.slice(0, 3000)"); }
+
+  // The rows matching `selector`, each as its cells' text.
+  std::vector<std::vector<std::string>> Rows(const std::string& selector) {
+    common::Result<rapidjson::Document> v = browser_->Evaluate(RowsOf(selector));
+    std::vector<std::vector<std::string>> rows;
+    if (!v.ok() || !v->IsArray()) {
+      ADD_FAILURE() << selector << ": " << (v.ok() ? Json(*v) : v.error().message);
+      return rows;
+    }
+    for (const auto& row : v->GetArray()) {
+      rows.emplace_back();
+      for (const auto& cell : row.GetArray()) rows.back().push_back(cell.GetString());
+    }
+    return rows;
+  }
+  std::vector<std::string> Row(const std::string& selector) {
+    std::vector<std::vector<std::string>> rows = Rows(selector);
+    EXPECT_EQ(rows.size(), 1u) << selector << "\n" << Dom();
+    return rows.empty() ? std::vector<std::string>{} : rows[0];
+  }
+  // The header texts of the table `selector`.
+  std::vector<std::string> Headers(const std::string& table) { return Row(table + " thead tr"); }
+  // The cell of `row` under the column titled `title` of `table`.
+  std::string Cell(const std::string& table, const std::vector<std::string>& row,
+                   const std::string& title) {
+    const std::vector<std::string> headers = Headers(table);
+    for (size_t i = 0; i < headers.size() && i < row.size(); ++i) {
+      if (headers[i] == title) return row[i];
+    }
+    ADD_FAILURE() << "no column '" << title << "' in " << table;
+    return "";
+  }
+
+  // A page that rendered without a console message, exception or failed request.
+  void ExpectClean(const std::string& what) {
+    for (const std::string& m : browser_->Messages()) ADD_FAILURE() << what << ": " << m;
+    browser_->ClearMessages();
+    EXPECT_EQ(browser_->Text("document.body.dataset.failedRequests || ''"), "") << what;
+    EXPECT_EQ(browser_->Text("document.body.dataset.scriptErrors || ''"), "") << what;
+  }
+
+  metrics::testing::Exposition Scrape() {
+    common::Result<metrics::testing::Exposition> m = h().extender().ScrapeMetrics();
+    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
+    return m.ok() ? *m : metrics::testing::Exposition{};
+  }
+  static std::string Int(std::optional<double> v) {
+    return v ? std::to_string(std::llround(*v)) : "(no series)";
+  }
+
+  // The scenario: c and e use their own g5 quota; d's gang waits for the pool; d asks for p5,
+  // where it has no quota; e asks for more than a g5 node has; a borrows 4 of b's p5 GPUs and b
+  // takes them back — the evictions are accepted and the victims still terminate when it ends.
+  void BuildScenario() {
+    HarnessOptions options;
+    options.config["policy.yaml"] = kPolicy;
+    StartHarness(std::move(options));
+    h().api().SetAccessReviews({{"t-admin", "admin", {}}},
+                               {{"admin", "get", "taskgov.io", "workloads", ""}});
+    std::vector<PodSpec> pods;
+    for (int i = 0; i < 4; ++i)
+      pods.push_back(GpuPod("c", "c-" + std::to_string(i), 1, "training", kG5));
+    for (int i = 0; i < 2; ++i)
+      pods.push_back(GpuPod("e", "e-" + std::to_string(i), 1, "training", kG5));
+    SubmitAll(pods);
+    ASSERT_TRUE(h().RunUntil([&] { return Running("c", kG5) == 4 && Running("e", kG5) == 2; }, 5));
+    std::vector<PodSpec> gang;
+    for (int i = 0; i < 2; ++i) {
+      PodSpec spec = GpuPod("d", "d-gang-" + std::to_string(i), 2, "training", kG5);
+      spec.labels["kueue.x-k8s.io/pod-group-name"] = "d-gang";
+      spec.annotations["kueue.x-k8s.io/pod-group-total-count"] = "2";
+      gang.push_back(spec);
+    }
+    SubmitAll(gang);
+    SubmitAll({GpuPod("d", "d-p5", 1, "training", kP5), GpuPod("e", "e-big", 5, "training", kG5)});
+    pods.clear();
+    for (int i = 0; i < 12; ++i) pods.push_back(GpuPod("a", "a-" + std::to_string(i)));
+    SubmitAll(pods);
+    ASSERT_TRUE(h().RunUntil([&] { return Running("a") == 12; }, 5));
+    (void)h().Step();  // the kubelet starts them
+    pods.clear();
+    for (int i = 0; i < 8; ++i) {
+      PodSpec spec = GpuPod("b", "b-" + std::to_string(i), 1, "inference");
+      spec.priority = 1000;
+      pods.push_back(spec);
+    }
+    SubmitAll(pods);
+    (void)h().Step();
+    ASSERT_TRUE(
+        h().api().WaitFor([&] { return h().Evictions().size() == 4; }, std::chrono::seconds(10)))
+        << h().Logs();
+    ASSERT_TRUE(h().Sync().ok());
+  }
+
+  std::unique_ptr<Browser> browser_;
+};
+
+TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
+  BuildScenario();
+  OpenBrowser();
+  ExpectClean("dashboard");
+
+  // Item 1: a's preempted pods are a's (the victims), as /metrics counts them.
+  {
+    Show("dashboard");
+    const metrics::testing::Exposition m = Scrape();
+    double total = 0;
+    for (const auto& s : m.All("taskgov_preemptions_total")) {
+      if (s.labels.at("victim_team") == "a") total += s.value;
+    }
+    EXPECT_EQ(total, 4);
+    const std::vector<std::string> a = Row("table.teams tbody tr[data-team='a']");
+    const std::vector<std::string> b = Row("table.teams tbody tr[data-team='b']");
+    EXPECT_EQ(Cell("table.teams", a, "Preempted now"),
+              Int(m.Value("taskgov_pods", {{"team", "a"}, {"state", "preempted"}})));
+    EXPECT_EQ(Cell("table.teams", a, "Preempted now"), "4");
+    EXPECT_EQ(Cell("table.teams", a, "Preempted (total)"), Int(total));
+    EXPECT_EQ(Cell("table.teams", b, "Preempted now"), "0");
+    EXPECT_EQ(Cell("table.teams", b, "Preempted (total)"), "0");
+    ExpectClean("dashboard, preempted");
+  }
+}
+
+}  // namespace
+}  // namespace taskgov::e2e
