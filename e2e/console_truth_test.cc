@@ -19,6 +19,7 @@
 #include "e2e/browser.h"
 #include "e2e/scenario_test_util.h"
 #include "metrics/testing/exposition.h"
+#include "scheduler/common/testing/http_client.h"
 
 namespace taskgov::e2e {
 namespace {
@@ -158,6 +159,17 @@ class ConsoleTruthTest : public ScenarioTest {
     EXPECT_EQ(browser_->Text("document.body.dataset.scriptErrors || ''"), "") << what;
   }
 
+  // GET `target` of the admin API, parsed.
+  rapidjson::Document Api(const std::string& target) {
+    rapidjson::Document doc;
+    common::Result<common::testing::HttpReply> r = h().extender().Admin(target, "t-admin");
+    EXPECT_TRUE(r.ok() && r->status == 200)
+        << target << ": " << (r.ok() ? r->body : r.error().message);
+    if (r.ok()) doc.Parse(r->body.c_str());
+    if (!doc.IsObject()) doc.SetObject();
+    return doc;
+  }
+
   metrics::testing::Exposition Scrape() {
     common::Result<metrics::testing::Exposition> m = h().extender().ScrapeMetrics();
     EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
@@ -237,6 +249,27 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
     EXPECT_EQ(Cell("table.teams", b, "Preempted now"), "0");
     EXPECT_EQ(Cell("table.teams", b, "Preempted (total)"), "0");
     ExpectClean("dashboard, preempted");
+  }
+
+  // Item 2: capacity no team has quota on is capacity too: the trn1 node's 16 Neuron devices.
+  {
+    const rapidjson::Document cluster = Api("/api/v1/cluster");
+    const rapidjson::Value* trn1 = nullptr;
+    for (const auto& f : cluster["flavors"].GetArray()) {
+      if (std::string(f["name"].GetString()) == kTrn1) trn1 = &f;
+    }
+    ASSERT_NE(trn1, nullptr) << Json(cluster);
+    EXPECT_EQ((*trn1)["nodes"].GetInt(), 1);
+    EXPECT_STREQ((*trn1)["allocatable"]["aws.amazon.com/neuron"].GetString(), "16");
+    EXPECT_EQ((*trn1)["nominalQuota"].MemberCount(), 0u) << "no team has quota there";
+    Show("dashboard");
+    const std::string card = browser_->Text(
+        "[...document.querySelectorAll('.card')].filter(c => c.querySelector('h4').textContent "
+        "=== '" +
+        std::string(kTrn1) + "').map(c => c.textContent).join('|')");
+    EXPECT_NE(card.find("1 node"), std::string::npos) << card;
+    EXPECT_NE(card.find("aws.amazon.com/neuron0 of 16 in use"), std::string::npos) << card;
+    EXPECT_NE(card.find("no team has quota"), std::string::npos) << card;
   }
 }
 

@@ -360,7 +360,9 @@ void TeamCounts(Writer& w, NameId team_id, const TeamsRead& read,
 
 // ---- flavors ----
 
-// A flavor the policy gives quota on: its nodes, their capacity and use, the teams' nominal sum.
+// A flavor of the cluster (a node has it) or of the policy (a team has quota on it): its nodes,
+// their capacity and use, the teams' nominal sum. Nodes of no flavor (no instance-type label
+// the policy knows) are one more, named "".
 struct FlavorUse {
   std::string flavor;
   size_t nodes = 0, schedulable = 0;
@@ -379,11 +381,17 @@ std::vector<FlavorUse> ReadFlavors(const scheduler::ledger::QuotaBook& book,
       }
     }
   }
+  for (NameId id : cluster.nodes().FlavorsWithNodes()) {
+    (void)flavors[id == scheduler::state::kNoFlavor
+                      ? std::string()
+                      : std::string(scheduler::model::FlavorNames().Name(id))];
+  }
   std::vector<FlavorUse> out;
   for (auto& [name, f] : flavors) {
     f.flavor = name;
-    for (const auto& [node, view] :
-         cluster.nodes().NodesOfFlavor(scheduler::model::FlavorNames().Intern(name))) {
+    const NameId id =
+        name.empty() ? scheduler::state::kNoFlavor : scheduler::model::FlavorNames().Intern(name);
+    for (const auto& [node, view] : cluster.nodes().NodesOfFlavor(id)) {
       ++f.nodes;
       f.schedulable += view.schedulable;
       f.allocatable.Add(view.allocatable);

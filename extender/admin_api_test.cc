@@ -331,6 +331,17 @@ TEST_F(AdminApiTest, ClusterAndPolicy) {
   EXPECT_STREQ(p5["allocatable"][kGpu].GetString(), "16");
   EXPECT_STREQ(p5["inUse"][kGpu].GetString(), "12");
   EXPECT_STREQ(p5["nominalQuota"][kGpu].GetString(), "16");
+  // A node of an instance type no team has quota on is capacity too; so is one of no type.
+  cluster_.OnNodeUpsert(NodeBuilder("trn1-0")
+                            .InstanceType("ml.trn1.32xlarge")
+                            .Allocatable("aws.amazon.com/neuron", "16"));
+  cluster_.OnNodeUpsert(NodeBuilder("bare-0").Allocatable("cpu", "4"));
+  ASSERT_EQ(Get("/api/v1/cluster", &d), 200);
+  const rapidjson::Value& trn1 = Find(d["flavors"], "name", "ml.trn1.32xlarge");
+  EXPECT_EQ(trn1["nodes"].GetInt(), 1);
+  EXPECT_STREQ(trn1["allocatable"]["aws.amazon.com/neuron"].GetString(), "16");
+  EXPECT_EQ(trn1["nominalQuota"].MemberCount(), 0u);
+  EXPECT_STREQ(Find(d["flavors"], "name", "")["allocatable"]["cpu"].GetString(), "4");
   ASSERT_EQ(Get("/api/v1/policy", &d), 200);
   EXPECT_STREQ(d["taskPrioritization"].GetString(), "TaskRanking");
   EXPECT_STREQ(d["priorityClasses"][0]["name"].GetString(), "training");

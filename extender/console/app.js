@@ -194,10 +194,11 @@ async function renderDashboard(r) {
     el('h3', {id: 'cluster-h'}, 'Cluster'),
     el('div', {class: 'cards'}, cluster.flavors
       .filter(f => !flavorFilter || f.name === flavorFilter)
-      .map(f => el('article', {class: 'card'},
-        el('h4', {}, f.name),
+      .map(f => el('article', {class: 'card', 'data-flavor': f.name},
+        el('h4', {}, f.name || '(no instance type)'),
         el('p', {class: 'muted'}, f.nodes + (f.nodes === 1 ? ' node' : ' nodes') +
           (f.nodes === 0 ? ' (quota for capacity not in the cluster yet)' : '') +
+          (f.nodes > 0 && Object.keys(f.nominalQuota).length === 0 ? ' (no team has quota on it)' : '') +
           (f.schedulableNodes < f.nodes ? ', ' + (f.nodes - f.schedulableNodes) + ' unschedulable' : '')),
         Object.keys(f.allocatable).length === 0 ? el('p', {}, 'No allocatable capacity') :
           el('dl', {class: 'meters'}, Object.entries(f.allocatable).flatMap(([res, alloc]) => {
@@ -208,7 +209,8 @@ async function renderDashboard(r) {
               el('span', {class: 'num'}, (f.inUse[res] || '0') + ' of ' + alloc + ' in use (' + percent(used, total) + ')'))];
           })))))));
 
-  const flavors = [...new Set(teams.items.flatMap(t => t.quotas.map(q => q.flavor)))].sort();
+  const flavors = [...new Set([...cluster.flavors.map(f => f.name),
+    ...teams.items.flatMap(t => t.quotas.map(q => q.flavor))])].filter(Boolean).sort();
   out.push(el('div', {class: 'filters', role: 'group', 'aria-label': 'Filters'},
     select('Team', 'team', teamFilter, teams.items.map(t => t.name)),
     select('Instance type', 'flavor', flavorFilter, flavors),
