@@ -271,6 +271,19 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
     EXPECT_NE(card.find("aws.amazon.com/neuron0 of 16 in use"), std::string::npos) << card;
     EXPECT_NE(card.find("no team has quota"), std::string::npos) << card;
   }
+
+  // Item 3: d's pod selects ml.p5.48xlarge, where d has no quota: that is the whole truth.
+  {
+    const rapidjson::Document why = Api("/api/v1/workloads/" + Ns("d") + "/d-p5/explanation");
+    EXPECT_STREQ(why["outlook"].GetString(), "NeverFits") << Json(why);
+    const std::string summary = why["summary"].GetString();
+    EXPECT_NE(summary.find("can never run as it is: d has no quota on ml.p5.48xlarge"),
+              std::string::npos)
+        << summary;
+    Show("tasks/" + Ns("d") + "/d-p5");
+    EXPECT_EQ(browser_->Text("document.getElementById('why').textContent"), summary);
+    ExpectClean("task d-p5");
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "scheduler/decisions/fair_share.h"
+#include "scheduler/decisions/placement.h"
 #include "scheduler/model/pod_identity.h"
 #include "scheduler/model/quantity.h"
 
@@ -137,13 +138,32 @@ std::string Amounts(const ResourceList& list) {
   return out.empty() ? std::string("nothing") : out;
 }
 
-// The candidate nodes of `flavor`; false (a lasting failure) when there are none.
-bool NodesCheck(const Snapshot& snap, NameId flavor, FlavorExplanation* fe) {
+// Which nodes of `flavor` the pod's taints, node selector and required affinity let it go to.
+NodeEligibility EligibilityOn(const ClusterState& cluster, NameId flavor, const Pod& pod) {
+  std::vector<std::shared_ptr<const model::NodePlacement>> nodes;
+  for (auto& [name, view] : cluster.nodes().NodesOfFlavor(flavor)) nodes.push_back(view.placement);
+  NodeEligibility eligibility;
+  eligibility.Compute(pod.node_selector, pod.placement.get(), nodes);
+  return eligibility;
+}
+
+// The candidate nodes of `flavor` (the nodes kube-scheduler would send: the pod may go there);
+// false (a lasting failure) when there are none — none in the cluster, or none it may go to.
+bool NodesCheck(const Snapshot& snap, const ClusterState& cluster, NameId flavor,
+                FlavorExplanation* fe) {
   const size_t count = std::count_if(snap.fits.begin(), snap.fits.end(),
                                      [&](const NodeFit& f) { return f.flavor == flavor; });
   if (count == 0) {
-    fe->checks.push_back(Failed("nodes", "the cluster has no " + fe->flavor + " node",
-                                fe->flavor + " nodes must join the cluster"));
+    const NodeEligibility eligibility = EligibilityOn(cluster, flavor, *snap.subject.pod);
+    if (eligibility.accepts.empty()) {
+      fe->checks.push_back(Failed("nodes", "the cluster has no " + fe->flavor + " node",
+                                  fe->flavor + " nodes must join the cluster"));
+    } else {
+      fe->checks.push_back(Failed("nodes", eligibility.Explain(fe->flavor, snap.subject.pod->key()),
+                                  "its nodeSelector, node affinity and tolerations must allow " +
+                                      fe->flavor + " nodes, to use " + snap.subject.team->name +
+                                      "'s quota there"));
+    }
     fe->checks.back().lasting = true;
     return false;
   }
@@ -313,7 +333,7 @@ FlavorExplanation ExplainFlavor(Snapshot& snap, const ClusterState& cluster, con
   FlavorExplanation fe;
   fe.flavor = fq.flavor;
   fe.mode = mode;
-  if (NodesCheck(snap, flavor, &fe)) {
+  if (NodesCheck(snap, cluster, flavor, &fe)) {
     const std::optional<NameId> there =
         HeldOn(snap, flavor) ? std::nullopt : HeldElsewhere(snap, flavor);
     if (there) {
@@ -344,7 +364,8 @@ const Check* FirstFailed(const std::vector<Check>& checks) {
 void Summarize(const Subject& me, Explanation* out) {
   const std::string who = WhoOf(me);
   if (const Check* c = FirstFailed(out->checks)) {
-    out->summary = who + " waits: " + c->detail + ". To run: " + c->change + ".";
+    out->summary = who + (c->lasting ? " can never run as it is: " : " waits: ") + c->detail +
+                   ". To run: " + c->change + ".";
     return;
   }
   for (const FlavorExplanation& fe : out->flavors) {
@@ -373,6 +394,37 @@ void Summarize(const Subject& me, Explanation* out) {
                    ". To run: " + c->change + ".";
     return;
   }
+}
+
+// The instance types the pod may go to at all (its nodeSelector, affinity and tolerations, over
+// every node of the cluster) against those its team has quota on: a lasting failure when it may
+// go only where the team has none — "team d has no quota on ml.p5.48xlarge: it can never run".
+// Nothing when no node takes it at all (the flavors' checks say why) or it may use some of them.
+void InstanceTypeCheck(const Subject& me, const ClusterState& cluster, Explanation* out) {
+  std::vector<std::string> allowed;
+  for (const NameId flavor : cluster.nodes().FlavorsWithNodes()) {
+    if (flavor == state::kNoFlavor || EligibilityOn(cluster, flavor, *me.pod).accepted == 0) {
+      continue;
+    }
+    const std::string name(FlavorNames().Name(flavor));
+    if (std::any_of(me.team->flavors.begin(), me.team->flavors.end(),
+                    [&](const FlavorQuota& fq) { return fq.flavor == name; })) {
+      return;  // it may use one of the team's flavors
+    }
+    allowed.push_back(name);
+  }
+  if (allowed.empty()) return;
+  std::string where, quota;
+  for (const std::string& f : allowed) where += (where.empty() ? "" : ", ") + f;
+  for (const FlavorQuota& fq : me.team->flavors) quota += (quota.empty() ? "" : ", ") + fq.flavor;
+  out->checks.push_back(
+      Failed("instanceType",
+             me.team->name + " has no quota on " + where + ", the only instance type" +
+                 (allowed.size() == 1 ? "" : "s") + " its nodeSelector and node affinity allow",
+             (quota.empty() ? std::string("the team needs quota there")
+                            : "ask for an instance type " + me.team->name + " has quota on (" +
+                                  quota + "), or give " + me.team->name + " quota on " + where)));
+  out->checks.back().lasting = true;
 }
 
 }  // namespace
@@ -414,6 +466,7 @@ Explanation Explain(Snapshot& snapshot, const QuotaBook& book, const ClusterStat
                    [](const NodeFit& fit) { return fit.room; })) {
     TakeAhead(book, cluster, queue_lookahead, &snapshot);
   }
+  InstanceTypeCheck(me, cluster, &out);
   bool never = !me.team->flavors.empty();
   for (Mode mode : {Mode::kWithinNominal, Mode::kBorrowing}) {
     for (const FlavorQuota& fq : me.team->flavors) {
@@ -425,7 +478,9 @@ Explanation Explain(Snapshot& snapshot, const QuotaBook& book, const ClusterStat
                                 "the team needs a compute quota"));
     never = true;
   }
-  out.outlook = never ? Outlook::kNeverFits : Outlook::kWaiting;
+  const bool lasting = std::any_of(out.checks.begin(), out.checks.end(),
+                                   [](const Check& c) { return !c.passed && c.lasting; });
+  out.outlook = never || lasting ? Outlook::kNeverFits : Outlook::kWaiting;
   Summarize(me, &out);
   return out;
 }

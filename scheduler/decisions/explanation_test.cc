@@ -29,10 +29,11 @@ class ExplanationTest : public testing::AdmissionFixture {
  protected:
   // Whether the filter admits `pod` on some node (a reservation taken, then given back by
   // forgetting the pod).
-  bool Admits(const Pod& pod) {
+  // `nodes`: those kube-scheduler sends (default: every node).
+  bool Admits(const Pod& pod, const std::vector<std::string>& nodes = {}) {
     FilterArgs args;
     args.pod = pod;
-    args.node_names = nodes_;
+    args.node_names = nodes.empty() ? nodes_ : nodes;
     const bool admitted = !admission_->Filter(args).feasible.empty();
     (void)book_->Release(pod.uid);
     return admitted;
@@ -200,6 +201,40 @@ TEST_F(ExplanationTest, QuotaOnAnInstanceTypeWithoutNodes) {
   EXPECT_FALSE(nodes.passed);
   EXPECT_EQ(nodes.change, "ml.g5.12xlarge nodes must join the cluster");
   EXPECT_EQ(e.outlook, Outlook::kNeverFits);
+}
+
+// A pod that selects an instance type its team has no quota on is judged there, as
+// kube-scheduler sends it there: it can never run, whatever the team's other flavors hold.
+TEST_F(ExplanationTest, AnInstanceTypeTheTeamHasNoQuotaOnNeverFits) {
+  Start(PolicyBuilder().Team("team-d").Quota(kG5, kGpu, 2).Build());
+  AddNodes("p5", kP5, 2, 8);
+  AddNodes("g5", kG5, 2, 4);
+  const Pod pod = PodBuilder("w-0")
+                      .Namespace("ns-team-d")
+                      .Gpus(1)
+                      .NodeSelector("node.kubernetes.io/instance-type", kP5);
+  const Explanation e = admission_->Explain(pod);
+  EXPECT_EQ(e.outlook, Outlook::kNeverFits);
+  EXPECT_EQ(e.summary,
+            "ns-team-d/w-0 can never run as it is: team-d has no quota on ml.p5.48xlarge, the "
+            "only instance type its nodeSelector and node affinity allow. To run: ask for an "
+            "instance type team-d has quota on (ml.g5.12xlarge), or give team-d quota on "
+            "ml.p5.48xlarge.");
+  // Its team's flavor is not where it may go: no g5 node takes it.
+  const Check& nodes = CheckOf(Pass(e, kG5, Ledger::Mode::kWithinNominal), "nodes");
+  EXPECT_FALSE(nodes.passed);
+  EXPECT_EQ(nodes.detail,
+            "no ml.g5.12xlarge node accepts ns-team-d/w-0: 2 nodes not matching its nodeSelector");
+  EXPECT_FALSE(Admits(pod, {"p5-0", "p5-1"}));  // the nodes its selector allows
+
+  // Selecting g5 (or nothing), it is judged on its team's g5 quota.
+  const Explanation g5 =
+      admission_->Explain(PodBuilder("w-1")
+                              .Namespace("ns-team-d")
+                              .Gpus(1)
+                              .NodeSelector("node.kubernetes.io/instance-type", kG5));
+  EXPECT_EQ(g5.outlook, Outlook::kAdmissible);
+  EXPECT_EQ(admission_->Explain(GpuPod("w-2", "team-d", 1)).outlook, Outlook::kAdmissible);
 }
 
 TEST_F(ExplanationTest, QueueOrderNamesThePodAheadAndThePriority) {
