@@ -73,6 +73,39 @@ std::string RowsOf(const std::string& selector) {
          ")].map(r => [...r.querySelectorAll('th,td')].map(c => c.textContent.trim()))";
 }
 
+// A failed quota row of the console's rules: what "To pass" says is the arithmetic of what
+// "Found" shows beside it (the numbers of one resource, as explanation.cc writes them).
+void ExpectToPassFromFound(const std::string& found, const std::string& to_pass) {
+  std::smatch f;
+  ASSERT_TRUE(std::regex_search(
+      found, f,
+      std::regex(
+          R"(needs (\d+), in use (\d+) of (\d+) \(nominal (\d+)[^)]*\)(; (\d+) of it from the cohort's pool, which has (\d+) free( \(other teams borrow (\d+)\))?)?)")))
+      << found;
+  const long need = std::stol(f[1]), in_use = std::stol(f[2]), limit = std::stol(f[3]);
+  const std::string why = "Found: " + found + "\nTo pass: " + to_pass;
+  std::smatch m;
+  if (std::regex_search(to_pass, m, std::regex(R"(must use (\d+) \S+ less)"))) {
+    EXPECT_EQ(std::stol(m[1]), in_use + need - limit) << why;
+    EXPECT_LE(std::stol(m[1]), in_use) << why;
+  } else if (std::regex_search(to_pass, m, std::regex(R"(it needs (\d+) \S+, more than)"))) {
+    EXPECT_EQ(std::stol(m[1]), need) << why;
+    EXPECT_GT(need, limit) << why;
+  } else if (std::regex_search(to_pass, m, std::regex(R"(must have (\d+) \S+ more idle)"))) {
+    ASSERT_TRUE(f[5].matched) << why;
+    EXPECT_EQ(std::stol(m[1]), std::stol(f[6]) - std::stol(f[7])) << why;
+    ASSERT_TRUE(f[8].matched) << why;
+    const long borrowed = std::stol(f[9]);
+    if (borrowed == 0) {
+      EXPECT_NE(to_pass.find("nobody else borrows"), std::string::npos) << why;
+    } else {
+      EXPECT_NE(to_pass.find("other teams borrow " + std::string(f[9])), std::string::npos) << why;
+    }
+  } else if (to_pass.find("grow by") == std::string::npos) {
+    ADD_FAILURE() << "no remedy derived from the numbers: " << why;
+  }
+}
+
 class ConsoleTruthTest : public ScenarioTest {
  protected:
   void SetUp() override {
@@ -283,6 +316,25 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
     Show("tasks/" + Ns("d") + "/d-p5");
     EXPECT_EQ(browser_->Text("document.getElementById('why').textContent"), summary);
     ExpectClean("task d-p5");
+  }
+
+  // Item 4: d's gang needs 4 GPUs, twice its nominal 2, while d uses none and nobody borrows on
+  // ml.g5.12xlarge: every "To pass" is derived from the numbers beside it.
+  {
+    Show("tasks/" + Ns("d") + "/d-gang");
+    const std::vector<std::vector<std::string>> rows = Rows("table.rules tr.fail");
+    int quota_rows = 0;
+    for (const std::vector<std::string>& row : rows) {
+      ASSERT_EQ(row.size(), 4u);
+      if (row[1] != "quota") continue;
+      ++quota_rows;
+      ExpectToPassFromFound(row[2], row[3]);
+    }
+    EXPECT_EQ(quota_rows, 2) << "within nominal and borrowing\n" << Dom();
+    const std::string text = browser_->Text("document.getElementById('rules').textContent");
+    EXPECT_EQ(text.find("d must use"), std::string::npos) << text;
+    EXPECT_EQ(text.find("borrowed pods"), std::string::npos) << text;
+    ExpectClean("task d-gang");
   }
 }
 

@@ -548,7 +548,8 @@ void WriteFlavorExplanation(Writer& w, const scheduler::decisions::FlavorExplana
                                       {"limit", l.limit},
                                       {"borrowingLimit", l.borrowing_limit},
                                       {"poolUsed", l.pool_used},
-                                      {"poolCapacity", l.pool_capacity}}) {
+                                      {"poolCapacity", l.pool_capacity},
+                                      {"othersBorrowed", l.others_borrowed}}) {
       w.Key(key);
       Quantity(w, l.resource, amount);
     }

@@ -311,8 +311,10 @@ TEST_F(AdminApiTest, AWaitingGangIsExplainedRuleByRule) {
   const rapidjson::Value& quota = Find(nominal["checks"], "rule", "quota");
   EXPECT_FALSE(quota["passed"].GetBool());
   EXPECT_STREQ(quota["change"].GetString(),
-               "the cohort must have 4 nvidia.com/gpu more idle on ml.p5.48xlarge: other teams' "
-               "borrowed pods finishing or reclaimed, or more quota lent to it");
+               "the cohort must have 4 nvidia.com/gpu more idle on ml.p5.48xlarge: other teams "
+               "borrow 4 nvidia.com/gpu there, their borrowed pods finishing or reclaimed, or "
+               "more quota lent to it");
+  EXPECT_STREQ(nominal["quota"][0]["othersBorrowed"].GetString(), "4");
   EXPECT_TRUE(Find(nominal["checks"], "rule", "room")["passed"].GetBool());
   EXPECT_TRUE(Find(nominal["checks"], "rule", "room")["change"].IsNull());
 

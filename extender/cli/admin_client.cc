@@ -271,6 +271,7 @@ common::Result<Explanation> DecodeExplanation(const Value& reply) {
           line.borrowing_limit = OptionalString(q, "borrowingLimit");
           line.pool_used = StringField(q, "poolUsed");
           line.pool_capacity = StringField(q, "poolCapacity");
+          line.others_borrowed = OptionalString(q, "othersBorrowed").value_or("-");
           line.fits = BoolField(q, "fits");
           flavor.quota.push_back(std::move(line));
         }

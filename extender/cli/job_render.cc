@@ -241,10 +241,11 @@ void RenderWhy(const Explanation& why, const rapidjson::Value& raw, OutputFormat
     if (f.quota.empty()) continue;
     std::vector<std::vector<std::string>> rows = {{"", "RESOURCE", "NEED", "IN-USE", "NOMINAL",
                                                    "LIMIT", "BORROWING-LIMIT", "POOL-USED",
-                                                   "POOL-CAPACITY"}};
+                                                   "POOL-CAPACITY", "OTHERS-BORROW"}};
     for (const ExplanationQuota& q : f.quota) {
       rows.push_back({mark(q.fits), q.resource, q.need, q.in_use, q.nominal, q.limit,
-                      q.borrowing_limit.value_or("unlimited"), q.pool_used, q.pool_capacity});
+                      q.borrowing_limit.value_or("unlimited"), q.pool_used, q.pool_capacity,
+                      q.others_borrowed});
     }
     RenderTable(rows, out, "  ");
   }

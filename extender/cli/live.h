@@ -75,6 +75,7 @@ struct ExplanationQuota {
   std::optional<std::string> borrowing_limit;  // nullopt: unlimited
   std::string pool_used;
   std::string pool_capacity;
+  std::string others_borrowed;  // what the other teams of its cohort borrow ("-": not said)
   bool fits = false;
 };
 

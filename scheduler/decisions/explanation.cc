@@ -272,33 +272,72 @@ std::string LineText(const QuotaLine& l) {
   if (l.pool_need > 0) {
     out += "; " + Q(l.resource, l.pool_need) + " of it from the cohort's pool, which has " +
            Q(l.resource, l.pool_free) + " free";
+    if (!l.pool_fits) out += " (other teams borrow " + Q(l.resource, l.others_borrowed) + ")";
   }
   return out;
 }
 
-// What would let `l` fit; `never` when nothing short of a policy change can.
+// What would let `l` fit, from the numbers LineText shows beside it; `never` when nothing short
+// of a policy change can. Each amount is the line's own arithmetic: "must use X less" only when
+// the team uses X (X = in use + need − limit ≤ in use), "more idle" by pool need − pool free,
+// "borrowed pods" only when other teams borrow.
 std::string LineChange(const Subject& me, const std::string& flavor, const QuotaLine& l, Mode mode,
                        bool* never) {
   const std::string& team = me.team->name;
   auto q = [&](int64_t v) { return Q(l.resource, v) + " " + l.resource; };
+  const std::string raise =
+      mode == Mode::kWithinNominal
+          ? "its nominal quota be raised to " + q(l.in_use + l.need)
+          : "its borrowing limit be raised to " + q(SaturatingAdd(l.in_use, l.need) - l.nominal);
   if (l.ceiling != kUnlimited && l.need > l.ceiling) {
     if (me.estimated_members == 0) *never = true;
     return "it needs more than " + team + " may ever use on " + flavor + ": its nominal plus " +
            "borrowing limit must grow by " + q(l.need - l.ceiling) + ", or it must ask for less";
   }
   if (!l.team_fits) {
-    const int64_t short_by = SaturatingAdd(l.in_use, l.need) - l.limit;
-    std::string out = team + " must use " + q(short_by) + " less on " + flavor +
-                      " (its pods finishing, or preempted for it)";
-    if (mode == Mode::kWithinNominal) {
-      return out + ", or its nominal quota be raised to " + q(SaturatingAdd(l.in_use, l.need));
+    if (l.need > l.limit) {  // even with nothing of the team's running
+      return "it needs " + q(l.need) + ", more than " + team + "'s " +
+             (mode == Mode::kWithinNominal ? "nominal quota" : "nominal plus borrowing limit") +
+             " of " + q(l.limit) + " on " + flavor + ": " +
+             (mode == Mode::kWithinNominal ? "it can run only by borrowing, or if " : "only if ") +
+             raise;
     }
-    return out + ", or its borrowing limit be raised to " +
-           q(SaturatingAdd(l.in_use, l.need) - l.nominal);
+    const int64_t short_by = SaturatingAdd(l.in_use, l.need) - l.limit;  // ≤ in_use here
+    return team + " must use " + q(short_by) + " less on " + flavor + " (it uses " +
+           Q(l.resource, l.in_use) + " of " + q(l.limit) +
+           ": its pods finishing, or preempted for it), or " + raise;
   }
   const int64_t short_by = l.pool_need - l.pool_free;
-  return "the cohort must have " + q(short_by) + " more idle on " + flavor +
-         ": other teams' borrowed pods finishing or reclaimed, or more quota lent to it";
+  const std::string more = "the cohort must have " + q(short_by) + " more idle on " + flavor + ": ";
+  const std::string lent = "or more quota lent to it";
+  if (l.others_borrowed >= short_by) {
+    return more + "other teams borrow " + q(l.others_borrowed) +
+           " there, their borrowed pods finishing or reclaimed, " + lent;
+  }
+  if (l.others_borrowed == 0) {
+    return more + "nobody else borrows there: the other teams use their own quota, which comes " +
+           "back to the pool as their pods finish, " + lent;
+  }
+  return more + "other teams borrow " + q(l.others_borrowed) +
+         " there (their borrowed pods finishing or reclaimed) and " +
+         q(short_by - l.others_borrowed) +
+         " more must come back as their own quota's pods finish, " + lent;
+}
+
+// What the other teams of `me`'s cohort tree borrow of `resource` on `flavor`.
+int64_t OthersBorrowed(const Snapshot& snap, NameId flavor, std::string_view resource) {
+  const model::Team& me = *snap.subject.team;
+  const std::optional<NameId> id = model::ResourceNames().Find(resource);
+  if (!id || me.cohort.empty()) return 0;
+  int64_t sum = 0;
+  for (const model::Team& other : snap.policy.teams) {
+    if (&other == &me || !snap.policy.SameCohortTree(other, me)) continue;
+    const std::optional<NameId> team = model::TeamNames().Find(other.name);
+    if (!team) continue;
+    const ledger::CellView v = snap.session.View(*team, flavor, *id);
+    if (v.exists) sum = SaturatingAdd(sum, std::max<int64_t>(0, v.usage - v.nominal));
+  }
+  return sum;
 }
 
 void QuotaCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanation* fe) {
@@ -308,6 +347,7 @@ void QuotaCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanatio
     return;
   }
   fe->quota = QuotaLines(snap.session, me.team_id, flavor, me.need, mode);
+  for (QuotaLine& l : fe->quota) l.others_borrowed = OthersBorrowed(snap, flavor, l.resource);
   std::string detail, change;
   bool fits = true, lasting = false;
   for (const QuotaLine& l : fe->quota) {
