@@ -336,6 +336,38 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
     EXPECT_EQ(text.find("borrowed pods"), std::string::npos) << text;
     ExpectClean("task d-gang");
   }
+
+  // Item 5: one unit for shares, explained once: the fraction /metrics and the API report, with
+  // three decimals, on the Dashboard and in explanations alike.
+  {
+    const std::string rules = browser_->Text("document.getElementById('rules').textContent");
+    EXPECT_EQ(rules.find("per mille"), std::string::npos) << rules;
+    EXPECT_TRUE(std::regex_search(rules, std::regex(R"(d's share after admission: \d+\.\d{3}\))")))
+        << rules;
+    Show("dashboard");
+    const rapidjson::Document teams = Api("/api/v1/teams");
+    const metrics::testing::Exposition m = Scrape();
+    int shares = 0;
+    for (const auto& team : teams["items"].GetArray()) {
+      const std::string name = team["name"].GetString();
+      for (const auto& q : team["quotas"].GetArray()) {
+        if (std::string(q["resource"].GetString()) != kGpu) continue;
+        const std::string flavor = q["flavor"].GetString();
+        const double share = team["weightedShare"][flavor.c_str()].GetDouble();
+        EXPECT_EQ(share, *m.Value("taskgov_weighted_share", {{"team", name}, {"flavor", flavor}}))
+            << name;
+        char text[32];
+        snprintf(text, sizeof(text), "%.3f", share);
+        const std::vector<std::string> row =
+            Row("table.alloc tbody tr[data-team='" + name + "'][data-resource='nvidia.com/gpu']");
+        EXPECT_EQ(Cell("table.alloc", row, "Share"), text) << name;
+        ++shares;
+      }
+    }
+    EXPECT_EQ(shares, 5);
+    const std::string means = browser_->Text("document.getElementById('share-means').textContent");
+    EXPECT_NE(means.find("divided by its fair-share weight"), std::string::npos) << means;
+  }
 }
 
 }  // namespace

@@ -247,7 +247,7 @@ async function renderDashboard(r) {
     el('table', {class: 'alloc'},
       el('thead', {}, el('tr', {},
         ['Team', 'Instance type', 'Resource', 'Allocated', 'Used', 'Borrowed', 'Lent', 'Share', '']
-          .map(h => el('th', {scope: 'col'}, h)))),
+          .map(h => el('th', h === 'Share' ? {scope: 'col', title: SHARE_MEANS} : {scope: 'col'}, h)))),
       el('tbody', {}, shown.flatMap(t => t.quotas
         .filter(q => !flavorFilter || q.flavor === flavorFilter)
         .map(q => el('tr', {'data-team': t.name, 'data-resource': q.resource},
@@ -259,9 +259,17 @@ async function renderDashboard(r) {
           el('td', {class: 'num'}, q.borrowed),
           el('td', {class: 'num'}, q.lent),
           el('td', {class: 'num'}, shareText(t.weightedShare[q.flavor])),
-          el('td', {}, allocationBar(q)))))))));
+          el('td', {}, allocationBar(q))))))),
+    el('p', {class: 'muted', id: 'share-means'}, 'Share: ' + SHARE_MEANS)));
   return out;
 }
+
+// The one definition of the unit every surface shows a share in (refusals, explanations, events,
+// taskgov_weighted_share, the CLI): a fraction with three decimals.
+const SHARE_MEANS = 'the weighted share — what a team borrows on the instance type over what ' +
+  'its cohort can lend there, divided by its fair-share weight (0.000 within its nominal quota). ' +
+  'Idle capacity goes first to the lower share; refusals and explanations state shares the same ' +
+  'way.';
 
 // The last 24 h of `resource`: the cluster's capacity and use, and each team's use.
 function trend(history, resource) {
@@ -317,7 +325,7 @@ function preemptionReasons(p) {
 
 function shareText(share) {
   if (share === undefined) return '';
-  return share === '+Inf' ? '∞' : share.toFixed(3);
+  return share === '+Inf' ? 'inf' : share.toFixed(3);
 }
 
 function legend(kind, text) {

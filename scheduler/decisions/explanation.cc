@@ -253,14 +253,13 @@ void FairShareCheck(Snapshot& snap, const ClusterState& cluster, NameId flavor,
         "fairShare", std::move(*why),
         "the other team's pending work goes first: it must be admitted or withdrawn (a higher "
         "fair-share weight for " +
-            me.team->name + " lowers its share, " + shown + " per mille after admission)"));
+            me.team->name + " lowers its share, " + shown + " after admission)"));
     return;
   }
   fe->checks.push_back(Passed("fairShare",
                               "no team of its cohort with a lower weighted share waits "
                               "for this capacity (" +
-                                  me.team->name + "'s share after admission: " + shown +
-                                  " per mille)"));
+                                  me.team->name + "'s share after admission: " + shown + ")"));
 }
 
 std::string LineText(const QuotaLine& l) {

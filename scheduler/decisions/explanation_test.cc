@@ -376,8 +376,8 @@ TEST_F(ExplanationTest, FairShareNamesTheTeamAheadWithTheShares) {
   const Explanation e = admission_->Explain(b3);
   const Check& fair = CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "fairShare");
   EXPECT_FALSE(fair.passed);
-  EXPECT_EQ(fair.detail, "fair share: team-c (share 250) is ahead of team-b (share 333)");
-  EXPECT_NE(fair.change.find("333 per mille after admission"), std::string::npos) << fair.change;
+  EXPECT_EQ(fair.detail, "fair share: team-c (share 0.250) is ahead of team-b (share 0.333)");
+  EXPECT_NE(fair.change.find("0.333 after admission"), std::string::npos) << fair.change;
   EXPECT_EQ(e.outlook, Outlook::kWaiting);
   EXPECT_FALSE(Admits(b3));
 }

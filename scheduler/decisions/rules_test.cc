@@ -140,7 +140,7 @@ TEST_F(RulesTest, FairShareYieldsToALowerShareThatWouldLoseOut) {
                                      Pending("ns-team-c/c-0", "team-c", 1));
   // b after = 4/4/3 = 333‰, c after = 1/4/1 = 250‰, and b's fourth leaves c nothing.
   EXPECT_EQ(FairShareBlocks(*snap, P5()),
-            "fair share: team-c (share 250) is ahead of team-b (share 333)");
+            "fair share: team-c (share 0.250) is ahead of team-b (share 0.333)");
 }
 
 // A team that does not borrow goes first (Kueue's FairSharingPrioritizeNonBorrowing): the
@@ -179,7 +179,7 @@ TEST_F(RulesTest, FairShareTiesGoToTheOlderPod) {
   newer->heads.emplace().emplace_back(newer->policy.FindTeam("team-c"),
                                       Pending("ns-team-c/c-old", "team-c", 4, /*created_ms=*/5));
   EXPECT_EQ(FairShareBlocks(*newer, P5()),
-            "fair share: team-c (share 1000) is ahead of team-b (share 1000)");
+            "fair share: team-c (share 1.000) is ahead of team-b (share 1.000)");
   auto older = Take("team-b", 4, /*created_ms=*/1);
   older->heads.emplace().emplace_back(older->policy.FindTeam("team-c"),
                                       Pending("ns-team-c/c-new", "team-c", 4, /*created_ms=*/5));
@@ -200,7 +200,7 @@ TEST_F(RulesTest, AGangAtTheHeadOfAnotherTeamCountsWithAllItsMembers) {
   auto big = Take("team-b", 3, /*created_ms=*/10);
   big->heads.emplace().emplace_back(big->policy.FindTeam("team-c"), member);
   EXPECT_EQ(FairShareBlocks(*big, P5()),
-            "fair share: team-c (share 500) is ahead of team-b (share 750)");
+            "fair share: team-c (share 0.500) is ahead of team-b (share 0.750)");
 }
 
 // Across a cohort tree the heads of other branches compare at the cohort both teams share: the
@@ -232,8 +232,8 @@ TEST_F(RulesTest, FairShareAcrossATreeComparesTheCohortsBelowTheSharedOne) {
       EXPECT_EQ(FairShareBlocks(*snap, P5()), std::nullopt);
     } else {
       EXPECT_EQ(FairShareBlocks(*snap, P5()),
-                "fair share: team-b's cohort B (share 1000) is ahead of team-a's cohort A (share "
-                "2000)");
+                "fair share: team-b's cohort B (share 1.000) is ahead of team-a's cohort A (share "
+                "2.000)");
     }
   }
 }
