@@ -368,6 +368,22 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
     const std::string means = browser_->Text("document.getElementById('share-means').textContent");
     EXPECT_NE(means.find("divided by its fair-share weight"), std::string::npos) << means;
   }
+
+  // Item 6: every waiting task says why in the list, as its own page does — also those
+  // kube-scheduler never sent to the extender (no node has room: no refusal to quote).
+  {
+    Show("tasks?state=Pending");
+    const std::vector<std::vector<std::string>> rows = Rows("table.tasks tbody tr");
+    EXPECT_EQ(rows.size(), 7u);  // d's gang and its p5 pod, e-big, b's four pods waiting for room
+    for (const std::vector<std::string>& row : rows) {
+      EXPECT_FALSE(Cell("table.tasks", row, "Why it waits").empty()) << row[0];
+    }
+    const std::vector<std::string> big =
+        Row("table.tasks tbody tr[data-name='" + Ns("e") + "/e-big']");
+    const rapidjson::Document why = Api("/api/v1/workloads/" + Ns("e") + "/e-big/explanation");
+    EXPECT_EQ(Cell("table.tasks", big, "Why it waits"), why["summary"].GetString());
+    ExpectClean("tasks, pending");
+  }
 }
 
 }  // namespace

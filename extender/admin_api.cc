@@ -461,7 +461,8 @@ void WritePodList(Writer& w, const std::vector<PodRow>& pods) {
 }
 
 // A workload; `hidden`: of a team the caller does not see — no namespace, name, nodes or pods.
-void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_pods, bool hidden) {
+void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_pods, bool hidden,
+                   const std::string& why) {
   w.StartObject();
   KeyStr(w, "namespace", hidden ? "" : row.ns);
   KeyStr(w, "name", hidden ? "" : row.name);
@@ -506,6 +507,7 @@ void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_
   KeyStr(w, "refusal", hidden ? "" : t.refusal);
   Time(w, "refusedSince", t.refusal.empty() ? 0 : t.refused_since);
   KeyStr(w, "preemption", hidden ? "" : t.preemption);
+  KeyStr(w, "why", why);
   if (with_pods) WritePodList(w, row.pods);
   w.EndObject();
 }
@@ -783,10 +785,12 @@ HttpResponse AdminApi::Workloads(const HttpRequest& request, const ConsoleViewer
   ListHeader(w, "WorkloadList");
   w.Key("items");
   w.StartArray();
+  size_t explained = 0;
   for (WorkloadRow& row : page.rows) {
     const bool hidden = !viewer.Sees(scheduler::model::TeamNames().Name(row.team));
     if (!hidden) WorkloadRows::AddPreemption(row, sources_.preemption_status);
-    WriteWorkload(w, row, now, /*with_pods=*/false, hidden);
+    WriteWorkload(w, row, now, /*with_pods=*/false, hidden,
+                  hidden ? std::string() : WhyItWaits(row, &explained));
   }
   w.EndArray();
   w.Key("continue");
@@ -831,12 +835,52 @@ HttpResponse AdminApi::Workload(const HttpRequest& request, const ConsoleViewer&
   ListHeader(w, "WorkloadList");
   w.Key("items");
   w.StartArray();
+  size_t explained = 0;
   for (const WorkloadRow& row : found) {
-    WriteWorkload(w, row, now, /*with_pods=*/true, /*hidden=*/false);
+    WriteWorkload(w, row, now, /*with_pods=*/true, /*hidden=*/false, WhyItWaits(row, &explained));
   }
   w.EndArray();
   w.EndObject();
   return Json(200, buffer);
+}
+
+AdminApi::Explained AdminApi::ExplainRow(const WorkloadRow& row) const {
+  Explained x;
+  for (const PodRow& p : row.pods) {
+    if (p.state != "Pending") continue;
+    if (x.waiting == nullptr) x.waiting = &p;
+    if ((x.pod = sources_.cluster->FindPod(p.uid))) {
+      x.waiting = &p;
+      break;
+    }
+  }
+  scheduler::decisions::Explanation& e = x.explanation;
+  if (x.pod) {
+    e = sources_.explain(*x.pod);
+    return x;
+  }
+  const std::string who = row.ns + "/" + row.name;
+  e.outlook = scheduler::decisions::Outlook::kNotPending;
+  e.team = std::string(scheduler::model::TeamNames().Name(row.team));
+  e.summary = x.waiting == nullptr
+                  ? who + " does not wait: it is " + row.state
+                  : who + " is known only from kube-scheduler's calls so far: it " +
+                        "is explained once the informers report its pods";
+  return x;
+}
+
+std::string AdminApi::WhyItWaits(const WorkloadRow& row, size_t* explained) const {
+  if (row.state != "Pending") return "";
+  const PodTotals t = TotalsOf(row.pods);
+  if (!t.preemption.empty()) return t.preemption;
+  if (!t.refusal.empty()) return t.refusal;
+  if (!sources_.explain) return "";
+  if (*explained >= kMaxExplainedPerList) {
+    return "not evaluated in this list (more than " + std::to_string(kMaxExplainedPerList) +
+           " waiting workloads without a refusal): its own page says why";
+  }
+  ++*explained;
+  return ExplainRow(row).explanation.summary;
 }
 
 HttpResponse AdminApi::Explanation(const std::string& ns, const std::string& name,
@@ -849,27 +893,10 @@ HttpResponse AdminApi::Explanation(const std::string& ns, const std::string& nam
   auto waits = std::find_if(found.begin(), found.end(),
                             [](const WorkloadRow& r) { return r.state == "Pending"; });
   const WorkloadRow* row = waits == found.end() ? &found.front() : &*waits;
-  const PodRow* waiting = nullptr;  // the member the filter would be asked about
-  std::optional<scheduler::model::Pod> pod;
-  for (const PodRow& p : row->pods) {
-    if (p.state != "Pending") continue;
-    if (waiting == nullptr) waiting = &p;
-    if ((pod = sources_.cluster->FindPod(p.uid))) {
-      waiting = &p;
-      break;
-    }
-  }
-  scheduler::decisions::Explanation e;
-  if (pod) {
-    e = sources_.explain(*pod);
-  } else {
-    e.outlook = scheduler::decisions::Outlook::kNotPending;
-    e.team = std::string(scheduler::model::TeamNames().Name(row->team));
-    e.summary = waiting == nullptr
-                    ? ns + "/" + name + " does not wait: it is " + row->state
-                    : ns + "/" + name + " is known only from kube-scheduler's calls so far: it " +
-                          "is explained once the informers report its pods";
-  }
+  const Explained x = ExplainRow(*row);
+  const PodRow* waiting = x.waiting;
+  const std::optional<scheduler::model::Pod>& pod = x.pod;
+  const scheduler::decisions::Explanation& e = x.explanation;
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();

@@ -39,6 +39,7 @@
 // read of the ledger; its pod and workload counts from reads just after it.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,7 @@
 #include "extender/console_access.h"
 #include "extender/http_server.h"
 #include "extender/usage_history.h"
+#include "extender/workload_rows.h"
 #include "metrics/metrics.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/decisions/explanation.h"
@@ -94,6 +96,21 @@ class AdminApi {
   HttpResponse Policy(const HttpRequest& request, const ConsoleViewer& viewer) const;
   HttpResponse History(const HttpRequest& request, const ConsoleViewer& viewer) const;
   HttpResponse UsageReport(const HttpRequest& request, const ConsoleViewer& viewer) const;
+
+  // A workload's explanation: of its first member the informers report waiting (else a summary
+  // saying why there is none), with that member.
+  struct Explained {
+    scheduler::decisions::Explanation explanation;
+    const PodRow* waiting = nullptr;  // into the row
+    std::optional<scheduler::model::Pod> pod;
+  };
+  [[nodiscard]] Explained ExplainRow(const WorkloadRow& row) const;
+  // Why a waiting workload waits, for lists: a preemption under way for it, else the filter's
+  // last refusal, else its explanation's summary (pods kube-scheduler never sent to the filter:
+  // no node has room) — at most kMaxExplainedPerList explained per reply (`explained` counts
+  // them). "" for a workload that does not wait.
+  [[nodiscard]] std::string WhyItWaits(const WorkloadRow& row, size_t* explained) const;
+  static constexpr size_t kMaxExplainedPerList = 200;
 
   const Sources sources_;
 };

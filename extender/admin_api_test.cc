@@ -220,11 +220,31 @@ TEST_F(AdminApiTest, WorkloadsListGangsOnceWithStateAndQueuePosition) {
   EXPECT_STREQ(solo["priorityClass"].GetString(), "training");
   EXPECT_EQ(solo["priority"].GetInt(), 50);
   EXPECT_STREQ(solo["preemption"].GetString(), "reclaiming 4 GPUs");
+  // Why each waits, in the list: the reclaim under way, the filter's refusal; nothing for a
+  // running one.
+  EXPECT_STREQ(solo["why"].GetString(), "reclaiming 4 GPUs");
+  EXPECT_EQ(gang["why"].GetString(), std::string(gang["refusal"].GetString()));
+  EXPECT_NE(std::string(gang["why"].GetString()), "");
+  EXPECT_STREQ(a0["why"].GetString(), "");
 
   ASSERT_EQ(Get("/api/v1/workloads?state=Pending&team=team-b", &d), 200);
   EXPECT_EQ(d["total"].GetInt(), 2);
   ASSERT_EQ(Get("/api/v1/workloads?namespace=ns-team-a&state=Running", &d), 200);
   EXPECT_EQ(d["total"].GetInt(), 2);
+}
+
+// A pod kube-scheduler never sent to the filter (no node has room) has no refusal to quote: the
+// list says why it waits with its explanation, as its own page does.
+TEST_F(AdminApiTest, AWorkloadNeverFilteredSaysWhyItWaitsInTheList) {
+  Wait(PodBuilder("b-big"), 9, kNow - 10'000);
+  rapidjson::Document d, why;
+  ASSERT_EQ(Get("/api/v1/workloads?state=Pending", &d), 200);
+  const rapidjson::Value& big = Find(d["items"], "name", "b-big");
+  EXPECT_FALSE(big["refused"].GetBool());
+  ASSERT_EQ(Get("/api/v1/workloads/ns-team-b/b-big/explanation", &why), 200);
+  EXPECT_STREQ(big["why"].GetString(), why["summary"].GetString());
+  EXPECT_NE(std::string(big["why"].GetString()).find("no node is that big"), std::string::npos)
+      << big["why"].GetString();
 }
 
 TEST_F(AdminApiTest, PagesFollowTheContinueToken) {

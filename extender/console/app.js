@@ -412,7 +412,8 @@ async function renderTasks(r) {
           state.sort = {key: c.key, up: state.sort.key === c.key ? !state.sort.up : true};
           render();
         }}, c.title))), el('th', {scope: 'col'}, 'Why it waits'))),
-      el('tbody', {}, items.map(w => el('tr', {'data-state': w.state, 'data-team': w.team},
+      el('tbody', {}, items.map(w => el('tr', {'data-state': w.state, 'data-team': w.team,
+        'data-name': w.hidden ? null : w.namespace + '/' + w.name},
         el('th', {scope: 'row'}, w.hidden ? el('span', {class: 'muted'}, '(another team\'s)') :
           el('a', {href: '#/tasks/' + encodeURIComponent(w.namespace) + '/' + encodeURIComponent(w.name)},
             w.namespace + '/' + w.name)),
@@ -424,7 +425,7 @@ async function renderTasks(r) {
         el('td', {}, requestText(w.request)),
         el('td', {class: 'num'}, duration(w.waitSeconds)),
         el('td', {class: 'num'}, w.queuePosition ?? ''),
-        el('td', {class: 'why'}, w.preemption || w.refusal || ''))))),
+        el('td', {class: 'why'}, w.why))))),
   ];
 }
 
