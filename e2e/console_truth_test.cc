@@ -14,7 +14,10 @@
 #include <rapidjson/writer.h>
 
 #include <cmath>
+#include <map>
 #include <regex>
+#include <sstream>
+#include <thread>
 
 #include "e2e/browser.h"
 #include "e2e/scenario_test_util.h"
@@ -203,6 +206,24 @@ class ConsoleTruthTest : public ScenarioTest {
     return doc;
   }
 
+  // Waits (bounded) until the usage report holds some of team c's cpu-hours: history samples
+  // every second in this test.
+  bool WaitForReport() {
+    for (int i = 0; i < 100; ++i) {
+      common::Result<common::testing::HttpReply> r =
+          h().extender().Admin("/api/v1/reports/usage.csv", "t-admin");
+      std::smatch m;
+      if (r.ok() &&
+          std::regex_search(r->body, m,
+                            std::regex(R"(,c,ml\.g5\.12xlarge,cpu,cores,([0-9.]+),)")) &&
+          std::stod(m[1]) >= 0.01) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // bounded: 10 s
+    }
+    return false;
+  }
+
   metrics::testing::Exposition Scrape() {
     common::Result<metrics::testing::Exposition> m = h().extender().ScrapeMetrics();
     EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
@@ -218,6 +239,7 @@ class ConsoleTruthTest : public ScenarioTest {
   void BuildScenario() {
     HarnessOptions options;
     options.config["policy.yaml"] = kPolicy;
+    options.extender_args = {"--history-interval=1s"};  // a usage report within the test's time
     StartHarness(std::move(options));
     h().api().SetAccessReviews({{"t-admin", "admin", {}}},
                                {{"admin", "get", "taskgov.io", "workloads", ""}});
@@ -383,6 +405,32 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
     const rapidjson::Document why = Api("/api/v1/workloads/" + Ns("e") + "/e-big/explanation");
     EXPECT_EQ(Cell("table.tasks", big, "Why it waits"), why["summary"].GetString());
     ExpectClean("tasks, pending");
+  }
+
+  // Item 7: the usage report gives memory in GiB-hours, and the Dashboard offers it.
+  {
+    ASSERT_TRUE(WaitForReport());
+    Show("dashboard");
+    EXPECT_EQ(browser_->Text("document.getElementById('usage-report').textContent"),
+              "Download the usage report (CSV)");
+    const std::string csv = browser_->Text("downloadUsageReport()");
+    ExpectClean("usage report");
+    std::istringstream lines(csv);
+    std::string line;
+    std::getline(lines, line);
+    EXPECT_EQ(line, "day,team,flavor,resource,unit,allocated_hours,used_hours,borrowed_hours");
+    std::map<std::string, double> c_allocated;  // team c's, by resource
+    while (std::getline(lines, line)) {
+      std::vector<std::string> f;
+      std::stringstream fields(line);
+      for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+      ASSERT_EQ(f.size(), 8u) << line;
+      EXPECT_EQ(f[4], f[3] == "memory" ? "GiB" : f[3] == "cpu" ? "cores" : "devices") << line;
+      if (f[1] == "c") c_allocated[f[3]] = std::stod(f[5]);
+    }
+    // c's nominal quota: 48 cores and 192 GiB for the same time: 4 GiB-hours per core-hour.
+    ASSERT_GT(c_allocated["cpu"], 0) << csv;
+    EXPECT_NEAR(c_allocated["memory"] / c_allocated["cpu"], 4.0, 0.1) << csv;
   }
 }
 

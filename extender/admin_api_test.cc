@@ -397,8 +397,9 @@ TEST_F(AdminApiTest, HistoryAndTheUsageReport) {
   common::testing::HttpReply csv = Reply("/api/v1/reports/usage.csv");
   EXPECT_EQ(csv.status, 200);
   EXPECT_EQ(csv.headers["content-type"], "text/csv; charset=utf-8");
-  EXPECT_NE(csv.body.find("2026-05-28,team-a,ml.p5.48xlarge,nvidia.com/gpu,0.067,0.100,0.033\n"),
-            std::string::npos)
+  EXPECT_NE(
+      csv.body.find("2026-05-28,team-a,ml.p5.48xlarge,nvidia.com/gpu,devices,0.067,0.100,0.033\n"),
+      std::string::npos)
       << csv.body;
 }
 

@@ -260,8 +260,31 @@ async function renderDashboard(r) {
           el('td', {class: 'num'}, q.lent),
           el('td', {class: 'num'}, shareText(t.weightedShare[q.flavor])),
           el('td', {}, allocationBar(q))))))),
-    el('p', {class: 'muted', id: 'share-means'}, 'Share: ' + SHARE_MEANS)));
+    el('p', {class: 'muted', id: 'share-means'}, 'Share: ' + SHARE_MEANS),
+    el('p', {}, el('button', {type: 'button', id: 'usage-report', onclick: downloadUsageReport},
+      'Download the usage report (CSV)'), ' ', el('span', {class: 'muted'},
+      'allocated, used and borrowed hours per team, instance type, resource and day (GPUs in ' +
+      'device-hours, cpu in core-hours, memory in GiB-hours), the last 31 days'))));
   return out;
+}
+
+// Fetches /api/v1/reports/usage.csv with the session's token (a plain link could not send it)
+// and hands it to the browser as a download; returns its text.
+async function downloadUsageReport() {
+  const headers = state.token ? {Authorization: 'Bearer ' + state.token} : {};
+  const reply = await fetch('/api/v1/reports/usage.csv', {headers, cache: 'no-store'});
+  const text = await reply.text();
+  if (!reply.ok) {
+    noteFailure('/api/v1/reports/usage.csv: ' + reply.status + ' ' + text);
+    return text;
+  }
+  const link = el('a', {href: URL.createObjectURL(new Blob([text], {type: 'text/csv'})),
+    download: 'taskgov-usage.csv', hidden: true});
+  document.body.append(link);
+  link.click();
+  link.remove();
+  URL.revokeObjectURL(link.href);
+  return text;
 }
 
 // The one definition of the unit every surface shows a share in (refusals, explanations, events,
