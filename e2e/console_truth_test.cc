@@ -7,6 +7,7 @@
 // Chromium: Debian's `chromium` (tools/bootstrap installs it); the test is skipped without it.
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <rapidjson/document.h>
@@ -224,6 +225,12 @@ class ConsoleTruthTest : public ScenarioTest {
     return false;
   }
 
+  // After failures a check provoked: the console's count of them starts again.
+  void ForgetFailures() {
+    browser_->ClearMessages();
+    EXPECT_EQ(browser_->Text("delete document.body.dataset.failedRequests; 'ok'"), "ok");
+  }
+
   metrics::testing::Exposition Scrape() {
     common::Result<metrics::testing::Exposition> m = h().extender().ScrapeMetrics();
     EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
@@ -431,6 +438,46 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
     // c's nominal quota: 48 cores and 192 GiB for the same time: 4 GiB-hours per core-hour.
     ASSERT_GT(c_allocated["cpu"], 0) << csv;
     EXPECT_NEAR(c_allocated["memory"] / c_allocated["cpu"], 4.0, 0.1) << csv;
+  }
+
+  // Item 8: a page that cannot be shown says so in place of the previous page, never under it.
+  {
+    const std::string main = "document.getElementById('main').textContent";
+    const std::string banner = "document.getElementById('errors').textContent";
+    for (const auto& [route, says] : std::vector<std::pair<std::string, std::string>>{
+             {"tasks?state=Bogus", "query parameter 'state' must be"},
+             {"nope", "No such page"},
+             {"tasks/" + Ns("a") + "/nothere", "no workload " + Ns("a") + "/nothere"}}) {
+      Show("dashboard");
+      Show(route);
+      const std::string text = browser_->Text(main);
+      EXPECT_NE(text.find(says), std::string::npos) << route << ": " << text;
+      EXPECT_EQ(text.find("Allocation"), std::string::npos) << route << ": the dashboard stayed";
+      browser_->ClearMessages();  // the 400 and 404 replies are logged as failed loads
+    }
+    ForgetFailures();
+    Show("dashboard?team=zzz");
+    EXPECT_NE(browser_->Text(main).find("No team zzz"), std::string::npos) << browser_->Text(main);
+    EXPECT_EQ(browser_->Text("document.querySelectorAll('table.teams tbody tr').length"), "0");
+    Show("dashboard");  // a good page clears what the bad ones said
+    EXPECT_EQ(browser_->Text(banner), "");
+    Show("policies");
+    const std::string policies = browser_->Text(main);
+    EXPECT_FALSE(std::regex_search(policies, std::regex(R"(\bnull\b|\bundefined\b)"))) << policies;
+    ExpectClean("policies");
+
+    // The extender goes away: the numbers stay, marked as stale, with the time they are from.
+    Show("dashboard");
+    const std::string updated = browser_->Text("document.getElementById('updated').textContent");
+    ASSERT_TRUE(h().extender().Stop(SIGKILL).ok());
+    Show("dashboard");
+    EXPECT_EQ(browser_->Text("document.getElementById('main').dataset.stale || ''"), "true");
+    const std::string said = browser_->Text(banner);
+    EXPECT_NE(said.find("not answering"), std::string::npos) << said;
+    EXPECT_NE(said.find(updated.substr(updated.find(' ') + 1)), std::string::npos)
+        << said << " does not say when the numbers are from (" << updated << ")";
+    EXPECT_NE(browser_->Text(main).find("Allocation"), std::string::npos) << "the numbers went";
+    browser_->ClearMessages();
   }
 }
 

@@ -70,6 +70,9 @@ function percent(part, whole) {
 // ---- the API ----
 
 class Unauthorized extends Error {}
+// The extender did not answer at all (it went away, or the network between): the page keeps
+// what it showed, marked stale.
+class Unreachable extends Error {}
 
 async function api(path) {
   const headers = state.token ? {Authorization: 'Bearer ' + state.token} : {};
@@ -77,7 +80,7 @@ async function api(path) {
   try {
     reply = await fetch(path, {headers, cache: 'no-store'});
   } catch (e) {
-    throw new Error(path + ': ' + e.message);
+    throw new Unreachable(path + ': ' + e.message);
   }
   let body = null;
   try {
@@ -142,22 +145,48 @@ async function render() {
   const page = pages[r.page];
   const main = document.getElementById('main');
   if (!page) {
-    main.replaceChildren(el('h2', {}, 'No such page'), el('p', {}, el('a', {href: '#/dashboard'}, 'Dashboard')));
+    showPageError(main, 'No such page', 'The console has no page ' + location.hash + '.');
+    showError('');
     rendered();
     return;
   }
   try {
     const view = await page(r);
     main.replaceChildren(...view);
+    delete main.dataset.stale;
     showError('');
-    document.getElementById('updated').textContent = 'Updated ' + new Date().toLocaleTimeString();
+    state.updatedAt = new Date().toLocaleTimeString();
+    document.getElementById('updated').textContent = 'Updated ' + state.updatedAt;
     document.body.dataset.page = r.page;
     document.body.dataset.ready = 'true';
   } catch (e) {
-    if (!(e instanceof Unauthorized)) noteFailure(e.message);
+    if (e instanceof Unauthorized) {
+      // the sign-in dialog says why
+    } else if (e instanceof Unreachable) {
+      // What is shown stays, said to be stale: a person may still read it.
+      main.dataset.stale = 'true';
+      noteFailure('The extender is not answering (' + e.message + '): what this page shows is ' +
+        (state.updatedAt ? 'from ' + state.updatedAt : 'not loaded') + ' and may be stale.');
+    } else {
+      // This page cannot be shown (a bad filter, a task that is gone): say so in its place.
+      showPageError(main, 'This page cannot be shown', e.message);
+      noteFailure(e.message);
+    }
   } finally {
     rendered();
   }
+}
+
+function showPageError(main, title, message) {
+  delete main.dataset.stale;
+  main.replaceChildren(el('h2', {}, title), el('p', {class: 'page-error'}, message),
+    el('p', {}, el('a', {href: '#/dashboard'}, 'Dashboard'), ' · ', el('a', {href: '#/tasks'}, 'Tasks')));
+}
+
+// A filter naming a team the policy does not have: said, instead of empty tables.
+function unknownTeam(team, teams) {
+  return el('p', {class: 'page-error', id: 'unknown-filter'}, 'No team ' + team +
+    ' in the policy in force; its teams are ' + teams.items.map(t => t.name).join(', ') + '.');
 }
 
 // Marks the end of a render, whatever its outcome: the route shown and a count (for a person
@@ -218,6 +247,7 @@ async function renderDashboard(r) {
   if (history) out.push(trend(history, resource));
 
   const shown = teams.items.filter(t => !teamFilter || t.name === teamFilter);
+  if (teamFilter && shown.length === 0) out.push(unknownTeam(teamFilter, teams));
   const byTeam = {};
   for (const w of workloads.items) (byTeam[w.team] = byTeam[w.team] || []).push(w);
   out.push(el('section', {'aria-labelledby': 'teams-h'},
@@ -426,6 +456,7 @@ async function renderTasks(r) {
       select('Team', 'team', team, teams.items.map(t => t.name)),
       select('State', 'state', phase, ['Pending', 'Admitted', 'Running', 'Terminating']),
       el('span', {class: 'filter'}, el('label', {for: 'f-q'}, 'Name'), search)),
+    team && !teams.items.some(t => t.name === team) ? unknownTeam(team, teams) : null,
     el('p', {class: 'muted', id: 'task-count'}, items.length + ' of ' + list.total + ' workloads' +
       (list.continue ? ' (the first 1000)' : '')),
     el('table', {class: 'tasks'},
