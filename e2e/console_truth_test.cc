@@ -440,6 +440,46 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
     EXPECT_NEAR(c_allocated["memory"] / c_allocated["cpu"], 4.0, 0.1) << csv;
   }
 
+  // Item 9: the instance-type filter filters the Teams table too; at 420 px nothing overflows.
+  {
+    Show("dashboard?flavor=ml.p5.48xlarge");
+    const std::vector<std::vector<std::string>> teams = Rows("table.teams tbody tr");
+    // a and b have quota on ml.p5.48xlarge; d has none there but a pod waiting for it.
+    ASSERT_EQ(teams.size(), 3u) << Dom();
+    EXPECT_EQ(teams[0][0], "a");
+    EXPECT_EQ(teams[1][0], "b");
+    EXPECT_EQ(teams[2][0], "d");
+    EXPECT_EQ(Cell("table.teams", teams[2], "Pending pods"), "1");
+    // a runs only there: its pods on p5 are all its running pods.
+    const rapidjson::Document a = Api("/api/v1/teams/a");
+    EXPECT_EQ(Cell("table.teams", teams[0], "Running pods"),
+              std::to_string(a["pods"]["running"].GetInt()));
+    EXPECT_EQ(Cell("table.teams", teams[1], "Pending pods"), "4");
+    Show("dashboard?flavor=ml.g5.12xlarge");
+    const std::vector<std::vector<std::string>> g5 = Rows("table.teams tbody tr");
+    ASSERT_EQ(g5.size(), 3u) << Dom();
+    EXPECT_EQ(Cell("table.teams", g5[1], "Pending pods"), "2")
+        << "d's gang; its p5 pod is not here";
+    EXPECT_EQ(Cell("table.teams", g5[1], "Pending workloads"), "1");
+
+    ASSERT_TRUE(browser_->SetViewport(420, 860).ok());
+    for (const std::string& route : std::vector<std::string>{
+             "dashboard", "tasks", "tasks/" + Ns("d") + "/d-gang", "policies"}) {
+      Show(route);
+      EXPECT_EQ(browser_->Text("String(document.documentElement.scrollWidth <= 420 ? 'fits' : "
+                               "document.documentElement.scrollWidth + ' px wide')"),
+                "fits")
+          << route << " overflows a 420 px screen: "
+          << browser_->Text(
+                 "[...document.querySelectorAll('body *')].filter(e => "
+                 "e.getBoundingClientRect().right > 420.5 && !e.closest('table')).slice(0, 6)"
+                 ".map(e => e.tagName + '.' + e.getAttribute('class') + ' ' + "
+                 "Math.round(e.getBoundingClientRect().right)).join(', ')");
+    }
+    ASSERT_TRUE(browser_->SetViewport(1366, 900).ok());
+    ExpectClean("narrow");
+  }
+
   // Item 8: a page that cannot be shown says so in place of the previous page, never under it.
   {
     const std::string main = "document.getElementById('main').textContent";

@@ -479,6 +479,16 @@ void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_
   w.Key("declaredPods");
   w.Int(row.declared);
   KeyStr(w, "instanceType", row.instance_type);
+  KeyStr(w, "flavor", row.flavor);
+  // Its pods by state, for views that count pods per flavor (the Dashboard's filter).
+  w.Key("podStates");
+  w.StartObject();
+  for (const char* s : {"Pending", "Admitted", "Running", "Terminating"}) {
+    w.Key(s);
+    w.Uint64(std::count_if(row.pods.begin(), row.pods.end(),
+                           [&](const PodRow& p) { return p.state == s; }));
+  }
+  w.EndObject();
   const PodTotals t = TotalsOf(row.pods);
   w.Key("request");
   Resources(w, t.request);
@@ -789,6 +799,7 @@ HttpResponse AdminApi::Workloads(const HttpRequest& request, const ConsoleViewer
   for (WorkloadRow& row : page.rows) {
     const bool hidden = !viewer.Sees(scheduler::model::TeamNames().Name(row.team));
     if (!hidden) WorkloadRows::AddPreemption(row, sources_.preemption_status);
+    SetFlavor(row);
     WriteWorkload(w, row, now, /*with_pods=*/false, hidden,
                   hidden ? std::string() : WhyItWaits(row, &explained));
   }
@@ -836,12 +847,23 @@ HttpResponse AdminApi::Workload(const HttpRequest& request, const ConsoleViewer&
   w.Key("items");
   w.StartArray();
   size_t explained = 0;
-  for (const WorkloadRow& row : found) {
+  for (WorkloadRow row : found) {
+    SetFlavor(row);
     WriteWorkload(w, row, now, /*with_pods=*/true, /*hidden=*/false, WhyItWaits(row, &explained));
   }
   w.EndArray();
   w.EndObject();
   return Json(200, buffer);
+}
+
+void AdminApi::SetFlavor(WorkloadRow& row) const {
+  row.flavor = row.instance_type;
+  for (const std::string& node : row.nodes) {
+    const NameId flavor = sources_.cluster->nodes().FlavorOf(node);
+    if (flavor == scheduler::state::kNoFlavor) continue;
+    row.flavor = scheduler::model::FlavorNames().Name(flavor);
+    return;
+  }
 }
 
 AdminApi::Explained AdminApi::ExplainRow(const WorkloadRow& row) const {

@@ -111,6 +111,8 @@ class AdminApi {
   // them). "" for a workload that does not wait.
   [[nodiscard]] std::string WhyItWaits(const WorkloadRow& row, size_t* explained) const;
   static constexpr size_t kMaxExplainedPerList = 200;
+  // row.flavor: where its pods run (their node's flavor), else what they ask for.
+  void SetFlavor(WorkloadRow& row) const;
 
   const Sources sources_;
 };

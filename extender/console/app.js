@@ -248,27 +248,7 @@ async function renderDashboard(r) {
 
   const shown = teams.items.filter(t => !teamFilter || t.name === teamFilter);
   if (teamFilter && shown.length === 0) out.push(unknownTeam(teamFilter, teams));
-  const byTeam = {};
-  for (const w of workloads.items) (byTeam[w.team] = byTeam[w.team] || []).push(w);
-  out.push(el('section', {'aria-labelledby': 'teams-h'},
-    el('h3', {id: 'teams-h'}, 'Teams'),
-    el('table', {class: 'teams'},
-      el('thead', {}, el('tr', {},
-        ['Team', 'Running pods', 'Pending pods', 'Pending workloads', 'Average wait', 'Preempted now',
-          'Preempted (total)'].map(h => el('th', {scope: 'col'}, h)))),
-      el('tbody', {}, shown.map(t => {
-        const pending = (byTeam[t.name] || []).filter(w => w.state === 'Pending');
-        const wait = pending.length ? Math.round(pending.reduce((s, w) => s + w.waitSeconds, 0) / pending.length) : null;
-        return el('tr', {'data-team': t.name},
-          el('th', {scope: 'row'}, el('a', {href: '#/tasks?team=' + encodeURIComponent(t.name)}, t.name)),
-          el('td', {class: 'num'}, t.pods.running),
-          el('td', {class: 'num'}, t.pods.pending),
-          el('td', {class: 'num'}, t.workloads.pending),
-          el('td', {class: 'num'}, wait === null ? '–' : duration(wait)),
-          // The team's own pods preempted (it is the victim): being evicted now, and in all.
-          el('td', {class: 'num'}, t.pods.preempted),
-          el('td', {class: 'num', title: preemptionReasons(t.preemptions)}, t.preemptions.total));
-      })))));
+  out.push(teamsSection(shown, workloads.items, flavorFilter));
 
   out.push(el('section', {'aria-labelledby': 'alloc-h'},
     el('h3', {id: 'alloc-h'}, 'Allocation'),
@@ -324,6 +304,47 @@ const SHARE_MEANS = 'the weighted share — what a team borrows on the instance 
   'Idle capacity goes first to the lower share; refusals and explanations state shares the same ' +
   'way.';
 
+// Per team: its pods and workloads now, running and waiting, and its pods preempted. With an
+// instance type chosen, the teams with quota or workloads there and their pods and workloads
+// there (from the workloads' flavor and pod states); preemptions are counted per team only.
+function teamsSection(shown, workloads, flavor) {
+  const byTeam = {};
+  for (const w of workloads) {
+    if (!flavor || w.flavor === flavor) (byTeam[w.team] = byTeam[w.team] || []).push(w);
+  }
+  const teams = flavor ? shown.filter(t => byTeam[t.name] || t.quotas.some(q => q.flavor === flavor)) : shown;
+  const sum = (ws, f) => ws.reduce((s, w) => s + f(w), 0);
+  const row = t => {
+    const mine = byTeam[t.name] || [];
+    const pending = mine.filter(w => w.state === 'Pending');
+    const wait = pending.length ? Math.round(sum(pending, w => w.waitSeconds) / pending.length) : null;
+    const counts = flavor ? {
+      running: sum(mine, w => w.podStates.Running + w.podStates.Terminating),
+      pending: sum(mine, w => w.podStates.Pending),
+      workloads: pending.length,
+    } : {running: t.pods.running, pending: t.pods.pending, workloads: t.workloads.pending};
+    const perTeam = flavor ? {title: 'counted per team, on every instance type'} : {};
+    return el('tr', {'data-team': t.name},
+      el('th', {scope: 'row'}, el('a', {href: '#/tasks?team=' + encodeURIComponent(t.name)}, t.name)),
+      el('td', {class: 'num'}, counts.running),
+      el('td', {class: 'num'}, counts.pending),
+      el('td', {class: 'num'}, counts.workloads),
+      el('td', {class: 'num'}, wait === null ? '–' : duration(wait)),
+      // The team's own pods preempted (it is the victim): being evicted now, and in all.
+      el('td', {class: 'num', ...perTeam}, t.pods.preempted),
+      el('td', {class: 'num', title: preemptionReasons(t.preemptions)}, t.preemptions.total));
+  };
+  return el('section', {'aria-labelledby': 'teams-h'},
+    el('h3', {id: 'teams-h'}, flavor ? 'Teams on ' + flavor : 'Teams'),
+    flavor ? el('p', {class: 'muted'}, 'Pods and workloads on ' + flavor +
+      '; the preempted columns count each team\'s pods on every instance type.') : null,
+    el('div', {class: 'scroll'}, el('table', {class: 'teams'},
+      el('thead', {}, el('tr', {},
+        ['Team', 'Running pods', 'Pending pods', 'Pending workloads', 'Average wait', 'Preempted now',
+          'Preempted (total)'].map(h => el('th', {scope: 'col'}, h)))),
+      el('tbody', {}, teams.map(row)))));
+}
+
 // The last 24 h of `resource`: the cluster's capacity and use, and each team's use.
 function trend(history, resource) {
   const lines = [];
@@ -358,7 +379,7 @@ function trend(history, resource) {
   const vmax = Math.max(1, ...all.map(p => p[1]));
   const x = t => pad + (W - 2 * pad) * (t1 > t0 ? (t - t0) / (t1 - t0) : 1);
   const y = v => H - pad / 2 - (H - pad) * v / vmax;
-  const chart = svg('svg', {class: 'trend', width: W, height: H, role: 'img',
+  const chart = svg('svg', {class: 'trend', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img',
     'aria-label': resource + ' over time: ' + lines.map(l => l.name + ' ' + Math.round(l.points[l.points.length - 1][1])).join(', ')},
     svg('line', {class: 'axis', x1: pad, y1: y(0), x2: W - pad, y2: y(0)}),
     svg('text', {class: 'tick', x: 2, y: y(vmax) + 4}, String(Math.round(vmax))),
@@ -388,7 +409,8 @@ function legend(kind, text) {
 function meter(used, total) {
   const width = 160;
   const w = total > 0 ? Math.min(width, width * used / total) : 0;
-  return svg('svg', {class: 'meter', width, height: 12, role: 'img', 'aria-label': percent(used, total) + ' in use'},
+  return svg('svg', {class: 'meter', width, height: 12, viewBox: '0 0 ' + width + ' 12', preserveAspectRatio: 'none',
+    role: 'img', 'aria-label': percent(used, total) + ' in use'},
     svg('rect', {class: 'track', x: 0, y: 0, width, height: 12, rx: 3}),
     svg('rect', {class: 'used', x: 0, y: 0, width: w, height: 12, rx: 3}));
 }
