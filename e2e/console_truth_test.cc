@@ -480,6 +480,65 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
     ExpectClean("narrow");
   }
 
+  // Item 15: waits and run times over the last hour, and the tasks that ended — as the
+  // histograms count them. The victims finish terminating, one of c's pods succeeds, one of e's
+  // fails.
+  {
+    ASSERT_TRUE(h().RunUntil(
+        [&] { return h().CountPods([](const PodView& p) { return p.terminating; }) == 0; }, 10));
+    ASSERT_TRUE(h().Finish("c-0").ok());
+    ASSERT_TRUE(h().api().SetPodPhase(Ns("e"), "e-0", "Failed"));
+    (void)h().Step();
+    ASSERT_TRUE(h().Sync().ok());
+    const rapidjson::Document ended = Api("/api/v1/history/tasks");
+    std::map<std::string, std::string> outcome;  // name → outcome (reason)
+    for (const auto& x : ended["items"].GetArray()) {
+      outcome[x["name"].GetString()] =
+          std::string(x["outcome"].GetString()) + " (" + x["reason"].GetString() + ")";
+    }
+    EXPECT_EQ(outcome["c-0"], "Succeeded ()") << Json(ended);
+    EXPECT_EQ(outcome["e-0"], "Failed ()");
+    int reclaimed = 0;
+    for (const auto& [name, what] : outcome) reclaimed += what == "Preempted (Reclaim)" ? 1 : 0;
+    EXPECT_EQ(reclaimed, 4) << Json(ended);
+
+    const rapidjson::Document teams = Api("/api/v1/teams");
+    const metrics::testing::Exposition m = Scrape();
+    auto summed = [&](const std::string& sample, const std::string& team) {
+      double sum = 0;
+      for (const auto& s : m.All(sample)) sum += s.labels.at("team") == team ? s.value : 0;
+      return sum;
+    };
+    Show("dashboard");
+    for (const auto& team : teams["items"].GetArray()) {
+      const std::string name = team["name"].GetString();
+      const rapidjson::Value& win = team["window"];
+      EXPECT_EQ(win["boundPods"].GetDouble(), summed("taskgov_pod_wait_seconds_count", name))
+          << name;
+      EXPECT_NEAR(win["waitSecondsSum"].GetDouble(), summed("taskgov_pod_wait_seconds_sum", name),
+                  1e-6)
+          << name;
+      EXPECT_EQ(win["endedPods"].GetDouble(), summed("taskgov_pod_run_seconds_count", name))
+          << name;
+      EXPECT_NEAR(win["runSecondsSum"].GetDouble(), summed("taskgov_pod_run_seconds_sum", name),
+                  1e-6)
+          << name;
+      const std::vector<std::string> row = Row("table.window tbody tr[data-team='" + name + "']");
+      EXPECT_EQ(Cell("table.window", row, "Pods started"),
+                std::to_string(win["boundPods"].GetInt()));
+      for (const char* o : {"Succeeded", "Failed", "Preempted"}) {
+        EXPECT_EQ(Cell("table.window", row, o), std::to_string(win["ended"][o].GetInt()))
+            << name << " " << o;
+      }
+    }
+    EXPECT_EQ(Cell("table.window", Row("table.window tbody tr[data-team='a']"), "Preempted"), "4");
+    Show("tasks");
+    EXPECT_EQ(browser_->Text("document.querySelectorAll('table.ended tbody "
+                             "tr[data-outcome=\"Preempted\"]').length"),
+              "4");
+    ExpectClean("history");
+  }
+
   // Item 8: a page that cannot be shown says so in place of the previous page, never under it.
   {
     const std::string main = "document.getElementById('main').textContent";

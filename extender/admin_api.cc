@@ -183,7 +183,68 @@ struct TeamsRead {
   std::unordered_map<NameId, scheduler::ledger::QuotaBook::TeamCounts> admitted;
   std::unordered_map<NameId, size_t> ungoverned;
   std::map<std::string, Preempted, std::less<>> preempted;  // by victim team
+  // Waits and run times over the last `window_s` seconds, by team (TaskHistory).
+  int64_t window_s = 0;
+  std::map<std::string, TaskHistory::Window, std::less<>> windows;
+  bool have_windows = false;
 };
+
+constexpr int64_t kDefaultWindowS = 3600;
+constexpr int64_t kMaxWindowS = 86'400;  // what TaskHistory keeps
+
+common::Result<int64_t> ParseWindow(const Query& query) {
+  auto it = query.find("window");
+  if (it == query.end()) return kDefaultWindowS;
+  int64_t seconds = 0;
+  const std::string& text = it->second;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec != std::errc() || end != text.data() + text.size() || seconds < 60 ||
+      seconds > kMaxWindowS) {
+    return common::Error{"query parameter 'window' must be a number of seconds from 60 to " +
+                         std::to_string(kMaxWindowS) + ", not '" + text + "'"};
+  }
+  return seconds;
+}
+
+// A team's pods over the window: how many were bound and how long they had waited, how many
+// ended, how long they had run and how they ended.
+void TeamWindow(Writer& w, std::string_view team, const TeamsRead& read) {
+  if (!read.have_windows) return;
+  const TaskHistory::Window none;
+  auto it = read.windows.find(team);
+  const TaskHistory::Window& win = it == read.windows.end() ? none : it->second;
+  auto average = [&](const char* key, double sum, size_t n) {
+    w.Key(key);
+    if (n == 0) {
+      w.Null();
+    } else {
+      w.Double(std::round(sum / static_cast<double>(n) * 10.0) / 10.0);
+    }
+  };
+  w.Key("window");
+  w.StartObject();
+  w.Key("seconds");
+  w.Int64(read.window_s);
+  w.Key("boundPods");
+  w.Uint64(win.bound);
+  w.Key("waitSecondsSum");
+  w.Double(win.wait_seconds);
+  average("averageWaitSeconds", win.wait_seconds, win.bound);
+  w.Key("endedPods");
+  w.Uint64(win.ended);
+  w.Key("runSecondsSum");
+  w.Double(win.run_seconds);
+  average("averageRunSeconds", win.run_seconds, win.ended);
+  w.Key("ended");
+  w.StartObject();
+  for (const char* outcome : {"Succeeded", "Failed", "Preempted", "Deleted"}) {
+    auto n = win.outcomes.find(outcome);
+    w.Key(outcome);
+    w.Uint64(n == win.outcomes.end() ? 0 : n->second);
+  }
+  w.EndObject();
+  w.EndObject();
+}
 
 TeamsRead ReadTeams(const scheduler::ledger::QuotaBook& book,
                     const scheduler::state::ClusterState& cluster,
@@ -201,6 +262,17 @@ TeamsRead ReadTeams(const scheduler::ledger::QuotaBook& book,
              totals, [&](std::string_view team) { return Live(policy, read.cells, team); })) {
       read.preempted[std::string(c.victim_team)].by_reason[std::string(c.reason)] += c.evictions;
     }
+  }
+  return read;
+}
+
+// The teams' numbers (ReadTeams) with their windows of `window_s` seconds.
+TeamsRead ReadTeamsAt(const AdminApi::Sources& sources, int64_t window_s) {
+  TeamsRead read = ReadTeams(*sources.book, *sources.cluster, sources.preemptions);
+  if (sources.tasks != nullptr) {
+    read.window_s = window_s;
+    read.windows = sources.tasks->Windows(sources.clock->NowMs(), window_s * 1000);
+    read.have_windows = true;
   }
   return read;
 }
@@ -612,6 +684,7 @@ std::vector<Route> AdminApi::Routes() const {
           route("/api/v1/workloads/", true, &AdminApi::Workload),
           route("/api/v1/policy", false, &AdminApi::Policy),
           route("/api/v1/history", false, &AdminApi::History),
+          route("/api/v1/history/tasks", false, &AdminApi::EndedTasks),
           route("/api/v1/reports/usage.csv", false, &AdminApi::UsageReport)};
 }
 
@@ -657,10 +730,12 @@ HttpResponse AdminApi::Cluster(const HttpRequest& request, const ConsoleViewer&)
 }
 
 HttpResponse AdminApi::Teams(const HttpRequest& request, const ConsoleViewer&) const {
-  common::Result<Query> q = ParseQuery(request.query, {"cohort"});
+  common::Result<Query> q = ParseQuery(request.query, {"cohort", "window"});
   if (!q.ok()) return ErrorReply(400, q.error().message);
+  common::Result<int64_t> window = ParseWindow(*q);
+  if (!window.ok()) return ErrorReply(400, window.error().message);
   const auto cohort = q->find("cohort");
-  const TeamsRead read = ReadTeams(*sources_.book, *sources_.cluster, sources_.preemptions);
+  const TeamsRead read = ReadTeamsAt(sources_, *window);
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
@@ -675,6 +750,7 @@ HttpResponse AdminApi::Teams(const HttpRequest& request, const ConsoleViewer&) c
     TeamQuotas(w, id, read);
     TeamShares(w, team, *sources_.book);
     TeamCounts(w, id, read, *sources_.cluster);
+    TeamWindow(w, team.name, read);
     w.EndObject();
   }
   w.EndArray();
@@ -683,15 +759,16 @@ HttpResponse AdminApi::Teams(const HttpRequest& request, const ConsoleViewer&) c
 }
 
 HttpResponse AdminApi::Team(const HttpRequest& request, const ConsoleViewer&) const {
-  if (common::Result<Query> q = ParseQuery(request.query, {}); !q.ok()) {
-    return ErrorReply(400, q.error().message);
-  }
+  common::Result<Query> q = ParseQuery(request.query, {"window"});
+  if (!q.ok()) return ErrorReply(400, q.error().message);
+  common::Result<int64_t> window = ParseWindow(*q);
+  if (!window.ok()) return ErrorReply(400, window.error().message);
   const std::optional<std::string> name = PercentDecode(
       std::string_view(request.path).substr(std::string_view("/api/v1/teams/").size()));
   if (!name || name->empty() || name->find('/') != std::string::npos) {
     return ErrorReply(400, "expected /api/v1/teams/{team}, not " + request.path);
   }
-  const TeamsRead read = ReadTeams(*sources_.book, *sources_.cluster, sources_.preemptions);
+  const TeamsRead read = ReadTeamsAt(sources_, *window);
   const scheduler::model::Team* team = read.policy->FindTeam(*name);
   if (team == nullptr) return ErrorReply(404, "no team '" + *name + "' in the policy in force");
   const NameId id = scheduler::model::TeamNames().Intern(team->name);
@@ -703,6 +780,7 @@ HttpResponse AdminApi::Team(const HttpRequest& request, const ConsoleViewer&) co
   TeamQuotas(w, id, read);
   TeamShares(w, *team, *sources_.book);
   TeamCounts(w, id, read, *sources_.cluster);
+  TeamWindow(w, team->name, read);
   w.EndObject();
   return Json(200, buffer);
 }
@@ -1115,6 +1193,54 @@ HttpResponse AdminApi::History(const HttpRequest& request, const ConsoleViewer&)
   family("teams", r.teams, {"team", "flavor", "resource"}, {"usage", "borrowed", "lent"});
   family("cluster", r.cluster, {"flavor", "resource"}, {"inUse", "allocatable"});
   family("queues", r.queues, {"team"}, {"pendingPods", "averageWaitSeconds"});
+  w.EndObject();
+  return Json(200, buffer);
+}
+
+HttpResponse AdminApi::EndedTasks(const HttpRequest& request, const ConsoleViewer& viewer) const {
+  common::Result<Query> q = ParseQuery(request.query, {"team", "since", "limit"});
+  if (!q.ok()) return ErrorReply(400, q.error().message);
+  if (sources_.tasks == nullptr) return ErrorReply(404, "this extender keeps no task history");
+  common::Result<size_t> limit = ParseLimit(*q);
+  if (!limit.ok()) return ErrorReply(400, limit.error().message);
+  int64_t since_ms = 0;
+  if (auto since = q->find("since"); since != q->end()) {
+    common::Result<int64_t> micros = common::ParseRfc3339Micros(since->second);
+    if (!micros.ok()) {
+      return ErrorReply(
+          400, "query parameter 'since' must be an RFC 3339 time: " + micros.error().message);
+    }
+    since_ms = *micros / 1000;
+  }
+  auto team = q->find("team");
+  const std::vector<TaskHistory::EndedTask> ended = sources_.tasks->Ended(
+      since_ms, team == q->end() ? std::string_view() : std::string_view(team->second), *limit);
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  ListHeader(w, "EndedTaskList");
+  w.Key("items");
+  w.StartArray();
+  for (const TaskHistory::EndedTask& task : ended) {
+    const bool hidden = !viewer.Sees(task.team);
+    w.StartObject();
+    KeyStr(w, "namespace", hidden ? "" : task.ns);
+    KeyStr(w, "name", hidden ? "" : task.name);
+    w.Key("hidden");
+    w.Bool(hidden);
+    KeyStr(w, "kind", task.kind);
+    KeyStr(w, "team", task.team);
+    KeyStr(w, "outcome", task.outcome);
+    KeyStr(w, "reason", task.reason);
+    w.Key("pods");
+    w.Uint64(task.pods);
+    Time(w, "startedAt", task.started_ms);
+    Time(w, "endedAt", task.ended_ms);
+    w.Key("runSeconds");
+    w.Int64(task.started_ms > 0 ? std::max<int64_t>(0, task.ended_ms - task.started_ms) / 1000 : 0);
+    w.EndObject();
+  }
+  w.EndArray();
   w.EndObject();
   return Json(200, buffer);
 }

@@ -24,6 +24,8 @@
 //   GET /api/v1/history                 trends (usage_history.h): ?team= &flavor= &resource=
 //                                       &since=RFC3339
 //   GET /api/v1/reports/usage.csv       GPU-hours (any resource) per team and day, as CSV
+//   GET /api/v1/history/tasks           tasks that ended (succeeded, failed, preempted,
+//                                       deleted), newest first: ?team= &since= &limit=1..1000
 //
 // Access: with `access` set, every request is checked (console_access.h: a bearer token that
 // TokenReview accepts and SubjectAccessReview allows) — 401 / 403 / 503 otherwise; a caller
@@ -46,6 +48,7 @@
 #include "config/watcher.h"
 #include "extender/console_access.h"
 #include "extender/http_server.h"
+#include "extender/task_history.h"
 #include "extender/usage_history.h"
 #include "extender/workload_rows.h"
 #include "metrics/metrics.h"
@@ -68,6 +71,8 @@ class AdminApi {
     const common::Clock* clock = nullptr;   // required
     ConsoleAccess* access = nullptr;        // null: no access checks
     const UsageHistory* history = nullptr;  // null: the history endpoints answer 404
+    // Waits, run times and ended tasks; null: no window in team replies, tasks history 404.
+    const TaskHistory* tasks = nullptr;
     // The preemption controller's totals, as /metrics reads them (the teams' preempted pods and
     // preemptions); unset: zeros (no Kubernetes API, no controller).
     std::function<metrics::PreemptionTotals()> preemptions;
@@ -96,6 +101,7 @@ class AdminApi {
   HttpResponse Policy(const HttpRequest& request, const ConsoleViewer& viewer) const;
   HttpResponse History(const HttpRequest& request, const ConsoleViewer& viewer) const;
   HttpResponse UsageReport(const HttpRequest& request, const ConsoleViewer& viewer) const;
+  HttpResponse EndedTasks(const HttpRequest& request, const ConsoleViewer& viewer) const;
 
   // A workload's explanation: of its first member the informers report waiting (else a summary
   // saying why there is none), with that member.

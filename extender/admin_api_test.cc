@@ -66,6 +66,35 @@ class AdminApiTest : public ::testing::Test {
     // Two samples of the history, 30 s apart.
     history_.Sample(kNow - 30'000, api_.HistorySnapshot());
     history_.Sample(kNow, api_.HistorySnapshot());
+    // Tasks of the last hour: a-batch waited 5 s, ran 50 minutes and succeeded; a-old waited
+    // 15 s, ran 10 minutes and was taken back by team-b's reclaim.
+    Ended("a-batch", scheduler::model::PodPhase::kSucceeded, kNow - 3'300'000, 5'000,
+          kNow - 300'000, false);
+    Ended("a-old", scheduler::model::PodPhase::kRunning, kNow - 1'200'000, 15'000, kNow - 600'000,
+          true);
+  }
+
+  // A pod of team-a created `waited` before `bound`, bound then and ended at `ended` (evicted by
+  // taskgov's reclaim when `evicted`), as the cluster state's lifecycle observer tells it.
+  void Ended(const std::string& name, scheduler::model::PodPhase phase, int64_t bound,
+             int64_t waited, int64_t ended, bool evicted) {
+    scheduler::model::Pod pod =
+        PodBuilder(name).Namespace("ns-team-a").Gpus(1).Created(bound - waited).Build();
+    scheduler::state::ClusterState::PodLifecycle e;
+    e.pod = &pod;
+    e.team = scheduler::model::TeamNames().Intern("team-a");
+    e.transition = scheduler::state::PodTransition::kBound;
+    e.now_ms = bound;
+    tasks_.OnLifecycle(e);
+    if (evicted) {
+      tasks_.NoteEvicted(pod.uid, ended - 1000);
+      tasks_.NoteEvictionReason(pod.uid, "Reclaim");
+    }
+    pod.phase = phase;
+    e.transition = scheduler::state::PodTransition::kEnded;
+    e.bound_ms = bound;
+    e.now_ms = ended;
+    tasks_.OnLifecycle(e);
   }
 
   AdminApi::Sources FixtureSources() {
@@ -86,6 +115,7 @@ class AdminApiTest : public ::testing::Test {
     };
     sources.clock = &clock_;
     sources.history = &history_;
+    sources.tasks = &tasks_;
     sources.explain = [this](const scheduler::model::Pod& pod) { return admission_.Explain(pod); };
     return sources;
   }
@@ -143,6 +173,7 @@ class AdminApiTest : public ::testing::Test {
   scheduler::ledger::QuotaBook book_;
   scheduler::state::ClusterState cluster_;
   UsageHistory history_;
+  TaskHistory tasks_{TaskHistory::Options{}};
   scheduler::decisions::Admission admission_;
   AdminApi api_;
 };
@@ -245,6 +276,40 @@ TEST_F(AdminApiTest, AWorkloadNeverFilteredSaysWhyItWaitsInTheList) {
   EXPECT_STREQ(big["why"].GetString(), why["summary"].GetString());
   EXPECT_NE(std::string(big["why"].GetString()).find("no node is that big"), std::string::npos)
       << big["why"].GetString();
+}
+
+// The last hour of a team's pods, and the tasks that ended, newest first.
+TEST_F(AdminApiTest, TeamsHaveAWindowAndEndedTasksAreListed) {
+  rapidjson::Document d;
+  ASSERT_EQ(Get("/api/v1/teams/team-a", &d), 200);
+  const rapidjson::Value& w = d["window"];
+  EXPECT_EQ(w["seconds"].GetInt(), 3600);
+  EXPECT_EQ(w["boundPods"].GetInt(), 2);
+  EXPECT_DOUBLE_EQ(w["averageWaitSeconds"].GetDouble(), 10);  // (5 + 15) / 2
+  EXPECT_EQ(w["endedPods"].GetInt(), 2);
+  EXPECT_DOUBLE_EQ(w["averageRunSeconds"].GetDouble(), 1800);  // (3000 + 600) / 2
+  EXPECT_EQ(w["ended"]["Succeeded"].GetInt(), 1);
+  EXPECT_EQ(w["ended"]["Preempted"].GetInt(), 1);
+  // The last 10 minutes: a-batch's end only.
+  ASSERT_EQ(Get("/api/v1/teams/team-a?window=600", &d), 200);
+  EXPECT_EQ(d["window"]["boundPods"].GetInt(), 0);
+  EXPECT_EQ(d["window"]["endedPods"].GetInt(), 1);
+  EXPECT_TRUE(d["window"]["averageWaitSeconds"].IsNull());
+  ASSERT_EQ(Get("/api/v1/teams?window=59", &d), 400);
+  EXPECT_NE(std::string(d["error"].GetString()).find("'window'"), std::string::npos);
+
+  ASSERT_EQ(Get("/api/v1/history/tasks", &d), 200);
+  ASSERT_EQ(d["items"].Size(), 2u);
+  EXPECT_STREQ(d["items"][0]["name"].GetString(), "a-batch");
+  EXPECT_STREQ(d["items"][0]["outcome"].GetString(), "Succeeded");
+  EXPECT_EQ(d["items"][0]["runSeconds"].GetInt(), 3000);
+  EXPECT_STREQ(d["items"][1]["outcome"].GetString(), "Preempted");
+  EXPECT_STREQ(d["items"][1]["reason"].GetString(), "Reclaim");
+  ASSERT_EQ(Get("/api/v1/history/tasks?team=team-b", &d), 200);
+  EXPECT_EQ(d["items"].Size(), 0u);
+  ASSERT_EQ(Get("/api/v1/history/tasks?limit=1", &d), 200);
+  EXPECT_EQ(d["items"].Size(), 1u);
+  ASSERT_EQ(Get("/api/v1/history/tasks?since=yesterday", &d), 400);
 }
 
 TEST_F(AdminApiTest, PagesFollowTheContinueToken) {
@@ -539,7 +604,7 @@ TEST_F(AdminApiTest, TheReferenceShowsRealReplies) {
     i = end;
     ++examples;
   }
-  EXPECT_EQ(examples, 7u);
+  EXPECT_EQ(examples, 8u);
   const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
   if (std::getenv("UPDATE_GOLDEN") != nullptr && workspace != nullptr) {
     std::ofstream(std::string(workspace) + "/" + kReference) << rewritten;

@@ -48,7 +48,7 @@ struct WorkloadRow {
   // The flavor of the node its first bound pod runs on, else instance_type (set by the admin
   // API, FlavorOfRow).
   std::string flavor;
-  size_t position = 0;        // among the team's pending workloads, from 1; 0: not pending
+  size_t position = 0;  // among the team's pending workloads, from 1; 0: not pending
   std::set<std::string> nodes;
   std::vector<PodRow> pods;  // by name
   std::string state;

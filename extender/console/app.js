@@ -249,6 +249,7 @@ async function renderDashboard(r) {
   const shown = teams.items.filter(t => !teamFilter || t.name === teamFilter);
   if (teamFilter && shown.length === 0) out.push(unknownTeam(teamFilter, teams));
   out.push(teamsSection(shown, workloads.items, flavorFilter));
+  if (shown.some(t => t.window)) out.push(windowSection(shown));
 
   out.push(el('section', {'aria-labelledby': 'alloc-h'},
     el('h3', {id: 'alloc-h'}, 'Allocation'),
@@ -343,6 +344,29 @@ function teamsSection(shown, workloads, flavor) {
         ['Team', 'Running pods', 'Pending pods', 'Pending workloads', 'Average wait', 'Preempted now',
           'Preempted (total)'].map(h => el('th', {scope: 'col'}, h)))),
       el('tbody', {}, teams.map(row)))));
+}
+
+// Per team, over the last hour (the API's window): its pods bound and how long they had waited,
+// its pods that ended — how, and how long they had run.
+function windowSection(teams) {
+  const minutes = Math.round((teams.find(t => t.window) || {window: {seconds: 3600}}).window.seconds / 60);
+  const span = minutes % 60 === 0 ? (minutes === 60 ? 'hour' : minutes / 60 + ' hours') : minutes + ' minutes';
+  const avg = s => s === null ? '–' : duration(Math.round(s));
+  return el('section', {'aria-labelledby': 'window-h'},
+    el('h3', {id: 'window-h'}, 'The last ' + span),
+    el('div', {class: 'scroll'}, el('table', {class: 'window'},
+      el('thead', {}, el('tr', {}, ['Team', 'Pods started', 'Average wait', 'Pods ended', 'Succeeded',
+        'Failed', 'Preempted', 'Deleted', 'Average run'].map(h => el('th', {scope: 'col'}, h)))),
+      el('tbody', {}, teams.filter(t => t.window).map(t => el('tr', {'data-team': t.name},
+        el('th', {scope: 'row'}, t.name),
+        el('td', {class: 'num'}, t.window.boundPods),
+        el('td', {class: 'num'}, avg(t.window.averageWaitSeconds)),
+        el('td', {class: 'num'}, t.window.endedPods),
+        ['Succeeded', 'Failed', 'Preempted', 'Deleted'].map(o => el('td', {class: 'num'}, t.window.ended[o])),
+        el('td', {class: 'num'}, avg(t.window.averageRunSeconds))))))),
+    el('p', {class: 'muted'}, 'Waits run from a pod\'s creation to its start, run times from its start to ' +
+      'its end, as taskgov_pod_wait_seconds and taskgov_pod_run_seconds count them. The tasks that ended ' +
+      'are listed on the Tasks page.'));
 }
 
 // The last 24 h of `resource`: the cluster's capacity and use, and each team's use.
@@ -462,7 +486,13 @@ async function renderTasks(r) {
   const query = new URLSearchParams({limit: '1000'});
   if (team) query.set('team', team);
   if (phase) query.set('state', phase);
-  const [list, teams] = await Promise.all([api('/api/v1/workloads?' + query), api('/api/v1/teams')]);
+  const ended = new URLSearchParams({limit: '100'});
+  if (team) ended.set('team', team);
+  const [list, teams, history] = await Promise.all([api('/api/v1/workloads?' + query),
+    api('/api/v1/teams'), api('/api/v1/history/tasks?' + ended).catch(e => {
+      if (e instanceof Unauthorized || e instanceof Unreachable) throw e;
+      return null;  // an extender without a task history
+    })]);
   let items = list.items.filter(w => !text || (w.namespace + '/' + w.name).toLowerCase().includes(text));
   const col = COLUMNS.find(c => c.key === state.sort.key) || COLUMNS[0];
   items = items.slice().sort((a, b) => {
@@ -502,7 +532,28 @@ async function renderTasks(r) {
         el('td', {class: 'num'}, duration(w.waitSeconds)),
         el('td', {class: 'num'}, w.queuePosition ?? ''),
         el('td', {class: 'why'}, w.why))))),
+    history ? endedSection(history) : null,
   ];
+}
+
+// The tasks that ended — succeeded, failed, preempted (with the reason), deleted — newest first.
+function endedSection(history) {
+  return el('section', {'aria-labelledby': 'ended-h'},
+    el('h3', {id: 'ended-h'}, 'Ended in the last 24 hours'),
+    history.items.length === 0 ? el('p', {class: 'muted'}, 'None.') :
+      el('div', {class: 'scroll'}, el('table', {class: 'ended'},
+        el('thead', {}, el('tr', {}, ['Workload', 'Team', 'Kind', 'Outcome', 'Pods', 'Started', 'Ended',
+          'Ran'].map(h => el('th', {scope: 'col'}, h)))),
+        el('tbody', {}, history.items.map(x => el('tr', {'data-outcome': x.outcome, 'data-team': x.team},
+          el('th', {scope: 'row'}, x.hidden ? el('span', {class: 'muted'}, '(another team\'s)') :
+            x.namespace + '/' + x.name),
+          el('td', {}, x.team),
+          el('td', {}, x.kind),
+          el('td', {}, x.outcome + (x.reason ? ' (' + x.reason + ')' : '')),
+          el('td', {class: 'num'}, x.pods),
+          el('td', {}, x.startedAt || '–'),
+          el('td', {}, x.endedAt),
+          el('td', {class: 'num'}, duration(x.runSeconds))))))));
 }
 
 async function renderTask(ns, name) {

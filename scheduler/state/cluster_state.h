@@ -198,7 +198,9 @@ class ClusterState final : public ClusterObserver {
   // The record counts on a node of `flavor` now (kNoFlavor: on none): by_flavor_ follows.
   void SetFlavorLocked(PodEntry& entry, model::NameId flavor);
   void Account(PodEntry& entry, const model::Pod& pod, const model::ResourceList& request);
-  void Unaccount(PodEntry& entry);
+  // `final_phase`: what a deleted pod ended as, when its DELETED event said (the lifecycle
+  // observer is told it).
+  void Unaccount(PodEntry& entry, std::optional<model::PodPhase> final_phase = std::nullopt);
   // Charges a pod counted on its node to its team's quota on the node's flavor (ConfirmBound).
   void ChargeLocked(PodRecord& record, const model::Pod& pod, const model::ResourceList& request,
                     model::NameId flavor);
