@@ -171,6 +171,8 @@ common::Result<LiveWorkload> DecodeWorkload(const Value& item) {
     w.refused = r->GetBool();
   w.refusal = StringField(item, "refusal");
   w.preemption = StringField(item, "preemption");
+  w.why = StringField(item, "why");
+  w.created = StringField(item, "createdAt");
   return w;
 }
 

@@ -1,5 +1,7 @@
 #include "extender/cli/jobs.h"
 
+#include <cctype>
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -323,7 +325,43 @@ std::string JobCollection(JobKind kind, const std::string& ns) {
   return ns.empty() ? base + "/" + plural : base + "/namespaces/" + ns + "/" + plural;
 }
 
-std::string JobKindName(JobKind kind) { return kind == JobKind::kJob ? "Job" : "PyTorchJob"; }
+std::string JobKindName(JobKind kind) {
+  switch (kind) {
+    case JobKind::kJob:
+      return "Job";
+    case JobKind::kPyTorchJob:
+      return "PyTorchJob";
+    case JobKind::kWorkload:
+      return "Workload";
+  }
+  return "Job";
+}
+
+std::string JobView::Kind() const {
+  return kind == JobKind::kWorkload ? workload_kind : JobKindName(kind);
+}
+
+std::string JobView::Ref() const {
+  std::string kind_name = Kind();
+  for (char& c : kind_name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return kind_name + "/" + name;
+}
+
+JobView ViewOfWorkload(const LiveWorkload& w) {
+  JobView v;
+  v.kind = JobKind::kWorkload;
+  v.workload_kind = w.kind;
+  v.ns = w.ns;
+  v.name = w.name;
+  v.created = w.created;
+  v.priority_class = w.priority_class;
+  v.instance_type = w.instance_type;
+  v.nodes = std::max(w.pods, w.declared_pods);
+  v.state = w.state;  // the admin API's: Pending, Admitted, Running, Terminating
+  v.requests = w.request;
+  v.live = w;
+  return v;
+}
 
 void SetNamespace(const std::string& ns, JobSubmission* job) {
   job->ns = ns;

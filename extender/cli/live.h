@@ -52,6 +52,8 @@ struct LiveWorkload {
   bool refused = false;
   std::string refusal;
   std::string preemption;
+  std::string why;      // why it waits, in one line ("" when it does not)
+  std::string created;  // its first pod's creation, RFC 3339
 };
 
 [[nodiscard]] common::Result<std::vector<LiveTeam>> DecodeTeams(const rapidjson::Value& reply);

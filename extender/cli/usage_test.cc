@@ -371,7 +371,8 @@ std::vector<UsageCase> JobCases() {
       {"SubmitUnknownFlag", Submit({"--gpus", "8"}), "unknown flag: --gpus", "job submit"},
       {"ListState",
        {"job", "list", "--state", "Queued"},
-       "invalid --state \"Queued\": use Pending, Running, Suspended, Succeeded or Failed",
+       "invalid --state \"Queued\": use Pending, Admitted, Running, Terminating, Suspended, "
+       "Succeeded or Failed",
        "job list"},
       {"ListTeam",
        {"job", "list", "--team", "Team A"},
