@@ -297,11 +297,13 @@ TEST_F(CliJobsTest, TheDataScientistsWalkthrough) {
   CliRun gone = Cli({"job", "describe", "train", "-n", kNs});
   EXPECT_EQ(gone.code, 1);
   EXPECT_EQ(gone.err,
-            "error: job \"train\" not found in namespace hyperpod-ns-a; 'taskgov job list -A' "
+            "error: no job, pod group or pod named \"train\" in namespace hyperpod-ns-a; 'taskgov "
+            "job list -A' "
             "lists the jobs of every namespace\n");
   CliRun elsewhere = Cli({"job", "describe", "second", "-n", "hyperpod-ns-b"});
   EXPECT_EQ(elsewhere.err,
-            "error: job \"second\" not found in namespace hyperpod-ns-b; it exists in namespace "
+            "error: no job, pod group or pod named \"second\" in namespace hyperpod-ns-b; it "
+            "exists in namespace "
             "hyperpod-ns-a: add -n hyperpod-ns-a\n");
 }
 
