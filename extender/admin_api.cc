@@ -730,11 +730,20 @@ HttpResponse AdminApi::Cluster(const HttpRequest& request, const ConsoleViewer&)
 }
 
 HttpResponse AdminApi::Teams(const HttpRequest& request, const ConsoleViewer&) const {
-  common::Result<Query> q = ParseQuery(request.query, {"cohort", "window"});
+  common::Result<Query> q = ParseQuery(request.query, {"cohort", "namespace", "window"});
   if (!q.ok()) return ErrorReply(400, q.error().message);
   common::Result<int64_t> window = ParseWindow(*q);
   if (!window.ok()) return ErrorReply(400, window.error().message);
   const auto cohort = q->find("cohort");
+  // ?namespace=: the team a pod created there would belong to (its namespace, or the namespace's
+  // team label), as the filter resolves it — none when no team owns the namespace.
+  std::optional<NameId> owner;
+  if (auto ns = q->find("namespace"); ns != q->end()) {
+    scheduler::model::Pod probe;
+    probe.namespace_ = ns->second;
+    probe.name = "taskgov-team-probe";
+    owner = sources_.cluster->teams().TeamOf(probe);
+  }
   const TeamsRead read = ReadTeamsAt(sources_, *window);
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
@@ -745,6 +754,7 @@ HttpResponse AdminApi::Teams(const HttpRequest& request, const ConsoleViewer&) c
   for (const scheduler::model::Team& team : read.policy->teams) {
     if (cohort != q->end() && team.cohort != cohort->second) continue;
     const NameId id = scheduler::model::TeamNames().Intern(team.name);
+    if (owner && *owner != id) continue;
     w.StartObject();
     TeamPolicy(w, team);
     TeamQuotas(w, id, read);

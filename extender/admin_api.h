@@ -10,7 +10,8 @@
 // the same instant agree.
 //
 //   GET /api/v1/cluster                 flavors: nodes, allocatable, in use, quota
-//   GET /api/v1/teams                   every team of the policy
+//   GET /api/v1/teams                   every team of the policy (?cohort=; ?namespace=: the team
+//                                       a pod created there belongs to; ?window=)
 //   GET /api/v1/teams/{team}            one team
 //   GET /api/v1/workloads               workloads (gangs once, lone pods), filtered and paged:
 //                                       ?team= &namespace= &state=Pending|Admitted|Running|

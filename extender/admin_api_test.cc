@@ -220,6 +220,12 @@ TEST_F(AdminApiTest, TeamsReportTheLedgersNumbers) {
   EXPECT_STREQ(d["preemption"]["reclaimWithinCohort"].GetString(), "Any");
   ASSERT_EQ(Get("/api/v1/teams?cohort=none", &d), 200);
   EXPECT_EQ(d["items"].Size(), 0u);
+  // The team of a namespace, as a pod created there would resolve; none for a namespace of none.
+  ASSERT_EQ(Get("/api/v1/teams?namespace=ns-team-a", &d), 200);
+  ASSERT_EQ(d["items"].Size(), 1u);
+  EXPECT_STREQ(d["items"][0]["name"].GetString(), "team-a");
+  ASSERT_EQ(Get("/api/v1/teams?namespace=default", &d), 200);
+  EXPECT_EQ(d["items"].Size(), 0u);
 }
 
 TEST_F(AdminApiTest, WorkloadsListGangsOnceWithStateAndQueuePosition) {

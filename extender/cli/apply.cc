@@ -84,6 +84,7 @@ class Attempt {
       }
     }
     Report(*plan);
+    if (options_.after) options_.after(files);
     *exit_code = 0;
     return Step::kDone;
   }

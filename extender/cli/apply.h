@@ -48,6 +48,9 @@ struct ApplyOptions {
   DryRun dry_run = DryRun::kNone;
   int max_attempts = 5;
   bool show_diff = true;
+  // Called once the change is written (or would be, in a dry run) with the keys it leaves: what
+  // a command has to say about the result (quota warnings).
+  std::function<void(const std::vector<config::SourceFile>& files)> after;
 };
 
 [[nodiscard]] int ApplyEdit(ConfigMapStore& store, const Edit& edit, const ApplyOptions& options,

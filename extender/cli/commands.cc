@@ -6,12 +6,14 @@
 #include "config/resolve.h"
 #include "extender/cli/admin_client.h"
 #include "extender/cli/apply.h"
+#include "extender/cli/capacity.h"
 #include "extender/cli/job_commands.h"
 #include "extender/cli/quota_flags.h"
 #include "extender/cli/report.h"
 #include "scheduler/common/k8s_names.h"
 #include "scheduler/kube/client.h"
 #include "scheduler/kube/config.h"
+#include "scheduler/model/kube_json.h"
 
 namespace taskgov::cli {
 
@@ -98,8 +100,51 @@ common::Result<TeamQuota*> OwnedTeam(const EditContext& ctx, OwnedPolicy* owned,
   return NoSuchTeam(name, ref);
 }
 
-// Connects, then runs `edit` through ApplyEdit with the command's --dry-run.
-int RunEdit(const Invocation& inv, const Edit& edit) {
+// The cluster's nodes, as the extender decodes them.
+common::Result<std::vector<scheduler::model::Node>> ListNodes(const Invocation& inv) {
+  common::Result<std::unique_ptr<scheduler::kube::KubeClient>> client =
+      inv.env.kube(inv.global, "");
+  if (!client.ok()) return client.error();
+  std::vector<scheduler::model::Node> nodes;
+  scheduler::kube::ListOptions list;
+  do {
+    scheduler::kube::ApiResult<scheduler::kube::ListPage> page =
+        (*client)->List("/api/v1/nodes", list);
+    if (!page.ok()) return common::Error{"listing nodes: " + page.error().ToString()};
+    for (const rapidjson::Value& item : page.value().items().GetArray()) {
+      common::Result<scheduler::model::Node> node = scheduler::model::DecodeNode(item);
+      if (node.ok()) nodes.push_back(std::move(*node));
+    }
+    list.continue_token = page.value().continue_token;
+  } while (!list.continue_token.empty());
+  return nodes;
+}
+
+// Warnings about the instance types of `lines` under the policy `files` leave: quotas above what
+// the nodes have, and types nothing knows (capacity.h). The nodes are read through the API
+// server; when they cannot be, one note says the check was not made.
+void WarnAboutCapacity(const Invocation& inv, const std::vector<ComputeLine>& lines,
+                       const std::vector<config::SourceFile>& files) {
+  if (lines.empty()) return;
+  const config::LoadResult loaded = config::LoadSources(files);
+  if (!loaded.ok()) return;  // ApplyEdit refused it already
+  std::vector<std::string> flavors;
+  for (const ComputeLine& l : lines) flavors.push_back(l.instance_type);
+  common::Result<std::vector<scheduler::model::Node>> nodes = ListNodes(inv);
+  if (!nodes.ok()) {
+    inv.err() << "note: the quotas were not checked against the cluster's nodes: "
+              << nodes.error().message << "\n";
+    return;
+  }
+  for (const std::string& w :
+       CapacityWarnings(*loaded.policy, *nodes, flavors, config::Catalogue::Builtin())) {
+    inv.err() << "warning: " << w << "\n";
+  }
+}
+
+// Connects, then runs `edit` through ApplyEdit with the command's --dry-run; `lines`: the compute
+// lines the command gives (checked against the nodes once written).
+int RunEdit(const Invocation& inv, const Edit& edit, const std::vector<ComputeLine>& lines = {}) {
   std::optional<DryRun> dry_run = ParseDryRun(inv.args);
   if (!dry_run) {
     return inv.Usage("invalid --dry-run " + Quoted(*inv.args.Get("dry-run")) +
@@ -109,6 +154,9 @@ int RunEdit(const Invocation& inv, const Edit& edit) {
   if (!store.ok()) return inv.Failed(store.error().message);
   ApplyOptions options;
   options.dry_run = *dry_run;
+  options.after = [&](const std::vector<config::SourceFile>& files) {
+    WarnAboutCapacity(inv, lines, files);
+  };
   return ApplyEdit(**store, edit, options, inv.out(), inv.err());
 }
 
@@ -131,20 +179,23 @@ int QuotaCreate(const Invocation& inv) {
         "or by any of --accelerators, --vcpu and --memory");
   }
   const std::string team = inv.args.positional[0];
-  return RunEdit(inv, [&](const EditContext& ctx) -> common::Result<EditResult> {
-    if (const config::TeamSpec* spec = FindTeamSpec(ctx.decoded, team)) {
-      return common::Error{"quota/" + team + " already exists (in key " + spec->origin.file +
-                           "): use 'taskgov quota update " + team + "' to change it"};
-    }
-    EditResult result{ctx.owned, "quota/" + team, "created"};
-    TeamQuota quota;
-    quota.name = team;
-    quota.cohort =
-        ctx.decoded.hyperpod_cohort.value.value_or(std::string(config::kDefaultHyperPodCohort));
-    if (common::Status s = ApplyQuotaChange(change, &quota); !s.ok()) return s.error();
-    result.owned.teams.push_back(std::move(quota));
-    return result;
-  });
+  return RunEdit(
+      inv,
+      [&](const EditContext& ctx) -> common::Result<EditResult> {
+        if (const config::TeamSpec* spec = FindTeamSpec(ctx.decoded, team)) {
+          return common::Error{"quota/" + team + " already exists (in key " + spec->origin.file +
+                               "): use 'taskgov quota update " + team + "' to change it"};
+        }
+        EditResult result{ctx.owned, "quota/" + team, "created"};
+        TeamQuota quota;
+        quota.name = team;
+        quota.cohort =
+            ctx.decoded.hyperpod_cohort.value.value_or(std::string(config::kDefaultHyperPodCohort));
+        if (common::Status s = ApplyQuotaChange(change, &quota); !s.ok()) return s.error();
+        result.owned.teams.push_back(std::move(quota));
+        return result;
+      },
+      change.compute);
 }
 
 int QuotaUpdate(const Invocation& inv) {
@@ -157,13 +208,17 @@ int QuotaUpdate(const Invocation& inv) {
         "--borrow-limit, --preempt-team-tasks, --fair-share-weight or -n/--namespace");
   }
   const std::string team = inv.args.positional[0];
-  return RunEdit(inv, [&](const EditContext& ctx) -> common::Result<EditResult> {
-    EditResult result{ctx.owned, "quota/" + team, "configured"};
-    common::Result<TeamQuota*> quota = OwnedTeam(ctx, &result.owned, team, inv.global.configmap);
-    if (!quota.ok()) return quota.error();
-    if (common::Status s = ApplyQuotaChange(change, *quota); !s.ok()) return s.error();
-    return result;
-  });
+  return RunEdit(
+      inv,
+      [&](const EditContext& ctx) -> common::Result<EditResult> {
+        EditResult result{ctx.owned, "quota/" + team, "configured"};
+        common::Result<TeamQuota*> quota =
+            OwnedTeam(ctx, &result.owned, team, inv.global.configmap);
+        if (!quota.ok()) return quota.error();
+        if (common::Status s = ApplyQuotaChange(change, *quota); !s.ok()) return s.error();
+        return result;
+      },
+      change.compute);
 }
 
 int QuotaDelete(const Invocation& inv) {

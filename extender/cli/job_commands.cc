@@ -247,6 +247,93 @@ std::vector<rapidjson::Value*> TemplateMetas(rapidjson::Document& doc, JobKind k
   return out;
 }
 
+std::optional<std::string> UnknownPriorityClass(const Invocation& inv, const std::string& cls);
+
+// "a: hyperpod-ns-a; b: hyperpod-ns-b": the teams of `teams` with their namespaces.
+std::string TeamNamespaces(const rapidjson::Value& teams) {
+  std::string out;
+  for (const rapidjson::Value& team : teams["items"].GetArray()) {
+    std::string namespaces;
+    if (const rapidjson::Value* ns = JsonAt(team, {"namespaces"}); ns && ns->IsArray()) {
+      for (const rapidjson::Value& n : ns->GetArray()) {
+        namespaces += (namespaces.empty() ? "" : ", ") + std::string(n.GetString());
+      }
+    }
+    out += (out.empty() ? "" : "; ") + std::string(team["name"].GetString()) + ": " +
+           (namespaces.empty() ? "no namespace" : namespaces);
+  }
+  return out;
+}
+
+// The admin API's team of namespace `ns` (/api/v1/teams?namespace=): its object, or nullopt
+// when no team owns it (*all then holds every team, for the message).
+common::Result<std::optional<rapidjson::Document>> TeamOfNamespace(AdminApi& admin,
+                                                                   const std::string& ns,
+                                                                   rapidjson::Document* all) {
+  common::Result<rapidjson::Document> mine =
+      admin.Get("/api/v1/teams?namespace=" + scheduler::kube::QueryEscape(ns));
+  if (!mine.ok()) return mine.error();
+  const rapidjson::Value* items = JsonAt(*mine, {"items"});
+  if (items != nullptr && items->IsArray() && !items->Empty()) {
+    rapidjson::Document team;
+    team.CopyFrom((*items)[0], team.GetAllocator());
+    return std::optional<rapidjson::Document>(std::move(team));
+  }
+  common::Result<rapidjson::Document> teams = admin.Get("/api/v1/teams");
+  if (!teams.ok()) return teams.error();
+  *all = std::move(*teams);
+  return std::optional<rapidjson::Document>();
+}
+
+// The policy's word on a submission before anything is created: the namespace's team, its quota
+// on the instance type, the priority class. The exit code of a refusal (the job would go
+// ungoverned, could never run, or would rank as priority 0), else nullopt — with one note when
+// the admin API that knows the policy cannot be reached.
+std::optional<int> CheckSubmission(const Invocation& inv, const JobSubmission& job) {
+  common::Result<std::unique_ptr<AdminApi>> admin = ConnectAdminApi(inv);
+  rapidjson::Document all;
+  common::Result<std::optional<rapidjson::Document>> team =
+      admin.ok() ? TeamOfNamespace(**admin, job.ns, &all)
+                 : common::Result<std::optional<rapidjson::Document>>(admin.error());
+  if (!team.ok()) {
+    NoteMissingLive(inv, "checks of the namespace's team, its quota and the priority class",
+                    team.error());
+    return std::nullopt;
+  }
+  if (!team->has_value()) {
+    return inv.Failed("namespace " + job.ns +
+                      " belongs to no team, so taskgov would not govern the job (and no team's "
+                      "quota would hold it): submit it in a team's namespace with -n (" +
+                      TeamNamespaces(all) + ")");
+  }
+  const rapidjson::Value& t = **team;
+  const std::string name = t["name"].GetString();
+  if (!job.instance_type.empty()) {
+    std::vector<std::string> flavors;
+    for (const rapidjson::Value& q : t["quotas"].GetArray()) {
+      const std::string f = q["flavor"].GetString();
+      if (std::find(flavors.begin(), flavors.end(), f) == flavors.end()) flavors.push_back(f);
+    }
+    if (std::find(flavors.begin(), flavors.end(), job.instance_type) == flavors.end()) {
+      std::string quota;
+      for (const std::string& f : flavors) quota += (quota.empty() ? "" : ", ") + f;
+      return inv.Failed(
+          "team " + name + " has no quota on " + job.instance_type +
+          ", so the job could never run: " +
+          (quota.empty()
+               ? "it has no quota at all"
+               : "its quota is on " + quota + " (give --instance-type " + flavors.front() + ")") +
+          ", or an admin gives a quota there ('taskgov quota update " + name + " ...')");
+    }
+  }
+  if (!job.priority_class.empty()) {
+    if (std::optional<std::string> unknown = UnknownPriorityClass(inv, job.priority_class)) {
+      return inv.Failed(*unknown);
+    }
+  }
+  return std::nullopt;
+}
+
 // ---- the commands ----
 
 int JobSubmit(const Invocation& inv) {
@@ -272,6 +359,9 @@ int JobSubmit(const Invocation& inv) {
   const std::string manifest = JobManifest(*job, kind);
   const OutputFormat format =
       inv.global.output == OutputFormat::kTable ? OutputFormat::kYaml : inv.global.output;
+  if (dry_run != "client") {  // a client dry run needs no cluster: nothing is checked
+    if (std::optional<int> refused = CheckSubmission(inv, *job)) return *refused;
+  }
   if (dry_run == "client") {
     rapidjson::Document doc;
     doc.Parse(manifest.c_str());
@@ -625,6 +715,15 @@ int JobWhy(const Invocation& inv) {
   common::Result<rapidjson::Document> reply =
       (*admin)->Get("/api/v1/workloads/" + t.ns + "/" + t.view.name + "/explanation");
   if (!reply.ok()) {
+    // A job in a namespace of no team is not the extender's: that is the answer.
+    rapidjson::Document all;
+    common::Result<std::optional<rapidjson::Document>> team = TeamOfNamespace(**admin, t.ns, &all);
+    if (team.ok() && !team->has_value()) {
+      return inv.Failed(t.view.Ref() + " is in namespace " + t.ns +
+                        ", which belongs to no team: taskgov does not govern it (kube-scheduler "
+                        "alone decides where it runs); teams' namespaces: " +
+                        TeamNamespaces(all));
+    }
     return inv.Failed("why " + t.view.Ref() +
                       " waits needs the extender's explanation: " + reply.error().message);
   }

@@ -62,17 +62,14 @@ common::Result<std::optional<std::string>> CpuFlag(const ParsedArgs& args, const
 common::Result<std::optional<std::string>> MemoryFlag(const ParsedArgs& args, const char* flag) {
   std::optional<std::string> text = args.Get(flag);
   if (!text) return std::optional<std::string>();
-  const bool plain = !text->empty() && std::all_of(text->begin(), text->end(), [](char c) {
-    return (c >= '0' && c <= '9') || c == '.';
-  });
-  const std::string quantity = plain ? *text + "Gi" : *text;
-  common::Result<int64_t> bytes = scheduler::model::ParseResourceQuantity("memory", quantity);
-  if (text->empty() || !bytes.ok() || *bytes <= 0) {
-    return common::Error{"invalid --" + std::string(flag) + " " + Quoted(*text) +
-                         ": use GiB (such as 32 or 1.5) or a quantity such as 512Mi"};
+  if (!MemoryFlagBytes(*text)) {
+    return common::Error{"invalid --" + std::string(flag) + " " + Quoted(*text) + ": " +
+                         kMemoryFlagHelp};
   }
   // Kubernetes accepts "1.5Gi"; keep what the user wrote, in GiB when plain.
-  return std::optional<std::string>(quantity);
+  const bool plain = std::all_of(text->begin(), text->end(),
+                                 [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
+  return std::optional<std::string>(plain ? *text + "Gi" : *text);
 }
 
 bool EnvName(const std::string& name) {

@@ -87,13 +87,13 @@ std::vector<UsageCase> Cases() {
        "invalid --vcpu \"500m\" for --instance-type ml.p5.48xlarge: use a number of vCPUs such as "
        "96 or 1.5",
        "quota create"},
-      {"MemoryWithUnit", CreateP5({"--memory", "1Gi"}),
-       "invalid --memory \"1Gi\" for --instance-type ml.p5.48xlarge: use a number of GiB such as "
-       "512 or 0.5, without a unit",
+      {"MemoryWithABadUnit", CreateP5({"--memory", "1GB"}),
+       "invalid --memory \"1GB\" for --instance-type ml.p5.48xlarge: use GiB (such as 512 or 0.5) "
+       "or a quantity such as 512Mi",
        "quota create"},
       {"MemoryNegative", CreateP5({"--memory", "-2"}),
-       "invalid --memory \"-2\" for --instance-type ml.p5.48xlarge: use a number of GiB such as "
-       "512 or 0.5, without a unit",
+       "invalid --memory \"-2\" for --instance-type ml.p5.48xlarge: use GiB (such as 512 or 0.5) "
+       "or a quantity such as 512Mi",
        "quota create"},
       {"StrategyCase", CreateP5({"--count", "1", "--strategy", "lend"}),
        "invalid --strategy \"lend\": use Lend, DontLend or LendAndBorrow", "quota create"},
@@ -326,10 +326,10 @@ std::vector<UsageCase> JobCases() {
        "invalid --vcpu-limit \"500m\": use a number of vCPUs greater than 0, such as 4 or 0.5",
        "job submit"},
       {"SubmitMemory", Submit({"--memory", "lots"}),
-       "invalid --memory \"lots\": use GiB (such as 32 or 1.5) or a quantity such as 512Mi",
+       "invalid --memory \"lots\": use GiB (such as 512 or 0.5) or a quantity such as 512Mi",
        "job submit"},
       {"SubmitMemoryLimit", Submit({"--memory-limit", "-1"}),
-       "invalid --memory-limit \"-1\": use GiB (such as 32 or 1.5) or a quantity such as 512Mi",
+       "invalid --memory-limit \"-1\": use GiB (such as 512 or 0.5) or a quantity such as 512Mi",
        "job submit"},
       {"SubmitVcpuLimitBelowRequest", Submit({"--vcpu", "4", "--vcpu-limit", "2"}),
        "--vcpu-limit 2 is less than --vcpu 4: a limit must be at least the request", "job submit"},
