@@ -1,5 +1,7 @@
 #include "extender/cli/apply.h"
 
+#include "extender/cli/render.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -83,7 +85,12 @@ class Attempt {
         return Step::kRetry;
       }
     }
-    Report(*plan);
+    if (options_.object_format == OutputFormat::kJson ||
+        options_.object_format == OutputFormat::kYaml) {
+      PrintObject(*plan, files);
+    } else {
+      Report(*plan);
+    }
     if (options_.after) options_.after(files);
     *exit_code = 0;
     return Step::kDone;
@@ -146,6 +153,26 @@ class Attempt {
     }
     out_ << plan.edited.subject << " " << plan.edited.verb << DryRunSuffix(options_.dry_run)
          << "\n";
+  }
+
+  // The ConfigMap with `files` as its data: the object the write sends.
+  void PrintObject(const Plan& plan, const std::vector<config::SourceFile>& files) {
+    rapidjson::Document doc(rapidjson::kObjectType);
+    auto& a = doc.GetAllocator();
+    auto str = [&](const std::string& s) {
+      return rapidjson::Value(s.c_str(), static_cast<rapidjson::SizeType>(s.size()), a);
+    };
+    doc.AddMember("apiVersion", "v1", a);
+    doc.AddMember("kind", "ConfigMap", a);
+    rapidjson::Value meta(rapidjson::kObjectType);
+    meta.AddMember("name", str(store_.ref().name), a);
+    meta.AddMember("namespace", str(store_.ref().ns), a);
+    if (plan.state.exists) meta.AddMember("resourceVersion", str(plan.state.resource_version), a);
+    doc.AddMember("metadata", meta, a);
+    rapidjson::Value data(rapidjson::kObjectType);
+    for (const config::SourceFile& f : files) data.AddMember(str(f.name), str(f.content), a);
+    doc.AddMember("data", data, a);
+    RenderDocument(doc, options_.object_format, out_);
   }
 
   Step Fail(const std::string& message, int* exit_code) {

@@ -23,6 +23,7 @@
 #include "config/spec.h"
 #include "extender/cli/configmap_store.h"
 #include "extender/cli/owned_policy.h"
+#include "extender/cli/render.h"
 #include "scheduler/common/result.h"
 
 namespace taskgov::cli {
@@ -48,6 +49,9 @@ struct ApplyOptions {
   DryRun dry_run = DryRun::kNone;
   int max_attempts = 5;
   bool show_diff = true;
+  // kJson / kYaml: print the ConfigMap object as the change leaves it (what is written, or
+  // would be in a dry run) instead of the diff and the outcome line, as `kubectl ... -o yaml`.
+  OutputFormat object_format = OutputFormat::kTable;
   // Called once the change is written (or would be, in a dry run) with the keys it leaves: what
   // a command has to say about the result (quota warnings).
   std::function<void(const std::vector<config::SourceFile>& files)> after;

@@ -22,6 +22,9 @@ namespace {
 const std::vector<OutputFormat> kReadFormats = {OutputFormat::kTable, OutputFormat::kWide,
                                                 OutputFormat::kJson, OutputFormat::kYaml,
                                                 OutputFormat::kName};
+// What writes print: the diff (table), or the ConfigMap they write (-o json|yaml).
+const std::vector<OutputFormat> kWriteFormats = {OutputFormat::kTable, OutputFormat::kJson,
+                                                 OutputFormat::kYaml};
 
 FlagSpec DryRunFlag() {
   return ValueFlag("dry-run", "MODE",
@@ -154,6 +157,7 @@ int RunEdit(const Invocation& inv, const Edit& edit, const std::vector<ComputeLi
   if (!store.ok()) return inv.Failed(store.error().message);
   ApplyOptions options;
   options.dry_run = *dry_run;
+  options.object_format = inv.global.output;
   options.after = [&](const std::vector<config::SourceFile>& files) {
     WarnAboutCapacity(inv, lines, files);
   };
@@ -398,7 +402,7 @@ Command QuotaCreateCommand() {
       write_flags,
       1,
       1,
-      {},
+      kWriteFormats,
       QuotaCreate,
       {}};
 }
@@ -462,7 +466,7 @@ Command QuotaCommands() {
               {DryRunFlag()},
               1,
               1,
-              {},
+              kWriteFormats,
               QuotaDelete,
               {}};
   return Command{"quota",
@@ -511,7 +515,7 @@ Command PolicyCommands() {
        BoolFlag("clear-priority-classes", "remove the priority classes the CLI set"), DryRunFlag()},
       0,
       0,
-      {},
+      kWriteFormats,
       PolicySet,
       {}};
   return Command{"policy", "the cluster policy", "", "", "taskgov policy show", {}, 0, 0, {},

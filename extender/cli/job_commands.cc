@@ -350,6 +350,18 @@ int JobSubmit(const Invocation& inv) {
     return inv.Usage("invalid --dry-run " + Quoted(dry_run) + ": use none, client or server");
   }
   common::Result<Client> client = Connect(inv);
+  if (dry_run == "client" && !client.ok()) {
+    // Offline, as kubectl's client dry run: -n, or the namespace the manifest would default to.
+    const std::string ns = std::get<std::string>(ns_flag);
+    SetNamespace(ns.empty() ? "default" : ns, &*job);
+    rapidjson::Document doc;
+    doc.Parse(JobManifest(*job, kind_flag == "PyTorchJob" ? JobKind::kPyTorchJob : JobKind::kJob)
+                  .c_str());
+    RenderDocument(
+        doc, inv.global.output == OutputFormat::kTable ? OutputFormat::kYaml : inv.global.output,
+        inv.out());
+    return kExitOk;
+  }
   if (!client.ok()) return inv.Failed(client.error().message);
   SetNamespace(OrContextNamespace(std::get<std::string>(ns_flag), **client), &*job);
   JobKind kind = kind_flag == "PyTorchJob" ? JobKind::kPyTorchJob : JobKind::kJob;
