@@ -214,7 +214,7 @@ std::vector<UsageCase> Cases() {
        "quota"},
       {"GroupWithoutCommand",
        {"quota"},
-       "a command is needed: create, update, describe, list, delete",
+       "a command is needed: create, update, describe, list, delete, take-over",
        "quota"},
       {"RootWithoutCommand",
        {},

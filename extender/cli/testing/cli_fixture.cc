@@ -82,6 +82,22 @@ CliRun CliFixture::RunOffline(const std::vector<std::string>& args) {
   return run;
 }
 
+CliRun CliFixture::RunAnswering(std::vector<std::string> args, const std::string& input) {
+  args.push_back("--kubeconfig=" + kubeconfig_);
+  std::ostringstream out, err;
+  std::istringstream in(input);
+  Environment env;
+  env.out = &out;
+  env.err = &err;
+  env.in = &in;
+  env.interactive = true;
+  CliRun run;
+  run.code = RunTaskgov(args, env);
+  run.out = out.str();
+  run.err = err.str();
+  return run;
+}
+
 void CliFixture::PutConfigMap(const ConfigData& data) {
   common::Result<std::string> stored = api_->Upsert("configmaps", ConfigMapJson(data));
   ASSERT_TRUE(stored.ok()) << stored.error().message;

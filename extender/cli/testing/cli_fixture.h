@@ -36,6 +36,8 @@ class CliFixture {
   CliRun Run(std::vector<std::string> args);
   // `taskgov <args>` as given (for usage errors that must not reach the API).
   static CliRun RunOffline(const std::vector<std::string>& args);
+  // `taskgov <args>` with --kubeconfig added, on a terminal that answers `input`.
+  CliRun RunAnswering(std::vector<std::string> args, const std::string& input);
 
   // Stores taskgov-system/taskgov-config with `data` (replacing it).
   void PutConfigMap(const ConfigData& data);
