@@ -15,15 +15,20 @@
 #include <rapidjson/writer.h>
 
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "e2e/browser.h"
 #include "e2e/scenario_test_util.h"
+#include "extender/cli/testing/cli_fixture.h"
 #include "metrics/testing/exposition.h"
 #include "scheduler/common/testing/http_client.h"
+#include "scheduler/kube/testing/fake_apiserver.h"
+#include "scheduler/model/quantity.h"
 
 namespace taskgov::e2e {
 namespace {
@@ -108,6 +113,73 @@ void ExpectToPassFromFound(const std::string& found, const std::string& to_pass)
   } else if (to_pass.find("grow by") == std::string::npos) {
     ADD_FAILURE() << "no remedy derived from the numbers: " << why;
   }
+}
+
+// ---- one scenario, the same numbers everywhere ----
+
+// What a surface shows of the teams, by what it counts: "pods running a", "workloads Pending d",
+// "usage a ml.p5.48xlarge nvidia.com/gpu" — quantities in base units (cores, bytes, devices), as
+// /metrics gives them.
+using Numbers = std::map<std::string, double>;
+
+constexpr const char* kTeams[] = {"a", "b", "c", "d", "e"};
+// A pod is in one of these (taskgov_pods' states); "leaving" is preempted and terminating
+// together, as a workload's state Terminating shows them.
+constexpr const char* kPodStates[] = {"pending", "admitted", "running", "preempted", "terminating"};
+// A workload's state (the admin API's, the Tasks list's, job list's); "holding-quota" is
+// Admitted, Running and Terminating together, as taskgov_workloads{state="admitted"} and Kueue
+// count admitted workloads.
+constexpr const char* kWorkloadStates[] = {"Pending", "Admitted", "Running", "Terminating"};
+
+std::string Key(std::initializer_list<std::string_view> parts) {
+  std::string key;
+  for (std::string_view p : parts) key += (key.empty() ? "" : " ") + std::string(p);
+  return key;
+}
+
+// A quantity the way a page or the CLI prints it, in the resource's base unit.
+double BaseUnits(const std::string& resource, const std::string& text) {
+  common::Result<int64_t> v = scheduler::model::ParseResourceQuantity(resource, text);
+  EXPECT_TRUE(v.ok()) << resource << ": '" << text << "'";
+  return v.ok() ? scheduler::model::InBaseUnits(resource, static_cast<double>(*v)) : NAN;
+}
+
+// A count as a page or the CLI prints it ("4", or "1 of 2" pods: the first number).
+double CountIn(const std::string& text) {
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(text, m, std::regex(R"(^\d+)"))) << "'" << text << "'";
+  return m.empty() ? NAN : std::stod(m[0]);
+}
+
+// The `index`th table the CLI printed (tables apart by a blank line), its rows as column → cell
+// (columns apart by two spaces or more).
+std::vector<std::map<std::string, std::string>> CliTable(const std::string& out, size_t index) {
+  std::vector<std::map<std::string, std::string>> rows;
+  std::vector<std::string> header;
+  std::istringstream lines(out);
+  size_t table = 0;
+  bool in_table = false;
+  const std::regex gap(R"( {2,})");
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) {
+      table += in_table ? 1 : 0;
+      in_table = false;
+      continue;
+    }
+    in_table = true;
+    if (table != index) continue;
+    std::vector<std::string> cells(std::sregex_token_iterator(line.begin(), line.end(), gap, -1),
+                                   {});
+    if (header.empty()) {
+      header = cells;
+      continue;
+    }
+    EXPECT_EQ(cells.size(), header.size()) << line;
+    std::map<std::string, std::string>& row = rows.emplace_back();
+    for (size_t i = 0; i < cells.size() && i < header.size(); ++i) row[header[i]] = cells[i];
+  }
+  EXPECT_FALSE(rows.empty()) << "no table " << index << " in:\n" << out;
+  return rows;
 }
 
 class ConsoleTruthTest : public ScenarioTest {
@@ -285,16 +357,8 @@ class ConsoleTruthTest : public ScenarioTest {
     ASSERT_TRUE(h().Sync().ok());
   }
 
-  std::unique_ptr<Browser> browser_;
-};
-
-TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
-  BuildScenario();
-  OpenBrowser();
-  ExpectClean("dashboard");
-
   // Item 1: a's preempted pods are a's (the victims), as /metrics counts them.
-  {
+  void PreemptedAreTheVictims() {
     Show("dashboard");
     const metrics::testing::Exposition m = Scrape();
     double total = 0;
@@ -314,7 +378,7 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
   }
 
   // Item 2: capacity no team has quota on is capacity too: the trn1 node's 16 Neuron devices.
-  {
+  void CapacityWithoutQuotaIsShown() {
     const rapidjson::Document cluster = Api("/api/v1/cluster");
     const rapidjson::Value* trn1 = nullptr;
     for (const auto& f : cluster["flavors"].GetArray()) {
@@ -335,7 +399,7 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
   }
 
   // Item 3: d's pod selects ml.p5.48xlarge, where d has no quota: that is the whole truth.
-  {
+  void TheSelectedInstanceTypeIsJudged() {
     const rapidjson::Document why = Api("/api/v1/workloads/" + Ns("d") + "/d-p5/explanation");
     EXPECT_STREQ(why["outlook"].GetString(), "NeverFits") << Json(why);
     const std::string summary = why["summary"].GetString();
@@ -349,7 +413,7 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
 
   // Item 4: d's gang needs 4 GPUs, twice its nominal 2, while d uses none and nobody borrows on
   // ml.g5.12xlarge: every "To pass" is derived from the numbers beside it.
-  {
+  void ToPassIsDerivedFromTheNumbers() {
     Show("tasks/" + Ns("d") + "/d-gang");
     const std::vector<std::vector<std::string>> rows = Rows("table.rules tr.fail");
     int quota_rows = 0;
@@ -368,7 +432,8 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
 
   // Item 5: one unit for shares, explained once: the fraction /metrics and the API report, with
   // three decimals, on the Dashboard and in explanations alike.
-  {
+  void SharesHaveOneUnit() {
+    Show("tasks/" + Ns("d") + "/d-gang");
     const std::string rules = browser_->Text("document.getElementById('rules').textContent");
     EXPECT_EQ(rules.find("per mille"), std::string::npos) << rules;
     EXPECT_TRUE(std::regex_search(rules, std::regex(R"(d's share after admission: \d+\.\d{3}\))")))
@@ -400,7 +465,7 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
 
   // Item 6: every waiting task says why in the list, as its own page does — also those
   // kube-scheduler never sent to the extender (no node has room: no refusal to quote).
-  {
+  void EveryWaitingTaskSaysWhy() {
     Show("tasks?state=Pending");
     const std::vector<std::vector<std::string>> rows = Rows("table.tasks tbody tr");
     EXPECT_EQ(rows.size(), 7u);  // d's gang and its p5 pod, e-big, b's four pods waiting for room
@@ -415,7 +480,7 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
   }
 
   // Item 7: the usage report gives memory in GiB-hours, and the Dashboard offers it.
-  {
+  void TheUsageReportIsInUnitsAndOffered() {
     ASSERT_TRUE(WaitForReport());
     Show("dashboard");
     EXPECT_EQ(browser_->Text("document.getElementById('usage-report').textContent"),
@@ -441,7 +506,7 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
   }
 
   // Item 9: the instance-type filter filters the Teams table too; at 420 px nothing overflows.
-  {
+  void TheFlavorFilterFiltersTeamsAndNarrowFits() {
     Show("dashboard?flavor=ml.p5.48xlarge");
     const std::vector<std::vector<std::string>> teams = Rows("table.teams tbody tr");
     // a and b have quota on ml.p5.48xlarge; d has none there but a pod waiting for it.
@@ -483,7 +548,7 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
   // Item 15: waits and run times over the last hour, and the tasks that ended — as the
   // histograms count them. The victims finish terminating, one of c's pods succeeds, one of e's
   // fails.
-  {
+  void WaitsRunTimesAndEndedTasksAreShown() {
     ASSERT_TRUE(h().RunUntil(
         [&] { return h().CountPods([](const PodView& p) { return p.terminating; }) == 0; }, 10));
     ASSERT_TRUE(h().Finish("c-0").ok());
@@ -540,7 +605,7 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
   }
 
   // Item 8: a page that cannot be shown says so in place of the previous page, never under it.
-  {
+  void BadRoutesReplaceThePageAndStaleIsSaid() {
     const std::string main = "document.getElementById('main').textContent";
     const std::string banner = "document.getElementById('errors').textContent";
     for (const auto& [route, says] : std::vector<std::pair<std::string, std::string>>{
@@ -578,6 +643,297 @@ TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
     EXPECT_NE(browser_->Text(main).find("Allocation"), std::string::npos) << "the numbers went";
     browser_->ClearMessages();
   }
+
+  // ---- one scenario, the same numbers everywhere ----
+
+  // The CLI pointed at this cluster as a user points it: a kubeconfig naming the API server,
+  // with the admin's token, which the CLI passes to the console through the API server's
+  // service proxy.
+  void PointTheCli() {
+    h().api().SetServiceProxy("taskgov-system", "taskgov-console", 9091, Base());
+    kubeconfig_ = ::testing::TempDir() + "/kubeconfig-truth";
+    std::string config = scheduler::kube::testing::KubeconfigFor(h().api().url());
+    const size_t user = config.find("user: {}");
+    ASSERT_NE(user, std::string::npos) << config;
+    config.replace(user, 8, "user: {token: t-admin}");
+    std::ofstream(kubeconfig_) << config;
+  }
+  cli::testing::CliRun Cli(std::vector<std::string> args) {
+    args.push_back("--kubeconfig=" + kubeconfig_);
+    cli::testing::CliRun run = cli::testing::CliFixture::RunOffline(args);
+    EXPECT_EQ(run.code, 0) << args[0] << " " << args[1] << ": " << run.err;
+    return run;
+  }
+
+  // The row's cells by the column titles of `table`.
+  std::vector<std::map<std::string, std::string>> NamedRows(const std::string& table) {
+    const std::vector<std::string> headers = Headers(table);
+    std::vector<std::map<std::string, std::string>> rows;
+    for (const std::vector<std::string>& cells : Rows(table + " tbody tr")) {
+      std::map<std::string, std::string>& row = rows.emplace_back();
+      for (size_t i = 0; i < cells.size() && i < headers.size(); ++i) row[headers[i]] = cells[i];
+    }
+    return rows;
+  }
+
+  // The pods evicted, "ns/name" (the eviction bodies the API server accepted).
+  std::set<std::string> Evicted() {
+    std::set<std::string> evicted;
+    for (const std::string& body : h().Evictions()) {
+      rapidjson::Document e;
+      e.Parse(body.c_str());
+      EXPECT_TRUE(e.IsObject() && e.HasMember("metadata")) << body;
+      if (!e.IsObject() || !e.HasMember("metadata")) continue;
+      evicted.insert(std::string(e["metadata"]["namespace"].GetString()) + "/" +
+                     e["metadata"]["name"].GetString());
+    }
+    return evicted;
+  }
+
+  // What every surface must show: the cluster's pods (the API server's — waiting, bound, being
+  // deleted, evicted), the engine's workloads (/api/v1/workloads) and quota lines
+  // (/api/v1/teams), every team's and state's, zeros included.
+  Numbers Truth() {
+    Numbers n;
+    for (const char* team : kTeams) {
+      for (const char* s : kPodStates) n[Key({"pods", s, team})] = 0;
+      for (const char* s : kWorkloadStates) n[Key({"workloads", s, team})] = 0;
+      n[Key({"workloads", "holding-quota", team})] = 0;
+    }
+    const std::set<std::string> evicted = Evicted();
+    for (const PodView& p : h().Pods()) {
+      if (p.ended()) continue;
+      const std::string state = p.node.empty()         ? "pending"
+                                : !p.terminating       ? "running"
+                                : evicted.count(p.key) ? "preempted"
+                                                       : "terminating";
+      ++n[Key({"pods", state, p.ns.substr(Ns("").size())})];
+    }
+    for (const char* team : kTeams) {
+      n[Key({"pods", "leaving", team})] =
+          n[Key({"pods", "preempted", team})] + n[Key({"pods", "terminating", team})];
+    }
+    const rapidjson::Document workloads = Api("/api/v1/workloads?limit=1000");
+    for (const auto& w : workloads["items"].GetArray()) {
+      const std::string team = w["team"].GetString(), state = w["state"].GetString();
+      ++n[Key({"workloads", state, team})];
+      if (state != "Pending") ++n[Key({"workloads", "holding-quota", team})];
+    }
+    const rapidjson::Document teams = Api("/api/v1/teams");
+    for (const auto& t : teams["items"].GetArray()) {
+      for (const auto& q : t["quotas"].GetArray()) {
+        const std::string resource = q["resource"].GetString();
+        for (const char* field : {"usage", "borrowed", "lent"}) {
+          n[Key({field, t["name"].GetString(), q["flavor"].GetString(), resource})] =
+              BaseUnits(resource, q[field].GetString());
+        }
+      }
+    }
+    return n;
+  }
+
+  Numbers FromTeamsApi() {
+    Numbers n;
+    const rapidjson::Document teams = Api("/api/v1/teams");
+    for (const auto& t : teams["items"].GetArray()) {
+      const std::string team = t["name"].GetString();
+      auto add = [&](const char* object, const char* field, const std::string& key) {
+        const rapidjson::Value& o = t[object];
+        if (o.HasMember(field) && o[field].IsNumber()) n[key] = o[field].GetDouble();
+      };
+      for (const char* s : kPodStates) add("pods", s, Key({"pods", s, team}));
+      add("workloads", "pending", Key({"workloads", "Pending", team}));
+      add("workloads", "admitted", Key({"workloads", "holding-quota", team}));
+    }
+    return n;
+  }
+
+  Numbers FromMetrics() {
+    Numbers n;
+    const metrics::testing::Exposition m = Scrape();
+    for (const auto& s : m.All("taskgov_pods")) {
+      n[Key({"pods", s.labels.at("state"), s.labels.at("team")})] = s.value;
+    }
+    for (const auto& s : m.All("taskgov_workloads")) {
+      const std::string& state = s.labels.at("state");
+      EXPECT_TRUE(state == "pending" || state == "admitted") << state;
+      n[Key({"workloads", state == "pending" ? "Pending" : "holding-quota", s.labels.at("team")})] =
+          s.value;
+    }
+    for (const char* field : {"usage", "borrowed", "lent"}) {
+      for (const auto& s : m.All(std::string("taskgov_quota_") + field)) {
+        n[Key({field, s.labels.at("team"), s.labels.at("flavor"), s.labels.at("resource")})] =
+            s.value;
+      }
+    }
+    return n;
+  }
+
+  Numbers FromDashboard() {
+    Show("dashboard");
+    Numbers n;
+    for (auto& row : NamedRows("table.teams")) {
+      const std::string& team = row["Team"];
+      n[Key({"pods", "running", team})] = CountIn(row["Running pods"]);
+      n[Key({"pods", "pending", team})] = CountIn(row["Pending pods"]);
+      n[Key({"workloads", "Pending", team})] = CountIn(row["Pending workloads"]);
+      n[Key({"pods", "preempted", team})] = CountIn(row["Preempted now"]);
+    }
+    for (auto& row : NamedRows("table.alloc")) {
+      const std::string& resource = row["Resource"];
+      for (auto [title, field] : {std::pair{"Used", "usage"}, std::pair{"Borrowed", "borrowed"},
+                                  std::pair{"Lent", "lent"}}) {
+        n[Key({field, row["Team"], row["Instance type"], resource})] =
+            BaseUnits(resource, row[title]);
+      }
+    }
+    ExpectClean("dashboard");
+    return n;
+  }
+
+  // The Tasks list: its workloads by team and state, and their pods — in this scenario a
+  // workload's pods are all in its state (Terminating ones are leaving: preempted or
+  // terminating).
+  Numbers FromTasksList() {
+    Show("tasks");
+    Numbers n;
+    const std::map<std::string, std::string> pods_of = {{"Pending", "pending"},
+                                                        {"Admitted", "admitted"},
+                                                        {"Running", "running"},
+                                                        {"Terminating", "leaving"}};
+    for (const char* team : kTeams) {
+      for (const auto& [state, pods] : pods_of) {
+        n[Key({"workloads", state, team})] = 0;
+        n[Key({"pods", pods, team})] = 0;
+      }
+    }
+    for (auto& row : NamedRows("table.tasks")) {
+      const std::string& team = row["Team"];
+      ++n[Key({"workloads", row["State"], team})];
+      auto pods = pods_of.find(row["State"]);
+      EXPECT_NE(pods, pods_of.end()) << row["State"];
+      if (pods != pods_of.end()) n[Key({"pods", pods->second, team})] += CountIn(row["Pods"]);
+    }
+    ExpectClean("tasks");
+    return n;
+  }
+
+  Numbers FromTopTeams() {
+    const cli::testing::CliRun run = Cli({"top", "teams"});
+    Numbers n;
+    for (auto& row : CliTable(run.out, 0)) {
+      const std::string& resource = row["RESOURCE"];
+      for (auto [column, field] : {std::pair{"USE", "usage"}, std::pair{"BORROWED", "borrowed"},
+                                   std::pair{"LENT", "lent"}}) {
+        n[Key({field, row["TEAM"], row["INSTANCE-TYPE"], resource})] =
+            BaseUnits(resource, row[column]);
+      }
+    }
+    for (auto& row : CliTable(run.out, 1)) {
+      n[Key({"pods", "running", row["TEAM"]})] = CountIn(row["RUNNING-PODS"]);
+      n[Key({"workloads", "Pending", row["TEAM"]})] = CountIn(row["WAITING-WORKLOADS"]);
+      n[Key({"pods", "pending", row["TEAM"]})] = CountIn(row["WAITING-PODS"]);
+    }
+    return n;
+  }
+
+  // job list -A -o wide: a row per workload, with its state and its pods running ("r/n").
+  Numbers FromJobList() {
+    const cli::testing::CliRun run = Cli({"job", "list", "-A", "-o", "wide"});
+    Numbers n;
+    for (const char* team : kTeams) {
+      for (const char* s : kWorkloadStates) n[Key({"workloads", s, team})] = 0;
+      n[Key({"pods", "running", team})] = 0;
+    }
+    for (auto& row : CliTable(run.out, 0)) {
+      ++n[Key({"workloads", row["STATE"], row["TEAM"]})];
+      n[Key({"pods", "running", row["TEAM"]})] += CountIn(row["RUNNING"]);
+    }
+    return n;
+  }
+
+  // Every number `surface` shows is the truth's, and what it counts it counts for every team
+  // (and quota line).
+  static void ExpectTruth(const std::string& surface, const Numbers& shown, const Numbers& truth) {
+    std::set<std::string> kinds;  // "pods running", "workloads Pending", "usage", ...
+    for (const auto& [key, value] : shown) {
+      kinds.insert(KindOf(key));
+      auto t = truth.find(key);
+      if (t == truth.end()) {
+        ADD_FAILURE() << surface << " shows '" << key << "' = " << value << ", nothing else does";
+      } else {
+        EXPECT_EQ(value, t->second) << surface << " shows '" << key << "' = " << value
+                                    << "; the cluster and the engine: " << t->second;
+      }
+    }
+    for (const auto& [key, value] : truth) {
+      EXPECT_TRUE(!kinds.count(KindOf(key)) || shown.count(key))
+          << surface << " does not show '" << key << "' (" << value << ")";
+    }
+  }
+  // "pods running a" → "pods running"; "usage a ml.p5.48xlarge cpu" → "usage".
+  static std::string KindOf(const std::string& key) {
+    const size_t first = key.find(' ');
+    if (key.starts_with("pods ") || key.starts_with("workloads ")) {
+      return key.substr(0, key.find(' ', first + 1));
+    }
+    return key.substr(0, first);
+  }
+
+  std::string kubeconfig_;
+
+  std::unique_ptr<Browser> browser_;
+};
+
+TEST_F(ConsoleTruthTest, EveryPageAgreesWithTheApiAndTheMetrics) {
+  ASSERT_NO_FATAL_FAILURE(BuildScenario());
+  ASSERT_NO_FATAL_FAILURE(OpenBrowser());
+  ExpectClean("dashboard");
+  ASSERT_NO_FATAL_FAILURE(PreemptedAreTheVictims());
+  ASSERT_NO_FATAL_FAILURE(CapacityWithoutQuotaIsShown());
+  ASSERT_NO_FATAL_FAILURE(TheSelectedInstanceTypeIsJudged());
+  ASSERT_NO_FATAL_FAILURE(ToPassIsDerivedFromTheNumbers());
+  ASSERT_NO_FATAL_FAILURE(SharesHaveOneUnit());
+  ASSERT_NO_FATAL_FAILURE(EveryWaitingTaskSaysWhy());
+  ASSERT_NO_FATAL_FAILURE(TheUsageReportIsInUnitsAndOffered());
+  ASSERT_NO_FATAL_FAILURE(TheFlavorFilterFiltersTeamsAndNarrowFits());
+  ASSERT_NO_FATAL_FAILURE(WaitsRunTimesAndEndedTasksAreShown());
+  ASSERT_NO_FATAL_FAILURE(BadRoutesReplaceThePageAndStaleIsSaid());
+}
+
+// Issue 38's consistency test: one scenario with borrowing, a reclaim under way (its victims
+// preempted, terminating), a waiting gang and waiting lone pods; every number the Dashboard, the
+// Tasks list, `taskgov top teams`, `taskgov job list -A`, /api/v1/teams and /metrics show for a
+// team and a state is the cluster's and the engine's.
+TEST_F(ConsoleTruthTest, EveryNumberOfATeamAndStateIsTheSameEverywhere) {
+  ASSERT_NO_FATAL_FAILURE(BuildScenario());
+  ASSERT_NO_FATAL_FAILURE(OpenBrowser());
+  ASSERT_NO_FATAL_FAILURE(PointTheCli());
+  const Numbers truth = Truth();
+  // The scenario (not an agreement of zeros): a runs 8 and has 4 preempted, still charged — it
+  // borrows 4 of b's GPUs until they are gone; b runs 4 and waits for 4; d's gang (2 pods) and
+  // its p5 pod wait, and e's pod too big for a node.
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, double>>{{"pods running a", 8},
+                                                   {"pods preempted a", 4},
+                                                   {"pods running b", 4},
+                                                   {"pods pending b", 4},
+                                                   {"pods pending d", 3},
+                                                   {"workloads Pending d", 2},
+                                                   {"pods pending e", 1},
+                                                   {"workloads Terminating a", 4},
+                                                   {"workloads holding-quota a", 12},
+                                                   {"usage a ml.p5.48xlarge nvidia.com/gpu", 12},
+                                                   {"borrowed a ml.p5.48xlarge nvidia.com/gpu", 4},
+                                                   {"lent b ml.p5.48xlarge nvidia.com/gpu", 4}}) {
+    EXPECT_EQ(truth.at(key), value) << key;
+  }
+  ExpectTruth("/api/v1/teams", FromTeamsApi(), truth);
+  ExpectTruth("/metrics", FromMetrics(), truth);
+  ExpectTruth("the Dashboard", FromDashboard(), truth);
+  ExpectTruth("the Tasks list", FromTasksList(), truth);
+  ExpectTruth("taskgov top teams", FromTopTeams(), truth);
+  ExpectTruth("taskgov job list -A", FromJobList(), truth);
 }
 
 }  // namespace

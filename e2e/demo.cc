@@ -431,7 +431,9 @@ class Demo {
           {"nominal", {gauge("taskgov_quota_nominal", cell), q.nominal}},
           {"usage", {gauge("taskgov_quota_usage", cell), api_used}},
           {"borrowed", {gauge("taskgov_quota_borrowed", cell), std::max(0, api_used - q.nominal)}},
-          {"running", {pods("running"), api_pods([](const PodView& p) { return p.active(); })}},
+          {"running", {pods("running"), api_pods([](const PodView& p) {
+                         return p.active() && !p.terminating;
+                       })}},
           {"pending", {pods("pending"), api_pods([](const PodView& p) { return p.pending(); })}},
           {"preempted", {pods("preempted"), api_pods([](const PodView& p) {
                            return p.active() && p.terminating;

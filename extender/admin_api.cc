@@ -182,6 +182,7 @@ struct TeamsRead {
   std::vector<scheduler::ledger::CohortCellUsage> cells;
   std::unordered_map<NameId, scheduler::ledger::QuotaBook::TeamCounts> admitted;
   std::unordered_map<NameId, size_t> ungoverned;
+  std::unordered_map<NameId, size_t> terminating;           // bound pods being deleted
   std::map<std::string, Preempted, std::less<>> preempted;  // by victim team
   // Waits and run times over the last `window_s` seconds, by team (TaskHistory).
   int64_t window_s = 0;
@@ -254,6 +255,7 @@ TeamsRead ReadTeams(const scheduler::ledger::QuotaBook& book,
   read.cells = scheduler::ledger::ComputeCohortUsage(cells, *read.policy, {});
   read.admitted = book.CountByTeam();
   read.ungoverned = cluster.UngovernedByTeam();
+  read.terminating = cluster.TerminatingByTeam();
   if (preemptions) {
     const metrics::PreemptionTotals totals = preemptions();
     for (const auto& [team, n] : totals.preempted_pods) read.preempted[team].now = n;
@@ -388,21 +390,25 @@ void TeamCounts(Writer& w, NameId team_id, const TeamsRead& read,
                                    : scheduler::ledger::QuotaBook::TeamCounts{};
   const scheduler::state::PendingQueues::Counts pending = cluster.pending().CountsOf(team_id);
   auto ungoverned = read.ungoverned.find(team_id);
+  auto terminating = read.terminating.find(team_id);
+  auto preempted = read.preempted.find(scheduler::model::TeamNames().Name(team_id));
+  // As taskgov_pods counts them: one state each.
+  const metrics::TeamPods pods = metrics::PartitionTeamPods(
+      admitted, static_cast<int64_t>(pending.total),
+      terminating == read.terminating.end() ? 0 : static_cast<int64_t>(terminating->second),
+      preempted == read.preempted.end() ? 0 : preempted->second.now);
   w.Key("pods");
   w.StartObject();
-  w.Key("running");
-  w.Int64(admitted.running);
-  w.Key("admitted");
-  w.Int64(admitted.assumed);
-  w.Key("pending");
-  w.Uint64(pending.total);
+  for (auto [key, n] : {std::pair{"running", pods.running}, std::pair{"admitted", pods.admitted},
+                        std::pair{"pending", pods.pending}, std::pair{"preempted", pods.preempted},
+                        std::pair{"terminating", pods.terminating}}) {
+    w.Key(key);
+    w.Int64(n);
+  }
   w.Key("refused");
   w.Uint64(pending.refused);
   w.Key("ungoverned");
   w.Uint64(ungoverned == read.ungoverned.end() ? 0 : ungoverned->second);
-  auto preempted = read.preempted.find(scheduler::model::TeamNames().Name(team_id));
-  w.Key("preempted");
-  w.Int64(preempted == read.preempted.end() ? 0 : preempted->second.now);
   w.EndObject();
   // As taskgov_preemptions_total{victim_team}: the team's pods preempted since the start.
   w.Key("preemptions");

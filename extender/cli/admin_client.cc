@@ -158,6 +158,11 @@ common::Result<LiveWorkload> DecodeWorkload(const Value& item) {
   w.pods = IntField(item, "pods");
   w.declared_pods = IntField(item, "declaredPods");
   w.instance_type = StringField(item, "instanceType");
+  if (const Value* states = Field(item, "podStates"); states != nullptr && states->IsObject()) {
+    for (const auto& m : states->GetObject()) {
+      if (m.value.IsInt64()) w.pod_states[m.name.GetString()] = m.value.GetInt64();
+    }
+  }
   if (const Value* r = Field(item, "request"); r != nullptr && r->IsObject()) {
     for (const auto& m : r->GetObject()) {
       if (m.value.IsString()) w.request[m.name.GetString()] = m.value.GetString();

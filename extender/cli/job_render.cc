@@ -53,6 +53,9 @@ class Doc : public JsonBuilder {
       Add(&live, "team", Str(w.team));
       Add(&live, "state", Str(w.state));
       Add(&live, "priority", Value(w.priority));
+      Value states(rapidjson::kObjectType);
+      for (const auto& [state, n] : w.pod_states) states.AddMember(Str(state), Value(n), a_);
+      Add(&live, "podStates", std::move(states));
       Add(&live, "queuePosition",
           w.queue_position ? Value(*w.queue_position) : Value(rapidjson::kNullType));
       Add(&live, "waitSeconds", Value(w.wait_seconds));
@@ -148,11 +151,14 @@ void RenderJobList(const std::vector<JobView>& jobs, bool live, OutputFormat for
       }
     }
     if (wide) {
-      const auto running = j.kind == JobKind::kWorkload
-                               ? (j.state == "Running" || j.state == "Terminating" ? j.nodes : 0)
-                               : std::count_if(j.pods.begin(), j.pods.end(), [](const JobPod& p) {
-                                   return p.phase == "Running";
-                                 });
+      // Running as every view counts it: bound (its phase Running) and not being deleted.
+      const int64_t running =
+          j.kind == JobKind::kWorkload
+              ? (j.live && j.live->pod_states.contains("Running") ? j.live->pod_states.at("Running")
+                                                                  : 0)
+              : std::count_if(j.pods.begin(), j.pods.end(), [](const JobPod& p) {
+                  return p.phase == "Running" && !p.terminating;
+                });
       row.insert(row.end(), {j.Kind(), Or(j.queue), Or(j.instance_type), std::to_string(j.nodes),
                              std::to_string(running) + "/" + std::to_string(j.nodes)});
       if (live) row.push_back(j.live ? Or(j.live->why) : "-");

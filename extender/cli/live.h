@@ -45,6 +45,8 @@ struct LiveWorkload {
   int64_t priority = 0;
   int64_t pods = 0;
   int64_t declared_pods = 0;
+  // Its pods by state (podStates): Pending, Admitted, Running, Terminating.
+  std::map<std::string, int64_t> pod_states;
   std::string instance_type;  // what its pods ask for ("" if nothing)
   std::map<std::string, std::string> request;
   std::optional<int64_t> queue_position;

@@ -320,7 +320,7 @@ function teamsSection(shown, workloads, flavor) {
     const pending = mine.filter(w => w.state === 'Pending');
     const wait = pending.length ? Math.round(sum(pending, w => w.waitSeconds) / pending.length) : null;
     const counts = flavor ? {
-      running: sum(mine, w => w.podStates.Running + w.podStates.Terminating),
+      running: sum(mine, w => w.podStates.Running),
       pending: sum(mine, w => w.podStates.Pending),
       workloads: pending.length,
     } : {running: t.pods.running, pending: t.pods.pending, workloads: t.workloads.pending};
@@ -343,7 +343,10 @@ function teamsSection(shown, workloads, flavor) {
       el('thead', {}, el('tr', {},
         ['Team', 'Running pods', 'Pending pods', 'Pending workloads', 'Average wait', 'Preempted now',
           'Preempted (total)'].map(h => el('th', {scope: 'col'}, h)))),
-      el('tbody', {}, teams.map(row)))));
+      el('tbody', {}, teams.map(row)))),
+    el('p', {class: 'muted'}, 'Each pod is counted in one state: running (bound, not being deleted), ' +
+      'pending (waiting for admission), preempted now (evicted, not gone yet: it holds its quota until ' +
+      'it is). The Tasks list and taskgov_pods count the same way.'));
 }
 
 // Per team, over the last hour (the API's window): its pods bound and how long they had waited,

@@ -529,4 +529,16 @@ std::unordered_map<NameId, size_t> ClusterState::RunningByTeam() const {
   return out;
 }
 
+std::unordered_map<NameId, size_t> ClusterState::TerminatingByTeam() const {
+  return workloads_.Read([](const WorkloadTable::View& view) {
+    std::unordered_map<NameId, size_t> out;
+    for (const auto& [key, entry] : view.ordered()) {
+      for (const WorkloadMember& m : entry.members) {
+        if (m.team != kNoTeam && m.bound() && m.terminating()) ++out[m.team];
+      }
+    }
+    return out;
+  });
+}
+
 }  // namespace taskgov::scheduler::state

@@ -98,6 +98,9 @@ class ClusterState final : public ClusterObserver {
   }
   // Bound, non-terminal pods per team (running), and pending pods per team.
   [[nodiscard]] std::unordered_map<model::NameId, size_t> RunningByTeam() const;
+  // Bound pods being deleted (a deletionTimestamp; they keep their quota until gone) per team: a
+  // walk of the workload table under its own shared lock, never this object's.
+  [[nodiscard]] std::unordered_map<model::NameId, size_t> TerminatingByTeam() const;
 
   // A pod of a team that another scheduler bound (its spec.schedulerName is not the governed
   // one): counted against its team like every running pod — so it may be reclaimed as a
