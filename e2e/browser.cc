@@ -365,4 +365,27 @@ void Browser::ClearMessages() {
   messages_.clear();
 }
 
+common::Status ShowConsoleRoute(Browser& browser, const std::string& route) {
+  rapidjson::Value quoted;
+  const std::string hash = "#/" + route;
+  quoted.SetString(hash.c_str(), static_cast<rapidjson::SizeType>(hash.size()));
+  const std::string h = Serialize(quoted);
+  common::Result<rapidjson::Document> shown = browser.Evaluate(
+      "new Promise(ok => { document.body.dataset.route = '';"
+      " if (location.hash === " +
+      h + ") render(); else location.hash = " + h +
+      ";"
+      " const t0 = Date.now(); (function wait() {"
+      " if (document.body.dataset.route === " +
+      h +
+      ") ok(true);"
+      " else if (Date.now() - t0 > 15000) ok(false); else setTimeout(wait, 20); })(); })");
+  if (!shown.ok()) return common::Error{hash + ": " + shown.error().message};
+  if (!shown->IsBool() || !shown->GetBool()) {
+    return common::Error{hash + " did not render within 15 s; the page: " +
+                         browser.Text("document.body.outerHTML.slice(0, 2000)")};
+  }
+  return common::Status::Ok();
+}
+
 }  // namespace taskgov::e2e

@@ -86,6 +86,12 @@ class Browser {
   std::vector<std::string> messages_;
 };
 
+// The console (extender/console) at `route` ("dashboard", "tasks?team=a"), freshly rendered: its
+// hash set — or, when the page is there already, render() called — and a render of that route
+// finished, successful or not (every render sets the body's data-route). Bounded: 15 s; the
+// error says what the page shows instead.
+[[nodiscard]] common::Status ShowConsoleRoute(Browser& browser, const std::string& route);
+
 // Decodes standard base64 (the protocol's binary fields); nullopt on a malformed input.
 [[nodiscard]] std::optional<std::string> DecodeBase64(std::string_view text);
 

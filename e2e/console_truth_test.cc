@@ -216,14 +216,8 @@ class ConsoleTruthTest : public ScenarioTest {
 
   // Shows `route` ("dashboard", "tasks?team=a", ...) freshly rendered.
   void Show(const std::string& route) {
-    const std::string hash = "#/" + route;
-    std::string error;
-    EXPECT_EQ(browser_->Text("document.body.dataset.route = ''; if (location.hash === '" + hash +
-                                 "') render(); else location.hash = '" + hash + "'; 'ok'",
-                             &error),
-              "ok")
-        << error;
-    ASSERT_TRUE(WaitRendered(hash)) << route << " did not render\n" << Dom();
+    common::Status shown = ShowConsoleRoute(*browser_, route);
+    ASSERT_TRUE(shown.ok()) << shown.error().message;
   }
 
   std::string Dom() { return browser_->Text("document.body.outerHTML.slice(0, 3000)"); }
