@@ -151,7 +151,8 @@ async function render() {
     return;
   }
   try {
-    const view = await page(r);
+    // A page's parts; a part it has nothing for is null (never shown as text).
+    const view = (await page(r)).filter(part => part !== null && part !== undefined && part !== false);
     main.replaceChildren(...view);
     delete main.dataset.stale;
     showError('');
