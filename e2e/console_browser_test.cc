@@ -2,7 +2,7 @@
 // page of the console from the real binary while team a borrows 4 of team b's GPUs and b's 2-pod
 // gang waits. Each page must load with no console message and no failed request, and show the
 // numbers of the admin API; the Tasks page filters by team; a pending task's explanation opens.
-// Screenshots of the pages (1366 x 900) go to the test's outputs (dashboard.png, tasks.png,
+// Screenshots of the whole pages (1366 px wide) go to the test's outputs (dashboard.png, tasks.png,
 // task.png, policies.png): extender/console/screenshots/ holds the README's copies.
 //
 // Chromium: Debian's `chromium` (tools/bootstrap installs it); the test is skipped without it.
@@ -95,7 +95,7 @@ class ConsoleBrowserTest : public ScenarioTest {
     if (out == nullptr) return;
     common::Status shown = ShowConsoleRoute(*browser_, route);
     ASSERT_TRUE(shown.ok()) << shown.error().message;
-    common::Status shot = browser_->Screenshot(std::string(out) + "/" + name);
+    common::Status shot = browser_->Screenshot(std::string(out) + "/" + name, /*full_page=*/true);
     EXPECT_TRUE(shot.ok()) << shot.error().message;
   }
 
