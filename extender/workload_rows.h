@@ -46,7 +46,7 @@ struct WorkloadRow {
   int32_t declared = 0;
   std::string instance_type;  // what its pods' node selector asks for ("" if nothing)
   // The flavor of the node its first bound pod runs on, else instance_type (set by the admin
-  // API, FlavorOfRow).
+  // API, AdminApi::SetFlavor).
   std::string flavor;
   size_t position = 0;  // among the team's pending workloads, from 1; 0: not pending
   std::set<std::string> nodes;

@@ -35,12 +35,6 @@ teams:
 class TakeOverTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(cli_.Start()); }
-  // What the extender would enforce with the ConfigMap as it is now.
-  std::string Enforced() {
-    std::vector<config::SourceFile> files;
-    for (const auto& [key, content] : cli_.Data()) files.push_back({key, content});
-    return PolicyDifference(files, files);
-  }
   std::vector<config::SourceFile> Files() {
     std::vector<config::SourceFile> files;
     for (const auto& [key, content] : cli_.Data()) files.push_back({key, content});
