@@ -782,6 +782,7 @@ class Demo {
              kG5, "--accelerators", "4", "--node-count", "2", "--priority", "training"});
     Check(submit.code == 0, "taskgov job submit created the job");
     Check(h_->Sync().ok(), "the extender saw the job's pods");
+    Check(JobObserved(Ns("c"), "c-train"), "the extender saw the job, which sizes the gang");
     const cli::testing::CliRun why = Cli({"job", "why", "c-train", "-n", Ns("c")});
     Check(why.code == 0 && why.out.find("NeverFits") != std::string::npos &&
               why.out.find("can never run as it is: " + std::string(kG5) +
@@ -789,6 +790,21 @@ class Demo {
           "taskgov job why says c-train never fits c's quota");
     const cli::testing::CliRun deleted = Cli({"job", "delete", "c-train", "-n", Ns("c")});
     Check(deleted.code == 0, "taskgov job delete removed it");
+  }
+
+  // Whether the extender's Job informer has seen the Job `ns`/`name` within 5 s (polled). Sync()
+  // orders pod events only; until the Job is seen, its pods wait for it (the Job declares how
+  // many pods are admitted together) and an explanation says so instead of judging the gang.
+  bool JobObserved(const std::string& ns, const std::string& name) {
+    const std::string target = "/api/v1/workloads/" + ns + "/" + name + "/explanation";
+    for (int i = 0; i < 50; ++i) {  // bounded: 5 s
+      common::Result<common::testing::HttpReply> why = h_->extender().Admin(target);
+      if (why.ok() && why->status == 200 && why->body.find("to be observed") == std::string::npos) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
   }
 
   // Runs `taskgov ARGS` against the demo's API server and prints it as a terminal would (its
