@@ -87,6 +87,10 @@ TEST_F(PackageTest, TarballHoldsBinariesManifestsDocsAndLicences) {
         "deploy/dashboards/taskgov.json", "deploy/dashboards/taskgov-dashboard-configmap.yaml"}) {
     EXPECT_TRUE(entries.count(f)) << "the tarball lacks " << f;
   }
+  // The reference pages README.md links.
+  for (const char* page : {"install", "operations", "cli", "benchmarks", "development"}) {
+    EXPECT_TRUE(entries.count(std::string("docs/") + page + ".md")) << "the tarball lacks " << page;
+  }
   for (const std::string& e : entries) {
     EXPECT_EQ(e.find("_test"), std::string::npos) << "a test in the release: " << e;
     EXPECT_EQ(e.find("BUILD"), std::string::npos) << "a Bazel file in the release: " << e;

@@ -10,7 +10,10 @@
 //   resume makes it wait again; `top teams` prints the admin API's numbers.
 
 #include <gtest/gtest.h>
+
 #include <rapidjson/document.h>
+#include <chrono>
+#include <thread>
 
 #include <fstream>
 #include <set>
@@ -210,9 +213,17 @@ TEST_F(CliJobsTest, TheDataScientistsWalkthrough) {
   Ok({"job", "submit", "huge", "-n", kNs, "--image", "pytorch:2.3", "--instance-type", kP5,
       "--accelerators", "8", "--node-count", "2"});
   EXPECT_EQ(SchedulePending("huge"), 0);
-  explained.Parse(Ok({"job", "why", "huge", "-n", kNs, "-o", "json"}).out.c_str());
-  ASSERT_TRUE(explained.IsObject());
-  EXPECT_STREQ(explained["outlook"].GetString(), "NeverFits");
+  // Sync() orders pod events only: until the extender's Job informer has seen the Job (which
+  // declares the gang's size), its pods wait for it (gangObject) and are not judged whole.
+  for (int i = 0; i < 50; ++i) {  // bounded: 5 s
+    explained.Parse(Ok({"job", "why", "huge", "-n", kNs, "-o", "json"}).out.c_str());
+    ASSERT_TRUE(explained.IsObject());
+    if (std::string(explained["summary"].GetString()).find("to be observed") == std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_STREQ(explained["outlook"].GetString(), "NeverFits") << explained["summary"].GetString();
   Ok({"job", "delete", "huge", "-n", kNs});
 
   // Its priority changes while it waits (the job, its template and its waiting pods); a running
@@ -297,11 +308,13 @@ TEST_F(CliJobsTest, TheDataScientistsWalkthrough) {
   CliRun gone = Cli({"job", "describe", "train", "-n", kNs});
   EXPECT_EQ(gone.code, 1);
   EXPECT_EQ(gone.err,
-            "error: job \"train\" not found in namespace hyperpod-ns-a; 'taskgov job list -A' "
+            "error: no job, pod group or pod named \"train\" in namespace hyperpod-ns-a; 'taskgov "
+            "job list -A' "
             "lists the jobs of every namespace\n");
   CliRun elsewhere = Cli({"job", "describe", "second", "-n", "hyperpod-ns-b"});
   EXPECT_EQ(elsewhere.err,
-            "error: job \"second\" not found in namespace hyperpod-ns-b; it exists in namespace "
+            "error: no job, pod group or pod named \"second\" in namespace hyperpod-ns-b; it "
+            "exists in namespace "
             "hyperpod-ns-a: add -n hyperpod-ns-a\n");
 }
 

@@ -8,11 +8,13 @@
 // narration makes is checked; the exit status is 0 only if all of them held.
 
 #include <signal.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <optional>
@@ -28,6 +30,9 @@
 #include <sstream>
 
 #include "e2e/harness.h"
+#include "extender/cli/apply.h"
+#include "extender/cli/owned_policy.h"
+#include "extender/cli/take_over.h"
 #include "extender/cli/testing/cli_fixture.h"
 #include "metrics/testing/exposition.h"
 #include "scheduler/kube/testing/fake_apiserver.h"
@@ -130,6 +135,19 @@ sigset_t StopSignals() {
   return set;
 }
 
+// kPolicy in the CLI's key (taskgov-cli.yaml), as `taskgov policy take-over` renders it: the same
+// policy, which `taskgov quota` and `taskgov policy set` then change. "" if it cannot be (a bug:
+// the demo's first check fails).
+std::string DemoPolicyKey() {
+  const std::vector<config::SourceFile> files = {{"policy.yaml", kPolicy}};
+  common::Result<cli::TakeOver> moved =
+      cli::TakeOverPolicy(files, cli::DecodeAll(files), cli::OwnedPolicy{});
+  if (!moved.ok()) return "";
+  std::string key = cli::RenderOwned(moved->owned);
+  const std::vector<config::SourceFile> after = {{std::string(cli::kOwnedKey), key}};
+  return cli::PolicyDifference(files, after).empty() ? key : "";
+}
+
 class Demo {
  public:
   // `table_rows`: also write every table row to stderr for a program to read (demo_test).
@@ -141,8 +159,12 @@ class Demo {
     // The console on loopback without sign-in, for the person running the demo (in a cluster
     // it asks for a token: --console-auth=token).
     options.extender_args = {"--console-auth=none"};
-    options.config["policy.yaml"] = kPolicy;
+    // The policy in the CLI's key, as deploy/base ships it: taskgov quota and policy set change
+    // it from the first day (and the extender reads the same key).
+    options.config[std::string(cli::kOwnedKey)] = policy_key_;
     options.idle_wait = milliseconds(1200);
+    // After the story the demo plays every pod, the CLI's too (Sandbox).
+    options.play_every_pod = true;
     h_ = std::make_unique<Harness>(std::move(options));
   }
 
@@ -166,28 +188,93 @@ class Demo {
       printf("\n%d of %d checks did not hold (%.1f s). The extender's log:\n%s", failures_, checks_,
              seconds, h_->Logs().c_str());
     }
-    if (wait_) WaitForInterrupt();
+    if (wait_) Sandbox();
     printf("The extender stops.\n");
     h_->Stop();
     return failures_ == 0 ? 0 : 1;
   }
 
  private:
-  // The console of the end state, and the commands that read the same API, until Ctrl-C.
-  void WaitForInterrupt() {
-    const std::string base = "http://127.0.0.1:" + std::to_string(h_->extender().console_port());
+  // After the story, until Ctrl-C: a sandbox. The demo goes on playing kube-scheduler, the
+  // kubelet and the Job controller (a step a second, simulated time running with the clock), and
+  // copies the policy ConfigMap into the extender's config directory when it changes, as the
+  // kubelet does; it prints what to paste to point the CLI at it, and what happens.
+  void Sandbox() {
+    const std::string console =
+        "http://127.0.0.1:" + std::to_string(h_->extender().console_port()) + "/";
+    const std::string metrics =
+        "http://127.0.0.1:" + std::to_string(h_->extender().metrics_port()) + "/metrics";
+    const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+    const std::string cli = (workspace != nullptr ? std::string(workspace) + "/" : "") +
+                            "bazel-bin/extender/cli/taskgov";
     printf(
-        "\nThe console shows where everything stands: %s/\n"
+        "\nThe console shows where everything stands: %s\n"
         "   Dashboard: each team's quota, use, borrowing and lending; Tasks: every workload, and\n"
-        "   for a waiting one why it waits, rule by rule; Policies: the allocations. The admin\n"
-        "   API behind it: curl %s/api/v1/teams\n"
-        "Press Ctrl-C to stop (tools/demo --no-wait ends here by itself).\n",
-        base.c_str(), base.c_str());
+        "   for a waiting one why it waits, rule by rule; Policies: the allocations.\n"
+        "   The metrics Prometheus scrapes: %s\n\n"
+        "The demo goes on as a sandbox: it keeps playing kube-scheduler, the kubelet and the Job\n"
+        "controller, and copies the policy ConfigMap into the extender's config directory as the\n"
+        "kubelet does. Point the taskgov CLI at it from another terminal:\n"
+        "   export KUBECONFIG=%s\n"
+        "   alias taskgov=%s\n"
+        "   taskgov quota list\n"
+        "   taskgov quota create f --instance-type ml.trn1.32xlarge --count 1\n"
+        "   taskgov job submit train -n hyperpod-ns-f --image pytorch:2.3 \\\n"
+        "       --instance-type ml.trn1.32xlarge --accelerators 8\n"
+        "   taskgov job list -A; taskgov top teams; taskgov job why train -n hyperpod-ns-f\n"
+        "Press Ctrl-C to stop (tools/demo --no-wait ends after the story).\n",
+        console.c_str(), metrics.c_str(), kubeconfig_.c_str(), cli.c_str());
     fflush(stdout);
+    h_->set_step_seconds(1);
     const sigset_t set = StopSignals();
-    int signal = 0;
-    sigwait(&set, &signal);
+    const timespec tick{1, 0};
+    while (sigtimedwait(&set, nullptr, &tick) < 0) {  // a signal ends it; EAGAIN: a second passed
+      CopyConfigMap();
+      Narrate(h_->Step());
+    }
     printf("\n");
+  }
+
+  // The ConfigMap's data into the extender's config directory (the kubelet's atomic swap), when
+  // it changed since it was last copied.
+  void CopyConfigMap() {
+    std::optional<std::string> json =
+        h_->api().Get("configmaps", "taskgov-system", "taskgov-config");
+    if (!json) return;
+    rapidjson::Document doc;
+    doc.Parse(json->c_str());
+    if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("data") ||
+        !doc["data"].IsObject()) {
+      return;
+    }
+    std::map<std::string, std::string> files;
+    for (const auto& m : doc["data"].GetObject()) {
+      if (m.value.IsString()) files[m.name.GetString()] = m.value.GetString();
+    }
+    if (files == copied_) return;
+    common::Status written = h_->config_dir().Write(files);
+    printf("   [sandbox] the policy ConfigMap changed: %s\n",
+           written.ok() ? "copied into the extender's config directory"
+                        : ("not copied: " + written.error().message).c_str());
+    copied_ = std::move(files);
+  }
+
+  // What a sandbox step did, once per change: bindings, starts, ends, and a refusal when its
+  // reason is new for that pod.
+  void Narrate(const StepReport& r) {
+    for (const Attempt& a : r.attempts) {
+      if (a.outcome == Attempt::Outcome::kBound) {
+        printf("   [sandbox] %s admitted and bound to %s\n", a.pod.c_str(), a.node.c_str());
+        said_.erase(a.pod);
+      } else if (said_[a.pod] != a.reason) {
+        printf("   [sandbox] %s waits: %s\n", a.pod.c_str(), a.reason.c_str());
+        said_[a.pod] = a.reason;
+      }
+    }
+    for (const std::string& pod : r.started) printf("   [sandbox] %s runs\n", pod.c_str());
+    for (const std::string& pod : r.evicted) printf("   [sandbox] %s evicted\n", pod.c_str());
+    for (const std::string& pod : r.deleted) printf("   [sandbox] %s gone\n", pod.c_str());
+    fflush(stdout);
   }
 
   bool Check(bool ok, const std::string& claim) {
@@ -344,7 +431,9 @@ class Demo {
           {"nominal", {gauge("taskgov_quota_nominal", cell), q.nominal}},
           {"usage", {gauge("taskgov_quota_usage", cell), api_used}},
           {"borrowed", {gauge("taskgov_quota_borrowed", cell), std::max(0, api_used - q.nominal)}},
-          {"running", {pods("running"), api_pods([](const PodView& p) { return p.active(); })}},
+          {"running", {pods("running"), api_pods([](const PodView& p) {
+                         return p.active() && !p.terminating;
+                       })}},
           {"pending", {pods("pending"), api_pods([](const PodView& p) { return p.pending(); })}},
           {"preempted", {pods("preempted"), api_pods([](const PodView& p) {
                            return p.active() && p.terminating;
@@ -419,6 +508,9 @@ class Demo {
   }
 
   bool Start() {
+    if (!Check(!policy_key_.empty(), "the demo's policy renders into the CLI's key unchanged")) {
+      return false;
+    }
     printf("The cluster is a simulated Kubernetes API server holding the sample cluster:\n");
     const auto t0 = SteadyClock::now();
     common::Status started = h_->Start();
@@ -661,12 +753,13 @@ class Demo {
     w.EndObject();
     w.Key("data");
     w.StartObject();
-    w.Key("policy.yaml");
-    w.String(kPolicy);
+    w.Key(std::string(cli::kOwnedKey).c_str());
+    w.String(policy_key_.c_str());
     w.EndObject();
     w.EndObject();
     Check(h_->api().Upsert("configmaps", configmap.GetString()).ok(),
           "the policy ConfigMap is in the API server");
+    copied_ = {{std::string(cli::kOwnedKey), policy_key_}};  // as the extender read it
     h_->api().SetJobController(true);
     h_->api().SetServed("pytorchjobs", false);
     h_->api().SetServiceProxy("taskgov-system", "taskgov-console", 9091,
@@ -689,6 +782,7 @@ class Demo {
              kG5, "--accelerators", "4", "--node-count", "2", "--priority", "training"});
     Check(submit.code == 0, "taskgov job submit created the job");
     Check(h_->Sync().ok(), "the extender saw the job's pods");
+    Check(JobObserved(Ns("c"), "c-train"), "the extender saw the job, which sizes the gang");
     const cli::testing::CliRun why = Cli({"job", "why", "c-train", "-n", Ns("c")});
     Check(why.code == 0 && why.out.find("NeverFits") != std::string::npos &&
               why.out.find("can never run as it is: " + std::string(kG5) +
@@ -696,6 +790,21 @@ class Demo {
           "taskgov job why says c-train never fits c's quota");
     const cli::testing::CliRun deleted = Cli({"job", "delete", "c-train", "-n", Ns("c")});
     Check(deleted.code == 0, "taskgov job delete removed it");
+  }
+
+  // Whether the extender's Job informer has seen the Job `ns`/`name` within 5 s (polled). Sync()
+  // orders pod events only; until the Job is seen, its pods wait for it (the Job declares how
+  // many pods are admitted together) and an explanation says so instead of judging the gang.
+  bool JobObserved(const std::string& ns, const std::string& name) {
+    const std::string target = "/api/v1/workloads/" + ns + "/" + name + "/explanation";
+    for (int i = 0; i < 50; ++i) {  // bounded: 5 s
+      common::Result<common::testing::HttpReply> why = h_->extender().Admin(target);
+      if (why.ok() && why->status == 200 && why->body.find("to be observed") == std::string::npos) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
   }
 
   // Runs `taskgov ARGS` against the demo's API server and prints it as a terminal would (its
@@ -713,6 +822,9 @@ class Demo {
 
   const bool table_rows_;
   const bool wait_;
+  const std::string policy_key_ = DemoPolicyKey();
+  std::map<std::string, std::string> copied_;  // the ConfigMap data the extender reads
+  std::map<std::string, std::string> said_;    // pod → the refusal last printed
   std::string kubeconfig_;
   std::unique_ptr<Harness> h_;
   int checks_ = 0;

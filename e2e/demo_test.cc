@@ -140,16 +140,76 @@ TEST(DemoTest, KeepsTheConsoleUpUntilCtrlC) {
   EXPECT_FALSE(console.Request("GET", "/api/v1/teams").ok()) << "the extender outlived the demo";
 }
 
+std::string g_taskgov;
+
+// `taskgov ARGS --kubeconfig KUBECONFIG`: its exit code and output.
+common::testing::ToolRun Taskgov(std::vector<std::string> args, const std::string& kubeconfig) {
+  args.insert(args.begin(), g_taskgov);
+  args.push_back("--kubeconfig=" + kubeconfig);
+  return common::testing::RunToCompletion(args, "", std::chrono::seconds(30));
+}
+
+// After its story the demo is a sandbox: it prints how to point the CLI at it, keeps playing the
+// cluster and copies the policy ConfigMap to the extender as the kubelet does — so a quota
+// created with the CLI reaches the extender, and a job submitted on it is admitted, bound and
+// runs.
+TEST(DemoTest, AfterTheStoryTheCliCreatesAQuotaAndAJobOnItRuns) {
+  common::testing::Subprocess demo;
+  common::testing::SubprocessOptions options;
+  options.capture_stdout = true;
+  ASSERT_TRUE(demo.Start(g_demo, {g_extender}, options).ok());
+  common::Result<std::string> line =
+      demo.WaitForLine("export KUBECONFIG=", std::chrono::seconds(120));
+  ASSERT_TRUE(line.ok()) << demo.piped_output();
+  const std::string kubeconfig = line->substr(line->find('=') + 1);
+  ASSERT_TRUE(demo.WaitForLine("Press Ctrl-C to stop", std::chrono::seconds(5)).ok());
+
+  common::testing::ToolRun run = Taskgov(
+      {"quota", "create", "f", "--instance-type", "ml.trn1.32xlarge", "--count", "1"}, kubeconfig);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_TRUE(
+      demo.WaitForLine("[sandbox] the policy ConfigMap changed: copied", std::chrono::seconds(10))
+          .ok())
+      << demo.piped_output();
+  // The extender reloads it: the CLI's submission checks find team f (bounded: 10 s).
+  for (int i = 0; i < 50; ++i) {
+    run = Taskgov({"job", "submit", "train", "-n", "hyperpod-ns-f", "--image", "pytorch:2.3",
+                   "--instance-type", "ml.trn1.32xlarge", "--accelerators", "8"},
+                  kubeconfig);
+    if (run.exit_code == 0 || run.output.find("belongs to no team") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::string state;
+  for (int i = 0; i < 100 && state != "Running"; ++i) {  // bounded: 20 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    run = Taskgov({"job", "list", "-n", "hyperpod-ns-f", "-o", "json"}, kubeconfig);
+    std::smatch m;
+    if (std::regex_search(run.output, m, std::regex(R"re("state": "([A-Za-z]+)")re"))) {
+      state = m[1];
+    }
+  }
+  EXPECT_EQ(state, "Running") << run.output;
+  demo.Signal(SIGINT);
+  std::optional<int> code = demo.Wait(std::chrono::seconds(30));  // reads the rest of its output
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 0) << demo.piped_output();
+  // It told what it did with the job's pod.
+  EXPECT_NE(demo.piped_output().find("[sandbox] hyperpod-ns-f/train-0-"), std::string::npos)
+      << demo.piped_output();
+}
+
 }  // namespace
 }  // namespace taskgov::e2e
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  if (argc < 3) {
-    fprintf(stderr, "usage: %s <demo> <taskgov-extender>\n", argv[0]);
+  if (argc < 4) {
+    fprintf(stderr, "usage: %s <demo> <taskgov-extender> <taskgov>\n", argv[0]);
     return 2;
   }
   taskgov::e2e::g_demo = taskgov::common::testing::RunfilePath(argv[1]);
   taskgov::e2e::g_extender = taskgov::common::testing::RunfilePath(argv[2]);
+  taskgov::e2e::g_taskgov = taskgov::common::testing::RunfilePath(argv[3]);
   return RUN_ALL_TESTS();
 }

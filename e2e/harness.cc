@@ -484,7 +484,8 @@ bool StepReport::progress() const {
 // ================================================================================================
 // Harness
 
-Harness::Harness(HarnessOptions options) : options_(std::move(options)) {}
+Harness::Harness(HarnessOptions options)
+    : options_(std::move(options)), step_seconds_(options_.step_seconds) {}
 
 Harness::~Harness() { Stop(); }
 
@@ -690,10 +691,20 @@ PodView Harness::Parse(const std::string& json) const {
   common::Result<int64_t> created =
       scheduler::model::ParseTimestamp(StringAt(doc, {"metadata", "creationTimestamp"}));
   if (created.ok()) p.created_ms = *created;
+  p.scheduler_name = StringAt(doc, {"spec", "schedulerName"});
   if (auto job = job_of_pod_.find(p.name); job != job_of_pod_.end()) {
     p.job = job->second;
     p.request = jobs_.at(p.job).spec.requests;
     p.node_selector = jobs_.at(p.job).spec.node_selector;
+  } else if (options_.play_every_pod) {
+    // Another's pod: what the product reads of it.
+    if (common::Result<scheduler::model::Pod> pod = scheduler::model::DecodePod(doc); pod.ok()) {
+      for (const scheduler::model::ResourceAmount& r : scheduler::model::EffectiveRequest(*pod)) {
+        p.request[r.name] = r.amount;
+      }
+      p.node_selector =
+          std::map<std::string, std::string>(pod->node_selector.begin(), pod->node_selector.end());
+    }
   }
   if (auto node = node_by_name_.find(p.node); node != node_by_name_.end()) {
     p.instance_type = node->second.instance_type;
@@ -756,18 +767,26 @@ std::string Harness::Logs() const {
 
 // ---- steps ----
 
+bool Harness::GraceOver(const PodView& p, StepReport* report) {
+  auto [since, first] = terminating_since_.try_emplace(p.uid, step_);
+  auto [at, unused] = terminating_at_.try_emplace(p.uid, simulated_seconds_);
+  if (first) report->evicted.push_back(p.key);
+  // The kubelet's default terminationGracePeriodSeconds when the deletion carried none.
+  const int64_t grace = p.grace_seconds >= 0 ? p.grace_seconds : 30;
+  return simulated_seconds_ - at->second >= grace;
+}
+
 void Harness::Kubelet(const std::vector<PodView>& pods, StepReport* report) {
   for (const PodView& p : pods) {
-    if (p.job.empty()) continue;
+    if (p.job.empty()) {
+      if (options_.play_every_pod) KubeletOfOther(p, report);
+      continue;
+    }
     Job& job = jobs_.at(p.job);
     if (p.ended()) job.done = job.done || p.phase == "Succeeded";
     if (p.terminating) {
-      auto [since, first] = terminating_since_.try_emplace(p.uid, step_);
-      if (first) report->evicted.push_back(p.key);
-      // The kubelet's default terminationGracePeriodSeconds when the deletion carried none.
-      const int64_t grace = p.grace_seconds >= 0 ? p.grace_seconds : 30;
-      const int steps = step_ - since->second;
-      const bool grace_over = static_cast<int64_t>(steps) * options_.step_seconds >= grace;
+      const bool grace_over = GraceOver(p, report);
+      const int steps = step_ - terminating_since_.at(p.uid);
       const bool checkpointed = job.spec.checkpoint_steps && steps >= *job.spec.checkpoint_steps;
       if (!grace_over && !checkpointed) {
         report->terminating.push_back(p.key);
@@ -776,7 +795,8 @@ void Harness::Kubelet(const std::vector<PodView>& pods, StepReport* report) {
       // Checkpointed and exited (or killed when its grace period ran out): the pod object goes.
       if (!api_->Delete("pods", p.ns, p.name)) continue;
       report->deleted.push_back(p.key);
-      terminating_since_.erase(since);
+      terminating_since_.erase(p.uid);
+      terminating_at_.erase(p.uid);
       if (p.ended() || !job.spec.recreate_when_evicted || job.current != p.name) continue;
       // The job controller replaces it.
       const std::string name = p.job + "-r" + std::to_string(++job.generation);
@@ -802,6 +822,26 @@ void Harness::Kubelet(const std::vector<PodView>& pods, StepReport* report) {
   }
 }
 
+void Harness::KubeletOfOther(const PodView& p, StepReport* report) {
+  if (node_by_name_.count(p.node) == 0) return;  // unbound, or the barrier's made-up node
+  if (p.terminating) {
+    if (!GraceOver(p, report)) {
+      report->terminating.push_back(p.key);
+      return;
+    }
+    // It exits when its grace period is over; its controller (if any) replaces it.
+    if (api_->Delete("pods", p.ns, p.name)) {
+      report->deleted.push_back(p.key);
+      terminating_since_.erase(p.uid);
+      terminating_at_.erase(p.uid);
+    }
+    return;
+  }
+  if (p.phase == "Pending" && api_->StartPod(p.ns, p.name, NextTimestamp())) {
+    report->started.push_back(p.key);
+  }
+}
+
 void Harness::SchedulePass(StepReport* report) {
   std::map<std::string, Amounts> free;
   for (const NodeSpec& n : nodes_) free[n.name] = n.allocatable;
@@ -812,7 +852,8 @@ void Harness::SchedulePass(StepReport* report) {
       auto it = free.find(p.node);
       if (it == free.end()) continue;
       for (const auto& [resource, amount] : p.request) it->second[resource] -= amount;
-    } else if (!p.job.empty() && p.pending()) {
+    } else if (p.pending() &&
+               (!p.job.empty() || (options_.play_every_pod && p.scheduler_name == "taskgov"))) {
       pending.push_back(&p);
     }
   }
@@ -830,11 +871,10 @@ void Harness::SchedulePass(StepReport* report) {
 
 std::vector<std::string> Harness::Candidates(const PodView& pod,
                                              const std::map<std::string, Amounts>& free) const {
-  const PodSpec& spec = jobs_.at(pod.job).spec;
   std::vector<std::string> candidates;
   for (const NodeSpec& n : nodes_) {
     bool selected = true;
-    for (const auto& [k, v] : spec.node_selector) {
+    for (const auto& [k, v] : pod.node_selector) {
       auto label = n.labels.find(k);
       selected = selected && label != n.labels.end() && label->second == v;
     }
@@ -938,6 +978,7 @@ std::string Harness::BindThroughApi(const PodView& pod, const std::string& node)
 
 StepReport Harness::Step() {
   ++step_;
+  simulated_seconds_ += step_seconds_;
   StepReport report;
   report.step = step_;
   step_evictions_ = api_->evictions().size();

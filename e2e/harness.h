@@ -23,6 +23,9 @@
 //         (PodSpec::checkpoint_steps);
 //      2. job controller: a pod evicted and deleted is created again under a new name
 //         (`<job>-r<N>`, a new UID, a new creationTimestamp), with the same spec;
+//         (with HarnessOptions::play_every_pod, pods the harness did not submit — a Job's, the
+//         CLI's — are started once bound and deleted once their grace period is over, their own
+//         controller replacing them, and kube-scheduler tries those of schedulerName taskgov);
 //      3. Sync(): waits until the serving extender has seen every pod change made so far;
 //      4. kube-scheduler: every pending pod of schedulerName taskgov, in kube-scheduler's queue
 //         order (spec.priority descending, then creation), gets one attempt — the nodes that
@@ -229,9 +232,12 @@ struct PodView {
   std::string priority_class;
   int64_t created_ms = 0;
   std::string json;
+  // Harness pods: their spec's; others (HarnessOptions::play_every_pod): their own, read from the
+  // pod (its effective request, as the extender reckons it).
   Amounts request;
-  std::map<std::string, std::string> node_selector;  // harness pods: their spec's
-  std::string instance_type;                         // its node's, when bound to a known node
+  std::map<std::string, std::string> node_selector;
+  std::string scheduler_name;
+  std::string instance_type;  // its node's, when bound to a known node
 
   [[nodiscard]] bool ended() const { return phase == "Succeeded" || phase == "Failed"; }
   // Bound and not ended: what the quota is charged for.
@@ -297,6 +303,11 @@ struct HarnessOptions {
   // Runs once the cluster (nodes, namespaces) is loaded and before any extender starts: objects
   // the extenders must find at their first LIST (e.g. a large cluster's pods).
   std::function<common::Status(scheduler::kube::testing::FakeApiServer&)> preload;
+  // Also play for the pods the harness did not submit (a Job controller's, the CLI's): the
+  // scheduler tries those of schedulerName taskgov, the kubelet starts them once bound and
+  // deletes them when their grace period is over (their controller replaces them). Off, only the
+  // harness's own pods are played (the scenario tests' exact accounting).
+  bool play_every_pod = false;
 };
 
 class Harness {
@@ -364,11 +375,11 @@ class Harness {
   }
   // false: running pods never finish on their own (run_steps is ignored until set back).
   void set_finishing(bool on) { finishing_ = on; }
+  // The simulated time a step takes from now on (grace periods count in it).
+  void set_step_seconds(int seconds) { step_seconds_ = seconds; }
   [[nodiscard]] int step() const { return step_; }
   // Simulated time: step() × step_seconds.
-  [[nodiscard]] int64_t simulated_seconds() const {
-    return static_cast<int64_t>(step_) * options_.step_seconds;
-  }
+  [[nodiscard]] int64_t simulated_seconds() const { return simulated_seconds_; }
   [[nodiscard]] const std::vector<StepReport>& history() const { return history_; }
 
   // ---- the extender's view ----
@@ -401,6 +412,10 @@ class Harness {
   std::string NextTimestamp();
   common::Status CreatePod(const PodSpec& spec, const std::string& name);
   void Kubelet(const std::vector<PodView>& pods, StepReport* report);
+  // The kubelet for a pod the harness did not submit (play_every_pod).
+  void KubeletOfOther(const PodView& p, StepReport* report);
+  // Whether a terminating pod's grace period is over (first seen terminating: reported).
+  bool GraceOver(const PodView& p, StepReport* report);
   // Start's steps.
   common::Status LoadCluster();
   void ReadNodesFromApi();
@@ -439,6 +454,9 @@ class Harness {
   int step_ = 0;
   int sync_seq_ = 0;
   bool finishing_ = true;
+  int step_seconds_ = 30;          // set_step_seconds; options_.step_seconds at first
+  int64_t simulated_seconds_ = 0;  // Σ step_seconds_ over the steps
+  std::map<std::string, int64_t> terminating_at_;  // pod uid → simulated time first terminating
   std::vector<StepReport> history_;
   std::function<void(const StepReport&)> step_observer_;
   std::function<void(const PodView&, const std::string&)> before_bind_;

@@ -156,7 +156,7 @@ TEST(InstallTlsTest, GenCertsMaterialServesTheOverlaysMutualTls) {
   ASSERT_NE(at, std::string::npos) << *serving;
   const uint16_t port = static_cast<uint16_t>(std::stoi(serving->substr(at + 15)));
 
-  // As kube-scheduler's tlsConfig of README form (b) names them.
+  // As kube-scheduler's tlsConfig of docs/install.md form (b) names them.
   auto client = [&](const std::string& certs) {
     common::testing::HttpClientTls tls;
     tls.ca_file = (tmp / "certs/ca.crt").string();

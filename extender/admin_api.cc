@@ -161,21 +161,121 @@ common::Result<size_t> ParseLimit(const Query& query) {
 
 // ---- teams ----
 
+// A team /metrics reports on: in the policy, or still holding usage (metrics' Scrape::Live).
+bool Live(const scheduler::model::Policy& policy,
+          const std::vector<scheduler::ledger::CohortCellUsage>& cells, std::string_view team) {
+  if (policy.FindTeam(team) != nullptr) return true;
+  const std::optional<NameId> id = scheduler::model::TeamNames().Find(team);
+  return id && std::any_of(cells.begin(), cells.end(),
+                           [&](const auto& c) { return c.key.team == *id && c.view.usage > 0; });
+}
+
+// A team's pods preempted, as its victim: now (evicted, not yet gone) and in all, by reason.
+struct Preempted {
+  int64_t now = 0;
+  std::map<std::string, double, std::less<>> by_reason;
+};
+
 // One read of what the team replies show.
 struct TeamsRead {
   scheduler::model::PolicyPtr policy;
   std::vector<scheduler::ledger::CohortCellUsage> cells;
   std::unordered_map<NameId, scheduler::ledger::QuotaBook::TeamCounts> admitted;
   std::unordered_map<NameId, size_t> ungoverned;
+  std::unordered_map<NameId, size_t> terminating;           // bound pods being deleted
+  std::map<std::string, Preempted, std::less<>> preempted;  // by victim team
+  // Waits and run times over the last `window_s` seconds, by team (TaskHistory).
+  int64_t window_s = 0;
+  std::map<std::string, TaskHistory::Window, std::less<>> windows;
+  bool have_windows = false;
 };
 
+constexpr int64_t kDefaultWindowS = 3600;
+constexpr int64_t kMaxWindowS = 86'400;  // what TaskHistory keeps
+
+common::Result<int64_t> ParseWindow(const Query& query) {
+  auto it = query.find("window");
+  if (it == query.end()) return kDefaultWindowS;
+  int64_t seconds = 0;
+  const std::string& text = it->second;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec != std::errc() || end != text.data() + text.size() || seconds < 60 ||
+      seconds > kMaxWindowS) {
+    return common::Error{"query parameter 'window' must be a number of seconds from 60 to " +
+                         std::to_string(kMaxWindowS) + ", not '" + text + "'"};
+  }
+  return seconds;
+}
+
+// A team's pods over the window: how many were bound and how long they had waited, how many
+// ended, how long they had run and how they ended.
+void TeamWindow(Writer& w, std::string_view team, const TeamsRead& read) {
+  if (!read.have_windows) return;
+  const TaskHistory::Window none;
+  auto it = read.windows.find(team);
+  const TaskHistory::Window& win = it == read.windows.end() ? none : it->second;
+  auto average = [&](const char* key, double sum, size_t n) {
+    w.Key(key);
+    if (n == 0) {
+      w.Null();
+    } else {
+      w.Double(std::round(sum / static_cast<double>(n) * 10.0) / 10.0);
+    }
+  };
+  w.Key("window");
+  w.StartObject();
+  w.Key("seconds");
+  w.Int64(read.window_s);
+  w.Key("boundPods");
+  w.Uint64(win.bound);
+  w.Key("waitSecondsSum");
+  w.Double(win.wait_seconds);
+  average("averageWaitSeconds", win.wait_seconds, win.bound);
+  w.Key("endedPods");
+  w.Uint64(win.ended);
+  w.Key("runSecondsSum");
+  w.Double(win.run_seconds);
+  average("averageRunSeconds", win.run_seconds, win.ended);
+  w.Key("ended");
+  w.StartObject();
+  for (const char* outcome : {"Succeeded", "Failed", "Preempted", "Deleted"}) {
+    auto n = win.outcomes.find(outcome);
+    w.Key(outcome);
+    w.Uint64(n == win.outcomes.end() ? 0 : n->second);
+  }
+  w.EndObject();
+  w.EndObject();
+}
+
 TeamsRead ReadTeams(const scheduler::ledger::QuotaBook& book,
-                    const scheduler::state::ClusterState& cluster) {
+                    const scheduler::state::ClusterState& cluster,
+                    const std::function<metrics::PreemptionTotals()>& preemptions) {
   TeamsRead read;
   const std::vector<scheduler::ledger::Ledger::CellUsage> cells = book.ledger().Cells(&read.policy);
   read.cells = scheduler::ledger::ComputeCohortUsage(cells, *read.policy, {});
   read.admitted = book.CountByTeam();
   read.ungoverned = cluster.UngovernedByTeam();
+  read.terminating = cluster.TerminatingByTeam();
+  if (preemptions) {
+    const metrics::PreemptionTotals totals = preemptions();
+    for (const auto& [team, n] : totals.preempted_pods) read.preempted[team].now = n;
+    const scheduler::model::Policy& policy = *read.policy;
+    for (const metrics::CountedPreemption& c : metrics::CountedPreemptions(
+             totals, [&](std::string_view team) { return Live(policy, read.cells, team); })) {
+      read.preempted[std::string(c.victim_team)].by_reason[std::string(c.reason)] += c.evictions;
+    }
+  }
+  return read;
+}
+
+// The teams' numbers (ReadTeams) with their windows of `window_s` seconds.
+TeamsRead ReadTeamsAt(const AdminApi::Sources& sources, int64_t window_s) {
+  TeamsRead read = ReadTeams(*sources.book, *sources.cluster, sources.preemptions);
+  if (sources.tasks != nullptr) {
+    read.window_s = window_s;
+    read.windows = sources.tasks->Windows(sources.clock->NowMs(), window_s * 1000);
+    read.have_windows = true;
+  }
   return read;
 }
 
@@ -290,18 +390,42 @@ void TeamCounts(Writer& w, NameId team_id, const TeamsRead& read,
                                    : scheduler::ledger::QuotaBook::TeamCounts{};
   const scheduler::state::PendingQueues::Counts pending = cluster.pending().CountsOf(team_id);
   auto ungoverned = read.ungoverned.find(team_id);
+  auto terminating = read.terminating.find(team_id);
+  auto preempted = read.preempted.find(scheduler::model::TeamNames().Name(team_id));
+  // As taskgov_pods counts them: one state each.
+  const metrics::TeamPods pods = metrics::PartitionTeamPods(
+      admitted, static_cast<int64_t>(pending.total),
+      terminating == read.terminating.end() ? 0 : static_cast<int64_t>(terminating->second),
+      preempted == read.preempted.end() ? 0 : preempted->second.now);
   w.Key("pods");
   w.StartObject();
-  w.Key("running");
-  w.Int64(admitted.running);
-  w.Key("admitted");
-  w.Int64(admitted.assumed);
-  w.Key("pending");
-  w.Uint64(pending.total);
+  for (auto [key, n] : {std::pair{"running", pods.running}, std::pair{"admitted", pods.admitted},
+                        std::pair{"pending", pods.pending}, std::pair{"preempted", pods.preempted},
+                        std::pair{"terminating", pods.terminating}}) {
+    w.Key(key);
+    w.Int64(n);
+  }
   w.Key("refused");
   w.Uint64(pending.refused);
   w.Key("ungoverned");
   w.Uint64(ungoverned == read.ungoverned.end() ? 0 : ungoverned->second);
+  w.EndObject();
+  // As taskgov_preemptions_total{victim_team}: the team's pods preempted since the start.
+  w.Key("preemptions");
+  w.StartObject();
+  double total = 0;
+  w.Key("byReason");
+  w.StartObject();
+  if (preempted != read.preempted.end()) {
+    for (const auto& [reason, n] : preempted->second.by_reason) {
+      w.Key(reason.c_str());
+      w.Int64(std::llround(n));
+      total += n;
+    }
+  }
+  w.EndObject();
+  w.Key("total");
+  w.Int64(std::llround(total));
   w.EndObject();
   w.Key("workloads");
   w.StartObject();
@@ -314,7 +438,9 @@ void TeamCounts(Writer& w, NameId team_id, const TeamsRead& read,
 
 // ---- flavors ----
 
-// A flavor the policy gives quota on: its nodes, their capacity and use, the teams' nominal sum.
+// A flavor of the cluster (a node has it) or of the policy (a team has quota on it): its nodes,
+// their capacity and use, the teams' nominal sum. Nodes of no flavor (no instance-type label
+// the policy knows) are one more, named "".
 struct FlavorUse {
   std::string flavor;
   size_t nodes = 0, schedulable = 0;
@@ -333,11 +459,17 @@ std::vector<FlavorUse> ReadFlavors(const scheduler::ledger::QuotaBook& book,
       }
     }
   }
+  for (NameId id : cluster.nodes().FlavorsWithNodes()) {
+    (void)flavors[id == scheduler::state::kNoFlavor
+                      ? std::string()
+                      : std::string(scheduler::model::FlavorNames().Name(id))];
+  }
   std::vector<FlavorUse> out;
   for (auto& [name, f] : flavors) {
     f.flavor = name;
-    for (const auto& [node, view] :
-         cluster.nodes().NodesOfFlavor(scheduler::model::FlavorNames().Intern(name))) {
+    const NameId id =
+        name.empty() ? scheduler::state::kNoFlavor : scheduler::model::FlavorNames().Intern(name);
+    for (const auto& [node, view] : cluster.nodes().NodesOfFlavor(id)) {
       ++f.nodes;
       f.schedulable += view.schedulable;
       f.allocatable.Add(view.allocatable);
@@ -407,7 +539,8 @@ void WritePodList(Writer& w, const std::vector<PodRow>& pods) {
 }
 
 // A workload; `hidden`: of a team the caller does not see — no namespace, name, nodes or pods.
-void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_pods, bool hidden) {
+void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_pods, bool hidden,
+                   const std::string& why) {
   w.StartObject();
   KeyStr(w, "namespace", hidden ? "" : row.ns);
   KeyStr(w, "name", hidden ? "" : row.name);
@@ -424,6 +557,16 @@ void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_
   w.Key("declaredPods");
   w.Int(row.declared);
   KeyStr(w, "instanceType", row.instance_type);
+  KeyStr(w, "flavor", row.flavor);
+  // Its pods by state, for views that count pods per flavor (the Dashboard's filter).
+  w.Key("podStates");
+  w.StartObject();
+  for (const char* s : {"Pending", "Admitted", "Running", "Terminating"}) {
+    w.Key(s);
+    w.Uint64(std::count_if(row.pods.begin(), row.pods.end(),
+                           [&](const PodRow& p) { return p.state == s; }));
+  }
+  w.EndObject();
   const PodTotals t = TotalsOf(row.pods);
   w.Key("request");
   Resources(w, t.request);
@@ -452,6 +595,7 @@ void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_
   KeyStr(w, "refusal", hidden ? "" : t.refusal);
   Time(w, "refusedSince", t.refusal.empty() ? 0 : t.refused_since);
   KeyStr(w, "preemption", hidden ? "" : t.preemption);
+  KeyStr(w, "why", why);
   if (with_pods) WritePodList(w, row.pods);
   w.EndObject();
 }
@@ -494,7 +638,8 @@ void WriteFlavorExplanation(Writer& w, const scheduler::decisions::FlavorExplana
                                       {"limit", l.limit},
                                       {"borrowingLimit", l.borrowing_limit},
                                       {"poolUsed", l.pool_used},
-                                      {"poolCapacity", l.pool_capacity}}) {
+                                      {"poolCapacity", l.pool_capacity},
+                                      {"othersBorrowed", l.others_borrowed}}) {
       w.Key(key);
       Quantity(w, l.resource, amount);
     }
@@ -545,6 +690,7 @@ std::vector<Route> AdminApi::Routes() const {
           route("/api/v1/workloads/", true, &AdminApi::Workload),
           route("/api/v1/policy", false, &AdminApi::Policy),
           route("/api/v1/history", false, &AdminApi::History),
+          route("/api/v1/history/tasks", false, &AdminApi::EndedTasks),
           route("/api/v1/reports/usage.csv", false, &AdminApi::UsageReport)};
 }
 
@@ -590,10 +736,21 @@ HttpResponse AdminApi::Cluster(const HttpRequest& request, const ConsoleViewer&)
 }
 
 HttpResponse AdminApi::Teams(const HttpRequest& request, const ConsoleViewer&) const {
-  common::Result<Query> q = ParseQuery(request.query, {"cohort"});
+  common::Result<Query> q = ParseQuery(request.query, {"cohort", "namespace", "window"});
   if (!q.ok()) return ErrorReply(400, q.error().message);
+  common::Result<int64_t> window = ParseWindow(*q);
+  if (!window.ok()) return ErrorReply(400, window.error().message);
   const auto cohort = q->find("cohort");
-  const TeamsRead read = ReadTeams(*sources_.book, *sources_.cluster);
+  // ?namespace=: the team a pod created there would belong to (its namespace, or the namespace's
+  // team label), as the filter resolves it — none when no team owns the namespace.
+  std::optional<NameId> owner;
+  if (auto ns = q->find("namespace"); ns != q->end()) {
+    scheduler::model::Pod probe;
+    probe.namespace_ = ns->second;
+    probe.name = "taskgov-team-probe";
+    owner = sources_.cluster->teams().TeamOf(probe);
+  }
+  const TeamsRead read = ReadTeamsAt(sources_, *window);
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
@@ -603,11 +760,13 @@ HttpResponse AdminApi::Teams(const HttpRequest& request, const ConsoleViewer&) c
   for (const scheduler::model::Team& team : read.policy->teams) {
     if (cohort != q->end() && team.cohort != cohort->second) continue;
     const NameId id = scheduler::model::TeamNames().Intern(team.name);
+    if (owner && *owner != id) continue;
     w.StartObject();
     TeamPolicy(w, team);
     TeamQuotas(w, id, read);
     TeamShares(w, team, *sources_.book);
     TeamCounts(w, id, read, *sources_.cluster);
+    TeamWindow(w, team.name, read);
     w.EndObject();
   }
   w.EndArray();
@@ -616,15 +775,16 @@ HttpResponse AdminApi::Teams(const HttpRequest& request, const ConsoleViewer&) c
 }
 
 HttpResponse AdminApi::Team(const HttpRequest& request, const ConsoleViewer&) const {
-  if (common::Result<Query> q = ParseQuery(request.query, {}); !q.ok()) {
-    return ErrorReply(400, q.error().message);
-  }
+  common::Result<Query> q = ParseQuery(request.query, {"window"});
+  if (!q.ok()) return ErrorReply(400, q.error().message);
+  common::Result<int64_t> window = ParseWindow(*q);
+  if (!window.ok()) return ErrorReply(400, window.error().message);
   const std::optional<std::string> name = PercentDecode(
       std::string_view(request.path).substr(std::string_view("/api/v1/teams/").size()));
   if (!name || name->empty() || name->find('/') != std::string::npos) {
     return ErrorReply(400, "expected /api/v1/teams/{team}, not " + request.path);
   }
-  const TeamsRead read = ReadTeams(*sources_.book, *sources_.cluster);
+  const TeamsRead read = ReadTeamsAt(sources_, *window);
   const scheduler::model::Team* team = read.policy->FindTeam(*name);
   if (team == nullptr) return ErrorReply(404, "no team '" + *name + "' in the policy in force");
   const NameId id = scheduler::model::TeamNames().Intern(team->name);
@@ -636,6 +796,7 @@ HttpResponse AdminApi::Team(const HttpRequest& request, const ConsoleViewer&) co
   TeamQuotas(w, id, read);
   TeamShares(w, *team, *sources_.book);
   TeamCounts(w, id, read, *sources_.cluster);
+  TeamWindow(w, team->name, read);
   w.EndObject();
   return Json(200, buffer);
 }
@@ -728,10 +889,13 @@ HttpResponse AdminApi::Workloads(const HttpRequest& request, const ConsoleViewer
   ListHeader(w, "WorkloadList");
   w.Key("items");
   w.StartArray();
+  size_t explained = 0;
   for (WorkloadRow& row : page.rows) {
     const bool hidden = !viewer.Sees(scheduler::model::TeamNames().Name(row.team));
     if (!hidden) WorkloadRows::AddPreemption(row, sources_.preemption_status);
-    WriteWorkload(w, row, now, /*with_pods=*/false, hidden);
+    SetFlavor(row);
+    WriteWorkload(w, row, now, /*with_pods=*/false, hidden,
+                  hidden ? std::string() : WhyItWaits(row, &explained));
   }
   w.EndArray();
   w.Key("continue");
@@ -776,12 +940,63 @@ HttpResponse AdminApi::Workload(const HttpRequest& request, const ConsoleViewer&
   ListHeader(w, "WorkloadList");
   w.Key("items");
   w.StartArray();
-  for (const WorkloadRow& row : found) {
-    WriteWorkload(w, row, now, /*with_pods=*/true, /*hidden=*/false);
+  size_t explained = 0;
+  for (WorkloadRow row : found) {
+    SetFlavor(row);
+    WriteWorkload(w, row, now, /*with_pods=*/true, /*hidden=*/false, WhyItWaits(row, &explained));
   }
   w.EndArray();
   w.EndObject();
   return Json(200, buffer);
+}
+
+void AdminApi::SetFlavor(WorkloadRow& row) const {
+  row.flavor = row.instance_type;
+  for (const std::string& node : row.nodes) {
+    const NameId flavor = sources_.cluster->nodes().FlavorOf(node);
+    if (flavor == scheduler::state::kNoFlavor) continue;
+    row.flavor = scheduler::model::FlavorNames().Name(flavor);
+    return;
+  }
+}
+
+AdminApi::Explained AdminApi::ExplainRow(const WorkloadRow& row) const {
+  Explained x;
+  for (const PodRow& p : row.pods) {
+    if (p.state != "Pending") continue;
+    if (x.waiting == nullptr) x.waiting = &p;
+    if ((x.pod = sources_.cluster->FindPod(p.uid))) {
+      x.waiting = &p;
+      break;
+    }
+  }
+  scheduler::decisions::Explanation& e = x.explanation;
+  if (x.pod) {
+    e = sources_.explain(*x.pod);
+    return x;
+  }
+  const std::string who = row.ns + "/" + row.name;
+  e.outlook = scheduler::decisions::Outlook::kNotPending;
+  e.team = std::string(scheduler::model::TeamNames().Name(row.team));
+  e.summary = x.waiting == nullptr
+                  ? who + " does not wait: it is " + row.state
+                  : who + " is known only from kube-scheduler's calls so far: it " +
+                        "is explained once the informers report its pods";
+  return x;
+}
+
+std::string AdminApi::WhyItWaits(const WorkloadRow& row, size_t* explained) const {
+  if (row.state != "Pending") return "";
+  const PodTotals t = TotalsOf(row.pods);
+  if (!t.preemption.empty()) return t.preemption;
+  if (!t.refusal.empty()) return t.refusal;
+  if (!sources_.explain) return "";
+  if (*explained >= kMaxExplainedPerList) {
+    return "not evaluated in this list (more than " + std::to_string(kMaxExplainedPerList) +
+           " waiting workloads without a refusal): its own page says why";
+  }
+  ++*explained;
+  return ExplainRow(row).explanation.summary;
 }
 
 HttpResponse AdminApi::Explanation(const std::string& ns, const std::string& name,
@@ -794,27 +1009,10 @@ HttpResponse AdminApi::Explanation(const std::string& ns, const std::string& nam
   auto waits = std::find_if(found.begin(), found.end(),
                             [](const WorkloadRow& r) { return r.state == "Pending"; });
   const WorkloadRow* row = waits == found.end() ? &found.front() : &*waits;
-  const PodRow* waiting = nullptr;  // the member the filter would be asked about
-  std::optional<scheduler::model::Pod> pod;
-  for (const PodRow& p : row->pods) {
-    if (p.state != "Pending") continue;
-    if (waiting == nullptr) waiting = &p;
-    if ((pod = sources_.cluster->FindPod(p.uid))) {
-      waiting = &p;
-      break;
-    }
-  }
-  scheduler::decisions::Explanation e;
-  if (pod) {
-    e = sources_.explain(*pod);
-  } else {
-    e.outlook = scheduler::decisions::Outlook::kNotPending;
-    e.team = std::string(scheduler::model::TeamNames().Name(row->team));
-    e.summary = waiting == nullptr
-                    ? ns + "/" + name + " does not wait: it is " + row->state
-                    : ns + "/" + name + " is known only from kube-scheduler's calls so far: it " +
-                          "is explained once the informers report its pods";
-  }
+  const Explained x = ExplainRow(*row);
+  const PodRow* waiting = x.waiting;
+  const std::optional<scheduler::model::Pod>& pod = x.pod;
+  const scheduler::decisions::Explanation& e = x.explanation;
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
@@ -912,7 +1110,7 @@ HttpResponse AdminApi::Policy(const HttpRequest& request, const ConsoleViewer&) 
 
 UsageHistory::Snapshot AdminApi::HistorySnapshot() const {
   UsageHistory::Snapshot snap;
-  const TeamsRead read = ReadTeams(*sources_.book, *sources_.cluster);
+  const TeamsRead read = ReadTeams(*sources_.book, *sources_.cluster, sources_.preemptions);
   for (const scheduler::ledger::CohortCellUsage& cell : read.cells) {
     const std::string_view resource = scheduler::model::ResourceNames().Name(cell.key.resource);
     auto base = [&](double v) { return scheduler::model::InBaseUnits(resource, v); };
@@ -1011,6 +1209,54 @@ HttpResponse AdminApi::History(const HttpRequest& request, const ConsoleViewer&)
   family("teams", r.teams, {"team", "flavor", "resource"}, {"usage", "borrowed", "lent"});
   family("cluster", r.cluster, {"flavor", "resource"}, {"inUse", "allocatable"});
   family("queues", r.queues, {"team"}, {"pendingPods", "averageWaitSeconds"});
+  w.EndObject();
+  return Json(200, buffer);
+}
+
+HttpResponse AdminApi::EndedTasks(const HttpRequest& request, const ConsoleViewer& viewer) const {
+  common::Result<Query> q = ParseQuery(request.query, {"team", "since", "limit"});
+  if (!q.ok()) return ErrorReply(400, q.error().message);
+  if (sources_.tasks == nullptr) return ErrorReply(404, "this extender keeps no task history");
+  common::Result<size_t> limit = ParseLimit(*q);
+  if (!limit.ok()) return ErrorReply(400, limit.error().message);
+  int64_t since_ms = 0;
+  if (auto since = q->find("since"); since != q->end()) {
+    common::Result<int64_t> micros = common::ParseRfc3339Micros(since->second);
+    if (!micros.ok()) {
+      return ErrorReply(
+          400, "query parameter 'since' must be an RFC 3339 time: " + micros.error().message);
+    }
+    since_ms = *micros / 1000;
+  }
+  auto team = q->find("team");
+  const std::vector<TaskHistory::EndedTask> ended = sources_.tasks->Ended(
+      since_ms, team == q->end() ? std::string_view() : std::string_view(team->second), *limit);
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  ListHeader(w, "EndedTaskList");
+  w.Key("items");
+  w.StartArray();
+  for (const TaskHistory::EndedTask& task : ended) {
+    const bool hidden = !viewer.Sees(task.team);
+    w.StartObject();
+    KeyStr(w, "namespace", hidden ? "" : task.ns);
+    KeyStr(w, "name", hidden ? "" : task.name);
+    w.Key("hidden");
+    w.Bool(hidden);
+    KeyStr(w, "kind", task.kind);
+    KeyStr(w, "team", task.team);
+    KeyStr(w, "outcome", task.outcome);
+    KeyStr(w, "reason", task.reason);
+    w.Key("pods");
+    w.Uint64(task.pods);
+    Time(w, "startedAt", task.started_ms);
+    Time(w, "endedAt", task.ended_ms);
+    w.Key("runSeconds");
+    w.Int64(task.started_ms > 0 ? std::max<int64_t>(0, task.ended_ms - task.started_ms) / 1000 : 0);
+    w.EndObject();
+  }
+  w.EndArray();
   w.EndObject();
   return Json(200, buffer);
 }

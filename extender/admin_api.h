@@ -5,10 +5,13 @@
 // place as the /metrics series of the same meaning: the ledger's cells through
 // ComputeCohortUsage (nominal, limits, usage, borrowed, lent), QuotaBook::CountByTeam (running
 // pods, admitted workloads), the pending queues (pending pods and workloads), the weighted share
-// of ReportedWeightedShare — so a reply and a scrape taken at the same instant agree.
+// of ReportedWeightedShare, the preemption controller's totals through metrics::
+// CountedPreemptions (a team's pods preempted now and in all) — so a reply and a scrape taken at
+// the same instant agree.
 //
 //   GET /api/v1/cluster                 flavors: nodes, allocatable, in use, quota
-//   GET /api/v1/teams                   every team of the policy
+//   GET /api/v1/teams                   every team of the policy (?cohort=; ?namespace=: the team
+//                                       a pod created there belongs to; ?window=)
 //   GET /api/v1/teams/{team}            one team
 //   GET /api/v1/workloads               workloads (gangs once, lone pods), filtered and paged:
 //                                       ?team= &namespace= &state=Pending|Admitted|Running|
@@ -22,6 +25,8 @@
 //   GET /api/v1/history                 trends (usage_history.h): ?team= &flavor= &resource=
 //                                       &since=RFC3339
 //   GET /api/v1/reports/usage.csv       GPU-hours (any resource) per team and day, as CSV
+//   GET /api/v1/history/tasks           tasks that ended (succeeded, failed, preempted,
+//                                       deleted), newest first: ?team= &since= &limit=1..1000
 //
 // Access: with `access` set, every request is checked (console_access.h: a bearer token that
 // TokenReview accepts and SubjectAccessReview allows) — 401 / 403 / 503 otherwise; a caller
@@ -37,13 +42,17 @@
 // read of the ledger; its pod and workload counts from reads just after it.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "config/watcher.h"
 #include "extender/console_access.h"
 #include "extender/http_server.h"
+#include "extender/task_history.h"
 #include "extender/usage_history.h"
+#include "extender/workload_rows.h"
+#include "metrics/metrics.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/decisions/explanation.h"
 #include "scheduler/ledger/quota_book.h"
@@ -63,6 +72,11 @@ class AdminApi {
     const common::Clock* clock = nullptr;   // required
     ConsoleAccess* access = nullptr;        // null: no access checks
     const UsageHistory* history = nullptr;  // null: the history endpoints answer 404
+    // Waits, run times and ended tasks; null: no window in team replies, tasks history 404.
+    const TaskHistory* tasks = nullptr;
+    // The preemption controller's totals, as /metrics reads them (the teams' preempted pods and
+    // preemptions); unset: zeros (no Kubernetes API, no controller).
+    std::function<metrics::PreemptionTotals()> preemptions;
     // Why a pod waits (Admission::Explain); unset: the explanation endpoint answers 404.
     std::function<scheduler::decisions::Explanation(const scheduler::model::Pod&)> explain;
   };
@@ -88,6 +102,24 @@ class AdminApi {
   HttpResponse Policy(const HttpRequest& request, const ConsoleViewer& viewer) const;
   HttpResponse History(const HttpRequest& request, const ConsoleViewer& viewer) const;
   HttpResponse UsageReport(const HttpRequest& request, const ConsoleViewer& viewer) const;
+  HttpResponse EndedTasks(const HttpRequest& request, const ConsoleViewer& viewer) const;
+
+  // A workload's explanation: of its first member the informers report waiting (else a summary
+  // saying why there is none), with that member.
+  struct Explained {
+    scheduler::decisions::Explanation explanation;
+    const PodRow* waiting = nullptr;  // into the row
+    std::optional<scheduler::model::Pod> pod;
+  };
+  [[nodiscard]] Explained ExplainRow(const WorkloadRow& row) const;
+  // Why a waiting workload waits, for lists: a preemption under way for it, else the filter's
+  // last refusal, else its explanation's summary (pods kube-scheduler never sent to the filter:
+  // no node has room) — at most kMaxExplainedPerList explained per reply (`explained` counts
+  // them). "" for a workload that does not wait.
+  [[nodiscard]] std::string WhyItWaits(const WorkloadRow& row, size_t* explained) const;
+  static constexpr size_t kMaxExplainedPerList = 200;
+  // row.flavor: where its pods run (their node's flavor), else what they ask for.
+  void SetFlavor(WorkloadRow& row) const;
 
   const Sources sources_;
 };

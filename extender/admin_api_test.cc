@@ -66,6 +66,35 @@ class AdminApiTest : public ::testing::Test {
     // Two samples of the history, 30 s apart.
     history_.Sample(kNow - 30'000, api_.HistorySnapshot());
     history_.Sample(kNow, api_.HistorySnapshot());
+    // Tasks of the last hour: a-batch waited 5 s, ran 50 minutes and succeeded; a-old waited
+    // 15 s, ran 10 minutes and was taken back by team-b's reclaim.
+    Ended("a-batch", scheduler::model::PodPhase::kSucceeded, kNow - 3'300'000, 5'000,
+          kNow - 300'000, false);
+    Ended("a-old", scheduler::model::PodPhase::kRunning, kNow - 1'200'000, 15'000, kNow - 600'000,
+          true);
+  }
+
+  // A pod of team-a created `waited` before `bound`, bound then and ended at `ended` (evicted by
+  // taskgov's reclaim when `evicted`), as the cluster state's lifecycle observer tells it.
+  void Ended(const std::string& name, scheduler::model::PodPhase phase, int64_t bound,
+             int64_t waited, int64_t ended, bool evicted) {
+    scheduler::model::Pod pod =
+        PodBuilder(name).Namespace("ns-team-a").Gpus(1).Created(bound - waited).Build();
+    scheduler::state::ClusterState::PodLifecycle e;
+    e.pod = &pod;
+    e.team = scheduler::model::TeamNames().Intern("team-a");
+    e.transition = scheduler::state::PodTransition::kBound;
+    e.now_ms = bound;
+    tasks_.OnLifecycle(e);
+    if (evicted) {
+      tasks_.NoteEvicted(pod.uid, ended - 1000);
+      tasks_.NoteEvictionReason(pod.uid, "Reclaim");
+    }
+    pod.phase = phase;
+    e.transition = scheduler::state::PodTransition::kEnded;
+    e.bound_ms = bound;
+    e.now_ms = ended;
+    tasks_.OnLifecycle(e);
   }
 
   AdminApi::Sources FixtureSources() {
@@ -75,8 +104,18 @@ class AdminApiTest : public ::testing::Test {
     sources.preemption_status = [](std::string_view uid) {
       return uid == "uid-b-solo" ? std::string("reclaiming 4 GPUs") : std::string();
     };
+    // team-b took 3 pods back from team-a, one of which still terminates; a plain priority
+    // preemption is no team's and not counted.
+    sources.preemptions = [] {
+      metrics::PreemptionTotals t;
+      t.preemptions = {{"team-b", "team-a", scheduler::decisions::PreemptionReason::kReclaim, 3},
+                       {"team-b", "team-a", scheduler::decisions::PreemptionReason::kPriority, 5}};
+      t.preempted_pods = {{"team-a", 1}};
+      return t;
+    };
     sources.clock = &clock_;
     sources.history = &history_;
+    sources.tasks = &tasks_;
     sources.explain = [this](const scheduler::model::Pod& pod) { return admission_.Explain(pod); };
     return sources;
   }
@@ -134,6 +173,7 @@ class AdminApiTest : public ::testing::Test {
   scheduler::ledger::QuotaBook book_;
   scheduler::state::ClusterState cluster_;
   UsageHistory history_;
+  TaskHistory tasks_{TaskHistory::Options{}};
   scheduler::decisions::Admission admission_;
   AdminApi api_;
 };
@@ -155,8 +195,16 @@ TEST_F(AdminApiTest, TeamsReportTheLedgersNumbers) {
   EXPECT_STREQ(qa["borrowed"].GetString(), "4");
   EXPECT_STREQ(qa["lent"].GetString(), "0");
   EXPECT_DOUBLE_EQ(a["weightedShare"][kP5].GetDouble(), 0.25);  // 4 of the pool's 16, weight 1
-  EXPECT_EQ(a["pods"]["running"].GetInt(), 2);
+  // 2 bound, 1 of them preempted: a pod is in one state, as taskgov_pods counts them.
+  EXPECT_EQ(a["pods"]["running"].GetInt(), 1);
+  EXPECT_EQ(a["pods"]["terminating"].GetInt(), 0);
   EXPECT_EQ(a["workloads"]["admitted"].GetInt(), 2);
+  // team-a is the victim: its pods preempted now and in all, as taskgov_pods{state="preempted"}
+  // and taskgov_preemptions_total{victim_team} count them.
+  EXPECT_EQ(a["pods"]["preempted"].GetInt(), 1);
+  EXPECT_EQ(a["preemptions"]["total"].GetInt(), 3);
+  ASSERT_TRUE(a["preemptions"]["byReason"].HasMember("reclaim"));
+  EXPECT_EQ(a["preemptions"]["byReason"]["reclaim"].GetInt(), 3);
 
   const rapidjson::Value& b = Find(d["items"], "name", "team-b");
   EXPECT_STREQ(b["quotas"][0]["usage"].GetString(), "0");
@@ -165,12 +213,20 @@ TEST_F(AdminApiTest, TeamsReportTheLedgersNumbers) {
   EXPECT_EQ(b["fairShareWeight"].GetDouble(), 2);
   EXPECT_EQ(b["pods"]["pending"].GetInt(), 3);
   EXPECT_EQ(b["workloads"]["pending"].GetInt(), 2);  // the gang counts once
+  EXPECT_EQ(b["pods"]["preempted"].GetInt(), 0);     // the preemptor lost nothing
+  EXPECT_EQ(b["preemptions"]["total"].GetInt(), 0);
 
   ASSERT_EQ(Get("/api/v1/teams/team-b", &d), 200);
   EXPECT_STREQ(d["kind"].GetString(), "Team");
   EXPECT_STREQ(d["name"].GetString(), "team-b");
   EXPECT_STREQ(d["preemption"]["reclaimWithinCohort"].GetString(), "Any");
   ASSERT_EQ(Get("/api/v1/teams?cohort=none", &d), 200);
+  EXPECT_EQ(d["items"].Size(), 0u);
+  // The team of a namespace, as a pod created there would resolve; none for a namespace of none.
+  ASSERT_EQ(Get("/api/v1/teams?namespace=ns-team-a", &d), 200);
+  ASSERT_EQ(d["items"].Size(), 1u);
+  EXPECT_STREQ(d["items"][0]["name"].GetString(), "team-a");
+  ASSERT_EQ(Get("/api/v1/teams?namespace=default", &d), 200);
   EXPECT_EQ(d["items"].Size(), 0u);
 }
 
@@ -203,11 +259,65 @@ TEST_F(AdminApiTest, WorkloadsListGangsOnceWithStateAndQueuePosition) {
   EXPECT_STREQ(solo["priorityClass"].GetString(), "training");
   EXPECT_EQ(solo["priority"].GetInt(), 50);
   EXPECT_STREQ(solo["preemption"].GetString(), "reclaiming 4 GPUs");
+  // Why each waits, in the list: the reclaim under way, the filter's refusal; nothing for a
+  // running one.
+  EXPECT_STREQ(solo["why"].GetString(), "reclaiming 4 GPUs");
+  EXPECT_EQ(gang["why"].GetString(), std::string(gang["refusal"].GetString()));
+  EXPECT_NE(std::string(gang["why"].GetString()), "");
+  EXPECT_STREQ(a0["why"].GetString(), "");
 
   ASSERT_EQ(Get("/api/v1/workloads?state=Pending&team=team-b", &d), 200);
   EXPECT_EQ(d["total"].GetInt(), 2);
   ASSERT_EQ(Get("/api/v1/workloads?namespace=ns-team-a&state=Running", &d), 200);
   EXPECT_EQ(d["total"].GetInt(), 2);
+}
+
+// A pod kube-scheduler never sent to the filter (no node has room) has no refusal to quote: the
+// list says why it waits with its explanation, as its own page does.
+TEST_F(AdminApiTest, AWorkloadNeverFilteredSaysWhyItWaitsInTheList) {
+  Wait(PodBuilder("b-big"), 9, kNow - 10'000);
+  rapidjson::Document d, why;
+  ASSERT_EQ(Get("/api/v1/workloads?state=Pending", &d), 200);
+  const rapidjson::Value& big = Find(d["items"], "name", "b-big");
+  EXPECT_FALSE(big["refused"].GetBool());
+  ASSERT_EQ(Get("/api/v1/workloads/ns-team-b/b-big/explanation", &why), 200);
+  EXPECT_STREQ(big["why"].GetString(), why["summary"].GetString());
+  EXPECT_NE(std::string(big["why"].GetString()).find("no node is that big"), std::string::npos)
+      << big["why"].GetString();
+}
+
+// The last hour of a team's pods, and the tasks that ended, newest first.
+TEST_F(AdminApiTest, TeamsHaveAWindowAndEndedTasksAreListed) {
+  rapidjson::Document d;
+  ASSERT_EQ(Get("/api/v1/teams/team-a", &d), 200);
+  const rapidjson::Value& w = d["window"];
+  EXPECT_EQ(w["seconds"].GetInt(), 3600);
+  EXPECT_EQ(w["boundPods"].GetInt(), 2);
+  EXPECT_DOUBLE_EQ(w["averageWaitSeconds"].GetDouble(), 10);  // (5 + 15) / 2
+  EXPECT_EQ(w["endedPods"].GetInt(), 2);
+  EXPECT_DOUBLE_EQ(w["averageRunSeconds"].GetDouble(), 1800);  // (3000 + 600) / 2
+  EXPECT_EQ(w["ended"]["Succeeded"].GetInt(), 1);
+  EXPECT_EQ(w["ended"]["Preempted"].GetInt(), 1);
+  // The last 10 minutes: a-batch's end only.
+  ASSERT_EQ(Get("/api/v1/teams/team-a?window=600", &d), 200);
+  EXPECT_EQ(d["window"]["boundPods"].GetInt(), 0);
+  EXPECT_EQ(d["window"]["endedPods"].GetInt(), 1);
+  EXPECT_TRUE(d["window"]["averageWaitSeconds"].IsNull());
+  ASSERT_EQ(Get("/api/v1/teams?window=59", &d), 400);
+  EXPECT_NE(std::string(d["error"].GetString()).find("'window'"), std::string::npos);
+
+  ASSERT_EQ(Get("/api/v1/history/tasks", &d), 200);
+  ASSERT_EQ(d["items"].Size(), 2u);
+  EXPECT_STREQ(d["items"][0]["name"].GetString(), "a-batch");
+  EXPECT_STREQ(d["items"][0]["outcome"].GetString(), "Succeeded");
+  EXPECT_EQ(d["items"][0]["runSeconds"].GetInt(), 3000);
+  EXPECT_STREQ(d["items"][1]["outcome"].GetString(), "Preempted");
+  EXPECT_STREQ(d["items"][1]["reason"].GetString(), "Reclaim");
+  ASSERT_EQ(Get("/api/v1/history/tasks?team=team-b", &d), 200);
+  EXPECT_EQ(d["items"].Size(), 0u);
+  ASSERT_EQ(Get("/api/v1/history/tasks?limit=1", &d), 200);
+  EXPECT_EQ(d["items"].Size(), 1u);
+  ASSERT_EQ(Get("/api/v1/history/tasks?since=yesterday", &d), 400);
 }
 
 TEST_F(AdminApiTest, PagesFollowTheContinueToken) {
@@ -294,8 +404,10 @@ TEST_F(AdminApiTest, AWaitingGangIsExplainedRuleByRule) {
   const rapidjson::Value& quota = Find(nominal["checks"], "rule", "quota");
   EXPECT_FALSE(quota["passed"].GetBool());
   EXPECT_STREQ(quota["change"].GetString(),
-               "the cohort must have 4 nvidia.com/gpu more idle on ml.p5.48xlarge: other teams' "
-               "borrowed pods finishing or reclaimed, or more quota lent to it");
+               "the cohort must have 4 nvidia.com/gpu more idle on ml.p5.48xlarge: other teams "
+               "borrow 4 nvidia.com/gpu there, their borrowed pods finishing or reclaimed, or "
+               "more quota lent to it");
+  EXPECT_STREQ(nominal["quota"][0]["othersBorrowed"].GetString(), "4");
   EXPECT_TRUE(Find(nominal["checks"], "rule", "room")["passed"].GetBool());
   EXPECT_TRUE(Find(nominal["checks"], "rule", "room")["change"].IsNull());
 
@@ -314,6 +426,17 @@ TEST_F(AdminApiTest, ClusterAndPolicy) {
   EXPECT_STREQ(p5["allocatable"][kGpu].GetString(), "16");
   EXPECT_STREQ(p5["inUse"][kGpu].GetString(), "12");
   EXPECT_STREQ(p5["nominalQuota"][kGpu].GetString(), "16");
+  // A node of an instance type no team has quota on is capacity too; so is one of no type.
+  cluster_.OnNodeUpsert(NodeBuilder("trn1-0")
+                            .InstanceType("ml.trn1.32xlarge")
+                            .Allocatable("aws.amazon.com/neuron", "16"));
+  cluster_.OnNodeUpsert(NodeBuilder("bare-0").Allocatable("cpu", "4"));
+  ASSERT_EQ(Get("/api/v1/cluster", &d), 200);
+  const rapidjson::Value& trn1 = Find(d["flavors"], "name", "ml.trn1.32xlarge");
+  EXPECT_EQ(trn1["nodes"].GetInt(), 1);
+  EXPECT_STREQ(trn1["allocatable"]["aws.amazon.com/neuron"].GetString(), "16");
+  EXPECT_EQ(trn1["nominalQuota"].MemberCount(), 0u);
+  EXPECT_STREQ(Find(d["flavors"], "name", "")["allocatable"]["cpu"].GetString(), "4");
   ASSERT_EQ(Get("/api/v1/policy", &d), 200);
   EXPECT_STREQ(d["taskPrioritization"].GetString(), "TaskRanking");
   EXPECT_STREQ(d["priorityClasses"][0]["name"].GetString(), "training");
@@ -347,8 +470,9 @@ TEST_F(AdminApiTest, HistoryAndTheUsageReport) {
   common::testing::HttpReply csv = Reply("/api/v1/reports/usage.csv");
   EXPECT_EQ(csv.status, 200);
   EXPECT_EQ(csv.headers["content-type"], "text/csv; charset=utf-8");
-  EXPECT_NE(csv.body.find("2026-05-28,team-a,ml.p5.48xlarge,nvidia.com/gpu,0.067,0.100,0.033\n"),
-            std::string::npos)
+  EXPECT_NE(
+      csv.body.find("2026-05-28,team-a,ml.p5.48xlarge,nvidia.com/gpu,devices,0.067,0.100,0.033\n"),
+      std::string::npos)
       << csv.body;
 }
 
@@ -488,7 +612,7 @@ TEST_F(AdminApiTest, TheReferenceShowsRealReplies) {
     i = end;
     ++examples;
   }
-  EXPECT_EQ(examples, 7u);
+  EXPECT_EQ(examples, 8u);
   const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
   if (std::getenv("UPDATE_GOLDEN") != nullptr && workspace != nullptr) {
     std::ofstream(std::string(workspace) + "/" + kReference) << rewritten;

@@ -28,6 +28,7 @@ TEST(ConsoleAssetsTest, TheBinaryHoldsTheSourceFiles) {
   }
   EXPECT_EQ(types,
             (std::map<std::string, std::string>{{"/app.js", "text/javascript; charset=utf-8"},
+                                                {"/favicon.svg", "image/svg+xml"},
                                                 {"/index.html", "text/html; charset=utf-8"},
                                                 {"/style.css", "text/css; charset=utf-8"}}));
 }

@@ -45,6 +45,7 @@
 #include "extender/memory_trim.h"
 #include "extender/metrics_http.h"
 #include "extender/metrics_sources.h"
+#include "extender/task_history.h"
 #include "extender/ticker.h"
 #include "extender/usage_history.h"
 #include "metrics/metrics.h"
@@ -167,9 +168,11 @@ struct Process {
   std::unique_ptr<scheduler::ledger::QuotaBook> book;
   std::unique_ptr<scheduler::state::ClusterState> cluster;
   std::unique_ptr<scheduler::state::Reconciler> reconciler;
+  std::unique_ptr<TaskHistory> tasks;  // waits, run times and ended tasks, for the console
   // Kubernetes.
   std::unique_ptr<scheduler::kube::KubeClient> client;
   std::unique_ptr<scheduler::kube::ApiKubeActions> actions;
+  std::unique_ptr<RecordingKubeActions> recorded_actions;  // actions, told to `tasks`
   std::unique_ptr<scheduler::kube::Informers> informers;
   std::unique_ptr<scheduler::kube::ApiLeaseStore> lease_store;
   std::unique_ptr<scheduler::kube::LeaderElector> elector;
@@ -293,9 +296,12 @@ void BuildDomain(Process& p) {
   p.cluster =
       std::make_unique<scheduler::state::ClusterState>(p.book.get(), &p.clock, cluster_options);
   metrics::Metrics* metrics = p.metrics.get();
+  p.tasks = std::make_unique<TaskHistory>(TaskHistory::Options{});
+  TaskHistory* tasks = p.tasks.get();
   p.cluster->SetLifecycleObserver(
-      [metrics](const scheduler::state::ClusterState::PodLifecycle& event) {
+      [metrics, tasks](const scheduler::state::ClusterState::PodLifecycle& event) {
         metrics->ObservePodLifecycle(event);
+        tasks->OnLifecycle(event);
       });
   p.reconciler = std::make_unique<scheduler::state::Reconciler>(
       p.book.get(), p.cluster.get(), &p.clock, scheduler::state::Reconciler::Options{});
@@ -344,8 +350,10 @@ common::Status BuildKubeSide(Process& p) {
   scheduler::kube::KubeActionsOptions action_options;
   action_options.reporting_instance = p.identity;
   p.actions = std::make_unique<scheduler::kube::ApiKubeActions>(p.client.get(), action_options);
+  p.recorded_actions =
+      std::make_unique<RecordingKubeActions>(p.actions.get(), p.tasks.get(), &p.clock);
   p.preemption = std::make_unique<scheduler::actions::PreemptionController>(
-      p.book.get(), p.cluster.get(), p.actions.get(), &p.clock,
+      p.book.get(), p.cluster.get(), p.recorded_actions.get(), &p.clock,
       scheduler::actions::PreemptionController::Options{});
   // The informers feed the cluster state; the controller hears of pods waiting and going
   // through the observers StartPreemptionLoop sets.
@@ -447,9 +455,11 @@ void BuildConsoleServer(Process& p) {
     sources.preemption_status = [preemption](std::string_view uid) {
       return preemption->StatusFor(uid);
     };
+    sources.preemptions = [preemption] { return PreemptionTotalsOf(preemption->Stats()); };
   }
   sources.reload_status = [&p] { return p.watcher->status(); };
   sources.clock = &p.clock;
+  sources.tasks = p.tasks.get();
   scheduler::decisions::Admission* admission = p.admission.get();
   sources.explain = [admission](const scheduler::model::Pod& pod) {
     return admission->Explain(pod);

@@ -172,18 +172,30 @@ UsageHistory::Result UsageHistory::Read(const Query& query) const {
   return r;
 }
 
+ReportUnit ReportUnitOf(std::string_view resource) {
+  if (resource == "cpu") return {"cores", 1};
+  if (resource == "memory" || resource == "ephemeral-storage" ||
+      resource.starts_with("hugepages-")) {
+    return {"GiB", 1024.0 * 1024.0 * 1024.0};
+  }
+  return {"devices", 1};
+}
+
 std::string UsageHistory::ReportCsv() const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string out = "day,team,flavor,resource,allocated_hours,used_hours,borrowed_hours\n";
+  std::string out = "day,team,flavor,resource,unit,allocated_hours,used_hours,borrowed_hours\n";
   for (const auto& [day, cells] : report_) {
     const std::string date = Day(day);
     for (const auto& [key, n] : report_cells_) {
       if (n >= cells.size() || !cells[n].present) continue;
       const std::array<double, 3>& h = cells[n].hours;
       const auto& [team, flavor, resource] = key;
+      const ReportUnit unit = ReportUnitOf(resource);
       char numbers[96];
-      std::snprintf(numbers, sizeof(numbers), "%.3f,%.3f,%.3f", h[0], h[1], h[2]);
-      out += date + "," + team + "," + flavor + "," + resource + "," + numbers + "\n";
+      std::snprintf(numbers, sizeof(numbers), "%.3f,%.3f,%.3f", h[0] / unit.base_units,
+                    h[1] / unit.base_units, h[2] / unit.base_units);
+      out += date + "," + team + "," + flavor + "," + resource + "," + std::string(unit.name) +
+             "," + numbers + "\n";
     }
   }
   return out;

@@ -18,7 +18,9 @@
 // Usage report. Per team and UTC day, GPU-hours (any resource's amount × hours) allocated (its
 // nominal quota), used and borrowed, integrated over the samples; the last 31 days are kept.
 // ReportCsv() writes it as HyperPod's usage report does, one row per (day, team, flavor,
-// resource). A day costs 32 B per (team, flavor, resource): 31 days of 3,000 cost 3 MB.
+// resource), each amount in the unit a person reads it in (ReportUnitOf: memory in GiB-hours,
+// cpu in core-hours, devices in device-hours), named in the row's `unit` column. A day costs
+// 32 B per (team, flavor, resource): 31 days of 3,000 cost 3 MB.
 //
 // Thread-safety: one mutex; Sample (the sampling ticker) and the queries (console requests) may
 // run concurrently. Pure: time comes in as arguments.
@@ -28,10 +30,19 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
 namespace taskgov::extender {
+
+// The unit the usage report gives a resource's hours in: its name ("GiB", "cores", "devices")
+// and how many base units (InBaseUnits: bytes, cores, counts) make one.
+struct ReportUnit {
+  std::string_view name;
+  double base_units = 1;
+};
+[[nodiscard]] ReportUnit ReportUnitOf(std::string_view resource);
 
 class UsageHistory {
  public:
@@ -86,7 +97,8 @@ class UsageHistory {
   };
   [[nodiscard]] Result Read(const Query& query) const;
 
-  // The usage report as CSV: day,team,flavor,resource,allocated_hours,used_hours,borrowed_hours.
+  // The usage report as CSV:
+  // day,team,flavor,resource,unit,allocated_hours,used_hours,borrowed_hours.
   [[nodiscard]] std::string ReportCsv() const;
 
   // Bytes held by the series' points (for the benchmark and the README's bound), and by the

@@ -88,12 +88,30 @@ TEST(UsageHistoryTest, TheReportIntegratesHoursPerDay) {
   // A gap (the extender was down) counts at most two intervals.
   h.Sample(day + 3 * 3'600'000, OneTeam(12));
   EXPECT_EQ(h.ReportCsv(),
-            "day,team,flavor,resource,allocated_hours,used_hours,borrowed_hours\n"
-            "2024-10-03,a,p5,nvidia.com/gpu,0.067,0.100,0.033\n"
-            "2024-10-04,a,p5,nvidia.com/gpu,8.133,12.200,4.067\n");
+            "day,team,flavor,resource,unit,allocated_hours,used_hours,borrowed_hours\n"
+            "2024-10-03,a,p5,nvidia.com/gpu,devices,0.067,0.100,0.033\n"
+            "2024-10-04,a,p5,nvidia.com/gpu,devices,8.133,12.200,4.067\n");
 }
 
-// The bound the README states: 100 teams × 10 flavors × 3 resources for 24 h, with a usage
+// Memory in GiB-hours and cpu in core-hours, not byte-hours: the unit a person reads.
+TEST(UsageHistoryTest, TheReportGivesMemoryInGiBHoursAndCpuInCoreHours) {
+  UsageHistory h(UsageHistory::Options{});  // 30 s samples
+  const int64_t day = 20'000 * 86'400'000LL;
+  for (int i = 0; i <= 120; ++i) {  // one hour of 24 cores and 96 GiB allocated, half used
+    UsageHistory::Snapshot s;
+    s.teams.push_back({"a", "g5", "cpu", 24, 12, 0, 0});
+    s.teams.push_back({"a", "g5", "memory", 96.0 * (1 << 30), 48.0 * (1 << 30), 0, 0});
+    h.Sample(day + i * 30'000, s);
+  }
+  EXPECT_EQ(h.ReportCsv(),
+            "day,team,flavor,resource,unit,allocated_hours,used_hours,borrowed_hours\n"
+            "2024-10-04,a,g5,cpu,cores,24.000,12.000,0.000\n"
+            "2024-10-04,a,g5,memory,GiB,96.000,48.000,0.000\n");
+  EXPECT_EQ(ReportUnitOf("ephemeral-storage").name, "GiB");
+  EXPECT_EQ(ReportUnitOf("aws.amazon.com/neuron").name, "devices");
+}
+
+// The bound docs/benchmarks.md states: 100 teams × 10 flavors × 3 resources for 24 h, with a usage
 // report of 31 days (deterministic: the bytes the buffers hold, not a measurement; the
 // benchmark measures the resident size).
 TEST(UsageHistoryTest, ADayOfAHundredTeamsOnTenFlavorsFitsIn16MiB) {

@@ -45,7 +45,10 @@ struct WorkloadRow {
   std::string priority_class;
   int32_t declared = 0;
   std::string instance_type;  // what its pods' node selector asks for ("" if nothing)
-  size_t position = 0;        // among the team's pending workloads, from 1; 0: not pending
+  // The flavor of the node its first bound pod runs on, else instance_type (set by the admin
+  // API, AdminApi::SetFlavor).
+  std::string flavor;
+  size_t position = 0;  // among the team's pending workloads, from 1; 0: not pending
   std::set<std::string> nodes;
   std::vector<PodRow> pods;  // by name
   std::string state;

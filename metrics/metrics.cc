@@ -733,40 +733,59 @@ MetricFamily FilterOnlyDropped(const scheduler::state::ClusterState& cluster) {
 
 }  // namespace
 
-void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::ledger::QuotaBook& book,
-                                std::vector<MetricFamily>* out) const {
-  std::unordered_map<NameId, scheduler::ledger::QuotaBook::TeamCounts> counts = book.CountByTeam();
-  FamilyBuilder pods("taskgov_pods",
-                     "Pods of a team by state: pending (waiting for admission), running (bound "
-                     "and charged to the quota), preempted (evicted by preemption, not yet "
-                     "terminated). Labels: team, state.",
-                     MetricType::Gauge);
-  FamilyBuilder workloads("taskgov_workloads",
+namespace {
+
+// The families CollectPods writes.
+struct PodFamilies {
+  FamilyBuilder pods{"taskgov_pods",
+                     "Pods of a team by state, each pod in one: pending (waiting for "
+                     "admission), admitted (holding quota, not bound yet), running (bound, not "
+                     "being deleted), preempted (evicted by preemption, not gone yet), "
+                     "terminating (being deleted otherwise). All but pending are charged to the "
+                     "quota. Labels: team, state.",
+                     MetricType::Gauge};
+  FamilyBuilder workloads{"taskgov_workloads",
                           "Workloads of a team by state (a gang counts once, a lone pod is a "
-                          "workload): pending (waiting for admission), admitted (holding quota). "
-                          "Labels: team, state.",
-                          MetricType::Gauge);
-  FamilyBuilder k_pending("kueue_pending_workloads",
+                          "workload): pending (waiting for admission), admitted (holding quota: "
+                          "admitted, running or terminating, as Kueue counts admitted "
+                          "workloads). Labels: team, state.",
+                          MetricType::Gauge};
+  FamilyBuilder k_pending{"kueue_pending_workloads",
                           "Kueue-compatible pending workloads of a ClusterQueue (a gang counts "
                           "once). Labels: cluster_queue; status: inadmissible (refused by a "
                           "filter call, waiting for quota), active (not tried yet).",
-                          MetricType::Gauge);
-  FamilyBuilder k_active("kueue_admitted_active_workloads",
+                          MetricType::Gauge};
+  FamilyBuilder k_active{"kueue_admitted_active_workloads",
                          "Kueue-compatible admitted workloads of a ClusterQueue that hold quota "
                          "(a gang counts once): bound, or admitted and about to be bound. "
                          "Labels: cluster_queue.",
-                         MetricType::Gauge);
-  FamilyBuilder ungoverned(
+                         MetricType::Gauge};
+  FamilyBuilder ungoverned{
       "taskgov_ungoverned_pods",
       "Running pods of a team's namespaces that another scheduler bound (spec.schedulerName is "
       "not the governed one): counted against the team, but never admitted by taskgov. Labels: "
       "team.",
-      MetricType::Gauge);
+      MetricType::Gauge};
+};
+
+}  // namespace
+
+void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::ledger::QuotaBook& book,
+                                std::vector<MetricFamily>* out) const {
+  std::unordered_map<NameId, scheduler::ledger::QuotaBook::TeamCounts> counts = book.CountByTeam();
+  PodFamilies f;
+  auto& [pods, workloads, k_pending, k_active, ungoverned] = f;
   static constexpr L2 kPodNames = {"team", "state"};
   static constexpr L2 kPendingNames = {"cluster_queue", "status"};
   const scheduler::state::ClusterState* cluster = sources_.cluster;
   const std::unordered_map<NameId, size_t> ungoverned_by_team =
       cluster != nullptr ? cluster->UngovernedByTeam() : std::unordered_map<NameId, size_t>{};
+  const std::unordered_map<NameId, size_t> terminating_by_team =
+      cluster != nullptr ? cluster->TerminatingByTeam() : std::unordered_map<NameId, size_t>{};
+  auto of = [](const auto& by_team, std::optional<NameId> id) -> int64_t {
+    auto it = id ? by_team.find(*id) : by_team.end();
+    return it == by_team.end() ? 0 : static_cast<int64_t>(it->second);
+  };
   for (const auto& [team, meta] : scrape.live) {
     const std::optional<NameId> id = scheduler::model::TeamNames().Find(team);
     const scheduler::ledger::QuotaBook::TeamCounts c =
@@ -774,20 +793,26 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::ledger::Q
     const scheduler::state::PendingQueues::Counts pending =
         (id && cluster != nullptr) ? cluster->pending().CountsOf(*id)
                                    : scheduler::state::PendingQueues::Counts{};
+    int64_t preempted = 0;
+    if (scrape.preemptions) {
+      auto it = scrape.preemptions->preempted_pods.find(team);
+      if (it != scrape.preemptions->preempted_pods.end()) preempted = it->second;
+    }
+    const TeamPods p = PartitionTeamPods(c, static_cast<int64_t>(pending.total),
+                                         of(terminating_by_team, id), preempted);
     if (cluster != nullptr) {
-      auto u = id ? ungoverned_by_team.find(*id) : ungoverned_by_team.end();
-      ungoverned.Value(L1{"team"}, L1{team},
-                       u == ungoverned_by_team.end() ? 0.0 : static_cast<double>(u->second));
-      pods.Value(kPodNames, L2{team, "pending"}, static_cast<double>(pending.total));
+      ungoverned.Value(L1{"team"}, L1{team}, static_cast<double>(of(ungoverned_by_team, id)));
+      pods.Value(kPodNames, L2{team, "pending"}, static_cast<double>(p.pending));
       workloads.Value(kPodNames, L2{team, "pending"}, static_cast<double>(pending.workloads));
     }
     workloads.Value(kPodNames, L2{team, "admitted"}, static_cast<double>(c.workloads));
-    pods.Value(kPodNames, L2{team, "running"}, static_cast<double>(c.running));
+    pods.Value(kPodNames, L2{team, "admitted"}, static_cast<double>(p.admitted));
+    pods.Value(kPodNames, L2{team, "running"}, static_cast<double>(p.running));
     if (scrape.preemptions) {
-      const auto& preempted = scrape.preemptions->preempted_pods;
-      auto it = preempted.find(team);
-      pods.Value(kPodNames, L2{team, "preempted"},
-                 it == preempted.end() ? 0.0 : static_cast<double>(it->second));
+      pods.Value(kPodNames, L2{team, "preempted"}, static_cast<double>(p.preempted));
+    }
+    if (cluster != nullptr) {
+      pods.Value(kPodNames, L2{team, "terminating"}, static_cast<double>(p.terminating));
     }
     if (!options_.kueue_compatible) continue;
     if (cluster != nullptr) {
@@ -892,20 +917,19 @@ void Metrics::Impl::CollectPreemptions(const Scrape& scrape, std::vector<MetricF
           ".",
       MetricType::Counter);
   std::map<std::pair<std::string, std::string>, double> kueue_preemptions;
-  const std::vector<PreemptionTotals::Count> none;
-  for (const PreemptionTotals::Count& c :
-       scrape.preemptions ? scrape.preemptions->preemptions : none) {
+  const PreemptionTotals none;
+  const PreemptionTotals& totals = scrape.preemptions ? *scrape.preemptions : none;
+  for (const CountedPreemption& c :
+       CountedPreemptions(totals, [&](std::string_view team) { return scrape.Live(team); })) {
+    preemptions.Value(L3{"team", "victim_team", "reason"}, L3{c.team, c.victim_team, c.reason},
+                      c.evictions);
+  }
+  for (const PreemptionTotals::Count& c : totals.preemptions) {
     const PreemptionReason* reason = PreemptionLabel(c.reason);
-    // Pods of no team preempted by plain priority are not a team's preemption.
     if (reason == nullptr || c.victim_team.empty() || !scrape.Live(c.team)) continue;
-    const double n = static_cast<double>(c.evictions);
-    if (scrape.Live(c.victim_team)) {
-      preemptions.Value(L3{"team", "victim_team", "reason"},
-                        L3{c.team, c.victim_team, reason->name}, n);
-    }
     // Kueue counts per preempting queue, whoever the victim was.
     kueue_preemptions[{std::string(scrape.ClusterQueue(c.team)),
-                       std::string(reason->kueue_reason)}] += n;
+                       std::string(reason->kueue_reason)}] += static_cast<double>(c.evictions);
   }
   out->push_back(preemptions.TakeSorted());
   if (!options_.kueue_compatible) return;
@@ -1127,5 +1151,32 @@ void Metrics::ObserveConfigReload(bool ok, int64_t unix_ms) {
 }
 std::string Metrics::Render() const { return impl_->Render(); }
 prometheus::Registry& Metrics::registry() { return impl_->registry(); }
+
+std::vector<CountedPreemption> CountedPreemptions(
+    const PreemptionTotals& totals, const std::function<bool(std::string_view team)>& live) {
+  std::vector<CountedPreemption> out;
+  for (const PreemptionTotals::Count& c : totals.preemptions) {
+    const PreemptionReason* reason = PreemptionLabel(c.reason);
+    // Pods of no team preempted by plain priority are not a team's preemption.
+    if (reason == nullptr || c.victim_team.empty() || !live(c.team) || !live(c.victim_team)) {
+      continue;
+    }
+    out.push_back({c.team, c.victim_team, reason->name, static_cast<double>(c.evictions)});
+  }
+  return out;
+}
+
+TeamPods PartitionTeamPods(const scheduler::ledger::QuotaBook::TeamCounts& charged, int64_t pending,
+                           int64_t terminating, int64_t preempted) {
+  TeamPods pods;
+  pods.pending = std::max<int64_t>(0, pending);
+  pods.admitted = std::max<int64_t>(0, charged.assumed);
+  // Bound and leaving: at least the pods seen being deleted, and the evicted ones among them.
+  const int64_t leaving = std::min(charged.running, std::max(terminating, preempted));
+  pods.preempted = std::clamp<int64_t>(preempted, 0, std::max<int64_t>(0, leaving));
+  pods.terminating = std::max<int64_t>(0, leaving - pods.preempted);
+  pods.running = std::max<int64_t>(0, charged.running - std::max<int64_t>(0, leaving));
+  return pods;
+}
 
 }  // namespace taskgov::metrics

@@ -149,6 +149,38 @@ struct PreemptionTotals {
   std::map<std::string, int64_t, std::less<>> preempted_pods;
 };
 
+// One series of taskgov_preemptions_total: the preemptor's team, the victim's, the reason's label.
+struct CountedPreemption {
+  std::string_view team;
+  std::string_view victim_team;
+  std::string_view reason;
+  double evictions = 0;
+};
+// The preemptions taskgov_preemptions_total counts, where `live` accepts both teams: a team's
+// preemptions only (not plain priority, not pods of no team). The one rule the metric and the
+// admin API's teams (victims' counts) read; views into `totals`.
+[[nodiscard]] std::vector<CountedPreemption> CountedPreemptions(
+    const PreemptionTotals& totals, const std::function<bool(std::string_view team)>& live);
+
+// A team's pods by state: one partition, the same on every surface that counts them
+// (taskgov_pods, the admin API's teams, the console, the CLI) — each pod is in one state, and
+// the states of a workload's pods are those the admin API's workloads report (podStates). Quota
+// is charged for every state but pending.
+struct TeamPods {
+  int64_t pending = 0;      // waiting for admission
+  int64_t admitted = 0;     // holding quota, not bound yet
+  int64_t running = 0;      // bound, not being deleted
+  int64_t preempted = 0;    // evicted by preemption, not gone yet
+  int64_t terminating = 0;  // being deleted otherwise (finishing its grace period)
+};
+// The partition, from the QuotaBook's counts of the team's reservations (`charged`: bound and
+// assumed), its pods waiting (the pending queues), its bound pods being deleted (the informers:
+// ClusterState::TerminatingByTeam) and its pods evicted by preemption and not gone (the
+// preemption controller). A pod evicted but not yet seen being deleted is counted preempted, not
+// running.
+[[nodiscard]] TeamPods PartitionTeamPods(const scheduler::ledger::QuotaBook::TeamCounts& charged,
+                                         int64_t pending, int64_t terminating, int64_t preempted);
+
 // The console listener's access checks (extender's ConsoleAccessStats fields of the same
 // names); monotonic.
 struct ConsoleAccessTotals {

@@ -159,7 +159,8 @@ TEST(MetricsTest, QuotaGaugesInBaseUnits) {
   EXPECT_EQ(x.Value("taskgov_weighted_share", {{"team", "team-b"}}), 0.166);  // 8/24 / 2
   EXPECT_EQ(x.Value("taskgov_pods", {{"team", "team-b"}, {"state", "pending"}}), 2);
   EXPECT_EQ(x.Value("taskgov_pods", {{"team", "team-b"}, {"state", "running"}}), 2);
-  EXPECT_EQ(x.Value("taskgov_pods", {{"team", "ml"}, {"state", "running"}}), 1);  // 1 assumed
+  EXPECT_EQ(x.Value("taskgov_pods", {{"team", "ml"}, {"state", "running"}}), 1);
+  EXPECT_EQ(x.Value("taskgov_pods", {{"team", "ml"}, {"state", "admitted"}}), 1);  // assumed
   EXPECT_EQ(x.Value("taskgov_pods", {{"team", "team-a"}, {"state", "preempted"}}), 1);
 }
 
@@ -646,7 +647,7 @@ TEST(MetricsTest, ComponentTotalsAreReadAtScrapeTime) {
   s.NoteWatchRestart("nodes", "dropped");
   s.NotePreemption("team-a", "team-b", scheduler::decisions::PreemptionReason::kReclaim);
   s.NotePreemption("team-b", "team-b", scheduler::decisions::PreemptionReason::kInTeamPriority);
-  s.SetPreempted("team-b", 3);
+  s.SetPreempted("team-b", 2);  // of its 2 bound pods
   x = ParseExposition(s.metrics->Render());
   EXPECT_EQ(x.Value("taskgov_watch_restarts_total", {{"resource", "pods"}, {"reason", "expired"}}),
             2);
@@ -661,8 +662,40 @@ TEST(MetricsTest, ComponentTotalsAreReadAtScrapeTime) {
   EXPECT_EQ(x.Value("kueue_preempted_workloads_total",
                     {{"preempting_cluster_queue", "team-b"}, {"reason", "InClusterQueue"}}),
             1);
-  EXPECT_EQ(x.Value("taskgov_pods", {{"team", "team-b"}, {"state", "preempted"}}), 3);
+  EXPECT_EQ(x.Value("taskgov_pods", {{"team", "team-b"}, {"state", "preempted"}}), 2);
+  EXPECT_EQ(x.Value("taskgov_pods", {{"team", "team-b"}, {"state", "running"}}), 0);
   EXPECT_EQ(x.Value("taskgov_pods", {{"team", "ml"}, {"state", "preempted"}}), 0);
+}
+
+// taskgov_pods' states partition a team's pods, whatever order the informers and the
+// preemption controller learn of an eviction or a deletion in: each charged pod is running,
+// preempted or terminating, once.
+TEST(MetricsTest, PodStatesPartitionATeamsPods) {
+  struct Case {
+    const char* name;
+    int64_t bound, assumed, pending, terminating, preempted;
+    TeamPods want;  // pending, admitted, running, preempted, terminating
+  };
+  const std::vector<Case> cases = {
+      {"nothing leaving", 5, 1, 2, 0, 0, {2, 1, 5, 0, 0}},
+      {"evicted, seen being deleted", 5, 0, 0, 2, 2, {0, 0, 3, 2, 0}},
+      {"evicted, not seen being deleted yet", 5, 0, 0, 0, 2, {0, 0, 3, 2, 0}},
+      {"deleted by its owner", 5, 0, 0, 1, 0, {0, 0, 4, 0, 1}},
+      {"evicted and deleted", 5, 0, 0, 3, 1, {0, 0, 2, 1, 2}},
+      {"evicted and gone before the controller saw it", 1, 0, 0, 0, 3, {0, 0, 0, 1, 0}},
+  };
+  for (const Case& c : cases) {
+    scheduler::ledger::QuotaBook::TeamCounts charged;
+    charged.running = c.bound;
+    charged.assumed = c.assumed;
+    const TeamPods got = PartitionTeamPods(charged, c.pending, c.terminating, c.preempted);
+    EXPECT_EQ(std::vector<int64_t>(
+                  {got.pending, got.admitted, got.running, got.preempted, got.terminating}),
+              std::vector<int64_t>({c.want.pending, c.want.admitted, c.want.running,
+                                    c.want.preempted, c.want.terminating}))
+        << c.name;
+    EXPECT_EQ(got.running + got.preempted + got.terminating, c.bound) << c.name;
+  }
 }
 
 // taskgov_ungoverned_pods counts, per team, the running pods another scheduler bound.

@@ -158,6 +158,11 @@ common::Result<LiveWorkload> DecodeWorkload(const Value& item) {
   w.pods = IntField(item, "pods");
   w.declared_pods = IntField(item, "declaredPods");
   w.instance_type = StringField(item, "instanceType");
+  if (const Value* states = Field(item, "podStates"); states != nullptr && states->IsObject()) {
+    for (const auto& m : states->GetObject()) {
+      if (m.value.IsInt64()) w.pod_states[m.name.GetString()] = m.value.GetInt64();
+    }
+  }
   if (const Value* r = Field(item, "request"); r != nullptr && r->IsObject()) {
     for (const auto& m : r->GetObject()) {
       if (m.value.IsString()) w.request[m.name.GetString()] = m.value.GetString();
@@ -171,6 +176,8 @@ common::Result<LiveWorkload> DecodeWorkload(const Value& item) {
     w.refused = r->GetBool();
   w.refusal = StringField(item, "refusal");
   w.preemption = StringField(item, "preemption");
+  w.why = StringField(item, "why");
+  w.created = StringField(item, "createdAt");
   return w;
 }
 
@@ -271,6 +278,7 @@ common::Result<Explanation> DecodeExplanation(const Value& reply) {
           line.borrowing_limit = OptionalString(q, "borrowingLimit");
           line.pool_used = StringField(q, "poolUsed");
           line.pool_capacity = StringField(q, "poolCapacity");
+          line.others_borrowed = OptionalString(q, "othersBorrowed").value_or("-");
           line.fits = BoolField(q, "fits");
           flavor.quota.push_back(std::move(line));
         }

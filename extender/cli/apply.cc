@@ -1,5 +1,7 @@
 #include "extender/cli/apply.h"
 
+#include "extender/cli/render.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -9,18 +11,6 @@
 namespace taskgov::cli {
 
 namespace {
-
-std::vector<config::SourceFile> WithOwnedKey(std::vector<config::SourceFile> files,
-                                             const std::string& content) {
-  files.erase(std::remove_if(files.begin(), files.end(),
-                             [](const config::SourceFile& f) { return f.name == kOwnedKey; }),
-              files.end());
-  if (!content.empty()) files.push_back(config::SourceFile{std::string(kOwnedKey), content});
-  std::sort(
-      files.begin(), files.end(),
-      [](const config::SourceFile& a, const config::SourceFile& b) { return a.name < b.name; });
-  return files;
-}
 
 // The errors the extender would report for `files`, one line each; empty when it would load them.
 std::vector<std::string> ValidationErrors(const std::vector<config::SourceFile>& files,
@@ -66,10 +56,21 @@ class Attempt {
       *exit_code = 0;
       return Step::kDone;
     }
-    const std::vector<config::SourceFile> files = WithOwnedKey(plan->state.files, plan->after);
+    std::vector<config::SourceFile> files = WithKey(plan->state.files, kOwnedKey, plan->after);
+    if (const auto& other = plan->edited.other_key) {
+      files = WithKey(std::move(files), other->first, other->second);
+    }
     if (!Valid(files, plan->state.files)) {
       *exit_code = 1;
       return Step::kDone;
+    }
+    if (options_.confirm) {
+      ShowDiffs(*plan);
+      if (!options_.confirm()) {
+        err_ << "nothing was written\n";
+        *exit_code = 1;
+        return Step::kDone;
+      }
     }
     if (options_.dry_run != DryRun::kClient) {
       common::Result<WriteResult> written =
@@ -83,7 +84,13 @@ class Attempt {
         return Step::kRetry;
       }
     }
-    Report(*plan);
+    if (options_.object_format == OutputFormat::kJson ||
+        options_.object_format == OutputFormat::kYaml) {
+      PrintObject(*plan, files);
+    } else {
+      Report(*plan);
+    }
+    if (options_.after) options_.after(files);
     *exit_code = 0;
     return Step::kDone;
   }
@@ -133,18 +140,45 @@ class Attempt {
     return false;
   }
 
-  // The diff of the CLI's key and the outcome line.
-  void Report(const Plan& plan) {
-    if (options_.show_diff) {
-      const ConfigMapState& s = plan.state;
-      out_ << UnifiedDiff(plan.before, plan.after,
-                          std::string(kOwnedKey) + " (" + store_.ref().ToString() +
-                              (s.exists ? ", resourceVersion " + s.resource_version : ", new") +
-                              ")",
-                          std::string(kOwnedKey) + " (after)");
+  // The diff of the CLI's key, and of the hand-written key a take-over rewrites.
+  void ShowDiffs(const Plan& plan) {
+    const ConfigMapState& s = plan.state;
+    const std::string from = " (" + store_.ref().ToString() +
+                             (s.exists ? ", resourceVersion " + s.resource_version : ", new") + ")";
+    if (const auto& other = plan.edited.other_key) {
+      out_ << UnifiedDiff(FileContent(s.files, other->first), other->second.value_or(""),
+                          other->first + from,
+                          other->first + (other->second ? " (after)" : " (removed)"));
     }
+    out_ << UnifiedDiff(plan.before, plan.after, std::string(kOwnedKey) + from,
+                        std::string(kOwnedKey) + " (after)");
+  }
+
+  // The diffs (unless shown already, before a confirmation) and the outcome line.
+  void Report(const Plan& plan) {
+    if (options_.show_diff && !options_.confirm) ShowDiffs(plan);
     out_ << plan.edited.subject << " " << plan.edited.verb << DryRunSuffix(options_.dry_run)
          << "\n";
+  }
+
+  // The ConfigMap with `files` as its data: the object the write sends.
+  void PrintObject(const Plan& plan, const std::vector<config::SourceFile>& files) {
+    rapidjson::Document doc(rapidjson::kObjectType);
+    auto& a = doc.GetAllocator();
+    auto str = [&](const std::string& s) {
+      return rapidjson::Value(s.c_str(), static_cast<rapidjson::SizeType>(s.size()), a);
+    };
+    doc.AddMember("apiVersion", "v1", a);
+    doc.AddMember("kind", "ConfigMap", a);
+    rapidjson::Value meta(rapidjson::kObjectType);
+    meta.AddMember("name", str(store_.ref().name), a);
+    meta.AddMember("namespace", str(store_.ref().ns), a);
+    if (plan.state.exists) meta.AddMember("resourceVersion", str(plan.state.resource_version), a);
+    doc.AddMember("metadata", meta, a);
+    rapidjson::Value data(rapidjson::kObjectType);
+    for (const config::SourceFile& f : files) data.AddMember(str(f.name), str(f.content), a);
+    doc.AddMember("data", data, a);
+    RenderDocument(doc, options_.object_format, out_);
   }
 
   Step Fail(const std::string& message, int* exit_code) {
@@ -161,6 +195,21 @@ class Attempt {
 };
 
 }  // namespace
+
+std::vector<config::SourceFile> WithKey(std::vector<config::SourceFile> files,
+                                        std::string_view name,
+                                        const std::optional<std::string>& content) {
+  files.erase(std::remove_if(files.begin(), files.end(),
+                             [&](const config::SourceFile& f) { return f.name == name; }),
+              files.end());
+  if (content && !content->empty()) {
+    files.push_back(config::SourceFile{std::string(name), *content});
+  }
+  std::sort(
+      files.begin(), files.end(),
+      [](const config::SourceFile& a, const config::SourceFile& b) { return a.name < b.name; });
+  return files;
+}
 
 std::string FileContent(const std::vector<config::SourceFile>& files, std::string_view key) {
   for (const config::SourceFile& f : files) {

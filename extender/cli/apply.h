@@ -17,12 +17,15 @@
 // Thread-compatible.
 
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include "config/spec.h"
 #include "extender/cli/configmap_store.h"
 #include "extender/cli/owned_policy.h"
+#include "extender/cli/render.h"
 #include "scheduler/common/result.h"
 
 namespace taskgov::cli {
@@ -38,6 +41,9 @@ struct EditResult {
   OwnedPolicy owned;    // the CLI's key after the change
   std::string subject;  // "quota/team-a"
   std::string verb;     // "created", "configured", "deleted"
+  // A hand-written key a take-over rewrites: its name and new content (nullopt: the key goes).
+  // No other edit touches a key but the CLI's.
+  std::optional<std::pair<std::string, std::optional<std::string>>> other_key;
 };
 
 using Edit = std::function<common::Result<EditResult>(const EditContext&)>;
@@ -48,11 +54,24 @@ struct ApplyOptions {
   DryRun dry_run = DryRun::kNone;
   int max_attempts = 5;
   bool show_diff = true;
+  // kJson / kYaml: print the ConfigMap object as the change leaves it (what is written, or
+  // would be in a dry run) instead of the diff and the outcome line, as `kubectl ... -o yaml`.
+  OutputFormat object_format = OutputFormat::kTable;
+  // Called once the change is written (or would be, in a dry run) with the keys it leaves: what
+  // a command has to say about the result (quota warnings).
+  std::function<void(const std::vector<config::SourceFile>& files)> after;
+  // Set: the diffs are shown first and the change is written only if this says yes (a
+  // take-over asks); a no writes nothing (exit code 1).
+  std::function<bool()> confirm;
 };
 
 [[nodiscard]] int ApplyEdit(ConfigMapStore& store, const Edit& edit, const ApplyOptions& options,
                             std::ostream& out, std::ostream& err);
 
+// `files` with key `name` set to `content` (nullopt or empty: without the key), sorted by name.
+[[nodiscard]] std::vector<config::SourceFile> WithKey(std::vector<config::SourceFile> files,
+                                                      std::string_view name,
+                                                      const std::optional<std::string>& content);
 // The content of `key` among `files`; "" when absent.
 [[nodiscard]] std::string FileContent(const std::vector<config::SourceFile>& files,
                                       std::string_view key);

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <functional>
+#include <istream>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -50,6 +51,10 @@ struct GlobalOptions {
 struct Environment {
   std::ostream* out = nullptr;
   std::ostream* err = nullptr;
+  // Where a command that asks before it writes reads the answer (a take-over); null, or not
+  // `interactive` (stdin is no terminal): nobody to ask, so such a command needs --yes.
+  std::istream* in = nullptr;
+  bool interactive = false;
   std::string program = "taskgov";  // "kubectl taskgov" when run as the kubectl plugin
   std::function<common::Result<std::unique_ptr<ConfigMapStore>>(const GlobalOptions&)> connect;
   // The API server with the user's credentials (jobs, pods, discovery, the service proxy); for

@@ -6,13 +6,16 @@
 #include "config/resolve.h"
 #include "extender/cli/admin_client.h"
 #include "extender/cli/apply.h"
+#include "extender/cli/capacity.h"
 #include "extender/cli/job_commands.h"
 #include "extender/cli/quota_flags.h"
 #include "extender/cli/report.h"
 #include "extender/cli/simulate_command.h"
+#include "extender/cli/take_over.h"
 #include "scheduler/common/k8s_names.h"
 #include "scheduler/kube/client.h"
 #include "scheduler/kube/config.h"
+#include "scheduler/model/kube_json.h"
 
 namespace taskgov::cli {
 
@@ -21,6 +24,9 @@ namespace {
 const std::vector<OutputFormat> kReadFormats = {OutputFormat::kTable, OutputFormat::kWide,
                                                 OutputFormat::kJson, OutputFormat::kYaml,
                                                 OutputFormat::kName};
+// What writes print: the diff (table), or the ConfigMap they write (-o json|yaml).
+const std::vector<OutputFormat> kWriteFormats = {OutputFormat::kTable, OutputFormat::kJson,
+                                                 OutputFormat::kYaml};
 
 FlagSpec DryRunFlag() {
   return ValueFlag("dry-run", "MODE",
@@ -79,8 +85,8 @@ common::Error HandWritten(const std::string& team, const config::TeamSpec& spec)
       "quota/" + team + " is defined in the hand-written key " + spec.origin.file + " (a " +
       std::string(config::DialectName(spec.dialect)) +
       " document); the CLI changes only the teams it wrote (key " + std::string(kOwnedKey) +
-      ") and leaves hand-written keys as they are: edit " + spec.origin.file +
-      ", or remove the team there and run 'taskgov quota create " + team + " ...'"};
+      ") and leaves hand-written keys as they are: 'taskgov quota take-over " + team +
+      "' moves it into the CLI's key (it shows the change and asks), or edit " + spec.origin.file};
 }
 
 common::Error NoSuchTeam(const std::string& team, const ConfigMapRef& ref) {
@@ -99,8 +105,51 @@ common::Result<TeamQuota*> OwnedTeam(const EditContext& ctx, OwnedPolicy* owned,
   return NoSuchTeam(name, ref);
 }
 
-// Connects, then runs `edit` through ApplyEdit with the command's --dry-run.
-int RunEdit(const Invocation& inv, const Edit& edit) {
+// The cluster's nodes, as the extender decodes them.
+common::Result<std::vector<scheduler::model::Node>> ListNodes(const Invocation& inv) {
+  common::Result<std::unique_ptr<scheduler::kube::KubeClient>> client =
+      inv.env.kube(inv.global, "");
+  if (!client.ok()) return client.error();
+  std::vector<scheduler::model::Node> nodes;
+  scheduler::kube::ListOptions list;
+  do {
+    scheduler::kube::ApiResult<scheduler::kube::ListPage> page =
+        (*client)->List("/api/v1/nodes", list);
+    if (!page.ok()) return common::Error{"listing nodes: " + page.error().ToString()};
+    for (const rapidjson::Value& item : page.value().items().GetArray()) {
+      common::Result<scheduler::model::Node> node = scheduler::model::DecodeNode(item);
+      if (node.ok()) nodes.push_back(std::move(*node));
+    }
+    list.continue_token = page.value().continue_token;
+  } while (!list.continue_token.empty());
+  return nodes;
+}
+
+// Warnings about the instance types of `lines` under the policy `files` leave: quotas above what
+// the nodes have, and types nothing knows (capacity.h). The nodes are read through the API
+// server; when they cannot be, one note says the check was not made.
+void WarnAboutCapacity(const Invocation& inv, const std::vector<ComputeLine>& lines,
+                       const std::vector<config::SourceFile>& files) {
+  if (lines.empty()) return;
+  const config::LoadResult loaded = config::LoadSources(files);
+  if (!loaded.ok()) return;  // ApplyEdit refused it already
+  std::vector<std::string> flavors;
+  for (const ComputeLine& l : lines) flavors.push_back(l.instance_type);
+  common::Result<std::vector<scheduler::model::Node>> nodes = ListNodes(inv);
+  if (!nodes.ok()) {
+    inv.err() << "note: the quotas were not checked against the cluster's nodes: "
+              << nodes.error().message << "\n";
+    return;
+  }
+  for (const std::string& w :
+       CapacityWarnings(*loaded.policy, *nodes, flavors, config::Catalogue::Builtin())) {
+    inv.err() << "warning: " << w << "\n";
+  }
+}
+
+// Connects, then runs `edit` through ApplyEdit with the command's --dry-run; `lines`: the compute
+// lines the command gives (checked against the nodes once written).
+int RunEdit(const Invocation& inv, const Edit& edit, const std::vector<ComputeLine>& lines = {}) {
   std::optional<DryRun> dry_run = ParseDryRun(inv.args);
   if (!dry_run) {
     return inv.Usage("invalid --dry-run " + Quoted(*inv.args.Get("dry-run")) +
@@ -110,6 +159,10 @@ int RunEdit(const Invocation& inv, const Edit& edit) {
   if (!store.ok()) return inv.Failed(store.error().message);
   ApplyOptions options;
   options.dry_run = *dry_run;
+  options.object_format = inv.global.output;
+  options.after = [&](const std::vector<config::SourceFile>& files) {
+    WarnAboutCapacity(inv, lines, files);
+  };
   return ApplyEdit(**store, edit, options, inv.out(), inv.err());
 }
 
@@ -132,20 +185,23 @@ int QuotaCreate(const Invocation& inv) {
         "or by any of --accelerators, --vcpu and --memory");
   }
   const std::string team = inv.args.positional[0];
-  return RunEdit(inv, [&](const EditContext& ctx) -> common::Result<EditResult> {
-    if (const config::TeamSpec* spec = FindTeamSpec(ctx.decoded, team)) {
-      return common::Error{"quota/" + team + " already exists (in key " + spec->origin.file +
-                           "): use 'taskgov quota update " + team + "' to change it"};
-    }
-    EditResult result{ctx.owned, "quota/" + team, "created"};
-    TeamQuota quota;
-    quota.name = team;
-    quota.cohort =
-        ctx.decoded.hyperpod_cohort.value.value_or(std::string(config::kDefaultHyperPodCohort));
-    if (common::Status s = ApplyQuotaChange(change, &quota); !s.ok()) return s.error();
-    result.owned.teams.push_back(std::move(quota));
-    return result;
-  });
+  return RunEdit(
+      inv,
+      [&](const EditContext& ctx) -> common::Result<EditResult> {
+        if (const config::TeamSpec* spec = FindTeamSpec(ctx.decoded, team)) {
+          return common::Error{"quota/" + team + " already exists (in key " + spec->origin.file +
+                               "): use 'taskgov quota update " + team + "' to change it"};
+        }
+        EditResult result{ctx.owned, "quota/" + team, "created", std::nullopt};
+        TeamQuota quota;
+        quota.name = team;
+        quota.cohort =
+            ctx.decoded.hyperpod_cohort.value.value_or(std::string(config::kDefaultHyperPodCohort));
+        if (common::Status s = ApplyQuotaChange(change, &quota); !s.ok()) return s.error();
+        result.owned.teams.push_back(std::move(quota));
+        return result;
+      },
+      change.compute);
 }
 
 int QuotaUpdate(const Invocation& inv) {
@@ -158,19 +214,23 @@ int QuotaUpdate(const Invocation& inv) {
         "--borrow-limit, --preempt-team-tasks, --fair-share-weight or -n/--namespace");
   }
   const std::string team = inv.args.positional[0];
-  return RunEdit(inv, [&](const EditContext& ctx) -> common::Result<EditResult> {
-    EditResult result{ctx.owned, "quota/" + team, "configured"};
-    common::Result<TeamQuota*> quota = OwnedTeam(ctx, &result.owned, team, inv.global.configmap);
-    if (!quota.ok()) return quota.error();
-    if (common::Status s = ApplyQuotaChange(change, *quota); !s.ok()) return s.error();
-    return result;
-  });
+  return RunEdit(
+      inv,
+      [&](const EditContext& ctx) -> common::Result<EditResult> {
+        EditResult result{ctx.owned, "quota/" + team, "configured", std::nullopt};
+        common::Result<TeamQuota*> quota =
+            OwnedTeam(ctx, &result.owned, team, inv.global.configmap);
+        if (!quota.ok()) return quota.error();
+        if (common::Status s = ApplyQuotaChange(change, *quota); !s.ok()) return s.error();
+        return result;
+      },
+      change.compute);
 }
 
 int QuotaDelete(const Invocation& inv) {
   const std::string team = inv.args.positional[0];
   return RunEdit(inv, [&](const EditContext& ctx) -> common::Result<EditResult> {
-    EditResult result{ctx.owned, "quota/" + team, "deleted"};
+    EditResult result{ctx.owned, "quota/" + team, "deleted", std::nullopt};
     common::Result<TeamQuota*> quota = OwnedTeam(ctx, &result.owned, team, inv.global.configmap);
     if (!quota.ok()) return quota.error();
     std::erase_if(result.owned.teams, [&](const TeamQuota& t) { return t.name == team; });
@@ -268,6 +328,70 @@ common::Result<std::vector<PriorityClassWeight>> PriorityClasses(const ParsedArg
   return out;
 }
 
+// Asks on the terminal whether to write what a take-over shows; nullptr (no question) with
+// --yes or a dry run.
+std::function<bool()> TakeOverQuestion(const Invocation& inv, const std::string& what) {
+  if (inv.args.Has("yes") || inv.args.Has("dry-run")) return nullptr;
+  return [&inv, what] {
+    inv.err() << "Take over " << what << " into " << kOwnedKey
+              << ", as the diffs above show? Nothing else changes. [y/N] " << std::flush;
+    std::string answer;
+    if (!std::getline(*inv.env.in, answer)) return false;
+    return answer == "y" || answer == "Y" || answer == "yes";
+  };
+}
+
+// Moves what `take` names out of its hand-written key into the CLI's — shown, asked, and refused
+// when it would change anything the extender enforces (take_over.h).
+int RunTakeOver(const Invocation& inv, const std::string& what,
+                const std::function<common::Result<TakeOver>(const EditContext&)>& take) {
+  std::optional<DryRun> dry_run = ParseDryRun(inv.args);
+  if (!dry_run) {
+    return inv.Usage("invalid --dry-run " + Quoted(*inv.args.Get("dry-run")) +
+                     ": use none, client or server");
+  }
+  if (!inv.args.Has("yes") && !inv.args.Has("dry-run") &&
+      (inv.env.in == nullptr || !inv.env.interactive)) {
+    return inv.Failed(
+        "a take-over shows its change and asks before it writes, and there is no "
+        "terminal to ask: add --yes (or --dry-run to see it)");
+  }
+  common::Result<std::unique_ptr<ConfigMapStore>> store = inv.env.connect(inv.global);
+  if (!store.ok()) return inv.Failed(store.error().message);
+  ApplyOptions options;
+  options.dry_run = *dry_run;
+  options.confirm = TakeOverQuestion(inv, what);
+  return ApplyEdit(
+      **store,
+      [&](const EditContext& ctx) -> common::Result<EditResult> {
+        common::Result<TakeOver> t = take(ctx);
+        if (!t.ok()) return t.error();
+        const std::vector<config::SourceFile> after = WithKey(
+            WithKey(ctx.state.files, kOwnedKey, RenderOwned(t->owned)), t->key, t->key_content);
+        if (std::string changed = PolicyDifference(ctx.state.files, after); !changed.empty()) {
+          return common::Error{"taking over " + t->moved +
+                               " would change what the extender enforces (" + changed +
+                               "), so nothing was written: keep editing " + t->key};
+        }
+        return EditResult{t->owned, t->moved, "taken over into " + std::string(kOwnedKey),
+                          std::make_pair(t->key, t->key_content)};
+      },
+      options, inv.out(), inv.err());
+}
+
+int QuotaTakeOver(const Invocation& inv) {
+  const std::string team = inv.args.positional[0];
+  return RunTakeOver(inv, "quota/" + team, [&](const EditContext& ctx) {
+    return TakeOverTeam(ctx.state.files, ctx.decoded, ctx.owned, team);
+  });
+}
+
+int PolicyTakeOver(const Invocation& inv) {
+  return RunTakeOver(inv, "the cluster policy", [&](const EditContext& ctx) {
+    return TakeOverPolicy(ctx.state.files, ctx.decoded, ctx.owned);
+  });
+}
+
 int PolicySet(const Invocation& inv) {
   ClusterSettings change;
   const ParsedArgs& args = inv.args;
@@ -297,7 +421,7 @@ int PolicySet(const Invocation& inv) {
         "--clear-priority-classes");
   }
   return RunEdit(inv, [&](const EditContext& ctx) -> common::Result<EditResult> {
-    EditResult result{ctx.owned, "policy/cluster", "configured"};
+    EditResult result{ctx.owned, "policy/cluster", "configured", std::nullopt};
     ClusterSettings& c = result.owned.cluster;
     if (change.task_prioritization) c.task_prioritization = change.task_prioritization;
     if (change.idle_compute) c.idle_compute = change.idle_compute;
@@ -344,7 +468,7 @@ Command QuotaCreateCommand() {
       write_flags,
       1,
       1,
-      {},
+      kWriteFormats,
       QuotaCreate,
       {}};
 }
@@ -408,9 +532,25 @@ Command QuotaCommands() {
               {DryRunFlag()},
               1,
               1,
-              {},
+              kWriteFormats,
               QuotaDelete,
               {}};
+  Command take_over{
+      "take-over",
+      "move a team written by hand into the CLI's key, so the CLI can change it",
+      "TEAM",
+      "Moves a team defined in a hand-written key of the ConfigMap (a native Team document, a\n"
+      "team listed in a TaskGovernancePolicy, a HyperPod document alone in its key) into\n"
+      "taskgov-cli.yaml, where 'quota update|delete' change it. Both keys' diffs are shown and\n"
+      "the change is written after you say yes (--yes: without asking). Refused when it would\n"
+      "change anything the extender enforces, and for Kueue and Volcano objects.\n",
+      "taskgov quota take-over ml-platform --dry-run\ntaskgov quota take-over ml-platform --yes",
+      {BoolFlag("yes", "write without asking"), DryRunFlag()},
+      1,
+      1,
+      kWriteFormats,
+      QuotaTakeOver,
+      {}};
   return Command{"quota",
                  "teams' compute quotas (allocations)",
                  "",
@@ -421,7 +561,7 @@ Command QuotaCommands() {
                  0,
                  {},
                  nullptr,
-                 {create, update, describe, list, del}};
+                 {create, update, describe, list, del, take_over}};
 }
 
 Command PolicyCommands() {
@@ -457,11 +597,27 @@ Command PolicyCommands() {
        BoolFlag("clear-priority-classes", "remove the priority classes the CLI set"), DryRunFlag()},
       0,
       0,
-      {},
+      kWriteFormats,
       PolicySet,
       {}};
-  return Command{"policy", "the cluster policy", "", "", "taskgov policy show", {}, 0, 0, {},
-                 nullptr,  {show, set}};
+  Command take_over{
+      "take-over",
+      "move the hand-written cluster policy, with its teams, into the CLI's key",
+      "",
+      "Moves the TaskGovernancePolicy document written by hand in another key of the ConfigMap\n"
+      "into taskgov-cli.yaml — its cluster settings and the teams it lists — so that 'policy set'\n"
+      "and 'quota update|delete' change them. The document is cut out of its key (a key left\n"
+      "empty goes); both keys' diffs are shown and the change is written after you say yes\n"
+      "(--yes: without asking). Refused when it would change anything the extender enforces.\n",
+      "taskgov policy take-over --dry-run\ntaskgov policy take-over --yes",
+      {BoolFlag("yes", "write without asking"), DryRunFlag()},
+      0,
+      0,
+      kWriteFormats,
+      PolicyTakeOver,
+      {}};
+  return Command{"policy", "the cluster policy",  "", "", "taskgov policy show", {}, 0, 0, {},
+                 nullptr,  {show, set, take_over}};
 }
 
 Command ConfigCommands() {

@@ -21,7 +21,10 @@ using scheduler::kube::KubeClient;
 using Client = std::unique_ptr<KubeClient>;
 
 constexpr int kWriteAttempts = 5;
-const std::vector<std::string> kStates = {"Pending", "Running", "Suspended", "Succeeded", "Failed"};
+// A job's states, and the admin API's states of the other workloads (Admitted: holds quota,
+// not every pod runs yet; Terminating).
+const std::vector<std::string> kStates = {"Pending",   "Admitted",  "Running", "Terminating",
+                                          "Suspended", "Succeeded", "Failed"};
 
 std::string Serialize(const rapidjson::Value& v) {
   rapidjson::StringBuffer buffer;
@@ -98,21 +101,36 @@ struct Found {
   rapidjson::Document object;
 };
 
-// The Job, else the PyTorchJob, named `name` in `ns`.
-common::Result<Found> FindJob(KubeClient& client, const std::string& ns, const std::string& name) {
+// The Job, else the PyTorchJob, named `name` in `ns`; nullopt when there is neither.
+common::Result<std::optional<Found>> FindJob(KubeClient& client, const std::string& ns,
+                                             const std::string& name) {
   for (JobKind kind : {JobKind::kJob, JobKind::kPyTorchJob}) {
     ApiResult<rapidjson::Document> got = client.CallJson("GET", ObjectPath(kind, ns, name));
     if (got.ok()) {
       Found f;
       f.kind = kind;
       f.object = std::move(got).value();
-      return f;
+      return std::optional<Found>(std::move(f));
     }
     if (got.error().status != 404) {
       return common::Error{"reading job " + name + ": " + got.error().ToString()};
     }
   }
-  return common::Error{NotFound(client, ns, name)};
+  return std::optional<Found>();
+}
+
+// The admin API's workloads of `ns` ("": every namespace) that are no Job or PyTorchJob object
+// (those are read from the API server): lone pods, pod groups, PodGroups, other owners. Other
+// teams' workloads the caller sees without names are left out.
+std::vector<LiveWorkload> OtherWorkloads(const std::vector<LiveWorkload>& live,
+                                         const std::string& ns) {
+  std::vector<LiveWorkload> out;
+  for (const LiveWorkload& w : live) {
+    if (w.name.empty() || w.kind == "Job" || w.kind == "PyTorchJob") continue;
+    if (!ns.empty() && w.ns != ns) continue;
+    out.push_back(w);
+  }
+  return out;
 }
 
 // Pods that may belong to jobs in `ns` ("" for all): both kinds' job-name labels.
@@ -229,6 +247,93 @@ std::vector<rapidjson::Value*> TemplateMetas(rapidjson::Document& doc, JobKind k
   return out;
 }
 
+std::optional<std::string> UnknownPriorityClass(const Invocation& inv, const std::string& cls);
+
+// "a: hyperpod-ns-a; b: hyperpod-ns-b": the teams of `teams` with their namespaces.
+std::string TeamNamespaces(const rapidjson::Value& teams) {
+  std::string out;
+  for (const rapidjson::Value& team : teams["items"].GetArray()) {
+    std::string namespaces;
+    if (const rapidjson::Value* ns = JsonAt(team, {"namespaces"}); ns && ns->IsArray()) {
+      for (const rapidjson::Value& n : ns->GetArray()) {
+        namespaces += (namespaces.empty() ? "" : ", ") + std::string(n.GetString());
+      }
+    }
+    out += (out.empty() ? "" : "; ") + std::string(team["name"].GetString()) + ": " +
+           (namespaces.empty() ? "no namespace" : namespaces);
+  }
+  return out;
+}
+
+// The admin API's team of namespace `ns` (/api/v1/teams?namespace=): its object, or nullopt
+// when no team owns it (*all then holds every team, for the message).
+common::Result<std::optional<rapidjson::Document>> TeamOfNamespace(AdminApi& admin,
+                                                                   const std::string& ns,
+                                                                   rapidjson::Document* all) {
+  common::Result<rapidjson::Document> mine =
+      admin.Get("/api/v1/teams?namespace=" + scheduler::kube::QueryEscape(ns));
+  if (!mine.ok()) return mine.error();
+  const rapidjson::Value* items = JsonAt(*mine, {"items"});
+  if (items != nullptr && items->IsArray() && !items->Empty()) {
+    rapidjson::Document team;
+    team.CopyFrom((*items)[0], team.GetAllocator());
+    return std::optional<rapidjson::Document>(std::move(team));
+  }
+  common::Result<rapidjson::Document> teams = admin.Get("/api/v1/teams");
+  if (!teams.ok()) return teams.error();
+  *all = std::move(*teams);
+  return std::optional<rapidjson::Document>();
+}
+
+// The policy's word on a submission before anything is created: the namespace's team, its quota
+// on the instance type, the priority class. The exit code of a refusal (the job would go
+// ungoverned, could never run, or would rank as priority 0), else nullopt — with one note when
+// the admin API that knows the policy cannot be reached.
+std::optional<int> CheckSubmission(const Invocation& inv, const JobSubmission& job) {
+  common::Result<std::unique_ptr<AdminApi>> admin = ConnectAdminApi(inv);
+  rapidjson::Document all;
+  common::Result<std::optional<rapidjson::Document>> team =
+      admin.ok() ? TeamOfNamespace(**admin, job.ns, &all)
+                 : common::Result<std::optional<rapidjson::Document>>(admin.error());
+  if (!team.ok()) {
+    NoteMissingLive(inv, "checks of the namespace's team, its quota and the priority class",
+                    team.error());
+    return std::nullopt;
+  }
+  if (!team->has_value()) {
+    return inv.Failed("namespace " + job.ns +
+                      " belongs to no team, so taskgov would not govern the job (and no team's "
+                      "quota would hold it): submit it in a team's namespace with -n (" +
+                      TeamNamespaces(all) + ")");
+  }
+  const rapidjson::Value& t = **team;
+  const std::string name = t["name"].GetString();
+  if (!job.instance_type.empty()) {
+    std::vector<std::string> flavors;
+    for (const rapidjson::Value& q : t["quotas"].GetArray()) {
+      const std::string f = q["flavor"].GetString();
+      if (std::find(flavors.begin(), flavors.end(), f) == flavors.end()) flavors.push_back(f);
+    }
+    if (std::find(flavors.begin(), flavors.end(), job.instance_type) == flavors.end()) {
+      std::string quota;
+      for (const std::string& f : flavors) quota += (quota.empty() ? "" : ", ") + f;
+      return inv.Failed(
+          "team " + name + " has no quota on " + job.instance_type +
+          ", so the job could never run: " +
+          (quota.empty()
+               ? "it has no quota at all"
+               : "its quota is on " + quota + " (give --instance-type " + flavors.front() + ")") +
+          ", or an admin gives a quota there ('taskgov quota update " + name + " ...')");
+    }
+  }
+  if (!job.priority_class.empty()) {
+    if (std::optional<std::string> unknown = UnknownPriorityClass(inv, job.priority_class)) {
+      return inv.Failed(*unknown);
+    }
+  }
+  return std::nullopt;
+}
+
 // ---- the commands ----
 
 int JobSubmit(const Invocation& inv) {
@@ -245,6 +350,18 @@ int JobSubmit(const Invocation& inv) {
     return inv.Usage("invalid --dry-run " + Quoted(dry_run) + ": use none, client or server");
   }
   common::Result<Client> client = Connect(inv);
+  if (dry_run == "client" && !client.ok()) {
+    // Offline, as kubectl's client dry run: -n, or the namespace the manifest would default to.
+    const std::string ns = std::get<std::string>(ns_flag);
+    SetNamespace(ns.empty() ? "default" : ns, &*job);
+    rapidjson::Document doc;
+    doc.Parse(JobManifest(*job, kind_flag == "PyTorchJob" ? JobKind::kPyTorchJob : JobKind::kJob)
+                  .c_str());
+    RenderDocument(
+        doc, inv.global.output == OutputFormat::kTable ? OutputFormat::kYaml : inv.global.output,
+        inv.out());
+    return kExitOk;
+  }
   if (!client.ok()) return inv.Failed(client.error().message);
   SetNamespace(OrContextNamespace(std::get<std::string>(ns_flag), **client), &*job);
   JobKind kind = kind_flag == "PyTorchJob" ? JobKind::kPyTorchJob : JobKind::kJob;
@@ -254,6 +371,9 @@ int JobSubmit(const Invocation& inv) {
   const std::string manifest = JobManifest(*job, kind);
   const OutputFormat format =
       inv.global.output == OutputFormat::kTable ? OutputFormat::kYaml : inv.global.output;
+  if (dry_run != "client") {  // a client dry run needs no cluster: nothing is checked
+    if (std::optional<int> refused = CheckSubmission(inv, *job)) return *refused;
+  }
   if (dry_run == "client") {
     rapidjson::Document doc;
     doc.Parse(manifest.c_str());
@@ -306,7 +426,8 @@ int JobList(const Invocation& inv) {
   const std::string state = inv.args.Get("state").value_or("");
   if (!state.empty() && std::find(kStates.begin(), kStates.end(), state) == kStates.end()) {
     return inv.Usage("invalid --state " + Quoted(state) +
-                     ": use Pending, Running, Suspended, Succeeded or Failed");
+                     ": use Pending, Admitted, Running, Terminating, Suspended, Succeeded or "
+                     "Failed");
   }
   const std::string team = inv.args.Get("team").value_or("");
   if (inv.args.Has("team") && !common::IsDnsLabel(team)) {
@@ -335,6 +456,12 @@ int JobList(const Invocation& inv) {
   if (workloads.ok()) {
     live = true;
     AttachLive(*workloads, &jobs);
+    // Every other workload the extender governs, as the console lists them.
+    for (const std::string& ns : namespaces) {
+      for (const LiveWorkload& w : OtherWorkloads(*workloads, ns)) {
+        jobs.push_back(ViewOfWorkload(w));
+      }
+    }
   } else if (!team.empty()) {
     return inv.Failed("--team needs the extender's admin API (which knows each job's team): " +
                       workloads.error().message);
@@ -346,7 +473,8 @@ int JobList(const Invocation& inv) {
            (!team.empty() && (!j.live || j.live->team != team));
   });
   std::sort(jobs.begin(), jobs.end(), [](const JobView& a, const JobView& b) {
-    return std::tie(a.ns, a.name, a.kind) < std::tie(b.ns, b.name, b.kind);
+    return std::tie(a.ns, a.name, a.kind, a.workload_kind) <
+           std::tie(b.ns, b.name, b.kind, b.workload_kind);
   });
   if (jobs.empty() &&
       (inv.global.output == OutputFormat::kTable || inv.global.output == OutputFormat::kWide)) {
@@ -366,6 +494,31 @@ struct Target {
   JobView view;
 };
 
+// NAME is no Job or PyTorchJob: the workload of that name the admin API lists (a lone pod, a pod
+// group, ...) as a target, or the exit code of the error saying what there is not.
+std::variant<Target, int> WorkloadTarget(const Invocation& inv, Target t, const std::string& name) {
+  common::Result<std::unique_ptr<AdminApi>> admin = ConnectAdminApi(inv);
+  common::Result<std::vector<LiveWorkload>> workloads =
+      admin.ok() ? ReadWorkloads(**admin, "namespace=" + t.ns)
+                 : common::Result<std::vector<LiveWorkload>>(admin.error());
+  if (!workloads.ok()) {
+    return inv.Failed(NotFound(*t.client, t.ns, name) +
+                      " (pods and pod groups it did not submit are looked up in the extender's "
+                      "admin API, which is not reachable: " +
+                      workloads.error().message + ")");
+  }
+  for (const LiveWorkload& w : OtherWorkloads(*workloads, t.ns)) {
+    if (w.name != name) continue;
+    t.found.kind = JobKind::kWorkload;
+    t.view = ViewOfWorkload(w);
+    return t;
+  }
+  std::string message = NotFound(*t.client, t.ns, name);
+  message.replace(0, message.find(" in namespace"),
+                  "no job, pod group or pod named " + Quoted(name));
+  return inv.Failed(message);
+}
+
 std::variant<Target, int> ReadTarget(const Invocation& inv, bool want_live) {
   auto ns = NamespaceFlag(inv);
   if (auto* code = std::get_if<int>(&ns)) return *code;
@@ -375,9 +528,10 @@ std::variant<Target, int> ReadTarget(const Invocation& inv, bool want_live) {
   t.client = std::move(*client);
   t.ns = OrContextNamespace(std::get<std::string>(ns), *t.client);
   const std::string& name = inv.args.positional[0];
-  common::Result<Found> found = FindJob(*t.client, t.ns, name);
+  common::Result<std::optional<Found>> found = FindJob(*t.client, t.ns, name);
   if (!found.ok()) return inv.Failed(found.error().message);
-  t.found = std::move(*found);
+  if (!found->has_value()) return WorkloadTarget(inv, std::move(t), name);
+  t.found = std::move(**found);
   t.view = ViewOf(t.found.object, t.found.kind);
   common::Result<rapidjson::Document> pods = JobPods(*t.client, t.ns);
   if (!pods.ok()) return inv.Failed(pods.error().message);
@@ -395,6 +549,13 @@ std::variant<Target, int> ReadTarget(const Invocation& inv, bool want_live) {
     NoteMissingLive(inv, "governance (team, queue position, refusal)", workloads.error());
   }
   return t;
+}
+
+// The commands that change a job refuse a workload the CLI did not submit, saying what it is.
+int RefuseWorkload(const Invocation& inv, const Target& t, const std::string& what) {
+  return inv.Failed(t.ns + "/" + t.view.name + " is a " + t.view.Kind() +
+                    " workload, not a Job or PyTorchJob: taskgov " + what +
+                    " only the jobs it submits; change its pods or their owner with kubectl");
 }
 
 int JobDescribe(const Invocation& inv) {
@@ -440,6 +601,7 @@ int JobPriority(const Invocation& inv) {
   auto target = ReadTarget(inv, false);
   if (auto* code = std::get_if<int>(&target)) return *code;
   Target& t = std::get<Target>(target);
+  if (t.found.kind == JobKind::kWorkload) return RefuseWorkload(inv, t, "changes the priority of");
   const JobView& v = t.view;
   const auto bound =
       std::count_if(v.pods.begin(), v.pods.end(), [](const JobPod& p) { return !p.node.empty(); });
@@ -499,6 +661,7 @@ int JobSuspendResume(const Invocation& inv, bool suspend) {
   auto target = ReadTarget(inv, false);
   if (auto* code = std::get_if<int>(&target)) return *code;
   Target& t = std::get<Target>(target);
+  if (t.found.kind == JobKind::kWorkload) return RefuseWorkload(inv, t, "suspends and resumes");
   const JobView& v = t.view;
   if (v.state == "Succeeded" || v.state == "Failed") {
     return inv.Failed(v.Ref() + " has finished (" + v.state + "): nothing to " +
@@ -544,6 +707,7 @@ int JobDelete(const Invocation& inv) {
   auto target = ReadTarget(inv, false);
   if (auto* code = std::get_if<int>(&target)) return *code;
   Target& t = std::get<Target>(target);
+  if (t.found.kind == JobKind::kWorkload) return RefuseWorkload(inv, t, "deletes");
   ApiResult<scheduler::kube::HttpResponse> deleted = t.client->Call(
       "DELETE", ObjectPath(t.found.kind, t.ns, t.view.name) + "?propagationPolicy=Background");
   if (!deleted.ok()) {
@@ -563,6 +727,15 @@ int JobWhy(const Invocation& inv) {
   common::Result<rapidjson::Document> reply =
       (*admin)->Get("/api/v1/workloads/" + t.ns + "/" + t.view.name + "/explanation");
   if (!reply.ok()) {
+    // A job in a namespace of no team is not the extender's: that is the answer.
+    rapidjson::Document all;
+    common::Result<std::optional<rapidjson::Document>> team = TeamOfNamespace(**admin, t.ns, &all);
+    if (team.ok() && !team->has_value()) {
+      return inv.Failed(t.view.Ref() + " is in namespace " + t.ns +
+                        ", which belongs to no team: taskgov does not govern it (kube-scheduler "
+                        "alone decides where it runs); teams' namespaces: " +
+                        TeamNamespaces(all));
+    }
     return inv.Failed("why " + t.view.Ref() +
                       " waits needs the extender's explanation: " + reply.error().message);
   }
@@ -680,7 +853,8 @@ Command JobCommands() {
       "wide",
       {TeamFlag("only the jobs of this team (every namespace unless -n)"),
        ValueFlag("state", "STATE", "only jobs in this state")
-           .Values({"Pending", "Running", "Suspended", "Succeeded", "Failed"})},
+           .Values({"Pending", "Admitted", "Running", "Terminating", "Suspended", "Succeeded",
+                    "Failed"})},
       0, 0, kReadFormats, JobList);
   Command describe =
       Leaf("describe", "show a job, its pods and how taskgov governs it", "NAME", "",

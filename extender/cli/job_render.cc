@@ -23,7 +23,7 @@ class Doc : public JsonBuilder {
     Value v(rapidjson::kObjectType);
     Add(&v, "apiVersion", Str("taskgov.io/v1"));
     Add(&v, "kind", Str("JobStatus"));
-    Add(&v, "jobKind", Str(JobKindName(j.kind)));
+    Add(&v, "jobKind", Str(j.Kind()));
     Add(&v, "namespace", Str(j.ns));
     Add(&v, "name", Str(j.name));
     Add(&v, "creationTime", Str(j.created));
@@ -53,6 +53,9 @@ class Doc : public JsonBuilder {
       Add(&live, "team", Str(w.team));
       Add(&live, "state", Str(w.state));
       Add(&live, "priority", Value(w.priority));
+      Value states(rapidjson::kObjectType);
+      for (const auto& [state, n] : w.pod_states) states.AddMember(Str(state), Value(n), a_);
+      Add(&live, "podStates", std::move(states));
       Add(&live, "queuePosition",
           w.queue_position ? Value(*w.queue_position) : Value(rapidjson::kNullType));
       Add(&live, "waitSeconds", Value(w.wait_seconds));
@@ -129,7 +132,10 @@ void RenderJobList(const std::vector<JobView>& jobs, bool live, OutputFormat for
   std::vector<std::vector<std::string>> rows = {
       {"NAME", "NAMESPACE", "CREATION-TIME", "STATE", "PRIORITY"}};
   if (live) rows[0].insert(rows[0].end(), {"TEAM", "QUEUE-POSITION", "WAIT"});
-  if (wide) rows[0].insert(rows[0].end(), {"KIND", "QUEUE", "INSTANCE-TYPE", "NODES", "RUNNING"});
+  if (wide) {
+    rows[0].insert(rows[0].end(), {"KIND", "QUEUE", "INSTANCE-TYPE", "NODES", "RUNNING"});
+    if (live) rows[0].push_back("WHY");
+  }
   for (const JobView& j : jobs) {
     std::vector<std::string> row = {j.name, j.ns, j.created, j.state, Or(j.priority_class)};
     if (live) {
@@ -145,16 +151,25 @@ void RenderJobList(const std::vector<JobView>& jobs, bool live, OutputFormat for
       }
     }
     if (wide) {
-      const auto running = std::count_if(j.pods.begin(), j.pods.end(),
-                                         [](const JobPod& p) { return p.phase == "Running"; });
-      row.insert(row.end(),
-                 {JobKindName(j.kind), Or(j.queue), Or(j.instance_type), std::to_string(j.nodes),
-                  std::to_string(running) + "/" + std::to_string(j.nodes)});
+      // Running as every view counts it: bound (its phase Running) and not being deleted.
+      const int64_t running =
+          j.kind == JobKind::kWorkload
+              ? (j.live && j.live->pod_states.contains("Running") ? j.live->pod_states.at("Running")
+                                                                  : 0)
+              : std::count_if(j.pods.begin(), j.pods.end(), [](const JobPod& p) {
+                  return p.phase == "Running" && !p.terminating;
+                });
+      row.insert(row.end(), {j.Kind(), Or(j.queue), Or(j.instance_type), std::to_string(j.nodes),
+                             std::to_string(running) + "/" + std::to_string(j.nodes)});
+      if (live) row.push_back(j.live ? Or(j.live->why) : "-");
     }
     rows.push_back(std::move(row));
   }
   RenderTable(rows, out);
 }
+
+// The admin API's word on the workload, for describe.
+static void RenderGovernance(const JobView& j, std::ostream& out);
 
 void RenderJobDescribe(const JobView& j, OutputFormat format, std::ostream& out) {
   if (format == OutputFormat::kName) {
@@ -169,6 +184,17 @@ void RenderJobDescribe(const JobView& j, OutputFormat format, std::ostream& out)
   }
   Line(out, "Name", j.name);
   Line(out, "Namespace", j.ns);
+  if (j.kind == JobKind::kWorkload) {
+    Line(out, "Kind", j.Kind() + " (a workload taskgov governs; not submitted with the CLI)");
+    Line(out, "Created", Or(j.created));
+    Line(out, "State", j.state);
+    Line(out, "Priority class", Or(j.priority_class, "none"));
+    Line(out, "Instance type", Or(j.instance_type, "any"));
+    Line(out, "Pods", std::to_string(j.nodes));
+    Line(out, "Requests", Amounts(j.requests) + " in all");
+    RenderGovernance(j, out);
+    return;
+  }
   Line(out, "Kind", JobKindName(j.kind) + (j.kind == JobKind::kJob ? " (indexed, one gang)" : ""));
   Line(out, "Created", j.created);
   Line(out, "State", j.state + (j.suspended ? " (spec.suspend)" : ""));
@@ -188,6 +214,10 @@ void RenderJobDescribe(const JobView& j, OutputFormat format, std::ostream& out)
     }
     RenderTable(rows, out, "  ");
   }
+  RenderGovernance(j, out);
+}
+
+static void RenderGovernance(const JobView& j, std::ostream& out) {
   if (!j.live) return;
   const LiveWorkload& w = *j.live;
   out << "Governance (the extender's admin API):\n";
@@ -241,10 +271,11 @@ void RenderWhy(const Explanation& why, const rapidjson::Value& raw, OutputFormat
     if (f.quota.empty()) continue;
     std::vector<std::vector<std::string>> rows = {{"", "RESOURCE", "NEED", "IN-USE", "NOMINAL",
                                                    "LIMIT", "BORROWING-LIMIT", "POOL-USED",
-                                                   "POOL-CAPACITY"}};
+                                                   "POOL-CAPACITY", "OTHERS-BORROW"}};
     for (const ExplanationQuota& q : f.quota) {
       rows.push_back({mark(q.fits), q.resource, q.need, q.in_use, q.nominal, q.limit,
-                      q.borrowing_limit.value_or("unlimited"), q.pool_used, q.pool_capacity});
+                      q.borrowing_limit.value_or("unlimited"), q.pool_used, q.pool_capacity,
+                      q.others_borrowed});
     }
     RenderTable(rows, out, "  ");
   }

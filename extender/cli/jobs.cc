@@ -1,5 +1,7 @@
 #include "extender/cli/jobs.h"
 
+#include <cctype>
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -60,17 +62,14 @@ common::Result<std::optional<std::string>> CpuFlag(const ParsedArgs& args, const
 common::Result<std::optional<std::string>> MemoryFlag(const ParsedArgs& args, const char* flag) {
   std::optional<std::string> text = args.Get(flag);
   if (!text) return std::optional<std::string>();
-  const bool plain = !text->empty() && std::all_of(text->begin(), text->end(), [](char c) {
-    return (c >= '0' && c <= '9') || c == '.';
-  });
-  const std::string quantity = plain ? *text + "Gi" : *text;
-  common::Result<int64_t> bytes = scheduler::model::ParseResourceQuantity("memory", quantity);
-  if (text->empty() || !bytes.ok() || *bytes <= 0) {
-    return common::Error{"invalid --" + std::string(flag) + " " + Quoted(*text) +
-                         ": use GiB (such as 32 or 1.5) or a quantity such as 512Mi"};
+  if (!MemoryFlagBytes(*text)) {
+    return common::Error{"invalid --" + std::string(flag) + " " + Quoted(*text) + ": " +
+                         kMemoryFlagHelp};
   }
   // Kubernetes accepts "1.5Gi"; keep what the user wrote, in GiB when plain.
-  return std::optional<std::string>(quantity);
+  const bool plain = std::all_of(text->begin(), text->end(),
+                                 [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
+  return std::optional<std::string>(plain ? *text + "Gi" : *text);
 }
 
 bool EnvName(const std::string& name) {
@@ -323,7 +322,43 @@ std::string JobCollection(JobKind kind, const std::string& ns) {
   return ns.empty() ? base + "/" + plural : base + "/namespaces/" + ns + "/" + plural;
 }
 
-std::string JobKindName(JobKind kind) { return kind == JobKind::kJob ? "Job" : "PyTorchJob"; }
+std::string JobKindName(JobKind kind) {
+  switch (kind) {
+    case JobKind::kJob:
+      return "Job";
+    case JobKind::kPyTorchJob:
+      return "PyTorchJob";
+    case JobKind::kWorkload:
+      return "Workload";
+  }
+  return "Job";
+}
+
+std::string JobView::Kind() const {
+  return kind == JobKind::kWorkload ? workload_kind : JobKindName(kind);
+}
+
+std::string JobView::Ref() const {
+  std::string kind_name = Kind();
+  for (char& c : kind_name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return kind_name + "/" + name;
+}
+
+JobView ViewOfWorkload(const LiveWorkload& w) {
+  JobView v;
+  v.kind = JobKind::kWorkload;
+  v.workload_kind = w.kind;
+  v.ns = w.ns;
+  v.name = w.name;
+  v.created = w.created;
+  v.priority_class = w.priority_class;
+  v.instance_type = w.instance_type;
+  v.nodes = std::max(w.pods, w.declared_pods);
+  v.state = w.state;  // the admin API's: Pending, Admitted, Running, Terminating
+  v.requests = w.request;
+  v.live = w;
+  return v;
+}
 
 void SetNamespace(const std::string& ns, JobSubmission* job) {
   job->ns = ns;

@@ -10,7 +10,8 @@
 //    its pods (the extender resolves team and priority from the pods' labels), the instance-type
 //    node selector, requests and limits, schedulerName taskgov;
 //  * JobView: a Job or PyTorchJob read back with its pods (by controller owner), its state and,
-//    when the admin API is reachable, its workload's live numbers.
+//    when the admin API is reachable, its workload's live numbers; or another workload the
+//    admin API lists (ViewOfWorkload), with its numbers and state there.
 // Pure functions; thread-safe.
 
 #include <rapidjson/document.h>
@@ -29,7 +30,9 @@
 
 namespace taskgov::cli {
 
-enum class JobKind { kJob, kPyTorchJob };
+// kWorkload: any other workload the extender governs (a lone pod, a Kueue pod group, a PodGroup,
+// a JobSet, ...), known only from its admin API: listed and explained, not changed.
+enum class JobKind { kJob, kPyTorchJob, kWorkload };
 
 inline constexpr char kQueueLabel[] = "kueue.x-k8s.io/queue-name";
 inline constexpr char kPriorityLabel[] = "kueue.x-k8s.io/priority-class";
@@ -98,10 +101,15 @@ struct JobView {
   std::map<std::string, std::string> limits;
   std::vector<JobPod> pods;
   std::optional<LiveWorkload> live;
-  [[nodiscard]] std::string Ref() const {  // "job/train"
-    return (kind == JobKind::kJob ? "job/" : "pytorchjob/") + name;
-  }
+  std::string workload_kind;  // kWorkload: the admin API's kind (Pod, KueuePodGroup, ...)
+  // "job/train", "pytorchjob/train", "pod/solo", "kueuepodgroup/dist".
+  [[nodiscard]] std::string Ref() const;
+  // "Job", "PyTorchJob", or the admin API's kind.
+  [[nodiscard]] std::string Kind() const;
 };
+
+// A workload the admin API lists that is no Job or PyTorchJob object: its view.
+[[nodiscard]] JobView ViewOfWorkload(const LiveWorkload& w);
 
 // A Job or PyTorchJob object as read; its pods and state are filled by AttachPods.
 [[nodiscard]] JobView ViewOf(const rapidjson::Value& object, JobKind kind);

@@ -45,6 +45,8 @@ struct LiveWorkload {
   int64_t priority = 0;
   int64_t pods = 0;
   int64_t declared_pods = 0;
+  // Its pods by state (podStates): Pending, Admitted, Running, Terminating.
+  std::map<std::string, int64_t> pod_states;
   std::string instance_type;  // what its pods ask for ("" if nothing)
   std::map<std::string, std::string> request;
   std::optional<int64_t> queue_position;
@@ -52,6 +54,8 @@ struct LiveWorkload {
   bool refused = false;
   std::string refusal;
   std::string preemption;
+  std::string why;      // why it waits, in one line ("" when it does not)
+  std::string created;  // its first pod's creation, RFC 3339
 };
 
 [[nodiscard]] common::Result<std::vector<LiveTeam>> DecodeTeams(const rapidjson::Value& reply);
@@ -75,6 +79,7 @@ struct ExplanationQuota {
   std::optional<std::string> borrowing_limit;  // nullopt: unlimited
   std::string pool_used;
   std::string pool_capacity;
+  std::string others_borrowed;  // what the other teams of its cohort borrow ("-": not said)
   bool fits = false;
 };
 

@@ -64,6 +64,16 @@ void RenderCluster(const ClusterSettings& c, std::ostream& out) {
       out << "  - {name: " << Scalar(p.name) << ", weight: " << p.weight << "}\n";
     }
   }
+  if (c.grace_period_seconds || c.minimum_runtime_seconds) {
+    out << "preemption:\n";
+    if (c.grace_period_seconds) out << "  gracePeriodSeconds: " << *c.grace_period_seconds << "\n";
+    if (c.minimum_runtime_seconds) {
+      out << "  minimumRuntimeSeconds: " << *c.minimum_runtime_seconds << "\n";
+    }
+  }
+  if (c.gang_timeout_seconds) out << "gangs: {timeoutSeconds: " << *c.gang_timeout_seconds << "}\n";
+  if (c.pods_without_team) out << "podsWithoutTeam: " << Scalar(*c.pods_without_team) << "\n";
+  if (c.default_cohort) out << "defaultCohort: " << Scalar(*c.default_cohort) << "\n";
 }
 
 common::Result<ComputeLine> LineFromSpec(const config::ComputeSpec& spec) {
@@ -81,6 +91,8 @@ common::Result<ComputeLine> LineFromSpec(const config::ComputeSpec& spec) {
   }
   return line;
 }
+
+}  // namespace
 
 common::Result<TeamQuota> TeamFromSpec(const config::TeamSpec& spec) {
   if (!spec.lines.empty() || !spec.absolute_borrow_limits.empty() || !spec.lending_limits.empty()) {
@@ -113,6 +125,11 @@ ClusterSettings ClusterFromSet(const config::ConfigSet& set) {
     c.task_prioritization = std::string(config::Name(*set.task_prioritization.value));
   }
   if (set.idle_compute.value) c.idle_compute = std::string(config::Name(*set.idle_compute.value));
+  c.grace_period_seconds = set.grace_period_seconds.value;
+  c.minimum_runtime_seconds = set.minimum_runtime_seconds.value;
+  c.gang_timeout_seconds = set.gang_timeout_seconds.value;
+  if (set.no_team.value) c.pods_without_team = std::string(config::Name(*set.no_team.value));
+  c.default_cohort = set.default_cohort.value;
   if (!set.policy_documents.empty() && !set.priority_classes.empty()) {
     c.priority_classes.emplace();
     for (const config::PriorityClassSpec& p : set.priority_classes) {
@@ -121,8 +138,6 @@ ClusterSettings ClusterFromSet(const config::ConfigSet& set) {
   }
   return c;
 }
-
-}  // namespace
 
 TeamQuota* OwnedPolicy::FindTeam(std::string_view name) {
   for (TeamQuota& t : teams) {

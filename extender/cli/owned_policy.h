@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/spec.h"
 #include "scheduler/common/result.h"
 
 namespace taskgov::cli {
@@ -58,8 +59,16 @@ struct ClusterSettings {
   std::optional<std::string> task_prioritization;  // TaskRanking | FirstComeFirstServe
   std::optional<std::string> idle_compute;         // FairShare | FirstComeFirstServe
   std::optional<std::vector<PriorityClassWeight>> priority_classes;
+  // Kept as a taken-over policy had them (`policy take-over`); `policy set` does not change them.
+  std::optional<int64_t> grace_period_seconds;     // preemption.gracePeriodSeconds
+  std::optional<int64_t> minimum_runtime_seconds;  // preemption.minimumRuntimeSeconds
+  std::optional<int64_t> gang_timeout_seconds;     // gangs.timeoutSeconds
+  std::optional<std::string> pods_without_team;    // PassThrough | Refuse
+  std::optional<std::string> default_cohort;
   [[nodiscard]] bool empty() const {
-    return !task_prioritization && !idle_compute && !priority_classes;
+    return !task_prioritization && !idle_compute && !priority_classes && !grace_period_seconds &&
+           !minimum_runtime_seconds && !gang_timeout_seconds && !pods_without_team &&
+           !default_cohort;
   }
   bool operator==(const ClusterSettings&) const = default;
 };
@@ -79,6 +88,12 @@ struct OwnedPolicy {
 // document the decoder refuses, or content the CLI does not write (hand edits belong in other
 // keys).
 [[nodiscard]] common::Result<OwnedPolicy> ParseOwned(std::string_view text);
+
+// A decoded team as the CLI's key holds it; an error names what the CLI's key cannot hold
+// (resource lines, absolute limits, flavors, partitions).
+[[nodiscard]] common::Result<TeamQuota> TeamFromSpec(const config::TeamSpec& spec);
+// The cluster settings the CLI's key holds, as the decoded keys set them.
+[[nodiscard]] ClusterSettings ClusterFromSet(const config::ConfigSet& set);
 
 // `value` / `scale` as an exact plain decimal ("1.5"); `scale` is a power of 2 or of 10.
 [[nodiscard]] std::string FormatDecimal(int64_t value, int64_t scale);

@@ -66,14 +66,17 @@ class LineGrouper {
     const bool cpu = f.name == "vcpu";
     std::optional<std::string>& field = cpu ? line.vcpu : line.memory_gib;
     if (field) return "--" + f.name + " is given twice" + where;
+    if (!cpu) {
+      const std::optional<int64_t> bytes = MemoryFlagBytes(f.value);
+      if (!bytes) return "invalid --memory " + Quoted(f.value) + where + ": " + kMemoryFlagHelp;
+      field = FormatDecimal(*bytes, int64_t{1} << 30);  // in GiB, exactly
+      return std::nullopt;
+    }
     const common::Result<int64_t> parsed =
-        cpu ? scheduler::model::ParseQuantity(f.value, scheduler::model::QuantityUnit::kMillis)
-            : scheduler::model::ParseQuantity(f.value + "Gi",
-                                              scheduler::model::QuantityUnit::kUnits);
+        scheduler::model::ParseQuantity(f.value, scheduler::model::QuantityUnit::kMillis);
     if (!PlainDecimal(f.value) || !parsed.ok()) {
       return "invalid --" + f.name + " " + Quoted(f.value) + where +
-             (cpu ? ": use a number of vCPUs such as 96 or 1.5"
-                  : ": use a number of GiB such as 512 or 0.5, without a unit");
+             ": use a number of vCPUs such as 96 or 1.5";
     }
     field = f.value;
     return std::nullopt;
@@ -179,7 +182,8 @@ std::vector<FlagSpec> QuotaFlags() {
       ValueFlag("accelerators", "N", "accelerators (GPUs, Neuron devices) of the line")
           .Repeatable(),
       ValueFlag("vcpu", "N", "vCPUs of the line (96, 1.5)").Repeatable(),
-      ValueFlag("memory", "GIB", "memory of the line in GiB (512, 0.5)").Repeatable(),
+      ValueFlag("memory", "GIB", "memory of the line in GiB (512, 0.5) or a quantity (512Gi)")
+          .Repeatable(),
       ValueFlag("strategy", "S", "Lend, DontLend or LendAndBorrow (default LendAndBorrow)")
           .Values({"Lend", "DontLend", "LendAndBorrow"}),
       ValueFlag("borrow-limit", "PCT",
@@ -226,6 +230,13 @@ common::Status ApplyQuotaChange(const QuotaChange& change, TeamQuota* team) {
   if (!change.namespaces.empty()) result.namespaces = change.namespaces;
   *team = std::move(result);
   return common::Status::Ok();
+}
+
+std::optional<int64_t> MemoryFlagBytes(std::string_view text) {
+  const std::string quantity = PlainDecimal(text) ? std::string(text) + "Gi" : std::string(text);
+  common::Result<int64_t> bytes = scheduler::model::ParseResourceQuantity("memory", quantity);
+  if (text.empty() || !bytes.ok() || *bytes <= 0) return std::nullopt;
+  return *bytes;
 }
 
 }  // namespace taskgov::cli

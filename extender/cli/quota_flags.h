@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "extender/cli/args.h"
@@ -55,5 +56,11 @@ struct QuotaChange {
 // A usage error when `name` is not a DNS-1123 label, naming `what` ("team name", "namespace").
 [[nodiscard]] std::optional<std::string> CheckDnsLabel(std::string_view what,
                                                        std::string_view name);
+
+// A --memory value as every command takes it: GiB as HyperPod gives it ("512", "0.5") or a
+// Kubernetes quantity ("512Mi", "1.5Gi"); its bytes, or nullopt when it is neither or not above 0.
+[[nodiscard]] std::optional<int64_t> MemoryFlagBytes(std::string_view text);
+inline constexpr char kMemoryFlagHelp[] =
+    "use GiB (such as 512 or 0.5) or a quantity such as 512Mi";
 
 }  // namespace taskgov::cli

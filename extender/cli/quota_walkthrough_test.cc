@@ -174,8 +174,8 @@ TEST_F(QuotaWalkthroughTest, HandWrittenTeamsAreNotChangedAndSayWhereToEdit) {
   const std::string where =
       "quota/ml is defined in the hand-written key hyperpod-ml.json (a HyperPod document); the "
       "CLI changes only the teams it wrote (key taskgov-cli.yaml) and leaves hand-written keys as "
-      "they are: edit hyperpod-ml.json, or remove the team there and run 'taskgov quota create "
-      "ml ...'\n";
+      "they are: 'taskgov quota take-over ml' moves it into the CLI's key (it shows the change "
+      "and asks), or edit hyperpod-ml.json\n";
   CliRun update = cli_.Run({"quota", "update", "ml", "--borrow-limit", "10"});
   EXPECT_EQ(update.code, 1);
   EXPECT_EQ(update.err, "error: " + where);

@@ -70,6 +70,9 @@ function percent(part, whole) {
 // ---- the API ----
 
 class Unauthorized extends Error {}
+// The extender did not answer at all (it went away, or the network between): the page keeps
+// what it showed, marked stale.
+class Unreachable extends Error {}
 
 async function api(path) {
   const headers = state.token ? {Authorization: 'Bearer ' + state.token} : {};
@@ -77,7 +80,7 @@ async function api(path) {
   try {
     reply = await fetch(path, {headers, cache: 'no-store'});
   } catch (e) {
-    throw new Error(path + ': ' + e.message);
+    throw new Unreachable(path + ': ' + e.message);
   }
   let body = null;
   try {
@@ -142,19 +145,56 @@ async function render() {
   const page = pages[r.page];
   const main = document.getElementById('main');
   if (!page) {
-    main.replaceChildren(el('h2', {}, 'No such page'), el('p', {}, el('a', {href: '#/dashboard'}, 'Dashboard')));
+    showPageError(main, 'No such page', 'The console has no page ' + location.hash + '.');
+    showError('');
+    rendered();
     return;
   }
   try {
-    const view = await page(r);
+    // A page's parts; a part it has nothing for is null (never shown as text).
+    const view = (await page(r)).filter(part => part !== null && part !== undefined && part !== false);
     main.replaceChildren(...view);
+    delete main.dataset.stale;
     showError('');
-    document.getElementById('updated').textContent = 'Updated ' + new Date().toLocaleTimeString();
+    state.updatedAt = new Date().toLocaleTimeString();
+    document.getElementById('updated').textContent = 'Updated ' + state.updatedAt;
     document.body.dataset.page = r.page;
     document.body.dataset.ready = 'true';
   } catch (e) {
-    if (!(e instanceof Unauthorized)) noteFailure(e.message);
+    if (e instanceof Unauthorized) {
+      // the sign-in dialog says why
+    } else if (e instanceof Unreachable) {
+      // What is shown stays, said to be stale: a person may still read it.
+      main.dataset.stale = 'true';
+      noteFailure('The extender is not answering (' + e.message + '): what this page shows is ' +
+        (state.updatedAt ? 'from ' + state.updatedAt : 'not loaded') + ' and may be stale.');
+    } else {
+      // This page cannot be shown (a bad filter, a task that is gone): say so in its place.
+      showPageError(main, 'This page cannot be shown', e.message);
+      noteFailure(e.message);
+    }
+  } finally {
+    rendered();
   }
+}
+
+function showPageError(main, title, message) {
+  delete main.dataset.stale;
+  main.replaceChildren(el('h2', {}, title), el('p', {class: 'page-error'}, message),
+    el('p', {}, el('a', {href: '#/dashboard'}, 'Dashboard'), ' · ', el('a', {href: '#/tasks'}, 'Tasks')));
+}
+
+// A filter naming a team the policy does not have: said, instead of empty tables.
+function unknownTeam(team, teams) {
+  return el('p', {class: 'page-error', id: 'unknown-filter'}, 'No team ' + team +
+    ' in the policy in force; its teams are ' + teams.items.map(t => t.name).join(', ') + '.');
+}
+
+// Marks the end of a render, whatever its outcome: the route shown and a count (for a person
+// reading the DOM, and for the browser tests, which wait for them).
+function rendered() {
+  document.body.dataset.route = location.hash;
+  document.body.dataset.renders = String(Number(document.body.dataset.renders || 0) + 1);
 }
 
 function schedule() {
@@ -184,10 +224,11 @@ async function renderDashboard(r) {
     el('h3', {id: 'cluster-h'}, 'Cluster'),
     el('div', {class: 'cards'}, cluster.flavors
       .filter(f => !flavorFilter || f.name === flavorFilter)
-      .map(f => el('article', {class: 'card'},
-        el('h4', {}, f.name),
+      .map(f => el('article', {class: 'card', 'data-flavor': f.name},
+        el('h4', {}, f.name || '(no instance type)'),
         el('p', {class: 'muted'}, f.nodes + (f.nodes === 1 ? ' node' : ' nodes') +
           (f.nodes === 0 ? ' (quota for capacity not in the cluster yet)' : '') +
+          (f.nodes > 0 && Object.keys(f.nominalQuota).length === 0 ? ' (no team has quota on it)' : '') +
           (f.schedulableNodes < f.nodes ? ', ' + (f.nodes - f.schedulableNodes) + ' unschedulable' : '')),
         Object.keys(f.allocatable).length === 0 ? el('p', {}, 'No allocatable capacity') :
           el('dl', {class: 'meters'}, Object.entries(f.allocatable).flatMap(([res, alloc]) => {
@@ -198,7 +239,8 @@ async function renderDashboard(r) {
               el('span', {class: 'num'}, (f.inUse[res] || '0') + ' of ' + alloc + ' in use (' + percent(used, total) + ')'))];
           })))))));
 
-  const flavors = [...new Set(teams.items.flatMap(t => t.quotas.map(q => q.flavor)))].sort();
+  const flavors = [...new Set([...cluster.flavors.map(f => f.name),
+    ...teams.items.flatMap(t => t.quotas.map(q => q.flavor))])].filter(Boolean).sort();
   out.push(el('div', {class: 'filters', role: 'group', 'aria-label': 'Filters'},
     select('Team', 'team', teamFilter, teams.items.map(t => t.name)),
     select('Instance type', 'flavor', flavorFilter, flavors),
@@ -206,25 +248,9 @@ async function renderDashboard(r) {
   if (history) out.push(trend(history, resource));
 
   const shown = teams.items.filter(t => !teamFilter || t.name === teamFilter);
-  const byTeam = {};
-  for (const w of workloads.items) (byTeam[w.team] = byTeam[w.team] || []).push(w);
-  out.push(el('section', {'aria-labelledby': 'teams-h'},
-    el('h3', {id: 'teams-h'}, 'Teams'),
-    el('table', {class: 'teams'},
-      el('thead', {}, el('tr', {},
-        ['Team', 'Running pods', 'Pending pods', 'Pending workloads', 'Average wait', 'Preempted']
-          .map(h => el('th', {scope: 'col'}, h)))),
-      el('tbody', {}, shown.map(t => {
-        const pending = (byTeam[t.name] || []).filter(w => w.state === 'Pending');
-        const wait = pending.length ? Math.round(pending.reduce((s, w) => s + w.waitSeconds, 0) / pending.length) : null;
-        return el('tr', {'data-team': t.name},
-          el('th', {scope: 'row'}, el('a', {href: '#/tasks?team=' + encodeURIComponent(t.name)}, t.name)),
-          el('td', {class: 'num'}, t.pods.running),
-          el('td', {class: 'num'}, t.pods.pending),
-          el('td', {class: 'num'}, t.workloads.pending),
-          el('td', {class: 'num'}, wait === null ? '–' : duration(wait)),
-          el('td', {class: 'num'}, (byTeam[t.name] || []).filter(w => w.preemption).length));
-      })))));
+  if (teamFilter && shown.length === 0) out.push(unknownTeam(teamFilter, teams));
+  out.push(teamsSection(shown, workloads.items, flavorFilter));
+  if (shown.some(t => t.window)) out.push(windowSection(shown));
 
   out.push(el('section', {'aria-labelledby': 'alloc-h'},
     el('h3', {id: 'alloc-h'}, 'Allocation'),
@@ -233,7 +259,7 @@ async function renderDashboard(r) {
     el('table', {class: 'alloc'},
       el('thead', {}, el('tr', {},
         ['Team', 'Instance type', 'Resource', 'Allocated', 'Used', 'Borrowed', 'Lent', 'Share', '']
-          .map(h => el('th', {scope: 'col'}, h)))),
+          .map(h => el('th', h === 'Share' ? {scope: 'col', title: SHARE_MEANS} : {scope: 'col'}, h)))),
       el('tbody', {}, shown.flatMap(t => t.quotas
         .filter(q => !flavorFilter || q.flavor === flavorFilter)
         .map(q => el('tr', {'data-team': t.name, 'data-resource': q.resource},
@@ -245,8 +271,106 @@ async function renderDashboard(r) {
           el('td', {class: 'num'}, q.borrowed),
           el('td', {class: 'num'}, q.lent),
           el('td', {class: 'num'}, shareText(t.weightedShare[q.flavor])),
-          el('td', {}, allocationBar(q)))))))));
+          el('td', {}, allocationBar(q))))))),
+    el('p', {class: 'muted', id: 'share-means'}, 'Share: ' + SHARE_MEANS),
+    el('p', {}, el('button', {type: 'button', id: 'usage-report', onclick: downloadUsageReport},
+      'Download the usage report (CSV)'), ' ', el('span', {class: 'muted'},
+      'allocated, used and borrowed hours per team, instance type, resource and day (GPUs in ' +
+      'device-hours, cpu in core-hours, memory in GiB-hours), the last 31 days'))));
   return out;
+}
+
+// Fetches /api/v1/reports/usage.csv with the session's token (a plain link could not send it)
+// and hands it to the browser as a download; returns its text.
+async function downloadUsageReport() {
+  const headers = state.token ? {Authorization: 'Bearer ' + state.token} : {};
+  const reply = await fetch('/api/v1/reports/usage.csv', {headers, cache: 'no-store'});
+  const text = await reply.text();
+  if (!reply.ok) {
+    noteFailure('/api/v1/reports/usage.csv: ' + reply.status + ' ' + text);
+    return text;
+  }
+  const link = el('a', {href: URL.createObjectURL(new Blob([text], {type: 'text/csv'})),
+    download: 'taskgov-usage.csv', hidden: true});
+  document.body.append(link);
+  link.click();
+  link.remove();
+  URL.revokeObjectURL(link.href);
+  return text;
+}
+
+// The one definition of the unit every surface shows a share in (refusals, explanations, events,
+// taskgov_weighted_share, the CLI): a fraction with three decimals.
+const SHARE_MEANS = 'the weighted share — what a team borrows on the instance type over what ' +
+  'its cohort can lend there, divided by its fair-share weight (0.000 within its nominal quota). ' +
+  'Idle capacity goes first to the lower share; refusals and explanations state shares the same ' +
+  'way.';
+
+// Per team: its pods and workloads now, running and waiting, and its pods preempted. With an
+// instance type chosen, the teams with quota or workloads there and their pods and workloads
+// there (from the workloads' flavor and pod states); preemptions are counted per team only.
+function teamsSection(shown, workloads, flavor) {
+  const byTeam = {};
+  for (const w of workloads) {
+    if (!flavor || w.flavor === flavor) (byTeam[w.team] = byTeam[w.team] || []).push(w);
+  }
+  const teams = flavor ? shown.filter(t => byTeam[t.name] || t.quotas.some(q => q.flavor === flavor)) : shown;
+  const sum = (ws, f) => ws.reduce((s, w) => s + f(w), 0);
+  const row = t => {
+    const mine = byTeam[t.name] || [];
+    const pending = mine.filter(w => w.state === 'Pending');
+    const wait = pending.length ? Math.round(sum(pending, w => w.waitSeconds) / pending.length) : null;
+    const counts = flavor ? {
+      running: sum(mine, w => w.podStates.Running),
+      pending: sum(mine, w => w.podStates.Pending),
+      workloads: pending.length,
+    } : {running: t.pods.running, pending: t.pods.pending, workloads: t.workloads.pending};
+    const perTeam = flavor ? {title: 'counted per team, on every instance type'} : {};
+    return el('tr', {'data-team': t.name},
+      el('th', {scope: 'row'}, el('a', {href: '#/tasks?team=' + encodeURIComponent(t.name)}, t.name)),
+      el('td', {class: 'num'}, counts.running),
+      el('td', {class: 'num'}, counts.pending),
+      el('td', {class: 'num'}, counts.workloads),
+      el('td', {class: 'num'}, wait === null ? '–' : duration(wait)),
+      // The team's own pods preempted (it is the victim): being evicted now, and in all.
+      el('td', {class: 'num', ...perTeam}, t.pods.preempted),
+      el('td', {class: 'num', title: preemptionReasons(t.preemptions)}, t.preemptions.total));
+  };
+  return el('section', {'aria-labelledby': 'teams-h'},
+    el('h3', {id: 'teams-h'}, flavor ? 'Teams on ' + flavor : 'Teams'),
+    flavor ? el('p', {class: 'muted'}, 'Pods and workloads on ' + flavor +
+      '; the preempted columns count each team\'s pods on every instance type.') : null,
+    el('div', {class: 'scroll'}, el('table', {class: 'teams'},
+      el('thead', {}, el('tr', {},
+        ['Team', 'Running pods', 'Pending pods', 'Pending workloads', 'Average wait', 'Preempted now',
+          'Preempted (total)'].map(h => el('th', {scope: 'col'}, h)))),
+      el('tbody', {}, teams.map(row)))),
+    el('p', {class: 'muted'}, 'Each pod is counted in one state: running (bound, not being deleted), ' +
+      'pending (waiting for admission), preempted now (evicted, not gone yet: it holds its quota until ' +
+      'it is). The Tasks list and taskgov_pods count the same way.'));
+}
+
+// Per team, over the last hour (the API's window): its pods bound and how long they had waited,
+// its pods that ended — how, and how long they had run.
+function windowSection(teams) {
+  const minutes = Math.round((teams.find(t => t.window) || {window: {seconds: 3600}}).window.seconds / 60);
+  const span = minutes % 60 === 0 ? (minutes === 60 ? 'hour' : minutes / 60 + ' hours') : minutes + ' minutes';
+  const avg = s => s === null ? '–' : duration(Math.round(s));
+  return el('section', {'aria-labelledby': 'window-h'},
+    el('h3', {id: 'window-h'}, 'The last ' + span),
+    el('div', {class: 'scroll'}, el('table', {class: 'window'},
+      el('thead', {}, el('tr', {}, ['Team', 'Pods started', 'Average wait', 'Pods ended', 'Succeeded',
+        'Failed', 'Preempted', 'Deleted', 'Average run'].map(h => el('th', {scope: 'col'}, h)))),
+      el('tbody', {}, teams.filter(t => t.window).map(t => el('tr', {'data-team': t.name},
+        el('th', {scope: 'row'}, t.name),
+        el('td', {class: 'num'}, t.window.boundPods),
+        el('td', {class: 'num'}, avg(t.window.averageWaitSeconds)),
+        el('td', {class: 'num'}, t.window.endedPods),
+        ['Succeeded', 'Failed', 'Preempted', 'Deleted'].map(o => el('td', {class: 'num'}, t.window.ended[o])),
+        el('td', {class: 'num'}, avg(t.window.averageRunSeconds))))))),
+    el('p', {class: 'muted'}, 'Waits run from a pod\'s creation to its start, run times from its start to ' +
+      'its end, as taskgov_pod_wait_seconds and taskgov_pod_run_seconds count them. The tasks that ended ' +
+      'are listed on the Tasks page.'));
 }
 
 // The last 24 h of `resource`: the cluster's capacity and use, and each team's use.
@@ -283,7 +407,7 @@ function trend(history, resource) {
   const vmax = Math.max(1, ...all.map(p => p[1]));
   const x = t => pad + (W - 2 * pad) * (t1 > t0 ? (t - t0) / (t1 - t0) : 1);
   const y = v => H - pad / 2 - (H - pad) * v / vmax;
-  const chart = svg('svg', {class: 'trend', width: W, height: H, role: 'img',
+  const chart = svg('svg', {class: 'trend', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img',
     'aria-label': resource + ' over time: ' + lines.map(l => l.name + ' ' + Math.round(l.points[l.points.length - 1][1])).join(', ')},
     svg('line', {class: 'axis', x1: pad, y1: y(0), x2: W - pad, y2: y(0)}),
     svg('text', {class: 'tick', x: 2, y: y(vmax) + 4}, String(Math.round(vmax))),
@@ -296,9 +420,14 @@ function trend(history, resource) {
   return section;
 }
 
+// "Reclaim 4, InTeamPriority 1": what a team's preemptions were for.
+function preemptionReasons(p) {
+  return Object.entries(p.byReason).map(([reason, n]) => reason + ' ' + n).join(', ') || 'none';
+}
+
 function shareText(share) {
   if (share === undefined) return '';
-  return share === '+Inf' ? '∞' : share.toFixed(3);
+  return share === '+Inf' ? 'inf' : share.toFixed(3);
 }
 
 function legend(kind, text) {
@@ -308,7 +437,8 @@ function legend(kind, text) {
 function meter(used, total) {
   const width = 160;
   const w = total > 0 ? Math.min(width, width * used / total) : 0;
-  return svg('svg', {class: 'meter', width, height: 12, role: 'img', 'aria-label': percent(used, total) + ' in use'},
+  return svg('svg', {class: 'meter', width, height: 12, viewBox: '0 0 ' + width + ' 12', preserveAspectRatio: 'none',
+    role: 'img', 'aria-label': percent(used, total) + ' in use'},
     svg('rect', {class: 'track', x: 0, y: 0, width, height: 12, rx: 3}),
     svg('rect', {class: 'used', x: 0, y: 0, width: w, height: 12, rx: 3}));
 }
@@ -360,7 +490,13 @@ async function renderTasks(r) {
   const query = new URLSearchParams({limit: '1000'});
   if (team) query.set('team', team);
   if (phase) query.set('state', phase);
-  const [list, teams] = await Promise.all([api('/api/v1/workloads?' + query), api('/api/v1/teams')]);
+  const ended = new URLSearchParams({limit: '100'});
+  if (team) ended.set('team', team);
+  const [list, teams, history] = await Promise.all([api('/api/v1/workloads?' + query),
+    api('/api/v1/teams'), api('/api/v1/history/tasks?' + ended).catch(e => {
+      if (e instanceof Unauthorized || e instanceof Unreachable) throw e;
+      return null;  // an extender without a task history
+    })]);
   let items = list.items.filter(w => !text || (w.namespace + '/' + w.name).toLowerCase().includes(text));
   const col = COLUMNS.find(c => c.key === state.sort.key) || COLUMNS[0];
   items = items.slice().sort((a, b) => {
@@ -376,6 +512,7 @@ async function renderTasks(r) {
       select('Team', 'team', team, teams.items.map(t => t.name)),
       select('State', 'state', phase, ['Pending', 'Admitted', 'Running', 'Terminating']),
       el('span', {class: 'filter'}, el('label', {for: 'f-q'}, 'Name'), search)),
+    team && !teams.items.some(t => t.name === team) ? unknownTeam(team, teams) : null,
     el('p', {class: 'muted', id: 'task-count'}, items.length + ' of ' + list.total + ' workloads' +
       (list.continue ? ' (the first 1000)' : '')),
     el('table', {class: 'tasks'},
@@ -385,7 +522,8 @@ async function renderTasks(r) {
           state.sort = {key: c.key, up: state.sort.key === c.key ? !state.sort.up : true};
           render();
         }}, c.title))), el('th', {scope: 'col'}, 'Why it waits'))),
-      el('tbody', {}, items.map(w => el('tr', {'data-state': w.state, 'data-team': w.team},
+      el('tbody', {}, items.map(w => el('tr', {'data-state': w.state, 'data-team': w.team,
+        'data-name': w.hidden ? null : w.namespace + '/' + w.name},
         el('th', {scope: 'row'}, w.hidden ? el('span', {class: 'muted'}, '(another team\'s)') :
           el('a', {href: '#/tasks/' + encodeURIComponent(w.namespace) + '/' + encodeURIComponent(w.name)},
             w.namespace + '/' + w.name)),
@@ -397,8 +535,29 @@ async function renderTasks(r) {
         el('td', {}, requestText(w.request)),
         el('td', {class: 'num'}, duration(w.waitSeconds)),
         el('td', {class: 'num'}, w.queuePosition ?? ''),
-        el('td', {class: 'why'}, w.preemption || w.refusal || ''))))),
+        el('td', {class: 'why'}, w.why))))),
+    history ? endedSection(history) : null,
   ];
+}
+
+// The tasks that ended — succeeded, failed, preempted (with the reason), deleted — newest first.
+function endedSection(history) {
+  return el('section', {'aria-labelledby': 'ended-h'},
+    el('h3', {id: 'ended-h'}, 'Ended in the last 24 hours'),
+    history.items.length === 0 ? el('p', {class: 'muted'}, 'None.') :
+      el('div', {class: 'scroll'}, el('table', {class: 'ended'},
+        el('thead', {}, el('tr', {}, ['Workload', 'Team', 'Kind', 'Outcome', 'Pods', 'Started', 'Ended',
+          'Ran'].map(h => el('th', {scope: 'col'}, h)))),
+        el('tbody', {}, history.items.map(x => el('tr', {'data-outcome': x.outcome, 'data-team': x.team},
+          el('th', {scope: 'row'}, x.hidden ? el('span', {class: 'muted'}, '(another team\'s)') :
+            x.namespace + '/' + x.name),
+          el('td', {}, x.team),
+          el('td', {}, x.kind),
+          el('td', {}, x.outcome + (x.reason ? ' (' + x.reason + ')' : '')),
+          el('td', {class: 'num'}, x.pods),
+          el('td', {}, x.startedAt || '–'),
+          el('td', {}, x.endedAt),
+          el('td', {class: 'num'}, duration(x.runSeconds))))))));
 }
 
 async function renderTask(ns, name) {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "scheduler/common/log.h"
+#include "scheduler/decisions/placement.h"
 #include "scheduler/decisions/preemption.h"
 #include "scheduler/decisions/rules.h"
 #include "scheduler/model/pod_identity.h"
@@ -172,16 +173,15 @@ FilterResult Admission::Filter(const FilterArgs& args) {
 }
 
 Explanation Admission::Explain(const Pod& pod) const {
+  // The nodes kube-scheduler would ask about: every node whose taints, labels and required
+  // affinity let the pod go there (placement.h), of any flavor.
   FilterArgs args;
   args.pod = pod;
   Snapshot snap(*book_);
-  std::set<std::string_view> flavors;
-  for (const Team& team : snap.policy.teams) {
-    for (const FlavorQuota& fq : team.flavors) {
-      if (!flavors.insert(fq.flavor).second) continue;
-      const std::optional<NameId> id = FlavorNames().Find(fq.flavor);
-      if (!id) continue;
-      for (auto& [name, view] : cluster_->nodes().NodesOfFlavor(*id)) {
+  for (const NameId flavor : cluster_->nodes().FlavorsWithNodes()) {
+    for (auto& [name, view] : cluster_->nodes().NodesOfFlavor(flavor)) {
+      if (view.placement == nullptr || Judge(pod.node_selector, pod.placement.get(),
+                                             *view.placement) == PlacementVerdict::kAccepted) {
         args.node_names.push_back(name);
       }
     }

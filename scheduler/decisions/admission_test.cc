@@ -315,7 +315,7 @@ TEST_F(AdmissionTest, APodAdmittedAMomentAgoIsNotAheadOfTheNext) {
 }
 
 // The same for fair share: another team's head admitted a moment ago waits for nothing. Before,
-// b's pod was refused "fair share: team-c (share 133) is ahead of team-b (share 800)".
+// b's pod was refused "fair share: team-c (share 0.133) is ahead of team-b (share 0.800)".
 TEST_F(AdmissionTest, FairShareIgnoresAHeadAdmittedAMomentAgo) {
   Start(PolicyBuilder()
             .Team("lender", "c")
@@ -415,7 +415,7 @@ TEST_F(AdmissionTest, FairShareGivesBorrowedCapacityToTheLowerShareFirst) {
   Verdict r = Filter(GpuPod("b-3", "team-b", 1, 100));
   EXPECT_TRUE(r.feasible.empty());
   EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
-            "fair share: team-c (share 250) is ahead of team-b (share 333)");
+            "fair share: team-c (share 0.250) is ahead of team-b (share 0.333)");
   EXPECT_EQ(decisions_.back().reason, "fair_share");
   EXPECT_TRUE(Admitted(GpuPod("c-0", "team-c", 1, 5000)));
 }
@@ -451,7 +451,7 @@ TEST_F(AdmissionTest, FairShareWeightZeroIsAlwaysLast) {
   Verdict r = Filter(GpuPod("b-0", "team-b", 4, 1));
   EXPECT_TRUE(r.feasible.empty());
   EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
-            "fair share: team-c (share 1000) is ahead of team-b (share inf (weight 0, 1000 "
+            "fair share: team-c (share 1.000) is ahead of team-b (share inf (weight 0, 1.000 "
             "unweighted))");
 }
 
@@ -475,8 +475,8 @@ TEST_F(AdmissionTest, FairShareAmongWeightZeroTeamsGoesByUnweightedShare) {
   Verdict r = Filter(GpuPod("b-3", "team-b", 1, 100));
   EXPECT_TRUE(r.feasible.empty());
   EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
-            "fair share: team-c (share inf (weight 0, 250 unweighted)) is ahead of team-b (share "
-            "inf (weight 0, 1000 unweighted))");
+            "fair share: team-c (share inf (weight 0, 0.250 unweighted)) is ahead of team-b "
+            "(share inf (weight 0, 1.000 unweighted))");
   EXPECT_TRUE(Run(GpuPod("c-0", "team-c", 1, 5000)));
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "scheduler/decisions/fair_share.h"
+#include "scheduler/decisions/placement.h"
 #include "scheduler/model/pod_identity.h"
 #include "scheduler/model/quantity.h"
 
@@ -137,13 +138,32 @@ std::string Amounts(const ResourceList& list) {
   return out.empty() ? std::string("nothing") : out;
 }
 
-// The candidate nodes of `flavor`; false (a lasting failure) when there are none.
-bool NodesCheck(const Snapshot& snap, NameId flavor, FlavorExplanation* fe) {
+// Which nodes of `flavor` the pod's taints, node selector and required affinity let it go to.
+NodeEligibility EligibilityOn(const ClusterState& cluster, NameId flavor, const Pod& pod) {
+  std::vector<std::shared_ptr<const model::NodePlacement>> nodes;
+  for (auto& [name, view] : cluster.nodes().NodesOfFlavor(flavor)) nodes.push_back(view.placement);
+  NodeEligibility eligibility;
+  eligibility.Compute(pod.node_selector, pod.placement.get(), nodes);
+  return eligibility;
+}
+
+// The candidate nodes of `flavor` (the nodes kube-scheduler would send: the pod may go there);
+// false (a lasting failure) when there are none — none in the cluster, or none it may go to.
+bool NodesCheck(const Snapshot& snap, const ClusterState& cluster, NameId flavor,
+                FlavorExplanation* fe) {
   const size_t count = std::count_if(snap.fits.begin(), snap.fits.end(),
                                      [&](const NodeFit& f) { return f.flavor == flavor; });
   if (count == 0) {
-    fe->checks.push_back(Failed("nodes", "the cluster has no " + fe->flavor + " node",
-                                fe->flavor + " nodes must join the cluster"));
+    const NodeEligibility eligibility = EligibilityOn(cluster, flavor, *snap.subject.pod);
+    if (eligibility.accepts.empty()) {
+      fe->checks.push_back(Failed("nodes", "the cluster has no " + fe->flavor + " node",
+                                  fe->flavor + " nodes must join the cluster"));
+    } else {
+      fe->checks.push_back(Failed("nodes", eligibility.Explain(fe->flavor, snap.subject.pod->key()),
+                                  "its nodeSelector, node affinity and tolerations must allow " +
+                                      fe->flavor + " nodes, to use " + snap.subject.team->name +
+                                      "'s quota there"));
+    }
     fe->checks.back().lasting = true;
     return false;
   }
@@ -240,14 +260,13 @@ void FairShareCheck(Snapshot& snap, const ClusterState& cluster, NameId flavor,
         "fairShare", std::move(*why),
         "the other team's pending work goes first: it must be admitted or withdrawn (a higher "
         "fair-share weight for " +
-            me.team->name + " lowers its share, " + shown + " per mille after admission)"));
+            me.team->name + " lowers its share, " + shown + " after admission)"));
     return;
   }
   fe->checks.push_back(Passed("fairShare",
                               "no team of its cohort with a lower weighted share waits "
                               "for this capacity (" +
-                                  me.team->name + "'s share after admission: " + shown +
-                                  " per mille)"));
+                                  me.team->name + "'s share after admission: " + shown + ")"));
 }
 
 std::string LineText(const QuotaLine& l) {
@@ -259,33 +278,72 @@ std::string LineText(const QuotaLine& l) {
   if (l.pool_need > 0) {
     out += "; " + Q(l.resource, l.pool_need) + " of it from the cohort's pool, which has " +
            Q(l.resource, l.pool_free) + " free";
+    if (!l.pool_fits) out += " (other teams borrow " + Q(l.resource, l.others_borrowed) + ")";
   }
   return out;
 }
 
-// What would let `l` fit; `never` when nothing short of a policy change can.
+// What would let `l` fit, from the numbers LineText shows beside it; `never` when nothing short
+// of a policy change can. Each amount is the line's own arithmetic: "must use X less" only when
+// the team uses X (X = in use + need − limit ≤ in use), "more idle" by pool need − pool free,
+// "borrowed pods" only when other teams borrow.
 std::string LineChange(const Subject& me, const std::string& flavor, const QuotaLine& l, Mode mode,
                        bool* never) {
   const std::string& team = me.team->name;
   auto q = [&](int64_t v) { return Q(l.resource, v) + " " + l.resource; };
+  const std::string raise =
+      mode == Mode::kWithinNominal
+          ? "its nominal quota be raised to " + q(l.in_use + l.need)
+          : "its borrowing limit be raised to " + q(SaturatingAdd(l.in_use, l.need) - l.nominal);
   if (l.ceiling != kUnlimited && l.need > l.ceiling) {
     if (me.estimated_members == 0) *never = true;
     return "it needs more than " + team + " may ever use on " + flavor + ": its nominal plus " +
            "borrowing limit must grow by " + q(l.need - l.ceiling) + ", or it must ask for less";
   }
   if (!l.team_fits) {
-    const int64_t short_by = SaturatingAdd(l.in_use, l.need) - l.limit;
-    std::string out = team + " must use " + q(short_by) + " less on " + flavor +
-                      " (its pods finishing, or preempted for it)";
-    if (mode == Mode::kWithinNominal) {
-      return out + ", or its nominal quota be raised to " + q(SaturatingAdd(l.in_use, l.need));
+    if (l.need > l.limit) {  // even with nothing of the team's running
+      return "it needs " + q(l.need) + ", more than " + team + "'s " +
+             (mode == Mode::kWithinNominal ? "nominal quota" : "nominal plus borrowing limit") +
+             " of " + q(l.limit) + " on " + flavor + ": " +
+             (mode == Mode::kWithinNominal ? "it can run only by borrowing, or if " : "only if ") +
+             raise;
     }
-    return out + ", or its borrowing limit be raised to " +
-           q(SaturatingAdd(l.in_use, l.need) - l.nominal);
+    const int64_t short_by = SaturatingAdd(l.in_use, l.need) - l.limit;  // ≤ in_use here
+    return team + " must use " + q(short_by) + " less on " + flavor + " (it uses " +
+           Q(l.resource, l.in_use) + " of " + q(l.limit) +
+           ": its pods finishing, or preempted for it), or " + raise;
   }
   const int64_t short_by = l.pool_need - l.pool_free;
-  return "the cohort must have " + q(short_by) + " more idle on " + flavor +
-         ": other teams' borrowed pods finishing or reclaimed, or more quota lent to it";
+  const std::string more = "the cohort must have " + q(short_by) + " more idle on " + flavor + ": ";
+  const std::string lent = "or more quota lent to it";
+  if (l.others_borrowed >= short_by) {
+    return more + "other teams borrow " + q(l.others_borrowed) +
+           " there, their borrowed pods finishing or reclaimed, " + lent;
+  }
+  if (l.others_borrowed == 0) {
+    return more + "nobody else borrows there: the other teams use their own quota, which comes " +
+           "back to the pool as their pods finish, " + lent;
+  }
+  return more + "other teams borrow " + q(l.others_borrowed) +
+         " there (their borrowed pods finishing or reclaimed) and " +
+         q(short_by - l.others_borrowed) +
+         " more must come back as their own quota's pods finish, " + lent;
+}
+
+// What the other teams of `me`'s cohort tree borrow of `resource` on `flavor`.
+int64_t OthersBorrowed(const Snapshot& snap, NameId flavor, std::string_view resource) {
+  const model::Team& me = *snap.subject.team;
+  const std::optional<NameId> id = model::ResourceNames().Find(resource);
+  if (!id || me.cohort.empty()) return 0;
+  int64_t sum = 0;
+  for (const model::Team& other : snap.policy.teams) {
+    if (&other == &me || !snap.policy.SameCohortTree(other, me)) continue;
+    const std::optional<NameId> team = model::TeamNames().Find(other.name);
+    if (!team) continue;
+    const ledger::CellView v = snap.session.View(*team, flavor, *id);
+    if (v.exists) sum = SaturatingAdd(sum, std::max<int64_t>(0, v.usage - v.nominal));
+  }
+  return sum;
 }
 
 void QuotaCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanation* fe) {
@@ -295,6 +353,7 @@ void QuotaCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanatio
     return;
   }
   fe->quota = QuotaLines(snap.session, me.team_id, flavor, me.need, mode);
+  for (QuotaLine& l : fe->quota) l.others_borrowed = OthersBorrowed(snap, flavor, l.resource);
   std::string detail, change;
   bool fits = true, lasting = false;
   for (const QuotaLine& l : fe->quota) {
@@ -320,7 +379,7 @@ FlavorExplanation ExplainFlavor(Snapshot& snap, const ClusterState& cluster, con
   FlavorExplanation fe;
   fe.flavor = fq.flavor;
   fe.mode = mode;
-  if (NodesCheck(snap, flavor, &fe)) {
+  if (NodesCheck(snap, cluster, flavor, &fe)) {
     const std::optional<NameId> there =
         HeldOn(snap, flavor) ? std::nullopt : HeldElsewhere(snap, flavor);
     if (there) {
@@ -351,7 +410,8 @@ const Check* FirstFailed(const std::vector<Check>& checks) {
 void Summarize(const Subject& me, Explanation* out) {
   const std::string who = WhoOf(me);
   if (const Check* c = FirstFailed(out->checks)) {
-    out->summary = who + " waits: " + c->detail + ". To run: " + c->change + ".";
+    out->summary = who + (c->lasting ? " can never run as it is: " : " waits: ") + c->detail +
+                   ". To run: " + c->change + ".";
     return;
   }
   for (const FlavorExplanation& fe : out->flavors) {
@@ -380,6 +440,37 @@ void Summarize(const Subject& me, Explanation* out) {
                    ". To run: " + c->change + ".";
     return;
   }
+}
+
+// The instance types the pod may go to at all (its nodeSelector, affinity and tolerations, over
+// every node of the cluster) against those its team has quota on: a lasting failure when it may
+// go only where the team has none — "team d has no quota on ml.p5.48xlarge: it can never run".
+// Nothing when no node takes it at all (the flavors' checks say why) or it may use some of them.
+void InstanceTypeCheck(const Subject& me, const ClusterState& cluster, Explanation* out) {
+  std::vector<std::string> allowed;
+  for (const NameId flavor : cluster.nodes().FlavorsWithNodes()) {
+    if (flavor == state::kNoFlavor || EligibilityOn(cluster, flavor, *me.pod).accepted == 0) {
+      continue;
+    }
+    const std::string name(FlavorNames().Name(flavor));
+    if (std::any_of(me.team->flavors.begin(), me.team->flavors.end(),
+                    [&](const FlavorQuota& fq) { return fq.flavor == name; })) {
+      return;  // it may use one of the team's flavors
+    }
+    allowed.push_back(name);
+  }
+  if (allowed.empty()) return;
+  std::string where, quota;
+  for (const std::string& f : allowed) where += (where.empty() ? "" : ", ") + f;
+  for (const FlavorQuota& fq : me.team->flavors) quota += (quota.empty() ? "" : ", ") + fq.flavor;
+  out->checks.push_back(
+      Failed("instanceType",
+             me.team->name + " has no quota on " + where + ", the only instance type" +
+                 (allowed.size() == 1 ? "" : "s") + " its nodeSelector and node affinity allow",
+             (quota.empty() ? std::string("the team needs quota there")
+                            : "ask for an instance type " + me.team->name + " has quota on (" +
+                                  quota + "), or give " + me.team->name + " quota on " + where)));
+  out->checks.back().lasting = true;
 }
 
 }  // namespace
@@ -421,6 +512,7 @@ Explanation Explain(Snapshot& snapshot, const QuotaBook& book, const ClusterStat
                    [](const NodeFit& fit) { return fit.room; })) {
     TakeAhead(book, cluster, queue_lookahead, &snapshot);
   }
+  InstanceTypeCheck(me, cluster, &out);
   bool never = !me.team->flavors.empty();
   for (Mode mode : {Mode::kWithinNominal, Mode::kBorrowing}) {
     for (const FlavorQuota& fq : me.team->flavors) {
@@ -432,7 +524,9 @@ Explanation Explain(Snapshot& snapshot, const QuotaBook& book, const ClusterStat
                                 "the team needs a compute quota"));
     never = true;
   }
-  out.outlook = never ? Outlook::kNeverFits : Outlook::kWaiting;
+  const bool lasting = std::any_of(out.checks.begin(), out.checks.end(),
+                                   [](const Check& c) { return !c.passed && c.lasting; });
+  out.outlook = never || lasting ? Outlook::kNeverFits : Outlook::kWaiting;
   Summarize(me, &out);
   return out;
 }

@@ -1,6 +1,7 @@
 #include "scheduler/decisions/explanation.h"
 
 #include <random>
+#include <regex>
 
 #include <gtest/gtest.h>
 
@@ -29,10 +30,11 @@ class ExplanationTest : public testing::AdmissionFixture {
  protected:
   // Whether the filter admits `pod` on some node (a reservation taken, then given back by
   // forgetting the pod).
-  bool Admits(const Pod& pod) {
+  // `nodes`: those kube-scheduler sends (default: every node).
+  bool Admits(const Pod& pod, const std::vector<std::string>& nodes = {}) {
     FilterArgs args;
     args.pod = pod;
-    args.node_names = nodes_;
+    args.node_names = nodes.empty() ? nodes_ : nodes;
     const bool admitted = !admission_->Filter(args).feasible.empty();
     (void)book_->Release(pod.uid);
     return admitted;
@@ -62,6 +64,65 @@ class ExplanationTest : public testing::AdmissionFixture {
     return none;
   }
 };
+
+// Every amount a quota check's "To pass" states is the arithmetic of the numbers beside it (its
+// quota line), and every remedy it names is one those numbers allow: a team asked to use less
+// uses that much; the borrowers blamed borrow.
+void ExpectChangeFromNumbers(const FlavorExplanation& f, const std::string& context) {
+  const Check* quota = nullptr;
+  for (const Check& c : f.checks) {
+    if (c.rule == "quota" && !c.passed) quota = &c;
+  }
+  if (quota == nullptr) return;
+  const std::string& change = quota->change;
+  int failing = 0;
+  for (const QuotaLine& l : f.quota) failing += l.fits() ? 0 : 1;
+  ASSERT_EQ(failing, 1) << context << ": one governed resource in these tests";
+  const QuotaLine& l =
+      *std::find_if(f.quota.begin(), f.quota.end(), [](const QuotaLine& q) { return !q.fits(); });
+  const std::string why = context + " (" + std::string(ModeName(f.mode)) + "): " + change;
+  std::smatch m;
+  int remedies = 0;
+  auto found = [&](const char* pattern) {
+    const bool hit = std::regex_search(change, m, std::regex(pattern));
+    remedies += hit ? 1 : 0;
+    return hit;
+  };
+  auto n = [&](int i) { return std::stoll(m[i].str()); };
+  if (found(R"(must use (\d+) \S+ less on \S+ \(it uses (\d+) of (\d+))")) {
+    EXPECT_EQ(n(1), l.in_use + l.need - l.limit) << why;
+    EXPECT_GT(n(1), 0) << why;
+    EXPECT_LE(n(1), l.in_use) << why << ": it cannot use less than nothing";
+    EXPECT_EQ(n(2), l.in_use) << why;
+    EXPECT_EQ(n(3), l.limit) << why;
+  }
+  if (found(R"(it needs (\d+) \S+, more than .* of (\d+))")) {
+    EXPECT_EQ(n(1), l.need) << why;
+    EXPECT_EQ(n(2), l.limit) << why;
+    EXPECT_GT(l.need, l.limit) << why;
+  }
+  if (std::regex_search(change, m, std::regex(R"(nominal quota be raised to (\d+))"))) {
+    EXPECT_EQ(n(1), l.in_use + l.need) << why;
+  }
+  if (std::regex_search(change, m, std::regex(R"(borrowing limit be raised to (\d+))"))) {
+    EXPECT_EQ(n(1), l.in_use + l.need - l.nominal) << why;
+  }
+  if (found(R"(grow by (\d+))")) {
+    EXPECT_EQ(n(1), l.need - l.ceiling) << why;
+  }
+  if (found(R"(must have (\d+) \S+ more idle)")) {
+    EXPECT_EQ(n(1), l.pool_need - l.pool_free) << why;
+    EXPECT_TRUE(l.team_fits) << why;
+    if (std::regex_search(change, m, std::regex(R"(other teams borrow (\d+))"))) {
+      EXPECT_EQ(n(1), l.others_borrowed) << why;
+      EXPECT_GT(l.others_borrowed, 0) << why;
+    } else {
+      EXPECT_EQ(l.others_borrowed, 0) << why;
+      EXPECT_NE(change.find("nobody else borrows"), std::string::npos) << why;
+    }
+  }
+  EXPECT_EQ(remedies, 1) << why << ": exactly one remedy for the one failing line";
+}
 
 TEST_F(ExplanationTest, WithinNominalIsAdmissibleAndEveryRuleSaysWhy) {
   Start(TwoTeams());
@@ -102,8 +163,9 @@ TEST_F(ExplanationTest, OverNominalNamesTheNumbersAndBorrowingIsAdmissible) {
       "nvidia.com/gpu: needs 4, in use 8 of 8 (nominal 8, borrowing limit unlimited); 4 of it "
       "from the cohort's pool, which has 8 free");
   EXPECT_EQ(quota.change,
-            "team-a must use 4 nvidia.com/gpu less on ml.p5.48xlarge (its pods finishing, or "
-            "preempted for it), or its nominal quota be raised to 12 nvidia.com/gpu");
+            "team-a must use 4 nvidia.com/gpu less on ml.p5.48xlarge (it uses 8 of 8 "
+            "nvidia.com/gpu: its pods finishing, or preempted for it), or its nominal quota be "
+            "raised to 12 nvidia.com/gpu");
   const FlavorExplanation& borrowing = Pass(e, kP5, Ledger::Mode::kBorrowing);
   EXPECT_TRUE(borrowing.admissible);
   EXPECT_TRUE(CheckOf(borrowing, "fairShare").passed);
@@ -121,8 +183,9 @@ TEST_F(ExplanationTest, TheBorrowingLimitAndTheCohortsIdleQuotaSayWhatMustChange
   const Check& limit = CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "quota");
   EXPECT_FALSE(limit.passed);
   EXPECT_EQ(limit.change,
-            "team-a must use 2 nvidia.com/gpu less on ml.p5.48xlarge (its pods finishing, or "
-            "preempted for it), or its borrowing limit be raised to 4 nvidia.com/gpu");
+            "team-a must use 2 nvidia.com/gpu less on ml.p5.48xlarge (it uses 8 of 10 "
+            "nvidia.com/gpu: its pods finishing, or preempted for it), or its borrowing limit be "
+            "raised to 4 nvidia.com/gpu");
   EXPECT_FALSE(Admits(GpuPod("w-1", "team-a", 4)));
 
   // Within the limit, but team-b uses its own quota: nothing is idle to lend.
@@ -132,11 +195,48 @@ TEST_F(ExplanationTest, TheBorrowingLimitAndTheCohortsIdleQuotaSayWhatMustChange
   EXPECT_FALSE(pool.passed);
   EXPECT_NE(pool.detail.find("1 of it from the cohort's pool, which has 0 free"), std::string::npos)
       << pool.detail;
+  EXPECT_NE(pool.detail.find("(other teams borrow 0)"), std::string::npos) << pool.detail;
   EXPECT_EQ(pool.change,
-            "the cohort must have 1 nvidia.com/gpu more idle on ml.p5.48xlarge: other teams' "
-            "borrowed pods finishing or reclaimed, or more quota lent to it");
+            "the cohort must have 1 nvidia.com/gpu more idle on ml.p5.48xlarge: nobody else "
+            "borrows there: the other teams use their own quota, which comes back to the pool as "
+            "their pods finish, or more quota lent to it");
   EXPECT_EQ(e.outlook, Outlook::kWaiting);
   EXPECT_FALSE(Admits(GpuPod("w-2", "team-a", 1)));
+}
+
+// The demo's waiting gang (issue 38, item 4): a uses nothing and its gang needs more than its
+// nominal quota; b uses its own. No "a must use less", no borrowers blamed.
+TEST_F(ExplanationTest, AGangLargerThanTheNominalQuotaOfAnIdleTeamIsToldSo) {
+  Start(TwoTeams(/*a_borrow=*/4));
+  AddNodes("p5", kP5, 2, 8);
+  RunOn("p5-1", GpuPod("b-0", "team-b", 8));
+  Explanation e = admission_->Explain(GpuPod("w-0", "team-a", 12));
+  const Check& nominal = CheckOf(Pass(e, kP5, Ledger::Mode::kWithinNominal), "quota");
+  EXPECT_EQ(nominal.change,
+            "it needs 12 nvidia.com/gpu, more than team-a's nominal quota of 8 nvidia.com/gpu on "
+            "ml.p5.48xlarge: it can run only by borrowing, or if its nominal quota be raised to 12 "
+            "nvidia.com/gpu");
+  const Check& borrowing = CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "quota");
+  EXPECT_EQ(borrowing.change,
+            "the cohort must have 4 nvidia.com/gpu more idle on ml.p5.48xlarge: nobody else "
+            "borrows there: the other teams use their own quota, which comes back to the pool as "
+            "their pods finish, or more quota lent to it");
+  for (const FlavorExplanation& f : e.flavors) ExpectChangeFromNumbers(f, "idle team");
+
+  // Now b borrows 4 of a's nominal, which a wants back: the borrowers are named with what they
+  // borrow.
+  Start(TwoTeams(/*a_borrow=*/4));
+  AddNodes("p5", kP5, 2, 8);
+  RunOn("p5-0", GpuPod("a-0", "team-a", 4));
+  RunOn("p5-1", GpuPod("b-0", "team-b", 8));
+  RunOn("p5-0", GpuPod("b-1", "team-b", 4));
+  e = admission_->Explain(GpuPod("w-1", "team-a", 4));
+  const Check& reclaim = CheckOf(Pass(e, kP5, Ledger::Mode::kWithinNominal), "quota");
+  EXPECT_EQ(reclaim.change,
+            "the cohort must have 4 nvidia.com/gpu more idle on ml.p5.48xlarge: other teams "
+            "borrow 4 nvidia.com/gpu there, their borrowed pods finishing or reclaimed, or more "
+            "quota lent to it");
+  for (const FlavorExplanation& f : e.flavors) ExpectChangeFromNumbers(f, "borrowing team");
 }
 
 TEST_F(ExplanationTest, MoreThanTheTeamMayEverUseNeverFits) {
@@ -202,6 +302,40 @@ TEST_F(ExplanationTest, QuotaOnAnInstanceTypeWithoutNodes) {
   EXPECT_EQ(e.outlook, Outlook::kNeverFits);
 }
 
+// A pod that selects an instance type its team has no quota on is judged there, as
+// kube-scheduler sends it there: it can never run, whatever the team's other flavors hold.
+TEST_F(ExplanationTest, AnInstanceTypeTheTeamHasNoQuotaOnNeverFits) {
+  Start(PolicyBuilder().Team("team-d").Quota(kG5, kGpu, 2).Build());
+  AddNodes("p5", kP5, 2, 8);
+  AddNodes("g5", kG5, 2, 4);
+  const Pod pod = PodBuilder("w-0")
+                      .Namespace("ns-team-d")
+                      .Gpus(1)
+                      .NodeSelector("node.kubernetes.io/instance-type", kP5);
+  const Explanation e = admission_->Explain(pod);
+  EXPECT_EQ(e.outlook, Outlook::kNeverFits);
+  EXPECT_EQ(e.summary,
+            "ns-team-d/w-0 can never run as it is: team-d has no quota on ml.p5.48xlarge, the "
+            "only instance type its nodeSelector and node affinity allow. To run: ask for an "
+            "instance type team-d has quota on (ml.g5.12xlarge), or give team-d quota on "
+            "ml.p5.48xlarge.");
+  // Its team's flavor is not where it may go: no g5 node takes it.
+  const Check& nodes = CheckOf(Pass(e, kG5, Ledger::Mode::kWithinNominal), "nodes");
+  EXPECT_FALSE(nodes.passed);
+  EXPECT_EQ(nodes.detail,
+            "no ml.g5.12xlarge node accepts ns-team-d/w-0: 2 nodes not matching its nodeSelector");
+  EXPECT_FALSE(Admits(pod, {"p5-0", "p5-1"}));  // the nodes its selector allows
+
+  // Selecting g5 (or nothing), it is judged on its team's g5 quota.
+  const Explanation g5 =
+      admission_->Explain(PodBuilder("w-1")
+                              .Namespace("ns-team-d")
+                              .Gpus(1)
+                              .NodeSelector("node.kubernetes.io/instance-type", kG5));
+  EXPECT_EQ(g5.outlook, Outlook::kAdmissible);
+  EXPECT_EQ(admission_->Explain(GpuPod("w-2", "team-d", 1)).outlook, Outlook::kAdmissible);
+}
+
 TEST_F(ExplanationTest, QueueOrderNamesThePodAheadAndThePriority) {
   Start(PolicyBuilder()
             .Team("team-a", "c")
@@ -242,8 +376,8 @@ TEST_F(ExplanationTest, FairShareNamesTheTeamAheadWithTheShares) {
   const Explanation e = admission_->Explain(b3);
   const Check& fair = CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "fairShare");
   EXPECT_FALSE(fair.passed);
-  EXPECT_EQ(fair.detail, "fair share: team-c (share 250) is ahead of team-b (share 333)");
-  EXPECT_NE(fair.change.find("333 per mille after admission"), std::string::npos) << fair.change;
+  EXPECT_EQ(fair.detail, "fair share: team-c (share 0.250) is ahead of team-b (share 0.333)");
+  EXPECT_NE(fair.change.find("0.333 after admission"), std::string::npos) << fair.change;
   EXPECT_EQ(e.outlook, Outlook::kWaiting);
   EXPECT_FALSE(Admits(b3));
 }
@@ -296,6 +430,9 @@ TEST_F(ExplanationTest, AdmissibleExactlyWhenTheFilterAdmits) {
     const Explanation e = admission_->Explain(pod);
     const bool admits = Admits(pod);
     EXPECT_EQ(e.outlook == Outlook::kAdmissible, admits) << "round " << round << ": " << e.summary;
+    for (const FlavorExplanation& f : e.flavors) {
+      ExpectChangeFromNumbers(f, "round " + std::to_string(round) + ", " + f.flavor);
+    }
     (admits ? admissible : refused) += 1;
   }
   EXPECT_GT(admissible, 30);

@@ -46,15 +46,22 @@ class ShareAccumulator {
   double max_ratio_ = 0;
 };
 
-// A share as messages show it: its per-mille, "inf" for an unbounded one, and for a team of
-// weight 0 that borrows "inf (weight 0, <unweighted per-mille> unweighted)".
+// A share as every surface shows it — refusals, explanations, events, the console, the CLI, and
+// taskgov_weighted_share — in one unit: the fraction, with three decimals ("0.125": the team
+// borrows 12.5% of what its cohort can lend, per unit of fair-share weight). "inf" for an
+// unbounded one, and for a team of weight 0 that borrows "inf (weight 0, <unweighted> unweighted)".
+// `share` is the per-mille the rules compute in (exact: it has no more digits).
 inline std::string ShowShare(int64_t share) {
+  auto fraction = [](int64_t per_mille) {
+    std::string decimals = std::to_string(1000 + per_mille % 1000).substr(1);
+    return std::to_string(per_mille / 1000) + "." + decimals;
+  };
   if (share == model::kUnlimited) return "inf";
   if (share >= ShareAccumulator::kZeroWeightBorrowing) {
-    return "inf (weight 0, " + std::to_string(share - ShareAccumulator::kZeroWeightBorrowing) +
+    return "inf (weight 0, " + fraction(share - ShareAccumulator::kZeroWeightBorrowing) +
            " unweighted)";
   }
-  return std::to_string(share);
+  return fraction(share);
 }
 
 }  // namespace taskgov::scheduler::decisions

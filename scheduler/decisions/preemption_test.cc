@@ -337,7 +337,7 @@ INSTANTIATE_TEST_SUITE_P(
                    {"x2", "team-x", 50, 100, -1},
                    {"x3", "team-x", 50, 100, -1}},
                   "x1"},
-        // team-x borrows 3 (share 500), team-y 1 (share 166): x gives first, though y0 is the
+        // team-x borrows 3 (share 0.500), team-y 1 (share 0.166): x gives first, though y0 is the
         // most recent pod.
         OrderCase{"HighestShareFirst", IdleComputeAllocation::kFairShare,
                   With({{"x0", "team-x", 0, 100, -1},
@@ -795,8 +795,8 @@ TEST_F(SelectTest, FairShareTakesFromTheTeamAboveItsShareAndNeverBack) {
   ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
   EXPECT_EQ(Victims(s), (Strings{"x0:FairShare"}));
   EXPECT_EQ(s.victims[0].note,
-            "FairShare: pod ns-team-y/y1 of team-y (weighted share 500 after admission) takes "
-            "borrowed nvidia.com/gpu on ml.p5.48xlarge from team-x (share 750, uses 6 of "
+            "FairShare: pod ns-team-y/y1 of team-y (weighted share 0.500 after admission) takes "
+            "borrowed nvidia.com/gpu on ml.p5.48xlarge from team-x (share 0.750, uses 6 of "
             "nominal 0)");
 
   // Apply it: x0 goes, y1 runs. Then x's recreated pod may not take it back, and y may take
@@ -1032,8 +1032,8 @@ TEST_F(SelectTest, FairShareAcrossATreeWeighsTheCohortsBelowTheSharedOne) {
     ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
     EXPECT_EQ(Victims(s), (Strings{"b0:FairShare"}));
     EXPECT_EQ(s.victims[0].note,
-              "FairShare: pod ns-a/a0 of a's cohort A (weighted share 500 after admission) takes "
-              "borrowed nvidia.com/gpu on ml.p5.48xlarge from b's cohort B (share 1000; b uses 4 "
+              "FairShare: pod ns-a/a0 of a's cohort A (weighted share 0.500 after admission) takes "
+              "borrowed nvidia.com/gpu on ml.p5.48xlarge from b's cohort B (share 1.000; b uses 4 "
               "of nominal 0)");
   }
 }

@@ -45,6 +45,10 @@ struct QuotaLine {
   int64_t pool_capacity = 0;
   int64_t pool_free = 0;  // what the team may still take from its pool, up the cohort tree
   int64_t pool_need = 0;  // what admission would add to the pool
+  // What the other teams of its cohort tree borrow on the flavor (usage above their nominal):
+  // the part of the pool's use that reclaim or their borrowed pods finishing can give back.
+  // Filled by explanations only (Explain), 0 elsewhere.
+  int64_t others_borrowed = 0;
   bool team_fits = false;
   bool pool_fits = false;
   [[nodiscard]] bool fits() const { return team_fits && pool_fits; }

@@ -173,7 +173,7 @@ TEST_F(RulesTest, FairShareYieldsToALowerShareThatWouldLoseOut) {
                                      Pending("ns-team-c/c-0", "team-c", 1));
   // b after = 4/4/3 = 333‰, c after = 1/4/1 = 250‰, and b's fourth leaves c nothing.
   EXPECT_EQ(FairShareBlocks(*snap, P5()),
-            "fair share: team-c (share 250) is ahead of team-b (share 333)");
+            "fair share: team-c (share 0.250) is ahead of team-b (share 0.333)");
 }
 
 // A team that does not borrow goes first (Kueue's FairSharingPrioritizeNonBorrowing): the
@@ -223,9 +223,9 @@ TEST_F(RulesTest, ALowerShareGoesFirstEvenWhenItMustPreemptToFit) {
   auto snap = Take("team-b", 1);
   snap->heads.emplace().emplace_back(snap->policy.FindTeam("team-c"),
                                      Pending("ns-team-c/c-0", "team-c", 2));
-  // b after = 4/4 = 1000‰, c after = 2/4 = 500‰: c first, though only 1 GPU is free now.
+  // b after = 4/4 = 1.000, c after = 2/4 = 0.500: c first, though only 1 GPU is free now.
   EXPECT_EQ(FairShareBlocks(*snap, P5()),
-            "fair share: team-c (share 500) is ahead of team-b (share 1000)");
+            "fair share: team-c (share 0.500) is ahead of team-b (share 1.000)");
   auto beyond = Take("team-b", 1);
   beyond->heads.emplace().emplace_back(beyond->policy.FindTeam("team-c"),
                                        Pending("ns-team-c/c-big", "team-c", 4));  // ceiling 3
@@ -237,10 +237,10 @@ TEST_F(RulesTest, ALowerShareGoesFirstEvenWhenItMustPreemptToFit) {
 TEST_F(RulesTest, APodWaitingInItsOwnQueueDoesNotHoldAnotherTeamBack) {
   Start(FairPolicy(1, 1));
   Use("team-b", 1);
-  auto snap = Take("team-b", 2);  // b after: 3/4 = 750‰
+  auto snap = Take("team-b", 2);  // b after: 3/4 = 0.750
   auto& heads = snap->heads.emplace();
-  // c-big takes 3 of the 3 idle GPUs first (750‰ after, as b, and newer: b goes first);
-  // c-small would fit alone, and go before b (500‰), but not once c-big took its 3: it waits in
+  // c-big takes 3 of the 3 idle GPUs first (0.750 after, as b, and newer: b goes first);
+  // c-small would fit alone, and go before b (0.500), but not once c-big took its 3: it waits in
   // c's queue, not for b.
   heads.emplace_back(snap->policy.FindTeam("team-c"),
                      Pending("ns-team-c/c-big", "team-c", 3, /*created_ms=*/20));
@@ -251,7 +251,7 @@ TEST_F(RulesTest, APodWaitingInItsOwnQueueDoesNotHoldAnotherTeamBack) {
   alone->heads.emplace().emplace_back(alone->policy.FindTeam("team-c"),
                                       Pending("ns-team-c/c-small", "team-c", 2));
   EXPECT_EQ(FairShareBlocks(*alone, P5()),
-            "fair share: team-c (share 500) is ahead of team-b (share 750)");
+            "fair share: team-c (share 0.500) is ahead of team-b (share 0.750)");
 }
 
 TEST_F(RulesTest, FairShareIgnoresDemandThatStillFitsAfterwards) {
@@ -270,7 +270,7 @@ TEST_F(RulesTest, FairShareTiesGoToTheOlderPod) {
   newer->heads.emplace().emplace_back(newer->policy.FindTeam("team-c"),
                                       Pending("ns-team-c/c-old", "team-c", 4, /*created_ms=*/5));
   EXPECT_EQ(FairShareBlocks(*newer, P5()),
-            "fair share: team-c (share 1000) is ahead of team-b (share 1000)");
+            "fair share: team-c (share 1.000) is ahead of team-b (share 1.000)");
   auto older = Take("team-b", 4, /*created_ms=*/1);
   older->heads.emplace().emplace_back(older->policy.FindTeam("team-c"),
                                       Pending("ns-team-c/c-new", "team-c", 4, /*created_ms=*/5));
@@ -291,7 +291,7 @@ TEST_F(RulesTest, AGangAtTheHeadOfAnotherTeamCountsWithAllItsMembers) {
   auto big = Take("team-b", 3, /*created_ms=*/10);
   big->heads.emplace().emplace_back(big->policy.FindTeam("team-c"), member);
   EXPECT_EQ(FairShareBlocks(*big, P5()),
-            "fair share: team-c (share 500) is ahead of team-b (share 750)");
+            "fair share: team-c (share 0.500) is ahead of team-b (share 0.750)");
 }
 
 // Across a cohort tree the heads of other branches compare at the cohort both teams share: the
@@ -323,8 +323,8 @@ TEST_F(RulesTest, FairShareAcrossATreeComparesTheCohortsBelowTheSharedOne) {
       EXPECT_EQ(FairShareBlocks(*snap, P5()), std::nullopt);
     } else {
       EXPECT_EQ(FairShareBlocks(*snap, P5()),
-                "fair share: team-b's cohort B (share 1000) is ahead of team-a's cohort A (share "
-                "2000)");
+                "fair share: team-b's cohort B (share 1.000) is ahead of team-a's cohort A (share "
+                "2.000)");
     }
   }
 }

@@ -54,6 +54,10 @@ struct PodTraits {
     last_known.namespace_ = stored.ns;
     last_known.name = stored.name;
     last_known.uid = stored.uid;
+    // Succeeded or Failed: what it ended as, when the DELETED event says (unknown otherwise).
+    last_known.phase = stored.phase == "Succeeded" ? model::PodPhase::kSucceeded
+                       : stored.phase == "Failed"  ? model::PodPhase::kFailed
+                                                   : model::PodPhase::kUnknown;
     observer->OnPodDelete(last_known);
   }
 };

@@ -397,6 +397,27 @@ TEST_F(InformersTest, BookmarksAdvanceTheResumeVersion) {
             std::string::npos);
 }
 
+// A pod that Succeeds or Fails leaves the field-selected watch as DELETED in that state (the
+// watch cache's transition): the delete says what it ended as; a real delete says nothing.
+TEST_F(InformersTest, APodThatEndsLeavesTheWatchWithItsFinalPhase) {
+  StartServer();
+  for (const char* name : {"done", "broke", "gone"}) {
+    ASSERT_TRUE(server_->Upsert("pods", PodJson("ns", name, "node-1")).ok());
+  }
+  StartInformers();
+  ASSERT_TRUE(observer_.Wait([](RecordingObserver& o) { return o.pods_.size() == 3; }));
+  ASSERT_TRUE(WaitWatching("pods"));
+  ASSERT_TRUE(server_->SetPodPhase("ns", "done", "Succeeded"));
+  ASSERT_TRUE(server_->SetPodPhase("ns", "broke", "Failed"));
+  ASSERT_TRUE(server_->Delete("pods", "ns", "gone"));
+  ASSERT_TRUE(observer_.Wait([](RecordingObserver& o) { return o.pods_.empty(); }));
+  const std::map<std::string, model::PodPhase> phases =
+      observer_.With([](RecordingObserver& o) { return o.deleted_phases_; });
+  EXPECT_EQ(phases.at("ns/done"), model::PodPhase::kSucceeded);
+  EXPECT_EQ(phases.at("ns/broke"), model::PodPhase::kFailed);
+  EXPECT_EQ(phases.at("ns/gone"), model::PodPhase::kUnknown);
+}
+
 TEST_F(InformersTest, ARelistAfterExpiryReportsThreeVanishedPodsAsDeleted) {
   StartServer();
   for (int i = 0; i < 5; ++i) {

@@ -37,6 +37,9 @@ struct StoredName {
   std::string_view ns;  // empty for a cluster-scoped object
   std::string_view name;
   std::string_view uid;
+  // The status.phase the DELETED event gave (ObjectMeta::phase); empty for an object that
+  // vanished from a relist or was replaced under a new uid.
+  std::string_view phase;
 };
 
 // Nothing kept beyond the identity.
@@ -86,7 +89,9 @@ class TypedSink final : public ObjectSink {
     const std::string key = it->first;
     Entry entry = std::move(it->second);
     store_.erase(it);
-    traits_.OnDelete(entry.kept, Name(key, entry.uid));
+    StoredName name = Name(key, entry.uid);
+    name.phase = meta.phase;
+    traits_.OnDelete(entry.kept, name);
     return ApplyOutcome::kDeleted;
   }
 
@@ -129,8 +134,8 @@ class TypedSink final : public ObjectSink {
   // A key is "namespace/name", or "name" for a cluster-scoped object.
   static StoredName Name(std::string_view key, std::string_view uid) {
     const size_t slash = key.find('/');
-    if (slash == std::string_view::npos) return {{}, key, uid};
-    return {key.substr(0, slash), key.substr(slash + 1), uid};
+    if (slash == std::string_view::npos) return {{}, key, uid, {}};
+    return {key.substr(0, slash), key.substr(slash + 1), uid, {}};
   }
   Traits traits_;
   std::map<std::string, Entry> store_;

@@ -140,6 +140,10 @@ common::Result<ObjectMeta> ReadObjectMeta(const rapidjson::Value& object) {
     if (!v.ok()) return v.error();
     *f.out = std::move(*v);
   }
+  if (const rapidjson::Value* status = JsonMember(object, "status")) {
+    const rapidjson::Value* phase = JsonMember(*status, "phase");
+    if (phase != nullptr && phase->IsString()) meta.phase = phase->GetString();
+  }
   return meta;
 }
 

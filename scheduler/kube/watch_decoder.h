@@ -68,6 +68,9 @@ struct ObjectMeta {
   std::string name;
   std::string uid;
   std::string resource_version;
+  // status.phase when the object has one (a pod's): what a DELETED event says it became — a pod
+  // that left a field-selected watch because it Succeeded or Failed is DELETED in that state.
+  std::string phase;
   [[nodiscard]] std::string key() const { return ns.empty() ? name : ns + "/" + name; }
 };
 [[nodiscard]] common::Result<ObjectMeta> ReadObjectMeta(const rapidjson::Value& object);

@@ -194,11 +194,12 @@ void ClusterState::Notify(const PodRecord& record, const Pod& pod, PodTransition
   lifecycle_(event);
 }
 
-void ClusterState::Unaccount(PodEntry& entry) {
+void ClusterState::Unaccount(PodEntry& entry, std::optional<model::PodPhase> final_phase) {
   const std::string_view uid = entry.first;
   PodRecord& record = entry.second;
   if (record.counted()) {
-    const Pod kept = record.pod->ToPod();
+    Pod kept = record.pod->ToPod();
+    if (final_phase) kept.phase = *final_phase;
     if (kept.scheduler_name != options_.scheduler_name) ungoverned_.erase(kept.key());
     Notify(record, kept, PodTransition::kEnded);
     nodes_.RemoveUsage(NodeNames().Name(record.counted_node), RequestOf(kept), record.borrowing);
@@ -322,7 +323,10 @@ void ClusterState::DeleteLocked(const Pod& last_known) {
     (void)book_->Release(last_known.uid);  // e.g. only ever seen in a filter call
     return;
   }
-  Unaccount(*it);
+  // A pod that left the watch because it ended is reported in its final phase.
+  const bool ended = last_known.phase == model::PodPhase::kSucceeded ||
+                     last_known.phase == model::PodPhase::kFailed;
+  Unaccount(*it, ended ? std::optional<model::PodPhase>(last_known.phase) : std::nullopt);
   ErasePodLocked(it);
 }
 
@@ -524,6 +528,18 @@ std::unordered_map<NameId, size_t> ClusterState::RunningByTeam() const {
       ++out[record.team];
   }
   return out;
+}
+
+std::unordered_map<NameId, size_t> ClusterState::TerminatingByTeam() const {
+  return workloads_.Read([](const WorkloadTable::View& view) {
+    std::unordered_map<NameId, size_t> out;
+    for (const auto& [key, entry] : view.ordered()) {
+      for (const WorkloadMember& m : entry.members) {
+        if (m.team != kNoTeam && m.bound() && m.terminating()) ++out[m.team];
+      }
+    }
+    return out;
+  });
 }
 
 }  // namespace taskgov::scheduler::state

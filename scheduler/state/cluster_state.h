@@ -98,6 +98,9 @@ class ClusterState final : public ClusterObserver {
   }
   // Bound, non-terminal pods per team (running), and pending pods per team.
   [[nodiscard]] std::unordered_map<model::NameId, size_t> RunningByTeam() const;
+  // Bound pods being deleted (a deletionTimestamp; they keep their quota until gone) per team: a
+  // walk of the workload table under its own shared lock, never this object's.
+  [[nodiscard]] std::unordered_map<model::NameId, size_t> TerminatingByTeam() const;
 
   // A pod of a team that another scheduler bound (its spec.schedulerName is not the governed
   // one): counted against its team like every running pod — so it may be reclaimed as a
@@ -204,7 +207,9 @@ class ClusterState final : public ClusterObserver {
   // The record counts on a node of `flavor` now (kNoFlavor: on none): by_flavor_ follows.
   void SetFlavorLocked(PodEntry& entry, model::NameId flavor);
   void Account(PodEntry& entry, const model::Pod& pod, const model::ResourceList& request);
-  void Unaccount(PodEntry& entry);
+  // `final_phase`: what a deleted pod ended as, when its DELETED event said (the lifecycle
+  // observer is told it).
+  void Unaccount(PodEntry& entry, std::optional<model::PodPhase> final_phase = std::nullopt);
   // Charges a pod counted on its node to its team's quota on the node's flavor (ConfirmBound).
   void ChargeLocked(PodRecord& record, const model::Pod& pod, const model::ResourceList& request,
                     model::NameId flavor);

@@ -72,6 +72,40 @@ TEST(ClusterStateTest, AWalkByFlavorSeesThePodsCountedOnItsNodesUnderTheCurrentP
   EXPECT_EQ(Walked(cluster, &p5), std::set<std::string>{"early"});
 }
 
+// The bound pods being deleted, per team (what taskgov_pods counts as preempted or terminating
+// rather than running): a pod waiting that is deleted is not one, and one that ends leaves the
+// count.
+TEST(ClusterStateTest, TerminatingPodsAreCountedPerTeam) {
+  common::FakeClock clock;
+  QuotaBook book(
+      PolicyBuilder().Team("team-a").Quota(kP5, kGpu, 8).Team("team-b").Quota(kP5, kGpu, 8).Build(),
+      &clock);
+  ClusterState cluster(&book, &clock, ClusterState::Options{});
+  cluster.SetPolicy(book.ledger().policy());
+  cluster.OnSynced(ObjectKind::kPod);
+  cluster.OnSynced(ObjectKind::kNode);
+  cluster.OnNodeUpsert(NodeBuilder("p5-0").InstanceType(kP5).Allocatable(kGpu, "8"));
+  auto deleted = [](model::Pod pod) {
+    pod.deletion_unix_ms = 1000;
+    return pod;
+  };
+  cluster.OnPodUpsert(PodBuilder("runs").Namespace("ns-team-a").Gpus(1).OnNode("p5-0"));
+  cluster.OnPodUpsert(deleted(PodBuilder("leaves").Namespace("ns-team-a").Gpus(1).OnNode("p5-0")));
+  cluster.OnPodUpsert(deleted(PodBuilder("never-ran").Namespace("ns-team-a").Gpus(1)));
+  cluster.OnPodUpsert(
+      deleted(PodBuilder("b-leaves").Namespace("ns-team-b").Gpus(1).OnNode("p5-0")));
+  cluster.OnPodUpsert(deleted(PodBuilder("b-also").Namespace("ns-team-b").Gpus(1).OnNode("p5-0")));
+  const NameId a = TeamNames().Intern("team-a"), b = TeamNames().Intern("team-b");
+  EXPECT_EQ(cluster.TerminatingByTeam(), (std::unordered_map<NameId, size_t>{{a, 1}, {b, 2}}));
+
+  cluster.OnPodUpsert(deleted(PodBuilder("b-also")
+                                  .Namespace("ns-team-b")
+                                  .Gpus(1)
+                                  .OnNode("p5-0")
+                                  .Phase(model::PodPhase::kSucceeded)));
+  EXPECT_EQ(cluster.TerminatingByTeam(), (std::unordered_map<NameId, size_t>{{a, 1}, {b, 1}}));
+}
+
 // A walk shows each running pod's packed facts, its team and its priority under the policy in
 // force: a new policy that gives its class another value is seen at the next walk.
 TEST(ClusterStateTest, AWalkShowsEachPodsTeamGangRequestAndPriorityUnderThePolicyInForce) {

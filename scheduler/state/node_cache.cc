@@ -280,6 +280,17 @@ std::vector<std::pair<std::string, NodeView>> NodeCache::NodesOfFlavor(NameId fl
   return out;
 }
 
+std::vector<NameId> NodeCache::FlavorsWithNodes() const {
+  std::vector<NameId> out;
+  {
+    std::shared_lock lock(mu_);
+    for (const auto& [name, record] : nodes_) out.push_back(record.flavor);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 size_t NodeCache::size() const {
   std::shared_lock lock(mu_);
   return nodes_.size();

@@ -117,6 +117,9 @@ class NodeCache {
                  std::vector<NodePacking>* out) const;
   // A full view (a copy); an unknown node's has known == false.
   [[nodiscard]] NodeView View(const std::string& name) const;
+  // The flavors of the known nodes, each once, sorted (kNoFlavor last, when a node has none):
+  // every flavor of the cluster, whether or not the policy gives quota on it.
+  [[nodiscard]] std::vector<model::NameId> FlavorsWithNodes() const;
   // The known nodes of a flavor with their views, in no particular order.
   [[nodiscard]] std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(
       model::NameId flavor) const;

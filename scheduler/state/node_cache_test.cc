@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,23 @@ TEST_F(NodeCacheTest, AFlavorsChangeStampMovesWithWhatItOffersOnly) {
 }
 
 // Two caches asked for the same names on one thread answer each for itself.
+// Every flavor a node has, whether or not the policy gives quota on it, and the nodes of none.
+TEST_F(NodeCacheTest, FlavorsWithNodesNameEveryFlavorOnce) {
+  NodeCache cache;
+  EXPECT_TRUE(cache.FlavorsWithNodes().empty());
+  Add(cache, "p5-0");
+  Add(cache, "p5-1");
+  cache.Upsert(NodeBuilder("trn1-0").InstanceType("ml.trn1.32xlarge"), *policy_);
+  cache.Upsert(NodeBuilder("bare-0"), *policy_);
+  const std::vector<NameId> flavors = cache.FlavorsWithNodes();
+  ASSERT_EQ(flavors.size(), 3u);
+  EXPECT_EQ(flavors.back(), kNoFlavor);
+  EXPECT_NE(std::find(flavors.begin(), flavors.end(), FlavorNames().Intern(kFlavor)),
+            flavors.end());
+  EXPECT_NE(std::find(flavors.begin(), flavors.end(), FlavorNames().Intern("ml.trn1.32xlarge")),
+            flavors.end());
+}
+
 TEST_F(NodeCacheTest, EachCacheAnswersForItsOwnNodes) {
   NodeCache first, second;
   Add(first, "n0");

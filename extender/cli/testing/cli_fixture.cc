@@ -82,6 +82,22 @@ CliRun CliFixture::RunOffline(const std::vector<std::string>& args) {
   return run;
 }
 
+CliRun CliFixture::RunAnswering(std::vector<std::string> args, const std::string& input) {
+  args.push_back("--kubeconfig=" + kubeconfig_);
+  std::ostringstream out, err;
+  std::istringstream in(input);
+  Environment env;
+  env.out = &out;
+  env.err = &err;
+  env.in = &in;
+  env.interactive = true;
+  CliRun run;
+  run.code = RunTaskgov(args, env);
+  run.out = out.str();
+  run.err = err.str();
+  return run;
+}
+
 void CliFixture::PutConfigMap(const ConfigData& data) {
   common::Result<std::string> stored = api_->Upsert("configmaps", ConfigMapJson(data));
   ASSERT_TRUE(stored.ok()) << stored.error().message;
@@ -119,11 +135,39 @@ std::vector<std::string> CliFixture::ConfigMapRequests() const {
   return out;
 }
 
+namespace {
+
+std::string Serialize(const rapidjson::Document& doc) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  doc.Accept(writer);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+// The teams of `teams_json` whose namespaces include `ns` (the extender resolves a namespace
+// listed by a team to that team).
+std::string TeamsOfNamespace(const std::string& teams_json, const std::string& ns) {
+  rapidjson::Document doc;
+  doc.Parse(teams_json.c_str());
+  rapidjson::Value kept(rapidjson::kArrayType);
+  for (auto& team : doc["items"].GetArray()) {
+    bool owns = false;
+    if (team.HasMember("namespaces")) {
+      for (const auto& n : team["namespaces"].GetArray()) owns = owns || n.GetString() == ns;
+    }
+    if (owns) kept.PushBack(rapidjson::Value(team, doc.GetAllocator()), doc.GetAllocator());
+  }
+  doc["items"] = kept;
+  return Serialize(doc);
+}
+
+}  // namespace
+
 scheduler::kube::testing::ServiceHandler AdminApiFixture(
     std::string teams_json, std::string workloads_json,
-    std::map<std::string, std::string> explanations) {
-  return [teams_json, workloads_json, explanations](const std::string& method,
-                                                    const std::string& target) {
+    std::map<std::string, std::string> explanations, std::string policy_json) {
+  return [teams_json, workloads_json, explanations, policy_json](const std::string& method,
+                                                                 const std::string& target) {
     if (method != "GET") return std::make_pair(405, std::string(R"({"error":"GET only"})"));
     const size_t q = target.find('?');
     const std::string path = target.substr(0, q);
@@ -135,7 +179,12 @@ scheduler::kube::testing::ServiceHandler AdminApiFixture(
       query[pair.substr(0, eq)] = eq == std::string::npos ? "" : pair.substr(eq + 1);
       rest = amp == std::string::npos ? "" : rest.substr(amp + 1);
     }
-    if (path == "/api/v1/teams") return std::make_pair(200, teams_json);
+    if (path == "/api/v1/teams") {
+      auto ns = query.find("namespace");
+      return std::make_pair(
+          200, ns == query.end() ? teams_json : TeamsOfNamespace(teams_json, ns->second));
+    }
+    if (path == "/api/v1/policy" && !policy_json.empty()) return std::make_pair(200, policy_json);
     const std::string prefix = "/api/v1/workloads/", suffix = "/explanation";
     if (path.starts_with(prefix) && path.ends_with(suffix)) {
       auto it = explanations.find(
@@ -160,10 +209,7 @@ scheduler::kube::testing::ServiceHandler AdminApiFixture(
       if (match) kept.PushBack(rapidjson::Value(item, doc.GetAllocator()), doc.GetAllocator());
     }
     doc["items"] = kept;
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-    doc.Accept(writer);
-    return std::make_pair(200, std::string(buffer.GetString()));
+    return std::make_pair(200, Serialize(doc));
   };
 }
 

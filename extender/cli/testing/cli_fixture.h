@@ -36,6 +36,8 @@ class CliFixture {
   CliRun Run(std::vector<std::string> args);
   // `taskgov <args>` as given (for usage errors that must not reach the API).
   static CliRun RunOffline(const std::vector<std::string>& args);
+  // `taskgov <args>` with --kubeconfig added, on a terminal that answers `input`.
+  CliRun RunAnswering(std::vector<std::string> args, const std::string& input);
 
   // Stores taskgov-system/taskgov-config with `data` (replacing it).
   void PutConfigMap(const ConfigData& data);
@@ -55,13 +57,15 @@ class CliFixture {
   std::string kubeconfig_;
 };
 
-// An in-process admin API for the service proxy: GET /api/v1/teams answers `teams_json`;
-// GET /api/v1/workloads answers the items of `workloads_json` that match its namespace, team and
-// state parameters (as the extender filters them; one page); GET
-// /api/v1/workloads/{ns}/{name}/explanation answers explanations["ns/name"]; anything else 404.
+// An in-process admin API for the service proxy: GET /api/v1/teams answers `teams_json` (with
+// ?namespace=, the teams that list that namespace, as the extender resolves a namespace a team
+// names); GET /api/v1/workloads answers the items of `workloads_json` that match its namespace,
+// team and state parameters (as the extender filters them; one page); GET
+// /api/v1/workloads/{ns}/{name}/explanation answers explanations["ns/name"]; GET /api/v1/policy
+// answers `policy_json` when given; anything else 404.
 [[nodiscard]] scheduler::kube::testing::ServiceHandler AdminApiFixture(
     std::string teams_json, std::string workloads_json,
-    std::map<std::string, std::string> explanations = {});
+    std::map<std::string, std::string> explanations = {}, std::string policy_json = "");
 
 // A hand-written HyperPod CreateComputeQuota for `team` (JSON, exact AWS field names).
 [[nodiscard]] std::string HyperPodQuotaJson(const std::string& team, const std::string& type,

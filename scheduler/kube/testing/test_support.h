@@ -134,6 +134,7 @@ class RecordingObserver : public ClusterObserver {
       pods_.erase(it);
     }
     deleted_pods_.push_back(pod.key());
+    deleted_phases_[pod.key()] = pod.phase;
     log_.push_back("pod- " + pod.key());
     Changed();
   }
@@ -222,6 +223,7 @@ class RecordingObserver : public ClusterObserver {
   std::map<std::string, int64_t> gang_sizes_;  // workload key → declared size
   std::map<ObjectKind, int> synced_;
   std::vector<std::string> deleted_pods_;
+  std::map<std::string, model::PodPhase> deleted_phases_;  // what each delete said it ended as
   std::vector<std::string> log_;
   std::vector<std::string> errors_;
   int pod_upserts_ = 0;
