@@ -117,6 +117,10 @@ spec: {parentName: company}
   EXPECT_FALSE(t->active);
   EXPECT_DOUBLE_EQ(t->fair_share_weight, 0.5);
   EXPECT_EQ(t->namespaces, std::vector<std::string>{"prod-ns"});
+  ASSERT_TRUE(t->namespace_selector);
+  EXPECT_EQ(t->namespace_selector->ToString(), "tier=prod");
+  EXPECT_TRUE(t->namespace_selector->Matches({{"tier", "prod"}, {"x", "y"}}));
+  EXPECT_FALSE(t->namespace_selector->Matches({{"tier", "dev"}}));
   ASSERT_EQ(p.local_queues.size(), 1u);
   EXPECT_EQ(p.local_queues[0].team, "prod");
   EXPECT_EQ(p.FindPriorityClass("high")->value, 10000);
@@ -124,12 +128,55 @@ spec: {parentName: company}
   EXPECT_EQ(p.cohorts[0].name, "org");
   EXPECT_EQ(p.cohorts[0].parent, "company");
   // Each thing taskgov cannot honour is a warning naming the field.
-  for (const char* path : {"spec.stopPolicy", "spec.namespaceSelector", "spec.admissionChecks"}) {
+  for (const char* path : {"spec.stopPolicy", "spec.admissionChecks"}) {
     EXPECT_TRUE(HasDiagnostic(r, Severity::kWarning, "kueue.yaml", path, "")) << path << Dump(r);
   }
   // 'default' is neither a ResourceFlavor here nor an instance type.
   EXPECT_TRUE(
       HasDiagnostic(r, Severity::kWarning, "kueue.yaml", "", "no ResourceFlavor 'default'"));
+}
+
+// spec.namespaceSelector is decoded with Kueue's meaning and enforced (pod_identity.h): absent
+// selects no namespace (warned), {} every namespace, expressions as Kubernetes reads them; a
+// malformed expression is an error.
+TEST(Kueue, NamespaceSelectorIsDecodedAsKueueReadsIt) {
+  auto selector_of = [](const std::string& spec) {
+    LoadResult r = LoadOne("kueue.yaml",
+                           "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+                           "metadata: {name: q}\nspec:\n" +
+                               spec);
+    return r;
+  };
+  LoadResult absent = selector_of("  cohort: x\n");
+  ASSERT_TRUE(absent.ok()) << Dump(absent);
+  EXPECT_TRUE(absent.policy->FindTeam("q")->namespace_selector->nothing);
+  EXPECT_TRUE(HasDiagnostic(absent, Severity::kWarning, "kueue.yaml", "spec.namespaceSelector",
+                            "admits pods of no namespace"))
+      << Dump(absent);
+  LoadResult all = selector_of("  namespaceSelector: {}\n");
+  ASSERT_TRUE(all.ok()) << Dump(all);
+  EXPECT_TRUE(all.policy->FindTeam("q")->namespace_selector->MatchesEverything());
+  LoadResult expr = selector_of(
+      "  namespaceSelector:\n    matchExpressions:\n"
+      "    - {key: team, operator: In, values: [a, b]}\n    - {key: legacy, operator: "
+      "DoesNotExist}\n");
+  ASSERT_TRUE(expr.ok()) << Dump(expr);
+  const auto& sel = *expr.policy->FindTeam("q")->namespace_selector;
+  EXPECT_EQ(sel.ToString(), "team in (a,b),!legacy");
+  EXPECT_TRUE(sel.Matches({{"team", "b"}}));
+  EXPECT_FALSE(sel.Matches({{"team", "b"}, {"legacy", ""}}));
+  EXPECT_FALSE(sel.Matches({}));
+  LoadResult bad = selector_of(
+      "  namespaceSelector:\n    matchExpressions:\n    - {key: team, operator: Gt, values: [1]}\n"
+      "    - {key: tier, operator: In}\n");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_TRUE(HasDiagnostic(bad, Severity::kError, "kueue.yaml",
+                            "spec.namespaceSelector.matchExpressions[0].operator",
+                            "must be one of"))
+      << Dump(bad);
+  EXPECT_TRUE(HasDiagnostic(bad, Severity::kError, "kueue.yaml",
+                            "spec.namespaceSelector.matchExpressions[1].values", "non-empty"))
+      << Dump(bad);
 }
 
 // v1beta2 LocalQueue, WorkloadPriorityClass and Cohort with Kueue's v1beta2 field names

@@ -355,6 +355,10 @@ class Resolver {
     team.borrow_within_cohort = spec.borrow_within_cohort;
     team.active = spec.active;
     team.reclaimable = spec.reclaimable;
+    team.namespace_selector = spec.namespace_selector;
+    if (spec.dialect == Dialect::kVolcano) {
+      team.namespace_selector = scheduler::model::LabelSelector{};  // Volcano: any namespace
+    }
     const bool hyperpod_like =
         spec.dialect == Dialect::kNative || spec.dialect == Dialect::kHyperPod;
     team.cluster_queue = !spec.cluster_queue.empty() ? spec.cluster_queue
@@ -620,8 +624,9 @@ class Resolver {
         for (const std::string& cq : cqs) list += (list.empty() ? "" : ", ") + cq;
         WarnAt(d_, namespace_origin[ns],
                "namespace '" + ns + "' has LocalQueues of several ClusterQueues (" + list +
-                   "): its pods belong to a team only through the kueue.x-k8s.io/queue-name "
-                   "label");
+                   "): no team owns it; its pods belong to the team of the LocalQueue their "
+                   "kueue.x-k8s.io/queue-name label names, where that ClusterQueue's "
+                   "namespaceSelector selects the namespace");
         continue;
       }
       const std::string& cq = *cqs.begin();
@@ -633,8 +638,8 @@ class Resolver {
           if (it->second.first != team.name) {
             WarnAt(d_, namespace_origin[ns],
                    "namespace '" + ns + "' belongs to team '" + it->second.first +
-                       "'; pods there reach ClusterQueue '" + cq +
-                       "' only through the kueue.x-k8s.io/queue-name label");
+                       "': pods there that name a LocalQueue of ClusterQueue '" + cq +
+                       "' are refused (a pod's team is the team that owns its namespace)");
           }
           continue;
         }

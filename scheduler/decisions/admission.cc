@@ -143,6 +143,7 @@ FilterResult Admission::Filter(const FilterArgs& args) {
   TakeSnapshot(*book_, *cluster_, args, options_.queue_lookahead, &snap);
   const Subject& me = snap.subject;
   decision.team = me.team_id;
+  if (!me.team_refusal.empty()) return RefuseAll(args, me.team_refusal, "foreign_queue", decision);
   if (me.team == nullptr) return NoTeam(snap, args, decision);
   if (!me.team->active) {
     return RefuseAll(args, me.team->name + " is not active: its new pods are held", "inactive",

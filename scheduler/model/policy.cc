@@ -16,6 +16,61 @@ int64_t ResourceQuota::ceiling() const {
 
 int64_t ResourceQuota::lendable() const { return std::min(lending_limit, nominal); }
 
+bool LabelSelector::Matches(const Labels& labels) const {
+  if (nothing) return false;
+  for (const auto& [key, value] : match_labels) {
+    auto it = labels.find(key);
+    if (it == labels.end() || it->second != value) return false;
+  }
+  for (const Requirement& r : match_expressions) {
+    auto it = labels.find(r.key);
+    const bool has = it != labels.end();
+    const bool listed =
+        has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
+    switch (r.op) {
+      case Operator::kIn:
+        if (!listed) return false;
+        break;
+      case Operator::kNotIn:
+        if (listed) return false;
+        break;
+      case Operator::kExists:
+        if (!has) return false;
+        break;
+      case Operator::kDoesNotExist:
+        if (has) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+std::string LabelSelector::ToString() const {
+  if (nothing) return "<none>";
+  std::string out;
+  auto add = [&out](const std::string& term) { out += (out.empty() ? "" : ",") + term; };
+  for (const auto& [key, value] : match_labels) add(key + "=" + value);
+  for (const Requirement& r : match_expressions) {
+    std::string values;
+    for (const std::string& v : r.values) values += (values.empty() ? "" : ",") + v;
+    switch (r.op) {
+      case Operator::kIn:
+        add(r.key + " in (" + values + ")");
+        break;
+      case Operator::kNotIn:
+        add(r.key + " notin (" + values + ")");
+        break;
+      case Operator::kExists:
+        add(r.key);
+        break;
+      case Operator::kDoesNotExist:
+        add("!" + r.key);
+        break;
+    }
+  }
+  return out;
+}
+
 namespace {
 
 // The cohort tree as the policy gives it: each cohort's parent ("" at a root; a parent that

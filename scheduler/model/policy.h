@@ -77,6 +77,29 @@ struct FlavorQuota {
   std::vector<ResourceQuota> resources;
 };
 
+// A metav1.LabelSelector (a Kueue ClusterQueue's namespaceSelector), with Kubernetes' semantics
+// (apimachinery's LabelSelectorAsSelector): match_labels and match_expressions are ANDed; the
+// empty selector selects everything; the nil selector (`nothing`) selects nothing. NotIn and
+// DoesNotExist hold for a label that is absent.
+struct LabelSelector {
+  enum class Operator : uint8_t { kIn, kNotIn, kExists, kDoesNotExist };
+  struct Requirement {
+    std::string key;
+    Operator op = Operator::kIn;
+    std::vector<std::string> values;
+  };
+  bool nothing = false;
+  Labels match_labels;
+  std::vector<Requirement> match_expressions;
+
+  [[nodiscard]] bool Matches(const Labels& labels) const;
+  [[nodiscard]] bool MatchesEverything() const {
+    return !nothing && match_labels.empty() && match_expressions.empty();
+  }
+  // As kubectl prints a selector: "team=a,tier in (x,y),!legacy"; "<none>" for nil, "" for {}.
+  [[nodiscard]] std::string ToString() const;
+};
+
 struct Team {
   std::string name;
   std::vector<std::string> namespaces;
@@ -95,6 +118,10 @@ struct Team {
   // The Kueue ClusterQueue name this team is known by (metrics compatibility); for HyperPod teams
   // "hyperpod-ns-<team>-clusterqueue".
   std::string cluster_queue;
+  // Which namespaces not owned by a team may use the team's queues (DESIGN §3.3): a Kueue
+  // ClusterQueue's namespaceSelector (its namespaces must match it too); a Volcano queue's, the
+  // empty selector (Volcano restricts no namespace). nullopt: only the team's own namespaces.
+  std::optional<LabelSelector> namespace_selector;
 };
 
 // A Kueue LocalQueue: pods labelled kueue.x-k8s.io/queue-name=<name> in <namespace> belong to the

@@ -1,0 +1,133 @@
+// Nobody charges another team (issue 36, item 1), through the real extender: a pod's team is the
+// team that owns its namespace. The attack: a user of team a creates a LocalQueue `steal` in
+// hyperpod-ns-a pointing at team b's ClusterQueue, and labels a high-priority pod with it. Were
+// it charged to b, b (full) would have its own running pod evicted to make room. It is refused on
+// every node with the reason, b keeps every pod, and nothing is evicted. A Kueue ClusterQueue's
+// namespaceSelector is enforced as Kueue does it: a LocalQueue in a namespace it does not select
+// gets Kueue's "Workload namespace doesn't match ClusterQueue selector".
+
+#include <gtest/gtest.h>
+
+#include "e2e/scenario_test_util.h"
+
+namespace taskgov::e2e {
+namespace {
+
+// Teams a and b, 8 GPUs each on ml.p5.48xlarge, neither lends; b preempts its own lower-priority
+// pods for higher-priority ones.
+constexpr char kPolicy[] = R"(apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+taskPrioritization: TaskRanking
+idleComputeAllocation: FairShare
+priorityClasses:
+  - {name: inference, weight: 100}
+  - {name: training, weight: 50}
+preemption: {gracePeriodSeconds: 30, minimumRuntimeSeconds: 0}
+defaultCohort: e2e
+teams:
+  - name: a
+    sharing: {strategy: DontLend}
+    preemptTeamTasks: LowerPriority
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 8}]
+  - name: b
+    sharing: {strategy: DontLend}
+    preemptTeamTasks: LowerPriority
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: ml.g5.12xlarge}
+spec: {nodeLabels: {node.kubernetes.io/instance-type: ml.g5.12xlarge}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: shared}
+spec:
+  namespaceSelector: {matchLabels: {taskgov.example/shared: "true"}}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: ml.g5.12xlarge
+      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]
+)";
+
+std::string LocalQueueJson(const std::string& ns, const std::string& name,
+                           const std::string& cluster_queue) {
+  return R"({"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"LocalQueue","metadata":{"name":")" +
+         name + R"(","namespace":")" + ns + R"("},"spec":{"clusterQueue":")" + cluster_queue +
+         R"("}})";
+}
+
+class TeamScopeTest : public ScenarioTest {};
+
+TEST_F(TeamScopeTest, AQueueOfAnotherTeamIsRefusedAndEvictsNothing) {
+  HarnessOptions options;
+  options.config["policy.yaml"] = kPolicy;
+  options.preload = [](scheduler::kube::testing::FakeApiServer& api) -> common::Status {
+    for (auto [ns, name, cq] :
+         {std::tuple{"hyperpod-ns-a", "steal", "hyperpod-ns-b-clusterqueue"},
+          std::tuple{"lab", "to-shared", "shared"}, std::tuple{"scratch", "to-shared", "shared"}}) {
+      common::Result<std::string> r = api.Upsert("localqueues", LocalQueueJson(ns, name, cq));
+      if (!r.ok()) return r.error();
+    }
+    for (auto [ns, shared] : {std::pair{"lab", true}, std::pair{"scratch", false}}) {
+      common::Result<std::string> r =
+          api.Upsert("namespaces", std::string(R"({"metadata":{"name":")") + ns +
+                                       R"(","labels":{"taskgov.example/shared":")" +
+                                       (shared ? "true" : "false") + R"("}}})");
+      if (!r.ok()) return r.error();
+    }
+    return common::Status::Ok();
+  };
+  StartHarness(std::move(options));
+  // b fills its 8 GPUs with training pods.
+  std::vector<PodSpec> b_pods;
+  for (int i = 0; i < 4; ++i) b_pods.push_back(GpuPod("b", "b-" + std::to_string(i), 2));
+  SubmitAll(b_pods);
+  ASSERT_TRUE(h().RunUntil([&] { return Running("b") == 8; }, 10));
+  const size_t steps_before = h().history().size();
+
+  PodSpec steal = GpuPod("a", "steal", 2, "inference");
+  steal.labels["kueue.x-k8s.io/queue-name"] = "steal";
+  ASSERT_TRUE(h().Submit(steal).ok());
+  StepReport step = h().Step();
+  const Attempt* attempt = step.Find(Ns("a") + "/steal");
+  ASSERT_NE(attempt, nullptr);
+  EXPECT_EQ(attempt->outcome, Attempt::Outcome::kRefused);
+  EXPECT_NE(attempt->reason.find("names LocalQueue hyperpod-ns-a/steal (ClusterQueue "
+                                 "hyperpod-ns-b-clusterqueue) of team b, which it may not use: "
+                                 "namespace hyperpod-ns-a belongs to team a"),
+            std::string::npos)
+      << attempt->reason;
+  // The preemption controller runs every second and soon after a pod starts waiting: steps until
+  // nothing has been evicted for 3 s.
+  ASSERT_TRUE(h().RunUntilQuiet(std::chrono::seconds(3), 20));
+  EXPECT_TRUE(EvictedSince(steps_before).empty());
+  EXPECT_TRUE(h().Evictions().empty());
+  EXPECT_EQ(Running("b"), 8u);
+  EXPECT_EQ(Running("a"), 0u);
+  common::Result<LedgerLine> b = h().ProbeLedger(Ns("b"), kP5, kGpu);
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_EQ(b->in_use, 8);
+
+  // Kueue's namespaceSelector: lab is selected, scratch is not.
+  PodSpec in_lab = GpuPod("a", "in-lab", 1, "training", kG5);
+  in_lab.ns = "lab";
+  in_lab.labels["kueue.x-k8s.io/queue-name"] = "to-shared";
+  PodSpec in_scratch = in_lab;
+  in_scratch.ns = "scratch";
+  in_scratch.name = "in-scratch";
+  SubmitAll({in_lab, in_scratch});
+  step = h().Step();
+  ASSERT_NE(step.Find("lab/in-lab"), nullptr);
+  EXPECT_EQ(step.Find("lab/in-lab")->outcome, Attempt::Outcome::kBound);
+  const Attempt* scratch = step.Find("scratch/in-scratch");
+  ASSERT_NE(scratch, nullptr);
+  EXPECT_EQ(scratch->outcome, Attempt::Outcome::kRefused);
+  EXPECT_NE(scratch->reason.find("Workload namespace doesn't match ClusterQueue selector"),
+            std::string::npos)
+      << scratch->reason;
+}
+
+}  // namespace
+}  // namespace taskgov::e2e
