@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "config/loader.h"
+#include "config/resolve.h"
 #include "config/test_util.h"
 
 namespace taskgov::config {
@@ -177,6 +178,67 @@ TEST(Kueue, NamespaceSelectorIsDecodedAsKueueReadsIt) {
   EXPECT_TRUE(HasDiagnostic(bad, Severity::kError, "kueue.yaml",
                             "spec.namespaceSelector.matchExpressions[1].values", "non-empty"))
       << Dump(bad);
+}
+
+// Issue 36, item 3: a policy's derived structures are near-linear. One ClusterQueue of 3,000
+// flavors in two resource groups (cpu and memory on a flavor every node belongs to, GPUs on
+// 3,000 ResourceFlavors) and a chain of 6,000 cohorts (a team at its bottom) load in seconds — the
+// pairwise companion checks and the cycle walk from every cohort took minutes. A chain deeper than
+// kMaxCohortDepth is refused, once, naming its deepest cohort.
+std::string LargeKueuePolicy(int flavors, int cohorts) {
+  std::string y =
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: default}\n";
+  for (int i = 0; i < flavors; ++i) {
+    const std::string n = std::to_string(i);
+    y += "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: it-" + n +
+         "}\nspec: {nodeLabels: {node.kubernetes.io/instance-type: it-" + n +
+         ", example.com/zone: z" + std::to_string(i % 4) + "}}\n";
+  }
+  for (int c = 0; c < cohorts; ++c) {
+    y += "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: c" +
+         std::to_string(c) + "}\n" +
+         (c > 0 ? "spec: {parentName: c" + std::to_string(c - 1) + "}\n" : "");
+  }
+  // A small team at the bottom of the chain, the big one under its root.
+  y += "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: small}\n"
+       "spec:\n  cohort: c" +
+       std::to_string(cohorts - 1) +
+       "\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+       "    - name: default\n      resources: [{name: cpu, nominalQuota: 1}]\n";
+  y += "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: big}\nspec:\n"
+       "  cohort: c0\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu, "
+       "memory]\n"
+       "    flavors:\n    - name: default\n      resources: [{name: cpu, nominalQuota: 100}, "
+       "{name: memory, nominalQuota: 100Gi}]\n  - coveredResources: [nvidia.com/gpu]\n    "
+       "flavors:\n";
+  for (int i = 0; i < flavors; ++i) {
+    y += "    - name: it-" + std::to_string(i) +
+         "\n      resources: [{name: nvidia.com/gpu, "
+         "nominalQuota: 8}]\n";
+  }
+  return y;
+}
+
+TEST(Kueue, ALargePolicyLoadsInNearLinearTime) {
+  LoadResult r = LoadOne("kueue.yaml", LargeKueuePolicy(3000, 6000));
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  const scheduler::model::Policy& p = *r.policy;
+  const scheduler::model::Team& big = *p.FindTeam("big");
+  ASSERT_EQ(big.flavors.size(), 3001u);
+  EXPECT_EQ(p.RootCohort("c5999"), "c0");
+  const auto companions = p.TeamCompanions(big);
+  // A GPU pod's cpu and memory are charged on the default flavor, which covers every node.
+  EXPECT_EQ(companions[1], (std::vector<std::pair<std::string, std::string>>{
+                               {"cpu", "default"}, {"memory", "default"}}));
+  EXPECT_FALSE(HasDiagnostic(r, Severity::kWarning, "kueue.yaml", "", "are not charged for"));
+}
+
+TEST(Kueue, ACohortTreeDeeperThanTheLimitIsRefused) {
+  LoadResult r = LoadOne("kueue.yaml", LargeKueuePolicy(1, static_cast<int>(kMaxCohortDepth) + 1));
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(HasDiagnostic(r, Severity::kError, "kueue.yaml", "",
+                            "cohort 'c10000' is 10001 levels below its root"))
+      << Dump(r);
 }
 
 // v1beta2 LocalQueue, WorkloadPriorityClass and Cohort with Kueue's v1beta2 field names

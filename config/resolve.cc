@@ -101,6 +101,7 @@ class Resolver {
     ApplySettings();
     CheckClusterArns();
     BuildFlavors();
+    policy_->IndexFlavors();
     ApplyUpdates();
     VolcanoParentsToCohorts();
     BuildTeams();
@@ -520,24 +521,31 @@ class Resolver {
   // nodes are those no labelled flavor claims, which labelled flavors never cover.
   void CheckCompanions(const TeamSpec& spec, const scheduler::model::Team& team) {
     if (spec.resource_groups.size() < 2) return;
-    for (const scheduler::model::FlavorQuota& at : team.flavors) {
-      const scheduler::model::Flavor* flavor = nullptr;
-      for (const scheduler::model::Flavor& f : policy_->flavors) {
-        if (f.name == at.flavor) flavor = &f;
+    const auto companions = policy_->TeamCompanions(team);
+    // The team's flavors with quota for each resource, in order (for the message).
+    std::map<std::string, std::string> holders;
+    for (const scheduler::model::FlavorQuota& g : team.flavors) {
+      for (const scheduler::model::ResourceQuota& q : g.resources) {
+        std::string& list = holders[q.resource];
+        list += (list.empty() ? "'" : ", '") + g.flavor + "'";
       }
+    }
+    for (size_t i = 0; i < team.flavors.size(); ++i) {
+      const scheduler::model::FlavorQuota& at = team.flavors[i];
+      const scheduler::model::Flavor* flavor = policy_->FindFlavor(at.flavor);
       if (flavor != nullptr && flavor->node_labels.empty() && flavor->matches_all_nodes) continue;
+      std::set<std::string> charged;
+      for (const scheduler::model::ResourceQuota& q : at.resources) charged.insert(q.resource);
+      for (const auto& [resource, unused] : companions[i]) charged.insert(resource);
       for (const std::vector<std::string>& group : spec.resource_groups) {
         for (const std::string& resource : group) {
-          if (Covers(at, resource) || CompanionCovers(team, at.flavor, resource)) continue;
-          std::string holders;
-          for (const scheduler::model::FlavorQuota& g : team.flavors) {
-            if (Covers(g, resource)) holders += (holders.empty() ? "'" : ", '") + g.flavor + "'";
-          }
-          if (holders.empty()) continue;
+          if (charged.count(resource)) continue;
+          auto held = holders.find(resource);
+          if (held == holders.end()) continue;
           WarnAt(d_, spec.origin,
                  "ClusterQueue '" + team.name + "': pods on '" + at.flavor +
                      "' nodes are not charged for " + resource + ": none of its flavors for it (" +
-                     holders + ") matches every '" + at.flavor +
+                     held->second + ") matches every '" + at.flavor +
                      "' node (a pod is charged on its node's flavor, and another resource group's "
                      "resources on that group's first flavor whose node labels the node has)");
         }
@@ -716,33 +724,7 @@ class Resolver {
       add(c.parent);
     }
     for (const scheduler::model::Team& t : policy_->teams) add(t.cohort);
-    // Cycles: follow parents from every cohort.
-    std::set<std::string> reported;
-    for (const std::string& start : order) {
-      std::vector<std::string> chain{start};
-      std::set<std::string> visited{start};
-      std::string at = start;
-      while (true) {
-        const std::string& next = parent[at];
-        if (next.empty()) break;
-        chain.push_back(next);
-        if (!visited.insert(next).second) {
-          // Report the cycle once, at the cohort that starts it.
-          auto begin = std::find(chain.begin(), chain.end(), next);
-          std::set<std::string> members(begin, chain.end());
-          if (!reported.count(next)) {
-            std::string text;
-            for (auto it = begin; it != chain.end(); ++it)
-              text += (text.empty() ? "" : " → ") + *it;
-            ErrorAt(d_, origin.count(next) ? origin[next] : Origin{},
-                    "cohorts form a cycle: " + text);
-            reported.insert(members.begin(), members.end());
-          }
-          break;
-        }
-        at = next;
-      }
-    }
+    if (!ReportCohortCycles(order, parent, origin)) ReportCohortDepth(order, parent, origin);
     for (const std::string& name : order) {
       policy_->cohorts.push_back(scheduler::model::Cohort{name, parent[name], {}});
     }
@@ -760,6 +742,74 @@ class Resolver {
         CohortWeight(*it->second, &cohort);
       }
     }
+  }
+
+  // Each cycle of parents, once, at the cohort where the walk from the first cohort (in `order`)
+  // that reaches it enters it: "x → y → x". Linear: every cohort is walked once (a walk stops
+  // at a cohort an earlier walk finished).
+  // Returns whether it reported any.
+  bool ReportCohortCycles(const std::vector<std::string>& order,
+                          std::map<std::string, std::string>& parent,
+                          std::map<std::string, Origin>& origin) {
+    bool any = false;
+    enum State : uint8_t { kNew, kOnPath, kDone };
+    std::map<std::string_view, State> state;
+    for (const std::string& start : order) {
+      std::vector<std::string_view> path;
+      std::string_view at = start;
+      while (!at.empty() && state[at] == kNew) {
+        state[at] = kOnPath;
+        path.push_back(at);
+        at = parent[std::string(at)];
+      }
+      if (!at.empty() && state[at] == kOnPath) {
+        std::string text;
+        for (auto it = std::find(path.begin(), path.end(), at); it != path.end(); ++it) {
+          text += std::string(text.empty() ? "" : " → ") + std::string(*it);
+        }
+        text += " → " + std::string(at);
+        const std::string next(at);
+        ErrorAt(d_, origin.count(next) ? origin[next] : Origin{}, "cohorts form a cycle: " + text);
+        any = true;
+      }
+      for (std::string_view name : path) state[name] = kDone;
+    }
+    return any;
+  }
+
+  // A tree deeper than kMaxCohortDepth levels is an error (every reservation walks it up to its
+  // root), reported once, at its deepest cohort. With no cycle; linear (depths memoized).
+  void ReportCohortDepth(const std::vector<std::string>& order,
+                         std::map<std::string, std::string>& parent,
+                         std::map<std::string, Origin>& origin) {
+    std::map<std::string_view, size_t> depth;  // a root: 1
+    std::string_view deepest;
+    size_t most = 0;
+    for (const std::string& start : order) {
+      std::vector<std::string_view> path;
+      std::string_view at = start;
+      size_t above = 0;
+      while (!at.empty()) {
+        if (auto it = depth.find(at); it != depth.end()) {
+          above = it->second;
+          break;
+        }
+        path.push_back(at);
+        at = parent[std::string(at)];
+      }
+      for (auto it = path.rbegin(); it != path.rend(); ++it) depth[*it] = ++above;
+      if (above > most) {
+        most = above;
+        deepest = start;
+      }
+    }
+    if (most <= kMaxCohortDepth) return;
+    const std::string name(deepest);
+    ErrorAt(d_, origin.count(name) ? origin[name] : Origin{},
+            "cohort '" + name + "' is " + std::to_string(most) +
+                " levels below its root: cohort trees may be at most " +
+                std::to_string(kMaxCohortDepth) +
+                " levels deep (every reservation is checked at each level up to the root)");
   }
 
   // A cohort's fair-sharing weight (Kueue: it weighs the cohort against its siblings, so a root's
@@ -833,9 +883,14 @@ class Resolver {
     for (size_t i = 0; i < policy_->teams.size(); ++i) {
       scheduler::model::Team& t = policy_->teams[i];
       const bool borrowable = team_specs_[i]->unlisted_resources_borrowable && !t.cohort.empty();
-      for (scheduler::model::FlavorQuota& fq : t.flavors) {
+      // What the team's own lines charge elsewhere, before any filler line is added.
+      const auto companions = policy_->TeamCompanions(t);
+      for (size_t f = 0; f < t.flavors.size(); ++f) {
+        scheduler::model::FlavorQuota& fq = t.flavors[f];
+        std::set<std::string> elsewhere;
+        for (const auto& [resource, unused] : companions[f]) elsewhere.insert(resource);
         for (const std::string& r : governed[fq.flavor]) {
-          if (Covers(fq, r) || CompanionCovers(t, fq.flavor, r)) continue;
+          if (Covers(fq, r) || elsewhere.count(r)) continue;
           scheduler::model::ResourceQuota q;
           q.resource = r;
           q.nominal = 0;
@@ -852,15 +907,6 @@ class Resolver {
   static bool Covers(const scheduler::model::FlavorQuota& fq, const std::string& resource) {
     return std::any_of(fq.resources.begin(), fq.resources.end(),
                        [&](const auto& q) { return q.resource == resource; });
-  }
-
-  // Another flavor of the team has quota for `resource` and every node of `flavor`: a pod there
-  // is charged for it on that one (Policy::Companions).
-  bool CompanionCovers(const scheduler::model::Team& team, const std::string& flavor,
-                       const std::string& resource) const {
-    const auto companions = policy_->Companions(team, flavor);
-    return std::any_of(companions.begin(), companions.end(),
-                       [&](const auto& c) { return c.first == resource; });
   }
 
   void BuildPriorityClasses() {
