@@ -309,6 +309,15 @@ TEST_P(KustomizeTest, TheTopologyIsWiredTogether) {
   ASSERT_TRUE(flags.count("--listen")) << "the extender has no --listen";
   ASSERT_TRUE(flags.count("--scheduler-name")) << "the extender has no --scheduler-name";
   EXPECT_EQ(PortOf(flags.at("--metrics-listen")), ContainerPorts().at("metrics"));
+  // Issue 36, item 2: the kubelet probes the health listener, whose thread and connections
+  // /metrics never holds (a scrape storm made probes on the metrics port time out).
+  ASSERT_TRUE(flags.count("--health-listen")) << "the extender has no --health-listen";
+  ASSERT_TRUE(ContainerPorts().count("health")) << "no container port named health";
+  EXPECT_EQ(PortOf(flags.at("--health-listen")), ContainerPorts().at("health"));
+  for (const char* probe : {"startupProbe", "livenessProbe", "readinessProbe"}) {
+    EXPECT_EQ(Scalar(extender_, {probe, "httpGet", "port"}), "health")
+        << probe << " must go to the health listener, not share /metrics' listener";
+  }
   // The admission policy requires the scheduler name the extender governs.
   std::optional<YAML::Node> params = m_.Find("ConfigMap", "taskgov-admission");
   ASSERT_TRUE(params) << "no parameters for the admission policy";

@@ -257,6 +257,7 @@ common::Status ExtenderProcess::Start(milliseconds timeout) {
   ::unlink(port_file.c_str());
   std::vector<std::string> args = {"--listen=127.0.0.1:0",
                                    "--metrics-listen=127.0.0.1:0",
+                                   "--health-listen=127.0.0.1:0",
                                    "--console-listen=127.0.0.1:0",
                                    "--config-dir=" + options_.config_dir,
                                    "--kubeconfig=" + options_.kubeconfig,
@@ -287,6 +288,9 @@ common::Status ExtenderProcess::Start(milliseconds timeout) {
   }
   webhook_port_ = static_cast<uint16_t>(std::stoi(m[1]));
   metrics_port_ = static_cast<uint16_t>(std::stoi(m[2]));
+  if (std::regex_search(text, m, std::regex(R"re("health":(\d+))re"))) {
+    health_port_ = static_cast<uint16_t>(std::stoi(m[1]));
+  }
   if (std::regex_search(text, m, std::regex(R"re("console":(\d+))re"))) {
     console_port_ = static_cast<uint16_t>(std::stoi(m[1]));
     console_ = std::make_unique<common::testing::HttpClient>("127.0.0.1", console_port_,
@@ -297,6 +301,8 @@ common::Status ExtenderProcess::Start(milliseconds timeout) {
   client_ = std::make_unique<extender::testing::ExtenderClient>(client_options);
   health_ = std::make_unique<common::testing::HttpClient>("127.0.0.1", metrics_port_,
                                                           std::chrono::seconds(2));
+  probe_ = std::make_unique<common::testing::HttpClient>(
+      "127.0.0.1", health_port_ != 0 ? health_port_ : metrics_port_, std::chrono::seconds(2));
   return common::Status::Ok();
 }
 
@@ -359,8 +365,8 @@ bool ExtenderProcess::running() const {
 }
 
 common::Result<common::testing::HttpReply> ExtenderProcess::Readyz() {
-  if (!health_) return common::Error{"extender " + options_.identity + " is not running"};
-  return health_->Get("/readyz");
+  if (!probe_) return common::Error{"extender " + options_.identity + " is not running"};
+  return probe_->Get("/readyz");
 }
 
 common::Result<common::testing::HttpReply> ExtenderProcess::Admin(const std::string& target,

@@ -123,7 +123,8 @@ class ExtenderProcess {
                            std::chrono::milliseconds timeout = std::chrono::seconds(10));
   [[nodiscard]] bool running() const;
 
-  // GET /readyz: the status and body ("ok\n", "not leader\n", ...); an error when unreachable.
+  // GET /readyz on the health listener, as the kubelet probes it: the status and body ("ok\n",
+  // "not leader\n", ...); an error when unreachable.
   [[nodiscard]] common::Result<common::testing::HttpReply> Readyz();
   // GET /metrics, parsed (Prometheus text format 0.0.4); an error when unreachable, not 200 or
   // unparsable.
@@ -142,6 +143,7 @@ class ExtenderProcess {
   [[nodiscard]] extender::testing::ExtenderClient& client();
   [[nodiscard]] uint16_t webhook_port() const { return webhook_port_; }
   [[nodiscard]] uint16_t metrics_port() const { return metrics_port_; }
+  [[nodiscard]] uint16_t health_port() const { return health_port_; }
   [[nodiscard]] uint16_t console_port() const { return console_port_; }
   [[nodiscard]] const std::string& identity() const { return options_.identity; }
   // The process id of the current (or last) run; -1 before the first.
@@ -165,9 +167,11 @@ class ExtenderProcess {
   int runs_ = 0;
   uint16_t webhook_port_ = 0;
   uint16_t metrics_port_ = 0;
+  uint16_t health_port_ = 0;  // 0: the binary has no health listener (probes go to metrics)
   uint16_t console_port_ = 0;
   std::unique_ptr<extender::testing::ExtenderClient> client_;
-  std::unique_ptr<common::testing::HttpClient> health_;
+  std::unique_ptr<common::testing::HttpClient> health_;  // the metrics listener
+  std::unique_ptr<common::testing::HttpClient> probe_;   // the health listener
   std::unique_ptr<common::testing::HttpClient> console_;
 
   mutable std::mutex mu_;

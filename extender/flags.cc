@@ -185,6 +185,7 @@ const std::map<std::string, FlagDef, std::less<>>& Setters() {
   static const auto* setters = new std::map<std::string, FlagDef, std::less<>>{
       {"listen", HostPortSetter(&Flags::listen, "listen")},
       {"metrics-listen", HostPortSetter(&Flags::metrics_listen, "metrics-listen")},
+      {"health-listen", HostPortSetter(&Flags::health_listen, "health-listen")},
       {"console-listen", SetConsoleListen},
       {"console-auth", SetConsoleAuth},
       {"console-resource", SetConsoleResource},
@@ -398,7 +399,8 @@ std::vector<std::string> FlagWarnings(const Flags& flags) {
 
 uint64_t FilesNeeded(const Flags& flags) {
   return uint64_t{flags.max_connections} + uint64_t{flags.metrics_max_connections} +
-         (flags.console_listen ? Flags::kConsoleMaxConnections : 0) + kFileReserve;
+         (flags.console_listen ? Flags::kConsoleMaxConnections : 0) + Flags::kHealthMaxConnections +
+         kFileReserve;
 }
 
 FileLimitPlan PlanFileLimit(const Flags& flags, uint64_t soft, uint64_t hard) {
@@ -415,7 +417,8 @@ FileLimitPlan PlanFileLimit(const Flags& flags, uint64_t soft, uint64_t hard) {
                    (flags.console_listen ? " and the console listener's " +
                                                std::to_string(Flags::kConsoleMaxConnections)
                                          : std::string()) +
-                   " need: new connections may fail before the caps; raise the limit (ulimit -n) "
+                   " (and the health listener's " + std::to_string(Flags::kHealthMaxConnections) +
+                   ") need: new connections may fail before the caps; raise the limit (ulimit -n) "
                    "or lower the caps";
   }
   return plan;
@@ -427,6 +430,8 @@ std::string Usage() {
 Flags (--name=value or --name value):
   --listen=ADDR:PORT            webhook listener (default 127.0.0.1:8888)
   --metrics-listen=ADDR:PORT    /metrics, /healthz and /readyz (default 0.0.0.0:9090)
+  --health-listen=ADDR:PORT     /healthz and /readyz alone, on their own thread and cap, for the
+                                kubelet's probes (default 0.0.0.0:9092)
   --console-listen=ADDR:PORT    the read-only admin API /api/v1/ (default 127.0.0.1:9091; empty:
                                 disabled)
   --console-auth=token|none     token: requests need a bearer token that TokenReview accepts and

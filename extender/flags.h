@@ -26,6 +26,9 @@ struct HostPort {
 struct Flags {
   HostPort listen{"127.0.0.1", 8888};        // webhook listener
   HostPort metrics_listen{"0.0.0.0", 9090};  // /metrics, /healthz, /readyz
+  // /healthz and /readyz alone, on a listener of their own (its own I/O thread and cap), so that
+  // probes answer whatever /metrics is doing; the kubelet's probes go here.
+  HostPort health_listen{"0.0.0.0", 9092};
   // The admin API and console (read-only); nullopt: disabled (--console-listen=).
   std::optional<HostPort> console_listen = HostPort{"127.0.0.1", 9091};
   // Who may read it: "token" (a bearer token that TokenReview accepts and SubjectAccessReview
@@ -75,6 +78,8 @@ struct Flags {
   size_t metrics_max_connections = 64;
   // The same for the console listener.
   static constexpr size_t kConsoleMaxConnections = 64;
+  // The same for the health listener (probes open a connection, ask, close).
+  static constexpr size_t kHealthMaxConnections = 16;
   // Request bodies held in memory at once, across every request in flight (BodyBudget). The
   // default leaves the Deployment's 1 GiB limit room for the decoding of the bodies being
   // handled and for the rest of the process (README: "Limits").

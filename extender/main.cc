@@ -114,13 +114,14 @@ common::Status CheckReadable(const std::string& path, std::string_view what) {
   return common::Status::Ok();
 }
 
-// {"webhook":W,"metrics":M} and, when the console listens (`console` not 0), ,"console":C.
+// {"webhook":W,"metrics":M,"health":H} and, when the console listens (`console` not 0),
+// ,"console":C.
 common::Status WritePortFile(const std::string& path, uint16_t webhook, uint16_t metrics,
-                             uint16_t console) {
+                             uint16_t health, uint16_t console) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << "{\"webhook\":" << webhook << ",\"metrics\":" << metrics;
+    out << "{\"webhook\":" << webhook << ",\"metrics\":" << metrics << ",\"health\":" << health;
     if (console != 0) out << ",\"console\":" << console;
     out << "}\n";
     if (!out) return common::Error{"cannot write port file '" + tmp + "'"};
@@ -177,7 +178,8 @@ struct Process {
   std::unique_ptr<scheduler::decisions::Admission> admission;
   // HTTP.
   std::unique_ptr<WebhookHandlers> handlers;
-  std::unique_ptr<HttpServer> health;
+  std::unique_ptr<HttpServer> health;  // /metrics, /healthz, /readyz (--metrics-listen)
+  std::unique_ptr<HttpServer> probes;  // /healthz, /readyz (--health-listen)
   std::unique_ptr<HttpServer> webhooks;
   std::unique_ptr<scheduler::kube::ApiAccessReviewer> reviewer;
   std::unique_ptr<ConsoleAccess> console_access;  // null: no checks (--console-auth=none)
@@ -393,8 +395,8 @@ void BuildAdmission(Process& p) {
 
 // What scrapes read: the domain, the Kubernetes side and the listeners.
 void ConnectMetricsSources(Process& p) {
-  std::vector<HttpListenerSource> listeners = {{"webhook", p.webhooks.get()},
-                                               {"metrics", p.health.get()}};
+  std::vector<HttpListenerSource> listeners = {
+      {"webhook", p.webhooks.get()}, {"metrics", p.health.get()}, {"health", p.probes.get()}};
   if (p.console) listeners.push_back({"console", p.console.get()});
   metrics::Sources sources =
       MetricsSources(p.book.get(), p.cluster.get(), p.reconciler.get(), p.informers.get(),
@@ -409,20 +411,9 @@ void ConnectMetricsSources(Process& p) {
   p.metrics->SetSources(std::move(sources));
 }
 
-// /metrics, /healthz and /readyz on the metrics listener: its own cap and I/O thread, the same
-// deadlines as the webhooks.
-std::unique_ptr<HttpServer> BuildHealthServer(const Process& p) {
-  HttpServerOptions options;
-  options.listener = "metrics";
-  options.address = p.flags.metrics_listen.host;
-  options.port = p.flags.metrics_listen.port;
-  options.io_threads = 1;
-  options.header_timeout = p.flags.header_timeout;
-  options.request_timeout = p.flags.request_timeout;
-  options.idle_timeout = p.flags.idle_timeout;
-  options.max_connections = p.flags.metrics_max_connections;
+// GET /healthz (the process serves) and /readyz (NotReady), for both listeners that serve them.
+std::vector<Route> ProbeRoutes(const Process& p) {
   std::vector<Route> routes;
-  routes.push_back(MetricsRoute(*p.metrics));
   routes.push_back(Route{"/healthz", "GET", 0, [](const HttpRequest&) {
                            return HttpResponse{200, "text/plain", "ok\n", {}};
                          }});
@@ -431,7 +422,42 @@ std::unique_ptr<HttpServer> BuildHealthServer(const Process& p) {
                            if (why.empty()) return HttpResponse{200, "text/plain", "ok\n", {}};
                            return HttpResponse{503, "text/plain", why + "\n", {}};
                          }});
-  return std::make_unique<HttpServer>(options, std::move(routes));
+  return routes;
+}
+
+// A listener of the process's with `max_connections` and one I/O thread, the webhooks'
+// deadlines.
+HttpServerOptions SmallListener(const Process& p, std::string name, const HostPort& at,
+                                size_t max_connections) {
+  HttpServerOptions options;
+  options.listener = std::move(name);
+  options.address = at.host;
+  options.port = at.port;
+  options.io_threads = 1;
+  options.header_timeout = p.flags.header_timeout;
+  options.request_timeout = p.flags.request_timeout;
+  options.idle_timeout = p.flags.idle_timeout;
+  options.max_connections = max_connections;
+  return options;
+}
+
+// /metrics, /healthz and /readyz on the metrics listener: its own cap and I/O thread, the same
+// deadlines as the webhooks.
+std::unique_ptr<HttpServer> BuildHealthServer(const Process& p) {
+  std::vector<Route> routes = ProbeRoutes(p);
+  routes.push_back(MetricsRoute(*p.metrics));
+  return std::make_unique<HttpServer>(
+      SmallListener(p, "metrics", p.flags.metrics_listen, p.flags.metrics_max_connections),
+      std::move(routes));
+}
+
+// /healthz and /readyz alone on the health listener: a thread and a cap /metrics never touches
+// (a scrape storm, or clients pipelining /metrics without reading, hold the metrics listener's
+// I/O thread and its connections, not these).
+std::unique_ptr<HttpServer> BuildProbeServer(const Process& p) {
+  return std::make_unique<HttpServer>(
+      SmallListener(p, "health", p.flags.health_listen, Flags::kHealthMaxConnections),
+      ProbeRoutes(p));
 }
 
 // The read-only admin API on the console listener (none with --console-listen=): its own cap
@@ -469,15 +495,8 @@ void BuildConsoleServer(Process& p) {
     sources.access = p.console_access.get();
   }
   p.admin = std::make_unique<AdminApi>(std::move(sources));
-  HttpServerOptions options;
-  options.listener = "console";
-  options.address = p.flags.console_listen->host;
-  options.port = p.flags.console_listen->port;
-  options.io_threads = 1;
-  options.header_timeout = p.flags.header_timeout;
-  options.request_timeout = p.flags.request_timeout;
-  options.idle_timeout = p.flags.idle_timeout;
-  options.max_connections = Flags::kConsoleMaxConnections;
+  HttpServerOptions options =
+      SmallListener(p, "console", *p.flags.console_listen, Flags::kConsoleMaxConnections);
   std::vector<Route> routes = p.admin->Routes();
   for (Route& route : ConsoleRoutes()) routes.push_back(std::move(route));
   p.console = std::make_unique<HttpServer>(options, std::move(routes));
@@ -538,6 +557,7 @@ void StartPreemptionLoop(Process& p) {
 // elector; then the other loops; then the port file and the "serving" line.
 common::Status Start(Process& p) {
   StartPreemptionLoop(p);
+  if (common::Status s = p.probes->Start(); !s.ok()) return s;
   if (common::Status s = p.health->Start(); !s.ok()) return s;
   if (common::Status s = p.webhooks->Start(); !s.ok()) return s;
   if (p.console) {
@@ -567,8 +587,8 @@ common::Status Start(Process& p) {
 
   if (!p.flags.port_file.empty()) {
     const uint16_t console = p.console ? p.console->port() : 0;  // a bound port is never 0
-    if (common::Status s =
-            WritePortFile(p.flags.port_file, p.webhooks->port(), p.health->port(), console);
+    if (common::Status s = WritePortFile(p.flags.port_file, p.webhooks->port(), p.health->port(),
+                                         p.probes->port(), console);
         !s.ok()) {
       return s;
     }
@@ -576,6 +596,7 @@ common::Status Start(Process& p) {
   common::log::Info(kComponent, "serving",
                     {{"webhook_port", static_cast<int>(p.webhooks->port())},
                      {"metrics_port", static_cast<int>(p.health->port())},
+                     {"health_port", static_cast<int>(p.probes->port())},
                      {"console_port", p.console ? static_cast<int>(p.console->port()) : 0},
                      {"config_dir", p.flags.config_dir},
                      {"identity", p.identity},
@@ -584,8 +605,9 @@ common::Status Start(Process& p) {
 }
 
 // Webhooks drain first (for `drain`); the loops, the elector, the informers and the watcher
-// stop; /metrics and the probes go last. Safe on a process whose Start failed part way: every
-// part stops only what it started, and no thread is left to call into what the Process destroys.
+// stop; /metrics and the probes go last (the health listener's after the metrics listener's). Safe
+// on a process whose Start failed part way: every part stops only what it started, and no thread is
+// left to call into what the Process destroys.
 void StopAll(Process& p, std::chrono::milliseconds drain) {
   if (p.webhooks) p.webhooks->Shutdown(drain);
   if (p.preemption_loop) p.preemption_loop->Stop();
@@ -599,6 +621,7 @@ void StopAll(Process& p, std::chrono::milliseconds drain) {
   if (p.watcher) p.watcher->Stop();
   if (p.console) p.console->Shutdown(std::chrono::milliseconds(100));
   if (p.health) p.health->Shutdown(std::chrono::milliseconds(100));
+  if (p.probes) p.probes->Shutdown(std::chrono::milliseconds(100));
 }
 
 void Shutdown(Process& p, int signal_number) {
@@ -642,6 +665,7 @@ int Run(int argc, char** argv) {
   if (common::Status s = BuildKubeSide(p); !s.ok()) return Fail(s.error().message);
   BuildAdmission(p);
   p.health = BuildHealthServer(p);
+  p.probes = BuildProbeServer(p);
   BuildWebhookServer(p);
   BuildConsoleServer(p);
   ConnectMetricsSources(p);
