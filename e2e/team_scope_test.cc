@@ -129,5 +129,56 @@ TEST_F(TeamScopeTest, AQueueOfAnotherTeamIsRefusedAndEvictsNothing) {
       << scratch->reason;
 }
 
+// Issue 36, item 5: team a reclaims from b, and the eviction of b's newest pod is refused by
+// b's PodDisruptionBudget. a's refusal reason (what its FailedScheduling event says) tells that a
+// pod of b is protected, never which pod or which budget; b's victim's event names a's pod by its
+// UID only.
+TEST_F(TeamScopeTest, NotesAndRefusalsNameOnlyTheTeamsOwnObjects) {
+  StartWithPolicy(R"(apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+taskPrioritization: TaskRanking
+idleComputeAllocation: FirstComeFirstServe
+priorityClasses: [{name: training, weight: 50}]
+preemption: {gracePeriodSeconds: 30, minimumRuntimeSeconds: 0}
+defaultCohort: e2e
+teams:
+  - name: a
+    sharing: {strategy: LendAndBorrow, borrowLimit: 100}
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 8}]
+  - name: b
+    sharing: {strategy: LendAndBorrow, borrowLimit: 200}
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 4}]
+)");
+  // b runs 12 GPUs (8 borrowed from a), leaving 4 free on the nodes: a's pod fits a node, so its
+  // filter is asked, and refused for the quota b borrowed.
+  for (int i = 0; i < 3; ++i) {  // one at a time: b-2 starts last
+    ASSERT_TRUE(h().Submit(GpuPod("b", "b-" + std::to_string(i), 4)).ok());
+    h().Step();
+  }
+  ASSERT_TRUE(h().RunUntil([&] { return Running("b") == 12; }, 10));
+  h().api().BlockEvictions(Ns("b") + "/b-2",
+                           "The disruption budget b-secret-pdb needs 4 healthy pods and has 4 "
+                           "currently");
+  const size_t first = h().history().size();
+  ASSERT_TRUE(h().Submit(GpuPod("a", "a-0", 4)).ok());
+  ASSERT_TRUE(h().RunUntil([&] { return Running("a") == 4; }, 20));
+  bool told = false;
+  for (size_t i = first; i < h().history().size(); ++i) {
+    for (const Attempt& a : h().history()[i].attempts) {
+      if (a.pod != Ns("a") + "/a-0") continue;
+      EXPECT_EQ(a.reason.find("hyperpod-ns-b/"), std::string::npos) << a.reason;
+      EXPECT_EQ(a.reason.find("b-secret-pdb"), std::string::npos) << a.reason;
+      told |= a.reason.find("eviction of a pod of b refused by a PodDisruptionBudget") !=
+              std::string::npos;
+    }
+  }
+  EXPECT_TRUE(told) << "a-0 was never told that a pod of b is protected";
+  for (const std::string& event : h().Events()) {
+    if (event.find("\"reason\":\"Preempted\"") == std::string::npos) continue;
+    EXPECT_EQ(event.find("hyperpod-ns-a/"), std::string::npos) << event;
+    EXPECT_NE(event.find("for its pod (UID "), std::string::npos) << event;
+  }
+}
+
 }  // namespace
 }  // namespace taskgov::e2e
