@@ -39,10 +39,11 @@
 //    through evictions (its preemption controller runs every second, and soon after a pod starts
 //    waiting or a victim goes), so a step that changed nothing waits (bounded) for the next
 //    eviction before returning control to RunUntil.
-//  * Sync() is a barrier: it creates a pod the extender does not govern and asks the extender
-//    to bind it; the extender binds only pods its pod informer has seen, and the informer sees
-//    events in resourceVersion order, so once that bind succeeds every earlier pod event has
-//    been applied. The barrier pod is then deleted.
+//  * Sync() is a barrier: it creates a pod of another scheduler and asks the extender to bind
+//    it; the extender answers "unknown pod" until its pod informer has seen it, then refuses it
+//    for its scheduler (it binds only pods of the governed scheduler it filtered), and the
+//    informer sees events in resourceVersion order, so once that refusal comes every earlier
+//    pod event has been applied. The barrier pod is then deleted.
 //  * ProbeLedger() reads the extender's own numbers for a (team, flavor, resource), after a
 //    Sync(): it filters a probe pod that can never fit (it asks for a million) against a made-up
 //    node of that flavor with room for it, and parses the refusal ("in use U of nominal N,

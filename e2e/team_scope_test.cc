@@ -180,5 +180,41 @@ teams:
   }
 }
 
+// Issue 36, item 9: the bind verb binds only pods of the governed scheduler that taskgov has
+// seen and filtered: a kube-system pod of default-scheduler, bound through taskgov's /bind, is
+// refused, and nothing reaches the API server.
+TEST_F(TeamScopeTest, BindRefusesPodsItDidNotFilter) {
+  StartWithPolicy(R"(apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+teams:
+  - name: a
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 8}]
+)");
+  common::Result<std::string> stored = h().api().Upsert(
+      "pods", R"({"metadata":{"name":"coredns","namespace":"kube-system"},"spec":{)"
+              R"("schedulerName":"default-scheduler","containers":[{"name":"c"}]}})");
+  ASSERT_TRUE(stored.ok()) << stored.error().message;
+  const std::string uid = stored->substr(stored->find("\"uid\":\"") + 7, 36);
+  ASSERT_TRUE(h().Sync().ok());
+  const size_t bindings = h().BindingCount();
+  common::Result<std::string> refused =
+      h().extender().client().Bind("coredns", "kube-system", uid, "hyperpod-p5-0");
+  ASSERT_TRUE(refused.ok()) << refused.error().message;
+  EXPECT_EQ(
+      *refused,
+      "pod kube-system/coredns has schedulerName 'default-scheduler': taskgov binds only pods "
+      "of scheduler 'taskgov'");
+  // A pod of the governed scheduler that no filter admitted.
+  PodSpec spec = GpuPod("a", "unfiltered", 1);
+  ASSERT_TRUE(h().Submit(spec).ok());
+  ASSERT_TRUE(h().Sync().ok());
+  const PodView pod = *h().PodOfJob("unfiltered");
+  refused = h().extender().client().Bind(pod.name, pod.ns, pod.uid, "hyperpod-p5-0");
+  ASSERT_TRUE(refused.ok()) << refused.error().message;
+  EXPECT_NE(refused->find("was not admitted by a taskgov filter"), std::string::npos) << *refused;
+  EXPECT_EQ(h().BindingCount(), bindings);
+  EXPECT_EQ(h().api().Get("pods", "kube-system", "coredns")->find("nodeName"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace taskgov::e2e

@@ -374,9 +374,10 @@ std::string NotReady(const Process& p) {
 
 // The admission, gated by readiness and observed by the metrics, with the policy in force.
 void BuildAdmission(Process& p) {
+  scheduler::decisions::Admission::Options options;
+  options.scheduler_name = p.flags.scheduler_name;
   p.admission = std::make_unique<scheduler::decisions::Admission>(
-      p.book.get(), p.cluster.get(), p.actions.get(), &p.clock,
-      scheduler::decisions::Admission::Options{});
+      p.book.get(), p.cluster.get(), p.actions.get(), &p.clock, options);
   p.admission->SetGate([&p] { return NotReady(p); });
   metrics::Metrics* metrics = p.metrics.get();
   p.admission->SetObserver([metrics](const scheduler::decisions::FilterDecision& decision) {

@@ -95,6 +95,7 @@ class AdmissionTest : public testing::AdmissionFixture {
   bool Run(const Pod& pod) {
     Verdict r = Filter(pod);
     if (r.feasible.empty()) return false;
+    cluster_->OnPodUpsert(pod);  // the informer has seen it (taskgov binds only such pods)
     BindResult b = admission_->Bind(BindArgs{pod.name, pod.namespace_, pod.uid, r.feasible[0]});
     if (!b.error.empty()) return false;
     Pod bound = pod;
@@ -669,6 +670,7 @@ TEST_F(AdmissionTest, BindConfirmsOrRollsBack) {
   Start(TwoTeams());
   AddNodes("p5", kP5, 1, 8);
   Pod pod = GpuPod("w", "team-a", 4);
+  cluster_->OnPodUpsert(pod);
   ASSERT_FALSE(Filter(pod).feasible.empty());
   EXPECT_EQ(admission_->Bind(BindArgs{"w", "ns-team-a", pod.uid, "p5-0"}).error, "");
   ASSERT_EQ(kube_.binds().size(), 1u);
@@ -676,6 +678,7 @@ TEST_F(AdmissionTest, BindConfirmsOrRollsBack) {
   EXPECT_EQ(book_->Find(pod.uid)->state, ReservationState::kBound);
 
   Pod second = GpuPod("w2", "team-a", 4);
+  cluster_->OnPodUpsert(second);
   ASSERT_FALSE(Filter(second).feasible.empty());
   kube_.FailBinds("409 Conflict: pod already bound");
   BindResult failed = admission_->Bind(BindArgs{"w2", "ns-team-a", second.uid, "p5-0"});
@@ -697,6 +700,57 @@ TEST_F(AdmissionTest, BindAfterTheReservationExpiredAdmitsAgain) {
   EXPECT_NE(admission_->Bind(BindArgs{"ghost", "ns-team-a", "no-such-uid", "p5-0"})
                 .error.find("unknown pod ns-team-a/ghost"),
             std::string::npos);
+}
+
+// Issue 36, item 9: /bind binds only a pod of the governed scheduler that the informer has seen,
+// unbound, under its own name, and that a taskgov filter admitted — not a kube-system pod of
+// default-scheduler, nor a pod never filtered, nor another pod's name with this one's uid.
+TEST_F(AdmissionTest, BindBindsOnlyPodsOfTheGovernedSchedulerThatItFiltered) {
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 1, 8);
+  Pod system = PodBuilder("coredns").Namespace("kube-system").SchedulerName("default-scheduler");
+  Pod unfiltered = GpuPod("unfiltered", "team-a", 1);
+  Pod bound = GpuPod("bound", "team-a", 1);
+  bound.node_name = "p5-0";
+  bound.phase = PodPhase::kRunning;
+  Pod other = GpuPod("other", "team-a", 1);
+  for (const Pod& p : {system, unfiltered, bound, other}) cluster_->OnPodUpsert(p);
+  ASSERT_FALSE(Filter(other).feasible.empty());
+  struct Case {
+    std::string name;
+    BindArgs args;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"another scheduler's pod",
+       {"coredns", "kube-system", system.uid, "p5-0"},
+       "pod kube-system/coredns has schedulerName 'default-scheduler': taskgov binds only pods "
+       "of scheduler 'taskgov'"},
+      {"a pod never filtered",
+       {"unfiltered", "ns-team-a", unfiltered.uid, "p5-0"},
+       "pod ns-team-a/unfiltered was not admitted by a taskgov filter (or that was longer ago "
+       "than 300 s): taskgov binds only pods it filtered; the scheduler filters it again"},
+      {"a bound pod",
+       {"bound", "ns-team-a", bound.uid, "p5-0"},
+       "pod ns-team-a/bound is bound to p5-0 already"},
+      {"another name for the uid",
+       {"victim", "ns-team-b", other.uid, "p5-0"},
+       "uid " + other.uid + " is pod ns-team-a/other, not ns-team-b/victim"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(admission_->Bind(c.args).error, c.error) << c.name;
+  }
+  EXPECT_TRUE(kube_.binds().empty());
+  // A pod of no team that a filter passed through is bound (it holds no reservation).
+  Pod loose = PodBuilder("loose").Namespace("default").Gpus(1);
+  cluster_->OnPodUpsert(loose);
+  ASSERT_FALSE(Filter(loose).feasible.empty());
+  EXPECT_EQ(admission_->Bind(BindArgs{"loose", "default", loose.uid, "p5-0"}).error, "");
+  // So is the filtered one, long after its reservation expired but within the bind window.
+  clock_.Advance(60'000);
+  (void)book_->ExpireAssumed();
+  EXPECT_EQ(admission_->Bind(BindArgs{"other", "ns-team-a", other.uid, "p5-0"}).error, "");
+  EXPECT_EQ(kube_.binds().size(), 2u);
 }
 
 TEST_F(AdmissionTest, PrioritizePacksAcceleratorsAndKeepsBorrowersTogether) {
