@@ -85,8 +85,9 @@ constexpr std::chrono::milliseconds kHousekeepingPeriod{1'000};
 constexpr std::chrono::milliseconds kPreemptionMinGap{250};
 // The heap's free pages go back to the OS when the webhooks have been quiet this long (MemoryTrim).
 constexpr int64_t kMemoryTrimQuietMs = 2'000;
-// The console's history sampling runs below the webhook threads' CPU priority (kube-scheduler
-// waits for every filter; nobody waits for a sample). The preemption loop keeps the default: a
+// The console's history sampling and the policy watcher's reloads run below the webhook threads'
+// CPU priority (kube-scheduler waits for every filter; nobody waits for a sample, and a reload
+// may take a second longer). The preemption loop keeps the default: a
 // run's evictions go out together, before the victims' kubelets act on the first; so does
 // housekeeping, whose reconcile holds the ledger still while it runs.
 constexpr int kBackgroundNice = 10;
@@ -284,6 +285,7 @@ void BuildPolicyWatcher(Process& p) {
   config::WatcherOptions options;
   options.dir = p.flags.config_dir;
   options.on_reload = [&p](const config::LoadResult& result) { OnPolicyReload(p, result); };
+  options.nice = kBackgroundNice;  // reloads (SIGHUP's too) take no CPU from the webhooks
   p.watcher = std::make_unique<config::ConfigWatcher>(&p.policies, options);
   (void)p.watcher->Reload();
 }
