@@ -1,5 +1,8 @@
 #include "extender/admin_api.h"
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -8,6 +11,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 #include <unordered_map>
 
@@ -350,11 +354,27 @@ std::vector<FlavorUse> ReadFlavors(const scheduler::ledger::QuotaBook& book,
 
 // ---- workloads ----
 
-// 16 hex digits standing for a workload's key where its name is hidden.
-std::string HiddenKey(std::string_view key) {
+// 16 hex digits standing for a workload's key where its name is hidden: the first 8 bytes of
+// HMAC-SHA256(`secret`, key). Unkeyed (std::hash of the name), anyone could hash a guessed name
+// and find it among another team's rows.
+std::string HiddenKey(const std::string& secret, std::string_view key) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+       reinterpret_cast<const unsigned char*>(key.data()), key.size(), mac, &len);
   char text[17];
-  snprintf(text, sizeof(text), "%016zx", std::hash<std::string_view>{}(key));
+  for (int i = 0; i < 8; ++i) snprintf(text + 2 * i, 3, "%02x", mac[i]);
   return text;
+}
+
+// 32 random bytes: OpenSSL's generator (seeded by the kernel), else the kernel's directly.
+std::string RandomKey() {
+  std::string key(32, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(key.data()), static_cast<int>(key.size())) != 1) {
+    std::random_device kernel;  // /dev/urandom
+    for (char& c : key) c = static_cast<char>(kernel());
+  }
+  return key;
 }
 
 // What a workload's pods add up to: their request, the earliest creation and start, whether one
@@ -533,6 +553,10 @@ bool KnownState(std::string_view state) {
 
 }  // namespace
 
+AdminApi::AdminApi(Sources sources)
+    : sources_(std::move(sources)),
+      hidden_name_key_(sources_.hidden_name_key.empty() ? RandomKey() : sources_.hidden_name_key) {}
+
 std::vector<Route> AdminApi::Routes() const {
   auto route = [this](const char* path, bool prefix, Handler handler) {
     return Route{path, "GET", 0,
@@ -662,7 +686,7 @@ struct WorkloadPage {
 // namespace never starts with '~') under a digest of its key, so that neither the page nor the
 // token names it.
 WorkloadPage PageOf(const WorkloadRows::Reader& r, const WorkloadQuery& query,
-                    const ConsoleViewer& viewer) {
+                    const ConsoleViewer& viewer, const std::string& secret) {
   const std::vector<WorkloadRows::Item> items = r.Items();
   std::vector<std::pair<std::string_view, WorkloadRows::Item>> ordered, hidden;
   std::vector<std::string> hidden_keys;
@@ -676,9 +700,9 @@ WorkloadPage PageOf(const WorkloadRows::Reader& r, const WorkloadQuery& query,
     if (sees) {
       ordered.emplace_back(item.order, item);
     } else {
-      hidden.emplace_back(
-          hidden_keys.emplace_back("~" + std::string(team_name) + "/" + HiddenKey(r.Key(item))),
-          item);
+      hidden.emplace_back(hidden_keys.emplace_back("~" + std::string(team_name) + "/" +
+                                                   HiddenKey(secret, r.Key(item))),
+                          item);
     }
   }
   std::sort(hidden.begin(), hidden.end(),
@@ -720,8 +744,8 @@ HttpResponse AdminApi::Workloads(const HttpRequest& request, const ConsoleViewer
   }
   const int64_t now = sources_.clock->NowMs();
   const WorkloadRows rows(*sources_.book, *sources_.cluster);
-  WorkloadPage page =
-      rows.Read([&](const WorkloadRows::Reader& r) { return PageOf(r, query, viewer); });
+  WorkloadPage page = rows.Read(
+      [&](const WorkloadRows::Reader& r) { return PageOf(r, query, viewer, hidden_name_key_); });
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();

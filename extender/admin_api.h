@@ -65,8 +65,12 @@ class AdminApi {
     const UsageHistory* history = nullptr;  // null: the history endpoints answer 404
     // Why a pod waits (Admission::Explain); unset: the explanation endpoint answers 404.
     std::function<scheduler::decisions::Explanation(const scheduler::model::Pod&)> explain;
+    // The key of the digest that stands for a hidden workload's name (HMAC-SHA256, so that a
+    // team cannot confirm a guess of another team's workload names); empty: 32 random bytes
+    // drawn when the AdminApi is made (tests pass one to compare).
+    std::string hidden_name_key;
   };
-  explicit AdminApi(Sources sources) : sources_(std::move(sources)) {}
+  explicit AdminApi(Sources sources);
 
   [[nodiscard]] std::vector<Route> Routes() const;
 
@@ -90,6 +94,7 @@ class AdminApi {
   HttpResponse UsageReport(const HttpRequest& request, const ConsoleViewer& viewer) const;
 
   const Sources sources_;
+  const std::string hidden_name_key_;  // never empty
 };
 
 }  // namespace taskgov::extender

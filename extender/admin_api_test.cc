@@ -429,6 +429,18 @@ TEST_F(AdminApiTest, AccessIsCheckedAndOtherTeamsWorkloadsAreNameless) {
   EXPECT_EQ(hidden, 2u);
   ASSERT_EQ(Get("/api/v1/workloads?namespace=ns-team-a", &d, &guarded, "Bearer t-bob"), 200);
   EXPECT_EQ(d["total"].GetInt(), 0);
+  // Issue 36, item 10: the page token standing for a hidden workload is a keyed digest (a
+  // per-process secret), not std::hash of its key, which bob could compute for a guessed name:
+  // another process (another secret) gives another token for the same workload.
+  ASSERT_EQ(Get("/api/v1/workloads?limit=2", &d, &guarded, "Bearer t-bob"), 200);
+  ASSERT_TRUE(d["continue"].IsString());
+  const std::string token = d["continue"].GetString();
+  ASSERT_EQ(token.rfind("~team-a/", 0), 0u) << token;
+  const AdminApi other(sources);  // another process: another secret
+  ASSERT_EQ(Get("/api/v1/workloads?limit=2", &d, &other, "Bearer t-bob"), 200);
+  EXPECT_NE(std::string(d["continue"].GetString()), token);
+  ASSERT_EQ(Get("/api/v1/workloads?limit=2&continue=" + token, &d, &guarded, "Bearer t-bob"), 200);
+  EXPECT_EQ(d["items"].Size(), 2u);  // the same process pages on with it
   EXPECT_EQ(Get("/api/v1/workloads/ns-team-a/a-0", &d, &guarded, "Bearer t-bob"), 404);
   ASSERT_EQ(Get("/api/v1/workloads/ns-team-b/train", &d, &guarded, "Bearer t-bob"), 200);
   ASSERT_EQ(Get("/api/v1/teams", &d, &guarded, "Bearer t-bob"), 200);
