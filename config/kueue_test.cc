@@ -241,6 +241,48 @@ TEST(Kueue, ACohortTreeDeeperThanTheLimitIsRefused) {
       << Dump(r);
 }
 
+// Issue 36, item 12: resource names are validated as the API server validates a pod's
+// requests; a name that is not one ("a,b=c\n<script>", which passed --check-config and reached
+// usage.csv as written) is an error naming the file, the path and the rule, in Kueue and
+// Volcano documents alike.
+TEST(Kueue, ResourceNamesAreValidatedAsKubernetesDoes) {
+  LoadResult bad = LoadOne("kueue.yaml", R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["a,b=c\n<script>", nvidia.com/gpu, gpu]
+    flavors:
+    - name: default
+      resources:
+      - {name: "a,b=c\n<script>", nominalQuota: 1}
+      - {name: nvidia.com/gpu, nominalQuota: 8}
+      - {name: gpu, nominalQuota: 8}
+)");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_TRUE(HasDiagnostic(bad, Severity::kError, "kueue.yaml",
+                            "spec.resourceGroups[0].flavors[0].resources[0]",
+                            "resource name 'a,b=c\\x0a<script>' is not one Kubernetes accepts"))
+      << Dump(bad);
+  EXPECT_TRUE(HasDiagnostic(bad, Severity::kError, "kueue.yaml",
+                            "spec.resourceGroups[0].flavors[0].resources[2]",
+                            "resource name 'gpu' is not one Kubernetes accepts"))
+      << Dump(bad);
+  LoadResult volcano = LoadOne("v.yaml", R"(apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: training}
+spec:
+  weight: 1
+  capability: {"x/<b>": "1", nvidia.com/gpu: "8", hugepages-2Mi: 1Gi}
+)");
+  EXPECT_FALSE(volcano.ok());
+  EXPECT_TRUE(HasDiagnostic(volcano, Severity::kError, "v.yaml", "",
+                            "resource name 'x/<b>' is not one Kubernetes accepts"))
+      << Dump(volcano);
+  EXPECT_FALSE(HasDiagnostic(volcano, Severity::kError, "v.yaml", "", "hugepages-2Mi"));
+}
+
 // v1beta2 LocalQueue, WorkloadPriorityClass and Cohort with Kueue's v1beta2 field names
 // (apis/kueue/v1beta2: LocalQueueSpec.clusterQueue / stopPolicy / fairSharing / wallTimePolicy,
 // WorkloadPriorityClass.value / description, CohortSpec.parentName / resourceGroups /

@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "scheduler/common/k8s_names.h"
 #include "scheduler/model/quantity.h"
 
 namespace taskgov::config {
@@ -501,6 +502,7 @@ class Resolver {
       fq.flavor = flavor_name;
       NoteFlavorUse(flavor_name, spec);
       for (const auto& [resource, line] : draft.flavors[flavor_name]) {
+        if (!CheckResourceName(resource, line.origin)) continue;
         fq.resources.push_back(team.cohort.empty()
                                    ? IsolatedQuota(spec, resource, line, &reported_no_cohort)
                                    : SharedQuota(spec, flavor_name, resource, line));
@@ -551,6 +553,30 @@ class Resolver {
         }
       }
     }
+  }
+
+  // Whether `resource` is a resource name Kubernetes accepts in a pod's requests; otherwise an
+  // error at `origin` quoting it (control characters escaped) and the rule. Resource names reach
+  // logs, metrics labels, the console and the usage report.
+  bool CheckResourceName(const std::string& resource, const Origin& origin) {
+    if (common::IsResourceName(resource)) return true;
+    std::string quoted;
+    for (unsigned char c : resource) {
+      if (c < 0x20 || c == 0x7f) {
+        char hex[5];
+        snprintf(hex, sizeof(hex), "\\x%02x", c);
+        quoted += hex;
+      } else {
+        quoted += static_cast<char>(c);
+      }
+    }
+    ErrorAt(d_, origin,
+            "resource name '" + quoted +
+                "' is not one Kubernetes accepts: [prefix/]name, the name 1-63 characters of "
+                "[A-Za-z0-9-_.] starting and ending alphanumeric, the prefix a DNS subdomain "
+                "(e.g. nvidia.com/gpu); without a prefix only cpu, memory, ephemeral-storage, "
+                "hugepages-<size> or pods");
+    return false;
   }
 
   // Warns once per flavor name that is neither defined nor a known instance type.
@@ -835,6 +861,7 @@ class Resolver {
     std::vector<scheduler::model::FlavorQuota> out;
     std::set<std::pair<std::string, std::string>> seen;
     for (const LineSpec& l : spec.lines) {
+      if (!CheckResourceName(l.resource, l.origin)) continue;
       if (!seen.insert({l.flavor, l.resource}).second) {
         ErrorAt(d_, l.origin,
                 "resource '" + l.resource + "' on flavor '" + l.flavor +

@@ -172,6 +172,29 @@ UsageHistory::Result UsageHistory::Read(const Query& query) const {
   return r;
 }
 
+namespace {
+
+// One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break (quotes
+// doubled); and, as spreadsheets read a field starting with =, +, - or @ as a formula, such a
+// field is prefixed with ' (OWASP's CSV injection advice). Names are validated by config/, but
+// the report must not depend on that.
+std::string CsvField(std::string_view text) {
+  std::string out;
+  if (!text.empty() && (text[0] == '=' || text[0] == '+' || text[0] == '-' || text[0] == '@')) {
+    out += '\'';
+  }
+  out += text;
+  if (out.find_first_of(",\"\r\n") == std::string::npos) return out;
+  std::string quoted = "\"";
+  for (char c : out) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+}  // namespace
+
 std::string UsageHistory::ReportCsv() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::string out = "day,team,flavor,resource,allocated_hours,used_hours,borrowed_hours\n";
@@ -183,7 +206,8 @@ std::string UsageHistory::ReportCsv() const {
       const auto& [team, flavor, resource] = key;
       char numbers[96];
       std::snprintf(numbers, sizeof(numbers), "%.3f,%.3f,%.3f", h[0], h[1], h[2]);
-      out += date + "," + team + "," + flavor + "," + resource + "," + numbers + "\n";
+      out += date + "," + CsvField(team) + "," + CsvField(flavor) + "," + CsvField(resource) + "," +
+             numbers + "\n";
     }
   }
   return out;

@@ -93,6 +93,20 @@ TEST(UsageHistoryTest, TheReportIntegratesHoursPerDay) {
             "2024-10-04,a,p5,nvidia.com/gpu,8.133,12.200,4.067\n");
 }
 
+// Issue 36, item 12: a field that holds a comma, a quote or a line break is quoted (RFC 4180),
+// and one a spreadsheet would read as a formula is prefixed with ': a row stays one row of seven
+// fields whatever the names.
+TEST(UsageHistoryTest, TheReportEscapesItsFields) {
+  UsageHistory h(UsageHistory::Options{});
+  UsageHistory::Snapshot s;
+  s.teams.push_back({"a", "=cmd()", "a,b=c\n<script>\"x\"", 8, 4, 0, 0});
+  h.Sample(1'000'000, s);
+  h.Sample(1'030'000, s);
+  EXPECT_EQ(h.ReportCsv(),
+            "day,team,flavor,resource,allocated_hours,used_hours,borrowed_hours\n"
+            "1970-01-01,a,'=cmd(),\"a,b=c\n<script>\"\"x\"\"\",0.067,0.033,0.000\n");
+}
+
 // The bound the README states: 100 teams × 10 flavors × 3 resources for 24 h, with a usage
 // report of 31 days (deterministic: the bytes the buffers hold, not a measurement; the
 // benchmark measures the resident size).
