@@ -324,6 +324,25 @@ TEST_F(HostileClientsTest, ProbesAnswerWithinMillisecondsWhileMetricsIsStormed) 
   EXPECT_GE(scrapes.load(), 10);  // the storm was real
 }
 
+// Issue 36, item 8: four connections that declare 64 MiB bodies (the whole default budget of
+// 256 MiB) and trickle a byte do not lock real filters out: the budget is reserved as bytes
+// arrive, and the stalled bodies are cut off after --request-timeout's share of progress. Before,
+// every filter got 503 (body_budget) for the trickling clients' 30 s.
+TEST_F(HostileClientsTest, BodiesDeclaredLargeAndTrickledDoNotLockFiltersOut) {
+  Start({});  // the defaults: 64 MiB body limit, 256 MiB budget
+  for (int i = 0; i < 4; ++i) {
+    const int fd = RawConnect(webhook_port_);
+    ASSERT_GE(fd, 0);
+    fds_.push_back(fd);
+    ASSERT_TRUE(SendAll(fd, "POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                                std::to_string(64 << 20) + "\r\n\r\n{"));
+  }
+  std::this_thread::sleep_for(milliseconds(200));  // the trickling clients are in
+  EXPECT_EQ(SchedulerRequests(20, /*reconnect_every=*/0), 20);
+  EXPECT_EQ(Refused("webhook", "body_budget"), 0);
+  EXPECT_LE(Scrape("taskgov_http_inflight_body_bytes", {{"listener", "webhook"}}), 4.0 * 65536);
+}
+
 uint64_t PeakRssBytes(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   std::string line;

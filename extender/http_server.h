@@ -28,11 +28,14 @@
 // whose header completes in the instant its idle connection is chosen for eviction is closed
 // without a reply (kube-scheduler's client retries it on a new connection).
 //
-// Body budget (body_budget, shared by listeners): before reading a body the request reserves its
-// Content-Length; one that does not fit waits up to body_budget_wait for requests in flight to
-// finish, then is answered `503` with `Retry-After: 1` (reason body_budget). A chunked body
-// reserves each chunk as its header arrives and is answered 503 at once when one does not fit.
-// Reservations are released once the handler has returned.
+// Body budget (body_budget, shared by listeners): a body reserves its bytes as they arrive, 64 KiB
+// ahead of what it has received (the first 64 KiB before its first byte is read, and before
+// `100 Continue`), never its declared Content-Length at once: connections that declare large
+// bodies and trickle them hold 64 KiB each. A step that does not fit waits up to
+// body_budget_wait for requests in flight to finish, then is answered `503` with `Retry-After: 1`
+// (reason body_budget). A chunked body reserves each piece as it arrives and is answered 503 at
+// once when one does not fit. Reservations are released once the handler has returned. A body
+// that sends nothing for body_progress_timeout is cut off (reason request_timeout).
 //
 // Refusals and timeouts are counted by reason (metrics::HttpRefusal, in stats().refused) and
 // logged at most once per reason per 10 s, with the count since the previous line.
@@ -176,6 +179,9 @@ struct HttpServerOptions {
   std::shared_ptr<BodyBudget> body_budget;
   // How long a request whose body does not fit the budget waits for room before its 503.
   std::chrono::milliseconds body_budget_wait{500};
+  // A body that sends nothing for this long is cut off (reason request_timeout), within the
+  // request timeout: a client trickling a large body is closed when it stalls.
+  std::chrono::milliseconds body_progress_timeout{10'000};
   std::string server_name = "taskgov";
   // SO_SNDBUF of accepted connections; 0: the kernel's (autotuned). Tests set it small so that
   // a reply spans several writes.
