@@ -367,6 +367,35 @@ TEST_P(KustomizeTest, TheExtenderContainerHoldsOnlyItsOwnPermissions) {
   }
 }
 
+// Issue 36, item 6: the console serves TLS in every topology — off loopback the extender makes
+// a certificate at startup; where the overlay has taskgov's serving certificate (extender-service,
+// cert-manager included) the console serves that one, whose names include the console's Service —
+// and its Service says so (appProtocol https). Readers' tokens are reviewed for the taskgov
+// audience (no flag empties it).
+TEST_P(KustomizeTest, TheConsoleServesTls) {
+  const std::map<std::string, std::string> flags = testing::Flags(extender_);
+  ASSERT_TRUE(flags.count("--console-listen"));
+  EXPECT_NE(flags.at("--console-listen").rfind("127.0.0.1", 0), 0u)
+      << "a loopback console would serve plain HTTP";
+  EXPECT_FALSE(flags.count("--console-token-audience") &&
+               flags.at("--console-token-audience").empty())
+      << "an empty audience makes the console accept the API server's own tokens";
+  std::optional<YAML::Node> service = m_.Find("Service", "taskgov-console");
+  ASSERT_TRUE(service);
+  EXPECT_EQ(Scalar((*service)["spec"]["ports"][0], {"appProtocol"}), "https");
+  if (!flags.count("--tls-cert-file")) return;  // no certificate: the one made at startup
+  EXPECT_EQ(flags.count("--console-tls-cert-file") ? flags.at("--console-tls-cert-file") : "",
+            flags.at("--tls-cert-file"));
+  EXPECT_EQ(flags.count("--console-tls-key-file") ? flags.at("--console-tls-key-file") : "",
+            flags.at("--tls-key-file"));
+  if (std::optional<YAML::Node> cert = m_.Find("Certificate", "taskgov-tls")) {
+    std::set<std::string> names;
+    for (const YAML::Node& n : (*cert)["spec"]["dnsNames"]) names.insert(n.as<std::string>(""));
+    EXPECT_TRUE(names.count("taskgov-console.taskgov-system.svc"))
+        << "the certificate does not name the console's Service";
+  }
+}
+
 // The port of "ADDR:PORT".
 int PortOf(const std::string& address) {
   const size_t colon = address.rfind(':');

@@ -68,13 +68,13 @@ class ConsoleBrowserTest : public ScenarioTest {
 
   std::string Url(const std::string& route) {
     const std::string sep = route.find('?') == std::string::npos ? "?" : "&";
-    return "http://127.0.0.1:" + std::to_string(h().extender().console_port()) + "/#/" + route +
-           sep + "token=t-admin";
+    return h().extender().console_url() + "/#/" + route + sep + "token=t-admin";
   }
 
   std::vector<std::string> Chromium(std::vector<std::string> args) {
     std::vector<std::string> cmd = {kChromium,
                                     "--headless=new",
+                                    "--ignore-certificate-errors",  // the test certificate
                                     "--no-sandbox",
                                     "--disable-gpu",
                                     "--no-first-run",
@@ -139,11 +139,9 @@ class ConsoleBrowserTest : public ScenarioTest {
 
   // Whether the admin API's history gets a sample of `team` using `gpus` within 10 s.
   bool WaitForSample(const std::string& team, double gpus) {
-    common::testing::HttpClient client("127.0.0.1", h().extender().console_port());
     const std::string target = "/api/v1/history?resource=nvidia.com/gpu&team=" + team;
     for (int attempt = 0; attempt < 100; ++attempt) {
-      common::Result<common::testing::HttpReply> reply =
-          client.Request("GET", target, "", "", {{"Authorization", "Bearer t-admin"}});
+      common::Result<common::testing::HttpReply> reply = h().extender().Admin(target, "t-admin");
       rapidjson::Document doc;
       if (reply.ok() && reply->status == 200 && !doc.Parse(reply->body.c_str()).HasParseError() &&
           doc.HasMember("teams") && doc["teams"].IsArray()) {
@@ -168,7 +166,7 @@ TEST_F(ConsoleBrowserTest, EveryPageLoadsCleanAndShowsTheApisNumbers) {
   options.config["cohort.yaml"] = kCohort;
   options.extender_args = {"--history-interval=1s"};  // a trend within the test's time
   StartHarness(std::move(options));
-  h().api().SetAccessReviews({{"t-admin", "admin", {}}},
+  h().api().SetAccessReviews({{"t-admin", "admin", {}, {"taskgov"}}},
                              {{"admin", "get", "taskgov.io", "workloads", ""}});
   std::vector<PodSpec> pods;
   for (int i = 0; i < 12; ++i) pods.push_back(GpuPod("a", "a-" + std::to_string(i)));

@@ -141,6 +141,7 @@ class Demo {
     // The console on loopback without sign-in, for the person running the demo (in a cluster
     // it asks for a token: --console-auth=token).
     options.extender_args = {"--console-auth=none"};
+    options.console_tls = false;  // on loopback, for the browser tab it prints
     options.config["policy.yaml"] = kPolicy;
     options.idle_wait = milliseconds(1200);
     h_ = std::make_unique<Harness>(std::move(options));
@@ -705,6 +706,8 @@ class Demo {
     for (const std::string& a : args) line += " " + a;
     printf("%s\n", line.c_str());
     args.push_back("--kubeconfig=" + kubeconfig_);
+    // The demo's console is plain HTTP on loopback: the API server's proxy speaks HTTP to it.
+    args.push_back("--console-service=http:taskgov-system/taskgov-console:9091");
     cli::testing::CliRun run = cli::testing::CliFixture::RunOffline(args);
     std::istringstream lines(run.out + run.err);
     for (std::string l; std::getline(lines, l);) printf("   %s\n", l.c_str());

@@ -15,6 +15,7 @@
 #include <regex>
 #include <sstream>
 
+#include "extender/http_test_util.h"
 #include "scheduler/kube/actions.h"
 #include "scheduler/model/kube_json.h"
 #include "scheduler/model/quantity.h"
@@ -264,6 +265,10 @@ common::Status ExtenderProcess::Start(milliseconds timeout) {
                                    "--port-file=" + port_file,
                                    "--identity=" + options_.identity,
                                    "--log-level=" + options_.log_level};
+  if (options_.console_tls) {
+    args.push_back("--console-tls-cert-file=" + extender::testing::TlsTestFile("server.pem"));
+    args.push_back("--console-tls-key-file=" + extender::testing::TlsTestFile("server.key"));
+  }
   for (const std::string& a : options_.extra_args) args.push_back(a);
   auto proc = std::make_unique<common::testing::Subprocess>();
   if (common::Status s = proc->Start(options_.binary, args); !s.ok()) return s;
@@ -293,8 +298,15 @@ common::Status ExtenderProcess::Start(milliseconds timeout) {
   }
   if (std::regex_search(text, m, std::regex(R"re("console":(\d+))re"))) {
     console_port_ = static_cast<uint16_t>(std::stoi(m[1]));
-    console_ = std::make_unique<common::testing::HttpClient>("127.0.0.1", console_port_,
-                                                             std::chrono::seconds(5));
+    if (options_.console_tls) {
+      common::testing::HttpClientTls tls;  // not verified: a test certificate
+      tls.alpn = {"http/1.1"};
+      console_ = std::make_unique<common::testing::HttpClient>("127.0.0.1", console_port_, tls,
+                                                               std::chrono::seconds(5));
+    } else {
+      console_ = std::make_unique<common::testing::HttpClient>("127.0.0.1", console_port_,
+                                                               std::chrono::seconds(5));
+    }
   }
   extender::testing::ExtenderClientOptions client_options;
   client_options.port = webhook_port_;
@@ -304,6 +316,11 @@ common::Status ExtenderProcess::Start(milliseconds timeout) {
   probe_ = std::make_unique<common::testing::HttpClient>(
       "127.0.0.1", health_port_ != 0 ? health_port_ : metrics_port_, std::chrono::seconds(2));
   return common::Status::Ok();
+}
+
+std::string ExtenderProcess::console_url() const {
+  return (options_.console_tls ? "https://127.0.0.1:" : "http://127.0.0.1:") +
+         std::to_string(console_port_);
 }
 
 void ExtenderProcess::Drain() {
@@ -582,6 +599,7 @@ common::Status Harness::StartExtenders(const std::string& kubeconfig) {
     o.identity = "e2e-" + std::to_string(i);
     o.log_level = options_.log_level;
     o.extra_args = options_.extender_args;
+    o.console_tls = options_.console_tls;
     extenders_.push_back(std::make_unique<ExtenderProcess>(o));
     if (common::Status s = extenders_.back()->Start(); !s.ok()) return s;
     if (i == 0 && options_.wait_ready) {

@@ -108,6 +108,9 @@ struct ExtenderProcessOptions {
   std::string identity;
   std::string log_level = "info";
   std::vector<std::string> extra_args;
+  // The console serves TLS with extender/testdata/tls's server certificate (as it does off
+  // loopback in a cluster); false: plain HTTP, as on loopback (the demo's browser tab).
+  bool console_tls = true;
 };
 
 class ExtenderProcess {
@@ -130,8 +133,9 @@ class ExtenderProcess {
   // GET /metrics, parsed (Prometheus text format 0.0.4); an error when unreachable, not 200 or
   // unparsable.
   [[nodiscard]] common::Result<metrics::testing::Exposition> ScrapeMetrics();
-  // GET `target` on the console listener (the admin API) with `token` as a bearer token (none
-  // when empty): the reply, any status; an error when unreachable.
+  // GET `target` on the console listener (the admin API; over TLS unless console_tls is off,
+  // the certificate not verified) with `token` as a bearer token (none when empty): the reply,
+  // any status; an error when unreachable.
   [[nodiscard]] common::Result<common::testing::HttpReply> Admin(const std::string& target,
                                                                  const std::string& token = "");
   // Polls /readyz until it answers 200.
@@ -146,6 +150,8 @@ class ExtenderProcess {
   [[nodiscard]] uint16_t metrics_port() const { return metrics_port_; }
   [[nodiscard]] uint16_t health_port() const { return health_port_; }
   [[nodiscard]] uint16_t console_port() const { return console_port_; }
+  // "https://127.0.0.1:<console port>" (http:// without console TLS).
+  [[nodiscard]] std::string console_url() const;
   [[nodiscard]] const std::string& identity() const { return options_.identity; }
   // The process id of the current (or last) run; -1 before the first.
   [[nodiscard]] int pid() const;
@@ -298,7 +304,8 @@ struct HarnessOptions {
   std::vector<std::string> extender_args;
   // Installed in the fake API server before the extenders start (e.g. a withheld pod LIST).
   std::vector<scheduler::kube::testing::FaultRule> api_faults;
-  bool wait_ready = true;  // false: Start() does not wait for the first extender's /readyz
+  bool wait_ready = true;   // false: Start() does not wait for the first extender's /readyz
+  bool console_tls = true;  // ExtenderProcessOptions::console_tls
   // Runs once the cluster (nodes, namespaces) is loaded and before any extender starts: objects
   // the extenders must find at their first LIST (e.g. a large cluster's pods).
   std::function<common::Status(scheduler::kube::testing::FakeApiServer&)> preload;

@@ -335,7 +335,7 @@ class InstallScenarioTest : public ScenarioTest {
     ASSERT_GE(h().Evictions().size(), 4u);
     ASSERT_FALSE(h().Events().empty());
     // An admin reads the console's API: its token and access are reviewed by the API server.
-    h().api().SetAccessReviews({{"t-admin", "admin", {}}},
+    h().api().SetAccessReviews({{"t-admin", "admin", {}, {"taskgov"}}},
                                {{"admin", "get", "taskgov.io", "workloads", ""}});
     common::Result<common::testing::HttpReply> teams =
         h().extender(h().serving()).Admin("/api/v1/teams", "t-admin");

@@ -558,9 +558,14 @@ AdminApi::AdminApi(Sources sources)
       hidden_name_key_(sources_.hidden_name_key.empty() ? RandomKey() : sources_.hidden_name_key) {}
 
 std::vector<Route> AdminApi::Routes() const {
+  // Asynchronous: the access check may wait on the API server, on ConsoleAccess's workers; the
+  // reply is rendered on the connection's I/O thread once the decision is known.
   auto route = [this](const char* path, bool prefix, Handler handler) {
-    return Route{path, "GET", 0,
-                 [this, handler](const HttpRequest& r) { return Checked(handler, r); }, prefix};
+    Route r{path, "GET", 0, nullptr, prefix};
+    r.async_handler = [this, handler](const HttpRequest& request, Responder respond) {
+      Checked(handler, request, std::move(respond));
+    };
+    return r;
   };
   return {route("/api/v1/cluster", false, &AdminApi::Cluster),
           route("/api/v1/teams", false, &AdminApi::Teams),
@@ -572,15 +577,25 @@ std::vector<Route> AdminApi::Routes() const {
           route("/api/v1/reports/usage.csv", false, &AdminApi::UsageReport)};
 }
 
-HttpResponse AdminApi::Checked(Handler handler, const HttpRequest& request) const {
-  if (sources_.access == nullptr) return (this->*handler)(request, ConsoleViewer{});
-  const AccessDecision d =
-      sources_.access->Check(request.authorization, *sources_.book->ledger().policy());
-  if (d.status == 200) return (this->*handler)(request, d.viewer);
-  HttpResponse refused = ErrorReply(d.status, d.message);
-  if (d.status == 401) refused.headers.emplace_back("WWW-Authenticate", "Bearer");
-  if (d.status == 503) refused.headers.emplace_back("Retry-After", "1");
-  return refused;
+void AdminApi::Checked(Handler handler, const HttpRequest& request, Responder respond) const {
+  if (sources_.access == nullptr) {
+    respond([this, handler, request] { return (this->*handler)(request, ConsoleViewer{}); });
+    return;
+  }
+  sources_.access->CheckAsync(request.authorization, request.peer_address,
+                              *sources_.book->ledger().policy(),
+                              [this, handler, request, respond](const AccessDecision& d) {
+                                respond([this, handler, request, d] {
+                                  if (d.status == 200) return (this->*handler)(request, d.viewer);
+                                  HttpResponse refused = ErrorReply(d.status, d.message);
+                                  if (d.status == 401)
+                                    refused.headers.emplace_back("WWW-Authenticate", "Bearer");
+                                  if (d.status == 503 || d.status == 429) {
+                                    refused.headers.emplace_back("Retry-After", "1");
+                                  }
+                                  return refused;
+                                });
+                              });
 }
 
 HttpResponse AdminApi::Cluster(const HttpRequest& request, const ConsoleViewer&) const {

@@ -80,8 +80,8 @@ class AdminApi {
 
  private:
   using Handler = HttpResponse (AdminApi::*)(const HttpRequest&, const ConsoleViewer&) const;
-  // `handler` behind the access check.
-  [[nodiscard]] HttpResponse Checked(Handler handler, const HttpRequest& request) const;
+  // `handler` behind the access check, answered through `respond`.
+  void Checked(Handler handler, const HttpRequest& request, Responder respond) const;
   HttpResponse Cluster(const HttpRequest& request, const ConsoleViewer& viewer) const;
   HttpResponse Teams(const HttpRequest& request, const ConsoleViewer& viewer) const;
   HttpResponse Team(const HttpRequest& request, const ConsoleViewer& viewer) const;

@@ -189,6 +189,9 @@ const std::map<std::string, FlagDef, std::less<>>& Setters() {
       {"console-listen", SetConsoleListen},
       {"console-auth", SetConsoleAuth},
       {"console-resource", SetConsoleResource},
+      {"console-token-audience", StringSetter(&Flags::console_token_audience)},
+      {"console-tls-cert-file", StringSetter(&Flags::console_tls_cert_file)},
+      {"console-tls-key-file", StringSetter(&Flags::console_tls_key_file)},
       {"url-prefix", SetUrlPrefix},
       {"config-dir", StringSetter(&Flags::config_dir)},
       {"kubeconfig", StringSetter(&Flags::kubeconfig)},
@@ -385,6 +388,13 @@ common::Result<Flags> ParseFlags(const std::vector<std::string_view>& args) {
 
 std::vector<std::string> FlagWarnings(const Flags& flags) {
   std::vector<std::string> warnings;
+  if (flags.console_listen && flags.console_token_audience.empty() &&
+      flags.console_auth != "none" && !flags.no_kube) {
+    warnings.push_back(
+        "flag --console-token-audience is empty: the console accepts the API server's own "
+        "tokens, which its readers then hand it (and which work against the API server); give "
+        "an audience (default taskgov) and tokens made with kubectl create token --audience");
+  }
   if (flags.listen.host == "0.0.0.0" || flags.listen.host == "::") {
     warnings.push_back(
         "flag --listen: " + flags.listen.host + ":" + std::to_string(flags.listen.port) +
@@ -438,6 +448,12 @@ Flags (--name=value or --name value):
                                 SubjectAccessReview allows get on --console-resource (the
                                 default; the extender needs system:auth-delegator); none: no
                                 checks (the default with --no-kube)
+  --console-token-audience=AUD the audience console tokens must be issued for (default taskgov:
+                                kubectl create token SA --audience taskgov); empty: the API
+                                server's own tokens (they would work elsewhere too)
+  --console-tls-cert-file=FILE  the console's TLS certificate chain (PEM), with
+  --console-tls-key-file=FILE   its key; without them, a console off loopback serves a
+                                self-signed certificate made at startup
   --history-interval=D          how often the console's history samples use (default 30s; 1s..5m)
   --console-resource=RES.GROUP  what a reader must be allowed to get (default
                                 workloads.taskgov.io; in a team's namespace only: that team's

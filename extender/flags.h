@@ -36,6 +36,14 @@ struct Flags {
   // with a Kubernetes API, none with --no-kube.
   std::string console_auth;
   std::string console_resource = "workloads.taskgov.io";  // resource.group, as kubectl writes it
+  // The audience the console's bearer tokens must be issued for (TokenReview spec.audiences, and
+  // status.audiences must name it): tokens of `kubectl create token SA --audience taskgov`, never
+  // the API server's own. "": the API server's audience (tokens usable elsewhere; warned).
+  std::string console_token_audience = "taskgov";
+  // The console's TLS certificate and key (PEM, re-read when they change). Without them a
+  // console listening off loopback serves a self-signed certificate made at startup.
+  std::string console_tls_cert_file;
+  std::string console_tls_key_file;
   // How often the console's history is sampled (1s..5m; the README's memory bound is for 30s).
   std::chrono::milliseconds history_interval{30'000};
   std::string url_prefix;  // e.g. "/taskgov"; verbs are served at prefix/verb

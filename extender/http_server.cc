@@ -86,6 +86,11 @@ common::Result<std::string> ReadSmallFile(const std::string& path, std::string_v
 
 common::Result<TlsFiles> ReadTlsFiles(const HttpTlsOptions& options) {
   TlsFiles files;
+  if (options.cert_chain_file.empty()) {  // made in memory
+    files.cert_chain = options.cert_chain_pem;
+    files.key = options.key_pem;
+    return files;
+  }
   common::Result<std::string> cert =
       ReadSmallFile(options.cert_chain_file, "TLS certificate chain");
   if (!cert.ok()) return cert.error();
@@ -870,7 +875,9 @@ class HttpServer::Impl::Session : public SessionBase,
     request.query = query_;
     request.authorization = authorization_;
     request.body = std::move(body);
+    request.peer_address = peer_.substr(0, peer_.rfind(':'));
     request_body_bytes_ = request.body.size();
+    if (route_->async_handler) return DispatchAsync(std::move(request), request_keep_alive);
     HttpResponse response;
     try {
       response = route_->handler(request);
@@ -884,6 +891,39 @@ class HttpServer::Impl::Session : public SessionBase,
     const bool keep_alive =
         request_keep_alive && !server_->stopping_.load(std::memory_order_acquire);
     Write(std::move(response), keep_alive);
+  }
+
+  // An asynchronous route: the handler answers through a Responder that brings the reply back to
+  // this connection's strand (the session lives until it does).
+  void DispatchAsync(HttpRequest request, bool request_keep_alive) {
+    auto self = this->shared_from_this();
+    auto answered = std::make_shared<std::atomic<bool>>(false);
+    Responder respond = [self, answered, request_keep_alive](std::function<HttpResponse()> make) {
+      if (answered->exchange(true, std::memory_order_relaxed)) return;  // once; relaxed: a flag
+      asio::post(self->stream_.get_executor(), [self, request_keep_alive, make = std::move(make)] {
+        HttpResponse response;
+        try {
+          response = make();
+        } catch (const std::exception& e) {
+          common::log::Error(kComponent, "handler threw",
+                             {{"path", self->path_}, {"what", e.what()}});
+          response = HttpResponse{500, "application/json", "{\"Error\":\"internal error\"}", {}};
+        }
+        const bool keep_alive =
+            request_keep_alive && !self->server_->stopping_.load(std::memory_order_acquire);
+        self->Write(std::move(response), keep_alive);
+      });
+    };
+    try {
+      route_->async_handler(request, respond);
+    } catch (const std::exception& e) {
+      common::log::Error(kComponent, "handler threw", {{"path", request.path}, {"what", e.what()}});
+      respond([] {
+        return HttpResponse{500, "application/json", "{\"Error\":\"internal error\"}", {}};
+      });
+    }
+    std::string().swap(request.body);
+    ReleaseBody();
   }
 
   void OnReadError(beast::error_code ec, std::string_view stage) {
@@ -963,6 +1003,7 @@ class HttpServer::Impl::Session : public SessionBase,
     res->version(11);
     res->set(http::field::server, Options().server_name);
     res->set(http::field::content_type, response.content_type);
+    for (const auto& [name, value] : Options().response_headers) res->set(name, value);
     for (auto& [name, value] : response.headers) res->set(name, value);
     res->keep_alive(keep_alive);
     res->body() = std::move(response.body);

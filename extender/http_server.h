@@ -50,7 +50,8 @@
 // body, if any, was not read). Bodies are JSON `{"Error":"..."}`.
 //
 // Handlers run synchronously on an I/O thread, on the connection's strand, and must be quick
-// (microseconds to a few milliseconds): while one runs, its I/O thread serves nobody else. Other
+// (microseconds to a few milliseconds): while one runs, its I/O thread serves nobody else. A route
+// whose answer waits on something slow uses an asynchronous handler (Route::async_handler). Other
 // connections keep being served by the remaining io_threads, so a slow handler delays others only
 // once every I/O thread is busy in one; deadlines of waiting connections keep running meanwhile.
 // Work that may block (API calls, disk) belongs on its own thread, not in a handler.
@@ -106,6 +107,7 @@ struct HttpRequest {
   // The Authorization header, else X-Taskgov-Authorization (kForwardedAuthorization); "" if none.
   std::string authorization;
   std::string body;
+  std::string peer_address;  // the client's IP address, as the socket reports it
 };
 
 struct HttpResponse {
@@ -126,6 +128,11 @@ struct HttpResponse {
   std::string_view outcome;
 };
 
+// An asynchronous handler's way back (Route::async_handler): call it exactly once, from any
+// thread, with a function that makes the reply; the server runs that function on the
+// connection's strand (an I/O thread, as a handler) and writes what it returns.
+using Responder = std::function<void(std::function<HttpResponse()> make_reply)>;
+
 struct Route {
   // The request path; with `prefix`, every path that starts with it (e.g. "/api/v1/teams/"),
   // the longest such route winning. Exact routes win over prefix routes.
@@ -134,6 +141,11 @@ struct Route {
   size_t body_limit = 64 * 1024;
   std::function<HttpResponse(const HttpRequest&)> handler;
   bool prefix = false;
+  // Instead of `handler`, for requests that wait on something slow (an API call): it returns at
+  // once and answers through the Responder later, while the I/O thread serves other
+  // connections. The request's body budget is released when it returns; the connection waits
+  // (busy) for the reply.
+  std::function<void(const HttpRequest&, Responder)> async_handler = nullptr;
 };
 
 // TLS for a listener. File paths are read at Start (an error there fails Start) and re-read
@@ -141,7 +153,11 @@ struct Route {
 struct HttpTlsOptions {
   std::string cert_chain_file;  // PEM: the server certificate, then intermediates
   std::string key_file;         // PEM: the certificate's private key, unencrypted
-  std::string client_ca_file;   // PEM, one or more CAs; non-empty ⇒ client certificates required
+  // Instead of the two files: the PEM itself (a certificate made in memory, self_signed.h);
+  // used when cert_chain_file is empty, never reloaded.
+  std::string cert_chain_pem;
+  std::string key_pem;
+  std::string client_ca_file;  // PEM, one or more CAs; non-empty ⇒ client certificates required
   // How often the files are checked for new content; 0: only at Start and on ReloadTls().
   std::chrono::milliseconds reload_interval{5'000};
   // Called after every reload that found changed content (ok, or the reason the new files were
@@ -186,7 +202,10 @@ struct HttpServerOptions {
   // SO_SNDBUF of accepted connections; 0: the kernel's (autotuned). Tests set it small so that
   // a reply spans several writes.
   int send_buffer_bytes = 0;
-  std::optional<HttpTlsOptions> tls;                        // unset: plain HTTP
+  std::optional<HttpTlsOptions> tls;  // unset: plain HTTP
+  // Headers on every reply of this listener, the server's own included (a handler's header of
+  // the same name wins), e.g. Cache-Control: no-store for replies no cache may keep.
+  std::vector<std::pair<std::string, std::string>> response_headers;
   std::function<void(const RequestObservation&)> observer;  // optional, see above
 };
 

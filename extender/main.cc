@@ -45,6 +45,7 @@
 #include "extender/memory_trim.h"
 #include "extender/metrics_http.h"
 #include "extender/metrics_sources.h"
+#include "extender/self_signed.h"
 #include "extender/ticker.h"
 #include "extender/usage_history.h"
 #include "metrics/metrics.h"
@@ -224,10 +225,15 @@ common::Status ValidateFlags(const Flags& flags) {
   if (!flags.tls_client_ca_file.empty() && flags.tls_cert_file.empty()) {
     return common::Error{"--tls-client-ca-file needs --tls-cert-file and --tls-key-file"};
   }
+  if (flags.console_tls_cert_file.empty() != flags.console_tls_key_file.empty()) {
+    return common::Error{"--console-tls-cert-file and --console-tls-key-file go together"};
+  }
   for (auto [path, what] :
        {std::pair{flags.config_dir, "config directory"}, std::pair{flags.kubeconfig, "kubeconfig"},
         std::pair{flags.tls_cert_file, "TLS certificate"}, std::pair{flags.tls_key_file, "TLS key"},
-        std::pair{flags.tls_client_ca_file, "TLS client CA"}}) {
+        std::pair{flags.tls_client_ca_file, "TLS client CA"},
+        std::pair{flags.console_tls_cert_file, "console TLS certificate"},
+        std::pair{flags.console_tls_key_file, "console TLS key"}}) {
     if (common::Status s = CheckReadable(path, what); !s.ok()) return s;
   }
   return common::Status::Ok();
@@ -463,6 +469,39 @@ std::unique_ptr<HttpServer> BuildProbeServer(const Process& p) {
       ProbeRoutes(p));
 }
 
+// The console's TLS: the given files; else, off loopback, a self-signed certificate made now
+// (readers' tokens never cross a network in clear); on loopback, none.
+std::optional<HttpTlsOptions> ConsoleTls(const Flags& flags) {
+  HttpTlsOptions tls;
+  if (!flags.console_tls_cert_file.empty()) {
+    tls.cert_chain_file = flags.console_tls_cert_file;
+    tls.key_file = flags.console_tls_key_file;
+    return tls;
+  }
+  const std::string& host = flags.console_listen->host;
+  if (host == "127.0.0.1" || host == "::1") return std::nullopt;
+  std::vector<std::string> names = {"taskgov-console", "localhost"};
+  const std::string ns = LeaseNamespace(flags);
+  for (const char* suffix : {"", ".svc", ".svc.cluster.local"}) {
+    names.push_back("taskgov-console." + ns + suffix);
+  }
+  common::Result<PemPair> made = SelfSignedCertificate(names);
+  if (!made.ok()) {
+    common::log::Error(kComponent, "console: no certificate; the console is not served",
+                       {{"error", made.error().message}});
+    tls.cert_chain_file = "/nonexistent: " + made.error().message;  // Start fails, named
+    return tls;
+  }
+  common::log::Warn(kComponent,
+                    "console: serving a self-signed certificate made at startup (give "
+                    "--console-tls-cert-file and --console-tls-key-file to serve your own)",
+                    {{"listen", host}});
+  tls.cert_chain_pem = std::move(made->certificate);
+  tls.key_pem = std::move(made->key);
+  tls.reload_interval = std::chrono::milliseconds(0);
+  return tls;
+}
+
 // The read-only admin API on the console listener (none with --console-listen=): its own cap
 // and I/O thread, the same deadlines as the webhooks.
 void BuildConsoleServer(Process& p) {
@@ -494,12 +533,16 @@ void BuildConsoleServer(Process& p) {
     const size_t dot = resource.find('.');
     access.resource = resource.substr(0, dot);
     access.group = dot == std::string::npos ? "" : resource.substr(dot + 1);
+    access.audience = p.flags.console_token_audience;
     p.console_access = std::make_unique<ConsoleAccess>(p.reviewer.get(), &p.clock, access);
     sources.access = p.console_access.get();
   }
   p.admin = std::make_unique<AdminApi>(std::move(sources));
   HttpServerOptions options =
       SmallListener(p, "console", *p.flags.console_listen, Flags::kConsoleMaxConnections);
+  options.tls = ConsoleTls(p.flags);
+  // Team data and decisions: no cache keeps a copy (the console's assets say no-cache).
+  options.response_headers = {{"Cache-Control", "no-store"}};
   std::vector<Route> routes = p.admin->Routes();
   for (Route& route : ConsoleRoutes()) routes.push_back(std::move(route));
   p.console = std::make_unique<HttpServer>(options, std::move(routes));
