@@ -152,9 +152,10 @@ void PrintQuotas(const scheduler::model::Policy& p, std::ostream& out) {
 void PrintCompanions(const scheduler::model::Policy& p, std::ostream& out) {
   std::vector<std::vector<std::string>> rows{{"TEAM", "PODS ON", "RESOURCE", "CHARGED ON"}};
   for (const scheduler::model::Team& t : p.teams) {
-    for (const scheduler::model::FlavorQuota& fq : t.flavors) {
-      for (const auto& [resource, flavor] : p.Companions(t, fq.flavor)) {
-        rows.push_back({t.name, fq.flavor, resource, flavor});
+    const auto companions = p.TeamCompanions(t);
+    for (size_t i = 0; i < t.flavors.size(); ++i) {
+      for (const auto& [resource, flavor] : companions[i]) {
+        rows.push_back({t.name, t.flavors[i].flavor, resource, flavor});
       }
     }
   }

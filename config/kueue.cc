@@ -10,6 +10,7 @@ namespace taskgov::config {
 
 namespace {
 
+using scheduler::model::LabelSelector;
 using scheduler::model::QueueingStrategy;
 using scheduler::model::ReclaimPolicy;
 using scheduler::model::WithinTeamPreemption;
@@ -178,19 +179,68 @@ void ReadCohort(ObjectReader& spec, bool v1beta2, TeamSpec* team) {
   }
 }
 
-// Warns that a namespaceSelector is not how taskgov finds a ClusterQueue's pods.
-void CheckNamespaceSelector(ObjectReader& spec) {
-  if (!spec.present()) return;
-  const Node* selector = spec.Take("namespaceSelector");
-  if (selector == nullptr) {
-    spec.ctx().Warn(spec.PathOf("namespaceSelector"), spec.mark(),
-                    "absent: Kueue admits workloads from no namespace; taskgov governs the "
-                    "pods of this ClusterQueue's LocalQueues");
-  } else if (!selector->is_map() || !selector->entries().empty()) {
-    spec.ctx().Warn(spec.PathOf("namespaceSelector"), selector->mark(),
-                    "not enforced: taskgov takes a pod's team from its LocalQueue (or its "
-                    "namespace) and does not check namespace labels");
+// One matchExpressions[] entry of a label selector; nullopt when it does not read (reported).
+std::optional<LabelSelector::Requirement> ReadRequirement(ObjectReader& e) {
+  using Op = LabelSelector::Operator;
+  LabelSelector::Requirement r;
+  std::optional<std::string> key = e.String("key", /*required=*/true);
+  std::optional<Op> op = e.Enum<Op>("operator", {{"In", Op::kIn},
+                                                 {"NotIn", Op::kNotIn},
+                                                 {"Exists", Op::kExists},
+                                                 {"DoesNotExist", Op::kDoesNotExist}});
+  if (!e.Has("operator")) {
+    e.ctx().Error(e.PathOf("operator"), e.mark(), "required field is missing");
   }
+  const bool has_values = e.Has("values");
+  r.values = e.StringList("values").value_or(std::vector<std::string>{});
+  if (!key || !op) return std::nullopt;
+  const bool needs_values = *op == Op::kIn || *op == Op::kNotIn;
+  if (needs_values && r.values.empty()) {
+    e.ctx().Error(e.PathOf("values"), e.mark(),
+                  "must be non-empty when operator is In or NotIn (Kubernetes' validation)");
+    return std::nullopt;
+  }
+  if (!needs_values && has_values && !r.values.empty()) {
+    e.ctx().Error(e.PathOf("values"), e.MarkOf("values"),
+                  "must be empty when operator is Exists or DoesNotExist (Kubernetes' validation)");
+    return std::nullopt;
+  }
+  r.key = *key;
+  r.op = *op;
+  return r;
+}
+
+// spec.namespaceSelector: which namespaces' pods the ClusterQueue admits, with Kueue's meaning
+// (absent or null: none; {}: all). taskgov enforces it (pod_identity.h): a pod whose LocalQueue
+// points here from a namespace it does not select is refused.
+LabelSelector ReadNamespaceSelector(ObjectReader& spec) {
+  LabelSelector selector;
+  if (!spec.present()) return selector;
+  const Node* node = spec.Take("namespaceSelector");
+  if (node == nullptr) {
+    selector.nothing = true;
+    spec.ctx().Warn(spec.PathOf("namespaceSelector"), spec.mark(),
+                    "absent: as in Kueue, this ClusterQueue admits pods of no namespace (pods "
+                    "of its LocalQueues are refused); write namespaceSelector: {} for all");
+    return selector;
+  }
+  ObjectReader sel(&spec.ctx(), node, spec.PathOf("namespaceSelector"));
+  if (auto labels = sel.StringMap("matchLabels")) {
+    for (auto& [k, v] : *labels) selector.match_labels.emplace(k, v);
+  }
+  bool ok = true;
+  sel.ForEachObject(
+      "matchExpressions",
+      [&](ObjectReader& e) {
+        if (std::optional<LabelSelector::Requirement> r = ReadRequirement(e)) {
+          selector.match_expressions.push_back(std::move(*r));
+        } else {
+          ok = false;
+        }
+      },
+      /*null_is_error=*/true);
+  if (!ok) selector.nothing = true;  // reported; fail closed
+  return selector;
 }
 
 // spec.preemption: within-team, reclaim and borrow-within-cohort policies.
@@ -261,7 +311,7 @@ void DecodeClusterQueue(ObjectReader& doc, bool v1beta2, ConfigSet* out) {
                                             {"StrictFIFO", QueueingStrategy::kStrictFIFO}})) {
     team.queueing = *q;
   }
-  CheckNamespaceSelector(spec);
+  team.namespace_selector = ReadNamespaceSelector(spec);
   ReadPreemption(spec, &team);
   CheckFlavorFungibility(spec);
   ReadStopPolicy(spec, &team);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "config/loader.h"
+#include "config/resolve.h"
 #include "config/test_util.h"
 
 namespace taskgov::config {
@@ -117,6 +118,10 @@ spec: {parentName: company}
   EXPECT_FALSE(t->active);
   EXPECT_DOUBLE_EQ(t->fair_share_weight, 0.5);
   EXPECT_EQ(t->namespaces, std::vector<std::string>{"prod-ns"});
+  ASSERT_TRUE(t->namespace_selector);
+  EXPECT_EQ(t->namespace_selector->ToString(), "tier=prod");
+  EXPECT_TRUE(t->namespace_selector->Matches({{"tier", "prod"}, {"x", "y"}}));
+  EXPECT_FALSE(t->namespace_selector->Matches({{"tier", "dev"}}));
   ASSERT_EQ(p.local_queues.size(), 1u);
   EXPECT_EQ(p.local_queues[0].team, "prod");
   EXPECT_EQ(p.FindPriorityClass("high")->value, 10000);
@@ -124,12 +129,158 @@ spec: {parentName: company}
   EXPECT_EQ(p.cohorts[0].name, "org");
   EXPECT_EQ(p.cohorts[0].parent, "company");
   // Each thing taskgov cannot honour is a warning naming the field.
-  for (const char* path : {"spec.stopPolicy", "spec.namespaceSelector", "spec.admissionChecks"}) {
+  for (const char* path : {"spec.stopPolicy", "spec.admissionChecks"}) {
     EXPECT_TRUE(HasDiagnostic(r, Severity::kWarning, "kueue.yaml", path, "")) << path << Dump(r);
   }
   // 'default' is neither a ResourceFlavor here nor an instance type.
   EXPECT_TRUE(
       HasDiagnostic(r, Severity::kWarning, "kueue.yaml", "", "no ResourceFlavor 'default'"));
+}
+
+// spec.namespaceSelector is decoded with Kueue's meaning and enforced (pod_identity.h): absent
+// selects no namespace (warned), {} every namespace, expressions as Kubernetes reads them; a
+// malformed expression is an error.
+TEST(Kueue, NamespaceSelectorIsDecodedAsKueueReadsIt) {
+  auto selector_of = [](const std::string& spec) {
+    LoadResult r = LoadOne("kueue.yaml",
+                           "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+                           "metadata: {name: q}\nspec:\n" +
+                               spec);
+    return r;
+  };
+  LoadResult absent = selector_of("  cohort: x\n");
+  ASSERT_TRUE(absent.ok()) << Dump(absent);
+  EXPECT_TRUE(absent.policy->FindTeam("q")->namespace_selector->nothing);
+  EXPECT_TRUE(HasDiagnostic(absent, Severity::kWarning, "kueue.yaml", "spec.namespaceSelector",
+                            "admits pods of no namespace"))
+      << Dump(absent);
+  LoadResult all = selector_of("  namespaceSelector: {}\n");
+  ASSERT_TRUE(all.ok()) << Dump(all);
+  EXPECT_TRUE(all.policy->FindTeam("q")->namespace_selector->MatchesEverything());
+  LoadResult expr = selector_of(
+      "  namespaceSelector:\n    matchExpressions:\n"
+      "    - {key: team, operator: In, values: [a, b]}\n    - {key: legacy, operator: "
+      "DoesNotExist}\n");
+  ASSERT_TRUE(expr.ok()) << Dump(expr);
+  const auto& sel = *expr.policy->FindTeam("q")->namespace_selector;
+  EXPECT_EQ(sel.ToString(), "team in (a,b),!legacy");
+  EXPECT_TRUE(sel.Matches({{"team", "b"}}));
+  EXPECT_FALSE(sel.Matches({{"team", "b"}, {"legacy", ""}}));
+  EXPECT_FALSE(sel.Matches({}));
+  LoadResult bad = selector_of(
+      "  namespaceSelector:\n    matchExpressions:\n    - {key: team, operator: Gt, values: [1]}\n"
+      "    - {key: tier, operator: In}\n");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_TRUE(HasDiagnostic(bad, Severity::kError, "kueue.yaml",
+                            "spec.namespaceSelector.matchExpressions[0].operator",
+                            "must be one of"))
+      << Dump(bad);
+  EXPECT_TRUE(HasDiagnostic(bad, Severity::kError, "kueue.yaml",
+                            "spec.namespaceSelector.matchExpressions[1].values", "non-empty"))
+      << Dump(bad);
+}
+
+// Issue 36, item 3: a policy's derived structures are near-linear. One ClusterQueue of 3,000
+// flavors in two resource groups (cpu and memory on a flavor every node belongs to, GPUs on
+// 3,000 ResourceFlavors) and a chain of 6,000 cohorts (a team at its bottom) load in seconds — the
+// pairwise companion checks and the cycle walk from every cohort took minutes. A chain deeper than
+// kMaxCohortDepth is refused, once, naming its deepest cohort.
+std::string LargeKueuePolicy(int flavors, int cohorts) {
+  std::string y =
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: default}\n";
+  for (int i = 0; i < flavors; ++i) {
+    const std::string n = std::to_string(i);
+    y += "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: it-" + n +
+         "}\nspec: {nodeLabels: {node.kubernetes.io/instance-type: it-" + n +
+         ", example.com/zone: z" + std::to_string(i % 4) + "}}\n";
+  }
+  for (int c = 0; c < cohorts; ++c) {
+    y += "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: c" +
+         std::to_string(c) + "}\n" +
+         (c > 0 ? "spec: {parentName: c" + std::to_string(c - 1) + "}\n" : "");
+  }
+  // A small team at the bottom of the chain, the big one under its root.
+  y += "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: small}\n"
+       "spec:\n  cohort: c" +
+       std::to_string(cohorts - 1) +
+       "\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+       "    - name: default\n      resources: [{name: cpu, nominalQuota: 1}]\n";
+  y += "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: big}\nspec:\n"
+       "  cohort: c0\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu, "
+       "memory]\n"
+       "    flavors:\n    - name: default\n      resources: [{name: cpu, nominalQuota: 100}, "
+       "{name: memory, nominalQuota: 100Gi}]\n  - coveredResources: [nvidia.com/gpu]\n    "
+       "flavors:\n";
+  for (int i = 0; i < flavors; ++i) {
+    y += "    - name: it-" + std::to_string(i) +
+         "\n      resources: [{name: nvidia.com/gpu, "
+         "nominalQuota: 8}]\n";
+  }
+  return y;
+}
+
+TEST(Kueue, ALargePolicyLoadsInNearLinearTime) {
+  LoadResult r = LoadOne("kueue.yaml", LargeKueuePolicy(3000, 6000));
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  const scheduler::model::Policy& p = *r.policy;
+  const scheduler::model::Team& big = *p.FindTeam("big");
+  ASSERT_EQ(big.flavors.size(), 3001u);
+  EXPECT_EQ(p.RootCohort("c5999"), "c0");
+  const auto companions = p.TeamCompanions(big);
+  // A GPU pod's cpu and memory are charged on the default flavor, which covers every node.
+  EXPECT_EQ(companions[1], (std::vector<std::pair<std::string, std::string>>{
+                               {"cpu", "default"}, {"memory", "default"}}));
+  EXPECT_FALSE(HasDiagnostic(r, Severity::kWarning, "kueue.yaml", "", "are not charged for"));
+}
+
+TEST(Kueue, ACohortTreeDeeperThanTheLimitIsRefused) {
+  LoadResult r = LoadOne("kueue.yaml", LargeKueuePolicy(1, static_cast<int>(kMaxCohortDepth) + 1));
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(HasDiagnostic(r, Severity::kError, "kueue.yaml", "",
+                            "cohort 'c10000' is 10001 levels below its root"))
+      << Dump(r);
+}
+
+// Issue 36, item 12: resource names are validated as the API server validates a pod's
+// requests; a name that is not one ("a,b=c\n<script>", which passed --check-config and reached
+// usage.csv as written) is an error naming the file, the path and the rule, in Kueue and
+// Volcano documents alike.
+TEST(Kueue, ResourceNamesAreValidatedAsKubernetesDoes) {
+  LoadResult bad = LoadOne("kueue.yaml", R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["a,b=c\n<script>", nvidia.com/gpu, gpu]
+    flavors:
+    - name: default
+      resources:
+      - {name: "a,b=c\n<script>", nominalQuota: 1}
+      - {name: nvidia.com/gpu, nominalQuota: 8}
+      - {name: gpu, nominalQuota: 8}
+)");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_TRUE(HasDiagnostic(bad, Severity::kError, "kueue.yaml",
+                            "spec.resourceGroups[0].flavors[0].resources[0]",
+                            "resource name 'a,b=c\\x0a<script>' is not one Kubernetes accepts"))
+      << Dump(bad);
+  EXPECT_TRUE(HasDiagnostic(bad, Severity::kError, "kueue.yaml",
+                            "spec.resourceGroups[0].flavors[0].resources[2]",
+                            "resource name 'gpu' is not one Kubernetes accepts"))
+      << Dump(bad);
+  LoadResult volcano = LoadOne("v.yaml", R"(apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: training}
+spec:
+  weight: 1
+  capability: {"x/<b>": "1", nvidia.com/gpu: "8", hugepages-2Mi: 1Gi}
+)");
+  EXPECT_FALSE(volcano.ok());
+  EXPECT_TRUE(HasDiagnostic(volcano, Severity::kError, "v.yaml", "",
+                            "resource name 'x/<b>' is not one Kubernetes accepts"))
+      << Dump(volcano);
+  EXPECT_FALSE(HasDiagnostic(volcano, Severity::kError, "v.yaml", "", "hugepages-2Mi"));
 }
 
 // v1beta2 LocalQueue, WorkloadPriorityClass and Cohort with Kueue's v1beta2 field names

@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "scheduler/common/k8s_names.h"
 #include "scheduler/model/quantity.h"
 
 namespace taskgov::config {
@@ -101,6 +102,7 @@ class Resolver {
     ApplySettings();
     CheckClusterArns();
     BuildFlavors();
+    policy_->IndexFlavors();
     ApplyUpdates();
     VolcanoParentsToCohorts();
     BuildTeams();
@@ -355,6 +357,10 @@ class Resolver {
     team.borrow_within_cohort = spec.borrow_within_cohort;
     team.active = spec.active;
     team.reclaimable = spec.reclaimable;
+    team.namespace_selector = spec.namespace_selector;
+    if (spec.dialect == Dialect::kVolcano) {
+      team.namespace_selector = scheduler::model::LabelSelector{};  // Volcano: any namespace
+    }
     const bool hyperpod_like =
         spec.dialect == Dialect::kNative || spec.dialect == Dialect::kHyperPod;
     team.cluster_queue = !spec.cluster_queue.empty() ? spec.cluster_queue
@@ -496,6 +502,7 @@ class Resolver {
       fq.flavor = flavor_name;
       NoteFlavorUse(flavor_name, spec);
       for (const auto& [resource, line] : draft.flavors[flavor_name]) {
+        if (!CheckResourceName(resource, line.origin)) continue;
         fq.resources.push_back(team.cohort.empty()
                                    ? IsolatedQuota(spec, resource, line, &reported_no_cohort)
                                    : SharedQuota(spec, flavor_name, resource, line));
@@ -516,29 +523,60 @@ class Resolver {
   // nodes are those no labelled flavor claims, which labelled flavors never cover.
   void CheckCompanions(const TeamSpec& spec, const scheduler::model::Team& team) {
     if (spec.resource_groups.size() < 2) return;
-    for (const scheduler::model::FlavorQuota& at : team.flavors) {
-      const scheduler::model::Flavor* flavor = nullptr;
-      for (const scheduler::model::Flavor& f : policy_->flavors) {
-        if (f.name == at.flavor) flavor = &f;
+    const auto companions = policy_->TeamCompanions(team);
+    // The team's flavors with quota for each resource, in order (for the message).
+    std::map<std::string, std::string> holders;
+    for (const scheduler::model::FlavorQuota& g : team.flavors) {
+      for (const scheduler::model::ResourceQuota& q : g.resources) {
+        std::string& list = holders[q.resource];
+        list += (list.empty() ? "'" : ", '") + g.flavor + "'";
       }
+    }
+    for (size_t i = 0; i < team.flavors.size(); ++i) {
+      const scheduler::model::FlavorQuota& at = team.flavors[i];
+      const scheduler::model::Flavor* flavor = policy_->FindFlavor(at.flavor);
       if (flavor != nullptr && flavor->node_labels.empty() && flavor->matches_all_nodes) continue;
+      std::set<std::string> charged;
+      for (const scheduler::model::ResourceQuota& q : at.resources) charged.insert(q.resource);
+      for (const auto& [resource, unused] : companions[i]) charged.insert(resource);
       for (const std::vector<std::string>& group : spec.resource_groups) {
         for (const std::string& resource : group) {
-          if (Covers(at, resource) || CompanionCovers(team, at.flavor, resource)) continue;
-          std::string holders;
-          for (const scheduler::model::FlavorQuota& g : team.flavors) {
-            if (Covers(g, resource)) holders += (holders.empty() ? "'" : ", '") + g.flavor + "'";
-          }
-          if (holders.empty()) continue;
+          if (charged.count(resource)) continue;
+          auto held = holders.find(resource);
+          if (held == holders.end()) continue;
           WarnAt(d_, spec.origin,
                  "ClusterQueue '" + team.name + "': pods on '" + at.flavor +
                      "' nodes are not charged for " + resource + ": none of its flavors for it (" +
-                     holders + ") matches every '" + at.flavor +
+                     held->second + ") matches every '" + at.flavor +
                      "' node (a pod is charged on its node's flavor, and another resource group's "
                      "resources on that group's first flavor whose node labels the node has)");
         }
       }
     }
+  }
+
+  // Whether `resource` is a resource name Kubernetes accepts in a pod's requests; otherwise an
+  // error at `origin` quoting it (control characters escaped) and the rule. Resource names reach
+  // logs, metrics labels, the console and the usage report.
+  bool CheckResourceName(const std::string& resource, const Origin& origin) {
+    if (common::IsResourceName(resource)) return true;
+    std::string quoted;
+    for (unsigned char c : resource) {
+      if (c < 0x20 || c == 0x7f) {
+        char hex[5];
+        snprintf(hex, sizeof(hex), "\\x%02x", c);
+        quoted += hex;
+      } else {
+        quoted += static_cast<char>(c);
+      }
+    }
+    ErrorAt(d_, origin,
+            "resource name '" + quoted +
+                "' is not one Kubernetes accepts: [prefix/]name, the name 1-63 characters of "
+                "[A-Za-z0-9-_.] starting and ending alphanumeric, the prefix a DNS subdomain "
+                "(e.g. nvidia.com/gpu); without a prefix only cpu, memory, ephemeral-storage, "
+                "hugepages-<size> or pods");
+    return false;
   }
 
   // Warns once per flavor name that is neither defined nor a known instance type.
@@ -620,8 +658,9 @@ class Resolver {
         for (const std::string& cq : cqs) list += (list.empty() ? "" : ", ") + cq;
         WarnAt(d_, namespace_origin[ns],
                "namespace '" + ns + "' has LocalQueues of several ClusterQueues (" + list +
-                   "): its pods belong to a team only through the kueue.x-k8s.io/queue-name "
-                   "label");
+                   "): no team owns it; its pods belong to the team of the LocalQueue their "
+                   "kueue.x-k8s.io/queue-name label names, where that ClusterQueue's "
+                   "namespaceSelector selects the namespace");
         continue;
       }
       const std::string& cq = *cqs.begin();
@@ -633,8 +672,8 @@ class Resolver {
           if (it->second.first != team.name) {
             WarnAt(d_, namespace_origin[ns],
                    "namespace '" + ns + "' belongs to team '" + it->second.first +
-                       "'; pods there reach ClusterQueue '" + cq +
-                       "' only through the kueue.x-k8s.io/queue-name label");
+                       "': pods there that name a LocalQueue of ClusterQueue '" + cq +
+                       "' are refused (a pod's team is the team that owns its namespace)");
           }
           continue;
         }
@@ -711,33 +750,7 @@ class Resolver {
       add(c.parent);
     }
     for (const scheduler::model::Team& t : policy_->teams) add(t.cohort);
-    // Cycles: follow parents from every cohort.
-    std::set<std::string> reported;
-    for (const std::string& start : order) {
-      std::vector<std::string> chain{start};
-      std::set<std::string> visited{start};
-      std::string at = start;
-      while (true) {
-        const std::string& next = parent[at];
-        if (next.empty()) break;
-        chain.push_back(next);
-        if (!visited.insert(next).second) {
-          // Report the cycle once, at the cohort that starts it.
-          auto begin = std::find(chain.begin(), chain.end(), next);
-          std::set<std::string> members(begin, chain.end());
-          if (!reported.count(next)) {
-            std::string text;
-            for (auto it = begin; it != chain.end(); ++it)
-              text += (text.empty() ? "" : " → ") + *it;
-            ErrorAt(d_, origin.count(next) ? origin[next] : Origin{},
-                    "cohorts form a cycle: " + text);
-            reported.insert(members.begin(), members.end());
-          }
-          break;
-        }
-        at = next;
-      }
-    }
+    if (!ReportCohortCycles(order, parent, origin)) ReportCohortDepth(order, parent, origin);
     for (const std::string& name : order) {
       policy_->cohorts.push_back(scheduler::model::Cohort{name, parent[name], {}});
     }
@@ -755,6 +768,74 @@ class Resolver {
         CohortWeight(*it->second, &cohort);
       }
     }
+  }
+
+  // Each cycle of parents, once, at the cohort where the walk from the first cohort (in `order`)
+  // that reaches it enters it: "x → y → x". Linear: every cohort is walked once (a walk stops
+  // at a cohort an earlier walk finished).
+  // Returns whether it reported any.
+  bool ReportCohortCycles(const std::vector<std::string>& order,
+                          std::map<std::string, std::string>& parent,
+                          std::map<std::string, Origin>& origin) {
+    bool any = false;
+    enum State : uint8_t { kNew, kOnPath, kDone };
+    std::map<std::string_view, State> state;
+    for (const std::string& start : order) {
+      std::vector<std::string_view> path;
+      std::string_view at = start;
+      while (!at.empty() && state[at] == kNew) {
+        state[at] = kOnPath;
+        path.push_back(at);
+        at = parent[std::string(at)];
+      }
+      if (!at.empty() && state[at] == kOnPath) {
+        std::string text;
+        for (auto it = std::find(path.begin(), path.end(), at); it != path.end(); ++it) {
+          text += std::string(text.empty() ? "" : " → ") + std::string(*it);
+        }
+        text += " → " + std::string(at);
+        const std::string next(at);
+        ErrorAt(d_, origin.count(next) ? origin[next] : Origin{}, "cohorts form a cycle: " + text);
+        any = true;
+      }
+      for (std::string_view name : path) state[name] = kDone;
+    }
+    return any;
+  }
+
+  // A tree deeper than kMaxCohortDepth levels is an error (every reservation walks it up to its
+  // root), reported once, at its deepest cohort. With no cycle; linear (depths memoized).
+  void ReportCohortDepth(const std::vector<std::string>& order,
+                         std::map<std::string, std::string>& parent,
+                         std::map<std::string, Origin>& origin) {
+    std::map<std::string_view, size_t> depth;  // a root: 1
+    std::string_view deepest;
+    size_t most = 0;
+    for (const std::string& start : order) {
+      std::vector<std::string_view> path;
+      std::string_view at = start;
+      size_t above = 0;
+      while (!at.empty()) {
+        if (auto it = depth.find(at); it != depth.end()) {
+          above = it->second;
+          break;
+        }
+        path.push_back(at);
+        at = parent[std::string(at)];
+      }
+      for (auto it = path.rbegin(); it != path.rend(); ++it) depth[*it] = ++above;
+      if (above > most) {
+        most = above;
+        deepest = start;
+      }
+    }
+    if (most <= kMaxCohortDepth) return;
+    const std::string name(deepest);
+    ErrorAt(d_, origin.count(name) ? origin[name] : Origin{},
+            "cohort '" + name + "' is " + std::to_string(most) +
+                " levels below its root: cohort trees may be at most " +
+                std::to_string(kMaxCohortDepth) +
+                " levels deep (every reservation is checked at each level up to the root)");
   }
 
   // A cohort's fair-sharing weight (Kueue: it weighs the cohort against its siblings, so a root's
@@ -780,6 +861,7 @@ class Resolver {
     std::vector<scheduler::model::FlavorQuota> out;
     std::set<std::pair<std::string, std::string>> seen;
     for (const LineSpec& l : spec.lines) {
+      if (!CheckResourceName(l.resource, l.origin)) continue;
       if (!seen.insert({l.flavor, l.resource}).second) {
         ErrorAt(d_, l.origin,
                 "resource '" + l.resource + "' on flavor '" + l.flavor +
@@ -828,9 +910,14 @@ class Resolver {
     for (size_t i = 0; i < policy_->teams.size(); ++i) {
       scheduler::model::Team& t = policy_->teams[i];
       const bool borrowable = team_specs_[i]->unlisted_resources_borrowable && !t.cohort.empty();
-      for (scheduler::model::FlavorQuota& fq : t.flavors) {
+      // What the team's own lines charge elsewhere, before any filler line is added.
+      const auto companions = policy_->TeamCompanions(t);
+      for (size_t f = 0; f < t.flavors.size(); ++f) {
+        scheduler::model::FlavorQuota& fq = t.flavors[f];
+        std::set<std::string> elsewhere;
+        for (const auto& [resource, unused] : companions[f]) elsewhere.insert(resource);
         for (const std::string& r : governed[fq.flavor]) {
-          if (Covers(fq, r) || CompanionCovers(t, fq.flavor, r)) continue;
+          if (Covers(fq, r) || elsewhere.count(r)) continue;
           scheduler::model::ResourceQuota q;
           q.resource = r;
           q.nominal = 0;
@@ -847,15 +934,6 @@ class Resolver {
   static bool Covers(const scheduler::model::FlavorQuota& fq, const std::string& resource) {
     return std::any_of(fq.resources.begin(), fq.resources.end(),
                        [&](const auto& q) { return q.resource == resource; });
-  }
-
-  // Another flavor of the team has quota for `resource` and every node of `flavor`: a pod there
-  // is charged for it on that one (Policy::Companions).
-  bool CompanionCovers(const scheduler::model::Team& team, const std::string& flavor,
-                       const std::string& resource) const {
-    const auto companions = policy_->Companions(team, flavor);
-    return std::any_of(companions.begin(), companions.end(),
-                       [&](const auto& c) { return c.first == resource; });
   }
 
   void BuildPriorityClasses() {

@@ -28,6 +28,7 @@
 //
 // Pure function; thread-safe.
 
+#include <cstddef>
 #include <memory>
 
 #include "config/diagnostics.h"
@@ -51,6 +52,9 @@ namespace taskgov::config {
 inline constexpr std::string_view kDefaultHyperPodCohort = "hyperpod";
 inline constexpr std::string_view kDefaultVolcanoFlavor = "default";
 inline constexpr int64_t kDefaultBorrowLimitPercent = 50;
+// The deepest cohort tree a policy may have: the ledger checks a reservation at every level up
+// to the root (a recursion per level), so a deeper one is refused.
+inline constexpr size_t kMaxCohortDepth = 10'000;
 [[nodiscard]] std::string DefaultNamespace(std::string_view team);     // hyperpod-ns-<team>
 [[nodiscard]] std::string DefaultClusterQueue(std::string_view team);  // ...-clusterqueue
 

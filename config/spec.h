@@ -118,6 +118,9 @@ struct TeamSpec {
   bool active = true;
   bool reclaimable = true;
   std::string cluster_queue;  // empty: the dialect default
+  // Kueue: the ClusterQueue's namespaceSelector; Volcano: every namespace; else none (only the
+  // team's own namespaces may use its queues).
+  std::optional<scheduler::model::LabelSelector> namespace_selector;
   // Borrowing limit of the zero-nominal lines resolution adds for resources the team does not
   // mention on a flavor it uses: false → 0 (Kueue: an uncovered resource cannot be used;
   // HyperPod/native: BorrowLimit% of 0), true → unlimited (Volcano: no capability means none).

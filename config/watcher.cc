@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -186,7 +187,12 @@ common::Status ConfigWatcher::Start() {
     }
   }
   stop_requested_.store(false, std::memory_order_relaxed);  // before the thread exists
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    if (options_.nice != 0) {
+      (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), options_.nice);
+    }
+    Run();
+  });
   return common::Status::Ok();
 }
 

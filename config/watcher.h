@@ -82,6 +82,11 @@ struct WatcherOptions {
   std::function<int64_t()> now_unix_ms;
   // Called after every attempt, valid or not.
   std::function<void(const LoadResult&)> on_reload;
+  // The watcher thread's nice value (Linux: setpriority on its thread id). A reload parses,
+  // validates and builds a policy generation — seconds of CPU for a 1 MiB ConfigMap — on this
+  // thread; a positive value keeps that from taking CPU from the webhooks (the ledger swap that
+  // ends it is short: ledger.h). 0: the process's own.
+  int nice = 0;
 };
 
 class ConfigWatcher {

@@ -125,14 +125,20 @@ class AdmissionTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     for (const YAML::Node& doc : YAML::LoadAllFromFile(kAdmission)) {
-      if (doc["kind"].as<std::string>("") == "ValidatingAdmissionPolicy") policy_ = doc;
-      if (doc["kind"].as<std::string>("") == "ValidatingAdmissionPolicyBinding") binding_ = doc;
+      const std::string kind = doc["kind"].as<std::string>("");
+      const std::string name = doc["metadata"]["name"].as<std::string>("");
+      if (kind == "ValidatingAdmissionPolicy") policies_[name] = doc;
+      if (kind == "ValidatingAdmissionPolicyBinding") bindings_[name] = doc;
+      if (kind == "ConfigMap") params_ = doc;
     }
+    policy_ = policies_["taskgov-governed-scheduler"];
+    binding_ = bindings_["taskgov-governed-scheduler"];
     ASSERT_TRUE(policy_ && binding_) << kAdmission << " lacks the policy or its binding";
     selector_ = policy_["spec"]["matchConstraints"]["namespaceSelector"];
     ASSERT_TRUE(selector_) << "the policy selects no namespaces";
   }
-  YAML::Node policy_, binding_, selector_;
+  YAML::Node policy_, binding_, selector_, params_;
+  std::map<std::string, YAML::Node> policies_, bindings_;
 };
 
 TEST_P(AdmissionTest, SelectsEveryTeamNamespaceOfThePolicyAndNoOther) {
@@ -182,6 +188,75 @@ TEST_F(AdmissionTest, RefusesAnotherSchedulerWithOneComparisonAndAnActionableMes
   EXPECT_EQ(binding_["spec"]["validationActions"][0].as<std::string>(""), "Deny");
   EXPECT_EQ(binding_["spec"]["paramRef"]["name"].as<std::string>(""), "taskgov-admission");
   EXPECT_EQ(binding_["spec"]["paramRef"]["parameterNotFoundAction"].as<std::string>(""), "Deny");
+}
+
+// Issue 36, item 11: the governed pods' other doors. Binding a pod of a governed namespace
+// (pods/binding) is refused but for the governed binders, and an in-place resize (pods/resize)
+// may not change a running pod's requests; both in the same namespaces as the scheduler check,
+// with the same parameter and an actionable message.
+TEST_F(AdmissionTest, BindingsAndResizesOfGovernedPodsAreCovered) {
+  ASSERT_TRUE(policies_.count("taskgov-governed-pods")) << "no policy for bindings and resizes";
+  const YAML::Node pods = policies_["taskgov-governed-pods"];
+  EXPECT_EQ(pods["spec"]["failurePolicy"].as<std::string>(""), "Fail");
+  auto emit = [](const YAML::Node& n) {
+    YAML::Emitter out;
+    out << n;
+    return std::string(out.c_str());
+  };
+  EXPECT_EQ(emit(pods["spec"]["matchConstraints"]["namespaceSelector"]), emit(selector_))
+      << "bindings and resizes are checked in other namespaces than pod creation";
+  std::map<std::string, std::string> covered;  // resource → operation
+  for (const YAML::Node& r : pods["spec"]["matchConstraints"]["resourceRules"]) {
+    covered[r["resources"][0].as<std::string>("")] = r["operations"][0].as<std::string>("");
+  }
+  EXPECT_EQ(covered["pods/binding"], "CREATE");
+  EXPECT_EQ(covered["pods/resize"], "UPDATE");
+  std::string expressions, messages;
+  for (const YAML::Node& v : pods["spec"]["validations"]) {
+    expressions += v["expression"].as<std::string>("") + "\n";
+    messages += v["messageExpression"].as<std::string>("") + "\n";
+  }
+  for (const char* part : {"request.userInfo.username in variables.binders",
+                           "c.resources.requests == o.resources.requests"}) {
+    EXPECT_NE(expressions.find(part), std::string::npos) << "no validation checks " << part;
+  }
+  EXPECT_NE(messages.find("may not change in place"), std::string::npos);
+  EXPECT_NE(messages.find("its pods are bound by the governed scheduler"), std::string::npos);
+  EXPECT_EQ(bindings_["taskgov-governed-pods"]["spec"]["paramRef"]["name"].as<std::string>(""),
+            "taskgov-admission");
+  // The binders: taskgov's service account, which binds (the extender's bind verb).
+  EXPECT_NE(params_["data"]["binders"].as<std::string>("").find(
+                "system:serviceaccount:taskgov-system:taskgov"),
+            std::string::npos);
+}
+
+// Issue 36, item 11: the namespace label governance rests on (taskgov.io/team) may be set,
+// changed or removed — on create or update of any namespace — only by the administrators' groups
+// of the parameter; a namespace editor removing it would take the namespace out of governance,
+// and one setting it would charge that team.
+TEST_F(AdmissionTest, TheTeamLabelIsGuarded) {
+  ASSERT_TRUE(policies_.count("taskgov-team-label")) << "nothing guards the label";
+  const YAML::Node guard = policies_["taskgov-team-label"];
+  EXPECT_EQ(guard["spec"]["failurePolicy"].as<std::string>(""), "Fail");
+  EXPECT_FALSE(guard["spec"]["matchConstraints"]["namespaceSelector"])
+      << "a namespace selector on the label would exempt namespaces without it";
+  const YAML::Node rule = guard["spec"]["matchConstraints"]["resourceRules"][0];
+  EXPECT_EQ(rule["resources"][0].as<std::string>(""), "namespaces");
+  std::set<std::string> operations;
+  for (const YAML::Node& op : rule["operations"]) operations.insert(op.as<std::string>(""));
+  EXPECT_EQ(operations, (std::set<std::string>{"CREATE", "UPDATE"}));
+  std::string variables;
+  for (const YAML::Node& v : guard["spec"]["variables"]) {
+    variables += v["expression"].as<std::string>("") + "\n";
+  }
+  EXPECT_NE(variables.find("object.metadata.labels['taskgov.io/team']"), std::string::npos);
+  EXPECT_NE(variables.find("oldObject.metadata.labels['taskgov.io/team']"), std::string::npos);
+  EXPECT_NE(variables.find("params.data.teamLabelAdmins"), std::string::npos);
+  EXPECT_EQ(guard["spec"]["validations"][0]["expression"].as<std::string>(""),
+            "variables.label == variables.oldLabel || variables.admin");
+  EXPECT_EQ(params_["data"]["teamLabelAdmins"].as<std::string>(""), "system:masters");
+  EXPECT_EQ(bindings_["taskgov-team-label"]["spec"]["validationActions"][0].as<std::string>(""),
+            "Deny");
 }
 
 // The optional mutating policy (deploy/admission-mutating) selects the same pods of the same

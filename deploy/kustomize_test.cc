@@ -114,6 +114,7 @@ TEST_P(KustomizeTest, EveryKindHasTheFieldsItNeeds) {
       {"ClusterRoleBinding", {{"roleRef", "kind"}, {"roleRef", "name"}, {"subjects"}}},
       {"RoleBinding", {{"roleRef", "kind"}, {"roleRef", "name"}, {"subjects"}}},
       {"ConfigMap", {{"data"}}},
+      {"Secret", {{"type"}}},
       {"Deployment", {{"spec", "selector", "matchLabels"}, {"spec", "template", "spec"}}},
       {"PodDisruptionBudget", {{"spec", "selector", "matchLabels"}}},
       {"Service", {{"spec", "selector"}, {"spec", "ports"}}},
@@ -298,6 +299,103 @@ TEST_P(KustomizeTest, BindingsNameRolesAndAccountsThatExist) {
   }
 }
 
+// Issue 36, item 7: the network-facing extender container holds only taskgov's own
+// permissions. Its service account (the pod's) is bound to taskgov's own roles alone — never to
+// kube-scheduler's (cluster-wide pod deletion, pods/status, PV/PVC updates) — and where the pod
+// runs kube-scheduler beside it, that container authenticates as a service account of its own,
+// whose token is mounted in it alone.
+TEST_P(KustomizeTest, TheExtenderContainerHoldsOnlyItsOwnPermissions) {
+  const YAML::Node pod = deployment_["spec"]["template"]["spec"];
+  const std::string extender_sa = Scalar(pod, {"serviceAccountName"});
+  const std::set<std::string> own = {"taskgov-extender", "taskgov-leader-election"};
+  for (const char* kind : {"ClusterRoleBinding", "RoleBinding"}) {
+    for (const YAML::Node& b : m_.OfKind(kind)) {
+      for (const YAML::Node& s : b["subjects"]) {
+        if (Scalar(s, {"name"}) != extender_sa) continue;
+        EXPECT_TRUE(own.count(Scalar(b, {"roleRef", "name"})))
+            << Describe(b) << " gives the extender's service account " << extender_sa << " "
+            << Scalar(b, {"roleRef", "name"});
+      }
+    }
+  }
+  std::optional<YAML::Node> scheduler = Container(deployment_, "kube-scheduler");
+  if (!scheduler) return;
+  constexpr char kTokenPath[] = "/var/run/secrets/kubernetes.io/serviceaccount";
+  EXPECT_EQ(Scalar(pod, {"automountServiceAccountToken"}), "false")
+      << "the pod's token would be mounted in every container";
+  auto token_volume = [&](const YAML::Node& container) -> std::string {
+    for (const YAML::Node& m : container["volumeMounts"]) {
+      if (Scalar(m, {"mountPath"}) == kTokenPath) return Scalar(m, {"name"});
+    }
+    return "";
+  };
+  auto volume = [&](const std::string& name) -> YAML::Node {
+    for (const YAML::Node& v : pod["volumes"]) {
+      if (Scalar(v, {"name"}) == name) return v;
+    }
+    return YAML::Node();
+  };
+  // The extender: the pod's projected token (taskgov's).
+  const std::string extender_token = token_volume(extender_);
+  ASSERT_FALSE(extender_token.empty()) << "the extender has no API credentials";
+  bool projected = false;
+  for (const YAML::Node& src : volume(extender_token)["projected"]["sources"]) {
+    projected |= static_cast<bool>(src["serviceAccountToken"]);
+  }
+  EXPECT_TRUE(projected) << "the extender's token is not its own service account's";
+  // kube-scheduler: the token Secret of the service account that kube-scheduler's roles go to.
+  const std::string scheduler_token = token_volume(*scheduler);
+  ASSERT_FALSE(scheduler_token.empty()) << "kube-scheduler has no API credentials";
+  EXPECT_NE(scheduler_token, extender_token);
+  const std::string secret = Scalar(volume(scheduler_token), {"secret", "secretName"});
+  std::optional<YAML::Node> s = m_.Find("Secret", secret);
+  ASSERT_TRUE(s) << "no Secret " << secret;
+  EXPECT_EQ(Scalar(*s, {"type"}), "kubernetes.io/service-account-token");
+  const std::string scheduler_sa =
+      Scalar(*s, {"metadata", "annotations", "kubernetes.io/service-account.name"});
+  EXPECT_NE(scheduler_sa, extender_sa);
+  bool has_scheduler_role = false;
+  for (const YAML::Node& b : m_.OfKind("ClusterRoleBinding")) {
+    if (Scalar(b, {"roleRef", "name"}) != "system:kube-scheduler") continue;
+    for (const YAML::Node& subject : b["subjects"]) {
+      has_scheduler_role |= Scalar(subject, {"name"}) == scheduler_sa;
+    }
+  }
+  EXPECT_TRUE(has_scheduler_role) << scheduler_sa << " is not bound to system:kube-scheduler";
+  for (const YAML::Node& m : extender_["volumeMounts"]) {
+    EXPECT_NE(Scalar(m, {"name"}), scheduler_token) << "the extender mounts kube-scheduler's token";
+  }
+}
+
+// Issue 36, item 6: the console serves TLS in every topology — off loopback the extender makes
+// a certificate at startup; where the overlay has taskgov's serving certificate (extender-service,
+// cert-manager included) the console serves that one, whose names include the console's Service —
+// and its Service says so (appProtocol https). Readers' tokens are reviewed for the taskgov
+// audience (no flag empties it).
+TEST_P(KustomizeTest, TheConsoleServesTls) {
+  const std::map<std::string, std::string> flags = testing::Flags(extender_);
+  ASSERT_TRUE(flags.count("--console-listen"));
+  EXPECT_NE(flags.at("--console-listen").rfind("127.0.0.1", 0), 0u)
+      << "a loopback console would serve plain HTTP";
+  EXPECT_FALSE(flags.count("--console-token-audience") &&
+               flags.at("--console-token-audience").empty())
+      << "an empty audience makes the console accept the API server's own tokens";
+  std::optional<YAML::Node> service = m_.Find("Service", "taskgov-console");
+  ASSERT_TRUE(service);
+  EXPECT_EQ(Scalar((*service)["spec"]["ports"][0], {"appProtocol"}), "https");
+  if (!flags.count("--tls-cert-file")) return;  // no certificate: the one made at startup
+  EXPECT_EQ(flags.count("--console-tls-cert-file") ? flags.at("--console-tls-cert-file") : "",
+            flags.at("--tls-cert-file"));
+  EXPECT_EQ(flags.count("--console-tls-key-file") ? flags.at("--console-tls-key-file") : "",
+            flags.at("--tls-key-file"));
+  if (std::optional<YAML::Node> cert = m_.Find("Certificate", "taskgov-tls")) {
+    std::set<std::string> names;
+    for (const YAML::Node& n : (*cert)["spec"]["dnsNames"]) names.insert(n.as<std::string>(""));
+    EXPECT_TRUE(names.count("taskgov-console.taskgov-system.svc"))
+        << "the certificate does not name the console's Service";
+  }
+}
+
 // The port of "ADDR:PORT".
 int PortOf(const std::string& address) {
   const size_t colon = address.rfind(':');
@@ -309,6 +407,15 @@ TEST_P(KustomizeTest, TheTopologyIsWiredTogether) {
   ASSERT_TRUE(flags.count("--listen")) << "the extender has no --listen";
   ASSERT_TRUE(flags.count("--scheduler-name")) << "the extender has no --scheduler-name";
   EXPECT_EQ(PortOf(flags.at("--metrics-listen")), ContainerPorts().at("metrics"));
+  // Issue 36, item 2: the kubelet probes the health listener, whose thread and connections
+  // /metrics never holds (a scrape storm made probes on the metrics port time out).
+  ASSERT_TRUE(flags.count("--health-listen")) << "the extender has no --health-listen";
+  ASSERT_TRUE(ContainerPorts().count("health")) << "no container port named health";
+  EXPECT_EQ(PortOf(flags.at("--health-listen")), ContainerPorts().at("health"));
+  for (const char* probe : {"startupProbe", "livenessProbe", "readinessProbe"}) {
+    EXPECT_EQ(Scalar(extender_, {probe, "httpGet", "port"}), "health")
+        << probe << " must go to the health listener, not share /metrics' listener";
+  }
   // The admission policy requires the scheduler name the extender governs.
   std::optional<YAML::Node> params = m_.Find("ConfigMap", "taskgov-admission");
   ASSERT_TRUE(params) << "no parameters for the admission policy";

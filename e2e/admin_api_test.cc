@@ -55,12 +55,39 @@ class AdminApiE2eTest : public ScenarioTest {
   }
 };
 
+// Issue 36, item 6, through the real extender and the fake API server's TokenReview: the console
+// serves TLS (plain HTTP gets no reply), its replies say Cache-Control: no-store, tokens are
+// reviewed for the taskgov audience, and a token the API server issued for itself is refused.
+TEST_F(AdminApiE2eTest, TheConsoleServesTlsAndAcceptsOnlyTokensOfItsAudience) {
+  StartWithPolicy(kPolicy);
+  h().api().SetAccessReviews(
+      {{"t-admin", "admin", {}, {"taskgov"}},
+       {"t-kubeconfig", "admin", {}, {scheduler::kube::testing::kApiServerAudience}}},
+      {{"admin", "get", "taskgov.io", "workloads", ""}});
+  common::Result<common::testing::HttpReply> ok = h().extender().Admin("/api/v1/teams", "t-admin");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(ok->headers["cache-control"], "no-store");
+  common::Result<common::testing::HttpReply> api =
+      h().extender().Admin("/api/v1/teams", "t-kubeconfig");
+  ASSERT_TRUE(api.ok()) << api.error().message;
+  EXPECT_EQ(api->status, 401);
+  EXPECT_NE(api->body.find("kubectl create token <serviceaccount> --audience taskgov"),
+            std::string::npos)
+      << api->body;
+  EXPECT_EQ(api->headers["cache-control"], "no-store");
+  common::testing::HttpClient plain("127.0.0.1", h().extender().console_port(),
+                                    std::chrono::seconds(2));
+  EXPECT_FALSE(plain.Get("/api/v1/teams").ok()) << "the console answered plain HTTP";
+}
+
 TEST_F(AdminApiE2eTest, RepliesAgreeWithTheApiServerAndMetrics) {
   StartWithPolicy(kPolicy);
   // The console's readers: an admin, and a member of team b allowed in b's namespace only.
-  h().api().SetAccessReviews({{"t-admin", "admin", {"ml-admins"}}, {"t-bob", "bob", {}}},
-                             {{"group:ml-admins", "get", "taskgov.io", "workloads", ""},
-                              {"bob", "get", "taskgov.io", "workloads", Ns("b")}});
+  h().api().SetAccessReviews(
+      {{"t-admin", "admin", {"ml-admins"}, {"taskgov"}}, {"t-bob", "bob", {}, {"taskgov"}}},
+      {{"group:ml-admins", "get", "taskgov.io", "workloads", ""},
+       {"bob", "get", "taskgov.io", "workloads", Ns("b")}});
   std::vector<PodSpec> pods;
   for (int i = 0; i < 12; ++i) pods.push_back(GpuPod("a", "a-" + std::to_string(i)));
   SubmitAll(pods);

@@ -103,6 +103,7 @@ common::Result<std::unique_ptr<Browser>> Browser::Start(const std::string& chrom
       chromium,
       "--headless=new",
       "--remote-debugging-pipe",
+      "--ignore-certificate-errors",  // the tests' self-signed console certificates
       "--no-sandbox",
       "--disable-gpu",
       "--no-first-run",

@@ -21,6 +21,7 @@
 
 #include "e2e/scenario_test_util.h"
 #include "extender/cli/testing/cli_fixture.h"
+#include "extender/http_test_util.h"
 
 namespace taskgov::e2e {
 namespace {
@@ -57,7 +58,7 @@ class CliJobsTest : public ScenarioTest {
     h().api().SetJobController(true);
     h().api().SetServed("pytorchjobs", false);  // indexed Jobs
     h().api().SetServiceProxy("taskgov-system", "taskgov-console", 9091,
-                              "http://127.0.0.1:" + std::to_string(h().extender().console_port()));
+                              h().extender().console_url());
     kubeconfig_ = ::testing::TempDir() + "/cli-jobs-kubeconfig";
     std::ofstream(kubeconfig_) << scheduler::kube::testing::KubeconfigFor(h().api().url());
   }
@@ -335,8 +336,8 @@ TEST_F(CliJobsTest, WithoutTheConsoleKubernetesCommandsWorkAndSayWhatIsMissing) 
             std::string::npos)
       << top.err;
   // A direct connection to the console (as after kubectl port-forward) works.
-  CliRun direct = Ok({"top", "teams", "--console-url",
-                      "http://127.0.0.1:" + std::to_string(h().extender().console_port())});
+  CliRun direct = Ok({"top", "teams", "--console-url", h().extender().console_url(),
+                      "--console-ca-file", extender::testing::TlsTestFile("ca.pem")});
   EXPECT_NE(direct.out.find("TEAM   INSTANCE-TYPE"), std::string::npos) << direct.out;
 }
 
@@ -394,15 +395,19 @@ TEST_F(CliJobsTest, APyTorchJobIsOneGangFromSubmitToDelete) {
 }
 
 // The console checking tokens, as deployed: the API server keeps the caller's Authorization
-// header, so the CLI passes its token through the proxy in X-Taskgov-Authorization and the
-// console reviews that one.
+// header, so the CLI passes a token through the proxy in X-Taskgov-Authorization and the console
+// reviews that one — for its audience (issue 36, item 6): the kubeconfig's token, issued for the
+// API server, is refused; a console token (kubectl create token SA --audience taskgov, given as
+// --console-token or $TASKGOV_CONSOLE_TOKEN) is accepted, and never works against the API server.
 class CliJobsTokenTest : public CliJobsTest {
  protected:
   CliJobsTokenTest() { console_auth_ = "token"; }
   void SetUp() override {
     CliJobsTest::SetUp();
-    h().api().SetAccessReviews({{"t-alice", "alice", {}}},
-                               {{"alice", "get", "taskgov.io", "workloads", ""}});
+    h().api().SetAccessReviews(
+        {{"t-alice", "alice", {}, {scheduler::kube::testing::kApiServerAudience}},
+         {"c-alice", "alice", {}, {"taskgov"}}},
+        {{"alice", "get", "taskgov.io", "workloads", ""}});
     WriteKubeconfig("{token: t-alice}");
   }
   void WriteKubeconfig(const std::string& user) {
@@ -413,21 +418,21 @@ class CliJobsTokenTest : public CliJobsTest {
   }
 };
 
-TEST_F(CliJobsTokenTest, TheUsersTokenReachesTheConsoleThroughTheProxy) {
-  CliRun top = Ok({"top", "teams"});
+TEST_F(CliJobsTokenTest, AConsoleTokenOfItsAudienceReachesTheConsoleThroughTheProxy) {
+  CliRun top = Ok({"top", "teams", "--console-token", "c-alice"});
   EXPECT_NE(top.out.find("TEAM   INSTANCE-TYPE"), std::string::npos) << top.out;
 
-  WriteKubeconfig("{token: t-mallory}");  // a token TokenReview does not accept
-  CliRun refused = Cli({"top", "teams"});
-  EXPECT_EQ(refused.code, 1);
-  EXPECT_NE(refused.err.find("answered 401 Unauthorized"), std::string::npos) << refused.err;
-  EXPECT_NE(refused.err.find("X-Taskgov-Authorization"), std::string::npos) << refused.err;
+  CliRun api_token = Cli({"top", "teams"});  // the kubeconfig's: the API server's audience
+  EXPECT_EQ(api_token.code, 1);
+  EXPECT_NE(api_token.err.find("answered 401 Unauthorized"), std::string::npos) << api_token.err;
+  EXPECT_NE(api_token.err.find("--audience taskgov"), std::string::npos) << api_token.err;
+  EXPECT_NE(api_token.err.find("give one with --console-token or $TASKGOV_CONSOLE_TOKEN"),
+            std::string::npos)
+      << api_token.err;
 
-  WriteKubeconfig("{}");  // no token at all
-  refused = Cli({"top", "teams"});
-  EXPECT_EQ(refused.code, 1);
-  EXPECT_NE(refused.err.find("your credentials have none it accepts"), std::string::npos)
-      << refused.err;
+  CliRun forged = Cli({"top", "teams", "--console-token", "c-mallory"});
+  EXPECT_EQ(forged.code, 1);
+  EXPECT_NE(forged.err.find("X-Taskgov-Authorization"), std::string::npos) << forged.err;
 }
 
 }  // namespace

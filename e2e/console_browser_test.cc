@@ -73,10 +73,8 @@ class ConsoleBrowserTest : public ScenarioTest {
         Browser::Start(kChromium, ::testing::TempDir() + "/chromium-profile");
     ASSERT_TRUE(b.ok()) << b.error().message;
     browser_ = std::move(*b);
-    ASSERT_TRUE(browser_
-                    ->Navigate("http://127.0.0.1:" + std::to_string(h().extender().console_port()) +
-                               "/#/dashboard?token=t-admin")
-                    .ok());
+    ASSERT_TRUE(
+        browser_->Navigate(h().extender().console_url() + "/#/dashboard?token=t-admin").ok());
   }
 
   // The page's DOM once the console rendered `route`, and the browser's messages meanwhile.
@@ -125,11 +123,9 @@ class ConsoleBrowserTest : public ScenarioTest {
 
   // Whether the admin API's history gets a sample of `team` using `gpus` within 10 s.
   bool WaitForSample(const std::string& team, double gpus) {
-    common::testing::HttpClient client("127.0.0.1", h().extender().console_port());
     const std::string target = "/api/v1/history?resource=nvidia.com/gpu&team=" + team;
     for (int attempt = 0; attempt < 100; ++attempt) {
-      common::Result<common::testing::HttpReply> reply =
-          client.Request("GET", target, "", "", {{"Authorization", "Bearer t-admin"}});
+      common::Result<common::testing::HttpReply> reply = h().extender().Admin(target, "t-admin");
       rapidjson::Document doc;
       if (reply.ok() && reply->status == 200 && !doc.Parse(reply->body.c_str()).HasParseError() &&
           doc.HasMember("teams") && doc["teams"].IsArray()) {
@@ -154,7 +150,7 @@ TEST_F(ConsoleBrowserTest, EveryPageLoadsCleanAndShowsTheApisNumbers) {
   options.config["cohort.yaml"] = kCohort;
   options.extender_args = {"--history-interval=1s"};  // a trend within the test's time
   StartHarness(std::move(options));
-  h().api().SetAccessReviews({{"t-admin", "admin", {}}},
+  h().api().SetAccessReviews({{"t-admin", "admin", {}, {"taskgov"}}},
                              {{"admin", "get", "taskgov.io", "workloads", ""}});
   std::vector<PodSpec> pods;
   for (int i = 0; i < 12; ++i) pods.push_back(GpuPod("a", "a-" + std::to_string(i)));

@@ -189,9 +189,7 @@ class ConsoleTruthTest : public ScenarioTest {
     ScenarioTest::SetUp();
   }
 
-  std::string Base() const {
-    return "http://127.0.0.1:" + std::to_string(harness_->extender().console_port());
-  }
+  std::string Base() const { return harness_->extender().console_url(); }
 
   void OpenBrowser() {
     common::Result<std::unique_ptr<Browser>> b =
@@ -314,8 +312,12 @@ class ConsoleTruthTest : public ScenarioTest {
     options.config["policy.yaml"] = kPolicy;
     options.extender_args = {"--history-interval=1s"};  // a usage report within the test's time
     StartHarness(std::move(options));
-    h().api().SetAccessReviews({{"t-admin", "admin", {}}},
-                               {{"admin", "get", "taskgov.io", "workloads", ""}});
+    // The admin's console token (audience taskgov) for the browser and the CLI's --console-token,
+    // and their API-server token for the kubeconfig, as deployed (issue 36, item 6).
+    h().api().SetAccessReviews(
+        {{"t-admin", "admin", {}, {"taskgov"}},
+         {"k-admin", "admin", {}, {scheduler::kube::testing::kApiServerAudience}}},
+        {{"admin", "get", "taskgov.io", "workloads", ""}});
     std::vector<PodSpec> pods;
     for (int i = 0; i < 4; ++i)
       pods.push_back(GpuPod("c", "c-" + std::to_string(i), 1, "training", kG5));
@@ -646,20 +648,21 @@ class ConsoleTruthTest : public ScenarioTest {
 
   // ---- one scenario, the same numbers everywhere ----
 
-  // The CLI pointed at this cluster as a user points it: a kubeconfig naming the API server,
-  // with the admin's token, which the CLI passes to the console through the API server's
-  // service proxy.
+  // The CLI pointed at this cluster as a user points it: a kubeconfig naming the API server
+  // with the admin's API-server token, and the console token, which the CLI passes to the
+  // console through the API server's service proxy.
   void PointTheCli() {
     h().api().SetServiceProxy("taskgov-system", "taskgov-console", 9091, Base());
     kubeconfig_ = ::testing::TempDir() + "/kubeconfig-truth";
     std::string config = scheduler::kube::testing::KubeconfigFor(h().api().url());
     const size_t user = config.find("user: {}");
     ASSERT_NE(user, std::string::npos) << config;
-    config.replace(user, 8, "user: {token: t-admin}");
+    config.replace(user, 8, "user: {token: k-admin}");
     std::ofstream(kubeconfig_) << config;
   }
   cli::testing::CliRun Cli(std::vector<std::string> args) {
     args.push_back("--kubeconfig=" + kubeconfig_);
+    args.push_back("--console-token=t-admin");
     cli::testing::CliRun run = cli::testing::CliFixture::RunOffline(args);
     EXPECT_EQ(run.code, 0) << args[0] << " " << args[1] << ": " << run.err;
     return run;

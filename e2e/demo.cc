@@ -162,6 +162,7 @@ class Demo {
     // The policy in the CLI's key, as deploy/base ships it: taskgov quota and policy set change
     // it from the first day (and the extender reads the same key).
     options.config[std::string(cli::kOwnedKey)] = policy_key_;
+    options.console_tls = false;  // on loopback, for the browser tab it prints
     options.idle_wait = milliseconds(1200);
     // After the story the demo plays every pod, the CLI's too (Sandbox).
     options.play_every_pod = true;
@@ -814,6 +815,8 @@ class Demo {
     for (const std::string& a : args) line += " " + a;
     printf("%s\n", line.c_str());
     args.push_back("--kubeconfig=" + kubeconfig_);
+    // The demo's console is plain HTTP on loopback: the API server's proxy speaks HTTP to it.
+    args.push_back("--console-service=http:taskgov-system/taskgov-console:9091");
     cli::testing::CliRun run = cli::testing::CliFixture::RunOffline(args);
     std::istringstream lines(run.out + run.err);
     for (std::string l; std::getline(lines, l);) printf("   %s\n", l.c_str());

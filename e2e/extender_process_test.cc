@@ -27,8 +27,12 @@ class ExtenderProcessTest : public ::testing::Test {
   }
 
   std::vector<std::string> LoopbackArgs() {
-    return {"--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0", "--console-listen=127.0.0.1:0",
-            "--config-dir=" + config_dir_.string(), "--no-kube"};
+    return {"--listen=127.0.0.1:0",
+            "--metrics-listen=127.0.0.1:0",
+            "--health-listen=127.0.0.1:0",
+            "--console-listen=127.0.0.1:0",
+            "--config-dir=" + config_dir_.string(),
+            "--no-kube"};
   }
 
   static uint16_t PortFrom(const std::string& line, const std::string& key) {
@@ -133,7 +137,7 @@ INSTANTIATE_TEST_SUITE_P(
             "cert_without_key", {"--config-dir=/", "--tls-cert-file=/etc/hostname"}, "go together"},
         BadFlagsCase{"bad_address",
                      {"--no-kube", "--listen=300.1.1.1:0", "--metrics-listen=127.0.0.1:0",
-                      "--console-listen=127.0.0.1:0"},
+                      "--health-listen=127.0.0.1:0", "--console-listen=127.0.0.1:0"},
                      "invalid listen address '300.1.1.1'"}),
     [](const ::testing::TestParamInfo<BadFlagsCase>& info) { return info.param.name; });
 

@@ -42,10 +42,11 @@
 //    through evictions (its preemption controller runs every second, and soon after a pod starts
 //    waiting or a victim goes), so a step that changed nothing waits (bounded) for the next
 //    eviction before returning control to RunUntil.
-//  * Sync() is a barrier: it creates a pod the extender does not govern and asks the extender
-//    to bind it; the extender binds only pods its pod informer has seen, and the informer sees
-//    events in resourceVersion order, so once that bind succeeds every earlier pod event has
-//    been applied. The barrier pod is then deleted.
+//  * Sync() is a barrier: it creates a pod of another scheduler and asks the extender to bind
+//    it; the extender answers "unknown pod" until its pod informer has seen it, then refuses it
+//    for its scheduler (it binds only pods of the governed scheduler it filtered), and the
+//    informer sees events in resourceVersion order, so once that refusal comes every earlier
+//    pod event has been applied. The barrier pod is then deleted.
 //  * ProbeLedger() reads the extender's own numbers for a (team, flavor, resource), after a
 //    Sync(): it filters a probe pod that can never fit (it asks for a million) against a made-up
 //    node of that flavor with room for it, and parses the refusal ("in use U of nominal N,
@@ -110,6 +111,9 @@ struct ExtenderProcessOptions {
   std::string identity;
   std::string log_level = "info";
   std::vector<std::string> extra_args;
+  // The console serves TLS with extender/testdata/tls's server certificate (as it does off
+  // loopback in a cluster); false: plain HTTP, as on loopback (the demo's browser tab).
+  bool console_tls = true;
 };
 
 class ExtenderProcess {
@@ -126,13 +130,15 @@ class ExtenderProcess {
                            std::chrono::milliseconds timeout = std::chrono::seconds(10));
   [[nodiscard]] bool running() const;
 
-  // GET /readyz: the status and body ("ok\n", "not leader\n", ...); an error when unreachable.
+  // GET /readyz on the health listener, as the kubelet probes it: the status and body ("ok\n",
+  // "not leader\n", ...); an error when unreachable.
   [[nodiscard]] common::Result<common::testing::HttpReply> Readyz();
   // GET /metrics, parsed (Prometheus text format 0.0.4); an error when unreachable, not 200 or
   // unparsable.
   [[nodiscard]] common::Result<metrics::testing::Exposition> ScrapeMetrics();
-  // GET `target` on the console listener (the admin API) with `token` as a bearer token (none
-  // when empty): the reply, any status; an error when unreachable.
+  // GET `target` on the console listener (the admin API; over TLS unless console_tls is off,
+  // the certificate not verified) with `token` as a bearer token (none when empty): the reply,
+  // any status; an error when unreachable.
   [[nodiscard]] common::Result<common::testing::HttpReply> Admin(const std::string& target,
                                                                  const std::string& token = "");
   // Polls /readyz until it answers 200.
@@ -145,7 +151,10 @@ class ExtenderProcess {
   [[nodiscard]] extender::testing::ExtenderClient& client();
   [[nodiscard]] uint16_t webhook_port() const { return webhook_port_; }
   [[nodiscard]] uint16_t metrics_port() const { return metrics_port_; }
+  [[nodiscard]] uint16_t health_port() const { return health_port_; }
   [[nodiscard]] uint16_t console_port() const { return console_port_; }
+  // "https://127.0.0.1:<console port>" (http:// without console TLS).
+  [[nodiscard]] std::string console_url() const;
   [[nodiscard]] const std::string& identity() const { return options_.identity; }
   // The process id of the current (or last) run; -1 before the first.
   [[nodiscard]] int pid() const;
@@ -168,9 +177,11 @@ class ExtenderProcess {
   int runs_ = 0;
   uint16_t webhook_port_ = 0;
   uint16_t metrics_port_ = 0;
+  uint16_t health_port_ = 0;  // 0: the binary has no health listener (probes go to metrics)
   uint16_t console_port_ = 0;
   std::unique_ptr<extender::testing::ExtenderClient> client_;
-  std::unique_ptr<common::testing::HttpClient> health_;
+  std::unique_ptr<common::testing::HttpClient> health_;  // the metrics listener
+  std::unique_ptr<common::testing::HttpClient> probe_;   // the health listener
   std::unique_ptr<common::testing::HttpClient> console_;
 
   mutable std::mutex mu_;
@@ -299,7 +310,8 @@ struct HarnessOptions {
   std::vector<std::string> extender_args;
   // Installed in the fake API server before the extenders start (e.g. a withheld pod LIST).
   std::vector<scheduler::kube::testing::FaultRule> api_faults;
-  bool wait_ready = true;  // false: Start() does not wait for the first extender's /readyz
+  bool wait_ready = true;   // false: Start() does not wait for the first extender's /readyz
+  bool console_tls = true;  // ExtenderProcessOptions::console_tls
   // Runs once the cluster (nodes, namespaces) is loaded and before any extender starts: objects
   // the extenders must find at their first LIST (e.g. a large cluster's pods).
   std::function<common::Status(scheduler::kube::testing::FakeApiServer&)> preload;

@@ -9,6 +9,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -60,9 +61,12 @@ class HostileClientsTest : public ::testing::Test {
 
   // Starts the binary on loopback with `extra` flags; sets the ports.
   void Start(std::vector<std::string> extra) {
-    std::vector<std::string> args = {"--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0",
+    std::vector<std::string> args = {"--listen=127.0.0.1:0",
+                                     "--metrics-listen=127.0.0.1:0",
+                                     "--health-listen=127.0.0.1:0",
                                      "--console-listen=127.0.0.1:0",
-                                     "--config-dir=" + config_dir_.string(), "--no-kube"};
+                                     "--config-dir=" + config_dir_.string(),
+                                     "--no-kube"};
     args.insert(args.end(), extra.begin(), extra.end());
     ASSERT_TRUE(proc_.Start(g_binary, args).ok());
     common::Result<std::string> serving =
@@ -70,6 +74,7 @@ class HostileClientsTest : public ::testing::Test {
     ASSERT_TRUE(serving.ok()) << serving.error().message;
     webhook_port_ = PortFrom(*serving, "webhook_port");
     metrics_port_ = PortFrom(*serving, "metrics_port");
+    health_port_ = PortFrom(*serving, "health_port");
     ASSERT_NE(webhook_port_, 0);
     ASSERT_NE(metrics_port_, 0);
   }
@@ -132,6 +137,7 @@ class HostileClientsTest : public ::testing::Test {
   common::testing::Subprocess proc_;
   uint16_t webhook_port_ = 0;
   uint16_t metrics_port_ = 0;
+  uint16_t health_port_ = 0;  // the probes' listener
   std::vector<int> fds_;
 };
 
@@ -220,6 +226,121 @@ TEST_F(HostileClientsTest, HealthzAnswersWhileBothListenersAreFlooded) {
   }
   EXPECT_EQ(SchedulerRequests(5, /*reconnect_every=*/1), 5);
   EXPECT_GE(Refused("metrics", "idle_evicted") + Refused("metrics", "header_timeout"), 12);
+}
+
+// A policy of `teams` teams on two instance types: a /metrics of thousands of series.
+std::string ManyTeams(int teams) {
+  std::string y =
+      "apiVersion: taskgov.io/v1\nkind: TaskGovernancePolicy\ndefaultCohort: all\nteams:\n";
+  for (int t = 0; t < teams; ++t) {
+    y += "  - name: t" + std::to_string(t) +
+         "\n    compute:\n      - {instanceType: ml.p5.48xlarge, accelerators: 8}\n"
+         "      - {instanceType: ml.g5.12xlarge, accelerators: 4}\n";
+  }
+  return y;
+}
+
+// Probes /healthz and /readyz (alternately) on a new connection every 20 ms, `n` times, as the
+// kubelet does (1 s timeout); their latencies in ms, and a failure for each that is not a 200.
+std::vector<double> Probe(uint16_t port, int n) {
+  std::vector<double> ms;
+  for (int i = 0; i < n; ++i) {
+    HttpClient probe("127.0.0.1", port, milliseconds(1000));
+    const auto start = std::chrono::steady_clock::now();
+    common::Result<HttpReply> r = probe.Get(i % 2 == 0 ? "/healthz" : "/readyz");
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
+    if (!r.ok() || r->status != 200) {
+      ADD_FAILURE() << "probe " << i << ": "
+                    << (r.ok() ? "HTTP " + std::to_string(r->status) : r.error().message);
+    }
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms;
+}
+
+// Issue 36, item 2: the kubelet's probes answer within milliseconds whatever /metrics is doing:
+// first 24 scrapers read a large /metrics in a loop; then 64 connections pipeline /metrics
+// without reading a byte (the metrics listener's whole cap, each stuck writing its reply).
+// Before, the probes shared the metrics listener — its cap and its one I/O thread — and were
+// answered 503 at the cap, or after a queue of renders.
+TEST_F(HostileClientsTest, ProbesAnswerWithinMillisecondsWhileMetricsIsStormed) {
+  std::ofstream(config_dir_ / "policy.yaml") << ManyTeams(400);
+  Start({"--request-timeout=20s"});
+  const uint16_t probes = health_port_ != 0 ? health_port_ : metrics_port_;
+  {
+    HttpClient scrape("127.0.0.1", metrics_port_);
+    ASSERT_TRUE(extender::testing::Eventually([&] {
+      common::Result<HttpReply> r = scrape.Get("/metrics");
+      return r.ok() && r->body.find("team=\"t399\"") != std::string::npos;
+    }));
+  }
+  // 1. Ordinary scrapers, as many as fast as they can.
+  std::atomic<bool> stop{false};
+  std::atomic<int> scrapes{0};
+  std::vector<std::thread> scrapers;
+  for (int i = 0; i < 24; ++i) {
+    scrapers.emplace_back([&] {
+      HttpClient scrape("127.0.0.1", metrics_port_, milliseconds(5000));
+      while (!stop.load(std::memory_order_relaxed)) {
+        common::Result<HttpReply> r = scrape.Get("/metrics");
+        if (r.ok() && r->status == 200) scrapes.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  std::this_thread::sleep_for(milliseconds(300));
+  const std::vector<double> scraped = Probe(probes, 100);
+  stop.store(true);
+  for (std::thread& t : scrapers) t.join();
+  // 2. Clients that pipeline /metrics and never read.
+  std::string pipelined;
+  for (int i = 0; i < 200; ++i) pipelined += "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  for (int i = 0; i < 64 + 8; ++i) {  // the cap, and the connections waiting for their 503
+    const int fd = RawConnect(metrics_port_);
+    ASSERT_GE(fd, 0) << "connect " << i;
+    fds_.push_back(fd);
+    int small = 4096;  // the replies pile up in the server's socket, never read
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    (void)SendAll(fd, pipelined);
+  }
+  std::this_thread::sleep_for(milliseconds(300));
+  const std::vector<double> pipelining = Probe(probes, 100);
+  {
+    HttpClient old_probe("127.0.0.1", metrics_port_, milliseconds(1000));
+    common::Result<HttpReply> r = old_probe.Get("/healthz");
+    printf("meanwhile /healthz on the metrics listener: %s\n",
+           r.ok() ? ("HTTP " + std::to_string(r->status)).c_str() : r.error().message.c_str());
+  }
+  for (int fd : fds_) ::close(fd);
+  fds_.clear();
+  for (const auto& [phase, ms] :
+       {std::pair{"24 scrapers", &scraped}, std::pair{"64 pipelining clients", &pipelining}}) {
+    const double p99 = (*ms)[ms->size() * 99 / 100];
+    printf("probes beside %s: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", phase,
+           (*ms)[ms->size() / 2], p99, ms->back());
+    EXPECT_LT(p99, 100.0) << phase << ": far below the kubelet's 1 s timeout";
+  }
+  EXPECT_GE(scrapes.load(), 10);  // the storm was real
+}
+
+// Issue 36, item 8: four connections that declare 64 MiB bodies (the whole default budget of
+// 256 MiB) and trickle a byte do not lock real filters out: the budget is reserved as bytes
+// arrive, and the stalled bodies are cut off after --request-timeout's share of progress. Before,
+// every filter got 503 (body_budget) for the trickling clients' 30 s.
+TEST_F(HostileClientsTest, BodiesDeclaredLargeAndTrickledDoNotLockFiltersOut) {
+  Start({});  // the defaults: 64 MiB body limit, 256 MiB budget
+  for (int i = 0; i < 4; ++i) {
+    const int fd = RawConnect(webhook_port_);
+    ASSERT_GE(fd, 0);
+    fds_.push_back(fd);
+    ASSERT_TRUE(SendAll(fd, "POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                                std::to_string(64 << 20) + "\r\n\r\n{"));
+  }
+  std::this_thread::sleep_for(milliseconds(200));  // the trickling clients are in
+  EXPECT_EQ(SchedulerRequests(20, /*reconnect_every=*/0), 20);
+  EXPECT_EQ(Refused("webhook", "body_budget"), 0);
+  EXPECT_LE(Scrape("taskgov_http_inflight_body_bytes", {{"listener", "webhook"}}), 4.0 * 65536);
 }
 
 uint64_t PeakRssBytes(pid_t pid) {

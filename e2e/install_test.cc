@@ -136,7 +136,8 @@ TEST(InstallTlsTest, GenCertsMaterialServesTheOverlaysMutualTls) {
   // The overlay's TLS flags, with the Secret's mount replaced by gen-certs' directory (the
   // Secret holds gen-certs' tls.crt, tls.key and ca.crt under those names).
   std::vector<std::string> args = {"--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0",
-                                   "--no-kube", "--config-dir=" + (tmp / "config").string()};
+                                   "--health-listen=127.0.0.1:0", "--no-kube",
+                                   "--config-dir=" + (tmp / "config").string()};
   std::filesystem::create_directories(tmp / "config");
   for (const auto& [name, text] : ShippedPolicy()) std::ofstream(tmp / "config" / name) << text;
   int tls_flags = 0;
@@ -334,7 +335,7 @@ class InstallScenarioTest : public ScenarioTest {
     ASSERT_GE(h().Evictions().size(), 4u);
     ASSERT_FALSE(h().Events().empty());
     // An admin reads the console's API: its token and access are reviewed by the API server.
-    h().api().SetAccessReviews({{"t-admin", "admin", {}}},
+    h().api().SetAccessReviews({{"t-admin", "admin", {}, {"taskgov"}}},
                                {{"admin", "get", "taskgov.io", "workloads", ""}});
     common::Result<common::testing::HttpReply> teams =
         h().extender(h().serving()).Admin("/api/v1/teams", "t-admin");

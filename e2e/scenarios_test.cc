@@ -298,8 +298,9 @@ TEST_P(BindingScenarioTest, BorrowIdleQuotaThenReclaimIt) {
   std::set<std::string> explained;
   for (const auto& [pod, note] : events) {
     explained.insert(pod);
+    // The victim's event names another team's preemptor by its UID only (issue 36, item 5).
     EXPECT_EQ(note.rfind("Reclaim: b reclaims the nvidia.com/gpu on ml.p5.48xlarge it lent, for "
-                         "its pod hyperpod-ns-b/b-serve-",
+                         "its pod (UID ",
                          0),
               0u)
         << note;
@@ -309,11 +310,15 @@ TEST_P(BindingScenarioTest, BorrowIdleQuotaThenReclaimIt) {
   EXPECT_EQ(explained, std::set<std::string>(victims.begin(), victims.end()));
   // No preemptor ran while one of its victims was still terminating: it was bound only after
   // its victims had saved their checkpoints and gone.
+  std::map<std::string, std::string> key_of_uid;
+  for (const PodView& pod : h().Pods()) key_of_uid[pod.uid] = pod.key;
   std::set<std::string> preemptors;
   for (const auto& [victim, note] : events) {
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(note, m, std::regex("for its pod ([^;]+);"))) << note;
-    const std::string preemptor = m[1].str();
+    ASSERT_TRUE(std::regex_search(note, m, std::regex(R"re(for its pod \(UID ([^)]+)\);)re")))
+        << note;
+    const std::string preemptor = key_of_uid[m[1].str()];
+    EXPECT_EQ(preemptor.rfind(Ns("b") + "/b-serve-", 0), 0u) << note;
     preemptors.insert(preemptor);
     ASSERT_EQ(terminating_at_bind.count(preemptor), 1u) << preemptor << " was never bound";
     EXPECT_EQ(terminating_at_bind[preemptor].count(victim), 0u)
@@ -496,7 +501,7 @@ teams:
         << note;
   }
   for (const auto& [pod, note] : events) {
-    EXPECT_EQ(note.rfind("FairShare: pod hyperpod-ns-b/", 0), 0u) << note;
+    EXPECT_EQ(note.rfind("FairShare: pod (UID ", 0), 0u) << note;  // b's, named by its UID
     EXPECT_NE(note.find(" of b (weighted share "), std::string::npos) << note;
     EXPECT_NE(std::find(victims.begin(), victims.end(), pod), victims.end()) << pod;
   }

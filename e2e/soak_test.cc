@@ -16,6 +16,10 @@
 //  * the policy is rewritten every few seconds: valid rewrites (fair-share weights change) and
 //    invalid ones (garbage, a truncated prefix of a valid document, an empty file), which must
 //    be refused with the last good policy kept.
+//  * a /metrics scraper storm (issue 36): 16 scrapers read /metrics back to back on the
+//    metrics listener for the whole loaded run, while the kubelet's liveness probe (a new
+//    connection every 20 ms) asks /healthz on the health listener from the first second to the
+//    last: its p99 must stay under 10 ms unloaded, loaded, and in every 10 s of the run.
 // The load's side of the test (the load and hostile clients, the fault and policy tickers, the
 // kube-scheduler loop) runs at a lower CPU priority (nice 10): in a cluster those are other
 // machines, here they share two cores with the extender and the normal client, and at equal
@@ -23,7 +27,7 @@
 // The extender serves every client at one priority, so its isolation of the normal client from
 // the load is what the p99 bound measures.
 // Asserted: no violation of the limits, no 5xx and no transport error for any well-behaved
-// client, the p99 bound, resident memory stable over the loaded run, and the extender ready and
+// client, the p99 bounds, resident memory stable over the loaded run, and the extender ready and
 // serving the last valid policy at the end. Prints a table of what it measured.
 //
 // SOAK_SECONDS sets the loaded run's length (the CI smoke test: 60; the manual soak: 280);
@@ -292,6 +296,106 @@ class SlowClients {
   std::thread thread_;
 };
 
+// The /metrics scraper storm: `count` scrapers, each on a kept-alive connection, reading
+// /metrics back to back with no pause (Prometheus replicas, dashboards and a runaway script).
+class Scrapers {
+ public:
+  Scrapers(uint16_t port, int count) : port_(port), count_(count) {}
+  ~Scrapers() { Stop(); }
+  void Start() {
+    for (int i = 0; i < count_; ++i) threads_.emplace_back([this] { Run(); });
+  }
+  void Stop() {
+    stop_ = true;
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+  }
+  [[nodiscard]] uint64_t scrapes() const { return scrapes_; }
+  [[nodiscard]] uint64_t failures() const { return failures_; }
+
+ private:
+  void Run() {
+    RunAsLoad();
+    common::testing::HttpClient http("127.0.0.1", port_, std::chrono::seconds(10));
+    while (!stop_) {
+      common::Result<common::testing::HttpReply> r = http.Get("/metrics");
+      ++(r.ok() && r->status == 200 ? scrapes_ : failures_);
+    }
+  }
+
+  const uint16_t port_;
+  const int count_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> scrapes_{0}, failures_{0};
+  std::vector<std::thread> threads_;
+};
+
+// The kubelet's liveness probe: GET /healthz on a new connection every 20 ms (1 s timeout, the
+// kubelet's default), at the extender's priority like the normal client; every latency, with
+// when it was sent (seconds from Start), for windows of the run.
+class Prober {
+ public:
+  struct Sample {
+    double at_s;
+    double ms;
+  };
+  explicit Prober(uint16_t port) : port_(port) {}
+  ~Prober() { Stop(); }
+  void Start() {
+    start_ = Clock::now();
+    thread_ = std::thread([this] { Run(); });
+  }
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  // What it saw since the last call, and every sample so far.
+  ClientTally Take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ClientTally out = std::move(tally_);
+    tally_ = ClientTally{};
+    return out;
+  }
+  std::vector<Sample> samples() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return samples_;
+  }
+
+ private:
+  void Run() {
+    auto due = Clock::now();
+    while (!stop_) {
+      due += milliseconds(20);
+      std::this_thread::sleep_until(due);
+      if (Clock::now() > due + milliseconds(200)) due = Clock::now();  // no catch-up burst
+      common::testing::HttpClient http("127.0.0.1", port_, milliseconds(1000));
+      const auto t0 = Clock::now();
+      common::Result<common::testing::HttpReply> r = http.Get("/healthz");
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      std::lock_guard<std::mutex> lock(mu_);
+      samples_.push_back({std::chrono::duration<double>(t0 - start_).count(), ms});
+      tally_.latency_ms.push_back(ms);
+      if (r.ok() && r->status == 200) {
+        ++tally_.ok;
+        continue;
+      }
+      ++(r.ok() ? tally_.other_status : tally_.transport_errors);
+      if (tally_.first_failure.empty()) {
+        tally_.first_failure =
+            "/healthz: " + (r.ok() ? "HTTP " + std::to_string(r->status) : r.error().message);
+      }
+    }
+  }
+
+  const uint16_t port_;
+  Clock::time_point start_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::mutex mu_;
+  ClientTally tally_;
+  std::vector<Sample> samples_;
+};
+
 int64_t RssKib(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
@@ -401,18 +505,22 @@ class SoakTest : public ScenarioTest {
     normal_ = std::make_unique<PacedClient>(
         port_, PacedClient::Role::kMeasured, std::chrono::microseconds(5000),
         [this](uint64_t) { return std::pair<std::string, std::string>("/filter", normal_body_); });
+    prober_ = std::make_unique<Prober>(h().extender().health_port());
   }
 
   void TearDown() override {
     StopLoad();
     if (normal_) normal_->Stop();
+    if (prober_) prober_->Stop();
     ScenarioTest::TearDown();
   }
 
   void MeasureUnloaded() {
+    prober_->Start();
     normal_->Start();
     std::this_thread::sleep_for(std::chrono::seconds(std::max(8, seconds_ / 6)));
     unloaded_ = normal_->Take();
+    unloaded_probes_ = prober_->Take();
   }
 
   void StartLoad() {
@@ -440,8 +548,10 @@ class SoakTest : public ScenarioTest {
           }));
     }
     slow_ = std::make_unique<SlowClients>(port_, 32);
+    scrapers_ = std::make_unique<Scrapers>(h().extender().metrics_port(), kScrapers);
     for (auto& c : load_) c->Start();
     slow_->Start();
+    scrapers_->Start();
     // Tickers count their calls from 1.
     faults_ = std::make_unique<Ticker>(milliseconds(2000), [this](uint64_t n) {
       RunAsLoad();
@@ -458,6 +568,7 @@ class SoakTest : public ScenarioTest {
       rss_kib_.push_back(kib);
     });
     (void)normal_->Take();  // measured from here
+    (void)prober_->Take();
   }
 
   // Keeps ~12 pods waiting (lone pods of 1–4 GPUs and 2-pod Kueue gangs of three teams) and
@@ -490,6 +601,7 @@ class SoakTest : public ScenarioTest {
       std::this_thread::sleep_for(milliseconds(100));
     }
     loaded_ = normal_->Take();
+    loaded_probes_ = prober_->Take();
   }
 
   void SubmitJob(std::mt19937& rng) {
@@ -523,6 +635,7 @@ class SoakTest : public ScenarioTest {
       if (t != nullptr) t->Stop();
     }
     if (slow_) slow_->Stop();
+    if (scrapers_) scrapers_->Stop();
     for (auto& c : load_) {
       c->Stop();
       load_tally_.Add(c->Take());
@@ -638,12 +751,60 @@ class SoakTest : public ScenarioTest {
     EXPECT_GT(h().CompletedJobs(), 20u);
   }
 
+  // The kubelet's /healthz probes: their rows, the p99 of every 10 s of the run, and the bound —
+  // p99 under 10 ms unloaded, under the load and the scraper storm, and in every 10 s.
+  void ReportAndCheckProbes() {
+    printf("%-26s %12s %12s %12s\n", "/healthz probes", "p50 ms", "p99 ms", "requests");
+    for (const auto& [what, t] :
+         {std::pair<const char*, const ClientTally*>{"unloaded", &unloaded_probes_},
+          {"loaded, scraper storm", &loaded_probes_}}) {
+      printf("%-26s %12.3f %12.3f %12zu\n", what, Percentile(t->latency_ms, 0.5),
+             Percentile(t->latency_ms, 0.99), t->latency_ms.size());
+    }
+    std::vector<double> window_p99;
+    std::vector<double> window;
+    double window_end = 10;
+    for (const Prober::Sample& sample : prober_->samples()) {
+      if (sample.at_s >= window_end) {
+        window_p99.push_back(Percentile(std::move(window), 0.99));
+        window.clear();
+        window_end += 10;
+      }
+      window.push_back(sample.ms);
+    }
+    if (window.size() >= 100) window_p99.push_back(Percentile(std::move(window), 0.99));
+    printf("/healthz p99 ms in each 10 s:");
+    for (double p99 : window_p99) printf(" %.2f", p99);
+    printf("\n/metrics: %llu scrapes by %d scrapers (%.0f/s), %llu failed\n",
+           static_cast<unsigned long long>(scrapers_->scrapes()), kScrapers,
+           static_cast<double>(scrapers_->scrapes()) / seconds_,
+           static_cast<unsigned long long>(scrapers_->failures()));
+
+    ClientTally probes = unloaded_probes_;
+    probes.Add(loaded_probes_);
+    EXPECT_EQ(probes.transport_errors + probes.other_status, 0u) << probes.first_failure;
+    EXPECT_LT(Percentile(unloaded_probes_.latency_ms, 0.99), kProbeP99Ms);
+    EXPECT_LT(Percentile(loaded_probes_.latency_ms, 0.99), kProbeP99Ms)
+        << "/healthz p99 under the load and " << kScrapers << " scrapers";
+    for (size_t i = 0; i < window_p99.size(); ++i) {
+      EXPECT_LT(window_p99[i], kProbeP99Ms)
+          << "/healthz p99 in seconds " << 10 * i << "–" << 10 * (i + 1) << " of the probes";
+    }
+    EXPECT_GE(scrapers_->scrapes(), static_cast<uint64_t>(kScrapers * seconds_))
+        << "the storm was not one";
+  }
+
+  static constexpr int kScrapers = 16;
+  static constexpr double kProbeP99Ms = 10;
+
   int seconds_ = 60;
   uint16_t port_ = 0;
   std::string normal_body_;
   std::unique_ptr<PacedClient> normal_;
   std::vector<std::unique_ptr<PacedClient>> load_;
   std::unique_ptr<SlowClients> slow_;
+  std::unique_ptr<Scrapers> scrapers_;
+  std::unique_ptr<Prober> prober_;
   std::unique_ptr<Ticker> faults_, policies_, rss_;
   PolicyWriter writer_;
   std::mutex pending_mu_;
@@ -651,6 +812,7 @@ class SoakTest : public ScenarioTest {
   std::mutex rss_mu_;
   std::vector<int64_t> rss_kib_;
   ClientTally unloaded_, loaded_, load_tally_;
+  ClientTally unloaded_probes_, loaded_probes_;
   size_t submitted_ = 0, gangs_ = 0, sync_errors_ = 0, extender_errors_ = 0;
   std::string first_extender_error_;
   double refused_reloads_ = 0;
@@ -664,9 +826,11 @@ TEST_F(SoakTest, EverythingAtOnceNeverOverAdmitsAndKeepsServing) {
   ASSERT_NO_FATAL_FAILURE(RunChurn());
   StopLoad();
   normal_->Stop();
+  prober_->Stop();
   CheckAfter();
   KeepLogs();
   ReportAndCheck();
+  ReportAndCheckProbes();
 }
 
 }  // namespace

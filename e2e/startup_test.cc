@@ -116,8 +116,8 @@ TEST_F(StartupTest, AStartThatFailsLateStopsItsThreadsAndExits) {
   for (int run = 0; run < 5; ++run) {
     const common::testing::ToolRun r = common::testing::RunToCompletion(
         {ExtenderBinary(), "--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0",
-         "--console-listen=", "--leader-elect=false", "--log-level=warn",
-         "--kubeconfig=" + h().work_dir() + "/kubeconfig",
+         "--health-listen=127.0.0.1:0", "--console-listen=", "--leader-elect=false",
+         "--log-level=warn", "--kubeconfig=" + h().work_dir() + "/kubeconfig",
          "--config-dir=" + h().config_dir().path(), "--port-file=" + port_file},
         "", seconds(30));
     EXPECT_FALSE(r.timed_out) << r.output;

@@ -1,5 +1,8 @@
 #include "extender/admin_api.h"
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -8,6 +11,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 #include <unordered_map>
 
@@ -482,11 +486,27 @@ std::vector<FlavorUse> ReadFlavors(const scheduler::ledger::QuotaBook& book,
 
 // ---- workloads ----
 
-// 16 hex digits standing for a workload's key where its name is hidden.
-std::string HiddenKey(std::string_view key) {
+// 16 hex digits standing for a workload's key where its name is hidden: the first 8 bytes of
+// HMAC-SHA256(`secret`, key). Unkeyed (std::hash of the name), anyone could hash a guessed name
+// and find it among another team's rows.
+std::string HiddenKey(const std::string& secret, std::string_view key) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+       reinterpret_cast<const unsigned char*>(key.data()), key.size(), mac, &len);
   char text[17];
-  snprintf(text, sizeof(text), "%016zx", std::hash<std::string_view>{}(key));
+  for (int i = 0; i < 8; ++i) snprintf(text + 2 * i, 3, "%02x", mac[i]);
   return text;
+}
+
+// 32 random bytes: OpenSSL's generator (seeded by the kernel), else the kernel's directly.
+std::string RandomKey() {
+  std::string key(32, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(key.data()), static_cast<int>(key.size())) != 1) {
+    std::random_device kernel;  // /dev/urandom
+    for (char& c : key) c = static_cast<char>(kernel());
+  }
+  return key;
 }
 
 // What a workload's pods add up to: their request, the earliest creation and start, whether one
@@ -678,10 +698,19 @@ bool KnownState(std::string_view state) {
 
 }  // namespace
 
+AdminApi::AdminApi(Sources sources)
+    : sources_(std::move(sources)),
+      hidden_name_key_(sources_.hidden_name_key.empty() ? RandomKey() : sources_.hidden_name_key) {}
+
 std::vector<Route> AdminApi::Routes() const {
+  // Asynchronous: the access check may wait on the API server, on ConsoleAccess's workers; the
+  // reply is rendered on the connection's I/O thread once the decision is known.
   auto route = [this](const char* path, bool prefix, Handler handler) {
-    return Route{path, "GET", 0,
-                 [this, handler](const HttpRequest& r) { return Checked(handler, r); }, prefix};
+    Route r{path, "GET", 0, nullptr, prefix};
+    r.async_handler = [this, handler](const HttpRequest& request, Responder respond) {
+      Checked(handler, request, std::move(respond));
+    };
+    return r;
   };
   return {route("/api/v1/cluster", false, &AdminApi::Cluster),
           route("/api/v1/teams", false, &AdminApi::Teams),
@@ -694,15 +723,25 @@ std::vector<Route> AdminApi::Routes() const {
           route("/api/v1/reports/usage.csv", false, &AdminApi::UsageReport)};
 }
 
-HttpResponse AdminApi::Checked(Handler handler, const HttpRequest& request) const {
-  if (sources_.access == nullptr) return (this->*handler)(request, ConsoleViewer{});
-  const AccessDecision d =
-      sources_.access->Check(request.authorization, *sources_.book->ledger().policy());
-  if (d.status == 200) return (this->*handler)(request, d.viewer);
-  HttpResponse refused = ErrorReply(d.status, d.message);
-  if (d.status == 401) refused.headers.emplace_back("WWW-Authenticate", "Bearer");
-  if (d.status == 503) refused.headers.emplace_back("Retry-After", "1");
-  return refused;
+void AdminApi::Checked(Handler handler, const HttpRequest& request, Responder respond) const {
+  if (sources_.access == nullptr) {
+    respond([this, handler, request] { return (this->*handler)(request, ConsoleViewer{}); });
+    return;
+  }
+  sources_.access->CheckAsync(request.authorization, request.peer_address,
+                              *sources_.book->ledger().policy(),
+                              [this, handler, request, respond](const AccessDecision& d) {
+                                respond([this, handler, request, d] {
+                                  if (d.status == 200) return (this->*handler)(request, d.viewer);
+                                  HttpResponse refused = ErrorReply(d.status, d.message);
+                                  if (d.status == 401)
+                                    refused.headers.emplace_back("WWW-Authenticate", "Bearer");
+                                  if (d.status == 503 || d.status == 429) {
+                                    refused.headers.emplace_back("Retry-After", "1");
+                                  }
+                                  return refused;
+                                });
+                              });
 }
 
 HttpResponse AdminApi::Cluster(const HttpRequest& request, const ConsoleViewer&) const {
@@ -823,7 +862,7 @@ struct WorkloadPage {
 // namespace never starts with '~') under a digest of its key, so that neither the page nor the
 // token names it.
 WorkloadPage PageOf(const WorkloadRows::Reader& r, const WorkloadQuery& query,
-                    const ConsoleViewer& viewer) {
+                    const ConsoleViewer& viewer, const std::string& secret) {
   const std::vector<WorkloadRows::Item> items = r.Items();
   std::vector<std::pair<std::string_view, WorkloadRows::Item>> ordered, hidden;
   std::vector<std::string> hidden_keys;
@@ -837,9 +876,9 @@ WorkloadPage PageOf(const WorkloadRows::Reader& r, const WorkloadQuery& query,
     if (sees) {
       ordered.emplace_back(item.order, item);
     } else {
-      hidden.emplace_back(
-          hidden_keys.emplace_back("~" + std::string(team_name) + "/" + HiddenKey(r.Key(item))),
-          item);
+      hidden.emplace_back(hidden_keys.emplace_back("~" + std::string(team_name) + "/" +
+                                                   HiddenKey(secret, r.Key(item))),
+                          item);
     }
   }
   std::sort(hidden.begin(), hidden.end(),
@@ -881,8 +920,8 @@ HttpResponse AdminApi::Workloads(const HttpRequest& request, const ConsoleViewer
   }
   const int64_t now = sources_.clock->NowMs();
   const WorkloadRows rows(*sources_.book, *sources_.cluster);
-  WorkloadPage page =
-      rows.Read([&](const WorkloadRows::Reader& r) { return PageOf(r, query, viewer); });
+  WorkloadPage page = rows.Read(
+      [&](const WorkloadRows::Reader& r) { return PageOf(r, query, viewer, hidden_name_key_); });
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();

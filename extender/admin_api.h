@@ -79,8 +79,12 @@ class AdminApi {
     std::function<metrics::PreemptionTotals()> preemptions;
     // Why a pod waits (Admission::Explain); unset: the explanation endpoint answers 404.
     std::function<scheduler::decisions::Explanation(const scheduler::model::Pod&)> explain;
+    // The key of the digest that stands for a hidden workload's name (HMAC-SHA256, so that a
+    // team cannot confirm a guess of another team's workload names); empty: 32 random bytes
+    // drawn when the AdminApi is made (tests pass one to compare).
+    std::string hidden_name_key;
   };
-  explicit AdminApi(Sources sources) : sources_(std::move(sources)) {}
+  explicit AdminApi(Sources sources);
 
   [[nodiscard]] std::vector<Route> Routes() const;
 
@@ -90,8 +94,8 @@ class AdminApi {
 
  private:
   using Handler = HttpResponse (AdminApi::*)(const HttpRequest&, const ConsoleViewer&) const;
-  // `handler` behind the access check.
-  [[nodiscard]] HttpResponse Checked(Handler handler, const HttpRequest& request) const;
+  // `handler` behind the access check, answered through `respond`.
+  void Checked(Handler handler, const HttpRequest& request, Responder respond) const;
   HttpResponse Cluster(const HttpRequest& request, const ConsoleViewer& viewer) const;
   HttpResponse Teams(const HttpRequest& request, const ConsoleViewer& viewer) const;
   HttpResponse Team(const HttpRequest& request, const ConsoleViewer& viewer) const;
@@ -122,6 +126,7 @@ class AdminApi {
   void SetFlavor(WorkloadRow& row) const;
 
   const Sources sources_;
+  const std::string hidden_name_key_;  // never empty
 };
 
 }  // namespace taskgov::extender

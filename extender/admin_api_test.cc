@@ -9,7 +9,9 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
+#include "extender/http_test_util.h"
 #include "extender/testing/fake_access_reviewer.h"
 #include "scheduler/common/testing/http_client.h"
 #include "scheduler/decisions/admission.h"
@@ -518,6 +520,51 @@ TEST_F(AdminApiTest, BadRequestsSayWhatIsWrong) {
   EXPECT_EQ(d["total"].GetInt(), 2);
 }
 
+// Issue 36, item 4: a review stuck in a slow API server delays only the request that waits for
+// it. The console listener has one I/O thread; a reader whose decision is cached is answered while
+// another token's TokenReview hangs (before, the review ran on that I/O thread: the cached
+// reader's request waited behind it). Replies carry Cache-Control: no-store where the listener
+// says so (issue 36, item 6).
+TEST_F(AdminApiTest, ASlowReviewDelaysOnlyTheRequestThatWaitsForIt) {
+  testing::FakeAccessReviewer reviewer;
+  reviewer.allowed = {"admin@", "slow@"};
+  ConsoleAccess access(&reviewer, &clock_, ConsoleAccess::Options{});
+  AdminApi::Sources sources;
+  sources.book = &book_;
+  sources.cluster = &cluster_;
+  sources.clock = &clock_;
+  sources.access = &access;
+  const AdminApi guarded(sources);
+  HttpServerOptions options;
+  options.io_threads = 1;
+  options.response_headers = {{"Cache-Control", "no-store"}};
+  HttpServer server(options, guarded.Routes());
+  ASSERT_TRUE(server.Start().ok());
+  auto get = [&](const std::string& token, std::chrono::milliseconds timeout) {
+    common::testing::HttpClient client("127.0.0.1", server.port(), timeout);
+    return client.Request("GET", "/api/v1/teams", "", "application/json",
+                          {{"Authorization", "Bearer " + token}});
+  };
+  common::Result<common::testing::HttpReply> admin = get("t-admin", std::chrono::seconds(5));
+  ASSERT_TRUE(admin.ok()) << admin.error().message;
+  EXPECT_EQ(admin->status, 200);
+  EXPECT_EQ(admin->headers["cache-control"], "no-store");
+  reviewer.held = {"t-slow"};
+  common::Result<common::testing::HttpReply> slow = common::Error{"not run"};
+  std::thread waiting([&] { slow = get("t-slow", std::chrono::seconds(10)); });
+  ASSERT_TRUE(extender::testing::Eventually([&] { return reviewer.token_reviews == 2; }));
+  const auto start = std::chrono::steady_clock::now();
+  common::Result<common::testing::HttpReply> cached = get("t-admin", std::chrono::seconds(2));
+  ASSERT_TRUE(cached.ok()) << cached.error().message << " (behind the slow review)";
+  EXPECT_EQ(cached->status, 200);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  reviewer.Release("t-slow");
+  waiting.join();
+  ASSERT_TRUE(slow.ok()) << slow.error().message;
+  EXPECT_EQ(slow->status, 200);
+  server.Shutdown(std::chrono::milliseconds(100));
+}
+
 // With access checks: no token 401, no grant 403; a caller granted team-b's namespace sees
 // team-a's workloads without their names and cannot look one up; an admin sees everything.
 TEST_F(AdminApiTest, AccessIsCheckedAndOtherTeamsWorkloadsAreNameless) {
@@ -553,6 +600,18 @@ TEST_F(AdminApiTest, AccessIsCheckedAndOtherTeamsWorkloadsAreNameless) {
   EXPECT_EQ(hidden, 2u);
   ASSERT_EQ(Get("/api/v1/workloads?namespace=ns-team-a", &d, &guarded, "Bearer t-bob"), 200);
   EXPECT_EQ(d["total"].GetInt(), 0);
+  // Issue 36, item 10: the page token standing for a hidden workload is a keyed digest (a
+  // per-process secret), not std::hash of its key, which bob could compute for a guessed name:
+  // another process (another secret) gives another token for the same workload.
+  ASSERT_EQ(Get("/api/v1/workloads?limit=2", &d, &guarded, "Bearer t-bob"), 200);
+  ASSERT_TRUE(d["continue"].IsString());
+  const std::string token = d["continue"].GetString();
+  ASSERT_EQ(token.rfind("~team-a/", 0), 0u) << token;
+  const AdminApi other(sources);  // another process: another secret
+  ASSERT_EQ(Get("/api/v1/workloads?limit=2", &d, &other, "Bearer t-bob"), 200);
+  EXPECT_NE(std::string(d["continue"].GetString()), token);
+  ASSERT_EQ(Get("/api/v1/workloads?limit=2&continue=" + token, &d, &guarded, "Bearer t-bob"), 200);
+  EXPECT_EQ(d["items"].Size(), 2u);  // the same process pages on with it
   EXPECT_EQ(Get("/api/v1/workloads/ns-team-a/a-0", &d, &guarded, "Bearer t-bob"), 404);
   ASSERT_EQ(Get("/api/v1/workloads/ns-team-b/train", &d, &guarded, "Bearer t-bob"), 200);
   ASSERT_EQ(Get("/api/v1/teams", &d, &guarded, "Bearer t-bob"), 200);

@@ -185,9 +185,13 @@ const std::map<std::string, FlagDef, std::less<>>& Setters() {
   static const auto* setters = new std::map<std::string, FlagDef, std::less<>>{
       {"listen", HostPortSetter(&Flags::listen, "listen")},
       {"metrics-listen", HostPortSetter(&Flags::metrics_listen, "metrics-listen")},
+      {"health-listen", HostPortSetter(&Flags::health_listen, "health-listen")},
       {"console-listen", SetConsoleListen},
       {"console-auth", SetConsoleAuth},
       {"console-resource", SetConsoleResource},
+      {"console-token-audience", StringSetter(&Flags::console_token_audience)},
+      {"console-tls-cert-file", StringSetter(&Flags::console_tls_cert_file)},
+      {"console-tls-key-file", StringSetter(&Flags::console_tls_key_file)},
       {"url-prefix", SetUrlPrefix},
       {"config-dir", StringSetter(&Flags::config_dir)},
       {"kubeconfig", StringSetter(&Flags::kubeconfig)},
@@ -384,6 +388,13 @@ common::Result<Flags> ParseFlags(const std::vector<std::string_view>& args) {
 
 std::vector<std::string> FlagWarnings(const Flags& flags) {
   std::vector<std::string> warnings;
+  if (flags.console_listen && flags.console_token_audience.empty() &&
+      flags.console_auth != "none" && !flags.no_kube) {
+    warnings.push_back(
+        "flag --console-token-audience is empty: the console accepts the API server's own "
+        "tokens, which its readers then hand it (and which work against the API server); give "
+        "an audience (default taskgov) and tokens made with kubectl create token --audience");
+  }
   if (flags.listen.host == "0.0.0.0" || flags.listen.host == "::") {
     warnings.push_back(
         "flag --listen: " + flags.listen.host + ":" + std::to_string(flags.listen.port) +
@@ -398,7 +409,8 @@ std::vector<std::string> FlagWarnings(const Flags& flags) {
 
 uint64_t FilesNeeded(const Flags& flags) {
   return uint64_t{flags.max_connections} + uint64_t{flags.metrics_max_connections} +
-         (flags.console_listen ? Flags::kConsoleMaxConnections : 0) + kFileReserve;
+         (flags.console_listen ? Flags::kConsoleMaxConnections : 0) + Flags::kHealthMaxConnections +
+         kFileReserve;
 }
 
 FileLimitPlan PlanFileLimit(const Flags& flags, uint64_t soft, uint64_t hard) {
@@ -415,7 +427,8 @@ FileLimitPlan PlanFileLimit(const Flags& flags, uint64_t soft, uint64_t hard) {
                    (flags.console_listen ? " and the console listener's " +
                                                std::to_string(Flags::kConsoleMaxConnections)
                                          : std::string()) +
-                   " need: new connections may fail before the caps; raise the limit (ulimit -n) "
+                   " (and the health listener's " + std::to_string(Flags::kHealthMaxConnections) +
+                   ") need: new connections may fail before the caps; raise the limit (ulimit -n) "
                    "or lower the caps";
   }
   return plan;
@@ -427,12 +440,20 @@ std::string Usage() {
 Flags (--name=value or --name value):
   --listen=ADDR:PORT            webhook listener (default 127.0.0.1:8888)
   --metrics-listen=ADDR:PORT    /metrics, /healthz and /readyz (default 0.0.0.0:9090)
+  --health-listen=ADDR:PORT     /healthz and /readyz alone, on their own thread and cap, for the
+                                kubelet's probes (default 0.0.0.0:9092)
   --console-listen=ADDR:PORT    the read-only admin API /api/v1/ (default 127.0.0.1:9091; empty:
                                 disabled)
   --console-auth=token|none     token: requests need a bearer token that TokenReview accepts and
                                 SubjectAccessReview allows get on --console-resource (the
                                 default; the extender needs system:auth-delegator); none: no
                                 checks (the default with --no-kube)
+  --console-token-audience=AUD the audience console tokens must be issued for (default taskgov:
+                                kubectl create token SA --audience taskgov); empty: the API
+                                server's own tokens (they would work elsewhere too)
+  --console-tls-cert-file=FILE  the console's TLS certificate chain (PEM), with
+  --console-tls-key-file=FILE   its key; without them, a console off loopback serves a
+                                self-signed certificate made at startup
   --history-interval=D          how often the console's history samples use (default 30s; 1s..5m)
   --console-resource=RES.GROUP  what a reader must be allowed to get (default
                                 workloads.taskgov.io; in a team's namespace only: that team's

@@ -26,6 +26,9 @@ struct HostPort {
 struct Flags {
   HostPort listen{"127.0.0.1", 8888};        // webhook listener
   HostPort metrics_listen{"0.0.0.0", 9090};  // /metrics, /healthz, /readyz
+  // /healthz and /readyz alone, on a listener of their own (its own I/O thread and cap), so that
+  // probes answer whatever /metrics is doing; the kubelet's probes go here.
+  HostPort health_listen{"0.0.0.0", 9092};
   // The admin API and console (read-only); nullopt: disabled (--console-listen=).
   std::optional<HostPort> console_listen = HostPort{"127.0.0.1", 9091};
   // Who may read it: "token" (a bearer token that TokenReview accepts and SubjectAccessReview
@@ -33,6 +36,14 @@ struct Flags {
   // with a Kubernetes API, none with --no-kube.
   std::string console_auth;
   std::string console_resource = "workloads.taskgov.io";  // resource.group, as kubectl writes it
+  // The audience the console's bearer tokens must be issued for (TokenReview spec.audiences, and
+  // status.audiences must name it): tokens of `kubectl create token SA --audience taskgov`, never
+  // the API server's own. "": the API server's audience (tokens usable elsewhere; warned).
+  std::string console_token_audience = "taskgov";
+  // The console's TLS certificate and key (PEM, re-read when they change). Without them a
+  // console listening off loopback serves a self-signed certificate made at startup.
+  std::string console_tls_cert_file;
+  std::string console_tls_key_file;
   // How often the console's history is sampled (1s..5m; the README's memory bound is for 30s).
   std::chrono::milliseconds history_interval{30'000};
   std::string url_prefix;  // e.g. "/taskgov"; verbs are served at prefix/verb
@@ -75,6 +86,8 @@ struct Flags {
   size_t metrics_max_connections = 64;
   // The same for the console listener.
   static constexpr size_t kConsoleMaxConnections = 64;
+  // The same for the health listener (probes open a connection, ask, close).
+  static constexpr size_t kHealthMaxConnections = 16;
   // Request bodies held in memory at once, across every request in flight (BodyBudget). The
   // default leaves the Deployment's 1 GiB limit room for the decoding of the bodies being
   // handled and for the rest of the process (README: "Limits").

@@ -283,7 +283,7 @@ TEST(FlagWarningsTest, AWebhookListenerOnEveryInterfaceIsWarnedAbout) {
 TEST(FileLimitTest, TheSoftLimitIsRaisedForTheCapsWithinTheHardLimitAndAShortfallIsNamed) {
   common::Result<Flags> flags = ParseFlags({"--max-connections=4000"});
   ASSERT_TRUE(flags.ok());
-  const uint64_t need = 4000 + 64 + 64 + kFileReserve;  // webhook, metrics, console
+  const uint64_t need = 4000 + 64 + 64 + 16 + kFileReserve;  // webhook, metrics, console, health
   EXPECT_EQ(FilesNeeded(*flags), need);
   FileLimitPlan roomy = PlanFileLimit(*flags, 1024, 1'048'576);
   EXPECT_EQ(roomy.soft, need);  // raised to the need, not to the hard limit
@@ -292,9 +292,10 @@ TEST(FileLimitTest, TheSoftLimitIsRaisedForTheCapsWithinTheHardLimitAndAShortfal
   FileLimitPlan short_hard = PlanFileLimit(*flags, 1024, 4096);
   EXPECT_EQ(short_hard.soft, 4096u);
   EXPECT_EQ(short_hard.warning,
-            "open-file limit 4096 (hard 4096) is below the 4384 that --max-connections=4000, "
-            "--metrics-max-connections=64 and the console listener's 64 need: new connections "
-            "may fail before the caps; raise the limit (ulimit -n) or lower the caps");
+            "open-file limit 4096 (hard 4096) is below the 4400 that --max-connections=4000, "
+            "--metrics-max-connections=64 and the console listener's 64 (and the health "
+            "listener's 16) need: new connections may fail before the caps; raise the limit "
+            "(ulimit -n) or lower the caps");
 }
 
 TEST(ParseFlagsTest, HelpIsAFlag) {

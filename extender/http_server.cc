@@ -86,6 +86,11 @@ common::Result<std::string> ReadSmallFile(const std::string& path, std::string_v
 
 common::Result<TlsFiles> ReadTlsFiles(const HttpTlsOptions& options) {
   TlsFiles files;
+  if (options.cert_chain_file.empty()) {  // made in memory
+    files.cert_chain = options.cert_chain_pem;
+    files.key = options.key_pem;
+    return files;
+  }
   common::Result<std::string> cert =
       ReadSmallFile(options.cert_chain_file, "TLS certificate chain");
   if (!cert.ok()) return cert.error();
@@ -447,8 +452,8 @@ class HttpServer::Impl::Session : public SessionBase,
       Tcp().socket().set_option(asio::socket_base::send_buffer_size(Options().send_buffer_bytes),
                                 buffer_ec);
     }
-    chunk_budget_ = [this](std::uint64_t size, beast::string_view, beast::error_code& chunk_ec) {
-      OnChunkHeader(size, chunk_ec);
+    chunk_body_ = [this](std::uint64_t, beast::string_view piece, beast::error_code& chunk_ec) {
+      return OnChunkBody(piece, chunk_ec);
     };
   }
 
@@ -668,28 +673,44 @@ class HttpServer::Impl::Session : public SessionBase,
     return nullptr;
   }
 
-  // Reserves the declared body against the budget, waiting up to body_budget_wait for room;
-  // then reads the body. Chunked bodies reserve per chunk (OnChunkHeader).
+  // The body budget is reserved as the body arrives (kBodyStep at a time, just before each step
+  // is read), never on the declared Content-Length alone: a client that declares 64 MiB and
+  // trickles a byte holds 64 KiB of the budget, not 64 MiB. A step that does not fit waits up to
+  // body_budget_wait for room, then is answered 503. The first step is reserved before the
+  // body is read (and before `100 Continue`); chunked bodies reserve each piece as it arrives.
+  static constexpr uint64_t kBodyStep = 64 * 1024;
+  enum class AfterBudget { kReadBody, kNextFixedStep };
+
   void ReserveBody(uint64_t length) {
-    if (length == 0 || TryReserve(length)) return ReadBody();
+    declared_length_ = length;
+    ReserveThen(std::min(length, kBodyStep), AfterBudget::kReadBody);
+  }
+
+  void ReserveThen(uint64_t bytes, AfterBudget next) {
+    if (bytes == 0 || TryReserve(bytes)) return Continue(next);
     const BodyBudget& budget = *Options().body_budget;
-    if (length > budget.limit()) return RefuseForBudget(length);  // can never fit
+    if (reserved_ + bytes > budget.limit()) return RefuseForBudget(declared_length_);  // never
     server_->body_budget_waits_.fetch_add(1, std::memory_order_relaxed);
     budget_wait_until_ = std::min(Clock::now() + Options().body_budget_wait,
                                   request_start_ + Options().request_timeout);
-    WaitForBudget(length);
+    WaitForBudget(bytes, next);
   }
 
-  void WaitForBudget(uint64_t length) {
+  void Continue(AfterBudget next) {
+    if (next == AfterBudget::kReadBody) return ReadBody();
+    ReadFixedStep();
+  }
+
+  void WaitForBudget(uint64_t bytes, AfterBudget next) {
     if (!budget_timer_) budget_timer_.emplace(stream_.get_executor());
     budget_timer_->expires_after(kBudgetPoll);
-    budget_timer_->async_wait([self = this->shared_from_this(), length](beast::error_code) {
-      if (self->TryReserve(length)) return self->ReadBody();
+    budget_timer_->async_wait([self = this->shared_from_this(), bytes, next](beast::error_code) {
+      if (self->TryReserve(bytes)) return self->Continue(next);
       if (self->server_->stopping_.load(std::memory_order_acquire) ||
           Clock::now() >= self->budget_wait_until_) {
-        return self->RefuseForBudget(length);
+        return self->RefuseForBudget(self->declared_length_);
       }
-      self->WaitForBudget(length);
+      self->WaitForBudget(bytes, next);
     });
   }
 
@@ -709,13 +730,17 @@ class HttpServer::Impl::Session : public SessionBase,
     reserved_ = 0;
   }
 
-  // A chunk header of a chunked body: its size is reserved before its data is read. A chunk that
-  // would exceed the route's limit is left to the parser's body limit (413).
-  void OnChunkHeader(uint64_t size, beast::error_code& ec) {
-    if (size == 0 || reserved_ + size > route_->body_limit) return;
-    if (TryReserve(size)) return;
-    budget_exceeded_at_ = reserved_ + size;
-    ec = asio::error::no_buffer_space;
+  // A piece of a chunked body as the parser delivers it: reserved, then kept. A piece that does
+  // not fit stops the read (answered 503 at once: OnReadError); one beyond the route's limit is
+  // left to the parser's body limit (413).
+  size_t OnChunkBody(beast::string_view piece, beast::error_code& ec) {
+    if (Options().body_budget != nullptr && !TryReserve(piece.size())) {
+      budget_exceeded_at_ = reserved_ + piece.size();
+      ec = asio::error::no_buffer_space;
+      return 0;
+    }
+    chunked_body_.append(piece.data(), piece.size());
+    return piece.size();
   }
 
   void RefuseForBudget(uint64_t length) {
@@ -734,8 +759,9 @@ class HttpServer::Impl::Session : public SessionBase,
     if (!StartBodyParser(route_->body_limit, &header_parser_, &body_parser_)) {
       return OnReadError(http::error::body_limit, "body");  // OnHeader refused it already
     }
-    if (Options().body_budget) body_parser_->on_chunk_header(chunk_budget_);
-    Tcp().expires_at(request_start_ + Options().request_timeout);
+    body_parser_->on_chunk_body(chunk_body_);
+    chunked_body_.clear();
+    Tcp().expires_at(BodyDeadline());
     if (!expect_continue_) return ReadBodyBytes();
     static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
     asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
@@ -749,25 +775,59 @@ class HttpServer::Impl::Session : public SessionBase,
     if (const auto length = body_parser_->content_length(); length && !body_parser_->chunked()) {
       return ReadFixedBody(*length);
     }
-    http::async_read(
-        stream_, buffer_, *body_parser_,
-        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnBody(ec); });
+    if (body_parser_->is_done()) return OnBody({});  // no body at all
+    ReadChunkedSome();
   }
 
-  // A body of declared length (the webhooks' case): read straight into its string in one
-  // composed read, not through the parser's 64 KiB steps and a copy.
+  // The deadline of the body's next read: the request's, and no more than body_progress_timeout
+  // from now (a body that stops arriving is cut off then, however long the request may take).
+  Clock::time_point BodyDeadline() const {
+    return std::min(request_start_ + Options().request_timeout,
+                    Clock::now() + Options().body_progress_timeout);
+  }
+
+  // A chunked body, read as it arrives, each read under BodyDeadline.
+  void ReadChunkedSome() {
+    Tcp().expires_at(BodyDeadline());
+    http::async_read_some(stream_, buffer_, *body_parser_,
+                          [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                            if (ec || self->body_parser_->is_done()) return self->OnBody(ec);
+                            self->ReadChunkedSome();
+                          });
+  }
+
+  // A body of declared length (the webhooks' case): read straight into its string, a step of
+  // at most kBodyStep at a time (its budget reserved first), not through the parser's steps and
+  // a copy. The string grows with the body, so a declared length costs no memory in advance.
   void ReadFixedBody(uint64_t length) {
-    fixed_body_.resize(length);
-    size_t have = asio::buffer_copy(asio::buffer(fixed_body_), buffer_.data());
-    buffer_.consume(have);
+    fixed_length_ = length;
+    fixed_body_.clear();
+    fixed_body_.reserve(std::min<uint64_t>(length, kInlineIoBytes));
+    ReadFixedStep();
+  }
+
+  // Reads the next step (its budget reserved).
+  void ReadFixedStep() {
+    const size_t have = fixed_body_.size();
+    const size_t step = static_cast<size_t>(std::min<uint64_t>(kBodyStep, fixed_length_ - have));
+    fixed_body_.resize(have + step);
+    char* at = fixed_body_.data() + have;
+    size_t got = asio::buffer_copy(asio::buffer(at, step), buffer_.data());
+    buffer_.consume(got);
     beast::error_code ec;
-    if (length <= kInlineIoBytes) {
-      have += ReadAvailable(asio::buffer(fixed_body_.data() + have, length - have), &ec);
-    }
-    if (ec || have == length) return OnFixedBody(ec);
+    if (fixed_length_ <= kInlineIoBytes)
+      got += ReadAvailable(asio::buffer(at + got, step - got), &ec);
+    if (ec || got == step) return OnFixedStep(ec);
+    Tcp().expires_at(BodyDeadline());
     asio::async_read(
-        stream_, asio::buffer(fixed_body_.data() + have, length - have),
-        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnFixedBody(ec); });
+        stream_, asio::buffer(at + got, step - got),
+        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnFixedStep(ec); });
+  }
+
+  void OnFixedStep(beast::error_code ec) {
+    if (ec || fixed_body_.size() == fixed_length_) return OnFixedBody(ec);
+    ReserveThen(std::min<uint64_t>(kBodyStep, fixed_length_ - fixed_body_.size()),
+                AfterBudget::kNextFixedStep);
   }
 
   // Plain TCP: reads what the socket already holds into `buffer`, without waiting (the rest comes
@@ -801,9 +861,9 @@ class HttpServer::Impl::Session : public SessionBase,
 
   void OnBody(beast::error_code ec) {
     if (ec) return OnReadError(ec, "body");
-    http::request<http::string_body> req = body_parser_->release();
+    const bool keep_alive = body_parser_->get().keep_alive();
     body_parser_.reset();
-    Dispatch(std::move(req.body()), req.keep_alive());
+    Dispatch(std::move(chunked_body_), keep_alive);  // the pieces OnChunkBody kept
   }
 
   // The request whole: the route's handler answers it.
@@ -815,7 +875,9 @@ class HttpServer::Impl::Session : public SessionBase,
     request.query = query_;
     request.authorization = authorization_;
     request.body = std::move(body);
+    request.peer_address = peer_.substr(0, peer_.rfind(':'));
     request_body_bytes_ = request.body.size();
+    if (route_->async_handler) return DispatchAsync(std::move(request), request_keep_alive);
     HttpResponse response;
     try {
       response = route_->handler(request);
@@ -829,6 +891,39 @@ class HttpServer::Impl::Session : public SessionBase,
     const bool keep_alive =
         request_keep_alive && !server_->stopping_.load(std::memory_order_acquire);
     Write(std::move(response), keep_alive);
+  }
+
+  // An asynchronous route: the handler answers through a Responder that brings the reply back to
+  // this connection's strand (the session lives until it does).
+  void DispatchAsync(HttpRequest request, bool request_keep_alive) {
+    auto self = this->shared_from_this();
+    auto answered = std::make_shared<std::atomic<bool>>(false);
+    Responder respond = [self, answered, request_keep_alive](std::function<HttpResponse()> make) {
+      if (answered->exchange(true, std::memory_order_relaxed)) return;  // once; relaxed: a flag
+      asio::post(self->stream_.get_executor(), [self, request_keep_alive, make = std::move(make)] {
+        HttpResponse response;
+        try {
+          response = make();
+        } catch (const std::exception& e) {
+          common::log::Error(kComponent, "handler threw",
+                             {{"path", self->path_}, {"what", e.what()}});
+          response = HttpResponse{500, "application/json", "{\"Error\":\"internal error\"}", {}};
+        }
+        const bool keep_alive =
+            request_keep_alive && !self->server_->stopping_.load(std::memory_order_acquire);
+        self->Write(std::move(response), keep_alive);
+      });
+    };
+    try {
+      route_->async_handler(request, respond);
+    } catch (const std::exception& e) {
+      common::log::Error(kComponent, "handler threw", {{"path", request.path}, {"what", e.what()}});
+      respond([] {
+        return HttpResponse{500, "application/json", "{\"Error\":\"internal error\"}", {}};
+      });
+    }
+    std::string().swap(request.body);
+    ReleaseBody();
   }
 
   void OnReadError(beast::error_code ec, std::string_view stage) {
@@ -908,6 +1003,7 @@ class HttpServer::Impl::Session : public SessionBase,
     res->version(11);
     res->set(http::field::server, Options().server_name);
     res->set(http::field::content_type, response.content_type);
+    for (const auto& [name, value] : Options().response_headers) res->set(name, value);
     for (auto& [name, value] : response.headers) res->set(name, value);
     res->keep_alive(keep_alive);
     res->body() = std::move(response.body);
@@ -1012,9 +1108,12 @@ class HttpServer::Impl::Session : public SessionBase,
   beast::flat_buffer buffer_;
   std::optional<HeaderParser> header_parser_;
   std::optional<BodyParser> body_parser_;
-  std::string fixed_body_;  // a body of declared length, read by ReadFixedBody
-  // The parser's chunk-header callback (it keeps a reference): reserves each chunk.
-  std::function<void(std::uint64_t, beast::string_view, beast::error_code&)> chunk_budget_;
+  std::string fixed_body_;        // a body of declared length, read by ReadFixedBody
+  uint64_t fixed_length_ = 0;     // its length
+  uint64_t declared_length_ = 0;  // the current request's Content-Length (0: none or chunked)
+  std::string chunked_body_;      // a chunked body's pieces, kept by OnChunkBody
+  // The parser's chunk-body callback (it keeps a reference): reserves and keeps each piece.
+  std::function<size_t(std::uint64_t, beast::string_view, beast::error_code&)> chunk_body_;
   std::optional<asio::steady_timer> budget_timer_;  // made on the first wait for the budget
   Clock::time_point budget_wait_until_;
   uint64_t reserved_ = 0;            // bytes of the current body held in the budget

@@ -28,11 +28,14 @@
 // whose header completes in the instant its idle connection is chosen for eviction is closed
 // without a reply (kube-scheduler's client retries it on a new connection).
 //
-// Body budget (body_budget, shared by listeners): before reading a body the request reserves its
-// Content-Length; one that does not fit waits up to body_budget_wait for requests in flight to
-// finish, then is answered `503` with `Retry-After: 1` (reason body_budget). A chunked body
-// reserves each chunk as its header arrives and is answered 503 at once when one does not fit.
-// Reservations are released once the handler has returned.
+// Body budget (body_budget, shared by listeners): a body reserves its bytes as they arrive, 64 KiB
+// ahead of what it has received (the first 64 KiB before its first byte is read, and before
+// `100 Continue`), never its declared Content-Length at once: connections that declare large
+// bodies and trickle them hold 64 KiB each. A step that does not fit waits up to
+// body_budget_wait for requests in flight to finish, then is answered `503` with `Retry-After: 1`
+// (reason body_budget). A chunked body reserves each piece as it arrives and is answered 503 at
+// once when one does not fit. Reservations are released once the handler has returned. A body
+// that sends nothing for body_progress_timeout is cut off (reason request_timeout).
 //
 // Refusals and timeouts are counted by reason (metrics::HttpRefusal, in stats().refused) and
 // logged at most once per reason per 10 s, with the count since the previous line.
@@ -47,7 +50,8 @@
 // body, if any, was not read). Bodies are JSON `{"Error":"..."}`.
 //
 // Handlers run synchronously on an I/O thread, on the connection's strand, and must be quick
-// (microseconds to a few milliseconds): while one runs, its I/O thread serves nobody else. Other
+// (microseconds to a few milliseconds): while one runs, its I/O thread serves nobody else. A route
+// whose answer waits on something slow uses an asynchronous handler (Route::async_handler). Other
 // connections keep being served by the remaining io_threads, so a slow handler delays others only
 // once every I/O thread is busy in one; deadlines of waiting connections keep running meanwhile.
 // Work that may block (API calls, disk) belongs on its own thread, not in a handler.
@@ -103,6 +107,7 @@ struct HttpRequest {
   // The Authorization header, else X-Taskgov-Authorization (kForwardedAuthorization); "" if none.
   std::string authorization;
   std::string body;
+  std::string peer_address;  // the client's IP address, as the socket reports it
 };
 
 struct HttpResponse {
@@ -123,6 +128,11 @@ struct HttpResponse {
   std::string_view outcome;
 };
 
+// An asynchronous handler's way back (Route::async_handler): call it exactly once, from any
+// thread, with a function that makes the reply; the server runs that function on the
+// connection's strand (an I/O thread, as a handler) and writes what it returns.
+using Responder = std::function<void(std::function<HttpResponse()> make_reply)>;
+
 struct Route {
   // The request path; with `prefix`, every path that starts with it (e.g. "/api/v1/teams/"),
   // the longest such route winning. Exact routes win over prefix routes.
@@ -131,6 +141,11 @@ struct Route {
   size_t body_limit = 64 * 1024;
   std::function<HttpResponse(const HttpRequest&)> handler;
   bool prefix = false;
+  // Instead of `handler`, for requests that wait on something slow (an API call): it returns at
+  // once and answers through the Responder later, while the I/O thread serves other
+  // connections. The request's body budget is released when it returns; the connection waits
+  // (busy) for the reply.
+  std::function<void(const HttpRequest&, Responder)> async_handler = nullptr;
 };
 
 // TLS for a listener. File paths are read at Start (an error there fails Start) and re-read
@@ -138,7 +153,11 @@ struct Route {
 struct HttpTlsOptions {
   std::string cert_chain_file;  // PEM: the server certificate, then intermediates
   std::string key_file;         // PEM: the certificate's private key, unencrypted
-  std::string client_ca_file;   // PEM, one or more CAs; non-empty ⇒ client certificates required
+  // Instead of the two files: the PEM itself (a certificate made in memory, self_signed.h);
+  // used when cert_chain_file is empty, never reloaded.
+  std::string cert_chain_pem;
+  std::string key_pem;
+  std::string client_ca_file;  // PEM, one or more CAs; non-empty ⇒ client certificates required
   // How often the files are checked for new content; 0: only at Start and on ReloadTls().
   std::chrono::milliseconds reload_interval{5'000};
   // Called after every reload that found changed content (ok, or the reason the new files were
@@ -176,11 +195,17 @@ struct HttpServerOptions {
   std::shared_ptr<BodyBudget> body_budget;
   // How long a request whose body does not fit the budget waits for room before its 503.
   std::chrono::milliseconds body_budget_wait{500};
+  // A body that sends nothing for this long is cut off (reason request_timeout), within the
+  // request timeout: a client trickling a large body is closed when it stalls.
+  std::chrono::milliseconds body_progress_timeout{10'000};
   std::string server_name = "taskgov";
   // SO_SNDBUF of accepted connections; 0: the kernel's (autotuned). Tests set it small so that
   // a reply spans several writes.
   int send_buffer_bytes = 0;
-  std::optional<HttpTlsOptions> tls;                        // unset: plain HTTP
+  std::optional<HttpTlsOptions> tls;  // unset: plain HTTP
+  // Headers on every reply of this listener, the server's own included (a handler's header of
+  // the same name wins), e.g. Cache-Control: no-store for replies no cache may keep.
+  std::vector<std::pair<std::string, std::string>> response_headers;
   std::function<void(const RequestObservation&)> observer;  // optional, see above
 };
 

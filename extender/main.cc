@@ -45,6 +45,7 @@
 #include "extender/memory_trim.h"
 #include "extender/metrics_http.h"
 #include "extender/metrics_sources.h"
+#include "extender/self_signed.h"
 #include "extender/task_history.h"
 #include "extender/ticker.h"
 #include "extender/usage_history.h"
@@ -86,8 +87,9 @@ constexpr std::chrono::milliseconds kHousekeepingPeriod{1'000};
 constexpr std::chrono::milliseconds kPreemptionMinGap{250};
 // The heap's free pages go back to the OS when the webhooks have been quiet this long (MemoryTrim).
 constexpr int64_t kMemoryTrimQuietMs = 2'000;
-// The console's history sampling runs below the webhook threads' CPU priority (kube-scheduler
-// waits for every filter; nobody waits for a sample). The preemption loop keeps the default: a
+// The console's history sampling and the policy watcher's reloads run below the webhook threads'
+// CPU priority (kube-scheduler waits for every filter; nobody waits for a sample, and a reload
+// may take a second longer). The preemption loop keeps the default: a
 // run's evictions go out together, before the victims' kubelets act on the first; so does
 // housekeeping, whose reconcile holds the ledger still while it runs.
 constexpr int kBackgroundNice = 10;
@@ -115,13 +117,14 @@ common::Status CheckReadable(const std::string& path, std::string_view what) {
   return common::Status::Ok();
 }
 
-// {"webhook":W,"metrics":M} and, when the console listens (`console` not 0), ,"console":C.
+// {"webhook":W,"metrics":M,"health":H} and, when the console listens (`console` not 0),
+// ,"console":C.
 common::Status WritePortFile(const std::string& path, uint16_t webhook, uint16_t metrics,
-                             uint16_t console) {
+                             uint16_t health, uint16_t console) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << "{\"webhook\":" << webhook << ",\"metrics\":" << metrics;
+    out << "{\"webhook\":" << webhook << ",\"metrics\":" << metrics << ",\"health\":" << health;
     if (console != 0) out << ",\"console\":" << console;
     out << "}\n";
     if (!out) return common::Error{"cannot write port file '" + tmp + "'"};
@@ -180,7 +183,8 @@ struct Process {
   std::unique_ptr<scheduler::decisions::Admission> admission;
   // HTTP.
   std::unique_ptr<WebhookHandlers> handlers;
-  std::unique_ptr<HttpServer> health;
+  std::unique_ptr<HttpServer> health;  // /metrics, /healthz, /readyz (--metrics-listen)
+  std::unique_ptr<HttpServer> probes;  // /healthz, /readyz (--health-listen)
   std::unique_ptr<HttpServer> webhooks;
   std::unique_ptr<scheduler::kube::ApiAccessReviewer> reviewer;
   std::unique_ptr<ConsoleAccess> console_access;  // null: no checks (--console-auth=none)
@@ -224,10 +228,15 @@ common::Status ValidateFlags(const Flags& flags) {
   if (!flags.tls_client_ca_file.empty() && flags.tls_cert_file.empty()) {
     return common::Error{"--tls-client-ca-file needs --tls-cert-file and --tls-key-file"};
   }
+  if (flags.console_tls_cert_file.empty() != flags.console_tls_key_file.empty()) {
+    return common::Error{"--console-tls-cert-file and --console-tls-key-file go together"};
+  }
   for (auto [path, what] :
        {std::pair{flags.config_dir, "config directory"}, std::pair{flags.kubeconfig, "kubeconfig"},
         std::pair{flags.tls_cert_file, "TLS certificate"}, std::pair{flags.tls_key_file, "TLS key"},
-        std::pair{flags.tls_client_ca_file, "TLS client CA"}}) {
+        std::pair{flags.tls_client_ca_file, "TLS client CA"},
+        std::pair{flags.console_tls_cert_file, "console TLS certificate"},
+        std::pair{flags.console_tls_key_file, "console TLS key"}}) {
     if (common::Status s = CheckReadable(path, what); !s.ok()) return s;
   }
   return common::Status::Ok();
@@ -285,6 +294,7 @@ void BuildPolicyWatcher(Process& p) {
   config::WatcherOptions options;
   options.dir = p.flags.config_dir;
   options.on_reload = [&p](const config::LoadResult& result) { OnPolicyReload(p, result); };
+  options.nice = kBackgroundNice;  // reloads (SIGHUP's too) take no CPU from the webhooks
   p.watcher = std::make_unique<config::ConfigWatcher>(&p.policies, options);
   (void)p.watcher->Reload();
 }
@@ -380,9 +390,10 @@ std::string NotReady(const Process& p) {
 
 // The admission, gated by readiness and observed by the metrics, with the policy in force.
 void BuildAdmission(Process& p) {
+  scheduler::decisions::Admission::Options options;
+  options.scheduler_name = p.flags.scheduler_name;
   p.admission = std::make_unique<scheduler::decisions::Admission>(
-      p.book.get(), p.cluster.get(), p.actions.get(), &p.clock,
-      scheduler::decisions::Admission::Options{});
+      p.book.get(), p.cluster.get(), p.actions.get(), &p.clock, options);
   p.admission->SetGate([&p] { return NotReady(p); });
   metrics::Metrics* metrics = p.metrics.get();
   p.admission->SetObserver([metrics](const scheduler::decisions::FilterDecision& decision) {
@@ -403,8 +414,8 @@ void BuildAdmission(Process& p) {
 
 // What scrapes read: the domain, the Kubernetes side and the listeners.
 void ConnectMetricsSources(Process& p) {
-  std::vector<HttpListenerSource> listeners = {{"webhook", p.webhooks.get()},
-                                               {"metrics", p.health.get()}};
+  std::vector<HttpListenerSource> listeners = {
+      {"webhook", p.webhooks.get()}, {"metrics", p.health.get()}, {"health", p.probes.get()}};
   if (p.console) listeners.push_back({"console", p.console.get()});
   metrics::Sources sources =
       MetricsSources(p.book.get(), p.cluster.get(), p.reconciler.get(), p.informers.get(),
@@ -419,20 +430,9 @@ void ConnectMetricsSources(Process& p) {
   p.metrics->SetSources(std::move(sources));
 }
 
-// /metrics, /healthz and /readyz on the metrics listener: its own cap and I/O thread, the same
-// deadlines as the webhooks.
-std::unique_ptr<HttpServer> BuildHealthServer(const Process& p) {
-  HttpServerOptions options;
-  options.listener = "metrics";
-  options.address = p.flags.metrics_listen.host;
-  options.port = p.flags.metrics_listen.port;
-  options.io_threads = 1;
-  options.header_timeout = p.flags.header_timeout;
-  options.request_timeout = p.flags.request_timeout;
-  options.idle_timeout = p.flags.idle_timeout;
-  options.max_connections = p.flags.metrics_max_connections;
+// GET /healthz (the process serves) and /readyz (NotReady), for both listeners that serve them.
+std::vector<Route> ProbeRoutes(const Process& p) {
   std::vector<Route> routes;
-  routes.push_back(MetricsRoute(*p.metrics));
   routes.push_back(Route{"/healthz", "GET", 0, [](const HttpRequest&) {
                            return HttpResponse{200, "text/plain", "ok\n", {}};
                          }});
@@ -441,7 +441,75 @@ std::unique_ptr<HttpServer> BuildHealthServer(const Process& p) {
                            if (why.empty()) return HttpResponse{200, "text/plain", "ok\n", {}};
                            return HttpResponse{503, "text/plain", why + "\n", {}};
                          }});
-  return std::make_unique<HttpServer>(options, std::move(routes));
+  return routes;
+}
+
+// A listener of the process's with `max_connections` and one I/O thread, the webhooks'
+// deadlines.
+HttpServerOptions SmallListener(const Process& p, std::string name, const HostPort& at,
+                                size_t max_connections) {
+  HttpServerOptions options;
+  options.listener = std::move(name);
+  options.address = at.host;
+  options.port = at.port;
+  options.io_threads = 1;
+  options.header_timeout = p.flags.header_timeout;
+  options.request_timeout = p.flags.request_timeout;
+  options.idle_timeout = p.flags.idle_timeout;
+  options.max_connections = max_connections;
+  return options;
+}
+
+// /metrics, /healthz and /readyz on the metrics listener: its own cap and I/O thread, the same
+// deadlines as the webhooks.
+std::unique_ptr<HttpServer> BuildHealthServer(const Process& p) {
+  std::vector<Route> routes = ProbeRoutes(p);
+  routes.push_back(MetricsRoute(*p.metrics));
+  return std::make_unique<HttpServer>(
+      SmallListener(p, "metrics", p.flags.metrics_listen, p.flags.metrics_max_connections),
+      std::move(routes));
+}
+
+// /healthz and /readyz alone on the health listener: a thread and a cap /metrics never touches
+// (a scrape storm, or clients pipelining /metrics without reading, hold the metrics listener's
+// I/O thread and its connections, not these).
+std::unique_ptr<HttpServer> BuildProbeServer(const Process& p) {
+  return std::make_unique<HttpServer>(
+      SmallListener(p, "health", p.flags.health_listen, Flags::kHealthMaxConnections),
+      ProbeRoutes(p));
+}
+
+// The console's TLS: the given files; else, off loopback, a self-signed certificate made now
+// (readers' tokens never cross a network in clear); on loopback, none.
+std::optional<HttpTlsOptions> ConsoleTls(const Flags& flags) {
+  HttpTlsOptions tls;
+  if (!flags.console_tls_cert_file.empty()) {
+    tls.cert_chain_file = flags.console_tls_cert_file;
+    tls.key_file = flags.console_tls_key_file;
+    return tls;
+  }
+  const std::string& host = flags.console_listen->host;
+  if (host == "127.0.0.1" || host == "::1") return std::nullopt;
+  std::vector<std::string> names = {"taskgov-console", "localhost"};
+  const std::string ns = LeaseNamespace(flags);
+  for (const char* suffix : {"", ".svc", ".svc.cluster.local"}) {
+    names.push_back("taskgov-console." + ns + suffix);
+  }
+  common::Result<PemPair> made = SelfSignedCertificate(names);
+  if (!made.ok()) {
+    common::log::Error(kComponent, "console: no certificate; the console is not served",
+                       {{"error", made.error().message}});
+    tls.cert_chain_file = "/nonexistent: " + made.error().message;  // Start fails, named
+    return tls;
+  }
+  common::log::Warn(kComponent,
+                    "console: serving a self-signed certificate made at startup (give "
+                    "--console-tls-cert-file and --console-tls-key-file to serve your own)",
+                    {{"listen", host}});
+  tls.cert_chain_pem = std::move(made->certificate);
+  tls.key_pem = std::move(made->key);
+  tls.reload_interval = std::chrono::milliseconds(0);
+  return tls;
 }
 
 // The read-only admin API on the console listener (none with --console-listen=): its own cap
@@ -477,19 +545,16 @@ void BuildConsoleServer(Process& p) {
     const size_t dot = resource.find('.');
     access.resource = resource.substr(0, dot);
     access.group = dot == std::string::npos ? "" : resource.substr(dot + 1);
+    access.audience = p.flags.console_token_audience;
     p.console_access = std::make_unique<ConsoleAccess>(p.reviewer.get(), &p.clock, access);
     sources.access = p.console_access.get();
   }
   p.admin = std::make_unique<AdminApi>(std::move(sources));
-  HttpServerOptions options;
-  options.listener = "console";
-  options.address = p.flags.console_listen->host;
-  options.port = p.flags.console_listen->port;
-  options.io_threads = 1;
-  options.header_timeout = p.flags.header_timeout;
-  options.request_timeout = p.flags.request_timeout;
-  options.idle_timeout = p.flags.idle_timeout;
-  options.max_connections = Flags::kConsoleMaxConnections;
+  HttpServerOptions options =
+      SmallListener(p, "console", *p.flags.console_listen, Flags::kConsoleMaxConnections);
+  options.tls = ConsoleTls(p.flags);
+  // Team data and decisions: no cache keeps a copy (the console's assets say no-cache).
+  options.response_headers = {{"Cache-Control", "no-store"}};
   std::vector<Route> routes = p.admin->Routes();
   for (Route& route : ConsoleRoutes()) routes.push_back(std::move(route));
   p.console = std::make_unique<HttpServer>(options, std::move(routes));
@@ -550,6 +615,7 @@ void StartPreemptionLoop(Process& p) {
 // elector; then the other loops; then the port file and the "serving" line.
 common::Status Start(Process& p) {
   StartPreemptionLoop(p);
+  if (common::Status s = p.probes->Start(); !s.ok()) return s;
   if (common::Status s = p.health->Start(); !s.ok()) return s;
   if (common::Status s = p.webhooks->Start(); !s.ok()) return s;
   if (p.console) {
@@ -579,8 +645,8 @@ common::Status Start(Process& p) {
 
   if (!p.flags.port_file.empty()) {
     const uint16_t console = p.console ? p.console->port() : 0;  // a bound port is never 0
-    if (common::Status s =
-            WritePortFile(p.flags.port_file, p.webhooks->port(), p.health->port(), console);
+    if (common::Status s = WritePortFile(p.flags.port_file, p.webhooks->port(), p.health->port(),
+                                         p.probes->port(), console);
         !s.ok()) {
       return s;
     }
@@ -588,6 +654,7 @@ common::Status Start(Process& p) {
   common::log::Info(kComponent, "serving",
                     {{"webhook_port", static_cast<int>(p.webhooks->port())},
                      {"metrics_port", static_cast<int>(p.health->port())},
+                     {"health_port", static_cast<int>(p.probes->port())},
                      {"console_port", p.console ? static_cast<int>(p.console->port()) : 0},
                      {"config_dir", p.flags.config_dir},
                      {"identity", p.identity},
@@ -596,8 +663,9 @@ common::Status Start(Process& p) {
 }
 
 // Webhooks drain first (for `drain`); the loops, the elector, the informers and the watcher
-// stop; /metrics and the probes go last. Safe on a process whose Start failed part way: every
-// part stops only what it started, and no thread is left to call into what the Process destroys.
+// stop; /metrics and the probes go last (the health listener's after the metrics listener's). Safe
+// on a process whose Start failed part way: every part stops only what it started, and no thread is
+// left to call into what the Process destroys.
 void StopAll(Process& p, std::chrono::milliseconds drain) {
   if (p.webhooks) p.webhooks->Shutdown(drain);
   if (p.preemption_loop) p.preemption_loop->Stop();
@@ -611,6 +679,7 @@ void StopAll(Process& p, std::chrono::milliseconds drain) {
   if (p.watcher) p.watcher->Stop();
   if (p.console) p.console->Shutdown(std::chrono::milliseconds(100));
   if (p.health) p.health->Shutdown(std::chrono::milliseconds(100));
+  if (p.probes) p.probes->Shutdown(std::chrono::milliseconds(100));
 }
 
 void Shutdown(Process& p, int signal_number) {
@@ -654,6 +723,7 @@ int Run(int argc, char** argv) {
   if (common::Status s = BuildKubeSide(p); !s.ok()) return Fail(s.error().message);
   BuildAdmission(p);
   p.health = BuildHealthServer(p);
+  p.probes = BuildProbeServer(p);
   BuildWebhookServer(p);
   BuildConsoleServer(p);
   ConnectMetricsSources(p);

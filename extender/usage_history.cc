@@ -181,6 +181,29 @@ ReportUnit ReportUnitOf(std::string_view resource) {
   return {"devices", 1};
 }
 
+namespace {
+
+// One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break (quotes
+// doubled); and, as spreadsheets read a field starting with =, +, - or @ as a formula, such a
+// field is prefixed with ' (OWASP's CSV injection advice). Names are validated by config/, but
+// the report must not depend on that.
+std::string CsvField(std::string_view text) {
+  std::string out;
+  if (!text.empty() && (text[0] == '=' || text[0] == '+' || text[0] == '-' || text[0] == '@')) {
+    out += '\'';
+  }
+  out += text;
+  if (out.find_first_of(",\"\r\n") == std::string::npos) return out;
+  std::string quoted = "\"";
+  for (char c : out) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+}  // namespace
+
 std::string UsageHistory::ReportCsv() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::string out = "day,team,flavor,resource,unit,allocated_hours,used_hours,borrowed_hours\n";
@@ -194,8 +217,8 @@ std::string UsageHistory::ReportCsv() const {
       char numbers[96];
       std::snprintf(numbers, sizeof(numbers), "%.3f,%.3f,%.3f", h[0] / unit.base_units,
                     h[1] / unit.base_units, h[2] / unit.base_units);
-      out += date + "," + team + "," + flavor + "," + resource + "," + std::string(unit.name) +
-             "," + numbers + "\n";
+      out += date + "," + CsvField(team) + "," + CsvField(flavor) + "," + CsvField(resource) + "," +
+             std::string(unit.name) + "," + numbers + "\n";
     }
   }
   return out;

@@ -111,6 +111,20 @@ TEST(UsageHistoryTest, TheReportGivesMemoryInGiBHoursAndCpuInCoreHours) {
   EXPECT_EQ(ReportUnitOf("aws.amazon.com/neuron").name, "devices");
 }
 
+// Issue 36, item 12: a field that holds a comma, a quote or a line break is quoted (RFC 4180),
+// and one a spreadsheet would read as a formula is prefixed with ': a row stays one row of eight
+// fields whatever the names.
+TEST(UsageHistoryTest, TheReportEscapesItsFields) {
+  UsageHistory h(UsageHistory::Options{});
+  UsageHistory::Snapshot s;
+  s.teams.push_back({"a", "=cmd()", "a,b=c\n<script>\"x\"", 8, 4, 0, 0});
+  h.Sample(1'000'000, s);
+  h.Sample(1'030'000, s);
+  EXPECT_EQ(h.ReportCsv(),
+            "day,team,flavor,resource,unit,allocated_hours,used_hours,borrowed_hours\n"
+            "1970-01-01,a,'=cmd(),\"a,b=c\n<script>\"\"x\"\"\",devices,0.067,0.033,0.000\n");
+}
+
 // The bound docs/benchmarks.md states: 100 teams × 10 flavors × 3 resources for 24 h, with a usage
 // report of 31 days (deterministic: the bytes the buffers hold, not a measurement; the
 // benchmark measures the resident size).

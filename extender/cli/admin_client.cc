@@ -46,14 +46,21 @@ class KubeAdminApi final : public AdminApi {
       : client_(std::move(client)), ref_(std::move(ref)) {}
 
   common::Result<rapidjson::Document> Get(const std::string& target) override {
-    const std::string path = ref_.url.empty()
-                                 ? "/api/v1/namespaces/" + ref_.ns + "/services/" + ref_.name +
-                                       ":" + std::to_string(ref_.port) + "/proxy" + target
-                                 : target;
+    // The API server's proxy path names the scheme it speaks to the Service ("https:NAME:PORT").
+    const std::string service =
+        (ref_.scheme == "https" ? "https:" : "") + ref_.name + ":" + std::to_string(ref_.port);
+    const std::string path = ref_.url.empty() ? "/api/v1/namespaces/" + ref_.ns + "/services/" +
+                                                    service + "/proxy" + target
+                                              : target;
     // Through the proxy the token goes in the header the console reads it from there (the API
-    // server keeps Authorization); directly, Authorization reaches the console.
+    // server keeps Authorization); directly, Authorization reaches the console. A console token
+    // (--console-token) goes instead of the kubeconfig's.
     scheduler::kube::CallOptions call;
-    if (ref_.url.empty()) call.forward_token_header = kForwardedAuthorization;
+    call.forward_token_header = ref_.url.empty() ? kForwardedAuthorization : "";
+    if (!ref_.token.empty()) {
+      call.forwarded_token = ref_.token;
+      if (!ref_.url.empty()) call.forward_token_header = "Authorization";
+    }
     scheduler::kube::ApiResult<rapidjson::Document> reply =
         client_->CallJson("GET", path, "", call);
     if (reply.ok()) return std::move(reply).value();
@@ -61,12 +68,11 @@ class KubeAdminApi final : public AdminApi {
     std::string why = "the extender's admin API (" + where() + ") ";
     if (e.status == 401 && ref_.url.empty()) {
       why += "answered 401 Unauthorized (" + e.message +
-             "): the console checks a bearer token, which the CLI passes through the API "
-             "server's proxy in " +
+             "): the console checks a bearer token issued for its audience, which the CLI "
+             "passes through the API server's proxy in " +
              kForwardedAuthorization +
-             "; your credentials have none it accepts (a client certificate is not a token): "
-             "use a kubeconfig user with a token (kubectl create token), or connect with "
-             "--console-url after kubectl port-forward";
+             ": give one with --console-token or $TASKGOV_CONSOLE_TOKEN (kubectl create token "
+             "SA --audience taskgov), or connect with --console-url after kubectl port-forward";
     } else if (e.status == 403 && ref_.url.empty()) {
       why += "is not readable with your credentials (" + e.message +
              "): reading it needs get on services/proxy in namespace " + ref_.ns +

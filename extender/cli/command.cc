@@ -1,6 +1,7 @@
 #include "extender/cli/command.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 #include "scheduler/common/k8s_names.h"
@@ -82,14 +83,21 @@ std::optional<std::string> DecodeGlobals(const ParsedArgs& args, const Command& 
     std::optional<ConsoleRef> ref = ParseConsoleService(*c);
     if (!ref) {
       return "invalid --console-service " + Quoted(*c) +
-             ": use NAMESPACE/NAME:PORT, such as taskgov-system/taskgov-console:9091";
+             ": use [http:|https:]NAMESPACE/NAME:PORT, such as "
+             "https:taskgov-system/taskgov-console:9091";
     }
     g->console = *ref;
+  }
+  if (auto f = args.Get("console-ca-file")) g->console.ca_file = *f;
+  if (auto t = args.Get("console-token")) {
+    g->console.token = *t;
+  } else if (const char* env = std::getenv("TASKGOV_CONSOLE_TOKEN"); env != nullptr) {
+    g->console.token = env;
   }
   if (auto u = args.Get("console-url")) {
     if (!(u->starts_with("http://") || u->starts_with("https://")) || u->size() < 9) {
       return "invalid --console-url " + Quoted(*u) +
-             ": use http://HOST:PORT or https://HOST:PORT, such as http://127.0.0.1:9091";
+             ": use https://HOST:PORT or http://HOST:PORT, such as https://127.0.0.1:9091";
     }
     if (args.Has("console-service")) {
       return "--console-service and --console-url exclude each other: give one";
@@ -153,12 +161,18 @@ std::optional<std::chrono::milliseconds> ParseTimeout(std::string_view text) {
 }
 
 std::optional<ConsoleRef> ParseConsoleService(std::string_view text) {
+  ConsoleRef ref;
+  for (const char* scheme : {"https:", "http:"}) {
+    if (text.starts_with(scheme)) {
+      ref.scheme = std::string(scheme, std::string_view(scheme).size() - 1);
+      text.remove_prefix(std::string_view(scheme).size());
+    }
+  }
   const size_t slash = text.find('/');
   const size_t colon = text.rfind(':');
   if (slash == std::string_view::npos || colon == std::string_view::npos || colon < slash) {
     return std::nullopt;
   }
-  ConsoleRef ref;
   ref.ns = std::string(text.substr(0, slash));
   ref.name = std::string(text.substr(slash + 1, colon - slash - 1));
   const std::string_view port = text.substr(colon + 1);
@@ -192,12 +206,18 @@ std::vector<FlagSpec> GlobalFlags() {
           .Values(formats),
       ValueFlag("configmap", "NAME", "the policy ConfigMap (default taskgov-config)"),
       ValueFlag("configmap-namespace", "NS", "its namespace (default taskgov-system)"),
-      ValueFlag("console-service", "NS/NAME:PORT",
+      ValueFlag("console-service", "[http:]NS/NAME:PORT",
                 "the extender's admin API Service, read through the API server's service proxy "
-                "(default taskgov-system/taskgov-console:9091)"),
+                "over TLS (default https:taskgov-system/taskgov-console:9091; http: for a "
+                "console without TLS)"),
+      ValueFlag("console-token", "TOKEN",
+                "the bearer token the console gets, issued for its audience: kubectl create token "
+                "SA --audience taskgov (default $TASKGOV_CONSOLE_TOKEN, else the kubeconfig's)"),
       ValueFlag("console-url", "URL",
-                "read the admin API at this URL instead (e.g. http://127.0.0.1:9091 after "
+                "read the admin API at this URL instead (e.g. https://127.0.0.1:9091 after "
                 "kubectl port-forward)"),
+      ValueFlag("console-ca-file", "FILE",
+                "the CA that signed the console's certificate, for an https --console-url"),
       BoolFlag("help", "help for the command").Short('h'),
   };
 }

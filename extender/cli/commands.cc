@@ -1,6 +1,7 @@
 #include "extender/cli/commands.h"
 
 #include <algorithm>
+#include <fstream>
 
 #include "config/check_config.h"
 #include "config/resolve.h"
@@ -693,6 +694,11 @@ common::Result<std::unique_ptr<scheduler::kube::KubeClient>> ConnectKube(
     // name pinned for the API server does not apply there.
     cluster->ca_pem.clear();
     cluster->tls_server_name.clear();
+    if (!global.console.ca_file.empty()) {
+      std::ifstream in(global.console.ca_file, std::ios::binary);
+      if (!in) return common::Error{"cannot read --console-ca-file " + global.console.ca_file};
+      cluster->ca_pem.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
     if (common::Status s = scheduler::kube::ParseServerUrl(server_url, &*cluster); !s.ok()) {
       return s.error().Wrap("--console-url " + server_url);
     }

@@ -38,7 +38,14 @@ struct ConsoleRef {
   std::string ns = "taskgov-system";
   std::string name = "taskgov-console";
   int port = 9091;
-  std::string url;  // non-empty: connect here instead of through the proxy
+  // How the API server's proxy speaks to it: "https" (the console serves TLS off loopback) or
+  // "http" (--console-service http:NS/NAME:PORT).
+  std::string scheme = "https";
+  std::string url;      // non-empty: connect here instead of through the proxy
+  std::string ca_file;  // PEM CA that signed the console's certificate, for an https `url`
+  // The bearer token the console gets (--console-token, $TASKGOV_CONSOLE_TOKEN): one issued for
+  // its audience (kubectl create token SA --audience taskgov); empty: the kubeconfig's.
+  std::string token;
   [[nodiscard]] std::string ToString() const {
     return url.empty() ? "service " + ns + "/" + name + ":" + std::to_string(port) : url;
   }

@@ -137,7 +137,7 @@ TEST_P(JobGoldenTest, OutputMatches) {
 const char kNoConsole[] =
     "note: team, queue position and wait not shown: the extender's admin API (service "
     "taskgov-system/taskgov-console:9091 through the API server's proxy) did not answer: GET "
-    "/api/v1/namespaces/taskgov-system/services/taskgov-console:9091/proxy/api/v1/"
+    "/api/v1/namespaces/taskgov-system/services/https:taskgov-console:9091/proxy/api/v1/"
     "workloads?limit=500: 404 NotFound: services \"taskgov-console\" not found; install the "
     "console Service (deploy/base/console-service.yaml; the extender serves it with "
     "--console-listen), name another one with --console-service NS/NAME:PORT, or connect "

@@ -141,8 +141,9 @@ TEST(LiveTest, AConsoleThatChecksTokensBehindTheProxyIsExplained) {
   testing::CliRun run = cli.Run({"top", "teams"});
   EXPECT_EQ(run.code, 1);
   EXPECT_NE(run.err.find("answered 401 Unauthorized ({\"error\":\"no token\"}): the console "
-                         "checks a bearer token, which the CLI passes through the API server's "
-                         "proxy in X-Taskgov-Authorization"),
+                         "checks a bearer token issued for its audience, which the CLI passes "
+                         "through the API server's proxy in X-Taskgov-Authorization: give one "
+                         "with --console-token"),
             std::string::npos)
       << run.err;
   // Another Service named by the flag is the one asked.

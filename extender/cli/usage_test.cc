@@ -416,18 +416,19 @@ std::vector<UsageCase> JobCases() {
       {"TopTeamsArgument", {"top", "teams", "a"}, "unexpected argument \"a\"", "top teams"},
       {"ConsoleService",
        {"top", "teams", "--console-service", "taskgov-console:9091"},
-       "invalid --console-service \"taskgov-console:9091\": use NAMESPACE/NAME:PORT, such as "
-       "taskgov-system/taskgov-console:9091",
+       "invalid --console-service \"taskgov-console:9091\": use [http:|https:]NAMESPACE/NAME:PORT, "
+       "such as "
+       "https:taskgov-system/taskgov-console:9091",
        "top teams"},
       {"ConsoleServicePort",
        {"top", "teams", "--console-service", "ns/svc:99999"},
-       "invalid --console-service \"ns/svc:99999\": use NAMESPACE/NAME:PORT, such as "
-       "taskgov-system/taskgov-console:9091",
+       "invalid --console-service \"ns/svc:99999\": use [http:|https:]NAMESPACE/NAME:PORT, such as "
+       "https:taskgov-system/taskgov-console:9091",
        "top teams"},
       {"ConsoleUrl",
        {"top", "teams", "--console-url", "127.0.0.1:9091"},
-       "invalid --console-url \"127.0.0.1:9091\": use http://HOST:PORT or https://HOST:PORT, such "
-       "as http://127.0.0.1:9091",
+       "invalid --console-url \"127.0.0.1:9091\": use https://HOST:PORT or http://HOST:PORT, such "
+       "as https://127.0.0.1:9091",
        "top teams"},
       {"ConsoleUrlAndService",
        {"top", "teams", "--console-url", "http://127.0.0.1:9091", "--console-service", "a/b:1"},

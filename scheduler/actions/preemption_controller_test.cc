@@ -311,7 +311,7 @@ TEST_F(ControllerTest, HyperPodWalkthroughReclaimsLentGpusWithAGracePeriod) {
   EXPECT_EQ(event.reason, "Preempted");
   EXPECT_EQ(event.note,
             "Reclaim: team-b reclaims the nvidia.com/gpu on ml.p5.48xlarge it lent, for its pod "
-            "ns-team-b/b-0; team-a uses 16 of nominal 8 (grace period 120s)");
+            "(UID uid-b-0); team-a uses 16 of nominal 8 (grace period 120s)");
   EXPECT_EQ(controller_->StatusFor("uid-b-0"),
             "reclaiming 4 nvidia.com/gpu from team-a, 1 pod terminating");
   EXPECT_EQ(Refusal("uid-b-0"),
@@ -1019,10 +1019,10 @@ TEST_F(PdbControllerTest, AVictimProtectedByABudgetIsReplacedByAnother) {
   EXPECT_EQ(Evicted(), (Strings{"a-3", "a-2"}));  // a-3 refused, a-2 instead, same run
   ASSERT_EQ(Events("Preempted").size(), 1u);
   EXPECT_EQ(Events("Preempted")[0].pod_name, "a-2");
+  // The status reaches team-b (its filter's refusal): team-a's pod and budget are not named.
   EXPECT_EQ(controller_->StatusFor("uid-b-0"),
-            "reclaiming 4 nvidia.com/gpu from team-a, 1 pod terminating, eviction of "
-            "ns-team-a/a-3 refused by a PodDisruptionBudget: Cannot evict pod as it would "
-            "violate the pod's budget");
+            "reclaiming 4 nvidia.com/gpu from team-a, 1 pod terminating, eviction of a pod of "
+            "team-a refused by a PodDisruptionBudget");
   EXPECT_EQ(controller_->Stats().evictions_blocked_by_pdb, 1u);
   Gone("uid-a-2");
   EXPECT_TRUE(Schedule("uid-b-0"));

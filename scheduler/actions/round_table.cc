@@ -234,6 +234,13 @@ void RoundTable::MarkGone(RoundVictim& victim) {
 }
 
 void RoundTable::RefusedByPdb(Round& round, const RoundVictim& victim, const std::string& detail) {
+  // The note reaches the preemptor's team (its filter refusal, FailedScheduling event, console):
+  // another team's pod and budget are not named, only that team (issue 36, item 5).
+  if (victim.team != round.preemptor.team) {
+    round.blocked_note = "eviction of a pod of " + TeamNames().Name(victim.team) +
+                         " refused by a PodDisruptionBudget";
+    return;
+  }
   round.blocked_note = "eviction of " + victim.ns + "/" + victim.name +
                        " refused by a PodDisruptionBudget" + (detail.empty() ? "" : ": " + detail);
 }

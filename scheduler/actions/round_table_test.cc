@@ -451,13 +451,20 @@ INSTANTIATE_TEST_SUITE_P(
                    "ml.p5.48xlarge"}),
     [](const ::testing::TestParamInfo<StatusCase>& info) { return info.param.name; });
 
-TEST(RoundTableTest, RefusedByPdbNotesTheVictimAndTheDetail) {
-  Round round = TwoTerminating();
-  RoundTable::RefusedByPdb(round, round.victims[0], "");
-  EXPECT_EQ(round.blocked_note, "eviction of ns-team-a/a-3 refused by a PodDisruptionBudget");
-  RoundTable::RefusedByPdb(round, round.victims[1], "would violate the budget");
-  EXPECT_EQ(round.blocked_note,
-            "eviction of ns-team-a/a-2 refused by a PodDisruptionBudget: would violate the "
+// Issue 36, item 5: the note reaches the preemptor's team (its refusal, its FailedScheduling
+// event, the console): a victim of its own team is named with the budget's detail; another
+// team's pod and budget are not, only that team.
+TEST(RoundTableTest, RefusedByPdbNamesOnlyThePreemptorsOwnObjects) {
+  Round round = TwoTerminating();  // team-b's preemptor, team-a's victims
+  RoundTable::RefusedByPdb(round, round.victims[1], "pdb a-secret-pdb would be violated");
+  EXPECT_EQ(round.blocked_note, "eviction of a pod of team-a refused by a PodDisruptionBudget");
+  Round own = RoundBuilder("a-9").Team("team-a").Gpus(2).Victim(
+      VictimBuilder("a-0").Gpus(2).Reason(PreemptionReason::kInTeamPriority));
+  RoundTable::RefusedByPdb(own, own.victims[0], "");
+  EXPECT_EQ(own.blocked_note, "eviction of ns-team-a/a-0 refused by a PodDisruptionBudget");
+  RoundTable::RefusedByPdb(own, own.victims[0], "would violate the budget");
+  EXPECT_EQ(own.blocked_note,
+            "eviction of ns-team-a/a-0 refused by a PodDisruptionBudget: would violate the "
             "budget");
 }
 

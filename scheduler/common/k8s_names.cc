@@ -49,4 +49,11 @@ bool IsQualifiedName(std::string_view name) {
 
 bool IsLabelValue(std::string_view value) { return value.empty() || IsNamePart(value); }
 
+bool IsResourceName(std::string_view name) {
+  if (!IsQualifiedName(name)) return false;
+  if (name.find('/') != std::string_view::npos) return true;
+  return name == "cpu" || name == "memory" || name == "ephemeral-storage" || name == "pods" ||
+         (name.starts_with("hugepages-") && name.size() > 10);
+}
+
 }  // namespace taskgov::common

@@ -20,5 +20,9 @@ namespace taskgov::common {
 [[nodiscard]] bool IsQualifiedName(std::string_view name);
 // A label value: empty, or ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] of at most 63 characters.
 [[nodiscard]] bool IsLabelValue(std::string_view value);
+// A resource name a container may request, as the API server validates it: a qualified name;
+// without a domain prefix one of the standard ones (cpu, memory, ephemeral-storage,
+// hugepages-<size>, and pods, which Kueue quotas count).
+[[nodiscard]] bool IsResourceName(std::string_view name);
 
 }  // namespace taskgov::common

@@ -121,7 +121,12 @@ class Admission::FlavorNotes {
 
 Admission::Admission(QuotaBook* book, ClusterState* cluster, KubeActions* binder,
                      const common::Clock* clock, Options options)
-    : book_(book), cluster_(cluster), binder_(binder), clock_(clock), options_(options) {}
+    : book_(book),
+      cluster_(cluster),
+      binder_(binder),
+      clock_(clock),
+      options_(options),
+      admitted_(options.bind_window_ms) {}
 
 void Admission::ApplyPolicy(PolicyPtr policy) {
   book_->ApplyPolicy(policy);
@@ -142,6 +147,7 @@ FilterResult Admission::Filter(const FilterArgs& args) {
   TakeSnapshot(*book_, *cluster_, args, options_.queue_lookahead, &snap);
   const Subject& me = snap.subject;
   decision.team = me.team_id;
+  if (!me.team_refusal.empty()) return RefuseAll(args, me.team_refusal, "foreign_queue", decision);
   if (me.team == nullptr) return NoTeam(snap, args, decision);
   if (!me.team->active) {
     return RefuseAll(args, me.team->name + " is not active: its new pods are held", "inactive",
@@ -218,6 +224,7 @@ FilterResult Admission::NoTeam(const Snapshot& snap, const FilterArgs& args,
                      "no_team", decision);
   }
   FilterResult result;  // not governed: pass through untouched
+  admitted_.Note(args.pod.uid, clock_->NowMs());
   const uint32_t node_count = static_cast<uint32_t>(args.node_names.size());
   result.feasible.resize(node_count);
   for (uint32_t i = 0; i < node_count; ++i) result.feasible[i] = i;
@@ -338,6 +345,7 @@ FilterResult Admission::AdmittedOn(const Snapshot& snap, const FilterArgs& args,
   const std::vector<NodeFit>& fits = snap.fits;
   // Admitted on this flavor: its nodes with room are feasible, the others are explained.
   cluster_->pending().NoteAdmitted(std::string(args.pod.uid));
+  admitted_.Note(args.pod.uid, clock_->NowMs());
   FilterResult result;
   const uint32_t no_room = result.AddReason(snap.subject.team->name + ": node has no room for " +
                                             snap.subject.request.ToString());
@@ -548,6 +556,29 @@ std::variant<Charge, Refusal> Admission::Readmit(const Pod& pod, NameId team, Na
                        options_.assume_ttl_ms, meta);
 }
 
+std::string Admission::BindRefusal(const BindArgs& args, const std::optional<Pod>& pod,
+                                   bool reserved) const {
+  const std::string key = args.pod_namespace + "/" + args.pod_name;
+  if (!pod) {
+    return "unknown pod " + key + " (uid " + args.pod_uid +
+           "): not seen by taskgov, which binds only pods its informer has seen";
+  }
+  if (pod->namespace_ != args.pod_namespace || pod->name != args.pod_name) {
+    return "uid " + args.pod_uid + " is pod " + pod->key() + ", not " + key;
+  }
+  if (pod->scheduler_name != options_.scheduler_name) {
+    return "pod " + key + " has schedulerName '" + pod->scheduler_name +
+           "': taskgov binds only pods of scheduler '" + options_.scheduler_name + "'";
+  }
+  if (pod->bound()) return "pod " + key + " is bound to " + pod->node_name + " already";
+  if (!reserved && !admitted_.Admitted(args.pod_uid, clock_->NowMs())) {
+    return "pod " + key + " was not admitted by a taskgov filter (or that was longer ago than " +
+           std::to_string(options_.bind_window_ms / 1000) + " s): taskgov binds only pods it " +
+           "filtered; the scheduler filters it again";
+  }
+  return "";
+}
+
 BindResult Admission::Bind(const BindArgs& args) {
   BindResult result;
   if (std::string gate = Gate(); !gate.empty()) {
@@ -562,25 +593,16 @@ BindResult Admission::Bind(const BindArgs& args) {
   const NodeView node = cluster_->nodes().View(args.node);
   std::optional<Pod> pod = cluster_->FindPod(args.pod_uid);
   std::optional<Reservation> reservation = book_->Find(args.pod_uid);
-  NameId team = kNoTeam;
-  ResourceList request;
-  if (pod) {
-    team = cluster_->teams().TeamOf(*pod);
-    request = EffectiveRequest(*pod);
+  if (std::string why = BindRefusal(args, pod, reservation.has_value()); !why.empty()) {
+    result.error = std::move(why);
+    return result;
   }
+  NameId team = cluster_->teams().TeamOf(*pod);
+  const ResourceList request = EffectiveRequest(*pod);
   if (reservation) {
     team = reservation->charge.team;
-    if (!pod) {
-      for (uint8_t i = 0; i < reservation->charge.count; ++i) {
-        const Charge::Item& item = reservation->charge.items[i];
-        request.Set(ResourceNames().Name(item.resource), item.amount);
-      }
-    }
-  } else if (!pod) {
-    result.error = "unknown pod " + key + " (uid " + args.pod_uid + "): not seen by taskgov";
-    return result;
   } else if (team != kNoTeam) {
-    // The assumed reservation expired (or another replica filtered it): admit again here.
+    // Admitted by a filter whose assumed reservation expired since: admit again here.
     if (node.flavor == kNoFlavor) {
       result.error = "node " + args.node + " belongs to no flavor";
       return result;
@@ -602,7 +624,7 @@ BindResult Admission::Bind(const BindArgs& args) {
   if (team != kNoTeam && node.flavor != kNoFlavor) {
     PodMeta meta;
     meta.node = NodeNames().Intern(args.node);
-    meta.created_ms = pod ? pod->creation_unix_ms : 0;
+    meta.created_ms = pod->creation_unix_ms;
     book_->ConfirmBound(args.pod_uid, team, node.flavor, request, meta);
   }
   return result;

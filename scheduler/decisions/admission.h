@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "scheduler/common/clock.h"
+#include "scheduler/decisions/admitted_pods.h"
 #include "scheduler/decisions/explanation.h"
 #include "scheduler/decisions/snapshot.h"
 #include "scheduler/extender_api.h"
@@ -44,8 +45,9 @@ struct FilterDecision {
   bool borrowing = false;
   std::string priority_class;
   // Why it was refused: "quota", "borrowing_limit", "pool", "fair_share", "queue_order",
-  // "no_room", "no_quota", "inactive", "no_team", "not_ready", "awaiting_gang", "busy" (the
-  // reservation table had no room until its next compaction); empty when admitted.
+  // "no_room", "no_quota", "inactive", "no_team", "foreign_queue" (the pod names a queue it may
+  // not use), "not_ready", "awaiting_gang", "busy" (the reservation table had no room until its
+  // next compaction); empty when admitted.
   std::string reason;
 };
 
@@ -55,6 +57,11 @@ class Admission final : public Decider {
     int64_t assume_ttl_ms = 30'000;
     // How many higher-ranked pending pods of the team a filter looks at (BestEffortFIFO).
     size_t queue_lookahead = 32;
+    // The governed scheduler (pods' spec.schedulerName): the bind verb binds only its pods.
+    std::string scheduler_name = "taskgov";
+    // How long after a filter admitted a pod its bind is accepted (its assumed reservation may
+    // have expired before: the bind admits it again).
+    int64_t bind_window_ms = 300'000;
   };
 
   // `binder` may be null: then taskgov is not the binder and the bind verb refuses.
@@ -88,9 +95,16 @@ class Admission final : public Decider {
   [[nodiscard]] Explanation Explain(const model::Pod& pod) const;
   std::vector<HostPriority> Prioritize(const FilterArgs& args) override;
   PreemptResult Preempt(const PreemptArgs& args) override;
+  // Binds only a pod of the governed scheduler that the pod informer has seen, unbound, under the
+  // name and namespace the call gives, and that a filter of this process admitted (it holds a
+  // reservation, or a filter admitted it within Options::bind_window_ms): anything else is
+  // refused with the reason (issue 36, item 9).
   BindResult Bind(const BindArgs& args) override;
 
  private:
+  // Why `args` may not be bound ("" when it may), given the pod as the informer saw it.
+  [[nodiscard]] std::string BindRefusal(const BindArgs& args, const std::optional<model::Pod>& pod,
+                                        bool reserved) const;
   class FlavorNotes;
   // The steps of Filter after the snapshot: each flavor in turn (room, queue order, fair share,
   // then the quota itself, which reserves), and the reply.
@@ -140,6 +154,7 @@ class Admission final : public Decider {
   std::function<void(const FilterDecision&)> observer_;
   std::function<std::string(std::string_view uid)> preemption_status_;
   std::function<PreemptorState(std::string_view uid)> preemptor_state_;
+  mutable AdmittedPods admitted_;  // by the filter: what Bind may bind
 };
 
 }  // namespace taskgov::scheduler::decisions

@@ -95,6 +95,7 @@ class AdmissionTest : public testing::AdmissionFixture {
   bool Run(const Pod& pod) {
     Verdict r = Filter(pod);
     if (r.feasible.empty()) return false;
+    cluster_->OnPodUpsert(pod);  // the informer has seen it (taskgov binds only such pods)
     BindResult b = admission_->Bind(BindArgs{pod.name, pod.namespace_, pod.uid, r.feasible[0]});
     if (!b.error.empty()) return false;
     Pod bound = pod;
@@ -196,20 +197,20 @@ TEST_F(AdmissionTest, TeamFromPodLabelQueueNamespaceListOrNamespaceLabel) {
   builder.mutable_policy().team_resolution.pod_label = "example.com/team";
   Start(builder.Build());
   AddNodes("p5", kP5, 2, 8);
-  // A namespace no team lists joins team-b by its label; the pod label beats the namespace.
+  // A namespace no team lists joins team-b by its label; a pod label may name that team.
   cluster_->OnNamespaceUpsert("research", {{"taskgov.io/team", "team-b"}});
   cluster_->OnNamespaceUpsert("stray", {{"taskgov.io/team", "no-such-team"}});
   ASSERT_TRUE(Run(PodBuilder("by-ns-label").Namespace("research").Gpus(2).Created(1)));
   EXPECT_EQ(Usage("team-b"), 2);
   ASSERT_TRUE(Run(PodBuilder("by-pod-label")
                       .Namespace("research")
-                      .Label("example.com/team", "team-a")
+                      .Label("example.com/team", "team-b")
                       .Gpus(3)));
-  EXPECT_EQ(Usage("team-a"), 3);
+  EXPECT_EQ(Usage("team-b"), 5);
   // The team's own namespace list comes before a namespace label.
   cluster_->OnNamespaceUpsert("ns-team-a", {{"taskgov.io/team", "team-b"}});
   ASSERT_TRUE(Run(GpuPod("listed", "team-a", 1)));
-  EXPECT_EQ(Usage("team-a"), 4);
+  EXPECT_EQ(Usage("team-a"), 1);
   // An unknown team name, or a namespace whose label went away: no team (passed through).
   Verdict stray = Filter(PodBuilder("stray").Namespace("stray").Gpus(1));
   EXPECT_EQ(stray.feasible.size(), 2u);
@@ -217,7 +218,97 @@ TEST_F(AdmissionTest, TeamFromPodLabelQueueNamespaceListOrNamespaceLabel) {
   cluster_->OnNamespaceDelete("research");
   Filter(PodBuilder("late").Namespace("research").Gpus(1));
   EXPECT_EQ(decisions_.back().reason, "no_team");
-  EXPECT_EQ(Usage("team-b"), 2);  // the running pod keeps its team until it ends
+  EXPECT_EQ(Usage("team-b"), 5);  // the running pods keep their team until they end
+}
+
+// Issue 36, item 1: a pod's team is the team that owns its namespace. A pod label, a LocalQueue
+// (one in its namespace pointing at another team's ClusterQueue: the attack) or a Volcano queue
+// naming another team is refused with that reason on every node — never charged to the other
+// team — and neither team's usage moves.
+TEST_F(AdmissionTest, APodNamingAnotherTeamsQueueIsRefusedNotCharged) {
+  PolicyBuilder builder;
+  builder.Team("team-a", "c").Quota(kP5, kGpu, 8, 0).Team("team-b", "c").Quota(kP5, kGpu, 8, 0);
+  builder.mutable_policy().team_resolution.pod_label = "example.com/team";
+  builder.mutable_policy().volcano_queues["q-b"] = "team-b";
+  for (auto& team : builder.mutable_policy().teams) team.cluster_queue = team.name + "-cq";
+  Start(builder.Build());
+  AddNodes("p5", kP5, 2, 8);
+  cluster_->OnNamespaceUpsert("ns-team-a", {});
+  cluster_->OnLocalQueueUpsert("ns-team-a", "steal", "team-b-cq");
+  auto pod = [](const std::string& name) {
+    return PodBuilder(name).Namespace("ns-team-a").Gpus(4).Created(1000);
+  };
+  struct Case {
+    std::string name;
+    scheduler::model::Pod pod;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"local queue", pod("lq").Label("kueue.x-k8s.io/queue-name", "steal"),
+       "names LocalQueue ns-team-a/steal (ClusterQueue team-b-cq) of team team-b"},
+      {"pod label", pod("label").Label("example.com/team", "team-b"),
+       "names pod label example.com/team=team-b of team team-b"},
+      {"volcano queue", pod("volcano").Annotation("scheduling.volcano.sh/queue-name", "q-b"),
+       "names Volcano queue q-b of team team-b"},
+  };
+  for (const Case& c : cases) {
+    Verdict v = Filter(c.pod);
+    EXPECT_TRUE(v.feasible.empty()) << c.name;
+    ASSERT_EQ(v.failed_unresolvable.size(), 2u) << c.name;
+    const std::string& why = v.failed_unresolvable.at("p5-0");
+    EXPECT_NE(why.find(c.says), std::string::npos) << c.name << ": " << why;
+    EXPECT_NE(why.find("namespace ns-team-a belongs to team team-a"), std::string::npos) << why;
+    EXPECT_EQ(decisions_.back().reason, "foreign_queue") << c.name;
+  }
+  EXPECT_EQ(Usage("team-a"), 0);
+  EXPECT_EQ(Usage("team-b"), 0);
+  // The team's own queue is fine.
+  ASSERT_TRUE(Run(pod("own").Label("example.com/team", "team-a")));
+  EXPECT_EQ(Usage("team-a"), 4);
+}
+
+// A Kueue ClusterQueue's namespaceSelector decides which namespaces no team owns may use its
+// LocalQueues, as Kueue's scheduler does ("Workload namespace doesn't match ClusterQueue
+// selector"); a ClusterQueue without one selects none.
+TEST_F(AdmissionTest, AClusterQueuesNamespaceSelectorIsEnforced) {
+  PolicyBuilder builder;
+  builder.Team("team-b", "c").Quota(kP5, kGpu, 8, 0).Team("team-c", "c").Quota(kP5, kGpu, 8, 0);
+  scheduler::model::Policy& policy = builder.mutable_policy();
+  policy.teams[0].cluster_queue = "team-b-cq";
+  policy.teams[0].namespace_selector = scheduler::model::LabelSelector{};
+  policy.teams[0].namespace_selector->match_labels["tier"] = "shared";
+  policy.teams[1].cluster_queue = "team-c-cq";
+  policy.teams[1].namespace_selector = scheduler::model::LabelSelector{};
+  policy.teams[1].namespace_selector->nothing = true;
+  Start(builder.Build());
+  AddNodes("p5", kP5, 1, 8);
+  cluster_->OnNamespaceUpsert("lab", {{"tier", "shared"}});
+  cluster_->OnNamespaceUpsert("scratch", {{"tier", "private"}});
+  for (const char* ns : {"lab", "scratch"}) {
+    cluster_->OnLocalQueueUpsert(ns, "to-b", "team-b-cq");
+    cluster_->OnLocalQueueUpsert(ns, "to-c", "team-c-cq");
+  }
+  ASSERT_TRUE(Run(
+      PodBuilder("in-lab").Namespace("lab").Label("kueue.x-k8s.io/queue-name", "to-b").Gpus(2)));
+  EXPECT_EQ(Usage("team-b"), 2);
+  Verdict scratch = Filter(PodBuilder("in-scratch")
+                               .Namespace("scratch")
+                               .Label("kueue.x-k8s.io/queue-name", "to-b")
+                               .Gpus(2));
+  EXPECT_TRUE(scratch.feasible.empty());
+  EXPECT_NE(scratch.failed_unresolvable.at("p5-0").find(
+                "Workload namespace doesn't match ClusterQueue selector (ClusterQueue team-b-cq "
+                "selects namespaces 'tier=shared'; namespace scratch does not match)"),
+            std::string::npos)
+      << scratch.failed_unresolvable.at("p5-0");
+  Verdict none = Filter(
+      PodBuilder("to-c").Namespace("lab").Label("kueue.x-k8s.io/queue-name", "to-c").Gpus(2));
+  EXPECT_TRUE(none.feasible.empty());
+  EXPECT_NE(none.failed_unresolvable.at("p5-0").find("it has no namespaceSelector"),
+            std::string::npos);
+  // A native team's queue serves only its own namespaces.
+  EXPECT_EQ(Usage("team-b"), 2);
+  EXPECT_EQ(Usage("team-c"), 0);
 }
 
 TEST_F(AdmissionTest, InactiveTeamIsHeld) {
@@ -579,6 +670,7 @@ TEST_F(AdmissionTest, BindConfirmsOrRollsBack) {
   Start(TwoTeams());
   AddNodes("p5", kP5, 1, 8);
   Pod pod = GpuPod("w", "team-a", 4);
+  cluster_->OnPodUpsert(pod);
   ASSERT_FALSE(Filter(pod).feasible.empty());
   EXPECT_EQ(admission_->Bind(BindArgs{"w", "ns-team-a", pod.uid, "p5-0"}).error, "");
   ASSERT_EQ(kube_.binds().size(), 1u);
@@ -586,6 +678,7 @@ TEST_F(AdmissionTest, BindConfirmsOrRollsBack) {
   EXPECT_EQ(book_->Find(pod.uid)->state, ReservationState::kBound);
 
   Pod second = GpuPod("w2", "team-a", 4);
+  cluster_->OnPodUpsert(second);
   ASSERT_FALSE(Filter(second).feasible.empty());
   kube_.FailBinds("409 Conflict: pod already bound");
   BindResult failed = admission_->Bind(BindArgs{"w2", "ns-team-a", second.uid, "p5-0"});
@@ -607,6 +700,57 @@ TEST_F(AdmissionTest, BindAfterTheReservationExpiredAdmitsAgain) {
   EXPECT_NE(admission_->Bind(BindArgs{"ghost", "ns-team-a", "no-such-uid", "p5-0"})
                 .error.find("unknown pod ns-team-a/ghost"),
             std::string::npos);
+}
+
+// Issue 36, item 9: /bind binds only a pod of the governed scheduler that the informer has seen,
+// unbound, under its own name, and that a taskgov filter admitted — not a kube-system pod of
+// default-scheduler, nor a pod never filtered, nor another pod's name with this one's uid.
+TEST_F(AdmissionTest, BindBindsOnlyPodsOfTheGovernedSchedulerThatItFiltered) {
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 1, 8);
+  Pod system = PodBuilder("coredns").Namespace("kube-system").SchedulerName("default-scheduler");
+  Pod unfiltered = GpuPod("unfiltered", "team-a", 1);
+  Pod bound = GpuPod("bound", "team-a", 1);
+  bound.node_name = "p5-0";
+  bound.phase = PodPhase::kRunning;
+  Pod other = GpuPod("other", "team-a", 1);
+  for (const Pod& p : {system, unfiltered, bound, other}) cluster_->OnPodUpsert(p);
+  ASSERT_FALSE(Filter(other).feasible.empty());
+  struct Case {
+    std::string name;
+    BindArgs args;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"another scheduler's pod",
+       {"coredns", "kube-system", system.uid, "p5-0"},
+       "pod kube-system/coredns has schedulerName 'default-scheduler': taskgov binds only pods "
+       "of scheduler 'taskgov'"},
+      {"a pod never filtered",
+       {"unfiltered", "ns-team-a", unfiltered.uid, "p5-0"},
+       "pod ns-team-a/unfiltered was not admitted by a taskgov filter (or that was longer ago "
+       "than 300 s): taskgov binds only pods it filtered; the scheduler filters it again"},
+      {"a bound pod",
+       {"bound", "ns-team-a", bound.uid, "p5-0"},
+       "pod ns-team-a/bound is bound to p5-0 already"},
+      {"another name for the uid",
+       {"victim", "ns-team-b", other.uid, "p5-0"},
+       "uid " + other.uid + " is pod ns-team-a/other, not ns-team-b/victim"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(admission_->Bind(c.args).error, c.error) << c.name;
+  }
+  EXPECT_TRUE(kube_.binds().empty());
+  // A pod of no team that a filter passed through is bound (it holds no reservation).
+  Pod loose = PodBuilder("loose").Namespace("default").Gpus(1);
+  cluster_->OnPodUpsert(loose);
+  ASSERT_FALSE(Filter(loose).feasible.empty());
+  EXPECT_EQ(admission_->Bind(BindArgs{"loose", "default", loose.uid, "p5-0"}).error, "");
+  // So is the filtered one, long after its reservation expired but within the bind window.
+  clock_.Advance(60'000);
+  (void)book_->ExpireAssumed();
+  EXPECT_EQ(admission_->Bind(BindArgs{"other", "ns-team-a", other.uid, "p5-0"}).error, "");
+  EXPECT_EQ(kube_.binds().size(), 2u);
 }
 
 TEST_F(AdmissionTest, PrioritizePacksAcceleratorsAndKeepsBorrowersTogether) {
@@ -1110,19 +1254,49 @@ TEST_F(GangAdmissionTest, WithoutAPodGroupInformerAMemberIsDecidedOnWhatItSays) 
   EXPECT_EQ(Usage("team-a"), 2);
 }
 
+// In a namespace no team owns, a PodGroup's queue decides its members' team (a Volcano team's
+// queues serve any such namespace): members seen before it are decided with it once it comes.
 TEST_F(GangAdmissionTest, APodGroupSeenAfterItsMembersMovesThemToTheTeamOfItsQueue) {
   PolicyBuilder builder;
   builder.Team("team-a", "c").Quota(kP5, kGpu, 8, 0).Team("team-b", "c").Quota(kP5, kGpu, 8, 0);
   builder.mutable_policy().volcano_queues["q-b"] = "team-b";
+  builder.mutable_policy().teams[1].namespace_selector = scheduler::model::LabelSelector{};
   Start(builder.Build());
+  AddNodes("p5", kP5, 1, 8);
+  cluster_->OnSynced(ObjectKind::kPodGroup);
+  cluster_->OnNamespaceUpsert("shared", {});
+  auto member = [&](int i) {
+    return PodGroupMember("pg", i, 1, clock_.NowMs()).Namespace("shared");
+  };
+  for (int i = 0; i < 2; ++i) cluster_->OnPodUpsert(member(i));
+  EXPECT_EQ(cluster_->pending().CountsOf(TeamNames().Intern("team-b")).total, 0u);
+  cluster_->OnPodGroupUpsert("shared", "pg", "q-b", 2);
+  ASSERT_TRUE(Run(member(0)));
+  EXPECT_EQ(Usage("team-b"), 2);  // held for both members
+  EXPECT_EQ(Usage("team-a"), 0);
+}
+
+// The PodGroup of pods in team-a's namespace names team-b's queue: they leave team-a's queue and
+// join no other; their filter says why.
+TEST_F(GangAdmissionTest, APodGroupNamingAnotherTeamsQueueTakesItsMembersOutOfEveryQueue) {
+  PolicyBuilder builder;
+  builder.Team("team-a", "c").Quota(kP5, kGpu, 8, 0).Team("team-b", "c").Quota(kP5, kGpu, 8, 0);
+  builder.mutable_policy().volcano_queues["q-b"] = "team-b";
+  Start(builder.Build());
+  AddNodes("p5", kP5, 1, 8);
   cluster_->OnSynced(ObjectKind::kPodGroup);
   for (int i = 0; i < 2; ++i) cluster_->OnPodUpsert(PodGroupMember("pg", i, 1, clock_.NowMs()));
   EXPECT_EQ(cluster_->pending().CountsOf(TeamNames().Intern("team-a")).total, 2u);
   cluster_->OnPodGroupUpsert("ns-team-a", "pg", "q-b", 2);
   EXPECT_EQ(cluster_->pending().CountsOf(TeamNames().Intern("team-a")).total, 0u);
-  const PendingQueues::Counts b = cluster_->pending().CountsOf(TeamNames().Intern("team-b"));
-  EXPECT_EQ(b.total, 2u);
-  EXPECT_EQ(b.workloads, 1u);
+  EXPECT_EQ(cluster_->pending().CountsOf(TeamNames().Intern("team-b")).total, 0u);
+  Verdict v = Filter(PodGroupMember("pg", 0, 1, clock_.NowMs()));
+  EXPECT_TRUE(v.feasible.empty());
+  EXPECT_NE(v.failed_unresolvable.at("p5-0").find("names PodGroup ns-team-a/pg (Volcano queue q-b) "
+                                                  "of team team-b"),
+            std::string::npos)
+      << v.failed_unresolvable.at("p5-0");
+  EXPECT_EQ(Usage("team-b"), 0);
 }
 
 TEST_F(GangAdmissionTest, MembersArrivingOverThirtySecondsAreAdmittedWhole) {

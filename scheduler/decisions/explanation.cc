@@ -61,6 +61,14 @@ Check Failed(std::string rule, std::string detail, std::string change) {
 bool SubjectChecks(const Snapshot& snap, int64_t now_ms, Explanation* out) {
   const Subject& me = snap.subject;
   const Pod& pod = *me.pod;
+  if (!me.team_refusal.empty()) {
+    out->outlook = Outlook::kNotGoverned;
+    out->checks.push_back(
+        Failed("team", me.team_refusal,
+               "name a queue of the team that owns namespace " + pod.namespace_ + ", or none"));
+    out->summary = pod.key() + " is refused on every node: " + me.team_refusal;
+    return false;
+  }
   if (me.team == nullptr) {
     const bool refused = snap.policy.no_team == NoTeamAction::kRefuse;
     out->outlook = Outlook::kNotGoverned;

@@ -1279,9 +1279,12 @@ std::string VictimSelector::VictimNote(const SelectionInput& in, int prow, const
   const Preemptor& p = *in.preemptor;
   const std::string& flavor_name = FlavorNames().Name(in.quota->flavor());
   const std::string& pteam = TeamNames().Name(p.team);
+  // The note is the victim's event, in the victim's namespace: another team's pod is named by
+  // its UID only, as Kueue's preemption messages do (issue 36, item 5).
+  const std::string pkey = p.team == work_.team(unit.row) ? p.key : "(UID " + p.uid + ")";
   if (reason == PreemptionReason::kInTeamPriority || reason == PreemptionReason::kPriority) {
-    return std::string(ReasonName(reason)) + ": preempted by higher-priority pod " + p.key +
-           " of " + pteam + " (priority " + std::to_string(p.priority) + " > " +
+    return std::string(ReasonName(reason)) + ": preempted by higher-priority pod " + pkey + " of " +
+           pteam + " (priority " + std::to_string(p.priority) + " > " +
            std::to_string(unit.priority) + "), which needs " + p.request.ToString() + " on " +
            flavor_name;
   }
@@ -1299,7 +1302,7 @@ std::string VictimSelector::VictimNote(const SelectionInput& in, int prow, const
   const NameId r = work_.slot_resource(slot);
   const std::string& vteam = TeamNames().Name(work_.team(unit.row));
   if (reason == PreemptionReason::kReclaimWhileBorrowing) {
-    return "ReclaimWhileBorrowing: pod " + p.key + " of " + pteam + " (priority " +
+    return "ReclaimWhileBorrowing: pod " + pkey + " of " + pteam + " (priority " +
            std::to_string(p.priority) + ", borrowing once admitted) takes borrowed " +
            ResourceNames().Name(r) + " on " + flavor_name + " from a priority " +
            std::to_string(unit.priority) + " pod of " + vteam + " (uses " + Show(r, c.usage) +
@@ -1307,7 +1310,7 @@ std::string VictimSelector::VictimNote(const SelectionInput& in, int prow, const
   }
   if (reason == PreemptionReason::kReclaim) {
     return "Reclaim: " + pteam + " reclaims the " + ResourceNames().Name(r) + " on " + flavor_name +
-           " it lent, for its pod " + p.key + "; " + vteam + " uses " + Show(r, c.usage) +
+           " it lent, for its pod " + pkey + "; " + vteam + " uses " + Show(r, c.usage) +
            " of nominal " + Show(r, c.nominal);
   }
   // The shares compared: the teams', or in a cohort tree those of the cohorts just below the
@@ -1316,7 +1319,7 @@ std::string VictimSelector::VictimNote(const SelectionInput& in, int prow, const
   auto side = [&](int32_t pool, const std::string& team) {
     return pool < 0 ? team : team + "'s cohort " + work_.pool_name(pool);
   };
-  return "FairShare: pod " + p.key + " of " + side(shares.preemptor_pool, pteam) +
+  return "FairShare: pod " + pkey + " of " + side(shares.preemptor_pool, pteam) +
          " (weighted share " + ShowShare(shares.preemptor_after) +
          " after admission) takes borrowed " + ResourceNames().Name(r) + " on " + flavor_name +
          " from " + side(shares.victim_pool, vteam) + " (share " + ShowShare(shares.victim_before) +

@@ -220,7 +220,7 @@ TEST_F(SelectTest, ReclaimTakesTheMostRecentBorrowedPodsOnOneNode) {
   EXPECT_EQ(Victims(s), (Strings{"a3:Reclaim", "a2:Reclaim"}));
   EXPECT_EQ(s.victims[0].note,
             "Reclaim: team-b reclaims the nvidia.com/gpu on ml.p5.48xlarge it lent, for its pod "
-            "ns-team-b/b0; team-a uses 16 of nominal 8");
+            "(UID uid-b0); team-a uses 16 of nominal 8");
 }
 
 TEST_F(SelectTest, APodWithinItsTeamsNominalIsNeverEvictedForAnotherTeam) {
@@ -795,7 +795,7 @@ TEST_F(SelectTest, FairShareTakesFromTheTeamAboveItsShareAndNeverBack) {
   ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
   EXPECT_EQ(Victims(s), (Strings{"x0:FairShare"}));
   EXPECT_EQ(s.victims[0].note,
-            "FairShare: pod ns-team-y/y1 of team-y (weighted share 0.500 after admission) takes "
+            "FairShare: pod (UID uid-y1) of team-y (weighted share 0.500 after admission) takes "
             "borrowed nvidia.com/gpu on ml.p5.48xlarge from team-x (share 0.750, uses 6 of "
             "nominal 0)");
 
@@ -1031,10 +1031,11 @@ TEST_F(SelectTest, FairShareAcrossATreeWeighsTheCohortsBelowTheSharedOne) {
     }
     ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
     EXPECT_EQ(Victims(s), (Strings{"b0:FairShare"}));
-    EXPECT_EQ(s.victims[0].note,
-              "FairShare: pod ns-a/a0 of a's cohort A (weighted share 0.500 after admission) takes "
-              "borrowed nvidia.com/gpu on ml.p5.48xlarge from b's cohort B (share 1.000; b uses 4 "
-              "of nominal 0)");
+    EXPECT_EQ(
+        s.victims[0].note,
+        "FairShare: pod (UID uid-a0) of a's cohort A (weighted share 0.500 after admission) takes "
+        "borrowed nvidia.com/gpu on ml.p5.48xlarge from b's cohort B (share 1.000; b uses 4 "
+        "of nominal 0)");
   }
 }
 

@@ -37,7 +37,9 @@ namespace {
 void ResolveSubject(const TeamResolver& teams, const Policy& policy, const Pod& pod,
                     Subject* subject) {
   subject->pod = &pod;
-  subject->team_id = teams.TeamOf(pod);
+  TeamResolver::Resolved resolved = teams.Resolve(pod);
+  subject->team_id = resolved.team;
+  subject->team_refusal = std::move(resolved.refusal);
   subject->team =
       subject->team_id == kNoTeam ? nullptr : policy.FindTeam(TeamNames().Name(subject->team_id));
   if (subject->team == nullptr) return;

@@ -41,6 +41,9 @@ struct Subject {
   const model::Pod* pod = nullptr;
   model::NameId team_id = state::kNoTeam;
   const model::Team* team = nullptr;  // null: the pod belongs to no team of the policy
+  // Non-empty: the pod names a queue it may not use (another team's, or one whose ClusterQueue's
+  // namespaceSelector does not select its namespace): refused with this (team is null).
+  std::string team_refusal;
   model::ResourceList request;
   // The request's resources that have an interned id (KnownIdAmounts: lock-free, and names from
   // the pod are never added to the interners); `unknown_resource` when some positive request

@@ -44,7 +44,7 @@ std::vector<std::string> StringArray(const rapidjson::Value& v) {
 
 }  // namespace
 
-std::string TokenReviewBody(const std::string& token) {
+std::string TokenReviewBody(const std::string& token, const std::vector<std::string>& audiences) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
@@ -56,6 +56,10 @@ std::string TokenReviewBody(const std::string& token) {
   w.StartObject();
   w.Key("token");
   Str(w, token);
+  if (!audiences.empty()) {
+    w.Key("audiences");
+    Strings(w, audiences);
+  }
   w.EndObject();
   w.EndObject();
   return buffer.GetString();
@@ -130,6 +134,9 @@ ApiResult<std::optional<ReviewedUser>> DecodeTokenReview(const std::string& body
     out.uid = n->value.GetString();
   }
   if (auto g = u.FindMember("groups"); g != u.MemberEnd()) out.groups = StringArray(g->value);
+  if (auto a = status->value.FindMember("audiences"); a != status->value.MemberEnd()) {
+    out.audiences = StringArray(a->value);
+  }
   if (auto e = u.FindMember("extra"); e != u.MemberEnd() && e->value.IsObject()) {
     for (const auto& m : e->value.GetObject()) {
       out.extra[std::string(m.name.GetString(), m.name.GetStringLength())] = StringArray(m.value);
@@ -153,8 +160,10 @@ ApiResult<bool> DecodeSubjectAccessReview(const std::string& body) {
          allowed->value.GetBool();
 }
 
-ApiResult<std::optional<ReviewedUser>> ApiAccessReviewer::ReviewToken(const std::string& token) {
-  ApiResult<HttpResponse> reply = client_->Call("POST", kTokenReviews, TokenReviewBody(token));
+ApiResult<std::optional<ReviewedUser>> ApiAccessReviewer::ReviewToken(
+    const std::string& token, const std::vector<std::string>& audiences) {
+  ApiResult<HttpResponse> reply =
+      client_->Call("POST", kTokenReviews, TokenReviewBody(token, audiences));
   if (!reply.ok()) return reply.error();
   return DecodeTokenReview(reply.value().body);
 }

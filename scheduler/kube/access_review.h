@@ -21,12 +21,15 @@ namespace taskgov::scheduler::kube {
 
 class KubeClient;
 
-// TokenReview's status.user, when status.authenticated.
+// TokenReview's status.user, when status.authenticated, and status.audiences.
 struct ReviewedUser {
   std::string username;
   std::string uid;
   std::vector<std::string> groups;
   std::map<std::string, std::vector<std::string>> extra;
+  // The audiences the token is valid for among those asked (empty: the API server's own; an
+  // authenticator that is not audience-aware answers so too).
+  std::vector<std::string> audiences;
 };
 
 // SubjectAccessReview's spec.resourceAttributes.
@@ -40,10 +43,11 @@ struct ResourceAttributes {
 class AccessReviewer {
  public:
   virtual ~AccessReviewer() = default;
-  // The user the token authenticates; nullopt when the API says it does not; an ApiError when
-  // the review could not be made.
+  // The user the token authenticates for one of `audiences` (TokenReview spec.audiences; empty:
+  // the API server's audience); nullopt when the API says it does not; an ApiError when the
+  // review could not be made.
   [[nodiscard]] virtual ApiResult<std::optional<ReviewedUser>> ReviewToken(
-      const std::string& token) = 0;
+      const std::string& token, const std::vector<std::string>& audiences) = 0;
   // Whether `user` may act on `attributes` (status.allowed); an ApiError when the review could
   // not be made.
   [[nodiscard]] virtual ApiResult<bool> Allowed(const ReviewedUser& user,
@@ -53,7 +57,8 @@ class AccessReviewer {
 class ApiAccessReviewer final : public AccessReviewer {
  public:
   explicit ApiAccessReviewer(KubeClient* client) : client_(client) {}
-  ApiResult<std::optional<ReviewedUser>> ReviewToken(const std::string& token) override;
+  ApiResult<std::optional<ReviewedUser>> ReviewToken(
+      const std::string& token, const std::vector<std::string>& audiences) override;
   ApiResult<bool> Allowed(const ReviewedUser& user, const ResourceAttributes& attributes) override;
 
  private:
@@ -61,7 +66,8 @@ class ApiAccessReviewer final : public AccessReviewer {
 };
 
 // The request bodies and the decoding of the replies (exposed for tests).
-[[nodiscard]] std::string TokenReviewBody(const std::string& token);
+[[nodiscard]] std::string TokenReviewBody(const std::string& token,
+                                          const std::vector<std::string>& audiences = {});
 [[nodiscard]] std::string SubjectAccessReviewBody(const ReviewedUser& user,
                                                   const ResourceAttributes& attributes);
 [[nodiscard]] ApiResult<std::optional<ReviewedUser>> DecodeTokenReview(const std::string& body);

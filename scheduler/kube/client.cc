@@ -173,10 +173,16 @@ ApiResult<KubeClient::Prepared> KubeClient::Prepare(std::string_view method,
   if (!options_.impersonate_user.empty()) {
     p.request.headers.emplace_back("Impersonate-User", options_.impersonate_user);
   }
-  if (!creds->token.empty()) {
+  const bool replaces =
+      !call.forwarded_token.empty() && call.forward_token_header == "Authorization";
+  if (!creds->token.empty() && !replaces) {
     p.request.headers.emplace_back("Authorization", "Bearer " + creds->token);
-    if (!call.forward_token_header.empty()) {
-      p.request.headers.emplace_back(call.forward_token_header, "Bearer " + creds->token);
+  }
+  if (!call.forward_token_header.empty()) {
+    const std::string& forwarded =
+        call.forwarded_token.empty() ? creds->token : call.forwarded_token;
+    if (!forwarded.empty()) {
+      p.request.headers.emplace_back(call.forward_token_header, "Bearer " + forwarded);
     }
   }
   p.request.body = body;

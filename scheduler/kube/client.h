@@ -62,6 +62,10 @@ struct CallOptions {
   // "Bearer <token>", for a service reached through the API server's proxy (which does not pass
   // Authorization on).
   std::string forward_token_header;
+  // Not empty: the token forward_token_header carries instead of the credentials' (a token for
+  // that service, not for the API server); with forward_token_header "Authorization" it replaces
+  // the credentials' token (a direct connection to that service).
+  std::string forwarded_token;
 };
 
 struct ListOptions {

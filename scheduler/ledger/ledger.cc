@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -398,10 +399,35 @@ struct Ledger::Generation {
 
   // What pool `p` can still give a child, up the tree (Kueue's available()): its local quota
   // left, plus what its parent can give within its borrowing limit; a root: S − U.
-  int64_t PoolFree(int32_t p) const {
-    const PoolCell& n = pools[p];
-    return PoolFreeOf(PoolUsage(n), n.capacity, n.guaranteed, n.b_limit, n.parent < 0,
-                      n.parent < 0 ? 0 : PoolFree(n.parent));
+  // A loop up the tree and back down: any depth costs no stack. `known` (optional, one entry per
+  // pool, kUnknownFree until computed) memoizes every pool's answer on the path, so computing all
+  // of them (Pools) is linear.
+  static constexpr int64_t kUnknownFree = std::numeric_limits<int64_t>::min();
+  int64_t PoolFree(int32_t p, std::vector<int64_t>* known = nullptr) const {
+    constexpr size_t kInline = 16;  // deeper trees spill into the vector
+    std::array<int32_t, kInline> inline_path;
+    std::vector<int32_t> spilled;
+    size_t depth = 0;
+    int64_t above = 0;  // what the parent of the pool at hand can give
+    for (int32_t at = p; at >= 0; at = pools[at].parent) {
+      if (known != nullptr && (*known)[at] != kUnknownFree) {
+        above = (*known)[at];
+        break;
+      }
+      if (depth < kInline) {
+        inline_path[depth] = at;
+      } else {
+        spilled.push_back(at);
+      }
+      ++depth;
+    }
+    for (size_t i = depth; i-- > 0;) {
+      const int32_t at = i < kInline ? inline_path[i] : spilled[i - kInline];
+      const PoolCell& n = pools[at];
+      above = PoolFreeOf(PoolUsage(n), n.capacity, n.guaranteed, n.b_limit, n.parent < 0, above);
+      if (known != nullptr) (*known)[at] = above;
+    }
+    return above;
   }
 
   // Adds `q` without limits (existing usage), guaranteed part first.
@@ -541,16 +567,23 @@ class CellPlan {
   };
 
   // Pools per (cohort, flavor, resource); a new one brings its parent cohort's, up to the root
-  // (Policy::ParentCohort: a link that would close a cycle is cut there).
+  // (Policy::ParentCohort: a link that would close a cycle is cut there). A loop, not a
+  // recursion: a chain of cohorts any number deep costs no stack.
   uint32_t PoolOf(const std::string& cohort_key, NameId flavor, NameId resource) {
     auto [it, inserted] = pool_ids_.emplace(std::tuple{cohort_key, flavor, resource},
                                             static_cast<uint32_t>(pools_.size()));
     const uint32_t id = it->second;
     if (!inserted) return id;
     pools_.emplace_back();
-    const std::string_view parent = policy_.ParentCohort(cohort_key);
-    if (!parent.empty()) {
-      pools_[id].parent = static_cast<int32_t>(PoolOf(std::string(parent), flavor, resource));
+    uint32_t child = id;
+    for (std::string_view parent = policy_.ParentCohort(cohort_key); !parent.empty();
+         parent = policy_.ParentCohort(parent)) {
+      auto [up, made] = pool_ids_.emplace(std::tuple{std::string(parent), flavor, resource},
+                                          static_cast<uint32_t>(pools_.size()));
+      if (made) pools_.emplace_back();
+      pools_[child].parent = static_cast<int32_t>(up->second);
+      if (!made) break;  // its ancestors' pools exist already
+      child = up->second;
     }
     return id;
   }
@@ -622,15 +655,15 @@ class CellPlan {
   }
 
   // The companions of a policy team's (team, flavor) with cells `own`, the last of `refs`
-  // (Policy::Companions), but for a resource `own` has a cell for (an orphan's, at least).
+  // (Policy::TeamCompanions, computed once per team), but for a resource `own` has a cell for
+  // (an orphan's, at least).
   void AddCompanions(Ledger::Generation& gen, const std::vector<Spec>& own,
                      const std::unordered_map<uint64_t, uint32_t>& offsets,
                      std::vector<uint32_t>* refs) const {
     const CellKey& at = own.front().key;
     const Team* team = policy_.FindTeam(TeamNames().Name(at.team));
     if (team == nullptr || own.front().quota == nullptr) return;
-    for (const auto& [resource_name, flavor_name] :
-         policy_.Companions(*team, FlavorNames().Name(at.flavor))) {
+    for (const auto& [resource_name, flavor_name] : CompanionsOf(*team, at.flavor)) {
       const NameId resource = ResourceNames().Intern(resource_name);
       if (std::any_of(own.begin(), own.end(),
                       [&](const Spec& s) { return s.key.resource == resource; })) {
@@ -646,6 +679,21 @@ class CellPlan {
       refs->push_back(cell);
       gen.aliases.emplace_back(CellKey{at.team, at.flavor, resource}, cell);
     }
+  }
+
+  // Policy::TeamCompanions of `team`, for its flavor `flavor` (empty when it has none there).
+  const std::vector<std::pair<std::string, std::string>>& CompanionsOf(const Team& team,
+                                                                       NameId flavor) const {
+    static const std::vector<std::pair<std::string, std::string>> kNone;
+    auto [it, inserted] = companions_.try_emplace(&team);
+    if (inserted) {
+      it->second.lists = policy_.TeamCompanions(team);
+      for (size_t i = 0; i < team.flavors.size(); ++i) {
+        it->second.by_flavor.emplace(FlavorNames().Intern(team.flavors[i].flavor), i);
+      }
+    }
+    auto at = it->second.by_flavor.find(flavor);
+    return at == it->second.by_flavor.end() ? kNone : it->second.lists[at->second];
   }
 
   static void FillGoverned(Ledger::Generation& gen) {
@@ -687,20 +735,31 @@ class CellPlan {
 
   // What pool `p` could give a child with no usage anywhere (Kueue's potentialAvailable()): its
   // local quota and what its parent could give, within its borrowing limit; a root: all of it.
-  // Usage never changes it: computed once per generation, parents first (memoized).
-  static int64_t Potential(Ledger::Generation& gen, int32_t p, std::vector<bool>* done) {
-    PoolCell& n = gen.pools[p];
-    if ((*done)[p]) return n.potential;
-    (*done)[p] = true;
-    if (n.parent < 0) return n.potential = n.capacity;
-    const int64_t most = SaturatingAdd(n.guaranteed, Potential(gen, n.parent, done));
-    n.potential = n.b_limit == kUnlimited
-                      ? most
-                      : std::min(most, SaturatingAdd(n.guaranteed, n.b_limit));  // S + limit
-    return n.potential;
+  // Usage never changes it: computed once per generation, parents first (memoized), by a loop
+  // up the tree and back down (no recursion: any depth costs no stack).
+  static void Potential(Ledger::Generation& gen, int32_t p, std::vector<bool>* done) {
+    std::vector<int32_t> path;  // from p up to the first pool done, or a root
+    for (int32_t at = p; at >= 0 && !(*done)[at]; at = gen.pools[at].parent) path.push_back(at);
+    for (auto it = path.rbegin(); it != path.rend(); ++it) {
+      PoolCell& n = gen.pools[*it];
+      (*done)[*it] = true;
+      if (n.parent < 0) {
+        n.potential = n.capacity;
+        continue;
+      }
+      const int64_t most = SaturatingAdd(n.guaranteed, gen.pools[n.parent].potential);
+      n.potential = n.b_limit == kUnlimited
+                        ? most
+                        : std::min(most, SaturatingAdd(n.guaranteed, n.b_limit));  // S + limit
+    }
   }
 
   const Policy& policy_;
+  struct TeamCompanionLists {
+    std::vector<std::vector<std::pair<std::string, std::string>>> lists;  // per team flavor
+    std::unordered_map<NameId, size_t> by_flavor;
+  };
+  mutable std::unordered_map<const Team*, TeamCompanionLists> companions_;
   std::map<std::tuple<std::string, NameId, NameId>, uint32_t> pool_ids_;
   std::vector<PoolSpec> pools_;
   std::vector<uint64_t> order_;  // (team, flavor) in first-seen order
@@ -993,6 +1052,7 @@ std::vector<NameId> Ledger::Session::Resources(NameId team, NameId flavor) const
 
 std::vector<Ledger::PoolUsage> Ledger::Session::Pools() const {
   std::vector<PoolUsage> out(gen_->pool_count);
+  std::vector<int64_t> free(gen_->pool_count, Generation::kUnknownFree);
   for (size_t i = 0; i < gen_->pool_count; ++i) {
     const PoolCell& p = gen_->pools[i];
     PoolUsage& u = out[i];
@@ -1006,7 +1066,7 @@ std::vector<Ledger::PoolUsage> Ledger::Session::Pools() const {
     u.capacity = p.capacity;
     u.local = p.guaranteed;
     u.in_parent_limit = p.b_limit;
-    u.free = gen_->PoolFree(static_cast<int32_t>(i));
+    u.free = gen_->PoolFree(static_cast<int32_t>(i), &free);
     u.potential = p.potential;
   }
   return out;
@@ -1025,14 +1085,16 @@ Ledger::Ledger(PolicyPtr policy) {
 // Acquire: whoever destroys the ledger has synchronised with its last swap.
 Ledger::~Ledger() { delete current_.load(std::memory_order_acquire); }
 
-std::unique_ptr<Ledger::Generation> Ledger::Build(PolicyPtr policy, std::vector<ExtraCell> extra) {
+std::unique_ptr<Ledger::Generation> Ledger::Build(PolicyPtr policy, std::vector<ExtraCell> extra,
+                                                  bool numbered) {
   CellPlan plan(*policy);
   plan.AddPolicyCells();
   plan.AddExtraCells(extra);
   plan.AddCohortPools();
   auto gen = std::make_unique<Generation>();
-  // Relaxed: only a unique number; builds run in the constructor or under structure_mu_.
-  gen->number = next_generation_.fetch_add(1, std::memory_order_relaxed);
+  // Relaxed: only a unique number; numbered builds run in the constructor or under
+  // structure_mu_ (ApplyPolicy numbers its build there).
+  if (numbered) gen->number = next_generation_.fetch_add(1, std::memory_order_relaxed);
   gen->policy = std::move(policy);
   plan.Fill(*gen);
   return gen;
@@ -1214,11 +1276,40 @@ void Ledger::Quiesce(const std::function<void()>& fn) {
   });
 }
 
+namespace {
+
+// Whether every cell of `old` that holds usage has its cell in `next` (CopyUsage keeps it).
+bool KeepsEveryCharge(const Ledger::Generation& old, const Ledger::Generation& next) {
+  for (size_t i = 0; i < old.cell_count; ++i) {
+    const TeamCell& cell = old.cells[i];
+    if (UsageOf(cell) != 0 &&
+        next.FindCell(cell.key.team, cell.key.flavor, cell.key.resource) == nullptr) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 void Ledger::ApplyPolicy(PolicyPtr policy) {
+  // The new generation is built before the swap, while sessions go on: its layout needs the
+  // cells that hold usage now (read in a session). Inside the swap only the usage is copied —
+  // linear in the cells — unless a cell gained usage meanwhile that the build has no cell for
+  // (an orphan the new policy drops, charged in between): then it is built again there.
+  std::lock_guard<std::mutex> one_at_a_time(apply_mu_);
+  std::vector<ExtraCell> extra;
+  {
+    Session session(*this);
+    extra = CellsWithUsage(*session.gen_);
+  }
+  std::unique_ptr<Generation> next = Build(policy, std::move(extra), /*numbered=*/false);
   Swap([&](const Generation& old) {
-    std::unique_ptr<Generation> next = Build(policy, CellsWithUsage(old));
+    if (!KeepsEveryCharge(old, *next)) next = Build(policy, CellsWithUsage(old), false);
+    // Relaxed: only a unique number, in the order generations are published.
+    next->number = next_generation_.fetch_add(1, std::memory_order_relaxed);
     CopyUsage(old, *next);
-    return next;
+    return std::move(next);
   });
 }
 

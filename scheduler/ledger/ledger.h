@@ -306,7 +306,9 @@ class Ledger {
     bool counted_ = false;  // counted in ledger_->sessions_, not announced in the thread's slot
   };
 
-  // Installs new limits; keeps usage (see the header comment).
+  // Installs new limits; keeps usage (see the header comment). The new generation is built
+  // while sessions go on; the swap only copies the usage (sessions wait for that, linear in the
+  // cells).
   void ApplyPolicy(model::PolicyPtr policy);
   // Runs `fn` while no Session is open, keeping the generation: for side tables that sessions
   // read and that `fn` moves or frees (the QuotaBook's compaction). Waits as a swap does; aborts
@@ -378,7 +380,10 @@ class Ledger {
   // holding no session announces the ledger in its slot (one store); a thread that announces
   // another ledger already is counted in sessions_ instead (`counted`).
   static Generation* Enter(const Ledger& ledger, bool* counted);
-  std::unique_ptr<Generation> Build(model::PolicyPtr policy, std::vector<ExtraCell> extra);
+  // A generation of `policy` with `extra` cells, numbered unless `numbered` is false (the caller
+  // numbers it when it publishes it).
+  std::unique_ptr<Generation> Build(model::PolicyPtr policy, std::vector<ExtraCell> extra,
+                                    bool numbered = true);
   // Closes the current generation, waits until no session is inside it, builds the next one
   // with `make_next` (which fills its counters) and publishes it; when `make_next` returns null,
   // reopens the current one unchanged.
@@ -400,6 +405,7 @@ class Ledger {
   // Written only by a swap, while the ledger is closed and no session is open.
   std::atomic<Generation*> current_{nullptr};
   std::mutex structure_mu_;  // serialises swaps
+  std::mutex apply_mu_;      // serialises ApplyPolicy's builds (taken before structure_mu_)
   std::atomic<uint64_t> next_generation_{1};
   mutable std::atomic<uint64_t> over_releases_{0};
 };

@@ -72,6 +72,46 @@ PolicyPtr TwoTeams(int64_t a_borrow = kUnlimited, int64_t b_lend = kUnlimited,
       .Build();
 }
 
+// Issue 36, item 3: a team at the bottom of a chain of 100,000 cohorts gets its pools up to the
+// root, and their potentials, without recursing once per level (the recursive PoolOf overflowed
+// the stack here). Reservations walk the tree recursively: config/ refuses trees deeper than
+// config::kMaxCohortDepth, and the top team's reservation stays shallow.
+TEST_F(LedgerTest, AChainOfCohortsAnyNumberDeepCostsNoStack) {
+  constexpr int kDepth = 100'000;
+  PolicyBuilder builder;
+  builder.Team("deep", "c" + std::to_string(kDepth - 1)).Quota(kP5, kGpu, 1);
+  builder.Team("top", "c0").Quota(kP5, kGpu, 2);
+  model::Policy& policy = builder.mutable_policy();
+  policy.cohorts.reserve(kDepth);
+  policy.cohorts.push_back(model::Cohort{"c0", "", {}});
+  for (int i = 1; i < kDepth; ++i) {
+    policy.cohorts.push_back(
+        model::Cohort{"c" + std::to_string(i), "c" + std::to_string(i - 1), {}});
+  }
+  Ledger ledger(builder.Build());
+  const std::vector<Ledger::PoolUsage> pools = ledger.Pools();
+  ASSERT_EQ(pools.size(), static_cast<size_t>(kDepth));
+  size_t levels = 1;
+  for (int32_t at = 0; pools[at].parent >= 0; at = pools[at].parent) ++levels;
+  EXPECT_EQ(levels, static_cast<size_t>(kDepth));  // pool 0 is the deep team's: up to c0
+  EXPECT_EQ(pools[0].potential, 3);                // its 1 and top's 2, passed up every level
+  EXPECT_TRUE(Ok(Reserve(ledger, "top", Gpus(2))));
+}
+
+// ApplyPolicy builds the new generation before its swap and copies the usage into it inside:
+// usage charged between the build and the swap — on a cell the new policy drops, which the build
+// did not know held usage — is kept (the swap builds again when a charged cell is missing).
+TEST_F(LedgerTest, ApplyPolicyKeepsUsageOnCellsTheNewPolicyDrops) {
+  Ledger ledger(TwoTeams());
+  auto charge = Reserve(ledger, "b", Gpus(3));
+  ASSERT_TRUE(Ok(charge));
+  ledger.ApplyPolicy(PolicyBuilder().Team("a", "c").Quota(kP5, kGpu, 8).Build());
+  EXPECT_EQ(Usage(ledger, "b"), 3);  // b's cell is an orphan now, its usage kept
+  EXPECT_EQ(Usage(ledger, "a"), 0);
+  Release(ledger, charge);
+  EXPECT_EQ(Usage(ledger, "b"), 0);
+}
+
 TEST_F(LedgerTest, WithinNominalAdmitsUpToNominal) {
   Ledger ledger(TwoTeams());
   EXPECT_TRUE(Ok(Reserve(ledger, "a", Gpus(8), Mode::kWithinNominal)));

@@ -32,24 +32,41 @@ const PriorityClass* ClassOf(const Policy& policy, const Pod& pod) {
 
 }  // namespace
 
-const Team* ResolveTeam(const Policy& policy, const Pod& pod, const LiveQueues* live) {
+namespace {
+
+// The team a pod names through one of its queue rules, and how (for a refusal).
+struct QueueClaim {
+  const Team* team = nullptr;
+  std::string via;
+};
+
+QueueClaim ClaimOfKueueQueue(const Policy& policy, const Pod& pod, const LiveQueues* live,
+                             const std::string& queue) {
+  const std::string via = "LocalQueue " + pod.namespace_ + "/" + queue;
+  for (const LocalQueue& lq : policy.local_queues) {
+    if (lq.namespace_ == pod.namespace_ && lq.name == queue) {
+      if (const Team* team = policy.FindTeam(lq.team)) return {team, via};
+    }
+  }
+  if (live == nullptr) return {};
+  auto lq = live->local_queues.find({pod.namespace_, queue});
+  if (lq == live->local_queues.end()) return {};
+  return {TeamOfClusterQueue(policy, lq->second), via + " (ClusterQueue " + lq->second + ")"};
+}
+
+// The first queue rule of the pod that names a known team.
+QueueClaim ClaimOfPod(const Policy& policy, const Pod& pod, const LiveQueues* live) {
   const TeamResolution& rules = policy.team_resolution;
   if (!rules.pod_label.empty()) {
     if (auto it = pod.labels.find(rules.pod_label); it != pod.labels.end()) {
-      if (const Team* team = policy.FindTeam(it->second)) return team;
+      if (const Team* team = policy.FindTeam(it->second)) {
+        return {team, "pod label " + rules.pod_label + "=" + it->second};
+      }
     }
   }
   if (auto it = pod.labels.find(kKueueQueueLabel); it != pod.labels.end()) {
-    for (const LocalQueue& lq : policy.local_queues) {
-      if (lq.namespace_ == pod.namespace_ && lq.name == it->second) {
-        if (const Team* team = policy.FindTeam(lq.team)) return team;
-      }
-    }
-    if (live != nullptr) {
-      auto lq = live->local_queues.find({pod.namespace_, it->second});
-      if (lq != live->local_queues.end()) {
-        if (const Team* team = TeamOfClusterQueue(policy, lq->second)) return team;
-      }
+    if (QueueClaim claim = ClaimOfKueueQueue(policy, pod, live, it->second); claim.team) {
+      return claim;
     }
   }
   auto team_of_volcano_queue = [&](std::string_view queue) -> const Team* {
@@ -57,26 +74,90 @@ const Team* ResolveTeam(const Policy& policy, const Pod& pod, const LiveQueues* 
     return it == policy.volcano_queues.end() ? nullptr : policy.FindTeam(it->second);
   };
   if (auto it = pod.annotations.find(kVolcanoQueueAnnotation); it != pod.annotations.end()) {
-    if (const Team* team = team_of_volcano_queue(it->second)) return team;
+    if (const Team* team = team_of_volcano_queue(it->second)) {
+      return {team, "Volcano queue " + it->second};
+    }
   }
   if (live != nullptr) {
     if (auto it = pod.annotations.find(kPodGroupKey); it != pod.annotations.end()) {
       auto pg = live->pod_groups.find({pod.namespace_, it->second});
       if (pg != live->pod_groups.end()) {
-        if (const Team* team = team_of_volcano_queue(pg->second)) return team;
+        if (const Team* team = team_of_volcano_queue(pg->second)) {
+          return {team, "PodGroup " + pod.namespace_ + "/" + it->second + " (Volcano queue " +
+                            pg->second + ")"};
+        }
       }
     }
   }
-  if (const Team* team = policy.TeamOfNamespace(pod.namespace_)) return team;
-  if (live != nullptr && !rules.namespace_label.empty()) {
-    auto ns = live->namespace_labels.find(pod.namespace_);
-    if (ns != live->namespace_labels.end()) {
-      if (auto it = ns->second.find(rules.namespace_label); it != ns->second.end()) {
-        return policy.FindTeam(it->second);
-      }
+  return {};
+}
+
+// The team that owns the namespace: the team listing it, else the one its label names.
+const Team* OwnerOfNamespace(const Policy& policy, const std::string& ns, const LiveQueues* live) {
+  if (const Team* team = policy.TeamOfNamespace(ns)) return team;
+  const std::string& label = policy.team_resolution.namespace_label;
+  if (live == nullptr || label.empty()) return nullptr;
+  auto it = live->namespace_labels.find(ns);
+  if (it == live->namespace_labels.end()) return nullptr;
+  auto team = it->second.find(label);
+  return team == it->second.end() ? nullptr : policy.FindTeam(team->second);
+}
+
+// Why the queue's team may not take a pod of `ns` through its namespace selector; "" when it
+// may.
+std::string SelectorRefusal(const Team& team, const std::string& ns, const LiveQueues* live) {
+  const LabelSelector& selector = *team.namespace_selector;
+  if (selector.MatchesEverything()) return "";
+  static const Labels kNoLabels;
+  const Labels* labels = &kNoLabels;
+  if (live != nullptr) {
+    auto it = live->namespace_labels.find(ns);
+    if (it == live->namespace_labels.end()) {
+      return "namespace " + ns + " has not been observed, so ClusterQueue " + team.cluster_queue +
+             "'s namespaceSelector cannot be checked";
     }
+    labels = &it->second;
   }
-  return nullptr;
+  if (selector.Matches(*labels)) return "";
+  return "Workload namespace doesn't match ClusterQueue selector (ClusterQueue " +
+         team.cluster_queue + " selects namespaces " +
+         (selector.nothing ? std::string("<none>: it has no namespaceSelector")
+                           : "'" + selector.ToString() + "'") +
+         "; namespace " + ns + " does not match)";
+}
+
+}  // namespace
+
+TeamOfPod ResolveTeamOfPod(const Policy& policy, const Pod& pod, const LiveQueues* live) {
+  const Team* owner = OwnerOfNamespace(policy, pod.namespace_, live);
+  const QueueClaim claim = ClaimOfPod(policy, pod, live);
+  if (claim.team == nullptr) return {owner, ""};
+  const Team& team = *claim.team;
+  auto refused = [&](const std::string& why) {
+    return TeamOfPod{nullptr, "pod " + pod.key() + " names " + claim.via + " of team " + team.name +
+                                  ", which it may not use: " + why};
+  };
+  if (owner != nullptr && owner != &team) {
+    return refused("namespace " + pod.namespace_ + " belongs to team " + owner->name +
+                   " (a pod's team is the team that owns its namespace): use a queue of team " +
+                   owner->name);
+  }
+  if (team.namespace_selector) {
+    if (std::string why = SelectorRefusal(team, pod.namespace_, live); !why.empty()) {
+      return refused(why);
+    }
+  } else if (owner == nullptr) {
+    std::string list;
+    for (const std::string& ns : team.namespaces) list += (list.empty() ? "" : ", ") + ns;
+    return refused("namespace " + pod.namespace_ + " is not one of team " + team.name +
+                   "'s namespaces (" + (list.empty() ? "none" : list) + ")");
+  }
+  return {&team, ""};
+}
+
+const Team* ResolveTeam(const Policy& policy, const Pod& pod, const LiveQueues* live) {
+  TeamOfPod of = ResolveTeamOfPod(policy, pod, live);
+  return of.refusal.empty() ? of.team : nullptr;
 }
 
 int32_t ResolvePriority(const Policy& policy, const Pod& pod) {

@@ -26,10 +26,25 @@ struct LiveQueues {
   std::map<std::string, Labels, std::less<>> namespace_labels;
 };
 
-// The pod's team, in order: the team pod label (Policy::team_resolution.pod_label), Kueue
-// queue-name label (LocalQueue → ClusterQueue → team), Volcano queue-name annotation or its
-// PodGroup's queue, the team owning its namespace, then the team its namespace's label names
-// (team_resolution.namespace_label). A rule naming an unknown team is skipped. nullptr: no team.
+// What a pod's team is, and whether the queue it names may be used (DESIGN §3.3). A pod's team
+// is the team that owns its namespace: the team listing it, else the team its namespace's label
+// names (team_resolution.namespace_label). A pod may name a queue — the team pod label
+// (team_resolution.pod_label), the Kueue queue-name label (LocalQueue → ClusterQueue → team),
+// the Volcano queue-name annotation or its PodGroup's queue, tried in that order (a rule naming
+// an unknown team is skipped) — and the queue's team decides when
+//  * it is the namespace's owner (a Kueue ClusterQueue's namespaceSelector must also select the
+//    namespace, as Kueue requires), or
+//  * the namespace has no owner and the team's namespace_selector selects it (a namespace shared
+//    by design, as Kueue's namespaceSelector allows).
+// Otherwise the pod is refused with `refusal`, which says which queue, whose it is and why: it
+// is never charged to the queue's team (nor to the namespace's owner).
+struct TeamOfPod {
+  const Team* team = nullptr;  // null: no team (or refused)
+  std::string refusal;         // non-empty: the pod names a queue it may not use
+};
+[[nodiscard]] TeamOfPod ResolveTeamOfPod(const Policy& policy, const Pod& pod,
+                                         const LiveQueues* live);
+// ResolveTeamOfPod's team; nullptr when the pod has none or is refused.
 [[nodiscard]] const Team* ResolveTeam(const Policy& policy, const Pod& pod, const LiveQueues* live);
 
 // The pod's priority: the Kueue priority-class label (with or without a "-priority" suffix),

@@ -16,6 +16,61 @@ int64_t ResourceQuota::ceiling() const {
 
 int64_t ResourceQuota::lendable() const { return std::min(lending_limit, nominal); }
 
+bool LabelSelector::Matches(const Labels& labels) const {
+  if (nothing) return false;
+  for (const auto& [key, value] : match_labels) {
+    auto it = labels.find(key);
+    if (it == labels.end() || it->second != value) return false;
+  }
+  for (const Requirement& r : match_expressions) {
+    auto it = labels.find(r.key);
+    const bool has = it != labels.end();
+    const bool listed =
+        has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
+    switch (r.op) {
+      case Operator::kIn:
+        if (!listed) return false;
+        break;
+      case Operator::kNotIn:
+        if (listed) return false;
+        break;
+      case Operator::kExists:
+        if (!has) return false;
+        break;
+      case Operator::kDoesNotExist:
+        if (has) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+std::string LabelSelector::ToString() const {
+  if (nothing) return "<none>";
+  std::string out;
+  auto add = [&out](const std::string& term) { out += (out.empty() ? "" : ",") + term; };
+  for (const auto& [key, value] : match_labels) add(key + "=" + value);
+  for (const Requirement& r : match_expressions) {
+    std::string values;
+    for (const std::string& v : r.values) values += (values.empty() ? "" : ",") + v;
+    switch (r.op) {
+      case Operator::kIn:
+        add(r.key + " in (" + values + ")");
+        break;
+      case Operator::kNotIn:
+        add(r.key + " notin (" + values + ")");
+        break;
+      case Operator::kExists:
+        add(r.key);
+        break;
+      case Operator::kDoesNotExist:
+        add("!" + r.key);
+        break;
+    }
+  }
+  return out;
+}
+
 namespace {
 
 // The cohort tree as the policy gives it: each cohort's parent ("" at a root; a parent that
@@ -82,7 +137,31 @@ CohortTree BuildCohortTree(const Policy& policy) {
 
 }  // namespace
 
+void Policy::IndexFlavors() {
+  flavor_index.clear();
+  flavors_by_first_label.clear();
+  for (size_t i = 0; i < flavors.size(); ++i) {
+    flavor_index.emplace(flavors[i].name, i);  // the first of a name wins, as a scan finds it
+    if (!flavors[i].node_labels.empty()) {
+      const auto& [key, value] = *flavors[i].node_labels.begin();
+      flavors_by_first_label[{key, value}].push_back(i);
+    }
+  }
+}
+
+const Flavor* Policy::FindFlavor(std::string_view name) const {
+  if (flavor_index.size() == flavors.size() && !flavors.empty()) {
+    auto it = flavor_index.find(name);
+    return it == flavor_index.end() ? nullptr : &flavors[it->second];
+  }
+  for (const Flavor& f : flavors) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
 void Policy::Finalize() {
+  IndexFlavors();
   team_index.clear();
   namespace_index.clear();
   for (size_t i = 0; i < teams.size(); ++i) {
@@ -115,10 +194,14 @@ std::vector<CohortPool> CohortPools(const Policy& policy) {
   using Key = std::tuple<std::string, std::string, std::string>;  // cohort, flavor, resource
   std::map<Key, CohortPool> pools;
   // The pools of (flavor, resource) from cohort `from` up to its root.
+  // A pool that exists has its ancestors' already: the walk stops there, so making every path
+  // costs each pool once, not once per line under it.
   auto make_path = [&](const std::string& from, const std::string& flavor,
                        const std::string& resource) {
     for (std::string at = from; !at.empty(); at = parent.at(at)) {
-      CohortPool& pool = pools[{at, flavor, resource}];
+      auto [it, inserted] = pools.try_emplace(Key{at, flavor, resource});
+      if (!inserted && !it->second.cohort.empty()) break;
+      CohortPool& pool = it->second;
       pool.cohort = at;
       pool.parent = parent.at(at);
       pool.flavor = flavor;
@@ -219,28 +302,50 @@ const PriorityClass* Policy::FindPriorityClass(std::string_view name) const {
   return nullptr;
 }
 
-bool Policy::FlavorCovers(std::string_view covering, std::string_view flavor) const {
-  const Flavor* outer = nullptr;
-  const Flavor* inner = nullptr;
-  for (const Flavor& f : flavors) {
-    if (f.name == covering) outer = &f;
-    if (f.name == flavor) inner = &f;
-  }
-  if (outer != nullptr && outer->node_labels.empty() && outer->matches_all_nodes) return true;
-  // A flavor's labels: its own, or for an instance type the policy does not define, the label
-  // naming it.
-  auto labels = [&](const Flavor* f, std::string_view name) {
-    return f != nullptr && !f->node_labels.empty()
-               ? f->node_labels
-               : Labels{{instance_type_label, std::string(name)}};
-  };
-  const Labels need = labels(outer, covering);
-  const Labels have = labels(inner, flavor);
+namespace {
+
+// A flavor's node labels as the covering rule reads them: its own, or for an instance type the
+// policy does not define, the label naming it.
+Labels CoverLabels(const Flavor* f, std::string_view name, const std::string& instance_label) {
+  return f != nullptr && !f->node_labels.empty() ? f->node_labels
+                                                 : Labels{{instance_label, std::string(name)}};
+}
+
+bool CoversAll(const Flavor* f) {
+  return f != nullptr && f->node_labels.empty() && f->matches_all_nodes;
+}
+
+bool Subset(const Labels& need, const Labels& have) {
   for (const auto& [key, value] : need) {
     auto it = have.find(key);
     if (it == have.end() || it->second != value) return false;
   }
   return true;
+}
+
+// A canonical key of a label set.
+std::string LabelKey(const Labels& labels) {
+  std::string key;
+  for (const auto& [k, v] : labels) {
+    key += k;
+    key += '\0';
+    key += v;
+    key += '\0';
+  }
+  return key;
+}
+
+// Subsets of a flavor's labels are enumerated up to this many labels (4,096 subsets); a flavor
+// with more is compared with every flavor of the team instead.
+constexpr size_t kMaxEnumeratedLabels = 12;
+
+}  // namespace
+
+bool Policy::FlavorCovers(std::string_view covering, std::string_view flavor) const {
+  const Flavor* outer = FindFlavor(covering);
+  if (CoversAll(outer)) return true;
+  return Subset(CoverLabels(outer, covering, instance_type_label),
+                CoverLabels(FindFlavor(flavor), flavor, instance_type_label));
 }
 
 std::vector<std::pair<std::string, std::string>> Policy::Companions(const Team& team,
@@ -249,15 +354,65 @@ std::vector<std::pair<std::string, std::string>> Policy::Companions(const Team& 
   const auto own = std::find_if(team.flavors.begin(), team.flavors.end(),
                                 [&](const FlavorQuota& fq) { return fq.flavor == flavor; });
   if (own == team.flavors.end()) return out;
-  auto charged = [&](const std::string& resource) {
-    return std::any_of(own->resources.begin(), own->resources.end(),
-                       [&](const ResourceQuota& q) { return q.resource == resource; }) ||
-           std::any_of(out.begin(), out.end(), [&](const auto& c) { return c.first == resource; });
-  };
-  for (const FlavorQuota& fq : team.flavors) {
-    if (fq.flavor == flavor || !FlavorCovers(fq.flavor, flavor)) continue;
-    for (const ResourceQuota& q : fq.resources) {
-      if (!charged(q.resource)) out.emplace_back(q.resource, fq.flavor);
+  std::vector<std::vector<std::pair<std::string, std::string>>> all = TeamCompanions(team);
+  return std::move(all[static_cast<size_t>(own - team.flavors.begin())]);
+}
+
+std::vector<std::vector<std::pair<std::string, std::string>>> Policy::TeamCompanions(
+    const Team& team) const {
+  const size_t n = team.flavors.size();
+  std::vector<std::vector<std::pair<std::string, std::string>>> out(n);
+  if (n < 2) return out;
+  std::vector<Labels> labels(n);
+  std::vector<size_t> covers_all;                     // team flavor indices, in order
+  std::map<std::string, std::vector<size_t>> by_set;  // label set → team flavor indices
+  for (size_t i = 0; i < n; ++i) {
+    const Flavor* f = FindFlavor(team.flavors[i].flavor);
+    labels[i] = CoverLabels(f, team.flavors[i].flavor, instance_type_label);
+    if (CoversAll(f)) {
+      covers_all.push_back(i);
+    } else {
+      by_set[LabelKey(labels[i])].push_back(i);
+    }
+  }
+  std::vector<size_t> covering;
+  for (size_t j = 0; j < n; ++j) {
+    // The team's flavors that cover flavor j: those matching every node, and those whose labels
+    // are a subset of j's.
+    covering = covers_all;
+    const Labels& mine = labels[j];
+    if (mine.size() <= kMaxEnumeratedLabels) {
+      const std::vector<std::pair<std::string, std::string>> pairs(mine.begin(), mine.end());
+      for (uint32_t mask = 1; mask < (1u << pairs.size()); ++mask) {
+        Labels subset;
+        for (size_t b = 0; b < pairs.size(); ++b) {
+          if (mask & (1u << b)) subset.emplace(pairs[b]);
+        }
+        if (auto it = by_set.find(LabelKey(subset)); it != by_set.end()) {
+          covering.insert(covering.end(), it->second.begin(), it->second.end());
+        }
+      }
+    } else {
+      for (size_t i = 0; i < n; ++i) {
+        if (!CoversAll(FindFlavor(team.flavors[i].flavor)) && Subset(labels[i], mine)) {
+          covering.push_back(i);
+        }
+      }
+    }
+    std::sort(covering.begin(), covering.end());
+    const FlavorQuota& own = team.flavors[j];
+    auto charged = [&](const std::string& resource) {
+      return std::any_of(own.resources.begin(), own.resources.end(),
+                         [&](const ResourceQuota& q) { return q.resource == resource; }) ||
+             std::any_of(out[j].begin(), out[j].end(),
+                         [&](const auto& c) { return c.first == resource; });
+    };
+    for (size_t i : covering) {
+      const FlavorQuota& fq = team.flavors[i];
+      if (fq.flavor == own.flavor) continue;
+      for (const ResourceQuota& q : fq.resources) {
+        if (!charged(q.resource)) out[j].emplace_back(q.resource, fq.flavor);
+      }
     }
   }
   return out;
@@ -265,10 +420,7 @@ std::vector<std::pair<std::string, std::string>> Policy::Companions(const Team& 
 
 bool Policy::FlavorAllows(std::string_view flavor, const Labels& node_selector) const {
   if (node_selector.empty()) return true;
-  const Flavor* defined = nullptr;
-  for (const Flavor& f : flavors) {
-    if (f.name == flavor) defined = &f;
-  }
+  const Flavor* defined = FindFlavor(flavor);
   if (defined != nullptr && defined->matches_all_nodes) return true;
   const bool by_labels = defined != nullptr && !defined->node_labels.empty();
   for (const auto& [key, value] : node_selector) {
@@ -283,14 +435,23 @@ bool Policy::FlavorAllows(std::string_view flavor, const Labels& node_selector) 
 }
 
 std::string Policy::FlavorOfNode(const Labels& node_labels) const {
-  for (const Flavor& flavor : flavors) {
-    if (flavor.node_labels.empty()) continue;
-    bool match =
-        std::all_of(flavor.node_labels.begin(), flavor.node_labels.end(), [&](const auto& kv) {
-          auto it = node_labels.find(kv.first);
-          return it != node_labels.end() && it->second == kv.second;
-        });
-    if (match) return flavor.name;
+  auto matches = [&](const Flavor& flavor) { return Subset(flavor.node_labels, node_labels); };
+  if (flavor_index.size() == flavors.size() && !flavors.empty()) {
+    // Candidates by their first label: the node must carry it.
+    size_t best = flavors.size();
+    for (const auto& [key, value] : node_labels) {
+      auto it = flavors_by_first_label.find({key, value});
+      if (it == flavors_by_first_label.end()) continue;
+      for (size_t i : it->second) {
+        if (i >= best) break;  // ascending: the first matching flavor wins
+        if (matches(flavors[i])) best = i;
+      }
+    }
+    if (best < flavors.size()) return flavors[best].name;
+  } else {
+    for (const Flavor& flavor : flavors) {
+      if (!flavor.node_labels.empty() && matches(flavor)) return flavor.name;
+    }
   }
   for (const Flavor& flavor : flavors) {
     if (flavor.node_labels.empty() && flavor.matches_all_nodes) return flavor.name;

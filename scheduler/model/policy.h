@@ -77,6 +77,29 @@ struct FlavorQuota {
   std::vector<ResourceQuota> resources;
 };
 
+// A metav1.LabelSelector (a Kueue ClusterQueue's namespaceSelector), with Kubernetes' semantics
+// (apimachinery's LabelSelectorAsSelector): match_labels and match_expressions are ANDed; the
+// empty selector selects everything; the nil selector (`nothing`) selects nothing. NotIn and
+// DoesNotExist hold for a label that is absent.
+struct LabelSelector {
+  enum class Operator : uint8_t { kIn, kNotIn, kExists, kDoesNotExist };
+  struct Requirement {
+    std::string key;
+    Operator op = Operator::kIn;
+    std::vector<std::string> values;
+  };
+  bool nothing = false;
+  Labels match_labels;
+  std::vector<Requirement> match_expressions;
+
+  [[nodiscard]] bool Matches(const Labels& labels) const;
+  [[nodiscard]] bool MatchesEverything() const {
+    return !nothing && match_labels.empty() && match_expressions.empty();
+  }
+  // As kubectl prints a selector: "team=a,tier in (x,y),!legacy"; "<none>" for nil, "" for {}.
+  [[nodiscard]] std::string ToString() const;
+};
+
 struct Team {
   std::string name;
   std::vector<std::string> namespaces;
@@ -95,6 +118,10 @@ struct Team {
   // The Kueue ClusterQueue name this team is known by (metrics compatibility); for HyperPod teams
   // "hyperpod-ns-<team>-clusterqueue".
   std::string cluster_queue;
+  // Which namespaces not owned by a team may use the team's queues (DESIGN §3.3): a Kueue
+  // ClusterQueue's namespaceSelector (its namespaces must match it too); a Volcano queue's, the
+  // empty selector (Volcano restricts no namespace). nullopt: only the team's own namespaces.
+  std::optional<LabelSelector> namespace_selector;
 };
 
 // A Kueue LocalQueue: pods labelled kueue.x-k8s.io/queue-name=<name> in <namespace> belong to the
@@ -167,6 +194,11 @@ struct Policy {
   std::map<std::string, size_t, std::less<>> cohort_index;        // cohort name → index
   std::map<std::string, std::string, std::less<>> cohort_root;    // cohort → its tree's root
   std::map<std::string, std::string, std::less<>> cohort_parent;  // cohort → parent (cycles cut)
+  // Flavor name → index in `flavors`, and the flavors with node labels by their first label
+  // (FlavorOfNode's candidates); filled by Finalize (or IndexFlavors), stale once `flavors`
+  // changes (a size that disagrees makes every lookup scan `flavors` instead).
+  std::map<std::string, size_t, std::less<>> flavor_index;
+  std::map<std::pair<std::string, std::string>, std::vector<size_t>> flavors_by_first_label;
   // Per team (parallel to `teams`): a number its cohort tree shares with no other tree (the
   // index of its root in the sorted roots), or kNoCohortTree for a team in no cohort.
   std::vector<uint32_t> team_tree;
@@ -176,6 +208,12 @@ struct Policy {
 
   // Builds the lookup maps. Call once after filling the vectors, before publishing.
   void Finalize();
+  // Builds flavor_index and flavors_by_first_label alone (Finalize does too): for a policy being
+  // built whose flavors are complete.
+  void IndexFlavors();
+  // The flavor defined with this name (null: none, an instance-type flavor). Logarithmic once
+  // indexed.
+  [[nodiscard]] const Flavor* FindFlavor(std::string_view name) const;
   [[nodiscard]] const Team* FindTeam(std::string_view name) const;
   [[nodiscard]] const Cohort* FindCohort(std::string_view name) const;
   // The root of `cohort`'s tree (itself when it has no parent, or is not named by the policy;
@@ -203,6 +241,11 @@ struct Policy {
   // — as (resource, flavor) pairs. Empty when the team has no quota on `flavor`.
   [[nodiscard]] std::vector<std::pair<std::string, std::string>> Companions(
       const Team& team, std::string_view flavor) const;
+  // Companions of every flavor of `team` (parallel to team.flavors), in near-linear time: each
+  // flavor's covering flavors are found by the subsets of its node labels (a flavor has a few),
+  // not by comparing every pair of flavors.
+  [[nodiscard]] std::vector<std::vector<std::pair<std::string, std::string>>> TeamCompanions(
+      const Team& team) const;
   // The flavor a node belongs to: the first Flavor with labels that all match, else the first
   // Flavor with matches_all_nodes, else its instance type (empty when it has none of these).
   [[nodiscard]] std::string FlavorOfNode(const Labels& node_labels) const;

@@ -123,5 +123,82 @@ TEST(CohortPoolsTest, RootsOfADeepChainAndOfACycle) {
   EXPECT_EQ(pools["c0"].subtree, 3);  // the deep team's 1 passed up 2,999 levels, and top's 2
 }
 
+// TeamCompanions finds, for every flavor of a team, what the pairwise rule (FlavorCovers over
+// every other flavor, in order) finds: a flavor matching every node covers all, a flavor whose
+// labels are a subset of another's covers it, instance types never cover each other.
+TEST(CompanionsTest, TeamCompanionsAgreesWithThePairwiseRule) {
+  PolicyBuilder builder;
+  builder.mutable_policy().flavors = {
+      Flavor{"any", {}, true},
+      Flavor{"zone-a", {{"zone", "a"}}, false},
+      Flavor{"p5-a", {{"node.kubernetes.io/instance-type", kP5}, {"zone", "a"}}, false},
+      Flavor{"p5-b", {{"node.kubernetes.io/instance-type", kP5}, {"zone", "b"}}, false},
+  };
+  builder.Team("t")
+      .Quota("p5-a", kGpu, 8)
+      .Quota("p5-b", kGpu, 8)
+      .Quota("zone-a", "cpu", 100)
+      .Quota("any", "cpu", 50)
+      .Quota("any", "memory", 1000)
+      .Quota(kP5, "ephemeral-storage", 10)
+      .Quota("ml.g5.12xlarge", "memory", 5);
+  PolicyPtr policy = builder.Build();
+  const Team& team = *policy->FindTeam("t");
+  const auto all = policy->TeamCompanions(team);
+  ASSERT_EQ(all.size(), team.flavors.size());
+  for (size_t j = 0; j < team.flavors.size(); ++j) {
+    // The pairwise rule, written out.
+    std::vector<std::pair<std::string, std::string>> want;
+    auto charged = [&](const std::string& r) {
+      for (const ResourceQuota& q : team.flavors[j].resources) {
+        if (q.resource == r) return true;
+      }
+      for (const auto& [resource, unused] : want) {
+        if (resource == r) return true;
+      }
+      return false;
+    };
+    for (const FlavorQuota& fq : team.flavors) {
+      if (fq.flavor == team.flavors[j].flavor ||
+          !policy->FlavorCovers(fq.flavor, team.flavors[j].flavor)) {
+        continue;
+      }
+      for (const ResourceQuota& q : fq.resources) {
+        if (!charged(q.resource)) want.emplace_back(q.resource, fq.flavor);
+      }
+    }
+    EXPECT_EQ(all[j], want) << team.flavors[j].flavor;
+  }
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  // zone-a's cpu comes first (before any's); the instance type covers its labelled flavors.
+  EXPECT_EQ(policy->Companions(team, "p5-a"),
+            (Pairs{{"cpu", "zone-a"}, {"memory", "any"}, {"ephemeral-storage", kP5}}));
+  EXPECT_EQ(policy->Companions(team, "p5-b"),
+            (Pairs{{"cpu", "any"}, {"memory", "any"}, {"ephemeral-storage", kP5}}));
+  EXPECT_EQ(policy->Companions(team, kP5),
+            (Pairs{{"cpu", "any"}, {"memory", "any"}}));  // an instance type: covered by any only
+}
+
+// A team of 20,000 flavors (two resource groups: cpu on a flavor every node belongs to, GPUs on
+// instance types) gets its companions in near-linear time — the pairwise rule took minutes.
+TEST(CompanionsTest, TwentyThousandFlavorsOfOneTeam) {
+  Policy policy;
+  policy.flavors = {Flavor{"any", {}, true}};
+  Team team;
+  team.name = "t";
+  team.flavors.push_back(FlavorQuota{"any", {ResourceQuota{"cpu", 50}}});
+  for (int i = 0; i < 20'000; ++i) {
+    team.flavors.push_back(FlavorQuota{"it-" + std::to_string(i), {ResourceQuota{kGpu, 8}}});
+  }
+  policy.teams.push_back(std::move(team));
+  policy.Finalize();
+  const auto all = policy.TeamCompanions(policy.teams[0]);
+  ASSERT_EQ(all.size(), 20'001u);
+  EXPECT_TRUE(all[0].empty());
+  for (size_t j = 1; j < all.size(); ++j) {
+    ASSERT_EQ(all[j], (std::vector<std::pair<std::string, std::string>>{{"cpu", "any"}})) << j;
+  }
+}
+
 }  // namespace
 }  // namespace taskgov::scheduler::model

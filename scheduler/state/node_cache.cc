@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <unordered_map>
+#include <vector>
 
 #include "scheduler/model/quantity.h"
 
@@ -117,9 +119,25 @@ const std::vector<const NodeCache::Record*>& NodeCache::Resolve(
 }
 
 void NodeCache::Reflavor(const Policy& policy) {
+  // Each node's flavor is found under the shared lock (filters keep reading meanwhile); the
+  // exclusive section only stores them. Nodes are added and replaced by Upsert, which the
+  // caller serialises with this (ClusterState's lock): a record whose placement changed in
+  // between is left as that Upsert flavored it.
+  std::vector<std::pair<const NodePlacement*, NameId>> flavors;
+  {
+    std::shared_lock lock(mu_);
+    flavors.reserve(nodes_.size());
+    for (const auto& [name, record] : nodes_) {
+      flavors.emplace_back(record.placement.get(), FlavorOfNode(policy, record.placement->labels));
+    }
+  }
+  std::unordered_map<const NodePlacement*, NameId> by_placement(flavors.begin(), flavors.end());
   std::unique_lock lock(mu_);
-  for (auto& [name, record] : nodes_)
-    record.flavor = FlavorOfNode(policy, record.placement->labels);
+  for (auto& [name, record] : nodes_) {
+    if (auto it = by_placement.find(record.placement.get()); it != by_placement.end()) {
+      record.flavor = it->second;
+    }
+  }
   ++changes_all_;
 }
 

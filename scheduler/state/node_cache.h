@@ -82,7 +82,8 @@ class NodeCache {
   void Upsert(const model::Node& node, const model::Policy& policy);
   // False when the node was not known.
   bool Erase(const std::string& name);
-  // Every node's flavor recomputed under a new policy.
+  // Every node's flavor recomputed under a new policy: found under the shared lock, stored under
+  // the exclusive one. The caller serialises Reflavor with Upsert.
   void Reflavor(const model::Policy& policy);
   // Counts a bound pod's request on the node and returns the node's flavor; nullopt (nothing
   // counted) when the node is unknown. Room held there for the pod (`self`: its uid, or its gang)

@@ -105,6 +105,13 @@ NameId TeamResolver::TeamOf(const Pod& pod) const {
   return team == nullptr ? kNoTeam : TeamNames().Intern(team->name);
 }
 
+TeamResolver::Resolved TeamResolver::Resolve(const Pod& pod) const {
+  std::shared_lock lock(mu_);
+  model::TeamOfPod of = model::ResolveTeamOfPod(*policy_, pod, &live_);
+  if (!of.refusal.empty()) return {kNoTeam, std::move(of.refusal)};
+  return {of.team == nullptr ? kNoTeam : TeamNames().Intern(of.team->name), ""};
+}
+
 LiveQueues TeamResolver::live_queues() const {
   std::shared_lock lock(mu_);
   return live_;

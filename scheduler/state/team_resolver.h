@@ -40,8 +40,15 @@ class TeamResolver {
   bool UpsertGangSize(const std::string& workload, int64_t size);
   bool EraseGangSize(const std::string& workload);
 
-  // The pod's team under the current policy and live queues (kNoTeam: none).
+  // The pod's team under the current policy and live queues (kNoTeam: none, or a pod that names
+  // a queue it may not use: model::ResolveTeamOfPod).
   [[nodiscard]] model::NameId TeamOf(const model::Pod& pod) const;
+  // TeamOf, and why the pod is refused when it names a queue it may not use ("" otherwise).
+  struct Resolved {
+    model::NameId team = kNoTeam;
+    std::string refusal;
+  };
+  [[nodiscard]] Resolved Resolve(const model::Pod& pod) const;
   [[nodiscard]] model::LiveQueues live_queues() const;
   // The informer of objects of `source` has listed them all: from now on a gang of that source
   // whose object is unknown waits for it (WorkloadRef::awaiting_object).

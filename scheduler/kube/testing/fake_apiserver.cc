@@ -1410,17 +1410,42 @@ Reply FakeApiServer::Impl::TokenReviewLocked(const std::string& body) {
     return Reply{400, StatusJson(400, "BadRequest", "the TokenReview is not a JSON object")};
   }
   const std::string token = StringAt(doc, {"spec", "token"});
+  std::vector<std::string> asked;  // spec.audiences
+  if (auto spec = doc.FindMember("spec"); spec != doc.MemberEnd() && spec->value.IsObject()) {
+    if (auto a = spec->value.FindMember("audiences");
+        a != spec->value.MemberEnd() && a->value.IsArray()) {
+      for (const Value& v : a->value.GetArray()) {
+        if (v.IsString()) asked.emplace_back(v.GetString());
+      }
+    }
+  }
+  if (asked.empty()) asked.push_back(kApiServerAudience);
   std::string out = R"({"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","status":)";
   auto user = std::find_if(review_users_.begin(), review_users_.end(),
                            [&](const ReviewUser& u) { return !token.empty() && u.token == token; });
+  std::vector<std::string> both;  // the token's audiences that were asked for
+  if (user != review_users_.end()) {
+    for (const std::string& a : user->audiences) {
+      if (std::find(asked.begin(), asked.end(), a) != asked.end()) both.push_back(a);
+    }
+  }
   if (user == review_users_.end()) {
     out += R"({"authenticated":false,"error":"invalid bearer token"}})";
+  } else if (!user->audiences.empty() && both.empty()) {
+    out +=
+        R"({"authenticated":false,"error":"token audiences is invalid for the target audiences"}})";
   } else {
     out += R"({"authenticated":true,"user":{"username":")" + user->username + R"(","groups":[)";
     for (size_t i = 0; i < user->groups.size(); ++i) {
       out += (i ? ",\"" : "\"") + user->groups[i] + "\"";
     }
-    out += "]}}}";
+    out += "]}";
+    if (!both.empty()) {
+      out += R"(,"audiences":[)";
+      for (size_t i = 0; i < both.size(); ++i) out += (i ? ",\"" : "\"") + both[i] + "\"";
+      out += "]";
+    }
+    out += "}}";
   }
   return Reply{201, out};
 }
@@ -1853,6 +1878,7 @@ Reply FakeApiServer::Impl::ProxyService(const Incoming& in, const std::string& n
     if (colon == std::string::npos) break;
     start = colon + 1;
   }
+  const bool tls = fields.size() > 1 && fields[0] == "https";
   if (fields.size() > 1 && (fields[0] == "http" || fields[0] == "https")) {
     fields.erase(fields.begin());
   }
@@ -1889,10 +1915,16 @@ Reply FakeApiServer::Impl::ProxyService(const Incoming& in, const std::string& n
     auto [status, body] = backend.handler(in.method, target);
     return Reply{status, std::move(body)};
   }
-  // "http://host:port[/base]". As the API server's proxy: the caller's credentials (Authorization,
-  // Impersonate-*) are not passed on, other headers are (this simulation passes the X- ones).
-  const std::string scheme = "http://";
-  std::string rest = backend.url.rfind(scheme, 0) == 0 ? backend.url.substr(scheme.size()) : "";
+  // "http://host:port[/base]" (or https://): where the Service's endpoint listens. As the API
+  // server's proxy: the caller's credentials (Authorization, Impersonate-*) are not passed on,
+  // other headers are (this simulation passes the X- ones); the path's scheme, not the URL's,
+  // says how it speaks to the endpoint — TLS for "https:NAME:PORT", without verifying the
+  // endpoint's certificate (kube-apiserver's proxy transport: InsecureSkipVerify, "proxying to
+  // pods and services is IP-based"), plain HTTP otherwise.
+  std::string rest;
+  for (const char* scheme : {"http://", "https://"}) {
+    if (backend.url.rfind(scheme, 0) == 0) rest = backend.url.substr(std::string(scheme).size());
+  }
   const size_t slash = rest.find('/');
   const std::string base = slash == std::string::npos ? "" : rest.substr(slash);
   const std::string host_port = rest.substr(0, slash);
@@ -1901,11 +1933,17 @@ Reply FakeApiServer::Impl::ProxyService(const Incoming& in, const std::string& n
     return Reply{503, StatusJson(503, "ServiceUnavailable",
                                  "no endpoints available for service \"" + name + "\"")};
   }
-  common::testing::HttpClient client(host_port.substr(0, colon),
-                                     static_cast<uint16_t>(std::stoi(host_port.substr(colon + 1))),
-                                     std::chrono::seconds(10));
+  const std::string host = host_port.substr(0, colon);
+  const auto endpoint_port = static_cast<uint16_t>(std::stoi(host_port.substr(colon + 1)));
+  common::testing::HttpClientTls insecure;  // no CA: the endpoint is not verified
+  insecure.alpn = {"http/1.1"};
+  std::unique_ptr<common::testing::HttpClient> client =
+      tls ? std::make_unique<common::testing::HttpClient>(host, endpoint_port, insecure,
+                                                          std::chrono::seconds(10))
+          : std::make_unique<common::testing::HttpClient>(host, endpoint_port,
+                                                          std::chrono::seconds(10));
   common::Result<common::testing::HttpReply> reply =
-      client.Request("GET", base + target, "", "application/json", in.custom_headers);
+      client->Request("GET", base + target, "", "application/json", in.custom_headers);
   if (!reply.ok()) {
     return Reply{503, StatusJson(503, "ServiceUnavailable",
                                  "error trying to reach service: " + reply.error().message)};

@@ -119,11 +119,21 @@ using ServiceHandler = std::function<std::pair<int, std::string>(const std::stri
 // a token of `ReviewUser` authenticates as its user; a SubjectAccessReview is allowed when a
 // rule names the user (or "group:<g>" for one of its groups), the verb, the API group and the
 // resource, and either no namespace (every namespace, and cluster-wide reviews) or the review's.
+//
+// Audiences, as the API server's authenticators answer a TokenReview that names spec.audiences
+// (k8s.io/apiserver pkg/authentication/authenticator/audiences.go): a token issued for audiences
+// (a bound service account token: `audiences`, e.g. {"https://kubernetes.default.svc"} for one
+// the API server issued for itself) authenticates only when one of them is asked for, and
+// status.audiences lists those; a token of an authenticator that is not audience-aware (static
+// tokens: `audiences` empty) authenticates with no status.audiences. No spec.audiences asks for
+// the API server's own ("https://kubernetes.default.svc").
 struct ReviewUser {
   std::string token;
   std::string username;
   std::vector<std::string> groups;
+  std::vector<std::string> audiences;
 };
+inline constexpr char kApiServerAudience[] = "https://kubernetes.default.svc";
 struct AccessRule {
   std::string subject;  // a username, or "group:<name>"
   std::string verb;
