@@ -50,6 +50,7 @@
 #include "extender/ticker.h"
 #include "extender/usage_history.h"
 #include "metrics/metrics.h"
+#include "scheduler/actions/job_resumer.h"
 #include "scheduler/actions/preemption_controller.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/common/log.h"
@@ -181,6 +182,7 @@ struct Process {
   std::unique_ptr<scheduler::kube::LeaderElector> elector;
   std::unique_ptr<scheduler::actions::PreemptionController> preemption;
   std::unique_ptr<scheduler::decisions::Admission> admission;
+  std::unique_ptr<scheduler::actions::JobResumer> resumer;  // with `preemption`
   // HTTP.
   std::unique_ptr<WebhookHandlers> handlers;
   std::unique_ptr<HttpServer> health;  // /metrics, /healthz, /readyz (--metrics-listen)
@@ -404,6 +406,12 @@ void BuildAdmission(Process& p) {
         [preemption](std::string_view uid) { return preemption->StatusFor(uid); });
     p.admission->SetPreemptorState(
         [preemption](std::string_view uid) { return preemption->StateOf(uid); });
+    // The jobs the controller paused are resumed when the filter would admit them whole.
+    scheduler::decisions::Admission* explaining = p.admission.get();
+    p.resumer = std::make_unique<scheduler::actions::JobResumer>(
+        p.cluster.get(), p.recorded_actions.get(),
+        [explaining](const scheduler::model::Pod& pod) { return explaining->Explain(pod).outlook; },
+        &p.clock, scheduler::actions::JobResumer::Options{});
   }
   // The ledger and the cluster view follow the published policy from now on (the current one at
   // once, then every reload, in order).
@@ -602,7 +610,9 @@ void StartPreemptionLoop(Process& p) {
   Ticker& loop = p.preemption_loop.emplace(
       kHousekeepingPeriod,
       [&p, preemption](uint64_t) {
-        if (NotReady(p).empty()) (void)preemption->RunOnce();
+        if (!NotReady(p).empty()) return;
+        (void)preemption->RunOnce();
+        (void)p.resumer->RunOnce();
       },
       /*nice=*/0, kPreemptionMinGap);
   p.cluster->SetPodWaitingObserver([&loop] { loop.Poke(); });

@@ -118,6 +118,11 @@ class RecordingKubeActions final : public scheduler::KubeActions {
   scheduler::EvictOutcome Evict(const std::string& ns, const std::string& name,
                                 const std::string& uid, int64_t grace_period_seconds,
                                 std::string* detail) override;
+  scheduler::SuspendOutcome SetSuspended(const scheduler::model::JobControl& job, bool suspend,
+                                         const scheduler::model::Labels& annotations,
+                                         std::string* detail) override {
+    return inner_->SetSuspended(job, suspend, annotations, detail);
+  }
   void RecordEvent(const scheduler::EventRecord& event) override;
 
  private:

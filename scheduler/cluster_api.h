@@ -7,9 +7,11 @@
 // Implemented over the real API client in scheduler/kube/, by fakes in tests.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "scheduler/common/result.h"
+#include "scheduler/model/job_control.h"
 #include "scheduler/model/objects.h"
 
 namespace taskgov::scheduler {
@@ -53,6 +55,10 @@ class ClusterObserver {
   // batch/v1 Job's parallelism, a JobSet's replicated jobs, a PyTorchJob's replicas.
   virtual void OnGangSizeUpsert(const std::string& workload, int64_t size) = 0;
   virtual void OnGangSizeDelete(const std::string& workload) = 0;
+  // A job taskgov may pause (model/job_control.h), and its deletion (by its workload key; also
+  // called for jobs that were never pausable). Observers that do not pause jobs ignore them.
+  virtual void OnJobUpsert(std::shared_ptr<const model::JobControl> /*job*/) {}
+  virtual void OnJobDelete(const std::string& /*workload*/) {}
   // The initial list of `kind` is complete (or the kind is not served: missing CRD).
   virtual void OnSynced(ObjectKind kind) = 0;
 };
@@ -74,6 +80,14 @@ struct EventRecord {
   std::string note;             // the human explanation
 };
 
+// The answer to pausing or resuming a job (KubeActions::SetSuspended).
+enum class SuspendOutcome {
+  kDone,         // the patch was applied
+  kNotFound,     // the job is gone
+  kFailed,       // any other error (a conflict included: the caller decides again later)
+  kUnsupported,  // this KubeActions cannot patch jobs: evict the pods instead
+};
+
 // Thread-safe; calls block for at most their timeout.
 class KubeActions {
  public:
@@ -84,6 +98,13 @@ class KubeActions {
   // POST pods/{name}/eviction (policy/v1) with deleteOptions.gracePeriodSeconds.
   virtual EvictOutcome Evict(const std::string& ns, const std::string& name, const std::string& uid,
                              int64_t grace_period_seconds, std::string* detail) = 0;
+  // PATCH (JSON merge patch) of the job's suspend flag and taskgov.io/ annotations (a value ""
+  // removes one), preconditioned on the job's uid.
+  virtual SuspendOutcome SetSuspended(const model::JobControl& /*job*/, bool /*suspend*/,
+                                      const model::Labels& /*annotations*/,
+                                      std::string* /*detail*/) {
+    return SuspendOutcome::kUnsupported;
+  }
   // events.k8s.io/v1, best effort (failures are counted and logged, not returned).
   virtual void RecordEvent(const EventRecord& event) = 0;
 };

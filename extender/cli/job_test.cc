@@ -62,6 +62,11 @@ TEST(JobKindTest, APyTorchJobWhereTheCrdIsServedElseAnIndexedJob) {
   EXPECT_EQ(job["spec"]["parallelism"].GetInt64(), 3);
   EXPECT_EQ(job["spec"]["completions"].GetInt64(), 3);
   EXPECT_STREQ(job["spec"]["completionMode"].GetString(), "Indexed");
+  // Issue 35: a disruption (eviction, drain, preemption) burns no retry.
+  const rapidjson::Value& rule = job["spec"]["podFailurePolicy"]["rules"][0];
+  EXPECT_STREQ(rule["action"].GetString(), "Ignore");
+  EXPECT_STREQ(rule["onPodConditions"][0]["type"].GetString(), "DisruptionTarget");
+  EXPECT_STREQ(job["spec"]["template"]["spec"]["restartPolicy"].GetString(), "Never");
   EXPECT_STREQ(
       job["spec"]["template"]["metadata"]["labels"]["kueue.x-k8s.io/queue-name"].GetString(),
       "hyperpod-ns-a-localqueue");

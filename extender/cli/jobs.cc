@@ -414,6 +414,20 @@ std::string JobManifest(const JobSubmission& job, JobKind kind) {
     b.Add(&spec, "completions", Value(job.nodes));
     b.Add(&spec, "completionMode", b.Str("Indexed"));
     b.Add(&spec, "backoffLimit", Value(job.max_retry.value_or(0)));
+    // A pod stopped by a disruption (an eviction, a drain, a preemption; the API server marks
+    // it DisruptionTarget) is not a failure: it burns no retry. Needs restartPolicy: Never.
+    Value condition(rapidjson::kObjectType);
+    b.Add(&condition, "type", b.Str("DisruptionTarget"));
+    Value conditions(rapidjson::kArrayType);
+    conditions.PushBack(condition, doc.GetAllocator());
+    Value rule(rapidjson::kObjectType);
+    b.Add(&rule, "action", b.Str("Ignore"));
+    b.Add(&rule, "onPodConditions", std::move(conditions));
+    Value rules(rapidjson::kArrayType);
+    rules.PushBack(rule, doc.GetAllocator());
+    Value policy(rapidjson::kObjectType);
+    b.Add(&policy, "rules", std::move(rules));
+    b.Add(&spec, "podFailurePolicy", std::move(policy));
     b.Add(&spec, "suspend", Value(false));
     b.Add(&spec, "template", PodTemplate(job, kind, b));
   } else {

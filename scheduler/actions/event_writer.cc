@@ -34,7 +34,8 @@ EventRecord EventWriter::PreemptingEvent(const Round& round, int64_t grace_s) {
   return e;
 }
 
-EventRecord EventWriter::PreemptedEvent(const RoundVictim& victim, int64_t grace_s) {
+EventRecord EventWriter::PreemptedEvent(const RoundVictim& victim, int64_t grace_s,
+                                        const std::string& paused_job) {
   EventRecord e;
   e.ns = victim.ns;
   e.pod_name = victim.name;
@@ -43,6 +44,10 @@ EventRecord EventWriter::PreemptedEvent(const RoundVictim& victim, int64_t grace
   e.reason = "Preempted";
   e.action = "Preempting";
   e.note = victim.note + " (grace period " + std::to_string(grace_s) + "s)";
+  if (!paused_job.empty()) {
+    e.note += "; its " + paused_job +
+              " is suspended, not failed: taskgov resumes it when its quota is free again";
+  }
   return e;
 }
 
@@ -50,8 +55,9 @@ void EventWriter::RoundStarted(const Round& round, int64_t grace_s) {
   kube_->RecordEvent(PreemptingEvent(round, grace_s));
 }
 
-void EventWriter::VictimEvicted(const RoundVictim& victim, int64_t grace_s) {
-  kube_->RecordEvent(PreemptedEvent(victim, grace_s));
+void EventWriter::VictimEvicted(const RoundVictim& victim, int64_t grace_s,
+                                const std::string& paused_job) {
+  kube_->RecordEvent(PreemptedEvent(victim, grace_s, paused_job));
 }
 
 }  // namespace taskgov::scheduler::actions

@@ -28,11 +28,13 @@ class EventWriter {
 
   // The events, as values.
   [[nodiscard]] static EventRecord PreemptingEvent(const Round& round, int64_t grace_s);
-  [[nodiscard]] static EventRecord PreemptedEvent(const RoundVictim& victim, int64_t grace_s);
+  [[nodiscard]] static EventRecord PreemptedEvent(const RoundVictim& victim, int64_t grace_s,
+                                                  const std::string& paused_job = "");
 
   // Records them.
   void RoundStarted(const Round& round, int64_t grace_s);
-  void VictimEvicted(const RoundVictim& victim, int64_t grace_s);
+  void VictimEvicted(const RoundVictim& victim, int64_t grace_s,
+                     const std::string& paused_job = "");
 
  private:
   KubeActions* const kube_;

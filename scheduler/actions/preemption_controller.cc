@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "scheduler/common/log.h"
+#include "scheduler/common/time_format.h"
 #include "scheduler/decisions/rules.h"
 #include "scheduler/decisions/snapshot.h"
 #include "scheduler/model/pod_identity.h"
@@ -658,19 +659,67 @@ bool PreemptionController::EvictDue(Run& run, const std::string& uid) {
   for (const RoundVictim& v : due) {
     if (!limiter_.TryTake(run.steady_ms)) break;  // the rest waits for the next run
     std::string detail;
-    const EvictOutcome outcome = kube_->Evict(v.ns, v.name, v.uid, run.grace_s, &detail);
+    std::string paused_job;
+    const EvictOutcome outcome = Stop(run, v, &detail, &paused_job);
     Applied applied;
     {
       std::lock_guard<std::mutex> lock(mu_);
       applied = ApplyLocked(run, uid, preemptor, v, outcome, detail);
     }
     if (applied.round_gone) break;
-    if (applied.evicted) events_.VictimEvicted(v, run.grace_s);
+    if (applied.evicted) events_.VictimEvicted(v, run.grace_s, paused_job);
     if (!applied.choose_again) continue;
     run.planner->ReturnVictims(applied.dropped, v.uid, outcome == EvictOutcome::kFailed);
     return true;
   }
   return false;
+}
+
+EvictOutcome PreemptionController::Stop(Run& run, const RoundVictim& v, std::string* detail,
+                                        std::string* paused_job) {
+  const std::shared_ptr<const model::JobControl> job =
+      v.gang.empty() ? nullptr : cluster_->JobOf(v.gang);
+  if (job == nullptr) return kube_->Evict(v.ns, v.name, v.uid, run.grace_s, detail);
+  // A Job whose podFailurePolicy ignores evictions: each pod is evicted with the policy's grace
+  // period (a suspension alone would give it only its own terminationGracePeriodSeconds), then
+  // the Job is suspended so that it does not replace them.
+  if (job->ignores_disruption) {
+    const EvictOutcome evicted = kube_->Evict(v.ns, v.name, v.uid, run.grace_s, detail);
+    if (evicted != EvictOutcome::kEvicted && evicted != EvictOutcome::kNotFound) return evicted;
+  }
+  *paused_job = job->display();
+  // Suspended already (by this controller for another of its pods, or by anyone): the job's
+  // controller deletes its pods.
+  for (auto it = paused_.begin(); it != paused_.end();) {
+    it = run.now_ms - it->second > kPausedMemoryMs ? paused_.erase(it) : std::next(it);
+  }
+  if (job->suspended || paused_.count(job->workload) > 0) return EvictOutcome::kEvicted;
+  model::Labels annotations = {
+      {model::kSuspendedByAnnotation, model::kSuspendedByValue},
+      {model::kSuspendReasonAnnotation, std::string(decisions::ReasonName(v.reason))},
+      {model::kSuspendedAtAnnotation, common::FormatTime(run.now_ms * 1000)},
+      {model::kSuspensionsAnnotation, std::to_string(job->suspensions() + 1)},
+  };
+  if (std::optional<model::Pod> pod = cluster_->FindPod(v.uid); pod && pod->priority) {
+    annotations[model::kSuspendedPriorityAnnotation] = std::to_string(*pod->priority);
+  }
+  switch (kube_->SetSuspended(*job, true, annotations, detail)) {
+    case SuspendOutcome::kDone:
+      paused_[job->workload] = run.now_ms;
+      common::log::Info(kComponent, "job suspended",
+                        {{"job", job->display()},
+                         {"reason", std::string(decisions::ReasonName(v.reason))},
+                         {"suspensions", job->suspensions() + 1}});
+      return EvictOutcome::kEvicted;
+    case SuspendOutcome::kNotFound:
+      return EvictOutcome::kNotFound;
+    case SuspendOutcome::kFailed:
+      return EvictOutcome::kFailed;
+    case SuspendOutcome::kUnsupported:
+      break;
+  }
+  paused_job->clear();
+  return kube_->Evict(v.ns, v.name, v.uid, run.grace_s, detail);
 }
 
 PreemptionController::Applied PreemptionController::ApplyLocked(Run& run, const std::string& uid,

@@ -231,6 +231,9 @@ class PreemptionController {
   void EvictRound(Run& run, const std::string& uid);
   // Evicts the round's due victims while tokens last; true when one was refused and dropped.
   bool EvictDue(Run& run, const std::string& uid);
+  // Stops victim `v`: suspends its job when it has a pausable one (model/job_control.h; once per
+  // job, its other pods go with it; `paused_job` names it), else evicts it.
+  EvictOutcome Stop(Run& run, const RoundVictim& v, std::string* detail, std::string* paused_job);
   Applied ApplyLocked(Run& run, const std::string& uid, const decisions::Preemptor& preemptor,
                       const RoundVictim& victim, EvictOutcome outcome, const std::string& detail);
   void RefusedLocked(Run& run, Round& round, RoundVictim& victim, bool by_pdb,
@@ -291,6 +294,10 @@ class PreemptionController {
   std::unordered_map<model::NameId, Resting> resting_;
   model::PolicyPtr resting_policy_;  // the policy resting_ was found under
   uint64_t rounds_ended_ = 0;        // seen by the last run
+  // Jobs this controller suspended, by workload, with when: their other pods in a round go with
+  // them (no second patch) until the informer shows them suspended. Run state.
+  std::map<std::string, int64_t> paused_;
+  static constexpr int64_t kPausedMemoryMs = 60'000;
 
   mutable std::mutex mu_;
   RoundTable table_;  // guarded by mu_

@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include "scheduler/actions/job_resumer.h"
 #include "scheduler/decisions/admission.h"
 #include "scheduler/decisions/placement.h"
 #include "scheduler/testing/builders.h"
@@ -788,6 +789,197 @@ TEST_F(ControllerTest, AGangAcrossTwoNodesIsEvictedWholeAndCountedAsFreed) {
   EXPECT_EQ(Evicted(), (Strings{"job-0", "job-1"}));
   EXPECT_EQ(controller_->Stats().rounds_started, 1u);
   EXPECT_EQ(controller_->Stats().rounds_succeeded, 1u);
+}
+
+// Issue 35: the pods of a pausable job (a batch/v1 Job) are not evicted: the Job is suspended
+// once, with who, why and when in its annotations, and its controller deletes its pods without
+// counting a failure. The round goes on as for evictions.
+class PauseControllerTest : public ControllerTest {
+ protected:
+  // Team-a's Job "train" of two 4-GPU pods on two nodes, past the minimum runtime, and team-b
+  // asking for its 8 nominal GPUs back.
+  void JobRunningThenReclaimed(bool ignores_disruption) {
+    Start(TwoTeams());
+    AddNodes(2, 8);
+    const auto pinned = [](const std::string& node) { return PodBuilder("").PinnedTo({node}); };
+    Submit("a-solo-0", "team-a", 4, 10, pinned("p5-0"));
+    ASSERT_TRUE(Schedule("uid-a-solo-0"));
+    Submit("a-solo-1", "team-a", 4, 10, pinned("p5-1"));
+    ASSERT_TRUE(Schedule("uid-a-solo-1"));
+    auto job = std::make_shared<model::JobControl>();
+    job->kind = "Job";
+    job->ns = "ns-team-a";
+    job->name = "train";
+    job->uid = "uid-job-train";
+    job->workload = model::OwnerGangKey("uid-job-train");
+    job->path = "/apis/batch/v1/namespaces/ns-team-a/jobs/train";
+    job->ignores_disruption = ignores_disruption;
+    job->pod_sets.push_back({2, PodBuilder("").Gpus(4).Build()});
+    informer_->OnGangSizeUpsert(job->workload, 2);
+    informer_->OnJobUpsert(job);
+    clock_.Advance(kMinute);
+    for (int i = 0; i < 2; ++i) {
+      const std::string name = "train-" + std::to_string(i);
+      Submit(name, "team-a", 4, 10,
+             pinned("p5-" + std::to_string(i)).Owner("Job", "train", "uid-job-train"));
+      ASSERT_TRUE(Schedule("uid-" + name));
+    }
+    ASSERT_EQ(Usage("team-a"), 16);
+    clock_.Advance(10 * kMinute);
+    Submit("b-0", "team-b", 4, 100);
+    Submit("b-1", "team-b", 4, 100);
+  }
+};
+
+TEST_F(PauseControllerTest, AJobsPodsAreNotEvictedItIsSuspendedOnce) {
+  JobRunningThenReclaimed(/*ignores_disruption=*/false);
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_GE(report.rounds_started, 1u);
+  EXPECT_EQ(Evicted(), Strings{}) << "the Job's pods go through its suspension, never evicted";
+  const std::vector<FakeKubeActions::SuspendCall> suspends = kube_.suspends();
+  ASSERT_EQ(suspends.size(), 1u) << "one patch for the Job, whatever its pods in the rounds";
+  EXPECT_TRUE(suspends[0].suspend);
+  EXPECT_EQ(suspends[0].workload, model::OwnerGangKey("uid-job-train"));
+  EXPECT_EQ(suspends[0].annotations.at(model::kSuspendedByAnnotation), "taskgov");
+  EXPECT_EQ(suspends[0].annotations.at(model::kSuspendReasonAnnotation), "Reclaim");
+  EXPECT_EQ(suspends[0].annotations.at(model::kSuspensionsAnnotation), "1");
+  EXPECT_EQ(suspends[0].annotations.at(model::kSuspendedPriorityAnnotation), "10");
+  EXPECT_EQ(suspends[0].annotations.at(model::kSuspendedAtAnnotation).size(), 20u);  // RFC 3339
+  // Each pod still gets its Preempted event, saying that its Job is paused, not failed.
+  const std::vector<EventRecord> preempted = Events("Preempted");
+  ASSERT_EQ(preempted.size(), 2u);
+  for (const EventRecord& e : preempted) {
+    EXPECT_NE(e.note.find("its Job ns-team-a/train is suspended, not failed: taskgov resumes it"),
+              std::string::npos)
+        << e.note;
+  }
+  EXPECT_EQ(controller_->StatusFor("uid-b-0"),
+            "reclaiming 8 nvidia.com/gpu from team-a, 2 pods terminating");
+  // The Job controller deletes the pods; the capacity goes to team-b as after evictions.
+  Gone("uid-train-0");
+  Gone("uid-train-1");
+  EXPECT_TRUE(Schedule("uid-b-0"));
+  EXPECT_TRUE(Schedule("uid-b-1"));
+  EXPECT_EQ(kube_.suspends().size(), 1u);
+}
+
+// A Job whose podFailurePolicy ignores DisruptionTarget: its pods are evicted (the policy's
+// grace period, not only their terminationGracePeriodSeconds) and then the Job is suspended, so
+// that it does not replace them.
+TEST_F(PauseControllerTest, AJobIgnoringDisruptionsHasItsPodsEvictedWithTheGraceThenSuspended) {
+  JobRunningThenReclaimed(/*ignores_disruption=*/true);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), (Strings{"train-0", "train-1"}));
+  for (const FakeKubeActions::EvictCall& e : kube_.evictions()) {
+    EXPECT_EQ(e.grace_period_seconds, 120);
+  }
+  ASSERT_EQ(kube_.suspends().size(), 1u);
+  EXPECT_TRUE(kube_.suspends()[0].suspend);
+}
+
+// A KubeActions that cannot patch jobs: the pods are evicted as before.
+TEST_F(PauseControllerTest, WithoutPatchingThePodsAreEvicted) {
+  JobRunningThenReclaimed(/*ignores_disruption=*/false);
+  kube_.SetSuspendOutcome(SuspendOutcome::kUnsupported);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), (Strings{"train-0", "train-1"}));
+  for (const EventRecord& e : Events("Preempted")) {
+    EXPECT_EQ(e.note.find("suspended"), std::string::npos) << e.note;
+  }
+}
+
+// The informer's view of the Job after a patch of `call` (what the API server would show).
+std::shared_ptr<model::JobControl> Patched(const model::JobControl& job,
+                                           const FakeKubeActions::SuspendCall& call) {
+  auto next = std::make_shared<model::JobControl>(job);
+  next->suspended = call.suspend;
+  for (const auto& [key, value] : call.annotations) {
+    if (value.empty()) {
+      next->annotations.erase(key);
+    } else {
+      next->annotations[key] = value;
+    }
+  }
+  return next;
+}
+
+// The paused Job waits while its quota is lent; when team-b's pods end it is resumed — once its
+// backoff passed — with taskgov's annotations cleared but the count.
+TEST_F(PauseControllerTest, APausedJobIsResumedWhenItsWholeDemandFits) {
+  JobRunningThenReclaimed(/*ignores_disruption=*/false);
+  controller_->RunOnce();
+  ASSERT_EQ(kube_.suspends().size(), 1u);
+  std::shared_ptr<const model::JobControl> job =
+      cluster_->JobOf(model::OwnerGangKey("uid-job-train"));
+  informer_->OnJobUpsert(Patched(*job, kube_.suspends()[0]));
+  Gone("uid-train-0");
+  Gone("uid-train-1");
+  ASSERT_TRUE(Schedule("uid-b-0"));
+  ASSERT_TRUE(Schedule("uid-b-1"));
+
+  JobResumer resumer(cluster_.get(), &kube_,
+                     [this](const model::Pod& pod) { return admission_->Explain(pod).outlook; },
+                     &clock_, {});
+  clock_.Advance(60'000);
+  JobResumer::RunReport report = resumer.RunOnce();
+  EXPECT_EQ(report.paused, 1u);
+  EXPECT_EQ(report.resumed, "") << "team-b uses its 8: the pool has nothing for 8 more";
+  EXPECT_EQ(kube_.suspends().size(), 1u);
+
+  Gone("uid-b-0");
+  Gone("uid-b-1");
+  report = resumer.RunOnce();
+  EXPECT_EQ(report.resumed, "Job ns-team-a/train");
+  ASSERT_EQ(kube_.suspends().size(), 2u);
+  const FakeKubeActions::SuspendCall resume = kube_.suspends()[1];
+  EXPECT_FALSE(resume.suspend);
+  EXPECT_EQ(resume.annotations.at(model::kSuspendedByAnnotation), "");
+  EXPECT_EQ(resume.annotations.count(model::kSuspensionsAnnotation), 0u) << "the count stays";
+  informer_->OnJobUpsert(Patched(*cluster_->JobOf(job->workload), resume));
+  EXPECT_EQ(resumer.RunOnce().paused, 0u);
+  EXPECT_EQ(kube_.suspends().size(), 2u);
+}
+
+// Suspended N times: not resumed before base·2^(N-1) after the last suspension.
+TEST_F(PauseControllerTest, AJobSuspendedAgainWaitsLongerBeforeItIsResumed) {
+  JobResumer resumer(nullptr, nullptr, nullptr, &clock_, {});
+  EXPECT_EQ(resumer.ResumableAt(1'000, 1), 6'000);
+  EXPECT_EQ(resumer.ResumableAt(1'000, 2), 11'000);
+  EXPECT_EQ(resumer.ResumableAt(1'000, 4), 41'000);
+  EXPECT_EQ(resumer.ResumableAt(1'000, 40), 601'000);  // at most max_backoff_ms
+}
+
+// A Job suspended by a user (no taskgov annotation) is never resumed; one taskgov paused that
+// someone else resumed loses taskgov's annotation, so a later suspension by a user is theirs.
+TEST_F(PauseControllerTest, AJobSuspendedOrResumedBySomeoneElseIsNotTaskgovs) {
+  Start(TwoTeams());
+  AddNodes(2, 8);
+  auto user = std::make_shared<model::JobControl>();
+  user->kind = "Job";
+  user->ns = "ns-team-a";
+  user->name = "mine";
+  user->uid = "uid-job-mine";
+  user->workload = model::OwnerGangKey(user->uid);
+  user->suspended = true;
+  user->pod_sets.push_back({1, PodBuilder("").Gpus(1).Build()});
+  informer_->OnJobUpsert(user);
+  auto resumed = std::make_shared<model::JobControl>(*user);
+  resumed->name = "theirs";
+  resumed->uid = "uid-job-theirs";
+  resumed->workload = model::OwnerGangKey(resumed->uid);
+  resumed->suspended = false;
+  resumed->annotations[model::kSuspendedByAnnotation] = "taskgov";
+  informer_->OnJobUpsert(resumed);
+
+  JobResumer resumer(cluster_.get(), &kube_,
+                     [this](const model::Pod& pod) { return admission_->Explain(pod).outlook; },
+                     &clock_, {});
+  clock_.Advance(kMinute);
+  EXPECT_EQ(resumer.RunOnce().resumed, "");
+  ASSERT_EQ(kube_.suspends().size(), 1u) << "only the annotation of the one resumed by others";
+  EXPECT_EQ(kube_.suspends()[0].workload, resumed->workload);
+  EXPECT_FALSE(kube_.suspends()[0].suspend);
+  EXPECT_EQ(kube_.suspends()[0].annotations.at(model::kSuspendedByAnnotation), "");
 }
 
 // A pending pod the informer never delivered (kube-scheduler asked about it; the filter refused

@@ -90,6 +90,41 @@ std::string EvictionBody(const std::string& ns, const std::string& name, const s
   });
 }
 
+// The JSON merge patch that sets a job's suspend flag and taskgov's annotations ("" removes
+// one: null), with its uid as a precondition.
+std::string SuspendPatch(const model::JobControl& job, bool suspend,
+                         const model::Labels& annotations) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  Nested(w, "metadata", [&] {
+    Str(w, "uid", job.uid);
+    Nested(w, "annotations", [&] {
+      for (const auto& [key, value] : annotations) {
+        w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+        if (value.empty()) {
+          w.Null();
+        } else {
+          w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+        }
+      }
+    });
+  });
+  Nested(w, "spec", [&] {
+    if (job.run_policy) {
+      Nested(w, "runPolicy", [&] {
+        w.Key("suspend");
+        w.Bool(suspend);
+      });
+    } else {
+      w.Key("suspend");
+      w.Bool(suspend);
+    }
+  });
+  w.EndObject();
+  return buffer.GetString();
+}
+
 std::string EventBody(const EventRecord& event, const std::string& event_name,
                       const std::string& event_time, const std::string& reporting_controller,
                       const std::string& reporting_instance) {
@@ -225,6 +260,33 @@ EvictOutcome ApiKubeActions::Evict(const std::string& ns, const std::string& nam
       break;
     case EvictOutcome::kFailed:
       ++stats_.eviction_failures;
+      break;
+  }
+  return outcome;
+}
+
+SuspendOutcome ApiKubeActions::SetSuspended(const model::JobControl& job, bool suspend,
+                                            const model::Labels& annotations, std::string* detail) {
+  CallOptions call;
+  call.timeout = options_.evict_timeout;
+  call.content_type = "application/merge-patch+json";
+  ApiResult<HttpResponse> response =
+      client_->Call("PATCH", job.path, SuspendPatch(job, suspend, annotations), call);
+  SuspendOutcome outcome = SuspendOutcome::kDone;
+  if (!response.ok()) {
+    const ApiError& e = response.error();
+    outcome = e.status == 404 ? SuspendOutcome::kNotFound : SuspendOutcome::kFailed;
+    common::log::Warn(kComponent, suspend ? "suspending a job failed" : "resuming a job failed",
+                      {{"job", job.display()}, {"error", e.ToString()}});
+  }
+  if (detail != nullptr) *detail = response.ok() ? "" : response.error().ToString();
+  std::lock_guard<std::mutex> lock(mu_);
+  switch (outcome) {
+    case SuspendOutcome::kDone:
+      ++(suspend ? stats_.suspensions : stats_.resumptions);
+      break;
+    default:
+      ++stats_.suspend_failures;
       break;
   }
   return outcome;

@@ -9,6 +9,9 @@
 //            kBlockedByPdb; 429 with Retry-After and no PDB cause (API throttling) is waited out
 //            within the timeout; 404, or 409 from the uid precondition (the pod was re-created)
 //            → kNotFound; anything else → kFailed. `detail` receives the API's message.
+//  * SetSuspended — PATCH (application/merge-patch+json) of a job's spec.suspend (or
+//            spec.runPolicy.suspend) and taskgov.io/ annotations, metadata.uid as a precondition.
+//            404 → kNotFound; anything else that is not 2xx → kFailed.
 //  * RecordEvent — an events.k8s.io/v1 Event regarding the pod, queued and sent by a background
 //            thread (best effort: a full queue or a failed POST is counted and logged, never
 //            blocks the caller).
@@ -46,6 +49,9 @@ struct KubeActionsStats {
   uint64_t evictions_blocked_by_pdb = 0;
   uint64_t evictions_not_found = 0;
   uint64_t eviction_failures = 0;
+  uint64_t suspensions = 0;  // jobs paused (spec.suspend set by taskgov)
+  uint64_t resumptions = 0;
+  uint64_t suspend_failures = 0;
   uint64_t events_sent = 0;
   uint64_t events_failed = 0;
   uint64_t events_dropped = 0;  // queue full or stopped
@@ -60,6 +66,8 @@ class ApiKubeActions final : public KubeActions {
                       const std::string& node) override;
   EvictOutcome Evict(const std::string& ns, const std::string& name, const std::string& uid,
                      int64_t grace_period_seconds, std::string* detail) override;
+  SuspendOutcome SetSuspended(const model::JobControl& job, bool suspend,
+                              const model::Labels& annotations, std::string* detail) override;
   void RecordEvent(const EventRecord& event) override;
 
   // Blocks until every event queued so far was sent or failed (tests, shutdown).

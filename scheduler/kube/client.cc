@@ -169,7 +169,10 @@ ApiResult<KubeClient::Prepared> KubeClient::Prepare(std::string_view method,
   p.request.headers.emplace_back("Host", host);
   p.request.headers.emplace_back("User-Agent", options_.user_agent);
   p.request.headers.emplace_back("Accept", "application/json");
-  if (!body.empty()) p.request.headers.emplace_back("Content-Type", "application/json");
+  if (!body.empty()) {
+    p.request.headers.emplace_back(
+        "Content-Type", call.content_type.empty() ? "application/json" : call.content_type);
+  }
   if (!options_.impersonate_user.empty()) {
     p.request.headers.emplace_back("Impersonate-User", options_.impersonate_user);
   }

@@ -66,6 +66,9 @@ struct CallOptions {
   // that service, not for the API server); with forward_token_header "Authorization" it replaces
   // the credentials' token (a direct connection to that service).
   std::string forwarded_token;
+  // The Content-Type of a request body; empty: "application/json". A PATCH names its kind, e.g.
+  // "application/merge-patch+json".
+  std::string content_type;
 };
 
 struct ListOptions {

@@ -3,6 +3,7 @@
 #include "scheduler/kube/sink.h"
 #include "scheduler/kube/watch_decoder.h"
 #include "scheduler/model/gang.h"
+#include "scheduler/model/kube_json.h"
 #include "scheduler/model/resources.h"
 
 namespace taskgov::scheduler::kube {
@@ -125,10 +126,14 @@ struct GangSizeTraits {
   ClusterObserver* observer;
   common::Result<GangSizeInfo> Decode(const rapidjson::Value& v) const { return kDecode(v); }
   using Kept = std::string;  // the workload it declares the size of
-  void OnUpsert(const GangSizeInfo& g) const { observer->OnGangSizeUpsert(g.workload, g.size); }
+  void OnUpsert(const GangSizeInfo& g) const {
+    observer->OnGangSizeUpsert(g.workload, g.size);
+    if (g.control != nullptr) observer->OnJobUpsert(g.control);
+  }
   Kept Keep(const GangSizeInfo& g) const { return g.workload; }
   void OnDelete(const Kept& workload, const StoredName&) const {
     observer->OnGangSizeDelete(workload);
+    observer->OnJobDelete(workload);
   }
 };
 
@@ -221,6 +226,89 @@ common::Result<PodGroupInfo> DecodePodGroup(const rapidjson::Value& object) {
   return info;
 }
 
+namespace {
+
+// The pod a job's pod template makes (namespace `ns`), or nullopt when it does not decode.
+std::optional<model::Pod> TemplatePod(const rapidjson::Value* tmpl, const std::string& ns) {
+  if (tmpl == nullptr || !tmpl->IsObject()) return std::nullopt;
+  common::Result<model::Pod> pod = model::DecodePod(*tmpl);
+  if (!pod.ok()) return std::nullopt;
+  pod->namespace_ = ns;
+  return std::move(*pod);
+}
+
+// What pausing a job needs besides its pod sets: names, path, the suspend flag, its creation,
+// the taskgov.io/ annotations. `plural_path` is e.g. "/apis/batch/v1/namespaces/" + ns + "/jobs/".
+std::shared_ptr<model::JobControl> ControlHeader(const rapidjson::Value& object,
+                                                 const GangSizeInfo& info, std::string kind,
+                                                 std::string group_version, std::string plural,
+                                                 bool run_policy) {
+  auto c = std::make_shared<model::JobControl>();
+  c->kind = std::move(kind);
+  c->ns = info.ns;
+  c->name = info.name;
+  c->workload = info.workload;
+  c->path = "/apis/" + group_version + "/namespaces/" + info.ns + "/" + plural + "/" + info.name;
+  c->run_policy = run_policy;
+  const rapidjson::Value* meta = JsonMember(object, "metadata");
+  if (meta != nullptr && meta->IsObject()) {
+    if (const rapidjson::Value* uid = JsonMember(*meta, "uid"); uid != nullptr && uid->IsString())
+      c->uid = uid->GetString();
+    if (const rapidjson::Value* t = JsonMember(*meta, "creationTimestamp");
+        t != nullptr && t->IsString()) {
+      if (common::Result<int64_t> ms = model::ParseTimestamp(t->GetString()); ms.ok())
+        c->creation_unix_ms = *ms;
+    }
+    if (const rapidjson::Value* a = JsonMember(*meta, "annotations");
+        a != nullptr && a->IsObject()) {
+      for (const auto& m : a->GetObject()) {
+        std::string_view key(m.name.GetString(), m.name.GetStringLength());
+        if (key.starts_with("taskgov.io/") && m.value.IsString()) {
+          c->annotations[std::string(key)] = m.value.GetString();
+        }
+      }
+    }
+  }
+  const rapidjson::Value* spec = JsonMember(object, "spec");
+  const rapidjson::Value* holder = spec;
+  if (run_policy && spec != nullptr && spec->IsObject()) holder = JsonMember(*spec, "runPolicy");
+  const rapidjson::Value* flag =
+      holder != nullptr && holder->IsObject() ? JsonMember(*holder, "suspend") : nullptr;
+  c->suspended = flag != nullptr && flag->IsBool() && flag->GetBool();
+  return c;
+}
+
+// A batch/v1 Job's podFailurePolicy has a rule that ignores pods with the DisruptionTarget
+// condition (evicted): the first rule matching such a pod decides, as the Job controller does.
+bool IgnoresDisruption(const rapidjson::Value& spec) {
+  const rapidjson::Value* policy = JsonMember(spec, "podFailurePolicy");
+  const rapidjson::Value* rules =
+      policy != nullptr && policy->IsObject() ? JsonMember(*policy, "rules") : nullptr;
+  if (rules == nullptr || !rules->IsArray()) return false;
+  for (const rapidjson::Value& rule : rules->GetArray()) {
+    if (!rule.IsObject()) continue;
+    const rapidjson::Value* on = JsonMember(rule, "onPodConditions");
+    if (on == nullptr || !on->IsArray()) continue;  // an exit-code rule: not about evictions
+    for (const rapidjson::Value& c : on->GetArray()) {
+      const rapidjson::Value* type = c.IsObject() ? JsonMember(c, "type") : nullptr;
+      const rapidjson::Value* status = c.IsObject() ? JsonMember(c, "status") : nullptr;
+      if (type == nullptr || !type->IsString() ||
+          std::string_view(type->GetString()) != "DisruptionTarget") {
+        continue;
+      }
+      if (status != nullptr && status->IsString() &&
+          std::string_view(status->GetString()) != "True")
+        continue;
+      const rapidjson::Value* action = JsonMember(rule, "action");
+      return action != nullptr && action->IsString() &&
+             std::string_view(action->GetString()) == "Ignore";
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 common::Result<GangSizeInfo> DecodeJob(const rapidjson::Value& object) {
   GangSizeInfo info;
   common::Result<const rapidjson::Value*> spec = OwnerJobHeader(object, &info);
@@ -229,6 +317,16 @@ common::Result<GangSizeInfo> DecodeJob(const rapidjson::Value& object) {
     common::Result<int64_t> parallelism = CountAt(**spec, "parallelism", "spec.parallelism", 1);
     if (!parallelism.ok()) return parallelism.error();
     info.size = *parallelism;
+    common::Result<int64_t> completions =
+        CountAt(**spec, "completions", "spec.completions", *parallelism);
+    if (!completions.ok()) return completions.error();
+    if (std::optional<model::Pod> pod = TemplatePod(JsonMember(**spec, "template"), info.ns)) {
+      std::shared_ptr<model::JobControl> c =
+          ControlHeader(object, info, "Job", "batch/v1", "jobs", false);
+      c->ignores_disruption = IgnoresDisruption(**spec);
+      c->pod_sets.push_back({std::min(*parallelism, *completions), std::move(*pod)});
+      info.control = std::move(c);
+    }
   }
   return info;
 }
@@ -268,7 +366,8 @@ namespace {
 
 // A kubeflow.org training job: Σ spec.<field>.*.replicas.
 common::Result<GangSizeInfo> DecodeReplicaSpecs(const rapidjson::Value& object,
-                                                const std::string& field) {
+                                                const std::string& field, const char* kind,
+                                                const char* group_version, const char* plural) {
   GangSizeInfo info;
   common::Result<const rapidjson::Value*> spec = OwnerJobHeader(object, &info);
   if (!spec.ok()) return spec.error();
@@ -284,21 +383,31 @@ common::Result<GangSizeInfo> DecodeReplicaSpecs(const rapidjson::Value& object,
     if (!n.ok()) return n.error();
     info.size = SaturatingAdd(info.size, *n);
   }
+  // Pausable when every replica type's template decodes.
+  auto c = ControlHeader(object, info, kind, group_version, plural, true);
+  for (const auto& m : replicas->GetObject()) {
+    std::optional<model::Pod> pod = TemplatePod(JsonMember(m.value, "template"), info.ns);
+    if (!pod) return info;
+    common::Result<int64_t> n = CountAt(m.value, "replicas", "", 1);
+    c->pod_sets.push_back({n.ok() ? *n : 1, std::move(*pod)});
+  }
+  info.control = std::move(c);
   return info;
 }
 
 }  // namespace
 
 common::Result<GangSizeInfo> DecodePyTorchJob(const rapidjson::Value& object) {
-  return DecodeReplicaSpecs(object, "pytorchReplicaSpecs");
+  return DecodeReplicaSpecs(object, "pytorchReplicaSpecs", "PyTorchJob", "kubeflow.org/v1",
+                            "pytorchjobs");
 }
 
 common::Result<GangSizeInfo> DecodeTFJob(const rapidjson::Value& object) {
-  return DecodeReplicaSpecs(object, "tfReplicaSpecs");
+  return DecodeReplicaSpecs(object, "tfReplicaSpecs", "TFJob", "kubeflow.org/v1", "tfjobs");
 }
 
 common::Result<GangSizeInfo> DecodeMPIJob(const rapidjson::Value& object) {
-  return DecodeReplicaSpecs(object, "mpiReplicaSpecs");
+  return DecodeReplicaSpecs(object, "mpiReplicaSpecs", "MPIJob", "kubeflow.org/v2beta1", "mpijobs");
 }
 
 common::Result<GangSizeInfo> DecodeRayCluster(const rapidjson::Value& object) {

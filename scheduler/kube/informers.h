@@ -29,6 +29,7 @@
 
 #include "scheduler/cluster_api.h"
 #include "scheduler/kube/reflector.h"
+#include "scheduler/model/job_control.h"
 
 namespace taskgov::scheduler::kube {
 
@@ -106,6 +107,9 @@ struct GangSizeInfo {
   std::string name;
   std::string workload;
   int64_t size = 1;
+  // A job taskgov may pause (Job, PyTorchJob, TFJob, MPIJob): what pausing and resuming it needs
+  // (model/job_control.h); null for the other kinds, and for a job whose templates do not decode.
+  std::shared_ptr<const model::JobControl> control;
 };
 // batch/v1 Job: owner/<uid>, spec.parallelism (1 when absent).
 [[nodiscard]] common::Result<GangSizeInfo> DecodeJob(const rapidjson::Value& object);

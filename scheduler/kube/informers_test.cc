@@ -780,6 +780,66 @@ TEST(DecodeGangSizeTest, AJobsParallelism) {
             "spec.parallelism: expected a non-negative integer");
 }
 
+// Issue 35: what pausing and resuming a Job needs — its path, its suspend flag, taskgov's
+// annotations (and only those), a podFailurePolicy that ignores evictions, and its pod set.
+TEST(DecodeJobControlTest, AJobsControl) {
+  common::Result<GangSizeInfo> job = Decoded(DecodeJob, R"({
+    "metadata":{"name":"train","namespace":"a","uid":"u","creationTimestamp":"2026-01-01T00:00:10Z",
+      "annotations":{"taskgov.io/suspended-by":"taskgov","taskgov.io/suspensions":"2","other":"x"}},
+    "spec":{"parallelism":8,"completions":8,"suspend":true,
+      "podFailurePolicy":{"rules":[
+        {"action":"FailJob","onExitCodes":{"operator":"In","values":[42]}},
+        {"action":"Ignore","onPodConditions":[{"type":"DisruptionTarget"}]}]},
+      "template":{"metadata":{"labels":{"app":"t"}},"spec":{"priorityClassName":"low",
+        "containers":[{"name":"c","resources":{"requests":{"nvidia.com/gpu":"4"}}}]}}}})");
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  ASSERT_NE(job->control, nullptr);
+  const model::JobControl& c = *job->control;
+  EXPECT_EQ(c.kind, "Job");
+  EXPECT_EQ(c.path, "/apis/batch/v1/namespaces/a/jobs/train");
+  EXPECT_EQ(c.workload, "owner/u");
+  EXPECT_FALSE(c.run_policy);
+  EXPECT_TRUE(c.suspended);
+  EXPECT_TRUE(c.paused_by_taskgov());
+  EXPECT_EQ(c.suspensions(), 2);
+  EXPECT_EQ(c.annotations.count("other"), 0u);
+  EXPECT_TRUE(c.ignores_disruption);
+  EXPECT_EQ(c.creation_unix_ms, 1767225610000);
+  ASSERT_EQ(c.pod_sets.size(), 1u);
+  EXPECT_EQ(c.pod_sets[0].count, 8);
+  EXPECT_EQ(c.pod_sets[0].pod.namespace_, "a");
+  EXPECT_EQ(c.pod_sets[0].pod.priority_class_name, "low");
+  EXPECT_EQ(model::EffectiveRequest(c.pod_sets[0].pod).ToString(), "nvidia.com/gpu: 4");
+
+  // A rule that counts evictions first decides: they count.
+  job = Decoded(DecodeJob, R"({"metadata":{"name":"j","namespace":"a","uid":"u"},"spec":{
+    "podFailurePolicy":{"rules":[{"action":"Count","onPodConditions":[{"type":"DisruptionTarget"}]},
+      {"action":"Ignore","onPodConditions":[{"type":"DisruptionTarget"}]}]},"template":{"spec":{}}}})");
+  ASSERT_TRUE(job.ok());
+  ASSERT_NE(job->control, nullptr);
+  EXPECT_FALSE(job->control->ignores_disruption);
+  EXPECT_FALSE(job->control->suspended);
+  // No template: nothing to resume from, so not pausable (its pods are evicted).
+  job = Decoded(DecodeJob, R"({"metadata":{"name":"j","namespace":"a","uid":"u"},"spec":{}})");
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->control, nullptr);
+}
+
+TEST(DecodeJobControlTest, APyTorchJobIsSuspendedThroughItsRunPolicy) {
+  common::Result<GangSizeInfo> job = Decoded(DecodePyTorchJob, R"({
+    "metadata":{"name":"p","namespace":"n","uid":"u"},
+    "spec":{"runPolicy":{"suspend":true},"pytorchReplicaSpecs":{
+      "Master":{"replicas":1,"template":{"spec":{"containers":[{"name":"m"}]}}},
+      "Worker":{"replicas":7,"template":{"spec":{"containers":[{"name":"w"}]}}}}}})");
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  ASSERT_NE(job->control, nullptr);
+  EXPECT_EQ(job->control->path, "/apis/kubeflow.org/v1/namespaces/n/pytorchjobs/p");
+  EXPECT_TRUE(job->control->run_policy);
+  EXPECT_TRUE(job->control->suspended);
+  EXPECT_FALSE(job->control->paused_by_taskgov()) << "suspended, but not by taskgov";
+  EXPECT_EQ(job->control->pods(), 8);
+}
+
 TEST(DecodeGangSizeTest, AJobSetsReplicatedJobs) {
   // A launcher Job of 1 and 2 worker Jobs of parallelism 4: 9 pods.
   common::Result<GangSizeInfo> set = Decoded(DecodeJobSet, R"({

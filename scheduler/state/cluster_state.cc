@@ -427,6 +427,36 @@ void ClusterState::OnGangSizeDelete(const std::string& workload) {
   if (teams_.EraseGangSize(workload)) RegangPending(workload);
 }
 
+void ClusterState::OnJobUpsert(std::shared_ptr<const model::JobControl> job) {
+  std::lock_guard lock(jobs_mu_);
+  if (job->annotations.count(model::kSuspendedByAnnotation) > 0) {
+    annotated_jobs_.insert(job->workload);
+  } else {
+    annotated_jobs_.erase(job->workload);
+  }
+  jobs_[job->workload] = std::move(job);
+}
+
+void ClusterState::OnJobDelete(const std::string& workload) {
+  std::lock_guard lock(jobs_mu_);
+  jobs_.erase(workload);
+  annotated_jobs_.erase(workload);
+}
+
+std::shared_ptr<const model::JobControl> ClusterState::JobOf(std::string_view workload) const {
+  std::lock_guard lock(jobs_mu_);
+  auto it = jobs_.find(std::string(workload));
+  return it == jobs_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<const model::JobControl>> ClusterState::PausedJobs() const {
+  std::lock_guard lock(jobs_mu_);
+  std::vector<std::shared_ptr<const model::JobControl>> out;
+  out.reserve(annotated_jobs_.size());
+  for (const std::string& workload : annotated_jobs_) out.push_back(jobs_.at(workload));
+  return out;
+}
+
 void ClusterState::RegangPending(const std::string& gang) {
   // Its members may have arrived before the object declaring it (informers of different kinds
   // race): they wait in the queues as members of the gang it declares now, of its team.

@@ -133,7 +133,15 @@ class ClusterState final : public ClusterObserver {
   void OnPodGroupDelete(const std::string& ns, const std::string& name) override;
   void OnGangSizeUpsert(const std::string& workload, int64_t size) override;
   void OnGangSizeDelete(const std::string& workload) override;
+  void OnJobUpsert(std::shared_ptr<const model::JobControl> job) override;
+  void OnJobDelete(const std::string& workload) override;
   void OnSynced(ObjectKind kind) override;
+
+  // The pausable job that owns the gang `workload` (model/job_control.h), or null.
+  [[nodiscard]] std::shared_ptr<const model::JobControl> JobOf(std::string_view workload) const;
+  // Every job taskgov paused and has not resumed (JobControl::paused_by_taskgov), and every job
+  // still carrying taskgov's suspended-by annotation though someone else resumed it.
+  [[nodiscard]] std::vector<std::shared_ptr<const model::JobControl>> PausedJobs() const;
 
   // Pods and nodes have been listed once.
   [[nodiscard]] bool synced() const;
@@ -249,6 +257,11 @@ class ClusterState final : public ClusterObserver {
   mutable PendingQueues pending_;
   TeamResolver teams_;
   WorkloadTable workloads_;
+
+  mutable std::mutex jobs_mu_;
+  // Pausable jobs by workload key, and the workloads of those with taskgov's annotation.
+  std::unordered_map<std::string, std::shared_ptr<const model::JobControl>> jobs_;
+  std::set<std::string> annotated_jobs_;
 
   mutable std::mutex mu_;  // the pods
   Pods pods_;

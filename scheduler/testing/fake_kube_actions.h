@@ -34,9 +34,30 @@ class FakeKubeActions final : public KubeActions {
     if (detail) *detail = evict_detail_;
     return evict_outcome_;
   }
+  SuspendOutcome SetSuspended(const model::JobControl& job, bool suspend,
+                              const model::Labels& annotations, std::string* detail) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    suspends_.push_back({job.workload, suspend, annotations});
+    if (detail) *detail = "";
+    return suspend_outcome_;
+  }
   void RecordEvent(const EventRecord& event) override {
     std::lock_guard<std::mutex> lock(mu_);
     events_.push_back(event);
+  }
+
+  struct SuspendCall {
+    std::string workload;
+    bool suspend = false;
+    model::Labels annotations;
+  };
+  void SetSuspendOutcome(SuspendOutcome outcome) {
+    std::lock_guard<std::mutex> lock(mu_);
+    suspend_outcome_ = outcome;
+  }
+  std::vector<SuspendCall> suspends() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return suspends_;
   }
 
   void FailBinds(std::string message) {
@@ -69,6 +90,8 @@ class FakeKubeActions final : public KubeActions {
   std::vector<BindCall> binds_;
   std::vector<EvictCall> evictions_;
   std::vector<EventRecord> events_;
+  std::vector<SuspendCall> suspends_;
+  SuspendOutcome suspend_outcome_ = SuspendOutcome::kDone;
 };
 
 }  // namespace taskgov::scheduler::testing

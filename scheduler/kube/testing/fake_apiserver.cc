@@ -150,6 +150,83 @@ void SetString(Document& doc, Value& object, const char* name, std::string_view 
   }
 }
 
+// RFC 7386 JSON merge patch: an object patch merges member by member (recursively; a null member
+// removes that member), anything else replaces `target`.
+void MergePatch(Value& target, const Value& patch, Document::AllocatorType& a) {
+  if (!patch.IsObject()) {
+    target.CopyFrom(patch, a);
+    return;
+  }
+  if (!target.IsObject()) target.SetObject();
+  for (const auto& m : patch.GetObject()) {
+    auto it = target.FindMember(m.name);
+    if (m.value.IsNull()) {
+      if (it != target.MemberEnd()) target.EraseMember(it);
+    } else if (it != target.MemberEnd()) {
+      MergePatch(it->value, m.value, a);
+    } else {
+      Value added;  // merged into null: an object loses its null members
+      MergePatch(added, m.value, a);
+      target.AddMember(Value(m.name, a), added, a);
+    }
+  }
+}
+
+// Whether object.status.conditions holds `type` with status "True".
+bool ConditionIsTrue(const Value& object, std::string_view type) {
+  const Value* status = Member(object, "status");
+  const Value* conditions = status == nullptr ? nullptr : Member(*status, "conditions");
+  if (conditions == nullptr || !conditions->IsArray()) return false;
+  for (const Value& c : conditions->GetArray()) {
+    if (PathText(c, "type") == type && PathText(c, "status") == "True") return true;
+  }
+  return false;
+}
+
+struct Condition {
+  std::string type;
+  std::string status;  // "True" or "False"
+  std::string reason;
+  std::string message;
+};
+
+// Sets `condition` in object.status.conditions; true when anything changed. A condition of that
+// type with another status, reason or message is rewritten, a missing one appended unless its
+// status is "False" (the Job controller's ensureJobConditionStatus, the training operator's
+// UpdateJobConditions, podutil.UpdatePodCondition); lastTransitionTime and `time_field`
+// (lastProbeTime for Jobs, lastUpdateTime for Kubeflow jobs; nullptr: none) become `now`.
+bool SetCondition(Document& doc, Value& object, const Condition& condition, const std::string& now,
+                  const char* time_field) {
+  auto& a = doc.GetAllocator();
+  Value& status = EnsureObject(doc, object, "status");
+  auto list = status.FindMember("conditions");
+  if (list == status.MemberEnd() || !list->value.IsArray()) {
+    if (list != status.MemberEnd()) status.RemoveMember(list);
+    status.AddMember("conditions", Value(rapidjson::kArrayType), a);
+    list = status.FindMember("conditions");
+  }
+  Value* target = nullptr;
+  for (Value& c : list->value.GetArray()) {
+    if (PathText(c, "type") == condition.type) target = &c;
+  }
+  if (target == nullptr) {
+    if (condition.status == "False") return false;
+    list->value.PushBack(Value(rapidjson::kObjectType), a);
+    target = &list->value[list->value.Size() - 1];
+    SetString(doc, *target, "type", condition.type);
+  } else if (PathText(*target, "status") == condition.status &&
+             PathText(*target, "reason") == condition.reason &&
+             PathText(*target, "message") == condition.message) {
+    return false;
+  }
+  SetString(doc, *target, "status", condition.status);
+  SetString(doc, *target, "reason", condition.reason);
+  SetString(doc, *target, "message", condition.message);
+  if (time_field != nullptr) SetString(doc, *target, time_field, now);
+  SetString(doc, *target, "lastTransitionTime", now);
+  return true;
+}
+
 std::string Rfc3339(std::chrono::system_clock::time_point t) {
   std::time_t secs = std::chrono::system_clock::to_time_t(t);
   std::tm tm{};
@@ -230,6 +307,8 @@ const char* ReasonPhrase(int status) {
       return "Conflict";
     case 410:
       return "Gone";
+    case 415:
+      return "Unsupported Media Type";
     case 422:
       return "Unprocessable Entity";
     case 429:
@@ -259,6 +338,8 @@ std::string DefaultReason(int code) {
       return "Conflict";
     case 410:
       return "Expired";
+    case 415:
+      return "UnsupportedMediaType";
     case 422:
       return "Invalid";
     case 429:
@@ -377,6 +458,7 @@ struct Incoming {
   std::string path;
   std::map<std::string, std::string> query;
   std::string body;
+  std::string content_type;  // the Content-Type header
   std::string authorization;
   std::string impersonate_user;
   std::vector<std::pair<std::string, std::string>> custom_headers;  // X-*, for the service proxy
@@ -629,8 +711,32 @@ class FakeApiServer::Impl {
   Reply ProxyService(const Incoming& in, const std::string& ns, const std::string& service);
   Reply DiscoveryLocked(const std::string& group_version) const;
   // The Job controller (options_.simulate_job_controller); job_controller_busy_ keeps its own
-  // writes from re-entering it.
-  void JobWrittenLocked(const std::string& job_json);
+  // writes from re-entering it. One sync of a batch/v1 Job, as syncJob: `gone_pod`, when not
+  // null, is the last state of one of its pods that was just deleted.
+  void JobWrittenLocked(const std::string& job_json, const Value* gone_pod = nullptr);
+  // A pod of a Job as its controller sees it.
+  struct JobPod {
+    std::string key;
+    std::string uid;
+    std::string phase;
+    int64_t index = -1;        // batch.kubernetes.io/job-completion-index
+    bool terminating = false;  // metadata.deletionTimestamp is set
+    bool gone = false;         // deleted: `doc` is its last state
+    Document doc;
+  };
+  // What one sync newly learnt from finished pods.
+  struct JobTally {
+    int64_t failed = 0;
+    int64_t succeeded = 0;       // NonIndexed Jobs
+    std::set<int64_t> complete;  // Indexed Jobs: every succeeded index (status.completedIndexes)
+    std::string fail_job;        // a podFailurePolicy FailJob rule matched: the message
+  };
+  std::vector<JobPod> JobPodsLocked(const Value& job, const Value* gone_pod);
+  JobTally CountFinishedPodsLocked(const Value& job, const std::vector<JobPod>& pods);
+  // Creates pods for free indexes (lowest first, `taken` excluded) until `active` reaches
+  // `want`; returns the active count then.
+  int64_t CreateJobPodsLocked(const Value& job, std::set<int64_t> taken, const JobTally& tally,
+                              int64_t active, int64_t want);
   // The pods in `ns` whose owner is `uid`, by key.
   std::vector<std::pair<std::string, Document>> OwnedPodsLocked(const std::string& ns,
                                                                 const std::string& uid);
@@ -638,13 +744,16 @@ class FakeApiServer::Impl {
   void PyTorchJobWrittenLocked(const std::string& job_json);
   // A Job's or PyTorchJob's pods go with it.
   void JobDeletedLocked(const std::string& job_json);
-  void OwnedPodChangedLocked(const std::string& pod_json);
+  // A pod written or (`deleted`) deleted: its controller Job or PyTorchJob syncs.
+  void OwnedPodChangedLocked(const std::string& pod_json, bool deleted);
   Reply Control(Incoming& in);
   Reply ListLocked(const ResourceType& type, const std::string& ns, const Incoming& in);
   Reply WatchLocked(const ResourceType& type, const std::string& ns, const Incoming& in,
                     const std::weak_ptr<SessionBase>& session);
   Reply BindLocked(const std::string& ns, const std::string& name, const std::string& body);
   Reply EvictLocked(const std::string& ns, const std::string& name, const std::string& body);
+  Reply PatchLocked(const ResourceType& type, const std::string& ns, const std::string& name,
+                    const Incoming& in, bool dry_run);
 
   const FakeApiServerOptions options_;
   // Declared before the objects that own sockets and timers, so it is destroyed after them.
@@ -686,6 +795,9 @@ class FakeApiServer::Impl {
   std::map<std::string, ServiceBackend> services_;
   bool job_controller_ = false;  // guarded by mu_
   bool job_controller_busy_ = false;
+  // Pod uids whose Job tracking finalizer the Job controller has removed (guarded by mu_): the
+  // pod was counted (succeeded or failed) or let go uncounted, and is never counted again.
+  std::set<std::string> released_pods_;
 };
 
 // ================================================================================================
@@ -785,6 +897,7 @@ class Session final : public SessionBase {
     incoming_.path = incoming_.target.substr(0, q);
     if (q != std::string::npos) incoming_.query = ParseQuery(incoming_.target.substr(q + 1));
     incoming_.body = std::move(req.body());
+    incoming_.content_type = std::string(req[http::field::content_type]);
     incoming_.authorization = std::string(req[http::field::authorization]);
     incoming_.impersonate_user = std::string(req["Impersonate-User"]);
     for (const auto& field : req) {
@@ -1169,7 +1282,7 @@ Reply FakeApiServer::Impl::WriteLocked(const ResourceType& type, Document& doc, 
   if (job_controller_ && !job_controller_busy_) {
     if (type.plural == "jobs") JobWrittenLocked(json);
     if (type.plural == "pytorchjobs") PyTorchJobWrittenLocked(json);
-    if (type.plural == "pods") OwnedPodChangedLocked(json);
+    if (type.plural == "pods") OwnedPodChangedLocked(json, false);
   }
   return Reply{prev.empty() ? 201 : 200, json};
 }
@@ -1189,7 +1302,7 @@ bool FakeApiServer::Impl::DeleteLocked(const ResourceType& type, const std::stri
   CommitLocked(type, stored.ns, "DELETED", json, stored.json);
   if (job_controller_ && !job_controller_busy_) {
     if (type.plural == "jobs" || type.plural == "pytorchjobs") JobDeletedLocked(json);
-    if (type.plural == "pods") OwnedPodChangedLocked(json);
+    if (type.plural == "pods") OwnedPodChangedLocked(json, true);
   }
   return true;
 }
@@ -1541,10 +1654,11 @@ Reply FakeApiServer::Impl::Route(Incoming& in, const std::weak_ptr<SessionBase>&
   const std::string what = type->plural + " \"" + name + "\"";
   const auto dry_run_param = in.query.find("dryRun");
   const bool dry_run = dry_run_param != in.query.end();
-  if (dry_run && (dry_run_param->second != "All" || (in.method != "POST" && in.method != "PUT"))) {
+  if (dry_run && (dry_run_param->second != "All" ||
+                  (in.method != "POST" && in.method != "PUT" && in.method != "PATCH"))) {
     return Reply{400, StatusJson(400, "BadRequest",
                                  "dryRun: Unsupported value: \"" + dry_run_param->second +
-                                     "\": supported values: \"All\" (on POST and PUT)")};
+                                     "\": supported values: \"All\" (on POST, PUT and PATCH)")};
   }
   if (name.empty()) {
     if (in.method == "GET") {
@@ -1580,10 +1694,11 @@ Reply FakeApiServer::Impl::Route(Incoming& in, const std::weak_ptr<SessionBase>&
     }
     if (sub == "binding" && in.method == "POST") return BindLocked(ns, name, in.body);
     if (sub == "eviction" && in.method == "POST") return EvictLocked(ns, name, in.body);
-    if (sub != "status" || in.method != "PUT") {
+    if (sub != "status" || (in.method != "PUT" && in.method != "PATCH")) {
       return Reply{405, StatusJson(405, "MethodNotAllowed", in.method + " " + sub)};
     }
   }
+  if (in.method == "PATCH") return PatchLocked(*type, ns, name, in, dry_run);
   auto& bucket = objects_[type->plural];
   auto it = bucket.find(key);
   if (in.method == "GET") {
@@ -1614,6 +1729,75 @@ Reply FakeApiServer::Impl::Route(Incoming& in, const std::weak_ptr<SessionBase>&
     return Reply{200, json};
   }
   return Reply{405, StatusJson(405, "MethodNotAllowed", in.method + " not allowed")};
+}
+
+// As the API server's patch handler (k8s.io/apiserver pkg/endpoints/handlers/patch.go): the
+// content type names the patch kind; the patched object is checked and stored as an update.
+Reply FakeApiServer::Impl::PatchLocked(const ResourceType& type, const std::string& ns,
+                                       const std::string& name, const Incoming& in, bool dry_run) {
+  std::string media = in.content_type.substr(0, in.content_type.find(';'));
+  media.erase(std::remove_if(media.begin(), media.end(), [](unsigned char c) { return c == ' '; }),
+              media.end());
+  std::transform(media.begin(), media.end(), media.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // Every optional type is a custom resource: CRDs have no strategic merge patch. A built-in
+  // type's strategic merge patch is applied as a merge patch (no stored object here has a list
+  // with merge keys). JSON patch and server-side apply are not simulated.
+  const bool custom = type.optional;
+  if (media != "application/merge-patch+json" &&
+      (custom || media != "application/strategic-merge-patch+json")) {
+    return Reply{
+        415, StatusJson(415, "UnsupportedMediaType",
+                        "the body of the request was in an unknown format - accepted "
+                        "media types include: application/merge-patch+json" +
+                            std::string(custom ? "" : ", application/strategic-merge-patch+json"))};
+  }
+  const std::string what = type.plural + " \"" + name + "\"";
+  auto& bucket = objects_[type.plural];
+  auto it = bucket.find(ns.empty() ? name : ns + "/" + name);
+  if (it == bucket.end()) return Reply{404, StatusJson(404, "NotFound", what + " not found")};
+  Document patch;
+  patch.Parse(in.body.c_str());
+  if (patch.HasParseError() || !patch.IsObject()) {
+    return Reply{400, StatusJson(400, "BadRequest", "the patch is not a JSON object")};
+  }
+  Document doc;
+  doc.Parse(it->second.json.c_str());
+  const std::string version = PathText(doc, "metadata.resourceVersion");
+  const std::string uid = PathText(doc, "metadata.uid");
+  const std::string expected = PathText(patch, "metadata.resourceVersion");
+  if (!expected.empty() && expected != version) {
+    return Reply{409, StatusJson(409, "Conflict",
+                                 "Operation cannot be fulfilled on " + what +
+                                     ": the object has been modified; please apply your changes "
+                                     "to the latest version and try again")};
+  }
+  MergePatch(doc, patch, doc.GetAllocator());
+  if (PathText(doc, "metadata.name") != name) {
+    return Reply{400, StatusJson(400, "BadRequest",
+                                 "the name of the object (" + PathText(doc, "metadata.name") +
+                                     ") does not match the name on the URL (" + name + ")")};
+  }
+  if (type.namespaced && PathText(doc, "metadata.namespace") != ns) {
+    return Reply{400, StatusJson(400, "BadRequest",
+                                 "the namespace of the provided object does not match the "
+                                 "namespace sent on the request")};
+  }
+  const std::string new_uid = PathText(doc, "metadata.uid");
+  if (!new_uid.empty() && new_uid != uid) {
+    return Reply{422, StatusJson(422, "Invalid",
+                                 type.kind + " \"" + name +
+                                     "\" is invalid: metadata.uid: Invalid value: \"" + new_uid +
+                                     "\": field is immutable")};
+  }
+  SetString(doc, EnsureObject(doc, doc, "metadata"), "resourceVersion", version);
+  std::string stored;
+  Reply reply = WriteLocked(type, doc, false, true, &stored, dry_run);
+  if (reply.status < 300) reply.status = 200;
+  if (!dry_run && reply.status < 300 && type.plural == "leases") {
+    lease_writes_.push_back("PATCH " + stored);
+  }
+  return reply;
 }
 
 Reply FakeApiServer::Impl::ListLocked(const ResourceType& type, const std::string& ns,
@@ -1815,6 +1999,19 @@ Reply FakeApiServer::Impl::EvictLocked(const std::string& ns, const std::string&
                         {"DisruptionBudget"})};
   }
   evictions_.push_back(body);
+  // Accepted: the DisruptionTarget condition is written in one update before the delete, so the
+  // pod's last state carries it (pkg/registry/core/pod/storage/eviction.go,
+  // addConditionAndDeletePod).
+  if (SetCondition(pod, pod,
+                   {"DisruptionTarget", "True", "EvictionByEvictionAPI", "Eviction API: evicting"},
+                   Rfc3339(std::chrono::system_clock::now()), nullptr)) {
+    std::string stored;
+    Reply written = WriteLocked(*TypeByPlural("pods"), pod, false, true, &stored);
+    if (written.status >= 300) return written;
+    // A controller reacting to the condition may have deleted it already.
+    if (bucket.count(key) == 0) return Reply{201, StatusJson(201, "", "")};
+    pod.Parse(stored.c_str());
+  }
   int64_t grace = 30;
   const Value* options = Member(eviction, "deleteOptions");
   const Value* g = options == nullptr ? nullptr : Member(*options, "gracePeriodSeconds");
@@ -2050,6 +2247,96 @@ std::string JobPodJson(const Value& job, int64_t index, const std::string& suffi
   return Serialize(pod);
 }
 
+// batch.kubernetes.io/job-completion-index of a pod (the annotation), -1 when absent or invalid.
+int64_t CompletionIndex(const Value& pod) {
+  const Value* meta = Member(pod, "metadata");
+  const Value* annotations = meta == nullptr ? nullptr : Member(*meta, "annotations");
+  const Value* text = annotations == nullptr
+                          ? nullptr
+                          : Member(*annotations, "batch.kubernetes.io/job-completion-index");
+  if (text == nullptr || !text->IsString() || text->GetStringLength() == 0) return -1;
+  char* end = nullptr;
+  const long long index = std::strtoll(text->GetString(), &end, 10);
+  return *end == '\0' && index >= 0 ? index : -1;
+}
+
+// status.completedIndexes ("1,3-5") as a set, and back.
+std::set<int64_t> ParseIndexes(const std::string& text) {
+  std::set<int64_t> out;
+  for (size_t start = 0; start < text.size();) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string part = text.substr(start, comma - start);
+    const size_t dash = part.find('-');
+    const int64_t first = std::strtoll(part.c_str(), nullptr, 10);
+    const int64_t last =
+        dash == std::string::npos ? first : std::strtoll(part.c_str() + dash + 1, nullptr, 10);
+    for (int64_t i = std::max<int64_t>(0, first); i <= last && out.size() < 1'000'000; ++i) {
+      out.insert(i);
+    }
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string FormatIndexes(const std::set<int64_t>& indexes) {
+  std::string out;
+  for (auto it = indexes.begin(); it != indexes.end();) {
+    const int64_t first = *it;
+    int64_t last = first;
+    for (++it; it != indexes.end() && *it == last + 1; ++it) last = *it;
+    if (!out.empty()) out += ",";
+    out += std::to_string(first);
+    if (last != first) out += "-" + std::to_string(last);
+  }
+  return out;
+}
+
+// What a Job's spec.podFailurePolicy says of a failed pod, as matchPodFailurePolicy
+// (pkg/controller/job/pod_failure_policy.go): the first rule, in order, with an onPodConditions
+// pattern (type, and status, "True" when absent) that one of the pod's conditions matches
+// decides. Ignore: not counted; FailJob: counted, and the Job fails; Count (and FailIndex, as
+// backoffLimitPerIndex is not simulated): counted. No policy or no match: counted. onExitCodes
+// rules are not simulated: they never match.
+struct PolicyVerdict {
+  bool count = true;
+  std::string fail_job;  // FailJob matched: the message of the Job's Failed condition
+};
+
+PolicyVerdict MatchPodFailurePolicy(const Value& job, const Value& pod) {
+  const Value* spec = Member(job, "spec");
+  const Value* policy = spec == nullptr ? nullptr : Member(*spec, "podFailurePolicy");
+  const Value* rules = policy == nullptr ? nullptr : Member(*policy, "rules");
+  const Value* status = Member(pod, "status");
+  const Value* conditions = status == nullptr ? nullptr : Member(*status, "conditions");
+  if (rules == nullptr || !rules->IsArray() || conditions == nullptr || !conditions->IsArray()) {
+    return {};
+  }
+  for (rapidjson::SizeType i = 0; i < rules->Size(); ++i) {
+    const Value& rule = (*rules)[i];
+    const Value* patterns = Member(rule, "onPodConditions");
+    if (patterns == nullptr || !patterns->IsArray()) continue;
+    std::string matched;
+    for (const Value& c : conditions->GetArray()) {
+      for (const Value& p : patterns->GetArray()) {
+        const std::string want = PathText(p, "status").empty() ? "True" : PathText(p, "status");
+        if (PathText(c, "type") == PathText(p, "type") && PathText(c, "status") == want) {
+          matched = PathText(c, "type");
+        }
+      }
+      if (!matched.empty()) break;
+    }
+    if (matched.empty()) continue;
+    const std::string action = PathText(rule, "action");
+    if (action == "Ignore") return {false, ""};
+    if (action != "FailJob") return {};
+    return {true, "Pod " + PathText(pod, "metadata.namespace") + "/" +
+                      PathText(pod, "metadata.name") + " has condition " + matched +
+                      " matching FailJob rule at index " + std::to_string(i)};
+  }
+  return {};
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, Document>> FakeApiServer::Impl::OwnedPodsLocked(
@@ -2064,85 +2351,190 @@ std::vector<std::pair<std::string, Document>> FakeApiServer::Impl::OwnedPodsLock
   return owned;
 }
 
-void FakeApiServer::Impl::JobWrittenLocked(const std::string& job_json) {
+std::vector<FakeApiServer::Impl::JobPod> FakeApiServer::Impl::JobPodsLocked(const Value& job,
+                                                                            const Value* gone_pod) {
+  std::vector<JobPod> pods;
+  auto add = [&](std::string key, Document doc, bool gone) {
+    JobPod p;
+    p.key = std::move(key);
+    p.uid = PathText(doc, "metadata.uid");
+    p.phase = PathText(doc, "status.phase");
+    p.index = CompletionIndex(doc);
+    p.terminating = !PathText(doc, "metadata.deletionTimestamp").empty();
+    p.gone = gone;
+    p.doc = std::move(doc);
+    pods.push_back(std::move(p));
+  };
+  const std::string ns = PathText(job, "metadata.namespace");
+  for (auto& [key, pod] : OwnedPodsLocked(ns, PathText(job, "metadata.uid"))) {
+    add(key, std::move(pod), false);
+  }
+  if (gone_pod != nullptr) {
+    Document last;
+    last.CopyFrom(*gone_pod, last.GetAllocator());
+    add(ns + "/" + PathText(last, "metadata.name"), std::move(last), true);
+  }
+  return pods;
+}
+
+// As trackJobStatusAndRemoveFinalizers (pkg/controller/job/job_controller.go): every pod still
+// tracked is counted once, when it finishes. Succeeded: its index completes (Indexed) or
+// succeeded grows. Failed (isPodFailed): phase Failed, deleted (the fake's pods have no
+// finalizer, so a delete is their end), or terminating unless only Failed pods are replaced (a
+// podFailurePolicy, or podReplacementPolicy Failed) — counted unless the podFailurePolicy ignores
+// it, or it went while the Job is suspended (the controller deletes those pods after removing
+// their finalizer), or (Indexed) its index is out of range.
+FakeApiServer::Impl::JobTally FakeApiServer::Impl::CountFinishedPodsLocked(
+    const Value& job, const std::vector<JobPod>& pods) {
+  const bool indexed = PathText(job, "spec.completionMode") == "Indexed";
+  const bool suspended = PathText(job, "spec.suspend") == "true";
+  const int64_t parallelism = std::max<int64_t>(0, IntAt(job, "spec.parallelism", 1));
+  const int64_t completions = std::max<int64_t>(0, IntAt(job, "spec.completions", parallelism));
+  const Value* spec = Member(job, "spec");
+  const bool only_failed = (spec != nullptr && Member(*spec, "podFailurePolicy") != nullptr) ||
+                           PathText(job, "spec.podReplacementPolicy") == "Failed";
+  JobTally tally;
+  tally.complete = ParseIndexes(PathText(job, "status.completedIndexes"));
+  for (const JobPod& p : pods) {
+    if (p.uid.empty()) continue;
+    if (released_pods_.count(p.uid) > 0) {
+      if (p.gone) released_pods_.erase(p.uid);
+      continue;
+    }
+    const bool in_range = !indexed || (p.index >= 0 && p.index < completions);
+    if (p.phase == "Succeeded") {
+      if (!indexed) ++tally.succeeded;
+      if (indexed && in_range) tally.complete.insert(p.index);
+    } else if (p.phase == "Failed" || p.gone || (p.terminating && !only_failed)) {
+      const bool let_go = suspended && p.phase != "Failed";
+      const PolicyVerdict verdict = MatchPodFailurePolicy(job, p.doc);
+      if (!let_go && in_range && verdict.count) ++tally.failed;
+      if (!let_go && in_range && tally.fail_job.empty()) tally.fail_job = verdict.fail_job;
+    } else {
+      continue;  // still running
+    }
+    if (!p.gone) released_pods_.insert(p.uid);
+  }
+  return tally;
+}
+
+int64_t FakeApiServer::Impl::CreateJobPodsLocked(const Value& job, std::set<int64_t> taken,
+                                                 const JobTally& tally, int64_t active,
+                                                 int64_t want) {
+  const bool indexed = PathText(job, "spec.completionMode") == "Indexed";
+  const int64_t parallelism = std::max<int64_t>(0, IntAt(job, "spec.parallelism", 1));
+  const int64_t completions = std::max<int64_t>(0, IntAt(job, "spec.completions", parallelism));
+  // Indexed: the lowest indexes neither running nor complete; NonIndexed: free slots.
+  const int64_t limit = indexed ? completions : completions + parallelism;
+  for (int64_t i = 0; i < limit && active < want; ++i) {
+    if (taken.count(i) > 0 || (indexed && tally.complete.count(i) > 0)) continue;
+    static const char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    std::string suffix;
+    for (uint64_t n = ++uid_seq_, k = 0; k < 5; ++k, n /= 27) suffix += kAlphabet[n % 27];
+    Document pod;
+    pod.Parse(JobPodJson(job, i, suffix).c_str());
+    if (WriteLocked(*TypeByPlural("pods"), pod, true, false, nullptr).status < 300) {
+      taken.insert(i);
+      ++active;
+    }
+  }
+  return active;
+}
+
+void FakeApiServer::Impl::JobWrittenLocked(const std::string& job_json, const Value* gone_pod) {
   Document job;
   job.Parse(job_json.c_str());
   if (job.HasParseError() || !job.IsObject()) return;
-  const std::string ns = PathText(job, "metadata.namespace");
-  const std::string uid = PathText(job, "metadata.uid");
+  const std::string gone_uid = gone_pod == nullptr ? "" : PathText(*gone_pod, "metadata.uid");
+  if (ConditionIsTrue(job, "Complete") || ConditionIsTrue(job, "Failed")) {
+    released_pods_.erase(gone_uid);  // a finished Job is not synced again (IsJobFinished)
+    return;
+  }
+  const bool indexed = PathText(job, "spec.completionMode") == "Indexed";
   const bool suspended = PathText(job, "spec.suspend") == "true";
   const int64_t parallelism = std::max<int64_t>(0, IntAt(job, "spec.parallelism", 1));
   const int64_t completions = std::max<int64_t>(0, IntAt(job, "spec.completions", parallelism));
   const int64_t backoff_limit = IntAt(job, "spec.backoffLimit", 6);
   job_controller_busy_ = true;
-  // The Job's pods: active per index, succeeded indexes, failures.
-  std::map<int64_t, std::string> active;  // index → pod key
-  std::set<int64_t> succeeded;
-  int64_t failed = 0;
-  for (const auto& [key, pod] : OwnedPodsLocked(ns, uid)) {
-    const std::string phase = PathText(pod, "status.phase");
-    const Value* meta = Member(pod, "metadata");
-    const Value* annotations = meta == nullptr ? nullptr : Member(*meta, "annotations");
-    const Value* index_text =
-        annotations == nullptr ? nullptr
-                               : Member(*annotations, "batch.kubernetes.io/job-completion-index");
-    const int64_t index = index_text != nullptr && index_text->IsString()
-                              ? std::strtoll(index_text->GetString(), nullptr, 10)
-                              : -1;
-    if (phase == "Succeeded") {
-      succeeded.insert(index);
-    } else if (phase == "Failed") {
-      ++failed;
-    } else {
-      active[index] = key;
-    }
+  std::vector<JobPod> pods = JobPodsLocked(job, gone_pod);
+  const JobTally tally = CountFinishedPodsLocked(job, pods);
+  // Cumulative counters: what status already holds, and what this sync learnt.
+  int64_t failed = IntAt(job, "status.failed", 0) + tally.failed;
+  const int64_t succeeded = indexed ? static_cast<int64_t>(tally.complete.size())
+                                    : IntAt(job, "status.succeeded", 0) + tally.succeeded;
+  // Active: not finished. Terminating pods stay active until they are gone (they keep their index:
+  // the replacement comes when they are deleted).
+  std::vector<const JobPod*> active;
+  std::set<int64_t> taken;
+  for (const JobPod& p : pods) {
+    if (p.gone || p.phase == "Succeeded" || p.phase == "Failed") continue;
+    active.push_back(&p);
+    taken.insert(p.index);
   }
-  const bool complete = completions > 0 && static_cast<int64_t>(succeeded.size()) >= completions;
-  const bool failed_job = failed > backoff_limit;
-  if (suspended || complete || failed_job) {
-    for (const auto& [index, key] : active) DeleteLocked(*TypeByPlural("pods"), key);
-    active.clear();
-  } else {
-    for (int64_t i = 0; i < std::min(parallelism, completions); ++i) {
-      if (active.count(i) > 0 || succeeded.count(i) > 0) continue;
-      static const char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-      std::string suffix;
-      for (uint64_t n = ++uid_seq_, k = 0; k < 5; ++k, n /= 27) suffix += kAlphabet[n % 27];
-      Document pod;
-      pod.Parse(JobPodJson(job, i, suffix).c_str());
-      std::string stored;
-      if (WriteLocked(*TypeByPlural("pods"), pod, true, false, &stored).status < 300) {
-        active[i] = ns + "/" + PathText(pod, "metadata.name");
+  std::optional<Condition> failure;
+  if (!tally.fail_job.empty()) {
+    failure = Condition{"Failed", "True", "PodFailurePolicy", tally.fail_job};
+  } else if (failed > backoff_limit) {
+    failure = Condition{"Failed", "True", "BackoffLimitExceeded",
+                        "Job has reached the specified backoff limit"};
+  }
+  const bool complete = !failure && completions > 0 && succeeded >= completions;
+  int64_t now_active = 0;
+  if (failure || complete || suspended) {
+    for (const JobPod* p : active) {
+      // A failed Job's unfinished pods count as failed ("When the job is considered finished,
+      // every non-terminated pod is considered failed"); a complete or suspended Job's do not.
+      const bool in_range = !indexed || (p->index >= 0 && p->index < completions);
+      if (released_pods_.erase(p->uid) == 0 && failure && in_range &&
+          MatchPodFailurePolicy(job, p->doc).count) {
+        ++failed;
       }
+      DeleteLocked(*TypeByPlural("pods"), p->key);
     }
+  } else {
+    now_active = CreateJobPodsLocked(job, taken, tally, static_cast<int64_t>(active.size()),
+                                     std::min(parallelism, completions - succeeded));
   }
-  // status: counts, startTime, conditions.
+  // status: counters, completedIndexes, startTime, conditions.
   auto& a = job.GetAllocator();
   Value& status = EnsureObject(job, job, "status");
   const std::string before = Serialize(status);
-  status.RemoveMember("active");
-  status.AddMember("active", Value(static_cast<int64_t>(active.size())), a);
-  status.RemoveMember("succeeded");
-  status.AddMember("succeeded", Value(static_cast<int64_t>(succeeded.size())), a);
-  status.RemoveMember("failed");
-  status.AddMember("failed", Value(failed), a);
-  if (!suspended && PathText(job, "status.startTime").empty()) {
-    SetString(job, status, "startTime", Rfc3339(std::chrono::system_clock::now()));
-  }
-  status.RemoveMember("conditions");
-  Value conditions(rapidjson::kArrayType);
-  auto condition = [&](const char* type, const char* reason) {
-    Value c(rapidjson::kObjectType);
-    c.AddMember("type", Value(type, a), a);
-    c.AddMember("status", "True", a);
-    c.AddMember("reason", Value(reason, a), a);
-    conditions.PushBack(c, a);
+  const std::string now = Rfc3339(std::chrono::system_clock::now());
+  auto set_count = [&](const char* field, int64_t value) {
+    status.RemoveMember(field);
+    status.AddMember(Value(field, a), Value(value), a);
   };
-  if (suspended) condition("Suspended", "JobSuspended");
-  if (complete) condition("Complete", "CompletionsReached");
-  if (failed_job) condition("Failed", "BackoffLimitExceeded");
-  status.AddMember("conditions", conditions, a);
-  if (Serialize(status) != before) WriteLocked(*TypeByPlural("jobs"), job, false, true, nullptr);
+  set_count("active", now_active);
+  set_count("succeeded", succeeded);
+  set_count("failed", failed);
+  if (indexed) SetString(job, status, "completedIndexes", FormatIndexes(tally.complete));
+  if (!suspended && PathText(job, "status.startTime").empty()) {
+    SetString(job, status, "startTime", now);
+  }
+  if (failure) {
+    // FailureTarget first, then Failed once the pods are gone (here: at once).
+    Condition target = *failure;
+    target.type = "FailureTarget";
+    SetCondition(job, job, target, now, "lastProbeTime");
+    SetCondition(job, job, *failure, now, "lastProbeTime");
+  } else if (complete) {
+    const std::string message = "Reached expected number of succeeded pods";
+    SetCondition(job, job, {"SuccessCriteriaMet", "True", "CompletionsReached", message}, now,
+                 "lastProbeTime");
+    SetCondition(job, job, {"Complete", "True", "CompletionsReached", message}, now,
+                 "lastProbeTime");
+    SetString(job, job["status"], "completionTime", now);
+  } else if (suspended) {
+    SetCondition(job, job, {"Suspended", "True", "JobSuspended", "Job suspended"}, now,
+                 "lastProbeTime");
+  } else if (SetCondition(job, job, {"Suspended", "False", "JobResumed", "Job resumed"}, now,
+                          "lastProbeTime")) {
+    // "Resumed jobs will always reset StartTime to current time."
+    SetString(job, job["status"], "startTime", now);
+  }
+  if (Serialize(job["status"]) != before) {
+    WriteLocked(*TypeByPlural("jobs"), job, false, true, nullptr);
+  }
   job_controller_busy_ = false;
 }
 
@@ -2188,17 +2580,27 @@ void FakeApiServer::Impl::PyTorchJobWrittenLocked(const std::string& job_json) {
       }
     }
   }
-  auto& a = job.GetAllocator();
-  Value& status = EnsureObject(job, job, "status");
-  const std::string before = Serialize(status);
-  status.RemoveMember("conditions");
-  Value conditions(rapidjson::kArrayType);
-  Value c(rapidjson::kObjectType);
-  c.AddMember("type", rapidjson::StringRef(suspended ? "Suspended" : "Created"), a);
-  c.AddMember("status", "True", a);
-  conditions.PushBack(c, a);
-  status.AddMember("conditions", conditions, a);
-  if (Serialize(status) != before) {
+  // Conditions as the training operator's ReconcileJobs writes them (kubeflow/training-operator,
+  // pkg/controller.v1/common/job.go): Created; Suspended True while runPolicy.suspend, then False
+  // (PyTorchJobResumed), which also restarts status.startTime.
+  const std::string now = Rfc3339(std::chrono::system_clock::now());
+  const std::string before = Serialize(EnsureObject(job, job, "status"));
+  SetCondition(job, job,
+               {"Created", "True", "PyTorchJobCreated", "PyTorchJob " + name + " is created."}, now,
+               "lastUpdateTime");
+  if (suspended) {
+    SetCondition(
+        job, job,
+        {"Suspended", "True", "PyTorchJobSuspended", "PyTorchJob " + name + " is suspended."}, now,
+        "lastUpdateTime");
+  } else if (SetCondition(
+                 job, job,
+                 {"Suspended", "False", "PyTorchJobResumed", "PyTorchJob " + name + " is resumed."},
+                 now, "lastUpdateTime") ||
+             PathText(job, "status.startTime").empty()) {
+    SetString(job, job["status"], "startTime", now);
+  }
+  if (Serialize(job["status"]) != before) {
     WriteLocked(*TypeByPlural("pytorchjobs"), job, false, true, nullptr);
   }
   job_controller_busy_ = false;
@@ -2211,13 +2613,17 @@ void FakeApiServer::Impl::JobDeletedLocked(const std::string& job_json) {
   const std::string ns = PathText(job, "metadata.namespace");
   const std::string uid = PathText(job, "metadata.uid");
   std::vector<std::string> owned;
-  for (const auto& [key, pod] : OwnedPodsLocked(ns, uid)) owned.push_back(key);
+  for (const auto& [key, pod] : OwnedPodsLocked(ns, uid)) {
+    owned.push_back(key);
+    released_pods_.erase(PathText(pod, "metadata.uid"));
+  }
+  // The garbage collector deletes them; with the Job gone nothing counts them.
   job_controller_busy_ = true;
   for (const std::string& key : owned) DeleteLocked(*TypeByPlural("pods"), key);
   job_controller_busy_ = false;
 }
 
-void FakeApiServer::Impl::OwnedPodChangedLocked(const std::string& pod_json) {
+void FakeApiServer::Impl::OwnedPodChangedLocked(const std::string& pod_json, bool deleted) {
   Document pod;
   pod.Parse(pod_json.c_str());
   if (pod.HasParseError() || !pod.IsObject()) return;
@@ -2231,12 +2637,13 @@ void FakeApiServer::Impl::OwnedPodChangedLocked(const std::string& pod_json) {
     if (PathText(job, "metadata.uid") != uid) continue;
     const std::string json = stored.json;  // the controller may replace the stored entry
     if (plural == "jobs") {
-      JobWrittenLocked(json);
+      JobWrittenLocked(json, deleted ? &pod : nullptr);
     } else {
       PyTorchJobWrittenLocked(json);
     }
     return;
   }
+  if (deleted) released_pods_.erase(PathText(pod, "metadata.uid"));  // its Job is gone
 }
 
 // ================================================================================================

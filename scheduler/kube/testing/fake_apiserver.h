@@ -9,15 +9,29 @@
 //    be "uninstalled": their paths then answer 404);
 //  * GET (item), LIST (limit/continue paging with opaque base64 tokens, fieldSelector and
 //    labelSelector with = == != and existence terms), POST (create, 409 AlreadyExists), PUT
-//    (update with resourceVersion precondition, 409 Conflict), DELETE; POST and PUT honour
-//    dryRun=All (every check and the reply, nothing stored; other values answer 400);
+//    (update with resourceVersion precondition, 409 Conflict), PATCH, DELETE; POST, PUT and
+//    PATCH honour dryRun=All (every check and the reply, nothing stored; other values answer
+//    400);
+//  * PATCH of any stored object (and pods/status), as the API server's patch handler
+//    (k8s.io/apiserver pkg/endpoints/handlers/patch.go): Content-Type
+//    application/merge-patch+json is an RFC 7386 merge patch (objects merge recursively, null
+//    removes a member, anything else replaces); application/strategic-merge-patch+json is
+//    applied the same way to built-in types (no list merge keys are simulated) and answers 415
+//    UnsupportedMediaType for custom resources (LocalQueues, PodGroups, JobSets, Kubeflow jobs,
+//    RayClusters), as CRDs have no strategic merge patch; other types (JSON patch, apply) answer
+//    415. A metadata.resourceVersion in the patch is a precondition (409 Conflict); a patched
+//    name or namespace answers 400, a patched uid 422 (immutable). 404 when absent. The result is
+//    stored as an update: resourceVersion bumped, MODIFIED, the Job controller reacts as to PUT;
 //  * WATCH (?watch=true) from a resourceVersion with a replayed history, bookmarks
 //    (allowWatchBookmarks), field-selector transitions reported as ADDED/DELETED like the real
 //    watch cache, timeoutSeconds, 410 for versions older than the last Compact() — in-stream as
 //    an ERROR event by default, or as the reply status through a fault rule;
 //  * subresources: pods/binding (sets spec.nodeName, MODIFIED; 409 when bound or uid differs),
-//    pods/eviction (policy/v1; records it; deletes at once, after the grace period, or when the
-//    test says; 429 with a DisruptionBudget cause when blocked), pods/status (PUT);
+//    pods/eviction (policy/v1; records it; first writes the condition DisruptionTarget=True,
+//    reason EvictionByEvictionAPI, message "Eviction API: evicting" in one update (MODIFIED),
+//    then deletes at once, after the grace period, or when the test says, as
+//    pkg/registry/core/pod/storage/eviction.go does; 429 with a DisruptionBudget cause when
+//    blocked), pods/status (PUT, PATCH);
 //  * recording: every API request (method, target, Authorization, body, status), bindings,
 //    evictions, events and lease writes;
 //  * faults, as C++ methods and as an HTTP control API under /fake/ (for tests that drive a
@@ -27,17 +41,39 @@
 //    expired on demand, raw injected watch events (duplicates, deletes of unknown objects),
 //    token rotation; a request hook that runs before each API request is routed, so a test can
 //    make a concurrent change between a client's GET and its PUT.
-//  * a Job controller (FakeApiServerOptions::simulate_job_controller, off by default): a batch/v1
-//    Job written (created or updated) gets one pod per index 0..parallelism-1 that has none
+//  * a Job controller (FakeApiServerOptions::simulate_job_controller, off by default), with the
+//    accounting of pkg/controller/job/job_controller.go (v1.31+). A batch/v1 Job written or one
+//    of whose pods changes is synced: it keeps min(parallelism, completions - succeeded) pods
 //    (the Job's pod template, its labels plus job-name, controller-uid and
-//    batch.kubernetes.io/job-completion-index, a controller ownerReference, the index also as
-//    an annotation and hostname) unless spec.suspend; a suspended Job's active pods are deleted;
-//    a deleted pod of a running Job is created again; deleting the Job deletes its pods;
-//    status.active / succeeded / failed, startTime and the Suspended condition follow. With it,
-//    as the Kubeflow training operator: a PyTorchJob gets a pod per replica of Master, then
-//    Worker ("<job>-master-0", "<job>-worker-<i>", labels training.kubeflow.org/job-name,
-//    replica-type, replica-index; a controller ownerReference) unless spec.runPolicy.suspend,
-//    which deletes them; a deleted replica is created again; deleting it deletes its pods;
+//    batch.kubernetes.io/job-completion-index, a controller ownerReference, the index also as an
+//    annotation and hostname; Indexed Jobs: the lowest indexes not yet succeeded). Each pod is
+//    counted once (by uid): Succeeded completes its index (status.completedIndexes, succeeded);
+//    FAILED when it reaches phase Failed, is deleted (plain DELETE or eviction) without having
+//    succeeded, or, unless the Job has a podFailurePolicy or podReplacementPolicy Failed, starts
+//    terminating. status.failed and status.succeeded are cumulative. Not counted: pods deleted
+//    while the Job is suspended, pods deleted because the Job completed or was deleted, and pods
+//    a spec.podFailurePolicy rule with action Ignore matches (rules in order, first match wins,
+//    onPodConditions patterns {type, status (default True)}, e.g. DisruptionTarget; FailJob
+//    fails the Job with reason PodFailurePolicy; Count counts; onExitCodes rules never match).
+//    failed > spec.backoffLimit (default 6): conditions FailureTarget and Failed (reason
+//    BackoffLimitExceeded, "Job has reached the specified backoff limit"); its unfinished pods
+//    are then counted as failed too, as upstream, and deleted, and no pod is created again.
+//    Otherwise a failed pod's index gets a new pod; a terminating pod (graceful eviction) keeps
+//    its index until it is gone. Enough successes: SuccessCriteriaMet then Complete (reason
+//    CompletionsReached), completionTime. spec.suspend: active pods deleted uncounted,
+//    Suspended=True (JobSuspended, "Job suspended"), active 0; suspend false after that:
+//    Suspended=False (JobResumed, "Job resumed"), startTime reset to now, pods created again for
+//    the indexes not succeeded. A finished Job is not synced again; deleting a Job deletes its
+//    pods. Not simulated: the pod failure back-off delay (a replacement comes at once),
+//    backoffLimitPerIndex, activeDeadlineSeconds, successPolicy; status.active includes
+//    terminating pods. With it, as the Kubeflow training operator: a PyTorchJob gets a pod per
+//    replica of Master, then Worker ("<job>-master-0", "<job>-worker-<i>", labels
+//    training.kubeflow.org/job-name, replica-type, replica-index; a controller ownerReference)
+//    and the condition Created (PyTorchJobCreated); spec.runPolicy.suspend deletes them, with
+//    Suspended=True (PyTorchJobSuspended); resuming sets Suspended=False (PyTorchJobResumed),
+//    restarts status.startTime and creates them again; a deleted replica of a running
+//    PyTorchJob is created again (runPolicy.backoffLimit is not simulated: nothing is counted);
+//    deleting it deletes its pods;
 //  * discovery: GET /apis/{group}/{version} lists the served resources of that group version
 //    (an APIResourceList; 404 when it serves none, as for an uninstalled CRD);
 //  * the service proxy: GET /api/v1/namespaces/{ns}/services/{[scheme:]name[:port]}/proxy/{path}
@@ -263,7 +299,7 @@ class FakeApiServer {
   [[nodiscard]] std::vector<std::string> bindings() const;      // request bodies
   [[nodiscard]] std::vector<std::string> evictions() const;     // accepted eviction bodies
   [[nodiscard]] std::vector<std::string> events() const;        // created Event bodies
-  [[nodiscard]] std::vector<std::string> lease_writes() const;  // "POST <body>" / "PUT <body>"
+  [[nodiscard]] std::vector<std::string> lease_writes() const;  // "POST|PUT|PATCH <body>"
 
   // Waits until `predicate` holds, re-checking after every change the server sees (requests,
   // store changes, watch openings and closings). False on timeout. `predicate` may call the

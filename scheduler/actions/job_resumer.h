@@ -1,0 +1,65 @@
+#pragma once
+
+// JobResumer: resumes the jobs taskgov paused (issue 35). A preemption or reclaim whose victims
+// belong to a pausable job suspends the job (PreemptionController::Stop) and records who, why
+// and when in its annotations (model/job_control.h); the job then waits as a queued workload.
+// Each RunOnce looks at the paused jobs (ClusterState::PausedJobs, rebuilt from the annotations
+// by the informers after a restart or a failover), best-ranked first — its pods' priority when
+// suspended, then its creation (it keeps its place) — and unsuspends the first whose whole
+// demand the filter would admit now (Admission::Explain on a pod of its template, with its
+// gang's declared size: quota with borrowing limits and the cohort's pool, queue order, fair
+// share, node room), clearing taskgov's annotations but the suspension count. One job per run:
+// the next one is judged once the first one's pods count.
+//
+// A job suspended N times waits at least base·2^(N-1) (at most max_backoff) after its last
+// suspension before it is resumed: no pause/resume ping-pong. A job suspended by anyone else
+// (no taskgov annotation) is never resumed; one that someone else resumed loses the annotation.
+//
+// Thread-safety: RunOnce calls must be serialised (the leader's controller ticker).
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "scheduler/cluster_api.h"
+#include "scheduler/common/clock.h"
+#include "scheduler/decisions/explanation.h"
+#include "scheduler/model/job_control.h"
+#include "scheduler/state/cluster_state.h"
+
+namespace taskgov::scheduler::actions {
+
+class JobResumer {
+ public:
+  struct Options {
+    int64_t base_backoff_ms = 5'000;
+    int64_t max_backoff_ms = 600'000;
+  };
+  using Explainer = std::function<decisions::Outlook(const model::Pod& pod)>;
+
+  JobResumer(state::ClusterState* cluster, KubeActions* kube, Explainer explain,
+             const common::Clock* clock, Options options);
+
+  struct RunReport {
+    size_t paused = 0;    // jobs waiting to be resumed
+    size_t waiting = 0;   // of which still backed off
+    std::string resumed;  // the job resumed ("Job ns/name"), "" if none
+  };
+  RunReport RunOnce();
+
+  // When a job suspended `suspensions` times at `suspended_at_ms` may be resumed.
+  [[nodiscard]] int64_t ResumableAt(int64_t suspended_at_ms, int64_t suspensions) const;
+  // The pod Explain judges for `job`: its first pod set's template, named after the job, owned
+  // by it (so its gang is the job's), created when the job was, at its suspended priority.
+  [[nodiscard]] static model::Pod Representative(const model::JobControl& job);
+
+ private:
+  state::ClusterState* const cluster_;
+  KubeActions* const kube_;
+  const Explainer explain_;
+  const common::Clock* const clock_;
+  const Options options_;
+};
+
+}  // namespace taskgov::scheduler::actions
