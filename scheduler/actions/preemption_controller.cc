@@ -660,14 +660,24 @@ bool PreemptionController::EvictDue(Run& run, const std::string& uid) {
     if (!limiter_.TryTake(run.steady_ms)) break;  // the rest waits for the next run
     std::string detail;
     std::string paused_job;
-    const EvictOutcome outcome = Stop(run, v, &detail, &paused_job);
+    bool suspended_now = false;
+    const EvictOutcome outcome = Stop(run, v, &detail, &paused_job, &suspended_now);
     Applied applied;
     {
       std::lock_guard<std::mutex> lock(mu_);
       applied = ApplyLocked(run, uid, preemptor, v, outcome, detail);
     }
     if (applied.round_gone) break;
-    if (applied.evicted) events_.VictimEvicted(v, run.grace_s, paused_job);
+    if (applied.evicted) {
+      events_.VictimEvicted(v, run.grace_s, paused_job);
+      if (!paused_job.empty()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        const PreemptionStats::Key key{TeamNames().Name(preemptor.team), TeamNames().Name(v.team),
+                                       v.reason};
+        ++stats_.paused_pods[key];
+        if (suspended_now) ++stats_.jobs_paused[key];
+      }
+    }
     if (!applied.choose_again) continue;
     run.planner->ReturnVictims(applied.dropped, v.uid, outcome == EvictOutcome::kFailed);
     return true;
@@ -676,7 +686,7 @@ bool PreemptionController::EvictDue(Run& run, const std::string& uid) {
 }
 
 EvictOutcome PreemptionController::Stop(Run& run, const RoundVictim& v, std::string* detail,
-                                        std::string* paused_job) {
+                                        std::string* paused_job, bool* suspended) {
   const std::shared_ptr<const model::JobControl> job =
       v.gang.empty() ? nullptr : cluster_->JobOf(v.gang);
   if (job == nullptr) return kube_->Evict(v.ns, v.name, v.uid, run.grace_s, detail);
@@ -706,6 +716,7 @@ EvictOutcome PreemptionController::Stop(Run& run, const RoundVictim& v, std::str
   switch (kube_->SetSuspended(*job, true, annotations, detail)) {
     case SuspendOutcome::kDone:
       paused_[job->workload] = run.now_ms;
+      *suspended = true;
       common::log::Info(kComponent, "job suspended",
                         {{"job", job->display()},
                          {"reason", std::string(decisions::ReasonName(v.reason))},

@@ -82,8 +82,13 @@ struct PreemptionStats {
              std::tie(o.preemptor_team, o.victim_team, o.reason);
     }
   };
-  // Evictions accepted by the API server, by preemptor team, victim team and reason.
+  // Victims stopped (evictions accepted by the API server, and pods of a job paused), by
+  // preemptor team, victim team and reason.
   std::map<Key, uint64_t> preemptions;
+  // Of those, the pods stopped by suspending their job (issue 35); the rest were evicted.
+  std::map<Key, uint64_t> paused_pods;
+  // Jobs suspended (one per job, however many of its pods were victims), by the same key.
+  std::map<Key, uint64_t> jobs_paused;
   // Gauge: pods evicted and not yet gone ("preempted" state), by victim team.
   std::map<std::string, int64_t> preempted_pods;
   uint64_t runs = 0;
@@ -232,8 +237,10 @@ class PreemptionController {
   // Evicts the round's due victims while tokens last; true when one was refused and dropped.
   bool EvictDue(Run& run, const std::string& uid);
   // Stops victim `v`: suspends its job when it has a pausable one (model/job_control.h; once per
-  // job, its other pods go with it; `paused_job` names it), else evicts it.
-  EvictOutcome Stop(Run& run, const RoundVictim& v, std::string* detail, std::string* paused_job);
+  // job, its other pods go with it; `paused_job` names it, `suspended` says this call patched
+  // it), else evicts it.
+  EvictOutcome Stop(Run& run, const RoundVictim& v, std::string* detail, std::string* paused_job,
+                    bool* suspended);
   Applied ApplyLocked(Run& run, const std::string& uid, const decisions::Preemptor& preemptor,
                       const RoundVictim& victim, EvictOutcome outcome, const std::string& detail);
   void RefusedLocked(Run& run, Round& round, RoundVictim& victim, bool by_pdb,

@@ -855,6 +855,10 @@ TEST_F(PauseControllerTest, AJobsPodsAreNotEvictedItIsSuspendedOnce) {
   }
   EXPECT_EQ(controller_->StatusFor("uid-b-0"),
             "reclaiming 8 nvidia.com/gpu from team-a, 2 pods terminating");
+  const PreemptionStats::Key key{"team-b", "team-a", PreemptionReason::kReclaim};
+  EXPECT_EQ(controller_->Stats().preemptions.at(key), 2u);
+  EXPECT_EQ(controller_->Stats().paused_pods.at(key), 2u);
+  EXPECT_EQ(controller_->Stats().jobs_paused.at(key), 1u);
   // The Job controller deletes the pods; the capacity goes to team-b as after evictions.
   Gone("uid-train-0");
   Gone("uid-train-1");
