@@ -1288,18 +1288,22 @@ std::string VictimSelector::VictimNote(const SelectionInput& in, int prow, const
            std::to_string(unit.priority) + "), which needs " + p.request.ToString() + " on " +
            flavor_name;
   }
-  // Reclaim and FairShare name the first resource the pod requests that the victim's team
-  // borrows.
-  size_t slot = 0;
-  for (size_t s = 0; s < work_.slot_count(); ++s) {
-    const QuotaSim::Cell& c = work_.cell(unit.row, s);
-    if (request_[s] > 0 && c.governed && c.usage > c.nominal) {
-      slot = s;
-      break;
+  // Reclaim and FairShare name a resource the pod requests that the victim's team borrows: an
+  // accelerator when there is one (what these clusters are short of; the event named cpu when
+  // GPUs were the constraint), else the first.
+  std::optional<size_t> slot;
+  for (const bool accelerators : {true, false}) {
+    for (size_t s = 0; s < work_.slot_count() && !slot; ++s) {
+      const QuotaSim::Cell& c = work_.cell(unit.row, s);
+      if (request_[s] > 0 && c.governed && c.usage > c.nominal &&
+          (!accelerators || model::IsAccelerator(ResourceNames().Name(work_.slot_resource(s))))) {
+        slot = s;
+      }
     }
   }
-  const QuotaSim::Cell& c = work_.cell(unit.row, slot);
-  const NameId r = work_.slot_resource(slot);
+  if (!slot) slot = 0;
+  const QuotaSim::Cell& c = work_.cell(unit.row, *slot);
+  const NameId r = work_.slot_resource(*slot);
   const std::string& vteam = TeamNames().Name(work_.team(unit.row));
   if (reason == PreemptionReason::kReclaimWhileBorrowing) {
     return "ReclaimWhileBorrowing: pod " + pkey + " of " + pteam + " (priority " +

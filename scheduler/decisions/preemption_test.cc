@@ -223,6 +223,49 @@ TEST_F(SelectTest, ReclaimTakesTheMostRecentBorrowedPodsOnOneNode) {
             "(UID uid-b0); team-a uses 16 of nominal 8");
 }
 
+// Issue 35: the note names the resource the preemptor is short of. Both teams have cpu and GPU
+// quota and team-a borrows both; team-b's pod needs GPUs (its cpu fits within its nominal), so
+// the reclaimed resource is nvidia.com/gpu — before, the first borrowed resource, cpu.
+TEST_F(SelectTest, TheReclaimNoteNamesTheAcceleratorNotTheFirstResourceBorrowed) {
+  SetPolicy(PolicyBuilder()
+                .Team("team-a", "c")
+                .Quota(kP5, "cpu", 32000)
+                .Quota(kP5, kGpu, 8)
+                .Team("team-b", "c")
+                .Quota(kP5, "cpu", 32000)
+                .Quota(kP5, kGpu, 8)
+                .Build());
+  for (const char* name : {"n0", "n1"}) {
+    NodeState node;
+    node.name = name;
+    node.allocatable = {{R(kGpu), 8}, {R("cpu"), 64000}};
+    nodes_.Add(node);
+    Node n;
+    n.name = name;
+    placements_.push_back(std::make_shared<const NodePlacement>(PlacementOf(n)));
+  }
+  for (int i = 0; i < 2; ++i) {
+    Candidate& c =
+        Running("a" + std::to_string(i), "team-a", 8, "n" + std::to_string(i), 0, 10 + i);
+    nodes_.Take(c.node, {{R("cpu"), 24000}});
+    c.occupies.push_back({R("cpu"), 24000});
+    Charge charge;
+    std::vector<CellKey> missing;
+    Ledger::Session s(*ledger_);
+    EXPECT_TRUE(
+        s.ForceCharge(T("team-a"), F(kP5), ResourceList{{"cpu", 24000}}, &charge, &missing));
+    c.charged.push_back({R("cpu"), 24000});
+  }
+  Preemptor p = Pending("b0", "team-b", 8, 100);
+  p.request = ResourceList{{"cpu", 8000}, {kGpu, 8}};
+  Selection s = Select(p);
+  ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
+  ASSERT_FALSE(s.victims.empty());
+  EXPECT_EQ(s.victims[0].note,
+            "Reclaim: team-b reclaims the nvidia.com/gpu on ml.p5.48xlarge it lent, for its pod "
+            "(UID uid-b0); team-a uses 16 of nominal 8");
+}
+
 TEST_F(SelectTest, APodWithinItsTeamsNominalIsNeverEvictedForAnotherTeam) {
   SetPolicy(TwoTeams());
   AddNode("n0", 8);
