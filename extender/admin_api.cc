@@ -17,6 +17,7 @@
 
 #include "config/names.h"
 #include "extender/workload_rows.h"
+#include "scheduler/actions/job_resumer.h"
 #include "scheduler/common/result.h"
 #include "scheduler/common/time_format.h"
 #include "scheduler/decisions/rules.h"
@@ -558,6 +559,46 @@ void WritePodList(Writer& w, const std::vector<PodRow>& pods) {
   w.EndArray();
 }
 
+// taskgov's reason for pausing `job` ("" when taskgov did not pause it).
+std::string PauseReason(const scheduler::model::JobControl& job) {
+  if (!job.paused_by_taskgov()) return "";
+  auto it = job.annotations.find(scheduler::model::kSuspendReasonAnnotation);
+  return it == job.annotations.end() ? "" : it->second;
+}
+
+// "suspended": who suspended its job, why, since when and how often taskgov did; null when its
+// job is not suspended.
+void WriteSuspension(Writer& w, const WorkloadRow& row) {
+  w.Key("suspended");
+  if (row.job == nullptr) {
+    w.Null();
+    return;
+  }
+  const scheduler::model::JobControl& job = *row.job;
+  const bool ours = job.paused_by_taskgov();
+  w.StartObject();
+  KeyStr(w, "by", ours ? "taskgov" : "user");
+  KeyStr(w, "reason", PauseReason(job));
+  Time(w, "since", ours ? job.suspended_at_ms().value_or(0) : 0);
+  w.Key("suspensions");
+  w.Int64(job.suspensions());
+  w.EndObject();
+}
+
+// One line on a suspended workload's job, for `why`.
+std::string SuspensionLine(const WorkloadRow& row) {
+  const scheduler::model::JobControl& job = *row.job;
+  if (!job.paused_by_taskgov()) {
+    return job.display() + " is suspended by its user: taskgov never resumes it (resume it: " +
+           "spec.suspend false, or taskgov job resume " + job.name + ")";
+  }
+  const std::optional<int64_t> since = job.suspended_at_ms();
+  const std::string reason = PauseReason(job);
+  return job.display() + " is paused by taskgov" + (reason.empty() ? "" : " (" + reason + ")") +
+         (since ? " since " + common::FormatTime(*since * 1000) : "") +
+         ": taskgov resumes it when its whole demand fits its team's quota";
+}
+
 // A workload; `hidden`: of a team the caller does not see — no namespace, name, nodes or pods.
 void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_pods, bool hidden,
                    const std::string& why) {
@@ -587,7 +628,14 @@ void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_
                            [&](const PodRow& p) { return p.state == s; }));
   }
   w.EndObject();
-  const PodTotals t = TotalsOf(row.pods);
+  PodTotals t = TotalsOf(row.pods);
+  // A paused job without pods: its whole demand, created with its job, waiting since paused.
+  int64_t waits_since = t.created;
+  if (row.pods.empty() && row.job != nullptr) {
+    t.request = JobDemand(*row.job);
+    t.created = row.job->creation_unix_ms;
+    waits_since = row.job->suspended_at_ms().value_or(t.created);
+  }
   w.Key("request");
   Resources(w, t.request);
   w.Key("nodes");
@@ -600,7 +648,7 @@ void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_
   Time(w, "startedAt", t.started);
   const bool running = row.state == "Running" || row.state == "Terminating";
   w.Key("waitSeconds");
-  w.Int64(std::max<int64_t>(0, ((running && t.started > 0) ? t.started : now_ms) - t.created) /
+  w.Int64(std::max<int64_t>(0, ((running && t.started > 0) ? t.started : now_ms) - waits_since) /
           1000);
   w.Key("runSeconds");
   w.Int64(running && t.started > 0 ? std::max<int64_t>(0, now_ms - t.started) / 1000 : 0);
@@ -616,6 +664,7 @@ void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_
   Time(w, "refusedSince", t.refusal.empty() ? 0 : t.refused_since);
   KeyStr(w, "preemption", hidden ? "" : t.preemption);
   KeyStr(w, "why", why);
+  WriteSuspension(w, row);
   if (with_pods) WritePodList(w, row.pods);
   w.EndObject();
 }
@@ -673,7 +722,8 @@ void WriteFlavorExplanation(Writer& w, const scheduler::decisions::FlavorExplana
 
 // The visible workloads named ns/name (a gang, an owner and a lone pod may share a name), by
 // kind, with their preemption status.
-std::vector<WorkloadRow> Named(const WorkloadRows& rows, const std::string& ns,
+std::vector<WorkloadRow> Named(const WorkloadRows& rows,
+                               const scheduler::state::ClusterState& cluster, const std::string& ns,
                                const std::string& name, const ConsoleViewer& viewer,
                                const std::function<std::string(std::string_view)>& preemption) {
   std::vector<WorkloadRow> found = rows.Read([&](const WorkloadRows::Reader& r) {
@@ -683,7 +733,10 @@ std::vector<WorkloadRow> Named(const WorkloadRows& rows, const std::string& ns,
     }
     return out;
   });
-  for (WorkloadRow& row : found) WorkloadRows::AddPreemption(row, preemption);
+  for (WorkloadRow& row : found) {
+    WorkloadRows::AddPreemption(row, preemption);
+    WorkloadRows::AddSuspension(row, cluster);
+  }
   return found;
 }
 
@@ -693,7 +746,8 @@ HttpResponse NoWorkload(const std::string& ns, const std::string& name) {
 }
 
 bool KnownState(std::string_view state) {
-  return state == "Pending" || state == "Admitted" || state == "Running" || state == "Terminating";
+  return state == "Pending" || state == "Admitted" || state == "Running" ||
+         state == "Terminating" || state == "Suspended";
 }
 
 }  // namespace
@@ -914,8 +968,8 @@ HttpResponse AdminApi::Workloads(const HttpRequest& request, const ConsoleViewer
                             *limit};
   if (query.state != nullptr && !KnownState(*query.state)) {
     return ErrorReply(400,
-                      "query parameter 'state' must be Pending, Admitted, Running or "
-                      "Terminating, not '" +
+                      "query parameter 'state' must be Pending, Admitted, Running, "
+                      "Terminating or Suspended, not '" +
                           *query.state + "'");
   }
   const int64_t now = sources_.clock->NowMs();
@@ -932,6 +986,7 @@ HttpResponse AdminApi::Workloads(const HttpRequest& request, const ConsoleViewer
   for (WorkloadRow& row : page.rows) {
     const bool hidden = !viewer.Sees(scheduler::model::TeamNames().Name(row.team));
     if (!hidden) WorkloadRows::AddPreemption(row, sources_.preemption_status);
+    WorkloadRows::AddSuspension(row, *sources_.cluster);
     SetFlavor(row);
     WriteWorkload(w, row, now, /*with_pods=*/false, hidden,
                   hidden ? std::string() : WhyItWaits(row, &explained));
@@ -970,8 +1025,9 @@ HttpResponse AdminApi::Workload(const HttpRequest& request, const ConsoleViewer&
   }
   if (explain) return Explanation(*ns, *name, viewer);
   const int64_t now = sources_.clock->NowMs();
-  const std::vector<WorkloadRow> found = Named(WorkloadRows(*sources_.book, *sources_.cluster), *ns,
-                                               *name, viewer, sources_.preemption_status);
+  const std::vector<WorkloadRow> found =
+      Named(WorkloadRows(*sources_.book, *sources_.cluster), *sources_.cluster, *ns, *name, viewer,
+            sources_.preemption_status);
   if (found.empty()) return NoWorkload(*ns, *name);
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
@@ -1014,6 +1070,14 @@ AdminApi::Explained AdminApi::ExplainRow(const WorkloadRow& row) const {
     e = sources_.explain(*x.pod);
     return x;
   }
+  if (x.waiting == nullptr && row.job != nullptr && row.job->paused_by_taskgov()) {
+    // A paused job: judged as the resumer judges it, on a pod of its template with its gang's
+    // declared size; it resumes once that is admissible (and its backoff has passed).
+    x.pod = scheduler::actions::JobResumer::Representative(*row.job);
+    e = sources_.explain(*x.pod);
+    e.summary = SuspensionLine(row) + ". Now: " + e.summary;
+    return x;
+  }
   const std::string who = row.ns + "/" + row.name;
   e.outlook = scheduler::decisions::Outlook::kNotPending;
   e.team = std::string(scheduler::model::TeamNames().Name(row.team));
@@ -1025,6 +1089,7 @@ AdminApi::Explained AdminApi::ExplainRow(const WorkloadRow& row) const {
 }
 
 std::string AdminApi::WhyItWaits(const WorkloadRow& row, size_t* explained) const {
+  if (row.job != nullptr && row.state != "Running") return SuspensionLine(row);
   if (row.state != "Pending") return "";
   const PodTotals t = TotalsOf(row.pods);
   if (!t.preemption.empty()) return t.preemption;
@@ -1041,8 +1106,9 @@ std::string AdminApi::WhyItWaits(const WorkloadRow& row, size_t* explained) cons
 HttpResponse AdminApi::Explanation(const std::string& ns, const std::string& name,
                                    const ConsoleViewer& viewer) const {
   if (!sources_.explain) return ErrorReply(404, "explanations are not served by this process");
-  const std::vector<WorkloadRow> found = Named(WorkloadRows(*sources_.book, *sources_.cluster), ns,
-                                               name, viewer, sources_.preemption_status);
+  const std::vector<WorkloadRow> found =
+      Named(WorkloadRows(*sources_.book, *sources_.cluster), *sources_.cluster, ns, name, viewer,
+            sources_.preemption_status);
   if (found.empty()) return NoWorkload(ns, name);
   // The first of that name that waits, else the first.
   auto waits = std::find_if(found.begin(), found.end(),
@@ -1082,6 +1148,7 @@ HttpResponse AdminApi::Explanation(const std::string& ns, const std::string& nam
   for (const scheduler::decisions::FlavorExplanation& f : e.flavors) WriteFlavorExplanation(w, f);
   w.EndArray();
   KeyStr(w, "preemption", waiting == nullptr ? "" : waiting->preemption);
+  WriteSuspension(w, *row);
   w.EndObject();
   return Json(200, buffer);
 }

@@ -15,7 +15,10 @@
 //   GET /api/v1/teams/{team}            one team
 //   GET /api/v1/workloads               workloads (gangs once, lone pods), filtered and paged:
 //                                       ?team= &namespace= &state=Pending|Admitted|Running|
-//                                       Terminating &limit=1..1000 &continue=
+//                                       Terminating|Suspended &limit=1..1000 &continue=; a
+//                                       job taskgov paused is listed (Suspended) once its pods
+//                                       are gone, and a suspended job's workload says who
+//                                       suspended it and why (workload_rows.h)
 //   GET /api/v1/workloads/{ns}/{name}   the workloads of that name (a gang, an owner and a lone pod
 //                                       may share one) with their pods
 //   GET /api/v1/workloads/{ns}/{name}/explanation

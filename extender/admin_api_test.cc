@@ -15,6 +15,8 @@
 #include "extender/testing/fake_access_reviewer.h"
 #include "scheduler/common/testing/http_client.h"
 #include "scheduler/decisions/admission.h"
+#include "scheduler/model/gang.h"
+#include "scheduler/model/job_control.h"
 #include "scheduler/testing/builders.h"
 
 namespace taskgov::extender {
@@ -494,7 +496,7 @@ TEST_F(AdminApiTest, BadRequestsSayWhatIsWrong) {
       {"/api/v1/workloads?sort=name", 400,
        "unknown query parameter 'sort'; known: team, namespace, state, limit, continue"},
       {"/api/v1/workloads?state=Waiting", 400,
-       "query parameter 'state' must be Pending, Admitted, Running or Terminating, not "
+       "query parameter 'state' must be Pending, Admitted, Running, Terminating or Suspended, not "
        "'Waiting'"},
       {"/api/v1/workloads?team=%zz", 400, "malformed percent-encoding in query parameter 'team'"},
       {"/api/v1/workloads?team=%4", 400, "malformed percent-encoding in query parameter 'team'"},
@@ -623,6 +625,88 @@ TEST_F(AdminApiTest, AccessIsCheckedAndOtherTeamsWorkloadsAreNameless) {
   common::testing::HttpReply down = Reply("/api/v1/teams", &guarded, "Bearer t-carol");
   EXPECT_EQ(down.status, 503);
   EXPECT_EQ(down.headers["retry-after"], "1");
+}
+
+// Issue 35: a job taskgov paused has no pods; it is listed as a workload of its own, Suspended,
+// with its team, its whole demand, who paused it and why, and explained as the resumer judges it.
+// A job its user suspended is marked so on its workload while its pods go.
+TEST_F(AdminApiTest, PausedJobsAreListedSuspendedWithWhoAndWhy) {
+  auto job = std::make_shared<scheduler::model::JobControl>();
+  job->kind = "Job";
+  job->ns = "ns-team-b";
+  job->name = "llm";
+  job->uid = "uid-llm";
+  job->workload = scheduler::model::OwnerGangKey(job->uid);
+  job->suspended = true;
+  job->creation_unix_ms = kNow - 600'000;
+  job->annotations = {{scheduler::model::kSuspendedByAnnotation, "taskgov"},
+                      {scheduler::model::kSuspendReasonAnnotation, "Reclaim"},
+                      {scheduler::model::kSuspendedAtAnnotation, "2026-05-28T20:25:10Z"},
+                      {scheduler::model::kSuspensionsAnnotation, "2"},
+                      {scheduler::model::kSuspendedPriorityAnnotation, "0"}};
+  job->pod_sets = {{2, PodBuilder("").Namespace("ns-team-b").Gpus(4).Build()}};
+  cluster_.OnJobUpsert(job);
+  cluster_.OnGangSizeUpsert(job->workload, 2);  // the informers report spec.parallelism
+
+  rapidjson::Document d;
+  ASSERT_EQ(Get("/api/v1/workloads?state=Suspended", &d), 200);
+  ASSERT_EQ(d["items"].Size(), 1u);
+  const rapidjson::Value& w = d["items"][0];
+  EXPECT_STREQ(w["name"].GetString(), "llm");
+  EXPECT_STREQ(w["kind"].GetString(), "Job");
+  EXPECT_STREQ(w["team"].GetString(), "team-b");
+  EXPECT_STREQ(w["state"].GetString(), "Suspended");
+  EXPECT_EQ(w["pods"].GetInt(), 0);
+  EXPECT_EQ(w["declaredPods"].GetInt(), 2);
+  EXPECT_STREQ(w["request"][kGpu].GetString(), "8");
+  EXPECT_EQ(w["waitSeconds"].GetInt(), 90);  // since it was paused
+  EXPECT_STREQ(w["suspended"]["by"].GetString(), "taskgov");
+  EXPECT_STREQ(w["suspended"]["reason"].GetString(), "Reclaim");
+  EXPECT_STREQ(w["suspended"]["since"].GetString(), "2026-05-28T20:25:10Z");
+  EXPECT_EQ(w["suspended"]["suspensions"].GetInt(), 2);
+  EXPECT_EQ(std::string(w["why"].GetString()),
+            "Job ns-team-b/llm is paused by taskgov (Reclaim) since 2026-05-28T20:25:10Z: taskgov "
+            "resumes it when its whole demand fits its team's quota");
+  // Every other workload says it is not suspended; the full list counts the paused job.
+  ASSERT_EQ(Get("/api/v1/workloads", &d), 200);
+  EXPECT_EQ(d["total"].GetInt(), 5);
+  EXPECT_TRUE(Find(d["items"], "name", "a-0")["suspended"].IsNull());
+
+  ASSERT_EQ(Get("/api/v1/workloads/ns-team-b/llm/explanation", &d), 200);
+  EXPECT_STREQ(d["state"].GetString(), "Suspended");
+  EXPECT_STREQ(d["evaluatedPod"].GetString(), "ns-team-b/llm (paused)");
+  EXPECT_STREQ(d["need"][kGpu].GetString(), "8");  // the whole gang's
+  EXPECT_TRUE(std::string(d["summary"].GetString())
+                  .starts_with("Job ns-team-b/llm is paused by taskgov (Reclaim) since "))
+      << d["summary"].GetString();
+  EXPECT_STREQ(d["suspended"]["by"].GetString(), "taskgov");
+
+  // Resumed: no longer listed.
+  auto resumed = std::make_shared<scheduler::model::JobControl>(*job);
+  resumed->suspended = false;
+  resumed->annotations = {{scheduler::model::kSuspensionsAnnotation, "2"}};
+  cluster_.OnJobUpsert(resumed);
+  ASSERT_EQ(Get("/api/v1/workloads?state=Suspended", &d), 200);
+  EXPECT_EQ(d["items"].Size(), 0u);
+
+  // Its user suspends a job whose pod still waits: the workload says so.
+  auto user = std::make_shared<scheduler::model::JobControl>();
+  user->kind = "Job";
+  user->ns = "ns-team-b";
+  user->name = "mine";
+  user->uid = "uid-mine";
+  user->workload = scheduler::model::OwnerGangKey(user->uid);
+  user->suspended = true;
+  cluster_.OnJobUpsert(user);
+  Wait(PodBuilder("mine-0").Owner("Job", "mine", "uid-mine"), 1, kNow - 5'000);
+  ASSERT_EQ(Get("/api/v1/workloads/ns-team-b/mine", &d), 200);
+  ASSERT_EQ(d["items"].Size(), 1u);
+  EXPECT_STREQ(d["items"][0]["suspended"]["by"].GetString(), "user");
+  EXPECT_STREQ(d["items"][0]["suspended"]["reason"].GetString(), "");
+  EXPECT_TRUE(d["items"][0]["suspended"]["since"].IsNull());
+  EXPECT_TRUE(std::string(d["items"][0]["why"].GetString()).find("suspended by its user") !=
+              std::string::npos)
+      << d["items"][0]["why"].GetString();
 }
 
 // The reference's examples (ADMIN_API.md: a line "`GET target`", then a ```json block) are this

@@ -4,6 +4,9 @@
 #include <map>
 #include <optional>
 
+#include "scheduler/actions/job_resumer.h"
+#include "scheduler/model/pod_identity.h"
+
 namespace taskgov::extender {
 namespace {
 
@@ -43,6 +46,19 @@ std::string_view MemberState(const WorkloadMember& m, const scheduler::ledger::Q
 
 }  // namespace
 
+scheduler::model::NameId TeamOfJob(const scheduler::state::ClusterState& cluster,
+                                   const scheduler::model::JobControl& job) {
+  return cluster.teams().TeamOf(scheduler::actions::JobResumer::Representative(job));
+}
+
+scheduler::model::ResourceList JobDemand(const scheduler::model::JobControl& job) {
+  scheduler::model::ResourceList demand;
+  for (const scheduler::model::JobControl::PodSet& set : job.pod_sets) {
+    demand.Add(scheduler::model::EffectiveRequest(set.pod).Times(set.count));
+  }
+  return demand;
+}
+
 int64_t WorkloadRow::created_ms() const {
   int64_t created = 0;
   for (const PodRow& p : pods) {
@@ -69,6 +85,28 @@ WorkloadRows::WorkloadRows(const scheduler::ledger::QuotaBook& book,
       queued_.emplace(std::move(uid), Queued{std::move(q.pod), q.refused, q.refused_ms, place});
     }
   }
+  for (std::shared_ptr<const scheduler::model::JobControl>& job : cluster.PausedJobs()) {
+    if (job->paused_by_taskgov()) paused_.push_back(PausedRow(std::move(job), *policy));
+  }
+}
+
+WorkloadRow WorkloadRows::PausedRow(std::shared_ptr<const scheduler::model::JobControl> job,
+                                    const scheduler::model::Policy& policy) const {
+  const scheduler::model::Pod pod = scheduler::actions::JobResumer::Representative(*job);
+  WorkloadRow w;
+  w.key = job->workload;
+  w.ns = job->ns;
+  w.name = job->name;
+  w.kind = job->kind;
+  w.team = cluster_.teams().TeamOf(pod);
+  w.priority = scheduler::model::ResolvePriority(policy, pod);
+  w.priority_class = scheduler::model::PriorityClassOf(policy, pod);
+  w.declared = static_cast<int32_t>(std::min<int64_t>(job->pods(), INT32_MAX));
+  w.instance_type =
+      scheduler::state::RequestedInstanceType(pod.node_selector, instance_type_label_);
+  w.state = "Suspended";
+  w.job = std::move(job);
+  return w;
 }
 
 WorkloadRows::Reader::Reader(const WorkloadRows& rows,
@@ -106,10 +144,17 @@ WorkloadRows::Reader::Reader(const WorkloadRows& rows,
     WorkloadRow& w = loose[order->second];
     w.pods.push_back(FilterOnlyPod(q, &w));
   }
+  for (auto& w : loose) Settle(w.second);
+  // The paused jobs whose pods are all gone (while any is listed, its entry is the workload).
+  for (const WorkloadRow& paused : rows.paused_) {
+    if (view.Find(paused.key) != nullptr || order_of.contains(paused.key)) continue;
+    loose.emplace(
+        scheduler::state::WorkloadOrderKey(paused.ns, paused.name, paused.kind, paused.key),
+        paused);
+  }
   loose_.reserve(loose.size());
   loose_order_.reserve(loose.size());
   for (auto& [order, w] : loose) {
-    Settle(w);
     loose_order_.push_back(order);
     loose_.push_back(std::move(w));
   }
@@ -252,6 +297,12 @@ void WorkloadRows::Reader::Settle(WorkloadRow& w) const {
   for (const PodRow& p : w.pods) t.Add(p.state);
   w.state = StateOf(t, w.declared, [&] { return GangHolds(w.kind, w.key); });
   if (w.state != "Pending" && w.state != "Admitted") w.position = 0;
+}
+
+void WorkloadRows::AddSuspension(WorkloadRow& row, const scheduler::state::ClusterState& cluster) {
+  if (row.job != nullptr) return;
+  std::shared_ptr<const scheduler::model::JobControl> job = cluster.JobOf(row.key);
+  if (job != nullptr && job->suspended) row.job = std::move(job);
 }
 
 void WorkloadRows::AddPreemption(WorkloadRow& row,

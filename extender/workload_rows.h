@@ -11,10 +11,18 @@
 // and the gang is complete; Admitted while it holds quota (a pod admitted or running, or the
 // gang's hold); else Pending.
 //
+// Paused jobs (issue 35): a job taskgov suspended (ClusterState::PausedJobs, model/job_control.h)
+// has no pods once its controller deleted them, so the table has no entry for it; it is listed
+// as a workload of its own, state Suspended, its team resolved from its pod template (as the
+// filter resolves its pods': TeamOfJob), its request its whole demand (JobDemand). A workload
+// whose job is suspended (by taskgov or by its user) carries the job (AddSuspension), whatever
+// its pods' state.
+//
 // Thread-safety: one request's object, used by one thread.
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -22,6 +30,7 @@
 #include <vector>
 
 #include "scheduler/ledger/quota_book.h"
+#include "scheduler/model/job_control.h"
 #include "scheduler/state/cluster_state.h"
 
 namespace taskgov::extender {
@@ -51,10 +60,20 @@ struct WorkloadRow {
   size_t position = 0;  // among the team's pending workloads, from 1; 0: not pending
   std::set<std::string> nodes;
   std::vector<PodRow> pods;  // by name
-  std::string state;
+  std::string state;         // Pending, Admitted, Running, Terminating; Suspended: a paused job's
+  // Its job, when that job is suspended (by taskgov: job->paused_by_taskgov(); else by its user).
+  std::shared_ptr<const scheduler::model::JobControl> job;
   // The earliest creation of its pods (0 if none is known).
   [[nodiscard]] int64_t created_ms() const;
 };
+
+// The team of a pausable job's pods: its first pod set's template resolved as the filter
+// resolves a pod (namespace, queue labels), kNoTeam for none.
+[[nodiscard]] scheduler::model::NameId TeamOfJob(const scheduler::state::ClusterState& cluster,
+                                                 const scheduler::model::JobControl& job);
+// What a job's pods request in all: Σ over its pod sets of count × the template's effective
+// request.
+[[nodiscard]] scheduler::model::ResourceList JobDemand(const scheduler::model::JobControl& job);
 
 class WorkloadRows {
   struct Queued {
@@ -127,12 +146,19 @@ class WorkloadRows {
   // lock, which is never taken under the table's).
   static void AddPreemption(WorkloadRow& row,
                             const std::function<std::string(std::string_view uid)>& status);
+  // Outside Read(): row.job, when the row's job is suspended (ClusterState::JobOf).
+  static void AddSuspension(WorkloadRow& row, const scheduler::state::ClusterState& cluster);
 
  private:
+  // The row of a job taskgov paused, listed while the table has no entry for it.
+  [[nodiscard]] WorkloadRow PausedRow(std::shared_ptr<const scheduler::model::JobControl> job,
+                                      const scheduler::model::Policy& policy) const;
+
   const scheduler::ledger::QuotaBook& book_;
   scheduler::state::ClusterState& cluster_;
   std::string instance_type_label_;                 // the policy's
   std::unordered_map<std::string, Queued> queued_;  // the pending pods by uid
+  std::vector<WorkloadRow> paused_;                 // PausedRow of each paused job
 };
 
 }  // namespace taskgov::extender
