@@ -35,7 +35,7 @@ EventRecord EventWriter::PreemptingEvent(const Round& round, int64_t grace_s) {
 }
 
 EventRecord EventWriter::PreemptedEvent(const RoundVictim& victim, int64_t grace_s,
-                                        const std::string& paused_job) {
+                                        const std::string& paused_job, int64_t now_ms) {
   EventRecord e;
   e.ns = victim.ns;
   e.pod_name = victim.name;
@@ -44,6 +44,12 @@ EventRecord EventWriter::PreemptedEvent(const RoundVictim& victim, int64_t grace
   e.reason = "Preempted";
   e.action = "Preempting";
   e.note = victim.note + " (grace period " + std::to_string(grace_s) + "s)";
+  if (victim.checkpoint_ms > 0 && now_ms >= victim.checkpoint_ms) {
+    const int64_t lost_s = (now_ms - victim.checkpoint_ms) / 1000;
+    e.note += "; loses about " +
+              (lost_s < 60 ? std::to_string(lost_s) + " s" : std::to_string(lost_s / 60) + " min") +
+              " of work since its last checkpoint";
+  }
   if (!paused_job.empty()) {
     e.note += "; its " + paused_job +
               " is suspended, not failed: taskgov resumes it when its quota is free again";
@@ -56,8 +62,8 @@ void EventWriter::RoundStarted(const Round& round, int64_t grace_s) {
 }
 
 void EventWriter::VictimEvicted(const RoundVictim& victim, int64_t grace_s,
-                                const std::string& paused_job) {
-  kube_->RecordEvent(PreemptedEvent(victim, grace_s, paused_job));
+                                const std::string& paused_job, int64_t now_ms) {
+  kube_->RecordEvent(PreemptedEvent(victim, grace_s, paused_job, now_ms));
 }
 
 }  // namespace taskgov::scheduler::actions

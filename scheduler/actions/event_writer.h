@@ -28,13 +28,16 @@ class EventWriter {
 
   // The events, as values.
   [[nodiscard]] static EventRecord PreemptingEvent(const Round& round, int64_t grace_s);
+  // With a checkpoint (RoundVictim::checkpoint_ms), the note says the work lost since it, at
+  // `now_ms`.
   [[nodiscard]] static EventRecord PreemptedEvent(const RoundVictim& victim, int64_t grace_s,
-                                                  const std::string& paused_job = "");
+                                                  const std::string& paused_job = "",
+                                                  int64_t now_ms = 0);
 
   // Records them.
   void RoundStarted(const Round& round, int64_t grace_s);
-  void VictimEvicted(const RoundVictim& victim, int64_t grace_s,
-                     const std::string& paused_job = "");
+  void VictimEvicted(const RoundVictim& victim, int64_t grace_s, const std::string& paused_job = "",
+                     int64_t now_ms = 0);
 
  private:
   KubeActions* const kube_;

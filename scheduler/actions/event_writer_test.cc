@@ -85,6 +85,21 @@ TEST(PreemptedEventTest, TheVictimsNoteWithTheGracePeriod) {
   EXPECT_EQ(e.note, "Reclaim: team-b reclaims the nvidia.com/gpu (grace period 120s)");
 }
 
+// Issue 35: a victim whose training says when it last checkpointed is told what it loses.
+TEST(PreemptedEventTest, AVictimWithACheckpointIsToldTheWorkItLoses) {
+  RoundVictim v = VictimBuilder("a-3").Note("Reclaim: team-b reclaims the nvidia.com/gpu");
+  v.checkpoint_ms = 1'000'000;
+  EXPECT_EQ(EventWriter::PreemptedEvent(v, 120, "", 1'000'000 + 12 * 60'000 + 5'000).note,
+            "Reclaim: team-b reclaims the nvidia.com/gpu (grace period 120s); loses about 12 min "
+            "of work since its last checkpoint");
+  EXPECT_EQ(EventWriter::PreemptedEvent(v, 120, "", 1'000'000 + 40'000).note,
+            "Reclaim: team-b reclaims the nvidia.com/gpu (grace period 120s); loses about 40 s of "
+            "work since its last checkpoint");
+  v.checkpoint_ms = 0;  // unknown: nothing said
+  EXPECT_EQ(EventWriter::PreemptedEvent(v, 120, "", 5'000'000).note,
+            "Reclaim: team-b reclaims the nvidia.com/gpu (grace period 120s)");
+}
+
 TEST(EventWriterTest, RecordsThroughKubeActions) {
   scheduler::testing::FakeKubeActions kube;
   EventWriter writer(&kube);

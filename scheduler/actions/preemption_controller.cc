@@ -72,6 +72,7 @@ Candidate CandidateOf(const ClusterState::BoundPod& pod, const Reservation& r) {
     c.charged.emplace_back(r.charge.items[i].resource, r.charge.items[i].amount);
   }
   c.gang = kept.gang();
+  c.checkpoint_ms = kept.checkpoint_unix_ms().value_or(0);
   return c;
 }
 
@@ -536,6 +537,11 @@ VictimPlanner::Inputs PreemptionController::PlanInputs(const Policy& policy, int
         if (!r || r->state != ReservationState::kBound) return;
         Candidate c = CandidateOf(pod, *r);
         c.pdb_blocked = pdb_.Blocked(c.uid, now_ms);
+        if (c.checkpoint_ms == 0 && !c.gang.empty()) {  // its job's checkpoint, if it says
+          if (auto job = cluster_->JobOf(c.gang)) {
+            c.checkpoint_ms = model::LastCheckpointMs(job->annotations).value_or(0);
+          }
+        }
         const bool going = pod.kept.terminating() || evicted.count(c.uid) > 0 ||
                            followed.committed.count(c.uid) > 0;
         (going ? in.terminating : in.running).push_back(std::move(c));
@@ -669,7 +675,7 @@ bool PreemptionController::EvictDue(Run& run, const std::string& uid) {
     }
     if (applied.round_gone) break;
     if (applied.evicted) {
-      events_.VictimEvicted(v, run.grace_s, paused_job);
+      events_.VictimEvicted(v, run.grace_s, paused_job, run.now_ms);
       if (!paused_job.empty()) {
         std::lock_guard<std::mutex> lock(mu_);
         const PreemptionStats::Key key{TeamNames().Name(preemptor.team), TeamNames().Name(v.team),

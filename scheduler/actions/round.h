@@ -36,7 +36,8 @@ struct RoundVictim {
   model::IdAmounts charged;   // what it holds in the ledger on `flavor`
   model::IdAmounts occupies;  // what it holds on `node`
   decisions::PreemptionReason reason = decisions::PreemptionReason::kReclaim;
-  std::string note;  // Selection::Victim::note: why it goes, for whom
+  std::string note;           // Selection::Victim::note: why it goes, for whom
+  int64_t checkpoint_ms = 0;  // Candidate::checkpoint_ms: its last checkpoint, 0 if unknown
   VictimPhase phase = VictimPhase::kToEvict;
   int attempts = 0;  // failed evictions (not PDB refusals)
   int64_t retry_at_ms = 0;

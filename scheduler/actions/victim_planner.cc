@@ -218,6 +218,7 @@ std::vector<RoundVictim> VictimPlanner::TakeVictims(const Selection& sel) {
     v.occupies = c.occupies;
     v.reason = chosen.reason;
     v.note = chosen.note;
+    v.checkpoint_ms = c.checkpoint_ms;
     out.push_back(std::move(v));
   }
   for (const RoundVictim& v : out) ApplyVictim(v, +1);

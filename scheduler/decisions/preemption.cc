@@ -701,6 +701,8 @@ void VictimSelector::BuildUnits(const SelectionInput& in, int prow) {
       members_.push_back(idx);
       unit.priority = std::max(unit.priority, member.priority);
       unit.started_ms = std::max(unit.started_ms, member.started_ms);
+      unit.work_from_ms =
+          std::max(unit.work_from_ms, std::max(member.started_ms, member.checkpoint_ms));
       unit.admitted_ms = std::max(unit.admitted_ms, member.admitted_ms);
       unit.created_ms = std::min(unit.created_ms, member.created_ms);
       if (member.uid < unit.uid) unit.uid = member.uid;
@@ -899,8 +901,11 @@ int VictimSelector::NextTarget(int32_t pool, int prow) {
   return team;
 }
 
+// Lower priority first; then the least work lost (the latest start or checkpoint: without
+// checkpoints, the most recently started, as Kueue orders).
 bool VictimSelector::WithinTeamFirst(const Unit& x, const Unit& y) {
   if (x.priority != y.priority) return x.priority < y.priority;
+  if (x.work_from_ms != y.work_from_ms) return x.work_from_ms > y.work_from_ms;
   if (x.started_ms != y.started_ms) return x.started_ms > y.started_ms;
   return x.uid < y.uid;
 }

@@ -363,6 +363,9 @@ struct Candidate {
   int64_t created_ms = 0;
   int64_t started_ms = 0;
   int64_t admitted_ms = 0;
+  // When its training last saved a checkpoint (taskgov.io/last-checkpoint on the pod or its job;
+  // 0: unknown): what it loses if stopped is the work since max(started_ms, checkpoint_ms).
+  int64_t checkpoint_ms = 0;
   std::string node;
   model::IdAmounts occupies;  // its effective request: what it holds on its node
   model::IdAmounts charged;   // what it holds in the ledger on `flavor`
@@ -468,6 +471,8 @@ class VictimSelector {
     int64_t started_ms = 0;
     int64_t admitted_ms = 0;
     int64_t created_ms = 0;
+    // Work is lost from here if it is stopped: its members' latest start or checkpoint.
+    int64_t work_from_ms = 0;
     std::string_view uid;
     Amounts charge{};
   };

@@ -266,6 +266,41 @@ TEST_F(SelectTest, TheReclaimNoteNamesTheAcceleratorNotTheFirstResourceBorrowed)
             "(UID uid-b0); team-a uses 16 of nominal 8");
 }
 
+// Issue 35, victim choice by lost work: pods alike in every rule, started together, differ only
+// in their last checkpoint (taskgov.io/last-checkpoint): the ones that lose the least work go.
+TEST_F(SelectTest, OfPodsAlikeTheOnesThatLoseTheLeastWorkSinceTheirCheckpointGo) {
+  SetPolicy(TwoTeams());
+  AddNode("n0", 16);
+  for (int i = 0; i < 4; ++i) {
+    Candidate& c = Running("a" + std::to_string(i), "team-a", 4, "n0", 0, /*age_min=*/60);
+    c.checkpoint_ms = kNow - (i == 2 ? 1 : i == 0 ? 3 : 40 + i) * kMinute;
+  }
+  Selection s = Select(Pending("b0", "team-b", 8, 100));
+  ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
+  EXPECT_EQ(Victims(s), (Strings{"a2:Reclaim", "a0:Reclaim"}));
+}
+
+// Without checkpoints the most recently started go (what they lose is the time since they
+// started), as Kueue orders; a checkpoint a minute ago makes an old pod the cheapest.
+TEST_F(SelectTest, WithoutCheckpointsTheMostRecentlyStartedGoAndACheckpointCanOutweighIt) {
+  for (const bool checkpointed : {false, true}) {
+    SCOPED_TRACE(checkpointed ? "a0 checkpointed a minute ago" : "no checkpoints");
+    candidates_.clear();
+    SetPolicy(TwoTeams());
+    AddNode("n" + std::string(checkpointed ? "1" : "0"), 16);
+    const std::string node = checkpointed ? "n1" : "n0";
+    Candidate& a0 = Running("a0", "team-a", 4, node, 0, 50);
+    if (checkpointed) a0.checkpoint_ms = kNow - kMinute;
+    Running("a1", "team-a", 4, node, 0, 40);
+    Running("a2", "team-a", 4, node, 0, 30);
+    Running("a3", "team-a", 4, node, 0, 20);
+    Selection s = Select(Pending("b0", "team-b", 8, 100));
+    ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
+    EXPECT_EQ(Victims(s), checkpointed ? (Strings{"a0:Reclaim", "a3:Reclaim"})
+                                       : (Strings{"a3:Reclaim", "a2:Reclaim"}));
+  }
+}
+
 TEST_F(SelectTest, APodWithinItsTeamsNominalIsNeverEvictedForAnotherTeam) {
   SetPolicy(TwoTeams());
   AddNode("n0", 8);

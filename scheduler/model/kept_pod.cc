@@ -1,5 +1,7 @@
 #include "scheduler/model/kept_pod.h"
 
+#include "scheduler/common/time_format.h"
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -192,6 +194,14 @@ void KeptPod::Block::Release() {
   size_ = 0;
 }
 
+std::optional<int64_t> LastCheckpointMs(const Labels& annotations) {
+  auto it = annotations.find(kLastCheckpointAnnotation);
+  if (it == annotations.end()) return std::nullopt;
+  common::Result<int64_t> micros = common::ParseRfc3339Micros(it->second);
+  if (!micros.ok() || *micros <= 0) return std::nullopt;
+  return *micros / 1000;
+}
+
 bool KeptAnnotation(std::string_view key) {
   return key == kVolcanoQueueAnnotation ||
          std::find(std::begin(kGangKeys), std::end(kGangKeys), key) != std::end(kGangKeys);
@@ -207,6 +217,7 @@ KeptPod::KeptPod(const Pod& pod, const ResourceList& effective)
       created_ms_(pod.creation_unix_ms),
       deletion_ms_(pod.deletion_unix_ms.value_or(0)),
       start_ms_(pod.start_unix_ms.value_or(0)),
+      checkpoint_ms_(LastCheckpointMs(pod.annotations).value_or(0)),
       placement_(pod.placement) {
   const std::string gang = GangOf(pod);
   const std::vector<std::string_view> pooled = PooledStrings(pod, effective, gang);

@@ -31,6 +31,13 @@
 
 namespace taskgov::scheduler::model {
 
+// Where a pod (or its job) says when its training last saved a checkpoint (RFC 3339): victims
+// that lose the least work since then go first (issue 35).
+inline constexpr char kLastCheckpointAnnotation[] = "taskgov.io/last-checkpoint";
+
+// The time an annotation map's kLastCheckpointAnnotation names, if valid (Unix ms).
+[[nodiscard]] std::optional<int64_t> LastCheckpointMs(const Labels& annotations);
+
 // Whether the state keeps a pod's annotation `key` (team resolution and gangs read it).
 [[nodiscard]] bool KeptAnnotation(std::string_view key);
 
@@ -64,6 +71,12 @@ class KeptPod {
   [[nodiscard]] int64_t creation_unix_ms() const { return created_ms_; }
   [[nodiscard]] std::optional<int64_t> start_unix_ms() const {
     return has_start_ ? std::optional<int64_t>(start_ms_) : std::nullopt;
+  }
+  // Its annotation taskgov.io/last-checkpoint (kLastCheckpointAnnotation), the last time its
+  // training saved a checkpoint, when it holds a valid RFC 3339 time (kept parsed, not as text:
+  // its value changes with every checkpoint). Not given back by ToPod.
+  [[nodiscard]] std::optional<int64_t> checkpoint_unix_ms() const {
+    return checkpoint_ms_ != 0 ? std::optional<int64_t>(checkpoint_ms_) : std::nullopt;
   }
   // Its effective request.
   [[nodiscard]] ResourceList request() const;
@@ -106,6 +119,7 @@ class KeptPod {
   int64_t created_ms_ = 0;
   int64_t deletion_ms_ = 0;
   int64_t start_ms_ = 0;
+  int64_t checkpoint_ms_ = 0;
   std::shared_ptr<const PodPlacementSpec> placement_;
 };
 

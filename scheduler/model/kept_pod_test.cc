@@ -171,6 +171,19 @@ TEST(KeptPodTest, EveryKeptFieldComesBackAsItWas) {
   }
 }
 
+// Issue 35: the last checkpoint is kept as a time (its text changes with every checkpoint, so it
+// is not pooled); an invalid one is no checkpoint.
+TEST(KeptPodTest, KeepsTheLastCheckpointAsATime) {
+  Pod pod;
+  pod.name = "p";
+  pod.annotations[kLastCheckpointAnnotation] = "2026-01-01T00:00:10.5Z";
+  EXPECT_EQ(KeptPod(pod, {}).checkpoint_unix_ms(), 1767225610500);
+  pod.annotations[kLastCheckpointAnnotation] = "yesterday";
+  EXPECT_EQ(KeptPod(pod, {}).checkpoint_unix_ms(), std::nullopt);
+  pod.annotations.erase(kLastCheckpointAnnotation);
+  EXPECT_EQ(KeptPod(pod, {}).checkpoint_unix_ms(), std::nullopt);
+}
+
 TEST(KeptPodTest, AMovedPodKeepsItsBlockAndAnEmptyOneReadsEmpty) {
   const Pod pod = PodBuilder("a").Namespace("ns").OnNode("n1").Gpus(1).Build();
   KeptPod first(pod, EffectiveRequest(pod));
