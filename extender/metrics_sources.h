@@ -8,6 +8,9 @@
 // Thread-safety: the accessors call the components' thread-safe Stats(); the components must
 // outlive the Metrics object the sources are given to.
 
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +41,11 @@ struct HttpListenerSource {
 // The metrics' view of the controller's totals (exposed for tests).
 [[nodiscard]] metrics::PreemptionTotals PreemptionTotalsOf(
     const scheduler::actions::PreemptionStats& stats);
+
+// The jobs taskgov paused and has not resumed, by the team their pods belong to (TeamOfJob);
+// jobs of no team are not counted (exposed for tests).
+[[nodiscard]] std::map<std::string, int64_t, std::less<>> PausedWorkloadsByTeam(
+    const scheduler::state::ClusterState& cluster);
 
 // The metrics' view of one listener's stats (exposed for tests).
 [[nodiscard]] metrics::HttpListenerTotals HttpListenerTotalsOf(std::string listener,

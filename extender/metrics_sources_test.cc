@@ -2,8 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <memory>
 #include <string>
 #include <type_traits>
+
+#include "scheduler/common/clock.h"
+#include "scheduler/model/gang.h"
+#include "scheduler/model/job_control.h"
+#include "scheduler/testing/builders.h"
 
 namespace taskgov::extender {
 namespace {
@@ -40,6 +47,68 @@ TEST(MetricsSourcesTest, PreemptionTotalsKeepEveryCountWithItsReason) {
   EXPECT_EQ(by_pair["team-c>team-b"], std::pair(PreemptionReason::kFairShare, uint64_t{4}));
   EXPECT_EQ(by_pair[">"], std::pair(PreemptionReason::kPriority, uint64_t{3}));
   EXPECT_EQ(totals.preempted_pods.at("team-a"), 2);
+}
+
+// Issue 35: the pods stopped by suspending their job, and the jobs suspended, keep their key.
+TEST(MetricsSourcesTest, PausedPodsAndJobsKeepTheirKey) {
+  PreemptionStats stats;
+  const PreemptionStats::Key reclaim{"team-b", "team-a", ReasonField(PreemptionReason::kReclaim)};
+  const PreemptionStats::Key within{"team-a", "team-a",
+                                    ReasonField(PreemptionReason::kInTeamPriority)};
+  stats.preemptions[reclaim] = 5;  // 4 pods of one paused job, 1 pod evicted
+  stats.paused_pods[reclaim] = 4;
+  stats.jobs_paused[reclaim] = 1;
+  stats.preemptions[within] = 2;  // evicted
+  const metrics::PreemptionTotals totals = PreemptionTotalsOf(stats);
+  ASSERT_EQ(totals.preemptions.size(), 2u);
+  for (const metrics::PreemptionTotals::Count& c : totals.preemptions) {
+    if (c.team == "team-b") {
+      EXPECT_EQ(c.evictions, 5u);
+      EXPECT_EQ(c.paused_pods, 4u);
+      EXPECT_EQ(c.jobs_paused, 1u);
+    } else {
+      EXPECT_EQ(c.evictions, 2u);
+      EXPECT_EQ(c.paused_pods, 0u);
+      EXPECT_EQ(c.jobs_paused, 0u);
+    }
+  }
+}
+
+// taskgov_paused_workloads: the jobs taskgov paused, by the team of their pods; a job its user
+// suspended, one resumed, and one of no team are not counted.
+TEST(MetricsSourcesTest, PausedWorkloadsAreTheJobsTaskgovPausedByTeam) {
+  common::FakeClock clock(1'780'000'000'000);
+  scheduler::ledger::QuotaBook book(scheduler::testing::PolicyBuilder()
+                                        .Team("team-a", "research")
+                                        .Quota("ml.p5.48xlarge", "nvidia.com/gpu", 8)
+                                        .Team("team-b", "research")
+                                        .Quota("ml.p5.48xlarge", "nvidia.com/gpu", 8)
+                                        .Cohort("research")
+                                        .Build(),
+                                    &clock);
+  scheduler::state::ClusterState cluster(&book, &clock, {});
+  cluster.SetPolicy(book.ledger().policy());
+  auto job = [&](const std::string& ns, const std::string& name, bool suspended, bool ours) {
+    auto j = std::make_shared<scheduler::model::JobControl>();
+    j->kind = "Job";
+    j->ns = ns;
+    j->name = name;
+    j->uid = "uid-" + name;
+    j->workload = scheduler::model::OwnerGangKey(j->uid);
+    j->suspended = suspended;
+    if (ours) j->annotations = {{scheduler::model::kSuspendedByAnnotation, "taskgov"}};
+    j->pod_sets = {{2, scheduler::testing::PodBuilder("").Namespace(ns).Gpus(4).Build()}};
+    cluster.OnJobUpsert(j);
+  };
+  job("ns-team-a", "a1", true, true);
+  job("ns-team-a", "a2", true, true);
+  job("ns-team-b", "b1", true, true);
+  job("ns-team-b", "mine", true, false);  // its user's
+  job("ns-team-b", "back", false, true);  // resumed by someone else, annotation not yet gone
+  job("default", "stray", true, true);    // no team
+  const std::map<std::string, int64_t, std::less<>> paused = PausedWorkloadsByTeam(cluster);
+  EXPECT_EQ(paused, (std::map<std::string, int64_t, std::less<>>{{"team-a", 2}, {"team-b", 1}}));
+  EXPECT_TRUE(MetricsSources(&book, &cluster, nullptr, nullptr, nullptr).paused_workloads);
 }
 
 TEST(MetricsSourcesTest, WithoutKubernetesThereAreNoComponentTotals) {

@@ -409,6 +409,7 @@ struct Metrics::Impl::Scrape {
   // The components' totals, read once (Sources::informers, Sources::preemptions).
   std::vector<InformerTotals> informers;
   std::optional<PreemptionTotals> preemptions;
+  std::optional<std::map<std::string, int64_t, std::less<>>> paused_workloads;
   std::vector<HttpListenerTotals> http_listeners;
 
   bool have_teams = false;  // false: no ledger, every team counts as live
@@ -760,6 +761,11 @@ struct PodFamilies {
                          "(a gang counts once): bound, or admitted and about to be bound. "
                          "Labels: cluster_queue.",
                          MetricType::Gauge};
+  FamilyBuilder paused{"taskgov_paused_workloads",
+                       "Jobs taskgov paused (suspended instead of evicting their pods, for a "
+                       "preemption or reclaim) and has not resumed yet: they wait in their team's "
+                       "queue and resume when their whole demand fits. Labels: team.",
+                       MetricType::Gauge};
   FamilyBuilder ungoverned{
       "taskgov_ungoverned_pods",
       "Running pods of a team's namespaces that another scheduler bound (spec.schedulerName is "
@@ -774,7 +780,7 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::ledger::Q
                                 std::vector<MetricFamily>* out) const {
   std::unordered_map<NameId, scheduler::ledger::QuotaBook::TeamCounts> counts = book.CountByTeam();
   PodFamilies f;
-  auto& [pods, workloads, k_pending, k_active, ungoverned] = f;
+  auto& [pods, workloads, k_pending, k_active, paused, ungoverned] = f;
   static constexpr L2 kPodNames = {"team", "state"};
   static constexpr L2 kPendingNames = {"cluster_queue", "status"};
   const scheduler::state::ClusterState* cluster = sources_.cluster;
@@ -800,6 +806,11 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::ledger::Q
     }
     const TeamPods p = PartitionTeamPods(c, static_cast<int64_t>(pending.total),
                                          of(terminating_by_team, id), preempted);
+    if (scrape.paused_workloads) {
+      auto it = scrape.paused_workloads->find(team);
+      paused.Value(L1{"team"}, L1{team},
+                   it == scrape.paused_workloads->end() ? 0 : static_cast<double>(it->second));
+    }
     if (cluster != nullptr) {
       ungoverned.Value(L1{"team"}, L1{team}, static_cast<double>(of(ungoverned_by_team, id)));
       pods.Value(kPodNames, L2{team, "pending"}, static_cast<double>(p.pending));
@@ -825,6 +836,7 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::ledger::Q
   }
   out->push_back(pods.Take());
   out->push_back(workloads.Take());
+  if (scrape.paused_workloads) out->push_back(paused.Take());
   if (cluster != nullptr) {
     out->push_back(ungoverned.Take());
     out->push_back(FilterOnlyDropped(*cluster));
@@ -910,19 +922,38 @@ void Metrics::Impl::CollectPodTimes(const Scrape& scrape, std::vector<MetricFami
 }
 
 void Metrics::Impl::CollectPreemptions(const Scrape& scrape, std::vector<MetricFamily>* out) const {
+  const std::string reasons =
+      JoinLabelValues(kPreemptionReasons, &PreemptionReason::name, &PreemptionReason::meaning);
   FamilyBuilder preemptions(
       "taskgov_preemptions_total",
-      "Pods preempted. Labels: team (the preemptor's); victim_team; reason: " +
-          JoinLabelValues(kPreemptionReasons, &PreemptionReason::name, &PreemptionReason::meaning) +
-          ".",
+      "Pods preempted. Labels: team (the preemptor's); victim_team; reason: " + reasons +
+          "; mechanism: evict (the pod was evicted), suspend (its job was suspended: its "
+          "controller deleted the pod, taskgov resumes the job).",
+      MetricType::Counter);
+  FamilyBuilder jobs_paused(
+      "taskgov_jobs_paused_total",
+      "Jobs taskgov suspended instead of evicting their pods (once per job, however many of its "
+      "pods were victims). Labels: team (the preemptor's); victim_team; reason: " +
+          reasons + ".",
       MetricType::Counter);
   std::map<std::pair<std::string, std::string>, double> kueue_preemptions;
+  std::map<std::string, double> kueue_evicted;  // by the victims' cluster queue
   const PreemptionTotals none;
   const PreemptionTotals& totals = scrape.preemptions ? *scrape.preemptions : none;
+  static constexpr L4 kNames = {"team", "victim_team", "reason", "mechanism"};
   for (const CountedPreemption& c :
        CountedPreemptions(totals, [&](std::string_view team) { return scrape.Live(team); })) {
-    preemptions.Value(L3{"team", "victim_team", "reason"}, L3{c.team, c.victim_team, c.reason},
-                      c.evictions);
+    // A mechanism's series once it counted (every key has one).
+    const double evicted = std::max(0.0, c.evictions - c.paused_pods);
+    if (evicted > 0 || c.paused_pods == 0) {
+      preemptions.Value(kNames, L4{c.team, c.victim_team, c.reason, "evict"}, evicted);
+    }
+    if (c.paused_pods > 0) {
+      preemptions.Value(kNames, L4{c.team, c.victim_team, c.reason, "suspend"}, c.paused_pods);
+    }
+    jobs_paused.Value(L3{"team", "victim_team", "reason"}, L3{c.team, c.victim_team, c.reason},
+                      c.jobs_paused);
+    kueue_evicted[std::string(scrape.ClusterQueue(c.victim_team))] += c.jobs_paused;
   }
   for (const PreemptionTotals::Count& c : totals.preemptions) {
     const PreemptionReason* reason = PreemptionLabel(c.reason);
@@ -932,6 +963,7 @@ void Metrics::Impl::CollectPreemptions(const Scrape& scrape, std::vector<MetricF
                        std::string(reason->kueue_reason)}] += static_cast<double>(c.evictions);
   }
   out->push_back(preemptions.TakeSorted());
+  out->push_back(jobs_paused.TakeSorted());
   if (!options_.kueue_compatible) return;
   FamilyBuilder k_preempted(
       "kueue_preempted_workloads_total",
@@ -945,6 +977,18 @@ void Metrics::Impl::CollectPreemptions(const Scrape& scrape, std::vector<MetricF
     k_preempted.Value(L2{"preempting_cluster_queue", "reason"}, L2{key.first, key.second}, n);
   }
   out->push_back(k_preempted.TakeSorted());
+  FamilyBuilder k_evicted(
+      "kueue_evicted_workloads_total",
+      "Kueue-compatible taskgov_jobs_paused_total summed per victim team: the workloads evicted "
+      "as Kueue evicts them, by suspending their job (pods evicted one by one are counted in "
+      "kueue_preempted_workloads_total only). Labels: cluster_queue (the victims'); reason: "
+      "Preempted; underlying_cause: \"\" (the reason is the cause).",
+      MetricType::Counter);
+  for (const auto& [queue, n] : kueue_evicted) {
+    k_evicted.Value(L3{"cluster_queue", "reason", "underlying_cause"}, L3{queue, "Preempted", ""},
+                    n);
+  }
+  out->push_back(k_evicted.TakeSorted());
 }
 
 void Metrics::Impl::CollectProcess(const Scrape& scrape, std::vector<MetricFamily>* out) const {
@@ -1103,6 +1147,7 @@ std::string Metrics::Impl::Render() const {
   Scrape scrape;
   if (sources_.informers) scrape.informers = sources_.informers();
   if (sources_.preemptions) scrape.preemptions = sources_.preemptions();
+  if (sources_.paused_workloads) scrape.paused_workloads = sources_.paused_workloads();
   if (sources_.http_listeners) scrape.http_listeners = sources_.http_listeners();
   CollectLedger(scrape, &families);
   CollectTeamSeries(scrape, &families);
@@ -1161,7 +1206,8 @@ std::vector<CountedPreemption> CountedPreemptions(
     if (reason == nullptr || c.victim_team.empty() || !live(c.team) || !live(c.victim_team)) {
       continue;
     }
-    out.push_back({c.team, c.victim_team, reason->name, static_cast<double>(c.evictions)});
+    out.push_back({c.team, c.victim_team, reason->name, static_cast<double>(c.evictions),
+                   static_cast<double>(c.paused_pods), static_cast<double>(c.jobs_paused)});
   }
   return out;
 }

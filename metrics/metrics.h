@@ -19,7 +19,10 @@
 //     taskgov_admissions_total{team, flavor, mode}, taskgov_refusals_total{team, reason},
 //     taskgov_pod_wait_seconds{team, priority_class} (created → bound),
 //     taskgov_pod_run_seconds{team, priority_class} (bound → ended),
-//     taskgov_preemptions_total{team, victim_team, reason}
+//     taskgov_preemptions_total{team, victim_team, reason, mechanism} (mechanism: evict — the
+//       pod was evicted — or suspend — its job was suspended, issue 35),
+//     taskgov_jobs_paused_total{team, victim_team, reason} (jobs suspended, once each),
+//     taskgov_paused_workloads{team} (jobs taskgov paused and has not resumed)
 //   process — taskgov_webhook_requests_total{verb, outcome},
 //     taskgov_webhook_request_duration_seconds{verb}, taskgov_watch_restarts_total{resource,
 //     reason}, taskgov_informer_last_event_age_seconds{resource},
@@ -43,7 +46,9 @@
 //       {cluster_queue}, kueue_cohort_subtree_quota{cohort, flavor, resource},
 //       kueue_pending_workloads{cluster_queue, status},
 //     kueue_admitted_active_workloads{cluster_queue}, kueue_admission_wait_time_seconds
-//       {cluster_queue}, kueue_preempted_workloads_total{preempting_cluster_queue, reason}.
+//       {cluster_queue}, kueue_preempted_workloads_total{preempting_cluster_queue, reason},
+//     kueue_evicted_workloads_total{cluster_queue, reason="Preempted", underlying_cause=""}
+//       (the jobs taskgov paused: Kueue evicts a workload by suspending its job).
 //
 // Borrowed and lent are the ledger's rule, computed once in scheduler/ledger/cohort_usage.h: a
 // team's usage above nominal, and its share of its cohort's borrowing in proportion to the
@@ -142,19 +147,26 @@ struct PreemptionTotals {
     std::string victim_team;  // "" for a pod of no team
     scheduler::decisions::PreemptionReason reason =
         scheduler::decisions::PreemptionReason::kPriority;
-    uint64_t evictions = 0;  // accepted by the API server; monotonic
+    uint64_t evictions = 0;    // pods stopped: evictions accepted, and pods of jobs paused
+    uint64_t paused_pods = 0;  // of those, the pods stopped by suspending their job; monotonic
+    uint64_t jobs_paused = 0;  // jobs suspended (once per job); monotonic
   };
   std::vector<Count> preemptions;  // one per (team, victim_team, reason)
   // Gauge: pods evicted by preemption that have not terminated yet, by victim team.
   std::map<std::string, int64_t, std::less<>> preempted_pods;
 };
 
-// One series of taskgov_preemptions_total: the preemptor's team, the victim's, the reason's label.
+// One (team, victim_team, reason) of taskgov_preemptions_total: the preemptor's team, the
+// victim's, the reason's label; `evictions` counts every pod stopped, `paused_pods` those of them
+// stopped by suspending their job (mechanism "suspend"; the rest "evict"), `jobs_paused` the jobs
+// suspended (taskgov_jobs_paused_total).
 struct CountedPreemption {
   std::string_view team;
   std::string_view victim_team;
   std::string_view reason;
   double evictions = 0;
+  double paused_pods = 0;
+  double jobs_paused = 0;
 };
 // The preemptions taskgov_preemptions_total counts, where `live` accepts both teams: a team's
 // preemptions only (not plain priority, not pods of no team). The one rule the metric and the
@@ -214,6 +226,9 @@ struct Sources {
   std::function<std::vector<HttpListenerTotals>()> http_listeners;
   // taskgov_console_access_total. Unset: no such series (no access checks).
   std::function<ConsoleAccessTotals()> console_access;
+  // taskgov_paused_workloads{team}: the jobs taskgov paused and has not resumed, by team (the
+  // team their pods belong to). Unset: no such series.
+  std::function<std::map<std::string, int64_t, std::less<>>()> paused_workloads;
 };
 
 class Metrics {

@@ -341,6 +341,7 @@ TEST(MetricsTest, KueueFamiliesOnlyWhenSwitchedOn) {
       {"kueue_admitted_active_workloads", "gauge"},
       {"kueue_admission_wait_time_seconds", "histogram"},
       {"kueue_preempted_workloads_total", "counter"},
+      {"kueue_evicted_workloads_total", "counter"},
       {"kueue_cohort_subtree_quota", "gauge"},
       {"kueue_cohort_weighted_share", "gauge"},
   };
@@ -377,7 +378,12 @@ TEST(MetricsTest, KueueFamiliesOnlyWhenSwitchedOn) {
             1);
   EXPECT_EQ(x.Value("kueue_preempted_workloads_total",
                     {{"preempting_cluster_queue", "team-a"}, {"reason", "InCohortReclamation"}}),
-            1);
+            3);  // 1 pod evicted, 2 stopped by pausing their job
+  // Kueue evicts a workload by suspending its job: the job team-a paused, in team-b's queue.
+  EXPECT_EQ(
+      x.Value("kueue_evicted_workloads_total",
+              {{"cluster_queue", "team-b"}, {"reason", "Preempted"}, {"underlying_cause", ""}}),
+      1);
 
   // The taskgov families are the same either way.
   std::string filtered;
@@ -436,7 +442,7 @@ TEST(MetricsTest, SeriesOfRemovedTeamsDisappearOnceTheirUsageDrains) {
   // team-a's own counters stay (its preemption of team-b still counts for Kueue).
   EXPECT_EQ(x.Value("taskgov_admissions_total", {{"team", "team-a"}}), 2);
   EXPECT_EQ(x.Value("kueue_preempted_workloads_total", {{"preempting_cluster_queue", "team-a"}}),
-            1);
+            3);
 
   // A team that comes back continues its counters.
   s.book.ApplyPolicy(testing::ScenarioPolicy(/*with_team_b=*/true));
@@ -653,11 +659,15 @@ TEST(MetricsTest, ComponentTotalsAreReadAtScrapeTime) {
             2);
   EXPECT_EQ(x.Value("taskgov_watch_restarts_total", {{"resource", "nodes"}, {"reason", "dropped"}}),
             1);
-  EXPECT_EQ(x.Value("taskgov_preemptions_total",
-                    {{"team", "team-a"}, {"victim_team", "team-b"}, {"reason", "reclaim"}}),
+  EXPECT_EQ(x.Value("taskgov_preemptions_total", {{"team", "team-a"},
+                                                  {"victim_team", "team-b"},
+                                                  {"reason", "reclaim"},
+                                                  {"mechanism", "evict"}}),
             2);
-  EXPECT_EQ(x.Value("taskgov_preemptions_total",
-                    {{"team", "team-b"}, {"victim_team", "team-b"}, {"reason", "within_team"}}),
+  EXPECT_EQ(x.Value("taskgov_preemptions_total", {{"team", "team-b"},
+                                                  {"victim_team", "team-b"},
+                                                  {"reason", "within_team"},
+                                                  {"mechanism", "evict"}}),
             1);
   EXPECT_EQ(x.Value("kueue_preempted_workloads_total",
                     {{"preempting_cluster_queue", "team-b"}, {"reason", "InClusterQueue"}}),
@@ -665,6 +675,37 @@ TEST(MetricsTest, ComponentTotalsAreReadAtScrapeTime) {
   EXPECT_EQ(x.Value("taskgov_pods", {{"team", "team-b"}, {"state", "preempted"}}), 2);
   EXPECT_EQ(x.Value("taskgov_pods", {{"team", "team-b"}, {"state", "running"}}), 0);
   EXPECT_EQ(x.Value("taskgov_pods", {{"team", "ml"}, {"state", "preempted"}}), 0);
+}
+
+// Issue 35: preemptions by mechanism (pods evicted, pods stopped by suspending their job), the
+// jobs paused, and the jobs still paused per team.
+TEST(MetricsTest, PausedJobsAreCountedByMechanismAndTeam) {
+  Scenario s;
+  s.Script();
+  Exposition x = ParseExposition(s.metrics->Render());
+  const std::map<std::string, std::string> reclaim = {
+      {"team", "team-a"}, {"victim_team", "team-b"}, {"reason", "reclaim"}};
+  auto with = [](std::map<std::string, std::string> labels, const char* mechanism) {
+    labels["mechanism"] = mechanism;
+    return labels;
+  };
+  EXPECT_EQ(x.Value("taskgov_preemptions_total", with(reclaim, "evict")), 1);
+  EXPECT_EQ(x.Value("taskgov_preemptions_total", with(reclaim, "suspend")), 2);
+  EXPECT_EQ(x.Value("taskgov_jobs_paused_total", reclaim), 1);
+  EXPECT_EQ(x.Value("taskgov_paused_workloads", {{"team", "team-b"}}), 1);
+  EXPECT_EQ(x.Value("taskgov_paused_workloads", {{"team", "team-a"}}), 0);  // every team has one
+  EXPECT_EQ(x.Value("taskgov_paused_workloads", {{"team", "ml"}}), 0);
+  // Only pausing, within a team: no evict series for that key.
+  s.NotePause("team-b", "team-b", scheduler::decisions::PreemptionReason::kInTeamPriority, 4);
+  s.SetPausedWorkloads("team-b", 2);
+  x = ParseExposition(s.metrics->Render());
+  const std::map<std::string, std::string> within = {
+      {"team", "team-b"}, {"victim_team", "team-b"}, {"reason", "within_team"}};
+  EXPECT_FALSE(x.Value("taskgov_preemptions_total", with(within, "evict")));
+  EXPECT_EQ(x.Value("taskgov_preemptions_total", with(within, "suspend")), 4);
+  EXPECT_EQ(x.Value("taskgov_jobs_paused_total", within), 1);
+  EXPECT_EQ(x.Value("taskgov_paused_workloads", {{"team", "team-b"}}), 2);
+  EXPECT_EQ(x.Value("kueue_evicted_workloads_total", {{"cluster_queue", "team-b"}}), 2);
 }
 
 // taskgov_pods' states partition a team's pods, whatever order the informers and the

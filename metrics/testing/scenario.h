@@ -17,7 +17,12 @@
 //       and 4 assumed
 // In cohort research the borrowed total on gpus is 8 (team-b); team-a leaves 12 of its
 // lendable 16 idle and team-b none, so team-a lends 8.
+// Preemptions: team-a reclaimed one pod of team-b by evicting it and two by pausing their job
+// (issue 35), which is still paused.
 
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -86,6 +91,10 @@ struct Scenario {
       std::lock_guard<std::mutex> lock(fakes_mu);
       return preemptions;
     };
+    sources.paused_workloads = [this] {
+      std::lock_guard<std::mutex> lock(fakes_mu);
+      return paused_workloads;
+    };
     metrics->SetSources(sources);
   }
 
@@ -144,6 +153,8 @@ struct Scenario {
     metrics->ObservePodBound(TeamId("team-b"), "inference", kStartMs - 4'000, kStartMs);
     metrics->ObservePodEnded(TeamId("team-b"), "inference", kStartMs - 7'200'000, kStartMs);
     NotePreemption("team-a", "team-b", scheduler::decisions::PreemptionReason::kReclaim);
+    NotePause("team-a", "team-b", scheduler::decisions::PreemptionReason::kReclaim, 2);
+    SetPausedWorkloads("team-b", 1);
     NoteWatchRestart("pods", "expired");
     NoteInformerEvent("pods", kStartMs - 2'500);
     NoteInformerEvent("nodes", clock.NowMs());
@@ -166,13 +177,21 @@ struct Scenario {
   void NotePreemption(const std::string& team, const std::string& victim_team,
                       scheduler::decisions::PreemptionReason reason) {
     std::lock_guard<std::mutex> lock(fakes_mu);
-    for (PreemptionTotals::Count& c : preemptions.preemptions) {
-      if (c.team == team && c.victim_team == victim_team && c.reason == reason) {
-        ++c.evictions;
-        return;
-      }
-    }
-    preemptions.preemptions.push_back(PreemptionTotals::Count{team, victim_team, reason, 1});
+    ++CountOf(team, victim_team, reason).evictions;
+  }
+  // One more job paused (issue 35), stopping `pods` of its pods.
+  void NotePause(const std::string& team, const std::string& victim_team,
+                 scheduler::decisions::PreemptionReason reason, uint64_t pods) {
+    std::lock_guard<std::mutex> lock(fakes_mu);
+    PreemptionTotals::Count& c = CountOf(team, victim_team, reason);
+    c.evictions += pods;
+    c.paused_pods += pods;
+    ++c.jobs_paused;
+  }
+  // Jobs taskgov paused and has not resumed, of `team`.
+  void SetPausedWorkloads(const std::string& team, int64_t jobs) {
+    std::lock_guard<std::mutex> lock(fakes_mu);
+    paused_workloads[team] = jobs;
   }
   void SetPreempted(const std::string& team, int64_t pods) {
     std::lock_guard<std::mutex> lock(fakes_mu);
@@ -185,10 +204,19 @@ struct Scenario {
   scheduler::state::Reconciler reconciler;
   std::unique_ptr<Metrics> metrics;
   std::mutex fakes_mu;
-  std::vector<InformerTotals> informers;  // guarded by fakes_mu
-  PreemptionTotals preemptions;           // guarded by fakes_mu
+  std::vector<InformerTotals> informers;                         // guarded by fakes_mu
+  PreemptionTotals preemptions;                                  // guarded by fakes_mu
+  std::map<std::string, int64_t, std::less<>> paused_workloads;  // guarded by fakes_mu
 
  private:
+  PreemptionTotals::Count& CountOf(const std::string& team, const std::string& victim_team,
+                                   scheduler::decisions::PreemptionReason reason) {
+    for (PreemptionTotals::Count& c : preemptions.preemptions) {
+      if (c.team == team && c.victim_team == victim_team && c.reason == reason) return c;
+    }
+    preemptions.preemptions.push_back(PreemptionTotals::Count{team, victim_team, reason, 0});
+    return preemptions.preemptions.back();
+  }
   InformerTotals& Informer(const std::string& resource) {
     for (InformerTotals& i : informers) {
       if (i.resource == resource) return i;
