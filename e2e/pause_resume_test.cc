@@ -7,11 +7,16 @@
 // GPUs, 8 of them lent by team b. Team b asks for its 8: before, taskgov evicted the Job's 8 pods
 // and the Job ended Failed (8 failures > 6) and never ran again. Now taskgov suspends the Job
 // (spec.suspend, annotations saying who, why and when), b's pods run, and when b's work is done
-// taskgov resumes the Job, which completes with status.failed 0.
+// taskgov resumes the Job, which completes with status.failed 0. Also: the paused Job resumed by
+// the next extender after a SIGKILL (state from the annotations); a PyTorchJob paused through
+// spec.runPolicy.suspend; a Job as `taskgov job submit` writes it preempted within its team
+// (evicted with the policy's grace period, then suspended); a user-suspended Job never resumed.
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <chrono>
+#include <csignal>
 #include <string>
 #include <vector>
 
@@ -149,6 +154,111 @@ TEST_F(PauseResumeTest, AReclaimedIndexedJobIsSuspendedAndResumedNeverFailed) {
   Finish("a", "train");
   ASSERT_TRUE(h().RunUntil([&] { return HasCondition(Job("a", "train"), "Complete"); }, 10));
   EXPECT_EQ(Text(Job("a", "train"), {"status", "failed"}), "0");
+}
+
+// The extender is killed while the Job is paused: its successor rebuilds the paused job from the
+// Job's annotations and resumes it when b's work ends.
+TEST_F(PauseResumeTest, APausedJobIsResumedByTheNextExtender) {
+  ASSERT_TRUE(h().api().Upsert("jobs", IndexedJob("a", "train", 8, 2, "training")).ok());
+  ASSERT_TRUE(h().RunUntil([&] { return PodsOf("a", "train", "Running") == 8; }, 30));
+  ASSERT_TRUE(h().api().Upsert("jobs", IndexedJob("b", "serve", 2, 4, "inference")).ok());
+  ASSERT_TRUE(h().RunUntil([&] { return PodsOf("b", "serve", "Running") == 2; }, 30));
+  ASSERT_EQ(Text(Job("a", "train"), {"spec", "suspend"}), "true");
+
+  common::Result<int> killed = h().extender().Stop(SIGKILL);
+  ASSERT_TRUE(killed.ok()) << killed.error().message;
+  Finish("b", "serve");
+  ASSERT_TRUE(h().extender().Start().ok());
+  ASSERT_TRUE(h().extender().WaitReady(std::chrono::seconds(20)).ok()) << h().Logs();
+  ASSERT_TRUE(h().RunUntil([&] { return PodsOf("a", "train", "Running") == 8; }, 60))
+      << "the new extender resumes the Job the old one paused";
+  EXPECT_EQ(Text(Job("a", "train"), {"status", "failed"}), "0");
+}
+
+// A Kubeflow PyTorchJob is paused through spec.runPolicy.suspend and resumed the same way.
+TEST_F(PauseResumeTest, AReclaimedPyTorchJobIsSuspendedThroughItsRunPolicyAndResumed) {
+  h().api().SetServed("pytorchjobs", true);
+  ASSERT_TRUE(h().extender().Stop(SIGTERM).ok());  // so that its informers watch PyTorchJobs
+  ASSERT_TRUE(h().extender().Start().ok());
+  ASSERT_TRUE(h().extender().WaitReady(std::chrono::seconds(20)).ok()) << h().Logs();
+  const std::string replica = R"({"replicas":%d,"template":{"spec":{"schedulerName":"taskgov",
+    "priorityClassName":"training","nodeSelector":{"node.kubernetes.io/instance-type":"ml.p5.48xlarge"},
+    "containers":[{"name":"pytorch","image":"pytorch","resources":{"requests":{"nvidia.com/gpu":"4"}}}]}}})";
+  auto spec = [&](int n) {
+    std::string s = replica;
+    s.replace(s.find("%d"), 2, std::to_string(n));
+    return s;
+  };
+  ASSERT_TRUE(
+      h().api()
+          .Upsert(
+              "pytorchjobs",
+              R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"pt","namespace":")" +
+                  Ns("a") +
+                  R"("},"spec":{"runPolicy":{"suspend":false},"pytorchReplicaSpecs":{"Master":)" +
+                  spec(1) + R"(,"Worker":)" + spec(3) + "}}}")
+          .ok());
+  auto running = [&] {
+    int n = 0;
+    for (const std::string& json : h().api().List("pods")) {
+      rapidjson::Document pod;
+      pod.Parse(json.c_str());
+      if (Text(pod, {"metadata", "labels", "training.kubeflow.org/job-name"}) == "pt" &&
+          Text(pod, {"status", "phase"}) == "Running") {
+        ++n;
+      }
+    }
+    return n;
+  };
+  ASSERT_TRUE(h().RunUntil([&] { return running() == 4; }, 30)) << "16 GPUs, 8 borrowed";
+  ASSERT_TRUE(h().api().Upsert("jobs", IndexedJob("b", "serve", 2, 4, "inference")).ok());
+  ASSERT_TRUE(h().RunUntil([&] { return PodsOf("b", "serve", "Running") == 2; }, 30));
+  rapidjson::Document pt;
+  pt.Parse(h().api().Get("pytorchjobs", Ns("a"), "pt").value_or("{}").c_str());
+  EXPECT_EQ(Text(pt, {"spec", "runPolicy", "suspend"}), "true");
+  EXPECT_EQ(Text(pt, {"metadata", "annotations", "taskgov.io/suspend-reason"}), "Reclaim");
+  EXPECT_EQ(running(), 0);
+  EXPECT_TRUE(h().api().evictions().empty());
+
+  Finish("b", "serve");
+  ASSERT_TRUE(h().RunUntil([&] { return running() == 4; }, 60)) << "resumed";
+}
+
+// A Job as `taskgov job submit` writes it (backoffLimit 0, a podFailurePolicy that ignores
+// DisruptionTarget) preempted within its team by higher-priority work: its pods are evicted with
+// the policy's grace period (evictions do not count for it) and the Job is suspended so that it
+// does not replace them; it resumes when the inference job ends, and completes with failed 0.
+// Before, its first in-team preemption failed it.
+TEST_F(PauseResumeTest, ACliJobPreemptedInTeamIsPausedWithTheGracePeriodAndResumed) {
+  ASSERT_TRUE(h().api().Upsert("jobs", IndexedJob("b", "bjob", 2, 4, "training")).ok());
+  ASSERT_TRUE(h().RunUntil([&] { return PodsOf("b", "bjob", "Running") == 2; }, 30));
+  std::string low = IndexedJob("a", "low", 4, 2, "training");
+  const std::string six = "\"backoffLimit\":6";
+  low.replace(low.find(six), six.size(),
+              R"("backoffLimit":0,"podFailurePolicy":{"rules":[{"action":"Ignore",)"
+              R"("onPodConditions":[{"type":"DisruptionTarget"}]}]})");
+  ASSERT_TRUE(h().api().Upsert("jobs", low).ok());
+  ASSERT_TRUE(h().RunUntil([&] { return PodsOf("a", "low", "Running") == 4; }, 30));
+
+  ASSERT_TRUE(h().api().Upsert("jobs", IndexedJob("a", "infer", 2, 4, "inference")).ok());
+  ASSERT_TRUE(h().RunUntil([&] { return PodsOf("a", "infer", "Running") == 2; }, 30))
+      << "the inference job preempts the training job of its own team";
+  rapidjson::Document job = Job("a", "low");
+  EXPECT_EQ(Text(job, {"spec", "suspend"}), "true");
+  EXPECT_EQ(Text(job, {"metadata", "annotations", "taskgov.io/suspend-reason"}), "InTeamPriority");
+  EXPECT_EQ(Text(job, {"status", "failed"}), "0");
+  EXPECT_FALSE(HasCondition(job, "Failed"));
+  const std::vector<std::string> evictions = h().api().evictions();
+  EXPECT_EQ(evictions.size(), 4u) << "each pod evicted once, with the policy's grace period";
+  for (const std::string& e : evictions) {
+    EXPECT_NE(e.find("\"gracePeriodSeconds\":2"), std::string::npos) << e;
+  }
+
+  Finish("a", "infer");
+  ASSERT_TRUE(h().RunUntil([&] { return PodsOf("a", "low", "Running") == 4; }, 60));
+  Finish("a", "low");
+  ASSERT_TRUE(h().RunUntil([&] { return HasCondition(Job("a", "low"), "Complete"); }, 10));
+  EXPECT_EQ(Text(Job("a", "low"), {"status", "failed"}), "0");
 }
 
 // A Job a user suspended is theirs: taskgov never resumes it, however much quota is free.

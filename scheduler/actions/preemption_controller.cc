@@ -662,12 +662,16 @@ bool PreemptionController::EvictDue(Run& run, const std::string& uid) {
       if (EvictionDue(v, run.now_ms)) due.push_back(v);
     }
   }
-  for (const RoundVictim& v : due) {
+  for (size_t i = 0; i < due.size(); ++i) {
+    const RoundVictim& v = due[i];
     if (!limiter_.TryTake(run.steady_ms)) break;  // the rest waits for the next run
     std::string detail;
     std::string paused_job;
     bool suspended_now = false;
-    const EvictOutcome outcome = Stop(run, v, &detail, &paused_job, &suspended_now);
+    const bool last_of_gang =
+        v.gang.empty() || std::none_of(due.begin() + static_cast<std::ptrdiff_t>(i) + 1, due.end(),
+                                       [&](const RoundVictim& o) { return o.gang == v.gang; });
+    const EvictOutcome outcome = Stop(run, v, last_of_gang, &detail, &paused_job, &suspended_now);
     Applied applied;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -691,19 +695,22 @@ bool PreemptionController::EvictDue(Run& run, const std::string& uid) {
   return false;
 }
 
-EvictOutcome PreemptionController::Stop(Run& run, const RoundVictim& v, std::string* detail,
-                                        std::string* paused_job, bool* suspended) {
+EvictOutcome PreemptionController::Stop(Run& run, const RoundVictim& v, bool last_of_gang,
+                                        std::string* detail, std::string* paused_job,
+                                        bool* suspended) {
   const std::shared_ptr<const model::JobControl> job =
       v.gang.empty() ? nullptr : cluster_->JobOf(v.gang);
   if (job == nullptr) return kube_->Evict(v.ns, v.name, v.uid, run.grace_s, detail);
   // A Job whose podFailurePolicy ignores evictions: each pod is evicted with the policy's grace
-  // period (a suspension alone would give it only its own terminationGracePeriodSeconds), then
-  // the Job is suspended so that it does not replace them.
+  // period (a suspension alone would give it only its own terminationGracePeriodSeconds), and
+  // once the last of its pods in the round is, the Job is suspended so that it does not replace
+  // them (its controller deletes only pods that are not terminating yet).
+  *paused_job = job->display();
   if (job->ignores_disruption) {
     const EvictOutcome evicted = kube_->Evict(v.ns, v.name, v.uid, run.grace_s, detail);
     if (evicted != EvictOutcome::kEvicted && evicted != EvictOutcome::kNotFound) return evicted;
+    if (!last_of_gang) return evicted;
   }
-  *paused_job = job->display();
   // Suspended already (by this controller for another of its pods, or by anyone): the job's
   // controller deletes its pods.
   for (auto it = paused_.begin(); it != paused_.end();) {
@@ -736,6 +743,7 @@ EvictOutcome PreemptionController::Stop(Run& run, const RoundVictim& v, std::str
       break;
   }
   paused_job->clear();
+  if (job->ignores_disruption) return EvictOutcome::kEvicted;  // evicted above
   return kube_->Evict(v.ns, v.name, v.uid, run.grace_s, detail);
 }
 

@@ -239,8 +239,9 @@ class PreemptionController {
   // Stops victim `v`: suspends its job when it has a pausable one (model/job_control.h; once per
   // job, its other pods go with it; `paused_job` names it, `suspended` says this call patched
   // it), else evicts it.
-  EvictOutcome Stop(Run& run, const RoundVictim& v, std::string* detail, std::string* paused_job,
-                    bool* suspended);
+  // `last_of_gang`: no other victim of its gang is due after it in this pass.
+  EvictOutcome Stop(Run& run, const RoundVictim& v, bool last_of_gang, std::string* detail,
+                    std::string* paused_job, bool* suspended);
   Applied ApplyLocked(Run& run, const std::string& uid, const decisions::Preemptor& preemptor,
                       const RoundVictim& victim, EvictOutcome outcome, const std::string& detail);
   void RefusedLocked(Run& run, Round& round, RoundVictim& victim, bool by_pdb,
