@@ -184,6 +184,14 @@ common::Result<LiveWorkload> DecodeWorkload(const Value& item) {
   w.preemption = StringField(item, "preemption");
   w.why = StringField(item, "why");
   w.created = StringField(item, "createdAt");
+  if (const Value* s = Field(item, "suspended"); s != nullptr && s->IsObject()) {
+    JobSuspension suspension;
+    suspension.by_taskgov = StringField(*s, "by") == "taskgov";
+    suspension.reason = StringField(*s, "reason");
+    suspension.since = StringField(*s, "since");
+    suspension.suspensions = IntField(*s, "suspensions");
+    w.suspended = std::move(suspension);
+  }
   return w;
 }
 

@@ -718,14 +718,68 @@ int JobDelete(const Invocation& inv) {
   return kExitOk;
 }
 
+std::string Or(const std::string& s, const char* fallback) { return s.empty() ? fallback : s; }
+
+// `job why` of a job taskgov paused when the extender cannot explain it (an extender from before
+// issue 35): what its annotations say and its team's quota now (/api/v1/teams?namespace=).
+int PausedWithoutExplanation(const Invocation& inv, const Target& t, AdminApi& admin) {
+  const JobView& v = t.view;
+  const JobSuspension& s = *v.suspension;
+  std::ostream& out = inv.out();
+  out << v.Ref() << " is " << v.StateText() << (s.since.empty() ? "" : " since " + s.since)
+      << " (reason " << Or(s.reason, "not recorded") << "; suspended " << s.suspensions
+      << (s.suspensions == 1 ? " time" : " times") << ").\n";
+  std::string each;
+  for (const auto& [resource, amount] : v.requests) {
+    each += (each.empty() ? "" : ", ") + resource + " " + amount;
+  }
+  out << "taskgov resumes it when its whole demand fits its team's quota: " << v.nodes
+      << (v.nodes == 1 ? " pod" : " pods") << " of " << Or(each, "no requests") << ".\n";
+  out << "note: the extender gave no rule-by-rule explanation of it (one from before paused jobs "
+         "were listed)\n";
+  common::Result<rapidjson::Document> reply =
+      admin.Get("/api/v1/teams?namespace=" + scheduler::kube::QueryEscape(t.ns));
+  common::Result<std::vector<LiveTeam>> teams =
+      reply.ok() ? DecodeTeams(*reply) : common::Result<std::vector<LiveTeam>>(reply.error());
+  if (!teams.ok() || teams->empty()) {
+    out << "Its team's quota: not known ("
+        << (teams.ok() ? "no team owns namespace " + t.ns : teams.error().message) << ")\n";
+    return kExitOk;
+  }
+  const LiveTeam& team = teams->front();
+  out << "Team " << team.name << "'s quota now:\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"INSTANCE-TYPE", "RESOURCE", "NOMINAL", "IN-USE", "BORROWED", "LENT", "BORROWING-LIMIT"}};
+  for (const LiveQuota& q : team.quotas) {
+    rows.push_back({q.flavor, q.resource, q.nominal, q.usage, q.borrowed, q.lent,
+                    q.borrowing_limit.value_or("unlimited")});
+  }
+  RenderTable(rows, out, "  ");
+  return kExitOk;
+}
+
 int JobWhy(const Invocation& inv) {
   auto target = ReadTarget(inv, false);
   if (auto* code = std::get_if<int>(&target)) return *code;
   Target& t = std::get<Target>(target);
+  const bool table =
+      inv.global.output != OutputFormat::kJson && inv.global.output != OutputFormat::kYaml;
+  if (table && t.view.suspension && !t.view.suspension->by_taskgov) {
+    // Nothing of it waits for taskgov: its pods are gone until someone resumes it.
+    inv.out() << t.view.Ref()
+              << " is suspended by its user (spec.suspend): taskgov never resumes it; its pods "
+                 "come back, and wait for admission as one gang, once it is resumed: taskgov job "
+                 "resume "
+              << t.view.name << " -n " << t.ns << "\n";
+    return kExitOk;
+  }
   common::Result<std::unique_ptr<AdminApi>> admin = ConnectAdminApi(inv);
   if (!admin.ok()) return inv.Failed(admin.error().message);
   common::Result<rapidjson::Document> reply =
       (*admin)->Get("/api/v1/workloads/" + t.ns + "/" + t.view.name + "/explanation");
+  if (!reply.ok() && table && t.view.suspension && t.view.state == "Suspended") {
+    return PausedWithoutExplanation(inv, t, **admin);
+  }
   if (!reply.ok()) {
     // A job in a namespace of no team is not the extender's: that is the answer.
     rapidjson::Document all;

@@ -88,13 +88,23 @@ class JobGoldenTest : public ::testing::TestWithParam<GoldenCase> {
     Submit(*cli_, {"job", "submit", "eval", "-n", "hyperpod-ns-b", "--image", "eval:1",
                    "--instance-type", "ml.g5.12xlarge", "--accelerators", "1"});
     Submit(*cli_, {"job", "suspend", "eval", "-n", "hyperpod-ns-b"});
-    for (const auto& [ns, name, at] :
-         std::vector<std::tuple<std::string, std::string, std::string>>{
-             {"hyperpod-ns-a", "train", "2026-05-28T19:00:00Z"},
-             {"hyperpod-ns-b", "finetune", "2026-05-28T20:00:00Z"},
-             {"hyperpod-ns-b", "eval", "2026-05-28T20:10:00Z"}}) {
+    // pretrain was paused by taskgov for a reclaim (issue 35): suspended, with its annotations.
+    Submit(*cli_,
+           {"job", "submit", "pretrain", "-n", "hyperpod-ns-a", "--image", "pytorch:2.3",
+            "--instance-type", "ml.p5.48xlarge", "--accelerators", "8", "--node-count", "2"});
+    Submit(*cli_, {"job", "suspend", "pretrain", "-n", "hyperpod-ns-a"});
+    for (const auto& [ns, name, at, annotations] :
+         std::vector<std::tuple<std::string, std::string, std::string, std::string>>{
+             {"hyperpod-ns-a", "train", "2026-05-28T19:00:00Z", ""},
+             {"hyperpod-ns-b", "finetune", "2026-05-28T20:00:00Z", ""},
+             {"hyperpod-ns-b", "eval", "2026-05-28T20:10:00Z", ""},
+             {"hyperpod-ns-a", "pretrain", "2026-05-28T18:00:00Z",
+              R"(,"annotations":{"taskgov.io/suspended-by":"taskgov",)"
+              R"("taskgov.io/suspend-reason":"Reclaim",)"
+              R"("taskgov.io/suspended-at":"2026-05-28T20:20:00Z",)"
+              R"("taskgov.io/suspensions":"2","taskgov.io/suspended-priority":"0"})"}}) {
       Rewrite(*cli_, "jobs", ns, name, Created(*cli_, ns, name),
-              "\"creationTimestamp\":\"" + at + "\"");
+              "\"creationTimestamp\":\"" + at + "\"" + annotations);
     }
     // train runs: its pods are placed and started.
     std::vector<std::string> pods = PodNames(*cli_, "train");
@@ -163,6 +173,18 @@ INSTANTIATE_TEST_SUITE_P(
                    true,
                    ""},
         GoldenCase{"job_why_table", {"job", "why", "finetune", "-n", "hyperpod-ns-b"}, true, ""},
+        // Issue 35: who suspended a job and why; what a paused job waits for.
+        GoldenCase{"job_list_suspended",
+                   {"job", "list", "-A", "--state", "Suspended", "-o", "wide"},
+                   true,
+                   ""},
+        GoldenCase{"job_describe_paused",
+                   {"job", "describe", "pretrain", "-n", "hyperpod-ns-a"},
+                   true,
+                   ""},
+        GoldenCase{"job_why_paused", {"job", "why", "pretrain", "-n", "hyperpod-ns-a"}, true, ""},
+        GoldenCase{
+            "job_why_user_suspended", {"job", "why", "eval", "-n", "hyperpod-ns-b"}, true, ""},
         GoldenCase{"job_why_json",
                    {"job", "why", "finetune", "-n", "hyperpod-ns-b", "-o", "json"},
                    true,

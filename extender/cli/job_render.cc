@@ -34,6 +34,17 @@ class Doc : public JsonBuilder {
     Add(&v, "image", Str(j.image));
     Add(&v, "nodes", Value(j.nodes));
     Add(&v, "suspended", Value(j.suspended));
+    if (j.suspension) {
+      const JobSuspension& s = *j.suspension;
+      Value by(rapidjson::kObjectType);
+      Add(&by, "by", Str(s.by_taskgov ? "taskgov" : "user"));
+      Add(&by, "reason", Str(s.reason));
+      Add(&by, "since", s.since.empty() ? Value(rapidjson::kNullType) : Str(s.since));
+      Add(&by, "suspensions", Value(s.suspensions));
+      Add(&v, "suspension", std::move(by));
+    } else {
+      Add(&v, "suspension", Value(rapidjson::kNullType));
+    }
     Add(&v, "requests", Map(j.requests));
     Add(&v, "limits", Map(j.limits));
     Value pods(rapidjson::kArrayType);
@@ -88,6 +99,21 @@ void Line(std::ostream& out, std::string_view label, const std::string& value) {
 }
 
 // Sums quantity strings of one resource ("4" + "500m" for cpu): canonical units, printed back.
+// describe's "Suspended by:" line.
+std::string SuspensionText(const JobView& j) {
+  const JobSuspension& s = *j.suspension;
+  if (!s.by_taskgov) {
+    return "its user: taskgov never resumes it (taskgov job resume " + j.name + " -n " + j.ns + ")";
+  }
+  std::string why = Or(s.reason, "no reason recorded");
+  if (!s.since.empty()) why += ", since " + s.since;
+  if (s.suspensions > 0) {
+    why +=
+        "; suspended " + std::to_string(s.suspensions) + (s.suspensions == 1 ? " time" : " times");
+  }
+  return "taskgov (" + why + "): taskgov resumes it when its whole demand fits its team's quota";
+}
+
 std::string SumQuantities(const std::string& resource, const std::vector<std::string>& values) {
   int64_t total = 0;
   for (const std::string& v : values) {
@@ -137,13 +163,14 @@ void RenderJobList(const std::vector<JobView>& jobs, bool live, OutputFormat for
     if (live) rows[0].push_back("WHY");
   }
   for (const JobView& j : jobs) {
-    std::vector<std::string> row = {j.name, j.ns, j.created, j.state, Or(j.priority_class)};
+    std::vector<std::string> row = {j.name, j.ns, j.created, j.StateText(), Or(j.priority_class)};
     if (live) {
       if (j.live) {
         row.insert(row.end(),
                    {Or(j.live->team),
                     j.live->queue_position ? std::to_string(*j.live->queue_position) : "-",
-                    j.live->state == "Pending" || j.live->state == "Admitted"
+                    j.live->state == "Pending" || j.live->state == "Admitted" ||
+                            j.live->state == "Suspended"
                         ? FormatSeconds(j.live->wait_seconds)
                         : "-"});
       } else {
@@ -188,6 +215,7 @@ void RenderJobDescribe(const JobView& j, OutputFormat format, std::ostream& out)
     Line(out, "Kind", j.Kind() + " (a workload taskgov governs; not submitted with the CLI)");
     Line(out, "Created", Or(j.created));
     Line(out, "State", j.state);
+    if (j.suspension) Line(out, "Suspended by", SuspensionText(j));
     Line(out, "Priority class", Or(j.priority_class, "none"));
     Line(out, "Instance type", Or(j.instance_type, "any"));
     Line(out, "Pods", std::to_string(j.nodes));
@@ -198,6 +226,7 @@ void RenderJobDescribe(const JobView& j, OutputFormat format, std::ostream& out)
   Line(out, "Kind", JobKindName(j.kind) + (j.kind == JobKind::kJob ? " (indexed, one gang)" : ""));
   Line(out, "Created", j.created);
   Line(out, "State", j.state + (j.suspended ? " (spec.suspend)" : ""));
+  if (j.suspension) Line(out, "Suspended by", SuspensionText(j));
   Line(out, "Priority class", Or(j.priority_class, "none"));
   Line(out, "Queue", Or(j.queue, "none"));
   Line(out, "Instance type", Or(j.instance_type, "any"));
@@ -226,12 +255,13 @@ static void RenderGovernance(const JobView& j, std::ostream& out) {
       << w.declared_pods << " pods, request " << Amounts(w.request) << "\n";
   out << "  Priority:       " << w.priority << "\n";
   if (w.queue_position) out << "  Queue position: " << *w.queue_position << "\n";
-  if (w.state == "Pending" || w.state == "Admitted") {
+  if (w.state == "Pending" || w.state == "Admitted" || w.state == "Suspended") {
     out << "  Waiting for:    " << FormatSeconds(w.wait_seconds) << "\n";
   }
   if (!w.refusal.empty()) out << "  Refused:        " << w.refusal << "\n";
   if (!w.preemption.empty()) out << "  Preemption:     " << w.preemption << "\n";
-  if (w.state == "Pending") {
+  if (w.state == "Suspended" && !w.why.empty()) out << "  Paused:         " << w.why << "\n";
+  if (w.state == "Pending" || (w.state == "Suspended" && w.suspended && w.suspended->by_taskgov)) {
     out << "  Why it waits, rule by rule: taskgov job why " << j.name << " -n " << j.ns << "\n";
   }
 }

@@ -6,10 +6,12 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include "config/catalogue.h"
 #include "extender/cli/quota_flags.h"
 #include "scheduler/common/k8s_names.h"
+#include "scheduler/model/job_control.h"
 #include "scheduler/model/quantity.h"
 
 namespace taskgov::cli {
@@ -334,6 +336,38 @@ std::string JobKindName(JobKind kind) {
   return "Job";
 }
 
+JobSuspension SuspensionOf(const std::map<std::string, std::string>& annotations) {
+  JobSuspension s;
+  auto get = [&](const char* key) {
+    auto it = annotations.find(key);
+    return it == annotations.end() ? std::string() : it->second;
+  };
+  s.by_taskgov =
+      get(scheduler::model::kSuspendedByAnnotation) == scheduler::model::kSuspendedByValue;
+  const std::string count = get(scheduler::model::kSuspensionsAnnotation);
+  int64_t n = 0;
+  if (std::from_chars(count.data(), count.data() + count.size(), n).ec == std::errc()) {
+    s.suspensions = std::max<int64_t>(0, n);
+  }
+  if (!s.by_taskgov) return s;
+  s.reason = get(scheduler::model::kSuspendReasonAnnotation);
+  s.since = get(scheduler::model::kSuspendedAtAnnotation);
+  return s;
+}
+
+std::string SuspendedBy(const JobSuspension& s) {
+  if (!s.by_taskgov) return "by its user";
+  if (s.reason == "Reclaim") return "Reclaimed by taskgov";
+  if (s.reason == "InTeamPriority" || s.reason == "Priority") return "Preempted by taskgov";
+  if (s.reason == "FairShare") return "FairShare by taskgov";
+  return "Paused by taskgov";
+}
+
+std::string JobView::StateText() const {
+  if (state != "Suspended" || !suspension) return state;
+  return state + " (" + SuspendedBy(*suspension) + ")";
+}
+
 std::string JobView::Kind() const {
   return kind == JobKind::kWorkload ? workload_kind : JobKindName(kind);
 }
@@ -354,7 +388,9 @@ JobView ViewOfWorkload(const LiveWorkload& w) {
   v.priority_class = w.priority_class;
   v.instance_type = w.instance_type;
   v.nodes = std::max(w.pods, w.declared_pods);
-  v.state = w.state;  // the admin API's: Pending, Admitted, Running, Terminating
+  v.state = w.state;  // the admin API's: Pending, Admitted, Running, Terminating, Suspended
+  v.suspended = w.suspended.has_value();
+  v.suspension = w.suspended;
   v.requests = w.request;
   v.live = w;
   return v;
@@ -495,6 +531,7 @@ JobView ViewOf(const Value& object, JobKind kind) {
     v.state = "Failed";
   } else if (v.suspended) {
     v.state = "Suspended";
+    v.suspension = SuspensionOf(StringMap(JsonAt(object, {"metadata", "annotations"})));
   }
   return v;
 }

@@ -96,6 +96,9 @@ struct JobView {
   std::string image;
   int64_t nodes = 0;
   bool suspended = false;
+  // Who suspended it and why, while it is suspended (its taskgov.io/ annotations; for a
+  // kWorkload, the admin API's word).
+  std::optional<JobSuspension> suspension;
   std::string state;                            // Pending, Running, Suspended, Succeeded, Failed
   std::map<std::string, std::string> requests;  // per pod, of its first container
   std::map<std::string, std::string> limits;
@@ -106,7 +109,16 @@ struct JobView {
   [[nodiscard]] std::string Ref() const;
   // "Job", "PyTorchJob", or the admin API's kind.
   [[nodiscard]] std::string Kind() const;
+  // The state as shown: "Suspended (Reclaimed by taskgov)", "Suspended (by its user)", or state.
+  [[nodiscard]] std::string StateText() const;
 };
+
+// Who suspended a job, from its annotations: taskgov when its taskgov.io/suspended-by says so,
+// else its user.
+[[nodiscard]] JobSuspension SuspensionOf(const std::map<std::string, std::string>& annotations);
+// "Reclaimed by taskgov", "Preempted by taskgov" (InTeamPriority, Priority), "FairShare by
+// taskgov", "Paused by taskgov" (another reason), "by its user".
+[[nodiscard]] std::string SuspendedBy(const JobSuspension& s);
 
 // A workload the admin API lists that is no Job or PyTorchJob object: its view.
 [[nodiscard]] JobView ViewOfWorkload(const LiveWorkload& w);

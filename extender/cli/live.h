@@ -35,6 +35,15 @@ struct LiveTeam {
   int64_t pending_workloads = 0;
 };
 
+// Who suspended a job and why (issue 35): from the job's taskgov.io/ annotations
+// (scheduler/model/job_control.h), or the admin API's workload `suspended`.
+struct JobSuspension {
+  bool by_taskgov = false;  // taskgov paused it and resumes it; else its user suspended it
+  std::string reason;       // taskgov's: Reclaim, InTeamPriority, FairShare ("" for a user's)
+  std::string since;        // RFC 3339, when taskgov paused it ("" if not known)
+  int64_t suspensions = 0;  // times taskgov paused it
+};
+
 struct LiveWorkload {
   std::string ns;
   std::string name;
@@ -54,8 +63,9 @@ struct LiveWorkload {
   bool refused = false;
   std::string refusal;
   std::string preemption;
-  std::string why;      // why it waits, in one line ("" when it does not)
-  std::string created;  // its first pod's creation, RFC 3339
+  std::string why;                         // why it waits, in one line ("" when it does not)
+  std::string created;                     // its first pod's creation, RFC 3339
+  std::optional<JobSuspension> suspended;  // its job is suspended (state Suspended: paused)
 };
 
 [[nodiscard]] common::Result<std::vector<LiveTeam>> DecodeTeams(const rapidjson::Value& reply);
