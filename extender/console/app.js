@@ -470,6 +470,17 @@ function select(label, param, value, options) {
 
 // ---- Tasks ----
 
+// Who suspended a workload's job and why (issue 35): "Reclaimed by taskgov", "by its user".
+function suspendedBy(s) {
+  if (s.by !== 'taskgov') return 'by its user';
+  const how = {Reclaim: 'Reclaimed', InTeamPriority: 'Preempted', Priority: 'Preempted',
+    FairShare: 'FairShare'}[s.reason] || 'Paused';
+  return how + ' by taskgov';
+}
+function stateText(w) {
+  return w.suspended ? w.state + ' (' + suspendedBy(w.suspended) + ')' : w.state;
+}
+
 const COLUMNS = [
   {key: 'name', title: 'Workload', value: w => w.namespace + '/' + w.name},
   {key: 'team', title: 'Team', value: w => w.team},
@@ -510,7 +521,7 @@ async function renderTasks(r) {
     el('h2', {}, 'Tasks'),
     el('div', {class: 'filters', role: 'group', 'aria-label': 'Filters'},
       select('Team', 'team', team, teams.items.map(t => t.name)),
-      select('State', 'state', phase, ['Pending', 'Admitted', 'Running', 'Terminating']),
+      select('State', 'state', phase, ['Pending', 'Admitted', 'Running', 'Terminating', 'Suspended']),
       el('span', {class: 'filter'}, el('label', {for: 'f-q'}, 'Name'), search)),
     team && !teams.items.some(t => t.name === team) ? unknownTeam(team, teams) : null,
     el('p', {class: 'muted', id: 'task-count'}, items.length + ' of ' + list.total + ' workloads' +
@@ -529,7 +540,7 @@ async function renderTasks(r) {
             w.namespace + '/' + w.name)),
         el('td', {}, w.team),
         el('td', {}, w.kind),
-        el('td', {}, el('span', {class: 'state ' + w.state.toLowerCase()}, w.state)),
+        el('td', {}, el('span', {class: 'state ' + w.state.toLowerCase()}, stateText(w))),
         el('td', {}, w.priorityClass || String(w.priority)),
         el('td', {class: 'num'}, w.declaredPods > w.pods ? w.pods + ' of ' + w.declaredPods : w.pods),
         el('td', {}, requestText(w.request)),
@@ -563,14 +574,19 @@ function endedSection(history) {
 async function renderTask(ns, name) {
   const path = '/api/v1/workloads/' + encodeURIComponent(ns) + '/' + encodeURIComponent(name);
   const reply = await api(path);
-  const waits = reply.items.some(w => w.state === 'Pending');
+  const waits = reply.items.some(w => w.state === 'Pending' || w.state === 'Suspended');
   const why = waits ? await api(path + '/explanation') : null;
   const out = [el('p', {}, el('a', {href: '#/tasks'}, '← All tasks'))];
   for (const w of reply.items) {
     out.push(el('article', {class: 'task', 'aria-labelledby': 'task-h'},
       el('h2', {id: 'task-h'}, w.namespace + '/' + w.name),
       el('dl', {class: 'facts'},
-        fact('Kind', w.kind), fact('Team', w.team), fact('State', w.state),
+        fact('Kind', w.kind), fact('Team', w.team), fact('State', stateText(w)),
+        w.suspended ? fact('Suspended by', w.suspended.by === 'taskgov' ?
+          'taskgov (' + (w.suspended.reason || 'no reason recorded') +
+          (w.suspended.since ? ', since ' + w.suspended.since : '') + '; ' + w.suspended.suspensions +
+          (w.suspended.suspensions === 1 ? ' time' : ' times') + '): resumed when its whole demand fits' :
+          'its user: taskgov never resumes it') : null,
         fact('Priority', w.priorityClass ? w.priorityClass + ' (' + w.priority + ')' : String(w.priority)),
         fact('Pods', w.declaredPods > w.pods ? w.pods + ' of ' + w.declaredPods + ' created' : String(w.pods)),
         fact('Request', requestText(w.request)),
@@ -581,9 +597,10 @@ async function renderTask(ns, name) {
       el('section', {class: 'explanation', 'aria-labelledby': 'why-h'},
         el('h3', {id: 'why-h'}, 'Why'),
         el('p', {id: 'why'}, w.state === 'Running' ? 'Running.' :
-          w.state === 'Pending' && why ? why.summary :
+          (w.state === 'Pending' || w.state === 'Suspended') && why ? why.summary :
+          w.state === 'Suspended' ? w.why :
           (w.refusal ? w.refusal : 'Not refused yet: waiting for the scheduler to try it.')),
-        w.state === 'Pending' && why ? explanationTables(why) : null,
+        (w.state === 'Pending' || w.state === 'Suspended') && why ? explanationTables(why) : null,
         w.refusal ? el('p', {class: 'muted', id: 'last-refusal'}, 'The filter\'s last refusal' +
           (w.refusedSince ? ' (since ' + w.refusedSince + ')' : '') + ': ' + w.refusal) : null,
         w.preemption ? el('p', {id: 'preemption'}, 'In progress: ' + w.preemption) : null),
