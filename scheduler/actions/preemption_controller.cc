@@ -712,9 +712,15 @@ EvictOutcome PreemptionController::Stop(Run& run, const RoundVictim& v, bool las
     if (!last_of_gang) return evicted;
   }
   // Suspended already (by this controller for another of its pods, or by anyone): the job's
-  // controller deletes its pods.
+  // controller deletes its pods. This controller's own patch counts until the informer shows it
+  // (the job's suspension count reached it); after that the job's own flag decides — it may
+  // have been resumed since.
   for (auto it = paused_.begin(); it != paused_.end();) {
-    it = run.now_ms - it->second > kPausedMemoryMs ? paused_.erase(it) : std::next(it);
+    it = run.now_ms - it->second.at_ms > kPausedMemoryMs ? paused_.erase(it) : std::next(it);
+  }
+  if (auto it = paused_.find(job->workload);
+      it != paused_.end() && job->suspensions() >= it->second.suspensions) {
+    paused_.erase(it);
   }
   if (job->suspended || paused_.count(job->workload) > 0) return EvictOutcome::kEvicted;
   model::Labels annotations = {
@@ -728,7 +734,7 @@ EvictOutcome PreemptionController::Stop(Run& run, const RoundVictim& v, bool las
   }
   switch (kube_->SetSuspended(*job, true, annotations, detail)) {
     case SuspendOutcome::kDone:
-      paused_[job->workload] = run.now_ms;
+      paused_[job->workload] = {run.now_ms, job->suspensions() + 1};
       *suspended = true;
       common::log::Info(kComponent, "job suspended",
                         {{"job", job->display()},

@@ -302,9 +302,14 @@ class PreemptionController {
   std::unordered_map<model::NameId, Resting> resting_;
   model::PolicyPtr resting_policy_;  // the policy resting_ was found under
   uint64_t rounds_ended_ = 0;        // seen by the last run
-  // Jobs this controller suspended, by workload, with when: their other pods in a round go with
-  // them (no second patch) until the informer shows them suspended. Run state.
-  std::map<std::string, int64_t> paused_;
+  // Jobs this controller suspended, by workload, with when and the suspension count it wrote:
+  // their other pods in a round go with them (no second patch) until the informer shows that
+  // suspension. Run state.
+  struct Paused {
+    int64_t at_ms = 0;
+    int64_t suspensions = 0;
+  };
+  std::map<std::string, Paused> paused_;
   static constexpr int64_t kPausedMemoryMs = 60'000;
 
   mutable std::mutex mu_;

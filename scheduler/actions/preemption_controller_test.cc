@@ -986,6 +986,93 @@ TEST_F(PauseControllerTest, AJobSuspendedOrResumedBySomeoneElseIsNotTaskgovs) {
   EXPECT_EQ(kube_.suspends()[0].annotations.at(model::kSuspendedByAnnotation), "");
 }
 
+// Issue 35, in motion: random arrivals and completions of team-b's 4-GPU pods (priority 100)
+// against team-a's Job of two 4-GPU pods that runs on b's lent quota. The Job controller and the
+// kubelet are played here: a suspension deletes the Job's pods, a resumption creates new ones,
+// kube-scheduler tries every pending pod each step. After every step: no team above what it may
+// use (DESIGN §3.3: nominal 8 + everything b lends), nothing evicted (the Job is only ever
+// paused), and the Job's suspensions k and k+1 at least the backoff 5 s·2^(k-1) apart — no
+// pause/resume ping-pong, whatever the seed.
+TEST_F(PauseControllerTest, RandomReclaimsNeverPauseAJobFasterThanItsBackoff) {
+  for (const uint32_t seed : {1u, 2u, 3u, 4u, 5u}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    pods_.clear();
+    nodes_.clear();
+    const size_t evicted_before = kube_.evictions().size();
+    size_t calls_seen = kube_.suspends().size();
+    JobRunningThenReclaimed(/*ignores_disruption=*/false);  // b-0 and b-1 are waiting
+    Gone("uid-a-solo-1");  // team-a: 4 of its own and the Job's 8, so it borrows 4
+    JobResumer resumer(cluster_.get(), &kube_,
+                       [this](const model::Pod& pod) { return admission_->Explain(pod).outlook; },
+                       &clock_, {});
+    std::mt19937 rng(seed);
+    std::vector<int64_t> suspended_at;  // the Job's suspensions, in order
+    bool busy = true;
+    int64_t phase_end_ms = clock_.NowMs() + 10'000;
+    int next_pod = 0, next_job_pod = 2;
+    for (int step = 0; step < 400; ++step) {
+      clock_.Advance(1'000 + static_cast<int64_t>(rng() % 2'000));
+      controller_->RunOnce();
+      resumer.RunOnce();
+      // The Job controller: each patch is applied; a suspension deletes the pods, a resumption
+      // creates them again (new names, as the Job controller names them).
+      const std::vector<FakeKubeActions::SuspendCall> calls = kube_.suspends();
+      for (; calls_seen < calls.size(); ++calls_seen) {
+        const FakeKubeActions::SuspendCall& call = calls[calls_seen];
+        std::shared_ptr<const model::JobControl> job = cluster_->JobOf(call.workload);
+        ASSERT_NE(job, nullptr);
+        informer_->OnJobUpsert(Patched(*job, call));
+        std::vector<std::string> mine;
+        for (const auto& [uid, pod] : pods_) {
+          if (!pod.owner_references.empty()) mine.push_back(uid);
+        }
+        if (call.suspend) {
+          suspended_at.push_back(clock_.NowMs());
+          for (const std::string& uid : mine) Gone(uid);
+        } else {
+          for (int i = 0; i < 2; ++i) {
+            Submit("train-" + std::to_string(next_job_pod++), "team-a", 4, 10,
+                   PodBuilder("").Owner("Job", "train", "uid-job-train"));
+          }
+        }
+      }
+      // Team-b alternates at random between busy (it wants its 8 GPUs: two 4-GPU pods) and
+      // idle (its pods end), each for 1 to 30 s.
+      if (clock_.NowMs() >= phase_end_ms) {
+        busy = !busy;
+        phase_end_ms = clock_.NowMs() + 1'000 + static_cast<int64_t>(rng() % 29'000);
+      }
+      std::vector<std::string> b_pods;
+      for (const auto& [uid, pod] : pods_) {
+        if (pod.namespace_ == "ns-team-b") b_pods.push_back(uid);
+      }
+      if (!busy) {
+        for (const std::string& uid : b_pods) Gone(uid);
+      } else {
+        for (size_t i = b_pods.size(); i < 2; ++i) {
+          Submit("b-r" + std::to_string(next_pod++), "team-b", 4, 100);
+        }
+      }
+      // kube-scheduler: every pending pod gets a try.
+      std::vector<std::string> pending;
+      for (const auto& [uid, pod] : pods_) {
+        if (!pod.bound()) pending.push_back(uid);
+      }
+      for (const std::string& uid : pending) (void)Schedule(uid);
+
+      ASSERT_LE(Usage("team-a"), 16);
+      ASSERT_LE(Usage("team-b"), 16);
+      ASSERT_LE(Usage("team-a") + Usage("team-b"), 16);
+      ASSERT_EQ(kube_.evictions().size(), evicted_before) << "the Job is paused, never evicted";
+      for (size_t k = 1; k < suspended_at.size(); ++k) {
+        ASSERT_GE(suspended_at[k] - suspended_at[k - 1], 5'000LL << (k - 1))
+            << "suspension " << k + 1 << " came before the backoff of suspension " << k;
+      }
+    }
+    EXPECT_GE(suspended_at.size(), 2u) << "the run paused and resumed the Job more than once";
+  }
+}
+
 // A pending pod the informer never delivered (kube-scheduler asked about it; the filter refused
 // it and noted it pending) is a preemptor like any other, and its round lives on while the
 // filter keeps seeing it.
