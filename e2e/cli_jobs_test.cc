@@ -7,12 +7,14 @@
 //   submit a 2-node job → list it Pending → it is admitted whole and runs → list it Running;
 //   a second job over the team's quota waits, and describe / why say why; its priority changes
 //   (a running job's is refused); suspend frees the quota the first held (the second runs),
-//   resume makes it wait again; `top teams` prints the admin API's numbers.
+//   resume makes it wait again; `top teams` prints the admin API's numbers. A suspended job says
+//   who suspended it and why (issue 35).
 
 #include <gtest/gtest.h>
 
 #include <rapidjson/document.h>
 #include <chrono>
+#include <ctime>
 #include <thread>
 
 #include <fstream>
@@ -399,6 +401,67 @@ TEST_F(CliJobsTest, APyTorchJobIsOneGangFromSubmitToDelete) {
 // reviews that one — for its audience (issue 36, item 6): the kubeconfig's token, issued for the
 // API server, is refused; a console token (kubectl create token SA --audience taskgov, given as
 // --console-token or $TASKGOV_CONSOLE_TOKEN) is accepted, and never works against the API server.
+// Issue 35: a Job taskgov paused (suspended with its taskgov.io/ annotations, as the preemption
+// controller leaves it) shows who paused it and why in job list, describe and why; a Job its
+// user suspended shows that, and that taskgov never resumes it.
+TEST_F(CliJobsTest, ASuspendedJobSaysWhoSuspendedItAndWhy) {
+  for (const char* name : {"paused", "mine"}) {
+    Ok({"job", "submit", name, "-n", kNs, "--image", "pytorch:2.3", "--instance-type", kP5,
+        "--accelerators", "4", "--node-count", "2", "--priority", "training"});
+    Ok({"job", "suspend", name, "-n", kNs});
+  }
+  // What the preemption controller writes when it pauses a job for a reclaim. Suspended now,
+  // for the 8th time: the resumer's backoff (5 s·2^7, at most 10 minutes) keeps it paused
+  // through this test.
+  const std::time_t now = std::time(nullptr);
+  char at[32];
+  std::strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  std::string job = *h().api().Get("jobs", kNs, "paused");
+  const std::string meta = "\"metadata\":{";
+  ASSERT_NE(job.find(meta), std::string::npos) << job;
+  job.insert(job.find(meta) + meta.size(),
+             std::string(R"("annotations":{"taskgov.io/suspended-by":"taskgov",)") +
+                 R"("taskgov.io/suspend-reason":"Reclaim","taskgov.io/suspended-at":")" + at +
+                 R"(","taskgov.io/suspensions":"8","taskgov.io/suspended-priority":"75"},)");
+  ASSERT_TRUE(h().api().Upsert("jobs", job).ok());
+  EXPECT_EQ(PodsOf("paused").size(), 0u);
+
+  const std::string list = Ok({"job", "list", "-n", kNs}).out;
+  EXPECT_NE(list.find("Suspended (Reclaimed by taskgov)"), std::string::npos) << list;
+  EXPECT_NE(list.find("Suspended (by its user)"), std::string::npos) << list;
+  const std::string only = Ok({"job", "list", "-n", kNs, "--state", "Suspended", "-o", "name"}).out;
+  EXPECT_EQ(only, "job/mine\njob/paused\n");
+  const std::string describe = Ok({"job", "describe", "paused", "-n", kNs}).out;
+  EXPECT_NE(describe.find(std::string("Suspended by:    taskgov (Reclaim, since ") + at +
+                          "; suspended 8 times): taskgov resumes it when its whole demand fits"),
+            std::string::npos)
+      << describe;
+  EXPECT_NE(Ok({"job", "describe", "mine", "-n", kNs}).out.find("Suspended by:    its user"),
+            std::string::npos);
+
+  // The extender lists the paused job (no pods) as its team's, and explains what it waits for;
+  // polled (bounded) until its informer has seen the annotations.
+  std::string why;
+  for (int i = 0; i < 100; ++i) {
+    why = Ok({"job", "why", "paused", "-n", kNs}).out;
+    if (why.find("is paused by taskgov (Reclaim)") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling, bounded above
+  }
+  EXPECT_NE(why.find("Job hyperpod-ns-a/paused (team a, Suspended)"), std::string::npos) << why;
+  EXPECT_NE(why.find(std::string("Job hyperpod-ns-a/paused is paused by taskgov (Reclaim) since ") +
+                     at + ": taskgov resumes it when its whole demand fits its team's quota"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("Needs now:      nvidia.com/gpu 8"), std::string::npos) << why;
+  std::vector<std::string> row = Row(Ok({"job", "list", "-n", kNs}).out, "paused");
+  ASSERT_GE(row.size(), 9u);
+  EXPECT_EQ(row[8], "a");  // STATE is 4 words: the team from the admin API's paused row
+  const std::string mine = Ok({"job", "why", "mine", "-n", kNs}).out;
+  EXPECT_NE(mine.find("job/mine is suspended by its user (spec.suspend): taskgov never resumes it"),
+            std::string::npos)
+      << mine;
+}
+
 class CliJobsTokenTest : public CliJobsTest {
  protected:
   CliJobsTokenTest() { console_auth_ = "token"; }

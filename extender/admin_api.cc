@@ -1075,7 +1075,12 @@ AdminApi::Explained AdminApi::ExplainRow(const WorkloadRow& row) const {
     // declared size; it resumes once that is admissible (and its backoff has passed).
     x.pod = scheduler::actions::JobResumer::Representative(*row.job);
     e = sources_.explain(*x.pod);
-    e.summary = SuspensionLine(row) + ". Now: " + e.summary;
+    e.summary = SuspensionLine(row) + ". " +
+                (e.outlook == scheduler::decisions::Outlook::kAdmissible
+                     ? "Its whole demand fits now: taskgov resumes it at its next pass once the "
+                       "backoff after its last suspension (5 s doubling with each, at most 10 "
+                       "minutes) has passed"
+                     : "Now: " + e.summary);
     return x;
   }
   const std::string who = row.ns + "/" + row.name;
