@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "scheduler/common/log.h"
+#include "scheduler/model/interner.h"
 
 namespace taskgov::scheduler::actions {
 
@@ -56,13 +57,35 @@ model::Pod JobResumer::Representative(const model::JobControl& job) {
 JobResumer::RunReport JobResumer::RunOnce() {
   RunReport report;
   const int64_t now = clock_->NowMs();
+  const model::PolicyPtr policy = cluster_->teams().policy();
+  // What a judgement depends on, per namespace (its team): the policy, what the team's flavors
+  // offer (pods counted or gone on their nodes: any team's), and the team's queue. A job judged
+  // not admissible is not judged again while these stay as they were (at most
+  // rejudge_after_ms), so a run where nothing changed judges nothing.
+  std::unordered_map<std::string_view, Judged> seen_by_ns;
+  auto seen_for = [&](const model::JobControl& job) -> const Judged& {
+    auto it = seen_by_ns.find(job.ns);
+    if (it != seen_by_ns.end()) return it->second;
+    const model::NameId team = cluster_->teams().TeamOf(Representative(job));
+    std::vector<model::NameId> flavors;
+    if (const model::Team* t = policy->FindTeam(model::TeamNames().Name(team))) {
+      for (const model::FlavorQuota& f : t->flavors) {
+        flavors.push_back(model::FlavorNames().Intern(f.flavor));
+      }
+    }
+    return seen_by_ns
+        .emplace(job.ns, Judged{policy.get(), cluster_->nodes().ChangeStamp(flavors),
+                                cluster_->pending().Version(team), now})
+        .first->second;
+  };
   struct Candidate {
     int32_t priority;
     int64_t created_ms;
-    std::shared_ptr<const model::JobControl> job;
+    const model::JobControl* job;
   };
-  std::vector<Candidate> candidates;
-  for (std::shared_ptr<const model::JobControl>& job : cluster_->PausedJobs()) {
+  std::vector<Candidate> stale;
+  const std::vector<std::shared_ptr<const model::JobControl>> jobs = cluster_->PausedJobs();
+  for (const std::shared_ptr<const model::JobControl>& job : jobs) {
     if (!job->suspended) {
       // Someone else resumed it: it is no longer taskgov's to resume, ever.
       std::string detail;
@@ -76,24 +99,44 @@ JobResumer::RunReport JobResumer::RunOnce() {
       ++report.waiting;
       continue;
     }
-    candidates.push_back(
-        {job->suspended_priority().value_or(0), job->creation_unix_ms, std::move(job)});
+    const Judged& seen = seen_for(*job);
+    auto before = judged_.find(job->workload);
+    if (before != judged_.end() && before->second.Same(seen, options_.rejudge_after_ms)) {
+      ++report.unchanged;
+      continue;
+    }
+    stale.push_back({job->suspended_priority().value_or(0), job->creation_unix_ms, job.get()});
   }
-  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+  // Best-ranked first: its pods' priority when suspended, then its creation (it keeps its place).
+  std::sort(stale.begin(), stale.end(), [](const Candidate& a, const Candidate& b) {
     return std::tie(b.priority, a.created_ms, a.job->workload) <
            std::tie(a.priority, b.created_ms, b.job->workload);
   });
-  for (const Candidate& c : candidates) {
-    if (explain_(Representative(*c.job)) != decisions::Outlook::kAdmissible) continue;
+  for (const Candidate& c : stale) {
+    if (report.judged == options_.max_judged_per_run) break;  // the next run's
+    ++report.judged;
+    if (explain_(Representative(*c.job)) != decisions::Outlook::kAdmissible) {
+      judged_[c.job->workload] = seen_for(*c.job);
+      continue;
+    }
     std::string detail;
     const SuspendOutcome outcome = kube_->SetSuspended(*c.job, false, ResumeAnnotations(), &detail);
     if (outcome != SuspendOutcome::kDone) continue;
+    judged_.erase(c.job->workload);
     common::log::Info(kComponent, "job resumed",
                       {{"job", c.job->display()},
                        {"pods", c.job->pods()},
                        {"suspensions", c.job->suspensions()}});
     report.resumed = c.job->display();
     break;
+  }
+  // Forget the jobs that are no longer paused, now and then.
+  if (judged_.size() > 2 * jobs.size() + 64) {
+    std::unordered_map<std::string, Judged> kept;
+    for (const std::shared_ptr<const model::JobControl>& job : jobs) {
+      if (auto it = judged_.find(job->workload); it != judged_.end()) kept.insert(*it);
+    }
+    judged_ = std::move(kept);
   }
   return report;
 }

@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "scheduler/cluster_api.h"
 #include "scheduler/common/clock.h"
@@ -35,6 +36,11 @@ class JobResumer {
   struct Options {
     int64_t base_backoff_ms = 5'000;
     int64_t max_backoff_ms = 600'000;
+    // At most this many paused jobs are judged (Admission::Explain) a run; a job judged not
+    // admissible is judged again only once something it depends on changed (the policy, its
+    // team's flavors, any team's queue) or after rejudge_after_ms.
+    size_t max_judged_per_run = 16;
+    int64_t rejudge_after_ms = 60'000;
   };
   using Explainer = std::function<decisions::Outlook(const model::Pod& pod)>;
 
@@ -42,9 +48,11 @@ class JobResumer {
              const common::Clock* clock, Options options);
 
   struct RunReport {
-    size_t paused = 0;    // jobs waiting to be resumed
-    size_t waiting = 0;   // of which still backed off
-    std::string resumed;  // the job resumed ("Job ns/name"), "" if none
+    size_t paused = 0;     // jobs waiting to be resumed
+    size_t waiting = 0;    // of which still backed off
+    size_t judged = 0;     // of which judged this run
+    size_t unchanged = 0;  // of which not judged: nothing they depend on changed
+    std::string resumed;   // the job resumed ("Job ns/name"), "" if none
   };
   RunReport RunOnce();
 
@@ -55,11 +63,24 @@ class JobResumer {
   [[nodiscard]] static model::Pod Representative(const model::JobControl& job);
 
  private:
+  // What a job was last judged not admissible under.
+  struct Judged {
+    const model::Policy* policy = nullptr;
+    uint64_t flavors = 0;  // NodeCache::ChangeStamp of its team's flavors
+    uint64_t queues = 0;   // PendingQueues::Version of its team
+    int64_t at_ms = 0;
+    [[nodiscard]] bool Same(const Judged& now, int64_t max_age_ms) const {
+      return policy == now.policy && flavors == now.flavors && queues == now.queues &&
+             now.at_ms - at_ms < max_age_ms;
+    }
+  };
+
   state::ClusterState* const cluster_;
   KubeActions* const kube_;
   const Explainer explain_;
   const common::Clock* const clock_;
   const Options options_;
+  std::unordered_map<std::string, Judged> judged_;  // by workload; run state
 };
 
 }  // namespace taskgov::scheduler::actions

@@ -4,6 +4,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "scheduler/actions/job_resumer.h"
 #include "scheduler/actions/preemption_controller.h"
 #include "scheduler/decisions/admission.h"
 #include "scheduler/decisions/preemption.h"
@@ -235,6 +236,68 @@ void BM_ControllerRunDecides(benchmark::State& state) {
   state.counters["evictions"] = static_cast<double>(w.kube.evictions().size());
 }
 BENCHMARK(BM_ControllerRunDecides)->Unit(benchmark::kMillisecond);
+
+// Issue 35: one JobResumer run over `paused` jobs taskgov paused (8 pods of 4 GPUs each, teams
+// 2..7) on the full cluster above — none can resume. Modes: 0, nothing changed since the last
+// run (the steady state); 1, a pod of the cluster went and came back before each run (every
+// team's flavor changed); 2, the naive scan, the peer: every paused job judged every run.
+void BM_ResumerRun(benchmark::State& state) {
+  ControllerWorld w;
+  decisions::Admission admission(&w.book, &w.cluster, &w.kube, &w.clock, {});
+  const int64_t paused = state.range(0);
+  const int mode = static_cast<int>(state.range(1));
+  Pod tmpl = PodBuilder("").Gpus(4).Priority(5).Build();
+  for (int64_t j = 0; j < paused; ++j) {
+    auto job = std::make_shared<model::JobControl>();
+    job->kind = "Job";
+    job->ns = "ns-bench-team-" + std::to_string(2 + j % 6);
+    job->name = "paused-" + std::to_string(j);
+    job->uid = "uid-paused-" + std::to_string(j);
+    job->workload = model::OwnerGangKey(job->uid);
+    job->suspended = true;
+    job->creation_unix_ms = kNow - 1'000'000 + j;
+    job->annotations = {{model::kSuspendedByAnnotation, "taskgov"},
+                        {model::kSuspendedAtAnnotation, "2023-01-01T00:00:00Z"},
+                        {model::kSuspensionsAnnotation, "1"}};
+    tmpl.namespace_ = job->ns;
+    job->pod_sets.push_back({8, tmpl});
+    w.cluster.OnGangSizeUpsert(job->workload, 8);
+    w.cluster.OnJobUpsert(job);
+  }
+  JobResumer::Options options;
+  if (mode == 2) {
+    options.max_judged_per_run = std::numeric_limits<size_t>::max();
+    options.rejudge_after_ms = 0;
+  }
+  JobResumer resumer(
+      &w.cluster, &w.kube, [&](const Pod& pod) { return admission.Explain(pod).outlook; }, &w.clock,
+      options);
+  // Every paused job judged once (a run judges at most 16): the state the modes start from.
+  while (mode != 2 && resumer.RunOnce().judged > 0) {
+  }
+  Pod churn = PodBuilder("churn")
+                  .Namespace("ns-bench-team-1")
+                  .Uid("uid-churn")
+                  .Gpus(1)
+                  .OnNode(w.world.nodes.nodes[0].name);
+  size_t judged = 0;
+  for (auto _ : state) {
+    if (mode == 1) {
+      state.PauseTiming();
+      w.cluster.OnPodDelete(churn);
+      w.cluster.OnPodUpsert(churn);
+      state.ResumeTiming();
+    }
+    const JobResumer::RunReport r = resumer.RunOnce();
+    judged = r.judged;
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["judged/run"] = static_cast<double>(judged);
+  state.SetLabel(mode == 0 ? "unchanged" : mode == 1 ? "a flavor changed" : "naive scan (peer)");
+}
+BENCHMARK(BM_ResumerRun)
+    ->ArgsProduct({{100, 1'000, 10'000}, {0, 1, 2}})
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace taskgov::scheduler::actions
