@@ -182,6 +182,7 @@ class Demo {
     Gangs();
     Table("Where everything stands");
     Terminal();
+    PauseAndResume();
     const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
     if (failures_ == 0) {
       printf("\nAll %d checks held (%.1f s).\n", checks_, seconds);
@@ -791,6 +792,79 @@ class Demo {
           "taskgov job why says c-train never fits c's quota");
     const cli::testing::CliRun deleted = Cli({"job", "delete", "c-train", "-n", Ns("c")});
     Check(deleted.code == 0, "taskgov job delete removed it");
+  }
+
+  // 8. Pause and resume (issue 35): a reclaim suspends a training Job instead of failing it, and
+  // taskgov resumes it when the quota returns.
+  // The pods of the Job `job` of `team` (not the harness's: CountPods counts only those) that
+  // run, or (running false) that are not ended.
+  int JobPods(const std::string& team, const std::string& job, bool running) {
+    int n = 0;
+    for (const PodView& p : h_->Pods()) {
+      n += p.ns == Ns(team) && p.name.starts_with(job + "-") &&
+                   (running ? p.phase == "Running" && !p.terminating : !p.ended())
+               ? 1
+               : 0;
+    }
+    return n;
+  }
+  std::string JobListRow(const std::string& team, const std::string& job) {
+    const cli::testing::CliRun list = Cli({"job", "list", "-n", Ns(team)});
+    std::istringstream lines(list.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.starts_with(job + " ")) return line;
+    }
+    return "";
+  }
+  void PauseAndResume() {
+    printf("\n8. Paused, not failed: a reclaimed training job is suspended and resumed\n");
+    printf("   ml.p5.48xlarge is cleared: every pod there finishes.\n");
+    for (const PodView& p : h_->Pods()) {
+      if (p.instance_type == kP5 || p.node_selector.count(kInstanceTypeLabel) > 0) {
+        if (!p.job.empty() && !p.ended()) (void)h_->Finish(p.job);
+      }
+    }
+    Check(h_->RunUntil([&] { return Running("a", kP5) == 0 && Running("b", kP5) == 0; }, 20),
+          "ml.p5.48xlarge is idle");
+    printf(
+        "   Team a submits a training job of 2 nodes x 6 GPUs: 12 GPUs, its nominal 8 and 4\n"
+        "   borrowed from b.\n");
+    const cli::testing::CliRun a_job = Cli({"job", "submit", "a-pretrain", "-n", Ns("a"), "--image",
+                                            "pytorch:2.3", "--instance-type", kP5, "--accelerators",
+                                            "6", "--node-count", "2", "--priority", "training"});
+    Check(a_job.code == 0, "taskgov job submit created a-pretrain");
+    Check(h_->RunUntil([&] { return JobPods("a", "a-pretrain", true) == 2; }, 20),
+          "a-pretrain runs on 12 GPUs");
+    printf(
+        "   Team b submits an inference job of 2 nodes x 4 GPUs: its own 8, of which a borrows 4.\n"
+        "   taskgov reclaims them, but a-pretrain is a Job: it is suspended (spec.suspend), not\n"
+        "   evicted to failure. Its pods get the policy's 120 s to checkpoint (its\n"
+        "   podFailurePolicy ignores disruptions), then its controller deletes them uncounted.\n");
+    const size_t evictions_before = h_->Evictions().size();
+    const cli::testing::CliRun b_job =
+        Cli({"job", "submit", "b-serve", "-n", Ns("b"), "--image", "vllm:0.6", "--instance-type",
+             kP5, "--accelerators", "4", "--node-count", "2", "--priority", "inference"});
+    Check(b_job.code == 0, "taskgov job submit created b-serve");
+    Check(h_->RunUntil([&] { return JobPods("b", "b-serve", true) == 2; }, 40),
+          "b-serve runs on b's 8 GPUs");
+    Evictions(evictions_before);
+    const std::string paused = JobListRow("a", "a-pretrain");
+    Check(paused.find("Suspended (Reclaimed by taskgov)") != std::string::npos,
+          "taskgov job list shows a-pretrain Suspended (Reclaimed by taskgov)");
+    Check(JobPods("a", "a-pretrain", false) == 0, "a-pretrain has no pods while paused");
+    printf("   b-serve finishes: a-pretrain's whole demand fits again, and taskgov resumes it.\n");
+    for (const PodView& p : h_->Pods()) {
+      if (p.ns == Ns("b") && p.name.starts_with("b-serve-") && !p.ended()) {
+        (void)h_->api().SetPodPhase(p.ns, p.name, "Succeeded");
+      }
+    }
+    Check(h_->RunUntil([&] { return JobPods("a", "a-pretrain", true) == 2; }, 40),
+          "a-pretrain runs again, resumed by taskgov");
+    const std::string resumed = JobListRow("a", "a-pretrain");
+    Check(resumed.find("Running") != std::string::npos, "taskgov job list shows it Running");
+    const std::optional<std::string> job = h_->api().Get("jobs", Ns("a"), "a-pretrain");
+    Check(job && job->find("\"failed\":0") != std::string::npos,
+          "a-pretrain's status.failed is 0: the reclaim cost it no retry");
   }
 
   // Whether the extender's Job informer has seen the Job `ns`/`name` within 5 s (polled). Sync()

@@ -98,12 +98,13 @@ class MetricsScenarioTest : public ScenarioTest {
     return m;
   }
 
-  // The preemption counters, as "team victim_team reason" → count (zeros left out).
+  // The preemption counters, as "team victim_team reason" → count summed over the mechanisms
+  // (evict, suspend), zeros left out.
   static std::map<std::string, double> Preemptions(const metrics::testing::Exposition& m) {
     std::map<std::string, double> out;
     for (const auto& s : m.All("taskgov_preemptions_total")) {
       if (s.value != 0) {
-        out[s.labels.at("team") + " " + s.labels.at("victim_team") + " " + s.labels.at("reason")] =
+        out[s.labels.at("team") + " " + s.labels.at("victim_team") + " " + s.labels.at("reason")] +=
             s.value;
       }
     }

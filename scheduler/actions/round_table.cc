@@ -124,6 +124,12 @@ void RoundTable::MaybeNominate(Round& round, int64_t now_ms) {
 bool RoundTable::OnPodGone(std::string_view uid, int64_t now_ms) {
   const std::string key(uid);
   evicted_.erase(key);
+  // A preemptor gone (deleted, or ended without running): the room held for it goes back now,
+  // not at the next run — what the informer reports next may be admitted on it.
+  if (auto own = rounds_.find(key); own != rounds_.end() && !own->second.ended) {
+    End(own->second, Ending::kCancelled);
+    return true;
+  }
   auto it = victim_round_.find(key);
   if (it == victim_round_.end()) return false;
   auto round = rounds_.find(it->second);

@@ -104,7 +104,8 @@ class RoundTable {
   // Follows every round (see the header comment), drops ended rounds and expired backoffs.
   [[nodiscard]] Followed Follow(int64_t now_ms);
   // A pod was deleted or ended: true when it was a victim of a round in flight (whose status
-  // changed; it may be nominated now).
+  // changed; it may be nominated now) or the preemptor of one (the round ends: its held room
+  // goes back at once).
   bool OnPodGone(std::string_view uid, int64_t now_ms);
 
   // A new round (its preemptor has none).

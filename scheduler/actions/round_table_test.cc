@@ -313,6 +313,25 @@ TEST(RoundTableTest, OnPodGoneMarksTheVictimAndNominatesAfterTheLast) {
   EXPECT_EQ(world.nominations, std::vector<std::string>{"uid-b-0"});
 }
 
+// Its victims gone, a round holds their room for its preemptor; when the preemptor goes too
+// (it ended without running, or was deleted) the room goes back as the informer says so, not at
+// the next run — before, a pod filtered in between was refused for room held for nobody (seen in
+// the demo: a finished gang's hold refused a new job for up to a second of fast steps).
+TEST(RoundTableTest, APreemptorGoneEndsItsRoundAndItsHoldAtOnce) {
+  FakeWorld world = Waiting();
+  RoundTable table(&world, kOptions);
+  table.Start(TwoTerminating());
+  EXPECT_TRUE(table.OnPodGone("uid-a-3", kNow));
+  EXPECT_TRUE(table.OnPodGone("uid-a-2", kNow));
+  ASSERT_TRUE(table.Find("uid-b-0")->nominated);
+  ASSERT_EQ(world.held.count("uid-b-0"), 1u);
+  world.Pod("uid-b-0", Ended());  // the informer: it ended without running
+  EXPECT_TRUE(table.OnPodGone("uid-b-0", kNow));
+  EXPECT_EQ(world.held.count("uid-b-0"), 0u);
+  EXPECT_EQ(table.counts().cancelled, 1u);
+  EXPECT_TRUE(table.InFlight().empty());
+}
+
 TEST(RoundTableTest, AnEndedRoundHearsNothingAndLeavesAtTheNextFollow) {
   FakeWorld world = Waiting();
   RoundTable table(&world, kOptions);
