@@ -743,7 +743,11 @@ class SoakTest : public ScenarioTest {
     EXPECT_EQ(all.error_field, 0u) << all.first_failure;
     EXPECT_EQ(extender_errors_, 0u) << first_extender_error_;
     EXPECT_GT(loaded_.latency_ms.size(), 100u);
-    EXPECT_LE(loaded_p99, 3 * unloaded_p99)
+    // Within 3× of its p99 alone. Alone, on two shared cores, that p99 moves between 1.6 and
+    // 3.4 ms from run to run with the machine's other work (seen in consecutive runs of this
+    // commit): under 2 ms it measures the machine's quiet, not the extender, so the baseline is
+    // at least 2 ms.
+    EXPECT_LE(loaded_p99, 3 * std::max(unloaded_p99, 2.0))
         << "normal client p99 " << loaded_p99 << " ms under load, " << unloaded_p99 << " ms alone";
     // Level: the last quarter's median within 10% (and 8 MiB) of the second quarter's.
     EXPECT_LE(rss_late, rss_early + std::max<int64_t>(8 * 1024, rss_early / 10))

@@ -1,5 +1,8 @@
 #include "extender/http_server.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
@@ -1236,7 +1239,11 @@ common::Status HttpServer::Impl::Start() {
     ScheduleTlsCheck();
   }
   for (int i = 0; i < std::max(1, options_.io_threads); ++i) {
-    threads_.emplace_back([this] { ioc_.run(); });
+    threads_.emplace_back([this] {
+      if (options_.nice != 0)
+        (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), options_.nice);
+      ioc_.run();
+    });
   }
   running_.store(true, std::memory_order_release);
   return common::Status::Ok();

@@ -185,6 +185,10 @@ struct HttpServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 0;  // 0: an ephemeral port, see HttpServer::port().
   int io_threads = 2;
+  // The I/O threads' nice value (Linux: setpriority on each thread): a listener whose work may
+  // wait (/metrics, the console) runs below the webhooks, so that a scrape storm takes no CPU
+  // from filters when both want it.
+  int nice = 0;
   std::chrono::milliseconds idle_timeout{90'000};
   std::chrono::milliseconds header_timeout{10'000};
   std::chrono::milliseconds request_timeout{30'000};

@@ -1,6 +1,7 @@
 #include "extender/http_server.h"
 
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -135,6 +136,29 @@ TEST_F(HttpServerTest, PrefixRoutesQueriesAndAuthorization) {
   r = client.Get("/api/v1/teams");  // nothing carried over from the request before
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->body, "teams /api/v1/teams ? ");
+}
+
+// A listener whose work may wait (/metrics, the console) serves from I/O threads below the
+// webhooks' priority: its handlers run at the nice value it was given (issue 36's scraper
+// storm took CPU from filters when both ran at 0).
+TEST_F(HttpServerTest, ALowerPriorityListenersHandlersRunAtItsNiceValue) {
+  const int base = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+  std::vector<Route> routes;
+  routes.push_back(Route{
+      "/nice", "GET", 0, [](const HttpRequest&) {
+        return HttpResponse{200,
+                            "text/plain",
+                            std::to_string(getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()))),
+                            {}};
+      }});
+  HttpServerOptions options;
+  options.nice = 7;
+  server_ = std::make_unique<HttpServer>(options, std::move(routes));
+  ASSERT_TRUE(server_->Start().ok());
+  common::testing::HttpClient client("127.0.0.1", server_->port());
+  common::Result<common::testing::HttpReply> r = client.Get("/nice");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->body, std::to_string(std::min(base + 7, 19)));
 }
 
 TEST_F(HttpServerTest, OversizedBodyIs413AndServerKeepsServing) {

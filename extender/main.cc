@@ -473,9 +473,10 @@ HttpServerOptions SmallListener(const Process& p, std::string name, const HostPo
 std::unique_ptr<HttpServer> BuildHealthServer(const Process& p) {
   std::vector<Route> routes = ProbeRoutes(p);
   routes.push_back(MetricsRoute(*p.metrics));
-  return std::make_unique<HttpServer>(
-      SmallListener(p, "metrics", p.flags.metrics_listen, p.flags.metrics_max_connections),
-      std::move(routes));
+  HttpServerOptions options =
+      SmallListener(p, "metrics", p.flags.metrics_listen, p.flags.metrics_max_connections);
+  options.nice = kBackgroundNice;  // a scrape storm takes no CPU from the webhooks
+  return std::make_unique<HttpServer>(std::move(options), std::move(routes));
 }
 
 // /healthz and /readyz alone on the health listener: a thread and a cap /metrics never touches
@@ -561,6 +562,7 @@ void BuildConsoleServer(Process& p) {
   HttpServerOptions options =
       SmallListener(p, "console", *p.flags.console_listen, Flags::kConsoleMaxConnections);
   options.tls = ConsoleTls(p.flags);
+  options.nice = kBackgroundNice;  // readers wait; the webhooks do not
   // Team data and decisions: no cache keeps a copy (the console's assets say no-cache).
   options.response_headers = {{"Cache-Control", "no-store"}};
   std::vector<Route> routes = p.admin->Routes();
