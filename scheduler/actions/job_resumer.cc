@@ -47,9 +47,15 @@ model::Pod JobResumer::Representative(const model::JobControl& job) {
   pod.node_name.clear();
   pod.phase = model::PodPhase::kPending;
   if (std::optional<int32_t> p = job.suspended_priority()) pod.priority = *p;
-  const std::string api_version =
-      job.run_policy ? (job.kind == "MPIJob" ? "kubeflow.org/v2beta1" : "kubeflow.org/v1")
-                     : "batch/v1";
+  if (job.kind == "JobSet") {  // its pods' gang is named by the JobSet's label
+    pod.labels["jobset.sigs.k8s.io/jobset-name"] = job.name;
+    pod.owner_references.clear();
+    return pod;
+  }
+  const std::string api_version = job.kind == "RayCluster" ? "ray.io/v1"
+                                  : !job.run_policy        ? "batch/v1"
+                                  : job.kind == "MPIJob"   ? "kubeflow.org/v2beta1"
+                                                           : "kubeflow.org/v1";
   pod.owner_references = {model::OwnerReference{api_version, job.kind, job.name, job.uid, true}};
   return pod;
 }

@@ -944,6 +944,27 @@ TEST_F(PauseControllerTest, APausedJobIsResumedWhenItsWholeDemandFits) {
   EXPECT_EQ(kube_.suspends().size(), 2u);
 }
 
+// The pod the resumer judges for a paused job belongs to the job's gang, whatever its kind: the
+// filter then counts the whole gang's demand.
+TEST(JobResumerTest, TheRepresentativePodIsAMemberOfThePausedJobsGang) {
+  for (const auto& [kind, key] : std::vector<std::pair<std::string, std::string>>{
+           {"Job", model::OwnerGangKey("uid-x")},
+           {"PyTorchJob", model::OwnerGangKey("uid-x")},
+           {"RayCluster", model::OwnerGangKey("uid-x")},
+           {"JobSet", "jobset/ns-team-a/x"}}) {
+    model::JobControl job;
+    job.kind = kind;
+    job.ns = "ns-team-a";
+    job.name = "x";
+    job.uid = "uid-x";
+    job.run_policy = kind == "PyTorchJob";
+    job.pod_sets.push_back({4, PodBuilder("").Gpus(2).Build()});
+    const Pod pod = JobResumer::Representative(job);
+    EXPECT_EQ(model::GangOf(pod), key) << kind;
+    EXPECT_EQ(pod.namespace_, "ns-team-a") << kind;
+  }
+}
+
 // Suspended N times: not resumed before base·2^(N-1) after the last suspension.
 TEST_F(PauseControllerTest, AJobSuspendedAgainWaitsLongerBeforeItIsResumed) {
   JobResumer resumer(nullptr, nullptr, nullptr, &clock_, {});

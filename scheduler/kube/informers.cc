@@ -341,6 +341,10 @@ common::Result<GangSizeInfo> DecodeJobSet(const rapidjson::Value& object) {
   const rapidjson::Value* jobs = *spec == nullptr ? nullptr : JsonMember(**spec, "replicatedJobs");
   if (jobs == nullptr || jobs->IsNull()) return info;
   if (!jobs->IsArray()) return common::Error{"spec.replicatedJobs: expected an array"};
+  // Pausable (spec.suspend; the JobSet controller suspends its Jobs) when every replicated Job's
+  // pod template decodes.
+  std::shared_ptr<model::JobControl> control =
+      ControlHeader(object, info, "JobSet", "jobset.x-k8s.io/v1alpha2", "jobsets", false);
   for (rapidjson::SizeType i = 0; i < jobs->Size(); ++i) {
     const rapidjson::Value& job = (*jobs)[i];
     const std::string at = "spec.replicatedJobs[" + std::to_string(i) + "]";
@@ -358,7 +362,15 @@ common::Result<GangSizeInfo> DecodeJobSet(const rapidjson::Value& object) {
       parallelism = *p;
     }
     info.size = SaturatingAdd(info.size, SaturatingTimes(*replicas, parallelism));
+    std::optional<model::Pod> pod = TemplatePod(
+        tspec != nullptr && tspec->IsObject() ? JsonMember(*tspec, "template") : nullptr, info.ns);
+    if (!pod) {
+      control = nullptr;
+    } else if (control != nullptr) {
+      control->pod_sets.push_back({SaturatingTimes(*replicas, parallelism), std::move(*pod)});
+    }
   }
+  info.control = std::move(control);
   return info;
 }
 
@@ -415,11 +427,13 @@ common::Result<GangSizeInfo> DecodeRayCluster(const rapidjson::Value& object) {
   common::Result<const rapidjson::Value*> spec = OwnerJobHeader(object, &info);
   if (!spec.ok()) return spec.error();
   info.size = 1;  // the head
-  const rapidjson::Value* groups =
-      *spec == nullptr ? nullptr : JsonMember(**spec, "workerGroupSpecs");
-  if (groups == nullptr || groups->IsNull()) return info;
-  if (!groups->IsArray()) return common::Error{"spec.workerGroupSpecs: expected a list"};
-  for (rapidjson::SizeType i = 0; i < groups->Size(); ++i) {
+  if (*spec == nullptr) return info;
+  const rapidjson::Value* groups = JsonMember(**spec, "workerGroupSpecs");
+  if (groups != nullptr && groups->IsNull()) groups = nullptr;
+  if (groups != nullptr && !groups->IsArray()) {
+    return common::Error{"spec.workerGroupSpecs: expected a list"};
+  }
+  for (rapidjson::SizeType i = 0; groups != nullptr && i < groups->Size(); ++i) {
     const std::string at = "spec.workerGroupSpecs[" + std::to_string(i) + "]";
     const rapidjson::Value& group = (*groups)[i];
     if (!group.IsObject()) return common::Error{at + ": expected an object"};
@@ -429,6 +443,36 @@ common::Result<GangSizeInfo> DecodeRayCluster(const rapidjson::Value& object) {
     if (!hosts.ok()) return hosts.error();
     info.size = SaturatingAdd(info.size, SaturatingTimes(*replicas, std::max<int64_t>(*hosts, 1)));
   }
+  // Pausable (spec.suspend) when its templates decode — and not when a RayJob owns it: the RayJob
+  // is what would be suspended, and suspending its cluster under it would fight its controller.
+  const rapidjson::Value* meta = JsonMember(object, "metadata");
+  const rapidjson::Value* owners =
+      meta != nullptr && meta->IsObject() ? JsonMember(*meta, "ownerReferences") : nullptr;
+  if (owners != nullptr && owners->IsArray()) {
+    for (const rapidjson::Value& o : owners->GetArray()) {
+      const rapidjson::Value* kind = o.IsObject() ? JsonMember(o, "kind") : nullptr;
+      if (kind != nullptr && kind->IsString() && std::string_view(kind->GetString()) == "RayJob") {
+        return info;
+      }
+    }
+  }
+  const rapidjson::Value* head = JsonMember(**spec, "headGroupSpec");
+  std::optional<model::Pod> head_pod = TemplatePod(
+      head != nullptr && head->IsObject() ? JsonMember(*head, "template") : nullptr, info.ns);
+  if (!head_pod) return info;
+  auto control = ControlHeader(object, info, "RayCluster", "ray.io/v1", "rayclusters", false);
+  control->pod_sets.push_back({1, std::move(*head_pod)});
+  for (rapidjson::SizeType i = 0; groups != nullptr && i < groups->Size(); ++i) {
+    const rapidjson::Value& group = (*groups)[i];
+    std::optional<model::Pod> pod = TemplatePod(JsonMember(group, "template"), info.ns);
+    if (!pod) return info;
+    const common::Result<int64_t> replicas = CountAt(group, "replicas", "", 1);
+    const common::Result<int64_t> hosts = CountAt(group, "numOfHosts", "", 1);
+    control->pod_sets.push_back({SaturatingTimes(replicas.ok() ? *replicas : 1,
+                                                 std::max<int64_t>(hosts.ok() ? *hosts : 1, 1)),
+                                 std::move(*pod)});
+  }
+  info.control = std::move(control);
   return info;
 }
 

@@ -840,6 +840,46 @@ TEST(DecodeJobControlTest, APyTorchJobIsSuspendedThroughItsRunPolicy) {
   EXPECT_EQ(job->control->pods(), 8);
 }
 
+// A JobSet is paused through spec.suspend (its controller suspends its Jobs); its pod sets are
+// its replicated Jobs' templates × replicas × parallelism.
+TEST(DecodeJobControlTest, AJobSetAndARayClusterArePausableARayJobsClusterIsNot) {
+  common::Result<GangSizeInfo> set = Decoded(DecodeJobSet, R"({
+    "metadata":{"name":"train","namespace":"n","uid":"u"},
+    "spec":{"suspend":false,"replicatedJobs":[
+      {"name":"launcher","template":{"spec":{"template":{"spec":{"containers":[{"name":"l"}]}}}}},
+      {"name":"workers","replicas":2,"template":{"spec":{"parallelism":4,
+        "template":{"spec":{"containers":[{"name":"w","resources":{"requests":{"nvidia.com/gpu":"8"}}}]}}}}}]}})");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  ASSERT_NE(set->control, nullptr);
+  EXPECT_EQ(set->control->kind, "JobSet");
+  EXPECT_EQ(set->control->workload, "jobset/n/train");
+  EXPECT_EQ(set->control->path, "/apis/jobset.x-k8s.io/v1alpha2/namespaces/n/jobsets/train");
+  EXPECT_FALSE(set->control->run_policy);
+  ASSERT_EQ(set->control->pod_sets.size(), 2u);
+  EXPECT_EQ(set->control->pod_sets[1].count, 8);
+  EXPECT_EQ(set->control->pods(), 9);
+
+  const char* ray = R"({"metadata":{"name":"rc","namespace":"n","uid":"r"%s},
+    "spec":{"suspend":true,"headGroupSpec":{"template":{"spec":{"containers":[{"name":"h"}]}}},
+      "workerGroupSpecs":[{"replicas":2,"numOfHosts":2,
+        "template":{"spec":{"containers":[{"name":"w"}]}}}]}})";
+  std::string mine = ray;
+  mine.replace(mine.find("%s"), 2, "");
+  common::Result<GangSizeInfo> cluster = Decoded(DecodeRayCluster, mine.c_str());
+  ASSERT_TRUE(cluster.ok()) << cluster.error().message;
+  ASSERT_NE(cluster->control, nullptr);
+  EXPECT_EQ(cluster->control->path, "/apis/ray.io/v1/namespaces/n/rayclusters/rc");
+  EXPECT_TRUE(cluster->control->suspended);
+  EXPECT_EQ(cluster->control->pods(), 5);
+  std::string owned = ray;
+  owned.replace(owned.find("%s"), 2,
+                R"(,"ownerReferences":[{"kind":"RayJob","name":"j","uid":"x","controller":true}])");
+  cluster = Decoded(DecodeRayCluster, owned.c_str());
+  ASSERT_TRUE(cluster.ok()) << cluster.error().message;
+  EXPECT_EQ(cluster->control, nullptr) << "its RayJob, not it, would have to be suspended";
+  EXPECT_EQ(cluster->size, 5);
+}
+
 TEST(DecodeGangSizeTest, AJobSetsReplicatedJobs) {
   // A launcher Job of 1 and 2 worker Jobs of parallelism 4: 9 pods.
   common::Result<GangSizeInfo> set = Decoded(DecodeJobSet, R"({

@@ -7,8 +7,9 @@
 // annotations are the whole state: a restarted or newly elected extender rebuilds its queue of
 // paused jobs from them.
 //
-// Kinds: batch/v1 Job (spec.suspend) and the Kubeflow training jobs PyTorchJob, TFJob and MPIJob
-// (spec.runPolicy.suspend). Pods of any other owner are evicted.
+// Kinds: batch/v1 Job, JobSet and RayCluster (spec.suspend; not a RayCluster a RayJob owns) and
+// the Kubeflow training jobs PyTorchJob, TFJob and MPIJob (spec.runPolicy.suspend). Pods of any
+// other owner are evicted.
 
 #include <cstdint>
 #include <optional>
@@ -31,7 +32,7 @@ inline constexpr char kSuspendedPriorityAnnotation[] = "taskgov.io/suspended-pri
 inline constexpr char kSuspendedByValue[] = "taskgov";
 
 struct JobControl {
-  std::string kind;  // Job, PyTorchJob, TFJob, MPIJob
+  std::string kind;  // Job, JobSet, RayCluster, PyTorchJob, TFJob, MPIJob
   std::string ns;
   std::string name;
   std::string uid;
