@@ -411,7 +411,8 @@ void BuildAdmission(Process& p) {
     p.resumer = std::make_unique<scheduler::actions::JobResumer>(
         p.cluster.get(), p.recorded_actions.get(),
         [explaining](const scheduler::model::Pod& pod) { return explaining->Explain(pod).outlook; },
-        &p.clock, scheduler::actions::JobResumer::Options{});
+        &p.clock, scheduler::actions::JobResumer::Options{},
+        [explaining](const scheduler::model::Pod& pod) { return explaining->ReserveForGang(pod); });
   }
   // The ledger and the cluster view follow the published policy from now on (the current one at
   // once, then every reload, in order).

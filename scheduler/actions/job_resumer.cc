@@ -25,10 +25,11 @@ model::Labels ResumeAnnotations() {
 }  // namespace
 
 JobResumer::JobResumer(state::ClusterState* cluster, KubeActions* kube, Explainer explain,
-                       const common::Clock* clock, Options options)
+                       const common::Clock* clock, Options options, Reserver reserve)
     : cluster_(cluster),
       kube_(kube),
       explain_(std::move(explain)),
+      reserve_(std::move(reserve)),
       clock_(clock),
       options_(options) {}
 
@@ -121,10 +122,14 @@ JobResumer::RunReport JobResumer::RunOnce() {
   for (const Candidate& c : stale) {
     if (report.judged == options_.max_judged_per_run) break;  // the next run's
     ++report.judged;
-    if (explain_(Representative(*c.job)) != decisions::Outlook::kAdmissible) {
+    const model::Pod stand_in = Representative(*c.job);
+    if (explain_(stand_in) != decisions::Outlook::kAdmissible ||
+        (reserve_ && !reserve_(stand_in))) {
       judged_[c.job->workload] = seen_for(*c.job);
       continue;
     }
+    // The quota now waits in the gang's hold for the job's pods (until the gang's timeout, if
+    // the patch below fails).
     std::string detail;
     const SuspendOutcome outcome = kube_->SetSuspended(*c.job, false, ResumeAnnotations(), &detail);
     if (outcome != SuspendOutcome::kDone) continue;

@@ -43,9 +43,13 @@ class JobResumer {
     int64_t rejudge_after_ms = 60'000;
   };
   using Explainer = std::function<decisions::Outlook(const model::Pod& pod)>;
+  // Reserves the whole gang's need for the job's pods before it is resumed
+  // (Admission::ReserveForGang); false: nothing reserved, the job is not resumed now.
+  using Reserver = std::function<bool(const model::Pod& stand_in)>;
 
+  // Without `reserve`, a job is resumed on the explanation alone.
   JobResumer(state::ClusterState* cluster, KubeActions* kube, Explainer explain,
-             const common::Clock* clock, Options options);
+             const common::Clock* clock, Options options, Reserver reserve = nullptr);
 
   struct RunReport {
     size_t paused = 0;     // jobs waiting to be resumed
@@ -78,6 +82,7 @@ class JobResumer {
   state::ClusterState* const cluster_;
   KubeActions* const kube_;
   const Explainer explain_;
+  const Reserver reserve_;
   const common::Clock* const clock_;
   const Options options_;
   std::unordered_map<std::string, Judged> judged_;  // by workload; run state

@@ -921,9 +921,10 @@ TEST_F(PauseControllerTest, APausedJobIsResumedWhenItsWholeDemandFits) {
   ASSERT_TRUE(Schedule("uid-b-0"));
   ASSERT_TRUE(Schedule("uid-b-1"));
 
-  JobResumer resumer(cluster_.get(), &kube_,
-                     [this](const model::Pod& pod) { return admission_->Explain(pod).outlook; },
-                     &clock_, {});
+  JobResumer resumer(
+      cluster_.get(), &kube_,
+      [this](const model::Pod& pod) { return admission_->Explain(pod).outlook; }, &clock_, {},
+      [this](const model::Pod& pod) { return admission_->ReserveForGang(pod); });
   clock_.Advance(60'000);
   JobResumer::RunReport report = resumer.RunOnce();
   EXPECT_EQ(report.paused, 1u);
@@ -935,6 +936,14 @@ TEST_F(PauseControllerTest, APausedJobIsResumedWhenItsWholeDemandFits) {
   report = resumer.RunOnce();
   EXPECT_EQ(report.resumed, "Job ns-team-a/train");
   ASSERT_EQ(kube_.suspends().size(), 2u);
+  // Its whole need waits in its gang's hold for its pods: team-b's new pod cannot take it.
+  std::optional<GangHold> hold = book_->FindGang(job->workload);
+  ASSERT_TRUE(hold.has_value());
+  EXPECT_EQ(hold->holders, 0);
+  EXPECT_EQ(Usage("team-a"), 16);  // its 8 and the Job's 8, held
+  Submit("b-late", "team-b", 4, 100);
+  EXPECT_FALSE(Schedule("uid-b-late")) << "the quota is held for the resumed Job's pods";
+  Gone("uid-b-late");
   const FakeKubeActions::SuspendCall resume = kube_.suspends()[1];
   EXPECT_FALSE(resume.suspend);
   EXPECT_EQ(resume.annotations.at(model::kSuspendedByAnnotation), "");
@@ -942,6 +951,14 @@ TEST_F(PauseControllerTest, APausedJobIsResumedWhenItsWholeDemandFits) {
   informer_->OnJobUpsert(Patched(*cluster_->JobOf(job->workload), resume));
   EXPECT_EQ(resumer.RunOnce().paused, 0u);
   EXPECT_EQ(kube_.suspends().size(), 2u);
+  // The Job controller creates its pods: they take their shares of the hold and run.
+  for (int i = 2; i < 4; ++i) {
+    const std::string name = "train-" + std::to_string(i);
+    Submit(name, "team-a", 4, 10, PodBuilder("").Owner("Job", "train", "uid-job-train"));
+    EXPECT_TRUE(Schedule("uid-" + name)) << name;
+  }
+  EXPECT_EQ(Usage("team-a"), 16);  // its 8 and the Job's 8, held
+  EXPECT_EQ(book_->FindGang(job->workload)->holders, 2);
 }
 
 // The pod the resumer judges for a paused job belongs to the job's gang, whatever its kind: the
@@ -1023,9 +1040,10 @@ TEST_F(PauseControllerTest, RandomReclaimsNeverPauseAJobFasterThanItsBackoff) {
     size_t calls_seen = kube_.suspends().size();
     JobRunningThenReclaimed(/*ignores_disruption=*/false);  // b-0 and b-1 are waiting
     Gone("uid-a-solo-1");  // team-a: 4 of its own and the Job's 8, so it borrows 4
-    JobResumer resumer(cluster_.get(), &kube_,
-                       [this](const model::Pod& pod) { return admission_->Explain(pod).outlook; },
-                       &clock_, {});
+    JobResumer resumer(
+        cluster_.get(), &kube_,
+        [this](const model::Pod& pod) { return admission_->Explain(pod).outlook; }, &clock_, {},
+        [this](const model::Pod& pod) { return admission_->ReserveForGang(pod); });
     std::mt19937 rng(seed);
     std::vector<int64_t> suspended_at;  // the Job's suspensions, in order
     bool busy = true;

@@ -178,12 +178,11 @@ FilterResult Admission::Filter(const FilterArgs& args) {
   return Report(decision, RefusedEverywhere(snap, args, notes, std::move(result)));
 }
 
-Explanation Admission::Explain(const Pod& pod) const {
+FilterArgs Admission::AskingAboutEveryNode(const Pod& pod) const {
   // The nodes kube-scheduler would ask about: every node whose taints, labels and required
   // affinity let the pod go there (placement.h), of any flavor.
   FilterArgs args;
   args.pod = pod;
-  Snapshot snap(*book_);
   for (const NameId flavor : cluster_->nodes().FlavorsWithNodes()) {
     for (auto& [name, view] : cluster_->nodes().NodesOfFlavor(flavor)) {
       if (view.placement == nullptr || Judge(pod.node_selector, pod.placement.get(),
@@ -192,6 +191,34 @@ Explanation Admission::Explain(const Pod& pod) const {
       }
     }
   }
+  return args;
+}
+
+bool Admission::ReserveForGang(const Pod& stand_in) {
+  const FilterArgs args = AskingAboutEveryNode(stand_in);
+  Snapshot snap(*book_);
+  snap.now_ms = clock_->NowMs();
+  snap.preemptor_state = preemptor_state_;
+  TakeSnapshot(*book_, *cluster_, args, options_.queue_lookahead, &snap);
+  const Subject& me = snap.subject;
+  if (!me.team_refusal.empty() || me.team == nullptr || !me.team->active || !me.workload.gang()) {
+    return false;
+  }
+  FilterResult unused;
+  FlavorNotes notes(&unused);
+  for (Mode mode : {Mode::kWithinNominal, Mode::kBorrowing}) {
+    for (const FlavorQuota& fq : me.team->flavors) {
+      if (TryFlavor(snap, fq, FlavorNames().Intern(fq.flavor), mode, &notes)) {
+        return book_->ReturnToGang(stand_in.uid);  // the whole need stays held for the members
+      }
+    }
+  }
+  return false;
+}
+
+Explanation Admission::Explain(const Pod& pod) const {
+  FilterArgs args = AskingAboutEveryNode(pod);
+  Snapshot snap(*book_);
   snap.now_ms = clock_->NowMs();
   snap.preemptor_state = preemptor_state_;
   TakeSnapshot(*book_, *cluster_, args, options_.queue_lookahead, &snap);

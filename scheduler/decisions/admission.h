@@ -93,6 +93,12 @@ class Admission final : public Decider {
   // Why `pod` waits, every rule with its numbers (explanation.h), over the nodes of every flavor
   // of the policy; reserves nothing.
   [[nodiscard]] Explanation Explain(const model::Pod& pod) const;
+  // For a paused job about to be resumed (actions/job_resumer.h): reserves its whole gang's need
+  // as the filter would for its first member — `stand_in`, a pod of its gang that will never
+  // exist — then hands the stand-in's share back to the gang's hold, so the quota waits for the
+  // job's real pods (until the gang's timeout) and nothing admitted meanwhile takes it. False when
+  // the filter would not admit it now (nothing is reserved then).
+  bool ReserveForGang(const model::Pod& stand_in);
   std::vector<HostPriority> Prioritize(const FilterArgs& args) override;
   PreemptResult Preempt(const PreemptArgs& args) override;
   // Binds only a pod of the governed scheduler that the pod informer has seen, unbound, under the
@@ -108,6 +114,8 @@ class Admission final : public Decider {
   class FlavorNotes;
   // The steps of Filter after the snapshot: each flavor in turn (room, queue order, fair share,
   // then the quota itself, which reserves), and the reply.
+  // The filter's arguments for `pod` asked about every node whose placement accepts it.
+  [[nodiscard]] FilterArgs AskingAboutEveryNode(const model::Pod& pod) const;
   [[nodiscard]] std::optional<ledger::Charge> TryFlavor(Snapshot& snap,
                                                         const model::FlavorQuota& fq,
                                                         model::NameId flavor,

@@ -484,6 +484,19 @@ bool QuotaBook::Release(std::string_view uid) {
   return true;
 }
 
+bool QuotaBook::ReturnToGang(std::string_view uid) {
+  Ledger::Session session(ledger_);
+  Records::Claim record = FindPresent(uid);
+  if (!record || record->value.state != ReservationState::kAssumed ||
+      record->value.meta.workload.empty()) {
+    return false;
+  }
+  Gangs::Claim gang = ClaimGang(record->value.meta.workload.view(), false);
+  if (!ReturnShare(record->value, gang ? &*gang : nullptr)) return false;
+  Erase(*record);
+  return true;
+}
+
 void QuotaBook::DetachFromGang(std::string_view uid, bool lost) {
   Ledger::Session session(ledger_);
   Records::Claim record = FindPresent(uid);

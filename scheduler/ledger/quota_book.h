@@ -203,6 +203,12 @@ class QuotaBook {
 
   // The pod ended, was deleted, or its binding failed. True if a reservation was released.
   bool Release(std::string_view uid);
+  // A gang member's assumed share goes back to its gang's hold (not to the ledger): the hold
+  // keeps the quota for the gang's other members. What a paused job's resumption reserves for
+  // its pods (actions/job_resumer.h): a stand-in member is admitted with the whole gang's need,
+  // then hands its share back. False (nothing changed) when `uid` holds no assumed share of a
+  // gang whose hold can take it.
+  bool ReturnToGang(std::string_view uid);
   // The pod no longer counts as a member of its gang (no-op for a lone pod or one already
   // detached). `lost`: it is terminating (evicted or deleted; it keeps its quota until it is
   // gone), so a member recreated in its place is admitted with the gang again — whole — not

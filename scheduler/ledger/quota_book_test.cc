@@ -372,6 +372,29 @@ TEST_F(GangBookTest, AnExpiredMemberShareGoesBackToItsGang) {
   EXPECT_EQ(Usage(), 8);
 }
 
+// Issue 35: a paused job's resumption reserves for its pods. A stand-in member is admitted with
+// the whole gang's need and hands its share back at once: the hold keeps all of it for the
+// gang's real members (another gang cannot take it), who then take their shares as usual.
+TEST_F(GangBookTest, AStandInsShareReturnsToTheGangAndItsMembersTakeIt) {
+  ASSERT_TRUE(Admitted("paused/job-x", "job-x", 4, 2));
+  ASSERT_TRUE(book_.ReturnToGang("paused/job-x"));
+  EXPECT_FALSE(book_.Find("paused/job-x").has_value());
+  EXPECT_EQ(Usage(), 8);
+  EXPECT_EQ(Held("job-x"), 8);
+  EXPECT_EQ(book_.FindGang("job-x")->holders, 0);
+  EXPECT_FALSE(Admitted("y0", "job-y", 4, 2)) << "the quota is held for job-x's members";
+  for (const char* uid : {"m0", "m1", "m2", "m3"}) ASSERT_TRUE(Admitted(uid, "job-x", 4, 2));
+  EXPECT_EQ(Usage(), 8);
+  EXPECT_EQ(Held("job-x"), 0);
+  EXPECT_EQ(book_.FindGang("job-x")->holders, 4);
+  // Nothing to return: a lone pod's reservation, an unknown uid, a member's second return.
+  ASSERT_TRUE(std::holds_alternative<Charge>(
+      book_.Assume("lone", T("b"), F(kP5), ToIdAmounts(Gpus(1)), Mode::kBorrowing, kTtl, {})));
+  EXPECT_FALSE(book_.ReturnToGang("lone"));
+  EXPECT_FALSE(book_.ReturnToGang("nobody"));
+  EXPECT_FALSE(book_.ReturnToGang("paused/job-x"));
+}
+
 TEST_F(GangBookTest, AGangWhoseMembersDoNotAllComeIsReleasedAfterItsTimeout) {
   ASSERT_TRUE(Admitted("m0", "job-x", 4, 2));
   ASSERT_EQ(book_.ConfirmBound("m0", T("a"), F(kP5), Gpus(2), PodMeta{}),
