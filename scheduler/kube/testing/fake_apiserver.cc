@@ -2489,7 +2489,10 @@ void FakeApiServer::Impl::JobWrittenLocked(const std::string& job_json, const Va
           MatchPodFailurePolicy(job, p->doc).count) {
         ++failed;
       }
-      DeleteLocked(*TypeByPlural("pods"), p->key);
+      // deleteActivePods deletes controller.FilterActivePods(pods): a pod already terminating
+      // (evicted, deleted with a grace period) is not deleted again, so it keeps its grace period
+      // — the controller's delete would cut it to the pod's own terminationGracePeriodSeconds.
+      if (!p->terminating) DeleteLocked(*TypeByPlural("pods"), p->key);
     }
   } else {
     now_active = CreateJobPodsLocked(job, taken, tally, static_cast<int64_t>(active.size()),

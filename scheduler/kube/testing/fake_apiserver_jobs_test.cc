@@ -465,6 +465,28 @@ TEST_F(FakeJobsTest, AGracefulEvictionCountsOnce) {
   }
 }
 
+// A pod evicted with a grace period, then its Job suspended (what the preemption controller does
+// for a Job whose podFailurePolicy ignores DisruptionTarget): the controller deletes only the
+// active pods (controller.FilterActivePods excludes terminating ones), so the evicted pod keeps
+// its grace period and goes when it ends; nothing counts.
+TEST_F(FakeJobsTest, SuspendingLeavesATerminatingPodItsGracePeriod) {
+  Start(true, EvictionMode::kManual);
+  ASSERT_EQ(Call("POST", kJobs,
+                 JobJson("train", 2, false, PodFailurePolicy("Ignore", "DisruptionTarget")))
+                .status,
+            201);
+  const std::string evicted = PodsOf("train")[0]["metadata"]["name"].GetString();
+  ASSERT_EQ(Evict(evicted), 201);
+  ASSERT_EQ(Patch(std::string(kJobs) + "/train", R"({"spec":{"suspend":true}})").status, 200);
+  const auto left = PodsOf("train");
+  ASSERT_EQ(left.size(), 1u) << "the active pod goes, the terminating one stays";
+  EXPECT_EQ(std::string(left[0]["metadata"]["name"].GetString()), evicted);
+  EXPECT_TRUE(left[0]["metadata"].HasMember("deletionTimestamp"));
+  api_->CompleteEvictions();
+  EXPECT_TRUE(PodsOf("train").empty());
+  EXPECT_EQ(StatusInt(JobNamed("train"), "failed"), 0);
+}
+
 // spec.suspend: the controller deletes the active pods without counting them; resuming sets
 // Suspended=False (JobResumed), resets startTime and creates the pods again.
 TEST_F(FakeJobsTest, SuspendDeletesPodsUncountedResumeRecreatesThemAndResetsStartTime) {
