@@ -410,7 +410,7 @@ void BuildAdmission(Process& p) {
     scheduler::decisions::Admission* explaining = p.admission.get();
     p.resumer = std::make_unique<scheduler::actions::JobResumer>(
         p.cluster.get(), p.recorded_actions.get(),
-        [explaining](const scheduler::model::Pod& pod) { return explaining->Explain(pod).outlook; },
+        [explaining](const scheduler::model::Pod& pod) { return explaining->Explain(pod); },
         &p.clock, scheduler::actions::JobResumer::Options{},
         [explaining](const scheduler::model::Pod& pod) { return explaining->ReserveForGang(pod); });
   }

@@ -28,6 +28,7 @@ enum class ObjectKind {
   kTFJob,
   kMPIJob,
   kRayCluster,
+  kRayJob,
 };
 
 // Called from informer threads, one event at a time per kind, in the order the API server sent

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "scheduler/common/log.h"
+#include "scheduler/decisions/gang_room.h"
 #include "scheduler/model/interner.h"
 
 namespace taskgov::scheduler::actions {
@@ -53,12 +54,26 @@ model::Pod JobResumer::Representative(const model::JobControl& job) {
     pod.owner_references.clear();
     return pod;
   }
-  const std::string api_version = job.kind == "RayCluster" ? "ray.io/v1"
-                                  : !job.run_policy        ? "batch/v1"
-                                  : job.kind == "MPIJob"   ? "kubeflow.org/v2beta1"
-                                                           : "kubeflow.org/v1";
+  const std::string api_version = job.kind == "RayCluster" || job.kind == "RayJob" ? "ray.io/v1"
+                                  : !job.run_policy                                ? "batch/v1"
+                                  : job.kind == "MPIJob" ? "kubeflow.org/v2beta1"
+                                                         : "kubeflow.org/v1";
   pod.owner_references = {model::OwnerReference{api_version, job.kind, job.name, job.uid, true}};
   return pod;
+}
+
+bool JobResumer::RoomForAll(const model::JobControl& job, const decisions::Explanation& explanation,
+                            int64_t now_ms) const {
+  std::vector<decisions::PodSetDemand> sets;
+  for (const model::JobControl::PodSet& set : job.pod_sets) sets.push_back({set.count, &set.pod});
+  return std::any_of(explanation.flavors.begin(), explanation.flavors.end(),
+                     [&](const decisions::FlavorExplanation& flavor) {
+                       return flavor.admissible &&
+                              decisions::RoomForGang(cluster_->nodes(),
+                                                     model::FlavorNames().Intern(flavor.flavor),
+                                                     sets, now_ms, state::Holder{"", job.workload})
+                                  .fits();
+                     });
 }
 
 JobResumer::RunReport JobResumer::RunOnce() {
@@ -123,8 +138,13 @@ JobResumer::RunReport JobResumer::RunOnce() {
     if (report.judged == options_.max_judged_per_run) break;  // the next run's
     ++report.judged;
     const model::Pod stand_in = Representative(*c.job);
-    if (explain_(stand_in) != decisions::Outlook::kAdmissible ||
-        (reserve_ && !reserve_(stand_in))) {
+    const decisions::Explanation explanation = explain_(stand_in);
+    bool resumable = explanation.outlook == decisions::Outlook::kAdmissible;
+    if (resumable && !RoomForAll(*c.job, explanation, now)) {
+      ++report.no_room;
+      resumable = false;
+    }
+    if (!resumable || (reserve_ && !reserve_(stand_in))) {
       judged_[c.job->workload] = seen_for(*c.job);
       continue;
     }

@@ -8,8 +8,9 @@
 // suspended, then its creation (it keeps its place) — and unsuspends the first whose whole
 // demand the filter would admit now (Admission::Explain on a pod of its template, with its
 // gang's declared size: quota with borrowing limits and the cohort's pool, queue order, fair
-// share, node room), clearing taskgov's annotations but the suspension count. One job per run:
-// the next one is judged once the first one's pods count.
+// share) and whose every pod finds room on the nodes of a flavor the filter would admit it on
+// (decisions/gang_room.h), clearing taskgov's annotations but the suspension count. One job per
+// run: the next one is judged once the first one's pods count.
 //
 // A job suspended N times waits at least base·2^(N-1) (at most max_backoff) after its last
 // suspension before it is resumed: no pause/resume ping-pong. A job suspended by anyone else
@@ -42,7 +43,7 @@ class JobResumer {
     size_t max_judged_per_run = 16;
     int64_t rejudge_after_ms = 60'000;
   };
-  using Explainer = std::function<decisions::Outlook(const model::Pod& pod)>;
+  using Explainer = std::function<decisions::Explanation(const model::Pod& pod)>;
   // Reserves the whole gang's need for the job's pods before it is resumed
   // (Admission::ReserveForGang); false: nothing reserved, the job is not resumed now.
   using Reserver = std::function<bool(const model::Pod& stand_in)>;
@@ -56,6 +57,7 @@ class JobResumer {
     size_t waiting = 0;    // of which still backed off
     size_t judged = 0;     // of which judged this run
     size_t unchanged = 0;  // of which not judged: nothing they depend on changed
+    size_t no_room = 0;    // of which judged admissible but without node room for every pod
     std::string resumed;   // the job resumed ("Job ns/name"), "" if none
   };
   RunReport RunOnce();
@@ -65,6 +67,10 @@ class JobResumer {
   // The pod Explain judges for `job`: its first pod set's template, named after the job, owned
   // by it (so its gang is the job's), created when the job was, at its suspended priority.
   [[nodiscard]] static model::Pod Representative(const model::JobControl& job);
+  // Whether every pod of `job` finds room at `now_ms` on the nodes of a flavor `explanation`
+  // admits it on.
+  [[nodiscard]] bool RoomForAll(const model::JobControl& job,
+                                const decisions::Explanation& explanation, int64_t now_ms) const;
 
  private:
   // What a job was last judged not admissible under.

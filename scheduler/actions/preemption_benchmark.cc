@@ -270,7 +270,7 @@ void BM_ResumerRun(benchmark::State& state) {
     options.rejudge_after_ms = 0;
   }
   JobResumer resumer(
-      &w.cluster, &w.kube, [&](const Pod& pod) { return admission.Explain(pod).outlook; }, &w.clock,
+      &w.cluster, &w.kube, [&](const Pod& pod) { return admission.Explain(pod); }, &w.clock,
       options);
   // Every paused job judged once (a run judges at most 16): the state the modes start from.
   while (mode != 2 && resumer.RunOnce().judged > 0) {

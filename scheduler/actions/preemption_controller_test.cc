@@ -922,9 +922,8 @@ TEST_F(PauseControllerTest, APausedJobIsResumedWhenItsWholeDemandFits) {
   ASSERT_TRUE(Schedule("uid-b-1"));
 
   JobResumer resumer(
-      cluster_.get(), &kube_,
-      [this](const model::Pod& pod) { return admission_->Explain(pod).outlook; }, &clock_, {},
-      [this](const model::Pod& pod) { return admission_->ReserveForGang(pod); });
+      cluster_.get(), &kube_, [this](const model::Pod& pod) { return admission_->Explain(pod); },
+      &clock_, {}, [this](const model::Pod& pod) { return admission_->ReserveForGang(pod); });
   clock_.Advance(60'000);
   JobResumer::RunReport report = resumer.RunOnce();
   EXPECT_EQ(report.paused, 1u);
@@ -961,6 +960,140 @@ TEST_F(PauseControllerTest, APausedJobIsResumedWhenItsWholeDemandFits) {
   EXPECT_EQ(book_->FindGang(job->workload)->holders, 2);
 }
 
+// Quota is not all: a paused Job of two whole-node pods is not resumed while no two nodes are
+// free, though its 16 GPUs of quota are (pods of no team use half of two of the three nodes) —
+// resumed, its pods would hold the quota idle until their gang's timeout. A node frees: resumed.
+TEST_F(PauseControllerTest, APausedJobIsResumedOnlyWhenEveryPodFindsANode) {
+  Start(TwoTeams());
+  AddNodes(3, 8);
+  std::vector<Pod> system;
+  for (int i = 0; i < 2; ++i) {
+    const std::string name = "sys-" + std::to_string(i);
+    system.push_back(PodBuilder(name)
+                         .Namespace("kube-system")
+                         .Uid("uid-" + name)
+                         .Gpus(4)
+                         .OnNode("p5-" + std::to_string(i))
+                         .Build());
+    informer_->OnPodUpsert(system.back());
+  }
+  auto job = std::make_shared<model::JobControl>();
+  job->kind = "Job";
+  job->ns = "ns-team-a";
+  job->name = "wide";
+  job->uid = "uid-job-wide";
+  job->workload = model::OwnerGangKey(job->uid);
+  job->suspended = true;
+  job->annotations[model::kSuspendedByAnnotation] = model::kSuspendedByValue;
+  job->annotations[model::kSuspensionsAnnotation] = "1";
+  job->pod_sets.push_back({2, PodBuilder("").Gpus(8).Build()});
+  informer_->OnGangSizeUpsert(job->workload, 2);
+  informer_->OnJobUpsert(job);
+  JobResumer resumer(
+      cluster_.get(), &kube_, [this](const model::Pod& pod) { return admission_->Explain(pod); },
+      &clock_, {}, [this](const model::Pod& pod) { return admission_->ReserveForGang(pod); });
+  clock_.Advance(kMinute);
+  JobResumer::RunReport report = resumer.RunOnce();
+  EXPECT_EQ(report.paused, 1u);
+  EXPECT_EQ(report.no_room, 1u);
+  EXPECT_EQ(report.resumed, "");
+  EXPECT_EQ(Usage("team-a"), 0) << "nothing reserved for it";
+  EXPECT_EQ(resumer.RunOnce().judged, 0u) << "judged again only once a node changes";
+
+  informer_->OnPodDelete(system[1]);
+  report = resumer.RunOnce();
+  EXPECT_EQ(report.no_room, 0u);
+  EXPECT_EQ(report.resumed, "Job ns-team-a/wide");
+  EXPECT_EQ(Usage("team-a"), 16);
+}
+
+// A RayJob's pods run in the RayCluster it creates. Reclaimed, the RayJob (not its cluster) is
+// suspended, and KubeRay deletes the cluster; resumed, the quota reserved for the RayJob moves
+// to the new cluster KubeRay creates, whose pods take it — counted once, never refused for it.
+TEST_F(PauseControllerTest, ARayJobIsPausedAndItsNewClusterTakesTheQuotaHeldAtResume) {
+  Start(TwoTeams());
+  AddNodes(2, 8);
+  const auto pinned = [](const std::string& node) { return PodBuilder("").PinnedTo({node}); };
+  Submit("a-solo-0", "team-a", 4, 10, pinned("p5-0"));
+  ASSERT_TRUE(Schedule("uid-a-solo-0"));
+  Submit("a-solo-1", "team-a", 4, 10, pinned("p5-1"));
+  ASSERT_TRUE(Schedule("uid-a-solo-1"));
+  auto rayjob = std::make_shared<model::JobControl>();
+  rayjob->kind = "RayJob";
+  rayjob->ns = "ns-team-a";
+  rayjob->name = "rj";
+  rayjob->uid = "uid-rayjob";
+  rayjob->workload = model::OwnerGangKey(rayjob->uid);
+  rayjob->path = "/apis/ray.io/v1/namespaces/ns-team-a/rayjobs/rj";
+  rayjob->pod_sets.push_back({2, PodBuilder("").Gpus(4).Build()});
+  informer_->OnGangSizeUpsert(rayjob->workload, 2);
+  informer_->OnJobUpsert(rayjob);
+  // KubeRay's cluster for it: a link to the RayJob.
+  auto cluster = [&](const std::string& uid) {
+    auto link = std::make_shared<model::JobControl>();
+    link->kind = "RayCluster";
+    link->ns = "ns-team-a";
+    link->name = "rj-" + uid;
+    link->uid = uid;
+    link->workload = model::OwnerGangKey(uid);
+    link->controlled_by = rayjob->workload;
+    informer_->OnJobUpsert(link);
+    informer_->OnGangSizeUpsert(link->workload, 2);
+  };
+  cluster("uid-rc-1");
+  EXPECT_EQ(cluster_->JobOf(model::OwnerGangKey("uid-rc-1")), cluster_->JobOf(rayjob->workload));
+  clock_.Advance(kMinute);
+  for (int i = 0; i < 2; ++i) {
+    const std::string name = "rc-1-worker-" + std::to_string(i);
+    Submit(name, "team-a", 4, 10,
+           pinned("p5-" + std::to_string(i)).Owner("RayCluster", "rj-uid-rc-1", "uid-rc-1"));
+    ASSERT_TRUE(Schedule("uid-" + name));
+  }
+  ASSERT_EQ(Usage("team-a"), 16);
+  clock_.Advance(10 * kMinute);
+  Submit("b-0", "team-b", 4, 100);
+  Submit("b-1", "team-b", 4, 100);
+
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), Strings{});
+  ASSERT_EQ(kube_.suspends().size(), 1u);
+  EXPECT_EQ(kube_.suspends()[0].workload, rayjob->workload) << "the RayJob, not its cluster";
+  EXPECT_TRUE(kube_.suspends()[0].suspend);
+  informer_->OnJobUpsert(Patched(*rayjob, kube_.suspends()[0]));
+  // KubeRay deletes the cluster and its pods; team-b runs, then ends.
+  informer_->OnJobDelete(model::OwnerGangKey("uid-rc-1"));
+  informer_->OnGangSizeDelete(model::OwnerGangKey("uid-rc-1"));
+  Gone("uid-rc-1-worker-0");
+  Gone("uid-rc-1-worker-1");
+  ASSERT_TRUE(Schedule("uid-b-0"));
+  ASSERT_TRUE(Schedule("uid-b-1"));
+  Gone("uid-b-0");
+  Gone("uid-b-1");
+
+  JobResumer resumer(
+      cluster_.get(), &kube_, [this](const model::Pod& pod) { return admission_->Explain(pod); },
+      &clock_, {}, [this](const model::Pod& pod) { return admission_->ReserveForGang(pod); });
+  clock_.Advance(kMinute);
+  EXPECT_EQ(resumer.RunOnce().resumed, "RayJob ns-team-a/rj");
+  ASSERT_TRUE(book_->FindGang(rayjob->workload).has_value());
+  EXPECT_EQ(Usage("team-a"), 16);
+  // KubeRay creates a new cluster: the hold is its pods' now.
+  cluster("uid-rc-2");
+  EXPECT_FALSE(book_->FindGang(rayjob->workload).has_value());
+  ASSERT_TRUE(book_->FindGang(model::OwnerGangKey("uid-rc-2")).has_value());
+  EXPECT_EQ(Usage("team-a"), 16);
+  Submit("b-late", "team-b", 4, 100);
+  EXPECT_FALSE(Schedule("uid-b-late")) << "the quota is held for the new cluster's pods";
+  Gone("uid-b-late");
+  for (int i = 0; i < 2; ++i) {
+    const std::string name = "rc-2-worker-" + std::to_string(i);
+    Submit(name, "team-a", 4, 10, PodBuilder("").Owner("RayCluster", "rj-uid-rc-2", "uid-rc-2"));
+    EXPECT_TRUE(Schedule("uid-" + name)) << name;
+  }
+  EXPECT_EQ(Usage("team-a"), 16);
+  EXPECT_EQ(book_->FindGang(model::OwnerGangKey("uid-rc-2"))->holders, 2);
+}
+
 // The pod the resumer judges for a paused job belongs to the job's gang, whatever its kind: the
 // filter then counts the whole gang's demand.
 TEST(JobResumerTest, TheRepresentativePodIsAMemberOfThePausedJobsGang) {
@@ -968,6 +1101,7 @@ TEST(JobResumerTest, TheRepresentativePodIsAMemberOfThePausedJobsGang) {
            {"Job", model::OwnerGangKey("uid-x")},
            {"PyTorchJob", model::OwnerGangKey("uid-x")},
            {"RayCluster", model::OwnerGangKey("uid-x")},
+           {"RayJob", model::OwnerGangKey("uid-x")},
            {"JobSet", "jobset/ns-team-a/x"}}) {
     model::JobControl job;
     job.kind = kind;
@@ -1014,8 +1148,8 @@ TEST_F(PauseControllerTest, AJobSuspendedOrResumedBySomeoneElseIsNotTaskgovs) {
   informer_->OnJobUpsert(resumed);
 
   JobResumer resumer(cluster_.get(), &kube_,
-                     [this](const model::Pod& pod) { return admission_->Explain(pod).outlook; },
-                     &clock_, {});
+                     [this](const model::Pod& pod) { return admission_->Explain(pod); }, &clock_,
+                     {});
   clock_.Advance(kMinute);
   EXPECT_EQ(resumer.RunOnce().resumed, "");
   ASSERT_EQ(kube_.suspends().size(), 1u) << "only the annotation of the one resumed by others";
@@ -1041,9 +1175,8 @@ TEST_F(PauseControllerTest, RandomReclaimsNeverPauseAJobFasterThanItsBackoff) {
     JobRunningThenReclaimed(/*ignores_disruption=*/false);  // b-0 and b-1 are waiting
     Gone("uid-a-solo-1");  // team-a: 4 of its own and the Job's 8, so it borrows 4
     JobResumer resumer(
-        cluster_.get(), &kube_,
-        [this](const model::Pod& pod) { return admission_->Explain(pod).outlook; }, &clock_, {},
-        [this](const model::Pod& pod) { return admission_->ReserveForGang(pod); });
+        cluster_.get(), &kube_, [this](const model::Pod& pod) { return admission_->Explain(pod); },
+        &clock_, {}, [this](const model::Pod& pod) { return admission_->ReserveForGang(pod); });
     std::mt19937 rng(seed);
     std::vector<int64_t> suspended_at;  // the Job's suspensions, in order
     bool busy = true;

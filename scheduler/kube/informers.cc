@@ -127,8 +127,10 @@ struct GangSizeTraits {
   common::Result<GangSizeInfo> Decode(const rapidjson::Value& v) const { return kDecode(v); }
   using Kept = std::string;  // the workload it declares the size of
   void OnUpsert(const GangSizeInfo& g) const {
-    observer->OnGangSizeUpsert(g.workload, g.size);
+    // The job first: a RayJob's cluster moves the quota held for the resumed RayJob to itself
+    // before its size lets its pods in.
     if (g.control != nullptr) observer->OnJobUpsert(g.control);
+    observer->OnGangSizeUpsert(g.workload, g.size);
   }
   Kept Keep(const GangSizeInfo& g) const { return g.workload; }
   void OnDelete(const Kept& workload, const StoredName&) const {
@@ -422,56 +424,110 @@ common::Result<GangSizeInfo> DecodeMPIJob(const rapidjson::Value& object) {
   return DecodeReplicaSpecs(object, "mpiReplicaSpecs", "MPIJob", "kubeflow.org/v2beta1", "mpijobs");
 }
 
+namespace {
+
+// The pods of a RayCluster spec (`at` names it): the head, and each worker group's replicas ×
+// numOfHosts; one pod set each in *sets, which is cleared when a template does not decode.
+common::Result<int64_t> RayClusterPods(const rapidjson::Value* spec, const std::string& at,
+                                       const std::string& ns,
+                                       std::vector<model::JobControl::PodSet>* sets) {
+  int64_t size = 1;  // the head
+  if (spec == nullptr || spec->IsNull()) return size;
+  if (!spec->IsObject()) return common::Error{at + ": expected an object"};
+  const rapidjson::Value* groups = JsonMember(*spec, "workerGroupSpecs");
+  if (groups != nullptr && groups->IsNull()) groups = nullptr;
+  if (groups != nullptr && !groups->IsArray()) {
+    return common::Error{at + ".workerGroupSpecs: expected a list"};
+  }
+  const rapidjson::Value* head = JsonMember(*spec, "headGroupSpec");
+  std::optional<model::Pod> head_pod = TemplatePod(
+      head != nullptr && head->IsObject() ? JsonMember(*head, "template") : nullptr, ns);
+  bool decoded = head_pod.has_value();
+  if (decoded) sets->push_back({1, std::move(*head_pod)});
+  for (rapidjson::SizeType i = 0; groups != nullptr && i < groups->Size(); ++i) {
+    const std::string group_at = at + ".workerGroupSpecs[" + std::to_string(i) + "]";
+    const rapidjson::Value& group = (*groups)[i];
+    if (!group.IsObject()) return common::Error{group_at + ": expected an object"};
+    common::Result<int64_t> replicas = CountAt(group, "replicas", group_at + ".replicas", 1);
+    if (!replicas.ok()) return replicas.error();
+    common::Result<int64_t> hosts = CountAt(group, "numOfHosts", group_at + ".numOfHosts", 1);
+    if (!hosts.ok()) return hosts.error();
+    const int64_t pods = SaturatingTimes(*replicas, std::max<int64_t>(*hosts, 1));
+    size = SaturatingAdd(size, pods);
+    std::optional<model::Pod> pod = TemplatePod(JsonMember(group, "template"), ns);
+    decoded = decoded && pod.has_value();
+    if (decoded) sets->push_back({pods, std::move(*pod)});
+  }
+  if (!decoded) sets->clear();
+  return size;
+}
+
+// The uid of the object's controller owner of `kind` ("" without one).
+std::string ControllerOwnerUid(const rapidjson::Value& object, std::string_view kind) {
+  const rapidjson::Value* meta = JsonMember(object, "metadata");
+  const rapidjson::Value* owners =
+      meta != nullptr && meta->IsObject() ? JsonMember(*meta, "ownerReferences") : nullptr;
+  if (owners == nullptr || !owners->IsArray()) return "";
+  for (const rapidjson::Value& o : owners->GetArray()) {
+    if (!o.IsObject()) continue;
+    const rapidjson::Value* k = JsonMember(o, "kind");
+    const rapidjson::Value* uid = JsonMember(o, "uid");
+    const rapidjson::Value* controller = JsonMember(o, "controller");
+    if (k != nullptr && k->IsString() && std::string_view(k->GetString()) == kind &&
+        uid != nullptr && uid->IsString() && controller != nullptr && controller->IsBool() &&
+        controller->GetBool()) {
+      return uid->GetString();
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 common::Result<GangSizeInfo> DecodeRayCluster(const rapidjson::Value& object) {
   GangSizeInfo info;
   common::Result<const rapidjson::Value*> spec = OwnerJobHeader(object, &info);
   if (!spec.ok()) return spec.error();
-  info.size = 1;  // the head
-  if (*spec == nullptr) return info;
-  const rapidjson::Value* groups = JsonMember(**spec, "workerGroupSpecs");
-  if (groups != nullptr && groups->IsNull()) groups = nullptr;
-  if (groups != nullptr && !groups->IsArray()) {
-    return common::Error{"spec.workerGroupSpecs: expected a list"};
+  std::vector<model::JobControl::PodSet> sets;
+  common::Result<int64_t> size = RayClusterPods(*spec, "spec", info.ns, &sets);
+  if (!size.ok()) return size.error();
+  info.size = *size;
+  // A RayJob's cluster is a link to the RayJob: the RayJob is what is suspended (suspending the
+  // cluster under it would fight its controller).
+  if (std::string owner = ControllerOwnerUid(object, "RayJob"); !owner.empty()) {
+    auto link = ControlHeader(object, info, "RayCluster", "ray.io/v1", "rayclusters", false);
+    link->controlled_by = OwnerGangKey(owner);
+    info.control = std::move(link);
+    return info;
   }
-  for (rapidjson::SizeType i = 0; groups != nullptr && i < groups->Size(); ++i) {
-    const std::string at = "spec.workerGroupSpecs[" + std::to_string(i) + "]";
-    const rapidjson::Value& group = (*groups)[i];
-    if (!group.IsObject()) return common::Error{at + ": expected an object"};
-    common::Result<int64_t> replicas = CountAt(group, "replicas", at + ".replicas", 1);
-    if (!replicas.ok()) return replicas.error();
-    common::Result<int64_t> hosts = CountAt(group, "numOfHosts", at + ".numOfHosts", 1);
-    if (!hosts.ok()) return hosts.error();
-    info.size = SaturatingAdd(info.size, SaturatingTimes(*replicas, std::max<int64_t>(*hosts, 1)));
-  }
-  // Pausable (spec.suspend) when its templates decode — and not when a RayJob owns it: the RayJob
-  // is what would be suspended, and suspending its cluster under it would fight its controller.
-  const rapidjson::Value* meta = JsonMember(object, "metadata");
-  const rapidjson::Value* owners =
-      meta != nullptr && meta->IsObject() ? JsonMember(*meta, "ownerReferences") : nullptr;
-  if (owners != nullptr && owners->IsArray()) {
-    for (const rapidjson::Value& o : owners->GetArray()) {
-      const rapidjson::Value* kind = o.IsObject() ? JsonMember(o, "kind") : nullptr;
-      if (kind != nullptr && kind->IsString() && std::string_view(kind->GetString()) == "RayJob") {
-        return info;
-      }
-    }
-  }
-  const rapidjson::Value* head = JsonMember(**spec, "headGroupSpec");
-  std::optional<model::Pod> head_pod = TemplatePod(
-      head != nullptr && head->IsObject() ? JsonMember(*head, "template") : nullptr, info.ns);
-  if (!head_pod) return info;
+  // Pausable (spec.suspend) when its templates decode.
+  if (sets.empty()) return info;
   auto control = ControlHeader(object, info, "RayCluster", "ray.io/v1", "rayclusters", false);
-  control->pod_sets.push_back({1, std::move(*head_pod)});
-  for (rapidjson::SizeType i = 0; groups != nullptr && i < groups->Size(); ++i) {
-    const rapidjson::Value& group = (*groups)[i];
-    std::optional<model::Pod> pod = TemplatePod(JsonMember(group, "template"), info.ns);
-    if (!pod) return info;
-    const common::Result<int64_t> replicas = CountAt(group, "replicas", "", 1);
-    const common::Result<int64_t> hosts = CountAt(group, "numOfHosts", "", 1);
-    control->pod_sets.push_back({SaturatingTimes(replicas.ok() ? *replicas : 1,
-                                                 std::max<int64_t>(hosts.ok() ? *hosts : 1, 1)),
-                                 std::move(*pod)});
-  }
+  control->pod_sets = std::move(sets);
+  info.control = std::move(control);
+  return info;
+}
+
+common::Result<GangSizeInfo> DecodeRayJob(const rapidjson::Value& object) {
+  GangSizeInfo info;
+  common::Result<const rapidjson::Value*> spec = OwnerJobHeader(object, &info);
+  if (!spec.ok()) return spec.error();
+  const rapidjson::Value* cluster =
+      *spec == nullptr ? nullptr : JsonMember(**spec, "rayClusterSpec");
+  std::vector<model::JobControl::PodSet> sets;
+  common::Result<int64_t> size = RayClusterPods(cluster, "spec.rayClusterSpec", info.ns, &sets);
+  if (!size.ok()) return size.error();
+  info.size = *size;
+  // KubeRay suspends a RayJob only when it deletes its cluster at the end
+  // (shutdownAfterJobFinishes) and runs on a cluster of its own (no clusterSelector); it fails
+  // one suspended otherwise. Such a RayJob's pods are evicted.
+  if (*spec == nullptr || cluster == nullptr || sets.empty()) return info;
+  const rapidjson::Value* shutdown = JsonMember(**spec, "shutdownAfterJobFinishes");
+  const rapidjson::Value* selector = JsonMember(**spec, "clusterSelector");
+  if (shutdown == nullptr || !shutdown->IsBool() || !shutdown->GetBool()) return info;
+  if (selector != nullptr && selector->IsObject() && selector->MemberCount() > 0) return info;
+  auto control = ControlHeader(object, info, "RayJob", "ray.io/v1", "rayjobs", false);
+  control->pod_sets = std::move(sets);
   info.control = std::move(control);
   return info;
 }
@@ -530,9 +586,12 @@ Informers::Informers(KubeClient* client, ClusterObserver* observer, ObjectDecode
         ObjectKind::kMPIJob, GangSizeSink<DecodeMPIJob>(observer));
     add(ResourceSpec{"rayclusters", "/apis/ray.io/v1/rayclusters", "", true, {}},
         ObjectKind::kRayCluster, GangSizeSink<DecodeRayCluster>(observer));
+    add(ResourceSpec{"rayjobs", "/apis/ray.io/v1/rayjobs", "", true, {}}, ObjectKind::kRayJob,
+        GangSizeSink<DecodeRayJob>(observer));
   } else {
-    for (ObjectKind kind : {ObjectKind::kJob, ObjectKind::kJobSet, ObjectKind::kPyTorchJob,
-                            ObjectKind::kTFJob, ObjectKind::kMPIJob, ObjectKind::kRayCluster}) {
+    for (ObjectKind kind :
+         {ObjectKind::kJob, ObjectKind::kJobSet, ObjectKind::kPyTorchJob, ObjectKind::kTFJob,
+          ObjectKind::kMPIJob, ObjectKind::kRayCluster, ObjectKind::kRayJob}) {
       observer->OnSynced(kind);
     }
   }

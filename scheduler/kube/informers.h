@@ -126,5 +126,8 @@ struct GangSizeInfo {
 // Σ spec.workerGroupSpecs[].replicas (1 when absent) × numOfHosts (1 when absent), as Kueue
 // counts its pod sets.
 [[nodiscard]] common::Result<GangSizeInfo> DecodeRayCluster(const rapidjson::Value& object);
+// A RayJob: the gang size of its cluster's pods (spec.rayClusterSpec); pausable when KubeRay may
+// suspend it (spec.shutdownAfterJobFinishes, no spec.clusterSelector).
+[[nodiscard]] common::Result<GangSizeInfo> DecodeRayJob(const rapidjson::Value& object);
 
 }  // namespace taskgov::scheduler::kube

@@ -105,7 +105,7 @@ class InformersTest : public ::testing::Test {
   }
 
   bool WaitSynced() {
-    return observer_.Wait([](RecordingObserver& o) { return o.synced_.size() == 11; });
+    return observer_.Wait([](RecordingObserver& o) { return o.synced_.size() == 12; });
   }
 
   ReflectorStats StatsOf(const std::string& resource) {
@@ -181,7 +181,7 @@ TEST_F(InformersTest, InitialSyncFromTheSampleCluster) {
     for (auto kind :
          {ObjectKind::kPod, ObjectKind::kNode, ObjectKind::kNamespace, ObjectKind::kLocalQueue,
           ObjectKind::kPodGroup, ObjectKind::kJob, ObjectKind::kJobSet, ObjectKind::kPyTorchJob,
-          ObjectKind::kTFJob, ObjectKind::kMPIJob, ObjectKind::kRayCluster}) {
+          ObjectKind::kTFJob, ObjectKind::kMPIJob, ObjectKind::kRayCluster, ObjectKind::kRayJob}) {
       EXPECT_EQ(o.synced_[kind], 1);
     }
     return 0;
@@ -876,8 +876,55 @@ TEST(DecodeJobControlTest, AJobSetAndARayClusterArePausableARayJobsClusterIsNot)
                 R"(,"ownerReferences":[{"kind":"RayJob","name":"j","uid":"x","controller":true}])");
   cluster = Decoded(DecodeRayCluster, owned.c_str());
   ASSERT_TRUE(cluster.ok()) << cluster.error().message;
-  EXPECT_EQ(cluster->control, nullptr) << "its RayJob, not it, would have to be suspended";
+  ASSERT_NE(cluster->control, nullptr);
+  EXPECT_EQ(cluster->control->controlled_by, "owner/x")
+      << "a link: its RayJob, not it, would have to be suspended";
+  EXPECT_TRUE(cluster->control->pod_sets.empty());
   EXPECT_EQ(cluster->size, 5);
+}
+
+// A RayJob is paused through spec.suspend when KubeRay allows it (it deletes the cluster at the
+// end, and the cluster is its own); its pod sets are its cluster spec's.
+TEST(DecodeJobControlTest, ARayJobIsPausableWhenKubeRayMaySuspendIt) {
+  const char* rayjob = R"({"metadata":{"name":"rj","namespace":"n","uid":"j",
+      "annotations":{"taskgov.io/suspensions":"2"}},
+    "spec":{"suspend":true%s,"entrypoint":"python train.py","rayClusterSpec":{
+      "headGroupSpec":{"template":{"spec":{"containers":[{"name":"h"}]}}},
+      "workerGroupSpecs":[{"replicas":3,"template":{"spec":{"containers":[{"name":"w",
+        "resources":{"requests":{"nvidia.com/gpu":"4"}}}]}}}]}}})";
+  auto with = [&](const std::string& fields) {
+    std::string text = rayjob;
+    text.replace(text.find("%s"), 2, fields);
+    return Decoded(DecodeRayJob, text.c_str());
+  };
+  common::Result<GangSizeInfo> job = with(R"(,"shutdownAfterJobFinishes":true)");
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  EXPECT_EQ(job->workload, "owner/j");
+  EXPECT_EQ(job->size, 4);
+  ASSERT_NE(job->control, nullptr);
+  EXPECT_EQ(job->control->kind, "RayJob");
+  EXPECT_EQ(job->control->path, "/apis/ray.io/v1/namespaces/n/rayjobs/rj");
+  EXPECT_FALSE(job->control->run_policy);
+  EXPECT_TRUE(job->control->suspended);
+  EXPECT_EQ(job->control->suspensions(), 2);
+  ASSERT_EQ(job->control->pod_sets.size(), 2u);
+  EXPECT_EQ(job->control->pod_sets[1].count, 3);
+  EXPECT_TRUE(job->control->controlled_by.empty());
+
+  for (const std::string& unpausable :
+       {std::string(""), std::string(R"(,"shutdownAfterJobFinishes":false)"),
+        std::string(
+            R"(,"shutdownAfterJobFinishes":true,"clusterSelector":{"ray.io/cluster":"c"})")}) {
+    job = with(unpausable);
+    ASSERT_TRUE(job.ok()) << job.error().message;
+    EXPECT_EQ(job->control, nullptr) << "KubeRay would fail it suspended: " << unpausable;
+    EXPECT_EQ(job->size, 4);
+  }
+  EXPECT_EQ(Decoded(DecodeRayJob, R"({"metadata":{"name":"r","uid":"u"},
+    "spec":{"rayClusterSpec":{"workerGroupSpecs":[{"replicas":"2"}]}}})")
+                .error()
+                .message,
+            "spec.rayClusterSpec.workerGroupSpecs[0].replicas: expected a non-negative integer");
 }
 
 TEST(DecodeGangSizeTest, AJobSetsReplicatedJobs) {

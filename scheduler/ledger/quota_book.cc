@@ -497,6 +497,29 @@ bool QuotaBook::ReturnToGang(std::string_view uid) {
   return true;
 }
 
+bool QuotaBook::MoveGang(std::string_view from, std::string_view to) {
+  Ledger::Session session(ledger_);
+  GangHold hold;
+  {
+    Gangs::Claim source = ClaimGang(from, false);
+    if (!source || !source->present || source->value.holders != 0 || !source->value.holds_quota())
+      return false;
+    hold = source->value;
+    DropHold(*source);
+  }
+  // One gang claimed at a time: the charges travel in `hold` meanwhile (canonical per cell, the
+  // ledger's counters do not change).
+  Gangs::Claim target = ClaimGang(to, true);
+  if (!target || target->present) {
+    GiveBackParts(session, from, &hold);
+    return false;
+  }
+  const GangHold& created = NewHold(*target, hold.team);
+  hold.key = created.key;
+  target->value = std::move(hold);
+  return true;
+}
+
 void QuotaBook::DetachFromGang(std::string_view uid, bool lost) {
   Ledger::Session session(ledger_);
   Records::Claim record = FindPresent(uid);

@@ -209,6 +209,11 @@ class QuotaBook {
   // then hands its share back. False (nothing changed) when `uid` holds no assumed share of a
   // gang whose hold can take it.
   bool ReturnToGang(std::string_view uid);
+  // The hold of gang `from`, none of whose members holds a share, becomes gang `to`'s (a
+  // resumed RayJob's quota goes to the cluster KubeRay creates for it: its pods' gang). False,
+  // nothing moved, when `from` holds nothing or has members; when `to` has a hold already,
+  // `from`'s quota is given back.
+  bool MoveGang(std::string_view from, std::string_view to);
   // The pod no longer counts as a member of its gang (no-op for a lone pod or one already
   // detached). `lost`: it is terminating (evicted or deleted; it keeps its quota until it is
   // gone), so a member recreated in its place is admitted with the gang again — whole — not

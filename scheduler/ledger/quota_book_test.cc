@@ -395,6 +395,34 @@ TEST_F(GangBookTest, AStandInsShareReturnsToTheGangAndItsMembersTakeIt) {
   EXPECT_FALSE(book_.ReturnToGang("paused/job-x"));
 }
 
+// A resumed RayJob's hold goes to the cluster KubeRay creates for it (a new gang key): the
+// cluster's pods take it, and nothing is counted twice. A hold with members, or none, does not
+// move; a target with a hold of its own gets nothing and the source's quota goes back.
+TEST_F(GangBookTest, AHeldGangMovesToItsNewKeyWhole) {
+  ASSERT_TRUE(Admitted("paused/rayjob", "rayjob", 4, 2));
+  ASSERT_TRUE(book_.ReturnToGang("paused/rayjob"));
+  EXPECT_TRUE(book_.MoveGang("rayjob", "cluster-1"));
+  EXPECT_FALSE(book_.FindGang("rayjob").has_value());
+  EXPECT_EQ(Held("cluster-1"), 8);
+  EXPECT_EQ(Usage(), 8);
+  EXPECT_FALSE(book_.MoveGang("rayjob", "cluster-2")) << "nothing left to move";
+  for (const char* uid : {"m0", "m1", "m2", "m3"}) ASSERT_TRUE(Admitted(uid, "cluster-1", 4, 2));
+  EXPECT_EQ(Usage(), 8);
+  EXPECT_EQ(Held("cluster-1"), 0);
+  EXPECT_FALSE(book_.MoveGang("cluster-1", "cluster-3")) << "its members hold shares";
+  for (const char* uid : {"m0", "m1", "m2", "m3"}) ASSERT_TRUE(book_.Release(uid));
+  EXPECT_EQ(Usage(), 0);
+
+  ASSERT_TRUE(Admitted("paused/rayjob", "rayjob", 2, 2));
+  ASSERT_TRUE(book_.ReturnToGang("paused/rayjob"));
+  ASSERT_TRUE(Admitted("c0", "cluster-4", 2, 2));  // a hold of its own already
+  EXPECT_EQ(Usage(), 8);
+  EXPECT_FALSE(book_.MoveGang("rayjob", "cluster-4"));
+  EXPECT_FALSE(book_.FindGang("rayjob").has_value());
+  EXPECT_EQ(Usage(), 4) << "the source's quota went back";
+  EXPECT_EQ(Held("cluster-4"), 2);
+}
+
 TEST_F(GangBookTest, AGangWhoseMembersDoNotAllComeIsReleasedAfterItsTimeout) {
   ASSERT_TRUE(Admitted("m0", "job-x", 4, 2));
   ASSERT_EQ(book_.ConfirmBound("m0", T("a"), F(kP5), Gpus(2), PodMeta{}),

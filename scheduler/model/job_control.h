@@ -7,9 +7,10 @@
 // annotations are the whole state: a restarted or newly elected extender rebuilds its queue of
 // paused jobs from them.
 //
-// Kinds: batch/v1 Job, JobSet and RayCluster (spec.suspend; not a RayCluster a RayJob owns) and
-// the Kubeflow training jobs PyTorchJob, TFJob and MPIJob (spec.runPolicy.suspend). Pods of any
-// other owner are evicted.
+// Kinds: batch/v1 Job, JobSet, RayJob (when it may be suspended: spec.shutdownAfterJobFinishes,
+// no clusterSelector) and RayCluster (spec.suspend; not a RayCluster a RayJob owns: its RayJob
+// is suspended, and KubeRay deletes the cluster) and the Kubeflow training jobs PyTorchJob, TFJob
+// and MPIJob (spec.runPolicy.suspend). Pods of any other owner are evicted.
 
 #include <cstdint>
 #include <optional>
@@ -32,7 +33,7 @@ inline constexpr char kSuspendedPriorityAnnotation[] = "taskgov.io/suspended-pri
 inline constexpr char kSuspendedByValue[] = "taskgov";
 
 struct JobControl {
-  std::string kind;  // Job, JobSet, RayCluster, PyTorchJob, TFJob, MPIJob
+  std::string kind;  // Job, JobSet, RayJob, RayCluster, PyTorchJob, TFJob, MPIJob
   std::string ns;
   std::string name;
   std::string uid;
@@ -53,6 +54,10 @@ struct JobControl {
     Pod pod;
   };
   std::vector<PodSet> pod_sets;
+  // Set on a RayCluster a pausable RayJob owns: that RayJob's workload key. Such a record is a
+  // link, not a job: its pods' job is the RayJob (ClusterState::JobOf follows it), and the quota
+  // a resumed RayJob holds moves to the cluster KubeRay creates for it.
+  std::string controlled_by;
 
   // taskgov suspended it and it is still suspended: a paused job, which taskgov resumes.
   [[nodiscard]] bool paused_by_taskgov() const;

@@ -428,6 +428,16 @@ void ClusterState::OnGangSizeDelete(const std::string& workload) {
 }
 
 void ClusterState::OnJobUpsert(std::shared_ptr<const model::JobControl> job) {
+  if (!job->controlled_by.empty()) {
+    // A RayJob's cluster: the quota held for the RayJob's resumption is its pods' now.
+    if (book_->MoveGang(job->controlled_by, job->workload)) {
+      common::log::Info(kComponent, "held quota moved to the job's new cluster",
+                        {{"job", job->controlled_by}, {"cluster", job->display()}});
+    }
+    std::lock_guard lock(jobs_mu_);
+    links_[job->workload] = job->controlled_by;
+    return;
+  }
   std::lock_guard lock(jobs_mu_);
   if (job->annotations.count(model::kSuspendedByAnnotation) > 0) {
     annotated_jobs_.insert(job->workload);
@@ -439,13 +449,16 @@ void ClusterState::OnJobUpsert(std::shared_ptr<const model::JobControl> job) {
 
 void ClusterState::OnJobDelete(const std::string& workload) {
   std::lock_guard lock(jobs_mu_);
+  links_.erase(workload);
   jobs_.erase(workload);
   annotated_jobs_.erase(workload);
 }
 
 std::shared_ptr<const model::JobControl> ClusterState::JobOf(std::string_view workload) const {
   std::lock_guard lock(jobs_mu_);
-  auto it = jobs_.find(std::string(workload));
+  std::string key(workload);
+  if (auto link = links_.find(key); link != links_.end()) key = link->second;
+  auto it = jobs_.find(key);
   return it == jobs_.end() ? nullptr : it->second;
 }
 

@@ -137,7 +137,8 @@ class ClusterState final : public ClusterObserver {
   void OnJobDelete(const std::string& workload) override;
   void OnSynced(ObjectKind kind) override;
 
-  // The pausable job that owns the gang `workload` (model/job_control.h), or null.
+  // The pausable job that owns the gang `workload` (model/job_control.h), or null; for a RayJob's
+  // cluster, the RayJob.
   [[nodiscard]] std::shared_ptr<const model::JobControl> JobOf(std::string_view workload) const;
   // Every job taskgov paused and has not resumed (JobControl::paused_by_taskgov), and every job
   // still carrying taskgov's suspended-by annotation though someone else resumed it.
@@ -262,6 +263,8 @@ class ClusterState final : public ClusterObserver {
   // Pausable jobs by workload key, and the workloads of those with taskgov's annotation.
   std::unordered_map<std::string, std::shared_ptr<const model::JobControl>> jobs_;
   std::set<std::string> annotated_jobs_;
+  // A RayJob's cluster's workload key -> the RayJob's (JobControl::controlled_by).
+  std::unordered_map<std::string, std::string> links_;
 
   mutable std::mutex mu_;  // the pods
   Pods pods_;

@@ -74,6 +74,7 @@ const std::vector<ResourceType>& Types() {
       {"kubeflow.org/v1", "tfjobs", "TFJob", true, true},
       {"kubeflow.org/v2beta1", "mpijobs", "MPIJob", true, true},
       {"ray.io/v1", "rayclusters", "RayCluster", true, true},
+      {"ray.io/v1", "rayjobs", "RayJob", true, true},
   };
   return types;
 }

@@ -1,0 +1,94 @@
+#include "scheduler/decisions/gang_room.h"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "scheduler/decisions/placement.h"
+
+namespace taskgov::scheduler::decisions {
+
+namespace {
+
+struct Set {
+  int64_t count = 0;
+  const model::Pod* pod = nullptr;
+  model::ResourceList request;
+  double size = 0;  // its largest request as a share of the largest node's allocatable
+};
+
+// How many pods asking `request` fit in `free` (every pod, for an empty request).
+int64_t HowMany(const model::ResourceList& free, const model::ResourceList& request) {
+  int64_t n = std::numeric_limits<int64_t>::max();
+  for (const model::ResourceAmount& want : request) {
+    n = std::min(n, std::max<int64_t>(0, free.Get(want.name)) / want.amount);
+  }
+  return n;
+}
+
+}  // namespace
+
+GangRoom RoomForGang(const state::NodeCache& nodes, model::NameId flavor,
+                     std::span<const PodSetDemand> demands, int64_t now_ms, state::Holder self) {
+  GangRoom room;
+  std::vector<model::ResourceList> free;
+  std::vector<std::shared_ptr<const model::NodePlacement>> placements;
+  model::ResourceList largest;  // the largest allocatable of each resource on one node
+  for (const auto& [name, view] : nodes.NodesOfFlavor(flavor)) {
+    if (!view.schedulable) continue;
+    const model::ResourceList held = nodes.HeldFor(name, self, now_ms);
+    model::ResourceList left;
+    for (const model::ResourceAmount& alloc : view.allocatable) {
+      left.Set(alloc.name,
+               model::SaturatingSub(alloc.amount, model::SaturatingAdd(view.used.Get(alloc.name),
+                                                                       held.Get(alloc.name))));
+    }
+    largest.MaxWith(view.allocatable);
+    free.push_back(std::move(left));
+    placements.push_back(view.placement);
+  }
+  std::vector<Set> sets;
+  for (const PodSetDemand& d : demands) {
+    if (d.count <= 0 || d.pod == nullptr) continue;
+    room.pods += d.count;
+    Set s{d.count, d.pod, model::EffectiveRequest(*d.pod), 0};
+    s.request.DropZeros();
+    for (const model::ResourceAmount& want : s.request) {
+      const int64_t most = largest.Get(want.name);
+      s.size = std::max(s.size, most > 0 ? static_cast<double>(want.amount) / most
+                                         : std::numeric_limits<double>::infinity());
+    }
+    sets.push_back(std::move(s));
+  }
+  std::stable_sort(sets.begin(), sets.end(),
+                   [](const Set& a, const Set& b) { return a.size > b.size; });
+
+  NodeEligibility eligible;
+  std::vector<std::pair<int64_t, size_t>> takers;  // (pods of the set it takes, node)
+  for (const Set& s : sets) {
+    eligible.Compute(s.pod->node_selector, s.pod->placement.get(), placements);
+    takers.clear();
+    for (size_t n = 0; n < free.size(); ++n) {
+      if (!eligible.accepts[n]) continue;
+      const int64_t k = HowMany(free[n], s.request);
+      if (k > 0) takers.emplace_back(k, n);
+    }
+    // Best fit: the fullest nodes that still take a pod of the set first.
+    std::sort(takers.begin(), takers.end());
+    int64_t left = s.count;
+    for (const auto& [k, n] : takers) {
+      if (left == 0) break;
+      const int64_t take = std::min(k, left);
+      for (const model::ResourceAmount& want : s.request) {
+        free[n].Set(want.name, free[n].Get(want.name) - model::SaturatingTimes(want.amount, take));
+      }
+      left -= take;
+    }
+    room.placed += s.count - left;
+  }
+  return room;
+}
+
+}  // namespace taskgov::scheduler::decisions

@@ -1,0 +1,44 @@
+#pragma once
+
+// RoomForGang: whether every pod of a gang finds room on one flavor's nodes at the same time
+// (issue 35: a paused job is resumed only when all its pods can run, not only when its quota is
+// free — a resumed job whose pods cannot all be placed would hold its quota, idle, until its
+// gang's timeout).
+//
+// The free room of a node is its allocatable minus what its bound, non-terminal pods request
+// (NodeCache) and the room held there at `now_ms` for others than `self` (a preemptor's
+// nominated node, another gang's reserved room); unschedulable nodes and nodes a pod set's
+// selector, affinity or taints keep it off are skipped. Pod sets are placed largest first; each on
+// the fullest nodes that still take it (best fit, as many pods of the set on a node as its room
+// allows). A heuristic, as any placement by the scheduler is: when it says yes, kube-scheduler can
+// place the pods one by one in that order; it may say no to a packing only an exhaustive search
+// would find.
+//
+// Cost: O(pod sets × nodes of the flavor × resources requested).
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "scheduler/model/interner.h"
+#include "scheduler/model/objects.h"
+#include "scheduler/state/node_cache.h"
+
+namespace taskgov::scheduler::decisions {
+
+struct PodSetDemand {
+  int64_t count = 0;
+  const model::Pod* pod = nullptr;  // the template: its request, selector and tolerations
+};
+
+struct GangRoom {
+  int64_t pods = 0;    // Σ count
+  int64_t placed = 0;  // how many of them found room
+  [[nodiscard]] bool fits() const { return placed == pods; }
+};
+
+[[nodiscard]] GangRoom RoomForGang(const state::NodeCache& nodes, model::NameId flavor,
+                                   std::span<const PodSetDemand> sets, int64_t now_ms,
+                                   state::Holder self = {});
+
+}  // namespace taskgov::scheduler::decisions
