@@ -27,6 +27,9 @@ enum class ObjectKind {
   kPyTorchJob,
   kTFJob,
   kMPIJob,
+  kXGBoostJob,
+  kPaddleJob,
+  kJAXJob,
   kRayCluster,
   kRayJob,
 };

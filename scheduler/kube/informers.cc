@@ -424,6 +424,20 @@ common::Result<GangSizeInfo> DecodeMPIJob(const rapidjson::Value& object) {
   return DecodeReplicaSpecs(object, "mpiReplicaSpecs", "MPIJob", "kubeflow.org/v2beta1", "mpijobs");
 }
 
+common::Result<GangSizeInfo> DecodeXGBoostJob(const rapidjson::Value& object) {
+  return DecodeReplicaSpecs(object, "xgbReplicaSpecs", "XGBoostJob", "kubeflow.org/v1",
+                            "xgboostjobs");
+}
+
+common::Result<GangSizeInfo> DecodePaddleJob(const rapidjson::Value& object) {
+  return DecodeReplicaSpecs(object, "paddleReplicaSpecs", "PaddleJob", "kubeflow.org/v1",
+                            "paddlejobs");
+}
+
+common::Result<GangSizeInfo> DecodeJAXJob(const rapidjson::Value& object) {
+  return DecodeReplicaSpecs(object, "jaxReplicaSpecs", "JAXJob", "kubeflow.org/v1", "jaxjobs");
+}
+
 namespace {
 
 // The pods of a RayCluster spec (`at` names it): the head, and each worker group's replicas ×
@@ -584,6 +598,12 @@ Informers::Informers(KubeClient* client, ClusterObserver* observer, ObjectDecode
         GangSizeSink<DecodeTFJob>(observer));
     add(ResourceSpec{"mpijobs", "/apis/kubeflow.org/v2beta1/mpijobs", "", true, {}},
         ObjectKind::kMPIJob, GangSizeSink<DecodeMPIJob>(observer));
+    add(ResourceSpec{"xgboostjobs", "/apis/kubeflow.org/v1/xgboostjobs", "", true, {}},
+        ObjectKind::kXGBoostJob, GangSizeSink<DecodeXGBoostJob>(observer));
+    add(ResourceSpec{"paddlejobs", "/apis/kubeflow.org/v1/paddlejobs", "", true, {}},
+        ObjectKind::kPaddleJob, GangSizeSink<DecodePaddleJob>(observer));
+    add(ResourceSpec{"jaxjobs", "/apis/kubeflow.org/v1/jaxjobs", "", true, {}}, ObjectKind::kJAXJob,
+        GangSizeSink<DecodeJAXJob>(observer));
     add(ResourceSpec{"rayclusters", "/apis/ray.io/v1/rayclusters", "", true, {}},
         ObjectKind::kRayCluster, GangSizeSink<DecodeRayCluster>(observer));
     add(ResourceSpec{"rayjobs", "/apis/ray.io/v1/rayjobs", "", true, {}}, ObjectKind::kRayJob,
@@ -591,7 +611,8 @@ Informers::Informers(KubeClient* client, ClusterObserver* observer, ObjectDecode
   } else {
     for (ObjectKind kind :
          {ObjectKind::kJob, ObjectKind::kJobSet, ObjectKind::kPyTorchJob, ObjectKind::kTFJob,
-          ObjectKind::kMPIJob, ObjectKind::kRayCluster, ObjectKind::kRayJob}) {
+          ObjectKind::kMPIJob, ObjectKind::kXGBoostJob, ObjectKind::kPaddleJob, ObjectKind::kJAXJob,
+          ObjectKind::kRayCluster, ObjectKind::kRayJob}) {
       observer->OnSynced(kind);
     }
   }

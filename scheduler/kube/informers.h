@@ -122,6 +122,11 @@ struct GangSizeInfo {
 [[nodiscard]] common::Result<GangSizeInfo> DecodePyTorchJob(const rapidjson::Value& object);
 [[nodiscard]] common::Result<GangSizeInfo> DecodeTFJob(const rapidjson::Value& object);
 [[nodiscard]] common::Result<GangSizeInfo> DecodeMPIJob(const rapidjson::Value& object);
+// kubeflow.org/v1 XGBoostJob (xgbReplicaSpecs), PaddleJob (paddleReplicaSpecs), JAXJob
+// (jaxReplicaSpecs): as PyTorchJob.
+[[nodiscard]] common::Result<GangSizeInfo> DecodeXGBoostJob(const rapidjson::Value& object);
+[[nodiscard]] common::Result<GangSizeInfo> DecodePaddleJob(const rapidjson::Value& object);
+[[nodiscard]] common::Result<GangSizeInfo> DecodeJAXJob(const rapidjson::Value& object);
 // ray.io RayCluster (also the cluster a RayJob creates and runs in): owner/<uid>, its head plus
 // Σ spec.workerGroupSpecs[].replicas (1 when absent) × numOfHosts (1 when absent), as Kueue
 // counts its pod sets.

@@ -105,7 +105,7 @@ class InformersTest : public ::testing::Test {
   }
 
   bool WaitSynced() {
-    return observer_.Wait([](RecordingObserver& o) { return o.synced_.size() == 12; });
+    return observer_.Wait([](RecordingObserver& o) { return o.synced_.size() == 15; });
   }
 
   ReflectorStats StatsOf(const std::string& resource) {
@@ -181,7 +181,8 @@ TEST_F(InformersTest, InitialSyncFromTheSampleCluster) {
     for (auto kind :
          {ObjectKind::kPod, ObjectKind::kNode, ObjectKind::kNamespace, ObjectKind::kLocalQueue,
           ObjectKind::kPodGroup, ObjectKind::kJob, ObjectKind::kJobSet, ObjectKind::kPyTorchJob,
-          ObjectKind::kTFJob, ObjectKind::kMPIJob, ObjectKind::kRayCluster, ObjectKind::kRayJob}) {
+          ObjectKind::kTFJob, ObjectKind::kMPIJob, ObjectKind::kXGBoostJob, ObjectKind::kPaddleJob,
+          ObjectKind::kJAXJob, ObjectKind::kRayCluster, ObjectKind::kRayJob}) {
       EXPECT_EQ(o.synced_[kind], 1);
     }
     return 0;
@@ -958,6 +959,36 @@ TEST(DecodeGangSizeTest, APyTorchJobsReplicas) {
                 .error()
                 .message,
             "spec.pytorchReplicaSpecs: expected an object");
+}
+
+// The other kubeflow.org/v1 training jobs: sized and paused as a PyTorchJob is.
+TEST(DecodeGangSizeTest, XGBoostPaddleAndJAXJobsAreSizedAndPausable) {
+  struct Kind {
+    common::Result<GangSizeInfo> (*decode)(const rapidjson::Value&);
+    const char* kind;
+    const char* field;
+    const char* plural;
+  };
+  for (const Kind& k : {Kind{DecodeXGBoostJob, "XGBoostJob", "xgbReplicaSpecs", "xgboostjobs"},
+                        Kind{DecodePaddleJob, "PaddleJob", "paddleReplicaSpecs", "paddlejobs"},
+                        Kind{DecodeJAXJob, "JAXJob", "jaxReplicaSpecs", "jaxjobs"}}) {
+    SCOPED_TRACE(k.kind);
+    const std::string text =
+        std::string(R"({"metadata":{"name":"j","namespace":"n","uid":"u"},"spec":{)") +
+        R"("runPolicy":{"suspend":true},")" + k.field +
+        R"(":{"Master":{"replicas":1,"template":{"spec":{"containers":[{"name":"m"}]}}},)" +
+        R"("Worker":{"replicas":3,"template":{"spec":{"containers":[{"name":"w"}]}}}}}})";
+    common::Result<GangSizeInfo> job = Decoded(k.decode, text.c_str());
+    ASSERT_TRUE(job.ok()) << job.error().message;
+    EXPECT_EQ(job->workload, "owner/u");
+    EXPECT_EQ(job->size, 4);
+    ASSERT_NE(job->control, nullptr);
+    EXPECT_EQ(job->control->kind, k.kind);
+    EXPECT_TRUE(job->control->run_policy);
+    EXPECT_TRUE(job->control->suspended);
+    EXPECT_EQ(job->control->path,
+              std::string("/apis/kubeflow.org/v1/namespaces/n/") + k.plural + "/j");
+  }
 }
 
 TEST(DecodeGangSizeTest, TFJobAndMPIJobReplicas) {

@@ -23,7 +23,8 @@ const std::string* LabelOrAnnotation(const Pod& pod, std::string_view key) {
 // The source of a gang named by its controller owner's kind (the names are GangSourceName's).
 GangSource OwnerSource(std::string_view kind) {
   for (GangSource source : {GangSource::kJob, GangSource::kJobSet, GangSource::kPyTorchJob,
-                            GangSource::kTFJob, GangSource::kMPIJob, GangSource::kRayCluster}) {
+                            GangSource::kTFJob, GangSource::kMPIJob, GangSource::kXGBoostJob,
+                            GangSource::kPaddleJob, GangSource::kJAXJob, GangSource::kRayCluster}) {
     if (GangSourceName(source) == kind) return source;
   }
   return GangSource::kOtherOwner;
@@ -94,6 +95,12 @@ std::string_view GangSourceName(GangSource source) {
       return "TFJob";
     case GangSource::kMPIJob:
       return "MPIJob";
+    case GangSource::kXGBoostJob:
+      return "XGBoostJob";
+    case GangSource::kPaddleJob:
+      return "PaddleJob";
+    case GangSource::kJAXJob:
+      return "JAXJob";
     case GangSource::kRayCluster:
       return "RayCluster";
     case GangSource::kOtherOwner:

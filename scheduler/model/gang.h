@@ -30,12 +30,15 @@ enum class GangSource : uint8_t {
   kPyTorchJob,
   kTFJob,
   kMPIJob,
+  kXGBoostJob,
+  kPaddleJob,
+  kJAXJob,
   kRayCluster,  // a RayCluster's pods (a RayJob's run in the RayCluster it creates)
   kOtherOwner,
 };
 
-// "PodGroup", "Job", "JobSet", "PyTorchJob", "TFJob", "MPIJob", "RayCluster", "job owner",
-// "pod group" (kPod),
+// "PodGroup", "Job", "JobSet", "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob",
+// "JAXJob", "RayCluster", "job owner", "pod group" (kPod),
 // "" (kNone).
 [[nodiscard]] std::string_view GangSourceName(GangSource source);
 

@@ -9,8 +9,9 @@
 //
 // Kinds: batch/v1 Job, JobSet, RayJob (when it may be suspended: spec.shutdownAfterJobFinishes,
 // no clusterSelector) and RayCluster (spec.suspend; not a RayCluster a RayJob owns: its RayJob
-// is suspended, and KubeRay deletes the cluster) and the Kubeflow training jobs PyTorchJob, TFJob
-// and MPIJob (spec.runPolicy.suspend). Pods of any other owner are evicted.
+// is suspended, and KubeRay deletes the cluster) and the Kubeflow training jobs PyTorchJob, TFJob,
+// MPIJob, XGBoostJob, PaddleJob and JAXJob (spec.runPolicy.suspend). Pods of any other owner are
+// evicted.
 
 #include <cstdint>
 #include <optional>
@@ -33,7 +34,7 @@ inline constexpr char kSuspendedPriorityAnnotation[] = "taskgov.io/suspended-pri
 inline constexpr char kSuspendedByValue[] = "taskgov";
 
 struct JobControl {
-  std::string kind;  // Job, JobSet, RayJob, RayCluster, PyTorchJob, TFJob, MPIJob
+  std::string kind;  // Job, JobSet, RayJob, RayCluster, PyTorchJob, TFJob, MPIJob, XGBoostJob, ...
   std::string ns;
   std::string name;
   std::string uid;

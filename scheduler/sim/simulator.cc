@@ -216,7 +216,8 @@ class Run {
     for (ObjectKind kind :
          {ObjectKind::kPod, ObjectKind::kNode, ObjectKind::kNamespace, ObjectKind::kLocalQueue,
           ObjectKind::kPodGroup, ObjectKind::kJob, ObjectKind::kJobSet, ObjectKind::kPyTorchJob,
-          ObjectKind::kTFJob, ObjectKind::kMPIJob, ObjectKind::kRayCluster, ObjectKind::kRayJob}) {
+          ObjectKind::kTFJob, ObjectKind::kMPIJob, ObjectKind::kXGBoostJob, ObjectKind::kPaddleJob,
+          ObjectKind::kJAXJob, ObjectKind::kRayCluster, ObjectKind::kRayJob}) {
       cluster_.OnSynced(kind);
     }
     Settle();

@@ -43,6 +43,9 @@ constexpr std::pair<ObjectKind, GangSource> kGangSourceKinds[] = {
     {ObjectKind::kPyTorchJob, GangSource::kPyTorchJob},
     {ObjectKind::kTFJob, GangSource::kTFJob},
     {ObjectKind::kMPIJob, GangSource::kMPIJob},
+    {ObjectKind::kXGBoostJob, GangSource::kXGBoostJob},
+    {ObjectKind::kPaddleJob, GangSource::kPaddleJob},
+    {ObjectKind::kJAXJob, GangSource::kJAXJob},
     {ObjectKind::kRayCluster, GangSource::kRayCluster},
 };
 

@@ -73,6 +73,9 @@ const std::vector<ResourceType>& Types() {
       {"kubeflow.org/v1", "pytorchjobs", "PyTorchJob", true, true},
       {"kubeflow.org/v1", "tfjobs", "TFJob", true, true},
       {"kubeflow.org/v2beta1", "mpijobs", "MPIJob", true, true},
+      {"kubeflow.org/v1", "xgboostjobs", "XGBoostJob", true, true},
+      {"kubeflow.org/v1", "paddlejobs", "PaddleJob", true, true},
+      {"kubeflow.org/v1", "jaxjobs", "JAXJob", true, true},
       {"ray.io/v1", "rayclusters", "RayCluster", true, true},
       {"ray.io/v1", "rayjobs", "RayJob", true, true},
   };
