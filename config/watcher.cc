@@ -88,8 +88,10 @@ LoadResult ConfigWatcher::Attempt(const DirectorySnapshot& snapshot, const std::
                         {{"dir", options_.dir}, {"warning", result.Format(d)}});
     }
   }
+  if (result.ok()) store_->Publish(result.policy);
+  // Observers first (the metrics): whoever reads the log line then sees the reload counted.
+  if (options_.on_reload) options_.on_reload(result);
   if (result.ok()) {
-    store_->Publish(result.policy);
     common::log::Info(kComponent, "configuration loaded",
                       {{"dir", options_.dir},
                        {"hash", result.policy->source_hash},
@@ -105,7 +107,6 @@ LoadResult ConfigWatcher::Attempt(const DirectorySnapshot& snapshot, const std::
          {"first_error", result.FirstError()},
          {"teams_in_force", static_cast<uint64_t>(store_->Current()->teams.size())}});
   }
-  if (options_.on_reload) options_.on_reload(result);
   return result;
 }
 

@@ -642,8 +642,9 @@ TEST_F(FakeJobsTest, DiscoveryListsServedResourcesOfAGroupVersion) {
   ASSERT_EQ(kubeflow.status, 200);
   EXPECT_NE(kubeflow.body.find("\"name\":\"pytorchjobs\""), std::string::npos);
   EXPECT_NE(kubeflow.body.find("\"kind\":\"PyTorchJob\""), std::string::npos);
-  api_->SetServed("pytorchjobs", false);
-  api_->SetServed("tfjobs", false);
+  for (const char* plural : {"pytorchjobs", "tfjobs", "xgboostjobs", "paddlejobs", "jaxjobs"}) {
+    api_->SetServed(plural, false);
+  }
   EXPECT_EQ(Call("GET", "/apis/kubeflow.org/v1").status, 404);
   EXPECT_NE(Call("GET", "/apis/batch/v1").body.find("\"jobs\""), std::string::npos);
   EXPECT_EQ(Call("GET", "/apis/nothing.example/v1").status, 404);
