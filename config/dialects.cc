@@ -239,15 +239,16 @@ void DecodeNativeDoc(const TypedDoc& t, ConfigSet* out) {
 void DecodeKueueDoc(const TypedDoc& t, ConfigSet* out) {
   const std::string& api = t.api;
   const std::string& kind = t.kind;
-  const bool known_version = api == "kueue.x-k8s.io/v1beta1" || api == "kueue.x-k8s.io/v1beta2" ||
-                             (api == "kueue.x-k8s.io/v1alpha1" && kind == "Cohort");
+  const bool known_version =
+      api == "kueue.x-k8s.io/v1beta1" || api == "kueue.x-k8s.io/v1beta2" ||
+      (api == "kueue.x-k8s.io/v1alpha1" && (kind == "Cohort" || kind == "Topology"));
   if (!known_version) {
     t.ApiError("unsupported Kueue version '" + api +
                "' (expected kueue.x-k8s.io/v1beta1 or v1beta2)");
     return;
   }
   if (kind != "ClusterQueue" && kind != "LocalQueue" && kind != "ResourceFlavor" &&
-      kind != "WorkloadPriorityClass" && kind != "Cohort") {
+      kind != "WorkloadPriorityClass" && kind != "Cohort" && kind != "Topology") {
     t.KindWarn("Kueue kind '" + kind + "' carries no quota policy; ignored");
     return;
   }

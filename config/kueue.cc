@@ -362,13 +362,54 @@ void DecodeResourceFlavor(ObjectReader& doc, ConfigSet* out) {
   }
   spec.NotHonoured("nodeTaints", "taskgov leaves taints to the scheduler");
   spec.NotHonoured("tolerations", "taskgov does not add tolerations to pods");
-  spec.NotHonoured("topologyName", "taskgov does no topology-aware scheduling");
+  flavor.topology_name = spec.String("topologyName").value_or("");
   spec.NotHonoured("resourceWeights", "taskgov weighs every resource equally in fair sharing");
   if (!meta.name) return;
   flavor.flavor.name = *meta.name;
   // A ResourceFlavor without node labels is every node's flavor in Kueue.
   flavor.flavor.matches_all_nodes = flavor.flavor.node_labels.empty();
   out->flavors.push_back(std::move(flavor));
+}
+
+// kueue.x-k8s.io Topology: spec.levels[].nodeLabel, widest first; 1 to 16 levels, each once,
+// kubernetes.io/hostname only as the last (Kueue's validation).
+void DecodeTopology(ObjectReader& doc, ConfigSet* out) {
+  Meta meta = ReadMetadata(doc, /*namespaced=*/false);
+  doc.Ignore("status");
+  ObjectReader spec = doc.Object("spec");
+  TopologySpec topology;
+  bool ok = true;
+  const Node* levels = spec.ForEachObject(
+      "levels",
+      [&](ObjectReader& level) {
+        std::optional<std::string> label = level.String("nodeLabel", /*required=*/true);
+        if (!label || label->empty()) {
+          ok = false;
+          return;
+        }
+        const std::string at = level.path();
+        if (std::find(topology.levels.begin(), topology.levels.end(), *label) !=
+            topology.levels.end()) {
+          level.ctx().Error(at, level.mark(), "level '" + *label + "' is listed twice");
+          ok = false;
+        }
+        if (!topology.levels.empty() && topology.levels.back() == "kubernetes.io/hostname") {
+          level.ctx().Error(at, level.mark(),
+                            "kubernetes.io/hostname may only be the last (lowest) level");
+          ok = false;
+        }
+        topology.levels.push_back(*label);
+      },
+      /*null_is_error=*/true);
+  if (levels == nullptr || topology.levels.empty() || topology.levels.size() > 16) {
+    spec.ctx().Error(spec.PathOf("levels"), spec.mark(),
+                     "a Topology has 1 to 16 levels (each {nodeLabel: <node label key>})");
+    ok = false;
+  }
+  if (!meta.name || !ok) return;
+  topology.origin = OriginOf(doc);
+  topology.name = *meta.name;
+  out->topologies.push_back(std::move(topology));
 }
 
 void DecodeWorkloadPriorityClass(ObjectReader& doc, ConfigSet* out) {
@@ -414,6 +455,8 @@ void DecodeKueue(ObjectReader& doc, std::string_view api_version, std::string_vi
     DecodeWorkloadPriorityClass(doc, out);
   } else if (kind == "Cohort") {
     DecodeCohort(doc, api_version == "kueue.x-k8s.io/v1alpha1", out);
+  } else if (kind == "Topology") {
+    DecodeTopology(doc, out);
   }
 }
 

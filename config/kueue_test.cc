@@ -15,6 +15,77 @@ using testing::FindQuota;
 using testing::HasDiagnostic;
 using testing::LoadOne;
 
+// Issue 37: a ResourceFlavor's topologyName names a Topology, whose levels (widest first) become
+// the flavor's; as Kueue's docs write them (v1beta1 objects; v1alpha1 Topology of Kueue <= 0.13).
+TEST(Kueue, ATopologyNamedByAResourceFlavorGivesItsLevels) {
+  const char* objects = R"(
+apiVersion: kueue.x-k8s.io/%s
+kind: Topology
+metadata: {name: default}
+spec:
+  levels:
+  - nodeLabel: cloud.provider.com/topology-block
+  - nodeLabel: cloud.provider.com/topology-rack
+  - nodeLabel: kubernetes.io/hostname
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: tas-flavor}
+spec:
+  nodeLabels: {cloud.provider.com/node-group: tas-node-group}
+  topologyName: default
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: tas-cluster-queue}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: tas-flavor
+      resources: [{name: cpu, nominalQuota: 100}]
+)";
+  for (const char* version : {"v1alpha1", "v1beta1", "v1beta2"}) {
+    std::string text = objects;
+    text.replace(text.find("%s"), 2, version);
+    LoadResult r = LoadOne("tas.yaml", text);
+    ASSERT_TRUE(r.ok()) << version << ": " << r.FirstError();
+    const scheduler::model::Flavor* f = r.policy->FindFlavor("tas-flavor");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->topology_levels, (std::vector<std::string>{"cloud.provider.com/topology-block",
+                                                            "cloud.provider.com/topology-rack",
+                                                            "kubernetes.io/hostname"}))
+        << version;
+    EXPECT_EQ(r.warning_count(), 0u) << version << ": topologyName is honoured now";
+  }
+  // A missing Topology; a hostname level that is not the last, a level listed twice, none.
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = objects;
+    text.replace(text.find("%s"), 2, "v1beta2");
+    text.replace(text.find(from), from.size(), to);
+    return LoadOne("tas.yaml", text);
+  };
+  LoadResult missing = with("metadata: {name: default}", "metadata: {name: other}");
+  EXPECT_FALSE(missing.ok());
+  EXPECT_NE(missing.FirstError().find("names Topology 'default', which is not defined"),
+            std::string::npos)
+      << missing.FirstError();
+  const std::string levels =
+      "  levels:\n  - nodeLabel: cloud.provider.com/topology-block\n"
+      "  - nodeLabel: cloud.provider.com/topology-rack\n  - nodeLabel: kubernetes.io/hostname\n";
+  const std::vector<std::pair<std::string, std::string>> bad_levels = {
+      {"  levels: [{nodeLabel: kubernetes.io/hostname}, {nodeLabel: rack}]\n",
+       "kubernetes.io/hostname may only be the last (lowest) level"},
+      {"  levels: [{nodeLabel: rack}, {nodeLabel: rack}]\n", "level 'rack' is listed twice"},
+      {"  levels: []\n", "a Topology has 1 to 16 levels"}};
+  for (const auto& [bad, error] : bad_levels) {
+    LoadResult r = with(levels, bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.FirstError().find(error), std::string::npos) << bad << ": " << r.FirstError();
+  }
+}
+
 TEST(Kueue, DefaultsFollowKueue) {
   LoadResult r = LoadOne("cq.yaml", R"(
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -168,7 +239,8 @@ TEST(Kueue, NamespaceSelectorIsDecodedAsKueueReadsIt) {
   EXPECT_FALSE(sel.Matches({{"team", "b"}, {"legacy", ""}}));
   EXPECT_FALSE(sel.Matches({}));
   LoadResult bad = selector_of(
-      "  namespaceSelector:\n    matchExpressions:\n    - {key: team, operator: Gt, values: [1]}\n"
+      "  namespaceSelector:\n    matchExpressions:\n    - {key: team, operator: Gt, values: "
+      "[1]}\n"
       "    - {key: tier, operator: In}\n");
   EXPECT_FALSE(bad.ok());
   EXPECT_TRUE(HasDiagnostic(bad, Severity::kError, "kueue.yaml",
@@ -182,9 +254,9 @@ TEST(Kueue, NamespaceSelectorIsDecodedAsKueueReadsIt) {
 
 // Issue 36, item 3: a policy's derived structures are near-linear. One ClusterQueue of 3,000
 // flavors in two resource groups (cpu and memory on a flavor every node belongs to, GPUs on
-// 3,000 ResourceFlavors) and a chain of 6,000 cohorts (a team at its bottom) load in seconds — the
-// pairwise companion checks and the cycle walk from every cohort took minutes. A chain deeper than
-// kMaxCohortDepth is refused, once, naming its deepest cohort.
+// 3,000 ResourceFlavors) and a chain of 6,000 cohorts (a team at its bottom) load in seconds —
+// the pairwise companion checks and the cycle walk from every cohort took minutes. A chain
+// deeper than kMaxCohortDepth is refused, once, naming its deepest cohort.
 std::string LargeKueuePolicy(int flavors, int cohorts) {
   std::string y =
       "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: default}\n";
@@ -203,9 +275,11 @@ std::string LargeKueuePolicy(int flavors, int cohorts) {
   y += "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: small}\n"
        "spec:\n  cohort: c" +
        std::to_string(cohorts - 1) +
-       "\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+       "\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n    "
+       "flavors:\n"
        "    - name: default\n      resources: [{name: cpu, nominalQuota: 1}]\n";
-  y += "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: big}\nspec:\n"
+  y += "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: "
+       "big}\nspec:\n"
        "  cohort: c0\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu, "
        "memory]\n"
        "    flavors:\n    - name: default\n      resources: [{name: cpu, nominalQuota: 100}, "
@@ -351,7 +425,8 @@ status: {}
   }
   EXPECT_FALSE(HasDiagnostic(r, Severity::kWarning, "v1beta2.yaml", "spec.resourceGroups", ""))
       << Dump(r);
-  // 'lab' pools its quota with the rest of 'company' (the ledger's cohort tree): nothing to warn.
+  // 'lab' pools its quota with the rest of 'company' (the ledger's cohort tree): nothing to
+  // warn.
   EXPECT_FALSE(HasDiagnostic(r, Severity::kWarning, "v1beta2.yaml", "", "has parent")) << Dump(r);
 }
 

@@ -168,7 +168,25 @@ class Resolver {
   }
 
   void BuildFlavors() {
+    std::map<std::string, const TopologySpec*> topologies;
+    for (const TopologySpec& t : set_.topologies) {
+      if (auto [it, inserted] = topologies.emplace(t.name, &t); !inserted) {
+        ErrorAt(d_, t.origin,
+                "Topology '" + t.name + "' is defined twice (first in " +
+                    Where(it->second->origin) + ")");
+      }
+    }
     for (FlavorSpec& f : set_.flavors) {
+      if (!f.topology_name.empty()) {
+        auto t = topologies.find(f.topology_name);
+        if (t == topologies.end()) {
+          ErrorAt(d_, f.origin,
+                  "ResourceFlavor '" + f.flavor.name + "' names Topology '" + f.topology_name +
+                      "', which is not defined");
+        } else {
+          f.flavor.topology_levels = t->second->levels;
+        }
+      }
       if (auto it = flavors_.find(f.flavor.name); it != flavors_.end()) {
         ErrorAt(d_, f.origin,
                 "flavor '" + f.flavor.name + "' is defined twice (first in " +
@@ -191,7 +209,7 @@ class Resolver {
       all.name = volcano_flavor_;
       all.matches_all_nodes = true;
       policy_->flavors.push_back(all);
-      flavors_.emplace(volcano_flavor_, FlavorSpec{Origin{}, all, ""});
+      flavors_.emplace(volcano_flavor_, FlavorSpec{Origin{}, all, "", ""});
     }
   }
 

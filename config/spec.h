@@ -146,6 +146,14 @@ struct FlavorSpec {
   Origin origin;
   scheduler::model::Flavor flavor;
   std::string instance_type;  // for ratio defaults when the flavor name is not an instance type
+  std::string topology_name;  // a Kueue ResourceFlavor's spec.topologyName ("" none)
+};
+
+// A Kueue Topology: its levels' node labels, widest first.
+struct TopologySpec {
+  Origin origin;
+  std::string name;
+  std::vector<std::string> levels;
 };
 
 struct CohortSpec {
@@ -206,6 +214,7 @@ struct ConfigSet {
 
   std::vector<PriorityClassSpec> priority_classes;
   std::vector<FlavorSpec> flavors;
+  std::vector<TopologySpec> topologies;
   std::vector<InstanceTypeOverride> instance_types;
   std::vector<TeamSpec> teams;
   std::vector<TeamUpdateSpec> team_updates;

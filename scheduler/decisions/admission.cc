@@ -163,15 +163,17 @@ FilterResult Admission::Filter(const FilterArgs& args) {
   }
   FilterResult result;
   FlavorNotes notes(&result);
+  const TopologyRequest topology = TopologyRequestOf(args.pod);
   for (Mode mode : {Mode::kWithinNominal, Mode::kBorrowing}) {
     for (const FlavorQuota& fq : me.team->flavors) {
       const NameId flavor = FlavorNames().Intern(fq.flavor);
-      std::optional<Charge> charge = TryFlavor(snap, fq, flavor, mode, &notes);
+      Placement placement{topology, nullptr, false};
+      std::optional<Charge> charge = TryFlavor(snap, args, fq, flavor, mode, &placement, &notes);
       if (!charge) continue;
       decision.admitted = true;
       decision.flavor = flavor;
       decision.borrowing = charge->borrowing;
-      return Report(decision, AdmittedOn(snap, args, fq, flavor));
+      return Report(decision, AdmittedOn(snap, args, fq, flavor, placement));
     }
   }
   decision.reason = notes.FirstCode();
@@ -206,9 +208,12 @@ bool Admission::ReserveForGang(const Pod& stand_in) {
   }
   FilterResult unused;
   FlavorNotes notes(&unused);
+  // A required topology: the domain is chosen (and kept for the members) as for a first member.
+  const TopologyRequest topology = TopologyRequestOf(stand_in);
   for (Mode mode : {Mode::kWithinNominal, Mode::kBorrowing}) {
     for (const FlavorQuota& fq : me.team->flavors) {
-      if (TryFlavor(snap, fq, FlavorNames().Intern(fq.flavor), mode, &notes)) {
+      Placement placement{topology, nullptr, false};
+      if (TryFlavor(snap, args, fq, FlavorNames().Intern(fq.flavor), mode, &placement, &notes)) {
         return book_->ReturnToGang(stand_in.uid);  // the whole need stays held for the members
       }
     }
@@ -260,19 +265,25 @@ FilterResult Admission::NoTeam(const Snapshot& snap, const FilterArgs& args,
   return Report(decision, std::move(result));
 }
 
-std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq, NameId flavor,
-                                           Mode mode, FlavorNotes* notes) const {
+std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FilterArgs& args,
+                                           const FlavorQuota& fq, NameId flavor, Mode mode,
+                                           Placement* placement, FlavorNotes* notes) const {
   const Subject& me = snap.subject;
-  bool any = false;
+  const bool any = std::any_of(snap.fits.begin(), snap.fits.end(),
+                               [&](const NodeFit& fit) { return fit.flavor == flavor; });
+  if (!any) return std::nullopt;
+  if (placement->request.required() && me.workload.gang() &&
+      !PlaceInDomain(snap, fq, flavor, placement, notes)) {
+    return std::nullopt;
+  }
   bool roomy = false;
   bool held_room = false;  // some node would have room but for room held for a preemptor
-  for (const NodeFit& fit : snap.fits) {
-    if (fit.flavor != flavor) continue;
-    any = true;
+  for (size_t i = 0; i < snap.fits.size(); ++i) {
+    const NodeFit& fit = snap.fits[i];
+    if (fit.flavor != flavor || !placement->Allows(args.node_names[i])) continue;
     roomy = roomy || fit.room;
     held_room = held_room || fit.held;
   }
-  if (!any) return std::nullopt;
   const bool held = HeldOn(snap, flavor);
   if (!held) {
     if (const std::optional<NameId> there = HeldElsewhere(snap, flavor)) {
@@ -282,9 +293,12 @@ std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq
     }
   }
   if (!roomy) {
+    const std::string where = placement->domain == nullptr
+                                  ? "no " + fq.flavor + " node"
+                                  : "no node of its gang's " + LevelName(placement->domain->level) +
+                                        " domain " + placement->domain->name;
     notes->Note(flavor,
-                me.team->name + ": no " + fq.flavor + " node has room for " +
-                    me.request.ToString() +
+                me.team->name + ": " + where + " has room for " + me.request.ToString() +
                     (held_room ? " (room freed by a preemption is held for its preemptor)" : ""),
                 "no_room");
     return std::nullopt;
@@ -310,7 +324,62 @@ std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq
                 ReasonCode(refusal->kind));
     return std::nullopt;
   }
+  if (placement->chosen) {  // the gang now holds quota: its domain with it
+    placement->domain = domains_.Record(me.workload.key, std::move(placement->domain));
+    common::log::Info(kComponent, "gang placed in a topology domain",
+                      {{"workload", me.workload.display},
+                       {"flavor", fq.flavor},
+                       {"level", placement->domain->level},
+                       {"domain", placement->domain->name}});
+  }
   return std::get<Charge>(r);
+}
+
+bool Admission::PlaceInDomain(const Snapshot& snap, const FlavorQuota& fq, NameId flavor,
+                              Placement* placement, FlavorNotes* notes) const {
+  const Subject& me = snap.subject;
+  const std::string& gang = me.workload.key;
+  placement->domain = domains_.Find(gang, [&] { return book_->FindGang(gang).has_value(); });
+  if (placement->domain != nullptr) {
+    if (placement->domain->flavor == flavor) return true;
+    notes->Note(
+        flavor,
+        me.workload.display + " is placed on " + FlavorNames().Name(placement->domain->flavor),
+        "gang_elsewhere");
+    return false;
+  }
+  const std::string& level = placement->request.level;
+  // A flavor named by an instance type alone may not be among the policy's flavors.
+  model::Flavor named;
+  named.name = fq.flavor;
+  const model::Flavor* f = snap.policy.FindFlavor(fq.flavor);
+  const std::vector<std::string> levels = LevelsOf(f != nullptr ? *f : named);
+  if (std::find(levels.begin(), levels.end(), level) == levels.end()) {
+    std::string known;
+    for (const std::string& l : levels) known += (known.empty() ? "" : ", ") + l;
+    notes->Note(flavor,
+                me.workload.display + " asks for topology level " + level + ", which " + fq.flavor +
+                    " does not have" +
+                    (known.empty() ? " (it has no topology)" : " (its levels: " + known + ")"),
+                "topology");
+    return false;
+  }
+  const DomainChoice choice =
+      ChooseDomain(cluster_->nodes(), flavor, levels, level, *me.pod, me.request, me.workload.size,
+                   snap.now_ms, state::Holder{me.pod->uid, gang});
+  if (!choice.found) {
+    notes->Note(flavor, me.workload.display + ": " + choice.Refusal(level, fq.flavor, me.request),
+                "topology");
+    return false;
+  }
+  auto domain = std::make_shared<GangDomain>();
+  domain->flavor = flavor;
+  domain->level = level;
+  domain->name = choice.name;
+  domain->nodes.insert(choice.nodes.begin(), choice.nodes.end());
+  placement->domain = std::move(domain);
+  placement->chosen = true;
+  return true;
 }
 
 std::variant<Charge, Refusal> Admission::Commit(Snapshot& snap, NameId flavor, Mode mode) const {
@@ -368,7 +437,8 @@ std::string Admission::ExplainGang(const Subject& me, const Refusal& refusal) {
 }
 
 FilterResult Admission::AdmittedOn(const Snapshot& snap, const FilterArgs& args,
-                                   const FlavorQuota& fq, NameId flavor) const {
+                                   const FlavorQuota& fq, NameId flavor,
+                                   const Placement& placement) const {
   const std::vector<NodeFit>& fits = snap.fits;
   // Admitted on this flavor: its nodes with room are feasible, the others are explained.
   cluster_->pending().NoteAdmitted(std::string(args.pod.uid));
@@ -378,12 +448,20 @@ FilterResult Admission::AdmittedOn(const Snapshot& snap, const FilterArgs& args,
                                             snap.subject.request.ToString());
   const uint32_t elsewhere =
       result.AddReason("taskgov assigned " + args.pod.key() + " to " + fq.flavor);
+  const uint32_t outside =
+      placement.domain == nullptr
+          ? 0
+          : result.AddReason("taskgov placed " + snap.subject.workload.display + " in " +
+                             LevelName(placement.domain->level) + " domain " +
+                             placement.domain->name);
   const uint32_t node_count = static_cast<uint32_t>(args.node_names.size());
   result.feasible.reserve(node_count);
   result.unresolvable.reserve(node_count);
   for (uint32_t i = 0; i < node_count; ++i) {
     if (fits[i].flavor != flavor) {
       result.unresolvable.push_back({i, elsewhere});
+    } else if (!placement.Allows(args.node_names[i])) {
+      result.unresolvable.push_back({i, outside});
     } else if (fits[i].room) {
       result.feasible.push_back(i);
     } else {

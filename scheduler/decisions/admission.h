@@ -31,6 +31,7 @@
 #include "scheduler/decisions/admitted_pods.h"
 #include "scheduler/decisions/explanation.h"
 #include "scheduler/decisions/snapshot.h"
+#include "scheduler/decisions/topology.h"
 #include "scheduler/extender_api.h"
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/state/cluster_state.h"
@@ -116,11 +117,24 @@ class Admission final : public Decider {
   // then the quota itself, which reserves), and the reply.
   // The filter's arguments for `pod` asked about every node whose placement accepts it.
   [[nodiscard]] FilterArgs AskingAboutEveryNode(const model::Pod& pod) const;
-  [[nodiscard]] std::optional<ledger::Charge> TryFlavor(Snapshot& snap,
-                                                        const model::FlavorQuota& fq,
-                                                        model::NameId flavor,
-                                                        ledger::Ledger::Mode mode,
-                                                        FlavorNotes* notes) const;
+  // Where a required-topology gang member may go (issue 37): its gang's domain (found, or chosen
+  // by this decision, recorded once the reservation is made).
+  struct Placement {
+    TopologyRequest request;
+    std::shared_ptr<const GangDomain> domain;
+    bool chosen = false;
+    [[nodiscard]] bool Allows(const std::string& node) const {
+      return domain == nullptr || domain->nodes.count(node) > 0;
+    }
+  };
+  [[nodiscard]] std::optional<ledger::Charge> TryFlavor(
+      Snapshot& snap, const FilterArgs& args, const model::FlavorQuota& fq, model::NameId flavor,
+      ledger::Ledger::Mode mode, Placement* placement, FlavorNotes* notes) const;
+  // The domain of a required-topology gang member on `flavor`: its gang's, or the tightest with
+  // room for the whole gang; false (noted) when there is none.
+  [[nodiscard]] bool PlaceInDomain(const Snapshot& snap, const model::FlavorQuota& fq,
+                                   model::NameId flavor, Placement* placement,
+                                   FlavorNotes* notes) const;
   // The reservation: the pod's own, or a gang member's share (QuotaBook::AssumeMember).
   [[nodiscard]] std::variant<ledger::Charge, ledger::Refusal> Commit(
       Snapshot& snap, model::NameId flavor, ledger::Ledger::Mode mode) const;
@@ -132,7 +146,8 @@ class Admission final : public Decider {
   // A gang's refusal, naming the gang and the numbers.
   [[nodiscard]] static std::string ExplainGang(const Subject& me, const ledger::Refusal& refusal);
   [[nodiscard]] FilterResult AdmittedOn(const Snapshot& snap, const FilterArgs& args,
-                                        const model::FlavorQuota& fq, model::NameId flavor) const;
+                                        const model::FlavorQuota& fq, model::NameId flavor,
+                                        const Placement& placement) const;
   [[nodiscard]] FilterResult RefusedEverywhere(const Snapshot& snap, const FilterArgs& args,
                                                const FlavorNotes& notes, FilterResult result) const;
   [[nodiscard]] FilterResult NoTeam(const Snapshot& snap, const FilterArgs& args,
@@ -163,6 +178,7 @@ class Admission final : public Decider {
   std::function<std::string(std::string_view uid)> preemption_status_;
   std::function<PreemptorState(std::string_view uid)> preemptor_state_;
   mutable AdmittedPods admitted_;  // by the filter: what Bind may bind
+  mutable GangDomains domains_;    // where required-topology gangs were placed
 };
 
 }  // namespace taskgov::scheduler::decisions

@@ -19,8 +19,9 @@ struct Set {
   double size = 0;  // its largest request as a share of the largest node's allocatable
 };
 
-// How many pods asking `request` fit in `free` (every pod, for an empty request).
-int64_t HowMany(const model::ResourceList& free, const model::ResourceList& request) {
+}  // namespace
+
+int64_t PodsFitting(const model::ResourceList& free, const model::ResourceList& request) {
   int64_t n = std::numeric_limits<int64_t>::max();
   for (const model::ResourceAmount& want : request) {
     n = std::min(n, std::max<int64_t>(0, free.Get(want.name)) / want.amount);
@@ -28,7 +29,17 @@ int64_t HowMany(const model::ResourceList& free, const model::ResourceList& requ
   return n;
 }
 
-}  // namespace
+model::ResourceList FreeRoom(const state::NodeCache& nodes, const std::string& name,
+                             const state::NodeView& view, int64_t now_ms, state::Holder self) {
+  const model::ResourceList held = nodes.HeldFor(name, self, now_ms);
+  model::ResourceList left;
+  for (const model::ResourceAmount& alloc : view.allocatable) {
+    left.Set(alloc.name,
+             model::SaturatingSub(alloc.amount, model::SaturatingAdd(view.used.Get(alloc.name),
+                                                                     held.Get(alloc.name))));
+  }
+  return left;
+}
 
 GangRoom RoomForGang(const state::NodeCache& nodes, model::NameId flavor,
                      std::span<const PodSetDemand> demands, int64_t now_ms, state::Holder self) {
@@ -38,15 +49,8 @@ GangRoom RoomForGang(const state::NodeCache& nodes, model::NameId flavor,
   model::ResourceList largest;  // the largest allocatable of each resource on one node
   for (const auto& [name, view] : nodes.NodesOfFlavor(flavor)) {
     if (!view.schedulable) continue;
-    const model::ResourceList held = nodes.HeldFor(name, self, now_ms);
-    model::ResourceList left;
-    for (const model::ResourceAmount& alloc : view.allocatable) {
-      left.Set(alloc.name,
-               model::SaturatingSub(alloc.amount, model::SaturatingAdd(view.used.Get(alloc.name),
-                                                                       held.Get(alloc.name))));
-    }
     largest.MaxWith(view.allocatable);
-    free.push_back(std::move(left));
+    free.push_back(FreeRoom(nodes, name, view, now_ms, self));
     placements.push_back(view.placement);
   }
   std::vector<Set> sets;
@@ -72,7 +76,7 @@ GangRoom RoomForGang(const state::NodeCache& nodes, model::NameId flavor,
     takers.clear();
     for (size_t n = 0; n < free.size(); ++n) {
       if (!eligible.accepts[n]) continue;
-      const int64_t k = HowMany(free[n], s.request);
+      const int64_t k = PodsFitting(free[n], s.request);
       if (k > 0) takers.emplace_back(k, n);
     }
     // Best fit: the fullest nodes that still take a pod of the set first.

@@ -204,6 +204,7 @@ std::optional<int64_t> LastCheckpointMs(const Labels& annotations) {
 
 bool KeptAnnotation(std::string_view key) {
   return key == kVolcanoQueueAnnotation ||
+         key.starts_with("kueue.x-k8s.io/podset-") ||  // topology requests (issue 37)
          std::find(std::begin(kGangKeys), std::end(kGangKeys), key) != std::end(kGangKeys);
 }
 

@@ -38,7 +38,8 @@ inline constexpr char kLastCheckpointAnnotation[] = "taskgov.io/last-checkpoint"
 // The time an annotation map's kLastCheckpointAnnotation names, if valid (Unix ms).
 [[nodiscard]] std::optional<int64_t> LastCheckpointMs(const Labels& annotations);
 
-// Whether the state keeps a pod's annotation `key` (team resolution and gangs read it).
+// Whether the state keeps a pod's annotation `key` (team resolution, gangs and topology requests
+// read it).
 [[nodiscard]] bool KeptAnnotation(std::string_view key);
 
 class KeptPod {

@@ -55,6 +55,10 @@ struct Flavor {
   // claims it first (a Kueue ResourceFlavor without nodeLabels, the flavor of Volcano queues).
   // Ignored when node_labels is not empty.
   bool matches_all_nodes = false;
+  // Topology levels (node label keys), widest first: a Kueue Topology's levels named by the
+  // ResourceFlavor's topologyName, or the native schema's. Empty: HyperPod's for ml.* instance
+  // types (decisions/topology.h), none otherwise.
+  std::vector<std::string> topology_levels = {};
 };
 
 // Per (team, flavor, resource); DESIGN §3.3.

@@ -1,0 +1,129 @@
+// Topology-aware gangs (issue 37), through the real extender: 32 ml.p5.48xlarge nodes in 2
+// network-node-layer-1 × 4 network-node-layer-2 × 4 nodes, labelled as HyperPod labels them
+// (topology.k8s.aws/network-node-layer-1..3, kubernetes.io/hostname). Gangs of 4 × 8 GPUs ask for
+// one layer-2 domain (kueue.x-k8s.io/podset-required-topology, as `hyp --required-topology`
+// writes it): each lands whole in one domain — the tightest that fits — and one that no domain
+// can hold waits with the numbers, though the cluster has GPUs enough, until a domain frees.
+// kube-scheduler is played binding each pod to the first node the filter allows.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "e2e/scenario_test_util.h"
+
+namespace taskgov::e2e {
+namespace {
+
+constexpr char kPolicy[] = R"(apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+taskPrioritization: TaskRanking
+priorityClasses:
+  - {name: training, weight: 50}
+teams:
+  - name: a
+    sharing: {strategy: DontLend}
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 256}]
+)";
+
+constexpr char kLayer1[] = "topology.k8s.aws/network-node-layer-1";
+constexpr char kLayer2[] = "topology.k8s.aws/network-node-layer-2";
+constexpr char kLayer3[] = "topology.k8s.aws/network-node-layer-3";
+
+// Node n (0..31): layer-1 domain n / 16, layer-2 domain n / 4 ("spine-0".."spine-7"), layer-3
+// domain n / 2.
+std::string NodeName(int n) { return "p5-" + std::to_string(n); }
+std::string Spine(int n) { return "spine-" + std::to_string(n / 4); }
+
+class TopologyTest : public ScenarioTest {
+ protected:
+  void SetUp() override {
+    HarnessOptions options;
+    options.sample_cluster = false;
+    options.config["policy.yaml"] = kPolicy;
+    options.namespaces = {Ns("a")};
+    for (int n = 0; n < 32; ++n) {
+      NodeSpec node;
+      node.name = NodeName(n);
+      node.instance_type = kP5;
+      node.allocatable = {{"cpu", 192'000}, {"pods", 110}, {kGpu, 8}};
+      node.labels = {{kLayer1, "nn-l1-" + std::to_string(n / 16)},
+                     {kLayer2, Spine(n)},
+                     {kLayer3, "nn-l3-" + std::to_string(n / 2)}};
+      options.nodes.push_back(node);
+    }
+    StartHarness(std::move(options));
+  }
+
+  // Member i of gang `job` of 4 × 8 GPUs, asking for one layer-2 domain.
+  static PodSpec Member(const std::string& job, int i) {
+    PodSpec spec = GpuPod("a", job + "-" + std::to_string(i), 8);
+    spec.labels["kueue.x-k8s.io/pod-group-name"] = job;
+    spec.annotations["kueue.x-k8s.io/pod-group-total-count"] = "4";
+    spec.annotations["kueue.x-k8s.io/podset-required-topology"] = kLayer2;
+    return spec;
+  }
+  // A lone 8-GPU pod on node n.
+  static PodSpec Busy(int n) {
+    PodSpec spec = GpuPod("a", "busy-" + std::to_string(n), 8);
+    spec.node_selector["kubernetes.io/hostname"] = NodeName(n);
+    return spec;
+  }
+  // The layer-2 domains the running members of `job` are on.
+  std::set<std::string> SpinesOf(const std::string& job) {
+    std::set<std::string> out;
+    for (const PodView& p : h().Pods()) {
+      if (!p.job.starts_with(job + "-") || p.node.empty()) continue;
+      out.insert(Spine(std::stoi(p.node.substr(3))));
+    }
+    return out;
+  }
+  size_t Running(const std::string& job) {
+    return h().CountPods([&](const PodView& p) {
+      return p.job.starts_with(job + "-") && !p.node.empty() && p.phase == "Running";
+    });
+  }
+};
+
+TEST_F(TopologyTest, RequiredGangsLandInOneDomainEachOrWaitWithTheNumbers) {
+  // A busy node in spine-0 (p5-1) and in each of spines 2..7: only spine-1 has 4 free nodes.
+  std::vector<int> busy = {1};
+  for (int spine = 2; spine < 8; ++spine) busy.push_back(spine * 4);
+  for (int n : busy) ASSERT_TRUE(h().Submit(Busy(n)).ok());
+  ASSERT_TRUE(h().RunUntil([&] { return Running("busy") == busy.size(); }, 10));
+
+  // x lands whole in spine-1, though p5-0, p5-2 and p5-3 (spine-0) come first and have room.
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(h().Submit(Member("x", i)).ok());
+  ASSERT_TRUE(h().RunUntil([&] { return Running("x") == 4; }, 10));
+  EXPECT_EQ(SpinesOf("x"), (std::set<std::string>{"spine-1"}));
+
+  // 7 spines × 3 free nodes: 168 free GPUs, but no spine has 4 free nodes: y waits, saying so.
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(h().Submit(Member("y", i)).ok());
+  StepReport step = h().Step();
+  const Attempt* y = step.Find(Ns("a") + "/y-0");
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->outcome, Attempt::Outcome::kRefused);
+  EXPECT_NE(y->reason.find("no network-node-layer-2 domain of ml.p5.48xlarge has room for 4 pods "
+                           "of 8 nvidia.com/gpu; the best has room for 3"),
+            std::string::npos)
+      << y->reason;
+  for (int k = 0; k < 3; ++k) h().Step();
+  EXPECT_EQ(Running("y"), 0u);
+
+  // A busy node of spine-5 frees: y runs there, whole.
+  ASSERT_TRUE(h().Finish("busy-20").ok());
+  ASSERT_TRUE(h().RunUntil([&] { return Running("y") == 4; }, 10));
+  EXPECT_EQ(SpinesOf("y"), (std::set<std::string>{"spine-5"}));
+
+  // spine-0's busy node frees: the next gang takes spine-0, the tightest that holds it.
+  ASSERT_TRUE(h().Finish("busy-1").ok());
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(h().Submit(Member("z", i)).ok());
+  ASSERT_TRUE(h().RunUntil([&] { return Running("z") == 4; }, 10));
+  EXPECT_EQ(SpinesOf("z"), (std::set<std::string>{"spine-0"}));
+}
+
+}  // namespace
+}  // namespace taskgov::e2e
