@@ -4,6 +4,7 @@
 
 #include "scheduler/decisions/fair_share.h"
 #include "scheduler/decisions/placement.h"
+#include "scheduler/decisions/topology.h"
 #include "scheduler/model/pod_identity.h"
 #include "scheduler/model/quantity.h"
 
@@ -216,6 +217,43 @@ void RoomCheck(const Snapshot& snap, const ClusterState& cluster, NameId flavor,
              "pods on a " + fe->flavor + " node must finish or be preempted to free " + want));
 }
 
+// A gang asking for a required topology level (issue 37): the domain it holds, or the tightest
+// with room for all its members — or why there is none, with the numbers.
+void TopologyCheck(const Snapshot& snap, const ClusterState& cluster, const FlavorQuota& fq,
+                   NameId flavor, FlavorExplanation* fe) {
+  const Subject& me = snap.subject;
+  const TopologyRequest request = TopologyRequestOf(*me.pod);
+  if (!request.required() || !me.workload.gang()) return;
+  const std::string level = LevelName(request.level);
+  if (HeldOn(snap, flavor)) {
+    fe->checks.push_back(Passed("topology", "its gang holds its " + level + " domain"));
+    return;
+  }
+  model::Flavor named;
+  named.name = fq.flavor;
+  const model::Flavor* f = snap.policy.FindFlavor(fq.flavor);
+  const std::vector<std::string> levels = LevelsOf(f != nullptr ? *f : named);
+  if (std::find(levels.begin(), levels.end(), request.level) == levels.end()) {
+    fe->checks.push_back(Failed("topology", fq.flavor + " has no topology level " + request.level,
+                                "ask for a level of " + fq.flavor + "'s topology"));
+    fe->checks.back().lasting = true;
+    return;
+  }
+  const DomainChoice choice =
+      ChooseDomain(cluster.nodes(), flavor, levels, request.level, *me.pod, me.request,
+                   me.workload.size, snap.now_ms, state::Holder{me.pod->uid, me.workload.key});
+  if (choice.found) {
+    fe->checks.push_back(Passed("topology", level + " domain " + choice.name + " has room for " +
+                                                std::to_string(choice.fits) + " of its pods"));
+    return;
+  }
+  fe->checks.push_back(Failed("topology", choice.Refusal(request.level, fq.flavor, me.request),
+                              "pods on the nodes of one " + level +
+                                  " domain must finish or be "
+                                  "preempted to free room for all " +
+                                  std::to_string(me.workload.size) + " of its pods"));
+}
+
 // Why a subject that HeldOn a flavor passes its checks there.
 std::string HeldSentence(const Snapshot& snap) {
   return snap.subject.held ? "its gang holds the quota it needs"
@@ -396,6 +434,7 @@ FlavorExplanation ExplainFlavor(Snapshot& snap, const ClusterState& cluster, con
           "none here: it runs where its gang holds quota"));
     }
     RoomCheck(snap, cluster, flavor, &fe);
+    TopologyCheck(snap, cluster, fq, flavor, &fe);
     QueueCheck(snap, flavor, mode, &fe);
     if (mode == Mode::kBorrowing) FairShareCheck(snap, cluster, flavor, &fe);
   }

@@ -239,6 +239,45 @@ TEST_F(ExplanationTest, AGangLargerThanTheNominalQuotaOfAnIdleTeamIsToldSo) {
   for (const FlavorExplanation& f : e.flavors) ExpectChangeFromNumbers(f, "borrowing team");
 }
 
+// Issue 37: a gang asking for a required topology level is told which domain would hold it, or
+// why none does with the numbers — as the filter refuses it.
+TEST_F(ExplanationTest, ARequiredTopologyGangIsToldWhichDomainHoldsItOrWhyNone) {
+  Start(PolicyBuilder().Team("team-a").Quota(kP5, kGpu, 64).Build());
+  for (int i = 0; i < 4; ++i) {
+    const std::string name = "p5-" + std::to_string(i);
+    cluster_->OnNodeUpsert(
+        NodeBuilder(name)
+            .InstanceType(kP5)
+            .Allocatable(kGpu, "8")
+            .Label("topology.k8s.aws/network-node-layer-1", "l1")
+            .Label("topology.k8s.aws/network-node-layer-2", i < 2 ? "spine-a" : "spine-b"));
+    nodes_.push_back(name);
+  }
+  RunOn("p5-0", GpuPod("busy-0", "team-a", 4));
+  RunOn("p5-2", GpuPod("busy-2", "team-a", 4));
+  auto member = [](const std::string& name, const std::string& level) {
+    Pod pod = GpuPod(name, "team-a", 8);
+    pod.labels["kueue.x-k8s.io/pod-group-name"] = "job";
+    pod.annotations["kueue.x-k8s.io/pod-group-total-count"] = "2";
+    pod.annotations["kueue.x-k8s.io/podset-required-topology"] = level;
+    return pod;
+  };
+  const Pod spine = member("w-0", "topology.k8s.aws/network-node-layer-2");
+  const Explanation narrow = admission_->Explain(spine);
+  const Check& refused = CheckOf(Pass(narrow, kP5, Ledger::Mode::kWithinNominal), "topology");
+  EXPECT_FALSE(refused.passed);
+  EXPECT_EQ(refused.detail,
+            "no network-node-layer-2 domain of ml.p5.48xlarge has room for 2 pods of 8 "
+            "nvidia.com/gpu; the best has room for 1 (domain spine-a, 2 domains)");
+  EXPECT_FALSE(Admits(spine)) << "the filter refuses it as Explain says";
+  // At layer 1 the two free nodes are one domain.
+  const Pod wide = member("w-1", "topology.k8s.aws/network-node-layer-1");
+  const Explanation broad = admission_->Explain(wide);
+  const Check& passed = CheckOf(Pass(broad, kP5, Ledger::Mode::kWithinNominal), "topology");
+  EXPECT_TRUE(passed.passed) << passed.detail;
+  EXPECT_EQ(passed.detail, "network-node-layer-1 domain l1 has room for 2 of its pods");
+}
+
 TEST_F(ExplanationTest, MoreThanTheTeamMayEverUseNeverFits) {
   Start(TwoTeams(/*a_borrow=*/2));
   AddNodes("p5", kP5, 2, 16);
