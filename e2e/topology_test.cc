@@ -58,12 +58,14 @@ class TopologyTest : public ScenarioTest {
     StartHarness(std::move(options));
   }
 
-  // Member i of gang `job` of 4 × 8 GPUs, asking for one layer-2 domain.
-  static PodSpec Member(const std::string& job, int i) {
+  // Member i of gang `job` of `size` × 8 GPUs, asking for one layer-2 domain (required, or
+  // preferred).
+  static PodSpec Member(const std::string& job, int i, int size = 4, bool required = true) {
     PodSpec spec = GpuPod("a", job + "-" + std::to_string(i), 8);
     spec.labels["kueue.x-k8s.io/pod-group-name"] = job;
-    spec.annotations["kueue.x-k8s.io/pod-group-total-count"] = "4";
-    spec.annotations["kueue.x-k8s.io/podset-required-topology"] = kLayer2;
+    spec.annotations["kueue.x-k8s.io/pod-group-total-count"] = std::to_string(size);
+    spec.annotations[required ? "kueue.x-k8s.io/podset-required-topology"
+                              : "kueue.x-k8s.io/podset-preferred-topology"] = kLayer2;
     return spec;
   }
   // A lone 8-GPU pod on node n.
@@ -123,6 +125,20 @@ TEST_F(TopologyTest, RequiredGangsLandInOneDomainEachOrWaitWithTheNumbers) {
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(h().Submit(Member("z", i)).ok());
   ASSERT_TRUE(h().RunUntil([&] { return Running("z") == 4; }, 10));
   EXPECT_EQ(SpinesOf("z"), (std::set<std::string>{"spine-0"}));
+}
+
+// A preferred level no single domain can hold: the gang still runs, in the fewest domains — the
+// freest spine, then the tightest that completes it (spine-0's 3 free nodes, not a 4-node one);
+// the harness binds where prioritize scores highest (the first node by name among equals:
+// p5-0, p5-10, p5-11, ... would spread it over three spines).
+TEST_F(TopologyTest, APreferredGangLargerThanAnyDomainRunsInTheFewestDomains) {
+  ASSERT_TRUE(h().Submit(Busy(1)).ok());
+  ASSERT_TRUE(h().RunUntil([&] { return Running("busy") == 1; }, 10));
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(h().Submit(Member("p", i, /*size=*/6, /*required=*/false)).ok());
+  }
+  ASSERT_TRUE(h().RunUntil([&] { return Running("p") == 6; }, 10));
+  EXPECT_EQ(SpinesOf("p"), (std::set<std::string>{"spine-0", "spine-1"}));
 }
 
 }  // namespace

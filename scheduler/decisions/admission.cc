@@ -272,7 +272,7 @@ std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FilterArgs& arg
   const bool any = std::any_of(snap.fits.begin(), snap.fits.end(),
                                [&](const NodeFit& fit) { return fit.flavor == flavor; });
   if (!any) return std::nullopt;
-  if (placement->request.required() && me.workload.gang() &&
+  if (placement->request.mode != TopologyRequest::Mode::kNone && me.workload.gang() &&
       !PlaceInDomain(snap, fq, flavor, placement, notes)) {
     return std::nullopt;
   }
@@ -340,8 +340,9 @@ bool Admission::PlaceInDomain(const Snapshot& snap, const FlavorQuota& fq, NameI
   const Subject& me = snap.subject;
   const std::string& gang = me.workload.key;
   placement->domain = domains_.Find(gang, [&] { return book_->FindGang(gang).has_value(); });
+  const bool required = placement->request.required();
   if (placement->domain != nullptr) {
-    if (placement->domain->flavor == flavor) return true;
+    if (placement->domain->flavor == flavor || !required) return true;
     notes->Note(
         flavor,
         me.workload.display + " is placed on " + FlavorNames().Name(placement->domain->flavor),
@@ -355,6 +356,7 @@ bool Admission::PlaceInDomain(const Snapshot& snap, const FlavorQuota& fq, NameI
   const model::Flavor* f = snap.policy.FindFlavor(fq.flavor);
   const std::vector<std::string> levels = LevelsOf(f != nullptr ? *f : named);
   if (std::find(levels.begin(), levels.end(), level) == levels.end()) {
+    if (!required) return true;  // a preference it cannot have here
     std::string known;
     for (const std::string& l : levels) known += (known.empty() ? "" : ", ") + l;
     notes->Note(flavor,
@@ -364,10 +366,14 @@ bool Admission::PlaceInDomain(const Snapshot& snap, const FlavorQuota& fq, NameI
                 "topology");
     return false;
   }
+  const state::Holder self{me.pod->uid, gang};
   const DomainChoice choice =
-      ChooseDomain(cluster_->nodes(), flavor, levels, level, *me.pod, me.request, me.workload.size,
-                   snap.now_ms, state::Holder{me.pod->uid, gang});
+      required ? ChooseDomain(cluster_->nodes(), flavor, levels, level, *me.pod, me.request,
+                              me.workload.size, snap.now_ms, self)
+               : ChooseFewestDomains(cluster_->nodes(), flavor, levels, level, *me.pod, me.request,
+                                     me.workload.size, snap.now_ms, self);
   if (!choice.found) {
+    if (!required) return true;  // no room for all of it anywhere: the quota rules say the rest
     notes->Note(flavor, me.workload.display + ": " + choice.Refusal(level, fq.flavor, me.request),
                 "topology");
     return false;
@@ -534,6 +540,12 @@ std::vector<HostPriority> Admission::Prioritize(const FilterArgs& args) {
   std::vector<NodePacking> nodes;
   cluster_->nodes().PackNodes(args.node_names, ResourceNames().Intern(packed), &nodes);
   const int64_t want = request.Get(packed);
+  // A topology gang's domain (issue 37): its nodes rank above every other.
+  std::shared_ptr<const GangDomain> domain;
+  if (!reservation->meta.workload.empty()) {
+    const std::string gang(reservation->meta.workload.view());
+    domain = domains_.Find(gang, [&] { return book_->FindGang(gang).has_value(); });
+  }
   for (size_t i = 0; i < nodes.size(); ++i) {
     const NodePacking& n = nodes[i];
     if (!n.known || n.flavor != reservation->charge.flavor) continue;
@@ -545,6 +557,10 @@ std::vector<HostPriority> Admission::Prioritize(const FilterArgs& args) {
     const bool together =
         reservation->charge.borrowing ? n.borrowing_pods > 0 : n.borrowing_pods == 0;
     scores[i].score = std::clamp<int64_t>(pack + (together ? 2 : 0), 0, 10);
+    if (domain != nullptr) {  // in the domain 6..10, outside 0..4, packed within each
+      const bool inside = domain->nodes.count(args.node_names[i]) > 0;
+      scores[i].score = scores[i].score * 4 / 10 + (inside ? 6 : 0);
+    }
   }
   return scores;
 }

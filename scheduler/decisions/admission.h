@@ -117,21 +117,23 @@ class Admission final : public Decider {
   // then the quota itself, which reserves), and the reply.
   // The filter's arguments for `pod` asked about every node whose placement accepts it.
   [[nodiscard]] FilterArgs AskingAboutEveryNode(const model::Pod& pod) const;
-  // Where a required-topology gang member may go (issue 37): its gang's domain (found, or chosen
-  // by this decision, recorded once the reservation is made).
+  // Where a topology gang member goes (issue 37): its gang's domain (found, or chosen by this
+  // decision, recorded once the reservation is made); only a required level restricts the
+  // filter's nodes, a preferred one ranks the domain's nodes first (Prioritize).
   struct Placement {
     TopologyRequest request;
     std::shared_ptr<const GangDomain> domain;
     bool chosen = false;
     [[nodiscard]] bool Allows(const std::string& node) const {
-      return domain == nullptr || domain->nodes.count(node) > 0;
+      return domain == nullptr || !request.required() || domain->nodes.count(node) > 0;
     }
   };
   [[nodiscard]] std::optional<ledger::Charge> TryFlavor(
       Snapshot& snap, const FilterArgs& args, const model::FlavorQuota& fq, model::NameId flavor,
       ledger::Ledger::Mode mode, Placement* placement, FlavorNotes* notes) const;
-  // The domain of a required-topology gang member on `flavor`: its gang's, or the tightest with
-  // room for the whole gang; false (noted) when there is none.
+  // The domain of a topology gang member on `flavor`: its gang's, or for a required level the
+  // tightest with room for the whole gang — false (noted) when there is none — and for a
+  // preferred one the fewest domains that hold it (none: no preference, true).
   [[nodiscard]] bool PlaceInDomain(const Snapshot& snap, const model::FlavorQuota& fq,
                                    model::NameId flavor, Placement* placement,
                                    FlavorNotes* notes) const;

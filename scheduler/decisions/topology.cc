@@ -82,14 +82,25 @@ std::string DomainChoice::Refusal(std::string_view level, std::string_view flavo
   return out;
 }
 
-DomainChoice ChooseDomain(const state::NodeCache& nodes, model::NameId flavor,
-                          const std::vector<std::string>& levels, std::string_view level,
-                          const model::Pod& pod, const model::ResourceList& request, int64_t count,
-                          int64_t now_ms, state::Holder self) {
-  DomainChoice choice;
-  choice.wanted = count;
+namespace {
+
+struct Domain {
+  std::string name;
+  int64_t fits = 0;
+  std::vector<std::string> nodes;
+};
+
+// The domains at `level` among `flavor`'s nodes, with the members each holds node by node, by
+// the values of its levels (widest first). Empty when `level` is not one of `levels`.
+std::map<std::vector<std::string>, Domain> DomainsAt(const state::NodeCache& nodes,
+                                                     model::NameId flavor,
+                                                     const std::vector<std::string>& levels,
+                                                     std::string_view level, const model::Pod& pod,
+                                                     const model::ResourceList& request,
+                                                     int64_t now_ms, state::Holder self) {
+  std::map<std::vector<std::string>, Domain> domains;
   const auto at = std::find(levels.begin(), levels.end(), level);
-  if (at == levels.end()) return choice;
+  if (at == levels.end()) return domains;
   const size_t depth = static_cast<size_t>(at - levels.begin()) + 1;  // levels that name a domain
   model::ResourceList want = request;
   want.DropZeros();
@@ -101,12 +112,6 @@ DomainChoice ChooseDomain(const state::NodeCache& nodes, model::NameId flavor,
   NodeEligibility eligible;
   eligible.Compute(pod.node_selector, pod.placement.get(), placements);
 
-  struct Domain {
-    std::string name;
-    int64_t fits = 0;
-    std::vector<std::string> nodes;
-  };
-  std::map<std::vector<std::string>, Domain> domains;  // by the values of its levels
   std::vector<std::string> path(depth);
   for (size_t i = 0; i < views.size(); ++i) {
     const auto& [name, view] = views[i];
@@ -126,6 +131,19 @@ DomainChoice ChooseDomain(const state::NodeCache& nodes, model::NameId flavor,
     domain.fits = model::SaturatingAdd(domain.fits, fits);
     domain.nodes.push_back(name);
   }
+  return domains;
+}
+
+}  // namespace
+
+DomainChoice ChooseDomain(const state::NodeCache& nodes, model::NameId flavor,
+                          const std::vector<std::string>& levels, std::string_view level,
+                          const model::Pod& pod, const model::ResourceList& request, int64_t count,
+                          int64_t now_ms, state::Holder self) {
+  DomainChoice choice;
+  choice.wanted = count;
+  const std::map<std::vector<std::string>, Domain> domains =
+      DomainsAt(nodes, flavor, levels, level, pod, request, now_ms, self);
   choice.domains = domains.size();
   const Domain* best = nullptr;     // the tightest that fits
   const Domain* largest = nullptr;  // the one that fits the most
@@ -142,6 +160,43 @@ DomainChoice ChooseDomain(const state::NodeCache& nodes, model::NameId flavor,
     choice.name = largest->name;
     choice.fits = largest->fits;
   }
+  return choice;
+}
+
+DomainChoice ChooseFewestDomains(const state::NodeCache& nodes, model::NameId flavor,
+                                 const std::vector<std::string>& levels, std::string_view level,
+                                 const model::Pod& pod, const model::ResourceList& request,
+                                 int64_t count, int64_t now_ms, state::Holder self) {
+  DomainChoice one = ChooseDomain(nodes, flavor, levels, level, pod, request, count, now_ms, self);
+  if (one.found || one.domains == 0) return one;
+  const std::map<std::vector<std::string>, Domain> domains =
+      DomainsAt(nodes, flavor, levels, level, pod, request, now_ms, self);
+  std::vector<const Domain*> order;
+  for (const auto& [values, domain] : domains) {
+    if (domain.fits > 0) order.push_back(&domain);
+  }
+  // Most room first (the fewest domains); the last one taken the tightest that completes it.
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Domain* a, const Domain* b) { return a->fits > b->fits; });
+  DomainChoice choice;
+  choice.wanted = count;
+  choice.domains = domains.size();
+  int64_t placed = 0;
+  for (size_t i = 0; i < order.size() && placed < count; ++i) {
+    const int64_t missing = count - placed;
+    const Domain* take = order[i];
+    for (size_t j = i + 1; j < order.size(); ++j) {  // a tighter one that still completes it
+      if (order[j]->fits >= missing && order[j]->fits < take->fits) {
+        std::swap(order[i], order[j]);
+        take = order[i];
+      }
+    }
+    placed = model::SaturatingAdd(placed, take->fits);
+    choice.name += (choice.name.empty() ? "" : "+") + take->name;
+    choice.nodes.insert(choice.nodes.end(), take->nodes.begin(), take->nodes.end());
+  }
+  choice.fits = placed;
+  choice.found = placed >= count;
   return choice;
 }
 

@@ -102,4 +102,14 @@ class GangDomains {
   std::unordered_map<std::string, std::shared_ptr<const GangDomain>> domains_;
 };
 
+// For a preferred level: ChooseDomain's domain when one holds every member; else the fewest
+// domains at that level that hold them together (most room first, the last the tightest that
+// completes them; `name` joins theirs with "+"). Not found when the flavor's nodes cannot hold
+// them at all.
+[[nodiscard]] DomainChoice ChooseFewestDomains(const state::NodeCache& nodes, model::NameId flavor,
+                                               const std::vector<std::string>& levels,
+                                               std::string_view level, const model::Pod& pod,
+                                               const model::ResourceList& request, int64_t count,
+                                               int64_t now_ms, state::Holder self);
+
 }  // namespace taskgov::scheduler::decisions

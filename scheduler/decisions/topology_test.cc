@@ -108,5 +108,25 @@ TEST_F(ChooseDomainTest, DomainsAreTheirWholePathAndCordonedOrUnlabelledNodesHol
   EXPECT_FALSE(Choose("example.com/rack", 1).found) << "not a level of the flavor";
 }
 
+// A preferred level: one domain when one holds them all, else the fewest — the freest first, the
+// last the tightest that completes them.
+TEST_F(ChooseDomainTest, APreferredGangGoesToTheFewestDomains) {
+  for (int i = 0; i < 4; ++i) Node("a" + std::to_string(i), "l1-0", "spine-a", 0);
+  for (int i = 0; i < 3; ++i) Node("b" + std::to_string(i), "l1-0", "spine-b", 0);
+  Node("c0", "l1-0", "spine-c", 0);
+  const model::Pod pod = PodBuilder("m").Gpus(8).Build();
+  auto fewest = [&](int64_t count) {
+    return ChooseFewestDomains(nodes_, FlavorNames().Intern(kP5), levels_, kL2, pod,
+                               model::EffectiveRequest(pod), count, kNow, {});
+  };
+  EXPECT_EQ(fewest(3).name, "spine-b") << "one domain holds them";
+  DomainChoice c = fewest(6);
+  ASSERT_TRUE(c.found);
+  EXPECT_EQ(c.name, "spine-a+spine-b");
+  EXPECT_EQ(c.nodes.size(), 7u);
+  EXPECT_EQ(fewest(5).name, "spine-a+spine-c") << "spine-c's 1 completes 5, tighter than b";
+  EXPECT_FALSE(fewest(9).found) << "8 members fit the flavor's nodes at most";
+}
+
 }  // namespace
 }  // namespace taskgov::scheduler::decisions
