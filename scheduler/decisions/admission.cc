@@ -168,7 +168,7 @@ FilterResult Admission::Filter(const FilterArgs& args) {
     for (const FlavorQuota& fq : me.team->flavors) {
       const NameId flavor = FlavorNames().Intern(fq.flavor);
       Placement placement{topology, nullptr, false};
-      std::optional<Charge> charge = TryFlavor(snap, args, fq, flavor, mode, &placement, &notes);
+      std::optional<Charge> charge = TryFlavor(snap, fq, flavor, mode, &placement, &notes);
       if (!charge) continue;
       decision.admitted = true;
       decision.flavor = flavor;
@@ -213,7 +213,7 @@ bool Admission::ReserveForGang(const Pod& stand_in) {
   for (Mode mode : {Mode::kWithinNominal, Mode::kBorrowing}) {
     for (const FlavorQuota& fq : me.team->flavors) {
       Placement placement{topology, nullptr, false};
-      if (TryFlavor(snap, args, fq, FlavorNames().Intern(fq.flavor), mode, &placement, &notes)) {
+      if (TryFlavor(snap, fq, FlavorNames().Intern(fq.flavor), mode, &placement, &notes)) {
         return book_->ReturnToGang(stand_in.uid);  // the whole need stays held for the members
       }
     }
@@ -265,9 +265,9 @@ FilterResult Admission::NoTeam(const Snapshot& snap, const FilterArgs& args,
   return Report(decision, std::move(result));
 }
 
-std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FilterArgs& args,
-                                           const FlavorQuota& fq, NameId flavor, Mode mode,
-                                           Placement* placement, FlavorNotes* notes) const {
+std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq, NameId flavor,
+                                           Mode mode, Placement* placement,
+                                           FlavorNotes* notes) const {
   const Subject& me = snap.subject;
   const bool any = std::any_of(snap.fits.begin(), snap.fits.end(),
                                [&](const NodeFit& fit) { return fit.flavor == flavor; });
@@ -280,7 +280,7 @@ std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FilterArgs& arg
   bool held_room = false;  // some node would have room but for room held for a preemptor
   for (size_t i = 0; i < snap.fits.size(); ++i) {
     const NodeFit& fit = snap.fits[i];
-    if (fit.flavor != flavor || !placement->Allows(args.node_names[i])) continue;
+    if (fit.flavor != flavor || !placement->Allows(fit)) continue;
     roomy = roomy || fit.room;
     held_room = held_room || fit.held;
   }
@@ -382,7 +382,10 @@ bool Admission::PlaceInDomain(const Snapshot& snap, const FlavorQuota& fq, NameI
   domain->flavor = flavor;
   domain->level = level;
   domain->name = choice.name;
-  domain->nodes.insert(choice.nodes.begin(), choice.nodes.end());
+  for (model::NameId node : choice.nodes) {
+    if (node >= domain->members.size()) domain->members.resize(node + 1, 0);
+    domain->members[node] = 1;
+  }
   placement->domain = std::move(domain);
   placement->chosen = true;
   return true;
@@ -466,7 +469,7 @@ FilterResult Admission::AdmittedOn(const Snapshot& snap, const FilterArgs& args,
   for (uint32_t i = 0; i < node_count; ++i) {
     if (fits[i].flavor != flavor) {
       result.unresolvable.push_back({i, elsewhere});
-    } else if (!placement.Allows(args.node_names[i])) {
+    } else if (!placement.Allows(fits[i])) {
       result.unresolvable.push_back({i, outside});
     } else if (fits[i].room) {
       result.feasible.push_back(i);
@@ -558,7 +561,7 @@ std::vector<HostPriority> Admission::Prioritize(const FilterArgs& args) {
         reservation->charge.borrowing ? n.borrowing_pods > 0 : n.borrowing_pods == 0;
     scores[i].score = std::clamp<int64_t>(pack + (together ? 2 : 0), 0, 10);
     if (domain != nullptr) {  // in the domain 6..10, outside 0..4, packed within each
-      const bool inside = domain->nodes.count(args.node_names[i]) > 0;
+      const bool inside = domain->Contains(n.node);
       scores[i].score = scores[i].score * 4 / 10 + (inside ? 6 : 0);
     }
   }

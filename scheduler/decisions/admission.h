@@ -124,13 +124,13 @@ class Admission final : public Decider {
     TopologyRequest request;
     std::shared_ptr<const GangDomain> domain;
     bool chosen = false;
-    [[nodiscard]] bool Allows(const std::string& node) const {
-      return domain == nullptr || !request.required() || domain->nodes.count(node) > 0;
+    [[nodiscard]] bool Allows(const state::NodeFit& fit) const {
+      return domain == nullptr || !request.required() || domain->Contains(fit.node);
     }
   };
   [[nodiscard]] std::optional<ledger::Charge> TryFlavor(
-      Snapshot& snap, const FilterArgs& args, const model::FlavorQuota& fq, model::NameId flavor,
-      ledger::Ledger::Mode mode, Placement* placement, FlavorNotes* notes) const;
+      Snapshot& snap, const model::FlavorQuota& fq, model::NameId flavor, ledger::Ledger::Mode mode,
+      Placement* placement, FlavorNotes* notes) const;
   // The domain of a topology gang member on `flavor`: its gang's, or for a required level the
   // tightest with room for the whole gang — false (noted) when there is none — and for a
   // preferred one the fewest domains that hold it (none: no preference, true).

@@ -1,9 +1,9 @@
 #include "scheduler/decisions/topology.h"
 
 #include <algorithm>
-#include <map>
 #include <memory>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "scheduler/decisions/gang_room.h"
@@ -85,53 +85,66 @@ std::string DomainChoice::Refusal(std::string_view level, std::string_view flavo
 namespace {
 
 struct Domain {
-  std::string name;
+  std::string key;   // the values of its levels, widest first, joined by '\x1f'
+  std::string name;  // its value at the level
   int64_t fits = 0;
-  std::vector<std::string> nodes;
+  std::vector<model::NameId> nodes;  // those with room for a member
 };
 
-// The domains at `level` among `flavor`'s nodes, with the members each holds node by node, by
-// the values of its levels (widest first). Empty when `level` is not one of `levels`.
-std::map<std::vector<std::string>, Domain> DomainsAt(const state::NodeCache& nodes,
-                                                     model::NameId flavor,
-                                                     const std::vector<std::string>& levels,
-                                                     std::string_view level, const model::Pod& pod,
-                                                     const model::ResourceList& request,
-                                                     int64_t now_ms, state::Holder self) {
-  std::map<std::vector<std::string>, Domain> domains;
+// The domains at `level` among `flavor`'s nodes, with the members each holds node by node. Empty
+// when `level` is not one of `levels`. One pass under the node cache's shared lock
+// (NodeCache::CountFits), then a label lookup per level and node.
+std::vector<Domain> DomainsAt(const state::NodeCache& nodes, model::NameId flavor,
+                              const std::vector<std::string>& levels, std::string_view level,
+                              const model::Pod& pod, const model::ResourceList& request,
+                              int64_t now_ms, state::Holder self) {
+  std::vector<Domain> domains;
   const auto at = std::find(levels.begin(), levels.end(), level);
   if (at == levels.end()) return domains;
   const size_t depth = static_cast<size_t>(at - levels.begin()) + 1;  // levels that name a domain
   model::ResourceList want = request;
   want.DropZeros();
-
-  const std::vector<std::pair<std::string, state::NodeView>> views = nodes.NodesOfFlavor(flavor);
-  std::vector<std::shared_ptr<const model::NodePlacement>> placements;
-  placements.reserve(views.size());
-  for (const auto& [name, view] : views) placements.push_back(view.placement);
+  // Per thread, reused: a choice allocates for its domains only.
+  thread_local std::vector<state::NodeCache::NodeCapacity> capacity;
+  thread_local std::vector<std::shared_ptr<const model::NodePlacement>> placements;
+  nodes.CountFits(flavor, model::ToIdAmounts(want), self, now_ms, &capacity);
+  placements.clear();
+  for (const auto& c : capacity) placements.push_back(c.keep);
   NodeEligibility eligible;
   eligible.Compute(pod.node_selector, pod.placement.get(), placements);
 
-  std::vector<std::string> path(depth);
-  for (size_t i = 0; i < views.size(); ++i) {
-    const auto& [name, view] = views[i];
-    if (view.placement == nullptr) continue;
-    bool labelled = true;
-    for (size_t l = 0; l < depth && labelled; ++l) {
-      auto it = view.placement->labels.find(levels[l]);
-      labelled = it != view.placement->labels.end() && !it->second.empty();
-      if (labelled) path[l] = it->second;
+  std::unordered_map<std::string, size_t> index;  // key -> domains[]
+  std::string key;
+  for (size_t i = 0; i < capacity.size(); ++i) {
+    const state::NodeCache::NodeCapacity& c = capacity[i];
+    if (c.placement == nullptr) continue;
+    key.clear();
+    const std::string* value = nullptr;
+    for (size_t l = 0; l < depth; ++l) {
+      auto it = c.placement->labels.find(levels[l]);
+      if (it == c.placement->labels.end() || it->second.empty()) {
+        value = nullptr;
+        break;
+      }
+      value = &it->second;
+      key.append(*value).push_back('\x1f');
     }
-    if (!labelled) continue;
-    Domain& domain = domains[path];
-    domain.name = path.back();
-    if (!view.schedulable || !eligible.accepts[i]) continue;
-    const int64_t fits = PodsFitting(FreeRoom(nodes, name, view, now_ms, self), want);
-    if (fits == 0) continue;
-    domain.fits = model::SaturatingAdd(domain.fits, fits);
-    domain.nodes.push_back(name);
+    if (value == nullptr) continue;
+    auto [slot, added] = index.try_emplace(key, domains.size());
+    if (added) domains.push_back(Domain{key, *value, 0, {}});
+    if (c.fits == 0 || !eligible.accepts[i]) continue;
+    Domain& domain = domains[slot->second];
+    domain.fits = model::SaturatingAdd(domain.fits, c.fits);
+    domain.nodes.push_back(c.node);
   }
+  capacity.clear();  // the placements are not kept past the choice (their memory is)
+  placements.clear();
   return domains;
+}
+
+// Ties: the fewest fitting, then the values.
+bool Tighter(const Domain& a, const Domain& b) {
+  return a.fits != b.fits ? a.fits < b.fits : a.key < b.key;
 }
 
 }  // namespace
@@ -142,14 +155,17 @@ DomainChoice ChooseDomain(const state::NodeCache& nodes, model::NameId flavor,
                           int64_t now_ms, state::Holder self) {
   DomainChoice choice;
   choice.wanted = count;
-  const std::map<std::vector<std::string>, Domain> domains =
+  const std::vector<Domain> domains =
       DomainsAt(nodes, flavor, levels, level, pod, request, now_ms, self);
   choice.domains = domains.size();
   const Domain* best = nullptr;     // the tightest that fits
   const Domain* largest = nullptr;  // the one that fits the most
-  for (const auto& [values, domain] : domains) {
-    if (largest == nullptr || domain.fits > largest->fits) largest = &domain;
-    if (domain.fits >= count && (best == nullptr || domain.fits < best->fits)) best = &domain;
+  for (const Domain& domain : domains) {
+    if (largest == nullptr || domain.fits > largest->fits ||
+        (domain.fits == largest->fits && domain.key < largest->key)) {
+      largest = &domain;
+    }
+    if (domain.fits >= count && (best == nullptr || Tighter(domain, *best))) best = &domain;
   }
   if (best != nullptr) {
     choice.found = true;
@@ -169,15 +185,16 @@ DomainChoice ChooseFewestDomains(const state::NodeCache& nodes, model::NameId fl
                                  int64_t count, int64_t now_ms, state::Holder self) {
   DomainChoice one = ChooseDomain(nodes, flavor, levels, level, pod, request, count, now_ms, self);
   if (one.found || one.domains == 0) return one;
-  const std::map<std::vector<std::string>, Domain> domains =
+  const std::vector<Domain> domains =
       DomainsAt(nodes, flavor, levels, level, pod, request, now_ms, self);
   std::vector<const Domain*> order;
-  for (const auto& [values, domain] : domains) {
+  for (const Domain& domain : domains) {
     if (domain.fits > 0) order.push_back(&domain);
   }
   // Most room first (the fewest domains); the last one taken the tightest that completes it.
-  std::stable_sort(order.begin(), order.end(),
-                   [](const Domain* a, const Domain* b) { return a->fits > b->fits; });
+  std::sort(order.begin(), order.end(), [](const Domain* a, const Domain* b) {
+    return a->fits != b->fits ? a->fits > b->fits : a->key < b->key;
+  });
   DomainChoice choice;
   choice.wanted = count;
   choice.domains = domains.size();
@@ -186,7 +203,7 @@ DomainChoice ChooseFewestDomains(const state::NodeCache& nodes, model::NameId fl
     const int64_t missing = count - placed;
     const Domain* take = order[i];
     for (size_t j = i + 1; j < order.size(); ++j) {  // a tighter one that still completes it
-      if (order[j]->fits >= missing && order[j]->fits < take->fits) {
+      if (order[j]->fits >= missing && Tighter(*order[j], *take)) {
         std::swap(order[i], order[j]);
         take = order[i];
       }

@@ -55,10 +55,10 @@ struct TopologyRequest {
 struct DomainChoice {
   bool found = false;
   // The chosen domain (found), or the one where the most members fit (not found).
-  std::string name;                // its value at the requested level
-  std::vector<std::string> nodes;  // its nodes (found)
-  int64_t fits = 0;                // members that fit on its nodes, one node at a time
-  size_t domains = 0;              // domains at the level among the flavor's nodes
+  std::string name;                  // its value at the requested level
+  std::vector<model::NameId> nodes;  // its nodes with room for a member, NodeNames' ids (found)
+  int64_t fits = 0;                  // members that fit on its nodes, one node at a time
+  size_t domains = 0;                // domains at the level among the flavor's nodes
   int64_t wanted = 0;
   // Why nothing was found, for a person: "no network-node-layer-2 domain of ml.p5.48xlarge has
   // room for 4 pods of 8 nvidia.com/gpu; the best has room for 3 (domain nn-2)".
@@ -80,9 +80,12 @@ struct DomainChoice {
 // The domain a required-topology gang was placed in by its first member's filter.
 struct GangDomain {
   model::NameId flavor = 0;
-  std::string level;                      // the node label key
-  std::string name;                       // the domain's value at that level
-  std::unordered_set<std::string> nodes;  // its nodes when it was chosen
+  std::string level;             // the node label key
+  std::string name;              // the domain's value at that level
+  std::vector<uint8_t> members;  // by NodeNames' id: 1 for its nodes when it was chosen
+  [[nodiscard]] bool Contains(model::NameId node) const {
+    return node < members.size() && members[node] != 0;
+  }
 };
 
 // The domains of the gangs, by gang key, for as long as the gang holds quota (a domain whose

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -55,9 +56,11 @@ void NodeCache::Upsert(const Node& node, const Policy& policy) {
   const NameId flavor = FlavorOfNode(policy, node.labels);
   auto placement = std::make_shared<const NodePlacement>(PlacementOf(node));
   std::unique_lock lock(mu_);
+  const NameId id = model::NodeNames().Intern(node.name);
   auto [it, joined] = nodes_.try_emplace(node.name);
   if (joined) ++membership_;
   Record& record = it->second;
+  record.id = id;
   const bool schedulable = !node.unschedulable && node.ready;
   if (joined || record.flavor != flavor || record.schedulable != schedulable ||
       !(record.allocatable == node.allocatable)) {
@@ -216,6 +219,7 @@ void NodeCache::FitNodes(const std::vector<std::string>& names, const IdAmounts&
     const Record& n = *records[i];
     NodeFit& fit = (*out)[i];
     fit.known = true;
+    fit.node = n.id;
     fit.flavor = n.flavor;
     fit.room = n.schedulable;
     for (const auto& [id, amount] : request) {
@@ -229,6 +233,31 @@ void NodeCache::FitNodes(const std::vector<std::string>& names, const IdAmounts&
         fit.held = !fit.room;
       }
     }
+  }
+}
+
+void NodeCache::CountFits(NameId flavor, const IdAmounts& request, Holder self, int64_t now_ms,
+                          std::vector<NodeCapacity>* out) const {
+  out->clear();
+  std::shared_lock lock(mu_);
+  out->reserve(nodes_.size());
+  for (const auto& [name, n] : nodes_) {
+    if (n.flavor != flavor) continue;
+    NodeCapacity& c = out->emplace_back();
+    c.node = n.id;
+    c.keep = n.placement;
+    c.placement = n.placement.get();
+    if (!n.schedulable) continue;
+    int64_t fits = std::numeric_limits<int64_t>::max();
+    for (const auto& [id, amount] : request) {
+      if (amount <= 0) continue;
+      const int64_t allocatable = AmountOf(n.allocatable_ids, id);
+      const int64_t used = std::max<int64_t>(0, AmountOf(n.used_ids, id));
+      const int64_t held = n.held.empty() ? 0 : HeldOthers(n, id, self, now_ms);
+      const int64_t free = std::max<int64_t>(0, allocatable - SaturatingAdd(used, held));
+      fits = std::min(fits, allocatable < 0 ? 0 : free / amount);
+    }
+    c.fits = fits;
   }
 }
 
@@ -276,6 +305,7 @@ void NodeCache::PackNodes(const std::vector<std::string>& names, NameId resource
     const Record& n = *records[i];
     NodePacking& p = (*out)[i];
     p.known = true;
+    p.node = n.id;
     p.flavor = n.flavor;
     p.allocatable = std::max<int64_t>(0, AmountOf(n.allocatable_ids, resource));
     p.used = std::max<int64_t>(0, AmountOf(n.used_ids, resource));

@@ -52,6 +52,7 @@ struct NodeView {
 // What the filter needs per candidate node, without copying the node.
 struct NodeFit {
   bool known = false;
+  model::NameId node = 0;  // NodeNames' id of the node (when known)
   model::NameId flavor = kNoFlavor;
   bool room = true;  // schedulable and allocatable − used − others' held room covers the request
   bool held = false;  // no room only because of room held for a preemptor
@@ -66,6 +67,7 @@ struct Holder {
 // What prioritize needs per node for the resource it packs.
 struct NodePacking {
   bool known = false;
+  model::NameId node = 0;  // NodeNames' id (when known)
   model::NameId flavor = kNoFlavor;
   int64_t allocatable = 0;
   int64_t used = 0;
@@ -124,6 +126,17 @@ class NodeCache {
   // The known nodes of a flavor with their views, in no particular order.
   [[nodiscard]] std::vector<std::pair<std::string, NodeView>> NodesOfFlavor(
       model::NameId flavor) const;
+  // Per node of `flavor`: its placement and how many pods asking `request` each fit in its free
+  // room at `now_ms` (allocatable − used − room held for others than `self`; 0 when it is not
+  // schedulable or lacks a resource), in one pass under the shared lock, without copies.
+  struct NodeCapacity {
+    model::NameId node = 0;                           // NodeNames' id
+    const model::NodePlacement* placement = nullptr;  // valid while `keep` lives
+    std::shared_ptr<const model::NodePlacement> keep;
+    int64_t fits = 0;
+  };
+  void CountFits(model::NameId flavor, const model::IdAmounts& request, Holder self, int64_t now_ms,
+                 std::vector<NodeCapacity>* out) const;
   [[nodiscard]] size_t size() const;
   // A number that changes whenever what a flavor offers may have: a pod counted on or taken off
   // one of its nodes, one of its nodes joining, leaving or changing its allocatable or
@@ -134,6 +147,7 @@ class NodeCache {
 
  private:
   struct Record {
+    model::NameId id = 0;  // NodeNames().Intern(name)
     std::shared_ptr<const model::NodePlacement>
         placement;  // name, labels, taints that keep pods off
     model::ResourceList allocatable;
