@@ -867,6 +867,11 @@ std::vector<FlagSpec> SubmitFlags() {
           .Values({"Always", "IfNotPresent", "Never"}),
       ValueFlag("max-retry", "N", "retries before the job fails (backoffLimit; default 0)"),
       ValueFlag("scheduler-name", "NAME", "the pods' scheduler (default taskgov)"),
+      ValueFlag("required-topology", "LEVEL",
+                "all pods in one domain of this topology level (a node label such as "
+                "topology.k8s.aws/network-node-layer-2), or wait"),
+      ValueFlag("preferred-topology", "LEVEL",
+                "pods in one domain of this level when one has room, else the fewest"),
       ValueFlag("kind", "KIND",
                 "auto (a PyTorchJob where the API server serves kubeflow.org/v1, else a Job), Job "
                 "or PyTorchJob")

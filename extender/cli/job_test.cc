@@ -37,6 +37,43 @@ std::vector<std::string> SubmitArgs(const std::string& name) {
           "training"};
 }
 
+// Issue 37: --required-topology / --preferred-topology write Kueue's annotation on the pods'
+// template (HyperPod's short level names accepted); both at once, or a bad label, is refused.
+TEST(JobKindTest, TopologyFlagsAnnotateThePodTemplate) {
+  testing::CliFixture cli;
+  ASSERT_TRUE(cli.Start());
+  cli.api().SetServed("pytorchjobs", false);
+  std::vector<std::string> args = SubmitArgs("near");
+  args.insert(args.end(), {"--required-topology", "network-node-layer-2"});
+  testing::CliRun run = cli.Run(args);
+  ASSERT_EQ(run.code, 0) << run.err;
+  rapidjson::Document job = Parse(cli.api().Get("jobs", "hyperpod-ns-a", "near"));
+  ASSERT_TRUE(job.IsObject());
+  EXPECT_STREQ(
+      job["spec"]["template"]["metadata"]["annotations"]["kueue.x-k8s.io/podset-required-topology"]
+          .GetString(),
+      "topology.k8s.aws/network-node-layer-2");
+  args = SubmitArgs("loose");
+  args.insert(args.end(), {"--preferred-topology", "example.com/rack"});
+  ASSERT_EQ(cli.Run(args).code, 0);
+  job = Parse(cli.api().Get("jobs", "hyperpod-ns-a", "loose"));
+  EXPECT_STREQ(
+      job["spec"]["template"]["metadata"]["annotations"]["kueue.x-k8s.io/podset-preferred-topology"]
+          .GetString(),
+      "example.com/rack");
+  args = SubmitArgs("both");
+  args.insert(args.end(), {"--required-topology", "network-node-layer-1", "--preferred-topology",
+                           "network-node-layer-2"});
+  run = cli.Run(args);
+  EXPECT_EQ(run.code, 2);
+  EXPECT_NE(run.err.find("not both"), std::string::npos) << run.err;
+  args = SubmitArgs("bad");
+  args.insert(args.end(), {"--required-topology", "not a label"});
+  run = cli.Run(args);
+  EXPECT_EQ(run.code, 2);
+  EXPECT_NE(run.err.find("give a node label key"), std::string::npos) << run.err;
+}
+
 TEST(JobKindTest, APyTorchJobWhereTheCrdIsServedElseAnIndexedJob) {
   testing::CliFixture cli;
   ASSERT_TRUE(cli.Start());

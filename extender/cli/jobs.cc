@@ -175,6 +175,28 @@ common::Status ParseRest(const ParsedArgs& args, JobSubmission* job) {
     }
     job->pull_policy = *p;
   }
+  const std::optional<std::string> required = args.Get("required-topology");
+  const std::optional<std::string> preferred = args.Get("preferred-topology");
+  if (required && preferred) {
+    return common::Error{"give --required-topology or --preferred-topology, not both"};
+  }
+  if (required || preferred) {
+    std::string level = required ? *required : *preferred;
+    // HyperPod's levels by their short names: network-node-layer-2, ultraserver-id.
+    if (level.find('/') == std::string::npos &&
+        (level.starts_with("network-node-layer-") || level == "ultraserver-id")) {
+      level = "topology.k8s.aws/" + level;
+    }
+    if (!common::IsQualifiedName(level)) {
+      return common::Error{"invalid --" + std::string(required ? "required" : "preferred") +
+                           "-topology " + Quoted(level) +
+                           ": give a node label key such as topology.k8s.aws/network-node-layer-2 "
+                           "(or network-node-layer-2)"};
+    }
+    job->topology_annotation = required ? "kueue.x-k8s.io/podset-required-topology"
+                                        : "kueue.x-k8s.io/podset-preferred-topology";
+    job->topology_level = std::move(level);
+  }
   if (auto s = args.Get("scheduler-name")) {
     if (!common::IsDnsSubdomain(*s)) {
       return common::Error{"invalid --scheduler-name " + Quoted(*s) +
@@ -252,6 +274,9 @@ Value PodTemplate(const JobSubmission& job, JobKind kind, Builder& b) {
   b.Add(&spec, "containers", std::move(containers));
   Value meta(rapidjson::kObjectType);
   b.Add(&meta, "labels", b.Map(Labels(job)));
+  if (!job.topology_annotation.empty()) {  // read from the pods, as Kueue reads the template's
+    b.Add(&meta, "annotations", b.Map({{job.topology_annotation, job.topology_level}}));
+  }
   Value tmpl(rapidjson::kObjectType);
   b.Add(&tmpl, "metadata", std::move(meta));
   b.Add(&tmpl, "spec", std::move(spec));

@@ -67,6 +67,11 @@ struct JobSubmission {
   std::string pull_policy;  // "" : the cluster's default
   std::optional<int64_t> max_retry;
   std::string scheduler_name = "taskgov";
+  // --required-topology / --preferred-topology (issue 37): the annotation
+  // kueue.x-k8s.io/podset-required-topology or -preferred-topology and its level (a node label
+  // key).
+  std::string topology_annotation;
+  std::string topology_level;
 };
 
 // `job submit`'s flags. Errors are usage messages.
