@@ -101,6 +101,17 @@ TEST_F(TopologyTest, RequiredGangsLandInOneDomainEachOrWaitWithTheNumbers) {
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(h().Submit(Member("x", i)).ok());
   ASSERT_TRUE(h().RunUntil([&] { return Running("x") == 4; }, 10));
   EXPECT_EQ(SpinesOf("x"), (std::set<std::string>{"spine-1"}));
+  // The admin API (job describe, the console's task page) says where it was placed.
+  h().api().SetAccessReviews({{"t-admin", "admin", {}, {"taskgov"}}},
+                             {{"admin", "get", "taskgov.io", "workloads", ""}});
+  common::Result<common::testing::HttpReply> described =
+      h().extender().Admin("/api/v1/workloads/" + Ns("a") + "/x", "t-admin");
+  ASSERT_TRUE(described.ok()) << described.error().message;
+  EXPECT_EQ(described->status, 200) << described->body;
+  EXPECT_NE(described->body.find(R"("topology":{"level":"topology.k8s.aws/network-node-layer-2",)"
+                                 R"("domain":"spine-1","required":true})"),
+            std::string::npos)
+      << described->body;
 
   // 7 spines × 3 free nodes: 168 free GPUs, but no spine has 4 free nodes: y waits, saying so.
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(h().Submit(Member("y", i)).ok());

@@ -601,7 +601,8 @@ std::string SuspensionLine(const WorkloadRow& row) {
 
 // A workload; `hidden`: of a team the caller does not see — no namespace, name, nodes or pods.
 void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_pods, bool hidden,
-                   const std::string& why) {
+                   const std::string& why,
+                   const std::optional<scheduler::decisions::TopologyPlacement>& topology) {
   w.StartObject();
   KeyStr(w, "namespace", hidden ? "" : row.ns);
   KeyStr(w, "name", hidden ? "" : row.name);
@@ -619,6 +620,18 @@ void WriteWorkload(Writer& w, const WorkloadRow& row, int64_t now_ms, bool with_
   w.Int(row.declared);
   KeyStr(w, "instanceType", row.instance_type);
   KeyStr(w, "flavor", row.flavor);
+  // A topology gang's domain (issue 37), while its gang holds quota.
+  w.Key("topology");
+  if (topology && !hidden) {
+    w.StartObject();
+    KeyStr(w, "level", topology->level);
+    KeyStr(w, "domain", topology->domain);
+    w.Key("required");
+    w.Bool(topology->required);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
   // Its pods by state, for views that count pods per flavor (the Dashboard's filter).
   w.Key("podStates");
   w.StartObject();
@@ -989,7 +1002,7 @@ HttpResponse AdminApi::Workloads(const HttpRequest& request, const ConsoleViewer
     WorkloadRows::AddSuspension(row, *sources_.cluster);
     SetFlavor(row);
     WriteWorkload(w, row, now, /*with_pods=*/false, hidden,
-                  hidden ? std::string() : WhyItWaits(row, &explained));
+                  hidden ? std::string() : WhyItWaits(row, &explained), TopologyOf(row));
   }
   w.EndArray();
   w.Key("continue");
@@ -1038,7 +1051,8 @@ HttpResponse AdminApi::Workload(const HttpRequest& request, const ConsoleViewer&
   size_t explained = 0;
   for (WorkloadRow row : found) {
     SetFlavor(row);
-    WriteWorkload(w, row, now, /*with_pods=*/true, /*hidden=*/false, WhyItWaits(row, &explained));
+    WriteWorkload(w, row, now, /*with_pods=*/true, /*hidden=*/false, WhyItWaits(row, &explained),
+                  TopologyOf(row));
   }
   w.EndArray();
   w.EndObject();
@@ -1091,6 +1105,12 @@ AdminApi::Explained AdminApi::ExplainRow(const WorkloadRow& row) const {
                   : who + " is known only from kube-scheduler's calls so far: it " +
                         "is explained once the informers report its pods";
   return x;
+}
+
+std::optional<scheduler::decisions::TopologyPlacement> AdminApi::TopologyOf(
+    const WorkloadRow& row) const {
+  if (!sources_.topology) return std::nullopt;
+  return sources_.topology(row.key);
 }
 
 std::string AdminApi::WhyItWaits(const WorkloadRow& row, size_t* explained) const {

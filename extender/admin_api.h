@@ -80,6 +80,9 @@ class AdminApi {
     // The preemption controller's totals, as /metrics reads them (the teams' preempted pods and
     // preemptions); unset: zeros (no Kubernetes API, no controller).
     std::function<metrics::PreemptionTotals()> preemptions;
+    // Where a topology gang was placed (Admission::PlacementOf, by workload key); unset: none.
+    std::function<std::optional<scheduler::decisions::TopologyPlacement>(const std::string&)>
+        topology;
     // Why a pod waits (Admission::Explain); unset: the explanation endpoint answers 404.
     std::function<scheduler::decisions::Explanation(const scheduler::model::Pod&)> explain;
     // The key of the digest that stands for a hidden workload's name (HMAC-SHA256, so that a
@@ -124,6 +127,9 @@ class AdminApi {
   // no node has room) — at most kMaxExplainedPerList explained per reply (`explained` counts
   // them). "" for a workload that does not wait.
   [[nodiscard]] std::string WhyItWaits(const WorkloadRow& row, size_t* explained) const;
+  // Where a topology gang was placed (Sources::topology), nullopt for none.
+  [[nodiscard]] std::optional<scheduler::decisions::TopologyPlacement> TopologyOf(
+      const WorkloadRow& row) const;
   static constexpr size_t kMaxExplainedPerList = 200;
   // row.flavor: where its pods run (their node's flavor), else what they ask for.
   void SetFlavor(WorkloadRow& row) const;

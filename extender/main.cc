@@ -539,6 +539,9 @@ void BuildConsoleServer(Process& p) {
   sources.clock = &p.clock;
   sources.tasks = p.tasks.get();
   scheduler::decisions::Admission* admission = p.admission.get();
+  sources.topology = [admission](const std::string& workload) {
+    return admission->PlacementOf(workload);
+  };
   sources.explain = [admission](const scheduler::model::Pod& pod) {
     return admission->Explain(pod);
   };

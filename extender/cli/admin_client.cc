@@ -177,6 +177,15 @@ common::Result<LiveWorkload> DecodeWorkload(const Value& item) {
   if (const Value* q = Field(item, "queuePosition"); q != nullptr && q->IsInt64()) {
     w.queue_position = q->GetInt64();
   }
+  if (const Value* t = Field(item, "topology"); t != nullptr && t->IsObject()) {
+    std::string level = StringField(*t, "level");
+    level = level.substr(level.rfind('/') + 1);  // its name part: network-node-layer-2
+    const Value* required = Field(*t, "required");
+    w.topology =
+        level + " domain " + StringField(*t, "domain") +
+        (required != nullptr && required->IsBool() && !required->GetBool() ? " (preferred)"
+                                                                           : " (required)");
+  }
   w.wait_seconds = IntField(item, "waitSeconds");
   if (const Value* r = Field(item, "refused"); r != nullptr && r->IsBool())
     w.refused = r->GetBool();

@@ -255,6 +255,7 @@ static void RenderGovernance(const JobView& j, std::ostream& out) {
       << w.declared_pods << " pods, request " << Amounts(w.request) << "\n";
   out << "  Priority:       " << w.priority << "\n";
   if (w.queue_position) out << "  Queue position: " << *w.queue_position << "\n";
+  if (!w.topology.empty()) out << "  Topology:       " << w.topology << "\n";
   if (w.state == "Pending" || w.state == "Admitted" || w.state == "Suspended") {
     out << "  Waiting for:    " << FormatSeconds(w.wait_seconds) << "\n";
   }

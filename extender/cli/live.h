@@ -66,6 +66,8 @@ struct LiveWorkload {
   std::string why;                         // why it waits, in one line ("" when it does not)
   std::string created;                     // its first pod's creation, RFC 3339
   std::optional<JobSuspension> suspended;  // its job is suspended (state Suspended: paused)
+  // Its topology domain (issue 37): "network-node-layer-2 domain spine-1 (required)", or "".
+  std::string topology;
 };
 
 [[nodiscard]] common::Result<std::vector<LiveTeam>> DecodeTeams(const rapidjson::Value& reply);

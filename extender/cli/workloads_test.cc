@@ -26,6 +26,8 @@ constexpr char kWorkloads[] = R"({"kind": "WorkloadList", "continue": null, "ite
   {"namespace": "hyperpod-ns-b", "name": "dist", "hidden": false, "kind": "KueuePodGroup",
    "team": "b", "state": "Admitted", "priorityClass": "inference", "priority": 100, "pods": 4,
    "declaredPods": 4, "instanceType": "ml.p5.48xlarge", "request": {"nvidia.com/gpu": "8"},
+   "topology": {"level": "topology.k8s.aws/network-node-layer-2", "domain": "nn-7f3",
+                "required": true},
    "queuePosition": null, "waitSeconds": 12, "refused": false, "refusal": "", "preemption": "",
    "why": ""},
   {"namespace": "hyperpod-ns-b", "name": "volc", "hidden": false, "kind": "PodGroup", "team": "b",
@@ -90,6 +92,10 @@ TEST_F(WorkloadsTest, JobWhyAndDescribeExplainAPodTheyDidNotSubmit) {
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_NE(run.out.find("KueuePodGroup"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("Admitted"), std::string::npos) << run.out;
+  // Issue 37: where its gang was placed.
+  EXPECT_NE(run.out.find("Topology:       network-node-layer-2 domain nn-7f3 (required)"),
+            std::string::npos)
+      << run.out;
   // What it cannot do to a workload it did not submit, it says, with what to use instead.
   run = cli_.Run({"job", "suspend", "solo", "-n", "hyperpod-ns-a"});
   EXPECT_EQ(run.code, 1);

@@ -593,7 +593,9 @@ async function renderTask(ns, name) {
         fact('Nodes', w.nodes.join(', ') || '–'),
         fact('Created', w.createdAt || '–'), fact('Started', w.startedAt || '–'),
         fact('Waited', duration(w.waitSeconds)), fact('Running for', duration(w.runSeconds)),
-        fact('Queue position', w.queuePosition ?? '–')),
+        fact('Queue position', w.queuePosition ?? '–'),
+        w.topology ? fact('Topology', w.topology.level.replace(/^.*\//, '') + ' domain ' +
+          w.topology.domain + (w.topology.required ? ' (required)' : ' (preferred)')) : null),
       el('section', {class: 'explanation', 'aria-labelledby': 'why-h'},
         el('h3', {id: 'why-h'}, 'Why'),
         el('p', {id: 'why'}, w.state === 'Running' ? 'Running.' :

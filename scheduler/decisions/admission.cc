@@ -335,6 +335,13 @@ std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq
   return std::get<Charge>(r);
 }
 
+std::optional<TopologyPlacement> Admission::PlacementOf(const std::string& workload) const {
+  std::shared_ptr<const GangDomain> d =
+      domains_.Find(workload, [&] { return book_->FindGang(workload).has_value(); });
+  if (d == nullptr) return std::nullopt;
+  return TopologyPlacement{d->level, d->name, d->required};
+}
+
 bool Admission::PlaceInDomain(const Snapshot& snap, const FlavorQuota& fq, NameId flavor,
                               Placement* placement, FlavorNotes* notes) const {
   const Subject& me = snap.subject;
@@ -382,6 +389,7 @@ bool Admission::PlaceInDomain(const Snapshot& snap, const FlavorQuota& fq, NameI
   domain->flavor = flavor;
   domain->level = level;
   domain->name = choice.name;
+  domain->required = required;
   for (model::NameId node : choice.nodes) {
     if (node >= domain->members.size()) domain->members.resize(node + 1, 0);
     domain->members[node] = 1;

@@ -108,6 +108,9 @@ class Admission final : public Decider {
   // refused with the reason (issue 36, item 9).
   BindResult Bind(const BindArgs& args) override;
 
+  // Where the topology gang `workload` (its gang key) was placed, while its gang holds quota.
+  [[nodiscard]] std::optional<TopologyPlacement> PlacementOf(const std::string& workload) const;
+
  private:
   // Why `args` may not be bound ("" when it may), given the pod as the informer saw it.
   [[nodiscard]] std::string BindRefusal(const BindArgs& args, const std::optional<model::Pod>& pod,

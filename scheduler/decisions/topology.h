@@ -82,10 +82,18 @@ struct GangDomain {
   model::NameId flavor = 0;
   std::string level;             // the node label key
   std::string name;              // the domain's value at that level
+  bool required = true;          // else preferred
   std::vector<uint8_t> members;  // by NodeNames' id: 1 for its nodes when it was chosen
   [[nodiscard]] bool Contains(model::NameId node) const {
     return node < members.size() && members[node] != 0;
   }
+};
+
+// Where a gang was placed, as the admin API, the CLI and the console show it.
+struct TopologyPlacement {
+  std::string level;   // the node label key
+  std::string domain;  // its value(s): "spine-1", or "spine-1+spine-3" for a preferred spread
+  bool required = true;
 };
 
 // The domains of the gangs, by gang key, for as long as the gang holds quota (a domain whose
