@@ -798,30 +798,44 @@ class PauseControllerTest : public ControllerTest {
  protected:
   // Team-a's Job "train" of two 4-GPU pods on two nodes, past the minimum runtime, and team-b
   // asking for its 8 nominal GPUs back.
-  void JobRunningThenReclaimed(bool ignores_disruption) {
+  static PodBuilder Pinned(const std::string& node) { return PodBuilder("").PinnedTo({node}); }
+  // Team-a's two 4-GPU pods of its own, one on each node.
+  void TeamASolosRunning() {
     Start(TwoTeams());
     AddNodes(2, 8);
-    const auto pinned = [](const std::string& node) { return PodBuilder("").PinnedTo({node}); };
-    Submit("a-solo-0", "team-a", 4, 10, pinned("p5-0"));
+    Submit("a-solo-0", "team-a", 4, 10, Pinned("p5-0"));
     ASSERT_TRUE(Schedule("uid-a-solo-0"));
-    Submit("a-solo-1", "team-a", 4, 10, pinned("p5-1"));
+    Submit("a-solo-1", "team-a", 4, 10, Pinned("p5-1"));
     ASSERT_TRUE(Schedule("uid-a-solo-1"));
+  }
+  // A pausable job of team-a named `name` (uid uid-<name>) of `pods` pods of `gpus` GPUs, as
+  // the informers report it (with its gang's size).
+  std::shared_ptr<model::JobControl> JobOfTeamA(const std::string& kind, const std::string& name,
+                                                int64_t pods, int gpus) {
     auto job = std::make_shared<model::JobControl>();
-    job->kind = "Job";
+    job->kind = kind;
     job->ns = "ns-team-a";
+    job->name = name;
+    job->uid = "uid-" + name;
+    job->workload = model::OwnerGangKey(job->uid);
+    job->pod_sets.push_back({pods, PodBuilder("").Gpus(gpus).Build()});
+    informer_->OnGangSizeUpsert(job->workload, pods);
+    informer_->OnJobUpsert(job);
+    return job;
+  }
+
+  void JobRunningThenReclaimed(bool ignores_disruption) {
+    ASSERT_NO_FATAL_FAILURE(TeamASolosRunning());
+    auto job = std::make_shared<model::JobControl>(*JobOfTeamA("Job", "job-train", 2, 4));
     job->name = "train";
-    job->uid = "uid-job-train";
-    job->workload = model::OwnerGangKey("uid-job-train");
     job->path = "/apis/batch/v1/namespaces/ns-team-a/jobs/train";
     job->ignores_disruption = ignores_disruption;
-    job->pod_sets.push_back({2, PodBuilder("").Gpus(4).Build()});
-    informer_->OnGangSizeUpsert(job->workload, 2);
     informer_->OnJobUpsert(job);
     clock_.Advance(kMinute);
     for (int i = 0; i < 2; ++i) {
       const std::string name = "train-" + std::to_string(i);
       Submit(name, "team-a", 4, 10,
-             pinned("p5-" + std::to_string(i)).Owner("Job", "train", "uid-job-train"));
+             Pinned("p5-" + std::to_string(i)).Owner("Job", "train", "uid-job-train"));
       ASSERT_TRUE(Schedule("uid-" + name));
     }
     ASSERT_EQ(Usage("team-a"), 16);
@@ -977,17 +991,10 @@ TEST_F(PauseControllerTest, APausedJobIsResumedOnlyWhenEveryPodFindsANode) {
                          .Build());
     informer_->OnPodUpsert(system.back());
   }
-  auto job = std::make_shared<model::JobControl>();
-  job->kind = "Job";
-  job->ns = "ns-team-a";
-  job->name = "wide";
-  job->uid = "uid-job-wide";
-  job->workload = model::OwnerGangKey(job->uid);
+  auto job = std::make_shared<model::JobControl>(*JobOfTeamA("Job", "wide", 2, 8));
   job->suspended = true;
   job->annotations[model::kSuspendedByAnnotation] = model::kSuspendedByValue;
   job->annotations[model::kSuspensionsAnnotation] = "1";
-  job->pod_sets.push_back({2, PodBuilder("").Gpus(8).Build()});
-  informer_->OnGangSizeUpsert(job->workload, 2);
   informer_->OnJobUpsert(job);
   JobResumer resumer(
       cluster_.get(), &kube_, [this](const model::Pod& pod) { return admission_->Explain(pod); },
@@ -1011,23 +1018,8 @@ TEST_F(PauseControllerTest, APausedJobIsResumedOnlyWhenEveryPodFindsANode) {
 // suspended, and KubeRay deletes the cluster; resumed, the quota reserved for the RayJob moves
 // to the new cluster KubeRay creates, whose pods take it — counted once, never refused for it.
 TEST_F(PauseControllerTest, ARayJobIsPausedAndItsNewClusterTakesTheQuotaHeldAtResume) {
-  Start(TwoTeams());
-  AddNodes(2, 8);
-  const auto pinned = [](const std::string& node) { return PodBuilder("").PinnedTo({node}); };
-  Submit("a-solo-0", "team-a", 4, 10, pinned("p5-0"));
-  ASSERT_TRUE(Schedule("uid-a-solo-0"));
-  Submit("a-solo-1", "team-a", 4, 10, pinned("p5-1"));
-  ASSERT_TRUE(Schedule("uid-a-solo-1"));
-  auto rayjob = std::make_shared<model::JobControl>();
-  rayjob->kind = "RayJob";
-  rayjob->ns = "ns-team-a";
-  rayjob->name = "rj";
-  rayjob->uid = "uid-rayjob";
-  rayjob->workload = model::OwnerGangKey(rayjob->uid);
-  rayjob->path = "/apis/ray.io/v1/namespaces/ns-team-a/rayjobs/rj";
-  rayjob->pod_sets.push_back({2, PodBuilder("").Gpus(4).Build()});
-  informer_->OnGangSizeUpsert(rayjob->workload, 2);
-  informer_->OnJobUpsert(rayjob);
+  ASSERT_NO_FATAL_FAILURE(TeamASolosRunning());
+  const std::shared_ptr<model::JobControl> rayjob = JobOfTeamA("RayJob", "rayjob", 2, 4);
   // KubeRay's cluster for it: a link to the RayJob.
   auto cluster = [&](const std::string& uid) {
     auto link = std::make_shared<model::JobControl>();
@@ -1046,7 +1038,7 @@ TEST_F(PauseControllerTest, ARayJobIsPausedAndItsNewClusterTakesTheQuotaHeldAtRe
   for (int i = 0; i < 2; ++i) {
     const std::string name = "rc-1-worker-" + std::to_string(i);
     Submit(name, "team-a", 4, 10,
-           pinned("p5-" + std::to_string(i)).Owner("RayCluster", "rj-uid-rc-1", "uid-rc-1"));
+           Pinned("p5-" + std::to_string(i)).Owner("RayCluster", "rj-uid-rc-1", "uid-rc-1"));
     ASSERT_TRUE(Schedule("uid-" + name));
   }
   ASSERT_EQ(Usage("team-a"), 16);
@@ -1074,7 +1066,7 @@ TEST_F(PauseControllerTest, ARayJobIsPausedAndItsNewClusterTakesTheQuotaHeldAtRe
       cluster_.get(), &kube_, [this](const model::Pod& pod) { return admission_->Explain(pod); },
       &clock_, {}, [this](const model::Pod& pod) { return admission_->ReserveForGang(pod); });
   clock_.Advance(kMinute);
-  EXPECT_EQ(resumer.RunOnce().resumed, "RayJob ns-team-a/rj");
+  EXPECT_EQ(resumer.RunOnce().resumed, "RayJob ns-team-a/rayjob");
   ASSERT_TRUE(book_->FindGang(rayjob->workload).has_value());
   EXPECT_EQ(Usage("team-a"), 16);
   // KubeRay creates a new cluster: the hold is its pods' now.
