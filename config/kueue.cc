@@ -406,9 +406,10 @@ void DecodeTopology(ObjectReader& doc, ConfigSet* out) {
                      "a Topology has 1 to 16 levels (each {nodeLabel: <node label key>})");
     ok = false;
   }
-  if (!meta.name || !ok) return;
+  if (!meta.name) return;
   topology.origin = OriginOf(doc);
   topology.name = *meta.name;
+  topology.valid = ok;
   out->topologies.push_back(std::move(topology));
 }
 

@@ -83,6 +83,7 @@ spec:
     LoadResult r = with(levels, bad);
     EXPECT_FALSE(r.ok()) << bad;
     EXPECT_NE(r.FirstError().find(error), std::string::npos) << bad << ": " << r.FirstError();
+    EXPECT_EQ(r.error_count(), 1u) << "the flavor naming it is not blamed too: " << Dump(r);
   }
 }
 

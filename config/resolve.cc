@@ -183,9 +183,9 @@ class Resolver {
           ErrorAt(d_, f.origin,
                   "ResourceFlavor '" + f.flavor.name + "' names Topology '" + f.topology_name +
                       "', which is not defined");
-        } else {
+        } else if (t->second->valid) {
           f.flavor.topology_levels = t->second->levels;
-        }
+        }  // else the Topology's own errors say what is wrong
       }
       if (auto it = flavors_.find(f.flavor.name); it != flavors_.end()) {
         ErrorAt(d_, f.origin,

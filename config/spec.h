@@ -154,6 +154,7 @@ struct TopologySpec {
   Origin origin;
   std::string name;
   std::vector<std::string> levels;
+  bool valid = true;  // false: its errors were reported; a flavor naming it gets no levels
 };
 
 struct CohortSpec {
