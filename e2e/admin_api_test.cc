@@ -93,12 +93,7 @@ TEST_F(AdminApiE2eTest, RepliesAgreeWithTheApiServerAndMetrics) {
   SubmitAll(pods);
   ASSERT_TRUE(h().RunUntil([&] { return Running("a") == 12; }, 5));
   std::vector<PodSpec> gang;
-  for (int i = 0; i < 2; ++i) {
-    PodSpec spec = GpuPod("b", "train-" + std::to_string(i), 4);
-    spec.labels["kueue.x-k8s.io/pod-group-name"] = "train";
-    spec.annotations["kueue.x-k8s.io/pod-group-total-count"] = "2";
-    gang.push_back(spec);
-  }
+  for (int i = 0; i < 2; ++i) gang.push_back(KueueGangPod("b", "train", i, 2, 4));
   SubmitAll(gang);
   for (int i = 0; i < 3; ++i) h().Step();  // tried and refused: the pool has 4 GPUs left
   ASSERT_EQ(PendingOf("b"), 2u);

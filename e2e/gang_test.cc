@@ -30,10 +30,7 @@ teams:
 
 // Worker `i` of Kueue pod group `job` (declaring `size` members of `gpus` GPUs) of team a.
 PodSpec Worker(const std::string& job, int i, int size = 8, int64_t gpus = 1) {
-  PodSpec spec = GpuPod("a", job + "-" + std::to_string(i), gpus);
-  spec.labels["kueue.x-k8s.io/pod-group-name"] = job;
-  spec.annotations["kueue.x-k8s.io/pod-group-total-count"] = std::to_string(size);
-  return spec;
+  return KueueGangPod("a", job, i, size, gpus);
 }
 
 class GangTest : public ScenarioTest {

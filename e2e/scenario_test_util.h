@@ -43,6 +43,15 @@ inline PodSpec GpuPod(const std::string& team, const std::string& name, int64_t 
   return spec;
 }
 
+// Member `i` of Kueue pod group `job` of `team`, declaring `size` members of `gpus` GPUs each.
+inline PodSpec KueueGangPod(const std::string& team, const std::string& job, int i, int size,
+                            int64_t gpus) {
+  PodSpec spec = GpuPod(team, job + "-" + std::to_string(i), gpus);
+  spec.labels["kueue.x-k8s.io/pod-group-name"] = job;
+  spec.annotations["kueue.x-k8s.io/pod-group-total-count"] = std::to_string(size);
+  return spec;
+}
+
 // gtest prints outcomes by name.
 inline void PrintTo(Attempt::Outcome outcome, std::ostream* os) {
   static const char* kNames[] = {"bound", "refused", "unschedulable", "error"};

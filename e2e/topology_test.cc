@@ -61,9 +61,7 @@ class TopologyTest : public ScenarioTest {
   // Member i of gang `job` of `size` × 8 GPUs, asking for one layer-2 domain (required, or
   // preferred).
   static PodSpec Member(const std::string& job, int i, int size = 4, bool required = true) {
-    PodSpec spec = GpuPod("a", job + "-" + std::to_string(i), 8);
-    spec.labels["kueue.x-k8s.io/pod-group-name"] = job;
-    spec.annotations["kueue.x-k8s.io/pod-group-total-count"] = std::to_string(size);
+    PodSpec spec = KueueGangPod("a", job, i, size, 8);
     spec.annotations[required ? "kueue.x-k8s.io/podset-required-topology"
                               : "kueue.x-k8s.io/podset-preferred-topology"] = kLayer2;
     return spec;

@@ -325,7 +325,9 @@ std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq
     return std::nullopt;
   }
   if (placement->chosen) {  // the gang now holds quota: its domain with it
-    placement->domain = domains_.Record(me.workload.key, std::move(placement->domain));
+    placement->domain =
+        domains_.Record(me.workload.key, std::move(placement->domain),
+                        [&](const std::string& gang) { return book_->FindGang(gang).has_value(); });
     common::log::Info(kComponent, "gang placed in a topology domain",
                       {{"workload", me.workload.display},
                        {"flavor", fq.flavor},
@@ -346,7 +348,7 @@ bool Admission::PlaceInDomain(const Snapshot& snap, const FlavorQuota& fq, NameI
                               Placement* placement, FlavorNotes* notes) const {
   const Subject& me = snap.subject;
   const std::string& gang = me.workload.key;
-  placement->domain = domains_.Find(gang, [&] { return book_->FindGang(gang).has_value(); });
+  placement->domain = domains_.Find(gang, [&] { return snap.gang.has_value(); });  // read once
   const bool required = placement->request.required();
   if (placement->domain != nullptr) {
     if (placement->domain->flavor == flavor || !required) return true;
@@ -357,11 +359,7 @@ bool Admission::PlaceInDomain(const Snapshot& snap, const FlavorQuota& fq, NameI
     return false;
   }
   const std::string& level = placement->request.level;
-  // A flavor named by an instance type alone may not be among the policy's flavors.
-  model::Flavor named;
-  named.name = fq.flavor;
-  const model::Flavor* f = snap.policy.FindFlavor(fq.flavor);
-  const std::vector<std::string> levels = LevelsOf(f != nullptr ? *f : named);
+  const std::vector<std::string> levels = LevelsOf(snap.policy, fq.flavor);
   if (std::find(levels.begin(), levels.end(), level) == levels.end()) {
     if (!required) return true;  // a preference it cannot have here
     std::string known;
@@ -553,7 +551,8 @@ std::vector<HostPriority> Admission::Prioritize(const FilterArgs& args) {
   const int64_t want = request.Get(packed);
   // A topology gang's domain (issue 37): its nodes rank above every other.
   std::shared_ptr<const GangDomain> domain;
-  if (!reservation->meta.workload.empty()) {
+  if (!reservation->meta.workload.empty() &&
+      TopologyRequestOf(args.pod).mode != TopologyRequest::Mode::kNone) {
     const std::string gang(reservation->meta.workload.view());
     domain = domains_.Find(gang, [&] { return book_->FindGang(gang).has_value(); });
   }

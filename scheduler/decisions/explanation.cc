@@ -229,10 +229,7 @@ void TopologyCheck(const Snapshot& snap, const ClusterState& cluster, const Flav
     fe->checks.push_back(Passed("topology", "its gang holds its " + level + " domain"));
     return;
   }
-  model::Flavor named;
-  named.name = fq.flavor;
-  const model::Flavor* f = snap.policy.FindFlavor(fq.flavor);
-  const std::vector<std::string> levels = LevelsOf(f != nullptr ? *f : named);
+  const std::vector<std::string> levels = LevelsOf(snap.policy, fq.flavor);
   if (std::find(levels.begin(), levels.end(), request.level) == levels.end()) {
     fe->checks.push_back(Failed("topology", fq.flavor + " has no topology level " + request.level,
                                 "ask for a level of " + fq.flavor + "'s topology"));

@@ -19,8 +19,7 @@ struct Set {
   double size = 0;  // its largest request as a share of the largest node's allocatable
 };
 
-}  // namespace
-
+// How many pods asking `request` (no zero amounts) fit in `free`; every pod for an empty request.
 int64_t PodsFitting(const model::ResourceList& free, const model::ResourceList& request) {
   int64_t n = std::numeric_limits<int64_t>::max();
   for (const model::ResourceAmount& want : request) {
@@ -29,6 +28,8 @@ int64_t PodsFitting(const model::ResourceList& free, const model::ResourceList& 
   return n;
 }
 
+// A node's free room at `now_ms`: allocatable − what its bound, non-terminal pods request − room
+// held there for others than `self`.
 model::ResourceList FreeRoom(const state::NodeCache& nodes, const std::string& name,
                              const state::NodeView& view, int64_t now_ms, state::Holder self) {
   const model::ResourceList held = nodes.HeldFor(name, self, now_ms);
@@ -40,6 +41,8 @@ model::ResourceList FreeRoom(const state::NodeCache& nodes, const std::string& n
   }
   return left;
 }
+
+}  // namespace
 
 GangRoom RoomForGang(const state::NodeCache& nodes, model::NameId flavor,
                      std::span<const PodSetDemand> demands, int64_t now_ms, state::Holder self) {

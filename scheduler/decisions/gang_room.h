@@ -37,15 +37,6 @@ struct GangRoom {
   [[nodiscard]] bool fits() const { return placed == pods; }
 };
 
-// A node's free room at `now_ms`: allocatable − what its bound, non-terminal pods request − room
-// held there for others than `self`.
-[[nodiscard]] model::ResourceList FreeRoom(const state::NodeCache& nodes, const std::string& name,
-                                           const state::NodeView& view, int64_t now_ms,
-                                           state::Holder self);
-// How many pods asking `request` (no zero amounts) fit in `free`; every pod for an empty request.
-[[nodiscard]] int64_t PodsFitting(const model::ResourceList& free,
-                                  const model::ResourceList& request);
-
 [[nodiscard]] GangRoom RoomForGang(const state::NodeCache& nodes, model::NameId flavor,
                                    std::span<const PodSetDemand> sets, int64_t now_ms,
                                    state::Holder self = {});

@@ -2,11 +2,9 @@
 
 #include <algorithm>
 #include <memory>
-#include <tuple>
 #include <unordered_map>
 #include <utility>
 
-#include "scheduler/decisions/gang_room.h"
 #include "scheduler/decisions/placement.h"
 #include "scheduler/model/quantity.h"
 
@@ -33,6 +31,13 @@ std::vector<std::string> LevelsOf(const model::Flavor& flavor) {
           "topology.k8s.aws/network-node-layer-3", "kubernetes.io/hostname"};
 }
 
+std::vector<std::string> LevelsOf(const model::Policy& policy, std::string_view flavor) {
+  if (const model::Flavor* f = policy.FindFlavor(flavor)) return LevelsOf(*f);
+  model::Flavor named;  // a flavor named by an instance type alone is not among the policy's
+  named.name = std::string(flavor);
+  return LevelsOf(named);
+}
+
 std::shared_ptr<const GangDomain> GangDomains::Find(const std::string& gang,
                                                     const std::function<bool()>& holds) {
   std::shared_ptr<const GangDomain> found;
@@ -50,15 +55,15 @@ std::shared_ptr<const GangDomain> GangDomains::Find(const std::string& gang,
   return nullptr;
 }
 
-std::shared_ptr<const GangDomain> GangDomains::Record(const std::string& gang,
-                                                      std::shared_ptr<const GangDomain> domain) {
+std::shared_ptr<const GangDomain> GangDomains::Record(
+    const std::string& gang, std::shared_ptr<const GangDomain> domain,
+    const std::function<bool(const std::string&)>& holds) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (domains_.size() >= next_sweep_) {  // gangs never looked up again once their hold went
+    std::erase_if(domains_, [&](const auto& entry) { return !holds(entry.first); });
+    next_sweep_ = std::max<size_t>(kMinSweep, 2 * domains_.size());
+  }
   return domains_.try_emplace(gang, std::move(domain)).first->second;
-}
-
-size_t GangDomains::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return domains_.size();
 }
 
 std::string LevelName(std::string_view level) {
@@ -109,7 +114,7 @@ std::vector<Domain> DomainsAt(const state::NodeCache& nodes, model::NameId flavo
   thread_local std::vector<std::shared_ptr<const model::NodePlacement>> placements;
   nodes.CountFits(flavor, model::ToIdAmounts(want), self, now_ms, &capacity);
   placements.clear();
-  for (const auto& c : capacity) placements.push_back(c.keep);
+  for (const auto& c : capacity) placements.push_back(c.placement);
   NodeEligibility eligible;
   eligible.Compute(pod.node_selector, pod.placement.get(), placements);
 
@@ -147,16 +152,10 @@ bool Tighter(const Domain& a, const Domain& b) {
   return a.fits != b.fits ? a.fits < b.fits : a.key < b.key;
 }
 
-}  // namespace
-
-DomainChoice ChooseDomain(const state::NodeCache& nodes, model::NameId flavor,
-                          const std::vector<std::string>& levels, std::string_view level,
-                          const model::Pod& pod, const model::ResourceList& request, int64_t count,
-                          int64_t now_ms, state::Holder self) {
+// ChooseDomain's choice among `domains`.
+DomainChoice PickOne(const std::vector<Domain>& domains, int64_t count) {
   DomainChoice choice;
   choice.wanted = count;
-  const std::vector<Domain> domains =
-      DomainsAt(nodes, flavor, levels, level, pod, request, now_ms, self);
   choice.domains = domains.size();
   const Domain* best = nullptr;     // the tightest that fits
   const Domain* largest = nullptr;  // the one that fits the most
@@ -179,14 +178,23 @@ DomainChoice ChooseDomain(const state::NodeCache& nodes, model::NameId flavor,
   return choice;
 }
 
+}  // namespace
+
+DomainChoice ChooseDomain(const state::NodeCache& nodes, model::NameId flavor,
+                          const std::vector<std::string>& levels, std::string_view level,
+                          const model::Pod& pod, const model::ResourceList& request, int64_t count,
+                          int64_t now_ms, state::Holder self) {
+  return PickOne(DomainsAt(nodes, flavor, levels, level, pod, request, now_ms, self), count);
+}
+
 DomainChoice ChooseFewestDomains(const state::NodeCache& nodes, model::NameId flavor,
                                  const std::vector<std::string>& levels, std::string_view level,
                                  const model::Pod& pod, const model::ResourceList& request,
                                  int64_t count, int64_t now_ms, state::Holder self) {
-  DomainChoice one = ChooseDomain(nodes, flavor, levels, level, pod, request, count, now_ms, self);
-  if (one.found || one.domains == 0) return one;
   const std::vector<Domain> domains =
       DomainsAt(nodes, flavor, levels, level, pod, request, now_ms, self);
+  DomainChoice choice = PickOne(domains, count);
+  if (choice.found || domains.empty()) return choice;
   std::vector<const Domain*> order;
   for (const Domain& domain : domains) {
     if (domain.fits > 0) order.push_back(&domain);
@@ -195,22 +203,18 @@ DomainChoice ChooseFewestDomains(const state::NodeCache& nodes, model::NameId fl
   std::sort(order.begin(), order.end(), [](const Domain* a, const Domain* b) {
     return a->fits != b->fits ? a->fits > b->fits : a->key < b->key;
   });
-  DomainChoice choice;
-  choice.wanted = count;
-  choice.domains = domains.size();
+  choice.name.clear();
   int64_t placed = 0;
-  for (size_t i = 0; i < order.size() && placed < count; ++i) {
+  for (auto next = order.begin(); next != order.end() && placed < count; ++next) {
     const int64_t missing = count - placed;
-    const Domain* take = order[i];
-    for (size_t j = i + 1; j < order.size(); ++j) {  // a tighter one that still completes it
-      if (order[j]->fits >= missing && Tighter(*order[j], *take)) {
-        std::swap(order[i], order[j]);
-        take = order[i];
-      }
+    const Domain* take = *next;
+    for (auto later = next; later != order.end(); ++later) {
+      if ((*later)->fits >= missing && Tighter(**later, *take)) take = *later;
     }
     placed = model::SaturatingAdd(placed, take->fits);
     choice.name += (choice.name.empty() ? "" : "+") + take->name;
     choice.nodes.insert(choice.nodes.end(), take->nodes.begin(), take->nodes.end());
+    if (take != *next) break;  // it completes them
   }
   choice.fits = placed;
   choice.found = placed >= count;

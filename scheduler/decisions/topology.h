@@ -12,8 +12,9 @@
 // one node at a time (per-node fit of each member's request, not the domain's sum), and of those
 // the tightest (best fit, as Kueue's BestFit: large domains stay whole for large jobs).
 //
-// Cost: one pass over the flavor's nodes (their free room, as gang_room.h computes it) and a
-// sort of the domains.
+// Cost: one pass over the flavor's nodes under the node cache's shared lock (how many members
+// each node's free room holds: NodeCache::CountFits), a label lookup per level and node, and one
+// pass over the domains.
 
 #include <cstdint>
 #include <functional>
@@ -21,7 +22,6 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "scheduler/model/interner.h"
@@ -48,6 +48,10 @@ struct TopologyRequest {
 // for a HyperPod instance type (ml.*), the labels HyperPod puts on its nodes:
 // topology.k8s.aws/network-node-layer-1, -2, -3, then kubernetes.io/hostname.
 [[nodiscard]] std::vector<std::string> LevelsOf(const model::Flavor& flavor);
+// The same for the flavor named `flavor` of `policy` (one named by an instance type alone, which
+// the policy may not list, included).
+[[nodiscard]] std::vector<std::string> LevelsOf(const model::Policy& policy,
+                                                std::string_view flavor);
 
 // "network-node-layer-2" for "topology.k8s.aws/network-node-layer-2": the label's name part.
 [[nodiscard]] std::string LevelName(std::string_view level);
@@ -96,21 +100,25 @@ struct TopologyPlacement {
   bool required = true;
 };
 
-// The domains of the gangs, by gang key, for as long as the gang holds quota (a domain whose
-// gang's hold is gone is forgotten when next looked up). Thread-safe.
+// The domains of the gangs, by gang key, for as long as the gang holds quota: a domain whose
+// gang's hold is gone is forgotten when next looked up, or by the sweep a Record makes once the
+// map has doubled since the last one. Thread-safe.
 class GangDomains {
  public:
   // The gang's domain; null when it has none, or when `holds` says its hold is gone.
   [[nodiscard]] std::shared_ptr<const GangDomain> Find(const std::string& gang,
                                                        const std::function<bool()>& holds);
-  // Records `domain` for the gang unless it has one; returns the one in force.
+  // Records `domain` for the gang unless it has one; returns the one in force. `holds(gang)`:
+  // whether a gang still holds quota (for the sweep).
   std::shared_ptr<const GangDomain> Record(const std::string& gang,
-                                           std::shared_ptr<const GangDomain> domain);
-  [[nodiscard]] size_t size() const;
+                                           std::shared_ptr<const GangDomain> domain,
+                                           const std::function<bool(const std::string&)>& holds);
 
  private:
+  static constexpr size_t kMinSweep = 64;
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<const GangDomain>> domains_;
+  size_t next_sweep_ = kMinSweep;
 };
 
 // For a preferred level: ChooseDomain's domain when one holds every member; else the fewest

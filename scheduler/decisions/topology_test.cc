@@ -128,5 +128,23 @@ TEST_F(ChooseDomainTest, APreferredGangGoesToTheFewestDomains) {
   EXPECT_FALSE(fewest(9).found) << "8 members fit the flavor's nodes at most";
 }
 
+// A domain lives as long as its gang's hold: forgotten when looked up after the hold went, and
+// swept on a later Record once the map doubled, for gangs never looked up again.
+TEST(GangDomainsTest, DomainsOfGangsWithoutAHoldAreForgotten) {
+  GangDomains domains;
+  auto domain = std::make_shared<GangDomain>();
+  const auto never = [](const std::string&) { return false; };
+  EXPECT_EQ(domains.Record("g", domain, never), domain);
+  EXPECT_EQ(domains.Record("g", std::make_shared<GangDomain>(), never), domain)
+      << "the first stays";
+  EXPECT_EQ(domains.Find("g", [] { return true; }), domain);
+  EXPECT_EQ(domains.Find("g", [] { return false; }), nullptr);
+  EXPECT_EQ(domains.Find("g", [] { return true; }), nullptr) << "forgotten";
+  for (int i = 0; i < 64; ++i) (void)domains.Record("old-" + std::to_string(i), domain, never);
+  (void)domains.Record("new", domain, [](const std::string& gang) { return gang == "new"; });
+  EXPECT_EQ(domains.Find("old-0", [] { return true; }), nullptr) << "swept";
+  EXPECT_EQ(domains.Find("new", [] { return true; }), domain);
+}
+
 }  // namespace
 }  // namespace taskgov::scheduler::decisions

@@ -55,8 +55,8 @@ NodeView NodeCache::ViewOf(const Record& record) {
 void NodeCache::Upsert(const Node& node, const Policy& policy) {
   const NameId flavor = FlavorOfNode(policy, node.labels);
   auto placement = std::make_shared<const NodePlacement>(PlacementOf(node));
-  std::unique_lock lock(mu_);
   const NameId id = model::NodeNames().Intern(node.name);
+  std::unique_lock lock(mu_);
   auto [it, joined] = nodes_.try_emplace(node.name);
   if (joined) ++membership_;
   Record& record = it->second;
@@ -245,8 +245,7 @@ void NodeCache::CountFits(NameId flavor, const IdAmounts& request, Holder self, 
     if (n.flavor != flavor) continue;
     NodeCapacity& c = out->emplace_back();
     c.node = n.id;
-    c.keep = n.placement;
-    c.placement = n.placement.get();
+    c.placement = n.placement;
     if (!n.schedulable) continue;
     int64_t fits = std::numeric_limits<int64_t>::max();
     for (const auto& [id, amount] : request) {

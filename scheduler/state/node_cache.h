@@ -130,9 +130,8 @@ class NodeCache {
   // room at `now_ms` (allocatable − used − room held for others than `self`; 0 when it is not
   // schedulable or lacks a resource), in one pass under the shared lock, without copies.
   struct NodeCapacity {
-    model::NameId node = 0;                           // NodeNames' id
-    const model::NodePlacement* placement = nullptr;  // valid while `keep` lives
-    std::shared_ptr<const model::NodePlacement> keep;
+    model::NameId node = 0;  // NodeNames' id
+    std::shared_ptr<const model::NodePlacement> placement;
     int64_t fits = 0;
   };
   void CountFits(model::NameId flavor, const model::IdAmounts& request, Holder self, int64_t now_ms,

@@ -2493,9 +2493,10 @@ void FakeApiServer::Impl::JobWrittenLocked(const std::string& job_json, const Va
           MatchPodFailurePolicy(job, p->doc).count) {
         ++failed;
       }
-      // deleteActivePods deletes controller.FilterActivePods(pods): a pod already terminating
-      // (evicted, deleted with a grace period) is not deleted again, so it keeps its grace period
-      // — the controller's delete would cut it to the pod's own terminationGracePeriodSeconds.
+      // As the Job controller: a suspended Job's manageJob deletes activePodsForRemoval(activePods)
+      // and a finished one's deleteActivePods, both over controller.FilterActivePods(pods), which
+      // leaves out pods with a deletionTimestamp: a pod already terminating (evicted, deleted with
+      // a grace period) is not deleted again and keeps its grace period.
       if (!p->terminating) DeleteLocked(*TypeByPlural("pods"), p->key);
     }
   } else {
