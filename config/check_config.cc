@@ -100,6 +100,12 @@ void PrintClusterPolicy(const scheduler::model::Policy& p, bool loaded, std::ost
   out << "  preemption: grace period " << p.preemption.grace_period_seconds << "s, minimum runtime "
       << p.preemption.minimum_runtime_seconds << "s\n";
   out << "  gangs: quota held " << p.gang_timeout_seconds << "s for members not yet admitted\n";
+  if (p.starvation_bound_seconds > 0) {
+    out << "  starvation bound: capacity kept for a workload waiting over "
+        << p.starvation_bound_seconds << "s\n";
+  } else {
+    out << "  starvation bound: off\n";
+  }
   out << "  instance-type label: " << p.instance_type_label << "\n";
   std::string classes;
   for (const scheduler::model::PriorityClass& pc : p.priority_classes) {

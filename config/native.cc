@@ -300,6 +300,8 @@ void DecodePolicy(ObjectReader& r, ConfigSet* out) {
              {"FirstComeFirstServe", TaskPrioritization::kFirstComeFirstServe}}),
         r, "taskPrioritization", &out->task_prioritization);
   SetIf(ReadQueueing(r, "queueingStrategy"), r, "queueingStrategy", &out->queueing);
+  SetIf(r.Integer("starvationBoundSeconds", 0, kMaxSeconds), r, "starvationBoundSeconds",
+        &out->starvation_bound_seconds);
   SetIf(r.Enum<IdleComputeAllocation>(
             "idleComputeAllocation",
             {{"FairShare", IdleComputeAllocation::kFairShare},

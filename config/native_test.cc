@@ -138,6 +138,25 @@ teams:
   EXPECT_EQ(p.FindTeam("solo")->cohort, "");
 }
 
+TEST(Native, StarvationBoundDefaultsToTenMinutesAndZeroTurnsItOff) {
+  const std::string teams = R"(teams:
+  - name: a
+    compute: [{instanceType: ml.g5.12xlarge, accelerators: 3}]
+)";
+  LoadResult fallback = LoadOne("t.yaml", std::string(kPolicyHead) + teams);
+  ASSERT_TRUE(fallback.ok()) << Dump(fallback);
+  EXPECT_EQ(fallback.policy->starvation_bound_seconds, 600);
+  LoadResult off =
+      LoadOne("t.yaml", std::string(kPolicyHead) + "starvationBoundSeconds: 0\n" + teams);
+  ASSERT_TRUE(off.ok()) << Dump(off);
+  EXPECT_EQ(off.policy->starvation_bound_seconds, 0);
+  LoadResult negative =
+      LoadOne("t.yaml", std::string(kPolicyHead) + "starvationBoundSeconds: -5\n" + teams);
+  EXPECT_FALSE(negative.ok());
+  EXPECT_TRUE(HasDiagnostic(negative, Severity::kError, "t.yaml", "starvationBoundSeconds", ""))
+      << Dump(negative);
+}
+
 TEST(Native, GangTimeoutDefaultsToFiveMinutesAndIsSetPerPolicy) {
   const std::string teams = R"(teams:
   - name: a

@@ -133,6 +133,7 @@ class Resolver {
     p.preemption.fair_sharing_strategies =
         ValueOr(set_.fair_sharing_strategies, p.preemption.fair_sharing_strategies);
     p.gang_timeout_seconds = ValueOr(set_.gang_timeout_seconds, p.gang_timeout_seconds);
+    p.starvation_bound_seconds = ValueOr(set_.starvation_bound_seconds, p.starvation_bound_seconds);
     p.no_team = ValueOr(set_.no_team, scheduler::model::NoTeamAction::kPassThrough);
     p.team_resolution.pod_label = ValueOr(set_.team_pod_label, p.team_resolution.pod_label);
     p.team_resolution.namespace_label =

@@ -198,6 +198,7 @@ struct ConfigSet {
   Setting<int64_t> minimum_runtime_seconds;
   Setting<std::vector<scheduler::model::FairShareStrategy>> fair_sharing_strategies;
   Setting<int64_t> gang_timeout_seconds;
+  Setting<int64_t> starvation_bound_seconds;
   Setting<scheduler::model::NoTeamAction> no_team;
   Setting<std::string> team_pod_label;        // teamResolution.podLabel
   Setting<std::string> team_namespace_label;  // teamResolution.namespaceLabel

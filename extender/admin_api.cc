@@ -1214,6 +1214,8 @@ HttpResponse AdminApi::Policy(const HttpRequest& request, const ConsoleViewer&) 
   w.EndObject();
   w.Key("gangTimeoutSeconds");
   w.Int64(policy->gang_timeout_seconds);
+  w.Key("starvationBoundSeconds");
+  w.Int64(policy->starvation_bound_seconds);
   w.Key("teams");
   w.Uint64(policy->teams.size());
   WriteCohorts(w, *policy);

@@ -653,6 +653,8 @@ async function renderPolicies() {
         fact('Preemption grace period', policy.preemption.gracePeriodSeconds + 's'),
         fact('Minimum runtime before preemption', policy.preemption.minimumRuntimeSeconds + 's'),
         fact('Gang timeout', policy.gangTimeoutSeconds + 's'),
+        fact('Starvation bound', policy.starvationBoundSeconds > 0 ?
+          policy.starvationBoundSeconds + 's' : 'off'),
         reload ? fact('Last reload', reload.lastSucceeded ? 'succeeded ' + (reload.lastSuccessAt || '') :
           'FAILED: ' + reload.lastError) : null),
       el('table', {class: 'classes'},

@@ -227,8 +227,10 @@ bool PreemptionController::OnPodGone(std::string_view uid) {
 void PreemptionController::PublishLocked() {
   std::unordered_set<std::string> set_aside = table_.BackedOffUids();
   set_aside.insert(set_aside_seen_.begin(), set_aside_seen_.end());
+  std::unordered_map<std::string, std::string> text = table_.Statuses();
+  for (const auto& [uid, drain] : draining_) text.emplace(uid, drain.status);
   status_.Publish(
-      std::make_unique<const Statuses>(Statuses{table_.Statuses(), std::move(set_aside)}));
+      std::make_unique<const Statuses>(Statuses{std::move(text), std::move(set_aside)}));
 }
 
 std::string PreemptionController::StatusFor(std::string_view uid) const {
@@ -285,7 +287,7 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
     stats_.rounds_deferred_by_rate_limit += preemptors.size();
   } else if (work) {
     VictimPlanner planner(PlanInputs(*policy, now, preemptors, std::move(followed)));
-    Run run{*policy, now, steady, policy->preemption.grace_period_seconds, &planner, &report};
+    Run run{*policy, now, steady, policy->preemption.grace_period_seconds, &planner, &report, {}};
     std::vector<std::string> in_flight;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -559,6 +561,13 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
   const Preemptor p =
       PreemptorOf(pending, hold ? hold->holders : 0, cluster_->pending(), run.policy, *team);
   const Selection chosen = run.planner->Plan(*team, pending, p);
+  const int members =
+      p.workload.empty() ? 1 : std::max(1, p.workload_size - (hold ? hold->holders : 0));
+  if (chosen.outcome != Selection::Outcome::kVictims &&
+      decisions::Starving(run.policy, pending.created_ms, run.now_ms) &&
+      Drain(run, pending, p, *team, members, chosen)) {
+    return;
+  }
   if (chosen.outcome == Selection::Outcome::kFits) {
     // Claimed for this run, nothing to evict: it waits only for the scheduler. Set it aside for
     // a while too, or a backlog of such pods would hold every place of every run and a pod
@@ -595,6 +604,39 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
     return;
   }
   StartRound(run, pending, p, chosen);
+}
+
+bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Preemptor& p,
+                                 const Team& team, int members, const Selection& chosen) {
+  std::vector<std::pair<std::string, ResourceList>> nodes;
+  if (chosen.outcome == Selection::Outcome::kFits) {
+    nodes.emplace_back(chosen.node, p.request);  // claimed in the planner by Plan already
+    run.drained.push_back(chosen.flavor);
+  } else if (std::optional<VictimPlanner::Drain> drain =
+                 run.planner->PlanDrain(team, pending, p, members, run.drained)) {
+    nodes = std::move(drain->nodes);
+    run.drained.push_back(drain->flavor);
+  } else {
+    return false;
+  }
+  const std::string& holder = p.workload.empty() ? p.uid : p.workload;
+  const int64_t until = run.now_ms + options_.drain_hold_ms;
+  cluster_->ReleaseRoom(holder);
+  std::string where;
+  for (const auto& [node, amount] : nodes) {
+    cluster_->HoldRoom(node, holder, amount, until);
+    where += (where.empty() ? "" : ", ") + node;
+  }
+  std::string status = "waiting " + std::to_string((run.now_ms - pending.created_ms) / 1000) +
+                       "s, longer than the starvation bound (" +
+                       std::to_string(run.policy.starvation_bound_seconds) +
+                       "s): room is kept for it on " + where;
+  common::log::Debug(kComponent, "draining", {{"pod", p.key}, {"nodes", where}});
+  std::lock_guard<std::mutex> lock(mu_);
+  draining_[p.uid] = Draining{until, std::move(status)};
+  ++stats_.drains;
+  table_.BackOff(p.uid, run.now_ms + options_.drain_recheck_ms);
+  return true;
 }
 
 std::optional<std::string> PreemptionController::TurnNotCome(Run& run, const Preemptor& p,
@@ -636,7 +678,9 @@ void PreemptionController::FinishRun() {
   std::vector<std::string> set_aside;
   set_aside.reserve(set_aside_.size());
   for (const auto& [uid, aside] : set_aside_) set_aside.push_back(uid);
+  const int64_t now = clock_->NowMs();
   std::lock_guard<std::mutex> lock(mu_);
+  std::erase_if(draining_, [&](const auto& d) { return d.second.until_ms <= now; });
   set_aside_seen_ = std::move(set_aside);
   ++stats_.runs;
   PublishLocked();

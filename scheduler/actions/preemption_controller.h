@@ -105,6 +105,8 @@ struct PreemptionStats {
   // Members of gangs whose quota hold expired before every member came, evicted so that no gang
   // runs partly (DESIGN §3.7).
   uint64_t gang_timeout_evictions = 0;
+  // Runs that held nodes for a starving pod to drain toward it (DESIGN §3.7).
+  uint64_t drains = 0;
 };
 
 class PreemptionController {
@@ -138,6 +140,10 @@ class PreemptionController {
     // at 100,000 pods the gathering costs more than 64 decisions, so a run takes up to 256
     // (a backlog of 4,500 waiting pods is decided through in 18 runs, not 70).
     size_t max_preemptors_per_run = 256;
+    // A starving pod's nodes (decisions::Starving, VictimPlanner::PlanDrain) are held this long
+    // past each run that holds them; it is decided for again after drain_recheck_ms.
+    int64_t drain_hold_ms = 3'000;
+    int64_t drain_recheck_ms = 1'000;
     int max_eviction_attempts = 3;  // per victim, for errors other than a PDB refusal
     int max_reselections = 3;       // per round and run, after PDB refusals
   };
@@ -187,6 +193,7 @@ class PreemptionController {
     int64_t grace_s = 0;
     VictimPlanner* planner = nullptr;
     RunReport* report = nullptr;
+    std::vector<model::NameId> drained;  // flavors where a starving pod's nodes are held (Drain)
   };
   // What one eviction attempt did to its round.
   struct Applied {
@@ -228,6 +235,13 @@ class PreemptionController {
   // filter's fair-share rule would hold it back for another team's pending pod.
   [[nodiscard]] std::optional<std::string> TurnNotCome(Run& run, const decisions::Preemptor& p,
                                                        const decisions::Selection& chosen);
+  // A starving pod nothing is evicted for: the room it needs is held for it — on the node it
+  // fits now (`chosen` kFits), else on the nodes closest to room, which then drain toward it —
+  // and it is decided for again soon. One drain per flavor and run: the best-ranked starving
+  // pod's. False when its quota admits it nowhere (the filter's queue-order and fair-share rules
+  // keep that quota for it instead) or every flavor it could drain is taken.
+  bool Drain(Run& run, const state::PendingPod& pending, const decisions::Preemptor& p,
+             const model::Team& team, int members, const decisions::Selection& chosen);
   void StartRound(Run& run, const state::PendingPod& pending, const decisions::Preemptor& p,
                   const decisions::Selection& chosen);
   void FinishRun();
@@ -317,6 +331,12 @@ class PreemptionController {
   // The pods set aside (set_aside_'s keys) as of the last run, for the published states.
   std::vector<std::string> set_aside_seen_;  // guarded by mu_
   PreemptionStats stats_;                    // guarded by mu_; the round counters are table_'s
+  // Starving pods whose nodes are held (Drain): until when, and their status. Guarded by mu_.
+  struct Draining {
+    int64_t until_ms = 0;
+    std::string status;
+  };
+  std::unordered_map<std::string, Draining> draining_;
 
   // Each waiting preemptor's status, and the pods backed off, republished under mu_ whenever
   // the table changes; read by filters without a lock.

@@ -188,6 +188,84 @@ Selection VictimPlanner::Plan(const Team& team, const PendingPod& pending, const
   return none;
 }
 
+namespace {
+
+int64_t AmountOf(const model::IdAmounts& amounts, NameId id) {
+  for (const auto& [have, amount] : amounts) {
+    if (have == id) return amount;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int64_t VictimPlanner::ClosestToRoom(const decisions::FlavorNodes& nodes,
+                                     const std::vector<uint8_t>& accepts,
+                                     const std::vector<model::IdAmounts>& planned,
+                                     const model::IdAmounts& request) {
+  int64_t best = -1;
+  int64_t best_short = 0;
+  for (size_t i = 0; i < nodes.nodes.size(); ++i) {
+    const NodeState& n = nodes.nodes[i];
+    if (!n.schedulable || (i < accepts.size() && accepts[i] == 0)) continue;
+    int64_t shortfall = 0;
+    bool ever = true;
+    for (const auto& [id, want] : request) {
+      const int64_t room = AmountOf(n.allocatable, id) - AmountOf(planned[i], id);
+      ever = ever && room >= want;
+      shortfall += std::max<int64_t>(0, want - (room - AmountOf(n.used, id)));
+    }
+    if (ever && (best < 0 || shortfall < best_short)) {
+      best = static_cast<int64_t>(i);
+      best_short = shortfall;
+    }
+  }
+  return best;
+}
+
+std::optional<VictimPlanner::Drain> VictimPlanner::PlanDrain(const Team& team,
+                                                             const PendingPod& pending,
+                                                             const Preemptor& p, int members,
+                                                             const std::vector<NameId>& skip) {
+  std::string unused;
+  const size_t usable = UsableFlavors(team, pending, &unused);
+  const model::IdAmounts request = ToIdAmounts(p.request);
+  for (size_t f = 0; f < usable; ++f) {
+    const auto& [flavor, eligibility] = eligibility_[f];
+    if (std::find(skip.begin(), skip.end(), flavor) != skip.end()) continue;
+    FlavorCtx& ctx = Ctx(flavor);
+    const int row = ctx.quota.Row(p.team);
+    if (row < 0 || !ctx.quota.Fits(row, ctx.quota.ToSlots(p.quota_request()))) continue;
+    std::vector<model::IdAmounts> planned(ctx.nodes.nodes.size());
+    bool placed = true;
+    for (int m = 0; m < members && placed; ++m) {
+      const int64_t i = ClosestToRoom(ctx.nodes, eligibility.accepts, planned, request);
+      placed = i >= 0;
+      if (placed) {
+        for (const auto& [id, want] : request) {
+          auto it = std::find_if(planned[i].begin(), planned[i].end(),
+                                 [id = id](const auto& e) { return e.first == id; });
+          if (it == planned[i].end()) {
+            planned[i].emplace_back(id, want);
+          } else {
+            it->second += want;
+          }
+        }
+      }
+    }
+    if (!placed) continue;
+    Drain drain;
+    drain.flavor = flavor;
+    for (size_t i = 0; i < planned.size(); ++i) {
+      if (planned[i].empty()) continue;
+      drain.nodes.emplace_back(ctx.nodes.nodes[i].name, model::ToResourceList(planned[i]));
+      ctx.nodes.Take(ctx.nodes.nodes[i].name, planned[i]);
+    }
+    return drain;
+  }
+  return std::nullopt;
+}
+
 std::vector<RoundVictim> VictimPlanner::Commit(const Preemptor& p, const Selection& chosen) {
   std::vector<RoundVictim> victims = TakeVictims(chosen);
   Hold(Claim{p.team, chosen.flavor, chosen.node, p.request, /*quota=*/true, p.need});

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -70,6 +71,20 @@ class VictimPlanner {
   // its team's nominal quota on some resource it asks for.
   [[nodiscard]] bool BorrowsAfter(const decisions::Preemptor& p,
                                   const decisions::Selection& chosen);
+  // Where a starving preemptor (decisions::Starving) will run once its nodes drain: on the
+  // first flavor it may use where its quota admits it now, a node for each of its `members`
+  // still to come (its request on each; members share a node while it can ever hold them),
+  // those closest to having room first; flavors in `skip` are passed by. The nodes are claimed for
+  // the rest of the run, so that no other drain holds them. Nothing when its quota admits it on no
+  // flavor, or some member fits on no accepting node however empty.
+  struct Drain {
+    model::NameId flavor = 0;
+    std::vector<std::pair<std::string, model::ResourceList>> nodes;
+  };
+  [[nodiscard]] std::optional<Drain> PlanDrain(const model::Team& team,
+                                               const state::PendingPod& pending,
+                                               const decisions::Preemptor& p, int members,
+                                               const std::vector<model::NameId>& skip);
   // A round starts with `chosen`: its victims, taken (TakeVictims), and the preemptor's claim.
   [[nodiscard]] std::vector<RoundVictim> Commit(const decisions::Preemptor& p,
                                                 const decisions::Selection& chosen);
@@ -114,6 +129,13 @@ class VictimPlanner {
   // [0, return); the clauses of flavors none of whose nodes accept it, into `why`.
   size_t UsableFlavors(const model::Team& team, const state::PendingPod& pending, std::string* why);
   [[nodiscard]] int64_t CandidateIndex(std::string_view uid) const;
+  // The accepting node of `nodes` closest to room for `request` on top of what it uses and
+  // `planned` on it (the least shortfall over the resources asked for), or -1 when none could
+  // ever hold it.
+  [[nodiscard]] static int64_t ClosestToRoom(const decisions::FlavorNodes& nodes,
+                                             const std::vector<uint8_t>& accepts,
+                                             const std::vector<model::IdAmounts>& planned,
+                                             const model::IdAmounts& request);
 
   const model::Policy& policy_;
   const int64_t now_ms_;

@@ -187,6 +187,34 @@ int64_t WeightedShare(const Ledger::Session& session, const Team& team, NameId f
   return share.PerMille(team.fair_share_weight);
 }
 
+bool Starving(const model::Policy& policy, int64_t created_ms, int64_t now_ms) {
+  return policy.starvation_bound_seconds > 0 &&
+         now_ms - created_ms > policy.starvation_bound_seconds * 1000;
+}
+
+namespace {
+
+// Whether a workload needing `mine` is smaller than one needing `theirs`: less of the first
+// accelerator `theirs` asks for, else of cpu. Only smaller workloads are held back for a starving
+// one: one at least as large that fits leaves it no less room than it had.
+bool Smaller(const ResourceList& mine, const ResourceList& theirs) {
+  for (const ResourceAmount& r : theirs) {
+    if (model::IsAccelerator(r.name)) return mine.Get(r.name) < r.amount;
+  }
+  return mine.Get("cpu") < theirs.Get("cpu");
+}
+
+std::string StarvingAhead(const Snapshot& snapshot, const PendingPod& other) {
+  return "waiting behind " +
+         (other.workload.empty() ? "pod " + other.key : "gang of pod " + other.key) +
+         ", which has waited " + std::to_string((snapshot.now_ms - other.created_ms) / 1000) +
+         "s, longer than the starvation bound (" +
+         std::to_string(snapshot.policy.starvation_bound_seconds) +
+         "s): the capacity it needs is kept for it";
+}
+
+}  // namespace
+
 std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId flavor, Mode mode) {
   const Subject& me = snapshot.subject;
   if (snapshot.ahead.empty()) return std::nullopt;
@@ -216,6 +244,11 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
       // It does not fit now; if it ever can and may preempt this pod once admitted (a higher
       // priority), admitting this pod would only make its victim.
       if (!CouldEverFit(s, me.team_id, flavor, other_need)) continue;
+      // Starving: what this pod would take is kept for it, or smaller pods could pass it forever.
+      if (Starving(snapshot.policy, other.created_ms, snapshot.now_ms) &&
+          Smaller(me.need, other_need)) {
+        return StarvingAhead(snapshot, other);
+      }
       if (!tree) tree = QuotaSim::FromSession(s, flavor);
       if (std::optional<std::string> why =
               WouldTakeBack(snapshot, *tree, *me.team, me.team_id, other, other_need)) {
@@ -291,7 +324,9 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
   //  * when it fits within its own team's nominal quota (Kueue's FairSharingPrioritizeNonBorrowing:
   //    a team that does not borrow wins; it reclaims what it lent);
   //  * when it borrows too, within its team's ceiling, with a lower weighted share after
-  //    admission than this pod's (ties: the older pod) — the order fair-share preemption keeps.
+  //    admission than this pod's (ties: the older pod) — the order fair-share preemption keeps;
+  //  * when it starves (Starving) and this pod does not.
+  const bool i_starve = Starving(snapshot.policy, me.pod->creation_unix_ms, snapshot.now_ms);
   const Team* team_of_tally = nullptr;
   Tally theirs;  // what the other team's pods ahead take
   for (const auto& [other_team, head] : *snapshot.heads) {
@@ -323,6 +358,11 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
              " would borrow what it needs";
     }
     if (!CouldEverFit(s, other_id, flavor, need)) continue;  // it can never be admitted
+    // A starving pod goes before other teams' borrowers that do not starve, whatever the shares.
+    if (i_starve) continue;
+    if (Starving(snapshot.policy, head.created_ms, snapshot.now_ms) && Smaller(me.need, need)) {
+      return StarvingAhead(snapshot, head);
+    }
     Sides sides;
     if (other.cohort == me.team->cohort) {  // siblings: the teams' own shares
       sides = Sides{my_share, WeightedShare(s, other, flavor, need), me.team->name, other.name};

@@ -5,12 +5,14 @@
 //
 //  * queue order — TaskRanking / FirstComeFirstServe under StrictFIFO (the team's best-ranked
 //    pending pod goes first) or BestEffortFIFO (the pods ranked ahead take what they can, in rank
-//    order; the subject waits only if what they take leaves it no room);
+//    order; the subject waits only if what they take leaves it no room). A pod ahead that does
+//    not fit yet holds the subject back once it is starving (it has waited longer than the
+//    policy's starvation bound, Starving): the quota it needs drains toward it;
 //  * fair share — when borrowing under FairShare, a pod waits while a team of its cohort has
 //    pending demand that would lose out to this pod and either fits within that team's nominal
 //    quota (a team that does not borrow goes first, as Kueue's FairSharingPrioritizeNonBorrowing)
 //    or needs to borrow on the flavor, could borrow now, and has a lower weighted share after
-//    admission (ties: the older pod).
+//    admission (ties: the older pod), or is starving and needs what this pod would take.
 //
 // Each returns the reason the subject waits on `flavor` (for a person to read), or nothing.
 // FairShareBlocks needs the cohort's heads in the snapshot (TakeCohortHeads); without them it
@@ -58,6 +60,14 @@ struct QuotaLine {
                                                 model::NameId team, model::NameId flavor,
                                                 const model::ResourceList& need,
                                                 ledger::Ledger::Mode mode);
+
+// Whether a pod created at `created_ms` has waited longer than the policy's starvation bound at
+// `now_ms` (Policy::starvation_bound_seconds; never when it is 0): the capacity it needs is kept
+// for it. A starving pod holds back smaller workloads (less of its first accelerator): those of
+// its team ranked below it and, when they borrow, those of other teams that do not starve. It is
+// held back only by its team's pods ranked above it and by other teams' pods within their
+// nominal quota — so starving pods never wait for each other in a circle.
+[[nodiscard]] bool Starving(const model::Policy& policy, int64_t created_ms, int64_t now_ms);
 
 [[nodiscard]] std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot,
                                                           model::NameId flavor,

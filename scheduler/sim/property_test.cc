@@ -30,7 +30,7 @@ struct Quota {
 };
 
 // Three teams in one cohort: a lends all its 8 and may borrow 8; b lends 4 of its 8, borrows
-// unlimited; c lends none of its 4 and may not borrow.
+// unlimited; c lends none of its 4 and may not borrow. A pod waiting over 2 minutes starves.
 PolicyPtr Policy() {
   PolicyBuilder b;
   b.PriorityClass("high", 100).PriorityClass("low", 1);
@@ -39,6 +39,7 @@ PolicyPtr Policy() {
   b.Team("c", "c").Quota(kP5, kGpu, 4, 0, 0);
   b.mutable_policy().preemption.grace_period_seconds = 5;
   b.mutable_policy().gang_timeout_seconds = 60;
+  b.mutable_policy().starvation_bound_seconds = 120;  // drains happen in the traces too
   return b.Build();
 }
 
@@ -135,7 +136,8 @@ TEST_P(PropertyTest, RandomTracesKeepTheGuaranteesAtEveryStep) {
   EXPECT_LE(longest_partial_ms, 60'000 + 5'000 + 2'000);
   std::cout << "seed " << GetParam() << ": " << steps << " steps, " << r.disruptions
             << " disruptions, " << evictions_checked << " evictions for another team checked, "
-            << "gangs partly bound at most " << longest_partial_ms / 1000.0 << " s\n";
+            << "gangs partly bound at most " << longest_partial_ms / 1000.0 << " s, "
+            << r.counters.at("controller: starvation drains") << " starvation drains\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, PropertyTest, ::testing::Values(1, 2, 3, 4, 5, 6));

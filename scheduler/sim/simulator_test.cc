@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "scheduler/testing/builders.h"
 
@@ -90,6 +93,87 @@ TEST(SimulatorTest, AGangThatCanNeverBeAdmittedDisruptsNothing) {
   EXPECT_EQ(r.never_ran, 1) << Table(r);
   EXPECT_EQ(r.counters.at("extender: victims approved by the preempt verb"), 0u);
   EXPECT_GT(r.counters.at("extender: preempt calls"), 0u);  // kube-scheduler did ask
+}
+
+// A stream of small pods of class "small": one every `every_s` seconds from `from_s` to
+// `until_s`, each of `gpus` GPUs working `work_s`, `work_s` + 13 or `work_s` + 26 seconds in
+// turn (so that pods placed together do not end together).
+std::vector<TraceJob> SmallStream(const std::string& team, int64_t from_s, int64_t until_s,
+                                  int64_t every_s, int64_t gpus, int64_t work_s) {
+  std::vector<TraceJob> jobs;
+  for (int64_t t = from_s, i = 0; t < until_s; t += every_s, ++i) {
+    jobs.push_back(Job(team + "-small-" + std::to_string(i), team, t, 1, gpus,
+                       work_s + (i % 3) * 13, "small"));
+  }
+  return jobs;
+}
+
+// The wait of the one job of class `big` (arrival → every pod bound), or −1 if it never ran.
+double BigWait(const Report& r) {
+  const Report::Waits& w = r.waits_by_class.at("big");
+  return w.never_ran > 0 ? -1 : w.p50;
+}
+
+// Issue 34: a 16-GPU gang (two whole nodes) of the same rank as a stream of 1-GPU pods that keeps
+// its team's quota busy. Under BestEffortFIFO the small pods pass it for as long as they come;
+// with a starvation bound of 120 s they stop passing it then, the quota and the nodes drain
+// toward it, and it runs once the small pods already running end (30 to 56 s each).
+TEST(SimulatorTest, AGangBehindAStreamOfSmallPodsRunsWithinTheStarvationBound) {
+  auto play = [](int64_t bound_s) {
+    PolicyBuilder builder;
+    builder.PriorityClass("small", 10).PriorityClass("big", 10);
+    builder.Team("a", "c").Quota(kP5, kGpu, 16);
+    builder.mutable_policy().starvation_bound_seconds = bound_s;
+    Trace trace;
+    trace.nodes = {P5Nodes(2)};
+    trace.jobs = SmallStream("a", 0, 900, 2, 1, 30);
+    trace.jobs.push_back(Job("a-big", "a", 21, 2, 8, 60, "big"));
+    std::sort(trace.jobs.begin(), trace.jobs.end(),
+              [](const TraceJob& x, const TraceJob& y) { return x.arrival_ms < y.arrival_ms; });
+    return Simulate(builder.Build(), trace, SimulationOptions{});
+  };
+  const Report guarded = play(120);
+  EXPECT_EQ(guarded.never_ran, 0) << Table(guarded);
+  EXPECT_GE(BigWait(guarded), 120.0) << Table(guarded);  // it was passed until then
+  // then drained toward: once the pods running end (56 s at most), and kube-scheduler's backoff
+  // (10 s at most) let it try again
+  EXPECT_LE(BigWait(guarded), 120.0 + 56 + 10 + 5) << Table(guarded);
+  EXPECT_EQ(guarded.disruptions, 0u) << Table(guarded);
+  // Without the bound it waits for the stream to end.
+  const Report unguarded = play(0);
+  EXPECT_TRUE(BigWait(unguarded) < 0 || BigWait(unguarded) > 800.0) << Table(unguarded);
+}
+
+// The nodes drain too: team a's 8-GPU pod fits its quota, but team b's 3-GPU pods — two per node,
+// within b's nominal quota (nothing to reclaim) — leave no node with 8 free GPUs for as long as
+// they come: the room each pod leaves is taken by the next, which only kube-scheduler's node
+// fit held back.
+// Past the bound the node closest to room is held for it: b's pods go elsewhere and it runs once
+// that node's pods end.
+TEST(SimulatorTest, AWholeNodePodGetsANodeDrainedForItPastTheStarvationBound) {
+  auto play = [](int64_t bound_s) {
+    PolicyBuilder builder;
+    builder.PriorityClass("small", 10).PriorityClass("big", 10);
+    builder.Team("a", "c").Quota(kP5, kGpu, 8).Team("b", "c").Quota(kP5, kGpu, 24, /*borrow=*/0);
+    builder.mutable_policy().starvation_bound_seconds = bound_s;
+    Trace trace;
+    trace.nodes = {P5Nodes(3)};
+    trace.jobs = SmallStream("b", 0, 900, 4, 3, 40);
+    trace.jobs.push_back(Job("a-big", "a", 30, 1, 8, 60, "big"));
+    std::sort(trace.jobs.begin(), trace.jobs.end(),
+              [](const TraceJob& x, const TraceJob& y) { return x.arrival_ms < y.arrival_ms; });
+    return Simulate(builder.Build(), trace, SimulationOptions{});
+  };
+  const Report guarded = play(120);
+  EXPECT_EQ(guarded.never_ran, 0) << Table(guarded);
+  EXPECT_LE(BigWait(guarded), 120.0 + 66 + 10 + 5) << Table(guarded);
+  EXPECT_EQ(guarded.disruptions, 0u) << Table(guarded);
+  EXPECT_GT(guarded.counters.at("controller: starvation drains"), 0u) << Table(guarded);
+  // Without the bound it waits until two pods of one node happen to end while kube-scheduler
+  // backs the small pods off.
+  const Report unguarded = play(0);
+  EXPECT_TRUE(BigWait(unguarded) < 0 || BigWait(unguarded) > 120.0 + 66 + 10 + 5)
+      << Table(unguarded);
 }
 
 TEST(SimulatorTest, TheSameTraceAndSeedGiveTheSameReport) {

@@ -205,9 +205,12 @@ namespace taskgov::scheduler::testing {
 //       .Team("b", "cohort").Quota("ml.p5.48xlarge", "nvidia.com/gpu", 8)
 //       .Build();
 // Amounts are canonical; borrowing/lending default to unlimited. Team namespaces default to
-// "ns-<team>".
+// "ns-<team>". No starvation bound unless a test sets one (mutable_policy()): the builders' pods
+// are created near the Unix epoch (PodBuilder::Created), decades before the FakeClock's now, so
+// under the production default every pending pod would count as starving.
 class PolicyBuilder {
  public:
+  PolicyBuilder() { policy_.starvation_bound_seconds = 0; }
   PolicyBuilder& Team(const std::string& name, const std::string& cohort = "") {
     scheduler::model::Team team;
     team.name = name;
