@@ -138,6 +138,11 @@ metadata: {name: spot}
   // A ResourceFlavor without labels matches every node not claimed by a labelled flavor.
   EXPECT_EQ(p.FlavorOfNode({{"capacity", "on-demand"}}), "on-demand");
   EXPECT_EQ(p.FlavorOfNode({{"node.kubernetes.io/instance-type", "ml.g5.xlarge"}}), "spot");
+  // Kueue's fairSharing.preemptionStrategies default (a TaskGovernancePolicy's differs).
+  EXPECT_EQ(p.preemption.fair_sharing_strategies,
+            (std::vector<scheduler::model::FairShareStrategy>{
+                scheduler::model::FairShareStrategy::kLessThanOrEqualToFinalShare,
+                scheduler::model::FairShareStrategy::kLessThanInitialShare}));
 }
 
 TEST(Kueue, PreemptionFairSharingStopPolicyAndPriorityClasses) {

@@ -130,8 +130,15 @@ class Resolver {
         ValueOr(set_.grace_period_seconds, p.preemption.grace_period_seconds);
     p.preemption.minimum_runtime_seconds =
         ValueOr(set_.minimum_runtime_seconds, p.preemption.minimum_runtime_seconds);
-    p.preemption.fair_sharing_strategies =
-        ValueOr(set_.fair_sharing_strategies, p.preemption.fair_sharing_strategies);
+    // A TaskGovernancePolicy that names no strategy gets LessThanOrEqualToFinalShare alone:
+    // Kueue's second default, LessThanInitialShare, lets two borrowers take the same capacity
+    // from each other in turn (issue 34: ping-pong). Kueue and HyperPod configurations keep
+    // Kueue's default pair (the model's).
+    const std::vector<scheduler::model::FairShareStrategy> fallback =
+        set_.policy_documents.empty()
+            ? p.preemption.fair_sharing_strategies
+            : std::vector{scheduler::model::FairShareStrategy::kLessThanOrEqualToFinalShare};
+    p.preemption.fair_sharing_strategies = ValueOr(set_.fair_sharing_strategies, fallback);
     p.gang_timeout_seconds = ValueOr(set_.gang_timeout_seconds, p.gang_timeout_seconds);
     p.starvation_bound_seconds = ValueOr(set_.starvation_bound_seconds, p.starvation_bound_seconds);
     p.no_team = ValueOr(set_.no_team, scheduler::model::NoTeamAction::kPassThrough);

@@ -194,6 +194,17 @@ bool Starving(const model::Policy& policy, int64_t created_ms, int64_t now_ms) {
 
 namespace {
 
+// Whether `need` is no more than the team's nominal quota on the flavor, resource by resource.
+bool WithinNominal(const Ledger::Session& s, NameId team, NameId flavor, const ResourceList& need) {
+  for (const ResourceAmount& want : need) {
+    std::optional<NameId> resource = ResourceNames().Find(want.name);
+    if (!resource || want.amount <= 0) continue;
+    const CellView v = s.View(team, flavor, *resource);
+    if (v.exists && want.amount > v.nominal) return false;
+  }
+  return true;
+}
+
 // Whether a workload needing `mine` is smaller than one needing `theirs`: less of the first
 // accelerator `theirs` asks for, else of cpu. Only smaller workloads are held back for a starving
 // one: one at least as large that fits leaves it no less room than it had.
@@ -244,9 +255,11 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
       // It does not fit now; if it ever can and may preempt this pod once admitted (a higher
       // priority), admitting this pod would only make its victim.
       if (!CouldEverFit(s, me.team_id, flavor, other_need)) continue;
-      // Starving: what this pod would take is kept for it, or smaller pods could pass it forever.
+      // Starving: what this pod would take is kept for it, or smaller pods could pass it forever
+      // — when its team's own quota can hold it (then the team's pods ending make room; what it
+      // needs beyond that comes from other teams' borrowing draining, FairShareBlocks).
       if (Starving(snapshot.policy, other.created_ms, snapshot.now_ms) &&
-          Smaller(me.need, other_need)) {
+          Smaller(me.need, other_need) && WithinNominal(s, me.team_id, flavor, other_need)) {
         return StarvingAhead(snapshot, other);
       }
       if (!tree) tree = QuotaSim::FromSession(s, flavor);
