@@ -1,5 +1,6 @@
 #include "scheduler/state/pending_queues.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "scheduler/model/gang.h"
@@ -115,8 +116,8 @@ bool PendingQueues::AddLocked(const PendingPod& pod, bool from_informer, int64_t
   }
   entry.refused = entry.refused || !from_informer;  // a note: after a refusing filter
   TeamQueue& queue = queues_[pod.team];
-  queue.by_priority.emplace(-int64_t{pod.priority}, pod.created_ms, pod.uid);
-  queue.by_age.emplace(pod.created_ms, pod.uid);
+  queue.by_priority.emplace(PriorityKey{-int64_t{pod.priority}, pod.created_ms, pod.uid}, &entry);
+  queue.by_age.emplace(AgeKey{pod.created_ms, pod.uid}, &entry);
   queue.version = ++version_clock_;
   return inserted;
 }
@@ -341,24 +342,23 @@ std::vector<PendingPod> PendingQueues::Ahead(NameId team, int32_t priority, int6
   std::vector<PendingPod> out;
   auto queue = queues_.find(team);
   if (queue == queues_.end()) return out;
-  auto take = [&](const std::string& other) {
-    if (other == uid) return;
-    auto it = pending_.find(other);
-    if (it == pending_.end() || !Live(it->second)) return;
-    if (!skip_workload.empty() && it->second.pod.workload == skip_workload) return;
-    out.push_back(it->second.pod);
+  out.reserve(std::min(limit, queue->second.by_age.size()));
+  auto take = [&](const Entry& other) {
+    if (other.pod.uid == uid || !Live(other)) return;
+    if (!skip_workload.empty() && other.pod.workload == skip_workload) return;
+    out.push_back(other.pod);
   };
   if (by_priority) {
     const PriorityKey self{-int64_t{priority}, created_ms, std::string(uid)};
     for (auto it = queue->second.by_priority.begin();
-         it != queue->second.by_priority.end() && *it < self && out.size() < limit; ++it) {
-      take(std::get<2>(*it));
+         it != queue->second.by_priority.end() && it->first < self && out.size() < limit; ++it) {
+      take(*it->second);
     }
   } else {
     const AgeKey self{created_ms, std::string(uid)};
     for (auto it = queue->second.by_age.begin();
-         it != queue->second.by_age.end() && *it < self && out.size() < limit; ++it) {
-      take(std::get<1>(*it));
+         it != queue->second.by_age.end() && it->first < self && out.size() < limit; ++it) {
+      take(*it->second);
     }
   }
   return out;
@@ -374,28 +374,41 @@ ResourceList PendingQueues::GangNeed(NameId team, std::string_view workload, std
   int64_t counted = 1;
   {
     std::shared_lock lock(mu_);
-    auto queue = queues_.find(team);
-    if (queue != queues_.end() && !workload.empty()) {
-      for (const AgeKey& key : queue->second.by_age) {
-        if (counted >= members) break;
-        auto it = pending_.find(std::get<1>(key));
-        if (it == pending_.end() || !Live(it->second) || it->first == uid) continue;
-        const PendingPod& other = it->second.pod;
-        if (other.workload != workload) continue;
-        if (apart && apart_pods != nullptr && apart(other)) {
-          apart_pods->push_back(other);
-          ++counted;
-          continue;
-        }
-        need.Add(other.request);
-        largest.MaxWith(other.request);
+    for (const Entry* member : MembersByAgeLocked(team, workload)) {
+      if (counted >= members) break;
+      const PendingPod& other = member->pod;
+      if (!Live(*member) || other.uid == uid) continue;
+      if (apart && apart_pods != nullptr && apart(other)) {
+        apart_pods->push_back(other);
         ++counted;
+        continue;
       }
+      need.Add(other.request);
+      largest.MaxWith(other.request);
+      ++counted;
     }
   }
   if (members > counted) need.Add(largest.Times(members - counted));
   if (estimated != nullptr) *estimated = std::max<int64_t>(0, members - counted);
   return need;
+}
+
+std::vector<const PendingQueues::Entry*> PendingQueues::MembersByAgeLocked(
+    NameId team, std::string_view workload) const {
+  std::vector<const Entry*> members;
+  if (workload.empty()) return members;
+  // A pod's workload, when it has one, is its gang too (PendingPodOf).
+  auto [b, e] = by_gang_.equal_range(std::string(workload));
+  for (auto it = b; it != e; ++it) {
+    auto found = pending_.find(it->second);
+    if (found == pending_.end()) continue;
+    const PendingPod& pod = found->second.pod;
+    if (pod.team == team && pod.workload == workload) members.push_back(&found->second);
+  }
+  std::sort(members.begin(), members.end(), [](const Entry* a, const Entry* b) {
+    return AgeKey{a->pod.created_ms, a->pod.uid} < AgeKey{b->pod.created_ms, b->pod.uid};
+  });
+  return members;
 }
 
 std::optional<PendingPod> PendingQueues::Head(NameId team, bool by_priority) const {
@@ -409,19 +422,19 @@ std::vector<PendingPod> PendingQueues::Heads(NameId team, bool by_priority, size
   std::vector<PendingPod> out;
   auto queue = queues_.find(team);
   if (queue == queues_.end()) return out;
+  out.reserve(std::min(limit, queue->second.by_age.size()));
   // False once `limit` pods are taken.
-  auto visit = [&](const std::string& uid) {
-    auto it = pending_.find(uid);
-    if (it != pending_.end() && Live(it->second)) out.push_back(it->second.pod);
+  auto visit = [&](const Entry& entry) {
+    if (Live(entry)) out.push_back(entry.pod);
     return out.size() < limit;
   };
   if (by_priority) {
-    for (const PriorityKey& key : queue->second.by_priority) {
-      if (!visit(std::get<2>(key))) break;
+    for (const auto& [key, entry] : queue->second.by_priority) {
+      if (!visit(*entry)) break;
     }
   } else {
-    for (const AgeKey& key : queue->second.by_age) {
-      if (!visit(std::get<1>(key))) break;
+    for (const auto& [key, entry] : queue->second.by_age) {
+      if (!visit(*entry)) break;
     }
   }
   return out;
@@ -433,17 +446,16 @@ std::vector<PendingQueues::Queued> PendingQueues::QueueOf(NameId team, bool by_p
   std::vector<Queued> out;
   auto queue = queues_.find(team);
   if (queue == queues_.end()) return out;
-  auto visit = [&](const std::string& uid) {
-    auto it = pending_.find(uid);
-    if (it != pending_.end() && Live(it->second)) {
-      out.push_back(Queued{it->second.pod, it->second.refused, it->second.refused_ms});
-      out.back().pod.refusal = it->second.refusal;
+  auto visit = [&](const Entry& entry) {
+    if (Live(entry)) {
+      out.push_back(Queued{entry.pod, entry.refused, entry.refused_ms});
+      out.back().pod.refusal = entry.refusal;
     }
   };
   if (by_priority) {
-    for (const PriorityKey& key : queue->second.by_priority) visit(std::get<2>(key));
+    for (const auto& [key, entry] : queue->second.by_priority) visit(*entry);
   } else {
-    for (const AgeKey& key : queue->second.by_age) visit(std::get<1>(key));
+    for (const auto& [key, entry] : queue->second.by_age) visit(*entry);
   }
   return out;
 }
@@ -455,10 +467,9 @@ PendingQueues::Counts PendingQueues::CountsOf(NameId team) {
   auto queue = queues_.find(team);
   if (queue == queues_.end()) return n;
   std::unordered_map<std::string_view, bool> gangs;  // workload → a member was refused
-  for (const AgeKey& key : queue->second.by_age) {
-    auto it = pending_.find(std::get<1>(key));
-    if (it == pending_.end() || !Live(it->second)) continue;
-    const Entry& entry = it->second;
+  for (const auto& [key, queued] : queue->second.by_age) {
+    if (!Live(*queued)) continue;
+    const Entry& entry = *queued;
     ++n.total;
     if (entry.refused) ++n.refused;
     if (entry.pod.workload.empty()) {

@@ -34,10 +34,10 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <shared_mutex>
 #include <string>
 #include <thread>
@@ -213,9 +213,11 @@ class PendingQueues {
   // Rank keys: (−priority, created, uid) and (created, uid).
   using PriorityKey = std::tuple<int64_t, int64_t, std::string>;
   using AgeKey = std::tuple<int64_t, std::string>;
+  // Each rank index maps to the entry in pending_ (unordered_map nodes do not move; an entry
+  // leaves the indexes before it leaves pending_).
   struct TeamQueue {
-    std::set<PriorityKey> by_priority;
-    std::set<AgeKey> by_age;
+    std::map<PriorityKey, const Entry*> by_priority;
+    std::map<AgeKey, const Entry*> by_age;
     uint64_t version = 0;  // Version(): a value of version_clock_, never reused
   };
   struct Note {
@@ -245,6 +247,10 @@ class PendingQueues {
   void ApplierLoop();
   // With mu_ held: a pod joined (AddLocked returned true).
   void NoteJoinedLocked();
+  // With mu_ held: the queued members of gang `workload` (PendingPod::workload) in `team`'s
+  // queue, oldest first (its by_age order).
+  [[nodiscard]] std::vector<const Entry*> MembersByAgeLocked(model::NameId team,
+                                                             std::string_view workload) const;
   [[nodiscard]] bool Live(const Entry& entry) const;
   void ForgetExpiredLocked();
 
