@@ -75,6 +75,7 @@ Recorder::Recorder(const model::Policy& policy, const Trace& trace, const Api* a
     JobStats& s = jobs_[job.name];
     s.job = &job;
     s.gpus = Accelerators(job.Demand());
+    s.team = TeamOf(job.ns);
     if (!job.pod_sets.empty()) s.flavor = job.pod_sets.front().instance_type;
   }
   for (const NodeGroup& g : trace.nodes) accelerators_ += g.count * Accelerators(g.allocatable);
@@ -211,7 +212,7 @@ void Recorder::Completed(const TraceJob& job, int64_t now_ms) {
 }
 
 bool Recorder::QuotaAdmits(const JobStats& job) const {
-  const std::string team = TeamOf(job.job->ns);
+  const std::string& team = job.team;
   auto it = cells_.find({team, job.flavor});
   if (it == cells_.end()) return false;
   const Cell& mine = it->second;

@@ -118,6 +118,7 @@ class Recorder {
     int64_t last_disruption_ms = -1;
     int64_t gpus = 0;
     std::string flavor;  // its pods' flavor ("" when it names none)
+    std::string team;    // its namespace's team ("" when none)
   };
   // Usage of bound, unfinished pods per (team, flavor), in the accelerator resources.
   struct Cell {
