@@ -96,10 +96,14 @@ bool PendingQueues::AddLocked(const PendingPod& pod, bool from_informer, int64_t
     old.by_priority.erase(PriorityKey{-int64_t{entry.pod.priority}, entry.pod.created_ms, pod.uid});
     old.by_age.erase(AgeKey{entry.pod.created_ms, pod.uid});
     old.version = ++version_clock_;
-    if (entry.pod.gang != pod.gang) UnindexGangLocked(entry.pod);
+    if (entry.pod.gang != pod.gang) Unindex(&by_gang_, entry.pod.gang, pod.uid);
+    if (entry.pod.workload != pod.workload) Unindex(&by_workload_, entry.pod.workload, pod.uid);
   }
   if ((inserted || entry.pod.gang != pod.gang) && !pod.gang.empty()) {
     by_gang_.emplace(pod.gang, pod.uid);
+  }
+  if ((inserted || entry.pod.workload != pod.workload) && !pod.workload.empty()) {
+    by_workload_.emplace(pod.workload, pod.uid);
   }
   entry.pod = pod;
   if (!from_informer && (entry.refused_ms == 0 || entry.refusal != entry.pod.refusal)) {
@@ -143,17 +147,19 @@ void PendingQueues::RemoveLocked(const std::string& uid) {
   queue.by_priority.erase(PriorityKey{-int64_t{pod.priority}, pod.created_ms, uid});
   queue.by_age.erase(AgeKey{pod.created_ms, uid});
   queue.version = ++version_clock_;
-  UnindexGangLocked(pod);
+  Unindex(&by_gang_, pod.gang, uid);
+  Unindex(&by_workload_, pod.workload, uid);
   filter_only_.erase(uid);
   pending_.erase(it);
 }
 
-void PendingQueues::UnindexGangLocked(const PendingPod& pod) {
-  if (pod.gang.empty()) return;
-  auto [b, e] = by_gang_.equal_range(pod.gang);
+void PendingQueues::Unindex(std::unordered_multimap<std::string, std::string>* index,
+                            const std::string& key, const std::string& uid) {
+  if (key.empty()) return;
+  auto [b, e] = index->equal_range(key);
   for (auto it = b; it != e; ++it) {
-    if (it->second == pod.uid) {
-      by_gang_.erase(it);
+    if (it->second == uid) {
+      index->erase(it);
       return;
     }
   }
@@ -223,6 +229,7 @@ void PendingQueues::Retarget(const std::function<void(PendingPod&)>& retarget) {
     pending_.clear();
     queues_.clear();
     by_gang_.clear();
+    by_workload_.clear();
     filter_only_.clear();
     for (Entry& entry : entries) {
       retarget(entry.pod);
@@ -397,8 +404,7 @@ std::vector<const PendingQueues::Entry*> PendingQueues::MembersByAgeLocked(
     NameId team, std::string_view workload) const {
   std::vector<const Entry*> members;
   if (workload.empty()) return members;
-  // A pod's workload, when it has one, is its gang too (PendingPodOf).
-  auto [b, e] = by_gang_.equal_range(std::string(workload));
+  auto [b, e] = by_workload_.equal_range(std::string(workload));
   for (auto it = b; it != e; ++it) {
     auto found = pending_.find(it->second);
     if (found == pending_.end()) continue;

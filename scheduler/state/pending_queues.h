@@ -232,7 +232,9 @@ class PendingQueues {
   // AddLocked of an entry taken out for a re-rank, keeping its standing.
   void ReAddLocked(const Entry& entry);
   void RemoveLocked(const std::string& uid);
-  void UnindexGangLocked(const PendingPod& pod);
+  // Drops (key → uid) from `index` (by_gang_, by_workload_); nothing for an empty key.
+  static void Unindex(std::unordered_multimap<std::string, std::string>* index,
+                      const std::string& key, const std::string& uid);
   void ApplyNotesLocked();
   // Applies posted notes if the lock is free, without waiting (see the header comment); then,
   // outside the lock, announces the joins not announced yet. Every writer ends with it.
@@ -262,6 +264,7 @@ class PendingQueues {
   std::unordered_map<model::NameId, TeamQueue> queues_;
   uint64_t version_clock_ = 0;                                 // the last TeamQueue::version given
   std::unordered_multimap<std::string, std::string> by_gang_;  // PendingPod::gang → uid
+  std::unordered_multimap<std::string, std::string> by_workload_;  // PendingPod::workload → uid
   std::unordered_set<std::string> filter_only_;  // uids of entries not from the informer
   std::atomic<uint64_t> filter_only_dropped_{0};
   std::function<void()> on_join_;    // set before any write
