@@ -25,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "scheduler/cluster_api.h"
@@ -78,7 +79,7 @@ class Api final : public KubeActions {
   void SetNominatedNode(const std::string& uid, const std::string& node);
 
   [[nodiscard]] const PodObject* Find(const std::string& uid) const;
-  [[nodiscard]] const std::map<std::string, PodObject>& pods() const { return pods_; }
+  [[nodiscard]] const std::unordered_map<std::string, PodObject>& pods() const { return pods_; }
   [[nodiscard]] const std::vector<model::Node>& nodes() const { return nodes_; }
   [[nodiscard]] const model::Node* FindNode(const std::string& name) const;
 
@@ -113,8 +114,8 @@ class Api final : public KubeActions {
   std::string NextResourceVersion() { return std::to_string(++resource_version_); }
 
   const common::Clock* const clock_;
-  std::map<std::string, PodObject> pods_;          // by uid
-  std::map<std::string, std::string> uid_by_key_;  // ns/name → uid
+  std::unordered_map<std::string, PodObject> pods_;  // by uid
+  std::map<std::string, std::string> uid_by_key_;    // ns/name → uid
   std::vector<model::Node> nodes_;
   std::deque<WatchEvent> events_;
   uint64_t resource_version_ = 0;

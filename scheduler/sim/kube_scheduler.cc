@@ -121,14 +121,25 @@ void KubeScheduler::Enqueue(const std::string& uid, const Pod& pod) {
 void KubeScheduler::Dequeue(const std::string& uid) {
   auto it = queued_.find(uid);
   if (it == queued_.end()) return;
-  active_.erase(ActiveKey{-static_cast<int64_t>(it->second.priority), it->second.created_ms, uid});
+  const QueuedPod& q = it->second;
+  active_.erase(ActiveKey{-static_cast<int64_t>(q.priority), q.created_ms, uid});
+  backoff_.erase({BackoffEnd(q), uid});
+  unschedulable_.erase(uid);
   queued_.erase(it);
   ClearNomination(uid);
 }
 
-void KubeScheduler::ToActive(const std::string& uid, QueuedPod& q) {
-  q.where = QueuedPod::Where::kActive;
+void KubeScheduler::ToActive(const std::string& uid, const QueuedPod& q) {
   active_.insert(ActiveKey{-static_cast<int64_t>(q.priority), q.created_ms, uid});
+}
+
+void KubeScheduler::ToActiveOrBackoff(const std::string& uid, const QueuedPod& q) {
+  const int64_t end = BackoffEnd(q);
+  if (end <= loop_->now_ms()) {
+    ToActive(uid, q);
+  } else {
+    backoff_.emplace(end, uid);
+  }
 }
 
 int64_t KubeScheduler::BackoffEnd(const QueuedPod& q) const {
@@ -138,34 +149,29 @@ int64_t KubeScheduler::BackoffEnd(const QueuedPod& q) const {
 }
 
 void KubeScheduler::MoveAllToActiveOrBackoff() {
-  const int64_t now = loop_->now_ms();
-  for (auto& [uid, q] : queued_) {
-    if (q.where != QueuedPod::Where::kUnschedulable) continue;
-    if (BackoffEnd(q) <= now) {
-      ToActive(uid, q);
-    } else {
-      q.where = QueuedPod::Where::kBackoff;
-    }
-  }
+  for (const std::string& uid : unschedulable_) ToActiveOrBackoff(uid, queued_.at(uid));
+  unschedulable_.clear();
 }
 
 void KubeScheduler::FlushBackoff() {
   const int64_t now = loop_->now_ms();
-  for (auto& [uid, q] : queued_) {
-    if (q.where == QueuedPod::Where::kBackoff && BackoffEnd(q) <= now) ToActive(uid, q);
+  while (!backoff_.empty() && backoff_.begin()->first <= now) {
+    const std::string& uid = backoff_.begin()->second;
+    ToActive(uid, queued_.at(uid));
+    backoff_.erase(backoff_.begin());
   }
 }
 
 void KubeScheduler::FlushUnschedulableLeftover() {
   const int64_t now = loop_->now_ms();
-  for (auto& [uid, q] : queued_) {
-    if (q.where != QueuedPod::Where::kUnschedulable) continue;
-    if (now - q.unschedulable_since_ms < options_.unschedulable_max_ms) continue;
-    if (BackoffEnd(q) <= now) {
-      ToActive(uid, q);
-    } else {
-      q.where = QueuedPod::Where::kBackoff;
+  for (auto it = unschedulable_.begin(); it != unschedulable_.end();) {
+    QueuedPod& q = queued_.at(*it);
+    if (now - q.unschedulable_since_ms < options_.unschedulable_max_ms) {
+      ++it;
+      continue;
     }
+    ToActiveOrBackoff(*it, q);
+    it = unschedulable_.erase(it);
   }
 }
 
@@ -190,8 +196,8 @@ void KubeScheduler::ScheduleFlushes() {
 void KubeScheduler::Failed(const std::string& uid) {
   auto it = queued_.find(uid);
   if (it == queued_.end()) return;
-  it->second.where = QueuedPod::Where::kUnschedulable;
   it->second.unschedulable_since_ms = loop_->now_ms();
+  unschedulable_.insert(uid);
 }
 
 size_t KubeScheduler::RunCycles() {
@@ -207,9 +213,10 @@ size_t KubeScheduler::RunCycles() {
 
 // ---- a cycle ----
 
-ResourceList KubeScheduler::Used(const std::string& node) const {
+const ResourceList& KubeScheduler::Used(const std::string& node) const {
+  static const ResourceList kNone;
   auto it = used_.find(node);
-  return it == used_.end() ? ResourceList() : it->second;
+  return it == used_.end() ? kNone : it->second;
 }
 
 ResourceList KubeScheduler::NominatedOn(const std::string& node, int32_t priority,
@@ -227,9 +234,14 @@ ResourceList KubeScheduler::NominatedOn(const std::string& node, int32_t priorit
 
 bool KubeScheduler::Fits(const PodObject& pod, const model::Node& node,
                          const ResourceList& extra_free) const {
-  ResourceList used = Used(node.name);
-  used.Add(NominatedOn(node.name, PriorityOf(pod.pod), pod.pod.uid));
-  return FitsIn(pod.request, node.allocatable, used, extra_free);
+  const ResourceList& used = Used(node.name);
+  auto nominated = nominated_.find(node.name);
+  if (nominated == nominated_.end() || nominated->second.empty()) {
+    return FitsIn(pod.request, node.allocatable, used, extra_free);
+  }
+  ResourceList with_nominated = used;
+  with_nominated.Add(NominatedOn(node.name, PriorityOf(pod.pod), pod.pod.uid));
+  return FitsIn(pod.request, node.allocatable, with_nominated, extra_free);
 }
 
 std::vector<std::string> KubeScheduler::NodesThatFit(const PodObject& pod,
@@ -351,30 +363,31 @@ std::string KubeScheduler::SelectHost(const PodObject& pod, const FilterArgs& ar
 
 // ---- DefaultPreemption ----
 
-std::vector<Pod> KubeScheduler::VictimsOn(const PodObject& pod, const model::Node& node) const {
+std::vector<const PodObject*> KubeScheduler::VictimsOn(const PodObject& pod,
+                                                       const model::Node& node) const {
   const int32_t priority = PriorityOf(pod.pod);
-  std::vector<Pod> potential;
+  std::vector<const PodObject*> potential;
   ResourceList freed;
   auto on = pods_on_.find(node.name);
   if (on != pods_on_.end()) {
     for (const std::string& uid : on->second) {
       const PodObject* o = api_->Find(uid);
       if (o == nullptr || PriorityOf(o->pod) >= priority) continue;
-      potential.push_back(o->pod);
+      potential.push_back(o);
       freed.Add(o->request);
     }
   }
   if (potential.empty() || !Fits(pod, node, freed)) return {};
-  std::sort(potential.begin(), potential.end(), MoreImportant);
-  std::vector<Pod> victims;
-  for (Pod& p : potential) {
-    const ResourceList& request = api_->Find(p.uid)->request;
+  std::sort(potential.begin(), potential.end(),
+            [](const PodObject* a, const PodObject* b) { return MoreImportant(a->pod, b->pod); });
+  std::vector<const PodObject*> victims;
+  for (const PodObject* p : potential) {
     ResourceList without = freed;
-    Subtract(&without, request);
+    Subtract(&without, p->request);
     if (Fits(pod, node, without)) {
       freed = std::move(without);  // reprieved
     } else {
-      victims.push_back(std::move(p));
+      victims.push_back(p);
     }
   }
   return victims;
@@ -397,12 +410,12 @@ bool KubeScheduler::PostFilter(const PodObject& pod, const std::vector<std::stri
   for (const std::string& name : candidates) {
     const model::Node* node = api_->FindNode(name);
     if (node == nullptr) continue;
-    std::vector<Pod> victims = VictimsOn(pod, *node);
+    const std::vector<const PodObject*> victims = VictimsOn(pod, *node);
     if (victims.empty()) continue;
     Victims& v = args.node_to_victims[name];
-    for (const Pod& p : victims) {
+    for (const PodObject* p : victims) {
       Pod meta;
-      meta.uid = p.uid;
+      meta.uid = p->pod.uid;
       v.pods.push_back(std::move(meta));
     }
   }

@@ -39,6 +39,8 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "scheduler/extender_api.h"
@@ -91,7 +93,6 @@ class KubeScheduler {
     int attempts = 0;
     int64_t last_attempt_ms = 0;
     int64_t unschedulable_since_ms = 0;
-    enum class Where { kActive, kBackoff, kUnschedulable } where = Where::kActive;
   };
   using ActiveKey = std::tuple<int64_t, int64_t, std::string>;  // −priority, created, uid
 
@@ -100,7 +101,9 @@ class KubeScheduler {
   void Forget(const std::string& uid);
   void Enqueue(const std::string& uid, const model::Pod& pod);
   void Dequeue(const std::string& uid);
-  void ToActive(const std::string& uid, QueuedPod& q);
+  void ToActive(const std::string& uid, const QueuedPod& q);
+  // To activeQ when its backoff has passed, else to the backoffQ.
+  void ToActiveOrBackoff(const std::string& uid, const QueuedPod& q);
   void MoveAllToActiveOrBackoff();
   void FlushBackoff();
   void FlushUnschedulableLeftover();
@@ -115,15 +118,15 @@ class KubeScheduler {
                                                       std::vector<std::string>* resolvable) const;
   [[nodiscard]] bool Fits(const PodObject& pod, const model::Node& node,
                           const model::ResourceList& extra_free) const;
-  [[nodiscard]] model::ResourceList Used(const std::string& node) const;
+  [[nodiscard]] const model::ResourceList& Used(const std::string& node) const;
   [[nodiscard]] model::ResourceList NominatedOn(const std::string& node, int32_t priority,
                                                 const std::string& except) const;
   [[nodiscard]] std::string SelectHost(const PodObject& pod, const FilterArgs& args,
                                        const std::vector<std::string>& feasible);
   // DefaultPreemption; true when it nominated the pod.
   bool PostFilter(const PodObject& pod, const std::vector<std::string>& candidates);
-  [[nodiscard]] std::vector<model::Pod> VictimsOn(const PodObject& pod,
-                                                  const model::Node& node) const;
+  [[nodiscard]] std::vector<const PodObject*> VictimsOn(const PodObject& pod,
+                                                        const model::Node& node) const;
   void ClearNomination(const std::string& uid);
   void PrepareCandidate(const PodObject& pod, const std::string& node, const Victims& victims);
 
@@ -135,15 +138,19 @@ class KubeScheduler {
   Stats stats_;
   std::function<void(const model::Pod&, const std::string&)> attempt_observer_;
 
-  std::map<std::string, QueuedPod> queued_;  // pending pods of this scheduler, by uid
+  std::unordered_map<std::string, QueuedPod> queued_;  // pending pods of this scheduler, by uid
+  // The queued pods by where they are: activeQ in pop order, the backoffQ by the end of their
+  // backoff (fixed while they are there), the unschedulable pods.
   std::set<ActiveKey> active_;
+  std::set<std::pair<int64_t, std::string>> backoff_;
+  std::set<std::string> unschedulable_;
   bool flushes_scheduled_ = false;
   // The scheduler's cache: pods counted on each node (bound, not terminal, not gone).
   struct Counted {
     std::string node;
     model::ResourceList request;
   };
-  std::map<std::string, Counted> counted_;                  // by uid
+  std::unordered_map<std::string, Counted> counted_;        // by uid
   std::map<std::string, model::ResourceList> used_;         // node → requests
   std::map<std::string, std::set<std::string>> pods_on_;    // node → uids
   std::map<std::string, std::set<std::string>> nominated_;  // node → pending uids nominated

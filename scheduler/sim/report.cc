@@ -75,6 +75,7 @@ Recorder::Recorder(const model::Policy& policy, const Trace& trace, const Api* a
     JobStats& s = jobs_[job.name];
     s.job = &job;
     s.gpus = Accelerators(job.Demand());
+    s.team = TeamOf(job.ns);
     if (!job.pod_sets.empty()) s.flavor = job.pod_sets.front().instance_type;
   }
   for (const NodeGroup& g : trace.nodes) accelerators_ += g.count * Accelerators(g.allocatable);
@@ -157,12 +158,14 @@ void Recorder::Arrived(const TraceJob& job, int64_t now_ms) {
   // A guarantee sample: the team waits for nothing of its own (no job of it waiting) and the job
   // fits within its nominal quota beside what its bound pods use.
   bool team_waits = false;
-  for (const auto& [name, other] : jobs_) {
+  for (const std::string& name : maybe_waiting_) {
+    const JobStats& other = jobs_.at(name);
     team_waits =
         team_waits || (name != job.name && other.arrived_ms >= 0 && other.completed_ms < 0 &&
                        !other.bound_now && other.job->ns == job.ns);
   }
   ++waiting_;
+  maybe_waiting_.insert(job.name);
   auto cell = cells_.find({team, s.flavor});
   s.within_nominal =
       !team_waits && cell != cells_.end() && cell->second.used + s.gpus <= cell->second.nominal;
@@ -173,6 +176,7 @@ void Recorder::AllBound(const TraceJob& job, int64_t now_ms) {
   if (s.bound_now) return;
   s.bound_now = true;
   --waiting_;
+  maybe_waiting_.erase(job.name);
   if (s.first_bound_ms < 0) {
     s.first_bound_ms = now_ms;
     if (s.within_nominal) guarantee_s_.push_back((now_ms - s.arrived_ms) / 1000.0);
@@ -185,6 +189,7 @@ void Recorder::Disrupted(const TraceJob& job, int64_t now_ms, int64_t lost_progr
   if (s.bound_now) {
     s.bound_now = false;
     ++waiting_;
+    maybe_waiting_.insert(job.name);
   }
   ++disruptions_;
   ++by_mechanism_[std::string(mechanism)];
@@ -202,11 +207,12 @@ void Recorder::Completed(const TraceJob& job, int64_t now_ms) {
   s.completed_ms = now_ms;
   if (!s.bound_now) --waiting_;
   s.bound_now = false;
+  maybe_waiting_.erase(job.name);
   last_completion_ms_ = std::max(last_completion_ms_, now_ms);
 }
 
 bool Recorder::QuotaAdmits(const JobStats& job) const {
-  const std::string team = TeamOf(job.job->ns);
+  const std::string& team = job.team;
   auto it = cells_.find({team, job.flavor});
   if (it == cells_.end()) return false;
   const Cell& mine = it->second;
@@ -236,7 +242,8 @@ void Recorder::Sample(int64_t now_ms, const std::map<std::string, ResourceList>&
   }
   std::map<std::string, int64_t> fitting;
   std::string which;
-  for (const auto& [name, s] : jobs_) {
+  for (const std::string& name : maybe_waiting_) {
+    const JobStats& s = jobs_.at(name);
     if (s.arrived_ms < 0 || s.completed_ms >= 0 || s.bound_now || s.gpus == 0) continue;
     if (!QuotaAdmits(s) || !PodsFit(*s.job, free_by_node, node_flavor)) continue;
     fitting[s.flavor] += s.gpus;

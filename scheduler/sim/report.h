@@ -28,6 +28,7 @@
 #include <functional>
 #include <map>
 #include <ostream>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -117,6 +118,7 @@ class Recorder {
     int64_t last_disruption_ms = -1;
     int64_t gpus = 0;
     std::string flavor;  // its pods' flavor ("" when it names none)
+    std::string team;    // its namespace's team ("" when none)
   };
   // Usage of bound, unfinished pods per (team, flavor), in the accelerator resources.
   struct Cell {
@@ -136,6 +138,9 @@ class Recorder {
   const Api* const api_;
   std::map<std::string, JobStats> jobs_;  // by job name
   int waiting_ = 0;
+  // The names of the jobs that may be waiting (arrived, not completed, not all bound), and of
+  // some that no longer are: a superset, for the scans that look at waiting jobs only.
+  std::set<std::string> maybe_waiting_;
   std::map<std::string, std::pair<std::string, int64_t>> counted_;  // pod uid → (node, gpus)
   std::map<std::string, std::string> job_of_pod_;                   // pod uid → job
   std::map<std::pair<std::string, std::string>, Cell> cells_;       // (team, flavor)

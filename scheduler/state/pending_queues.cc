@@ -1,5 +1,6 @@
 #include "scheduler/state/pending_queues.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "scheduler/model/gang.h"
@@ -95,10 +96,14 @@ bool PendingQueues::AddLocked(const PendingPod& pod, bool from_informer, int64_t
     old.by_priority.erase(PriorityKey{-int64_t{entry.pod.priority}, entry.pod.created_ms, pod.uid});
     old.by_age.erase(AgeKey{entry.pod.created_ms, pod.uid});
     old.version = ++version_clock_;
-    if (entry.pod.gang != pod.gang) UnindexGangLocked(entry.pod);
+    if (entry.pod.gang != pod.gang) Unindex(&by_gang_, entry.pod.gang, pod.uid);
+    if (entry.pod.workload != pod.workload) Unindex(&by_workload_, entry.pod.workload, pod.uid);
   }
   if ((inserted || entry.pod.gang != pod.gang) && !pod.gang.empty()) {
     by_gang_.emplace(pod.gang, pod.uid);
+  }
+  if ((inserted || entry.pod.workload != pod.workload) && !pod.workload.empty()) {
+    by_workload_.emplace(pod.workload, pod.uid);
   }
   entry.pod = pod;
   if (!from_informer && (entry.refused_ms == 0 || entry.refusal != entry.pod.refusal)) {
@@ -115,8 +120,8 @@ bool PendingQueues::AddLocked(const PendingPod& pod, bool from_informer, int64_t
   }
   entry.refused = entry.refused || !from_informer;  // a note: after a refusing filter
   TeamQueue& queue = queues_[pod.team];
-  queue.by_priority.emplace(-int64_t{pod.priority}, pod.created_ms, pod.uid);
-  queue.by_age.emplace(pod.created_ms, pod.uid);
+  queue.by_priority.emplace(PriorityKey{-int64_t{pod.priority}, pod.created_ms, pod.uid}, &entry);
+  queue.by_age.emplace(AgeKey{pod.created_ms, pod.uid}, &entry);
   queue.version = ++version_clock_;
   return inserted;
 }
@@ -142,17 +147,19 @@ void PendingQueues::RemoveLocked(const std::string& uid) {
   queue.by_priority.erase(PriorityKey{-int64_t{pod.priority}, pod.created_ms, uid});
   queue.by_age.erase(AgeKey{pod.created_ms, uid});
   queue.version = ++version_clock_;
-  UnindexGangLocked(pod);
+  Unindex(&by_gang_, pod.gang, uid);
+  Unindex(&by_workload_, pod.workload, uid);
   filter_only_.erase(uid);
   pending_.erase(it);
 }
 
-void PendingQueues::UnindexGangLocked(const PendingPod& pod) {
-  if (pod.gang.empty()) return;
-  auto [b, e] = by_gang_.equal_range(pod.gang);
+void PendingQueues::Unindex(std::unordered_multimap<std::string, std::string>* index,
+                            const std::string& key, const std::string& uid) {
+  if (key.empty()) return;
+  auto [b, e] = index->equal_range(key);
   for (auto it = b; it != e; ++it) {
-    if (it->second == pod.uid) {
-      by_gang_.erase(it);
+    if (it->second == uid) {
+      index->erase(it);
       return;
     }
   }
@@ -222,6 +229,7 @@ void PendingQueues::Retarget(const std::function<void(PendingPod&)>& retarget) {
     pending_.clear();
     queues_.clear();
     by_gang_.clear();
+    by_workload_.clear();
     filter_only_.clear();
     for (Entry& entry : entries) {
       retarget(entry.pod);
@@ -341,24 +349,23 @@ std::vector<PendingPod> PendingQueues::Ahead(NameId team, int32_t priority, int6
   std::vector<PendingPod> out;
   auto queue = queues_.find(team);
   if (queue == queues_.end()) return out;
-  auto take = [&](const std::string& other) {
-    if (other == uid) return;
-    auto it = pending_.find(other);
-    if (it == pending_.end() || !Live(it->second)) return;
-    if (!skip_workload.empty() && it->second.pod.workload == skip_workload) return;
-    out.push_back(it->second.pod);
+  out.reserve(std::min(limit, queue->second.by_age.size()));
+  auto take = [&](const Entry& other) {
+    if (other.pod.uid == uid || !Live(other)) return;
+    if (!skip_workload.empty() && other.pod.workload == skip_workload) return;
+    out.push_back(other.pod);
   };
   if (by_priority) {
     const PriorityKey self{-int64_t{priority}, created_ms, std::string(uid)};
     for (auto it = queue->second.by_priority.begin();
-         it != queue->second.by_priority.end() && *it < self && out.size() < limit; ++it) {
-      take(std::get<2>(*it));
+         it != queue->second.by_priority.end() && it->first < self && out.size() < limit; ++it) {
+      take(*it->second);
     }
   } else {
     const AgeKey self{created_ms, std::string(uid)};
     for (auto it = queue->second.by_age.begin();
-         it != queue->second.by_age.end() && *it < self && out.size() < limit; ++it) {
-      take(std::get<1>(*it));
+         it != queue->second.by_age.end() && it->first < self && out.size() < limit; ++it) {
+      take(*it->second);
     }
   }
   return out;
@@ -374,28 +381,40 @@ ResourceList PendingQueues::GangNeed(NameId team, std::string_view workload, std
   int64_t counted = 1;
   {
     std::shared_lock lock(mu_);
-    auto queue = queues_.find(team);
-    if (queue != queues_.end() && !workload.empty()) {
-      for (const AgeKey& key : queue->second.by_age) {
-        if (counted >= members) break;
-        auto it = pending_.find(std::get<1>(key));
-        if (it == pending_.end() || !Live(it->second) || it->first == uid) continue;
-        const PendingPod& other = it->second.pod;
-        if (other.workload != workload) continue;
-        if (apart && apart_pods != nullptr && apart(other)) {
-          apart_pods->push_back(other);
-          ++counted;
-          continue;
-        }
-        need.Add(other.request);
-        largest.MaxWith(other.request);
+    for (const Entry* member : MembersByAgeLocked(team, workload)) {
+      if (counted >= members) break;
+      const PendingPod& other = member->pod;
+      if (!Live(*member) || other.uid == uid) continue;
+      if (apart && apart_pods != nullptr && apart(other)) {
+        apart_pods->push_back(other);
         ++counted;
+        continue;
       }
+      need.Add(other.request);
+      largest.MaxWith(other.request);
+      ++counted;
     }
   }
   if (members > counted) need.Add(largest.Times(members - counted));
   if (estimated != nullptr) *estimated = std::max<int64_t>(0, members - counted);
   return need;
+}
+
+std::vector<const PendingQueues::Entry*> PendingQueues::MembersByAgeLocked(
+    NameId team, std::string_view workload) const {
+  std::vector<const Entry*> members;
+  if (workload.empty()) return members;
+  auto [b, e] = by_workload_.equal_range(std::string(workload));
+  for (auto it = b; it != e; ++it) {
+    auto found = pending_.find(it->second);
+    if (found == pending_.end()) continue;
+    const PendingPod& pod = found->second.pod;
+    if (pod.team == team && pod.workload == workload) members.push_back(&found->second);
+  }
+  std::sort(members.begin(), members.end(), [](const Entry* a, const Entry* b) {
+    return AgeKey{a->pod.created_ms, a->pod.uid} < AgeKey{b->pod.created_ms, b->pod.uid};
+  });
+  return members;
 }
 
 std::optional<PendingPod> PendingQueues::Head(NameId team, bool by_priority) const {
@@ -409,19 +428,19 @@ std::vector<PendingPod> PendingQueues::Heads(NameId team, bool by_priority, size
   std::vector<PendingPod> out;
   auto queue = queues_.find(team);
   if (queue == queues_.end()) return out;
+  out.reserve(std::min(limit, queue->second.by_age.size()));
   // False once `limit` pods are taken.
-  auto visit = [&](const std::string& uid) {
-    auto it = pending_.find(uid);
-    if (it != pending_.end() && Live(it->second)) out.push_back(it->second.pod);
+  auto visit = [&](const Entry& entry) {
+    if (Live(entry)) out.push_back(entry.pod);
     return out.size() < limit;
   };
   if (by_priority) {
-    for (const PriorityKey& key : queue->second.by_priority) {
-      if (!visit(std::get<2>(key))) break;
+    for (const auto& [key, entry] : queue->second.by_priority) {
+      if (!visit(*entry)) break;
     }
   } else {
-    for (const AgeKey& key : queue->second.by_age) {
-      if (!visit(std::get<1>(key))) break;
+    for (const auto& [key, entry] : queue->second.by_age) {
+      if (!visit(*entry)) break;
     }
   }
   return out;
@@ -433,17 +452,16 @@ std::vector<PendingQueues::Queued> PendingQueues::QueueOf(NameId team, bool by_p
   std::vector<Queued> out;
   auto queue = queues_.find(team);
   if (queue == queues_.end()) return out;
-  auto visit = [&](const std::string& uid) {
-    auto it = pending_.find(uid);
-    if (it != pending_.end() && Live(it->second)) {
-      out.push_back(Queued{it->second.pod, it->second.refused, it->second.refused_ms});
-      out.back().pod.refusal = it->second.refusal;
+  auto visit = [&](const Entry& entry) {
+    if (Live(entry)) {
+      out.push_back(Queued{entry.pod, entry.refused, entry.refused_ms});
+      out.back().pod.refusal = entry.refusal;
     }
   };
   if (by_priority) {
-    for (const PriorityKey& key : queue->second.by_priority) visit(std::get<2>(key));
+    for (const auto& [key, entry] : queue->second.by_priority) visit(*entry);
   } else {
-    for (const AgeKey& key : queue->second.by_age) visit(std::get<1>(key));
+    for (const auto& [key, entry] : queue->second.by_age) visit(*entry);
   }
   return out;
 }
@@ -455,10 +473,9 @@ PendingQueues::Counts PendingQueues::CountsOf(NameId team) {
   auto queue = queues_.find(team);
   if (queue == queues_.end()) return n;
   std::unordered_map<std::string_view, bool> gangs;  // workload → a member was refused
-  for (const AgeKey& key : queue->second.by_age) {
-    auto it = pending_.find(std::get<1>(key));
-    if (it == pending_.end() || !Live(it->second)) continue;
-    const Entry& entry = it->second;
+  for (const auto& [key, queued] : queue->second.by_age) {
+    if (!Live(*queued)) continue;
+    const Entry& entry = *queued;
     ++n.total;
     if (entry.refused) ++n.refused;
     if (entry.pod.workload.empty()) {

@@ -34,10 +34,10 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <shared_mutex>
 #include <string>
 #include <thread>
@@ -213,9 +213,11 @@ class PendingQueues {
   // Rank keys: (−priority, created, uid) and (created, uid).
   using PriorityKey = std::tuple<int64_t, int64_t, std::string>;
   using AgeKey = std::tuple<int64_t, std::string>;
+  // Each rank index maps to the entry in pending_ (unordered_map nodes do not move; an entry
+  // leaves the indexes before it leaves pending_).
   struct TeamQueue {
-    std::set<PriorityKey> by_priority;
-    std::set<AgeKey> by_age;
+    std::map<PriorityKey, const Entry*> by_priority;
+    std::map<AgeKey, const Entry*> by_age;
     uint64_t version = 0;  // Version(): a value of version_clock_, never reused
   };
   struct Note {
@@ -230,7 +232,9 @@ class PendingQueues {
   // AddLocked of an entry taken out for a re-rank, keeping its standing.
   void ReAddLocked(const Entry& entry);
   void RemoveLocked(const std::string& uid);
-  void UnindexGangLocked(const PendingPod& pod);
+  // Drops (key → uid) from `index` (by_gang_, by_workload_); nothing for an empty key.
+  static void Unindex(std::unordered_multimap<std::string, std::string>* index,
+                      const std::string& key, const std::string& uid);
   void ApplyNotesLocked();
   // Applies posted notes if the lock is free, without waiting (see the header comment); then,
   // outside the lock, announces the joins not announced yet. Every writer ends with it.
@@ -245,6 +249,10 @@ class PendingQueues {
   void ApplierLoop();
   // With mu_ held: a pod joined (AddLocked returned true).
   void NoteJoinedLocked();
+  // With mu_ held: the queued members of gang `workload` (PendingPod::workload) in `team`'s
+  // queue, oldest first (its by_age order).
+  [[nodiscard]] std::vector<const Entry*> MembersByAgeLocked(model::NameId team,
+                                                             std::string_view workload) const;
   [[nodiscard]] bool Live(const Entry& entry) const;
   void ForgetExpiredLocked();
 
@@ -256,6 +264,7 @@ class PendingQueues {
   std::unordered_map<model::NameId, TeamQueue> queues_;
   uint64_t version_clock_ = 0;                                 // the last TeamQueue::version given
   std::unordered_multimap<std::string, std::string> by_gang_;  // PendingPod::gang → uid
+  std::unordered_multimap<std::string, std::string> by_workload_;  // PendingPod::workload → uid
   std::unordered_set<std::string> filter_only_;  // uids of entries not from the informer
   std::atomic<uint64_t> filter_only_dropped_{0};
   std::function<void()> on_join_;    // set before any write
