@@ -564,7 +564,6 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
   const int members =
       p.workload.empty() ? 1 : std::max(1, p.workload_size - (hold ? hold->holders : 0));
   if (chosen.outcome != Selection::Outcome::kVictims &&
-      decisions::Starving(run.policy, pending.created_ms, run.now_ms) &&
       Drain(run, pending, p, *team, members, chosen)) {
     return;
   }
@@ -608,12 +607,15 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
 
 bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Preemptor& p,
                                  const Team& team, int members, const Selection& chosen) {
+  // Owed the room: it starves, or (not when it fits now) its team's nominal quota holds it.
+  const bool starving = decisions::Starving(run.policy, pending.created_ms, run.now_ms);
+  if (!starving && chosen.outcome == Selection::Outcome::kFits) return false;
   std::vector<std::pair<std::string, ResourceList>> nodes;
   if (chosen.outcome == Selection::Outcome::kFits) {
     nodes.emplace_back(chosen.node, p.request);  // claimed in the planner by Plan already
     run.drained.push_back(chosen.flavor);
-  } else if (std::optional<VictimPlanner::Drain> drain =
-                 run.planner->PlanDrain(team, pending, p, members, run.drained)) {
+  } else if (std::optional<VictimPlanner::Drain> drain = run.planner->PlanDrain(
+                 team, pending, p, members, run.drained, /*within_nominal=*/!starving)) {
     nodes = std::move(drain->nodes);
     run.drained.push_back(drain->flavor);
   } else {
@@ -627,10 +629,13 @@ bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Pree
     cluster_->HoldRoom(node, holder, amount, until);
     where += (where.empty() ? "" : ", ") + node;
   }
-  std::string status = "waiting " + std::to_string((run.now_ms - pending.created_ms) / 1000) +
-                       "s, longer than the starvation bound (" +
-                       std::to_string(run.policy.starvation_bound_seconds) +
-                       "s): room is kept for it on " + where;
+  std::string status =
+      (starving ? "waiting " + std::to_string((run.now_ms - pending.created_ms) / 1000) +
+                      "s, longer than the starvation bound (" +
+                      std::to_string(run.policy.starvation_bound_seconds) + "s)"
+                : std::string("within its team's nominal quota, no node has room for it and "
+                              "nothing may be evicted")) +
+      ": room is kept for it on " + where;
   common::log::Debug(kComponent, "draining", {{"pod", p.key}, {"nodes", where}});
   std::lock_guard<std::mutex> lock(mu_);
   draining_[p.uid] = Draining{until, std::move(status)};

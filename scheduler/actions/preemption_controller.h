@@ -105,7 +105,8 @@ struct PreemptionStats {
   // Members of gangs whose quota hold expired before every member came, evicted so that no gang
   // runs partly (DESIGN §3.7).
   uint64_t gang_timeout_evictions = 0;
-  // Runs that held nodes for a starving pod to drain toward it (DESIGN §3.7).
+  // Runs that held nodes for a pod owed room to drain toward it, a starving one or one its
+  // team's nominal quota holds (Drain).
   uint64_t drains = 0;
 };
 
@@ -235,11 +236,14 @@ class PreemptionController {
   // filter's fair-share rule would hold it back for another team's pending pod.
   [[nodiscard]] std::optional<std::string> TurnNotCome(Run& run, const decisions::Preemptor& p,
                                                        const decisions::Selection& chosen);
-  // A starving pod nothing is evicted for: the room it needs is held for it — on the node it
-  // fits now (`chosen` kFits), else on the nodes closest to room, which then drain toward it —
-  // and it is decided for again soon. One drain per flavor and run: the best-ranked starving
-  // pod's. False when its quota admits it nowhere (the filter's queue-order and fair-share rules
-  // keep that quota for it instead) or every flavor it could drain is taken.
+  // A pod owed room that nothing is evicted for — it starves (decisions::Starving), or its
+  // team's nominal quota holds it but no node has room (other teams' pods within their quota
+  // fill the nodes in pieces) — has the room it needs held for it: a starving pod on the node
+  // it fits now (`chosen` kFits), else on the nodes closest to room, which then drain toward
+  // it; it is decided for again soon. One drain per flavor and run: the best-ranked such pod's.
+  // False when it is owed nothing, its quota admits it nowhere (the filter's queue-order and
+  // fair-share rules keep that quota for a starving pod instead) or every flavor it could drain
+  // is taken.
   bool Drain(Run& run, const state::PendingPod& pending, const decisions::Preemptor& p,
              const model::Team& team, int members, const decisions::Selection& chosen);
   void StartRound(Run& run, const state::PendingPod& pending, const decisions::Preemptor& p,

@@ -226,7 +226,8 @@ int64_t VictimPlanner::ClosestToRoom(const decisions::FlavorNodes& nodes,
 std::optional<VictimPlanner::Drain> VictimPlanner::PlanDrain(const Team& team,
                                                              const PendingPod& pending,
                                                              const Preemptor& p, int members,
-                                                             const std::vector<NameId>& skip) {
+                                                             const std::vector<NameId>& skip,
+                                                             bool within_nominal) {
   std::string unused;
   const size_t usable = UsableFlavors(team, pending, &unused);
   const model::IdAmounts request = ToIdAmounts(p.request);
@@ -235,7 +236,9 @@ std::optional<VictimPlanner::Drain> VictimPlanner::PlanDrain(const Team& team,
     if (std::find(skip.begin(), skip.end(), flavor) != skip.end()) continue;
     FlavorCtx& ctx = Ctx(flavor);
     const int row = ctx.quota.Row(p.team);
-    if (row < 0 || !ctx.quota.Fits(row, ctx.quota.ToSlots(p.quota_request()))) continue;
+    const QuotaSim::Amounts need = ctx.quota.ToSlots(p.quota_request());
+    if (row < 0 || !ctx.quota.Fits(row, need)) continue;
+    if (within_nominal && !ctx.quota.WithinNominal(row, need)) continue;
     std::vector<model::IdAmounts> planned(ctx.nodes.nodes.size());
     bool placed = true;
     for (int m = 0; m < members && placed; ++m) {

@@ -74,9 +74,10 @@ class VictimPlanner {
   // Where a starving preemptor (decisions::Starving) will run once its nodes drain: on the
   // first flavor it may use where its quota admits it now, a node for each of its `members`
   // still to come (its request on each; members share a node while it can ever hold them),
-  // those closest to having room first; flavors in `skip` are passed by. The nodes are claimed for
-  // the rest of the run, so that no other drain holds them. Nothing when its quota admits it on no
-  // flavor, or some member fits on no accepting node however empty.
+  // those closest to having room first; flavors in `skip` are passed by, and with
+  // `within_nominal` those where its team would use more than its nominal quota. The nodes are
+  // claimed for the rest of the run, so that no other drain holds them. Nothing when its quota
+  // admits it on no flavor, or some member fits on no accepting node however empty.
   struct Drain {
     model::NameId flavor = 0;
     std::vector<std::pair<std::string, model::ResourceList>> nodes;
@@ -84,7 +85,8 @@ class VictimPlanner {
   [[nodiscard]] std::optional<Drain> PlanDrain(const model::Team& team,
                                                const state::PendingPod& pending,
                                                const decisions::Preemptor& p, int members,
-                                               const std::vector<model::NameId>& skip);
+                                               const std::vector<model::NameId>& skip,
+                                               bool within_nominal);
   // A round starts with `chosen`: its victims, taken (TakeVictims), and the preemptor's claim.
   [[nodiscard]] std::vector<RoundVictim> Commit(const decisions::Preemptor& p,
                                                 const decisions::Selection& chosen);

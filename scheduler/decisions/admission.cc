@@ -752,6 +752,7 @@ BindResult Admission::Bind(const BindArgs& args) {
                       {{"pod", key}, {"node", args.node}, {"error", bound.error().message}});
     return result;
   }
+  cluster_->NoteBound(args.pod_uid, args.node);
   if (team != kNoTeam && node.flavor != kNoFlavor) {
     PodMeta meta;
     meta.node = NodeNames().Intern(args.node);

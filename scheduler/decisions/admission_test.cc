@@ -687,6 +687,33 @@ TEST_F(AdmissionTest, BindConfirmsOrRollsBack) {
   EXPECT_FALSE(book_->Find(second.uid).has_value());
 }
 
+// Issue 34: kube-scheduler binds a burst of pods before the first binding's watch event reaches
+// the extender. A pod the bind verb bound counts on its node at once: the next filter sees the
+// room it took (before, it offered the same room again, and room a preemption held for its
+// preemptor went to the victim's recreated pods); the informer's event counts it no twice.
+TEST_F(AdmissionTest, APodBoundByTheBindVerbTakesItsNodeRoomBeforeItsWatchEvent) {
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 1, 8);
+  Pod first = GpuPod("w1", "team-a", 6);
+  cluster_->OnPodUpsert(first);
+  ASSERT_FALSE(Filter(first).feasible.empty());
+  ASSERT_EQ(admission_->Bind(BindArgs{"w1", "ns-team-a", first.uid, "p5-0"}).error, "");
+  Pod second = GpuPod("w2", "team-b", 4);
+  cluster_->OnPodUpsert(second);
+  EXPECT_TRUE(Filter(second).feasible.empty());  // 2 GPUs left on p5-0
+  Pod bound = first;                             // the informer's event, late
+  bound.node_name = "p5-0";
+  cluster_->OnPodUpsert(bound);
+  bound.phase = PodPhase::kRunning;
+  cluster_->OnPodUpsert(bound);
+  EXPECT_TRUE(Filter(second).feasible.empty());
+  Pod small = GpuPod("w3", "team-b", 2);
+  cluster_->OnPodUpsert(small);
+  EXPECT_FALSE(Filter(small).feasible.empty());  // counted once: 2 left
+  cluster_->OnPodDelete(bound);
+  EXPECT_FALSE(Filter(second).feasible.empty());  // and gone once
+}
+
 TEST_F(AdmissionTest, BindAfterTheReservationExpiredAdmitsAgain) {
   Start(TwoTeams(/*a_borrow=*/0));
   AddNodes("p5", kP5, 1, 8);

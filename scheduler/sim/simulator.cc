@@ -291,7 +291,7 @@ class Run {
     c["controller: rounds succeeded"] = p.rounds_succeeded;
     c["controller: rounds abandoned"] = p.rounds_abandoned;
     c["controller: gang timeout evictions"] = p.gang_timeout_evictions;
-    c["controller: starvation drains"] = p.drains;
+    c["controller: drains"] = p.drains;
     c["events/loop actions"] = loop_.ran();
   }
 

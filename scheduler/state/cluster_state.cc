@@ -250,6 +250,17 @@ void ClusterState::OnPodUpsert(const Pod& pod) {
   if (pod.terminal() && pod_gone_) pod_gone_(pod.uid);
 }
 
+void ClusterState::NoteBound(const std::string& uid, const std::string& node) {
+  std::lock_guard lock(mu_);
+  auto found = pods_.find(uid);
+  if (found == pods_.end() || found->second.pod->bound()) return;
+  Pod pod = found->second.pod->ToPod();
+  pod.node_name = node;
+  const ResourceList effective = EffectiveRequest(pod);
+  auto kept = std::make_shared<const KeptPod>(pod, effective);
+  TabulateLocked(UpsertLocked(pod, effective, std::move(kept)).second, pod);
+}
+
 ClusterState::PodEntry& ClusterState::UpsertLocked(const Pod& pod, const ResourceList& effective,
                                                    std::shared_ptr<const KeptPod> kept) {
   auto found = pods_.find(pod.uid);

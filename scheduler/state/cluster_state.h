@@ -118,6 +118,12 @@ class ClusterState final : public ClusterObserver {
   [[nodiscard]] std::unordered_map<model::NameId, size_t> UngovernedByTeam() const;
   [[nodiscard]] const std::string& governed_scheduler() const { return options_.scheduler_name; }
 
+  // The bind verb bound pod `uid` to `node` (the API server accepted the binding): counted on
+  // the node now, as the informer will report it, so that the next filter — kube-scheduler
+  // binds a burst of pods before the first binding's watch event arrives — sees the room it
+  // takes. Nothing when the pod is unknown or already bound (the informer was first).
+  void NoteBound(const std::string& uid, const std::string& node);
+
   // ClusterObserver.
   void OnPodUpsert(const model::Pod& pod) override;
   void OnPodDelete(const model::Pod& last_known) override;
