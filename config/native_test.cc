@@ -138,39 +138,35 @@ teams:
   EXPECT_EQ(p.FindTeam("solo")->cohort, "");
 }
 
-TEST(Native, StarvationBoundDefaultsToTenMinutesAndZeroTurnsItOff) {
-  const std::string teams = R"(teams:
+// A policy of one team with `settings` (top-level YAML lines) after the head.
+LoadResult LoadWithSettings(const std::string& settings) {
+  return LoadOne("t.yaml", std::string(kPolicyHead) + settings + R"(teams:
   - name: a
     compute: [{instanceType: ml.g5.12xlarge, accelerators: 3}]
-)";
-  LoadResult fallback = LoadOne("t.yaml", std::string(kPolicyHead) + teams);
+)");
+}
+
+TEST(Native, StarvationBoundDefaultsToTenMinutesAndZeroTurnsItOff) {
+  LoadResult fallback = LoadWithSettings("");
   ASSERT_TRUE(fallback.ok()) << Dump(fallback);
   EXPECT_EQ(fallback.policy->starvation_bound_seconds, 600);
-  LoadResult off =
-      LoadOne("t.yaml", std::string(kPolicyHead) + "starvationBoundSeconds: 0\n" + teams);
+  LoadResult off = LoadWithSettings("starvationBoundSeconds: 0\n");
   ASSERT_TRUE(off.ok()) << Dump(off);
   EXPECT_EQ(off.policy->starvation_bound_seconds, 0);
-  LoadResult negative =
-      LoadOne("t.yaml", std::string(kPolicyHead) + "starvationBoundSeconds: -5\n" + teams);
+  LoadResult negative = LoadWithSettings("starvationBoundSeconds: -5\n");
   EXPECT_FALSE(negative.ok());
   EXPECT_TRUE(HasDiagnostic(negative, Severity::kError, "t.yaml", "starvationBoundSeconds", ""))
       << Dump(negative);
 }
 
 TEST(Native, GangTimeoutDefaultsToFiveMinutesAndIsSetPerPolicy) {
-  const std::string teams = R"(teams:
-  - name: a
-    compute: [{instanceType: ml.g5.12xlarge, accelerators: 3}]
-)";
-  LoadResult fallback = LoadOne("t.yaml", std::string(kPolicyHead) + teams);
+  LoadResult fallback = LoadWithSettings("");
   ASSERT_TRUE(fallback.ok()) << Dump(fallback);
   EXPECT_EQ(fallback.policy->gang_timeout_seconds, 300);
-  LoadResult set =
-      LoadOne("t.yaml", std::string(kPolicyHead) + "gangs: {timeoutSeconds: 900}\n" + teams);
+  LoadResult set = LoadWithSettings("gangs: {timeoutSeconds: 900}\n");
   ASSERT_TRUE(set.ok()) << Dump(set);
   EXPECT_EQ(set.policy->gang_timeout_seconds, 900);
-  LoadResult zero =
-      LoadOne("t.yaml", std::string(kPolicyHead) + "gangs: {timeoutSeconds: 0}\n" + teams);
+  LoadResult zero = LoadWithSettings("gangs: {timeoutSeconds: 0}\n");
   EXPECT_FALSE(zero.ok());
   EXPECT_TRUE(HasDiagnostic(zero, Severity::kError, "t.yaml", "gangs.timeoutSeconds", ""))
       << Dump(zero);
