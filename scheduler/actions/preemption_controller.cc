@@ -121,11 +121,8 @@ class PreemptionController::WorldImpl final : public RoundWorld, public PlanSour
   // Known only from filter calls (ClusterState::NotePending): the filter saw it within
   // ClusterState's filter_seen_ttl_ms.
   bool FilterPending(const Preemptor& p) const override {
-    const std::vector<PendingPod> pending = cluster_->pending().Ahead(
-        p.team, std::numeric_limits<int32_t>::min(), std::numeric_limits<int64_t>::max(), "",
-        /*by_priority=*/false, cluster_->pending().CountsOf(p.team).total);
-    return std::any_of(pending.begin(), pending.end(),
-                       [&](const PendingPod& x) { return x.uid == p.uid; });
+    const std::optional<PendingPod> pending = cluster_->pending().Find(p.uid);
+    return pending && pending->team == p.team;
   }
   bool Nominate(const Preemptor& p, NameId flavor, int64_t ttl_ms, std::string* why) override {
     PodMeta meta;
@@ -466,13 +463,12 @@ int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uin
                                            std::vector<PendingPod>* out) {
   // Every pending pod ranks ahead of the last possible position. Look further than the per-team
   // limit: pods set aside (backoff, rounds in flight) do not take the places of those behind.
-  std::vector<PendingPod> pending = cluster_->pending().Ahead(
-      team_id, std::numeric_limits<int32_t>::min(), std::numeric_limits<int64_t>::max(), "",
-      by_priority, options_.max_preemptors_per_team * 8);
+  const std::vector<state::PendingQueues::Ranked> pending =
+      cluster_->pending().RankedHeads(team_id, by_priority, options_.max_preemptors_per_team * 8);
   int64_t rest_until = std::numeric_limits<int64_t>::max();  // 0 once a pod is not set aside
   size_t taken = 0;
   std::vector<std::string> gangs;  // one preemptor per gang: its best-ranked pending member
-  for (PendingPod& p : pending) {
+  for (const state::PendingQueues::Ranked& p : pending) {
     if (taken == options_.max_preemptors_per_team) break;
     // Set aside (nothing could be done for it, and nothing changed since): the common case of a
     // settled cluster, decided by one lookup here, before the checks that take other locks.
@@ -497,8 +493,10 @@ int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uin
     }
     skip = skip || book_->Holds(p.uid);  // admitted: it waits for the scheduler, not for us
     if (!skip) {
-      out->push_back(std::move(p));
-      ++taken;
+      if (std::optional<PendingPod> whole = cluster_->pending().Find(p.uid)) {
+        out->push_back(std::move(*whole));
+        ++taken;
+      }
     }
     // StrictFIFO: nobody passes the head of the queue.
     if (team.queueing == QueueingStrategy::kStrictFIFO) break;

@@ -423,27 +423,50 @@ std::optional<PendingPod> PendingQueues::Head(NameId team, bool by_priority) con
   return std::move(heads.front());
 }
 
-std::vector<PendingPod> PendingQueues::Heads(NameId team, bool by_priority, size_t limit) const {
-  std::shared_lock lock(mu_);
-  std::vector<PendingPod> out;
+void PendingQueues::VisitLiveLocked(NameId team, bool by_priority,
+                                    const std::function<bool(const Entry&)>& visit) const {
   auto queue = queues_.find(team);
-  if (queue == queues_.end()) return out;
-  out.reserve(std::min(limit, queue->second.by_age.size()));
-  // False once `limit` pods are taken.
-  auto visit = [&](const Entry& entry) {
-    if (Live(entry)) out.push_back(entry.pod);
-    return out.size() < limit;
-  };
+  if (queue == queues_.end()) return;
   if (by_priority) {
     for (const auto& [key, entry] : queue->second.by_priority) {
-      if (!visit(*entry)) break;
+      if (Live(*entry) && !visit(*entry)) return;
     }
   } else {
     for (const auto& [key, entry] : queue->second.by_age) {
-      if (!visit(*entry)) break;
+      if (Live(*entry) && !visit(*entry)) return;
     }
   }
+}
+
+std::vector<PendingPod> PendingQueues::Heads(NameId team, bool by_priority, size_t limit) const {
+  std::shared_lock lock(mu_);
+  std::vector<PendingPod> out;
+  if (limit == 0) return out;
+  VisitLiveLocked(team, by_priority, [&](const Entry& entry) {
+    out.push_back(entry.pod);
+    return out.size() < limit;
+  });
   return out;
+}
+
+std::vector<PendingQueues::Ranked> PendingQueues::RankedHeads(NameId team, bool by_priority,
+                                                              size_t limit) const {
+  std::shared_lock lock(mu_);
+  std::vector<Ranked> out;
+  if (limit == 0) return out;
+  VisitLiveLocked(team, by_priority, [&](const Entry& entry) {
+    const PendingPod& p = entry.pod;
+    out.push_back(Ranked{p.uid, p.workload, p.created_ms, p.awaiting_object});
+    return out.size() < limit;
+  });
+  return out;
+}
+
+std::optional<PendingPod> PendingQueues::Find(std::string_view uid) const {
+  std::shared_lock lock(mu_);
+  auto it = pending_.find(std::string(uid));
+  if (it == pending_.end() || !Live(it->second)) return std::nullopt;
+  return it->second.pod;
 }
 
 std::vector<PendingQueues::Queued> PendingQueues::QueueOf(NameId team, bool by_priority) {

@@ -156,6 +156,19 @@ class PendingQueues {
   // The best-ranked pending pods of `team`, at most `limit`, best first.
   [[nodiscard]] std::vector<PendingPod> Heads(model::NameId team, bool by_priority,
                                               size_t limit) const;
+  // The same, only what a caller needs to choose among them (the preemption controller reads
+  // up to 128 of a team's pods to keep 16): their uids, workloads, creation and whether they wait
+  // for their gang's object. Find gives the whole entry of those chosen.
+  struct Ranked {
+    std::string uid;
+    std::string workload;
+    int64_t created_ms = 0;
+    bool awaiting_object = false;
+  };
+  [[nodiscard]] std::vector<Ranked> RankedHeads(model::NameId team, bool by_priority,
+                                                size_t limit) const;
+  // The pending pod `uid`, if it is queued and counts as pending.
+  [[nodiscard]] std::optional<PendingPod> Find(std::string_view uid) const;
   // Pending pods of `team`: all, and those a filter call has refused (the rest are waiting for
   // the scheduler to try them). Applies posted notes first.
   struct Counts {
@@ -254,6 +267,10 @@ class PendingQueues {
   [[nodiscard]] std::vector<const Entry*> MembersByAgeLocked(model::NameId team,
                                                              std::string_view workload) const;
   [[nodiscard]] bool Live(const Entry& entry) const;
+  // With mu_ held: `visit` on the live entries of `team`'s queue best first, while it returns
+  // true.
+  void VisitLiveLocked(model::NameId team, bool by_priority,
+                       const std::function<bool(const Entry&)>& visit) const;
   void ForgetExpiredLocked();
 
   const common::Clock* const clock_;
