@@ -628,8 +628,7 @@ bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Pree
     where += (where.empty() ? "" : ", ") + node;
   }
   std::string status =
-      (starving ? "waiting " + std::to_string((run.now_ms - pending.created_ms) / 1000) +
-                      "s, longer than the starvation bound (" +
+      (starving ? "waiting longer than the starvation bound (" +
                       std::to_string(run.policy.starvation_bound_seconds) + "s)"
                 : std::string("within its team's nominal quota, no node has room for it and "
                               "nothing may be evicted")) +

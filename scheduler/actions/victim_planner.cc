@@ -204,16 +204,19 @@ int64_t VictimPlanner::ClosestToRoom(const decisions::FlavorNodes& nodes,
                                      const std::vector<model::IdAmounts>& planned,
                                      const model::IdAmounts& request) {
   int64_t best = -1;
-  int64_t best_short = 0;
+  double best_short = 0;
   for (size_t i = 0; i < nodes.nodes.size(); ++i) {
     const NodeState& n = nodes.nodes[i];
     if (!n.schedulable || (i < accepts.size() && accepts[i] == 0)) continue;
-    int64_t shortfall = 0;
+    double shortfall = 0;  // Σ over resources of what is missing, in parts of the node's
     bool ever = true;
     for (const auto& [id, want] : request) {
-      const int64_t room = AmountOf(n.allocatable, id) - AmountOf(planned[i], id);
+      const int64_t allocatable = AmountOf(n.allocatable, id);
+      const int64_t room = allocatable - AmountOf(planned[i], id);
       ever = ever && room >= want;
-      shortfall += std::max<int64_t>(0, want - (room - AmountOf(n.used, id)));
+      const int64_t missing = std::max<int64_t>(0, want - (room - AmountOf(n.used, id)));
+      shortfall +=
+          static_cast<double>(missing) / static_cast<double>(std::max<int64_t>(1, allocatable));
     }
     if (ever && (best < 0 || shortfall < best_short)) {
       best = static_cast<int64_t>(i);

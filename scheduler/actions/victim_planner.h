@@ -132,8 +132,8 @@ class VictimPlanner {
   size_t UsableFlavors(const model::Team& team, const state::PendingPod& pending, std::string* why);
   [[nodiscard]] int64_t CandidateIndex(std::string_view uid) const;
   // The accepting node of `nodes` closest to room for `request` on top of what it uses and
-  // `planned` on it (the least shortfall over the resources asked for), or -1 when none could
-  // ever hold it.
+  // `planned` on it (the least shortfall, each resource's in parts of the node's allocatable),
+  // or -1 when none could ever hold it.
   [[nodiscard]] static int64_t ClosestToRoom(const decisions::FlavorNodes& nodes,
                                              const std::vector<uint8_t>& accepts,
                                              const std::vector<model::IdAmounts>& planned,

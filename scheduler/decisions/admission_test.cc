@@ -701,7 +701,11 @@ TEST_F(AdmissionTest, APodBoundByTheBindVerbTakesItsNodeRoomBeforeItsWatchEvent)
   Pod second = GpuPod("w2", "team-b", 4);
   cluster_->OnPodUpsert(second);
   EXPECT_TRUE(Filter(second).feasible.empty());  // 2 GPUs left on p5-0
-  Pod bound = first;                             // the informer's event, late
+  // An older event (a status patch still in the watch pipe) comes after: the pod stays bound.
+  cluster_->OnPodUpsert(first);
+  EXPECT_TRUE(Filter(second).feasible.empty());
+  EXPECT_EQ(Usage("team-a"), 6);
+  Pod bound = first;  // the informer's bound event, late
   bound.node_name = "p5-0";
   cluster_->OnPodUpsert(bound);
   bound.phase = PodPhase::kRunning;

@@ -188,8 +188,9 @@ int64_t WeightedShare(const Ledger::Session& session, const Team& team, NameId f
 }
 
 bool Starving(const model::Policy& policy, int64_t created_ms, int64_t now_ms) {
-  return policy.starvation_bound_seconds > 0 &&
-         now_ms - created_ms > policy.starvation_bound_seconds * 1000;
+  const int64_t bound_ms = policy.starvation_bound_seconds * 1000;
+  const int64_t waited_ms = now_ms - created_ms;
+  return bound_ms > 0 && waited_ms > bound_ms && waited_ms <= kStarvationGiveUp * bound_ms;
 }
 
 namespace {
@@ -218,8 +219,7 @@ bool Smaller(const ResourceList& mine, const ResourceList& theirs) {
 std::string StarvingAhead(const Snapshot& snapshot, const PendingPod& other) {
   return "waiting behind " +
          (other.workload.empty() ? "pod " + other.key : "gang of pod " + other.key) +
-         ", which has waited " + std::to_string((snapshot.now_ms - other.created_ms) / 1000) +
-         "s, longer than the starvation bound (" +
+         ", which has waited longer than the starvation bound (" +
          std::to_string(snapshot.policy.starvation_bound_seconds) +
          "s): the capacity it needs is kept for it";
 }

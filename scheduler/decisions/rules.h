@@ -67,6 +67,10 @@ struct QuotaLine {
 // its team ranked below it and, when they borrow, those of other teams that do not starve. It is
 // held back only by its team's pods ranked above it and by other teams' pods within their
 // nominal quota — so starving pods never wait for each other in a circle.
+// A workload still not running at kStarvationGiveUp times the bound holds nothing back any more:
+// it may never be placeable (a selector no node matches, a volume never bound), and a team must
+// not wait for it forever.
+inline constexpr int64_t kStarvationGiveUp = 3;
 [[nodiscard]] bool Starving(const model::Policy& policy, int64_t created_ms, int64_t now_ms);
 
 [[nodiscard]] std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot,

@@ -181,10 +181,11 @@ struct Policy {
   // How long a gang's quota is held for members that have not come (DESIGN §3.7); then the
   // hold is released whole.
   int64_t gang_timeout_seconds = 300;
-  // A workload (a pod, or a gang) pending longer than this is starving: the capacity it needs is
-  // kept for it — pods of its team ranked at or below it, and other teams' borrowing pods, wait
-  // while it does not fit its quota, and the nodes it will run on are held for it (a drain)
-  // while its quota fits but no node has room (DESIGN §3.7). 0: no such guard.
+  // A workload (a pod, or a gang) pending longer than this is starving (decisions::Starving):
+  // the capacity it needs is kept for it — smaller pods of its team ranked at or below it (when
+  // its team's nominal quota can hold it), and other teams' smaller borrowing pods, wait while it
+  // does not fit its quota, and the nodes it will run on are held for it (a drain) while its
+  // quota fits but no node has room (DESIGN §3.7). 0: no such guard.
   int64_t starvation_bound_seconds = 600;
   NoTeamAction no_team = NoTeamAction::kPassThrough;
   TeamResolution team_resolution;
