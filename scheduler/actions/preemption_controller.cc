@@ -80,6 +80,9 @@ Candidate CandidateOf(const ClusterState::BoundPod& pod, const Reservation& r) {
 // of the gang not holding quota (`holders` of them do) need together on its flavor, and what
 // members pinned to other flavors need there is reserved with it (decisions::SplitGangNeed):
 // each of those members, when pending, is a preemptor on its own flavor.
+// Whose room the node cache holds for a preemptor: its gang's (the workload key), else its own.
+const std::string& HolderOf(const Preemptor& p) { return p.workload.empty() ? p.uid : p.workload; }
+
 Preemptor PreemptorOf(const PendingPod& pending, int32_t holders, const PendingQueues& queues,
                       const Policy& policy, const Team& team) {
   Preemptor p;
@@ -187,10 +190,6 @@ class PreemptionController::WorldImpl final : public RoundWorld, public PlanSour
   }
 
  private:
-  static const std::string& HolderOf(const Preemptor& p) {
-    return p.workload.empty() ? p.uid : p.workload;
-  }
-
   QuotaBook* const book_;
   ClusterState* const cluster_;
 };
@@ -556,11 +555,10 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
   ++run.report->preemptors;
   const std::optional<GangHold> hold =
       pending.workload.empty() ? std::nullopt : book_->FindGang(pending.workload);
-  const Preemptor p =
-      PreemptorOf(pending, hold ? hold->holders : 0, cluster_->pending(), run.policy, *team);
+  const int32_t holders = hold ? hold->holders : 0;
+  const Preemptor p = PreemptorOf(pending, holders, cluster_->pending(), run.policy, *team);
   const Selection chosen = run.planner->Plan(*team, pending, p);
-  const int members =
-      p.workload.empty() ? 1 : std::max(1, p.workload_size - (hold ? hold->holders : 0));
+  const int members = p.workload.empty() ? 1 : std::max(1, p.workload_size - holders);
   if (chosen.outcome != Selection::Outcome::kVictims &&
       Drain(run, pending, p, *team, members, chosen)) {
     return;
@@ -619,7 +617,7 @@ bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Pree
   } else {
     return false;
   }
-  const std::string& holder = p.workload.empty() ? p.uid : p.workload;
+  const std::string& holder = HolderOf(p);
   const int64_t until = run.now_ms + options_.drain_hold_ms;
   cluster_->ReleaseRoom(holder);
   std::string where;

@@ -12,6 +12,7 @@ using decisions::QuotaSim;
 using decisions::Selection;
 using decisions::SelectionInput;
 using decisions::VictimSelector;
+using model::AmountOf;
 using model::FlavorNames;
 using model::FlavorQuota;
 using model::Labels;
@@ -188,17 +189,6 @@ Selection VictimPlanner::Plan(const Team& team, const PendingPod& pending, const
   return none;
 }
 
-namespace {
-
-int64_t AmountOf(const model::IdAmounts& amounts, NameId id) {
-  for (const auto& [have, amount] : amounts) {
-    if (have == id) return amount;
-  }
-  return 0;
-}
-
-}  // namespace
-
 int64_t VictimPlanner::ClosestToRoom(const decisions::FlavorNodes& nodes,
                                      const std::vector<uint8_t>& accepts,
                                      const std::vector<model::IdAmounts>& planned,
@@ -247,17 +237,7 @@ std::optional<VictimPlanner::Drain> VictimPlanner::PlanDrain(const Team& team,
     for (int m = 0; m < members && placed; ++m) {
       const int64_t i = ClosestToRoom(ctx.nodes, eligibility.accepts, planned, request);
       placed = i >= 0;
-      if (placed) {
-        for (const auto& [id, want] : request) {
-          auto it = std::find_if(planned[i].begin(), planned[i].end(),
-                                 [id = id](const auto& e) { return e.first == id; });
-          if (it == planned[i].end()) {
-            planned[i].emplace_back(id, want);
-          } else {
-            it->second += want;
-          }
-        }
-      }
+      if (placed) model::AddTo(&planned[i], request);
     }
     if (!placed) continue;
     Drain drain;

@@ -728,17 +728,13 @@ BindResult Admission::Bind(const BindArgs& args) {
     result.error = std::move(why);
     return result;
   }
-  NameId team = cluster_->teams().TeamOf(*pod);
-  const ResourceList request = EffectiveRequest(*pod);
-  if (reservation) {
-    team = reservation->charge.team;
-  } else if (team != kNoTeam) {
+  if (const NameId team = cluster_->teams().TeamOf(*pod); !reservation && team != kNoTeam) {
     // Admitted by a filter whose assumed reservation expired since: admit again here.
     if (node.flavor == kNoFlavor) {
       result.error = "node " + args.node + " belongs to no flavor";
       return result;
     }
-    std::variant<Charge, Refusal> r = Readmit(*pod, team, node.flavor, request);
+    std::variant<Charge, Refusal> r = Readmit(*pod, team, node.flavor, EffectiveRequest(*pod));
     if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
       result.error = refusal->Explain();
       return result;
@@ -752,13 +748,9 @@ BindResult Admission::Bind(const BindArgs& args) {
                       {{"pod", key}, {"node", args.node}, {"error", bound.error().message}});
     return result;
   }
+  // Counted on its node and its reservation confirmed now, as the informer's event will: the
+  // next filter — kube-scheduler binds a burst of pods before the first watch event — sees them.
   cluster_->NoteBound(args.pod_uid, args.node);
-  if (team != kNoTeam && node.flavor != kNoFlavor) {
-    PodMeta meta;
-    meta.node = NodeNames().Intern(args.node);
-    meta.created_ms = pod->creation_unix_ms;
-    book_->ConfirmBound(args.pod_uid, team, node.flavor, request, meta);
-  }
   return result;
 }
 

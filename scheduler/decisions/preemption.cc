@@ -11,6 +11,7 @@ namespace taskgov::scheduler::decisions {
 
 using ledger::CellView;
 using ledger::Ledger;
+using model::AmountOf;
 using model::BorrowWithinCohort;
 using model::FairShareStrategy;
 using model::FlavorNames;
@@ -30,13 +31,6 @@ using model::TeamNames;
 using model::WithinTeamPreemption;
 
 namespace {
-
-int64_t AmountOf(const IdAmounts& list, NameId id) {
-  for (const auto& [key, amount] : list) {
-    if (key == id) return amount;
-  }
-  return 0;
-}
 
 int64_t Positive(int64_t v) { return v > 0 ? v : 0; }
 
@@ -550,16 +544,7 @@ void FlavorNodes::Add(NodeState node) {
 void FlavorNodes::Take(const std::string& node, const IdAmounts& amounts) {
   auto it = index.find(node);
   if (it == index.end()) return;
-  IdAmounts& used = nodes[it->second].used;
-  for (const auto& [resource, amount] : amounts) {
-    auto entry =
-        std::find_if(used.begin(), used.end(), [&](const auto& e) { return e.first == resource; });
-    if (entry == used.end()) {
-      used.emplace_back(resource, amount);
-    } else {
-      entry->second = SaturatingAdd(entry->second, amount);
-    }
-  }
+  model::AddTo(&nodes[it->second].used, amounts);
 }
 
 void FlavorNodes::Free(const std::string& node, const IdAmounts& amounts) {

@@ -195,8 +195,10 @@ bool Starving(const model::Policy& policy, int64_t created_ms, int64_t now_ms) {
 
 namespace {
 
-// Whether `need` is no more than the team's nominal quota on the flavor, resource by resource.
-bool WithinNominal(const Ledger::Session& s, NameId team, NameId flavor, const ResourceList& need) {
+// Whether the team's nominal quota on the flavor could hold `need` alone, resource by resource
+// (what the team uses aside: its pods ending make that room).
+bool NominalCanHold(const Ledger::Session& s, NameId team, NameId flavor,
+                    const ResourceList& need) {
   for (const ResourceAmount& want : need) {
     std::optional<NameId> resource = ResourceNames().Find(want.name);
     if (!resource || want.amount <= 0) continue;
@@ -259,7 +261,7 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
       // — when its team's own quota can hold it (then the team's pods ending make room; what it
       // needs beyond that comes from other teams' borrowing draining, FairShareBlocks).
       if (Starving(snapshot.policy, other.created_ms, snapshot.now_ms) &&
-          Smaller(me.need, other_need) && WithinNominal(s, me.team_id, flavor, other_need)) {
+          Smaller(me.need, other_need) && NominalCanHold(s, me.team_id, flavor, other_need)) {
         return StarvingAhead(snapshot, other);
       }
       if (!tree) tree = QuotaSim::FromSession(s, flavor);

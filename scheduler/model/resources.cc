@@ -85,4 +85,23 @@ ResourceList ToResourceList(const IdAmounts& ids) {
   return out;
 }
 
+int64_t AmountOf(const IdAmounts& ids, NameId id) {
+  for (const auto& [key, amount] : ids) {
+    if (key == id) return amount;
+  }
+  return 0;
+}
+
+void AddTo(IdAmounts* ids, const IdAmounts& add) {
+  for (const auto& [resource, amount] : add) {
+    auto entry =
+        std::find_if(ids->begin(), ids->end(), [&](const auto& e) { return e.first == resource; });
+    if (entry == ids->end()) {
+      ids->emplace_back(resource, amount);
+    } else {
+      entry->second = SaturatingAdd(entry->second, amount);
+    }
+  }
+}
+
 }  // namespace taskgov::scheduler::model

@@ -86,5 +86,9 @@ using IdAmounts = std::vector<std::pair<NameId, int64_t>>;
 [[nodiscard]] IdAmounts ToIdAmounts(const ResourceList& list);
 // The list `ids` names (ResourceNames()).
 [[nodiscard]] ResourceList ToResourceList(const IdAmounts& ids);
+// The amount of resource `id` in `ids` (0 when absent).
+[[nodiscard]] int64_t AmountOf(const IdAmounts& ids, NameId id);
+// `*ids` += `add`, resource by resource (saturating; a resource `*ids` lacks is appended).
+void AddTo(IdAmounts* ids, const IdAmounts& add);
 
 }  // namespace taskgov::scheduler::model

@@ -154,7 +154,6 @@ void Recorder::Arrived(const TraceJob& job, int64_t now_ms) {
   if (first_ms_ < 0) first_ms_ = now_ms;
   JobStats& s = jobs_[job.name];
   s.arrived_ms = now_ms;
-  const std::string team = TeamOf(job.ns);
   // A guarantee sample: the team waits for nothing of its own (no job of it waiting) and the job
   // fits within its nominal quota beside what its bound pods use.
   bool team_waits = false;
@@ -166,7 +165,7 @@ void Recorder::Arrived(const TraceJob& job, int64_t now_ms) {
   }
   ++waiting_;
   maybe_waiting_.insert(job.name);
-  auto cell = cells_.find({team, s.flavor});
+  auto cell = cells_.find({s.team, s.flavor});
   s.within_nominal =
       !team_waits && cell != cells_.end() && cell->second.used + s.gpus <= cell->second.nominal;
 }

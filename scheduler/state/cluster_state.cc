@@ -248,11 +248,12 @@ void ClusterState::OnPodUpsert(const Pod& pod) {
     // A pod's node never changes once set: an event that shows a bound pod unbound is older than
     // what made it bound — here, the bind verb's NoteBound ahead of the watch (a status patch
     // from a failed scheduling attempt may still be in the pipe). Applying it would take the pod
-    // off its node and release its quota until the bound event comes.
-    if (auto found = pods_.find(pod.uid); found != pods_.end() && found->second.pod->bound() &&
-                                          !pod.bound() && !pod.terminal() &&
-                                          !pod.deletion_unix_ms) {
-      return;
+    // off its node and release its quota until the bound event comes. (Looked up only for such
+    // events.)
+    if (!pod.bound() && !pod.terminal() && !pod.deletion_unix_ms) {
+      if (auto found = pods_.find(pod.uid); found != pods_.end() && found->second.pod->bound()) {
+        return;
+      }
     }
     TabulateLocked(UpsertLocked(pod, effective, std::move(kept)).second, pod);
   }

@@ -119,9 +119,10 @@ class ClusterState final : public ClusterObserver {
   [[nodiscard]] const std::string& governed_scheduler() const { return options_.scheduler_name; }
 
   // The bind verb bound pod `uid` to `node` (the API server accepted the binding): counted on
-  // the node now, as the informer will report it, so that the next filter — kube-scheduler
-  // binds a burst of pods before the first binding's watch event arrives — sees the room it
-  // takes. Nothing when the pod is unknown or already bound (the informer was first).
+  // the node and its reservation confirmed now, as the informer's event will do, so that the
+  // next filter — kube-scheduler binds a burst of pods before the first binding's watch event
+  // arrives — sees the room it takes. Nothing when the pod is unknown (deleted meanwhile) or
+  // already bound (the informer was first).
   void NoteBound(const std::string& uid, const std::string& node);
 
   // ClusterObserver.
