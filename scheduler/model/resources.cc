@@ -94,8 +94,8 @@ int64_t AmountOf(const IdAmounts& ids, NameId id) {
 
 void AddTo(IdAmounts* ids, const IdAmounts& add) {
   for (const auto& [resource, amount] : add) {
-    auto entry =
-        std::find_if(ids->begin(), ids->end(), [&](const auto& e) { return e.first == resource; });
+    auto entry = std::find_if(ids->begin(), ids->end(),
+                              [id = resource](const auto& e) { return e.first == id; });
     if (entry == ids->end()) {
       ids->emplace_back(resource, amount);
     } else {
