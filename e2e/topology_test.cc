@@ -40,11 +40,12 @@ std::string Spine(int n) { return "spine-" + std::to_string(n / 4); }
 
 class TopologyTest : public ScenarioTest {
  protected:
+  [[nodiscard]] virtual const char* Policy() const { return kPolicy; }
   void SetUp() override {
     HarnessOptions options;
     options.sample_cluster = false;
-    options.config["policy.yaml"] = kPolicy;
-    options.namespaces = {Ns("a")};
+    options.config["policy.yaml"] = Policy();
+    options.namespaces = {Ns("a"), Ns("b")};
     for (int n = 0; n < 32; ++n) {
       NodeSpec node;
       node.name = NodeName(n);
@@ -148,6 +149,65 @@ TEST_F(TopologyTest, APreferredGangLargerThanAnyDomainRunsInTheFewestDomains) {
   }
   ASSERT_TRUE(h().RunUntil([&] { return Running("p") == 6; }, 10));
   EXPECT_EQ(SpinesOf("p"), (std::set<std::string>{"spine-0", "spine-1"}));
+}
+
+// Team a lends; team b borrows all of it, filling the 32 nodes: two 4-GPU pods on each node,
+// but one 8-GPU pod on each node of spine-5 (started first: the oldest, which a choice for one
+// member would reach last). a's required-layer-2 gang, within a's nominal quota, reclaims inside
+// one domain only — the one needing the fewest victims: spine-5's four pods.
+constexpr char kLendingPolicy[] = R"(apiVersion: taskgov.io/v1
+kind: TaskGovernancePolicy
+taskPrioritization: TaskRanking
+priorityClasses:
+  - {name: training, weight: 50}
+preemption: {gracePeriodSeconds: 30, minimumRuntimeSeconds: 0}
+defaultCohort: e2e
+teams:
+  - name: a
+    sharing: {strategy: LendAndBorrow}
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 128}]
+  - name: b
+    sharing: {strategy: LendAndBorrow, borrowLimit: 100}
+    compute: [{instanceType: ml.p5.48xlarge, accelerators: 128}]
+)";
+
+class TopologyReclaimTest : public TopologyTest {
+ protected:
+  [[nodiscard]] const char* Policy() const override { return kLendingPolicy; }
+  // Pod `name` of team b asking `gpus` GPUs on node n.
+  static PodSpec Borrower(int n, const std::string& name, int64_t gpus) {
+    PodSpec spec = GpuPod("b", name, gpus);
+    spec.node_selector["kubernetes.io/hostname"] = NodeName(n);
+    return spec;
+  }
+};
+
+TEST_F(TopologyReclaimTest, AReclaimForARequiredGangEvictsInsideOneDomainOnly) {
+  std::set<std::string> spine5;
+  for (int n = 20; n < 24; ++n) {
+    ASSERT_TRUE(h().Submit(Borrower(n, "whole-" + std::to_string(n), 8)).ok());
+    spine5.insert(Ns("b") + "/whole-" + std::to_string(n));
+  }
+  ASSERT_TRUE(h().RunUntil([&] { return Running("whole") == 4; }, 10));
+  for (int n = 0; n < 32; ++n) {
+    if (n / 4 == 5) continue;
+    for (int k = 0; k < 2; ++k) {
+      ASSERT_TRUE(
+          h().Submit(Borrower(n, "half-" + std::to_string(n) + "-" + std::to_string(k), 4)).ok());
+    }
+  }
+  ASSERT_TRUE(h().RunUntil([&] { return Running("half") == 56; }, 20));
+
+  const size_t before = h().history().size();
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(h().Submit(Member("x", i)).ok());
+  ASSERT_TRUE(h().RunUntil([&] { return Running("x") == 4; }, 20))
+      << h().Evictions().size() << " evictions";
+  EXPECT_EQ(SpinesOf("x"), (std::set<std::string>{"spine-5"}));
+  const std::vector<std::string> evicted = EvictedSince(before);
+  EXPECT_EQ(std::set<std::string>(evicted.begin(), evicted.end()), spine5);
+  EXPECT_EQ(evicted.size(), 4u);
+  EXPECT_EQ(h().Evictions().size(), 4u);
+  EXPECT_EQ(Running("half"), 56u);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "scheduler/common/time_format.h"
 #include "scheduler/decisions/rules.h"
 #include "scheduler/decisions/snapshot.h"
+#include "scheduler/decisions/topology.h"
 #include "scheduler/model/pod_identity.h"
 
 namespace taskgov::scheduler::actions {
@@ -556,9 +557,15 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
   const std::optional<GangHold> hold =
       pending.workload.empty() ? std::nullopt : book_->FindGang(pending.workload);
   const int32_t holders = hold ? hold->holders : 0;
-  const Preemptor p = PreemptorOf(pending, holders, cluster_->pending(), run.policy, *team);
-  const Selection chosen = run.planner->Plan(*team, pending, p);
+  Preemptor p = PreemptorOf(pending, holders, cluster_->pending(), run.policy, *team);
   const int members = p.workload.empty() ? 1 : std::max(1, p.workload_size - holders);
+  if (!p.workload.empty()) {  // a gang that must run in one domain gets its room freed there
+    if (const std::optional<Pod> pod = cluster_->FindPod(p.uid)) {
+      const decisions::TopologyRequest topology = decisions::TopologyRequestOf(*pod);
+      if (topology.required()) p.required_topology = topology.level;
+    }
+  }
+  const Selection chosen = run.planner->Plan(*team, pending, p, members);
   if (chosen.outcome != Selection::Outcome::kVictims &&
       Drain(run, pending, p, *team, members, chosen)) {
     return;
@@ -890,7 +897,14 @@ bool PreemptionController::ChooseAgain(Run& run, const std::string& uid) {
               /*quota=*/!book_->Find(uid).has_value(),
               preemptor.need};
   run.planner->Release(claim);
-  const Selection sel = run.planner->Choose(preemptor, flavor, node_selector, placement.get());
+  Selection sel;
+  if (preemptor.required_topology.empty()) {
+    sel = run.planner->Choose(preemptor, flavor, node_selector, placement.get());
+  } else {
+    // Its victims were chosen for one domain as a whole: a set chosen again for one member
+    // could lie outside it. What is evicted stays; a later run plans for the gang afresh.
+    sel.explanation = "victims of a gang requiring one topology domain are not chosen again";
+  }
   std::lock_guard<std::mutex> lock(mu_);
   Round* round = table_.Find(uid);
   if (round == nullptr) return false;

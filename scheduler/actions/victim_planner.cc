@@ -1,6 +1,10 @@
 #include "scheduler/actions/victim_planner.h"
 
 #include <algorithm>
+#include <limits>
+#include <map>
+
+#include "scheduler/decisions/topology.h"
 
 namespace taskgov::scheduler::actions {
 
@@ -164,9 +168,11 @@ size_t VictimPlanner::UsableFlavors(const Team& team, const PendingPod& pending,
   return usable;
 }
 
-Selection VictimPlanner::Plan(const Team& team, const PendingPod& pending, const Preemptor& p) {
+Selection VictimPlanner::Plan(const Team& team, const PendingPod& pending, const Preemptor& p,
+                              int members) {
   std::string why;
   const size_t usable = UsableFlavors(team, pending, &why);
+  if (!p.required_topology.empty()) return PlanInOneDomain(p, usable, members, std::move(why));
   // Fits somewhere now (or once what terminates is gone): claim it, evict nothing.
   for (size_t i = 0; i < usable; ++i) {
     const auto& [flavor, nodes] = eligibility_[i];
@@ -187,6 +193,139 @@ Selection VictimPlanner::Plan(const Team& team, const PendingPod& pending, const
   Selection none;
   none.explanation = std::move(why);
   return none;
+}
+
+namespace {
+
+// The domains at `level` (one of `levels`) among a flavor's nodes: for each, the indexes of its
+// nodes, in the order of the domains' label values. Nodes without every label down to `level`
+// are in none; empty when `level` is not one of `levels`.
+std::vector<std::vector<uint32_t>> DomainsAt(
+    const std::vector<std::shared_ptr<const model::NodePlacement>>& placement,
+    const std::vector<std::string>& levels, std::string_view level) {
+  std::map<std::string, std::vector<uint32_t>> by_key;
+  const auto at = std::find(levels.begin(), levels.end(), level);
+  if (at == levels.end()) return {};
+  const size_t depth = static_cast<size_t>(at - levels.begin()) + 1;
+  std::string key;
+  for (size_t i = 0; i < placement.size(); ++i) {
+    if (placement[i] == nullptr) continue;
+    key.clear();
+    bool labelled = true;
+    for (size_t l = 0; l < depth && labelled; ++l) {
+      auto it = placement[i]->labels.find(levels[l]);
+      labelled = it != placement[i]->labels.end() && !it->second.empty();
+      if (labelled) key.append(it->second).push_back('\x1f');
+    }
+    if (labelled) by_key[key].push_back(static_cast<uint32_t>(i));
+  }
+  std::vector<std::vector<uint32_t>> out;
+  out.reserve(by_key.size());
+  for (auto& [unused, nodes] : by_key) out.push_back(std::move(nodes));
+  return out;
+}
+
+// How many pods asking `request` the nodes `domain` of `nodes` could hold were they empty.
+int64_t EverHolds(const decisions::FlavorNodes& nodes, const std::vector<uint8_t>& accepts,
+                  const std::vector<uint32_t>& domain, const model::IdAmounts& request) {
+  int64_t total = 0;
+  for (uint32_t i : domain) {
+    const NodeState& n = nodes.nodes[i];
+    if (!n.schedulable || (i < accepts.size() && accepts[i] == 0)) continue;
+    int64_t fits = std::numeric_limits<int64_t>::max();
+    for (const auto& [id, want] : request) {
+      if (want > 0) fits = std::min(fits, AmountOf(n.allocatable, id) / want);
+    }
+    if (fits != std::numeric_limits<int64_t>::max()) total += fits;
+  }
+  return total;
+}
+
+}  // namespace
+
+Selection VictimPlanner::PlanInOneDomain(const Preemptor& p, size_t usable, int members,
+                                         std::string why) {
+  const std::string& level = p.required_topology;
+  const model::IdAmounts request = ToIdAmounts(p.request);
+  for (size_t f = 0; f < usable; ++f) {
+    const NameId flavor = eligibility_[f].first;
+    const std::vector<uint8_t>& accepts = eligibility_[f].second.accepts;
+    FlavorCtx& ctx = Ctx(flavor);
+    const std::string& flavor_name = FlavorNames().Name(flavor);
+    const std::vector<std::vector<uint32_t>> domains =
+        DomainsAt(ctx.placement, decisions::LevelsOf(policy_, flavor_name), level);
+    std::optional<Selection> best;
+    size_t tried = 0;
+    for (const std::vector<uint32_t>& domain : domains) {
+      if (EverHolds(ctx.nodes, accepts, domain, request) < members) continue;
+      ++tried;
+      std::optional<Selection> sel = TryDomain(p, flavor, accepts, domain, members);
+      if (sel && (!best || sel->victims.size() < best->victims.size())) best = std::move(sel);
+      if (best && best->victims.empty()) break;  // it fits now
+    }
+    if (best) {
+      if (best->outcome == Selection::Outcome::kFits) {
+        Hold(Claim{p.team, flavor, best->node, p.request, /*quota=*/true, p.need});
+      }
+      return *best;
+    }
+    why += std::string(why.empty() ? "" : "; ") + "no " + decisions::LevelName(level) +
+           " domain of " + flavor_name + " can be freed for " + std::to_string(members) +
+           " pods of " + p.request.ToString() + " by pods it may preempt inside it (" +
+           std::to_string(tried) + " of " + std::to_string(domains.size()) +
+           " domains could hold them)";
+  }
+  Selection none;
+  none.explanation = std::move(why);
+  return none;
+}
+
+std::optional<Selection> VictimPlanner::TryDomain(const Preemptor& p, NameId flavor,
+                                                  const std::vector<uint8_t>& accepts,
+                                                  const std::vector<uint32_t>& domain,
+                                                  int members) {
+  FlavorCtx& ctx = Ctx(flavor);
+  // What the trial changes, restored at its end: the flavor's quota, the domain's nodes, the
+  // candidates it takes.
+  const QuotaSim quota = ctx.quota;
+  std::vector<model::IdAmounts> used;
+  used.reserve(domain.size());
+  std::vector<uint8_t> inside(ctx.nodes.nodes.size(), 0);
+  std::vector<uint8_t> eligible(ctx.nodes.nodes.size(), 0);
+  for (uint32_t i : domain) {
+    used.push_back(ctx.nodes.nodes[i].used);
+    inside[i] = 1;
+    eligible[i] = i >= accepts.size() || accepts[i] != 0;
+  }
+  const model::IdAmounts request = ToIdAmounts(p.request);
+  Selection out;
+  out.outcome = Selection::Outcome::kFits;
+  out.flavor = flavor;
+  std::vector<uint32_t> taken;
+  bool placed = true;
+  for (int m = 0; m < members && placed; ++m) {
+    SelectionInput in = Input(p, flavor, eligible);
+    in.victim_nodes = &inside;
+    Selection sel;
+    if (VictimSelector::FitsNow(in, &sel.node)) {
+      sel.outcome = Selection::Outcome::kFits;
+    } else {
+      sel = selector_.Select(in);
+    }
+    placed = sel.outcome != Selection::Outcome::kNoVictims;
+    if (!placed) break;
+    for (const Selection::Victim& v : sel.victims) taken.push_back(v.candidate);
+    (void)TakeVictims(sel);
+    if (m == 0) out.node = sel.node;
+    if (!sel.victims.empty()) out.outcome = Selection::Outcome::kVictims;
+    out.victims.insert(out.victims.end(), sel.victims.begin(), sel.victims.end());
+    ctx.nodes.Take(sel.node, request);  // the member's room, for the next
+  }
+  ctx.quota = quota;
+  for (size_t k = 0; k < domain.size(); ++k) ctx.nodes.nodes[domain[k]].used = std::move(used[k]);
+  for (uint32_t c : taken) set_.at(c).excluded = false;
+  if (!placed) return std::nullopt;
+  return out;
 }
 
 int64_t VictimPlanner::ClosestToRoom(const decisions::FlavorNodes& nodes,

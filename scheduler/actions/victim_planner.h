@@ -65,8 +65,17 @@ class VictimPlanner {
 
   // The decision for one preemptor of `team` (see the header comment). kFits: its request is
   // claimed; kVictims: `victims` on `node` of `flavor`; kNoVictims: `explanation`.
+  // A gang member whose gang requires one topology domain (Preemptor::required_topology) stands
+  // for `members` members asking its request: on each flavor whose levels include the level,
+  // every domain at it is tried — the members placed one at a time on the domain's nodes, each
+  // where it fits or else with the victims VictimSelector chooses for it among the pods running
+  // inside the domain (the first member's also free its gang's quota) — and the domain needing
+  // the fewest victims wins (ties: the first by its label values); kFits when one holds them all
+  // now. Victims outside the chosen domain are never taken: room freed elsewhere would not let
+  // the gang run. Cost: domains × members selections, domains that could not hold the members
+  // even empty skipped first.
   [[nodiscard]] decisions::Selection Plan(const model::Team& team, const state::PendingPod& pending,
-                                          const decisions::Preemptor& p);
+                                          const decisions::Preemptor& p, int members = 1);
   // Whether `p`, once `chosen`'s victims are gone, would borrow on `chosen.flavor`: need beyond
   // its team's nominal quota on some resource it asks for.
   [[nodiscard]] bool BorrowsAfter(const decisions::Preemptor& p,
@@ -131,6 +140,18 @@ class VictimPlanner {
   // [0, return); the clauses of flavors none of whose nodes accept it, into `why`.
   size_t UsableFlavors(const model::Team& team, const state::PendingPod& pending, std::string* why);
   [[nodiscard]] int64_t CandidateIndex(std::string_view uid) const;
+  // Plan's choice for a gang that requires one domain, over the first `usable` flavors of
+  // eligibility_; `why` holds the reasons gathered so far.
+  [[nodiscard]] decisions::Selection PlanInOneDomain(const decisions::Preemptor& p, size_t usable,
+                                                     int members, std::string why);
+  // The members placed inside one domain (`domain`: its nodes' indexes in the flavor's nodes),
+  // as a trial undone before returning: the victims and the first member's node, or nothing
+  // when some member cannot be placed there.
+  [[nodiscard]] std::optional<decisions::Selection> TryDomain(const decisions::Preemptor& p,
+                                                              model::NameId flavor,
+                                                              const std::vector<uint8_t>& accepts,
+                                                              const std::vector<uint32_t>& domain,
+                                                              int members);
   // The accepting node of `nodes` closest to room for `request` on top of what it uses and
   // `planned` on it (the least shortfall, each resource's in parts of the node's allocatable),
   // or -1 when none could ever hold it.

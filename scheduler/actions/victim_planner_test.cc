@@ -170,7 +170,8 @@ class PlannerTest : public ::testing::Test {
                      {},
                      "",
                      0,
-                     {}};
+                     {},
+                     ""};
   }
   Selection Plan(VictimPlanner& planner, const PendingPod& pending) {
     return planner.Plan(*policy_->FindTeam("team-b"), pending, PreemptorOf(pending));
@@ -422,6 +423,120 @@ TEST_F(PlannerTest, ReadsTheSourceOnceAFlavorIsFirstUsed) {
   (void)Plan(planner, Pending("b-1", 4));
   EXPECT_EQ(source_->cells_reads, 1);
   EXPECT_EQ(source_->node_reads, 1);
+}
+
+// ---- a gang that requires one topology domain ----
+
+constexpr char kLayer1[] = "topology.k8s.aws/network-node-layer-1";
+constexpr char kLayer2[] = "topology.k8s.aws/network-node-layer-2";
+
+// Four nodes in two network-node-layer-2 domains (p5-0, p5-1 in spine-0; p5-2, p5-3 in spine-1);
+// team-a (nominal 8) borrows, team-b (nominal 24) has a gang of two 8-GPU pods asking for one
+// layer-2 domain.
+class TopologyPlannerTest : public PlannerTest {
+ protected:
+  void SetUp() override {
+    policy_ = PolicyBuilder()
+                  .Team("team-a", "c")
+                  .Quota(kP5, kGpu, 8)
+                  .Team("team-b", "c")
+                  .Quota(kP5, kGpu, 24)
+                  .Build();
+    source_ = std::make_unique<FakeSource>(policy_);
+    for (int n = 0; n < 4; ++n) {
+      source_->WithNode(
+          "p5-" + std::to_string(n),
+          NodeBuilder("").Label(kLayer1, "nn-1").Label(kLayer2, n < 2 ? "spine-0" : "spine-1"));
+    }
+  }
+  Selection PlanGang(VictimPlanner& planner, const std::string& level) {
+    PendingPod pending = Pending("g-0", 8);
+    pending.workload = "ns-team-b/g";
+    pending.workload_size = 2;
+    Preemptor p = PreemptorOf(pending);
+    p.workload = pending.workload;
+    p.workload_size = 2;
+    p.need = ResourceList{{kGpu, 16}};
+    p.required_topology = level;
+    return planner.Plan(*policy_->FindTeam("team-b"), pending, p, /*members=*/2);
+  }
+  std::string SpineOf(const std::string& node) const {
+    return node == "p5-0" || node == "p5-1" ? "spine-0" : "spine-1";
+  }
+};
+
+TEST_F(TopologyPlannerTest, TheGangsVictimsAreInsideTheDomainThatNeedsTheFewest) {
+  // spine-0: p5-0 full (a-0, a-1), p5-1 half (a-2); spine-1: p5-2 and p5-3 half (a-3, a-4).
+  Run("a-0", "p5-0", 0);
+  Run("a-1", "p5-0", 1);
+  Run("a-2", "p5-1", 2);
+  Run("a-3", "p5-2", 3);
+  Run("a-4", "p5-3", 4);
+  {
+    // Without the topology one victim frees quota and one node for one member: a-2 (the most
+    // recently started pod whose node it frees), in spine-0 — the other member would find no room
+    // there.
+    VictimPlanner planner = Planner();
+    const Selection plain = PlanGang(planner, "");
+    ASSERT_EQ(plain.outcome, Selection::Outcome::kVictims) << plain.explanation;
+    EXPECT_EQ(Victims(planner, plain).size(), 1u);
+  }
+  VictimPlanner planner = Planner();
+  const Selection sel = PlanGang(planner, kLayer2);
+  ASSERT_EQ(sel.outcome, Selection::Outcome::kVictims) << sel.explanation;
+  Names victims = Victims(planner, sel);
+  std::sort(victims.begin(), victims.end());
+  EXPECT_EQ(victims, (Names{"a-3", "a-4"}));  // spine-0 would take three
+  EXPECT_EQ(SpineOf(sel.node), "spine-1");
+  for (const Selection::Victim& v : sel.victims) {
+    EXPECT_EQ(v.reason, PreemptionReason::kReclaim);
+  }
+  // The trials left nothing behind: committing the choice frees exactly its victims.
+  const std::vector<RoundVictim> taken = planner.Commit(PreemptorOf(Pending("g-0", 8)), sel);
+  EXPECT_EQ(taken.size(), 2u);
+  for (const Candidate& c : planner.candidates().all()) {
+    EXPECT_EQ(c.excluded, c.name == "a-3" || c.name == "a-4") << c.name;
+  }
+}
+
+TEST_F(TopologyPlannerTest, AGangThatFitsInADomainNowIsClaimedThereWithoutVictims) {
+  // 8 GPUs free on p5-1 and p5-3 each, but no domain has two free nodes... until a-4 is gone.
+  Run("a-0", "p5-0", 0);
+  Run("a-1", "p5-0", 1);
+  Run("a-3", "p5-2", 3);
+  {
+    VictimPlanner planner = Planner();
+    const Selection sel = PlanGang(planner, kLayer2);
+    ASSERT_EQ(sel.outcome, Selection::Outcome::kVictims) << sel.explanation;
+    EXPECT_EQ(Victims(planner, sel), (Names{"a-3"}));  // spine-1 then has two free nodes
+  }
+  Terminating("a-3");
+  VictimPlanner planner = Planner();
+  const Selection sel = PlanGang(planner, kLayer2);
+  EXPECT_EQ(sel.outcome, Selection::Outcome::kFits) << sel.explanation;
+  EXPECT_EQ(SpineOf(sel.node), "spine-1");
+  EXPECT_TRUE(sel.victims.empty());
+}
+
+TEST_F(TopologyPlannerTest, NoDomainThatCanBeFreedMeansNoVictimsAndSaysWhy) {
+  // team-a at its nominal (protected) with a pod in each spine: 24 GPUs free, quota for the
+  // gang, but no spine with two free nodes, and nothing may be taken.
+  Run("a-0", "p5-0", 0);
+  Run("a-1", "p5-2", 1);
+  VictimPlanner planner = Planner();
+  const Selection sel = PlanGang(planner, kLayer2);
+  EXPECT_EQ(sel.outcome, Selection::Outcome::kNoVictims);
+  EXPECT_TRUE(sel.victims.empty());
+  EXPECT_NE(sel.explanation.find("no network-node-layer-2 domain of ml.p5.48xlarge can be freed "
+                                 "for 2 pods of nvidia.com/gpu: 8 by pods it may preempt inside "
+                                 "it (2 of 2 domains could hold them)"),
+            std::string::npos)
+      << sel.explanation;
+  // Asking for a level the flavor does not have: no domain at all.
+  const Selection unknown = PlanGang(planner, "example.com/rack");
+  EXPECT_EQ(unknown.outcome, Selection::Outcome::kNoVictims);
+  EXPECT_NE(unknown.explanation.find("(0 of 0 domains could hold them)"), std::string::npos)
+      << unknown.explanation;
 }
 
 }  // namespace

@@ -624,6 +624,13 @@ bool VictimSelector::FitsNow(const SelectionInput& in, std::string* node) {
   return false;
 }
 
+bool VictimSelector::OnMarkedNode(const SelectionInput& in, const Candidate& c) {
+  if (c.flavor != in.nodes->flavor) return false;
+  auto it = in.nodes->index.find(c.node);
+  return it != in.nodes->index.end() && it->second < in.victim_nodes->size() &&
+         (*in.victim_nodes)[it->second] != 0;
+}
+
 bool VictimSelector::Usable(const SelectionInput& in, size_t node) {
   return in.nodes->nodes[node].schedulable &&
          (in.eligible == nullptr || (node < in.eligible->size() && (*in.eligible)[node] != 0));
@@ -683,6 +690,9 @@ void VictimSelector::BuildUnits(const SelectionInput& in, int prow) {
       if (bad.empty() && member.pdb_blocked)
         bad = "its eviction was refused by a PodDisruptionBudget";
       if (bad.empty() && member.team != c.team) bad = "its gang spans teams";
+      if (bad.empty() && in.victim_nodes != nullptr && !OnMarkedNode(in, member)) {
+        bad = "it runs outside the topology domain";
+      }
       members_.push_back(idx);
       unit.priority = std::max(unit.priority, member.priority);
       unit.started_ms = std::max(unit.started_ms, member.started_ms);

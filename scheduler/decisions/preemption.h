@@ -415,6 +415,10 @@ struct Preemptor {
   // What its gang's members pinned to other flavors need there (decisions::SplitGangNeed):
   // reserved with `need` once it is admitted; their own members preempt for it there.
   std::vector<std::pair<model::NameId, model::ResourceList>> elsewhere;
+  // Its gang must run in one domain at this node-label level (kueue.x-k8s.io/
+  // podset-required-topology): room is freed for every member inside one domain
+  // (VictimPlanner::Plan). "" for none.
+  std::string required_topology;
 
   [[nodiscard]] const model::ResourceList& quota_request() const {
     return need.empty() ? request : need;
@@ -431,6 +435,9 @@ struct SelectionInput {
   // Parallel to nodes->nodes: non-zero where the preemptor's taints, nodeSelector and required
   // affinity let it go (NodeEligibility::accepts). nullptr: every node.
   const std::vector<uint8_t>* eligible = nullptr;
+  // Parallel to nodes->nodes: when set, a unit is a candidate only if every member runs on a
+  // node marked non-zero (victims inside one topology domain). nullptr: anywhere.
+  const std::vector<uint8_t>* victim_nodes = nullptr;
 };
 
 struct Selection {
@@ -544,6 +551,8 @@ class VictimSelector {
   void Minimize(const SelectionInput& in, int prow, int node, std::vector<Taken>* taken);
   // Node `node` of in.nodes is schedulable and eligible.
   static bool Usable(const SelectionInput& in, size_t node);
+  // `c` runs on a node of the flavor that in.victim_nodes marks.
+  static bool OnMarkedNode(const SelectionInput& in, const Candidate& c);
   bool Room(const Amounts& free) const;
   Amounts BaseFree(const SelectionInput& in, uint32_t node) const;
 
