@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -149,6 +150,26 @@ TEST_F(TopologyTest, APreferredGangLargerThanAnyDomainRunsInTheFewestDomains) {
   }
   ASSERT_TRUE(h().RunUntil([&] { return Running("p") == 6; }, 10));
   EXPECT_EQ(SpinesOf("p"), (std::set<std::string>{"spine-0", "spine-1"}));
+}
+
+// Lone pods on a flavor with a topology are packed next to busy nodes (prioritize's closest-domain
+// term): beside a full p5-8 the first goes to p5-9, its network-node-layer-3 neighbour; the next,
+// with no busy neighbour anywhere, to the first node by name (p5-0), and the third beside it
+// (p5-1) — not p5-0, p5-1, p5-10 (the first nodes by name), which would break three layer-3
+// domains.
+TEST_F(TopologyTest, LonePodsArePackedNextToBusyNodes) {
+  ASSERT_TRUE(h().Submit(Busy(8)).ok());
+  ASSERT_TRUE(h().RunUntil([&] { return Running("busy") == 1; }, 10));
+  std::vector<std::string> nodes;
+  for (int k = 0; k < 3; ++k) {
+    const std::string job = "lone-" + std::to_string(k);
+    ASSERT_TRUE(h().Submit(GpuPod("a", job, 8)).ok());
+    ASSERT_TRUE(h().RunUntil([&] { return Running("lone") == static_cast<size_t>(k) + 1; }, 10));
+    std::optional<PodView> pod = h().PodOfJob(job);
+    ASSERT_TRUE(pod.has_value());
+    nodes.push_back(pod->node);
+  }
+  EXPECT_EQ(nodes, (std::vector<std::string>{"p5-9", "p5-0", "p5-1"}));
 }
 
 // Team a lends; team b borrows all of it, filling the 32 nodes: two 4-GPU pods on each node,

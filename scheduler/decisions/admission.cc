@@ -559,10 +559,19 @@ std::vector<HostPriority> Admission::Prioritize(const FilterArgs& args) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     const NodePacking& n = nodes[i];
     if (!n.known || n.flavor != reservation->charge.flavor) continue;
+    // Packing: how full the node is with the pod, in 0..8; in a topology, 0..6 and how full
+    // its closest domain's other nodes are in 0..2 (busy neighbours: empty domains stay whole
+    // for the gangs that need one).
+    const bool near = n.near_allocatable > 0;
+    const int64_t pack_scale = near ? 6 : 8;
     int64_t pack = 0;
     if (n.allocatable > 0) {
       const int64_t after = std::min(n.allocatable, SaturatingAdd(n.used, want));
-      pack = (8 * after + n.allocatable / 2) / n.allocatable;
+      pack = (pack_scale * after + n.allocatable / 2) / n.allocatable;
+    }
+    if (near) {
+      const int64_t used = std::min(n.near_used, n.near_allocatable);
+      pack += (2 * used + n.near_allocatable / 2) / n.near_allocatable;
     }
     const bool together =
         reservation->charge.borrowing ? n.borrowing_pods > 0 : n.borrowing_pods == 0;

@@ -11,7 +11,9 @@
 //    snapshot). A pass records an assumed reservation (QuotaBook) and returns that flavor's nodes;
 //    every other node is unresolvable with a reason a person can act on. The work for a refused pod
 //    is per flavor, not per node.
-//  * prioritize — 0..10: accelerators packed onto partly used nodes, borrowers together.
+//  * prioritize — 0..10: accelerators packed onto partly used nodes, borrowers together; in a
+//    topology, next to busy nodes (NodePacking::near_*: docs/operations.md "Topology-aware
+//    gangs"), and a preferred-topology gang's domain first.
 //  * preempt — vetoes for a governed pod (the preemption controller owns every disruption of
 //    governed work, DESIGN §3.7); for an ungoverned pod, trims kube-scheduler's candidates to
 //    lower-priority victims past the minimum runtime, gangs whole.

@@ -25,17 +25,11 @@ TopologyRequest TopologyRequestOf(const model::Pod& pod) {
 }
 
 std::vector<std::string> LevelsOf(const model::Flavor& flavor) {
-  if (!flavor.topology_levels.empty()) return flavor.topology_levels;
-  if (!flavor.name.starts_with("ml.")) return {};
-  return {"topology.k8s.aws/network-node-layer-1", "topology.k8s.aws/network-node-layer-2",
-          "topology.k8s.aws/network-node-layer-3", "kubernetes.io/hostname"};
+  return model::TopologyLevelsOf(flavor);
 }
 
 std::vector<std::string> LevelsOf(const model::Policy& policy, std::string_view flavor) {
-  if (const model::Flavor* f = policy.FindFlavor(flavor)) return LevelsOf(*f);
-  model::Flavor named;  // a flavor named by an instance type alone is not among the policy's
-  named.name = std::string(flavor);
-  return LevelsOf(named);
+  return model::TopologyLevelsOf(policy, flavor);
 }
 
 std::shared_ptr<const GangDomain> GangDomains::Find(const std::string& gang,

@@ -149,6 +149,20 @@ void Policy::IndexFlavors() {
   }
 }
 
+std::vector<std::string> TopologyLevelsOf(const Flavor& flavor) {
+  if (!flavor.topology_levels.empty()) return flavor.topology_levels;
+  if (!flavor.name.starts_with("ml.")) return {};
+  return {"topology.k8s.aws/network-node-layer-1", "topology.k8s.aws/network-node-layer-2",
+          "topology.k8s.aws/network-node-layer-3", "kubernetes.io/hostname"};
+}
+
+std::vector<std::string> TopologyLevelsOf(const Policy& policy, std::string_view flavor) {
+  if (const Flavor* f = policy.FindFlavor(flavor)) return TopologyLevelsOf(*f);
+  Flavor named;  // a flavor named by an instance type alone is not among the policy's
+  named.name = std::string(flavor);
+  return TopologyLevelsOf(named);
+}
+
 const Flavor* Policy::FindFlavor(std::string_view name) const {
   if (flavor_index.size() == flavors.size() && !flavors.empty()) {
     auto it = flavor_index.find(name);

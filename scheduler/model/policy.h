@@ -57,9 +57,14 @@ struct Flavor {
   bool matches_all_nodes = false;
   // Topology levels (node label keys), widest first: a Kueue Topology's levels named by the
   // ResourceFlavor's topologyName, or the native schema's. Empty: HyperPod's for ml.* instance
-  // types (decisions/topology.h), none otherwise.
+  // types (TopologyLevelsOf), none otherwise.
   std::vector<std::string> topology_levels = {};
 };
+
+// The topology levels of `flavor`, widest first: its own (Flavor::topology_levels); else, for a
+// HyperPod instance type (ml.*), the labels HyperPod puts on its nodes:
+// topology.k8s.aws/network-node-layer-1, -2, -3, then kubernetes.io/hostname.
+[[nodiscard]] std::vector<std::string> TopologyLevelsOf(const Flavor& flavor);
 
 // Per (team, flavor, resource); DESIGN §3.3.
 struct ResourceQuota {
@@ -284,5 +289,10 @@ struct CohortPool {
 // or a cohort under it holds quota for and a team of the tree governs (the quota is passed up to
 // the root, where any team of the tree may borrow it); children before their parents.
 [[nodiscard]] std::vector<CohortPool> CohortPools(const Policy& policy);
+
+// TopologyLevelsOf for the flavor named `flavor` of `policy` (one named by an instance type alone,
+// which the policy may not list, included).
+[[nodiscard]] std::vector<std::string> TopologyLevelsOf(const Policy& policy,
+                                                        std::string_view flavor);
 
 }  // namespace taskgov::scheduler::model

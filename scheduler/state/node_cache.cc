@@ -40,6 +40,43 @@ NameId FlavorOfNode(const Policy& policy, const Labels& labels) {
   return flavor.empty() ? kNoFlavor : FlavorNames().Intern(flavor);
 }
 
+std::string NodeCache::DomainKey(const Policy& policy, NameId flavor, const Labels& labels) {
+  if (flavor == kNoFlavor) return "";
+  const std::string& name = FlavorNames().Name(flavor);
+  std::vector<std::string> levels = model::TopologyLevelsOf(policy, name);
+  if (!levels.empty() && levels.back() == "kubernetes.io/hostname") levels.pop_back();
+  if (levels.empty()) return "";
+  std::string key = name;
+  for (const std::string& level : levels) {
+    auto it = labels.find(level);
+    if (it == labels.end() || it->second.empty()) return "";
+    key.push_back('\x1f');
+    key += it->second;
+  }
+  return key;
+}
+
+void NodeCache::CountInDomain(const Record& record, int sign) {
+  if (record.domain == kNoDomain) return;
+  Domain& domain = domains_[record.domain];
+  for (auto [list, amounts] : {std::pair{&domain.allocatable, &record.allocatable_ids},
+                               std::pair{&domain.used, &record.used_ids}}) {
+    IdAmounts signed_amounts = *amounts;
+    for (auto& [id, amount] : signed_amounts) amount = sign * std::max<int64_t>(0, amount);
+    model::AddTo(list, signed_amounts);
+  }
+}
+
+void NodeCache::SetDomain(Record* record, const std::string& key) {
+  CountInDomain(*record, -1);
+  record->domain = kNoDomain;
+  if (key.empty()) return;
+  auto [it, added] = domain_ids_.try_emplace(key, static_cast<uint32_t>(domains_.size()));
+  if (added) domains_.emplace_back();
+  record->domain = it->second;
+  CountInDomain(*record, +1);
+}
+
 NodeView NodeCache::ViewOf(const Record& record) {
   NodeView v;
   v.known = true;
@@ -56,6 +93,7 @@ void NodeCache::Upsert(const Node& node, const Policy& policy) {
   const NameId flavor = FlavorOfNode(policy, node.labels);
   auto placement = std::make_shared<const NodePlacement>(PlacementOf(node));
   const NameId id = model::NodeNames().Intern(node.name);
+  const std::string domain = DomainKey(policy, flavor, node.labels);
   std::unique_lock lock(mu_);
   auto [it, joined] = nodes_.try_emplace(node.name);
   if (joined) ++membership_;
@@ -67,11 +105,14 @@ void NodeCache::Upsert(const Node& node, const Policy& policy) {
     ++changes_[record.flavor];
     ++changes_[flavor];
   }
+  CountInDomain(record, -1);
   record.placement = std::move(placement);
   record.allocatable = node.allocatable;
   record.allocatable_ids = ToIdAmounts(record.allocatable);
   record.schedulable = schedulable;
   record.flavor = flavor;
+  record.domain = kNoDomain;
+  SetDomain(&record, domain);
 }
 
 bool NodeCache::Erase(const std::string& name) {
@@ -79,6 +120,7 @@ bool NodeCache::Erase(const std::string& name) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return false;
   ++changes_[it->second.flavor];
+  CountInDomain(it->second, -1);
   nodes_.erase(it);
   ++membership_;
   return true;
@@ -126,19 +168,25 @@ void NodeCache::Reflavor(const Policy& policy) {
   // exclusive section only stores them. Nodes are added and replaced by Upsert, which the
   // caller serialises with this (ClusterState's lock): a record whose placement changed in
   // between is left as that Upsert flavored it.
-  std::vector<std::pair<const NodePlacement*, NameId>> flavors;
+  struct Found {
+    NameId flavor = kNoFlavor;
+    std::string domain;
+  };
+  std::unordered_map<const NodePlacement*, Found> by_placement;
   {
     std::shared_lock lock(mu_);
-    flavors.reserve(nodes_.size());
+    by_placement.reserve(nodes_.size());
     for (const auto& [name, record] : nodes_) {
-      flavors.emplace_back(record.placement.get(), FlavorOfNode(policy, record.placement->labels));
+      Found& found = by_placement[record.placement.get()];
+      found.flavor = FlavorOfNode(policy, record.placement->labels);
+      found.domain = DomainKey(policy, found.flavor, record.placement->labels);
     }
   }
-  std::unordered_map<const NodePlacement*, NameId> by_placement(flavors.begin(), flavors.end());
   std::unique_lock lock(mu_);
   for (auto& [name, record] : nodes_) {
     if (auto it = by_placement.find(record.placement.get()); it != by_placement.end()) {
-      record.flavor = it->second;
+      record.flavor = it->second.flavor;
+      SetDomain(&record, it->second.domain);
     }
   }
   ++changes_all_;
@@ -152,8 +200,10 @@ std::optional<NameId> NodeCache::AddUsage(const std::string& name, const Resourc
   if (it == nodes_.end()) return std::nullopt;
   Record& record = it->second;
   ++changes_[record.flavor];
+  CountInDomain(record, -1);
   record.used.Add(request);
   record.used_ids = ToIdAmounts(record.used);
+  CountInDomain(record, +1);
   // What the pod uses now comes out of the room held for it (or its gang) here.
   std::erase_if(record.held, [&](Record::Held& h) {
     if (h.holder != self.uid && (self.workload.empty() || h.holder != self.workload)) return false;
@@ -175,9 +225,11 @@ void NodeCache::RemoveUsage(const std::string& name, const ResourceList& request
   ++changes_[record.flavor];
   ResourceList negative;
   for (const ResourceAmount& r : request) negative.Set(r.name, -r.amount);
+  CountInDomain(record, -1);
   record.used.Add(negative);
   record.used.DropZeros();
   record.used_ids = ToIdAmounts(record.used);
+  CountInDomain(record, +1);
   if (borrowing) record.borrowing_pods = std::max(0, record.borrowing_pods - 1);
 }
 
@@ -309,6 +361,12 @@ void NodeCache::PackNodes(const std::vector<std::string>& names, NameId resource
     p.allocatable = std::max<int64_t>(0, AmountOf(n.allocatable_ids, resource));
     p.used = std::max<int64_t>(0, AmountOf(n.used_ids, resource));
     p.borrowing_pods = n.borrowing_pods;
+    if (n.domain != kNoDomain) {  // the others: the domain's sums without the node's own
+      const Domain& domain = domains_[n.domain];
+      p.near_allocatable =
+          std::max<int64_t>(0, model::AmountOf(domain.allocatable, resource) - p.allocatable);
+      p.near_used = std::max<int64_t>(0, model::AmountOf(domain.used, resource) - p.used);
+    }
   }
 }
 

@@ -14,6 +14,13 @@
 // FitNodes counts every other holder's room as used, so the victims' recreated pods and anything
 // else cannot take it while the preemptor is on its way.
 //
+// Closest domains (issue 37): a node of a flavor with a topology (model::TopologyLevelsOf) is in
+// the domain of its values at every level but the narrowest when that is kubernetes.io/hostname
+// (the node itself) — for HyperPod's levels its network-node-layer-3 domain. The cache keeps each
+// domain's allocatable and usage summed, updated with the nodes', so that prioritize reads how
+// busy a node's neighbours are in O(1) (NodePacking::near_*). A node lacking one of those labels
+// is in none.
+//
 // Thread-safety: one shared_mutex. Writers (informer events, policy changes) hold it exclusively
 // for microseconds; every query holds it shared, so webhook calls never exclude each other. The
 // cache calls nothing outside itself while holding it.
@@ -72,6 +79,10 @@ struct NodePacking {
   int64_t allocatable = 0;
   int64_t used = 0;
   int borrowing_pods = 0;
+  // The other nodes of its closest topology domain together (NodeCache's header comment); 0, 0
+  // when it has none.
+  int64_t near_allocatable = 0;
+  int64_t near_used = 0;
 };
 
 // The flavor of a node given its labels under `policy` (kNoFlavor: none).
@@ -161,8 +172,22 @@ class NodeCache {
       model::IdAmounts amount;
       int64_t until_ms = 0;
     };
-    std::vector<Held> held;  // few: one per round in flight on the node
+    std::vector<Held> held;       // few: one per round in flight on the node
+    uint32_t domain = kNoDomain;  // its closest domain, an index into domains_
   };
+  // A closest domain's nodes summed.
+  struct Domain {
+    model::IdAmounts allocatable;
+    model::IdAmounts used;
+  };
+  static constexpr uint32_t kNoDomain = 0xffffffff;
+  // The key of the closest domain of a node with `labels` on `flavor` under `policy` ("": none).
+  static std::string DomainKey(const model::Policy& policy, model::NameId flavor,
+                               const model::Labels& labels);
+  // Moves `record` into the domain of `key` (mu_ held exclusively).
+  void SetDomain(Record* record, const std::string& key);
+  // Adds (sign +1) or takes off (−1) the record's allocatable and usage to its domain's sums.
+  void CountInDomain(const Record& record, int sign);
   // Σ of the live holds of `record` not held for `self`, on resource `id`.
   static int64_t HeldOthers(const Record& record, model::NameId id, Holder self, int64_t now_ms);
   static NodeView ViewOf(const Record& record);
@@ -179,6 +204,8 @@ class NodeCache {
   // ChangeStamp's counters, mu_ held exclusively to bump: per flavor, and every flavor at once.
   std::unordered_map<model::NameId, uint64_t> changes_;
   uint64_t changes_all_ = 0;
+  std::unordered_map<std::string, uint32_t> domain_ids_;  // by DomainKey
+  std::vector<Domain> domains_;
 };
 
 }  // namespace taskgov::scheduler::state

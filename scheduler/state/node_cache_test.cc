@@ -124,5 +124,59 @@ TEST_F(NodeCacheTest, EachCacheAnswersForItsOwnNodes) {
   EXPECT_EQ(Fits(first, names, 1), "k");
 }
 
+// A node's closest topology domain (HyperPod's network-node-layer-3 on ml.* flavors) is summed
+// as its nodes join, change, fill, empty and leave: PackNodes reports the other nodes' sums.
+TEST_F(NodeCacheTest, PackNodesReportsTheOtherNodesOfTheClosestDomain) {
+  constexpr char kLayer1[] = "topology.k8s.aws/network-node-layer-1";
+  constexpr char kLayer2[] = "topology.k8s.aws/network-node-layer-2";
+  constexpr char kLayer3[] = "topology.k8s.aws/network-node-layer-3";
+  NodeCache cache;
+  auto add = [&](const std::string& name, const std::string& layer3, const char* gpus = "8") {
+    cache.Upsert(NodeBuilder(name)
+                     .InstanceType(kFlavor)
+                     .Allocatable("nvidia.com/gpu", gpus)
+                     .Label(kLayer1, "nn-1")
+                     .Label(kLayer2, "nn-2")
+                     .Label(kLayer3, layer3),
+                 *policy_);
+  };
+  add("n0", "nn-3a");
+  add("n1", "nn-3a");
+  add("n2", "nn-3b");
+  cache.Upsert(NodeBuilder("bare").InstanceType(kFlavor).Allocatable("nvidia.com/gpu", "8"),
+               *policy_);  // no topology labels: in no domain
+  const NameId gpu = model::ResourceNames().Intern("nvidia.com/gpu");
+  // "allocatable/used" of each node's neighbours, in the order of `names`.
+  auto near = [&](const std::vector<std::string>& names) {
+    std::vector<NodePacking> packing;
+    cache.PackNodes(names, gpu, &packing);
+    std::vector<std::string> out;
+    for (const NodePacking& p : packing) {
+      out.push_back(std::to_string(p.near_allocatable) + "/" + std::to_string(p.near_used));
+    }
+    return out;
+  };
+  const std::vector<std::string> all = {"n0", "n1", "n2", "bare"};
+  using Near = std::vector<std::string>;
+  EXPECT_EQ(near(all), (Near{"8/0", "8/0", "0/0", "0/0"}));
+  ASSERT_TRUE(cache.AddUsage("n1", ResourceList{{"nvidia.com/gpu", 6}}).has_value());
+  ASSERT_TRUE(cache.AddUsage("bare", ResourceList{{"nvidia.com/gpu", 2}}).has_value());
+  EXPECT_EQ(near(all), (Near{"8/6", "8/0", "0/0", "0/0"}));
+  cache.RemoveUsage("n1", ResourceList{{"nvidia.com/gpu", 4}}, /*borrowing=*/false);
+  EXPECT_EQ(near(all), (Near{"8/2", "8/0", "0/0", "0/0"}));
+  add("n1", "nn-3b", "4");  // moves to n2's domain, smaller, its use kept
+  EXPECT_EQ(near(all), (Near{"0/0", "8/0", "4/2", "0/0"}));
+  EXPECT_TRUE(cache.Erase("n2"));
+  EXPECT_EQ(near({"n0", "n1"}), (Near{"0/0", "0/0"}));
+  add("n2", "nn-3a");
+  EXPECT_EQ(near({"n0", "n1", "n2"}), (Near{"8/0", "0/0", "8/0"}));
+  // A policy naming a topology for the flavor without layer-3: the closest domain is layer-2.
+  model::PolicyPtr wider = PolicyBuilder().Team("a").Quota(kFlavor, "nvidia.com/gpu", 8).Build();
+  auto policy = std::make_shared<model::Policy>(*wider);
+  for (model::Flavor& f : policy->flavors) f.topology_levels = {kLayer1, kLayer2};
+  cache.Reflavor(*policy);
+  EXPECT_EQ(near({"n0", "n1", "n2"}), (Near{"12/2", "16/0", "12/2"}));
+}
+
 }  // namespace
 }  // namespace taskgov::scheduler::state
