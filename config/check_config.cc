@@ -93,6 +93,13 @@ void PrintClusterPolicy(const scheduler::model::Policy& p, bool loaded, std::ost
   out << "\n";
   out << "  task prioritization: " << Name(p.task_prioritization) << "\n";
   out << "  idle compute allocation: " << Name(p.idle_compute) << "\n";
+  const scheduler::model::IdleResourceSharing& idle = p.idle_resource_sharing;
+  out << "  idle resource sharing: "
+      << (!idle.enabled ? std::string("Disabled")
+          : idle.cohort.empty()
+              ? std::string("Enabled, but no cohort to lend in")
+              : "Enabled: capacity no quota covers is lent within cohort " + idle.cohort)
+      << "\n";
   out << "  pods without a team: " << Name(p.no_team) << "\n";
   auto rule = [](const std::string& label) { return label.empty() ? "off" : label; };
   out << "  team resolution: pod label " << rule(p.team_resolution.pod_label)

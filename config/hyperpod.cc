@@ -2,7 +2,8 @@
 //   * CreateComputeQuota / UpdateComputeQuota requests (and DescribeComputeQuota output);
 //   * CreateClusterSchedulerConfig / UpdateClusterSchedulerConfig requests (and Describe output).
 // AWS defaults: Strategy LendAndBorrow, BorrowLimit 50, PreemptTeamTasks LowerPriority,
-// FairShareWeight 0, ActivationState Enabled, FairShare Enabled.
+// FairShareWeight 0, ActivationState Enabled, FairShare Enabled. IdleResourceSharing's default is
+// not stated by the API reference: absent is Disabled.
 
 #include "config/dialects.h"
 
@@ -205,11 +206,10 @@ void DecodeSchedulerConfig(ObjectReader& r, ConfigSet* out) {
   }
   if (auto idle =
           config.Enum<bool>("IdleResourceSharing", {{"Enabled", true}, {"Disabled", false}})) {
-    if (*idle) {
-      config.ctx().Warn(config.PathOf("IdleResourceSharing"), config.MarkOf("IdleResourceSharing"),
-                        "not honoured: taskgov lends only the unused quota of the teams in a "
-                        "cohort; capacity that no team's quota covers is not lent");
-    }
+    AssignSetting(&out->idle_resource_sharing, *idle,
+                  OriginOf(config.ctx(), config.PathOf("IdleResourceSharing"),
+                           config.MarkOf("IdleResourceSharing")),
+                  "IdleResourceSharing", config.ctx().diagnostics());
   }
 }
 

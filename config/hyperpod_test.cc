@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <vector>
+
 #include "config/loader.h"
 #include "config/test_util.h"
 
@@ -188,12 +191,77 @@ TEST(HyperPod, SchedulerConfig) {
     EXPECT_EQ(r.policy->idle_compute, c.idle) << c.name;
     EXPECT_EQ(r.policy->priority_classes.size(), c.classes) << c.name;
   }
-  LoadResult idle =
+}
+
+constexpr char kHyperPodTeam[] = R"({
+  "ComputeQuotaConfig": {"ComputeQuotaResources": [{"InstanceType": "ml.p5.48xlarge", "Count": 1}]},
+  "ComputeQuotaTarget": {"TeamName": "a"}
+})";
+
+// IdleResourceSharing is decoded into the policy (no "not honoured" warning); the unallocated
+// capacity goes to the cohort the HyperPod teams share. Absent means Disabled (the API reference
+// states no default).
+TEST(HyperPod, IdleResourceSharing) {
+  struct Case {
+    std::string name, policy, team;
+    bool enabled;
+    std::string cohort;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"enabled", R"({"SchedulerConfig": {"IdleResourceSharing": "Enabled"}})", kHyperPodTeam,
+            true, "hyperpod"},
+           {"enabled, cohort renamed", R"({"SchedulerConfig": {"IdleResourceSharing": "Enabled"}})",
+            kHyperPodTeam, true, "gpu-cluster"},
+           {"disabled", R"({"SchedulerConfig": {"IdleResourceSharing": "Disabled"}})",
+            kHyperPodTeam, false, ""},
+           {"absent", R"({"SchedulerConfig": {"FairShare": "Enabled"}})", kHyperPodTeam, false, ""},
+       }) {
+    std::vector<std::pair<std::string, std::string>> files = {{"policy.json", c.policy},
+                                                              {"a.json", c.team}};
+    if (c.cohort == "gpu-cluster") {
+      files.emplace_back(
+          "settings.yaml",
+          "apiVersion: taskgov.io/v1\nkind: TaskGovernancePolicy\nhyperpodCohort: gpu-cluster\n");
+    }
+    LoadResult r = testing::Load(files);
+    ASSERT_TRUE(r.ok()) << c.name << "\n" << Dump(r);
+    EXPECT_TRUE(r.diagnostics.empty()) << c.name << "\n" << Dump(r);
+    EXPECT_EQ(r.policy->idle_resource_sharing.enabled, c.enabled) << c.name;
+    EXPECT_EQ(r.policy->idle_resource_sharing.cohort, c.cohort) << c.name;
+    EXPECT_TRUE(r.policy->idle_resource_sharing.unallocated.empty()) << c.name;
+  }
+}
+
+TEST(HyperPod, IdleResourceSharingErrorsAndWarnings) {
+  LoadResult maybe =
+      testing::Load({{"policy.json", R"({"SchedulerConfig": {"IdleResourceSharing": "Maybe"}})"},
+                     {"a.json", kHyperPodTeam}});
+  EXPECT_FALSE(maybe.ok());
+  EXPECT_TRUE(HasDiagnostic(maybe, Severity::kError, "policy.json",
+                            "SchedulerConfig.IdleResourceSharing",
+                            "must be one of Enabled, Disabled; got 'Maybe'"))
+      << Dump(maybe);
+
+  LoadResult conflict = testing::Load(
+      {{"policy.json", R"({"SchedulerConfig": {"IdleResourceSharing": "Enabled"}})"},
+       {"a.json", kHyperPodTeam},
+       {"settings.yaml",
+        "apiVersion: taskgov.io/v1\nkind: TaskGovernancePolicy\nidleResourceSharing: Disabled\n"}});
+  EXPECT_FALSE(conflict.ok());
+  EXPECT_TRUE(HasDiagnostic(conflict, Severity::kError, "settings.yaml", "idleResourceSharing",
+                            "conflicts with the value set in policy.json"))
+      << Dump(conflict);
+
+  // No HyperPod team and no defaultCohort: nothing to lend within, said at the setting.
+  LoadResult nowhere =
       testing::Load({{"policy.json", R"({"SchedulerConfig": {"IdleResourceSharing": "Enabled"}})"},
                      {"team.yaml", kOneTeam}});
-  ASSERT_TRUE(idle.ok()) << Dump(idle);
-  EXPECT_TRUE(HasDiagnostic(idle, Severity::kWarning, "policy.json",
-                            "SchedulerConfig.IdleResourceSharing", "not honoured"));
+  ASSERT_TRUE(nowhere.ok()) << Dump(nowhere);
+  EXPECT_TRUE(HasDiagnostic(nowhere, Severity::kWarning, "policy.json",
+                            "SchedulerConfig.IdleResourceSharing", "has no effect"))
+      << Dump(nowhere);
+  EXPECT_TRUE(nowhere.policy->idle_resource_sharing.enabled);
+  EXPECT_EQ(nowhere.policy->idle_resource_sharing.cohort, "");
 }
 
 TEST(HyperPod, ValidationErrors) {

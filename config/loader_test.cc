@@ -167,6 +167,24 @@ TEST(CheckConfig, ValidSampleExitsZeroAndPrintsTheQuotaTable) {
   EXPECT_TRUE(row) << text;
 }
 
+// The cluster policy says whether IdleResourceSharing is on and within which cohort it lends.
+TEST(CheckConfig, PrintsIdleResourceSharing) {
+  TempDir dir;
+  dir.Write("policy.json", R"({"SchedulerConfig": {"IdleResourceSharing": "Enabled"}})");
+  dir.Write("a.json", R"({"ComputeQuotaConfig": {"ComputeQuotaResources": [
+      {"InstanceType": "ml.p5.48xlarge", "Count": 1}]}, "ComputeQuotaTarget": {"TeamName": "a"}})");
+  std::ostringstream out;
+  EXPECT_EQ(RunCheckConfig(dir.path(), out), 0);
+  EXPECT_NE(out.str().find("idle resource sharing: Enabled: capacity no quota covers is lent "
+                           "within cohort hyperpod\n"),
+            std::string::npos)
+      << out.str();
+  std::ostringstream sample;
+  EXPECT_EQ(RunCheckConfig("config/samples/hyperpod", sample), 0);
+  EXPECT_NE(sample.str().find("idle resource sharing: Disabled\n"), std::string::npos)
+      << sample.str();
+}
+
 // The cohort pools a configuration makes: per cohort, flavor and resource, what its teams lend,
 // what the cohort holds itself (a Kueue Cohort's resourceGroups), what its child cohorts lend it,
 // the pool's capacity and what a child keeps for its own subtree.

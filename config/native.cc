@@ -307,6 +307,8 @@ void DecodePolicy(ObjectReader& r, ConfigSet* out) {
             {{"FairShare", IdleComputeAllocation::kFairShare},
              {"FirstComeFirstServe", IdleComputeAllocation::kFirstComeFirstServe}}),
         r, "idleComputeAllocation", &out->idle_compute);
+  SetIf(r.Enum<bool>("idleResourceSharing", {{"Enabled", true}, {"Disabled", false}}), r,
+        "idleResourceSharing", &out->idle_resource_sharing);
   SetIf(r.Bool("usePodPriorityClassName"), r, "usePodPriorityClassName",
         &out->use_pod_priority_class_name);
   SetIf(r.Enum<NoTeamAction>("podsWithoutTeam", {{"PassThrough", NoTeamAction::kPassThrough},

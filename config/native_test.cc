@@ -42,6 +42,8 @@ TEST(Native, CompleteExample) {
 
   EXPECT_EQ(p.task_prioritization, scheduler::model::TaskPrioritization::kTaskRanking);
   EXPECT_EQ(p.idle_compute, scheduler::model::IdleComputeAllocation::kFairShare);
+  EXPECT_TRUE(p.idle_resource_sharing.enabled);
+  EXPECT_EQ(p.idle_resource_sharing.cohort, "ml-platform");  // defaultCohort
   EXPECT_EQ(p.no_team, scheduler::model::NoTeamAction::kRefuse);
   EXPECT_EQ(p.preemption.grace_period_seconds, 300);
   EXPECT_EQ(p.preemption.minimum_runtime_seconds, 600);
@@ -157,6 +159,33 @@ TEST(Native, StarvationBoundDefaultsToTenMinutesAndZeroTurnsItOff) {
   EXPECT_FALSE(negative.ok());
   EXPECT_TRUE(HasDiagnostic(negative, Severity::kError, "t.yaml", "starvationBoundSeconds", ""))
       << Dump(negative);
+}
+
+// idleResourceSharing (HyperPod's IdleResourceSharing): off by default; Enabled lends the
+// unallocated capacity within defaultCohort, and without one says it has no effect.
+TEST(Native, IdleResourceSharingLendsWithinTheDefaultCohort) {
+  LoadResult fallback = LoadWithSettings("defaultCohort: all\n");
+  ASSERT_TRUE(fallback.ok()) << Dump(fallback);
+  EXPECT_FALSE(fallback.policy->idle_resource_sharing.enabled);
+  LoadResult on = LoadWithSettings("defaultCohort: all\nidleResourceSharing: Enabled\n");
+  ASSERT_TRUE(on.ok()) << Dump(on);
+  EXPECT_TRUE(on.diagnostics.empty()) << Dump(on);
+  EXPECT_TRUE(on.policy->idle_resource_sharing.enabled);
+  EXPECT_EQ(on.policy->idle_resource_sharing.cohort, "all");
+  LoadResult off = LoadWithSettings("defaultCohort: all\nidleResourceSharing: Disabled\n");
+  ASSERT_TRUE(off.ok()) << Dump(off);
+  EXPECT_FALSE(off.policy->idle_resource_sharing.enabled);
+  LoadResult no_cohort = LoadWithSettings("idleResourceSharing: Enabled\n");
+  ASSERT_TRUE(no_cohort.ok()) << Dump(no_cohort);
+  EXPECT_TRUE(HasDiagnostic(no_cohort, Severity::kWarning, "t.yaml", "idleResourceSharing",
+                            "has no effect"))
+      << Dump(no_cohort);
+  EXPECT_EQ(no_cohort.policy->idle_resource_sharing.cohort, "");
+  LoadResult bad = LoadWithSettings("idleResourceSharing: On\n");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_TRUE(HasDiagnostic(bad, Severity::kError, "t.yaml", "idleResourceSharing",
+                            "must be one of Enabled, Disabled; got 'On'"))
+      << Dump(bad);
 }
 
 TEST(Native, GangTimeoutDefaultsToFiveMinutesAndIsSetPerPolicy) {

@@ -110,6 +110,7 @@ class Resolver {
     AssignNamespaces();
     BuildLocalQueues();
     BuildCohorts();
+    IdleSharingCohort();
     AddFillerLines();
     BuildPriorityClasses();
     policy_->Finalize();
@@ -141,6 +142,7 @@ class Resolver {
     p.preemption.fair_sharing_strategies = ValueOr(set_.fair_sharing_strategies, fallback);
     p.gang_timeout_seconds = ValueOr(set_.gang_timeout_seconds, p.gang_timeout_seconds);
     p.starvation_bound_seconds = ValueOr(set_.starvation_bound_seconds, p.starvation_bound_seconds);
+    p.idle_resource_sharing.enabled = ValueOr(set_.idle_resource_sharing, false);
     p.no_team = ValueOr(set_.no_team, scheduler::model::NoTeamAction::kPassThrough);
     p.team_resolution.pod_label = ValueOr(set_.team_pod_label, p.team_resolution.pod_label);
     p.team_resolution.namespace_label =
@@ -794,6 +796,34 @@ class Resolver {
         CohortWeight(*it->second, &cohort);
       }
     }
+  }
+
+  // IdleResourceSharing lends the unallocated capacity within one cohort: the one all HyperPod
+  // teams share (HyperPod: the teams of a cluster form one), else the native defaultCohort. With
+  // neither holding a team, nothing is lent: a warning at the setting.
+  void IdleSharingCohort() {
+    scheduler::model::IdleResourceSharing& sharing = policy_->idle_resource_sharing;
+    if (!sharing.enabled) return;
+    const bool hyperpod =
+        std::any_of(team_specs_.begin(), team_specs_.end(),
+                    [](const TeamSpec* spec) { return spec->dialect == Dialect::kHyperPod; });
+    const std::string cohort = hyperpod ? hyperpod_cohort_ : default_cohort_;
+    const bool has_team =
+        !cohort.empty() &&
+        std::any_of(policy_->teams.begin(), policy_->teams.end(),
+                    [&](const scheduler::model::Team& t) { return t.cohort == cohort; });
+    if (!has_team) {
+      WarnAt(
+          d_, set_.idle_resource_sharing.origin,
+          cohort.empty()
+              ? std::string("has no effect: the unallocated capacity is lent within the cohort of "
+                            "the HyperPod teams, or else defaultCohort, and there are no HyperPod "
+                            "teams and no defaultCohort")
+              : "has no effect: the unallocated capacity is lent within cohort '" + cohort +
+                    "', which holds no team");
+      return;
+    }
+    sharing.cohort = cohort;
   }
 
   // Each cycle of parents, once, at the cohort where the walk from the first cohort (in `order`)

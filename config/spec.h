@@ -199,6 +199,8 @@ struct ConfigSet {
   Setting<std::vector<scheduler::model::FairShareStrategy>> fair_sharing_strategies;
   Setting<int64_t> gang_timeout_seconds;
   Setting<int64_t> starvation_bound_seconds;
+  // HyperPod SchedulerConfig.IdleResourceSharing / native idleResourceSharing (Enabled: true).
+  Setting<bool> idle_resource_sharing;
   Setting<scheduler::model::NoTeamAction> no_team;
   Setting<std::string> team_pod_label;        // teamResolution.podLabel
   Setting<std::string> team_namespace_label;  // teamResolution.namespaceLabel

@@ -311,6 +311,30 @@ void WriteCohorts(Writer& w, const scheduler::model::Policy& policy) {
   w.EndArray();
 }
 
+// HyperPod IdleResourceSharing: whether it is on, the cohort it lends within and, per flavor and
+// resource, the unallocated capacity the policy in force adds to that cohort's quota.
+void WriteIdleResourceSharing(Writer& w, const scheduler::model::IdleResourceSharing& sharing) {
+  w.Key("idleResourceSharing");
+  w.StartObject();
+  w.Key("enabled");
+  w.Bool(sharing.enabled);
+  KeyStr(w, "cohort", sharing.cohort);
+  w.Key("unallocated");
+  w.StartArray();
+  for (const scheduler::model::FlavorQuota& fq : sharing.unallocated) {
+    for (const scheduler::model::ResourceQuota& q : fq.resources) {
+      w.StartObject();
+      KeyStr(w, "flavor", fq.flavor);
+      KeyStr(w, "resource", q.resource);
+      w.Key("amount");
+      Quantity(w, q.resource, q.nominal);
+      w.EndObject();
+    }
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
 void TeamPolicy(Writer& w, const scheduler::model::Team& team) {
   KeyStr(w, "name", team.name);
   KeyStr(w, "cohort", team.cohort);
@@ -1216,6 +1240,7 @@ HttpResponse AdminApi::Policy(const HttpRequest& request, const ConsoleViewer&) 
   w.Int64(policy->gang_timeout_seconds);
   w.Key("starvationBoundSeconds");
   w.Int64(policy->starvation_bound_seconds);
+  WriteIdleResourceSharing(w, policy->idle_resource_sharing);
   w.Key("teams");
   w.Uint64(policy->teams.size());
   WriteCohorts(w, *policy);

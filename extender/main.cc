@@ -1,12 +1,14 @@
 // taskgov-extender: the process. The only file that knows every concrete class; it only wires.
 //
-// Wiring: the ConfigMap directory → ConfigWatcher → PolicyStore → Admission::ApplyPolicy (ledger +
-// cluster view); the Kubernetes API → Informers → ClusterState (usage, node cache, pending pods)
-// and ApiKubeActions (bind, evict, events); LeaderElector gates the webhooks; WebhookHandlers serve
-// Admission over HttpServer; a housekeeping Ticker runs the Reconciler (expiry of assumed
-// reservations, ledger repairs) and MemoryTrim (free heap back to the OS after a quiet spell),
-// and another the PreemptionController (poked too when a pod starts waiting, a victim goes or a
-// policy is loaded); Metrics reads them all when scraped. Readiness: a valid config,
+// Wiring: the ConfigMap directory → ConfigWatcher → PolicyStore → IdleSharing (HyperPod's
+// IdleResourceSharing: the nodes' unallocated capacity added to the sharing cohort's quota) →
+// Admission::ApplyPolicy (ledger + cluster view); the Kubernetes API → Informers → ClusterState
+// (usage, node cache, pending pods) and ApiKubeActions (bind, evict, events); LeaderElector gates
+// the webhooks; WebhookHandlers serve Admission over HttpServer; a housekeeping Ticker runs the
+// Reconciler (expiry of assumed reservations, ledger repairs), IdleSharing's refresh (the nodes'
+// capacity changed) and MemoryTrim (free heap back to the OS after a quiet spell), and another
+// the PreemptionController (poked too when a pod starts waiting, a victim goes or a policy is
+// loaded); Metrics reads them all when scraped. Readiness: a valid config,
 // informers synced, and leadership.
 //
 // Run reads as its steps: parse and validate the flags, block the termination signals, build
@@ -65,6 +67,7 @@
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/model/kube_json.h"
 #include "scheduler/state/cluster_state.h"
+#include "scheduler/state/idle_sharing.h"
 #include "scheduler/state/reconciler.h"
 
 namespace taskgov::extender {
@@ -182,7 +185,8 @@ struct Process {
   std::unique_ptr<scheduler::kube::LeaderElector> elector;
   std::unique_ptr<scheduler::actions::PreemptionController> preemption;
   std::unique_ptr<scheduler::decisions::Admission> admission;
-  std::unique_ptr<scheduler::actions::JobResumer> resumer;  // with `preemption`
+  std::unique_ptr<scheduler::state::IdleSharing> idle_sharing;  // the policy admission is given
+  std::unique_ptr<scheduler::actions::JobResumer> resumer;      // with `preemption`
   // HTTP.
   std::unique_ptr<WebhookHandlers> handlers;
   std::unique_ptr<HttpServer> health;  // /metrics, /healthz, /readyz (--metrics-listen)
@@ -415,10 +419,17 @@ void BuildAdmission(Process& p) {
         [explaining](const scheduler::model::Pod& pod) { return explaining->ReserveForGang(pod); });
   }
   // The ledger and the cluster view follow the published policy from now on (the current one at
-  // once, then every reload, in order).
+  // once, then every reload, in order), with the unallocated capacity of the nodes when the policy
+  // enables IdleResourceSharing (housekeeping follows the nodes).
   scheduler::decisions::Admission* admission = p.admission.get();
-  p.policies.Subscribe(
-      [admission](const scheduler::model::PolicyPtr& policy) { admission->ApplyPolicy(policy); });
+  p.idle_sharing = std::make_unique<scheduler::state::IdleSharing>(
+      &p.cluster->nodes(), &p.clock,
+      [admission](const scheduler::model::PolicyPtr& policy) { admission->ApplyPolicy(policy); },
+      scheduler::state::IdleSharing::Options{});
+  scheduler::state::IdleSharing* idle_sharing = p.idle_sharing.get();
+  p.policies.Subscribe([idle_sharing](const scheduler::model::PolicyPtr& policy) {
+    idle_sharing->SetPolicy(policy);
+  });
 }
 
 // What scrapes read: the domain, the Kubernetes side and the listeners.
@@ -649,6 +660,7 @@ common::Status Start(Process& p) {
       [&p] { return p.webhooks->stats().requests + (p.console ? p.console->stats().requests : 0); },
       [&p] { ReturnFreeMemory(p.clock); });
   p.housekeeping.emplace(kHousekeepingPeriod, [&p, reconciler, &trim](uint64_t) {
+    (void)p.idle_sharing->Refresh();
     reconciler->Tick();
     trim.Tick(p.clock.SteadyNowMs());
   });

@@ -638,6 +638,17 @@ function fact(term, value) {
 
 // ---- Policies ----
 
+// HyperPod IdleResourceSharing: off, or the cohort it lends within and the accelerators it lends
+// now (vCPU and memory are in the admin API).
+function idleSharing(sharing) {
+  if (!sharing || !sharing.enabled) return 'Disabled';
+  if (!sharing.cohort) return 'Enabled, but no cohort to lend within';
+  const lent = sharing.unallocated.filter(u => u.resource !== 'cpu' && u.resource !== 'memory')
+    .map(u => u.amount + ' ' + u.resource + ' on ' + u.flavor);
+  return 'Enabled: capacity no quota covers is lent within cohort ' + sharing.cohort +
+    (lent.length ? ' (now ' + lent.join(', ') + ')' : ' (no accelerator unallocated now)');
+}
+
 async function renderPolicies() {
   const [policy, teams, cluster] = await Promise.all([
     api('/api/v1/policy'), api('/api/v1/teams'), api('/api/v1/cluster')]);
@@ -655,6 +666,7 @@ async function renderPolicies() {
         fact('Gang timeout', policy.gangTimeoutSeconds + 's'),
         fact('Starvation bound', policy.starvationBoundSeconds > 0 ?
           policy.starvationBoundSeconds + 's' : 'off'),
+        fact('Idle resource sharing', idleSharing(policy.idleResourceSharing)),
         reload ? fact('Last reload', reload.lastSucceeded ? 'succeeded ' + (reload.lastSuccessAt || '') :
           'FAILED: ' + reload.lastError) : null),
       el('table', {class: 'classes'},

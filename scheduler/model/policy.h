@@ -176,6 +176,23 @@ struct TeamResolution {
   std::string namespace_label = "taskgov.io/team";
 };
 
+// HyperPod SchedulerConfig.IdleResourceSharing ("when enabled, unallocated resources are
+// automatically calculated and made available for entities to borrow"): per flavor and governed
+// resource, what the schedulable nodes offer beyond every team's and cohort's nominal quota is
+// held by `cohort` as quota of its own, so that its teams may borrow it within their borrowing
+// limits (model/idle_sharing.h computes it; state/idle_sharing.h keeps it up to date as nodes
+// come and go).
+struct IdleResourceSharing {
+  bool enabled = false;
+  // The cohort that holds it: the one the HyperPod teams share, else the native defaultCohort
+  // (config/resolve.cc); "" when enabled with neither (nothing is lent; config warns).
+  std::string cohort;
+  // What this snapshot added to that cohort's own quota, per flavor and resource (positive
+  // amounts only). Empty in the configured policy: only the effective policy the ledger gets
+  // (WithUnallocatedCapacity) carries it.
+  std::vector<FlavorQuota> unallocated;
+};
+
 struct Policy {
   TaskPrioritization task_prioritization = TaskPrioritization::kTaskRanking;
   IdleComputeAllocation idle_compute = IdleComputeAllocation::kFairShare;
@@ -192,6 +209,7 @@ struct Policy {
   // does not fit its quota, and the nodes it will run on are held for it (a drain) while its
   // quota fits but no node has room (DESIGN §3.7). 0: no such guard.
   int64_t starvation_bound_seconds = 600;
+  IdleResourceSharing idle_resource_sharing;
   NoTeamAction no_team = NoTeamAction::kPassThrough;
   TeamResolution team_resolution;
   std::string instance_type_label = "node.kubernetes.io/instance-type";

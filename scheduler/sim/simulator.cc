@@ -8,6 +8,7 @@
 #include "scheduler/decisions/admission.h"
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/state/cluster_state.h"
+#include "scheduler/state/idle_sharing.h"
 #include "scheduler/state/reconciler.h"
 
 namespace taskgov::scheduler::sim {
@@ -115,6 +116,10 @@ class Run {
         book_(policy, &clock_),
         cluster_(&book_, &clock_, ClusterOptions(options)),
         admission_(&book_, &cluster_, &api_, &clock_, decisions::Admission::Options{}),
+        idle_sharing_(
+            &cluster_.nodes(), &clock_,
+            [this](const model::PolicyPtr& effective) { admission_.ApplyPolicy(effective); },
+            state::IdleSharing::Options{}),
         controller_(&book_, &cluster_, &api_, &clock_, options.controller),
         reconciler_(&book_, &cluster_, &clock_, state::Reconciler::Options{}),
         decider_(&admission_, &cluster_),
@@ -167,15 +172,19 @@ class Run {
   void Wire() {
     // No applier thread: FlushingDecider applies the filter's notes on this thread, at once.
     cluster_.pending().Stop();
-    admission_.ApplyPolicy(policy_);
+    // The policy in force, with the nodes' unallocated capacity under IdleResourceSharing, as
+    // the extender applies it (housekeeping follows the nodes).
+    idle_sharing_.SetPolicy(policy_);
     admission_.SetPreemptionStatus(
         [this](std::string_view uid) { return controller_.StatusFor(uid); });
     admission_.SetPreemptorState([this](std::string_view uid) { return controller_.StateOf(uid); });
     preemption_loop_ =
         std::make_unique<VirtualTicker>(&loop_, options_.tick_ms, options_.preemption_min_gap_ms,
                                         [this] { (void)controller_.RunOnce(); });
-    housekeeping_ = std::make_unique<VirtualTicker>(&loop_, options_.tick_ms, 0,
-                                                    [this] { reconciler_.Tick(); });
+    housekeeping_ = std::make_unique<VirtualTicker>(&loop_, options_.tick_ms, 0, [this] {
+      (void)idle_sharing_.Refresh();
+      reconciler_.Tick();
+    });
     sampler_ = std::make_unique<VirtualTicker>(&loop_, options_.tick_ms, 0, [this] {
       recorder_.Sample(clock_.NowMs(), scheduler_.FreeByNode());
     });
@@ -221,6 +230,7 @@ class Run {
       cluster_.OnSynced(kind);
     }
     Settle();
+    (void)idle_sharing_.Refresh();  // the trace's nodes are in: no job arrives before
   }
 
   // Delivers the watch events of what just happened and lets kube-scheduler run, until nothing
@@ -304,6 +314,7 @@ class Run {
   ledger::QuotaBook book_;
   state::ClusterState cluster_;
   decisions::Admission admission_;
+  state::IdleSharing idle_sharing_;
   actions::PreemptionController controller_;
   state::Reconciler reconciler_;
   FlushingDecider decider_;

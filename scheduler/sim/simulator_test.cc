@@ -74,6 +74,31 @@ TEST(SimulatorTest, AReclaimDisruptsTheBorrowerOnceAndGivesTheOwnerItsQuotaSoon)
   EXPECT_EQ(r.never_ran, 0);
 }
 
+// HyperPod's IdleResourceSharing in the simulator: a (8 GPUs, may borrow) and b (8, DontLend)
+// on 4 nodes of 8 GPUs. Off, only a's own 8 serve its four 8-GPU jobs, one after another; on, the
+// 16 GPUs no team was allocated join the pool and three run at once (8 + 16), the fourth after.
+TEST(SimulatorTest, IdleResourceSharingLendsTheGpusNoTeamWasAllocated) {
+  for (bool on : {false, true}) {
+    PolicyBuilder builder;
+    builder.Team("a", "c").Quota(kP5, kGpu, 8).Team("b", "c").Quota(kP5, kGpu, 8, 0, 0);
+    if (on) builder.IdleResourceSharing("c");
+    Trace trace;
+    trace.nodes = {P5Nodes(4)};
+    for (int i = 0; i < 4; ++i)
+      trace.jobs.push_back(Job("a-" + std::to_string(i), "a", 0, 1, 8, 600));
+    SimulationOptions options;
+    options.horizon_after_last_arrival_ms = 3'600'000;
+    const Report r = Simulate(builder.Build(), trace, options);
+    EXPECT_EQ(r.completed, 4) << on << "\n" << Table(r);
+    if (on) {
+      EXPECT_GE(r.simulated_s, 1200) << Table(r);
+      EXPECT_LT(r.simulated_s, 1300) << Table(r);
+    } else {
+      EXPECT_GE(r.simulated_s, 2400) << Table(r);
+    }
+  }
+}
+
 // The gang: 4 × 4 GPUs of a team that may use 9. Nodes are full of lower-priority pods,
 // so kube-scheduler's dry run finds victims for every member it tries; none may be approved —
 // no victim set can admit the gang — and nothing is disrupted.

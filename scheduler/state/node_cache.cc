@@ -104,6 +104,7 @@ void NodeCache::Upsert(const Node& node, const Policy& policy) {
       !(record.allocatable == node.allocatable)) {
     ++changes_[record.flavor];
     ++changes_[flavor];
+    ++capacity_changes_;
   }
   CountInDomain(record, -1);
   record.placement = std::move(placement);
@@ -123,7 +124,26 @@ bool NodeCache::Erase(const std::string& name) {
   CountInDomain(it->second, -1);
   nodes_.erase(it);
   ++membership_;
+  ++capacity_changes_;
   return true;
+}
+
+model::FlavorCapacity NodeCache::SchedulableCapacity(const Policy& policy, uint64_t* stamp) const {
+  model::FlavorCapacity out;
+  std::shared_lock lock(mu_);
+  if (stamp != nullptr) *stamp = capacity_changes_;
+  for (const auto& [name, record] : nodes_) {
+    if (!record.schedulable) continue;
+    const std::string flavor = policy.FlavorOfNode(record.placement->labels);
+    if (flavor.empty()) continue;
+    out[flavor].Add(record.allocatable);
+  }
+  return out;
+}
+
+uint64_t NodeCache::CapacityStamp() const {
+  std::shared_lock lock(mu_);
+  return capacity_changes_;
 }
 
 uint64_t NodeCache::ChangeStamp(const std::vector<NameId>& flavors) const {

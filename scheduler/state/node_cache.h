@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "scheduler/model/idle_sharing.h"
 #include "scheduler/model/interner.h"
 #include "scheduler/model/objects.h"
 #include "scheduler/model/policy.h"
@@ -148,6 +149,14 @@ class NodeCache {
   void CountFits(model::NameId flavor, const model::IdAmounts& request, Holder self, int64_t now_ms,
                  std::vector<NodeCapacity>* out) const;
   [[nodiscard]] size_t size() const;
+  // Σ allocatable of the schedulable nodes per flavor, each node's flavor as `policy` makes it
+  // (so a policy about to be applied counts its own flavors), and *stamp (when given) set to
+  // CapacityStamp() as of the same instant. One pass under the shared lock.
+  [[nodiscard]] model::FlavorCapacity SchedulableCapacity(const model::Policy& policy,
+                                                          uint64_t* stamp = nullptr) const;
+  // A number that changes whenever SchedulableCapacity may have: a node joining, leaving, or
+  // changing its allocatable, schedulability or flavor — not a pod counted on a node.
+  [[nodiscard]] uint64_t CapacityStamp() const;
   // A number that changes whenever what a flavor offers may have: a pod counted on or taken off
   // one of its nodes, one of its nodes joining, leaving or changing its allocatable or
   // schedulability, or a policy reflavoring the nodes. ChangeStamp(flavors) is the same for
@@ -204,6 +213,7 @@ class NodeCache {
   // ChangeStamp's counters, mu_ held exclusively to bump: per flavor, and every flavor at once.
   std::unordered_map<model::NameId, uint64_t> changes_;
   uint64_t changes_all_ = 0;
+  uint64_t capacity_changes_ = 0;  // CapacityStamp (mu_ held exclusively to bump)
   std::unordered_map<std::string, uint32_t> domain_ids_;  // by DomainKey
   std::vector<Domain> domains_;
 };

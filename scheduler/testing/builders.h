@@ -301,6 +301,12 @@ class PolicyBuilder {
     policy_.idle_compute = mode;
     return *this;
   }
+  // HyperPod IdleResourceSharing, lending the unallocated capacity within `cohort`.
+  PolicyBuilder& IdleResourceSharing(const std::string& cohort) {
+    policy_.idle_resource_sharing.enabled = true;
+    policy_.idle_resource_sharing.cohort = cohort;
+    return *this;
+  }
   PolicyBuilder& NoTeam(model::NoTeamAction action) {
     policy_.no_team = action;
     return *this;
