@@ -561,8 +561,11 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
   const int members = p.workload.empty() ? 1 : std::max(1, p.workload_size - holders);
   if (!p.workload.empty()) {  // a gang that must run in one domain gets its room freed there
     if (const std::optional<Pod> pod = cluster_->FindPod(p.uid)) {
-      const decisions::TopologyRequest topology = decisions::TopologyRequestOf(*pod);
-      if (topology.required()) p.required_topology = topology.level;
+      const std::shared_ptr<const model::JobControl> job =
+          decisions::HasTopologyAnnotations(pod->annotations) ? nullptr
+                                                              : cluster_->JobOf(p.workload);
+      const decisions::TopologyRequest topology = decisions::TopologyRequestOfGang(*pod, job.get());
+      if (topology.required() && topology.invalid.empty()) p.required_topology = topology.level;
     }
   }
   const Selection chosen = run.planner->Plan(*team, pending, p, members);

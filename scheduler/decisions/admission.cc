@@ -163,7 +163,7 @@ FilterResult Admission::Filter(const FilterArgs& args) {
   }
   FilterResult result;
   FlavorNotes notes(&result);
-  const TopologyRequest topology = TopologyRequestOf(args.pod);
+  const TopologyRequest topology = TopologyRequestOfGang(*cluster_, args.pod, me.workload);
   for (Mode mode : {Mode::kWithinNominal, Mode::kBorrowing}) {
     for (const FlavorQuota& fq : me.team->flavors) {
       const NameId flavor = FlavorNames().Intern(fq.flavor);
@@ -209,11 +209,15 @@ bool Admission::ReserveForGang(const Pod& stand_in) {
   FilterResult unused;
   FlavorNotes notes(&unused);
   // A required topology: the domain is chosen (and kept for the members) as for a first member.
-  const TopologyRequest topology = TopologyRequestOf(stand_in);
+  const TopologyRequest topology = TopologyRequestOfGang(*cluster_, stand_in, me.workload);
   for (Mode mode : {Mode::kWithinNominal, Mode::kBorrowing}) {
     for (const FlavorQuota& fq : me.team->flavors) {
       Placement placement{topology, nullptr, false};
       if (TryFlavor(snap, fq, FlavorNames().Intern(fq.flavor), mode, &placement, &notes)) {
+        // The stand-in takes no place among the gang's slices: its members will.
+        if (placement.domain != nullptr && placement.domain->slices != nullptr) {
+          placement.domain->slices->Forget(stand_in.uid);
+        }
         return book_->ReturnToGang(stand_in.uid);  // the whole need stays held for the members
       }
     }
@@ -272,8 +276,7 @@ std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq
   const bool any = std::any_of(snap.fits.begin(), snap.fits.end(),
                                [&](const NodeFit& fit) { return fit.flavor == flavor; });
   if (!any) return std::nullopt;
-  if (placement->request.mode != TopologyRequest::Mode::kNone && me.workload.gang() &&
-      !PlaceInDomain(snap, fq, flavor, placement, notes)) {
+  if (placement->request.asks() && !PlaceInDomain(snap, fq, flavor, placement, notes)) {
     return std::nullopt;
   }
   bool roomy = false;
@@ -293,10 +296,15 @@ std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq
     }
   }
   if (!roomy) {
-    const std::string where = placement->domain == nullptr
-                                  ? "no " + fq.flavor + " node"
-                                  : "no node of its gang's " + LevelName(placement->domain->level) +
-                                        " domain " + placement->domain->name;
+    std::string where = "no " + fq.flavor + " node";
+    if (placement->domain != nullptr && placement->slice >= 0) {
+      const GangSlices& slices = *placement->domain->slices;
+      where = "no node of its slice's " + LevelName(slices.level()) + " domain " +
+              slices.domains()[static_cast<size_t>(placement->slice)].name;
+    } else if (placement->domain != nullptr) {
+      where = "no node of its gang's " + LevelName(placement->domain->level) + " domain " +
+              placement->domain->name;
+    }
     notes->Note(flavor,
                 me.team->name + ": " + where + " has room for " + me.request.ToString() +
                     (held_room ? " (room freed by a preemption is held for its preemptor)" : ""),
@@ -322,12 +330,17 @@ std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq
   if (const Refusal* refusal = std::get_if<Refusal>(&r)) {
     notes->Note(flavor, me.workload.gang() ? ExplainGang(me, *refusal) : refusal->Explain(),
                 ReasonCode(refusal->kind));
+    if (placement->slice >= 0) placement->domain->slices->Forget(me.pod->uid);
     return std::nullopt;
   }
   if (placement->chosen) {  // the gang now holds quota: its domain with it
+    const GangDomain* mine = placement->domain.get();
     placement->domain =
         domains_.Record(me.workload.key, std::move(placement->domain),
                         [&](const std::string& gang) { return book_->FindGang(gang).has_value(); });
+    if (placement->domain.get() != mine && placement->domain->slices != nullptr) {
+      (void)AssignSlice(snap, flavor, placement, notes);  // another member's filter chose first
+    }
     common::log::Info(kComponent, "gang placed in a topology domain",
                       {{"workload", me.workload.display},
                        {"flavor", fq.flavor},
@@ -347,54 +360,110 @@ std::optional<TopologyPlacement> Admission::PlacementOf(const std::string& workl
 bool Admission::PlaceInDomain(const Snapshot& snap, const FlavorQuota& fq, NameId flavor,
                               Placement* placement, FlavorNotes* notes) const {
   const Subject& me = snap.subject;
+  const TopologyRequest& request = placement->request;
+  const std::vector<std::string> levels = LevelsOf(snap.policy, fq.flavor);
+  const int64_t count = me.workload.gang() ? me.workload.size : 1;
+  if (std::string invalid = CheckTopologyRequest(request, count, levels); !invalid.empty()) {
+    notes->Note(flavor, me.workload.display + ": invalid topology request: " + invalid, "topology");
+    return false;
+  }
+  if (!me.workload.gang()) return true;
   const std::string& gang = me.workload.key;
   placement->domain = domains_.Find(gang, [&] { return snap.gang.has_value(); });  // read once
-  const bool required = placement->request.required();
+  const bool required = request.required();
   if (placement->domain != nullptr) {
-    if (placement->domain->flavor == flavor || !required) return true;
+    if (placement->domain->flavor == flavor) {
+      return placement->domain->slices == nullptr || AssignSlice(snap, flavor, placement, notes);
+    }
+    if (!required && !request.sliced()) return true;
     notes->Note(
         flavor,
         me.workload.display + " is placed on " + FlavorNames().Name(placement->domain->flavor),
         "gang_elsewhere");
     return false;
   }
-  const std::string& level = placement->request.level;
-  const std::vector<std::string> levels = LevelsOf(snap.policy, fq.flavor);
-  if (std::find(levels.begin(), levels.end(), level) == levels.end()) {
-    if (!required) return true;  // a preference it cannot have here
+  for (const std::string* level : {&request.level, &request.slice_level}) {
+    if (level->empty() || std::find(levels.begin(), levels.end(), *level) != levels.end()) {
+      continue;
+    }
+    if (!required && !request.sliced()) return true;  // a preference it cannot have here
     std::string known;
     for (const std::string& l : levels) known += (known.empty() ? "" : ", ") + l;
     notes->Note(flavor,
-                me.workload.display + " asks for topology level " + level + ", which " + fq.flavor +
-                    " does not have" +
+                me.workload.display + " asks for topology level " + *level + ", which " +
+                    fq.flavor + " does not have" +
                     (known.empty() ? " (it has no topology)" : " (its levels: " + known + ")"),
                 "topology");
     return false;
   }
   const state::Holder self{me.pod->uid, gang};
-  const DomainChoice choice =
-      required ? ChooseDomain(cluster_->nodes(), flavor, levels, level, *me.pod, me.request,
-                              me.workload.size, snap.now_ms, self)
-               : ChooseFewestDomains(cluster_->nodes(), flavor, levels, level, *me.pod, me.request,
-                                     me.workload.size, snap.now_ms, self);
-  if (!choice.found) {
-    if (!required) return true;  // no room for all of it anywhere: the quota rules say the rest
-    notes->Note(flavor, me.workload.display + ": " + choice.Refusal(level, fq.flavor, me.request),
-                "topology");
-    return false;
-  }
   auto domain = std::make_shared<GangDomain>();
   domain->flavor = flavor;
-  domain->level = level;
-  domain->name = choice.name;
   domain->required = required;
-  for (model::NameId node : choice.nodes) {
+  std::vector<model::NameId> nodes;
+  if (request.sliced()) {
+    SliceChoice choice = ChooseSlices(cluster_->nodes(), flavor, levels, request, *me.pod,
+                                      me.request, me.workload.size, snap.now_ms, self);
+    if (!choice.found) {  // slices are required, whatever the podset's mode
+      notes->Note(flavor,
+                  me.workload.display + ": " + choice.Refusal(request, fq.flavor, me.request),
+                  "topology");
+      return false;
+    }
+    domain->level = request.level.empty() ? request.slice_level : request.level;
+    domain->name = choice.name;
+    if (request.level.empty()) {  // unconstrained: where its slices are
+      domain->name.clear();
+      for (const GangSlices::Domain& d : choice.slices) {
+        domain->name += (domain->name.empty() ? "" : "+") + d.name;
+      }
+    }
+    for (const GangSlices::Domain& d : choice.slices) {
+      for (size_t node = 0; node < d.members.size(); ++node) {
+        if (d.members[node] != 0) nodes.push_back(static_cast<model::NameId>(node));
+      }
+    }
+    domain->slices = std::make_shared<GangSlices>(request.slice_level, request.slice_size,
+                                                  std::move(choice.slices));
+  } else {
+    const std::string& level = request.level;
+    DomainChoice choice =
+        required ? ChooseDomain(cluster_->nodes(), flavor, levels, level, *me.pod, me.request,
+                                me.workload.size, snap.now_ms, self)
+                 : ChooseFewestDomains(cluster_->nodes(), flavor, levels, level, *me.pod,
+                                       me.request, me.workload.size, snap.now_ms, self);
+    if (!choice.found) {
+      if (!required) return true;  // no room for all of it anywhere: the quota rules say the rest
+      notes->Note(flavor, me.workload.display + ": " + choice.Refusal(level, fq.flavor, me.request),
+                  "topology");
+      return false;
+    }
+    domain->level = level;
+    domain->name = std::move(choice.name);
+    nodes = std::move(choice.nodes);
+  }
+  for (model::NameId node : nodes) {
     if (node >= domain->members.size()) domain->members.resize(node + 1, 0);
     domain->members[node] = 1;
   }
   placement->domain = std::move(domain);
   placement->chosen = true;
-  return true;
+  return placement->domain->slices == nullptr || AssignSlice(snap, flavor, placement, notes);
+}
+
+bool Admission::AssignSlice(const Snapshot& snap, NameId flavor, Placement* placement,
+                            FlavorNotes* notes) const {
+  const Subject& me = snap.subject;
+  GangSlices& slices = *placement->domain->slices;
+  placement->slice = slices.Assign(me.pod->uid, snap.now_ms,
+                                   [&](std::string_view uid) { return book_->Holds(uid); });
+  if (placement->slice >= 0) return true;
+  notes->Note(flavor,
+              me.workload.display + ": every slice of its " + std::to_string(slices.size()) +
+                  " pods has its members already (" + LevelName(slices.level()) + " domains " +
+                  placement->domain->name + ")",
+              "topology");
+  return false;
 }
 
 std::variant<Charge, Refusal> Admission::Commit(Snapshot& snap, NameId flavor, Mode mode) const {
@@ -463,12 +532,18 @@ FilterResult Admission::AdmittedOn(const Snapshot& snap, const FilterArgs& args,
                                             snap.subject.request.ToString());
   const uint32_t elsewhere =
       result.AddReason("taskgov assigned " + args.pod.key() + " to " + fq.flavor);
-  const uint32_t outside =
-      placement.domain == nullptr
-          ? 0
-          : result.AddReason("taskgov placed " + snap.subject.workload.display + " in " +
-                             LevelName(placement.domain->level) + " domain " +
-                             placement.domain->name);
+  uint32_t outside = 0;
+  if (placement.domain != nullptr && placement.slice >= 0) {
+    const GangSlices& slices = *placement.domain->slices;
+    outside = result.AddReason(
+        "taskgov placed " + args.pod.key() + " in a slice of " + std::to_string(slices.size()) +
+        " pods of " + snap.subject.workload.display + " in " + LevelName(slices.level()) +
+        " domain " + slices.domains()[static_cast<size_t>(placement.slice)].name);
+  } else if (placement.domain != nullptr) {
+    outside =
+        result.AddReason("taskgov placed " + snap.subject.workload.display + " in " +
+                         LevelName(placement.domain->level) + " domain " + placement.domain->name);
+  }
   const uint32_t node_count = static_cast<uint32_t>(args.node_names.size());
   result.feasible.reserve(node_count);
   result.unresolvable.reserve(node_count);
@@ -549,10 +624,10 @@ std::vector<HostPriority> Admission::Prioritize(const FilterArgs& args) {
   std::vector<NodePacking> nodes;
   cluster_->nodes().PackNodes(args.node_names, ResourceNames().Intern(packed), &nodes);
   const int64_t want = request.Get(packed);
-  // A topology gang's domain (issue 37): its nodes rank above every other.
+  // A topology gang's domain (issue 37): its nodes rank above every other. Any gang member may
+  // have one: its request may be on its owner job (TopologyRequestOfGang).
   std::shared_ptr<const GangDomain> domain;
-  if (!reservation->meta.workload.empty() &&
-      TopologyRequestOf(args.pod).mode != TopologyRequest::Mode::kNone) {
+  if (!reservation->meta.workload.empty()) {
     const std::string gang(reservation->meta.workload.view());
     domain = domains_.Find(gang, [&] { return book_->FindGang(gang).has_value(); });
   }

@@ -123,14 +123,20 @@ class Admission final : public Decider {
   // The filter's arguments for `pod` asked about every node whose placement accepts it.
   [[nodiscard]] FilterArgs AskingAboutEveryNode(const model::Pod& pod) const;
   // Where a topology gang member goes (issue 37): its gang's domain (found, or chosen by this
-  // decision, recorded once the reservation is made); only a required level restricts the
-  // filter's nodes, a preferred one ranks the domain's nodes first (Prioritize).
+  // decision, recorded once the reservation is made); a required level restricts the filter's
+  // nodes, a preferred one ranks the domain's nodes first (Prioritize); a sliced gang's member
+  // is kept to the slice domain it was given (`slice`, GangSlices), whatever the podset's mode.
   struct Placement {
     TopologyRequest request;
     std::shared_ptr<const GangDomain> domain;
     bool chosen = false;
+    int slice = -1;  // its index among domain->slices->domains()
     [[nodiscard]] bool Allows(const state::NodeFit& fit) const {
-      return domain == nullptr || !request.required() || domain->Contains(fit.node);
+      if (domain == nullptr) return true;
+      if (domain->slices != nullptr && slice >= 0) {
+        return domain->slices->domains()[static_cast<size_t>(slice)].Contains(fit.node);
+      }
+      return !request.required() || domain->Contains(fit.node);
     }
   };
   [[nodiscard]] std::optional<ledger::Charge> TryFlavor(
@@ -138,10 +144,16 @@ class Admission final : public Decider {
       Placement* placement, FlavorNotes* notes) const;
   // The domain of a topology gang member on `flavor`: its gang's, or for a required level the
   // tightest with room for the whole gang — false (noted) when there is none — and for a
-  // preferred one the fewest domains that hold it (none: no preference, true).
+  // preferred one the fewest domains that hold it (none: no preference, true); for a sliced
+  // gang its slices (ChooseSlices; none: false, noted) and the member's slice domain. An invalid
+  // request (topology.h) is false, noted with its reason, for a lone pod too.
   [[nodiscard]] bool PlaceInDomain(const Snapshot& snap, const model::FlavorQuota& fq,
                                    model::NameId flavor, Placement* placement,
                                    FlavorNotes* notes) const;
+  // A sliced gang's member's slice domain in `placement->domain` (false, noted, when every one
+  // is full).
+  [[nodiscard]] bool AssignSlice(const Snapshot& snap, model::NameId flavor, Placement* placement,
+                                 FlavorNotes* notes) const;
   // The reservation: the pod's own, or a gang member's share (QuotaBook::AssumeMember).
   [[nodiscard]] std::variant<ledger::Charge, ledger::Refusal> Commit(
       Snapshot& snap, model::NameId flavor, ledger::Ledger::Mode mode) const;

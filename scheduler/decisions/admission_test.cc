@@ -1373,5 +1373,180 @@ TEST_F(GangAdmissionTest, APodWaitsBehindAHigherRankedGangThatNeedsTheQuotaWhole
             "team-a: waiting behind higher-ranked gang of pod ns-team-a/job-x-0");
 }
 
+// ---- topology slices (issue 37) ----
+
+constexpr char kLayer1[] = "topology.k8s.aws/network-node-layer-1";
+constexpr char kLayer2[] = "topology.k8s.aws/network-node-layer-2";
+constexpr char kLayer3[] = "topology.k8s.aws/network-node-layer-3";
+
+// spine-a holds 8 × 8-GPU pods on 5 + 3 nodes of two layer-3 domains (a-0, a-1), spine-b on
+// 4 + 4 + 4 (b-0, b-1, b-2); nodes are asked about in that order, and each member binds to the
+// first node it is offered.
+class SliceAdmissionTest : public AdmissionTest {
+ protected:
+  void SetUp() override {
+    Start(PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 256, 0).Build());
+    Nodes("spine-a", "a-0", 5);
+    Nodes("spine-a", "a-1", 3);
+    Nodes("spine-b", "b-0", 4);
+    Nodes("spine-b", "b-1", 4);
+    Nodes("spine-b", "b-2", 4);
+  }
+  void Nodes(const std::string& l2, const std::string& l3, int n) {
+    for (int i = 0; i < n; ++i) {
+      const std::string name = l3 + "-" + std::to_string(i);
+      cluster_->OnNodeUpsert(NodeBuilder(name)
+                                 .InstanceType(kP5)
+                                 .Allocatable(kGpu, "8")
+                                 .Label(kLayer1, "l1")
+                                 .Label(kLayer2, l2)
+                                 .Label(kLayer3, l3));
+      nodes_.push_back(name);
+    }
+  }
+  // Member i of an 8-pod gang asking for its layer-2 domain, in slices of 4 at layer 3 when
+  // `sliced`.
+  static Pod Member(const std::string& job, int i, bool sliced) {
+    PodBuilder b = Worker(job, i, 8, 8);
+    b.Annotation("kueue.x-k8s.io/podset-required-topology", kLayer2);
+    if (sliced) {
+      b.Annotation("kueue.x-k8s.io/podset-slice-required-topology", kLayer3);
+      b.Annotation("kueue.x-k8s.io/podset-slice-size", "4");
+    }
+    return b;
+  }
+  // The layer-3 domain ("a-0") of each member, in order, as the members ran.
+  std::vector<std::string> RunAll(const std::function<Pod(int)>& member) {
+    std::vector<std::string> where;
+    for (int i = 0; i < 8; ++i) {
+      const Pod pod = member(i);
+      Verdict v = Filter(pod);
+      if (v.feasible.empty()) {
+        where.push_back("refused: " + (v.failed_unresolvable.empty()
+                                           ? v.error
+                                           : v.failed_unresolvable.begin()->second));
+        continue;
+      }
+      EXPECT_TRUE(Run(pod)) << i;
+      where.push_back(v.feasible[0].substr(0, v.feasible[0].rfind('-')));
+    }
+    return where;
+  }
+};
+
+// With slices the gang goes to spine-b, each slice whole in one layer-3 domain, though spine-a is
+// free and tighter; without slices the next gang takes spine-a, the tightest that holds 8 pods,
+// and its second slice of 4 (members 4..7) is split over a-0 and a-1.
+TEST_F(SliceAdmissionTest, EachSliceOfAGangLandsWholeInOneDomain) {
+  const std::vector<std::string> sliced =
+      RunAll([](int i) { return Member("sliced", i, /*sliced=*/true); });
+  EXPECT_EQ(sliced,
+            (std::vector<std::string>{"b-0", "b-0", "b-0", "b-0", "b-1", "b-1", "b-1", "b-1"}));
+  const std::vector<std::string> plain =
+      RunAll([](int i) { return Member("plain", i, /*sliced=*/false); });
+  EXPECT_EQ(plain,
+            (std::vector<std::string>{"a-0", "a-0", "a-0", "a-0", "a-0", "a-1", "a-1", "a-1"}));
+}
+
+// A member filtered again before it binds keeps its slice domain; a member that left (deleted:
+// its reservation released) frees its place for the pod that replaces it, in the same slice.
+TEST_F(SliceAdmissionTest, AMemberKeepsItsPlaceAndAReplacementTakesTheFreedOne) {
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(Run(Member("g", i, true))) << i;
+  // Member 5 is offered b-1 (the slice member 4 began), twice.
+  EXPECT_EQ(Filter(Member("g", 5, true)).feasible.front().substr(0, 3), "b-1");
+  EXPECT_EQ(Filter(Member("g", 5, true)).feasible.front().substr(0, 3), "b-1");
+  // Member 1 (in b-0) is deleted; its replacement (a new uid) goes back to b-0 once the grace a
+  // filter has to reserve is over — not to b-1, whose slice has its places taken by 4, 5.
+  const Pod gone = Member("g", 1, true);
+  cluster_->OnPodDelete(gone);
+  clock_.Advance(GangSlices::kGraceMs);
+  Pod replacement = Member("g", 1, true);
+  replacement.uid = "replacement-uid";
+  replacement.name = "g-1b";
+  const Verdict v = Filter(replacement);
+  ASSERT_FALSE(v.feasible.empty());
+  EXPECT_EQ(v.feasible.front().substr(0, 3), "b-0");
+  for (const std::string& node : v.feasible) EXPECT_EQ(node.substr(0, 3), "b-0") << node;
+  EXPECT_EQ(v.failed_unresolvable.at("b-1-3"),
+            "taskgov placed ns-team-a/g-1b in a slice of 4 pods of ns-team-a/g in "
+            "network-node-layer-3 domain b-0");
+}
+
+// A request Kueue's webhook would reject is refused, with the annotation and its value, under
+// the refusal reason "topology" — never placed another way.
+TEST_F(SliceAdmissionTest, AnInvalidRequestIsRefusedSayingWhy) {
+  struct Case {
+    const char* name;
+    std::map<std::string, std::string> annotations;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {"unconstrained not a bool",
+       {{"kueue.x-k8s.io/podset-unconstrained-topology", "yes"}},
+       "ns-team-a/bad: invalid topology request: "
+       "kueue.x-k8s.io/podset-unconstrained-topology: \"yes\" is not a boolean"},
+      {"slices larger than the gang",
+       {{"kueue.x-k8s.io/podset-slice-required-topology", kLayer3},
+        {"kueue.x-k8s.io/podset-slice-size", "9"}},
+       "ns-team-a/bad: invalid topology request: kueue.x-k8s.io/podset-slice-size: "
+       "\"9\" must not be greater than the gang's 8 pods"},
+      {"a slice above the podset",
+       {{"kueue.x-k8s.io/podset-required-topology", kLayer3},
+        {"kueue.x-k8s.io/podset-slice-required-topology", kLayer2},
+        {"kueue.x-k8s.io/podset-slice-size", "4"}},
+       "ns-team-a/bad: invalid topology request: podset slice topology "
+       "topology.k8s.aws/network-node-layer-2 is above the podset topology "
+       "topology.k8s.aws/network-node-layer-3"},
+  };
+  for (const Case& c : cases) {
+    PodBuilder b = Worker("bad", 0, 8, 8);
+    for (const auto& [key, value] : c.annotations) b.Annotation(key, value);
+    decisions_.clear();
+    const Verdict v = Filter(b);
+    EXPECT_TRUE(v.feasible.empty()) << c.name;
+    ASSERT_FALSE(v.failed_unresolvable.empty()) << c.name;
+    EXPECT_EQ(v.failed_unresolvable.begin()->second.substr(0, c.reason.size()), c.reason) << c.name;
+    ASSERT_EQ(decisions_.size(), 1u);
+    EXPECT_EQ(decisions_[0].reason, "topology") << c.name;
+    EXPECT_EQ(Usage("team-a"), 0) << c.name;
+  }
+  // A lone pod's invalid request too.
+  decisions_.clear();
+  EXPECT_FALSE(Admitted(PodBuilder("lone")
+                            .Namespace("ns-team-a")
+                            .Gpus(8)
+                            .Annotation("kueue.x-k8s.io/podset-unconstrained-topology", "maybe")));
+  EXPECT_EQ(decisions_.at(0).reason, "topology");
+}
+
+// Pods without annotations take their owner job's (`hyp` writes them on the job's metadata as
+// well as its pod template): the slices hold as if the pods carried them.
+TEST_F(SliceAdmissionTest, AGangsOwnerJobsAnnotationsPlaceItsPods) {
+  const std::string workload = OwnerGangKey("job-uid");
+  cluster_->OnGangSizeUpsert(workload, 8);
+  auto job = std::make_shared<model::JobControl>();
+  job->kind = "PyTorchJob";
+  job->ns = "ns-team-a";
+  job->name = "train";
+  job->uid = "job-uid";
+  job->workload = workload;
+  job->annotations = {{"kueue.x-k8s.io/podset-required-topology", kLayer2},
+                      {"kueue.x-k8s.io/podset-slice-required-topology", kLayer3},
+                      {"kueue.x-k8s.io/podset-slice-size", "4"}};
+  cluster_->OnJobUpsert(job);
+  const std::vector<std::string> where = RunAll([](int i) -> Pod {
+    return PodBuilder("train-" + std::to_string(i))
+        .Namespace("ns-team-a")
+        .Gpus(8)
+        .Owner("PyTorchJob", "train", "job-uid");
+  });
+  EXPECT_EQ(where,
+            (std::vector<std::string>{"b-0", "b-0", "b-0", "b-0", "b-1", "b-1", "b-1", "b-1"}));
+  const std::optional<TopologyPlacement> placed = admission_->PlacementOf(workload);
+  ASSERT_TRUE(placed.has_value());
+  EXPECT_EQ(placed->level, kLayer2);
+  EXPECT_EQ(placed->domain, "spine-b");
+}
+
 }  // namespace
 }  // namespace taskgov::scheduler::decisions

@@ -217,28 +217,61 @@ void RoomCheck(const Snapshot& snap, const ClusterState& cluster, NameId flavor,
              "pods on a " + fe->flavor + " node must finish or be preempted to free " + want));
 }
 
-// A gang asking for a required topology level (issue 37): the domain it holds, or the tightest
-// with room for all its members — or why there is none, with the numbers.
+// A gang asking for a required topology level or for slices (issue 37): the domain it holds, or
+// the tightest with room for all its members (its slices) — or why there is none, with the
+// numbers. An invalid request says why, for a lone pod too.
 void TopologyCheck(const Snapshot& snap, const ClusterState& cluster, const FlavorQuota& fq,
                    NameId flavor, FlavorExplanation* fe) {
   const Subject& me = snap.subject;
-  const TopologyRequest request = TopologyRequestOf(*me.pod);
-  if (!request.required() || !me.workload.gang()) return;
-  const std::string level = LevelName(request.level);
-  if (HeldOn(snap, flavor)) {
-    fe->checks.push_back(Passed("topology", "its gang holds its " + level + " domain"));
+  const TopologyRequest request = TopologyRequestOfGang(cluster, *me.pod, me.workload);
+  if (!request.asks()) return;
+  const std::vector<std::string> levels = LevelsOf(snap.policy, fq.flavor);
+  const int64_t count = me.workload.gang() ? me.workload.size : 1;
+  if (std::string invalid = CheckTopologyRequest(request, count, levels); !invalid.empty()) {
+    fe->checks.push_back(Failed("topology", "invalid topology request: " + invalid,
+                                "correct the kueue.x-k8s.io/podset-* annotations of its pods "
+                                "(as Kueue's webhook would require)"));
+    fe->checks.back().lasting = true;
     return;
   }
-  const std::vector<std::string> levels = LevelsOf(snap.policy, fq.flavor);
-  if (std::find(levels.begin(), levels.end(), request.level) == levels.end()) {
-    fe->checks.push_back(Failed("topology", fq.flavor + " has no topology level " + request.level,
+  if (!me.workload.gang() || (!request.required() && !request.sliced())) return;
+  const std::string level = LevelName(request.sliced() ? request.slice_level : request.level);
+  if (HeldOn(snap, flavor)) {
+    fe->checks.push_back(Passed("topology", request.sliced()
+                                                ? "its gang holds its " + level + " slice domains"
+                                                : "its gang holds its " + level + " domain"));
+    return;
+  }
+  for (const std::string* wanted : {&request.level, &request.slice_level}) {
+    if (wanted->empty() || std::find(levels.begin(), levels.end(), *wanted) != levels.end()) {
+      continue;
+    }
+    fe->checks.push_back(Failed("topology", fq.flavor + " has no topology level " + *wanted,
                                 "ask for a level of " + fq.flavor + "'s topology"));
     fe->checks.back().lasting = true;
     return;
   }
-  const DomainChoice choice =
-      ChooseDomain(cluster.nodes(), flavor, levels, request.level, *me.pod, me.request,
-                   me.workload.size, snap.now_ms, state::Holder{me.pod->uid, me.workload.key});
+  const state::Holder self{me.pod->uid, me.workload.key};
+  if (request.sliced()) {
+    const SliceChoice choice = ChooseSlices(cluster.nodes(), flavor, levels, request, *me.pod,
+                                            me.request, me.workload.size, snap.now_ms, self);
+    if (choice.found) {
+      fe->checks.push_back(Passed(
+          "topology", std::to_string(choice.wanted) + " slices of " +
+                          std::to_string(request.slice_size) + " pods fit, each in one " + level +
+                          " domain" + (choice.name.empty() ? "" : " (in " + choice.name + ")")));
+      return;
+    }
+    fe->checks.push_back(Failed("topology", choice.Refusal(request, fq.flavor, me.request),
+                                "pods on the nodes of " + level +
+                                    " domains must finish or be "
+                                    "preempted to free room for " +
+                                    std::to_string(choice.wanted) + " slices of " +
+                                    std::to_string(request.slice_size) + " pods"));
+    return;
+  }
+  const DomainChoice choice = ChooseDomain(cluster.nodes(), flavor, levels, request.level, *me.pod,
+                                           me.request, me.workload.size, snap.now_ms, self);
   if (choice.found) {
     fe->checks.push_back(Passed("topology", level + " domain " + choice.name + " has room for " +
                                                 std::to_string(choice.fits) + " of its pods"));

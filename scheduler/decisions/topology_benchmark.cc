@@ -1,9 +1,12 @@
 // Topology benchmarks (issue 37), at 5,000 ml.p5.48xlarge nodes labelled as HyperPod labels them
 // (5 network-node-layer-1 × 10 layer-2 × 10 layer-3 domains of 10 nodes):
 //   BM_ChooseDomain           the first member's domain choice (every node's room, per domain);
-//   BM_GangMemberFilter/0|1   a member of a held gang of 4 × 8 GPUs filtered over all 5,000
-//                             nodes without (0) and with (1) a required layer-2 topology — the
-//                             peer is the same filter without topology.
+//   BM_ChooseSlices           the same for 8 pods in slices of 4 at layer-3 within one layer-2
+//                             domain (slice counts per layer-3 domain, the descent);
+//   BM_GangMemberFilter/0|1|2 a member of a held gang of 4 × 8 GPUs filtered over all 5,000
+//                             nodes without (0) and with (1) a required layer-2 topology, and
+//                             (2) with it and slices of 2 at layer-3 (the member's slice place)
+//                             — the peer is the same filter without topology.
 // Goals: the choice ≤ 1 ms; the member's filter with topology ≤ 2× without.
 //   bazel run -c opt //scheduler/decisions:topology_benchmark
 
@@ -56,14 +59,19 @@ struct World {
       }
     }
   }
-  // Member i of gang `job`: 4 × 8 GPUs, with or without a required layer-2 topology.
-  static model::Pod Member(const std::string& job, int i, bool topology) {
+  // Member i of gang `job`: 4 × 8 GPUs, with or without a required layer-2 topology, with slices
+  // of 2 at layer-3 when `sliced`.
+  static model::Pod Member(const std::string& job, int i, bool topology, bool sliced = false) {
     PodBuilder b(job + "-" + std::to_string(i));
     b.Namespace("ns-team-a").Uid("uid-" + job + "-" + std::to_string(i)).Gpus(8);
     model::Pod pod = b.Build();
     pod.labels["kueue.x-k8s.io/pod-group-name"] = job;
     pod.annotations["kueue.x-k8s.io/pod-group-total-count"] = "4";
     if (topology) pod.annotations[kRequiredTopologyAnnotation] = kLayer2;
+    if (sliced) {
+      pod.annotations[kSliceRequiredTopologyAnnotation] = "topology.k8s.aws/network-node-layer-3";
+      pod.annotations[kSliceSizeAnnotation] = "2";
+    }
     return pod;
   }
 
@@ -94,20 +102,40 @@ void BM_ChooseDomain(benchmark::State& state) {
 }
 BENCHMARK(BM_ChooseDomain)->Unit(benchmark::kMicrosecond);
 
+void BM_ChooseSlices(benchmark::State& state) {
+  World& w = TheWorld();
+  const model::Pod pod = World::Member("slices", 0, true);
+  const model::ResourceList request = model::EffectiveRequest(pod);
+  const std::vector<std::string> levels = LevelsOf(model::Flavor{kP5, {}, false, {}});
+  const model::NameId flavor = model::FlavorNames().Intern(kP5);
+  const TopologyRequest slices =
+      TopologyRequestOf(model::Labels{{kRequiredTopologyAnnotation, kLayer2},
+                                      {kSliceRequiredTopologyAnnotation, levels[2]},
+                                      {kSliceSizeAnnotation, "4"}});
+  for (auto _ : state) {
+    SliceChoice c = ChooseSlices(w.cluster.nodes(), flavor, levels, slices, pod, request, 8,
+                                 w.clock.NowMs(), {});
+    benchmark::DoNotOptimize(c);
+  }
+  state.SetLabel("5,000 nodes, 500 layer-3 domains, 8 pods in slices of 4");
+}
+BENCHMARK(BM_ChooseSlices)->Unit(benchmark::kMicrosecond);
+
 void BM_GangMemberFilter(benchmark::State& state) {
   World& w = TheWorld();
-  const bool topology = state.range(0) == 1;
-  const std::string job = topology ? "with" : "without";
+  const bool topology = state.range(0) >= 1;
+  const bool sliced = state.range(0) == 2;
+  const std::string job = sliced ? "sliced" : topology ? "with" : "without";
   // The first member holds the gang's quota (and, with topology, its domain).
   FilterArgs first;
-  first.pod = World::Member(job, 0, topology);
+  first.pod = World::Member(job, 0, topology, sliced);
   first.node_names = w.names;
   if (w.admission.Filter(first).feasible.empty()) {
     state.SkipWithError("the first member was not admitted");
     return;
   }
   FilterArgs member;
-  member.pod = World::Member(job, 1, topology);
+  member.pod = World::Member(job, 1, topology, sliced);
   member.node_names = w.names;
   size_t feasible = 0;
   for (auto _ : state) {
@@ -119,9 +147,11 @@ void BM_GangMemberFilter(benchmark::State& state) {
     state.ResumeTiming();
   }
   state.counters["feasible"] = static_cast<double>(feasible);
-  state.SetLabel(topology ? "required layer-2 topology" : "no topology (peer)");
+  state.SetLabel(sliced     ? "required layer-2, slices of 2 at layer-3"
+                 : topology ? "required layer-2 topology"
+                            : "no topology (peer)");
 }
-BENCHMARK(BM_GangMemberFilter)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GangMemberFilter)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace taskgov::scheduler::decisions

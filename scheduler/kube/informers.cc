@@ -240,7 +240,8 @@ std::optional<model::Pod> TemplatePod(const rapidjson::Value* tmpl, const std::s
 }
 
 // What pausing a job needs besides its pod sets: names, path, the suspend flag, its creation,
-// the taskgov.io/ annotations. `plural_path` is e.g. "/apis/batch/v1/namespaces/" + ns + "/jobs/".
+// the taskgov.io/ and kueue.x-k8s.io/podset-* annotations. `plural_path` is e.g.
+// "/apis/batch/v1/namespaces/" + ns + "/jobs/".
 std::shared_ptr<model::JobControl> ControlHeader(const rapidjson::Value& object,
                                                  const GangSizeInfo& info, std::string kind,
                                                  std::string group_version, std::string plural,
@@ -265,7 +266,9 @@ std::shared_ptr<model::JobControl> ControlHeader(const rapidjson::Value& object,
         a != nullptr && a->IsObject()) {
       for (const auto& m : a->GetObject()) {
         std::string_view key(m.name.GetString(), m.name.GetStringLength());
-        if (key.starts_with("taskgov.io/") && m.value.IsString()) {
+        // taskgov's own, and Kueue's topology requests (`hyp` writes them here too).
+        if ((key.starts_with("taskgov.io/") || key.starts_with("kueue.x-k8s.io/podset-")) &&
+            m.value.IsString()) {
           c->annotations[std::string(key)] = m.value.GetString();
         }
       }

@@ -3,6 +3,7 @@
 // connections, an event-order fuzz, and an observer that calls the API from its callback.
 
 #include "scheduler/kube/informers.h"
+#include "scheduler/decisions/topology.h"
 
 #include <gtest/gtest.h>
 
@@ -779,6 +780,37 @@ TEST(DecodeGangSizeTest, AJobsParallelism) {
                 .error()
                 .message,
             "spec.parallelism: expected a non-negative integer");
+}
+
+// Issue 37: Kueue's TAS annotations as its docs write them (site/static/examples/jobs/
+// sample-jobset-tas-combined.yaml: a block for the podset, slices of 4 per rack) reach the
+// pods' template, and those `hyp` writes on the job's own metadata are kept with the job.
+TEST(DecodeJobControlTest, KueuesTopologyAnnotationsOnTheTemplateAndTheJob) {
+  common::Result<GangSizeInfo> set = Decoded(DecodeJobSet, R"({
+    "metadata":{"name":"jobset-tas-combined","namespace":"a","uid":"u",
+      "labels":{"kueue.x-k8s.io/queue-name":"user-queue"},
+      "annotations":{"kueue.x-k8s.io/podset-preferred-topology":"cloud.provider.com/topology-block",
+        "other":"x"}},
+    "spec":{"replicatedJobs":[{"name":"workers","replicas":1,"template":{"spec":{
+      "parallelism":8,"completions":8,"backoffLimit":0,
+      "template":{"metadata":{"annotations":{
+          "kueue.x-k8s.io/podset-required-topology":"cloud.provider.com/topology-block",
+          "kueue.x-k8s.io/podset-slice-required-topology":"cloud.provider.com/topology-rack",
+          "kueue.x-k8s.io/podset-slice-size":"4"}},
+        "spec":{"containers":[{"name":"sleep","image":"busybox",
+          "resources":{"requests":{"cpu":"1","memory":"200Mi"}}}]}}}}}]}})");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  ASSERT_NE(set->control, nullptr);
+  ASSERT_EQ(set->control->pod_sets.size(), 1u);
+  const decisions::TopologyRequest r = decisions::TopologyRequestOf(set->control->pod_sets[0].pod);
+  EXPECT_EQ(r.invalid, "");
+  EXPECT_TRUE(r.required());
+  EXPECT_EQ(r.level, "cloud.provider.com/topology-block");
+  EXPECT_EQ(r.slice_level, "cloud.provider.com/topology-rack");
+  EXPECT_EQ(r.slice_size, 4);
+  EXPECT_EQ(set->control->annotations.at("kueue.x-k8s.io/podset-preferred-topology"),
+            "cloud.provider.com/topology-block");
+  EXPECT_EQ(set->control->annotations.count("other"), 0u);
 }
 
 // Issue 35: what pausing and resuming a Job needs — its path, its suspend flag, taskgov's

@@ -46,7 +46,8 @@ struct JobControl {
   // A podFailurePolicy rule ignores pods with the DisruptionTarget condition (batch/v1 Job): an
   // eviction of its pods does not count against its backoffLimit.
   bool ignores_disruption = false;
-  // The taskgov.io/ annotations above, as found.
+  // The taskgov.io/ annotations above, and Kueue's kueue.x-k8s.io/podset-* topology requests
+  // (decisions/topology.h reads them when its pods carry none), as found on its metadata.
   Labels annotations;
   // What its pods request: one entry per pod set (a Job's template × parallelism; a training
   // job's replica types × replicas), each a pod made from the template (namespace set, no name).
