@@ -1548,5 +1548,37 @@ TEST_F(SliceAdmissionTest, AGangsOwnerJobsAnnotationsPlaceItsPods) {
   EXPECT_EQ(placed->domain, "spine-b");
 }
 
+// A preferred gang whose annotation is on its owner job only: its first member's filter places
+// it in the tightest layer-2 domain that holds it (spine-a), and prioritize ranks that domain's
+// nodes above every other, as for a gang whose pods carry the annotation.
+TEST_F(SliceAdmissionTest, APreferredGangsOwnerJobAnnotationRanksItsDomainFirst) {
+  const std::string workload = OwnerGangKey("job-uid");
+  cluster_->OnGangSizeUpsert(workload, 4);
+  auto job = std::make_shared<model::JobControl>();
+  job->kind = "PyTorchJob";
+  job->ns = "ns-team-a";
+  job->name = "train";
+  job->uid = "job-uid";
+  job->workload = workload;
+  job->annotations = {{"kueue.x-k8s.io/podset-preferred-topology", kLayer2}};
+  cluster_->OnJobUpsert(job);
+  const Pod pod =
+      PodBuilder("train-0").Namespace("ns-team-a").Gpus(8).Owner("PyTorchJob", "train", "job-uid");
+  ASSERT_FALSE(Filter(pod).feasible.empty());
+  const std::optional<TopologyPlacement> placed = admission_->PlacementOf(workload);
+  ASSERT_TRUE(placed.has_value());
+  EXPECT_EQ(placed->domain, "spine-a");
+  FilterArgs args;
+  args.pod = pod;
+  args.node_names = nodes_;
+  for (const HostPriority& h : admission_->Prioritize(args)) {
+    if (h.host.starts_with("a-")) {
+      EXPECT_GE(h.score, 6) << h.host;
+    } else {
+      EXPECT_LE(h.score, 4) << h.host;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace taskgov::scheduler::decisions
