@@ -125,11 +125,18 @@ TEST_F(TopologyTest, RequiredGangsLandInOneDomainEachOrWaitWithTheNumbers) {
       << y->reason;
   for (int k = 0; k < 3; ++k) h().Step();
   EXPECT_EQ(Running("y"), 0u);
+  // Prometheus sees one workload of team a waiting for its topology.
+  common::Result<metrics::testing::Exposition> scraped = h().extender().ScrapeMetrics();
+  ASSERT_TRUE(scraped.ok()) << scraped.error().message;
+  EXPECT_EQ(scraped->Value("taskgov_topology_waiting_workloads", {{"team", "a"}}), 1);
 
   // A busy node of spine-5 frees: y runs there, whole.
   ASSERT_TRUE(h().Finish("busy-20").ok());
   ASSERT_TRUE(h().RunUntil([&] { return Running("y") == 4; }, 10));
   EXPECT_EQ(SpinesOf("y"), (std::set<std::string>{"spine-5"}));
+  scraped = h().extender().ScrapeMetrics();
+  ASSERT_TRUE(scraped.ok()) << scraped.error().message;
+  EXPECT_EQ(scraped->Value("taskgov_topology_waiting_workloads", {{"team", "a"}}), 0);
 
   // spine-0's busy node frees: the next gang takes spine-0, the tightest that holds it.
   ASSERT_TRUE(h().Finish("busy-1").ok());

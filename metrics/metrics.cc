@@ -766,6 +766,12 @@ struct PodFamilies {
                        "preemption or reclaim) and has not resumed yet: they wait in their team's "
                        "queue and resume when their whole demand fits. Labels: team.",
                        MetricType::Gauge};
+  FamilyBuilder topology{"taskgov_topology_waiting_workloads",
+                         "Pending workloads of a team (a gang counts once) that the last filter "
+                         "call refused for their topology: no domain at the level they require "
+                         "has room for every pod (or their topology request is invalid). Labels: "
+                         "team.",
+                         MetricType::Gauge};
   FamilyBuilder ungoverned{
       "taskgov_ungoverned_pods",
       "Running pods of a team's namespaces that another scheduler bound (spec.schedulerName is "
@@ -780,7 +786,7 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::ledger::Q
                                 std::vector<MetricFamily>* out) const {
   std::unordered_map<NameId, scheduler::ledger::QuotaBook::TeamCounts> counts = book.CountByTeam();
   PodFamilies f;
-  auto& [pods, workloads, k_pending, k_active, paused, ungoverned] = f;
+  auto& [pods, workloads, k_pending, k_active, paused, topology, ungoverned] = f;
   static constexpr L2 kPodNames = {"team", "state"};
   static constexpr L2 kPendingNames = {"cluster_queue", "status"};
   const scheduler::state::ClusterState* cluster = sources_.cluster;
@@ -815,6 +821,7 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::ledger::Q
       ungoverned.Value(L1{"team"}, L1{team}, static_cast<double>(of(ungoverned_by_team, id)));
       pods.Value(kPodNames, L2{team, "pending"}, static_cast<double>(p.pending));
       workloads.Value(kPodNames, L2{team, "pending"}, static_cast<double>(pending.workloads));
+      topology.Value(L1{"team"}, L1{team}, static_cast<double>(pending.topology_workloads));
     }
     workloads.Value(kPodNames, L2{team, "admitted"}, static_cast<double>(c.workloads));
     pods.Value(kPodNames, L2{team, "admitted"}, static_cast<double>(p.admitted));
@@ -838,6 +845,7 @@ void Metrics::Impl::CollectPods(const Scrape& scrape, const scheduler::ledger::Q
   out->push_back(workloads.Take());
   if (scrape.paused_workloads) out->push_back(paused.Take());
   if (cluster != nullptr) {
+    out->push_back(topology.Take());
     out->push_back(ungoverned.Take());
     out->push_back(FilterOnlyDropped(*cluster));
   }

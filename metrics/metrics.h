@@ -22,7 +22,8 @@
 //     taskgov_preemptions_total{team, victim_team, reason, mechanism} (mechanism: evict — the
 //       pod was evicted — or suspend — its job was suspended, issue 35),
 //     taskgov_jobs_paused_total{team, victim_team, reason} (jobs suspended, once each),
-//     taskgov_paused_workloads{team} (jobs taskgov paused and has not resumed)
+//     taskgov_paused_workloads{team} (jobs taskgov paused and has not resumed),
+//     taskgov_topology_waiting_workloads{team} (pending workloads refused for their topology)
 //   process — taskgov_webhook_requests_total{verb, outcome},
 //     taskgov_webhook_request_duration_seconds{verb}, taskgov_watch_restarts_total{resource,
 //     reason}, taskgov_informer_last_event_age_seconds{resource},

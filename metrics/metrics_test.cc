@@ -766,6 +766,38 @@ TEST(MetricsTest, UngovernedPodsAreCountedPerTeam) {
   EXPECT_EQ(x.Value("taskgov_ungoverned_pods", {{"team", "team-a"}}), 1);
 }
 
+// taskgov_topology_waiting_workloads counts, per team, the pending workloads (a gang once) whose
+// last refusal was for their topology, and forgets one refused for something else since.
+TEST(MetricsTest, WorkloadsWaitingForTheirTopologyAreCountedPerTeam) {
+  Scenario s;
+  auto refuse = [&](const std::string& name, const std::string& workload, bool topology) {
+    scheduler::state::PendingPod p;
+    p.uid = "uid-" + name;
+    p.key = "ns-team-a/" + name;
+    p.team = scheduler::model::TeamNames().Intern("team-a");
+    p.created_ms = 1;
+    p.request = scheduler::model::ResourceList{{"nvidia.com/gpu", 8}};
+    p.workload = workload;
+    p.workload_size = workload.empty() ? 0 : 2;
+    p.refusal = topology ? "no network-node-layer-2 domain has room" : "quota";
+    p.topology_refused = topology;
+    s.cluster.pending().NoteRefused(p);
+  };
+  refuse("g-0", "ns-team-a/g", true);
+  refuse("g-1", "ns-team-a/g", true);
+  refuse("h-0", "ns-team-a/h", false);
+  refuse("lone", "", false);
+  Exposition x = ParseExposition(s.metrics->Render());
+  EXPECT_EQ(x.Value("taskgov_topology_waiting_workloads", {{"team", "team-a"}}), 1);
+  EXPECT_EQ(x.Value("taskgov_topology_waiting_workloads", {{"team", "team-b"}}), 0);
+  EXPECT_EQ(x.Value("taskgov_workloads", {{"team", "team-a"}, {"state", "pending"}}), 3);
+  refuse("g-0", "ns-team-a/g", false);
+  refuse("g-1", "ns-team-a/g", false);
+  refuse("lone", "", true);  // e.g. an invalid request
+  x = ParseExposition(s.metrics->Render());
+  EXPECT_EQ(x.Value("taskgov_topology_waiting_workloads", {{"team", "team-a"}}), 1);
+}
+
 // Only a team's preemptions count: plain priority (outside governance) and victims of no team do
 // not, under any label.
 TEST(MetricsTest, PreemptionsOutsideGovernanceAreNotCounted) {

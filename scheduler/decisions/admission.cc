@@ -108,6 +108,11 @@ class Admission::FlavorNotes {
   [[nodiscard]] std::string FirstCode() const {
     return entries_.empty() ? "no_quota" : entries_.front().code;
   }
+  // Some flavor's verdict has reason `code`.
+  [[nodiscard]] bool Has(std::string_view code) const {
+    return std::any_of(entries_.begin(), entries_.end(),
+                       [&](const Entry& e) { return e.code == code; });
+  }
 
  private:
   struct Entry {
@@ -570,6 +575,7 @@ FilterResult Admission::RefusedEverywhere(const Snapshot& snap, const FilterArgs
   for (const std::string& reason : result.reasons) {
     refused.refusal += (refused.refusal.empty() ? "" : "; ") + reason;
   }
+  refused.topology_refused = notes.Has("topology");
   cluster_->pending().NoteRefused(std::move(refused));
   if (preemption_status_) {
     if (std::string status = preemption_status_(args.pod.uid); !status.empty()) {

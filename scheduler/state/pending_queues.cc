@@ -108,9 +108,11 @@ bool PendingQueues::AddLocked(const PendingPod& pod, bool from_informer, int64_t
   entry.pod = pod;
   if (!from_informer && (entry.refused_ms == 0 || entry.refusal != entry.pod.refusal)) {
     entry.refusal = std::move(entry.pod.refusal);
+    entry.topology = entry.pod.topology_refused;
     entry.refused_ms = now_ms;
   }
   entry.pod.refusal.clear();
+  entry.pod.topology_refused = false;
   entry.last_seen_ms.store(now_ms, std::memory_order_relaxed);
   entry.from_informer = entry.from_informer || from_informer;
   if (entry.from_informer) {
@@ -134,6 +136,7 @@ void PendingQueues::ReAddLocked(const Entry& entry) {
   Entry& added = pending_.at(entry.pod.uid);
   added.refused = entry.refused;
   added.refusal = entry.refusal;
+  added.topology = entry.topology;
   added.refused_ms = entry.refused_ms;
   added.last_seen_ms.store(entry.last_seen_ms.load(std::memory_order_relaxed),
                            std::memory_order_relaxed);
@@ -495,23 +498,31 @@ PendingQueues::Counts PendingQueues::CountsOf(NameId team) {
   Counts n;
   auto queue = queues_.find(team);
   if (queue == queues_.end()) return n;
-  std::unordered_map<std::string_view, bool> gangs;  // workload → a member was refused
+  struct Gang {
+    bool refused = false;   // a member was refused
+    bool topology = false;  // for its topology
+  };
+  std::unordered_map<std::string_view, Gang> gangs;  // by workload
   for (const auto& [key, queued] : queue->second.by_age) {
     if (!Live(*queued)) continue;
     const Entry& entry = *queued;
+    const bool topology = entry.refused && entry.topology;
     ++n.total;
     if (entry.refused) ++n.refused;
     if (entry.pod.workload.empty()) {
       ++n.workloads;
       if (entry.refused) ++n.refused_workloads;
+      if (topology) ++n.topology_workloads;
     } else {
-      bool& refused = gangs[entry.pod.workload];
-      refused = refused || entry.refused;
+      Gang& gang = gangs[entry.pod.workload];
+      gang.refused = gang.refused || entry.refused;
+      gang.topology = gang.topology || topology;
     }
   }
-  for (const auto& [workload, refused] : gangs) {
+  for (const auto& [workload, gang] : gangs) {
     ++n.workloads;
-    if (refused) ++n.refused_workloads;
+    if (gang.refused) ++n.refused_workloads;
+    if (gang.topology) ++n.topology_workloads;
   }
   return n;
 }

@@ -75,8 +75,11 @@ struct PendingPod {
   // the object declaring its size (WorkloadRef::awaiting_object).
   std::string gang;
   bool awaiting_object = false;
-  // Filter notes only: why the filter refused it (its reasons, "; "-joined).
+  // Filter notes only: why the filter refused it (its reasons, "; "-joined), and whether one of
+  // them was its topology (no domain has room for its gang, or an invalid request: reason
+  // "topology").
   std::string refusal;
+  bool topology_refused = false;
 };
 
 // The pending entry of `pod` for `team`, at `priority`, asking for `request`.
@@ -177,6 +180,8 @@ class PendingQueues {
     // The same by workload (DESIGN §3.7): a gang counts once, refused when a member was.
     size_t workloads = 0;
     size_t refused_workloads = 0;
+    // Of those, refused for their topology by the last refusing call (a gang: some member).
+    size_t topology_workloads = 0;
   };
   [[nodiscard]] Counts CountsOf(model::NameId team);
   // The pending pods of `team` in rank order (as Head: by_priority is TaskRanking order), each
@@ -207,6 +212,7 @@ class PendingQueues {
           from_informer(o.from_informer),
           refused(o.refused),
           refusal(o.refusal),
+          topology(o.topology),
           refused_ms(o.refused_ms) {}
     PendingPod pod;
     // Refreshed under the shared lock by a repeated refusal (relaxed: a freshness time, read
@@ -215,6 +221,7 @@ class PendingQueues {
     bool from_informer = false;
     bool refused = false;    // a filter call refused it (Kueue: inadmissible; else active)
     std::string refusal;     // the last refusing filter call's reasons (pod.refusal is "")
+    bool topology = false;   // one of them was its topology (pod.topology_refused is false)
     int64_t refused_ms = 0;  // since when filter calls give them
   };
   // A refusal of a pod already waiting as refused, with the same rank: only its time is
