@@ -331,28 +331,42 @@ std::optional<Selection> VictimPlanner::TryDomain(const Preemptor& p, NameId fla
 int64_t VictimPlanner::ClosestToRoom(const decisions::FlavorNodes& nodes,
                                      const std::vector<uint8_t>& accepts,
                                      const std::vector<model::IdAmounts>& planned,
-                                     const model::IdAmounts& request) {
+                                     const model::IdAmounts& request, double* shortfall) {
   int64_t best = -1;
   double best_short = 0;
   for (size_t i = 0; i < nodes.nodes.size(); ++i) {
     const NodeState& n = nodes.nodes[i];
     if (!n.schedulable || (i < accepts.size() && accepts[i] == 0)) continue;
-    double shortfall = 0;  // Σ over resources of what is missing, in parts of the node's
+    double missing_parts = 0;  // Σ over resources of what is missing, in parts of the node's
     bool ever = true;
     for (const auto& [id, want] : request) {
       const int64_t allocatable = AmountOf(n.allocatable, id);
       const int64_t room = allocatable - AmountOf(planned[i], id);
       ever = ever && room >= want;
       const int64_t missing = std::max<int64_t>(0, want - (room - AmountOf(n.used, id)));
-      shortfall +=
+      missing_parts +=
           static_cast<double>(missing) / static_cast<double>(std::max<int64_t>(1, allocatable));
     }
-    if (ever && (best < 0 || shortfall < best_short)) {
+    if (ever && (best < 0 || missing_parts < best_short)) {
       best = static_cast<int64_t>(i);
-      best_short = shortfall;
+      best_short = missing_parts;
     }
   }
+  if (best >= 0 && shortfall != nullptr) *shortfall += best_short;
   return best;
+}
+
+bool VictimPlanner::PlaceMembers(const decisions::FlavorNodes& nodes,
+                                 const std::vector<uint8_t>& accepts, int members,
+                                 const model::IdAmounts& request,
+                                 std::vector<model::IdAmounts>* planned, double* shortfall) {
+  planned->assign(nodes.nodes.size(), {});
+  for (int m = 0; m < members; ++m) {
+    const int64_t i = ClosestToRoom(nodes, accepts, *planned, request, shortfall);
+    if (i < 0) return false;
+    model::AddTo(&(*planned)[i], request);
+  }
+  return true;
 }
 
 std::optional<VictimPlanner::Drain> VictimPlanner::PlanDrain(const Team& team,
@@ -371,14 +385,16 @@ std::optional<VictimPlanner::Drain> VictimPlanner::PlanDrain(const Team& team,
     const QuotaSim::Amounts need = ctx.quota.ToSlots(p.quota_request());
     if (row < 0 || !ctx.quota.Fits(row, need)) continue;
     if (within_nominal && !ctx.quota.WithinNominal(row, need)) continue;
-    std::vector<model::IdAmounts> planned(ctx.nodes.nodes.size());
-    bool placed = true;
-    for (int m = 0; m < members && placed; ++m) {
-      const int64_t i = ClosestToRoom(ctx.nodes, eligibility.accepts, planned, request);
-      placed = i >= 0;
-      if (placed) model::AddTo(&planned[i], request);
+    std::vector<model::IdAmounts> planned;
+    double shortfall = 0;
+    if (p.required_topology.empty()) {
+      if (!PlaceMembers(ctx.nodes, eligibility.accepts, members, request, &planned, &shortfall)) {
+        continue;
+      }
+    } else if (!PlaceInOneDomain(ctx, eligibility.accepts, flavor, p.required_topology, members,
+                                 request, &planned)) {
+      continue;
     }
-    if (!placed) continue;
     Drain drain;
     drain.flavor = flavor;
     for (size_t i = 0; i < planned.size(); ++i) {
@@ -389,6 +405,29 @@ std::optional<VictimPlanner::Drain> VictimPlanner::PlanDrain(const Team& team,
     return drain;
   }
   return std::nullopt;
+}
+
+bool VictimPlanner::PlaceInOneDomain(const FlavorCtx& ctx, const std::vector<uint8_t>& accepts,
+                                     NameId flavor, std::string_view level, int members,
+                                     const model::IdAmounts& request,
+                                     std::vector<model::IdAmounts>* planned) {
+  bool found = false;
+  double least = 0;
+  std::vector<model::IdAmounts> trial;
+  std::vector<uint8_t> inside;
+  for (const std::vector<uint32_t>& domain :
+       DomainsAt(ctx.placement, decisions::LevelsOf(policy_, FlavorNames().Name(flavor)), level)) {
+    inside.assign(ctx.nodes.nodes.size(), 0);
+    for (uint32_t i : domain) inside[i] = i >= accepts.size() || accepts[i] != 0;
+    double shortfall = 0;
+    if (!PlaceMembers(ctx.nodes, inside, members, request, &trial, &shortfall)) continue;
+    if (!found || shortfall < least) {
+      found = true;
+      least = shortfall;
+      planned->swap(trial);
+    }
+  }
+  return found;
 }
 
 std::vector<RoundVictim> VictimPlanner::Commit(const Preemptor& p, const Selection& chosen) {

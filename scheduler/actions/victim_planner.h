@@ -83,7 +83,8 @@ class VictimPlanner {
   // Where a starving preemptor (decisions::Starving) will run once its nodes drain: on the
   // first flavor it may use where its quota admits it now, a node for each of its `members`
   // still to come (its request on each; members share a node while it can ever hold them),
-  // those closest to having room first; flavors in `skip` are passed by, and with
+  // those closest to having room first — for a gang that requires one topology domain, inside
+  // the domain whose nodes lack the least together; flavors in `skip` are passed by, and with
   // `within_nominal` those where its team would use more than its nominal quota. The nodes are
   // claimed for the rest of the run, so that no other drain holds them. Nothing when its quota
   // admits it on no flavor, or some member fits on no accepting node however empty.
@@ -153,12 +154,26 @@ class VictimPlanner {
                                                               const std::vector<uint32_t>& domain,
                                                               int members);
   // The accepting node of `nodes` closest to room for `request` on top of what it uses and
-  // `planned` on it (the least shortfall, each resource's in parts of the node's allocatable),
-  // or -1 when none could ever hold it.
+  // `planned` on it (the least shortfall, each resource's in parts of the node's allocatable,
+  // added to `*shortfall` when set), or -1 when none could ever hold it.
   [[nodiscard]] static int64_t ClosestToRoom(const decisions::FlavorNodes& nodes,
                                              const std::vector<uint8_t>& accepts,
                                              const std::vector<model::IdAmounts>& planned,
-                                             const model::IdAmounts& request);
+                                             const model::IdAmounts& request,
+                                             double* shortfall = nullptr);
+  // PlanDrain's nodes for `members` members on `accepts` of the flavor's nodes, into `planned`
+  // (parallel to the nodes); false when some member fits on none however empty. `*shortfall`:
+  // what they lack together.
+  // PlaceMembers inside the domain at `level` whose nodes lack the least together; false when
+  // no domain can hold them.
+  [[nodiscard]] bool PlaceInOneDomain(const FlavorCtx& ctx, const std::vector<uint8_t>& accepts,
+                                      model::NameId flavor, std::string_view level, int members,
+                                      const model::IdAmounts& request,
+                                      std::vector<model::IdAmounts>* planned);
+  [[nodiscard]] static bool PlaceMembers(const decisions::FlavorNodes& nodes,
+                                         const std::vector<uint8_t>& accepts, int members,
+                                         const model::IdAmounts& request,
+                                         std::vector<model::IdAmounts>* planned, double* shortfall);
 
   const model::Policy& policy_;
   const int64_t now_ms_;

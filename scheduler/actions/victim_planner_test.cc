@@ -435,12 +435,13 @@ constexpr char kLayer2[] = "topology.k8s.aws/network-node-layer-2";
 // layer-2 domain.
 class TopologyPlannerTest : public PlannerTest {
  protected:
-  void SetUp() override {
+  void SetUp() override { Start(24); }
+  void Start(int64_t b_nominal) {
     policy_ = PolicyBuilder()
                   .Team("team-a", "c")
                   .Quota(kP5, kGpu, 8)
                   .Team("team-b", "c")
-                  .Quota(kP5, kGpu, 24)
+                  .Quota(kP5, kGpu, b_nominal)
                   .Build();
     source_ = std::make_unique<FakeSource>(policy_);
     for (int n = 0; n < 4; ++n) {
@@ -537,6 +538,41 @@ TEST_F(TopologyPlannerTest, NoDomainThatCanBeFreedMeansNoVictimsAndSaysWhy) {
   EXPECT_EQ(unknown.outcome, Selection::Outcome::kNoVictims);
   EXPECT_NE(unknown.explanation.find("(0 of 0 domains could hold them)"), std::string::npos)
       << unknown.explanation;
+}
+
+// A starving gang that requires one domain has its nodes drained inside one: the domain whose
+// nodes lack the least together (spine-1: 2 + 7 GPUs missing, against spine-0's 4 + 6), not the
+// nodes closest to room anywhere (p5-2, then p5-0).
+TEST_F(TopologyPlannerTest, AGangsDrainIsInsideTheDomainThatLacksTheLeast) {
+  Start(64);  // team-b's pods and the gang stay within its nominal quota
+  const NameId b = TeamNames().Intern("team-b");
+  source_->Place(b, "p5-0", 4);
+  source_->Place(b, "p5-1", 6);
+  source_->Place(b, "p5-2", 2);
+  source_->Place(b, "p5-3", 7);
+  auto drained = [&](const std::string& level) {
+    VictimPlanner planner = Planner();
+    PendingPod pending = Pending("g-0", 8);
+    pending.workload = "ns-team-b/g";
+    pending.workload_size = 2;
+    Preemptor p = PreemptorOf(pending);
+    p.workload = pending.workload;
+    p.workload_size = 2;
+    p.need = ResourceList{{kGpu, 16}};
+    p.required_topology = level;
+    std::optional<VictimPlanner::Drain> drain =
+        planner.PlanDrain(*policy_->FindTeam("team-b"), pending, p, /*members=*/2, {},
+                          /*within_nominal=*/true);
+    Names nodes;
+    if (drain) {
+      for (const auto& [node, amount] : drain->nodes) nodes.push_back(node);
+    }
+    std::sort(nodes.begin(), nodes.end());
+    return nodes;
+  };
+  EXPECT_EQ(drained(""), (Names{"p5-0", "p5-2"}));
+  EXPECT_EQ(drained(kLayer2), (Names{"p5-2", "p5-3"}));
+  EXPECT_EQ(drained("example.com/rack"), Names{});  // a level it does not have: no drain
 }
 
 }  // namespace
