@@ -14,48 +14,14 @@
 #include <vector>
 
 #include "e2e/scenario_test_util.h"
+#include "e2e/topology_cluster.h"
 
 namespace taskgov::e2e {
 namespace {
 
-constexpr char kPolicy[] = R"(apiVersion: taskgov.io/v1
-kind: TaskGovernancePolicy
-taskPrioritization: TaskRanking
-priorityClasses:
-  - {name: training, weight: 50}
-teams:
-  - name: a
-    sharing: {strategy: DontLend}
-    compute: [{instanceType: ml.p5.48xlarge, accelerators: 256}]
-)";
-
-constexpr char kLayer1[] = "topology.k8s.aws/network-node-layer-1";
-constexpr char kLayer2[] = "topology.k8s.aws/network-node-layer-2";
-constexpr char kLayer3[] = "topology.k8s.aws/network-node-layer-3";
-
-// Node n (0..31): layer-1 domain n / 16, layer-2 n / 4, layer-3 n / 2.
-std::string NodeName(int n) { return "p5-" + std::to_string(n); }
-std::string Layer3(int n) { return "nn-l3-" + std::to_string(n / 2); }
-
 class TopologySlicesTest : public ScenarioTest {
  protected:
-  void SetUp() override {
-    HarnessOptions options;
-    options.sample_cluster = false;
-    options.config["policy.yaml"] = kPolicy;
-    options.namespaces = {Ns("a")};
-    for (int n = 0; n < 32; ++n) {
-      NodeSpec node;
-      node.name = NodeName(n);
-      node.instance_type = kP5;
-      node.allocatable = {{"cpu", 192'000}, {"pods", 110}, {kGpu, 8}};
-      node.labels = {{kLayer1, "nn-l1-" + std::to_string(n / 16)},
-                     {kLayer2, "nn-l2-" + std::to_string(n / 4)},
-                     {kLayer3, Layer3(n)}};
-      options.nodes.push_back(node);
-    }
-    StartHarness(std::move(options));
-  }
+  void SetUp() override { StartHarness(TopologyCluster(kOneTeamTopologyPolicy, {"a"})); }
 
   // Member i of gang `job` of `size` × 4 GPUs, in one layer-`podset` domain, in slices of
   // `slice` pods at layer 3 (0: no slices).
@@ -79,7 +45,7 @@ class TopologySlicesTest : public ScenarioTest {
     std::map<std::string, int> out;
     for (const PodView& p : h().Pods()) {
       if (!p.job.starts_with(job + "-") || p.node.empty()) continue;
-      ++out[Layer3(std::stoi(p.node.substr(3)))];
+      ++out[Layer3(NodeNumber(p.node))];
     }
     return out;
   }
@@ -120,7 +86,7 @@ TEST_F(TopologySlicesTest, EachSliceLandsWholeInOneLayer3Domain) {
   EXPECT_EQ(w->outcome, Attempt::Outcome::kRefused);
   EXPECT_NE(w->reason.find("no network-node-layer-2 domain of ml.p5.48xlarge has room for 3 "
                            "slices of 4 pods (each slice in one network-node-layer-3 domain) of "
-                           "4 nvidia.com/gpu; the best has room for 2 (domain nn-l2-5"),
+                           "4 nvidia.com/gpu; the best has room for 2 (domain spine-5"),
             std::string::npos)
       << w->reason;
   for (int k = 0; k < 3; ++k) h().Step();

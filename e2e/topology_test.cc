@@ -15,50 +15,15 @@
 #include <vector>
 
 #include "e2e/scenario_test_util.h"
+#include "e2e/topology_cluster.h"
 
 namespace taskgov::e2e {
 namespace {
 
-constexpr char kPolicy[] = R"(apiVersion: taskgov.io/v1
-kind: TaskGovernancePolicy
-taskPrioritization: TaskRanking
-priorityClasses:
-  - {name: training, weight: 50}
-teams:
-  - name: a
-    sharing: {strategy: DontLend}
-    compute: [{instanceType: ml.p5.48xlarge, accelerators: 256}]
-)";
-
-constexpr char kLayer1[] = "topology.k8s.aws/network-node-layer-1";
-constexpr char kLayer2[] = "topology.k8s.aws/network-node-layer-2";
-constexpr char kLayer3[] = "topology.k8s.aws/network-node-layer-3";
-
-// Node n (0..31): layer-1 domain n / 16, layer-2 domain n / 4 ("spine-0".."spine-7"), layer-3
-// domain n / 2.
-std::string NodeName(int n) { return "p5-" + std::to_string(n); }
-std::string Spine(int n) { return "spine-" + std::to_string(n / 4); }
-
 class TopologyTest : public ScenarioTest {
  protected:
-  [[nodiscard]] virtual const char* Policy() const { return kPolicy; }
-  void SetUp() override {
-    HarnessOptions options;
-    options.sample_cluster = false;
-    options.config["policy.yaml"] = Policy();
-    options.namespaces = {Ns("a"), Ns("b")};
-    for (int n = 0; n < 32; ++n) {
-      NodeSpec node;
-      node.name = NodeName(n);
-      node.instance_type = kP5;
-      node.allocatable = {{"cpu", 192'000}, {"pods", 110}, {kGpu, 8}};
-      node.labels = {{kLayer1, "nn-l1-" + std::to_string(n / 16)},
-                     {kLayer2, Spine(n)},
-                     {kLayer3, "nn-l3-" + std::to_string(n / 2)}};
-      options.nodes.push_back(node);
-    }
-    StartHarness(std::move(options));
-  }
+  [[nodiscard]] virtual const char* Policy() const { return kOneTeamTopologyPolicy; }
+  void SetUp() override { StartHarness(TopologyCluster(Policy(), {"a", "b"})); }
 
   // Member i of gang `job` of `size` × 8 GPUs, asking for one layer-2 domain (required, or
   // preferred).
@@ -79,7 +44,7 @@ class TopologyTest : public ScenarioTest {
     std::set<std::string> out;
     for (const PodView& p : h().Pods()) {
       if (!p.job.starts_with(job + "-") || p.node.empty()) continue;
-      out.insert(Spine(std::stoi(p.node.substr(3))));
+      out.insert(Spine(NodeNumber(p.node)));
     }
     return out;
   }

@@ -284,6 +284,23 @@ TeamsRead ReadTeamsAt(const AdminApi::Sources& sources, int64_t window_s) {
   return read;
 }
 
+// Each (flavor, resource) of `flavors` as {flavor, resource, <amount>: its nominal}.
+void WriteAmounts(Writer& w, const std::vector<scheduler::model::FlavorQuota>& flavors,
+                  const char* amount) {
+  w.StartArray();
+  for (const scheduler::model::FlavorQuota& fq : flavors) {
+    for (const scheduler::model::ResourceQuota& q : fq.resources) {
+      w.StartObject();
+      KeyStr(w, "flavor", fq.flavor);
+      KeyStr(w, "resource", q.resource);
+      w.Key(amount);
+      Quantity(w, q.resource, q.nominal);
+      w.EndObject();
+    }
+  }
+  w.EndArray();
+}
+
 // Cohorts the policy names (Kueue Cohort objects, or a team's cohort), with the quota each holds
 // itself: it joins the pool its teams borrow from.
 void WriteCohorts(Writer& w, const scheduler::model::Policy& policy) {
@@ -294,18 +311,7 @@ void WriteCohorts(Writer& w, const scheduler::model::Policy& policy) {
     KeyStr(w, "name", cohort.name);
     KeyStr(w, "parent", cohort.parent);
     w.Key("quota");
-    w.StartArray();
-    for (const scheduler::model::FlavorQuota& fq : cohort.flavors) {
-      for (const scheduler::model::ResourceQuota& q : fq.resources) {
-        w.StartObject();
-        KeyStr(w, "flavor", fq.flavor);
-        KeyStr(w, "resource", q.resource);
-        w.Key("nominal");
-        Quantity(w, q.resource, q.nominal);
-        w.EndObject();
-      }
-    }
-    w.EndArray();
+    WriteAmounts(w, cohort.flavors, "nominal");
     w.EndObject();
   }
   w.EndArray();
@@ -320,18 +326,7 @@ void WriteIdleResourceSharing(Writer& w, const scheduler::model::IdleResourceSha
   w.Bool(sharing.enabled);
   KeyStr(w, "cohort", sharing.cohort);
   w.Key("unallocated");
-  w.StartArray();
-  for (const scheduler::model::FlavorQuota& fq : sharing.unallocated) {
-    for (const scheduler::model::ResourceQuota& q : fq.resources) {
-      w.StartObject();
-      KeyStr(w, "flavor", fq.flavor);
-      KeyStr(w, "resource", q.resource);
-      w.Key("amount");
-      Quantity(w, q.resource, q.nominal);
-      w.EndObject();
-    }
-  }
-  w.EndArray();
+  WriteAmounts(w, sharing.unallocated, "amount");
   w.EndObject();
 }
 

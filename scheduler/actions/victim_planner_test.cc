@@ -450,16 +450,25 @@ class TopologyPlannerTest : public PlannerTest {
           NodeBuilder("").Label(kLayer1, "nn-1").Label(kLayer2, n < 2 ? "spine-0" : "spine-1"));
     }
   }
-  Selection PlanGang(VictimPlanner& planner, const std::string& level) {
+  // Member g-0 of team-b's gang of two 8-GPU pods, its gang needing 16, asking for `level`.
+  static PendingPod GangPending() {
     PendingPod pending = Pending("g-0", 8);
     pending.workload = "ns-team-b/g";
     pending.workload_size = 2;
+    return pending;
+  }
+  static Preemptor GangPreemptor(const PendingPod& pending, const std::string& level) {
     Preemptor p = PreemptorOf(pending);
     p.workload = pending.workload;
-    p.workload_size = 2;
+    p.workload_size = pending.workload_size;
     p.need = ResourceList{{kGpu, 16}};
     p.required_topology = level;
-    return planner.Plan(*policy_->FindTeam("team-b"), pending, p, /*members=*/2);
+    return p;
+  }
+  Selection PlanGang(VictimPlanner& planner, const std::string& level) {
+    const PendingPod pending = GangPending();
+    return planner.Plan(*policy_->FindTeam("team-b"), pending, GangPreemptor(pending, level),
+                        /*members=*/2);
   }
   std::string SpineOf(const std::string& node) const {
     return node == "p5-0" || node == "p5-1" ? "spine-0" : "spine-1";
@@ -552,17 +561,10 @@ TEST_F(TopologyPlannerTest, AGangsDrainIsInsideTheDomainThatLacksTheLeast) {
   source_->Place(b, "p5-3", 7);
   auto drained = [&](const std::string& level) {
     VictimPlanner planner = Planner();
-    PendingPod pending = Pending("g-0", 8);
-    pending.workload = "ns-team-b/g";
-    pending.workload_size = 2;
-    Preemptor p = PreemptorOf(pending);
-    p.workload = pending.workload;
-    p.workload_size = 2;
-    p.need = ResourceList{{kGpu, 16}};
-    p.required_topology = level;
+    const PendingPod pending = GangPending();
     std::optional<VictimPlanner::Drain> drain =
-        planner.PlanDrain(*policy_->FindTeam("team-b"), pending, p, /*members=*/2, {},
-                          /*within_nominal=*/true);
+        planner.PlanDrain(*policy_->FindTeam("team-b"), pending, GangPreemptor(pending, level),
+                          /*members=*/2, {}, /*within_nominal=*/true);
     Names nodes;
     if (drain) {
       for (const auto& [node, amount] : drain->nodes) nodes.push_back(node);

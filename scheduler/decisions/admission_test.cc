@@ -1415,6 +1415,21 @@ class SliceAdmissionTest : public AdmissionTest {
     }
     return b;
   }
+  // PyTorchJob ns-team-a/train (uid job-uid) of `size` pods with `annotations`, known to the
+  // cluster; its gang's key.
+  std::string OwnerJob(int size, model::Labels annotations) {
+    const std::string workload = OwnerGangKey("job-uid");
+    cluster_->OnGangSizeUpsert(workload, size);
+    auto job = std::make_shared<model::JobControl>();
+    job->kind = "PyTorchJob";
+    job->ns = "ns-team-a";
+    job->name = "train";
+    job->uid = "job-uid";
+    job->workload = workload;
+    job->annotations = std::move(annotations);
+    cluster_->OnJobUpsert(job);
+    return workload;
+  }
   // The layer-3 domain ("a-0") of each member, in order, as the members ran.
   std::vector<std::string> RunAll(const std::function<Pod(int)>& member) {
     std::vector<std::string> where;
@@ -1522,18 +1537,10 @@ TEST_F(SliceAdmissionTest, AnInvalidRequestIsRefusedSayingWhy) {
 // Pods without annotations take their owner job's (`hyp` writes them on the job's metadata as
 // well as its pod template): the slices hold as if the pods carried them.
 TEST_F(SliceAdmissionTest, AGangsOwnerJobsAnnotationsPlaceItsPods) {
-  const std::string workload = OwnerGangKey("job-uid");
-  cluster_->OnGangSizeUpsert(workload, 8);
-  auto job = std::make_shared<model::JobControl>();
-  job->kind = "PyTorchJob";
-  job->ns = "ns-team-a";
-  job->name = "train";
-  job->uid = "job-uid";
-  job->workload = workload;
-  job->annotations = {{"kueue.x-k8s.io/podset-required-topology", kLayer2},
-                      {"kueue.x-k8s.io/podset-slice-required-topology", kLayer3},
-                      {"kueue.x-k8s.io/podset-slice-size", "4"}};
-  cluster_->OnJobUpsert(job);
+  const std::string workload =
+      OwnerJob(8, {{"kueue.x-k8s.io/podset-required-topology", kLayer2},
+                   {"kueue.x-k8s.io/podset-slice-required-topology", kLayer3},
+                   {"kueue.x-k8s.io/podset-slice-size", "4"}});
   const std::vector<std::string> where = RunAll([](int i) -> Pod {
     return PodBuilder("train-" + std::to_string(i))
         .Namespace("ns-team-a")
@@ -1552,16 +1559,7 @@ TEST_F(SliceAdmissionTest, AGangsOwnerJobsAnnotationsPlaceItsPods) {
 // it in the tightest layer-2 domain that holds it (spine-a), and prioritize ranks that domain's
 // nodes above every other, as for a gang whose pods carry the annotation.
 TEST_F(SliceAdmissionTest, APreferredGangsOwnerJobAnnotationRanksItsDomainFirst) {
-  const std::string workload = OwnerGangKey("job-uid");
-  cluster_->OnGangSizeUpsert(workload, 4);
-  auto job = std::make_shared<model::JobControl>();
-  job->kind = "PyTorchJob";
-  job->ns = "ns-team-a";
-  job->name = "train";
-  job->uid = "job-uid";
-  job->workload = workload;
-  job->annotations = {{"kueue.x-k8s.io/podset-preferred-topology", kLayer2}};
-  cluster_->OnJobUpsert(job);
+  const std::string workload = OwnerJob(4, {{"kueue.x-k8s.io/podset-preferred-topology", kLayer2}});
   const Pod pod =
       PodBuilder("train-0").Namespace("ns-team-a").Gpus(8).Owner("PyTorchJob", "train", "job-uid");
   ASSERT_FALSE(Filter(pod).feasible.empty());
