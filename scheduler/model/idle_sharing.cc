@@ -56,7 +56,7 @@ PolicyPtr WithUnallocatedCapacity(const PolicyPtr& configured, const FlavorCapac
   for (const auto& [flavor, amounts] : unallocated) {
     FlavorQuota& added = sharing.unallocated.emplace_back(FlavorQuota{flavor, {}});
     auto own = std::find_if(cohort->flavors.begin(), cohort->flavors.end(),
-                            [&](const FlavorQuota& fq) { return fq.flavor == flavor; });
+                            [&added](const FlavorQuota& fq) { return fq.flavor == added.flavor; });
     if (own == cohort->flavors.end()) {
       own = cohort->flavors.insert(cohort->flavors.end(), FlavorQuota{flavor, {}});
     }
