@@ -244,7 +244,13 @@ PlacementVerdict Judge(const Labels& node_selector, const PodPlacementSpec* spec
 
 void NodeEligibility::Compute(const Labels& node_selector, const PodPlacementSpec* spec,
                               const std::vector<std::shared_ptr<const NodePlacement>>& nodes) {
-  accepts.assign(nodes.size(), 0);
+  Compute(node_selector, spec, nodes.size(), [&](size_t i) { return nodes[i].get(); });
+}
+
+void NodeEligibility::Compute(const Labels& node_selector, const PodPlacementSpec* spec,
+                              size_t count,
+                              const std::function<const NodePlacement*(size_t)>& node) {
+  accepts.assign(count, 0);
   accepted = untolerated_taint = node_selector_mismatch = node_affinity_mismatch = 0;
   first_taint.clear();
   const std::vector<NodeSelectorTerm>* terms =
@@ -252,12 +258,12 @@ void NodeEligibility::Compute(const Labels& node_selector, const PodPlacementSpe
   std::vector<uint8_t> usable;
   if (terms != nullptr) UsableTerms(*terms, &usable);
   const std::vector<Toleration>& tolerations = spec != nullptr ? spec->tolerations : kNoTolerations;
-  for (size_t i = 0; i < nodes.size(); ++i) {
+  for (size_t i = 0; i < count; ++i) {
     const Taint* taint = nullptr;
+    const NodePlacement* facts = node(i);
     const PlacementVerdict verdict =
-        nodes[i] == nullptr
-            ? PlacementVerdict::kAccepted
-            : JudgeWith(node_selector, tolerations, terms, usable, *nodes[i], &taint);
+        facts == nullptr ? PlacementVerdict::kAccepted
+                         : JudgeWith(node_selector, tolerations, terms, usable, *facts, &taint);
     switch (verdict) {
       case PlacementVerdict::kAccepted:
         accepts[i] = 1;

@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -82,6 +83,9 @@ struct NodeEligibility {
   // affinity once, whatever the number of nodes; reuses `accepts`' buffer.
   void Compute(const model::Labels& node_selector, const model::PodPlacementSpec* spec,
                const std::vector<std::shared_ptr<const model::NodePlacement>>& nodes);
+  // The same over `count` nodes, node i's facts `node(i)` (null: accepted), without copies.
+  void Compute(const model::Labels& node_selector, const model::PodPlacementSpec* spec,
+               size_t count, const std::function<const model::NodePlacement*(size_t)>& node);
   // Why the nodes judged refuse `pod_key`, for a person: "no ml.p5.48xlarge node accepts
   // team-a/job-0: 2 nodes with an untolerated taint (nvidia.com/gpu=present:NoSchedule), 1 node
   // not matching its nodeSelector".

@@ -270,39 +270,42 @@ std::vector<Domain> DomainsAt(const state::NodeCache& nodes, model::NameId flavo
   want.DropZeros();
   // Per thread, reused: a choice allocates for its domains only.
   thread_local std::vector<state::NodeCache::NodeCapacity> capacity;
-  thread_local std::vector<std::shared_ptr<const model::NodePlacement>> placements;
   nodes.CountFits(flavor, model::ToIdAmounts(want), self, now_ms, &capacity);
-  placements.clear();
-  for (const auto& c : capacity) placements.push_back(c.placement);
   NodeEligibility eligible;
-  eligible.Compute(pod.node_selector, pod.placement.get(), placements);
+  eligible.Compute(pod.node_selector, pod.placement.get(), capacity.size(),
+                   [&](size_t i) { return capacity[i].placement.get(); });
 
-  std::unordered_map<std::string, size_t> index;  // key -> domains[]
-  std::string key;
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, size_t, Hash, std::equal_to<>> index;  // key -> domains[]
+  // The node cache's topology path of each node (NodePlacement::topology) when it was made for
+  // these levels, else one made here from its labels.
+  const uint64_t stamp = model::TopologyLevelsStamp(levels);
+  model::TopologyPath own;
   for (size_t i = 0; i < capacity.size(); ++i) {
     const state::NodeCache::NodeCapacity& c = capacity[i];
     if (c.placement == nullptr) continue;
-    key.clear();
-    const std::string* value = nullptr;
-    for (size_t l = 0; l < depth; ++l) {
-      auto it = c.placement->labels.find(levels[l]);
-      if (it == c.placement->labels.end() || it->second.empty()) {
-        value = nullptr;
-        break;
-      }
-      value = &it->second;
-      key.append(*value).push_back('\x1f');
+    const model::TopologyPath* path = &c.placement->topology;
+    if (path->levels != stamp) {
+      own = model::TopologyPathOf(levels, c.placement->labels);
+      path = &own;
     }
-    if (value == nullptr) continue;
-    auto [slot, added] = index.try_emplace(key, domains.size());
-    if (added) domains.push_back(Domain{key, *value, 0, {}});
+    std::string_view key;
+    std::string_view value;
+    if (!path->At(depth, &key, &value)) continue;  // it lacks a label down to the level
+    auto slot = index.find(key);
+    if (slot == index.end()) {
+      slot = index.emplace(std::string(key), domains.size()).first;
+      domains.push_back(Domain{std::string(key), std::string(value), 0, {}});
+    }
     if (c.fits == 0 || !eligible.accepts[i]) continue;
     Domain& domain = domains[slot->second];
     domain.fits = model::SaturatingAdd(domain.fits, c.fits);
     domain.nodes.push_back(c.node);
   }
   capacity.clear();  // the placements are not kept past the choice (their memory is)
-  placements.clear();
   return domains;
 }
 

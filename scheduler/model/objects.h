@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scheduler/model/resources.h"
@@ -140,10 +141,31 @@ struct Node {
 // What placement reads of a node: its name (matchFields), its labels and the taints that can keep
 // a pod off it (NoSchedule and NoExecute only). The state builds one per node version and
 // shares it, immutable, with every view of the node.
+// A node's values at the levels of its flavor's topology (model::TopologyPathOf), widest first,
+// up to the first level it has no label for: `values` holds each followed by '\x1f', `ends[l]` is
+// the offset just past level l's; `levels` is the TopologyLevelsStamp of the levels (0: none).
+struct TopologyPath {
+  std::string values;
+  std::vector<uint32_t> ends;
+  uint64_t levels = 0;
+  // The values of levels [0, depth) ("a\x1fb\x1f"), and level depth − 1's alone; false when it
+  // has no value that deep.
+  [[nodiscard]] bool At(size_t depth, std::string_view* key, std::string_view* value) const {
+    if (depth == 0 || depth > ends.size()) return false;
+    const size_t begin = depth >= 2 ? ends[depth - 2] : 0;
+    *key = std::string_view(values).substr(0, ends[depth - 1]);
+    *value = std::string_view(values).substr(begin, ends[depth - 1] - begin - 1);
+    return true;
+  }
+};
+
 struct NodePlacement {
   std::string name;
   Labels labels;
   std::vector<Taint> taints;
+  // Set by the node cache for its flavor's levels, so that a topology choice reads no label per
+  // level and node (decisions/topology.h).
+  TopologyPath topology;
 };
 
 // NoSchedule or NoExecute.

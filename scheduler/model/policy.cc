@@ -1,6 +1,7 @@
 #include "scheduler/model/policy.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <tuple>
 
@@ -161,6 +162,25 @@ std::vector<std::string> TopologyLevelsOf(const Policy& policy, std::string_view
   Flavor named;  // a flavor named by an instance type alone is not among the policy's
   named.name = std::string(flavor);
   return TopologyLevelsOf(named);
+}
+
+uint64_t TopologyLevelsStamp(const std::vector<std::string>& levels) {
+  std::string joined;
+  for (const std::string& level : levels) joined.append(level).push_back('\x1f');
+  const uint64_t hash = std::hash<std::string>{}(joined);
+  return hash == 0 ? 1 : hash;
+}
+
+TopologyPath TopologyPathOf(const std::vector<std::string>& levels, const Labels& labels) {
+  TopologyPath path;
+  path.levels = levels.empty() ? 0 : TopologyLevelsStamp(levels);
+  for (const std::string& level : levels) {
+    auto it = labels.find(level);
+    if (it == labels.end() || it->second.empty()) break;
+    path.values.append(it->second).push_back('\x1f');
+    path.ends.push_back(static_cast<uint32_t>(path.values.size()));
+  }
+  return path;
 }
 
 const Flavor* Policy::FindFlavor(std::string_view name) const {

@@ -312,5 +312,10 @@ struct CohortPool {
 // which the policy may not list, included).
 [[nodiscard]] std::vector<std::string> TopologyLevelsOf(const Policy& policy,
                                                         std::string_view flavor);
+// A number standing for `levels` (never 0; equal levels, equal numbers), and a node's values at
+// them (TopologyPath).
+[[nodiscard]] uint64_t TopologyLevelsStamp(const std::vector<std::string>& levels);
+[[nodiscard]] TopologyPath TopologyPathOf(const std::vector<std::string>& levels,
+                                          const Labels& labels);
 
 }  // namespace taskgov::scheduler::model

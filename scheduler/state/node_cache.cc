@@ -40,20 +40,24 @@ NameId FlavorOfNode(const Policy& policy, const Labels& labels) {
   return flavor.empty() ? kNoFlavor : FlavorNames().Intern(flavor);
 }
 
-std::string NodeCache::DomainKey(const Policy& policy, NameId flavor, const Labels& labels) {
-  if (flavor == kNoFlavor) return "";
+NodeCache::NodeTopology NodeCache::TopologyOf(const Policy& policy, NameId flavor,
+                                              const Labels& labels) {
+  NodeTopology t;
+  if (flavor == kNoFlavor) return t;
   const std::string& name = FlavorNames().Name(flavor);
-  std::vector<std::string> levels = model::TopologyLevelsOf(policy, name);
-  if (!levels.empty() && levels.back() == "kubernetes.io/hostname") levels.pop_back();
-  if (levels.empty()) return "";
-  std::string key = name;
-  for (const std::string& level : levels) {
-    auto it = labels.find(level);
-    if (it == labels.end() || it->second.empty()) return "";
-    key.push_back('\x1f');
-    key += it->second;
+  const std::vector<std::string> levels = model::TopologyLevelsOf(policy, name);
+  if (levels.empty()) return t;
+  t.path = model::TopologyPathOf(levels, labels);
+  // The closest domain: every level but the node itself.
+  const size_t closest = levels.size() - (levels.back() == "kubernetes.io/hostname" ? 1 : 0);
+  std::string_view key;
+  std::string_view value;
+  if (t.path.At(closest, &key, &value)) {
+    t.domain = name;
+    t.domain.push_back('\x1f');
+    t.domain.append(key);
   }
-  return key;
+  return t;
 }
 
 void NodeCache::CountInDomain(const Record& record, int sign) {
@@ -91,9 +95,12 @@ NodeView NodeCache::ViewOf(const Record& record) {
 
 void NodeCache::Upsert(const Node& node, const Policy& policy) {
   const NameId flavor = FlavorOfNode(policy, node.labels);
-  auto placement = std::make_shared<const NodePlacement>(PlacementOf(node));
+  NodeTopology topology = TopologyOf(policy, flavor, node.labels);
+  NodePlacement facts = PlacementOf(node);
+  facts.topology = std::move(topology.path);
+  auto placement = std::make_shared<const NodePlacement>(std::move(facts));
   const NameId id = model::NodeNames().Intern(node.name);
-  const std::string domain = DomainKey(policy, flavor, node.labels);
+  const std::string& domain = topology.domain;
   std::unique_lock lock(mu_);
   auto [it, joined] = nodes_.try_emplace(node.name);
   if (joined) ++membership_;
@@ -191,21 +198,31 @@ void NodeCache::Reflavor(const Policy& policy) {
   struct Found {
     NameId flavor = kNoFlavor;
     std::string domain;
+    std::shared_ptr<const NodePlacement> placement;  // with its new topology path, when it moved
   };
   std::unordered_map<const NodePlacement*, Found> by_placement;
   {
     std::shared_lock lock(mu_);
     by_placement.reserve(nodes_.size());
     for (const auto& [name, record] : nodes_) {
-      Found& found = by_placement[record.placement.get()];
-      found.flavor = FlavorOfNode(policy, record.placement->labels);
-      found.domain = DomainKey(policy, found.flavor, record.placement->labels);
+      const NodePlacement& old = *record.placement;
+      Found& found = by_placement[&old];
+      found.flavor = FlavorOfNode(policy, old.labels);
+      NodeTopology topology = TopologyOf(policy, found.flavor, old.labels);
+      found.domain = std::move(topology.domain);
+      if (topology.path.values != old.topology.values ||
+          topology.path.levels != old.topology.levels) {
+        NodePlacement moved = old;
+        moved.topology = std::move(topology.path);
+        found.placement = std::make_shared<const NodePlacement>(std::move(moved));
+      }
     }
   }
   std::unique_lock lock(mu_);
   for (auto& [name, record] : nodes_) {
     if (auto it = by_placement.find(record.placement.get()); it != by_placement.end()) {
       record.flavor = it->second.flavor;
+      if (it->second.placement != nullptr) record.placement = std::move(it->second.placement);
       SetDomain(&record, it->second.domain);
     }
   }

@@ -190,9 +190,14 @@ class NodeCache {
     model::IdAmounts used;
   };
   static constexpr uint32_t kNoDomain = 0xffffffff;
-  // The key of the closest domain of a node with `labels` on `flavor` under `policy` ("": none).
-  static std::string DomainKey(const model::Policy& policy, model::NameId flavor,
-                               const model::Labels& labels);
+  // A node's topology on `flavor` under `policy` (NodePlacement::topology), and the key of its
+  // closest domain ("": none).
+  struct NodeTopology {
+    model::TopologyPath path;
+    std::string domain;
+  };
+  static NodeTopology TopologyOf(const model::Policy& policy, model::NameId flavor,
+                                 const model::Labels& labels);
   // Moves `record` into the domain of `key` (mu_ held exclusively).
   void SetDomain(Record* record, const std::string& key);
   // Adds (sign +1) or takes off (−1) the record's allocatable and usage to its domain's sums.
@@ -214,7 +219,7 @@ class NodeCache {
   std::unordered_map<model::NameId, uint64_t> changes_;
   uint64_t changes_all_ = 0;
   uint64_t capacity_changes_ = 0;  // CapacityStamp (mu_ held exclusively to bump)
-  std::unordered_map<std::string, uint32_t> domain_ids_;  // by DomainKey
+  std::unordered_map<std::string, uint32_t> domain_ids_;  // by NodeTopology::domain
   std::vector<Domain> domains_;
 };
 

@@ -174,8 +174,18 @@ TEST_F(NodeCacheTest, PackNodesReportsTheOtherNodesOfTheClosestDomain) {
   model::PolicyPtr wider = PolicyBuilder().Team("a").Quota(kFlavor, "nvidia.com/gpu", 8).Build();
   auto policy = std::make_shared<model::Policy>(*wider);
   for (model::Flavor& f : policy->flavors) f.topology_levels = {kLayer1, kLayer2};
+  // Each node's values at its flavor's levels travel with its placement (for topology choices),
+  // made again when a policy changes the levels.
+  const NodeView n0 = cache.View("n0");
+  EXPECT_EQ(n0.placement->topology.values, "nn-1\x1fnn-2\x1fnn-3a\x1f");  // no hostname label
+  EXPECT_EQ(n0.placement->topology.ends, (std::vector<uint32_t>{5, 10, 16}));
+  EXPECT_EQ(n0.placement->topology.levels,
+            model::TopologyLevelsStamp(model::TopologyLevelsOf(*policy_, kFlavor)));
   cache.Reflavor(*policy);
   EXPECT_EQ(near({"n0", "n1", "n2"}), (Near{"12/2", "16/0", "12/2"}));
+  EXPECT_EQ(cache.View("n0").placement->topology.values, "nn-1\x1fnn-2\x1f");
+  EXPECT_EQ(cache.View("n0").placement->topology.levels,
+            model::TopologyLevelsStamp({kLayer1, kLayer2}));
 }
 
 }  // namespace
