@@ -207,17 +207,18 @@ std::vector<std::vector<uint32_t>> DomainsAt(
   const auto at = std::find(levels.begin(), levels.end(), level);
   if (at == levels.end()) return {};
   const size_t depth = static_cast<size_t>(at - levels.begin()) + 1;
-  std::string key;
+  const uint64_t stamp = model::TopologyLevelsStamp(levels);
+  model::TopologyPath own;
   for (size_t i = 0; i < placement.size(); ++i) {
     if (placement[i] == nullptr) continue;
-    key.clear();
-    bool labelled = true;
-    for (size_t l = 0; l < depth && labelled; ++l) {
-      auto it = placement[i]->labels.find(levels[l]);
-      labelled = it != placement[i]->labels.end() && !it->second.empty();
-      if (labelled) key.append(it->second).push_back('\x1f');
+    const model::TopologyPath* path = &placement[i]->topology;  // the node cache's
+    if (path->levels != stamp) {
+      own = model::TopologyPathOf(levels, placement[i]->labels);
+      path = &own;
     }
-    if (labelled) by_key[key].push_back(static_cast<uint32_t>(i));
+    std::string_view key;
+    std::string_view value;
+    if (path->At(depth, &key, &value)) by_key[std::string(key)].push_back(static_cast<uint32_t>(i));
   }
   std::vector<std::vector<uint32_t>> out;
   out.reserve(by_key.size());
