@@ -211,14 +211,11 @@ std::vector<std::vector<uint32_t>> DomainsAt(
   model::TopologyPath own;
   for (size_t i = 0; i < placement.size(); ++i) {
     if (placement[i] == nullptr) continue;
-    const model::TopologyPath* path = &placement[i]->topology;  // the node cache's
-    if (path->levels != stamp) {
-      own = model::TopologyPathOf(levels, placement[i]->labels);
-      path = &own;
-    }
     std::string_view key;
     std::string_view value;
-    if (path->At(depth, &key, &value)) by_key[std::string(key)].push_back(static_cast<uint32_t>(i));
+    if (model::TopologyPathAt(*placement[i], levels, stamp, &own).At(depth, &key, &value)) {
+      by_key[std::string(key)].push_back(static_cast<uint32_t>(i));
+    }
   }
   std::vector<std::vector<uint32_t>> out;
   out.reserve(by_key.size());
@@ -254,7 +251,7 @@ Selection VictimPlanner::PlanInOneDomain(const Preemptor& p, size_t usable, int 
     FlavorCtx& ctx = Ctx(flavor);
     const std::string& flavor_name = FlavorNames().Name(flavor);
     const std::vector<std::vector<uint32_t>> domains =
-        DomainsAt(ctx.placement, decisions::LevelsOf(policy_, flavor_name), level);
+        DomainsAt(ctx.placement, model::TopologyLevelsOf(policy_, flavor_name), level);
     std::optional<Selection> best;
     size_t tried = 0;
     for (const std::vector<uint32_t>& domain : domains) {
@@ -416,8 +413,8 @@ bool VictimPlanner::PlaceInOneDomain(const FlavorCtx& ctx, const std::vector<uin
   double least = 0;
   std::vector<model::IdAmounts> trial;
   std::vector<uint8_t> inside;
-  for (const std::vector<uint32_t>& domain :
-       DomainsAt(ctx.placement, decisions::LevelsOf(policy_, FlavorNames().Name(flavor)), level)) {
+  for (const std::vector<uint32_t>& domain : DomainsAt(
+           ctx.placement, model::TopologyLevelsOf(policy_, FlavorNames().Name(flavor)), level)) {
     inside.assign(ctx.nodes.nodes.size(), 0);
     for (uint32_t i : domain) inside[i] = i >= accepts.size() || accepts[i] != 0;
     double shortfall = 0;

@@ -366,7 +366,7 @@ bool Admission::PlaceInDomain(const Snapshot& snap, const FlavorQuota& fq, NameI
                               Placement* placement, FlavorNotes* notes) const {
   const Subject& me = snap.subject;
   const TopologyRequest& request = placement->request;
-  const std::vector<std::string> levels = LevelsOf(snap.policy, fq.flavor);
+  const std::vector<std::string> levels = model::TopologyLevelsOf(snap.policy, fq.flavor);
   const int64_t count = me.workload.gang() ? me.workload.size : 1;
   if (std::string invalid = CheckTopologyRequest(request, count, levels); !invalid.empty()) {
     notes->Note(flavor, me.workload.display + ": invalid topology request: " + invalid, "topology");

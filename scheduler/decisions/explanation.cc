@@ -225,7 +225,7 @@ void TopologyCheck(const Snapshot& snap, const ClusterState& cluster, const Flav
   const Subject& me = snap.subject;
   const TopologyRequest request = TopologyRequestOfGang(cluster, *me.pod, me.workload);
   if (!request.asks()) return;
-  const std::vector<std::string> levels = LevelsOf(snap.policy, fq.flavor);
+  const std::vector<std::string> levels = model::TopologyLevelsOf(snap.policy, fq.flavor);
   const int64_t count = me.workload.gang() ? me.workload.size : 1;
   if (std::string invalid = CheckTopologyRequest(request, count, levels); !invalid.empty()) {
     fe->checks.push_back(Failed("topology", "invalid topology request: " + invalid,

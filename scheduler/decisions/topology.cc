@@ -181,14 +181,6 @@ std::string CheckTopologyRequest(const TopologyRequest& request, int64_t count,
   return "";
 }
 
-std::vector<std::string> LevelsOf(const model::Flavor& flavor) {
-  return model::TopologyLevelsOf(flavor);
-}
-
-std::vector<std::string> LevelsOf(const model::Policy& policy, std::string_view flavor) {
-  return model::TopologyLevelsOf(policy, flavor);
-}
-
 std::shared_ptr<const GangDomain> GangDomains::Find(const std::string& gang,
                                                     const std::function<bool()>& holds) {
   std::shared_ptr<const GangDomain> found;
@@ -234,6 +226,12 @@ std::string Requested(const model::ResourceList& request) {
   return what.empty() ? std::string("nothing") : what;
 }
 
+// "; the best has room for 3 (domain nn-4, 8 domains)".
+std::string TheBest(int64_t fits, std::string_view name, size_t domains) {
+  return "; the best has room for " + std::to_string(fits) + " (domain " + std::string(name) +
+         ", " + std::to_string(domains) + " domain" + (domains == 1 ? "" : "s") + ")";
+}
+
 }  // namespace
 
 std::string DomainChoice::Refusal(std::string_view level, std::string_view flavor,
@@ -241,9 +239,7 @@ std::string DomainChoice::Refusal(std::string_view level, std::string_view flavo
   std::string out = "no " + LevelName(level) + " domain of " + std::string(flavor) +
                     " has room for " + std::to_string(wanted) + " pods of " + Requested(request);
   if (domains == 0) return out + " (no node of it has the label " + std::string(level) + ")";
-  out += "; the best has room for " + std::to_string(fits) + " (domain " + name + ", " +
-         std::to_string(domains) + " domain" + (domains == 1 ? "" : "s") + ")";
-  return out;
+  return out + TheBest(fits, name, domains);
 }
 
 namespace {
@@ -287,14 +283,11 @@ std::vector<Domain> DomainsAt(const state::NodeCache& nodes, model::NameId flavo
   for (size_t i = 0; i < capacity.size(); ++i) {
     const state::NodeCache::NodeCapacity& c = capacity[i];
     if (c.placement == nullptr) continue;
-    const model::TopologyPath* path = &c.placement->topology;
-    if (path->levels != stamp) {
-      own = model::TopologyPathOf(levels, c.placement->labels);
-      path = &own;
-    }
     std::string_view key;
     std::string_view value;
-    if (!path->At(depth, &key, &value)) continue;  // it lacks a label down to the level
+    if (!model::TopologyPathAt(*c.placement, levels, stamp, &own).At(depth, &key, &value)) {
+      continue;  // it lacks a label down to the level
+    }
     auto slot = index.find(key);
     if (slot == index.end()) {
       slot = index.emplace(std::string(key), domains.size()).first;
@@ -541,8 +534,7 @@ std::string SliceChoice::Refusal(const TopologyRequest& request, std::string_vie
                     " has room for " + what;
   if (domains == 0)
     return out + " (no node of it has the labels down to " + request.slice_level + ")";
-  return out + "; the best has room for " + std::to_string(fits) + " (domain " + name + ", " +
-         std::to_string(domains) + " domain" + (domains == 1 ? "" : "s") + ")";
+  return out + TheBest(fits, name, domains);
 }
 
 SliceChoice ChooseSlices(const state::NodeCache& nodes, model::NameId flavor,

@@ -121,15 +121,6 @@ struct TopologyRequest {
 [[nodiscard]] std::string CheckTopologyRequest(const TopologyRequest& request, int64_t count,
                                                const std::vector<std::string>& levels);
 
-// The levels of `flavor`, widest first: its own (a Kueue Topology's, the native schema's); else,
-// for a HyperPod instance type (ml.*), the labels HyperPod puts on its nodes:
-// topology.k8s.aws/network-node-layer-1, -2, -3, then kubernetes.io/hostname.
-[[nodiscard]] std::vector<std::string> LevelsOf(const model::Flavor& flavor);
-// The same for the flavor named `flavor` of `policy` (one named by an instance type alone, which
-// the policy may not list, included).
-[[nodiscard]] std::vector<std::string> LevelsOf(const model::Policy& policy,
-                                                std::string_view flavor);
-
 // "network-node-layer-2" for "topology.k8s.aws/network-node-layer-2": the label's name part.
 [[nodiscard]] std::string LevelName(std::string_view level);
 

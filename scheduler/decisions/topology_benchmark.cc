@@ -91,7 +91,8 @@ void BM_ChooseDomain(benchmark::State& state) {
   World& w = TheWorld();
   const model::Pod pod = World::Member("choice", 0, true);
   const model::ResourceList request = model::EffectiveRequest(pod);
-  const std::vector<std::string> levels = LevelsOf(model::Flavor{kP5, {}, false, {}});
+  const std::vector<std::string> levels =
+      model::TopologyLevelsOf(model::Flavor{kP5, {}, false, {}});
   const model::NameId flavor = model::FlavorNames().Intern(kP5);
   for (auto _ : state) {
     DomainChoice c = ChooseDomain(w.cluster.nodes(), flavor, levels, kLayer2, pod, request, 4,
@@ -106,7 +107,8 @@ void BM_ChooseSlices(benchmark::State& state) {
   World& w = TheWorld();
   const model::Pod pod = World::Member("slices", 0, true);
   const model::ResourceList request = model::EffectiveRequest(pod);
-  const std::vector<std::string> levels = LevelsOf(model::Flavor{kP5, {}, false, {}});
+  const std::vector<std::string> levels =
+      model::TopologyLevelsOf(model::Flavor{kP5, {}, false, {}});
   const model::NameId flavor = model::FlavorNames().Intern(kP5);
   const TopologyRequest slices =
       TopologyRequestOf(model::Labels{{kRequiredTopologyAnnotation, kLayer2},

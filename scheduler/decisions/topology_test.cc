@@ -41,7 +41,7 @@ class ChooseDomainTest : public ::testing::Test {
   }
 
   model::PolicyPtr policy_ = PolicyBuilder().Team("a").Quota(kP5, "nvidia.com/gpu", 64).Build();
-  std::vector<std::string> levels_ = LevelsOf(model::Flavor{kP5, {}, false, {}});
+  std::vector<std::string> levels_ = model::TopologyLevelsOf(model::Flavor{kP5, {}, false, {}});
   state::NodeCache nodes_;
 };
 
@@ -53,11 +53,12 @@ TEST(TopologyRequestTest, RequiredBeforePreferredAndHyperPodLevelsByDefault) {
   pod.annotations[kRequiredTopologyAnnotation] = kL2;
   EXPECT_TRUE(TopologyRequestOf(pod).required());
   EXPECT_EQ(TopologyRequestOf(pod).level, kL2);
-  EXPECT_EQ(LevelsOf(model::Flavor{kP5, {}, false, {}}),
+  EXPECT_EQ(model::TopologyLevelsOf(model::Flavor{kP5, {}, false, {}}),
             (std::vector<std::string>{kL1, kL2, "topology.k8s.aws/network-node-layer-3",
                                       "kubernetes.io/hostname"}));
-  EXPECT_TRUE(LevelsOf(model::Flavor{"gpu-a100", {}, false, {}}).empty());
-  EXPECT_EQ(LevelsOf(model::Flavor{"gpu-a100", {}, false, {"rack", "kubernetes.io/hostname"}}),
+  EXPECT_TRUE(model::TopologyLevelsOf(model::Flavor{"gpu-a100", {}, false, {}}).empty());
+  EXPECT_EQ(model::TopologyLevelsOf(
+                model::Flavor{"gpu-a100", {}, false, {"rack", "kubernetes.io/hostname"}}),
             (std::vector<std::string>{"rack", "kubernetes.io/hostname"}));
   EXPECT_EQ(LevelName(kL2), "network-node-layer-2");
 }
@@ -279,7 +280,8 @@ TEST(TopologyRequestTest, KueuesAnnotationsAndItsWebhookRules) {
 // What only the gang's size and the flavor's levels tell: a slice larger than the gang, a slice
 // level above the podset's.
 TEST(TopologyRequestTest, SliceSizeAtMostTheGangAndSliceLevelAtOrBelowThePodsets) {
-  const std::vector<std::string> levels = LevelsOf(model::Flavor{kP5, {}, false, {}});
+  const std::vector<std::string> levels =
+      model::TopologyLevelsOf(model::Flavor{kP5, {}, false, {}});
   auto check = [&](model::Labels annotations, int64_t count) {
     return CheckTopologyRequest(TopologyRequestOf(annotations), count, levels);
   };

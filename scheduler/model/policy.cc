@@ -183,6 +183,14 @@ TopologyPath TopologyPathOf(const std::vector<std::string>& levels, const Labels
   return path;
 }
 
+const TopologyPath& TopologyPathAt(const NodePlacement& node,
+                                   const std::vector<std::string>& levels, uint64_t stamp,
+                                   TopologyPath* scratch) {
+  if (node.topology.levels == stamp) return node.topology;
+  *scratch = TopologyPathOf(levels, node.labels);
+  return *scratch;
+}
+
 const Flavor* Policy::FindFlavor(std::string_view name) const {
   if (flavor_index.size() == flavors.size() && !flavors.empty()) {
     auto it = flavor_index.find(name);

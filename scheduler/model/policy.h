@@ -317,5 +317,10 @@ struct CohortPool {
 [[nodiscard]] uint64_t TopologyLevelsStamp(const std::vector<std::string>& levels);
 [[nodiscard]] TopologyPath TopologyPathOf(const std::vector<std::string>& levels,
                                           const Labels& labels);
+// `node`'s path at `levels` (whose stamp is `stamp`): the one the node cache made, when it made it
+// for these levels; else one made from its labels into `*scratch`.
+[[nodiscard]] const TopologyPath& TopologyPathAt(const NodePlacement& node,
+                                                 const std::vector<std::string>& levels,
+                                                 uint64_t stamp, TopologyPath* scratch);
 
 }  // namespace taskgov::scheduler::model
