@@ -152,6 +152,7 @@ common::Result<sim::Trace> Generate(const Invocation& inv, const scheduler::mode
   auto checkpoint = Duration(inv, "checkpoint-every", 0);
   if (!checkpoint.ok()) return checkpoint.error();
   o.checkpoint_every_ms = *checkpoint;
+  o.announce_checkpoints = inv.args.Bool("announce-checkpoints");
   o.seed = seed;
   o.jobs = static_cast<int>(*jobs);
   o.span_ms = *span;
@@ -270,6 +271,9 @@ Command SimulateCommand() {
                  "--generate: work offered, in multiples of the cluster's capacity (default 1.2)"),
        ValueFlag("checkpoint-every", "DURATION",
                  "--generate: the jobs save a checkpoint this often (default: never)"),
+       BoolFlag("announce-checkpoints",
+                "--generate: the jobs write each checkpoint's time on their pods "
+                "(taskgov.io/last-checkpoint)"),
        ValueFlag("seed", "N", "the generator's and kube-scheduler's seed (default 1)"),
        ValueFlag("write-trace", "FILE", "also write the trace played to FILE"),
        ValueFlag("timeline", "FILE", "write what happened to every pod, in virtual time"),

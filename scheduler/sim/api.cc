@@ -81,6 +81,14 @@ void Api::SetNominatedNode(const std::string& uid, const std::string& node) {
   if (PodObject* o = Mutable(uid)) o->nominated_node = node;
 }
 
+void Api::Annotate(const std::string& uid, const std::string& key, const std::string& value) {
+  PodObject* o = Mutable(uid);
+  if (o == nullptr) return;
+  o->pod.annotations[key] = value;
+  o->pod.resource_version = NextResourceVersion();
+  Emit(WatchEvent::Type::kPodUpsert, *o, o->pod.node_name);
+}
+
 std::deque<WatchEvent> Api::TakeEvents() {
   std::deque<WatchEvent> out;
   out.swap(events_);

@@ -77,6 +77,8 @@ class Api final : public KubeActions {
   // The object is removed (the kubelet's final delete, or a delete with grace 0).
   void Remove(const std::string& uid);
   void SetNominatedNode(const std::string& uid, const std::string& node);
+  // A metadata update: the annotation `key` set to `value`.
+  void Annotate(const std::string& uid, const std::string& key, const std::string& value);
 
   [[nodiscard]] const PodObject* Find(const std::string& uid) const;
   [[nodiscard]] const std::unordered_map<std::string, PodObject>& pods() const { return pods_; }

@@ -74,6 +74,37 @@ TEST(SimulatorTest, AReclaimDisruptsTheBorrowerOnceAndGivesTheOwnerItsQuotaSoon)
   EXPECT_EQ(r.never_ran, 0);
 }
 
+// Jobs that announce their checkpoints (taskgov.io/last-checkpoint) are chosen as victims by the
+// work they would lose. b borrows a's node with two 4-GPU jobs saving every 100 s: b-old started
+// at 1 s (saved at 101 s), b-new at 81 s (nothing saved). At 110 s a needs 4 GPUs back. Without
+// the announcements the most recently started goes (b-new: 29 s × 4 GPUs lost); with them, the
+// one that saved 9 s ago (b-old: 9 s × 4).
+TEST(SimulatorTest, AnnouncedCheckpointsMakeTheVictimTheJobThatLosesLeast) {
+  for (bool announce : {false, true}) {
+    PolicyBuilder builder;
+    builder.Team("a", "c").Quota(kP5, kGpu, 8).Team("b", "c").Quota(kP5, kGpu, 0);
+    builder.mutable_policy().preemption.grace_period_seconds = 2;
+    Trace trace;
+    trace.nodes = {P5Nodes(1)};
+    trace.jobs = {Job("b-old", "b", 0, 1, 4, 1000), Job("b-new", "b", 80, 1, 4, 1000),
+                  Job("a-infer", "a", 110, 1, 4, 60)};
+    for (TraceJob& job : trace.jobs) {
+      job.checkpoint_every_ms = 100'000;
+      job.announces_checkpoints = announce;
+    }
+    std::ostringstream timeline;
+    SimulationOptions options;
+    options.timeline = &timeline;
+    const Report r = Simulate(builder.Build(), trace, options);
+    EXPECT_EQ(r.completed, 3) << Table(r);
+    EXPECT_EQ(r.disruptions, 1u) << Table(r);
+    const std::string victim = announce ? "ns-b/b-old:" : "ns-b/b-new:";
+    EXPECT_NE(timeline.str().find("event Preempted " + victim), std::string::npos)
+        << timeline.str();
+    EXPECT_NEAR(r.lost_gpu_s, (announce ? 9.0 : 29.0) * 4, 6.0) << Table(r);
+  }
+}
+
 // HyperPod's IdleResourceSharing in the simulator: a (8 GPUs, may borrow) and b (8, DontLend)
 // on 4 nodes of 8 GPUs. Off, only a's own 8 serve its four 8-GPU jobs, one after another; on, the
 // 16 GPUs no team was allocated join the pool and three run at once (8 + 16), the fourth after.

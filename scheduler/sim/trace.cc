@@ -53,6 +53,13 @@ class Reader {
     *out_ms = std::llround(v->GetDouble() * 1000.0);
     return true;
   }
+  bool Bool(const Value& obj, const char* key, const std::string& path, bool* out) {
+    const Value* v = Member(obj, key);
+    if (v == nullptr) return true;
+    if (!v->IsBool()) return Fail(path + "." + key, "not true or false");
+    *out = v->GetBool();
+    return true;
+  }
   bool Int(const Value& obj, const char* key, const std::string& path, int* out, int lo, int hi) {
     const Value* v = Member(obj, key);
     if (v == nullptr) return true;
@@ -171,6 +178,7 @@ bool ParseJob(Reader& r, const Value& j, const std::string& path, TraceJob* job)
       !r.Seconds(j, "workSeconds", path, &job->work_ms, true) ||
       !r.Seconds(j, "checkpointEverySeconds", path, &job->checkpoint_every_ms, false) ||
       !r.Seconds(j, "saveOnTermSeconds", path, &save_ms, false) ||
+      !r.Bool(j, "announcesCheckpoints", path, &job->announces_checkpoints) ||
       !r.Seconds(j, "terminationGracePeriodSeconds", path, &job->termination_grace_ms, false) ||
       !r.Labels(j, "annotations", path, &job->annotations) || !ParsePodSets(r, j, path, job)) {
     return false;
@@ -246,6 +254,10 @@ void WriteJob(Writer& w, const TraceJob& job) {
   Seconds(w, "workSeconds", job.work_ms);
   if (job.checkpoint_every_ms > 0) Seconds(w, "checkpointEverySeconds", job.checkpoint_every_ms);
   if (job.save_on_term_ms) Seconds(w, "saveOnTermSeconds", *job.save_on_term_ms);
+  if (job.announces_checkpoints) {
+    w.Key("announcesCheckpoints");
+    w.Bool(true);
+  }
   if (job.termination_grace_ms != 30'000) {
     Seconds(w, "terminationGracePeriodSeconds", job.termination_grace_ms);
   }
@@ -394,6 +406,7 @@ TraceJob MakeJob(Random& rng, const GeneratorOptions& o, int index, int64_t arri
   job.work_ms = std::llround(1000.0 * std::exp(rng.Uniform() * 2.0 - 1.0) * rng.Exponential(1.0));
   job.checkpoint_every_ms = o.checkpoint_every_ms;
   job.save_on_term_ms = o.save_on_term_ms;
+  job.announces_checkpoints = o.announce_checkpoints && o.checkpoint_every_ms > 0;
   return job;
 }
 

@@ -14,13 +14,15 @@
 //              "podSets": [{"name": "worker", "count": 4, "instanceType": "ml.p5.48xlarge",
 //                           "requests": {"nvidia.com/gpu": "4", "cpu": "16", "memory": "128Gi"}}],
 //              "workSeconds": 900, "checkpointEverySeconds": 300, "saveOnTermSeconds": 30,
-//              "terminationGracePeriodSeconds": 30}]}
+//              "announcesCheckpoints": true, "terminationGracePeriodSeconds": 30}]}
 //
 // Kinds: "Pod" (one bare pod: a single pod set of count 1), "PodGroup" (a Kueue pod group of
 // bare pods, admitted as a gang), "Job" (a batch/v1 Indexed Job: one pod set, parallelism =
 // completions = count; suspendable). A job's work is done once all its pods ran together for
 // workSeconds; progress is kept at every checkpointEverySeconds (0: never) and when it is
-// stopped with at least saveOnTermSeconds of grace (absent: it cannot save on SIGTERM).
+// stopped with at least saveOnTermSeconds of grace (absent: it cannot save on SIGTERM). A job that
+// announcesCheckpoints writes the time of each checkpoint on its pods as it saves it
+// (taskgov.io/last-checkpoint, as training code or a sidecar does for taskgov's victim choice).
 //
 // Value types; not synchronised.
 
@@ -62,6 +64,7 @@ struct TraceJob {
   int64_t work_ms = 0;
   int64_t checkpoint_every_ms = 0;                 // 0: no periodic checkpoint
   std::optional<int64_t> save_on_term_ms;          // unset: it cannot save on SIGTERM
+  bool announces_checkpoints = false;              // taskgov.io/last-checkpoint on its pods
   int64_t termination_grace_ms = 30'000;           // the pod's terminationGracePeriodSeconds
   std::map<std::string, std::string> annotations;  // on the pods (and the Job)
 
@@ -111,6 +114,7 @@ struct GeneratorOptions {
   double load = 1.2;
   int64_t checkpoint_every_ms = 0;
   std::optional<int64_t> save_on_term_ms;
+  bool announce_checkpoints = false;
 };
 [[nodiscard]] Trace GenerateTrace(const GeneratorOptions& options);
 

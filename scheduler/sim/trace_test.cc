@@ -17,7 +17,8 @@ constexpr char kTrace[] = R"({
     {"name": "gang", "namespace": "ns-b", "arrivalSeconds": 1.5, "priorityClass": "training",
      "kind": "PodGroup", "podSets": [{"name": "worker", "count": 4, "instanceType": "ml.p5.48xlarge",
      "requests": {"nvidia.com/gpu": "4", "cpu": "500m"}}], "workSeconds": 600,
-     "checkpointEverySeconds": 120, "saveOnTermSeconds": 10, "terminationGracePeriodSeconds": 45}
+     "checkpointEverySeconds": 120, "saveOnTermSeconds": 10, "announcesCheckpoints": true,
+     "terminationGracePeriodSeconds": 45}
   ]})";
 
 TEST(TraceTest, ParsesNodesAndJobsInArrivalOrder) {
@@ -37,8 +38,10 @@ TEST(TraceTest, ParsesNodesAndJobsInArrivalOrder) {
   EXPECT_EQ(gang.checkpoint_every_ms, 120'000);
   EXPECT_EQ(gang.save_on_term_ms, 10'000);
   EXPECT_EQ(gang.termination_grace_ms, 45'000);
+  EXPECT_TRUE(gang.announces_checkpoints);
   EXPECT_EQ(trace->jobs[1].name, "late");
   EXPECT_FALSE(trace->jobs[1].save_on_term_ms.has_value());
+  EXPECT_FALSE(trace->jobs[1].announces_checkpoints);
 }
 
 TEST(TraceTest, WritingAndReadingBackGivesTheSameTrace) {
@@ -74,6 +77,10 @@ TEST(TraceTest, ErrorsNameThePathAndTheReason) {
        R"({"nodes": [], "jobs": [{"name": "j", "namespace": "n", "arrivalSeconds": 0,
            "podSets": [{"count": 2, "requests": {}}], "workSeconds": 1}]})",
        "jobs[0].podSets: a Pod has one pod set of count 1"},
+      {"announces what",
+       R"({"nodes": [], "jobs": [{"name": "j", "namespace": "n", "arrivalSeconds": 0,
+           "podSets": [{"requests": {}}], "workSeconds": 1, "announcesCheckpoints": "yes"}]})",
+       "jobs[0].announcesCheckpoints: not true or false"},
       {"named twice",
        R"({"nodes": [], "jobs": [
            {"name": "j", "namespace": "n", "arrivalSeconds": 0, "podSets": [{"requests": {}}],

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "scheduler/common/time_format.h"
 #include "scheduler/model/gang.h"
+#include "scheduler/model/kept_pod.h"
 #include "scheduler/model/pod_identity.h"
 
 namespace taskgov::scheduler::sim {
@@ -170,6 +172,22 @@ void Workloads::MaybeStartRunning(Job& job) {
   const uint64_t epoch = ++job.epoch;
   loop_->After(job.spec->work_ms - job.saved_ms,
                [this, name = job.spec->name, epoch] { Complete(jobs_[name], epoch); });
+  const int64_t every = job.spec->checkpoint_every_ms;
+  if (job.spec->announces_checkpoints && every > 0) {
+    ScheduleCheckpoint(job, epoch, every - job.saved_ms % every);
+  }
+}
+
+void Workloads::ScheduleCheckpoint(const Job& job, uint64_t epoch, int64_t in_ms) {
+  loop_->After(in_ms, [this, name = job.spec->name, epoch] {
+    Job& j = jobs_[name];
+    if (j.epoch != epoch || j.broken || j.complete) return;
+    const std::string now = common::FormatMicroTime(loop_->now_ms() * 1000);
+    for (const std::string& uid : j.members) {
+      api_->Annotate(uid, model::kLastCheckpointAnnotation, now);
+    }
+    ScheduleCheckpoint(j, epoch, j.spec->checkpoint_every_ms);
+  });
 }
 
 void Workloads::Complete(Job& job, uint64_t epoch) {

@@ -9,7 +9,8 @@
 //    Until then it holds its node and its quota.
 //  * A job's work progresses while every pod of its current attempt runs; it is done once that
 //    lasted workSeconds in all (progress carried across attempts up to the last checkpoint).
-//    Then every pod Succeeds and the controller deletes them.
+//    Then every pod Succeeds and the controller deletes them. A job that announces its
+//    checkpoints writes each one's time on its running pods (taskgov.io/last-checkpoint).
 //  * Controllers: a Pod or PodGroup job whose running attempt loses a pod (its deletion starts)
 //    is broken — the progress since its last checkpoint is lost, unless the pod's grace period let
 //    it save — and the launcher gives up on the other pods (a training job cannot go on without a
@@ -74,6 +75,8 @@ class Workloads {
   void Break(Job& job, const PodObject& lost);
   void MaybeStartRunning(Job& job);
   void Complete(Job& job, uint64_t epoch);
+  // The next checkpoint of the attempt running since `epoch`, `in_ms` from now.
+  void ScheduleCheckpoint(const Job& job, uint64_t epoch, int64_t in_ms);
 
   Api* const api_;
   EventLoop* const loop_;
