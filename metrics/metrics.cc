@@ -44,10 +44,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::string_view kComponent = "metrics";
 
 // FilterDecision::reason codes, in label order; anything else counts as the last, "other".
-constexpr std::array<std::string_view, 15> kRefusalReasons = {
+constexpr std::array<std::string_view, 16> kRefusalReasons = {
     "quota",     "borrowing_limit", "pool",     "fair_share", "queue_order",
     "no_room",   "no_quota",        "inactive", "no_team",    "foreign_queue",
-    "not_ready", "awaiting_gang",   "busy",     "topology",   "other"};
+    "not_ready", "awaiting_gang",   "busy",     "topology",   "disrupted_recently",
+    "other"};
 
 size_t RefusalIndex(std::string_view reason) {
   for (size_t i = 0; i + 1 < kRefusalReasons.size(); ++i) {

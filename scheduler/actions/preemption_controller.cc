@@ -11,6 +11,7 @@
 #include "scheduler/decisions/rules.h"
 #include "scheduler/decisions/snapshot.h"
 #include "scheduler/decisions/topology.h"
+#include "scheduler/model/gang.h"
 #include "scheduler/model/pod_identity.h"
 
 namespace taskgov::scheduler::actions {
@@ -283,6 +284,7 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.rounds_deferred_by_rate_limit += preemptors.size();
   } else if (work) {
+    ForgetOldTakings(now);
     VictimPlanner planner(PlanInputs(*policy, now, preemptors, std::move(followed)));
     Run run{*policy, now, steady, policy->preemption.grace_period_seconds, &planner, &report, {}};
     std::vector<std::string> in_flight;
@@ -537,6 +539,7 @@ VictimPlanner::Inputs PreemptionController::PlanInputs(const Policy& policy, int
         if (!r || r->state != ReservationState::kBound) return;
         Candidate c = CandidateOf(pod, *r);
         c.pdb_blocked = pdb_.Blocked(c.uid, now_ms);
+        if (!took_.empty()) c.took_from = TookFrom(c.gang.empty() ? c.uid : c.gang, now_ms);
         if (c.checkpoint_ms == 0 && !c.gang.empty()) {  // its job's checkpoint, if it says
           if (auto job = cluster_->JobOf(c.gang)) {
             c.checkpoint_ms = model::LastCheckpointMs(job->annotations).value_or(0);
@@ -654,6 +657,10 @@ std::optional<std::string> PreemptionController::TurnNotCome(Run& run, const Pre
   if (!run.planner->BorrowsAfter(p, chosen)) return std::nullopt;
   const std::optional<Pod> pod = cluster_->FindPod(p.uid);
   if (!pod) return std::nullopt;  // known only from filter calls: judged by them
+  if (std::optional<std::string> why =
+          decisions::BorrowingBackOff(cluster_->disruptions(), model::GangOf(*pod), run.now_ms)) {
+    return why;
+  }
   return decisions::FairShareHolds(*book_, *cluster_, *pod, chosen.flavor, run.now_ms,
                                    [this](std::string_view uid) { return StateOf(uid); });
 }
@@ -669,6 +676,7 @@ void PreemptionController::StartRound(Run& run, const PendingPod& pending, const
   round.started_ms = run.now_ms;
   round.deadline_ms = run.now_ms + run.grace_s * 1000 + options_.round_slack_ms;
   round.victims = run.planner->Commit(p, chosen);
+  NoteTakings(p, round.victims, run.now_ms);
   events_.RoundStarted(round, run.grace_s);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -682,6 +690,40 @@ void PreemptionController::StartRound(Run& run, const PendingPod& pending, const
                      {"node", chosen.node},
                      {"victims", static_cast<int64_t>(chosen.victims.size())}});
   EvictRound(run, p.uid);
+}
+
+void PreemptionController::NoteTakings(const Preemptor& p, const std::vector<RoundVictim>& victims,
+                                       int64_t now_ms) {
+  std::vector<Taking>& took = took_[HolderOf(p)];
+  for (const RoundVictim& v : victims) {
+    if (v.team == p.team || v.reason == decisions::PreemptionReason::kInTeamPriority) continue;
+    const bool known = std::any_of(took.begin(), took.end(), [&](Taking& t) {
+      if (t.team != v.team) return false;
+      t.at_ms = now_ms;
+      return true;
+    });
+    if (!known) took.push_back(Taking{v.team, now_ms});
+  }
+  if (took.empty()) took_.erase(HolderOf(p));
+}
+
+std::vector<model::NameId> PreemptionController::TookFrom(const std::string& holder,
+                                                          int64_t now_ms) const {
+  std::vector<model::NameId> teams;
+  auto it = took_.find(holder);
+  if (it == took_.end()) return teams;
+  for (const Taking& t : it->second) {
+    if (now_ms - t.at_ms < kNoRetaliationMs) teams.push_back(t.team);
+  }
+  return teams;
+}
+
+void PreemptionController::ForgetOldTakings(int64_t now_ms) {
+  for (auto it = took_.begin(); it != took_.end();) {
+    std::erase_if(it->second,
+                  [&](const Taking& t) { return now_ms - t.at_ms >= kNoRetaliationMs; });
+    it = it->second.empty() ? took_.erase(it) : std::next(it);
+  }
 }
 
 void PreemptionController::FinishRun() {
@@ -734,6 +776,7 @@ bool PreemptionController::EvictDue(Run& run, const std::string& uid) {
     if (applied.round_gone) break;
     if (applied.evicted) {
       events_.VictimEvicted(v, run.grace_s, paused_job, run.now_ms);
+      cluster_->disruptions().Note(v.gang, run.now_ms);  // it does not borrow again at once
       if (!paused_job.empty()) {
         std::lock_guard<std::mutex> lock(mu_);
         const PreemptionStats::Key key{TeamNames().Name(preemptor.team), TeamNames().Name(v.team),

@@ -248,6 +248,13 @@ class PreemptionController {
              const model::Team& team, int members, const decisions::Selection& chosen);
   void StartRound(Run& run, const state::PendingPod& pending, const decisions::Preemptor& p,
                   const decisions::Selection& chosen);
+  // took_: the teams a round's preemptor takes from (not its own, not by priority in its team);
+  // the teams a holder took from within kNoRetaliationMs of `now_ms`; dropping what is older.
+  void NoteTakings(const decisions::Preemptor& p, const std::vector<RoundVictim>& victims,
+                   int64_t now_ms);
+  [[nodiscard]] std::vector<model::NameId> TookFrom(const std::string& holder,
+                                                    int64_t now_ms) const;
+  void ForgetOldTakings(int64_t now_ms);
   void FinishRun();
 
   // Evicting one round: what is due, and after a refused eviction, other victims for it.
@@ -329,6 +336,15 @@ class PreemptionController {
   };
   std::map<std::string, Paused> paused_;
   static constexpr int64_t kPausedMemoryMs = 60'000;
+  // Which teams each preemptor (its gang's key, or its uid) took capacity from by reclaim or fair
+  // share, and when: for kNoRetaliationMs it is not their victim (DESIGN §3.6: no two teams
+  // preempt each other back and forth). Run state.
+  struct Taking {
+    model::NameId team = 0;
+    int64_t at_ms = 0;
+  };
+  std::unordered_map<std::string, std::vector<Taking>> took_;
+  static constexpr int64_t kNoRetaliationMs = 300'000;
 
   mutable std::mutex mu_;
   RoundTable table_;  // guarded by mu_

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "scheduler/actions/job_resumer.h"
+#include "scheduler/common/time_format.h"
 #include "scheduler/decisions/admission.h"
 #include "scheduler/decisions/placement.h"
 #include "scheduler/testing/builders.h"
@@ -372,6 +373,58 @@ TEST_F(ControllerTest, HyperPodWalkthroughReclaimsLentGpusWithAGracePeriod) {
 // default-scheduler) count against the team; those that put it above its nominal quota are
 // reclaimed like a borrower's when another team wants its lent quota back. Each gets a Warning
 // event, once, naming the team and the fix.
+// DESIGN §3.6, no two teams preempt each other back and forth. team-b's b-0 reclaims a node from
+// team-a; later team-b borrows the other node and team-a wants its nominal back. Of team-b's
+// pods b-0 would lose the least (it just saved a checkpoint), but it took from team-a: team-b's
+// other pod goes. Five minutes after its reclaim b-0 is a candidate like any other.
+TEST_F(ControllerTest, APodThatReclaimedFromATeamIsNotReclaimedBackByIt) {
+  Start(TwoTeams());
+  AddNodes(2, 8);
+  Submit("a-0", "team-a", 8, 10);
+  ASSERT_TRUE(Schedule("uid-a-0"));
+  clock_.Advance(kMinute);
+  Submit("a-1", "team-a", 8, 10);
+  ASSERT_TRUE(Schedule("uid-a-1"));
+  clock_.Advance(kMinute);
+  Submit("b-0", "team-b", 8, 10);
+  controller_->RunOnce();
+  ASSERT_EQ(Evicted(), (Strings{"a-1"}));
+  Terminating("uid-a-1");
+  Gone("uid-a-1");
+  ASSERT_TRUE(Schedule("uid-b-0"));
+  clock_.Advance(kMinute);
+  Finish("uid-a-0");
+  Gone("uid-a-0");
+  Submit("b-1", "team-b", 8, 10);  // borrows team-a's idle nominal
+  ASSERT_TRUE(Schedule("uid-b-1"));
+  clock_.Advance(kMinute);
+  auto checkpoint_now = [&](const std::string& uid) {
+    Pod& pod = pods_.at(uid);
+    pod.annotations[model::kLastCheckpointAnnotation] =
+        common::FormatMicroTime(clock_.NowMs() * 1000);
+    informer_->OnPodUpsert(pod);
+  };
+  checkpoint_now("uid-b-0");
+  Submit("a-2", "team-a", 8, 10);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), (Strings{"a-1", "b-1"}));
+
+  // Later, the same standing: b-0 goes now.
+  Terminating("uid-b-1");
+  Gone("uid-b-1");
+  ASSERT_TRUE(Schedule("uid-a-2"));
+  clock_.Advance(5 * kMinute);
+  Finish("uid-a-2");
+  Gone("uid-a-2");
+  Submit("b-2", "team-b", 8, 10);
+  ASSERT_TRUE(Schedule("uid-b-2"));
+  clock_.Advance(kMinute);
+  checkpoint_now("uid-b-0");
+  Submit("a-3", "team-a", 8, 10);
+  controller_->RunOnce();
+  EXPECT_EQ(Evicted(), (Strings{"a-1", "b-1", "b-0"}));
+}
+
 TEST_F(ControllerTest, UngovernedPodsOverTheirTeamsQuotaAreReportedAndReclaimedLikeBorrowers) {
   Start(PolicyBuilder()
             .Team("team-a", "c")

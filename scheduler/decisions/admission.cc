@@ -322,6 +322,11 @@ std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq
       return std::nullopt;
     }
     if (mode == Mode::kBorrowing) {
+      if (std::optional<std::string> why =
+              BorrowingBackOff(cluster_->disruptions(), me.workload.key, snap.now_ms)) {
+        notes->Note(flavor, me.team->name + ": " + *why, "disrupted_recently");
+        return std::nullopt;
+      }
       TakeCohortHeads(*cluster_, &snap);  // once per decision, on the first flavor that needs it
       if (std::optional<std::string> why = FairShareBlocks(snap, flavor)) {
         notes->Note(flavor, std::move(*why), "fair_share");

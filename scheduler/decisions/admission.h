@@ -50,7 +50,8 @@ struct FilterDecision {
   // Why it was refused: "quota", "borrowing_limit", "pool", "fair_share", "queue_order",
   // "no_room", "no_quota", "inactive", "no_team", "foreign_queue" (the pod names a queue it may
   // not use), "not_ready", "awaiting_gang", "busy" (the reservation table had no room until its
-  // next compaction); empty when admitted.
+  // next compaction), "topology", "disrupted_recently" (the borrowing back-off,
+  // state::DisruptionLog); empty when admitted.
   std::string reason;
 };
 

@@ -365,6 +365,42 @@ TEST_F(AdmissionTest, BestEffortFifoLetsASmallerPodPassAHeadThatCannotFit) {
   EXPECT_TRUE(Admitted(PodBuilder("small").Namespace("ns-team-a").Gpus(2).Priority(1)));
 }
 
+// DESIGN §3.6, a workload disrupted repeatedly backs off instead of ping-ponging: a pod group
+// taskgov's preemption stopped a moment ago may not borrow for a minute (reason
+// "disrupted_recently"), and while it backs off it holds back no pod its team's nominal quota
+// has room for; after the minute it borrows again.
+TEST_F(AdmissionTest, AWorkloadStoppedByAPreemptionDoesNotBorrowAgainAtOnce) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 4, /*borrow=*/2)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 8)
+            .Build());
+  AddNodes("p5", kP5, 2, 8);
+  const Pod train = PodBuilder("train-r1")
+                        .Namespace("ns-team-a")
+                        .Gpus(6)
+                        .Priority(100)
+                        .Label("kueue.x-k8s.io/pod-group-name", "train")
+                        .Annotation("kueue.x-k8s.io/pod-group-total-count", "1");
+  cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs());
+  cluster_->OnPodUpsert(train);
+  Verdict r = Filter(train);
+  EXPECT_TRUE(r.feasible.empty());
+  EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
+            "team-a: disrupted by preemption 1 time, last 0s ago: it may borrow again in 60s "
+            "(within its team's nominal quota it may run now)");
+  EXPECT_EQ(decisions_.back().reason, "disrupted_recently");
+  // Ranked below it, within the nominal quota: not held back by it (else it would wait: the
+  // two together exceed team-a's 6).
+  const Pod small = PodBuilder("small").Namespace("ns-team-a").Gpus(2).Priority(1);
+  EXPECT_TRUE(Run(small));
+  clock_.Advance(60'000);
+  cluster_->OnPodDelete(small);
+  EXPECT_TRUE(Admitted(train));
+  EXPECT_EQ(Usage("team-a"), 6);
+}
+
 TEST_F(AdmissionTest, PodsAheadTakeWhatTheyNeedTogether) {
   Start(PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 4, 0, 0).Build());
   AddNodes("p5", kP5, 1, 8);

@@ -690,6 +690,11 @@ void VictimSelector::BuildUnits(const SelectionInput& in, int prow) {
       if (bad.empty() && member.pdb_blocked)
         bad = "its eviction was refused by a PodDisruptionBudget";
       if (bad.empty() && member.team != c.team) bad = "its gang spans teams";
+      if (bad.empty() && row != prow &&
+          std::find(member.took_from.begin(), member.took_from.end(), quota.team(prow)) !=
+              member.took_from.end()) {
+        bad = "it took capacity from the preemptor's team recently";
+      }
       if (bad.empty() && in.victim_nodes != nullptr && !OnMarkedNode(in, member)) {
         bad = "it runs outside the topology domain";
       }

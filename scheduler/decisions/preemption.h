@@ -371,7 +371,10 @@ struct Candidate {
   model::IdAmounts charged;   // what it holds in the ledger on `flavor`
   std::string gang;           // GangOf(pod)
   bool pdb_blocked = false;   // a PodDisruptionBudget refused its eviction recently
-  bool excluded = false;      // already chosen (terminating): never chosen again
+  // The teams it took capacity from recently as a preemptor, by reclaim or fair share: it is not
+  // their victim (DESIGN §3.6: no two teams preempt each other back and forth).
+  std::vector<model::NameId> took_from;
+  bool excluded = false;  // already chosen (terminating): never chosen again
 };
 
 // Candidates with their indexes by flavor and gang.

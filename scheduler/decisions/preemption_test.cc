@@ -851,6 +851,37 @@ TEST_F(SelectTest, PdbBlockedVictimsAreSkipped) {
       << none.explanation;
 }
 
+// DESIGN §3.6, no two teams preempt each other back and forth: a pod that took capacity from
+// team-b recently (Candidate::took_from) is not team-b's victim, though its team borrows; another
+// team may still reclaim it.
+TEST_F(SelectTest, APodThatTookFromATeamIsNotThatTeamsVictim) {
+  SetPolicy(PolicyBuilder()
+                .Team("team-a", "c")
+                .Quota(kP5, kGpu, 4)
+                .Team("team-b", "c")
+                .Quota(kP5, kGpu, 8)
+                .Team("team-c", "c")
+                .Quota(kP5, kGpu, 8)
+                .Build());
+  AddNode("n0", 8);
+  AddNode("n1", 8);
+  // The most recently started: the first to go, but for team-b.
+  Running("a-took", "team-a", 8, "n0", 0, 10).took_from = {TeamNames().Intern("team-b")};
+  Running("a-filler", "team-a", 8, "n1", 0, 60);  // team-a uses 16 of nominal 4
+  Selection s = Select(Pending("b0", "team-b", 8));
+  ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
+  EXPECT_EQ(Victims(s), (Strings{"a-filler:Reclaim"}));
+  candidates_[1].pdb_blocked = true;  // the only other way is closed
+  Selection none = Select(Pending("b0", "team-b", 8));
+  EXPECT_EQ(none.outcome, Selection::Outcome::kNoVictims);
+  EXPECT_NE(none.explanation.find("it took capacity from the preemptor's team recently"),
+            std::string::npos)
+      << none.explanation;
+  Selection other = Select(Pending("c0", "team-c", 8));
+  ASSERT_EQ(other.outcome, Selection::Outcome::kVictims) << other.explanation;
+  EXPECT_EQ(Victims(other), (Strings{"a-took:Reclaim"}));
+}
+
 // Fair share: a lender and two borrowers with nominal 0 sharing an 8-GPU pool.
 PolicyPtr FairShareTeams() {
   return PolicyBuilder()

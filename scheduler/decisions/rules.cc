@@ -218,6 +218,12 @@ bool Smaller(const ResourceList& mine, const ResourceList& theirs) {
   return mine.Get("cpu") < theirs.Get("cpu");
 }
 
+// Whether pending pod `pod`'s workload backs off from borrowing now (state::DisruptionLog).
+bool BacksOff(const Snapshot& snapshot, const PendingPod& pod) {
+  return snapshot.disruptions != nullptr && !pod.gang.empty() &&
+         snapshot.disruptions->BackingOff(pod.gang, snapshot.now_ms).has_value();
+}
+
 std::string StarvingAhead(const Snapshot& snapshot, const PendingPod& other) {
   return "waiting behind " +
          (other.workload.empty() ? "pod " + other.key : "gang of pod " + other.key) +
@@ -253,7 +259,10 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
       gangs.push_back(other.workload);
       other_need = other.request.Times(std::max(1, other.workload_size));
     }
-    if (!FitsOnTop(s, me.team_id, flavor, other_need, Mode::kBorrowing, ahead, &ahead)) {
+    // Backing off from borrowing: it takes now only what its team's nominal quota holds.
+    const Mode other_mode = BacksOff(snapshot, other) ? Mode::kWithinNominal : Mode::kBorrowing;
+    if (!FitsOnTop(s, me.team_id, flavor, other_need, other_mode, ahead, &ahead)) {
+      if (other_mode == Mode::kWithinNominal) continue;
       // It does not fit now; if it ever can and may preempt this pod once admitted (a higher
       // priority), admitting this pod would only make its victim.
       if (!CouldEverFit(s, me.team_id, flavor, other_need)) continue;
@@ -372,6 +381,7 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
              head.key + " fits within its nominal quota, and " + me.team->name +
              " would borrow what it needs";
     }
+    if (BacksOff(snapshot, head)) continue;                  // it does not borrow now
     if (!CouldEverFit(s, other_id, flavor, need)) continue;  // it can never be admitted
     // A starving pod goes before other teams' borrowers that do not starve, whatever the shares.
     if (i_starve) continue;
@@ -406,6 +416,17 @@ std::optional<std::string> FairShareHolds(
   if (snap.subject.team == nullptr || !snap.subject.team->active) return std::nullopt;
   TakeCohortHeads(cluster, &snap);
   return FairShareBlocks(snap, flavor);
+}
+
+std::optional<std::string> BorrowingBackOff(const state::DisruptionLog& log,
+                                            std::string_view workload, int64_t now_ms) {
+  const std::optional<state::DisruptionLog::BackOff> b = log.BackingOff(workload, now_ms);
+  if (!b) return std::nullopt;
+  return "disrupted by preemption " + std::to_string(b->disruptions) +
+         (b->disruptions == 1 ? " time" : " times") + ", last " +
+         std::to_string((now_ms - b->last_ms) / 1000) + "s ago: it may borrow again in " +
+         std::to_string((b->until_ms - now_ms + 999) / 1000) +
+         "s (within its team's nominal quota it may run now)";
 }
 
 int64_t ReportedWeightedShare(const Ledger::Session& session, const Team& team, NameId flavor) {

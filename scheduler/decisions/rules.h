@@ -89,6 +89,14 @@ inline constexpr int64_t kStarvationGiveUp = 3;
     model::NameId flavor, int64_t now_ms,
     std::function<PreemptorState(std::string_view uid)> state);
 
+// Whether workload `workload` (model::GangOf) may not borrow at `now_ms` because taskgov's
+// preemptions stopped it recently (state::DisruptionLog): the refusal, naming how often and until
+// when; else nothing. Filter calls ask it before admitting on borrowed quota, and the preemption
+// controller before freeing borrowed room for it (DESIGN §3.6: no ping-pong).
+[[nodiscard]] std::optional<std::string> BorrowingBackOff(const state::DisruptionLog& log,
+                                                          std::string_view workload,
+                                                          int64_t now_ms);
+
 // A team's weighted share on a flavor if it were given `request` (DESIGN §3.6), in per-mille:
 // max over governed resources of (usage + request − nominal)⁺ / pool capacity, divided by the
 // fair-share weight; 0 when it borrows nothing; at weight 0 while borrowing, above every share of

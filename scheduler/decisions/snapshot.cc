@@ -177,6 +177,7 @@ bool AdmittedWhilePending(const QuotaBook& book, const PendingPod& pod) {
 void TakeSnapshot(const QuotaBook& book, const ClusterState& cluster, const FilterArgs& args,
                   size_t queue_lookahead, Snapshot* snapshot) {
   Subject& subject = snapshot->subject;
+  snapshot->disruptions = &cluster.disruptions();
   ResolveSubject(cluster.teams(), snapshot->policy, args.pod, &subject);
   if (subject.team == nullptr || !subject.team->active) return;
   subject.workload = cluster.teams().WorkloadOf(args.pod);

@@ -90,6 +90,8 @@ struct Snapshot {
   // What the preemption controller makes of a pending pod (unset: no controller, every pod is
   // kSetAside: nothing will be preempted for it).
   std::function<PreemptorState(std::string_view uid)> preemptor_state;
+  // Workloads backing off from borrowing (the cluster's; null: none).
+  const state::DisruptionLog* disruptions = nullptr;
   Subject subject;
   // One per candidate node, in the order of the filter's node list.
   std::vector<state::NodeFit> fits;

@@ -12,6 +12,8 @@
 //    reservation exists); pods that end or are deleted are released. A pod bound to a node not
 //    seen yet is counted and charged when the node arrives.
 //  * PendingQueues (pending_queues.h): pods waiting for admission, per team in rank order.
+//  * DisruptionLog (disruption_log.h): workloads taskgov's preemptions stopped, for the
+//    borrowing back-off.
 //  * TeamResolver (team_resolver.h): the policy's teams and the live Kueue / Volcano queues.
 //  * WorkloadTable (workload_table.h): the pods grouped by workload in the admin API's order,
 //    brought up to date with each pod event, read without the pods' lock.
@@ -42,6 +44,7 @@
 #include "scheduler/model/kept_pod.h"
 #include "scheduler/model/objects.h"
 #include "scheduler/model/pod_identity.h"
+#include "scheduler/state/disruption_log.h"
 #include "scheduler/state/node_cache.h"
 #include "scheduler/state/pending_queues.h"
 #include "scheduler/state/team_resolver.h"
@@ -158,6 +161,7 @@ class ClusterState final : public ClusterObserver {
   // applying the notes filter calls posted changes no meaning, and a filter posts through them.
   [[nodiscard]] const NodeCache& nodes() const { return nodes_; }
   [[nodiscard]] PendingQueues& pending() const { return pending_; }
+  [[nodiscard]] DisruptionLog& disruptions() const { return disruptions_; }
   [[nodiscard]] const TeamResolver& teams() const { return teams_; }
 
   [[nodiscard]] std::optional<model::Pod> FindPod(std::string_view uid) const;
@@ -263,6 +267,7 @@ class ClusterState final : public ClusterObserver {
   NodeCache nodes_;
   // Mutable: applying the notes filter calls posted (pending_counts) changes no meaning.
   mutable PendingQueues pending_;
+  mutable DisruptionLog disruptions_;  // the preemption controller notes, filter calls read
   TeamResolver teams_;
   WorkloadTable workloads_;
 

@@ -1,0 +1,47 @@
+#include "scheduler/state/disruption_log.h"
+
+#include <algorithm>
+
+namespace taskgov::scheduler::state {
+
+int64_t DisruptionLog::Until(const Entry& e) {
+  int64_t back_off = kFirstBackOffMs;
+  for (int i = 1; i < e.disruptions && back_off < kMaxBackOffMs; ++i) back_off *= 2;
+  return e.last_ms + std::min(back_off, kMaxBackOffMs);
+}
+
+void DisruptionLog::Note(std::string_view workload, int64_t now_ms) {
+  if (workload.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  ForgetOldLocked(now_ms);
+  Entry& e = entries_[std::string(workload)];
+  if (e.disruptions > 0 && e.last_ms == now_ms) return;  // another member of the same round
+  if (e.disruptions > 0 && now_ms - e.last_ms > kForgetMs) e.disruptions = 0;
+  ++e.disruptions;
+  e.last_ms = now_ms;
+}
+
+std::optional<DisruptionLog::BackOff> DisruptionLog::BackingOff(std::string_view workload,
+                                                                int64_t now_ms) const {
+  if (workload.empty()) return std::nullopt;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(std::string(workload));
+  if (it == entries_.end()) return std::nullopt;
+  const int64_t until = Until(it->second);
+  if (now_ms >= until) return std::nullopt;
+  return BackOff{it->second.disruptions, it->second.last_ms, until};
+}
+
+size_t DisruptionLog::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.size();
+}
+
+// Entries whose last disruption is kForgetMs old are dropped, at most once a minute.
+void DisruptionLog::ForgetOldLocked(int64_t now_ms) {
+  if (now_ms < next_sweep_ms_) return;
+  next_sweep_ms_ = now_ms + 60'000;
+  std::erase_if(entries_, [&](const auto& e) { return now_ms - e.second.last_ms > kForgetMs; });
+}
+
+}  // namespace taskgov::scheduler::state

@@ -1,0 +1,54 @@
+#pragma once
+
+// DisruptionLog: the workloads taskgov's preemptions stopped, for the borrowing back-off (DESIGN
+// §3.6: a workload disrupted repeatedly backs off instead of ping-ponging). A workload evicted
+// for another pod may not be admitted again on borrowed quota for a while: 60 s after its first
+// disruption, doubling with each further one to 10 min, counted afresh once it ran 30 min
+// undisturbed. Within its team's nominal quota it is admitted as before (no reclaim can take it
+// back there). Keyed by the workload (model::GangOf: a pod group, a job); a lone pod with no
+// owner is a new workload when it is created again and is not kept.
+//
+// Thread-safe: the preemption controller notes, filter calls ask (only for a workload that would
+// borrow).
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace taskgov::scheduler::state {
+
+class DisruptionLog {
+ public:
+  static constexpr int64_t kFirstBackOffMs = 60'000;
+  static constexpr int64_t kMaxBackOffMs = 600'000;
+  static constexpr int64_t kForgetMs = 1'800'000;
+
+  struct BackOff {
+    int disruptions = 0;  // since it last ran kForgetMs undisturbed
+    int64_t last_ms = 0;  // the last one
+    int64_t until_ms = 0;
+  };
+
+  // Workload `workload` was stopped at `now_ms` (its members evicted in one round count once).
+  void Note(std::string_view workload, int64_t now_ms);
+  // Its back-off when it is still in force at `now_ms`.
+  [[nodiscard]] std::optional<BackOff> BackingOff(std::string_view workload, int64_t now_ms) const;
+  [[nodiscard]] size_t size() const;
+
+ private:
+  struct Entry {
+    int disruptions = 0;
+    int64_t last_ms = 0;
+  };
+  [[nodiscard]] static int64_t Until(const Entry& e);
+  void ForgetOldLocked(int64_t now_ms);
+
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, Entry> entries_;
+  int64_t next_sweep_ms_ = 0;
+};
+
+}  // namespace taskgov::scheduler::state
