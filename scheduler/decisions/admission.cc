@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "scheduler/common/log.h"
+#include "scheduler/decisions/gang_room.h"
 #include "scheduler/decisions/placement.h"
 #include "scheduler/decisions/preemption.h"
 #include "scheduler/decisions/rules.h"
@@ -334,6 +335,9 @@ std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq
       }
     }
   }
+  if (!held && !placement->chosen && !RoomForWholeGang(snap, fq, flavor, mode, notes)) {
+    return std::nullopt;
+  }
   // The rules let it through: the reservation is the quota check itself, against the live
   // counters of the snapshot's generation.
   std::variant<Charge, Refusal> r = Commit(snap, flavor, mode);
@@ -459,6 +463,35 @@ bool Admission::PlaceInDomain(const Snapshot& snap, const FlavorQuota& fq, NameI
   placement->domain = std::move(domain);
   placement->chosen = true;
   return placement->domain->slices == nullptr || AssignSlice(snap, flavor, placement, notes);
+}
+
+bool Admission::RoomForWholeGang(const Snapshot& snap, const FlavorQuota& fq, NameId flavor,
+                                 Mode mode, FlavorNotes* notes) const {
+  const Subject& me = snap.subject;
+  if (!me.workload.gang() || !me.elsewhere.empty()) return true;
+  if (snap.gang.has_value() || book_->Holds(me.pod->uid)) return true;  // admitted already
+  // A gang its quota refuses anyway gets the quota's refusal: it says more.
+  for (const QuotaLine& line : QuotaLines(snap.session, me.team_id, flavor, me.need, mode)) {
+    if (!line.fits()) return true;
+  }
+  // Its job's pod sets when taskgov watches the job, else every member as this one.
+  std::vector<PodSetDemand> sets;
+  const std::shared_ptr<const model::JobControl> job = cluster_->JobOf(me.workload.key);
+  if (job != nullptr && !job->pod_sets.empty()) {
+    for (const model::JobControl::PodSet& set : job->pod_sets)
+      sets.push_back({set.count, &set.pod});
+  } else {
+    sets.push_back({me.workload.size, me.pod});
+  }
+  const GangRoom room = RoomForGang(cluster_->nodes(), flavor, sets, snap.now_ms,
+                                    state::Holder{me.pod->uid, me.workload.key});
+  if (room.fits()) return true;
+  notes->Note(flavor,
+              me.team->name + ": " + me.workload.display + ": no room for all " +
+                  std::to_string(room.pods) + " pods of its gang on " + fq.flavor +
+                  " nodes at once (room for " + std::to_string(room.placed) + ")",
+              "no_room");
+  return false;
 }
 
 bool Admission::AssignSlice(const Snapshot& snap, NameId flavor, Placement* placement,

@@ -151,6 +151,16 @@ class Admission final : public Decider {
   [[nodiscard]] bool PlaceInDomain(const Snapshot& snap, const model::FlavorQuota& fq,
                                    model::NameId flavor, Placement* placement,
                                    FlavorNotes* notes) const;
+  // Whether every member of the subject's gang, admitted not yet (no member holds quota), finds
+  // room on
+  // `flavor`'s nodes at once (RoomForGang: its job's pod sets, else each member as the subject);
+  // false, noted, when not — its quota is not held for members that could not run (a gang
+  // partly bound holds borrowed quota idle until its timeout). True for a lone pod, a gang with
+  // members pinned to other flavors, and a gang the quota refuses in `mode` (its refusal says
+  // more).
+  [[nodiscard]] bool RoomForWholeGang(const Snapshot& snap, const model::FlavorQuota& fq,
+                                      model::NameId flavor, ledger::Ledger::Mode mode,
+                                      FlavorNotes* notes) const;
   // A sliced gang's member's slice domain in `placement->domain` (false, noted, when every one
   // is full).
   [[nodiscard]] bool AssignSlice(const Snapshot& snap, model::NameId flavor, Placement* placement,

@@ -1137,6 +1137,32 @@ TEST_F(GangAdmissionTest, OfTwoGangsThatEachNeedTheWholeQuotaOneRunsWholeAndTheO
   EXPECT_EQ(Usage("team-a"), 8);
 }
 
+// Issue 34: a gang's quota is held only when all its members find room on the nodes at once —
+// else it would hold quota idle, partly bound, until its timeout (a gang of 3 had 2 members
+// running for a minute while the team it borrowed from waited for its nominal quota).
+TEST_F(GangAdmissionTest, AGangIsHeldOnlyWhenAllItsMembersFindRoomAtOnce) {
+  const auto occupy = [&](const std::string& name, const std::string& node, int gpus) {
+    Pod pod = PodBuilder(name).Namespace("kube-system").Gpus(gpus);
+    pod.node_name = node;
+    pod.phase = PodPhase::kRunning;
+    cluster_->OnPodUpsert(pod);
+    return pod;
+  };
+  const Pod big = occupy("big", "p5-0", 6);
+  occupy("small", "p5-1", 4);
+  Verdict v = Filter(Worker("job-z", 0, 2, 3));
+  EXPECT_TRUE(v.feasible.empty());
+  EXPECT_EQ(v.failed_unresolvable.at("p5-1"),
+            "team-a: ns-team-a/job-z: no room for all 2 pods of its gang on ml.p5.48xlarge nodes "
+            "at once (room for 1)");
+  EXPECT_EQ(decisions_.back().reason, "no_room");
+  EXPECT_EQ(Usage("team-a"), 0);
+  cluster_->OnPodDelete(big);
+  EXPECT_TRUE(Run(Worker("job-z", 0, 2, 3)));
+  EXPECT_EQ(Usage("team-a"), 6);
+  EXPECT_TRUE(Run(Worker("job-z", 1, 2, 3)));
+}
+
 TEST_F(GangAdmissionTest, AVolcanoPodGroupsMinMemberMakesItsPodsOneGang) {
   cluster_->OnPodGroupUpsert("ns-team-a", "pg", "", 4);
   const auto member = [](int i) {
