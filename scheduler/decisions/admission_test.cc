@@ -366,7 +366,7 @@ TEST_F(AdmissionTest, BestEffortFifoLetsASmallerPodPassAHeadThatCannotFit) {
 }
 
 // DESIGN §3.6, a workload disrupted repeatedly backs off instead of ping-ponging: a pod group
-// taskgov's preemption stopped a moment ago may not borrow for a minute (reason
+// taskgov's preemption stopped a second time a moment ago may not borrow for a minute (reason
 // "disrupted_recently"), and while it backs off it holds back no pod its team's nominal quota
 // has room for; after the minute it borrows again.
 TEST_F(AdmissionTest, AWorkloadStoppedByAPreemptionDoesNotBorrowAgainAtOnce) {
@@ -383,12 +383,13 @@ TEST_F(AdmissionTest, AWorkloadStoppedByAPreemptionDoesNotBorrowAgainAtOnce) {
                         .Priority(100)
                         .Label("kueue.x-k8s.io/pod-group-name", "train")
                         .Annotation("kueue.x-k8s.io/pod-group-total-count", "1");
-  cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs());
+  cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs() - 30'000);
+  cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs());  // a second time
   cluster_->OnPodUpsert(train);
   Verdict r = Filter(train);
   EXPECT_TRUE(r.feasible.empty());
   EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
-            "team-a: disrupted by preemption 1 time, last 0s ago: it may borrow again in 60s "
+            "team-a: disrupted by preemption 2 times, last 0s ago: it may borrow again in 60s "
             "(within its team's nominal quota it may run now)");
   EXPECT_EQ(decisions_.back().reason, "disrupted_recently");
   // Ranked below it, within the nominal quota: not held back by it (else it would wait: the

@@ -422,8 +422,7 @@ std::optional<std::string> BorrowingBackOff(const state::DisruptionLog& log,
                                             std::string_view workload, int64_t now_ms) {
   const std::optional<state::DisruptionLog::BackOff> b = log.BackingOff(workload, now_ms);
   if (!b) return std::nullopt;
-  return "disrupted by preemption " + std::to_string(b->disruptions) +
-         (b->disruptions == 1 ? " time" : " times") + ", last " +
+  return "disrupted by preemption " + std::to_string(b->disruptions) + " times, last " +
          std::to_string((now_ms - b->last_ms) / 1000) + "s ago: it may borrow again in " +
          std::to_string((b->until_ms - now_ms + 999) / 1000) +
          "s (within its team's nominal quota it may run now)";

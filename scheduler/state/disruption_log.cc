@@ -5,8 +5,9 @@
 namespace taskgov::scheduler::state {
 
 int64_t DisruptionLog::Until(const Entry& e) {
+  if (e.disruptions < kFirstBackedOff) return e.last_ms;
   int64_t back_off = kFirstBackOffMs;
-  for (int i = 1; i < e.disruptions && back_off < kMaxBackOffMs; ++i) back_off *= 2;
+  for (int i = kFirstBackedOff; i < e.disruptions && back_off < kMaxBackOffMs; ++i) back_off *= 2;
   return e.last_ms + std::min(back_off, kMaxBackOffMs);
 }
 

@@ -2,11 +2,12 @@
 
 // DisruptionLog: the workloads taskgov's preemptions stopped, for the borrowing back-off (DESIGN
 // §3.6: a workload disrupted repeatedly backs off instead of ping-ponging). A workload evicted
-// for another pod may not be admitted again on borrowed quota for a while: 60 s after its first
-// disruption, doubling with each further one to 10 min, counted afresh once it ran 30 min
-// undisturbed. Within its team's nominal quota it is admitted as before (no reclaim can take it
-// back there). Keyed by the workload (model::GangOf: a pod group, a job); a lone pod with no
-// owner is a new workload when it is created again and is not kept.
+// for other pods a second time may not be admitted again on borrowed quota for a while: 60 s
+// after its second disruption, doubling with each further one to 10 min, counted afresh once it
+// ran 30 min undisturbed. After its first it may borrow at once (a paused job resumes as soon as
+// its demand fits). Within its team's nominal quota it is admitted as before (no reclaim can
+// take it back there). Keyed by the workload (model::GangOf: a pod group, a job); a lone pod with
+// no owner is a new workload when it is created again and is not kept.
 //
 // Thread-safe: the preemption controller notes, filter calls ask (only for a workload that would
 // borrow).
@@ -22,6 +23,7 @@ namespace taskgov::scheduler::state {
 
 class DisruptionLog {
  public:
+  static constexpr int kFirstBackedOff = 2;  // the disruption the back-off starts with
   static constexpr int64_t kFirstBackOffMs = 60'000;
   static constexpr int64_t kMaxBackOffMs = 600'000;
   static constexpr int64_t kForgetMs = 1'800'000;
