@@ -202,6 +202,12 @@ int Simulate(const Invocation& inv) {
   if (!seed.ok()) return inv.Usage(seed.error().message);
   auto horizon = Duration(inv, "horizon", 6 * 3600'000);
   if (!horizon.ok()) return inv.Usage(horizon.error().message);
+  sim::SimulationOptions defaults;
+  auto max_backoff = Duration(inv, "pod-max-backoff", defaults.scheduler.max_backoff_ms);
+  if (!max_backoff.ok()) return inv.Usage(max_backoff.error().message);
+  if (*max_backoff < defaults.scheduler.initial_backoff_ms) {
+    return inv.Usage("invalid --pod-max-backoff: at least kube-scheduler's initial backoff, 1s");
+  }
   std::vector<std::string> dirs = {*inv.args.Get("policy")};
   if (auto other = inv.args.Get("compare")) dirs.push_back(*other);
   std::vector<scheduler::model::PolicyPtr> policies;
@@ -232,6 +238,7 @@ int Simulate(const Invocation& inv) {
     options.label = LabelOf(dirs[i]);
     options.seed = static_cast<uint64_t>(*seed);
     options.horizon_after_last_arrival_ms = *horizon;
+    options.scheduler.max_backoff_ms = *max_backoff;
     reports.push_back(sim::Simulate(policies[i], *trace, options));
   }
   inv.out() << "trace: " << (trace->name.empty() ? "(unnamed)" : trace->name) << ", "
@@ -277,7 +284,9 @@ Command SimulateCommand() {
        ValueFlag("seed", "N", "the generator's and kube-scheduler's seed (default 1)"),
        ValueFlag("write-trace", "FILE", "also write the trace played to FILE"),
        ValueFlag("timeline", "FILE", "write what happened to every pod, in virtual time"),
-       ValueFlag("horizon", "DURATION", "stop this long after the last arrival (default 6h)")},
+       ValueFlag("horizon", "DURATION", "stop this long after the last arrival (default 6h)"),
+       ValueFlag("pod-max-backoff", "DURATION",
+                 "kube-scheduler's podMaxBackoffSeconds (default 10s, upstream's)")},
       0,
       0,
       {},

@@ -105,6 +105,46 @@ TEST(SimulatorTest, AnnouncedCheckpointsMakeTheVictimTheJobThatLosesLeast) {
   }
 }
 
+// kube-scheduler's podMaxBackoffSeconds decides how long freed GPUs stay idle: in a busy cluster
+// (team c's short jobs on another instance type end every few seconds, and each end makes
+// kube-scheduler retry the pods that found no node) a pod waiting for a node is retried up to its
+// backoff after the room frees. b-first holds the one p5 node for 61 s; b-next, waiting since
+// 1 s, binds within 10 s of that by default, within 2 s with the backoff the second-scheduler
+// overlay configures.
+TEST(SimulatorTest, ThePodMaxBackoffBoundsHowLongFreedRoomStaysIdle) {
+  std::map<int64_t, double> wait_s;
+  for (int64_t max_backoff_ms : {10'000, 2'000}) {
+    PolicyBuilder builder;
+    builder.Team("b", "c").Quota(kP5, kGpu, 16).Team("c", "c").Quota("ml.g5.12xlarge", kGpu, 4);
+    Trace trace;
+    NodeGroup g5 = P5Nodes(1);
+    g5.instance_type = "ml.g5.12xlarge";
+    g5.name_prefix = "g5";
+    trace.nodes = {P5Nodes(1), g5};
+    trace.jobs = {Job("b-first", "b", 0, 1, 8, 60), Job("b-next", "b", 1, 1, 8, 60)};
+    for (int i = 0; i < 30; ++i) {
+      TraceJob churn = Job("c-" + std::to_string(i), "c", 3 * i, 1, 1, 2, "short");
+      churn.pod_sets[0].instance_type = "ml.g5.12xlarge";
+      trace.jobs.push_back(churn);
+    }
+    std::stable_sort(
+        trace.jobs.begin(), trace.jobs.end(),
+        [](const TraceJob& x, const TraceJob& y) { return x.arrival_ms < y.arrival_ms; });
+    SimulationOptions options;
+    options.scheduler.max_backoff_ms = max_backoff_ms;
+    std::ostringstream timeline;
+    options.timeline = &timeline;
+    const Report r = Simulate(builder.Build(), trace, options);
+    ASSERT_EQ(r.completed, 32) << Table(r);
+    wait_s[max_backoff_ms] = r.waits_by_class.at("(none)").p95;
+  }
+  // b-first ends at 61 s (bound at 0, running from 1 s, 60 s of work): b-next waited 60 s and
+  // then its retry.
+  EXPECT_LE(wait_s[2'000], 60.0 + 2.0) << wait_s[2'000];
+  EXPECT_GT(wait_s[10'000], wait_s[2'000] + 2.0) << wait_s[10'000];
+  EXPECT_LE(wait_s[10'000], 60.0 + 10.0) << wait_s[10'000];
+}
+
 // HyperPod's IdleResourceSharing in the simulator: a (8 GPUs, may borrow) and b (8, DontLend)
 // on 4 nodes of 8 GPUs. Off, only a's own 8 serve its four 8-GPU jobs, one after another; on, the
 // 16 GPUs no team was allocated join the pool and three run at once (8 + 16), the fourth after.
