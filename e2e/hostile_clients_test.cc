@@ -379,8 +379,12 @@ TEST_F(HostileClientsTest, LargeBodiesInFlightStayWithinTheBodyBudget) {
   const uint64_t peak = PeakRssBytes(proc_.pid());
   ASSERT_GT(peak, 0u);
   EXPECT_LT(peak, uint64_t{400} << 20) << "peak RSS " << (peak >> 20) << " MiB";
-  EXPECT_LE(fully_sent.load(), 4);
-  EXPECT_GE(Refused("webhook", "body_budget"), 6);
+  // Four bodies fit the budget at a time. A body whose last byte never comes is cut off after
+  // 10 s without progress (request_timeout), and its room goes to another: on a loaded machine
+  // the ten senders can take that long, so each cut-off lets one more body through.
+  const double cut_off = Refused("webhook", "request_timeout");
+  EXPECT_LE(fully_sent.load(), 4 + cut_off);
+  EXPECT_GE(Refused("webhook", "body_budget") + cut_off, 6);
   EXPECT_LE(Scrape("taskgov_http_inflight_body_bytes", {{"listener", "webhook"}}),
             static_cast<double>(256 << 20));
 
