@@ -15,7 +15,10 @@ void DisruptionLog::Note(std::string_view workload, int64_t now_ms) {
   if (workload.empty()) return;
   std::lock_guard<std::mutex> lock(mu_);
   ForgetOldLocked(now_ms);
-  Entry& e = entries_[std::string(workload)];
+  auto it = entries_.find(workload);
+  if (it == entries_.end()) it = entries_.emplace(std::string(workload), Entry{}).first;
+  size_.store(entries_.size(), std::memory_order_relaxed);
+  Entry& e = it->second;
   if (e.disruptions > 0 && e.last_ms == now_ms) return;  // another member of the same round
   if (e.disruptions > 0 && now_ms - e.last_ms > kForgetMs) e.disruptions = 0;
   ++e.disruptions;
@@ -24,9 +27,9 @@ void DisruptionLog::Note(std::string_view workload, int64_t now_ms) {
 
 std::optional<DisruptionLog::BackOff> DisruptionLog::BackingOff(std::string_view workload,
                                                                 int64_t now_ms) const {
-  if (workload.empty()) return std::nullopt;
+  if (workload.empty() || size_.load(std::memory_order_relaxed) == 0) return std::nullopt;
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = entries_.find(std::string(workload));
+  auto it = entries_.find(workload);
   if (it == entries_.end()) return std::nullopt;
   const int64_t until = Until(it->second);
   if (now_ms >= until) return std::nullopt;
@@ -43,6 +46,7 @@ void DisruptionLog::ForgetOldLocked(int64_t now_ms) {
   if (now_ms < next_sweep_ms_) return;
   next_sweep_ms_ = now_ms + 60'000;
   std::erase_if(entries_, [&](const auto& e) { return now_ms - e.second.last_ms > kForgetMs; });
+  size_.store(entries_.size(), std::memory_order_relaxed);
 }
 
 }  // namespace taskgov::scheduler::state

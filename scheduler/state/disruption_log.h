@@ -10,9 +10,12 @@
 // no owner is a new workload when it is created again and is not kept.
 //
 // Thread-safe: the preemption controller notes, filter calls ask (only for a workload that would
-// borrow).
+// borrow, or a gang ahead of a pod in its queue): without a lock while nothing is kept, and without
+// allocating.
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -48,8 +51,13 @@ class DisruptionLog {
   [[nodiscard]] static int64_t Until(const Entry& e);
   void ForgetOldLocked(int64_t now_ms);
 
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
   mutable std::mutex mu_;
-  std::unordered_map<std::string, Entry> entries_;
+  std::unordered_map<std::string, Entry, Hash, std::equal_to<>> entries_;
+  std::atomic<size_t> size_{0};  // entries_.size(), read without the lock
   int64_t next_sweep_ms_ = 0;
 };
 
