@@ -1,10 +1,12 @@
 // Random traces through the simulator (issue 34): after every step the quota guarantees of
-// DESIGN §3.3 hold on what is bound, no gang stays partly bound beyond the gang timeout, and every
-// eviction for another team takes a pod of a team whose bound pods are above its nominal quota.
+// DESIGN §3.3 hold on what is bound, no gang stays partly bound beyond the gang timeout, every
+// eviction for another team takes a pod of a team whose bound pods are above its nominal quota,
+// and no pod (no gang) that took capacity from a team is that team's victim within 5 minutes.
 
 #include <gtest/gtest.h>
 
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -83,10 +85,23 @@ TEST_P(PropertyTest, RandomTracesKeepTheGuaranteesAtEveryStep) {
   // First time each gang attempt was partly bound (job/attempt → ms), while it is.
   std::map<std::string, int64_t> partly_since;
   int64_t longest_partial_ms = 0;
+  // Who took from which team, when: by gang (its pod group) or lone pod (its uid).
+  std::map<std::string, std::map<std::string, int64_t>> took;
+  int64_t now_seen = 0;  // the last step's time: events come within a step
+  size_t retaliations_checked = 0;
+  const auto key_of = [](const Api& api, const std::string& ns, const std::string& name) {
+    for (const auto& [uid, o] : api.pods()) {
+      if (o.pod.namespace_ != ns || o.pod.name != name) continue;
+      auto group = o.pod.labels.find("kueue.x-k8s.io/pod-group-name");
+      return group == o.pod.labels.end() ? uid : ns + "/" + group->second;
+    }
+    return std::string();
+  };
   SimulationOptions options;
   options.seed = GetParam();
   options.after_step = [&](const Api& api, int64_t now_ms) {
     ++steps;
+    now_seen = now_ms;
     const std::map<std::string, int64_t> used = BoundGpus(api);
     int64_t above_guaranteed = 0, lendable = 0;
     for (const auto& [ns, q] : kQuota) {
@@ -118,10 +133,34 @@ TEST_P(PropertyTest, RandomTracesKeepTheGuaranteesAtEveryStep) {
     }
   };
   options.on_event = [&](const EventRecord& e, const Api& api) {
+    if (e.reason == "Preempting") {  // "... from b (Reclaim), a (InTeamPriority): evicting ..."
+      static const std::regex kTaken(R"(([\w-]+) \((Reclaim|FairShare)\))");
+      const std::string key = key_of(api, e.ns, e.pod_name);
+      for (std::sregex_iterator it(e.note.begin(), e.note.end(), kTaken), end; it != end; ++it) {
+        took[key][(*it)[1]] = now_seen;
+      }
+      return;
+    }
     if (e.reason != "Preempted") return;
     const bool other_team = e.note.rfind("Reclaim:", 0) == 0 || e.note.rfind("FairShare:", 0) == 0;
     if (!other_team) return;
     ++evictions_checked;
+    // "Reclaim: b reclaims ..." / "FairShare: pod ns-b/x of b ..."
+    static const std::regex kTaker(
+        R"(^(?:Reclaim: ([\w-]+) reclaims|FairShare: pod \S+ of ([\w-]+)))");
+    std::smatch taker;
+    if (std::regex_search(e.note, taker, kTaker)) {
+      const std::string team = taker[1].matched ? taker[1].str() : taker[2].str();
+      auto victim = took.find(key_of(api, e.ns, e.pod_name));
+      if (victim != took.end()) {
+        ++retaliations_checked;
+        auto when = victim->second.find(team);
+        if (when != victim->second.end() && now_seen - when->second < 300'000 - 2'000) {
+          failures << "t=" << now_seen << " " << e.ns << "/" << e.pod_name << " took from " << team
+                   << " at " << when->second << " and is its victim now: " << e.note << "\n";
+        }
+      }
+    }
     const int64_t u = BoundGpus(api)[e.ns];
     if (u <= kQuota.at(e.ns).nominal) {
       failures << "evicted " << e.ns << "/" << e.pod_name << " of a team using " << u
@@ -137,6 +176,7 @@ TEST_P(PropertyTest, RandomTracesKeepTheGuaranteesAtEveryStep) {
   EXPECT_GT(r.counters.at("controller: drains"), 0u);  // the traces hold nodes for pods too
   std::cout << "seed " << GetParam() << ": " << steps << " steps, " << r.disruptions
             << " disruptions, " << evictions_checked << " evictions for another team checked, "
+            << retaliations_checked << " of them of pods that had taken from a team, "
             << "gangs partly bound at most " << longest_partial_ms / 1000.0 << " s, "
             << r.counters.at("controller: drains") << " drains\n";
 }
