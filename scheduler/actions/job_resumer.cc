@@ -76,6 +76,21 @@ bool JobResumer::RoomForAll(const model::JobControl& job, const decisions::Expla
                      });
 }
 
+// Some flavor would admit it but that its pods find no room there at once (the explanation's
+// gangRoom check, or RoomForAll).
+bool JobResumer::OnlyRoomLacks(const decisions::Explanation& explanation) {
+  return std::any_of(explanation.flavors.begin(), explanation.flavors.end(),
+                     [](const decisions::FlavorExplanation& flavor) {
+                       bool room = flavor.admissible;
+                       for (const decisions::Check& check : flavor.checks) {
+                         if (check.passed) continue;
+                         if (check.rule != "gangRoom") return false;
+                         room = true;
+                       }
+                       return room;
+                     });
+}
+
 JobResumer::RunReport JobResumer::RunOnce() {
   RunReport report;
   const int64_t now = clock_->NowMs();
@@ -140,10 +155,8 @@ JobResumer::RunReport JobResumer::RunOnce() {
     const model::Pod stand_in = Representative(*c.job);
     const decisions::Explanation explanation = explain_(stand_in);
     bool resumable = explanation.outlook == decisions::Outlook::kAdmissible;
-    if (resumable && !RoomForAll(*c.job, explanation, now)) {
-      ++report.no_room;
-      resumable = false;
-    }
+    if (resumable && !RoomForAll(*c.job, explanation, now)) resumable = false;
+    if (!resumable && OnlyRoomLacks(explanation)) ++report.no_room;
     if (!resumable || (reserve_ && !reserve_(stand_in))) {
       judged_[c.job->workload] = seen_for(*c.job);
       continue;

@@ -71,6 +71,8 @@ class JobResumer {
   // admits it on.
   [[nodiscard]] bool RoomForAll(const model::JobControl& job,
                                 const decisions::Explanation& explanation, int64_t now_ms) const;
+  // Some flavor of `explanation` would take it, but for room for all its pods at once.
+  [[nodiscard]] static bool OnlyRoomLacks(const decisions::Explanation& explanation);
 
  private:
   // What a job was last judged not admissible under.

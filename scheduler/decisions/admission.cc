@@ -474,17 +474,10 @@ bool Admission::RoomForWholeGang(const Snapshot& snap, const FlavorQuota& fq, Na
   for (const QuotaLine& line : QuotaLines(snap.session, me.team_id, flavor, me.need, mode)) {
     if (!line.fits()) return true;
   }
-  // Its job's pod sets when taskgov watches the job, else every member as this one.
-  std::vector<PodSetDemand> sets;
   const std::shared_ptr<const model::JobControl> job = cluster_->JobOf(me.workload.key);
-  if (job != nullptr && !job->pod_sets.empty()) {
-    for (const model::JobControl::PodSet& set : job->pod_sets)
-      sets.push_back({set.count, &set.pod});
-  } else {
-    sets.push_back({me.workload.size, me.pod});
-  }
-  const GangRoom room = RoomForGang(cluster_->nodes(), flavor, sets, snap.now_ms,
-                                    state::Holder{me.pod->uid, me.workload.key});
+  const GangRoom room =
+      RoomForMembers(cluster_->nodes(), flavor, *me.pod, me.workload.size, job.get(), snap.now_ms,
+                     state::Holder{me.pod->uid, me.workload.key});
   if (room.fits()) return true;
   notes->Note(flavor,
               me.team->name + ": " + me.workload.display + ": no room for all " +

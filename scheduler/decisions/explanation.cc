@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "scheduler/decisions/fair_share.h"
+#include "scheduler/decisions/gang_room.h"
 #include "scheduler/decisions/placement.h"
 #include "scheduler/decisions/topology.h"
 #include "scheduler/model/pod_identity.h"
@@ -215,6 +216,46 @@ void RoomCheck(const Snapshot& snap, const ClusterState& cluster, NameId flavor,
   fe->checks.push_back(
       Failed("room", std::move(detail),
              "pods on a " + fe->flavor + " node must finish or be preempted to free " + want));
+}
+
+// A gang not admitted yet (no member holds quota, none pinned to another flavor) and asking for
+// no topology domain: whether all its members find room on the flavor's nodes at once, as the
+// filter requires before holding its quota (issue 34).
+void GangRoomCheck(const Snapshot& snap, const ClusterState& cluster, NameId flavor,
+                   FlavorExplanation* fe) {
+  const Subject& me = snap.subject;
+  if (!me.workload.gang() || !me.elsewhere.empty() || snap.gang.has_value() ||
+      snap.book.Holds(me.pod->uid)) {
+    return;
+  }
+  const TopologyRequest request = TopologyRequestOfGang(cluster, *me.pod, me.workload);
+  if (request.required() || request.sliced()) return;  // TopologyCheck says where
+  const GangRoom room = RoomForMembers(cluster.nodes(), flavor, *me.pod, me.workload.size,
+                                       cluster.JobOf(me.workload.key).get(), snap.now_ms,
+                                       state::Holder{me.pod->uid, me.workload.key});
+  const std::string all = "all " + std::to_string(room.pods) + " pods of its gang";
+  if (room.fits()) {
+    fe->checks.push_back(
+        Passed("gangRoom", all + " find room on " + fe->flavor + " nodes at once"));
+    return;
+  }
+  fe->checks.push_back(Failed(
+      "gangRoom",
+      "room for " + std::to_string(room.placed) + " of " + all + " on " + fe->flavor +
+          " nodes at once: its quota is held only when all of them can run",
+      "pods on " + fe->flavor + " nodes must finish or be preempted to free room for " + all));
+}
+
+// A workload taskgov's preemptions stopped repeatedly does not borrow for a while (DESIGN §3.6):
+// the check is there only while it backs off.
+void BackOffCheck(const Snapshot& snap, const ClusterState& cluster, FlavorExplanation* fe) {
+  const Subject& me = snap.subject;
+  const std::optional<std::string> why =
+      BorrowingBackOff(cluster.disruptions(), me.workload.key, snap.now_ms);
+  if (!why) return;
+  fe->checks.push_back(Failed(
+      "disruptedRecently", me.team->name + ": " + *why,
+      "wait until its back-off ends, or let it run within " + me.team->name + "'s nominal quota"));
 }
 
 // A gang asking for a required topology level or for slices (issue 37): the domain it holds, or
@@ -455,7 +496,8 @@ FlavorExplanation ExplainFlavor(Snapshot& snap, const ClusterState& cluster, con
   FlavorExplanation fe;
   fe.flavor = fq.flavor;
   fe.mode = mode;
-  if (NodesCheck(snap, cluster, flavor, &fe)) {
+  const bool nodes = NodesCheck(snap, cluster, flavor, &fe);
+  if (nodes) {
     const std::optional<NameId> there =
         HeldOn(snap, flavor) ? std::nullopt : HeldElsewhere(snap, flavor);
     if (there) {
@@ -466,9 +508,12 @@ FlavorExplanation ExplainFlavor(Snapshot& snap, const ClusterState& cluster, con
     RoomCheck(snap, cluster, flavor, &fe);
     TopologyCheck(snap, cluster, fq, flavor, &fe);
     QueueCheck(snap, flavor, mode, &fe);
+    if (mode == Mode::kBorrowing && !HeldOn(snap, flavor)) BackOffCheck(snap, cluster, &fe);
     if (mode == Mode::kBorrowing) FairShareCheck(snap, cluster, flavor, &fe);
   }
   QuotaCheck(snap, flavor, mode, &fe);
+  // After the quota, as the filter asks it: a gang its quota refuses is told that first.
+  if (nodes) GangRoomCheck(snap, cluster, flavor, &fe);
   fe.admissible =
       std::all_of(fe.checks.begin(), fe.checks.end(), [](const Check& c) { return c.passed; });
   // It never fits while every flavor has a failure that lasts.

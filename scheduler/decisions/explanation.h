@@ -28,8 +28,8 @@ namespace taskgov::scheduler::decisions {
 
 // One rule's verdict: what was found and, when it refuses, what would have to change.
 struct Check {
-  std::string rule;  // team, active, gangObject; nodes, gangFlavor, room, queueOrder,
-                     // fairShare, quota
+  std::string rule;  // team, active, gangObject; nodes, gangFlavor, room, topology, gangRoom,
+                     // queueOrder, disruptedRecently, fairShare, quota
   bool passed = false;
   std::string detail;
   std::string change;  // empty when passed

@@ -441,6 +441,45 @@ TEST_F(ExplanationTest, NoTeamInactiveTeamAndAGangWaitingForItsObject) {
 
 // The explanation's verdict is the filter's: over random clusters, "Admissible" exactly when
 // the filter admits.
+// Issue 34: a gang not admitted yet is told whether all its members find room at once, and a
+// workload disrupted repeatedly that its borrowing backs off — as the filter refuses them.
+TEST_F(ExplanationTest, AGangIsToldItsMembersRoomAndABackedOffOneItsWait) {
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 2, 8);
+  RunOn("p5-0", GpuPod("b-0", "team-b", 6));
+  RunOn("p5-1", GpuPod("b-1", "team-b", 6));
+  Pod member = GpuPod("w-0", "team-a", 3);
+  member.labels["kueue.x-k8s.io/pod-group-name"] = "wg";
+  member.annotations["kueue.x-k8s.io/pod-group-total-count"] = "2";
+  Explanation e = admission_->Explain(member);
+  const Check& room = CheckOf(Pass(e, kP5, Ledger::Mode::kWithinNominal), "gangRoom");
+  EXPECT_FALSE(room.passed);
+  EXPECT_EQ(room.detail,
+            "room for 0 of all 2 pods of its gang on ml.p5.48xlarge nodes at once: its quota is "
+            "held only when all of them can run");
+  EXPECT_NE(e.outlook, Outlook::kAdmissible);
+  EXPECT_FALSE(Admits(member));
+
+  Start(TwoTeams());
+  AddNodes("p5", kP5, 2, 8);
+  RunOn("p5-0", GpuPod("a-0", "team-a", 8));
+  member.containers.front().requests.Set(kGpu, 2);
+  for (int64_t ago : {40'000, 10'000}) {
+    cluster_->disruptions().Note(model::GangOf(member), clock_.NowMs() - ago);
+  }
+  e = admission_->Explain(member);
+  EXPECT_TRUE(CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "gangRoom").passed);
+  const Check& backoff = CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "disruptedRecently");
+  EXPECT_EQ(backoff.detail,
+            "team-a: disrupted by preemption 2 times, last 10s ago: it may borrow again in 50s "
+            "(within its team's nominal quota it may run now)");
+  EXPECT_NE(e.outlook, Outlook::kAdmissible);
+  EXPECT_FALSE(Admits(member));
+  clock_.Advance(50'000);
+  EXPECT_EQ(admission_->Explain(member).outlook, Outlook::kAdmissible);
+  EXPECT_TRUE(Admits(member));
+}
+
 TEST_F(ExplanationTest, AdmissibleExactlyWhenTheFilterAdmits) {
   std::mt19937 rng(17);
   int admissible = 0, refused = 0;
@@ -465,7 +504,16 @@ TEST_F(ExplanationTest, AdmissibleExactlyWhenTheFilterAdmits) {
       }
     }
     if (gpus(1) == 1) cluster_->OnPodUpsert(GpuPod("ahead", "team-a", gpus(3) + 1, 10));
-    const Pod pod = GpuPod("w", "team-a", gpus(5) + 1, 100);
+    Pod pod = GpuPod("w", "team-a", gpus(5) + 1, 100);
+    if (gpus(2) == 0) {  // a member of a pod group of 2 (all of it must find room), backing off
+      pod.labels["kueue.x-k8s.io/pod-group-name"] = "wg";
+      pod.annotations["kueue.x-k8s.io/pod-group-total-count"] = "2";
+      if (gpus(1) == 1) {
+        for (int64_t ago : {20'000, 10'000}) {
+          cluster_->disruptions().Note(model::GangOf(pod), clock_.NowMs() - ago);
+        }
+      }
+    }
     const Explanation e = admission_->Explain(pod);
     const bool admits = Admits(pod);
     EXPECT_EQ(e.outlook == Outlook::kAdmissible, admits) << "round " << round << ": " << e.summary;

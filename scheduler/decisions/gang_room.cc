@@ -98,4 +98,16 @@ GangRoom RoomForGang(const state::NodeCache& nodes, model::NameId flavor,
   return room;
 }
 
+GangRoom RoomForMembers(const state::NodeCache& nodes, model::NameId flavor,
+                        const model::Pod& member, int64_t size, const model::JobControl* job,
+                        int64_t now_ms, state::Holder self) {
+  std::vector<PodSetDemand> sets;
+  if (job != nullptr) {
+    for (const model::JobControl::PodSet& set : job->pod_sets)
+      sets.push_back({set.count, &set.pod});
+  }
+  if (sets.empty()) sets.push_back({size, &member});
+  return RoomForGang(nodes, flavor, sets, now_ms, self);
+}
+
 }  // namespace taskgov::scheduler::decisions

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "scheduler/model/interner.h"
+#include "scheduler/model/job_control.h"
 #include "scheduler/model/objects.h"
 #include "scheduler/state/node_cache.h"
 
@@ -40,5 +41,14 @@ struct GangRoom {
 [[nodiscard]] GangRoom RoomForGang(const state::NodeCache& nodes, model::NameId flavor,
                                    std::span<const PodSetDemand> sets, int64_t now_ms,
                                    state::Holder self = {});
+
+// RoomForGang for every member of a gang not admitted yet: its job's pod sets when `job` (the
+// pausable job owning it, or null) has them, else `size` pods like `member` (Kueue pod groups are
+// usually uniform). What the filter asks before holding a gang's quota, and what the explanation
+// shows (issue 34).
+[[nodiscard]] GangRoom RoomForMembers(const state::NodeCache& nodes, model::NameId flavor,
+                                      const model::Pod& member, int64_t size,
+                                      const model::JobControl* job, int64_t now_ms,
+                                      state::Holder self);
 
 }  // namespace taskgov::scheduler::decisions
