@@ -475,6 +475,14 @@ bool Admission::RoomForWholeGang(const Snapshot& snap, const FlavorQuota& fq, Na
     if (!line.fits()) return true;
   }
   const std::shared_ptr<const model::JobControl> job = cluster_->JobOf(me.workload.key);
+  if (job == nullptr || job->pod_sets.size() <= 1) {
+    // Members alike: as many nodes with room for one as it has members hold it (on a large
+    // cluster, nearly always: the count below is the exception, when room is scarce).
+    const auto roomy = std::count_if(snap.fits.begin(), snap.fits.end(), [&](const NodeFit& f) {
+      return f.flavor == flavor && f.room;
+    });
+    if (roomy >= me.workload.size) return true;
+  }
   const GangRoom room =
       RoomForMembers(cluster_->nodes(), flavor, *me.pod, me.workload.size, job.get(), snap.now_ms,
                      state::Holder{me.pod->uid, me.workload.key});

@@ -6,7 +6,10 @@
 //   BM_GangMemberFilter/0|1|2 a member of a held gang of 4 × 8 GPUs filtered over all 5,000
 //                             nodes without (0) and with (1) a required layer-2 topology, and
 //                             (2) with it and slices of 2 at layer-3 (the member's slice place)
-//                             — the peer is the same filter without topology.
+//                             — the peer is the same filter without topology;
+//   BM_RoomForMembers         what a gang's first member's filter adds when the gang holds no
+//                             quota yet (issue 34): room for all 4 × 8 GPUs at once, over the
+//                             5,000 nodes — beside BM_GangMemberFilter/0, the whole filter.
 // Goals: the choice ≤ 1 ms; the member's filter with topology ≤ 2× without.
 //   bazel run -c opt //scheduler/decisions:topology_benchmark
 
@@ -17,6 +20,7 @@
 
 #include "scheduler/common/clock.h"
 #include "scheduler/decisions/admission.h"
+#include "scheduler/decisions/gang_room.h"
 #include "scheduler/decisions/topology.h"
 #include "scheduler/testing/builders.h"
 
@@ -122,6 +126,21 @@ void BM_ChooseSlices(benchmark::State& state) {
   state.SetLabel("5,000 nodes, 500 layer-3 domains, 8 pods in slices of 4");
 }
 BENCHMARK(BM_ChooseSlices)->Unit(benchmark::kMicrosecond);
+
+void BM_RoomForMembers(benchmark::State& state) {
+  World& w = TheWorld();
+  const model::Pod pod = World::Member("room", 0, false);
+  const model::NameId flavor = model::FlavorNames().Intern(kP5);
+  GangRoom room;
+  for (auto _ : state) {
+    room = RoomForMembers(w.cluster.nodes(), flavor, pod, 4, nullptr, w.clock.NowMs(),
+                          state::Holder{pod.uid, "room"});
+    benchmark::DoNotOptimize(room);
+  }
+  state.counters["placed"] = static_cast<double>(room.placed);
+  state.SetLabel("5,000 nodes, a gang of 4 x 8 GPUs");
+}
+BENCHMARK(BM_RoomForMembers)->Unit(benchmark::kMicrosecond);
 
 void BM_GangMemberFilter(benchmark::State& state) {
   World& w = TheWorld();
