@@ -697,12 +697,13 @@ void PreemptionController::NoteTakings(const Preemptor& p, const std::vector<Rou
   std::vector<Taking>& took = took_[HolderOf(p)];
   for (const RoundVictim& v : victims) {
     if (v.team == p.team || v.reason == decisions::PreemptionReason::kInTeamPriority) continue;
-    const bool known = std::any_of(took.begin(), took.end(), [&](Taking& t) {
-      if (t.team != v.team) return false;
-      t.at_ms = now_ms;
-      return true;
-    });
-    if (!known) took.push_back(Taking{v.team, now_ms});
+    auto known =
+        std::find_if(took.begin(), took.end(), [&](const Taking& t) { return t.team == v.team; });
+    if (known != took.end()) {
+      known->at_ms = now_ms;
+    } else {
+      took.push_back(Taking{v.team, now_ms});
+    }
   }
   if (took.empty()) took_.erase(HolderOf(p));
 }
