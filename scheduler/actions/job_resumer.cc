@@ -84,7 +84,7 @@ bool JobResumer::OnlyRoomLacks(const decisions::Explanation& explanation) {
                        bool room = flavor.admissible;
                        for (const decisions::Check& check : flavor.checks) {
                          if (check.passed) continue;
-                         if (check.rule != "gangRoom") return false;
+                         if (check.rule != decisions::kGangRoomRule) return false;
                          room = true;
                        }
                        return room;

@@ -468,29 +468,17 @@ bool Admission::PlaceInDomain(const Snapshot& snap, const FlavorQuota& fq, NameI
 bool Admission::RoomForWholeGang(const Snapshot& snap, const FlavorQuota& fq, NameId flavor,
                                  Mode mode, FlavorNotes* notes) const {
   const Subject& me = snap.subject;
-  if (!me.workload.gang() || !me.elsewhere.empty()) return true;
-  if (snap.gang.has_value() || book_->Holds(me.pod->uid)) return true;  // admitted already
+  if (!me.workload.gang()) return true;
   // A gang its quota refuses anyway gets the quota's refusal: it says more.
   for (const QuotaLine& line : QuotaLines(snap.session, me.team_id, flavor, me.need, mode)) {
     if (!line.fits()) return true;
   }
-  const std::shared_ptr<const model::JobControl> job = cluster_->JobOf(me.workload.key);
-  if (job == nullptr || job->pod_sets.size() <= 1) {
-    // Members alike: as many nodes with room for one as it has members hold it (on a large
-    // cluster, nearly always: the count below is the exception, when room is scarce).
-    const auto roomy = std::count_if(snap.fits.begin(), snap.fits.end(), [&](const NodeFit& f) {
-      return f.flavor == flavor && f.room;
-    });
-    if (roomy >= me.workload.size) return true;
-  }
-  const GangRoom room =
-      RoomForMembers(cluster_->nodes(), flavor, *me.pod, me.workload.size, job.get(), snap.now_ms,
-                     state::Holder{me.pod->uid, me.workload.key});
-  if (room.fits()) return true;
+  const std::optional<GangRoom> room = RoomForUnadmittedGang(snap, *cluster_, flavor);
+  if (!room || room->fits()) return true;
   notes->Note(flavor,
               me.team->name + ": " + me.workload.display + ": no room for all " +
-                  std::to_string(room.pods) + " pods of its gang on " + fq.flavor +
-                  " nodes at once (room for " + std::to_string(room.placed) + ")",
+                  std::to_string(room->pods) + " pods of its gang on " + fq.flavor +
+                  " nodes at once (room for " + std::to_string(room->placed) + ")",
               "no_room");
   return false;
 }

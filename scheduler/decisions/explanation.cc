@@ -224,23 +224,20 @@ void RoomCheck(const Snapshot& snap, const ClusterState& cluster, NameId flavor,
 void GangRoomCheck(const Snapshot& snap, const ClusterState& cluster, NameId flavor,
                    FlavorExplanation* fe) {
   const Subject& me = snap.subject;
-  if (!me.workload.gang() || !me.elsewhere.empty() || snap.gang.has_value() ||
-      snap.book.Holds(me.pod->uid)) {
-    return;
-  }
+  if (!me.workload.gang()) return;
   const TopologyRequest request = TopologyRequestOfGang(cluster, *me.pod, me.workload);
   if (request.required() || request.sliced()) return;  // TopologyCheck says where
-  const GangRoom room = RoomForMembers(cluster.nodes(), flavor, *me.pod, me.workload.size,
-                                       cluster.JobOf(me.workload.key).get(), snap.now_ms,
-                                       state::Holder{me.pod->uid, me.workload.key});
+  const std::optional<GangRoom> checked = RoomForUnadmittedGang(snap, cluster, flavor);
+  if (!checked) return;
+  const GangRoom& room = *checked;
   const std::string all = "all " + std::to_string(room.pods) + " pods of its gang";
   if (room.fits()) {
     fe->checks.push_back(
-        Passed("gangRoom", all + " find room on " + fe->flavor + " nodes at once"));
+        Passed(kGangRoomRule, all + " find room on " + fe->flavor + " nodes at once"));
     return;
   }
   fe->checks.push_back(Failed(
-      "gangRoom",
+      kGangRoomRule,
       "room for " + std::to_string(room.placed) + " of " + all + " on " + fe->flavor +
           " nodes at once: its quota is held only when all of them can run",
       "pods on " + fe->flavor + " nodes must finish or be preempted to free room for " + all));

@@ -37,6 +37,10 @@ struct Check {
   bool lasting = false;
 };
 
+// The rule that fails when a gang's members do not all find room at once (the job resumer
+// counts such jobs apart).
+inline constexpr char kGangRoomRule[] = "gangRoom";
+
 struct FlavorExplanation {
   std::string flavor;
   ledger::Ledger::Mode mode = ledger::Ledger::Mode::kWithinNominal;

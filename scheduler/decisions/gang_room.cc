@@ -110,4 +110,23 @@ GangRoom RoomForMembers(const state::NodeCache& nodes, model::NameId flavor,
   return RoomForGang(nodes, flavor, sets, now_ms, self);
 }
 
+std::optional<GangRoom> RoomForUnadmittedGang(const Snapshot& snap,
+                                              const state::ClusterState& cluster,
+                                              model::NameId flavor) {
+  const Subject& me = snap.subject;
+  if (!me.workload.gang() || !me.elsewhere.empty() || snap.gang.has_value() ||
+      snap.book.Holds(me.pod->uid)) {
+    return std::nullopt;
+  }
+  const std::shared_ptr<const model::JobControl> job = cluster.JobOf(me.workload.key);
+  if (job == nullptr || job->pod_sets.size() <= 1) {
+    const auto roomy =
+        std::count_if(snap.fits.begin(), snap.fits.end(),
+                      [&](const state::NodeFit& f) { return f.flavor == flavor && f.room; });
+    if (roomy >= me.workload.size) return GangRoom{me.workload.size, me.workload.size};
+  }
+  return RoomForMembers(cluster.nodes(), flavor, *me.pod, me.workload.size, job.get(), snap.now_ms,
+                        state::Holder{me.pod->uid, me.workload.key});
+}
+
 }  // namespace taskgov::scheduler::decisions

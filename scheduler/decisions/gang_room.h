@@ -17,9 +17,11 @@
 // Cost: O(pod sets × nodes of the flavor × resources requested).
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
+#include "scheduler/decisions/snapshot.h"
 #include "scheduler/model/interner.h"
 #include "scheduler/model/job_control.h"
 #include "scheduler/model/objects.h"
@@ -42,13 +44,21 @@ struct GangRoom {
                                    std::span<const PodSetDemand> sets, int64_t now_ms,
                                    state::Holder self = {});
 
-// RoomForGang for every member of a gang not admitted yet: its job's pod sets when `job` (the
-// pausable job owning it, or null) has them, else `size` pods like `member` (Kueue pod groups are
-// usually uniform). What the filter asks before holding a gang's quota, and what the explanation
-// shows (issue 34).
+// RoomForGang for every member of a gang: its job's pod sets when `job` (the pausable job owning
+// it, or null) has them, else `size` pods like `member` (Kueue pod groups are usually uniform).
 [[nodiscard]] GangRoom RoomForMembers(const state::NodeCache& nodes, model::NameId flavor,
                                       const model::Pod& member, int64_t size,
                                       const model::JobControl* job, int64_t now_ms,
                                       state::Holder self);
+
+// For the subject of `snap` when it is a member of a gang not admitted yet (no member holds
+// quota, none pinned to another flavor): whether all its members find room on `flavor`'s nodes
+// at once (issue 34) — what the filter asks before holding the gang's quota, and what the
+// explanation shows. Members alike (no job, or a job of one pod set): as many nodes of
+// `snap.fits` with room for one as the gang has members hold it, without placing them; else
+// RoomForMembers. Unset when the question does not arise.
+[[nodiscard]] std::optional<GangRoom> RoomForUnadmittedGang(const Snapshot& snap,
+                                                            const state::ClusterState& cluster,
+                                                            model::NameId flavor);
 
 }  // namespace taskgov::scheduler::decisions
