@@ -420,6 +420,39 @@ TEST_F(AdmissionTest, PodsAheadTakeWhatTheyNeedTogether) {
       Admitted(PodBuilder("high-0").Namespace("ns-team-a").Gpus(1).Priority(50).Created(2)));
 }
 
+// Backfill (issue 34): a pod ranked ahead whose quota would leave this one none, but which finds
+// no room on the nodes, does not hold it back when it could not preempt it once room appears
+// (equal priority): the GPUs would stay idle for nothing. One of higher priority still does —
+// passing it would only make its victim.
+TEST_F(AdmissionTest, APodAheadThatFindsNoRoomHoldsBackOnlyWhatItCouldPreempt) {
+  Start(PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 8, 0).Build());
+  AddNodes("p5", kP5, 2, 8);
+  const auto occupy = [&](const std::string& name, const std::string& node, int gpus) {
+    Pod pod = PodBuilder(name).Namespace("kube-system").Gpus(gpus);
+    pod.node_name = node;
+    pod.phase = PodPhase::kRunning;
+    cluster_->OnPodUpsert(pod);
+  };
+  occupy("sys-0", "p5-0", 4);
+  cluster_->OnPodUpsert(PodBuilder("wide").Namespace("ns-team-a").Gpus(6).Priority(50).Created(1));
+  const Pod narrow = PodBuilder("narrow").Namespace("ns-team-a").Gpus(4).Priority(50).Created(2);
+  Verdict v = Filter(narrow);  // p5-1 has room for the wide pod: it goes first
+  EXPECT_TRUE(v.feasible.empty());
+  EXPECT_EQ(v.failed_unresolvable.at("p5-1"),
+            "team-a: waiting behind higher-ranked pod ns-team-a/wide");
+  occupy("sys-1", "p5-1", 4);  // now no node has room for 6
+  EXPECT_TRUE(Admitted(narrow));
+  EXPECT_EQ(Usage("team-a"), 4);
+
+  const Pod urgent = PodBuilder("urgent").Namespace("ns-team-a").Gpus(4).Priority(100).Created(3);
+  cluster_->OnPodUpsert(urgent);
+  const Pod late = PodBuilder("late").Namespace("ns-team-a").Gpus(4).Priority(50).Created(4);
+  v = Filter(late);  // urgent finds room on no node (4 free on each, narrow holds 4 of them) …
+  EXPECT_TRUE(v.feasible.empty());
+  EXPECT_EQ(v.failed_unresolvable.at("p5-1"),
+            "team-a: waiting behind higher-ranked pod ns-team-a/urgent");  // … yet it waits
+}
+
 // A pod admitted a moment ago is still in the pending view until the queues' applier applies its
 // note (or the informer reports it bound): the next pod must not wait behind it. Before, the
 // second pod was refused "waiting behind higher-ranked pod ns-team-a/first" (seen in the demo).

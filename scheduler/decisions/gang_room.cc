@@ -110,6 +110,16 @@ GangRoom RoomForMembers(const state::NodeCache& nodes, model::NameId flavor,
   return RoomForGang(nodes, flavor, sets, now_ms, self);
 }
 
+std::optional<GangRoom> RoomForPending(const state::ClusterState& cluster, model::NameId flavor,
+                                       const state::PendingPod& pod, int64_t now_ms) {
+  const std::optional<model::Pod> found = cluster.FindPod(pod.uid);
+  if (!found) return std::nullopt;
+  const std::shared_ptr<const model::JobControl> job =
+      pod.workload.empty() ? nullptr : cluster.JobOf(pod.workload);
+  return RoomForMembers(cluster.nodes(), flavor, *found, std::max(1, pod.workload_size), job.get(),
+                        now_ms, state::Holder{pod.uid, pod.workload});
+}
+
 std::optional<GangRoom> RoomForUnadmittedGang(const Snapshot& snap,
                                               const state::ClusterState& cluster,
                                               model::NameId flavor) {

@@ -51,6 +51,13 @@ struct GangRoom {
                                       const model::JobControl* job, int64_t now_ms,
                                       state::Holder self);
 
+// RoomForMembers for pending pod `pod` of the cluster's pending view, with the members its gang
+// declares (one for a lone pod); unset when the cluster does not know the pod (known from filter
+// calls only).
+[[nodiscard]] std::optional<GangRoom> RoomForPending(const state::ClusterState& cluster,
+                                                     model::NameId flavor,
+                                                     const state::PendingPod& pod, int64_t now_ms);
+
 // For the subject of `snap` when it is a member of a gang not admitted yet (no member holds
 // quota, none pinned to another flavor): whether all its members find room on `flavor`'s nodes
 // at once (issue 34) — what the filter asks before holding the gang's quota, and what the

@@ -8,6 +8,7 @@
 #include "scheduler/common/log.h"
 
 #include "scheduler/decisions/fair_share.h"
+#include "scheduler/decisions/gang_room.h"
 #include "scheduler/decisions/preemption.h"
 
 namespace taskgov::scheduler::decisions {
@@ -27,6 +28,7 @@ using model::SaturatingAdd;
 using model::SaturatingSub;
 using model::Team;
 using model::TeamNames;
+using model::WithinTeamPreemption;
 using state::PendingPod;
 using Mode = Ledger::Mode;
 
@@ -224,6 +226,34 @@ bool BacksOff(const Snapshot& snapshot, const PendingPod& pod) {
          snapshot.disruptions->BackingOff(pod.gang, snapshot.now_ms).has_value();
 }
 
+// Whether the subject may pass `other`, a pod (or gang) ranked ahead of it in its team's queue
+// whose quota would leave the subject none, while `other` cannot run (backfill): no node has room
+// for it (with all its gang's members) now, nothing is being freed for it, it is not starving
+// (then the room it needs is kept for it), and once room appears it could not preempt the
+// subject (the team's within-team rule): passing it makes no victim, only a wait it has anyway.
+bool MayPass(const Snapshot& snapshot, const PendingPod& other, NameId flavor) {
+  const Subject& me = snapshot.subject;
+  if (snapshot.cluster == nullptr) return false;
+  switch (me.team->within_team) {
+    case WithinTeamPreemption::kNever:
+      break;
+    case WithinTeamPreemption::kLowerPriority:
+      if (other.priority > me.priority) return false;
+      break;
+    case WithinTeamPreemption::kLowerOrNewerEqualPriority:
+      if (other.priority >= me.priority) return false;  // the subject is the newer one
+      break;
+  }
+  if (Starving(snapshot.policy, other.created_ms, snapshot.now_ms)) return false;
+  if (snapshot.preemptor_state &&
+      snapshot.preemptor_state(other.uid) == PreemptorState::kPreempting) {
+    return false;
+  }
+  const std::optional<GangRoom> room =
+      RoomForPending(*snapshot.cluster, flavor, other, snapshot.now_ms);
+  return room.has_value() && !room->fits();
+}
+
 std::string StarvingAhead(const Snapshot& snapshot, const PendingPod& other) {
   return "waiting behind " +
          (other.workload.empty() ? "pod " + other.key : "gang of pod " + other.key) +
@@ -261,6 +291,7 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
     }
     // Backing off from borrowing: it takes now only what its team's nominal quota holds.
     const Mode other_mode = BacksOff(snapshot, other) ? Mode::kWithinNominal : Mode::kBorrowing;
+    const Tally before = ahead;
     if (!FitsOnTop(s, me.team_id, flavor, other_need, other_mode, ahead, &ahead)) {
       if (other_mode == Mode::kWithinNominal) continue;
       // It does not fit now; if it ever can and may preempt this pod once admitted (a higher
@@ -283,6 +314,10 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
       continue;
     }
     if (!FitsOnTop(s, me.team_id, flavor, me.need, mode, ahead, nullptr)) {
+      if (MayPass(snapshot, other, flavor)) {
+        ahead = before;  // it takes nothing while it cannot run
+        continue;
+      }
       return "waiting behind higher-ranked " +
              (other.workload.empty() ? "pod " + other.key : "gang of pod " + other.key);
     }

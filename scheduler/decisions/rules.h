@@ -73,6 +73,12 @@ struct QuotaLine {
 inline constexpr int64_t kStarvationGiveUp = 3;
 [[nodiscard]] bool Starving(const model::Policy& policy, int64_t created_ms, int64_t now_ms);
 
+// The team's queue order (DESIGN §3.6): under StrictFIFO the subject waits behind the head;
+// under BestEffortFIFO the pods ahead take their quota in rank order, one that cannot fit its
+// quota holding nothing (unless it could preempt the subject once admitted, or it starves), and
+// the subject waits if what they take leaves it none. A pod ahead that fits its quota but finds no
+// room on the nodes (with its whole gang) holds nothing either (backfill) — unless it starves,
+// the controller frees room for it, or it could preempt the subject once room appears.
 [[nodiscard]] std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot,
                                                           model::NameId flavor,
                                                           ledger::Ledger::Mode mode);

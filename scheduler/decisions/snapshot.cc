@@ -178,6 +178,7 @@ void TakeSnapshot(const QuotaBook& book, const ClusterState& cluster, const Filt
                   size_t queue_lookahead, Snapshot* snapshot) {
   Subject& subject = snapshot->subject;
   snapshot->disruptions = &cluster.disruptions();
+  snapshot->cluster = &cluster;
   ResolveSubject(cluster.teams(), snapshot->policy, args.pod, &subject);
   if (subject.team == nullptr || !subject.team->active) return;
   subject.workload = cluster.teams().WorkloadOf(args.pod);

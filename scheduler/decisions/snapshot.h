@@ -92,6 +92,9 @@ struct Snapshot {
   std::function<PreemptorState(std::string_view uid)> preemptor_state;
   // Workloads backing off from borrowing (the cluster's; null: none).
   const state::DisruptionLog* disruptions = nullptr;
+  // The cluster the snapshot was taken of, for the nodes' room of other pending pods (null: no
+  // rule asks whether they find room).
+  const state::ClusterState* cluster = nullptr;
   Subject subject;
   // One per candidate node, in the order of the filter's node list.
   std::vector<state::NodeFit> fits;
