@@ -42,10 +42,33 @@ model::ResourceList FreeRoom(const state::NodeCache& nodes, const std::string& n
   return left;
 }
 
+// RoomForGang for one pod set: Σ over the nodes that take its pods of how many fit, up to its
+// count (packing pods of one shape places exactly that many) — one pass under the node cache's
+// shared lock, without copies (NodeCache::CountFits).
+GangRoom RoomForOneSet(const state::NodeCache& nodes, model::NameId flavor, const PodSetDemand& set,
+                       int64_t now_ms, state::Holder self) {
+  model::ResourceList request = model::EffectiveRequest(*set.pod);
+  request.DropZeros();
+  thread_local std::vector<state::NodeCache::NodeCapacity> capacity;  // reused per thread
+  nodes.CountFits(flavor, model::ToIdAmounts(request), self, now_ms, &capacity);
+  NodeEligibility eligible;
+  eligible.Compute(set.pod->node_selector, set.pod->placement.get(), capacity.size(),
+                   [&](size_t i) { return capacity[i].placement.get(); });
+  GangRoom room{set.count, 0};
+  for (size_t i = 0; i < capacity.size() && room.placed < set.count; ++i) {
+    if (eligible.accepts[i])
+      room.placed = std::min(set.count, model::SaturatingAdd(room.placed, capacity[i].fits));
+  }
+  return room;
+}
+
 }  // namespace
 
 GangRoom RoomForGang(const state::NodeCache& nodes, model::NameId flavor,
                      std::span<const PodSetDemand> demands, int64_t now_ms, state::Holder self) {
+  if (demands.size() == 1 && demands[0].count > 0 && demands[0].pod != nullptr) {
+    return RoomForOneSet(nodes, flavor, demands[0], now_ms, self);
+  }
   GangRoom room;
   std::vector<model::ResourceList> free;
   std::vector<std::shared_ptr<const model::NodePlacement>> placements;

@@ -231,7 +231,8 @@ bool BacksOff(const Snapshot& snapshot, const PendingPod& pod) {
 // for it (with all its gang's members) now, nothing is being freed for it, it is not starving
 // (then the room it needs is kept for it), and once room appears it could not preempt the
 // subject (the team's within-team rule): passing it makes no victim, only a wait it has anyway.
-bool MayPass(const Snapshot& snapshot, const PendingPod& other, NameId flavor) {
+// The room is looked at while `*room_looks` > 0 (each look scans the flavor's nodes); else no.
+bool MayPass(const Snapshot& snapshot, const PendingPod& other, NameId flavor, int* room_looks) {
   const Subject& me = snapshot.subject;
   if (snapshot.cluster == nullptr) return false;
   switch (me.team->within_team) {
@@ -249,6 +250,8 @@ bool MayPass(const Snapshot& snapshot, const PendingPod& other, NameId flavor) {
       snapshot.preemptor_state(other.uid) == PreemptorState::kPreempting) {
     return false;
   }
+  if (*room_looks <= 0) return false;
+  --*room_looks;
   const std::optional<GangRoom> room =
       RoomForPending(*snapshot.cluster, flavor, other, snapshot.now_ms);
   return room.has_value() && !room->fits();
@@ -281,6 +284,7 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
   std::optional<QuotaSim> tree;  // the flavor's numbers, for the victim rule
   const std::string_view flavor_name = FlavorNames().Name(flavor);
   std::vector<std::string_view> gangs;  // a gang ahead takes its members' quota once, whole
+  int room_looks = 4;  // MayPass scans the flavor's nodes: at most 4 times a decision
   for (const PendingPod& other : snapshot.ahead) {
     if (!snapshot.policy.FlavorAllows(flavor_name, other.node_selector)) continue;  // elsewhere
     ResourceList other_need = other.request;
@@ -314,7 +318,7 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
       continue;
     }
     if (!FitsOnTop(s, me.team_id, flavor, me.need, mode, ahead, nullptr)) {
-      if (MayPass(snapshot, other, flavor)) {
+      if (MayPass(snapshot, other, flavor, &room_looks)) {
         ahead = before;  // it takes nothing while it cannot run
         continue;
       }
