@@ -126,6 +126,7 @@ void Recorder::Integrate(int64_t now_ms) {
 }
 
 void Recorder::OnEvent(const WatchEvent& event, int64_t now_ms) {
+  changed_ = true;
   if (event.type == WatchEvent::Type::kNodeUpsert) return;
   Integrate(now_ms);
   const model::Pod& pod = event.pod;
@@ -151,6 +152,7 @@ void Recorder::OnEvent(const WatchEvent& event, int64_t now_ms) {
 
 void Recorder::Arrived(const TraceJob& job, int64_t now_ms) {
   Integrate(now_ms);
+  changed_ = true;
   if (first_ms_ < 0) first_ms_ = now_ms;
   JobStats& s = jobs_[job.name];
   s.arrived_ms = now_ms;
@@ -173,6 +175,7 @@ void Recorder::Arrived(const TraceJob& job, int64_t now_ms) {
 void Recorder::AllBound(const TraceJob& job, int64_t now_ms) {
   JobStats& s = jobs_[job.name];
   if (s.bound_now) return;
+  changed_ = true;
   s.bound_now = true;
   --waiting_;
   maybe_waiting_.erase(job.name);
@@ -185,6 +188,7 @@ void Recorder::AllBound(const TraceJob& job, int64_t now_ms) {
 void Recorder::Disrupted(const TraceJob& job, int64_t now_ms, int64_t lost_progress_ms,
                          std::string_view mechanism) {
   JobStats& s = jobs_[job.name];
+  changed_ = true;
   if (s.bound_now) {
     s.bound_now = false;
     ++waiting_;
@@ -202,6 +206,7 @@ void Recorder::Disrupted(const TraceJob& job, int64_t now_ms, int64_t lost_progr
 
 void Recorder::Completed(const TraceJob& job, int64_t now_ms) {
   Integrate(now_ms);
+  changed_ = true;
   JobStats& s = jobs_[job.name];
   s.completed_ms = now_ms;
   if (!s.bound_now) --waiting_;
@@ -233,6 +238,19 @@ void Recorder::Sample(int64_t now_ms, const std::map<std::string, ResourceList>&
   const double dt = last_sample_ms_ < 0 ? 0 : static_cast<double>(now_ms - last_sample_ms_);
   last_sample_ms_ = now_ms;
   if (dt <= 0 || waiting_ <= 0) return;
+  if (changed_ || free_by_node != last_free_) {
+    last_stranded_ = FindStranded(free_by_node);
+    last_free_ = free_by_node;
+    changed_ = false;
+  }
+  if (stranded_observer_ && !last_stranded_.note.empty()) stranded_observer_(last_stranded_.note);
+  for (const int64_t stranded : last_stranded_.by_flavor) {
+    stranded_gpu_ms_ += dt * static_cast<double>(stranded);
+  }
+}
+
+Recorder::Stranded Recorder::FindStranded(
+    const std::map<std::string, ResourceList>& free_by_node) const {
   std::map<std::string, std::string> node_flavor;
   std::map<std::string, int64_t> idle;
   for (const auto& [node, room] : free_by_node) {
@@ -246,16 +264,18 @@ void Recorder::Sample(int64_t now_ms, const std::map<std::string, ResourceList>&
     if (s.arrived_ms < 0 || s.completed_ms >= 0 || s.bound_now || s.gpus == 0) continue;
     if (!QuotaAdmits(s) || !PodsFit(*s.job, free_by_node, node_flavor)) continue;
     fitting[s.flavor] += s.gpus;
-    if (stranded_observer_) which += " " + name;
+    which += " " + name;
   }
-  if (stranded_observer_ && !which.empty()) {
+  Stranded found;
+  if (!which.empty()) {
     std::string idle_text;
     for (const auto& [flavor, n] : idle) idle_text += " " + flavor + "=" + std::to_string(n);
-    stranded_observer_("stranded: idle" + idle_text + "; would fit:" + which);
+    found.note = "stranded: idle" + idle_text + "; would fit:" + which;
   }
   for (const auto& [flavor, demand] : fitting) {
-    stranded_gpu_ms_ += dt * static_cast<double>(std::min(idle[flavor], demand));
+    found.by_flavor.push_back(std::min(idle[flavor], demand));
   }
+  return found;
 }
 
 Report Recorder::Finish(int64_t now_ms) {

@@ -96,7 +96,9 @@ class Recorder {
   void Disrupted(const TraceJob& job, int64_t now_ms, int64_t lost_progress_ms,
                  std::string_view mechanism);
   void Completed(const TraceJob& job, int64_t now_ms);
-  // The stranded sample (every second while jobs wait): the free room of every node.
+  // The stranded sample (every second while jobs wait): the free room of every node. A sample
+  // that finds the jobs, the usage and the free room as the previous one did repeats its
+  // findings without looking at the waiting jobs again.
   void Sample(int64_t now_ms, const std::map<std::string, model::ResourceList>& free_by_node);
   [[nodiscard]] bool waiting() const { return waiting_ > 0; }
   // Told, at a sample that finds idle accelerators a waiting job would fit, which (the timeline).
@@ -128,6 +130,14 @@ class Recorder {
     int64_t guaranteed = 0;  // N − L
     int64_t lendable = 0;    // L
   };
+  // What a stranded sample found: per flavor (in flavor order), the idle accelerators up to the
+  // fitting demand; and the timeline's note ("" when no job would fit).
+  struct Stranded {
+    std::vector<int64_t> by_flavor;
+    std::string note;
+  };
+  [[nodiscard]] Stranded FindStranded(
+      const std::map<std::string, model::ResourceList>& free_by_node) const;
   void Integrate(int64_t now_ms);
   [[nodiscard]] bool QuotaAdmits(const JobStats& job) const;
   [[nodiscard]] std::string FlavorOfNode(const std::string& node) const;
@@ -154,6 +164,11 @@ class Recorder {
   double lost_gpu_ms_ = 0;
   double stranded_gpu_ms_ = 0;
   int64_t last_sample_ms_ = -1;
+  // The last stranded sample's findings, and the input it read; `changed_` is set whenever the
+  // jobs or the usage change (then the next sample looks again).
+  Stranded last_stranded_;
+  std::map<std::string, model::ResourceList> last_free_;
+  bool changed_ = true;
   std::map<std::string, double> borrowed_gpu_ms_;  // by team
   std::vector<double> guarantee_s_;
   uint64_t disruptions_ = 0;
