@@ -240,6 +240,7 @@ void Recorder::Sample(int64_t now_ms, const std::map<std::string, ResourceList>&
   if (dt <= 0 || waiting_ <= 0) return;
   if (changed_ || free_by_node != last_free_) {
     last_stranded_ = FindStranded(free_by_node);
+    last_contention_ = Contention();
     last_free_ = free_by_node;
     changed_ = false;
   }
@@ -247,6 +248,89 @@ void Recorder::Sample(int64_t now_ms, const std::map<std::string, ResourceList>&
   for (const int64_t stranded : last_stranded_.by_flavor) {
     stranded_gpu_ms_ += dt * static_cast<double>(stranded);
   }
+  if (!last_contention_.empty()) contended_ms_ += dt;
+  for (const FairPart& part : last_contention_) {
+    ContendedShare& share = contended_[part.team];
+    share.borrowed_gpu_ms += dt * static_cast<double>(part.borrowed);
+    share.fair_gpu_ms += dt * part.fair;
+  }
+}
+
+std::vector<Recorder::FairPart> Recorder::Contention() const {
+  // What the waiting jobs of each (team, flavor) ask for: those that fit its ceiling beside what
+  // it uses (a job that does not could borrow nothing now).
+  std::map<std::pair<std::string, std::string>, int64_t> pending;
+  for (const std::string& name : maybe_waiting_) {
+    const JobStats& s = jobs_.at(name);
+    if (s.arrived_ms < 0 || s.completed_ms >= 0 || s.bound_now || s.gpus == 0) continue;
+    auto cell = cells_.find({s.team, s.flavor});
+    if (cell == cells_.end()) continue;
+    if (cell->second.ceiling != model::kUnlimited &&
+        cell->second.used + s.gpus > cell->second.ceiling) {
+      continue;
+    }
+    pending[{s.team, s.flavor}] += s.gpus;
+  }
+  struct Side {
+    const std::string* team = nullptr;
+    double weight = 0;
+    int64_t borrowed = 0;
+    int64_t wants = 0;  // borrowed now + the waiting demand beyond nominal, up to the ceiling
+    double fair = 0;
+  };
+  struct Group {
+    std::vector<Side> sides;
+    int64_t lendable = 0;  // the nominal quota its owners lend and neither use nor wait for
+  };
+  std::map<std::pair<std::string, std::string>, Group> groups;  // (cohort root, flavor)
+  for (const auto& [key, cell] : cells_) {
+    const std::string& root = root_of_team_.at(key.first);
+    const model::Team* team = policy_.FindTeam(key.first);
+    if (root.empty() || team == nullptr) continue;
+    auto it = pending.find(key);
+    const int64_t waits = it == pending.end() ? 0 : it->second;
+    Group& g = groups[{root, key.second}];
+    const int64_t borrowed = std::max<int64_t>(0, cell.used - cell.nominal);
+    g.lendable += std::min(cell.lendable, std::max<int64_t>(0, cell.nominal - cell.used - waits));
+    int64_t wants = std::max<int64_t>(0, cell.used + waits - cell.nominal);
+    if (cell.ceiling != model::kUnlimited) wants = std::min(wants, cell.ceiling - cell.nominal);
+    if (wants > 0 && team->fair_share_weight > 0) {
+      g.sides.push_back({&key.first, team->fair_share_weight, borrowed, wants, 0});
+    }
+  }
+  std::vector<FairPart> parts;
+  for (auto& [key, g] : groups) {
+    int64_t asked = 0;
+    for (const Side& side : g.sides) asked += side.wants;
+    // Contention: two or more teams want to borrow more than can be lent, and some can be.
+    if (g.sides.size() < 2 || g.lendable <= 0 || asked <= g.lendable) continue;
+    // Weighted max-min fair parts (water-filling): a side wanting less than its weight's part of
+    // what is left gets what it wants; the rest share the remainder by weight.
+    std::vector<Side*> open;
+    for (Side& side : g.sides) open.push_back(&side);
+    double left = static_cast<double>(g.lendable);
+    for (bool capped = true; capped && !open.empty();) {
+      capped = false;
+      double weights = 0;
+      for (const Side* side : open) weights += side->weight;
+      const double per_weight = left / weights;
+      for (auto it = open.begin(); it != open.end();) {
+        if (static_cast<double>((*it)->wants) <= per_weight * (*it)->weight) {
+          (*it)->fair = static_cast<double>((*it)->wants);
+          left -= (*it)->fair;
+          it = open.erase(it);
+          capped = true;
+        } else {
+          ++it;
+        }
+      }
+      if (!capped) {
+        for (Side* side : open) side->fair = per_weight * side->weight;
+      }
+    }
+    for (const Side& side : g.sides) parts.push_back({*side.team, side.borrowed, side.fair});
+  }
+  return parts;
 }
 
 Recorder::Stranded Recorder::FindStranded(
@@ -335,6 +419,19 @@ Report Recorder::Finish(int64_t now_ms) {
     ++n;
   }
   r.jain = n == 0 || squares <= 0 ? 1.0 : sum * sum / (n * squares);
+  r.contended_s = contended_ms_ / 1000.0;
+  sum = 0;
+  squares = 0;
+  n = 0;
+  for (const auto& [team, share] : contended_) {
+    if (share.fair_gpu_ms <= 0) continue;
+    const double x = share.borrowed_gpu_ms / share.fair_gpu_ms;
+    r.teams[team].borrowed_of_fair = x;
+    sum += x;
+    squares += x * x;
+    ++n;
+  }
+  r.jain_contended = n == 0 ? -1 : squares <= 0 ? 0 : sum * sum / (n * squares);
   return r;
 }
 
@@ -382,6 +479,11 @@ void PrintReports(const std::vector<Report>& reports, std::ostream& out) {
     return Percent(r.work_lost()) + " (" + Fixed(r.lost_gpu_s, 0) + " GPU-s)";
   });
   row("Jain's index, borrowed per weight", [](const Report& r) { return Fixed(r.jain, 3); });
+  row("Jain's index, borrowed per fair part", [](const Report& r) {
+    return r.jain_contended < 0
+               ? std::string("-")
+               : Fixed(r.jain_contended, 3) + " (contended " + Fixed(r.contended_s, 0) + " s)";
+  });
   std::set<std::string> teams, classes;
   for (const Report& r : reports) {
     for (const auto& [t, s] : r.teams) teams.insert(t);
@@ -392,6 +494,13 @@ void PrintReports(const std::vector<Report>& reports, std::ostream& out) {
       auto it = r.teams.find(t);
       if (it == r.teams.end()) return std::string("-");
       return Fixed(it->second.borrowed_gpu_s, 0) + " / " + Fixed(it->second.weight, 0);
+    });
+  }
+  for (const std::string& t : teams) {
+    row("  borrowed / fair part while contending, " + t, [t](const Report& r) {
+      auto it = r.teams.find(t);
+      if (it == r.teams.end() || it->second.borrowed_of_fair < 0) return std::string("-");
+      return Fixed(it->second.borrowed_of_fair, 2);
     });
   }
   for (const std::string& c : classes) {

@@ -61,9 +61,17 @@ struct Report {
   struct TeamShare {
     double borrowed_gpu_s = 0;
     double weight = 1;
+    double borrowed_of_fair = -1;  // while borrowers contended (-1: it never contended)
   };
   std::map<std::string, TeamShare> teams;
   double jain = 1.0;  // among teams that borrowed
+  // While borrowers contend — two or more teams of a cohort want to borrow more on a flavor than
+  // can be lent there — each contender's fair part is its weighted max-min share of what can be
+  // lent (capped by what it wants). Over those times, per team: borrowed GPU-s ÷ fair-part GPU-s
+  // (TeamShare::borrowed_of_fair); and Jain's index of those ratios (1: every team had its fair
+  // part over time; -1 when borrowers never contended).
+  double jain_contended = -1;
+  double contended_s = 0;  // how long borrowers contended somewhere
   struct Waits {
     int jobs = 0;
     int never_ran = 0;
@@ -138,6 +146,14 @@ class Recorder {
   };
   [[nodiscard]] Stranded FindStranded(
       const std::map<std::string, model::ResourceList>& free_by_node) const;
+  // Where borrowers contend now (Report::jain_contended): each contender's borrowed
+  // accelerators and its fair part.
+  struct FairPart {
+    std::string team;
+    int64_t borrowed = 0;
+    double fair = 0;
+  };
+  [[nodiscard]] std::vector<FairPart> Contention() const;
   void Integrate(int64_t now_ms);
   [[nodiscard]] bool QuotaAdmits(const JobStats& job) const;
   [[nodiscard]] std::string FlavorOfNode(const std::string& node) const;
@@ -167,6 +183,13 @@ class Recorder {
   // The last stranded sample's findings, and the input it read; `changed_` is set whenever the
   // jobs or the usage change (then the next sample looks again).
   Stranded last_stranded_;
+  std::vector<FairPart> last_contention_;  // Contention() at the last look
+  double contended_ms_ = 0;
+  struct ContendedShare {
+    double borrowed_gpu_ms = 0;
+    double fair_gpu_ms = 0;
+  };
+  std::map<std::string, ContendedShare> contended_;  // by team
   std::map<std::string, model::ResourceList> last_free_;
   bool changed_ = true;
   std::map<std::string, double> borrowed_gpu_ms_;  // by team

@@ -170,6 +170,41 @@ TEST(SimulatorTest, IdleResourceSharingLendsTheGpusNoTeamWasAllocated) {
   }
 }
 
+// Fairness in motion (Report::jain_contended): team l lends its 8 GPUs; a borrows all of them
+// with 8 one-GPU pods of 10 minutes, and b asks for as many 10 s later. Under FairShare, b's
+// pods preempt a's borrowed ones until both borrow their equal fair part, 4 each; first come,
+// first served keeps a's 8 running and b borrows nothing (2× and 0× their fair parts: Jain's
+// index 0.5) until they end.
+TEST(SimulatorTest, FairShareGivesContendingBorrowersTheirFairParts) {
+  for (model::IdleComputeAllocation mode : {model::IdleComputeAllocation::kFairShare,
+                                            model::IdleComputeAllocation::kFirstComeFirstServe}) {
+    PolicyBuilder builder;
+    builder.Team("l", "c").Quota(kP5, kGpu, 8).Team("a", "c").Quota(kP5, kGpu, 0);
+    builder.Team("b", "c").Quota(kP5, kGpu, 0).IdleCompute(mode);
+    builder.mutable_policy().preemption.grace_period_seconds = 2;
+    Trace trace;
+    trace.nodes = {P5Nodes(1)};
+    for (int i = 0; i < 8; ++i) {
+      trace.jobs.push_back(Job("a-" + std::to_string(i), "a", 0, 1, 1, 600));
+      trace.jobs.push_back(Job("b-" + std::to_string(i), "b", 10, 1, 1, 600));
+    }
+    const Report r = Simulate(builder.Build(), trace, SimulationOptions{});
+    EXPECT_EQ(r.completed, 16) << Table(r);
+    EXPECT_GE(r.contended_s, 500) << Table(r);
+    const double a = r.teams.at("a").borrowed_of_fair;
+    const double b = r.teams.at("b").borrowed_of_fair;
+    if (mode == model::IdleComputeAllocation::kFairShare) {
+      EXPECT_GE(r.jain_contended, 0.95) << Table(r);
+      EXPECT_NEAR(a, 1.0, 0.1) << Table(r);
+      EXPECT_NEAR(b, 1.0, 0.1) << Table(r);
+    } else {
+      EXPECT_NEAR(r.jain_contended, 0.5, 0.01) << Table(r);
+      EXPECT_NEAR(a, 2.0, 0.02) << Table(r);
+      EXPECT_NEAR(b, 0.0, 0.01) << Table(r);
+    }
+  }
+}
+
 // The gang: 4 × 4 GPUs of a team that may use 9. Nodes are full of lower-priority pods,
 // so kube-scheduler's dry run finds victims for every member it tries; none may be approved —
 // no victim set can admit the gang — and nothing is disrupted.
