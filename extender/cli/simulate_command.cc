@@ -258,10 +258,11 @@ Command SimulateCommand() {
       "taskgov's own filter, prioritize, preempt and bind decisions, its preemption controller,\n"
       "quota ledger and pending queues, with kube-scheduler, the kubelet and the job controllers\n"
       "played around them on virtual time, and prints utilisation, stranded accelerators, time\n"
-      "to guarantee, borrowing per fair-share weight (Jain's index), disruptions per job, work\n"
-      "lost, ping-pong, waits per priority class and jobs that never ran. --compare plays the\n"
-      "same trace under a second policy beside the first. Runs offline; deterministic for a\n"
-      "seed. Trace format and metrics: docs/simulate.md.\n",
+      "to guarantee, borrowing per fair-share weight and per fair part while teams contend\n"
+      "(Jain's indices), disruptions per job, work lost, ping-pong, waits per priority class\n"
+      "and jobs that never ran. --compare plays the same trace under a second policy beside\n"
+      "the first. Runs offline; deterministic for a seed. Trace format and metrics:\n"
+      "docs/simulate.md.\n",
       "taskgov simulate --policy scheduler/sim/samples/five-teams/policy \\\n"
       "    --trace scheduler/sim/samples/five-teams/day.json\n"
       "taskgov simulate --policy ./policy --compare ./policy-new-weights --trace day.json\n"
