@@ -236,6 +236,25 @@ TEST_F(ConsoleBrowserTest, EveryPageLoadsCleanAndShowsTheApisNumbers) {
     EXPECT_NE(table.find(cell), std::string::npos) << cell << " in " << table;
   }
 
+  // A render overtaken by a later one shows nothing: the dashboard's refresh, slowed here to
+  // answer after a click on Tasks was rendered, must not replace the tasks page (seen under load:
+  // the Tasks tab showed the dashboard).
+  ASSERT_TRUE(Load("dashboard").dom.find("data-ready") != std::string::npos);
+  common::Result<rapidjson::Document> raced = browser_->Evaluate(
+      "new Promise(ok => {"
+      " const fetch0 = window.fetch; let slowed = false;"
+      " window.fetch = (...a) => { if (slowed) return fetch0(...a); slowed = true;"
+      "   return new Promise(r => setTimeout(r, 1500)).then(() => fetch0(...a)); };"
+      " render();"  // the dashboard again, its first request held 1.5 s
+      " setTimeout(() => { location.hash = '#/tasks?team=b'; }, 100);"
+      " setTimeout(() => { window.fetch = fetch0;"
+      "   ok(document.body.dataset.route + ' ' + document.body.dataset.page + ' ' +"
+      "      (document.getElementById('main').textContent.includes('1 of 1 workloads'))); },"
+      "   3000); })");
+  ASSERT_TRUE(raced.ok()) << raced.error().message;
+  ASSERT_TRUE(raced->IsString());
+  EXPECT_EQ(std::string(raced->GetString()), "#/tasks?team=b tasks true");
+
   Screenshot("dashboard", "dashboard.png");
   Screenshot("tasks", "tasks.png");
   Screenshot("tasks/" + Ns("b") + "/train", "task.png");

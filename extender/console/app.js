@@ -12,6 +12,7 @@ const state = {
   timer: 0,
   failures: 0,
   sort: {key: 'queue', up: true},
+  renders: 0,  // renders started: one that a later one overtook shows nothing
 };
 
 // ---- small helpers ----
@@ -137,6 +138,7 @@ function setParam(name, value) {
 const pages = {dashboard: renderDashboard, tasks: renderTasks, policies: renderPolicies};
 
 async function render() {
+  const mine = ++state.renders;
   const r = route();
   for (const a of document.querySelectorAll('nav a')) {
     if (a.dataset.page === r.page) a.setAttribute('aria-current', 'page');
@@ -153,6 +155,9 @@ async function render() {
   try {
     // A page's parts; a part it has nothing for is null (never shown as text).
     const view = (await page(r)).filter(part => part !== null && part !== undefined && part !== false);
+    // A render started while this one waited for the API (a refresh, then a click on another
+    // page) is the one to show: this one's page must not replace it.
+    if (mine !== state.renders) return;
     main.replaceChildren(...view);
     delete main.dataset.stale;
     showError('');
@@ -161,6 +166,7 @@ async function render() {
     document.body.dataset.page = r.page;
     document.body.dataset.ready = 'true';
   } catch (e) {
+    if (mine !== state.renders) return;
     if (e instanceof Unauthorized) {
       // the sign-in dialog says why
     } else if (e instanceof Unreachable) {
@@ -174,7 +180,7 @@ async function render() {
       noteFailure(e.message);
     }
   } finally {
-    rendered();
+    if (mine === state.renders) rendered();
   }
 }
 
