@@ -244,18 +244,34 @@ bool KubeScheduler::Fits(const PodObject& pod, const model::Node& node,
   return FitsIn(pod.request, node.allocatable, with_nominated, extra_free);
 }
 
-std::vector<std::string> KubeScheduler::NodesThatFit(const PodObject& pod,
-                                                     const std::vector<std::string>& among,
-                                                     std::vector<std::string>* resolvable) const {
-  std::vector<std::string> fit;
-  for (const std::string& name : among) {
-    const model::Node* node = api_->FindNode(name);
-    if (node == nullptr || node->unschedulable) continue;
-    if (!decisions::MatchesNodeSelector(pod.pod.node_selector, node->labels)) continue;
-    if (Fits(pod, *node, ResourceList())) {
-      fit.push_back(name);
+void KubeScheduler::Refresh(const PodObject& pod, QueuedPod* q) const {
+  const size_t node_count = api_->nodes().size();
+  if (q->filter_args.pod.uid.empty() ||
+      q->filter_args.pod.resource_version != pod.pod.resource_version) {
+    q->filter_args.pod = pod.pod;
+    q->preempt_args.pod = pod.pod;
+    q->selects.clear();
+  }
+  if (q->selects.size() != node_count) {
+    q->selects.resize(node_count);
+    for (size_t i = 0; i < node_count; ++i) {
+      q->selects[i] =
+          decisions::MatchesNodeSelector(pod.pod.node_selector, api_->nodes()[i].labels);
+    }
+  }
+}
+
+std::vector<size_t> KubeScheduler::NodesThatFit(const PodObject& pod, const QueuedPod& q,
+                                                const std::vector<size_t>& among,
+                                                std::vector<size_t>* resolvable) const {
+  std::vector<size_t> fit;
+  for (const size_t i : among) {
+    const model::Node& node = api_->nodes()[i];
+    if (node.unschedulable || !q.selects[i]) continue;
+    if (Fits(pod, node, ResourceList())) {
+      fit.push_back(i);
     } else if (resolvable != nullptr) {
-      resolvable->push_back(name);  // Insufficient resources: preemption may help
+      resolvable->push_back(i);  // Insufficient resources: preemption may help
     }
   }
   return fit;
@@ -266,23 +282,34 @@ void KubeScheduler::ScheduleOne(const std::string& uid) {
   auto q = queued_.find(uid);
   if (object == nullptr || q == queued_.end()) return;
   const PodObject& pod = *object;
-  ++q->second.attempts;
-  q->second.last_attempt_ms = loop_->now_ms();
+  QueuedPod& queued = q->second;
+  ++queued.attempts;
+  queued.last_attempt_ms = loop_->now_ms();
   ++stats_.attempts;
+  Refresh(pod, &queued);
 
-  std::vector<std::string> all;
-  for (const model::Node& n : api_->nodes()) all.push_back(n.name);
-  std::vector<std::string> resolvable;
-  std::vector<std::string> fit;
+  const std::vector<model::Node>& nodes = api_->nodes();
+  std::vector<size_t> resolvable;
+  std::vector<size_t> fit;
   // evaluateNominatedNode: the nominated node alone first.
-  if (!pod.nominated_node.empty()) fit = NodesThatFit(pod, {pod.nominated_node}, nullptr);
-  if (fit.empty()) fit = NodesThatFit(pod, all, &resolvable);
+  if (!pod.nominated_node.empty()) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i].name != pod.nominated_node) continue;
+      fit = NodesThatFit(pod, queued, {i}, nullptr);
+      break;
+    }
+  }
+  if (fit.empty()) {
+    std::vector<size_t> all(nodes.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    fit = NodesThatFit(pod, queued, all, &resolvable);
+  }
 
-  FilterArgs args;
-  args.pod = pod.pod;
+  FilterArgs& args = queued.filter_args;
   std::vector<std::string> feasible;
   if (!fit.empty()) {
-    args.node_names = fit;
+    args.node_names.resize(fit.size());
+    for (size_t i = 0; i < fit.size(); ++i) args.node_names[i] = nodes[fit[i]].name;
     const FilterResult result = extender_->Filter(args);
     if (!result.error.empty()) {
       Failed(uid);
@@ -302,17 +329,18 @@ void KubeScheduler::ScheduleOne(const std::string& uid) {
     ++stats_.no_fit;
     if (attempt_observer_) {
       std::string why = "no node fits (free:";
-      for (const std::string& name : resolvable) {
-        ResourceList free = api_->FindNode(name)->allocatable;
-        Subtract(&free, Used(name));
-        why += " " + name + " " + free.ToString() + ";";
+      for (const size_t i : resolvable) {
+        ResourceList free = nodes[i].allocatable;
+        Subtract(&free, Used(nodes[i].name));
+        why += " " + nodes[i].name + " " + free.ToString() + ";";
       }
       attempt_observer_(pod.pod, why + ")");
     }
   }
   if (feasible.empty()) {
-    std::sort(resolvable.begin(), resolvable.end());
-    (void)PostFilter(pod, resolvable);
+    std::sort(resolvable.begin(), resolvable.end(),
+              [&](size_t a, size_t b) { return nodes[a].name < nodes[b].name; });
+    (void)PostFilter(pod, &queued, resolvable);
     Failed(uid);
     return;
   }
@@ -393,7 +421,8 @@ std::vector<const PodObject*> KubeScheduler::VictimsOn(const PodObject& pod,
   return victims;
 }
 
-bool KubeScheduler::PostFilter(const PodObject& pod, const std::vector<std::string>& candidates) {
+bool KubeScheduler::PostFilter(const PodObject& pod, QueuedPod* q,
+                               const std::vector<size_t>& candidates) {
   // PodEligibleToPreemptOthers: not while a lower-priority pod terminates on its nominated node.
   if (!pod.nominated_node.empty()) {
     auto on = pods_on_.find(pod.nominated_node);
@@ -404,15 +433,14 @@ bool KubeScheduler::PostFilter(const PodObject& pod, const std::vector<std::stri
       }
     }
   }
-  PreemptArgs args;
-  args.pod = pod.pod;
+  PreemptArgs& args = q->preempt_args;
+  args.node_to_victims.clear();
   args.meta = true;
-  for (const std::string& name : candidates) {
-    const model::Node* node = api_->FindNode(name);
-    if (node == nullptr) continue;
-    const std::vector<const PodObject*> victims = VictimsOn(pod, *node);
+  for (const size_t i : candidates) {
+    const model::Node& node = api_->nodes()[i];
+    const std::vector<const PodObject*> victims = VictimsOn(pod, node);
     if (victims.empty()) continue;
-    Victims& v = args.node_to_victims[name];
+    Victims& v = args.node_to_victims[node.name];
     for (const PodObject* p : victims) {
       Pod meta;
       meta.uid = p->pod.uid;

@@ -93,6 +93,12 @@ class KubeScheduler {
     int attempts = 0;
     int64_t last_attempt_ms = 0;
     int64_t unschedulable_since_ms = 0;
+    // The verbs' arguments for the pod as its last cycle saw it (their pod a copy of that
+    // version, kept while its resourceVersion stays), and which nodes its node selector
+    // accepts (by index in Api::nodes()).
+    FilterArgs filter_args;
+    PreemptArgs preempt_args;
+    std::vector<uint8_t> selects;
   };
   using ActiveKey = std::tuple<int64_t, int64_t, std::string>;  // −priority, created, uid
 
@@ -113,9 +119,13 @@ class KubeScheduler {
 
   // One scheduling cycle.
   void ScheduleOne(const std::string& uid);
-  [[nodiscard]] std::vector<std::string> NodesThatFit(const PodObject& pod,
-                                                      const std::vector<std::string>& among,
-                                                      std::vector<std::string>* resolvable) const;
+  // Brings `q`'s copy of the pod (and what is derived from it) up to `pod`'s version.
+  void Refresh(const PodObject& pod, QueuedPod* q) const;
+  // The nodes (indices in Api::nodes()) among `among` that fit `pod`; those that do not for
+  // lack of room are appended to `resolvable` (when given).
+  [[nodiscard]] std::vector<size_t> NodesThatFit(const PodObject& pod, const QueuedPod& q,
+                                                 const std::vector<size_t>& among,
+                                                 std::vector<size_t>* resolvable) const;
   [[nodiscard]] bool Fits(const PodObject& pod, const model::Node& node,
                           const model::ResourceList& extra_free) const;
   [[nodiscard]] const model::ResourceList& Used(const std::string& node) const;
@@ -123,8 +133,9 @@ class KubeScheduler {
                                                 const std::string& except) const;
   [[nodiscard]] std::string SelectHost(const PodObject& pod, const FilterArgs& args,
                                        const std::vector<std::string>& feasible);
-  // DefaultPreemption; true when it nominated the pod.
-  bool PostFilter(const PodObject& pod, const std::vector<std::string>& candidates);
+  // DefaultPreemption over `candidates` (indices in Api::nodes(), in name order); true when it
+  // nominated the pod.
+  bool PostFilter(const PodObject& pod, QueuedPod* q, const std::vector<size_t>& candidates);
   [[nodiscard]] std::vector<const PodObject*> VictimsOn(const PodObject& pod,
                                                         const model::Node& node) const;
   void ClearNomination(const std::string& uid);
