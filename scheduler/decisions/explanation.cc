@@ -345,7 +345,7 @@ void QueueCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanatio
                                        " rank ahead of it; none needs this room first"));
     return;
   }
-  std::string change = "the pods ranked ahead of it (first: " + snap.ahead.front().key +
+  std::string change = "the pods ranked ahead of it (first: " + snap.ahead.front()->key +
                        ") must be admitted or leave first";
   if (me.by_priority) {
     change += ", or it must rank higher (priority " + std::to_string(me.priority) +

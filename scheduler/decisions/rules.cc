@@ -271,7 +271,7 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
   const Subject& me = snapshot.subject;
   if (snapshot.ahead.empty()) return std::nullopt;
   if (me.team->queueing == QueueingStrategy::kStrictFIFO) {
-    return "waiting behind higher-ranked pod " + snapshot.ahead.front().key + " (StrictFIFO)";
+    return "waiting behind higher-ranked pod " + snapshot.ahead.front()->key + " (StrictFIFO)";
   }
   // BestEffortFIFO: the pods ahead take what they can, in rank order (a pod that cannot fit
   // does not hold the others back); this pod waits if what they take leaves it no room.
@@ -285,7 +285,8 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
   const std::string_view flavor_name = FlavorNames().Name(flavor);
   std::vector<std::string_view> gangs;  // a gang ahead takes its members' quota once, whole
   int room_looks = 4;  // MayPass scans the flavor's nodes: at most 4 times a decision
-  for (const PendingPod& other : snapshot.ahead) {
+  for (const state::PendingRef& entry : snapshot.ahead) {
+    const PendingPod& other = *entry;
     if (!snapshot.policy.FlavorAllows(flavor_name, other.node_selector)) continue;  // elsewhere
     ResourceList other_need = other.request;
     if (!other.workload.empty()) {
@@ -392,7 +393,8 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
   const bool i_starve = Starving(snapshot.policy, me.pod->creation_unix_ms, snapshot.now_ms);
   const Team* team_of_tally = nullptr;
   Tally theirs;  // what the other team's pods ahead take
-  for (const auto& [other_team, head] : *snapshot.heads) {
+  for (const auto& [other_team, head_entry] : *snapshot.heads) {
+    const PendingPod& head = *head_entry;
     const Team& other = *other_team;
     if (other_team != team_of_tally) {
       team_of_tally = other_team;

@@ -45,6 +45,9 @@ PendingPod Pending(const std::string& key, const std::string& team, int64_t gpus
   return pod;
 }
 
+// As the pending queues hand it out.
+state::PendingRef Ref(PendingPod pod) { return std::make_shared<const PendingPod>(std::move(pod)); }
+
 class RulesTest : public ::testing::Test {
  protected:
   void Start(PolicyPtr policy) { book_ = std::make_unique<QuotaBook>(std::move(policy), &clock_); }
@@ -87,7 +90,7 @@ TEST_F(RulesTest, StrictFifoWaitsBehindTheHeadWhateverItsSize) {
             .Queueing(QueueingStrategy::kStrictFIFO)
             .Build());
   auto snap = Take("team-a", 1);
-  snap->ahead.push_back(Pending("ns-team-a/huge", "team-a", 64));  // can never fit
+  snap->ahead.push_back(Ref(Pending("ns-team-a/huge", "team-a", 64)));  // can never fit
   EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal),
             "waiting behind higher-ranked pod ns-team-a/huge (StrictFIFO)");
 }
@@ -96,9 +99,9 @@ TEST_F(RulesTest, BestEffortFifoWaitsOnlyWhenThePodsAheadTakeTheRoom) {
   Start(PolicyBuilder().Team("team-a").Quota(kP5, kGpu, 8, 0).Build());
   Use("team-a", 5);
   auto snap = Take("team-a", 2);
-  snap->ahead.push_back(Pending("ns-team-a/too-big", "team-a", 4));  // cannot fit: passed
+  snap->ahead.push_back(Ref(Pending("ns-team-a/too-big", "team-a", 4)));  // cannot fit: passed
   EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal), std::nullopt);
-  snap->ahead.push_back(Pending("ns-team-a/two", "team-a", 2));  // takes 2 of the 3 left
+  snap->ahead.push_back(Ref(Pending("ns-team-a/two", "team-a", 2)));  // takes 2 of the 3 left
   EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal),
             "waiting behind higher-ranked pod ns-team-a/two");
 }
@@ -108,14 +111,14 @@ TEST_F(RulesTest, PodsAheadForAnotherFlavorDoNotBlock) {
   auto snap = Take("team-a", 4);
   PendingPod g5_only = Pending("ns-team-a/g5-only", "team-a", 4);
   g5_only.node_selector = {{"node.kubernetes.io/instance-type", kG5}};
-  snap->ahead.push_back(g5_only);
+  snap->ahead.push_back(Ref(g5_only));
   EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal), std::nullopt);
 }
 
 TEST_F(RulesTest, QueueOrderLeavesAPodThatDoesNotFitToTheQuota) {
   Start(PolicyBuilder().Team("team-a").Quota(kP5, kGpu, 4, 0).Build());
   auto snap = Take("team-a", 8);
-  snap->ahead.push_back(Pending("ns-team-a/one", "team-a", 1));
+  snap->ahead.push_back(Ref(Pending("ns-team-a/one", "team-a", 1)));
   EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal), std::nullopt);
 }
 
@@ -130,7 +133,7 @@ TEST_F(RulesTest, APodAheadThatWouldPreemptItHoldsItBackUntilSetAside) {
   snap->subject.priority = 1;
   PendingPod high = Pending("ns-team-a/high", "team-a", 4);
   high.priority = 100;
-  snap->ahead.push_back(high);
+  snap->ahead.push_back(Ref(high));
   EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal), std::nullopt)
       << "no controller: nothing is ever preempted";
   PreemptorState state = PreemptorState::kUndecided;
@@ -144,11 +147,13 @@ TEST_F(RulesTest, APodAheadThatWouldPreemptItHoldsItBackUntilSetAside) {
   EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal), std::nullopt);
   // Beyond the team's ceiling (8): it can never be admitted, and holds nothing back.
   state = PreemptorState::kUndecided;
-  snap->ahead[0].request = Gpus(9);
+  high.request = Gpus(9);
+  snap->ahead[0] = Ref(high);
   EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal), std::nullopt);
   // Of equal priority: it may not preempt this pod (LowerPriority).
-  snap->ahead[0].request = Gpus(4);
-  snap->ahead[0].priority = 1;
+  high.request = Gpus(4);
+  high.priority = 1;
+  snap->ahead[0] = Ref(high);
   EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal), std::nullopt);
 }
 
@@ -170,7 +175,7 @@ TEST_F(RulesTest, FairShareYieldsToALowerShareThatWouldLoseOut) {
   Use("team-b", 3);
   auto snap = Take("team-b", 1);
   snap->heads.emplace().emplace_back(snap->policy.FindTeam("team-c"),
-                                     Pending("ns-team-c/c-0", "team-c", 1));
+                                     Ref(Pending("ns-team-c/c-0", "team-c", 1)));
   // b after = 4/4/3 = 333‰, c after = 1/4/1 = 250‰, and b's fourth leaves c nothing.
   EXPECT_EQ(FairShareBlocks(*snap, P5()),
             "fair share: team-c (share 0.250) is ahead of team-b (share 0.333)");
@@ -184,7 +189,7 @@ TEST_F(RulesTest, FairShareLetsDemandWithinNominalGoFirst) {
   Use("team-b", 3);  // borrowed from the lender's 4
   auto snap = Take("team-b", 1);
   snap->heads.emplace().emplace_back(snap->policy.FindTeam("lender"),
-                                     Pending("ns-lender/l-0", "lender", 1));
+                                     Ref(Pending("ns-lender/l-0", "lender", 1)));
   EXPECT_EQ(FairShareBlocks(*snap, P5()),
             "fair share: lender is ahead of team-b: its pending pod ns-lender/l-0 fits within its "
             "nominal quota, and team-b would borrow what it needs");
@@ -192,7 +197,7 @@ TEST_F(RulesTest, FairShareLetsDemandWithinNominalGoFirst) {
   Use("team-b", 2);
   auto roomy = Take("team-b", 1);
   roomy->heads.emplace().emplace_back(roomy->policy.FindTeam("lender"),
-                                      Pending("ns-lender/l-0", "lender", 1));
+                                      Ref(Pending("ns-lender/l-0", "lender", 1)));
   EXPECT_EQ(FairShareBlocks(*roomy, P5()), std::nullopt);
 }
 
@@ -205,7 +210,7 @@ TEST_F(RulesTest, DemandWithinNominalGoesFirstEvenWhenItMustReclaimToFit) {
   Use("team-b", 4);
   auto snap = Take("team-b", 1);
   snap->heads.emplace().emplace_back(snap->policy.FindTeam("lender"),
-                                     Pending("ns-lender/l-0", "lender", 2));
+                                     Ref(Pending("ns-lender/l-0", "lender", 2)));
   EXPECT_EQ(FairShareBlocks(*snap, P5()),
             "fair share: lender is ahead of team-b: its pending pod ns-lender/l-0 fits within its "
             "nominal quota, and team-b would borrow what it needs");
@@ -222,13 +227,13 @@ TEST_F(RulesTest, ALowerShareGoesFirstEvenWhenItMustPreemptToFit) {
   Use("team-b", 3);
   auto snap = Take("team-b", 1);
   snap->heads.emplace().emplace_back(snap->policy.FindTeam("team-c"),
-                                     Pending("ns-team-c/c-0", "team-c", 2));
+                                     Ref(Pending("ns-team-c/c-0", "team-c", 2)));
   // b after = 4/4 = 1.000, c after = 2/4 = 0.500: c first, though only 1 GPU is free now.
   EXPECT_EQ(FairShareBlocks(*snap, P5()),
             "fair share: team-c (share 0.500) is ahead of team-b (share 1.000)");
   auto beyond = Take("team-b", 1);
   beyond->heads.emplace().emplace_back(beyond->policy.FindTeam("team-c"),
-                                       Pending("ns-team-c/c-big", "team-c", 4));  // ceiling 3
+                                       Ref(Pending("ns-team-c/c-big", "team-c", 4)));  // ceiling 3
   EXPECT_EQ(FairShareBlocks(*beyond, P5()), std::nullopt);
 }
 
@@ -243,13 +248,14 @@ TEST_F(RulesTest, APodWaitingInItsOwnQueueDoesNotHoldAnotherTeamBack) {
   // c-small would fit alone, and go before b (0.500), but not once c-big took its 3: it waits in
   // c's queue, not for b.
   heads.emplace_back(snap->policy.FindTeam("team-c"),
-                     Pending("ns-team-c/c-big", "team-c", 3, /*created_ms=*/20));
-  heads.emplace_back(snap->policy.FindTeam("team-c"), Pending("ns-team-c/c-small", "team-c", 2));
+                     Ref(Pending("ns-team-c/c-big", "team-c", 3, /*created_ms=*/20)));
+  heads.emplace_back(snap->policy.FindTeam("team-c"),
+                     Ref(Pending("ns-team-c/c-small", "team-c", 2)));
   EXPECT_EQ(FairShareBlocks(*snap, P5()), std::nullopt);
   // At the head of its queue, c-small goes first.
   auto alone = Take("team-b", 2);
   alone->heads.emplace().emplace_back(alone->policy.FindTeam("team-c"),
-                                      Pending("ns-team-c/c-small", "team-c", 2));
+                                      Ref(Pending("ns-team-c/c-small", "team-c", 2)));
   EXPECT_EQ(FairShareBlocks(*alone, P5()),
             "fair share: team-c (share 0.500) is ahead of team-b (share 0.750)");
 }
@@ -259,7 +265,7 @@ TEST_F(RulesTest, FairShareIgnoresDemandThatStillFitsAfterwards) {
   Use("team-b", 2);
   auto snap = Take("team-b", 1);
   snap->heads.emplace().emplace_back(snap->policy.FindTeam("team-c"),
-                                     Pending("ns-team-c/c-0", "team-c", 1));
+                                     Ref(Pending("ns-team-c/c-0", "team-c", 1)));
   EXPECT_EQ(FairShareBlocks(*snap, P5()), std::nullopt);
 }
 
@@ -267,13 +273,15 @@ TEST_F(RulesTest, FairShareTiesGoToTheOlderPod) {
   Start(FairPolicy(1, 1));
   // b and c each want the whole pool: both shares after admission are 4/4 = 1000‰.
   auto newer = Take("team-b", 4, /*created_ms=*/10);
-  newer->heads.emplace().emplace_back(newer->policy.FindTeam("team-c"),
-                                      Pending("ns-team-c/c-old", "team-c", 4, /*created_ms=*/5));
+  newer->heads.emplace().emplace_back(
+      newer->policy.FindTeam("team-c"),
+      Ref(Pending("ns-team-c/c-old", "team-c", 4, /*created_ms=*/5)));
   EXPECT_EQ(FairShareBlocks(*newer, P5()),
             "fair share: team-c (share 1.000) is ahead of team-b (share 1.000)");
   auto older = Take("team-b", 4, /*created_ms=*/1);
-  older->heads.emplace().emplace_back(older->policy.FindTeam("team-c"),
-                                      Pending("ns-team-c/c-new", "team-c", 4, /*created_ms=*/5));
+  older->heads.emplace().emplace_back(
+      older->policy.FindTeam("team-c"),
+      Ref(Pending("ns-team-c/c-new", "team-c", 4, /*created_ms=*/5)));
   EXPECT_EQ(FairShareBlocks(*older, P5()), std::nullopt);
 }
 
@@ -286,10 +294,10 @@ TEST_F(RulesTest, AGangAtTheHeadOfAnotherTeamCountsWithAllItsMembers) {
   PendingPod member = Pending("ns-team-c/pair-0", "team-c", 1, /*created_ms=*/5);
   member.workload = "kueue/ns-team-c/pair";
   member.workload_size = 2;
-  snap->heads.emplace().emplace_back(snap->policy.FindTeam("team-c"), member);
+  snap->heads.emplace().emplace_back(snap->policy.FindTeam("team-c"), Ref(member));
   EXPECT_EQ(FairShareBlocks(*snap, P5()), std::nullopt);  // 2 + 2 fit the 4 idle: no contest
   auto big = Take("team-b", 3, /*created_ms=*/10);
-  big->heads.emplace().emplace_back(big->policy.FindTeam("team-c"), member);
+  big->heads.emplace().emplace_back(big->policy.FindTeam("team-c"), Ref(member));
   EXPECT_EQ(FairShareBlocks(*big, P5()),
             "fair share: team-c (share 0.500) is ahead of team-b (share 0.750)");
 }
@@ -318,7 +326,7 @@ TEST_F(RulesTest, FairShareAcrossATreeComparesTheCohortsBelowTheSharedOne) {
     Use("team-b", 2);
     auto snap = Take("team-a", 2);
     snap->heads.emplace().emplace_back(snap->policy.FindTeam("team-b"),
-                                       Pending("ns-team-b/b-0", "team-b", 2));
+                                       Ref(Pending("ns-team-b/b-0", "team-b", 2)));
     if (w == 1.0) {
       EXPECT_EQ(FairShareBlocks(*snap, P5()), std::nullopt);
     } else {
@@ -339,7 +347,7 @@ TEST_F(RulesTest, FairShareIsOffUnderFirstComeFirstServeIdleCompute) {
   Use("team-b", 3);
   auto snap = Take("team-b", 1);
   snap->heads.emplace().emplace_back(snap->policy.FindTeam("team-c"),
-                                     Pending("ns-team-c/c-0", "team-c", 1));
+                                     Ref(Pending("ns-team-c/c-0", "team-c", 1)));
   EXPECT_EQ(FairShareBlocks(*snap, P5()), std::nullopt);
 }
 

@@ -30,6 +30,7 @@ using state::NodeCache;
 using state::NodeFit;
 using state::PendingPod;
 using state::PendingQueues;
+using state::PendingRef;
 using state::TeamResolver;
 
 namespace {
@@ -82,11 +83,11 @@ void JudgeNodes(const NodeCache& nodes, const Policy& policy, const Subject& sub
 // are a few at most: their applier runs as soon as they are posted).
 constexpr size_t kHeadLookahead = 8;
 
-std::vector<std::pair<const Team*, PendingPod>> CohortHeads(const PendingQueues& pending,
+std::vector<std::pair<const Team*, PendingRef>> CohortHeads(const PendingQueues& pending,
                                                             const QuotaBook& book,
                                                             const Policy& policy,
                                                             const Team& team) {
-  std::vector<std::pair<const Team*, PendingPod>> heads;
+  std::vector<std::pair<const Team*, PendingRef>> heads;
   for (const Team& other : policy.teams) {
     if (&other == &team || !other.active || !policy.SameCohortTree(other, team)) continue;
     // Under BestEffortFIFO a head that cannot be admitted steps aside for the next (Kueue's
@@ -94,10 +95,10 @@ std::vector<std::pair<const Team*, PendingPod>> CohortHeads(const PendingQueues&
     // best-ranked pods: each of them may be the one this borrowing would keep waiting, and whose
     // preemption would take it back. Under StrictFIFO only the first goes before the others.
     const bool strict = other.queueing == model::QueueingStrategy::kStrictFIFO;
-    for (PendingPod& head : pending.Heads(
+    for (PendingRef& head : pending.Heads(
              TeamNames().Intern(other.name),
              policy.task_prioritization == TaskPrioritization::kTaskRanking, kHeadLookahead)) {
-      if (AdmittedWhilePending(book, head)) continue;
+      if (AdmittedWhilePending(book, *head)) continue;
       heads.emplace_back(&other, std::move(head));
       if (strict) break;
     }
@@ -221,7 +222,7 @@ void TakeAhead(const QuotaBook& book, const ClusterState& cluster, size_t queue_
                               subject.workload.gang() ? subject.workload.key : std::string());
   // A gang never waits for itself (left out above), nor does a pod for one admitted already.
   std::erase_if(snapshot->ahead,
-                [&](const PendingPod& other) { return AdmittedWhilePending(book, other); });
+                [&](const PendingRef& other) { return AdmittedWhilePending(book, *other); });
 }
 
 void TakeCohortHeads(const ClusterState& cluster, Snapshot* snapshot) {

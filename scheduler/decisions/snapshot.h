@@ -103,11 +103,11 @@ struct Snapshot {
   // The team's pending pods ranked ahead of the subject, best first (one under StrictFIFO, at
   // most the lookahead under BestEffortFIFO), without the subject's own gang and without pods
   // admitted already (AdmittedWhilePending); read only when some candidate node has room.
-  std::vector<state::PendingPod> ahead;
+  std::vector<state::PendingRef> ahead;
   // Under FairShare: the best-ranked pending pods of each other active team of the cohort tree,
   // not admitted already — up to 8 each, best first (its first only under StrictFIFO) — (empty
   // when fair share does not apply); unset until TakeCohortHeads.
-  std::optional<std::vector<std::pair<const model::Team*, state::PendingPod>>> heads;
+  std::optional<std::vector<std::pair<const model::Team*, state::PendingRef>>> heads;
 };
 
 // Whether a pod of the pending view was admitted already: it holds a reservation (the pending

@@ -92,27 +92,29 @@ bool PendingQueues::AddLocked(const PendingPod& pod, bool from_informer, int64_t
   auto [it, inserted] = pending_.try_emplace(pod.uid);
   Entry& entry = it->second;
   if (!inserted) {
-    TeamQueue& old = queues_[entry.pod.team];
-    old.by_priority.erase(PriorityKey{-int64_t{entry.pod.priority}, entry.pod.created_ms, pod.uid});
-    old.by_age.erase(AgeKey{entry.pod.created_ms, pod.uid});
+    const PendingPod& was = *entry.pod;
+    TeamQueue& old = queues_[was.team];
+    old.by_priority.erase(PriorityKey{-int64_t{was.priority}, was.created_ms, pod.uid});
+    old.by_age.erase(AgeKey{was.created_ms, pod.uid});
     old.version = ++version_clock_;
-    if (entry.pod.gang != pod.gang) Unindex(&by_gang_, entry.pod.gang, pod.uid);
-    if (entry.pod.workload != pod.workload) Unindex(&by_workload_, entry.pod.workload, pod.uid);
+    if (was.gang != pod.gang) Unindex(&by_gang_, was.gang, pod.uid);
+    if (was.workload != pod.workload) Unindex(&by_workload_, was.workload, pod.uid);
   }
-  if ((inserted || entry.pod.gang != pod.gang) && !pod.gang.empty()) {
+  if ((inserted || entry.pod->gang != pod.gang) && !pod.gang.empty()) {
     by_gang_.emplace(pod.gang, pod.uid);
   }
-  if ((inserted || entry.pod.workload != pod.workload) && !pod.workload.empty()) {
+  if ((inserted || entry.pod->workload != pod.workload) && !pod.workload.empty()) {
     by_workload_.emplace(pod.workload, pod.uid);
   }
-  entry.pod = pod;
-  if (!from_informer && (entry.refused_ms == 0 || entry.refusal != entry.pod.refusal)) {
-    entry.refusal = std::move(entry.pod.refusal);
-    entry.topology = entry.pod.topology_refused;
+  auto fresh = std::make_shared<PendingPod>(pod);
+  if (!from_informer && (entry.refused_ms == 0 || entry.refusal != fresh->refusal)) {
+    entry.refusal = std::move(fresh->refusal);
+    entry.topology = fresh->topology_refused;
     entry.refused_ms = now_ms;
   }
-  entry.pod.refusal.clear();
-  entry.pod.topology_refused = false;
+  fresh->refusal.clear();
+  fresh->topology_refused = false;
+  entry.pod = std::move(fresh);
   entry.last_seen_ms.store(now_ms, std::memory_order_relaxed);
   entry.from_informer = entry.from_informer || from_informer;
   if (entry.from_informer) {
@@ -130,10 +132,10 @@ bool PendingQueues::AddLocked(const PendingPod& pod, bool from_informer, int64_t
 
 void PendingQueues::ReAddLocked(const Entry& entry) {
   // A re-rank: it was queued already.
-  (void)AddLocked(entry.pod, entry.from_informer, clock_->NowMs());
+  (void)AddLocked(*entry.pod, entry.from_informer, clock_->NowMs());
   // Its standing is unchanged: refused or not, and last filtered when it was (a re-rank must not
   // keep a pod the filter no longer asks about alive).
-  Entry& added = pending_.at(entry.pod.uid);
+  Entry& added = pending_.at(entry.pod->uid);
   added.refused = entry.refused;
   added.refusal = entry.refusal;
   added.topology = entry.topology;
@@ -145,7 +147,7 @@ void PendingQueues::ReAddLocked(const Entry& entry) {
 void PendingQueues::RemoveLocked(const std::string& uid) {
   auto it = pending_.find(uid);
   if (it == pending_.end()) return;
-  const PendingPod& pod = it->second.pod;
+  const PendingPod& pod = *it->second.pod;
   TeamQueue& queue = queues_[pod.team];
   queue.by_priority.erase(PriorityKey{-int64_t{pod.priority}, pod.created_ms, uid});
   queue.by_age.erase(AgeKey{pod.created_ms, uid});
@@ -235,11 +237,17 @@ void PendingQueues::Retarget(const std::function<void(PendingPod&)>& retarget) {
     by_workload_.clear();
     filter_only_.clear();
     for (Entry& entry : entries) {
-      retarget(entry.pod);
-      if (entry.pod.team != kNoTeam) ReAddLocked(entry);
+      if (RetargetLocked(retarget, &entry)) ReAddLocked(entry);
     }
   }
   TryApplyNotes();
+}
+
+bool PendingQueues::RetargetLocked(const std::function<void(PendingPod&)>& retarget, Entry* entry) {
+  PendingPod pod = *entry->pod;
+  retarget(pod);
+  entry->pod = std::make_shared<const PendingPod>(std::move(pod));
+  return entry->pod->team != kNoTeam;
 }
 
 void PendingQueues::RetargetGang(const std::string& gang,
@@ -255,9 +263,8 @@ void PendingQueues::RetargetGang(const std::string& gang,
       }
     }
     for (Entry& entry : entries) {
-      RemoveLocked(entry.pod.uid);
-      retarget(entry.pod);
-      if (entry.pod.team != kNoTeam) ReAddLocked(entry);
+      RemoveLocked(entry.pod->uid);
+      if (RetargetLocked(retarget, &entry)) ReAddLocked(entry);
     }
   }
   TryApplyNotes();
@@ -268,7 +275,7 @@ bool PendingQueues::RefreshRefused(const PendingPod& pod) const {
   if (!lock.owns_lock()) return false;
   auto it = pending_.find(pod.uid);
   if (it == pending_.end() || !it->second.refused) return false;
-  const PendingPod& known = it->second.pod;
+  const PendingPod& known = *it->second.pod;
   if (known.team != pod.team || known.priority != pod.priority ||
       known.created_ms != pod.created_ms || known.request != pod.request ||
       it->second.refusal != pod.refusal) {
@@ -345,17 +352,17 @@ uint64_t PendingQueues::Version(NameId team) const {
   return queue == queues_.end() ? 0 : queue->second.version;
 }
 
-std::vector<PendingPod> PendingQueues::Ahead(NameId team, int32_t priority, int64_t created_ms,
+std::vector<PendingRef> PendingQueues::Ahead(NameId team, int32_t priority, int64_t created_ms,
                                              std::string_view uid, bool by_priority, size_t limit,
                                              std::string_view skip_workload) const {
   std::shared_lock lock(mu_);
-  std::vector<PendingPod> out;
+  std::vector<PendingRef> out;
   auto queue = queues_.find(team);
   if (queue == queues_.end()) return out;
   out.reserve(std::min(limit, queue->second.by_age.size()));
   auto take = [&](const Entry& other) {
-    if (other.pod.uid == uid || !Live(other)) return;
-    if (!skip_workload.empty() && other.pod.workload == skip_workload) return;
+    if (other.pod->uid == uid || !Live(other)) return;
+    if (!skip_workload.empty() && other.pod->workload == skip_workload) return;
     out.push_back(other.pod);
   };
   if (by_priority) {
@@ -386,7 +393,7 @@ ResourceList PendingQueues::GangNeed(NameId team, std::string_view workload, std
     std::shared_lock lock(mu_);
     for (const Entry* member : MembersByAgeLocked(team, workload)) {
       if (counted >= members) break;
-      const PendingPod& other = member->pod;
+      const PendingPod& other = *member->pod;
       if (!Live(*member) || other.uid == uid) continue;
       if (apart && apart_pods != nullptr && apart(other)) {
         apart_pods->push_back(other);
@@ -411,19 +418,19 @@ std::vector<const PendingQueues::Entry*> PendingQueues::MembersByAgeLocked(
   for (auto it = b; it != e; ++it) {
     auto found = pending_.find(it->second);
     if (found == pending_.end()) continue;
-    const PendingPod& pod = found->second.pod;
+    const PendingPod& pod = *found->second.pod;
     if (pod.team == team && pod.workload == workload) members.push_back(&found->second);
   }
   std::sort(members.begin(), members.end(), [](const Entry* a, const Entry* b) {
-    return AgeKey{a->pod.created_ms, a->pod.uid} < AgeKey{b->pod.created_ms, b->pod.uid};
+    return AgeKey{a->pod->created_ms, a->pod->uid} < AgeKey{b->pod->created_ms, b->pod->uid};
   });
   return members;
 }
 
 std::optional<PendingPod> PendingQueues::Head(NameId team, bool by_priority) const {
-  std::vector<PendingPod> heads = Heads(team, by_priority, 1);
+  std::vector<PendingRef> heads = Heads(team, by_priority, 1);
   if (heads.empty()) return std::nullopt;
-  return std::move(heads.front());
+  return *heads.front();
 }
 
 void PendingQueues::VisitLiveLocked(NameId team, bool by_priority,
@@ -441,9 +448,9 @@ void PendingQueues::VisitLiveLocked(NameId team, bool by_priority,
   }
 }
 
-std::vector<PendingPod> PendingQueues::Heads(NameId team, bool by_priority, size_t limit) const {
+std::vector<PendingRef> PendingQueues::Heads(NameId team, bool by_priority, size_t limit) const {
   std::shared_lock lock(mu_);
-  std::vector<PendingPod> out;
+  std::vector<PendingRef> out;
   if (limit == 0) return out;
   VisitLiveLocked(team, by_priority, [&](const Entry& entry) {
     out.push_back(entry.pod);
@@ -458,7 +465,7 @@ std::vector<PendingQueues::Ranked> PendingQueues::RankedHeads(NameId team, bool 
   std::vector<Ranked> out;
   if (limit == 0) return out;
   VisitLiveLocked(team, by_priority, [&](const Entry& entry) {
-    const PendingPod& p = entry.pod;
+    const PendingPod& p = *entry.pod;
     out.push_back(Ranked{p.uid, p.workload, p.created_ms, p.awaiting_object});
     return out.size() < limit;
   });
@@ -469,7 +476,7 @@ std::optional<PendingPod> PendingQueues::Find(std::string_view uid) const {
   std::shared_lock lock(mu_);
   auto it = pending_.find(std::string(uid));
   if (it == pending_.end() || !Live(it->second)) return std::nullopt;
-  return it->second.pod;
+  return *it->second.pod;
 }
 
 std::vector<PendingQueues::Queued> PendingQueues::QueueOf(NameId team, bool by_priority) {
@@ -480,7 +487,7 @@ std::vector<PendingQueues::Queued> PendingQueues::QueueOf(NameId team, bool by_p
   if (queue == queues_.end()) return out;
   auto visit = [&](const Entry& entry) {
     if (Live(entry)) {
-      out.push_back(Queued{entry.pod, entry.refused, entry.refused_ms});
+      out.push_back(Queued{*entry.pod, entry.refused, entry.refused_ms});
       out.back().pod.refusal = entry.refusal;
     }
   };
@@ -509,12 +516,12 @@ PendingQueues::Counts PendingQueues::CountsOf(NameId team) {
     const bool topology = entry.refused && entry.topology;
     ++n.total;
     if (entry.refused) ++n.refused;
-    if (entry.pod.workload.empty()) {
+    if (entry.pod->workload.empty()) {
       ++n.workloads;
       if (entry.refused) ++n.refused_workloads;
       if (topology) ++n.topology_workloads;
     } else {
-      Gang& gang = gangs[entry.pod.workload];
+      Gang& gang = gangs[entry.pod->workload];
       gang.refused = gang.refused || entry.refused;
       gang.topology = gang.topology || topology;
     }

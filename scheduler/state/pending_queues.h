@@ -82,6 +82,11 @@ struct PendingPod {
   bool topology_refused = false;
 };
 
+// A pending pod as the queues held it when it was read: immutable and shared (the queues replace
+// an entry rather than change it), so a reader keeps it past the queues' lock for the price of a
+// reference count.
+using PendingRef = std::shared_ptr<const PendingPod>;
+
 // The pending entry of `pod` for `team`, at `priority`, asking for `request`.
 [[nodiscard]] PendingPod PendingPodOf(const model::Pod& pod, model::NameId team, int32_t priority,
                                       const model::ResourceList& request,
@@ -139,7 +144,7 @@ class PendingQueues {
   // Pending pods of `team` that rank ahead of (priority, created_ms, uid), best first, at most
   // `limit`, leaving out the members of gang `skip_workload` (when not empty). by_priority:
   // TaskRanking order (priority, then age); else age only.
-  [[nodiscard]] std::vector<PendingPod> Ahead(model::NameId team, int32_t priority,
+  [[nodiscard]] std::vector<PendingRef> Ahead(model::NameId team, int32_t priority,
                                               int64_t created_ms, std::string_view uid,
                                               bool by_priority, size_t limit,
                                               std::string_view skip_workload = {}) const;
@@ -157,7 +162,7 @@ class PendingQueues {
   // The best-ranked pending pod of `team`, if any.
   [[nodiscard]] std::optional<PendingPod> Head(model::NameId team, bool by_priority) const;
   // The best-ranked pending pods of `team`, at most `limit`, best first.
-  [[nodiscard]] std::vector<PendingPod> Heads(model::NameId team, bool by_priority,
+  [[nodiscard]] std::vector<PendingRef> Heads(model::NameId team, bool by_priority,
                                               size_t limit) const;
   // The same, only what a caller needs to choose among them (the preemption controller reads
   // up to 128 of a team's pods to keep 16): their uids, workloads, creation and whether they wait
@@ -214,7 +219,7 @@ class PendingQueues {
           refusal(o.refusal),
           topology(o.topology),
           refused_ms(o.refused_ms) {}
-    PendingPod pod;
+    PendingRef pod;  // never null once added; replaced, never changed
     // Refreshed under the shared lock by a repeated refusal (relaxed: a freshness time, read
     // for a TTL compared in milliseconds; no other data is published through it).
     mutable std::atomic<int64_t> last_seen_ms{0};
@@ -251,6 +256,9 @@ class PendingQueues {
   bool AddLocked(const PendingPod& pod, bool from_informer, int64_t now_ms);
   // AddLocked of an entry taken out for a re-rank, keeping its standing.
   void ReAddLocked(const Entry& entry);
+  // Gives `entry` a copy of its pod as `retarget` changes it; false when it leaves the queues
+  // (no team).
+  static bool RetargetLocked(const std::function<void(PendingPod&)>& retarget, Entry* entry);
   void RemoveLocked(const std::string& uid);
   // Drops (key → uid) from `index` (by_gang_, by_workload_); nothing for an empty key.
   static void Unindex(std::unordered_multimap<std::string, std::string>* index,

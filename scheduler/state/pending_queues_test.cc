@@ -21,9 +21,9 @@ PendingPod Pending(std::string uid, model::NameId team, int32_t priority, int64_
   return p;
 }
 
-std::vector<std::string> Keys(const std::vector<PendingPod>& pods) {
+std::vector<std::string> Keys(const std::vector<PendingRef>& pods) {
   std::vector<std::string> out;
-  for (const PendingPod& p : pods) out.push_back(p.uid);
+  for (const PendingRef& p : pods) out.push_back(p->uid);
   return out;
 }
 
