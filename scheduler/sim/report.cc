@@ -59,6 +59,18 @@ bool PodsFit(const TraceJob& job, std::map<std::string, ResourceList> free,
   return true;
 }
 
+// What PodsFit reads of a job, as a key: jobs of one shape fit the same free room alike.
+std::string ShapeOf(const TraceJob& job) {
+  std::string shape;
+  for (const PodSet& s : job.pod_sets) {
+    shape += std::to_string(s.count) + " " + s.instance_type;
+    for (const ResourceAmount& r : s.requests)
+      shape += " " + r.name + "=" + std::to_string(r.amount);
+    shape += ";";
+  }
+  return shape;
+}
+
 std::string Fixed(double v, int digits) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(digits) << v;
@@ -76,6 +88,7 @@ Recorder::Recorder(const model::Policy& policy, const Trace& trace, const Api* a
     s.job = &job;
     s.gpus = Accelerators(job.Demand());
     s.team = TeamOf(job.ns);
+    s.shape = ShapeOf(job);
     if (!job.pod_sets.empty()) s.flavor = job.pod_sets.front().instance_type;
   }
   for (const NodeGroup& g : trace.nodes) accelerators_ += g.count * Accelerators(g.allocatable);
@@ -342,11 +355,15 @@ Recorder::Stranded Recorder::FindStranded(
     idle[node_flavor[node]] += std::max<int64_t>(0, Accelerators(room));
   }
   std::map<std::string, int64_t> fitting;
+  std::map<std::string_view, bool> fits_by_shape;
   std::string which;
   for (const std::string& name : maybe_waiting_) {
     const JobStats& s = jobs_.at(name);
     if (s.arrived_ms < 0 || s.completed_ms >= 0 || s.bound_now || s.gpus == 0) continue;
-    if (!QuotaAdmits(s) || !PodsFit(*s.job, free_by_node, node_flavor)) continue;
+    if (!QuotaAdmits(s)) continue;
+    auto [fits, fresh] = fits_by_shape.try_emplace(s.shape);
+    if (fresh) fits->second = PodsFit(*s.job, free_by_node, node_flavor);
+    if (!fits->second) continue;
     fitting[s.flavor] += s.gpus;
     which += " " + name;
   }

@@ -129,6 +129,7 @@ class Recorder {
     int64_t gpus = 0;
     std::string flavor;  // its pods' flavor ("" when it names none)
     std::string team;    // its namespace's team ("" when none)
+    std::string shape;   // its pod sets (count, instance type, requests): jobs alike fit alike
   };
   // Usage of bound, unfinished pods per (team, flavor), in the accelerator resources.
   struct Cell {
