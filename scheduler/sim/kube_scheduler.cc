@@ -112,33 +112,32 @@ void KubeScheduler::Forget(const std::string& uid) {
 
 void KubeScheduler::Enqueue(const std::string& uid, const Pod& pod) {
   QueuedPod& q = queued_[uid];
+  q.uid = uid;
   q.priority = PriorityOf(pod);
   q.created_ms = pod.creation_unix_ms;
-  ToActive(uid, q);
+  ToActive(&q);
   ScheduleFlushes();
 }
 
 void KubeScheduler::Dequeue(const std::string& uid) {
   auto it = queued_.find(uid);
   if (it == queued_.end()) return;
-  const QueuedPod& q = it->second;
-  active_.erase(ActiveKey{-static_cast<int64_t>(q.priority), q.created_ms, uid});
-  backoff_.erase({BackoffEnd(q), uid});
-  unschedulable_.erase(uid);
+  QueuedPod* q = &it->second;
+  active_.erase(q);
+  backoff_.erase({BackoffEnd(*q), q});
+  unschedulable_.erase(q);
   queued_.erase(it);
   ClearNomination(uid);
 }
 
-void KubeScheduler::ToActive(const std::string& uid, const QueuedPod& q) {
-  active_.insert(ActiveKey{-static_cast<int64_t>(q.priority), q.created_ms, uid});
-}
+void KubeScheduler::ToActive(QueuedPod* q) { active_.insert(q); }
 
-void KubeScheduler::ToActiveOrBackoff(const std::string& uid, const QueuedPod& q) {
-  const int64_t end = BackoffEnd(q);
+void KubeScheduler::ToActiveOrBackoff(QueuedPod* q) {
+  const int64_t end = BackoffEnd(*q);
   if (end <= loop_->now_ms()) {
-    ToActive(uid, q);
+    ToActive(q);
   } else {
-    backoff_.emplace(end, uid);
+    backoff_.emplace(end, q);
   }
 }
 
@@ -149,15 +148,14 @@ int64_t KubeScheduler::BackoffEnd(const QueuedPod& q) const {
 }
 
 void KubeScheduler::MoveAllToActiveOrBackoff() {
-  for (const std::string& uid : unschedulable_) ToActiveOrBackoff(uid, queued_.at(uid));
+  for (QueuedPod* q : unschedulable_) ToActiveOrBackoff(q);
   unschedulable_.clear();
 }
 
 void KubeScheduler::FlushBackoff() {
   const int64_t now = loop_->now_ms();
   while (!backoff_.empty() && backoff_.begin()->first <= now) {
-    const std::string& uid = backoff_.begin()->second;
-    ToActive(uid, queued_.at(uid));
+    ToActive(backoff_.begin()->second);
     backoff_.erase(backoff_.begin());
   }
 }
@@ -165,12 +163,11 @@ void KubeScheduler::FlushBackoff() {
 void KubeScheduler::FlushUnschedulableLeftover() {
   const int64_t now = loop_->now_ms();
   for (auto it = unschedulable_.begin(); it != unschedulable_.end();) {
-    QueuedPod& q = queued_.at(*it);
-    if (now - q.unschedulable_since_ms < options_.unschedulable_max_ms) {
+    if (now - (*it)->unschedulable_since_ms < options_.unschedulable_max_ms) {
       ++it;
       continue;
     }
-    ToActiveOrBackoff(*it, q);
+    ToActiveOrBackoff(*it);
     it = unschedulable_.erase(it);
   }
 }
@@ -193,20 +190,18 @@ void KubeScheduler::ScheduleFlushes() {
   loop_->After(kBackoffFlushMs, [tick] { (*tick)(1); });
 }
 
-void KubeScheduler::Failed(const std::string& uid) {
-  auto it = queued_.find(uid);
-  if (it == queued_.end()) return;
-  it->second.unschedulable_since_ms = loop_->now_ms();
-  unschedulable_.insert(uid);
+void KubeScheduler::Failed(QueuedPod* q) {
+  q->unschedulable_since_ms = loop_->now_ms();
+  unschedulable_.insert(q);
 }
 
 size_t KubeScheduler::RunCycles() {
   size_t tried = 0;
   while (!active_.empty()) {
-    const std::string uid = std::get<2>(*active_.begin());
+    QueuedPod* q = *active_.begin();
     active_.erase(active_.begin());
     ++tried;
-    ScheduleOne(uid);
+    ScheduleOne(q);
   }
   return tried;
 }
@@ -277,12 +272,12 @@ std::vector<size_t> KubeScheduler::NodesThatFit(const PodObject& pod, const Queu
   return fit;
 }
 
-void KubeScheduler::ScheduleOne(const std::string& uid) {
+void KubeScheduler::ScheduleOne(QueuedPod* q) {
+  const std::string& uid = q->uid;
   const PodObject* object = api_->Find(uid);
-  auto q = queued_.find(uid);
-  if (object == nullptr || q == queued_.end()) return;
+  if (object == nullptr) return;
   const PodObject& pod = *object;
-  QueuedPod& queued = q->second;
+  QueuedPod& queued = *q;
   ++queued.attempts;
   queued.last_attempt_ms = loop_->now_ms();
   ++stats_.attempts;
@@ -312,7 +307,7 @@ void KubeScheduler::ScheduleOne(const std::string& uid) {
     for (size_t i = 0; i < fit.size(); ++i) args.node_names[i] = nodes[fit[i]].name;
     const FilterResult result = extender_->Filter(args);
     if (!result.error.empty()) {
-      Failed(uid);
+      Failed(q);
       return;
     }
     feasible = result.FeasibleNames(args);
@@ -341,7 +336,7 @@ void KubeScheduler::ScheduleOne(const std::string& uid) {
     std::sort(resolvable.begin(), resolvable.end(),
               [&](size_t a, size_t b) { return nodes[a].name < nodes[b].name; });
     (void)PostFilter(pod, &queued, resolvable);
-    Failed(uid);
+    Failed(q);
     return;
   }
   args.node_names = feasible;
@@ -353,7 +348,7 @@ void KubeScheduler::ScheduleOne(const std::string& uid) {
   if (!bound.error.empty()) {
     ++stats_.bind_errors;
     Forget(uid);
-    Failed(uid);
+    Failed(q);
     return;
   }
   ++stats_.bound;

@@ -88,6 +88,7 @@ class KubeScheduler {
 
  private:
   struct QueuedPod {
+    std::string uid;
     int32_t priority = 0;
     int64_t created_ms = 0;
     int attempts = 0;
@@ -100,25 +101,40 @@ class KubeScheduler {
     PreemptArgs preempt_args;
     std::vector<uint8_t> selects;
   };
-  using ActiveKey = std::tuple<int64_t, int64_t, std::string>;  // −priority, created, uid
+  // activeQ's order: (−priority, created, uid); the backoffQ's: (end of backoff, uid).
+  struct ActiveOrder {
+    bool operator()(const QueuedPod* a, const QueuedPod* b) const {
+      return std::tie(b->priority, a->created_ms, a->uid) <
+             std::tie(a->priority, b->created_ms, b->uid);
+    }
+  };
+  using BackoffKey = std::pair<int64_t, QueuedPod*>;
+  struct BackoffOrder {
+    bool operator()(const BackoffKey& a, const BackoffKey& b) const {
+      return std::tie(a.first, a.second->uid) < std::tie(b.first, b.second->uid);
+    }
+  };
+  struct UidOrder {
+    bool operator()(const QueuedPod* a, const QueuedPod* b) const { return a->uid < b->uid; }
+  };
 
   // The cache: a pod counted on a node (assumed by a cycle, or seen bound), and no more.
   void Assume(const std::string& uid, const std::string& node, const model::ResourceList& request);
   void Forget(const std::string& uid);
   void Enqueue(const std::string& uid, const model::Pod& pod);
   void Dequeue(const std::string& uid);
-  void ToActive(const std::string& uid, const QueuedPod& q);
+  void ToActive(QueuedPod* q);
   // To activeQ when its backoff has passed, else to the backoffQ.
-  void ToActiveOrBackoff(const std::string& uid, const QueuedPod& q);
+  void ToActiveOrBackoff(QueuedPod* q);
   void MoveAllToActiveOrBackoff();
   void FlushBackoff();
   void FlushUnschedulableLeftover();
   void ScheduleFlushes();
   [[nodiscard]] int64_t BackoffEnd(const QueuedPod& q) const;
-  void Failed(const std::string& uid);
+  void Failed(QueuedPod* q);
 
   // One scheduling cycle.
-  void ScheduleOne(const std::string& uid);
+  void ScheduleOne(QueuedPod* q);
   // Brings `q`'s copy of the pod (and what is derived from it) up to `pod`'s version.
   void Refresh(const PodObject& pod, QueuedPod* q) const;
   // The nodes (indices in Api::nodes()) among `among` that fit `pod`; those that do not for
@@ -150,11 +166,12 @@ class KubeScheduler {
   std::function<void(const model::Pod&, const std::string&)> attempt_observer_;
 
   std::unordered_map<std::string, QueuedPod> queued_;  // pending pods of this scheduler, by uid
-  // The queued pods by where they are: activeQ in pop order, the backoffQ by the end of their
-  // backoff (fixed while they are there), the unschedulable pods.
-  std::set<ActiveKey> active_;
-  std::set<std::pair<int64_t, std::string>> backoff_;
-  std::set<std::string> unschedulable_;
+  // The queued pods (in queued_, whose nodes do not move) by where they are: activeQ in pop
+  // order, the backoffQ by the end of their backoff (fixed while they are there), the
+  // unschedulable pods.
+  std::set<QueuedPod*, ActiveOrder> active_;
+  std::set<BackoffKey, BackoffOrder> backoff_;
+  std::set<QueuedPod*, UidOrder> unschedulable_;
   bool flushes_scheduled_ = false;
   // The scheduler's cache: pods counted on each node (bound, not terminal, not gone).
   struct Counted {
