@@ -465,12 +465,13 @@ int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uin
                                            std::vector<PendingPod>* out) {
   // Every pending pod ranks ahead of the last possible position. Look further than the per-team
   // limit: pods set aside (backoff, rounds in flight) do not take the places of those behind.
-  const std::vector<state::PendingQueues::Ranked> pending =
-      cluster_->pending().RankedHeads(team_id, by_priority, options_.max_preemptors_per_team * 8);
+  const std::vector<state::PendingRef> pending =
+      cluster_->pending().Heads(team_id, by_priority, options_.max_preemptors_per_team * 8);
   int64_t rest_until = std::numeric_limits<int64_t>::max();  // 0 once a pod is not set aside
   size_t taken = 0;
-  std::vector<std::string> gangs;  // one preemptor per gang: its best-ranked pending member
-  for (const state::PendingQueues::Ranked& p : pending) {
+  std::vector<std::string_view> gangs;  // one preemptor per gang: its best-ranked pending member
+  for (const state::PendingRef& head : pending) {
+    const PendingPod& p = *head;
     if (taken == options_.max_preemptors_per_team) break;
     // Set aside (nothing could be done for it, and nothing changed since): the common case of a
     // settled cluster, decided by one lookup here, before the checks that take other locks.

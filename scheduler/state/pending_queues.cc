@@ -459,19 +459,6 @@ std::vector<PendingRef> PendingQueues::Heads(NameId team, bool by_priority, size
   return out;
 }
 
-std::vector<PendingQueues::Ranked> PendingQueues::RankedHeads(NameId team, bool by_priority,
-                                                              size_t limit) const {
-  std::shared_lock lock(mu_);
-  std::vector<Ranked> out;
-  if (limit == 0) return out;
-  VisitLiveLocked(team, by_priority, [&](const Entry& entry) {
-    const PendingPod& p = *entry.pod;
-    out.push_back(Ranked{p.uid, p.workload, p.created_ms, p.awaiting_object});
-    return out.size() < limit;
-  });
-  return out;
-}
-
 std::optional<PendingPod> PendingQueues::Find(std::string_view uid) const {
   std::shared_lock lock(mu_);
   auto it = pending_.find(std::string(uid));

@@ -161,20 +161,10 @@ class PendingQueues {
       std::vector<PendingPod>* apart_pods = nullptr) const;
   // The best-ranked pending pod of `team`, if any.
   [[nodiscard]] std::optional<PendingPod> Head(model::NameId team, bool by_priority) const;
-  // The best-ranked pending pods of `team`, at most `limit`, best first.
+  // The best-ranked pending pods of `team`, at most `limit`, best first (shared: reading many
+  // to choose a few, e.g. the preemption controller's 128 of a team to keep 16, copies none).
   [[nodiscard]] std::vector<PendingRef> Heads(model::NameId team, bool by_priority,
                                               size_t limit) const;
-  // The same, only what a caller needs to choose among them (the preemption controller reads
-  // up to 128 of a team's pods to keep 16): their uids, workloads, creation and whether they wait
-  // for their gang's object. Find gives the whole entry of those chosen.
-  struct Ranked {
-    std::string uid;
-    std::string workload;
-    int64_t created_ms = 0;
-    bool awaiting_object = false;
-  };
-  [[nodiscard]] std::vector<Ranked> RankedHeads(model::NameId team, bool by_priority,
-                                                size_t limit) const;
   // The pending pod `uid`, if it is queued and counts as pending.
   [[nodiscard]] std::optional<PendingPod> Find(std::string_view uid) const;
   // Pending pods of `team`: all, and those a filter call has refused (the rest are waiting for
