@@ -296,8 +296,8 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
     }
     // Backing off from borrowing: it takes now only what its team's nominal quota holds.
     const Mode other_mode = BacksOff(snapshot, other) ? Mode::kWithinNominal : Mode::kBorrowing;
-    const Tally before = ahead;
-    if (!FitsOnTop(s, me.team_id, flavor, other_need, other_mode, ahead, &ahead)) {
+    Tally with_other;  // what the pods ahead take with this one
+    if (!FitsOnTop(s, me.team_id, flavor, other_need, other_mode, ahead, &with_other)) {
       if (other_mode == Mode::kWithinNominal) continue;
       // It does not fit now; if it ever can and may preempt this pod once admitted (a higher
       // priority), admitting this pod would only make its victim.
@@ -318,14 +318,12 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
       }
       continue;
     }
-    if (!FitsOnTop(s, me.team_id, flavor, me.need, mode, ahead, nullptr)) {
-      if (MayPass(snapshot, other, flavor, &room_looks)) {
-        ahead = before;  // it takes nothing while it cannot run
-        continue;
-      }
+    if (!FitsOnTop(s, me.team_id, flavor, me.need, mode, with_other, nullptr)) {
+      if (MayPass(snapshot, other, flavor, &room_looks)) continue;  // it takes nothing for now
       return "waiting behind higher-ranked " +
              (other.workload.empty() ? "pod " + other.key : "gang of pod " + other.key);
     }
+    ahead = std::move(with_other);
   }
   return std::nullopt;
 }
