@@ -42,22 +42,23 @@ model::ResourceList FreeRoom(const state::NodeCache& nodes, const std::string& n
   return left;
 }
 
-// RoomForGang for one pod set: Σ over the nodes that take its pods of how many fit, up to its
-// count (packing pods of one shape places exactly that many) — one pass under the node cache's
-// shared lock, without copies (NodeCache::CountFits).
-GangRoom RoomForOneSet(const state::NodeCache& nodes, model::NameId flavor, const PodSetDemand& set,
-                       int64_t now_ms, state::Holder self) {
-  model::ResourceList request = model::EffectiveRequest(*set.pod);
+// RoomForGang for `count` pods asking `request` (their selector and placement spec): Σ over the
+// nodes that take them of how many fit, up to `count` (packing pods of one shape places exactly
+// that many) — one pass under the node cache's shared lock, without copies (CountFits).
+GangRoom RoomForOneShape(const state::NodeCache& nodes, model::NameId flavor,
+                         model::ResourceList request, const model::Labels& node_selector,
+                         const model::PodPlacementSpec* spec, int64_t count, int64_t now_ms,
+                         state::Holder self) {
   request.DropZeros();
   thread_local std::vector<state::NodeCache::NodeCapacity> capacity;  // reused per thread
   nodes.CountFits(flavor, model::ToIdAmounts(request), self, now_ms, &capacity);
   NodeEligibility eligible;
-  eligible.Compute(set.pod->node_selector, set.pod->placement.get(), capacity.size(),
+  eligible.Compute(node_selector, spec, capacity.size(),
                    [&](size_t i) { return capacity[i].placement.get(); });
-  GangRoom room{set.count, 0};
-  for (size_t i = 0; i < capacity.size() && room.placed < set.count; ++i) {
+  GangRoom room{count, 0};
+  for (size_t i = 0; i < capacity.size() && room.placed < count; ++i) {
     if (eligible.accepts[i])
-      room.placed = std::min(set.count, model::SaturatingAdd(room.placed, capacity[i].fits));
+      room.placed = std::min(count, model::SaturatingAdd(room.placed, capacity[i].fits));
   }
   return room;
 }
@@ -67,7 +68,9 @@ GangRoom RoomForOneSet(const state::NodeCache& nodes, model::NameId flavor, cons
 GangRoom RoomForGang(const state::NodeCache& nodes, model::NameId flavor,
                      std::span<const PodSetDemand> demands, int64_t now_ms, state::Holder self) {
   if (demands.size() == 1 && demands[0].count > 0 && demands[0].pod != nullptr) {
-    return RoomForOneSet(nodes, flavor, demands[0], now_ms, self);
+    const model::Pod& pod = *demands[0].pod;
+    return RoomForOneShape(nodes, flavor, model::EffectiveRequest(pod), pod.node_selector,
+                           pod.placement.get(), demands[0].count, now_ms, self);
   }
   GangRoom room;
   std::vector<model::ResourceList> free;
@@ -135,12 +138,17 @@ GangRoom RoomForMembers(const state::NodeCache& nodes, model::NameId flavor,
 
 std::optional<GangRoom> RoomForPending(const state::ClusterState& cluster, model::NameId flavor,
                                        const state::PendingPod& pod, int64_t now_ms) {
-  const std::optional<model::Pod> found = cluster.FindPod(pod.uid);
-  if (!found) return std::nullopt;
+  const state::Holder self{pod.uid, pod.workload};
   const std::shared_ptr<const model::JobControl> job =
       pod.workload.empty() ? nullptr : cluster.JobOf(pod.workload);
+  if (job == nullptr || job->pod_sets.empty()) {  // members like it: no copy of the pod
+    return RoomForOneShape(cluster.nodes(), flavor, pod.request, pod.node_selector,
+                           pod.placement.get(), std::max(1, pod.workload_size), now_ms, self);
+  }
+  const std::optional<model::Pod> found = cluster.FindPod(pod.uid);
+  if (!found) return std::nullopt;
   return RoomForMembers(cluster.nodes(), flavor, *found, std::max(1, pod.workload_size), job.get(),
-                        now_ms, state::Holder{pod.uid, pod.workload});
+                        now_ms, self);
 }
 
 std::optional<GangRoom> RoomForUnadmittedGang(const Snapshot& snap,

@@ -52,8 +52,10 @@ struct GangRoom {
                                       state::Holder self);
 
 // RoomForMembers for pending pod `pod` of the cluster's pending view, with the members its gang
-// declares (one for a lone pod); unset when the cluster does not know the pod (known from filter
-// calls only).
+// declares (one for a lone pod). Members like it (no job with pod sets) are counted from the
+// entry's own request, selector and placement, without a copy of the pod; a job's pod sets need
+// the pod, and the answer is unset when the cluster does not know it (known from filter calls
+// only).
 [[nodiscard]] std::optional<GangRoom> RoomForPending(const state::ClusterState& cluster,
                                                      model::NameId flavor,
                                                      const state::PendingPod& pod, int64_t now_ms);
