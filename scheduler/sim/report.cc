@@ -454,6 +454,35 @@ Report Recorder::Finish(int64_t now_ms) {
 
 // ---- the table ----
 
+namespace {
+
+// The rows under the reports' labels, each column as wide as its widest cell.
+void PrintTable(const std::vector<Report>& reports,
+                const std::vector<std::pair<std::string, std::vector<std::string>>>& rows,
+                std::ostream& out) {
+  size_t name_width = 0;
+  std::vector<size_t> widths(reports.size(), 0);
+  for (size_t i = 0; i < reports.size(); ++i) widths[i] = reports[i].label.size();
+  for (const auto& [name, cells] : rows) {
+    name_width = std::max(name_width, name.size());
+    for (size_t i = 0; i < cells.size(); ++i) widths[i] = std::max(widths[i], cells[i].size());
+  }
+  out << std::left << std::setw(static_cast<int>(name_width)) << "";
+  for (size_t i = 0; i < reports.size(); ++i) {
+    out << "  " << std::setw(static_cast<int>(widths[i])) << reports[i].label;
+  }
+  out << "\n";
+  for (const auto& [name, cells] : rows) {
+    out << std::left << std::setw(static_cast<int>(name_width)) << name;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      out << "  " << std::setw(static_cast<int>(widths[i])) << cells[i];
+    }
+    out << "\n";
+  }
+}
+
+}  // namespace
+
 void PrintReports(const std::vector<Report>& reports, std::ostream& out) {
   std::vector<std::pair<std::string, std::vector<std::string>>> rows;
   auto row = [&](const std::string& name, auto cell) {
@@ -543,25 +572,7 @@ void PrintReports(const std::vector<Report>& reports, std::ostream& out) {
     return Fixed(r.simulated_s, 0) + " s / " + Fixed(r.wall_s, 2) + " s";
   });
 
-  size_t name_width = 0;
-  std::vector<size_t> widths(reports.size(), 0);
-  for (size_t i = 0; i < reports.size(); ++i) widths[i] = reports[i].label.size();
-  for (const auto& [name, cells] : rows) {
-    name_width = std::max(name_width, name.size());
-    for (size_t i = 0; i < cells.size(); ++i) widths[i] = std::max(widths[i], cells[i].size());
-  }
-  out << std::left << std::setw(static_cast<int>(name_width)) << "";
-  for (size_t i = 0; i < reports.size(); ++i) {
-    out << "  " << std::setw(static_cast<int>(widths[i])) << reports[i].label;
-  }
-  out << "\n";
-  for (const auto& [name, cells] : rows) {
-    out << std::left << std::setw(static_cast<int>(name_width)) << name;
-    for (size_t i = 0; i < cells.size(); ++i) {
-      out << "  " << std::setw(static_cast<int>(widths[i])) << cells[i];
-    }
-    out << "\n";
-  }
+  PrintTable(reports, rows, out);
 }
 
 }  // namespace taskgov::scheduler::sim
