@@ -658,6 +658,40 @@ TEST_F(ControllerTest, AGangReclaimsForAllItsMembersInOneRoundAndIsAdmittedWhole
   EXPECT_EQ(Usage("team-b"), 8);
 }
 
+// A gang within its team's nominal quota whose members do not all find room gets room freed for
+// them all. Judged on one member, which fits, nothing was freed: the gang waited while smaller
+// pods took the room.
+TEST_F(ControllerTest, AGangWithRoomForOneMemberGetsRoomForAll) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 8)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 8)
+            .Team("team-c", "c")
+            .Quota(kP5, kGpu, 8)
+            .Build());
+  AddNodes(2, 8);
+  for (int i = 0; i < 3; ++i) {  // a-0 and a-1 on p5-0, a-2 on p5-1
+    Submit("a-" + std::to_string(i), "team-a", 4, 10);
+    ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
+    clock_.Advance(kMinute);
+  }
+  ASSERT_EQ(Usage("team-a"), 12);  // 4 borrowed from team-c's idle quota
+  Submit("b-0", "team-b", 4, 100, GangMember("train", 2));
+  Submit("b-1", "team-b", 4, 100, GangMember("train", 2));
+  EXPECT_EQ(Refusal("uid-b-0"),
+            "team-b: ns-team-b/train: no room for all 2 pods of its gang on ml.p5.48xlarge "
+            "nodes at once (room for 1)");
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.rounds_started, 1u);
+  EXPECT_EQ(Evicted(), Strings{"a-2"});  // team-a's most recent borrowed pod
+  Gone("uid-a-2");
+  (void)controller_->RunOnce();
+  EXPECT_TRUE(Schedule("uid-b-0"));
+  EXPECT_TRUE(Schedule("uid-b-1"));
+  EXPECT_EQ(Usage("team-b"), 8);
+}
+
 TEST_F(ControllerTest, AMemberWaitingForItsPodGroupGetsNoRoundUntilItArrives) {
   Start(TwoTeams());
   FourBorrowedPods();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <numeric>
 
 #include "scheduler/decisions/topology.h"
 
@@ -173,6 +174,7 @@ Selection VictimPlanner::Plan(const Team& team, const PendingPod& pending, const
   std::string why;
   const size_t usable = UsableFlavors(team, pending, &why);
   if (!p.required_topology.empty()) return PlanInOneDomain(p, usable, members, std::move(why));
+  if (members > 1) return PlanGang(p, usable, members, std::move(why));
   // Fits somewhere now (or once what terminates is gone): claim it, evict nothing.
   for (size_t i = 0; i < usable; ++i) {
     const auto& [flavor, nodes] = eligibility_[i];
@@ -273,6 +275,38 @@ Selection VictimPlanner::PlanInOneDomain(const Preemptor& p, size_t usable, int 
            std::to_string(tried) + " of " + std::to_string(domains.size()) +
            " domains could hold them)";
   }
+  Selection none;
+  none.explanation = std::move(why);
+  return none;
+}
+
+Selection VictimPlanner::PlanGang(const Preemptor& p, size_t usable, int members, std::string why) {
+  const model::IdAmounts request = ToIdAmounts(p.request);
+  std::optional<Selection> chosen;  // the first flavor where victims make room for them all
+  for (size_t f = 0; f < usable; ++f) {
+    const NameId flavor = eligibility_[f].first;
+    const std::vector<uint8_t>& accepts = eligibility_[f].second.accepts;
+    FlavorCtx& ctx = Ctx(flavor);
+    std::vector<uint32_t> all(ctx.nodes.nodes.size());
+    std::iota(all.begin(), all.end(), 0U);
+    const std::string& flavor_name = FlavorNames().Name(flavor);
+    std::optional<Selection> sel;
+    if (EverHolds(ctx.nodes, accepts, all, request) >= members) {
+      sel = TryDomain(p, flavor, accepts, all, members);
+    }
+    if (!sel) {
+      why += std::string(why.empty() ? "" : "; ") + "no room on " + flavor_name +
+             " can be freed for " + std::to_string(members) + " pods of " + p.request.ToString() +
+             " by pods it may preempt";
+      continue;
+    }
+    if (sel->outcome == Selection::Outcome::kFits) {
+      Hold(Claim{p.team, flavor, sel->node, p.request, /*quota=*/true, p.need});
+      return *sel;
+    }
+    if (!chosen) chosen = std::move(sel);
+  }
+  if (chosen) return *chosen;
   Selection none;
   none.explanation = std::move(why);
   return none;

@@ -73,7 +73,9 @@ class VictimPlanner {
   // the fewest victims wins (ties: the first by its label values); kFits when one holds them all
   // now. Victims outside the chosen domain are never taken: room freed elsewhere would not let
   // the gang run. Cost: domains × members selections, domains that could not hold the members
-  // even empty skipped first.
+  // even empty skipped first. Any other gang's `members` members are placed alike across the
+  // flavor's accepting nodes (one domain of them all): victims that make room for some of its
+  // members only are never taken — the gang runs whole or not at all.
   [[nodiscard]] decisions::Selection Plan(const model::Team& team, const state::PendingPod& pending,
                                           const decisions::Preemptor& p, int members = 1);
   // Whether `p`, once `chosen`'s victims are gone, would borrow on `chosen.flavor`: need beyond
@@ -141,6 +143,11 @@ class VictimPlanner {
   // [0, return); the clauses of flavors none of whose nodes accept it, into `why`.
   size_t UsableFlavors(const model::Team& team, const state::PendingPod& pending, std::string* why);
   [[nodiscard]] int64_t CandidateIndex(std::string_view uid) const;
+  // Plan's choice for a gang of `members` members that requires no domain: the first of the first
+  // `usable` flavors of eligibility_ where they all fit now, else the first where victims make
+  // room for them all; `why` holds the reasons gathered so far.
+  [[nodiscard]] decisions::Selection PlanGang(const decisions::Preemptor& p, size_t usable,
+                                              int members, std::string why);
   // Plan's choice for a gang that requires one domain, over the first `usable` flavors of
   // eligibility_; `why` holds the reasons gathered so far.
   [[nodiscard]] decisions::Selection PlanInOneDomain(const decisions::Preemptor& p, size_t usable,

@@ -483,13 +483,14 @@ TEST_F(TopologyPlannerTest, TheGangsVictimsAreInsideTheDomainThatNeedsTheFewest)
   Run("a-3", "p5-2", 3);
   Run("a-4", "p5-3", 4);
   {
-    // Without the topology one victim frees quota and one node for one member: a-2 (the most
-    // recently started pod whose node it frees), in spine-0 — the other member would find no room
-    // there.
+    // Without the topology the victims free a node for each member, anywhere: a-3 (p5-2) and
+    // a-4 (p5-3), the most recently started pods whose nodes they free — never one node only.
     VictimPlanner planner = Planner();
     const Selection plain = PlanGang(planner, "");
     ASSERT_EQ(plain.outcome, Selection::Outcome::kVictims) << plain.explanation;
-    EXPECT_EQ(Victims(planner, plain).size(), 1u);
+    Names freed = Victims(planner, plain);
+    std::sort(freed.begin(), freed.end());
+    EXPECT_EQ(freed, (Names{"a-3", "a-4"}));
   }
   VictimPlanner planner = Planner();
   const Selection sel = PlanGang(planner, kLayer2);
@@ -547,6 +548,32 @@ TEST_F(TopologyPlannerTest, NoDomainThatCanBeFreedMeansNoVictimsAndSaysWhy) {
   EXPECT_EQ(unknown.outcome, Selection::Outcome::kNoVictims);
   EXPECT_NE(unknown.explanation.find("(0 of 0 domains could hold them)"), std::string::npos)
       << unknown.explanation;
+  // Without the topology its two members fit now on p5-1 and p5-3: claimed, nothing taken.
+  VictimPlanner anywhere = Planner();
+  const Selection plain = PlanGang(anywhere, "");
+  EXPECT_EQ(plain.outcome, Selection::Outcome::kFits) << plain.explanation;
+  EXPECT_TRUE(plain.victims.empty());
+}
+
+// A gang whose members could not all be placed even with every victim the rules allow gets
+// none: room for some of its members only would not let it run.
+TEST_F(TopologyPlannerTest, NoVictimsForAGangThatCouldNotRunWhole) {
+  Run("a-0", "p5-0", 0);  // team-a borrows: its pods may be reclaimed
+  Run("a-1", "p5-1", 1);
+  Run("a-2", "p5-2", 2);
+  PendingPod pending = GangPending();
+  pending.workload_size = 5;  // five whole nodes on four
+  Preemptor p = GangPreemptor(pending, "");
+  p.workload_size = 5;
+  p.need = ResourceList{{kGpu, 40}};
+  VictimPlanner planner = Planner();
+  const Selection sel = planner.Plan(*policy_->FindTeam("team-b"), pending, p, /*members=*/5);
+  EXPECT_EQ(sel.outcome, Selection::Outcome::kNoVictims);
+  EXPECT_TRUE(sel.victims.empty());
+  EXPECT_NE(sel.explanation.find("no room on ml.p5.48xlarge can be freed for 5 pods of "
+                                 "nvidia.com/gpu: 8 by pods it may preempt"),
+            std::string::npos)
+      << sel.explanation;
 }
 
 // A starving gang that requires one domain has its nodes drained inside one: the domain whose
