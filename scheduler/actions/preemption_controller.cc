@@ -662,6 +662,10 @@ std::optional<std::string> PreemptionController::TurnNotCome(Run& run, const Pre
           decisions::BorrowingBackOff(cluster_->disruptions(), model::GangOf(*pod), run.now_ms)) {
     return why;
   }
+  if (std::optional<std::string> why =
+          decisions::OwnerWaits(*book_, *cluster_, *pod, chosen.flavor)) {
+    return why;
+  }
   return decisions::FairShareHolds(*book_, *cluster_, *pod, chosen.flavor, run.now_ms,
                                    [this](std::string_view uid) { return StateOf(uid); });
 }

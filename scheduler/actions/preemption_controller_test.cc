@@ -692,6 +692,32 @@ TEST_F(ControllerTest, AGangWithRoomForOneMemberGetsRoomForAll) {
   EXPECT_EQ(Usage("team-b"), 8);
 }
 
+// A preemptor that would borrow waits while another team's pod waits within its nominal quota on
+// the flavor: that team would reclaim what it borrowed, and its victims would have been disrupted
+// for nothing. The waiting owner reclaims first — under first come, first served too, where no
+// fair-share order holds the borrower back.
+TEST_F(ControllerTest, NoRoundForABorrowerWhileAnOwnerWaitsWithinItsNominal) {
+  Start(TwoTeams(IdleComputeAllocation::kFirstComeFirstServe));
+  FourBorrowedPods();                    // team-a uses 16 of nominal 8
+  Submit("b-0", "team-b", 8, 10);        // within team-b's nominal: a whole node
+  Submit("a-urgent", "team-a", 4, 100);  // would preempt a-3 and still borrow 8
+  ASSERT_FALSE(Schedule("uid-b-0"));
+  ASSERT_FALSE(Schedule("uid-a-urgent"));
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.no_preemption["ns-team-a/a-urgent"],
+            "its turn to borrow has not come: team-b's pending pod ns-team-b/b-0 fits within "
+            "team-b's nominal quota on ml.p5.48xlarge and goes first: it would reclaim what "
+            "team-a borrowed there");
+  ASSERT_EQ(Events("Preempting").size(), 1u);
+  EXPECT_EQ(Events("Preempting")[0].pod_name, "b-0");
+  EXPECT_EQ(Evicted(), (Strings{"a-3", "a-2"}));  // p5-1, whole
+  Gone("uid-a-3");
+  Gone("uid-a-2");
+  (void)controller_->RunOnce();
+  EXPECT_TRUE(Schedule("uid-b-0"));
+  EXPECT_EQ(Usage("team-b"), 8);
+}
+
 TEST_F(ControllerTest, AMemberWaitingForItsPodGroupGetsNoRoundUntilItArrives) {
   Start(TwoTeams());
   FourBorrowedPods();

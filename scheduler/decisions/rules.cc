@@ -457,6 +457,36 @@ std::optional<std::string> FairShareHolds(
   return FairShareBlocks(snap, flavor);
 }
 
+std::optional<std::string> OwnerWaits(const ledger::QuotaBook& book,
+                                      const state::ClusterState& cluster, const model::Pod& pod,
+                                      NameId flavor) {
+  Snapshot snap(book);
+  FilterArgs args;
+  args.pod = pod;
+  TakeSnapshot(book, cluster, args, /*queue_lookahead=*/0, &snap);
+  const Subject& me = snap.subject;
+  if (me.team == nullptr || !me.team->active || me.team->cohort.empty()) return std::nullopt;
+  const std::string_view flavor_name = FlavorNames().Name(flavor);
+  // Deeper than the filter's look at other teams' heads: a team's best-ranked pods are often
+  // gangs' members, or wait for another flavor. Called only before a borrower's round starts.
+  constexpr size_t kLookahead = 64;
+  for (const auto& [other, head] :
+       CohortHeads(cluster.pending(), book, snap.policy, *me.team, kLookahead)) {
+    const NameId other_id = TeamNames().Intern(other->name);
+    if (!snap.session.HasFlavor(other_id, flavor)) continue;
+    if (!snap.policy.FlavorAllows(flavor_name, head->node_selector)) continue;
+    const ResourceList need = head->workload.empty()
+                                  ? head->request
+                                  : head->request.Times(std::max(1, head->workload_size));
+    if (TeamWithinNominal(snap.session, other_id, flavor, need, Tally{})) {
+      return other->name + "'s pending pod " + head->key + " fits within " + other->name +
+             "'s nominal quota on " + std::string(flavor_name) +
+             " and goes first: it would reclaim what " + me.team->name + " borrowed there";
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> BorrowingBackOff(const state::DisruptionLog& log,
                                             std::string_view workload, int64_t now_ms) {
   const std::optional<state::DisruptionLog::BackOff> b = log.BackingOff(workload, now_ms);

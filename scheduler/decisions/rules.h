@@ -95,6 +95,16 @@ inline constexpr int64_t kStarvationGiveUp = 3;
     model::NameId flavor, int64_t now_ms,
     std::function<PreemptorState(std::string_view uid)> state);
 
+// Whether another team of `pod`'s cohort tree has a pending pod on `flavor`, not admitted, that
+// fits within its own team's nominal quota there (its gang's members together): it waits — for
+// room on the nodes, or its turn — and would reclaim what `pod` borrowed on the flavor. Kueue
+// admits the workloads that do not borrow before those that do; the preemption controller starts
+// no round for a pod that would borrow while one waits (its victims would be disrupted for
+// capacity about to be taken back): the reason, naming the pod; else nothing.
+[[nodiscard]] std::optional<std::string> OwnerWaits(const ledger::QuotaBook& book,
+                                                    const state::ClusterState& cluster,
+                                                    const model::Pod& pod, model::NameId flavor);
+
 // Whether workload `workload` (model::GangOf) may not borrow at `now_ms` because taskgov's
 // preemptions stopped it recently (state::DisruptionLog): the refusal, naming how often and until
 // when; else nothing. Filter calls ask it before admitting on borrowed quota, and the preemption

@@ -78,6 +78,8 @@ void JudgeNodes(const NodeCache& nodes, const Policy& policy, const Subject& sub
   }
 }
 
+}  // namespace
+
 // How many of another team's best-ranked pending pods are read: its heads under BestEffortFIFO
 // (DESIGN §3.6), less those admitted already (admissions the pending queues have not applied yet
 // are a few at most: their applier runs as soon as they are posted).
@@ -85,8 +87,8 @@ constexpr size_t kHeadLookahead = 8;
 
 std::vector<std::pair<const Team*, PendingRef>> CohortHeads(const PendingQueues& pending,
                                                             const QuotaBook& book,
-                                                            const Policy& policy,
-                                                            const Team& team) {
+                                                            const Policy& policy, const Team& team,
+                                                            size_t lookahead) {
   std::vector<std::pair<const Team*, PendingRef>> heads;
   for (const Team& other : policy.teams) {
     if (&other == &team || !other.active || !policy.SameCohortTree(other, team)) continue;
@@ -95,9 +97,9 @@ std::vector<std::pair<const Team*, PendingRef>> CohortHeads(const PendingQueues&
     // best-ranked pods: each of them may be the one this borrowing would keep waiting, and whose
     // preemption would take it back. Under StrictFIFO only the first goes before the others.
     const bool strict = other.queueing == model::QueueingStrategy::kStrictFIFO;
-    for (PendingRef& head : pending.Heads(
-             TeamNames().Intern(other.name),
-             policy.task_prioritization == TaskPrioritization::kTaskRanking, kHeadLookahead)) {
+    for (PendingRef& head :
+         pending.Heads(TeamNames().Intern(other.name),
+                       policy.task_prioritization == TaskPrioritization::kTaskRanking, lookahead)) {
       if (AdmittedWhilePending(book, *head)) continue;
       heads.emplace_back(&other, std::move(head));
       if (strict) break;
@@ -105,8 +107,6 @@ std::vector<std::pair<const Team*, PendingRef>> CohortHeads(const PendingQueues&
   }
   return heads;
 }
-
-}  // namespace
 
 GangNeedSplit SplitGangNeed(const PendingQueues& queues, const Policy& policy, const Team& team,
                             NameId team_id, std::string_view workload, std::string_view uid,
@@ -232,7 +232,8 @@ void TakeCohortHeads(const ClusterState& cluster, Snapshot* snapshot) {
   if (snapshot->policy.idle_compute != IdleComputeAllocation::kFairShare || team.cohort.empty()) {
     return;
   }
-  *snapshot->heads = CohortHeads(cluster.pending(), snapshot->book, snapshot->policy, team);
+  *snapshot->heads =
+      CohortHeads(cluster.pending(), snapshot->book, snapshot->policy, team, kHeadLookahead);
 }
 
 }  // namespace taskgov::scheduler::decisions

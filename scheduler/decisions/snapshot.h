@@ -153,5 +153,11 @@ void TakeAhead(const ledger::QuotaBook& book, const state::ClusterState& cluster
                size_t queue_lookahead, Snapshot* snapshot);
 // Adds the cohort's heads to a snapshot of a governed pod; does nothing when they are taken.
 void TakeCohortHeads(const state::ClusterState& cluster, Snapshot* snapshot);
+// The `lookahead` best-ranked pending pods (a gang's members each), less those admitted, of each
+// other active team in `team`'s cohort tree (the first only, of a StrictFIFO team), each team's in
+// its rank order — whatever the policy's idle-compute allocation.
+[[nodiscard]] std::vector<std::pair<const model::Team*, state::PendingRef>> CohortHeads(
+    const state::PendingQueues& pending, const ledger::QuotaBook& book, const model::Policy& policy,
+    const model::Team& team, size_t lookahead);
 
 }  // namespace taskgov::scheduler::decisions
