@@ -469,7 +469,8 @@ int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uin
       cluster_->pending().Heads(team_id, by_priority, options_.max_preemptors_per_team * 8);
   int64_t rest_until = std::numeric_limits<int64_t>::max();  // 0 once a pod is not set aside
   size_t taken = 0;
-  std::vector<std::string_view> gangs;  // one preemptor per gang: its best-ranked pending member
+  std::vector<std::string_view> gangs;    // one preemptor per gang: its best-ranked pending member
+  std::vector<const PendingPod*> passed;  // backed off in passed_by_, above the next one taken
   for (const state::PendingRef& head : pending) {
     const PendingPod& p = *head;
     if (taken == options_.max_preemptors_per_team) break;
@@ -490,12 +491,27 @@ int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uin
     // Waiting for the object declaring its gang: its filter refuses it meanwhile, so nothing
     // freed for it as a lone pod would be used.
     skip = skip || AwaitsGangObject(p.awaiting_object, p.created_ms, clock_->NowMs());
+    bool backed_off = false;
     if (!skip) {
       std::lock_guard<std::mutex> lock(mu_);
-      skip = table_.Has(p.uid) || table_.BackedOff(p.uid);
+      skip = table_.Has(p.uid);
+      backed_off = !skip && table_.BackedOff(p.uid);
     }
-    skip = skip || book_->Holds(p.uid);  // admitted: it waits for the scheduler, not for us
+    skip = skip || backed_off || book_->Holds(p.uid);  // admitted: it waits for the scheduler
+    if (backed_off && passed_by_.count(p.uid) != 0 && !book_->Holds(p.uid)) {
+      passed.push_back(&p);
+    }
     if (!skip) {
+      // Pods ranked above it that nothing was done for a moment ago go first: what would be
+      // freed for it could serve them (a pod never gets a round ahead of its turn in the queue).
+      for (const PendingPod* above : passed) {
+        if (taken + 1 >= options_.max_preemptors_per_team) break;
+        if (std::optional<PendingPod> whole = cluster_->pending().Find(above->uid)) {
+          out->push_back(std::move(*whole));
+          ++taken;
+        }
+      }
+      passed.clear();
       if (std::optional<PendingPod> whole = cluster_->pending().Find(p.uid)) {
         out->push_back(std::move(*whole));
         ++taken;
@@ -584,6 +600,7 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
     SetAsideUnchanged(run, pending);
     std::lock_guard<std::mutex> lock(mu_);
     table_.BackOff(p.uid, run.now_ms + options_.no_remedy_backoff_ms);
+    passed_by_[p.uid] = run.now_ms + options_.no_remedy_backoff_ms;
     return;
   }
   if (chosen.outcome != Selection::Outcome::kVictims) {
@@ -594,6 +611,7 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
     SetAsideUnchanged(run, pending);
     std::lock_guard<std::mutex> lock(mu_);
     table_.BackOff(p.uid, run.now_ms + options_.no_victims_backoff_ms);
+    passed_by_[p.uid] = run.now_ms + options_.no_victims_backoff_ms;
     return;
   }
   if (std::optional<std::string> why = TurnNotCome(run, p, chosen)) {
@@ -605,6 +623,7 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
     SetAsideUnchanged(run, pending);
     std::lock_guard<std::mutex> lock(mu_);
     table_.BackOff(p.uid, run.now_ms + options_.no_victims_backoff_ms);
+    passed_by_[p.uid] = run.now_ms + options_.no_victims_backoff_ms;
     return;
   }
   if (!limiter_.Allows(run.steady_ms, static_cast<double>(chosen.victims.size()))) {
@@ -631,6 +650,7 @@ bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Pree
   } else {
     return false;
   }
+  passed_by_.erase(p.uid);
   const std::string& holder = HolderOf(p);
   const int64_t until = run.now_ms + options_.drain_hold_ms;
   cluster_->ReleaseRoom(holder);
@@ -672,6 +692,7 @@ std::optional<std::string> PreemptionController::TurnNotCome(Run& run, const Pre
 
 void PreemptionController::StartRound(Run& run, const PendingPod& pending, const Preemptor& p,
                                       const Selection& chosen) {
+  passed_by_.erase(p.uid);
   Round round;
   round.preemptor = p;
   round.node_selector = pending.node_selector;
@@ -733,6 +754,7 @@ void PreemptionController::ForgetOldTakings(int64_t now_ms) {
 }
 
 void PreemptionController::FinishRun() {
+  std::erase_if(passed_by_, [&](const auto& p) { return p.second <= clock_->NowMs(); });
   std::vector<std::string> set_aside;
   set_aside.reserve(set_aside_.size());
   for (const auto& [uid, aside] : set_aside_) set_aside.push_back(uid);

@@ -1545,6 +1545,35 @@ TEST_F(ControllerTest, WithAMinimumRuntimeAPodIsDecidedForAfterItsBackoff) {
   EXPECT_EQ(controller_->RunOnce().preemptors, 1u);
 }
 
+// A pod nothing could be done for a moment ago is backed off; a pod ranked below it in its team
+// that now finds victims does not take them first: the one above is decided for again before it,
+// and the round is its (the newer pod would have run ahead of its turn in the queue).
+TEST_F(ControllerTest, APodBackedOffIsDecidedForBeforeOneRankedBelowItGetsARound) {
+  auto policy = std::make_shared<Policy>(
+      *PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 8, /*borrow=*/0).Build());
+  policy->preemption.minimum_runtime_seconds = 2;
+  Start(policy);
+  AddNodes(1, 8);
+  Submit("low-0", "team-a", 4, 10);
+  ASSERT_TRUE(Schedule("uid-low-0"));
+  Submit("low-1", "team-a", 4, 10);
+  ASSERT_TRUE(Schedule("uid-low-1"));
+  Submit("first", "team-a", 4, 50);
+  ASSERT_FALSE(Schedule("uid-first"));
+  // The low pods ran less than the minimum runtime: nothing may be evicted for it yet.
+  PreemptionController::RunReport report = controller_->RunOnce();
+  ASSERT_EQ(report.no_preemption.count("ns-team-a/first"), 1u);
+  clock_.Advance(1'000);
+  Submit("second", "team-a", 4, 50);
+  ASSERT_FALSE(Schedule("uid-second"));
+  clock_.Advance(2'000);  // the low pods may go now; "first" is still backed off
+  report = controller_->RunOnce();
+  EXPECT_EQ(report.rounds_started, 2u);  // one each, "first" decided for before "second"
+  ASSERT_EQ(Events("Preempting").size(), 2u);
+  EXPECT_EQ(Events("Preempting")[0].pod_name, "first");
+  EXPECT_EQ(Evicted(), (Strings{"low-0", "low-1"}));
+}
+
 TEST_F(ControllerTest, APinnedPreemptorReclaimsOnItsNode) {
   Start(TwoTeams());
   FourBorrowedPods();
