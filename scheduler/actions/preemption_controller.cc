@@ -682,8 +682,29 @@ std::optional<std::string> PreemptionController::TurnNotCome(Run& run, const Pre
           decisions::BorrowingBackOff(cluster_->disruptions(), model::GangOf(*pod), run.now_ms)) {
     return why;
   }
+  // What another team's pending pod would free by preempting its own team's pods: those, too,
+  // it reclaims for (its lower-priority pods go, then what it lent comes back).
+  const decisions::CandidateSet& candidates = run.planner->candidates();
+  const NameId flavor = chosen.flavor;
+  auto preemptible = [&](const Team& team, const PendingPod& head) {
+    ResourceList held;
+    const NameId team_id = TeamNames().Intern(team.name);
+    for (uint32_t i : candidates.OnFlavor(flavor)) {
+      const Candidate& c = candidates.at(i);
+      if (c.team != team_id || c.excluded) continue;
+      const bool lower =
+          c.priority < head.priority ||
+          (team.within_team == model::WithinTeamPreemption::kLowerOrNewerEqualPriority &&
+           c.priority == head.priority && c.created_ms > head.created_ms);
+      if (team.within_team == model::WithinTeamPreemption::kNever || !lower) continue;
+      for (const model::ResourceAmount& r : ToResourceList(c.charged)) {
+        held.Set(r.name, held.Get(r.name) + r.amount);
+      }
+    }
+    return held;
+  };
   if (std::optional<std::string> why =
-          decisions::OwnerWaits(*book_, *cluster_, *pod, chosen.flavor)) {
+          decisions::OwnerWaits(*book_, *cluster_, *pod, flavor, preemptible)) {
     return why;
   }
   return decisions::FairShareHolds(*book_, *cluster_, *pod, chosen.flavor, run.now_ms,

@@ -718,6 +718,36 @@ TEST_F(ControllerTest, NoRoundForABorrowerWhileAnOwnerWaitsWithinItsNominal) {
   EXPECT_EQ(Usage("team-b"), 8);
 }
 
+// The owner waiting may need its own team's lower-priority pods gone first: it fits within its
+// nominal quota once they are, and reclaims the rest.
+TEST_F(ControllerTest, NoRoundForABorrowerWhileAnOwnerWaitsWithinItsNominalBesideItsOwnVictims) {
+  Start(TwoTeams(IdleComputeAllocation::kFirstComeFirstServe));
+  AddNodes(2, 8);
+  Submit("b-low", "team-b", 4, 1);
+  ASSERT_TRUE(Schedule("uid-b-low"));  // p5-0
+  for (int i = 0; i < 3; ++i) {        // a-0 on p5-0, a-1 and a-2 on p5-1
+    clock_.Advance(kMinute);
+    Submit("a-" + std::to_string(i), "team-a", 4, 10);
+    ASSERT_TRUE(Schedule("uid-a-" + std::to_string(i)));
+  }
+  ASSERT_EQ(Usage("team-a"), 12);
+  Submit("a-urgent", "team-a", 4, 100);  // would preempt a-2 and still borrow 4
+  clock_.Advance(1'000);
+  Submit("b-high", "team-b", 8, 100);  // team-b's nominal, once b-low is gone
+  ASSERT_FALSE(Schedule("uid-a-urgent"));
+  ASSERT_FALSE(Schedule("uid-b-high"));
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.no_preemption["ns-team-a/a-urgent"],
+            "its turn to borrow has not come: team-b's pending pod ns-team-b/b-high fits within "
+            "team-b's nominal quota on ml.p5.48xlarge and goes first: it would reclaim what "
+            "team-a borrowed there");
+  ASSERT_EQ(Events("Preempting").size(), 1u);
+  EXPECT_EQ(Events("Preempting")[0].pod_name, "b-high");
+  Strings evicted = Evicted();
+  std::sort(evicted.begin(), evicted.end());
+  EXPECT_EQ(evicted, (Strings{"a-0", "b-low"}));  // p5-0, whole
+}
+
 TEST_F(ControllerTest, AMemberWaitingForItsPodGroupGetsNoRoundUntilItArrives) {
   Start(TwoTeams());
   FourBorrowedPods();

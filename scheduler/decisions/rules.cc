@@ -459,7 +459,7 @@ std::optional<std::string> FairShareHolds(
 
 std::optional<std::string> OwnerWaits(const ledger::QuotaBook& book,
                                       const state::ClusterState& cluster, const model::Pod& pod,
-                                      NameId flavor) {
+                                      NameId flavor, const Preemptible& preemptible) {
   Snapshot snap(book);
   FilterArgs args;
   args.pod = pod;
@@ -475,9 +475,14 @@ std::optional<std::string> OwnerWaits(const ledger::QuotaBook& book,
     const NameId other_id = TeamNames().Intern(other->name);
     if (!snap.session.HasFlavor(other_id, flavor)) continue;
     if (!snap.policy.FlavorAllows(flavor_name, head->node_selector)) continue;
-    const ResourceList need = head->workload.empty()
-                                  ? head->request
-                                  : head->request.Times(std::max(1, head->workload_size));
+    ResourceList need = head->workload.empty()
+                            ? head->request
+                            : head->request.Times(std::max(1, head->workload_size));
+    if (preemptible) {  // what its own team's pods it may preempt would give back
+      for (const ResourceAmount& r : preemptible(*other, *head)) {
+        need.Set(r.name, std::max<int64_t>(0, need.Get(r.name) - r.amount));
+      }
+    }
     if (TeamWithinNominal(snap.session, other_id, flavor, need, Tally{})) {
       return other->name + "'s pending pod " + head->key + " fits within " + other->name +
              "'s nominal quota on " + std::string(flavor_name) +

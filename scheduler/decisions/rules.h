@@ -100,10 +100,15 @@ inline constexpr int64_t kStarvationGiveUp = 3;
 // room on the nodes, or its turn — and would reclaim what `pod` borrowed on the flavor. Kueue
 // admits the workloads that do not borrow before those that do; the preemption controller starts
 // no round for a pod that would borrow while one waits (its victims would be disrupted for
-// capacity about to be taken back): the reason, naming the pod; else nothing.
+// capacity about to be taken back): the reason, naming the pod; else nothing. `preemptible`
+// (may be empty): what a team's running pods on `flavor` that a pending pod of it may preempt
+// (its team's within-team rule) hold — they count as gone for that pod.
+using Preemptible =
+    std::function<model::ResourceList(const model::Team& team, const state::PendingPod& pending)>;
 [[nodiscard]] std::optional<std::string> OwnerWaits(const ledger::QuotaBook& book,
                                                     const state::ClusterState& cluster,
-                                                    const model::Pod& pod, model::NameId flavor);
+                                                    const model::Pod& pod, model::NameId flavor,
+                                                    const Preemptible& preemptible);
 
 // Whether workload `workload` (model::GangOf) may not borrow at `now_ms` because taskgov's
 // preemptions stopped it recently (state::DisruptionLog): the refusal, naming how often and until
