@@ -8,6 +8,7 @@
 #include "config/catalogue.h"
 #include "config/loader.h"
 #include "scheduler/common/log.h"
+#include "scheduler/sim/scheduler_config.h"
 #include "scheduler/sim/simulator.h"
 #include "scheduler/sim/trace.h"
 
@@ -195,6 +196,29 @@ std::string LabelOf(const std::string& dir) {
   return slash == std::string::npos ? d : d.substr(slash + 1);
 }
 
+// kube-scheduler as --scheduler-config configures it (upstream's defaults without), with
+// --pod-max-backoff over its podMaxBackoffSeconds.
+common::Result<sim::KubeScheduler::Options> SchedulerOptions(const Invocation& inv) {
+  sim::KubeScheduler::Options options;
+  if (auto path = inv.args.Get("scheduler-config")) {
+    auto text = ReadFile(*path);
+    if (!text.ok()) return text.error();
+    auto configured = sim::ApplySchedulerConfig(*text, options);
+    if (!configured.ok()) return configured.error().Wrap(*path);
+    options = std::move(*configured);
+  }
+  auto max_backoff = Duration(inv, "pod-max-backoff", options.max_backoff_ms);
+  if (!max_backoff.ok()) return max_backoff.error();
+  if (*max_backoff < options.initial_backoff_ms) {
+    const int64_t initial = options.initial_backoff_ms;
+    return common::Error{"invalid --pod-max-backoff: at least kube-scheduler's initial backoff, " +
+                         (initial % 1000 == 0 ? std::to_string(initial / 1000) + "s"
+                                              : std::to_string(initial) + "ms")};
+  }
+  options.max_backoff_ms = *max_backoff;
+  return options;
+}
+
 int Simulate(const Invocation& inv) {
   // The decisions log as the extender does; a simulation prints its table, not their lines.
   common::log::SetLevel(common::log::Level::kError);
@@ -202,12 +226,8 @@ int Simulate(const Invocation& inv) {
   if (!seed.ok()) return inv.Usage(seed.error().message);
   auto horizon = Duration(inv, "horizon", 6 * 3600'000);
   if (!horizon.ok()) return inv.Usage(horizon.error().message);
-  sim::SimulationOptions defaults;
-  auto max_backoff = Duration(inv, "pod-max-backoff", defaults.scheduler.max_backoff_ms);
-  if (!max_backoff.ok()) return inv.Usage(max_backoff.error().message);
-  if (*max_backoff < defaults.scheduler.initial_backoff_ms) {
-    return inv.Usage("invalid --pod-max-backoff: at least kube-scheduler's initial backoff, 1s");
-  }
+  auto scheduler = SchedulerOptions(inv);
+  if (!scheduler.ok()) return inv.Usage(scheduler.error().message);
   std::vector<std::string> dirs = {*inv.args.Get("policy")};
   if (auto other = inv.args.Get("compare")) dirs.push_back(*other);
   std::vector<scheduler::model::PolicyPtr> policies;
@@ -238,11 +258,15 @@ int Simulate(const Invocation& inv) {
     options.label = LabelOf(dirs[i]);
     options.seed = static_cast<uint64_t>(*seed);
     options.horizon_after_last_arrival_ms = *horizon;
-    options.scheduler.max_backoff_ms = *max_backoff;
+    options.scheduler = *scheduler;
     reports.push_back(sim::Simulate(policies[i], *trace, options));
   }
   inv.out() << "trace: " << (trace->name.empty() ? "(unnamed)" : trace->name) << ", "
-            << trace->jobs.size() << " jobs\n\n";
+            << trace->jobs.size() << " jobs\n";
+  if (auto path = inv.args.Get("scheduler-config")) {
+    inv.out() << "kube-scheduler: " << *path << ": " << sim::DescribeScheduling(*scheduler) << "\n";
+  }
+  inv.out() << "\n";
   sim::PrintReports(reports, inv.out());
   return kExitOk;
 }
@@ -261,11 +285,15 @@ Command SimulateCommand() {
       "to guarantee, borrowing per fair-share weight and per fair part while teams contend\n"
       "(Jain's indices), disruptions per job, work lost, ping-pong, waits per priority class\n"
       "and jobs that never ran. --compare plays the same trace under a second policy beside\n"
-      "the first. Runs offline; deterministic for a seed. Trace format and metrics:\n"
-      "docs/simulate.md.\n",
+      "the first. kube-scheduler plays upstream's defaults, or what --scheduler-config sets\n"
+      "(such as deploy/overlays/second-scheduler/scheduler-config.yaml: bin packing, 2 s\n"
+      "backoff); a field it cannot play is an error. Runs offline; deterministic for a seed.\n"
+      "Trace format and metrics: docs/simulate.md.\n",
       "taskgov simulate --policy scheduler/sim/samples/five-teams/policy \\\n"
       "    --trace scheduler/sim/samples/five-teams/day.json\n"
       "taskgov simulate --policy ./policy --compare ./policy-new-weights --trace day.json\n"
+      "taskgov simulate --policy ./policy --trace day.json \\\n"
+      "    --scheduler-config deploy/overlays/second-scheduler/scheduler-config.yaml\n"
       "taskgov simulate --policy ./policy --generate --nodes ml.p5.48xlarge=4 --jobs 500 "
       "--span 2h --seed 3 --write-trace day.json",
       {ValueFlag("policy", "DIR", "the policy directory (as the ConfigMap is mounted)"),
@@ -286,8 +314,13 @@ Command SimulateCommand() {
        ValueFlag("write-trace", "FILE", "also write the trace played to FILE"),
        ValueFlag("timeline", "FILE", "write what happened to every pod, in virtual time"),
        ValueFlag("horizon", "DURATION", "stop this long after the last arrival (default 6h)"),
+       ValueFlag("scheduler-config", "FILE",
+                 "play kube-scheduler as this KubeSchedulerConfiguration (or the ConfigMap "
+                 "holding it) sets it: backoffs, NodeResourcesFit's scoring strategy for the "
+                 "taskgov profile, the extender's weight (default: upstream's defaults)"),
        ValueFlag("pod-max-backoff", "DURATION",
-                 "kube-scheduler's podMaxBackoffSeconds (default 10s, upstream's)")},
+                 "kube-scheduler's podMaxBackoffSeconds, over --scheduler-config's (default "
+                 "10s, upstream's)")},
       0,
       0,
       {},

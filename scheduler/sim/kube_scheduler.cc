@@ -15,7 +15,6 @@ namespace {
 
 constexpr int64_t kBackoffFlushMs = 1'000;
 constexpr int64_t kUnschedulableFlushMs = 30'000;
-constexpr int64_t kExtenderWeight = 1;
 
 int32_t PriorityOf(const Pod& pod) { return pod.priority.value_or(0); }
 
@@ -34,21 +33,6 @@ bool FitsIn(const ResourceList& request, const ResourceList& allocatable, const 
 
 void Subtract(ResourceList* from, const ResourceList& amounts) {
   for (const ResourceAmount& r : amounts) from->Set(r.name, from->Get(r.name) - r.amount);
-}
-
-// NodeResourcesFit's LeastAllocated score on cpu and memory, weight 1 each: 0..100.
-int64_t LeastAllocated(const ResourceList& request, const ResourceList& allocatable,
-                       const ResourceList& used) {
-  int64_t total = 0;
-  int64_t weights = 0;
-  for (const char* name : {"cpu", "memory"}) {
-    const int64_t capacity = allocatable.Get(name);
-    if (capacity <= 0) continue;
-    const int64_t requested = std::min(capacity, used.Get(name) + request.Get(name));
-    total += (capacity - requested) * 100 / capacity;
-    ++weights;
-  }
-  return weights == 0 ? 0 : total / weights;
 }
 
 // MoreImportantPod: higher priority first, then the one that started earlier.
@@ -361,10 +345,15 @@ std::string KubeScheduler::SelectHost(const PodObject& pod, const FilterArgs& ar
   std::map<std::string, int64_t> scores;
   for (const std::string& name : feasible) {
     const model::Node* node = api_->FindNode(name);
-    scores[name] = LeastAllocated(pod.request, node->allocatable, Used(name));
+    scores[name] =
+        NodeResourcesFitScore(options_.scoring, pod.request, node->allocatable, Used(name));
   }
-  for (const HostPriority& p : extender_->Prioritize(args)) {
-    if (scores.count(p.host) != 0) scores[p.host] += p.score * kExtenderWeight * 10;
+  // prioritizeNodes: the extender's score (0..10) × its weight × MaxNodeScore /
+  // MaxExtenderPriority.
+  if (options_.extender_weight > 0) {
+    for (const HostPriority& p : extender_->Prioritize(args)) {
+      if (scores.count(p.host) != 0) scores[p.host] += p.score * options_.extender_weight * 10;
+    }
   }
   // selectHost: the best score; among equals, each is kept with probability 1/seen.
   std::string best;

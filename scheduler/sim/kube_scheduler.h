@@ -13,11 +13,12 @@
 //    requests of the pods assigned there (terminating ones too) and of the pods nominated there
 //    with at least the pod's priority (RunFilterPluginsWithNominatedPods) — go to the extender's
 //    filter (nodeCacheCapable: names only); a pod with a nominated node tries that node alone
-//    first (evaluateNominatedNode). The feasible nodes are scored: NodeResourcesFit's
-//    LeastAllocated on cpu and memory (0..100) plus the extender's score × weight 1 × 10; the
-//    best wins (ties: one of them, chosen by a seeded random draw as selectHost's reservoir
-//    sampling does). The pod is assumed on that node in the cache at once (the next cycle counts
-//    it there), then bound through the extender's bind verb (forgotten if that fails).
+//    first (evaluateNominatedNode). The feasible nodes are scored: NodeResourcesFit's scoring
+//    strategy (node_resources_fit.h; upstream's default LeastAllocated on cpu and memory, 0..100)
+//    plus the extender's score × its weight (1) × 10; the best wins (ties: one of them, chosen by a
+//    seeded random draw as selectHost's reservoir sampling does). The pod is assumed on that node
+//    in the cache at once (the next cycle counts it there), then bound through the extender's bind
+//    verb (forgotten if that fails).
 //  * PostFilter, DefaultPreemption (framework/preemption/preemption.go), when no node fits or
 //    the extender refused some as resolvable (FailedNodes): for each such node, every
 //    lower-priority pod there is a potential victim; if the pod fits once they are all gone,
@@ -46,17 +47,23 @@
 #include "scheduler/extender_api.h"
 #include "scheduler/sim/api.h"
 #include "scheduler/sim/event_loop.h"
+#include "scheduler/sim/node_resources_fit.h"
 
 namespace taskgov::scheduler::sim {
 
 class KubeScheduler {
  public:
+  // Upstream's defaults; a KubeSchedulerConfiguration sets them (scheduler_config.h).
   struct Options {
     std::string scheduler_name = "taskgov";
-    int64_t initial_backoff_ms = 1'000;
-    int64_t max_backoff_ms = 10'000;
+    int64_t initial_backoff_ms = 1'000;  // podInitialBackoffSeconds
+    int64_t max_backoff_ms = 10'000;     // podMaxBackoffSeconds
     int64_t unschedulable_max_ms = 5 * 60'000;
     bool preempt_verb = true;  // the extender registers a preemptVerb
+    // NodeResourcesFit's scoringStrategy in the profile's pluginConfig.
+    ScoringStrategy scoring;
+    // The extender's weight; 0 when it registers no prioritizeVerb (prioritize is not called).
+    int64_t extender_weight = 1;
     uint64_t seed = 1;
   };
   struct Stats {

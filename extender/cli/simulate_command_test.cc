@@ -1,0 +1,157 @@
+// `taskgov simulate --scheduler-config`: the shipped second-scheduler configuration played on the
+// shipped sample day, --pod-max-backoff over it, and a file it cannot play refused as a usage
+// error naming the file and the field.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "extender/cli/commands.h"
+
+namespace taskgov::cli {
+namespace {
+
+constexpr char kSample[] = "scheduler/sim/samples/five-teams";
+constexpr char kOverlay[] = "deploy/overlays/second-scheduler/scheduler-config.yaml";
+
+struct Output {
+  int code;
+  std::string out, err;
+};
+
+Output RunCli(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  Environment env;
+  env.out = &out;
+  env.err = &err;
+  env.connect = [](const GlobalOptions&) -> common::Result<std::unique_ptr<ConfigMapStore>> {
+    return common::Error{"no API in this test"};
+  };
+  const int code = RunTaskgov(args, env);
+  return {code, out.str(), err.str()};
+}
+
+std::vector<std::string> SampleDay(std::vector<std::string> more = {}) {
+  std::vector<std::string> args = {"simulate",
+                                   "--policy",
+                                   std::string(kSample) + "/policy",
+                                   "--trace",
+                                   std::string(kSample) + "/day.json",
+                                   "--seed",
+                                   "7"};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+// The table's rows, without the wall time (the one number that is not simulated).
+std::string Table(const std::string& out) {
+  std::istringstream in(out.substr(out.find("\n\n")));
+  std::string table, line;
+  while (std::getline(in, line)) {
+    if (line.find("wall time") == std::string::npos) table += line + "\n";
+  }
+  return table;
+}
+
+std::string WriteFile(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// The overlay's bin packing changes where the sample day's pods go: the table differs from
+// upstream's defaults, and the line under the trace says what was played.
+TEST(SimulateCommandTest, PlaysTheShippedSchedulerConfigOnTheSampleDay) {
+  const Output defaults = RunCli(SampleDay());
+  ASSERT_EQ(defaults.code, kExitOk) << defaults.err;
+  // The header is the trace line alone.
+  EXPECT_EQ(defaults.out.find("jobs\n\n"), defaults.out.find('\n') - 4) << defaults.out;
+
+  const Output shipped = RunCli(SampleDay({"--scheduler-config", kOverlay}));
+  ASSERT_EQ(shipped.code, kExitOk) << shipped.err;
+  EXPECT_NE(shipped.out.find("\nkube-scheduler: " + std::string(kOverlay) +
+                             ": MostAllocated (cpu 1, memory 1, nvidia.com/gpu 3, "
+                             "aws.amazon.com/neuron 3, aws.amazon.com/neurondevice 3, "
+                             "aws.amazon.com/neuroncore 3 and 28 more), backoff 1s to 2s, "
+                             "extender weight 1\n\n"),
+            std::string::npos)
+      << shipped.out;
+  EXPECT_NE(Table(shipped.out), Table(defaults.out));
+  // Not the backoff alone: the same 2 s backoff with upstream's LeastAllocated plays otherwise.
+  const Output backoff_only = RunCli(SampleDay({"--pod-max-backoff", "2s"}));
+  ASSERT_EQ(backoff_only.code, kExitOk) << backoff_only.err;
+  EXPECT_NE(Table(shipped.out), Table(backoff_only.out));
+}
+
+// --pod-max-backoff, given as well, overrides the file's podMaxBackoffSeconds.
+TEST(SimulateCommandTest, PodMaxBackoffOverridesTheFiles) {
+  const std::vector<std::string> small = {
+      "simulate",   "--policy", std::string(kSample) + "/policy",
+      "--generate", "--nodes",  "ml.p5.48xlarge=1",
+      "--jobs",     "3",        "--scheduler-config",
+      kOverlay};
+  std::vector<std::string> args = small;
+  args.insert(args.end(), {"--pod-max-backoff", "5s"});
+  const Output o = RunCli(args);
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  EXPECT_NE(o.out.find("and 28 more), backoff 1s to 5s, extender weight 1\n"), std::string::npos)
+      << o.out;
+  // Below the file's initial backoff: refused.
+  const std::string slow = WriteFile("slow.yaml",
+                                     "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                                     "kind: KubeSchedulerConfiguration\n"
+                                     "podInitialBackoffSeconds: 3\n"
+                                     "profiles: [{schedulerName: taskgov}]\n"
+                                     "extenders: [{filterVerb: f, bindVerb: b}]\n");
+  args = small;
+  args.back() = slow;
+  args.insert(args.end(), {"--pod-max-backoff", "2s"});
+  const Output refused = RunCli(args);
+  EXPECT_EQ(refused.code, kExitUsage);
+  EXPECT_EQ(refused.err,
+            "error: invalid --pod-max-backoff: at least kube-scheduler's initial backoff, 3s\n"
+            "See 'taskgov simulate --help' for usage.\n");
+}
+
+struct BadFile {
+  std::string name;
+  std::string text;
+  std::string message;  // after "error: PATH: "
+};
+
+TEST(SimulateCommandTest, AFileItCannotPlayIsAUsageErrorNamingTheFileAndTheField) {
+  const std::vector<BadFile> cases = {
+      {"malformed.yaml", "apiVersion: kubescheduler.config.k8s.io/v1\nprofiles: [\n",
+       "not valid YAML (line 3, column 1): end of sequence flow not found"},
+      {"ratio.yaml",
+       "apiVersion: v1\nkind: ConfigMap\ndata:\n  scheduler-config.yaml: |\n"
+       "    apiVersion: kubescheduler.config.k8s.io/v1\n"
+       "    kind: KubeSchedulerConfiguration\n"
+       "    profiles:\n"
+       "      - schedulerName: taskgov\n"
+       "        pluginConfig:\n"
+       "          - name: NodeResourcesFit\n"
+       "            args: {scoringStrategy: {type: RequestedToCapacityRatio}}\n",
+       "data[\"scheduler-config.yaml\"].profiles[0].pluginConfig[0].args.scoringStrategy.type: "
+       "RequestedToCapacityRatio is not played: the simulator plays LeastAllocated and "
+       "MostAllocated"},
+  };
+  for (const BadFile& c : cases) {
+    const std::string path = WriteFile(c.name, c.text);
+    const Output o = RunCli(SampleDay({"--scheduler-config", path}));
+    EXPECT_EQ(o.code, kExitUsage) << c.name;
+    EXPECT_EQ(o.err,
+              "error: " + path + ": " + c.message + "\nSee 'taskgov simulate --help' for usage.\n");
+    EXPECT_EQ(o.out, "");
+  }
+  const Output missing = RunCli(SampleDay({"--scheduler-config", "no-such-file.yaml"}));
+  EXPECT_EQ(missing.code, kExitUsage);
+  EXPECT_EQ(missing.err,
+            "error: cannot read \"no-such-file.yaml\"\nSee 'taskgov simulate --help' for usage.\n");
+}
+
+}  // namespace
+}  // namespace taskgov::cli
