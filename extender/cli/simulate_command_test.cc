@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "extender/cli/commands.h"
+#include "extender/cli/testing/cli_fixture.h"
 
 namespace taskgov::cli {
 namespace {
@@ -17,22 +18,10 @@ namespace {
 constexpr char kSample[] = "scheduler/sim/samples/five-teams";
 constexpr char kOverlay[] = "deploy/overlays/second-scheduler/scheduler-config.yaml";
 
-struct Output {
-  int code;
-  std::string out, err;
-};
+using testing::CliFixture;
+using testing::CliRun;
 
-Output RunCli(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  Environment env;
-  env.out = &out;
-  env.err = &err;
-  env.connect = [](const GlobalOptions&) -> common::Result<std::unique_ptr<ConfigMapStore>> {
-    return common::Error{"no API in this test"};
-  };
-  const int code = RunTaskgov(args, env);
-  return {code, out.str(), err.str()};
-}
+CliRun RunCli(const std::vector<std::string>& args) { return CliFixture::RunOffline(args); }
 
 std::vector<std::string> SampleDay(std::vector<std::string> more = {}) {
   std::vector<std::string> args = {"simulate",
@@ -65,12 +54,12 @@ std::string WriteFile(const std::string& name, const std::string& text) {
 // The overlay's bin packing changes where the sample day's pods go: the table differs from
 // upstream's defaults, and the line under the trace says what was played.
 TEST(SimulateCommandTest, PlaysTheShippedSchedulerConfigOnTheSampleDay) {
-  const Output defaults = RunCli(SampleDay());
+  const CliRun defaults = RunCli(SampleDay());
   ASSERT_EQ(defaults.code, kExitOk) << defaults.err;
   // The header is the trace line alone.
   EXPECT_EQ(defaults.out.find("jobs\n\n"), defaults.out.find('\n') - 4) << defaults.out;
 
-  const Output shipped = RunCli(SampleDay({"--scheduler-config", kOverlay}));
+  const CliRun shipped = RunCli(SampleDay({"--scheduler-config", kOverlay}));
   ASSERT_EQ(shipped.code, kExitOk) << shipped.err;
   EXPECT_NE(shipped.out.find("\nkube-scheduler: " + std::string(kOverlay) +
                              ": MostAllocated (cpu 1, memory 1, nvidia.com/gpu 3, "
@@ -81,7 +70,7 @@ TEST(SimulateCommandTest, PlaysTheShippedSchedulerConfigOnTheSampleDay) {
       << shipped.out;
   EXPECT_NE(Table(shipped.out), Table(defaults.out));
   // Not the backoff alone: the same 2 s backoff with upstream's LeastAllocated plays otherwise.
-  const Output backoff_only = RunCli(SampleDay({"--pod-max-backoff", "2s"}));
+  const CliRun backoff_only = RunCli(SampleDay({"--pod-max-backoff", "2s"}));
   ASSERT_EQ(backoff_only.code, kExitOk) << backoff_only.err;
   EXPECT_NE(Table(shipped.out), Table(backoff_only.out));
 }
@@ -95,7 +84,7 @@ TEST(SimulateCommandTest, PodMaxBackoffOverridesTheFiles) {
       kOverlay};
   std::vector<std::string> args = small;
   args.insert(args.end(), {"--pod-max-backoff", "5s"});
-  const Output o = RunCli(args);
+  const CliRun o = RunCli(args);
   ASSERT_EQ(o.code, kExitOk) << o.err;
   EXPECT_NE(o.out.find("and 28 more), backoff 1s to 5s, extender weight 1\n"), std::string::npos)
       << o.out;
@@ -109,7 +98,7 @@ TEST(SimulateCommandTest, PodMaxBackoffOverridesTheFiles) {
   args = small;
   args.back() = slow;
   args.insert(args.end(), {"--pod-max-backoff", "2s"});
-  const Output refused = RunCli(args);
+  const CliRun refused = RunCli(args);
   EXPECT_EQ(refused.code, kExitUsage);
   EXPECT_EQ(refused.err,
             "error: invalid --pod-max-backoff: at least kube-scheduler's initial backoff, 3s\n"
@@ -141,13 +130,13 @@ TEST(SimulateCommandTest, AFileItCannotPlayIsAUsageErrorNamingTheFileAndTheField
   };
   for (const BadFile& c : cases) {
     const std::string path = WriteFile(c.name, c.text);
-    const Output o = RunCli(SampleDay({"--scheduler-config", path}));
+    const CliRun o = RunCli(SampleDay({"--scheduler-config", path}));
     EXPECT_EQ(o.code, kExitUsage) << c.name;
     EXPECT_EQ(o.err,
               "error: " + path + ": " + c.message + "\nSee 'taskgov simulate --help' for usage.\n");
     EXPECT_EQ(o.out, "");
   }
-  const Output missing = RunCli(SampleDay({"--scheduler-config", "no-such-file.yaml"}));
+  const CliRun missing = RunCli(SampleDay({"--scheduler-config", "no-such-file.yaml"}));
   EXPECT_EQ(missing.code, kExitUsage);
   EXPECT_EQ(missing.err,
             "error: cannot read \"no-such-file.yaml\"\nSee 'taskgov simulate --help' for usage.\n");
