@@ -686,7 +686,9 @@ std::optional<std::string> PreemptionController::TurnNotCome(Run& run, const Pre
   // it reclaims for (its lower-priority pods go, then what it lent comes back).
   const decisions::CandidateSet& candidates = run.planner->candidates();
   const NameId flavor = chosen.flavor;
-  auto preemptible = [&](const Team& team, const PendingPod& head) {
+  decisions::OwnerView view;
+  view.hopeless = [&](const PendingPod& head) { return !run.planner->CouldEverRun(head, flavor); };
+  view.preemptible = [&](const Team& team, const PendingPod& head) {
     ResourceList held;
     const NameId team_id = TeamNames().Intern(team.name);
     for (uint32_t i : candidates.OnFlavor(flavor)) {
@@ -704,7 +706,7 @@ std::optional<std::string> PreemptionController::TurnNotCome(Run& run, const Pre
     return held;
   };
   if (std::optional<std::string> why =
-          decisions::OwnerWaits(*book_, *cluster_, *pod, flavor, preemptible)) {
+          decisions::OwnerWaits(*book_, *cluster_, *pod, flavor, view)) {
     return why;
   }
   return decisions::FairShareHolds(*book_, *cluster_, *pod, chosen.flavor, run.now_ms,
@@ -775,11 +777,11 @@ void PreemptionController::ForgetOldTakings(int64_t now_ms) {
 }
 
 void PreemptionController::FinishRun() {
-  std::erase_if(passed_by_, [&](const auto& p) { return p.second <= clock_->NowMs(); });
+  const int64_t now = clock_->NowMs();
+  std::erase_if(passed_by_, [&](const auto& p) { return p.second <= now; });
   std::vector<std::string> set_aside;
   set_aside.reserve(set_aside_.size());
   for (const auto& [uid, aside] : set_aside_) set_aside.push_back(uid);
-  const int64_t now = clock_->NowMs();
   std::lock_guard<std::mutex> lock(mu_);
   std::erase_if(draining_, [&](const auto& d) { return d.second.until_ms <= now; });
   set_aside_seen_ = std::move(set_aside);

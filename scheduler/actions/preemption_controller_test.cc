@@ -748,6 +748,23 @@ TEST_F(ControllerTest, NoRoundForABorrowerWhileAnOwnerWaitsWithinItsNominalBesid
   EXPECT_EQ(evicted, (Strings{"a-0", "b-low"}));  // p5-0, whole
 }
 
+// An owner's pod that could never run on the flavor — no node accepts it — holds no borrower
+// back: it would hold them for as long as it waits, which may be forever.
+TEST_F(ControllerTest, AnOwnerPodNoNodeAcceptsHoldsNoBorrowerBack) {
+  Start(TwoTeams(IdleComputeAllocation::kFirstComeFirstServe));
+  FourBorrowedPods();
+  Submit("b-0", "team-b", 8, 10, PodBuilder("").NodeSelector("zone", "nowhere"));
+  ASSERT_FALSE(Schedule("uid-b-0"));
+  (void)controller_->RunOnce();  // b-0: no node accepts it
+  Submit("a-urgent", "team-a", 4, 100);
+  ASSERT_FALSE(Schedule("uid-a-urgent"));
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.no_preemption.count("ns-team-a/a-urgent"), 0u);
+  ASSERT_EQ(Events("Preempting").size(), 1u);
+  EXPECT_EQ(Events("Preempting")[0].pod_name, "a-urgent");
+  EXPECT_EQ(Evicted(), Strings{"a-3"});
+}
+
 TEST_F(ControllerTest, AMemberWaitingForItsPodGroupGetsNoRoundUntilItArrives) {
   Start(TwoTeams());
   FourBorrowedPods();

@@ -462,6 +462,16 @@ bool VictimPlanner::PlaceInOneDomain(const FlavorCtx& ctx, const std::vector<uin
   return found;
 }
 
+bool VictimPlanner::CouldEverRun(const PendingPod& pending, NameId flavor) {
+  FlavorCtx& ctx = Ctx(flavor);
+  NodeEligibility eligibility;
+  eligibility.Compute(pending.node_selector, pending.placement.get(), ctx.placement);
+  const model::IdAmounts request = ToIdAmounts(pending.request);
+  std::vector<uint32_t> all(ctx.nodes.nodes.size());
+  std::iota(all.begin(), all.end(), 0U);
+  return EverHolds(ctx.nodes, eligibility.accepts, all, request) > 0;
+}
+
 std::vector<RoundVictim> VictimPlanner::Commit(const Preemptor& p, const Selection& chosen) {
   std::vector<RoundVictim> victims = TakeVictims(chosen);
   Hold(Claim{p.team, chosen.flavor, chosen.node, p.request, /*quota=*/true, p.need});

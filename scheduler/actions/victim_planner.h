@@ -99,6 +99,10 @@ class VictimPlanner {
                                                const decisions::Preemptor& p, int members,
                                                const std::vector<model::NameId>& skip,
                                                bool within_nominal);
+  // Whether some schedulable node of `flavor` accepts `pending` (taints, nodeSelector, required
+  // affinity) and could hold its request were it empty: else nothing done on the flavor would
+  // ever let it run there.
+  [[nodiscard]] bool CouldEverRun(const state::PendingPod& pending, model::NameId flavor);
   // A round starts with `chosen`: its victims, taken (TakeVictims), and the preemptor's claim.
   [[nodiscard]] std::vector<RoundVictim> Commit(const decisions::Preemptor& p,
                                                 const decisions::Selection& chosen);

@@ -459,7 +459,7 @@ std::optional<std::string> FairShareHolds(
 
 std::optional<std::string> OwnerWaits(const ledger::QuotaBook& book,
                                       const state::ClusterState& cluster, const model::Pod& pod,
-                                      NameId flavor, const Preemptible& preemptible) {
+                                      NameId flavor, const OwnerView& view) {
   Snapshot snap(book);
   FilterArgs args;
   args.pod = pod;
@@ -475,11 +475,12 @@ std::optional<std::string> OwnerWaits(const ledger::QuotaBook& book,
     const NameId other_id = TeamNames().Intern(other->name);
     if (!snap.session.HasFlavor(other_id, flavor)) continue;
     if (!snap.policy.FlavorAllows(flavor_name, head->node_selector)) continue;
+    if (view.hopeless && view.hopeless(*head)) continue;
     ResourceList need = head->workload.empty()
                             ? head->request
                             : head->request.Times(std::max(1, head->workload_size));
-    if (preemptible) {  // what its own team's pods it may preempt would give back
-      for (const ResourceAmount& r : preemptible(*other, *head)) {
+    if (view.preemptible) {  // what its own team's pods it may preempt would give back
+      for (const ResourceAmount& r : view.preemptible(*other, *head)) {
         need.Set(r.name, std::max<int64_t>(0, need.Get(r.name) - r.amount));
       }
     }

@@ -95,20 +95,27 @@ inline constexpr int64_t kStarvationGiveUp = 3;
     model::NameId flavor, int64_t now_ms,
     std::function<PreemptorState(std::string_view uid)> state);
 
+// How the preemption controller sees other teams' pending pods, for OwnerWaits.
+struct OwnerView {
+  // What a team's running pods on the flavor that `pending` may preempt (its team's within-team
+  // rule) hold: they count as gone for it. Empty: nothing.
+  std::function<model::ResourceList(const model::Team& team, const state::PendingPod& pending)>
+      preemptible;
+  // Whether `pending` could never run on the flavor (no node accepts it, or none could hold it
+  // even empty): it would hold borrowers back for as long as it waits. Empty: every pod could.
+  std::function<bool(const state::PendingPod& pending)> hopeless;
+};
+
 // Whether another team of `pod`'s cohort tree has a pending pod on `flavor`, not admitted, that
 // fits within its own team's nominal quota there (its gang's members together): it waits — for
 // room on the nodes, or its turn — and would reclaim what `pod` borrowed on the flavor. Kueue
 // admits the workloads that do not borrow before those that do; the preemption controller starts
 // no round for a pod that would borrow while one waits (its victims would be disrupted for
-// capacity about to be taken back): the reason, naming the pod; else nothing. `preemptible`
-// (may be empty): what a team's running pods on `flavor` that a pending pod of it may preempt
-// (its team's within-team rule) hold — they count as gone for that pod.
-using Preemptible =
-    std::function<model::ResourceList(const model::Team& team, const state::PendingPod& pending)>;
+// capacity about to be taken back): the reason, naming the pod; else nothing.
 [[nodiscard]] std::optional<std::string> OwnerWaits(const ledger::QuotaBook& book,
                                                     const state::ClusterState& cluster,
                                                     const model::Pod& pod, model::NameId flavor,
-                                                    const Preemptible& preemptible);
+                                                    const OwnerView& view);
 
 // Whether workload `workload` (model::GangOf) may not borrow at `now_ms` because taskgov's
 // preemptions stopped it recently (state::DisruptionLog): the refusal, naming how often and until
