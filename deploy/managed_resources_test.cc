@@ -9,24 +9,15 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "config/loader.h"
+#include "deploy/testing/manifests.h"
 
 namespace taskgov::deploy {
 namespace {
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The resources a policy governs: every resource any team has quota for on any flavor.
 std::set<std::string> Governed(const config::LoadResult& loaded) {
@@ -74,16 +65,9 @@ std::vector<SchedulerConfig> ShippedSchedulerConfigs() {
   const YAML::Node cm = YAML::LoadFile("deploy/overlays/second-scheduler/scheduler-config.yaml");
   out.push_back({"deploy/overlays/second-scheduler/scheduler-config.yaml",
                  YAML::Load(cm["data"]["scheduler-config.yaml"].as<std::string>(""))});
-  const std::string doc = ReadFile("docs/install.md");
-  for (size_t at = doc.find("```yaml\n"); at != std::string::npos;
-       at = doc.find("```yaml\n", at + 1)) {
-    const size_t begin = at + 8;
-    const size_t end = doc.find("```", begin);
-    if (end == std::string::npos) break;
-    const std::string block = doc.substr(begin, end - begin);
-    if (block.find("kind: KubeSchedulerConfiguration") == std::string::npos) continue;
-    const size_t line = std::count(doc.begin(), doc.begin() + static_cast<long>(at), '\n') + 1;
-    out.push_back({"docs/install.md:" + std::to_string(line), YAML::Load(block)});
+  for (const testing::YamlBlock& block : testing::YamlBlocks("docs/install.md")) {
+    if (block.text.find("kind: KubeSchedulerConfiguration") == std::string::npos) continue;
+    out.push_back({"docs/install.md:" + std::to_string(block.line), YAML::Load(block.text)});
   }
   return out;
 }

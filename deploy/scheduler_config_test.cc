@@ -12,6 +12,7 @@
 #include <string>
 
 #include "config/catalogue.h"
+#include "deploy/testing/manifests.h"
 #include "scheduler/sim/scheduler_config.h"
 
 namespace taskgov::deploy {
@@ -38,16 +39,10 @@ KubeScheduler::Options Played(const std::string& where, const std::string& text)
 // docs/install.md's form (a): the YAML block of the KubeSchedulerConfiguration with the profile
 // taskgov.
 std::string InstallMdFormA() {
-  const std::string doc = ReadFile("docs/install.md");
-  for (size_t at = doc.find("```yaml\n"); at != std::string::npos;
-       at = doc.find("```yaml\n", at + 1)) {
-    const size_t begin = at + 8;
-    const size_t end = doc.find("```", begin);
-    if (end == std::string::npos) break;
-    const std::string block = doc.substr(begin, end - begin);
-    if (block.find("kind: KubeSchedulerConfiguration") != std::string::npos &&
-        block.find("schedulerName: taskgov") != std::string::npos) {
-      return block;
+  for (const testing::YamlBlock& block : testing::YamlBlocks("docs/install.md")) {
+    if (block.text.find("kind: KubeSchedulerConfiguration") != std::string::npos &&
+        block.text.find("schedulerName: taskgov") != std::string::npos) {
+      return block.text;
     }
   }
   return "";

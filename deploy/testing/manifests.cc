@@ -1,7 +1,10 @@
 #include "deploy/testing/manifests.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 
 #include "gtest/gtest.h"
 #include "scheduler/common/testing/process.h"
@@ -21,6 +24,23 @@ std::optional<YAML::Node> Manifests::Find(const std::string& kind, const std::st
     if (Scalar(o, {"metadata", "name"}) == name) return o;
   }
   return std::nullopt;
+}
+
+std::vector<YamlBlock> YamlBlocks(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  std::vector<YamlBlock> blocks;
+  for (size_t at = doc.find("```yaml\n"); at != std::string::npos;
+       at = doc.find("```yaml\n", at + 1)) {
+    const size_t begin = at + 8;
+    const size_t end = doc.find("```", begin);
+    if (end == std::string::npos) break;
+    const size_t line = std::count(doc.begin(), doc.begin() + static_cast<long>(at), '\n') + 1;
+    blocks.push_back({doc.substr(begin, end - begin), line});
+  }
+  return blocks;
 }
 
 common::Result<std::string> DeployCopy() {

@@ -72,6 +72,15 @@ struct Manifests {
 // a bare flag).
 [[nodiscard]] std::map<std::string, std::string> Flags(const YAML::Node& container);
 
+// A fenced ```yaml block of a Markdown file: its text and the line of its opening fence.
+struct YamlBlock {
+  std::string text;
+  size_t line = 0;
+};
+// The ```yaml blocks of the Markdown file at `path` (relative to the runfiles), in order; none
+// when it cannot be read.
+[[nodiscard]] std::vector<YamlBlock> YamlBlocks(const std::string& path);
+
 // Whether `selector` (a map of labels, e.g. spec.selector or matchLabels) selects `labels`.
 [[nodiscard]] bool Selects(const YAML::Node& selector, const YAML::Node& labels);
 

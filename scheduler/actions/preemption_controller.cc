@@ -470,7 +470,7 @@ int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uin
   int64_t rest_until = std::numeric_limits<int64_t>::max();  // 0 once a pod is not set aside
   size_t taken = 0;
   std::vector<std::string_view> gangs;    // one preemptor per gang: its best-ranked pending member
-  std::vector<const PendingPod*> passed;  // backed off in passed_by_, above the next one taken
+  std::vector<const PendingPod*> passed;  // backed off, nothing started: above the next taken
   for (const state::PendingRef& head : pending) {
     const PendingPod& p = *head;
     if (taken == options_.max_preemptors_per_team) break;
@@ -492,15 +492,17 @@ int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uin
     // freed for it as a lone pod would be used.
     skip = skip || AwaitsGangObject(p.awaiting_object, p.created_ms, clock_->NowMs());
     bool backed_off = false;
+    bool nothing_started = false;
     if (!skip) {
       std::lock_guard<std::mutex> lock(mu_);
       skip = table_.Has(p.uid);
       backed_off = !skip && table_.BackedOff(p.uid);
+      nothing_started = backed_off && table_.NothingStarted(p.uid);
     }
-    skip = skip || backed_off || book_->Holds(p.uid);  // admitted: it waits for the scheduler
-    if (backed_off && passed_by_.count(p.uid) != 0 && !book_->Holds(p.uid)) {
-      passed.push_back(&p);
-    }
+    // Admitted: it waits for the scheduler, not for us.
+    const bool admitted = !skip && book_->Holds(p.uid);
+    skip = skip || backed_off || admitted;
+    if (nothing_started && !admitted) passed.push_back(&p);
     if (!skip) {
       // Pods ranked above it that nothing was done for a moment ago go first: what would be
       // freed for it could serve them (a pod never gets a round ahead of its turn in the queue).
@@ -599,8 +601,7 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
     // ranked below them that needs a remedy would never be considered.
     SetAsideUnchanged(run, pending);
     std::lock_guard<std::mutex> lock(mu_);
-    table_.BackOff(p.uid, run.now_ms + options_.no_remedy_backoff_ms);
-    passed_by_[p.uid] = run.now_ms + options_.no_remedy_backoff_ms;
+    table_.BackOff(p.uid, run.now_ms + options_.no_remedy_backoff_ms, /*nothing_started=*/true);
     return;
   }
   if (chosen.outcome != Selection::Outcome::kVictims) {
@@ -610,8 +611,7 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
     run.report->no_preemption[p.key] = chosen.explanation;
     SetAsideUnchanged(run, pending);
     std::lock_guard<std::mutex> lock(mu_);
-    table_.BackOff(p.uid, run.now_ms + options_.no_victims_backoff_ms);
-    passed_by_[p.uid] = run.now_ms + options_.no_victims_backoff_ms;
+    table_.BackOff(p.uid, run.now_ms + options_.no_victims_backoff_ms, /*nothing_started=*/true);
     return;
   }
   if (std::optional<std::string> why = TurnNotCome(run, p, chosen)) {
@@ -622,8 +622,7 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
     run.report->no_preemption[p.key] = "its turn to borrow has not come: " + *why;
     SetAsideUnchanged(run, pending);
     std::lock_guard<std::mutex> lock(mu_);
-    table_.BackOff(p.uid, run.now_ms + options_.no_victims_backoff_ms);
-    passed_by_[p.uid] = run.now_ms + options_.no_victims_backoff_ms;
+    table_.BackOff(p.uid, run.now_ms + options_.no_victims_backoff_ms, /*nothing_started=*/true);
     return;
   }
   if (!limiter_.Allows(run.steady_ms, static_cast<double>(chosen.victims.size()))) {
@@ -650,7 +649,6 @@ bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Pree
   } else {
     return false;
   }
-  passed_by_.erase(p.uid);
   const std::string& holder = HolderOf(p);
   const int64_t until = run.now_ms + options_.drain_hold_ms;
   cluster_->ReleaseRoom(holder);
@@ -694,28 +692,23 @@ std::optional<std::string> PreemptionController::TurnNotCome(Run& run, const Pre
     for (uint32_t i : candidates.OnFlavor(flavor)) {
       const Candidate& c = candidates.at(i);
       if (c.team != team_id || c.excluded) continue;
-      const bool lower =
-          c.priority < head.priority ||
-          (team.within_team == model::WithinTeamPreemption::kLowerOrNewerEqualPriority &&
-           c.priority == head.priority && c.created_ms > head.created_ms);
-      if (team.within_team == model::WithinTeamPreemption::kNever || !lower) continue;
+      if (!decisions::WithinTeamAllows(team.within_team, head.priority, head.created_ms, c.priority,
+                                       c.created_ms)) {
+        continue;
+      }
       for (const model::ResourceAmount& r : ToResourceList(c.charged)) {
         held.Set(r.name, held.Get(r.name) + r.amount);
       }
     }
     return held;
   };
-  if (std::optional<std::string> why =
-          decisions::OwnerWaits(*book_, *cluster_, *pod, flavor, view)) {
-    return why;
-  }
-  return decisions::FairShareHolds(*book_, *cluster_, *pod, chosen.flavor, run.now_ms,
-                                   [this](std::string_view uid) { return StateOf(uid); });
+  return decisions::BorrowingHeldBack(
+      *book_, *cluster_, *pod, flavor, run.now_ms,
+      [this](std::string_view uid) { return StateOf(uid); }, view);
 }
 
 void PreemptionController::StartRound(Run& run, const PendingPod& pending, const Preemptor& p,
                                       const Selection& chosen) {
-  passed_by_.erase(p.uid);
   Round round;
   round.preemptor = p;
   round.node_selector = pending.node_selector;
@@ -778,7 +771,6 @@ void PreemptionController::ForgetOldTakings(int64_t now_ms) {
 
 void PreemptionController::FinishRun() {
   const int64_t now = clock_->NowMs();
-  std::erase_if(passed_by_, [&](const auto& p) { return p.second <= now; });
   std::vector<std::string> set_aside;
   set_aside.reserve(set_aside_.size());
   for (const auto& [uid, aside] : set_aside_) set_aside.push_back(uid);

@@ -307,11 +307,6 @@ class PreemptionController {
     int64_t until_ms = 0;
   };
   std::unordered_map<std::string, SetAside> set_aside_;
-  // Pods whose last decision started nothing (no victims, nothing to remedy, not their turn), by
-  // uid, with the end of their back-off: before a pod ranked below one of them in its team is
-  // decided for, it is decided for again (what is freed for the one below could serve it first).
-  std::unordered_map<std::string, int64_t> passed_by_;
-  // The runs' own (runs are serialised).
   // This run's view of each active team, taken once by PickPreemptors: its flavors and their
   // ChangeStamp (read by SetAsideUnchanged and PlanInputs).
   struct TeamView {

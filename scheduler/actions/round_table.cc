@@ -35,7 +35,7 @@ RoundTable::Followed RoundTable::Follow(int64_t now_ms) {
   }
   ForgetEnded();
   for (auto it = backoff_until_.begin(); it != backoff_until_.end();) {
-    it = it->second <= now_ms ? backoff_until_.erase(it) : std::next(it);
+    it = it->second.until_ms <= now_ms ? backoff_until_.erase(it) : std::next(it);
   }
   return out;
 }
@@ -168,7 +168,7 @@ void RoundTable::End(Round& round, Ending ending) {
 
 void RoundTable::AbandonAndBackOff(Round& round, int64_t now_ms) {
   End(round, Ending::kAbandoned);
-  backoff_until_[round.preemptor.uid] = now_ms + options_.retry_backoff_ms;
+  backoff_until_[round.preemptor.uid] = Backoff{now_ms + options_.retry_backoff_ms, false};
 }
 
 void RoundTable::Abandon(Round& round) { End(round, Ending::kAbandoned); }
@@ -190,6 +190,9 @@ void RoundTable::Start(Round round) {
   const std::string uid = round.preemptor.uid;
   for (const RoundVictim& v : round.victims) victim_round_[v.uid] = uid;
   Round& started = rounds_[uid] = std::move(round);
+  if (auto it = backoff_until_.find(uid); it != backoff_until_.end()) {
+    it->second.nothing_started = false;
+  }
   ++counts_.started;
   Hold(started);
 }
@@ -275,18 +278,23 @@ void RoundTable::Add(Round& round, std::vector<RoundVictim> victims) {
   Hold(round);
 }
 
-void RoundTable::BackOff(const std::string& preemptor_uid, int64_t until_ms) {
-  backoff_until_[preemptor_uid] = until_ms;
+void RoundTable::BackOff(const std::string& preemptor_uid, int64_t until_ms, bool nothing_started) {
+  backoff_until_[preemptor_uid] = Backoff{until_ms, nothing_started};
 }
 
 std::unordered_set<std::string> RoundTable::BackedOffUids() const {
   std::unordered_set<std::string> out;
-  for (const auto& [uid, until] : backoff_until_) out.insert(uid);
+  for (const auto& [uid, backoff] : backoff_until_) out.insert(uid);
   return out;
 }
 
 bool RoundTable::BackedOff(const std::string& preemptor_uid) const {
   return backoff_until_.count(preemptor_uid) > 0;
+}
+
+bool RoundTable::NothingStarted(const std::string& preemptor_uid) const {
+  auto it = backoff_until_.find(preemptor_uid);
+  return it != backoff_until_.end() && it->second.nothing_started;
 }
 
 // ---- reading ----

@@ -136,9 +136,14 @@ class RoundTable {
   // More victims for the round.
   void Add(Round& round, std::vector<RoundVictim> victims);
 
-  // Preemptor backoff: no new round for it until `until_ms`.
-  void BackOff(const std::string& preemptor_uid, int64_t until_ms);
+  // Preemptor backoff: no new round for it until `until_ms`. `nothing_started`: its decision
+  // started nothing (no victims, nothing to remedy, not its turn), so it is decided for again
+  // before a pod ranked below it in its team gets a round (PreemptionController::PickFromTeam);
+  // a round started for it clears that.
+  void BackOff(const std::string& preemptor_uid, int64_t until_ms, bool nothing_started = false);
   [[nodiscard]] bool BackedOff(const std::string& preemptor_uid) const;
+  // Backed off with nothing started (BackOff).
+  [[nodiscard]] bool NothingStarted(const std::string& preemptor_uid) const;
   // Every preemptor backed off now.
   [[nodiscard]] std::unordered_set<std::string> BackedOffUids() const;
 
@@ -168,7 +173,11 @@ class RoundTable {
   std::map<std::string, Round> rounds_;                        // by preemptor uid
   std::unordered_map<std::string, std::string> victim_round_;  // victim uid → preemptor uid
   std::unordered_map<std::string, model::NameId> evicted_;  // evicted and not gone: uid → its team
-  std::unordered_map<std::string, int64_t> backoff_until_;  // preemptor uid → ms
+  struct Backoff {
+    int64_t until_ms = 0;
+    bool nothing_started = false;
+  };
+  std::unordered_map<std::string, Backoff> backoff_until_;  // by preemptor uid
   Counts counts_;
 };
 

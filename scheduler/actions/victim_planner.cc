@@ -225,6 +225,13 @@ std::vector<std::vector<uint32_t>> DomainsAt(
   return out;
 }
 
+// Every node of `nodes`, as one domain.
+std::vector<uint32_t> AllNodes(const decisions::FlavorNodes& nodes) {
+  std::vector<uint32_t> all(nodes.nodes.size());
+  std::iota(all.begin(), all.end(), 0U);
+  return all;
+}
+
 // How many pods asking `request` the nodes `domain` of `nodes` could hold were they empty.
 int64_t EverHolds(const decisions::FlavorNodes& nodes, const std::vector<uint8_t>& accepts,
                   const std::vector<uint32_t>& domain, const model::IdAmounts& request) {
@@ -287,8 +294,7 @@ Selection VictimPlanner::PlanGang(const Preemptor& p, size_t usable, int members
     const NameId flavor = eligibility_[f].first;
     const std::vector<uint8_t>& accepts = eligibility_[f].second.accepts;
     FlavorCtx& ctx = Ctx(flavor);
-    std::vector<uint32_t> all(ctx.nodes.nodes.size());
-    std::iota(all.begin(), all.end(), 0U);
+    const std::vector<uint32_t> all = AllNodes(ctx.nodes);
     const std::string& flavor_name = FlavorNames().Name(flavor);
     std::optional<Selection> sel;
     if (EverHolds(ctx.nodes, accepts, all, request) >= members) {
@@ -467,9 +473,7 @@ bool VictimPlanner::CouldEverRun(const PendingPod& pending, NameId flavor) {
   NodeEligibility eligibility;
   eligibility.Compute(pending.node_selector, pending.placement.get(), ctx.placement);
   const model::IdAmounts request = ToIdAmounts(pending.request);
-  std::vector<uint32_t> all(ctx.nodes.nodes.size());
-  std::iota(all.begin(), all.end(), 0U);
-  return EverHolds(ctx.nodes, eligibility.accepts, all, request) > 0;
+  return EverHolds(ctx.nodes, eligibility.accepts, AllNodes(ctx.nodes), request) > 0;
 }
 
 std::vector<RoundVictim> VictimPlanner::Commit(const Preemptor& p, const Selection& chosen) {

@@ -458,6 +458,20 @@ QuotaSim::FairShares QuotaSim::CompareShares(int prow, int vrow, const Amounts& 
 
 // ---- the rule ----
 
+bool WithinTeamAllows(WithinTeamPreemption rule, int32_t priority, int64_t created_ms,
+                      int32_t victim_priority, int64_t victim_created_ms) {
+  switch (rule) {
+    case WithinTeamPreemption::kNever:
+      return false;
+    case WithinTeamPreemption::kLowerPriority:
+      return victim_priority < priority;
+    case WithinTeamPreemption::kLowerOrNewerEqualPriority:
+      return victim_priority < priority ||
+             (victim_priority == priority && victim_created_ms > created_ms);
+  }
+  return false;
+}
+
 Verdict JudgeVictim(const Policy& policy, const PreemptorFacts& preemptor,
                     const VictimFacts& victim, const QuotaSim* sim,
                     const QuotaSim::Amounts& request, const QuotaSim::Amounts& victim_charge,
@@ -471,16 +485,18 @@ Verdict JudgeVictim(const Policy& policy, const PreemptorFacts& preemptor,
     return lower ? Yes(PreemptionReason::kPriority) : Never("not of lower priority");
   }
   if (preemptor.team_id == victim.team_id) {
-    switch (preemptor.team->within_team) {
-      case WithinTeamPreemption::kNever:
-        return Never("its team never preempts its own pods");
+    const WithinTeamPreemption rule = preemptor.team->within_team;
+    if (WithinTeamAllows(rule, preemptor.priority, preemptor.created_ms, victim.priority,
+                         victim.created_ms)) {
+      return Yes(PreemptionReason::kInTeamPriority);
+    }
+    switch (rule) {
       case WithinTeamPreemption::kLowerPriority:
-        return lower ? Yes(PreemptionReason::kInTeamPriority) : Never("not of lower priority");
+        return Never("not of lower priority");
       case WithinTeamPreemption::kLowerOrNewerEqualPriority:
-        return lower || (victim.priority == preemptor.priority &&
-                         victim.created_ms > preemptor.created_ms)
-                   ? Yes(PreemptionReason::kInTeamPriority)
-                   : Never("neither of lower priority nor newer with equal priority");
+        return Never("neither of lower priority nor newer with equal priority");
+      case WithinTeamPreemption::kNever:
+        break;
     }
     return Never("its team never preempts its own pods");
   }

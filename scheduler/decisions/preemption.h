@@ -320,6 +320,13 @@ struct Verdict {
   bool reclaim_if_within_nominal = false;
 };
 
+// The within-team rule alone (Kueue's withinClusterQueue): may a pending pod of `priority`,
+// created at `created_ms`, preempt a running pod of its own team of `victim_priority`, created at
+// `victim_created_ms`? Part of JudgeVictim.
+[[nodiscard]] bool WithinTeamAllows(model::WithinTeamPreemption rule, int32_t priority,
+                                    int64_t created_ms, int32_t victim_priority,
+                                    int64_t victim_created_ms);
+
 // May `victim` be preempted for the preemptor (see the header comment)? `sim` holds the quota
 // state of the flavor in question (nullptr: unknown — other teams' pods are then refused);
 // `request` is the preemptor's request and `victim_charge` what the victim holds, both in `sim`

@@ -443,35 +443,19 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
   return std::nullopt;
 }
 
-std::optional<std::string> FairShareHolds(
-    const ledger::QuotaBook& book, const state::ClusterState& cluster, const model::Pod& pod,
-    NameId flavor, int64_t now_ms, std::function<PreemptorState(std::string_view uid)> state) {
-  Snapshot snap(book);
-  snap.now_ms = now_ms;
-  snap.preemptor_state = std::move(state);
-  FilterArgs args;
-  args.pod = pod;
-  TakeSnapshot(book, cluster, args, /*queue_lookahead=*/0, &snap);
-  if (snap.subject.team == nullptr || !snap.subject.team->active) return std::nullopt;
-  TakeCohortHeads(cluster, &snap);
-  return FairShareBlocks(snap, flavor);
-}
+namespace {
 
-std::optional<std::string> OwnerWaits(const ledger::QuotaBook& book,
-                                      const state::ClusterState& cluster, const model::Pod& pod,
+// BorrowingHeldBack's owner rule on the subject's snapshot (rules.h, OwnerView).
+std::optional<std::string> OwnerWaits(const Snapshot& snap, const state::ClusterState& cluster,
                                       NameId flavor, const OwnerView& view) {
-  Snapshot snap(book);
-  FilterArgs args;
-  args.pod = pod;
-  TakeSnapshot(book, cluster, args, /*queue_lookahead=*/0, &snap);
   const Subject& me = snap.subject;
-  if (me.team == nullptr || !me.team->active || me.team->cohort.empty()) return std::nullopt;
+  if (me.team->cohort.empty()) return std::nullopt;
   const std::string_view flavor_name = FlavorNames().Name(flavor);
   // Deeper than the filter's look at other teams' heads: a team's best-ranked pods are often
   // gangs' members, or wait for another flavor. Called only before a borrower's round starts.
   constexpr size_t kLookahead = 64;
   for (const auto& [other, head] :
-       CohortHeads(cluster.pending(), book, snap.policy, *me.team, kLookahead)) {
+       CohortHeads(cluster.pending(), snap.book, snap.policy, *me.team, kLookahead)) {
     const NameId other_id = TeamNames().Intern(other->name);
     if (!snap.session.HasFlavor(other_id, flavor)) continue;
     if (!snap.policy.FlavorAllows(flavor_name, head->node_selector)) continue;
@@ -491,6 +475,24 @@ std::optional<std::string> OwnerWaits(const ledger::QuotaBook& book,
     }
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> BorrowingHeldBack(
+    const ledger::QuotaBook& book, const state::ClusterState& cluster, const model::Pod& pod,
+    NameId flavor, int64_t now_ms, std::function<PreemptorState(std::string_view uid)> state,
+    const OwnerView& view) {
+  Snapshot snap(book);
+  snap.now_ms = now_ms;
+  snap.preemptor_state = std::move(state);
+  FilterArgs args;
+  args.pod = pod;
+  TakeSnapshot(book, cluster, args, /*queue_lookahead=*/0, &snap);
+  if (snap.subject.team == nullptr || !snap.subject.team->active) return std::nullopt;
+  if (std::optional<std::string> why = OwnerWaits(snap, cluster, flavor, view)) return why;
+  TakeCohortHeads(cluster, &snap);
+  return FairShareBlocks(snap, flavor);
 }
 
 std::optional<std::string> BorrowingBackOff(const state::DisruptionLog& log,

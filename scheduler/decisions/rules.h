@@ -85,17 +85,7 @@ inline constexpr int64_t kStarvationGiveUp = 3;
 [[nodiscard]] std::optional<std::string> FairShareBlocks(const Snapshot& snapshot,
                                                          model::NameId flavor);
 
-// Whether the fair-share rule would hold `pod` back on `flavor` were it to borrow there once a
-// preemption's victims are gone: FairShareBlocks on the snapshot a filter call would take (a
-// ledger session, the pending queues; `state`: what the controller makes of pending pods). The
-// preemption controller frees nothing for such a pod — the capacity would go to one that waits
-// (DESIGN §3.7).
-[[nodiscard]] std::optional<std::string> FairShareHolds(
-    const ledger::QuotaBook& book, const state::ClusterState& cluster, const model::Pod& pod,
-    model::NameId flavor, int64_t now_ms,
-    std::function<PreemptorState(std::string_view uid)> state);
-
-// How the preemption controller sees other teams' pending pods, for OwnerWaits.
+// How the preemption controller sees other teams' pending pods, for BorrowingHeldBack.
 struct OwnerView {
   // What a team's running pods on the flavor that `pending` may preempt (its team's within-team
   // rule) hold: they count as gone for it. Empty: nothing.
@@ -106,16 +96,20 @@ struct OwnerView {
   std::function<bool(const state::PendingPod& pending)> hopeless;
 };
 
-// Whether another team of `pod`'s cohort tree has a pending pod on `flavor`, not admitted, that
-// fits within its own team's nominal quota there (its gang's members together): it waits — for
-// room on the nodes, or its turn — and would reclaim what `pod` borrowed on the flavor. Kueue
-// admits the workloads that do not borrow before those that do; the preemption controller starts
-// no round for a pod that would borrow while one waits (its victims would be disrupted for
-// capacity about to be taken back): the reason, naming the pod; else nothing.
-[[nodiscard]] std::optional<std::string> OwnerWaits(const ledger::QuotaBook& book,
-                                                    const state::ClusterState& cluster,
-                                                    const model::Pod& pod, model::NameId flavor,
-                                                    const OwnerView& view);
+// Whether a preemption must not start for `pod`, which would borrow on `flavor` once its victims
+// are gone — the capacity would go to one that waits (DESIGN §3.7) — on one snapshot as a filter
+// call would take it (a ledger session, the pending queues; `state`: what the controller makes of
+// pending pods). The reason, else nothing:
+//  * owners first: another team of its cohort tree has a pending pod on `flavor`, not admitted,
+//    that fits within its own team's nominal quota there (its gang's members together; `view`
+//    says which of its team's pods it may preempt, and which pods could never run): it waits —
+//    for room on the nodes, or its turn — and would reclaim what `pod` borrowed. Kueue admits the
+//    workloads that do not borrow before those that do;
+//  * the fair-share rule (FairShareBlocks).
+[[nodiscard]] std::optional<std::string> BorrowingHeldBack(
+    const ledger::QuotaBook& book, const state::ClusterState& cluster, const model::Pod& pod,
+    model::NameId flavor, int64_t now_ms, std::function<PreemptorState(std::string_view uid)> state,
+    const OwnerView& view);
 
 // Whether workload `workload` (model::GangOf) may not borrow at `now_ms` because taskgov's
 // preemptions stopped it recently (state::DisruptionLog): the refusal, naming how often and until
