@@ -1,9 +1,11 @@
 #include "extender/cli/simulate_command.h"
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string_view>
 
 #include "config/catalogue.h"
 #include "config/loader.h"
@@ -196,6 +198,32 @@ std::string LabelOf(const std::string& dir) {
   return slash == std::string::npos ? d : d.substr(slash + 1);
 }
 
+// "1.30", "v1.30" or "v1.30.2": 30, for a release the simulated kube-scheduler plays.
+common::Result<int> KubeMinor(std::string_view text) {
+  const common::Error bad{"invalid --kube-version " + std::string(text) + ": give 1." +
+                          std::to_string(sim::KubeScheduler::kOldestMinor) + " to 1." +
+                          std::to_string(sim::KubeScheduler::kNewestMinor) + " (such as 1.30)"};
+  if (!text.empty() && text.front() == 'v') text.remove_prefix(1);
+  if (text.substr(0, 2) != "1.") return bad;
+  text.remove_prefix(2);
+  const size_t dot = text.find('.');
+  const std::string_view minor_text = text.substr(0, dot);
+  int minor = 0;
+  const auto [end, ec] =
+      std::from_chars(minor_text.data(), minor_text.data() + minor_text.size(), minor);
+  if (ec != std::errc() || end != minor_text.data() + minor_text.size() ||
+      minor < sim::KubeScheduler::kOldestMinor || minor > sim::KubeScheduler::kNewestMinor) {
+    return bad;
+  }
+  if (dot != std::string_view::npos) {  // a patch release: digits
+    const std::string_view patch = text.substr(dot + 1);
+    if (patch.empty() || patch.find_first_not_of("0123456789") != std::string_view::npos) {
+      return bad;
+    }
+  }
+  return minor;
+}
+
 // kube-scheduler as --scheduler-config configures it (upstream's defaults without), with
 // --pod-max-backoff over its podMaxBackoffSeconds.
 common::Result<sim::KubeScheduler::Options> SchedulerOptions(const Invocation& inv) {
@@ -216,6 +244,11 @@ common::Result<sim::KubeScheduler::Options> SchedulerOptions(const Invocation& i
                                               : std::to_string(initial) + "ms")};
   }
   options.max_backoff_ms = *max_backoff;
+  if (auto version = inv.args.Get("kube-version")) {
+    auto minor = KubeMinor(*version);
+    if (!minor.ok()) return minor.error();
+    options.minor = *minor;
+  }
   return options;
 }
 
@@ -263,8 +296,14 @@ int Simulate(const Invocation& inv) {
   }
   inv.out() << "trace: " << (trace->name.empty() ? "(unnamed)" : trace->name) << ", "
             << trace->jobs.size() << " jobs\n";
+  // "kube-scheduler[ v1.N][: FILE: what it sets]", when either flag is given.
+  const std::string release =
+      scheduler->minor == 0 ? "" : " v1." + std::to_string(scheduler->minor);
   if (auto path = inv.args.Get("scheduler-config")) {
-    inv.out() << "kube-scheduler: " << *path << ": " << sim::DescribeScheduling(*scheduler) << "\n";
+    inv.out() << "kube-scheduler" << release << ": " << *path << ": "
+              << sim::DescribeScheduling(*scheduler) << "\n";
+  } else if (!release.empty()) {
+    inv.out() << "kube-scheduler" << release << "\n";
   }
   inv.out() << "\n";
   sim::PrintReports(reports, inv.out());
@@ -320,7 +359,11 @@ Command SimulateCommand() {
                  "taskgov profile, the extender's weight (default: upstream's defaults)"),
        ValueFlag("pod-max-backoff", "DURATION",
                  "kube-scheduler's podMaxBackoffSeconds, over --scheduler-config's (default "
-                 "10s, upstream's)")},
+                 "10s, upstream's)"),
+       ValueFlag("kube-version", "1.N",
+                 "play the queue of this kube-scheduler release, 1.28 to 1.35: which events "
+                 "retry a pod (default: every event retries every pod, more eagerly than any "
+                 "release; the second-scheduler overlay's image is 1.30)")},
       0,
       0,
       {},

@@ -105,6 +105,34 @@ TEST(SimulateCommandTest, PodMaxBackoffOverridesTheFiles) {
             "See 'taskgov simulate --help' for usage.\n");
 }
 
+// --kube-version: the release whose queue is played (by default every event retries every pod).
+// Before v1.32 a pod bound retries nobody; from v1.32 it retries the pods the extender refused;
+// from v1.33 the backoffQ is popped when activeQ is empty: the sample day plays otherwise under
+// each.
+TEST(SimulateCommandTest, KubeVersionPlaysThatReleasesQueue) {
+  const CliRun defaults = RunCli(SampleDay());
+  ASSERT_EQ(defaults.code, kExitOk) << defaults.err;
+  const CliRun v130 = RunCli(SampleDay({"--kube-version", "v1.30.2"}));
+  ASSERT_EQ(v130.code, kExitOk) << v130.err;
+  EXPECT_NE(v130.out.find("\nkube-scheduler v1.30\n\n"), std::string::npos) << v130.out;
+  EXPECT_NE(Table(v130.out), Table(defaults.out));
+  const CliRun v132 = RunCli(SampleDay({"--kube-version", "1.32"}));
+  const CliRun v133 = RunCli(SampleDay({"--kube-version", "1.33"}));
+  ASSERT_EQ(v132.code, kExitOk) << v132.err;
+  ASSERT_EQ(v133.code, kExitOk) << v133.err;
+  EXPECT_NE(Table(v132.out), Table(defaults.out));
+  EXPECT_NE(Table(v133.out), Table(v132.out));
+
+  for (const char* bad : {"1.27", "1.36", "2.30", "1.x", "1.30.", "1.30.x", "130", ""}) {
+    const CliRun refused = RunCli(SampleDay({"--kube-version", bad}));
+    EXPECT_EQ(refused.code, kExitUsage) << bad;
+    EXPECT_EQ(refused.err, "error: invalid --kube-version " + std::string(bad) +
+                               ": give 1.28 to 1.35 (such as 1.30)\n"
+                               "See 'taskgov simulate --help' for usage.\n")
+        << bad;
+  }
+}
+
 struct BadFile {
   std::string name;
   std::string text;

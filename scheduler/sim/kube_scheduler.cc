@@ -51,7 +51,7 @@ KubeScheduler::KubeScheduler(Api* api, Decider* extender, EventLoop* loop, Optio
 
 void KubeScheduler::OnEvent(const WatchEvent& event) {
   if (event.type == WatchEvent::Type::kNodeUpsert) {
-    MoveAllToActiveOrBackoff();
+    MoveAllToActiveOrBackoff(Event::kNodeChanged);
     return;
   }
   const Pod& pod = event.pod;
@@ -59,6 +59,7 @@ void KubeScheduler::OnEvent(const WatchEvent& event) {
   const bool gone = event.type == WatchEvent::Type::kPodDelete;
   // The cache of assigned pods (a pod assumed by a cycle is counted already).
   const bool counts = !gone && Counts(pod);
+  const bool was_counted = counted_.count(uid) != 0;
   if (!counts) {
     Forget(uid);
   } else if (const PodObject* o = api_->Find(uid)) {
@@ -70,10 +71,13 @@ void KubeScheduler::OnEvent(const WatchEvent& event) {
   if (pending) {
     if (queued_.count(uid) == 0 && counted_.count(uid) == 0) Enqueue(uid, pod);
   } else {
-    Dequeue(uid);
+    Dequeue(uid, pod.bound());
   }
-  // An assigned pod added, changed or deleted: every unschedulable pod is worth a retry.
-  if (pod.bound() || !event.previous_node.empty()) MoveAllToActiveOrBackoff();
+  // An assigned pod added, changed or deleted (AssignedPodAdd/Update/Delete).
+  if (pod.bound() || !event.previous_node.empty()) {
+    MoveAllToActiveOrBackoff(was_counted && !counts ? Event::kRoomFreed
+                                                    : Event::kAssignedPodChanged);
+  }
 }
 
 void KubeScheduler::Assume(const std::string& uid, const std::string& node,
@@ -103,15 +107,20 @@ void KubeScheduler::Enqueue(const std::string& uid, const Pod& pod) {
   ScheduleFlushes();
 }
 
-void KubeScheduler::Dequeue(const std::string& uid) {
+void KubeScheduler::Dequeue(const std::string& uid, bool bound) {
   auto it = queued_.find(uid);
   if (it == queued_.end()) return;
   QueuedPod* q = &it->second;
+  const int32_t priority = q->priority;
   active_.erase(q);
   backoff_.erase({BackoffEnd(*q), q});
   unschedulable_.erase(q);
   queued_.erase(it);
-  ClearNomination(uid);
+  // A nominated pod that leaves the queue unbound frees the room it held on its node for the
+  // pods of its priority or lower (deletePodFromSchedulingQueue).
+  if (!ClearNomination(uid).empty() && !bound) {
+    MoveAllToActiveOrBackoff(Event::kNominationLost, priority);
+  }
 }
 
 void KubeScheduler::ToActive(QueuedPod* q) { active_.insert(q); }
@@ -131,9 +140,30 @@ int64_t KubeScheduler::BackoffEnd(const QueuedPod& q) const {
   return q.last_attempt_ms + std::min(backoff, options_.max_backoff_ms);
 }
 
-void KubeScheduler::MoveAllToActiveOrBackoff() {
-  for (QueuedPod* q : unschedulable_) ToActiveOrBackoff(q);
-  unschedulable_.clear();
+bool KubeScheduler::WorthRetry(const QueuedPod& q, Event event) const {
+  if (options_.minor == 0) return event != Event::kNominationLost;  // every event, every pod
+  switch (event) {
+    case Event::kNodeChanged:
+      return true;
+    case Event::kRoomFreed:
+      return (q.rejected_by & (kByExtender | kByRoom)) != 0;
+    case Event::kAssignedPodChanged:
+      return options_.minor >= 32 && (q.rejected_by & kByExtender) != 0;
+    case Event::kNominationLost:
+      return options_.minor >= 33 && (q.rejected_by & (kByExtender | kByRoom)) != 0;
+  }
+  return false;
+}
+
+void KubeScheduler::MoveAllToActiveOrBackoff(Event event, int32_t up_to_priority) {
+  for (auto it = unschedulable_.begin(); it != unschedulable_.end();) {
+    if ((*it)->priority > up_to_priority || !WorthRetry(**it, event)) {
+      ++it;
+      continue;
+    }
+    ToActiveOrBackoff(*it);
+    it = unschedulable_.erase(it);
+  }
 }
 
 void KubeScheduler::FlushBackoff() {
@@ -174,16 +204,27 @@ void KubeScheduler::ScheduleFlushes() {
   loop_->After(kBackoffFlushMs, [tick] { (*tick)(1); });
 }
 
-void KubeScheduler::Failed(QueuedPod* q) {
+void KubeScheduler::Failed(QueuedPod* q, uint8_t rejected_by) {
+  q->rejected_by = rejected_by;
+  if (rejected_by == 0 && options_.minor != 0) {
+    ToActiveOrBackoff(q);  // rejected by nothing: retried after its backoff, not on an event
+    return;
+  }
   q->unschedulable_since_ms = loop_->now_ms();
   unschedulable_.insert(q);
 }
 
 size_t KubeScheduler::RunCycles() {
   size_t tried = 0;
-  while (!active_.empty()) {
-    QueuedPod* q = *active_.begin();
-    active_.erase(active_.begin());
+  while (has_active()) {
+    QueuedPod* q = nullptr;
+    if (!active_.empty()) {
+      q = *active_.begin();
+      active_.erase(active_.begin());
+    } else {  // v1.33: activeQ empty, the backoffQ's head
+      q = backoff_.begin()->second;
+      backoff_.erase(backoff_.begin());
+    }
     ++tried;
     ScheduleOne(q);
   }
@@ -278,10 +319,15 @@ void KubeScheduler::ScheduleOne(QueuedPod* q) {
       break;
     }
   }
+  uint8_t rejected_by = 0;  // what rejected it on some node (PodInfo.UnschedulablePlugins)
   if (fit.empty()) {
     std::vector<size_t> all(nodes.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
     fit = NodesThatFit(pod, queued, all, &resolvable);
+    if (!resolvable.empty()) rejected_by |= kByRoom;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i].unschedulable || !queued.selects[i]) rejected_by |= kBySelector;
+    }
   }
 
   FilterArgs& args = queued.filter_args;
@@ -291,9 +337,10 @@ void KubeScheduler::ScheduleOne(QueuedPod* q) {
     for (size_t i = 0; i < fit.size(); ++i) args.node_names[i] = nodes[fit[i]].name;
     const FilterResult result = extender_->Filter(args);
     if (!result.error.empty()) {
-      Failed(q);
+      Failed(q, /*rejected_by=*/0);
       return;
     }
+    if (!result.failed.empty() || !result.unresolvable.empty()) rejected_by |= kByExtender;
     feasible = result.FeasibleNames(args);
     for (const FilterResult::Refused& r : result.failed) resolvable.push_back(fit[r.node]);
     if (feasible.empty()) {
@@ -320,7 +367,7 @@ void KubeScheduler::ScheduleOne(QueuedPod* q) {
     std::sort(resolvable.begin(), resolvable.end(),
               [&](size_t a, size_t b) { return nodes[a].name < nodes[b].name; });
     (void)PostFilter(pod, &queued, resolvable);
-    Failed(q);
+    Failed(q, rejected_by);
     return;
   }
   args.node_names = feasible;
@@ -331,8 +378,10 @@ void KubeScheduler::ScheduleOne(QueuedPod* q) {
   const BindResult bound = extender_->Bind(bind);
   if (!bound.error.empty()) {
     ++stats_.bind_errors;
+    // Forgetting an assumed pod is an AssignedPodDelete for the others (handleBindingCycleError).
     Forget(uid);
-    Failed(q);
+    if (options_.minor != 0) MoveAllToActiveOrBackoff(Event::kRoomFreed);
+    Failed(q, /*rejected_by=*/0);
     return;
   }
   ++stats_.bound;
@@ -434,7 +483,7 @@ bool KubeScheduler::PostFilter(const PodObject& pod, QueuedPod* q,
   // No candidate (here, or after the extender): the pod's nomination is cleared
   // (NewPostFilterResultWithNominatedNode("")).
   if (args.node_to_victims.empty()) {
-    ClearNomination(pod.pod.uid);
+    LoseNomination(pod.pod);
     return false;
   }
   // The extender trims the candidates when it registers a preempt verb.
@@ -456,7 +505,7 @@ bool KubeScheduler::PostFilter(const PodObject& pod, QueuedPod* q,
   }
   if (nodes.empty()) {
     ++stats_.preemptions_vetoed;
-    ClearNomination(pod.pod.uid);
+    LoseNomination(pod.pod);
     return false;
   }
   // pickOneNodeForPreemption (no PDBs are simulated).
@@ -500,24 +549,41 @@ void KubeScheduler::PrepareCandidate(const PodObject& pod, const std::string& no
   }
   // Lower-priority pods nominated to the node lose their nomination.
   std::set<std::string>& here = nominated_[node];
+  std::vector<const PodObject*> lose;
   for (auto it = here.begin(); it != here.end();) {
     const PodObject* o = api_->Find(*it);
-    if (o == nullptr || PriorityOf(o->pod) < PriorityOf(pod.pod)) {
-      if (o != nullptr) api_->SetNominatedNode(*it, "");
+    if (o != nullptr && PriorityOf(o->pod) < PriorityOf(pod.pod)) {
+      lose.push_back(o);
+      ++it;
+    } else if (o == nullptr) {
       it = here.erase(it);
     } else {
       ++it;
     }
   }
-  ClearNomination(pod.pod.uid);
+  for (const PodObject* o : lose) LoseNomination(o->pod);
+  const std::string before = ClearNomination(pod.pod.uid);
   here.insert(pod.pod.uid);
   api_->SetNominatedNode(pod.pod.uid, node);
+  if (!before.empty() && before != node) {
+    MoveAllToActiveOrBackoff(Event::kNominationLost, PriorityOf(pod.pod));
+  }
 }
 
-void KubeScheduler::ClearNomination(const std::string& uid) {
-  for (auto& [node, uids] : nominated_) uids.erase(uid);
+std::string KubeScheduler::ClearNomination(const std::string& uid) {
+  std::string was;
+  for (auto& [node, uids] : nominated_) {
+    if (uids.erase(uid) != 0) was = node;
+  }
   const PodObject* o = api_->Find(uid);
   if (o != nullptr && !o->nominated_node.empty()) api_->SetNominatedNode(uid, "");
+  return was;
+}
+
+void KubeScheduler::LoseNomination(const Pod& pod) {
+  if (!ClearNomination(pod.uid).empty()) {
+    MoveAllToActiveOrBackoff(Event::kNominationLost, PriorityOf(pod));
+  }
 }
 
 std::map<std::string, ResourceList> KubeScheduler::FreeByNode() const {

@@ -4,11 +4,26 @@
 // §2), played as upstream does it (pkg/scheduler, v1.30):
 //  * The queue (internal/queue/scheduling_queue.go): new pods go to activeQ, popped by
 //    PrioritySort (spec.priority, then creation). A pod that fails goes to the unschedulable
-//    pods; any event on an assigned pod or a node moves them back — a pod rejected by an
-//    extender names no plugin, so every event is worth a retry (isPodWorthRequeuing) — to
-//    activeQ once its backoff (1 s doubling per attempt, at most 10 s, from its last attempt)
-//    has passed, else to the backoffQ, flushed every second; pods unschedulable for 5 minutes
-//    are retried anyway (flushUnschedulablePodsLeftover, every 30 s).
+//    pods and back, to activeQ once its backoff (1 s doubling per attempt, at most 10 s, from its
+//    last attempt) has passed, else to the backoffQ, flushed every second, on an event that may
+//    help it. By default (`Options::minor` 0) every event on an assigned pod or a node retries
+//    every unschedulable pod: more eagerly than any release. A release (`minor` 28 to 35) is
+//    played as it requeues: a failed pod remembers what rejected it — the extender on some
+//    node, room (NodeResourcesFit), the node selector (NodeAffinity); an error, such as a failed
+//    extender call, sends it to the backoffQ instead — and goes back on an event registered by
+//    what rejected it (the extender registers every event, kubernetes#122022):
+//      - a node added or changed: every pod;
+//      - an assigned pod leaving the cache (deleted, or terminal: the scheduler's pod informer
+//        lists no Succeeded or Failed pod), or an assumed pod forgotten: pods rejected by the
+//        extender or for room;
+//      - an assigned pod added (bound) or updated: before v1.32 (no QueueingHints) only pods
+//        with affinity terms for it, so none here (AssignedPodAdded); from v1.32 (QueueingHints
+//        on by default) pods the extender rejected;
+//      - from v1.33, a pending pod losing its nomination, or deleted while nominated: pods of its
+//        priority or lower rejected by the extender or for room (kubernetes#129058).
+//    From v1.33 a scheduler with activeQ empty pops the backoffQ (SchedulerPopFromBackoffQ).
+//    Pods unschedulable for 5 minutes are retried anyway (flushUnschedulablePodsLeftover, every
+//    30 s).
 //  * A cycle (schedule_one.go): the nodes that fit — node selector, and allocatable minus the
 //    requests of the pods assigned there (terminating ones too) and of the pods nominated there
 //    with at least the pod's priority (RunFilterPluginsWithNominatedPods) — go to the extender's
@@ -35,6 +50,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -64,8 +80,13 @@ class KubeScheduler {
     ScoringStrategy scoring;
     // The extender's weight; 0 when it registers no prioritizeVerb (prioritize is not called).
     int64_t extender_weight = 1;
+    // The release played, 1.<minor>, for the queue's requeueing (above); 0: every event
+    // retries every pod. The second-scheduler overlay's image is v1.30.
+    int minor = 0;
     uint64_t seed = 1;
   };
+  static constexpr int kOldestMinor = 28;
+  static constexpr int kNewestMinor = 35;
   struct Stats {
     uint64_t attempts = 0;
     uint64_t bound = 0;
@@ -87,7 +108,10 @@ class KubeScheduler {
   void OnEvent(const WatchEvent& event);
   // Schedules the pods in activeQ, one cycle each, best first; returns how many were tried.
   size_t RunCycles();
-  [[nodiscard]] bool has_active() const { return !active_.empty(); }
+  // Whether a cycle would pop a pod now (activeQ, or from v1.33 the backoffQ).
+  [[nodiscard]] bool has_active() const {
+    return !active_.empty() || (options_.minor >= 33 && !backoff_.empty());
+  }
   [[nodiscard]] const Stats& stats() const { return stats_; }
   // Free room on every node, as the scheduler's cache sees it (allocatable minus the requests of
   // the pods assigned there, terminating ones included).
@@ -101,6 +125,7 @@ class KubeScheduler {
     int attempts = 0;
     int64_t last_attempt_ms = 0;
     int64_t unschedulable_since_ms = 0;
+    uint8_t rejected_by = 0;  // at its last failure: Rejector bits (0: an error)
     // The verbs' arguments for the pod as its last cycle saw it (their pod a copy of that
     // version, kept while its resourceVersion stays), and which nodes its node selector
     // accepts (by index in Api::nodes()).
@@ -129,16 +154,24 @@ class KubeScheduler {
   void Assume(const std::string& uid, const std::string& node, const model::ResourceList& request);
   void Forget(const std::string& uid);
   void Enqueue(const std::string& uid, const model::Pod& pod);
-  void Dequeue(const std::string& uid);
+  // `bound`: it leaves the queue because it was bound, not deleted.
+  void Dequeue(const std::string& uid, bool bound);
   void ToActive(QueuedPod* q);
   // To activeQ when its backoff has passed, else to the backoffQ.
   void ToActiveOrBackoff(QueuedPod* q);
-  void MoveAllToActiveOrBackoff();
+  // What rejected a pod on some node, and the cluster events the queue tells apart.
+  enum Rejector : uint8_t { kByExtender = 1, kByRoom = 2, kBySelector = 4 };
+  enum class Event { kNodeChanged, kRoomFreed, kAssignedPodChanged, kNominationLost };
+  [[nodiscard]] bool WorthRetry(const QueuedPod& q, Event event) const;
+  // Moves the unschedulable pods `event` may help, none above `up_to_priority`.
+  void MoveAllToActiveOrBackoff(Event event,
+                                int32_t up_to_priority = std::numeric_limits<int32_t>::max());
   void FlushBackoff();
   void FlushUnschedulableLeftover();
   void ScheduleFlushes();
   [[nodiscard]] int64_t BackoffEnd(const QueuedPod& q) const;
-  void Failed(QueuedPod* q);
+  // `rejected_by`: Rejector bits; 0 for an error (the pod goes to the backoffQ).
+  void Failed(QueuedPod* q, uint8_t rejected_by);
 
   // One scheduling cycle.
   void ScheduleOne(QueuedPod* q);
@@ -161,7 +194,11 @@ class KubeScheduler {
   bool PostFilter(const PodObject& pod, QueuedPod* q, const std::vector<size_t>& candidates);
   [[nodiscard]] std::vector<const PodObject*> VictimsOn(const PodObject& pod,
                                                         const model::Node& node) const;
-  void ClearNomination(const std::string& uid);
+  // Forgets `uid`'s nomination; returns the node it was nominated to ("" if none).
+  std::string ClearNomination(const std::string& uid);
+  // The pod's nomination is cleared (a status update): the room it held goes to the pods of its
+  // priority or lower (hasNominatedNodeNameChanged: an AssignedPodDelete for them).
+  void LoseNomination(const model::Pod& pod);
   void PrepareCandidate(const PodObject& pod, const std::string& node, const Victims& victims);
 
   Api* const api_;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,11 +25,19 @@ class FakeExtender final : public Decider {
   explicit FakeExtender(Api* api) : api_(api) {}
 
   std::map<std::string, int64_t> scores;  // node → prioritize score (0..10)
+  std::set<std::string> refuse;           // pods refused on every node (by name)
   int prioritize_calls = 0;
 
   FilterResult Filter(const FilterArgs& args) override {
     FilterResult r;
-    for (uint32_t i = 0; i < args.node_names.size(); ++i) r.feasible.push_back(i);
+    const uint32_t reason = r.AddReason("refused");
+    for (uint32_t i = 0; i < args.node_names.size(); ++i) {
+      if (refuse.count(args.pod.name) != 0) {
+        r.unresolvable.push_back({i, reason});
+      } else {
+        r.feasible.push_back(i);
+      }
+    }
     return r;
   }
   std::vector<HostPriority> Prioritize(const FilterArgs& args) override {
@@ -109,6 +118,151 @@ TEST(KubeSchedulerTest, TheExtendersWeightScalesItsScore) {
   const Placement unasked = PlaceOnePod(options, {{"a", 0}, {"b", 10}});
   EXPECT_EQ(unasked.node, "a");
   EXPECT_EQ(unasked.prioritize_calls, 0);
+}
+
+// The queue's requeueing, by release. "for-a" may run on node a only, which is full (rejected
+// for room and by its node selector); the extender refuses "refused", which fits b.
+struct Requeued {
+  std::vector<std::string> after_a_bind;  // retried when another pod binds on b
+  std::vector<std::string> after_finish;  // retried when a's pod finishes
+  std::string for_a_node;                 // where "for-a" went
+};
+Requeued PlayRequeueing(int minor) {
+  common::FakeClock clock;
+  EventLoop loop(&clock);
+  Api api(&clock);
+  FakeExtender extender(&api);
+  KubeScheduler::Options options;
+  options.minor = minor;
+  KubeScheduler scheduler(&api, &extender, &loop, options);
+  std::vector<std::string> tried;
+  scheduler.SetAttemptObserver(
+      [&](const model::Pod& pod, const std::string&) { tried.push_back(pod.name); });
+  auto deliver = [&] {
+    for (const WatchEvent& e : api.TakeEvents()) scheduler.OnEvent(e);
+  };
+  for (const char* name : {"a", "b"}) {
+    api.AddNode(NodeBuilder(name).Label("pool", name).Allocatable(kGpu, "8"));
+  }
+  const std::string full = api.CreatePod(PodBuilder("full").Gpus(8), PodTag{}).pod.uid;
+  EXPECT_TRUE(api.Bind("default", "full", full, "a").ok());
+  deliver();
+  const std::string for_a =
+      api.CreatePod(PodBuilder("for-a").Gpus(8).NodeSelector("pool", "a"), PodTag{}).pod.uid;
+  api.CreatePod(PodBuilder("refused").Gpus(1), PodTag{});
+  extender.refuse = {"refused"};
+  deliver();
+  EXPECT_EQ(scheduler.RunCycles(), 2u);
+  clock.Advance(60'000);  // every backoff has passed
+
+  Requeued out;
+  const std::string other = api.CreatePod(PodBuilder("other").Gpus(1), PodTag{}).pod.uid;
+  EXPECT_TRUE(api.Bind("default", "other", other, "b").ok());
+  deliver();
+  tried.clear();
+  scheduler.RunCycles();
+  out.after_a_bind = tried;
+
+  clock.Advance(60'000);
+  api.SetPhase(full, model::PodPhase::kSucceeded);  // the scheduler's informer lists no such pod
+  deliver();
+  tried.clear();
+  scheduler.RunCycles();
+  out.after_finish = tried;
+  out.for_a_node = api.Find(for_a)->pod.node_name;
+  return out;
+}
+
+// Before v1.32 a pod bound elsewhere retries nobody (AssignedPodAdded: affinity terms only); from
+// v1.32 (QueueingHints) it retries the pod the extender refused — its decision may have changed —
+// not the one no node had room for. Room freed retries both. The default (0) retries every pod
+// on every event.
+TEST(KubeSchedulerTest, ABindRetriesThePodsTheExtenderRefusedFromV132RoomFreedRetriesAll) {
+  for (int minor : {0, 30, 31, 32, 35}) {
+    const Requeued r = PlayRequeueing(minor);
+    const std::vector<std::string> expected = minor == 0
+                                                  ? std::vector<std::string>{"for-a", "refused"}
+                                              : minor >= 32 ? std::vector<std::string>{"refused"}
+                                                            : std::vector<std::string>{};
+    EXPECT_EQ(r.after_a_bind, expected) << minor;
+    EXPECT_EQ(r.after_finish, (std::vector<std::string>{"for-a", "refused"})) << minor;
+    EXPECT_EQ(r.for_a_node, "a") << minor;
+  }
+}
+
+// From v1.33 (SchedulerPopFromBackoffQ) a scheduler with nothing in activeQ takes a pod still
+// backing off; before, the pod waits for its backoff to end.
+TEST(KubeSchedulerTest, FromV133AnIdleSchedulerPopsTheBackoffQueue) {
+  for (int minor : {0, 32, 33}) {
+    common::FakeClock clock;
+    EventLoop loop(&clock);
+    Api api(&clock);
+    FakeExtender extender(&api);
+    KubeScheduler::Options options;
+    options.minor = minor;
+    KubeScheduler scheduler(&api, &extender, &loop, options);
+    auto deliver = [&] {
+      for (const WatchEvent& e : api.TakeEvents()) scheduler.OnEvent(e);
+    };
+    api.AddNode(NodeBuilder("a").Allocatable(kGpu, "8"));
+    const std::string full = api.CreatePod(PodBuilder("full").Gpus(8), PodTag{}).pod.uid;
+    ASSERT_TRUE(api.Bind("default", "full", full, "a").ok());
+    const std::string waits = api.CreatePod(PodBuilder("waits").Gpus(8), PodTag{}).pod.uid;
+    deliver();
+    EXPECT_EQ(scheduler.RunCycles(), 1u);  // no room: unschedulable, backing off for 1 s
+    clock.Advance(100);
+    api.SetPhase(full, model::PodPhase::kSucceeded);  // room, 0.1 s into its backoff
+    deliver();
+    EXPECT_EQ(scheduler.has_active(), minor >= 33) << minor;
+    scheduler.RunCycles();
+    EXPECT_EQ(api.Find(waits)->pod.node_name, minor >= 33 ? "a" : "") << minor;
+  }
+}
+
+// From v1.33 a pending pod deleted while nominated frees the room held for it for the pods of its
+// priority or lower (kubernetes#129058); before, they wait for another event. "high" preempts
+// "victim" (30 s grace) and is nominated to a; "low" finds no room beside the nomination.
+TEST(KubeSchedulerTest, FromV133ANominatedPodDeletedRetriesThePodsBelowIt) {
+  for (int minor : {32, 33}) {
+    common::FakeClock clock;
+    EventLoop loop(&clock);
+    Api api(&clock);
+    FakeExtender extender(&api);
+    KubeScheduler::Options options;
+    options.minor = minor;
+    options.preempt_verb = false;  // DefaultPreemption's own choice
+    KubeScheduler scheduler(&api, &extender, &loop, options);
+    std::vector<std::string> tried;
+    scheduler.SetAttemptObserver([&](const model::Pod& pod, const std::string& outcome) {
+      if (outcome.rfind("preempts", 0) != 0) tried.push_back(pod.name);  // once per attempt
+    });
+    auto deliver = [&] {
+      for (const WatchEvent& e : api.TakeEvents()) scheduler.OnEvent(e);
+    };
+    api.AddNode(NodeBuilder("a").Allocatable(kGpu, "8"));
+    const std::string victim =
+        api.CreatePod(PodBuilder("victim").Gpus(8).Priority(0), PodTag{}).pod.uid;
+    ASSERT_TRUE(api.Bind("default", "victim", victim, "a").ok());
+    deliver();
+    const std::string high =
+        api.CreatePod(PodBuilder("high").Gpus(8).Priority(100), PodTag{}).pod.uid;
+    deliver();
+    EXPECT_EQ(scheduler.RunCycles(), 1u);
+    ASSERT_EQ(api.Find(high)->nominated_node, "a") << minor;
+    api.CreatePod(PodBuilder("low").Gpus(8).Priority(50), PodTag{});
+    deliver();
+    tried.clear();
+    scheduler.RunCycles();
+    ASSERT_EQ(tried, std::vector<std::string>{"low"});  // no room beside high's nomination
+
+    clock.Advance(10'000);  // backoffs over, "victim" still terminating
+    api.Remove(high);
+    deliver();
+    tried.clear();
+    scheduler.RunCycles();
+    EXPECT_EQ(tried, minor >= 33 ? std::vector<std::string>{"low"} : std::vector<std::string>{})
+        << minor;
+  }
 }
 
 }  // namespace
