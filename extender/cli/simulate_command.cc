@@ -361,7 +361,7 @@ Command SimulateCommand() {
                  "kube-scheduler's podMaxBackoffSeconds, over --scheduler-config's (default "
                  "10s, upstream's)"),
        ValueFlag("kube-version", "1.N",
-                 "play the queue of this kube-scheduler release, 1.28 to 1.35: which events "
+                 "play the queue of this kube-scheduler release, 1.29 to 1.35: which events "
                  "retry a pod (default: every event retries every pod, more eagerly than any "
                  "release; the second-scheduler overlay's image is 1.30)")},
       0,

@@ -123,11 +123,11 @@ TEST(SimulateCommandTest, KubeVersionPlaysThatReleasesQueue) {
   EXPECT_NE(Table(v132.out), Table(defaults.out));
   EXPECT_NE(Table(v133.out), Table(v132.out));
 
-  for (const char* bad : {"1.27", "1.36", "2.30", "1.x", "1.30.", "1.30.x", "130", ""}) {
+  for (const char* bad : {"1.28", "1.36", "2.30", "1.x", "1.30.", "1.30.x", "130", ""}) {
     const CliRun refused = RunCli(SampleDay({"--kube-version", bad}));
     EXPECT_EQ(refused.code, kExitUsage) << bad;
     EXPECT_EQ(refused.err, "error: invalid --kube-version " + std::string(bad) +
-                               ": give 1.28 to 1.35 (such as 1.30)\n"
+                               ": give 1.29 to 1.35 (such as 1.30)\n"
                                "See 'taskgov simulate --help' for usage.\n")
         << bad;
   }

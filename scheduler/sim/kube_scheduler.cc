@@ -114,6 +114,7 @@ void KubeScheduler::Dequeue(const std::string& uid, bool bound) {
   const int32_t priority = q->priority;
   active_.erase(q);
   backoff_.erase({BackoffEnd(*q), q});
+  error_backoff_.erase({BackoffEnd(*q), q});
   unschedulable_.erase(q);
   queued_.erase(it);
   // A nominated pod that leaves the queue unbound frees the room it held on its node for the
@@ -130,7 +131,7 @@ void KubeScheduler::ToActiveOrBackoff(QueuedPod* q) {
   if (end <= loop_->now_ms()) {
     ToActive(q);
   } else {
-    backoff_.emplace(end, q);
+    (q->attempts > 0 && q->rejected_by == 0 ? error_backoff_ : backoff_).emplace(end, q);
   }
 }
 
@@ -168,9 +169,11 @@ void KubeScheduler::MoveAllToActiveOrBackoff(Event event, int32_t up_to_priority
 
 void KubeScheduler::FlushBackoff() {
   const int64_t now = loop_->now_ms();
-  while (!backoff_.empty() && backoff_.begin()->first <= now) {
-    ToActive(backoff_.begin()->second);
-    backoff_.erase(backoff_.begin());
+  for (std::set<BackoffKey, BackoffOrder>* queue : {&backoff_, &error_backoff_}) {
+    while (!queue->empty() && queue->begin()->first <= now) {
+      ToActive(queue->begin()->second);
+      queue->erase(queue->begin());
+    }
   }
 }
 
@@ -221,7 +224,7 @@ size_t KubeScheduler::RunCycles() {
     if (!active_.empty()) {
       q = *active_.begin();
       active_.erase(active_.begin());
-    } else {  // v1.33: activeQ empty, the backoffQ's head
+    } else {  // v1.33: activeQ empty, the backoffQ's head (not a pod that failed with an error)
       q = backoff_.begin()->second;
       backoff_.erase(backoff_.begin());
     }

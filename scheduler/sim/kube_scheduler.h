@@ -7,7 +7,7 @@
 //    pods and back, to activeQ once its backoff (1 s doubling per attempt, at most 10 s, from its
 //    last attempt) has passed, else to the backoffQ, flushed every second, on an event that may
 //    help it. By default (`Options::minor` 0) every event on an assigned pod or a node retries
-//    every unschedulable pod: more eagerly than any release. A release (`minor` 28 to 35) is
+//    every unschedulable pod: more eagerly than any release. A release (`minor` 29 to 35) is
 //    played as it requeues: a failed pod remembers what rejected it — the extender on some
 //    node, room (NodeResourcesFit), the node selector (NodeAffinity); an error, such as a failed
 //    extender call, sends it to the backoffQ instead — and goes back on an event registered by
@@ -19,9 +19,11 @@
 //      - an assigned pod added (bound) or updated: before v1.32 (no QueueingHints) only pods
 //        with affinity terms for it, so none here (AssignedPodAdded); from v1.32 (QueueingHints
 //        on by default) pods the extender rejected;
-//      - from v1.33, a pending pod losing its nomination, or deleted while nominated: pods of its
-//        priority or lower rejected by the extender or for room (kubernetes#129058).
-//    From v1.33 a scheduler with activeQ empty pops the backoffQ (SchedulerPopFromBackoffQ).
+//      - from v1.33, a pending pod losing its nomination or nominated to another node, or deleted
+//        while nominated: pods of its priority or lower rejected by the extender or for room
+//        (kubernetes#129058).
+//    From v1.33 a scheduler with activeQ empty pops the backoffQ (SchedulerPopFromBackoffQ), not
+//    the pods that failed with an error (podErrorBackoffQ).
 //    Pods unschedulable for 5 minutes are retried anyway (flushUnschedulablePodsLeftover, every
 //    30 s).
 //  * A cycle (schedule_one.go): the nodes that fit — node selector, and allocatable minus the
@@ -85,7 +87,7 @@ class KubeScheduler {
     int minor = 0;
     uint64_t seed = 1;
   };
-  static constexpr int kOldestMinor = 28;
+  static constexpr int kOldestMinor = 29;  // the first with kubernetes#122022 in its .0
   static constexpr int kNewestMinor = 35;
   struct Stats {
     uint64_t attempts = 0;
@@ -215,6 +217,9 @@ class KubeScheduler {
   // unschedulable pods.
   std::set<QueuedPod*, ActiveOrder> active_;
   std::set<BackoffKey, BackoffOrder> backoff_;
+  // Pods that failed with an error wait out their backoff here (podErrorBackoffQ): an idle
+  // scheduler does not pop them (v1.33), or a failing extender would be called in a loop.
+  std::set<BackoffKey, BackoffOrder> error_backoff_;
   std::set<QueuedPod*, UidOrder> unschedulable_;
   bool flushes_scheduled_ = false;
   // The scheduler's cache: pods counted on each node (bound, not terminal, not gone).

@@ -121,7 +121,8 @@ TEST(KubeSchedulerTest, TheExtendersWeightScalesItsScore) {
 }
 
 // The queue's requeueing, by release. "for-a" may run on node a only, which is full (rejected
-// for room and by its node selector); the extender refuses "refused", which fits b.
+// for room and by its node selector); "refused" may run on b only, which has room, and the
+// extender refuses it there (rejected by the extender and by its node selector).
 struct Requeued {
   std::vector<std::string> after_a_bind;  // retried when another pod binds on b
   std::vector<std::string> after_finish;  // retried when a's pod finishes
@@ -149,7 +150,7 @@ Requeued PlayRequeueing(int minor) {
   deliver();
   const std::string for_a =
       api.CreatePod(PodBuilder("for-a").Gpus(8).NodeSelector("pool", "a"), PodTag{}).pod.uid;
-  api.CreatePod(PodBuilder("refused").Gpus(1), PodTag{});
+  api.CreatePod(PodBuilder("refused").Gpus(1).NodeSelector("pool", "b"), PodTag{});
   extender.refuse = {"refused"};
   deliver();
   EXPECT_EQ(scheduler.RunCycles(), 2u);
@@ -221,7 +222,8 @@ TEST(KubeSchedulerTest, FromV133AnIdleSchedulerPopsTheBackoffQueue) {
 
 // From v1.33 a pending pod deleted while nominated frees the room held for it for the pods of its
 // priority or lower (kubernetes#129058); before, they wait for another event. "high" preempts
-// "victim" (30 s grace) and is nominated to a; "low" finds no room beside the nomination.
+// "victim" (30 s grace) and is nominated to a; "low" finds no room beside the nomination; "top",
+// above high, is not retried.
 TEST(KubeSchedulerTest, FromV133ANominatedPodDeletedRetriesThePodsBelowIt) {
   for (int minor : {32, 33}) {
     common::FakeClock clock;
@@ -250,10 +252,12 @@ TEST(KubeSchedulerTest, FromV133ANominatedPodDeletedRetriesThePodsBelowIt) {
     EXPECT_EQ(scheduler.RunCycles(), 1u);
     ASSERT_EQ(api.Find(high)->nominated_node, "a") << minor;
     api.CreatePod(PodBuilder("low").Gpus(8).Priority(50), PodTag{});
+    // Above high's priority, and no node could ever hold it: not retried for high's room.
+    api.CreatePod(PodBuilder("top").Gpus(16).Priority(200), PodTag{});
     deliver();
     tried.clear();
     scheduler.RunCycles();
-    ASSERT_EQ(tried, std::vector<std::string>{"low"});  // no room beside high's nomination
+    ASSERT_EQ(tried, (std::vector<std::string>{"top", "low"}));  // no room beside high's nomination
 
     clock.Advance(10'000);  // backoffs over, "victim" still terminating
     api.Remove(high);
@@ -263,6 +267,26 @@ TEST(KubeSchedulerTest, FromV133ANominatedPodDeletedRetriesThePodsBelowIt) {
     EXPECT_EQ(tried, minor >= 33 ? std::vector<std::string>{"low"} : std::vector<std::string>{})
         << minor;
   }
+}
+
+// A pod that fails with an error (here: no node at all) waits out its backoff in the error
+// backoffQ, which an idle v1.33 scheduler does not pop: the cycle ends, the pod is tried again
+// once its backoff has passed.
+TEST(KubeSchedulerTest, APodThatFailsWithAnErrorWaitsOutItsBackoffEvenWhenTheSchedulerIsIdle) {
+  common::FakeClock clock;
+  EventLoop loop(&clock);
+  Api api(&clock);
+  FakeExtender extender(&api);
+  KubeScheduler::Options options;
+  options.minor = 33;
+  KubeScheduler scheduler(&api, &extender, &loop, options);
+  api.CreatePod(PodBuilder("lonely").Gpus(1), PodTag{});
+  for (const WatchEvent& e : api.TakeEvents()) scheduler.OnEvent(e);
+  EXPECT_EQ(scheduler.RunCycles(), 1u);
+  EXPECT_FALSE(scheduler.has_active());
+  ASSERT_TRUE(loop.RunNext());  // the backoffQ's flush, 1 s later: its backoff has passed
+  EXPECT_TRUE(scheduler.has_active());
+  EXPECT_EQ(scheduler.RunCycles(), 1u);
 }
 
 }  // namespace
