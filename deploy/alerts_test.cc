@@ -15,6 +15,7 @@
 
 #include "gtest/gtest.h"
 #include "metrics/testing/promtool.h"
+#include "scheduler/common/testing/files.h"
 #include "scheduler/common/testing/process.h"
 
 namespace taskgov::deploy {
@@ -24,12 +25,7 @@ constexpr char kRule[] = "deploy/monitoring/prometheusrule.yaml";
 constexpr char kTests[] = "deploy/alerts_test.yml";
 constexpr char kReadme[] = "deploy/README.md";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using common::testing::ReadFile;
 
 class AlertsTest : public ::testing::Test {
  protected:

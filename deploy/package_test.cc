@@ -18,6 +18,7 @@
 #include "deploy/testing/dockerfile.h"
 #include "deploy/testing/manifests.h"
 #include "gtest/gtest.h"
+#include "scheduler/common/testing/files.h"
 #include "scheduler/common/testing/process.h"
 
 namespace taskgov::deploy {
@@ -33,12 +34,7 @@ std::string g_team_namespaces;
 constexpr char kVersion[] = "1.2.3-test";
 constexpr char kName[] = "taskgov-1.2.3-test-linux-amd64";
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using common::testing::ReadFile;
 
 class PackageTest : public ::testing::Test {
  protected:

@@ -13,6 +13,7 @@
 
 #include "config/catalogue.h"
 #include "deploy/testing/manifests.h"
+#include "scheduler/common/testing/files.h"
 #include "scheduler/sim/scheduler_config.h"
 
 namespace taskgov::deploy {
@@ -23,12 +24,7 @@ using scheduler::sim::ScoringStrategy;
 
 constexpr char kOverlay[] = "deploy/overlays/second-scheduler/scheduler-config.yaml";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using common::testing::ReadFile;
 
 KubeScheduler::Options Played(const std::string& where, const std::string& text) {
   auto options = scheduler::sim::ApplySchedulerConfig(text, KubeScheduler::Options{});

@@ -31,6 +31,7 @@
 #include "metrics/testing/exposition.h"
 #include "metrics/testing/promql.h"
 #include "rapidjson/document.h"
+#include "scheduler/common/testing/files.h"
 #include "scheduler/common/testing/http_client.h"
 #include "scheduler/common/testing/process.h"
 
@@ -40,12 +41,7 @@ namespace {
 using deploy::testing::Manifests;
 using deploy::testing::Scalar;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using common::testing::ReadFile;
 
 // Skips the calling test when kubectl is missing (as the promtool tests do).
 #define SKIP_WITHOUT_KUBECTL()                                                             \

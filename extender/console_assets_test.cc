@@ -1,4 +1,5 @@
 #include "extender/console_assets.h"
+#include "scheduler/common/testing/files.h"
 
 #include <gtest/gtest.h>
 
@@ -10,12 +11,7 @@
 namespace taskgov::extender {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using common::testing::ReadFile;
 
 // The binary serves the console's files byte for byte, with their types.
 TEST(ConsoleAssetsTest, TheBinaryHoldsTheSourceFiles) {

@@ -18,6 +18,7 @@
 #include "metrics/testing/promtool.h"
 #include "metrics/testing/scenario.h"
 #include "rapidjson/document.h"
+#include "scheduler/common/testing/files.h"
 #include "scheduler/common/testing/process.h"
 
 namespace taskgov::metrics {
@@ -26,12 +27,7 @@ namespace {
 constexpr char kDashboard[] = "deploy/dashboards/taskgov.json";
 constexpr char kConfigMap[] = "deploy/dashboards/taskgov-dashboard-configmap.yaml";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using common::testing::ReadFile;
 
 using testing::CollectQueries;
 using testing::Selector;

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "metrics/testing/exposition.h"
 #include "metrics/testing/scenario.h"
+#include "scheduler/common/testing/files.h"
 #include "scheduler/kube/watch_reasons.h"
 
 namespace taskgov::metrics {
@@ -25,12 +26,7 @@ using testing::TeamId;
 
 constexpr char kGolden[] = "metrics/testdata/exposition.prom";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using common::testing::ReadFile;
 
 // `bazel run //metrics:metrics_test -- --gtest_filter='*Golden*'` with UPDATE_GOLDEN=1 rewrites
 // the golden file in the source tree.

@@ -258,6 +258,17 @@ class ControllerTest : public ::testing::Test {
     }
     return out;
   }
+  // Owners go before borrowers: team-a's borrowing round (`ns-team-a/a-urgent`) waits, and the
+  // one round of the run is team-b's `owner`, which reclaims.
+  void ExpectOwnerGoesFirst(const PreemptionController::RunReport& report,
+                            const std::string& owner) const {
+    EXPECT_EQ(report.no_preemption.at("ns-team-a/a-urgent"),
+              "its turn to borrow has not come: team-b's pending pod ns-team-b/" + owner +
+                  " fits within team-b's nominal quota on ml.p5.48xlarge and goes first: it "
+                  "would reclaim what team-a borrowed there");
+    ASSERT_EQ(Events("Preempting").size(), 1u);
+    EXPECT_EQ(Events("Preempting")[0].pod_name, owner);
+  }
 
   common::FakeClock clock_;
   FakeKubeActions kube_;
@@ -704,12 +715,8 @@ TEST_F(ControllerTest, NoRoundForABorrowerWhileAnOwnerWaitsWithinItsNominal) {
   ASSERT_FALSE(Schedule("uid-b-0"));
   ASSERT_FALSE(Schedule("uid-a-urgent"));
   PreemptionController::RunReport report = controller_->RunOnce();
-  EXPECT_EQ(report.no_preemption["ns-team-a/a-urgent"],
-            "its turn to borrow has not come: team-b's pending pod ns-team-b/b-0 fits within "
-            "team-b's nominal quota on ml.p5.48xlarge and goes first: it would reclaim what "
-            "team-a borrowed there");
-  ASSERT_EQ(Events("Preempting").size(), 1u);
-  EXPECT_EQ(Events("Preempting")[0].pod_name, "b-0");
+  ExpectOwnerGoesFirst(report, "b-0");
+  if (HasFatalFailure()) return;
   EXPECT_EQ(Evicted(), (Strings{"a-3", "a-2"}));  // p5-1, whole
   Gone("uid-a-3");
   Gone("uid-a-2");
@@ -737,12 +744,8 @@ TEST_F(ControllerTest, NoRoundForABorrowerWhileAnOwnerWaitsWithinItsNominalBesid
   ASSERT_FALSE(Schedule("uid-a-urgent"));
   ASSERT_FALSE(Schedule("uid-b-high"));
   PreemptionController::RunReport report = controller_->RunOnce();
-  EXPECT_EQ(report.no_preemption["ns-team-a/a-urgent"],
-            "its turn to borrow has not come: team-b's pending pod ns-team-b/b-high fits within "
-            "team-b's nominal quota on ml.p5.48xlarge and goes first: it would reclaim what "
-            "team-a borrowed there");
-  ASSERT_EQ(Events("Preempting").size(), 1u);
-  EXPECT_EQ(Events("Preempting")[0].pod_name, "b-high");
+  ExpectOwnerGoesFirst(report, "b-high");
+  if (HasFatalFailure()) return;
   Strings evicted = Evicted();
   std::sort(evicted.begin(), evicted.end());
   EXPECT_EQ(evicted, (Strings{"a-0", "b-low"}));  // p5-0, whole

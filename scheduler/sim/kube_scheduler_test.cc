@@ -56,6 +56,43 @@ class FakeExtender final : public Decider {
   Api* api_;
 };
 
+// kube-scheduler played with the fake extender on a fake clock; `tried` lists the pods each
+// attempt was made for (a preemption's report is the same attempt's).
+struct Played {
+  explicit Played(const KubeScheduler::Options& options)
+      : loop(&clock), api(&clock), extender(&api), scheduler(&api, &extender, &loop, options) {
+    scheduler.SetAttemptObserver([this](const model::Pod& pod, const std::string& outcome) {
+      if (outcome.rfind("preempts", 0) != 0) tried.push_back(pod.name);
+    });
+  }
+  static KubeScheduler::Options Release(int minor) {
+    KubeScheduler::Options options;
+    options.minor = minor;
+    return options;
+  }
+  // The watch events of what happened, to the scheduler.
+  void Deliver() {
+    for (const WatchEvent& e : api.TakeEvents()) scheduler.OnEvent(e);
+  }
+  // The pods tried by the cycles that run now.
+  std::vector<std::string> Cycles() {
+    tried.clear();
+    scheduler.RunCycles();
+    return tried;
+  }
+  std::string Bound(const std::string& name, const model::Pod& pod, const std::string& node) {
+    EXPECT_TRUE(api.Bind("default", name, pod.uid, node).ok()) << name;
+    return pod.uid;
+  }
+
+  common::FakeClock clock;
+  EventLoop loop;
+  Api api;
+  FakeExtender extender;
+  KubeScheduler scheduler;
+  std::vector<std::string> tried;
+};
+
 // Two p5 nodes: "a" half full (a bound pod with 4 GPUs, 96 cpu, 1 TiB), "b" empty. A pod with
 // 1 GPU, 12 cpu and 128 GiB arrives; returns the node kube-scheduler bound it to.
 struct Placement {
@@ -64,30 +101,23 @@ struct Placement {
 };
 Placement PlaceOnePod(const KubeScheduler::Options& options,
                       const std::map<std::string, int64_t>& extender_scores = {}) {
-  common::FakeClock clock;
-  EventLoop loop(&clock);
-  Api api(&clock);
-  FakeExtender extender(&api);
-  extender.scores = extender_scores;
-  KubeScheduler scheduler(&api, &extender, &loop, options);
-  auto deliver = [&] {
-    for (const WatchEvent& e : api.TakeEvents()) scheduler.OnEvent(e);
-  };
+  Played k(options);
+  k.extender.scores = extender_scores;
   for (const char* name : {"a", "b"}) {
-    api.AddNode(NodeBuilder(name)
-                    .Allocatable("cpu", "192")
-                    .Allocatable("memory", "2Ti")
-                    .Allocatable(kGpu, "8"));
+    k.api.AddNode(NodeBuilder(name)
+                      .Allocatable("cpu", "192")
+                      .Allocatable("memory", "2Ti")
+                      .Allocatable(kGpu, "8"));
   }
-  const PodObject& running =
-      api.CreatePod(PodBuilder("running").Gpus(4).Cpu("96").Memory("1Ti"), PodTag{});
-  EXPECT_TRUE(api.Bind("default", "running", running.pod.uid, "a").ok());
-  deliver();
+  k.Bound("running",
+          k.api.CreatePod(PodBuilder("running").Gpus(4).Cpu("96").Memory("1Ti"), PodTag{}).pod,
+          "a");
+  k.Deliver();
   const std::string uid =
-      api.CreatePod(PodBuilder("new").Gpus(1).Cpu("12").Memory("128Gi"), PodTag{}).pod.uid;
-  deliver();
-  EXPECT_EQ(scheduler.RunCycles(), 1u);
-  return {api.Find(uid)->pod.node_name, extender.prioritize_calls};
+      k.api.CreatePod(PodBuilder("new").Gpus(1).Cpu("12").Memory("128Gi"), PodTag{}).pod.uid;
+  k.Deliver();
+  EXPECT_EQ(k.scheduler.RunCycles(), 1u);
+  return {k.api.Find(uid)->pod.node_name, k.extender.prioritize_calls};
 }
 
 KubeScheduler::Options Strategy(Type type, std::vector<ScoringStrategy::Resource> resources) {
@@ -129,48 +159,31 @@ struct Requeued {
   std::string for_a_node;                 // where "for-a" went
 };
 Requeued PlayRequeueing(int minor) {
-  common::FakeClock clock;
-  EventLoop loop(&clock);
-  Api api(&clock);
-  FakeExtender extender(&api);
-  KubeScheduler::Options options;
-  options.minor = minor;
-  KubeScheduler scheduler(&api, &extender, &loop, options);
-  std::vector<std::string> tried;
-  scheduler.SetAttemptObserver(
-      [&](const model::Pod& pod, const std::string&) { tried.push_back(pod.name); });
-  auto deliver = [&] {
-    for (const WatchEvent& e : api.TakeEvents()) scheduler.OnEvent(e);
-  };
+  Played k(Played::Release(minor));
   for (const char* name : {"a", "b"}) {
-    api.AddNode(NodeBuilder(name).Label("pool", name).Allocatable(kGpu, "8"));
+    k.api.AddNode(NodeBuilder(name).Label("pool", name).Allocatable(kGpu, "8"));
   }
-  const std::string full = api.CreatePod(PodBuilder("full").Gpus(8), PodTag{}).pod.uid;
-  EXPECT_TRUE(api.Bind("default", "full", full, "a").ok());
-  deliver();
+  const std::string full =
+      k.Bound("full", k.api.CreatePod(PodBuilder("full").Gpus(8), PodTag{}).pod, "a");
+  k.Deliver();
   const std::string for_a =
-      api.CreatePod(PodBuilder("for-a").Gpus(8).NodeSelector("pool", "a"), PodTag{}).pod.uid;
-  api.CreatePod(PodBuilder("refused").Gpus(1).NodeSelector("pool", "b"), PodTag{});
-  extender.refuse = {"refused"};
-  deliver();
-  EXPECT_EQ(scheduler.RunCycles(), 2u);
-  clock.Advance(60'000);  // every backoff has passed
+      k.api.CreatePod(PodBuilder("for-a").Gpus(8).NodeSelector("pool", "a"), PodTag{}).pod.uid;
+  k.api.CreatePod(PodBuilder("refused").Gpus(1).NodeSelector("pool", "b"), PodTag{});
+  k.extender.refuse = {"refused"};
+  k.Deliver();
+  EXPECT_EQ(k.scheduler.RunCycles(), 2u);
+  k.clock.Advance(60'000);  // every backoff has passed
 
   Requeued out;
-  const std::string other = api.CreatePod(PodBuilder("other").Gpus(1), PodTag{}).pod.uid;
-  EXPECT_TRUE(api.Bind("default", "other", other, "b").ok());
-  deliver();
-  tried.clear();
-  scheduler.RunCycles();
-  out.after_a_bind = tried;
+  k.Bound("other", k.api.CreatePod(PodBuilder("other").Gpus(1), PodTag{}).pod, "b");
+  k.Deliver();
+  out.after_a_bind = k.Cycles();
 
-  clock.Advance(60'000);
-  api.SetPhase(full, model::PodPhase::kSucceeded);  // the scheduler's informer lists no such pod
-  deliver();
-  tried.clear();
-  scheduler.RunCycles();
-  out.after_finish = tried;
-  out.for_a_node = api.Find(for_a)->pod.node_name;
+  k.clock.Advance(60'000);
+  k.api.SetPhase(full, model::PodPhase::kSucceeded);  // the scheduler's informer lists no such pod
+  k.Deliver();
+  out.after_finish = k.Cycles();
+  out.for_a_node = k.api.Find(for_a)->pod.node_name;
   return out;
 }
 
@@ -195,28 +208,19 @@ TEST(KubeSchedulerTest, ABindRetriesThePodsTheExtenderRefusedFromV132RoomFreedRe
 // backing off; before, the pod waits for its backoff to end.
 TEST(KubeSchedulerTest, FromV133AnIdleSchedulerPopsTheBackoffQueue) {
   for (int minor : {0, 32, 33}) {
-    common::FakeClock clock;
-    EventLoop loop(&clock);
-    Api api(&clock);
-    FakeExtender extender(&api);
-    KubeScheduler::Options options;
-    options.minor = minor;
-    KubeScheduler scheduler(&api, &extender, &loop, options);
-    auto deliver = [&] {
-      for (const WatchEvent& e : api.TakeEvents()) scheduler.OnEvent(e);
-    };
-    api.AddNode(NodeBuilder("a").Allocatable(kGpu, "8"));
-    const std::string full = api.CreatePod(PodBuilder("full").Gpus(8), PodTag{}).pod.uid;
-    ASSERT_TRUE(api.Bind("default", "full", full, "a").ok());
-    const std::string waits = api.CreatePod(PodBuilder("waits").Gpus(8), PodTag{}).pod.uid;
-    deliver();
-    EXPECT_EQ(scheduler.RunCycles(), 1u);  // no room: unschedulable, backing off for 1 s
-    clock.Advance(100);
-    api.SetPhase(full, model::PodPhase::kSucceeded);  // room, 0.1 s into its backoff
-    deliver();
-    EXPECT_EQ(scheduler.has_active(), minor >= 33) << minor;
-    scheduler.RunCycles();
-    EXPECT_EQ(api.Find(waits)->pod.node_name, minor >= 33 ? "a" : "") << minor;
+    Played k(Played::Release(minor));
+    k.api.AddNode(NodeBuilder("a").Allocatable(kGpu, "8"));
+    const std::string full =
+        k.Bound("full", k.api.CreatePod(PodBuilder("full").Gpus(8), PodTag{}).pod, "a");
+    const std::string waits = k.api.CreatePod(PodBuilder("waits").Gpus(8), PodTag{}).pod.uid;
+    k.Deliver();
+    EXPECT_EQ(k.scheduler.RunCycles(), 1u);  // no room: unschedulable, backing off for 1 s
+    k.clock.Advance(100);
+    k.api.SetPhase(full, model::PodPhase::kSucceeded);  // room, 0.1 s into its backoff
+    k.Deliver();
+    EXPECT_EQ(k.scheduler.has_active(), minor >= 33) << minor;
+    k.scheduler.RunCycles();
+    EXPECT_EQ(k.api.Find(waits)->pod.node_name, minor >= 33 ? "a" : "") << minor;
   }
 }
 
@@ -226,45 +230,29 @@ TEST(KubeSchedulerTest, FromV133AnIdleSchedulerPopsTheBackoffQueue) {
 // above high, is not retried.
 TEST(KubeSchedulerTest, FromV133ANominatedPodDeletedRetriesThePodsBelowIt) {
   for (int minor : {32, 33}) {
-    common::FakeClock clock;
-    EventLoop loop(&clock);
-    Api api(&clock);
-    FakeExtender extender(&api);
-    KubeScheduler::Options options;
-    options.minor = minor;
+    KubeScheduler::Options options = Played::Release(minor);
     options.preempt_verb = false;  // DefaultPreemption's own choice
-    KubeScheduler scheduler(&api, &extender, &loop, options);
-    std::vector<std::string> tried;
-    scheduler.SetAttemptObserver([&](const model::Pod& pod, const std::string& outcome) {
-      if (outcome.rfind("preempts", 0) != 0) tried.push_back(pod.name);  // once per attempt
-    });
-    auto deliver = [&] {
-      for (const WatchEvent& e : api.TakeEvents()) scheduler.OnEvent(e);
-    };
-    api.AddNode(NodeBuilder("a").Allocatable(kGpu, "8"));
-    const std::string victim =
-        api.CreatePod(PodBuilder("victim").Gpus(8).Priority(0), PodTag{}).pod.uid;
-    ASSERT_TRUE(api.Bind("default", "victim", victim, "a").ok());
-    deliver();
+    Played k(options);
+    k.api.AddNode(NodeBuilder("a").Allocatable(kGpu, "8"));
+    k.Bound("victim", k.api.CreatePod(PodBuilder("victim").Gpus(8).Priority(0), PodTag{}).pod, "a");
+    k.Deliver();
     const std::string high =
-        api.CreatePod(PodBuilder("high").Gpus(8).Priority(100), PodTag{}).pod.uid;
-    deliver();
-    EXPECT_EQ(scheduler.RunCycles(), 1u);
-    ASSERT_EQ(api.Find(high)->nominated_node, "a") << minor;
-    api.CreatePod(PodBuilder("low").Gpus(8).Priority(50), PodTag{});
+        k.api.CreatePod(PodBuilder("high").Gpus(8).Priority(100), PodTag{}).pod.uid;
+    k.Deliver();
+    EXPECT_EQ(k.scheduler.RunCycles(), 1u);
+    ASSERT_EQ(k.api.Find(high)->nominated_node, "a") << minor;
+    k.api.CreatePod(PodBuilder("low").Gpus(8).Priority(50), PodTag{});
     // Above high's priority, and no node could ever hold it: not retried for high's room.
-    api.CreatePod(PodBuilder("top").Gpus(16).Priority(200), PodTag{});
-    deliver();
-    tried.clear();
-    scheduler.RunCycles();
-    ASSERT_EQ(tried, (std::vector<std::string>{"top", "low"}));  // no room beside high's nomination
+    k.api.CreatePod(PodBuilder("top").Gpus(16).Priority(200), PodTag{});
+    k.Deliver();
+    // No room beside high's nomination.
+    ASSERT_EQ(k.Cycles(), (std::vector<std::string>{"top", "low"}));
 
-    clock.Advance(10'000);  // backoffs over, "victim" still terminating
-    api.Remove(high);
-    deliver();
-    tried.clear();
-    scheduler.RunCycles();
-    EXPECT_EQ(tried, minor >= 33 ? std::vector<std::string>{"low"} : std::vector<std::string>{})
+    k.clock.Advance(10'000);  // backoffs over, "victim" still terminating
+    k.api.Remove(high);
+    k.Deliver();
+    EXPECT_EQ(k.Cycles(),
+              minor >= 33 ? std::vector<std::string>{"low"} : std::vector<std::string>{})
         << minor;
   }
 }
@@ -273,20 +261,14 @@ TEST(KubeSchedulerTest, FromV133ANominatedPodDeletedRetriesThePodsBelowIt) {
 // backoffQ, which an idle v1.33 scheduler does not pop: the cycle ends, the pod is tried again
 // once its backoff has passed.
 TEST(KubeSchedulerTest, APodThatFailsWithAnErrorWaitsOutItsBackoffEvenWhenTheSchedulerIsIdle) {
-  common::FakeClock clock;
-  EventLoop loop(&clock);
-  Api api(&clock);
-  FakeExtender extender(&api);
-  KubeScheduler::Options options;
-  options.minor = 33;
-  KubeScheduler scheduler(&api, &extender, &loop, options);
-  api.CreatePod(PodBuilder("lonely").Gpus(1), PodTag{});
-  for (const WatchEvent& e : api.TakeEvents()) scheduler.OnEvent(e);
-  EXPECT_EQ(scheduler.RunCycles(), 1u);
-  EXPECT_FALSE(scheduler.has_active());
-  ASSERT_TRUE(loop.RunNext());  // the backoffQ's flush, 1 s later: its backoff has passed
-  EXPECT_TRUE(scheduler.has_active());
-  EXPECT_EQ(scheduler.RunCycles(), 1u);
+  Played k(Played::Release(33));
+  k.api.CreatePod(PodBuilder("lonely").Gpus(1), PodTag{});
+  k.Deliver();
+  EXPECT_EQ(k.scheduler.RunCycles(), 1u);
+  EXPECT_FALSE(k.scheduler.has_active());
+  ASSERT_TRUE(k.loop.RunNext());  // the backoffQ's flush, 1 s later: its backoff has passed
+  EXPECT_TRUE(k.scheduler.has_active());
+  EXPECT_EQ(k.scheduler.RunCycles(), 1u);
 }
 
 }  // namespace

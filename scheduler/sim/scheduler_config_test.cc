@@ -1,4 +1,5 @@
 #include "scheduler/sim/scheduler_config.h"
+#include "scheduler/common/testing/files.h"
 
 #include <gtest/gtest.h>
 
@@ -15,12 +16,7 @@ using Resource = ScoringStrategy::Resource;
 
 constexpr char kOverlay[] = "deploy/overlays/second-scheduler/scheduler-config.yaml";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using common::testing::ReadFile;
 
 // A bare configuration: `top` (top-level fields), the governed profile's `profile` fields and
 // the extender's `extender` fields are spliced in, each line indented for its place.
