@@ -635,15 +635,25 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
 
 bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Preemptor& p,
                                  const Team& team, int members, const Selection& chosen) {
-  // Owed the room: it starves, or (not when it fits now) its team's nominal quota holds it.
+  // Owed the room: it starves, or its team's nominal quota holds it — once it fits, only if its
+  // room was being drained (it keeps it: kube-scheduler tries it again after its backoff, or on
+  // the next pod leaving, and others must not take the room meanwhile).
   const bool starving = decisions::Starving(run.policy, pending.created_ms, run.now_ms);
-  if (!starving && chosen.outcome == Selection::Outcome::kFits) return false;
+  std::vector<std::string> kept;  // the nodes held for it until now: the drain stays there
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto drained = draining_.find(p.uid);
+        drained != draining_.end() && drained->second.until_ms > run.now_ms) {
+      kept = drained->second.nodes;
+    }
+  }
+  if (!starving && chosen.outcome == Selection::Outcome::kFits && kept.empty()) return false;
   std::vector<std::pair<std::string, ResourceList>> nodes;
   if (chosen.outcome == Selection::Outcome::kFits) {
     nodes.emplace_back(chosen.node, p.request);  // claimed in the planner by Plan already
     run.drained.push_back(chosen.flavor);
   } else if (std::optional<VictimPlanner::Drain> drain = run.planner->PlanDrain(
-                 team, pending, p, members, run.drained, /*within_nominal=*/!starving)) {
+                 team, pending, p, members, run.drained, /*within_nominal=*/!starving, kept)) {
     nodes = std::move(drain->nodes);
     run.drained.push_back(drain->flavor);
   } else {
@@ -653,9 +663,11 @@ bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Pree
   const int64_t until = run.now_ms + options_.drain_hold_ms;
   cluster_->ReleaseRoom(holder);
   std::string where;
+  kept.clear();
   for (const auto& [node, amount] : nodes) {
     cluster_->HoldRoom(node, holder, amount, until);
     where += (where.empty() ? "" : ", ") + node;
+    kept.push_back(node);
   }
   std::string status =
       (starving ? "waiting longer than the starvation bound (" +
@@ -665,7 +677,7 @@ bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Pree
       ": room is kept for it on " + where;
   common::log::Debug(kComponent, "draining", {{"pod", p.key}, {"nodes", where}});
   std::lock_guard<std::mutex> lock(mu_);
-  draining_[p.uid] = Draining{until, std::move(status)};
+  draining_[p.uid] = Draining{until, std::move(status), std::move(kept)};
   ++stats_.drains;
   table_.BackOff(p.uid, run.now_ms + options_.drain_recheck_ms);
   return true;

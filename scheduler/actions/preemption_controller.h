@@ -243,7 +243,7 @@ class PreemptionController {
   // it; it is decided for again soon. One drain per flavor and run: the best-ranked such pod's.
   // False when it is owed nothing, its quota admits it nowhere (the filter's queue-order and
   // fair-share rules keep that quota for a starving pod instead) or every flavor it could drain
-  // is taken.
+  // is taken. A drain stays on the nodes it holds (VictimPlanner::PlanDrain's `kept`).
   bool Drain(Run& run, const state::PendingPod& pending, const decisions::Preemptor& p,
              const model::Team& team, int members, const decisions::Selection& chosen);
   void StartRound(Run& run, const state::PendingPod& pending, const decisions::Preemptor& p,
@@ -355,6 +355,7 @@ class PreemptionController {
   struct Draining {
     int64_t until_ms = 0;
     std::string status;
+    std::vector<std::string> nodes;  // where its room is held
   };
   std::unordered_map<std::string, Draining> draining_;
 

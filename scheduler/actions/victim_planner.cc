@@ -369,9 +369,12 @@ std::optional<Selection> VictimPlanner::TryDomain(const Preemptor& p, NameId fla
 int64_t VictimPlanner::ClosestToRoom(const decisions::FlavorNodes& nodes,
                                      const std::vector<uint8_t>& accepts,
                                      const std::vector<model::IdAmounts>& planned,
-                                     const model::IdAmounts& request, double* shortfall) {
+                                     const model::IdAmounts& request, double* shortfall,
+                                     const DrainHints* hints) {
   int64_t best = -1;
   double best_short = 0;
+  int best_rank = 0;  // 0: room now; 1: kept; 2: any other
+  int64_t best_newest = 0;
   for (size_t i = 0; i < nodes.nodes.size(); ++i) {
     const NodeState& n = nodes.nodes[i];
     if (!n.schedulable || (i < accepts.size() && accepts[i] == 0)) continue;
@@ -385,9 +388,16 @@ int64_t VictimPlanner::ClosestToRoom(const decisions::FlavorNodes& nodes,
       missing_parts +=
           static_cast<double>(missing) / static_cast<double>(std::max<int64_t>(1, allocatable));
     }
-    if (ever && (best < 0 || missing_parts < best_short)) {
+    if (!ever) continue;
+    const int rank = missing_parts == 0 ? 0 : hints != nullptr && hints->kept.at(i) != 0 ? 1 : 2;
+    const int64_t newest = hints != nullptr ? hints->newest_start_ms.at(i) : 0;
+    if (best < 0 || rank < best_rank ||
+        (rank == best_rank &&
+         (missing_parts < best_short || (missing_parts == best_short && newest < best_newest)))) {
       best = static_cast<int64_t>(i);
       best_short = missing_parts;
+      best_rank = rank;
+      best_newest = newest;
     }
   }
   if (best >= 0 && shortfall != nullptr) *shortfall += best_short;
@@ -397,21 +407,20 @@ int64_t VictimPlanner::ClosestToRoom(const decisions::FlavorNodes& nodes,
 bool VictimPlanner::PlaceMembers(const decisions::FlavorNodes& nodes,
                                  const std::vector<uint8_t>& accepts, int members,
                                  const model::IdAmounts& request,
-                                 std::vector<model::IdAmounts>* planned, double* shortfall) {
+                                 std::vector<model::IdAmounts>* planned, double* shortfall,
+                                 const DrainHints* hints) {
   planned->assign(nodes.nodes.size(), {});
   for (int m = 0; m < members; ++m) {
-    const int64_t i = ClosestToRoom(nodes, accepts, *planned, request, shortfall);
+    const int64_t i = ClosestToRoom(nodes, accepts, *planned, request, shortfall, hints);
     if (i < 0) return false;
     model::AddTo(&(*planned)[i], request);
   }
   return true;
 }
 
-std::optional<VictimPlanner::Drain> VictimPlanner::PlanDrain(const Team& team,
-                                                             const PendingPod& pending,
-                                                             const Preemptor& p, int members,
-                                                             const std::vector<NameId>& skip,
-                                                             bool within_nominal) {
+std::optional<VictimPlanner::Drain> VictimPlanner::PlanDrain(
+    const Team& team, const PendingPod& pending, const Preemptor& p, int members,
+    const std::vector<NameId>& skip, bool within_nominal, const std::vector<std::string>& kept) {
   std::string unused;
   const size_t usable = UsableFlavors(team, pending, &unused);
   const model::IdAmounts request = ToIdAmounts(p.request);
@@ -426,7 +435,23 @@ std::optional<VictimPlanner::Drain> VictimPlanner::PlanDrain(const Team& team,
     std::vector<model::IdAmounts> planned;
     double shortfall = 0;
     if (p.required_topology.empty()) {
-      if (!PlaceMembers(ctx.nodes, eligibility.accepts, members, request, &planned, &shortfall)) {
+      DrainHints hints;
+      hints.kept.assign(ctx.nodes.nodes.size(), 0);
+      hints.newest_start_ms.assign(ctx.nodes.nodes.size(), 0);
+      for (const std::string& node : kept) {
+        if (auto it = ctx.nodes.index.find(node); it != ctx.nodes.index.end()) {
+          hints.kept[it->second] = 1;
+        }
+      }
+      for (uint32_t c : set_.OnFlavor(flavor)) {
+        const Candidate& pod = set_.at(c);
+        if (auto it = ctx.nodes.index.find(pod.node); it != ctx.nodes.index.end()) {
+          int64_t& newest = hints.newest_start_ms[it->second];
+          newest = std::max(newest, pod.started_ms);
+        }
+      }
+      if (!PlaceMembers(ctx.nodes, eligibility.accepts, members, request, &planned, &shortfall,
+                        &hints)) {
         continue;
       }
     } else if (!PlaceInOneDomain(ctx, eligibility.accepts, flavor, p.required_topology, members,

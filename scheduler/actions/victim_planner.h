@@ -88,8 +88,11 @@ class VictimPlanner {
   // those closest to having room first — for a gang that requires one topology domain, inside
   // the domain whose nodes lack the least together; flavors in `skip` are passed by, and with
   // `within_nominal` those where its team would use more than its nominal quota. The nodes are
-  // claimed for the rest of the run, so that no other drain holds them. Nothing when its quota
-  // admits it on no flavor, or some member fits on no accepting node however empty.
+  // claimed for the rest of the run, so that no other drain holds them. A drain stays where it
+  // was (`kept`: the nodes held for it by the last run) while those nodes can ever take it and no
+  // other node has room for it now: moving it to a node with more room today would give up what
+  // the held nodes freed so far. Nothing when its quota admits it on no flavor, or some member
+  // fits on no accepting node however empty.
   struct Drain {
     model::NameId flavor = 0;
     std::vector<std::pair<std::string, model::ResourceList>> nodes;
@@ -98,7 +101,8 @@ class VictimPlanner {
                                                const state::PendingPod& pending,
                                                const decisions::Preemptor& p, int members,
                                                const std::vector<model::NameId>& skip,
-                                               bool within_nominal);
+                                               bool within_nominal,
+                                               const std::vector<std::string>& kept = {});
   // Whether some schedulable node of `flavor` accepts `pending` (taints, nodeSelector, required
   // affinity) and could hold its request were it empty: else nothing done on the flavor would
   // ever let it run there.
@@ -166,12 +170,19 @@ class VictimPlanner {
                                                               int members);
   // The accepting node of `nodes` closest to room for `request` on top of what it uses and
   // `planned` on it (the least shortfall, each resource's in parts of the node's allocatable,
-  // added to `*shortfall` when set), or -1 when none could ever hold it.
+  // added to `*shortfall` when set), or -1 when none could ever hold it. A drain's `hints`
+  // (parallel to the nodes): a kept node goes first unless another has room now, and of nodes
+  // as close, the one whose newest pod started first (its pods likely end first).
+  struct DrainHints {
+    std::vector<uint8_t> kept;
+    std::vector<int64_t> newest_start_ms;  // 0: no pod
+  };
   [[nodiscard]] static int64_t ClosestToRoom(const decisions::FlavorNodes& nodes,
                                              const std::vector<uint8_t>& accepts,
                                              const std::vector<model::IdAmounts>& planned,
                                              const model::IdAmounts& request,
-                                             double* shortfall = nullptr);
+                                             double* shortfall = nullptr,
+                                             const DrainHints* hints = nullptr);
   // PlanDrain's nodes for `members` members on `accepts` of the flavor's nodes, into `planned`
   // (parallel to the nodes); false when some member fits on none however empty. `*shortfall`:
   // what they lack together.
@@ -184,7 +195,8 @@ class VictimPlanner {
   [[nodiscard]] static bool PlaceMembers(const decisions::FlavorNodes& nodes,
                                          const std::vector<uint8_t>& accepts, int members,
                                          const model::IdAmounts& request,
-                                         std::vector<model::IdAmounts>* planned, double* shortfall);
+                                         std::vector<model::IdAmounts>* planned, double* shortfall,
+                                         const DrainHints* hints = nullptr);
 
   const model::Policy& policy_;
   const int64_t now_ms_;

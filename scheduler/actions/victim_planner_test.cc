@@ -576,6 +576,41 @@ TEST_F(TopologyPlannerTest, NoVictimsForAGangThatCouldNotRunWhole) {
       << sel.explanation;
 }
 
+// A drain (a pod owed room that no node has) goes, of the nodes as close to room, to the one whose
+// newest pod started first — its pods likely end first — and stays on the nodes it was given
+// while no node has room for it now; a node with room now takes it. A flavor another drain took
+// this run is passed by.
+TEST_F(PlannerTest, ADrainGoesWhereThePodsStartedFirstAndStaysThere) {
+  // team-a's pods within its nominal of 16 fill both nodes; team-b's 8 are free in the cohort.
+  policy_ = PolicyBuilder()
+                .Team("team-a", "c")
+                .Quota(kP5, kGpu, 16)
+                .Team("team-b", "c")
+                .Quota(kP5, kGpu, 8)
+                .Build();
+  source_ = std::make_unique<FakeSource>(policy_);
+  source_->WithNode("p5-0").WithNode("p5-1");
+  running_.clear();
+  for (int i = 0; i < 4; ++i) Run("a-" + std::to_string(i), i < 2 ? "p5-1" : "p5-0", i);
+  auto drained = [&](const Names& kept, const std::vector<NameId>& skip = {}) {
+    VictimPlanner planner = Planner();
+    const PendingPod pending = Pending("b-0", 8);
+    std::optional<VictimPlanner::Drain> drain =
+        planner.PlanDrain(*policy_->FindTeam("team-b"), pending, PreemptorOf(pending),
+                          /*members=*/1, skip, /*within_nominal=*/true, kept);
+    Names nodes;
+    if (drain) {
+      for (const auto& [node, amount] : drain->nodes) nodes.push_back(node);
+    }
+    return nodes;
+  };
+  EXPECT_EQ(drained({}), Names{"p5-1"});  // a-1 (p5-1) started two minutes before a-3 (p5-0)
+  EXPECT_EQ(drained({"p5-0"}), Names{"p5-0"});
+  EXPECT_EQ(drained({}, {P5()}), Names{});  // another drain took the flavor this run
+  source_->WithNode("p5-2");                // empty
+  EXPECT_EQ(drained({"p5-0"}), Names{"p5-2"});
+}
+
 // A starving gang that requires one domain has its nodes drained inside one: the domain whose
 // nodes lack the least together (spine-1: 2 + 7 GPUs missing, against spine-0's 4 + 6), not the
 // nodes closest to room anywhere (p5-2, then p5-0).
