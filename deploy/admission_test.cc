@@ -259,6 +259,36 @@ TEST_F(AdmissionTest, TheTeamLabelIsGuarded) {
             "Deny");
 }
 
+// taskgov's own `patch` on pods (--requeue-lapsed-refusals) changes one annotation: the policy
+// binds every pod update its service account makes, in any namespace, and refuses a change of
+// the spec, labels, owners, finalizers or any other annotation (no cluster here evaluates its
+// CEL: the expressions are checked to compare each of those).
+TEST_F(AdmissionTest, TaskgovsOwnPodPatchesChangeOnlyTheRequeueAnnotation) {
+  ASSERT_TRUE(policies_.count("taskgov-requeue-only")) << "taskgov's patch on pods is unguarded";
+  const YAML::Node only = policies_["taskgov-requeue-only"];
+  EXPECT_EQ(only["spec"]["failurePolicy"].as<std::string>(""), "Fail");
+  EXPECT_FALSE(only["spec"]["matchConstraints"]["namespaceSelector"]);
+  const YAML::Node rule = only["spec"]["matchConstraints"]["resourceRules"][0];
+  EXPECT_EQ(rule["resources"][0].as<std::string>(""), "pods");
+  EXPECT_EQ(rule["operations"][0].as<std::string>(""), "UPDATE");
+  EXPECT_EQ(only["spec"]["matchConditions"][0]["expression"].as<std::string>(""),
+            "request.userInfo.username == 'system:serviceaccount:taskgov-system:taskgov'");
+  std::string validations;
+  for (const YAML::Node& v : only["spec"]["validations"]) {
+    validations += v["expression"].as<std::string>("") + "\n";
+  }
+  for (const char* compared :
+       {"object.spec == oldObject.spec", "object.metadata.labels == oldObject.metadata.labels",
+        "object.metadata.ownerReferences == oldObject.metadata.ownerReferences",
+        "object.metadata.finalizers == oldObject.metadata.finalizers",
+        "oldObject.metadata.annotations[k] == object.metadata.annotations[k]",
+        "k in object.metadata.annotations", "k == 'taskgov.io/requeued-at'"}) {
+    EXPECT_NE(validations.find(compared), std::string::npos) << compared;
+  }
+  EXPECT_EQ(bindings_["taskgov-requeue-only"]["spec"]["validationActions"][0].as<std::string>(""),
+            "Deny");
+}
+
 // The optional mutating policy (deploy/admission-mutating) selects the same pods of the same
 // namespaces, reads the same parameter, and sets spec.schedulerName from it.
 TEST_F(AdmissionTest, MutatingOptionSetsTheGovernedSchedulerOnTheSamePods) {

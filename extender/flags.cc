@@ -206,6 +206,8 @@ const std::map<std::string, FlagDef, std::less<>>& Setters() {
       {"scheduler-name", StringSetter(&Flags::scheduler_name)},
       {"kueue-metrics", BoolSetter(&Flags::kueue_metrics, "kueue-metrics")},
       {"leader-elect", BoolSetter(&Flags::leader_elect, "leader-elect")},
+      {"requeue-lapsed-refusals",
+       BoolSetter(&Flags::requeue_lapsed_refusals, "requeue-lapsed-refusals")},
       {"leader-elect-namespace", StringSetter(&Flags::leader_elect_namespace)},
       {"leader-elect-name", StringSetter(&Flags::leader_elect_name)},
       {"identity", StringSetter(&Flags::identity)},
@@ -471,6 +473,9 @@ Flags (--name=value or --name value):
                                 effective quotas, exit 0 (valid) or 1
   --scheduler-name=NAME         govern pods with this spec.schedulerName (default taskgov)
   --leader-elect[=BOOL]         elect one active replica through a Lease (default true)
+  --requeue-lapsed-refusals[=BOOL]  annotate (taskgov.io/requeued-at) a pending pod the filter
+                                refused once it would admit it, so that kube-scheduler tries it
+                                again at once (default true; needs patch on pods)
   --leader-elect-namespace=NS   the Lease's namespace (default: the pod's, else default)
   --leader-elect-name=NAME      the Lease's name (default taskgov)
   --identity=ID                 this replica's identity (default: hostname + random suffix)

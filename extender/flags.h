@@ -61,6 +61,9 @@ struct Flags {
   std::string scheduler_name = "taskgov";  // pods with this schedulerName are governed
   bool kueue_metrics = false;  // also export Kueue's metric names (dashboards, CloudWatch)
   bool leader_elect = true;
+  // Ask kube-scheduler to try again the pods whose refusal lapsed (actions/requeuer.h): needs
+  // `patch` on pods (deploy/base/rbac.yaml).
+  bool requeue_lapsed_refusals = true;
   std::string leader_elect_namespace;  // "" → the pod's namespace in-cluster, else "default"
   std::string leader_elect_name = "taskgov";
   std::string identity;  // "" → hostname + a random suffix

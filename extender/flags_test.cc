@@ -31,7 +31,7 @@ TEST(ParseHostPortTest, RejectsMalformed) {
 }
 
 TEST(ParseFlagsTest, EverySwitchStandsAloneAndNeverSwallowsTheNextFlag) {
-  for (const char* name : {"no-kube", "kueue-metrics", "leader-elect"}) {
+  for (const char* name : {"no-kube", "kueue-metrics", "leader-elect", "requeue-lapsed-refusals"}) {
     const std::string flag = std::string("--") + name;
     // Last on the line, and followed by another flag.
     for (const std::vector<std::string_view>& args :
@@ -41,11 +41,15 @@ TEST(ParseFlagsTest, EverySwitchStandsAloneAndNeverSwallowsTheNextFlag) {
       ASSERT_TRUE(flags.ok()) << name << ": " << flags.error().message;
       const bool value = std::string(name) == "no-kube"         ? flags->no_kube
                          : std::string(name) == "kueue-metrics" ? flags->kueue_metrics
-                                                                : flags->leader_elect;
+                         : std::string(name) == "leader-elect"  ? flags->leader_elect
+                                                                : flags->requeue_lapsed_refusals;
       EXPECT_TRUE(value) << name;
     }
     const std::string off = flag + "=false", bad = flag + "=maybe";
     EXPECT_TRUE(ParseFlags({off}).ok()) << name;
+    if (std::string(name) == "requeue-lapsed-refusals") {
+      EXPECT_FALSE(ParseFlags({off})->requeue_lapsed_refusals);
+    }
     EXPECT_FALSE(ParseFlags({bad}).ok()) << name;
   }
 }

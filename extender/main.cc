@@ -54,6 +54,7 @@
 #include "metrics/metrics.h"
 #include "scheduler/actions/job_resumer.h"
 #include "scheduler/actions/preemption_controller.h"
+#include "scheduler/actions/requeuer.h"
 #include "scheduler/common/clock.h"
 #include "scheduler/common/log.h"
 #include "scheduler/decisions/admission.h"
@@ -187,6 +188,8 @@ struct Process {
   std::unique_ptr<scheduler::decisions::Admission> admission;
   std::unique_ptr<scheduler::state::IdleSharing> idle_sharing;  // the policy admission is given
   std::unique_ptr<scheduler::actions::JobResumer> resumer;      // with `preemption`
+  // With `preemption`, unless --requeue-lapsed-refusals=false.
+  std::unique_ptr<scheduler::actions::Requeuer> requeuer;
   // HTTP.
   std::unique_ptr<WebhookHandlers> handlers;
   std::unique_ptr<HttpServer> health;  // /metrics, /healthz, /readyz (--metrics-listen)
@@ -417,6 +420,13 @@ void BuildAdmission(Process& p) {
         [explaining](const scheduler::model::Pod& pod) { return explaining->Explain(pod); },
         &p.clock, scheduler::actions::JobResumer::Options{},
         [explaining](const scheduler::model::Pod& pod) { return explaining->ReserveForGang(pod); });
+    // Pods whose refusal lapses without a cluster event are tried again at once.
+    if (p.flags.requeue_lapsed_refusals) {
+      p.requeuer = std::make_unique<scheduler::actions::Requeuer>(
+          p.cluster.get(), p.recorded_actions.get(),
+          [explaining](const scheduler::model::Pod& pod) { return explaining->Explain(pod); },
+          &p.clock, scheduler::actions::Requeuer::Options{});
+    }
   }
   // The ledger and the cluster view follow the published policy from now on (the current one at
   // once, then every reload, in order), with the unallocated capacity of the nodes when the policy
@@ -630,6 +640,7 @@ void StartPreemptionLoop(Process& p) {
         if (!NotReady(p).empty()) return;
         (void)preemption->RunOnce();
         (void)p.resumer->RunOnce();
+        if (p.requeuer) (void)p.requeuer->RunOnce();
       },
       /*nice=*/0, kPreemptionMinGap);
   p.cluster->SetPodWaitingObserver([&loop] { loop.Poke(); });

@@ -123,6 +123,10 @@ class RecordingKubeActions final : public scheduler::KubeActions {
                                          std::string* detail) override {
     return inner_->SetSuspended(job, suspend, annotations, detail);
   }
+  common::Status Requeue(const std::string& ns, const std::string& name, const std::string& uid,
+                         const std::string& at) override {
+    return inner_->Requeue(ns, name, uid, at);
+  }
   void RecordEvent(const scheduler::EventRecord& event) override;
 
  private:

@@ -92,6 +92,10 @@ enum class SuspendOutcome {
   kUnsupported,  // this KubeActions cannot patch jobs: evict the pods instead
 };
 
+// The annotation KubeActions::Requeue sets on a pending pod: when taskgov asked kube-scheduler to
+// try it again (RFC 3339 MicroTime, so that every request changes the pod).
+inline constexpr char kRequeuedAtAnnotation[] = "taskgov.io/requeued-at";
+
 // Thread-safe; calls block for at most their timeout.
 class KubeActions {
  public:
@@ -108,6 +112,13 @@ class KubeActions {
                                       const model::Labels& /*annotations*/,
                                       std::string* /*detail*/) {
     return SuspendOutcome::kUnsupported;
+  }
+  // PATCH (JSON merge patch) of a pending pod's annotation kRequeuedAtAnnotation to `at`,
+  // preconditioned on its uid: kube-scheduler moves an unschedulable pod whose metadata changed
+  // back to its queue (actions/requeuer.h). An error when this KubeActions cannot.
+  virtual common::Status Requeue(const std::string& /*ns*/, const std::string& /*name*/,
+                                 const std::string& /*uid*/, const std::string& /*at*/) {
+    return common::Error{"requeueing pods is not supported here"};
   }
   // events.k8s.io/v1, best effort (failures are counted and logged, not returned).
   virtual void RecordEvent(const EventRecord& event) = 0;

@@ -292,6 +292,7 @@ int Simulate(const Invocation& inv) {
     options.seed = static_cast<uint64_t>(*seed);
     options.horizon_after_last_arrival_ms = *horizon;
     options.scheduler = *scheduler;
+    options.requeue = !inv.args.Has("no-requeue");
     reports.push_back(sim::Simulate(policies[i], *trace, options));
   }
   inv.out() << "trace: " << (trace->name.empty() ? "(unnamed)" : trace->name) << ", "
@@ -304,6 +305,10 @@ int Simulate(const Invocation& inv) {
               << sim::DescribeScheduling(*scheduler) << "\n";
   } else if (!release.empty()) {
     inv.out() << "kube-scheduler" << release << "\n";
+  }
+  if (inv.args.Has("no-requeue")) {
+    inv.out() << "extender: --requeue-lapsed-refusals=false (kube-scheduler alone decides when a "
+                 "refused pod is tried again)\n";
   }
   inv.out() << "\n";
   sim::PrintReports(reports, inv.out());
@@ -360,6 +365,9 @@ Command SimulateCommand() {
        ValueFlag("pod-max-backoff", "DURATION",
                  "kube-scheduler's podMaxBackoffSeconds, over --scheduler-config's (default "
                  "10s, upstream's)"),
+       BoolFlag("no-requeue",
+                "play the extender with --requeue-lapsed-refusals=false: it never asks "
+                "kube-scheduler to try again a pod whose refusal lapsed"),
        ValueFlag("kube-version", "1.N",
                  "play the queue of this kube-scheduler release, 1.29 to 1.35: which events "
                  "retry a pod (default: every event retries every pod, more eagerly than any "

@@ -105,6 +105,28 @@ TEST(SimulateCommandTest, PodMaxBackoffOverridesTheFiles) {
             "See 'taskgov simulate --help' for usage.\n");
 }
 
+// --no-requeue plays the extender that never asks kube-scheduler to try a pod again: the header
+// says so, nothing is requeued, and under v1.30 (where such requests matter most) the day plays
+// otherwise.
+TEST(SimulateCommandTest, NoRequeuePlaysTheExtenderWithoutRequeueRequests) {
+  auto requeued = [](const std::string& out) {
+    const std::string row = "extender: pods requeued (refusal lapsed)";
+    const size_t at = out.find(row);
+    return at == std::string::npos ? -1 : std::stol(out.substr(at + row.size()));
+  };
+  const CliRun with = RunCli(SampleDay({"--kube-version", "1.30"}));
+  const CliRun without = RunCli(SampleDay({"--kube-version", "1.30", "--no-requeue"}));
+  ASSERT_EQ(with.code, kExitOk) << with.err;
+  ASSERT_EQ(without.code, kExitOk) << without.err;
+  EXPECT_NE(without.out.find("\nextender: --requeue-lapsed-refusals=false (kube-scheduler alone "
+                             "decides when a refused pod is tried again)\n\n"),
+            std::string::npos)
+      << without.out;
+  EXPECT_GT(requeued(with.out), 0) << with.out;
+  EXPECT_EQ(requeued(without.out), 0) << without.out;
+  EXPECT_NE(Table(with.out), Table(without.out));
+}
+
 // --kube-version: the release whose queue is played (by default every event retries every pod).
 // Before v1.32 a pod bound retries nobody; from v1.32 it retries the pods the extender refused;
 // from v1.33 the backoffQ is popped when activeQ is empty: the sample day plays otherwise under

@@ -125,6 +125,18 @@ std::string SuspendPatch(const model::JobControl& job, bool suspend,
   return buffer.GetString();
 }
 
+std::string RequeuePatch(const std::string& uid, const std::string& at) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  Nested(w, "metadata", [&] {
+    Str(w, "uid", uid);
+    Nested(w, "annotations", [&] { Str(w, kRequeuedAtAnnotation, at); });
+  });
+  w.EndObject();
+  return buffer.GetString();
+}
+
 std::string EventBody(const EventRecord& event, const std::string& event_name,
                       const std::string& event_time, const std::string& reporting_controller,
                       const std::string& reporting_instance) {
@@ -185,6 +197,22 @@ common::Status ApiKubeActions::Bind(const std::string& ns, const std::string& na
                          response.error().ToString()};
   }
   ++stats_.binds;
+  return common::Status::Ok();
+}
+
+common::Status ApiKubeActions::Requeue(const std::string& ns, const std::string& name,
+                                       const std::string& uid, const std::string& at) {
+  CallOptions call;
+  call.timeout = options_.bind_timeout;
+  call.content_type = "application/merge-patch+json";
+  ApiResult<HttpResponse> response =
+      client_->Call("PATCH", PodPath(ns, name), RequeuePatch(uid, at), call);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!response.ok()) {
+    ++stats_.requeue_failures;
+    return common::Error{"requeue " + ns + "/" + name + ": " + response.error().ToString()};
+  }
+  ++stats_.requeues;
   return common::Status::Ok();
 }
 

@@ -12,6 +12,9 @@
 //  * SetSuspended — PATCH (application/merge-patch+json) of a job's spec.suspend (or
 //            spec.runPolicy.suspend) and taskgov.io/ annotations, metadata.uid as a precondition.
 //            404 → kNotFound; anything else that is not 2xx → kFailed.
+//  * Requeue — PATCH (application/merge-patch+json) of a pending pod's annotation
+//            taskgov.io/requeued-at, metadata.uid as a precondition (a pod re-created under the
+//            same name is refused: 422, the uid is immutable); any error is returned.
 //  * RecordEvent — an events.k8s.io/v1 Event regarding the pod, queued and sent by a background
 //            thread (best effort: a full queue or a failed POST is counted and logged, never
 //            blocks the caller).
@@ -52,6 +55,8 @@ struct KubeActionsStats {
   uint64_t suspensions = 0;  // jobs paused (spec.suspend set by taskgov)
   uint64_t resumptions = 0;
   uint64_t suspend_failures = 0;
+  uint64_t requeues = 0;  // pending pods annotated for kube-scheduler to try again
+  uint64_t requeue_failures = 0;
   uint64_t events_sent = 0;
   uint64_t events_failed = 0;
   uint64_t events_dropped = 0;  // queue full or stopped
@@ -68,6 +73,8 @@ class ApiKubeActions final : public KubeActions {
                      int64_t grace_period_seconds, std::string* detail) override;
   SuspendOutcome SetSuspended(const model::JobControl& job, bool suspend,
                               const model::Labels& annotations, std::string* detail) override;
+  common::Status Requeue(const std::string& ns, const std::string& name, const std::string& uid,
+                         const std::string& at) override;
   void RecordEvent(const EventRecord& event) override;
 
   // Blocks until every event queued so far was sent or failed (tests, shutdown).
@@ -97,6 +104,7 @@ class ApiKubeActions final : public KubeActions {
                                       const std::string& node);
 [[nodiscard]] std::string EvictionBody(const std::string& ns, const std::string& name,
                                        const std::string& uid, int64_t grace_period_seconds);
+[[nodiscard]] std::string RequeuePatch(const std::string& uid, const std::string& at);
 [[nodiscard]] std::string EventBody(const EventRecord& event, const std::string& event_name,
                                     const std::string& event_time,
                                     const std::string& reporting_controller,

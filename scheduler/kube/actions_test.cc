@@ -99,6 +99,27 @@ TEST_F(ActionsTest, BindSetsTheNodeAndReportsConflicts) {
   EXPECT_EQ(actions_->stats().bind_failures, 3u);
 }
 
+// Requeue patches taskgov's annotation onto the pending pod (a merge patch: its other metadata
+// and spec unchanged) and is refused for a pod re-created under the same name (the uid) or gone.
+TEST_F(ActionsTest, RequeueAnnotatesThePodItNamesAndNoOther) {
+  ASSERT_TRUE(server_.Upsert("pods", PodJson("team-a", "w-0")).ok());
+  const std::string uid = Uid("team-a", "w-0");
+  const common::Status done =
+      actions_->Requeue("team-a", "w-0", uid, "2026-01-01T00:00:00.000000Z");
+  ASSERT_TRUE(done.ok()) << done.error().message;
+  rapidjson::Document doc;
+  doc.Parse(server_.Get("pods", "team-a", "w-0").value_or("{}").c_str());
+  EXPECT_STREQ(doc["metadata"]["annotations"][kRequeuedAtAnnotation].GetString(),
+               "2026-01-01T00:00:00.000000Z");
+  EXPECT_STREQ(doc["metadata"]["uid"].GetString(), uid.c_str());
+  EXPECT_FALSE(actions_->Requeue("team-a", "w-0", "another-uid", "t").ok());
+  EXPECT_FALSE(actions_->Requeue("team-a", "gone", uid, "t").ok());
+  EXPECT_EQ(actions_->stats().requeues, 1u);
+  EXPECT_EQ(actions_->stats().requeue_failures, 2u);
+  EXPECT_EQ(RequeuePatch("u-1", "t"),
+            "{\"metadata\":{\"uid\":\"u-1\",\"annotations\":{\"taskgov.io/requeued-at\":\"t\"}}}");
+}
+
 TEST_F(ActionsTest, EvictionOutcomes) {
   server_.SetEvictionMode(EvictionMode::kManual);
   ASSERT_TRUE(server_.Upsert("pods", PodJson("team-b", "borrower", "n1", "Running")).ok());

@@ -141,6 +141,19 @@ EvictOutcome Api::Evict(const std::string& ns, const std::string& name, const st
   return EvictOutcome::kEvicted;
 }
 
+common::Status Api::Requeue(const std::string& ns, const std::string& name, const std::string& uid,
+                            const std::string& at) {
+  auto by_key = uid_by_key_.find(ns + "/" + name);
+  if (by_key == uid_by_key_.end()) return common::Error{"pods \"" + name + "\" not found"};
+  if (by_key->second != uid) {  // a merge patch naming another uid (metadata.uid is immutable)
+    return common::Error{"Pod \"" + name + "\" is invalid: metadata.uid: Invalid value: \"" + uid +
+                         "\": field is immutable"};
+  }
+  Annotate(uid, kRequeuedAtAnnotation, at);
+  ++counts_.requeues;
+  return common::Status::Ok();
+}
+
 void Api::RecordEvent(const EventRecord& event) {
   ++counts_.events_by_reason[event.reason];
   if (event_observer_) event_observer_(event);

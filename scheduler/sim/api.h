@@ -11,6 +11,8 @@
 //    deletes the pod gracefully with the request's gracePeriodSeconds
 //    (pkg/registry/core/pod/storage/eviction.go); an eviction of a pod already being deleted is
 //    accepted and changes nothing; of a pod gone, 404;
+//  * a merge patch of a pod's metadata (Requeue: taskgov's annotation) changes the object and
+//    its resourceVersion, and is refused for another pod of the same name (metadata.uid);
 //  * a graceful delete sets metadata.deletionTimestamp and deletionGracePeriodSeconds; the pod
 //    stays (and holds its node) until the kubelet has stopped it (Kubelet in workloads.h) and
 //    finishes the delete.
@@ -95,6 +97,8 @@ class Api final : public KubeActions {
                       const std::string& node) override;
   EvictOutcome Evict(const std::string& ns, const std::string& name, const std::string& uid,
                      int64_t grace_period_seconds, std::string* detail) override;
+  common::Status Requeue(const std::string& ns, const std::string& name, const std::string& uid,
+                         const std::string& at) override;
   void RecordEvent(const EventRecord& event) override;
 
   // What went through the actions (for the report).
@@ -102,6 +106,7 @@ class Api final : public KubeActions {
     uint64_t binds = 0;
     uint64_t bind_conflicts = 0;
     uint64_t evictions = 0;
+    uint64_t requeues = 0;
     std::map<std::string, uint64_t> events_by_reason;
   };
   [[nodiscard]] const Counts& counts() const { return counts_; }

@@ -69,7 +69,11 @@ void KubeScheduler::OnEvent(const WatchEvent& event) {
   const bool pending = !gone && !pod.bound() && !pod.terminal() && !pod.deletion_unix_ms &&
                        pod.scheduler_name == options_.scheduler_name;
   if (pending) {
-    if (queued_.count(uid) == 0 && counted_.count(uid) == 0) Enqueue(uid, pod);
+    if (auto q = queued_.find(uid); q != queued_.end()) {
+      Updated(&q->second, pod);
+    } else if (counted_.count(uid) == 0) {
+      Enqueue(uid, pod);
+    }
   } else {
     Dequeue(uid, pod.bound());
   }
@@ -103,8 +107,20 @@ void KubeScheduler::Enqueue(const std::string& uid, const Pod& pod) {
   q.uid = uid;
   q.priority = PriorityOf(pod);
   q.created_ms = pod.creation_unix_ms;
+  q.labels = pod.labels;
+  q.annotations = pod.annotations;
   ToActive(&q);
   ScheduleFlushes();
+}
+
+void KubeScheduler::Updated(QueuedPod* q, const Pod& pod) {
+  if (pod.labels == q->labels && pod.annotations == q->annotations) return;  // its status
+  q->labels = pod.labels;
+  q->annotations = pod.annotations;
+  if (unschedulable_.count(q) == 0) return;
+  if (options_.minor >= 32 && (q->rejected_by & kByExtender) == 0) return;
+  unschedulable_.erase(q);
+  ToActiveOrBackoff(q);
 }
 
 void KubeScheduler::Dequeue(const std::string& uid, bool bound) {

@@ -204,6 +204,59 @@ TEST(KubeSchedulerTest, ABindRetriesThePodsTheExtenderRefusedFromV132RoomFreedRe
   }
 }
 
+// An unschedulable pod whose metadata changes (taskgov's requeue annotation) goes back to the
+// queue: before v1.32 whatever rejected it (isPodUpdated), from v1.32 if the extender did (an
+// UpdatePodOther event only its wildcard registration matches). A status update moves nothing;
+// a pod still backing off waits out its backoff (before v1.33). The API server refuses the patch
+// for a pod of another uid or name.
+TEST(KubeSchedulerTest, AnUnschedulablePodWhoseMetadataChangesIsTriedAgain) {
+  for (int minor : {0, 30, 31, 32, 35}) {
+    Played k(Played::Release(minor));
+    for (const char* name : {"a", "b"}) {
+      k.api.AddNode(NodeBuilder(name).Label("pool", name).Allocatable(kGpu, "8"));
+    }
+    k.Bound("full", k.api.CreatePod(PodBuilder("full").Gpus(8), PodTag{}).pod, "a");
+    k.Deliver();
+    const std::string for_a =
+        k.api.CreatePod(PodBuilder("for-a").Gpus(8).NodeSelector("pool", "a"), PodTag{}).pod.uid;
+    const std::string refused =
+        k.api.CreatePod(PodBuilder("refused").Gpus(1).NodeSelector("pool", "b"), PodTag{}).pod.uid;
+    k.extender.refuse = {"refused"};
+    k.Deliver();
+    ASSERT_EQ(k.scheduler.RunCycles(), 2u);
+
+    k.clock.Advance(60'000);               // every backoff has passed
+    k.api.SetNominatedNode(refused, "b");  // a status update
+    k.Deliver();
+    EXPECT_TRUE(k.Cycles().empty()) << minor;
+    ASSERT_TRUE(k.api.Requeue("default", "for-a", for_a, "t1").ok());
+    ASSERT_TRUE(k.api.Requeue("default", "refused", refused, "t1").ok());
+    k.Deliver();
+    const std::vector<std::string> expected = minor >= 32
+                                                  ? std::vector<std::string>{"refused"}
+                                                  : std::vector<std::string>{"for-a", "refused"};
+    EXPECT_EQ(k.Cycles(), expected) << minor;
+    EXPECT_EQ(k.api.Find(refused)->pod.annotations.at(kRequeuedAtAnnotation), "t1");
+
+    // Refused again just now: within its backoff it goes to the backoffQ, tried once that ends
+    // (from v1.33 at once: an idle scheduler pops the backoffQ).
+    ASSERT_TRUE(k.api.Requeue("default", "refused", refused, "t2").ok());
+    k.Deliver();
+    if (minor == 0 || minor < 33) {
+      EXPECT_TRUE(k.Cycles().empty()) << minor;
+      while (!k.scheduler.has_active() && k.loop.RunNext()) {
+      }
+    }
+    EXPECT_EQ(k.Cycles(), std::vector<std::string>{"refused"}) << minor;
+    EXPECT_EQ(k.api.counts().requeues, 3u);
+  }
+  Played k(Played::Release(30));
+  const std::string uid = k.api.CreatePod(PodBuilder("p").Gpus(1), PodTag{}).pod.uid;
+  EXPECT_FALSE(k.api.Requeue("default", "p", "another-uid", "t").ok());
+  EXPECT_FALSE(k.api.Requeue("default", "gone", uid, "t").ok());
+  EXPECT_EQ(k.api.counts().requeues, 0u);
+}
+
 // From v1.33 (SchedulerPopFromBackoffQ) a scheduler with nothing in activeQ takes a pod still
 // backing off; before, the pod waits for its backoff to end.
 TEST(KubeSchedulerTest, FromV133AnIdleSchedulerPopsTheBackoffQueue) {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <set>
 
+#include "scheduler/actions/requeuer.h"
 #include "scheduler/decisions/admission.h"
 #include "scheduler/ledger/quota_book.h"
 #include "scheduler/state/cluster_state.h"
@@ -121,6 +122,9 @@ class Run {
             [this](const model::PolicyPtr& effective) { admission_.ApplyPolicy(effective); },
             state::IdleSharing::Options{}),
         controller_(&book_, &cluster_, &api_, &clock_, options.controller),
+        requeuer_(
+            &cluster_, &api_, [this](const model::Pod& pod) { return admission_.Explain(pod); },
+            &clock_, actions::Requeuer::Options{}),
         reconciler_(&book_, &cluster_, &clock_, state::Reconciler::Options{}),
         decider_(&admission_, &cluster_),
         recorder_(*policy, trace, &api_),
@@ -178,9 +182,12 @@ class Run {
     admission_.SetPreemptionStatus(
         [this](std::string_view uid) { return controller_.StatusFor(uid); });
     admission_.SetPreemptorState([this](std::string_view uid) { return controller_.StateOf(uid); });
-    preemption_loop_ =
-        std::make_unique<VirtualTicker>(&loop_, options_.tick_ms, options_.preemption_min_gap_ms,
-                                        [this] { (void)controller_.RunOnce(); });
+    preemption_loop_ = std::make_unique<VirtualTicker>(&loop_, options_.tick_ms,
+                                                       options_.preemption_min_gap_ms, [this] {
+                                                         (void)controller_.RunOnce();
+                                                         if (options_.requeue)
+                                                           (void)requeuer_.RunOnce();
+                                                       });
     housekeeping_ = std::make_unique<VirtualTicker>(&loop_, options_.tick_ms, 0, [this] {
       (void)idle_sharing_.Refresh();
       reconciler_.Tick();
@@ -302,6 +309,7 @@ class Run {
     c["controller: rounds abandoned"] = p.rounds_abandoned;
     c["controller: gang timeout evictions"] = p.gang_timeout_evictions;
     c["controller: drains"] = p.drains;
+    c["extender: pods requeued (refusal lapsed)"] = api_.counts().requeues;
     c["events/loop actions"] = loop_.ran();
   }
 
@@ -316,6 +324,7 @@ class Run {
   decisions::Admission admission_;
   state::IdleSharing idle_sharing_;
   actions::PreemptionController controller_;
+  actions::Requeuer requeuer_;
   state::Reconciler reconciler_;
   FlushingDecider decider_;
   Recorder recorder_;

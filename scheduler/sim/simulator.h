@@ -2,10 +2,10 @@
 
 // Simulator: a trace played through taskgov's real decision code on virtual time (DESIGN §8,
 // "One simulator"). The extender's parts — QuotaBook, ClusterState (its informers' observer),
-// Admission (filter, prioritize, preempt, bind), PreemptionController and Reconciler — are the
-// production classes, wired as extender/main.cc wires them, on a FakeClock that an EventLoop
-// moves from one action to the next. Around them the cluster is played: the API server (Api),
-// kube-scheduler with taskgov as its extender (KubeScheduler), the kubelet and the job
+// Admission (filter, prioritize, preempt, bind), PreemptionController, Requeuer and Reconciler —
+// are the production classes, wired as extender/main.cc wires them, on a FakeClock that an
+// EventLoop moves from one action to the next. Around them the cluster is played: the API server
+// (Api), kube-scheduler with taskgov as its extender (KubeScheduler), the kubelet and the job
 // controllers (Workloads). The controller runs as the process's ticker runs it: every second,
 // and 250 ms after a pod starts waiting or a victim goes (no sooner than 250 ms after its last
 // run); housekeeping (Reconciler::Tick) every second. After every action the watch events it
@@ -39,6 +39,9 @@ struct SimulationOptions {
   KubeScheduler::Options scheduler;
   Workloads::Options workloads;
   actions::PreemptionController::Options controller;
+  // The extender asks kube-scheduler to try again the pods whose refusal lapsed (the
+  // extender's --requeue-lapsed-refusals, actions/requeuer.h), after each controller run.
+  bool requeue = true;
   int64_t preemption_min_gap_ms = 250;
   int64_t tick_ms = 1'000;
   // When set: a line per thing that happened to a job or a pod (arrivals, bindings, the

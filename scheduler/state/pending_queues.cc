@@ -459,6 +459,18 @@ std::vector<PendingRef> PendingQueues::Heads(NameId team, bool by_priority, size
   return out;
 }
 
+std::vector<PendingRef> PendingQueues::RefusedHeads(NameId team, bool by_priority,
+                                                    size_t limit) const {
+  std::shared_lock lock(mu_);
+  std::vector<PendingRef> out;
+  if (limit == 0) return out;
+  VisitLiveLocked(team, by_priority, [&](const Entry& entry) {
+    if (entry.refused) out.push_back(entry.pod);
+    return out.size() < limit;
+  });
+  return out;
+}
+
 std::optional<PendingPod> PendingQueues::Find(std::string_view uid) const {
   std::shared_lock lock(mu_);
   auto it = pending_.find(std::string(uid));

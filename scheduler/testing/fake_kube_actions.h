@@ -41,9 +41,28 @@ class FakeKubeActions final : public KubeActions {
     if (detail) *detail = "";
     return suspend_outcome_;
   }
+  common::Status Requeue(const std::string& ns, const std::string& name, const std::string& uid,
+                         const std::string& at) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    requeues_.push_back({ns, name, uid, at});
+    if (!fail_requeue_.empty()) return common::Error{fail_requeue_};
+    return common::Status::Ok();
+  }
   void RecordEvent(const EventRecord& event) override {
     std::lock_guard<std::mutex> lock(mu_);
     events_.push_back(event);
+  }
+
+  struct RequeueCall {
+    std::string ns, name, uid, at;
+  };
+  std::vector<RequeueCall> requeues() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return requeues_;
+  }
+  void FailRequeues(std::string message) {
+    std::lock_guard<std::mutex> lock(mu_);
+    fail_requeue_ = std::move(message);
   }
 
   struct SuspendCall {
@@ -91,6 +110,8 @@ class FakeKubeActions final : public KubeActions {
   std::vector<EvictCall> evictions_;
   std::vector<EventRecord> events_;
   std::vector<SuspendCall> suspends_;
+  std::vector<RequeueCall> requeues_;
+  std::string fail_requeue_;
   SuspendOutcome suspend_outcome_ = SuspendOutcome::kDone;
 };
 

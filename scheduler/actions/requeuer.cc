@@ -1,0 +1,97 @@
+#include "scheduler/actions/requeuer.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "scheduler/common/log.h"
+#include "scheduler/common/time_format.h"
+#include "scheduler/model/interner.h"
+
+namespace taskgov::scheduler::actions {
+
+namespace {
+
+constexpr std::string_view kComponent = "requeue";
+
+}  // namespace
+
+Requeuer::Requeuer(state::ClusterState* cluster, KubeActions* kube, Explainer explain,
+                   const common::Clock* clock, Options options)
+    : cluster_(cluster),
+      kube_(kube),
+      explain_(std::move(explain)),
+      clock_(clock),
+      options_(options) {}
+
+bool Requeuer::Ask(const state::PendingPod& pending, int64_t now_ms, RunReport* report) {
+  Asked& asked = asked_[pending.uid];
+  if (now_ms < asked.next_ms) return false;
+  const size_t slash = pending.key.find('/');
+  if (slash == std::string::npos) return false;
+  const std::string ns = pending.key.substr(0, slash);
+  const std::string name = pending.key.substr(slash + 1);
+  const common::Status status =
+      kube_->Requeue(ns, name, pending.uid, common::FormatMicroTime(now_ms * 1000));
+  int64_t gap = options_.first_gap_ms;
+  for (int i = 0; i < asked.times && gap < options_.max_gap_ms; ++i) gap *= 2;
+  ++asked.times;
+  asked.next_ms = now_ms + std::min(gap, options_.max_gap_ms);
+  if (!status.ok()) {
+    ++report->failed;
+    failed_.fetch_add(1, std::memory_order_relaxed);
+    common::log::Warn(kComponent, "asking kube-scheduler to try a pod again failed",
+                      {{"pod", pending.key}, {"error", status.error().message}});
+    return false;
+  }
+  ++report->requeued;
+  requeued_.fetch_add(1, std::memory_order_relaxed);
+  common::log::Debug(kComponent, "pod requeued: its refusal lapsed",
+                     {{"pod", pending.key}, {"times", asked.times}});
+  return true;
+}
+
+Requeuer::RunReport Requeuer::RunOnce() {
+  RunReport report;
+  const int64_t now = clock_->NowMs();
+  const model::PolicyPtr policy = cluster_->teams().policy();
+  const bool by_priority = policy->task_prioritization == model::TaskPrioritization::kTaskRanking;
+  std::unordered_map<std::string, Asked> seen;  // the pods looked at: what asked_ keeps
+  for (const model::Team& team : policy->teams) {
+    if (!team.active || team.flavors.empty()) continue;
+    const std::vector<state::PendingRef> refused = cluster_->pending().RefusedHeads(
+        model::TeamNames().Intern(team.name), by_priority, options_.scanned_per_team);
+    // Gangs judged this run (by PendingPod::gang): whether the filter would admit them now.
+    std::unordered_map<std::string_view, bool> gangs;
+    size_t judged_here = 0;
+    for (const state::PendingRef& ref : refused) {
+      const state::PendingPod& p = *ref;
+      ++report.refused;
+      if (!p.gang.empty()) {
+        if (auto it = gangs.find(p.gang); it != gangs.end()) {
+          if (it->second) (void)Ask(p, now, &report);
+          continue;
+        }
+      }
+      if (auto it = asked_.find(p.uid); it != asked_.end() && now < it->second.next_ms) continue;
+      if (judged_here == options_.judged_per_team || report.judged == options_.judged_per_run) {
+        continue;
+      }
+      const std::optional<model::Pod> pod = cluster_->FindPod(p.uid);
+      if (!pod) continue;  // known from filter calls only: nothing to update
+      ++judged_here;
+      ++report.judged;
+      const bool admissible = explain_(*pod).outlook == decisions::Outlook::kAdmissible;
+      if (!p.gang.empty()) gangs.emplace(p.gang, admissible);
+      if (admissible) (void)Ask(p, now, &report);
+    }
+    for (const state::PendingRef& ref : refused) {
+      if (auto it = asked_.find(ref->uid); it != asked_.end()) seen[ref->uid] = it->second;
+    }
+  }
+  asked_ = std::move(seen);
+  return report;
+}
+
+}  // namespace taskgov::scheduler::actions

@@ -1,0 +1,89 @@
+#pragma once
+
+// Requeuer: asks kube-scheduler to try again the pods taskgov's filter refused once the refusal
+// has lapsed.
+//
+// kube-scheduler retries a pod its extender refused only on a cluster event: before v1.32 a node
+// added or changed, or an assigned pod deleted or finished; from v1.32 a pod bound too. Some
+// refusals lapse with no such event — room held for a preemptor that bound elsewhere or timed
+// out, a borrower's wait after a disruption, a higher-ranked pod of the team deleted while
+// pending, another team's fair-share turn taken — and the pod would wait until some pod ends, or
+// 5 minutes (flushUnschedulablePodsLeftover), with the capacity idle. Every scheduling queue
+// moves an unschedulable pod whose metadata changed back to its queue (isPodUpdated; with
+// QueueingHints, the extender's registration for every event, kubernetes#122022), so each run
+// looks at the best-ranked refused pods of every team, judges each (a gang once, by its
+// best-ranked refused member) as the filter would now (Admission::Explain), and for those the
+// filter would admit sets the annotation taskgov.io/requeued-at on the pod (KubeActions::Requeue),
+// every refused member of a gang. A pod is asked for again only after a gap that doubles each
+// time while it stays refused (the filter may still refuse what Explain admits: kube-scheduler's
+// own filters), so the API server sees at most a few writes a minute per waiting pod.
+//
+// Thread-safety: RunOnce calls must be serialised (the leader's controller ticker); Stats may be
+// read from any thread.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+
+#include "scheduler/cluster_api.h"
+#include "scheduler/common/clock.h"
+#include "scheduler/decisions/explanation.h"
+#include "scheduler/state/cluster_state.h"
+
+namespace taskgov::scheduler::actions {
+
+class Requeuer {
+ public:
+  struct Options {
+    // The best-ranked refused pods of a team looked at in a run; of them, at most this many
+    // workloads judged (Explain), and at most so many in the whole run.
+    size_t scanned_per_team = 32;
+    size_t judged_per_team = 4;
+    size_t judged_per_run = 32;
+    // A pod asked for again waits this long, doubled each time, at most max_gap_ms.
+    int64_t first_gap_ms = 2'000;
+    int64_t max_gap_ms = 60'000;
+  };
+  using Explainer = std::function<decisions::Explanation(const model::Pod& pod)>;
+
+  Requeuer(state::ClusterState* cluster, KubeActions* kube, Explainer explain,
+           const common::Clock* clock, Options options);
+
+  struct RunReport {
+    size_t refused = 0;  // refused pods looked at
+    size_t judged = 0;   // workloads judged
+    size_t requeued = 0;
+    size_t failed = 0;  // Requeue calls that failed (tried again after the gap)
+  };
+  RunReport RunOnce();
+
+  struct Stats {
+    uint64_t requeued = 0;
+    uint64_t failed = 0;
+  };
+  [[nodiscard]] Stats stats() const {
+    return Stats{requeued_.load(std::memory_order_relaxed),
+                 failed_.load(std::memory_order_relaxed)};
+  }
+
+ private:
+  struct Asked {
+    int times = 0;
+    int64_t next_ms = 0;  // not asked for again before
+  };
+  // Asks for `pod` (if its gap has passed); returns whether a request was sent.
+  bool Ask(const state::PendingPod& pending, int64_t now_ms, RunReport* report);
+
+  state::ClusterState* const cluster_;
+  KubeActions* const kube_;
+  const Explainer explain_;
+  const common::Clock* const clock_;
+  const Options options_;
+  std::unordered_map<std::string, Asked> asked_;  // by pod uid; run state
+  std::atomic<uint64_t> requeued_{0};
+  std::atomic<uint64_t> failed_{0};
+};
+
+}  // namespace taskgov::scheduler::actions

@@ -1,0 +1,205 @@
+// Requeuer: the pods whose filter refusal lapsed are asked for again — once the filter would admit
+// them, a gang's every refused member, with a doubling gap while they stay refused — and nothing
+// else is.
+
+#include "scheduler/actions/requeuer.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "scheduler/common/time_format.h"
+#include "scheduler/testing/admission_fixture.h"
+#include "scheduler/testing/builders.h"
+#include "scheduler/testing/fake_kube_actions.h"
+
+namespace taskgov::scheduler::actions {
+namespace {
+
+using model::Pod;
+using testing::FakeKubeActions;
+using testing::PodBuilder;
+using testing::PolicyBuilder;
+
+constexpr char kP5[] = "ml.p5.48xlarge";
+constexpr char kGpu[] = "nvidia.com/gpu";
+
+class RequeuerTest : public testing::AdmissionFixture {
+ protected:
+  void Start(model::PolicyPtr policy) {
+    AdmissionFixture::Start(std::move(policy));
+    requeuer_ = std::make_unique<Requeuer>(
+        cluster_.get(), &kube_, [this](const Pod& pod) { return admission_->Explain(pod); },
+        &clock_, Requeuer::Options{});
+  }
+  // A filter call over every node; whether it admitted the pod.
+  bool Filter(const Pod& pod) {
+    FilterArgs args;
+    args.pod = pod;
+    args.node_names = nodes_;
+    const FilterResult r = admission_->Filter(args);
+    cluster_->pending().Flush();
+    return !r.feasible.empty();
+  }
+  // The pods asked for so far, as ns/name.
+  std::vector<std::string> Asked() const {
+    std::vector<std::string> out;
+    for (const FakeKubeActions::RequeueCall& c : kube_.requeues())
+      out.push_back(c.ns + "/" + c.name);
+    return out;
+  }
+  static Pod Member(const std::string& name, const std::string& gang, int size, int gpus) {
+    return PodBuilder(name)
+        .Namespace("ns-team-a")
+        .Gpus(gpus)
+        .Priority(1)
+        .Label("kueue.x-k8s.io/pod-group-name", gang)
+        .Annotation("kueue.x-k8s.io/pod-group-total-count", std::to_string(size));
+  }
+
+  FakeKubeActions kube_;
+  std::unique_ptr<Requeuer> requeuer_;
+};
+
+TEST_F(RequeuerTest, AsksForABorrowerOnceItsWaitAfterADisruptionLapsesAndAgainAfterAGrowingGap) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 4, /*borrow=*/2)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 8)
+            .Build());
+  AddNodes("p5", kP5, 2, 8);
+  const Pod train = Member("train-r1", "train", 1, 6);
+  // Disrupted twice: it may borrow again in 60 s.
+  cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs() - 30'000);
+  cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs());
+  cluster_->OnPodUpsert(train);
+  ASSERT_FALSE(Filter(train));
+
+  // Refused for a reason that has not lapsed: judged, not asked for.
+  Requeuer::RunReport r = requeuer_->RunOnce();
+  EXPECT_EQ(r.refused, 1u);
+  EXPECT_EQ(r.judged, 1u);
+  EXPECT_EQ(r.requeued, 0u);
+  EXPECT_TRUE(kube_.requeues().empty());
+
+  // The wait lapsed, and no cluster event would have told kube-scheduler so: asked for, with the
+  // time as the annotation's value (every request changes the pod).
+  clock_.Advance(60'000);
+  r = requeuer_->RunOnce();
+  EXPECT_EQ(r.requeued, 1u);
+  ASSERT_EQ(Asked(), std::vector<std::string>{"ns-team-a/train-r1"});
+  EXPECT_EQ(kube_.requeues()[0].uid, train.uid);
+  EXPECT_EQ(kube_.requeues()[0].at, common::FormatMicroTime(clock_.NowMs() * 1000));
+
+  // Not tried yet (still refused): asked again after 2 s, then 4 s, not sooner.
+  EXPECT_EQ(requeuer_->RunOnce().requeued, 0u);
+  clock_.Advance(2'000);
+  EXPECT_EQ(requeuer_->RunOnce().requeued, 1u);
+  clock_.Advance(3'000);
+  EXPECT_EQ(requeuer_->RunOnce().requeued, 0u);
+  clock_.Advance(1'000);
+  EXPECT_EQ(requeuer_->RunOnce().requeued, 1u);
+  EXPECT_EQ(requeuer_->stats().requeued, 3u);
+
+  // Tried and admitted: nothing is refused any more.
+  ASSERT_TRUE(Filter(train));
+  clock_.Advance(60'000);
+  r = requeuer_->RunOnce();
+  EXPECT_EQ(r.refused, 0u);
+  EXPECT_EQ(r.requeued, 0u);
+  EXPECT_EQ(kube_.requeues().size(), 3u);
+}
+
+TEST_F(RequeuerTest, AsksForEveryRefusedMemberOfAGangOnceTheHeadAheadOfItIsDeleted) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 8, 0)
+            .Queueing(model::QueueingStrategy::kStrictFIFO)
+            .Build());
+  AddNodes("p5", kP5, 1, 8);
+  const Pod big = PodBuilder("big").Namespace("ns-team-a").Gpus(8).Priority(100);
+  cluster_->OnPodUpsert(big);
+  const Pod m0 = Member("gang-0", "gang", 2, 2), m1 = Member("gang-1", "gang", 2, 2);
+  for (const Pod& m : {m0, m1}) {
+    cluster_->OnPodUpsert(m);
+    ASSERT_FALSE(Filter(m));  // waiting behind big (StrictFIFO)
+  }
+  Requeuer::RunReport r = requeuer_->RunOnce();
+  EXPECT_EQ(r.refused, 2u);
+  EXPECT_EQ(r.judged, 1u);  // the gang, once
+  EXPECT_TRUE(kube_.requeues().empty());
+
+  // Its user deletes big while it is pending: no assigned pod changed, so before v1.32 nothing
+  // would retry the gang.
+  cluster_->OnPodDelete(big);
+  r = requeuer_->RunOnce();
+  EXPECT_EQ(r.judged, 1u);
+  EXPECT_EQ(r.requeued, 2u);
+  EXPECT_EQ(Asked(), (std::vector<std::string>{"ns-team-a/gang-0", "ns-team-a/gang-1"}));
+  EXPECT_TRUE(Filter(m0));
+  EXPECT_TRUE(Filter(m1));
+}
+
+TEST_F(RequeuerTest, LeavesAloneWhatTheFilterStillRefusesAndPodsOnlyFilterCallsKnow) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 4, 0)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 8)
+            .Build());
+  AddNodes("p5", kP5, 2, 8);
+  // Over its team's quota with no borrowing: refused for as long as the policy stands.
+  const Pod huge = PodBuilder("huge").Namespace("ns-team-a").Gpus(6);
+  cluster_->OnPodUpsert(huge);
+  ASSERT_FALSE(Filter(huge));
+  // Refused while team-b's quota was in use, then admissible; but the informer never reported
+  // it, so there is no pod to update.
+  const Pod run = PodBuilder("run")
+                      .Namespace("ns-team-b")
+                      .Gpus(8)
+                      .OnNode("p5-0")
+                      .Phase(model::PodPhase::kRunning);
+  cluster_->OnPodUpsert(run);
+  const Pod ghost = PodBuilder("ghost").Namespace("ns-team-b").Gpus(8).Priority(-1);
+  ASSERT_FALSE(Filter(PodBuilder("more").Namespace("ns-team-b").Gpus(8)));
+  ASSERT_FALSE(Filter(ghost));
+  cluster_->OnPodDelete(run);
+  for (int i = 0; i < 5; ++i) {
+    const Requeuer::RunReport r = requeuer_->RunOnce();
+    EXPECT_EQ(r.refused, 3u);
+    EXPECT_EQ(r.requeued, 0u);
+    clock_.Advance(10'000);
+  }
+  EXPECT_TRUE(kube_.requeues().empty());
+}
+
+TEST_F(RequeuerTest, AFailedRequestIsCountedAndTriedAgainAfterTheGap) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 8, 0)
+            .Queueing(model::QueueingStrategy::kStrictFIFO)
+            .Build());
+  AddNodes("p5", kP5, 1, 8);
+  const Pod big = PodBuilder("big").Namespace("ns-team-a").Gpus(8).Priority(100);
+  const Pod small = PodBuilder("small").Namespace("ns-team-a").Gpus(2);
+  cluster_->OnPodUpsert(big);
+  cluster_->OnPodUpsert(small);
+  ASSERT_FALSE(Filter(small));
+  cluster_->OnPodDelete(big);
+  kube_.FailRequeues("the server is currently unable to handle the request");
+  Requeuer::RunReport r = requeuer_->RunOnce();
+  EXPECT_EQ(r.failed, 1u);
+  EXPECT_EQ(r.requeued, 0u);
+  EXPECT_EQ(requeuer_->stats().failed, 1u);
+  kube_.FailRequeues("");
+  EXPECT_EQ(requeuer_->RunOnce().requeued, 0u);  // within the gap
+  clock_.Advance(2'000);
+  r = requeuer_->RunOnce();
+  EXPECT_EQ(r.requeued, 1u);
+  EXPECT_EQ(Asked(), (std::vector<std::string>{"ns-team-a/small", "ns-team-a/small"}));
+}
+
+}  // namespace
+}  // namespace taskgov::scheduler::actions
