@@ -457,6 +457,12 @@ void ConnectMetricsSources(Process& p) {
                                           s.errors};
     };
   }
+  if (const scheduler::actions::Requeuer* requeuer = p.requeuer.get()) {
+    sources.requeues = [requeuer] {
+      const scheduler::actions::Requeuer::Stats s = requeuer->stats();
+      return metrics::RequeueTotals{s.requeued, s.failed};
+    };
+  }
   p.metrics->SetSources(std::move(sources));
 }
 

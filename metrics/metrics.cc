@@ -375,6 +375,7 @@ class Metrics::Impl {
   void CollectLedgerRepairs(std::vector<MetricFamily>* out) const;
   void CollectHttpListeners(const Scrape& scrape, std::vector<MetricFamily>* out) const;
   void CollectConsoleAccess(std::vector<MetricFamily>* out) const;
+  void CollectRequeues(std::vector<MetricFamily>* out) const;
 
   const Options options_;
   common::SystemClock system_clock_;
@@ -1006,6 +1007,22 @@ void Metrics::Impl::CollectProcess(const Scrape& scrape, std::vector<MetricFamil
   CollectLedgerRepairs(out);
   CollectHttpListeners(scrape, out);
   CollectConsoleAccess(out);
+  CollectRequeues(out);
+}
+
+void Metrics::Impl::CollectRequeues(std::vector<MetricFamily>* out) const {
+  if (!sources_.requeues) return;
+  const RequeueTotals t = sources_.requeues();
+  FamilyBuilder requeues(
+      "taskgov_requeue_requests_total",
+      "Pending pods taskgov asked kube-scheduler to try again because the filter would now admit "
+      "them (the annotation taskgov.io/requeued-at, --requeue-lapsed-refusals). Labels: outcome: "
+      "requested (the pod was annotated), failed (the API refused or did not answer; asked again "
+      "later).",
+      MetricType::Counter);
+  requeues.Value(L1{"outcome"}, L1{"requested"}, static_cast<double>(t.requested));
+  requeues.Value(L1{"outcome"}, L1{"failed"}, static_cast<double>(t.failed));
+  out->push_back(requeues.Take());
 }
 
 void Metrics::Impl::CollectConsoleAccess(std::vector<MetricFamily>* out) const {

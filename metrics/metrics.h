@@ -23,7 +23,9 @@
 //       pod was evicted — or suspend — its job was suspended, issue 35),
 //     taskgov_jobs_paused_total{team, victim_team, reason} (jobs suspended, once each),
 //     taskgov_paused_workloads{team} (jobs taskgov paused and has not resumed),
-//     taskgov_topology_waiting_workloads{team} (pending workloads refused for their topology)
+//     taskgov_topology_waiting_workloads{team} (pending workloads refused for their topology),
+//     taskgov_requeue_requests_total{outcome} (pending pods asked for again once their refusal
+//       lapsed: requested, failed)
 //   process — taskgov_webhook_requests_total{verb, outcome},
 //     taskgov_webhook_request_duration_seconds{verb}, taskgov_watch_restarts_total{resource,
 //     reason}, taskgov_informer_last_event_age_seconds{resource},
@@ -204,6 +206,13 @@ struct ConsoleAccessTotals {
   uint64_t errors = 0;
 };
 
+// The requests to try a pending pod again whose refusal lapsed (the extender's Requeuer stats);
+// monotonic.
+struct RequeueTotals {
+  uint64_t requested = 0;
+  uint64_t failed = 0;
+};
+
 // What a scrape reads. Pointers must outlive the Metrics object (or be replaced first). Each
 // function is called once per scrape, on the scraping thread: it must be safe to call while the
 // component runs, and must not call back into Metrics.
@@ -227,6 +236,9 @@ struct Sources {
   std::function<std::vector<HttpListenerTotals>()> http_listeners;
   // taskgov_console_access_total. Unset: no such series (no access checks).
   std::function<ConsoleAccessTotals()> console_access;
+  // taskgov_requeue_requests_total{outcome}. Unset: no such series (--requeue-lapsed-refusals
+  // off, or not the leader's loop).
+  std::function<RequeueTotals()> requeues;
   // taskgov_paused_workloads{team}: the jobs taskgov paused and has not resumed, by team (the
   // team their pods belong to). Unset: no such series.
   std::function<std::map<std::string, int64_t, std::less<>>()> paused_workloads;

@@ -475,6 +475,19 @@ TEST(MetricsTest, ConsoleAccessDecisionsAreCountedByResult) {
   EXPECT_EQ(x.Value("taskgov_console_access_total", {{"result", "error"}}), 5);
 }
 
+TEST(MetricsTest, RequeueRequestsAreCountedByOutcome) {
+  Metrics m;
+  EXPECT_EQ(m.Render().find("taskgov_requeue_requests_total"), std::string::npos);
+  Sources sources;
+  sources.requeues = [] { return RequeueTotals{7, 2}; };
+  m.SetSources(sources);
+  const std::string text = m.Render();
+  CheckWellFormed(text);
+  const Exposition x = ParseExposition(text);
+  EXPECT_EQ(x.Value("taskgov_requeue_requests_total", {{"outcome", "requested"}}), 7);
+  EXPECT_EQ(x.Value("taskgov_requeue_requests_total", {{"outcome", "failed"}}), 2);
+}
+
 TEST(MetricsTest, HttpListenerRefusalsAndGaugesAreReadFromTheSources) {
   Metrics m;
   EXPECT_EQ(m.Render().find("taskgov_http_"), std::string::npos);  // no source, no series
