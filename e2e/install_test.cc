@@ -460,6 +460,17 @@ TEST_F(InstallScenarioTest, RbacGrantsWhatTheBinaryCallsAndOnlyTheDocumentedList
       EXPECT_TRUE(granted.count(p))
           << "deploy/README.md lists " << Show(p) << ", which no role grants";
     }
+    // The admission policy that bounds the extender's patch on pods names the account the
+    // ClusterRole is bound to (a renamed namespace must not leave the patch unbounded).
+    std::optional<YAML::Node> binding = m.Find("ClusterRoleBinding", "taskgov-extender");
+    std::optional<YAML::Node> requeue_only =
+        m.Find("ValidatingAdmissionPolicy", "taskgov-requeue-only");
+    ASSERT_TRUE(binding && requeue_only);
+    const YAML::Node subject = (*binding)["subjects"][0];
+    EXPECT_EQ((*requeue_only)["spec"]["matchConditions"][0]["expression"].as<std::string>(""),
+              "request.userInfo.username == 'system:serviceaccount:" +
+                  subject["namespace"].as<std::string>("") + ":" +
+                  subject["name"].as<std::string>("") + "'");
     // The Leases are where the Role that grants them is.
     std::optional<YAML::Node> role = m.Find("Role", "taskgov-leader-election");
     ASSERT_TRUE(role);

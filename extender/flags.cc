@@ -475,7 +475,7 @@ Flags (--name=value or --name value):
   --leader-elect[=BOOL]         elect one active replica through a Lease (default true)
   --requeue-lapsed-refusals[=BOOL]  annotate (taskgov.io/requeued-at) a pending pod the filter
                                 refused once it would admit it, so that kube-scheduler tries it
-                                again at once (default true; needs patch on pods)
+                                again (default true; needs patch on pods)
   --leader-elect-namespace=NS   the Lease's namespace (default: the pod's, else default)
   --leader-elect-name=NAME      the Lease's name (default taskgov)
   --identity=ID                 this replica's identity (default: hostname + random suffix)

@@ -23,16 +23,15 @@
 //       pod was evicted — or suspend — its job was suspended, issue 35),
 //     taskgov_jobs_paused_total{team, victim_team, reason} (jobs suspended, once each),
 //     taskgov_paused_workloads{team} (jobs taskgov paused and has not resumed),
-//     taskgov_topology_waiting_workloads{team} (pending workloads refused for their topology),
-//     taskgov_requeue_requests_total{outcome} (pending pods asked for again once their refusal
-//       lapsed: requested, failed)
+//     taskgov_topology_waiting_workloads{team} (pending workloads refused for their topology)
 //   process — taskgov_webhook_requests_total{verb, outcome},
 //     taskgov_webhook_request_duration_seconds{verb}, taskgov_watch_restarts_total{resource,
 //     reason}, taskgov_informer_last_event_age_seconds{resource},
 //     taskgov_informer_last_event_timestamp_seconds{resource}, taskgov_config_reloads_total
 //     {result}, taskgov_config_last_reload_successful,
 //     taskgov_config_last_reload_success_timestamp_seconds, taskgov_build_info{version,
-//     revision}
+//     revision}, taskgov_requeue_requests_total{outcome} (Sources::requeues: pending pods asked
+//     for again once their refusal lapsed: requested, failed)
 //   HTTP listeners (Sources::http_listeners) — taskgov_http_connections_refused_total{listener,
 //     reason} (kHttpRefusals), taskgov_http_open_connections{listener},
 //     taskgov_http_inflight_body_bytes{listener} (request bodies held against the budget)
@@ -236,8 +235,8 @@ struct Sources {
   std::function<std::vector<HttpListenerTotals>()> http_listeners;
   // taskgov_console_access_total. Unset: no such series (no access checks).
   std::function<ConsoleAccessTotals()> console_access;
-  // taskgov_requeue_requests_total{outcome}. Unset: no such series (--requeue-lapsed-refusals
-  // off, or not the leader's loop).
+  // taskgov_requeue_requests_total{outcome} (only the leader's requests: a standby's stay 0).
+  // Unset: no such series (--requeue-lapsed-refusals=false, or no Kubernetes API).
   std::function<RequeueTotals()> requeues;
   // taskgov_paused_workloads{team}: the jobs taskgov paused and has not resumed, by team (the
   // team their pods belong to). Unset: no such series.

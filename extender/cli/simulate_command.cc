@@ -292,7 +292,7 @@ int Simulate(const Invocation& inv) {
     options.seed = static_cast<uint64_t>(*seed);
     options.horizon_after_last_arrival_ms = *horizon;
     options.scheduler = *scheduler;
-    options.requeue = !inv.args.Has("no-requeue");
+    options.requeue = !inv.args.Bool("no-requeue");
     reports.push_back(sim::Simulate(policies[i], *trace, options));
   }
   inv.out() << "trace: " << (trace->name.empty() ? "(unnamed)" : trace->name) << ", "
@@ -306,7 +306,7 @@ int Simulate(const Invocation& inv) {
   } else if (!release.empty()) {
     inv.out() << "kube-scheduler" << release << "\n";
   }
-  if (inv.args.Has("no-requeue")) {
+  if (inv.args.Bool("no-requeue")) {
     inv.out() << "extender: --requeue-lapsed-refusals=false (kube-scheduler alone decides when a "
                  "refused pod is tried again)\n";
   }

@@ -636,18 +636,25 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
 bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Preemptor& p,
                                  const Team& team, int members, const Selection& chosen) {
   // Owed the room: it starves, or its team's nominal quota holds it — once it fits, only if its
-  // room was being drained (it keeps it: kube-scheduler tries it again after its backoff, or on
-  // the next pod leaving, and others must not take the room meanwhile).
+  // room was being drained, for drain_fit_hold_ms (kube-scheduler tries it again after its
+  // backoff, or on the next pod leaving, and others must not take the room meanwhile).
   const bool starving = decisions::Starving(run.policy, pending.created_ms, run.now_ms);
+  const bool fits = chosen.outcome == Selection::Outcome::kFits;
+  const std::string& holder = HolderOf(p);
   std::vector<std::string> kept;  // the nodes held for it until now: the drain stays there
+  int64_t fits_since = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (auto drained = draining_.find(p.uid);
-        drained != draining_.end() && drained->second.until_ms > run.now_ms) {
+    if (auto drained = drained_.find(holder);
+        drained != drained_.end() && drained->second.until_ms > run.now_ms) {
       kept = drained->second.nodes;
+      fits_since = drained->second.fits_since_ms;
     }
   }
-  if (!starving && chosen.outcome == Selection::Outcome::kFits && kept.empty()) return false;
+  if (fits && fits_since == 0) fits_since = run.now_ms;
+  if (!starving && fits && (kept.empty() || run.now_ms - fits_since > options_.drain_fit_hold_ms)) {
+    return false;
+  }
   std::vector<std::pair<std::string, ResourceList>> nodes;
   if (chosen.outcome == Selection::Outcome::kFits) {
     nodes.emplace_back(chosen.node, p.request);  // claimed in the planner by Plan already
@@ -659,7 +666,6 @@ bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Pree
   } else {
     return false;
   }
-  const std::string& holder = HolderOf(p);
   const int64_t until = run.now_ms + options_.drain_hold_ms;
   cluster_->ReleaseRoom(holder);
   std::string where;
@@ -672,12 +678,14 @@ bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Pree
   std::string status =
       (starving ? "waiting longer than the starvation bound (" +
                       std::to_string(run.policy.starvation_bound_seconds) + "s)"
-                : std::string("within its team's nominal quota, no node has room for it and "
-                              "nothing may be evicted")) +
+       : fits ? std::string("within its team's nominal quota, room drained for it")
+              : std::string("within its team's nominal quota, no node has room for it and "
+                            "nothing may be evicted")) +
       ": room is kept for it on " + where;
   common::log::Debug(kComponent, "draining", {{"pod", p.key}, {"nodes", where}});
   std::lock_guard<std::mutex> lock(mu_);
-  draining_[p.uid] = Draining{until, std::move(status), std::move(kept)};
+  draining_[p.uid] = Draining{until, std::move(status)};
+  drained_[holder] = Drained{std::move(kept), until, fits ? fits_since : 0};
   ++stats_.drains;
   table_.BackOff(p.uid, run.now_ms + options_.drain_recheck_ms);
   return true;
@@ -788,6 +796,7 @@ void PreemptionController::FinishRun() {
   for (const auto& [uid, aside] : set_aside_) set_aside.push_back(uid);
   std::lock_guard<std::mutex> lock(mu_);
   std::erase_if(draining_, [&](const auto& d) { return d.second.until_ms <= now; });
+  std::erase_if(drained_, [&](const auto& d) { return d.second.until_ms <= now; });
   set_aside_seen_ = std::move(set_aside);
   ++stats_.runs;
   PublishLocked();

@@ -145,6 +145,9 @@ class PreemptionController {
     // past each run that holds them; it is decided for again after drain_recheck_ms.
     int64_t drain_hold_ms = 3'000;
     int64_t drain_recheck_ms = 1'000;
+    // A drained pod that fits now keeps its room this long (kube-scheduler's longest backoff and
+    // some): past that, something else keeps it off the node, and the room is let go.
+    int64_t drain_fit_hold_ms = 15'000;
     int max_eviction_attempts = 3;  // per victim, for errors other than a PDB refusal
     int max_reselections = 3;       // per round and run, after PDB refusals
   };
@@ -238,12 +241,13 @@ class PreemptionController {
                                                        const decisions::Selection& chosen);
   // A pod owed room that nothing is evicted for — it starves (decisions::Starving), or its
   // team's nominal quota holds it but no node has room (other teams' pods within their quota
-  // fill the nodes in pieces) — has the room it needs held for it: a starving pod on the node
-  // it fits now (`chosen` kFits), else on the nodes closest to room, which then drain toward
-  // it; it is decided for again soon. One drain per flavor and run: the best-ranked such pod's.
-  // False when it is owed nothing, its quota admits it nowhere (the filter's queue-order and
+  // fill the nodes in pieces) — has the room it needs held for it: a starving or drained pod on
+  // the node it fits now (`chosen` kFits), else on the nodes closest to room, which then drain
+  // toward it; it is decided for again soon. One drain per flavor and run: the best-ranked such
+  // pod's. False when it is owed nothing, its quota admits it nowhere (the filter's queue-order and
   // fair-share rules keep that quota for a starving pod instead) or every flavor it could drain
-  // is taken. A drain stays on the nodes it holds (VictimPlanner::PlanDrain's `kept`).
+  // is taken. A drain stays on the nodes it holds (VictimPlanner::PlanDrain's `kept`); a
+  // drained pod that fits now keeps its room there for drain_fit_hold_ms, until it binds.
   bool Drain(Run& run, const state::PendingPod& pending, const decisions::Preemptor& p,
              const model::Team& team, int members, const decisions::Selection& chosen);
   void StartRound(Run& run, const state::PendingPod& pending, const decisions::Preemptor& p,
@@ -351,13 +355,21 @@ class PreemptionController {
   // The pods set aside (set_aside_'s keys) as of the last run, for the published states.
   std::vector<std::string> set_aside_seen_;  // guarded by mu_
   PreemptionStats stats_;                    // guarded by mu_; the round counters are table_'s
-  // Starving pods whose nodes are held (Drain): until when, and their status. Guarded by mu_.
+  // Pods whose nodes are held (Drain): until when, and their status. Guarded by mu_.
   struct Draining {
     int64_t until_ms = 0;
     std::string status;
-    std::vector<std::string> nodes;  // where its room is held
   };
   std::unordered_map<std::string, Draining> draining_;
+  // Where each drain holds room, by holder (a gang's workload: its members take turns at being
+  // decided for): the nodes, until when, and since when its pod fits (0: it does not). Guarded
+  // by mu_.
+  struct Drained {
+    std::vector<std::string> nodes;
+    int64_t until_ms = 0;
+    int64_t fits_since_ms = 0;
+  };
+  std::unordered_map<std::string, Drained> drained_;
 
   // Each waiting preemptor's status, and the pods backed off, republished under mu_ whenever
   // the table changes; read by filters without a lock.

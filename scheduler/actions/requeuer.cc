@@ -58,15 +58,26 @@ Requeuer::RunReport Requeuer::RunOnce() {
   const model::PolicyPtr policy = cluster_->teams().policy();
   const bool by_priority = policy->task_prioritization == model::TaskPrioritization::kTaskRanking;
   std::unordered_map<std::string, Asked> seen;  // the pods looked at: what asked_ keeps
-  for (const model::Team& team : policy->teams) {
+  const size_t teams = policy->teams.size();
+  // Teams take turns at going first: the run's judging budget is not always the first teams'.
+  for (size_t t = 0; t < teams; ++t) {
+    const model::Team& team = policy->teams[(first_team_ + t) % teams];
     if (!team.active || team.flavors.empty()) continue;
-    const std::vector<state::PendingRef> refused = cluster_->pending().RefusedHeads(
-        model::TeamNames().Intern(team.name), by_priority, options_.scanned_per_team);
+    const model::NameId team_id = model::TeamNames().Intern(team.name);
+    const std::vector<state::PendingQueues::Refused> refused =
+        cluster_->pending().RefusedHeads(team_id, by_priority, options_.scanned_per_team);
+    if (refused.empty()) continue;
+    std::vector<model::NameId> flavors;
+    for (const model::FlavorQuota& f : team.flavors) {
+      flavors.push_back(model::FlavorNames().Intern(f.flavor));
+    }
+    const uint64_t version = cluster_->pending().Version(team_id);
+    const uint64_t stamp = cluster_->nodes().ChangeStamp(flavors);
     // Gangs judged this run (by PendingPod::gang): whether the filter would admit them now.
     std::unordered_map<std::string_view, bool> gangs;
     size_t judged_here = 0;
-    for (const state::PendingRef& ref : refused) {
-      const state::PendingPod& p = *ref;
+    for (const state::PendingQueues::Refused& ref : refused) {
+      const state::PendingPod& p = *ref.pod;
       ++report.refused;
       if (!p.gang.empty()) {
         if (auto it = gangs.find(p.gang); it != gangs.end()) {
@@ -74,7 +85,17 @@ Requeuer::RunReport Requeuer::RunOnce() {
           continue;
         }
       }
-      if (auto it = asked_.find(p.uid); it != asked_.end() && now < it->second.next_ms) continue;
+      if (auto it = asked_.find(p.uid); it != asked_.end()) {
+        const Asked& a = it->second;
+        // Asked for a moment ago, or judged not admissible under what still holds: so is its
+        // gang (members are asked for and judged together).
+        if (now < a.next_ms ||
+            (now < a.recheck_ms && a.queue_version == version && a.stamp == stamp)) {
+          if (!p.gang.empty()) gangs.emplace(p.gang, false);
+          continue;
+        }
+      }
+      if (now - ref.last_refused_ms < options_.quiet_ms) continue;  // being tried
       if (judged_here == options_.judged_per_team || report.judged == options_.judged_per_run) {
         continue;
       }
@@ -82,14 +103,28 @@ Requeuer::RunReport Requeuer::RunOnce() {
       if (!pod) continue;  // known from filter calls only: nothing to update
       ++judged_here;
       ++report.judged;
-      const bool admissible = explain_(*pod).outlook == decisions::Outlook::kAdmissible;
+      const decisions::Outlook outlook = explain_(*pod).outlook;
+      const bool admissible = outlook == decisions::Outlook::kAdmissible;
       if (!p.gang.empty()) gangs.emplace(p.gang, admissible);
-      if (admissible) (void)Ask(p, now, &report);
+      if (admissible) {
+        (void)Ask(p, now, &report);
+        continue;
+      }
+      Asked& a = asked_[p.uid];
+      const bool same = a.recheck_gap_ms > 0 && a.queue_version == version && a.stamp == stamp;
+      a.recheck_gap_ms = outlook == decisions::Outlook::kNeverFits ? options_.never_fits_recheck_ms
+                         : same ? std::min(2 * a.recheck_gap_ms, options_.max_recheck_ms)
+                                : options_.recheck_ms;
+      a.queue_version = version;
+      a.stamp = stamp;
+      a.recheck_ms = now + a.recheck_gap_ms;
     }
-    for (const state::PendingRef& ref : refused) {
-      if (auto it = asked_.find(ref->uid); it != asked_.end()) seen[ref->uid] = it->second;
+    for (const state::PendingQueues::Refused& ref : refused) {
+      const std::string& uid = ref.pod->uid;
+      if (auto it = asked_.find(uid); it != asked_.end()) seen[uid] = it->second;
     }
   }
+  if (teams > 0) first_team_ = (first_team_ + 1) % teams;
   asked_ = std::move(seen);
   return report;
 }

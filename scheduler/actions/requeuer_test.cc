@@ -27,11 +27,14 @@ constexpr char kGpu[] = "nvidia.com/gpu";
 
 class RequeuerTest : public testing::AdmissionFixture {
  protected:
-  void Start(model::PolicyPtr policy) {
+  // quiet_ms 0: a pod refused a moment ago is judged (QuietPodsBeingTriedAreNotJudged: not so).
+  void Start(model::PolicyPtr policy, int64_t quiet_ms = 0) {
     AdmissionFixture::Start(std::move(policy));
+    Requeuer::Options options;
+    options.quiet_ms = quiet_ms;
     requeuer_ = std::make_unique<Requeuer>(
         cluster_.get(), &kube_, [this](const Pod& pod) { return admission_->Explain(pod); },
-        &clock_, Requeuer::Options{});
+        &clock_, options);
   }
   // A filter call over every node; whether it admitted the pod.
   bool Filter(const Pod& pod) {
@@ -110,6 +113,69 @@ TEST_F(RequeuerTest, AsksForABorrowerOnceItsWaitAfterADisruptionLapsesAndAgainAf
   EXPECT_EQ(r.refused, 0u);
   EXPECT_EQ(r.requeued, 0u);
   EXPECT_EQ(kube_.requeues().size(), 3u);
+}
+
+// Pods that can never be admitted rank above one whose wait lapses: judged once, they are not
+// judged again while nothing changes, so the run's judging reaches the pod below them.
+TEST_F(RequeuerTest, HopelessPodsRankedAboveDoNotUseUpTheJudgingOfEveryRun) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 4, /*borrow=*/2)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 8)
+            .Build());
+  AddNodes("p5", kP5, 2, 8);
+  for (int i = 0; i < 4; ++i) {  // 8 GPUs each, above team-a's 4 + 2
+    const Pod huge = PodBuilder("huge-" + std::to_string(i))
+                         .Namespace("ns-team-a")
+                         .Gpus(8)
+                         .Priority(100)
+                         .Created(1000 + i);
+    cluster_->OnPodUpsert(huge);
+    ASSERT_FALSE(Filter(huge));
+  }
+  const Pod train = Member("train-r1", "train", 1, 6);
+  cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs() - 30'000);
+  cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs());  // may borrow in 60 s
+  cluster_->OnPodUpsert(train);
+  ASSERT_FALSE(Filter(train));
+  int64_t asked_at = -1;
+  for (int s = 0; s <= 100 && asked_at < 0; ++s) {
+    (void)requeuer_->RunOnce();
+    if (!kube_.requeues().empty()) asked_at = s;
+    clock_.Advance(1'000);
+  }
+  // Its wait lapses at 60 s; it is judged again at most 30 s (max_recheck_ms) after its last
+  // judgement, once the hopeless pods are set aside.
+  EXPECT_GE(asked_at, 60);
+  EXPECT_LE(asked_at, 92);
+  EXPECT_EQ(Asked(), std::vector<std::string>{"ns-team-a/train-r1"});
+}
+
+// A pod a filter call refused a moment ago is being tried by kube-scheduler: it is judged only
+// once no filter call has refused it for quiet_ms.
+TEST_F(RequeuerTest, PodsRefusedAMomentAgoAreNotJudged) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 8, 0)
+            .Queueing(model::QueueingStrategy::kStrictFIFO)
+            .Build(),
+        /*quiet_ms=*/3'000);
+  AddNodes("p5", kP5, 1, 8);
+  const Pod big = PodBuilder("big").Namespace("ns-team-a").Gpus(8).Priority(100);
+  const Pod small = PodBuilder("small").Namespace("ns-team-a").Gpus(2);
+  cluster_->OnPodUpsert(big);
+  cluster_->OnPodUpsert(small);
+  ASSERT_FALSE(Filter(small));
+  cluster_->OnPodDelete(big);
+  clock_.Advance(2'000);
+  Requeuer::RunReport r = requeuer_->RunOnce();
+  EXPECT_EQ(r.refused, 1u);
+  EXPECT_EQ(r.judged, 0u);
+  clock_.Advance(1'000);
+  r = requeuer_->RunOnce();
+  EXPECT_EQ(r.judged, 1u);
+  EXPECT_EQ(Asked(), std::vector<std::string>{"ns-team-a/small"});
 }
 
 TEST_F(RequeuerTest, AsksForEveryRefusedMemberOfAGangOnceTheHeadAheadOfItIsDeleted) {

@@ -443,11 +443,22 @@ std::optional<VictimPlanner::Drain> VictimPlanner::PlanDrain(
           hints.kept[it->second] = 1;
         }
       }
+      // The newest start of the pods taskgov knows on each node; a node with usage it cannot
+      // account for (pods of no team, ungoverned) counts as started now: its pods may never end.
+      std::vector<model::IdAmounts> known(ctx.nodes.nodes.size());
       for (uint32_t c : set_.OnFlavor(flavor)) {
         const Candidate& pod = set_.at(c);
         if (auto it = ctx.nodes.index.find(pod.node); it != ctx.nodes.index.end()) {
           int64_t& newest = hints.newest_start_ms[it->second];
           newest = std::max(newest, pod.started_ms);
+          model::AddTo(&known[it->second], pod.occupies);
+        }
+      }
+      for (size_t i = 0; i < ctx.nodes.nodes.size(); ++i) {
+        for (const auto& [id, want] : request) {
+          if (AmountOf(ctx.nodes.nodes[i].used, id) > AmountOf(known[i], id)) {
+            hints.newest_start_ms[i] = now_ms_;
+          }
         }
       }
       if (!PlaceMembers(ctx.nodes, eligibility.accepts, members, request, &planned, &shortfall,

@@ -91,7 +91,8 @@ class VictimPlanner {
   // claimed for the rest of the run, so that no other drain holds them. A drain stays where it
   // was (`kept`: the nodes held for it by the last run) while those nodes can ever take it and no
   // other node has room for it now: moving it to a node with more room today would give up what
-  // the held nodes freed so far. Nothing when its quota admits it on no flavor, or some member
+  // the held nodes freed so far (without a required topology, on the first flavor that takes
+  // it). Nothing when its quota admits it on no flavor, or some member
   // fits on no accepting node however empty.
   struct Drain {
     model::NameId flavor = 0;
@@ -172,7 +173,8 @@ class VictimPlanner {
   // `planned` on it (the least shortfall, each resource's in parts of the node's allocatable,
   // added to `*shortfall` when set), or -1 when none could ever hold it. A drain's `hints`
   // (parallel to the nodes): a kept node goes first unless another has room now, and of nodes
-  // as close, the one whose newest pod started first (its pods likely end first).
+  // as close, the one whose newest pod started first (its pods likely end first; a node with
+  // pods taskgov does not know counts as started now).
   struct DrainHints {
     std::vector<uint8_t> kept;
     std::vector<int64_t> newest_start_ms;  // 0: no pod

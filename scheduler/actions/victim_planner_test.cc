@@ -607,8 +607,13 @@ TEST_F(PlannerTest, ADrainGoesWhereThePodsStartedFirstAndStaysThere) {
   EXPECT_EQ(drained({}), Names{"p5-1"});  // a-1 (p5-1) started two minutes before a-3 (p5-0)
   EXPECT_EQ(drained({"p5-0"}), Names{"p5-0"});
   EXPECT_EQ(drained({}, {P5()}), Names{});  // another drain took the flavor this run
-  source_->WithNode("p5-2");                // empty
-  EXPECT_EQ(drained({"p5-0"}), Names{"p5-2"});
+  // A node full of pods taskgov does not know (of no team: no candidates) may never empty: it
+  // counts as started now, and goes last.
+  source_->WithNode("p5-2");
+  source_->Place(TeamNames().Intern("no-team"), "p5-2", 8);
+  EXPECT_EQ(drained({}), Names{"p5-1"});
+  source_->WithNode("p5-3");  // empty
+  EXPECT_EQ(drained({"p5-0"}), Names{"p5-3"});
 }
 
 // A starving gang that requires one domain has its nodes drained inside one: the domain whose

@@ -99,8 +99,8 @@ TEST_F(ActionsTest, BindSetsTheNodeAndReportsConflicts) {
   EXPECT_EQ(actions_->stats().bind_failures, 3u);
 }
 
-// Requeue patches taskgov's annotation onto the pending pod (a merge patch: its other metadata
-// and spec unchanged) and is refused for a pod re-created under the same name (the uid) or gone.
+// Requeue patches taskgov's annotation onto the pending pod (a merge patch: the pod keeps its uid
+// and spec) and is refused for a pod re-created under the same name (the uid) or gone.
 TEST_F(ActionsTest, RequeueAnnotatesThePodItNamesAndNoOther) {
   ASSERT_TRUE(server_.Upsert("pods", PodJson("team-a", "w-0")).ok());
   const std::string uid = Uid("team-a", "w-0");
@@ -112,6 +112,9 @@ TEST_F(ActionsTest, RequeueAnnotatesThePodItNamesAndNoOther) {
   EXPECT_STREQ(doc["metadata"]["annotations"][kRequeuedAtAnnotation].GetString(),
                "2026-01-01T00:00:00.000000Z");
   EXPECT_STREQ(doc["metadata"]["uid"].GetString(), uid.c_str());
+  rapidjson::Document before;
+  before.Parse(PodJson("team-a", "w-0").c_str());
+  EXPECT_TRUE(doc["spec"] == before["spec"]);
   EXPECT_FALSE(actions_->Requeue("team-a", "w-0", "another-uid", "t").ok());
   EXPECT_FALSE(actions_->Requeue("team-a", "gone", uid, "t").ok());
   EXPECT_EQ(actions_->stats().requeues, 1u);

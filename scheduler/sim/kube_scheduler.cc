@@ -114,11 +114,17 @@ void KubeScheduler::Enqueue(const std::string& uid, const Pod& pod) {
 }
 
 void KubeScheduler::Updated(QueuedPod* q, const Pod& pod) {
-  if (pod.labels == q->labels && pod.annotations == q->annotations) return;  // its status
+  const bool metadata = pod.labels != q->labels || pod.annotations != q->annotations;
   q->labels = pod.labels;
   q->annotations = pod.annotations;
   if (unschedulable_.count(q) == 0) return;
-  if (options_.minor >= 32 && (q->rejected_by & kByExtender) == 0) return;
+  if (options_.minor >= 32) {
+    // QueueingHints: every update (its status too) is an event; one that changes none of the
+    // scheduling properties is UpdatePodOther, which only the extender's wildcard matches.
+    if ((q->rejected_by & kByExtender) == 0) return;
+  } else if (!metadata) {
+    return;  // isPodUpdated: a status update is no update
+  }
   unschedulable_.erase(q);
   ToActiveOrBackoff(q);
 }

@@ -19,10 +19,11 @@
 //      - an assigned pod added (bound) or updated: before v1.32 (no QueueingHints) only pods
 //        with affinity terms for it, so none here (AssignedPodAdded); from v1.32 (QueueingHints
 //        on by default) pods the extender rejected;
-//      - an unschedulable pod's own metadata changed (labels, annotations: taskgov's requeue
-//        request): before v1.32 that pod, whatever rejected it (isPodUpdated); from v1.32 that
-//        pod if the extender rejected it (an UpdatePodOther event: only the extender's wildcard
-//        registration matches it);
+//      - an unschedulable pod updated: before v1.32 that pod, whatever rejected it, if its
+//        metadata changed (labels, annotations: taskgov's requeue request; isPodUpdated ignores
+//        the status); from v1.32 that pod on any update, its status too, if the extender rejected
+//        it (an UpdatePodOther event: only the extender's wildcard registration matches it).
+//        kube-scheduler's own PodScheduled condition write after a failure is not played;
 //      - from v1.33, a pending pod losing its nomination or nominated to another node, or deleted
 //        while nominated: pods of its priority or lower rejected by the extender or for room
 //        (kubernetes#129058).
@@ -164,8 +165,8 @@ class KubeScheduler {
   void Assume(const std::string& uid, const std::string& node, const model::ResourceList& request);
   void Forget(const std::string& uid);
   void Enqueue(const std::string& uid, const model::Pod& pod);
-  // A watch event on a queued pod: an unschedulable pod whose metadata changed goes back
-  // (updatePodInSchedulingQueue).
+  // A watch event on a queued pod: an unschedulable pod updated may go back (above;
+  // updatePodInSchedulingQueue).
   void Updated(QueuedPod* q, const model::Pod& pod);
   // `bound`: it leaves the queue because it was bound, not deleted.
   void Dequeue(const std::string& uid, bool bound);

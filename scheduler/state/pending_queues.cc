@@ -459,13 +459,15 @@ std::vector<PendingRef> PendingQueues::Heads(NameId team, bool by_priority, size
   return out;
 }
 
-std::vector<PendingRef> PendingQueues::RefusedHeads(NameId team, bool by_priority,
-                                                    size_t limit) const {
+std::vector<PendingQueues::Refused> PendingQueues::RefusedHeads(NameId team, bool by_priority,
+                                                                size_t limit) const {
   std::shared_lock lock(mu_);
-  std::vector<PendingRef> out;
+  std::vector<Refused> out;
   if (limit == 0) return out;
   VisitLiveLocked(team, by_priority, [&](const Entry& entry) {
-    if (entry.refused) out.push_back(entry.pod);
+    if (entry.refused) {
+      out.push_back({entry.pod, entry.last_seen_ms.load(std::memory_order_relaxed)});
+    }
     return out.size() < limit;
   });
   return out;

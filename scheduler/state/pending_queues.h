@@ -165,10 +165,14 @@ class PendingQueues {
   // to choose a few, e.g. the preemption controller's 128 of a team to keep 16, copies none).
   [[nodiscard]] std::vector<PendingRef> Heads(model::NameId team, bool by_priority,
                                               size_t limit) const;
-  // The best-ranked pending pods of `team` that a filter call refused (the last one to decide
-  // about them), at most `limit`, best first: the requeuer's candidates (actions/requeuer.h).
-  [[nodiscard]] std::vector<PendingRef> RefusedHeads(model::NameId team, bool by_priority,
-                                                     size_t limit) const;
+  // The best-ranked pending pods of `team` a filter call refused, at most `limit`, best first,
+  // each with when a filter call last refused it (the requeuer's candidates, actions/requeuer.h).
+  struct Refused {
+    PendingRef pod;
+    int64_t last_refused_ms = 0;
+  };
+  [[nodiscard]] std::vector<Refused> RefusedHeads(model::NameId team, bool by_priority,
+                                                  size_t limit) const;
   // The pending pod `uid`, if it is queued and counts as pending.
   [[nodiscard]] std::optional<PendingPod> Find(std::string_view uid) const;
   // Pending pods of `team`: all, and those a filter call has refused (the rest are waiting for
