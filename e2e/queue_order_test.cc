@@ -21,7 +21,8 @@ std::string OneTeamPolicy(const std::string& queueing) {
   return R"(apiVersion: taskgov.io/v1
 kind: TaskGovernancePolicy
 taskPrioritization: TaskRanking
-)" + queueing + R"(priorityClasses:
+)" + queueing +
+         R"(priorityClasses:
   - {name: training, weight: 50}
   - {name: experimentation, weight: 10}
 preemption: {gracePeriodSeconds: 30, minimumRuntimeSeconds: 0}
