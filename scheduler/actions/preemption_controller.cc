@@ -669,11 +669,11 @@ bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Pree
   const int64_t until = run.now_ms + options_.drain_hold_ms;
   cluster_->ReleaseRoom(holder);
   std::string where;
-  kept.clear();
+  std::vector<std::string> held;
   for (const auto& [node, amount] : nodes) {
     cluster_->HoldRoom(node, holder, amount, until);
     where += (where.empty() ? "" : ", ") + node;
-    kept.push_back(node);
+    held.push_back(node);
   }
   std::string status =
       (starving ? "waiting longer than the starvation bound (" +
@@ -685,7 +685,7 @@ bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Pree
   common::log::Debug(kComponent, "draining", {{"pod", p.key}, {"nodes", where}});
   std::lock_guard<std::mutex> lock(mu_);
   draining_[p.uid] = Draining{until, std::move(status)};
-  drained_[holder] = Drained{std::move(kept), until, fits ? fits_since : 0};
+  drained_[holder] = Drained{std::move(held), until, fits ? fits_since : 0};
   ++stats_.drains;
   table_.BackOff(p.uid, run.now_ms + options_.drain_recheck_ms);
   return true;

@@ -61,24 +61,53 @@ class RequeuerTest : public testing::AdmissionFixture {
         .Annotation("kueue.x-k8s.io/pod-group-total-count", std::to_string(size));
   }
 
+  // team-a (4 GPUs, may borrow 2) and team-b (8) of one cohort, on two 8-GPU nodes.
+  void StartBorrowing() {
+    Start(PolicyBuilder()
+              .Team("team-a", "c")
+              .Quota(kP5, kGpu, 4, /*borrow=*/2)
+              .Team("team-b", "c")
+              .Quota(kP5, kGpu, 8)
+              .Build());
+    AddNodes("p5", kP5, 2, 8);
+  }
+  // team-a alone (8 GPUs, StrictFIFO) on one 8-GPU node.
+  void StartStrictFifo(int64_t quiet_ms = 0) {
+    Start(PolicyBuilder()
+              .Team("team-a", "c")
+              .Quota(kP5, kGpu, 8, 0)
+              .Queueing(model::QueueingStrategy::kStrictFIFO)
+              .Build(),
+          quiet_ms);
+    AddNodes("p5", kP5, 1, 8);
+  }
+  // team-a's 6-GPU gang of one, disrupted twice (it may borrow again in 60 s), refused now.
+  Pod RefusedBorrower() {
+    const Pod train = Member("train-r1", "train", 1, 6);
+    cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs() - 30'000);
+    cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs());
+    cluster_->OnPodUpsert(train);
+    EXPECT_FALSE(Filter(train));
+    return train;
+  }
+  // Under StrictFIFO "small" is refused behind "big", which its user then deletes while pending:
+  // small's refusal lapsed with no assigned pod changed.
+  void RefusedBehindADeletedHead() {
+    const Pod big = PodBuilder("big").Namespace("ns-team-a").Gpus(8).Priority(100);
+    const Pod small = PodBuilder("small").Namespace("ns-team-a").Gpus(2);
+    cluster_->OnPodUpsert(big);
+    cluster_->OnPodUpsert(small);
+    EXPECT_FALSE(Filter(small));
+    cluster_->OnPodDelete(big);
+  }
+
   FakeKubeActions kube_;
   std::unique_ptr<Requeuer> requeuer_;
 };
 
 TEST_F(RequeuerTest, AsksForABorrowerOnceItsWaitAfterADisruptionLapsesAndAgainAfterAGrowingGap) {
-  Start(PolicyBuilder()
-            .Team("team-a", "c")
-            .Quota(kP5, kGpu, 4, /*borrow=*/2)
-            .Team("team-b", "c")
-            .Quota(kP5, kGpu, 8)
-            .Build());
-  AddNodes("p5", kP5, 2, 8);
-  const Pod train = Member("train-r1", "train", 1, 6);
-  // Disrupted twice: it may borrow again in 60 s.
-  cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs() - 30'000);
-  cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs());
-  cluster_->OnPodUpsert(train);
-  ASSERT_FALSE(Filter(train));
+  StartBorrowing();
+  const Pod train = RefusedBorrower();
 
   // Refused for a reason that has not lapsed: judged, not asked for.
   Requeuer::RunReport r = requeuer_->RunOnce();
@@ -118,13 +147,7 @@ TEST_F(RequeuerTest, AsksForABorrowerOnceItsWaitAfterADisruptionLapsesAndAgainAf
 // Pods that can never be admitted rank above one whose wait lapses: judged once, they are not
 // judged again while nothing changes, so the run's judging reaches the pod below them.
 TEST_F(RequeuerTest, HopelessPodsRankedAboveDoNotUseUpTheJudgingOfEveryRun) {
-  Start(PolicyBuilder()
-            .Team("team-a", "c")
-            .Quota(kP5, kGpu, 4, /*borrow=*/2)
-            .Team("team-b", "c")
-            .Quota(kP5, kGpu, 8)
-            .Build());
-  AddNodes("p5", kP5, 2, 8);
+  StartBorrowing();
   for (int i = 0; i < 4; ++i) {  // 8 GPUs each, above team-a's 4 + 2
     const Pod huge = PodBuilder("huge-" + std::to_string(i))
                          .Namespace("ns-team-a")
@@ -134,11 +157,7 @@ TEST_F(RequeuerTest, HopelessPodsRankedAboveDoNotUseUpTheJudgingOfEveryRun) {
     cluster_->OnPodUpsert(huge);
     ASSERT_FALSE(Filter(huge));
   }
-  const Pod train = Member("train-r1", "train", 1, 6);
-  cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs() - 30'000);
-  cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs());  // may borrow in 60 s
-  cluster_->OnPodUpsert(train);
-  ASSERT_FALSE(Filter(train));
+  const Pod train = RefusedBorrower();
   int64_t asked_at = -1;
   for (int s = 0; s <= 100 && asked_at < 0; ++s) {
     (void)requeuer_->RunOnce();
@@ -155,19 +174,8 @@ TEST_F(RequeuerTest, HopelessPodsRankedAboveDoNotUseUpTheJudgingOfEveryRun) {
 // A pod a filter call refused a moment ago is being tried by kube-scheduler: it is judged only
 // once no filter call has refused it for quiet_ms.
 TEST_F(RequeuerTest, PodsRefusedAMomentAgoAreNotJudged) {
-  Start(PolicyBuilder()
-            .Team("team-a", "c")
-            .Quota(kP5, kGpu, 8, 0)
-            .Queueing(model::QueueingStrategy::kStrictFIFO)
-            .Build(),
-        /*quiet_ms=*/3'000);
-  AddNodes("p5", kP5, 1, 8);
-  const Pod big = PodBuilder("big").Namespace("ns-team-a").Gpus(8).Priority(100);
-  const Pod small = PodBuilder("small").Namespace("ns-team-a").Gpus(2);
-  cluster_->OnPodUpsert(big);
-  cluster_->OnPodUpsert(small);
-  ASSERT_FALSE(Filter(small));
-  cluster_->OnPodDelete(big);
+  StartStrictFifo(/*quiet_ms=*/3'000);
+  RefusedBehindADeletedHead();
   clock_.Advance(2'000);
   Requeuer::RunReport r = requeuer_->RunOnce();
   EXPECT_EQ(r.refused, 1u);
@@ -179,12 +187,7 @@ TEST_F(RequeuerTest, PodsRefusedAMomentAgoAreNotJudged) {
 }
 
 TEST_F(RequeuerTest, AsksForEveryRefusedMemberOfAGangOnceTheHeadAheadOfItIsDeleted) {
-  Start(PolicyBuilder()
-            .Team("team-a", "c")
-            .Quota(kP5, kGpu, 8, 0)
-            .Queueing(model::QueueingStrategy::kStrictFIFO)
-            .Build());
-  AddNodes("p5", kP5, 1, 8);
+  StartStrictFifo();
   const Pod big = PodBuilder("big").Namespace("ns-team-a").Gpus(8).Priority(100);
   cluster_->OnPodUpsert(big);
   const Pod m0 = Member("gang-0", "gang", 2, 2), m1 = Member("gang-1", "gang", 2, 2);
@@ -242,18 +245,8 @@ TEST_F(RequeuerTest, LeavesAloneWhatTheFilterStillRefusesAndPodsOnlyFilterCallsK
 }
 
 TEST_F(RequeuerTest, AFailedRequestIsCountedAndTriedAgainAfterTheGap) {
-  Start(PolicyBuilder()
-            .Team("team-a", "c")
-            .Quota(kP5, kGpu, 8, 0)
-            .Queueing(model::QueueingStrategy::kStrictFIFO)
-            .Build());
-  AddNodes("p5", kP5, 1, 8);
-  const Pod big = PodBuilder("big").Namespace("ns-team-a").Gpus(8).Priority(100);
-  const Pod small = PodBuilder("small").Namespace("ns-team-a").Gpus(2);
-  cluster_->OnPodUpsert(big);
-  cluster_->OnPodUpsert(small);
-  ASSERT_FALSE(Filter(small));
-  cluster_->OnPodDelete(big);
+  StartStrictFifo();
+  RefusedBehindADeletedHead();
   kube_.FailRequeues("the server is currently unable to handle the request");
   Requeuer::RunReport r = requeuer_->RunOnce();
   EXPECT_EQ(r.failed, 1u);
