@@ -64,13 +64,13 @@ TEST(SimulateCommandTest, PlaysTheShippedSchedulerConfigOnTheSampleDay) {
   EXPECT_NE(shipped.out.find("\nkube-scheduler: " + std::string(kOverlay) +
                              ": MostAllocated (cpu 1, memory 1, nvidia.com/gpu 3, "
                              "aws.amazon.com/neuron 3, aws.amazon.com/neurondevice 3, "
-                             "aws.amazon.com/neuroncore 3 and 28 more), backoff 1s to 2s, "
+                             "aws.amazon.com/neuroncore 3 and 28 more), backoff 1s to 1s, "
                              "extender weight 1\n\n"),
             std::string::npos)
       << shipped.out;
   EXPECT_NE(Table(shipped.out), Table(defaults.out));
-  // Not the backoff alone: the same 2 s backoff with upstream's LeastAllocated plays otherwise.
-  const CliRun backoff_only = RunCli(SampleDay({"--pod-max-backoff", "2s"}));
+  // Not the backoff alone: the same 1 s backoff with upstream's LeastAllocated plays otherwise.
+  const CliRun backoff_only = RunCli(SampleDay({"--pod-max-backoff", "1s"}));
   ASSERT_EQ(backoff_only.code, kExitOk) << backoff_only.err;
   EXPECT_NE(Table(shipped.out), Table(backoff_only.out));
 }

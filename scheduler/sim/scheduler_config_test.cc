@@ -52,7 +52,7 @@ KubeScheduler::Options Apply(const std::string& text) {
   return options.ok() ? *options : KubeScheduler::Options{};
 }
 
-// The shipped overlay: bin packing, accelerators at weight 3, and the 1 s / 2 s backoffs.
+// The shipped overlay: bin packing, accelerators at weight 3, and the 1 s / 1 s backoffs.
 TEST(SchedulerConfigTest, TheShippedOverlayPlaysMostAllocatedWithItsWeightsAndBackoffs) {
   const std::string text = ReadFile(kOverlay);
   ASSERT_FALSE(text.empty()) << kOverlay;
@@ -75,7 +75,7 @@ TEST(SchedulerConfigTest, TheShippedOverlayPlaysMostAllocatedWithItsWeightsAndBa
     EXPECT_TRUE(listed(accelerator)) << accelerator;
   }
   EXPECT_EQ(o.initial_backoff_ms, 1'000);
-  EXPECT_EQ(o.max_backoff_ms, 2'000);
+  EXPECT_EQ(o.max_backoff_ms, 1'000);
   EXPECT_EQ(o.extender_weight, 1);
   EXPECT_TRUE(o.preempt_verb);
   EXPECT_EQ(o.scheduler_name, "taskgov");
