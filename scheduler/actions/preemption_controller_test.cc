@@ -672,6 +672,66 @@ TEST_F(ControllerTest, AGangReclaimsForAllItsMembersInOneRoundAndIsAdmittedWhole
 // A gang within its team's nominal quota whose members do not all find room gets room freed for
 // them all. Judged on one member, which fits, nothing was freed: the gang waited while smaller
 // pods took the room.
+// A whole-node pod within its team's nominal quota that no node has room for, with nothing that
+// may be evicted (team-b and team-c each fill a node within theirs), has the node whose pods
+// started first drained for it: its room is held while its pods end, and once it fits, for
+// drain_fit_hold_ms more while kube-scheduler has not tried it again — then let go, so a pod that
+// something else keeps off the node does not hold it idle forever.
+TEST_F(ControllerTest, ADrainedPodThatFitsKeepsItsRoomForTheFitHoldAndNoLonger) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 8, /*borrow=*/0)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 8, /*borrow=*/0)
+            .Team("team-c", "c")
+            .Quota(kP5, kGpu, 8, /*borrow=*/0)
+            .Build());
+  AddNodes(2, 8);
+  for (const char* name : {"b-0", "b-1"}) {
+    Submit(name, "team-b", 4, 10);
+    ASSERT_TRUE(Schedule(std::string("uid-") + name));
+  }
+  clock_.Advance(kMinute);
+  for (const char* name : {"c-0", "c-1"}) {
+    Submit(name, "team-c", 4, 10);
+    ASSERT_TRUE(Schedule(std::string("uid-") + name));
+  }
+  ASSERT_EQ(pods_["uid-b-1"].node_name, "p5-0");
+  ASSERT_EQ(pods_["uid-c-0"].node_name, "p5-1");
+  clock_.Advance(kMinute);
+  Submit("a-big", "team-a", 8, 10);
+  EXPECT_EQ(Refusal("uid-a-big"), "team-a: no ml.p5.48xlarge node has room for nvidia.com/gpu: 8");
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.rounds_started, 0u);
+  EXPECT_TRUE(Evicted().empty());
+  // p5-0, whose pods started first, is drained: b-0's end leaves its room to a-big.
+  Finish("uid-b-0");
+  Gone("uid-b-0");
+  Submit("b-2", "team-b", 4, 10);
+  EXPECT_NE(Refusal("uid-b-2").find("held for"), std::string::npos) << Refusal("uid-b-2");
+  clock_.Advance(1'000);
+  (void)controller_->RunOnce();
+  Finish("uid-b-1");
+  Gone("uid-b-1");
+  // a-big fits now; kube-scheduler has not tried it yet (backing off). Its room stays held.
+  const int64_t fits_at = clock_.NowMs();
+  while (clock_.NowMs() - fits_at <= PreemptionController::Options{}.drain_fit_hold_ms) {
+    clock_.Advance(1'000);
+    (void)controller_->RunOnce();
+    ASSERT_NE(Refusal("uid-b-2").find("held for"), std::string::npos)
+        << (clock_.NowMs() - fits_at) << " ms after a-big fitted: " << Refusal("uid-b-2");
+  }
+  // Past the fit hold the room is let go (once the last run's hold lapses): b-2 is admitted.
+  for (int i = 0; i < 5 && !Refusal("uid-b-2").empty(); ++i) {
+    clock_.Advance(1'000);
+    (void)controller_->RunOnce();
+  }
+  EXPECT_EQ(Refusal("uid-b-2"), "");
+  EXPECT_LE(clock_.NowMs() - fits_at, PreemptionController::Options{}.drain_fit_hold_ms +
+                                          PreemptionController::Options{}.drain_hold_ms + 2'000);
+  EXPECT_TRUE(Evicted().empty());
+}
+
 TEST_F(ControllerTest, AGangWithRoomForOneMemberGetsRoomForAll) {
   Start(PolicyBuilder()
             .Team("team-a", "c")
