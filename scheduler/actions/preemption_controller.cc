@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <unordered_set>
 #include <utility>
 
 #include "scheduler/common/log.h"
@@ -469,8 +470,8 @@ int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uin
       cluster_->pending().Heads(team_id, by_priority, options_.max_preemptors_per_team * 8);
   int64_t rest_until = std::numeric_limits<int64_t>::max();  // 0 once a pod is not set aside
   size_t taken = 0;
-  std::vector<std::string_view> gangs;    // one preemptor per gang: its best-ranked pending member
-  std::vector<const PendingPod*> passed;  // backed off, nothing started: above the next taken
+  std::unordered_set<std::string_view> gangs;  // one preemptor per gang: its best-ranked member
+  std::vector<const PendingPod*> passed;       // backed off, nothing started: above the next taken
   for (const state::PendingRef& head : pending) {
     const PendingPod& p = *head;
     if (taken == options_.max_preemptors_per_team) break;
@@ -480,8 +481,7 @@ int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uin
     rest_until = aside_until == 0 ? 0 : std::min(rest_until, aside_until);
     bool skip = aside_until != 0;
     if (!p.workload.empty()) {
-      skip = skip || std::find(gangs.begin(), gangs.end(), p.workload) != gangs.end();
-      gangs.push_back(p.workload);
+      skip = !gangs.insert(p.workload).second || skip;
       // A gang holding quota takes what is held for it: nothing to free.
       if (!skip) {
         const std::optional<GangHold> hold = book_->FindGang(p.workload);

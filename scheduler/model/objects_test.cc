@@ -99,6 +99,20 @@ TEST(ResourceListTest, SaturatesInsteadOfOverflowing) {
   EXPECT_EQ(SaturatingSub(INT64_MIN + 1, 5), INT64_MIN);
 }
 
+// Add sums what both name and takes in, in order, what only the other names: before, between
+// and after this list's names.
+TEST(ResourceListTest, AddMergesByName) {
+  ResourceList a{{"b", 1}, {"d", 2}};
+  a.Add(ResourceList{{"a", 10}, {"b", 20}, {"c", 30}, {"d", 40}, {"e", 50}});
+  EXPECT_EQ(a, (ResourceList{{"a", 10}, {"b", 21}, {"c", 30}, {"d", 42}, {"e", 50}}));
+  EXPECT_EQ(a.ToString(), "a: 10, b: 21, c: 30, d: 42, e: 50");
+  ResourceList empty;
+  empty.Add(a);
+  EXPECT_EQ(empty, a);
+  a.Add(ResourceList{});
+  EXPECT_EQ(a.Get("d"), 42);
+}
+
 TEST(ResourceListTest, SortedAndFormatted) {
   ResourceList a{{"nvidia.com/gpu", 8}, {"cpu", 1500}, {"memory", int64_t{64} << 30}};
   EXPECT_EQ(a.ToString(), "cpu: 1500m, memory: 64Gi, nvidia.com/gpu: 8");

@@ -43,8 +43,18 @@ void ResourceList::Set(std::string_view name, int64_t amount) {
 }
 
 void ResourceList::Add(const ResourceList& other) {
-  for (const ResourceAmount& item : other)
-    Set(item.name, SaturatingAdd(Get(item.name), item.amount));
+  // Both sorted by name: one pass, each search starting where the last ended.
+  auto it = items_.begin();
+  for (const ResourceAmount& item : other.items_) {
+    it = std::lower_bound(it, items_.end(), item.name,
+                          [](const ResourceAmount& a, std::string_view n) { return a.name < n; });
+    if (it != items_.end() && it->name == item.name) {
+      it->amount = SaturatingAdd(it->amount, item.amount);
+    } else {
+      it = items_.insert(it, ResourceAmount{item.name, SaturatingAdd(0, item.amount)});
+    }
+    ++it;
+  }
 }
 
 void ResourceList::MaxWith(const ResourceList& other) {
