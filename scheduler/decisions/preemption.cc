@@ -472,14 +472,12 @@ bool WithinTeamAllows(WithinTeamPreemption rule, int32_t priority, int64_t creat
   return false;
 }
 
-Verdict JudgeVictim(const Policy& policy, const PreemptorFacts& preemptor,
-                    const VictimFacts& victim, const QuotaSim* sim,
-                    const QuotaSim::Amounts& request, const QuotaSim::Amounts& victim_charge,
-                    int64_t now_ms) {
-  const int64_t min_runtime_ms = policy.preemption.minimum_runtime_seconds * 1000;
-  if (min_runtime_ms > 0 && now_ms - victim.started_ms < min_runtime_ms) {
-    return Never("younger than the minimum runtime");
-  }
+namespace {
+
+// JudgeVictim's rules but the minimum runtime.
+Verdict JudgeByRules(const Policy& policy, const PreemptorFacts& preemptor,
+                     const VictimFacts& victim, const QuotaSim* sim,
+                     const QuotaSim::Amounts& request, const QuotaSim::Amounts& victim_charge) {
   const bool lower = victim.priority < preemptor.priority;
   if (preemptor.team == nullptr || victim.team == nullptr) {
     return lower ? Yes(PreemptionReason::kPriority) : Never("not of lower priority");
@@ -546,6 +544,23 @@ Verdict JudgeVictim(const Policy& policy, const PreemptorFacts& preemptor,
       v.why_not = {};
       break;
     }
+  }
+  return v;
+}
+
+}  // namespace
+
+Verdict JudgeVictim(const Policy& policy, const PreemptorFacts& preemptor,
+                    const VictimFacts& victim, const QuotaSim* sim,
+                    const QuotaSim::Amounts& request, const QuotaSim::Amounts& victim_charge,
+                    int64_t now_ms) {
+  Verdict v = JudgeByRules(policy, preemptor, victim, sim, request, victim_charge);
+  // The minimum runtime keeps preemption from thrashing, but never delays a team taking back
+  // its nominal quota (its guarantee: within the grace period).
+  const int64_t min_runtime_ms = policy.preemption.minimum_runtime_seconds * 1000;
+  const bool reclaim = v.allowed && v.reason == PreemptionReason::kReclaim;
+  if (min_runtime_ms > 0 && now_ms - victim.started_ms < min_runtime_ms && !reclaim) {
+    return Never("younger than the minimum runtime");
   }
   return v;
 }

@@ -6,7 +6,8 @@
 // and get a decision with a reason per victim out. The preempt verb (Admission::Preempt) and the
 // preemption controller (preemption_controller.h) both decide through JudgeVictim.
 //
-// The rule (JudgeVictim). A pod younger than the minimum runtime is never a victim. Then:
+// The rule (JudgeVictim). A pod younger than the minimum runtime is a victim of a Reclaim only (a
+// team taking back its nominal quota never waits for it: its guarantee). Then:
 //  * same team — the preemptor's team policy within_team: LowerPriority (victim priority lower),
 //    LowerOrNewerEqualPriority (or equal and created later), Never. Reason InTeamPriority.
 //  * another team of the same cohort — the victim's team is reclaimable, the preemptor's team

@@ -787,9 +787,10 @@ TEST_F(SelectTest, AGangGoesWholeOrNotAtAll) {
   EXPECT_EQ(Victims(s), (Strings{"job-0:Reclaim", "job-1:Reclaim"}));
   EXPECT_NE(s.victims[0].note.find("evicted with its gang of 2 pods"), std::string::npos);
 
-  // A gang with one member that may not go (too young) is not a candidate at all.
+  // A gang with one member that may not go (too young for a preemption by priority) is not a
+  // candidate at all.
   PolicyBuilder builder;
-  builder.Team("team-a", "c").Quota(kP5, kGpu, 8).Team("team-b", "c").Quota(kP5, kGpu, 8);
+  builder.Team("team-a", "c").Quota(kP5, kGpu, 16);
   builder.mutable_policy().preemption.minimum_runtime_seconds = 600;
   SetPolicy(builder.Build());
   nodes_ = FlavorNodes();
@@ -800,9 +801,9 @@ TEST_F(SelectTest, AGangGoesWholeOrNotAtAll) {
   Running("a-x", "team-a", 4, "n0", 0, 90);
   Running("job-0", "team-a", 4, "n1", 0, 30).gang = "owner/job";
   Running("job-1", "team-a", 4, "n1", 0, 1).gang = "owner/job";  // 1 minute old
-  Selection s2 = Select(Pending("b0", "team-b", 4));
+  Selection s2 = Select(Pending("a-high", "team-a", 4, 10));
   ASSERT_EQ(s2.outcome, Selection::Outcome::kVictims) << s2.explanation;
-  EXPECT_EQ(Victims(s2), (Strings{"a-x:Reclaim"}));
+  EXPECT_EQ(Victims(s2), (Strings{"a-x:InTeamPriority"}));
 }
 
 // A gang spread over two nodes goes whole, though the room of its member on one node would do.
@@ -820,7 +821,9 @@ TEST_F(SelectTest, AGangAcrossNodesGoesWhole) {
   EXPECT_NE(s.victims[1].note.find("evicted with its gang of 2 pods"), std::string::npos);
 }
 
-TEST_F(SelectTest, MinimumRuntimeProtectsYoungPods) {
+// The minimum runtime protects a young pod from a preemption by priority; a team taking back its
+// nominal quota does not wait for it (its guarantee): the most recent goes, as without one.
+TEST_F(SelectTest, MinimumRuntimeProtectsYoungPodsButNotFromAReclaim) {
   PolicyBuilder builder;
   builder.Team("team-a", "c").Quota(kP5, kGpu, 8).Team("team-b", "c").Quota(kP5, kGpu, 8);
   builder.mutable_policy().preemption.minimum_runtime_seconds = 600;
@@ -829,9 +832,12 @@ TEST_F(SelectTest, MinimumRuntimeProtectsYoungPods) {
   AddNode("n1", 8);
   Running("a-old", "team-a", 8, "n0", 0, 60);
   Running("a-young", "team-a", 8, "n1", 0, 5);  // most recent, but younger than 10 minutes
-  Selection s = Select(Pending("b0", "team-b", 8));
-  ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
-  EXPECT_EQ(Victims(s), (Strings{"a-old:Reclaim"}));
+  Selection by_priority = Select(Pending("a-high", "team-a", 8, 10));
+  ASSERT_EQ(by_priority.outcome, Selection::Outcome::kVictims) << by_priority.explanation;
+  EXPECT_EQ(Victims(by_priority), (Strings{"a-old:InTeamPriority"}));
+  Selection reclaim = Select(Pending("b0", "team-b", 8));
+  ASSERT_EQ(reclaim.outcome, Selection::Outcome::kVictims) << reclaim.explanation;
+  EXPECT_EQ(Victims(reclaim), (Strings{"a-young:Reclaim"}));
 }
 
 TEST_F(SelectTest, PdbBlockedVictimsAreSkipped) {

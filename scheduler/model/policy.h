@@ -160,7 +160,7 @@ enum class FairShareStrategy { kLessThanOrEqualToFinalShare, kLessThanInitialSha
 
 struct PreemptionSettings {
   int64_t grace_period_seconds = 120;   // for evictions, so jobs can checkpoint
-  int64_t minimum_runtime_seconds = 0;  // younger pods are never preempted
+  int64_t minimum_runtime_seconds = 0;  // younger pods are preempted only by a Reclaim
   // Tried in order, each over every candidate before the next (Kueue's default pair).
   std::vector<FairShareStrategy> fair_sharing_strategies = {
       FairShareStrategy::kLessThanOrEqualToFinalShare, FairShareStrategy::kLessThanInitialShare};

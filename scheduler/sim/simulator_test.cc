@@ -75,6 +75,36 @@ TEST(SimulatorTest, AReclaimDisruptsTheBorrowerOnceAndGivesTheOwnerItsQuotaSoon)
   EXPECT_EQ(r.never_ran, 0);
 }
 
+// A minimum runtime keeps a young pod from a preemption by priority, not from its team's owner
+// taking back its nominal quota: with 10 minutes, a-train still has a's 8 GPUs within grace + 2 s
+// of arriving though b-train started 30 s before; a-urgent, a pod of higher priority arriving
+// while a-train is young, waits until a-train has run the 10 minutes (or ends).
+TEST(SimulatorTest, AMinimumRuntimeDelaysPriorityPreemptionsButNotAReclaim) {
+  PolicyBuilder builder;
+  builder.PriorityClass("normal", 10).PriorityClass("urgent", 100);
+  builder.Team("a", "c").Quota(kP5, kGpu, 8).Team("b", "c").Quota(kP5, kGpu, 0);
+  builder.mutable_policy().preemption.grace_period_seconds = 2;
+  builder.mutable_policy().preemption.minimum_runtime_seconds = 600;
+  Trace trace;
+  trace.nodes = {P5Nodes(1)};
+  trace.jobs = {Job("b-train", "b", 0, 1, 8, 900, "normal"),
+                Job("a-train", "a", 30, 1, 8, 900, "normal"),
+                Job("a-urgent", "a", 60, 1, 8, 60, "urgent")};
+  std::ostringstream timeline;
+  SimulationOptions options;
+  options.timeline = &timeline;
+  const Report r = Simulate(builder.Build(), trace, options);
+  EXPECT_EQ(r.completed, 3) << Table(r);
+  ASSERT_EQ(r.guarantee_samples, 1) << Table(r);  // a-train arrived within a's nominal
+  EXPECT_LE(r.guarantee_max, 2.0 + 2.0) << Table(r);
+  EXPECT_NE(timeline.str().find("event Preempted ns-b/b-train: Reclaim"), std::string::npos)
+      << timeline.str();
+  // a-train started about 33 s: a-urgent takes its place once it has run 600 s, not before.
+  EXPECT_GE(r.waits_by_class.at("urgent").p95, 600.0 + 33 - 60 - 1) << Table(r);
+  EXPECT_LE(r.waits_by_class.at("urgent").p95, 600.0 + 33 - 60 + 10) << Table(r);
+  EXPECT_EQ(r.disruptions, 2u) << Table(r);
+}
+
 // A preemptor tried between its victims' exits backs off (docs/simulate.md, "A 1 s backoff"): a
 // reclaims its 8 GPUs from four 2-GPU pods of b. Under v1.30's queue the first victim to leave
 // sends a-train to be tried while the others are still leaving; it fails and waits out its
