@@ -46,6 +46,14 @@ TraceJob Job(const std::string& name, const std::string& team, int64_t arrival_s
   return job;
 }
 
+// Team a owns the 8 GPUs of a p5 node and lends them; team b owns none; a 2 s grace period.
+PolicyBuilder ALendsToB() {
+  PolicyBuilder builder;
+  builder.Team("a", "c").Quota(kP5, kGpu, 8).Team("b", "c").Quota(kP5, kGpu, 0);
+  builder.mutable_policy().preemption.grace_period_seconds = 2;
+  return builder;
+}
+
 std::string Table(const Report& r) {
   std::ostringstream out;
   Report copy = r;
@@ -57,9 +65,7 @@ std::string Table(const Report& r) {
 // Team a lends its 8 GPUs to team b; when a needs them back, b's job is stopped once — within the
 // grace period and a couple of seconds — and both jobs complete.
 TEST(SimulatorTest, AReclaimDisruptsTheBorrowerOnceAndGivesTheOwnerItsQuotaSoon) {
-  PolicyBuilder builder;
-  builder.Team("a", "c").Quota(kP5, kGpu, 8).Team("b", "c").Quota(kP5, kGpu, 0);
-  builder.mutable_policy().preemption.grace_period_seconds = 2;
+  PolicyBuilder builder = ALendsToB();
   Trace trace;
   trace.nodes = {P5Nodes(1)};
   trace.jobs = {Job("b-train", "b", 0, 1, 8, 600), Job("a-train", "a", 30, 1, 8, 60)};
@@ -80,10 +86,8 @@ TEST(SimulatorTest, AReclaimDisruptsTheBorrowerOnceAndGivesTheOwnerItsQuotaSoon)
 // of arriving though b-train started 30 s before; a-urgent, a pod of higher priority arriving
 // while a-train is young, waits until a-train has run the 10 minutes (or ends).
 TEST(SimulatorTest, AMinimumRuntimeDelaysPriorityPreemptionsButNotAReclaim) {
-  PolicyBuilder builder;
+  PolicyBuilder builder = ALendsToB();
   builder.PriorityClass("normal", 10).PriorityClass("urgent", 100);
-  builder.Team("a", "c").Quota(kP5, kGpu, 8).Team("b", "c").Quota(kP5, kGpu, 0);
-  builder.mutable_policy().preemption.grace_period_seconds = 2;
   builder.mutable_policy().preemption.minimum_runtime_seconds = 600;
   Trace trace;
   trace.nodes = {P5Nodes(1)};
@@ -111,9 +115,7 @@ TEST(SimulatorTest, AMinimumRuntimeDelaysPriorityPreemptionsButNotAReclaim) {
 // backoff, then the backoff queue's next flush. With the overlay's 1 s backoff a has its quota
 // within grace + 2 s; with 2 s it does not.
 TEST(SimulatorTest, APreemptorTriedBetweenItsVictimsExitsGetsItsQuotaWithinGracePlusTwoSeconds) {
-  PolicyBuilder builder;
-  builder.Team("a", "c").Quota(kP5, kGpu, 8).Team("b", "c").Quota(kP5, kGpu, 0);
-  builder.mutable_policy().preemption.grace_period_seconds = 2;
+  PolicyBuilder builder = ALendsToB();
   Trace trace;
   trace.nodes = {P5Nodes(1)};
   for (int i = 0; i < 4; ++i)
