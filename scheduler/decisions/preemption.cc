@@ -556,9 +556,11 @@ Verdict JudgeVictim(const Policy& policy, const PreemptorFacts& preemptor,
                     int64_t now_ms) {
   Verdict v = JudgeByRules(policy, preemptor, victim, sim, request, victim_charge);
   // The minimum runtime keeps preemption from thrashing, but never delays a team taking back
-  // its nominal quota (its guarantee: within the grace period).
+  // its nominal quota (its guarantee: within the grace period) — also once its own victims are
+  // gone (reclaim_if_within_nominal).
   const int64_t min_runtime_ms = policy.preemption.minimum_runtime_seconds * 1000;
-  const bool reclaim = v.allowed && v.reason == PreemptionReason::kReclaim;
+  const bool reclaim =
+      v.reason == PreemptionReason::kReclaim && (v.allowed || v.reclaim_if_within_nominal);
   if (min_runtime_ms > 0 && now_ms - victim.started_ms < min_runtime_ms && !reclaim) {
     return Never("younger than the minimum runtime");
   }

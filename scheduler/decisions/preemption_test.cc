@@ -1059,6 +1059,28 @@ TEST_F(SelectTest, OwnTeamAndReclaimVictimsInOneRound) {
   EXPECT_EQ(Victims(s), (Strings{"b-low:Reclaim", "a-low:InTeamPriority"}));
 }
 
+// The same round with a minimum runtime that team-b's pods have not run: team-a ends within its
+// nominal, so taking back what team-b borrowed does not wait for them (its guarantee); its own
+// lower-priority pod had run long enough.
+TEST_F(SelectTest, OwnTeamAndReclaimVictimsInOneRoundDoNotWaitForTheMinimumRuntime) {
+  PolicyBuilder builder;
+  builder.Team("team-a", "c")
+      .Quota(kP5, kGpu, 6, 6)
+      .Team("team-b", "c")
+      .Quota(kP5, kGpu, 6, 6)
+      .IdleCompute(IdleComputeAllocation::kFirstComeFirstServe);
+  builder.mutable_policy().preemption.minimum_runtime_seconds = 600;
+  SetPolicy(builder.Build());
+  AddNode("n0", 100);
+  Running("a-low", "team-a", 3, "n0", /*priority=*/-1);
+  Running("a-mid", "team-a", 2, "n0", /*priority=*/0);
+  Running("b-low", "team-b", 3, "n0", /*priority=*/-1, /*age_min=*/5);
+  Running("b-mid", "team-b", 4, "n0", /*priority=*/0, /*age_min=*/5);
+  Selection s = Select(Pending("a-new", "team-a", 4, /*priority=*/1));
+  ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
+  EXPECT_EQ(Victims(s), (Strings{"b-low:Reclaim", "a-low:InTeamPriority"}));
+}
+
 TEST_F(SelectTest, FairShareRefusesWhenTheVictimTeamIsNotAbove) {
   SetPolicy(FairShareTeams());
   AddNode("n0", 8);
