@@ -669,9 +669,6 @@ TEST_F(ControllerTest, AGangReclaimsForAllItsMembersInOneRoundAndIsAdmittedWhole
   EXPECT_EQ(Usage("team-b"), 8);
 }
 
-// A gang within its team's nominal quota whose members do not all find room gets room freed for
-// them all. Judged on one member, which fits, nothing was freed: the gang waited while smaller
-// pods took the room.
 // A whole-node pod within its team's nominal quota that no node has room for, with nothing that
 // may be evicted (team-b and team-c each fill a node within theirs), has the node whose pods
 // started first drained for it: its room is held while its pods end, and once it fits, for
@@ -732,6 +729,9 @@ TEST_F(ControllerTest, ADrainedPodThatFitsKeepsItsRoomForTheFitHoldAndNoLonger) 
   EXPECT_TRUE(Evicted().empty());
 }
 
+// A gang within its team's nominal quota whose members do not all find room gets room freed for
+// them all. Judged on one member, which fits, nothing was freed: the gang waited while smaller
+// pods took the room.
 TEST_F(ControllerTest, AGangWithRoomForOneMemberGetsRoomForAll) {
   Start(PolicyBuilder()
             .Team("team-a", "c")

@@ -474,7 +474,7 @@ bool WithinTeamAllows(WithinTeamPreemption rule, int32_t priority, int64_t creat
 
 namespace {
 
-// JudgeVictim's rules but the minimum runtime.
+// JudgeVictim's rules, except the minimum runtime.
 Verdict JudgeByRules(const Policy& policy, const PreemptorFacts& preemptor,
                      const VictimFacts& victim, const QuotaSim* sim,
                      const QuotaSim::Amounts& request, const QuotaSim::Amounts& victim_charge) {
@@ -562,7 +562,12 @@ Verdict JudgeVictim(const Policy& policy, const PreemptorFacts& preemptor,
   const bool reclaim =
       v.reason == PreemptionReason::kReclaim && (v.allowed || v.reclaim_if_within_nominal);
   if (min_runtime_ms > 0 && now_ms - victim.started_ms < min_runtime_ms && !reclaim) {
-    return Never("younger than the minimum runtime");
+    // Another team's pod may yet be a Reclaim once the preemptor's own victims are gone (the
+    // walks only remove usage): refused for now, not for good.
+    const bool may_be_reclaimed = !v.lasting && preemptor.team != nullptr &&
+                                  victim.team != nullptr && preemptor.team_id != victim.team_id;
+    return may_be_reclaimed ? No("younger than the minimum runtime")
+                            : Never("younger than the minimum runtime");
   }
   return v;
 }

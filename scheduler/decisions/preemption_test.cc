@@ -804,6 +804,24 @@ TEST_F(SelectTest, AGangGoesWholeOrNotAtAll) {
   Selection s2 = Select(Pending("a-high", "team-a", 4, 10));
   ASSERT_EQ(s2.outcome, Selection::Outcome::kVictims) << s2.explanation;
   EXPECT_EQ(Victims(s2), (Strings{"a-x:InTeamPriority"}));
+
+  // A team taking back its nominal quota does not wait for the minimum runtime: the gang, most
+  // recent, goes whole, its young member too.
+  PolicyBuilder lending;
+  lending.Team("team-a", "c").Quota(kP5, kGpu, 8).Team("team-b", "c").Quota(kP5, kGpu, 8);
+  lending.mutable_policy().preemption.minimum_runtime_seconds = 600;
+  SetPolicy(lending.Build());
+  nodes_ = FlavorNodes();
+  candidates_.clear();
+  AddNode("n0", 8);
+  AddNode("n1", 8);
+  Running("a-solo", "team-a", 4, "n0", 0, 100);
+  Running("a-x", "team-a", 4, "n0", 0, 90);
+  Running("job-0", "team-a", 4, "n1", 0, 30).gang = "owner/job";
+  Running("job-1", "team-a", 4, "n1", 0, 1).gang = "owner/job";
+  Selection s3 = Select(Pending("b0", "team-b", 4));
+  ASSERT_EQ(s3.outcome, Selection::Outcome::kVictims) << s3.explanation;
+  EXPECT_EQ(Victims(s3), (Strings{"job-0:Reclaim", "job-1:Reclaim"}));
 }
 
 // A gang spread over two nodes goes whole, though the room of its member on one node would do.
@@ -1061,24 +1079,34 @@ TEST_F(SelectTest, OwnTeamAndReclaimVictimsInOneRound) {
 
 // The same round with a minimum runtime that team-b's pods have not run: team-a ends within its
 // nominal, so taking back what team-b borrowed does not wait for them (its guarantee); its own
-// lower-priority pod had run long enough.
+// lower-priority pod had run long enough. Under FirstComeFirstServe and under FairShare (where
+// team-b's pods are first judged FairShare: refused for now, not for good, they are a Reclaim
+// once a-low is counted gone).
 TEST_F(SelectTest, OwnTeamAndReclaimVictimsInOneRoundDoNotWaitForTheMinimumRuntime) {
-  PolicyBuilder builder;
-  builder.Team("team-a", "c")
-      .Quota(kP5, kGpu, 6, 6)
-      .Team("team-b", "c")
-      .Quota(kP5, kGpu, 6, 6)
-      .IdleCompute(IdleComputeAllocation::kFirstComeFirstServe);
-  builder.mutable_policy().preemption.minimum_runtime_seconds = 600;
-  SetPolicy(builder.Build());
-  AddNode("n0", 100);
-  Running("a-low", "team-a", 3, "n0", /*priority=*/-1);
-  Running("a-mid", "team-a", 2, "n0", /*priority=*/0);
-  Running("b-low", "team-b", 3, "n0", /*priority=*/-1, /*age_min=*/5);
-  Running("b-mid", "team-b", 4, "n0", /*priority=*/0, /*age_min=*/5);
-  Selection s = Select(Pending("a-new", "team-a", 4, /*priority=*/1));
+  auto world = [&](IdleComputeAllocation idle) {
+    PolicyBuilder builder;
+    builder.Team("team-a", "c")
+        .Quota(kP5, kGpu, 6, 6)
+        .Team("team-b", "c")
+        .Quota(kP5, kGpu, 6, 6)
+        .IdleCompute(idle);
+    builder.mutable_policy().preemption.minimum_runtime_seconds = 600;
+    SetPolicy(builder.Build());
+    nodes_ = FlavorNodes();
+    candidates_.clear();
+    AddNode("n0", 100);
+    Running("a-low", "team-a", 3, "n0", /*priority=*/-1);
+    Running("a-mid", "team-a", 2, "n0", /*priority=*/0);
+    Running("b-low", "team-b", 3, "n0", /*priority=*/-1, /*age_min=*/5);
+    Running("b-mid", "team-b", 4, "n0", /*priority=*/0, /*age_min=*/5);
+    return Select(Pending("a-new", "team-a", 4, /*priority=*/1));
+  };
+  Selection s = world(IdleComputeAllocation::kFirstComeFirstServe);
   ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
   EXPECT_EQ(Victims(s), (Strings{"b-low:Reclaim", "a-low:InTeamPriority"}));
+  s = world(IdleComputeAllocation::kFairShare);
+  ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
+  EXPECT_EQ(Victims(s), (Strings{"a-low:InTeamPriority", "b-low:Reclaim"}));
 }
 
 TEST_F(SelectTest, FairShareRefusesWhenTheVictimTeamIsNotAbove) {
@@ -1401,7 +1429,7 @@ TEST_F(PreemptVerbTest, AGangMemberIsKeptOnlyWithItsWholeGangOnTheNode) {
   EXPECT_EQ(Names(r.node_to_victims["p5-1"]), Strings{"b2"});
 }
 
-TEST_F(PreemptVerbTest, TheMinimumRuntimeProtectsYoungPodsFromAnyPreemptor) {
+TEST_F(PreemptVerbTest, TheMinimumRuntimeProtectsYoungPodsFromAnUngovernedPreemptor) {
   PolicyBuilder builder;
   builder.Team("team-a", "c").Quota(kP5, kGpu, 8);
   builder.mutable_policy().preemption.minimum_runtime_seconds = 600;

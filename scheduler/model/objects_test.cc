@@ -110,7 +110,9 @@ TEST(ResourceListTest, AddMergesByName) {
   empty.Add(a);
   EXPECT_EQ(empty, a);
   a.Add(ResourceList{});
-  EXPECT_EQ(a.Get("d"), 42);
+  EXPECT_EQ(a, empty);
+  a.Add(a);  // itself: every name doubles
+  EXPECT_EQ(a, (ResourceList{{"a", 20}, {"b", 42}, {"c", 60}, {"d", 84}, {"e", 100}}));
 }
 
 TEST(ResourceListTest, SortedAndFormatted) {
