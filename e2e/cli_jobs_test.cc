@@ -359,12 +359,19 @@ TEST_F(CliJobsTest, APyTorchJobIsOneGangFromSubmitToDelete) {
   EXPECT_EQ(names, (std::set<std::string>{"pt-master-0", "pt-worker-0"}));
   EXPECT_EQ(State("pt"), "Pending");
   ASSERT_TRUE(h().Sync().ok());
-  common::Result<common::testing::HttpReply> workload =
-      h().extender().Admin("/api/v1/workloads/" + std::string(kNs) + "/pt");
-  ASSERT_TRUE(workload.ok() && workload->status == 200)
-      << (workload.ok() ? workload->body : workload.error().message);
+  // Sync() orders pod events only: wait (bounded: 5 s) until the extender's PyTorchJob informer
+  // has seen the job, which declares the gang's size; under load it may lag the pods.
   rapidjson::Document w;
-  w.Parse(workload->body.c_str());
+  for (int i = 0; i < 50; ++i) {
+    common::Result<common::testing::HttpReply> workload =
+        h().extender().Admin("/api/v1/workloads/" + std::string(kNs) + "/pt");
+    ASSERT_TRUE(workload.ok() && workload->status == 200)
+        << (workload.ok() ? workload->body : workload.error().message);
+    w.Parse(workload->body.c_str());
+    ASSERT_TRUE(w.IsObject() && w["items"].IsArray() && !w["items"].Empty()) << workload->body;
+    if (w["items"][0]["declaredPods"].GetInt() > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   EXPECT_STREQ(w["items"][0]["kind"].GetString(), "PyTorchJob");
   EXPECT_EQ(w["items"][0]["declaredPods"].GetInt(), 2);  // Master 1 + Worker 1
   EXPECT_EQ(SchedulePending("pt"), 2) << h().Logs();

@@ -668,8 +668,7 @@ async function renderPolicies() {
         fact('Task prioritization', policy.taskPrioritization),
         fact('Idle compute allocation', policy.idleComputeAllocation),
         fact('Preemption grace period', policy.preemption.gracePeriodSeconds + 's'),
-        fact('Minimum runtime before preemption (reclaims of nominal quota excepted)',
-             policy.preemption.minimumRuntimeSeconds + 's'),
+        fact('Minimum runtime before preemption', policy.preemption.minimumRuntimeSeconds + 's'),
         fact('Gang timeout', policy.gangTimeoutSeconds + 's'),
         fact('Starvation bound', policy.starvationBoundSeconds > 0 ?
           policy.starvationBoundSeconds + 's' : 'off'),
