@@ -774,33 +774,35 @@ TEST_F(SelectTest, FitsNowOnlyOnANodeThePodMayUse) {
 }
 
 TEST_F(SelectTest, AGangGoesWholeOrNotAtAll) {
-  SetPolicy(TwoTeams());
-  AddNode("n0", 8);
-  AddNode("n1", 8);
-  Running("a-solo", "team-a", 4, "n0", 0, 100);
-  Running("a-x", "team-a", 4, "n0", 0, 90);
-  Running("job-0", "team-a", 4, "n1", 0, 5).gang = "owner/job";
-  Running("job-1", "team-a", 4, "n1", 0, 5).gang = "owner/job";
+  // Team-a's two lone pods on n0 and its gang's two members on n1, started so many minutes ago.
+  auto world = [&](PolicyPtr policy, int64_t job_0_age_min, int64_t job_1_age_min) {
+    SetPolicy(std::move(policy));
+    nodes_ = FlavorNodes();
+    candidates_.clear();
+    AddNode("n0", 8);
+    AddNode("n1", 8);
+    Running("a-solo", "team-a", 4, "n0", 0, 100);
+    Running("a-x", "team-a", 4, "n0", 0, 90);
+    Running("job-0", "team-a", 4, "n1", 0, job_0_age_min).gang = "owner/job";
+    Running("job-1", "team-a", 4, "n1", 0, job_1_age_min).gang = "owner/job";
+  };
+  world(TwoTeams(), 5, 5);
   // The gang comes first (most recent); it is evicted whole, both pods.
   Selection s = Select(Pending("b0", "team-b", 4));
   ASSERT_EQ(s.outcome, Selection::Outcome::kVictims) << s.explanation;
   EXPECT_EQ(Victims(s), (Strings{"job-0:Reclaim", "job-1:Reclaim"}));
   EXPECT_NE(s.victims[0].note.find("evicted with its gang of 2 pods"), std::string::npos);
 
+  // With a minimum runtime of 10 minutes the gang's second member is 1 minute old.
+  auto with_young_member = [&](PolicyBuilder builder) {
+    builder.mutable_policy().preemption.minimum_runtime_seconds = 600;
+    world(builder.Build(), 30, 1);
+  };
   // A gang with one member that may not go (too young for a preemption by priority) is not a
   // candidate at all.
-  PolicyBuilder builder;
-  builder.Team("team-a", "c").Quota(kP5, kGpu, 16);
-  builder.mutable_policy().preemption.minimum_runtime_seconds = 600;
-  SetPolicy(builder.Build());
-  nodes_ = FlavorNodes();
-  candidates_.clear();
-  AddNode("n0", 8);
-  AddNode("n1", 8);
-  Running("a-solo", "team-a", 4, "n0", 0, 100);
-  Running("a-x", "team-a", 4, "n0", 0, 90);
-  Running("job-0", "team-a", 4, "n1", 0, 30).gang = "owner/job";
-  Running("job-1", "team-a", 4, "n1", 0, 1).gang = "owner/job";  // 1 minute old
+  PolicyBuilder alone;
+  alone.Team("team-a", "c").Quota(kP5, kGpu, 16);
+  with_young_member(alone);
   Selection s2 = Select(Pending("a-high", "team-a", 4, 10));
   ASSERT_EQ(s2.outcome, Selection::Outcome::kVictims) << s2.explanation;
   EXPECT_EQ(Victims(s2), (Strings{"a-x:InTeamPriority"}));
@@ -809,16 +811,7 @@ TEST_F(SelectTest, AGangGoesWholeOrNotAtAll) {
   // recent, goes whole, its young member too.
   PolicyBuilder lending;
   lending.Team("team-a", "c").Quota(kP5, kGpu, 8).Team("team-b", "c").Quota(kP5, kGpu, 8);
-  lending.mutable_policy().preemption.minimum_runtime_seconds = 600;
-  SetPolicy(lending.Build());
-  nodes_ = FlavorNodes();
-  candidates_.clear();
-  AddNode("n0", 8);
-  AddNode("n1", 8);
-  Running("a-solo", "team-a", 4, "n0", 0, 100);
-  Running("a-x", "team-a", 4, "n0", 0, 90);
-  Running("job-0", "team-a", 4, "n1", 0, 30).gang = "owner/job";
-  Running("job-1", "team-a", 4, "n1", 0, 1).gang = "owner/job";
+  with_young_member(lending);
   Selection s3 = Select(Pending("b0", "team-b", 4));
   ASSERT_EQ(s3.outcome, Selection::Outcome::kVictims) << s3.explanation;
   EXPECT_EQ(Victims(s3), (Strings{"job-0:Reclaim", "job-1:Reclaim"}));
