@@ -68,7 +68,8 @@ QuotaLine LineOf(const CellView& v, int64_t amount, Mode mode, int64_t team_extr
 bool FitsOnTop(const Ledger::Session& s, NameId team, NameId flavor, const ResourceList& request,
                Mode mode, const Tally& tally, Tally* after) {
   if (!s.HasFlavor(team, flavor)) return false;
-  Tally next = tally;
+  std::optional<Tally> next;  // only when asked for: a check alone allocates nothing
+  if (after != nullptr) next = tally;
   for (const ResourceAmount& want : request) {
     std::optional<NameId> resource = ResourceNames().Find(want.name);
     if (!resource) continue;
@@ -77,10 +78,11 @@ bool FitsOnTop(const Ledger::Session& s, NameId team, NameId flavor, const Resou
     const QuotaLine line =
         LineOf(v, want.amount, mode, tally.team.Get(want.name), tally.pool.Get(want.name));
     if (!line.fits()) return false;
-    next.team.Set(want.name, SaturatingAdd(next.team.Get(want.name), want.amount));
-    next.pool.Set(want.name, SaturatingAdd(next.pool.Get(want.name), line.pool_need));
+    if (!next) continue;
+    next->team.Set(want.name, SaturatingAdd(next->team.Get(want.name), want.amount));
+    next->pool.Set(want.name, SaturatingAdd(next->pool.Get(want.name), line.pool_need));
   }
-  if (after != nullptr) *after = std::move(next);
+  if (after != nullptr) *after = std::move(*next);
   return true;
 }
 
@@ -390,30 +392,31 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
   //  * when it starves (Starving) and this pod does not.
   const bool i_starve = Starving(snapshot.policy, me.pod->creation_unix_ms, snapshot.now_ms);
   const Team* team_of_tally = nullptr;
-  Tally theirs;  // what the other team's pods ahead take
+  NameId other_id = 0;  // team_of_tally's
+  Tally theirs;         // what the other team's pods ahead take
   for (const auto& [other_team, head_entry] : *snapshot.heads) {
     const PendingPod& head = *head_entry;
     const Team& other = *other_team;
     if (other_team != team_of_tally) {
       team_of_tally = other_team;
+      other_id = TeamNames().Intern(other.name);
       theirs = Tally{};
     }
-    const NameId other_id = TeamNames().Intern(other.name);
     if (!s.HasFlavor(other_id, flavor)) continue;
     if (!snapshot.policy.FlavorAllows(flavor_name, head.node_selector)) continue;
     // A gang at the head asks for its members together.
-    const ResourceList need =
-        head.workload.empty() ? head.request : head.request.Times(std::max(1, head.workload_size));
+    std::optional<ResourceList> gang_need;
+    if (!head.workload.empty()) gang_need = head.request.Times(std::max(1, head.workload_size));
+    const ResourceList& need = gang_need ? *gang_need : head.request;
     const Tally before = theirs;
-    Tally after_mine = before;  // its view once this pod took its share of the pool
-    after_mine.pool.Add(mine.pool);
     // A pod that would fit alone but not after the pods ahead of it in its own queue took theirs
     // waits for them, not for this pod (else two teams' pods could each wait for the other).
-    const bool fits_alone =
-        FitsOnTop(s, other_id, flavor, need, Mode::kBorrowing, Tally{}, nullptr);
-    if (!FitsOnTop(s, other_id, flavor, need, Mode::kBorrowing, before, &theirs) && fits_alone) {
+    if (!FitsOnTop(s, other_id, flavor, need, Mode::kBorrowing, before, &theirs) &&
+        FitsOnTop(s, other_id, flavor, need, Mode::kBorrowing, Tally{}, nullptr)) {
       continue;
     }
+    Tally after_mine = before;  // its view once this pod took its share of the pool
+    after_mine.pool.Add(mine.pool);
     if (FitsOnTop(s, other_id, flavor, need, Mode::kBorrowing, after_mine, nullptr)) continue;
     if (TeamWithinNominal(s, other_id, flavor, need, before)) {
       return "fair share: " + other.name + " is ahead of " + me.team->name + ": its pending pod " +
