@@ -420,17 +420,47 @@ int64_t PreemptionController::SetAsideUntil(const std::string& uid, uint64_t sta
   return 0;
 }
 
-void PreemptionController::SetAsideUnchanged(const Run& run, const PendingPod& pending) {
-  if (run.policy.preemption.minimum_runtime_seconds > 0) return;
+void PreemptionController::SetAsideUnchanged(const Run& run, const PendingPod& pending,
+                                             std::string why) {
+  const bool replayed = run.policy.preemption.minimum_runtime_seconds > 0;
+  if (replayed && why.empty()) return;
   auto team = teams_.find(pending.team);
   if (team == teams_.end()) return;
-  set_aside_[pending.uid] = SetAside{team->second.stamp, run.now_ms + options_.unchanged_wait_ms};
+  // What lapses with time alone ends the set-aside too: a protected pod coming of age, the pod
+  // starting to starve (or giving up).
+  int64_t until = std::min(run.now_ms + options_.unchanged_wait_ms, first_of_age_ms_);
+  const int64_t bound_ms = run.policy.starvation_bound_seconds * 1000;
+  if (bound_ms > 0) {
+    for (const int64_t waited : {bound_ms, decisions::kStarvationGiveUp * bound_ms}) {
+      const int64_t change = pending.created_ms + waited + 1;
+      if (change > run.now_ms) until = std::min(until, change);
+    }
+  }
+  if (until <= run.now_ms) return;
+  set_aside_[pending.uid] = SetAside{team->second.stamp, until, std::move(why)};
+}
+
+bool PreemptionController::ReplaySetAside(Run& run, const PendingPod& pending) {
+  if (run.policy.preemption.minimum_runtime_seconds <= 0 || run.started || !run.drained.empty()) {
+    return false;
+  }
+  auto team = teams_.find(pending.team);
+  if (team == teams_.end()) return false;
+  const int64_t until = SetAsideUntil(pending.uid, team->second.stamp, run.now_ms);
+  if (until == 0) return false;
+  run.report->no_preemption[pending.key] = set_aside_[pending.uid].why;
+  ++run.report->replayed;
+  std::lock_guard<std::mutex> lock(mu_);
+  table_.BackOff(pending.uid, run.now_ms + options_.no_victims_backoff_ms,
+                 /*nothing_started=*/true);
+  return true;
 }
 
 std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& policy, int64_t now_ms) {
   const bool by_priority = policy.task_prioritization == TaskPrioritization::kTaskRanking;
   std::vector<PendingPod> preemptors;
   teams_.clear();
+  policy_minimum_runtime_ = policy.preemption.minimum_runtime_seconds;
   for (const Team& team : policy.teams) {
     if (!team.active || team.flavors.empty()) continue;
     const NameId team_id = TeamNames().Intern(team.name);
@@ -469,6 +499,8 @@ int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uin
   const std::vector<state::PendingRef> pending =
       cluster_->pending().Heads(team_id, by_priority, options_.max_preemptors_per_team * 8);
   int64_t rest_until = std::numeric_limits<int64_t>::max();  // 0 once a pod is not set aside
+  // With a minimum runtime, pods set aside take their turns (DecideFor replays their decision).
+  const bool replayed = policy_minimum_runtime_ > 0;
   size_t taken = 0;
   std::unordered_set<std::string_view> gangs;  // one preemptor per gang: its best-ranked member
   std::vector<const PendingPod*> passed;       // backed off, nothing started: above the next taken
@@ -477,7 +509,7 @@ int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uin
     if (taken == options_.max_preemptors_per_team) break;
     // Set aside (nothing could be done for it, and nothing changed since): the common case of a
     // settled cluster, decided by one lookup here, before the checks that take other locks.
-    const int64_t aside_until = SetAsideUntil(p.uid, stamp, now_ms);
+    const int64_t aside_until = replayed ? 0 : SetAsideUntil(p.uid, stamp, now_ms);
     rest_until = aside_until == 0 ? 0 : std::min(rest_until, aside_until);
     bool skip = aside_until != 0;
     if (!p.workload.empty()) {
@@ -543,6 +575,8 @@ VictimPlanner::Inputs PreemptionController::PlanInputs(const Policy& policy, int
       if (std::find(flavors.begin(), flavors.end(), id) == flavors.end()) flavors.push_back(id);
     }
   }
+  const int64_t min_runtime_ms = policy.preemption.minimum_runtime_seconds * 1000;
+  first_of_age_ms_ = std::numeric_limits<int64_t>::max();
   VictimPlanner::Inputs in;
   in.policy = &policy;
   in.now_ms = now_ms;
@@ -566,6 +600,9 @@ VictimPlanner::Inputs PreemptionController::PlanInputs(const Policy& policy, int
         }
         const bool going = pod.kept.terminating() || evicted.count(c.uid) > 0 ||
                            followed.committed.count(c.uid) > 0;
+        if (!going && min_runtime_ms > 0 && c.started_ms + min_runtime_ms > now_ms) {
+          first_of_age_ms_ = std::min(first_of_age_ms_, c.started_ms + min_runtime_ms);
+        }
         (going ? in.terminating : in.running).push_back(std::move(c));
       },
       &flavors);
@@ -576,6 +613,7 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
   const Team* team = run.policy.FindTeam(TeamNames().Name(pending.team));
   if (team == nullptr) return;
   ++run.report->preemptors;
+  if (ReplaySetAside(run, pending)) return;
   const std::optional<GangHold> hold =
       pending.workload.empty() ? std::nullopt : book_->FindGang(pending.workload);
   const int32_t holders = hold ? hold->holders : 0;
@@ -609,7 +647,7 @@ void PreemptionController::DecideFor(Run& run, const PendingPod& pending) {
     // are considered too (a run looks at a bounded number of preemptors).
     common::log::Debug(kComponent, "no preemption", {{"pod", p.key}, {"why", chosen.explanation}});
     run.report->no_preemption[p.key] = chosen.explanation;
-    SetAsideUnchanged(run, pending);
+    SetAsideUnchanged(run, pending, chosen.explanation);
     std::lock_guard<std::mutex> lock(mu_);
     table_.BackOff(p.uid, run.now_ms + options_.no_victims_backoff_ms, /*nothing_started=*/true);
     return;
@@ -738,6 +776,7 @@ void PreemptionController::StartRound(Run& run, const PendingPod& pending, const
   round.started_ms = run.now_ms;
   round.deadline_ms = run.now_ms + run.grace_s * 1000 + options_.round_slack_ms;
   round.victims = run.planner->Commit(p, chosen);
+  run.started = true;
   NoteTakings(p, round.victims, run.now_ms);
   events_.RoundStarted(round, run.grace_s);
   {

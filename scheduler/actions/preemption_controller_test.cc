@@ -1684,6 +1684,60 @@ TEST_F(ControllerTest, APodBackedOffIsDecidedForBeforeOneRankedBelowItGetsARound
   EXPECT_EQ(Evicted(), (Strings{"low-0", "low-1"}));
 }
 
+// With a minimum runtime, a decision that found no victims is repeated, not planned again, while
+// it holds: nothing changed on the team's flavors and no pod they protect came of age.
+TEST_F(ControllerTest, ANoVictimsDecisionIsReplayedUntilAProtectedPodComesOfAge) {
+  auto policy = std::make_shared<Policy>(
+      *PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 8, /*borrow=*/0).Build());
+  policy->preemption.minimum_runtime_seconds = 20;
+  Start(policy);
+  AddNodes(1, 8);
+  Submit("low-0", "team-a", 8, 10);
+  ASSERT_TRUE(Schedule("uid-low-0"));
+  Submit("high", "team-a", 8, 50);
+  ASSERT_FALSE(Schedule("uid-high"));
+  PreemptionController::RunReport first = controller_->RunOnce();
+  ASSERT_EQ(first.no_preemption.count("ns-team-a/high"), 1u);
+  EXPECT_EQ(first.replayed, 0u);
+  clock_.Advance(6'000);  // past its backoff; low-0 is still young
+  PreemptionController::RunReport again = controller_->RunOnce();
+  EXPECT_EQ(again.replayed, 1u);
+  EXPECT_EQ(again.no_preemption, first.no_preemption);
+  EXPECT_EQ(again.rounds_started, 0u);
+  // Another pod of the team on the flavor: what it protects changed, so it is planned again.
+  Submit("low-1", "team-a", 0, 10);
+  ASSERT_TRUE(Schedule("uid-low-1"));
+  clock_.Advance(6'000);
+  PreemptionController::RunReport changed = controller_->RunOnce();
+  EXPECT_EQ(changed.replayed, 0u);
+  EXPECT_EQ(changed.rounds_started, 0u);
+  // low-0 comes of age at 20 s: the set-aside ends then, not after the unchanged wait (5 min).
+  clock_.Advance(9'000);
+  PreemptionController::RunReport of_age = controller_->RunOnce();
+  EXPECT_EQ(of_age.replayed, 0u);
+  EXPECT_EQ(of_age.rounds_started, 1u);
+  EXPECT_EQ(Evicted(), Strings{"low-0"});
+}
+
+// A pod set aside (nothing could be done for it, nothing changed since) is decided for again when
+// it starts to starve (what it is owed changes), not after the unchanged wait (5 min).
+TEST_F(ControllerTest, ASetAsidePodIsDecidedForWhenItStartsToStarve) {
+  auto policy = std::make_shared<Policy>(
+      *PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 8, /*borrow=*/0).Build());
+  policy->starvation_bound_seconds = 30;
+  Start(policy);
+  AddNodes(1, 8);
+  Submit("running", "team-a", 8, 10);
+  ASSERT_TRUE(Schedule("uid-running"));
+  Submit("waiting", "team-a", 8, 10);  // the same priority: nothing may be evicted for it
+  ASSERT_FALSE(Schedule("uid-waiting"));
+  ASSERT_EQ(controller_->RunOnce().no_preemption.count("ns-team-a/waiting"), 1u);
+  clock_.Advance(10'000);
+  EXPECT_EQ(controller_->RunOnce().preemptors, 0u);  // set aside
+  clock_.Advance(21'000);                            // waited 31 s: it starves
+  EXPECT_EQ(controller_->RunOnce().preemptors, 1u);
+}
+
 TEST_F(ControllerTest, APinnedPreemptorReclaimsOnItsNode) {
   Start(TwoTeams());
   FourBorrowedPods();
