@@ -172,17 +172,22 @@ void Recorder::Arrived(const TraceJob& job, int64_t now_ms) {
   // A guarantee sample: the team waits for nothing of its own (no job of it waiting) and the job
   // fits within its nominal quota beside what its bound pods use.
   bool team_waits = false;
-  for (const std::string& name : maybe_waiting_) {
-    const JobStats& other = jobs_.at(name);
+  for (const auto& [name, other_stats] : maybe_waiting_) {
+    const JobStats& other = *other_stats;
     team_waits =
         team_waits || (name != job.name && other.arrived_ms >= 0 && other.completed_ms < 0 &&
                        !other.bound_now && other.job->ns == job.ns);
   }
   ++waiting_;
-  maybe_waiting_.insert(job.name);
+  MayWait(job.name);
   auto cell = cells_.find({s.team, s.flavor});
   s.within_nominal =
       !team_waits && cell != cells_.end() && cell->second.used + s.gpus <= cell->second.nominal;
+}
+
+void Recorder::MayWait(const std::string& name) {
+  auto it = jobs_.try_emplace(name).first;
+  maybe_waiting_.emplace(it->first, &it->second);
 }
 
 void Recorder::AllBound(const TraceJob& job, int64_t now_ms) {
@@ -205,7 +210,7 @@ void Recorder::Disrupted(const TraceJob& job, int64_t now_ms, int64_t lost_progr
   if (s.bound_now) {
     s.bound_now = false;
     ++waiting_;
-    maybe_waiting_.insert(job.name);
+    MayWait(job.name);
   }
   ++disruptions_;
   ++by_mechanism_[std::string(mechanism)];
@@ -273,8 +278,8 @@ std::vector<Recorder::FairPart> Recorder::Contention() const {
   // What the waiting jobs of each (team, flavor) ask for: those that fit its ceiling beside what
   // it uses (a job that does not could borrow nothing now).
   std::map<std::pair<std::string, std::string>, int64_t> pending;
-  for (const std::string& name : maybe_waiting_) {
-    const JobStats& s = jobs_.at(name);
+  for (const auto& [name, stats] : maybe_waiting_) {
+    const JobStats& s = *stats;
     if (s.arrived_ms < 0 || s.completed_ms >= 0 || s.bound_now || s.gpus == 0) continue;
     auto cell = cells_.find({s.team, s.flavor});
     if (cell == cells_.end()) continue;
@@ -357,15 +362,15 @@ Recorder::Stranded Recorder::FindStranded(
   std::map<std::string, int64_t> fitting;
   std::map<std::string_view, bool> fits_by_shape;
   std::string which;
-  for (const std::string& name : maybe_waiting_) {
-    const JobStats& s = jobs_.at(name);
+  for (const auto& [name, stats] : maybe_waiting_) {
+    const JobStats& s = *stats;
     if (s.arrived_ms < 0 || s.completed_ms >= 0 || s.bound_now || s.gpus == 0) continue;
     if (!QuotaAdmits(s)) continue;
     auto [fits, fresh] = fits_by_shape.try_emplace(s.shape);
     if (fresh) fits->second = PodsFit(*s.job, free_by_node, node_flavor);
     if (!fits->second) continue;
     fitting[s.flavor] += s.gpus;
-    which += " " + name;
+    if (stranded_observer_) which.append(" ").append(name);  // the timeline's note only
   }
   Stranded found;
   if (!which.empty()) {

@@ -160,6 +160,7 @@ class Recorder {
   [[nodiscard]] std::string FlavorOfNode(const std::string& node) const;
   [[nodiscard]] std::string TeamOf(const std::string& ns) const;
   Cell& CellOf(const std::string& team, const std::string& flavor);
+  void MayWait(const std::string& name);  // adds the job to maybe_waiting_
 
   const model::Policy& policy_;
   const Api* const api_;
@@ -167,7 +168,7 @@ class Recorder {
   int waiting_ = 0;
   // The names of the jobs that may be waiting (arrived, not completed, not all bound), and of
   // some that no longer are: a superset, for the scans that look at waiting jobs only.
-  std::set<std::string> maybe_waiting_;
+  std::map<std::string_view, JobStats*> maybe_waiting_;             // keys and values: jobs_' own
   std::map<std::string, std::pair<std::string, int64_t>> counted_;  // pod uid → (node, gpus)
   std::map<std::string, std::string> job_of_pod_;                   // pod uid → job
   std::map<std::pair<std::string, std::string>, Cell> cells_;       // (team, flavor)
