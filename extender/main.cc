@@ -424,7 +424,9 @@ void BuildAdmission(Process& p) {
     if (p.flags.requeue_lapsed_refusals) {
       p.requeuer = std::make_unique<scheduler::actions::Requeuer>(
           p.cluster.get(), p.recorded_actions.get(),
-          [explaining](const scheduler::model::Pod& pod) { return explaining->Explain(pod); },
+          [explaining](const scheduler::model::Pod& pod, bool known_to_wait) {
+            return explaining->OutlookOf(pod, known_to_wait);
+          },
           &p.clock, scheduler::actions::Requeuer::Options{});
     }
   }

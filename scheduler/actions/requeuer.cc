@@ -17,13 +17,9 @@ constexpr std::string_view kComponent = "requeue";
 
 }  // namespace
 
-Requeuer::Requeuer(state::ClusterState* cluster, KubeActions* kube, Explainer explain,
+Requeuer::Requeuer(state::ClusterState* cluster, KubeActions* kube, Judge judge,
                    const common::Clock* clock, Options options)
-    : cluster_(cluster),
-      kube_(kube),
-      explain_(std::move(explain)),
-      clock_(clock),
-      options_(options) {}
+    : cluster_(cluster), kube_(kube), judge_(std::move(judge)), clock_(clock), options_(options) {}
 
 bool Requeuer::Ask(const state::PendingPod& pending, int64_t now_ms, RunReport* report) {
   Asked& asked = asked_[pending.uid];
@@ -103,7 +99,9 @@ Requeuer::RunReport Requeuer::RunOnce() {
       if (!pod) continue;  // known from filter calls only: nothing to update
       ++judged_here;
       ++report.judged;
-      const decisions::Outlook outlook = explain_(*pod).outlook;
+      const auto last = asked_.find(p.uid);
+      const bool known_to_wait = last != asked_.end() && last->second.waiting;
+      const decisions::Outlook outlook = judge_(*pod, known_to_wait);
       const bool admissible = outlook == decisions::Outlook::kAdmissible;
       if (!p.gang.empty()) gangs.emplace(p.gang, admissible);
       if (admissible) {
@@ -118,6 +116,7 @@ Requeuer::RunReport Requeuer::RunOnce() {
       a.queue_version = version;
       a.stamp = stamp;
       a.recheck_ms = now + a.recheck_gap_ms;
+      a.waiting = outlook == decisions::Outlook::kWaiting;
     }
     for (const state::PendingQueues::Refused& ref : refused) {
       const std::string& uid = ref.pod->uid;

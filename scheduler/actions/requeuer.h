@@ -12,14 +12,15 @@
 // moves an unschedulable pod whose metadata changed back to its queue (isPodUpdated; with
 // QueueingHints, the extender's registration for every event, kubernetes#122022), so each run
 // looks at the best-ranked refused pods of every team, judges each (a gang once, by its
-// best-ranked refused member) as the filter would now (Admission::Explain), and for those the
-// filter would admit sets the annotation taskgov.io/requeued-at on the pod (KubeActions::Requeue),
-// every refused member of a gang. Only pods no filter call refused for a few seconds are judged
-// (kube-scheduler is not trying them); one judged not admissible is judged again once its
-// team's queue or flavors changed, or after a while; teams take turns at going first. A pod is
-// asked for again only after a gap that doubles each time while it stays refused (the filter may
-// still refuse what Explain admits: kube-scheduler's own filters), so the API server sees at most a
-// few writes a minute per waiting pod.
+// best-ranked refused member) as the filter would now (Admission::OutlookOf: Explain's outlook; a
+// pod judged waiting before that no node has room for is still waiting, unexplained), and for those
+// the filter would admit sets the annotation taskgov.io/requeued-at on the pod
+// (KubeActions::Requeue), every refused member of a gang. Only pods no filter call refused for a
+// few seconds are judged (kube-scheduler is not trying them); one judged not admissible is judged
+// again once its team's queue or flavors changed, or after a while; teams take turns at going
+// first. A pod is asked for again only after a gap that doubles each time while it stays refused
+// (the filter may still refuse what Explain admits: kube-scheduler's own filters), so the API
+// server sees at most a few writes a minute per waiting pod.
 //
 // Thread-safety: RunOnce calls must be serialised (the leader's controller ticker); Stats may be
 // read from any thread.
@@ -41,17 +42,17 @@ class Requeuer {
  public:
   struct Options {
     // The best-ranked refused pods of a team looked at in a run; of them, at most this many
-    // workloads judged (Explain), and at most so many in the whole run.
+    // workloads judged (Judge), and at most so many in the whole run.
     size_t scanned_per_team = 32;
     size_t judged_per_team = 2;
     size_t judged_per_run = 8;
     // A pod asked for again waits this long, doubled each time, at most max_gap_ms.
     int64_t first_gap_ms = 2'000;
     int64_t max_gap_ms = 60'000;
-    // A pod judged not admissible is judged again once its team's queue or its team's flavors
-    // change (PendingQueues::Version, NodeCache::ChangeStamp), else after recheck_ms (what lapses
-    // with time alone: a borrower's wait, another team's turn), doubled each time it is judged
-    // under the same, at most max_recheck_ms — or never_fits_recheck_ms when no flavor could
+    // A pod judged not admissible (Judge) is judged again once its team's queue or its team's
+    // flavors change (PendingQueues::Version, NodeCache::ChangeStamp), else after recheck_ms (what
+    // lapses with time alone: a borrower's wait, another team's turn), doubled each time it is
+    // judged under the same, at most max_recheck_ms — or never_fits_recheck_ms when no flavor could
     // ever take it.
     // A pod a filter call refused less than this long ago is not judged: kube-scheduler is
     // trying it itself.
@@ -60,10 +61,12 @@ class Requeuer {
     int64_t max_recheck_ms = 30'000;
     int64_t never_fits_recheck_ms = 60'000;
   };
-  using Explainer = std::function<decisions::Explanation(const model::Pod& pod)>;
+  // The filter's outlook for `pod` (Admission::OutlookOf); `known_to_wait`: its last judgment here
+  // said kWaiting.
+  using Judge = std::function<decisions::Outlook(const model::Pod& pod, bool known_to_wait)>;
 
-  Requeuer(state::ClusterState* cluster, KubeActions* kube, Explainer explain,
-           const common::Clock* clock, Options options);
+  Requeuer(state::ClusterState* cluster, KubeActions* kube, Judge judge, const common::Clock* clock,
+           Options options);
 
   struct RunReport {
     size_t refused = 0;  // refused pods looked at
@@ -92,13 +95,14 @@ class Requeuer {
     uint64_t stamp = 0;
     int64_t recheck_ms = 0;
     int64_t recheck_gap_ms = 0;  // the last gap; doubled while the same holds
+    bool waiting = false;        // the last judgment said kWaiting
   };
   // Asks for `pod` (if its gap has passed); returns whether a request was sent.
   bool Ask(const state::PendingPod& pending, int64_t now_ms, RunReport* report);
 
   state::ClusterState* const cluster_;
   KubeActions* const kube_;
-  const Explainer explain_;
+  const Judge judge_;
   const common::Clock* const clock_;
   const Options options_;
   std::unordered_map<std::string, Asked> asked_;  // by pod uid; run state

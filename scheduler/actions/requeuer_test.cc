@@ -33,7 +33,10 @@ class RequeuerTest : public testing::AdmissionFixture {
     Requeuer::Options options;
     options.quiet_ms = quiet_ms;
     requeuer_ = std::make_unique<Requeuer>(
-        cluster_.get(), &kube_, [this](const Pod& pod) { return admission_->Explain(pod); },
+        cluster_.get(), &kube_,
+        [this](const Pod& pod, bool known_to_wait) {
+          return admission_->OutlookOf(pod, known_to_wait);
+        },
         &clock_, options);
   }
   // A filter call over every node; whether it admitted the pod.
@@ -242,6 +245,32 @@ TEST_F(RequeuerTest, LeavesAloneWhatTheFilterStillRefusesAndPodsOnlyFilterCallsK
     clock_.Advance(10'000);
   }
   EXPECT_TRUE(kube_.requeues().empty());
+}
+
+// The requeuer's judgment is Explain's outlook, but a pod its last judgment found waiting that no
+// node has room for is still waiting: nothing is explained (every flavor's room check would fail).
+TEST_F(RequeuerTest, APodKnownToWaitThatNoNodeHasRoomForIsJudgedWaitingUnexplained) {
+  Start(PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 4, 0).Build());
+  AddNodes("p5", kP5, 1, 8);
+  // Over its team's quota with no borrowing: it can never run as the policy stands.
+  const Pod huge = PodBuilder("huge").Namespace("ns-team-a").Gpus(6);
+  cluster_->OnPodUpsert(huge);
+  EXPECT_EQ(admission_->OutlookOf(huge, /*known_to_wait=*/false), decisions::Outlook::kNeverFits);
+  EXPECT_EQ(admission_->OutlookOf(huge, /*known_to_wait=*/true), decisions::Outlook::kNeverFits)
+      << "a node has room: explained";
+  // With the node full, the rules are not explained when the caller knows it waits.
+  cluster_->OnPodUpsert(PodBuilder("other")
+                            .Namespace("ns-team-b")
+                            .Gpus(8)
+                            .OnNode("p5-0")
+                            .Phase(model::PodPhase::kRunning));
+  EXPECT_EQ(admission_->OutlookOf(huge, /*known_to_wait=*/false), decisions::Outlook::kNeverFits);
+  EXPECT_EQ(admission_->OutlookOf(huge, /*known_to_wait=*/true), decisions::Outlook::kWaiting);
+  // A pod that fits is admissible whatever the caller knew.
+  cluster_->OnPodDelete(PodBuilder("other").Namespace("ns-team-b"));
+  const Pod small = PodBuilder("small").Namespace("ns-team-a").Gpus(2);
+  cluster_->OnPodUpsert(small);
+  EXPECT_EQ(admission_->OutlookOf(small, /*known_to_wait=*/true), decisions::Outlook::kAdmissible);
 }
 
 TEST_F(RequeuerTest, AFailedRequestIsCountedAndTriedAgainAfterTheGap) {

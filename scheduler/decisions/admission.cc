@@ -241,6 +241,21 @@ Explanation Admission::Explain(const Pod& pod) const {
                                        options_.queue_lookahead);
 }
 
+Outlook Admission::OutlookOf(const Pod& pod, bool known_to_wait) const {
+  FilterArgs args = AskingAboutEveryNode(pod);
+  Snapshot snap(*book_);
+  snap.now_ms = clock_->NowMs();
+  snap.preemptor_state = preemptor_state_;
+  TakeSnapshot(*book_, *cluster_, args, options_.queue_lookahead, &snap);
+  const bool no_room =
+      snap.subject.team != nullptr && snap.subject.team->active && !snap.subject.unknown_resource &&
+      std::none_of(snap.fits.begin(), snap.fits.end(), [](const NodeFit& f) { return f.room; });
+  if (known_to_wait && no_room) return Outlook::kWaiting;
+  return scheduler::decisions::Explain(snap, *book_, *cluster_, clock_->NowMs(),
+                                       options_.queue_lookahead)
+      .outlook;
+}
+
 FilterResult Admission::Report(const FilterDecision& decision, FilterResult result) const {
   if (observer_) observer_(decision);
   return result;

@@ -97,6 +97,11 @@ class Admission final : public Decider {
   // Why `pod` waits, every rule with its numbers (explanation.h), over the nodes of every flavor
   // of the policy; reserves nothing.
   [[nodiscard]] Explanation Explain(const model::Pod& pod) const;
+  // Explain's outlook alone. With `known_to_wait` (a judgment of the pod said kWaiting, and
+  // whether it could ever fit depends on its spec, the policy and the nodes, not on room), a pod
+  // that no node of the policy has room for — room held for it counts — is kWaiting without the
+  // rules being explained: every flavor's room check fails, so nothing admits it.
+  [[nodiscard]] Outlook OutlookOf(const model::Pod& pod, bool known_to_wait) const;
   // For a paused job about to be resumed (actions/job_resumer.h): reserves its whole gang's need
   // as the filter would for its first member — `stand_in`, a pod of its gang that will never
   // exist — then hands the stand-in's share back to the gang's hold, so the quota waits for the

@@ -123,7 +123,10 @@ class Run {
             state::IdleSharing::Options{}),
         controller_(&book_, &cluster_, &api_, &clock_, options.controller),
         requeuer_(
-            &cluster_, &api_, [this](const model::Pod& pod) { return admission_.Explain(pod); },
+            &cluster_, &api_,
+            [this](const model::Pod& pod, bool known_to_wait) {
+              return admission_.OutlookOf(pod, known_to_wait);
+            },
             &clock_, actions::Requeuer::Options{}),
         reconciler_(&book_, &cluster_, &clock_, state::Reconciler::Options{}),
         decider_(&admission_, &cluster_),
