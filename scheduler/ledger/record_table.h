@@ -42,8 +42,9 @@ template <typename V>
 class RecordTable {
  public:
   struct Record {
-    explicit Record(std::string_view k) : key(k) {}
+    Record(std::string_view k, size_t h) : key(k), hash(h) {}
     const UidKey key;
+    const size_t hash;  // of key: most records a probe passes are told apart by it alone
     std::atomic<bool> claimed{false};
     bool present = false;  // guarded by the claim, as is value
     V value{};
@@ -94,7 +95,8 @@ class RecordTable {
   Claim Acquire(std::string_view key, std::atomic<uint64_t>* waits = nullptr) {
     Array* a = array_.load(std::memory_order_acquire);
     Record* mine = nullptr;  // allocated once, published or freed
-    for (size_t i = Home(*a, key);; i = (i + 1) & a->mask) {
+    const size_t hash = Hash(key);
+    for (size_t i = hash & a->mask;; i = (i + 1) & a->mask) {
       Record* r = a->slots[i].load(std::memory_order_acquire);
       if (r == nullptr) {
         if (mine == nullptr) {
@@ -103,7 +105,7 @@ class RecordTable {
             occupied_.fetch_sub(1, std::memory_order_relaxed);
             return Claim();
           }
-          mine = new Record(key);
+          mine = new Record(key, hash);
           mine->claimed.store(true, std::memory_order_relaxed);  // claimed before it is seen
         }
         // release: the key (and the claim) are written before the record can be found.
@@ -113,7 +115,7 @@ class RecordTable {
         }
         // Another record took the slot first: it may be this key's.
       }
-      if (r->key.view() == key) {
+      if (r->hash == hash && r->key.view() == key) {
         if (mine != nullptr) {
           delete mine;
           occupied_.fetch_sub(1, std::memory_order_relaxed);
@@ -127,10 +129,11 @@ class RecordTable {
   // Claims `key`'s record if it has one (its value present or not); an empty Claim otherwise.
   Claim Find(std::string_view key, std::atomic<uint64_t>* waits = nullptr) const {
     Array* a = array_.load(std::memory_order_acquire);
-    for (size_t i = Home(*a, key);; i = (i + 1) & a->mask) {
+    const size_t hash = Hash(key);
+    for (size_t i = hash & a->mask;; i = (i + 1) & a->mask) {
       Record* r = a->slots[i].load(std::memory_order_acquire);
       if (r == nullptr) return Claim();
-      if (r->key.view() == key) {
+      if (r->hash == hash && r->key.view() == key) {
         Lock(r, waits);
         return Claim(r);
       }
@@ -183,7 +186,7 @@ class RecordTable {
         delete r;
         continue;
       }
-      size_t j = Home(*next, r->key.view());
+      size_t j = r->hash & next->mask;
       while (next->slots[j].load(std::memory_order_relaxed) != nullptr) j = (j + 1) & next->mask;
       next->slots[j].store(r, std::memory_order_relaxed);
     }
@@ -218,9 +221,7 @@ class RecordTable {
     return n;
   }
 
-  static size_t Home(const Array& a, std::string_view key) {
-    return std::hash<std::string_view>{}(key)&a.mask;
-  }
+  static size_t Hash(std::string_view key) { return std::hash<std::string_view>{}(key); }
 
   static void Lock(Record* r, std::atomic<uint64_t>* waits) {
     // acquire: sees what the previous holder wrote.
