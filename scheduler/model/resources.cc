@@ -17,19 +17,28 @@ ResourceList::ResourceList(std::initializer_list<ResourceAmount> items) {
   for (const ResourceAmount& item : items) Set(item.name, item.amount);
 }
 
-int64_t ResourceList::Get(std::string_view name) const {
+const ResourceAmount* ResourceList::Find(std::string_view name) const {
+  // A pod's or a node's list names a handful of resources: comparing for equality (lengths
+  // first) item by item beats a binary search's ordered comparisons of whole names.
+  constexpr size_t kScanned = 8;
+  if (items_.size() <= kScanned) {
+    for (const ResourceAmount& a : items_) {
+      if (a.name == name) return &a;
+    }
+    return nullptr;
+  }
   auto it =
       std::lower_bound(items_.begin(), items_.end(), name,
                        [](const ResourceAmount& a, std::string_view n) { return a.name < n; });
-  return it != items_.end() && it->name == name ? it->amount : 0;
+  return it != items_.end() && it->name == name ? &*it : nullptr;
 }
 
-bool ResourceList::Has(std::string_view name) const {
-  auto it =
-      std::lower_bound(items_.begin(), items_.end(), name,
-                       [](const ResourceAmount& a, std::string_view n) { return a.name < n; });
-  return it != items_.end() && it->name == name;
+int64_t ResourceList::Get(std::string_view name) const {
+  const ResourceAmount* found = Find(name);
+  return found != nullptr ? found->amount : 0;
 }
+
+bool ResourceList::Has(std::string_view name) const { return Find(name) != nullptr; }
 
 void ResourceList::Set(std::string_view name, int64_t amount) {
   auto it =

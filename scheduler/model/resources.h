@@ -68,7 +68,8 @@ class ResourceList {
   [[nodiscard]] std::string ToString() const;
 
  private:
-  std::vector<ResourceAmount> items_;  // sorted by name, unique
+  [[nodiscard]] const ResourceAmount* Find(std::string_view name) const;  // null when absent
+  std::vector<ResourceAmount> items_;                                     // sorted by name, unique
 };
 
 // Whether `resource` is an accelerator or another device a pod asks for by count (a GPU, a
