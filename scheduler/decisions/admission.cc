@@ -231,22 +231,24 @@ bool Admission::ReserveForGang(const Pod& stand_in) {
   return false;
 }
 
+void Admission::SnapshotNow(const FilterArgs& args, Snapshot* snap) const {
+  snap->now_ms = clock_->NowMs();
+  snap->preemptor_state = preemptor_state_;
+  TakeSnapshot(*book_, *cluster_, args, options_.queue_lookahead, snap);
+}
+
 Explanation Admission::Explain(const Pod& pod) const {
-  FilterArgs args = AskingAboutEveryNode(pod);
+  const FilterArgs args = AskingAboutEveryNode(pod);  // the snapshot points into it
   Snapshot snap(*book_);
-  snap.now_ms = clock_->NowMs();
-  snap.preemptor_state = preemptor_state_;
-  TakeSnapshot(*book_, *cluster_, args, options_.queue_lookahead, &snap);
+  SnapshotNow(args, &snap);
   return scheduler::decisions::Explain(snap, *book_, *cluster_, clock_->NowMs(),
                                        options_.queue_lookahead);
 }
 
 Outlook Admission::OutlookOf(const Pod& pod, bool known_to_wait) const {
-  FilterArgs args = AskingAboutEveryNode(pod);
+  const FilterArgs args = AskingAboutEveryNode(pod);
   Snapshot snap(*book_);
-  snap.now_ms = clock_->NowMs();
-  snap.preemptor_state = preemptor_state_;
-  TakeSnapshot(*book_, *cluster_, args, options_.queue_lookahead, &snap);
+  SnapshotNow(args, &snap);
   const bool no_room =
       snap.subject.team != nullptr && snap.subject.team->active && !snap.subject.unknown_resource &&
       std::none_of(snap.fits.begin(), snap.fits.end(), [](const NodeFit& f) { return f.room; });

@@ -128,6 +128,8 @@ class Admission final : public Decider {
   // then the quota itself, which reserves), and the reply.
   // The filter's arguments for `pod` asked about every node whose placement accepts it.
   [[nodiscard]] FilterArgs AskingAboutEveryNode(const model::Pod& pod) const;
+  // `snap` taken now for `args` (Explain, OutlookOf), which must outlive it.
+  void SnapshotNow(const FilterArgs& args, Snapshot* snap) const;
   // Where a topology gang member goes (issue 37): its gang's domain (found, or chosen by this
   // decision, recorded once the reservation is made); a required level restricts the filter's
   // nodes, a preferred one ranks the domain's nodes first (Prioritize); a sliced gang's member
