@@ -291,6 +291,16 @@ PolicyPtr TwoTeams(IdleComputeAllocation idle = IdleComputeAllocation::kFairShar
       .Build();
 }
 
+// team-a alone with 8 GPUs (no borrowing) and the given minimum runtime and starvation bound (0:
+// the policy's default).
+PolicyPtr TeamAAlone(int64_t minimum_runtime_seconds, int64_t starvation_bound_seconds = 0) {
+  auto policy = std::make_shared<Policy>(
+      *PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 8, /*borrow=*/0).Build());
+  policy->preemption.minimum_runtime_seconds = minimum_runtime_seconds;
+  if (starvation_bound_seconds > 0) policy->starvation_bound_seconds = starvation_bound_seconds;
+  return policy;
+}
+
 TEST_F(ControllerTest, HyperPodWalkthroughReclaimsLentGpusWithAGracePeriod) {
   Start(TwoTeams());
   AddNodes(2, 8);
@@ -1659,10 +1669,7 @@ TEST_F(ControllerTest, WithAMinimumRuntimeAPodIsDecidedForAfterItsBackoff) {
 // that now finds victims does not take them first: the one above is decided for again before it,
 // and the round is its (the newer pod would have run ahead of its turn in the queue).
 TEST_F(ControllerTest, APodBackedOffIsDecidedForBeforeOneRankedBelowItGetsARound) {
-  auto policy = std::make_shared<Policy>(
-      *PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 8, /*borrow=*/0).Build());
-  policy->preemption.minimum_runtime_seconds = 2;
-  Start(policy);
+  Start(TeamAAlone(/*minimum_runtime_seconds=*/2));
   AddNodes(1, 8);
   Submit("low-0", "team-a", 4, 10);
   ASSERT_TRUE(Schedule("uid-low-0"));
@@ -1687,10 +1694,7 @@ TEST_F(ControllerTest, APodBackedOffIsDecidedForBeforeOneRankedBelowItGetsARound
 // With a minimum runtime, a decision that found no victims is repeated, not planned again, while
 // it holds: nothing changed on the team's flavors and no pod they protect came of age.
 TEST_F(ControllerTest, ANoVictimsDecisionIsReplayedUntilAProtectedPodComesOfAge) {
-  auto policy = std::make_shared<Policy>(
-      *PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 8, /*borrow=*/0).Build());
-  policy->preemption.minimum_runtime_seconds = 20;
-  Start(policy);
+  Start(TeamAAlone(/*minimum_runtime_seconds=*/20));
   AddNodes(1, 8);
   Submit("low-0", "team-a", 8, 10);
   ASSERT_TRUE(Schedule("uid-low-0"));
@@ -1722,10 +1726,7 @@ TEST_F(ControllerTest, ANoVictimsDecisionIsReplayedUntilAProtectedPodComesOfAge)
 // A pod set aside (nothing could be done for it, nothing changed since) is decided for again when
 // it starts to starve (what it is owed changes), not after the unchanged wait (5 min).
 TEST_F(ControllerTest, ASetAsidePodIsDecidedForWhenItStartsToStarve) {
-  auto policy = std::make_shared<Policy>(
-      *PolicyBuilder().Team("team-a", "c").Quota(kP5, kGpu, 8, /*borrow=*/0).Build());
-  policy->starvation_bound_seconds = 30;
-  Start(policy);
+  Start(TeamAAlone(/*minimum_runtime_seconds=*/0, /*starvation_bound_seconds=*/30));
   AddNodes(1, 8);
   Submit("running", "team-a", 8, 10);
   ASSERT_TRUE(Schedule("uid-running"));
