@@ -460,7 +460,6 @@ std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& polic
   const bool by_priority = policy.task_prioritization == TaskPrioritization::kTaskRanking;
   std::vector<PendingPod> preemptors;
   teams_.clear();
-  policy_minimum_runtime_ = policy.preemption.minimum_runtime_seconds;
   for (const Team& team : policy.teams) {
     if (!team.active || team.flavors.empty()) continue;
     const NameId team_id = TeamNames().Intern(team.name);
@@ -476,8 +475,9 @@ std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& polic
       }
       resting_.erase(rest);
     }
-    const int64_t rest_until =
-        PickFromTeam(team, team_id, view.stamp, by_priority, now_ms, &preemptors);
+    const int64_t rest_until = PickFromTeam(
+        team, team_id, view.stamp, by_priority,
+        /*replayed=*/policy.preemption.minimum_runtime_seconds > 0, now_ms, &preemptors);
     if (rest_until > 0) resting_[team_id] = Resting{seen.stamp, seen.version, rest_until};
   }
   std::sort(preemptors.begin(), preemptors.end(), [&](const PendingPod& a, const PendingPod& b) {
@@ -492,15 +492,13 @@ std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& polic
 }
 
 int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uint64_t stamp,
-                                           bool by_priority, int64_t now_ms,
+                                           bool by_priority, bool replayed, int64_t now_ms,
                                            std::vector<PendingPod>* out) {
   // Every pending pod ranks ahead of the last possible position. Look further than the per-team
   // limit: pods set aside (backoff, rounds in flight) do not take the places of those behind.
   const std::vector<state::PendingRef> pending =
       cluster_->pending().Heads(team_id, by_priority, options_.max_preemptors_per_team * 8);
   int64_t rest_until = std::numeric_limits<int64_t>::max();  // 0 once a pod is not set aside
-  // With a minimum runtime, pods set aside take their turns (DecideFor replays their decision).
-  const bool replayed = policy_minimum_runtime_ > 0;
   size_t taken = 0;
   std::unordered_set<std::string_view> gangs;  // one preemptor per gang: its best-ranked member
   std::vector<const PendingPod*> passed;       // backed off, nothing started: above the next taken

@@ -229,9 +229,12 @@ class PreemptionController {
   RoundTable::Followed FollowRounds(int64_t now_ms);
   std::vector<state::PendingPod> PickPreemptors(const model::Policy& policy, int64_t now_ms);
   // Appends the team's preemptors to `out`. Returns until when the team may rest (every pod
-  // looked at was set aside: the earliest end of those set-asides), or 0.
+  // looked at was set aside: the earliest end of those set-asides), or 0. `replayed` (a policy
+  // minimumRuntimeSeconds): pods set aside are not skipped; they take their turns and DecideFor
+  // replays their decision.
   int64_t PickFromTeam(const model::Team& team, model::NameId team_id, uint64_t stamp,
-                       bool by_priority, int64_t now_ms, std::vector<state::PendingPod>* out);
+                       bool by_priority, bool replayed, int64_t now_ms,
+                       std::vector<state::PendingPod>* out);
   // Until when (ms) pod `uid` stays set aside (nothing changed on its team's flavors since
   // `stamp`), or 0 when it is not (a stale entry is dropped).
   int64_t SetAsideUntil(const std::string& uid, uint64_t stamp, int64_t now_ms);
@@ -333,7 +336,6 @@ class PreemptionController {
   // the minimum runtime protects comes of age (PlanInputs), which may change what can be done for
   // a pod set aside; max when none is protected.
   int64_t first_of_age_ms_ = std::numeric_limits<int64_t>::max();
-  int64_t policy_minimum_runtime_ = 0;  // seconds, as of PickPreemptors
   // This run's view of each active team, taken once by PickPreemptors: its flavors and their
   // ChangeStamp (read by SetAsideUnchanged and PlanInputs).
   struct TeamView {

@@ -81,8 +81,9 @@ Requeuer::RunReport Requeuer::RunOnce() {
           continue;
         }
       }
-      if (auto it = asked_.find(p.uid); it != asked_.end()) {
-        const Asked& a = it->second;
+      const auto last = asked_.find(p.uid);  // nothing is added to asked_ until the judgment
+      if (last != asked_.end()) {
+        const Asked& a = last->second;
         // Asked for a moment ago, or judged not admissible under what still holds: so is its
         // gang (members are asked for and judged together).
         if (now < a.next_ms ||
@@ -99,7 +100,6 @@ Requeuer::RunReport Requeuer::RunOnce() {
       if (!pod) continue;  // known from filter calls only: nothing to update
       ++judged_here;
       ++report.judged;
-      const auto last = asked_.find(p.uid);
       const bool known_to_wait = last != asked_.end() && last->second.waiting;
       const decisions::Outlook outlook = judge_(*pod, known_to_wait);
       const bool admissible = outlook == decisions::Outlook::kAdmissible;
