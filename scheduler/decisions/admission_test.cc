@@ -581,6 +581,28 @@ TEST_F(AdmissionTest, FairShareGivesBorrowedCapacityToTheLowerShareFirst) {
   EXPECT_TRUE(Admitted(GpuPod("c-0", "team-c", 1, 5000)));
 }
 
+TEST_F(AdmissionTest, FairShareDoesNotHoldIdleCapacityForAPodBeyondItsOwnTeamsCeiling) {
+  Start(PolicyBuilder()
+            .Team("lender", "c")
+            .Quota(kP5, kGpu, 8)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 0)
+            .Team("team-c", "c")
+            .Quota(kP5, kGpu, 2, 2)
+            .Build());
+  AddNodes("p5", kP5, 2, 8);
+  ASSERT_TRUE(Run(GpuPod("c-0", "team-c", 3)));
+  // c's next pod would have the lower share (c after = 3/10 = 300‰, b after = 4/10 = 400‰), but
+  // 3 + 2 is beyond c's ceiling of 4: it waits for c's own pod to end, not for the pool, and b
+  // may borrow the idle GPUs meanwhile (Kueue skips a workload its borrowing limit refuses).
+  cluster_->OnPodUpsert(GpuPod("c-1", "team-c", 2, 5000));
+  EXPECT_TRUE(Admitted(GpuPod("b-0", "team-b", 4)));
+  Verdict c = Filter(GpuPod("c-1", "team-c", 2, 5000));
+  EXPECT_TRUE(c.feasible.empty());
+  EXPECT_NE(c.failed_unresolvable.at("p5-0").find("borrowing limit 2"), std::string::npos)
+      << c.failed_unresolvable.at("p5-0");
+}
+
 TEST_F(AdmissionTest, FairShareOnlyMattersWhenCapacityIsContended) {
   Start(PolicyBuilder()
             .Team("lender", "c")

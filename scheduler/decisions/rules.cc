@@ -101,19 +101,17 @@ Tally PoolTake(const Ledger::Session& s, NameId team, NameId flavor, const Resou
   return take;
 }
 
-// Whether `need` on top of what (team, flavor) uses — and `tally` adds — stays within its nominal
-// quota on every resource: the team's own condition, whatever the pool holds (a team within its
-// nominal reclaims what it lent).
-bool TeamWithinNominal(const Ledger::Session& s, NameId team, NameId flavor,
-                       const ResourceList& need, const Tally& tally) {
+// Whether `need` on top of what (team, flavor) uses — and `tally` adds — stays within the team's
+// own limit on every resource, whatever the pool holds: its nominal quota (kWithinNominal: a team
+// within it reclaims what it lent) or its ceiling, nominal plus borrowing limit (kBorrowing).
+bool TeamWithin(const Ledger::Session& s, NameId team, NameId flavor, const ResourceList& need,
+                const Tally& tally, Mode limit) {
   for (const ResourceAmount& want : need) {
     std::optional<NameId> resource = ResourceNames().Find(want.name);
     if (!resource || want.amount <= 0) continue;
     const CellView v = s.View(team, flavor, *resource);
     if (!v.exists) continue;
-    const QuotaLine line =
-        LineOf(v, want.amount, Mode::kWithinNominal, tally.team.Get(want.name), 0);
-    if (!line.team_fits) return false;
+    if (!LineOf(v, want.amount, limit, tally.team.Get(want.name), 0).team_fits) return false;
   }
   return true;
 }
@@ -387,7 +385,9 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
   // victim):
   //  * when it fits within its own team's nominal quota (Kueue's FairSharingPrioritizeNonBorrowing:
   //    a team that does not borrow wins; it reclaims what it lent);
-  //  * when it borrows too, within its team's ceiling, with a lower weighted share after
+  //  * when it borrows too, within its team's ceiling (beside what its team uses now: a pod
+  //    beyond it waits for its own team's pods to end, not for the pool, and holds nothing —
+  //    Kueue skips a workload its borrowing limit refuses), with a lower weighted share after
   //    admission than this pod's (ties: the older pod) — the order fair-share preemption keeps;
   //  * when it starves (Starving) and this pod does not.
   const bool i_starve = Starving(snapshot.policy, me.pod->creation_unix_ms, snapshot.now_ms);
@@ -418,13 +418,14 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
     Tally after_mine = before;  // its view once this pod took its share of the pool
     after_mine.pool.Add(mine.pool);
     if (FitsOnTop(s, other_id, flavor, need, Mode::kBorrowing, after_mine, nullptr)) continue;
-    if (TeamWithinNominal(s, other_id, flavor, need, before)) {
+    if (TeamWithin(s, other_id, flavor, need, before, Mode::kWithinNominal)) {
       return "fair share: " + other.name + " is ahead of " + me.team->name + ": its pending pod " +
              head.key + " fits within its nominal quota, and " + me.team->name +
              " would borrow what it needs";
     }
     if (BacksOff(snapshot, head)) continue;                  // it does not borrow now
     if (!CouldEverFit(s, other_id, flavor, need)) continue;  // it can never be admitted
+    if (!TeamWithin(s, other_id, flavor, need, before, Mode::kBorrowing)) continue;
     // A starving pod goes before other teams' borrowers that do not starve, whatever the shares.
     if (i_starve) continue;
     if (Starving(snapshot.policy, head.created_ms, snapshot.now_ms) && Smaller(me.need, need)) {
@@ -471,7 +472,7 @@ std::optional<std::string> OwnerWaits(const Snapshot& snap, const state::Cluster
         need.Set(r.name, std::max<int64_t>(0, need.Get(r.name) - r.amount));
       }
     }
-    if (TeamWithinNominal(snap.session, other_id, flavor, need, Tally{})) {
+    if (TeamWithin(snap.session, other_id, flavor, need, Tally{}, Mode::kWithinNominal)) {
       return other->name + "'s pending pod " + head->key + " fits within " + other->name +
              "'s nominal quota on " + std::string(flavor_name) +
              " and goes first: it would reclaim what " + me.team->name + " borrowed there";
