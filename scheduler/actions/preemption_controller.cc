@@ -733,7 +733,7 @@ std::optional<std::string> PreemptionController::TurnNotCome(Run& run, const Pre
   const std::optional<Pod> pod = cluster_->FindPod(p.uid);
   if (!pod) return std::nullopt;  // known only from filter calls: judged by them
   if (std::optional<std::string> why =
-          decisions::BorrowingBackOff(cluster_->disruptions(), model::GangOf(*pod), run.now_ms)) {
+          decisions::BorrowingBackOff(*cluster_, model::GangOf(*pod), run.now_ms)) {
     return why;
   }
   // What another team's pending pod would free by preempting its own team's pods: those, too,
@@ -877,7 +877,8 @@ bool PreemptionController::EvictDue(Run& run, const std::string& uid) {
     if (applied.round_gone) break;
     if (applied.evicted) {
       events_.VictimEvicted(v, run.grace_s, paused_job, run.now_ms);
-      cluster_->disruptions().Note(v.gang, run.now_ms);  // it does not borrow again at once
+      // It does not borrow again at once.
+      cluster_->disruptions().Note(v.gang, run.now_ms, preemptor.uid);
       if (!paused_job.empty()) {
         std::lock_guard<std::mutex> lock(mu_);
         const PreemptionStats::Key key{TeamNames().Name(preemptor.team), TeamNames().Name(v.team),

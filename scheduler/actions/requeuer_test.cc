@@ -84,10 +84,9 @@ class RequeuerTest : public testing::AdmissionFixture {
           quiet_ms);
     AddNodes("p5", kP5, 1, 8);
   }
-  // team-a's 6-GPU gang of one, disrupted twice (it may borrow again in 60 s), refused now.
+  // team-a's 6-GPU gang of one, disrupted a moment ago (it may borrow again in 60 s), refused now.
   Pod RefusedBorrower() {
     const Pod train = Member("train-r1", "train", 1, 6);
-    cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs() - 30'000);
     cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs());
     cluster_->OnPodUpsert(train);
     EXPECT_FALSE(Filter(train));

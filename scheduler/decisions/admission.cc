@@ -341,7 +341,7 @@ std::optional<Charge> Admission::TryFlavor(Snapshot& snap, const FlavorQuota& fq
     }
     if (mode == Mode::kBorrowing) {
       if (std::optional<std::string> why =
-              BorrowingBackOff(cluster_->disruptions(), me.workload.key, snap.now_ms)) {
+              BorrowingBackOff(*cluster_, me.workload.key, snap.now_ms)) {
         notes->Note(flavor, me.team->name + ": " + *why, "disrupted_recently");
         return std::nullopt;
       }

@@ -366,7 +366,7 @@ TEST_F(AdmissionTest, BestEffortFifoLetsASmallerPodPassAHeadThatCannotFit) {
 }
 
 // DESIGN §3.6, a workload disrupted repeatedly backs off instead of ping-ponging: a pod group
-// taskgov's preemption stopped a second time a moment ago may not borrow for a minute (reason
+// taskgov's preemption stopped a moment ago may not borrow for a minute (reason
 // "disrupted_recently"), and while it backs off it holds back no pod its team's nominal quota
 // has room for; after the minute it borrows again.
 TEST_F(AdmissionTest, AWorkloadStoppedByAPreemptionDoesNotBorrowAgainAtOnce) {
@@ -383,13 +383,12 @@ TEST_F(AdmissionTest, AWorkloadStoppedByAPreemptionDoesNotBorrowAgainAtOnce) {
                         .Priority(100)
                         .Label("kueue.x-k8s.io/pod-group-name", "train")
                         .Annotation("kueue.x-k8s.io/pod-group-total-count", "1");
-  cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs() - 30'000);
-  cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs());  // a second time
+  cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs());
   cluster_->OnPodUpsert(train);
   Verdict r = Filter(train);
   EXPECT_TRUE(r.feasible.empty());
   EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
-            "team-a: disrupted by preemption 2 times, last 0s ago: it may borrow again in 60s "
+            "team-a: disrupted by preemption once, last 0s ago: it may borrow again in 60s "
             "(within its team's nominal quota it may run now)");
   EXPECT_EQ(decisions_.back().reason, "disrupted_recently");
   // Ranked below it, within the nominal quota: not held back by it (else it would wait: the
@@ -400,6 +399,37 @@ TEST_F(AdmissionTest, AWorkloadStoppedByAPreemptionDoesNotBorrowAgainAtOnce) {
   cluster_->OnPodDelete(small);
   EXPECT_TRUE(Admitted(train));
   EXPECT_EQ(Usage("team-a"), 6);
+}
+
+// A workload stopped once may borrow again as soon as the pod it was stopped for has finished
+// (a paused job resumes when the capacity taken back from it is free again).
+TEST_F(AdmissionTest, AWorkloadStoppedOnceBorrowsAgainOnceItsPreemptorFinished) {
+  Start(PolicyBuilder()
+            .Team("team-a", "c")
+            .Quota(kP5, kGpu, 4, /*borrow=*/4)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 8)
+            .Build());
+  AddNodes("p5", kP5, 2, 8);
+  const Pod serve = PodBuilder("serve").Namespace("ns-team-b").Gpus(8).Priority(100);
+  ASSERT_TRUE(Run(serve));
+  const Pod train = PodBuilder("train-r1")
+                        .Namespace("ns-team-a")
+                        .Gpus(6)
+                        .Priority(100)
+                        .Label("kueue.x-k8s.io/pod-group-name", "train")
+                        .Annotation("kueue.x-k8s.io/pod-group-total-count", "1");
+  cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs(), serve.uid);
+  cluster_->OnPodUpsert(train);
+  clock_.Advance(10'000);
+  EXPECT_EQ(Filter(train).failed_unresolvable.at("p5-0"),
+            "team-a: disrupted by preemption once, last 10s ago: it may borrow again in 50s "
+            "(within its team's nominal quota it may run now)");
+  Pod done = serve;
+  done.node_name = "p5-0";
+  done.phase = PodPhase::kSucceeded;
+  cluster_->OnPodUpsert(done);
+  EXPECT_TRUE(Admitted(train));
 }
 
 TEST_F(AdmissionTest, PodsAheadTakeWhatTheyNeedTogether) {

@@ -248,7 +248,7 @@ void GangRoomCheck(const Snapshot& snap, const ClusterState& cluster, NameId fla
 void BackOffCheck(const Snapshot& snap, const ClusterState& cluster, FlavorExplanation* fe) {
   const Subject& me = snap.subject;
   const std::optional<std::string> why =
-      BorrowingBackOff(cluster.disruptions(), me.workload.key, snap.now_ms);
+      BorrowingBackOff(cluster, me.workload.key, snap.now_ms);
   if (!why) return;
   fe->checks.push_back(Failed(
       "disruptedRecently", me.team->name + ": " + *why,

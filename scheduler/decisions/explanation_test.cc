@@ -464,14 +464,12 @@ TEST_F(ExplanationTest, AGangIsToldItsMembersRoomAndABackedOffOneItsWait) {
   AddNodes("p5", kP5, 2, 8);
   RunOn("p5-0", GpuPod("a-0", "team-a", 8));
   member.containers.front().requests.Set(kGpu, 2);
-  for (int64_t ago : {40'000, 10'000}) {
-    cluster_->disruptions().Note(model::GangOf(member), clock_.NowMs() - ago);
-  }
+  cluster_->disruptions().Note(model::GangOf(member), clock_.NowMs() - 10'000);
   e = admission_->Explain(member);
   EXPECT_TRUE(CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "gangRoom").passed);
   const Check& backoff = CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "disruptedRecently");
   EXPECT_EQ(backoff.detail,
-            "team-a: disrupted by preemption 2 times, last 10s ago: it may borrow again in 50s "
+            "team-a: disrupted by preemption once, last 10s ago: it may borrow again in 50s "
             "(within its team's nominal quota it may run now)");
   EXPECT_NE(e.outlook, Outlook::kAdmissible);
   EXPECT_FALSE(Admits(member));

@@ -222,8 +222,12 @@ bool Smaller(const ResourceList& mine, const ResourceList& theirs) {
 
 // Whether pending pod `pod`'s workload backs off from borrowing now (state::DisruptionLog).
 bool BacksOff(const Snapshot& snapshot, const PendingPod& pod) {
-  return snapshot.disruptions != nullptr && !pod.gang.empty() &&
-         snapshot.disruptions->BackingOff(pod.gang, snapshot.now_ms).has_value();
+  if (snapshot.disruptions == nullptr || pod.gang.empty()) return false;
+  const state::DisruptionLog::Alive alive =
+      snapshot.cluster == nullptr ? state::DisruptionLog::Alive{} : [&](std::string_view uid) {
+        return snapshot.cluster->PodAlive(uid);
+      };
+  return snapshot.disruptions->BackingOff(pod.gang, snapshot.now_ms, alive).has_value();
 }
 
 // Whether the subject may pass `other`, a pod (or gang) ranked ahead of it in its team's queue
@@ -499,13 +503,15 @@ std::optional<std::string> BorrowingHeldBack(
   return FairShareBlocks(snap, flavor);
 }
 
-std::optional<std::string> BorrowingBackOff(const state::DisruptionLog& log,
+std::optional<std::string> BorrowingBackOff(const state::ClusterState& cluster,
                                             std::string_view workload, int64_t now_ms) {
-  const std::optional<state::DisruptionLog::BackOff> b = log.BackingOff(workload, now_ms);
+  const std::optional<state::DisruptionLog::BackOff> b = cluster.disruptions().BackingOff(
+      workload, now_ms, [&](std::string_view uid) { return cluster.PodAlive(uid); });
   if (!b) return std::nullopt;
-  return "disrupted by preemption " + std::to_string(b->disruptions) + " times, last " +
-         std::to_string((now_ms - b->last_ms) / 1000) + "s ago: it may borrow again in " +
-         std::to_string((b->until_ms - now_ms + 999) / 1000) +
+  return "disrupted by preemption " +
+         (b->disruptions == 1 ? std::string("once") : std::to_string(b->disruptions) + " times") +
+         ", last " + std::to_string((now_ms - b->last_ms) / 1000) +
+         "s ago: it may borrow again in " + std::to_string((b->until_ms - now_ms + 999) / 1000) +
          "s (within its team's nominal quota it may run now)";
 }
 

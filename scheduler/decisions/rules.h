@@ -112,10 +112,11 @@ struct OwnerView {
     const OwnerView& view);
 
 // Whether workload `workload` (model::GangOf) may not borrow at `now_ms` because taskgov's
-// preemptions stopped it recently (state::DisruptionLog): the refusal, naming how often and until
-// when; else nothing. Filter calls ask it before admitting on borrowed quota, and the preemption
-// controller before freeing borrowed room for it (DESIGN §3.6: no ping-pong).
-[[nodiscard]] std::optional<std::string> BorrowingBackOff(const state::DisruptionLog& log,
+// preemptions stopped it recently (state::DisruptionLog; after a single disruption only while the
+// pod it was stopped for is alive): the refusal, naming how often and until when; else nothing.
+// Filter calls ask it before admitting on borrowed quota, and the preemption controller before
+// freeing borrowed room for it (DESIGN §3.6: no ping-pong).
+[[nodiscard]] std::optional<std::string> BorrowingBackOff(const state::ClusterState& cluster,
                                                           std::string_view workload,
                                                           int64_t now_ms);
 

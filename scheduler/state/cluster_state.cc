@@ -552,6 +552,12 @@ std::optional<Pod> ClusterState::FindPod(std::string_view uid) const {
   return it->second.pod->ToPod();
 }
 
+bool ClusterState::PodAlive(std::string_view uid) const {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(uid);
+  return it != pods_.end() && !it->second.pod->terminal();
+}
+
 void ClusterState::ForEachBoundPod(const std::function<void(const BoundPod& pod)>& fn,
                                    const std::vector<NameId>* flavors) const {
   std::lock_guard lock(mu_);

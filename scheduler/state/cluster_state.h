@@ -165,6 +165,8 @@ class ClusterState final : public ClusterObserver {
   [[nodiscard]] const TeamResolver& teams() const { return teams_; }
 
   [[nodiscard]] std::optional<model::Pod> FindPod(std::string_view uid) const;
+  // Whether the pod of UID `uid` is known and has not finished (Succeeded or Failed).
+  [[nodiscard]] bool PodAlive(std::string_view uid) const;
   // Room held on a node for a preemptor (NodeCache::Hold, ReleaseHolds).
   void HoldRoom(const std::string& node, const std::string& holder,
                 const model::ResourceList& amount, int64_t until_ms) {

@@ -11,7 +11,7 @@ int64_t DisruptionLog::Until(const Entry& e) {
   return e.last_ms + std::min(back_off, kMaxBackOffMs);
 }
 
-void DisruptionLog::Note(std::string_view workload, int64_t now_ms) {
+void DisruptionLog::Note(std::string_view workload, int64_t now_ms, std::string_view stopped_for) {
   if (workload.empty()) return;
   std::lock_guard<std::mutex> lock(mu_);
   ForgetOldLocked(now_ms);
@@ -23,17 +23,27 @@ void DisruptionLog::Note(std::string_view workload, int64_t now_ms) {
   if (e.disruptions > 0 && now_ms - e.last_ms > kForgetMs) e.disruptions = 0;
   ++e.disruptions;
   e.last_ms = now_ms;
+  e.stopped_for = stopped_for;
 }
 
 std::optional<DisruptionLog::BackOff> DisruptionLog::BackingOff(std::string_view workload,
-                                                                int64_t now_ms) const {
+                                                                int64_t now_ms,
+                                                                const Alive& alive) const {
   if (workload.empty() || size_.load(std::memory_order_relaxed) == 0) return std::nullopt;
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = entries_.find(workload);
-  if (it == entries_.end()) return std::nullopt;
-  const int64_t until = Until(it->second);
-  if (now_ms >= until) return std::nullopt;
-  return BackOff{it->second.disruptions, it->second.last_ms, until};
+  std::string stopped_for;
+  BackOff b;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(workload);
+    if (it == entries_.end()) return std::nullopt;
+    const int64_t until = Until(it->second);
+    if (now_ms >= until) return std::nullopt;
+    b = BackOff{it->second.disruptions, it->second.last_ms, until};
+    if (b.disruptions == 1) stopped_for = it->second.stopped_for;
+  }
+  // Asked without the lock: `alive` takes the cluster's.
+  if (!stopped_for.empty() && alive && !alive(stopped_for)) return std::nullopt;
+  return b;
 }
 
 size_t DisruptionLog::size() const {
