@@ -247,8 +247,7 @@ void GangRoomCheck(const Snapshot& snap, const ClusterState& cluster, NameId fla
 // the check is there only while it backs off.
 void BackOffCheck(const Snapshot& snap, const ClusterState& cluster, FlavorExplanation* fe) {
   const Subject& me = snap.subject;
-  const std::optional<std::string> why =
-      BorrowingBackOff(cluster, me.workload.key, snap.now_ms);
+  const std::optional<std::string> why = BorrowingBackOff(cluster, me.workload.key, snap.now_ms);
   if (!why) return;
   fe->checks.push_back(Failed(
       "disruptedRecently", me.team->name + ": " + *why,
