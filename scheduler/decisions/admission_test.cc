@@ -365,24 +365,34 @@ TEST_F(AdmissionTest, BestEffortFifoLetsASmallerPodPassAHeadThatCannotFit) {
   EXPECT_TRUE(Admitted(PodBuilder("small").Namespace("ns-team-a").Gpus(2).Priority(1)));
 }
 
+// team-a (4 GPUs, borrowing up to `a_borrow`) and team-b (8) of cohort "c" on ml.p5.48xlarge.
+PolicyPtr LenderAndBorrower(int64_t a_borrow) {
+  return PolicyBuilder()
+      .Team("team-a", "c")
+      .Quota(kP5, kGpu, 4, a_borrow)
+      .Team("team-b", "c")
+      .Quota(kP5, kGpu, 8)
+      .Build();
+}
+
+// team-a's job "train" submitted again after a disruption: a pod group of one, 6 GPUs.
+Pod RecreatedTrain() {
+  return PodBuilder("train-r1")
+      .Namespace("ns-team-a")
+      .Gpus(6)
+      .Priority(100)
+      .Label("kueue.x-k8s.io/pod-group-name", "train")
+      .Annotation("kueue.x-k8s.io/pod-group-total-count", "1");
+}
+
 // DESIGN §3.6, a workload disrupted repeatedly backs off instead of ping-ponging: a pod group
 // taskgov's preemption stopped a moment ago may not borrow for a minute (reason
 // "disrupted_recently"), and while it backs off it holds back no pod its team's nominal quota
 // has room for; after the minute it borrows again.
 TEST_F(AdmissionTest, AWorkloadStoppedByAPreemptionDoesNotBorrowAgainAtOnce) {
-  Start(PolicyBuilder()
-            .Team("team-a", "c")
-            .Quota(kP5, kGpu, 4, /*borrow=*/2)
-            .Team("team-b", "c")
-            .Quota(kP5, kGpu, 8)
-            .Build());
+  Start(LenderAndBorrower(/*a_borrow=*/2));
   AddNodes("p5", kP5, 2, 8);
-  const Pod train = PodBuilder("train-r1")
-                        .Namespace("ns-team-a")
-                        .Gpus(6)
-                        .Priority(100)
-                        .Label("kueue.x-k8s.io/pod-group-name", "train")
-                        .Annotation("kueue.x-k8s.io/pod-group-total-count", "1");
+  const Pod train = RecreatedTrain();
   cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs());
   cluster_->OnPodUpsert(train);
   Verdict r = Filter(train);
@@ -404,21 +414,11 @@ TEST_F(AdmissionTest, AWorkloadStoppedByAPreemptionDoesNotBorrowAgainAtOnce) {
 // A workload stopped once may borrow again as soon as the pod it was stopped for has finished
 // (a paused job resumes when the capacity taken back from it is free again).
 TEST_F(AdmissionTest, AWorkloadStoppedOnceBorrowsAgainOnceItsPreemptorFinished) {
-  Start(PolicyBuilder()
-            .Team("team-a", "c")
-            .Quota(kP5, kGpu, 4, /*borrow=*/4)
-            .Team("team-b", "c")
-            .Quota(kP5, kGpu, 8)
-            .Build());
+  Start(LenderAndBorrower(/*a_borrow=*/4));
   AddNodes("p5", kP5, 2, 8);
   const Pod serve = PodBuilder("serve").Namespace("ns-team-b").Gpus(8).Priority(100);
   ASSERT_TRUE(Run(serve));
-  const Pod train = PodBuilder("train-r1")
-                        .Namespace("ns-team-a")
-                        .Gpus(6)
-                        .Priority(100)
-                        .Label("kueue.x-k8s.io/pod-group-name", "train")
-                        .Annotation("kueue.x-k8s.io/pod-group-total-count", "1");
+  const Pod train = RecreatedTrain();
   cluster_->disruptions().Note(model::GangOf(train), clock_.NowMs(), serve.uid);
   cluster_->OnPodUpsert(train);
   clock_.Advance(10'000);
