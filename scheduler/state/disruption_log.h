@@ -15,7 +15,8 @@
 //
 // Thread-safe: the preemption controller notes, filter calls ask (only for a workload that would
 // borrow, or a gang ahead of a pod in its queue): without a lock while nothing is kept, and without
-// allocating.
+// allocating but for a workload disrupted once and still backing off (the UID it was stopped for
+// is copied out, to ask `alive` without holding the log's lock).
 
 #include <atomic>
 #include <cstdint>
