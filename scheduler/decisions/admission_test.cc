@@ -423,8 +423,9 @@ TEST_F(AdmissionTest, AWorkloadStoppedOnceBorrowsAgainOnceItsPreemptorFinished) 
   cluster_->OnPodUpsert(train);
   clock_.Advance(10'000);
   EXPECT_EQ(Filter(train).failed_unresolvable.at("p5-0"),
-            "team-a: disrupted by preemption once, last 10s ago: it may borrow again in 50s "
-            "(within its team's nominal quota it may run now)");
+            "team-a: disrupted by preemption once, last 10s ago: it may borrow again in 50s, or "
+            "once the pod it was stopped for has finished (within its team's nominal quota it may "
+            "run now)");
   Pod done = serve;
   done.node_name = "p5-0";
   done.phase = PodPhase::kSucceeded;

@@ -512,7 +512,8 @@ std::optional<std::string> BorrowingBackOff(const state::ClusterState& cluster,
          (b->disruptions == 1 ? std::string("once") : std::to_string(b->disruptions) + " times") +
          ", last " + std::to_string((now_ms - b->last_ms) / 1000) +
          "s ago: it may borrow again in " + std::to_string((b->until_ms - now_ms + 999) / 1000) +
-         "s (within its team's nominal quota it may run now)";
+         (b->ends_with_preemptor ? "s, or once the pod it was stopped for has finished" : "s") +
+         " (within its team's nominal quota it may run now)";
 }
 
 int64_t ReportedWeightedShare(const Ledger::Session& session, const Team& team, NameId flavor) {

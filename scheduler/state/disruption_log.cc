@@ -38,9 +38,10 @@ std::optional<DisruptionLog::BackOff> DisruptionLog::BackingOff(std::string_view
     if (it == entries_.end()) return std::nullopt;
     const int64_t until = Until(it->second);
     if (now_ms >= until) return std::nullopt;
-    b = BackOff{it->second.disruptions, it->second.last_ms, until};
+    b = BackOff{it->second.disruptions, it->second.last_ms, until, false};
     if (b.disruptions == 1) stopped_for = it->second.stopped_for;
   }
+  b.ends_with_preemptor = !stopped_for.empty();
   // Asked without the lock: `alive` takes the cluster's.
   if (!stopped_for.empty() && alive && !alive(stopped_for)) return std::nullopt;
   return b;

@@ -40,6 +40,7 @@ class DisruptionLog {
     int disruptions = 0;  // since it last ran kForgetMs undisturbed
     int64_t last_ms = 0;  // the last one
     int64_t until_ms = 0;
+    bool ends_with_preemptor = false;  // it also ends once the pod it was stopped for finished
   };
   // Whether the pod of UID `uid` still exists and has not finished.
   using Alive = std::function<bool(std::string_view uid)>;

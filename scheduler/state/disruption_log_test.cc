@@ -37,13 +37,14 @@ TEST(DisruptionLogTest, AfterASingleDisruptionTheBackOffEndsOnceThePodItWasStopp
     EXPECT_EQ(uid, "uid-serve");
     return serving;
   };
-  EXPECT_TRUE(log.BackingOff("ns/train", kT + 10'000, alive));
+  EXPECT_TRUE(log.BackingOff("ns/train", kT + 10'000, alive)->ends_with_preemptor);
   serving = false;  // it finished: the capacity it was taken back for is free again
   EXPECT_FALSE(log.BackingOff("ns/train", kT + 10'000, alive));
   EXPECT_TRUE(log.BackingOff("ns/train", kT + 10'000));  // nobody to ask: in force
   log.Note("ns/train", kT + 20'000, "uid-other");
   // A second disruption backs off its whole time, whatever it was for.
   EXPECT_TRUE(log.BackingOff("ns/train", kT + 20'000, [](std::string_view) { return false; }));
+  EXPECT_FALSE(log.BackingOff("ns/train", kT + 20'000)->ends_with_preemptor);
 }
 
 TEST(DisruptionLogTest, MembersOfOneRoundCountOnceAndLonePodsAreNotKept) {
