@@ -81,6 +81,53 @@ TEST(SimulatorTest, AReclaimDisruptsTheBorrowerOnceAndGivesTheOwnerItsQuotaSoon)
   EXPECT_EQ(r.never_ran, 0);
 }
 
+// A borrower reclaimed by one lender is not admitted at once on another lender's idle quota, to
+// be reclaimed by that one a moment later (DESIGN §3.6, no ping-pong): b's pod group borrows a's
+// node while c runs its own; a takes its node back at 30 s; c's job ends at 40 s and c's next
+// arrives at 55 s. b-train backs off from borrowing for 60 s after its disruption (a-train, which
+// it was stopped for, still runs), so c's node waits for c's next job instead of lending it to
+// b-train for 15 s.
+TEST(SimulatorTest, AReclaimedBorrowerIsNotAdmittedAtOnceOnAnotherLendersIdleQuota) {
+  PolicyBuilder builder;
+  builder.Team("a", "c").Quota(kP5, kGpu, 8).Team("b", "c").Quota(kP5, kGpu, 0);
+  builder.Team("c", "c").Quota(kP5, kGpu, 8);
+  builder.mutable_policy().preemption.grace_period_seconds = 2;
+  Trace trace;
+  trace.nodes = {P5Nodes(2)};
+  trace.jobs = {Job("c-first", "c", 0, 1, 8, 40), Job("b-train", "b", 1, 2, 4, 600),
+                Job("a-train", "a", 30, 1, 8, 300), Job("c-next", "c", 55, 1, 8, 300)};
+  std::ostringstream timeline;
+  SimulationOptions options;
+  options.timeline = &timeline;
+  const Report r = Simulate(builder.Build(), trace, options);
+  EXPECT_EQ(r.completed, 4) << Table(r);
+  EXPECT_EQ(r.disruptions, 1u) << Table(r) << timeline.str();
+  EXPECT_EQ(r.ping_pong, 0u) << Table(r);
+  EXPECT_NE(timeline.str().find("it may borrow again in"), std::string::npos) << timeline.str();
+}
+
+// The back-off after a single disruption ends once the pod it was stopped for has finished: a
+// takes its node back at 30 s for a 10 s job, and b-train runs again on it as soon as a-train is
+// done, not 60 s after its disruption.
+TEST(SimulatorTest, AReclaimedBorrowerBorrowsAgainOnceItsPreemptorFinished) {
+  PolicyBuilder builder = ALendsToB();
+  Trace trace;
+  trace.nodes = {P5Nodes(1)};
+  trace.jobs = {Job("b-train", "b", 0, 2, 4, 600), Job("a-train", "a", 30, 1, 8, 10)};
+  std::ostringstream timeline;
+  SimulationOptions options;
+  options.timeline = &timeline;
+  const Report r = Simulate(builder.Build(), trace, options);
+  EXPECT_EQ(r.completed, 2) << Table(r);
+  EXPECT_EQ(r.disruptions, 1u) << Table(r);
+  const std::string tl = timeline.str();
+  const size_t again = tl.find(" pod ns-b/b-train-r1-0 Running");
+  ASSERT_NE(again, std::string::npos) << tl;
+  const double at = std::stod(tl.substr(tl.rfind('\n', again) + 1));
+  // a-train starts about 33 s and ends 10 s later; b-train is bound at its next attempt.
+  EXPECT_LT(at, 30.0 + 60.0) << tl;
+}
+
 // A minimum runtime keeps a young pod from a preemption by priority, not from its team's owner
 // taking back its nominal quota: with 10 minutes, a-train still has a's 8 GPUs within grace + 2 s
 // of arriving though b-train started 30 s before; a-urgent, a pod of higher priority arriving
