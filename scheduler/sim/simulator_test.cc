@@ -128,6 +128,31 @@ TEST(SimulatorTest, AReclaimedBorrowerBorrowsAgainOnceItsPreemptorFinished) {
   EXPECT_LT(at, 30.0 + 60.0) << tl;
 }
 
+// Under FairShare another team's pod ahead by share holds the idle capacity only while it could
+// take it: x's second job is beyond x's own ceiling (4 running + 4 > 4 + 2) until x's first ends,
+// so y borrows z's idle GPUs at once instead of waiting the 300 s of x's first job with them idle.
+TEST(SimulatorTest, FairShareHoldsNoIdleCapacityForAPodBeyondItsOwnTeamsCeiling) {
+  PolicyBuilder builder;
+  builder.Team("x", "c").Quota(kP5, kGpu, 4, 2).Weight(3);
+  builder.Team("y", "c").Quota(kP5, kGpu, 0).Weight(1);
+  builder.Team("z", "c").Quota(kP5, kGpu, 12);
+  builder.mutable_policy().preemption.grace_period_seconds = 2;
+  Trace trace;
+  trace.nodes = {P5Nodes(2)};
+  trace.jobs = {Job("x-first", "x", 0, 1, 4, 300), Job("x-second", "x", 1, 1, 4, 60),
+                Job("y-job", "y", 2, 1, 4, 60)};
+  std::ostringstream timeline;
+  SimulationOptions options;
+  options.timeline = &timeline;
+  const Report r = Simulate(builder.Build(), trace, options);
+  EXPECT_EQ(r.completed, 3) << Table(r);
+  const std::string tl = timeline.str();
+  const size_t ran = tl.find(" pod ns-y/y-job Running");
+  ASSERT_NE(ran, std::string::npos) << tl;
+  EXPECT_LT(std::stod(tl.substr(tl.rfind('\n', ran) + 1)), 10.0) << tl;
+  EXPECT_EQ(r.disruptions, 0u) << Table(r);
+}
+
 // A minimum runtime keeps a young pod from a preemption by priority, not from its team's owner
 // taking back its nominal quota: with 10 minutes, a-train still has a's 8 GPUs within grace + 2 s
 // of arriving though b-train started 30 s before; a-urgent, a pod of higher priority arriving
