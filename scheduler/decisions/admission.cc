@@ -249,9 +249,8 @@ Outlook Admission::OutlookOf(const Pod& pod, bool known_to_wait) const {
   const FilterArgs args = AskingAboutEveryNode(pod);
   Snapshot snap(*book_);
   SnapshotNow(args, &snap);
-  const bool no_room =
-      snap.subject.team != nullptr && snap.subject.team->active && !snap.subject.unknown_resource &&
-      std::none_of(snap.fits.begin(), snap.fits.end(), [](const NodeFit& f) { return f.room; });
+  const bool no_room = snap.subject.team != nullptr && snap.subject.team->active &&
+                       !snap.subject.unknown_resource && !state::AnyRoom(snap.fits);
   if (known_to_wait && no_room) return Outlook::kWaiting;
   return scheduler::decisions::Explain(snap, *book_, *cluster_, clock_->NowMs(),
                                        options_.queue_lookahead)

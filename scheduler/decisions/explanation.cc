@@ -626,8 +626,7 @@ Explanation Explain(Snapshot& snapshot, const QuotaBook& book, const ClusterStat
     return out;
   }
   // TakeSnapshot reads the pending view only when some node has room; every rule is explained.
-  if (std::none_of(snapshot.fits.begin(), snapshot.fits.end(),
-                   [](const NodeFit& fit) { return fit.room; })) {
+  if (!state::AnyRoom(snapshot.fits)) {
     TakeAhead(book, cluster, queue_lookahead, &snapshot);
   }
   InstanceTypeCheck(me, cluster, &out);

@@ -222,12 +222,8 @@ bool Smaller(const ResourceList& mine, const ResourceList& theirs) {
 
 // Whether pending pod `pod`'s workload backs off from borrowing now (state::DisruptionLog).
 bool BacksOff(const Snapshot& snapshot, const PendingPod& pod) {
-  if (snapshot.disruptions == nullptr || pod.gang.empty()) return false;
-  const state::DisruptionLog::Alive alive =
-      snapshot.cluster == nullptr ? state::DisruptionLog::Alive{} : [&](std::string_view uid) {
-        return snapshot.cluster->PodAlive(uid);
-      };
-  return snapshot.disruptions->BackingOff(pod.gang, snapshot.now_ms, alive).has_value();
+  return snapshot.cluster != nullptr && !pod.gang.empty() &&
+         snapshot.cluster->BackingOff(pod.gang, snapshot.now_ms).has_value();
 }
 
 // Whether the subject may pass `other`, a pod (or gang) ranked ahead of it in its team's queue
@@ -505,8 +501,7 @@ std::optional<std::string> BorrowingHeldBack(
 
 std::optional<std::string> BorrowingBackOff(const state::ClusterState& cluster,
                                             std::string_view workload, int64_t now_ms) {
-  const std::optional<state::DisruptionLog::BackOff> b = cluster.disruptions().BackingOff(
-      workload, now_ms, [&](std::string_view uid) { return cluster.PodAlive(uid); });
+  const std::optional<state::DisruptionLog::BackOff> b = cluster.BackingOff(workload, now_ms);
   if (!b) return std::nullopt;
   return "disrupted by preemption " +
          (b->disruptions == 1 ? std::string("once") : std::to_string(b->disruptions) + " times") +

@@ -178,7 +178,6 @@ bool AdmittedWhilePending(const QuotaBook& book, const PendingPod& pod) {
 void TakeSnapshot(const QuotaBook& book, const ClusterState& cluster, const FilterArgs& args,
                   size_t queue_lookahead, Snapshot* snapshot) {
   Subject& subject = snapshot->subject;
-  snapshot->disruptions = &cluster.disruptions();
   snapshot->cluster = &cluster;
   ResolveSubject(cluster.teams(), snapshot->policy, args.pod, &subject);
   if (subject.team == nullptr || !subject.team->active) return;
@@ -204,9 +203,7 @@ void TakeSnapshot(const QuotaBook& book, const ClusterState& cluster, const Filt
     }
   }
   JudgeNodes(cluster.nodes(), snapshot->policy, subject, args, snapshot->now_ms, &snapshot->fits);
-  const bool any_room = std::any_of(snapshot->fits.begin(), snapshot->fits.end(),
-                                    [](const NodeFit& fit) { return fit.room; });
-  if (!any_room) return;  // refused for room alone: no rule reads the pending view
+  if (!state::AnyRoom(snapshot->fits)) return;  // refused for room alone: no rule reads the queue
   TakeAhead(book, cluster, queue_lookahead, snapshot);
 }
 

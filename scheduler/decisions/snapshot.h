@@ -90,10 +90,8 @@ struct Snapshot {
   // What the preemption controller makes of a pending pod (unset: no controller, every pod is
   // kSetAside: nothing will be preempted for it).
   std::function<PreemptorState(std::string_view uid)> preemptor_state;
-  // Workloads backing off from borrowing (the cluster's; null: none).
-  const state::DisruptionLog* disruptions = nullptr;
-  // The cluster the snapshot was taken of, for the nodes' room of other pending pods (null: no
-  // rule asks whether they find room).
+  // The cluster the snapshot was taken of, for the nodes' room of other pending pods and the
+  // workloads backing off from borrowing (null: no rule asks).
   const state::ClusterState* cluster = nullptr;
   Subject subject;
   // One per candidate node, in the order of the filter's node list.

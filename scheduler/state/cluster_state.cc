@@ -558,6 +558,12 @@ bool ClusterState::PodAlive(std::string_view uid) const {
   return it != pods_.end() && !it->second.pod->terminal();
 }
 
+std::optional<DisruptionLog::BackOff> ClusterState::BackingOff(std::string_view workload,
+                                                               int64_t now_ms) const {
+  return disruptions_.BackingOff(workload, now_ms,
+                                 [this](std::string_view uid) { return PodAlive(uid); });
+}
+
 void ClusterState::ForEachBoundPod(const std::function<void(const BoundPod& pod)>& fn,
                                    const std::vector<NameId>* flavors) const {
   std::lock_guard lock(mu_);

@@ -167,6 +167,10 @@ class ClusterState final : public ClusterObserver {
   [[nodiscard]] std::optional<model::Pod> FindPod(std::string_view uid) const;
   // Whether the pod of UID `uid` is known and has not finished (Succeeded or Failed).
   [[nodiscard]] bool PodAlive(std::string_view uid) const;
+  // The borrowing back-off of workload `workload` at `now_ms` (DisruptionLog::BackingOff, the
+  // pods it was stopped for asked of this cluster: PodAlive).
+  [[nodiscard]] std::optional<DisruptionLog::BackOff> BackingOff(std::string_view workload,
+                                                                 int64_t now_ms) const;
   // Room held on a node for a preemptor (NodeCache::Hold, ReleaseHolds).
   void HoldRoom(const std::string& node, const std::string& holder,
                 const model::ResourceList& amount, int64_t until_ms) {

@@ -25,6 +25,7 @@
 // for microseconds; every query holds it shared, so webhook calls never exclude each other. The
 // cache calls nothing outside itself while holding it.
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -65,6 +66,11 @@ struct NodeFit {
   bool room = true;  // schedulable and allocatable − used − others' held room covers the request
   bool held = false;  // no room only because of room held for a preemptor
 };
+
+// Whether any of `fits` has room.
+[[nodiscard]] inline bool AnyRoom(const std::vector<NodeFit>& fits) {
+  return std::any_of(fits.begin(), fits.end(), [](const NodeFit& fit) { return fit.room; });
+}
 
 // Who asks FitNodes: room held for these is theirs (empty: none).
 struct Holder {
