@@ -138,7 +138,7 @@ TEST_F(TeamScopeTest, NotesAndRefusalsNameOnlyTheTeamsOwnObjects) {
 kind: TaskGovernancePolicy
 taskPrioritization: TaskRanking
 idleComputeAllocation: FirstComeFirstServe
-priorityClasses: [{name: training, weight: 50}]
+priorityClasses: [{name: training, weight: 50}, {name: experimentation, weight: 25}]
 preemption: {gracePeriodSeconds: 30, minimumRuntimeSeconds: 0}
 defaultCohort: e2e
 teams:
@@ -151,13 +151,16 @@ teams:
 )");
   // b runs 12 GPUs (8 borrowed from a), leaving 4 free on the nodes: a's pod fits a node, so its
   // filter is asked, and refused for the quota b borrowed.
-  for (int i = 0; i < 3; ++i) {  // one at a time: b-2 starts last
-    ASSERT_TRUE(h().Submit(GpuPod("b", "b-" + std::to_string(i), 4)).ok());
+  // One at a time: b-2 starts last. All three may start in the same second (startTime has
+  // seconds), and then the newest is told by priority: b-1 and b-2 run at a lower one than b-0, so
+  // one of them — both protected — is the first victim tried either way.
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(h().Submit(GpuPod("b", "b-" + std::to_string(i), 4,
+                                  i == 0 ? "training" : "experimentation"))
+                    .ok());
     h().Step();
   }
   ASSERT_TRUE(h().RunUntil([&] { return Running("b") == 12; }, 10));
-  // b-1 and b-2 may have started in the same second (startTime has seconds), and then the UID
-  // decides which is newer: both are protected, so the first victim tried is refused either way.
   for (const char* pod : {"/b-1", "/b-2"}) {
     h().api().BlockEvictions(Ns("b") + pod,
                              "The disruption budget b-secret-pdb needs 4 healthy pods and has 4 "
