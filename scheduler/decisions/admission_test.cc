@@ -612,6 +612,38 @@ TEST_F(AdmissionTest, FairShareGivesBorrowedCapacityToTheLowerShareFirst) {
   EXPECT_TRUE(Admitted(GpuPod("c-0", "team-c", 1, 5000)));
 }
 
+// A gang at the head of another team's queue takes its need once in the tally of what that team's
+// pods ahead take, not once per member: counted for each of train's two members (2 + 2), b's 5 of
+// the 8 lent would seem to leave train no room, and b would wait beside idle GPUs.
+TEST_F(AdmissionTest, FairShareCountsAGangAheadOnce) {
+  Start(PolicyBuilder()
+            .Team("lender", "c")
+            .Quota(kP5, kGpu, 8)
+            .Team("team-b", "c")
+            .Quota(kP5, kGpu, 0)
+            .Weight(1)
+            .Team("team-c", "c")
+            .Quota(kP5, kGpu, 0)
+            .Weight(3)
+            .Build());
+  AddNodes("p5", kP5, 2, 8);
+  for (int i = 0; i < 2; ++i) {
+    cluster_->OnPodUpsert(PodBuilder("train-" + std::to_string(i))
+                              .Namespace("ns-team-c")
+                              .Gpus(1)
+                              .Created(5000)
+                              .Label("kueue.x-k8s.io/pod-group-name", "train")
+                              .Annotation("kueue.x-k8s.io/pod-group-total-count", "2"));
+  }
+  // b's 7 would leave train 1 of the 2 it needs: c goes first (c after = 2/8/3 = 83‰, b after =
+  // 7/8/1 = 875‰). b's 5 leaves train its 2.
+  Verdict r = Filter(GpuPod("b-0", "team-b", 7, 200));
+  EXPECT_TRUE(r.feasible.empty());
+  EXPECT_EQ(r.failed_unresolvable.at("p5-0"),
+            "fair share: team-c (share 0.083) is ahead of team-b (share 0.875)");
+  EXPECT_TRUE(Admitted(GpuPod("b-1", "team-b", 5, 100)));
+}
+
 TEST_F(AdmissionTest, FairShareDoesNotHoldIdleCapacityForAPodBeyondItsOwnTeamsCeiling) {
   Start(PolicyBuilder()
             .Team("lender", "c")

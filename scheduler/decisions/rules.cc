@@ -392,8 +392,9 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
   //  * when it starves (Starving) and this pod does not.
   const bool i_starve = Starving(snapshot.policy, me.pod->creation_unix_ms, snapshot.now_ms);
   const Team* team_of_tally = nullptr;
-  NameId other_id = 0;  // team_of_tally's
-  Tally theirs;         // what the other team's pods ahead take
+  NameId other_id = 0;                  // team_of_tally's
+  Tally theirs;                         // what the other team's pods ahead take
+  std::vector<std::string_view> gangs;  // theirs: a gang ahead takes its members' need once
   for (const auto& [other_team, head_entry] : *snapshot.heads) {
     const PendingPod& head = *head_entry;
     const Team& other = *other_team;
@@ -401,12 +402,18 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
       team_of_tally = other_team;
       other_id = TeamNames().Intern(other.name);
       theirs = Tally{};
+      gangs.clear();
     }
     if (!s.HasFlavor(other_id, flavor)) continue;
     if (!snapshot.policy.FlavorAllows(flavor_name, head.node_selector)) continue;
-    // A gang at the head asks for its members together.
+    // A gang at the head asks for its members together, once: its best-ranked member stands for
+    // it (each member counted would make the pods behind it look as if they could not fit).
     std::optional<ResourceList> gang_need;
-    if (!head.workload.empty()) gang_need = head.request.Times(std::max(1, head.workload_size));
+    if (!head.workload.empty()) {
+      if (std::find(gangs.begin(), gangs.end(), head.workload) != gangs.end()) continue;
+      gangs.push_back(head.workload);
+      gang_need = head.request.Times(std::max(1, head.workload_size));
+    }
     const ResourceList& need = gang_need ? *gang_need : head.request;
     const Tally before = theirs;
     // A pod that would fit alone but not after the pods ahead of it in its own queue took theirs
