@@ -407,7 +407,8 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
     if (!s.HasFlavor(other_id, flavor)) continue;
     if (!snapshot.policy.FlavorAllows(flavor_name, head.node_selector)) continue;
     // A gang at the head asks for its members together, once: its best-ranked member stands for
-    // it (each member counted would make the pods behind it look as if they could not fit).
+    // it (counted for each member, the gang would seem to need its room again beside this pod,
+    // and the pods behind it would seem not to fit).
     std::optional<ResourceList> gang_need;
     if (!head.workload.empty()) {
       if (std::find(gangs.begin(), gangs.end(), head.workload) != gangs.end()) continue;
