@@ -50,6 +50,21 @@ constexpr char kP5[] = "ml.p5.48xlarge";
 constexpr char kG5[] = "ml.g5.12xlarge";
 constexpr char kGpu[] = "nvidia.com/gpu";
 
+// The fair-share tests' cohort "c": a lender with `lent` GPUs on ml.p5.48xlarge and no pods, and
+// team-b and team-c with no quota of their own, borrowing at those weights.
+PolicyPtr LenderAndBorrowers(int64_t lent, double b_weight = 1, double c_weight = 1) {
+  return PolicyBuilder()
+      .Team("lender", "c")
+      .Quota(kP5, kGpu, lent)
+      .Team("team-b", "c")
+      .Quota(kP5, kGpu, 0)
+      .Weight(b_weight)
+      .Team("team-c", "c")
+      .Quota(kP5, kGpu, 0)
+      .Weight(c_weight)
+      .Build();
+}
+
 class AdmissionTest : public testing::AdmissionFixture {
  protected:
   void Start(PolicyPtr policy) {
@@ -509,15 +524,7 @@ TEST_F(AdmissionTest, APodAdmittedAMomentAgoIsNotAheadOfTheNext) {
 // The same for fair share: another team's head admitted a moment ago waits for nothing. Before,
 // b's pod was refused "fair share: team-c (share 0.133) is ahead of team-b (share 0.800)".
 TEST_F(AdmissionTest, FairShareIgnoresAHeadAdmittedAMomentAgo) {
-  Start(PolicyBuilder()
-            .Team("lender", "c")
-            .Quota(kP5, kGpu, 5)
-            .Team("team-b", "c")
-            .Quota(kP5, kGpu, 0)
-            .Team("team-c", "c")
-            .Quota(kP5, kGpu, 0)
-            .Weight(3)
-            .Build());
+  Start(LenderAndBorrowers(5, 1, 3));
   AddNodes("p5", kP5, 1, 8);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(Run(GpuPod("b-" + std::to_string(i), "team-b", 1)));
   const Pod c0 = GpuPod("c-0", "team-c", 1, 5000);
@@ -590,16 +597,7 @@ TEST_F(AdmissionTest, FirstComeFirstServeKeepsSubmissionOrder) {
 }
 
 TEST_F(AdmissionTest, FairShareGivesBorrowedCapacityToTheLowerShareFirst) {
-  Start(PolicyBuilder()
-            .Team("lender", "c")
-            .Quota(kP5, kGpu, 4)
-            .Team("team-b", "c")
-            .Quota(kP5, kGpu, 0)
-            .Weight(3)
-            .Team("team-c", "c")
-            .Quota(kP5, kGpu, 0)
-            .Weight(1)
-            .Build());
+  Start(LenderAndBorrowers(4, 3, 1));
   AddNodes("p5", kP5, 1, 8);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(Run(GpuPod("b-" + std::to_string(i), "team-b", 1)));
   cluster_->OnPodUpsert(GpuPod("c-0", "team-c", 1, 5000));  // c waits to borrow one GPU
@@ -616,16 +614,7 @@ TEST_F(AdmissionTest, FairShareGivesBorrowedCapacityToTheLowerShareFirst) {
 // pods ahead take, not once per member: counted for each of train's two members (2 + 2), b's 5 of
 // the 8 lent would seem to leave train no room, and b would wait beside idle GPUs.
 TEST_F(AdmissionTest, FairShareCountsAGangAheadOnce) {
-  Start(PolicyBuilder()
-            .Team("lender", "c")
-            .Quota(kP5, kGpu, 8)
-            .Team("team-b", "c")
-            .Quota(kP5, kGpu, 0)
-            .Weight(1)
-            .Team("team-c", "c")
-            .Quota(kP5, kGpu, 0)
-            .Weight(3)
-            .Build());
+  Start(LenderAndBorrowers(8, 1, 3));
   AddNodes("p5", kP5, 2, 8);
   for (int i = 0; i < 2; ++i) {
     cluster_->OnPodUpsert(PodBuilder("train-" + std::to_string(i))
@@ -667,14 +656,7 @@ TEST_F(AdmissionTest, FairShareDoesNotHoldIdleCapacityForAPodBeyondItsOwnTeamsCe
 }
 
 TEST_F(AdmissionTest, FairShareOnlyMattersWhenCapacityIsContended) {
-  Start(PolicyBuilder()
-            .Team("lender", "c")
-            .Quota(kP5, kGpu, 8)
-            .Team("team-b", "c")
-            .Quota(kP5, kGpu, 0)
-            .Team("team-c", "c")
-            .Quota(kP5, kGpu, 0)
-            .Build());
+  Start(LenderAndBorrowers(8));
   AddNodes("p5", kP5, 1, 8);
   ASSERT_TRUE(Run(GpuPod("b-0", "team-b", 4)));
   cluster_->OnPodUpsert(GpuPod("c-0", "team-c", 1, 5000));
@@ -682,16 +664,7 @@ TEST_F(AdmissionTest, FairShareOnlyMattersWhenCapacityIsContended) {
 }
 
 TEST_F(AdmissionTest, FairShareWeightZeroIsAlwaysLast) {
-  Start(PolicyBuilder()
-            .Team("lender", "c")
-            .Quota(kP5, kGpu, 4)
-            .Team("team-b", "c")
-            .Quota(kP5, kGpu, 0)
-            .Weight(0)
-            .Team("team-c", "c")
-            .Quota(kP5, kGpu, 0)
-            .Weight(1)
-            .Build());
+  Start(LenderAndBorrowers(4, 0, 1));
   AddNodes("p5", kP5, 1, 8);
   cluster_->OnPodUpsert(GpuPod("c-0", "team-c", 4));
   Verdict r = Filter(GpuPod("b-0", "team-b", 4, 1));
@@ -705,16 +678,7 @@ TEST_F(AdmissionTest, FairShareWeightZeroIsAlwaysLast) {
 // unweighted share (Kueue's CompareDRS): c, borrowing 1 of the 4 lent, goes before b, which would
 // borrow all 4 — although b's pod is the older.
 TEST_F(AdmissionTest, FairShareAmongWeightZeroTeamsGoesByUnweightedShare) {
-  Start(PolicyBuilder()
-            .Team("lender", "c")
-            .Quota(kP5, kGpu, 4)
-            .Team("team-b", "c")
-            .Quota(kP5, kGpu, 0)
-            .Weight(0)
-            .Team("team-c", "c")
-            .Quota(kP5, kGpu, 0)
-            .Weight(0)
-            .Build());
+  Start(LenderAndBorrowers(4, 0, 0));
   AddNodes("p5", kP5, 1, 8);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(Run(GpuPod("b-" + std::to_string(i), "team-b", 1)));
   cluster_->OnPodUpsert(GpuPod("c-0", "team-c", 1, 5000));

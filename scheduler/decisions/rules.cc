@@ -220,6 +220,15 @@ bool Smaller(const ResourceList& mine, const ResourceList& theirs) {
   return mine.Get("cpu") < theirs.Get("cpu");
 }
 
+// Whether `pod` is a member of a gang already in `gangs` — a gang ahead counts once, by its
+// best-ranked member — else records its gang. `gangs` views the pods' own strings.
+bool GangSeen(const PendingPod& pod, std::vector<std::string_view>* gangs) {
+  if (pod.workload.empty()) return false;
+  if (std::find(gangs->begin(), gangs->end(), pod.workload) != gangs->end()) return true;
+  gangs->push_back(pod.workload);
+  return false;
+}
+
 // Whether pending pod `pod`'s workload backs off from borrowing now (state::DisruptionLog).
 bool BacksOff(const Snapshot& snapshot, const PendingPod& pod) {
   return snapshot.cluster != nullptr && !pod.gang.empty() &&
@@ -288,12 +297,9 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
   for (const state::PendingRef& entry : snapshot.ahead) {
     const PendingPod& other = *entry;
     if (!snapshot.policy.FlavorAllows(flavor_name, other.node_selector)) continue;  // elsewhere
+    if (GangSeen(other, &gangs)) continue;
     ResourceList other_need = other.request;
-    if (!other.workload.empty()) {
-      if (std::find(gangs.begin(), gangs.end(), other.workload) != gangs.end()) continue;
-      gangs.push_back(other.workload);
-      other_need = other.request.Times(std::max(1, other.workload_size));
-    }
+    if (!other.workload.empty()) other_need = other.request.Times(std::max(1, other.workload_size));
     // Backing off from borrowing: it takes now only what its team's nominal quota holds.
     const Mode other_mode = BacksOff(snapshot, other) ? Mode::kWithinNominal : Mode::kBorrowing;
     Tally with_other;  // what the pods ahead take with this one
@@ -406,15 +412,11 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
     }
     if (!s.HasFlavor(other_id, flavor)) continue;
     if (!snapshot.policy.FlavorAllows(flavor_name, head.node_selector)) continue;
-    // A gang at the head asks for its members together, once: its best-ranked member stands for
-    // it (counted for each member, the gang would seem to need its room again beside this pod,
-    // and the pods behind it would seem not to fit).
+    // A gang at the head asks for its members together, once (counted for each member, it would
+    // seem to need its room again beside this pod, and the pods behind it not to fit).
+    if (GangSeen(head, &gangs)) continue;
     std::optional<ResourceList> gang_need;
-    if (!head.workload.empty()) {
-      if (std::find(gangs.begin(), gangs.end(), head.workload) != gangs.end()) continue;
-      gangs.push_back(head.workload);
-      gang_need = head.request.Times(std::max(1, head.workload_size));
-    }
+    if (!head.workload.empty()) gang_need = head.request.Times(std::max(1, head.workload_size));
     const ResourceList& need = gang_need ? *gang_need : head.request;
     const Tally before = theirs;
     // A pod that would fit alone but not after the pods ahead of it in its own queue took theirs
