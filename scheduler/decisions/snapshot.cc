@@ -172,7 +172,7 @@ std::optional<NameId> HeldElsewhere(const Snapshot& snapshot, NameId flavor) {
 }
 
 bool AdmittedWhilePending(const QuotaBook& book, const PendingPod& pod) {
-  return (!pod.workload.empty() && book.FindGang(pod.workload).has_value()) || book.Holds(pod.uid);
+  return book.HoldsFor(pod.uid, pod.workload);
 }
 
 void TakeSnapshot(const QuotaBook& book, const ClusterState& cluster, const FilterArgs& args,

@@ -87,14 +87,15 @@ IdAmounts Times(const IdAmounts& request, int64_t n) {
 QuotaBook::QuotaBook(PolicyPtr policy, const common::Clock* clock)
     : ledger_(std::move(policy)), clock_(clock) {}
 
-QuotaBook::Records::Claim QuotaBook::Acquire(Shard& shard, std::string_view uid) {
-  Records::Claim claim = shard.table.Acquire(uid, &claim_waits_);
+QuotaBook::Records::Claim QuotaBook::Acquire(Shard& shard, std::string_view uid, size_t hash) {
+  Records::Claim claim = shard.table.Acquire(uid, hash, &claim_waits_);
   if (!claim) compaction_due_.store(true, std::memory_order_relaxed);
   return claim;
 }
 
 QuotaBook::Records::Claim QuotaBook::FindPresent(std::string_view uid) const {
-  Records::Claim claim = ShardOf(uid).table.Find(uid, &claim_waits_);
+  const size_t hash = Records::Hash(uid);
+  Records::Claim claim = ShardOf(hash).table.Find(uid, hash, &claim_waits_);
   if (claim && !claim->present) return Records::Claim();
   return claim;
 }
@@ -222,8 +223,9 @@ std::variant<Charge, Refusal> QuotaBook::Assume(Ledger::Session& session, std::s
                                                 NameId team, NameId flavor,
                                                 const IdAmounts& request, Ledger::Mode mode,
                                                 int64_t ttl_ms, const PodMeta& meta) {
-  Shard& shard = ShardOf(uid);
-  Records::Claim record = Acquire(shard, uid);
+  const size_t hash = Records::Hash(uid);
+  Shard& shard = ShardOf(hash);
+  Records::Claim record = Acquire(shard, uid, hash);
   if (!record) return Busy(team, flavor);
   if (record->present) {
     const Reservation& r = record->value;
@@ -249,8 +251,9 @@ std::variant<Charge, Refusal> QuotaBook::AssumeMember(
     int64_t gang_ttl_ms, const PodMeta& meta, const IdAmounts* gang_need,
     std::span<const FlavorNeed> elsewhere) {
   const int64_t now = clock_->NowMs();
-  Shard& shard = ShardOf(uid);
-  Records::Claim record = Acquire(shard, uid);
+  const size_t hash = Records::Hash(uid);
+  Shard& shard = ShardOf(hash);
+  Records::Claim record = Acquire(shard, uid, hash);
   if (!record) return Busy(team, flavor);
   // The gang of the reservation it holds ("" for none): a view of the pooled key that reservation
   // holds, valid until the record is erased below.
@@ -415,8 +418,9 @@ QuotaBook::ConfirmOutcome QuotaBook::ConfirmBound(std::string_view uid, NameId t
     std::vector<CellKey> missing;
     {
       Ledger::Session session(ledger_);
-      Shard& shard = ShardOf(uid);
-      Records::Claim record = Acquire(shard, uid);
+      const size_t hash = Records::Hash(uid);
+      Shard& shard = ShardOf(hash);
+      Records::Claim record = Acquire(shard, uid, hash);
       if (!record) {
         compaction_due_.store(true, std::memory_order_relaxed);
       } else {
@@ -622,6 +626,14 @@ std::optional<Reservation> QuotaBook::Find(std::string_view uid) const {
 
 bool QuotaBook::Holds(std::string_view uid) const {
   Ledger::Session session(ledger_);
+  return static_cast<bool>(FindPresent(uid));
+}
+
+bool QuotaBook::HoldsFor(std::string_view uid, std::string_view workload) const {
+  Ledger::Session session(ledger_);
+  if (!workload.empty()) {
+    if (Gangs::Claim gang = ClaimGang(workload, false); gang && gang->present) return true;
+  }
   return static_cast<bool>(FindPresent(uid));
 }
 

@@ -35,6 +35,7 @@
 
 #include <array>
 #include <atomic>
+#include <bit>
 #include <functional>
 #include <limits>
 #include <mutex>
@@ -245,6 +246,9 @@ class QuotaBook {
   [[nodiscard]] std::optional<Reservation> Find(std::string_view uid) const;
   // Whether pod `uid` holds a reservation (Find without the copy).
   [[nodiscard]] bool Holds(std::string_view uid) const;
+  // Whether pod `uid` holds a reservation or its gang `workload` ("" for none) has a hold: Holds
+  // or FindGang, in one session and without copying the hold.
+  [[nodiscard]] bool HoldsFor(std::string_view uid, std::string_view workload) const;
   // Calls `fn` for every reservation (each under its claim: keep `fn` short, no QuotaBook calls
   // inside).
   void ForEach(const std::function<void(std::string_view uid, const Reservation&)>& fn) const;
@@ -294,11 +298,16 @@ class QuotaBook {
   static constexpr size_t kShards = 32;
   static constexpr size_t kShardHeadroom = 256;  // records each shard has room for when empty
 
-  Shard& ShardOf(std::string_view uid) const {
-    return shards_[std::hash<std::string_view>{}(uid) % kShards];
+  // A shard is chosen by the hash's top bits: a shard's table probes from its low bits, and keys
+  // that shared those would start their probes on a thirty-second of the slots.
+  Shard& ShardOf(size_t hash) const {
+    static_assert((kShards & (kShards - 1)) == 0 && kShards > 1);
+    constexpr int kShardBits = std::countr_zero(kShards);
+    return shards_[hash >> (std::numeric_limits<size_t>::digits - kShardBits)];
   }
-  // Claims `uid`'s record (creating it); empty when the table is full (compaction then due).
-  Records::Claim Acquire(Shard& shard, std::string_view uid);
+  // Claims `uid`'s record (creating it), `hash` its Records::Hash; empty when the table is full
+  // (compaction then due).
+  Records::Claim Acquire(Shard& shard, std::string_view uid, size_t hash);
   // Claims `uid`'s record if it holds a reservation.
   Records::Claim FindPresent(std::string_view uid) const;
   // Claims gang `workload`'s hold record (creating it when `create`).

@@ -317,6 +317,30 @@ TEST_F(GangBookTest, TheFirstMemberReservesForEveryMember) {
   EXPECT_EQ(book_.Find("m3")->charge.Amount(ResourceNames().Intern(kGpu)), 2);
 }
 
+// HoldsFor: a pod's own reservation, or its gang's hold (a member not filtered yet takes what is
+// held for it); nothing once both are gone.
+TEST_F(GangBookTest, HoldsForSeesAPodsReservationOrItsGangsHold) {
+  EXPECT_FALSE(book_.HoldsFor("m0", "job-x"));
+  ASSERT_TRUE(Admitted("m0", "job-x", 2, 2));
+  EXPECT_TRUE(book_.HoldsFor("m0", "job-x"));
+  EXPECT_TRUE(book_.HoldsFor("m1", "job-x"));  // not filtered yet: its gang holds for it
+  EXPECT_FALSE(book_.HoldsFor("m1", ""));      // no reservation of its own
+  EXPECT_FALSE(book_.HoldsFor("m1", "job-y"));
+  ASSERT_TRUE(std::holds_alternative<Charge>(
+      book_.Assume("lone", T("a"), F(kP5), ToIdAmounts(Gpus(1)), Mode::kBorrowing, kTtl, {})));
+  EXPECT_TRUE(book_.HoldsFor("lone", ""));
+  EXPECT_TRUE(book_.HoldsFor("lone", "job-y"));
+  EXPECT_TRUE(book_.Release("lone"));
+  EXPECT_FALSE(book_.HoldsFor("lone", ""));
+  ASSERT_TRUE(Admitted("m1", "job-x", 2, 2));
+  EXPECT_TRUE(book_.HoldsFor("m1", ""));
+  EXPECT_TRUE(book_.Release("m0"));
+  EXPECT_TRUE(book_.Release("m1"));  // the last holder, nothing held for others: the hold goes
+  EXPECT_FALSE(book_.FindGang("job-x").has_value());
+  EXPECT_FALSE(book_.HoldsFor("m0", "job-x"));
+  EXPECT_FALSE(book_.HoldsFor("m1", "job-x"));
+}
+
 // A gang's key is pooled once, by its first member (the hold keeps it); the others' filters copy
 // it from the hold, which takes no lock. With the key pooled per member, each member's filter took
 // the pool's mutex.

@@ -93,9 +93,12 @@ class RecordTable {
   // array is full (Compact is due). `waits` (if given) counts, before it waits, a claim another
   // thread holds.
   Claim Acquire(std::string_view key, std::atomic<uint64_t>* waits = nullptr) {
+    return Acquire(key, Hash(key), waits);
+  }
+  // The same, with `hash` == Hash(key) computed by the caller.
+  Claim Acquire(std::string_view key, size_t hash, std::atomic<uint64_t>* waits = nullptr) {
     Array* a = array_.load(std::memory_order_acquire);
     Record* mine = nullptr;  // allocated once, published or freed
-    const size_t hash = Hash(key);
     for (size_t i = hash & a->mask;; i = (i + 1) & a->mask) {
       Record* r = a->slots[i].load(std::memory_order_acquire);
       if (r == nullptr) {
@@ -128,8 +131,11 @@ class RecordTable {
 
   // Claims `key`'s record if it has one (its value present or not); an empty Claim otherwise.
   Claim Find(std::string_view key, std::atomic<uint64_t>* waits = nullptr) const {
+    return Find(key, Hash(key), waits);
+  }
+  // The same, with `hash` == Hash(key) computed by the caller.
+  Claim Find(std::string_view key, size_t hash, std::atomic<uint64_t>* waits = nullptr) const {
     Array* a = array_.load(std::memory_order_acquire);
-    const size_t hash = Hash(key);
     for (size_t i = hash & a->mask;; i = (i + 1) & a->mask) {
       Record* r = a->slots[i].load(std::memory_order_acquire);
       if (r == nullptr) return Claim();
@@ -198,6 +204,9 @@ class RecordTable {
     return present;
   }
 
+  // The hash a probe starts from (its low bits pick the slot).
+  static size_t Hash(std::string_view key) { return std::hash<std::string_view>{}(key); }
+
   // Records in the array (present or not) and its slots.
   [[nodiscard]] size_t occupied() const { return occupied_.load(std::memory_order_relaxed); }
   [[nodiscard]] size_t capacity() const { return array_.load(std::memory_order_acquire)->mask + 1; }
@@ -220,8 +229,6 @@ class RecordTable {
     while (n < 2 * (present + headroom_)) n *= 2;
     return n;
   }
-
-  static size_t Hash(std::string_view key) { return std::hash<std::string_view>{}(key); }
 
   static void Lock(Record* r, std::atomic<uint64_t>* waits) {
     // acquire: sees what the previous holder wrote.
