@@ -98,13 +98,15 @@ bool PendingQueues::AddLocked(const PendingPod& pod, bool from_informer, int64_t
     old.by_age.erase(AgeKey{was.created_ms, pod.uid});
     old.version = ++version_clock_;
     if (was.gang != pod.gang) Unindex(&by_gang_, was.gang, pod.uid);
-    if (was.workload != pod.workload) Unindex(&by_workload_, was.workload, pod.uid);
+    if (was.workload != pod.workload) {
+      Unindex(&by_workload_, was.workload, static_cast<const Entry*>(&entry));
+    }
   }
   if ((inserted || entry.pod->gang != pod.gang) && !pod.gang.empty()) {
     by_gang_.emplace(pod.gang, pod.uid);
   }
   if ((inserted || entry.pod->workload != pod.workload) && !pod.workload.empty()) {
-    by_workload_.emplace(pod.workload, pod.uid);
+    by_workload_.emplace(pod.workload, &entry);
   }
   auto fresh = std::make_shared<PendingPod>(pod);
   if (!from_informer && (entry.refused_ms == 0 || entry.refusal != fresh->refusal)) {
@@ -153,17 +155,18 @@ void PendingQueues::RemoveLocked(const std::string& uid) {
   queue.by_age.erase(AgeKey{pod.created_ms, uid});
   queue.version = ++version_clock_;
   Unindex(&by_gang_, pod.gang, uid);
-  Unindex(&by_workload_, pod.workload, uid);
+  Unindex(&by_workload_, pod.workload, static_cast<const Entry*>(&it->second));
   filter_only_.erase(uid);
   pending_.erase(it);
 }
 
-void PendingQueues::Unindex(std::unordered_multimap<std::string, std::string>* index,
-                            const std::string& key, const std::string& uid) {
+template <typename V>
+void PendingQueues::Unindex(std::unordered_multimap<std::string, V>* index, const std::string& key,
+                            const V& value) {
   if (key.empty()) return;
   auto [b, e] = index->equal_range(key);
   for (auto it = b; it != e; ++it) {
-    if (it->second == uid) {
+    if (it->second == value) {
       index->erase(it);
       return;
     }
@@ -416,13 +419,13 @@ std::vector<const PendingQueues::Entry*> PendingQueues::MembersByAgeLocked(
   if (workload.empty()) return members;
   auto [b, e] = by_workload_.equal_range(std::string(workload));
   for (auto it = b; it != e; ++it) {
-    auto found = pending_.find(it->second);
-    if (found == pending_.end()) continue;
-    const PendingPod& pod = *found->second.pod;
-    if (pod.team == team && pod.workload == workload) members.push_back(&found->second);
+    if (it->second->pod->team == team) members.push_back(it->second);
   }
+  // By AgeKey, without building one.
   std::sort(members.begin(), members.end(), [](const Entry* a, const Entry* b) {
-    return AgeKey{a->pod->created_ms, a->pod->uid} < AgeKey{b->pod->created_ms, b->pod->uid};
+    const PendingPod& x = *a->pod;
+    const PendingPod& y = *b->pod;
+    return x.created_ms != y.created_ms ? x.created_ms < y.created_ms : x.uid < y.uid;
   });
   return members;
 }
@@ -433,8 +436,8 @@ std::optional<PendingPod> PendingQueues::Head(NameId team, bool by_priority) con
   return *heads.front();
 }
 
-void PendingQueues::VisitLiveLocked(NameId team, bool by_priority,
-                                    const std::function<bool(const Entry&)>& visit) const {
+template <typename Visit>
+void PendingQueues::VisitLiveLocked(NameId team, bool by_priority, Visit&& visit) const {
   auto queue = queues_.find(team);
   if (queue == queues_.end()) return;
   if (by_priority) {

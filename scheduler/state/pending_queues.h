@@ -259,8 +259,9 @@ class PendingQueues {
   static bool RetargetLocked(const std::function<void(PendingPod&)>& retarget, Entry* entry);
   void RemoveLocked(const std::string& uid);
   // Drops (key → uid) from `index` (by_gang_, by_workload_); nothing for an empty key.
-  static void Unindex(std::unordered_multimap<std::string, std::string>* index,
-                      const std::string& key, const std::string& uid);
+  template <typename V>
+  static void Unindex(std::unordered_multimap<std::string, V>* index, const std::string& key,
+                      const V& value);
   void ApplyNotesLocked();
   // Applies posted notes if the lock is free, without waiting (see the header comment); then,
   // outside the lock, announces the joins not announced yet. Every writer ends with it.
@@ -282,8 +283,8 @@ class PendingQueues {
   [[nodiscard]] bool Live(const Entry& entry) const;
   // With mu_ held: `visit` on the live entries of `team`'s queue best first, while it returns
   // true.
-  void VisitLiveLocked(model::NameId team, bool by_priority,
-                       const std::function<bool(const Entry&)>& visit) const;
+  template <typename Visit>
+  void VisitLiveLocked(model::NameId team, bool by_priority, Visit&& visit) const;
   void ForgetExpiredLocked();
 
   const common::Clock* const clock_;
@@ -294,7 +295,8 @@ class PendingQueues {
   std::unordered_map<model::NameId, TeamQueue> queues_;
   uint64_t version_clock_ = 0;                                 // the last TeamQueue::version given
   std::unordered_multimap<std::string, std::string> by_gang_;  // PendingPod::gang → uid
-  std::unordered_multimap<std::string, std::string> by_workload_;  // PendingPod::workload → uid
+  // PendingPod::workload → its entry in pending_ (left before the entry leaves pending_)
+  std::unordered_multimap<std::string, const Entry*> by_workload_;
   std::unordered_set<std::string> filter_only_;  // uids of entries not from the informer
   std::atomic<uint64_t> filter_only_dropped_{0};
   std::function<void()> on_join_;    // set before any write

@@ -421,5 +421,52 @@ TEST_F(PendingQueuesTest, AfterStopNotesWaitForAWriterAndFlushAppliesThem) {
   EXPECT_EQ(queues_.Head(1, true)->uid, "late");
 }
 
+model::ResourceList Gpus(int64_t n) {
+  model::ResourceList r;
+  r.Set("nvidia.com/gpu", n);
+  return r;
+}
+
+// A gang's need: the asking member's request, then its other pending members oldest first (ties
+// by uid), then the largest request known for each member not seen; a member that moved to
+// another workload or left is no longer counted, also after the queues were rebuilt.
+TEST_F(PendingQueuesTest, AGangsNeedCountsItsPendingMembersOldestFirst) {
+  auto member = [](std::string uid, std::string workload, int64_t created_ms, int64_t gpus) {
+    PendingPod p = Member(std::move(uid), workload, created_ms);
+    p.request = Gpus(gpus);
+    return p;
+  };
+  queues_.Upsert(member("x-a", "job-x", 102, 1));
+  queues_.Upsert(member("x-b", "job-x", 101, 3));
+  queues_.Upsert(member("x-c", "job-x", 101, 5));  // as old as x-b: after it by uid
+  queues_.Upsert(member("y-0", "job-y", 50, 7));   // another gang of the team
+  PendingPod other_team = member("x-d", "job-x", 10, 8);
+  other_team.team = 2;  // the same workload name in another team's queue
+  queues_.Upsert(other_team);
+  auto need = [&](int64_t members, int64_t* estimated) {
+    return queues_.GangNeed(1, "job-x", "x-0", Gpus(2), members, estimated).Get("nvidia.com/gpu");
+  };
+  int64_t estimated = -1;
+  EXPECT_EQ(need(2, &estimated), 2 + 3);
+  EXPECT_EQ(estimated, 0);
+  EXPECT_EQ(need(3, &estimated), 2 + 3 + 5);
+  EXPECT_EQ(need(4, &estimated), 2 + 3 + 5 + 1);
+  EXPECT_EQ(need(6, &estimated), 2 + 3 + 5 + 1 + 2 * 5);  // two not seen, at the largest
+  EXPECT_EQ(estimated, 2);
+
+  queues_.Upsert(member("x-b", "job-z", 101, 3));  // moved to another workload
+  EXPECT_EQ(need(2, &estimated), 2 + 5);
+  queues_.Remove("x-c");
+  EXPECT_EQ(need(2, &estimated), 2 + 1);
+  queues_.Remove("x-a");
+  EXPECT_EQ(need(2, &estimated), 2 + 2);  // none pending: one more at its own request
+  EXPECT_EQ(estimated, 1);
+
+  queues_.Upsert(member("x-e", "job-x", 103, 4));
+  queues_.Retarget([](PendingPod&) {});  // rebuilds every index
+  EXPECT_EQ(need(2, &estimated), 2 + 4);
+  EXPECT_EQ(queues_.GangNeed(1, "job-z", "x-0", Gpus(2), 2).Get("nvidia.com/gpu"), 2 + 3);
+}
+
 }  // namespace
 }  // namespace taskgov::scheduler::state
