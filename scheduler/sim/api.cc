@@ -1,5 +1,6 @@
 #include "scheduler/sim/api.h"
 
+#include <charconv>
 #include <cstdio>
 
 namespace taskgov::scheduler::sim {
@@ -31,19 +32,39 @@ const PodObject& Api::CreatePod(model::Pod pod, PodTag tag) {
   object.pod = std::move(pod);
   object.tag = std::move(tag);
   uid_by_key_[object.pod.key()] = object.pod.uid;
-  auto [it, fresh] = pods_.emplace(object.pod.uid, std::move(object));
-  Emit(WatchEvent::Type::kPodUpsert, it->second, "");
-  return it->second;
+  pods_.resize(uid_counter_ + 1);
+  pods_[uid_counter_] = std::make_unique<PodObject>(std::move(object));
+  Emit(WatchEvent::Type::kPodUpsert, *pods_[uid_counter_], "");
+  return *pods_[uid_counter_];
+}
+
+size_t Api::IndexOf(const std::string& uid) const {
+  constexpr std::string_view kPrefix = "sim-";
+  size_t n = 0;
+  if (!uid.starts_with(kPrefix)) return 0;
+  const char* end = uid.data() + uid.size();
+  if (std::from_chars(uid.data() + kPrefix.size(), end, n).ptr != end || n >= pods_.size()) {
+    return 0;
+  }
+  return pods_[n] != nullptr && pods_[n]->pod.uid == uid ? n : 0;
 }
 
 PodObject* Api::Mutable(const std::string& uid) {
-  auto it = pods_.find(uid);
-  return it == pods_.end() ? nullptr : &it->second;
+  const size_t i = IndexOf(uid);
+  return i == 0 ? nullptr : pods_[i].get();
 }
 
 const PodObject* Api::Find(const std::string& uid) const {
-  auto it = pods_.find(uid);
-  return it == pods_.end() ? nullptr : &it->second;
+  const size_t i = IndexOf(uid);
+  return i == 0 ? nullptr : pods_[i].get();
+}
+
+std::vector<const PodObject*> Api::pods() const {
+  std::vector<const PodObject*> out;
+  for (const std::unique_ptr<PodObject>& o : pods_) {
+    if (o != nullptr) out.push_back(o.get());
+  }
+  return out;
 }
 
 void Api::SetPhase(const std::string& uid, model::PodPhase phase) {
@@ -70,11 +91,11 @@ bool Api::DeleteGracefully(const std::string& uid, int64_t grace_ms,
 }
 
 void Api::Remove(const std::string& uid) {
-  auto it = pods_.find(uid);
-  if (it == pods_.end()) return;
-  Emit(WatchEvent::Type::kPodDelete, it->second, it->second.pod.node_name);
-  uid_by_key_.erase(it->second.pod.key());
-  pods_.erase(it);
+  const size_t i = IndexOf(uid);
+  if (i == 0) return;
+  Emit(WatchEvent::Type::kPodDelete, *pods_[i], pods_[i]->pod.node_name);
+  uid_by_key_.erase(pods_[i]->pod.key());
+  pods_[i].reset();
 }
 
 void Api::SetNominatedNode(const std::string& uid, const std::string& node) {

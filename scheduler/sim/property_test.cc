@@ -51,7 +51,8 @@ const std::map<std::string, Quota> kQuota = {
 // GPUs of bound pods that still hold their quota (terminating ones too), by namespace.
 std::map<std::string, int64_t> BoundGpus(const Api& api) {
   std::map<std::string, int64_t> used;
-  for (const auto& [uid, o] : api.pods()) {
+  for (const PodObject* p : api.pods()) {
+    const PodObject& o = *p;
     if (o.pod.bound() && !o.pod.terminal()) used[o.pod.namespace_] += o.request.Get(kGpu);
   }
   return used;
@@ -90,7 +91,9 @@ TEST_P(PropertyTest, RandomTracesKeepTheGuaranteesAtEveryStep) {
   int64_t now_seen = 0;  // the last step's time: events come within a step
   size_t retaliations_checked = 0;
   const auto key_of = [](const Api& api, const std::string& ns, const std::string& name) {
-    for (const auto& [uid, o] : api.pods()) {
+    for (const PodObject* p : api.pods()) {
+      const PodObject& o = *p;
+      const std::string& uid = o.pod.uid;
       if (o.pod.namespace_ != ns || o.pod.name != name) continue;
       auto group = o.pod.labels.find("kueue.x-k8s.io/pod-group-name");
       return group == o.pod.labels.end() ? uid : ns + "/" + group->second;
@@ -116,7 +119,8 @@ TEST_P(PropertyTest, RandomTracesKeepTheGuaranteesAtEveryStep) {
                << lendable << "\n";
     }
     std::map<std::string, std::pair<int, int>> gangs;  // attempt → (bound, members)
-    for (const auto& [uid, o] : api.pods()) {
+    for (const PodObject* p : api.pods()) {
+      const PodObject& o = *p;
       if (o.pod.labels.count("kueue.x-k8s.io/pod-group-name") == 0) continue;
       if (o.pod.deletion_unix_ms || o.pod.terminal()) continue;
       auto& [bound, members] = gangs[o.tag.job + "/" + std::to_string(o.tag.attempt)];
