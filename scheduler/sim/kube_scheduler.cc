@@ -63,7 +63,7 @@ void KubeScheduler::OnEvent(const WatchEvent& event) {
   if (!counts) {
     Forget(uid);
   } else if (const PodObject* o = api_->Find(uid)) {
-    Assume(uid, pod.node_name, o->request);
+    Assume(uid, pod.node_name, o->request, PriorityOf(o->pod));
   }
   // The queue of pending pods.
   const bool pending = !gone && !pod.bound() && !pod.terminal() && !pod.deletion_unix_ms &&
@@ -85,13 +85,15 @@ void KubeScheduler::OnEvent(const WatchEvent& event) {
 }
 
 void KubeScheduler::Assume(const std::string& uid, const std::string& node,
-                           const ResourceList& request) {
+                           const ResourceList& request, int32_t priority) {
   if (counted_.count(uid) != 0) return;
   Counted& c = counted_[uid];
   c.node = node;
   c.request = request;
+  c.priority = priority;
   used_[node].Add(request);
   pods_on_[node].insert(uid);
+  priorities_on_[node].insert(priority);
 }
 
 void KubeScheduler::Forget(const std::string& uid) {
@@ -99,6 +101,8 @@ void KubeScheduler::Forget(const std::string& uid) {
   if (counted == counted_.end()) return;
   Subtract(&used_[counted->second.node], counted->second.request);
   pods_on_[counted->second.node].erase(uid);
+  std::multiset<int32_t>& priorities = priorities_on_[counted->second.node];
+  priorities.erase(priorities.find(counted->second.priority));
   counted_.erase(counted);
 }
 
@@ -398,7 +402,7 @@ void KubeScheduler::ScheduleOne(QueuedPod* q) {
   args.node_names = feasible;
   const std::string host = SelectHost(pod, args, feasible);
   // The cache assumes the pod on its node before the binding (the next cycle counts it there).
-  Assume(uid, host, pod.request);
+  Assume(uid, host, pod.request, PriorityOf(pod.pod));
   BindArgs bind{pod.pod.name, pod.pod.namespace_, pod.pod.uid, host};
   const BindResult bound = extender_->Bind(bind);
   if (!bound.error.empty()) {
@@ -452,6 +456,11 @@ std::string KubeScheduler::SelectHost(const PodObject& pod, const FilterArgs& ar
 std::vector<const PodObject*> KubeScheduler::VictimsOn(const PodObject& pod,
                                                        const model::Node& node) const {
   const int32_t priority = PriorityOf(pod.pod);
+  auto priorities = priorities_on_.find(node.name);
+  if (priorities == priorities_on_.end() || priorities->second.empty() ||
+      *priorities->second.begin() >= priority) {
+    return {};  // no pod of lower priority: no victim
+  }
   std::vector<const PodObject*> potential;
   ResourceList freed;
   auto on = pods_on_.find(node.name);

@@ -162,7 +162,8 @@ class KubeScheduler {
   };
 
   // The cache: a pod counted on a node (assumed by a cycle, or seen bound), and no more.
-  void Assume(const std::string& uid, const std::string& node, const model::ResourceList& request);
+  void Assume(const std::string& uid, const std::string& node, const model::ResourceList& request,
+              int32_t priority);
   void Forget(const std::string& uid);
   void Enqueue(const std::string& uid, const model::Pod& pod);
   // A watch event on a queued pod: an unschedulable pod updated may go back (above;
@@ -238,10 +239,14 @@ class KubeScheduler {
   struct Counted {
     std::string node;
     model::ResourceList request;
+    int32_t priority = 0;
   };
-  std::unordered_map<std::string, Counted> counted_;        // by uid
-  std::map<std::string, model::ResourceList> used_;         // node → requests
-  std::map<std::string, std::set<std::string>> pods_on_;    // node → uids
+  std::unordered_map<std::string, Counted> counted_;      // by uid
+  std::map<std::string, model::ResourceList> used_;       // node → requests
+  std::map<std::string, std::set<std::string>> pods_on_;  // node → uids
+  // node → the priorities of its pods: a node without a pod of lower priority than a
+  // preemptor's offers it no victim, told without looking at its pods.
+  std::map<std::string, std::multiset<int32_t>> priorities_on_;
   std::map<std::string, std::set<std::string>> nominated_;  // node → pending uids nominated
 };
 

@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace taskgov::scheduler::sim {
 
@@ -361,11 +362,15 @@ Recorder::Stranded Recorder::FindStranded(
   }
   std::map<std::string, int64_t> fitting;
   std::map<std::string_view, bool> fits_by_shape;
+  // QuotaAdmits reads a job's team, flavor and accelerators alone.
+  std::map<std::tuple<std::string_view, std::string_view, int64_t>, bool> admits_by_ask;
   std::string which;
   for (const auto& [name, stats] : maybe_waiting_) {
     const JobStats& s = *stats;
     if (s.arrived_ms < 0 || s.completed_ms >= 0 || s.bound_now || s.gpus == 0) continue;
-    if (!QuotaAdmits(s)) continue;
+    auto [admits, asked] = admits_by_ask.try_emplace({s.team, s.flavor, s.gpus});
+    if (asked) admits->second = QuotaAdmits(s);
+    if (!admits->second) continue;
     auto [fits, fresh] = fits_by_shape.try_emplace(s.shape);
     if (fresh) fits->second = PodsFit(*s.job, free_by_node, node_flavor);
     if (!fits->second) continue;
