@@ -27,6 +27,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "scheduler/state/string_hash.h"
+
 namespace taskgov::scheduler::state {
 
 class DisruptionLog {
@@ -63,12 +65,8 @@ class DisruptionLog {
   [[nodiscard]] static int64_t Until(const Entry& e);
   void ForgetOldLocked(int64_t now_ms);
 
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   mutable std::mutex mu_;
-  std::unordered_map<std::string, Entry, Hash, std::equal_to<>> entries_;
+  std::unordered_map<std::string, Entry, StringHash, std::equal_to<>> entries_;
   std::atomic<size_t> size_{0};  // entries_.size(), read without the lock
   int64_t next_sweep_ms_ = 0;
 };

@@ -161,8 +161,9 @@ void PendingQueues::RemoveLocked(const std::string& uid) {
 }
 
 template <typename V>
-void PendingQueues::Unindex(std::unordered_multimap<std::string, V>* index, const std::string& key,
-                            const V& value) {
+void PendingQueues::Unindex(
+    std::unordered_multimap<std::string, V, StringHash, std::equal_to<>>* index,
+    const std::string& key, const V& value) {
   if (key.empty()) return;
   auto [b, e] = index->equal_range(key);
   for (auto it = b; it != e; ++it) {
@@ -417,7 +418,7 @@ std::vector<const PendingQueues::Entry*> PendingQueues::MembersByAgeLocked(
     NameId team, std::string_view workload) const {
   std::vector<const Entry*> members;
   if (workload.empty()) return members;
-  auto [b, e] = by_workload_.equal_range(std::string(workload));
+  auto [b, e] = by_workload_.equal_range(workload);
   for (auto it = b; it != e; ++it) {
     if (it->second->pod->team == team) members.push_back(it->second);
   }
@@ -455,6 +456,9 @@ std::vector<PendingRef> PendingQueues::Heads(NameId team, bool by_priority, size
   std::shared_lock lock(mu_);
   std::vector<PendingRef> out;
   if (limit == 0) return out;
+  if (auto queue = queues_.find(team); queue != queues_.end()) {
+    out.reserve(std::min(limit, queue->second.by_age.size()));
+  }
   VisitLiveLocked(team, by_priority, [&](const Entry& entry) {
     out.push_back(entry.pod);
     return out.size() < limit;
@@ -478,7 +482,7 @@ std::vector<PendingQueues::Refused> PendingQueues::RefusedHeads(NameId team, boo
 
 std::optional<PendingPod> PendingQueues::Find(std::string_view uid) const {
   std::shared_lock lock(mu_);
-  auto it = pending_.find(std::string(uid));
+  auto it = pending_.find(uid);
   if (it == pending_.end() || !Live(it->second)) return std::nullopt;
   return *it->second.pod;
 }

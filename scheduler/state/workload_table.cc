@@ -118,7 +118,7 @@ void WorkloadTable::Put(std::shared_ptr<const KeptPod> pod, NameId team, const W
   if (auto owner = OwnerOf(uid, pod_name); owner != workload_of_.end()) {
     owner->second = at_entry;
   } else {
-    workload_of_.emplace(Hash{}(uid), at_entry);
+    workload_of_.emplace(StringHash{}(uid), at_entry);
   }
 }
 
@@ -142,7 +142,7 @@ std::vector<WorkloadMember>::iterator WorkloadTable::LowerBound(
 
 WorkloadTable::Owners::iterator WorkloadTable::OwnerOf(std::string_view uid,
                                                        std::string_view name) {
-  auto [from, to] = workload_of_.equal_range(Hash{}(uid));
+  auto [from, to] = workload_of_.equal_range(StringHash{}(uid));
   for (auto it = from; it != to; ++it) {
     std::vector<WorkloadMember>& members = it->second->second.members;
     auto at = LowerBound(members, name);

@@ -29,6 +29,7 @@
 #include "scheduler/model/objects.h"
 #include "scheduler/model/string_pool.h"
 #include "scheduler/state/pending_queues.h"
+#include "scheduler/state/string_hash.h"
 
 namespace taskgov::scheduler::state {
 
@@ -146,10 +147,6 @@ class WorkloadTable {
   [[nodiscard]] size_t size() const;
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   // Pod uid hash → the entry of a gang one of whose members has a uid of that hash.
   using Owners = std::unordered_multimap<size_t, Ordered::iterator>;
   // Where a pod is: its workload's entry (ordered_.end(): nowhere) and, for a gang's member, its
@@ -192,7 +189,7 @@ class WorkloadTable {
   Ordered ordered_;
   // Gang key (a view of its entry's `key`: map nodes never move) → its entry; lone pods are found
   // by their order key (FindEntry).
-  std::unordered_map<std::string_view, Ordered::iterator, Hash, std::equal_to<>> order_of_;
+  std::unordered_map<std::string_view, Ordered::iterator, StringHash, std::equal_to<>> order_of_;
   // A gang member's uid → its gang's entry, keyed by the uid's hash: the uid is kept once, by its
   // member (a lookup confirms it among the entry's members, found by the pod's name). Lone pods
   // (most pods) have no slot: they are found by their order key (Locate).
