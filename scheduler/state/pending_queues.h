@@ -259,7 +259,8 @@ class PendingQueues {
   // (no team).
   static bool RetargetLocked(const std::function<void(PendingPod&)>& retarget, Entry* entry);
   void RemoveLocked(const std::string& uid);
-  // Drops (key → uid) from `index` (by_gang_, by_workload_); nothing for an empty key.
+  // Drops (key → value) from `index` (by_gang_: a uid, by_workload_: an entry); nothing for an
+  // empty key.
   template <typename V>
   static void Unindex(std::unordered_multimap<std::string, V, StringHash, std::equal_to<>>* index,
                       const std::string& key, const V& value);
