@@ -42,6 +42,7 @@ using state::NodeView;
 using state::PendingPod;
 using state::PendingQueues;
 using testing::FakeKubeActions;
+using testing::LenderAndBorrowers;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 using testing::PolicyBuilder;
@@ -49,21 +50,6 @@ using testing::PolicyBuilder;
 constexpr char kP5[] = "ml.p5.48xlarge";
 constexpr char kG5[] = "ml.g5.12xlarge";
 constexpr char kGpu[] = "nvidia.com/gpu";
-
-// The fair-share tests' cohort "c": a lender with `lent` GPUs on ml.p5.48xlarge and no pods, and
-// team-b and team-c with no quota of their own, borrowing at those weights.
-PolicyPtr LenderAndBorrowers(int64_t lent, double b_weight = 1, double c_weight = 1) {
-  return PolicyBuilder()
-      .Team("lender", "c")
-      .Quota(kP5, kGpu, lent)
-      .Team("team-b", "c")
-      .Quota(kP5, kGpu, 0)
-      .Weight(b_weight)
-      .Team("team-c", "c")
-      .Quota(kP5, kGpu, 0)
-      .Weight(c_weight)
-      .Build();
-}
 
 class AdmissionTest : public testing::AdmissionFixture {
  protected:

@@ -220,6 +220,12 @@ bool Smaller(const ResourceList& mine, const ResourceList& theirs) {
   return mine.Get("cpu") < theirs.Get("cpu");
 }
 
+// What `pod`'s workload asks for whole: a lone pod's request, a gang member's times the members
+// its gang declares.
+ResourceList WholeNeed(const PendingPod& pod) {
+  return pod.workload.empty() ? pod.request : pod.request.Times(std::max(1, pod.workload_size));
+}
+
 // Whether `pod` is a member of a gang already in `gangs` — a gang ahead counts once, by its
 // best-ranked member — else records its gang. `gangs` views the pods' own strings.
 bool GangSeen(const PendingPod& pod, std::vector<std::string_view>* gangs) {
@@ -298,8 +304,7 @@ std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot, NameId fla
     const PendingPod& other = *entry;
     if (!snapshot.policy.FlavorAllows(flavor_name, other.node_selector)) continue;  // elsewhere
     if (GangSeen(other, &gangs)) continue;
-    ResourceList other_need = other.request;
-    if (!other.workload.empty()) other_need = other.request.Times(std::max(1, other.workload_size));
+    const ResourceList other_need = WholeNeed(other);
     // Backing off from borrowing: it takes now only what its team's nominal quota holds.
     const Mode other_mode = BacksOff(snapshot, other) ? Mode::kWithinNominal : Mode::kBorrowing;
     Tally with_other;  // what the pods ahead take with this one
@@ -416,7 +421,7 @@ std::optional<std::string> FairShareBlocks(const Snapshot& snapshot, NameId flav
     // seem to need its room again beside this pod, and the pods behind it not to fit).
     if (GangSeen(head, &gangs)) continue;
     std::optional<ResourceList> gang_need;
-    if (!head.workload.empty()) gang_need = head.request.Times(std::max(1, head.workload_size));
+    if (!head.workload.empty()) gang_need = WholeNeed(head);
     const ResourceList& need = gang_need ? *gang_need : head.request;
     const Tally before = theirs;
     // A pod that would fit alone but not after the pods ahead of it in its own queue took theirs
@@ -474,9 +479,7 @@ std::optional<std::string> OwnerWaits(const Snapshot& snap, const state::Cluster
     if (!snap.session.HasFlavor(other_id, flavor)) continue;
     if (!snap.policy.FlavorAllows(flavor_name, head->node_selector)) continue;
     if (view.hopeless && view.hopeless(*head)) continue;
-    ResourceList need = head->workload.empty()
-                            ? head->request
-                            : head->request.Times(std::max(1, head->workload_size));
+    ResourceList need = WholeNeed(*head);
     if (view.preemptible) {  // what its own team's pods it may preempt would give back
       for (const ResourceAmount& r : view.preemptible(*other, *head)) {
         need.Set(r.name, std::max<int64_t>(0, need.Get(r.name) - r.amount));

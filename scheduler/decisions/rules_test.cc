@@ -22,6 +22,7 @@ using model::QueueingStrategy;
 using model::ResourceList;
 using model::TeamNames;
 using state::PendingPod;
+using testing::LenderAndBorrowers;
 using testing::PolicyBuilder;
 
 constexpr char kP5[] = "ml.p5.48xlarge";
@@ -157,21 +158,8 @@ TEST_F(RulesTest, APodAheadThatWouldPreemptItHoldsItBackUntilSetAside) {
   EXPECT_EQ(QueueOrderBlocks(*snap, P5(), Ledger::Mode::kWithinNominal), std::nullopt);
 }
 
-PolicyPtr FairPolicy(double b_weight, double c_weight) {
-  return PolicyBuilder()
-      .Team("lender", "c")
-      .Quota(kP5, kGpu, 4)
-      .Team("team-b", "c")
-      .Quota(kP5, kGpu, 0)
-      .Weight(b_weight)
-      .Team("team-c", "c")
-      .Quota(kP5, kGpu, 0)
-      .Weight(c_weight)
-      .Build();
-}
-
 TEST_F(RulesTest, FairShareYieldsToALowerShareThatWouldLoseOut) {
-  Start(FairPolicy(3, 1));
+  Start(LenderAndBorrowers(4, 3, 1));
   Use("team-b", 3);
   auto snap = Take("team-b", 1);
   snap->heads.emplace().emplace_back(snap->policy.FindTeam("team-c"),
@@ -185,7 +173,7 @@ TEST_F(RulesTest, FairShareYieldsToALowerShareThatWouldLoseOut) {
 // lender's pending pod fits within its nominal now, and would not once team-b borrowed the last
 // GPU; with two GPUs idle both fit, and nothing waits.
 TEST_F(RulesTest, FairShareLetsDemandWithinNominalGoFirst) {
-  Start(FairPolicy(1, 1));
+  Start(LenderAndBorrowers(4, 1, 1));
   Use("team-b", 3);  // borrowed from the lender's 4
   auto snap = Take("team-b", 1);
   snap->heads.emplace().emplace_back(snap->policy.FindTeam("lender"),
@@ -193,7 +181,7 @@ TEST_F(RulesTest, FairShareLetsDemandWithinNominalGoFirst) {
   EXPECT_EQ(FairShareBlocks(*snap, P5()),
             "fair share: lender is ahead of team-b: its pending pod ns-lender/l-0 fits within its "
             "nominal quota, and team-b would borrow what it needs");
-  Start(FairPolicy(1, 1));
+  Start(LenderAndBorrowers(4, 1, 1));
   Use("team-b", 2);
   auto roomy = Take("team-b", 1);
   roomy->heads.emplace().emplace_back(roomy->policy.FindTeam("lender"),
@@ -206,7 +194,7 @@ TEST_F(RulesTest, FairShareLetsDemandWithinNominalGoFirst) {
 // need fits only once its victims are gone: team-b's fifth GPU would only be reclaimed. Before,
 // only demand that fitted now counted (issue 34).
 TEST_F(RulesTest, DemandWithinNominalGoesFirstEvenWhenItMustReclaimToFit) {
-  Start(FairPolicy(1, 1));
+  Start(LenderAndBorrowers(4, 1, 1));
   Use("team-b", 4);
   auto snap = Take("team-b", 1);
   snap->heads.emplace().emplace_back(snap->policy.FindTeam("lender"),
@@ -240,7 +228,7 @@ TEST_F(RulesTest, ALowerShareGoesFirstEvenWhenItMustPreemptToFit) {
 // Another team's pod that would fit alone but waits behind its own team's pods ahead does not
 // hold this pod back: it waits for them (else two teams' pods could each wait for the other).
 TEST_F(RulesTest, APodWaitingInItsOwnQueueDoesNotHoldAnotherTeamBack) {
-  Start(FairPolicy(1, 1));
+  Start(LenderAndBorrowers(4, 1, 1));
   Use("team-b", 1);
   auto snap = Take("team-b", 2);  // b after: 3/4 = 0.750
   auto& heads = snap->heads.emplace();
@@ -261,7 +249,7 @@ TEST_F(RulesTest, APodWaitingInItsOwnQueueDoesNotHoldAnotherTeamBack) {
 }
 
 TEST_F(RulesTest, FairShareIgnoresDemandThatStillFitsAfterwards) {
-  Start(FairPolicy(3, 1));
+  Start(LenderAndBorrowers(4, 3, 1));
   Use("team-b", 2);
   auto snap = Take("team-b", 1);
   snap->heads.emplace().emplace_back(snap->policy.FindTeam("team-c"),
@@ -270,7 +258,7 @@ TEST_F(RulesTest, FairShareIgnoresDemandThatStillFitsAfterwards) {
 }
 
 TEST_F(RulesTest, FairShareTiesGoToTheOlderPod) {
-  Start(FairPolicy(1, 1));
+  Start(LenderAndBorrowers(4, 1, 1));
   // b and c each want the whole pool: both shares after admission are 4/4 = 1000‰.
   auto newer = Take("team-b", 4, /*created_ms=*/10);
   newer->heads.emplace().emplace_back(
@@ -286,7 +274,7 @@ TEST_F(RulesTest, FairShareTiesGoToTheOlderPod) {
 }
 
 TEST_F(RulesTest, AGangAtTheHeadOfAnotherTeamCountsWithAllItsMembers) {
-  Start(FairPolicy(1, 1));
+  Start(LenderAndBorrowers(4, 1, 1));
   // c's head is one member of a 2-pod gang of 1 GPU each: the gang needs 2 of the 4 idle GPUs.
   // b asking 2 leaves c its 2: no contest. b asking 3 leaves 1: enough for the member alone, not
   // for its gang, whose share after admission (2/4) is below b's (3/4).

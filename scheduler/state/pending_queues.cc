@@ -456,9 +456,6 @@ std::vector<PendingRef> PendingQueues::Heads(NameId team, bool by_priority, size
   std::shared_lock lock(mu_);
   std::vector<PendingRef> out;
   if (limit == 0) return out;
-  if (auto queue = queues_.find(team); queue != queues_.end()) {
-    out.reserve(std::min(limit, queue->second.by_age.size()));
-  }
   VisitLiveLocked(team, by_priority, [&](const Entry& entry) {
     out.push_back(entry.pod);
     return out.size() < limit;

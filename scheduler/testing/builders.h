@@ -329,4 +329,22 @@ class PolicyBuilder {
   model::Policy policy_;
 };
 
+// The fair-share tests' cohort "c": a lender with `lent` GPUs (nvidia.com/gpu) on ml.p5.48xlarge,
+// and team-b and team-c with no quota of their own, borrowing at those weights.
+inline std::shared_ptr<const model::Policy> LenderAndBorrowers(int64_t lent, double b_weight = 1,
+                                                               double c_weight = 1) {
+  constexpr char kP5[] = "ml.p5.48xlarge";
+  constexpr char kGpu[] = "nvidia.com/gpu";
+  return PolicyBuilder()
+      .Team("lender", "c")
+      .Quota(kP5, kGpu, lent)
+      .Team("team-b", "c")
+      .Quota(kP5, kGpu, 0)
+      .Weight(b_weight)
+      .Team("team-c", "c")
+      .Quota(kP5, kGpu, 0)
+      .Weight(c_weight)
+      .Build();
+}
+
 }  // namespace taskgov::scheduler::testing
