@@ -458,7 +458,7 @@ bool PreemptionController::ReplaySetAside(Run& run, const PendingPod& pending) {
 
 std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& policy, int64_t now_ms) {
   const bool by_priority = policy.task_prioritization == TaskPrioritization::kTaskRanking;
-  std::vector<PendingPod> preemptors;
+  std::vector<state::PendingRef> picked;
   teams_.clear();
   for (const Team& team : policy.teams) {
     if (!team.active || team.flavors.empty()) continue;
@@ -475,25 +475,28 @@ std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& polic
       }
       resting_.erase(rest);
     }
-    const int64_t rest_until = PickFromTeam(
-        team, team_id, view.stamp, by_priority,
-        /*replayed=*/policy.preemption.minimum_runtime_seconds > 0, now_ms, &preemptors);
+    const int64_t rest_until =
+        PickFromTeam(team, team_id, view.stamp, by_priority,
+                     /*replayed=*/policy.preemption.minimum_runtime_seconds > 0, now_ms, &picked);
     if (rest_until > 0) resting_[team_id] = Resting{seen.stamp, seen.version, rest_until};
   }
-  std::sort(preemptors.begin(), preemptors.end(), [&](const PendingPod& a, const PendingPod& b) {
-    if (by_priority && a.priority != b.priority) return a.priority > b.priority;
-    if (a.created_ms != b.created_ms) return a.created_ms < b.created_ms;
-    return a.uid < b.uid;
-  });
-  if (preemptors.size() > options_.max_preemptors_per_run) {
-    preemptors.resize(options_.max_preemptors_per_run);
-  }
+  auto first = [&](const state::PendingRef& a, const state::PendingRef& b) {
+    if (by_priority && a->priority != b->priority) return a->priority > b->priority;
+    if (a->created_ms != b->created_ms) return a->created_ms < b->created_ms;
+    return a->uid < b->uid;
+  };
+  const size_t kept = std::min(picked.size(), options_.max_preemptors_per_run);
+  std::partial_sort(picked.begin(), picked.begin() + static_cast<ptrdiff_t>(kept), picked.end(),
+                    first);
+  std::vector<PendingPod> preemptors;
+  preemptors.reserve(kept);
+  for (size_t i = 0; i < kept; ++i) preemptors.push_back(*picked[i]);
   return preemptors;
 }
 
 int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uint64_t stamp,
                                            bool by_priority, bool replayed, int64_t now_ms,
-                                           std::vector<PendingPod>* out) {
+                                           std::vector<state::PendingRef>* out) {
   // Every pending pod ranks ahead of the last possible position. Look further than the per-team
   // limit: pods set aside (backoff, rounds in flight) do not take the places of those behind.
   const std::vector<state::PendingRef> pending =
@@ -501,7 +504,8 @@ int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uin
   int64_t rest_until = std::numeric_limits<int64_t>::max();  // 0 once a pod is not set aside
   size_t taken = 0;
   std::unordered_set<std::string_view> gangs;  // one preemptor per gang: its best-ranked member
-  std::vector<const PendingPod*> passed;       // backed off, nothing started: above the next taken
+  std::vector<const state::PendingRef*>
+      passed;  // backed off, nothing started: above the next taken
   for (const state::PendingRef& head : pending) {
     const PendingPod& p = *head;
     if (taken == options_.max_preemptors_per_team) break;
@@ -532,22 +536,18 @@ int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uin
     // Admitted: it waits for the scheduler, not for us.
     const bool admitted = !skip && book_->Holds(p.uid);
     skip = skip || backed_off || admitted;
-    if (nothing_started && !admitted) passed.push_back(&p);
+    if (nothing_started && !admitted) passed.push_back(&head);
     if (!skip) {
       // Pods ranked above it that nothing was done for a moment ago go first: what would be
       // freed for it could serve them (a pod never gets a round ahead of its turn in the queue).
-      for (const PendingPod* above : passed) {
+      for (const state::PendingRef* above : passed) {
         if (taken + 1 >= options_.max_preemptors_per_team) break;
-        if (std::optional<PendingPod> whole = cluster_->pending().Find(above->uid)) {
-          out->push_back(std::move(*whole));
-          ++taken;
-        }
-      }
-      passed.clear();
-      if (std::optional<PendingPod> whole = cluster_->pending().Find(p.uid)) {
-        out->push_back(std::move(*whole));
+        out->push_back(*above);
         ++taken;
       }
+      passed.clear();
+      out->push_back(head);
+      ++taken;
     }
     // StrictFIFO: nobody passes the head of the queue.
     if (team.queueing == QueueingStrategy::kStrictFIFO) break;

@@ -234,7 +234,7 @@ class PreemptionController {
   // replays their decision.
   int64_t PickFromTeam(const model::Team& team, model::NameId team_id, uint64_t stamp,
                        bool by_priority, bool replayed, int64_t now_ms,
-                       std::vector<state::PendingPod>* out);
+                       std::vector<state::PendingRef>* out);
   // Until when (ms) pod `uid` stays set aside (nothing changed on its team's flavors since
   // `stamp`), or 0 when it is not (a stale entry is dropped).
   int64_t SetAsideUntil(const std::string& uid, uint64_t stamp, int64_t now_ms);
