@@ -53,7 +53,7 @@ Requeuer::RunReport Requeuer::RunOnce() {
   const int64_t now = clock_->NowMs();
   const model::PolicyPtr policy = cluster_->teams().policy();
   const bool by_priority = policy->task_prioritization == model::TaskPrioritization::kTaskRanking;
-  std::unordered_map<std::string, Asked> seen;  // the pods looked at: what asked_ keeps
+  ++run_;  // asked_ keeps the pods this run looks at (Asked::run)
   const size_t teams = policy->teams.size();
   // Teams take turns at going first: the run's judging budget is not always the first teams'.
   for (size_t t = 0; t < teams; ++t) {
@@ -119,12 +119,11 @@ Requeuer::RunReport Requeuer::RunOnce() {
       a.waiting = outlook == decisions::Outlook::kWaiting;
     }
     for (const state::PendingQueues::Refused& ref : refused) {
-      const std::string& uid = ref.pod->uid;
-      if (auto it = asked_.find(uid); it != asked_.end()) seen[uid] = it->second;
+      if (auto it = asked_.find(ref.pod->uid); it != asked_.end()) it->second.run = run_;
     }
   }
   if (teams > 0) first_team_ = (first_team_ + 1) % teams;
-  asked_ = std::move(seen);
+  std::erase_if(asked_, [&](const auto& entry) { return entry.second.run != run_; });
   return report;
 }
 

@@ -96,6 +96,7 @@ class Requeuer {
     int64_t recheck_ms = 0;
     int64_t recheck_gap_ms = 0;  // the last gap; doubled while the same holds
     bool waiting = false;        // the last judgment said kWaiting
+    uint64_t run = 0;            // the last run that looked at it
   };
   // Asks for `pod` (if its gap has passed); returns whether a request was sent.
   bool Ask(const state::PendingPod& pending, int64_t now_ms, RunReport* report);
@@ -106,6 +107,7 @@ class Requeuer {
   const common::Clock* const clock_;
   const Options options_;
   std::unordered_map<std::string, Asked> asked_;  // by pod uid; run state
+  uint64_t run_ = 0;                              // runs so far
   size_t first_team_ = 0;                         // the team that goes first next run
   std::atomic<uint64_t> requeued_{0};
   std::atomic<uint64_t> failed_{0};
