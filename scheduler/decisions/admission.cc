@@ -252,9 +252,8 @@ Outlook Admission::OutlookOf(const Pod& pod, bool known_to_wait) const {
   const bool no_room = snap.subject.team != nullptr && snap.subject.team->active &&
                        !snap.subject.unknown_resource && !state::AnyRoom(snap.fits);
   if (known_to_wait && no_room) return Outlook::kWaiting;
-  return scheduler::decisions::Explain(snap, *book_, *cluster_, clock_->NowMs(),
-                                       options_.queue_lookahead)
-      .outlook;
+  return scheduler::decisions::OutlookOf(snap, *book_, *cluster_, clock_->NowMs(),
+                                         options_.queue_lookahead);
 }
 
 FilterResult Admission::Report(const FilterDecision& decision, FilterResult result) const {

@@ -400,6 +400,10 @@ std::string LineText(const QuotaLine& l) {
 // of a policy change can. Each amount is the line's own arithmetic: "must use X less" only when
 // the team uses X (X = in use + need − limit ≤ in use), "more idle" by pool need − pool free,
 // "borrowed pods" only when other teams borrow.
+// More than the team may ever use, nominal plus borrowing limit: lasting unless members not
+// created yet are only estimated.
+bool Beyond(const QuotaLine& l) { return l.ceiling != kUnlimited && l.need > l.ceiling; }
+
 std::string LineChange(const Subject& me, const std::string& flavor, const QuotaLine& l, Mode mode,
                        bool* never) {
   const std::string& team = me.team->name;
@@ -408,7 +412,7 @@ std::string LineChange(const Subject& me, const std::string& flavor, const Quota
       mode == Mode::kWithinNominal
           ? "its nominal quota be raised to " + q(l.in_use + l.need)
           : "its borrowing limit be raised to " + q(SaturatingAdd(l.in_use, l.need) - l.nominal);
-  if (l.ceiling != kUnlimited && l.need > l.ceiling) {
+  if (Beyond(l)) {
     if (me.estimated_members == 0) *never = true;
     return "it needs more than " + team + " may ever use on " + flavor + ": its nominal plus " +
            "borrowing limit must grow by " + q(l.need - l.ceiling) + ", or it must ask for less";
@@ -459,13 +463,24 @@ int64_t OthersBorrowed(const Snapshot& snap, NameId flavor, std::string_view res
   return sum;
 }
 
-void QuotaCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanation* fe) {
+void QuotaCheck(const Snapshot& snap, NameId flavor, Mode mode, bool words, FlavorExplanation* fe) {
   const Subject& me = snap.subject;
   if (HeldOn(snap, flavor)) {
     fe->checks.push_back(Passed("quota", HeldSentence(snap) + " on " + fe->flavor));
     return;
   }
   fe->quota = QuotaLines(snap.session, me.team_id, flavor, me.need, mode);
+  if (!words) {  // the verdict alone, as the words below would give it
+    bool fits = true, lasting = false;
+    for (const QuotaLine& l : fe->quota) {
+      if (l.fits()) continue;
+      fits = false;
+      lasting = lasting || (Beyond(l) && me.estimated_members == 0);
+    }
+    fe->checks.push_back(fits ? Passed("quota", "") : Failed("quota", "", ""));
+    fe->checks.back().lasting = lasting;
+    return;
+  }
   for (QuotaLine& l : fe->quota) l.others_borrowed = OthersBorrowed(snap, flavor, l.resource);
   std::string detail, change;
   bool fits = true, lasting = false;
@@ -486,7 +501,7 @@ void QuotaCheck(const Snapshot& snap, NameId flavor, Mode mode, FlavorExplanatio
 }
 
 FlavorExplanation ExplainFlavor(Snapshot& snap, const ClusterState& cluster, const FlavorQuota& fq,
-                                Mode mode, bool* never) {
+                                Mode mode, bool words, bool* never) {
   const Subject& me = snap.subject;
   const NameId flavor = FlavorNames().Intern(fq.flavor);
   FlavorExplanation fe;
@@ -507,7 +522,7 @@ FlavorExplanation ExplainFlavor(Snapshot& snap, const ClusterState& cluster, con
     if (mode == Mode::kBorrowing && !HeldOn(snap, flavor)) BackOffCheck(snap, cluster, &fe);
     if (mode == Mode::kBorrowing) FairShareCheck(snap, cluster, flavor, &fe);
   }
-  QuotaCheck(snap, flavor, mode, &fe);
+  QuotaCheck(snap, flavor, mode, words, &fe);
   // After the quota, as the filter asks it: a gang its quota refuses is told that first.
   if (nodes) GangRoomCheck(snap, cluster, flavor, &fe);
   fe.admissible =
@@ -613,8 +628,12 @@ std::string_view ModeName(Ledger::Mode mode) {
   return mode == Mode::kBorrowing ? "Borrowing" : "WithinNominal";
 }
 
-Explanation Explain(Snapshot& snapshot, const QuotaBook& book, const ClusterState& cluster,
-                    int64_t now_ms, size_t queue_lookahead) {
+namespace {
+
+// Explain, or with `words` false its outlook alone: no quota line is put in words, no summary is
+// written, and it stops at the first (flavor, mode) that admits it.
+Explanation ExplainOrJudge(Snapshot& snapshot, const QuotaBook& book, const ClusterState& cluster,
+                           int64_t now_ms, size_t queue_lookahead, bool words) {
   Explanation out;
   const Subject& me = snapshot.subject;
   if (!SubjectChecks(snapshot, now_ms, &out)) return out;
@@ -622,7 +641,7 @@ Explanation Explain(Snapshot& snapshot, const QuotaBook& book, const ClusterStat
   out.need = me.need;
   out.estimated_members = me.estimated_members;
   if (!me.team->active) {  // the snapshot stopped before the workload and the nodes
-    Summarize(me, &out);
+    if (words) Summarize(me, &out);
     return out;
   }
   // TakeSnapshot reads the pending view only when some node has room; every rule is explained.
@@ -630,10 +649,15 @@ Explanation Explain(Snapshot& snapshot, const QuotaBook& book, const ClusterStat
     TakeAhead(book, cluster, queue_lookahead, &snapshot);
   }
   InstanceTypeCheck(me, cluster, &out);
+  const bool subject_passed = FirstFailed(out.checks) == nullptr;
   bool never = !me.team->flavors.empty();
   for (Mode mode : {Mode::kWithinNominal, Mode::kBorrowing}) {
     for (const FlavorQuota& fq : me.team->flavors) {
-      out.flavors.push_back(ExplainFlavor(snapshot, cluster, fq, mode, &never));
+      out.flavors.push_back(ExplainFlavor(snapshot, cluster, fq, mode, words, &never));
+      if (!words && subject_passed && out.flavors.back().admissible) {
+        out.outlook = Outlook::kAdmissible;  // what Summarize would find first
+        return out;
+      }
     }
   }
   if (me.team->flavors.empty()) {
@@ -644,8 +668,20 @@ Explanation Explain(Snapshot& snapshot, const QuotaBook& book, const ClusterStat
   const bool lasting = std::any_of(out.checks.begin(), out.checks.end(),
                                    [](const Check& c) { return !c.passed && c.lasting; });
   out.outlook = never || lasting ? Outlook::kNeverFits : Outlook::kWaiting;
-  Summarize(me, &out);
+  if (words) Summarize(me, &out);
   return out;
+}
+
+}  // namespace
+
+Explanation Explain(Snapshot& snapshot, const QuotaBook& book, const ClusterState& cluster,
+                    int64_t now_ms, size_t queue_lookahead) {
+  return ExplainOrJudge(snapshot, book, cluster, now_ms, queue_lookahead, /*words=*/true);
+}
+
+Outlook OutlookOf(Snapshot& snapshot, const QuotaBook& book, const ClusterState& cluster,
+                  int64_t now_ms, size_t queue_lookahead) {
+  return ExplainOrJudge(snapshot, book, cluster, now_ms, queue_lookahead, /*words=*/false).outlook;
 }
 
 }  // namespace taskgov::scheduler::decisions

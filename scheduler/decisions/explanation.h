@@ -75,5 +75,10 @@ struct Explanation {
 [[nodiscard]] Explanation Explain(Snapshot& snapshot, const ledger::QuotaBook& book,
                                   const state::ClusterState& cluster, int64_t now_ms,
                                   size_t queue_lookahead);
+// Explain's outlook alone, cheaper: no words, and it stops at the first admissible (flavor,
+// mode).
+[[nodiscard]] Outlook OutlookOf(Snapshot& snapshot, const ledger::QuotaBook& book,
+                                const state::ClusterState& cluster, int64_t now_ms,
+                                size_t queue_lookahead);
 
 }  // namespace taskgov::scheduler::decisions

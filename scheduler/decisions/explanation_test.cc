@@ -39,6 +39,15 @@ class ExplanationTest : public testing::AdmissionFixture {
     (void)book_->Release(pod.uid);
     return admitted;
   }
+  // The pod's explanation; its outlook alone (what the requeuer asks: no words, the first
+  // admissible flavor ends it) must be the same.
+  Explanation Explain(const Pod& pod) {
+    Explanation e = admission_->Explain(pod);
+    EXPECT_EQ(OutlookName(admission_->OutlookOf(pod, /*known_to_wait=*/false)),
+              OutlookName(e.outlook))
+        << pod.key() << ": " << e.summary;
+    return e;
+  }
   // Runs `pod` on the node of `flavor` with the most free GPUs: bound, as the informer reports.
   void RunOn(const std::string& node, const Pod& pod) {
     Pod bound = pod;
@@ -127,7 +136,7 @@ void ExpectChangeFromNumbers(const FlavorExplanation& f, const std::string& cont
 TEST_F(ExplanationTest, WithinNominalIsAdmissibleAndEveryRuleSaysWhy) {
   Start(TwoTeams());
   AddNodes("p5", kP5, 2, 8);
-  const Explanation e = admission_->Explain(GpuPod("w-0", "team-a", 8));
+  const Explanation e = Explain(GpuPod("w-0", "team-a", 8));
   EXPECT_EQ(e.outlook, Outlook::kAdmissible);
   EXPECT_EQ(e.team, "team-a");
   const FlavorExplanation& f = Pass(e, kP5, Ledger::Mode::kWithinNominal);
@@ -153,7 +162,7 @@ TEST_F(ExplanationTest, OverNominalNamesTheNumbersAndBorrowingIsAdmissible) {
   Start(TwoTeams());
   AddNodes("p5", kP5, 2, 8);
   RunOn("p5-0", GpuPod("run-0", "team-a", 8));
-  const Explanation e = admission_->Explain(GpuPod("w-1", "team-a", 4));
+  const Explanation e = Explain(GpuPod("w-1", "team-a", 4));
   const FlavorExplanation& nominal = Pass(e, kP5, Ledger::Mode::kWithinNominal);
   EXPECT_FALSE(nominal.admissible);
   const Check& quota = CheckOf(nominal, "quota");
@@ -178,7 +187,7 @@ TEST_F(ExplanationTest, TheBorrowingLimitAndTheCohortsIdleQuotaSayWhatMustChange
   Start(TwoTeams(/*a_borrow=*/2));
   AddNodes("p5", kP5, 3, 8);
   RunOn("p5-0", GpuPod("run-0", "team-a", 8));
-  Explanation e = admission_->Explain(GpuPod("w-1", "team-a", 4));
+  Explanation e = Explain(GpuPod("w-1", "team-a", 4));
   EXPECT_EQ(e.outlook, Outlook::kWaiting);
   const Check& limit = CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "quota");
   EXPECT_FALSE(limit.passed);
@@ -190,7 +199,7 @@ TEST_F(ExplanationTest, TheBorrowingLimitAndTheCohortsIdleQuotaSayWhatMustChange
 
   // Within the limit, but team-b uses its own quota: nothing is idle to lend.
   RunOn("p5-1", GpuPod("b-0", "team-b", 8));
-  e = admission_->Explain(GpuPod("w-2", "team-a", 1));
+  e = Explain(GpuPod("w-2", "team-a", 1));
   const Check& pool = CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "quota");
   EXPECT_FALSE(pool.passed);
   EXPECT_NE(pool.detail.find("1 of it from the cohort's pool, which has 0 free"), std::string::npos)
@@ -210,7 +219,7 @@ TEST_F(ExplanationTest, AGangLargerThanTheNominalQuotaOfAnIdleTeamIsToldSo) {
   Start(TwoTeams(/*a_borrow=*/4));
   AddNodes("p5", kP5, 2, 8);
   RunOn("p5-1", GpuPod("b-0", "team-b", 8));
-  Explanation e = admission_->Explain(GpuPod("w-0", "team-a", 12));
+  Explanation e = Explain(GpuPod("w-0", "team-a", 12));
   const Check& nominal = CheckOf(Pass(e, kP5, Ledger::Mode::kWithinNominal), "quota");
   EXPECT_EQ(nominal.change,
             "it needs 12 nvidia.com/gpu, more than team-a's nominal quota of 8 nvidia.com/gpu on "
@@ -230,7 +239,7 @@ TEST_F(ExplanationTest, AGangLargerThanTheNominalQuotaOfAnIdleTeamIsToldSo) {
   RunOn("p5-0", GpuPod("a-0", "team-a", 4));
   RunOn("p5-1", GpuPod("b-0", "team-b", 8));
   RunOn("p5-0", GpuPod("b-1", "team-b", 4));
-  e = admission_->Explain(GpuPod("w-1", "team-a", 4));
+  e = Explain(GpuPod("w-1", "team-a", 4));
   const Check& reclaim = CheckOf(Pass(e, kP5, Ledger::Mode::kWithinNominal), "quota");
   EXPECT_EQ(reclaim.change,
             "the cohort must have 4 nvidia.com/gpu more idle on ml.p5.48xlarge: other teams "
@@ -263,7 +272,7 @@ TEST_F(ExplanationTest, ARequiredTopologyGangIsToldWhichDomainHoldsItOrWhyNone) 
     return pod;
   };
   const Pod spine = member("w-0", "topology.k8s.aws/network-node-layer-2");
-  const Explanation narrow = admission_->Explain(spine);
+  const Explanation narrow = Explain(spine);
   const Check& refused = CheckOf(Pass(narrow, kP5, Ledger::Mode::kWithinNominal), "topology");
   EXPECT_FALSE(refused.passed);
   EXPECT_EQ(refused.detail,
@@ -272,7 +281,7 @@ TEST_F(ExplanationTest, ARequiredTopologyGangIsToldWhichDomainHoldsItOrWhyNone) 
   EXPECT_FALSE(Admits(spine)) << "the filter refuses it as Explain says";
   // At layer 1 the two free nodes are one domain.
   const Pod wide = member("w-1", "topology.k8s.aws/network-node-layer-1");
-  const Explanation broad = admission_->Explain(wide);
+  const Explanation broad = Explain(wide);
   const Check& passed = CheckOf(Pass(broad, kP5, Ledger::Mode::kWithinNominal), "topology");
   EXPECT_TRUE(passed.passed) << passed.detail;
   EXPECT_EQ(passed.detail, "network-node-layer-1 domain l1 has room for 2 of its pods");
@@ -281,7 +290,7 @@ TEST_F(ExplanationTest, ARequiredTopologyGangIsToldWhichDomainHoldsItOrWhyNone) 
 TEST_F(ExplanationTest, MoreThanTheTeamMayEverUseNeverFits) {
   Start(TwoTeams(/*a_borrow=*/2));
   AddNodes("p5", kP5, 2, 16);
-  const Explanation e = admission_->Explain(GpuPod("huge", "team-a", 12));
+  const Explanation e = Explain(GpuPod("huge", "team-a", 12));
   EXPECT_EQ(e.outlook, Outlook::kNeverFits);
   const Check& quota = CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "quota");
   EXPECT_EQ(quota.change,
@@ -294,7 +303,7 @@ TEST_F(ExplanationTest, FullNodesWaitAndAPodBiggerThanAnyNodeNeverFits) {
   Start(TwoTeams());
   AddNodes("p5", kP5, 1, 8);
   RunOn("p5-0", GpuPod("run-0", "team-b", 6));
-  Explanation e = admission_->Explain(GpuPod("w-0", "team-a", 4));
+  Explanation e = Explain(GpuPod("w-0", "team-a", 4));
   const Check& room = CheckOf(Pass(e, kP5, Ledger::Mode::kWithinNominal), "room");
   EXPECT_FALSE(room.passed);
   EXPECT_EQ(room.detail,
@@ -305,7 +314,7 @@ TEST_F(ExplanationTest, FullNodesWaitAndAPodBiggerThanAnyNodeNeverFits) {
   EXPECT_EQ(e.outlook, Outlook::kWaiting);
   EXPECT_FALSE(Admits(GpuPod("w-0", "team-a", 4)));
 
-  e = admission_->Explain(GpuPod("w-1", "team-a", 9));
+  e = Explain(GpuPod("w-1", "team-a", 9));
   EXPECT_EQ(e.outlook, Outlook::kNeverFits);
   EXPECT_NE(
       CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "room").detail.find("no node is that big"),
@@ -319,7 +328,7 @@ TEST_F(ExplanationTest, ANeverFitsSummaryNamesWhatLasts) {
   AddNodes("p5", kP5, 2, 16);
   RunOn("p5-0", GpuPod("run-0", "team-b", 16));
   RunOn("p5-1", GpuPod("run-1", "team-b", 16));
-  const Explanation e = admission_->Explain(GpuPod("huge", "team-a", 12));
+  const Explanation e = Explain(GpuPod("huge", "team-a", 12));
   EXPECT_EQ(e.outlook, Outlook::kNeverFits);
   const FlavorExplanation& borrowing = Pass(e, kP5, Ledger::Mode::kBorrowing);
   EXPECT_FALSE(CheckOf(borrowing, "room").passed);
@@ -334,7 +343,7 @@ TEST_F(ExplanationTest, ANeverFitsSummaryNamesWhatLasts) {
 TEST_F(ExplanationTest, QuotaOnAnInstanceTypeWithoutNodes) {
   Start(PolicyBuilder().Team("team-a").Quota(kG5, kGpu, 4).Build());
   AddNodes("p5", kP5, 1, 8);
-  const Explanation e = admission_->Explain(GpuPod("w-0", "team-a", 1));
+  const Explanation e = Explain(GpuPod("w-0", "team-a", 1));
   const Check& nodes = CheckOf(Pass(e, kG5, Ledger::Mode::kWithinNominal), "nodes");
   EXPECT_FALSE(nodes.passed);
   EXPECT_EQ(nodes.change, "ml.g5.12xlarge nodes must join the cluster");
@@ -351,7 +360,7 @@ TEST_F(ExplanationTest, AnInstanceTypeTheTeamHasNoQuotaOnNeverFits) {
                       .Namespace("ns-team-d")
                       .Gpus(1)
                       .NodeSelector("node.kubernetes.io/instance-type", kP5);
-  const Explanation e = admission_->Explain(pod);
+  const Explanation e = Explain(pod);
   EXPECT_EQ(e.outlook, Outlook::kNeverFits);
   EXPECT_EQ(e.summary,
             "ns-team-d/w-0 can never run as it is: team-d has no quota on ml.p5.48xlarge, the "
@@ -366,13 +375,12 @@ TEST_F(ExplanationTest, AnInstanceTypeTheTeamHasNoQuotaOnNeverFits) {
   EXPECT_FALSE(Admits(pod, {"p5-0", "p5-1"}));  // the nodes its selector allows
 
   // Selecting g5 (or nothing), it is judged on its team's g5 quota.
-  const Explanation g5 =
-      admission_->Explain(PodBuilder("w-1")
-                              .Namespace("ns-team-d")
-                              .Gpus(1)
-                              .NodeSelector("node.kubernetes.io/instance-type", kG5));
+  const Explanation g5 = Explain(PodBuilder("w-1")
+                                     .Namespace("ns-team-d")
+                                     .Gpus(1)
+                                     .NodeSelector("node.kubernetes.io/instance-type", kG5));
   EXPECT_EQ(g5.outlook, Outlook::kAdmissible);
-  EXPECT_EQ(admission_->Explain(GpuPod("w-2", "team-d", 1)).outlook, Outlook::kAdmissible);
+  EXPECT_EQ(Explain(GpuPod("w-2", "team-d", 1)).outlook, Outlook::kAdmissible);
 }
 
 TEST_F(ExplanationTest, QueueOrderNamesThePodAheadAndThePriority) {
@@ -385,7 +393,7 @@ TEST_F(ExplanationTest, QueueOrderNamesThePodAheadAndThePriority) {
   RunOn("p5-0", GpuPod("base", "team-a", 6));
   cluster_->OnPodUpsert(PodBuilder("big").Namespace("ns-team-a").Gpus(8).Priority(100));
   const Pod small = PodBuilder("small").Namespace("ns-team-a").Gpus(2).Priority(1);
-  const Explanation e = admission_->Explain(small);
+  const Explanation e = Explain(small);
   const Check& queue = CheckOf(Pass(e, kP5, Ledger::Mode::kWithinNominal), "queueOrder");
   EXPECT_FALSE(queue.passed);
   EXPECT_EQ(queue.detail, "team-a: waiting behind higher-ranked pod ns-team-a/big (StrictFIFO)");
@@ -412,7 +420,7 @@ TEST_F(ExplanationTest, FairShareNamesTheTeamAheadWithTheShares) {
   for (int i = 0; i < 3; ++i) RunOn("p5-0", GpuPod("b-" + std::to_string(i), "team-b", 1));
   cluster_->OnPodUpsert(GpuPod("c-0", "team-c", 1, 5000));
   const Pod b3 = GpuPod("b-3", "team-b", 1, 100);
-  const Explanation e = admission_->Explain(b3);
+  const Explanation e = Explain(b3);
   const Check& fair = CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "fairShare");
   EXPECT_FALSE(fair.passed);
   EXPECT_EQ(fair.detail, "fair share: team-c (share 0.250) is ahead of team-b (share 0.333)");
@@ -424,7 +432,7 @@ TEST_F(ExplanationTest, FairShareNamesTheTeamAheadWithTheShares) {
 TEST_F(ExplanationTest, NoTeamInactiveTeamAndAGangWaitingForItsObject) {
   Start(PolicyBuilder().Team("team-a").Quota(kP5, kGpu, 8).NoTeam(NoTeamAction::kRefuse).Build());
   AddNodes("p5", kP5, 1, 8);
-  Explanation e = admission_->Explain(PodBuilder("stray").Namespace("elsewhere").Gpus(1));
+  Explanation e = Explain(PodBuilder("stray").Namespace("elsewhere").Gpus(1));
   EXPECT_EQ(e.outlook, Outlook::kNotGoverned);
   ASSERT_EQ(e.checks.size(), 1u);
   EXPECT_FALSE(e.checks[0].passed);
@@ -432,11 +440,31 @@ TEST_F(ExplanationTest, NoTeamInactiveTeamAndAGangWaitingForItsObject) {
   EXPECT_TRUE(e.flavors.empty());
 
   Start(PolicyBuilder().Team("team-a").Quota(kP5, kGpu, 8).Inactive().Build());
-  e = admission_->Explain(GpuPod("w-0", "team-a", 1));
+  e = Explain(GpuPod("w-0", "team-a", 1));
   EXPECT_EQ(e.outlook, Outlook::kWaiting);
   EXPECT_EQ(e.summary,
             "ns-team-a/w-0 waits: team-a is not active: its new pods are held. To run: the team "
             "must be made active in the policy.");
+}
+
+// A member seen before the PodGroup that declares its gang waits for it, with room and quota for
+// it on every flavor: its outlook, explained or judged alone, is Waiting, never Admissible.
+TEST_F(ExplanationTest, AMemberAwaitingItsPodGroupWaitsThoughAFlavorWouldTakeIt) {
+  Start(PolicyBuilder().Team("team-a").Quota(kP5, kGpu, 8).Build());
+  AddNodes("p5", kP5, 1, 8);
+  cluster_->OnSynced(ObjectKind::kPodGroup);
+  const Pod member = PodBuilder("pg-0")
+                         .Namespace("ns-team-a")
+                         .Gpus(1)
+                         .Created(clock_.NowMs())
+                         .Annotation("scheduling.k8s.io/group-name", "pg");
+  cluster_->OnPodUpsert(member);
+  const Explanation e = Explain(member);
+  EXPECT_EQ(e.outlook, Outlook::kWaiting) << e.summary;
+  EXPECT_TRUE(std::any_of(e.flavors.begin(), e.flavors.end(), [](const FlavorExplanation& f) {
+    return f.admissible;
+  })) << "a flavor would take it but for its PodGroup";
+  EXPECT_EQ(admission_->OutlookOf(member, /*known_to_wait=*/false), Outlook::kWaiting);
 }
 
 // The explanation's verdict is the filter's: over random clusters, "Admissible" exactly when
@@ -451,7 +479,7 @@ TEST_F(ExplanationTest, AGangIsToldItsMembersRoomAndABackedOffOneItsWait) {
   Pod member = GpuPod("w-0", "team-a", 3);
   member.labels["kueue.x-k8s.io/pod-group-name"] = "wg";
   member.annotations["kueue.x-k8s.io/pod-group-total-count"] = "2";
-  Explanation e = admission_->Explain(member);
+  Explanation e = Explain(member);
   const Check& room = CheckOf(Pass(e, kP5, Ledger::Mode::kWithinNominal), "gangRoom");
   EXPECT_FALSE(room.passed);
   EXPECT_EQ(room.detail,
@@ -465,7 +493,7 @@ TEST_F(ExplanationTest, AGangIsToldItsMembersRoomAndABackedOffOneItsWait) {
   RunOn("p5-0", GpuPod("a-0", "team-a", 8));
   member.containers.front().requests.Set(kGpu, 2);
   cluster_->disruptions().Note(model::GangOf(member), clock_.NowMs() - 10'000);
-  e = admission_->Explain(member);
+  e = Explain(member);
   EXPECT_TRUE(CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "gangRoom").passed);
   const Check& backoff = CheckOf(Pass(e, kP5, Ledger::Mode::kBorrowing), "disruptedRecently");
   EXPECT_EQ(backoff.detail,
@@ -474,7 +502,7 @@ TEST_F(ExplanationTest, AGangIsToldItsMembersRoomAndABackedOffOneItsWait) {
   EXPECT_NE(e.outlook, Outlook::kAdmissible);
   EXPECT_FALSE(Admits(member));
   clock_.Advance(50'000);
-  EXPECT_EQ(admission_->Explain(member).outlook, Outlook::kAdmissible);
+  EXPECT_EQ(Explain(member).outlook, Outlook::kAdmissible);
   EXPECT_TRUE(Admits(member));
 }
 
@@ -512,7 +540,7 @@ TEST_F(ExplanationTest, AdmissibleExactlyWhenTheFilterAdmits) {
         }
       }
     }
-    const Explanation e = admission_->Explain(pod);
+    const Explanation e = Explain(pod);
     const bool admits = Admits(pod);
     EXPECT_EQ(e.outlook == Outlook::kAdmissible, admits) << "round " << round << ": " << e.summary;
     for (const FlavorExplanation& f : e.flavors) {
