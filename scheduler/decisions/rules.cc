@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "scheduler/common/log.h"
 
@@ -34,9 +36,35 @@ using Mode = Ledger::Mode;
 
 // What hypothetical admissions add on top of the ledger's current numbers: to one team's usage
 // and to its cohort pool.
+// Amounts by resource id: the few resources of a request, found by a scan (no name compared).
+class IdTotals {
+ public:
+  [[nodiscard]] int64_t Get(NameId resource) const {
+    for (const auto& [id, amount] : items_) {
+      if (id == resource) return amount;
+    }
+    return 0;
+  }
+  void Set(NameId resource, int64_t amount) {
+    for (auto& [id, value] : items_) {
+      if (id == resource) {
+        value = amount;
+        return;
+      }
+    }
+    items_.emplace_back(resource, amount);
+  }
+  void Add(const IdTotals& other) {
+    for (const auto& [id, amount] : other.items_) Set(id, SaturatingAdd(Get(id), amount));
+  }
+
+ private:
+  std::vector<std::pair<NameId, int64_t>> items_;
+};
+
 struct Tally {
-  ResourceList team;
-  ResourceList pool;
+  IdTotals team;
+  IdTotals pool;
 };
 
 // One resource of a dry run (DESIGN §3.3): `amount` on top of the cell `v` with `team_extra`
@@ -76,11 +104,11 @@ bool FitsOnTop(const Ledger::Session& s, NameId team, NameId flavor, const Resou
     CellView v = s.View(team, flavor, *resource);
     if (!v.exists) continue;
     const QuotaLine line =
-        LineOf(v, want.amount, mode, tally.team.Get(want.name), tally.pool.Get(want.name));
+        LineOf(v, want.amount, mode, tally.team.Get(*resource), tally.pool.Get(*resource));
     if (!line.fits()) return false;
     if (!next) continue;
-    next->team.Set(want.name, SaturatingAdd(next->team.Get(want.name), want.amount));
-    next->pool.Set(want.name, SaturatingAdd(next->pool.Get(want.name), line.pool_need));
+    next->team.Set(*resource, SaturatingAdd(next->team.Get(*resource), want.amount));
+    next->pool.Set(*resource, SaturatingAdd(next->pool.Get(*resource), line.pool_need));
   }
   if (after != nullptr) *after = std::move(*next);
   return true;
@@ -96,7 +124,7 @@ Tally PoolTake(const Ledger::Session& s, NameId team, NameId flavor, const Resou
     if (!resource || want.amount <= 0) continue;
     const CellView v = s.View(team, flavor, *resource);
     if (!v.exists) continue;
-    take.pool.Set(want.name, LineOf(v, want.amount, Mode::kBorrowing, 0, 0).pool_need);
+    take.pool.Set(*resource, LineOf(v, want.amount, Mode::kBorrowing, 0, 0).pool_need);
   }
   return take;
 }
@@ -111,7 +139,7 @@ bool TeamWithin(const Ledger::Session& s, NameId team, NameId flavor, const Reso
     if (!resource || want.amount <= 0) continue;
     const CellView v = s.View(team, flavor, *resource);
     if (!v.exists) continue;
-    if (!LineOf(v, want.amount, limit, tally.team.Get(want.name), 0).team_fits) return false;
+    if (!LineOf(v, want.amount, limit, tally.team.Get(*resource), 0).team_fits) return false;
   }
   return true;
 }
