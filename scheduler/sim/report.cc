@@ -360,6 +360,10 @@ Recorder::Stranded Recorder::FindStranded(
     node_flavor[node] = FlavorOfNode(node);
     idle[node_flavor[node]] += std::max<int64_t>(0, Accelerators(room));
   }
+  // No idle accelerator: nothing strands (a waiting job asks for some), nothing to look at.
+  if (std::all_of(idle.begin(), idle.end(), [](const auto& f) { return f.second == 0; })) {
+    return {};
+  }
   std::map<std::string, int64_t> fitting;
   std::map<std::string_view, bool> fits_by_shape;
   // QuotaAdmits reads a job's team, flavor and accelerators alone.
