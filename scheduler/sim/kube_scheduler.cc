@@ -477,11 +477,9 @@ std::vector<const PodObject*> KubeScheduler::VictimsOn(const PodObject& pod,
             [](const PodObject* a, const PodObject* b) { return MoreImportant(a->pod, b->pod); });
   std::vector<const PodObject*> victims;
   for (const PodObject* p : potential) {
-    ResourceList without = freed;
-    Subtract(&without, p->request);
-    if (Fits(pod, node, without)) {
-      freed = std::move(without);  // reprieved
-    } else {
+    Subtract(&freed, p->request);  // reprieved, if the pod fits without it
+    if (!Fits(pod, node, freed)) {
+      freed.Add(p->request);
       victims.push_back(p);
     }
   }
