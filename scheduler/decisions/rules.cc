@@ -501,12 +501,16 @@ std::optional<std::string> OwnerWaits(const Snapshot& snap, const state::Cluster
   // Deeper than the filter's look at other teams' heads: a team's best-ranked pods are often
   // gangs' members, or wait for another flavor. Called only before a borrower's round starts.
   constexpr size_t kLookahead = 64;
+  const Team* team_of_id = nullptr;
+  NameId other_id = 0;  // team_of_id's
   for (const auto& [other, head] :
        CohortHeads(cluster.pending(), snap.book, snap.policy, *me.team, kLookahead)) {
-    const NameId other_id = TeamNames().Intern(other->name);
+    if (other != team_of_id) {  // a team's heads come together
+      team_of_id = other;
+      other_id = TeamNames().Intern(other->name);
+    }
     if (!snap.session.HasFlavor(other_id, flavor)) continue;
     if (!snap.policy.FlavorAllows(flavor_name, head->node_selector)) continue;
-    if (view.hopeless && view.hopeless(*head)) continue;
     ResourceList need = WholeNeed(*head);
     if (view.preemptible) {  // what its own team's pods it may preempt would give back
       for (const ResourceAmount& r : view.preemptible(*other, *head)) {
@@ -514,6 +518,8 @@ std::optional<std::string> OwnerWaits(const Snapshot& snap, const state::Cluster
       }
     }
     if (TeamWithin(snap.session, other_id, flavor, need, Tally{}, Mode::kWithinNominal)) {
+      // Last, being the dearest: a pod that could never run holds no borrower back.
+      if (view.hopeless && view.hopeless(*head)) continue;
       return other->name + "'s pending pod " + head->key + " fits within " + other->name +
              "'s nominal quota on " + std::string(flavor_name) +
              " and goes first: it would reclaim what " + me.team->name + " borrowed there";
