@@ -276,7 +276,7 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
     resting_.clear();
     resting_policy_ = policy;
   }
-  const std::vector<PendingPod> preemptors = PickPreemptors(*policy, now);
+  const std::vector<state::PendingRef> preemptors = PickPreemptors(*policy, now);
   const int64_t steady = clock_->SteadyNowMs();
   const bool work = !preemptors.empty() || followed.evictions_due;
   if (work && !limiter_.Allows(steady, 1.0)) {
@@ -295,7 +295,8 @@ PreemptionController::RunReport PreemptionController::RunOnce() {
     }
     // Rounds in flight first (evictions rate-limited before, or to retry), then new ones.
     for (const std::string& uid : in_flight) EvictRound(run, uid);
-    for (const PendingPod& pending : preemptors) {
+    for (const state::PendingRef& entry : preemptors) {
+      const PendingPod& pending = *entry;
       // No token left: no round could start this run, so the rest wait for the next one
       // undecided (planning each would cost a pass over its flavors' pods for nothing).
       if (!limiter_.Allows(run.steady_ms, 1.0)) {
@@ -456,7 +457,8 @@ bool PreemptionController::ReplaySetAside(Run& run, const PendingPod& pending) {
   return true;
 }
 
-std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& policy, int64_t now_ms) {
+std::vector<state::PendingRef> PreemptionController::PickPreemptors(const Policy& policy,
+                                                                    int64_t now_ms) {
   const bool by_priority = policy.task_prioritization == TaskPrioritization::kTaskRanking;
   std::vector<state::PendingRef> picked;
   teams_.clear();
@@ -488,10 +490,8 @@ std::vector<PendingPod> PreemptionController::PickPreemptors(const Policy& polic
   const size_t kept = std::min(picked.size(), options_.max_preemptors_per_run);
   std::partial_sort(picked.begin(), picked.begin() + static_cast<ptrdiff_t>(kept), picked.end(),
                     first);
-  std::vector<PendingPod> preemptors;
-  preemptors.reserve(kept);
-  for (size_t i = 0; i < kept; ++i) preemptors.push_back(*picked[i]);
-  return preemptors;
+  picked.resize(kept);
+  return picked;
 }
 
 int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uint64_t stamp,
@@ -555,9 +555,9 @@ int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uin
   return rest_until;
 }
 
-VictimPlanner::Inputs PreemptionController::PlanInputs(const Policy& policy, int64_t now_ms,
-                                                       const std::vector<PendingPod>& preemptors,
-                                                       RoundTable::Followed followed) {
+VictimPlanner::Inputs PreemptionController::PlanInputs(
+    const Policy& policy, int64_t now_ms, const std::vector<state::PendingRef>& preemptors,
+    RoundTable::Followed followed) {
   std::set<std::string> evicted;
   // The flavors this run may decide on: the rounds' in flight and the preemptors' teams'.
   std::vector<NameId> flavors;
@@ -566,8 +566,8 @@ VictimPlanner::Inputs PreemptionController::PlanInputs(const Policy& policy, int
     evicted = table_.EvictedUids();
     flavors = table_.FlavorsInFlight();
   }
-  for (const PendingPod& p : preemptors) {
-    auto team = teams_.find(p.team);
+  for (const state::PendingRef& p : preemptors) {
+    auto team = teams_.find(p->team);
     if (team == teams_.end()) continue;
     for (NameId id : team->second.flavors) {
       if (std::find(flavors.begin(), flavors.end(), id) == flavors.end()) flavors.push_back(id);

@@ -227,7 +227,7 @@ class PreemptionController {
                         RunReport* report);
   // The pipeline.
   RoundTable::Followed FollowRounds(int64_t now_ms);
-  std::vector<state::PendingPod> PickPreemptors(const model::Policy& policy, int64_t now_ms);
+  std::vector<state::PendingRef> PickPreemptors(const model::Policy& policy, int64_t now_ms);
   // Appends the team's preemptors to `out`. Returns until when the team may rest (every pod
   // looked at was set aside: the earliest end of those set-asides), or 0. `replayed` (a policy
   // minimumRuntimeSeconds): pods set aside are not skipped; they take their turns and DecideFor
@@ -252,7 +252,7 @@ class PreemptionController {
   // teams and of the rounds in flight — a victim is charged on the flavor its preemptor takes —
   // and the rounds' claims.
   VictimPlanner::Inputs PlanInputs(const model::Policy& policy, int64_t now_ms,
-                                   const std::vector<state::PendingPod>& preemptors,
+                                   const std::vector<state::PendingRef>& preemptors,
                                    RoundTable::Followed followed);
   void DecideFor(Run& run, const state::PendingPod& pending);
   // Why `p` must not preempt `chosen` yet: once its victims went it would borrow, and the
