@@ -34,6 +34,7 @@
 #include <thread>
 #include <utility>
 
+#include "scheduler/common/name_hash.h"
 #include "scheduler/ledger/uid_key.h"
 
 namespace taskgov::scheduler::ledger {
@@ -205,7 +206,7 @@ class RecordTable {
   }
 
   // The hash a probe starts from (its low bits pick the slot).
-  static size_t Hash(std::string_view key) { return std::hash<std::string_view>{}(key); }
+  static size_t Hash(std::string_view key) { return common::NameHash(key); }
 
   // Records in the array (present or not) and its slots.
   [[nodiscard]] size_t occupied() const { return occupied_.load(std::memory_order_relaxed); }

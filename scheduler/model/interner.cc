@@ -1,8 +1,9 @@
 #include "scheduler/model/interner.h"
 
 #include <cstdlib>
-#include <functional>
 #include <iostream>
+
+#include "scheduler/common/name_hash.h"
 
 namespace taskgov::scheduler::model {
 namespace {
@@ -10,7 +11,7 @@ namespace {
 constexpr size_t kInitialCapacity = 64;
 
 uint32_t HashOf(std::string_view name) {
-  const uint64_t h = std::hash<std::string_view>{}(name);
+  const uint64_t h = common::NameHash(name);
   return static_cast<uint32_t>(h ^ (h >> 32));
 }
 
