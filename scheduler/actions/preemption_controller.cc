@@ -504,8 +504,8 @@ int64_t PreemptionController::PickFromTeam(const Team& team, NameId team_id, uin
   int64_t rest_until = std::numeric_limits<int64_t>::max();  // 0 once a pod is not set aside
   size_t taken = 0;
   std::unordered_set<std::string_view> gangs;  // one preemptor per gang: its best-ranked member
-  std::vector<const state::PendingRef*>
-      passed;  // backed off, nothing started: above the next taken
+  // Backed off, nothing started: they go above the next pod taken.
+  std::vector<const state::PendingRef*> passed;
   for (const state::PendingRef& head : pending) {
     const PendingPod& p = *head;
     if (taken == options_.max_preemptors_per_team) break;

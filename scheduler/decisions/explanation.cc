@@ -396,14 +396,14 @@ std::string LineText(const QuotaLine& l) {
   return out;
 }
 
+// Whether `l` needs more than the team may ever use, its nominal plus borrowing limit (lasting,
+// unless members not created yet are only estimated).
+bool Beyond(const QuotaLine& l) { return l.ceiling != kUnlimited && l.need > l.ceiling; }
+
 // What would let `l` fit, from the numbers LineText shows beside it; `never` when nothing short
 // of a policy change can. Each amount is the line's own arithmetic: "must use X less" only when
 // the team uses X (X = in use + need − limit ≤ in use), "more idle" by pool need − pool free,
 // "borrowed pods" only when other teams borrow.
-// More than the team may ever use, nominal plus borrowing limit: lasting unless members not
-// created yet are only estimated.
-bool Beyond(const QuotaLine& l) { return l.ceiling != kUnlimited && l.need > l.ceiling; }
-
 std::string LineChange(const Subject& me, const std::string& flavor, const QuotaLine& l, Mode mode,
                        bool* never) {
   const std::string& team = me.team->name;

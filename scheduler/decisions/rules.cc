@@ -34,8 +34,6 @@ using model::WithinTeamPreemption;
 using state::PendingPod;
 using Mode = Ledger::Mode;
 
-// What hypothetical admissions add on top of the ledger's current numbers: to one team's usage
-// and to its cohort pool.
 // Amounts by resource id: the few resources of a request, found by a scan (no name compared).
 class IdTotals {
  public:
@@ -62,6 +60,8 @@ class IdTotals {
   std::vector<std::pair<NameId, int64_t>> items_;
 };
 
+// What hypothetical admissions add on top of the ledger's current numbers: to one team's usage
+// and to its cohort pool.
 struct Tally {
   IdTotals team;
   IdTotals pool;
