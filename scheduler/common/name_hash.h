@@ -4,8 +4,9 @@
 // flavor, resource and node names, pod UIDs, workload keys. Eight bytes a step (FxHash's rotate,
 // xor, multiply), the tail read as at most two overlapping words, and MurmurHash3's 64-bit
 // finaliser, so that both its low bits (a table's slot) and its high bits (a shard) are mixed.
-// For names of 5 to 40 bytes it costs a third of std::hash's (MurmurHash2 over bytes, a call
-// into libstdc++). Not keyed: no defence against chosen collisions, as std::hash has none.
+// Inlined, where std::hash is MurmurHash2 over bytes in a call into libstdc++: in place of it, a
+// simulated day of 600 jobs ran 2.9 % fewer instructions. Not keyed: no defence against chosen
+// collisions, as std::hash has none.
 //
 // Pure function; thread-safe.
 

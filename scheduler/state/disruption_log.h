@@ -66,7 +66,7 @@ class DisruptionLog {
   void ForgetOldLocked(int64_t now_ms);
 
   mutable std::mutex mu_;
-  std::unordered_map<std::string, Entry, StringHash, std::equal_to<>> entries_;
+  StringMap<Entry> entries_;
   std::atomic<size_t> size_{0};  // entries_.size(), read without the lock
   int64_t next_sweep_ms_ = 0;
 };

@@ -161,9 +161,7 @@ void PendingQueues::RemoveLocked(const std::string& uid) {
 }
 
 template <typename V>
-void PendingQueues::Unindex(
-    std::unordered_multimap<std::string, V, StringHash, std::equal_to<>>* index,
-    const std::string& key, const V& value) {
+void PendingQueues::Unindex(StringMultimap<V>* index, const std::string& key, const V& value) {
   if (key.empty()) return;
   auto [b, e] = index->equal_range(key);
   for (auto it = b; it != e; ++it) {

@@ -262,8 +262,7 @@ class PendingQueues {
   // Drops (key → value) from `index` (by_gang_: a uid, by_workload_: an entry); nothing for an
   // empty key.
   template <typename V>
-  static void Unindex(std::unordered_multimap<std::string, V, StringHash, std::equal_to<>>* index,
-                      const std::string& key, const V& value);
+  static void Unindex(StringMultimap<V>* index, const std::string& key, const V& value);
   void ApplyNotesLocked();
   // Applies posted notes if the lock is free, without waiting (see the header comment); then,
   // outside the lock, announces the joins not announced yet. Every writer ends with it.
@@ -293,13 +292,13 @@ class PendingQueues {
   const Options options_;
   common::PostBox<Note> notes_;
   mutable std::shared_mutex mu_;
-  std::unordered_map<std::string, Entry, StringHash, std::equal_to<>> pending_;  // by uid
+  StringMap<Entry> pending_;  // by uid
   std::unordered_map<model::NameId, TeamQueue> queues_;
   uint64_t version_clock_ = 0;  // the last TeamQueue::version given
   // PendingPod::gang → uid
-  std::unordered_multimap<std::string, std::string, StringHash, std::equal_to<>> by_gang_;
+  StringMultimap<std::string> by_gang_;
   // PendingPod::workload → its entry in pending_ (left before the entry leaves pending_)
-  std::unordered_multimap<std::string, const Entry*, StringHash, std::equal_to<>> by_workload_;
+  StringMultimap<const Entry*> by_workload_;
   std::unordered_set<std::string> filter_only_;  // uids of entries not from the informer
   std::atomic<uint64_t> filter_only_dropped_{0};
   std::function<void()> on_join_;    // set before any write
