@@ -692,16 +692,29 @@ bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Pree
     return false;
   }
   std::vector<std::pair<std::string, ResourceList>> nodes;
+  NameId flavor = chosen.flavor;
   if (chosen.outcome == Selection::Outcome::kFits) {
     nodes.emplace_back(chosen.node, p.request);  // claimed in the planner by Plan already
-    run.drained.push_back(chosen.flavor);
   } else if (std::optional<VictimPlanner::Drain> drain = run.planner->PlanDrain(
                  team, pending, p, members, run.drained, /*within_nominal=*/!starving, kept)) {
     nodes = std::move(drain->nodes);
-    run.drained.push_back(drain->flavor);
+    flavor = drain->flavor;
   } else {
     return false;
   }
+  // Nothing is kept for a pod its own team's higher-ranked pods go before: it could not use the
+  // room, and they could not have it (a starving gang's drain held the nodes its team's
+  // higher-ranked gang needed, each waiting for the other). The nodes planned stay claimed for
+  // the rest of this run.
+  if (const std::optional<Pod> pod = cluster_->FindPod(p.uid)) {
+    if (std::optional<std::string> why =
+            decisions::QueueOrderHoldsBack(*book_, *cluster_, *pod, flavor, run.now_ms,
+                                           [this](std::string_view uid) { return StateOf(uid); })) {
+      common::log::Debug(kComponent, "no drain", {{"pod", p.key}, {"why", *why}});
+      return false;
+    }
+  }
+  run.drained.push_back(flavor);
   const int64_t until = run.now_ms + options_.drain_hold_ms;
   cluster_->ReleaseRoom(holder);
   std::string where;

@@ -1739,6 +1739,46 @@ TEST_F(ControllerTest, ASetAsidePodIsDecidedForWhenItStartsToStarve) {
   EXPECT_EQ(controller_->RunOnce().preemptors, 1u);
 }
 
+// A starving pod that its own team's higher-ranked gang goes before (the gang could preempt it
+// once admitted) gets no room kept: it could not use the room, and the gang, which needs that node
+// too, could not have it. Kept for it, p5-2 left the gang "room for 1" when b-0 ended, each of
+// the two waiting for the other (a generated day: two whole nodes idle for minutes).
+TEST_F(ControllerTest, NoRoomIsKeptForAStarvingPodItsTeamsHigherRankedGangGoesBefore) {
+  auto policy = std::make_shared<Policy>(*PolicyBuilder()
+                                              .Team("team-a", "c")
+                                              .Quota(kP5, kGpu, 8)
+                                              .Team("team-b", "c")
+                                              .Quota(kP5, kGpu, 8)
+                                              .Team("team-c", "c")
+                                              .Quota(kP5, kGpu, 8)
+                                              .Build());
+  policy->starvation_bound_seconds = 30;
+  Start(policy);
+  AddNodes(3, 8);
+  // team-b within its quota, a pod on p5-0 and one on p5-1: only p5-2 is whole.
+  Submit("b-0", "team-b", 4, 10, PodBuilder("").PinnedTo({"p5-0"}));
+  ASSERT_TRUE(Schedule("uid-b-0"));
+  Submit("b-1", "team-b", 4, 10, PodBuilder("").PinnedTo({"p5-1"}));
+  ASSERT_TRUE(Schedule("uid-b-1"));
+  Submit("a-starving", "team-a", 8, 10);
+  clock_.Advance(31'000);
+  Submit("a-0", "team-a", 8, 100, GangMember("train", 2));
+  Submit("a-1", "team-a", 8, 100, GangMember("train", 2));
+  ASSERT_EQ(Refusal("uid-a-starving").rfind("team-a: waiting behind higher-ranked gang of pod", 0),
+            0u)
+      << Refusal("uid-a-starving");
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.rounds_started, 0u);  // team-b is within its quota
+  EXPECT_EQ(controller_->Stats().drains, 0u);
+  Finish("uid-b-0");
+  Gone("uid-b-0");
+  clock_.Advance(1'000);
+  (void)controller_->RunOnce();
+  EXPECT_TRUE(Schedule("uid-a-0")) << Refusal("uid-a-0");
+  EXPECT_TRUE(Schedule("uid-a-1")) << Refusal("uid-a-1");
+  EXPECT_TRUE(Evicted().empty());
+}
+
 TEST_F(ControllerTest, APinnedPreemptorReclaimsOnItsNode) {
   Start(TwoTeams());
   FourBorrowedPods();

@@ -60,7 +60,7 @@ class Admission final : public Decider {
   struct Options {
     int64_t assume_ttl_ms = 30'000;
     // How many higher-ranked pending pods of the team a filter looks at (BestEffortFIFO).
-    size_t queue_lookahead = 32;
+    size_t queue_lookahead = kQueueLookahead;
     // The governed scheduler (pods' spec.schedulerName): the bind verb binds only its pods.
     std::string scheduler_name = "taskgov";
     // How long after a filter admitted a pod its bind is accepted (its assumed reservation may

@@ -546,6 +546,22 @@ std::optional<std::string> BorrowingHeldBack(
   return FairShareBlocks(snap, flavor);
 }
 
+std::optional<std::string> QueueOrderHoldsBack(
+    const ledger::QuotaBook& book, const state::ClusterState& cluster, const model::Pod& pod,
+    NameId flavor, int64_t now_ms, std::function<PreemptorState(std::string_view uid)> state) {
+  Snapshot snap(book);
+  snap.now_ms = now_ms;
+  snap.preemptor_state = std::move(state);
+  FilterArgs args;
+  args.pod = pod;
+  TakeSnapshot(book, cluster, args, kQueueLookahead, &snap);
+  const Subject& me = snap.subject;
+  if (me.team == nullptr || !me.team->active || me.held) return std::nullopt;
+  // TakeSnapshot reads the queue only when some node has room.
+  if (!state::AnyRoom(snap.fits)) TakeAhead(book, cluster, kQueueLookahead, &snap);
+  return QueueOrderBlocks(snap, flavor, Mode::kBorrowing);
+}
+
 std::optional<std::string> BorrowingBackOff(const state::ClusterState& cluster,
                                             std::string_view workload, int64_t now_ms) {
   const std::optional<state::DisruptionLog::BackOff> b = cluster.BackingOff(workload, now_ms);

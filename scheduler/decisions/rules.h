@@ -111,6 +111,15 @@ struct OwnerView {
     model::NameId flavor, int64_t now_ms, std::function<PreemptorState(std::string_view uid)> state,
     const OwnerView& view);
 
+// Whether the team's queue order holds `pod` back on `flavor` (QueueOrderBlocks), on a snapshot
+// as a filter call would take it but whatever room the nodes have (`state` as for
+// BorrowingHeldBack): the preemption controller keeps no room for such a pod — it could not use
+// it, and the pods ranked above it that go first could not have it. The reason, else nothing.
+[[nodiscard]] std::optional<std::string> QueueOrderHoldsBack(
+    const ledger::QuotaBook& book, const state::ClusterState& cluster, const model::Pod& pod,
+    model::NameId flavor, int64_t now_ms,
+    std::function<PreemptorState(std::string_view uid)> state);
+
 // Whether workload `workload` (model::GangOf) may not borrow at `now_ms` because taskgov's
 // preemptions stopped it recently (state::DisruptionLog; after a single disruption only while the
 // pod it was stopped for is alive): the refusal, naming how often and until when; else nothing.

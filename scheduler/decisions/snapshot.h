@@ -145,6 +145,9 @@ struct GangNeedSplit {
 // when the pod has no team or its team is inactive (nothing else is needed to refuse it).
 void TakeSnapshot(const ledger::QuotaBook& book, const state::ClusterState& cluster,
                   const FilterArgs& args, size_t queue_lookahead, Snapshot* snapshot);
+// How many of its team's pending pods ranked above a pod a filter call reads (Admission's
+// default queue_lookahead).
+inline constexpr size_t kQueueLookahead = 32;
 // Reads the pending view (`ahead`) of a governed pod's snapshot; TakeSnapshot does when some
 // candidate node has room.
 void TakeAhead(const ledger::QuotaBook& book, const state::ClusterState& cluster,
