@@ -703,7 +703,7 @@ bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Pree
     return false;
   }
   // Nothing is kept for a pod its own team's higher-ranked pods go before: it could not use the
-  // room, and they could not have it (a starving gang's drain held the nodes its team's
+  // room, and they could not have it (a starving pod's drain could hold a node its team's
   // higher-ranked gang needed, each waiting for the other). The nodes planned stay claimed for
   // the rest of this run.
   if (const std::optional<Pod> pod = cluster_->FindPod(p.uid)) {

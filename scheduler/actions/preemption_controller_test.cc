@@ -291,6 +291,18 @@ PolicyPtr TwoTeams(IdleComputeAllocation idle = IdleComputeAllocation::kFairShar
       .Build();
 }
 
+// team-a, team-b and team-c with 8 GPUs each in cohort c, borrowing without limit.
+PolicyPtr ThreeTeams() {
+  return PolicyBuilder()
+      .Team("team-a", "c")
+      .Quota(kP5, kGpu, 8)
+      .Team("team-b", "c")
+      .Quota(kP5, kGpu, 8)
+      .Team("team-c", "c")
+      .Quota(kP5, kGpu, 8)
+      .Build();
+}
+
 // team-a alone with 8 GPUs (no borrowing) and the given minimum runtime and starvation bound (0:
 // the policy's default).
 PolicyPtr TeamAAlone(int64_t minimum_runtime_seconds, int64_t starvation_bound_seconds = 0) {
@@ -743,14 +755,7 @@ TEST_F(ControllerTest, ADrainedPodThatFitsKeepsItsRoomForTheFitHoldAndNoLonger) 
 // them all. Judged on one member, which fits, nothing was freed: the gang waited while smaller
 // pods took the room.
 TEST_F(ControllerTest, AGangWithRoomForOneMemberGetsRoomForAll) {
-  Start(PolicyBuilder()
-            .Team("team-a", "c")
-            .Quota(kP5, kGpu, 8)
-            .Team("team-b", "c")
-            .Quota(kP5, kGpu, 8)
-            .Team("team-c", "c")
-            .Quota(kP5, kGpu, 8)
-            .Build());
+  Start(ThreeTeams());
   AddNodes(2, 8);
   for (int i = 0; i < 3; ++i) {  // a-0 and a-1 on p5-0, a-2 on p5-1
     Submit("a-" + std::to_string(i), "team-a", 4, 10);
@@ -1741,17 +1746,10 @@ TEST_F(ControllerTest, ASetAsidePodIsDecidedForWhenItStartsToStarve) {
 
 // A starving pod that its own team's higher-ranked gang goes before (the gang could preempt it
 // once admitted) gets no room kept: it could not use the room, and the gang, which needs that node
-// too, could not have it. Kept for it, p5-2 left the gang "room for 1" when b-0 ended, each of
-// the two waiting for the other (a generated day: two whole nodes idle for minutes).
+// too, could not have it. Kept for it, p5-2 left the gang "room for 1" when b-0 ended: each
+// waited for the other.
 TEST_F(ControllerTest, NoRoomIsKeptForAStarvingPodItsTeamsHigherRankedGangGoesBefore) {
-  auto policy = std::make_shared<Policy>(*PolicyBuilder()
-                                              .Team("team-a", "c")
-                                              .Quota(kP5, kGpu, 8)
-                                              .Team("team-b", "c")
-                                              .Quota(kP5, kGpu, 8)
-                                              .Team("team-c", "c")
-                                              .Quota(kP5, kGpu, 8)
-                                              .Build());
+  auto policy = std::make_shared<Policy>(*ThreeTeams());
   policy->starvation_bound_seconds = 30;
   Start(policy);
   AddNodes(3, 8);
