@@ -528,38 +528,46 @@ std::optional<std::string> OwnerWaits(const Snapshot& snap, const state::Cluster
   return std::nullopt;
 }
 
+// A snapshot of `pod` as a filter call takes it, for the preemption controller's questions
+// (`state`: what it makes of pending pods), without the nodes: none is judged, so its own team's
+// queue is not read either (TakeAhead). It owns the filter arguments the snapshot's subject points
+// into. `governed`: the pod has an active team (else no rule applies).
+struct ControllerSnapshot {
+  ControllerSnapshot(const ledger::QuotaBook& book, const state::ClusterState& cluster,
+                     const model::Pod& pod, int64_t now_ms,
+                     std::function<PreemptorState(std::string_view uid)> state)
+      : snap(book) {
+    snap.now_ms = now_ms;
+    snap.preemptor_state = std::move(state);
+    args.pod = pod;
+    TakeSnapshot(book, cluster, args, /*queue_lookahead=*/0, &snap);
+    governed = snap.subject.team != nullptr && snap.subject.team->active;
+  }
+  FilterArgs args;
+  Snapshot snap;
+  bool governed = false;
+};
+
 }  // namespace
 
 std::optional<std::string> BorrowingHeldBack(
     const ledger::QuotaBook& book, const state::ClusterState& cluster, const model::Pod& pod,
     NameId flavor, int64_t now_ms, std::function<PreemptorState(std::string_view uid)> state,
     const OwnerView& view) {
-  Snapshot snap(book);
-  snap.now_ms = now_ms;
-  snap.preemptor_state = std::move(state);
-  FilterArgs args;
-  args.pod = pod;
-  TakeSnapshot(book, cluster, args, /*queue_lookahead=*/0, &snap);
-  if (snap.subject.team == nullptr || !snap.subject.team->active) return std::nullopt;
-  if (std::optional<std::string> why = OwnerWaits(snap, cluster, flavor, view)) return why;
-  TakeCohortHeads(cluster, &snap);
-  return FairShareBlocks(snap, flavor);
+  ControllerSnapshot c(book, cluster, pod, now_ms, std::move(state));
+  if (!c.governed) return std::nullopt;
+  if (std::optional<std::string> why = OwnerWaits(c.snap, cluster, flavor, view)) return why;
+  TakeCohortHeads(cluster, &c.snap);
+  return FairShareBlocks(c.snap, flavor);
 }
 
 std::optional<std::string> QueueOrderHoldsBack(
     const ledger::QuotaBook& book, const state::ClusterState& cluster, const model::Pod& pod,
     NameId flavor, int64_t now_ms, std::function<PreemptorState(std::string_view uid)> state) {
-  Snapshot snap(book);
-  snap.now_ms = now_ms;
-  snap.preemptor_state = std::move(state);
-  FilterArgs args;
-  args.pod = pod;
-  TakeSnapshot(book, cluster, args, kQueueLookahead, &snap);
-  const Subject& me = snap.subject;
-  if (me.team == nullptr || !me.team->active || me.held) return std::nullopt;
-  // TakeSnapshot reads the queue only when some node has room.
-  if (!state::AnyRoom(snap.fits)) TakeAhead(book, cluster, kQueueLookahead, &snap);
-  return QueueOrderBlocks(snap, flavor, Mode::kBorrowing);
+  ControllerSnapshot c(book, cluster, pod, now_ms, std::move(state));
+  if (!c.governed || c.snap.subject.held) return std::nullopt;
+  TakeAhead(book, cluster, kQueueLookahead, &c.snap);
+  return QueueOrderBlocks(c.snap, flavor, Mode::kBorrowing);
 }
 
 std::optional<std::string> BorrowingBackOff(const state::ClusterState& cluster,
