@@ -84,9 +84,10 @@ Requeuer::RunReport Requeuer::RunOnce() {
       const auto last = asked_.find(p.uid);  // nothing is added to asked_ until the judgment
       if (last != asked_.end()) {
         const Asked& a = last->second;
-        // Asked for a moment ago, or judged not admissible under what still holds: so is its
-        // gang (members are asked for and judged together).
-        if (now < a.next_ms ||
+        // Asked for a moment ago, or judged not admissible a moment ago or under what still
+        // holds: so is its gang (members are asked for and judged together).
+        const bool judged_lately = a.recheck_gap_ms > 0 && now < a.judged_ms + options_.recheck_ms;
+        if (now < a.next_ms || judged_lately ||
             (now < a.recheck_ms && a.queue_version == version && a.stamp == stamp)) {
           if (!p.gang.empty()) gangs.emplace(p.gang, false);
           continue;
@@ -115,6 +116,7 @@ Requeuer::RunReport Requeuer::RunOnce() {
                                 : options_.recheck_ms;
       a.queue_version = version;
       a.stamp = stamp;
+      a.judged_ms = now;
       a.recheck_ms = now + a.recheck_gap_ms;
       a.waiting = outlook == decisions::Outlook::kWaiting;
     }

@@ -17,10 +17,10 @@
 // the filter would admit sets the annotation taskgov.io/requeued-at on the pod
 // (KubeActions::Requeue), every refused member of a gang. Only pods no filter call refused for a
 // few seconds are judged (kube-scheduler is not trying them); one judged not admissible is judged
-// again once its team's queue or flavors changed, or after a while; teams take turns at going
-// first. A pod is asked for again only after a gap that doubles each time while it stays refused
-// (the filter may still refuse what Explain admits: kube-scheduler's own filters), so the API
-// server sees at most a few writes a minute per waiting pod.
+// again, not within two seconds, once its team's queue or flavors changed, or after a while;
+// teams take turns at going first. A pod is asked for again only after a gap that doubles each time
+// while it stays refused (the filter may still refuse what Explain admits: kube-scheduler's own
+// filters), so the API server sees at most a few writes a minute per waiting pod.
 //
 // Thread-safety: RunOnce calls must be serialised (the leader's controller ticker); Stats may be
 // read from any thread.
@@ -49,11 +49,15 @@ class Requeuer {
     // A pod asked for again waits this long, doubled each time, at most max_gap_ms.
     int64_t first_gap_ms = 2'000;
     int64_t max_gap_ms = 60'000;
-    // A pod judged not admissible (Judge) is judged again once its team's queue or its team's
-    // flavors change (PendingQueues::Version, NodeCache::ChangeStamp), else after recheck_ms (what
-    // lapses with time alone: a borrower's wait, another team's turn), doubled each time it is
-    // judged under the same, at most max_recheck_ms — or never_fits_recheck_ms when no flavor could
-    // ever take it.
+    // A pod judged not admissible (Judge) is not judged again for recheck_ms, whatever changed;
+    // then once its team's queue or its team's flavors changed (PendingQueues::Version,
+    // NodeCache::ChangeStamp), else after recheck_ms (what lapses with time alone: a borrower's
+    // wait, another team's turn), doubled each time it is judged under the same, at most
+    // max_recheck_ms — or never_fits_recheck_ms when no flavor could ever take it. On a busy
+    // cluster the flavors change with nearly every bind, and a judgment costs about what a filter
+    // call does; what frees room kube-scheduler retries the pod for itself (an assigned pod
+    // deleted, a node changed), and what lapses without such an event is seen at most recheck_ms
+    // later for it.
     // A pod a filter call refused less than this long ago is not judged: kube-scheduler is
     // trying it itself.
     int64_t quiet_ms = 3'000;
@@ -97,6 +101,7 @@ class Requeuer {
     int64_t recheck_gap_ms = 0;  // the last gap; doubled while the same holds
     bool waiting = false;        // the last judgment said kWaiting
     uint64_t run = 0;            // the last run that looked at it
+    int64_t judged_ms = 0;       // when it was last judged not admissible
   };
   // Asks for `pod` (if its gap has passed); returns whether a request was sent.
   bool Ask(const state::PendingPod& pending, int64_t now_ms, RunReport* report);

@@ -203,14 +203,41 @@ TEST_F(RequeuerTest, AsksForEveryRefusedMemberOfAGangOnceTheHeadAheadOfItIsDelet
   EXPECT_TRUE(kube_.requeues().empty());
 
   // Its user deletes big while it is pending: no assigned pod changed, so before v1.32 nothing
-  // would retry the gang.
+  // would retry the gang. Judged again once recheck_ms passed since its last judgment.
   cluster_->OnPodDelete(big);
+  clock_.Advance(2'000);
   r = requeuer_->RunOnce();
   EXPECT_EQ(r.judged, 1u);
   EXPECT_EQ(r.requeued, 2u);
   EXPECT_EQ(Asked(), (std::vector<std::string>{"ns-team-a/gang-0", "ns-team-a/gang-1"}));
   EXPECT_TRUE(Filter(m0));
   EXPECT_TRUE(Filter(m1));
+}
+
+// A pod judged not admissible is not judged again for recheck_ms (2 s), however its team's queue
+// or flavors change meanwhile (on a busy cluster they change with nearly every bind, and each
+// judgment costs a filter call's work); then the change is seen.
+TEST_F(RequeuerTest, APodJudgedAMomentAgoIsNotJudgedAgainBeforeTheRecheckWhateverChanged) {
+  StartStrictFifo();
+  const Pod big = PodBuilder("big").Namespace("ns-team-a").Gpus(8).Priority(100);
+  const Pod small = PodBuilder("small").Namespace("ns-team-a").Gpus(2);
+  cluster_->OnPodUpsert(big);
+  cluster_->OnPodUpsert(small);
+  ASSERT_FALSE(Filter(small));  // waiting behind big (StrictFIFO)
+  Requeuer::RunReport r = requeuer_->RunOnce();
+  EXPECT_EQ(r.judged, 1u);
+  EXPECT_EQ(r.requeued, 0u);
+
+  cluster_->OnPodDelete(big);  // its team's queue changed: small could go now
+  clock_.Advance(1'999);
+  r = requeuer_->RunOnce();
+  EXPECT_EQ(r.refused, 1u);
+  EXPECT_EQ(r.judged, 0u);
+  EXPECT_TRUE(kube_.requeues().empty());
+  clock_.Advance(1);
+  r = requeuer_->RunOnce();
+  EXPECT_EQ(r.judged, 1u);
+  EXPECT_EQ(Asked(), std::vector<std::string>{"ns-team-a/small"});
 }
 
 TEST_F(RequeuerTest, LeavesAloneWhatTheFilterStillRefusesAndPodsOnlyFilterCallsKnow) {
