@@ -702,17 +702,33 @@ bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Pree
   } else {
     return false;
   }
-  // Nothing is kept for a pod its own team's higher-ranked pods go before: it could not use the
-  // room, and they could not have it (a starving pod's drain could hold a node its team's
-  // higher-ranked gang needed, each waiting for the other). The nodes planned stay claimed for
-  // the rest of this run.
+  // Nothing is kept for a pod the filter would hold back whatever room it had: it could not use
+  // the room, and those it waits for could not have it. Its own team's higher-ranked pods go
+  // before it (a starving pod's drain could hold a node its team's higher-ranked gang needed,
+  // each waiting for the other); or it would borrow there and its turn has not come — another
+  // team's pod within its nominal quota goes first (a drain for a starving borrower held the
+  // room that pod needed while it, in turn, waited for that pod), or the fair-share order. Room
+  // still kept for it goes at once. The nodes planned stay claimed for the rest of this run.
+  std::optional<std::string> held_back;
   if (const std::optional<Pod> pod = cluster_->FindPod(p.uid)) {
-    if (std::optional<std::string> why =
-            decisions::QueueOrderHoldsBack(*book_, *cluster_, *pod, flavor, run.now_ms,
-                                           [this](std::string_view uid) { return StateOf(uid); })) {
-      common::log::Debug(kComponent, "no drain", {{"pod", p.key}, {"why", *why}});
-      return false;
-    }
+    held_back =
+        decisions::QueueOrderHoldsBack(*book_, *cluster_, *pod, flavor, run.now_ms,
+                                       [this](std::string_view uid) { return StateOf(uid); });
+  }
+  if (!held_back) {
+    Selection here;  // no victims: as it fits now (claimed), or as the drain leaves it
+    here.outcome = chosen.outcome == Selection::Outcome::kFits ? Selection::Outcome::kFits
+                                                               : Selection::Outcome::kNoVictims;
+    here.flavor = flavor;
+    held_back = TurnNotCome(run, p, here);
+  }
+  if (held_back) {
+    common::log::Debug(kComponent, "no drain", {{"pod", p.key}, {"why", *held_back}});
+    cluster_->ReleaseRoom(holder);
+    std::lock_guard<std::mutex> lock(mu_);
+    draining_.erase(p.uid);
+    drained_.erase(holder);
+    return false;
   }
   run.drained.push_back(flavor);
   const int64_t until = run.now_ms + options_.drain_hold_ms;

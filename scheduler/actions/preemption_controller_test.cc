@@ -1777,6 +1777,44 @@ TEST_F(ControllerTest, NoRoomIsKeptForAStarvingPodItsTeamsHigherRankedGangGoesBe
   EXPECT_TRUE(Evicted().empty());
 }
 
+// A starving pod that would borrow has room kept for it; then another team's pod within its own
+// nominal quota arrives, which goes first (the owner rule): the starving pod cannot use the room
+// while that pod waits, and that pod could not have the room while it was kept. The room goes
+// at once, to the pod the guarantee is for.
+TEST_F(ControllerTest, NoRoomIsKeptForAStarvingBorrowerWhileAnOwnersPodWithinItsQuotaWaits) {
+  auto policy = std::make_shared<Policy>(*ThreeTeams());
+  policy->starvation_bound_seconds = 30;
+  Start(policy);
+  AddNodes(3, 8);
+  // team-b within its quota on p5-0 (2 GPUs left) and p5-1 (6 left); team-a's 8 on p5-2.
+  Submit("b-0", "team-b", 6, 10, PodBuilder("").PinnedTo({"p5-0"}));
+  ASSERT_TRUE(Schedule("uid-b-0"));
+  Submit("b-1", "team-b", 2, 10, PodBuilder("").PinnedTo({"p5-1"}));
+  ASSERT_TRUE(Schedule("uid-b-1"));
+  Submit("a-run", "team-a", 8, 10, PodBuilder("").PinnedTo({"p5-2"}));
+  ASSERT_TRUE(Schedule("uid-a-run"));
+  // team-a's next 8 GPUs would borrow team-c's idle quota; no node has room for them.
+  Submit("a-starving", "team-a", 8, 10);
+  ASSERT_FALSE(Schedule("uid-a-starving"));
+  clock_.Advance(31'000);
+  PreemptionController::RunReport report = controller_->RunOnce();
+  EXPECT_EQ(report.rounds_started, 0u);  // nothing may be evicted for it
+  ASSERT_EQ(controller_->Stats().drains, 1u);
+  // team-c's pod, within its nominal quota, fits on p5-1 but for the room kept there.
+  Submit("c-0", "team-c", 4, 10);
+  EXPECT_NE(Refusal("uid-c-0").find("held for its preemptor"), std::string::npos)
+      << Refusal("uid-c-0");
+  EXPECT_NE(Refusal("uid-a-starving").find("room is kept for it on p5-1"), std::string::npos)
+      << Refusal("uid-a-starving");
+  clock_.Advance(1'000);
+  (void)controller_->RunOnce();
+  EXPECT_EQ(Refusal("uid-a-starving").find("room is kept"), std::string::npos)
+      << Refusal("uid-a-starving");
+  EXPECT_TRUE(Schedule("uid-c-0")) << Refusal("uid-c-0");
+  EXPECT_EQ(pods_.at("uid-c-0").node_name, "p5-1");
+  EXPECT_TRUE(Evicted().empty());
+}
+
 TEST_F(ControllerTest, APinnedPreemptorReclaimsOnItsNode) {
   Start(TwoTeams());
   FourBorrowedPods();

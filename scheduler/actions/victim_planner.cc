@@ -571,13 +571,18 @@ void VictimPlanner::ReturnVictims(const std::vector<RoundVictim>& dropped,
 bool VictimPlanner::BorrowsAfter(const decisions::Preemptor& p,
                                  const decisions::Selection& chosen) {
   decisions::QuotaSim quota = Ctx(chosen.flavor).quota;
+  const int row = quota.Row(p.team);
+  if (row < 0) return false;
+  const decisions::QuotaSim::Amounts mine = quota.ToSlots(p.quota_request());
+  if (chosen.outcome == decisions::Selection::Outcome::kFits) quota.Remove(row, mine);
   for (const decisions::Selection::Victim& v : chosen.victims) {
     const decisions::Candidate& c = set_.at(v.candidate);
     if (c.flavor != chosen.flavor) continue;
-    if (const int row = quota.Row(c.team); row >= 0) quota.Remove(row, quota.ToSlots(c.charged));
+    if (const int other = quota.Row(c.team); other >= 0) {
+      quota.Remove(other, quota.ToSlots(c.charged));
+    }
   }
-  const int row = quota.Row(p.team);
-  return row >= 0 && !quota.WithinNominal(row, quota.ToSlots(p.quota_request()));
+  return !quota.WithinNominal(row, mine);
 }
 
 }  // namespace taskgov::scheduler::actions

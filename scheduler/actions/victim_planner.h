@@ -79,7 +79,8 @@ class VictimPlanner {
   [[nodiscard]] decisions::Selection Plan(const model::Team& team, const state::PendingPod& pending,
                                           const decisions::Preemptor& p, int members = 1);
   // Whether `p`, once `chosen`'s victims are gone, would borrow on `chosen.flavor`: need beyond
-  // its team's nominal quota on some resource it asks for.
+  // its team's nominal quota on some resource it asks for. A `chosen` that fits (kFits) claimed
+  // `p`'s request in this run already: it is not counted twice.
   [[nodiscard]] bool BorrowsAfter(const decisions::Preemptor& p,
                                   const decisions::Selection& chosen);
   // Where a starving preemptor (decisions::Starving) will run once its nodes drain: on the
