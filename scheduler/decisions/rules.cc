@@ -271,28 +271,32 @@ bool BacksOff(const Snapshot& snapshot, const PendingPod& pod) {
 
 // Whether the subject may pass `other`, a pod (or gang) ranked ahead of it in its team's queue
 // whose quota would leave the subject none, while `other` cannot run (backfill): no node has room
-// for it (with all its gang's members) now, nothing is being freed for it, it is not starving
-// (then the room it needs is kept for it), and once room appears it could not preempt the
-// subject (the team's within-team rule): passing it makes no victim, only a wait it has anyway.
+// for it (with all its gang's members) now, nothing is being freed for it, and it is not starving
+// (then the room it needs is kept for it). When `other` could preempt the subject once admitted
+// (the team's within-team rule), the preemption controller must also have looked at it and found
+// nothing to free (set aside): passing it then makes no victim of a round that could start, only
+// uses room it cannot use; the subject's minimum runtime protects it once it runs. Before that
+// look, the subject waits for it (the controller runs within a second).
 // The room is looked at while `*room_looks` > 0 (each look scans the flavor's nodes); else no.
 bool MayPass(const Snapshot& snapshot, const PendingPod& other, NameId flavor, int* room_looks) {
   const Subject& me = snapshot.subject;
   if (snapshot.cluster == nullptr) return false;
+  bool could_preempt_me = false;
   switch (me.team->within_team) {
     case WithinTeamPreemption::kNever:
       break;
     case WithinTeamPreemption::kLowerPriority:
-      if (other.priority > me.priority) return false;
+      could_preempt_me = other.priority > me.priority;
       break;
     case WithinTeamPreemption::kLowerOrNewerEqualPriority:
-      if (other.priority >= me.priority) return false;  // the subject is the newer one
+      could_preempt_me = other.priority >= me.priority;  // the subject is the newer one
       break;
   }
   if (Starving(snapshot.policy, other.created_ms, snapshot.now_ms)) return false;
-  if (snapshot.preemptor_state &&
-      snapshot.preemptor_state(other.uid) == PreemptorState::kPreempting) {
-    return false;
-  }
+  const PreemptorState state =  // unset: nothing is ever preempted (Admission::SetPreemptorState)
+      snapshot.preemptor_state ? snapshot.preemptor_state(other.uid) : PreemptorState::kSetAside;
+  if (state == PreemptorState::kPreempting) return false;
+  if (could_preempt_me && state != PreemptorState::kSetAside) return false;
   if (*room_looks <= 0) return false;
   --*room_looks;
   const std::optional<GangRoom> room =

@@ -78,7 +78,8 @@ inline constexpr int64_t kStarvationGiveUp = 3;
 // quota holding nothing (unless it could preempt the subject once admitted, or it starves), and
 // the subject waits if what they take leaves it none. A pod ahead that fits its quota but finds no
 // room on the nodes (with its whole gang) holds nothing either (backfill) — unless it starves,
-// the controller frees room for it, or it could preempt the subject once room appears.
+// the controller frees room for it, or it could preempt the subject once room appears and the
+// controller has not yet looked at it and found nothing to free (PreemptorState::kSetAside).
 [[nodiscard]] std::optional<std::string> QueueOrderBlocks(const Snapshot& snapshot,
                                                           model::NameId flavor,
                                                           ledger::Ledger::Mode mode);
