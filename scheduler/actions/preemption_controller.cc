@@ -714,13 +714,12 @@ bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Pree
     held_back =
         decisions::QueueOrderHoldsBack(*book_, *cluster_, *pod, flavor, run.now_ms,
                                        [this](std::string_view uid) { return StateOf(uid); });
-  }
-  if (!held_back) {
-    Selection here;  // no victims: as it fits now (claimed), or as the drain leaves it
-    here.outcome = chosen.outcome == Selection::Outcome::kFits ? Selection::Outcome::kFits
-                                                               : Selection::Outcome::kNoVictims;
-    here.flavor = flavor;
-    held_back = TurnNotCome(run, p, here);
+    if (!held_back) {
+      Selection here;  // no victims: as it fits now (claimed), or as the drain leaves it
+      here.outcome = chosen.outcome;
+      here.flavor = flavor;
+      held_back = TurnNotCome(run, p, here, &*pod);
+    }
   }
   if (held_back) {
     common::log::Debug(kComponent, "no drain", {{"pod", p.key}, {"why", *held_back}});
@@ -757,10 +756,12 @@ bool PreemptionController::Drain(Run& run, const PendingPod& pending, const Pree
 }
 
 std::optional<std::string> PreemptionController::TurnNotCome(Run& run, const Preemptor& p,
-                                                             const Selection& chosen) {
+                                                             const Selection& chosen,
+                                                             const Pod* known) {
   if (!run.planner->BorrowsAfter(p, chosen)) return std::nullopt;
-  const std::optional<Pod> pod = cluster_->FindPod(p.uid);
-  if (!pod) return std::nullopt;  // known only from filter calls: judged by them
+  const std::optional<Pod> found = known == nullptr ? cluster_->FindPod(p.uid) : std::nullopt;
+  const Pod* pod = known != nullptr ? known : found ? &*found : nullptr;
+  if (pod == nullptr) return std::nullopt;  // known only from filter calls: judged by them
   if (std::optional<std::string> why =
           decisions::BorrowingBackOff(*cluster_, model::GangOf(*pod), run.now_ms)) {
     return why;

@@ -256,9 +256,11 @@ class PreemptionController {
                                    RoundTable::Followed followed);
   void DecideFor(Run& run, const state::PendingPod& pending);
   // Why `p` must not preempt `chosen` yet: once its victims went it would borrow, and the
-  // filter's fair-share rule would hold it back for another team's pending pod.
+  // filter's fair-share rule would hold it back for another team's pending pod. `pod`: p's pod
+  // when the caller has it (else it is looked up, once it would borrow).
   [[nodiscard]] std::optional<std::string> TurnNotCome(Run& run, const decisions::Preemptor& p,
-                                                       const decisions::Selection& chosen);
+                                                       const decisions::Selection& chosen,
+                                                       const model::Pod* pod = nullptr);
   // A pod owed room that nothing is evicted for — it starves (decisions::Starving), or its
   // team's nominal quota holds it but no node has room (other teams' pods within their quota
   // fill the nodes in pieces) — has the room it needs held for it: a starving or drained pod on

@@ -291,16 +291,19 @@ PolicyPtr TwoTeams(IdleComputeAllocation idle = IdleComputeAllocation::kFairShar
       .Build();
 }
 
-// team-a, team-b and team-c with 8 GPUs each in cohort c, borrowing without limit.
-PolicyPtr ThreeTeams() {
-  return PolicyBuilder()
-      .Team("team-a", "c")
-      .Quota(kP5, kGpu, 8)
-      .Team("team-b", "c")
-      .Quota(kP5, kGpu, 8)
-      .Team("team-c", "c")
-      .Quota(kP5, kGpu, 8)
-      .Build();
+// team-a, team-b and team-c with 8 GPUs each in cohort c, borrowing without limit, and the given
+// starvation bound (0: the policy's default).
+PolicyPtr ThreeTeams(int64_t starvation_bound_seconds = 0) {
+  auto policy = std::make_shared<Policy>(*PolicyBuilder()
+                                              .Team("team-a", "c")
+                                              .Quota(kP5, kGpu, 8)
+                                              .Team("team-b", "c")
+                                              .Quota(kP5, kGpu, 8)
+                                              .Team("team-c", "c")
+                                              .Quota(kP5, kGpu, 8)
+                                              .Build());
+  if (starvation_bound_seconds > 0) policy->starvation_bound_seconds = starvation_bound_seconds;
+  return policy;
 }
 
 // team-a alone with 8 GPUs (no borrowing) and the given minimum runtime and starvation bound (0:
@@ -1749,9 +1752,7 @@ TEST_F(ControllerTest, ASetAsidePodIsDecidedForWhenItStartsToStarve) {
 // too, could not have it. Kept for it, p5-2 left the gang "room for 1" when b-0 ended: each
 // waited for the other.
 TEST_F(ControllerTest, NoRoomIsKeptForAStarvingPodItsTeamsHigherRankedGangGoesBefore) {
-  auto policy = std::make_shared<Policy>(*ThreeTeams());
-  policy->starvation_bound_seconds = 30;
-  Start(policy);
+  Start(ThreeTeams(/*starvation_bound_seconds=*/30));
   AddNodes(3, 8);
   // team-b within its quota, a pod on p5-0 and one on p5-1: only p5-2 is whole.
   Submit("b-0", "team-b", 4, 10, PodBuilder("").PinnedTo({"p5-0"}));
@@ -1782,9 +1783,7 @@ TEST_F(ControllerTest, NoRoomIsKeptForAStarvingPodItsTeamsHigherRankedGangGoesBe
 // while that pod waits, and that pod could not have the room while it was kept. The room goes
 // at once, to the pod the guarantee is for.
 TEST_F(ControllerTest, NoRoomIsKeptForAStarvingBorrowerWhileAnOwnersPodWithinItsQuotaWaits) {
-  auto policy = std::make_shared<Policy>(*ThreeTeams());
-  policy->starvation_bound_seconds = 30;
-  Start(policy);
+  Start(ThreeTeams(/*starvation_bound_seconds=*/30));
   AddNodes(3, 8);
   // team-b within its quota on p5-0 (2 GPUs left) and p5-1 (6 left); team-a's 8 on p5-2.
   Submit("b-0", "team-b", 6, 10, PodBuilder("").PinnedTo({"p5-0"}));

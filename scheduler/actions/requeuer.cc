@@ -86,7 +86,9 @@ Requeuer::RunReport Requeuer::RunOnce() {
         const Asked& a = last->second;
         // Asked for a moment ago, or judged not admissible a moment ago or under what still
         // holds: so is its gang (members are asked for and judged together).
-        const bool judged_lately = a.recheck_gap_ms > 0 && now < a.judged_ms + options_.recheck_ms;
+        // (judged at recheck_ms − recheck_gap_ms; a gap of 0: never judged not admissible)
+        const bool judged_lately =
+            a.recheck_gap_ms > 0 && now < a.recheck_ms - a.recheck_gap_ms + options_.recheck_ms;
         if (now < a.next_ms || judged_lately ||
             (now < a.recheck_ms && a.queue_version == version && a.stamp == stamp)) {
           if (!p.gang.empty()) gangs.emplace(p.gang, false);
@@ -116,7 +118,6 @@ Requeuer::RunReport Requeuer::RunOnce() {
                                 : options_.recheck_ms;
       a.queue_version = version;
       a.stamp = stamp;
-      a.judged_ms = now;
       a.recheck_ms = now + a.recheck_gap_ms;
       a.waiting = outlook == decisions::Outlook::kWaiting;
     }

@@ -101,7 +101,6 @@ class Requeuer {
     int64_t recheck_gap_ms = 0;  // the last gap; doubled while the same holds
     bool waiting = false;        // the last judgment said kWaiting
     uint64_t run = 0;            // the last run that looked at it
-    int64_t judged_ms = 0;       // when it was last judged not admissible
   };
   // Asks for `pod` (if its gap has passed); returns whether a request was sent.
   bool Ask(const state::PendingPod& pending, int64_t now_ms, RunReport* report);
